@@ -1,0 +1,1 @@
+"""Players: move choice over the engines, pure computation."""

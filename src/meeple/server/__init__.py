@@ -1,0 +1,1 @@
+"""The asyncio runtime: listeners, connections, lobby, rooms, clocks and the store."""
