@@ -1,0 +1,91 @@
+"""``meeple serve``: run every listener, configured by defaults, a TOML file, then flags."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from typing import Any
+
+from meeple.server.app import LISTENERS, MeepleServer
+from meeple.server.config import DEFAULT_PORTS, ConfigError, ServerConfig, load_config
+
+__all__ = ["config_from_args", "register"]
+
+logger = logging.getLogger(__name__)
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "serve",
+        help="run the game server (every protocol listener)",
+        description="Run the meeple server: every enabled protocol listener in one process.",
+    )
+    p.add_argument("--config", metavar="FILE", help="TOML config file (flags override it)")
+    p.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    for name, port in DEFAULT_PORTS.items():
+        p.add_argument(f"--{name}-port", type=int, metavar="PORT", help=f"default {port}")
+    p.add_argument(
+        "--disable",
+        action="append",
+        default=[],
+        choices=sorted(DEFAULT_PORTS),
+        metavar="LISTENER",
+        help="do not run this listener (repeatable)",
+    )
+    p.add_argument("--lexicon", help="lexicon name or word-list path (default gcide)")
+    p.add_argument("--database", help="SQLite file (default var/meeple.sqlite3)")
+    p.add_argument("--idle-timeout", type=float, metavar="SECONDS")
+    p.add_argument("--max-message-size", type=int, metavar="BYTES")
+    p.add_argument("--shutdown-grace", type=float, metavar="SECONDS")
+    p.set_defaults(handler=run)
+
+
+def config_from_args(args: argparse.Namespace) -> ServerConfig:
+    """Defaults, then the config file, then flags."""
+    config = load_config(args.config).with_overrides(
+        host=args.host,
+        lexicon=args.lexicon,
+        database=args.database,
+        idle_timeout=args.idle_timeout,
+        max_message_size=args.max_message_size,
+        shutdown_grace=args.shutdown_grace,
+    )
+    for name in DEFAULT_PORTS:
+        port = getattr(args, f"{name}_port")
+        if port is not None:
+            config = config.with_port(name, port)
+    if args.disable:
+        listeners = dict(config.listeners)
+        for name in args.disable:
+            listeners[name] = type(listeners[name])(listeners[name].port, enabled=False)
+        config = config.with_overrides(listeners=listeners)
+    config.validate()
+    return config
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        config = config_from_args(args)
+    except ConfigError as e:
+        print(f"meeple serve: {e}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(_serve(config))
+    except OSError as e:
+        print(f"meeple serve: {e.strerror or e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # pragma: no cover - a second Ctrl-C during shutdown
+        return 130
+    return 0
+
+
+async def _serve(config: ServerConfig) -> None:
+    server = MeepleServer(config)
+    await server.start()
+    if not server.listeners:
+        implemented = ", ".join(sorted(LISTENERS)) or "none yet"
+        logger.warning("no listener is running (implemented: %s)", implemented)
+        return
+    await server.serve_forever()

@@ -1,0 +1,140 @@
+"""The server's lifecycle: start every enabled listener, serve, shut down gracefully.
+
+Listeners are found by name in :data:`LISTENERS` (``name -> "module:function"``,
+imported only when enabled, as uvicorn resolves its implementations). The function
+is called as ``create(services, name, listener_config)`` and returns a
+:class:`Listener`. A protocol joins the server by adding one line there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+import signal
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from meeple.server.clock import Clock, SystemClock
+from meeple.server.config import ListenerConfig, ServerConfig
+from meeple.server.names import NameRegistry
+
+__all__ = ["LISTENERS", "Listener", "MeepleServer", "Services"]
+
+logger = logging.getLogger(__name__)
+
+
+class Listener(Protocol):
+    """One protocol's network endpoint."""
+
+    name: str
+
+    @property
+    def port(self) -> int: ...
+
+    async def start(self) -> None: ...
+
+    async def close(self, grace: float = 5.0) -> None: ...
+
+
+# Implemented listeners. A protocol not listed here is not served yet; `meeple serve`
+# says so at start-up rather than pretending.
+LISTENERS: Mapping[str, str] = {}
+
+
+@dataclass
+class Services:
+    """What every listener shares: config, clock, name registry, and lazily built resources."""
+
+    config: ServerConfig
+    clock: Clock = field(default_factory=SystemClock)
+    names: NameRegistry = field(default_factory=NameRegistry)
+    _resources: dict[str, Any] = field(default_factory=dict)
+
+    def resource(self, key: str, build: Callable[[], Any]) -> Any:
+        """A shared object built once on first use (the lexicon, the store, a lobby)."""
+        if key not in self._resources:
+            self._resources[key] = build()
+        return self._resources[key]
+
+
+class MeepleServer:
+    """Runs the enabled listeners: ``await start()``, then ``serve_forever()`` or ``stop()``."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        *,
+        clock: Clock | None = None,
+        listeners: Mapping[str, str] | None = None,
+    ) -> None:
+        self.config = config
+        self.services = Services(config, clock or SystemClock())
+        self._registry = LISTENERS if listeners is None else listeners
+        self.listeners: dict[str, Listener] = {}
+        self._stopping = asyncio.Event()
+
+    @property
+    def ports(self) -> dict[str, int]:
+        """Bound port per running listener."""
+        return {name: listener.port for name, listener in self.listeners.items()}
+
+    async def start(self) -> None:
+        """Start every enabled, implemented listener; fail fast if one cannot bind."""
+        for name, listener_config in self.config.listeners.items():
+            if not listener_config.enabled:
+                continue
+            target = self._registry.get(name)
+            if target is None:
+                logger.info("%s: protocol not implemented yet; not listening", name)
+                continue
+            listener = _create(target, self.services, name, listener_config)
+            try:
+                await listener.start()
+            except OSError as e:
+                await self.stop()
+                raise OSError(
+                    e.errno, f"{name}: cannot listen on {self.config.host}:{listener_config.port}"
+                ) from e
+            self.listeners[name] = listener
+
+    async def serve_forever(self) -> None:
+        """Serve until SIGINT/SIGTERM (or :meth:`request_stop`), then shut down gracefully."""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, self.request_stop)
+        try:
+            await self._stopping.wait()
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    loop.remove_signal_handler(sig)
+            await self.stop()
+
+    def request_stop(self) -> None:
+        logger.info("shutting down")
+        self._stopping.set()
+
+    async def stop(self) -> None:
+        """Stop accepting, tell every player, close every connection, then close resources."""
+        listeners, self.listeners = list(self.listeners.values()), {}
+        await asyncio.gather(
+            *(listener.close(self.config.shutdown_grace) for listener in listeners),
+            return_exceptions=True,
+        )
+        for resource in self.services._resources.values():
+            close = getattr(resource, "close", None)
+            if callable(close):
+                result = close()
+                if asyncio.iscoroutine(result):
+                    await result
+
+
+def _create(target: str, services: Services, name: str, config: ListenerConfig) -> Listener:
+    module_name, _, function = target.partition(":")
+    factory = getattr(importlib.import_module(module_name), function)
+    listener: Listener = factory(services, name, config)
+    return listener

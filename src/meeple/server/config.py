@@ -1,0 +1,156 @@
+"""Server settings: defaults, a TOML file, then command-line flags, in that order.
+
+A config file looks like this (every key optional)::
+
+    host = "0.0.0.0"
+    lexicon = "gcide"            # a name, or a path to a word list
+    database = "var/meeple.sqlite3"
+    idle_timeout = 900           # seconds without a byte from a peer before it is closed
+    max_message_size = 8192      # bytes; larger messages get the protocol's error reply
+    shutdown_grace = 5           # seconds to say goodbye on SIGINT/SIGTERM
+
+    [listeners.twente]
+    port = 7777
+    enabled = true
+
+Unknown keys are an error, so a typo does not silently fall back to a default.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+__all__ = ["DEFAULT_PORTS", "ConfigError", "ListenerConfig", "ServerConfig", "load_config"]
+
+# Ports from ARCHITECTURE.md: the specs name 9000 (Clarkson) and 4000 (Spectrangle).
+DEFAULT_PORTS: Mapping[str, int] = {
+    "twente": 7777,
+    "clarkson": 9000,
+    "cmpn402": 8765,
+    "santorini": 7778,
+    "spectrangle": 4000,
+}
+
+
+class ConfigError(ValueError):
+    """A config file or flag that cannot be used, with the reason."""
+
+
+@dataclass(frozen=True, slots=True)
+class ListenerConfig:
+    """One protocol listener: where it listens, and whether it runs at all."""
+
+    port: int
+    enabled: bool = True
+
+
+def _default_listeners() -> dict[str, ListenerConfig]:
+    return {name: ListenerConfig(port) for name, port in DEFAULT_PORTS.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """Everything ``meeple serve`` needs to know. Immutable: derive with :meth:`with_overrides`."""
+
+    # Like uvicorn, listen on loopback unless told otherwise: exposing a game server
+    # to a network is a choice the operator makes with --host 0.0.0.0.
+    host: str = "127.0.0.1"
+    listeners: Mapping[str, ListenerConfig] = field(default_factory=_default_listeners)
+    lexicon: str = "gcide"
+    database: str = "var/meeple.sqlite3"
+    idle_timeout: float = 900.0
+    max_message_size: int = 8192
+    shutdown_grace: float = 5.0
+
+    def with_overrides(self, **changes: Any) -> ServerConfig:
+        """A copy with the given fields replaced; ``None`` values are ignored (unset flags)."""
+        config = replace(self, **{k: v for k, v in changes.items() if v is not None})
+        config.validate()
+        return config
+
+    def with_port(self, listener: str, port: int) -> ServerConfig:
+        if listener not in self.listeners:
+            raise ConfigError(f"no listener named {listener!r}")
+        listeners = dict(self.listeners)
+        listeners[listener] = replace(listeners[listener], port=port)
+        return replace(self, listeners=listeners)
+
+    def validate(self) -> None:
+        if self.idle_timeout <= 0:
+            raise ConfigError("idle_timeout must be positive")
+        if not 64 <= self.max_message_size <= 16 * 1024 * 1024:
+            raise ConfigError("max_message_size must be between 64 bytes and 16 MiB")
+        if self.shutdown_grace < 0:
+            raise ConfigError("shutdown_grace must not be negative")
+        for name, listener in self.listeners.items():
+            if not 0 <= listener.port <= 65535:
+                raise ConfigError(f"listeners.{name}.port must be 0–65535")
+
+
+_TYPES: Mapping[str, tuple[type, ...]] = {
+    "host": (str,),
+    "lexicon": (str,),
+    "database": (str,),
+    "idle_timeout": (int, float),
+    "max_message_size": (int,),
+    "shutdown_grace": (int, float),
+}
+
+
+def _listener(name: str, raw: object, base: ListenerConfig | None) -> ListenerConfig:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"[listeners.{name}] must be a table")
+    unknown = set(raw) - {"port", "enabled"}
+    if unknown:
+        raise ConfigError(f"unknown keys in [listeners.{name}]: {', '.join(sorted(unknown))}")
+    port = raw.get("port", base.port if base else None)
+    enabled = raw.get("enabled", base.enabled if base else True)
+    if not isinstance(port, int) or isinstance(port, bool):
+        raise ConfigError(f"listeners.{name}.port must be an integer")
+    if not isinstance(enabled, bool):
+        raise ConfigError(f"listeners.{name}.enabled must be true or false")
+    return ListenerConfig(port, enabled)
+
+
+def config_from_mapping(data: Mapping[str, Any], base: ServerConfig | None = None) -> ServerConfig:
+    """Apply a parsed TOML document to ``base`` (the defaults when None)."""
+    base = base or ServerConfig()
+    unknown = set(data) - set(_TYPES) - {"listeners"}
+    if unknown:
+        raise ConfigError(f"unknown config keys: {', '.join(sorted(unknown))}")
+    changes: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "listeners":
+            continue
+        if not isinstance(value, _TYPES[key]) or isinstance(value, bool):
+            raise ConfigError(f"{key} has the wrong type: {value!r}")
+        changes[key] = value
+    listeners = dict(base.listeners)
+    raw_listeners = data.get("listeners", {})
+    if not isinstance(raw_listeners, dict):
+        raise ConfigError("[listeners] must be a table")
+    for name, raw in raw_listeners.items():
+        if name not in DEFAULT_PORTS:
+            raise ConfigError(f"no listener named {name!r} (known: {', '.join(DEFAULT_PORTS)})")
+        listeners[name] = _listener(name, raw, listeners.get(name))
+    config = replace(base, listeners=listeners, **changes)
+    config.validate()
+    return config
+
+
+def load_config(path: str | Path | None) -> ServerConfig:
+    """The defaults, with the TOML file at ``path`` applied when one is given."""
+    if path is None:
+        return ServerConfig()
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as e:
+        raise ConfigError(f"cannot read config file {path}: {e.strerror}") from e
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"config file {path} is not valid TOML: {e}") from e
+    return config_from_mapping(data)

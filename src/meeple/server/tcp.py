@@ -1,0 +1,245 @@
+"""TCP listeners and connections: the socket side of every text/binary TCP protocol.
+
+A :class:`TcpListener` accepts connections and gives each a :class:`Connection` (an id,
+a logger, a send method, an idle watchdog on the injected clock) and a *handler*
+made by the protocol's factory. The handler is the protocol's asyncio-facing side:
+it receives bytes, feeds its sans-I/O session, and sends bytes back. It holds no
+game logic; games live in rooms.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import socket
+from collections.abc import Callable, MutableMapping
+from typing import Any, Protocol
+
+from meeple.server.clock import Clock, SystemClock, Timer
+
+__all__ = ["Connection", "ConnectionHandler", "HandlerFactory", "TcpListener"]
+
+logger = logging.getLogger(__name__)
+
+READ_SIZE = 65536
+# A peer that does not read what we send is cut off once this much is buffered for it,
+# so one stalled client cannot make the server hold unbounded memory.
+MAX_WRITE_BUFFER = 1024 * 1024
+
+
+class ConnectionHandler(Protocol):
+    """A protocol's per-connection handler; the listener calls these in this order."""
+
+    def connection_made(self) -> None:
+        """The connection is open: send the greeting if the protocol has one."""
+
+    def data_received(self, data: bytes) -> None:
+        """Bytes arrived, in any chunking."""
+
+    def connection_lost(self, reason: str) -> None:
+        """The connection is gone (peer closed, idle, error, shutdown); free what it held."""
+
+    def farewell(self) -> bytes | None:
+        """The bytes to send when the server shuts down, or None."""
+
+
+HandlerFactory = Callable[["Connection"], ConnectionHandler]
+
+
+class _ConnectionLog(logging.LoggerAdapter[logging.Logger]):
+    def process(self, msg: Any, kwargs: MutableMapping[str, Any]) -> tuple[Any, Any]:
+        return f"[{self.extra['conn'] if self.extra else '?'}] {msg}", kwargs
+
+
+class Connection:
+    """One accepted socket: an id for the logs, ``send``, ``close``, and an idle watchdog."""
+
+    def __init__(
+        self,
+        conn_id: str,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        clock: Clock,
+        idle_timeout: float,
+    ) -> None:
+        self.id = conn_id
+        self._reader = reader
+        self._writer = writer
+        self._clock = clock
+        self._idle_timeout = idle_timeout
+        self._last_activity = clock.now()
+        self._watchdog: Timer | None = None
+        self._closing = False
+        self.close_reason = ""
+        peer = writer.get_extra_info("peername")
+        self.peer_host: str = peer[0] if isinstance(peer, tuple) else "unknown"
+        self.log = _ConnectionLog(logger, {"conn": conn_id})
+
+    @property
+    def closing(self) -> bool:
+        return self._closing
+
+    def send(self, data: bytes) -> None:
+        """Queue bytes for the peer; never blocks. A peer that stops reading is cut off."""
+        if self._closing or not data:
+            return
+        self._writer.write(data)
+        transport = self._writer.transport
+        if transport.get_write_buffer_size() > MAX_WRITE_BUFFER:
+            self.log.warning("peer is not reading; closing")
+            self.close("write buffer full")
+
+    def close(self, reason: str) -> None:
+        """Close after flushing what was sent; the handler hears ``connection_lost(reason)``."""
+        if self._closing:
+            return
+        self._closing = True
+        self.close_reason = reason
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+        self._reader.feed_eof()
+        with contextlib.suppress(Exception):
+            self._writer.close()
+
+    def _touch(self) -> None:
+        self._last_activity = self._clock.now()
+
+    def _arm_watchdog(self, delay: float) -> None:
+        self._watchdog = self._clock.call_later(delay, self._check_idle)
+
+    def _check_idle(self) -> None:
+        if self._closing:
+            return
+        idle = self._clock.now() - self._last_activity
+        if idle >= self._idle_timeout:
+            self.log.info("idle for %.0f s; closing", idle)
+            self.close("idle timeout")
+        else:
+            self._arm_watchdog(self._idle_timeout - idle)
+
+    async def _read(self) -> bytes:
+        return await self._reader.read(READ_SIZE)
+
+    async def _drain_and_close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._writer.close()
+            await self._writer.wait_closed()
+
+
+class TcpListener:
+    """Accepts TCP connections for one protocol and runs a handler per connection."""
+
+    def __init__(
+        self,
+        name: str,
+        host: str,
+        port: int,
+        handler_factory: HandlerFactory,
+        *,
+        clock: Clock | None = None,
+        idle_timeout: float = 900.0,
+    ) -> None:
+        self.name = name
+        self.host = host
+        self.requested_port = port
+        self._factory = handler_factory
+        self._clock = clock or SystemClock()
+        self._idle_timeout = idle_timeout
+        self._server: asyncio.Server | None = None
+        self._ids = itertools.count(1)
+        self._connections: dict[Connection, ConnectionHandler] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def port(self) -> int:
+        """The port actually bound (useful with port 0)."""
+        if self._server is None or not self._server.sockets:
+            return self.requested_port
+        return int(self._server.sockets[0].getsockname()[1])
+
+    @property
+    def connections(self) -> list[Connection]:
+        return list(self._connections)
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._accept, self.host, self.requested_port)
+        logger.info("%s listening on %s:%d", self.name, self.host, self.port)
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+        conn = Connection(
+            f"{self.name}-{next(self._ids)}", reader, writer, self._clock, self._idle_timeout
+        )
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            _enable_keepalive(sock)
+        conn.log.info("connected from %s", conn.peer_host)
+        reason = "closed by peer"
+        try:
+            handler = self._factory(conn)
+            self._connections[conn] = handler
+            conn._arm_watchdog(self._idle_timeout)
+            handler.connection_made()
+            while not conn.closing:
+                try:
+                    data = await conn._read()
+                except (ConnectionError, OSError) as e:
+                    reason = f"connection error: {e.__class__.__name__}"
+                    break
+                if not data:
+                    break
+                conn._touch()
+                handler.data_received(data)
+        except Exception:
+            # A handler bug must cost one connection at most, never the listener.
+            conn.log.exception("handler failed; closing the connection")
+            reason = "internal error"
+        finally:
+            if conn.closing:
+                reason = conn.close_reason or reason
+            conn.close(reason)
+            handler_done = self._connections.pop(conn, None)
+            if handler_done is not None:
+                try:
+                    handler_done.connection_lost(reason)
+                except Exception:
+                    conn.log.exception("connection_lost failed")
+            conn.log.info("disconnected (%s)", reason)
+            await conn._drain_and_close()
+            if task is not None:
+                self._tasks.discard(task)
+
+    async def close(self, grace: float = 5.0) -> None:
+        """Stop accepting, send each connection the protocol's farewell, and close them all."""
+        if self._server is not None:
+            self._server.close()
+        for conn, handler in list(self._connections.items()):
+            try:
+                farewell = handler.farewell()
+            except Exception:
+                conn.log.exception("farewell failed")
+                farewell = None
+            if farewell:
+                conn.send(farewell)
+            conn.close("server shutting down")
+        if self._tasks:
+            _, pending = await asyncio.wait(set(self._tasks), timeout=grace)
+            for task in pending:
+                task.cancel()
+        if self._server is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), timeout=grace)
+
+
+def _enable_keepalive(sock: socket.socket) -> None:
+    """Let the kernel find half-open connections (a peer that vanished without a FIN)."""
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        if hasattr(socket, "TCP_KEEPIDLE"):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, 60)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, 15)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT, 4)

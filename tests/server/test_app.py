@@ -1,0 +1,88 @@
+"""The server lifecycle: listeners by name, start, ports, graceful stop."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from meeple.server.app import MeepleServer, Services
+from meeple.server.config import ListenerConfig, ServerConfig
+from meeple.server.tcp import Connection, TcpListener
+
+
+class Greeter:
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def connection_made(self) -> None:
+        self.conn.send(b"hi\n")
+
+    def data_received(self, data: bytes) -> None:
+        pass
+
+    def connection_lost(self, reason: str) -> None:
+        pass
+
+    def farewell(self) -> bytes | None:
+        return b"bye\n"
+
+
+def create_greeter(services: Services, name: str, config: ListenerConfig) -> TcpListener:
+    return TcpListener(name, services.config.host, config.port, Greeter, clock=services.clock)
+
+
+REGISTRY = {"twente": f"{__name__}:create_greeter"}
+
+
+def _config() -> ServerConfig:
+    return ServerConfig().with_port("twente", 0)
+
+
+async def test_starts_registered_listeners_only() -> None:
+    """Enabled listeners with an implementation start; the others are skipped."""
+    server = MeepleServer(_config(), listeners=REGISTRY)
+    await server.start()
+    try:
+        assert set(server.ports) == {"twente"}
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.ports["twente"])
+        assert await reader.readline() == b"hi\n"
+    finally:
+        await server.stop()
+    assert await reader.read() == b"bye\n"
+    writer.close()
+
+
+async def test_serve_forever_stops_gracefully_on_request() -> None:
+    """request_stop (what SIGINT/SIGTERM call) ends serve_forever after closing listeners."""
+    server = MeepleServer(_config(), listeners=REGISTRY)
+    await server.start()
+    task = asyncio.create_task(server.serve_forever())
+    await asyncio.sleep(0)
+    server.request_stop()
+    await asyncio.wait_for(task, 2)
+    assert server.listeners == {}
+
+
+async def test_port_in_use_is_reported_with_the_listener_name() -> None:
+    """Failing to bind names the listener and address, and leaves nothing running."""
+    first = MeepleServer(_config(), listeners=REGISTRY)
+    await first.start()
+    try:
+        taken = ServerConfig().with_port("twente", first.ports["twente"])
+        second = MeepleServer(taken, listeners=REGISTRY)
+        with pytest.raises(OSError, match="twente: cannot listen"):
+            await second.start()
+        assert second.listeners == {}
+    finally:
+        await first.stop()
+
+
+def test_services_build_shared_resources_once() -> None:
+    """A resource is built on first use and shared after that."""
+    services = Services(ServerConfig())
+    built: list[int] = []
+    a = services.resource("x", lambda: built.append(1) or object())
+    b = services.resource("x", lambda: built.append(2) or object())
+    assert a is b
+    assert built == [1]

@@ -1,0 +1,86 @@
+"""Server settings: defaults, TOML files and flags, with clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from meeple.cli.main import build_parser
+from meeple.cli.serve import config_from_args
+from meeple.server.config import ConfigError, ServerConfig, load_config
+
+
+def test_defaults_name_every_protocol_port() -> None:
+    """Without a file, the ports are those ARCHITECTURE.md gives."""
+    config = load_config(None)
+    assert {n: lc.port for n, lc in config.listeners.items()} == {
+        "twente": 7777,
+        "clarkson": 9000,
+        "cmpn402": 8765,
+        "santorini": 7778,
+        "spectrangle": 4000,
+    }
+    assert config.host == "127.0.0.1"
+
+
+def test_toml_file_overrides_defaults(tmp_path: Path) -> None:
+    """Keys in the file replace defaults; listeners not named keep theirs."""
+    path = tmp_path / "meeple.toml"
+    path.write_text(
+        'host = "0.0.0.0"\nidle_timeout = 30\n[listeners.twente]\nport = 17777\n'
+        "[listeners.clarkson]\nenabled = false\n"
+    )
+    config = load_config(path)
+    assert config.host == "0.0.0.0"
+    assert config.idle_timeout == 30
+    assert config.listeners["twente"].port == 17777
+    assert config.listeners["clarkson"].enabled is False
+    assert config.listeners["clarkson"].port == 9000
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("hots = 'x'\n", "unknown config keys: hots"),
+        ("idle_timeout = 'soon'\n", "wrong type"),
+        ("idle_timeout = -1\n", "must be positive"),
+        ("[listeners.chess]\nport = 1\n", "no listener named 'chess'"),
+        ("[listeners.twente]\nport = 70000\n", "0–65535"),
+        ("[listeners.twente]\nprot = 1\n", "unknown keys in [listeners.twente]"),
+        ("host = \n", "not valid TOML"),
+    ],
+)
+def test_bad_files_are_refused_with_the_reason(tmp_path: Path, text: str, message: str) -> None:
+    """A typo or a wrong value is an error naming it, never a silent default."""
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        load_config(path)
+
+
+def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
+    """A config path that does not exist is reported, not a traceback."""
+    with pytest.raises(ConfigError, match="cannot read config file"):
+        load_config(tmp_path / "nope.toml")
+
+
+def test_flags_override_the_file(tmp_path: Path) -> None:
+    """Command-line flags win over the config file."""
+    path = tmp_path / "meeple.toml"
+    path.write_text('host = "0.0.0.0"\n[listeners.twente]\nport = 1234\n')
+    args = build_parser().parse_args(
+        [
+            *("serve", "--config", str(path), "--twente-port", "0"),
+            *("--host", "127.0.0.1", "--disable", "spectrangle"),
+        ]
+    )
+    config = config_from_args(args)
+    assert config.host == "127.0.0.1"
+    assert config.listeners["twente"].port == 0
+    assert config.listeners["spectrangle"].enabled is False
+
+
+def test_with_overrides_ignores_unset_values() -> None:
+    """None stands for a flag the user did not give."""
+    assert ServerConfig().with_overrides(host=None, lexicon="x").lexicon == "x"
