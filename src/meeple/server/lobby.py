@@ -1,0 +1,108 @@
+"""The lobby: queues of waiting players, per game, player count and variant.
+
+A player joins one queue at a time. When a queue holds enough players, the lobby
+makes a room for them with the room factory registered for that game, starts it,
+and forgets them until the room finishes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from meeple.server.room import Room, Seat
+
+__all__ = ["Lobby", "QueueKey"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class QueueKey:
+    """Which game a player waits for: the game, how many players, and the variant."""
+
+    game: str
+    players: int
+    variant: str = "standard"
+
+
+RoomFactory = Callable[[QueueKey, list[Seat]], Room]
+QueueWatcher = Callable[[QueueKey, list[Seat]], None]
+
+
+class Lobby:
+    """Matches waiting players into rooms. Several queues and games run at once."""
+
+    def __init__(self) -> None:
+        self._factories: dict[str, RoomFactory] = {}
+        self._queues: dict[QueueKey, list[Seat]] = {}
+        self._queued: dict[int, QueueKey] = {}
+        self._rooms: dict[int, Room] = {}
+        self.watchers: list[QueueWatcher] = []
+
+    def register_game(self, game: str, factory: RoomFactory) -> None:
+        self._factories[game] = factory
+
+    def queue_of(self, seat: Seat) -> QueueKey | None:
+        return self._queued.get(id(seat))
+
+    def room_of(self, seat: Seat) -> Room | None:
+        return self._rooms.get(id(seat))
+
+    def waiting(self, key: QueueKey) -> list[Seat]:
+        return list(self._queues.get(key, ()))
+
+    @property
+    def rooms(self) -> list[Room]:
+        return list({id(r): r for r in self._rooms.values()}.values())
+
+    def join(self, key: QueueKey, seat: Seat) -> Room | None:
+        """Queue ``seat`` (leaving any queue it was in); start and return a room when full."""
+        if key.game not in self._factories:
+            raise KeyError(f"no game named {key.game!r}")
+        if id(seat) in self._rooms:
+            raise ValueError(f"{seat.name} is already in a game")
+        self.leave_queue(seat)
+        queue = self._queues.setdefault(key, [])
+        queue.append(seat)
+        self._queued[id(seat)] = key
+        if len(queue) < key.players:
+            self._notify(key)
+            return None
+        players, self._queues[key] = queue[: key.players], queue[key.players :]
+        for p in players:
+            del self._queued[id(p)]
+        room = self._factories[key.game](key, players)
+        for p in players:
+            self._rooms[id(p)] = room
+        room.on_finished.append(self._room_finished)
+        logger.info("%s: %s for %s", room.id, key, ", ".join(p.name for p in players))
+        self._notify(key)
+        room.start()
+        return room
+
+    def leave_queue(self, seat: Seat) -> QueueKey | None:
+        """Take ``seat`` out of its queue, if it is in one."""
+        key = self._queued.pop(id(seat), None)
+        if key is not None:
+            self._queues[key].remove(seat)
+            self._notify(key)
+        return key
+
+    def disconnect(self, seat: Seat) -> None:
+        """The seat's connection is gone: leave its queue, or tell its room."""
+        self.leave_queue(seat)
+        room = self._rooms.pop(id(seat), None)
+        if room is not None and not room.finished:
+            room.leave(seat)
+
+    def _room_finished(self, room: Room) -> None:
+        for seat in room.seats:
+            if self._rooms.get(id(seat)) is room:
+                del self._rooms[id(seat)]
+
+    def _notify(self, key: QueueKey) -> None:
+        waiting = self.waiting(key)
+        for watcher in self.watchers:
+            watcher(key, waiting)

@@ -1,0 +1,127 @@
+"""Rooms: one actor per running game, owning the engine state and the seats.
+
+A room runs one task that takes commands from its inbox in order, so a game's
+state is only ever touched by that task: no locks, and a later split of rooms onto
+other nodes only has to carry the inbox. Seats are players bound to a dialect
+(the protocol adapter that turns room events into that protocol's messages), so
+players on different protocols can share a room when the variant allows it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import Callable
+from typing import Any, Protocol
+
+__all__ = ["Room", "Seat"]
+
+logger = logging.getLogger(__name__)
+
+_room_ids = itertools.count(1)
+
+
+class Seat(Protocol):
+    """A player at a table. The room calls :meth:`deliver` with events for this player."""
+
+    name: str
+
+    def deliver(self, event: object) -> None:
+        """Render a room event in the seat's protocol and send it (must not block)."""
+
+
+class Room:
+    """Base of every game room: an inbox, a task draining it, seats, and an end.
+
+    Subclasses implement :meth:`handle` (one command from one seat) and may override
+    :meth:`on_start` and :meth:`on_seat_left`. They call :meth:`finish` when the game
+    is over; the room then stops and ``on_finished`` callbacks run (the lobby frees
+    the players, the store records the game).
+    """
+
+    def __init__(self, seats: list[Seat]) -> None:
+        self.id = f"room-{next(_room_ids)}"
+        self.seats = list(seats)
+        self._inbox: asyncio.Queue[tuple[Seat | None, Any]] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self.finished = False
+        self.on_finished: list[Callable[[Room], None]] = []
+        self.log = logging.LoggerAdapter(logger, {"room": self.id})
+
+    # --- the outside world talks to the room only through these -------------------
+
+    def start(self) -> None:
+        """Start the room's task; ``on_start`` runs first inside it."""
+        self._task = asyncio.get_running_loop().create_task(self._run(), name=self.id)
+
+    def submit(self, seat: Seat | None, command: object) -> None:
+        """Queue a command from a seat (None for the server itself, e.g. a timer)."""
+        if not self.finished:
+            self._inbox.put_nowait((seat, command))
+
+    def leave(self, seat: Seat) -> None:
+        """A seat's connection is gone; the room decides what that means for the game."""
+        self.submit(None, _SeatLeft(seat))
+
+    async def wait_finished(self) -> None:
+        if self._task is not None:
+            await asyncio.shield(self._task)
+
+    # --- for subclasses -------------------------------------------------------------
+
+    def on_start(self) -> None:
+        """Deal, announce the game, tell whose turn it is."""
+
+    def handle(self, seat: Seat | None, command: object) -> None:
+        """Apply one command; reply to the seat on a rule error. Must not block."""
+        raise NotImplementedError
+
+    def on_seat_left(self, seat: Seat) -> None:
+        """A player disconnected mid-game."""
+
+    def broadcast(self, event: object) -> None:
+        for seat in self.seats:
+            self.deliver(seat, event)
+
+    def deliver(self, seat: Seat, event: object) -> None:
+        try:
+            seat.deliver(event)
+        except Exception:
+            # One seat's failing dialect must not stop the game for the others.
+            self.log.exception("delivering %s to %s failed", type(event).__name__, seat.name)
+
+    def finish(self) -> None:
+        """Mark the game over; the room's task ends after the current command."""
+        self.finished = True
+
+    # --- the actor loop -------------------------------------------------------------
+
+    async def _run(self) -> None:
+        try:
+            self.on_start()
+            while not self.finished:
+                seat, command = await self._inbox.get()
+                try:
+                    if isinstance(command, _SeatLeft):
+                        self.on_seat_left(command.seat)
+                    else:
+                        self.handle(seat, command)
+                except Exception:
+                    # A bug in one command's handling is logged; the game state is only
+                    # changed by the engine's atomic apply, so the room can go on.
+                    self.log.exception("command %r failed", command)
+        finally:
+            self.finished = True
+            for callback in self.on_finished:
+                try:
+                    callback(self)
+                except Exception:
+                    self.log.exception("on_finished callback failed")
+
+
+class _SeatLeft:
+    __slots__ = ("seat",)
+
+    def __init__(self, seat: Seat) -> None:
+        self.seat = seat

@@ -1,0 +1,125 @@
+"""The lobby matches queued players into rooms; rooms run commands in order and survive bugs."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from meeple.server.lobby import Lobby, QueueKey
+from meeple.server.room import Room, Seat
+
+
+class FakeSeat:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.events: list[object] = []
+
+    def deliver(self, event: object) -> None:
+        if event == "explode":
+            raise RuntimeError("dialect bug")
+        self.events.append(event)
+
+
+class EchoRoom(Room):
+    """Broadcasts each command; 'end' finishes; 'bug' raises; a leaving seat ends the game."""
+
+    def on_start(self) -> None:
+        self.broadcast("started")
+
+    def handle(self, seat: Seat | None, command: object) -> None:
+        if command == "bug":
+            raise ValueError("room bug")
+        if command == "explode":
+            self.broadcast("explode")
+            return
+        self.broadcast((seat.name if seat else None, command))
+        if command == "end":
+            self.finish()
+
+    def on_seat_left(self, seat: Seat) -> None:
+        self.broadcast(("left", seat.name))
+        self.finish()
+
+
+def _lobby() -> Lobby:
+    lobby = Lobby()
+    lobby.register_game("echo", lambda key, seats: EchoRoom(seats))
+    return lobby
+
+
+async def test_a_full_queue_starts_a_room_and_others_keep_waiting() -> None:
+    """Two queues fill independently; a room starts only when its queue is full."""
+    lobby = _lobby()
+    seen: list[tuple[QueueKey, list[str]]] = []
+    lobby.watchers.append(lambda k, s: seen.append((k, [x.name for x in s])))
+    a, b, c, d = (FakeSeat(n) for n in "abcd")
+    two, three = QueueKey("echo", 2), QueueKey("echo", 3)
+    assert lobby.join(two, a) is None
+    assert lobby.join(three, b) is None
+    assert lobby.join(three, c) is None
+    room = lobby.join(two, d)
+    assert room is not None
+    assert room.seats == [a, d]
+    assert lobby.waiting(three) == [b, c]
+    assert lobby.queue_of(a) is None
+    assert lobby.room_of(d) is room
+    assert seen[-1] == (two, [])
+    await asyncio.sleep(0)
+    assert a.events == ["started"]
+
+
+async def test_joining_another_queue_leaves_the_first() -> None:
+    """A player waits in one queue at a time."""
+    lobby = _lobby()
+    a = FakeSeat("a")
+    lobby.join(QueueKey("echo", 3), a)
+    lobby.join(QueueKey("echo", 4), a)
+    assert lobby.waiting(QueueKey("echo", 3)) == []
+    assert lobby.queue_of(a) == QueueKey("echo", 4)
+
+
+async def test_unknown_game_and_double_seating_are_refused() -> None:
+    """Only registered games can be queued for; a seated player cannot queue again."""
+    lobby = _lobby()
+    a, b = FakeSeat("a"), FakeSeat("b")
+    with pytest.raises(KeyError):
+        lobby.join(QueueKey("chess", 2), a)
+    lobby.join(QueueKey("echo", 2), a)
+    lobby.join(QueueKey("echo", 2), b)
+    with pytest.raises(ValueError, match="already in a game"):
+        lobby.join(QueueKey("echo", 2), a)
+
+
+async def test_room_runs_commands_in_order_and_survives_bugs() -> None:
+    """Commands run in submission order; a failing command or seat does not stop the room."""
+    lobby = _lobby()
+    a, b = FakeSeat("a"), FakeSeat("b")
+    lobby.join(QueueKey("echo", 2), a)
+    room = lobby.join(QueueKey("echo", 2), b)
+    assert room is not None
+    room.submit(a, "one")
+    room.submit(b, "bug")
+    room.submit(None, "explode")
+    room.submit(b, "two")
+    room.submit(a, "end")
+    await asyncio.wait_for(room.wait_finished(), 1)
+    assert a.events == ["started", ("a", "one"), ("b", "two"), ("a", "end")]
+    assert b.events == a.events
+    assert lobby.room_of(a) is None  # freed to queue again
+
+
+async def test_disconnect_in_queue_and_in_room() -> None:
+    """A player who vanishes leaves the queue, or the room hears of it."""
+    lobby = _lobby()
+    a, b, c = FakeSeat("a"), FakeSeat("b"), FakeSeat("c")
+    lobby.join(QueueKey("echo", 3), c)
+    lobby.disconnect(c)
+    assert lobby.waiting(QueueKey("echo", 3)) == []
+    lobby.join(QueueKey("echo", 2), a)
+    room = lobby.join(QueueKey("echo", 2), b)
+    assert room is not None
+    lobby.disconnect(a)
+    await asyncio.wait_for(room.wait_finished(), 1)
+    assert b.events[-1] == ("left", "a")
+    assert lobby.room_of(b) is None
