@@ -14,19 +14,21 @@ reply needs::
         ├── NotConnected         a later play touching no tile on the board
         ├── NotThroughCentre     the first play misses the centre square
         ├── NoWordFormed         the play forms no word of two letters or more
-        ├── EmptyPlay            a play of no tiles
+        ├── EmptyPlay            a play (or an exchange) of no tiles
         ├── TilesNotOnRack       tiles the player does not hold
         ├── BlankWithoutLetter   a blank placed without the letter it stands for
         ├── WordsNotInLexicon    words not in the lexicon (in void challenge)
         ├── ExchangeNotAllowed   too few tiles in the bag to exchange
         ├── NotYourTurn          a player acting out of turn
         ├── GameIsOver           an action after the end of the game
-        └── ChallengeError       a challenge with nothing to challenge, or in a variant without one
+        ├── ChallengeError       a challenge with nothing to challenge, or in a variant without one
+        └── AwaitingChallenge    a turn taken while a game-ending play awaits Accept/Challenge
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "AwaitingChallenge",
     "BlankWithoutLetter",
     "ChallengeError",
     "EmptyPlay",
@@ -94,7 +96,7 @@ class NoWordFormed(RuleError):
 
 
 class EmptyPlay(RuleError):
-    """A play that places no tile."""
+    """A play that places no tile, or an exchange of no tiles."""
 
 
 class TilesNotOnRack(RuleError):
@@ -136,3 +138,11 @@ class GameIsOver(RuleError):
 
 class ChallengeError(RuleError):
     """A challenge where there is nothing to challenge, or the variant has no challenges."""
+
+
+class AwaitingChallenge(RuleError):
+    """A turn taken while the previous play, which ends the game, awaits a challenge.
+
+    In a challengeable variant a play that empties the rack with the bag empty ends
+    the game once accepted, so the next player may only Accept or Challenge it.
+    """
