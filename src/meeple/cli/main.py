@@ -15,7 +15,7 @@ from collections.abc import Sequence
 __all__ = ["COMMAND_MODULES", "build_parser", "main"]
 
 # Name -> implementation registry (uvicorn style): add a module here to add a command.
-COMMAND_MODULES: tuple[str, ...] = ("meeple.cli.serve",)
+COMMAND_MODULES: tuple[str, ...] = ("meeple.cli.serve", "meeple.cli.scrabble")
 
 
 def build_parser() -> argparse.ArgumentParser:

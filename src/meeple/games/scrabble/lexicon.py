@@ -1,0 +1,214 @@
+"""Lexicons: the words a game accepts, with the GADDAG move generation walks.
+
+Call :func:`load_lexicon` with a registered name (:data:`LEXICONS`; ``"gcide"`` is the
+default) or the path of a word list, then ask ``word in lexicon`` to validate a play or
+pass the lexicon to :func:`meeple.games.scrabble.movegen.legal_moves`.
+
+Compiling a GADDAG takes seconds, so :func:`load_lexicon` keeps the compiled form in a
+cache directory (``MEEPLE_CACHE_DIR``, else ``~/.cache/meeple``), one file per word
+list keyed by a hash of the normalised words and the GADDAG format version. A cache
+file that is truncated or corrupt is rebuilt, and a cache directory that cannot be
+written only costs the compile time.
+
+Everything here is pure except :func:`load_lexicon` (and the helpers it names), which
+reads files and the environment; nothing reads the clock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from types import MappingProxyType
+
+from meeple.games.scrabble.gaddag import FORMAT_VERSION, Gaddag, build_gaddag
+
+__all__ = [
+    "DEFAULT_LEXICON",
+    "LEXICONS",
+    "MAX_WORD_LENGTH",
+    "MIN_WORD_LENGTH",
+    "Lexicon",
+    "LexiconError",
+    "default_cache_dir",
+    "load_lexicon",
+    "normalize_words",
+    "parse_word_list",
+]
+
+logger = logging.getLogger(__name__)
+
+MIN_WORD_LENGTH = 2
+MAX_WORD_LENGTH = 15
+DEFAULT_LEXICON = "gcide"
+
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+class LexiconError(Exception):
+    """A lexicon that cannot be found or read (unknown name, missing or unreadable file)."""
+
+
+def normalize_words(words: Iterable[str]) -> list[str]:
+    """The playable words among ``words``: ASCII letters only, 2–15 long, upper-cased, sorted.
+
+    Entries with anything but A–Z (hyphens, spaces, apostrophes, accents) are dropped
+    rather than glued together: "aaron's rod" is not the word AARONSROD.
+    """
+    keep = set()
+    for raw in words:
+        w = raw.strip()
+        if MIN_WORD_LENGTH <= len(w) <= MAX_WORD_LENGTH and _WORD.fullmatch(w):
+            keep.add(w.upper())
+    return sorted(keep)
+
+
+def parse_word_list(text: str) -> list[str]:
+    """Words from a word-list file: one per line, ``#`` comments and blank lines ignored.
+
+    Case and surrounding whitespace do not matter; a line whose word has other than
+    A–Z letters is skipped (see :func:`normalize_words`).
+    """
+    return normalize_words(line.split("#", 1)[0] for line in text.splitlines())
+
+
+class Lexicon:
+    """A set of words (upper-case A–Z, 2–15 letters) with its compiled GADDAG.
+
+    ``word in lexicon`` is a frozenset lookup (upper case expected); ``lexicon.gaddag``
+    is what move generation walks. Build one with :meth:`from_words` (compiles) or
+    :func:`load_lexicon` (compiles once, then loads from the cache).
+    """
+
+    __slots__ = ("gaddag", "name", "words")
+
+    def __init__(self, name: str, words: Iterable[str], gaddag: Gaddag) -> None:
+        self.name = name
+        self.words: frozenset[str] = frozenset(words)
+        self.gaddag = gaddag
+
+    @classmethod
+    def from_words(cls, words: Iterable[str], name: str = "custom") -> Lexicon:
+        """Normalise ``words`` and compile them; no cache, no I/O."""
+        normal = normalize_words(words)
+        return cls(name, normal, build_gaddag(normal))
+
+    def __contains__(self, word: object) -> bool:
+        return word in self.words
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self.words))
+
+    def __repr__(self) -> str:
+        return f"<Lexicon {self.name!r}: {len(self.words)} words>"
+
+
+def _english_words(source: str) -> Iterable[str]:
+    from english_words import get_english_words_set  # type: ignore[import-untyped]
+
+    # Not alpha=True: that strips punctuation and glues multi-word entries together.
+    words: set[str] = get_english_words_set([source], lower=False)
+    return words
+
+
+def _gcide_words() -> Iterable[str]:
+    return _english_words("gcide")
+
+
+def _web2_words() -> Iterable[str]:
+    return _english_words("web2")
+
+
+# Name -> word source (uvicorn-style registry). A source returns raw entries; they go
+# through normalize_words like a file's lines do.
+LEXICONS: Mapping[str, Callable[[], Iterable[str]]] = MappingProxyType(
+    {"gcide": _gcide_words, "web2": _web2_words}
+)
+
+
+def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """``$MEEPLE_CACHE_DIR`` if set, else ``~/.cache/meeple``."""
+    env = os.environ if environ is None else environ
+    configured = env.get("MEEPLE_CACHE_DIR")
+    if configured:
+        return Path(configured)
+    return Path.home() / ".cache" / "meeple"
+
+
+def _cache_key(words: list[str]) -> str:
+    digest = hashlib.sha256(f"meeple-gaddag-v{FORMAT_VERSION}\n".encode())
+    digest.update("\n".join(words).encode("ascii"))
+    return digest.hexdigest()[:32]
+
+
+def _read_source(name_or_path: str | os.PathLike[str]) -> tuple[str, list[str]]:
+    """(display name, normalised words) for a registered name or a word-list path."""
+    key = os.fspath(name_or_path)
+    source = LEXICONS.get(key)
+    if source is not None:
+        return key, normalize_words(source())
+    path = Path(key)
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        known = ", ".join(sorted(LEXICONS))
+        raise LexiconError(
+            f"no lexicon {key!r}: not a known name ({known}) and not a readable file ({exc})"
+        ) from exc
+    return path.name, parse_word_list(text)
+
+
+def _load_cached(path: Path) -> Gaddag | None:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        return Gaddag.from_bytes(data)
+    except ValueError as exc:
+        logger.warning("lexicon cache %s unusable (%s); rebuilding", path, exc)
+        return None
+
+
+def _store_cached(path: Path, gaddag: Gaddag) -> None:
+    # Write to a private temporary name, then rename: a reader never sees half a file,
+    # and two processes compiling at once both end with a whole one.
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(gaddag.to_bytes())
+        os.replace(tmp, path)
+    except OSError as exc:
+        logger.warning("cannot write lexicon cache %s (%s); continuing without", path, exc)
+        tmp.unlink(missing_ok=True)
+
+
+def load_lexicon(
+    name_or_path: str | os.PathLike[str] = DEFAULT_LEXICON,
+    *,
+    cache_dir: str | os.PathLike[str] | None = None,
+    use_cache: bool = True,
+) -> Lexicon:
+    """Load a lexicon by registered name (:data:`LEXICONS`) or word-list path.
+
+    The compiled GADDAG comes from ``cache_dir`` (default :func:`default_cache_dir`)
+    when a valid file for these exact words is there; otherwise it is compiled and
+    stored. Raises :class:`LexiconError` for an unknown name or unreadable file.
+    """
+    name, words = _read_source(name_or_path)
+    if not use_cache:
+        return Lexicon(name, words, build_gaddag(words))
+    directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:40]
+    path = directory / f"{safe}-{_cache_key(words)}.gaddag"
+    gaddag = _load_cached(path)
+    if gaddag is None:
+        gaddag = build_gaddag(words)
+        _store_cached(path, gaddag)
+    return Lexicon(name, words, gaddag)
