@@ -18,6 +18,7 @@ from meeple.games.scrabble.game import (
     EndReason,
     Exchange,
     Game,
+    Leave,
     Pass,
     Play,
 )
@@ -79,6 +80,8 @@ def random_action(game: Game, choice: int) -> Action:
         return Exchange(turn, "".join(rng.sample(rack, k)))
     if kind < 0.17:
         return End(rng.choice([EndReason.TIME, EndReason.ADMIN, EndReason.DISCONNECT]), turn)
+    if kind < 0.18:
+        return Leave(rng.choice([i for i in range(n) if i not in game.state().left]))
     for _ in range(12):  # several tries at a play that passes, so games run long
         play = _random_play(game, turn, rack, rng)
         if play is not None:

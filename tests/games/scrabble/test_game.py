@@ -39,10 +39,12 @@ from meeple.games.scrabble.game import (
     Game,
     GameEnded,
     GameStatus,
+    Leave,
     Pass,
     Passed,
     Play,
     PlayAccepted,
+    PlayerDropped,
     PlayMade,
     PlayWithdrawn,
     TilesDrawn,
@@ -291,6 +293,27 @@ def test_end_takes_only_external_reasons() -> None:
     game = Game(["a", "b"], Random(0))
     with pytest.raises(ValueError, match="rules"):
         game.apply(End(EndReason.WENT_OUT))
+
+
+def test_a_player_who_leaves_is_skipped_and_cannot_win() -> None:
+    """Clarkson: the others play on; when the last player leaves the game ends."""
+    game = Game(["a", "b", "c"], Random(4), variant=CLARKSON_VARIANT)
+    assert game.apply(Leave(1)) == [PlayerDropped(1)]
+    assert game.apply(Pass(0))[-1] == TurnPassedTo(2)
+    game.apply(Leave(2))  # on turn: the turn moves on
+    assert game.turn == 0
+    ended = game.apply(Leave(0))[-1]
+    assert isinstance(ended, GameEnded)
+    assert ended.result.reason is EndReason.DISCONNECT
+
+
+def test_leavers_are_not_winners() -> None:
+    game = new_game("CATQQQQ", "DOGQQQQ", "EEEEEEE", then=FILLER)
+    play_word(game, 0, 7, 7, "CAT")
+    game.drop_player(0)
+    ended = game.apply(End(EndReason.ADMIN))[-1]
+    assert isinstance(ended, GameEnded)
+    assert ended.result.winners == (1, 2)
 
 
 # -- challenges

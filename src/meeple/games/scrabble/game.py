@@ -17,6 +17,9 @@ Turn flow (the allowed actions per status are one table, ``_ALLOWED``):
   accept the play first). The replacement tiles are drawn when the play is accepted.
   A play that empties the rack with the bag empty must be accepted or challenged
   explicitly (:class:`AwaitingChallenge`), since accepting it ends the game.
+- Leave may come any time before the end: the player's turns are skipped from then
+  on (Clarkson: the others play on); End stops the whole game (Twente: a disconnect
+  ends it).
 - ``OVER``: nothing more is allowed (:class:`GameIsOver`); :attr:`Game.result` says why.
 """
 
@@ -69,6 +72,7 @@ __all__ = [
     "GameResult",
     "GameState",
     "GameStatus",
+    "Leave",
     "Pass",
     "Passed",
     "PendingPlay",
@@ -76,6 +80,7 @@ __all__ = [
     "PlayAccepted",
     "PlayMade",
     "PlayWithdrawn",
+    "PlayerDropped",
     "TilesDrawn",
     "TurnLost",
     "TurnPassedTo",
@@ -246,7 +251,19 @@ class End:
     player: int | None = None
 
 
-Action = Play | Exchange | Pass | Challenge | Accept | End
+@dataclass(frozen=True, slots=True)
+class Leave:
+    """A player leaves for good and the others play on (Clarkson RFC §4, ERRATA).
+
+    Their turns are skipped from now on, their rack stays out of play, they cannot
+    win while anyone remains, and the game ends (DISCONNECT) when nobody is left.
+    Protocols where a disconnect ends the game (Twente) send :class:`End` instead.
+    """
+
+    player: int
+
+
+Action = Play | Exchange | Pass | Challenge | Accept | End | Leave
 
 
 # ----------------------------------------------------------------------------- events
@@ -376,6 +393,13 @@ class TurnPassedTo:
 
 
 @dataclass(frozen=True, slots=True)
+class PlayerDropped:
+    """``player`` left the game; their turns are skipped from now on."""
+
+    player: int
+
+
+@dataclass(frozen=True, slots=True)
 class GameEnded:
     result: GameResult
 
@@ -391,6 +415,7 @@ Event = (
     | ChallengeFailed
     | TurnLost
     | TurnPassedTo
+    | PlayerDropped
     | GameEnded
 )
 
@@ -408,8 +433,10 @@ class GameStatus(enum.Enum):
 # checks come after it, in Game.apply.
 _ALLOWED: Mapping[GameStatus, frozenset[type]] = MappingProxyType(
     {
-        GameStatus.PLAYING: frozenset({Play, Exchange, Pass, End}),
-        GameStatus.CHALLENGE_WINDOW: frozenset({Play, Exchange, Pass, Challenge, Accept, End}),
+        GameStatus.PLAYING: frozenset({Play, Exchange, Pass, End, Leave}),
+        GameStatus.CHALLENGE_WINDOW: frozenset(
+            {Play, Exchange, Pass, Challenge, Accept, End, Leave}
+        ),
         GameStatus.OVER: frozenset(),
     }
 )
@@ -443,6 +470,7 @@ class GameState:
     scoreless_turns: int
     passes_in_a_row: tuple[int, ...]
     skip: frozenset[int]
+    left: frozenset[int]
     result: GameResult | None
 
 
@@ -505,6 +533,7 @@ class Game:
         self._scoreless = 0
         self._passes = [0] * len(players)
         self._skip: set[int] = set()
+        self._left: set[int] = set()
         self._result: GameResult | None = None
         self._log: list[Action] = []
         self._events: list[Event] = list(self._opening)
@@ -584,6 +613,7 @@ class Game:
             scoreless_turns=self._scoreless,
             passes_in_a_row=tuple(self._passes),
             skip=frozenset(self._skip),
+            left=frozenset(self._left),
             result=self._result,
         )
 
@@ -634,6 +664,8 @@ class Game:
             events = self._challenge(action)
         elif isinstance(action, Accept):
             events = self._accept()
+        elif isinstance(action, Leave):
+            events = self._leave(action)
         else:
             events = self._end_externally(action)
         self._log.append(action)
@@ -721,7 +753,7 @@ class Game:
         pending = self._pending
         assert pending is not None  # the status table allows Challenge only in the window
         c = action.player
-        if not 0 <= c < len(self.players) or c == pending.player:
+        if not 0 <= c < len(self.players) or c == pending.player or c in self._left:
             raise ChallengeError("only an opponent of the player who made the play may challenge")
         p = pending.player
         bad = phonies(pending.result.words, self.lexicon) if self.lexicon is not None else ()
@@ -777,6 +809,27 @@ class Game:
         events = self._settle_pending(end_if_out=False)
         return events + self._finish(action.reason, action.player)
 
+    def _leave(self, action: Leave) -> list[Event]:
+        p = action.player
+        if not 0 <= p < len(self.players) or p in self._left:
+            raise ValueError(f"player {p} is not in the game")
+        # Whoever leaves can no longer challenge: a pending play stands.
+        events = self._settle_pending()
+        self._left.add(p)
+        self._skip.discard(p)
+        events.append(PlayerDropped(p))
+        if self._status is GameStatus.OVER:
+            return events
+        if len(self._left) == len(self.players):
+            return events + self._finish(EndReason.DISCONNECT, p)
+        if p == self._turn:
+            events += self._next_turn()
+        return events
+
+    def drop_player(self, player: int) -> list[Event]:
+        """Shorthand for ``apply(Leave(player))``."""
+        return self.apply(Leave(player))
+
     # -- turn machinery
 
     def _bag_after_pending(self) -> int:
@@ -822,7 +875,10 @@ class Game:
         events: list[Event] = []
         n = len(self.players)
         nxt = (self._turn + 1) % n
-        while nxt in self._skip and len(self._skip) < n:
+        while nxt in self._left or nxt in self._skip:
+            if nxt in self._left:
+                nxt = (nxt + 1) % n
+                continue
             self._skip.discard(nxt)
             events.append(TurnLost(nxt, self._scores[nxt], self._racks[nxt].tiles))
             self._scoreless += 1
@@ -847,9 +903,9 @@ class Game:
             adjustments = [-v for v in values]
         for i, a in enumerate(adjustments):
             self._scores[i] += a
-        eligible = [
-            i for i in range(n) if not (reason is EndReason.DISCONNECT and i == player)
-        ] or list(range(n))
+        # Players who left, or whose disconnect ended the game, win only if nobody remains.
+        gone = self._left | ({player} if reason is EndReason.DISCONNECT else set())
+        eligible = [i for i in range(n) if i not in gone] or list(range(n))
         best = max(self._scores[i] for i in eligible)
         self._status = GameStatus.OVER
         self._pending = None
