@@ -66,8 +66,8 @@ def random_action(game: Game, choice: int) -> Action:
     n = len(game.players)
     if game.pending is not None:
         kind = rng.random()
-        if kind < 0.3:
-            challengers = [i for i in range(n) if i != game.pending.player]
+        challengers = [i for i in range(n) if i != game.pending.player]
+        if kind < 0.3 and challengers:
             return Challenge(rng.choice(challengers))
         if kind < 0.45 or game.pending.going_out:
             return Accept(turn)

@@ -137,7 +137,8 @@ def _end_lines(
         assert result.player is not None
         out = result.player
         others = sort_tiles("".join(r for i, r in enumerate(racks) if i != out))
-        lines.append(line(out, f"({others}) +{result.adjustments[out]} {result.scores[out]}"))
+        if others:  # a lone player going out has nobody's tiles to count
+            lines.append(line(out, f"({others}) +{result.adjustments[out]} {result.scores[out]}"))
     if result.reason in (EndReason.WENT_OUT, EndReason.SCORELESS_TURNS):
         for i, rack in enumerate(racks):
             if rack and i != result.player:
