@@ -165,7 +165,7 @@ def test_reader_reads_every_event_form() -> None:
 def test_export_reads_back_with_the_same_scores(
     helpers: Any, seed: int, rule: ChallengeRule, players: int
 ) -> None:
-    """Every exported line parses, one play line per play, and the last totals are the scores."""
+    """Every line parses; one play line per play; the last totals and the board match the game."""
     variant = Variant(challenge=rule, min_players=1)
     game = Game([f"p {i}" for i in range(players)], Random(seed), variant=variant)
     game.lexicon = helpers.ParityLexicon()
@@ -175,3 +175,13 @@ def test_export_reads_back_with_the_same_scores(
     assert record.final_scores() == dict(zip(nicks, game.scores, strict=True))
     plays = [e for e in record.events if e.kind == GcgEventKind.PLAY]
     assert len(plays) == sum(isinstance(e, PlayMade) for e in game.events)
+    assert record.board() == game.board
+
+
+def test_board_from_a_record_takes_back_withdrawn_phonies() -> None:
+    text = ">a: CATQXZS 8H QXZ +56 56\n>a: CATQXZS -- -56 0\n>b: DOGSEEE 8G DOG +10 10\n"
+    text += ">a: ACQSTXZ H7 T.T +3 3\n"
+    board = parse_gcg("#player1 a a\n#player2 b b\n" + text).board()
+    assert board.rows()[6:9] == [".......T.......", "......DOG......", ".......T......."]
+    with pytest.raises(NotationError):
+        parse_gcg(">a: QQ 8H .Q +2 2\n").board()

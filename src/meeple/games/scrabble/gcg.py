@@ -2,9 +2,9 @@
 
 :func:`to_gcg` writes a :class:`~meeple.games.scrabble.game.Game` as GCG; :func:`parse_gcg`
 reads GCG text back into :class:`GcgRecord` (pragmas and typed event lines) — enough to
-check an export, list the moves of a record or rebuild the board. It does not replay a
-GCG into a :class:`Game` (a GCG holds no bag order); replay a game from its
-:class:`~meeple.games.scrabble.game.GameRecord` instead.
+check an export, list the moves of a record or rebuild the board
+(:meth:`GcgRecord.board`). It does not replay a GCG into a :class:`Game` (a GCG holds
+no bag order); replay a game from its :class:`~meeple.games.scrabble.game.GameRecord`.
 
 What meeple writes (one line per event, the GCG event forms):
 
@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from meeple.games.scrabble.bag import sort_tiles
+from meeple.games.scrabble.board import STANDARD_LAYOUT, Board, Layout, parse_gcg_position
 from meeple.games.scrabble.errors import NotationError
 from meeple.games.scrabble.game import (
     ChallengeFailed,
@@ -192,6 +193,23 @@ class GcgRecord:
     def pragma(self, name: str) -> str | None:
         return next((v for k, v in self.pragmas if k == name), None)
 
+    def board(self, layout: Layout = STANDARD_LAYOUT) -> Board:
+        """The board at the end of the record: every play laid, withdrawn phonies taken off.
+
+        Raises NotationError for a play that does not fit the board it meets (a clash,
+        a ``.`` over an empty square, a word off the board). No rule is checked.
+        """
+        board = Board(layout)
+        last: list[tuple[int, int]] = []
+        for e in self.events:
+            if e.kind == GcgEventKind.PLAY:
+                last = _lay(board, e)
+            elif e.kind == GcgEventKind.PHONY_WITHDRAWN:
+                for x, y in last:
+                    board.remove(x, y)
+                last = []
+        return board
+
     def final_scores(self) -> dict[str, int]:
         """Each nickname's last cumulative score (0 if they never moved)."""
         scores = {nick: 0 for nick, _ in self.players}
@@ -267,6 +285,27 @@ def _replace_note(event: GcgEvent, note: str) -> GcgEvent:
         event.tiles,
         note,
     )
+
+
+def _lay(board: Board, event: GcgEvent) -> list[tuple[int, int]]:
+    """Put a play line's new tiles on ``board``; return their squares."""
+    x, y, direction = parse_gcg_position(event.position, board.size)
+    dx, dy = direction.step
+    placed: list[tuple[int, int]] = []
+    for i, c in enumerate(event.word):
+        sx, sy = x + dx * i, y + dy * i
+        if not board.on_board(sx, sy):
+            raise NotationError(f"{event.position} {event.word} runs off the board")
+        there = board.tile(sx, sy)
+        if c == ".":
+            if there is None:
+                raise NotationError(f"{event.position} {event.word}: '.' over an empty square")
+        elif there is None:
+            board.place(sx, sy, c)
+            placed.append((sx, sy))
+        elif there.upper() != c.upper():
+            raise NotationError(f"{event.position} {event.word}: {c} clashes with {there}")
+    return placed
 
 
 def _parse_event(line: str, number: int) -> GcgEvent:
