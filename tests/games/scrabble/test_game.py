@@ -108,6 +108,14 @@ def test_player_counts_follow_the_variant(variant: Variant, count: int, ok: bool
             Game(names, Random(0), variant=variant)
 
 
+def test_variants_are_values() -> None:
+    """Variants compare and hash by their fields, so they can key a dict or a queue."""
+    double = STANDARD_VARIANT.but(challenge=ChallengeRule.DOUBLE)
+    assert double == Variant(challenge=ChallengeRule.DOUBLE)
+    assert {double: 1}[Variant(challenge=ChallengeRule.DOUBLE)] == 1
+    assert double != STANDARD_VARIANT
+
+
 def test_turns_go_round_in_seat_order() -> None:
     game = Game(["a", "b", "c"], Random(0))
     seen = []

@@ -150,6 +150,26 @@ class Variant:
     max_players: int = 4
     lexicon: str | None = None
 
+    def __hash__(self) -> int:
+        # TileSet holds mapping proxies, which do not hash; its name stands for it.
+        return hash(
+            (
+                self.name,
+                self.tile_set.name,
+                self.layout,
+                self.rack_size,
+                self.bingo_size,
+                self.bingo_bonus,
+                self.challenge,
+                self.exchange_minimum,
+                self.scoreless_turns,
+                self.passes_in_a_row,
+                self.min_players,
+                self.max_players,
+                self.lexicon,
+            )
+        )
+
     def but(self, **changes: Any) -> Variant:
         """A copy with some fields changed: ``STANDARD_VARIANT.but(challenge=...)``."""
         return replace(self, **changes)
