@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from random import Random
+from typing import Any
+
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meeple.games.scrabble.board import Board, Direction
@@ -22,9 +25,10 @@ from meeple.games.scrabble.errors import (
     TilesNotOnRack,
     WordsNotInLexicon,
 )
+from meeple.games.scrabble.game import Game, Pass, Play
 from meeple.games.scrabble.moves import Placement, tiles_from_word
 from meeple.games.scrabble.rules import missing_tiles, validate_play
-from meeple.games.scrabble.tiles import CLARKSON
+from meeple.games.scrabble.tiles import CLARKSON, ENGLISH
 
 ACROSS, DOWN = Direction.ACROSS, Direction.DOWN
 
@@ -274,3 +278,54 @@ def test_validation_never_changes_the_board(raw: list[tuple[int, int, str]]) -> 
     else:
         assert result.score == sum(w.score for w in result.words) + (50 if result.bingo else 0)
     assert board == before
+
+
+def reference_score(board: Board, tiles: list[Placement]) -> int:
+    """A naive scorer: every run of 2+ tiles in any row or column that holds a new tile."""
+    after = board.copy()
+    for p in tiles:
+        after.place(p.x, p.y, p.tile)
+    new = {(p.x, p.y) for p in tiles}
+    total = 0
+    size = board.size
+    for across in (True, False):
+        for line in range(size):
+            run: list[tuple[int, int, str]] = []
+            for i in range(size + 1):
+                x, y = (i, line) if across else (line, i)
+                tile = after.tile(x, y) if i < size else None
+                if tile is not None:
+                    run.append((x, y, tile))
+                    continue
+                if len(run) >= 2 and any((rx, ry) in new for rx, ry, _ in run):
+                    word_multiplier, letters = 1, 0
+                    for rx, ry, t in run:
+                        value = ENGLISH.value(t)
+                        if (rx, ry) in new:
+                            premium = board.layout.premium(rx, ry)
+                            value *= premium.letter_multiplier
+                            word_multiplier *= premium.word_multiplier
+                        letters += value
+                    total += letters * word_multiplier
+                run = []
+    return total + (50 if len(tiles) == 7 else 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.lists(st.integers(0, 2**32 - 1), max_size=60))
+def test_scores_match_a_naive_scorer_through_random_games(
+    helpers: Any, seed: int, choices: list[int]
+) -> None:
+    """Every play the rules accept in a random game scores what a brute-force scan says."""
+    game = Game(["a", "b"], Random(seed))
+    for choice in choices:
+        if game.is_over:
+            break
+        action = helpers.random_action(game, choice)
+        if isinstance(action, Play):
+            result = validate_play(game.board, action.tiles, rack=game.rack(action.player))
+            assert result.score == reference_score(game.board, list(action.tiles))
+        try:
+            game.apply(action)
+        except RuleError:
+            game.apply(Pass(game.turn or 0))
