@@ -41,7 +41,9 @@ class Listener(Protocol):
 
 # Implemented listeners. A protocol not listed here is not served yet; `meeple serve`
 # says so at start-up rather than pretending.
-LISTENERS: Mapping[str, str] = {}
+LISTENERS: Mapping[str, str] = {
+    "twente": "meeple.server.twente:create_listener",
+}
 
 
 @dataclass

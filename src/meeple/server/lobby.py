@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from meeple.server.room import Room, Seat
 
-__all__ = ["Lobby", "QueueKey"]
+__all__ = ["Lobby", "QueueChanged", "QueueKey"]
 
 logger = logging.getLogger(__name__)
 
@@ -27,8 +27,19 @@ class QueueKey:
     variant: str = "standard"
 
 
+@dataclass(frozen=True, slots=True)
+class QueueChanged:
+    """Delivered to every seat in a queue when it changes: ``waiting`` of ``key.players``.
+
+    When a queue fills, the players matched are told ``waiting == key.players`` before
+    their room starts (Twente INFORMQUEUE 2/2 comes before STARTGAME).
+    """
+
+    key: QueueKey
+    waiting: int
+
+
 RoomFactory = Callable[[QueueKey, list[Seat]], Room]
-QueueWatcher = Callable[[QueueKey, list[Seat]], None]
 
 
 class Lobby:
@@ -39,10 +50,12 @@ class Lobby:
         self._queues: dict[QueueKey, list[Seat]] = {}
         self._queued: dict[int, QueueKey] = {}
         self._rooms: dict[int, Room] = {}
-        self.watchers: list[QueueWatcher] = []
 
     def register_game(self, game: str, factory: RoomFactory) -> None:
         self._factories[game] = factory
+
+    def has_game(self, game: str) -> bool:
+        return game in self._factories
 
     def queue_of(self, seat: Seat) -> QueueKey | None:
         return self._queued.get(id(seat))
@@ -68,17 +81,19 @@ class Lobby:
         queue.append(seat)
         self._queued[id(seat)] = key
         if len(queue) < key.players:
-            self._notify(key)
+            self._notify(key, queue)
             return None
         players, self._queues[key] = queue[: key.players], queue[key.players :]
         for p in players:
             del self._queued[id(p)]
+        self._notify(key, players)
         room = self._factories[key.game](key, players)
         for p in players:
             self._rooms[id(p)] = room
         room.on_finished.append(self._room_finished)
         logger.info("%s: %s for %s", room.id, key, ", ".join(p.name for p in players))
-        self._notify(key)
+        if self._queues[key]:
+            self._notify(key, self._queues[key])
         room.start()
         return room
 
@@ -87,7 +102,7 @@ class Lobby:
         key = self._queued.pop(id(seat), None)
         if key is not None:
             self._queues[key].remove(seat)
-            self._notify(key)
+            self._notify(key, self._queues[key])
         return key
 
     def disconnect(self, seat: Seat) -> None:
@@ -102,7 +117,10 @@ class Lobby:
             if self._rooms.get(id(seat)) is room:
                 del self._rooms[id(seat)]
 
-    def _notify(self, key: QueueKey) -> None:
-        waiting = self.waiting(key)
-        for watcher in self.watchers:
-            watcher(key, waiting)
+    def _notify(self, key: QueueKey, seats: list[Seat]) -> None:
+        notice = QueueChanged(key, len(seats))
+        for seat in list(seats):
+            try:
+                seat.deliver(notice)
+            except Exception:
+                logger.exception("telling %s of the queue failed", seat.name)

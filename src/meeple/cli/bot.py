@@ -1,0 +1,54 @@
+"""``meeple bot``: run a bot that connects to a server and plays whole games."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any
+
+from meeple.server.config import DEFAULT_PORTS
+
+__all__ = ["register"]
+
+PROTOCOLS = ("twente",)
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "bot", help="run a bot against a server", description="Run a bot that plays whole games."
+    )
+    games = p.add_subparsers(dest="game", required=True, metavar="GAME")
+    s = games.add_parser("scrabble", help="a Scrabble bot (best-scoring move)")
+    s.add_argument("--protocol", choices=PROTOCOLS, default="twente")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--port", type=int, help="default: the protocol's default port")
+    s.add_argument("--name", default="meeple-bot")
+    s.add_argument("--players", type=int, default=2, choices=(2, 3, 4))
+    s.add_argument("--games", type=int, default=1, help="games to play in a row (default 1)")
+    s.add_argument("--lexicon", default="gcide", help="lexicon name or word-list path")
+    s.set_defaults(handler=run_scrabble)
+
+
+def run_scrabble(args: argparse.Namespace) -> int:
+    from meeple.clients.scrabble_bot import play_twente
+    from meeple.clients.twente import TwenteClientError
+    from meeple.games.scrabble.lexicon import LexiconError, load_lexicon
+
+    try:
+        lexicon = load_lexicon(args.lexicon)
+    except LexiconError as e:
+        print(f"meeple bot: {e}", file=sys.stderr)
+        return 2
+    port = args.port if args.port is not None else DEFAULT_PORTS[args.protocol]
+    try:
+        results = asyncio.run(
+            play_twente(args.host, port, args.name, lexicon, players=args.players, games=args.games)
+        )
+    except (OSError, TwenteClientError) as e:
+        print(f"meeple bot: {e}", file=sys.stderr)
+        return 1
+    for r in results:
+        scores = "  ".join(f"{n} {s}" for n, s in r.scores.items())
+        print(f"{r.reason}: {scores}")
+    return 0

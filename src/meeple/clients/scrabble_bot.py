@@ -1,0 +1,85 @@
+"""Scrabble bots: the AI in :mod:`meeple.ai.scrabble` playing through a protocol client."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
+from meeple.clients.twente import TwenteClient
+from meeple.games.scrabble.lexicon import Lexicon
+from meeple.protocols.twente.messages import Error, GameOver, NotifyTurn
+
+__all__ = ["BotResult", "play_twente"]
+
+logger = logging.getLogger(__name__)
+
+# After this many refused moves in one turn the bot passes rather than loop forever
+# on a disagreement with the server (a different lexicon, say).
+MAX_RETRIES = 5
+
+
+@dataclass(frozen=True, slots=True)
+class BotResult:
+    """One finished game as the bot saw it."""
+
+    players: tuple[str, ...]
+    scores: dict[str, int]
+    reason: str
+    refused: int
+
+
+async def play_twente(
+    host: str,
+    port: int,
+    name: str,
+    lexicon: Lexicon,
+    *,
+    players: int = 2,
+    games: int = 1,
+) -> list[BotResult]:
+    """Connect, queue for ``games`` games of ``players`` one after the other, play them."""
+    client = await TwenteClient.connect(host, port, name)
+    results: list[BotResult] = []
+    try:
+        await client.request_game(players)
+        skip = 0
+        refused = 0
+        async for message in client:
+            if isinstance(message, NotifyTurn):
+                skip = 0
+                if message.your_turn:
+                    await _move(client, lexicon, skip)
+            elif isinstance(message, Error) and client.turn == client.name:
+                logger.info("%s: move refused (%s)", name, message.code.value)
+                refused += 1
+                skip += 1
+                await _move(client, lexicon, skip if skip <= MAX_RETRIES else 10**6)
+            elif isinstance(message, GameOver):
+                results.append(
+                    BotResult(client.players, dict(message.scores), message.reason.value, refused)
+                )
+                refused = 0
+                if len(results) >= games:
+                    break
+                await client.request_game(players)
+    finally:
+        await client.close()
+    return results
+
+
+async def _move(client: TwenteClient, lexicon: Lexicon, skip: int) -> None:
+    choice = choose(
+        client.board,
+        client.rack,
+        lexicon,
+        bag_count=client.bag_count,
+        skip=skip,
+        exchange_minimum=1,
+    )
+    if isinstance(choice, PassChoice):
+        await client.pass_turn()
+    elif isinstance(choice, ExchangeChoice):
+        await client.swap(choice.tiles)
+    else:
+        await client.play_word(choice.x, choice.y, choice.direction, choice.word)

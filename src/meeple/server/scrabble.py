@@ -1,0 +1,320 @@
+"""The Scrabble room: one game, its seats on any Scrabble protocol, and what they are told.
+
+Seats send :data:`Command` values; the room turns each into an engine action for
+the seat's own player index (a message never says who sent it: the connection
+does), applies it, and delivers to every seat one :class:`Update` per action with
+all the engine events it caused, so each protocol's dialect can render them in
+the order its spec wants. A refused command is answered to its sender only, as
+:class:`Rejected` carrying the engine's typed error.
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+import time
+from collections.abc import Callable, Container
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from meeple.games.scrabble.board import Direction
+from meeple.games.scrabble.errors import NotYourTurn, ScrabbleError
+from meeple.games.scrabble.game import (
+    VARIANTS,
+    Accept,
+    Action,
+    Challenge,
+    End,
+    EndReason,
+    Event,
+    Exchange,
+    Game,
+    GameResult,
+    Pass,
+    Play,
+    Variant,
+)
+from meeple.games.scrabble.gcg import to_gcg
+from meeple.games.scrabble.lexicon import load_lexicon
+from meeple.games.scrabble.moves import Placement
+from meeple.server.lobby import Lobby, QueueKey
+from meeple.server.room import Room, Seat
+from meeple.server.store import Store
+
+if TYPE_CHECKING:
+    from meeple.server.app import Services
+
+__all__ = [
+    "ChallengePlay",
+    "Chat",
+    "ChatSaid",
+    "Command",
+    "ExchangeTiles",
+    "GameStarted",
+    "LeavePolicy",
+    "NoChallenge",
+    "PassTurn",
+    "PlaceTiles",
+    "PlaceWord",
+    "PlayerLeft",
+    "Rejected",
+    "ScrabbleRoom",
+    "Update",
+    "scrabble_lobby",
+]
+
+
+# --- commands: what a seat asks for -------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceWord:
+    """Write a whole word from a square, playing through the board (Twente, GCG)."""
+
+    x: int
+    y: int
+    direction: Direction
+    word: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceTiles:
+    """Put these new tiles down (Clarkson PLACE, CMPN402 PLAY)."""
+
+    tiles: tuple[Placement, ...]
+    claimed_score: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeTiles:
+    tiles: str
+
+
+@dataclass(frozen=True, slots=True)
+class PassTurn:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class ChallengePlay:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class NoChallenge:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Chat:
+    text: str
+
+
+Command = PlaceWord | PlaceTiles | ExchangeTiles | PassTurn | ChallengePlay | NoChallenge | Chat
+
+
+# --- deliveries: what a seat is told ------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class GameStarted:
+    """The game begins: the players in turn order, this seat's index, and the game to read."""
+
+    players: tuple[str, ...]
+    you: int
+    game: Game
+    opening: tuple[Event, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    """Everything one action caused, in engine order; ``actor`` is who acted (None: the server)."""
+
+    actor: int | None
+    events: tuple[Event, ...]
+    game: Game
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """The seat's last command was refused, and why."""
+
+    command: Command
+    error: ScrabbleError
+
+
+@dataclass(frozen=True, slots=True)
+class ChatSaid:
+    sender: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerLeft:
+    """A player's connection is gone (before any game-over that follows from it)."""
+
+    player: int
+    name: str
+
+
+class LeavePolicy(enum.Enum):
+    """What a player leaving mid-game does to the game."""
+
+    END_GAME = "end"  # Twente (ERRATA): the game ends, reason DISCONNECT
+    CONTINUE = "continue"  # Clarkson RFC §4: the others play on; none left ends it
+
+
+class ScrabbleRoom(Room):
+    """A Scrabble game between seats; see the module docstring."""
+
+    def __init__(
+        self,
+        seats: list[Seat],
+        *,
+        variant: Variant,
+        lexicon: Container[str],
+        rng: random.Random,
+        leave_policy: LeavePolicy = LeavePolicy.END_GAME,
+        on_game_over: Callable[[ScrabbleRoom], None] | None = None,
+    ) -> None:
+        super().__init__(seats)
+        self.variant = variant
+        self.leave_policy = leave_policy
+        self.game = Game([s.name for s in seats], rng, variant=variant, lexicon=lexicon)
+        self.left: set[int] = set()
+        self.started_at = 0.0
+        self._on_game_over = on_game_over
+
+    def index(self, seat: Seat) -> int:
+        return next(i for i, s in enumerate(self.seats) if s is seat)
+
+    @property
+    def result(self) -> GameResult | None:
+        return self.game.result
+
+    def on_start(self) -> None:
+        opening = tuple(self.game.opening_events())
+        players = tuple(s.name for s in self.seats)
+        for i, seat in enumerate(self.seats):
+            self.deliver(seat, GameStarted(players, i, self.game, opening))
+
+    def handle(self, seat: Seat | None, command: object) -> None:
+        if seat is None or self.game.is_over:
+            return
+        player = self.index(seat)
+        if isinstance(command, Chat):
+            self.broadcast(ChatSaid(seat.name, command.text))
+            return
+        try:
+            action = self._action(player, command)
+            events = self.game.apply(action)
+        except ScrabbleError as e:
+            self.deliver(seat, Rejected(command, e))  # type: ignore[arg-type]
+            return
+        self._publish(player, events)
+
+    def _action(self, player: int, command: object) -> Action:
+        board = self.game.board
+        if isinstance(command, PlaceWord):
+            return Play.from_word(
+                board, player, command.x, command.y, command.direction, command.word
+            )
+        if isinstance(command, PlaceTiles):
+            return Play(player, command.tiles)
+        if isinstance(command, ExchangeTiles):
+            return Exchange(player, command.tiles)
+        if isinstance(command, PassTurn):
+            return Pass(player)
+        if isinstance(command, ChallengePlay):
+            return Challenge(player)
+        if isinstance(command, NoChallenge):
+            return Accept(player)
+        raise NotYourTurn(f"unknown command {command!r}")
+
+    def _publish(self, actor: int | None, events: list[Event]) -> None:
+        update = Update(actor, tuple(events), self.game)
+        for i, seat in enumerate(self.seats):
+            if i not in self.left:
+                self.deliver(seat, update)
+        if self.game.is_over:
+            self._game_over()
+
+    def on_seat_left(self, seat: Seat) -> None:
+        player = self.index(seat)
+        if player in self.left or self.game.is_over:
+            return
+        self.left.add(player)
+        notice = PlayerLeft(player, seat.name)
+        for i, other in enumerate(self.seats):
+            if i not in self.left:
+                self.deliver(other, notice)
+        remaining = len(self.seats) - len(self.left)
+        if self.leave_policy is LeavePolicy.END_GAME or remaining == 0:
+            self._publish(None, self.game.apply(End(EndReason.DISCONNECT, player)))
+        else:
+            self._publish(None, self.game.drop_player(player))
+
+    def _game_over(self) -> None:
+        if self._on_game_over is not None:
+            try:
+                self._on_game_over(self)
+            except Exception:
+                self.log.exception("recording the game failed")
+        self.finish()
+
+
+# --- wiring shared by every Scrabble listener ----------------------------------------
+
+GAME = "scrabble"
+
+
+def scrabble_lobby(services: Services) -> Lobby:
+    """The server's lobby with Scrabble registered, the lexicon loaded and the store open.
+
+    Every Scrabble listener calls this from its factory, so the lexicon is loaded
+    (from its compiled cache after the first run) before any listener accepts.
+    """
+    lobby: Lobby = services.resource("lobby", Lobby)
+    lexicon = services.resource("scrabble.lexicon", lambda: load_lexicon(services.config.lexicon))
+    store: Store = services.resource("store", lambda: Store(services.config.database))
+    if not lobby.has_game(GAME):
+        lobby.register_game(GAME, _room_factory(lexicon, store, services))
+    return lobby
+
+
+def _room_factory(
+    lexicon: Container[str], store: Store, services: Services
+) -> Callable[[QueueKey, list[Seat]], Room]:
+    def record(room: ScrabbleRoom) -> None:
+        result = room.game.result
+        assert result is not None
+        store.record_game(
+            game=GAME,
+            variant=room.variant.name,
+            protocols=[getattr(s, "protocol", "unknown") for s in room.seats],
+            players=room.game.players,
+            started_at=room.started_at,
+            end_reason=result.reason.value,
+            result={
+                "scores": dict(zip(room.game.players, result.scores, strict=True)),
+                "winners": [room.game.players[w] for w in result.winners],
+            },
+            record=to_gcg(room.game, lexicon=getattr(lexicon, "name", None)),
+        )
+
+    def create(key: QueueKey, seats: list[Seat]) -> Room:
+        variant = VARIANTS[key.variant]
+        # Clarkson RFC §4: a player quitting mid-game leaves the others playing.
+        policy = LeavePolicy.CONTINUE if key.variant == "clarkson" else LeavePolicy.END_GAME
+        room = ScrabbleRoom(
+            seats,
+            variant=variant,
+            lexicon=lexicon,
+            rng=random.Random(),
+            leave_policy=policy,
+            on_game_over=record,
+        )
+        room.started_at = time.time()
+        return room
+
+    return create

@@ -1,0 +1,262 @@
+"""The Twente v2 listener: each connection's handler is also its seat in a Scrabble room.
+
+The sans-I/O :class:`~meeple.protocols.twente.ServerSession` parses and checks what
+the client may send; this module turns its requests into lobby and room commands,
+and room deliveries into Twente messages in the order ERRATA gives ("Happy flow"):
+STARTGAME to all → NEWTILES (7) to each → NOTIFYTURN to all; after a move, NEWTILES
+to the mover (drawn tiles only) → INFORMMOVE to all → NOTIFYTURN to all (or GAMEOVER).
+"""
+
+from __future__ import annotations
+
+from meeple.games.scrabble import game as g
+from meeple.games.scrabble.tiles import BLANK
+from meeple.protocols.twente.errors import ErrorCode, error_code_for
+from meeple.protocols.twente.events import (
+    Chat as ChatRequest,
+)
+from meeple.protocols.twente.events import (
+    ConnectionClosed,
+    Enqueue,
+    Join,
+    PeerError,
+    PlayWord,
+    Rejected,
+)
+from meeple.protocols.twente.events import (
+    Exchange as ExchangeRequest,
+)
+from meeple.protocols.twente.events import (
+    Pass as PassRequest,
+)
+from meeple.protocols.twente.messages import (
+    BLANK_ON_RACK,
+    Error,
+    Flag,
+    GameOver,
+    GameOverReason,
+    InformQueue,
+    InformSwap,
+    InformWord,
+    NewTiles,
+    NotifyChat,
+    NotifyTurn,
+    PlayerDisconnected,
+    ServerMessage,
+    StartGame,
+    Welcome,
+)
+from meeple.protocols.twente.session import ServerSession, State
+from meeple.server.app import Services
+from meeple.server.config import ListenerConfig
+from meeple.server.lobby import Lobby, QueueChanged, QueueKey
+from meeple.server.scrabble import (
+    GAME,
+    Chat,
+    ChatSaid,
+    ExchangeTiles,
+    GameStarted,
+    PassTurn,
+    PlaceWord,
+    PlayerLeft,
+    ScrabbleRoom,
+    Update,
+    scrabble_lobby,
+)
+from meeple.server.scrabble import (
+    Rejected as RoomRejected,
+)
+from meeple.server.tcp import Connection, TcpListener
+
+__all__ = ["SERVER_FLAGS", "TwenteHandler", "create_listener"]
+
+# meeple relays chat and runs 3- and 4-player games (ERRATA: TEAMPLAY means that).
+SERVER_FLAGS = frozenset({Flag.CHAT, Flag.TEAMPLAY})
+VARIANT = "twente"
+
+
+def create_listener(services: Services, name: str, config: ListenerConfig) -> TcpListener:
+    lobby = scrabble_lobby(services)
+    max_size = services.config.max_message_size
+
+    def handler(conn: Connection) -> TwenteHandler:
+        return TwenteHandler(conn, services, lobby, max_message_size=max_size)
+
+    return TcpListener(
+        name,
+        services.config.host,
+        config.port,
+        handler,
+        clock=services.clock,
+        idle_timeout=services.config.idle_timeout,
+    )
+
+
+def _wire_tiles(rack: str) -> str:
+    return rack.replace(BLANK, BLANK_ON_RACK)
+
+
+class TwenteHandler:
+    """One Twente client: its session, its name, and its seat in the lobby and a room."""
+
+    protocol = "twente"
+
+    def __init__(
+        self, conn: Connection, services: Services, lobby: Lobby, *, max_message_size: int
+    ) -> None:
+        self.conn = conn
+        self.services = services
+        self.lobby = lobby
+        self.session = ServerSession(max_message_size=max_message_size)
+        self.name = ""
+        self._flags: frozenset[Flag] = frozenset()
+        self._room: ScrabbleRoom | None = None
+        self._you = -1
+
+    # --- ConnectionHandler ------------------------------------------------------------
+
+    def connection_made(self) -> None:
+        """Twente clients speak first (ANNOUNCE); nothing to send."""
+
+    def data_received(self, data: bytes) -> None:
+        for event in self.session.receive_data(data):
+            self._on_event(event)
+
+    def connection_lost(self, reason: str) -> None:
+        self.session.receive_eof()
+        if self.name:
+            self.services.names.release(self.name, self)
+        self.lobby.disconnect(self)
+
+    def farewell(self) -> bytes | None:
+        """On shutdown a player in a game hears it end (spec: GAMEOVER DISCONNECT)."""
+        room = self._room
+        if room is None or room.game.is_over or self.session.state is not State.GAME:
+            return None
+        scores = tuple(zip(room.game.players, room.game.scores, strict=True))
+        return self._encode(GameOver(GameOverReason.DISCONNECT, scores))
+
+    # --- requests from the client ----------------------------------------------------
+
+    def _on_event(self, event: object) -> None:
+        if isinstance(event, Rejected):
+            self.conn.log.info("refused: %s (%s)", event.code.value, event.reason)
+            self.conn.send(event.data)
+        elif isinstance(event, Join):
+            self._join(event)
+        elif isinstance(event, Enqueue):
+            self._enqueue(event.players)
+        elif isinstance(event, PlayWord):
+            self._to_room(PlaceWord(event.x, event.y, event.direction, event.word))
+        elif isinstance(event, ExchangeRequest):
+            self._to_room(ExchangeTiles(event.tiles.replace(BLANK_ON_RACK, BLANK)))
+        elif isinstance(event, PassRequest):
+            self._to_room(PassTurn())
+        elif isinstance(event, ChatRequest):
+            self._chat(event.text)
+        elif isinstance(event, PeerError):
+            self.conn.log.info("client reported %s", event.code.value)
+        elif isinstance(event, ConnectionClosed):
+            pass
+
+    def _join(self, event: Join) -> None:
+        if not self.services.names.claim(event.name, self):
+            self._send(Error(ErrorCode.NAME_TAKEN))
+        else:
+            self.name = event.name
+            self._flags = event.flags
+            self.conn.log.info("announced as %s", self.name)
+            self._send(Welcome(event.name, SERVER_FLAGS))
+        # Messages that arrived while the ANNOUNCE awaited its reply are handed out now.
+        for held in self.session.receive_data(b""):
+            self._on_event(held)
+
+    def _enqueue(self, players: int) -> None:
+        self.lobby.join(QueueKey(GAME, players, VARIANT), self)
+
+    def _to_room(self, command: object) -> None:
+        if self._room is None:  # the session only lets moves through in a game
+            self._send(Error(ErrorCode.NOT_IN_GAME))
+            return
+        self._room.submit(self, command)
+
+    def _chat(self, text: str) -> None:
+        # Chat goes to the players of the same game (issue 3); outside a game there is
+        # no one to hear it, and the spec defines no error for that.
+        if self._room is not None:
+            self._room.submit(self, Chat(text))
+
+    # --- deliveries from the lobby and the room (Seat) -------------------------------
+
+    def deliver(self, event: object) -> None:
+        if isinstance(event, QueueChanged):
+            self._send(InformQueue(event.waiting, event.key.players))
+        elif isinstance(event, GameStarted):
+            self._started(event)
+        elif isinstance(event, Update):
+            self._update(event)
+        elif isinstance(event, RoomRejected):
+            self._send(Error(error_code_for(event.error)))
+        elif isinstance(event, ChatSaid):
+            if Flag.CHAT in self._flags:
+                self._send(NotifyChat(event.sender, event.text))
+        elif isinstance(event, PlayerLeft):
+            self._send(PlayerDisconnected(event.name))
+
+    def _started(self, event: GameStarted) -> None:
+        self._room = self.lobby.room_of(self)  # type: ignore[assignment]
+        self._you = event.you
+        self._send(StartGame(event.players))
+        for e in event.opening:
+            if isinstance(e, g.TilesDrawn) and e.player == event.you:
+                self._send(NewTiles(_wire_tiles(e.tiles)))
+        for e in event.opening:
+            if isinstance(e, g.TurnPassedTo):
+                self._send(self._notify_turn(event.game, e.player))
+
+    def _notify_turn(self, game: g.Game, player: int) -> NotifyTurn:
+        return NotifyTurn(player == self._you, game.players[player])
+
+    def _update(self, update: Update) -> None:
+        game = update.game
+        tiles: list[ServerMessage] = []
+        moves: list[ServerMessage] = []
+        after: list[ServerMessage] = []
+        for e in update.events:
+            if isinstance(e, g.TilesDrawn):
+                if e.player == self._you and e.tiles:
+                    tiles.append(NewTiles(_wire_tiles(e.tiles)))
+            elif isinstance(e, g.PlayMade):
+                m = e.move
+                moves.append(InformWord(game.players[e.player], m.x, m.y, m.direction, m.word))
+            elif isinstance(e, g.Exchanged):
+                moves.append(InformSwap(game.players[e.player], e.count))
+            elif isinstance(e, g.Passed):
+                # ERRATA: a pass is announced as a swap of no tiles.
+                moves.append(InformSwap(game.players[e.player], 0))
+            elif isinstance(e, g.TurnPassedTo):
+                after.append(self._notify_turn(game, e.player))
+            elif isinstance(e, g.GameEnded):
+                after = [self._game_over(game, e.result)]
+        for message in (*tiles, *moves, *after):
+            self._send(message)
+        if game.is_over:
+            self._room = None
+
+    def _game_over(self, game: g.Game, result: g.GameResult) -> GameOver:
+        if result.reason is g.EndReason.DISCONNECT:
+            # ERRATA: no winner; the disconnected player's score is 0.
+            scores = tuple(
+                (name, 0 if i == result.player else score)
+                for i, (name, score) in enumerate(zip(game.players, result.scores, strict=True))
+            )
+            return GameOver(GameOverReason.DISCONNECT, scores)
+        return GameOver(GameOverReason.WIN, tuple(zip(game.players, result.scores, strict=True)))
+
+    # --- output ------------------------------------------------------------------------
+
+    def _encode(self, message: ServerMessage) -> bytes:
+        return self.session.send(message)
+
+    def _send(self, message: ServerMessage) -> None:
+        self.conn.send(self._encode(message))
