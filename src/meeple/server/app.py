@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import importlib
 import logging
+import random
 import signal
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -53,6 +54,8 @@ class Services:
     config: ServerConfig
     clock: Clock = field(default_factory=SystemClock)
     names: NameRegistry = field(default_factory=NameRegistry)
+    # Rooms seed their own RNG from this one, so a test that seeds it replays exactly.
+    rng: random.Random = field(default_factory=random.Random)
     _resources: dict[str, Any] = field(default_factory=dict)
 
     def resource(self, key: str, build: Callable[[], Any]) -> Any:
@@ -71,9 +74,10 @@ class MeepleServer:
         *,
         clock: Clock | None = None,
         listeners: Mapping[str, str] | None = None,
+        rng: random.Random | None = None,
     ) -> None:
         self.config = config
-        self.services = Services(config, clock or SystemClock())
+        self.services = Services(config, clock or SystemClock(), rng=rng or random.Random())
         self._registry = LISTENERS if listeners is None else listeners
         self.listeners: dict[str, Listener] = {}
         self._stopping = asyncio.Event()

@@ -310,7 +310,7 @@ def _room_factory(
             seats,
             variant=variant,
             lexicon=lexicon,
-            rng=random.Random(),
+            rng=random.Random(services.rng.getrandbits(64)),
             leave_policy=policy,
             on_game_over=record,
         )

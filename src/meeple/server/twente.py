@@ -259,4 +259,8 @@ class TwenteHandler:
         return self.session.send(message)
 
     def _send(self, message: ServerMessage) -> None:
+        # A room may still deliver to a seat whose connection just went (the room hears
+        # of it through its inbox, after events already queued): drop those.
+        if self.conn.closing or self.session.state is State.CLOSED:
+            return
         self.conn.send(self._encode(message))

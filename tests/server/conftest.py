@@ -1,0 +1,32 @@
+"""Fixtures for server tests: the default lexicon (compiled once), servers on port 0."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
+from meeple.server.app import MeepleServer
+from meeple.server.config import ServerConfig
+
+
+@pytest.fixture(scope="session")
+def gcide() -> Lexicon:
+    """The default lexicon, from the user cache (compiled on the first run, ~4 s)."""
+    return load_lexicon("gcide")
+
+
+@pytest.fixture
+async def server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[MeepleServer]:
+    """A server with every implemented listener on a free port and a seeded RNG."""
+    config = ServerConfig(database=str(tmp_path / "meeple.sqlite3"))
+    for name in config.listeners:
+        config = config.with_port(name, 0)
+    srv = MeepleServer(config, rng=random.Random(1234))
+    srv.services.resource("scrabble.lexicon", lambda: gcide)
+    await srv.start()
+    yield srv
+    await srv.stop()
