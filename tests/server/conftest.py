@@ -1,4 +1,4 @@
-"""Fixtures for server tests: the default lexicon (compiled once), servers on port 0."""
+"""Fixtures for server tests: servers on port 0 with the shared lexicon."""
 
 from __future__ import annotations
 
@@ -8,15 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
+from meeple.games.scrabble.lexicon import Lexicon
 from meeple.server.app import MeepleServer
 from meeple.server.config import ServerConfig
-
-
-@pytest.fixture(scope="session")
-def gcide() -> Lexicon:
-    """The default lexicon, from the user cache (compiled on the first run, ~4 s)."""
-    return load_lexicon("gcide")
 
 
 @pytest.fixture
