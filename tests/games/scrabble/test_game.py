@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from random import Random
 from typing import Any
 
@@ -38,6 +39,7 @@ from meeple.games.scrabble.game import (
     Exchanged,
     Game,
     GameEnded,
+    GameRecord,
     GameStatus,
     Leave,
     Pass,
@@ -478,6 +480,20 @@ def test_replay_rebuilds_the_same_game(helpers: Any) -> None:
     again = replay(record, Random(12345), lexicon=helpers.ParityLexicon())
     assert again.state() == game.state()
     assert again.events == game.events
+
+
+def test_a_record_survives_json_and_replays(helpers: Any) -> None:
+    """A record written as JSON (a checkpoint) reads back equal and replays the same game."""
+    variant = CLARKSON_VARIANT.but(challenge=ChallengeRule.TEN_POINT)
+    game = Game(["a", "b", "c"], Random(5), variant=variant, lexicon=helpers.ParityLexicon())
+    helpers.play_random_game(game, list(range(300, 380)), lambda g: None)
+    record = game.record()
+    text = json.dumps(record.to_dict())
+    again = GameRecord.from_dict(json.loads(text))
+    assert again == record
+    assert replay(again, Random(), lexicon=helpers.ParityLexicon()).state() == game.state()
+    with pytest.raises(ValueError, match="not a game record"):
+        GameRecord.from_dict({"players": []})
 
 
 # -- properties over random games

@@ -32,7 +32,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from meeple.games.scrabble.bag import RACK_SIZE, Bag, Rack
-from meeple.games.scrabble.board import STANDARD_LAYOUT, Board, Direction, Layout
+from meeple.games.scrabble.board import STANDARD_LAYOUT, Board, Direction, Layout, Premium
 from meeple.games.scrabble.errors import (
     AwaitingChallenge,
     ChallengeError,
@@ -44,7 +44,7 @@ from meeple.games.scrabble.errors import (
 )
 from meeple.games.scrabble.moves import Move, Placement, tiles_from_word
 from meeple.games.scrabble.rules import BINGO_BONUS, BINGO_SIZE, PlayResult, phonies, validate_play
-from meeple.games.scrabble.tiles import CLARKSON, ENGLISH, TileSet
+from meeple.games.scrabble.tiles import CLARKSON, ENGLISH, TILE_SETS, TileSet
 
 if TYPE_CHECKING:
     from random import Random
@@ -506,6 +506,34 @@ class GameRecord:
     first_player: int
     actions: tuple[Action, ...] = field(default=())
 
+    def to_dict(self) -> dict[str, Any]:
+        """The record as JSON-ready data (lists, strings, ints, None), for a store or checkpoint."""
+        version, internal, gauss = self.rng_state
+        return {
+            "players": list(self.players),
+            "variant": _variant_to_dict(self.variant),
+            "bag": "".join(self.bag),
+            "rng_state": [version, list(internal), gauss],
+            "first_player": self.first_player,
+            "actions": [_action_to_dict(a) for a in self.actions],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GameRecord:
+        """The inverse of :meth:`to_dict`; raise ValueError for data it did not write."""
+        try:
+            version, internal, gauss = data["rng_state"]
+            return cls(
+                players=tuple(data["players"]),
+                variant=_variant_from_dict(data["variant"]),
+                bag=tuple(data["bag"]),
+                rng_state=(version, tuple(internal), gauss),
+                first_player=int(data["first_player"]),
+                actions=tuple(_action_from_dict(a) for a in data["actions"]),
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"not a game record: {e}") from e
+
 
 class Game:
     """One game of Scrabble: board, bag, racks, scores, turn, and the log of actions.
@@ -938,6 +966,73 @@ class Game:
             tuple(i for i in eligible if self._scores[i] == best),
         )
         return [GameEnded(self._result)]
+
+
+_PREMIUM_CODES = {
+    Premium.NONE: ".",
+    Premium.DOUBLE_LETTER: "l",
+    Premium.TRIPLE_LETTER: "L",
+    Premium.DOUBLE_WORD: "w",
+    Premium.TRIPLE_WORD: "W",
+}
+
+
+def _variant_to_dict(v: Variant) -> dict[str, Any]:
+    return {
+        "name": v.name,
+        "tile_set": v.tile_set.name,
+        "layout": {
+            "rows": ["".join(_PREMIUM_CODES[p] for p in row) for row in v.layout.premiums],
+            "centre": list(v.layout.centre),
+        },
+        "rack_size": v.rack_size,
+        "bingo_size": v.bingo_size,
+        "bingo_bonus": v.bingo_bonus,
+        "challenge": v.challenge.value,
+        "exchange_minimum": v.exchange_minimum,
+        "scoreless_turns": v.scoreless_turns,
+        "passes_in_a_row": v.passes_in_a_row,
+        "min_players": v.min_players,
+        "max_players": v.max_players,
+        "lexicon": v.lexicon,
+    }
+
+
+def _variant_from_dict(d: Mapping[str, Any]) -> Variant:
+    fields = dict(d)
+    fields["tile_set"] = TILE_SETS[d["tile_set"]]
+    cx, cy = d["layout"]["centre"]
+    fields["layout"] = Layout.from_rows(d["layout"]["rows"], (int(cx), int(cy)))
+    fields["challenge"] = ChallengeRule(d["challenge"])
+    return Variant(**fields)
+
+
+def _action_to_dict(a: Action) -> dict[str, Any]:
+    if isinstance(a, Play):
+        return {"type": "play", "player": a.player, "tiles": [[t.x, t.y, t.tile] for t in a.tiles]}
+    if isinstance(a, Exchange):
+        return {"type": "exchange", "player": a.player, "tiles": a.tiles}
+    if isinstance(a, End):
+        return {"type": "end", "reason": a.reason.value, "player": a.player}
+    return {"type": _SIMPLE_NAMES[type(a)], "player": a.player}
+
+
+_SIMPLE_ACTIONS: Mapping[str, type[Pass | Challenge | Accept | Leave]] = MappingProxyType(
+    {"pass": Pass, "challenge": Challenge, "accept": Accept, "leave": Leave}
+)
+_SIMPLE_NAMES = {cls: name for name, cls in _SIMPLE_ACTIONS.items()}
+
+
+def _action_from_dict(d: Mapping[str, Any]) -> Action:
+    kind = d["type"]
+    if kind == "play":
+        return Play(int(d["player"]), tuple(Placement(int(y), int(x), t) for x, y, t in d["tiles"]))
+    if kind == "exchange":
+        return Exchange(int(d["player"]), str(d["tiles"]))
+    if kind == "end":
+        player = d.get("player")
+        return End(EndReason(d["reason"]), None if player is None else int(player))
+    return _SIMPLE_ACTIONS[kind](int(d["player"]))
 
 
 def replay(record: GameRecord, rng: Random, *, lexicon: Container[str] | None = None) -> Game:
