@@ -1,46 +1,25 @@
-"""Scrabble as a pure library: board, tiles, rules, scoring, lexicon and move generation."""
+"""Scrabble as a pure library: board, tiles, rules, scoring, games, lexicons, move generation.
+
+Start with :class:`Game` (one game: apply actions, read events), :func:`validate_play`
+(check and score a play on any board), :func:`load_lexicon` and :func:`legal_moves`.
+The submodules hold the rest; everything public is re-exported here.
+"""
 
 from __future__ import annotations
 
-from meeple.games.scrabble import errors
-from meeple.games.scrabble.board import (
-    BOARD_SIZE,
-    CENTRE,
-    STANDARD_LAYOUT,
-    Board,
-    Direction,
-    Layout,
-    Premium,
-    format_gcg_position,
-    format_square,
-    parse_gcg_position,
-    parse_square,
-)
-from meeple.games.scrabble.errors import *  # noqa: F403  (the error tree is public as a whole)
-from meeple.games.scrabble.moves import Move, Placement, tiles_from_new_tiles, tiles_from_word
-from meeple.games.scrabble.tiles import BLANK, CLARKSON, ENGLISH, TILE_SETS, TileSet
+from meeple.games.scrabble import bag, board, cgp, errors, game, gcg, lexicon, moves, rules, tiles
+from meeple.games.scrabble.bag import *  # noqa: F403
+from meeple.games.scrabble.board import *  # noqa: F403
+from meeple.games.scrabble.cgp import *  # noqa: F403
+from meeple.games.scrabble.errors import *  # noqa: F403
+from meeple.games.scrabble.game import *  # noqa: F403
+from meeple.games.scrabble.gcg import *  # noqa: F403
+from meeple.games.scrabble.lexicon import *  # noqa: F403
+from meeple.games.scrabble.movegen import exchanges, legal_moves
+from meeple.games.scrabble.moves import *  # noqa: F403
+from meeple.games.scrabble.rules import *  # noqa: F403
+from meeple.games.scrabble.tiles import *  # noqa: F403
 
-__all__ = [
-    "BLANK",
-    "BOARD_SIZE",
-    "CENTRE",
-    "CLARKSON",
-    "ENGLISH",
-    "STANDARD_LAYOUT",
-    "TILE_SETS",
-    "Board",
-    "Direction",
-    "Layout",
-    "Move",
-    "Placement",
-    "Premium",
-    "TileSet",
-    "errors",
-    "format_gcg_position",
-    "format_square",
-    "parse_gcg_position",
-    "parse_square",
-    "tiles_from_new_tiles",
-    "tiles_from_word",
-]
-__all__ += errors.__all__
+__all__ = ["exchanges", "legal_moves"]
+for _module in (bag, board, cgp, errors, game, gcg, lexicon, moves, rules, tiles):
+    __all__ += _module.__all__
