@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from meeple.games.scrabble.board import Board, Direction, Layout, parse_gcg_position
 from meeple.games.scrabble.cgp import parse_cgp
 from meeple.games.scrabble.errors import NotationError
-from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
+from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.movegen import exchanges, legal_moves
 from meeple.games.scrabble.moves import Move
 from meeple.games.scrabble.tiles import ENGLISH
@@ -403,9 +403,7 @@ def test_every_generated_move_rescored_independently(board: Board, rack: str) ->
 # --- The default lexicon on fixed positions ---
 
 
-@pytest.fixture(scope="session")
-def gcide(tmp_path_factory: pytest.TempPathFactory) -> Lexicon:
-    return load_lexicon("gcide", cache_dir=tmp_path_factory.mktemp("lexicon-cache"))
+# `gcide` is the session fixture in tests/conftest.py (the default lexicon, user cache).
 
 
 def test_gcide_empty_board_aeinrst(gcide: Lexicon) -> None:

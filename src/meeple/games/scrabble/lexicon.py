@@ -16,6 +16,7 @@ reads files and the environment; nothing reads the clock.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -186,7 +187,8 @@ def _store_cached(path: Path, gaddag: Gaddag) -> None:
         os.replace(tmp, path)
     except OSError as exc:
         logger.warning("cannot write lexicon cache %s (%s); continuing without", path, exc)
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 def load_lexicon(

@@ -1,0 +1,104 @@
+"""`meeple scrabble moves` lists the plays of a CGP position, best first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from meeple.cli.main import main
+from meeple.games.scrabble.lexicon import Lexicon
+
+EMPTY = "15/15/15/15/15/15/15/15/15/15/15/15/15/15/15 {rack}/ 0/0 0"
+WITH_AT = "15/15/15/15/15/15/15/6AT7/15/15/15/15/15/15/15 {rack}/ 0/0 0"
+
+
+@pytest.fixture
+def words(tmp_path: Path) -> list[str]:
+    """A word-list file and a private cache directory, as command-line arguments."""
+    path = tmp_path / "words.txt"
+    path.write_text("cat\nat\nta\nact\n", encoding="utf-8")
+    return ["--lexicon", str(path), "--cache-dir", str(tmp_path / "cache")]
+
+
+def _moves(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str], str]:
+    code = main(["scrabble", "moves", *args])
+    out, err = capsys.readouterr()
+    return code, out.splitlines(), err
+
+
+def test_lists_plays_best_first(words: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """Every play as '<position> <word> <score>', score descending, then a fixed order."""
+    code, lines, _ = _moves(["--cgp", EMPTY.format(rack="CAT"), *words], capsys)
+    assert code == 0
+    assert lines == [
+        "8F ACT 10",
+        "8F CAT 10",
+        "8G ACT 10",
+        "8G CAT 10",
+        "8H ACT 10",
+        "8H CAT 10",
+        "8G AT 4",
+        "8G TA 4",
+        "8H AT 4",
+        "8H TA 4",
+    ]
+
+
+def test_down_plays_use_column_first(words: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """A down play is written column first, like GCG: H8 TA."""
+    code, lines, _ = _moves(["--cgp", WITH_AT.format(rack="A"), *words], capsys)
+    assert code == 0
+    assert "H8 TA 2" in lines
+    assert "H7 AT 2" in lines
+
+
+def test_count_and_top(words: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """--count prints only the number; --top N only the N best."""
+    assert _moves(["--cgp", EMPTY.format(rack="CAT"), "--count", *words], capsys)[1] == ["10"]
+    _code, lines, _ = _moves(["--cgp", EMPTY.format(rack="CAT"), "--top", "2", *words], capsys)
+    assert lines == ["8F ACT 10", "8F CAT 10"]
+
+
+def test_rack_overrides_cgp(words: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """--rack replaces the CGP's rack; a blank shows as a lower-case letter."""
+    code, lines, _ = _moves(["--cgp", WITH_AT.format(rack="Q"), "--rack", "?", *words], capsys)
+    assert code == 0
+    assert "8F cAT 2" in lines
+
+
+def test_gcide_counts_aeinrst(gcide: Lexicon, capsys: pytest.CaptureFixture[str]) -> None:
+    """With the default lexicon, AEINRST on an empty board has 864 plays (wolges: 1,487 on
+    the tournament list CSW)."""
+    code, lines, _ = _moves(["--cgp", EMPTY.format(rack="AEINRST"), "--count"], capsys)
+    assert (code, lines) == (0, ["864"])
+
+
+@pytest.mark.parametrize(
+    ("args", "complaint"),
+    [
+        (["--cgp", "15/15 AB/ 0/0 0"], "bad CGP"),
+        (["--cgp", EMPTY.format(rack="AB")[:-2]], "bad CGP"),
+        (["--cgp", EMPTY.format(rack="AB"), "--rack", "AB1"], "bad rack"),
+        (["--cgp", EMPTY.format(rack="AB"), "--rack", "ABCDEFGH"], "bad rack"),
+        (["--cgp", EMPTY.format(rack="AB"), "--top", "-1"], "--top"),
+    ],
+)
+def test_bad_input_is_exit_2_without_traceback(
+    words: list[str], args: list[str], complaint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Bad CGP, rack or options: a one-line error on stderr and exit code 2."""
+    code, lines, err = _moves([*args, *words], capsys)
+    assert code == 2
+    assert lines == []
+    assert complaint in err
+    assert "Traceback" not in err
+
+
+def test_unknown_lexicon_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A lexicon that is neither a name nor a file: exit 2 and a message naming it."""
+    missing = str(tmp_path / "nope.txt")
+    code, _lines, err = _moves(["--cgp", EMPTY.format(rack="AB"), "--lexicon", missing], capsys)
+    assert code == 2
+    assert "nope.txt" in err
+    assert "Traceback" not in err
