@@ -1,0 +1,73 @@
+"""`meeple serve` as a user runs it: a real process, real sockets, SIGTERM to stop."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from meeple.games.scrabble.lexicon import Lexicon
+
+
+def _start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], int]:
+    """Start the server with every port 0; return it and the Twente port from its log."""
+    args = [sys.executable, "-m", "meeple", "serve", "--database", str(tmp_path / "db.sqlite3")]
+    for name in ("twente", "clarkson", "cmpn402", "santorini", "spectrangle"):
+        args += [f"--{name}-port", "0"]
+    proc = subprocess.Popen(
+        [*args, *extra], stderr=subprocess.PIPE, text=True, env=dict(os.environ)
+    )
+    assert proc.stderr is not None
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        match = re.search(r"twente listening on 127\.0\.0\.1:(\d+)", line)
+        if match:
+            return proc, int(match.group(1))
+        assert line or proc.poll() is None, "server exited early"
+    proc.kill()
+    raise AssertionError("the server did not start listening")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_serve_answers_then_shuts_down_cleanly_on_signal(
+    tmp_path: Path, gcide: Lexicon, sig: signal.Signals
+) -> None:
+    """The server answers a Twente ANNOUNCE, and on SIGTERM/SIGINT says goodbye and exits 0."""
+    proc, port = _start(tmp_path)
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+            conn.sendall(b"ANNOUNCE\x1fAlice\x1e")
+            assert conn.recv(100).startswith(b"WELCOME\x1fAlice")
+            proc.send_signal(sig)
+            assert proc.wait(timeout=15) == 0
+            assert conn.recv(100) == b""  # closed by the server
+        assert proc.stderr is not None
+        assert "shutting down" in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+def test_bad_config_is_one_line_and_exit_code_2(tmp_path: Path) -> None:
+    """A config error is reported in one line, no traceback."""
+    bad = tmp_path / "bad.toml"
+    bad.write_text("idle_timeout = -5\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "meeple", "serve", "--config", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert out.returncode == 2
+    assert out.stderr.strip() == "meeple serve: idle_timeout must be positive"
