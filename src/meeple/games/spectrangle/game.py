@@ -83,7 +83,7 @@ MIN_PLAYERS = 2
 MAX_PLAYERS = 4
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Rules:
     """The knobs of a game, as data. The defaults are the ERRATA's game."""
 
