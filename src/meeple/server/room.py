@@ -47,7 +47,7 @@ class Room:
         self._task: asyncio.Task[None] | None = None
         self.finished = False
         self.on_finished: list[Callable[[Room], None]] = []
-        self.log = logging.LoggerAdapter(logger, {"room": self.id})
+        self.log = _RoomLog(logger, {"room": self.id})
 
     # --- the outside world talks to the room only through these -------------------
 
@@ -118,6 +118,11 @@ class Room:
                     callback(self)
                 except Exception:
                     self.log.exception("on_finished callback failed")
+
+
+class _RoomLog(logging.LoggerAdapter[logging.Logger]):
+    def process(self, msg: Any, kwargs: Any) -> tuple[Any, Any]:
+        return f"[{self.extra['room'] if self.extra else '?'}] {msg}", kwargs
 
 
 class _SeatLeft:

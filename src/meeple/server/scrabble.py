@@ -255,6 +255,12 @@ class ScrabbleRoom(Room):
             self._publish(None, self.game.drop_player(player))
 
     def _game_over(self) -> None:
+        result = self.game.result
+        if result is not None:
+            scores = ", ".join(
+                f"{n} {s}" for n, s in zip(self.game.players, result.scores, strict=True)
+            )
+            self.log.info("game over (%s): %s", result.reason.value, scores)
         if self._on_game_over is not None:
             try:
                 self._on_game_over(self)
