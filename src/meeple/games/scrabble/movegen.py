@@ -288,21 +288,19 @@ def _gen_line(
         else:
             moves.append(Move(tuple(tiles), index, lo, direction, "".join(word), score))
 
+    # Letters a tile could be placed as right now: any with a blank left, else the rack's.
+    avail = LETTER_BITS if blanks else rmask
+
+    # The search is four mutually recursive functions: go_left / go_right place a tile on
+    # an empty square; left_from / right_from take in the run of board tiles beyond the
+    # square just covered and decide what may follow. A call is only made when the next
+    # square can take at least one letter (automaton AND cross check AND rack), because
+    # in CPython the calls that would find nothing are most of the cost.
+
     def go_left(pos: int, node: int, main: int, wmul: int, cross: int, n: int) -> None:
-        nonlocal rmask, blanks
-        code = line[pos]
+        nonlocal rmask, blanks, avail
         m = masks[node]
-        if code >= 0:
-            bit = 1 << code
-            if m & bit:
-                child = targets[bases[node] + (m & (bit - 1)).bit_count()]
-                after_left(pos, child, main + face[pos], wmul, cross, n)
-            return
-        poss = m & cc[pos]
-        if not blanks:
-            poss &= rmask
-        if not poss:
-            return
+        poss = m & cc[pos] & avail
         base = bases[node]
         lmul = lm[pos]
         wsq = wm[pos]
@@ -319,49 +317,52 @@ def _gen_line(
                 rack[letter] = count - 1
                 if count == 1:
                     rmask ^= bit
+                    if not blanks:
+                        avail = rmask
                 v = values[letter] * lmul
                 placed[pos] = _UPPER[letter]
-                after_left(
+                left_from(
                     pos, child, main + v, wmul1, cross + (csq + v) * wsq if csq >= 0 else cross, n1
                 )
                 rack[letter] = count
                 if count == 1:
                     rmask |= bit
+                    if not blanks:
+                        avail = rmask
             if blanks:
                 blanks -= 1
+                if not blanks:
+                    avail = rmask
                 placed[pos] = _LOWER[letter]
-                after_left(pos, child, main, wmul1, cross + csq * wsq if csq >= 0 else cross, n1)
+                left_from(pos, child, main, wmul1, cross + csq * wsq if csq >= 0 else cross, n1)
                 blanks += 1
+                avail = LETTER_BITS
         placed[pos] = None
 
-    def after_left(pos: int, node: int, main: int, wmul: int, cross: int, n: int) -> None:
+    def left_from(pos: int, node: int, main: int, wmul: int, cross: int, n: int) -> None:
+        # Take in the board tiles left of pos: the word cannot stop next to one.
+        p = pos - 1
+        while p >= 0 and line[p] >= 0:
+            m = masks[node]
+            bit = 1 << line[p]
+            if not m & bit:
+                return
+            node = targets[bases[node] + (m & (bit - 1)).bit_count()]
+            main += face[p]
+            p -= 1
         m = masks[node]
-        if pos > 0 and line[pos - 1] >= 0:
-            go_left(pos - 1, node, main, wmul, cross, n)  # must take the tile in
-            return
         if right_free and m & FINAL_BIT:
-            emit(pos, anchor, main * wmul + cross, n)
-        if m & SEP_BIT and anchor + 1 < size:
+            emit(p + 1, anchor, main * wmul + cross, n)
+        if m & SEP_BIT:
             sep = targets[bases[node] + (m & (SEP_BIT - 1)).bit_count()]
-            go_right(anchor + 1, sep, pos, main, wmul, cross, n)
-        if pos > limit:
-            go_left(pos - 1, node, main, wmul, cross, n)
+            right_from(anchor, sep, p + 1, main, wmul, cross, n)
+        if p >= limit and m & cc[p] & avail:
+            go_left(p, node, main, wmul, cross, n)
 
     def go_right(pos: int, node: int, lo: int, main: int, wmul: int, cross: int, n: int) -> None:
-        nonlocal rmask, blanks
-        code = line[pos]
+        nonlocal rmask, blanks, avail
         m = masks[node]
-        if code >= 0:
-            bit = 1 << code
-            if m & bit:
-                child = targets[bases[node] + (m & (bit - 1)).bit_count()]
-                after_right(pos, child, lo, main + face[pos], wmul, cross, n)
-            return
-        poss = m & cc[pos]
-        if not blanks:
-            poss &= rmask
-        if not poss:
-            return
+        poss = m & cc[pos] & avail
         base = bases[node]
         lmul = lm[pos]
         wsq = wm[pos]
@@ -378,9 +379,11 @@ def _gen_line(
                 rack[letter] = count - 1
                 if count == 1:
                     rmask ^= bit
+                    if not blanks:
+                        avail = rmask
                 v = values[letter] * lmul
                 placed[pos] = _UPPER[letter]
-                after_right(
+                right_from(
                     pos,
                     child,
                     lo,
@@ -392,25 +395,36 @@ def _gen_line(
                 rack[letter] = count
                 if count == 1:
                     rmask |= bit
+                    if not blanks:
+                        avail = rmask
             if blanks:
                 blanks -= 1
+                if not blanks:
+                    avail = rmask
                 placed[pos] = _LOWER[letter]
-                after_right(
+                right_from(
                     pos, child, lo, main, wmul1, cross + csq * wsq if csq >= 0 else cross, n1
                 )
                 blanks += 1
+                avail = LETTER_BITS
         placed[pos] = None
 
-    def after_right(pos: int, node: int, lo: int, main: int, wmul: int, cross: int, n: int) -> None:
+    def right_from(pos: int, node: int, lo: int, main: int, wmul: int, cross: int, n: int) -> None:
+        # Take in the board tiles right of pos: the word cannot stop next to one.
+        p = pos + 1
+        while p < size and line[p] >= 0:
+            m = masks[node]
+            bit = 1 << line[p]
+            if not m & bit:
+                return
+            node = targets[bases[node] + (m & (bit - 1)).bit_count()]
+            main += face[p]
+            p += 1
         m = masks[node]
-        nxt = pos + 1
-        if nxt < size and line[nxt] >= 0:
-            go_right(nxt, node, lo, main, wmul, cross, n)  # must take the tile in
-            return
-        if m & FINAL_BIT:
-            emit(lo, pos, main * wmul + cross, n)
-        if nxt < size:
-            go_right(nxt, node, lo, main, wmul, cross, n)
+        if m & FINAL_BIT and p - 1 > anchor:
+            emit(lo, p - 1, main * wmul + cross, n)
+        if p < size and m & cc[p] & avail:
+            go_right(p, node, lo, main, wmul, cross, n)
 
     for a in range(size):
         if not anchors[a]:
@@ -422,4 +436,5 @@ def _gen_line(
         limit = a
         while limit > 0 and (line[limit - 1] >= 0 or not anchors[limit - 1]):
             limit -= 1
-        go_left(a, g.root, 0, 1, 0, 0)
+        if masks[g.root] & cc[a] & avail:
+            go_left(a, g.root, 0, 1, 0, 0)
