@@ -369,6 +369,11 @@ class ServerSession(_Session):
             raise RemoteProtocolError(
                 ErrorCode.UNKNOWN_COMMAND, f"{command.value} without {flag.value} announced"
             )
+        if command is Command.MAKEMOVE and not self.your_turn:
+            # spec E009: also before this client got its NOTIFYTURN. The turn is judged
+            # before the arguments, like the state. The room checks the turn too; this
+            # catches what the session itself knows.
+            raise RemoteProtocolError(ErrorCode.NOT_YOUR_TURN, "no NOTIFYTURN 1 for you")
         message = decode_args(command, frame.args)
         request = self._request_for(message)
         self._client_sent(message, next_state)
@@ -387,10 +392,6 @@ class ServerSession(_Session):
                         ErrorCode.INVALID_ARGUMENT, "only 2-player games without TEAMPLAY"
                     )
                 return Enqueue(players)
-            case MakeWord() | MakeSwap() if not self.your_turn:
-                # spec E009: also before this client got its NOTIFYTURN. The room checks
-                # the turn too; this catches what the session itself knows.
-                raise RemoteProtocolError(ErrorCode.NOT_YOUR_TURN, "no NOTIFYTURN 1 for you")
             case MakeWord(x=x, y=y, direction=direction, word=word):
                 return PlayWord(x, y, direction, word)
             case MakeSwap(tiles=tiles):
