@@ -510,7 +510,7 @@ def decode_client(text: str) -> ClientMessage:
     if command is ClientCommand.PLACE:
         if len(args) == 3 and args[1].casefold() == "on":
             args = [args[0], args[2]]
-        if len(args) != 2:
+        if len(args) != 2 or args[1].casefold() == "on":
             raise _fail("place <tile> on <index>")
         index = _int(args[1], move)
         if index < 0:
