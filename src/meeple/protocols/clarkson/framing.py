@@ -1,0 +1,137 @@
+"""Clarkson framing: the byte stream as lines, and lines back to bytes.
+
+RFC §2 ends every message line with CRLF and lets an implementation accept a bare LF;
+meeple always sends CRLF (ERRATA). :class:`LineFramer` cuts a byte stream into
+:class:`Line` events whatever the chunking; :func:`encode_line` does the reverse.
+
+Tolerance, because real clients need it (ERRATA, Clarkson; docs/protocols/clarkson.md):
+
+- NUL padding: a known client writes every line into a fixed 4096-byte buffer padded
+  with NUL bytes and sends the whole buffer. A NUL therefore ends the line it follows
+  (so a padded buffer without a newline still delivers its line), and NULs that follow
+  a line end are nothing: a buffer of only NULs yields no event.
+- Spaces, tabs and the CR of CRLF around a line are stripped; a line that is empty
+  after that is dropped (telnet users press Enter; BOARDPUSH ends with an empty line).
+- A line longer than the limit becomes one :class:`OversizedLine` event; its bytes are
+  dropped up to the next line end without being kept, so a peer cannot make the buffer
+  grow, and the next line decodes normally.
+- Bytes are decoded as UTF-8 with replacement characters, so binary garbage never
+  raises; every keyword of the RFC is ASCII, so garbage can only land in free text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from meeple.protocols.clarkson.errors import LocalProtocolError
+
+__all__ = [
+    "CRLF",
+    "DEFAULT_MAX_LINE_SIZE",
+    "Line",
+    "LineEvent",
+    "LineFramer",
+    "OversizedLine",
+    "encode_line",
+]
+
+CRLF = b"\r\n"
+
+# One padded client buffer is 4096 bytes; no legal line comes close (a PLACE of seven
+# tiles is about 80 bytes, a BOARDPUSH row 89), so this bounds a peer's buffer only.
+DEFAULT_MAX_LINE_SIZE = 4096
+
+# A run of line ends (LF) and NUL padding ends the line before it. A run split across
+# chunks only produces empty lines, which are dropped.
+_LINE_END = re.compile(rb"[\n\x00]+")
+_FORBIDDEN_IN_LINE = re.compile(r"[\r\n\x00]")
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One line of text, stripped of its line end, NUL padding and surrounding blanks."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class OversizedLine:
+    """A line longer than ``limit`` bytes; it was dropped up to its end."""
+
+    limit: int
+
+
+LineEvent = Line | OversizedLine
+
+
+class LineFramer:
+    """Incremental splitter of a Clarkson byte stream into lines.
+
+    Call :meth:`receive_data` with each chunk as it arrives and :meth:`finish` at the end
+    of the stream. Holds at most ``max_line_size`` bytes of one unfinished line.
+    """
+
+    __slots__ = ("_buffer", "_skipping", "max_line_size")
+
+    def __init__(self, max_line_size: int = DEFAULT_MAX_LINE_SIZE) -> None:
+        if max_line_size < 1:
+            raise ValueError("max_line_size must be positive")
+        self.max_line_size = max_line_size
+        self._buffer = bytearray()
+        self._skipping = False  # inside an oversized line, dropping bytes up to its end
+
+    @property
+    def buffered(self) -> int:
+        """Bytes of an unfinished line held now (never more than the limit)."""
+        return len(self._buffer)
+
+    def receive_data(self, data: bytes) -> list[LineEvent]:
+        """Take the next chunk of the stream; return the events of the lines it ends."""
+        events: list[LineEvent] = []
+        start = 0
+        for match in _LINE_END.finditer(data):
+            self._take(data[start : match.start()], events)
+            self._end_line(events)
+            start = match.end()
+        self._take(data[start:], events)
+        return events
+
+    def finish(self) -> list[LineEvent]:
+        """The stream ended: a last line without a line end still counts (liberal)."""
+        events: list[LineEvent] = []
+        self._end_line(events)
+        return events
+
+    def _take(self, piece: bytes, events: list[LineEvent]) -> None:
+        if self._skipping or not piece:
+            return
+        if len(self._buffer) + len(piece) > self.max_line_size:
+            self._buffer.clear()
+            self._skipping = True
+            events.append(OversizedLine(self.max_line_size))
+            return
+        self._buffer += piece
+
+    def _end_line(self, events: list[LineEvent]) -> None:
+        if self._skipping:
+            self._skipping = False
+            return
+        raw = bytes(self._buffer).strip()  # ASCII blanks and the CR of CRLF
+        self._buffer.clear()
+        if raw:
+            events.append(Line(raw.decode("utf-8", errors="replace")))
+
+
+def encode_line(text: str) -> bytes:
+    """One line of text to bytes ending in CRLF (RFC §2: send CRLF wherever it is stated).
+
+    Raise LocalProtocolError if the text holds CR, LF or NUL (they would end the line
+    early at the peer) or cannot be encoded as UTF-8 (a lone surrogate).
+    """
+    if _FORBIDDEN_IN_LINE.search(text):
+        raise LocalProtocolError(f"a line may not contain CR, LF or NUL: {text!r}")
+    try:
+        return text.encode("utf-8") + CRLF
+    except UnicodeEncodeError as exc:
+        raise LocalProtocolError(f"not valid text: {text!r}") from exc
