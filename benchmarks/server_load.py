@@ -10,22 +10,26 @@ their time in move generation, which must not be charged to the server). Printed
 - p50/p99 latency from sending MAKEMOVE to receiving its INFORMMOVE, measured by a
   probe (a third process: two clients swapping one tile a turn, game after game) while
   the bot games run, because a bot's own move generation would delay its reads;
-- server memory per idle connection (announced Twente clients doing nothing).
+- server memory per idle connection (announced Twente clients doing nothing, held by
+  another process so that only the server's memory counts).
 
-Then the same message pattern against a bare asyncio echo server (a frame out, the
-same frame back) marks what the machine's loopback and asyncio can do at best.
+Before that, the same message pattern against a bare asyncio echo server (a frame out,
+the same frame back, 40 connections at full speed) marks what the machine's loopback
+and asyncio can do at best.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import multiprocessing as mp
 import os
 import random
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
 from meeple.clients.twente import TwenteClient
@@ -131,14 +135,46 @@ def echo_client_process(port: int, conns: int, messages: int, queue: mp.Queue) -
 # --- the measured side ------------------------------------------------------------------
 
 
-async def idle_memory(port: int, count: int) -> float:
-    """Bytes of server RSS per announced, idle Twente connection."""
-    before = rss_bytes()
-    clients = [await TwenteClient.connect("127.0.0.1", port, f"idle{i}") for i in range(count)]
+def idle_process(port: int, count: int, announce: bool, ready: mp.Queue, stop: Any) -> None:  # type: ignore[type-arg]
+    """Open ``count`` idle connections (announced Twente clients, or bare sockets), hold them."""
+
+    async def run() -> None:
+        if announce:
+            clients = [
+                await TwenteClient.connect("127.0.0.1", port, f"idle{i}") for i in range(count)
+            ]
+        else:
+            conns = [await asyncio.open_connection("127.0.0.1", port) for _ in range(count)]
+        ready.put(count)
+        await asyncio.get_running_loop().run_in_executor(None, stop.wait)
+        if announce:
+            for c in clients:
+                await c.close()
+        else:
+            for _, w in conns:
+                w.close()
+
+    asyncio.run(run())
+
+
+async def idle_memory(port: int, count: int, *, announce: bool) -> float:
+    """Bytes of server RSS per idle connection, the clients held by another process.
+
+    The clients live in their own process so that only the server's memory is counted.
+    """
+    gc.collect()
     await asyncio.sleep(0.2)
+    before = rss_bytes()
+    spawn = mp.get_context("spawn")
+    ready: mp.Queue = spawn.Queue()  # type: ignore[type-arg]
+    stop = spawn.Event()
+    proc = spawn.Process(target=idle_process, args=(port, count, announce, ready, stop))
+    proc.start()
+    await asyncio.get_running_loop().run_in_executor(None, ready.get)
+    await asyncio.sleep(0.3)  # let the server take the last ones in
     per = (rss_bytes() - before) / count
-    for c in clients:
-        await c.close()
+    stop.set()
+    await asyncio.get_running_loop().run_in_executor(None, proc.join)
     return per
 
 
@@ -169,7 +205,8 @@ async def meeple_run(games: int, idle: int, db: Path) -> None:
         f"  MAKEMOVE->INFORMMOVE    p50 {percentile(latencies, 0.5) * 1e3:.2f} ms"
         f"   p99 {percentile(latencies, 0.99) * 1e3:.2f} ms"
     )
-    print(f"  memory per idle conn    {await idle_memory(port, idle) / 1024:10.1f} KiB")
+    per_conn = await idle_memory(port, idle, announce=True)
+    print(f"  memory per idle conn    {per_conn / 1024:10.1f} KiB")
     await server.stop()
 
 
@@ -180,7 +217,6 @@ async def echo_run(conns: int, messages: int, idle: int) -> None:
         writer.close()
 
     srv = await asyncio.start_server(echo, "127.0.0.1", 0)
-    idle_conns: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
     port = srv.sockets[0].getsockname()[1]
     queue: mp.Queue = mp.get_context("spawn").Queue()  # type: ignore[type-arg]
     proc = mp.get_context("spawn").Process(
@@ -198,13 +234,8 @@ async def echo_run(conns: int, messages: int, idle: int) -> None:
         f"  round trip              p50 {percentile(latencies, 0.5) * 1e3:.2f} ms"
         f"   p99 {percentile(latencies, 0.99) * 1e3:.2f} ms"
     )
-    before = rss_bytes()
-    idle_conns += [await asyncio.open_connection("127.0.0.1", port) for _ in range(idle)]
-    await asyncio.sleep(0.2)
-    print(f"  memory per idle conn    {(rss_bytes() - before) / idle / 1024:10.1f} KiB")
-    for _, w in idle_conns:
-        w.close()
-    await asyncio.sleep(0.2)  # let the echo handlers see EOF and finish
+    per_conn = await idle_memory(port, idle, announce=False)
+    print(f"  memory per idle conn    {per_conn / 1024:10.1f} KiB")
     srv.close()
     await srv.wait_closed()
 
@@ -215,9 +246,11 @@ def main() -> None:
     parser.add_argument("--idle", type=int, default=500, help="idle connections for memory")
     args = parser.parse_args()
     load_lexicon("gcide")  # compile once up front, outside every measurement
+    # The baseline first: its idle-memory figure needs a heap that no earlier run has
+    # left free pages in.
+    asyncio.run(echo_run(2 * args.games, 200, args.idle))
     with tempfile.TemporaryDirectory() as tmp:
         asyncio.run(meeple_run(args.games, args.idle, Path(tmp) / "bench.sqlite3"))
-    asyncio.run(echo_run(2 * args.games, 200, args.idle))
 
 
 if __name__ == "__main__":
