@@ -360,3 +360,58 @@ def test_garbage_never_disturbs_a_running_game(junk: bytes, gcide: Lexicon, tmp_
             await srv.stop()
 
     asyncio.run(scenario())
+
+
+# Messages a player in a game may well send at the wrong moment, each with the one
+# reply the spec gives it there (None: no reply). Bob did not announce CHAT.
+_OUT_OF_ORDER: list[tuple[bytes, str | None]] = [
+    (msg("ANNOUNCE", "Bob"), "E012"),
+    (msg("REQUESTGAME"), "E015"),
+    (msg("REQUESTGAME", "3"), "E015"),
+    (msg("MAKEMOVE", "WORD", "H8", "H", "QI"), "E009"),
+    (msg("MAKEMOVE", "SWAP", "A"), "E009"),
+    (msg("MAKEMOVE", "SWAP", ""), "E009"),
+    (msg("MAKEMOVE", "PASS"), "E009"),
+    (msg("SENDCHAT", "hi"), "E002"),
+    (msg("ERROR", "E002"), None),
+    (msg("WELCOME", "Bob"), "E002"),
+]
+
+
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(script=st.lists(st.sampled_from(_OUT_OF_ORDER), min_size=1, max_size=8))
+def test_out_of_order_messages_are_answered_and_the_game_goes_on(
+    script: list[tuple[bytes, str | None]], gcide: Lexicon
+) -> None:
+    """A player sending valid messages out of turn gets one ERROR each; the game is untouched."""
+
+    async def scenario() -> None:
+        config = ServerConfig(database=":memory:").with_port("twente", 0)
+        srv = MeepleServer(config, rng=random.Random(11))
+        srv.services.resource("scrabble.lexicon", lambda: gcide)
+        await srv.start()
+        try:
+            a, b, _, first = await _two_player_game(srv)
+            mover, other = (a, b) if first == "Alice" else (b, a)
+            other_name = "Bob" if first == "Alice" else "Alice"
+            for data, code in script:
+                if data.startswith((b"ANNOUNCE", b"WELCOME")):
+                    data = data.replace(b"Bob", other_name.encode())
+                if data.startswith(b"SENDCHAT") and other is a:
+                    continue  # Alice announced CHAT: hers would be relayed, not refused
+                other.send(data)
+                if code is not None:
+                    await other.expect("ERROR", code)
+            await other.quiet()
+            mover.send(msg("MAKEMOVE", "SWAP", ""))
+            for peer in (mover, other):
+                await peer.expect("INFORMMOVE", first, "SWAP", "0")
+                await peer.expect("NOTIFYTURN", "1" if peer is other else "0", other_name)
+            a.close()
+            b.close()
+        finally:
+            await srv.stop()
+
+    asyncio.run(scenario())
