@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -252,8 +254,6 @@ def test_random_client_orders_only_raise_remote_errors(
     machine = _machine(state)
     for kind, named, on_turn in items:
         data = CLIENT_MESSAGES.get(kind, kind.encode())
-        try:
+        with contextlib.suppress(RemoteProtocolError):
             machine.receive(data, named=named, on_turn=on_turn)
-        except RemoteProtocolError as e:
-            assert e.answer in Answer
         assert machine.state is state
