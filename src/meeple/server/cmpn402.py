@@ -175,6 +175,7 @@ class Cmpn402Listener:
             process_request=self._http,
             ping_interval=self.ping_interval,
             ping_timeout=self.ping_interval,
+            close_timeout=max(1.0, self.ping_interval),
             max_size=MAX_MESSAGE_SIZE,
             compression=None,
         )

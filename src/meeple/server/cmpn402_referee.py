@@ -209,21 +209,29 @@ class Referee:
         self.seats[index] = None
         logger.info("[%s] disconnected (%s)", seat.link.id, seat.name or "no name")
         if self.game is not None:
-            self._halt_clocks()
-            if self._checkpoint is not None:
-                self._checkpoint["times"] = list(self.times)
-                self._checkpoint["total"] = self.total
-                self._save(self._checkpoint)
-            self._note(f"{seat.name} disconnected; game saved for resume")
-            scores = self.game.scores
-            for player, i in enumerate(self.seat_of):
-                if i != index and self.seats[i] is not None:
-                    mine, theirs = scores[player], scores[1 - player]
-                    self._send(i, EndMessage(EndReason.CONNECTION_ERROR, mine, theirs))
-            self.game = None
-            self._log = None
-            self._held.clear()
+            self._note(f"{seat.name} disconnected; the game waits to resume")
+            self._interrupt()
         self.machine.advance(ServerInput.DISCONNECT)
+
+    def _interrupt(self) -> None:
+        """Save the times into the last checkpoint and send END reason 2 to whoever is here."""
+        game = self.game
+        assert game is not None
+        self._halt_clocks()
+        if self._checkpoint is not None:
+            self._checkpoint["times"] = list(self.times)
+            self._checkpoint["total"] = self.total
+            self._save(self._checkpoint)
+        # The scores the game resumes with: a play in its challenge window is not saved.
+        scores = list(game.scores)
+        if game.pending is not None:
+            scores[game.pending.player] -= game.pending.score
+        for player, i in enumerate(self.seat_of):
+            mine, theirs = scores[player], scores[1 - player]
+            self._send(i, EndMessage(EndReason.CONNECTION_ERROR, mine, theirs))
+        self.game = None
+        self._log = None
+        self._held.clear()
 
     def receive(self, index: int, data: bytes) -> None:
         """One binary message from a seat."""
@@ -346,11 +354,13 @@ class Referee:
 
     def shutdown(self) -> None:
         """The server is stopping: save the times like a disconnect, tell both agents."""
-        for i in range(2):
-            seat = self.seats[i]
+        if self.game is not None:
+            self._note("the server stops; the game waits to resume")
+            self._interrupt()
+        for i, seat in enumerate(self.seats):
             if seat is not None:
-                self.disconnect(i)
                 seat.link.close(1001, "server shutting down")
+                self.disconnect(i)
 
     # --- starting and ending games -------------------------------------------------
 
