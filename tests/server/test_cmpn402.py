@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
@@ -522,3 +524,30 @@ async def test_heartbeat_drops_a_silent_client(make_server: Factory) -> None:
     transport.resume_reading()
     b = await (await Peer.open(server)).named("bob")
     await b.quiet()
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.booleans(), st.binary(max_size=40)), max_size=15))
+def test_random_binary_over_the_wire(
+    tmp_path_factory: pytest.TempPathFactory, gcide: Lexicon, junk: list[tuple[bool, bytes]]
+) -> None:
+    """Random binary messages from either agent: the connections and the game go on."""
+
+    async def scenario() -> None:
+        config = _config(tmp_path_factory.mktemp("junk"))
+        server = MeepleServer(config, clock=VirtualClock(), rng=random.Random(1))
+        server.services.resource("scrabble.lexicon", lambda: gcide)
+        await server.start()
+        try:
+            mover, other, _, _ = await _pair(server)
+            for from_mover, data in junk:
+                if data[:1] not in (b"\x02", b"\x03", b"\x04"):  # no real moves
+                    await (mover if from_mover else other).send(data)
+            await other.send(b"\x02")  # out of turn: ignored
+            await mover.send(b"\x02")
+            await other.expect(PassNotice(PLAYER_MS, TOTAL_MS))
+            await mover.quiet(0.02)
+        finally:
+            await server.stop()
+
+    asyncio.run(scenario())
