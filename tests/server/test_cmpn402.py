@@ -543,7 +543,6 @@ def test_random_binary_over_the_wire(
             for from_mover, data in junk:
                 if data[:1] not in (b"\x02", b"\x03", b"\x04"):  # no real moves
                     await (mover if from_mover else other).send(data)
-            await other.send(b"\x02")  # out of turn: ignored
             await mover.send(b"\x02")
             await other.expect(PassNotice(PLAYER_MS, TOTAL_MS))
             await mover.quiet(0.02)
