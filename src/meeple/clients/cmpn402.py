@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import sys
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar, cast
@@ -68,7 +69,7 @@ from meeple.protocols.cmpn402.messages import (
 )
 from meeple.protocols.cmpn402.session import ClientSession, ClientState
 
-__all__ = ["Agent", "BuiltinAgent", "GameResult", "Move", "View", "play"]
+__all__ = ["Agent", "BuiltinAgent", "GameResult", "Move", "View", "play", "run_builtin"]
 
 T = TypeVar("T")
 
@@ -311,3 +312,16 @@ async def play(
         if attempts > reconnect:
             raise ConnectionError(f"{name}: lost the server after {len(results)} games")
         await asyncio.sleep(retry_delay)
+
+
+def run_builtin(host: str, port: int, name: str, lexicon: Lexicon, *, games: int = 1) -> int:
+    """``meeple bot scrabble --protocol cmpn402``: the built-in agent plays ``games`` games."""
+    uri = f"ws://{host}:{port}"
+    try:
+        results = asyncio.run(play(uri, name, BuiltinAgent(lexicon), games=games))
+    except ConnectionError as e:
+        print(f"meeple bot: {e}", file=sys.stderr)
+        return 1
+    for r in results:
+        print(f"{r.reason.name.lower()}: {name} {r.score}  opponent {r.opponent_score}")
+    return 0

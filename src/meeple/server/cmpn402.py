@@ -28,6 +28,7 @@ import json
 import logging
 import re
 import secrets
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ from meeple.games.scrabble import game as g
 from meeple.games.scrabble.gcg import to_gcg
 from meeple.games.scrabble.lexicon import load_lexicon
 from meeple.protocols.cmpn402.errors import CloseCode
+from meeple.protocols.cmpn402.messages import Start
 from meeple.server.app import Services
 from meeple.server.cmpn402_referee import Referee, RefereeSettings
 from meeple.server.config import ListenerConfig
@@ -79,7 +81,11 @@ class FileGameLog:
 
     def message(self, direction: str, seat: str, message: object, data: bytes) -> None:
         arrow = "<-" if direction == "in" else "->"
-        self._write(f"{arrow} {seat} {message} | {data.hex(' ')}")
+        text = str(message)
+        if isinstance(message, Start):  # the board is in the bytes; keep the line short
+            tiles = sum(c != "." for row in message.board for c in row)
+            text = str(replace(message, board=(f"<{tiles} tiles>",)))
+        self._write(f"{arrow} {seat} {text} | {data.hex(' ')}")
 
     def note(self, text: str) -> None:
         self._write(f"## {text}")
