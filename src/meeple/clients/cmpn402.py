@@ -296,17 +296,21 @@ async def play(
 
     END reason 2 (the other agent dropped) is not a finished game: the client waits
     for the START that resumes it. If the connection is lost it reconnects up to
-    ``reconnect`` times (spec, client State: * ANY, "Request new connection").
+    ``reconnect`` times (spec, client State: * ANY, "Request new connection"); if
+    the first connection fails, it raises ConnectionError at once.
     """
     results: list[GameResult] = []
     attempts = 0
+    connected = False
     while True:
         try:
             async with connect(uri, max_size=2**16, compression=None) as ws:
-                attempts = 0
+                attempts, connected = 0, True
                 if await _Runner(ws, name, agent).run(games, results):
                     return results
         except (OSError, ConnectionClosed, InvalidHandshake) as e:
+            if not connected:  # no server there at all: say so now
+                raise ConnectionError(f"{name}: cannot reach {uri}: {e}") from e
             logger.info("%s: connection lost (%s)", name, e)
         attempts += 1
         if attempts > reconnect:

@@ -71,6 +71,8 @@ __all__ = ["Link", "Referee", "RefereeSettings", "Seat"]
 logger = logging.getLogger(__name__)
 
 VARIANT = g.VARIANTS["cmpn402"]
+# Messages held while paused (an agent has at most one move to make; more is noise).
+MAX_HELD = 16
 
 # Engine end reasons to END's reason byte (ERRATA: the standard ends are reason 0).
 _END_REASONS = {
@@ -236,7 +238,8 @@ class Referee:
     def receive(self, index: int, data: bytes) -> None:
         """One binary message from a seat."""
         if self.mode is _Mode.PAUSED and self.game is not None:
-            self._held.append((index, data))  # answered when the admin resumes
+            if len(self._held) < MAX_HELD:
+                self._held.append((index, data))  # answered when the admin resumes
             return
         seat = self.seats[index]
         if seat is None:
@@ -490,6 +493,7 @@ class Referee:
                 logger.exception("cmpn402: recording the game failed")
         self.game = None
         self._log = None
+        self._held.clear()
         self._checkpoint = None
         self._save(None)
         self._auto_start()
