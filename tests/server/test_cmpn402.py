@@ -550,3 +550,37 @@ def test_random_binary_over_the_wire(
             await server.stop()
 
     asyncio.run(scenario())
+
+
+# --- configuration ----------------------------------------------------------------
+
+
+def test_cmpn402_config_table_and_flags() -> None:
+    """The [cmpn402] table and the serve flags set the referee; bad values are refused."""
+    from meeple.cli.main import build_parser
+    from meeple.cli.serve import config_from_args
+    from meeple.server.config import ConfigError, config_from_mapping
+
+    config = config_from_mapping(
+        {"cmpn402": {"manual_start": True, "games": 3, "admin_token": "a", "player_time": 5}}
+    )
+    assert config.cmpn402.manual_start is True
+    assert (config.cmpn402.games, config.cmpn402.player_time) == (3, 5)
+    assert config.cmpn402.total_time == 1200.0
+    for bad in (
+        {"games": 0},
+        {"games": "2"},
+        {"manual_start": 1},
+        {"challenge_time": -1},
+        {"player_time": 3e6},
+        {"colour": "red"},
+    ):
+        with pytest.raises(ConfigError):
+            config_from_mapping({"cmpn402": bad})
+    args = build_parser().parse_args(
+        ["serve", "--manual-start", "--games", "4", "--ping-interval", "0.5", "--total-time", "60"]
+    )
+    settings = config_from_args(args).cmpn402
+    assert (settings.manual_start, settings.games, settings.ping_interval) == (True, 4, 0.5)
+    assert settings.total_time == 60
+    assert config_from_args(build_parser().parse_args(["serve"])).cmpn402.manual_start is False

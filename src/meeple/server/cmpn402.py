@@ -28,6 +28,7 @@ import json
 import logging
 import re
 import secrets
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -165,7 +166,7 @@ class Cmpn402Listener:
         self._lexicon_name = getattr(lexicon, "name", None)
         self._server: Server | None = None
         self._handlers: set[asyncio.Task[None]] = set()
-        self._logs: dict[str, FileGameLog] = {}
+        self._started_at = time.time()
 
     @property
     def port(self) -> int:
@@ -202,6 +203,7 @@ class Cmpn402Listener:
     # --- game records -----------------------------------------------------------------
 
     def _open_log(self, players: tuple[str, ...]) -> FileGameLog | _NullLog:
+        self._started_at = time.time()  # wall time of the game's (re)start, for the store
         if self.log_dir is None:
             return _NullLog()
         log = FileGameLog(self.log_dir, players)
@@ -218,7 +220,7 @@ class Cmpn402Listener:
             variant="cmpn402",
             protocols=["cmpn402"],
             players=game.players,
-            started_at=0.0,
+            started_at=self._started_at,
             end_reason=reason.lower(),
             result={
                 "scores": dict(zip(game.players, result.scores, strict=True)),
