@@ -248,3 +248,93 @@ def test_checkpoint_resumes_after_drop_even_with_manual_start(gcide: Lexicon, ma
     again = [decode_server(c.sent[-1]), decode_server(b.sent[-1])]
     assert all(isinstance(s, Start) for s in again)
     assert again == first
+
+
+def _setup(lexicon: Lexicon, state: str) -> tuple[Referee, list[FakeLink]]:
+    """A referee in the given server state (manual start), with both links."""
+    referee, _ = _referee(lexicon, {}, manual_start=True)
+    links = [FakeLink(0), FakeLink(1)]
+    referee.connect(links[0])
+    referee.receive(0, Name("p0").encode())
+    referee.connect(links[1])
+    if state != "INIT":
+        referee.receive(1, Name("p1").encode())
+    if state in ("IDLE", "AWAIT_CHALLENGE"):
+        referee.start()
+    if state == "AWAIT_CHALLENGE":
+        game = referee.game
+        assert game is not None
+        referee.receive(referee.seat_of[game.turn or 0], _move_bytes(referee, lexicon, "play"))
+    assert referee.machine.state.value == state
+    for link in links:
+        link.sent.clear()
+    return referee, links
+
+
+KINDS = [
+    "NAME",
+    "PASS",
+    "EXCHANGE",
+    "PLAY",
+    "NO_CHALLENGE",
+    "CHALLENGE",
+    "JUNK",
+    "SERVER_TYPE",
+    "BAD_PLAY",
+    "WRONG_SCORE",
+    "BAD_EXCHANGE",
+]
+
+# (state, kind, from the player on turn?) -> (state after, {who: [(type, length)]})
+# "mover" is the sender, "peer" the other seat. Unlisted: nothing sent, state unchanged.
+EXPECTED: dict[tuple[str, str, bool], tuple[str, dict[str, list[tuple[int, int]]]]] = {
+    ("INIT", "NAME", False): ("READY", {}),
+    ("IDLE", "PASS", True): ("IDLE", {"peer": [(2, 9)]}),
+    ("IDLE", "EXCHANGE", True): ("IDLE", {"mover": [(3, 8)], "peer": [(3, 10)]}),
+    ("IDLE", "PLAY", True): ("AWAIT_CHALLENGE", {"peer": [(4, 27)]}),
+    ("IDLE", "BAD_PLAY", True): ("IDLE", {"mover": [(9, 9)]}),
+    ("IDLE", "WRONG_SCORE", True): ("IDLE", {"mover": [(9, 9)]}),
+    ("IDLE", "BAD_EXCHANGE", True): ("IDLE", {"mover": [(9, 9)]}),
+    ("AWAIT_CHALLENGE", "NO_CHALLENGE", True): ("IDLE", {"peer": [(5, 8)]}),
+    ("AWAIT_CHALLENGE", "CHALLENGE", True): ("IDLE", {"mover": [(8, 1)], "peer": [(8, 16)]}),
+}
+
+
+@pytest.mark.parametrize("state", ["INIT", "READY", "IDLE", "AWAIT_CHALLENGE"])
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("on_turn", [True, False])
+def test_every_message_in_every_referee_state(
+    gcide: Lexicon, state: str, kind: str, on_turn: bool
+) -> None:
+    """Raw bytes in, raw bytes out: each client message in each server state, from the
+    player on turn or the other (in INIT: the named or the unnamed agent)."""
+    referee, links = _setup(gcide, state)
+    game = referee.game
+    if game is not None:
+        on_turn_seat = referee.seat_of[game.turn or 0]
+        sender = on_turn_seat if on_turn else 1 - on_turn_seat
+    else:
+        sender = 0 if on_turn else 1  # INIT: seat 0 named, seat 1 not; READY: both named
+    rack = "" if game is None else game.rack(referee.seat_of.index(sender))
+    data = {
+        "NAME": Name("again").encode(),
+        "PASS": PassMove().encode(),
+        "EXCHANGE": ExchangeMove(rack[:2] or "AB").encode(),
+        "PLAY": _move_bytes(referee, gcide, "play") if game is not None else b"\x04",
+        "NO_CHALLENGE": NoChallenge().encode(),
+        "CHALLENGE": ChallengeMove().encode(),
+        "JUNK": b"\x0b\x01",
+        "SERVER_TYPE": b"\x07",
+        "BAD_PLAY": bytes.fromhex("04 00 00 00 00 00 00 00 00 00 00 00 00 00 00"),
+        "WRONG_SCORE": _move_bytes(referee, gcide, "wrong-score") if game else b"\x04",
+        "BAD_EXCHANGE": ExchangeMove("ZZZZZZZ").encode(),
+    }[kind]
+    referee.receive(sender, data)
+    after, sent = EXPECTED.get((state, kind, on_turn), (state, {}))
+    assert referee.machine.state.value == after
+    got = {
+        who: [(d[0], len(d)) for d in links[seat].sent]
+        for who, seat in (("mover", sender), ("peer", 1 - sender))
+        if links[seat].sent
+    }
+    assert got == sent
