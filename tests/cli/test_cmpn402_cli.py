@@ -1,8 +1,9 @@
-"""`meeple bot scrabble --protocol cmpn402`: two built-in agents play a game on a referee."""
+"""`meeple bot scrabble --protocol cmpn402` and `meeple cmpn402` against a real referee."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import threading
 from collections.abc import Iterator
@@ -65,3 +66,15 @@ def test_bot_without_a_referee_fails_cleanly(capsys: pytest.CaptureFixture[str])
     code = main(["bot", "scrabble", "--protocol", "cmpn402", "--port", "1", "--name", "x"])
     assert code == 1
     assert "cannot reach" in capsys.readouterr().err
+
+
+def test_admin_commands(referee_port: int, capsys: pytest.CaptureFixture[str]) -> None:
+    """`meeple cmpn402 ACTION` presses the buttons; a wrong token is refused."""
+    base = ["cmpn402", "--port", str(referee_port)]
+    assert main([*base, "status", "--token", "x"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"]["state"] == "INIT"
+    assert main([*base, "pause", "--token", "x"]) == 0
+    assert json.loads(capsys.readouterr().out)["result"] == "paused"
+    assert main([*base, "stop", "--token", "wrong"]) == 1
+    assert "401" in capsys.readouterr().err
