@@ -51,7 +51,7 @@ from meeple.protocols.cmpn402 import (
     decode_server,
 )
 from meeple.server.app import MeepleServer
-from meeple.server.clock import VirtualClock
+from meeple.server.clock import Clock, SystemClock, VirtualClock
 from meeple.server.cmpn402 import Cmpn402Listener
 from meeple.server.config import ListenerConfig, ServerConfig
 from meeple.server.store import Store
@@ -82,7 +82,7 @@ async def make_server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[Factory]:
     """Start referees on port 0 with a virtual clock; all are stopped at the end."""
     servers: list[MeepleServer] = []
 
-    async def make(clock: VirtualClock | None = None, seed: int = 7, **cmpn402: Any) -> Any:
+    async def make(clock: Clock | None = None, seed: int = 7, **cmpn402: Any) -> Any:
         server = MeepleServer(
             _config(tmp_path, **cmpn402), clock=clock or VirtualClock(), rng=random.Random(seed)
         )
@@ -392,8 +392,9 @@ async def test_whole_game_agent_vs_agent(make_server: Factory, gcide: Lexicon) -
 
 
 async def test_series_alternates_the_first_player(make_server: Factory, gcide: Lexicon) -> None:
-    """--games 2: two games in a row, each agent moving first once."""
-    server = await make_server(games=2)
+    """--games 2: two games in a row, each agent moving first once; the next START
+    comes a second after END (on the real clock here)."""
+    server = await make_server(SystemClock(), games=2)
     uri = f"ws://127.0.0.1:{server.ports['cmpn402']}"
     ra, _ = await asyncio.wait_for(
         asyncio.gather(

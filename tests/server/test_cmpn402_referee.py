@@ -338,3 +338,33 @@ def test_every_message_in_every_referee_state(
         if links[seat].sent
     }
     assert got == sent
+
+
+def test_a_stale_move_between_series_games_is_ignored(gcide: Lexicon) -> None:
+    """After END the next game of a series starts a second later, so a move sent just
+    as the old game ended lands in READY and is ignored, not in the new game."""
+    referee, clock = _referee(gcide, {}, games=2)
+    links = [FakeLink(0), FakeLink(1)]
+    for i, link in enumerate(links):
+        referee.connect(link)
+        referee.receive(i, Name(f"p{i}").encode())
+    for _ in range(6):  # six scoreless turns end the game (END reason 0)
+        game = referee.game
+        assert game is not None
+        referee.receive(referee.seat_of[game.turn or 0], PassMove().encode())
+    assert referee.machine.state is ServerState.READY
+    for link in links:
+        end = decode_server(link.sent[-1])
+        assert isinstance(end, EndMessage)
+        assert end.reason is EndReason.ALL_TILES_USED
+    for link in links:
+        link.sent.clear()
+    referee.receive(0, PassMove().encode())  # stale: sent before it read END
+    referee.receive(1, PlayMove(8, 8, 0, "AB", 4).encode())
+    assert all(not link.sent for link in links)
+    clock.step(0.99)
+    assert all(not link.sent for link in links)
+    clock.step(0.02)
+    starts = [decode_server(link.sent[0]) for link in links]
+    assert all(isinstance(s, Start) for s in starts)
+    assert referee.series.played == 1

@@ -114,6 +114,10 @@ class RefereeSettings:
     challenge_time: int = 10_000
     manual_start: bool = False
     games: int = 1
+    # Between two games of a series. After NO_CHALLENGE the challenger is THINKING
+    # (spec) and may send a move just as END goes out; that stale move must land in
+    # READY (ignored), not in the next game. See docs/protocols/cmpn402.md.
+    between_games: int = 1_000
 
 
 @dataclass
@@ -185,6 +189,7 @@ class Referee:
         self._challenge_left = settings.challenge_time
         self._challenge_since = 0.0
         self._held: deque[tuple[int, bytes]] = deque()
+        self._next_game: Timer | None = None
         self._checkpoint = load()
         if self._checkpoint is not None:
             self.series = _Series(**self._checkpoint["series"])
@@ -368,6 +373,7 @@ class Referee:
     # --- starting and ending games -------------------------------------------------
 
     def _auto_start(self) -> None:
+        self._cancel_next_game()
         if self.machine.state is not ServerState.READY or self.mode is _Mode.PAUSED:
             return
         if self.settings.manual_start and self._checkpoint is None:
@@ -376,7 +382,13 @@ class Referee:
             return
         self._begin()
 
+    def _cancel_next_game(self) -> None:
+        if self._next_game is not None:
+            self._next_game.cancel()
+            self._next_game = None
+
     def _begin(self) -> None:
+        self._cancel_next_game()
         seats = self.seats
         names = [s.name if s is not None else "" for s in seats]
         if self._checkpoint is not None:
@@ -496,7 +508,10 @@ class Referee:
         self._held.clear()
         self._checkpoint = None
         self._save(None)
-        self._auto_start()
+        if not self.series.over and not self.settings.manual_start:
+            self._next_game = self.clock.call_later(
+                self.settings.between_games / 1000, self._auto_start
+            )
 
     # --- moves ---------------------------------------------------------------------
 
