@@ -368,3 +368,17 @@ def test_a_stale_move_between_series_games_is_ignored(gcide: Lexicon) -> None:
     starts = [decode_server(link.sent[0]) for link in links]
     assert all(isinstance(s, Start) for s in starts)
     assert referee.series.played == 1
+
+
+def test_a_client_without_a_name_is_closed_after_the_idle_timeout(gcide: Lexicon) -> None:
+    """A connection that never sends NAME cannot hold a seat forever (closed with 1008)."""
+    referee, clock = _referee(gcide, {}, name_timeout=5_000)
+    quiet, named = FakeLink(0), FakeLink(1)
+    referee.connect(quiet)
+    referee.connect(named)
+    referee.receive(1, Name("p1").encode())
+    clock.step(4.9)
+    assert quiet.closed is None
+    clock.step(0.2)
+    assert quiet.closed == 1008
+    assert named.closed is None

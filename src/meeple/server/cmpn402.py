@@ -157,6 +157,7 @@ class Cmpn402Listener:
                 challenge_time=round(settings.challenge_time * 1000),
                 manual_start=settings.manual_start,
                 games=settings.games,
+                name_timeout=round(services.config.idle_timeout * 1000),
             ),
             save=save,
             load=lambda: self.store.load_checkpoint(key),

@@ -27,6 +27,7 @@ meeple decisions where the spec is silent are in ``docs/protocols/cmpn402.md``.
 from __future__ import annotations
 
 import enum
+import functools
 import logging
 import random
 from collections import deque
@@ -118,6 +119,9 @@ class RefereeSettings:
     # (spec) and may send a move just as END goes out; that stale move must land in
     # READY (ignored), not in the next game. See docs/protocols/cmpn402.md.
     between_games: int = 1_000
+    # A connection that has not sent NAME by then is closed (1008), so a stray client
+    # cannot hold a seat; the server's idle_timeout.
+    name_timeout: int = 900_000
 
 
 @dataclass
@@ -201,12 +205,19 @@ class Referee:
         """Seat a new connection and send it NAME; None when both seats are taken."""
         for i, seat in enumerate(self.seats):
             if seat is None:
-                self.seats[i] = Seat(link)
+                new = self.seats[i] = Seat(link)
                 self.machine.advance(ServerInput.CONNECT)
                 logger.info("[%s] connected, seat %d", link.id, i + 1)
                 self._send(i, NameRequest())
+                timeout = self.settings.name_timeout / 1000
+                self.clock.call_later(timeout, functools.partial(self._name_timed_out, new))
                 return i
         return None
+
+    def _name_timed_out(self, seat: Seat) -> None:
+        if not seat.named and any(s is seat for s in self.seats):
+            logger.info("[%s] no NAME in time: closed", seat.link.id)
+            seat.link.close(int(CloseCode.POLICY_VIOLATION), "no NAME in time")
 
     def disconnect(self, index: int) -> None:
         """A seat's connection is gone (spec, "Disconnection" and State: * ANY)."""
