@@ -389,6 +389,8 @@ async def test_whole_game_agent_vs_agent(make_server: Factory, gcide: Lexicon) -
     lines = log.read_text().splitlines()
     assert any("<- " in line and "PlayMove" in line for line in lines)
     assert any("-> " in line and "EndMessage" in line for line in lines)
+    # The agents' boards and racks stayed in step with the referee's: nothing refused.
+    assert not [line for line in lines if "INVALID" in line or "refused" in line]
 
 
 async def test_series_alternates_the_first_player(make_server: Factory, gcide: Lexicon) -> None:
