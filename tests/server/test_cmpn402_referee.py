@@ -382,3 +382,15 @@ def test_a_client_without_a_name_is_closed_after_the_idle_timeout(gcide: Lexicon
     clock.step(0.2)
     assert quiet.closed == 1008
     assert named.closed is None
+
+
+def test_an_unreadable_checkpoint_is_dropped(gcide: Lexicon) -> None:
+    """A damaged checkpoint does not stop the referee: it is dropped and a new game starts."""
+    store: dict[str, Any] = {"checkpoint": {"record": {"players": 1}, "series": {}}}
+    referee, _ = _referee(gcide, store)
+    assert store["checkpoint"] is None
+    links = [FakeLink(0), FakeLink(1)]
+    for i, link in enumerate(links):
+        referee.connect(link)
+        referee.receive(i, Name(f"p{i}").encode())
+    assert all(isinstance(decode_server(link.sent[-1]), Start) for link in links)

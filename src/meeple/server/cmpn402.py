@@ -251,7 +251,11 @@ class Cmpn402Listener:
                         # The spec sends binary messages only; a text one is no message.
                         logger.info("[%s] text message ignored: %.40r", link.id, message)
                         continue
-                    self.referee.receive(index, message)
+                    try:
+                        self.referee.receive(index, message)
+                    except Exception:
+                        # A bug must not cost the agents their game: log it, go on.
+                        logger.exception("[%s] message %s failed", link.id, message.hex())
             except ConnectionClosed:
                 pass
             finally:

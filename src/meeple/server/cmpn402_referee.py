@@ -196,8 +196,16 @@ class Referee:
         self._next_game: Timer | None = None
         self._checkpoint = load()
         if self._checkpoint is not None:
-            self.series = _Series(**self._checkpoint["series"])
-            logger.info("cmpn402: a checkpoint waits for two agents to resume")
+            try:
+                g.GameRecord.from_dict(self._checkpoint["record"])
+                self.series = _Series(**self._checkpoint["series"])
+                int(self._checkpoint["total"]), list(map(int, self._checkpoint["times"]))
+            except (KeyError, TypeError, ValueError) as e:
+                logger.error("cmpn402: the saved checkpoint is unreadable (%s); dropped", e)
+                self._checkpoint = None
+                save(None)
+            else:
+                logger.info("cmpn402: a checkpoint waits for two agents to resume")
 
     # --- connections ---------------------------------------------------------------
 
