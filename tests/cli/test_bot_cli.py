@@ -20,7 +20,9 @@ from meeple.server.config import ServerConfig
 def running_server(tmp_path: Path, gcide: Lexicon) -> Iterator[int]:
     """A real server in a background thread with its own event loop; yields the Twente port."""
     loop = asyncio.new_event_loop()
-    config = ServerConfig(database=str(tmp_path / "db.sqlite3")).with_port("twente", 0)
+    config = ServerConfig(database=str(tmp_path / "db.sqlite3"))
+    for name in config.listeners:  # every listener on a free port, not its default
+        config = config.with_port(name, 0)
     server = MeepleServer(config, rng=random.Random(3))
     server.services.resource("scrabble.lexicon", lambda: gcide)
     started = threading.Event()

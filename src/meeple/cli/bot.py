@@ -11,7 +11,7 @@ from meeple.server.config import DEFAULT_PORTS
 
 __all__ = ["register"]
 
-PROTOCOLS = ("twente",)
+PROTOCOLS = ("twente", "cmpn402")
 
 
 def register(sub: Any) -> None:
@@ -41,6 +41,10 @@ def run_scrabble(args: argparse.Namespace) -> int:
         print(f"meeple bot: {e}", file=sys.stderr)
         return 2
     port = args.port if args.port is not None else DEFAULT_PORTS[args.protocol]
+    if args.protocol == "cmpn402":
+        from meeple.clients.cmpn402 import run_builtin
+
+        return run_builtin(args.host, port, args.name, lexicon, games=args.games)
     try:
         results = asyncio.run(
             play_twente(args.host, port, args.name, lexicon, players=args.players, games=args.games)

@@ -15,7 +15,12 @@ from collections.abc import Sequence
 __all__ = ["COMMAND_MODULES", "build_parser", "main"]
 
 # Name -> implementation registry (uvicorn style): add a module here to add a command.
-COMMAND_MODULES: tuple[str, ...] = ("meeple.cli.serve", "meeple.cli.scrabble", "meeple.cli.bot")
+COMMAND_MODULES: tuple[str, ...] = (
+    "meeple.cli.serve",
+    "meeple.cli.scrabble",
+    "meeple.cli.bot",
+    "meeple.cli.cmpn402",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

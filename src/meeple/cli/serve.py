@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import logging
 import sys
+from dataclasses import replace
 from typing import Any
 
 from meeple.server.app import LISTENERS, MeepleServer
@@ -39,6 +40,19 @@ def register(sub: Any) -> None:
     p.add_argument("--idle-timeout", type=float, metavar="SECONDS")
     p.add_argument("--max-message-size", type=int, metavar="BYTES")
     p.add_argument("--shutdown-grace", type=float, metavar="SECONDS")
+    c = p.add_argument_group("CMPN402 contest referee")
+    c.add_argument(
+        "--manual-start",
+        action="store_true",
+        default=None,
+        help="the admin starts each game (default: start when two agents have sent NAME)",
+    )
+    c.add_argument("--games", type=int, metavar="N", help="games per series (default 1)")
+    c.add_argument("--ping-interval", type=float, metavar="SECONDS", help="default 1")
+    c.add_argument("--admin-token", metavar="TOKEN", help="default: a random one, logged")
+    c.add_argument("--player-time", type=float, metavar="SECONDS", help="default 600")
+    c.add_argument("--total-time", type=float, metavar="SECONDS", help="default 1200")
+    c.add_argument("--challenge-time", type=float, metavar="SECONDS", help="default 10")
     p.set_defaults(handler=run)
 
 
@@ -52,6 +66,21 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         max_message_size=args.max_message_size,
         shutdown_grace=args.shutdown_grace,
     )
+    cmpn402 = {
+        key: getattr(args, key)
+        for key in (
+            "manual_start",
+            "games",
+            "ping_interval",
+            "admin_token",
+            "player_time",
+            "total_time",
+            "challenge_time",
+        )
+        if getattr(args, key, None) is not None
+    }
+    if cmpn402:
+        config = config.with_overrides(cmpn402=replace(config.cmpn402, **cmpn402))
     for name in DEFAULT_PORTS:
         port = getattr(args, f"{name}_port")
         if port is not None:

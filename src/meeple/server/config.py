@@ -13,6 +13,15 @@ A config file looks like this (every key optional)::
     port = 7777
     enabled = true
 
+    [cmpn402]                    # the CMPN402 contest referee (docs/protocols/cmpn402.md)
+    manual_start = false         # true: the admin starts each game
+    games = 1                    # games per series, first player alternating
+    ping_interval = 1.0          # seconds between WebSocket pings (ERRATA)
+    admin_token = "s3cret"       # for the admin HTTP endpoint; unset: a random one, logged
+    player_time = 600            # seconds on each player's clock
+    total_time = 1200            # seconds on the game clock
+    challenge_time = 10          # seconds of a challenge window
+
 Unknown keys are an error, so a typo does not silently fall back to a default.
 """
 
@@ -24,7 +33,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEFAULT_PORTS", "ConfigError", "ListenerConfig", "ServerConfig", "load_config"]
+__all__ = [
+    "DEFAULT_PORTS",
+    "Cmpn402Config",
+    "ConfigError",
+    "ListenerConfig",
+    "ServerConfig",
+    "load_config",
+]
 
 # Ports from ARCHITECTURE.md: the specs name 9000 (Clarkson) and 4000 (Spectrangle).
 DEFAULT_PORTS: Mapping[str, int] = {
@@ -48,6 +64,53 @@ class ListenerConfig:
     enabled: bool = True
 
 
+@dataclass(frozen=True, slots=True)
+class Cmpn402Config:
+    """The CMPN402 contest referee's settings (the ``[cmpn402]`` table); times in seconds."""
+
+    manual_start: bool = False
+    games: int = 1
+    ping_interval: float = 1.0
+    admin_token: str | None = None
+    player_time: float = 600.0
+    total_time: float = 1200.0
+    challenge_time: float = 10.0
+
+    def validate(self) -> None:
+        if self.games < 1:
+            raise ConfigError("cmpn402.games must be at least 1")
+        for key in ("ping_interval", "player_time", "total_time", "challenge_time"):
+            value = getattr(self, key)
+            if not 0 < value <= 2**31 / 1000:
+                raise ConfigError(f"cmpn402.{key} must be positive and fit an int32 of ms")
+
+
+_CMPN402_TYPES: Mapping[str, tuple[type, ...]] = {
+    "manual_start": (bool,),
+    "games": (int,),
+    "ping_interval": (int, float),
+    "admin_token": (str,),
+    "player_time": (int, float),
+    "total_time": (int, float),
+    "challenge_time": (int, float),
+}
+
+
+def _cmpn402(raw: object, base: Cmpn402Config) -> Cmpn402Config:
+    if not isinstance(raw, dict):
+        raise ConfigError("[cmpn402] must be a table")
+    unknown = set(raw) - set(_CMPN402_TYPES)
+    if unknown:
+        raise ConfigError(f"unknown keys in [cmpn402]: {', '.join(sorted(unknown))}")
+    for key, value in raw.items():
+        wanted = _CMPN402_TYPES[key]
+        if not isinstance(value, wanted) or (isinstance(value, bool) and bool not in wanted):
+            raise ConfigError(f"cmpn402.{key} has the wrong type: {value!r}")
+    config = replace(base, **raw)
+    config.validate()
+    return config
+
+
 def _default_listeners() -> dict[str, ListenerConfig]:
     return {name: ListenerConfig(port) for name, port in DEFAULT_PORTS.items()}
 
@@ -65,6 +128,7 @@ class ServerConfig:
     idle_timeout: float = 900.0
     max_message_size: int = 8192
     shutdown_grace: float = 5.0
+    cmpn402: Cmpn402Config = field(default_factory=Cmpn402Config)
 
     def with_overrides(self, **changes: Any) -> ServerConfig:
         """A copy with the given fields replaced; ``None`` values are ignored (unset flags)."""
@@ -89,6 +153,7 @@ class ServerConfig:
         for name, listener in self.listeners.items():
             if not 0 <= listener.port <= 65535:
                 raise ConfigError(f"listeners.{name}.port must be 0–65535")
+        self.cmpn402.validate()
 
 
 _TYPES: Mapping[str, tuple[type, ...]] = {
@@ -119,12 +184,12 @@ def _listener(name: str, raw: object, base: ListenerConfig | None) -> ListenerCo
 def config_from_mapping(data: Mapping[str, Any], base: ServerConfig | None = None) -> ServerConfig:
     """Apply a parsed TOML document to ``base`` (the defaults when None)."""
     base = base or ServerConfig()
-    unknown = set(data) - set(_TYPES) - {"listeners"}
+    unknown = set(data) - set(_TYPES) - {"listeners", "cmpn402"}
     if unknown:
         raise ConfigError(f"unknown config keys: {', '.join(sorted(unknown))}")
     changes: dict[str, Any] = {}
     for key, value in data.items():
-        if key == "listeners":
+        if key in ("listeners", "cmpn402"):
             continue
         if not isinstance(value, _TYPES[key]) or isinstance(value, bool):
             raise ConfigError(f"{key} has the wrong type: {value!r}")
@@ -137,6 +202,8 @@ def config_from_mapping(data: Mapping[str, Any], base: ServerConfig | None = Non
         if name not in DEFAULT_PORTS:
             raise ConfigError(f"no listener named {name!r} (known: {', '.join(DEFAULT_PORTS)})")
         listeners[name] = _listener(name, raw, listeners.get(name))
+    if "cmpn402" in data:
+        changes["cmpn402"] = _cmpn402(data["cmpn402"], base.cmpn402)
     config = replace(base, listeners=listeners, **changes)
     config.validate()
     return config

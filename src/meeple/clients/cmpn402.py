@@ -1,0 +1,331 @@
+"""An async CMPN402 client: the spec's client state machine driving an agent object.
+
+Writing a contest agent takes a class with two methods and one call::
+
+    class Agent:
+        def choose_move(self, view: View) -> PlayMove | ExchangeMove | PassMove:
+            return PassMove()
+        def want_challenge(self, view: View, play: PlayNotice) -> bool:
+            return False
+
+    results = await play("ws://127.0.0.1:8765", "my-team", Agent(), games=1)
+
+Either method may also be ``async``. :class:`View` is what the agent knows: board,
+rack, scores, times, and ``refused`` (how many moves the server has answered INVALID
+this turn, so an agent can try its next-best move). :class:`BuiltinAgent` is
+meeple's own: the best-scoring legal move (:mod:`meeple.ai.scrabble`), and it
+challenges a play that forms a word not in its lexicon.
+
+The client follows the spec's "Client State Machine" (``ClientSession``): after END
+it stays connected and READY for the next START (a series, or a resume after the
+other agent's disconnect); if the server goes away it reconnects
+(``reconnect`` attempts) and sends its NAME again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import sys
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from typing import Protocol, TypeVar, cast
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
+
+from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
+from meeple.games.scrabble.board import Board, Direction
+from meeple.games.scrabble.errors import ScrabbleError, WordsNotInLexicon
+from meeple.games.scrabble.lexicon import Lexicon
+from meeple.games.scrabble.moves import tiles_from_new_tiles
+from meeple.games.scrabble.rules import validate_play
+from meeple.games.scrabble.tiles import ENGLISH
+from meeple.protocols.cmpn402.errors import ProtocolError
+from meeple.protocols.cmpn402.messages import (
+    ChallengeAccepted,
+    ChallengeAcceptedTimes,
+    ChallengeMove,
+    ChallengeRejected,
+    ChallengeRejectedTiles,
+    EndMessage,
+    EndReason,
+    ExchangeMove,
+    ExchangeNotice,
+    ExchangeTiles,
+    Invalid,
+    Name,
+    NameRequest,
+    NoChallenge,
+    NoChallengeTiles,
+    NoChallengeTimes,
+    PassMove,
+    PassNotice,
+    PlayMove,
+    PlayNotice,
+    ServerMessage,
+    Start,
+)
+from meeple.protocols.cmpn402.session import ClientSession, ClientState
+
+__all__ = ["Agent", "BuiltinAgent", "GameResult", "Move", "View", "play", "run_builtin"]
+
+T = TypeVar("T")
+
+logger = logging.getLogger(__name__)
+
+Move = PlayMove | ExchangeMove | PassMove
+TILES_IN_GAME = 100  # the English tile set
+
+
+@dataclass
+class View:
+    """What an agent knows of the game, kept up to date by the client."""
+
+    order: int = 0
+    board: Board = field(default_factory=Board)
+    rack: str = ""
+    score: int = 0
+    opponent_score: int = 0
+    player_time: int = 0
+    total_time: int = 0
+    refused: int = 0
+    pending: PlayMove | None = None  # our play awaiting its challenge verdict
+    exchanging: str = ""  # tiles we gave back, until the new ones arrive
+    opponent_play: PlayNotice | None = None
+
+    @property
+    def bag_count(self) -> int:
+        """Tiles in the bag, assuming the opponent holds 7 (exact until the bag runs low)."""
+        on_board = sum(1 for _ in self.board.tiles())
+        return max(0, TILES_IN_GAME - on_board - len(self.rack) - 7)
+
+
+class Agent(Protocol):
+    """A contest agent: picks moves and decides on challenges."""
+
+    def choose_move(self, view: View) -> Move | Awaitable[Move]: ...
+
+    def want_challenge(self, view: View, play: PlayNotice) -> bool | Awaitable[bool]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class GameResult:
+    """One END as the client saw it."""
+
+    reason: EndReason
+    score: int
+    opponent_score: int
+
+
+def _place(board: Board, play: PlayMove | PlayNotice) -> list[tuple[int, int]]:
+    direction = Direction.ACROSS if play.direction == 0 else Direction.DOWN
+    tiles = tiles_from_new_tiles(board, play.column - 1, play.row - 1, direction, play.tiles)
+    for t in tiles:
+        board.place(t.x, t.y, t.tile)
+    return [(t.x, t.y) for t in tiles]
+
+
+def _take(rack: str, tiles: str) -> str:
+    for t in tiles:
+        t = "?" if t.islower() else t
+        rack = rack.replace(t, "", 1)
+    return rack
+
+
+class BuiltinAgent:
+    """meeple's agent: the best-scoring play, else an exchange, else a pass; it challenges
+    plays that form a word its lexicon does not have."""
+
+    def __init__(self, lexicon: Lexicon) -> None:
+        self.lexicon = lexicon
+
+    def choose_move(self, view: View) -> Move:
+        # After more refusals than sensible, give up the turn rather than loop.
+        skip = view.refused if view.refused <= 5 else 10**6
+        choice = choose(view.board, view.rack, self.lexicon, bag_count=view.bag_count, skip=skip)
+        if isinstance(choice, PassChoice):
+            return PassMove()
+        if isinstance(choice, ExchangeChoice):
+            return ExchangeMove(choice.tiles)
+        tiles = sorted(choice.tiles, key=lambda p: (p.y, p.x))
+        first = tiles[0]
+        return PlayMove(
+            first.x + 1,
+            first.y + 1,
+            0 if choice.direction is Direction.ACROSS else 1,
+            "".join(p.tile for p in tiles),
+            choice.score,
+        )
+
+    def want_challenge(self, view: View, play: PlayNotice) -> bool:
+        board = view.board.copy()
+        direction = Direction.ACROSS if play.direction == 0 else Direction.DOWN
+        try:
+            tiles = tiles_from_new_tiles(
+                board, play.column - 1, play.row - 1, direction, play.tiles
+            )
+            validate_play(board, tiles, tile_set=ENGLISH, lexicon=self.lexicon)
+        except WordsNotInLexicon:
+            return True
+        except ScrabbleError:
+            return False
+        return False
+
+
+async def _call(value: T | Awaitable[T]) -> T:
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+class _Runner:
+    """The client state machine on one connection, with the agent and its view."""
+
+    def __init__(self, ws: ClientConnection, name: str, agent: Agent) -> None:
+        self.ws = ws
+        self.name = name
+        self.agent = agent
+        self.session = ClientSession()
+        self.view = View()
+
+    async def send(self, message: Name | Move | NoChallenge | ChallengeMove) -> None:
+        await self.ws.send(self.session.send(message))
+
+    async def think(self) -> None:
+        view = self.view
+        move = cast(Move, await _call(self.agent.choose_move(view)))
+        if isinstance(move, PlayMove):
+            view.pending = move
+        elif isinstance(move, ExchangeMove):
+            view.exchanging = move.tiles
+        await self.send(move)
+
+    async def run(self, games: int, results: list[GameResult]) -> bool:
+        """Play until ``games`` games have ended (True) or the connection closes (False)."""
+        async for data in self.ws:
+            if isinstance(data, str):
+                continue
+            try:
+                message = self.session.receive(data)
+            except ProtocolError as e:
+                logger.warning("%s: %s", self.name, e.reason)
+                continue
+            if isinstance(message, EndMessage):
+                if message.reason is not EndReason.CONNECTION_ERROR:
+                    results.append(
+                        GameResult(message.reason, message.score, message.opponent_score)
+                    )
+                    if len(results) >= games:
+                        return True
+                continue
+            await self.follow(message)
+        return False
+
+    async def follow(self, message: ServerMessage) -> None:
+        """Keep the view in step with one message, and act when it is our turn."""
+        view = self.view
+        if isinstance(message, NameRequest):
+            await self.send(Name(self.name))
+            return
+        if isinstance(message, Start):
+            self.view = view = View(
+                message.order,
+                Board.from_rows(message.board),
+                message.tiles,
+                message.score,
+                message.opponent_score,
+                message.player_time,
+                message.total_time,
+            )
+        elif isinstance(message, PassNotice | ExchangeNotice | Invalid | NoChallengeTimes):
+            view.player_time, view.total_time = message.player_time, message.total_time
+        if isinstance(message, Invalid):
+            view.refused += 1
+            view.pending = None
+        elif isinstance(message, ExchangeTiles):
+            view.rack = _take(view.rack, view.exchanging) + message.tiles
+            view.exchanging = ""
+        elif isinstance(message, NoChallengeTiles | ChallengeRejectedTiles):
+            if view.pending is not None:
+                _place(view.board, view.pending)
+                view.rack = _take(view.rack, view.pending.tiles) + message.tiles
+                view.score += view.pending.score
+                view.pending = None
+            if isinstance(message, ChallengeRejectedTiles):
+                view.player_time, view.total_time = message.player_time, message.total_time
+        elif isinstance(message, ChallengeAccepted):
+            view.pending = None  # our play was withdrawn; the rack is as before
+        elif isinstance(message, PlayNotice):
+            view.player_time, view.total_time = message.player_time, message.total_time
+            view.opponent_play = message
+            if await _call(self.agent.want_challenge(view, message)):
+                await self.send(ChallengeMove())
+                return
+            self._opponent_play_stands()
+            await self.send(NoChallenge())
+        elif isinstance(message, ChallengeAcceptedTimes):
+            view.player_time, view.total_time = message.player_time, message.total_time
+            view.opponent_play = None  # the phony is off the board
+        elif isinstance(message, ChallengeRejected | NoChallengeTimes):
+            self._opponent_play_stands()
+        if self.session.state is ClientState.THINKING:
+            if not isinstance(message, Invalid):
+                view.refused = 0
+            await self.think()
+
+    def _opponent_play_stands(self) -> None:
+        view = self.view
+        if view.opponent_play is not None:
+            _place(view.board, view.opponent_play)
+            view.opponent_score += view.opponent_play.score
+            view.opponent_play = None
+
+
+async def play(
+    uri: str,
+    name: str,
+    agent: Agent,
+    *,
+    games: int = 1,
+    reconnect: int = 5,
+    retry_delay: float = 1.0,
+) -> list[GameResult]:
+    """Connect to a referee, play until ``games`` games have ended, and return their ENDs.
+
+    END reason 2 (the other agent dropped) is not a finished game: the client waits
+    for the START that resumes it. If the connection is lost it reconnects up to
+    ``reconnect`` times (spec, client State: * ANY, "Request new connection"); if
+    the first connection fails, it raises ConnectionError at once.
+    """
+    results: list[GameResult] = []
+    attempts = 0
+    connected = False
+    while True:
+        try:
+            async with connect(uri, max_size=2**16, compression=None) as ws:
+                attempts, connected = 0, True
+                if await _Runner(ws, name, agent).run(games, results):
+                    return results
+        except (OSError, ConnectionClosed, InvalidHandshake) as e:
+            if not connected:  # no server there at all: say so now
+                raise ConnectionError(f"{name}: cannot reach {uri}: {e}") from e
+            logger.info("%s: connection lost (%s)", name, e)
+        attempts += 1
+        if attempts > reconnect:
+            raise ConnectionError(f"{name}: lost the server after {len(results)} games")
+        await asyncio.sleep(retry_delay)
+
+
+def run_builtin(host: str, port: int, name: str, lexicon: Lexicon, *, games: int = 1) -> int:
+    """``meeple bot scrabble --protocol cmpn402``: the built-in agent plays ``games`` games."""
+    uri = f"ws://{host}:{port}"
+    try:
+        results = asyncio.run(play(uri, name, BuiltinAgent(lexicon), games=games))
+    except ConnectionError as e:
+        print(f"meeple bot: {e}", file=sys.stderr)
+        return 1
+    for r in results:
+        print(f"{r.reason.name.lower()}: {name} {r.score}  opponent {r.opponent_score}")
+    return 0

@@ -1,0 +1,757 @@
+"""The CMPN402 referee: two seats, one Scrabble game at a time, clocks, checkpoints, admin.
+
+The referee is the spec's server (``scrabble-cmpn402-websocket.md``, "Server State
+Machine"): its protocol state lives in a :class:`~meeple.protocols.cmpn402.ServerMachine`,
+its game in a :class:`~meeple.games.scrabble.game.Game` of the ``cmpn402`` variant
+(double challenge, exchange with ≥ 7 in the bag). It does no I/O itself: each seat is
+a :class:`Link` (send bytes, close) that the listener provides, and every method runs
+to completion on the event loop without awaiting, so the referee needs no lock.
+
+Clocks (spec, "Play tiles"; ERRATA): the player on turn's clock and the game clock
+run in IDLE; both pause in AWAIT_CHALLENGE while the challenge timer runs. Either
+running out ends the game with END reason 1; an unanswered challenge window is a
+NO_CHALLENGE. Times are charged in whole milliseconds from ``clock.now()``.
+
+Checkpoints (spec, "Disconnection"; ERRATA): every action but PLAY (START, PASS,
+EXCHANGE, NO_CHALLENGE, CHALLENGE, a challenge time-out) saves the game's record
+(replayable: bag order, RNG state, actions), both times and the series to the store.
+A disconnect writes the times at that moment into the last checkpoint, sends END
+reason 2 to the other agent and goes to INIT; once two agents have sent NAME again
+the game resumes from the checkpoint with a START to each. A PLAY awaiting its
+challenge when the connection broke is not in the checkpoint: its player plays again.
+The same happens after a server restart (the checkpoint is in SQLite).
+
+meeple decisions where the spec is silent are in ``docs/protocols/cmpn402.md``.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import logging
+import random
+from collections import deque
+from collections.abc import Callable, Container
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from meeple.games.scrabble import game as g
+from meeple.games.scrabble.board import Direction
+from meeple.games.scrabble.errors import ScrabbleError
+from meeple.games.scrabble.moves import tiles_from_new_tiles
+from meeple.protocols.cmpn402.errors import Answer, CloseCode, RemoteProtocolError
+from meeple.protocols.cmpn402.messages import (
+    ChallengeAccepted,
+    ChallengeAcceptedTimes,
+    ChallengeMove,
+    ChallengeRejected,
+    ChallengeRejectedTiles,
+    EndMessage,
+    EndReason,
+    ExchangeMove,
+    ExchangeNotice,
+    ExchangeTiles,
+    Invalid,
+    Name,
+    NameRequest,
+    NoChallenge,
+    NoChallengeTiles,
+    NoChallengeTimes,
+    PassMove,
+    PassNotice,
+    PlayMove,
+    PlayNotice,
+    ServerMessage,
+    Start,
+)
+from meeple.protocols.cmpn402.session import ServerInput, ServerMachine, ServerState
+from meeple.server.clock import Clock, Timer
+
+__all__ = ["Link", "Referee", "RefereeSettings", "Seat"]
+
+logger = logging.getLogger(__name__)
+
+VARIANT = g.VARIANTS["cmpn402"]
+# Messages held while paused (an agent has at most one move to make; more is noise).
+MAX_HELD = 16
+
+# Engine end reasons to END's reason byte (ERRATA: the standard ends are reason 0).
+_END_REASONS = {
+    g.EndReason.WENT_OUT: EndReason.ALL_TILES_USED,
+    g.EndReason.SCORELESS_TURNS: EndReason.ALL_TILES_USED,
+    g.EndReason.PASSES: EndReason.ALL_TILES_USED,
+    g.EndReason.TIME: EndReason.TIME_ENDED,
+    g.EndReason.DISCONNECT: EndReason.CONNECTION_ERROR,
+    g.EndReason.ADMIN: EndReason.STOPPED,
+}
+
+
+class Link(Protocol):
+    """One agent's connection as the referee sees it: ordered sends, and a close."""
+
+    id: str
+
+    def send(self, data: bytes) -> None: ...
+
+    def close(self, code: int, reason: str) -> None: ...
+
+
+class GameLog(Protocol):
+    """Where the referee writes what a contest organiser reads (see cmpn402_log)."""
+
+    def message(self, direction: str, seat: str, message: object, data: bytes) -> None: ...
+
+    def note(self, text: str) -> None: ...
+
+    def finished(self, gcg: str) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RefereeSettings:
+    """Time controls (ms) and the start policy; built from the ``[cmpn402]`` config table."""
+
+    player_time: int = 600_000
+    total_time: int = 1_200_000
+    challenge_time: int = 10_000
+    manual_start: bool = False
+    games: int = 1
+    # Between two games of a series. After NO_CHALLENGE the challenger is THINKING
+    # (spec) and may send a move just as END goes out; that stale move must land in
+    # READY (ignored), not in the next game. See docs/protocols/cmpn402.md.
+    between_games: int = 1_000
+    # A connection that has not sent NAME by then is closed (1008), so a stray client
+    # cannot hold a seat; the server's idle_timeout.
+    name_timeout: int = 900_000
+
+
+@dataclass
+class Seat:
+    """A player slot (spec: "Assign Client to an empty player slot")."""
+
+    link: Link
+    name: str = ""
+
+    @property
+    def named(self) -> bool:
+        return bool(self.name)
+
+
+class _Mode(enum.Enum):
+    RUNNING = "running"
+    PAUSED = "paused"
+
+
+@dataclass
+class _Series:
+    games: int
+    played: int = 0
+    results: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def over(self) -> bool:
+        return self.played >= self.games
+
+
+class Referee:
+    """The contest's server state, the game, its clocks, checkpoints and admin controls.
+
+    The listener calls :meth:`connect`, :meth:`receive`, :meth:`disconnect`; the admin
+    endpoint calls :meth:`start`, :meth:`pause`, :meth:`stop` and reads :meth:`status`.
+    """
+
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        lexicon: Container[str],
+        rng: random.Random,
+        settings: RefereeSettings,
+        save: Callable[[dict[str, Any] | None], None],
+        load: Callable[[], dict[str, Any] | None],
+        record: Callable[[g.Game, str], str] | None = None,
+        open_log: Callable[[tuple[str, ...]], GameLog] | None = None,
+    ) -> None:
+        self.clock = clock
+        self.lexicon = lexicon
+        self.rng = rng
+        self.settings = settings
+        self._save = save
+        self._record = record
+        self._open_log = open_log
+        self.machine = ServerMachine()
+        self.seats: list[Seat | None] = [None, None]
+        self.game: g.Game | None = None
+        self.seat_of: list[int] = [0, 1]  # engine player -> seat index
+        self.times = [settings.player_time, settings.player_time]
+        self.total = settings.total_time
+        self.mode = _Mode.RUNNING
+        self.series = _Series(settings.games)
+        self._log: GameLog | None = None
+        self._clock_since: float | None = None
+        self._clock_timer: Timer | None = None
+        self._challenge_timer: Timer | None = None
+        self._challenge_left = settings.challenge_time
+        self._challenge_since = 0.0
+        self._held: deque[tuple[int, bytes]] = deque()
+        self._next_game: Timer | None = None
+        self._checkpoint = load()
+        if self._checkpoint is not None:
+            try:
+                g.GameRecord.from_dict(self._checkpoint["record"])
+                self.series = _Series(**self._checkpoint["series"])
+                int(self._checkpoint["total"]), list(map(int, self._checkpoint["times"]))
+            except (KeyError, TypeError, ValueError) as e:
+                logger.error("cmpn402: the saved checkpoint is unreadable (%s); dropped", e)
+                self._checkpoint = None
+                save(None)
+            else:
+                logger.info("cmpn402: a checkpoint waits for two agents to resume")
+
+    # --- connections ---------------------------------------------------------------
+
+    def connect(self, link: Link) -> int | None:
+        """Seat a new connection and send it NAME; None when both seats are taken."""
+        for i, seat in enumerate(self.seats):
+            if seat is None:
+                new = self.seats[i] = Seat(link)
+                self.machine.advance(ServerInput.CONNECT)
+                logger.info("[%s] connected, seat %d", link.id, i + 1)
+                self._send(i, NameRequest())
+                timeout = self.settings.name_timeout / 1000
+                self.clock.call_later(timeout, functools.partial(self._name_timed_out, new))
+                return i
+        return None
+
+    def _name_timed_out(self, seat: Seat) -> None:
+        if not seat.named and any(s is seat for s in self.seats):
+            logger.info("[%s] no NAME in time: closed", seat.link.id)
+            seat.link.close(int(CloseCode.POLICY_VIOLATION), "no NAME in time")
+
+    def disconnect(self, index: int) -> None:
+        """A seat's connection is gone (spec, "Disconnection" and State: * ANY)."""
+        seat = self.seats[index]
+        if seat is None:
+            return
+        self.seats[index] = None
+        logger.info("[%s] disconnected (%s)", seat.link.id, seat.name or "no name")
+        if self.game is not None:
+            self._note(f"{seat.name} disconnected; the game waits to resume")
+            self._interrupt()
+        self.machine.advance(ServerInput.DISCONNECT)
+
+    def _interrupt(self) -> None:
+        """Save the times into the last checkpoint and send END reason 2 to whoever is here."""
+        game = self.game
+        assert game is not None
+        self._halt_clocks()
+        if self._checkpoint is not None:
+            self._checkpoint["times"] = list(self.times)
+            self._checkpoint["total"] = self.total
+            self._save(self._checkpoint)
+        # The scores the game resumes with: a play in its challenge window is not saved.
+        scores = list(game.scores)
+        if game.pending is not None:
+            scores[game.pending.player] -= game.pending.score
+        for player, i in enumerate(self.seat_of):
+            mine, theirs = scores[player], scores[1 - player]
+            self._send(i, EndMessage(EndReason.CONNECTION_ERROR, mine, theirs))
+        self.game = None
+        self._log = None
+        self._held.clear()
+
+    def receive(self, index: int, data: bytes) -> None:
+        """One binary message from a seat."""
+        if self.mode is _Mode.PAUSED and self.game is not None:
+            if len(self._held) < MAX_HELD:
+                self._held.append((index, data))  # answered when the admin resumes
+            return
+        seat = self.seats[index]
+        if seat is None:
+            return
+        on_turn = self.game is not None and self.seat_of[self.game.turn or 0] == index
+        try:
+            message = self.machine.receive(data, named=seat.named, on_turn=on_turn)
+        except RemoteProtocolError as e:
+            self._refuse(index, e, data)
+            return
+        self._log_message("in", index, message, data)
+        if isinstance(message, Name):
+            self._named(index, message.name)
+            return
+        assert self.game is not None
+        player = self.game.turn
+        assert player is not None
+        if isinstance(message, PassMove):
+            self._pass(player)
+        elif isinstance(message, ExchangeMove):
+            self._exchange(player, message)
+        elif isinstance(message, PlayMove):
+            self._play(player, message)
+        elif isinstance(message, NoChallenge):
+            self._accept(player, timed_out=False)
+        elif isinstance(message, ChallengeMove):
+            self._challenge(player)
+
+    def _refuse(self, index: int, error: RemoteProtocolError, data: bytes) -> None:
+        seat = self.seats[index]
+        assert seat is not None
+        logger.info("[%s] %s: %s (%s)", seat.link.id, error.answer.value, error.reason, data.hex())
+        self._log_message("in", index, f"refused: {error.reason}", data)
+        if error.answer is Answer.INVALID and self.game is not None and self.game.turn is not None:
+            self._send(index, Invalid(*self._times_of(self.game.turn)))
+        elif error.answer is Answer.CLOSE:
+            seat.link.close(int(error.close_code or CloseCode.PROTOCOL_ERROR), error.reason)
+
+    def _named(self, index: int, name: str) -> None:
+        seat = self.seats[index]
+        assert seat is not None
+        seat.name = name
+        logger.info("[%s] NAME %s", seat.link.id, name)
+        self.machine.advance(ServerInput.NAME)
+        if all(s is not None and s.named for s in self.seats):
+            self.machine.advance(ServerInput.PLAYERS_READY)
+            if self._checkpoint is None and self.series.over:
+                self.series = _Series(self.settings.games)  # a new pair: a new series
+            self._auto_start()
+
+    # --- admin controls (the spec's GUI buttons) -----------------------------------
+
+    def start(self) -> str:
+        """Start Game (or resume after Pause). Returns what happened, for the admin."""
+        if self.mode is _Mode.PAUSED:
+            self.mode = _Mode.RUNNING
+            if self.game is not None:
+                self._resume_clocks()
+                while self._held and self.mode is _Mode.RUNNING and self.game is not None:
+                    self.receive(*self._held.popleft())
+                return "resumed"
+        if self.machine.state is not ServerState.READY:
+            return f"cannot start in {self.machine.state.value}"
+        if self._checkpoint is None and self.series.over:
+            self.series = _Series(self.settings.games)
+        self._begin()
+        return "started"
+
+    def pause(self) -> str:
+        """Pause: clocks stop and moves wait until Start; in READY, no game starts on its own."""
+        if self.mode is _Mode.PAUSED:
+            return "already paused"
+        self.mode = _Mode.PAUSED
+        if self.game is not None:
+            self._halt_clocks()
+            self._note("paused by the admin")
+        return "paused"
+
+    def stop(self) -> str:
+        """Stop: END reason 3 to both and the series ends; a waiting checkpoint is dropped."""
+        self.mode = _Mode.RUNNING
+        self.series.played = self.series.games
+        if self.game is not None:
+            self._halt_clocks()
+            self._apply_end(g.End(g.EndReason.ADMIN))
+            return "stopped"
+        if self._checkpoint is not None:
+            self._checkpoint = None
+            self._save(None)
+            return "checkpoint dropped"
+        return "nothing to stop"
+
+    def status(self) -> dict[str, Any]:
+        """What the admin page shows."""
+        game = self.game
+        status: dict[str, Any] = {
+            "state": self.machine.state.value,
+            "paused": self.mode is _Mode.PAUSED,
+            "seats": [None if s is None else (s.name or None) for s in self.seats],
+            "series": {"games": self.series.games, "played": self.series.played},
+            "results": list(self.series.results),
+            "checkpoint": self._checkpoint is not None,
+        }
+        if game is not None:
+            status["game"] = {
+                "players": list(game.players),
+                "scores": list(game.scores),
+                "turn": None if game.turn is None else game.players[game.turn],
+                "times": [self._times_of(p)[0] for p in range(2)],
+                "total_time": self._times_of(0)[1],
+                "bag": len(game.bag),
+                "board": list(game.board.rows()),
+            }
+        return status
+
+    def shutdown(self) -> None:
+        """The server is stopping: save the times like a disconnect, tell both agents."""
+        if self.game is not None:
+            self._note("the server stops; the game waits to resume")
+            self._interrupt()
+        for i, seat in enumerate(self.seats):
+            if seat is not None:
+                seat.link.close(1001, "server shutting down")
+                self.disconnect(i)
+
+    # --- starting and ending games -------------------------------------------------
+
+    def _auto_start(self) -> None:
+        self._cancel_next_game()
+        if self.machine.state is not ServerState.READY or self.mode is _Mode.PAUSED:
+            return
+        if self.settings.manual_start and self._checkpoint is None:
+            return
+        if self._checkpoint is None and self.series.over:
+            return
+        self._begin()
+
+    def _cancel_next_game(self) -> None:
+        if self._next_game is not None:
+            self._next_game.cancel()
+            self._next_game = None
+
+    def _begin(self) -> None:
+        self._cancel_next_game()
+        seats = self.seats
+        names = [s.name if s is not None else "" for s in seats]
+        if self._checkpoint is not None:
+            self._resume(names)
+        else:
+            first = self.series.played % 2  # --games N: the first player alternates
+            self.game = g.Game(
+                names,
+                random.Random(self.rng.getrandbits(64)),
+                variant=VARIANT,
+                lexicon=self.lexicon,
+                first_player=first,
+            )
+            self.seat_of = [0, 1]
+            self.times = [self.settings.player_time] * 2
+            self.total = self.settings.total_time
+            if self._open_log is not None:
+                self._log = self._open_log(tuple(names))
+            self._note(f"game {self.series.played + 1} of {self.series.games} starts")
+        self.machine.advance(ServerInput.START)
+        game = self.game
+        assert game is not None
+        for player, i in enumerate(self.seat_of):
+            order = 1 if game.turn == player else 2
+            mine, theirs = game.scores[player], game.scores[1 - player]
+            self._send(
+                i,
+                Start(order, game.rack(player), tuple(game.board.rows()), mine, theirs,
+                      *self._times_of(player)),
+            )  # fmt: skip
+        self._checkpoint_now()
+        if self.mode is _Mode.RUNNING:
+            self._start_clock()
+
+    def _resume(self, names: list[str]) -> None:
+        checkpoint = self._checkpoint
+        assert checkpoint is not None
+        record = g.GameRecord.from_dict(checkpoint["record"])
+        game = g.replay(record, random.Random(), lexicon=self.lexicon)
+        # Seats by name when the same two agents came back, else by seat (spec: slots).
+        if sorted(names) == sorted(record.players) and names[0] != names[1]:
+            self.seat_of = [names.index(p) for p in record.players]
+        else:
+            self.seat_of = [0, 1]
+        self.game = game
+        self.times = list(checkpoint["times"])
+        self.total = int(checkpoint["total"])
+        if self._open_log is not None:
+            self._log = self._open_log(record.players)
+        self._note(f"game resumes from its checkpoint (seats {self.seat_of})")
+
+    def _checkpoint_now(self) -> None:
+        game = self.game
+        assert game is not None
+        self._checkpoint = {
+            "record": game.record().to_dict(),
+            "times": list(self.times),
+            "total": self.total,
+            "series": {
+                "games": self.series.games,
+                "played": self.series.played,
+                "results": self.series.results,
+            },
+        }
+        self._save(self._checkpoint)
+
+    def _after(self, events: list[g.Event]) -> bool:
+        """After an action: end the game if it is over (True), else save a checkpoint."""
+        game = self.game
+        assert game is not None
+        if game.is_over:
+            ended = next(e for e in events if isinstance(e, g.GameEnded))
+            self._ended(ended.result)
+            return True
+        self._checkpoint_now()
+        return False
+
+    def _apply_end(self, action: g.End) -> None:
+        game = self.game
+        assert game is not None
+        events: list[g.Event] = []
+        if game.pending is not None and game.turn is not None:
+            events = game.apply(g.Accept(game.turn))  # a play in its challenge window stands
+        if not game.is_over:
+            events = game.apply(action)
+        self._after(events)
+
+    def _ended(self, result: g.GameResult) -> None:
+        game = self.game
+        assert game is not None
+        self._halt_clocks()
+        reason = _END_REASONS[result.reason]
+        for player, i in enumerate(self.seat_of):
+            if self.seats[i] is not None:
+                mine, theirs = result.scores[player], result.scores[1 - player]
+                self._send(i, EndMessage(reason, mine, theirs))
+        self.machine.advance(ServerInput.GAME_OVER)
+        self.series.played += 1
+        self.series.results.append(
+            {
+                "players": list(game.players),
+                "scores": list(result.scores),
+                "reason": reason.name,
+                "winners": [game.players[w] for w in result.winners],
+            }
+        )
+        self._note(f"game over: {reason.name} {list(result.scores)}")
+        if self._record is not None:
+            try:
+                gcg = self._record(game, reason.name)
+                if self._log is not None:
+                    self._log.finished(gcg)
+            except Exception:
+                logger.exception("cmpn402: recording the game failed")
+        self.game = None
+        self._log = None
+        self._held.clear()
+        self._checkpoint = None
+        self._save(None)
+        if not self.series.over and not self.settings.manual_start:
+            self._next_game = self.clock.call_later(
+                self.settings.between_games / 1000, self._auto_start
+            )
+
+    # --- moves ---------------------------------------------------------------------
+
+    def _other(self, player: int) -> int:
+        return self.seat_of[1 - player]
+
+    def _pass(self, player: int) -> None:
+        game = self.game
+        assert game is not None
+        self._stop_clock()
+        events = game.apply(g.Pass(player))
+        self.machine.advance(ServerInput.PASS)
+        if self._after(events):
+            return
+        self._send(self._other(player), PassNotice(*self._times_of(1 - player)))
+        self._start_clock()
+
+    def _invalid(self, player: int, why: str) -> None:
+        self.machine.advance(ServerInput.MOVE_INVALID)
+        self._note(f"INVALID for {self.game.players[player] if self.game else player}: {why}")
+        self._send(self.seat_of[player], Invalid(*self._times_of(player)))
+
+    def _exchange(self, player: int, message: ExchangeMove) -> None:
+        game = self.game
+        assert game is not None
+        self._stop_clock()
+        try:
+            events = game.apply(g.Exchange(player, message.tiles))
+        except ScrabbleError as e:
+            self._start_clock()
+            self._invalid(player, str(e))
+            return
+        self.machine.advance(ServerInput.EXCHANGE_VALID)
+        drawn = _drawn(events, player)
+        self._send(self.seat_of[player], ExchangeTiles(drawn))
+        if self._after(events):
+            return
+        count = len(message.tiles)
+        self._send(self._other(player), ExchangeNotice(count, *self._times_of(1 - player)))
+        self._start_clock()
+
+    def _play(self, player: int, message: PlayMove) -> None:
+        game = self.game
+        assert game is not None
+        direction = Direction.ACROSS if message.direction == 0 else Direction.DOWN
+        self._stop_clock()
+        try:
+            tiles = tiles_from_new_tiles(
+                game.board, message.column - 1, message.row - 1, direction, message.tiles
+            )
+            result = game.validate(tiles)
+            if result.score != message.score:
+                # ERRATA: the claimed score must be the server's own.
+                raise _ScoreMismatch(f"claimed {message.score}, the play scores {result.score}")
+            game.apply(g.Play(player, tiles))
+        except (ScrabbleError, _ScoreMismatch) as e:
+            self._start_clock()
+            self._invalid(player, str(e))
+            return
+        self.machine.advance(ServerInput.PLAY_VALID)
+        # No checkpoint for PLAY (spec, "Disconnection").
+        self._send(
+            self._other(player),
+            PlayNotice(
+                message.column,
+                message.row,
+                message.direction,
+                message.tiles,
+                message.score,
+                self.settings.challenge_time,
+                *self._times_of(1 - player),
+            ),
+        )
+        self._challenge_left = self.settings.challenge_time
+        if self.mode is _Mode.RUNNING:
+            self._start_challenge_timer()
+
+    def _accept(self, challenger: int, *, timed_out: bool) -> None:
+        game = self.game
+        assert game is not None
+        self._cancel_challenge_timer()
+        played = 1 - challenger
+        events = game.apply(g.Accept(challenger))
+        if timed_out:
+            self.machine.advance(ServerInput.CHALLENGE_TIMEOUT)
+            self._send(self.seat_of[challenger], NoChallengeTimes(*self._times_of(challenger)))
+        else:
+            self.machine.advance(ServerInput.NO_CHALLENGE)
+        self._send(self.seat_of[played], NoChallengeTiles(_drawn(events, played)))
+        if self._after(events):
+            return
+        self._start_clock()
+
+    def _challenge(self, challenger: int) -> None:
+        game = self.game
+        assert game is not None
+        self._cancel_challenge_timer()
+        played = 1 - challenger
+        events = game.apply(g.Challenge(challenger))
+        if any(isinstance(e, g.ChallengeUpheld) for e in events):
+            self.machine.advance(ServerInput.CHALLENGE_UPHELD)
+            self._send(self.seat_of[played], ChallengeAccepted())
+            self._send(
+                self.seat_of[challenger], ChallengeAcceptedTimes(*self._times_of(challenger))
+            )
+        else:
+            self.machine.advance(ServerInput.CHALLENGE_REJECTED)
+            tiles = _drawn(events, played)
+            self._send(self.seat_of[played], ChallengeRejectedTiles(tiles, *self._times_of(played)))
+            self._send(self.seat_of[challenger], ChallengeRejected())
+        if self._after(events):
+            return
+        self._start_clock()
+
+    # --- clocks --------------------------------------------------------------------
+
+    def _times_of(self, player: int) -> tuple[int, int]:
+        """A player's remaining time and the game's, in ms, as of now."""
+        mine, total = self.times[player], self.total
+        game = self.game
+        if self._clock_since is not None and game is not None and game.turn == player:
+            spent = self._spent()
+            mine, total = mine - spent, total - spent
+        elif self._clock_since is not None:
+            total -= self._spent()
+        return max(0, mine), max(0, total)
+
+    def _spent(self) -> int:
+        assert self._clock_since is not None
+        return round((self.clock.now() - self._clock_since) * 1000)
+
+    def _start_clock(self) -> None:
+        game = self.game
+        if game is None or game.turn is None or self.mode is _Mode.PAUSED:
+            return
+        self._clock_since = self.clock.now()
+        left = min(self.times[game.turn], self.total)
+        self._clock_timer = self.clock.call_later(left / 1000, self._time_out)
+
+    def _stop_clock(self) -> None:
+        """Charge the running time to the player on turn and the game clock."""
+        game = self.game
+        if self._clock_timer is not None:
+            self._clock_timer.cancel()
+            self._clock_timer = None
+        if self._clock_since is not None and game is not None and game.turn is not None:
+            spent = self._spent()
+            self.times[game.turn] = max(0, self.times[game.turn] - spent)
+            self.total = max(0, self.total - spent)
+        self._clock_since = None
+
+    def _time_out(self) -> None:
+        self._clock_timer = None
+        game = self.game
+        if game is None or game.turn is None:
+            return
+        self._stop_clock()
+        self._note(f"time out: {game.players[game.turn]}")
+        self._apply_end(g.End(g.EndReason.TIME, game.turn))
+
+    def _start_challenge_timer(self) -> None:
+        self._challenge_since = self.clock.now()
+        self._challenge_timer = self.clock.call_later(
+            self._challenge_left / 1000, self._challenge_timed_out
+        )
+
+    def _cancel_challenge_timer(self) -> None:
+        if self._challenge_timer is not None:
+            self._challenge_timer.cancel()
+            self._challenge_timer = None
+
+    def _challenge_timed_out(self) -> None:
+        self._challenge_timer = None
+        game = self.game
+        if game is None or game.pending is None or game.turn is None:
+            return
+        self._note("challenge window over: NO_CHALLENGE")
+        self._accept(game.turn, timed_out=True)
+
+    def _halt_clocks(self) -> None:
+        """Stop every running clock, remembering what is left (pause, disconnect, end)."""
+        self._stop_clock()
+        if self._challenge_timer is not None:
+            spent = round((self.clock.now() - self._challenge_since) * 1000)
+            self._challenge_left = max(0, self._challenge_left - spent)
+            self._cancel_challenge_timer()
+
+    def _resume_clocks(self) -> None:
+        if self.machine.state is ServerState.AWAIT_CHALLENGE:
+            self._start_challenge_timer()
+        else:
+            self._start_clock()
+
+    # --- output --------------------------------------------------------------------
+
+    def _send(self, index: int, message: ServerMessage) -> None:
+        seat = self.seats[index]
+        if seat is None:
+            return
+        data = message.encode()
+        self._log_message("out", index, message, data)
+        seat.link.send(data)
+
+    def _log_message(self, direction: str, index: int, message: object, data: bytes) -> None:
+        seat = self.seats[index]
+        who = f"{index + 1}:{seat.name if seat else '?'}"
+        if seat is not None:
+            logger.debug("[%s] %s %s %s", seat.link.id, direction, message, data.hex())
+        if self._log is not None:
+            self._log.message(direction, who, message, data)
+
+    def _note(self, text: str) -> None:
+        logger.info("cmpn402: %s", text)
+        if self._log is not None:
+            self._log.note(text)
+
+
+def _drawn(events: list[g.Event], player: int) -> str:
+    """The tiles a player drew in these events (what "new tiles" means on the wire)."""
+    return "".join(e.tiles for e in events if isinstance(e, g.TilesDrawn) and e.player == player)
+
+
+class _ScoreMismatch(Exception):
+    """A PLAY whose claimed score is not the engine's (answered INVALID)."""

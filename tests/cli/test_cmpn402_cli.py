@@ -1,0 +1,80 @@
+"""`meeple bot scrabble --protocol cmpn402` and `meeple cmpn402` against a real referee."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from meeple.cli.main import main
+from meeple.games.scrabble.lexicon import Lexicon
+from meeple.server.app import MeepleServer
+from meeple.server.config import ListenerConfig, ServerConfig
+
+
+@pytest.fixture
+def referee_port(tmp_path: Path, gcide: Lexicon) -> Iterator[int]:
+    """A referee in a background thread with its own event loop; yields its port."""
+    loop = asyncio.new_event_loop()
+    base = ServerConfig(database=str(tmp_path / "db.sqlite3"))
+    listeners = {n: ListenerConfig(0, enabled=(n == "cmpn402")) for n in base.listeners}
+    config = replace(base, listeners=listeners, cmpn402=replace(base.cmpn402, admin_token="x"))
+    server = MeepleServer(config, rng=random.Random(5))
+    server.services.resource("scrabble.lexicon", lambda: gcide)
+    started = threading.Event()
+
+    def run() -> None:
+        asyncio.set_event_loop(loop)
+        loop.run_until_complete(server.start())
+        started.set()
+        loop.run_forever()
+        loop.run_until_complete(server.stop())
+        loop.close()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    assert started.wait(10)
+    yield server.ports["cmpn402"]
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(10)
+
+
+def test_two_bots_play_a_game(referee_port: int, capsys: pytest.CaptureFixture[str]) -> None:
+    """Both bots exit 0 after one game and print the same scores from each side."""
+    args = ["bot", "scrabble", "--protocol", "cmpn402", "--port", str(referee_port)]
+    codes: list[int] = []
+    other = threading.Thread(target=lambda: codes.append(main([*args, "--name", "ann"])))
+    other.start()
+    codes.append(main([*args, "--name", "ben"]))
+    other.join(60)
+    assert codes == [0, 0]
+    lines = sorted(capsys.readouterr().out.splitlines())
+    assert len(lines) == 2
+    assert all(line.startswith("all_tiles_used: ") for line in lines)
+    ann, ben = (line.split() for line in lines)
+    assert (ann[2], ann[4]) == (ben[4], ben[2])
+
+
+def test_bot_without_a_referee_fails_cleanly(capsys: pytest.CaptureFixture[str]) -> None:
+    """No server: exit 1 with a message, at once."""
+    code = main(["bot", "scrabble", "--protocol", "cmpn402", "--port", "1", "--name", "x"])
+    assert code == 1
+    assert "cannot reach" in capsys.readouterr().err
+
+
+def test_admin_commands(referee_port: int, capsys: pytest.CaptureFixture[str]) -> None:
+    """`meeple cmpn402 ACTION` presses the buttons; a wrong token is refused."""
+    base = ["cmpn402", "--port", str(referee_port)]
+    assert main([*base, "status", "--token", "x"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"]["state"] == "INIT"
+    assert main([*base, "pause", "--token", "x"]) == 0
+    assert json.loads(capsys.readouterr().out)["result"] == "paused"
+    assert main([*base, "stop", "--token", "wrong"]) == 1
+    assert "401" in capsys.readouterr().err

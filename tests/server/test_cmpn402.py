@@ -1,0 +1,589 @@
+"""The CMPN402 referee end to end: raw WebSocket bytes against a real server on 127.0.0.1:0."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from meeple.ai.scrabble import ranked_moves
+from meeple.clients.cmpn402 import BuiltinAgent, play
+from meeple.games.scrabble.board import Board, Direction
+from meeple.games.scrabble.gcg import parse_gcg
+from meeple.games.scrabble.lexicon import Lexicon
+from meeple.games.scrabble.moves import Placement
+from meeple.games.scrabble.rules import validate_play
+from meeple.games.scrabble.tiles import ENGLISH
+from meeple.protocols.cmpn402 import (
+    ChallengeAccepted,
+    ChallengeAcceptedTimes,
+    ChallengeMove,
+    ChallengeRejected,
+    ChallengeRejectedTiles,
+    EndMessage,
+    EndReason,
+    ExchangeMove,
+    ExchangeNotice,
+    ExchangeTiles,
+    Invalid,
+    Name,
+    NameRequest,
+    NoChallenge,
+    NoChallengeTiles,
+    NoChallengeTimes,
+    PassMove,
+    PassNotice,
+    PlayMove,
+    PlayNotice,
+    ServerMessage,
+    Start,
+    decode_server,
+)
+from meeple.server.app import MeepleServer
+from meeple.server.clock import Clock, SystemClock, VirtualClock
+from meeple.server.cmpn402 import Cmpn402Listener
+from meeple.server.config import ListenerConfig, ServerConfig
+from meeple.server.store import Store
+
+TOKEN = "t0ken"
+PLAYER_MS, TOTAL_MS, CHALLENGE_MS = 60_000, 100_000, 5_000
+EMPTY = tuple("." * 15 for _ in range(15))
+
+
+def _config(tmp_path: Path, **cmpn402: Any) -> ServerConfig:
+    base = ServerConfig(database=str(tmp_path / "meeple.sqlite3"))
+    listeners = {name: ListenerConfig(0, enabled=(name == "cmpn402")) for name in base.listeners}
+    settings = {
+        "admin_token": TOKEN,
+        "player_time": PLAYER_MS / 1000,
+        "total_time": TOTAL_MS / 1000,
+        "challenge_time": CHALLENGE_MS / 1000,
+    }
+    settings.update(cmpn402)
+    return replace(base, listeners=listeners, cmpn402=replace(base.cmpn402, **settings))
+
+
+Factory = Callable[..., Any]
+
+
+@pytest.fixture
+async def make_server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[Factory]:
+    """Start referees on port 0 with a virtual clock; all are stopped at the end."""
+    servers: list[MeepleServer] = []
+
+    async def make(clock: Clock | None = None, seed: int = 7, **cmpn402: Any) -> Any:
+        server = MeepleServer(
+            _config(tmp_path, **cmpn402), clock=clock or VirtualClock(), rng=random.Random(seed)
+        )
+        server.services.resource("scrabble.lexicon", lambda: gcide)
+        await server.start()
+        servers.append(server)
+        return server
+
+    yield make
+    for server in servers:
+        await server.stop()
+
+
+class Peer:
+    """A raw WebSocket agent: bytes in, bytes out."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+
+    @classmethod
+    async def open(cls, server: MeepleServer) -> Peer:
+        return cls(await connect(f"ws://127.0.0.1:{server.ports['cmpn402']}", compression=None))
+
+    async def send(self, data: bytes | ServerMessage | Any) -> None:
+        await self.ws.send(data if isinstance(data, bytes | str) else data.encode())
+
+    async def next(self, timeout: float = 3.0) -> ServerMessage:
+        data = await asyncio.wait_for(self.ws.recv(), timeout)
+        assert isinstance(data, bytes)
+        return decode_server(data)
+
+    async def expect(self, message: ServerMessage) -> None:
+        assert await self.next() == message
+
+    async def quiet(self, wait: float = 0.1) -> None:
+        with contextlib.suppress(TimeoutError):
+            data = await asyncio.wait_for(self.ws.recv(), wait)
+            raise AssertionError(f"unexpected {data!r}")
+
+    async def named(self, name: str) -> Peer:
+        await self.expect(NameRequest())
+        await self.send(Name(name))
+        return self
+
+    async def close(self) -> None:
+        await self.ws.close()
+
+
+async def _pair(server: MeepleServer) -> tuple[Peer, Peer, Start, Start]:
+    """Alice and Bob named; returns (mover, other, mover's START, other's START)."""
+    a = await (await Peer.open(server)).named("alice")
+    b = await (await Peer.open(server)).named("bob")
+    sa, sb = await a.next(), await b.next()
+    assert isinstance(sa, Start)
+    assert isinstance(sb, Start)
+    return (a, b, sa, sb) if sa.order == 1 else (b, a, sb, sa)
+
+
+def _best(rack: str, gcide: Lexicon, board: Board | None = None) -> PlayMove:
+    move = ranked_moves(board or Board(), rack, gcide, ENGLISH)[0]
+    tiles = sorted(move.tiles, key=lambda p: (p.y, p.x))
+    direction = 0 if move.direction is Direction.ACROSS else 1
+    return PlayMove(
+        tiles[0].x + 1, tiles[0].y + 1, direction, "".join(p.tile for p in tiles), move.score
+    )
+
+
+def _phony(rack: str, gcide: Lexicon) -> PlayMove:
+    """Two rack letters at H8 across that are not a word, with their true score."""
+    letters = [c for c in rack if c != "?"]
+    for i, x in enumerate(letters):
+        for j, y in enumerate(letters):
+            if i != j and x + y not in gcide:
+                tiles = (Placement(7, 7, x), Placement(7, 8, y))
+                return PlayMove(8, 8, 0, x + y, validate_play(Board(), tiles).score)
+    raise AssertionError(f"no phony in {rack}")
+
+
+def _notice(play: PlayMove, player_time: int, total_time: int) -> PlayNotice:
+    return PlayNotice(
+        play.column,
+        play.row,
+        play.direction,
+        play.tiles,
+        play.score,
+        CHALLENGE_MS,
+        player_time,
+        total_time,
+    )
+
+
+# --- the start --------------------------------------------------------------------
+
+
+async def test_name_then_start_bytes(make_server: Factory) -> None:
+    """NAME is the single byte 0; two NAMEs start a game: orders 1 and 2, 7 tiles, full times."""
+    server = await make_server()
+    a = await Peer.open(server)
+    assert await a.ws.recv() == b"\x00"
+    await a.send(b"\x00alice")
+    await a.quiet()
+    b = await (await Peer.open(server)).named("bob")
+    raw = await a.ws.recv()
+    assert isinstance(raw, bytes)
+    assert len(raw) == 250
+    assert raw[0] == 1
+    sa, sb = decode_server(raw), await b.next()
+    assert isinstance(sa, Start)
+    assert isinstance(sb, Start)
+    assert {sa.order, sb.order} == {1, 2}
+    for s in (sa, sb):
+        assert len(s.tiles) == 7
+        assert s.board == EMPTY
+        assert (s.score, s.opponent_score) == (0, 0)
+        assert (s.player_time, s.total_time) == (PLAYER_MS, TOTAL_MS)
+    await a.close()
+    await b.close()
+
+
+async def test_third_connection_is_refused_with_1013(make_server: Factory) -> None:
+    """ERRATA: a third agent is closed with code 1013; the two seated agents are unaffected."""
+    server = await make_server()
+    a, b, _, _ = await _pair(server)
+    c = await Peer.open(server)
+    with pytest.raises(ConnectionClosed):
+        await c.next()
+    assert c.ws.close_code == 1013
+    await a.send(PassMove())
+    assert isinstance(await b.next(), PassNotice)
+
+
+# --- moves ------------------------------------------------------------------------
+
+
+async def test_invalid_moves_and_ignored_input(make_server: Factory, gcide: Lexicon) -> None:
+    """Bad PLAY/EXCHANGE from the mover: INVALID with times; anything else: silence."""
+    server = await make_server()
+    mover, other, start, _ = await _pair(server)
+    invalid = Invalid(PLAYER_MS, TOTAL_MS)
+    best = _best(start.tiles, gcide)
+    absent = next(c for c in "QZXJKVWYBCFHMP" if c not in start.tiles)
+    for bad in (
+        replace(best, score=best.score + 1),  # ERRATA: claimed score must match
+        replace(best, column=1, row=1),  # misses the centre
+        PlayMove(8, 8, 0, absent * 2, 0),  # tiles not on the rack
+        ExchangeMove(absent),
+        bytes.fromhex("04 00 00 00 00 00 00 00 00 00 00 00 00 00 00"),  # malformed PLAY
+        bytes.fromhex("03 ff 00 00 00 00 00 00"),  # malformed EXCHANGE
+    ):
+        await mover.send(bad)
+        await mover.expect(invalid)
+    for junk in (b"", b"\xff", b"\x02\x00", "text", NoChallenge().encode(), b"\x00again"):
+        await mover.send(junk)
+    await other.send(best)  # out of turn
+    await other.send(PassMove())
+    await mover.quiet()
+    await other.quiet()
+    await mover.send(PassMove())
+    await other.expect(PassNotice(PLAYER_MS, TOTAL_MS))
+    await mover.quiet()
+
+
+async def test_exchange(make_server: Factory) -> None:
+    """EXCHANGE: new tiles to the exchanger, the count and times to the other."""
+    server = await make_server()
+    mover, other, start, _ = await _pair(server)
+    await mover.send(ExchangeMove(start.tiles[:3]))
+    got = await mover.next()
+    assert isinstance(got, ExchangeTiles)
+    assert len(got.tiles) == 3
+    await other.expect(ExchangeNotice(3, PLAYER_MS, TOTAL_MS))
+
+
+async def test_play_no_challenge(make_server: Factory, gcide: Lexicon) -> None:
+    """PLAY is echoed with the challenge time; NO_CHALLENGE gives the player new tiles."""
+    server = await make_server()
+    mover, other, start, _ = await _pair(server)
+    best = _best(start.tiles, gcide)
+    await mover.send(best)
+    await other.expect(_notice(best, PLAYER_MS, TOTAL_MS))
+    await mover.quiet()
+    await other.send(NoChallenge())
+    got = await mover.next()
+    assert isinstance(got, NoChallengeTiles)
+    assert len(got.tiles) == len(best.tiles)
+    await other.send(PassMove())  # the challenger is on turn
+    await mover.expect(PassNotice(PLAYER_MS, TOTAL_MS))
+
+
+async def test_phony_challenged_is_accepted(make_server: Factory, gcide: Lexicon) -> None:
+    """A phony challenged: CHALLENGE_ACCEPTED (empty) to its player, with times to the
+    challenger, who is then on turn; the board is empty again."""
+    server = await make_server()
+    mover, other, start, _ = await _pair(server)
+    phony = _phony(start.tiles, gcide)
+    await mover.send(phony)
+    await other.expect(_notice(phony, PLAYER_MS, TOTAL_MS))
+    await other.send(ChallengeMove())
+    await mover.expect(ChallengeAccepted())
+    await other.expect(ChallengeAcceptedTimes(PLAYER_MS, TOTAL_MS))
+    status = server.listeners["cmpn402"].referee.status()
+    assert status["game"]["board"] == list(EMPTY)
+    assert status["game"]["scores"] == [0, 0]
+    await other.send(PassMove())
+    await mover.expect(PassNotice(PLAYER_MS, TOTAL_MS))
+
+
+async def test_good_play_challenged_is_rejected(make_server: Factory, gcide: Lexicon) -> None:
+    """A good play challenged: CHALLENGE_REJECTED (empty) to the challenger, new tiles and
+    times to the player, who moves again (double challenge)."""
+    server = await make_server()
+    mover, other, start, _ = await _pair(server)
+    best = _best(start.tiles, gcide)
+    await mover.send(best)
+    await other.next()
+    await other.send(ChallengeMove())
+    got = await mover.next()
+    assert isinstance(got, ChallengeRejectedTiles)
+    assert len(got.tiles) == len(best.tiles)
+    assert (got.player_time, got.total_time) == (PLAYER_MS, TOTAL_MS)
+    await other.expect(ChallengeRejected())
+    await mover.send(PassMove())
+    await other.expect(PassNotice(PLAYER_MS, TOTAL_MS))
+
+
+# --- clocks -----------------------------------------------------------------------
+
+
+async def test_time_is_charged_to_the_player_on_turn(make_server: Factory) -> None:
+    """The mover's clock and the game clock run while the mover thinks."""
+    clock = VirtualClock()
+    server = await make_server(clock)
+    mover, other, _, _ = await _pair(server)
+    await clock.advance(1.5)
+    await mover.send(PassMove())
+    await other.expect(PassNotice(PLAYER_MS, TOTAL_MS - 1500))
+    await clock.advance(2.0)
+    await other.send(PassMove())
+    await mover.expect(PassNotice(PLAYER_MS - 1500, TOTAL_MS - 3500))
+
+
+async def test_challenge_window_times_out_as_no_challenge(
+    make_server: Factory, gcide: Lexicon
+) -> None:
+    """No answer in the window: NO_CHALLENGE with times to the challenger, tiles to the player;
+    the window's time is charged to nobody."""
+    clock = VirtualClock()
+    server = await make_server(clock)
+    mover, other, start, _ = await _pair(server)
+    await clock.advance(1.0)
+    best = _best(start.tiles, gcide)
+    await mover.send(best)
+    await other.expect(_notice(best, PLAYER_MS, TOTAL_MS - 1000))
+    await clock.advance(CHALLENGE_MS / 1000 - 0.01)
+    await other.quiet()
+    await clock.advance(0.02)
+    await other.expect(NoChallengeTimes(PLAYER_MS, TOTAL_MS - 1000))
+    got = await mover.next()
+    assert isinstance(got, NoChallengeTiles)
+    await other.send(ChallengeMove())  # too late: ignored
+    await other.send(PassMove())  # 10 ms after the window closed, on the challenger's clock
+    await mover.expect(PassNotice(PLAYER_MS - 1000, TOTAL_MS - 1010))
+
+
+@pytest.mark.parametrize(("player", "total"), [(3.0, 100.0), (60.0, 3.0)])
+async def test_time_out_ends_with_reason_1(
+    make_server: Factory, player: float, total: float
+) -> None:
+    """The player's clock or the game clock running out: END reason 1 to both."""
+    clock = VirtualClock()
+    server = await make_server(clock, player_time=player, total_time=total)
+    mover, other, _, _ = await _pair(server)
+    await clock.advance(2.9)
+    await mover.quiet()
+    await clock.advance(0.2)
+    await mover.expect(EndMessage(EndReason.TIME_ENDED, 0, 0))
+    await other.expect(EndMessage(EndReason.TIME_ENDED, 0, 0))
+    records = Store(server.config.database).games()
+    assert [r.end_reason for r in records] == ["time_ended"]
+
+
+# --- whole games ------------------------------------------------------------------
+
+
+async def test_whole_game_agent_vs_agent(make_server: Factory, gcide: Lexicon) -> None:
+    """Two built-in agents play to END reason 0; the store and the game log agree."""
+    server = await make_server()
+    uri = f"ws://127.0.0.1:{server.ports['cmpn402']}"
+    ra, rb = await asyncio.wait_for(
+        asyncio.gather(
+            play(uri, "alice", BuiltinAgent(gcide)), play(uri, "bob", BuiltinAgent(gcide))
+        ),
+        60,
+    )
+    assert ra[0].reason is EndReason.ALL_TILES_USED
+    assert (ra[0].score, ra[0].opponent_score) == (rb[0].opponent_score, rb[0].score)
+    [record] = Store(server.config.database).games()
+    assert record.result["scores"] == {"alice": ra[0].score, "bob": rb[0].score}
+    assert parse_gcg(record.record).final_scores() == record.result["scores"]
+    log_dir = Path(server.config.database).parent / "cmpn402"
+    [log] = log_dir.glob("*.log")
+    [gcg] = log_dir.glob("*.gcg")
+    assert gcg.read_text() == record.record
+    lines = log.read_text().splitlines()
+    assert any("<- " in line and "PlayMove" in line for line in lines)
+    assert any("-> " in line and "EndMessage" in line for line in lines)
+    # The agents' boards and racks stayed in step with the referee's: nothing refused.
+    assert not [line for line in lines if "INVALID" in line or "refused" in line]
+
+
+async def test_series_alternates_the_first_player(make_server: Factory, gcide: Lexicon) -> None:
+    """--games 2: two games in a row, each agent moving first once; the next START
+    comes a second after END (on the real clock here)."""
+    server = await make_server(SystemClock(), games=2)
+    uri = f"ws://127.0.0.1:{server.ports['cmpn402']}"
+    ra, _ = await asyncio.wait_for(
+        asyncio.gather(
+            play(uri, "alice", BuiltinAgent(gcide), games=2),
+            play(uri, "bob", BuiltinAgent(gcide), games=2),
+        ),
+        90,
+    )
+    assert len(ra) == 2
+    records = Store(server.config.database).games()
+    firsts = {parse_gcg(r.record).events[0].nick for r in records}
+    assert firsts == {"alice", "bob"}
+
+
+# --- disconnect, restart, resume --------------------------------------------------
+
+
+async def test_disconnect_and_resume(make_server: Factory, gcide: Lexicon) -> None:
+    """A drop: END reason 2 to the other; the agent reconnects, sends NAME, and both get
+    START from the last checkpoint (a PLAY awaiting its challenge is not in it)."""
+    clock = VirtualClock()
+    server = await make_server(clock)
+    mover, other, start, other_start = await _pair(server)
+    await clock.advance(2.0)
+    await mover.send(PassMove())
+    await other.next()
+    await clock.advance(1.0)
+    await other.send(PassMove())
+    await mover.next()
+    await clock.advance(0.5)
+    best = _best(start.tiles, gcide)
+    await mover.send(best)  # pending in its challenge window: not checkpointed
+    await other.next()
+    referee = server.listeners["cmpn402"].referee
+    names = referee.game.players
+    mover_name = names[referee.game.turn ^ 1]
+    await mover.close()
+    await other.expect(EndMessage(EndReason.CONNECTION_ERROR, 0, 0))
+    back = await (await Peer.open(server)).named(mover_name)
+    got_back, got_other = await back.next(), await other.next()
+    assert got_back == Start(1, start.tiles, EMPTY, 0, 0, PLAYER_MS - 2500, TOTAL_MS - 3500)
+    assert got_other == Start(2, other_start.tiles, EMPTY, 0, 0, PLAYER_MS - 1000, TOTAL_MS - 3500)
+    await back.send(best)
+    await other.expect(_notice(best, PLAYER_MS - 1000, TOTAL_MS - 3500))
+
+
+async def test_restart_and_resume(make_server: Factory, gcide: Lexicon) -> None:
+    """A server restart: the checkpoint in SQLite resumes the game with the same racks."""
+    clock = VirtualClock()
+    server = await make_server(clock)
+    mover, other, start, other_start = await _pair(server)
+    await clock.advance(4.0)
+    await mover.send(ExchangeMove(start.tiles[:2]))
+    new = await mover.next()
+    assert isinstance(new, ExchangeTiles)
+    await other.next()
+    await clock.advance(1.0)
+    await server.stop()
+    for peer in (mover, other):
+        await peer.expect(EndMessage(EndReason.CONNECTION_ERROR, 0, 0))
+    rack = start.tiles[2:] + new.tiles
+    again = await make_server(VirtualClock())
+    b = await (await Peer.open(again)).named("bob")
+    a = await (await Peer.open(again)).named("alice")
+    starts = {s.order: s for s in (await a.next(), await b.next()) if isinstance(s, Start)}
+    assert starts[1] == Start(1, other_start.tiles, EMPTY, 0, 0, PLAYER_MS - 1000, TOTAL_MS - 5000)
+    assert starts[2] == Start(2, rack, EMPTY, 0, 0, PLAYER_MS - 4000, TOTAL_MS - 5000)
+
+
+# --- admin and heartbeat ----------------------------------------------------------
+
+
+async def _admin(server: MeepleServer, action: str, token: str = TOKEN) -> tuple[int, Any]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.ports["cmpn402"])
+    writer.write(
+        f"GET /admin/{action} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n".encode()
+    )
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = int(next(h for h in head.split(b"\r\n") if h.lower().startswith(b"content-length"))
+                 .split(b":")[1])  # fmt: skip
+    body = await reader.readexactly(length)
+    writer.close()
+    return int(head.split()[1]), json.loads(body)
+
+
+async def test_admin_manual_start_pause_stop(make_server: Factory, gcide: Lexicon) -> None:
+    """--manual-start waits for the admin; pause holds moves; stop ends with reason 3."""
+    clock = VirtualClock()
+    server = await make_server(clock, manual_start=True)
+    assert (await _admin(server, "status", "wrong"))[0] == 401
+    assert (await _admin(server, "nothing"))[0] == 404
+    a = await (await Peer.open(server)).named("alice")
+    b = await (await Peer.open(server)).named("bob")
+    await a.quiet()
+    code, body = await _admin(server, "status")
+    assert code == 200
+    assert body["status"]["state"] == "READY"
+    assert (await _admin(server, "start"))[1]["result"] == "started"
+    sa, sb = await a.next(), await b.next()
+    mover, other = (a, b) if isinstance(sa, Start) and sa.order == 1 else (b, a)
+    assert (await _admin(server, "pause"))[1]["result"] == "paused"
+    await clock.advance(100)  # no clock runs while paused
+    await mover.send(PassMove())
+    await other.quiet()
+    assert (await _admin(server, "start"))[1]["result"] == "resumed"
+    await other.expect(PassNotice(PLAYER_MS, TOTAL_MS))
+    assert (await _admin(server, "stop"))[1]["result"] == "stopped"
+    await a.expect(EndMessage(EndReason.STOPPED, 0, 0))
+    await b.expect(EndMessage(EndReason.STOPPED, 0, 0))
+    _, body = await _admin(server, "status")
+    assert body["status"]["results"][0]["reason"] == "STOPPED"
+    assert sb is not None
+
+
+async def test_heartbeat_drops_a_silent_client(make_server: Factory) -> None:
+    """A client that stops answering pings is dropped; its seat is free again."""
+    server = await make_server(ping_interval=0.05)
+    a = await (await Peer.open(server)).named("alice")
+    transport = a.ws.transport
+    transport.pause_reading()
+    listener = server.listeners["cmpn402"]
+    assert isinstance(listener, Cmpn402Listener)
+    for _ in range(100):
+        if listener.referee.seats[0] is None:
+            break
+        await asyncio.sleep(0.02)
+    assert listener.referee.seats == [None, None]
+    transport.resume_reading()
+    b = await (await Peer.open(server)).named("bob")
+    await b.quiet()
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.booleans(), st.binary(max_size=40)), max_size=15))
+def test_random_binary_over_the_wire(
+    tmp_path_factory: pytest.TempPathFactory, gcide: Lexicon, junk: list[tuple[bool, bytes]]
+) -> None:
+    """Random binary messages from either agent: the connections and the game go on."""
+
+    async def scenario() -> None:
+        config = _config(tmp_path_factory.mktemp("junk"))
+        server = MeepleServer(config, clock=VirtualClock(), rng=random.Random(1))
+        server.services.resource("scrabble.lexicon", lambda: gcide)
+        await server.start()
+        try:
+            mover, other, _, _ = await _pair(server)
+            for from_mover, data in junk:
+                if data[:1] not in (b"\x02", b"\x03", b"\x04"):  # no real moves
+                    await (mover if from_mover else other).send(data)
+            await mover.send(b"\x02")
+            await other.expect(PassNotice(PLAYER_MS, TOTAL_MS))
+            await mover.quiet(0.02)
+        finally:
+            await server.stop()
+
+    asyncio.run(scenario())
+
+
+# --- configuration ----------------------------------------------------------------
+
+
+def test_cmpn402_config_table_and_flags() -> None:
+    """The [cmpn402] table and the serve flags set the referee; bad values are refused."""
+    from meeple.cli.main import build_parser
+    from meeple.cli.serve import config_from_args
+    from meeple.server.config import ConfigError, config_from_mapping
+
+    config = config_from_mapping(
+        {"cmpn402": {"manual_start": True, "games": 3, "admin_token": "a", "player_time": 5}}
+    )
+    assert config.cmpn402.manual_start is True
+    assert (config.cmpn402.games, config.cmpn402.player_time) == (3, 5)
+    assert config.cmpn402.total_time == 1200.0
+    for bad in (
+        {"games": 0},
+        {"games": "2"},
+        {"manual_start": 1},
+        {"challenge_time": -1},
+        {"player_time": 3e6},
+        {"colour": "red"},
+    ):
+        with pytest.raises(ConfigError):
+            config_from_mapping({"cmpn402": bad})
+    args = build_parser().parse_args(
+        ["serve", "--manual-start", "--games", "4", "--ping-interval", "0.5", "--total-time", "60"]
+    )
+    settings = config_from_args(args).cmpn402
+    assert (settings.manual_start, settings.games, settings.ping_interval) == (True, 4, 0.5)
+    assert settings.total_time == 60
+    assert config_from_args(build_parser().parse_args(["serve"])).cmpn402.manual_start is False

@@ -1,0 +1,396 @@
+"""The CMPN402 referee without sockets: random bytes, random orders, drops and admin actions."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from meeple.ai.scrabble import ranked_moves
+from meeple.games.scrabble.lexicon import Lexicon
+from meeple.games.scrabble.tiles import ENGLISH
+from meeple.protocols.cmpn402 import (
+    ChallengeMove,
+    EndMessage,
+    EndReason,
+    ExchangeMove,
+    Invalid,
+    Name,
+    NoChallenge,
+    PassMove,
+    PlayMove,
+    ServerState,
+    Start,
+    decode_server,
+)
+from meeple.server.clock import Timer
+from meeple.server.cmpn402_referee import Referee, RefereeSettings
+
+
+class StepClock:
+    """A synchronous virtual clock: ``step(dt)`` fires what is due."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+        self.timers: list[tuple[float, _T]] = []
+
+    def now(self) -> float:
+        return self.t
+
+    async def sleep(self, seconds: float) -> None:  # pragma: no cover - unused by the referee
+        raise NotImplementedError
+
+    def call_later(self, seconds: float, callback: Callable[[], object]) -> Timer:
+        timer = _T(callback)
+        self.timers.append((self.t + seconds, timer))
+        return timer
+
+    def step(self, dt: float) -> None:
+        end = self.t + dt
+        while True:
+            due = sorted(
+                ((w, t) for w, t in self.timers if w <= end and not t.cancelled),
+                key=lambda x: x[0],
+            )
+            if not due:
+                break
+            when, timer = due[0]
+            self.timers.remove((when, timer))
+            self.t = max(self.t, when)
+            timer.cancelled = True
+            timer.callback()
+        self.t = end
+
+
+class _T:
+    def __init__(self, callback: Callable[[], object]) -> None:
+        self.callback = callback
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class FakeLink:
+    def __init__(self, n: int) -> None:
+        self.id = f"fake-{n}"
+        self.sent: list[bytes] = []
+        self.closed: int | None = None
+
+    def send(self, data: bytes) -> None:
+        assert self.closed is None, "sent after close"
+        self.sent.append(data)
+
+    def close(self, code: int, reason: str) -> None:
+        self.closed = code
+
+
+def _referee(lexicon: Lexicon, store: dict[str, Any], **kw: Any) -> tuple[Referee, StepClock]:
+    clock = StepClock()
+
+    def save(state: dict[str, Any] | None) -> None:
+        store["checkpoint"] = None if state is None else dict(state)
+
+    referee = Referee(
+        clock=clock,
+        lexicon=lexicon,
+        rng=random.Random(3),
+        settings=RefereeSettings(player_time=20_000, total_time=30_000, challenge_time=2_000, **kw),
+        save=save,
+        load=lambda: store.get("checkpoint"),
+    )
+    return referee, clock
+
+
+def _tiles_in_play(referee: Referee) -> int:
+    game = referee.game
+    assert game is not None
+    on_board = sum(1 for _ in game.board.tiles())
+    return on_board + sum(len(r) for r in game.racks) + len(game.bag)
+
+
+def _check(referee: Referee, links: list[FakeLink]) -> None:
+    """Invariants: state and game agree, 100 tiles, every byte sent is a server message."""
+    in_game = referee.machine.state in (ServerState.IDLE, ServerState.AWAIT_CHALLENGE)
+    assert in_game == (referee.game is not None)
+    if referee.game is not None:
+        assert _tiles_in_play(referee) == 100  # the English tile set
+        assert (referee.machine.state is ServerState.AWAIT_CHALLENGE) == (
+            referee.game.pending is not None
+        )
+    for link in links:
+        for data in link.sent:
+            decode_server(data)
+        assert len(link.sent) < 10_000
+
+
+def _move_bytes(referee: Referee, lexicon: Lexicon, kind: str) -> bytes:
+    game = referee.game
+    if game is None or game.turn is None:
+        return PassMove().encode()
+    rack = game.rack(game.turn)
+    if kind == "exchange":
+        return ExchangeMove(rack[:3] or "A").encode()
+    moves = ranked_moves(game.board, rack, lexicon, ENGLISH)[:1]
+    if not moves:
+        return PassMove().encode()
+    tiles = sorted(moves[0].tiles, key=lambda p: (p.y, p.x))
+    direction = 0 if tiles[0].y == tiles[-1].y and len(tiles) > 1 else 1
+    if len(tiles) == 1:
+        direction = 0 if moves[0].direction.value == "across" else 1
+    score = moves[0].score + (1 if kind == "wrong-score" else 0)
+    return PlayMove(
+        tiles[0].x + 1, tiles[0].y + 1, direction, "".join(p.tile for p in tiles), score
+    ).encode()
+
+
+MOVE = st.tuples(
+    st.sampled_from(["pass", "exchange", "play", "play", "wrong-score", "accept", "challenge"]),
+    st.sampled_from([0, 1, 2, 2, 2]),  # 2: the player on turn
+    st.none(),
+)
+STEP = st.one_of(
+    MOVE,
+    MOVE,
+    MOVE,
+    MOVE,
+    st.tuples(st.just("bytes"), st.integers(0, 1), st.binary(max_size=20)),
+    st.tuples(st.sampled_from(["drop", "connect"]), st.integers(0, 1), st.none()),
+    st.tuples(st.just("time"), st.integers(0, 1), st.floats(0, 3)),
+    st.tuples(st.sampled_from(["start", "pause", "stop"]), st.just(0), st.none()),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(STEP, min_size=20, max_size=60))
+def test_random_orders_never_break_the_referee(gcide: Lexicon, steps: list[Any]) -> None:
+    """Random bytes, moves out of order, drops, reconnects, time and admin buttons:
+    nothing raises, the state and the game agree, tiles are conserved."""
+    store: dict[str, Any] = {}
+    referee, clock = _referee(gcide, store)
+    links: list[FakeLink] = []
+    seats: list[int | None] = [None, None]
+
+    def connect(n: int) -> None:
+        link = FakeLink(len(links))
+        links.append(link)
+        index = referee.connect(link)
+        if index is not None:
+            seats[index] = index
+            referee.receive(index, Name(f"agent{n}").encode())
+
+    connect(0)
+    connect(1)
+    for kind, chosen, arg in steps:
+        who = chosen
+        if chosen == 2:
+            game = referee.game
+            who = referee.seat_of[game.turn] if game is not None and game.turn is not None else 0
+        if kind == "bytes" and seats[who] is not None:
+            referee.receive(who, arg)
+        elif kind in ("pass", "exchange", "play", "wrong-score") and seats[who] is not None:
+            data = PassMove().encode() if kind == "pass" else _move_bytes(referee, gcide, kind)
+            referee.receive(who, data)
+        elif kind == "accept" and seats[who] is not None:
+            referee.receive(who, NoChallenge().encode())
+        elif kind == "challenge" and seats[who] is not None:
+            referee.receive(who, ChallengeMove().encode())
+        elif kind == "drop" and seats[who] is not None:
+            referee.disconnect(who)
+            seats[who] = None
+        elif kind == "connect" and seats[who] is None:
+            connect(who)
+        elif kind == "time":
+            clock.step(arg)
+        elif kind in ("start", "pause", "stop"):
+            getattr(referee, kind)()
+        _check(referee, links)
+
+
+def test_invalid_goes_only_to_the_mover(gcide: Lexicon) -> None:
+    """A wrong score: INVALID with the mover's times; the other hears nothing."""
+    referee, clock = _referee(gcide, {})
+    a, b = FakeLink(0), FakeLink(1)
+    for i, link in enumerate((a, b)):
+        referee.connect(link)
+        referee.receive(i, Name(f"p{i}").encode())
+    assert referee.game is not None
+    mover = referee.seat_of[referee.game.turn or 0]
+    links = (a, b)
+    before = [len(x.sent) for x in links]
+    clock.step(1.0)
+    referee.receive(mover, _move_bytes(referee, gcide, "wrong-score"))
+    assert links[mover].sent[-1] == Invalid(19_000, 29_000).encode()
+    assert len(links[1 - mover].sent) == before[1 - mover]
+
+
+@pytest.mark.parametrize("manual", [False, True])
+def test_checkpoint_resumes_after_drop_even_with_manual_start(gcide: Lexicon, manual: bool) -> None:
+    """Recovery from a connection error is not the Start button: it resumes by itself."""
+    store: dict[str, Any] = {}
+    referee, _ = _referee(gcide, store, manual_start=manual)
+    a, b = FakeLink(0), FakeLink(1)
+    for i, link in enumerate((a, b)):
+        referee.connect(link)
+        referee.receive(i, Name(f"p{i}").encode())
+    if manual:
+        assert referee.start() == "started"
+    first = [decode_server(x.sent[1]) for x in (a, b)]
+    referee.disconnect(0)
+    assert decode_server(b.sent[-1]) == EndMessage(EndReason.CONNECTION_ERROR, 0, 0)
+    c = FakeLink(2)
+    referee.connect(c)
+    referee.receive(0, Name("p0").encode())
+    again = [decode_server(c.sent[-1]), decode_server(b.sent[-1])]
+    assert all(isinstance(s, Start) for s in again)
+    assert again == first
+
+
+def _setup(lexicon: Lexicon, state: str) -> tuple[Referee, list[FakeLink]]:
+    """A referee in the given server state (manual start), with both links."""
+    referee, _ = _referee(lexicon, {}, manual_start=True)
+    links = [FakeLink(0), FakeLink(1)]
+    referee.connect(links[0])
+    referee.receive(0, Name("p0").encode())
+    referee.connect(links[1])
+    if state != "INIT":
+        referee.receive(1, Name("p1").encode())
+    if state in ("IDLE", "AWAIT_CHALLENGE"):
+        referee.start()
+    if state == "AWAIT_CHALLENGE":
+        game = referee.game
+        assert game is not None
+        referee.receive(referee.seat_of[game.turn or 0], _move_bytes(referee, lexicon, "play"))
+    assert referee.machine.state.value == state
+    for link in links:
+        link.sent.clear()
+    return referee, links
+
+
+KINDS = [
+    "NAME",
+    "PASS",
+    "EXCHANGE",
+    "PLAY",
+    "NO_CHALLENGE",
+    "CHALLENGE",
+    "JUNK",
+    "SERVER_TYPE",
+    "BAD_PLAY",
+    "WRONG_SCORE",
+    "BAD_EXCHANGE",
+]
+
+# (state, kind, from the player on turn?) -> (state after, {who: [(type, length)]})
+# "mover" is the sender, "peer" the other seat. Unlisted: nothing sent, state unchanged.
+EXPECTED: dict[tuple[str, str, bool], tuple[str, dict[str, list[tuple[int, int]]]]] = {
+    ("INIT", "NAME", False): ("READY", {}),
+    ("IDLE", "PASS", True): ("IDLE", {"peer": [(2, 9)]}),
+    ("IDLE", "EXCHANGE", True): ("IDLE", {"mover": [(3, 8)], "peer": [(3, 10)]}),
+    ("IDLE", "PLAY", True): ("AWAIT_CHALLENGE", {"peer": [(4, 27)]}),
+    ("IDLE", "BAD_PLAY", True): ("IDLE", {"mover": [(9, 9)]}),
+    ("IDLE", "WRONG_SCORE", True): ("IDLE", {"mover": [(9, 9)]}),
+    ("IDLE", "BAD_EXCHANGE", True): ("IDLE", {"mover": [(9, 9)]}),
+    ("AWAIT_CHALLENGE", "NO_CHALLENGE", True): ("IDLE", {"peer": [(5, 8)]}),
+    ("AWAIT_CHALLENGE", "CHALLENGE", True): ("IDLE", {"mover": [(8, 1)], "peer": [(8, 16)]}),
+}
+
+
+@pytest.mark.parametrize("state", ["INIT", "READY", "IDLE", "AWAIT_CHALLENGE"])
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("on_turn", [True, False])
+def test_every_message_in_every_referee_state(
+    gcide: Lexicon, state: str, kind: str, on_turn: bool
+) -> None:
+    """Raw bytes in, raw bytes out: each client message in each server state, from the
+    player on turn or the other (in INIT: the named or the unnamed agent)."""
+    referee, links = _setup(gcide, state)
+    game = referee.game
+    if game is not None:
+        on_turn_seat = referee.seat_of[game.turn or 0]
+        sender = on_turn_seat if on_turn else 1 - on_turn_seat
+    else:
+        sender = 0 if on_turn else 1  # INIT: seat 0 named, seat 1 not; READY: both named
+    rack = "" if game is None else game.rack(referee.seat_of.index(sender))
+    data = {
+        "NAME": Name("again").encode(),
+        "PASS": PassMove().encode(),
+        "EXCHANGE": ExchangeMove(rack[:2] or "AB").encode(),
+        "PLAY": _move_bytes(referee, gcide, "play") if game is not None else b"\x04",
+        "NO_CHALLENGE": NoChallenge().encode(),
+        "CHALLENGE": ChallengeMove().encode(),
+        "JUNK": b"\x0b\x01",
+        "SERVER_TYPE": b"\x07",
+        "BAD_PLAY": bytes.fromhex("04 00 00 00 00 00 00 00 00 00 00 00 00 00 00"),
+        "WRONG_SCORE": _move_bytes(referee, gcide, "wrong-score") if game else b"\x04",
+        "BAD_EXCHANGE": ExchangeMove("ZZZZZZZ").encode(),
+    }[kind]
+    referee.receive(sender, data)
+    after, sent = EXPECTED.get((state, kind, on_turn), (state, {}))
+    assert referee.machine.state.value == after
+    got = {
+        who: [(d[0], len(d)) for d in links[seat].sent]
+        for who, seat in (("mover", sender), ("peer", 1 - sender))
+        if links[seat].sent
+    }
+    assert got == sent
+
+
+def test_a_stale_move_between_series_games_is_ignored(gcide: Lexicon) -> None:
+    """After END the next game of a series starts a second later, so a move sent just
+    as the old game ended lands in READY and is ignored, not in the new game."""
+    referee, clock = _referee(gcide, {}, games=2)
+    links = [FakeLink(0), FakeLink(1)]
+    for i, link in enumerate(links):
+        referee.connect(link)
+        referee.receive(i, Name(f"p{i}").encode())
+    for _ in range(6):  # six scoreless turns end the game (END reason 0)
+        game = referee.game
+        assert game is not None
+        referee.receive(referee.seat_of[game.turn or 0], PassMove().encode())
+    assert referee.machine.state is ServerState.READY
+    for link in links:
+        end = decode_server(link.sent[-1])
+        assert isinstance(end, EndMessage)
+        assert end.reason is EndReason.ALL_TILES_USED
+    for link in links:
+        link.sent.clear()
+    referee.receive(0, PassMove().encode())  # stale: sent before it read END
+    referee.receive(1, PlayMove(8, 8, 0, "AB", 4).encode())
+    assert all(not link.sent for link in links)
+    clock.step(0.99)
+    assert all(not link.sent for link in links)
+    clock.step(0.02)
+    starts = [decode_server(link.sent[0]) for link in links]
+    assert all(isinstance(s, Start) for s in starts)
+    assert referee.series.played == 1
+
+
+def test_a_client_without_a_name_is_closed_after_the_idle_timeout(gcide: Lexicon) -> None:
+    """A connection that never sends NAME cannot hold a seat forever (closed with 1008)."""
+    referee, clock = _referee(gcide, {}, name_timeout=5_000)
+    quiet, named = FakeLink(0), FakeLink(1)
+    referee.connect(quiet)
+    referee.connect(named)
+    referee.receive(1, Name("p1").encode())
+    clock.step(4.9)
+    assert quiet.closed is None
+    clock.step(0.2)
+    assert quiet.closed == 1008
+    assert named.closed is None
+
+
+def test_an_unreadable_checkpoint_is_dropped(gcide: Lexicon) -> None:
+    """A damaged checkpoint does not stop the referee: it is dropped and a new game starts."""
+    store: dict[str, Any] = {"checkpoint": {"record": {"players": 1}, "series": {}}}
+    referee, _ = _referee(gcide, store)
+    assert store["checkpoint"] is None
+    links = [FakeLink(0), FakeLink(1)]
+    for i, link in enumerate(links):
+        referee.connect(link)
+        referee.receive(i, Name(f"p{i}").encode())
+    assert all(isinstance(decode_server(link.sent[-1]), Start) for link in links)
