@@ -16,6 +16,7 @@ __all__ = ["COMMAND_MODULES", "build_parser", "main"]
 
 # Name -> implementation registry (uvicorn style): add a module here to add a command.
 COMMAND_MODULES: tuple[str, ...] = ("meeple.cli.serve", "meeple.cli.scrabble", "meeple.cli.bot")
+COMMAND_MODULES += ("meeple.cli.play",)
 
 
 def build_parser() -> argparse.ArgumentParser:

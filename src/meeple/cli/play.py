@@ -1,0 +1,78 @@
+"""``meeple play GAME``: play a game from the terminal against people or bots on a server.
+
+::
+
+    meeple play scrabble                      # Twente on 127.0.0.1:7777, as $USER
+    meeple play scrabble --name Ann --players 3 --host games.example.org --port 7777
+
+``--protocol`` picks the client by name among those :data:`meeple.tui.registry.GAMES`
+lists for the game; ``--port`` defaults to that protocol's default port, so no flag is
+needed against a local ``meeple serve``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import logging
+from typing import Any
+
+from meeple.server.config import DEFAULT_PORTS
+from meeple.tui.registry import GAMES
+
+__all__ = ["default_name", "register", "run_play"]
+
+
+def default_name() -> str:
+    """The login name, or ``player`` when there is none."""
+    try:
+        return getpass.getuser() or "player"
+    except (OSError, KeyError):
+        return "player"
+
+
+def register(sub: Any) -> None:
+    """Add ``play`` and one sub-command per game to the ``meeple`` parser."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "play",
+        help="play a game in the terminal",
+        description="Connect to a server and play a game in a terminal UI.",
+    )
+    games = p.add_subparsers(dest="game", required=True, metavar="GAME")
+    for game, entry in GAMES.items():
+        g = games.add_parser(game, help=f"play {entry.title}")
+        g.add_argument(
+            "--protocol",
+            choices=sorted(entry.protocols),
+            default=entry.default_protocol,
+            help=f"wire protocol (default {entry.default_protocol})",
+        )
+        g.add_argument("--host", default="127.0.0.1", help="server address (default 127.0.0.1)")
+        g.add_argument("--port", type=int, help="default: the protocol's default port")
+        g.add_argument("--name", default=None, help="your name at the table (default: login)")
+        g.add_argument(
+            "--players", type=int, default=2, choices=(2, 3, 4), help="table size (default 2)"
+        )
+        g.set_defaults(handler=run_play)
+
+
+def run_play(args: argparse.Namespace) -> int:
+    """Handler of ``meeple play GAME``: build the app for the game and protocol and run it."""
+    from meeple.tui.connection import ConnectOptions
+    from meeple.tui.registry import load
+
+    entry = GAMES[args.game]
+    port = args.port if args.port is not None else DEFAULT_PORTS[args.protocol]
+    options = ConnectOptions(args.host, port, args.name or default_name(), args.players)
+    app_class = load(entry.app)
+    connector = load(entry.protocols[args.protocol])
+    app = app_class(connector, options, protocol=args.protocol)
+    # Log lines on stderr would scribble over the screen: silence them while it runs.
+    root = logging.getLogger()
+    saved = root.handlers
+    root.handlers = [logging.NullHandler()]
+    try:
+        app.run()
+    finally:
+        root.handlers = saved
+    return 0
