@@ -16,7 +16,6 @@ from meeple.tui.connection import ConnectOptions
 from meeple.tui.scrabble.app import ScrabbleApp
 from meeple.tui.scrabble.table import Phase
 from meeple.tui.scrabble.twente import connect
-from meeple.tui.scrabble.widgets import BoardView
 
 SIZE = (110, 34)
 

@@ -233,6 +233,6 @@ class ScrabbleApp(App[None]):
             return Text(f"Disconnected: {t.closed_reason}", style="bold red")
         if t.my_turn:
             return Text(
-                "Your turn: type a move below, or place tiles on the board (F2)", style="bold green"
+                "Your turn: type a move, or place tiles on the board (F2)", style="bold green"
             )
         return Text(f"{t.turn}'s turn" if t.turn else "Game on")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from meeple.games.scrabble.board import Board, format_gcg_position, format_square
+from meeple.games.scrabble.board import Board, format_gcg_position
 from meeple.tui.scrabble.events import (
     ChatReceived,
     ConnectionLost,
@@ -121,10 +121,7 @@ class Table:
         if event.player == self.name:
             self.refusal = None
         where = format_gcg_position(event.x, event.y, event.direction)
-        self._log(
-            f"{event.player}: {where} {event.word} {event.score} "
-            f"(from {format_square(event.x, event.y)} {event.direction.value})"
-        )
+        self._log(f"{event.player}: {where} {event.word} {event.score}")
 
     def _log(self, line: str) -> None:
         self.log.append(line)

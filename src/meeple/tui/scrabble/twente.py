@@ -15,6 +15,7 @@ What the adapter adds to the client library:
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from collections.abc import AsyncIterator
 
 from meeple.clients.twente import TwenteClient, TwenteClientError
@@ -22,8 +23,10 @@ from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.moves import tiles_from_word
 from meeple.games.scrabble.rules import validate_play
+from meeple.games.scrabble.tiles import BLANK
 from meeple.protocols.twente.errors import ErrorCode, ProtocolError
 from meeple.protocols.twente.messages import (
+    BLANK_ON_RACK,
     Error,
     Flag,
     GameOver,
@@ -31,6 +34,7 @@ from meeple.protocols.twente.messages import (
     InformQueue,
     InformSwap,
     InformWord,
+    NewTiles,
     NotifyChat,
     NotifyTurn,
     PlayerDisconnected,
@@ -93,7 +97,10 @@ class TwenteScrabble:
     def __init__(self, client: TwenteClient) -> None:
         self._client = client
         self._board = Board()
-        self._rack = client.rack
+        # Our own account of the rack, message by message: the client's ``rack`` runs
+        # ahead when one read brings several messages (STARTGAME and NEWTILES at once).
+        self._rack = ""
+        self._swapping = ""
 
     async def events(self) -> AsyncIterator[ScrabbleEvent]:
         yield Welcomed(self._client.name, Flag.CHAT in self._client.server_flags)
@@ -105,34 +112,41 @@ class TwenteScrabble:
                 return
             for event in self._translate(message):
                 yield event
-            if self._client.rack != self._rack:
-                self._rack = self._client.rack
-                yield RackChanged(self._rack)
 
     def _translate(self, message: ServerMessage) -> list[ScrabbleEvent]:
         if isinstance(message, InformQueue):
             return [Queued(message.waiting, message.required)]
         if isinstance(message, StartGame):
             self._board = Board()
+            self._rack = ""
             return [Started(message.players)]
+        if isinstance(message, NewTiles):
+            self._rack += message.tiles.replace(BLANK_ON_RACK, BLANK)
+            return [RackChanged(self._rack)]
         if isinstance(message, NotifyTurn):
             return [TurnChanged(message.player, message.your_turn)]
         if isinstance(message, InformWord):
             score = 0
+            used = ""
             with contextlib.suppress(ScrabbleError):
                 placed = tiles_from_word(
                     self._board, message.x, message.y, message.direction, message.word
                 )
                 score = validate_play(self._board, placed).score
+                used = "".join(p.rack_tile for p in placed)
                 for p in placed:
                     self._board.place(p.x, p.y, p.tile)
-            return [
-                WordPlayed(
-                    message.player, message.x, message.y, message.direction, message.word, score
-                )
-            ]
+            played = WordPlayed(
+                message.player, message.x, message.y, message.direction, message.word, score
+            )
+            if message.player != self._client.name:
+                return [played]
+            return [played, self._take_from_rack(used)]
         if isinstance(message, InformSwap):
-            return [Swapped(message.player, message.count)]
+            swapped = Swapped(message.player, message.count)
+            if message.player != self._client.name or message.count == 0:
+                return [swapped]
+            return [swapped, self._take_from_rack(self._swapping)]
         if isinstance(message, Error):
             return [Refused(message.code.value, refusal_text(message.code))]
         if isinstance(message, NotifyChat):
@@ -147,7 +161,13 @@ class TwenteScrabble:
             )
             scores = tuple(sorted(message.scores, key=lambda s: -s[1]))
             return [GameEnded(reason, scores)]
-        return []  # WELCOME, NEWTILES: the rack is reported from the client's state
+        return []  # WELCOME comes before events() starts
+
+    def _take_from_rack(self, tiles: str) -> RackChanged:
+        left = Counter(self._rack)
+        left.subtract(tiles)
+        self._rack = "".join(sorted(left.elements()))
+        return RackChanged(self._rack)
 
     async def send(self, move: ScrabbleMove) -> None:
         try:
@@ -155,6 +175,7 @@ class TwenteScrabble:
                 await self._client.play_word(move.x, move.y, move.direction, move.word)
             elif isinstance(move, Swap):
                 await self._client.swap(move.tiles)
+                self._swapping = move.tiles
             elif isinstance(move, Pass):
                 await self._client.pass_turn()
             elif isinstance(move, Say):

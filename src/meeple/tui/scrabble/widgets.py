@@ -7,7 +7,8 @@ blanks as a lower-case letter in a paler tile, and the tiles being placed in gre
 Placing tiles: click a square (or move the cursor with the arrow keys), type letters;
 each goes on the cursor's square if the rack holds it (else a blank stands for it) and
 the cursor moves on, over tiles already there. ``?`` then a letter places a blank on
-purpose. Space (or a second click on the same square) turns the direction between
+purpose. The cursor shows (an arrow for the direction) while the board has the focus
+(F2, or a click). Space (or a second click on the same square) turns the direction between
 across and down, Backspace takes back the last tile, Escape takes back all, Enter
 submits. The widget posts :class:`BoardView.Submitted` with the placements and
 :class:`BoardView.Problem` when a key cannot be honoured; the app turns the placements
@@ -133,7 +134,7 @@ class BoardView(Widget, can_focus=True):
             text.append(f"{y + 1:>2} ", _LABEL_STYLE)
             for x in range(size):
                 label, style = self._cell(x, y)
-                if (x, y) == self.cursor:
+                if (x, y) == self.cursor and self.has_focus:
                     style = style + _CURSOR
                 text.append(label, style)
         return text
@@ -145,7 +146,7 @@ class BoardView(Widget, can_focus=True):
         pending = self.pending.get((x, y))
         if pending is not None:
             return f" {pending} ", _PENDING
-        if (x, y) == self.cursor:
+        if (x, y) == self.cursor and self.has_focus:
             return f" {_ARROWS[self.direction]} ", _PLAIN
         if (x, y) == self.board.layout.centre:
             return " ★ ", _PREMIUM[Premium.DOUBLE_WORD][1]
@@ -154,6 +155,12 @@ class BoardView(Widget, can_focus=True):
             label, style = _PREMIUM[premium]
             return f"{label} ", style
         return " · ", _PLAIN
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
 
     def watch_cursor(self) -> None:
         self.refresh()
@@ -186,6 +193,8 @@ class BoardView(Widget, can_focus=True):
         elif event.key == "backspace":
             self._take_back()
         elif event.key == "escape":
+            if self.pending:
+                self.cursor = next(iter(self.pending))  # back where the placing began
             self.clear_pending()
         elif event.key == "enter":
             if self.pending:
