@@ -8,14 +8,17 @@ from typing import Any
 
 from meeple.ai.scrabble import ranked_moves
 from meeple.clients.scrabble_bot import play_twente
-from meeple.games.scrabble.board import format_square
+from meeple.clients.twente import TwenteClient
+from meeple.games.scrabble.board import Direction, format_square
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.tiles import ENGLISH
+from meeple.protocols.twente.messages import NotifyChat
 from meeple.server.app import MeepleServer
 from meeple.tui.connection import ConnectOptions
 from meeple.tui.scrabble.app import ScrabbleApp
 from meeple.tui.scrabble.table import Phase
 from meeple.tui.scrabble.twente import connect
+from meeple.tui.scrabble.widgets import BoardView
 
 SIZE = (110, 34)
 
@@ -73,3 +76,59 @@ async def test_a_whole_game_typed_into_the_app_against_the_bot(
         status = str(app.query_one("#status").render())
         assert "Game over" in status
         assert app.table.result_line() in status
+
+
+async def test_refusal_board_placement_and_chat_against_a_real_player(
+    server: MeepleServer, gcide: Lexicon
+) -> None:
+    """E006 from the server in words; a word placed with keys accepted; chat both ways."""
+    port = server.ports["twente"]
+    app = ScrabbleApp(connect, ConnectOptions("127.0.0.1", port, "human"))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.table.phase is Phase.QUEUED)
+        bob = await TwenteClient.connect("127.0.0.1", port, "bob", chat=True)
+        await bob.request_game(2)
+        await until(pilot, lambda: app.table.turn is not None)
+        if not app.table.my_turn:
+            await bob.pass_turn()
+            await until(pilot, lambda: app.table.my_turn)
+        rack = app.table.rack.replace("?", "")
+        nonword = next(
+            a + b for a in rack for b in rack if (a + b) not in gcide and rack.count(a) > (a == b)
+        )
+        app.query_one("#command").value = f"H8 across {nonword}"  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await until(pilot, lambda: app.table.refusal is not None)
+        shown = message(app)
+        assert shown.startswith("E006 Unknown word: ")
+        assert "dictionary" in shown
+        # Now the best opening, laid tile by tile on the board from the keyboard.
+        best = ranked_moves(app.table.board, app.table.rack, gcide, ENGLISH)[0]
+        await pilot.press("f2")
+        board = app.query_one(BoardView)
+        if best.direction is Direction.DOWN:
+            await pilot.press("space")
+        keys = ["left"] * (7 - best.x) + ["up"] * (7 - best.y)
+        for tile in best.word:
+            keys += ["question_mark", tile.upper()] if tile.islower() else [tile]
+        await pilot.press(*keys, "enter")
+        await until(pilot, lambda: any(line.startswith("human: ") for line in app.table.log))
+        assert app.table.log[-1] == f"human: {best.position} {best.word} {best.score}"
+        assert app.table.scores["human"] == best.score
+        assert board.pending == {}
+        assert len(app.table.rack) == 7
+        # Chat: bob to the table, the human answers through the command line.
+        await bob.chat("nice one")
+        await until(pilot, lambda: ("bob", "nice one") in app.table.chat_lines)
+        await pilot.press("f3")
+        app.query_one("#command").value = "say thanks"  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        while True:
+            got = await asyncio.wait_for(bob.receive(), 5)
+            if isinstance(got, NotifyChat) and got.player == "human":
+                break
+        assert got.text == "thanks"
+        await until(pilot, lambda: ("human", "thanks") in app.table.chat_lines)
+        await bob.close()
+        await until(pilot, lambda: app.table.phase is not Phase.PLAYING)
+        assert "bob left the game" in app.table.log or app.table.phase is Phase.OVER

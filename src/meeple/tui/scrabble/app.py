@@ -148,9 +148,9 @@ class ScrabbleApp(App[None]):
         except MoveError as e:
             self._say(str(e), error=True)
             return False
-        if isinstance(move, Say):
-            self.query_one("#chat", RichLog).write(f"{self.table.name}: {move.text}")
-        else:
+        # Our own chat line comes back as an event (Twente NOTIFYCHAT goes to "all
+        # clients"), so it is not written here.
+        if not isinstance(move, Say):
             self._say("sent; waiting for the server")
         return True
 

@@ -102,12 +102,16 @@ class Refused:
 
 @dataclass(frozen=True, slots=True)
 class ChatReceived:
+    """A chat line to the table; our own lines come back too (adapters make sure of it)."""
+
     player: str
     text: str
 
 
 @dataclass(frozen=True, slots=True)
 class PlayerLeft:
+    """``player`` disconnected; the game may go on or end, as the server decides."""
+
     player: str
 
 
