@@ -34,6 +34,12 @@ GAMES: Mapping[str, GameEntry] = {
         protocols={"twente": "meeple.tui.scrabble.twente:connect"},
         default_protocol="twente",
     ),
+    "spectrangle": GameEntry(
+        title="Spectrangle",
+        app="meeple.tui.spectrangle.app:SpectrangleApp",
+        protocols={"spectrangle": "meeple.tui.spectrangle.stream:connect"},
+        default_protocol="spectrangle",
+    ),
 }
 
 

@@ -26,6 +26,7 @@ from meeple.tui.connection import ConnectFailed, Connection, ConnectOptions, Mov
 from meeple.tui.scrabble.events import (
     ChatReceived,
     PlayWord,
+    Refused,
     Say,
     ScrabbleEvent,
     ScrabbleMove,
@@ -132,10 +133,8 @@ class ScrabbleApp(App[None]):
             shown_log = len(self.table.log)
             if isinstance(event, ChatReceived):
                 self.query_one("#chat", RichLog).write(f"{event.player}: {event.text}")
-            if self.table.refusal is not None and self.table.log[-1:] == [
-                f"refused: {self.table.refusal}"
-            ]:
-                self._say(self.table.refusal, error=True)
+            if isinstance(event, Refused):
+                self._say(event.message, error=True)
             self._redraw()
 
     async def send_move(self, move: ScrabbleMove) -> bool:
