@@ -20,7 +20,7 @@ from typing import Any
 from meeple.server.config import DEFAULT_PORTS
 from meeple.tui.registry import GAMES
 
-__all__ = ["default_name", "register", "run_play"]
+__all__ = ["build_app", "default_name", "register", "run_play"]
 
 
 def default_name() -> str:
@@ -56,8 +56,8 @@ def register(sub: Any) -> None:
         g.set_defaults(handler=run_play)
 
 
-def run_play(args: argparse.Namespace) -> int:
-    """Handler of ``meeple play GAME``: build the app for the game and protocol and run it."""
+def build_app(args: argparse.Namespace) -> Any:
+    """The Textual app for the game, wired to the chosen protocol's connector."""
     from meeple.tui.connection import ConnectOptions
     from meeple.tui.registry import load
 
@@ -66,7 +66,12 @@ def run_play(args: argparse.Namespace) -> int:
     options = ConnectOptions(args.host, port, args.name or default_name(), args.players)
     app_class = load(entry.app)
     connector = load(entry.protocols[args.protocol])
-    app = app_class(connector, options, protocol=args.protocol)
+    return app_class(connector, options, protocol=args.protocol)
+
+
+def run_play(args: argparse.Namespace) -> int:
+    """Handler of ``meeple play GAME``: build the app for the game and protocol and run it."""
+    app = build_app(args)
     # Log lines on stderr would scribble over the screen: silence them while it runs.
     root = logging.getLogger()
     saved = root.handlers
