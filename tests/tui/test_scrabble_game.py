@@ -10,10 +10,12 @@ from meeple.ai.scrabble import ranked_moves
 from meeple.clients.scrabble_bot import play_twente
 from meeple.clients.twente import TwenteClient
 from meeple.games.scrabble.board import Direction, format_square
+from meeple.games.scrabble.gcg import GcgEventKind, parse_gcg
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.tiles import ENGLISH
 from meeple.protocols.twente.messages import NotifyChat
 from meeple.server.app import MeepleServer
+from meeple.server.store import Store
 from meeple.tui.connection import ConnectOptions
 from meeple.tui.scrabble.app import ScrabbleApp
 from meeple.tui.scrabble.table import Phase
@@ -76,6 +78,20 @@ async def test_a_whole_game_typed_into_the_app_against_the_bot(
         status = str(app.query_one("#status").render())
         assert "Game over" in status
         assert app.table.result_line() in status
+        # Every play in the log, with the score the adapter worked out, is the server's
+        # record of the game; the board shown is the record's board.
+        store: Store = server.services.resource("store", lambda: None)
+        record = parse_gcg(store.games()[0].record)
+        plays = [
+            f"{e.nick}: {e.position} {e.word} {e.score}"
+            for e in record.events
+            if e.kind == GcgEventKind.PLAY
+        ]
+        assert [line for line in app.table.log if line.split(":")[0] in ("human", "bot")] == [
+            line for line in app.table.log if line in plays
+        ]
+        assert [line for line in app.table.log if line in plays] == plays
+        assert app.table.board == record.board()
 
 
 async def test_refusal_board_placement_and_chat_against_a_real_player(
