@@ -133,10 +133,16 @@ async def test_refusal_board_placement_and_chat_against_a_real_player(
         assert app.table.scores["human"] == best.score
         assert board.pending == {}
         assert len(app.table.rack) == 7
+        # Bob's turn now: a pass is refused by the client session before any byte goes out.
+        await until(pilot, lambda: app.table.turn == "bob")
+        await pilot.press("f3")
+        app.query_one("#command").value = "pass"  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        assert message(app).startswith("E009 It is not your turn")
+        assert app.query_one("#command").value == "pass"  # type: ignore[attr-defined]
         # Chat: bob to the table, the human answers through the command line.
         await bob.chat("nice one")
         await until(pilot, lambda: ("bob", "nice one") in app.table.chat_lines)
-        await pilot.press("f3")
         app.query_one("#command").value = "say thanks"  # type: ignore[attr-defined]
         await pilot.press("enter")
         while True:
