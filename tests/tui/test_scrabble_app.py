@@ -141,17 +141,18 @@ async def test_typed_commands_are_sent_and_mistakes_explained() -> None:
         conn.push(*MIDGAME)
         await settle(pilot)
         command = app.query_one("#command")
-        await pilot.press(*"H7 down STAR", "enter")
-        await pilot.press(*"swap e?", "enter")
-        await pilot.press(*"pass", "enter")
-        await pilot.press(*"say hi bob", "enter")
+        await pilot.press(*"H7 down STAR", "enter")  # key by key once; then set the line
+        for line in ("swap e?", "pass", "say hi bob"):
+            command.value = line  # type: ignore[attr-defined]
+            await pilot.press("enter")
         assert conn.sent == [
             PlayWord(7, 6, Direction.DOWN, "STAR"),
             Swap("E?"),
             Pass(),
             Say("hi bob"),
         ]
-        await pilot.press(*"H8 sideways STAR", "enter")
+        command.value = "H8 sideways STAR"  # type: ignore[attr-defined]
+        await pilot.press("enter")
         assert "direction is 'across' or 'down'" in str(app.query_one("#message").render())
         assert app.query_one("#message").has_class("error")
         assert command.value == "H8 sideways STAR"  # type: ignore[attr-defined]
