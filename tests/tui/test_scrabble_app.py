@@ -19,6 +19,7 @@ from meeple.games.scrabble.board import Direction
 from meeple.tui.connection import ConnectFailed, ConnectOptions, MoveError
 from meeple.tui.scrabble.app import ScrabbleApp
 from meeple.tui.scrabble.events import (
+    BagCount,
     ChatReceived,
     ConnectionLost,
     GameEnded,
@@ -98,8 +99,9 @@ MIDGAME: tuple[ScrabbleEvent, ...] = (
     Queued(2, 2),
     Started(("ann", "bob")),
     RackChanged("AEIRST?"),
+    BagCount(86),
     TurnChanged("bob", mine=False),
-    WordPlayed("bob", 6, 7, Direction.ACROSS, "QUIZ", 64),
+    WordPlayed("bob", 6, 7, Direction.ACROSS, "QUIz", 54),
     Swapped("bob", 0),
     TurnChanged("ann", mine=True),
     ChatReceived("bob", "good luck!"),
@@ -125,11 +127,12 @@ async def test_game_screen_shows_board_rack_scores_turn_log_and_chat() -> None:
         conn.push(*MIDGAME)
         await settle(pilot)
         t = app.table
-        assert t.board.rows()[7] == "......QUIZ....."
-        assert t.scores == {"ann": 0, "bob": 64}
+        assert t.board.rows()[7] == "......QUIz....."
+        assert t.scores == {"ann": 0, "bob": 54}
         assert t.my_turn
-        assert t.log[-2:] == ["bob: 8G QUIZ 64", "bob passes"]
+        assert t.log[-2:] == ["bob: 8G QUIz 54", "bob passes"]
         assert "Your turn" in str(app.query_one("#status").render())
+        assert str(app.query_one("#rack").render()).endswith("bag 86")
         check_snapshot(app, "scrabble_my_turn")
 
 
@@ -199,7 +202,7 @@ async def test_tiles_placed_with_keys_make_the_move() -> None:
         board = app.query_one(BoardView)
         await pilot.press("f2")
         assert board.has_focus
-        # Cursor starts on H8 (the U of QUIZ); go up to H5 and write down through the U.
+        # Cursor starts on H8 (the U of QUIz, z a blank); go up to H5 and write down through the U.
         await pilot.press("up", "up", "up", "space")
         assert board.direction is Direction.DOWN
         await pilot.press("T", "R", "X")  # no X on the rack: the blank stands for it

@@ -92,6 +92,7 @@ async def test_a_whole_game_typed_into_the_app_against_the_bot(
         ]
         assert [line for line in app.table.log if line in plays] == plays
         assert app.table.board == record.board()
+        assert app.table.bag == 0
 
 
 async def test_refusal_board_placement_and_chat_against_a_real_player(
@@ -131,6 +132,7 @@ async def test_refusal_board_placement_and_chat_against_a_real_player(
         await until(pilot, lambda: any(line.startswith("human: ") for line in app.table.log))
         assert app.table.log[-1] == f"human: {best.position} {best.word} {best.score}"
         assert app.table.scores["human"] == best.score
+        assert app.table.bag == 100 - 14 - len(best.tiles)
         assert board.pending == {}
         assert len(app.table.rack) == 7
         # Bob's turn now: a pass is refused by the client session before any byte goes out.

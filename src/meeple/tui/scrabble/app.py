@@ -215,6 +215,8 @@ class ScrabbleApp(App[None]):
         self.query_one("#scores", Static).update(scores)
         rack = Text("rack ")
         rack.append_text(rack_text(t.rack, board.pending_rack_tiles()))
+        if t.bag is not None:
+            rack.append(f"  bag {t.bag}")
         self.query_one("#rack", Static).update(rack)
 
     def _status(self) -> Text:
@@ -231,7 +233,5 @@ class ScrabbleApp(App[None]):
         if t.phase is Phase.CLOSED:
             return Text(f"Disconnected: {t.closed_reason}", style="bold red")
         if t.my_turn:
-            return Text(
-                "Your turn: type a move, or place tiles on the board (F2)", style="bold green"
-            )
+            return Text("Your turn: type a move, or place tiles (F2)", style="bold green")
         return Text(f"{t.turn}'s turn" if t.turn else "Game on")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from meeple.games.scrabble.board import Direction
 
 __all__ = [
+    "BagCount",
     "ChatReceived",
     "ConnectionLost",
     "GameEnded",
@@ -62,6 +63,13 @@ class RackChanged:
     """Our rack is now ``rack`` (``?`` for a blank)."""
 
     rack: str
+
+
+@dataclass(frozen=True, slots=True)
+class BagCount:
+    """``count`` tiles are left in the bag."""
+
+    count: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +143,7 @@ ScrabbleEvent = (
     | Queued
     | Started
     | RackChanged
+    | BagCount
     | TurnChanged
     | WordPlayed
     | Swapped

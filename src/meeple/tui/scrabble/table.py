@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from meeple.games.scrabble.board import Board, format_gcg_position
 from meeple.tui.scrabble.events import (
+    BagCount,
     ChatReceived,
     ConnectionLost,
     GameEnded,
@@ -56,6 +57,7 @@ class Table:
     rack: str = ""
     board: Board = field(default_factory=Board)
     queue: tuple[int, int] = (0, 0)
+    bag: int | None = None  # tiles left in the bag, when the protocol lets us know
     log: list[str] = field(default_factory=list)
     chat_lines: list[tuple[str, str]] = field(default_factory=list)
     refusal: str | None = None  # the last refusal, until the next move is accepted
@@ -75,13 +77,15 @@ class Table:
             self.players = event.players
             self.scores = dict.fromkeys(event.players, 0)
             self.board = Board()
-            self.rack, self.turn, self.my_turn = "", None, False
+            self.rack, self.turn, self.my_turn, self.bag = "", None, False, None
             self.result, self.refusal = None, None
             self.left = set()
             self.phase = Phase.PLAYING
             self._log(f"Game on: {', '.join(event.players)}")
         elif isinstance(event, RackChanged):
             self.rack = event.rack
+        elif isinstance(event, BagCount):
+            self.bag = event.count
         elif isinstance(event, TurnChanged):
             self.turn, self.my_turn = event.player, event.mine
         elif isinstance(event, WordPlayed):

@@ -23,10 +23,11 @@ from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.moves import tiles_from_word
 from meeple.games.scrabble.rules import validate_play
-from meeple.games.scrabble.tiles import BLANK
+from meeple.games.scrabble.tiles import BLANK, ENGLISH
 from meeple.protocols.twente.errors import ErrorCode, ProtocolError
 from meeple.protocols.twente.messages import (
     BLANK_ON_RACK,
+    RACK_SIZE,
     Error,
     Flag,
     GameOver,
@@ -43,6 +44,7 @@ from meeple.protocols.twente.messages import (
 )
 from meeple.tui.connection import ConnectFailed, ConnectOptions, MoveError
 from meeple.tui.scrabble.events import (
+    BagCount,
     ChatReceived,
     ConnectionLost,
     GameEnded,
@@ -101,6 +103,7 @@ class TwenteScrabble:
         # ahead when one read brings several messages (STARTGAME and NEWTILES at once).
         self._rack = ""
         self._swapping = ""
+        self._players = 2
 
     async def events(self) -> AsyncIterator[ScrabbleEvent]:
         yield Welcomed(self._client.name, Flag.CHAT in self._client.server_flags)
@@ -119,7 +122,8 @@ class TwenteScrabble:
         if isinstance(message, StartGame):
             self._board = Board()
             self._rack = ""
-            return [Started(message.players)]
+            self._players = len(message.players)
+            return [Started(message.players), self._bag_count()]
         if isinstance(message, NewTiles):
             self._rack += message.tiles.replace(BLANK_ON_RACK, BLANK)
             return [RackChanged(self._rack)]
@@ -140,8 +144,8 @@ class TwenteScrabble:
                 message.player, message.x, message.y, message.direction, message.word, score
             )
             if message.player != self._client.name:
-                return [played]
-            return [played, self._take_from_rack(used)]
+                return [played, self._bag_count()]
+            return [played, self._take_from_rack(used), self._bag_count()]
         if isinstance(message, InformSwap):
             swapped = Swapped(message.player, message.count)
             if message.player != self._client.name or message.count == 0:
@@ -162,6 +166,12 @@ class TwenteScrabble:
             scores = tuple(sorted(message.scores, key=lambda s: -s[1]))
             return [GameEnded(reason, scores)]
         return []  # WELCOME comes before events() starts
+
+    def _bag_count(self) -> BagCount:
+        # Twente never says how many tiles are left, but every rack holds seven while
+        # the bag holds any (ENGLISH: 100 tiles), so the board tells.
+        on_board = sum(1 for _ in self._board.tiles())
+        return BagCount(max(0, ENGLISH.total - on_board - RACK_SIZE * self._players))
 
     def _take_from_rack(self, tiles: str) -> RackChanged:
         left = Counter(self._rack)

@@ -262,5 +262,5 @@ class SpectrangleApp(App[None]):
                 "No tile of yours fits: skip (s) or exchange a tile (x)", style="bold yellow"
             )
         if t.my_turn:
-            return Text("Your turn: pick a tile (F2, then 1-4) or type a move", style="bold green")
+            return Text("Your turn: type a move, or pick a tile (F2, 1-4)", style="bold green")
         return Text(f"{t.turn}'s turn" if t.turn else "Game on")
