@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -98,7 +99,7 @@ async def test_a_whole_game_typed_into_the_app_against_the_bot(
 async def test_refusal_board_placement_and_chat_against_a_real_player(
     server: MeepleServer, gcide: Lexicon
 ) -> None:
-    """E006 from the server in words; a word placed with keys accepted; chat both ways."""
+    """E006 in words; a swap; a word placed with keys; E009 kept local; chat both ways."""
     port = server.ports["twente"]
     app = ScrabbleApp(connect, ConnectOptions("127.0.0.1", port, "human"))
     async with app.run_test(size=SIZE) as pilot:
@@ -107,6 +108,8 @@ async def test_refusal_board_placement_and_chat_against_a_real_player(
         await bob.request_game(2)
         await until(pilot, lambda: app.table.turn is not None)
         if not app.table.my_turn:
+            while not bob.my_turn:
+                await asyncio.wait_for(bob.receive(), 5)
             await bob.pass_turn()
             await until(pilot, lambda: app.table.my_turn)
         rack = app.table.rack.replace("?", "")
@@ -119,6 +122,18 @@ async def test_refusal_board_placement_and_chat_against_a_real_player(
         shown = message(app)
         assert shown.startswith("E006 Unknown word: ")
         assert "dictionary" in shown
+        # A swap: the two tiles leave the rack, two others come.
+        before = app.table.rack
+        swapped = before[:2]
+        app.query_one("#command").value = f"swap {swapped}"  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await until(pilot, lambda: "human swaps 2 tiles" in app.table.log)
+        await until(pilot, lambda: len(app.table.rack) == 7)
+        assert not Counter(before) - Counter(swapped) - Counter(app.table.rack)
+        while not bob.my_turn:
+            await asyncio.wait_for(bob.receive(), 5)
+        await bob.pass_turn()
+        await until(pilot, lambda: app.table.my_turn)
         # Now the best opening, laid tile by tile on the board from the keyboard.
         best = ranked_moves(app.table.board, app.table.rack, gcide, ENGLISH)[0]
         await pilot.press("f2")
