@@ -14,6 +14,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from rich.text import Text
+from textual.widgets import Static
 
 from meeple.games.scrabble.board import Direction
 from meeple.tui.connection import ConnectFailed, ConnectOptions, MoveError
@@ -209,6 +211,15 @@ async def test_tiles_placed_with_keys_make_the_move() -> None:
         assert board.pending == {(7, 4): "T", (7, 5): "R", (7, 6): "x"}
         await pilot.press("backspace", "E")
         assert board.pending == {(7, 4): "T", (7, 5): "R", (7, 6): "E"}
+        await pilot.pause()
+        rack = app.query_one("#rack", Static).content
+        assert isinstance(rack, Text)
+        dimmed = {
+            rack.plain[span.start : span.end].strip()[:1]
+            for span in rack.spans
+            if "#777777" in str(span.style)
+        }
+        assert dimmed == {"T", "R", "E"}
         assert board.cursor == (7, 8)  # skipped over the U on H8
         await pilot.press("S", "enter")
         await settle(pilot)

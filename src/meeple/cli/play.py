@@ -53,6 +53,9 @@ def register(sub: Any) -> None:
         g.add_argument(
             "--players", type=int, default=2, choices=(2, 3, 4), help="table size (default 2)"
         )
+        g.add_argument(
+            "--log-file", help="write log lines to this file (default: none, the screen is busy)"
+        )
         g.set_defaults(handler=run_play)
 
 
@@ -72,12 +75,17 @@ def build_app(args: argparse.Namespace) -> Any:
 def run_play(args: argparse.Namespace) -> int:
     """Handler of ``meeple play GAME``: build the app for the game and protocol and run it."""
     app = build_app(args)
-    # Log lines on stderr would scribble over the screen: silence them while it runs.
+    # Log lines on stderr would scribble over the screen: a file, or nowhere, while it runs.
     root = logging.getLogger()
     saved = root.handlers
-    root.handlers = [logging.NullHandler()]
+    handler: logging.Handler = logging.NullHandler()
+    if args.log_file:
+        handler = logging.FileHandler(args.log_file, encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root.handlers = [handler]
     try:
         app.run()
     finally:
         root.handlers = saved
+        handler.close()
     return 0

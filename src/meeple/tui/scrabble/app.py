@@ -182,6 +182,10 @@ class ScrabbleApp(App[None]):
         if await self.send_move(PlayWord(main.x, main.y, main.direction, main.text)):
             self.query_one(BoardView).clear_pending()
 
+    @on(BoardView.Changed)
+    def _placing(self) -> None:
+        self._redraw_rack()
+
     @on(BoardView.Problem)
     def _problem(self, event: BoardView.Problem) -> None:
         self._say(event.text, error=True)
@@ -213,8 +217,12 @@ class ScrabbleApp(App[None]):
             scores.append(f"{mark}{player}{you}{gone}".ljust(28), style)
             scores.append(f"{t.scores.get(player, 0):>4}\n", style)
         self.query_one("#scores", Static).update(scores)
+        self._redraw_rack()
+
+    def _redraw_rack(self) -> None:
+        t = self.table
         rack = Text("rack ")
-        rack.append_text(rack_text(t.rack, board.pending_rack_tiles()))
+        rack.append_text(rack_text(t.rack, self.query_one(BoardView).pending_rack_tiles()))
         if t.bag is not None:
             rack.append(f"  bag {t.bag}")
         self.query_one("#rack", Static).update(rack)

@@ -85,6 +85,9 @@ class BoardView(Widget, can_focus=True):
             self.placements = placements
             super().__init__()
 
+    class Changed(Message):
+        """The placed tiles changed (the app dims them on the rack)."""
+
     class Problem(Message):
         """A key could not be honoured (no such tile, nothing to submit ...)."""
 
@@ -111,9 +114,12 @@ class BoardView(Widget, can_focus=True):
         self.refresh()
 
     def clear_pending(self) -> None:
+        had = bool(self.pending)
         self.pending = {}
         self._blank_next = False
         self.refresh()
+        if had:
+            self.post_message(self.Changed())
 
     def pending_rack_tiles(self) -> str:
         """The rack tiles the placed tiles use (``?`` for blanks)."""
@@ -229,6 +235,7 @@ class BoardView(Widget, can_focus=True):
         self.pending[(x, y)] = letter
         self._advance()
         self.refresh()
+        self.post_message(self.Changed())
 
     def _advance(self) -> None:
         dx, dy = self.direction.step
@@ -246,3 +253,4 @@ class BoardView(Widget, can_focus=True):
         del self.pending[square]
         self.cursor = square
         self.refresh()
+        self.post_message(self.Changed())
