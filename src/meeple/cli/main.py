@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "meeple.cli.serve",
     "meeple.cli.scrabble",
     "meeple.cli.bot",
+    "meeple.cli.play",
     "meeple.cli.cmpn402",
 )
 

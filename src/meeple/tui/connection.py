@@ -1,0 +1,62 @@
+"""The interface between a game's terminal app and the network: events in, moves out.
+
+An app never sees a protocol. It is given a :data:`Connector` (an async function that
+takes :class:`ConnectOptions` and returns a :class:`Connection`), calls it once, then
+reads :meth:`Connection.events` until it ends and calls :meth:`Connection.send` for
+every move the player makes. Events and moves are the game package's own frozen
+dataclasses (for Scrabble :mod:`meeple.tui.scrabble.events`), so the same app runs over
+Twente, Clarkson or CMPN402 once each has an adapter.
+
+An adapter raises :class:`ConnectFailed` from the connector when it cannot get in
+(refused connection, name taken) and ends ``events()`` when the connection ends; a
+move the protocol cannot even express (bad notation, a word off the board) raises
+:class:`MoveError` from ``send`` with a sentence for the player.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+__all__ = ["ConnectFailed", "ConnectOptions", "Connection", "Connector", "MoveError"]
+
+EventT_co = TypeVar("EventT_co", covariant=True)
+MoveT_contra = TypeVar("MoveT_contra", contravariant=True)
+
+
+class ConnectFailed(Exception):
+    """Could not connect or was not let in; the message is for the player."""
+
+
+class MoveError(Exception):
+    """A move that cannot be sent at all (the server was not asked); say why to the player."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectOptions:
+    """Where to connect and who to be. ``players`` is the table size asked for."""
+
+    host: str
+    port: int
+    name: str
+    players: int = 2
+
+
+class Connection(Protocol[EventT_co, MoveT_contra]):
+    """One player's link to a game server, as the app sees it."""
+
+    def events(self) -> AsyncIterator[EventT_co]:
+        """Every event in order; the iterator ends when the connection does."""
+        ...
+
+    async def send(self, move: MoveT_contra) -> None:
+        """Send a move (or chat); raise :class:`MoveError` if it cannot be expressed."""
+        ...
+
+    async def close(self) -> None:
+        """Leave: close the connection (safe to call twice)."""
+        ...
+
+
+Connector = Callable[[ConnectOptions], Awaitable[Connection[EventT_co, MoveT_contra]]]

@@ -1,0 +1,245 @@
+"""The Scrabble terminal app: board, rack, scores, turn, move log and chat, over any protocol.
+
+Construct it with a connector and the options (``meeple play scrabble`` does), then
+``run()``. The app connects on start, applies every event to its
+:class:`~meeple.tui.scrabble.table.Table` and redraws. Moves come from the command
+line (:mod:`~meeple.tui.scrabble.notation`, with completion) or from tiles placed on
+the board (:class:`~meeple.tui.scrabble.widgets.BoardView`); every refusal, local or
+from the server, is shown in words on the line above the command input.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, Header, Input, RichLog, Static
+
+from meeple.games.scrabble.errors import ScrabbleError
+from meeple.games.scrabble.rules import validate_play
+from meeple.tui.connection import ConnectFailed, Connection, ConnectOptions, MoveError
+from meeple.tui.scrabble.events import (
+    ChatReceived,
+    PlayWord,
+    Refused,
+    Say,
+    ScrabbleEvent,
+    ScrabbleMove,
+)
+from meeple.tui.scrabble.notation import USAGE, CommandError, CommandSuggester, parse_command
+from meeple.tui.scrabble.table import Phase, Table
+from meeple.tui.scrabble.widgets import BoardView, rack_text
+
+__all__ = ["ScrabbleApp"]
+
+logger = logging.getLogger(__name__)
+
+ScrabbleConnection = Connection[ScrabbleEvent, ScrabbleMove]
+
+
+class ScrabbleApp(App[None]):
+    """One human player's Scrabble client."""
+
+    TITLE = "meeple · Scrabble"
+    CSS = """
+    Screen { layout: vertical; }
+    #main { height: 1fr; }
+    #board-box { width: 50; height: 18; border: round $primary; }
+    #board-box:focus-within { border: round $accent; }
+    #side { width: 1fr; }
+    #status { height: 2; padding: 0 1; }
+    #scores { height: auto; padding: 0 1; }
+    #rack { height: 1; padding: 0 1; margin: 1 0 0 0; }
+    #moves { height: 1fr; border: round $secondary; }
+    #chat { height: 1fr; border: round $secondary; }
+    #message { height: 1; padding: 0 1; }
+    #message.error { color: $error; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+q", "quit", "Quit"),
+        Binding("f2", "focus_board", "Board"),
+        Binding("f3", "focus_command", "Command"),
+    ]
+
+    def __init__(
+        self,
+        connector: Any,
+        options: ConnectOptions,
+        *,
+        protocol: str = "twente",
+    ) -> None:
+        super().__init__()
+        self.connector = connector
+        self.options = options
+        self.protocol = protocol
+        self.table = Table(name=options.name)
+        self.connection: ScrabbleConnection | None = None
+        self.sub_title = f"{protocol} {options.host}:{options.port} · {options.name}"
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False, icon="")
+        with Horizontal(id="main"):
+            with Vertical(id="board-box"):
+                yield BoardView(id="board")
+            with Vertical(id="side"):
+                yield Static(id="status")
+                yield Static(id="scores")
+                yield Static(id="rack")
+                yield RichLog(id="moves", wrap=True, markup=False)
+                yield RichLog(id="chat", wrap=True, markup=False)
+        yield Static(id="message")
+        yield Input(
+            placeholder="H8 across WORD · 8H WORD · swap ABC · pass · say hi",
+            suggester=CommandSuggester(),
+            id="command",
+        )
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#moves", RichLog).border_title = "moves"
+        self.query_one("#chat", RichLog).border_title = "chat"
+        self.query_one("#board-box").border_title = "board"
+        self.query_one("#command", Input).focus()
+        self._redraw()
+        self.run_worker(self._pump(), name="connection", exit_on_error=False)
+
+    async def on_unmount(self) -> None:
+        if self.connection is not None:
+            await self.connection.close()
+
+    # --- network --------------------------------------------------------------------------
+
+    async def _pump(self) -> None:
+        """Connect, then apply every event until the connection ends."""
+        try:
+            self.connection = await self.connector(self.options)
+        except ConnectFailed as e:
+            self.table.phase = Phase.CLOSED
+            self.table.closed_reason = str(e)
+            self._say(str(e), error=True)
+            self._redraw()
+            return
+        shown_log = len(self.table.log)
+        async for event in self.connection.events():
+            self.table.apply(event)
+            moves = self.query_one("#moves", RichLog)
+            for line in self.table.log[shown_log:]:
+                moves.write(line)
+            shown_log = len(self.table.log)
+            if isinstance(event, ChatReceived):
+                self.query_one("#chat", RichLog).write(f"{event.player}: {event.text}")
+            if isinstance(event, Refused):
+                self._say(event.message, error=True)
+            self._redraw()
+
+    async def send_move(self, move: ScrabbleMove) -> bool:
+        """Send a move; show why if it cannot go. True when it was sent."""
+        if self.connection is None or self.table.phase is Phase.CLOSED:
+            self._say("not connected", error=True)
+            return False
+        try:
+            await self.connection.send(move)
+        except MoveError as e:
+            self._say(str(e), error=True)
+            return False
+        # Our own chat line comes back as an event (Twente NOTIFYCHAT goes to "all
+        # clients"), so it is not written here.
+        if not isinstance(move, Say):
+            self._say("sent; waiting for the server")
+        return True
+
+    # --- input ----------------------------------------------------------------------------
+
+    @on(Input.Submitted, "#command")
+    async def _command(self, event: Input.Submitted) -> None:
+        text = event.value
+        if not text.strip():
+            self._say(USAGE)
+            return
+        try:
+            move = parse_command(text)
+        except CommandError as e:
+            self._say(str(e), error=True)
+            return
+        if await self.send_move(move):
+            event.input.value = ""
+            if not isinstance(move, Say):
+                self.query_one(BoardView).clear_pending()
+
+    @on(BoardView.Submitted)
+    async def _placed(self, event: BoardView.Submitted) -> None:
+        try:
+            play = validate_play(self.table.board, event.placements)
+        except ScrabbleError as e:
+            self._say(f"not a play: {e}", error=True)
+            return
+        main = play.main_word
+        if await self.send_move(PlayWord(main.x, main.y, main.direction, main.text)):
+            self.query_one(BoardView).clear_pending()
+
+    @on(BoardView.Changed)
+    def _placing(self) -> None:
+        self._redraw_rack()
+
+    @on(BoardView.Problem)
+    def _problem(self, event: BoardView.Problem) -> None:
+        self._say(event.text, error=True)
+
+    def action_focus_board(self) -> None:
+        self.query_one(BoardView).focus()
+
+    def action_focus_command(self) -> None:
+        self.query_one("#command", Input).focus()
+
+    # --- drawing --------------------------------------------------------------------------
+
+    def _say(self, text: str, *, error: bool = False) -> None:
+        message = self.query_one("#message", Static)
+        message.update(Text(text))
+        message.set_class(error, "error")
+
+    def _redraw(self) -> None:
+        t = self.table
+        board = self.query_one(BoardView)
+        board.show(t.board, t.rack)
+        self.query_one("#status", Static).update(self._status())
+        scores = Text()
+        for player in t.players or ((t.name,) if t.name else ()):
+            mark = "▶ " if player == t.turn else "  "
+            gone = " (left)" if player in t.left else ""
+            you = " (you)" if player == t.name else ""
+            style = "bold" if player == t.turn else ""
+            scores.append(f"{mark}{player}{you}{gone}".ljust(28), style)
+            scores.append(f"{t.scores.get(player, 0):>4}\n", style)
+        self.query_one("#scores", Static).update(scores)
+        self._redraw_rack()
+
+    def _redraw_rack(self) -> None:
+        t = self.table
+        rack = Text("rack ")
+        rack.append_text(rack_text(t.rack, self.query_one(BoardView).pending_rack_tiles()))
+        if t.bag is not None:
+            rack.append(f"  bag {t.bag}")
+        self.query_one("#rack", Static).update(rack)
+
+    def _status(self) -> Text:
+        t = self.table
+        if t.phase is Phase.CONNECTING:
+            return Text(f"Connecting to {self.options.host}:{self.options.port} …")
+        if t.phase is Phase.QUEUED:
+            waiting, required = t.queue
+            if required:
+                return Text(f"Waiting for players: {waiting} of {required} here")
+            return Text("Waiting for a game …")
+        if t.phase is Phase.OVER:
+            return Text(f"Game over. {t.result_line()}", style="bold")
+        if t.phase is Phase.CLOSED:
+            return Text(f"Disconnected: {t.closed_reason}", style="bold red")
+        if t.my_turn:
+            return Text("Your turn: type a move, or place tiles (F2)", style="bold green")
+        return Text(f"{t.turn}'s turn" if t.turn else "Game on")

@@ -1,0 +1,187 @@
+"""What a Scrabble connection tells the app (events) and what the app asks of it (moves).
+
+Protocol-free on purpose: an adapter per protocol (Twente now; Clarkson and CMPN402
+when their client libraries land) turns its wire messages into these. Coordinates are
+the engine's 0-based ``(x, y)``, words are whole words with blanks in lower case, and
+racks use ``?`` for a blank, as everywhere in :mod:`meeple.games.scrabble`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from meeple.games.scrabble.board import Direction
+
+__all__ = [
+    "BagCount",
+    "ChatReceived",
+    "ConnectionLost",
+    "GameEnded",
+    "Pass",
+    "PlayWord",
+    "PlayerLeft",
+    "Queued",
+    "RackChanged",
+    "Refused",
+    "Say",
+    "ScrabbleEvent",
+    "ScrabbleMove",
+    "Started",
+    "Swap",
+    "Swapped",
+    "TurnChanged",
+    "Welcomed",
+    "WordPlayed",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Welcomed:
+    """The server let us in under ``name`` and the game was asked for."""
+
+    name: str
+    chat: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Queued:
+    """Waiting for a table: ``waiting`` of ``required`` players are there."""
+
+    waiting: int
+    required: int
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """A game began with these players, in seat order."""
+
+    players: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RackChanged:
+    """Our rack is now ``rack`` (``?`` for a blank)."""
+
+    rack: str
+
+
+@dataclass(frozen=True, slots=True)
+class BagCount:
+    """``count`` tiles are left in the bag."""
+
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class TurnChanged:
+    """It is ``player``'s turn; ``mine`` when that is us."""
+
+    player: str
+    mine: bool
+
+
+@dataclass(frozen=True, slots=True)
+class WordPlayed:
+    """``player`` played ``word`` from ``(x, y)``; ``score`` as the adapter knows it."""
+
+    player: str
+    x: int
+    y: int
+    direction: Direction
+    word: str
+    score: int
+
+
+@dataclass(frozen=True, slots=True)
+class Swapped:
+    """``player`` exchanged ``count`` tiles; 0 is a pass."""
+
+    player: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """The server refused our last message: ``code`` as on the wire, ``message`` in words."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChatReceived:
+    """A chat line to the table; our own lines come back too (adapters make sure of it)."""
+
+    player: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerLeft:
+    """``player`` disconnected; the game may go on or end, as the server decides."""
+
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class GameEnded:
+    """The game is over: ``reason`` in words and the final scores, best first."""
+
+    reason: str
+    scores: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionLost:
+    """The connection ended (the last event)."""
+
+    reason: str
+
+
+ScrabbleEvent = (
+    Welcomed
+    | Queued
+    | Started
+    | RackChanged
+    | BagCount
+    | TurnChanged
+    | WordPlayed
+    | Swapped
+    | Refused
+    | ChatReceived
+    | PlayerLeft
+    | GameEnded
+    | ConnectionLost
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PlayWord:
+    """Lay ``word`` (the whole word, blanks lower case) from ``(x, y)``."""
+
+    x: int
+    y: int
+    direction: Direction
+    word: str
+
+
+@dataclass(frozen=True, slots=True)
+class Swap:
+    """Exchange these rack tiles (``?`` for a blank)."""
+
+    tiles: str
+
+
+@dataclass(frozen=True, slots=True)
+class Pass:
+    """Pass the turn."""
+
+
+@dataclass(frozen=True, slots=True)
+class Say:
+    """Send a chat line to the table."""
+
+    text: str
+
+
+ScrabbleMove = PlayWord | Swap | Pass | Say

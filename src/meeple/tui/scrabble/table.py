@@ -1,0 +1,143 @@
+"""What a Scrabble player knows at the table, kept up to date from connection events.
+
+:class:`Table` is the app's view model, free of Textual so it can be tested alone:
+call :meth:`Table.apply` with each :mod:`~meeple.tui.scrabble.events` event; read the
+board, rack, scores, whose turn it is, the move log and the chat.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from meeple.games.scrabble.board import Board, format_gcg_position
+from meeple.tui.scrabble.events import (
+    BagCount,
+    ChatReceived,
+    ConnectionLost,
+    GameEnded,
+    PlayerLeft,
+    Queued,
+    RackChanged,
+    Refused,
+    ScrabbleEvent,
+    Started,
+    Swapped,
+    TurnChanged,
+    Welcomed,
+    WordPlayed,
+)
+
+__all__ = ["Phase", "Table"]
+
+MAX_LOG = 500  # lines kept in the move log and in the chat
+
+
+class Phase(enum.Enum):
+    """Where the player is: the app shows a different status line for each."""
+
+    CONNECTING = "connecting"
+    QUEUED = "queued"
+    PLAYING = "playing"
+    OVER = "over"
+    CLOSED = "closed"
+
+
+@dataclass
+class Table:
+    """One player's view of one game (and of the lobby before it)."""
+
+    name: str = ""
+    chat: bool = False
+    phase: Phase = Phase.CONNECTING
+    players: tuple[str, ...] = ()
+    scores: dict[str, int] = field(default_factory=dict)
+    turn: str | None = None
+    my_turn: bool = False
+    rack: str = ""
+    board: Board = field(default_factory=Board)
+    queue: tuple[int, int] = (0, 0)
+    bag: int | None = None  # tiles left in the bag, when the protocol lets us know
+    log: list[str] = field(default_factory=list)
+    chat_lines: list[tuple[str, str]] = field(default_factory=list)
+    refusal: str | None = None  # the last refusal, until the next move is accepted
+    result: GameEnded | None = None
+    closed_reason: str = ""
+    left: set[str] = field(default_factory=set)
+
+    def apply(self, event: ScrabbleEvent) -> None:
+        """Take one event into account."""
+        if isinstance(event, Welcomed):
+            self.name, self.chat = event.name, event.chat
+            self.phase = Phase.QUEUED
+        elif isinstance(event, Queued):
+            self.queue = (event.waiting, event.required)
+            self.phase = Phase.QUEUED
+        elif isinstance(event, Started):
+            self.players = event.players
+            self.scores = dict.fromkeys(event.players, 0)
+            self.board = Board()
+            self.rack, self.turn, self.my_turn, self.bag = "", None, False, None
+            self.result, self.refusal = None, None
+            self.left = set()
+            self.phase = Phase.PLAYING
+            self._log(f"Game on: {', '.join(event.players)}")
+        elif isinstance(event, RackChanged):
+            self.rack = event.rack
+        elif isinstance(event, BagCount):
+            self.bag = event.count
+        elif isinstance(event, TurnChanged):
+            self.turn, self.my_turn = event.player, event.mine
+        elif isinstance(event, WordPlayed):
+            self._word(event)
+        elif isinstance(event, Swapped):
+            if event.player == self.name:
+                self.refusal = None
+            what = "passes" if event.count == 0 else f"swaps {event.count} tiles"
+            self._log(f"{event.player} {what}")
+        elif isinstance(event, Refused):
+            self.refusal = event.message
+            self._log(f"refused: {event.message}")
+        elif isinstance(event, ChatReceived):
+            self.chat_lines.append((event.player, event.text))
+            del self.chat_lines[:-MAX_LOG]
+        elif isinstance(event, PlayerLeft):
+            self.left.add(event.player)
+            self._log(f"{event.player} left the game")
+        elif isinstance(event, GameEnded):
+            self.result = event
+            self.scores = dict(event.scores)
+            self.turn, self.my_turn = None, False
+            self.phase = Phase.OVER
+            self._log(f"Game over: {self.result_line()}")
+        elif isinstance(event, ConnectionLost):
+            self.phase = Phase.CLOSED
+            self.closed_reason = event.reason
+            self.my_turn = False
+
+    def _word(self, event: WordPlayed) -> None:
+        dx, dy = event.direction.step
+        for i, c in enumerate(event.word):
+            x, y = event.x + dx * i, event.y + dy * i
+            if self.board.on_board(x, y) and self.board.is_empty_at(x, y):
+                self.board.place(x, y, c)
+        self.scores[event.player] = self.scores.get(event.player, 0) + event.score
+        if event.player == self.name:
+            self.refusal = None
+        where = format_gcg_position(event.x, event.y, event.direction)
+        self._log(f"{event.player}: {where} {event.word} {event.score}")
+
+    def _log(self, line: str) -> None:
+        self.log.append(line)
+        del self.log[:-MAX_LOG]
+
+    def result_line(self) -> str:
+        """``Alice 312, Bob 280: Alice wins`` (or a tie), from the final scores."""
+        if self.result is None:
+            return ""
+        scores = self.result.scores
+        text = ", ".join(f"{n} {s}" for n, s in scores)
+        best = [n for n, s in scores if s == scores[0][1]] if scores else []
+        if len(best) == 1:
+            return f"{text}: {best[0]} wins"
+        return f"{text}: a tie"

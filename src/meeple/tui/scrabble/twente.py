@@ -1,0 +1,225 @@
+"""Scrabble over Twente v2 for the terminal app: :class:`~meeple.clients.twente.TwenteClient`
+turned into :mod:`~meeple.tui.scrabble.events`.
+
+What the adapter adds to the client library:
+
+- scores: Twente's INFORMMOVE carries no score, so the adapter scores each word on its
+  own copy of the board with the engine's rules (what every player can work out);
+  GAMEOVER's scores are the server's and replace them at the end;
+- rejections in words: each ERROR code becomes the spec's title plus a sentence
+  saying what to do (:data:`REFUSALS`);
+- moves the protocol cannot carry (a word off the board or clashing with a tile on
+  it) raise :class:`~meeple.tui.connection.MoveError` instead of being sent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from collections.abc import AsyncIterator
+
+from meeple.clients.twente import TwenteClient, TwenteClientError
+from meeple.games.scrabble.board import Board
+from meeple.games.scrabble.errors import ScrabbleError
+from meeple.games.scrabble.moves import tiles_from_word
+from meeple.games.scrabble.rules import validate_play
+from meeple.games.scrabble.tiles import BLANK, ENGLISH
+from meeple.protocols.twente.errors import ErrorCode, ProtocolError
+from meeple.protocols.twente.messages import (
+    BLANK_ON_RACK,
+    RACK_SIZE,
+    Error,
+    Flag,
+    GameOver,
+    GameOverReason,
+    InformQueue,
+    InformSwap,
+    InformWord,
+    NewTiles,
+    NotifyChat,
+    NotifyTurn,
+    PlayerDisconnected,
+    ServerMessage,
+    StartGame,
+)
+from meeple.tui.connection import ConnectFailed, ConnectOptions, MoveError
+from meeple.tui.scrabble.events import (
+    BagCount,
+    ChatReceived,
+    ConnectionLost,
+    GameEnded,
+    Pass,
+    PlayerLeft,
+    PlayWord,
+    Queued,
+    RackChanged,
+    Refused,
+    Say,
+    ScrabbleEvent,
+    ScrabbleMove,
+    Started,
+    Swap,
+    Swapped,
+    TurnChanged,
+    Welcomed,
+    WordPlayed,
+)
+
+__all__ = ["REFUSALS", "TwenteScrabble", "connect", "refusal_text"]
+
+# What each code means for the player at the keyboard (spec "Errors" gives the title).
+REFUSALS: dict[ErrorCode, str] = {
+    ErrorCode.NAME_TAKEN: "someone here already uses that name; choose another with --name",
+    ErrorCode.UNKNOWN_COMMAND: "the server did not understand what the client sent",
+    ErrorCode.INVALID_ARGUMENT: "the move was not well formed",
+    ErrorCode.INVALID_COORDINATE: "that square is not on the board",
+    ErrorCode.WORD_DOES_NOT_FIT: "the word runs off the board or over a different letter",
+    ErrorCode.UNKNOWN_WORD: "a word this play forms is not in the server's dictionary",
+    ErrorCode.TOO_FEW_TILES_IN_BAG: "the bag holds too few tiles to swap that many",
+    ErrorCode.TILES_NOT_ON_RACK: "your rack does not hold the tiles this needs",
+    ErrorCode.NOT_YOUR_TURN: "wait for your turn",
+    ErrorCode.WRONG_NUMBER_OF_PLAYERS: "a game has 2 to 4 players",
+    ErrorCode.NOT_CONNECTED: "the word must touch the tiles on the board (the first one "
+    "must cover the centre square H8)",
+    ErrorCode.ALREADY_ANNOUNCED: "the client announced itself twice",
+    ErrorCode.NOT_ANNOUNCED: "the client has not announced itself yet",
+    ErrorCode.NOT_IN_GAME: "you are not in a game right now",
+    ErrorCode.GAME_ALREADY_STARTED: "the game has already started",
+}
+
+
+def refusal_text(code: ErrorCode) -> str:
+    """``E006 Unknown word: a word this play forms is not in the server's dictionary``."""
+    return f"{code.value} {code.description}: {REFUSALS[code]}"
+
+
+class TwenteScrabble:
+    """A :class:`~meeple.tui.connection.Connection` for Scrabble over Twente."""
+
+    def __init__(self, client: TwenteClient) -> None:
+        self._client = client
+        self._board = Board()
+        # Our own account of the rack, message by message: the client's ``rack`` runs
+        # ahead when one read brings several messages (STARTGAME and NEWTILES at once).
+        self._rack = ""
+        self._swapping = ""
+        self._players = 2
+
+    async def events(self) -> AsyncIterator[ScrabbleEvent]:
+        yield Welcomed(self._client.name, Flag.CHAT in self._client.server_flags)
+        while True:
+            try:
+                message = await self._client.receive()
+            except (TwenteClientError, OSError) as e:
+                yield ConnectionLost(str(e) or "connection closed")
+                return
+            for event in self._translate(message):
+                yield event
+
+    def _translate(self, message: ServerMessage) -> list[ScrabbleEvent]:
+        if isinstance(message, InformQueue):
+            return [Queued(message.waiting, message.required)]
+        if isinstance(message, StartGame):
+            self._board = Board()
+            self._rack = ""
+            self._players = len(message.players)
+            return [Started(message.players), self._bag_count()]
+        if isinstance(message, NewTiles):
+            self._rack += message.tiles.replace(BLANK_ON_RACK, BLANK)
+            return [RackChanged(self._rack)]
+        if isinstance(message, NotifyTurn):
+            return [TurnChanged(message.player, message.your_turn)]
+        if isinstance(message, InformWord):
+            score = 0
+            used = ""
+            with contextlib.suppress(ScrabbleError):
+                placed = tiles_from_word(
+                    self._board, message.x, message.y, message.direction, message.word
+                )
+                score = validate_play(self._board, placed).score
+                used = "".join(p.rack_tile for p in placed)
+                for p in placed:
+                    self._board.place(p.x, p.y, p.tile)
+            played = WordPlayed(
+                message.player, message.x, message.y, message.direction, message.word, score
+            )
+            if message.player != self._client.name:
+                return [played, self._bag_count()]
+            return [played, self._take_from_rack(used), self._bag_count()]
+        if isinstance(message, InformSwap):
+            swapped = Swapped(message.player, message.count)
+            if message.player != self._client.name or message.count == 0:
+                return [swapped]
+            return [swapped, self._take_from_rack(self._swapping)]
+        if isinstance(message, Error):
+            return [Refused(message.code.value, refusal_text(message.code))]
+        if isinstance(message, NotifyChat):
+            return [ChatReceived(message.player, message.text)]
+        if isinstance(message, PlayerDisconnected):
+            return [PlayerLeft(message.player)]
+        if isinstance(message, GameOver):
+            reason = (
+                "the game is over"
+                if message.reason is GameOverReason.WIN
+                else "the game ended: a player disconnected"
+            )
+            scores = tuple(sorted(message.scores, key=lambda s: -s[1]))
+            return [GameEnded(reason, scores)]
+        return []  # WELCOME comes before events() starts
+
+    def _bag_count(self) -> BagCount:
+        # Twente never says how many tiles are left, but every rack holds seven while
+        # the bag holds any (ENGLISH: 100 tiles), so the board tells.
+        on_board = sum(1 for _ in self._board.tiles())
+        return BagCount(max(0, ENGLISH.total - on_board - RACK_SIZE * self._players))
+
+    def _take_from_rack(self, tiles: str) -> RackChanged:
+        left = Counter(self._rack)
+        left.subtract(tiles)
+        self._rack = "".join(sorted(left.elements()))
+        return RackChanged(self._rack)
+
+    async def send(self, move: ScrabbleMove) -> None:
+        try:
+            if isinstance(move, PlayWord):
+                await self._client.play_word(move.x, move.y, move.direction, move.word)
+            elif isinstance(move, Swap):
+                await self._client.swap(move.tiles)
+                self._swapping = move.tiles
+            elif isinstance(move, Pass):
+                await self._client.pass_turn()
+            elif isinstance(move, Say):
+                await self._client.chat(move.text)
+        except ScrabbleError as e:
+            raise MoveError(str(e)) from None
+        except ProtocolError as e:
+            # The client session refuses what the server would (a move out of turn is
+            # E009 before it is sent); same words as a refusal from the server.
+            raise MoveError(refusal_text(e.code)) from None
+        except OSError as e:
+            raise MoveError(f"could not send: {e}") from None
+
+    async def close(self) -> None:
+        await self._client.close()
+
+
+async def connect(options: ConnectOptions) -> TwenteScrabble:
+    """Connect, ANNOUNCE (asking for chat) and REQUESTGAME for ``options.players``."""
+    try:
+        client = await TwenteClient.connect(options.host, options.port, options.name, chat=True)
+    except TwenteClientError as e:
+        if client_error := _name_taken(e):
+            raise ConnectFailed(client_error) from None
+        raise ConnectFailed(f"not let in: {e}") from None
+    except OSError as e:
+        raise ConnectFailed(
+            f"cannot reach a Twente server at {options.host}:{options.port} ({e.strerror or e})"
+        ) from None
+    await client.request_game(options.players)
+    return TwenteScrabble(client)
+
+
+def _name_taken(error: TwenteClientError) -> str | None:
+    if ErrorCode.NAME_TAKEN.value in str(error):
+        return refusal_text(ErrorCode.NAME_TAKEN)
+    return None

@@ -1,0 +1,137 @@
+"""What a Spectrangle player knows at the table, kept up to date from connection events.
+
+:class:`Table` is the app's view model, free of Textual: call :meth:`Table.apply` with
+each :mod:`~meeple.tui.spectrangle.events` event. Scores are the sum of the points
+each ``move`` line announced (what the server says, not recomputed) until the
+leaderboard replaces them.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from meeple.games.spectrangle.board import Board
+from meeple.games.spectrangle.tiles import Tile
+from meeple.tui.spectrangle.events import (
+    ChatReceived,
+    ConnectionLost,
+    Exchanged,
+    GameEnded,
+    HandsDealt,
+    Placed,
+    PlayerLeft,
+    Queued,
+    Refused,
+    Skipped,
+    SpectrangleEvent,
+    Started,
+    Welcomed,
+)
+
+__all__ = ["Phase", "Table"]
+
+MAX_LOG = 500
+
+
+class Phase(enum.Enum):
+    """Where the player is; the app shows a different status line for each."""
+
+    CONNECTING = "connecting"
+    QUEUED = "queued"
+    PLAYING = "playing"
+    OVER = "over"
+    CLOSED = "closed"
+
+
+@dataclass
+class Table:
+    """One player's view of one Spectrangle game (and of the lobby before it)."""
+
+    name: str = ""
+    chat: bool = False
+    phase: Phase = Phase.CONNECTING
+    queue: tuple[str, ...] = ()
+    players: tuple[str, ...] = ()
+    order: tuple[str, ...] = ()
+    hands: dict[str, tuple[Tile, ...]] = field(default_factory=dict)
+    turn: str | None = None
+    must_skip: bool = False
+    my_turn: bool = False
+    board: Board = field(default_factory=Board)
+    scores: dict[str, int] = field(default_factory=dict)
+    log: list[str] = field(default_factory=list)
+    chat_lines: list[tuple[str, str]] = field(default_factory=list)
+    refusal: str | None = None
+    result: GameEnded | None = None
+    closed_reason: str = ""
+
+    @property
+    def hand(self) -> tuple[Tile, ...]:
+        """Our own tiles."""
+        return self.hands.get(self.name, ())
+
+    def apply(self, event: SpectrangleEvent) -> None:
+        """Take one event into account."""
+        if isinstance(event, Welcomed):
+            self.name, self.chat = event.name, event.chat
+            self.phase = Phase.QUEUED
+        elif isinstance(event, Queued):
+            self.queue = event.names
+            self.phase = Phase.QUEUED
+        elif isinstance(event, Started):
+            self.players, self.order = event.players, event.order
+            self.scores = dict.fromkeys(event.order, 0)
+            self.board = Board()
+            self.hands, self.turn, self.my_turn = {}, None, False
+            self.result, self.refusal = None, None
+            self.phase = Phase.PLAYING
+            self._log(f"Game on; order of play: {', '.join(event.order)}")
+        elif isinstance(event, HandsDealt):
+            self.hands = dict(event.hands)
+            self.turn, self.must_skip, self.my_turn = event.player, event.must_skip, event.mine
+            if event.must_skip:
+                self._log(f"{event.player} cannot place a tile: skip or exchange")
+        elif isinstance(event, Placed):
+            self.board.put(event.tile, event.index)
+            self.scores[event.player] = self.scores.get(event.player, 0) + event.points
+            if event.player == self.name:
+                self.refusal = None
+            self._log(f"{event.player}: {event.tile} on {event.index}, {event.points} points")
+        elif isinstance(event, Skipped):
+            self._log(f"{event.player} skips")
+        elif isinstance(event, Exchanged):
+            self._log(f"{event.player} exchanges {event.tile} for {event.new_tile}")
+        elif isinstance(event, Refused):
+            self.refusal = event.message
+            self._log(f"refused: {event.message}")
+        elif isinstance(event, ChatReceived):
+            self.chat_lines.append((event.player, event.text))
+            del self.chat_lines[:-MAX_LOG]
+        elif isinstance(event, PlayerLeft):
+            self._log(f"{event.player} left: the game is over, no scores (spec)")
+            self.turn, self.my_turn = None, False
+            self.phase = Phase.OVER
+        elif isinstance(event, GameEnded):
+            self.result = event
+            self.scores = dict(event.leaderboard)
+            self.turn, self.my_turn = None, False
+            self.phase = Phase.OVER
+            self._log(f"Game over: {self.result_line()}")
+        elif isinstance(event, ConnectionLost):
+            self.phase = Phase.CLOSED
+            self.closed_reason = event.reason
+            self.my_turn = False
+
+    def _log(self, line: str) -> None:
+        self.log.append(line)
+        del self.log[:-MAX_LOG]
+
+    def result_line(self) -> str:
+        """``ann 40, bob 31: ann wins`` from the leaderboard (or "a tie")."""
+        if self.result is None:
+            return ""
+        board = self.result.leaderboard
+        text = ", ".join(f"{n} {p}" for n, p in board)
+        best = [n for n, p in board if p == board[0][1]] if board else []
+        return f"{text}: {best[0]} wins" if len(best) == 1 else f"{text}: a tie"

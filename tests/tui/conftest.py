@@ -1,0 +1,26 @@
+"""Fixtures for the terminal clients: a real server on 127.0.0.1:0 and app helpers."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from meeple.games.scrabble.lexicon import Lexicon
+from meeple.server.app import MeepleServer
+from meeple.server.config import ServerConfig
+
+
+@pytest.fixture
+async def server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[MeepleServer]:
+    """A server with every implemented listener on a free port and a seeded RNG."""
+    config = ServerConfig(database=str(tmp_path / "meeple.sqlite3"))
+    for name in config.listeners:
+        config = config.with_port(name, 0)
+    srv = MeepleServer(config, rng=random.Random(1234))
+    srv.services.resource("scrabble.lexicon", lambda: gcide)
+    await srv.start()
+    yield srv
+    await srv.stop()

@@ -1,0 +1,91 @@
+"""The connections under the apps survive whatever a server sends (hypothesis).
+
+Bytes go through an in-memory StreamReader into each adapter exactly as a socket's
+would; after any garbage, a valid line still comes out as its event and the end of
+the stream as ConnectionLost, never an exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from meeple.clients.twente import TwenteClient
+from meeple.protocols.spectrangle.messages import CHAT_EXTENSION, Connect, Request, Welcome
+from meeple.protocols.spectrangle.session import ClientSession
+from meeple.protocols.twente.messages import Announce, Flag
+from meeple.tui.scrabble.events import ChatReceived as ScrabbleChat
+from meeple.tui.scrabble.events import ConnectionLost as ScrabbleLost
+from meeple.tui.scrabble.twente import TwenteScrabble
+from meeple.tui.spectrangle.events import ChatReceived, ConnectionLost
+from meeple.tui.spectrangle.stream import SpectrangleStream
+
+
+class Sink:
+    """A stand-in StreamWriter that keeps what is written."""
+
+    def __init__(self) -> None:
+        self.data = b""
+
+    def write(self, data: bytes) -> None:
+        self.data += data
+
+    async def drain(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+    async def wait_closed(self) -> None:
+        return None
+
+
+async def _events(connection: Any) -> list[object]:
+    return [e async for e in connection.events()]
+
+
+garbage = st.binary(max_size=300).filter(lambda b: b"\n" not in b[-1:])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(noise=garbage)
+def test_spectrangle_stream_survives_garbage(noise: bytes) -> None:
+    """Random bytes, then a chat line and EOF: the chat arrives, then ConnectionLost."""
+
+    async def run() -> list[object]:
+        session = ClientSession()
+        session.send(Connect("ann", (CHAT_EXTENSION,)))
+        session.receive_data(Welcome((CHAT_EXTENSION,)).encode())
+        session.send(Request(2))
+        reader = asyncio.StreamReader()
+        reader.feed_data(noise + b"\nchat bob still here\n")
+        reader.feed_eof()
+        stream = SpectrangleStream(reader, Sink(), session, "ann", [])  # type: ignore[arg-type]
+        return await _events(stream)
+
+    events = asyncio.run(run())
+    assert ChatReceived("bob", "still here") in events
+    assert isinstance(events[-1], ConnectionLost)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(noise=st.binary(max_size=300))
+def test_twente_adapter_survives_garbage(noise: bytes) -> None:
+    """Random bytes, then NOTIFYCHAT and EOF: the chat arrives, then ConnectionLost."""
+
+    async def run() -> list[object]:
+        reader = asyncio.StreamReader()
+        client = TwenteClient(reader, Sink())  # type: ignore[arg-type]
+        client.session.send(Announce("ann", frozenset({Flag.CHAT})))
+        client.session.receive_data(b"WELCOME\x1fann\x1fCHAT\x1e")
+        client.name = "ann"
+        reader.feed_data(noise + b"\x1e" + b"NOTIFYCHAT\x1fbob\x1fstill here\x1e")
+        reader.feed_eof()
+        return await _events(TwenteScrabble(client))
+
+    events = asyncio.run(run())
+    assert isinstance(events[-1], ScrabbleLost)
+    assert ScrabbleChat("bob", "still here") in events
