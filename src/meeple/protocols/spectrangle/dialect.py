@@ -11,9 +11,10 @@ functions translate between them so the room never formats a line itself:
 
 Decisions (docs/protocols/spectrangle.md): ``start with`` and ``order`` list the players
 in turn order (both lines are equal, as the transcript's server sends them), the
-tiles line in seat order (the order they joined, as the transcript's server does); after every turn the server sends the
-tiles line again (``turn`` or ``skip`` for the next player) unless the game is over,
-when ``game finished leaderboard`` follows instead, ranked by final score.
+tiles line in seat order (the order they joined, as the transcript's server does);
+after every turn the server sends the tiles line again (``turn`` or ``skip`` for the
+next player) unless the game is over, when ``game finished leaderboard`` follows
+instead, ranked by final score.
 """
 
 from __future__ import annotations
