@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -281,13 +281,32 @@ async def test_transcript_client_lines_replayed(server: MeepleServer) -> None:
     log = transcript_lines()
     stop = next(i for i, (_, out, text) in enumerate(log) if out and text == "place RBB5 on 1")
     peers: dict[int, Raw] = {}
+    seen: dict[int, list[str]] = {}
+
+    async def until(conn: int, done: Callable[[list[str]], bool]) -> None:
+        while not done(seen[conn]):
+            seen[conn].append(await peers[conn].next())
+
+    turns = 0
     for conn, outgoing, text in log[: stop + 1]:
         if not outgoing:
             continue
         if conn not in peers:
-            peers[conn] = await Raw.open(server)
+            peers[conn], seen[conn] = await Raw.open(server), []
+        me = f"p{conn}"
+        if text.split()[0] in ("place", "skip", "exchange"):
+            # As the log's clients did: act on the tiles line that gives this player the turn.
+            def my_turn(lines: list[str], n: int = turns + 1, me: str = me) -> bool:
+                tiles = [t for t in lines if t.startswith("tiles ")]
+                return len(tiles) >= n and tiles[-1].split()[-1] == me
+
+            await until(conn, my_turn)
+            turns += 1
         peers[conn].send(text)
-        await asyncio.sleep(0.02)  # the log's clients waited for their answers
+        if text.startswith("connect"):
+            await until(conn, lambda lines: any(t.startswith("welcome") for t in lines))
+        elif text.startswith("request"):
+            await until(conn, lambda lines: any(t.startswith("waiting") for t in lines))
     skip_tiles = (
         "tiles p1 YYR4 RRB4 BRP2 YBP3 p2 WWW1 RRG4 GGB5 RRR6 p3 BBR5 RGY3 YYG5 PPP6 skip p1"
     )
@@ -295,11 +314,10 @@ async def test_transcript_client_lines_replayed(server: MeepleServer) -> None:
         expected = [t for c, out, t in log if c == conn and not out]
         expected = expected[expected.index("order p3 p1 p2") :]
         expected = [skip_tiles if t == "skip p1" else t for t in expected]
-        got = []
-        while not got or not got[-1].startswith("move p3 RBB5"):
-            got.append(await peer.next())
-        got = got[got.index("order p3 p1 p2") :]
+        await until(conn, lambda lines: bool(lines) and lines[-1].startswith("move p3 RBB5"))
+        got = seen[conn][seen[conn].index("order p3 p1 p2") :]
         assert got == expected[: len(got)], f"connection {conn}"
+        assert len(got) == 9  # order, first tiles, then 3 full turns and the 4th move
         peer.close()
 
 
