@@ -17,6 +17,7 @@ from meeple.clients.spectrangle import SpectrangleClient, SpectrangleClientError
 from meeple.games.spectrangle import TILE_SET, Game, Tile, replay
 from meeple.protocols.spectrangle import Move, Tiles
 from meeple.server.app import LISTENERS, MeepleServer
+from meeple.server.clock import VirtualClock
 from meeple.server.config import ServerConfig
 from meeple.server.store import Store
 
@@ -379,6 +380,31 @@ async def test_a_player_leaving_ends_the_game_without_points(
     assert record.result == {"left": ["p2"]}
     p1.close()
     p3.close()
+
+
+@pytest.mark.usefixtures("transcript_deal")
+async def test_a_silent_player_is_cut_off_at_the_idle_timeout(tmp_path: Path) -> None:
+    """No turn clock: the idle timeout (on the injected clock) closes a silent player's
+    connection, and the others hear it leave, as for any disconnect."""
+    clock = VirtualClock()
+    config = ServerConfig(database=str(tmp_path / "db.sqlite3"), idle_timeout=60).with_port(
+        "spectrangle", 0
+    )
+    srv = MeepleServer(config, clock=clock, listeners=ONLY_SPECTRANGLE)
+    await srv.start()
+    try:
+        p1, p2, p3 = await three_players(srv)
+        await clock.advance(30)
+        await p1.ask("chat x", "invalidCommand")  # p1 and p2 are not silent
+        await p2.ask("skip", "invalidCommand")
+        await clock.advance(31)  # p3, on turn, has said nothing for 61 s
+        for peer in (p1, p2):
+            await peer.expect("player p3 left")
+        assert await p3.reader.read() == b""
+        for peer in (p1, p2, p3):
+            peer.close()
+    finally:
+        await srv.stop()
 
 
 # --- whole games over real sockets --------------------------------------------------------
