@@ -143,6 +143,8 @@ class RoomRejected:
 
 @dataclass(frozen=True, slots=True)
 class ChatSaid:
+    """A player's chat line, for every seat that hears it (those with the extension)."""
+
     sender: str
     text: str
 
