@@ -13,9 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import meeple.server.spectrangle as spectrangle_server
+from meeple.ai.spectrangle import greedy_action
 from meeple.clients.spectrangle import SpectrangleClient, SpectrangleClientError, play_spectrangle
+from meeple.games import spectrangle as engine
 from meeple.games.spectrangle import TILE_SET, Game, Tile, replay
-from meeple.protocols.spectrangle import Move, Tiles
+from meeple.protocols.spectrangle import Move, Tiles, messages_for
 from meeple.server.app import LISTENERS, MeepleServer
 from meeple.server.clock import VirtualClock
 from meeple.server.config import ServerConfig
@@ -405,6 +407,39 @@ async def test_a_silent_player_is_cut_off_at_the_idle_timeout(tmp_path: Path) ->
             peer.close()
     finally:
         await srv.stop()
+
+
+def command_for(action: engine.Action) -> str:
+    """The client line for an engine action."""
+    if isinstance(action, engine.Place):
+        return f"place {action.tile} on {action.index}"
+    if isinstance(action, engine.Exchange):
+        return f"exchange {action.tile}"
+    return "skip"
+
+
+@pytest.mark.usefixtures("transcript_deal")
+async def test_a_whole_raw_game_to_the_leaderboard(server: MeepleServer) -> None:
+    """Three raw peers play the transcript's deal to its end with the greedy player, each
+    line checked against a replica game; the last line is the leaderboard."""
+    peers = dict(zip(("p1", "p2", "p3"), await three_players(server), strict=True))
+    replica = Game(["p1", "p2", "p3"], bag=transcript_bag())
+    lines = 0
+    while replica.turn is not None:
+        action = greedy_action(replica, replica.turn)
+        command = command_for(action)
+        peers[replica.players[replica.turn]].send(command)
+        expected = [m.to_line() for m in messages_for(replica, replica.apply(action))]
+        for peer in peers.values():
+            await peer.expect(*expected)
+        lines += len(expected)
+    assert replica.result is not None
+    ranked = [(replica.players[p], replica.result.scores[p]) for p in replica.result.ranking]
+    assert expected[-1] == "game finished leaderboard " + " ".join(f"{n} {s}" for n, s in ranked)
+    assert lines > 36
+    for peer in peers.values():
+        await peer.quiet()
+        peer.close()
 
 
 # --- whole games over real sockets --------------------------------------------------------
