@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from meeple.games.spectrangle import Action, Exchange, Game, Place, Skip
+from meeple.games.spectrangle import Action, Board, Exchange, Game, Place, Skip, Tile
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from random import Random
 
-__all__ = ["greedy_action", "random_action"]
+__all__ = ["greedy_action", "greedy_choice", "random_action"]
 
 
 def greedy_action(game: Game, player: int) -> Action:
@@ -23,12 +24,17 @@ def greedy_action(game: Game, player: int) -> Action:
     the most valuable tile, else skip. ``player`` must be on turn."""
     if game.turn != player:
         raise ValueError(f"player {player} is not on turn")
-    placements = game.legal_placements(player)
+    return greedy_choice(game.board, game.hand(player), game.bag_size, player)
+
+
+def greedy_choice(board: Board, hand: Sequence[Tile], bag_size: int, player: int = 0) -> Action:
+    """:func:`greedy_action` from what a client sees: the board, its hand and how many
+    tiles the bag still holds (a network client has no :class:`Game`)."""
+    placements = board.placements(hand)
     if placements:
         best = max(placements, key=lambda p: p.points)
         return Place(player, best.tile, best.index)
-    hand = game.hand(player)
-    if hand and game.bag_size:
+    if hand and bag_size:
         return Exchange(player, max(hand, key=lambda t: t.value))
     return Skip(player)
 

@@ -7,6 +7,7 @@ import asyncio
 import sys
 from typing import Any
 
+from meeple.cli.spectrangle import register_bot as register_spectrangle_bot
 from meeple.server.config import DEFAULT_PORTS
 
 __all__ = ["register"]
@@ -28,6 +29,7 @@ def register(sub: Any) -> None:
     s.add_argument("--games", type=int, default=1, help="games to play in a row (default 1)")
     s.add_argument("--lexicon", default="gcide", help="lexicon name or word-list path")
     s.set_defaults(handler=run_scrabble)
+    register_spectrangle_bot(games)
 
 
 def run_scrabble(args: argparse.Namespace) -> int:

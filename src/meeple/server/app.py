@@ -45,6 +45,7 @@ class Listener(Protocol):
 LISTENERS: Mapping[str, str] = {
     "twente": "meeple.server.twente:create_listener",
     "cmpn402": "meeple.server.cmpn402:create_listener",
+    "spectrangle": "meeple.server.spectrangle:create_listener",
 }
 
 

@@ -9,10 +9,12 @@ functions translate between them so the room never formats a line itself:
 - :func:`messages_for` — the lines that announce the events ``Game.apply`` returned;
 - :func:`error_word_for` (re-exported from errors) — the reply to a rule error.
 
-Decisions (docs/protocols/spectrangle.md): ``start with`` and the tiles line list the
-players in seat order, ``order`` in turn order; after every turn the server sends the
-tiles line again (``turn`` or ``skip`` for the next player) unless the game is over,
-when ``game finished leaderboard`` follows instead, ranked by final score.
+Decisions (docs/protocols/spectrangle.md): ``start with`` and ``order`` list the players
+in turn order (both lines are equal, as the transcript's server sends them), the
+tiles line in seat order (the order they joined, as the transcript's server does);
+after every turn the server sends the tiles line again (``turn`` or ``skip`` for the
+next player) unless the game is over, when ``game finished leaderboard`` follows
+instead, ranked by final score.
 """
 
 from __future__ import annotations
@@ -59,9 +61,10 @@ def tiles_message(game: engine.Game) -> Tiles:
 
 def opening_messages(game: engine.Game) -> list[ServerMessage]:
     """``start with``, ``order`` and the first tiles line, for every player."""
+    turns = tuple(game.players[seat] for seat in game.order)
     return [
-        StartWith(game.players),
-        Order(tuple(game.players[seat] for seat in game.order)),
+        StartWith(turns),
+        Order(turns),
         tiles_message(game),
     ]
 

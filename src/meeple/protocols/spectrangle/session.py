@@ -190,11 +190,13 @@ class ServerSession(_Session):
         """Take bytes from the client; return its requests and the immediate rejections."""
         events: list[ServerEvent] = []
         for frame in self._framer.receive_data(data):
+            # Each line is read as soon as the state allows, so only lines behind a
+            # pending verdict count against max_held_lines.
             if len(self._held) >= self.max_held_lines:
                 events.append(_reject("too many lines while a verdict was due"))
             else:
                 self._held.append(frame)
-        events.extend(self.next_events())
+                events.extend(self.next_events())
         return events
 
     def next_events(self) -> list[ServerEvent]:

@@ -1,0 +1,303 @@
+"""An async Spectrangle 1.4 client and the greedy bot built on it.
+
+::
+
+    client = await SpectrangleClient.connect("127.0.0.1", 4000, "alice", chat=True)
+    await client.request_game(2)
+    async for message in client:            # every server line, as a typed message
+        if client.my_turn:
+            await client.place(Tile.parse("RGB4"), 11)
+
+Besides handing on messages, the client keeps what a player can know: the players
+and the turn order, every hand (hands are public in the tiles line), the board (each
+``move`` put on it), the points announced per player, whose turn it is and whether
+that player must skip, the bag's size, and the leaderboard at the end. It reads the
+1.3 stand-alone ``skip <name>`` too, so it also plays against older servers such as
+the one in the shared transcript.
+
+:func:`play_spectrangle` is ``meeple bot spectrangle``: it plays whole games with
+:func:`meeple.ai.spectrangle.greedy_choice`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from meeple.ai.spectrangle import greedy_choice
+from meeple.games.spectrangle import TILE_SET, Board, Tile
+from meeple.games.spectrangle import Exchange as ExchangeAction
+from meeple.games.spectrangle import Place as PlaceAction
+from meeple.protocols.spectrangle import (
+    Chat,
+    ClientMessage,
+    ClientSession,
+    Connect,
+    ErrorReply,
+    ErrorWord,
+    Exchange,
+    GameFinished,
+    Move,
+    Order,
+    Place,
+    PlayerLeft,
+    ProtocolViolation,
+    Replace,
+    Request,
+    ServerMessage,
+    Skip,
+    SkipNotice,
+    StartWith,
+    State,
+    Tiles,
+    Welcome,
+)
+
+__all__ = [
+    "BotResult",
+    "SpectrangleClient",
+    "SpectrangleClientError",
+    "play_spectrangle",
+]
+
+logger = logging.getLogger(__name__)
+
+READ_SIZE = 65536
+# After this many refused turn commands in one turn the bot gives up on the game
+# rather than loop on a disagreement with the server about the rules.
+MAX_REFUSALS = 5
+
+
+class SpectrangleClientError(Exception):
+    """The server refused the name, or the connection ended."""
+
+
+class SpectrangleClient:
+    """One connection to a Spectrangle server. Create it with :meth:`connect`."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader = reader
+        self._writer = writer
+        self.session = ClientSession()
+        self._pending: deque[ServerMessage] = deque()
+        self.name = ""
+        self.extensions: frozenset[str] = frozenset()
+        self.players: tuple[str, ...] = ()
+        self.order: tuple[str, ...] = ()
+        self.hands: dict[str, tuple[Tile, ...]] = {}
+        self.board = Board()
+        self.points: dict[str, int] = {}
+        self.turn: str | None = None
+        self.must_skip = False
+        self.exchanged = 0
+        self.leaderboard: tuple[tuple[str, int], ...] | None = None
+        self.left: str | None = None
+        self.last_error: ErrorWord | None = None
+        self.violations = 0
+
+    @classmethod
+    async def connect(
+        cls, host: str, port: int, name: str, *, chat: bool = False
+    ) -> SpectrangleClient:
+        """Connect and register; returns once welcomed (SpectrangleClientError if not)."""
+        reader, writer = await asyncio.open_connection(host, port)
+        client = cls(reader, writer)
+        try:
+            await client._send(Connect(name, ("chat",) if chat else ()))
+            reply = await client.receive()
+        except BaseException:
+            await client.close()
+            raise
+        if not isinstance(reply, Welcome):
+            await client.close()
+            raise SpectrangleClientError(f"not welcomed as {name!r}: {reply.to_line()}")
+        client.name = name
+        client.extensions = client.session.extensions
+        return client
+
+    # --- what the player knows -----------------------------------------------------------
+
+    @property
+    def my_turn(self) -> bool:
+        """True when the server waits for this player's place, skip or exchange."""
+        return self.session.state in (State.MY_TURN, State.MUST_SKIP)
+
+    @property
+    def hand(self) -> tuple[Tile, ...]:
+        return self.hands.get(self.name, ())
+
+    @property
+    def bag_size(self) -> int:
+        """Tiles still in the bag: all 36, less those on the board, in hands and set aside."""
+        on_board = sum(1 for _ in self.board.tiles())
+        in_hands = sum(len(h) for h in self.hands.values())
+        return max(0, len(TILE_SET) - on_board - in_hands - self.exchanged)
+
+    # --- actions ------------------------------------------------------------------------
+
+    async def request_game(self, players: int = 2) -> None:
+        await self._send(Request(players))
+
+    async def place(self, tile: Tile, index: int) -> None:
+        """Place ``tile`` (in the rotation given) on field ``index``."""
+        await self._send(Place(tile, index))
+
+    async def skip(self) -> None:
+        await self._send(Skip())
+
+    async def exchange(self, tile: Tile) -> None:
+        await self._send(Exchange(tile))
+
+    async def chat(self, text: str) -> None:
+        await self._send(Chat(text))
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._writer.close()
+            await self._writer.wait_closed()
+
+    async def _send(self, message: ClientMessage) -> None:
+        self._writer.write(self.session.send(message))
+        await self._writer.drain()
+
+    # --- receiving ----------------------------------------------------------------------
+
+    async def receive(self) -> ServerMessage:
+        """The next server message (state updated first); SpectrangleClientError at the end."""
+        while not self._pending:
+            data = await self._reader.read(READ_SIZE)
+            if not data:
+                raise SpectrangleClientError("connection closed by the server")
+            for event in self.session.receive_data(data):
+                if isinstance(event, ProtocolViolation):
+                    self.violations += 1
+                    logger.warning("%s: server line ignored: %s", self.name, event.error.reason)
+                    continue
+                self._track(event)
+                self._pending.append(event)
+        return self._pending.popleft()
+
+    def __aiter__(self) -> AsyncIterator[ServerMessage]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[ServerMessage]:
+        while True:
+            try:
+                message = await self.receive()
+            except SpectrangleClientError:
+                return
+            yield message
+
+    def _track(self, message: ServerMessage) -> None:
+        if isinstance(message, StartWith):
+            self.players = message.names
+            self.order = message.names
+            self.hands = {}
+            self.board = Board()
+            self.points = dict.fromkeys(message.names, 0)
+            self.turn = None
+            self.must_skip = False
+            self.exchanged = 0
+            self.leaderboard = None
+            self.left = None
+        elif isinstance(message, Order):
+            self.order = message.names
+        elif isinstance(message, Tiles):
+            self.hands = {hand.name: hand.held for hand in message.hands}
+            self.turn = message.player
+            self.must_skip = message.must_skip
+        elif isinstance(message, SkipNotice):
+            self.turn = message.name
+            self.must_skip = True
+        elif isinstance(message, Move):
+            self.board.put(message.tile, message.index)
+            self.points[message.name] = self.points.get(message.name, 0) + message.points
+        elif isinstance(message, Replace):
+            self.exchanged += 1
+        elif isinstance(message, GameFinished):
+            self.leaderboard = message.leaderboard
+            self.turn = None
+        elif isinstance(message, PlayerLeft):
+            self.left = message.name
+            self.turn = None
+        elif isinstance(message, ErrorReply):
+            self.last_error = message.word
+
+
+# --- the bot -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BotResult:
+    """One game as the bot saw it end: the leaderboard, or who left (no points then)."""
+
+    players: tuple[str, ...]
+    leaderboard: tuple[tuple[str, int], ...] | None
+    left: str | None
+    refused: int
+
+
+async def play_spectrangle(
+    host: str,
+    port: int,
+    name: str,
+    *,
+    players: int = 2,
+    games: int = 1,
+    chat: bool = False,
+) -> list[BotResult]:
+    """Connect, queue for ``games`` games of ``players`` one after another, play them."""
+    client = await SpectrangleClient.connect(host, port, name, chat=chat)
+    results: list[BotResult] = []
+    refused = 0  # in the whole game
+    in_turn = 0  # in the current turn
+    try:
+        await client.request_game(players)
+        async for message in client:
+            if isinstance(message, GameFinished | PlayerLeft):
+                results.append(BotResult(client.players, client.leaderboard, client.left, refused))
+                refused = in_turn = 0
+                if len(results) >= games:
+                    break
+                await client.request_game(players)
+                continue
+            if isinstance(message, ErrorReply) and client.my_turn:
+                refused += 1
+                in_turn += 1
+                logger.info("%s: turn command refused (%s)", name, message.word.value)
+                if in_turn > MAX_REFUSALS:
+                    raise SpectrangleClientError(f"{in_turn} turn commands refused in a row")
+            elif isinstance(message, Tiles | SkipNotice):
+                in_turn = 0
+            if client.my_turn and not client._pending:
+                await _take_turn(client, in_turn)
+    finally:
+        await client.close()
+    return results
+
+
+async def _take_turn(client: SpectrangleClient, refusals: int) -> None:
+    """The greedy choice; after a refusal, the next-best placement, then a skip."""
+    hand = client.hand
+    if client.must_skip or refusals:
+        placements = [] if client.must_skip else client.board.placements(hand)
+        placements.sort(key=lambda p: -p.points)
+        if refusals < len(placements):
+            best = placements[refusals]
+            await client.place(best.tile, best.index)
+        elif client.bag_size and hand and refusals == 0:
+            await client.exchange(max(hand, key=lambda t: t.value))
+        else:
+            await client.skip()
+        return
+    action = greedy_choice(client.board, hand, client.bag_size)
+    if isinstance(action, PlaceAction):
+        await client.place(action.tile, action.index)
+    elif isinstance(action, ExchangeAction):
+        await client.exchange(action.tile)
+    else:
+        await client.skip()
