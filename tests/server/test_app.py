@@ -86,3 +86,11 @@ def test_services_build_shared_resources_once() -> None:
     b = services.resource("x", lambda: built.append(2) or object())
     assert a is b
     assert built == [1]
+
+
+async def test_a_stop_requested_during_start_up_is_a_clean_stop() -> None:
+    """serve_forever(start=True): a signal while listeners start still closes them all."""
+    server = MeepleServer(_config(), listeners=REGISTRY)
+    server.request_stop()  # as if SIGTERM came while the lexicon was loading
+    await asyncio.wait_for(server.serve_forever(start=True), 2)
+    assert server.listeners == {}

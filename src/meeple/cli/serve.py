@@ -9,7 +9,7 @@ import sys
 from dataclasses import replace
 from typing import Any
 
-from meeple.server.app import LISTENERS, MeepleServer
+from meeple.server.app import MeepleServer
 from meeple.server.config import DEFAULT_PORTS, ConfigError, ServerConfig, load_config
 
 __all__ = ["config_from_args", "register"]
@@ -111,10 +111,4 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _serve(config: ServerConfig) -> None:
-    server = MeepleServer(config)
-    await server.start()
-    if not server.listeners:
-        implemented = ", ".join(sorted(LISTENERS)) or "none yet"
-        logger.warning("no listener is running (implemented: %s)", implemented)
-        return
-    await server.serve_forever()
+    await MeepleServer(config).serve_forever(start=True)

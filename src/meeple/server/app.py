@@ -108,13 +108,25 @@ class MeepleServer:
                 ) from e
             self.listeners[name] = listener
 
-    async def serve_forever(self) -> None:
-        """Serve until SIGINT/SIGTERM (or :meth:`request_stop`), then shut down gracefully."""
+    async def serve_forever(self, *, start: bool = False) -> None:
+        """Serve until SIGINT/SIGTERM (or :meth:`request_stop`), then shut down gracefully.
+
+        With ``start=True`` the listeners are started here, after the signal handlers
+        are in place, so that a signal during start-up (the lexicon loading, a listener
+        binding) is a clean stop too rather than the process dying mid-start.
+        """
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, self.request_stop)
         try:
+            if start:
+                await self.start()
+                if not self.listeners:
+                    logger.warning(
+                        "no listener is running (implemented: %s)", ", ".join(self._registry)
+                    )
+                    return
             await self._stopping.wait()
         finally:
             for sig in (signal.SIGINT, signal.SIGTERM):
