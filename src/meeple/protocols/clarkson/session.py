@@ -5,7 +5,8 @@ Both sides walk the RFC's conversation (§3.1, §3.8, §3.9, §3.17, §4.1)::
     CONNECTED --HELLO (server)--> GREETING --HELLO (client)--> WELCOMING
     WELCOMING --OK--> LOBBY           WELCOMING --NOK (unsupported version)--> GREETING
     LOBBY --READY--> READY --STARTING--> GAME --WINNER--> LOBBY
-    any state --QUIT / GOODBYE--> CLOSED
+    any state --QUIT--> QUITTING (client side) --GOODBYE--> CLOSED
+    any state --GOODBYE--> CLOSED
 
 :data:`CLIENT_SENDS` says which client message each state allows and where it leads,
 :data:`SERVER_SENDS` the same for server messages; :class:`ServerSession` and
@@ -100,6 +101,7 @@ class State(enum.Enum):
     LOBBY = "lobby"  # greeted, not ready (also after a game: WINNER)
     READY = "ready"  # READY sent; STARTING comes once everyone is ready
     GAME = "game"  # STARTING sent; until WINNER
+    QUITTING = "quitting"  # QUIT sent; the client reads on until GOODBYE (§3.2)
     CLOSED = "closed"  # QUIT/GOODBYE, or the stream ended
 
 
@@ -109,14 +111,15 @@ _ANY_TIME: dict[type[ServerMessage], State] = {Goodbye: _S.CLOSED}
 # What the client may send in each state, and the state it leads to (§3.1–§3.16).
 CLIENT_SENDS: Mapping[State, Mapping[type[ClientMessage], State]] = MappingProxyType(
     {
-        _S.CONNECTED: {Quit: _S.CLOSED},
-        _S.GREETING: {Hello: _S.WELCOMING, Quit: _S.CLOSED},
-        _S.WELCOMING: {Quit: _S.CLOSED},
+        _S.CONNECTED: {Quit: _S.QUITTING},
+        _S.GREETING: {Hello: _S.WELCOMING, Quit: _S.QUITTING},
+        _S.WELCOMING: {Quit: _S.QUITTING},
         # §3.5: USERSET "can be reset at any time" before the game (see OUT_OF_STATE).
-        _S.LOBBY: {UserSet: _S.LOBBY, Ready: _S.READY, Quit: _S.CLOSED},
+        _S.LOBBY: {UserSet: _S.LOBBY, Ready: _S.READY, Quit: _S.QUITTING},
         # A second READY is answered OK again: being ready twice is still being ready.
-        _S.READY: {UserSet: _S.READY, Ready: _S.READY, Quit: _S.CLOSED},
-        _S.GAME: {Place: _S.GAME, Pass: _S.GAME, Exchange: _S.GAME, Quit: _S.CLOSED},
+        _S.READY: {UserSet: _S.READY, Ready: _S.READY, Quit: _S.QUITTING},
+        _S.GAME: {Place: _S.GAME, Pass: _S.GAME, Exchange: _S.GAME, Quit: _S.QUITTING},
+        _S.QUITTING: {},
         _S.CLOSED: {},
     }
 )
@@ -157,6 +160,9 @@ SERVER_SENDS: Mapping[State, Mapping[type[ServerMessage], State]] = MappingProxy
             Winner: _S.LOBBY,
             **_ANY_TIME,
         },
+        # The server answers QUIT with GOODBYE at once (§3.2); what it sent before the
+        # QUIT arrived is still read (as Ignored) on the client side.
+        _S.QUITTING: _ANY_TIME,
         _S.CLOSED: {},
     }
 )
@@ -179,6 +185,7 @@ OUT_OF_STATE: Mapping[State, Mapping[type[ClientMessage], str] | None] = Mapping
             UserSet: replies.NAME_IN_GAME,
             Ready: replies.ALREADY_STARTED,
         },
+        _S.QUITTING: None,
         _S.CLOSED: {},
     }
 )
