@@ -404,3 +404,43 @@ def test_garbage_never_disturbs_a_running_game(junk: bytes, gcide: Lexicon, tmp_
             await srv.stop()
 
     asyncio.run(scenario())
+
+
+async def test_a_full_table_opens_the_next(server: MeepleServer) -> None:
+    """A table holds 4; the 5th client sits alone at a new one and plays alone on READY."""
+    names = ("Pa", "Pb", "Pc", "Pd")
+    peers = []
+    for i, name in enumerate(names):
+        peer = await _joined(server, name, names[:i])
+        for earlier in peers:
+            await earlier.expect(b"USERJOIN 127.0.0.1\r\n")
+            await earlier.expect(f"USERCHANGE 127.0.0.1 {name}\r\n".encode())
+        peers.append(peer)
+    fifth = await _joined(server, "Pe")  # told of nobody: a new table
+    for peer in peers:
+        await peer.quiet()
+    fifth.send(b"READY\r\n")
+    await fifth.expect(b"OK when everyone is ready the game will start\r\n")
+    await fifth.expect(b"STARTING\r\n")
+    await fifth.expect(b"SCORE 0 Pe\r\n")
+    for peer in [*peers, fifth]:
+        peer.close()
+
+
+async def test_table_starts_when_the_unready_one_leaves(server: MeepleServer) -> None:
+    """Ann READY waits for Bob; Bob leaving without READY lets Ann's game start."""
+    a = await _joined(server, "Ann")
+    b = await _joined(server, "Bob", ("Ann",))
+    await a.line()
+    await a.line()
+    a.send(b"READY\r\n")
+    await a.expect(b"OK when everyone is ready the game will start\r\n")
+    a.send(b"READY\r\n")
+    await a.expect(b"OK already ready: the game starts when everyone is ready\r\n")
+    await a.quiet()
+    b.send(b"QUIT\r\n")
+    await b.expect(b"GOODBYE\r\n")
+    await b.closed()
+    await a.expect(b"STARTING\r\n")
+    await a.expect(b"SCORE 0 Ann\r\n")
+    a.close()
