@@ -397,6 +397,17 @@ def test_garbage_never_disturbs_a_running_game(junk: bytes, gcide: Lexicon, tmp_
                 await peer.expect(b"SCORE 0 Ann\r\n")
                 await peer.board()
                 await peer.expect(b"TURN Bob\r\n")
+            # The stranger heard only the protocol's own replies (and maybe a table's news).
+            heard = b""
+            try:
+                while chunk := await asyncio.wait_for(stranger.reader.read(65536), 0.05):
+                    heard += chunk
+            except TimeoutError:
+                pass
+            allowed = (b"HELLO ", b"OK", b"NOK", b"GOODBYE", b"USER", b"STARTING", b"SCORE ")
+            allowed += (b"BOARDPUSH", b"(", b"TILES ", b"TURN ", b"WINNER ", b"")
+            for line in heard.split(b"\r\n"):
+                assert line.startswith(allowed), line
             stranger.close()
             a.close()
             b.close()

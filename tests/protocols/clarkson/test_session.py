@@ -244,3 +244,36 @@ def test_server_session_never_raises_on_any_input(chunks: list[bytes]) -> None:
         assert s.buffered <= 64
     s.receive_eof()
     assert s.closed
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(
+        st.binary(max_size=40)
+        | st.sampled_from(
+            [
+                b"HELLO 1.0.1,a,b,c\r\n",
+                b"OK hi\r\n",
+                b"STARTING\r\n",
+                b"BOARDPUSH\r\n",
+                b"(0,4) " * 15 + b"\r\n",
+                b"TURN x\r\n",
+                b"SCORE -3 x\r\n",
+                b"WINNER 1 x\r\n",
+                b"\x00" * 100,
+                b"GOODBYE\r\n",
+            ]
+        ),
+        max_size=12,
+    )
+)
+def test_client_session_never_raises_on_any_server_bytes(chunks: list[bytes]) -> None:
+    """Whatever a server sends, the client session reports messages or problems, no exception."""
+    c = ClientSession(max_line_size=128)
+    for chunk in chunks:
+        if c.closed:
+            break
+        c.receive_data(chunk)
+        assert c.buffered <= 128
+    c.receive_eof()
+    assert c.closed
