@@ -12,7 +12,7 @@ from meeple.server.config import DEFAULT_PORTS
 
 __all__ = ["register"]
 
-PROTOCOLS = ("twente", "cmpn402")
+PROTOCOLS = ("twente", "clarkson", "cmpn402")
 
 
 def register(sub: Any) -> None:
@@ -25,7 +25,7 @@ def register(sub: Any) -> None:
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, help="default: the protocol's default port")
     s.add_argument("--name", default="meeple-bot")
-    s.add_argument("--players", type=int, default=2, choices=(2, 3, 4))
+    s.add_argument("--players", type=int, default=2, choices=(1, 2, 3, 4))
     s.add_argument("--games", type=int, default=1, help="games to play in a row (default 1)")
     s.add_argument("--lexicon", default="gcide", help="lexicon name or word-list path")
     s.set_defaults(handler=run_scrabble)
@@ -47,6 +47,10 @@ def run_scrabble(args: argparse.Namespace) -> int:
         from meeple.clients.cmpn402 import run_builtin
 
         return run_builtin(args.host, port, args.name, lexicon, games=args.games)
+    if args.protocol == "clarkson":
+        from meeple.clients.clarkson import run_bot
+
+        return run_bot(args.host, port, args.name, lexicon, args.players, args.games)
     try:
         results = asyncio.run(
             play_twente(args.host, port, args.name, lexicon, players=args.players, games=args.games)

@@ -44,6 +44,7 @@ class Listener(Protocol):
 # says so at start-up rather than pretending.
 LISTENERS: Mapping[str, str] = {
     "twente": "meeple.server.twente:create_listener",
+    "clarkson": "meeple.server.clarkson:create_listener",
     "cmpn402": "meeple.server.cmpn402:create_listener",
     "spectrangle": "meeple.server.spectrangle:create_listener",
 }

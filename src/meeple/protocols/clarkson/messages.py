@@ -496,7 +496,8 @@ def _decode_userset(rest: str | None) -> UserSet:
 
 
 def _coordinate(text: str) -> int:
-    if not text.isascii() or not text.isdigit() or len(text) > 2 or int(text) >= BOARD_SIZE:
+    # RFC §2 <number>: digits, read as an integer (so "07" is 7); capped before int().
+    if not text.isascii() or not text.isdigit() or len(text) > 9 or int(text) >= BOARD_SIZE:
         raise RemoteProtocolError(
             f"PLACE coordinates are numbers 0 to {BOARD_SIZE - 1}: {text[:20]!r}"
         )

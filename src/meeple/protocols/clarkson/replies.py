@@ -11,15 +11,18 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from meeple.games.scrabble import errors as rules
-from meeple.protocols.clarkson.messages import MAX_NAME_LENGTH, VERSION, Nok
+from meeple.protocols.clarkson.messages import VERSION, Nok
 
 __all__ = [
     "ALREADY_GREETED",
+    "ALREADY_READY",
     "ALREADY_STARTED",
     "EXCHANGE_OK",
     "GAME_IS_OVER",
+    "GOODBYE_BEFORE_HELLO",
     "GREETING",
     "LINE_TOO_LONG",
+    "NAME_IN_GAME",
     "NAME_TAKEN",
     "NOT_STARTED",
     "NOT_YOUR_TURN",
@@ -49,6 +52,9 @@ NOT_YOUR_TURN = "cannot do that when it's not your turn"
 GAME_IS_OVER = "the game is over: send QUIT"
 LINE_TOO_LONG = "line too long: at most {limit} bytes"
 NAME_TAKEN = "name already taken"
+NAME_IN_GAME = "names cannot change during a game"
+ALREADY_READY = "already ready: the game starts when everyone is ready"
+GOODBYE_BEFORE_HELLO = "HELLO must come first"
 
 _RULE_TEXTS: dict[type[rules.ScrabbleError], Callable[[rules.ScrabbleError], str]] = {}
 
@@ -132,6 +138,3 @@ def nok_for(error: rules.ScrabbleError) -> Nok:
 def _one_line(text: str) -> str:
     # An engine message must never break the line framing (§2) or end in blanks.
     return " ".join(text.replace("\x00", " ").split())
-
-
-_ = MAX_NAME_LENGTH
