@@ -2,43 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
-import random
 import threading
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
 from meeple.cli.main import main
-from meeple.games.scrabble.lexicon import Lexicon
 from meeple.server.app import MeepleServer
-from meeple.server.config import ServerConfig
 
 
 @pytest.fixture
-def clarkson_port(tmp_path: Path, gcide: Lexicon) -> Iterator[int]:
-    """A real server in a background thread with its own event loop; yields the Clarkson port."""
-    loop = asyncio.new_event_loop()
-    config = ServerConfig(database=str(tmp_path / "db.sqlite3")).with_port("clarkson", 0)
-    server = MeepleServer(config, rng=random.Random(4))
-    server.services.resource("scrabble.lexicon", lambda: gcide)
-    started = threading.Event()
-
-    def run() -> None:
-        asyncio.set_event_loop(loop)
-        loop.run_until_complete(server.start())
-        started.set()
-        loop.run_forever()
-        loop.run_until_complete(server.stop())
-        loop.close()
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    assert started.wait(10)
-    yield server.ports["clarkson"]
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(10)
+def clarkson_port(threaded_server: Callable[..., MeepleServer]) -> int:
+    """The port of a real server running the Clarkson listener."""
+    return threaded_server("clarkson", seed=4).ports["clarkson"]
 
 
 def test_three_clarkson_bots_play_to_the_end(

@@ -2,45 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
-import random
 import threading
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
 from meeple.cli.main import main
-from meeple.games.scrabble.lexicon import Lexicon
 from meeple.server.app import MeepleServer
-from meeple.server.config import ServerConfig
 
 
 @pytest.fixture
-def running_server(tmp_path: Path, gcide: Lexicon) -> Iterator[int]:
-    """A real server in a background thread with its own event loop; yields the Twente port."""
-    loop = asyncio.new_event_loop()
-    config = ServerConfig(database=str(tmp_path / "db.sqlite3"))
-    for name in config.listeners:  # every listener on a free port, not its default
-        config = config.with_port(name, 0)
-    server = MeepleServer(config, rng=random.Random(3))
-    server.services.resource("scrabble.lexicon", lambda: gcide)
-    started = threading.Event()
-
-    def run() -> None:
-        asyncio.set_event_loop(loop)
-        loop.run_until_complete(server.start())
-        started.set()
-        loop.run_forever()
-        loop.run_until_complete(server.stop())
-        loop.close()
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    assert started.wait(10)
-    yield server.ports["twente"]
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(10)
+def running_server(threaded_server: Callable[..., MeepleServer]) -> int:
+    """The Twente port of a real server running every listener."""
+    return threaded_server().ports["twente"]
 
 
 def test_two_bot_commands_play_a_game_to_the_end(

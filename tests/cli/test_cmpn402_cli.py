@@ -2,47 +2,24 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import random
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
 from meeple.cli.main import main
-from meeple.games.scrabble.lexicon import Lexicon
 from meeple.server.app import MeepleServer
-from meeple.server.config import ListenerConfig, ServerConfig
+from meeple.server.config import ServerConfig
 
 
 @pytest.fixture
-def referee_port(tmp_path: Path, gcide: Lexicon) -> Iterator[int]:
-    """A referee in a background thread with its own event loop; yields its port."""
-    loop = asyncio.new_event_loop()
-    base = ServerConfig(database=str(tmp_path / "db.sqlite3"))
-    listeners = {n: ListenerConfig(0, enabled=(n == "cmpn402")) for n in base.listeners}
-    config = replace(base, listeners=listeners, cmpn402=replace(base.cmpn402, admin_token="x"))
-    server = MeepleServer(config, rng=random.Random(5))
-    server.services.resource("scrabble.lexicon", lambda: gcide)
-    started = threading.Event()
-
-    def run() -> None:
-        asyncio.set_event_loop(loop)
-        loop.run_until_complete(server.start())
-        started.set()
-        loop.run_forever()
-        loop.run_until_complete(server.stop())
-        loop.close()
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    assert started.wait(10)
-    yield server.ports["cmpn402"]
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(10)
+def referee_port(threaded_server: Callable[..., MeepleServer]) -> int:
+    """The port of a real CMPN402 referee whose admin token is ``x``."""
+    base = ServerConfig()
+    server = threaded_server("cmpn402", seed=5, cmpn402=replace(base.cmpn402, admin_token="x"))
+    return server.ports["cmpn402"]
 
 
 def test_two_bots_play_a_game(referee_port: int, capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,43 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
-import random
 import threading
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
 from meeple.cli.main import main
-from meeple.server.app import LISTENERS, MeepleServer
-from meeple.server.config import ServerConfig
+from meeple.server.app import MeepleServer
 
 
 @pytest.fixture
-def spectrangle_port(tmp_path: Path) -> Iterator[int]:
-    """A real server in a background thread with its own event loop; yields its port."""
-    loop = asyncio.new_event_loop()
-    config = ServerConfig(database=str(tmp_path / "db.sqlite3")).with_port("spectrangle", 0)
-    server = MeepleServer(
-        config, rng=random.Random(3), listeners={"spectrangle": LISTENERS["spectrangle"]}
-    )
-    started = threading.Event()
-
-    def run() -> None:
-        asyncio.set_event_loop(loop)
-        loop.run_until_complete(server.start())
-        started.set()
-        loop.run_forever()
-        loop.run_until_complete(server.stop())
-        loop.close()
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    assert started.wait(10)
-    yield server.ports["spectrangle"]
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(10)
+def spectrangle_port(threaded_server: Callable[..., MeepleServer]) -> int:
+    """The port of a real server running the Spectrangle listener."""
+    return threaded_server("spectrangle").ports["spectrangle"]
 
 
 def test_three_bot_commands_play_two_games(
