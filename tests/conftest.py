@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
 import pytest
 
 from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
@@ -14,3 +19,53 @@ def gcide() -> Lexicon:
     The first run on a machine compiles it (a few seconds); later runs load the cache.
     """
     return load_lexicon("gcide")
+
+
+# --- the shared transcripts (../shared beside the clone, as CI lays it out) -------------
+
+SHARED = Path(os.environ.get("MEEPLE_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+
+
+@dataclass(frozen=True)
+class TranscriptLine:
+    """One line of a logged conversation: connection, direction and text."""
+
+    connection: int
+    outgoing: bool  # True for client to server
+    text: str
+
+
+def read_transcript(path: Path) -> list[TranscriptLine]:
+    """Every protocol line of a ``N C>S b'...'`` log, in log order (a chunk may hold several)."""
+    lines: list[TranscriptLine] = []
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        parts = raw.split(" ", 3)
+        if len(parts) < 4 or parts[2] not in ("C>S", "S>C"):
+            continue
+        data = ast.literal_eval(parts[3])
+        assert isinstance(data, bytes)
+        for text in data.decode("utf-8").split("\n")[:-1]:
+            lines.append(TranscriptLine(int(parts[1]), parts[2] == "C>S", text))
+    return lines
+
+
+def shared_file(relative: str) -> Path:
+    """A file of ../shared; skipped where shared/ is absent, but never in CI (CI=true)."""
+    path = SHARED / relative
+    if not path.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{path} is missing: CI lays shared/ beside the clone")
+        pytest.skip(f"{path} is not available (set MEEPLE_SHARED)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def spectrangle_transcript() -> list[TranscriptLine]:
+    """The shared 3-player Spectrangle game between other implementations, parsed."""
+    return read_transcript(shared_file("transcripts/spectrangle-3p-game.log"))
+
+
+@pytest.fixture(scope="session")
+def server_lines_to_p1(spectrangle_transcript: list[TranscriptLine]) -> list[str]:
+    """What the server sent to p1 (connection 1): every broadcast of the game, in order."""
+    return [t.text for t in spectrangle_transcript if t.connection == 1 and not t.outgoing]

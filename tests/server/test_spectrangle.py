@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import random
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,7 +23,6 @@ from meeple.server.clock import VirtualClock
 from meeple.server.config import ServerConfig
 from meeple.server.store import Store
 
-TRANSCRIPT = Path("/work/shared/transcripts/spectrangle-3p-game.log")
 ONLY_SPECTRANGLE = {"spectrangle": LISTENERS["spectrangle"]}
 
 
@@ -259,21 +258,10 @@ async def test_every_turn_command_and_error_byte_exact(server: MeepleServer) -> 
         peer.close()
 
 
-def transcript_lines() -> list[tuple[int, bool, str]]:
-    """(connection, from client, line) for every line of the shared log, in log order."""
-    out = []
-    for raw in TRANSCRIPT.read_text(encoding="utf-8").splitlines():
-        parts = raw.split(" ", 3)
-        if len(parts) == 4 and parts[2] in ("C>S", "S>C"):
-            data = ast.literal_eval(parts[3])
-            for text in data.decode().split("\n")[:-1]:
-                out.append((int(parts[1]), parts[2] == "C>S", text))
-    return out
-
-
-@pytest.mark.skipif(not TRANSCRIPT.exists(), reason="the shared transcript is not available")
 @pytest.mark.usefixtures("transcript_deal")
-async def test_transcript_client_lines_replayed(server: MeepleServer) -> None:
+async def test_transcript_client_lines_replayed(
+    server: MeepleServer, spectrangle_transcript: list[Any]
+) -> None:
     """The log's client lines, sent to meeple in log order, get the log's game lines back,
     up to where the log's server broke the rules (it kept p3's rotated BBR5 in hand).
 
@@ -281,7 +269,7 @@ async def test_transcript_client_lines_replayed(server: MeepleServer) -> None:
     that asked for none, tells every queued player each change of the queue, and says
     "p1 must skip" in the 1.4 tiles line rather than the 1.3 ``skip p1`` line.
     """
-    log = transcript_lines()
+    log = [(t.connection, t.outgoing, t.text) for t in spectrangle_transcript]
     stop = next(i for i, (_, out, text) in enumerate(log) if out and text == "place RBB5 on 1")
     peers: dict[int, Raw] = {}
     seen: dict[int, list[str]] = {}

@@ -2,7 +2,7 @@
 
 The peer is a real TCP server on 127.0.0.1:0 driven line by line by the test: it
 checks every byte the app sends and answers with the lines a Spectrangle 1.4 server
-sends (the shapes of /work/shared/transcripts/spectrangle-3p-game.log).
+sends (the shapes of shared/transcripts/spectrangle-3p-game.log).
 """
 
 from __future__ import annotations

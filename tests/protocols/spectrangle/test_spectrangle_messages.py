@@ -4,7 +4,9 @@ liberal reading, and the error word each bad line deserves."""
 from __future__ import annotations
 
 import ast
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -44,7 +46,13 @@ def t(code: str) -> Tile:
     return Tile.parse(code)
 
 
-TRANSCRIPT = Path("/work/shared/transcripts/spectrangle-3p-game.log")
+# Read at collection time (parametrize needs the lines before fixtures exist): the
+# same ../shared as tests/conftest.py's SHARED.
+TRANSCRIPT = (
+    Path(os.environ.get("MEEPLE_SHARED", Path(__file__).resolve().parents[4] / "shared"))
+    / "transcripts"
+    / "spectrangle-3p-game.log"
+)
 
 
 def _transcript_lines(outgoing: bool) -> list[str]:
@@ -73,10 +81,9 @@ def test_transcript_server_lines_round_trip(line: str) -> None:
     assert decode_server(line).encode() == line.rstrip(" ").encode() + b"\n"
 
 
-def test_transcript_has_lines() -> None:
-    """Guard: the parametrized tests above are not vacuous."""
-    if not TRANSCRIPT.exists():
-        pytest.skip("the shared transcript is not available")
+def test_transcript_has_lines(spectrangle_transcript: list[Any]) -> None:
+    """Guard: the parametrized tests above are not vacuous (the fixture fails in CI if the
+    transcript is missing)."""
     assert len(_transcript_lines(True)) > 10
     assert len(_transcript_lines(False)) > 50
 
