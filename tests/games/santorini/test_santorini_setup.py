@@ -46,7 +46,7 @@ def test_game_without_gods_starts_with_the_challenger_naming_the_starter() -> No
 
 
 def test_challenger_offers_the_pool_and_takes_the_last_god() -> None:
-    """Three players: the challenger offers three gods; the seats after it choose; it takes the last."""
+    """Three players: the challenger offers three gods; the others choose; it takes the last."""
     game = Game(Rules(players=3), challenger=1)
     assert game.phase is Phase.POOL
     with pytest.raises(UnknownGod):
