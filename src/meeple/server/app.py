@@ -44,6 +44,7 @@ class Listener(Protocol):
 # says so at start-up rather than pretending.
 LISTENERS: Mapping[str, str] = {
     "twente": "meeple.server.twente:create_listener",
+    "santorini": "meeple.server.santorini:create_listener",
 }
 
 
