@@ -44,7 +44,8 @@ and 4 (:data:`DOME`) for a dome; workers are ``seat * 2`` (``"M"``) and ``seat *
    :class:`RuleError` subclass naming the broken rule, leaving the game unchanged.
    ``game.record()`` and :func:`replay` rebuild a game from its action log.
 
-The same rules work on bare values: :func:`new_game`, :func:`advance`,
+:func:`from_diagram` sets up a position from text (tests, tools); :func:`diagram`
+prints one. The same rules work on bare values: :func:`new_game`, :func:`advance`,
 :func:`legal_actions`, :func:`legal_steps`, ... (what the AI searches with).
 
 Gods are rule objects (:mod:`meeple.games.santorini.gods`): the basic rules are the
@@ -67,6 +68,7 @@ from meeple.games.santorini.board import (
     coordinates,
     is_perimeter,
 )
+from meeple.games.santorini.diagram import diagram, from_diagram
 from meeple.games.santorini.errors import *  # noqa: F403  (the error tree is public as a whole)
 from meeple.games.santorini.game import (
     Action,
@@ -180,7 +182,9 @@ __all__ = [
     "cell",
     "changed_cells",
     "coordinates",
+    "diagram",
     "errors",
+    "from_diagram",
     "god_set",
     "is_perimeter",
     "legal_actions",
