@@ -8,9 +8,10 @@ and room commands, and room deliveries into AM27 messages:
   clients that are connected but not registered get SERVERSTATE again whenever
   ``active`` changes (the group's server does so: transcript 183.430);
 - REGISTER (A) joins the lobby queue for (``nPlayers``, gods or not); (B) joins the
-  fullest waiting game, and with none waiting is answered SERVERSTATE (active false),
-  so the client registers (A). A nickname taken (case-insensitive, server-wide) or
-  unusable is INFO NICKNAME followed by SERVERSTATE;
+  fullest waiting game, and with none waiting starts a 2-player game without gods. A
+  nickname taken (case-insensitive, server-wide) or unusable is INFO NICKNAME, an
+  ``nPlayers`` other than 2 or 3 INFO INVALID; either is followed by SERVERSTATE and
+  the client may register again;
 - the room (:class:`SantoriniRoom`) owns the engine game. The challenger is drawn by
   the room's seeded RNG; with gods the challenger offers ``players`` gods (GODINIT once
   per god, each answered by a fresh GODLISTMESSAGE naming who acts), then each player
@@ -419,11 +420,9 @@ class SantoriniHandler:
             return
         self.name = nickname
         if request.n_players is None:
-            key = self.hub.waiting_game()
-            if key is None:  # (B) with no game waiting: tell it so; it registers (A)
-                self._release_name()
-                self._greet()
-                return
+            # (B) joins the waiting game; with none waiting (it filled meanwhile) it
+            # starts one with the defaults, as an (A) for 2 players without gods.
+            key = self.hub.waiting_game() or QueueKey(GAME, 2, VARIANTS[False])
         else:
             if request.n_players not in (2, 3):
                 self._send(m.Info(nickname, m.InfoCode.INVALID.value))

@@ -118,15 +118,16 @@ def test_out_of_state_and_impersonation() -> None:
 
 
 def test_nickname_refusal_returns_to_connected() -> None:
-    """INFO NICKNAME answering a REGISTER, or SERVERSTATE again, lets the client register again."""
+    """INFO NICKNAME answering a REGISTER lets the client register again; a SERVERSTATE
+    the server pushed before it read the REGISTER does not."""
     server, client = ServerSession(), ClientSession()
     client.receive_data(server.send(ServerState(True, False)))
     server.receive_data(client.send(Register("ann")))
     client.receive_data(server.send(Info("ann", "NICKNAME")))
     assert server.state is client.state is State.CONNECTED
     server.receive_data(client.send(Register("ann")))
-    client.receive_data(server.send(ServerState(True, False)))
-    assert server.state is client.state is State.CONNECTED
+    client.receive_data(server.send(ServerState(True, True)))
+    assert server.state is client.state is State.REGISTERED
 
 
 def test_local_errors() -> None:

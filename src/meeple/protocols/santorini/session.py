@@ -118,9 +118,9 @@ CLIENT_SENDS: dict[State, dict[MessageType, State]] = {
 SERVER_SENDS: dict[State, dict[MessageType, State]] = {
     _S.CONNECTED: {_T.SERVERSTATE: _S.CONNECTED, _T.INFO: _S.CONNECTED, _T.PING: _S.CONNECTED},
     _S.REGISTERED: {
-        # SERVERSTATE again refuses the registration: a REGISTER (B) with no game waiting.
-        _T.SERVERSTATE: _S.CONNECTED,
-        _T.INFO: _S.REGISTERED,  # but INFO NICKNAME refuses it: see REGISTRATION_REFUSALS
+        # A SERVERSTATE the server sent before it read the REGISTER changes nothing.
+        _T.SERVERSTATE: _S.REGISTERED,
+        _T.INFO: _S.REGISTERED,  # but INFO NICKNAME / INVALID refuse it: REGISTRATION_REFUSALS
         _T.GODLISTMESSAGE: _S.GODS,
         _T.PLAYERSMESSAGE: _S.STARTER,
         _T.PING: _S.REGISTERED,
@@ -148,7 +148,7 @@ SERVER_SENDS: dict[State, dict[MessageType, State]] = {
 }
 
 # INFO codes that answer a REGISTER by refusing it: the client is back to CONNECTED.
-REGISTRATION_REFUSALS = frozenset({InfoCode.NICKNAME.value})
+REGISTRATION_REFUSALS = frozenset({InfoCode.NICKNAME.value, InfoCode.INVALID.value})
 
 # How the server answers a client message CLIENT_SENDS does not allow in a state:
 # an INFO code, or None to ignore it. Anything not listed gets WAIT ("not now").
