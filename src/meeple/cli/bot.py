@@ -28,6 +28,9 @@ def register(sub: Any) -> None:
     s.add_argument("--games", type=int, default=1, help="games to play in a row (default 1)")
     s.add_argument("--lexicon", default="gcide", help="lexicon name or word-list path")
     s.set_defaults(handler=run_scrabble)
+    from meeple.cli.santorini import register_bot
+
+    register_bot(games)
 
 
 def run_scrabble(args: argparse.Namespace) -> int:

@@ -83,6 +83,7 @@ class SantoriniClient:
         self.board: dict[Cell, CellState] = {}
         self.last_update: Update | None = None
         self.last_info: Info | None = None
+        self.moves_this_turn = 0  # our MOVEs since our turn began (gods may allow more)
         self.ping_interval = ping_interval
         self._pinger: asyncio.Task[None] | None = None
 
@@ -112,6 +113,10 @@ class SantoriniClient:
         await self.send(Register(nickname, players, None if players is None else bool(gods)))
 
     async def send(self, message: ClientMessage) -> None:
+        if isinstance(message, Move):
+            self.moves_this_turn += 1
+        elif isinstance(message, Pass):
+            self.moves_this_turn = 0
         self._writer.write(self.session.send(message))
         await self._writer.drain()
 
@@ -162,6 +167,8 @@ class SantoriniClient:
             self.players = dict(message.players)
             self.board = {}
         elif isinstance(message, Update):
+            if message.player != self.nickname:
+                self.moves_this_turn = 0
             for c, state in message.board:
                 self.board[c] = state
             self.last_update = message
@@ -214,6 +221,11 @@ def choose(client: SantoriniClient, update: Update, rng: random.Random) -> Clien
         free.sort(key=lambda x: (abs(x.row - 2) + abs(x.column - 2), rng.random()))
         return WorkerInit(me, free[0], sex)
     moves = [(w, d) for w, cells in update.reachable for d in cells]
+    builds = [
+        (w, c, lv) for w, options in update.buildable for c, levels in options for lv in levels
+    ]
+    if client.moves_this_turn and builds:
+        moves = [(w, d) for w, d in moves if client.level(d) == 3 and client.level(w) == 2]
     if moves:
         for w, d in moves:
             if client.level(d) == 3 and client.level(w) == 2:

@@ -131,6 +131,8 @@ class SantoriniRoom(Room):
 
     def __init__(self, seats: list[Seat], *, gods: bool, rng: random.Random) -> None:
         super().__init__(seats)
+        # Names as at the start: a seat forgets its name when its connection goes.
+        self.names = tuple(s.name for s in seats)
         challenger = rng.randrange(len(seats))
         # The spec's LOSE exists because the client decides it cannot move
         # (§4.2.6): a stuck player is not eliminated by the server, it sends LOSE.
@@ -144,7 +146,7 @@ class SantoriniRoom(Room):
         return next(i for i, s in enumerate(self.seats) if s is seat)
 
     def on_start(self) -> None:
-        players = tuple(s.name for s in self.seats)
+        players = self.names
         for i, seat in enumerate(self.seats):
             self.deliver(seat, GameStarted(players, i, self.game))
         self.broadcast(Changed(self.game, self.game.state, ()))
@@ -185,7 +187,7 @@ class SantoriniRoom(Room):
         if not self.game.state.alive[player]:
             return  # already out of a 3-player game: the others play on
         self.end_reason = "disconnect"
-        notice = Dropped(player, seat.name)
+        notice = Dropped(player, self.names[player])
         for i, other in enumerate(self.seats):
             if i != player:
                 self.deliver(other, notice)
@@ -211,7 +213,7 @@ def santorini_lobby(services: Services) -> Lobby:
 
         def record(room: SantoriniRoom) -> None:
             game = room.game
-            names = [s.name for s in room.seats]
+            names = list(room.names)
             winner = game.winner
             store.record_game(
                 game=GAME,
@@ -570,6 +572,7 @@ class SantoriniHandler:
     def _release_name(self) -> None:
         if self.name:
             self.services.names.release(self.name, self)
+            self.name = ""
 
     def _send(self, message: m.ServerMessage) -> None:
         if self.conn.closing or self.session.state is State.CLOSED:

@@ -133,6 +133,7 @@ SERVER_SENDS: dict[State, dict[MessageType, State]] = {
         _T.PING: _S.GODS,
     },
     _S.STARTER: {
+        _T.PLAYERSMESSAGE: _S.STARTER,  # again, fresh, after a refused CHOSESTARTER
         _T.UPDATE: _S.PLAYING,
         _T.INFO: _S.STARTER,
         _T.ENDGAME: _S.CONNECTED,
