@@ -295,7 +295,7 @@ _garbage = st.lists(
 async def test_garbage_never_stalls_a_game(server: MeepleServer, chunks: list[bytes]) -> None:
     """Random bytes, oversized lines and random JSON from a player: INFO replies, and the
     player's next legal command is still played."""
-    ann, bob, challenger, other = await _pair(server)
+    ann, bob, challenger, _ = await _pair(server)
     for chunk in chunks:
         # Lines are the framing: a line left open would swallow the next command.
         challenger.send(chunk + b"\n")
