@@ -46,7 +46,8 @@ and 4 (:data:`DOME`) for a dome; workers are ``seat * 2`` (``"M"``) and ``seat *
 
 :func:`from_diagram` sets up a position from text (tests, tools); :func:`diagram`
 prints one. The same rules work on bare values: :func:`new_game`, :func:`advance`,
-:func:`legal_actions`, :func:`legal_steps`, ... (what the AI searches with).
+:func:`legal_actions`, :func:`legal_steps`, :func:`turns` (every way to complete the
+turn, what the AI searches with).
 
 Gods are rule objects (:mod:`meeple.games.santorini.gods`): the basic rules are the
 :class:`Power` base class and each god overrides what its card changes. Steps offered
@@ -109,6 +110,7 @@ from meeple.games.santorini.game import (
     new_game,
     reachable_cells,
     replay,
+    turns,
 )
 from meeple.games.santorini.gods import GODS, MORTAL, Power, power_of
 from meeple.games.santorini.state import (
@@ -195,6 +197,7 @@ __all__ = [
     "reachable_cells",
     "replay",
     "sex_of",
+    "turns",
     "worker_of",
 ]
 __all__ += errors.__all__

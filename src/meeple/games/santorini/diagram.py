@@ -1,9 +1,10 @@
 """Positions as text: set up a game in the middle of play, and print one.
 
 A diagram is five lines of five tokens, row 0 first. A token is the cell's level
-(0–3), then ``X`` when a dome sits on it, then a worker letter (alone: on the ground): ``A`` / ``a`` are seat
-0's male / female worker, ``B`` / ``b`` seat 1's, ``C`` / ``c`` seat 2's. So ``2A`` is
-seat 0's male worker on level 2, ``3X`` a complete tower, ``0`` an empty ground cell::
+(0–3), then ``X`` when a dome sits on it, then a worker letter (a letter alone stands
+on the ground): ``A`` / ``a`` are seat 0's male / female worker, ``B`` / ``b``
+seat 1's, ``C`` / ``c`` seat 2's. So ``2A`` is seat 0's male worker on
+level 2, ``3X`` a complete tower, ``0`` an empty ground cell::
 
     0  0  1  0  0
     0  2A 3  0  0

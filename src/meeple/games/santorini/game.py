@@ -95,6 +95,7 @@ __all__ = [
     "new_game",
     "reachable_cells",
     "replay",
+    "turns",
 ]
 
 
@@ -430,6 +431,35 @@ def _finishes(s: GameState, me: int, seen: set[object]) -> bool:
 def can_complete_turn(s: GameState) -> bool:
     """Whether the seat on turn can still complete its turn from here (phase PLAY)."""
     return s.phase is Phase.PLAY and _finishes(s, s.turn, set())
+
+
+def turns(s: GameState) -> Iterator[tuple[tuple[Move | Build | Pass, ...], GameState]]:
+    """Every distinct way to complete the turn in progress: the steps (a Pass last, unless
+    a step wins) and the state after them (the next player's turn, or the game over).
+    Turns that end in the same position are given once. This is what a search expands."""
+    if s.phase is not Phase.PLAY or _stuck_waiting(s):
+        return
+    me = s.turn
+    seen: set[object] = set()
+    done: set[object] = set()
+    stack: list[tuple[GameState, tuple[Move | Build | Pass, ...]]] = [(s, ())]
+    while stack:
+        cur, path = stack.pop()
+        power = _power(cur, me)
+        key = (cur.workers, cur.levels, cur.domes, power.turn_key(cur))
+        if key in seen:
+            continue
+        seen.add(key)
+        for step in _raw_steps(cur):
+            nxt, _ = _step(cur, step)
+            route = (*path, step)
+            if nxt.phase is Phase.PLAY and nxt.turn == me and not isinstance(step, Pass):
+                stack.append((nxt, route))
+                continue
+            end = (nxt.workers, nxt.levels, nxt.domes, nxt.winner, nxt.alive, nxt.moved_up)
+            if end not in done:
+                done.add(end)
+                yield route, nxt
 
 
 def legal_steps(s: GameState) -> list[Move | Build | Pass]:
