@@ -17,19 +17,21 @@ workers per cell), the players and their gods, and the last update.
 The bot (:func:`play_santorini`) plays from the server's own option lists: it wins
 when a reachable cell stands on level 3, otherwise climbs, builds where it can climb
 next and not where an opponent could step onto level 3, and passes as soon as the
-turn is complete. When the engine helper's search player
-(:mod:`meeple.ai.santorini`) offers ``choose_step``, the bot asks it instead.
+turn is complete. By default it plays with the engine helper's search player
+(:class:`SearchPlayer` over :func:`meeple.ai.santorini.search_action`) and keeps the
+simple policy (:func:`choose`) for the set-up and as the fallback.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import random
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
+from meeple.ai.santorini import search_action
+from meeple.games import santorini as engine
 from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejected
 from meeple.protocols.santorini.messages import (
     Build,
@@ -54,7 +56,14 @@ from meeple.protocols.santorini.messages import (
 )
 from meeple.protocols.santorini.session import DEFAULT_PING_INTERVAL, ClientSession
 
-__all__ = ["GameResult", "SantoriniClient", "SantoriniClientError", "choose", "play_santorini"]
+__all__ = [
+    "GameResult",
+    "SantoriniClient",
+    "SantoriniClientError",
+    "SearchPlayer",
+    "choose",
+    "play_santorini",
+]
 
 READ_SIZE = 65536
 
@@ -84,6 +93,9 @@ class SantoriniClient:
         self.last_update: Update | None = None
         self.last_info: Info | None = None
         self.moves_this_turn = 0  # our MOVEs since our turn began (gods may allow more)
+        self.steps_this_turn = 0  # our MOVEs and BUILDs since our turn began
+        self.challenger = ""
+        self.refusals = 0  # INFO replies to our commands so far
         self.ping_interval = ping_interval
         self._pinger: asyncio.Task[None] | None = None
 
@@ -115,8 +127,10 @@ class SantoriniClient:
     async def send(self, message: ClientMessage) -> None:
         if isinstance(message, Move):
             self.moves_this_turn += 1
+        if isinstance(message, Move | Build):
+            self.steps_this_turn += 1
         elif isinstance(message, Pass):
-            self.moves_this_turn = 0
+            self.moves_this_turn = self.steps_this_turn = 0
         self._writer.write(self.session.send(message))
         await self._writer.drain()
 
@@ -165,10 +179,11 @@ class SantoriniClient:
             self.server_state = message
         elif isinstance(message, Players):
             self.players = dict(message.players)
+            self.challenger = message.player
             self.board = {}
         elif isinstance(message, Update):
             if message.player != self.nickname:
-                self.moves_this_turn = 0
+                self.moves_this_turn = self.steps_this_turn = 0
             for c, state in message.board:
                 self.board[c] = state
             self.last_update = message
@@ -257,14 +272,106 @@ def choose(client: SantoriniClient, update: Update, rng: random.Random) -> Clien
     return Lose(me)  # on turn with no option at all: §4.2.6
 
 
-def _ai_chooser() -> Callable[[SantoriniClient, Update, random.Random], ClientMessage | None]:
-    """The engine helper's search player when it offers ``choose_step``, else :func:`choose`."""
-    try:
-        ai = importlib.import_module("meeple.ai.santorini")
-    except ImportError:
-        return choose
-    step = getattr(ai, "choose_step", None)
-    return step if callable(step) else choose
+class SearchPlayer:
+    """The engine helper's search player (:func:`meeple.ai.santorini.search_action`) on
+    the wire: at the start of each of our turns it rebuilds the position from what the
+    client knows (board, workers, gods, seats in PLAYERSMESSAGE order) and, step by step,
+    advances its own copy with the steps it sends. Whatever it cannot judge (set-up,
+    a position it cannot rebuild, a step the server refused) goes to :func:`choose`.
+
+    What the wire does not carry is approximated: whether an opponent moved up last
+    turn (Athena) is taken as no; the server refuses a wrong step and the bot then
+    falls back to the server's own option lists.
+    """
+
+    def __init__(self, width: int = 6) -> None:
+        self.width = width
+        self._state: engine.GameState | None = None
+        self._refusals_seen = 0
+
+    def __call__(
+        self, client: SantoriniClient, update: Update, rng: random.Random
+    ) -> ClientMessage | None:
+        if update.can_place_worker or not client.players:
+            return choose(client, update, rng)
+        refused = client.refusals != self._refusals_seen
+        self._refusals_seen = client.refusals
+        if client.moves_this_turn == 0 and client.steps_this_turn == 0:
+            self._state = self._position(client)
+        if self._state is None or refused:
+            self._state = None
+            return choose(client, update, rng)
+        try:
+            action = search_action(self._state, rng, width=self.width)
+            message = self._to_wire(client, action)
+            if message is not None:
+                self._state = engine.advance(self._state, action)[0]
+        except (ValueError, engine.RuleError):
+            message = None
+        if message is None:
+            self._state = None
+            return choose(client, update, rng)
+        return message
+
+    def _position(self, client: SantoriniClient) -> engine.GameState | None:
+        seats = list(client.players)
+        if client.nickname not in seats or not 2 <= len(seats) <= 3:
+            return None
+        n = len(seats)
+        gods_on = any(g != "Atheist" for g in client.players.values())
+        workers: list[int | None] = [None] * (2 * n)
+        levels = [0] * 25
+        domes = [False] * 25
+        for c, state in client.board.items():
+            at = engine.cell(c.row, c.column)
+            top = state.levels[0] if state.levels else 0
+            domes[at] = top == 4
+            levels[at] = state.levels[1] if top == 4 and len(state.levels) > 1 else top
+            levels[at] = min(levels[at], 3)
+            if state.owner in seats:
+                sex = engine.Sex(state.sex or "M")
+                workers[engine.worker_of(seats.index(state.owner), sex)] = at
+        alive = tuple(any(workers[2 * i + k] is not None for k in (0, 1)) for i in range(n))
+        gods = tuple(None if g == "Atheist" else g for g in client.players.values())
+        if any(g is not None and g not in engine.GODS for g in gods):
+            return None
+        me = seats.index(client.nickname)
+        rules = engine.Rules(players=n, gods=gods_on, auto_eliminate=False)
+        return engine.GameState(
+            rules=rules,
+            challenger=seats.index(client.challenger) if client.challenger in seats else 0,
+            phase=engine.Phase.PLAY,
+            turn=me,
+            gods=gods,
+            starter=me,
+            levels=tuple(levels),
+            domes=tuple(domes),
+            workers=tuple(workers),
+            alive=alive,
+            moved_up=(False,) * n,
+        )
+
+    def _to_wire(self, client: SantoriniClient, action: engine.Action) -> ClientMessage | None:
+        me = client.nickname
+
+        def wire(c: int) -> Cell:
+            row, column = engine.coordinates(c)
+            return Cell(row, column)
+
+        if isinstance(action, engine.Move):
+            return Move(me, wire(action.src), wire(action.dst))
+        if isinstance(action, engine.Build):
+            return Build(me, wire(action.src), wire(action.dst), action.level)
+        if isinstance(action, engine.Pass):
+            return Pass(me)
+        if isinstance(action, engine.Lose):
+            return Lose(me)
+        return None
+
+
+def _chooser() -> Callable[[SantoriniClient, Update, random.Random], ClientMessage | None]:
+    """The search player (falling back to :func:`choose`)."""
+    return SearchPlayer()
 
 
 async def play_santorini(
@@ -277,10 +384,11 @@ async def play_santorini(
     games: int = 1,
     seed: int | None = None,
     ping_interval: float = DEFAULT_PING_INTERVAL,
+    search: bool = True,
 ) -> list[GameResult]:
     """Connect, play ``games`` games in a row on one connection, return how each ended."""
     rng = random.Random(seed)
-    chooser = _ai_chooser()
+    chooser = _chooser() if search else choose
     client = await SantoriniClient.connect(host, port, ping_interval=ping_interval)
     results: list[GameResult] = []
     current = GameResult(None, "")
@@ -295,6 +403,7 @@ async def play_santorini(
                 if message.information == "NICKNAME":
                     raise SantoriniClientError(f"nickname {name!r} refused")
                 current.refusals += 1
+                client.refusals += 1
             elif isinstance(message, GodList) and message.player == client.nickname:
                 god = rng.choice(message.gods).name
                 await client.send(GodInit(client.nickname, god))
