@@ -328,3 +328,48 @@ def test_bot_command_is_registered() -> None:
 
     args = build_parser().parse_args(["bot", "santorini", "--gods", "--players", "3"])
     assert (args.game, args.gods, args.players, args.port) == ("santorini", True, 3, 7778)
+
+
+async def test_three_players_one_gives_up_and_plays_again(server: MeepleServer) -> None:
+    """3 players: the one who sends LOSE gets ENDGAME (itself, false) and SERVERSTATE and
+    may register again at once; the others see its workers go and play on."""
+    peers = {}
+    for name in ("Ann", "Bob", "Cid"):
+        peer = await Raw.open(server)
+        await peer.next()
+        peer.send(Register(name, 3, False))
+        peers[name] = peer
+    players = await peers["Ann"].next()
+    assert isinstance(players, Players)
+    for name in ("Bob", "Cid"):
+        assert await peers[name].next() == players
+    peers[players.player].send(ChooseStarter("", players.player))
+    free = iter([Cell(r, c) for r in (0, 4) for c in range(5)])
+    owned: dict[str, list[Cell]] = {}
+    while True:  # every update to everyone; the one it names acts
+        updates = {n: await p.next() for n, p in peers.items()}
+        active = next(iter(updates.values()))
+        assert isinstance(active, Update)
+        mine = updates[active.player]
+        assert isinstance(mine, Update)
+        if not mine.can_place_worker:
+            break
+        placed = [c for c, s in mine.board if s.owner == active.player]
+        sex = "F" if placed else "M"
+        cell = next(free)
+        owned.setdefault(active.player, []).append(cell)
+        peers[active.player].send(WorkerInit("", cell, sex))
+    loser = active.player
+    peers[loser].send(b'{"type":"LOSE","message":"{}"}\n')
+    assert isinstance(await peers[loser].next(), Update)
+    assert await peers[loser].next() == EndGame(loser, False)
+    assert isinstance(await peers[loser].next(), ServerState)
+    rest = [n for n in peers if n != loser]
+    for name in rest:
+        seen = await peers[name].next()
+        assert isinstance(seen, Update)
+        assert {c for c, s in seen.board if s.owner is None} == set(owned[loser])
+        assert seen.player in rest
+    peers[loser].send(Register(loser, 2, False))
+    newcomer = await Raw.open(server)
+    assert await newcomer.next() == ServerState(True, True)

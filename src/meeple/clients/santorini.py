@@ -66,6 +66,7 @@ __all__ = [
 ]
 
 READ_SIZE = 65536
+MAX_SEARCH_MOVES = 3  # moves in one turn after which the search player stops planning
 
 
 class SantoriniClientError(Exception):
@@ -298,6 +299,10 @@ class SearchPlayer:
         self._refusals_seen = client.refusals
         if client.moves_this_turn == 0 and client.steps_this_turn == 0:
             self._state = self._position(client)
+        if client.moves_this_turn >= MAX_SEARCH_MOVES:
+            # Re-planning after each step can walk in circles (Triton may move on and
+            # on along the perimeter): from here the simple policy builds.
+            self._state = None
         if self._state is None or refused:
             self._state = None
             return choose(client, update, rng)

@@ -175,7 +175,10 @@ class SantoriniRoom(Room):
         except RuleError as e:
             self.deliver(seat, Refused(e, self.game))
             return
-        self.broadcast(Changed(self.game, before, tuple(events)))
+        changed = Changed(self.game, before, tuple(events))
+        for i, other in enumerate(self.seats):
+            if before.alive[i]:  # a player already out (3 players) has left the table
+                self.deliver(other, changed)
         if any(isinstance(e, engine.GameWon) for e in events):
             self.end_reason = "win"
             self._over()
@@ -189,7 +192,7 @@ class SantoriniRoom(Room):
         self.end_reason = "disconnect"
         notice = Dropped(player, self.names[player])
         for i, other in enumerate(self.seats):
-            if i != player:
+            if i != player and self.game.state.alive[i]:
                 self.deliver(other, notice)
         self._over()
 
@@ -434,7 +437,13 @@ class SantoriniHandler:
             key = QueueKey(GAME, request.n_players, VARIANTS[bool(request.gods)])
         self.conn.log.info("%s registers for %s", nickname, key)
         self.hub.idle.discard(self)
-        self.lobby.join(key, self)
+        try:
+            self.lobby.join(key, self)
+        except ValueError:  # still seated in a game that has not let it go
+            self._send(m.Info(nickname, m.InfoCode.INVALID.value))
+            self._release_name()
+            self._greet()
+            return
         self.hub.changed()
 
     def _to_room(self, command: object) -> None:
@@ -450,7 +459,11 @@ class SantoriniHandler:
             self._room = self.lobby.room_of(self)  # type: ignore[assignment]
             self._players = event.players
             self._you = event.you
-        elif isinstance(event, Changed):
+            return
+        game = getattr(event, "game", None)
+        if self._room is None or (game is not None and game is not self._room.game):
+            return  # from a game this client has left (out of a 3-player game)
+        if isinstance(event, Changed):
             self._changed(event)
         elif isinstance(event, Refused):
             self._send(m.Info(self.name, _info_code(event.error).value))
@@ -469,6 +482,9 @@ class SantoriniHandler:
                 # Out of a 3-player game; the others play on.
                 self._send(self._update(game, event.before))
                 self._send(m.EndGame(self.name, False))
+                # Free the seat in the lobby now (the room plays on without it); the
+                # room ignores a leaving player who is already out.
+                self.lobby.disconnect(self)
                 self._back_to_lobby()
                 return
         if state.phase in (Phase.POOL, Phase.GODS):
