@@ -135,3 +135,13 @@ def test_search_asked_step_by_step_finishes_every_turn() -> None:
                     break
             else:
                 raise AssertionError("a turn took more than 20 steps")
+
+
+def test_search_plays_three_player_games_to_the_end() -> None:
+    """Three players with gods: the search player (seat 0) beats two random players."""
+    rng = random.Random(2)
+    s = new_game(Rules(players=3), challenger=1)
+    while not s.is_over:
+        action = search_action(s, rng) if s.turn == 0 else random_action(s, rng)
+        s, _ = advance(s, action)
+    assert s.winner == 0
