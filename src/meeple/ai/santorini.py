@@ -34,6 +34,8 @@ from meeple.games.santorini import (
     ChooseGod,
     ChooseStarter,
     GameState,
+    Move,
+    MoveStep,
     OfferGod,
     Phase,
     PlaceWorker,
@@ -170,6 +172,13 @@ def search_action(
     me = s.turn
     stats = stats if stats is not None else SearchStats()
     mine = list(turns(s))
+    if s.steps:
+        # Mid-turn: never plan a move back onto a cell this worker left this turn, so a
+        # bot that asks again after each step always makes progress (Triton could
+        # otherwise shuttle between two perimeter cells for ever).
+        left = {x.src for x in s.steps if isinstance(x, MoveStep)}
+        onward = [t for t in mine if not any(isinstance(a, Move) and a.dst in left for a in t[0])]
+        mine = onward or mine
     stats.nodes += len(mine)
     if not mine:
         actions = legal_actions(s)

@@ -16,6 +16,7 @@ subclass that names it; a state is never left half-changed.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -436,15 +437,18 @@ def can_complete_turn(s: GameState) -> bool:
 def turns(s: GameState) -> Iterator[tuple[tuple[Move | Build | Pass, ...], GameState]]:
     """Every distinct way to complete the turn in progress: the steps (a Pass last, unless
     a step wins) and the state after them (the next player's turn, or the game over).
-    Turns that end in the same position are given once. This is what a search expands."""
+    Turns that end in the same position are given once, by a shortest route. This is
+    what a search expands."""
     if s.phase is not Phase.PLAY or _stuck_waiting(s):
         return
     me = s.turn
     seen: set[object] = set()
     done: set[object] = set()
-    stack: list[tuple[GameState, tuple[Move | Build | Pass, ...]]] = [(s, ())]
-    while stack:
-        cur, path = stack.pop()
+    # Breadth first, so each position is reached by a shortest route (a Triton worker
+    # never walks in circles on the way to its build).
+    queue: deque[tuple[GameState, tuple[Move | Build | Pass, ...]]] = deque([(s, ())])
+    while queue:
+        cur, path = queue.popleft()
         power = _power(cur, me)
         key = (cur.workers, cur.levels, cur.domes, power.turn_key(cur))
         if key in seen:
@@ -454,7 +458,7 @@ def turns(s: GameState) -> Iterator[tuple[tuple[Move | Build | Pass, ...], GameS
             nxt, _ = _step(cur, step)
             route = (*path, step)
             if nxt.phase is Phase.PLAY and nxt.turn == me and not isinstance(step, Pass):
-                stack.append((nxt, route))
+                queue.append((nxt, route))
                 continue
             end = (nxt.workers, nxt.levels, nxt.domes, nxt.winner, nxt.alive, nxt.moved_up)
             if end not in done:
