@@ -7,6 +7,7 @@ import asyncio
 import sys
 from typing import Any
 
+from meeple.cli.santorini import register_bot as register_santorini_bot
 from meeple.cli.spectrangle import register_bot as register_spectrangle_bot
 from meeple.server.config import DEFAULT_PORTS
 
@@ -30,6 +31,7 @@ def register(sub: Any) -> None:
     s.add_argument("--lexicon", default="gcide", help="lexicon name or word-list path")
     s.set_defaults(handler=run_scrabble)
     register_spectrangle_bot(games)
+    register_santorini_bot(games)
 
 
 def run_scrabble(args: argparse.Namespace) -> int:

@@ -46,6 +46,7 @@ LISTENERS: Mapping[str, str] = {
     "twente": "meeple.server.twente:create_listener",
     "clarkson": "meeple.server.clarkson:create_listener",
     "cmpn402": "meeple.server.cmpn402:create_listener",
+    "santorini": "meeple.server.santorini:create_listener",
     "spectrangle": "meeple.server.spectrangle:create_listener",
 }
 

@@ -21,6 +21,10 @@ A config file looks like this (every key optional)::
     player_time = 600            # seconds on each player's clock
     total_time = 1200            # seconds on the game clock
     challenge_time = 10          # seconds of a challenge window
+    [santorini]                  # the AM27 listener (see docs/protocols/santorini.md)
+    framing = "object-stream"    # server → client: "object-stream" (ERRATA) or "lines"
+    ping_interval = 0.5          # seconds between the server's PINGs
+    heartbeat_timeout = 5        # seconds of silence before a client counts as gone
 
 Unknown keys are an error, so a typo does not silently fall back to a default.
 """
@@ -38,6 +42,7 @@ __all__ = [
     "Cmpn402Config",
     "ConfigError",
     "ListenerConfig",
+    "SantoriniConfig",
     "ServerConfig",
     "load_config",
 ]
@@ -111,6 +116,39 @@ def _cmpn402(raw: object, base: Cmpn402Config) -> Cmpn402Config:
     return config
 
 
+@dataclass(frozen=True, slots=True)
+class SantoriniConfig:
+    """The AM27 listener's options: the server → client framing and the heartbeat (ERRATA)."""
+
+    framing: str = "object-stream"
+    ping_interval: float = 0.5
+    heartbeat_timeout: float = 5.0
+
+    def validate(self) -> None:
+        if self.framing not in ("object-stream", "lines"):
+            raise ConfigError('santorini.framing must be "object-stream" or "lines"')
+        if self.ping_interval <= 0 or self.heartbeat_timeout <= self.ping_interval:
+            raise ConfigError("santorini: 0 < ping_interval < heartbeat_timeout")
+
+
+def _santorini(raw: object, base: SantoriniConfig) -> SantoriniConfig:
+    if not isinstance(raw, dict):
+        raise ConfigError("[santorini] must be a table")
+    unknown = set(raw) - {"framing", "ping_interval", "heartbeat_timeout"}
+    if unknown:
+        raise ConfigError(f"unknown keys in [santorini]: {', '.join(sorted(unknown))}")
+    framing = raw.get("framing", base.framing)
+    numbers = {k: raw.get(k, getattr(base, k)) for k in ("ping_interval", "heartbeat_timeout")}
+    if not isinstance(framing, str):
+        raise ConfigError("santorini.framing must be a string")
+    for key, value in numbers.items():
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise ConfigError(f"santorini.{key} must be a number")
+    return SantoriniConfig(
+        framing, float(numbers["ping_interval"]), float(numbers["heartbeat_timeout"])
+    )
+
+
 def _default_listeners() -> dict[str, ListenerConfig]:
     return {name: ListenerConfig(port) for name, port in DEFAULT_PORTS.items()}
 
@@ -129,6 +167,7 @@ class ServerConfig:
     max_message_size: int = 8192
     shutdown_grace: float = 5.0
     cmpn402: Cmpn402Config = field(default_factory=Cmpn402Config)
+    santorini: SantoriniConfig = field(default_factory=SantoriniConfig)
 
     def with_overrides(self, **changes: Any) -> ServerConfig:
         """A copy with the given fields replaced; ``None`` values are ignored (unset flags)."""
@@ -150,6 +189,7 @@ class ServerConfig:
             raise ConfigError("max_message_size must be between 64 bytes and 16 MiB")
         if self.shutdown_grace < 0:
             raise ConfigError("shutdown_grace must not be negative")
+        self.santorini.validate()
         for name, listener in self.listeners.items():
             if not 0 <= listener.port <= 65535:
                 raise ConfigError(f"listeners.{name}.port must be 0–65535")
@@ -184,12 +224,12 @@ def _listener(name: str, raw: object, base: ListenerConfig | None) -> ListenerCo
 def config_from_mapping(data: Mapping[str, Any], base: ServerConfig | None = None) -> ServerConfig:
     """Apply a parsed TOML document to ``base`` (the defaults when None)."""
     base = base or ServerConfig()
-    unknown = set(data) - set(_TYPES) - {"listeners", "cmpn402"}
+    unknown = set(data) - set(_TYPES) - {"listeners", "cmpn402", "santorini"}
     if unknown:
         raise ConfigError(f"unknown config keys: {', '.join(sorted(unknown))}")
     changes: dict[str, Any] = {}
     for key, value in data.items():
-        if key in ("listeners", "cmpn402"):
+        if key in ("listeners", "cmpn402", "santorini"):
             continue
         if not isinstance(value, _TYPES[key]) or isinstance(value, bool):
             raise ConfigError(f"{key} has the wrong type: {value!r}")
@@ -204,6 +244,8 @@ def config_from_mapping(data: Mapping[str, Any], base: ServerConfig | None = Non
         listeners[name] = _listener(name, raw, listeners.get(name))
     if "cmpn402" in data:
         changes["cmpn402"] = _cmpn402(data["cmpn402"], base.cmpn402)
+    if "santorini" in data:
+        changes["santorini"] = _santorini(data["santorini"], base.santorini)
     config = replace(base, listeners=listeners, **changes)
     config.validate()
     return config

@@ -1,0 +1,73 @@
+"""Santorini engine and AI benchmark: ``python benchmarks/santorini_ai.py``.
+
+Prints, for fixed mid-game positions (no gods and a few gods), legal-step generation
+per second (the queries an AM27 update needs: ``legal_steps`` with its dead-end check),
+complete-turn generation per second (``turns``, what the search expands), search nodes
+per second, and the search player's time per move (best of several runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import random
+import time
+from collections.abc import Callable
+
+from meeple.ai.santorini import SearchStats, search_action
+from meeple.games.santorini import GameState, from_diagram, legal_steps, turns
+
+BOARD = """
+0  1  0  2  0
+1  A  2  1  0
+0  1  a  3  1
+0  2  B  1  0
+1  0  0  b  0
+"""
+
+POSITIONS: dict[str, GameState] = {
+    "no gods": from_diagram(BOARD),
+    "Apollo v Athena": from_diagram(BOARD, gods=("Apollo", "Athena")),
+    "Artemis v Minotaur": from_diagram(BOARD, gods=("Artemis", "Minotaur")),
+    "Prometheus v Limus": from_diagram(BOARD, gods=("Prometheus", "Limus")),
+    "Demeter v Hera": from_diagram(BOARD, gods=("Demeter", "Hera")),
+}
+
+
+def _best(fn: Callable[[], object], repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=5, help="runs per figure (best kept)")
+    args = parser.parse_args()
+    print(f"python {platform.python_version()} on {platform.machine()}")
+    header = (
+        f"{'position':<20} {'steps':>5} {'steps/s':>9} {'turns':>5} {'turns/s':>9}"
+        f" {'nodes/s':>9} {'AI move ms':>10}"
+    )
+    print(header)
+    for name, s in POSITIONS.items():
+        steps = legal_steps(s)
+        t_steps = _best(lambda s=s: legal_steps(s), args.repeat)
+        all_turns = list(turns(s))
+        t_turns = _best(lambda s=s: list(turns(s)), args.repeat)
+        stats = SearchStats()
+        t_ai = _best(
+            lambda s=s, st=stats: search_action(s, random.Random(0), stats=st), args.repeat
+        )
+        nodes = stats.nodes // args.repeat
+        print(
+            f"{name:<20} {len(steps):>5} {len(steps) / t_steps:>9.0f} {len(all_turns):>5}"
+            f" {len(all_turns) / t_turns:>9.0f} {nodes / t_ai:>9.0f} {t_ai * 1000:>10.1f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,434 @@
+"""An async AM27 client, and the bot behind ``meeple bot santorini``.
+
+::
+
+    client = await SantoriniClient.connect("127.0.0.1", 7778)
+    await client.register("Alice", players=2, gods=False)
+    async for message in client:        # every server message, in order
+        if isinstance(message, Update) and client.my_turn(message):
+            ...
+
+The client reads either framing a server writes (the Java object stream of the
+group's server and of meeple by default, or JSON lines), writes JSON lines, and
+PINGs every half second as ERRATA asks (a silent client is dropped after 5 s). It
+keeps what a player can know: the board from every ``boardUpdate`` (levels and
+workers per cell), the players and their gods, and the last update.
+
+The bot (:func:`play_santorini`) plays from the server's own option lists: it wins
+when a reachable cell stands on level 3, otherwise climbs, builds where it can climb
+next and not where an opponent could step onto level 3, and passes as soon as the
+turn is complete. By default it plays with the engine helper's search player
+(:class:`SearchPlayer` over :func:`meeple.ai.santorini.search_action`) and keeps the
+simple policy (:func:`choose`) for the set-up and as the fallback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+
+from meeple.ai.santorini import search_action
+from meeple.games import santorini as engine
+from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejected
+from meeple.protocols.santorini.messages import (
+    Build,
+    Cell,
+    CellState,
+    ChooseStarter,
+    ClientMessage,
+    EndGame,
+    GodInit,
+    GodList,
+    Info,
+    Lose,
+    Move,
+    Pass,
+    Ping,
+    Players,
+    Register,
+    ServerMessage,
+    ServerState,
+    Update,
+    WorkerInit,
+)
+from meeple.protocols.santorini.session import DEFAULT_PING_INTERVAL, ClientSession
+
+__all__ = [
+    "GameResult",
+    "SantoriniClient",
+    "SantoriniClientError",
+    "SearchPlayer",
+    "choose",
+    "play_santorini",
+]
+
+READ_SIZE = 65536
+MAX_SEARCH_MOVES = 3  # moves in one turn after which the search player stops planning
+
+
+class SantoriniClientError(Exception):
+    """The connection ended, or the server would not let us in."""
+
+
+class SantoriniClient:
+    """One connection to an AM27 server. Create it with :meth:`connect`."""
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        ping_interval: float = DEFAULT_PING_INTERVAL,
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self.session = ClientSession()
+        self._pending: list[ServerMessage] = []
+        self.nickname = ""
+        self.server_state: ServerState | None = None
+        self.players: dict[str, str] = {}  # nickname -> god
+        self.board: dict[Cell, CellState] = {}
+        self.last_update: Update | None = None
+        self.last_info: Info | None = None
+        self.moves_this_turn = 0  # our MOVEs since our turn began (gods may allow more)
+        self.steps_this_turn = 0  # our MOVEs and BUILDs since our turn began
+        self.challenger = ""
+        self.refusals = 0  # INFO replies to our commands so far
+        self.ping_interval = ping_interval
+        self._pinger: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def connect(
+        cls, host: str, port: int, *, ping_interval: float = DEFAULT_PING_INTERVAL
+    ) -> SantoriniClient:
+        """Connect and start pinging; the server's SERVERSTATE is the first message."""
+        reader, writer = await asyncio.open_connection(host, port)
+        client = cls(reader, writer, ping_interval=ping_interval)
+        client._pinger = asyncio.get_running_loop().create_task(client._ping_forever())
+        return client
+
+    async def _ping_forever(self) -> None:
+        with contextlib.suppress(Exception):
+            while not self._writer.is_closing():
+                self._writer.write(self.session.send(Ping("AIping")))
+                await asyncio.sleep(self.ping_interval)
+
+    # --- actions ------------------------------------------------------------------------
+
+    async def register(
+        self, nickname: str, players: int | None = None, gods: bool | None = None
+    ) -> None:
+        """REGISTER (A) with ``players`` and ``gods``, or (B) without them."""
+        self.nickname = nickname
+        await self.send(Register(nickname, players, None if players is None else bool(gods)))
+
+    async def send(self, message: ClientMessage) -> None:
+        if isinstance(message, Move):
+            self.moves_this_turn += 1
+        if isinstance(message, Move | Build):
+            self.steps_this_turn += 1
+        elif isinstance(message, Pass):
+            self.moves_this_turn = self.steps_this_turn = 0
+        self._writer.write(self.session.send(message))
+        await self._writer.drain()
+
+    async def close(self) -> None:
+        if self._pinger is not None:
+            self._pinger.cancel()
+        with contextlib.suppress(Exception):
+            self._writer.close()
+            await self._writer.wait_closed()
+
+    def my_turn(self, update: Update) -> bool:
+        """Whether ``update`` asks us to act (ERRATA: off turn, maps empty, flags false)."""
+        return update.player == self.nickname
+
+    # --- receiving ----------------------------------------------------------------------
+
+    async def receive(self) -> ServerMessage:
+        """The next server message (state tracked first); SantoriniClientError at the end."""
+        while not self._pending:
+            data = await self._reader.read(READ_SIZE)
+            events = self.session.receive_data(data) if data else self.session.receive_eof()
+            for event in events:
+                if isinstance(event, Ignored | Rejected):
+                    continue
+                if isinstance(event, ConnectionClosed):
+                    break
+                self._track(event)
+                if not isinstance(event, Ping):
+                    self._pending.append(event)
+            if not data and not self._pending:
+                raise SantoriniClientError("connection closed by the server")
+        return self._pending.pop(0)
+
+    def __aiter__(self) -> AsyncIterator[ServerMessage]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[ServerMessage]:
+        while True:
+            try:
+                yield await self.receive()
+            except SantoriniClientError:
+                return
+
+    def _track(self, message: ServerMessage) -> None:
+        if isinstance(message, ServerState):
+            self.server_state = message
+        elif isinstance(message, Players):
+            self.players = dict(message.players)
+            self.challenger = message.player
+            self.board = {}
+        elif isinstance(message, Update):
+            if message.player != self.nickname:
+                self.moves_this_turn = self.steps_this_turn = 0
+            for c, state in message.board:
+                self.board[c] = state
+            self.last_update = message
+        elif isinstance(message, Info):
+            self.last_info = message
+        elif isinstance(message, GodList) and not self.players:
+            self.board = {}
+
+    def level(self, c: Cell) -> int:
+        """The height of ``c`` (4: a dome)."""
+        state = self.board.get(c)
+        return state.levels[0] if state and state.levels else 0
+
+
+# --- the bot ------------------------------------------------------------------------------
+
+
+@dataclass
+class GameResult:
+    """How one game ended for the bot: the winner (None: someone dropped) and who."""
+
+    winner: str | None
+    ended_by: str
+    turns: int = 0
+    refusals: int = 0
+    gods: dict[str, str] = field(default_factory=dict)
+
+
+def _neighbours(c: Cell) -> list[Cell]:
+    return [
+        Cell(c.row + dr, c.column + dc)
+        for dr in (-1, 0, 1)
+        for dc in (-1, 0, 1)
+        if (dr or dc) and 0 <= c.row + dr < 5 and 0 <= c.column + dc < 5
+    ]
+
+
+def choose(client: SantoriniClient, update: Update, rng: random.Random) -> ClientMessage | None:
+    """The bot's next command for an UPDATE naming it (None: nothing to do)."""
+    me = client.nickname
+    if update.can_place_worker:
+        mine = [s.sex for s in client.board.values() if s.owner == me]
+        sex = "F" if "M" in mine else "M"
+        free = [
+            Cell(r, c)
+            for r in range(5)
+            for c in range(5)
+            if client.board.get(Cell(r, c), CellState((0,))).owner is None
+        ]
+        free.sort(key=lambda x: (abs(x.row - 2) + abs(x.column - 2), rng.random()))
+        return WorkerInit(me, free[0], sex)
+    moves = [(w, d) for w, cells in update.reachable for d in cells]
+    builds = [
+        (w, c, lv) for w, options in update.buildable for c, levels in options for lv in levels
+    ]
+    if client.moves_this_turn and builds:
+        moves = [(w, d) for w, d in moves if client.level(d) == 3 and client.level(w) == 2]
+    if moves:
+        for w, d in moves:
+            if client.level(d) == 3 and client.level(w) == 2:
+                return Move(me, w, d)  # a win
+        if not update.can_pass:
+            w, d = max(moves, key=lambda wd: (client.level(wd[1]), rng.random()))
+            return Move(me, w, d)
+    if update.can_pass:
+        return Pass(me)
+    builds = [
+        (w, c, lv) for w, options in update.buildable for c, levels in options for lv in levels
+    ]
+    if builds:
+        rivals = [c for c, s in client.board.items() if s.owner not in (None, me)]
+
+        def score(b: tuple[Cell, Cell, int]) -> tuple[int, float]:
+            w, c, level = b
+            danger = level == 3 and any(
+                client.level(r) >= 2 and c in _neighbours(r) for r in rivals
+            )
+            climb = level <= client.level(w) + 1 and level < 4
+            blocks = level == 4 and any(
+                client.level(r) >= 2 and c in _neighbours(r) for r in rivals
+            )
+            return (-3 * danger + 2 * blocks + climb, rng.random())
+
+        w, c, level = max(builds, key=score)
+        return Build(me, w, c, level)
+    return Lose(me)  # on turn with no option at all: §4.2.6
+
+
+class SearchPlayer:
+    """The engine helper's search player (:func:`meeple.ai.santorini.search_action`) on
+    the wire: at the start of each of our turns it rebuilds the position from what the
+    client knows (board, workers, gods, seats in PLAYERSMESSAGE order) and, step by step,
+    advances its own copy with the steps it sends. Whatever it cannot judge (set-up,
+    a position it cannot rebuild, a step the server refused) goes to :func:`choose`.
+
+    What the wire does not carry is approximated: whether an opponent moved up last
+    turn (Athena) is taken as no; the server refuses a wrong step and the bot then
+    falls back to the server's own option lists.
+    """
+
+    def __init__(self, width: int = 6) -> None:
+        self.width = width
+        self._state: engine.GameState | None = None
+        self._refusals_seen = 0
+
+    def __call__(
+        self, client: SantoriniClient, update: Update, rng: random.Random
+    ) -> ClientMessage | None:
+        if update.can_place_worker or not client.players:
+            return choose(client, update, rng)
+        refused = client.refusals != self._refusals_seen
+        self._refusals_seen = client.refusals
+        if client.moves_this_turn == 0 and client.steps_this_turn == 0:
+            self._state = self._position(client)
+        if client.moves_this_turn >= MAX_SEARCH_MOVES:
+            # Re-planning after each step can walk in circles (Triton may move on and
+            # on along the perimeter): from here the simple policy builds.
+            self._state = None
+        if self._state is None or refused:
+            self._state = None
+            return choose(client, update, rng)
+        try:
+            action = search_action(self._state, rng, width=self.width)
+            message = self._to_wire(client, action)
+            if message is not None:
+                self._state = engine.advance(self._state, action)[0]
+        except (ValueError, engine.RuleError):
+            message = None
+        if message is None:
+            self._state = None
+            return choose(client, update, rng)
+        return message
+
+    def _position(self, client: SantoriniClient) -> engine.GameState | None:
+        seats = list(client.players)
+        if client.nickname not in seats or not 2 <= len(seats) <= 3:
+            return None
+        n = len(seats)
+        gods_on = any(g != "Atheist" for g in client.players.values())
+        workers: list[int | None] = [None] * (2 * n)
+        levels = [0] * 25
+        domes = [False] * 25
+        for c, state in client.board.items():
+            at = engine.cell(c.row, c.column)
+            top = state.levels[0] if state.levels else 0
+            domes[at] = top == 4
+            levels[at] = state.levels[1] if top == 4 and len(state.levels) > 1 else top
+            levels[at] = min(levels[at], 3)
+            if state.owner in seats:
+                sex = engine.Sex(state.sex or "M")
+                workers[engine.worker_of(seats.index(state.owner), sex)] = at
+        alive = tuple(any(workers[2 * i + k] is not None for k in (0, 1)) for i in range(n))
+        gods = tuple(None if g == "Atheist" else g for g in client.players.values())
+        if any(g is not None and g not in engine.GODS for g in gods):
+            return None
+        me = seats.index(client.nickname)
+        rules = engine.Rules(players=n, gods=gods_on, auto_eliminate=False)
+        return engine.GameState(
+            rules=rules,
+            challenger=seats.index(client.challenger) if client.challenger in seats else 0,
+            phase=engine.Phase.PLAY,
+            turn=me,
+            gods=gods,
+            starter=me,
+            levels=tuple(levels),
+            domes=tuple(domes),
+            workers=tuple(workers),
+            alive=alive,
+            moved_up=(False,) * n,
+        )
+
+    def _to_wire(self, client: SantoriniClient, action: engine.Action) -> ClientMessage | None:
+        me = client.nickname
+
+        def wire(c: int) -> Cell:
+            row, column = engine.coordinates(c)
+            return Cell(row, column)
+
+        if isinstance(action, engine.Move):
+            return Move(me, wire(action.src), wire(action.dst))
+        if isinstance(action, engine.Build):
+            return Build(me, wire(action.src), wire(action.dst), action.level)
+        if isinstance(action, engine.Pass):
+            return Pass(me)
+        if isinstance(action, engine.Lose):
+            return Lose(me)
+        return None
+
+
+def _chooser() -> Callable[[SantoriniClient, Update, random.Random], ClientMessage | None]:
+    """The search player (falling back to :func:`choose`)."""
+    return SearchPlayer()
+
+
+async def play_santorini(
+    host: str,
+    port: int,
+    name: str,
+    *,
+    players: int = 2,
+    gods: bool = False,
+    games: int = 1,
+    seed: int | None = None,
+    ping_interval: float = DEFAULT_PING_INTERVAL,
+    search: bool = True,
+) -> list[GameResult]:
+    """Connect, play ``games`` games in a row on one connection, return how each ended."""
+    rng = random.Random(seed)
+    chooser = _chooser() if search else choose
+    client = await SantoriniClient.connect(host, port, ping_interval=ping_interval)
+    results: list[GameResult] = []
+    current = GameResult(None, "")
+    try:
+        async for message in client:
+            if isinstance(message, ServerState):
+                if len(results) >= games:
+                    break
+                if client.session.state.value == "connected":
+                    await client.register(name, players, gods)
+            elif isinstance(message, Info):
+                if message.information == "NICKNAME":
+                    raise SantoriniClientError(f"nickname {name!r} refused")
+                current.refusals += 1
+                client.refusals += 1
+            elif isinstance(message, GodList) and message.player == client.nickname:
+                god = rng.choice(message.gods).name
+                await client.send(GodInit(client.nickname, god))
+            elif isinstance(message, Players):
+                current.gods = dict(message.players)
+                if message.player == client.nickname:
+                    await client.send(ChooseStarter(client.nickname, client.nickname))
+            elif isinstance(message, Update) and client.my_turn(message):
+                if current.refusals > 50:
+                    raise SantoriniClientError("the server keeps refusing our moves")
+                command = chooser(client, message, rng)
+                if command is not None:
+                    if isinstance(command, Pass):
+                        current.turns += 1
+                    await client.send(command)
+            elif isinstance(message, EndGame):
+                current.winner = message.player if message.is_winner else None
+                current.ended_by = message.player
+                results.append(current)
+                current = GameResult(None, "")
+    finally:
+        await client.close()
+    return results

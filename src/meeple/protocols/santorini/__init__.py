@@ -1,0 +1,120 @@
+"""The AM27 Santorini protocol (``santorini-am27.md`` read with ERRATA), sans-I/O.
+
+- :mod:`.framing`: JSON lines, and the Java object stream the group's server writes;
+- :mod:`.messages`: the double-JSON envelope and every message as a frozen dataclass;
+- :mod:`.session`: the server-side and client-side state machines, and the heartbeat;
+- :mod:`.events`: what the sessions hand up besides messages (rejections, the end).
+
+The server layer makes a :class:`ServerSession` per connection, feeds it bytes with
+``receive_data`` and writes what ``send`` returns. See ``docs/protocols/santorini.md``.
+"""
+
+from __future__ import annotations
+
+from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejected
+from meeple.protocols.santorini.framing import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    STREAM_HEADER,
+    AutoDecoder,
+    BrokenStream,
+    LineDecoder,
+    LineEncoder,
+    ObjectStreamDecoder,
+    ObjectStreamEncoder,
+    OversizedMessage,
+    Text,
+    UndecodableMessage,
+    decode_modified_utf8,
+    encode_modified_utf8,
+)
+from meeple.protocols.santorini.messages import (
+    Build,
+    Cell,
+    CellState,
+    ChooseStarter,
+    ClientMessage,
+    EndGame,
+    God,
+    GodInit,
+    GodList,
+    Info,
+    InfoCode,
+    Lose,
+    Message,
+    MessageError,
+    MessageType,
+    Move,
+    Pass,
+    Ping,
+    Players,
+    Register,
+    ServerMessage,
+    ServerState,
+    Undo,
+    Update,
+    WorkerInit,
+    decode,
+)
+from meeple.protocols.santorini.session import (
+    CLIENT_SENDS,
+    OUT_OF_STATE,
+    SERVER_SENDS,
+    ClientSession,
+    Heartbeat,
+    LocalProtocolError,
+    ServerSession,
+    State,
+)
+
+__all__ = [
+    "CLIENT_SENDS",
+    "DEFAULT_MAX_MESSAGE_SIZE",
+    "OUT_OF_STATE",
+    "SERVER_SENDS",
+    "STREAM_HEADER",
+    "AutoDecoder",
+    "BrokenStream",
+    "Build",
+    "Cell",
+    "CellState",
+    "ChooseStarter",
+    "ClientMessage",
+    "ClientSession",
+    "ConnectionClosed",
+    "EndGame",
+    "God",
+    "GodInit",
+    "GodList",
+    "Heartbeat",
+    "Ignored",
+    "Info",
+    "InfoCode",
+    "LineDecoder",
+    "LineEncoder",
+    "LocalProtocolError",
+    "Lose",
+    "Message",
+    "MessageError",
+    "MessageType",
+    "Move",
+    "ObjectStreamDecoder",
+    "ObjectStreamEncoder",
+    "OversizedMessage",
+    "Pass",
+    "Ping",
+    "Players",
+    "Register",
+    "Rejected",
+    "ServerMessage",
+    "ServerSession",
+    "ServerState",
+    "State",
+    "Text",
+    "UndecodableMessage",
+    "Undo",
+    "Update",
+    "WorkerInit",
+    "decode",
+    "decode_modified_utf8",
+    "encode_modified_utf8",
+]

@@ -1,0 +1,601 @@
+"""The AM27 Santorini listener and room: each connection's handler is also its seat.
+
+The sans-I/O :class:`~meeple.protocols.santorini.ServerSession` frames, parses and
+checks what a client may send in its state; this module turns its messages into lobby
+and room commands, and room deliveries into AM27 messages:
+
+- greeting: the stream header and SERVERSTATE ``{open: true, active: <a game waits>}``;
+  clients that are connected but not registered get SERVERSTATE again whenever
+  ``active`` changes (the group's server does so: transcript 183.430);
+- REGISTER (A) joins the lobby queue for (``nPlayers``, gods or not); (B) joins the
+  fullest waiting game, and with none waiting starts a 2-player game without gods. A
+  nickname taken (case-insensitive, server-wide) or unusable is INFO NICKNAME, an
+  ``nPlayers`` other than 2 or 3 INFO INVALID; either is followed by SERVERSTATE and
+  the client may register again;
+- the room (:class:`SantoriniRoom`) owns the engine game. The challenger is drawn by
+  the room's seeded RNG; with gods the challenger offers ``players`` gods (GODINIT once
+  per god, each answered by a fresh GODLISTMESSAGE naming who acts), then each player
+  takes one (the challenger last); PLAYERSMESSAGE to all names the challenger, who
+  sends CHOSESTARTER; then UPDATEs (ERRATA: off-turn players get empty maps and all
+  flags false; ``boardUpdate`` lists the cells changed since the last update);
+- a refused action (rules, turn, sender) gets INFO and a fresh state message: UPDATE
+  with the whole board in play, GODLISTMESSAGE / PLAYERSMESSAGE in the set-up;
+- a win: UPDATE, then ENDGAME ``{isWinner: true, player: winner}`` to all, then
+  SERVERSTATE; the connection stays for another game. A player out of a 3-player game
+  (LOSE, or stuck) gets ENDGAME ``{isWinner: false, player: self}`` and SERVERSTATE;
+  the others play on. A player gone (closed, or silent for ``heartbeat_timeout``) ends
+  the game: the others get ENDGAME ``{isWinner: false, player: gone}`` (ERRATA);
+- heartbeat: PING every ``ping_interval`` on the injected clock (ERRATA).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from meeple.games import santorini as engine
+from meeple.games.santorini import Game, Phase, RuleError, Rules
+from meeple.protocols.santorini import messages as m
+from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejected
+from meeple.protocols.santorini.session import Heartbeat, LocalProtocolError, ServerSession, State
+from meeple.server.config import ListenerConfig
+from meeple.server.lobby import Lobby, QueueKey
+from meeple.server.room import Room, Seat
+from meeple.server.store import Store
+from meeple.server.tcp import Connection, TcpListener
+
+if TYPE_CHECKING:
+    from meeple.server.app import Services
+    from meeple.server.clock import Timer
+
+__all__ = [
+    "GAME",
+    "Changed",
+    "Dropped",
+    "Fresh",
+    "GameStarted",
+    "PickGod",
+    "Refresh",
+    "Refused",
+    "SantoriniHandler",
+    "SantoriniHub",
+    "SantoriniRoom",
+    "create_listener",
+    "santorini_lobby",
+]
+
+logger = logging.getLogger(__name__)
+
+GAME = "santorini"
+ATHEIST = "Atheist"  # ERRATA: the god of a player in a game without gods
+MAX_NICKNAME = 32
+VARIANTS = {True: "gods", False: "standard"}
+
+
+# --- room commands and deliveries ---------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PickGod:
+    """GODINIT: offer (challenger, pool phase) or take (gods phase) ``god``."""
+
+    god: str
+
+
+@dataclass(frozen=True, slots=True)
+class Refresh:
+    """Send the seat a fresh state message (after a refusal the session made itself)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GameStarted:
+    players: tuple[str, ...]
+    you: int
+    game: Game
+
+
+@dataclass(frozen=True, slots=True)
+class Changed:
+    """The game moved on from ``before``; ``events`` are the engine's."""
+
+    game: Game
+    before: engine.GameState
+    events: tuple[engine.Event, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    error: RuleError
+    game: Game
+
+
+@dataclass(frozen=True, slots=True)
+class Fresh:
+    game: Game
+
+
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    """``name`` (seat ``player``) disconnected; the game is over for everyone."""
+
+    player: int
+    name: str
+
+
+class SantoriniRoom(Room):
+    """One Santorini game between seats; commands are engine actions or :class:`PickGod`."""
+
+    def __init__(self, seats: list[Seat], *, gods: bool, rng: random.Random) -> None:
+        super().__init__(seats)
+        # Names as at the start: a seat forgets its name when its connection goes.
+        self.names = tuple(s.name for s in seats)
+        challenger = rng.randrange(len(seats))
+        # The spec's LOSE exists because the client decides it cannot move
+        # (§4.2.6): a stuck player is not eliminated by the server, it sends LOSE.
+        rules = Rules(players=len(seats), gods=gods, auto_eliminate=False)
+        self.game = Game(rules, challenger)
+        self.started_at = time.time()
+        self.end_reason = ""
+        self.on_game_over: list[object] = []
+
+    def index(self, seat: Seat) -> int:
+        return next(i for i, s in enumerate(self.seats) if s is seat)
+
+    def on_start(self) -> None:
+        players = self.names
+        for i, seat in enumerate(self.seats):
+            self.deliver(seat, GameStarted(players, i, self.game))
+        self.broadcast(Changed(self.game, self.game.state, ()))
+
+    def handle(self, seat: Seat | None, command: object) -> None:
+        if seat is None or self.game.is_over:
+            return
+        player = self.index(seat)
+        if not self.game.state.alive[player]:
+            return
+        if isinstance(command, Refresh):
+            self.deliver(seat, Fresh(self.game))
+            return
+        try:
+            if isinstance(command, PickGod):
+                action: engine.Action = (
+                    engine.OfferGod(player, command.god)
+                    if self.game.phase is Phase.POOL
+                    else engine.ChooseGod(player, command.god)
+                )
+            else:
+                # The sender is the seat, never what the message claims.
+                action = replace(command, player=player)  # type: ignore[type-var,assignment]
+            before = self.game.state
+            events = self.game.apply(action)
+        except RuleError as e:
+            self.deliver(seat, Refused(e, self.game))
+            return
+        changed = Changed(self.game, before, tuple(events))
+        for i, other in enumerate(self.seats):
+            if before.alive[i]:  # a player already out (3 players) has left the table
+                self.deliver(other, changed)
+        if any(isinstance(e, engine.GameWon) for e in events):
+            self.end_reason = "win"
+            self._over()
+
+    def on_seat_left(self, seat: Seat) -> None:
+        if self.game.is_over:
+            return
+        player = self.index(seat)
+        if not self.game.state.alive[player]:
+            return  # already out of a 3-player game: the others play on
+        self.end_reason = "disconnect"
+        notice = Dropped(player, self.names[player])
+        for i, other in enumerate(self.seats):
+            if i != player and self.game.state.alive[i]:
+                self.deliver(other, notice)
+        self._over()
+
+    def _over(self) -> None:
+        for callback in self.on_game_over:
+            try:
+                callback(self)  # type: ignore[operator]
+            except Exception:
+                self.log.exception("recording the game failed")
+        self.finish()
+
+
+# --- lobby wiring ---------------------------------------------------------------------
+
+
+def santorini_lobby(services: Services) -> Lobby:
+    """The server's lobby with Santorini registered and the store open."""
+    lobby: Lobby = services.resource("lobby", Lobby)
+    store: Store = services.resource("store", lambda: Store(services.config.database))
+    if not lobby.has_game(GAME):
+
+        def record(room: SantoriniRoom) -> None:
+            game = room.game
+            names = list(room.names)
+            winner = game.winner
+            store.record_game(
+                game=GAME,
+                variant=VARIANTS[game.rules.gods],
+                protocols=[getattr(s, "protocol", "unknown") for s in room.seats],
+                players=names,
+                started_at=room.started_at,
+                end_reason=room.end_reason,
+                result={
+                    "winner": names[winner] if winner is not None else None,
+                    "gods": [g or ATHEIST for g in game.state.gods] if game.rules.gods else [],
+                },
+                record=json.dumps([repr(a) for a in game.log]),
+            )
+
+        def create(key: QueueKey, seats: list[Seat]) -> Room:
+            room = SantoriniRoom(
+                seats,
+                gods=key.variant == "gods",
+                rng=random.Random(services.rng.getrandbits(64)),
+            )
+            room.on_game_over.append(record)
+            return room
+
+        lobby.register_game(GAME, create)
+    return lobby
+
+
+class SantoriniHub:
+    """The listener's connections not registered for a game: they hear SERVERSTATE
+    again whenever whether a game is waiting changes."""
+
+    def __init__(self, lobby: Lobby) -> None:
+        self.lobby = lobby
+        self.idle: set[SantoriniHandler] = set()
+
+    def keys(self) -> list[QueueKey]:
+        return [QueueKey(GAME, n, v) for n in (2, 3) for v in VARIANTS.values()]
+
+    @property
+    def active(self) -> bool:
+        return any(self.lobby.waiting(k) for k in self.keys())
+
+    def waiting_game(self) -> QueueKey | None:
+        """The queue a REGISTER (B) joins: the one closest to starting."""
+        best = max(self.keys(), key=lambda k: (len(self.lobby.waiting(k)), -k.players))
+        return best if self.lobby.waiting(best) else None
+
+    def changed(self) -> None:
+        active = self.active
+        for handler in list(self.idle):
+            handler.state_changed(active)
+
+
+def create_listener(services: Services, name: str, config: ListenerConfig) -> TcpListener:
+    lobby = santorini_lobby(services)
+    hub = SantoriniHub(lobby)
+
+    def handler(conn: Connection) -> SantoriniHandler:
+        return SantoriniHandler(conn, services, hub)
+
+    return TcpListener(
+        name,
+        services.config.host,
+        config.port,
+        handler,
+        clock=services.clock,
+        idle_timeout=services.config.idle_timeout,
+    )
+
+
+# --- the handler = seat ---------------------------------------------------------------
+
+
+def _cell(c: engine.Cell) -> m.Cell:
+    row, column = engine.coordinates(c)
+    return m.Cell(row, column)
+
+
+def _engine_cell(c: m.Cell) -> engine.Cell:
+    return engine.cell(c.row, c.column)
+
+
+def _levels(state: engine.GameState, c: engine.Cell) -> tuple[int, ...]:
+    """ERRATA: top first, ``[3,2,1,0]``; a dome adds 4 on top (``[4,0]`` on the ground)."""
+    levels = tuple(range(state.levels[c], -1, -1))
+    return (4, *levels) if state.domes[c] else levels
+
+
+def _info_code(error: RuleError) -> m.InfoCode:
+    if isinstance(error, engine.NotYourTurn | engine.WrongPhase | engine.GameIsOver):
+        return m.InfoCode.WAIT
+    if isinstance(error, engine.CellOccupied | engine.Occupied):
+        return m.InfoCode.OCCUPIED
+    return m.InfoCode.INVALID
+
+
+class SantoriniHandler:
+    """One AM27 client: its session, heartbeat, nickname, and seat in a room."""
+
+    protocol = "santorini"
+
+    def __init__(self, conn: Connection, services: Services, hub: SantoriniHub) -> None:
+        self.conn = conn
+        self.services = services
+        self.hub = hub
+        self.lobby = hub.lobby
+        options = services.config.santorini
+        self.session = ServerSession(
+            max_message_size=services.config.max_message_size, framing=options.framing
+        )
+        self.heartbeat = Heartbeat(
+            services.clock.now(),
+            interval=options.ping_interval,
+            timeout=options.heartbeat_timeout,
+        )
+        self.name = ""
+        self._room: SantoriniRoom | None = None
+        self._players: tuple[str, ...] = ()
+        self._you = -1
+        self._active_sent: bool | None = None
+        self._timer: Timer | None = None
+
+    # --- ConnectionHandler ------------------------------------------------------------
+
+    def connection_made(self) -> None:
+        self._greet()
+        self._timer = self.services.clock.call_later(self.heartbeat.interval, self._beat)
+
+    def data_received(self, data: bytes) -> None:
+        self.heartbeat.heard(self.services.clock.now())
+        for event in self.session.receive_data(data):
+            self._on_event(event)
+        if self.session.broken:
+            self.conn.close("unreadable object stream")
+
+    def connection_lost(self, reason: str) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self.session.receive_eof()
+        self.hub.idle.discard(self)
+        self._release_name()
+        was_queued = self.lobby.queue_of(self) is not None
+        self.lobby.disconnect(self)
+        if was_queued:
+            self.hub.changed()
+
+    def farewell(self) -> bytes | None:
+        return None
+
+    # --- heartbeat ------------------------------------------------------------------
+
+    def _beat(self) -> None:
+        if self.conn.closing:
+            return
+        if self.heartbeat.expired(self.services.clock.now()):
+            self.conn.log.info("silent for %.1f s; closing", self.heartbeat.timeout)
+            self.conn.close("heartbeat timeout")
+            return
+        self._send(m.Ping("ping"))
+        self._timer = self.services.clock.call_later(self.heartbeat.interval, self._beat)
+
+    # --- requests from the client ----------------------------------------------------
+
+    def _on_event(self, event: object) -> None:
+        if isinstance(event, Rejected):
+            self.conn.log.info("refused: %s (%s)", event.code.value, event.reason)
+            self._send(m.Info(self.name, event.code.value))
+            if self._room is not None:
+                self._room.submit(self, Refresh())
+        elif isinstance(event, Ignored):
+            self.conn.log.info("ignored: %s", event.reason)
+        elif isinstance(event, m.Register):
+            self._register(event)
+        elif isinstance(event, m.GodInit):
+            self._to_room(PickGod(event.god_name))
+        elif isinstance(event, m.ChooseStarter):
+            seat = self._players.index(event.starter) if event.starter in self._players else -1
+            self._to_room(engine.ChooseStarter(-1, seat))
+        elif isinstance(event, m.WorkerInit):
+            sex = engine.Sex(event.sex)
+            self._to_room(engine.PlaceWorker(-1, _engine_cell(event.cell), sex))
+        elif isinstance(event, m.Move):
+            self._to_room(
+                engine.Move(-1, _engine_cell(event.source), _engine_cell(event.destination))
+            )
+        elif isinstance(event, m.Build):
+            src, dst = _engine_cell(event.source), _engine_cell(event.destination)
+            self._to_room(engine.Build(-1, src, dst, event.level))
+        elif isinstance(event, m.Undo):
+            self._to_room(engine.Undo(-1, event.all))
+        elif isinstance(event, m.Pass):
+            self._to_room(engine.Pass(-1))
+        elif isinstance(event, m.Lose):
+            self._to_room(engine.Lose(-1))
+        elif isinstance(event, m.Ping | ConnectionClosed):
+            pass
+
+    def _register(self, request: m.Register) -> None:
+        nickname = request.nickname.strip()
+        usable = 0 < len(nickname) <= MAX_NICKNAME and nickname.isprintable()
+        if not usable or not self.services.names.claim(nickname, self):
+            self.conn.log.info("nickname %r refused", request.nickname[:40])
+            self._send(m.Info(nickname, m.InfoCode.NICKNAME.value))
+            self._greet()
+            return
+        self.name = nickname
+        if request.n_players is None:
+            # (B) joins the waiting game; with none waiting (it filled meanwhile) it
+            # starts one with the defaults, as an (A) for 2 players without gods.
+            key = self.hub.waiting_game() or QueueKey(GAME, 2, VARIANTS[False])
+        else:
+            if request.n_players not in (2, 3):
+                self._send(m.Info(nickname, m.InfoCode.INVALID.value))
+                self._release_name()
+                self._greet()
+                return
+            key = QueueKey(GAME, request.n_players, VARIANTS[bool(request.gods)])
+        self.conn.log.info("%s registers for %s", nickname, key)
+        self.hub.idle.discard(self)
+        try:
+            self.lobby.join(key, self)
+        except ValueError:  # still seated in a game that has not let it go
+            self._send(m.Info(nickname, m.InfoCode.INVALID.value))
+            self._release_name()
+            self._greet()
+            return
+        self.hub.changed()
+
+    def _to_room(self, command: object) -> None:
+        if self._room is None:
+            self._send(m.Info(self.name, m.InfoCode.WAIT.value))
+            return
+        self._room.submit(self, command)
+
+    # --- deliveries (Seat) ----------------------------------------------------------
+
+    def deliver(self, event: object) -> None:
+        if isinstance(event, GameStarted):
+            self._room = self.lobby.room_of(self)  # type: ignore[assignment]
+            self._players = event.players
+            self._you = event.you
+            return
+        game = getattr(event, "game", None)
+        if self._room is None or (game is not None and game is not self._room.game):
+            return  # from a game this client has left (out of a 3-player game)
+        if isinstance(event, Changed):
+            self._changed(event)
+        elif isinstance(event, Refused):
+            self._send(m.Info(self.name, _info_code(event.error).value))
+            self._fresh(event.game)
+        elif isinstance(event, Fresh):
+            self._fresh(event.game)
+        elif isinstance(event, Dropped):
+            self._send(m.EndGame(event.name, False))
+            self._back_to_lobby()
+
+    def _changed(self, event: Changed) -> None:
+        game = event.game
+        state = game.state
+        for e in event.events:
+            if isinstance(e, engine.PlayerLost) and e.player == self._you and not game.is_over:
+                # Out of a 3-player game; the others play on.
+                self._send(self._update(game, event.before))
+                self._send(m.EndGame(self.name, False))
+                # Free the seat in the lobby now (the room plays on without it); the
+                # room ignores a leaving player who is already out.
+                self.lobby.disconnect(self)
+                self._back_to_lobby()
+                return
+        if state.phase in (Phase.POOL, Phase.GODS):
+            self._send(self._god_list(game))
+        elif state.phase is Phase.STARTER:
+            self._send(self._players_message(game))
+        elif state.phase in (Phase.PLACE, Phase.PLAY):
+            self._send(self._update(game, event.before))
+        else:  # OVER
+            if event.before.phase is Phase.PLAY:
+                self._send(self._update(game, event.before))
+            winner = game.winner
+            if winner is not None:
+                self._send(m.EndGame(self._players[winner], True))
+            self._back_to_lobby()
+
+    def _fresh(self, game: Game) -> None:
+        phase = game.phase
+        if phase in (Phase.POOL, Phase.GODS):
+            self._send(self._god_list(game))
+        elif phase is Phase.STARTER:
+            self._send(self._players_message(game))
+        elif phase in (Phase.PLACE, Phase.PLAY):
+            self._send(self._update(game, None))
+
+    def _god_list(self, game: Game) -> m.GodList:
+        gods = tuple(
+            m.God(name, engine.power_of(name).description) for name in game.available_gods()
+        )
+        return m.GodList(self._players[game.state.turn], gods)
+
+    def _players_message(self, game: Game) -> m.Players:
+        gods = game.state.gods
+        pairs = tuple(
+            (name, (gods[i] if i < len(gods) else None) or ATHEIST)
+            for i, name in enumerate(self._players)
+        )
+        return m.Players(self._players[game.challenger], pairs)
+
+    def _update(self, game: Game, before: engine.GameState | None) -> m.Update:
+        """The recipient's UPDATE: the cells changed since ``before`` (None: the whole
+        board that holds something), and its options when it is its turn."""
+        state = game.state
+        if before is None:
+            cells: tuple[int, ...] = tuple(
+                c
+                for c, w in enumerate(state.occupancy())
+                if w is not None or state.levels[c] or state.domes[c]
+            )
+        else:
+            cells = engine.changed_cells(before, state)
+        occupancy = state.occupancy()
+        board = []
+        for c in cells:
+            worker = occupancy[c]
+            owner = sex = None
+            if worker is not None:
+                owner = self._players[engine.owner(worker)]
+                sex = engine.sex_of(worker).value
+            board.append((_cell(c), m.CellState(_levels(state, c), owner, sex)))
+        me = self._you
+        reachable = tuple(
+            (_cell(w), tuple(_cell(c) for c in cells_))
+            for w, cells_ in sorted(game.reachable_cells(me).items())
+        )
+        buildable = tuple(
+            (_cell(w), tuple((_cell(c), levels) for c, levels in sorted(options.items())))
+            for w, options in sorted(game.buildable_cells(me).items())
+        )
+        active = "" if state.is_over else self._players[state.turn]
+        return m.Update(
+            active,
+            tuple(board),
+            reachable,
+            buildable,
+            can_place_worker=game.can_place_worker(me),
+            can_pass=game.can_pass(me),
+            can_undo=game.can_undo(me),
+        )
+
+    def _back_to_lobby(self) -> None:
+        """The game is over for this client: SERVERSTATE again, ready to register."""
+        self._room = None
+        self._players = ()
+        self._you = -1
+        self._release_name()
+        self._greet()
+
+    # --- output -----------------------------------------------------------------------
+
+    def _greet(self) -> None:
+        self._active_sent = self.hub.active
+        self._send(m.ServerState(True, self._active_sent))
+        self.hub.idle.add(self)
+
+    def state_changed(self, active: bool) -> None:
+        if self.session.state is State.CONNECTED and active != self._active_sent:
+            self._active_sent = active
+            self._send(m.ServerState(True, active))
+
+    def _release_name(self) -> None:
+        if self.name:
+            self.services.names.release(self.name, self)
+            self.name = ""
+
+    def _send(self, message: m.ServerMessage) -> None:
+        if self.conn.closing or self.session.state is State.CLOSED:
+            return
+        try:
+            data = self.session.send(message)
+        except LocalProtocolError:
+            self.conn.log.exception("not sent: %s", message.TYPE.value)
+            return
+        self.conn.send(data)
