@@ -10,7 +10,7 @@ from meeple.tui.registry import GAMES, load
 from meeple.tui.scrabble.app import ScrabbleApp
 from meeple.tui.scrabble.twente import connect as twente_connect
 from meeple.tui.spectrangle.app import SpectrangleApp
-from meeple.tui.spectrangle.stream import connect as spectrangle_connect
+from meeple.tui.spectrangle.adapter import connect as spectrangle_connect
 
 
 @pytest.mark.parametrize(

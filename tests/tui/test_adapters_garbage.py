@@ -13,15 +13,15 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from meeple.clients.spectrangle import SpectrangleClient
 from meeple.clients.twente import TwenteClient
 from meeple.protocols.spectrangle.messages import CHAT_EXTENSION, Connect, Request, Welcome
-from meeple.protocols.spectrangle.session import ClientSession
 from meeple.protocols.twente.messages import Announce, Flag
 from meeple.tui.scrabble.events import ChatReceived as ScrabbleChat
 from meeple.tui.scrabble.events import ConnectionLost as ScrabbleLost
 from meeple.tui.scrabble.twente import TwenteScrabble
+from meeple.tui.spectrangle.adapter import SpectrangleConnection
 from meeple.tui.spectrangle.events import ChatReceived, ConnectionLost
-from meeple.tui.spectrangle.stream import SpectrangleStream
 
 
 class Sink:
@@ -56,15 +56,15 @@ def test_spectrangle_stream_survives_garbage(noise: bytes) -> None:
     """Random bytes, then a chat line and EOF: the chat arrives, then ConnectionLost."""
 
     async def run() -> list[object]:
-        session = ClientSession()
-        session.send(Connect("ann", (CHAT_EXTENSION,)))
-        session.receive_data(Welcome((CHAT_EXTENSION,)).encode())
-        session.send(Request(2))
         reader = asyncio.StreamReader()
+        client = SpectrangleClient(reader, Sink())  # type: ignore[arg-type]
+        client.session.send(Connect("ann", (CHAT_EXTENSION,)))
+        client.session.receive_data(Welcome((CHAT_EXTENSION,)).encode())
+        client.session.send(Request(2))
+        client.name, client.extensions = "ann", frozenset({CHAT_EXTENSION})
         reader.feed_data(noise + b"\nchat bob still here\n")
         reader.feed_eof()
-        stream = SpectrangleStream(reader, Sink(), session, "ann", [])  # type: ignore[arg-type]
-        return await _events(stream)
+        return await _events(SpectrangleConnection(client))
 
     events = asyncio.run(run())
     assert ChatReceived("bob", "still here") in events

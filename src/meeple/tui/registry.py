@@ -37,7 +37,7 @@ GAMES: Mapping[str, GameEntry] = {
     "spectrangle": GameEntry(
         title="Spectrangle",
         app="meeple.tui.spectrangle.app:SpectrangleApp",
-        protocols={"spectrangle": "meeple.tui.spectrangle.stream:connect"},
+        protocols={"spectrangle": "meeple.tui.spectrangle.adapter:connect"},
         default_protocol="spectrangle",
     ),
 }
