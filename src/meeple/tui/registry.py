@@ -31,7 +31,10 @@ GAMES: Mapping[str, GameEntry] = {
     "scrabble": GameEntry(
         title="Scrabble",
         app="meeple.tui.scrabble.app:ScrabbleApp",
-        protocols={"twente": "meeple.tui.scrabble.twente:connect"},
+        protocols={
+            "twente": "meeple.tui.scrabble.twente:connect",
+            "cmpn402": "meeple.tui.scrabble.cmpn402:connect",
+        },
         default_protocol="twente",
     ),
     "spectrangle": GameEntry(
