@@ -47,6 +47,10 @@ __all__ = ["ScrabbleApp", "format_ms"]
 logger = logging.getLogger(__name__)
 
 ScrabbleConnection = Connection[ScrabbleEvent, ScrabbleMove]
+PLACEHOLDERS = {
+    "twente": "H8 across WORD · 8H WORD · swap ABC · pass · say hi",
+    "cmpn402": "H8 across WORD · 8H WORD · swap ABC · pass · challenge · accept",
+}
 TICK = 0.2  # seconds between redraws of running clocks and of the challenge countdown
 
 
@@ -116,7 +120,7 @@ class ScrabbleApp(App[None]):
                 yield RichLog(id="chat", wrap=True, markup=False)
         yield Static(id="message")
         yield Input(
-            placeholder="H8 across WORD · 8H WORD · swap ABC · pass · say hi",
+            placeholder=PLACEHOLDERS.get(self.protocol, PLACEHOLDERS["twente"]),
             suggester=CommandSuggester(),
             id="command",
         )

@@ -27,7 +27,8 @@ from meeple.tui.scrabble.events import AnswerChallenge, Pass, PlayWord, Say, Scr
 __all__ = ["KEYWORDS", "CommandError", "CommandSuggester", "parse_command"]
 
 MAX_COMMAND_LENGTH = 1000
-KEYWORDS = ("pass", "swap ", "exchange ", "say ", "chat ", "challenge", "accept")
+# "accept" is not completed: "A" starts a square in column A far more often.
+KEYWORDS = ("pass", "swap ", "exchange ", "say ", "chat ", "challenge")
 _DIRECTIONS = {
     "across": Direction.ACROSS,
     "a": Direction.ACROSS,
