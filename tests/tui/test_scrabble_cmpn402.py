@@ -361,3 +361,50 @@ def test_format_ms() -> None:
     assert format_ms(59_000) == "0:59"
     assert format_ms(1) == "0:01"
     assert format_ms(-5) == "0:00"
+
+
+async def test_the_window_runs_out_and_a_dropped_agent_resumes(
+    referee: tuple[MeepleServer, VirtualClock], gcide: Lexicon
+) -> None:
+    """A prompt left unanswered until the window closes: the play stands and we move. The
+    agent then drops: END reason 2 in words; it comes back and the game resumes from the
+    checkpoint with the same board and scores on screen."""
+    server, clock = referee
+    port = server.ports["cmpn402"]
+    uri = f"ws://127.0.0.1:{port}"
+    app = ScrabbleApp(connect, ConnectOptions("127.0.0.1", port, "human"), protocol="cmpn402")
+    async with app.run_test(size=SIZE) as pilot:
+        t = app.table
+        bot = asyncio.create_task(play(uri, "bot", BuiltinAgent(gcide)))
+        await until(pilot, lambda: t.phase is Phase.PLAYING)
+        if t.my_turn:  # let the agent play first
+            app.query_one("#command").value = best_command(app, gcide)  # type: ignore[attr-defined]
+            await pilot.press("enter")
+        await until(pilot, lambda: t.challenge is not None)
+        offer = t.challenge
+        assert offer is not None
+        await clock.advance(CHALLENGE_S + 0.1)
+        await until(pilot, lambda: t.challenge is None and t.my_turn)
+        assert "the challenge time ran out: the play stands" in t.log
+        assert t.scores[OPPONENT] >= offer.score
+        assert t.clocks is not None
+        assert t.clocks.player_running
+        # F6 now: no window is open, nothing is sent.
+        await pilot.press("f6")
+        assert "no play to challenge" in str(app.query_one("#message").render())
+
+        board, scores = t.board.rows(), dict(t.scores)
+        bot.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await bot
+        await until(pilot, lambda: t.phase is Phase.OVER)
+        assert t.result is not None
+        assert "lost its connection" in t.result.reason
+        bot = asyncio.create_task(play(uri, "bot", BuiltinAgent(gcide)))
+        await until(pilot, lambda: t.phase is Phase.PLAYING)
+        assert t.board.rows() == board
+        assert t.scores == scores
+        assert t.my_turn
+        bot.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await bot
