@@ -296,11 +296,18 @@ async def test_a_full_referee_refuses_a_third_agent(
 ) -> None:
     server, _ = referee
     port = server.ports["cmpn402"]
-    bots = [
-        asyncio.create_task(play(f"ws://127.0.0.1:{port}", f"bot{i}", BuiltinAgent(gcide)))
+    bots = [  # games=99: after their game they stay seated, waiting for a next START
+        asyncio.create_task(
+            play(f"ws://127.0.0.1:{port}", f"bot{i}", BuiltinAgent(gcide), games=99)
+        )
         for i in range(2)
     ]
-    await asyncio.sleep(0.3)
+    referee_ = server.listeners["cmpn402"].referee  # type: ignore[attr-defined]
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 15
+    while sorted(filter(None, referee_.status()["seats"])) != ["bot0", "bot1"]:  # both named
+        assert loop.time() < deadline, referee_.status()
+        await asyncio.sleep(0.02)
     app = ScrabbleApp(connect, ConnectOptions("127.0.0.1", port, "human"), protocol="cmpn402")
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.table.phase is Phase.CLOSED)
