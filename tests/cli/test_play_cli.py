@@ -8,9 +8,10 @@ from meeple.cli.main import build_parser
 from meeple.cli.play import build_app
 from meeple.tui.registry import GAMES, load
 from meeple.tui.scrabble.app import ScrabbleApp
+from meeple.tui.scrabble.cmpn402 import connect as cmpn402_connect
 from meeple.tui.scrabble.twente import connect as twente_connect
+from meeple.tui.spectrangle.adapter import connect as spectrangle_connect
 from meeple.tui.spectrangle.app import SpectrangleApp
-from meeple.tui.spectrangle.stream import connect as spectrangle_connect
 
 
 @pytest.mark.parametrize(
@@ -18,6 +19,7 @@ from meeple.tui.spectrangle.stream import connect as spectrangle_connect
     [
         (["play", "scrabble"], ScrabbleApp, twente_connect, 7777),
         (["play", "spectrangle"], SpectrangleApp, spectrangle_connect, 4000),
+        (["play", "scrabble", "--protocol", "cmpn402"], ScrabbleApp, cmpn402_connect, 8765),
         (
             ["play", "scrabble", "--protocol", "twente", "--port", "9"],
             ScrabbleApp,

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meeple.games.scrabble.board import Direction
-from meeple.tui.scrabble.events import Pass, PlayWord, Say, Swap
+from meeple.tui.scrabble.events import AnswerChallenge, Pass, PlayWord, Say, Swap
 from meeple.tui.scrabble.notation import CommandError, CommandSuggester, parse_command
 
 
@@ -26,6 +26,9 @@ from meeple.tui.scrabble.notation import CommandError, CommandSuggester, parse_c
         ("PASS", Pass()),
         ("say good game, all", Say("good game, all")),
         ("chat hi", Say("hi")),
+        ("challenge", AnswerChallenge(True)),
+        ("Accept", AnswerChallenge(False)),
+        ("ok", AnswerChallenge(False)),
     ],
 )
 def test_commands_read_into_moves(text: str, move: object) -> None:
@@ -45,6 +48,7 @@ def test_commands_read_into_moves(text: str, move: object) -> None:
         ("swap", "swap which tiles"),
         ("swap 12", "tiles are letters"),
         ("pass now", "takes nothing"),
+        ("challenge QI", "takes nothing"),
         ("say", "say what"),
         ("hello there you all", "is not a command"),
         ("x" * 2000, "too long"),
@@ -73,6 +77,8 @@ def test_any_text_is_a_move_or_an_explanation(text: str) -> None:
     ("typed", "suggested"),
     [
         ("pa", "pass"),
+        ("chal", "challenge"),
+        ("A", None),
         ("sw", "swap "),
         ("S", "Swap "),
         ("H8 ", "H8 across "),

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from meeple.tui.connection import ConnectOptions
+from meeple.tui.spectrangle.adapter import connect
 from meeple.tui.spectrangle.app import SpectrangleApp
-from meeple.tui.spectrangle.stream import connect
 from meeple.tui.spectrangle.table import Phase
 from meeple.tui.spectrangle.widgets import FIELD_WIDTH, HandView, TriangleBoard, field_at
 

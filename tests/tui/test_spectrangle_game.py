@@ -1,10 +1,11 @@
-"""A whole Spectrangle game through the app against a peer run by the real engine.
+"""A whole Spectrangle game through the app against ``meeple bot spectrangle`` on a real
+in-process server (127.0.0.1, port 0).
 
-The peer is a loopback TCP server built from the pure layers only: the engine's
-:class:`Game`, the protocol's ServerSession and dialect, and the greedy AI in the
-second seat. The test plays the first seat through the app: typed moves and moves
-made with the mouse and keys, to the leaderboard; then the app's board and scores
-must be the engine's.
+The test plays the first seat through the app, typed moves and moves made with the
+mouse and keys, to the leaderboard; then the app's scores must be the server's stored
+record and the bot's leaderboard, and its board the stored game replayed. (This
+replaces the earlier test against a stand-in peer built from the engine, written
+before the server's Spectrangle listener existed.)
 """
 
 from __future__ import annotations
@@ -12,27 +13,19 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from meeple.ai.spectrangle import greedy_action
-from meeple.games.spectrangle import Game, SpectrangleError
+from meeple.clients.spectrangle import play_spectrangle
+from meeple.games.spectrangle import replay
 from meeple.games.spectrangle.board import coordinates
-from meeple.protocols.spectrangle.dialect import action_for, messages_for, opening_messages
-from meeple.protocols.spectrangle.errors import error_word_for
-from meeple.protocols.spectrangle.messages import (
-    Chat,
-    ChatFrom,
-    ClientMessage,
-    Connect,
-    ErrorReply,
-    Request,
-    ServerMessage,
-    Waiting,
-)
-from meeple.protocols.spectrangle.session import Rejected, ServerSession
+from meeple.server.app import LISTENERS, MeepleServer
+from meeple.server.config import ServerConfig
+from meeple.server.spectrangle import record_from_json
+from meeple.server.store import Store
 from meeple.tui.connection import ConnectOptions
+from meeple.tui.spectrangle.adapter import connect
 from meeple.tui.spectrangle.app import SpectrangleApp
-from meeple.tui.spectrangle.stream import connect
 from meeple.tui.spectrangle.table import Phase
 from meeple.tui.spectrangle.widgets import FIELD_WIDTH, TriangleBoard
 
@@ -45,70 +38,22 @@ async def until(pilot: Any, condition: Callable[[], bool], timeout: float = 10.0
         await pilot.pause(0.01)
 
 
-async def engine_peer(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, games: list[Game]
-) -> None:
-    """Serve one client a two-player game against the greedy AI, by the spec's lines."""
-    session = ServerSession()
-    pending: list[ClientMessage] = []
-
-    async def receive() -> ClientMessage:
-        while not pending:
-            data = await reader.read(4096)
-            if not data:
-                raise EOFError
-            for event in session.receive_data(data):
-                if isinstance(event, Rejected):
-                    writer.write(event.data)
-                else:
-                    pending.append(event)
-        return pending.pop(0)
-
-    def send(*messages: ServerMessage) -> None:
-        for message in messages:
-            writer.write(session.send(message))
-        pending.extend(e for e in session.next_events() if not isinstance(e, Rejected))
-
-    try:
-        hello = await receive()
-        assert isinstance(hello, Connect)
-        send(session.welcome())
-        assert isinstance(await receive(), Request)
-        game = Game((hello.name, "bot"), random.Random(7))
-        games.append(game)
-        send(Waiting((hello.name, "bot")), *opening_messages(game))
-        while not game.is_over:
-            if game.turn == 1:
-                send(*messages_for(game, game.apply(greedy_action(game, 1))))
-            else:
-                message = await receive()
-                if isinstance(message, Chat):
-                    send(ChatFrom(hello.name, message.text))
-                    continue
-                try:
-                    events = game.apply(action_for(message, 0))
-                except SpectrangleError as e:
-                    send(ErrorReply(error_word_for(e)))
-                else:
-                    send(*messages_for(game, events))
-            await writer.drain()
-        await reader.read()  # a server keeps the connection after the game: until EOF
-    except EOFError:
-        pass
-    finally:
-        writer.close()
-
-
-async def test_a_whole_game_against_the_engine() -> None:
-    """Every other move made with the mouse and keys, the rest typed; the app ends where
-    the engine ends: same board, same final scores, the leaderboard on screen."""
-    games: list[Game] = []
-    server = await asyncio.start_server(lambda r, w: engine_peer(r, w, games), "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
+async def test_a_whole_game_against_meeple_bot_on_a_real_server(tmp_path: Path) -> None:
+    """The app against ``meeple bot spectrangle``'s greedy AI on an in-process MeepleServer:
+    typed and clicked moves to the leaderboard; the app's final scores and board are the
+    server's stored record, and the bot saw the same leaderboard."""
+    config = ServerConfig(database=str(tmp_path / "meeple.sqlite3")).with_port("spectrangle", 0)
+    server = MeepleServer(
+        config, rng=random.Random(99), listeners={"spectrangle": LISTENERS["spectrangle"]}
+    )
+    await server.start()
+    port = server.ports["spectrangle"]
     app = SpectrangleApp(connect, ConnectOptions("127.0.0.1", port, "ann"))
     try:
         async with app.run_test(size=(120, 34)) as pilot:
-            await until(pilot, lambda: app.table.phase is Phase.PLAYING)
+            await until(pilot, lambda: app.table.phase is Phase.QUEUED)
+            bot = asyncio.create_task(play_spectrangle("127.0.0.1", port, "bot", players=2))
+            await until(pilot, lambda: app.table.phase is not Phase.QUEUED)
             moves = 0
             while app.table.phase is Phase.PLAYING:
                 await until(pilot, lambda: app.table.my_turn or app.table.phase is Phase.OVER)
@@ -116,17 +61,7 @@ async def test_a_whole_game_against_the_engine() -> None:
                     break
                 log_size = len(app.table.log)
                 placements = app.table.board.placements(app.table.hand)
-                command = app.query_one("#command")
-                if not placements:
-                    await pilot.press("f3")
-                    command.value = "skip"  # type: ignore[attr-defined]
-                    await pilot.press("enter")
-                elif moves % 2:
-                    best = max(placements, key=lambda p: p.points)
-                    await pilot.press("f3")
-                    command.value = f"place {best.tile} on {best.index}"  # type: ignore[attr-defined]
-                    await pilot.press("enter")
-                else:
+                if placements and moves % 3 == 1:  # by mouse and keys
                     best = max(placements, key=lambda p: p.points)
                     slot = next(i for i, t in enumerate(app.table.hand) if t.same_piece(best.tile))
                     turns = app.table.hand[slot].rotations().index(best.tile)
@@ -134,16 +69,30 @@ async def test_a_whole_game_against_the_engine() -> None:
                     offset = (FIELD_WIDTH * (5 - row) + FIELD_WIDTH * k + 2, 2 * row)
                     await pilot.click(TriangleBoard, offset=offset)
                     await pilot.press(str(slot + 1), *["r"] * turns, "enter")
+                else:
+                    if placements:
+                        best = max(placements, key=lambda p: p.points)
+                        text = f"place {best.tile} on {best.index}"
+                    else:
+                        text = "skip"
+                    await pilot.press("f3")
+                    app.query_one("#command").value = text  # type: ignore[attr-defined]
+                    await pilot.press("enter")
                 moves += 1
                 await until(pilot, lambda n=log_size: len(app.table.log) > n)  # type: ignore[misc]
                 assert not app.table.log[log_size].startswith("refused"), app.table.log
-            game = games[0]
-            assert game.result is not None
-            assert app.table.board.state() == game.board.state()
-            final = {game.players[i]: s for i, s in enumerate(game.result.scores)}
-            assert app.table.scores == final
+            results = await asyncio.wait_for(bot, 10)
+            assert app.table.phase is Phase.OVER
             assert "Game over" in str(app.query_one("#status").render())
             assert moves >= 5
+            store: Store = server.services.resource("store", lambda: None)
+            record = store.games(game="spectrangle")[0]
+            assert record.end_reason == "finished"
+            assert set(record.players) == {"ann", "bot"}
+            assert app.table.scores == record.result["scores"]
+            assert results[0].leaderboard is not None
+            assert dict(results[0].leaderboard) == app.table.scores
+            game = replay(record_from_json(record.record))
+            assert app.table.board.state() == game.board.state()
     finally:
-        server.close()
-        await server.wait_closed()
+        await server.stop()

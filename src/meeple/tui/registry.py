@@ -31,13 +31,16 @@ GAMES: Mapping[str, GameEntry] = {
     "scrabble": GameEntry(
         title="Scrabble",
         app="meeple.tui.scrabble.app:ScrabbleApp",
-        protocols={"twente": "meeple.tui.scrabble.twente:connect"},
+        protocols={
+            "twente": "meeple.tui.scrabble.twente:connect",
+            "cmpn402": "meeple.tui.scrabble.cmpn402:connect",
+        },
         default_protocol="twente",
     ),
     "spectrangle": GameEntry(
         title="Spectrangle",
         app="meeple.tui.spectrangle.app:SpectrangleApp",
-        protocols={"spectrangle": "meeple.tui.spectrangle.stream:connect"},
+        protocols={"spectrangle": "meeple.tui.spectrangle.adapter:connect"},
         default_protocol="spectrangle",
     ),
 }

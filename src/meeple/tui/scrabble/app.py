@@ -11,6 +11,9 @@ from the server, is shown in words on the line above the command input.
 from __future__ import annotations
 
 import logging
+import math
+import time
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -20,11 +23,15 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Input, RichLog, Static
 
+from meeple.games.scrabble.board import format_gcg_position
 from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.rules import validate_play
 from meeple.tui.connection import ConnectFailed, Connection, ConnectOptions, MoveError
 from meeple.tui.scrabble.events import (
+    AnswerChallenge,
+    ChallengeOffered,
     ChatReceived,
+    Clocks,
     PlayWord,
     Refused,
     Say,
@@ -35,11 +42,22 @@ from meeple.tui.scrabble.notation import USAGE, CommandError, CommandSuggester, 
 from meeple.tui.scrabble.table import Phase, Table
 from meeple.tui.scrabble.widgets import BoardView, rack_text
 
-__all__ = ["ScrabbleApp"]
+__all__ = ["ScrabbleApp", "format_ms"]
 
 logger = logging.getLogger(__name__)
 
 ScrabbleConnection = Connection[ScrabbleEvent, ScrabbleMove]
+PLACEHOLDERS = {
+    "twente": "H8 across WORD · 8H WORD · swap ABC · pass · say hi",
+    "cmpn402": "H8 across WORD · 8H WORD · swap ABC · pass · challenge · accept",
+}
+TICK = 0.2  # seconds between redraws of running clocks and of the challenge countdown
+
+
+def format_ms(ms: float) -> str:
+    """``9:58``: minutes and seconds, rounded up as countdowns are (0:00 only at the end)."""
+    seconds = max(0, math.ceil(ms / 1000))
+    return f"{seconds // 60}:{seconds % 60:02d}"
 
 
 class ScrabbleApp(App[None]):
@@ -53,6 +71,7 @@ class ScrabbleApp(App[None]):
     #board-box:focus-within { border: round $accent; }
     #side { width: 1fr; }
     #status { height: 2; padding: 0 1; }
+    #clocks { height: 1; padding: 0 1; }
     #scores { height: auto; padding: 0 1; }
     #rack { height: 1; padding: 0 1; margin: 1 0 0 0; }
     #moves { height: 1fr; border: round $secondary; }
@@ -64,6 +83,8 @@ class ScrabbleApp(App[None]):
         Binding("ctrl+q", "quit", "Quit"),
         Binding("f2", "focus_board", "Board"),
         Binding("f3", "focus_command", "Command"),
+        Binding("f5", "challenge(True)", "Challenge", show=False),
+        Binding("f6", "challenge(False)", "Let it stand", show=False),
     ]
 
     def __init__(
@@ -72,8 +93,12 @@ class ScrabbleApp(App[None]):
         options: ConnectOptions,
         *,
         protocol: str = "twente",
+        now: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__()
+        self.now = now  # for the countdowns; tests pass a fixed clock
+        self._clocks_at = 0.0
+        self._challenge_at = 0.0
         self.connector = connector
         self.options = options
         self.protocol = protocol
@@ -88,13 +113,14 @@ class ScrabbleApp(App[None]):
                 yield BoardView(id="board")
             with Vertical(id="side"):
                 yield Static(id="status")
+                yield Static(id="clocks")
                 yield Static(id="scores")
                 yield Static(id="rack")
                 yield RichLog(id="moves", wrap=True, markup=False)
                 yield RichLog(id="chat", wrap=True, markup=False)
         yield Static(id="message")
         yield Input(
-            placeholder="H8 across WORD · 8H WORD · swap ABC · pass · say hi",
+            placeholder=PLACEHOLDERS.get(self.protocol, PLACEHOLDERS["twente"]),
             suggester=CommandSuggester(),
             id="command",
         )
@@ -106,6 +132,7 @@ class ScrabbleApp(App[None]):
         self.query_one("#board-box").border_title = "board"
         self.query_one("#command", Input).focus()
         self._redraw()
+        self.set_interval(TICK, self._tick)
         self.run_worker(self._pump(), name="connection", exit_on_error=False)
 
     async def on_unmount(self) -> None:
@@ -127,6 +154,10 @@ class ScrabbleApp(App[None]):
         shown_log = len(self.table.log)
         async for event in self.connection.events():
             self.table.apply(event)
+            if isinstance(event, Clocks):
+                self._clocks_at = self.now()
+            elif isinstance(event, ChallengeOffered):
+                self._challenge_at = self.now()
             moves = self.query_one("#moves", RichLog)
             for line in self.table.log[shown_log:]:
                 moves.write(line)
@@ -190,6 +221,13 @@ class ScrabbleApp(App[None]):
     def _problem(self, event: BoardView.Problem) -> None:
         self._say(event.text, error=True)
 
+    async def action_challenge(self, challenge: bool) -> None:
+        """F5 / F6: challenge the play offered, or let it stand."""
+        if self.table.challenge is None:
+            self._say("there is no play to challenge now", error=True)
+            return
+        await self.send_move(AnswerChallenge(challenge))
+
     def action_focus_board(self) -> None:
         self.query_one(BoardView).focus()
 
@@ -208,6 +246,7 @@ class ScrabbleApp(App[None]):
         board = self.query_one(BoardView)
         board.show(t.board, t.rack)
         self.query_one("#status", Static).update(self._status())
+        self._redraw_clocks()
         scores = Text()
         for player in t.players or ((t.name,) if t.name else ()):
             mark = "▶ " if player == t.turn else "  "
@@ -227,8 +266,49 @@ class ScrabbleApp(App[None]):
             rack.append(f"  bag {t.bag}")
         self.query_one("#rack", Static).update(rack)
 
+    def _tick(self) -> None:
+        t = self.table
+        if t.challenge is not None:
+            self.query_one("#status", Static).update(self._status())
+        if t.clocks is not None and (t.clocks.player_running or t.clocks.total_running):
+            self._redraw_clocks()
+
+    def _redraw_clocks(self) -> None:
+        """``your time 9:58 ▶   game 19:51 ▶``: each counts down while it runs."""
+        widget = self.query_one("#clocks", Static)
+        clocks = self.table.clocks
+        widget.display = clocks is not None
+        if clocks is None:
+            return
+        elapsed = (self.now() - self._clocks_at) * 1000
+        text = Text()
+        for label, ms, running in (
+            ("your time", clocks.player_ms, clocks.player_running),
+            ("game", clocks.total_ms, clocks.total_running),
+        ):
+            left = ms - elapsed if running else ms
+            style = "bold red" if left < 60_000 else ("bold" if running else "dim")
+            text.append(f"{label} ")
+            text.append(format_ms(left), style)
+            text.append(" ▶   " if running else " ⏸   ", style)
+        widget.update(text)
+
+    def _challenge_status(self, offer: ChallengeOffered) -> Text:
+        left = offer.window_ms - (self.now() - self._challenge_at) * 1000
+        where = format_gcg_position(offer.x, offer.y, offer.direction)
+        word = offer.words[0] if offer.words else "?"
+        text = Text(f"{offer.player} plays {where} {word} for {offer.score}", style="bold")
+        if len(offer.words) > 1:
+            text.append(f" (also {', '.join(offer.words[1:])})")
+        text.append("\nChallenge? ", style="bold yellow")
+        text.append("F5 challenge · F6 accept · ")
+        text.append(f"{max(0, math.ceil(left / 1000))} s left", style="bold yellow")
+        return text
+
     def _status(self) -> Text:
         t = self.table
+        if t.challenge is not None and t.phase is Phase.PLAYING:
+            return self._challenge_status(t.challenge)
         if t.phase is Phase.CONNECTING:
             return Text(f"Connecting to {self.options.host}:{self.options.port} …")
         if t.phase is Phase.QUEUED:

@@ -1,7 +1,7 @@
 """What a Scrabble connection tells the app (events) and what the app asks of it (moves).
 
-Protocol-free on purpose: an adapter per protocol (Twente now; Clarkson and CMPN402
-when their client libraries land) turns its wire messages into these. Coordinates are
+Protocol-free on purpose: an adapter per protocol (Twente, CMPN402; Clarkson when its
+client library lands) turns its wire messages into these. Coordinates are
 the engine's 0-based ``(x, y)``, words are whole words with blanks in lower case, and
 racks use ``?`` for a blank, as everywhere in :mod:`meeple.games.scrabble`.
 """
@@ -13,10 +13,15 @@ from dataclasses import dataclass
 from meeple.games.scrabble.board import Direction
 
 __all__ = [
+    "AnswerChallenge",
     "BagCount",
+    "ChallengeClosed",
+    "ChallengeOffered",
     "ChatReceived",
+    "Clocks",
     "ConnectionLost",
     "GameEnded",
+    "Noted",
     "Pass",
     "PlayWord",
     "PlayerLeft",
@@ -53,9 +58,15 @@ class Queued:
 
 @dataclass(frozen=True, slots=True)
 class Started:
-    """A game began with these players, in seat order."""
+    """A game began with these players, in seat order.
+
+    A game resumed from a checkpoint (CMPN402) starts from ``board`` (15 rows, ``.``
+    empty, a blank in lower case) and ``scores``; both are empty for a new game.
+    """
 
     players: tuple[str, ...]
+    board: tuple[str, ...] = ()
+    scores: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +143,46 @@ class GameEnded:
 
 
 @dataclass(frozen=True, slots=True)
+class Clocks:
+    """Our clocks as of this event, in milliseconds: our own time and the game's total
+    time, and whether each is running now (the app counts a running one down)."""
+
+    player_ms: int
+    total_ms: int
+    player_running: bool
+    total_running: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ChallengeOffered:
+    """``player``'s play awaits our verdict: challenge it or let it stand.
+
+    ``words`` are the words it forms (main word first), ``score`` its claimed score and
+    ``window_ms`` the time left to decide, as of this event.
+    """
+
+    player: str
+    x: int
+    y: int
+    direction: Direction
+    words: tuple[str, ...]
+    score: int
+    window_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChallengeClosed:
+    """The challenge window is over (we answered, or the time ran out)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Noted:
+    """A line for the move log that no other event carries (a challenge's outcome)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class ConnectionLost:
     """The connection ended (the last event)."""
 
@@ -151,6 +202,10 @@ ScrabbleEvent = (
     | ChatReceived
     | PlayerLeft
     | GameEnded
+    | Clocks
+    | ChallengeOffered
+    | ChallengeClosed
+    | Noted
     | ConnectionLost
 )
 
@@ -184,4 +239,11 @@ class Say:
     text: str
 
 
-ScrabbleMove = PlayWord | Swap | Pass | Say
+@dataclass(frozen=True, slots=True)
+class AnswerChallenge:
+    """Our verdict on the play offered for challenge: ``True`` challenges it."""
+
+    challenge: bool
+
+
+ScrabbleMove = PlayWord | Swap | Pass | Say | AnswerChallenge

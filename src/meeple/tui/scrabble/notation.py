@@ -7,6 +7,8 @@ Accepted (keywords in any case)::
     swap ABC?          exchange tiles, ? for a blank (also: exchange)
     pass
     say TEXT           chat to the table (also: chat)
+    challenge          challenge the play offered in a challenge window (CMPN402)
+    accept             let it stand (also: ok)
 
 Blanks in a word follow GCG: a lower-case letter is a blank standing for that letter
 (``H8 across CaT``). People often type everything in lower case, so a word with no
@@ -20,12 +22,13 @@ from textual.suggester import Suggester
 
 from meeple.games.scrabble.board import Direction, parse_gcg_position, parse_square
 from meeple.games.scrabble.errors import NotationError
-from meeple.tui.scrabble.events import Pass, PlayWord, Say, ScrabbleMove, Swap
+from meeple.tui.scrabble.events import AnswerChallenge, Pass, PlayWord, Say, ScrabbleMove, Swap
 
 __all__ = ["KEYWORDS", "CommandError", "CommandSuggester", "parse_command"]
 
 MAX_COMMAND_LENGTH = 1000
-KEYWORDS = ("pass", "swap ", "exchange ", "say ", "chat ")
+# "accept" is not completed: "A" starts a square in column A far more often.
+KEYWORDS = ("pass", "swap ", "exchange ", "say ", "chat ", "challenge")
 _DIRECTIONS = {
     "across": Direction.ACROSS,
     "a": Direction.ACROSS,
@@ -65,6 +68,10 @@ def parse_command(text: str) -> ScrabbleMove:
         if rest:
             raise CommandError("'pass' takes nothing after it")
         return Pass()
+    if keyword in ("challenge", "accept", "ok"):
+        if rest:
+            raise CommandError(f"'{keyword}' takes nothing after it")
+        return AnswerChallenge(keyword == "challenge")
     if keyword in ("swap", "exchange"):
         tiles = rest.replace(" ", "").upper()
         if not tiles:

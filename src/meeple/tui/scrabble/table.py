@@ -13,9 +13,13 @@ from dataclasses import dataclass, field
 from meeple.games.scrabble.board import Board, format_gcg_position
 from meeple.tui.scrabble.events import (
     BagCount,
+    ChallengeClosed,
+    ChallengeOffered,
     ChatReceived,
+    Clocks,
     ConnectionLost,
     GameEnded,
+    Noted,
     PlayerLeft,
     Queued,
     RackChanged,
@@ -64,6 +68,8 @@ class Table:
     result: GameEnded | None = None
     closed_reason: str = ""
     left: set[str] = field(default_factory=set)
+    clocks: Clocks | None = None  # when the protocol has clocks (CMPN402)
+    challenge: ChallengeOffered | None = None  # a play awaiting our verdict
 
     def apply(self, event: ScrabbleEvent) -> None:
         """Take one event into account."""
@@ -75,10 +81,10 @@ class Table:
             self.phase = Phase.QUEUED
         elif isinstance(event, Started):
             self.players = event.players
-            self.scores = dict.fromkeys(event.players, 0)
-            self.board = Board()
+            self.scores = dict.fromkeys(event.players, 0) | dict(event.scores)
+            self.board = Board.from_rows(event.board) if event.board else Board()
             self.rack, self.turn, self.my_turn, self.bag = "", None, False, None
-            self.result, self.refusal = None, None
+            self.result, self.refusal, self.challenge = None, None, None
             self.left = set()
             self.phase = Phase.PLAYING
             self._log(f"Game on: {', '.join(event.players)}")
@@ -107,13 +113,25 @@ class Table:
         elif isinstance(event, GameEnded):
             self.result = event
             self.scores = dict(event.scores)
-            self.turn, self.my_turn = None, False
+            self.turn, self.my_turn, self.challenge = None, False, None
             self.phase = Phase.OVER
             self._log(f"Game over: {self.result_line()}")
+        elif isinstance(event, Clocks):
+            self.clocks = event
+        elif isinstance(event, ChallengeOffered):
+            self.challenge = event
+            where = format_gcg_position(event.x, event.y, event.direction)
+            word = event.words[0] if event.words else "?"
+            self._log(f"{event.player}: {where} {word} {event.score}? (challenge window)")
+        elif isinstance(event, ChallengeClosed):
+            self.challenge = None
+        elif isinstance(event, Noted):
+            self._log(event.text)
         elif isinstance(event, ConnectionLost):
             self.phase = Phase.CLOSED
             self.closed_reason = event.reason
             self.my_turn = False
+            self.challenge = None
 
     def _word(self, event: WordPlayed) -> None:
         dx, dy = event.direction.step

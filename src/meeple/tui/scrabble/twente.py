@@ -190,6 +190,8 @@ class TwenteScrabble:
                 await self._client.pass_turn()
             elif isinstance(move, Say):
                 await self._client.chat(move.text)
+            else:
+                raise MoveError("Twente has no challenges: the server checks every word")
         except ScrabbleError as e:
             raise MoveError(str(e)) from None
         except ProtocolError as e:

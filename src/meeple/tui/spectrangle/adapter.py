@@ -1,0 +1,178 @@
+"""Spectrangle 1.4 for the terminal app: :class:`~meeple.clients.spectrangle.SpectrangleClient`
+turned into :mod:`~meeple.tui.spectrangle.events`.
+
+The client library does the handshake, the reading (sans-I/O
+:class:`~meeple.protocols.spectrangle.session.ClientSession` under it) and keeps the
+players; what the adapter adds:
+
+- the lobby step: ``connect <name> chat`` (within :data:`HANDSHAKE_TIMEOUT`), then
+  ``request <players>``;
+- events in game terms, error words in sentences (:data:`REFUSALS`);
+- lines the session refuses to send (a move out of turn, chat the server did not
+  agree to) turned into :class:`~meeple.tui.connection.MoveError` instead of bytes;
+- a server that goes away (EOF or a reset) as :class:`ConnectionLost`, never an
+  exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from meeple.clients.spectrangle import SpectrangleClient, SpectrangleClientError
+from meeple.protocols.spectrangle.errors import ErrorWord, LocalProtocolError
+from meeple.protocols.spectrangle.messages import (
+    CHAT_EXTENSION,
+    ChatFrom,
+    ErrorReply,
+    GameFinished,
+    Move,
+    Order,
+    PlayerSkipped,
+    Replace,
+    ServerMessage,
+    Tiles,
+    Waiting,
+)
+from meeple.protocols.spectrangle.messages import (
+    PlayerLeft as PlayerLeftMessage,
+)
+from meeple.tui.connection import ConnectFailed, ConnectOptions, MoveError
+from meeple.tui.spectrangle.events import (
+    ChatReceived,
+    ConnectionLost,
+    Exchanged,
+    ExchangeTile,
+    GameEnded,
+    HandsDealt,
+    Placed,
+    PlaceTile,
+    PlayerLeft,
+    Queued,
+    Refused,
+    Say,
+    Skipped,
+    SkipTurn,
+    SpectrangleEvent,
+    SpectrangleMove,
+    Started,
+    Welcomed,
+)
+
+__all__ = ["HANDSHAKE_TIMEOUT", "REFUSALS", "SpectrangleConnection", "connect", "refusal_text"]
+
+HANDSHAKE_TIMEOUT = 10.0
+
+REFUSALS: dict[ErrorWord, str] = {
+    ErrorWord.INVALID_MOVE: "that tile cannot go there: it must touch a tile and match "
+    "every touching side (white matches all), and the first tile may not go on a bonus field",
+    ErrorWord.INVALID_COMMAND: "the server did not accept that now (not your turn, or not "
+    "a command it knows)",
+    ErrorWord.INVALID_NAME: "the name is taken or not allowed (no spaces); choose another "
+    "with --name",
+}
+
+
+def refusal_text(word: ErrorWord) -> str:
+    """``invalidMove: that tile cannot go there ...``."""
+    return f"{word.value}: {REFUSALS[word]}"
+
+
+class SpectrangleConnection:
+    """A :class:`~meeple.tui.connection.Connection` for Spectrangle over the client library."""
+
+    def __init__(self, client: SpectrangleClient) -> None:
+        self._client = client
+
+    async def events(self) -> AsyncIterator[SpectrangleEvent]:
+        client = self._client
+        yield Welcomed(client.name, CHAT_EXTENSION in client.extensions)
+        while True:
+            try:
+                message = await client.receive()
+            except (SpectrangleClientError, OSError) as e:
+                yield ConnectionLost(str(e) or "connection closed by the server")
+                return
+            event = self._translate(message)
+            if event is not None:
+                yield event
+
+    def _translate(self, message: ServerMessage) -> SpectrangleEvent | None:
+        client = self._client
+        if isinstance(message, Waiting):
+            return Queued(message.names)
+        if isinstance(message, Order):  # the client took the players from "start with"
+            return Started(client.players or message.names, message.names)
+        if isinstance(message, Tiles):
+            hands = tuple((h.name, h.held) for h in message.hands)
+            mine = message.player == client.name
+            return HandsDealt(hands, message.player, message.must_skip, mine)
+        if isinstance(message, Move):
+            return Placed(message.name, message.tile, message.index, message.points)
+        if isinstance(message, PlayerSkipped):
+            return Skipped(message.name)
+        if isinstance(message, Replace):
+            return Exchanged(message.name, message.tile, message.new_tile)
+        if isinstance(message, ErrorReply):
+            return Refused(message.word.value, refusal_text(message.word))
+        if isinstance(message, ChatFrom):
+            return ChatReceived(message.name, message.text)
+        if isinstance(message, PlayerLeftMessage):
+            return PlayerLeft(message.name)
+        if isinstance(message, GameFinished):
+            return GameEnded(message.leaderboard)
+        # "start with" is reported with the order that follows at once; a 1.3
+        # server's stand-alone "skip <name>" adds nothing to the tiles line.
+        return None
+
+    async def send(self, move: SpectrangleMove) -> None:
+        client = self._client
+        try:
+            if isinstance(move, PlaceTile):
+                await client.place(move.tile, move.index)
+            elif isinstance(move, SkipTurn):
+                await client.skip()
+            elif isinstance(move, ExchangeTile):
+                await client.exchange(move.tile)
+            else:
+                await client.chat(move.text)
+        except LocalProtocolError:
+            if isinstance(move, Say):
+                raise MoveError("chat is not on: the server did not agree to it") from None
+            raise MoveError("not now: wait for your turn") from None
+        except ValueError as e:
+            raise MoveError(str(e)) from None
+        except OSError as e:
+            raise MoveError(f"could not send: {e}") from None
+
+    async def close(self) -> None:
+        await self._client.close()
+
+
+async def connect(options: ConnectOptions) -> SpectrangleConnection:
+    """Connect, ``connect <name> chat``, wait for welcome, then ``request <players>``."""
+    try:
+        async with asyncio.timeout(HANDSHAKE_TIMEOUT):
+            client = await SpectrangleClient.connect(
+                options.host, options.port, options.name, chat=True
+            )
+    except OSError as e:
+        raise ConnectFailed(
+            f"cannot reach a Spectrangle server at {options.host}:{options.port} "
+            f"({e.strerror or e})"
+        ) from None
+    except ValueError:  # the session will not even send such a name
+        raise ConnectFailed(refusal_text(ErrorWord.INVALID_NAME)) from None
+    except SpectrangleClientError as e:
+        # The only refusal of a first connect is invalidName; anything else, as it came.
+        if ErrorWord.INVALID_NAME.value in str(e):
+            raise ConnectFailed(refusal_text(ErrorWord.INVALID_NAME)) from None
+        raise ConnectFailed(f"not let in: {e}") from None
+    except TimeoutError:
+        raise ConnectFailed("no welcome from the server (timed out)") from None
+    try:
+        await client.request_game(options.players)
+    except OSError as e:
+        await client.close()
+        raise ConnectFailed(f"the server went away after welcome ({e})") from None
+    return SpectrangleConnection(client)
