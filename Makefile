@@ -32,6 +32,8 @@ pytest: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/movegen.py
+	$(BIN)/python benchmarks/santorini_ai.py
+	$(BIN)/python benchmarks/server_load.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis
