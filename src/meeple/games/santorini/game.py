@@ -667,7 +667,12 @@ def _start_turn(s: GameState, seat: int, events: list[Event]) -> tuple[GameState
     return s, events
 
 
-def _validate_move(s: GameState, a: Move) -> None:
+def _acting_worker(
+    s: GameState, a: Move | Build
+) -> tuple[int, Sequence[Worker | None], Worker, Power]:
+    """Checks a move and a build share: both cells exist, the worker on ``a.src`` is the
+    mover's and, once the turn has a worker, that one. Returns who acts, the occupancy,
+    the worker and the mover's power."""
     me = s.turn
     occ = s.occupancy()
     if not 0 <= a.src < len(CELLS):
@@ -682,7 +687,11 @@ def _validate_move(s: GameState, a: Move) -> None:
         turn_cell = s.workers[tw]
         assert turn_cell is not None
         raise WrongWorker(a.src, turn_cell)
-    power = _power(s, me)
+    return me, occ, w, _power(s, me)
+
+
+def _validate_move(s: GameState, a: Move) -> None:
+    me, occ, w, power = _acting_worker(s, a)
     may_move, may_build, _may_end = power.options(s, me)
     if not may_move:
         raise OutOfOrder("move", "a build" if may_build else "the end of the turn")
@@ -702,21 +711,7 @@ def _validate_move(s: GameState, a: Move) -> None:
 
 
 def _validate_build(s: GameState, a: Build) -> None:
-    me = s.turn
-    occ = s.occupancy()
-    if not 0 <= a.src < len(CELLS):
-        raise NoSuchCell(a.src)
-    if not 0 <= a.dst < len(CELLS):
-        raise NoSuchCell(a.dst)
-    w = occ[a.src]
-    if w is None or w // 2 != me:
-        raise NoWorkerThere(a.src)
-    tw = s.turn_worker()
-    if tw is not None and tw != w:
-        turn_cell = s.workers[tw]
-        assert turn_cell is not None
-        raise WrongWorker(a.src, turn_cell)
-    power = _power(s, me)
+    me, occ, w, power = _acting_worker(s, a)
     may_move, may_build, _may_end = power.options(s, me)
     if not may_build:
         raise OutOfOrder("build", "a move" if may_move else "the end of the turn")

@@ -263,13 +263,9 @@ class Atlas(Power):
         return out
 
 
-class Demeter(Power):
-    """Your Build: your worker may build one additional time, but not on the same space."""
-
-    name = "Demeter"
-    description = (
-        "Your Build: Your Worker may build one additional time, but not on the same space."
-    )
+class _SecondBuild(Power):
+    """A god whose worker may build one additional time after its first build (Demeter,
+    Hestia); :meth:`second_build_allowed` says where the second one may go."""
 
     def options(self, s: GameState, me: int) -> Options:
         if len(_builds_after_move(s)) == 1 and _moves_made(s):
@@ -282,8 +278,23 @@ class Demeter(Power):
         out = super().builds(s, me, w, occ)
         done = _builds_after_move(s)
         if done:
-            out = [b for b in out if b[0] != done[0].cell]
+            out = [b for b in out if self.second_build_allowed(b[0], done[0].cell)]
         return out
+
+    def second_build_allowed(self, cell: Cell, first: Cell) -> bool:
+        raise NotImplementedError
+
+
+class Demeter(_SecondBuild):
+    """Your Build: your worker may build one additional time, but not on the same space."""
+
+    name = "Demeter"
+    description = (
+        "Your Build: Your Worker may build one additional time, but not on the same space."
+    )
+
+    def second_build_allowed(self, cell: Cell, first: Cell) -> bool:
+        return cell != first
 
 
 class Hephaestus(Power):
@@ -386,7 +397,7 @@ class Hera(Power):
         return step.dst in PERIMETER
 
 
-class Hestia(Power):
+class Hestia(_SecondBuild):
     """Your Build: your worker may build one additional time, but this cannot be on a
     perimeter space. (It may be on the same space as the first build.)"""
 
@@ -396,18 +407,8 @@ class Hestia(Power):
         "but this cannot be on a perimeter space."
     )
 
-    def options(self, s: GameState, me: int) -> Options:
-        if len(_builds_after_move(s)) == 1 and _moves_made(s):
-            return _BUILD_OR_END
-        return super().options(s, me)
-
-    def builds(
-        self, s: GameState, me: int, w: Worker, occ: Sequence[Worker | None]
-    ) -> list[tuple[Cell, int]]:
-        out = super().builds(s, me, w, occ)
-        if _builds_after_move(s):
-            out = [b for b in out if b[0] not in PERIMETER]
-        return out
+    def second_build_allowed(self, cell: Cell, first: Cell) -> bool:
+        return cell not in PERIMETER
 
 
 class Hypnus(Power):
