@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
 
+from meeple.games.scrabble.board import Board, parse_gcg_position
+from meeple.games.scrabble.gcg import GcgEventKind, parse_gcg
 from meeple.games.scrabble.lexicon import Lexicon
+from meeple.games.scrabble.moves import tiles_from_word
+from meeple.games.scrabble.rules import validate_play
+from meeple.games.scrabble.tiles import TileSet
 from meeple.server.app import MeepleServer
 from meeple.server.config import ServerConfig
 
@@ -24,3 +29,27 @@ async def server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[MeepleServer]:
     await srv.start()
     yield srv
     await srv.stop()
+
+
+@pytest.fixture
+def replay_gcg(gcide: Lexicon) -> Callable[[str, TileSet], dict[str, int]]:
+    """``replay_gcg(record, tile_set)``: replay a stored GCG on a fresh board with the
+    engine's own validator (every play's score and running total checked); final totals."""
+
+    def replay(record: str, tile_set: TileSet) -> dict[str, int]:
+        gcg = parse_gcg(record)
+        board = Board()
+        totals: dict[str, int] = {}
+        for event in gcg.events:
+            if event.kind == GcgEventKind.PLAY:
+                x, y, direction = parse_gcg_position(event.position)
+                tiles = tiles_from_word(board, x, y, direction, event.word)
+                result = validate_play(board, tiles, tile_set=tile_set, lexicon=gcide)
+                assert result.score == event.score, event
+                for t in tiles:
+                    board.place(t.x, t.y, t.tile)
+            totals[event.nick] = totals.get(event.nick, 0) + event.score
+            assert totals[event.nick] == event.total, event
+        return totals
+
+    return replay

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -11,12 +12,9 @@ from hypothesis import strategies as st
 
 from meeple.ai.scrabble import ranked_moves
 from meeple.clients.clarkson import ClarksonClient, play_clarkson
-from meeple.games.scrabble.board import Board, parse_gcg_position
-from meeple.games.scrabble.gcg import GcgEventKind, parse_gcg
+from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.lexicon import Lexicon
-from meeple.games.scrabble.moves import tiles_from_word
-from meeple.games.scrabble.rules import validate_play
-from meeple.games.scrabble.tiles import CLARKSON
+from meeple.games.scrabble.tiles import CLARKSON, TileSet
 from meeple.protocols.clarkson.messages import Goodbye
 from meeple.server.app import MeepleServer
 from meeple.server.config import ServerConfig
@@ -288,26 +286,8 @@ async def test_quit_mid_game_the_others_play_on(server: MeepleServer) -> None:
     b.close()
 
 
-def _replay_gcg(record: str, lexicon: Lexicon) -> dict[str, int]:
-    """Replay a GCG record on a fresh board with the engine's validator; final scores."""
-    gcg = parse_gcg(record)
-    board = Board()
-    totals: dict[str, int] = {}
-    for event in gcg.events:
-        if event.kind == GcgEventKind.PLAY:
-            x, y, direction = parse_gcg_position(event.position)
-            tiles = tiles_from_word(board, x, y, direction, event.word)
-            result = validate_play(board, tiles, tile_set=CLARKSON, lexicon=lexicon)
-            assert result.score == event.score, event
-            for t in tiles:
-                board.place(t.x, t.y, t.tile)
-        totals[event.nick] = totals.get(event.nick, 0) + event.score
-        assert totals[event.nick] == event.total, event
-    return totals
-
-
 async def test_three_bots_play_to_winner_matching_the_engine_replay(
-    server: MeepleServer, gcide: Lexicon
+    server: MeepleServer, gcide: Lexicon, replay_gcg: Callable[[str, TileSet], dict[str, int]]
 ) -> None:
     """Three bots run a game to WINNER; every bot saw the stored scores; a replay agrees."""
     port = server.ports["clarkson"]
@@ -323,7 +303,7 @@ async def test_three_bots_play_to_winner_matching_the_engine_replay(
     for [result] in results:
         assert result.scores == record.result["scores"]
         assert result.refused == 0
-    assert _replay_gcg(record.record, gcide) == record.result["scores"]
+    assert replay_gcg(record.record, CLARKSON) == record.result["scores"]
     best = max(record.result["scores"].values())
     assert record.result["winners"] == [n for n, s in record.result["scores"].items() if s == best]
 

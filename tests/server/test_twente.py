@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -12,12 +13,9 @@ from hypothesis import strategies as st
 from meeple.ai.scrabble import ranked_moves
 from meeple.clients.scrabble_bot import play_twente
 from meeple.clients.twente import TwenteClient
-from meeple.games.scrabble.board import Board, Direction, format_square, parse_gcg_position
-from meeple.games.scrabble.gcg import GcgEventKind, parse_gcg
+from meeple.games.scrabble.board import Board, Direction, format_square
 from meeple.games.scrabble.lexicon import Lexicon
-from meeple.games.scrabble.moves import tiles_from_word
-from meeple.games.scrabble.rules import validate_play
-from meeple.games.scrabble.tiles import ENGLISH
+from meeple.games.scrabble.tiles import ENGLISH, TileSet
 from meeple.protocols.twente.messages import NotifyTurn
 from meeple.server.app import MeepleServer
 from meeple.server.config import ServerConfig
@@ -232,26 +230,8 @@ async def test_swap_with_too_few_tiles_in_the_bag_is_e007(
         await c.close()
 
 
-def _replay_gcg(record: str, lexicon: Lexicon) -> dict[str, int]:
-    """Replay a GCG record on a fresh board with the engine's validator; final scores."""
-    gcg = parse_gcg(record)
-    board = Board()
-    totals: dict[str, int] = {}
-    for event in gcg.events:
-        if event.kind == GcgEventKind.PLAY:
-            x, y, direction = parse_gcg_position(event.position)
-            tiles = tiles_from_word(board, x, y, direction, event.word)
-            result = validate_play(board, tiles, tile_set=ENGLISH, lexicon=lexicon)
-            assert result.score == event.score, event
-            for t in tiles:
-                board.place(t.x, t.y, t.tile)
-        totals[event.nick] = totals.get(event.nick, 0) + event.score
-        assert totals[event.nick] == event.total, event
-    return totals
-
-
 async def test_whole_bot_games_match_the_engine_replay(
-    server: MeepleServer, gcide: Lexicon
+    server: MeepleServer, gcide: Lexicon, replay_gcg: Callable[[str, TileSet], dict[str, int]]
 ) -> None:
     """2-, 3- and 4-player bot games run to GAMEOVER; scores equal a replay of the record."""
     port = server.ports["twente"]
@@ -269,7 +249,7 @@ async def test_whole_bot_games_match_the_engine_replay(
         record = store.games()[0]
         assert record.players == tuple(f"bot{n}{i}" for i in range(n))
         assert dict(results[0][0].scores) == record.result["scores"]
-        assert _replay_gcg(record.record, gcide) == record.result["scores"]
+        assert replay_gcg(record.record, ENGLISH) == record.result["scores"]
 
 
 async def test_disconnect_ends_the_game_and_frees_the_others(server: MeepleServer) -> None:
