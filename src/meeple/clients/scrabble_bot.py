@@ -54,7 +54,10 @@ async def play_twente(
                 logger.info("%s: move refused (%s)", name, message.code.value)
                 refused += 1
                 skip += 1
-                await _move(client, lexicon, skip if skip <= MAX_RETRIES else 10**6)
+                if skip <= MAX_RETRIES:
+                    await _move(client, lexicon, skip)
+                else:
+                    await client.pass_turn()  # a pass is never refused in one's turn
             elif isinstance(message, GameOver):
                 results.append(
                     BotResult(client.players, dict(message.scores), message.reason.value, refused)
