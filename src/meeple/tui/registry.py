@@ -43,6 +43,12 @@ GAMES: Mapping[str, GameEntry] = {
         protocols={"spectrangle": "meeple.tui.spectrangle.adapter:connect"},
         default_protocol="spectrangle",
     ),
+    "santorini": GameEntry(
+        title="Santorini",
+        app="meeple.tui.santorini.app:SantoriniGameApp",
+        protocols={"santorini": "meeple.tui.santorini.am27:connect"},
+        default_protocol="santorini",
+    ),
 }
 
 
