@@ -16,13 +16,14 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import RichLog
 
 from meeple.clients.santorini import SantoriniClient, play_santorini
 from meeple.protocols.santorini.messages import ServerState
 from meeple.server.app import MeepleServer
 from meeple.server.config import ServerConfig
 from meeple.tui.connection import ConnectOptions
-from meeple.tui.santorini.am27 import connect
+from meeple.tui.santorini.am27 import connect, refusal_text
 from meeple.tui.santorini.app import CommandError, SantoriniGameApp, parse_command
 from meeple.tui.santorini.events import BuildOn, ChooseStarter, MoveWorker, PassTurn, UndoStep
 from meeple.tui.santorini.view import SantoriniView, Square
@@ -128,7 +129,7 @@ async def test_a_whole_game_against_the_bot(am27: MeepleServer) -> None:
 
 
 async def test_refusals_are_shown_in_words(am27: MeepleServer) -> None:
-    """A command out of turn reaches the server and its INFO comes back as a sentence."""
+    """A pass before any move reaches the server; its INFO comes back as a sentence."""
     port = am27.ports["santorini"]
     app = SantoriniGameApp(connect, ConnectOptions("127.0.0.1", port, "ann"), protocol="santorini")
     async with app.run_test(size=(110, 30)) as pilot:
@@ -137,16 +138,18 @@ async def test_refusals_are_shown_in_words(am27: MeepleServer) -> None:
             play_santorini("127.0.0.1", port, "bot", players=2, gods=False, seed=3)
         )
         async with asyncio.timeout(20):
-            while not (app.view.players and app.prompt):
+            while not (app.view.players and app.prompt is None and app.view.active):
+                if app.prompt and app.prompt.startswith("You are the challenger"):
+                    await pilot.press(*"starter ann", "enter")
                 await pilot.pause(0.01)
-            assert app.prompt.startswith("You are the challenger")
-            await pilot.press(*"starter nobody", "enter")
-            while "refused" not in str(app.query_one("#message").render()).lower() and not any(
-                "refused" in str(line) for line in app.query_one("#log").lines
-            ):
+            app.action_focus_command()
+            await pilot.press(*"pass", "enter")
+            log = app.query_one("#log", RichLog)
+            while not any("refused" in line.text for line in log.lines):
                 await pilot.pause(0.01)
-        assert any("INVALID" in str(line) for line in app.query_one("#log").lines)
-        await app.connection.close() if app.connection else None
+        refusal = next(line.text for line in log.lines if "refused" in line.text)
+        assert refusal in {f"refused: {refusal_text(code)}" for code in ("WAIT", "INVALID")}
+        assert str(app.query_one("#message").render()) == refusal.removeprefix("refused: ")
         bot.cancel()
 
 
