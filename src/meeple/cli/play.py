@@ -51,7 +51,11 @@ def register(sub: Any) -> None:
         g.add_argument("--port", type=int, help="default: the protocol's default port")
         g.add_argument("--name", default=None, help="your name at the table (default: login)")
         g.add_argument(
-            "--players", type=int, default=2, choices=(2, 3, 4), help="table size (default 2)"
+            "--players",
+            type=int,
+            default=2,
+            choices=(1, 2, 3, 4),
+            help="table size (default 2; 1 plays alone where the protocol allows)",
         )
         g.add_argument(
             "--log-file", help="write log lines to this file (default: none, the screen is busy)"

@@ -34,6 +34,7 @@ GAMES: Mapping[str, GameEntry] = {
         protocols={
             "twente": "meeple.tui.scrabble.twente:connect",
             "cmpn402": "meeple.tui.scrabble.cmpn402:connect",
+            "clarkson": "meeple.tui.scrabble.clarkson:connect",
         },
         default_protocol="twente",
     ),
