@@ -42,7 +42,8 @@ async def test_a_lone_player_places_a_word_then_passes_twice(
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.table.phase is Phase.PLAYING and app.table.my_turn)
         assert app.table.players == ("solo",)
-        assert len(app.table.rack) == 7 and "?" not in app.table.rack
+        assert len(app.table.rack) == 7
+        assert "?" not in app.table.rack
         command = _type_best(app, gcide)
         assert command != "pass"
         move = ranked_moves(app.table.board, app.table.rack, gcide, CLARKSON)[0]
@@ -81,7 +82,8 @@ async def test_refusals_come_back_in_the_servers_words(
         absent = next(c for c in "QZXJKVWY" if c not in rack)
         await _submit(pilot, app, f"H8 across {absent}{rack[:1]}")
         assert app.table.log[-1].startswith("refused: ")
-        assert app.table.refusal is not None and "not in your hand" in app.table.refusal
+        assert app.table.refusal is not None
+        assert "not in your hand" in app.table.refusal
 
 
 async def test_a_game_against_the_clarkson_bot(server: MeepleServer, gcide: Lexicon) -> None:
@@ -118,6 +120,6 @@ def test_word_from_boards() -> None:
     rows[7] = ".....CATS......"
     assert word_from_boards(before, Board.from_rows(rows)) == (5, 7, Direction.ACROSS, "CATS")
     rows[6], rows[8] = "......A........", "......T........"
-    after = Board.from_rows(rows[:7] + [before.rows()[7]] + rows[8:])
+    after = Board.from_rows([*rows[:7], before.rows()[7], *rows[8:]])
     assert word_from_boards(before, after) == (6, 6, Direction.DOWN, "AAT")
     assert word_from_boards(before, before) is None
