@@ -86,13 +86,23 @@ async def _turn(pilot: Pilot[None], app: SantoriniGameApp, view: SantoriniView) 
     await _click(pilot, cell)
 
 
-async def test_a_whole_game_against_the_bot(am27: MeepleServer) -> None:
+SIMPLE_GODS = ("Pan", "Athena", "Artemis", "Demeter", "Hephaestus", "Apollo", "Minotaur")
+
+
+def _god_to_pick(prompt: str) -> str:
+    names = [n.strip() for n in prompt.split(":", 1)[1].split(",")]
+    return next((n for n in SIMPLE_GODS if n in names), names[0])
+
+
+@pytest.mark.parametrize("gods", [False, True])
+async def test_a_whole_game_against_the_bot(am27: MeepleServer, gods: bool) -> None:
     port = am27.ports["santorini"]
-    app = SantoriniGameApp(connect, ConnectOptions("127.0.0.1", port, "ann"), protocol="santorini")
+    options = ConnectOptions("127.0.0.1", port, "ann", gods=gods)
+    app = SantoriniGameApp(connect, options, protocol="santorini")
     async with app.run_test(size=(110, 30)) as pilot:
         await _wait_for_waiting_game(port)
         bot = asyncio.create_task(
-            play_santorini("127.0.0.1", port, "bot", players=2, gods=False, seed=3)
+            play_santorini("127.0.0.1", port, "bot", players=2, gods=gods, seed=3)
         )
         acted_on: SantoriniView | None = None
         answered = False
@@ -103,6 +113,11 @@ async def test_a_whole_game_against_the_bot(am27: MeepleServer) -> None:
                 if app.prompt and app.prompt.startswith("You are the challenger") and not answered:
                     await pilot.press(*"starter ann", "enter")
                     answered = True
+                elif app.prompt and app.prompt.startswith("Your pick of the gods"):
+                    prompt = app.prompt
+                    await pilot.press(*f"god {_god_to_pick(prompt)}", "enter")
+                    while app.prompt == prompt:
+                        await pilot.pause(0.01)
                 elif app.view.my_turn and app.view is not acted_on:
                     acted_on = app.view
                     await _turn(pilot, app, app.view)
@@ -120,7 +135,13 @@ async def test_a_whole_game_against_the_bot(am27: MeepleServer) -> None:
             ("bot", "F"),
             ("bot", "M"),
         ]
+        if gods:
+            assert "Atheist" not in app.view.gods.values()
+            assert set(app.view.gods) == {"ann", "bot"}
+            return
         assert app.view.gods == {"ann": "Atheist", "bot": "Atheist"}
+        app.sub_title = "santorini 127.0.0.1:7778 · ann"  # the port is a random one
+        await pilot.pause()
         path = SNAPSHOTS / "santorini_game_over.svg"
         svg = app.export_screenshot(title="santorini_game_over")
         if os.environ.get("MEEPLE_UPDATE_SNAPSHOTS"):

@@ -5,7 +5,7 @@ The client library reads either framing, pings every half second and tracks the 
 what the adapter adds:
 
 - the lobby step: wait for ``SERVERSTATE``, then ``REGISTER`` (A) with the table size
-  and no gods (:data:`GODS` says whether to ask for gods);
+  and ``options.gods`` (``meeple play santorini --gods``);
 - AM27 folded into whole views: ``PLAYERSMESSAGE`` seats the players (and starts a
   fresh board), every ``UPDATE``'s ``boardUpdate`` is applied to the view and its
   reachable/buildable maps and flags replace the last ones;
@@ -71,10 +71,9 @@ from meeple.tui.santorini.events import (
 )
 from meeple.tui.santorini.view import Cell, SantoriniView, Square, Worker
 
-__all__ = ["GODS", "HANDSHAKE_TIMEOUT", "REFUSALS", "Am27Connection", "connect", "refusal_text"]
+__all__ = ["HANDSHAKE_TIMEOUT", "REFUSALS", "Am27Connection", "connect", "refusal_text"]
 
 HANDSHAKE_TIMEOUT = 10.0
-GODS = False  # REGISTER (A) asks for a table without gods (no --gods flag yet)
 
 REFUSALS: dict[str, str] = {
     "NICKNAME": "that name is taken or not allowed (1-32 printable characters); "
@@ -146,7 +145,8 @@ class Am27Connection:
             self.view = SantoriniView(me=me)
             names = ", ".join(g.name for g in message.gods)
             if message.player == me:
-                return [Prompt(f"Choose a god (god NAME): {names}")]
+                cards = [Notice(f"  {g.name}: {g.description}") for g in message.gods]
+                return [Prompt(f"Your pick of the gods (god NAME): {names}"), *cards]
             return [Notice(f"{message.player} is choosing a god among {names}")]
         if isinstance(message, Players):
             seats = tuple(name for name, _ in message.players)
@@ -235,7 +235,7 @@ class Am27Connection:
 
 
 async def connect(options: ConnectOptions) -> Am27Connection:
-    """Connect, wait for SERVERSTATE and REGISTER (A) ``options.players`` without gods."""
+    """Connect, wait for SERVERSTATE and REGISTER (A) ``options.players`` and ``options.gods``."""
     if options.players not in (2, 3):
         raise ConnectFailed("Santorini is played by 2 or 3 players")
     try:
@@ -246,7 +246,7 @@ async def connect(options: ConnectOptions) -> Am27Connection:
         first = await asyncio.wait_for(client.receive(), HANDSHAKE_TIMEOUT)
         if not isinstance(first, ServerState):
             raise ConnectFailed(f"not an AM27 server (it sent {first.TYPE.value} first)")
-        await client.register(options.name, options.players, GODS)
+        await client.register(options.name, options.players, options.gods)
     except (SantoriniClientError, OSError, TimeoutError) as e:
         await client.close()
         raise ConnectFailed(f"no AM27 greeting from {options.host}:{options.port}: {e}") from None
