@@ -135,6 +135,12 @@ async def test_a_whole_game_against_the_bot(am27: MeepleServer, gods: bool) -> N
             ("bot", "F"),
             ("bot", "M"),
         ]
+        # The log tells every placement, move and build, the bot's too.
+        log = [line.text for line in app.query_one("#log", RichLog).lines]
+        assert sum("placed a worker on" in line for line in log) == 4
+        assert any(line.startswith("bot moved to") for line in log)
+        assert any(line.startswith("bot built") for line in log)
+        assert any(line.startswith("ann built") for line in log)
         if gods:
             assert "Atheist" not in app.view.gods.values()
             assert set(app.view.gods) == {"ann", "bot"}

@@ -69,7 +69,7 @@ from meeple.tui.santorini.events import (
     UndoStep,
     ViewChanged,
 )
-from meeple.tui.santorini.view import Cell, SantoriniView, Square, Worker
+from meeple.tui.santorini.view import SIZE, Cell, SantoriniView, Square, Worker
 
 __all__ = ["HANDSHAKE_TIMEOUT", "REFUSALS", "Am27Connection", "connect", "refusal_text"]
 
@@ -162,7 +162,9 @@ class Am27Connection:
                 out.append(Notice(f"{message.player} chooses who starts"))
             return out
         if isinstance(message, Update):
-            return [ViewChanged(self._apply(message))]
+            before, actor = self.view, self.view.active
+            view = self._apply(message)
+            return [*self._changes(before, view, actor), ViewChanged(view)]
         if isinstance(message, Info):
             return [Refused(refusal_text(message.information))]
         if isinstance(message, EndGame):
@@ -191,6 +193,26 @@ class Am27Connection:
             can_undo=update.can_undo,
         )
         return self.view
+
+    @staticmethod
+    def _changes(
+        before: SantoriniView, after: SantoriniView, actor: str | None
+    ) -> list[SantoriniEvent]:
+        """Log lines for what an UPDATE changed: workers placed or moved, blocks built."""
+        lines: list[SantoriniEvent] = []
+        for index, (old, new) in enumerate(zip(before.cells, after.cells, strict=True)):
+            row, column = divmod(index, SIZE)
+            if new.worker is not None and new.worker != old.worker:
+                placed = not any(c.worker == new.worker for c in before.cells)
+                verb = "placed a worker on" if placed else "moved to"
+                lines.append(Notice(f"{new.worker.owner} {verb} {row} {column}"))
+            built = (new.height, new.dome) > (old.height, old.dome)
+            if built and actor is not None:
+                what = "a dome" if new.dome and not old.dome else f"level {new.height}"
+                lines.append(Notice(f"{actor} built {what} on {row} {column}"))
+            if (new.height, new.dome) < (old.height, old.dome):
+                lines.append(Notice(f"{actor or 'a player'} took back a build on {row} {column}"))
+        return lines
 
     def _message(self, move: SantoriniMove) -> ClientMessage:
         me = self.name
