@@ -148,3 +148,47 @@ def test_cmpn402_adapter_survives_garbage(noise: list[bytes | str]) -> None:
     )
     assert isinstance(events[-1], ScrabbleLost)
     assert all(data == Name("ann").encode() for data in ws.sent)  # only NAME, when asked
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(noise=st.binary(max_size=300))
+def test_clarkson_adapter_survives_garbage(noise: bytes) -> None:
+    """Random bytes, then a TURN line and EOF: the turn arrives, then ConnectionLost."""
+    from meeple.clients.clarkson import ClarksonClient
+    from meeple.protocols.clarkson.session import State as ClarksonState
+    from meeple.tui.scrabble.clarkson import ClarksonScrabble
+    from meeple.tui.scrabble.events import TurnChanged
+
+    async def run() -> list[object]:
+        reader = asyncio.StreamReader()
+        client = ClarksonClient(reader, Sink())  # type: ignore[arg-type]
+        client.name = client.session.name = "ann"
+        client.session.state = ClarksonState.GAME  # in a game, as after STARTING
+        reader.feed_data(noise + b"\r\nTURN bob\r\n")
+        reader.feed_eof()
+        connection = ClarksonScrabble(client, players=2)
+        connection._ready = True  # no READY written to the sink mid-test
+        return await _events(connection)
+
+    events = asyncio.run(run())
+    assert isinstance(events[-1], ScrabbleLost)
+    assert TurnChanged("bob", False) in events
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(noise=st.binary(max_size=300))
+def test_am27_adapter_survives_garbage(noise: bytes) -> None:
+    """Random bytes (either framing's decoder) then EOF: no exception, ConnectionLost last."""
+    from meeple.clients.santorini import SantoriniClient
+    from meeple.tui.santorini.am27 import Am27Connection
+    from meeple.tui.santorini.events import ConnectionLost as SantoriniLost
+
+    async def run() -> list[object]:
+        reader = asyncio.StreamReader()
+        client = SantoriniClient(reader, Sink())  # type: ignore[arg-type]
+        reader.feed_data(noise)
+        reader.feed_eof()
+        return await _events(Am27Connection(client, "ann"))
+
+    events = asyncio.run(run())
+    assert isinstance(events[-1], SantoriniLost)

@@ -51,8 +51,14 @@ def register(sub: Any) -> None:
         g.add_argument("--port", type=int, help="default: the protocol's default port")
         g.add_argument("--name", default=None, help="your name at the table (default: login)")
         g.add_argument(
-            "--players", type=int, default=2, choices=(2, 3, 4), help="table size (default 2)"
+            "--players",
+            type=int,
+            default=2,
+            choices=(1, 2, 3, 4),
+            help="table size (default 2; 1 plays alone where the protocol allows)",
         )
+        if game == "santorini":
+            g.add_argument("--gods", action="store_true", help="play with god powers")
         g.add_argument(
             "--log-file", help="write log lines to this file (default: none, the screen is busy)"
         )
@@ -66,7 +72,13 @@ def build_app(args: argparse.Namespace) -> Any:
 
     entry = GAMES[args.game]
     port = args.port if args.port is not None else DEFAULT_PORTS[args.protocol]
-    options = ConnectOptions(args.host, port, args.name or default_name(), args.players)
+    options = ConnectOptions(
+        args.host,
+        port,
+        args.name or default_name(),
+        args.players,
+        gods=getattr(args, "gods", False),
+    )
     app_class = load(entry.app)
     connector = load(entry.protocols[args.protocol])
     return app_class(connector, options, protocol=args.protocol)

@@ -35,12 +35,14 @@ class MoveError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class ConnectOptions:
-    """Where to connect and who to be. ``players`` is the table size asked for."""
+    """Where to connect and who to be. ``players`` is the table size asked for;
+    ``gods`` asks for a game with god powers where the game has them (Santorini)."""
 
     host: str
     port: int
     name: str
     players: int = 2
+    gods: bool = False
 
 
 class Connection(Protocol[EventT_co, MoveT_contra]):

@@ -34,6 +34,7 @@ GAMES: Mapping[str, GameEntry] = {
         protocols={
             "twente": "meeple.tui.scrabble.twente:connect",
             "cmpn402": "meeple.tui.scrabble.cmpn402:connect",
+            "clarkson": "meeple.tui.scrabble.clarkson:connect",
         },
         default_protocol="twente",
     ),
@@ -42,6 +43,12 @@ GAMES: Mapping[str, GameEntry] = {
         app="meeple.tui.spectrangle.app:SpectrangleApp",
         protocols={"spectrangle": "meeple.tui.spectrangle.adapter:connect"},
         default_protocol="spectrangle",
+    ),
+    "santorini": GameEntry(
+        title="Santorini",
+        app="meeple.tui.santorini.app:SantoriniGameApp",
+        protocols={"santorini": "meeple.tui.santorini.am27:connect"},
+        default_protocol="santorini",
     ),
 }
 
