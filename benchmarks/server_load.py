@@ -179,7 +179,7 @@ async def idle_memory(port: int, count: int, *, announce: bool) -> float:
 
 
 async def meeple_run(games: int, idle: int, db: Path) -> None:
-    config = ServerConfig(database=str(db)).with_port("twente", 0)
+    config = ServerConfig(database=str(db)).only("twente")
     server = MeepleServer(config, rng=random.Random(1))
     await server.start()
     port = server.ports["twente"]

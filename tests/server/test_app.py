@@ -36,7 +36,7 @@ REGISTRY = {"twente": f"{__name__}:create_greeter"}
 
 
 def _config() -> ServerConfig:
-    return ServerConfig().with_port("twente", 0)
+    return ServerConfig().only("twente")
 
 
 async def test_starts_registered_listeners_only() -> None:
@@ -69,7 +69,7 @@ async def test_port_in_use_is_reported_with_the_listener_name() -> None:
     first = MeepleServer(_config(), listeners=REGISTRY)
     await first.start()
     try:
-        taken = ServerConfig().with_port("twente", first.ports["twente"])
+        taken = ServerConfig().only("twente").with_port("twente", first.ports["twente"])
         second = MeepleServer(taken, listeners=REGISTRY)
         with pytest.raises(OSError, match="twente: cannot listen"):
             await second.start()

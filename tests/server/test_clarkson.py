@@ -356,7 +356,7 @@ def test_garbage_never_disturbs_a_running_game(junk: bytes, gcide: Lexicon, tmp_
     """Random bytes from a stranger get NOK or GOODBYE; the game next door plays on."""
 
     async def scenario() -> None:
-        config = ServerConfig(database=":memory:").with_port("clarkson", 0)
+        config = ServerConfig(database=":memory:").only("clarkson")
         config = config.with_overrides(listeners={"clarkson": config.listeners["clarkson"]})
         srv = MeepleServer(config, rng=random.Random(7))
         srv.services.resource("scrabble.lexicon", lambda: gcide)

@@ -84,3 +84,12 @@ def test_flags_override_the_file(tmp_path: Path) -> None:
 def test_with_overrides_ignores_unset_values() -> None:
     """None stands for a flag the user did not give."""
     assert ServerConfig().with_overrides(host=None, lexicon="x").lexicon == "x"
+
+
+def test_only_runs_the_named_listeners_on_free_ports() -> None:
+    """only(): the named listeners on port 0, every other one off; an unknown name fails."""
+    config = ServerConfig().only("twente", "spectrangle")
+    assert {n for n, c in config.listeners.items() if c.enabled} == {"twente", "spectrangle"}
+    assert all(c.port == 0 for c in config.listeners.values())
+    with pytest.raises(ConfigError):
+        ServerConfig().only("gopher")

@@ -27,7 +27,7 @@ ONLY_SPECTRANGLE = {"spectrangle": LISTENERS["spectrangle"]}
 
 
 def make_server(tmp_path: Path, seed: int = 1234) -> MeepleServer:
-    config = ServerConfig(database=str(tmp_path / "meeple.sqlite3")).with_port("spectrangle", 0)
+    config = ServerConfig(database=str(tmp_path / "meeple.sqlite3")).only("spectrangle")
     return MeepleServer(config, rng=random.Random(seed), listeners=ONLY_SPECTRANGLE)
 
 

@@ -279,7 +279,7 @@ async def test_chat_reaches_players_of_the_same_game_that_announced_chat(
 
 async def test_shutdown_tells_players_in_a_game(tmp_path: Path, gcide: Lexicon) -> None:
     """Stopping the server sends GAMEOVER DISCONNECT to players mid-game, then closes."""
-    config = ServerConfig(database=str(tmp_path / "db.sqlite3")).with_port("twente", 0)
+    config = ServerConfig(database=str(tmp_path / "db.sqlite3")).only("twente")
     srv = MeepleServer(config, rng=random.Random(5))
     srv.services.resource("scrabble.lexicon", lambda: gcide)
     await srv.start()
@@ -320,7 +320,7 @@ def test_garbage_never_disturbs_a_running_game(junk: bytes, gcide: Lexicon, tmp_
     """Random bytes from a stranger get errors or a close; the game next door plays on."""
 
     async def scenario() -> None:
-        config = ServerConfig(database=":memory:").with_port("twente", 0)
+        config = ServerConfig(database=":memory:").only("twente")
         srv = MeepleServer(config, rng=random.Random(7))
         srv.services.resource("scrabble.lexicon", lambda: gcide)
         await srv.start()
@@ -368,7 +368,7 @@ def test_out_of_order_messages_are_answered_and_the_game_goes_on(
     """A player sending valid messages out of turn gets one ERROR each; the game is untouched."""
 
     async def scenario() -> None:
-        config = ServerConfig(database=":memory:").with_port("twente", 0)
+        config = ServerConfig(database=":memory:").only("twente")
         srv = MeepleServer(config, rng=random.Random(11))
         srv.services.resource("scrabble.lexicon", lambda: gcide)
         await srv.start()

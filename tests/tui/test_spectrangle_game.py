@@ -42,7 +42,7 @@ async def test_a_whole_game_against_meeple_bot_on_a_real_server(tmp_path: Path) 
     """The app against ``meeple bot spectrangle``'s greedy AI on an in-process MeepleServer:
     typed and clicked moves to the leaderboard; the app's final scores and board are the
     server's stored record, and the bot saw the same leaderboard."""
-    config = ServerConfig(database=str(tmp_path / "meeple.sqlite3")).with_port("spectrangle", 0)
+    config = ServerConfig(database=str(tmp_path / "meeple.sqlite3")).only("spectrangle")
     server = MeepleServer(
         config, rng=random.Random(99), listeners={"spectrangle": LISTENERS["spectrangle"]}
     )

@@ -182,6 +182,18 @@ class ServerConfig:
         listeners[listener] = replace(listeners[listener], port=port)
         return replace(self, listeners=listeners)
 
+    def only(self, *names: str) -> ServerConfig:
+        """Only the listeners named, each on a free port (0); the others off.
+
+        For tests, benchmarks and embedding: nothing binds a default port that a real
+        ``meeple serve`` on the same machine may hold.
+        """
+        unknown = set(names) - set(self.listeners)
+        if unknown:
+            raise ConfigError(f"no listener named {', '.join(sorted(unknown))}")
+        listeners = {n: ListenerConfig(0, enabled=n in names) for n in self.listeners}
+        return replace(self, listeners=listeners)
+
     def validate(self) -> None:
         if self.idle_timeout <= 0:
             raise ConfigError("idle_timeout must be positive")
