@@ -9,14 +9,11 @@ instance that the caller passes in (house rule 1: no global RNG in ``games/``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
 
+from meeple.games.rng import Random
 from meeple.games.scrabble.errors import TilesNotOnRack
 from meeple.games.scrabble.rules import missing_tiles
 from meeple.games.scrabble.tiles import BLANK, TileSet
-
-if TYPE_CHECKING:
-    from random import Random
 
 __all__ = ["RACK_SIZE", "Bag", "Rack", "sort_tiles"]
 

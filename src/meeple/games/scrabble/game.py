@@ -29,8 +29,9 @@ import enum
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from meeple.games.rng import Random
 from meeple.games.scrabble.bag import RACK_SIZE, Bag, Rack
 from meeple.games.scrabble.board import STANDARD_LAYOUT, Board, Direction, Layout, Premium
 from meeple.games.scrabble.errors import (
@@ -45,9 +46,6 @@ from meeple.games.scrabble.errors import (
 from meeple.games.scrabble.moves import Move, Placement, tiles_from_word
 from meeple.games.scrabble.rules import BINGO_BONUS, BINGO_SIZE, PlayResult, phonies, validate_play
 from meeple.games.scrabble.tiles import CLARKSON, ENGLISH, TILE_SETS, TileSet
-
-if TYPE_CHECKING:
-    from random import Random
 
 __all__ = [
     "CLARKSON_VARIANT",

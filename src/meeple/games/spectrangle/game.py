@@ -34,8 +34,8 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from meeple.games.rng import Random
 from meeple.games.spectrangle.board import Board, Placement
 from meeple.games.spectrangle.errors import (
     BagEmpty,
@@ -45,9 +45,6 @@ from meeple.games.spectrangle.errors import (
     TileNotInHand,
 )
 from meeple.games.spectrangle.tiles import TILE_SET, Tile
-
-if TYPE_CHECKING:
-    from random import Random
 
 __all__ = [
     "DEFAULT_RULES",
