@@ -43,7 +43,7 @@ from meeple.protocols.santorini import messages as m
 from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejected
 from meeple.protocols.santorini.session import Heartbeat, LocalProtocolError, ServerSession, State
 from meeple.server.config import ListenerConfig
-from meeple.server.lobby import Lobby, QueueKey
+from meeple.server.lobby import Lobby, QueueKey, server_lobby
 from meeple.server.room import Room, Seat
 from meeple.server.store import Store
 from meeple.server.tcp import Connection, TcpListener
@@ -210,7 +210,7 @@ class SantoriniRoom(Room):
 
 def santorini_lobby(services: Services) -> Lobby:
     """The server's lobby with Santorini registered and the store open."""
-    lobby: Lobby = services.resource("lobby", Lobby)
+    lobby = server_lobby(services)
     store: Store = services.resource("store", lambda: Store(services.config.database))
     if not lobby.has_game(GAME):
 
@@ -241,7 +241,7 @@ def santorini_lobby(services: Services) -> Lobby:
             room.on_game_over.append(record)
             return room
 
-        lobby.register_game(GAME, create)
+        lobby.register_game(GAME, create, variants=dict.fromkeys(VARIANTS.values(), (2, 3)))
     return lobby
 
 
@@ -318,6 +318,7 @@ class SantoriniHandler:
     """One AM27 client: its session, heartbeat, nickname, and seat in a room."""
 
     protocol = "santorini"
+    variants = frozenset((GAME, v) for v in VARIANTS.values())
 
     def __init__(self, conn: Connection, services: Services, hub: SantoriniHub) -> None:
         self.conn = conn

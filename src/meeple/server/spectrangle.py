@@ -71,7 +71,7 @@ from meeple.protocols.spectrangle import (
     opening_messages,
 )
 from meeple.server.config import ListenerConfig
-from meeple.server.lobby import Lobby, QueueChanged, QueueKey
+from meeple.server.lobby import Lobby, QueueChanged, QueueKey, server_lobby
 from meeple.server.room import Room, Seat
 from meeple.server.store import Store
 from meeple.server.tcp import Connection, TcpListener
@@ -270,10 +270,10 @@ def record_from_json(text: str) -> engine.GameRecord:
 
 def spectrangle_lobby(services: Services) -> Lobby:
     """The server's lobby with Spectrangle registered and the store open."""
-    lobby: Lobby = services.resource("lobby", Lobby)
+    lobby = server_lobby(services)
     store: Store = services.resource("store", lambda: Store(services.config.database))
     if not lobby.has_game(GAME):
-        lobby.register_game(GAME, _room_factory(store, services))
+        lobby.register_game(GAME, _room_factory(store, services), variants={"standard": (2, 4)})
     return lobby
 
 
@@ -347,6 +347,7 @@ class SpectrangleHandler:
     """One Spectrangle client: its session, its name, and its seat in the lobby and a room."""
 
     protocol = "spectrangle"
+    variants = frozenset({(GAME, "standard")})
 
     def __init__(
         self,
@@ -460,8 +461,7 @@ class SpectrangleHandler:
             # A full queue is announced with the game (GameStarted), whose seats are
             # the queue's players in order; the lobby no longer lists them here.
             if event.waiting < event.key.players:
-                names = tuple(s.name for s in self.lobby.waiting(event.key))
-                self._send(Waiting(names))
+                self._send(Waiting(event.names))
         elif isinstance(event, GameStarted):
             self._started(event.game)
         elif isinstance(event, Update):

@@ -100,6 +100,8 @@ class TwenteHandler:
     """One Twente client: its session, its name, and its seat in the lobby and a room."""
 
     protocol = "twente"
+    # ENQUEUE only ever seats a Twente client at a Twente-variant table (blanks).
+    variants = frozenset({(GAME, VARIANT)})
 
     def __init__(
         self, conn: Connection, services: Services, lobby: Lobby, *, max_message_size: int
