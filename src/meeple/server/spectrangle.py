@@ -44,7 +44,7 @@ import json
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from meeple.games import spectrangle as engine
@@ -182,10 +182,16 @@ class SpectrangleRoom(Room):
         if isinstance(command, RoomChat):
             self.broadcast(ChatSaid(seat.name, command.text))
             return
-        if not isinstance(command, TurnCommand):
+        player = self.index(seat)
+        if isinstance(command, TurnCommand):
+            action = action_for(command.message, player)
+        elif isinstance(command, engine.Place | engine.Exchange | engine.Skip):
+            # An in-process seat (a bot) sends engine actions; the sender is the seat.
+            action = replace(command, player=player)
+        else:
             raise TypeError(f"not a Spectrangle room command: {command!r}")
         try:
-            events = self.game.apply(action_for(command.message, self.index(seat)))
+            events = self.game.apply(action)
         except engine.SpectrangleError as error:
             self.deliver(seat, RoomRejected(error))
             return
