@@ -83,6 +83,7 @@ class TablesMachine(RuleBasedStateMachine):
         self.rooms: list[StillRoom] = []
         self.started: list[TableEvent] = []
         self.table_ids: list[str] = []
+        self.departed: set[tuple[int, int]] = set()
         self.lobby.register_game(GAME, self._room, variants=VARIANTS)
         self.lobby.on_change.append(self._changed)
 
@@ -190,7 +191,10 @@ class TablesMachine(RuleBasedStateMachine):
 
     @rule(seat=st.sampled_from(SEATS))
     def disconnect(self, seat: FakeSeat) -> None:
+        room = self.lobby.room_of(seat)
         self.lobby.disconnect(seat)
+        if room is not None:  # told to the room: it applies its leave policy
+            self.departed.add((id(seat), id(room)))
         assert self.lobby.table_of(seat) is None
 
     # --- invariants ---------------------------------------------------------------------
@@ -200,7 +204,11 @@ class TablesMachine(RuleBasedStateMachine):
         open_tables = [self.lobby.table(t.id) for t in self.lobby.tables()]
         for seat in SEATS:
             tables = [t for t in open_tables if t is not None and seat in t.seats]
-            rooms = [r for r in self.rooms if not r.finished and seat in r.seats]
+            rooms = [
+                r
+                for r in self.rooms
+                if not r.finished and seat in r.seats and (id(seat), id(r)) not in self.departed
+            ]
             assert len(tables) + len(rooms) <= 1, (seat, tables, rooms)
             if tables:
                 assert self.lobby.table_of(seat) is tables[0]

@@ -65,7 +65,15 @@ from meeple.protocols.clarkson.session import (
 )
 from meeple.server.app import Services
 from meeple.server.config import ListenerConfig
-from meeple.server.lobby import Lobby, QueueChanged, QueueKey, SeatJoined, SeatRenamed, StartRule
+from meeple.server.lobby import (
+    Lobby,
+    QueueChanged,
+    QueueKey,
+    SeatJoined,
+    SeatRenamed,
+    StartRule,
+    TableError,
+)
 from meeple.server.scrabble import (
     GAME,
     ExchangeTiles,
@@ -83,6 +91,7 @@ from meeple.server.tcp import Connection, TcpListener
 __all__ = ["VARIANT", "ClarksonHandler", "create_listener"]
 
 VARIANT = "clarkson"
+NO_TABLE = "no table here plays the Clarkson variant"
 TABLE_SIZE = g.VARIANTS[VARIANT].max_players
 
 
@@ -222,7 +231,13 @@ class ClarksonHandler:
 
     def _sit(self) -> None:
         """Sit at the open Clarkson table (USERJOIN both ways come from the lobby)."""
-        self.lobby.join(QueueKey(GAME, TABLE_SIZE, VARIANT), self, rule=StartRule.READY)
+        try:
+            self.lobby.join(QueueKey(GAME, TABLE_SIZE, VARIANT), self, rule=StartRule.READY)
+        except TableError as error:
+            # §3.4: NOK with a description. Only the lobby's own state can bring this
+            # (the client is only ever offered Clarkson-variant tables).
+            self.conn.log.info("no table: %s", error)
+            self.send(Nok(NO_TABLE))
 
     def _ready(self) -> None:
         again = self.lobby.is_ready(self)

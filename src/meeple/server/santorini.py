@@ -43,7 +43,7 @@ from meeple.protocols.santorini import messages as m
 from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejected
 from meeple.protocols.santorini.session import Heartbeat, LocalProtocolError, ServerSession, State
 from meeple.server.config import ListenerConfig
-from meeple.server.lobby import Lobby, QueueKey, server_lobby
+from meeple.server.lobby import Lobby, QueueKey, TableError, server_lobby
 from meeple.server.room import Room, Seat
 from meeple.server.store import Store
 from meeple.server.tcp import Connection, TcpListener
@@ -274,6 +274,8 @@ class SantoriniHub:
 def create_listener(services: Services, name: str, config: ListenerConfig) -> TcpListener:
     lobby = santorini_lobby(services)
     hub = SantoriniHub(lobby)
+    # A table that a bot or a browser opened or filled changes whether a game waits.
+    lobby.on_change.append(lambda event: hub.changed() if event.table.game == GAME else None)
 
     def handler(conn: Connection) -> SantoriniHandler:
         return SantoriniHandler(conn, services, hub)
@@ -440,7 +442,7 @@ class SantoriniHandler:
         self.hub.idle.discard(self)
         try:
             self.lobby.join(key, self)
-        except ValueError:  # still seated in a game that has not let it go
+        except (ValueError, TableError):  # still in a game that has not let it go
             self._send(m.Info(nickname, m.InfoCode.INVALID.value))
             self._release_name()
             self._greet()

@@ -71,7 +71,7 @@ from meeple.protocols.spectrangle import (
     opening_messages,
 )
 from meeple.server.config import ListenerConfig
-from meeple.server.lobby import Lobby, QueueChanged, QueueKey, server_lobby
+from meeple.server.lobby import Lobby, QueueChanged, QueueKey, TableError, server_lobby
 from meeple.server.room import Room, Seat
 from meeple.server.store import Store
 from meeple.server.tcp import Connection, TcpListener
@@ -443,7 +443,11 @@ class SpectrangleHandler:
         key = QueueKey(GAME, players)
         try:
             self.lobby.join(key, self)
-        except (KeyError, ValueError) as error:  # the session keeps players in a game out
+        except (
+            KeyError,
+            ValueError,
+            TableError,
+        ) as error:  # the session keeps players in a game out
             self.conn.log.warning("request refused by the lobby: %s", error)
             self._send(ErrorReply(ErrorWord.INVALID_COMMAND))
 
