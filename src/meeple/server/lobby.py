@@ -491,6 +491,7 @@ class Lobby:
             self._held[token] = _Hold(seat, room, timer)
             if self.names is not None and seat.name:
                 # The name stays the seat's while it is held (nobody takes it meanwhile).
+                self.names.release(seat.name, seat)
                 self.names.claim(seat.name, self._held[token])
             room.log.info("%s dropped; seat held for %.0f s", seat.name, self.grace)
             return
@@ -577,10 +578,13 @@ class Lobby:
                     self.names.release(hold.seat.name, hold)
                 self._rooms.pop(id(hold.seat), None)
                 self._forget_token(hold.seat)
-        for seat in room.seats:
+        for seat in list(self._tokens.values()):
             if self._rooms.get(id(seat)) is room:
-                del self._rooms[id(seat)]
                 self._forget_token(seat)
+        # Every seat of the room, a rejoined one whose rebind came too late included.
+        for key, other in list(self._rooms.items()):
+            if other is room:
+                del self._rooms[key]
 
     def _expire(self, token: str) -> None:
         hold = self._held.pop(token, None)
