@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Collection
 
 import pytest
-from hypothesis import settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
@@ -24,6 +24,8 @@ from meeple.server.lobby import (
     StartRule,
     TableEvent,
     TableFull,
+    TooManyTables,
+    UnknownToken,
     VariantNotExpressible,
     expresses,
 )
@@ -340,3 +342,33 @@ async def test_rejoin_needs_a_held_seat() -> None:
     assert left == ["a", "b"]
     assert lobby.held == 0
     await asyncio.sleep(0)
+
+
+@settings(max_examples=50, deadline=None)
+@given(text=st.text(max_size=200))
+def test_unknown_ids_and_tokens_are_refused(text: str) -> None:
+    """Whatever a browser sends as a table id or a rejoin token, a missing one is a
+    typed refusal and nothing changes."""
+    lobby = Lobby(clock=VirtualClock())
+    lobby.register_game(GAME, lambda key, seats: StillRoom(seats), variants=VARIANTS)
+    table = lobby.create_table(GAME, "a", 2)
+    seat = _seat("s")
+    if text != table.id:
+        with pytest.raises(NoSuchTable):
+            lobby.sit(text, seat)
+    with pytest.raises(UnknownToken):
+        lobby.rejoin(text, seat)
+    assert lobby.table_of(seat) is None
+    assert [t.id for t in lobby.tables()] == [table.id]
+
+
+def test_empty_tables_are_capped() -> None:
+    """Tables nobody sat at are limited; one with a player does not count."""
+    lobby = Lobby(clock=VirtualClock(), max_empty_tables=2)
+    lobby.register_game(GAME, lambda key, seats: StillRoom(seats), variants=VARIANTS)
+    first = lobby.create_table(GAME, "a", 2)
+    lobby.create_table(GAME, "a", 2)
+    with pytest.raises(TooManyTables):
+        lobby.create_table(GAME, "b", 2)
+    lobby.sit(first.id, _seat("s"))
+    lobby.create_table(GAME, "b", 2)

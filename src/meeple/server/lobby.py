@@ -29,6 +29,7 @@ Exceptions::
     ├── BadTable (also ValueError): a variant or size the game does not have
     ├── AlreadyPlaying (also ValueError): the seat is in a running game
     ├── TableFull
+    ├── TooManyTables: the cap on empty tables (opened, nobody sat yet) is reached
     ├── VariantNotExpressible: the seat's protocol cannot play the table's variant
     └── UnknownToken: no held seat has this rejoin token
 """
@@ -69,6 +70,7 @@ __all__ = [
     "TableEvent",
     "TableFull",
     "TableInfo",
+    "TooManyTables",
     "UnknownGame",
     "UnknownToken",
     "VariantNotExpressible",
@@ -79,6 +81,9 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 DEFAULT_GRACE = 30.0
+# Tables opened that nobody sat at yet (a table whose last seat leaves closes): a cap,
+# so that a client creating tables in a loop cannot grow the lobby without bound.
+MAX_EMPTY_TABLES = 1000
 _table_ids = itertools.count(1)
 
 
@@ -106,6 +111,10 @@ class AlreadyPlaying(TableError, ValueError):
 
 
 class TableFull(TableError):
+    pass
+
+
+class TooManyTables(TableError):
     pass
 
 
@@ -293,8 +302,10 @@ class Lobby:
         clock: Clock | None = None,
         grace: float = DEFAULT_GRACE,
         names: NameRegistry | None = None,
+        max_empty_tables: int = MAX_EMPTY_TABLES,
     ) -> None:
         self.clock: Clock = clock or SystemClock()
+        self.max_empty_tables = max_empty_tables
         self.grace = grace
         self.names = names
         self._games: dict[str, _Game] = {}
@@ -380,6 +391,8 @@ class Lobby:
                 raise BadTable(f"{game} ({variant}) takes {low} to {high} players, not {size}")
         elif size < 1:
             raise BadTable("a table needs at least one seat")
+        if sum(1 for t in self._tables.values() if not t.seats) >= self.max_empty_tables:
+            raise TooManyTables(f"{self.max_empty_tables} tables are waiting for a first player")
         fewest = spec.variants[variant][0] if spec.variants is not None else 1
         table = Table(game, variant, size, start_rule, fewest=fewest)
         self._tables[table.id] = table
