@@ -7,10 +7,11 @@ import asyncio
 import pytest
 
 from meeple.clients.clarkson import play_clarkson
-from meeple.clients.santorini import play_santorini
+from meeple.clients.santorini import SantoriniClient, play_santorini
 from meeple.clients.scrabble_bot import play_twente
 from meeple.clients.spectrangle import play_spectrangle
 from meeple.games.scrabble.lexicon import Lexicon
+from meeple.protocols.santorini.messages import Players, ServerState
 from meeple.server.app import MeepleServer
 from meeple.server.bots import ScrabbleBot, add_bot
 from meeple.server.lobby import NoSuchTable, StartRule, TableFull, server_lobby
@@ -143,3 +144,21 @@ async def test_add_bot_refusals(server: MeepleServer) -> None:
     assert lobby.table(table.id) is None
     assert two.name not in server.services.names
     assert one.name not in server.services.names
+
+
+async def test_am27_clients_hear_of_a_table_a_bot_opened(server: MeepleServer) -> None:
+    """SERVERSTATE ``active`` follows tables opened in the lobby, not only AM27 queues:
+    a bot waiting at a table makes it true, and REGISTER (B) sits at that table."""
+    client = await SantoriniClient.connect("127.0.0.1", server.ports["santorini"])
+    try:
+        assert await asyncio.wait_for(client.receive(), 5) == ServerState(True, False)
+        lobby = server_lobby(server.services)
+        table = lobby.create_table("santorini", "standard", 2)
+        bot = add_bot(server.services, table.id, level="easy")
+        assert await asyncio.wait_for(client.receive(), 5) == ServerState(True, True)
+        await client.register("gus")  # (B): the fullest waiting game
+        players = await asyncio.wait_for(client.receive(), 5)
+        assert isinstance(players, Players)
+        assert [name for name, _ in players.players] == [bot.name, "gus"]
+    finally:
+        await client.close()
