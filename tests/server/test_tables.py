@@ -372,3 +372,18 @@ def test_empty_tables_are_capped() -> None:
         lobby.create_table(GAME, "b", 2)
     lobby.sit(first.id, _seat("s"))
     lobby.create_table(GAME, "b", 2)
+
+
+def test_a_refused_join_opens_no_table() -> None:
+    """A queue-style join refused (in a game already, a variant the seat cannot play)
+    leaves no empty table behind."""
+    lobby = Lobby(clock=VirtualClock())
+    lobby.register_game(GAME, lambda key, seats: StillRoom(seats), variants=VARIANTS)
+    a, b = _seat("a"), _seat("b")
+    lobby.join(QueueKey(GAME, 2, "a"), a)
+    assert lobby.join(QueueKey(GAME, 2, "a"), b) is not None
+    with pytest.raises(AlreadyPlaying):
+        lobby.join(QueueKey(GAME, 3, "a"), a)
+    with pytest.raises(VariantNotExpressible):
+        lobby.join(QueueKey(GAME, 2, "b"), _seat("c", {(GAME, "a")}))
+    assert lobby.tables() == []

@@ -403,6 +403,11 @@ class Lobby:
         """Sit ``seat`` at the oldest open table of ``key`` and ``rule`` with a free seat,
         opening one when there is none (a queue); start and return the room when due."""
         self._game(key.game)
+        # Refusals come before a table is opened for the seat, so none is left empty.
+        if id(seat) in self._rooms:
+            raise AlreadyPlaying(f"{seat.name} is already in a game")
+        if not expresses(seat, key.game, key.variant):
+            raise VariantNotExpressible(_protocol(seat), key.game, key.variant)
         table = self._match(key, rule, seat)
         if table is None:
             table = self.create_table(key.game, key.variant, key.players, rule)
