@@ -14,7 +14,13 @@ from meeple.games.scrabble.lexicon import Lexicon
 from meeple.protocols.santorini.messages import Players, ServerState
 from meeple.server.app import MeepleServer
 from meeple.server.bots import ScrabbleBot, add_bot
-from meeple.server.lobby import NoSuchTable, StartRule, TableFull, server_lobby
+from meeple.server.lobby import (
+    NoSuchTable,
+    StartRule,
+    TableFull,
+    VariantNotExpressible,
+    server_lobby,
+)
 from meeple.server.store import Store
 
 
@@ -139,6 +145,9 @@ async def test_add_bot_refusals(server: MeepleServer) -> None:
         add_bot(server.services, table.id)
     assert lobby.table(table.id) is not None  # bots alone: all ready, still not started
     assert not lobby.rooms
+    scrabble = lobby.create_table("scrabble", "twente", 2)
+    with pytest.raises(VariantNotExpressible):  # a Santorini bot plays only Santorini
+        lobby.sit(scrabble.id, one)
     one.leave()
     # The last one left is a bot alone: the lobby closes the table and frees its name.
     assert lobby.table(table.id) is None

@@ -71,12 +71,22 @@ MAX_REFUSALS = 5
 EASY_SPREAD = 8
 
 
+class _AnyVariantOf:
+    """Every ``(game, variant)`` of one game: what a bot can play."""
+
+    def __init__(self, game: str) -> None:
+        self.game = game
+
+    def __contains__(self, item: object) -> bool:
+        return isinstance(item, tuple) and len(item) == 2 and item[0] == self.game
+
+
 class BotSeat:
     """The game-independent part of a bot: its name, table, room and thinking thread."""
 
     protocol = "bot"
     bot = True  # the lobby never starts a table of bots alone
-    variants: Container[tuple[str, str]] | None = None  # any variant of its game
+    variants: Container[tuple[str, str]] | None  # any variant of its own game
     rejoinable = False
     GAME = ""
 
@@ -86,6 +96,7 @@ class BotSeat:
         if level not in LEVELS:
             raise ValueError(f"no bot level {level!r} (levels: {', '.join(LEVELS)})")
         self.name = name
+        self.variants = _AnyVariantOf(self.GAME)
         self.lobby = lobby
         self.names = names
         self.level = level
