@@ -41,6 +41,7 @@ from websockets.http11 import Request, Response
 from meeple.games.scrabble import game as g
 from meeple.games.scrabble.gcg import to_gcg
 from meeple.games.scrabble.lexicon import load_lexicon
+from meeple.games.scrabble.record import to_record
 from meeple.protocols.cmpn402.errors import CloseCode
 from meeple.protocols.cmpn402.messages import Start
 from meeple.server.app import Services
@@ -228,6 +229,7 @@ class Cmpn402Listener:
                 "winners": [game.players[w] for w in result.winners],
             },
             record=gcg,
+            data=to_record(game, lexicon=self._lexicon_name),
         )
         return gcg
 
