@@ -202,11 +202,12 @@ class SpectrangleRoom(Room):
 
     def _publish(self, events: list[engine.Event]) -> None:
         update = Update(tuple(events), self.game)
+        if self.game.is_over:
+            # Stored before anyone is told, so a player who has seen the end finds the record.
+            self._game_over()
         for i, seat in enumerate(self.seats):
             if i not in self.left:
                 self.deliver(seat, update)
-        if self.game.is_over:
-            self._game_over()
 
     def _game_over(self) -> None:
         result = self.game.result
