@@ -2,9 +2,31 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from pathlib import Path
+from random import Random
+from typing import Any
 
-from meeple.server.store import Store
+import pytest
+
+from meeple import ratings
+from meeple.games.records import replay
+from meeple.games.spectrangle import Game as SpectrangleGame
+from meeple.games.spectrangle.record import to_record
+from meeple.server.store import SCHEMA_VERSION, Store
+
+# The schema as version 1 of the store created it (migration 1, verbatim).
+_VERSION_1 = """
+CREATE TABLE games (
+    id INTEGER PRIMARY KEY, game TEXT NOT NULL, variant TEXT NOT NULL,
+    protocols TEXT NOT NULL, players TEXT NOT NULL, started_at REAL NOT NULL,
+    ended_at REAL NOT NULL, end_reason TEXT NOT NULL, result TEXT NOT NULL,
+    record TEXT NOT NULL);
+CREATE INDEX games_ended ON games (ended_at);
+CREATE TABLE checkpoints (key TEXT PRIMARY KEY, saved_at REAL NOT NULL, state TEXT NOT NULL);
+PRAGMA user_version = 1;
+"""
 
 
 def test_new_file_is_migrated_and_reopens_without_change(tmp_path: Path) -> None:
@@ -12,7 +34,7 @@ def test_new_file_is_migrated_and_reopens_without_change(tmp_path: Path) -> None
     path = tmp_path / "sub" / "meeple.sqlite3"
     Store(path).close()
     store = Store(path)
-    assert store.schema_version == 1
+    assert store.schema_version == SCHEMA_VERSION
     store.close()
 
 
@@ -66,4 +88,153 @@ def test_checkpoints_replace_and_persist(tmp_path: Path) -> None:
     assert store.checkpoint_keys() == ["cmpn402:1"]
     store.delete_checkpoint("cmpn402:1")
     assert store.load_checkpoint("cmpn402:1") is None
+    store.close()
+
+
+def _version_1_file(path: Path) -> None:
+    db = sqlite3.connect(path)
+    db.executescript(_VERSION_1)
+    rows = [
+        ("scrabble", "twente", "#character-encoding UTF-8\n>a: ABC 8H CAB +14 14\n"),
+        ("santorini", "gods", json.dumps(["Move(player=0, src=1, dst=2)"])),
+        ("spectrangle", "standard", json.dumps({"players": ["a", "b"], "bag": [], "actions": []})),
+    ]
+    for i, (game, variant, record) in enumerate(rows):
+        db.execute(
+            "INSERT INTO games (game, variant, protocols, players, started_at, ended_at,"
+            " end_reason, result, record) VALUES (?, ?, '[]', ?, ?, ?, 'x', '{}', ?)",
+            (game, variant, '["a", "b"]', float(i), float(i + 1), record),
+        )
+    db.execute("INSERT INTO checkpoints VALUES ('cmpn402:x', 1.0, '{\"turn\": 3}')")
+    db.commit()
+    db.close()
+
+
+def test_a_version_1_file_upgrades_and_keeps_its_old_rows(tmp_path: Path) -> None:
+    """Old rows keep their record text, have no JSON record and are not replayable;
+    checkpoints survive; new rows store a record that replays."""
+    path = tmp_path / "old.sqlite3"
+    _version_1_file(path)
+    store = Store(path)
+    assert store.schema_version == SCHEMA_VERSION
+    old = {g.game: g for g in store.games()}
+    assert set(old) == {"scrabble", "santorini", "spectrangle"}
+    assert old["scrabble"].record.startswith("#character-encoding")
+    assert old["santorini"].record == json.dumps(["Move(player=0, src=1, dst=2)"])
+    assert all(g.data is None and not g.replayable for g in old.values())
+    # Schema 3 knows who sat where in the old games, and rates none of them.
+    assert {g.game for g in store.player("a").games} == set(old)
+    assert store.leaderboard("scrabble") == []
+    assert store.load_checkpoint("cmpn402:x") == {"turn": 3}
+
+    game = SpectrangleGame(["a", "b"], Random(3))
+    while not game.is_over:
+        turn = game.turn
+        assert turn is not None
+        game.apply(game.legal_actions(turn)[0])
+    new_id = store.record_game(
+        game="spectrangle",
+        variant="standard",
+        protocols=["spectrangle"],
+        players=["a", "b"],
+        started_at=10.0,
+        end_reason="finished",
+        result={},
+        record="",
+        data=to_record(game),
+    )
+    store.close()
+    store = Store(path)
+    stored = store.game(new_id)
+    assert stored is not None
+    assert stored.replayable
+    assert stored.data == json.loads(json.dumps(to_record(game)))
+    assert [s.game.state() for s in replay(stored.data)][-1] == game.state()
+    assert store.schema_version == SCHEMA_VERSION
+    store.close()
+
+
+def _rated_record(players: list[str], scores: list[int], winners: list[int]) -> dict[str, Any]:
+    return {
+        "format": "meeple.record",
+        "game": "scrabble",
+        "version": 1,
+        "players": players,
+        "actions": [],
+        "result": {"reason": "went-out", "player": None, "scores": scores, "winners": winners},
+    }
+
+
+def _store_game(store: Store, players: list[str], scores: list[int], winners: list[int]) -> int:
+    return store.record_game(
+        game="scrabble",
+        variant="twente",
+        protocols=["twente"],
+        players=players,
+        started_at=0.0,
+        end_reason="went-out",
+        result={},
+        record="",
+        data=_rated_record(players, scores, winners),
+    )
+
+
+def test_finished_games_update_ratings_with_history(tmp_path: Path) -> None:
+    """Each stored game rates its players: leaderboard, history per game, profile."""
+    clock = iter(float(t) for t in range(100, 200))
+    store = Store(tmp_path / "db.sqlite3", wall_clock=lambda: next(clock))
+    first = _store_game(store, ["ann", "bob"], [300, 200], [0])
+    second = _store_game(store, ["ann", "bob", "cat"], [250, 260, 100], [1])
+    board = store.leaderboard("scrabble", 10)
+    # ann won 300-200, then bob won the three-player game: ann's first win still counts.
+    assert [(r.player, r.games) for r in board] == [("ann", 2), ("bob", 2), ("cat", 1)]
+    assert board[0].rating >= board[1].rating >= board[2].rating
+    assert all(r.rd < 350 for r in board)
+    history = store.rating_history("scrabble", "ann")
+    assert [h.game_id for h in history] == [first, second]
+    assert [h.games for h in history] == [1, 2]
+    assert history[0].rating > 1500  # won the first game
+    assert history[-1].rating == next(r.rating for r in board if r.player == "ann")
+    profile = store.player("cat")
+    assert [r.game for r in profile.ratings] == ["scrabble"]
+    assert [g.id for g in profile.games] == [second]
+    assert [g.id for g in store.player("ann").games] == [second, first]
+    assert store.leaderboard("santorini", 10) == []
+    assert store.player("nobody").ratings == ()
+    store.close()
+
+
+def test_unrated_games_leave_ratings_alone(tmp_path: Path) -> None:
+    """No record, a lone player or a game without a result: stored, not rated."""
+    store = Store(tmp_path / "db.sqlite3")
+    store.record_game(
+        game="scrabble",
+        variant="twente",
+        protocols=["twente"],
+        players=["ann", "bob"],
+        started_at=0.0,
+        end_reason="x",
+        result={},
+        record="",
+    )
+    _store_game(store, ["solo"], [10], [0])
+    assert store.leaderboard("scrabble", 10) == []
+    assert len(store.games()) == 2
+    store.close()
+
+
+def test_a_failing_rating_update_stores_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The game row and the ratings are one transaction: both or neither."""
+    store = Store(tmp_path / "db.sqlite3")
+
+    def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(ratings, "rate_game", broken)
+    with pytest.raises(RuntimeError):
+        _store_game(store, ["ann", "bob"], [1, 0], [0])
+    assert store.games() == []
+    assert store.player("ann").games == ()
     store.close()

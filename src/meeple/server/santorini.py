@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 
 from meeple.games import santorini as engine
 from meeple.games.santorini import Game, Phase, RuleError, Rules
+from meeple.games.santorini.record import to_record
 from meeple.protocols.santorini import messages as m
 from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejected
 from meeple.protocols.santorini.session import Heartbeat, LocalProtocolError, ServerSession, State
@@ -140,6 +141,7 @@ class SantoriniRoom(Room):
         self.game = Game(rules, challenger)
         self.started_at = time.time()
         self.end_reason = ""
+        self.dropped: int | None = None  # the seat whose disconnect ended the game
         self.on_game_over: list[object] = []
 
     def index(self, seat: Seat) -> int:
@@ -176,12 +178,13 @@ class SantoriniRoom(Room):
             self.deliver(seat, Refused(e, self.game))
             return
         changed = Changed(self.game, before, tuple(events))
+        if any(isinstance(e, engine.GameWon) for e in events):
+            # Stored before anyone is told, so a player who has seen the end finds the record.
+            self.end_reason = "win"
+            self._over()
         for i, other in enumerate(self.seats):
             if before.alive[i]:  # a player already out (3 players) has left the table
                 self.deliver(other, changed)
-        if any(isinstance(e, engine.GameWon) for e in events):
-            self.end_reason = "win"
-            self._over()
 
     def on_seat_left(self, seat: Seat) -> None:
         if self.game.is_over:
@@ -190,11 +193,12 @@ class SantoriniRoom(Room):
         if not self.game.state.alive[player]:
             return  # already out of a 3-player game: the others play on
         self.end_reason = "disconnect"
+        self.dropped = player
         notice = Dropped(player, self.names[player])
+        self._over()
         for i, other in enumerate(self.seats):
             if i != player and self.game.state.alive[i]:
                 self.deliver(other, notice)
-        self._over()
 
     def _over(self) -> None:
         for callback in self.on_game_over:
@@ -230,6 +234,7 @@ def santorini_lobby(services: Services) -> Lobby:
                     "gods": [g or ATHEIST for g in game.state.gods] if game.rules.gods else [],
                 },
                 record=json.dumps([repr(a) for a in game.log]),
+                data=to_record(game, players=names, disconnected=room.dropped),
             )
 
         def create(key: QueueKey, seats: list[Seat]) -> Room:

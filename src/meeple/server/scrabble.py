@@ -37,6 +37,7 @@ from meeple.games.scrabble.game import (
 from meeple.games.scrabble.gcg import to_gcg
 from meeple.games.scrabble.lexicon import load_lexicon
 from meeple.games.scrabble.moves import Placement
+from meeple.games.scrabble.record import to_record
 from meeple.server.lobby import Lobby, QueueKey, server_lobby
 from meeple.server.room import Room, Seat
 from meeple.server.store import Store
@@ -233,11 +234,12 @@ class ScrabbleRoom(Room):
 
     def _publish(self, actor: int | None, events: list[Event]) -> None:
         update = Update(actor, tuple(events), self.game)
+        if self.game.is_over:
+            # Stored before anyone is told, so a player who has seen the end finds the record.
+            self._game_over()
         for i, seat in enumerate(self.seats):
             if i not in self.left:
                 self.deliver(seat, update)
-        if self.game.is_over:
-            self._game_over()
 
     def on_seat_left(self, seat: Seat) -> None:
         player = self.index(seat)
@@ -312,6 +314,7 @@ def _room_factory(
                 "winners": [room.game.players[w] for w in result.winners],
             },
             record=to_gcg(room.game, lexicon=getattr(lexicon, "name", None)),
+            data=to_record(room.game, lexicon=getattr(lexicon, "name", None)),
         )
 
     def create(key: QueueKey, seats: list[Seat]) -> Room:

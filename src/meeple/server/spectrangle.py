@@ -48,6 +48,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from meeple.games import spectrangle as engine
+from meeple.games.spectrangle.record import to_record
 from meeple.protocols.spectrangle import (
     DEFAULT_MAX_LINE_SIZE,
     Chat,
@@ -207,11 +208,12 @@ class SpectrangleRoom(Room):
 
     def _publish(self, events: list[engine.Event]) -> None:
         update = Update(tuple(events), self.game)
+        if self.game.is_over:
+            # Stored before anyone is told, so a player who has seen the end finds the record.
+            self._game_over()
         for i, seat in enumerate(self.seats):
             if i not in self.left:
                 self.deliver(seat, update)
-        if self.game.is_over:
-            self._game_over()
 
     def _game_over(self) -> None:
         result = self.game.result
@@ -306,6 +308,7 @@ def _room_factory(store: Store, services: Services) -> Callable[[QueueKey, list[
             end_reason=end_reason,
             result=summary,
             record=record_json(game.record()),
+            data=to_record(game),
         )
 
     def create(key: QueueKey, seats: list[Seat]) -> Room:

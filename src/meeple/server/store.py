@@ -17,7 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["GameRecord", "Store"]
+from meeple import ratings
+from meeple.games.records import FORMAT
+
+__all__ = ["SCHEMA_VERSION", "GameRecord", "PlayerProfile", "PlayerRating", "RatingPoint", "Store"]
 
 logger = logging.getLogger(__name__)
 
@@ -43,12 +46,66 @@ _MIGRATIONS: Sequence[str] = (
         state TEXT NOT NULL
     );
     """,
+    # 2: the game's JSON record (meeple.games.records), NULL for games stored before it;
+    # the web lists one game's finished games, newest first.
+    """
+    ALTER TABLE games ADD COLUMN data TEXT NULL;
+    CREATE INDEX games_game_ended ON games (game, ended_at);
+    """,
+    # 3: ratings per (game, player) with one history row per rated game, and who sat
+    # where in every game (filled from the games already stored) to list a player's games.
+    """
+    CREATE TABLE game_players (
+        game_id INTEGER NOT NULL REFERENCES games (id),
+        seat INTEGER NOT NULL,
+        player TEXT NOT NULL,
+        PRIMARY KEY (game_id, seat)
+    );
+    CREATE INDEX game_players_player ON game_players (player, game_id);
+    INSERT INTO game_players (game_id, seat, player)
+        SELECT games.id, CAST(p.key AS INTEGER), p.value FROM games, json_each(games.players) AS p;
+    CREATE TABLE ratings (
+        game TEXT NOT NULL,
+        player TEXT NOT NULL,
+        rating REAL NOT NULL,
+        rd REAL NOT NULL,
+        volatility REAL NOT NULL,
+        games INTEGER NOT NULL,
+        updated_at REAL NOT NULL,
+        PRIMARY KEY (game, player)
+    );
+    CREATE INDEX ratings_leaderboard ON ratings (game, rating);
+    CREATE TABLE rating_history (
+        id INTEGER PRIMARY KEY,
+        game TEXT NOT NULL,
+        player TEXT NOT NULL,
+        game_id INTEGER NOT NULL REFERENCES games (id),
+        rating REAL NOT NULL,
+        rd REAL NOT NULL,
+        volatility REAL NOT NULL,
+        games INTEGER NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE INDEX rating_history_player ON rating_history (game, player, id);
+    """,
+)
+
+SCHEMA_VERSION = len(_MIGRATIONS)
+
+_GAME_COLUMNS = (
+    "id, game, variant, protocols, players, started_at, ended_at, end_reason, result, record, data"
 )
 
 
 @dataclass(frozen=True, slots=True)
 class GameRecord:
-    """A finished game as stored: who played, how it ended, and its record (GCG for Scrabble)."""
+    """A finished game as stored: who played, how it ended, and its records.
+
+    ``record`` is text: GCG for Scrabble (the web offers it as a download); before
+    schema 2, Python reprs or ad-hoc JSON for the other games. ``data`` is the versioned
+    JSON record (:mod:`meeple.games.records`) that replays the game, None for games
+    stored before schema 2; ``replayable`` says whether there is one this code reads.
+    """
 
     id: int
     game: str
@@ -60,6 +117,49 @@ class GameRecord:
     end_reason: str
     result: Mapping[str, Any]
     record: str
+    data: dict[str, Any] | None = None
+
+    @property
+    def replayable(self) -> bool:
+        return (
+            self.data is not None
+            and self.data.get("format") == FORMAT
+            and self.data.get("version") == 1
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerRating:
+    """A player's current Glicko-2 rating at one game, after ``games`` rated games."""
+
+    game: str
+    player: str
+    rating: float
+    rd: float
+    volatility: float
+    games: int
+    updated_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class RatingPoint:
+    """A player's rating right after the stored game ``game_id``."""
+
+    game_id: int
+    rating: float
+    rd: float
+    volatility: float
+    games: int
+    updated_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerProfile:
+    """What the store knows of a name: its rating per game and its latest games."""
+
+    name: str
+    ratings: tuple[PlayerRating, ...]
+    games: tuple[GameRecord, ...]
 
 
 class Store:
@@ -84,8 +184,10 @@ class Store:
                 self._db.execute(f"PRAGMA user_version = {number}")
             logger.info("store %s: schema migrated to version %d", self.path, number)
 
-    def _transaction(self) -> _Tx:
-        self._db.execute("BEGIN")
+    def _transaction(self, *, immediate: bool = False) -> _Tx:
+        # IMMEDIATE takes the write lock up front: a transaction that reads, then writes
+        # cannot then fail on another connection's lock (tests open a second Store).
+        self._db.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
         return _Tx(self._db)
 
     @property
@@ -103,28 +205,113 @@ class Store:
         end_reason: str,
         result: Mapping[str, Any],
         record: str,
+        data: Mapping[str, Any] | None = None,
     ) -> int:
-        """Store a finished game; returns its id."""
-        cur = self._db.execute(
-            "INSERT INTO games (game, variant, protocols, players, started_at, ended_at,"
-            " end_reason, result, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                game,
-                variant,
-                json.dumps(sorted(set(protocols))),
-                json.dumps(list(players)),
-                started_at,
-                self._now(),
-                end_reason,
-                json.dumps(result, sort_keys=True),
-                record,
-            ),
+        """Store a finished game; returns its id. ``data`` is its JSON record.
+
+        A finished game between named players (:func:`meeple.ratings.rated`) updates
+        their ratings at ``game`` in the same transaction (see docs/server.md, Ratings).
+        """
+        now = self._now()
+        with self._transaction(immediate=True):
+            cur = self._db.execute(
+                "INSERT INTO games (game, variant, protocols, players, started_at, ended_at,"
+                " end_reason, result, record, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    game,
+                    variant,
+                    json.dumps(sorted(set(protocols))),
+                    json.dumps(list(players)),
+                    started_at,
+                    now,
+                    end_reason,
+                    json.dumps(result, sort_keys=True),
+                    record,
+                    None if data is None else json.dumps(data, separators=(",", ":")),
+                ),
+            )
+            game_id = int(cur.lastrowid or 0)
+            self._db.executemany(
+                "INSERT INTO game_players (game_id, seat, player) VALUES (?, ?, ?)",
+                [(game_id, seat, name) for seat, name in enumerate(players)],
+            )
+            if data is not None and list(data.get("players", ())) == list(players):
+                self._rate(game, list(players), data, game_id, now)
+        return game_id
+
+    def _rate(
+        self, game: str, players: list[str], data: Mapping[str, Any], game_id: int, now: float
+    ) -> None:
+        if not ratings.rated(data):
+            return
+        before: list[ratings.Rating] = []
+        counts: list[int] = []
+        for name in players:
+            row = self._db.execute(
+                "SELECT rating, rd, volatility, games FROM ratings WHERE game = ? AND player = ?",
+                (game, name),
+            ).fetchone()
+            before.append(ratings.Rating() if row is None else ratings.Rating(*row[:3]))
+            counts.append(0 if row is None else int(row[3]))
+        after = ratings.rate_game(data, before)
+        for name, r, n in zip(players, after, counts, strict=True):
+            values = (r.rating, r.rd, r.volatility, n + 1, now)
+            self._db.execute(
+                "INSERT INTO ratings (game, player, rating, rd, volatility, games, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (game, player) DO UPDATE SET"
+                " rating = excluded.rating, rd = excluded.rd, volatility = excluded.volatility,"
+                " games = excluded.games, updated_at = excluded.updated_at",
+                (game, name, *values),
+            )
+            self._db.execute(
+                "INSERT INTO rating_history (game, player, game_id, rating, rd, volatility,"
+                " games, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (game, name, game_id, *values),
+            )
+
+    def leaderboard(self, game: str, limit: int = 100) -> list[PlayerRating]:
+        """The players rated at ``game``, best first (rating, then the surer rating)."""
+        rows = self._db.execute(
+            "SELECT game, player, rating, rd, volatility, games, updated_at FROM ratings"
+            " WHERE game = ? ORDER BY rating DESC, rd ASC, player ASC LIMIT ?",
+            (game, limit),
         )
-        return int(cur.lastrowid or 0)
+        return [PlayerRating(*row) for row in rows]
+
+    def player(self, name: str, *, limit: int = 20) -> PlayerProfile:
+        """``name``'s rating at each game they are rated at, and their ``limit`` latest games."""
+        rated = [
+            PlayerRating(*row)
+            for row in self._db.execute(
+                "SELECT game, player, rating, rd, volatility, games, updated_at FROM ratings"
+                " WHERE player = ? ORDER BY game",
+                (name,),
+            )
+        ]
+        columns = ", ".join(f"g.{c.strip()}" for c in _GAME_COLUMNS.split(","))
+        games = [
+            _record(row)
+            for row in self._db.execute(
+                f"SELECT DISTINCT {columns} FROM games AS g"
+                " JOIN game_players AS p ON p.game_id = g.id WHERE p.player = ?"
+                " ORDER BY g.ended_at DESC, g.id DESC LIMIT ?",
+                (name, limit),
+            )
+        ]
+        return PlayerProfile(name, tuple(rated), tuple(games))
+
+    def rating_history(self, game: str, name: str) -> list[RatingPoint]:
+        """``name``'s rating at ``game`` after each of their rated games, oldest first."""
+        rows = self._db.execute(
+            "SELECT game_id, rating, rd, volatility, games, updated_at FROM rating_history"
+            " WHERE game = ? AND player = ? ORDER BY id",
+            (game, name),
+        )
+        return [RatingPoint(*row) for row in rows]
 
     def games(self, *, game: str | None = None, limit: int = 100) -> list[GameRecord]:
         """The most recently finished games, newest first."""
-        sql = "SELECT * FROM games"
+        sql = f"SELECT {_GAME_COLUMNS} FROM games"
         args: list[Any] = []
         if game is not None:
             sql += " WHERE game = ?"
@@ -134,7 +321,9 @@ class Store:
         return [_record(row) for row in self._db.execute(sql, args)]
 
     def game(self, game_id: int) -> GameRecord | None:
-        row = self._db.execute("SELECT * FROM games WHERE id = ?", (game_id,)).fetchone()
+        row = self._db.execute(
+            f"SELECT {_GAME_COLUMNS} FROM games WHERE id = ?", (game_id,)
+        ).fetchone()
         return None if row is None else _record(row)
 
     def save_checkpoint(self, key: str, state: Mapping[str, Any]) -> None:
@@ -172,7 +361,7 @@ class _Tx:
 
 
 def _record(row: tuple[Any, ...]) -> GameRecord:
-    (gid, game, variant, protocols, players, started, ended, reason, result, record) = row
+    (gid, game, variant, protocols, players, started, ended, reason, result, record, data) = row
     return GameRecord(
         id=gid,
         game=game,
@@ -184,4 +373,5 @@ def _record(row: tuple[Any, ...]) -> GameRecord:
         end_reason=reason,
         result=json.loads(result),
         record=record,
+        data=None if data is None else json.loads(data),
     )
