@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from meeple.games import spectrangle as engine
+from meeple.games.spectrangle.view import spectator_view
 from meeple.protocols.spectrangle import (
     DEFAULT_MAX_LINE_SIZE,
     Chat,
@@ -157,6 +158,8 @@ def new_game(players: list[str], rng: random.Random) -> engine.Game:
 class SpectrangleRoom(Room):
     """One Spectrangle game: the engine state, its seats, and what each is told."""
 
+    game_name = "spectrangle"
+
     def __init__(
         self,
         seats: list[Seat],
@@ -172,6 +175,9 @@ class SpectrangleRoom(Room):
 
     def index(self, seat: Seat) -> int:
         return next(i for i, s in enumerate(self.seats) if s is seat)
+
+    def spectator_view(self) -> dict[str, Any]:
+        return spectator_view(self.game)
 
     def on_start(self) -> None:
         self.broadcast(GameStarted(self.game))
