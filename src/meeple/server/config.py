@@ -54,6 +54,7 @@ DEFAULT_PORTS: Mapping[str, int] = {
     "cmpn402": 8765,
     "santorini": 7778,
     "spectrangle": 4000,
+    "web": 8000,  # HTTP and WebSocket for browsers (docs/web.md)
 }
 
 

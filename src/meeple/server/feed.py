@@ -22,7 +22,7 @@ import asyncio
 import collections
 import json
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,9 +58,9 @@ class FeedItem:
 class Subscription:
     """A viewer's bounded queue of feed items over one or more topics."""
 
-    def __init__(self, feed: Feed, topics: Iterable[str], limit: int) -> None:
+    def __init__(self, feed: Feed, limit: int) -> None:
         self._feed = feed
-        self.topics = frozenset(topics)
+        self.topics: set[str] = set()
         self._items: collections.deque[FeedItem] = collections.deque()
         self._limit = limit
         self._ready = asyncio.Event()
@@ -82,6 +82,21 @@ class Subscription:
             self.resync = True
         self._items.append(item)
         self._ready.set()
+
+    def add(self, topic: str) -> None:
+        """Listen on ``topic`` too; its last snapshot (if any) is queued at once."""
+        if not self.closed and topic not in self.topics:
+            self.topics.add(topic)
+            self._feed._add(self, topic)
+
+    def remove(self, topic: str) -> None:
+        """Stop listening on ``topic``; its queued items are dropped."""
+        if topic in self.topics:
+            self.topics.discard(topic)
+            self._feed._remove(self, topic)
+            self._items = collections.deque(i for i in self._items if i.topic != topic)
+            if not self._items:
+                self._ready.clear()
 
     def pending(self) -> int:
         return len(self._items)
@@ -107,7 +122,10 @@ class Subscription:
     def close(self) -> None:
         if not self.closed:
             self.closed = True
-            self._feed._unsubscribe(self)
+            for topic in self.topics:
+                self._feed._remove(self, topic)
+            self.topics.clear()
+            self._items.clear()
             self._ready.set()
 
 
@@ -122,21 +140,23 @@ class Feed:
 
     def subscribe(self, *topics: str, limit: int | None = None) -> Subscription:
         """Listen on ``topics``; each topic's last snapshot (if any) is queued at once."""
-        sub = Subscription(self, topics, limit or self._limit)
-        for topic in sub.topics:
-            self._subs.setdefault(topic, set()).add(sub)
-            last = self._last.get(topic)
-            if last is not None:
-                sub._put(last)
+        sub = Subscription(self, limit or self._limit)
+        for topic in topics:
+            sub.add(topic)
         return sub
 
-    def _unsubscribe(self, sub: Subscription) -> None:
-        for topic in sub.topics:
-            subs = self._subs.get(topic)
-            if subs is not None:
-                subs.discard(sub)
-                if not subs:
-                    del self._subs[topic]
+    def _add(self, sub: Subscription, topic: str) -> None:
+        self._subs.setdefault(topic, set()).add(sub)
+        last = self._last.get(topic)
+        if last is not None:
+            sub._put(last)
+
+    def _remove(self, sub: Subscription, topic: str) -> None:
+        subs = self._subs.get(topic)
+        if subs is not None:
+            subs.discard(sub)
+            if not subs:
+                del self._subs[topic]
 
     def subscribers(self, topic: str) -> int:
         return len(self._subs.get(topic, ()))
