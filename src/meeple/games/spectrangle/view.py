@@ -68,7 +68,8 @@ def spectator_view(game: Game) -> dict[str, Any]:
         "players": list(game.players),
         "fields": fields,
         "hands": [[str(t) for t in hand] for hand in game.hands],
-        "scores": list(game.scores),
+        # Once over, the final scores: the tiles left in hand are deducted.
+        "scores": list(result.scores if result is not None else game.scores),
         "bag": game.bag_size,
         "turn": game.turn,
         "status": game.status.value,
