@@ -50,7 +50,7 @@ class WebListener:
     def __init__(self, services: Services, name: str, config: ListenerConfig) -> None:
         self.name = name
         self.services = services
-        self.app = create_app(services)
+        self.app = create_app(services, max_message_size=services.config.web.max_message_size)
         self._config = uvicorn.Config(
             self.app,
             host=services.config.host,
