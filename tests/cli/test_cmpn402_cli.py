@@ -46,12 +46,24 @@ def test_bot_without_a_referee_fails_cleanly(capsys: pytest.CaptureFixture[str])
 
 
 def test_admin_commands(referee_port: int, capsys: pytest.CaptureFixture[str]) -> None:
-    """`meeple cmpn402 ACTION` presses the buttons; a wrong token is refused."""
+    """`meeple cmpn402 ACTION` presses the buttons (POST); a wrong token is refused."""
     base = ["cmpn402", "--port", str(referee_port)]
     assert main([*base, "status", "--token", "x"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["status"]["state"] == "INIT"
+    assert out["referee"]["state"] == "INIT"
+    assert out["status"]["state"] == "waiting"
     assert main([*base, "pause", "--token", "x"]) == 0
     assert json.loads(capsys.readouterr().out)["result"] == "paused"
+    assert main([*base, "swap", "--token", "x"]) == 0
+    assert "seat 2" in json.loads(capsys.readouterr().out)["result"]
+    assert main([*base, "resume", "--token", "x"]) == 0
+    assert json.loads(capsys.readouterr().out)["result"] == "resumed"
+    assert main([*base, "resume", "--token", "x"]) == 1
+    assert "409 not paused" in capsys.readouterr().err
     assert main([*base, "stop", "--token", "wrong"]) == 1
-    assert "401" in capsys.readouterr().err
+    assert "403" in capsys.readouterr().err
+    assert main([*base, "standings", "--token", "x"]) == 0
+    assert capsys.readouterr().out.split()[:2] == ["#", "agent"]
+    assert main([*base, "withdraw", "--token", "x"]) == 2  # withdraw needs --name
+    assert main([*base, "withdraw", "--name", "a", "--token", "x"]) == 1
+    assert "contest" in capsys.readouterr().err

@@ -53,6 +53,7 @@ from meeple.protocols.cmpn402 import (
 from meeple.server.app import MeepleServer
 from meeple.server.clock import Clock, SystemClock, VirtualClock
 from meeple.server.cmpn402 import Cmpn402Listener
+from meeple.server.cmpn402_console import ConsoleError, public
 from meeple.server.config import ListenerConfig, ServerConfig
 from meeple.server.store import Store
 
@@ -469,11 +470,14 @@ async def test_restart_and_resume(make_server: Factory, gcide: Lexicon) -> None:
 # --- admin and heartbeat ----------------------------------------------------------
 
 
-async def _admin(server: MeepleServer, action: str, token: str = TOKEN) -> tuple[int, Any]:
+async def _admin(
+    server: MeepleServer, action: str, token: str | None = TOKEN, method: str | None = None
+) -> tuple[int, Any]:
+    """One admin request: GET for status/standings, POST for the rest (unless ``method``)."""
+    method = method or ("GET" if action.split("?")[0] in ("status", "standings") else "POST")
     reader, writer = await asyncio.open_connection("127.0.0.1", server.ports["cmpn402"])
-    writer.write(
-        f"GET /admin/{action} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n".encode()
-    )
+    auth = "" if token is None else f"Authorization: Bearer {token}\r\n"
+    writer.write(f"{method} /admin/{action} HTTP/1.1\r\nHost: x\r\n{auth}\r\n".encode())
     head = await reader.readuntil(b"\r\n\r\n")
     length = int(next(h for h in head.split(b"\r\n") if h.lower().startswith(b"content-length"))
                  .split(b":")[1])  # fmt: skip
@@ -486,29 +490,187 @@ async def test_admin_manual_start_pause_stop(make_server: Factory, gcide: Lexico
     """--manual-start waits for the admin; pause holds moves; stop ends with reason 3."""
     clock = VirtualClock()
     server = await make_server(clock, manual_start=True)
-    assert (await _admin(server, "status", "wrong"))[0] == 401
     assert (await _admin(server, "nothing"))[0] == 404
     a = await (await Peer.open(server)).named("alice")
     b = await (await Peer.open(server)).named("bob")
     await a.quiet()
     code, body = await _admin(server, "status")
     assert code == 200
-    assert body["status"]["state"] == "READY"
+    assert body["referee"]["state"] == "READY"
+    assert body["status"]["state"] == "waiting"
+    assert body["status"]["mode"] == "series"
+    assert {x["name"] for x in body["status"]["agents"]} == {"alice", "bob"}
     assert (await _admin(server, "start"))[1]["result"] == "started"
     sa, sb = await a.next(), await b.next()
     mover, other = (a, b) if isinstance(sa, Start) and sa.order == 1 else (b, a)
     assert (await _admin(server, "pause"))[1]["result"] == "paused"
+    assert (await _admin(server, "pause"))[0] == 409  # already paused: refused, with why
     await clock.advance(100)  # no clock runs while paused
     await mover.send(PassMove())
     await other.quiet()
-    assert (await _admin(server, "start"))[1]["result"] == "resumed"
+    code, body = await _admin(server, "resume")
+    assert (code, body["result"]) == (200, "resumed")
     await other.expect(PassNotice(PLAYER_MS, TOTAL_MS))
     assert (await _admin(server, "stop"))[1]["result"] == "stopped"
     await a.expect(EndMessage(EndReason.STOPPED, 0, 0))
     await b.expect(EndMessage(EndReason.STOPPED, 0, 0))
     _, body = await _admin(server, "status")
-    assert body["status"]["results"][0]["reason"] == "STOPPED"
+    assert body["referee"]["results"][0]["reason"] == "STOPPED"
+    [result] = body["status"]["series"]["results"]
+    assert (result["reason"], result["scores"], result["winner"]) == ("STOPPED", [0, 0], None)
+    assert body["status"]["state"] == "finished"
     assert sb is not None
+
+
+@pytest.mark.parametrize("action", ["start", "pause", "resume", "stop", "swap", "withdraw"])
+async def test_admin_actions_change_state_only_on_post(make_server: Factory, action: str) -> None:
+    """A GET of an action is 405 and changes nothing; no token is 401, a wrong one 403."""
+    server = await make_server(manual_start=True)
+    referee = server.listeners["cmpn402"].referee
+    before = referee.status()
+    code, body = await _admin(server, action, method="GET")
+    assert code == 405
+    assert "POST" in body["error"]
+    assert (await _admin(server, action, token=None))[0] == 401
+    assert (await _admin(server, action, token="wrong"))[0] == 403
+    assert (await _admin(server, action, token=""))[0] == 401
+    assert referee.status() == before
+    assert referee.mode.value == "running"
+
+
+async def test_admin_reads_are_gets(make_server: Factory) -> None:
+    """status and standings answer GET only, with the token like every admin path."""
+    server = await make_server()
+    for read in ("status", "standings"):
+        assert (await _admin(server, read, method="POST"))[0] == 405
+        assert (await _admin(server, read, token=None))[0] == 401
+        assert (await _admin(server, read, token="nope"))[0] == 403
+        assert (await _admin(server, read))[0] == 200
+    code, body = await _admin(server, "standings")
+    assert (code, body) == (200, {"mode": "series", "standings": []})
+
+
+async def test_admin_refusals_and_parameters(make_server: Factory) -> None:
+    """Actions that cannot be done now are 409 with the reason; contest actions in a
+    series are refused; parameters are checked."""
+    server = await make_server(manual_start=True)
+    code, body = await _admin(server, "start")
+    assert code == 409
+    assert "cannot start" in body["error"]
+    code, body = await _admin(server, "withdraw?name=alice")
+    assert code == 409
+    assert "contest" in body["error"]
+    assert (await _admin(server, "resume"))[0] == 409  # not paused
+    assert (await _admin(server, "pause?x=1&x=2"))[0] == 409
+    assert (await _admin(server, "pause?" + "n=" + "x" * 300))[0] == 409
+    code, body = await _admin(server, "swap")
+    assert (code, body["result"]) == (200, "the next game's first player is seat 2")
+
+
+async def test_swap_gives_the_first_move_to_the_other_agent(make_server: Factory) -> None:
+    """After swap the first game's first player is seat 2 (the agent that named second)."""
+    server = await make_server(manual_start=True)
+    a = await (await Peer.open(server)).named("alice")
+    b = await (await Peer.open(server)).named("bob")
+    assert (await _admin(server, "swap"))[0] == 200
+    assert (await _admin(server, "start"))[0] == 200
+    sa, sb = await a.next(), await b.next()
+    assert isinstance(sa, Start)
+    assert isinstance(sb, Start)
+    assert (sa.order, sb.order) == (2, 1)
+
+
+# --- the console (issue 12's /cmpn402 page reads it) -------------------------------
+
+
+async def test_console_snapshot_follows_the_game(make_server: Factory, gcide: Lexicon) -> None:
+    """The console is a service; its snapshot shows agents, the board, clocks, the
+    challenge window and the moves, and its JSON part holds no rack letter."""
+    clock = VirtualClock()
+    server = await make_server(clock)
+    console = server.services.resource("cmpn402.console", lambda: None)
+    assert console is server.listeners["cmpn402"].console
+    assert console.snapshot()["state"] == "waiting"
+    mover, other, start, _ = await _pair(server)
+    snap = console.snapshot()
+    assert snap["state"] == "running"
+    assert [a["connected"] for a in snap["agents"]] == [True, True]
+    assert all(a["address"].startswith("127.0.0.1:") and a["board"] == 1 for a in snap["agents"])
+    [board] = snap["boards"]
+    referee = server.listeners["cmpn402"].referee
+    assert board["game"] is referee.game
+    assert board["players"] == ["alice", "bob"]
+    assert board["turn"] == board["first"]
+    assert (board["scores"], board["bag"], board["moves"]) == ([0, 0], 86, [])
+    assert board["clocks"] == {"players_ms": [PLAYER_MS] * 2, "total_ms": TOTAL_MS, "running": True}
+    assert board["challenge"] == {"open": False, "remaining_ms": 0}
+    await clock.advance(2.0)
+    best = _best(start.tiles, gcide)
+    await mover.send(best)
+    await other.next()
+    await clock.advance(1.0)
+    [board] = console.snapshot()["boards"]
+    assert board["challenge"] == {"open": True, "remaining_ms": CHALLENGE_MS - 1000}
+    assert board["clocks"]["running"] is False
+    mover_index = 1 - board["turn"]
+    assert board["clocks"]["players_ms"][mover_index] == PLAYER_MS - 2000
+    [move] = board["moves"]
+    assert (move["player"], move["score"], move["total"]) == (mover_index, best.score, best.score)
+    text = json.dumps(public(console.snapshot()))
+    racks = referee.game.racks
+    assert all(f'"{rack}"' not in text for rack in racks)
+    assert '"game"' not in text
+    assert console.snapshot()["files"][0]["log"] is True
+
+
+async def test_console_subscribers_and_files(make_server: Factory, gcide: Lexicon) -> None:
+    """Subscribers hear every change; a failing one hurts nothing; unsubscribe works;
+    a finished game's log and GCG are there by id; bad ids and kinds are None."""
+    clock = VirtualClock()
+    server = await make_server(clock)
+    console = server.listeners["cmpn402"].console
+    heard: list[str] = []
+
+    def broken() -> None:
+        raise RuntimeError("a bad subscriber")
+
+    console.subscribe(broken)
+    stop = console.subscribe(lambda: heard.append(console.snapshot()["state"]))
+    mover, other, _, _ = await _pair(server)
+    assert heard[-1] == "running"
+    count = len(heard)
+    await mover.send(PassMove())
+    await other.next()
+    assert len(heard) == count + 1
+    assert console.act("pause") == "paused"
+    assert heard[-1] == "paused"
+    with pytest.raises(ConsoleError):
+        console.act("pause")
+    with pytest.raises(ConsoleError):
+        console.act("dance")
+    assert console.act("stop") == "stopped"
+    await mover.expect(EndMessage(EndReason.STOPPED, 0, 0))
+    snap = console.snapshot()
+    assert snap["state"] == "finished"
+    [result] = snap["series"]["results"]
+    game_id = result["game_id"]
+    assert snap["files"] == [{"game_id": game_id, "log": True, "gcg": True}]
+    gcg = console.file(game_id, "gcg")
+    assert gcg is not None
+    assert "#player1 alice alice" in gcg.read_text()
+    assert console.file(game_id, "log").name == f"{game_id}.log"
+    for bad_id, kind in (("../meeple", "log"), (game_id, "sqlite3"), ("", "gcg"), ("x", "log")):
+        assert console.file(bad_id, kind) is None
+    stop()
+    count = len(heard)
+    console.act("swap")
+    assert len(heard) == count
+    assert console.check_token(TOKEN)
+    assert not console.check_token("t0ken ")
+    assert not console.check_token("é")
+    standings = {r["name"]: r for r in snap["standings"]}
+    assert standings["alice"]["draws"] == standings["bob"]["draws"] == 1
+    assert standings["alice"]["games_left"] == 0
 
 
 async def test_heartbeat_drops_a_silent_client(make_server: Factory) -> None:

@@ -2,9 +2,27 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from pathlib import Path
+from random import Random
 
-from meeple.server.store import Store
+from meeple.games.records import replay
+from meeple.games.spectrangle import Game as SpectrangleGame
+from meeple.games.spectrangle.record import to_record
+from meeple.server.store import SCHEMA_VERSION, Store
+
+# The schema as version 1 of the store created it (migration 1, verbatim).
+_VERSION_1 = """
+CREATE TABLE games (
+    id INTEGER PRIMARY KEY, game TEXT NOT NULL, variant TEXT NOT NULL,
+    protocols TEXT NOT NULL, players TEXT NOT NULL, started_at REAL NOT NULL,
+    ended_at REAL NOT NULL, end_reason TEXT NOT NULL, result TEXT NOT NULL,
+    record TEXT NOT NULL);
+CREATE INDEX games_ended ON games (ended_at);
+CREATE TABLE checkpoints (key TEXT PRIMARY KEY, saved_at REAL NOT NULL, state TEXT NOT NULL);
+PRAGMA user_version = 1;
+"""
 
 
 def test_new_file_is_migrated_and_reopens_without_change(tmp_path: Path) -> None:
@@ -12,7 +30,7 @@ def test_new_file_is_migrated_and_reopens_without_change(tmp_path: Path) -> None
     path = tmp_path / "sub" / "meeple.sqlite3"
     Store(path).close()
     store = Store(path)
-    assert store.schema_version == 1
+    assert store.schema_version == SCHEMA_VERSION
     store.close()
 
 
@@ -66,4 +84,64 @@ def test_checkpoints_replace_and_persist(tmp_path: Path) -> None:
     assert store.checkpoint_keys() == ["cmpn402:1"]
     store.delete_checkpoint("cmpn402:1")
     assert store.load_checkpoint("cmpn402:1") is None
+    store.close()
+
+
+def _version_1_file(path: Path) -> None:
+    db = sqlite3.connect(path)
+    db.executescript(_VERSION_1)
+    rows = [
+        ("scrabble", "twente", "#character-encoding UTF-8\n>a: ABC 8H CAB +14 14\n"),
+        ("santorini", "gods", json.dumps(["Move(player=0, src=1, dst=2)"])),
+        ("spectrangle", "standard", json.dumps({"players": ["a", "b"], "bag": [], "actions": []})),
+    ]
+    for i, (game, variant, record) in enumerate(rows):
+        db.execute(
+            "INSERT INTO games (game, variant, protocols, players, started_at, ended_at,"
+            " end_reason, result, record) VALUES (?, ?, '[]', ?, ?, ?, 'x', '{}', ?)",
+            (game, variant, '["a", "b"]', float(i), float(i + 1), record),
+        )
+    db.execute("INSERT INTO checkpoints VALUES ('cmpn402:x', 1.0, '{\"turn\": 3}')")
+    db.commit()
+    db.close()
+
+
+def test_a_version_1_file_upgrades_and_keeps_its_old_rows(tmp_path: Path) -> None:
+    """Old rows keep their record text, have no JSON record and are not replayable;
+    checkpoints survive; new rows store a record that replays."""
+    path = tmp_path / "old.sqlite3"
+    _version_1_file(path)
+    store = Store(path)
+    assert store.schema_version == SCHEMA_VERSION
+    old = {g.game: g for g in store.games()}
+    assert set(old) == {"scrabble", "santorini", "spectrangle"}
+    assert old["scrabble"].record.startswith("#character-encoding")
+    assert old["santorini"].record == json.dumps(["Move(player=0, src=1, dst=2)"])
+    assert all(g.data is None and not g.replayable for g in old.values())
+    assert store.load_checkpoint("cmpn402:x") == {"turn": 3}
+
+    game = SpectrangleGame(["a", "b"], Random(3))
+    while not game.is_over:
+        turn = game.turn
+        assert turn is not None
+        game.apply(game.legal_actions(turn)[0])
+    new_id = store.record_game(
+        game="spectrangle",
+        variant="standard",
+        protocols=["spectrangle"],
+        players=["a", "b"],
+        started_at=10.0,
+        end_reason="finished",
+        result={},
+        record="",
+        data=to_record(game),
+    )
+    store.close()
+    store = Store(path)
+    stored = store.game(new_id)
+    assert stored is not None
+    assert stored.replayable
+    assert stored.data == json.loads(json.dumps(to_record(game)))
+    assert [s.game.state() for s in replay(stored.data)][-1] == game.state()
+    assert store.schema_version == SCHEMA_VERSION
     store.close()

@@ -1,16 +1,19 @@
-"""``meeple cmpn402 status|start|pause|stop``: the referee's admin buttons from a shell.
+"""``meeple cmpn402 ACTION``: the referee's admin buttons from a shell.
 
-A thin client of the admin endpoint (``GET /admin/<action>`` with a bearer token, see
-``docs/protocols/cmpn402.md``); prints the JSON answer.
+A thin client of the admin endpoint (see ``docs/protocols/cmpn402.md``): ``status`` and
+``standings`` are GETs, every action that changes something is a POST, all with the
+token in ``Authorization: Bearer``. Prints the JSON answer; ``standings`` prints a table.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Any
 
@@ -18,18 +21,23 @@ from meeple.server.config import DEFAULT_PORTS
 
 __all__ = ["register"]
 
-ACTIONS = ("status", "start", "pause", "stop")
+READS = ("status", "standings")
+ACTIONS = ("start", "pause", "resume", "stop", "swap", "abort", "withdraw")
 
 
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "cmpn402",
-        help="admin controls of a running CMPN402 referee",
-        description="Press the CMPN402 referee's buttons: status, start, pause, stop.",
+        help="admin controls of a running CMPN402 referee or contest",
+        description=(
+            "Press the CMPN402 referee's buttons: status, standings, start, pause, resume, "
+            "stop, swap; in a contest also abort, and withdraw --name AGENT."
+        ),
     )
-    p.add_argument("action", choices=ACTIONS)
+    p.add_argument("action", choices=READS + ACTIONS)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=DEFAULT_PORTS["cmpn402"])
+    p.add_argument("--name", help="the agent to withdraw (withdraw only)")
     p.add_argument(
         "--token",
         default=os.environ.get("MEEPLE_CMPN402_TOKEN"),
@@ -42,18 +50,45 @@ def run(args: argparse.Namespace) -> int:
     if not args.token:
         print("meeple cmpn402: give --token or set MEEPLE_CMPN402_TOKEN", file=sys.stderr)
         return 2
+    if (args.action == "withdraw") != (args.name is not None):
+        print("meeple cmpn402: --name goes with withdraw, and withdraw needs it", file=sys.stderr)
+        return 2
+    url = f"http://{args.host}:{args.port}/admin/{args.action}"
+    if args.name is not None:
+        url += "?" + urllib.parse.urlencode({"name": args.name})
     request = urllib.request.Request(
-        f"http://{args.host}:{args.port}/admin/{args.action}",
+        url,
+        method="GET" if args.action in READS else "POST",
         headers={"Authorization": f"Bearer {args.token}"},
     )
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             body = json.loads(response.read())
     except urllib.error.HTTPError as e:
-        print(f"meeple cmpn402: {e.code} {e.reason}", file=sys.stderr)
+        reason = e.reason
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            reason = json.loads(e.read()).get("error", reason)
+        print(f"meeple cmpn402: {e.code} {reason}", file=sys.stderr)
         return 1
     except (OSError, ValueError) as e:
         print(f"meeple cmpn402: {e}", file=sys.stderr)
         return 1
-    print(json.dumps(body, indent=2))
+    if args.action == "standings":
+        print(format_standings(body.get("standings", [])))
+    else:
+        print(json.dumps(body, indent=2))
     return 0
+
+
+def format_standings(rows: list[dict[str, Any]]) -> str:
+    """The standings as a text table, best first."""
+    lines = [
+        f"{'#':>3}  {'agent':<24} {'W':>3} {'D':>3} {'L':>3} "
+        f"{'points':>7} {'spread':>7} {'left':>5}"
+    ]
+    for i, r in enumerate(rows, 1):
+        lines.append(
+            f"{i:>3}  {str(r['name'])[:24]:<24} {r['wins']:>3} {r['draws']:>3} {r['losses']:>3} "
+            f"{r['points']:>7} {r['spread']:>+7} {r['games_left']:>5}"
+        )
+    return "\n".join(lines)

@@ -7,10 +7,14 @@
   ``ping_interval`` seconds and drops a client whose pong has not come back by the
   next ping (``ping_timeout = ping_interval``).
 - Admin (the spec's GUI buttons): plain HTTP on the same port, answered in
-  ``process_request`` before any WebSocket handshake. ``websockets`` parses GET
-  requests only, so the endpoint is ``GET /admin/status``, ``/admin/start``,
-  ``/admin/pause``, ``/admin/stop`` with ``Authorization: Bearer <token>``; the
-  answer is JSON. Without a configured token a random one is made and logged.
+  ``process_request`` before any WebSocket handshake. Reads are GETs
+  (``/admin/status``, ``/admin/standings``); actions change state only on POST
+  (``/admin/start|pause|resume|stop|swap``, in contest mode ``abort`` and
+  ``withdraw?name=…``), a GET of them is 405. The token goes in
+  ``Authorization: Bearer <token>``: none is 401, a wrong one 403. Answers are JSON.
+  Without a configured token a random one is made and logged.
+- The console (:mod:`.cmpn402_console`): registered as the ``cmpn402.console``
+  service for the web page; the admin endpoint is a thin shell over it.
 - A per-game log for the organiser under ``<database dir>/cmpn402/``: every message
   in and out with its time and bytes, and ``<same name>.gcg`` when the game ends;
   finished games also go to the store like every other game.
@@ -21,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime
-import hmac
 import http
 import itertools
 import json
@@ -29,6 +32,7 @@ import logging
 import re
 import secrets
 import time
+import urllib.parse
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -41,9 +45,11 @@ from websockets.http11 import Request, Response
 from meeple.games.scrabble import game as g
 from meeple.games.scrabble.gcg import to_gcg
 from meeple.games.scrabble.lexicon import load_lexicon
+from meeple.games.scrabble.record import to_record
 from meeple.protocols.cmpn402.errors import CloseCode
 from meeple.protocols.cmpn402.messages import Start
 from meeple.server.app import Services
+from meeple.server.cmpn402_console import Console, ConsoleError, SeriesConsole, public
 from meeple.server.cmpn402_referee import Referee, RefereeSettings
 from meeple.server.config import ListenerConfig
 from meeple.server.store import Store
@@ -55,19 +61,33 @@ logger = logging.getLogger(__name__)
 _conn_ids = itertools.count(1)
 # The largest client message is a NAME: 1 + 64 bytes. Anything bigger closes with 1009.
 MAX_MESSAGE_SIZE = 1024
+# The admin endpoint: reads are GETs, actions POSTs (never a state change on a GET).
+ADMIN_READS = ("status", "standings")
+ADMIN_ACTIONS = ("start", "pause", "resume", "stop", "swap", "abort", "withdraw")
+MAX_PARAM = 64  # characters of an admin parameter (an agent's name is at most 64 bytes)
 
 
 def create_listener(services: Services, name: str, config: ListenerConfig) -> Cmpn402Listener:
     return Cmpn402Listener(services, name, config)
 
 
-class FileGameLog:
-    """One game's log file: a line per message (time, direction, seat, message, hex)."""
+def new_game_id(players: tuple[str, ...]) -> str:
+    """A game's id and file stem: UTC time to the microsecond, then the players' names."""
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    safe = "-vs-".join(re.sub(r"[^A-Za-z0-9_.-]", "_", p)[:32] for p in players)
+    return f"{stamp}-{safe}"
 
-    def __init__(self, directory: Path, players: tuple[str, ...]) -> None:
-        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S%fZ")
-        safe = "-vs-".join(re.sub(r"[^A-Za-z0-9_.-]", "_", p)[:32] for p in players)
-        self.stem = f"{stamp}-{safe}"
+
+class FileGameLog:
+    """One game's log file: a line per message (time, direction, seat, message, hex).
+
+    A resumed game passes its ``game_id`` and appends to the same file.
+    """
+
+    def __init__(
+        self, directory: Path, players: tuple[str, ...], game_id: str | None = None
+    ) -> None:
+        self.stem = self.game_id = game_id or new_game_id(players)
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / f"{self.stem}.log"
         self._gcg = directory / f"{self.stem}.gcg"
@@ -104,6 +124,8 @@ class _Link:
     def __init__(self, ws: ServerConnection) -> None:
         self.id = f"cmpn402-{next(_conn_ids)}"
         self.ws = ws
+        peer = ws.remote_address
+        self.address = f"{peer[0]}:{peer[1]}" if peer else "?"
         self.outbox: asyncio.Queue[bytes | tuple[int, str]] = asyncio.Queue()
 
     def send(self, data: bytes) -> None:
@@ -164,6 +186,10 @@ class Cmpn402Listener:
             record=self._record,
             open_log=self._open_log,
         )
+        self.console: Console = SeriesConsole(
+            self.referee, token=self.admin_token, log_dir=self.log_dir
+        )
+        services.resource("cmpn402.console", lambda: self.console)
         self._lexicon_name = getattr(lexicon, "name", None)
         self._server: Server | None = None
         self._handlers: set[asyncio.Task[None]] = set()
@@ -203,11 +229,11 @@ class Cmpn402Listener:
 
     # --- game records -----------------------------------------------------------------
 
-    def _open_log(self, players: tuple[str, ...]) -> FileGameLog | _NullLog:
+    def _open_log(self, players: tuple[str, ...], game_id: str | None) -> FileGameLog | _NullLog:
         self._started_at = time.time()  # wall time of the game's (re)start, for the store
         if self.log_dir is None:
-            return _NullLog()
-        log = FileGameLog(self.log_dir, players)
+            return _NullLog(game_id or new_game_id(players))
+        log = FileGameLog(self.log_dir, players, game_id)
         logger.info("%s: game log %s", self.name, log.path)
         return log
 
@@ -228,6 +254,7 @@ class Cmpn402Listener:
                 "winners": [game.players[w] for w in result.winners],
             },
             record=gcg,
+            data=to_record(game, lexicon=self._lexicon_name),
         )
         return gcg
 
@@ -271,32 +298,73 @@ class Cmpn402Listener:
     # --- admin over HTTP --------------------------------------------------------------
 
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
-        path = request.path.split("?", 1)[0]
+        path, _, query = request.path.partition("?")
         if not path.startswith("/admin"):
             return None  # a WebSocket handshake, on any other path
-        auth = request.headers.get("Authorization", "")
-        token = auth.removeprefix("Bearer ").strip()
-        if not hmac.compare_digest(token.encode(), self.admin_token.encode()):
-            return _json(http.HTTPStatus.UNAUTHORIZED, {"error": "a valid bearer token is needed"})
-        actions = {
-            "/admin/status": None,
-            "/admin/start": self.referee.start,
-            "/admin/pause": self.referee.pause,
-            "/admin/stop": self.referee.stop,
-        }
-        if path not in actions:
+        action = path.removeprefix("/admin/")
+        method = request.method
+        if action in ADMIN_READS:
+            allowed = "GET"
+        elif action in ADMIN_ACTIONS:
+            allowed = "POST"
+        else:
             return _json(http.HTTPStatus.NOT_FOUND, {"error": f"no admin action {path}"})
-        action = actions[path]
-        body: dict[str, Any] = {}
-        if action is not None:
-            body["result"] = action()
-            logger.info("%s: admin %s: %s", self.name, path, body["result"])
-        body["status"] = self.referee.status()
-        return _json(http.HTTPStatus.OK, body)
+        if method != allowed:
+            return _json(
+                http.HTTPStatus.METHOD_NOT_ALLOWED,
+                {"error": f"{path} takes {allowed} only"},
+                [("Allow", allowed)],
+            )
+        auth = request.headers.get("Authorization", "")
+        if not auth.startswith("Bearer ") or not auth.removeprefix("Bearer ").strip():
+            return _json(
+                http.HTTPStatus.UNAUTHORIZED,
+                {"error": "the admin token is needed (Authorization: Bearer …)"},
+                [("WWW-Authenticate", "Bearer")],
+            )
+        if not self.console.check_token(auth.removeprefix("Bearer ").strip()):
+            return _json(http.HTTPStatus.FORBIDDEN, {"error": "wrong admin token"})
+        snapshot = self.console.snapshot()
+        if action == "standings":
+            body = {"mode": snapshot["mode"], "standings": snapshot["standings"]}
+            return _json(http.HTTPStatus.OK, body)
+        if action == "status":
+            return _json(http.HTTPStatus.OK, self._status(snapshot))
+        try:
+            params = _params(query)
+            result = self.console.act(action, **params)
+        except ConsoleError as e:
+            logger.info("%s: admin %s refused: %s", self.name, action, e)
+            return _json(http.HTTPStatus.CONFLICT, {"error": str(e)})
+        logger.info("%s: admin %s: %s", self.name, action, result)
+        return _json(http.HTTPStatus.OK, {"result": result, **self._status()})
+
+    def _status(self, snapshot: dict[str, Any] | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"status": public(snapshot or self.console.snapshot())}
+        if isinstance(self.console, SeriesConsole):
+            body["referee"] = self.referee.status()
+        return body
+
+
+def _params(query: str) -> dict[str, str]:
+    """An admin action's parameters from the query string: small, and each given once."""
+    if len(query) > 4 * MAX_PARAM:
+        raise ConsoleError("the query string is too long")
+    try:
+        pairs = urllib.parse.parse_qsl(query, strict_parsing=bool(query), max_num_fields=4)
+    except ValueError as e:
+        raise ConsoleError(f"bad query string: {e}") from None
+    params: dict[str, str] = {}
+    for key, value in pairs:
+        if key in params or len(value) > MAX_PARAM or not key.isidentifier():
+            raise ConsoleError(f"bad parameter {key[:MAX_PARAM]!r}")
+        params[key] = value
+    return params
 
 
 class _NullLog:
-    stem = ""
+    def __init__(self, game_id: str) -> None:
+        self.stem = self.game_id = game_id
 
     def message(self, direction: str, seat: str, message: object, data: bytes) -> None:
         pass
@@ -308,13 +376,16 @@ class _NullLog:
         pass
 
 
-def _json(status: http.HTTPStatus, body: dict[str, Any]) -> Response:
+def _json(
+    status: http.HTTPStatus, body: dict[str, Any], extra: list[tuple[str, str]] | None = None
+) -> Response:
     data = json.dumps(body).encode()
     headers = Headers(
         [
             ("Content-Type", "application/json"),
             ("Content-Length", str(len(data))),
             ("Cache-Control", "no-store"),
+            *(extra or []),
         ]
     )
     return Response(status.value, status.phrase, headers, data)

@@ -33,7 +33,7 @@ import random
 from collections import deque
 from collections.abc import Callable, Container
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from meeple.games.scrabble import game as g
 from meeple.games.scrabble.board import Direction
@@ -67,9 +67,11 @@ from meeple.protocols.cmpn402.messages import (
 from meeple.protocols.cmpn402.session import ServerInput, ServerMachine, ServerState
 from meeple.server.clock import Clock, Timer
 
-__all__ = ["Link", "Referee", "RefereeSettings", "Seat"]
+__all__ = ["Link", "Referee", "RefereeError", "RefereeSettings", "Seat", "moves_of"]
 
 logger = logging.getLogger(__name__)
+
+_R = TypeVar("_R")
 
 VARIANT = g.VARIANTS["cmpn402"]
 # Messages held while paused (an agent has at most one move to make; more is noise).
@@ -97,7 +99,12 @@ class Link(Protocol):
 
 
 class GameLog(Protocol):
-    """Where the referee writes what a contest organiser reads (see cmpn402_log)."""
+    """Where the referee writes what a contest organiser reads (see ``server.cmpn402``).
+
+    ``game_id`` names the game for the console and its files; a resumed game keeps it.
+    """
+
+    game_id: str
 
     def message(self, direction: str, seat: str, message: object, data: bytes) -> None: ...
 
@@ -136,6 +143,29 @@ class Seat:
         return bool(self.name)
 
 
+class RefereeError(ValueError):
+    """An admin action that cannot be done now, with the reason (the console's ConsoleError)."""
+
+
+def _notifies(method: Callable[..., _R]) -> Callable[..., _R]:
+    """Tell the referee's watcher after this entry point ran (once, at the outermost call)."""
+
+    @functools.wraps(method)
+    def wrapper(self: Referee, *args: Any, **kwargs: Any) -> _R:
+        self._depth += 1
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._depth -= 1
+            if self._depth == 0 and self.on_change is not None:
+                try:
+                    self.on_change()
+                except Exception:
+                    logger.exception("cmpn402: a change watcher failed")
+
+    return wrapper
+
+
 class _Mode(enum.Enum):
     RUNNING = "running"
     PAUSED = "paused"
@@ -169,7 +199,9 @@ class Referee:
         save: Callable[[dict[str, Any] | None], None],
         load: Callable[[], dict[str, Any] | None],
         record: Callable[[g.Game, str], str] | None = None,
-        open_log: Callable[[tuple[str, ...]], GameLog] | None = None,
+        open_log: Callable[[tuple[str, ...], str | None], GameLog] | None = None,
+        on_change: Callable[[], None] | None = None,
+        on_game_over: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         self.clock = clock
         self.lexicon = lexicon
@@ -178,6 +210,11 @@ class Referee:
         self._save = save
         self._record = record
         self._open_log = open_log
+        # Called after every change (a move, a clock, a connection, an end): the console.
+        self.on_change = on_change
+        # Called with the result of each finished game (the contest's scheduler).
+        self.on_game_over = on_game_over
+        self._depth = 0
         self.machine = ServerMachine()
         self.seats: list[Seat | None] = [None, None]
         self.game: g.Game | None = None
@@ -187,6 +224,9 @@ class Referee:
         self.mode = _Mode.RUNNING
         self.series = _Series(settings.games)
         self._log: GameLog | None = None
+        self.game_id = ""  # the running game's id (its log file's stem)
+        self.first = 0  # the engine player who moved first in the running game
+        self._swapped = False  # the admin's "swap": the next game's first player flips
         self._clock_since: float | None = None
         self._clock_timer: Timer | None = None
         self._challenge_timer: Timer | None = None
@@ -209,6 +249,7 @@ class Referee:
 
     # --- connections ---------------------------------------------------------------
 
+    @_notifies
     def connect(self, link: Link) -> int | None:
         """Seat a new connection and send it NAME; None when both seats are taken."""
         for i, seat in enumerate(self.seats):
@@ -222,11 +263,13 @@ class Referee:
                 return i
         return None
 
+    @_notifies
     def _name_timed_out(self, seat: Seat) -> None:
         if not seat.named and any(s is seat for s in self.seats):
             logger.info("[%s] no NAME in time: closed", seat.link.id)
             seat.link.close(int(CloseCode.POLICY_VIOLATION), "no NAME in time")
 
+    @_notifies
     def disconnect(self, index: int) -> None:
         """A seat's connection is gone (spec, "Disconnection" and State: * ANY)."""
         seat = self.seats[index]
@@ -259,6 +302,7 @@ class Referee:
         self._log = None
         self._held.clear()
 
+    @_notifies
     def receive(self, index: int, data: bytes) -> None:
         """One binary message from a seat."""
         if self.mode is _Mode.PAUSED and self.game is not None:
@@ -316,45 +360,101 @@ class Referee:
 
     # --- admin controls (the spec's GUI buttons) -----------------------------------
 
+    @_notifies
     def start(self) -> str:
-        """Start Game (or resume after Pause). Returns what happened, for the admin."""
+        """Start Game (or resume after Pause). Returns what happened, for the admin.
+
+        Raises RefereeError when there is nothing to start (no two named agents, or a
+        game already running).
+        """
         if self.mode is _Mode.PAUSED:
-            self.mode = _Mode.RUNNING
-            if self.game is not None:
-                self._resume_clocks()
-                while self._held and self.mode is _Mode.RUNNING and self.game is not None:
-                    self.receive(*self._held.popleft())
-                return "resumed"
+            return self.resume()
         if self.machine.state is not ServerState.READY:
-            return f"cannot start in {self.machine.state.value}"
+            raise RefereeError(f"cannot start in {self.machine.state.value}")
         if self._checkpoint is None and self.series.over:
             self.series = _Series(self.settings.games)
         self._begin()
         return "started"
 
+    @_notifies
+    def resume(self) -> str:
+        """Resume after Pause: the clocks run again and the moves held are answered."""
+        if self.mode is not _Mode.PAUSED:
+            raise RefereeError("not paused")
+        self.mode = _Mode.RUNNING
+        if self.game is not None:
+            self._note("resumed by the admin")
+            self._resume_clocks()
+            while self._held and self.mode is _Mode.RUNNING and self.game is not None:
+                self.receive(*self._held.popleft())
+        else:
+            self._auto_start()
+        return "resumed"
+
+    @_notifies
     def pause(self) -> str:
         """Pause: clocks stop and moves wait until Start; in READY, no game starts on its own."""
         if self.mode is _Mode.PAUSED:
-            return "already paused"
+            raise RefereeError("already paused")
         self.mode = _Mode.PAUSED
         if self.game is not None:
             self._halt_clocks()
             self._note("paused by the admin")
         return "paused"
 
+    @_notifies
     def stop(self) -> str:
         """Stop: END reason 3 to both and the series ends; a waiting checkpoint is dropped."""
+        if self.game is None and self._checkpoint is None and self.series.over:
+            raise RefereeError("nothing to stop")
         self.mode = _Mode.RUNNING
-        self.series.played = self.series.games
         if self.game is not None:
             self._halt_clocks()
             self._apply_end(g.End(g.EndReason.ADMIN))
+            self.series.played = max(self.series.played, self.series.games)
+            self._cancel_next_game()
             return "stopped"
+        self.series.played = max(self.series.played, self.series.games)
+        self._cancel_next_game()
         if self._checkpoint is not None:
             self._checkpoint = None
             self._save(None)
             return "checkpoint dropped"
-        return "nothing to stop"
+        return "series stopped"
+
+    @_notifies
+    def swap(self) -> str:
+        """The next game's first player is the other agent (the judge's swap button)."""
+        self._swapped = not self._swapped
+        return f"the next game's first player is seat {self._next_first() + 1}"
+
+    def _next_first(self) -> int:
+        # --games N: the first player alternates; "swap" flips the alternation.
+        return (self.series.played + self._swapped) % 2
+
+    def end_disconnected(self, name: str) -> bool:
+        """The resume window is over: score the waiting game as the spec's disconnect end.
+
+        ``name`` is the agent that did not come back: it cannot win (the engine's
+        DISCONNECT end). The game is taken from the checkpoint; END reason 2 has
+        already gone to the agent still here. False when no game waits.
+        """
+        if self.game is not None or self._checkpoint is None:
+            return False
+        record = g.GameRecord.from_dict(self._checkpoint["record"])
+        self.game = g.replay(record, random.Random(), lexicon=self.lexicon)
+        self.game_id = str(self._checkpoint.get("game_id", ""))
+        self.first = record.first_player
+        self.seat_of = [0, 1]
+        if self._open_log is not None:
+            self._log = self._open_log(record.players, self.game_id or None)
+        self._note(f"{name} did not come back in time: the game ends (connection error)")
+        player = record.players.index(name) if name in record.players else None
+        game = self.game
+        events = game.apply(g.End(g.EndReason.DISCONNECT, player))
+        ended = next(e for e in events if isinstance(e, g.GameEnded))
+        self._ended(ended.result, tell=False)
+        return True
 
     def status(self) -> dict[str, Any]:
         """What the admin page shows."""
@@ -366,6 +466,7 @@ class Referee:
             "series": {"games": self.series.games, "played": self.series.played},
             "results": list(self.series.results),
             "checkpoint": self._checkpoint is not None,
+            "game_id": self.game_id or None,
         }
         if game is not None:
             status["game"] = {
@@ -379,6 +480,40 @@ class Referee:
             }
         return status
 
+    def board_view(self, board: int = 1) -> dict[str, Any] | None:
+        """The running game as the console shows it (no rack letters); None without a game.
+
+        ``turn`` and ``first`` index ``players`` (the engine's order); clocks are as of now.
+        """
+        game = self.game
+        if game is None:
+            return None
+        times = [self._times_of(p) for p in range(2)]
+        pending = game.pending is not None
+        if self._challenge_timer is not None:
+            spent = round((self.clock.now() - self._challenge_since) * 1000)
+            left = max(0, self._challenge_left - spent)
+        else:
+            left = self._challenge_left if pending else 0
+        return {
+            "board": board,
+            "game_id": self.game_id,
+            "players": list(game.players),
+            "first": self.first,
+            "turn": game.turn,
+            "scores": list(game.scores),
+            "bag": len(game.bag),
+            "clocks": {
+                "players_ms": [t[0] for t in times],
+                "total_ms": times[0][1],
+                "running": self._clock_since is not None,
+            },
+            "challenge": {"open": pending, "remaining_ms": left},
+            "moves": moves_of(game),
+            "game": game,
+        }
+
+    @_notifies
     def shutdown(self) -> None:
         """The server is stopping: save the times like a disconnect, tell both agents."""
         if self.game is not None:
@@ -391,6 +526,7 @@ class Referee:
 
     # --- starting and ending games -------------------------------------------------
 
+    @_notifies
     def _auto_start(self) -> None:
         self._cancel_next_game()
         if self.machine.state is not ServerState.READY or self.mode is _Mode.PAUSED:
@@ -413,7 +549,7 @@ class Referee:
         if self._checkpoint is not None:
             self._resume(names)
         else:
-            first = self.series.played % 2  # --games N: the first player alternates
+            first = self._next_first()
             self.game = g.Game(
                 names,
                 random.Random(self.rng.getrandbits(64)),
@@ -422,10 +558,13 @@ class Referee:
                 first_player=first,
             )
             self.seat_of = [0, 1]
+            self.first = first
             self.times = [self.settings.player_time] * 2
             self.total = self.settings.total_time
+            self.game_id = ""
             if self._open_log is not None:
-                self._log = self._open_log(tuple(names))
+                self._log = self._open_log(tuple(names), None)
+                self.game_id = self._log.game_id
             self._note(f"game {self.series.played + 1} of {self.series.games} starts")
         self.machine.advance(ServerInput.START)
         game = self.game
@@ -453,10 +592,13 @@ class Referee:
         else:
             self.seat_of = [0, 1]
         self.game = game
+        self.first = record.first_player
         self.times = list(checkpoint["times"])
         self.total = int(checkpoint["total"])
+        self.game_id = str(checkpoint.get("game_id", ""))
         if self._open_log is not None:
-            self._log = self._open_log(record.players)
+            self._log = self._open_log(record.players, self.game_id or None)
+            self.game_id = self._log.game_id
         self._note(f"game resumes from its checkpoint (seats {self.seat_of})")
 
     def _checkpoint_now(self) -> None:
@@ -464,6 +606,7 @@ class Referee:
         assert game is not None
         self._checkpoint = {
             "record": game.record().to_dict(),
+            "game_id": self.game_id,
             "times": list(self.times),
             "total": self.total,
             "series": {
@@ -495,25 +638,29 @@ class Referee:
             events = game.apply(action)
         self._after(events)
 
-    def _ended(self, result: g.GameResult) -> None:
+    def _ended(self, result: g.GameResult, *, tell: bool = True) -> None:
         game = self.game
         assert game is not None
         self._halt_clocks()
         reason = _END_REASONS[result.reason]
         for player, i in enumerate(self.seat_of):
-            if self.seats[i] is not None:
+            if tell and self.seats[i] is not None:
                 mine, theirs = result.scores[player], result.scores[1 - player]
                 self._send(i, EndMessage(reason, mine, theirs))
-        self.machine.advance(ServerInput.GAME_OVER)
+        if self.machine.can(ServerInput.GAME_OVER):
+            self.machine.advance(ServerInput.GAME_OVER)
         self.series.played += 1
-        self.series.results.append(
-            {
-                "players": list(game.players),
-                "scores": list(result.scores),
-                "reason": reason.name,
-                "winners": [game.players[w] for w in result.winners],
-            }
-        )
+        winners = [game.players[w] for w in result.winners]
+        outcome = {
+            "game_id": self.game_id,
+            "players": list(game.players),
+            "first": self.first,
+            "scores": list(result.scores),
+            "reason": reason.name,
+            "winners": winners,
+            "winner": winners[0] if len(winners) == 1 else None,
+        }
+        self.series.results.append(outcome)
         self._note(f"game over: {reason.name} {list(result.scores)}")
         if self._record is not None:
             try:
@@ -527,6 +674,11 @@ class Referee:
         self._held.clear()
         self._checkpoint = None
         self._save(None)
+        if self.on_game_over is not None:
+            try:
+                self.on_game_over(dict(outcome))
+            except Exception:
+                logger.exception("cmpn402: the game-over watcher failed")
         if not self.series.over and not self.settings.manual_start:
             self._next_game = self.clock.call_later(
                 self.settings.between_games / 1000, self._auto_start
@@ -682,6 +834,7 @@ class Referee:
             self.total = max(0, self.total - spent)
         self._clock_since = None
 
+    @_notifies
     def _time_out(self) -> None:
         self._clock_timer = None
         game = self.game
@@ -702,6 +855,7 @@ class Referee:
             self._challenge_timer.cancel()
             self._challenge_timer = None
 
+    @_notifies
     def _challenge_timed_out(self) -> None:
         self._challenge_timer = None
         game = self.game
@@ -746,6 +900,41 @@ class Referee:
         logger.info("cmpn402: %s", text)
         if self._log is not None:
             self._log.note(text)
+
+
+def moves_of(game: g.Game) -> list[dict[str, Any]]:
+    """The game's move list for spectators: public facts only (no rack, no exchanged tiles)."""
+    moves: list[dict[str, Any]] = []
+    for e in game.events:
+        if isinstance(e, g.PlayMade):
+            text = f"{e.move.position} {e.move.word}"
+            moves.append({"player": e.player, "text": text, "score": e.score, "total": e.total})
+        elif isinstance(e, g.PlayWithdrawn):
+            text = "play withdrawn (challenged)"
+            moves.append({"player": e.player, "text": text, "score": -e.score, "total": e.total})
+        elif isinstance(e, g.ChallengeFailed) and e.bonus:
+            text = "challenge failed"
+            moves.append({"player": e.player, "text": text, "score": e.bonus, "total": e.total})
+        elif isinstance(e, g.Exchanged):
+            text = f"exchange {e.count}"
+            moves.append({"player": e.player, "text": text, "score": 0, "total": e.total})
+        elif isinstance(e, g.Passed):
+            moves.append({"player": e.player, "text": "pass", "score": 0, "total": e.total})
+        elif isinstance(e, g.TurnLost):
+            text = "turn lost (challenge failed)"
+            moves.append({"player": e.player, "text": text, "score": 0, "total": e.total})
+        elif isinstance(e, g.GameEnded):
+            for player, adjustment in enumerate(e.result.adjustments):
+                if adjustment:
+                    moves.append(
+                        {
+                            "player": player,
+                            "text": "end: rack" if adjustment < 0 else "end: out",
+                            "score": adjustment,
+                            "total": e.result.scores[player],
+                        }
+                    )
+    return moves
 
 
 def _drawn(events: list[g.Event], player: int) -> str:

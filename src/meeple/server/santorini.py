@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from meeple.games import santorini as engine
 from meeple.games.santorini import Game, Phase, RuleError, Rules
+from meeple.games.santorini.record import to_record
 from meeple.games.santorini.view import spectator_view
 from meeple.protocols.santorini import messages as m
 from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejected
@@ -143,6 +144,7 @@ class SantoriniRoom(Room):
         self.game = Game(rules, challenger)
         self.started_at = time.time()
         self.end_reason = ""
+        self.dropped: int | None = None  # the seat whose disconnect ended the game
         self.on_game_over: list[object] = []
 
     def index(self, seat: Seat) -> int:
@@ -196,6 +198,7 @@ class SantoriniRoom(Room):
         if not self.game.state.alive[player]:
             return  # already out of a 3-player game: the others play on
         self.end_reason = "disconnect"
+        self.dropped = player
         notice = Dropped(player, self.names[player])
         for i, other in enumerate(self.seats):
             if i != player and self.game.state.alive[i]:
@@ -236,6 +239,7 @@ def santorini_lobby(services: Services) -> Lobby:
                     "gods": [g or ATHEIST for g in game.state.gods] if game.rules.gods else [],
                 },
                 record=json.dumps([repr(a) for a in game.log]),
+                data=to_record(game, players=names, disconnected=room.dropped),
             )
 
         def create(key: QueueKey, seats: list[Seat]) -> Room:

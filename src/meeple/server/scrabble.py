@@ -37,6 +37,7 @@ from meeple.games.scrabble.game import (
 from meeple.games.scrabble.gcg import to_gcg
 from meeple.games.scrabble.lexicon import load_lexicon
 from meeple.games.scrabble.moves import Placement
+from meeple.games.scrabble.record import to_record
 from meeple.games.scrabble.view import spectator_view
 from meeple.server.lobby import Lobby, QueueKey
 from meeple.server.room import Room, Seat
@@ -312,6 +313,7 @@ def _room_factory(
                 "winners": [room.game.players[w] for w in result.winners],
             },
             record=to_gcg(room.game, lexicon=getattr(lexicon, "name", None)),
+            data=to_record(room.game, lexicon=getattr(lexicon, "name", None)),
         )
 
     def create(key: QueueKey, seats: list[Seat]) -> Room:

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from meeple.games import spectrangle as engine
+from meeple.games.spectrangle.record import to_record
 from meeple.games.spectrangle.view import spectator_view
 from meeple.protocols.spectrangle import (
     DEFAULT_MAX_LINE_SIZE,
@@ -306,6 +307,7 @@ def _room_factory(store: Store, services: Services) -> Callable[[QueueKey, list[
             end_reason=end_reason,
             result=summary,
             record=record_json(game.record()),
+            data=to_record(game),
         )
 
     def create(key: QueueKey, seats: list[Seat]) -> Room:

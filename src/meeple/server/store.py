@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["GameRecord", "Store"]
+from meeple.games.records import FORMAT
+
+__all__ = ["SCHEMA_VERSION", "GameRecord", "Store"]
 
 logger = logging.getLogger(__name__)
 
@@ -43,12 +45,30 @@ _MIGRATIONS: Sequence[str] = (
         state TEXT NOT NULL
     );
     """,
+    # 2: the game's JSON record (meeple.games.records), NULL for games stored before it;
+    # the web lists one game's finished games, newest first.
+    """
+    ALTER TABLE games ADD COLUMN data TEXT NULL;
+    CREATE INDEX games_game_ended ON games (game, ended_at);
+    """,
+)
+
+SCHEMA_VERSION = len(_MIGRATIONS)
+
+_GAME_COLUMNS = (
+    "id, game, variant, protocols, players, started_at, ended_at, end_reason, result, record, data"
 )
 
 
 @dataclass(frozen=True, slots=True)
 class GameRecord:
-    """A finished game as stored: who played, how it ended, and its record (GCG for Scrabble)."""
+    """A finished game as stored: who played, how it ended, and its records.
+
+    ``record`` is text: GCG for Scrabble (the web offers it as a download); before
+    schema 2, Python reprs or ad-hoc JSON for the other games. ``data`` is the versioned
+    JSON record (:mod:`meeple.games.records`) that replays the game, None for games
+    stored before schema 2; ``replayable`` says whether there is one this code reads.
+    """
 
     id: int
     game: str
@@ -60,6 +80,15 @@ class GameRecord:
     end_reason: str
     result: Mapping[str, Any]
     record: str
+    data: dict[str, Any] | None = None
+
+    @property
+    def replayable(self) -> bool:
+        return (
+            self.data is not None
+            and self.data.get("format") == FORMAT
+            and self.data.get("version") == 1
+        )
 
 
 class Store:
@@ -103,11 +132,12 @@ class Store:
         end_reason: str,
         result: Mapping[str, Any],
         record: str,
+        data: Mapping[str, Any] | None = None,
     ) -> int:
-        """Store a finished game; returns its id."""
+        """Store a finished game; returns its id. ``data`` is its JSON record."""
         cur = self._db.execute(
             "INSERT INTO games (game, variant, protocols, players, started_at, ended_at,"
-            " end_reason, result, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " end_reason, result, record, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 game,
                 variant,
@@ -118,13 +148,14 @@ class Store:
                 end_reason,
                 json.dumps(result, sort_keys=True),
                 record,
+                None if data is None else json.dumps(data, separators=(",", ":")),
             ),
         )
         return int(cur.lastrowid or 0)
 
     def games(self, *, game: str | None = None, limit: int = 100) -> list[GameRecord]:
         """The most recently finished games, newest first."""
-        sql = "SELECT * FROM games"
+        sql = f"SELECT {_GAME_COLUMNS} FROM games"
         args: list[Any] = []
         if game is not None:
             sql += " WHERE game = ?"
@@ -134,7 +165,9 @@ class Store:
         return [_record(row) for row in self._db.execute(sql, args)]
 
     def game(self, game_id: int) -> GameRecord | None:
-        row = self._db.execute("SELECT * FROM games WHERE id = ?", (game_id,)).fetchone()
+        row = self._db.execute(
+            f"SELECT {_GAME_COLUMNS} FROM games WHERE id = ?", (game_id,)
+        ).fetchone()
         return None if row is None else _record(row)
 
     def save_checkpoint(self, key: str, state: Mapping[str, Any]) -> None:
@@ -172,7 +205,7 @@ class _Tx:
 
 
 def _record(row: tuple[Any, ...]) -> GameRecord:
-    (gid, game, variant, protocols, players, started, ended, reason, result, record) = row
+    (gid, game, variant, protocols, players, started, ended, reason, result, record, data) = row
     return GameRecord(
         id=gid,
         game=game,
@@ -184,4 +217,5 @@ def _record(row: tuple[Any, ...]) -> GameRecord:
         end_reason=reason,
         result=json.loads(result),
         record=record,
+        data=None if data is None else json.loads(data),
     )

@@ -583,6 +583,7 @@ class Game:
         self._result: GameResult | None = None
         self._log: list[Action] = []
         self._events: list[Event] = list(self._opening)
+        self._reshuffles: list[str] = []
 
     # -- views
 
@@ -642,6 +643,15 @@ class Game:
     def events(self) -> tuple[Event, ...]:
         """Every event so far, the opening events first."""
         return tuple(self._events)
+
+    @property
+    def reshuffles(self) -> tuple[str, ...]:
+        """The bag's order after each exchange shuffled tiles back in, in game order.
+
+        With the initial bag this replays the game without the RNG (the JSON record,
+        :mod:`meeple.games.scrabble.record`). Secret while the game runs, like the bag.
+        """
+        return tuple(self._reshuffles)
 
     def opening_events(self) -> list[Event]:
         """The first racks (one TilesDrawn per player) and the first TurnPassedTo."""
@@ -776,6 +786,7 @@ class Game:
         rack.take(tiles)
         drawn = self._bag.draw(len(tiles))
         self._bag.put_back(tiles, self._rng)
+        self._reshuffles.append("".join(self._bag))
         rack.add(drawn)
         self._passes[p] = 0
         events.append(Exchanged(p, tiles, self._scores[p], rack_before))

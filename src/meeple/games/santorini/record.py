@@ -1,0 +1,288 @@
+"""A Santorini game as a JSON record (:mod:`meeple.games.records`), and its replay.
+
+The engine draws nothing at random (the room draws the challenger), so the setup is
+the rules and the challenger::
+
+    "setup": {"rules": {"players": 2, "gods": true, "god_set": null,
+                        "challenger_picks_pool": true, "auto_eliminate": false},
+              "challenger": 1}
+
+Cells are ints ``row * 5 + column`` (0–24), as in the engine; labels in ``text`` are
+column A–E and row 1–5 (``B2``). Actions, one object each:
+
+- ``{"type": "offer_god" | "choose_god", "player": 1, "god": "Apollo"}``;
+- ``{"type": "choose_starter", "player": 1, "starter": 0}``;
+- ``{"type": "place_worker", "player": 0, "cell": 12, "sex": "M" | "F" | null}``;
+- ``{"type": "move", "player": 0, "src": 12, "dst": 13}``;
+- ``{"type": "build", "player": 0, "src": 13, "dst": 14, "level": 1}`` (4: a dome);
+- ``{"type": "pass" | "lose", "player": 0}``; ``{"type": "undo", "player": 0, "all": false}``;
+- ``{"type": "disconnect", "player": 0}`` — last, when a dropped connection ended the
+  game (AM27 rooms end the game then; the engine has no such action).
+
+``result``: ``{"reason": "win", "player": winner, "scores": [1, 0], "winners": [winner]}``,
+or after a disconnect ``{"reason": "disconnect", "player": who, "scores": [...],
+"winners": [the players still in the game]}`` — scores are 1 for a winner, else 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from meeple.games.records import (
+    RecordError,
+    Step,
+    bool_field,
+    check_header,
+    check_meta,
+    check_result,
+    int_field,
+    list_field,
+    mapping_field,
+    str_field,
+)
+from meeple.games.santorini.board import CELLS, DOME, coordinates
+from meeple.games.santorini.errors import SantoriniError
+from meeple.games.santorini.game import (
+    Action,
+    Build,
+    ChooseGod,
+    ChooseStarter,
+    Game,
+    Lose,
+    Move,
+    OfferGod,
+    Pass,
+    PlaceWorker,
+    Undo,
+)
+from meeple.games.santorini.gods import GODS
+from meeple.games.santorini.state import MAX_PLAYERS, MIN_PLAYERS, Rules, Sex
+
+__all__ = ["RECORD_VERSION", "RecordError", "Step", "replay", "result_of", "to_record"]
+
+RECORD_VERSION = 1
+GAME = "santorini"
+REASON_WIN = "win"
+REASON_DISCONNECT = "disconnect"
+_MAX_CELL = len(CELLS) - 1
+
+
+def variant_name(rules: Rules) -> str:
+    """The variant as the server's lobby names it."""
+    return "gods" if rules.gods else "standard"
+
+
+def to_record(
+    game: Game,
+    *,
+    players: Sequence[str] | None = None,
+    disconnected: int | None = None,
+    **meta: Any,
+) -> dict[str, Any]:
+    """The game so far as a JSON-safe record (``result`` None while it runs).
+
+    ``players`` are the names by seat (the engine knows only seats; default
+    ``player 1``, ``player 2``, ...). ``disconnected``: the seat whose dropped
+    connection ended the game, which the engine does not model (AM27 rooms end the
+    game then); it becomes the last action.
+    """
+    record = game.record()
+    actions = [_action_dict(a) for a in record.actions]
+    if disconnected is not None:
+        actions.append({"type": "disconnect", "player": disconnected})
+    r = record.rules
+    return {
+        "format": "meeple.record",
+        "game": GAME,
+        "version": RECORD_VERSION,
+        "variant": variant_name(r),
+        "players": list(players or [f"player {i + 1}" for i in range(r.players)]),
+        "setup": {
+            "rules": {
+                "players": r.players,
+                "gods": r.gods,
+                "god_set": None if r.god_set is None else list(r.god_set),
+                "challenger_picks_pool": r.challenger_picks_pool,
+                "auto_eliminate": r.auto_eliminate,
+            },
+            "challenger": record.challenger,
+        },
+        "actions": actions,
+        "result": result_of(game, disconnected),
+        **check_meta(meta),
+    }
+
+
+def result_of(game: Game, disconnected: int | None = None) -> dict[str, Any] | None:
+    """The record's ``result``: None while the game runs."""
+    n = game.rules.players
+    if game.winner is not None:
+        winners = [game.winner]
+        reason, player = REASON_WIN, game.winner
+    elif disconnected is not None:
+        alive = game.state.alive
+        winners = [i for i in range(n) if alive[i] and i != disconnected]
+        reason, player = REASON_DISCONNECT, disconnected
+    else:
+        return None
+    return {
+        "reason": reason,
+        "player": player,
+        "scores": [1 if i in winners else 0 for i in range(n)],
+        "winners": winners,
+    }
+
+
+def _action_dict(a: Action) -> dict[str, Any]:
+    if isinstance(a, OfferGod | ChooseGod):
+        kind = "offer_god" if isinstance(a, OfferGod) else "choose_god"
+        return {"type": kind, "player": a.player, "god": a.god}
+    if isinstance(a, ChooseStarter):
+        return {"type": "choose_starter", "player": a.player, "starter": a.starter}
+    if isinstance(a, PlaceWorker):
+        sex = None if a.sex is None else a.sex.value
+        return {"type": "place_worker", "player": a.player, "cell": a.cell, "sex": sex}
+    if isinstance(a, Move):
+        return {"type": "move", "player": a.player, "src": a.src, "dst": a.dst}
+    if isinstance(a, Build):
+        return {"type": "build", "player": a.player, "src": a.src, "dst": a.dst, "level": a.level}
+    if isinstance(a, Undo):
+        return {"type": "undo", "player": a.player, "all": a.all}
+    return {"type": "pass" if isinstance(a, Pass) else "lose", "player": a.player}
+
+
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    players: tuple[str, ...]
+    rules: Rules
+    challenger: int
+    actions: tuple[tuple[Mapping[str, Any], Action | None], ...]  # None: disconnect
+    result: Mapping[str, Any] | None
+
+
+def replay(
+    record: Mapping[str, Any], *, lexicon: Container[str] | None = None
+) -> Iterator[Step[Game]]:
+    """Step through a record: the empty board, then the game after each action.
+
+    ``lexicon`` is accepted (and ignored) so every game's replay takes the same
+    arguments. A malformed record raises :class:`RecordError` here; an action that
+    does not replay raises it with its index when reached, as does a final result
+    other than the recorded one. Steps share one :class:`Game`, valid until the next.
+    """
+    return _steps(_parse(record))
+
+
+def _parse(record: Mapping[str, Any]) -> _Parsed:
+    header = check_header(record, GAME)
+    n = len(header.players)
+    d = mapping_field(header.setup, "rules")
+    god_set = d.get("god_set")
+    if god_set is not None:
+        names = list_field(d, "god_set", str, max_len=len(GODS))
+        if set(names) - GODS.keys():
+            raise RecordError(f"unknown gods in the god set: {sorted(set(names) - GODS.keys())}")
+        god_set = tuple(names)
+    rules = Rules(
+        players=int_field(d, "players", lo=MIN_PLAYERS, hi=MAX_PLAYERS),
+        gods=bool_field(d, "gods"),
+        god_set=god_set,
+        challenger_picks_pool=bool_field(d, "challenger_picks_pool"),
+        auto_eliminate=bool_field(d, "auto_eliminate"),
+    )
+    if rules.players != n:
+        raise RecordError(f"{n} players named for a {rules.players}-player game")
+    if header.variant != variant_name(rules):
+        raise RecordError(f"variant {header.variant!r} does not match the rules")
+    challenger = int_field(header.setup, "challenger", lo=0, hi=n - 1)
+    actions: list[tuple[Mapping[str, Any], Action | None]] = []
+    for i, a in enumerate(header.actions, 1):
+        action = _action(a, i, n)
+        if actions and actions[-1][1] is None:
+            raise RecordError("nothing may follow a disconnect", index=i)
+        actions.append((a, action))
+    return _Parsed(header.players, rules, challenger, tuple(actions), header.result)
+
+
+def _action(d: Mapping[str, Any], i: int, n: int) -> Action | None:
+    kind = d.get("type")
+    p = int_field(d, "player", lo=0, hi=n - 1, index=i)
+
+    def cell(key: str) -> int:
+        return int_field(d, key, lo=0, hi=_MAX_CELL, index=i)
+
+    if kind in ("offer_god", "choose_god"):
+        god = str_field(d, "god", max_len=40, index=i)
+        return OfferGod(p, god) if kind == "offer_god" else ChooseGod(p, god)
+    if kind == "choose_starter":
+        return ChooseStarter(p, int_field(d, "starter", lo=0, hi=n - 1, index=i))
+    if kind == "place_worker":
+        sex = d.get("sex")
+        if sex not in (None, "M", "F"):
+            raise RecordError(f"a worker's sex is M, F or null, not {sex!r}", index=i)
+        return PlaceWorker(p, cell("cell"), None if sex is None else Sex(sex))
+    if kind == "move":
+        return Move(p, cell("src"), cell("dst"))
+    if kind == "build":
+        return Build(p, cell("src"), cell("dst"), int_field(d, "level", lo=1, hi=DOME, index=i))
+    if kind == "undo":
+        return Undo(p, bool_field(d, "all", index=i))
+    if kind == "pass":
+        return Pass(p)
+    if kind == "lose":
+        return Lose(p)
+    if kind == "disconnect":
+        return None
+    raise RecordError(f"unknown action type {kind!r}", index=i)
+
+
+def _steps(p: _Parsed) -> Iterator[Step[Game]]:
+    try:
+        game = Game(p.rules, p.challenger)
+    except ValueError as e:
+        raise RecordError(f"cannot set up the game: {e}") from None
+    yield Step(0, None, "start", game)
+    disconnected: int | None = None
+    for i, (raw, action) in enumerate(p.actions, 1):
+        if action is None:
+            if game.is_over:
+                raise RecordError("a disconnect after the game was over", index=i)
+            disconnected = int(raw["player"])
+            yield Step(i, raw, f"{p.players[disconnected]} disconnected: game over", game)
+            continue
+        try:
+            game.apply(action)
+        except SantoriniError as e:
+            raise RecordError(f"{raw.get('type')} does not replay: {e}", index=i) from None
+        yield Step(i, raw, _text(p.players, action), game)
+    check_result(p.result, result_of(game, disconnected))
+
+
+def cell_label(c: int) -> str:
+    """``B2`` for row 1, column 1 (columns A–E, rows 1–5)."""
+    row, column = coordinates(c)
+    return f"{'ABCDE'[column]}{row + 1}"
+
+
+def _text(names: tuple[str, ...], a: Action) -> str:
+    name = names[a.player]
+    if isinstance(a, OfferGod):
+        return f"{name} offers {a.god}"
+    if isinstance(a, ChooseGod):
+        return f"{name} takes {a.god}"
+    if isinstance(a, ChooseStarter):
+        return f"{name} lets {names[a.starter]} start"
+    if isinstance(a, PlaceWorker):
+        return f"{name} places a worker on {cell_label(a.cell)}"
+    if isinstance(a, Move):
+        return f"{name} moves {cell_label(a.src)}→{cell_label(a.dst)}"
+    if isinstance(a, Build):
+        what = "a dome" if a.level == DOME else f"level {a.level}"
+        return f"{name} builds {what} on {cell_label(a.dst)}"
+    if isinstance(a, Undo):
+        return f"{name} takes back {'the turn' if a.all else 'a step'}"
+    if isinstance(a, Pass):
+        return f"{name} ends the turn"
+    return f"{name} gives up"
