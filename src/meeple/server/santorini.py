@@ -239,7 +239,7 @@ def santorini_lobby(services: Services) -> Lobby:
                     "gods": [g or ATHEIST for g in game.state.gods] if game.rules.gods else [],
                 },
                 record=json.dumps([repr(a) for a in game.log]),
-                data=to_record(game, players=names, disconnected=room.dropped),
+                data=to_record(game, players=names, disconnected=room.dropped, uid=room.uid),
             )
 
         def create(key: QueueKey, seats: list[Seat]) -> Room:

@@ -313,7 +313,7 @@ def _room_factory(
                 "winners": [room.game.players[w] for w in result.winners],
             },
             record=to_gcg(room.game, lexicon=getattr(lexicon, "name", None)),
-            data=to_record(room.game, lexicon=getattr(lexicon, "name", None)),
+            data=to_record(room.game, lexicon=getattr(lexicon, "name", None), uid=room.uid),
         )
 
     def create(key: QueueKey, seats: list[Seat]) -> Room:

@@ -307,7 +307,7 @@ def _room_factory(store: Store, services: Services) -> Callable[[QueueKey, list[
             end_reason=end_reason,
             result=summary,
             record=record_json(game.record()),
-            data=to_record(game),
+            data=to_record(game, uid=room.uid),
         )
 
     def create(key: QueueKey, seats: list[Seat]) -> Room:
