@@ -28,3 +28,4 @@ document.addEventListener("keydown", (event) => {
   const key = { ArrowLeft: "prev", ArrowRight: "next", Home: "first", End: "last" }[event.key];
   if (key && !event.altKey && !event.ctrlKey && !event.metaKey) { event.preventDefault(); go[key](); }
 });
+document.getElementById("controls").dataset.ready = "1";
