@@ -33,7 +33,8 @@ document.querySelectorAll("#admin form.actions button, #admin form.withdraw butt
     const form = button.form;
     const data = new URLSearchParams(new FormData(form));
     if (button.name) data.set(button.name, button.value);
-    const response = await fetch(form.action, {
+    // form.action would be the button named "action": read the attribute.
+    const response = await fetch(form.getAttribute("action"), {
       method: "POST", body: data, credentials: "same-origin", headers: { Accept: "application/json" },
     });
     const answer = await response.json().catch(() => ({ message: response.statusText }));
@@ -41,3 +42,4 @@ document.querySelectorAll("#admin form.actions button, #admin form.withdraw butt
     refresh();
   });
 });
+document.getElementById("console-live").dataset.ready = "1";
