@@ -21,6 +21,10 @@ A config file looks like this (every key optional)::
     player_time = 600            # seconds on each player's clock
     total_time = 1200            # seconds on the game clock
     challenge_time = 10          # seconds of a challenge window
+    [web]                        # pages and the browser's WebSocket (docs/web.md)
+    port = 8000                  # same as [listeners.web] port
+    enabled = true
+    max_message_size = 4096      # bytes of one browser message; larger: an error reply
     [santorini]                  # the AM27 listener (see docs/protocols/santorini.md)
     framing = "object-stream"    # server → client: "object-stream" (ERRATA) or "lines"
     ping_interval = 0.5          # seconds between the server's PINGs
@@ -44,6 +48,7 @@ __all__ = [
     "ListenerConfig",
     "SantoriniConfig",
     "ServerConfig",
+    "WebConfig",
     "load_config",
 ]
 
@@ -54,6 +59,7 @@ DEFAULT_PORTS: Mapping[str, int] = {
     "cmpn402": 8765,
     "santorini": 7778,
     "spectrangle": 4000,
+    "web": 8000,  # HTTP and WebSocket for browsers (docs/web.md)
 }
 
 
@@ -149,6 +155,35 @@ def _santorini(raw: object, base: SantoriniConfig) -> SantoriniConfig:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class WebConfig:
+    """The web listener's own options (its port and switch are ``listeners["web"]``)."""
+
+    max_message_size: int = 4096
+
+    def validate(self) -> None:
+        if not 256 <= self.max_message_size <= 1024 * 1024:
+            raise ConfigError("web.max_message_size must be between 256 bytes and 1 MiB")
+
+
+def _web(
+    raw: object, base: WebConfig, listener: ListenerConfig
+) -> tuple[WebConfig, ListenerConfig]:
+    """The ``[web]`` table: ``port`` and ``enabled`` go to the listener, the rest here."""
+    if not isinstance(raw, dict):
+        raise ConfigError("[web] must be a table")
+    unknown = set(raw) - {"port", "enabled", "max_message_size"}
+    if unknown:
+        raise ConfigError(f"unknown keys in [web]: {', '.join(sorted(unknown))}")
+    size = raw.get("max_message_size", base.max_message_size)
+    if not isinstance(size, int) or isinstance(size, bool):
+        raise ConfigError("web.max_message_size must be an integer")
+    listener = _listener("web", {k: v for k, v in raw.items() if k != "max_message_size"}, listener)
+    config = WebConfig(size)
+    config.validate()
+    return config, listener
+
+
 def _default_listeners() -> dict[str, ListenerConfig]:
     return {name: ListenerConfig(port) for name, port in DEFAULT_PORTS.items()}
 
@@ -168,6 +203,7 @@ class ServerConfig:
     shutdown_grace: float = 5.0
     cmpn402: Cmpn402Config = field(default_factory=Cmpn402Config)
     santorini: SantoriniConfig = field(default_factory=SantoriniConfig)
+    web: WebConfig = field(default_factory=WebConfig)
 
     def with_overrides(self, **changes: Any) -> ServerConfig:
         """A copy with the given fields replaced; ``None`` values are ignored (unset flags)."""
@@ -202,6 +238,7 @@ class ServerConfig:
         if self.shutdown_grace < 0:
             raise ConfigError("shutdown_grace must not be negative")
         self.santorini.validate()
+        self.web.validate()
         for name, listener in self.listeners.items():
             if not 0 <= listener.port <= 65535:
                 raise ConfigError(f"listeners.{name}.port must be 0–65535")
@@ -236,12 +273,12 @@ def _listener(name: str, raw: object, base: ListenerConfig | None) -> ListenerCo
 def config_from_mapping(data: Mapping[str, Any], base: ServerConfig | None = None) -> ServerConfig:
     """Apply a parsed TOML document to ``base`` (the defaults when None)."""
     base = base or ServerConfig()
-    unknown = set(data) - set(_TYPES) - {"listeners", "cmpn402", "santorini"}
+    unknown = set(data) - set(_TYPES) - {"listeners", "cmpn402", "santorini", "web"}
     if unknown:
         raise ConfigError(f"unknown config keys: {', '.join(sorted(unknown))}")
     changes: dict[str, Any] = {}
     for key, value in data.items():
-        if key in ("listeners", "cmpn402", "santorini"):
+        if key in ("listeners", "cmpn402", "santorini", "web"):
             continue
         if not isinstance(value, _TYPES[key]) or isinstance(value, bool):
             raise ConfigError(f"{key} has the wrong type: {value!r}")
@@ -258,6 +295,8 @@ def config_from_mapping(data: Mapping[str, Any], base: ServerConfig | None = Non
         changes["cmpn402"] = _cmpn402(data["cmpn402"], base.cmpn402)
     if "santorini" in data:
         changes["santorini"] = _santorini(data["santorini"], base.santorini)
+    if "web" in data:
+        changes["web"], listeners["web"] = _web(data["web"], base.web, listeners["web"])
     config = replace(base, listeners=listeners, **changes)
     config.validate()
     return config

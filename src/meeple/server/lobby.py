@@ -10,12 +10,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+from meeple.server.feed import Feed, game_topic
 from meeple.server.room import Room, Seat
 
-__all__ = ["Lobby", "QueueChanged", "QueueKey"]
+__all__ = ["LOBBY_TOPIC", "Lobby", "QueueChanged", "QueueKey"]
 
 logger = logging.getLogger(__name__)
+
+# The feed topic of the lobby's snapshot (see :meth:`Lobby.snapshot`).
+LOBBY_TOPIC = "lobby"
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,11 +50,14 @@ RoomFactory = Callable[[QueueKey, list[Seat]], Room]
 class Lobby:
     """Matches waiting players into rooms. Several queues and games run at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, feed: Feed | None = None) -> None:
         self._factories: dict[str, RoomFactory] = {}
         self._queues: dict[QueueKey, list[Seat]] = {}
         self._queued: dict[int, QueueKey] = {}
         self._rooms: dict[int, Room] = {}
+        self._by_uid: dict[str, Room] = {}
+        # Viewers (the web) watch the lobby and every room through this one feed.
+        self.feed = feed if feed is not None else Feed()
 
     def register_game(self, game: str, factory: RoomFactory) -> None:
         self._factories[game] = factory
@@ -68,7 +76,47 @@ class Lobby:
 
     @property
     def rooms(self) -> list[Room]:
-        return list({id(r): r for r in self._rooms.values()}.values())
+        return list(self._by_uid.values())
+
+    def room_by_uid(self, uid: str) -> Room | None:
+        """A running room by its uid (its URL); None once it has finished."""
+        return self._by_uid.get(uid)
+
+    def snapshot(self) -> dict[str, Any]:
+        """The queues and running rooms, for viewers (JSON-safe; names and counts only)."""
+        queues = [
+            {
+                "game": key.game,
+                "players": key.players,
+                "variant": key.variant,
+                "waiting": [
+                    {"name": s.name, "protocol": getattr(s, "protocol", "unknown")} for s in seats
+                ],
+            }
+            for key, seats in sorted(
+                self._queues.items(), key=lambda kv: (kv[0].game, kv[0].players, kv[0].variant)
+            )
+            if seats
+        ]
+        rooms = []
+        for room in self._by_uid.values():
+            last = self.feed.last(game_topic(room.uid))
+            view = (last.data.get("view") if last is not None else None) or {}
+            rooms.append(
+                {
+                    "uid": room.uid,
+                    "game": room.game_name,
+                    "players": [s.name for s in room.seats],
+                    "protocols": [getattr(s, "protocol", "unknown") for s in room.seats],
+                    "scores": view.get("scores"),
+                    "turn": view.get("turn"),
+                }
+            )
+        return {"queues": queues, "rooms": rooms}
+
+    def publish(self) -> None:
+        """Hand viewers a fresh lobby snapshot (queues changed, a room started or ended)."""
+        self.feed.publish(LOBBY_TOPIC, self.snapshot)
 
     def join(self, key: QueueKey, seat: Seat) -> Room | None:
         """Queue ``seat`` (leaving any queue it was in); start and return a room when full."""
@@ -90,6 +138,9 @@ class Lobby:
         room = self._factories[key.game](key, players)
         for p in players:
             self._rooms[id(p)] = room
+        self._by_uid[room.uid] = room
+        room.feed = self.feed
+        room.on_changed.append(lambda _room: self.publish())
         room.on_finished.append(self._room_finished)
         logger.info("%s: %s for %s", room.id, key, ", ".join(p.name for p in players))
         if self._queues[key]:
@@ -116,8 +167,13 @@ class Lobby:
         for seat in room.seats:
             if self._rooms.get(id(seat)) is room:
                 del self._rooms[id(seat)]
+        self._by_uid.pop(room.uid, None)
+        # Its viewers had the final snapshot; from now on the store has the game.
+        self.feed.forget(game_topic(room.uid))
+        self.publish()
 
     def _notify(self, key: QueueKey, seats: list[Seat]) -> None:
+        self.publish()
         notice = QueueChanged(key, len(seats))
         for seat in list(seats):
             try:
