@@ -159,6 +159,7 @@ class Rig:
         self.reap()
         link = FakeLink()
         conn = self.contest.connect(link)
+        assert conn is not None
         assert link.messages() == [NameRequest()]
         self.contest.receive(conn, Name(name).encode())
         self.conns[name], self.links[name] = conn, link
@@ -310,7 +311,9 @@ def test_late_and_unknown_names(gcide: Lexicon) -> None:
     assert late.closed is not None
     assert late.closed[0] == 1008
     twin = FakeLink()
-    rig.contest.receive(rig.contest.connect(twin), Name("a").encode())
+    twin_conn = rig.contest.connect(twin)
+    assert twin_conn is not None
+    rig.contest.receive(twin_conn, Name("a").encode())
     assert twin.closed is not None
     assert twin.closed[0] == 1013
     rig.play_out()

@@ -344,8 +344,8 @@ class Cmpn402Listener:
         try:
             index = self._hub.connect(link)
             if index is None:
-                logger.info("[%s] refused: two agents are connected", link.id)
-                await ws.close(CloseCode.TRY_AGAIN_LATER, "two agents are connected")
+                logger.info("[%s] refused: no free seat", link.id)
+                await ws.close(CloseCode.TRY_AGAIN_LATER, "no free seat")
                 return
             writer = asyncio.create_task(link.drain(), name=f"{link.id}-writer")
             try:

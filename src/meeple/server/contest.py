@@ -68,6 +68,8 @@ STATES = ("waiting", "running", "paused", "finished", "aborted")
 # (withdrawn, not in the contest): do not come back; 1013 try again (the name is held
 # by a connection that is still open).
 CLOSE_DONE = 1000
+# Connections at once (agents and unnamed ones); more are refused with 1013.
+MAX_CONNECTIONS = 1024
 
 
 @dataclass
@@ -311,8 +313,11 @@ class Contest:
     # --- connections -----------------------------------------------------------------
 
     @_notifies
-    def connect(self, link: Link) -> _Conn:
-        """A new connection: ask its NAME (spec, State INIT)."""
+    def connect(self, link: Link) -> _Conn | None:
+        """A new connection: ask its NAME (spec, State INIT); None when there are too many."""
+        connected = len(self._unnamed) + sum(a.conn is not None for a in self.agents.values())
+        if connected >= MAX_CONNECTIONS:
+            return None
         conn = _Conn(link)
         self._unnamed.append(conn)
         link.send(NameRequest().encode())
@@ -417,8 +422,14 @@ class Contest:
                 self._arm(table, self.config.show_timeout)
 
     def _close(self, conn: _Conn, code: int, reason: str) -> None:
+        """Close a connection and let go of it now: nothing more is sent on it, and its
+        agent counts as gone (the listener's disconnect comes later and finds nothing)."""
         if conn.open:
+            conn.open = False
             conn.link.close(code, reason)
+        agent = self.agents.get(conn.name) if conn.name else None
+        if agent is not None and agent.conn is conn:
+            agent.conn = None
 
     @_notifies
     def shutdown(self) -> None:
