@@ -21,6 +21,14 @@ A config file looks like this (every key optional)::
     player_time = 600            # seconds on each player's clock
     total_time = 1200            # seconds on the game clock
     challenge_time = 10          # seconds of a challenge window
+    [cmpn402.contest]            # contest mode: many agents, one schedule (docs/contests.md)
+    format = "round-robin"       # or "swiss"
+    games = 2                    # games per pairing, first player alternating
+    rounds = 3                   # Swiss rounds (default: enough to rank, log2 of the field)
+    boards = 2                   # games at once
+    agents = 8                   # start once this many agents have sent NAME (0: the admin starts)
+    resume_window = 120          # seconds a dropped agent has to come back to its game
+    show_timeout = 60            # seconds a game waits for an absent agent before a forfeit
     [web]                        # pages and the browser's WebSocket (docs/web.md)
     port = 8000                  # same as [listeners.web] port
     enabled = true
@@ -42,9 +50,11 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "CONTEST_FORMATS",
     "DEFAULT_PORTS",
     "Cmpn402Config",
     "ConfigError",
+    "ContestConfig",
     "ListenerConfig",
     "SantoriniConfig",
     "ServerConfig",
@@ -75,6 +85,62 @@ class ListenerConfig:
     enabled: bool = True
 
 
+CONTEST_FORMATS = ("round-robin", "swiss")
+
+
+@dataclass(frozen=True, slots=True)
+class ContestConfig:
+    """Contest mode of the CMPN402 referee (the ``[cmpn402.contest]`` table); times in seconds."""
+
+    format: str = "round-robin"
+    games: int = 1
+    rounds: int = 0  # Swiss rounds; 0: ceil(log2(agents))
+    boards: int = 1
+    agents: int = 0  # start when this many agents have named themselves; 0: the admin starts
+    resume_window: float = 120.0
+    show_timeout: float = 60.0
+
+    def validate(self) -> None:
+        if self.format not in CONTEST_FORMATS:
+            raise ConfigError(f"cmpn402.contest.format must be one of {', '.join(CONTEST_FORMATS)}")
+        if not 1 <= self.games <= 1000:
+            raise ConfigError("cmpn402.contest.games must be 1–1000")
+        if not 0 <= self.rounds <= 1000:
+            raise ConfigError("cmpn402.contest.rounds must be 0–1000")
+        if not 1 <= self.boards <= 256:
+            raise ConfigError("cmpn402.contest.boards must be 1–256")
+        if not (self.agents == 0 or 2 <= self.agents <= 1024):
+            raise ConfigError("cmpn402.contest.agents must be 0 or 2–1024")
+        for key in ("resume_window", "show_timeout"):
+            if not 0 < getattr(self, key) <= 86_400:
+                raise ConfigError(f"cmpn402.contest.{key} must be positive (seconds, ≤ a day)")
+
+
+_CONTEST_TYPES: Mapping[str, tuple[type, ...]] = {
+    "format": (str,),
+    "games": (int,),
+    "rounds": (int,),
+    "boards": (int,),
+    "agents": (int,),
+    "resume_window": (int, float),
+    "show_timeout": (int, float),
+}
+
+
+def _contest(raw: object, base: ContestConfig | None) -> ContestConfig:
+    if not isinstance(raw, dict):
+        raise ConfigError("[cmpn402.contest] must be a table")
+    unknown = set(raw) - set(_CONTEST_TYPES)
+    if unknown:
+        raise ConfigError(f"unknown keys in [cmpn402.contest]: {', '.join(sorted(unknown))}")
+    for key, value in raw.items():
+        if not isinstance(value, _CONTEST_TYPES[key]) or isinstance(value, bool):
+            raise ConfigError(f"cmpn402.contest.{key} has the wrong type: {value!r}")
+    config = replace(base or ContestConfig(), **raw)
+    config.validate()
+    return config
+
+
 @dataclass(frozen=True, slots=True)
 class Cmpn402Config:
     """The CMPN402 contest referee's settings (the ``[cmpn402]`` table); times in seconds."""
@@ -86,8 +152,11 @@ class Cmpn402Config:
     player_time: float = 600.0
     total_time: float = 1200.0
     challenge_time: float = 10.0
+    contest: ContestConfig | None = None  # None: today's two agents and a series
 
     def validate(self) -> None:
+        if self.contest is not None:
+            self.contest.validate()
         if self.games < 1:
             raise ConfigError("cmpn402.games must be at least 1")
         for key in ("ping_interval", "player_time", "total_time", "challenge_time"):
@@ -110,10 +179,16 @@ _CMPN402_TYPES: Mapping[str, tuple[type, ...]] = {
 def _cmpn402(raw: object, base: Cmpn402Config) -> Cmpn402Config:
     if not isinstance(raw, dict):
         raise ConfigError("[cmpn402] must be a table")
+    raw = dict(raw)
+    contest = raw.pop("contest", None)
     unknown = set(raw) - set(_CMPN402_TYPES)
     if unknown:
         raise ConfigError(f"unknown keys in [cmpn402]: {', '.join(sorted(unknown))}")
+    if contest is not None:
+        raw["contest"] = _contest(contest, base.contest)
     for key, value in raw.items():
+        if key == "contest":
+            continue
         wanted = _CMPN402_TYPES[key]
         if not isinstance(value, wanted) or (isinstance(value, bool) and bool not in wanted):
             raise ConfigError(f"cmpn402.{key} has the wrong type: {value!r}")
