@@ -20,6 +20,7 @@ def test_defaults_name_every_protocol_port() -> None:
         "cmpn402": 8765,
         "santorini": 7778,
         "spectrangle": 4000,
+        "web": 8000,
     }
     assert config.host == "127.0.0.1"
 

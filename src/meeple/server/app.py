@@ -48,6 +48,7 @@ LISTENERS: Mapping[str, str] = {
     "cmpn402": "meeple.server.cmpn402:create_listener",
     "santorini": "meeple.server.santorini:create_listener",
     "spectrangle": "meeple.server.spectrangle:create_listener",
+    "web": "meeple.web.listener:create_listener",
 }
 
 
@@ -61,6 +62,12 @@ class Services:
     # Rooms seed their own RNG from this one, so a test that seeds it replays exactly.
     rng: random.Random = field(default_factory=random.Random)
     _resources: dict[str, Any] = field(default_factory=dict)
+    # Bound port per running listener, filled in as they start (the web lobby shows them).
+    listening: dict[str, int] = field(default_factory=dict)
+
+    def get(self, key: str) -> Any | None:
+        """A shared resource if some listener made it (the web finds the CMPN402 console)."""
+        return self._resources.get(key)
 
     def resource(self, key: str, build: Callable[[], Any]) -> Any:
         """A shared object built once on first use (the lexicon, the store, a lobby)."""
@@ -109,6 +116,7 @@ class MeepleServer:
                     e.errno, f"{name}: cannot listen on {self.config.host}:{listener_config.port}"
                 ) from e
             self.listeners[name] = listener
+            self.services.listening[name] = listener.port
 
     async def serve_forever(self, *, start: bool = False) -> None:
         """Serve until SIGINT/SIGTERM (or :meth:`request_stop`), then shut down gracefully.

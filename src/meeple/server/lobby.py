@@ -42,9 +42,10 @@ import logging
 import secrets
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from meeple.server.clock import Clock, SystemClock, Timer
+from meeple.server.feed import Feed, game_topic
 from meeple.server.room import Room, Seat
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_GRACE",
+    "LOBBY_TOPIC",
     "AlreadyPlaying",
     "BadTable",
     "Dismissed",
@@ -81,6 +83,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 DEFAULT_GRACE = 30.0
+# The feed topic of the lobby's snapshot (see :meth:`Lobby.snapshot`).
+LOBBY_TOPIC = "lobby"
 # Tables opened that nobody sat at yet (a table whose last seat leaves closes): a cap,
 # so that a client creating tables in a loop cannot grow the lobby without bound.
 MAX_EMPTY_TABLES = 1000
@@ -303,6 +307,7 @@ class Lobby:
         grace: float = DEFAULT_GRACE,
         names: NameRegistry | None = None,
         max_empty_tables: int = MAX_EMPTY_TABLES,
+        feed: Feed | None = None,
     ) -> None:
         self.clock: Clock = clock or SystemClock()
         self.max_empty_tables = max_empty_tables
@@ -312,6 +317,9 @@ class Lobby:
         self._tables: dict[str, Table] = {}  # open tables, in creation order
         self._table_of: dict[int, Table] = {}
         self._rooms: dict[int, Room] = {}
+        self._by_uid: dict[str, Room] = {}
+        # Viewers (the web) watch the lobby and every room through this one feed.
+        self.feed = feed if feed is not None else Feed()
         self._tokens: dict[str, Seat] = {}
         self._token_of: dict[int, str] = {}
         self._held: dict[str, _Hold] = {}
@@ -369,7 +377,39 @@ class Lobby:
 
     @property
     def rooms(self) -> list[Room]:
-        return list({id(r): r for r in self._rooms.values()}.values())
+        """The running rooms, oldest first."""
+        return list(self._by_uid.values())
+
+    def room_by_uid(self, uid: str) -> Room | None:
+        """A running room by its uid (its URL); None once it has finished."""
+        return self._by_uid.get(uid)
+
+    def snapshot(self) -> dict[str, Any]:
+        """The tables and running rooms, for viewers (JSON-safe; names and counts only).
+
+        ``queues`` lists the tables someone sits at (the lobby page's "Waiting"),
+        ``tables`` every open table, empty ones included (where a browser may sit).
+        """
+        tables = [_table_json(t) for t in self._tables.values()]
+        rooms = []
+        for room in self._by_uid.values():
+            last = self.feed.last(game_topic(room.uid))
+            view = (last.data.get("view") if last is not None else None) or {}
+            rooms.append(
+                {
+                    "uid": room.uid,
+                    "game": room.game_name,
+                    "players": [s.name for s in room.seats],
+                    "protocols": [_protocol(s) for s in room.seats],
+                    "scores": view.get("scores"),
+                    "turn": view.get("turn"),
+                }
+            )
+        return {"queues": [t for t in tables if t["waiting"]], "tables": tables, "rooms": rooms}
+
+    def publish(self) -> None:
+        """Hand viewers a fresh lobby snapshot (a table changed, a room started or ended)."""
+        self.feed.publish(LOBBY_TOPIC, self.snapshot)
 
     @property
     def held(self) -> int:
@@ -575,6 +615,9 @@ class Lobby:
         room = self._games[table.game].factory(key, players)
         for p in players:
             self._rooms[id(p)] = room
+        self._by_uid[room.uid] = room
+        room.feed = self.feed
+        room.on_changed.append(lambda _room: self.publish())
         room.on_finished.append(self._room_finished)
         logger.info(
             "%s: %s %s for %s",
@@ -603,6 +646,10 @@ class Lobby:
         for key, other in list(self._rooms.items()):
             if other is room:
                 del self._rooms[key]
+        self._by_uid.pop(room.uid, None)
+        # Its viewers had the final snapshot; from now on the store has the game.
+        self.feed.forget(game_topic(room.uid))
+        self.publish()
 
     def _expire(self, token: str) -> None:
         hold = self._held.pop(token, None)
@@ -635,6 +682,7 @@ class Lobby:
             logger.exception("telling %s of %s failed", seat.name, type(event).__name__)
 
     def _publish(self, kind: str, table: Table, room: str | None = None) -> None:
+        self.publish()
         if not self.on_change:
             return
         event = TableEvent(kind, table.info(), room)
@@ -643,6 +691,20 @@ class Lobby:
                 callback(event)
             except Exception:
                 logger.exception("a table subscriber failed")
+
+
+def _table_json(table: Table) -> dict[str, Any]:
+    return {
+        "id": table.id,
+        "game": table.game,
+        "players": table.size,
+        "variant": table.variant,
+        "start": table.start_rule.value,
+        "waiting": [
+            {"name": s.name, "protocol": _protocol(s), "ready": id(s) in table.ready}
+            for s in table.seats
+        ],
+    }
 
 
 def server_lobby(services: Services) -> Lobby:

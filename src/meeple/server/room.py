@@ -12,9 +12,12 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from meeple.server.feed import Feed, game_topic
 
 __all__ = ["Resumed", "Room", "Seat"]
 
@@ -56,8 +59,16 @@ class Room:
     the players, the store records the game).
     """
 
+    # The game's name in URLs, records and the lobby; each subclass sets it.
+    game_name = "game"
+
     def __init__(self, seats: list[Seat]) -> None:
         self.id = f"room-{next(_room_ids)}"
+        # Stable and hard to guess: the game's URL (/games/<uid>) live and in the store.
+        self.uid = secrets.token_hex(6)
+        # Set by the lobby: viewers get a snapshot after every command (docs/web.md).
+        self.feed: Feed | None = None
+        self.on_changed: list[Callable[[Room], None]] = []
         self.seats = list(seats)
         self._inbox: asyncio.Queue[tuple[Seat | None, Any]] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
@@ -105,6 +116,30 @@ class Room:
         players = tuple(s.name for s in self.seats)
         self.deliver(seat, Resumed(self.id, index, players, getattr(self, "game", None)))
 
+    def spectator_view(self) -> dict[str, Any] | None:
+        """What anyone may see of the game (``games/<game>/view.py``); None: nothing."""
+        return None
+
+    def snapshot(self) -> dict[str, Any]:
+        """The room for viewers: who plays on which protocol, and the spectator view."""
+        return {
+            "uid": self.uid,
+            "game": self.game_name,
+            "players": [s.name for s in self.seats],
+            "protocols": [getattr(s, "protocol", "unknown") for s in self.seats],
+            "finished": self.finished,
+            "view": self.spectator_view(),
+        }
+
+    def publish(self) -> None:
+        """Hand viewers a fresh snapshot (the feed drops it if nothing changed)."""
+        if self.feed is not None and self.feed.publish(game_topic(self.uid), self.snapshot):
+            for callback in self.on_changed:
+                try:
+                    callback(self)
+                except Exception:
+                    self.log.exception("on_changed callback failed")
+
     def broadcast(self, event: object) -> None:
         for seat in self.seats:
             self.deliver(seat, event)
@@ -125,6 +160,7 @@ class Room:
     async def _run(self) -> None:
         try:
             self.on_start()
+            self.publish()
             while not self.finished:
                 seat, command = await self._inbox.get()
                 try:
@@ -138,8 +174,10 @@ class Room:
                     # A bug in one command's handling is logged; the game state is only
                     # changed by the engine's atomic apply, so the room can go on.
                     self.log.exception("command %r failed", command)
+                self.publish()
         finally:
             self.finished = True
+            self.publish()
             for callback in self.on_finished:
                 try:
                     callback(self)

@@ -35,11 +35,12 @@ import logging
 import random
 import time
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from meeple.games import santorini as engine
 from meeple.games.santorini import Game, Phase, RuleError, Rules
 from meeple.games.santorini.record import to_record
+from meeple.games.santorini.view import spectator_view
 from meeple.protocols.santorini import messages as m
 from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejected
 from meeple.protocols.santorini.session import Heartbeat, LocalProtocolError, ServerSession, State
@@ -130,6 +131,8 @@ class Dropped:
 class SantoriniRoom(Room):
     """One Santorini game between seats; commands are engine actions or :class:`PickGod`."""
 
+    game_name = "santorini"
+
     def __init__(self, seats: list[Seat], *, gods: bool, rng: random.Random) -> None:
         super().__init__(seats)
         # Names as at the start: a seat forgets its name when its connection goes.
@@ -146,6 +149,9 @@ class SantoriniRoom(Room):
 
     def index(self, seat: Seat) -> int:
         return next(i for i, s in enumerate(self.seats) if s is seat)
+
+    def spectator_view(self) -> dict[str, Any]:
+        return spectator_view(self.game, self.names)
 
     def on_start(self) -> None:
         players = self.names
@@ -234,7 +240,7 @@ def santorini_lobby(services: Services) -> Lobby:
                     "gods": [g or ATHEIST for g in game.state.gods] if game.rules.gods else [],
                 },
                 record=json.dumps([repr(a) for a in game.log]),
-                data=to_record(game, players=names, disconnected=room.dropped),
+                data=to_record(game, players=names, disconnected=room.dropped, uid=room.uid),
             )
 
         def create(key: QueueKey, seats: list[Seat]) -> Room:

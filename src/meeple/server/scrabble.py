@@ -15,7 +15,7 @@ import random
 import time
 from collections.abc import Callable, Container
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from meeple.games.scrabble.board import Direction
 from meeple.games.scrabble.errors import NotYourTurn, ScrabbleError
@@ -38,6 +38,7 @@ from meeple.games.scrabble.gcg import to_gcg
 from meeple.games.scrabble.lexicon import load_lexicon
 from meeple.games.scrabble.moves import Placement
 from meeple.games.scrabble.record import to_record
+from meeple.games.scrabble.view import spectator_view
 from meeple.server.lobby import Lobby, QueueKey, server_lobby
 from meeple.server.room import Room, Seat
 from meeple.server.store import Store
@@ -168,6 +169,8 @@ class LeavePolicy(enum.Enum):
 class ScrabbleRoom(Room):
     """A Scrabble game between seats; see the module docstring."""
 
+    game_name = "scrabble"
+
     def __init__(
         self,
         seats: list[Seat],
@@ -192,6 +195,9 @@ class ScrabbleRoom(Room):
     @property
     def result(self) -> GameResult | None:
         return self.game.result
+
+    def spectator_view(self) -> dict[str, Any]:
+        return spectator_view(self.game)
 
     def on_start(self) -> None:
         opening = tuple(self.game.opening_events())
@@ -314,7 +320,7 @@ def _room_factory(
                 "winners": [room.game.players[w] for w in result.winners],
             },
             record=to_gcg(room.game, lexicon=getattr(lexicon, "name", None)),
-            data=to_record(room.game, lexicon=getattr(lexicon, "name", None)),
+            data=to_record(room.game, lexicon=getattr(lexicon, "name", None), uid=room.uid),
         )
 
     def create(key: QueueKey, seats: list[Seat]) -> Room:

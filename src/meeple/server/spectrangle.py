@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from meeple.games import spectrangle as engine
 from meeple.games.spectrangle.record import to_record
+from meeple.games.spectrangle.view import spectator_view
 from meeple.protocols.spectrangle import (
     DEFAULT_MAX_LINE_SIZE,
     Chat,
@@ -158,6 +159,8 @@ def new_game(players: list[str], rng: random.Random) -> engine.Game:
 class SpectrangleRoom(Room):
     """One Spectrangle game: the engine state, its seats, and what each is told."""
 
+    game_name = "spectrangle"
+
     def __init__(
         self,
         seats: list[Seat],
@@ -173,6 +176,9 @@ class SpectrangleRoom(Room):
 
     def index(self, seat: Seat) -> int:
         return next(i for i, s in enumerate(self.seats) if s is seat)
+
+    def spectator_view(self) -> dict[str, Any]:
+        return spectator_view(self.game)
 
     def on_start(self) -> None:
         self.broadcast(GameStarted(self.game))
@@ -308,7 +314,7 @@ def _room_factory(store: Store, services: Services) -> Callable[[QueueKey, list[
             end_reason=end_reason,
             result=summary,
             record=record_json(game.record()),
-            data=to_record(game),
+            data=to_record(game, uid=room.uid),
         )
 
     def create(key: QueueKey, seats: list[Seat]) -> Room:

@@ -326,6 +326,15 @@ class Store:
         ).fetchone()
         return None if row is None else _record(row)
 
+    def game_by_uid(self, uid: str) -> GameRecord | None:
+        """The game whose record carries this uid (its room's, its URL in the web pages)."""
+        row = self._db.execute(
+            f"SELECT {_GAME_COLUMNS} FROM games WHERE data IS NOT NULL"
+            " AND json_valid(data) AND json_extract(data, '$.uid') = ? ORDER BY id DESC LIMIT 1",
+            (uid,),
+        ).fetchone()
+        return None if row is None else _record(row)
+
     def save_checkpoint(self, key: str, state: Mapping[str, Any]) -> None:
         """Durably replace the checkpoint under ``key`` (a JSON-serialisable mapping)."""
         self._db.execute(

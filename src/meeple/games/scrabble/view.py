@@ -1,0 +1,171 @@
+"""What a viewer may see of a Scrabble game: the one place that decides it.
+
+:func:`spectator_view` is for anyone watching (the web's spectators, the lobby):
+the board with its premium squares and blanks, scores, the number of tiles in the
+bag and on each rack, the move log with scores, whose turn it is and the result.
+Never a rack's letters, the bag's order or the letters of an exchange: those are
+the players' (GCG shows them only to the record's owner). :func:`seat_view` adds
+the seat's own rack, for a player's page (issue 13).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from meeple.games.scrabble.board import Premium
+from meeple.games.scrabble.game import (
+    ChallengeFailed,
+    ChallengeUpheld,
+    Event,
+    Exchanged,
+    Game,
+    GameEnded,
+    Passed,
+    PlayerDropped,
+    PlayMade,
+    PlayWithdrawn,
+    TurnLost,
+)
+
+__all__ = ["PREMIUM_CODES", "move_entry", "seat_view", "spectator_view"]
+
+# One letter per premium, as in the layout rows: "." none, "l" DL, "L" TL, "w" DW, "W" TW.
+PREMIUM_CODES = {
+    Premium.NONE: ".",
+    Premium.DOUBLE_LETTER: "l",
+    Premium.TRIPLE_LETTER: "L",
+    Premium.DOUBLE_WORD: "w",
+    Premium.TRIPLE_WORD: "W",
+}
+
+
+def move_entry(event: Event, players: tuple[str, ...]) -> dict[str, Any] | None:
+    """One line of the public move log for ``event``, or None if it makes no line."""
+    if isinstance(event, PlayMade):
+        return {
+            "player": event.player,
+            "kind": "play",
+            "text": f"{event.move.position} {event.move.word}",
+            "words": list(event.words),
+            "score": event.score,
+            "bingo": event.bingo,
+            "total": event.total,
+        }
+    if isinstance(event, Exchanged):
+        # The count only: which tiles went back is the exchanger's secret.
+        return {
+            "player": event.player,
+            "kind": "exchange",
+            "text": f"exchange {event.count}",
+            "score": 0,
+            "total": event.total,
+        }
+    if isinstance(event, Passed):
+        return {
+            "player": event.player,
+            "kind": "pass",
+            "text": "pass",
+            "score": 0,
+            "total": event.total,
+        }
+    if isinstance(event, ChallengeUpheld):
+        return {
+            "player": event.challenger,
+            "kind": "challenge",
+            "text": f"challenge upheld: {', '.join(event.words)}",
+            "score": 0,
+            "total": None,
+        }
+    if isinstance(event, PlayWithdrawn):
+        return {
+            "player": event.player,
+            "kind": "withdrawn",
+            "text": "play withdrawn",
+            "score": -event.score,
+            "total": event.total,
+        }
+    if isinstance(event, ChallengeFailed):
+        return {
+            "player": event.player,
+            "kind": "challenge",
+            "text": f"{players[event.challenger]} challenged in vain",
+            "score": event.bonus,
+            "total": event.total,
+        }
+    if isinstance(event, TurnLost):
+        return {
+            "player": event.player,
+            "kind": "turn-lost",
+            "text": "loses a turn",
+            "score": 0,
+            "total": event.total,
+        }
+    if isinstance(event, PlayerDropped):
+        return {
+            "player": event.player,
+            "kind": "left",
+            "text": "left the game",
+            "score": 0,
+            "total": None,
+        }
+    if isinstance(event, GameEnded):
+        result = event.result
+        return {
+            "player": result.player,
+            "kind": "end",
+            "text": f"game over ({result.reason.value})",
+            "score": 0,
+            "total": None,
+            "adjustments": list(result.adjustments),
+        }
+    return None
+
+
+def spectator_view(game: Game) -> dict[str, Any]:
+    """The game as anyone may see it; JSON-safe (see the module docstring)."""
+    layout = game.variant.layout
+    pending = game.pending
+    result = game.result
+    log = [e for e in (move_entry(ev, game.players) for ev in game.events) if e is not None]
+    return {
+        "game": "scrabble",
+        "variant": game.variant.name,
+        "players": list(game.players),
+        "size": layout.size,
+        "premiums": ["".join(PREMIUM_CODES[p] for p in row) for row in layout.premiums],
+        # "." empty, "A"–"Z" a letter tile, "a"–"z" a blank standing for that letter.
+        "board": game.board.rows(),
+        "pending": (
+            None
+            if pending is None
+            else {
+                "player": pending.player,
+                "score": pending.score,
+                "squares": [[p.x, p.y] for p in pending.result.tiles],
+            }
+        ),
+        "scores": list(game.scores),
+        "rack_sizes": [len(r) for r in game.racks],
+        "bag": len(game.bag),
+        "turn": game.turn,
+        "status": game.status.value,
+        "moves": log,
+        "result": (
+            None
+            if result is None
+            else {
+                "reason": result.reason.value,
+                "player": result.player,
+                "scores": list(result.scores),
+                "winners": list(result.winners),
+            }
+        ),
+    }
+
+
+def seat_view(game: Game, player: int) -> dict[str, Any]:
+    """What ``player`` sees: the spectator view and their own rack."""
+    view = spectator_view(game)
+    view["you"] = player
+    view["rack"] = game.rack(player)
+    return view

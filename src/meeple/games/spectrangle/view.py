@@ -1,0 +1,95 @@
+"""What a viewer may see of a Spectrangle game: the one place that decides it.
+
+The Spectrangle protocol shows every hand to every player (spec, ``tiles``
+message; ERRATA), so :func:`spectator_view` shows them too; only the bag's order
+stays hidden (its size is shown). The board is the 36 fields with their tiles
+(``RGB3``: base, then clockwise, then the value), bonus multipliers and which way
+each field points.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from meeple.games.spectrangle.board import BONUSES, FIELD_COUNT, Orientation, orientation
+from meeple.games.spectrangle.game import (
+    Event,
+    Exchanged,
+    Game,
+    GameAbandoned,
+    GameEnded,
+    Skipped,
+    TilePlaced,
+)
+
+__all__ = ["move_entry", "seat_view", "spectator_view"]
+
+
+def move_entry(event: Event) -> dict[str, Any] | None:
+    """One line of the public move log for ``event``, or None if it makes no line."""
+    if isinstance(event, TilePlaced):
+        return {
+            "player": event.player,
+            "text": f"{event.tile} on {event.index}",
+            "score": event.points,
+            "total": event.total,
+        }
+    if isinstance(event, Skipped):
+        return {"player": event.player, "text": "skip", "score": 0, "total": None}
+    if isinstance(event, Exchanged):
+        # Hands are public in this protocol, so the tiles exchanged are too.
+        return {
+            "player": event.player,
+            "text": f"exchange {event.tile} for {event.new_tile}",
+            "score": 0,
+            "total": None,
+        }
+    if isinstance(event, GameEnded):
+        return {"player": None, "text": "game over", "score": 0, "total": None}
+    if isinstance(event, GameAbandoned):
+        return {"player": event.player, "text": "left: game abandoned", "score": 0, "total": None}
+    return None
+
+
+def spectator_view(game: Game) -> dict[str, Any]:
+    """The game as anyone may see it; JSON-safe."""
+    result = game.result
+    fields = [
+        {
+            "index": i,
+            "up": orientation(i) is Orientation.UP,
+            "bonus": BONUSES.get(i, 1),
+            "tile": None if game.board.tile(i) is None else str(game.board.tile(i)),
+        }
+        for i in range(FIELD_COUNT)
+    ]
+    return {
+        "game": "spectrangle",
+        "players": list(game.players),
+        "fields": fields,
+        "hands": [[str(t) for t in hand] for hand in game.hands],
+        # Once over, the final scores: the tiles left in hand are deducted.
+        "scores": list(result.scores if result is not None else game.scores),
+        "bag": game.bag_size,
+        "turn": game.turn,
+        "status": game.status.value,
+        "moves": [e for e in (move_entry(ev) for ev in game.events) if e is not None],
+        "result": (
+            {"reason": "abandoned", "scores": None, "winners": []}
+            if game.status.value == "abandoned"
+            else None
+            if result is None
+            else {
+                "reason": "finished",
+                "scores": list(result.scores),
+                "deductions": list(result.deductions),
+                "winners": list(result.winners),
+            }
+        ),
+    }
+
+
+def seat_view(game: Game, player: int) -> dict[str, Any]:
+    view = spectator_view(game)
+    view["you"] = player
+    return view

@@ -1,0 +1,67 @@
+"""meeple's own browser protocol: JSON over WebSocket, sans-I/O (docs/protocols/web.md).
+
+- :mod:`.messages`: every message as a frozen dataclass; :func:`decode` with a size limit;
+- :mod:`.session`: the server-side state machine (:data:`TRANSITIONS`, one table);
+- :mod:`.errors`: the error codes and the exception tree.
+
+The web listener makes a :class:`ServerSession` per WebSocket, feeds it each text
+message with ``receive`` and sends what ``send`` returns.
+"""
+
+from __future__ import annotations
+
+from meeple.protocols.web.errors import (
+    ErrorCode,
+    LocalProtocolError,
+    RemoteProtocolError,
+    WebProtocolError,
+)
+from meeple.protocols.web.messages import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    PROTOCOL,
+    TOPICS,
+    ClientMessage,
+    Error,
+    Hello,
+    Ping,
+    Pong,
+    ServerMessage,
+    Snapshot,
+    Subscribe,
+    Unsubscribe,
+    Welcome,
+    decode,
+)
+from meeple.protocols.web.session import (
+    DEFAULT_MAX_SUBSCRIPTIONS,
+    TRANSITIONS,
+    Request,
+    ServerSession,
+    State,
+)
+
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_SIZE",
+    "DEFAULT_MAX_SUBSCRIPTIONS",
+    "PROTOCOL",
+    "TOPICS",
+    "TRANSITIONS",
+    "ClientMessage",
+    "Error",
+    "ErrorCode",
+    "Hello",
+    "LocalProtocolError",
+    "Ping",
+    "Pong",
+    "RemoteProtocolError",
+    "Request",
+    "ServerMessage",
+    "ServerSession",
+    "Snapshot",
+    "State",
+    "Subscribe",
+    "Unsubscribe",
+    "WebProtocolError",
+    "Welcome",
+    "decode",
+]

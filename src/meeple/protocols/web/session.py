@@ -1,0 +1,139 @@
+"""The server side of the browser protocol: a state machine, sans-I/O.
+
+The web listener makes one :class:`ServerSession` per WebSocket. It hands each
+text message it receives to :meth:`ServerSession.receive`, which returns what the
+browser asked for (a :class:`Request` the listener carries out) and the replies to
+send; malformed or untimely messages come back as an ``error`` reply and the
+session stays as it was. :meth:`ServerSession.send` encodes what the server sends
+and refuses what the state does not allow (:class:`LocalProtocolError`).
+
+The one transition table, :data:`TRANSITIONS`: a browser first says ``hello``,
+then subscribes and pings as it likes. Issue 13 adds a ``SEATED`` state reached
+by ``join``, in which ``play`` messages are allowed, as new rows of this table.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from meeple.protocols.web.errors import ErrorCode, LocalProtocolError, RemoteProtocolError
+from meeple.protocols.web.messages import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    PROTOCOL,
+    ClientMessage,
+    Error,
+    Hello,
+    Ping,
+    Pong,
+    ServerMessage,
+    Snapshot,
+    Subscribe,
+    Unsubscribe,
+    Welcome,
+    decode,
+)
+
+__all__ = ["DEFAULT_MAX_SUBSCRIPTIONS", "TRANSITIONS", "Request", "ServerSession", "State"]
+
+# A lobby, a console and a few games at once is plenty for one page.
+DEFAULT_MAX_SUBSCRIPTIONS = 8
+
+
+class State(enum.Enum):
+    NEW = "new"  # connected; waiting for hello
+    OPEN = "open"  # hello done: subscribe, unsubscribe, ping
+    CLOSED = "closed"
+
+
+# state -> message type -> next state. A message type missing from a state's row is
+# answered with a not-now error.
+TRANSITIONS: Mapping[State, Mapping[type, State]] = MappingProxyType(
+    {
+        State.NEW: {Hello: State.OPEN, Ping: State.NEW},
+        State.OPEN: {Subscribe: State.OPEN, Unsubscribe: State.OPEN, Ping: State.OPEN},
+        State.CLOSED: {},
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """What the browser asked for, valid in the current state: the listener does it.
+
+    ``message`` is None when there is nothing to do; ``replies`` go to the browser
+    in order either way.
+    """
+
+    message: Subscribe | Unsubscribe | None
+    replies: tuple[ServerMessage, ...] = ()
+
+
+@dataclass
+class ServerSession:
+    """One browser connection's protocol state; see the module docstring."""
+
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    max_subscriptions: int = DEFAULT_MAX_SUBSCRIPTIONS
+    state: State = State.NEW
+    subscriptions: set[tuple[str, str | None]] = field(default_factory=set)
+
+    def receive(self, data: str | bytes) -> Request:
+        """Take one WebSocket message from the browser; never raises for bad input."""
+        if self.state is State.CLOSED:
+            return Request(None)
+        try:
+            message = decode(data, self.max_message_size)
+            return self._handle(message)
+        except RemoteProtocolError as e:
+            return Request(None, (Error(e.code, e.message),))
+
+    def _handle(self, message: ClientMessage) -> Request:
+        following = TRANSITIONS[self.state].get(type(message))
+        if following is None:
+            raise RemoteProtocolError(
+                ErrorCode.NOT_NOW, f"{_name(message)} is not allowed in state {self.state.value}"
+            )
+        if isinstance(message, Hello):
+            if message.protocol != PROTOCOL:
+                raise RemoteProtocolError(
+                    ErrorCode.BAD_MESSAGE, f"this server speaks {PROTOCOL}, not that"
+                )
+            self.state = following
+            return Request(None, (Welcome(PROTOCOL, self.max_message_size),))
+        self.state = following
+        if isinstance(message, Ping):
+            return Request(None, (Pong(message.id),))
+        key = (message.topic, message.uid)
+        if isinstance(message, Subscribe):
+            if key not in self.subscriptions and len(self.subscriptions) >= self.max_subscriptions:
+                raise RemoteProtocolError(
+                    ErrorCode.TOO_MANY, f"at most {self.max_subscriptions} subscriptions"
+                )
+            self.subscriptions.add(key)
+        else:
+            self.subscriptions.discard(key)
+        return Request(message)
+
+    def not_found(self, message: Subscribe) -> Error:
+        """The listener found no such game: forget the subscription, and say so."""
+        self.subscriptions.discard((message.topic, message.uid))
+        return Error(ErrorCode.NOT_FOUND, f"no game {message.uid}")
+
+    def send(self, message: ServerMessage) -> str:
+        """Encode a server message; a snapshot only for a topic the browser subscribed to."""
+        if self.state is State.CLOSED:
+            raise LocalProtocolError(ErrorCode.NOT_NOW, "the session is closed")
+        if isinstance(message, Snapshot) and (message.topic, message.uid) not in self.subscriptions:
+            raise LocalProtocolError(ErrorCode.NOT_NOW, f"not subscribed to {message.topic}")
+        return message.encode()
+
+    def close(self) -> None:
+        self.state = State.CLOSED
+        self.subscriptions.clear()
+
+
+def _name(message: ClientMessage) -> str:
+    return type(message).__name__.lower()

@@ -1,0 +1,257 @@
+"""The CMPN402 contest console: ``/cmpn402``, read-only for all, controls for the admin.
+
+The referee's console object (``services.get("cmpn402.console")``, made by the
+CMPN402 listener) gives a snapshot, actions, change callbacks and files. Here:
+
+- ``GET /cmpn402``: the board, clocks, challenge window, agents, series and standings
+  for anyone (the board through the Scrabble spectator view: never rack letters);
+  live over the WebSocket's ``console`` topic.
+- ``POST /cmpn402/login`` with the admin token (``token`` form field), once: a random
+  session id comes back in a ``Secure; HttpOnly; SameSite=Strict`` cookie, and the
+  page's forms carry that session's CSRF token.
+- ``POST /cmpn402/action`` (``action``, ``csrf``, maybe ``name``): 401 without a valid
+  session, 403 with a wrong CSRF token or a foreign ``Origin``, 409 when the referee
+  refuses (its reason in the body). Never a GET.
+- ``GET /cmpn402/files/<game_id>/<log|gcg>``: the admin's downloads (a live game's log
+  holds the racks, so it is not for spectators).
+"""
+
+from __future__ import annotations
+
+import collections
+import hmac
+import secrets
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import (
+    FileResponse,
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+)
+from starlette.routing import BaseRoute, Route
+
+from meeple.games.scrabble.view import spectator_view
+
+if TYPE_CHECKING:
+    from meeple.web.app import WebContext
+
+__all__ = ["ACTIONS", "COOKIE", "Sessions", "public_snapshot", "routes"]
+
+COOKIE = "meeple_console"
+ACTIONS = ("start", "pause", "resume", "stop", "swap", "abort", "withdraw")
+# Form bodies here are a few fields; anything longer is not a console form.
+MAX_FORM_BYTES = 2048
+
+
+def public_snapshot(console: Any) -> dict[str, Any]:
+    """The console's snapshot made JSON-safe: each live game as its spectator view."""
+    snapshot = dict(console.snapshot())
+    boards = []
+    for board in snapshot.get("boards", []):
+        board = dict(board)
+        game = board.pop("game", None)
+        board["view"] = None if game is None else spectator_view(game)
+        boards.append(board)
+    snapshot["boards"] = boards
+    return snapshot
+
+
+class Sessions:
+    """Signed-in admin browsers: session id -> CSRF token (at most ``limit``, oldest go)."""
+
+    def __init__(self, limit: int = 64) -> None:
+        self._tokens: collections.OrderedDict[str, str] = collections.OrderedDict()
+        self._limit = limit
+
+    def create(self) -> tuple[str, str]:
+        session, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+        self._tokens[session] = csrf
+        while len(self._tokens) > self._limit:
+            self._tokens.popitem(last=False)
+        return session, csrf
+
+    def csrf(self, session: str | None) -> str | None:
+        """The CSRF token of a valid session, or None."""
+        if not session:
+            return None
+        return self._tokens.get(session)
+
+    def drop(self, session: str | None) -> None:
+        if session:
+            self._tokens.pop(session, None)
+
+
+def _ctx(request: Request) -> WebContext:
+    ctx: WebContext = request.app.state.ctx
+    return ctx
+
+
+def _sessions(request: Request) -> Sessions:
+    sessions: Sessions = request.app.state.console_sessions
+    return sessions
+
+
+async def _form(request: Request) -> dict[str, str] | None:
+    """The urlencoded form of a small POST, or None when it is too big or not a form."""
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_FORM_BYTES:
+            return None
+    form = await _parse(request, body)
+    return form
+
+
+async def _parse(request: Request, body: bytes) -> dict[str, str] | None:
+    from urllib.parse import parse_qsl
+
+    if not request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
+        return None
+    try:
+        pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, max_num_fields=8)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return dict(pairs)
+
+
+def _same_origin(request: Request) -> bool:
+    """A browser's cross-site POST carries a foreign Origin; a missing one is a non-browser."""
+    origin = request.headers.get("origin")
+    if origin is None or origin == "null":
+        return origin is None
+    host = request.headers.get("host", "")
+    return origin.split("://", 1)[-1] == host
+
+
+def _wants_json(request: Request) -> bool:
+    return "application/json" in request.headers.get("accept", "")
+
+
+async def console_page(request: Request) -> Response:
+    from meeple.web.app import render
+
+    ctx = _ctx(request)
+    console = ctx.console()
+    csrf = _sessions(request).csrf(request.cookies.get(COOKIE))
+    last = ctx.feed.last("console")
+    snapshot = last.data if last is not None else None
+    if console is not None and snapshot is None:
+        snapshot = public_snapshot(console)
+    return render(
+        request,
+        "console.html",
+        running=console is not None,
+        snapshot=snapshot,
+        csrf=csrf,
+        actions=ACTIONS,
+        message=request.query_params.get("m", "")[:200],
+    )
+
+
+async def fragment(request: Request) -> Response:
+    """The console's body alone, for the page's script to swap in after a change."""
+    ctx = _ctx(request)
+    console = ctx.console()
+    if console is None:
+        return PlainTextResponse("the CMPN402 referee is not running\n", status_code=404)
+    last = ctx.feed.last("console")
+    snapshot = last.data if last is not None else public_snapshot(console)
+    csrf = _sessions(request).csrf(request.cookies.get(COOKIE))
+    env = request.app.state.templates
+    html = env.get_template("console_parts.html").module.console_body(snapshot, csrf)
+    return HTMLResponse(str(html))
+
+
+async def login(request: Request) -> Response:
+    ctx = _ctx(request)
+    console = ctx.console()
+    form = await _form(request)
+    if console is None:
+        return PlainTextResponse("the CMPN402 referee is not running\n", status_code=404)
+    if form is None or not _same_origin(request):
+        return PlainTextResponse("bad sign-in request\n", status_code=400)
+    token = form.get("token", "")
+    if not token or not console.check_token(token):
+        return PlainTextResponse("wrong admin token\n", status_code=403)
+    session, _csrf = _sessions(request).create()
+    response = RedirectResponse("/cmpn402", status_code=303)
+    response.set_cookie(
+        COOKIE, session, httponly=True, secure=True, samesite="strict", path="/cmpn402"
+    )
+    return response
+
+
+async def logout(request: Request) -> Response:
+    form = await _form(request)
+    sessions = _sessions(request)
+    session = request.cookies.get(COOKIE)
+    csrf = sessions.csrf(session)
+    if csrf is not None and form is not None and hmac.compare_digest(form.get("csrf", ""), csrf):
+        sessions.drop(session)
+    response = RedirectResponse("/cmpn402", status_code=303)
+    response.delete_cookie(COOKIE, path="/cmpn402", secure=True, httponly=True, samesite="strict")
+    return response
+
+
+async def action(request: Request) -> Response:
+    ctx = _ctx(request)
+    console = ctx.console()
+    csrf = _sessions(request).csrf(request.cookies.get(COOKIE))
+    if csrf is None:
+        return _answer(request, 401, "sign in with the admin token first")
+    form = await _form(request)
+    if form is None or not _same_origin(request):
+        return _answer(request, 403, "not a form from this console")
+    if not hmac.compare_digest(form.get("csrf", ""), csrf):
+        return _answer(request, 403, "the form's CSRF token is wrong; reload the page")
+    if console is None:
+        return _answer(request, 404, "the CMPN402 referee is not running")
+    name = form.get("action", "")
+    if name not in ACTIONS:
+        return _answer(request, 400, f"no action {name[:20]!r}")
+    params = {"name": form["name"][:64]} if name == "withdraw" and "name" in form else {}
+    try:
+        said = console.act(name, **params)
+    except ValueError as e:  # ConsoleError is a ValueError
+        return _answer(request, 409, str(e))
+    return _answer(request, 200, str(said) or f"{name}: done")
+
+
+def _answer(request: Request, status: int, message: str) -> Response:
+    if _wants_json(request):
+        return JSONResponse({"ok": status == 200, "message": message}, status_code=status)
+    if status == 200:
+        from urllib.parse import quote
+
+        return RedirectResponse(f"/cmpn402?m={quote(message)}", status_code=303)
+    return PlainTextResponse(message + "\n", status_code=status)
+
+
+async def download(request: Request) -> Response:
+    ctx = _ctx(request)
+    console = ctx.console()
+    if _sessions(request).csrf(request.cookies.get(COOKIE)) is None:
+        return PlainTextResponse("sign in with the admin token first\n", status_code=401)
+    kind = request.path_params["kind"]
+    game_id = request.path_params["game_id"]
+    if console is None or kind not in ("log", "gcg"):
+        return PlainTextResponse("no such file\n", status_code=404)
+    path = console.file(game_id, kind)
+    if path is None:
+        return PlainTextResponse("no such file\n", status_code=404)
+    return FileResponse(path, media_type="text/plain; charset=utf-8", filename=path.name)
+
+
+def routes() -> list[BaseRoute]:
+    return [
+        Route("/cmpn402", console_page),
+        Route("/cmpn402/fragment", fragment),
+        Route("/cmpn402/login", login, methods=["POST"]),
+        Route("/cmpn402/logout", logout, methods=["POST"]),
+        Route("/cmpn402/action", action, methods=["POST"]),
+        Route("/cmpn402/files/{game_id:str}/{kind:str}", download),
+    ]

@@ -1,0 +1,68 @@
+// The lobby and games pages: the lobby topic's snapshots rebuild the queue and room tables.
+import { watch } from "./ws.js";
+
+function cell(tag, text, cls) {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function table(headers, rows) {
+  const t = cell("table");
+  const head = cell("tr");
+  for (const [h, cls] of headers) head.append(cell("th", h, cls));
+  t.append(cell("thead"), cell("tbody"));
+  t.tHead.append(head);
+  for (const r of rows) t.tBodies[0].append(r);
+  return t;
+}
+
+function people(names, protocols) {
+  const td = cell("td");
+  names.forEach((n, i) => {
+    if (i) td.append(", ");
+    td.append(`${n} `, cell("small", `(${protocols[i]})`));
+  });
+  return td;
+}
+
+function queues(lobby) {
+  const section = document.getElementById("queues");
+  if (!section) return;
+  const body = lobby.queues.length ? table(
+    [["Game"], ["Table"], ["Variant"], ["Waiting"]],
+    lobby.queues.map((q) => {
+      const tr = cell("tr");
+      tr.append(cell("td", q.game), cell("td", `${q.waiting.length}/${q.players}`), cell("td", q.variant),
+        people(q.waiting.map((w) => w.name), q.waiting.map((w) => w.protocol)));
+      return tr;
+    })) : cell("p", "Nobody is waiting.", "empty");
+  section.replaceChildren(cell("h2", "Waiting"), body);
+}
+
+function rooms(lobby) {
+  const section = document.getElementById("rooms");
+  if (!section) return;
+  const body = lobby.rooms.length ? table(
+    [["Game"], ["Players (protocol)"], ["Scores", "num"], ["Turn"], [""]],
+    lobby.rooms.map((r) => {
+      const tr = cell("tr");
+      tr.dataset.uid = r.uid;
+      const link = cell("a", "watch");
+      link.href = `/games/${encodeURIComponent(r.uid)}`;
+      const watchCell = cell("td");
+      watchCell.append(link);
+      tr.append(cell("td", r.game), people(r.players, r.protocols),
+        cell("td", r.scores ? r.scores.join(" – ") : "—", "num"),
+        cell("td", r.turn !== null && r.turn !== undefined ? r.players[r.turn] : "—"), watchCell);
+      return tr;
+    })) : cell("p", "No game is running.", "empty");
+  section.replaceChildren(cell("h2", "Playing now"), body);
+}
+
+watch([{ topic: "lobby" }], (msg) => {
+  if (msg.type !== "lobby") return;
+  queues(msg.data);
+  rooms(msg.data);
+});

@@ -1,0 +1,37 @@
+// The browser side of meeple-web/1 (docs/protocols/web.md): hello, subscribe, and
+// hand every snapshot to the page; reconnect with backoff when the socket drops.
+export const PROTOCOL = "meeple-web/1";
+
+export function watch(subscriptions, onSnapshot, { onError = () => {} } = {}) {
+  const live = document.getElementById("live");
+  let delay = 500;
+  let socket = null;
+  let stopped = false;
+  function open() {
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    socket = new WebSocket(`${scheme}//${location.host}/ws`);
+    socket.addEventListener("open", () => {
+      socket.send(JSON.stringify({ type: "hello", protocol: PROTOCOL }));
+    });
+    socket.addEventListener("message", (event) => {
+      let msg;
+      try { msg = JSON.parse(event.data); } catch { return; }
+      if (msg.type === "welcome") {
+        delay = 500;
+        if (live) live.hidden = false;
+        for (const sub of subscriptions) socket.send(JSON.stringify({ type: "subscribe", ...sub }));
+      } else if (msg.type === "error") {
+        onError(msg);
+      } else if (msg.type === "lobby" || msg.type === "game" || msg.type === "console") {
+        onSnapshot(msg);
+      }
+    });
+    socket.addEventListener("close", () => {
+      if (live) live.hidden = true;
+      if (!stopped) setTimeout(open, delay);
+      delay = Math.min(delay * 2, 10000);
+    });
+  }
+  open();
+  return () => { stopped = true; socket?.close(); };
+}

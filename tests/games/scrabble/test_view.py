@@ -1,0 +1,78 @@
+"""The Scrabble spectator view: everything public, never a rack's letters or the bag's order."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
+from meeple.games.scrabble.game import Exchange, Game, Pass, Play
+from meeple.games.scrabble.lexicon import Lexicon
+from meeple.games.scrabble.view import seat_view, spectator_view
+
+PUBLIC_KEYS = {
+    "game", "variant", "players", "size", "premiums", "board", "pending", "scores",
+    "rack_sizes", "bag", "turn", "status", "moves", "result",
+}  # fmt: skip
+
+
+def _play_out(game: Game, lexicon: Lexicon, limit: int = 200) -> None:
+    for _ in range(limit):
+        if game.is_over:
+            return
+        player = game.turn
+        assert player is not None
+        choice = choose(game.board, game.rack(player), lexicon, bag_count=len(game.bag))
+        if isinstance(choice, ExchangeChoice):
+            game.apply(Exchange(player, choice.tiles))
+        elif isinstance(choice, PassChoice):
+            game.apply(Pass(player))
+        else:
+            game.apply(Play.from_move(player, choice))
+
+
+def test_view_has_only_public_fields_and_is_json(gcide: Lexicon) -> None:
+    """The view is JSON-safe and has exactly the public keys; scores match the engine."""
+    game = Game(["ann", "bob"], random.Random(3), lexicon=gcide)
+    _play_out(game, gcide, limit=6)
+    view = spectator_view(game)
+    assert set(view) == PUBLIC_KEYS
+    assert json.loads(json.dumps(view)) == view
+    assert view["scores"] == list(game.scores)
+    assert view["board"] == game.board.rows()
+    assert view["bag"] == len(game.bag)
+    assert view["rack_sizes"] == [len(r) for r in game.racks]
+
+
+def test_exchanges_show_the_count_not_the_tiles(gcide: Lexicon) -> None:
+    """An exchange appears in the log as a count; the tiles given back are not in the view."""
+    game = Game(["ann", "bob"], random.Random(5), lexicon=gcide)
+    rack = game.rack(0)
+    game.apply(Exchange(0, rack))
+    entry = spectator_view(game)["moves"][-1]
+    assert entry["kind"] == "exchange"
+    assert entry["text"] == "exchange 7"
+    assert rack not in json.dumps(spectator_view(game))
+
+
+def test_no_rack_or_bag_order_anywhere_in_a_whole_game(gcide: Lexicon) -> None:
+    """At every turn of a bot game, no value in the view is a rack or the bag's tile order."""
+    game = Game(["ann", "bob"], random.Random(11), lexicon=gcide)
+    for _ in range(60):
+        if game.is_over:
+            break
+        text = json.dumps(spectator_view(game))
+        for rack in game.racks:
+            assert f'"{rack}"' not in text
+        if len(game.bag) >= 10:  # shorter runs of letters turn up in words by chance
+            assert "".join(game.bag.tiles)[:10] not in text
+        _play_out(game, gcide, limit=1)
+    assert set(spectator_view(game)) == PUBLIC_KEYS
+
+
+def test_seat_view_adds_only_the_seats_own_rack(gcide: Lexicon) -> None:
+    """A seat sees its rack (issue 13) and nothing of the other racks."""
+    game = Game(["ann", "bob"], random.Random(7), lexicon=gcide)
+    view = seat_view(game, 1)
+    assert set(view) - PUBLIC_KEYS == {"you", "rack"}
+    assert view["rack"] == game.rack(1)

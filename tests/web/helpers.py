@@ -1,0 +1,131 @@
+"""Fixtures for the web tests: a real server on loopback, Debian's chromium, screenshots.
+
+Browser tests never skip: without /usr/bin/chromium they fail (``.ci/run`` installs it).
+With ``MEEPLE_SCREENSHOTS=1`` they also write ``docs/web/<name>-<width>.png`` at a
+narrow and a wide window; normal runs leave the tree alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.async_api import Browser, Page, async_playwright
+
+from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
+from meeple.clients.twente import TwenteClient
+from meeple.games.scrabble.lexicon import Lexicon
+from meeple.protocols.twente.messages import Error, GameOver, NotifyTurn
+from meeple.server.app import MeepleServer
+from meeple.server.config import Cmpn402Config, ServerConfig
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "web"
+WIDTHS = ((420, 900), (1280, 900))
+
+ServerFactory = Callable[..., Awaitable[MeepleServer]]
+
+
+@pytest.fixture
+async def make_server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[ServerFactory]:
+    """``await make_server("twente", ...)``: those listeners and the web, on free ports."""
+    servers: list[MeepleServer] = []
+
+    async def make(*listeners: str, seed: int = 12, **cmpn402: Any) -> MeepleServer:
+        config = ServerConfig(database=str(tmp_path / "meeple.sqlite3")).only(*listeners, "web")
+        if cmpn402:
+            config = config.with_overrides(cmpn402=Cmpn402Config(**cmpn402))
+        server = MeepleServer(config, rng=random.Random(seed))
+        server.services.resource("scrabble.lexicon", lambda: gcide)
+        await server.start()
+        servers.append(server)
+        return server
+
+    yield make
+    for server in servers:
+        await server.stop()
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    """Debian's chromium, headless, driven by Playwright (never ``playwright install``)."""
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (see .ci/run)")
+    async with async_playwright() as p:
+        chromium = await p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            await chromium.close()
+
+
+async def screenshot(page: Page, name: str) -> None:
+    """Save the page at a narrow and a wide window when MEEPLE_SCREENSHOTS=1."""
+    if os.environ.get("MEEPLE_SCREENSHOTS") != "1":
+        return
+    DOCS.mkdir(parents=True, exist_ok=True)
+    size = page.viewport_size
+    for width, height in WIDTHS:
+        await page.set_viewport_size({"width": width, "height": height})
+        await page.wait_for_timeout(100)
+        await page.screenshot(path=str(DOCS / f"{name}-{width}.png"), full_page=True)
+    if size is not None:
+        await page.set_viewport_size(size)
+
+
+async def slow_twente_bot(
+    port: int, name: str, lexicon: Lexicon, *, delay: float, ready: asyncio.Event | None = None
+) -> dict[str, int]:
+    """A Twente bot that thinks ``delay`` seconds before each move (so a page can watch).
+
+    It waits for ``ready`` before its first move; returns the final scores.
+    """
+    client = await TwenteClient.connect("127.0.0.1", port, name)
+    try:
+        await client.request_game(2)
+        skip = 0
+        async for message in client:
+            if isinstance(message, NotifyTurn) and message.your_turn:
+                skip = 0
+                if ready is not None:
+                    await ready.wait()
+                await asyncio.sleep(delay)
+                await _move(client, lexicon, skip)
+            elif isinstance(message, Error) and client.turn == client.name:
+                skip += 1
+                if skip > 5:
+                    await client.pass_turn()
+                else:
+                    await _move(client, lexicon, skip)
+            elif isinstance(message, GameOver):
+                return dict(message.scores)
+    finally:
+        await client.close()
+    raise AssertionError(f"{name}: the connection ended before GAMEOVER")
+
+
+async def _move(client: TwenteClient, lexicon: Lexicon, skip: int) -> None:
+    choice = choose(
+        client.board, client.rack, lexicon, bag_count=client.bag_count, skip=skip,
+        exchange_minimum=1,
+    )  # fmt: skip
+    if isinstance(choice, PassChoice):
+        await client.pass_turn()
+    elif isinstance(choice, ExchangeChoice):
+        await client.swap(choice.tiles)
+    else:
+        await client.play_word(choice.x, choice.y, choice.direction, choice.word)

@@ -1,0 +1,180 @@
+"""The web listener over loopback: pages, downloads, the WebSocket, the console's guards."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+import websockets
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.web.helpers import ServerFactory
+from websockets.asyncio.client import ClientConnection
+
+from meeple.clients.scrabble_bot import play_twente
+from meeple.games.scrabble.lexicon import Lexicon
+from meeple.protocols.web import DEFAULT_MAX_MESSAGE_SIZE, PROTOCOL
+from meeple.server.app import MeepleServer
+from meeple.server.store import Store
+from meeple.web.listener import WS_TRANSPORT_LIMIT
+
+
+@pytest.fixture
+async def twente(make_server: ServerFactory) -> MeepleServer:
+    return await make_server("twente")
+
+
+@pytest.fixture
+async def http(twente: MeepleServer) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{twente.ports['web']}") as client:
+        yield client
+
+
+async def _ws(server: MeepleServer) -> ClientConnection:
+    ws = await websockets.connect(f"ws://127.0.0.1:{server.ports['web']}/ws", max_size=2**22)
+    await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
+    assert json.loads(await ws.recv())["type"] == "welcome"
+    return ws
+
+
+async def _reply(ws: ClientConnection) -> dict[str, Any]:
+    reply: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), 5))
+    return reply
+
+
+async def test_pages_render_without_javascript(http: httpx.AsyncClient) -> None:
+    """Lobby, games and console pages are whole HTML pages; an unknown game is a 404 page."""
+    lobby = await http.get("/")
+    assert lobby.status_code == 200
+    assert "twente" in lobby.text
+    assert "meeple play scrabble --protocol twente --port" in lobby.text
+    assert (await http.get("/games")).status_code == 200
+    console = await http.get("/cmpn402")
+    assert console.status_code == 200
+    assert "not running" in console.text
+    missing = await http.get("/games/0123456789ab")
+    assert missing.status_code == 404
+    assert (await http.get("/games/0123456789ab.gcg")).status_code == 404
+    assert (await http.get("/static/js/render.js")).status_code == 200
+
+
+async def test_names_are_escaped(twente: MeepleServer, http: httpx.AsyncClient) -> None:
+    """A player name with markup shows as text in the lobby, never as HTML."""
+    client = await asyncio.open_connection("127.0.0.1", twente.ports["twente"])
+    reader, writer = client
+    writer.write(b"ANNOUNCE\x1f<b>x</b>\x1e")
+    await reader.read(100)
+    writer.write(b"REQUESTGAME\x1f2\x1e")
+    await asyncio.sleep(0.2)
+    page = (await http.get("/")).text
+    writer.close()
+    assert "<b>x</b>" not in page
+    assert "&lt;b&gt;x&lt;/b&gt;" in page
+
+
+async def test_a_finished_game_is_a_replay_with_its_gcg(
+    twente: MeepleServer, http: httpx.AsyncClient, gcide: Lexicon
+) -> None:
+    """After a game, /games/<uid> is its replay (one step per action + the start) and
+    /games/<uid>.gcg downloads the stored GCG; ?step= works without JavaScript."""
+    port = twente.ports["twente"]
+    await asyncio.wait_for(
+        asyncio.gather(
+            play_twente("127.0.0.1", port, "ann", gcide),
+            play_twente("127.0.0.1", port, "bob", gcide),
+        ),
+        60,
+    )
+    store: Store = twente.services.resource("store", lambda: None)
+    [record] = store.games()
+    assert record.data is not None
+    uid = record.data["uid"]
+    page = await http.get(f"/games/{uid}")
+    assert page.status_code == 200
+    assert page.text.count("<li") >= len(record.data["actions"]) + 1
+    first = await http.get(f"/games/{uid}", params={"step": "0"})
+    assert 'class="tile' not in first.text.split('id="board"')[1].split("</div>\n<aside>")[0]
+    assert (await http.get(f"/games/{uid}", params={"step": "-5x"})).status_code == 200
+    gcg = await http.get(f"/games/{uid}.gcg")
+    assert gcg.text == record.record
+    assert "attachment" in gcg.headers["content-disposition"]
+
+
+async def test_malformed_websocket_messages_get_errors_and_the_connection_stays(
+    twente: MeepleServer,
+) -> None:
+    """Garbage, wrong types, unknown games and oversized frames each get an error reply;
+    a ping afterwards still gets its pong."""
+    ws = await _ws(twente)
+    cases: list[tuple[str | bytes, str]] = [
+        ("not json", "bad-json"),
+        (b"\x00\xff", "bad-json"),
+        ('{"type":"subscribe","topic":7}', "bad-message"),
+        ('{"type":"subscribe","topic":"game","uid":"abcdef"}', "not-found"),
+        ('{"type":"fly"}', "unknown-type"),
+        ("x" * (DEFAULT_MAX_MESSAGE_SIZE + 1), "too-large"),
+        ("y" * (WS_TRANSPORT_LIMIT // 2), "too-large"),
+    ]
+    for data, code in cases:
+        await ws.send(data)
+        reply = await _reply(ws)
+        assert (reply["type"], reply["code"]) == ("error", code)
+        await ws.send('{"type":"ping","id":42}')
+        assert await _reply(ws) == {"type": "pong", "id": 42}
+    await ws.close()
+
+
+async def test_lobby_subscription_sees_a_queue_and_a_game(
+    twente: MeepleServer, gcide: Lexicon
+) -> None:
+    """Subscribed to the lobby, a page sees a player queue up and then the game start."""
+    ws = await _ws(twente)
+    await ws.send('{"type":"subscribe","topic":"lobby"}')
+    first = await _reply(ws)
+    assert first["type"] == "lobby"
+    assert first["data"] == {"queues": [], "tables": [], "rooms": []}
+    reader, writer = await asyncio.open_connection("127.0.0.1", twente.ports["twente"])
+    writer.write(b"ANNOUNCE\x1fzed\x1e")
+    await reader.read(100)
+    writer.write(b"REQUESTGAME\x1f2\x1e")
+    queued = await _reply(ws)
+    assert queued["data"]["queues"][0]["waiting"] == [
+        {"name": "zed", "protocol": "twente", "ready": False}
+    ]
+    writer.close()
+    await ws.close()
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    messages=st.lists(
+        st.one_of(
+            st.binary(max_size=64),
+            st.text(max_size=64),
+            st.dictionaries(
+                st.sampled_from(["type", "topic", "uid", "id"]),
+                st.one_of(st.none(), st.integers(), st.text(max_size=8), st.lists(st.integers())),
+                max_size=4,
+            ).map(json.dumps),
+        ),
+        min_size=1,
+        max_size=5,
+    )
+)
+async def test_hostile_messages_never_close_the_socket(
+    twente: MeepleServer, messages: list[str | bytes]
+) -> None:
+    """Whatever a browser sends, the connection stays: a ping after it is answered."""
+    ws = await _ws(twente)
+    for data in messages:
+        await ws.send(data)
+    await ws.send('{"type":"ping","id":7}')
+    while (reply := await _reply(ws)) != {"type": "pong", "id": 7}:
+        assert reply["type"] in ("error", "pong", "lobby", "console", "game")
+    await ws.close()
