@@ -175,6 +175,11 @@ async def lobby_page(request: Request) -> Response:
     )
 
 
+async def play_page(request: Request) -> Response:
+    """Sit at a table and play (issue 13); the page talks meeple-web/1 (web-play.md)."""
+    return render(request, "play.html")
+
+
 async def games_page(request: Request) -> Response:
     ctx: WebContext = request.app.state.ctx
     return render(
@@ -344,6 +349,7 @@ def create_app(services: Services, *, max_message_size: int | None = None) -> St
     ctx = WebContext(services)
     routes = [
         Route("/", lobby_page),
+        Route("/play", play_page),
         Route("/games", games_page),
         Route("/games/{uid:str}.gcg", gcg_download),
         Route("/games/{uid:str}", game_page),
