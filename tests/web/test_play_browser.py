@@ -1,8 +1,9 @@
-"""Real Chromium plays (issue 13): a person's page at a table with a Twente client."""
+"""Real Chromium plays (issue 13): a person's page at a table with clients of other protocols."""
 
 from __future__ import annotations
 
 import asyncio
+import random
 from typing import Any
 
 import pytest
@@ -10,10 +11,23 @@ from playwright.async_api import Browser, Page, expect
 from tests.web.helpers import ServerFactory, screenshot
 
 from meeple.ai.scrabble import ranked_moves
+from meeple.clients.santorini import play_santorini
 from meeple.clients.scrabble_bot import play_twente
+from meeple.games.santorini import (
+    Build,
+    ChooseGod,
+    Move,
+    MoveStep,
+    OfferGod,
+    Pass,
+    Phase,
+    PlaceWorker,
+    legal_actions,
+)
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.tiles import ENGLISH
+from meeple.server.lobby import server_lobby
 
 pytestmark = pytest.mark.slow
 
@@ -94,4 +108,79 @@ async def test_a_person_plays_a_whole_scrabble_game_against_a_twente_bot(
     assert result.reason == "WIN"
     assert dict(zip(view["players"], view["result"]["scores"], strict=True)) == result.scores
     await expect(page.locator("#status")).to_have_text("The game is over.")
+    await page.close()
+
+
+async def _santorini_step(page: Page, state: Any, you: int, rng: random.Random) -> None:
+    """One step the way a person does it, chosen among the legal ones the page's clicks
+    can make: buttons in the set-up, a worker then a cell to move, a cell to build."""
+    actions = legal_actions(state)
+    moved = any(isinstance(s, MoveStep) for s in state.steps)
+    if state.phase is Phase.POOL:
+        offer = rng.choice([a for a in actions if isinstance(a, OfferGod)])
+        await page.fill("#god", offer.god)
+        await page.click("#controls button.god")
+    elif state.phase is Phase.GODS:
+        god = rng.choice([a for a in actions if isinstance(a, ChooseGod)]).god
+        await page.click(f'#controls button.god:text-is("{god}")')
+    elif state.phase is Phase.STARTER:
+        await page.locator("#controls button.starter").nth(you).click()
+    elif state.phase is Phase.PLACE:
+        place = rng.choice([a for a in actions if isinstance(a, PlaceWorker)])
+        await page.click(f'#board .cell[data-cell="{place.cell}"]')
+    else:
+        moves = [a for a in actions if isinstance(a, Move)]
+        builds = [a for a in actions if isinstance(a, Build)]
+        if not moved and moves:
+            move = rng.choice(moves)
+            await page.click(f'#board .cell[data-cell="{move.src}"]')
+            await page.click(f'#board .cell[data-cell="{move.dst}"]')
+        elif moved and any(isinstance(a, Pass) for a in actions):
+            await page.click("#controls .pass")
+        elif moved and builds:
+            build = rng.choice(builds)
+            await page.set_checked("#dome", build.level == 4)
+            await page.click(f'#board .cell[data-cell="{build.dst}"]')
+        else:
+            await page.click("#controls .lose")
+
+
+async def test_a_person_plays_santorini_with_gods_against_the_am27_bot(
+    make_server: ServerFactory, browser: Browser
+) -> None:
+    """The page opens a 2-player gods table; the AM27 bot's REGISTER fills it; the
+    person offers or takes gods, names the starter, places workers and plays by
+    clicks until someone wins; the page and the bot agree on the winner."""
+    server = await make_server("santorini")
+    page = await browser.new_page()
+    await page.goto(f"http://127.0.0.1:{server.ports['web']}/play")
+    await page.fill("#create [name=name]", "pia")
+    await page.select_option("#create [name=game]", "santorini/gods")
+    await page.fill("#create [name=size]", "2")
+    await page.click("#create button[type=submit]")
+    await expect(page.locator("#play")).to_be_visible()
+    am27 = asyncio.create_task(
+        play_santorini("127.0.0.1", server.ports["santorini"], "ace", players=2, gods=True, seed=3)
+    )
+    lobby = server_lobby(server.services)
+    while not lobby.rooms:
+        await asyncio.sleep(0.01)
+    [room] = lobby.rooms
+    rng = random.Random(8)
+    seen = -1
+    shot = False
+    while True:
+        handle = await page.wait_for_function(NEXT_VIEW, arg=seen, timeout=30_000)
+        view: dict[str, Any] = await handle.json_value()
+        if view["over"]:
+            break
+        if not shot and view["phase"] == "play":
+            await screenshot(page, "play-santorini")
+            shot = True
+        seen = len(view["moves"])
+        await _santorini_step(page, room.game.state, view["you"], rng)  # type: ignore[attr-defined]
+    [result] = await asyncio.wait_for(am27, 60)
+    assert result.winner == view["players"][view["winner"]]
+    assert set(result.gods) == {"pia", "ace"}
+    assert "Atheist" not in result.gods.values()
     await page.close()

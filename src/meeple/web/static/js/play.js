@@ -52,6 +52,9 @@ function connect() {
     else if (msg.type === "seat") seatView(msg.data);
     else if (msg.type === "error") {
       if (msg.code === "refused" && !page.seated) sessionStorage.removeItem(TOKEN);
+      if (msg.code === "illegal" && page.view?.game === "santorini") {
+        page.worker = null; page.moved = false; // the refused step did not happen
+      }
       status(msg.message);
     }
   });
@@ -115,10 +118,15 @@ document.getElementById("bot").addEventListener("click", () => send({ type: "bot
 // --- the game --------------------------------------------------------------------------
 
 function seatView(view) {
-  const turnChanged = !page.view || page.view.turn !== view.turn || page.view.moves.length !== view.moves.length;
+  const before = page.view;
+  const turnChanged = !before || before.turn !== view.turn || before.phase !== view.phase;
   page.view = view;
   document.getElementById("play").hidden = false;
-  if (turnChanged) { page.placed = []; page.worker = null; page.moved = false; }
+  // Typed tiles and a turn's clicks last until the turn passes (a Santorini turn is
+  // several actions: the worker moved stays selected for its build).
+  if (turnChanged || (view.game === "scrabble" && before.moves.length !== view.moves.length)) {
+    page.placed = []; page.worker = null; page.moved = false;
+  }
   if (view.over) {
     sessionStorage.removeItem(TOKEN);
     status("The game is over.");
@@ -254,7 +262,7 @@ function drawSantorini(view) {
     if (page.worker === null) return;
     if (!page.moved) {
       play({ kind: "move", from: rowCol(page.worker), to: rowCol(c) });
-      page.worker = c; page.moved = true;
+      page.worker = c; page.moved = true; // a refused move is undone by the next view's
     } else {
       const action = { kind: "build", from: rowCol(page.worker), to: rowCol(c) };
       if (page.dome) action.level = 4;
