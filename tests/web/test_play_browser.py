@@ -11,8 +11,10 @@ from playwright.async_api import Browser, Page, expect
 from tests.web.helpers import ServerFactory, screenshot
 
 from meeple.ai.scrabble import ranked_moves
+from meeple.ai.spectrangle import greedy_action
 from meeple.clients.santorini import play_santorini
 from meeple.clients.scrabble_bot import play_twente
+from meeple.clients.spectrangle import play_spectrangle
 from meeple.games.santorini import (
     Build,
     ChooseGod,
@@ -27,6 +29,8 @@ from meeple.games.santorini import (
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.tiles import ENGLISH
+from meeple.games.spectrangle import Exchange as SpectrangleExchange
+from meeple.games.spectrangle import Skip as SpectrangleSkip
 from meeple.server.lobby import server_lobby
 
 pytestmark = pytest.mark.slow
@@ -184,3 +188,70 @@ async def test_a_person_plays_santorini_with_gods_against_the_am27_bot(
     assert set(result.gods) == {"pia", "ace"}
     assert "Atheist" not in result.gods.values()
     await page.close()
+
+
+async def test_a_person_plays_spectrangle_against_two_spectrangle_clients(
+    make_server: ServerFactory, browser: Browser
+) -> None:
+    """A 3-seat Spectrangle table: the page opens it, two Spectrangle-protocol bots
+    request 3 and fill it; the person picks, rotates and places tiles (or exchanges,
+    or skips) until the game ends; everyone sees the same final leaderboard."""
+    server = await make_server("spectrangle")
+    page = await browser.new_page()
+    await page.goto(f"http://127.0.0.1:{server.ports['web']}/play")
+    await page.fill("#create [name=name]", "ria")
+    await page.select_option("#create [name=game]", "spectrangle/standard")
+    await page.fill("#create [name=size]", "3")
+    await page.click("#create button[type=submit]")
+    await expect(page.locator("#play")).to_be_visible()
+    port = server.ports["spectrangle"]
+    bots = asyncio.gather(
+        play_spectrangle("127.0.0.1", port, "sol", players=3),
+        play_spectrangle("127.0.0.1", port, "tam", players=3),
+    )
+    lobby = server_lobby(server.services)
+    while not lobby.rooms:
+        await asyncio.sleep(0.01)
+    [room] = lobby.rooms
+    game = room.game  # type: ignore[attr-defined]
+    seen = -1
+    shot = False
+    while True:
+        handle = await page.wait_for_function(NEXT_VIEW, arg=seen, timeout=30_000)
+        view: dict[str, Any] = await handle.json_value()
+        if view["over"]:
+            break
+        seen = len(view["moves"])
+        you = view["you"]
+        action = greedy_action(game, you)
+        if isinstance(action, SpectrangleSkip):
+            await page.click("#controls .skip")
+            continue
+        wanted = str(action.tile)
+        hand = view["hands"][you]
+        held = next(i for i, t in enumerate(hand) if _same_tile(t, wanted))
+        await page.locator("#mine button.mini").nth(held).click()
+        for _ in range(3):
+            if await page.evaluate("() => window.meeple.tile") == wanted:
+                break
+            await page.click("#controls .rotate")
+        if isinstance(action, SpectrangleExchange):
+            await page.click("#controls .exchange")
+            continue
+        assert await page.evaluate("() => window.meeple.tile") == wanted
+        if not shot:
+            await screenshot(page, "play-spectrangle")
+            shot = True
+        await page.click(f'#board .field[data-field="{action.index}"]')
+    results = await asyncio.wait_for(bots, 60)
+    for [result] in results:
+        assert result.leaderboard is not None
+        assert dict(result.leaderboard) == dict(
+            zip(view["players"], view["result"]["scores"], strict=True)
+        )
+    await page.close()
+
+
+def _same_tile(a: str, b: str) -> bool:
+    rotations = {a[:3], a[2] + a[:2], a[1:3] + a[0]}
+    return b[:3] in rotations and a[3:] == b[3:]
