@@ -18,10 +18,12 @@ from websockets.asyncio.client import ClientConnection
 from meeple.ai.santorini import random_action
 from meeple.ai.scrabble import ranked_moves
 from meeple.clients.scrabble_bot import play_twente
+from meeple.clients.twente import TwenteClient
 from meeple.games import santorini as engine
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.tiles import ENGLISH
+from meeple.protocols.twente.messages import InformSwap, NotifyTurn
 from meeple.protocols.web import PROTOCOL
 from meeple.server.app import MeepleServer
 from meeple.server.lobby import server_lobby
@@ -250,3 +252,46 @@ def _santorini_json(action: Any) -> dict[str, Any]:
     if isinstance(action, engine.Pass):
         return {"kind": "pass"}
     return {"kind": "lose"}
+
+
+async def test_out_of_turn_and_garbage_from_a_browser_disturb_no_one(
+    make_server: ServerFactory,
+) -> None:
+    """At a table with a Twente client: the browser's out-of-turn pass and garbage get
+    error replies to the browser alone; the Twente client hears only real moves."""
+    server = await make_server("twente")
+    ws = await _ws(server)
+    create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 2, "name": "ula"}
+    await ws.send(json.dumps(create))
+    assert (await _next(ws))["type"] == "seated"
+    ann = await TwenteClient.connect("127.0.0.1", server.ports["twente"], "ann")
+    try:
+        await ann.request_game(2)
+        while not isinstance(message := await ann.receive(), NotifyTurn):
+            pass
+        assert message.player == "ula"
+        view = await _next(ws)
+        assert view["type"] == "seat"
+        assert view["data"]["turn"] == view["data"]["you"] == 0
+        await ws.send(json.dumps({"type": "play", "action": {"kind": "pass"}}))
+        assert await ann.receive() == InformSwap("ula", 0)
+        assert await ann.receive() == NotifyTurn(True, "ann")
+        sit = '{"type":"sit","table":"table-1","name":"ula"}'
+        for junk in ('{"type":"play","action":{"kind":"pass"}}', "{]", sit):
+            await ws.send(junk)
+        codes = []
+        while len(codes) < 3:
+            reply = await _next(ws)
+            if reply["type"] == "error":
+                codes.append(reply["code"])
+        # The room answers the pass; the session answers the other two at once.
+        assert sorted(codes) == ["bad-json", "illegal", "not-now"]
+        await ann.pass_turn()
+        assert await ann.receive() == InformSwap("ann", 0)  # nothing of the browser's
+        while len(view["data"]["moves"]) < 2:  # (the view after the refusal came first)
+            view = await _next(ws)
+        assert view["data"]["turn"] == 0
+        assert [m["player"] for m in view["data"]["moves"]] == [0, 1]
+    finally:
+        await ann.close()
+        await ws.close()

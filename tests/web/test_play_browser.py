@@ -83,7 +83,8 @@ async def test_a_person_plays_a_whole_scrabble_game_against_a_twente_bot(
 ) -> None:
     """The page opens a Twente-variant table; a Twente bot's ENQUEUE fills it; the
     person clicks squares and types every word (blanks with ?) until the game ends,
-    and the page's final scores are the bot's."""
+    reloading the page once mid-game (the seat is kept), and the page's final scores
+    are the bot's."""
     server = await make_server("twente")
     page = await browser.new_page()
     await page.goto(f"http://127.0.0.1:{server.ports['web']}/play")
@@ -97,7 +98,7 @@ async def test_a_person_plays_a_whole_scrabble_game_against_a_twente_bot(
         play_twente("127.0.0.1", server.ports["twente"], "ann", gcide, players=2)
     )
     seen = -1
-    shot = False
+    shot = reloaded = False
     while True:
         handle = await page.wait_for_function(NEXT_VIEW, arg=seen, timeout=30_000)
         view: dict[str, Any] = await handle.json_value()
@@ -106,10 +107,17 @@ async def test_a_person_plays_a_whole_scrabble_game_against_a_twente_bot(
         if not shot and len(view["moves"]) >= 4:
             await screenshot(page, "play-scrabble")
             shot = True
+        if not reloaded and len(view["moves"]) >= 6:
+            # A reload mid-game: the page presents its token and has its seat back.
+            reloaded = True
+            await page.reload()
+            await expect(page.locator("#who")).to_have_text("You are pat")
+            continue
         seen = len(view["moves"])
         await _move(page, view, gcide)
     [result] = await asyncio.wait_for(twente, 60)
-    assert result.reason == "WIN"
+    assert reloaded
+    assert result.reason == "WIN"  # not DISCONNECT: the reload did not end the game
     assert dict(zip(view["players"], view["result"]["scores"], strict=True)) == result.scores
     await expect(page.locator("#status")).to_have_text("The game is over.")
     await page.close()
