@@ -54,7 +54,7 @@ _ARC_BITS = LETTER_BITS | SEP_BIT
 
 # Bump when the serialised layout or the meaning of the array changes: the lexicon
 # cache is keyed by it, so old cache files are simply not found again.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 _MAGIC = b"MEEPLE-GADDAG\x00\x00\x00"
 # magic, version, nodes, array length (uint32 words), root, payload bytes, reserved
