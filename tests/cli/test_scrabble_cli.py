@@ -102,3 +102,50 @@ def test_unknown_lexicon_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture
     assert code == 2
     assert "nope.txt" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("engine", ["python", "auto"])
+def test_cgp_file_counts_and_tops(
+    words: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str
+) -> None:
+    """--cgp-file: one result per position, then the 'generated P plays for N positions' line."""
+    cgps = tmp_path / "positions.cgp"
+    cgps.write_text(
+        f"# two positions\n{EMPTY.format(rack='CAT')}\n\n{WITH_AT.format(rack='A')}\n",
+        encoding="utf-8",
+    )
+    args = ["--cgp-file", str(cgps), "--engine", engine, *words]
+    code, lines, _ = _moves([*args, "--count"], capsys)
+    assert code == 0
+    assert lines[:2] == ["1: 10 plays", "2: 2 plays"]
+    assert lines[-1].startswith("generated 12 plays for 2 positions in ")
+    assert lines[-1].endswith(" ms")
+    code, lines, _ = _moves([*args, "--top", "1"], capsys)
+    assert code == 0
+    assert lines[:2] == ["1: 1 plays", "  8F ACT 10"]
+    assert lines[-1].startswith("generated 2 plays for 2 positions in ")
+
+
+def test_cgp_file_errors_name_the_line(
+    words: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bad line is refused with its number; --cgp-file without --count/--top is refused."""
+    cgps = tmp_path / "positions.cgp"
+    cgps.write_text(f"{EMPTY.format(rack='CAT')}\nnot a position\n", encoding="utf-8")
+    code, _, err = _moves(["--cgp-file", str(cgps), "--count", *words], capsys)
+    assert code == 2
+    assert "line 2" in err
+    code, _, err = _moves(["--cgp-file", str(cgps), *words], capsys)
+    assert code == 2
+    assert "--count or --top" in err
+    code, _, err = _moves(["--cgp-file", str(tmp_path / "missing"), "--count", *words], capsys)
+    assert code == 2
+
+
+def test_engines_print_the_same_plays(words: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """--engine python and the default engine list the same plays in the same order."""
+    cgp = WITH_AT.format(rack="CAT?")
+    _, python, _ = _moves(["--cgp", cgp, "--engine", "python", *words], capsys)
+    _, default, _ = _moves(["--cgp", cgp, *words], capsys)
+    assert python == default
+    assert len(python) > 10
