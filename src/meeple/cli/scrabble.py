@@ -14,18 +14,21 @@ analyses one CGP per line (``--count`` or ``--top N`` each) and ends with
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from meeple.ai.match import MatchResult, run_match
+from meeple.ai.scrabble import DEFAULT_THINK_TIME, LEVELS, make_player
 from meeple.games.scrabble.cgp import MAX_CGP_LENGTH, CgpPosition, parse_cgp
 from meeple.games.scrabble.engine import ENGINES, EngineUnavailable, get_generator, rank_key
 from meeple.games.scrabble.errors import NotationError
 from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, LexiconError, load_lexicon
 from meeple.games.scrabble.moves import Move
 
-__all__ = ["move_sort_key", "register", "run_moves"]
+__all__ = ["move_sort_key", "register", "run_match_command", "run_moves"]
 
 EXIT_USAGE = 2
 
@@ -72,6 +75,34 @@ def register(sub: Any) -> None:
         "(compiled when built; default)",
     )
     moves.set_defaults(handler=run_moves)
+
+    match = tools.add_parser(
+        "match",
+        help="play two AI levels against each other in-process",
+        description="Play whole games between two AI levels, alternating who starts, and "
+        "print the result as 'A v B: W-L-D, win rate …, mean spread …, … s per move'.",
+    )
+    match.add_argument("level_a", choices=LEVELS, metavar="LEVEL_A", help="greedy or strong")
+    match.add_argument("level_b", choices=LEVELS, metavar="LEVEL_B", help="greedy or strong")
+    match.add_argument("--games", type=int, default=100, help="games to play (default 100)")
+    match.add_argument("--seed", type=int, default=0, help="seed of the games' RNGs")
+    match.add_argument(
+        "--lexicon",
+        default=DEFAULT_LEXICON,
+        help=f"lexicon name or word-list path (default {DEFAULT_LEXICON})",
+    )
+    match.add_argument(
+        "--think-time",
+        type=float,
+        default=DEFAULT_THINK_TIME,
+        metavar="T",
+        help=f"seconds per move for the strong level (default {DEFAULT_THINK_TIME:g})",
+    )
+    match.add_argument("--engine", choices=("auto", *ENGINES), default="auto")
+    match.add_argument(
+        "--progress", type=int, default=0, metavar="K", help="report every K games on stderr"
+    )
+    match.set_defaults(handler=run_match_command)
 
 
 def move_sort_key(move: Move) -> tuple[float, bool, int, int, str]:
@@ -179,4 +210,36 @@ def _many_positions(
             return _fail(f"position {i}: bad rack: {exc}")
     sys.stdout.write("".join(out))
     print(f"generated {total} plays for {len(positions)} positions in {elapsed * 1e3:.1f} ms")
+    return 0
+
+
+def run_match_command(args: argparse.Namespace) -> int:
+    """Handler of ``meeple scrabble match``."""
+    if args.games < 1:
+        return _fail("--games must be at least 1")
+    if not 0 <= args.think_time <= 60:
+        return _fail("--think-time must be between 0 and 60 seconds")
+    try:
+        generator = get_generator(args.engine)
+        lexicon = load_lexicon(args.lexicon)
+    except (EngineUnavailable, LexiconError) as exc:
+        return _fail(str(exc))
+    players = (
+        make_player(args.level_a, lexicon, generator=generator),
+        make_player(args.level_b, lexicon, generator=generator),
+    )
+
+    def progress(done: int, result: MatchResult) -> None:
+        if args.progress and done % args.progress == 0:
+            print(f"{done} games: {result.summary()}", file=sys.stderr, flush=True)
+
+    result = run_match(
+        players,
+        args.games,
+        lambda g: random.Random(f"{args.seed}/{g}"),
+        think_time=args.think_time,
+        clock=time.perf_counter,
+        progress=progress,
+    )
+    print(result.summary())
     return 0

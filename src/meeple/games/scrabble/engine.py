@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import struct
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Literal, Protocol, overload
 
 from meeple.games.scrabble.board import Board, Direction, Layout
@@ -37,6 +37,7 @@ from meeple.games.scrabble.tiles import BLANK, ENGLISH, TileSet
 __all__ = [
     "ENGINES",
     "EngineUnavailable",
+    "LeaveTable",
     "MoveGenerator",
     "NativeGenerator",
     "PythonGenerator",
@@ -50,7 +51,16 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 ENGINES = ("native", "python")
-LeaveTable = Mapping[str, float]
+
+
+class LeaveTable(Protocol):
+    """Leave values for equity: a ``dict[str, float]`` fits, as does ``ai.leaves.LeaveValues``.
+
+    Keys are leaves in :func:`sort_leave` order (letters A–Z, then ``?``); ``""`` is
+    the empty leave.
+    """
+
+    def get(self, leave: str, default: float, /) -> float: ...
 
 
 class EngineUnavailable(Exception):

@@ -133,8 +133,12 @@ class Gaddag:
         return header + body + extra + digest
 
     @classmethod
-    def from_bytes(cls, data: bytes | memoryview | bytearray) -> Gaddag:
+    def from_bytes(cls, data: bytes | memoryview | bytearray, *, verify: bool = True) -> Gaddag:
         """Read :meth:`to_bytes` output; raise ValueError if it is corrupt, truncated or stale.
+
+        ``verify=False`` skips the digest (header, version and exact size are still
+        checked): for a file written whole and renamed into place, where hashing every
+        byte would cost more than the rest of the load.
 
         Given a memoryview over a memory map, the array and payload are views into it
         (nothing is copied); the caller keeps the map open as long as the GADDAG lives.
@@ -150,9 +154,10 @@ class Gaddag:
         expected = _HEADER.size + 4 * length + extra + _DIGEST_SIZE
         if len(view) != expected:
             raise ValueError(f"GADDAG data is {len(view)} bytes, expected {expected}")
-        digest = hashlib.blake2b(view[:-_DIGEST_SIZE], digest_size=_DIGEST_SIZE).digest()
-        if digest != view[-_DIGEST_SIZE:]:
-            raise ValueError("GADDAG data corrupt (digest mismatch)")
+        if verify:
+            digest = hashlib.blake2b(view[:-_DIGEST_SIZE], digest_size=_DIGEST_SIZE).digest()
+            if digest != view[-_DIGEST_SIZE:]:
+                raise ValueError("GADDAG data corrupt (digest mismatch)")
         if not 0 <= root < max(length, 1):
             raise ValueError("GADDAG root out of range")
         start = _HEADER.size

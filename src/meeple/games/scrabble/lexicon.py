@@ -6,7 +6,7 @@ pass the lexicon to :func:`meeple.games.scrabble.movegen.legal_moves`.
 
 Compiling a GADDAG takes seconds, so :func:`load_lexicon` keeps the compiled form in a
 cache directory (``MEEPLE_CACHE_DIR``, else ``~/.cache/meeple``), one file per word
-list keyed by a hash of the source's bytes (not a re-parse) and the format version;
+list keyed by the source file's path, size and mtime (no re-parse) and the format;
 a cached load memory-maps that file and parses nothing. A cache
 file that is truncated or corrupt is rebuilt, and a cache directory that cannot be
 written only costs the compile time.
@@ -183,42 +183,54 @@ _SOURCE_FILES: Mapping[str, Callable[[], Path]] = MappingProxyType(
 )
 
 
-def _cache_key(name: str, data: bytes) -> str:
-    """Hash of the source's bytes, what kind of source it is, and the format versions."""
+def _cache_key(kind: str, stamp: str) -> str:
+    """Hash of what kind of source it is, its identity stamp and the format versions."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(f"meeple-lexicon-v{_CACHE_VERSION}-gaddag-v{FORMAT_VERSION}\n".encode())
-    digest.update(name.encode() + b"\n")
-    digest.update(data)
+    digest.update(f"{kind}\n{stamp}".encode())
     return digest.hexdigest()
 
 
 # Bump when normalize_words or the payload layout changes.
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
 
 
-def _source(name_or_path: str | os.PathLike[str]) -> tuple[str, str, bytes]:
-    """(display name, kind, raw bytes) for a registered name or a word-list path.
+def _stamp(path: Path) -> str:
+    """A file's identity for the cache key: resolved path, size and modification time.
 
-    ``kind`` is ``"name:gcide"`` for a registered source, ``"file"`` for a path; the raw
-    bytes are what the cache key hashes (a registered source's data file, or the file).
+    Reading and hashing the words to make the key cost more than loading the cached
+    GADDAG, so the key does not depend on them: an edit that keeps the size and the
+    mtime to the nanosecond would not be noticed (``use_cache=False`` rebuilds).
+    """
+    st = path.stat()
+    return f"{path.resolve()}\0{st.st_size}\0{st.st_mtime_ns}"
+
+
+def _source(name_or_path: str | os.PathLike[str]) -> tuple[str, str, str]:
+    """(display name, kind, stamp) for a registered name or a word-list path.
+
+    ``kind`` is ``"name:gcide"`` for a registered source, ``"file"`` for a path; the
+    stamp identifies the data (a registered source's data file, or the word list).
     """
     key = os.fspath(name_or_path)
     if key in LEXICONS:
         locate = _SOURCE_FILES.get(key)
-        data = b""
+        stamp = ""
         if locate is not None:
             with contextlib.suppress(OSError):
-                data = _read_limited(locate())
-        return key, f"name:{key}", data
+                stamp = _stamp(locate())
+        return key, f"name:{key}", stamp
     path = Path(key)
     try:
-        data = _read_limited(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"no such file: {key}")
+        stamp = _stamp(path)
     except OSError as exc:
         known = ", ".join(sorted(LEXICONS))
         raise LexiconError(
             f"no lexicon {key!r}: not a known name ({known}) and not a readable file ({exc})"
         ) from exc
-    return path.name, "file", data
+    return path.name, "file", stamp
 
 
 def _read_limited(path: Path) -> bytes:
@@ -229,10 +241,15 @@ def _read_limited(path: Path) -> bytes:
     return data
 
 
-def _words_of(name_or_path: str | os.PathLike[str], kind: str, data: bytes) -> list[str]:
-    if kind == "file":
-        return parse_word_list(data.decode("utf-8", errors="replace"))
-    return normalize_words(LEXICONS[os.fspath(name_or_path)]())
+def _words_of(name_or_path: str | os.PathLike[str], kind: str) -> list[str]:
+    if kind != "file":
+        return normalize_words(LEXICONS[os.fspath(name_or_path)]())
+    try:
+        data = _read_limited(Path(name_or_path))
+    except OSError as exc:
+        where = os.fspath(name_or_path)
+        raise LexiconError(f"cannot read the word list {where!r}: {exc}") from exc
+    return parse_word_list(data.decode("utf-8", errors="replace"))
 
 
 def _load_cached(path: Path) -> Gaddag | None:
@@ -243,7 +260,11 @@ def _load_cached(path: Path) -> Gaddag | None:
     except (OSError, ValueError):  # missing, unreadable, or empty (mmap of 0 bytes)
         return None
     try:
-        return Gaddag.from_bytes(memoryview(mapped))
+        # The file was written whole and renamed into place, so its size (checked)
+        # catches truncation; the full digest is checked when it is written, not on
+        # every load (it would cost more than the load). The compiled generator
+        # checks the graph's structure before it walks it.
+        return Gaddag.from_bytes(memoryview(mapped), verify=False)
     except ValueError as exc:
         logger.warning("lexicon cache %s unusable (%s); rebuilding", path, exc)
         return None
@@ -272,22 +293,23 @@ def load_lexicon(
     """Load a lexicon by registered name (:data:`LEXICONS`) or word-list path.
 
     The compiled GADDAG comes from ``cache_dir`` (default :func:`default_cache_dir`)
-    when a valid file for this exact source is there: the key hashes the source's
-    bytes (the word-list file, or a registered source's data file), not its parsed
-    words, and the file is memory-mapped. Otherwise the words are read, compiled and
-    stored. Raises :class:`LexiconError` for an unknown name or unreadable file.
+    when a valid file for this exact source is there: the key is the source file's
+    path, size and mtime (the word-list file, or a registered source's data file),
+    so nothing is read or parsed to find it, and the file is memory-mapped.
+    Otherwise the words are read, compiled and stored. Raises :class:`LexiconError`
+    for an unknown name or unreadable file.
     """
-    name, kind, data = _source(name_or_path)
+    name, kind, stamp = _source(name_or_path)
     if not use_cache:
-        words = _words_of(name_or_path, kind, data)
+        words = _words_of(name_or_path, kind)
         return Lexicon(name, words, build_gaddag(words))
     directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:40]
-    path = directory / f"{safe}-{_cache_key(kind, data)}.gaddag"
+    path = directory / f"{safe}-{_cache_key(kind, stamp)}.gaddag"
     gaddag = _load_cached(path)
     if gaddag is not None:
         return Lexicon(name, None, gaddag, blob=gaddag.payload)
-    words = _words_of(name_or_path, kind, data)
+    words = _words_of(name_or_path, kind)
     gaddag = build_gaddag(words, payload="\n".join(words).encode("ascii"))
     _store_cached(path, gaddag)
     return Lexicon(name, words, gaddag)
