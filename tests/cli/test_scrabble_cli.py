@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from meeple.cli.main import main
 from meeple.games.scrabble.lexicon import Lexicon
@@ -149,3 +151,23 @@ def test_engines_print_the_same_plays(words: list[str], capsys: pytest.CaptureFi
     _, default, _ = _moves(["--cgp", cgp, *words], capsys)
     assert python == default
     assert len(python) > 10
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(max_size=3000))
+def test_cgp_file_reader_survives_any_bytes(data: bytes) -> None:
+    """Whatever the file holds, the reader returns positions or raises NotationError."""
+    import tempfile
+
+    from meeple.cli.scrabble import _read_cgp_file
+    from meeple.games.scrabble.errors import NotationError
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "x.cgp"
+        path.write_bytes(data + b"\n" + EMPTY.format(rack="CAT").encode())
+        try:
+            positions = _read_cgp_file(path)
+        except NotationError:
+            return
+        assert positions
+        assert positions[-1].rack == "CAT"

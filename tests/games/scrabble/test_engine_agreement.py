@@ -128,3 +128,46 @@ def test_count_best_and_lazy_plays_on_the_benchmark_position(lexicon: Lexicon) -
     assert native.best(position.board, position.rack, lexicon, n=0) == []
     with pytest.raises(IndexError):
         plays[len(plays)]
+
+
+def test_native_refuses_malformed_input(lexicon: Lexicon) -> None:
+    """Racks that are not racks and boards with stray characters never reach C unchecked."""
+    from meeple.games.scrabble.errors import NotationError
+
+    native = _native()
+    board = Board()
+    with pytest.raises(NotationError):
+        native.count(board, "ABCDEFGH", lexicon)  # eight tiles
+    with pytest.raises(NotationError):
+        native.count(board, "AB1", lexicon)
+    board.place(7, 7, "é")
+    with pytest.raises(NotationError):
+        native.count(board, "CAT", lexicon)
+
+
+def test_the_c_core_checks_its_arguments(lexicon: Lexicon) -> None:
+    """Wrong buffer sizes, a bad mode or a graph that fails the check are refused."""
+    from meeple.games.scrabble import _movegen  # type: ignore[attr-defined]
+
+    _native()
+    g = lexicon.gaddag
+    cells = b"." * 225
+    ones = bytes([1]) * 225
+    args = [g.flat, g.root, cells, 15, ones, ones, bytes(26), bytes(26), 0, 0, 0, None]
+    tail = [bytes(27), 0, 7, 50]
+    assert _movegen.generate(*args, *tail) == 0  # empty rack: no plays
+    with pytest.raises(ValueError, match="board"):
+        _movegen.generate(g.flat, g.root, b"." * 10, *args[3:], *tail)
+    with pytest.raises(ValueError, match="mode"):
+        _movegen.generate(*args[:9], 7, 0, None, *tail)
+    with pytest.raises(ValueError, match="leave"):
+        _movegen.generate(*args[:9], 3, 5, None, *tail)
+    assert _movegen.check_graph(g.flat, g.root)
+    assert _movegen.check_graph(bytes(8), 0)  # two nodes without arcs: a valid graph
+    assert not _movegen.check_graph(b"\x01\x00\x00\x00", 0)  # an arc with no target
+    assert not _movegen.check_graph(bytes(8), 2)  # root out of the array
+    assert not _movegen.check_graph(b"\x01\x00\x00\x00\x01\x00\x00\x00", 0)  # into a node
+    broken = bytearray(bytes(g.flat))
+    at = 4 * (g.root + 1)  # the root's first arc, pointed out of the array
+    broken[at : at + 4] = (len(g.flat) + 5).to_bytes(4, "little")
+    assert not _movegen.check_graph(bytes(broken), g.root)
