@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -171,3 +172,29 @@ def test_cgp_file_reader_survives_any_bytes(data: bytes) -> None:
             return
         assert positions
         assert positions[-1].rack == "CAT"
+
+
+def test_match_prints_the_summary_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`meeple scrabble match` plays N games and ends with the issue's one-line summary."""
+    monkeypatch.setenv("MEEPLE_CACHE_DIR", str(tmp_path / "cache"))
+    words = tmp_path / "words.txt"
+    words.write_text("\n".join(["AT", "TA", "CAT", "ACT", "TEA", "EAT", "ATE", "AE", "EA"]))
+    args = ["scrabble", "match", "strong", "greedy", "--games", "2", "--seed", "3"]
+    code = main([*args, "--lexicon", str(words), "--think-time", "0.01"])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 0
+    assert re.fullmatch(
+        r"strong v greedy: \d+-\d+-\d+, win rate \d+\.\d % \(95 % CI \d+\.\d–\d+\.\d\), "
+        r"mean spread [+-]\d+\.\d, \d+\.\d\d s per move",
+        out[-1],
+    )
+
+
+def test_match_refuses_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+    """No games, a negative think time, or an unknown level: usage errors."""
+    assert main(["scrabble", "match", "strong", "greedy", "--games", "0"]) == 2
+    assert main(["scrabble", "match", "strong", "greedy", "--think-time", "-1"]) == 2
+    with pytest.raises(SystemExit):
+        main(["scrabble", "match", "strong", "genius"])
