@@ -70,8 +70,10 @@ def test_budget_reads_the_injected_clock() -> None:
     assert budget.left() == pytest.approx(0.5)  # reads 0.75
     assert not budget.expired()  # 1.0
     assert budget.expired()  # 1.25
-    assert Budget(0.0, None).left() == float("inf")
-    assert not Budget(0.0, None).expired()
+    assert Budget(0.0, None).expired()  # no clock, no time: spent at once
+    clockless = Budget(2.0, None)
+    assert not clockless.expired()
+    assert clockless.max_rounds == 32  # bounded by rounds instead
 
 
 def test_greedy_plays_the_best_score_and_skips_refused_plays(lexicon: Lexicon) -> None:

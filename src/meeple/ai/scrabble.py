@@ -69,6 +69,7 @@ __all__ = [
 LEVELS = ("greedy", "strong")
 Level = Literal["greedy", "strong"]
 DEFAULT_THINK_TIME = 1.0
+CLOCKLESS_ROUNDS = 32
 RACK_SIZE = 7
 
 
@@ -88,11 +89,12 @@ Choice = Move | ExchangeChoice | PassChoice
 class Budget:
     """Time left to think, read from an injected clock (seconds, any origin).
 
-    Without a clock the budget never runs out by time; ``max_rounds`` then bounds
-    the simulation, which is what deterministic tests use.
+    Without a clock, time cannot be read: a budget of 0 seconds is spent at once,
+    any other lasts until ``max_rounds`` simulation rounds are done (default
+    :data:`CLOCKLESS_ROUNDS`), which is what deterministic tests use.
     """
 
-    __slots__ = ("_clock", "_deadline", "max_rounds")
+    __slots__ = ("_clock", "_deadline", "max_rounds", "seconds")
 
     def __init__(
         self,
@@ -102,15 +104,20 @@ class Budget:
         max_rounds: int | None = None,
     ) -> None:
         self._clock = clock
-        self._deadline = clock() + max(seconds, 0.0) if clock is not None else 0.0
+        self.seconds = max(seconds, 0.0)
+        self._deadline = clock() + self.seconds if clock is not None else 0.0
+        if clock is None and max_rounds is None:
+            max_rounds = CLOCKLESS_ROUNDS
         self.max_rounds = max_rounds
 
     def expired(self) -> bool:
-        return self._clock is not None and self._clock() >= self._deadline
+        if self._clock is None:
+            return self.seconds <= 0
+        return self._clock() >= self._deadline
 
     def left(self) -> float:
         if self._clock is None:
-            return float("inf")
+            return self.seconds
         return max(0.0, self._deadline - self._clock())
 
 
