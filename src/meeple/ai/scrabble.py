@@ -15,7 +15,8 @@ protocol: give it what the player can see (:class:`Position`), a time
      the opponent answers with its best-equity play, then we answer with ours; a
      candidate's value is its score minus the reply, plus our next score and the
      value of our leave then. Every candidate sees the same draws in a round (common random
-     numbers); rounds go on until the budget is spent; the best mean wins;
+     numbers); rounds go on until the budget is spent; the best mean wins, each
+     mean shrunk toward the static equity by a prior worth 12 rounds;
   3. with the bag empty, the opponent's rack is known: an alpha-beta search over
      every play of both sides, deepened one ply at a time while the budget lasts.
      It is exact when an iteration finishes with every line played out (someone
@@ -70,6 +71,7 @@ LEVELS = ("greedy", "strong")
 Level = Literal["greedy", "strong"]
 DEFAULT_THINK_TIME = 1.0
 CLOCKLESS_ROUNDS = 32
+PRIOR_RUNS = 12
 RACK_SIZE = 7
 
 
@@ -208,6 +210,7 @@ class _Candidate:
     total: float = 0.0
     runs: int = 0
     mean: float = 0.0
+    offset: float = 0.0  # mean (simulated - static) over the candidates simulated
 
 
 class StrongPlayer(Player):
@@ -298,10 +301,7 @@ class StrongPlayer(Player):
             return candidates[0].choice
         self._simulate(position, candidates, unseen, budget, rng)
         self.last_method = "simulation"
-        ranked = sorted(
-            candidates, key=lambda c: (-(c.mean if c.runs else c.equity - 1000.0), -c.equity)
-        )
-        return ranked[0].choice
+        return max(candidates, key=_posterior).choice
 
     # --- simulation ---
 
@@ -329,6 +329,11 @@ class StrongPlayer(Player):
                 c.mean = c.total / c.runs
             rounds += 1
         self.last_rounds = rounds
+        done = [c for c in candidates if c.runs]
+        if done:
+            offset = sum(c.mean - c.equity for c in done) / len(done)
+            for c in candidates:
+                c.offset = offset
 
     def _run_once(self, position: Position, c: _Candidate, opp_rack: str, bag: list[str]) -> float:
         board = position.board.copy()
@@ -377,6 +382,19 @@ class StrongPlayer(Player):
                 break
             depth += 1
         return best
+
+
+def _posterior(c: _Candidate) -> tuple[float, float]:
+    """A candidate's simulated value, shrunk toward its static equity.
+
+    With a few dozen rounds the sampling error of a mean (the spread of a two-ply
+    outcome is ~30 points) is larger than the gaps between good candidates, so each
+    mean is blended with a prior worth :data:`PRIOR_RUNS` rounds: the static equity
+    plus the average gap between simulated and static values over the candidates.
+    """
+    prior = c.equity + c.offset
+    value = (c.runs * c.mean + PRIOR_RUNS * prior) / (c.runs + PRIOR_RUNS)
+    return value, c.equity
 
 
 class _Timeout(Exception):
