@@ -61,7 +61,7 @@ typedef struct {
     int lm[MAX_SIZE + 1], wm[MAX_SIZE + 1], face[MAX_SIZE + 1], cs[MAX_SIZE + 1];
     uint32_t cc[MAX_SIZE + 1];
     char placed[MAX_SIZE + 1];
-    int anchor, limit, right_free;
+    int anchor, anchor_end, limit; /* anchor_end: last square of the run of tiles right of it */
     /* the rack */
     int rack[26], blanks, values[26];
     uint32_t rmask, avail;
@@ -251,10 +251,10 @@ static void left_from(Gen *G, int pos, uint32_t node, int main, int wmul, int cr
         p--;
     }
     uint32_t m = g[node];
-    if (G->right_free && (m & FINAL_BIT)) emit(G, p + 1, G->anchor, main * wmul + cross, n);
+    if (m & FINAL_BIT) emit(G, p + 1, G->anchor_end, main * wmul + cross, n);
     if (m & SEP_BIT) {
         uint32_t sep = g[node + 1 + popcount32(m & (SEP_BIT - 1))];
-        right_from(G, G->anchor, sep, p + 1, main, wmul, cross, n);
+        right_from(G, G->anchor_end, sep, p + 1, main, wmul, cross, n);
     }
     if (p >= G->limit && (m & G->cc[p] & G->avail)) go_left(G, p, node, main, wmul, cross, n);
 }
@@ -270,7 +270,7 @@ static void right_from(Gen *G, int pos, uint32_t node, int lo, int main, int wmu
         p++;
     }
     uint32_t m = g[node];
-    if ((m & FINAL_BIT) && p - 1 > G->anchor) emit(G, lo, p - 1, main * wmul + cross, n);
+    if ((m & FINAL_BIT) && p - 1 > G->anchor_end) emit(G, lo, p - 1, main * wmul + cross, n);
     if (p < G->size && (m & G->cc[p] & G->avail)) go_right(G, p, node, lo, main, wmul, cross, n);
 }
 
@@ -395,11 +395,23 @@ static void run(Gen *G, const uint8_t *lmb, const uint8_t *wmb) {
             for (int a = 0; a < size; a++) {
                 if (!G->anchors[a]) continue;
                 G->anchor = a;
-                G->right_free = a + 1 == size || G->line[a + 1] < 0;
                 int limit = a;
                 while (limit > 0 && (G->line[limit - 1] >= 0 || !G->anchors[limit - 1])) limit--;
                 G->limit = limit;
-                if (G->g[G->root] & G->cc[a] & G->avail) go_left(G, a, G->root, 0, 1, 0, 0);
+                /* Tiles right after the anchor belong to every play through it: walk them
+                 * (reversed, as the GADDAG reads a left part) before placing anything, so
+                 * the search never tries left parts that cannot precede them. movegen.py
+                 * takes them in after the separator instead; the plays are the same. */
+                int end = a, main0 = 0;
+                while (end + 1 < size && G->line[end + 1] >= 0) end++;
+                uint32_t start = G->root;
+                for (int q = end; q > a && start != UINT32_MAX; q--) {
+                    start = child_of(G->g, start, 1u << G->line[q]);
+                    main0 += G->face[q];
+                }
+                G->anchor_end = end;
+                if (start != UINT32_MAX && (G->g[start] & G->cc[a] & G->avail))
+                    go_left(G, a, start, main0, 1, 0, 0);
             }
         }
     }
