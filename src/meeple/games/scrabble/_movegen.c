@@ -3,7 +3,10 @@
  * This is the C twin of movegen.py (the reference): same anchors, same cross checks,
  * same four mutually recursive walkers, same listing conventions (a play is listed
  * once; a lone tile is the across play when it makes an across word; only across
- * plays on an empty board). meeple.games.scrabble.native wraps it; nothing else
+ * plays on an empty board). One difference in the order of the walk, not in its
+ * result: when tiles lie right after an anchor, they are walked first, as the start
+ * of the left part, instead of after the separator (see run()); that prunes the
+ * left parts that cannot precede them, most of the work in a crowded position. meeple.games.scrabble.native wraps it; nothing else
  * should call it directly, because `generate` trusts a graph `check_graph` passed.
  *
  * Graph layout (gaddag.py): node = offset into `flat`; flat[node] is the mask (bits
