@@ -62,6 +62,7 @@ __all__ = [
     "SpectrangleClient",
     "SpectrangleClientError",
     "play_spectrangle",
+    "swap_tile",
 ]
 
 logger = logging.getLogger(__name__)
@@ -83,7 +84,10 @@ class SpectrangleClient:
         self._reader = reader
         self._writer = writer
         self.session = ClientSession()
-        self._pending: deque[ServerMessage] = deque()
+        # Each message with the session state right after it: a 1.3 "skip <name>" means
+        # "you must skip" or "your skip was taken" depending on where it found us.
+        self._pending: deque[tuple[ServerMessage, State]] = deque()
+        self.state_after: State = self.session.state  # for the message receive() returned
         self.name = ""
         self.extensions: frozenset[str] = frozenset()
         self.players: tuple[str, ...] = ()
@@ -167,19 +171,24 @@ class SpectrangleClient:
     # --- receiving ----------------------------------------------------------------------
 
     async def receive(self) -> ServerMessage:
-        """The next server message (state updated first); SpectrangleClientError at the end."""
+        """The next server message (state updated first); SpectrangleClientError at the end.
+
+        :attr:`state_after` is then the session state right after that message."""
         while not self._pending:
             data = await self._reader.read(READ_SIZE)
             if not data:
                 raise SpectrangleClientError("connection closed by the server")
-            for event in self.session.receive_data(data):
-                if isinstance(event, ProtocolViolation):
-                    self.violations += 1
-                    logger.warning("%s: server line ignored: %s", self.name, event.error.reason)
-                    continue
-                self._track(event)
-                self._pending.append(event)
-        return self._pending.popleft()
+            # One line at a time, so the state after each message is known.
+            for piece in _lines(data):
+                for event in self.session.receive_data(piece):
+                    if isinstance(event, ProtocolViolation):
+                        self.violations += 1
+                        logger.warning("%s: server line ignored: %s", self.name, event.error.reason)
+                        continue
+                    self._track(event, self.session.state)
+                    self._pending.append((event, self.session.state))
+        message, self.state_after = self._pending.popleft()
+        return message
 
     def __aiter__(self) -> AsyncIterator[ServerMessage]:
         return self._iterate()
@@ -192,7 +201,12 @@ class SpectrangleClient:
                 return
             yield message
 
-    def _track(self, message: ServerMessage) -> None:
+    def _next_in_order(self, name: str) -> str | None:
+        if name not in self.order:
+            return None
+        return self.order[(self.order.index(name) + 1) % len(self.order)]
+
+    def _track(self, message: ServerMessage, state: State) -> None:
         if isinstance(message, StartWith):
             self.players = message.names
             self.order = message.names
@@ -211,13 +225,21 @@ class SpectrangleClient:
             self.turn = message.player
             self.must_skip = message.must_skip
         elif isinstance(message, SkipNotice):
-            self.turn = message.name
-            self.must_skip = True
+            if message.name == self.name and state is not State.MUST_SKIP:
+                # The 1.3 echo of the skip we chose: the turn moves on.
+                self.turn, self.must_skip = self._next_in_order(message.name), False
+            else:
+                self.turn, self.must_skip = message.name, True
         elif isinstance(message, Move):
             self.board.put(message.tile, message.index)
             self.points[message.name] = self.points.get(message.name, 0) + message.points
         elif isinstance(message, Replace):
             self.exchanged += 1
+            # A server may send no tiles line after it (1.3): the hand is known anyway.
+            self.hands[message.name] = swap_tile(
+                self.hands.get(message.name, ()), message.tile, message.new_tile
+            )
+            self.turn, self.must_skip = self._next_in_order(message.name), False
         elif isinstance(message, GameFinished):
             self.leaderboard = message.leaderboard
             self.turn = None
@@ -226,6 +248,20 @@ class SpectrangleClient:
             self.turn = None
         elif isinstance(message, ErrorReply):
             self.last_error = message.word
+
+
+def _lines(data: bytes) -> list[bytes]:
+    """``data`` cut after each ``\n``: every piece holds at most one whole line."""
+    pieces = data.split(b"\n")
+    return [p + b"\n" for p in pieces[:-1]] + ([pieces[-1]] if pieces[-1] else [])
+
+
+def swap_tile(hand: tuple[Tile, ...], old: Tile, new: Tile) -> tuple[Tile, ...]:
+    """``hand`` with ``old`` (in any rotation) replaced by ``new``; appended if absent."""
+    for i, tile in enumerate(hand):
+        if tile.same_piece(old):
+            return (*hand[:i], new, *hand[i + 1 :])
+    return (*hand, new)
 
 
 # --- the bot -----------------------------------------------------------------------------
