@@ -16,7 +16,7 @@ that player must skip, the bag's size, and the leaderboard at the end. It reads 
 the one in the shared transcript.
 
 :func:`play_spectrangle` is ``meeple bot spectrangle``: it plays whole games with
-:func:`meeple.ai.spectrangle.greedy_choice`.
+:func:`meeple.ai.spectrangle.turn_options` (the greedy placement first).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from meeple.ai.spectrangle import greedy_choice
+from meeple.ai.spectrangle import turn_options
 from meeple.games.spectrangle import TILE_SET, Board, Tile
 from meeple.games.spectrangle import Exchange as ExchangeAction
 from meeple.games.spectrangle import Place as PlaceAction
@@ -317,20 +317,13 @@ async def play_spectrangle(
 
 
 async def _take_turn(client: SpectrangleClient, refusals: int) -> None:
-    """The greedy choice; after a refusal, the next-best placement, then a skip."""
-    hand = client.hand
-    if client.must_skip or refusals:
-        placements = [] if client.must_skip else client.board.placements(hand)
-        placements.sort(key=lambda p: -p.points)
-        if refusals < len(placements):
-            best = placements[refusals]
-            await client.place(best.tile, best.index)
-        elif client.bag_size and hand and refusals == 0:
-            await client.exchange(max(hand, key=lambda t: t.value))
-        else:
-            await client.skip()
-        return
-    action = greedy_choice(client.board, hand, client.bag_size)
+    """The greedy choice; after each refusal the next option: the next-best placement,
+    then an exchange, then a skip (:func:`meeple.ai.spectrangle.turn_options`)."""
+    # Options in order: when we cannot place (or the server refused what we tried) an
+    # exchange comes next, then a skip, whatever our own count of the bag says (issue
+    # 16: a server that kept a placed tile in a hand still had tiles to give).
+    options = turn_options(client.board, client.hand, must_skip=client.must_skip)
+    action = options[min(refusals, len(options) - 1)]
     if isinstance(action, PlaceAction):
         await client.place(action.tile, action.index)
     elif isinstance(action, ExchangeAction):
