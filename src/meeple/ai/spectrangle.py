@@ -42,17 +42,23 @@ def greedy_choice(board: Board, hand: Sequence[Tile], bag_size: int, player: int
 
 
 def turn_options(
-    board: Board, hand: Sequence[Tile], *, must_skip: bool = False, player: int = 0
+    board: Board,
+    hand: Sequence[Tile],
+    *,
+    must_skip: bool = False,
+    exchange: bool = True,
+    player: int = 0,
 ) -> list[Action]:
     """Every action worth trying this turn, best first: the placements by score (none
     when the server says the player must skip), then an exchange of the most valuable
     tile, then a skip. A client tries them in order as the server refuses them; it
     offers the exchange whatever its own count of the bag says, because only the
-    server knows the bag (a server may keep tiles a client counted as gone)."""
+    server knows the bag (a server may keep tiles a client counted as gone). Leave the
+    exchange out with ``exchange=False`` (the server said its bag is empty)."""
     placements = [] if must_skip else board.placements(hand)
     placements.sort(key=lambda p: -p.points)  # stable: ties keep field and hand order
     options: list[Action] = [Place(player, p.tile, p.index) for p in placements]
-    if hand:
+    if hand and exchange:
         options.append(Exchange(player, max(hand, key=lambda t: t.value)))
     options.append(Skip(player))
     return options

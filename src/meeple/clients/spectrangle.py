@@ -29,7 +29,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from meeple.ai.spectrangle import turn_options
-from meeple.games.spectrangle import TILE_SET, Board, Tile
+from meeple.games.spectrangle import TILE_SET, Action, Board, Tile
 from meeple.games.spectrangle import Exchange as ExchangeAction
 from meeple.games.spectrangle import Place as PlaceAction
 from meeple.protocols.spectrangle import (
@@ -291,38 +291,48 @@ async def play_spectrangle(
     results: list[BotResult] = []
     refused = 0  # in the whole game
     in_turn = 0  # in the current turn
+    # An exchange sent while our own count says the bag is empty is a probe: only the
+    # server knows. Refused, the bag is empty indeed, and stays so (an exchange needs a
+    # tile in the bag), so the bot skips without probing again for the rest of the game.
+    probe = bag_empty = False
     try:
         await client.request_game(players)
         async for message in client:
             if isinstance(message, GameFinished | PlayerLeft):
                 results.append(BotResult(client.players, client.leaderboard, client.left, refused))
                 refused = in_turn = 0
+                probe = bag_empty = False
                 if len(results) >= games:
                     break
                 await client.request_game(players)
                 continue
             if isinstance(message, ErrorReply) and client.my_turn:
-                refused += 1
                 in_turn += 1
-                logger.info("%s: turn command refused (%s)", name, message.word.value)
+                if probe:
+                    bag_empty = True
+                    logger.info("%s: no exchange: the server's bag is empty too", name)
+                else:
+                    refused += 1
+                    logger.info("%s: turn command refused (%s)", name, message.word.value)
                 if in_turn > MAX_REFUSALS:
                     raise SpectrangleClientError(f"{in_turn} turn commands refused in a row")
             elif isinstance(message, Tiles | SkipNotice):
                 in_turn = 0
             if client.my_turn and not client._pending:
-                await _take_turn(client, in_turn)
+                action = await _take_turn(client, in_turn, exchange=not bag_empty)
+                probe = isinstance(action, ExchangeAction) and client.bag_size == 0
     finally:
         await client.close()
     return results
 
 
-async def _take_turn(client: SpectrangleClient, refusals: int) -> None:
+async def _take_turn(client: SpectrangleClient, refusals: int, *, exchange: bool) -> Action:
     """The greedy choice; after each refusal the next option: the next-best placement,
     then an exchange, then a skip (:func:`meeple.ai.spectrangle.turn_options`)."""
     # Options in order: when we cannot place (or the server refused what we tried) an
     # exchange comes next, then a skip, whatever our own count of the bag says (issue
     # 16: a server that kept a placed tile in a hand still had tiles to give).
-    options = turn_options(client.board, client.hand, must_skip=client.must_skip)
+    options = turn_options(client.board, client.hand, must_skip=client.must_skip, exchange=exchange)
     action = options[min(refusals, len(options) - 1)]
     if isinstance(action, PlaceAction):
         await client.place(action.tile, action.index)
@@ -330,3 +340,4 @@ async def _take_turn(client: SpectrangleClient, refusals: int) -> None:
         await client.exchange(action.tile)
     else:
         await client.skip()
+    return action

@@ -57,6 +57,7 @@ from meeple.protocols.clarkson.session import (
     Close,
     ConnectionClosed,
     Greeted,
+    PeerNok,
     Reply,
     ServerSession,
     State,
@@ -238,6 +239,8 @@ class ClarksonHandler:
         if isinstance(event, Reply):
             self.conn.log.info("refused: %s", event.reason)
             self.conn.send(event.data)
+        elif isinstance(event, PeerNok):
+            self.conn.log.info("client sent NOK %r; not answered", event.description[:80])
         elif isinstance(event, Close):
             self.conn.log.info("goodbye (%s)", event.reason)
             self.conn.send(event.data)

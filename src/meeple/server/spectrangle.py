@@ -58,6 +58,7 @@ from meeple.protocols.spectrangle import (
     ErrorWord,
     Exchange,
     LocalProtocolError,
+    PeerError,
     Place,
     Rejected,
     Request,
@@ -408,8 +409,11 @@ class SpectrangleHandler:
             self._drain_scheduled = True
             asyncio.get_running_loop().call_soon(self._drain)
 
-    def _on_event(self, event: ClientMessage | Rejected) -> None:
-        if isinstance(event, Rejected):
+    def _on_event(self, event: ClientMessage | Rejected | PeerError) -> None:
+        if isinstance(event, PeerError):
+            # Never answered: two peers answering each other's errors bounce for ever.
+            self.conn.log.info("client sent %s; ignored", event.word.value)
+        elif isinstance(event, Rejected):
             self.conn.log.info("refused: %s (%s)", event.error.word.value, event.error.reason)
             self.conn.send(event.data)
         elif isinstance(event, Connect):

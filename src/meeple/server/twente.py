@@ -155,7 +155,8 @@ class TwenteHandler:
         elif isinstance(event, ChatRequest):
             self._chat(event.text)
         elif isinstance(event, PeerError):
-            self.conn.log.info("client reported %s", event.code.value)
+            code = "an unreadable ERROR" if event.code is None else event.code.value
+            self.conn.log.info("client reported %s; not answered", code)
         elif isinstance(event, ConnectionClosed):
             pass
 

@@ -85,6 +85,7 @@ __all__ = [
     "ConnectionClosed",
     "Greeted",
     "Ignored",
+    "PeerNok",
     "Reply",
     "ServerEvent",
     "ServerSession",
@@ -203,6 +204,14 @@ class Reply:
 
 
 @dataclass(frozen=True, slots=True)
+class PeerNok:
+    """The client sent ``NOK``: a peer's error report. Log it; it is never answered, or
+    two peers that both answer errors would bounce NOKs for ever (issue 16)."""
+
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
 class Close:
     """Send ``data`` (GOODBYE) and close: the client quit (§3.2) or broke §3.1."""
 
@@ -235,7 +244,9 @@ class Ignored:
     reason: str
 
 
-ServerEvent = Greeted | UserSet | Ready | Place | Pass | Exchange | Reply | Close | ConnectionClosed
+ServerEvent = (
+    Greeted | UserSet | Ready | Place | Pass | Exchange | Reply | PeerNok | Close | ConnectionClosed
+)
 ClientEvent = ServerMessage | Malformed | Ignored | ConnectionClosed
 
 
@@ -344,6 +355,8 @@ class ServerSession(_Session):
         try:
             message = decode_client(line)
         except UnrecognizedCommand as exc:
+            if exc.command == Nok.command:
+                return PeerNok(line.strip()[len(Nok.command) :].strip())
             return self._refuse(exc.description)
         except RemoteProtocolError as exc:
             return self._refuse(exc.description)

@@ -297,6 +297,10 @@ class ServerSession(_Session):
         except MessageError as exc:
             return Rejected(InfoCode.MALFORMED, str(exc), in_game)
         kind = message.TYPE
+        if kind is MessageType.INFO:
+            # An error report from the peer is never answered with one: two peers that
+            # both did so would bounce INFO between them for ever (issue 16).
+            return Ignored(message, "INFO from a client")
         if kind not in CLIENT_TYPES:
             return Rejected(InfoCode.INVALID, f"{kind.value} is a server message", in_game)
         next_state = CLIENT_SENDS[self.state].get(kind)

@@ -349,6 +349,10 @@ class ServerSession(_Session):
         try:
             return self._handle_frame(event)
         except RemoteProtocolError as exc:
+            if event.command.strip().upper() == Command.ERROR.value:
+                # Even an unreadable ERROR is the peer's error report: answering it with
+                # one lets two such peers bounce errors for ever (issue 16).
+                return PeerError(None)
             return _reject(exc.code, exc.reason)
 
     def _handle_frame(self, frame: Frame) -> ServerEvent:
