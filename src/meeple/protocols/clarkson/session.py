@@ -265,6 +265,12 @@ class _Session:
         return self._framer.buffered
 
     @property
+    def partial(self) -> int:
+        """Bytes of an unfinished message (1 while an oversized one is dropped); 0 only
+        between messages. For the server's slowloris timer."""
+        return self._framer.partial
+
+    @property
     def closed(self) -> bool:
         return self.state is State.CLOSED
 

@@ -225,6 +225,12 @@ class _Session:
     def buffered(self) -> int:
         return self._decoder.buffered
 
+    @property
+    def partial(self) -> int:
+        """Bytes of an unfinished message (1 while an oversized one is dropped); 0 only
+        between messages. For the server's slowloris timer."""
+        return self._decoder.partial
+
     def _write(self, message: Message) -> bytes:
         data = self._encoder.encode(message.encode())
         if not self._header_sent:

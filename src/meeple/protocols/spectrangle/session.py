@@ -153,6 +153,12 @@ class _Session:
         return self._extensions
 
     @property
+    def partial(self) -> int:
+        """Bytes of an unfinished line (1 while an oversized one is dropped); 0 only
+        between lines. For the server's slowloris timer."""
+        return self._framer.partial
+
+    @property
     def chat_enabled(self) -> bool:
         return CHAT_EXTENSION in self._extensions
 

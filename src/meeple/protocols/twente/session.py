@@ -205,6 +205,12 @@ class _Session:
         """Bytes of an unfinished message held by the framer (bounded by the limit)."""
         return self._framer.buffered
 
+    @property
+    def partial(self) -> int:
+        """Bytes of an unfinished message (1 while an oversized one is dropped); 0 only
+        between messages. For the server's slowloris timer."""
+        return self._framer.partial
+
     def has_extension(self, flag: Flag) -> bool:
         """True if both sides announced ``flag``, so its commands may be used (ERRATA)."""
         return flag in self.client_flags and flag in self.server_flags
