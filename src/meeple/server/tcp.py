@@ -92,6 +92,8 @@ class Connection:
         self._last_activity = clock.now()
         self._watchdog: Timer | None = None
         self.partial: PartialMessageWatch | None = None
+        self._out: list[bytes] = []  # sent this loop iteration, written in one go
+        self._loop = asyncio.get_running_loop()
         self._closing = False
         self.close_reason = ""
         peer = writer.get_extra_info("peername")
@@ -103,18 +105,37 @@ class Connection:
         return self._closing
 
     def send(self, data: bytes) -> None:
-        """Queue bytes for the peer; never blocks. A peer that stops reading is cut off."""
+        """Queue bytes for the peer; never blocks. A peer that stops reading is cut off.
+
+        What is sent during one turn of the event loop goes out in one write at its end
+        (a move makes several messages per player: one system call, not one each)."""
         if self._closing or not data:
             return
+        if not self._out:
+            self._loop.call_soon(self._flush)
+        self._out.append(data)
+
+    def _flush(self) -> bool:
+        """Write what was queued; False if the peer is not reading (then closed)."""
+        if not self._out or self._closing:
+            return True
+        data = b"".join(self._out) if len(self._out) > 1 else self._out[0]
+        self._out.clear()
         self._writer.write(data)
-        transport = self._writer.transport
-        if transport.get_write_buffer_size() > MAX_WRITE_BUFFER:
+        if self._writer.transport.get_write_buffer_size() > MAX_WRITE_BUFFER:
             self.log.warning("peer is not reading; closing")
             self.close("write buffer full")
+            return False
+        return True
 
     def close(self, reason: str) -> None:
         """Close after flushing what was sent; the handler hears ``connection_lost(reason)``."""
         if self._closing:
+            return
+        flushed = True
+        with contextlib.suppress(Exception):
+            flushed = self._flush()
+        if not flushed:  # the flush found the peer not reading, and closed
             return
         self._closing = True
         self.close_reason = reason
