@@ -145,7 +145,16 @@ class BuiltinAgent:
     def choose_move(self, view: View) -> Move:
         # After more refusals than sensible, give up the turn rather than loop.
         skip = view.refused if view.refused <= 5 else 10**6
-        choice = choose(view.board, view.rack, self.lexicon, bag_count=view.bag_count, skip=skip)
+        # The referee's clock (ms) bounds the thinking time (issue 14).
+        time_left = view.player_time / 1000 if view.player_time > 0 else None
+        choice = choose(
+            view.board,
+            view.rack,
+            self.lexicon,
+            bag_count=view.bag_count,
+            skip=skip,
+            time_left=time_left,
+        )
         if isinstance(choice, PassChoice):
             return PassMove()
         if isinstance(choice, ExchangeChoice):

@@ -59,6 +59,7 @@ from meeple.protocols.clarkson.session import (
     Close,
     ConnectionClosed,
     Greeted,
+    PeerNok,
     Reply,
     ServerSession,
     State,
@@ -110,6 +111,7 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
         handler,
         clock=services.clock,
         idle_timeout=services.config.idle_timeout,
+        limits=services.config.limits,
     )
 
 
@@ -144,6 +146,10 @@ class ClarksonHandler:
         self._you = -1
 
     # --- ConnectionHandler ------------------------------------------------------------
+
+    def partial_bytes(self) -> int:
+        """Bytes of the client's unfinished message (the listener's slowloris timer)."""
+        return self.session.partial
 
     def connection_made(self) -> None:
         """§3.1: the server says HELLO first; §3.5: the default name is the client's IP."""
@@ -184,6 +190,8 @@ class ClarksonHandler:
         if isinstance(event, Reply):
             self.conn.log.info("refused: %s", event.reason)
             self.conn.send(event.data)
+        elif isinstance(event, PeerNok):
+            self.conn.log.info("client sent NOK %r; not answered", event.description[:80])
         elif isinstance(event, Close):
             self.conn.log.info("goodbye (%s)", event.reason)
             self.conn.send(event.data)

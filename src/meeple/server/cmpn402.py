@@ -53,6 +53,7 @@ from meeple.server.cmpn402_console import Console, ConsoleError, SeriesConsole, 
 from meeple.server.cmpn402_referee import Referee, RefereeSettings
 from meeple.server.config import ListenerConfig
 from meeple.server.contest import Contest, ContestConsole
+from meeple.server.limits import AddressLimiter
 from meeple.server.store import Store
 
 __all__ = ["Cmpn402Listener", "FileGameLog", "create_listener"]
@@ -239,6 +240,8 @@ class Cmpn402Listener:
         self._lexicon_name = getattr(lexicon, "name", None)
         self._server: Server | None = None
         self._handlers: set[asyncio.Task[None]] = set()
+        # [limits]: connections per address (HTTP 503 past it); see server/limits.py.
+        self.addresses = AddressLimiter(services.config.limits.max_connections_per_address)
         self._started_at = time.time()
 
     @property
@@ -256,6 +259,9 @@ class Cmpn402Listener:
             ping_interval=self.ping_interval,
             ping_timeout=self.ping_interval,
             close_timeout=max(1.0, self.ping_interval),
+            # Slowloris: an unfinished handshake is dropped after this; an unfinished
+            # frame holds back the client's pong, so the keepalive drops it.
+            open_timeout=self.services.config.limits.partial_message_timeout,
             max_size=MAX_MESSAGE_SIZE,
             compression=None,
         )
@@ -344,6 +350,16 @@ class Cmpn402Listener:
         self._handlers.add(task)
         link = _Link(ws)
         try:
+            with self.addresses.hold(ws) as admitted:
+                if admitted:
+                    await self._play(ws, link)
+                else:  # a race past process_request's check
+                    await ws.close(CloseCode.TRY_AGAIN_LATER, "too many from one address")
+        finally:
+            self._handlers.discard(task)
+
+    async def _play(self, ws: ServerConnection, link: _Link) -> None:
+        try:
             index = self._hub.connect(link)
             if index is None:
                 logger.info("[%s] refused: no free seat", link.id)
@@ -370,12 +386,13 @@ class Cmpn402Listener:
                     await writer
         except Exception:
             logger.exception("[%s] handler failed", link.id)
-        finally:
-            self._handlers.discard(task)
 
     # --- admin over HTTP --------------------------------------------------------------
 
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
+        refusal: Response | None = self.addresses.refusal(connection)
+        if refusal is not None:
+            return refusal
         path, _, query = request.path.partition("?")
         if not path.startswith("/admin"):
             return None  # a WebSocket handshake, on any other path

@@ -38,6 +38,9 @@ A config file looks like this (every key optional)::
     framing = "object-stream"    # server → client: "object-stream" (ERRATA) or "lines"
     ping_interval = 0.5          # seconds between the server's PINGs
     heartbeat_timeout = 5        # seconds of silence before a client counts as gone
+    [limits]                     # every listener (see docs/server.md, "Limits")
+    max_connections_per_address = 64  # open connections from one IP address; 0: no limit
+    partial_message_timeout = 30 # seconds a message may stay unfinished (slowloris)
 
 Unknown keys are an error, so a typo does not silently fall back to a default.
 """
@@ -56,6 +59,7 @@ __all__ = [
     "Cmpn402Config",
     "ConfigError",
     "ContestConfig",
+    "LimitsConfig",
     "ListenerConfig",
     "SantoriniConfig",
     "ServerConfig",
@@ -260,6 +264,44 @@ def _web(
     return config, listener
 
 
+@dataclass(frozen=True, slots=True)
+class LimitsConfig:
+    """Limits every listener applies (the ``[limits]`` table).
+
+    ``max_connections_per_address``: open connections from one client IP address (0: no
+    limit); one more is closed at once (TCP) or refused with HTTP 503 (WebSocket).
+    ``partial_message_timeout``: seconds a client may leave a message unfinished before
+    the connection is dropped (slowloris); the idle timeout covers a silent client.
+    """
+
+    max_connections_per_address: int = 64
+    partial_message_timeout: float = 30.0
+
+    def validate(self) -> None:
+        if self.max_connections_per_address < 0:
+            raise ConfigError("limits.max_connections_per_address must not be negative")
+        if self.partial_message_timeout <= 0:
+            raise ConfigError("limits.partial_message_timeout must be positive")
+
+
+def _limits(raw: object, base: LimitsConfig) -> LimitsConfig:
+    if not isinstance(raw, dict):
+        raise ConfigError("[limits] must be a table")
+    types: dict[str, tuple[type, ...]] = {
+        "max_connections_per_address": (int,),
+        "partial_message_timeout": (int, float),
+    }
+    unknown = set(raw) - set(types)
+    if unknown:
+        raise ConfigError(f"unknown keys in [limits]: {', '.join(sorted(unknown))}")
+    for key, value in raw.items():
+        if not isinstance(value, types[key]) or isinstance(value, bool):
+            raise ConfigError(f"limits.{key} has the wrong type: {value!r}")
+    config = replace(base, **raw)
+    config.validate()
+    return config
+
+
 def _default_listeners() -> dict[str, ListenerConfig]:
     return {name: ListenerConfig(port) for name, port in DEFAULT_PORTS.items()}
 
@@ -281,6 +323,7 @@ class ServerConfig:
     cmpn402: Cmpn402Config = field(default_factory=Cmpn402Config)
     santorini: SantoriniConfig = field(default_factory=SantoriniConfig)
     web: WebConfig = field(default_factory=WebConfig)
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
 
     def with_overrides(self, **changes: Any) -> ServerConfig:
         """A copy with the given fields replaced; ``None`` values are ignored (unset flags)."""
@@ -322,6 +365,7 @@ class ServerConfig:
             if not 0 <= listener.port <= 65535:
                 raise ConfigError(f"listeners.{name}.port must be 0–65535")
         self.cmpn402.validate()
+        self.limits.validate()
 
 
 _TYPES: Mapping[str, tuple[type, ...]] = {
@@ -353,12 +397,12 @@ def _listener(name: str, raw: object, base: ListenerConfig | None) -> ListenerCo
 def config_from_mapping(data: Mapping[str, Any], base: ServerConfig | None = None) -> ServerConfig:
     """Apply a parsed TOML document to ``base`` (the defaults when None)."""
     base = base or ServerConfig()
-    unknown = set(data) - set(_TYPES) - {"listeners", "cmpn402", "santorini", "web"}
+    unknown = set(data) - set(_TYPES) - {"listeners", "cmpn402", "santorini", "web", "limits"}
     if unknown:
         raise ConfigError(f"unknown config keys: {', '.join(sorted(unknown))}")
     changes: dict[str, Any] = {}
     for key, value in data.items():
-        if key in ("listeners", "cmpn402", "santorini", "web"):
+        if key in ("listeners", "cmpn402", "santorini", "web", "limits"):
             continue
         if not isinstance(value, _TYPES[key]) or isinstance(value, bool):
             raise ConfigError(f"{key} has the wrong type: {value!r}")
@@ -377,6 +421,8 @@ def config_from_mapping(data: Mapping[str, Any], base: ServerConfig | None = Non
         changes["santorini"] = _santorini(data["santorini"], base.santorini)
     if "web" in data:
         changes["web"], listeners["web"] = _web(data["web"], base.web, listeners["web"])
+    if "limits" in data:
+        changes["limits"] = _limits(data["limits"], base.limits)
     config = replace(base, listeners=listeners, **changes)
     config.validate()
     return config

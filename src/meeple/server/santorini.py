@@ -298,6 +298,7 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
         handler,
         clock=services.clock,
         idle_timeout=services.config.idle_timeout,
+        limits=services.config.limits,
     )
 
 
@@ -355,6 +356,10 @@ class SantoriniHandler:
         self._timer: Timer | None = None
 
     # --- ConnectionHandler ------------------------------------------------------------
+
+    def partial_bytes(self) -> int:
+        """Bytes of the client's unfinished message (the listener's slowloris timer)."""
+        return self.session.partial
 
     def connection_made(self) -> None:
         self._greet()

@@ -60,6 +60,7 @@ from meeple.protocols.spectrangle import (
     ErrorWord,
     Exchange,
     LocalProtocolError,
+    PeerError,
     Place,
     Rejected,
     Request,
@@ -352,6 +353,7 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
         handler,
         clock=services.clock,
         idle_timeout=services.config.idle_timeout,
+        limits=services.config.limits,
     )
 
 
@@ -384,6 +386,10 @@ class SpectrangleHandler:
         self._drain_scheduled = False
 
     # --- ConnectionHandler ------------------------------------------------------------
+
+    def partial_bytes(self) -> int:
+        """Bytes of the client's unfinished message (the listener's slowloris timer)."""
+        return self.session.partial
 
     def connection_made(self) -> None:
         """The client speaks first (connect); nothing to send."""
@@ -424,8 +430,11 @@ class SpectrangleHandler:
             self._drain_scheduled = True
             asyncio.get_running_loop().call_soon(self._drain)
 
-    def _on_event(self, event: ClientMessage | Rejected) -> None:
-        if isinstance(event, Rejected):
+    def _on_event(self, event: ClientMessage | Rejected | PeerError) -> None:
+        if isinstance(event, PeerError):
+            # Never answered: two peers answering each other's errors bounce for ever.
+            self.conn.log.info("client sent %s; ignored", event.word.value)
+        elif isinstance(event, Rejected):
             self.conn.log.info("refused: %s (%s)", event.error.word.value, event.error.reason)
             self.conn.send(event.data)
         elif isinstance(event, Connect):
