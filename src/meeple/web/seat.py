@@ -143,6 +143,8 @@ class WebSeat:
             raise
 
     def _rejoin(self, token: str) -> None:
+        self._release()  # the seat's own name comes back with it
+        self.name = ""
         room = self.lobby.rejoin(token, self)  # names this seat; Resumed follows
         self.token = token
         self.table = room.uid
