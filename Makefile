@@ -34,6 +34,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/movegen.py
 	$(BIN)/python benchmarks/santorini_ai.py
 	$(BIN)/python benchmarks/server_load.py
+	$(BIN)/python benchmarks/web_fanout.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis
