@@ -20,8 +20,24 @@ def test_defaults_name_every_protocol_port() -> None:
         "cmpn402": 8765,
         "santorini": 7778,
         "spectrangle": 4000,
+        "web": 8000,
     }
     assert config.host == "127.0.0.1"
+
+
+def test_web_table_sets_the_listener_and_the_message_limit(tmp_path: Path) -> None:
+    """[web] port/enabled go to the web listener; max_message_size is checked."""
+    path = tmp_path / "meeple.toml"
+    path.write_text("[web]\nport = 8080\nenabled = false\nmax_message_size = 1024\n")
+    config = load_config(path)
+    assert (config.listeners["web"].port, config.listeners["web"].enabled) == (8080, False)
+    assert config.web.max_message_size == 1024
+    path.write_text("[web]\nmax_message_size = 10\n")
+    with pytest.raises(ConfigError, match="max_message_size"):
+        load_config(path)
+    path.write_text("[web]\nbogus = 1\n")
+    with pytest.raises(ConfigError, match="unknown keys"):
+        load_config(path)
 
 
 def test_toml_file_overrides_defaults(tmp_path: Path) -> None:
