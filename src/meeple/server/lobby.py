@@ -115,7 +115,14 @@ class Lobby:
         return {"queues": queues, "rooms": rooms}
 
     def publish(self) -> None:
-        """Hand viewers a fresh lobby snapshot (queues changed, a room started or ended)."""
+        """Hand viewers a fresh lobby snapshot (queues changed, a room started or ended).
+
+        With nobody watching the lobby the snapshot (which lists every room) is not
+        built, only marked stale; the first viewer's subscription publishes it.
+        """
+        if self.feed.subscribers(LOBBY_TOPIC) == 0:
+            self.feed.forget(LOBBY_TOPIC)
+            return
         self.feed.publish(LOBBY_TOPIC, self.snapshot)
 
     def join(self, key: QueueKey, seat: Seat) -> Room | None:

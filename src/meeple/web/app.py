@@ -290,9 +290,9 @@ class WebConnection:
                 return
         elif message.topic == "console":
             self.ctx.console()
-        elif message.topic == "lobby" and self.ctx.feed.last(LOBBY_TOPIC) is None:
-            self.ctx.lobby.publish()
         self.subscription.add(topic)
+        if message.topic == "lobby" and self.ctx.feed.last(LOBBY_TOPIC) is None:
+            self.ctx.lobby.publish()  # stale while nobody watched: build it now
 
     async def _write(self) -> None:
         while True:
