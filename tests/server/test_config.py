@@ -109,3 +109,11 @@ def test_only_runs_the_named_listeners_on_free_ports() -> None:
     assert all(c.port == 0 for c in config.listeners.values())
     with pytest.raises(ConfigError):
         ServerConfig().only("gopher")
+
+
+def test_web_port_and_disable_flags() -> None:
+    """--web-port moves the web listener; --disable web turns it off."""
+    args = build_parser().parse_args(["serve", "--web-port", "8123"])
+    assert config_from_args(args).listeners["web"].port == 8123
+    args = build_parser().parse_args(["serve", "--disable", "web"])
+    assert config_from_args(args).listeners["web"].enabled is False
