@@ -165,9 +165,11 @@ def render(request: Request, name: str, status: int = 200, **context: Any) -> HT
 
 async def lobby_page(request: Request) -> Response:
     ctx: WebContext = request.app.state.ctx
+    console = ctx.console()
     return render(
         request,
         "lobby.html",
+        contest=None if console is None else console_pages.public_snapshot(console),
         listeners=ctx.listeners(),
         lobby=ctx.lobby.snapshot(),
         recent=ctx.recent_games(),
