@@ -176,3 +176,32 @@ async def test_hostile_messages_never_close_the_socket(
     while (reply := await _reply(ws)) != {"type": "pong", "id": 7}:
         assert reply["type"] in ("error", "pong", "lobby", "console", "game")
     await ws.close()
+
+
+async def test_a_spectator_that_never_reads_does_not_slow_the_game(
+    twente: MeepleServer, gcide: Lexicon
+) -> None:
+    """Spectators that stop reading hold the game up not at all: bots finish a whole
+    game, and a late reader still gets the final snapshot (older ones may be dropped)."""
+    port = twente.ports["twente"]
+    bots = asyncio.gather(
+        play_twente("127.0.0.1", port, "ann", gcide), play_twente("127.0.0.1", port, "bob", gcide)
+    )
+    lobby = twente.services.resource("lobby", lambda: None)
+    while not lobby.rooms:
+        await asyncio.sleep(0.001)
+    uid = lobby.rooms[0].uid
+    sleepers = []
+    for _ in range(5):
+        ws = await websockets.connect(
+            f"ws://127.0.0.1:{twente.ports['web']}/ws", max_queue=1, max_size=2**22
+        )
+        await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
+        await ws.send(json.dumps({"type": "subscribe", "topic": "game", "uid": uid}))
+        sleepers.append(ws)
+    await asyncio.wait_for(bots, 60)
+    for ws in sleepers:
+        last: dict[str, Any] = {}
+        while not last.get("data", {}).get("finished"):
+            last = await _reply(ws)
+        await ws.close()

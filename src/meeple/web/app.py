@@ -16,34 +16,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime
-import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import jinja2
-import markupsafe
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from meeple.protocols import web as proto
+from meeple.server.cmpn402_console import Console
 from meeple.server.feed import Feed, Subscription, game_topic
 from meeple.server.lobby import LOBBY_TOPIC, Lobby
 from meeple.server.store import Store
 from meeple.web import console as console_pages
 from meeple.web import replays
-from meeple.web.boards import spectrangle_geometry
+from meeple.web.templating import environment, render
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
 
-__all__ = ["LISTENER_INFO", "Hub", "WebContext", "create_app"]
+__all__ = ["LISTENER_INFO", "Hub", "WebContext", "create_app", "render"]
 
 logger = logging.getLogger(__name__)
 
@@ -108,9 +105,9 @@ class WebContext:
             )
         return rows
 
-    def console(self) -> Any | None:
+    def console(self) -> Console | None:
         """The CMPN402 console when that listener runs; its changes go to the feed."""
-        console = self.services.get("cmpn402.console")
+        console: Console | None = self.services.get("cmpn402.console")
         if console is not None and self._console_unsubscribe is None:
 
             def changed() -> None:
@@ -135,29 +132,6 @@ class Hub:
         self.closing = True
         for conn in list(self.connections):
             conn.stop()
-
-
-def _templates() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(HERE / "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-    )
-    env.filters["when"] = lambda t: datetime.datetime.fromtimestamp(t, datetime.UTC).strftime(
-        "%Y-%m-%d %H:%M UTC"
-    )
-    env.globals["geometry"] = spectrangle_geometry()
-    # For <script type="application/json">: no "</" can end the element early.
-    env.filters["json_script"] = lambda v: markupsafe.Markup(
-        json.dumps(v, separators=(",", ":")).replace("<", "\\u003c")
-    )
-    return env
-
-
-def render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
-    env: jinja2.Environment = request.app.state.templates
-    html = env.get_template(name).render(request=request, **context)
-    return HTMLResponse(html, status_code=status)
 
 
 # --- pages ------------------------------------------------------------------------------
@@ -341,7 +315,7 @@ def create_app(services: Services, *, max_message_size: int | None = None) -> St
     app = Starlette(routes=routes)
     app.state.ctx = ctx
     app.state.hub = Hub()
-    app.state.templates = _templates()
+    app.state.templates = environment()
     app.state.console_sessions = console_pages.Sessions()
     app.state.max_message_size = max_message_size or proto.DEFAULT_MAX_MESSAGE_SIZE
     return app
