@@ -101,7 +101,8 @@ class Lobby:
         rooms = []
         for room in self._by_uid.values():
             last = self.feed.last(game_topic(room.uid))
-            view = (last.data.get("view") if last is not None else None) or {}
+            # The room's last snapshot if someone watches it, else a view made now.
+            view = (last.data.get("view") if last is not None else room.spectator_view()) or {}
             rooms.append(
                 {
                     "uid": room.uid,

@@ -161,9 +161,12 @@ async def game_page(request: Request) -> Response:
     ctx: WebContext = request.app.state.ctx
     uid = request.path_params["uid"]
     room = ctx.lobby.room_by_uid(uid)
-    last = ctx.feed.last(game_topic(uid))
-    if room is not None and last is not None:
-        return render(request, "live.html", uid=uid, snapshot=last.data, seq=last.seq)
+    if room is not None:
+        # Read between two of the room's commands (one thread): a consistent state.
+        last = ctx.feed.last(game_topic(uid))
+        snapshot, seq = (last.data, last.seq) if last is not None else (room.snapshot(), 0)
+        if snapshot["view"] is not None:
+            return render(request, "live.html", uid=uid, snapshot=snapshot, seq=seq)
     record = replays.find(ctx.store, uid)
     if record is None:
         return render(request, "missing.html", status=404, uid=uid)
@@ -259,14 +262,15 @@ class WebConnection:
 
     async def _subscribe(self, message: proto.Subscribe) -> None:
         topic = _feed_topic(message.topic, message.uid)
-        if message.topic == "game":
-            uid = message.uid or ""
-            if self.ctx.lobby.room_by_uid(uid) is None and self.ctx.feed.last(topic) is None:
-                await self.send(self.session.not_found(message))
-                return
-        elif message.topic == "console":
+        room = self.ctx.lobby.room_by_uid(message.uid or "")
+        if message.topic == "game" and room is None and self.ctx.feed.last(topic) is None:
+            await self.send(self.session.not_found(message))
+            return
+        if message.topic == "console":
             self.ctx.console()
         self.subscription.add(topic)
+        if room is not None and self.ctx.feed.last(topic) is None:
+            room.publish()  # stale while nobody watched: build it now
         if message.topic == "lobby" and self.ctx.feed.last(LOBBY_TOPIC) is None:
             self.ctx.lobby.publish()  # stale while nobody watched: build it now
 
