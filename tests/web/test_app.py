@@ -205,3 +205,22 @@ async def test_a_spectator_that_never_reads_does_not_slow_the_game(
         while not last.get("data", {}).get("finished"):
             last = await _reply(ws)
         await ws.close()
+
+
+async def test_an_old_row_shows_its_result_and_says_it_cannot_be_replayed(
+    twente: MeepleServer, http: httpx.AsyncClient
+) -> None:
+    """A game stored before structured records (no data, no uid) is listed with a link by
+    its row number, and its page shows the result and says it is not replayable."""
+    store: Store = twente.services.resource("store", lambda: None)
+    number = store.record_game(
+        game="santorini", variant="gods", protocols=["am27"], players=["old", "timer"],
+        started_at=1.0, end_reason="win", result={"winner": "old"}, record="['Move(...)']",
+    )  # fmt: skip
+    listing = await http.get("/games")
+    assert f'href="/games/n/{number}"' in listing.text
+    page = await http.get(f"/games/n/{number}")
+    assert page.status_code == 200
+    assert "stored before records could be replayed" in page.text
+    assert "Winner: old" in page.text
+    assert (await http.get("/games/n/999")).status_code == 404

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -176,6 +176,18 @@ async def game_page(request: Request) -> Response:
     return render(request, "replay.html", uid=uid, replay=replay, step=step)
 
 
+async def game_by_number(request: Request) -> Response:
+    """A stored game by its row number: games stored before they had a uid."""
+    ctx: WebContext = request.app.state.ctx
+    record = ctx.store.game(request.path_params["number"])
+    if record is None:
+        return render(request, "missing.html", status=404, uid=str(request.path_params["number"]))
+    uid = replays.summary(record)["uid"]
+    if uid is not None:
+        return RedirectResponse(f"/games/{uid}", status_code=301)
+    return render(request, "replay.html", uid=None, replay=replays.build(record), step=0)
+
+
 async def gcg_download(request: Request) -> Response:
     ctx: WebContext = request.app.state.ctx
     uid = request.path_params["uid"]
@@ -310,6 +322,7 @@ def create_app(services: Services, *, max_message_size: int | None = None) -> St
     routes = [
         Route("/", lobby_page),
         Route("/games", games_page),
+        Route("/games/n/{number:int}", game_by_number),
         Route("/games/{uid:str}.gcg", gcg_download),
         Route("/games/{uid:str}", game_page),
         *console_pages.routes(),
