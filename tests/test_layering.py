@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "meeple"
-PURE_LAYERS = ("games", "protocols", "ai")
+PURE_LAYERS = ("games", "protocols", "ai", "ratings")
 FORBIDDEN = {"asyncio", "socket", "time", "random", "selectors", "threading", "subprocess"}
 # `random.Random` as a type for an injected RNG is fine; importing the module to call
 # its global functions is not. Type-only imports go under `if TYPE_CHECKING:`.

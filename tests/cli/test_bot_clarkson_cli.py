@@ -24,7 +24,16 @@ def test_three_clarkson_bots_play_to_the_end(
     codes: list[int] = []
 
     def bot(name: str) -> None:
-        args = ["bot", "scrabble", "--protocol", "clarkson", "--players", "3"]
+        args = [
+            "bot",
+            "scrabble",
+            "--protocol",
+            "clarkson",
+            "--players",
+            "3",
+            "--think-time",
+            "0.05",
+        ]
         codes.append(main([*args, "--port", str(clarkson_port), "--name", name]))
 
     threads = [threading.Thread(target=bot, args=(n,)) for n in ("ann", "ben", "cy")]
@@ -46,6 +55,7 @@ def test_lone_clarkson_bot_plays_two_games(
 ) -> None:
     """A lone player may play (RFC §3.8); --games 2 says READY again after WINNER."""
     args = ["bot", "scrabble", "--protocol", "clarkson", "--players", "1", "--games", "2"]
+    args += ["--think-time", "0.05"]
     assert main([*args, "--port", str(clarkson_port), "--name", "solo"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2

@@ -24,7 +24,16 @@ def test_two_bot_commands_play_a_game_to_the_end(
     codes: list[int] = []
 
     def bot(name: str) -> None:
-        args = ["bot", "scrabble", "--port", str(running_server), "--name", name]
+        args = [
+            "bot",
+            "scrabble",
+            "--port",
+            str(running_server),
+            "--name",
+            name,
+            "--think-time",
+            "0.05",
+        ]
         codes.append(main(args))
 
     threads = [threading.Thread(target=bot, args=(n,)) for n in ("ann", "ben")]

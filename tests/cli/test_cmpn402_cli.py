@@ -25,6 +25,7 @@ def referee_port(threaded_server: Callable[..., MeepleServer]) -> int:
 def test_two_bots_play_a_game(referee_port: int, capsys: pytest.CaptureFixture[str]) -> None:
     """Both bots exit 0 after one game and print the same scores from each side."""
     args = ["bot", "scrabble", "--protocol", "cmpn402", "--port", str(referee_port)]
+    args += ["--think-time", "0.05"]
     codes: list[int] = []
     other = threading.Thread(target=lambda: codes.append(main([*args, "--name", "ann"])))
     other.start()

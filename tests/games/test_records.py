@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from meeple.games import records
 from meeple.games.records import RecordError
@@ -42,3 +44,14 @@ def test_the_header_is_checked_for_every_game(game: str) -> None:
         records.replay({**good, "format": "other"})
     with pytest.raises(RecordError, match="players"):
         records.replay({**good, "players": "ab"})
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(max_size=200) | st.binary(max_size=200))
+def test_load_raises_record_error_only(text: str | bytes) -> None:
+    """Arbitrary text or bytes: a record envelope or RecordError, nothing else."""
+    try:
+        data = records.load(text)
+    except RecordError:
+        return
+    assert data["game"] in records.GAMES

@@ -54,7 +54,7 @@ from meeple.server.app import MeepleServer
 from meeple.server.clock import Clock, SystemClock, VirtualClock
 from meeple.server.cmpn402 import Cmpn402Listener
 from meeple.server.cmpn402_console import ConsoleError, public
-from meeple.server.config import ListenerConfig, ServerConfig
+from meeple.server.config import ContestConfig, ListenerConfig, ServerConfig
 from meeple.server.store import Store
 
 TOKEN = "t0ken"
@@ -749,3 +749,131 @@ def test_cmpn402_config_table_and_flags() -> None:
     assert (settings.manual_start, settings.games, settings.ping_interval) == (True, 4, 0.5)
     assert settings.total_time == 60
     assert config_from_args(build_parser().parse_args(["serve"])).cmpn402.manual_start is False
+
+
+def test_contest_table_and_flags(tmp_path: Path) -> None:
+    """[cmpn402.contest] and --contest/--contest-games/--contest-rounds/--boards set the
+    contest; bad values and contest flags without a contest are refused."""
+    from meeple.cli.main import build_parser
+    from meeple.cli.serve import config_from_args
+    from meeple.server.config import ConfigError, ContestConfig, config_from_mapping
+
+    assert config_from_mapping({}).cmpn402.contest is None
+    config = config_from_mapping(
+        {"cmpn402": {"games": 2, "contest": {"format": "swiss", "rounds": 4, "boards": 3}}}
+    )
+    assert config.cmpn402.contest == ContestConfig(format="swiss", rounds=4, boards=3)
+    assert config.cmpn402.games == 2
+    for bad in (
+        {"format": "knockout"},
+        {"games": 0},
+        {"boards": "2"},
+        {"agents": 1},
+        {"resume_window": 0},
+        {"rounds": True},
+        {"colour": "red"},
+    ):
+        with pytest.raises(ConfigError):
+            config_from_mapping({"cmpn402": {"contest": bad}})
+    with pytest.raises(ConfigError):
+        config_from_mapping({"cmpn402": {"contest": 3}})
+    parse = build_parser().parse_args
+    args = parse(["serve", "--contest", "round-robin", "--contest-games", "2", "--boards", "2"])
+    contest = config_from_args(args).cmpn402.contest
+    assert contest == ContestConfig(games=2, boards=2)
+    file = tmp_path / "meeple.toml"
+    file.write_text('[cmpn402.contest]\nformat = "swiss"\nrounds = 5\n')
+    args = parse(["serve", "--config", str(file), "--contest-rounds", "2", "--contest-agents", "6"])
+    assert config_from_args(args).cmpn402.contest == ContestConfig(
+        format="swiss", rounds=2, agents=6
+    )
+    with pytest.raises(ConfigError):
+        config_from_args(parse(["serve", "--boards", "2"]))
+    assert config_from_args(parse(["serve"])).cmpn402.contest is None
+
+
+async def test_contest_mode_on_the_wire(make_server: Factory) -> None:
+    """With a contest table: any number of agents, NAME then nothing until START; the
+    admin starts, lists standings, refuses swap, withdraws by name (POST only)."""
+    server = await make_server(contest=ContestConfig(boards=1))
+    listener = server.listeners["cmpn402"]
+    assert listener.referee is None
+    peers = [await (await Peer.open(server)).named(n) for n in ("ann", "ben", "cat")]
+    for peer in peers:
+        await peer.quiet(0.05)  # a fourth connection would be welcome too: no 1013
+    code, body = await _admin(server, "status")
+    assert (code, body["status"]["mode"], body["status"]["state"]) == (
+        200,
+        "round-robin",
+        "waiting",
+    )
+    assert "referee" not in body
+    assert (await _admin(server, "start", method="GET"))[0] == 405
+    assert (await _admin(server, "start"))[1]["result"] == "started"
+    starts = []
+    for peer in peers:
+        with contextlib.suppress(TimeoutError):
+            starts.append(await peer.next(0.2))
+    assert len(starts) == 2
+    assert all(isinstance(s, Start) for s in starts)
+    code, body = await _admin(server, "swap")
+    assert code == 409
+    code, body = await _admin(server, "standings")
+    assert [r["games_left"] for r in body["standings"]] == [2, 2, 2]
+    assert (await _admin(server, "withdraw?name=nobody"))[0] == 409
+    code, body = await _admin(server, "withdraw?name=cat")
+    assert (code, body["result"]) == (200, "cat withdrawn")
+    code, body = await _admin(server, "standings")
+    rows = {r["name"]: r for r in body["standings"]}
+    assert rows["cat"]["losses"] >= 1
+    assert rows["cat"]["withdrawn"] is True
+
+
+async def test_a_bot_reconnects_after_a_restart_and_resumes(
+    make_server: Factory, gcide: Lexicon
+) -> None:
+    """Issue 16, bug 5: the server goes away for longer than the old five quick retries;
+    both agents come back with the backoff and finish the resumed game."""
+    server = await make_server(SystemClock())
+    port = server.ports["cmpn402"]
+    uri = f"ws://127.0.0.1:{port}"
+
+    class Slow(BuiltinAgent):
+        async def choose_move(self, view: Any) -> Any:  # type: ignore[override]
+            await asyncio.sleep(0.05)
+            return super().choose_move(view)
+
+    games = asyncio.gather(play(uri, "alice", Slow(gcide)), play(uri, "bob", Slow(gcide)))
+    referee = server.listeners["cmpn402"].referee
+    for _ in range(100):
+        if referee.game is not None and len(referee.game.log) >= 3:
+            break
+        await asyncio.sleep(0.05)
+    assert referee.game is not None
+    await server.stop()
+    await asyncio.sleep(6.5)  # the old client gave up after 5 retries a second apart
+    config = replace(server.config, listeners={**server.config.listeners})
+    config = config.with_port("cmpn402", port)
+    again = MeepleServer(config, clock=SystemClock(), rng=random.Random(7))
+    again.services.resource("scrabble.lexicon", lambda: gcide)
+    await again.start()
+    try:
+        ra, rb = await asyncio.wait_for(games, 60)
+        assert (ra[0].score, ra[0].opponent_score) == (rb[0].opponent_score, rb[0].score)
+        [record] = Store(server.config.database).games()
+        assert record.result["scores"] == {"alice": ra[0].score, "bob": rb[0].score}
+    finally:
+        await again.stop()
+
+
+async def test_a_bot_gives_up_after_the_reconnect_window(
+    make_server: Factory, gcide: Lexicon
+) -> None:
+    """With the server gone for good the client stops after its window, with the reason."""
+    server = await make_server(SystemClock())
+    uri = f"ws://127.0.0.1:{server.ports['cmpn402']}"
+    task = asyncio.create_task(play(uri, "alice", BuiltinAgent(gcide), reconnect_for=0.5))
+    await asyncio.sleep(0.2)
+    await server.stop()
+    with pytest.raises(ConnectionError, match=r"no reconnect in 0\.5 s"):
+        await asyncio.wait_for(task, 10)

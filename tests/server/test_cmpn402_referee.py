@@ -396,3 +396,65 @@ def test_an_unreadable_checkpoint_is_dropped(gcide: Lexicon) -> None:
         referee.connect(link)
         referee.receive(i, Name(f"p{i}").encode())
     assert all(isinstance(decode_server(link.sent[-1]), Start) for link in links)
+
+
+def test_seat_release_and_the_disconnect_end(gcide: Lexicon) -> None:
+    """Seated agents (named by the contest) start at once; a drop leaves a waiting
+    checkpoint; end_disconnected scores it without the absent agent winning and tells
+    the watcher; release lets go silently."""
+    store: dict[str, Any] = {}
+    referee, _ = _referee(gcide, store)
+    changes: list[str] = []
+    overs: list[dict[str, Any]] = []
+    referee.on_change = lambda: changes.append(referee.machine.state.value)
+    referee.on_game_over = overs.append
+    a, b = FakeLink(0), FakeLink(1)
+    assert referee.seat(a, "ann") == 0
+    assert referee.seat(b, "ben") == 1
+    assert referee.seat(FakeLink(2), "cat") is None
+    assert changes[-1] == "IDLE"
+    assert [type(decode_server(x.sent[0])) for x in (a, b)] == [Start, Start]
+    assert referee.first == 0
+    assert referee.game is not None
+    referee.receive(0, PassMove().encode())  # ann moves first: a checkpoint
+    referee.disconnect(1)
+    assert referee.waiting
+    assert decode_server(a.sent[-1]) == EndMessage(EndReason.CONNECTION_ERROR, 0, 0)
+    sent = len(a.sent)
+    assert referee.end_disconnected("ben") is True
+    assert referee.end_disconnected("ben") is False
+    [over] = overs
+    assert (over["reason"], over["winner"], over["players"]) == (
+        "CONNECTION_ERROR",
+        "ann",
+        ["ann", "ben"],
+    )
+    assert len(a.sent) == sent  # END 2 went out at the drop; nothing more
+    assert store["checkpoint"] is None
+    referee.release()
+    assert referee.seats == [None, None]
+    assert referee.machine.state is ServerState.INIT
+
+
+def test_board_view_and_moves_hide_the_racks(gcide: Lexicon) -> None:
+    """The console's board: clocks as of now, the move list without tiles exchanged."""
+    referee, clock = _referee(gcide, {})
+    links = [FakeLink(0), FakeLink(1)]
+    for i, link in enumerate(links):
+        referee.connect(link)
+        referee.receive(i, Name(f"p{i}").encode())
+    assert referee.board_view() is not None
+    clock.step(1.5)
+    game = referee.game
+    assert game is not None
+    mover = referee.seat_of[game.turn or 0]
+    referee.receive(mover, ExchangeMove(game.rack(game.turn or 0)[:3]).encode())
+    view = referee.board_view(3)
+    assert view is not None
+    assert view["board"] == 3
+    assert view["clocks"]["players_ms"][1 - (view["turn"] or 0)] == 18_500
+    assert view["moves"] == [{"player": 1 - view["turn"], "text": "exchange 3", "score": 0,
+                              "total": 0}]  # fmt: skip
+    assert view["challenge"] == {"open": False, "remaining_ms": 0}
+    referee.stop()
+    assert referee.board_view() is None

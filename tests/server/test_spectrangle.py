@@ -559,3 +559,19 @@ def test_garbage_never_disturbs_a_running_game(
             await srv.stop()
 
     asyncio.run(scenario())
+
+
+async def test_error_words_from_a_client_are_never_answered(server: MeepleServer) -> None:
+    """invalidCommand / invalidMove / invalidName from a client (any case, before or after
+    connect) get no answer, so two peers cannot bounce errors; the client carries on."""
+    a = await Raw.open(server)
+    a.send("invalidCommand")
+    await a.quiet()
+    await a.ask("connect ann", "welcome")
+    for word in ("invalidCommand", "invalidMove", "invalidName", "INVALIDCOMMAND", " invalidMove"):
+        a.send(word)
+    await a.quiet()
+    await a.ask("request 2", "waiting ann")
+    a.send("invalidMove")
+    await a.quiet()
+    a.close()

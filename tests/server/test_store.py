@@ -6,7 +6,11 @@ import json
 import sqlite3
 from pathlib import Path
 from random import Random
+from typing import Any
 
+import pytest
+
+from meeple import ratings
 from meeple.games.records import replay
 from meeple.games.spectrangle import Game as SpectrangleGame
 from meeple.games.spectrangle.record import to_record
@@ -118,6 +122,9 @@ def test_a_version_1_file_upgrades_and_keeps_its_old_rows(tmp_path: Path) -> Non
     assert old["scrabble"].record.startswith("#character-encoding")
     assert old["santorini"].record == json.dumps(["Move(player=0, src=1, dst=2)"])
     assert all(g.data is None and not g.replayable for g in old.values())
+    # Schema 3 knows who sat where in the old games, and rates none of them.
+    assert {g.game for g in store.player("a").games} == set(old)
+    assert store.leaderboard("scrabble") == []
     assert store.load_checkpoint("cmpn402:x") == {"turn": 3}
 
     game = SpectrangleGame(["a", "b"], Random(3))
@@ -144,4 +151,90 @@ def test_a_version_1_file_upgrades_and_keeps_its_old_rows(tmp_path: Path) -> Non
     assert stored.data == json.loads(json.dumps(to_record(game)))
     assert [s.game.state() for s in replay(stored.data)][-1] == game.state()
     assert store.schema_version == SCHEMA_VERSION
+    store.close()
+
+
+def _rated_record(players: list[str], scores: list[int], winners: list[int]) -> dict[str, Any]:
+    return {
+        "format": "meeple.record",
+        "game": "scrabble",
+        "version": 1,
+        "players": players,
+        "actions": [],
+        "result": {"reason": "went-out", "player": None, "scores": scores, "winners": winners},
+    }
+
+
+def _store_game(store: Store, players: list[str], scores: list[int], winners: list[int]) -> int:
+    return store.record_game(
+        game="scrabble",
+        variant="twente",
+        protocols=["twente"],
+        players=players,
+        started_at=0.0,
+        end_reason="went-out",
+        result={},
+        record="",
+        data=_rated_record(players, scores, winners),
+    )
+
+
+def test_finished_games_update_ratings_with_history(tmp_path: Path) -> None:
+    """Each stored game rates its players: leaderboard, history per game, profile."""
+    clock = iter(float(t) for t in range(100, 200))
+    store = Store(tmp_path / "db.sqlite3", wall_clock=lambda: next(clock))
+    first = _store_game(store, ["ann", "bob"], [300, 200], [0])
+    second = _store_game(store, ["ann", "bob", "cat"], [250, 260, 100], [1])
+    board = store.leaderboard("scrabble", 10)
+    # ann won 300-200, then bob won the three-player game: ann's first win still counts.
+    assert [(r.player, r.games) for r in board] == [("ann", 2), ("bob", 2), ("cat", 1)]
+    assert board[0].rating >= board[1].rating >= board[2].rating
+    assert all(r.rd < 350 for r in board)
+    history = store.rating_history("scrabble", "ann")
+    assert [h.game_id for h in history] == [first, second]
+    assert [h.games for h in history] == [1, 2]
+    assert history[0].rating > 1500  # won the first game
+    assert history[-1].rating == next(r.rating for r in board if r.player == "ann")
+    profile = store.player("cat")
+    assert [r.game for r in profile.ratings] == ["scrabble"]
+    assert [g.id for g in profile.games] == [second]
+    assert [g.id for g in store.player("ann").games] == [second, first]
+    assert store.leaderboard("santorini", 10) == []
+    assert store.player("nobody").ratings == ()
+    store.close()
+
+
+def test_unrated_games_leave_ratings_alone(tmp_path: Path) -> None:
+    """No record, a lone player or a game without a result: stored, not rated."""
+    store = Store(tmp_path / "db.sqlite3")
+    store.record_game(
+        game="scrabble",
+        variant="twente",
+        protocols=["twente"],
+        players=["ann", "bob"],
+        started_at=0.0,
+        end_reason="x",
+        result={},
+        record="",
+    )
+    _store_game(store, ["solo"], [10], [0])
+    assert store.leaderboard("scrabble", 10) == []
+    assert len(store.games()) == 2
+    store.close()
+
+
+def test_a_failing_rating_update_stores_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The game row and the ratings are one transaction: both or neither."""
+    store = Store(tmp_path / "db.sqlite3")
+
+    def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(ratings, "rate_game", broken)
+    with pytest.raises(RuntimeError):
+        _store_game(store, ["ann", "bob"], [1, 0], [0])
+    assert store.games() == []
+    assert store.player("ann").games == ()
     store.close()

@@ -245,3 +245,73 @@ async def test_a_name_refused_by_the_server_is_shown(
         peer.send("invalidName")
         await until(pilot, lambda: app.table.phase is Phase.CLOSED)
         assert "invalidName: the name is taken" in status(app)
+
+
+async def _start_1_3_game(pilot: Any, app: SpectrangleApp, peers: asyncio.Queue[Peer]) -> Peer:
+    """Handshake and a game of ann and bob, bob on turn."""
+    peer = await asyncio.wait_for(peers.get(), 5)
+    await peer.expect("connect ann chat")
+    peer.send("welcome chat")
+    await peer.expect("request 2")
+    peer.send(
+        "start with bob ann",
+        "order bob ann",
+        "tiles ann RRR6 GGB5 YBP3 WWW1 bob BBB6 PPP6 YYG5 GRP1 turn bob",
+        "move bob BBB6 0 6",
+    )
+    await until(pilot, lambda: app.table.scores.get("bob") == 6)
+    assert not app.table.my_turn
+    return peer
+
+
+async def test_a_stand_alone_skip_line_asks_the_player_to_skip(
+    listener: tuple[int, asyncio.Queue[Peer]],
+) -> None:
+    """A 1.3 server's ``skip ann`` with no tiles line puts ann on turn, must skip; her
+    skip goes out, and the server's ``skip ann`` echo hands the turn on to bob."""
+    port, peers = listener
+    app = SpectrangleApp(connect, ConnectOptions("127.0.0.1", port, "ann"), protocol="spectrangle")
+    async with app.run_test(size=SIZE) as pilot:
+        peer = await _start_1_3_game(pilot, app, peers)
+        peer.send("skip ann")
+        await until(pilot, lambda: app.table.my_turn)
+        assert app.table.turn == "ann"
+        assert app.table.must_skip
+        assert "skip (s) or exchange" in status(app)
+        assert "▶ ann (you)" in str(app.query_one("#scores").render())
+        await pilot.press("f2", "s")
+        await peer.expect("skip")
+        peer.send("skip ann")  # 1.3: the server announces the skip it took
+        await until(pilot, lambda: app.table.turn == "bob")
+        assert not app.table.my_turn
+        assert app.table.log[-1] == "ann skips"
+        assert status(app) == "bob's turn"
+        # Another player's stand-alone skip: shown on turn, not ours to act on.
+        peer.send("skip bob")
+        await until(pilot, lambda: app.table.log[-1] == "bob cannot place a tile: skip or exchange")
+        assert app.table.turn == "bob"
+        assert not app.table.my_turn
+
+
+async def test_an_exchange_answered_by_replace_alone_shows_the_new_hand(
+    listener: tuple[int, asyncio.Queue[Peer]],
+) -> None:
+    """``replace ann YBP3 with PPB4`` with no tiles line after it: the hand shows PPB4 in
+    YBP3's place and the turn passes on; bob's replace updates bob's open hand."""
+    port, peers = listener
+    app = SpectrangleApp(connect, ConnectOptions("127.0.0.1", port, "ann"), protocol="spectrangle")
+    async with app.run_test(size=SIZE) as pilot:
+        peer = await _start_1_3_game(pilot, app, peers)
+        peer.send("skip ann")
+        await until(pilot, lambda: app.table.my_turn)
+        await pilot.press("f3", *"exchange YBP3", "enter")
+        await peer.expect("exchange YBP3")
+        peer.send("replace ann YBP3 with PPB4")
+        await until(pilot, lambda: not app.table.my_turn)
+        assert [str(t) for t in app.table.hand] == ["RRR6", "GGB5", "PPB4", "WWW1"]
+        assert [str(t) for t in app.query_one(HandView).tiles] == ["RRR6", "GGB5", "PPB4", "WWW1"]
+        assert app.table.turn == "bob"
+        assert status(app) == "bob's turn"
+        peer.send("replace bob PPP6 with RGY3")
+        await until(pilot, lambda: app.table.turn == "ann")
+        assert [str(t) for t in app.table.hands["bob"]] == ["BBB6", "RGY3", "YYG5", "GRP1"]

@@ -36,7 +36,7 @@ async def test_console_pauses_and_resumes_a_game_and_refuses_without_the_token(
     assert console is not None
     uri = f"ws://127.0.0.1:{server.ports['cmpn402']}"
     agents = [
-        asyncio.create_task(play(uri, name, SlowAgent(gcide), reconnect=0))
+        asyncio.create_task(play(uri, name, SlowAgent(gcide), reconnect_for=0))
         for name in ("alice", "bob")
     ]
     try:

@@ -1,20 +1,78 @@
-"""A Scrabble player: the best-scoring play, else an exchange, else a pass.
+"""Scrabble players: ``greedy`` (best score) and ``strong`` (equity, simulation, endgame).
 
 Pure computation over the engine's move generator, usable by any bot runner on any
-protocol: give it what the player can see (board, rack, tiles left in the bag).
+protocol: give it what the player can see (:class:`Position`), a time
+:class:`Budget` (its clock is injected, so tests are deterministic) and an RNG.
+
+- **greedy**: the highest-scoring play; with none, an exchange of the tiles least
+  likely to help (blanks and S kept) when the bag allows it, else a pass.
+- **strong**:
+
+  1. candidates: the best plays by *equity* (score + the value of the tiles kept,
+     :mod:`meeple.ai.leaves`) and the best exchange by the same measure;
+  2. with the bag not empty, a Monte Carlo simulation of the candidates two plies
+     deep: the opponent's rack is drawn from the unseen tiles (bag + their rack),
+     the opponent answers with its best-equity play, then we answer with ours; a
+     candidate's value is its score minus the reply, plus our next score and the
+     value of our leave then. Every candidate sees the same draws in a round (common random
+     numbers); rounds go on until the budget is spent; the best mean wins, each
+     mean shrunk toward the static equity by a prior worth 12 rounds;
+  3. with the bag empty, the opponent's rack is known: an alpha-beta search over
+     every play of both sides, deepened one ply at a time while the budget lasts.
+     It is exact when an iteration finishes with every line played out (someone
+     goes out or both pass); otherwise the deepest finished iteration decides, its
+     cut-off lines scored by the spread.
+
+:func:`choose` is the one-call form the protocol bots use.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Literal
 
+from meeple.ai.leaves import LeaveValues, default_leaves
+from meeple.games.rng import Random
 from meeple.games.scrabble.board import Board
+from meeple.games.scrabble.engine import (
+    MoveGenerator,
+    get_generator,
+    leave_of,
+    rank_key,
+    sort_leave,
+)
 from meeple.games.scrabble.lexicon import Lexicon
-from meeple.games.scrabble.movegen import legal_moves
 from meeple.games.scrabble.moves import Move
 from meeple.games.scrabble.tiles import BLANK, ENGLISH, TileSet
 
-__all__ = ["ExchangeChoice", "PassChoice", "choose", "ranked_moves"]
+__all__ = [
+    "LEVELS",
+    "BotSettings",
+    "Budget",
+    "Choice",
+    "ExchangeChoice",
+    "GreedyPlayer",
+    "PassChoice",
+    "Player",
+    "Position",
+    "StrongPlayer",
+    "bot_settings",
+    "choose",
+    "make_player",
+    "ranked_moves",
+    "set_bot_settings",
+    "unseen_tiles",
+]
+
+LEVELS = ("greedy", "strong")
+Level = Literal["greedy", "strong"]
+DEFAULT_THINK_TIME = 1.0
+CLOCKLESS_ROUNDS = 32
+PRIOR_RUNS = 12
+RACK_SIZE = 7
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,11 +88,473 @@ class PassChoice:
 Choice = Move | ExchangeChoice | PassChoice
 
 
+class Budget:
+    """Time left to think, read from an injected clock (seconds, any origin).
+
+    Without a clock, time cannot be read: a budget of 0 seconds is spent at once,
+    any other lasts until ``max_rounds`` simulation rounds are done (default
+    :data:`CLOCKLESS_ROUNDS`), which is what deterministic tests use.
+    """
+
+    __slots__ = ("_clock", "_deadline", "max_rounds", "seconds")
+
+    def __init__(
+        self,
+        seconds: float,
+        clock: Callable[[], float] | None = None,
+        *,
+        max_rounds: int | None = None,
+    ) -> None:
+        self._clock = clock
+        self.seconds = max(seconds, 0.0)
+        self._deadline = clock() + self.seconds if clock is not None else 0.0
+        if clock is None and max_rounds is None:
+            max_rounds = CLOCKLESS_ROUNDS
+        self.max_rounds = max_rounds
+
+    def expired(self) -> bool:
+        if self._clock is None:
+            return self.seconds <= 0
+        return self._clock() >= self._deadline
+
+    def left(self) -> float:
+        if self._clock is None:
+            return self.seconds
+        return max(0.0, self._deadline - self._clock())
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """What the player to move can see.
+
+    ``unseen`` is the tiles it cannot see (bag + opponent's rack); left ``None`` it is
+    worked out from the tile set, the board and the rack.
+    """
+
+    board: Board
+    rack: str
+    bag_count: int
+    tile_set: TileSet = ENGLISH
+    exchange_minimum: int = 7
+    scores: tuple[int, int] = (0, 0)
+    unseen: str | None = None
+
+    def unseen_tiles(self) -> str:
+        if self.unseen is not None:
+            return self.unseen
+        return unseen_tiles(self.board, self.rack, self.tile_set)
+
+
+def unseen_tiles(board: Board, rack: str, tile_set: TileSet = ENGLISH) -> str:
+    """The tile set minus the board and the rack (blanks on the board count as ``?``)."""
+    counts = Counter(tile_set.counts)
+    for _, _, tile in board.tiles():
+        counts[BLANK if tile.islower() else tile] -= 1
+    for tile in rack:
+        counts[tile] -= 1
+    return "".join(t * n for t, n in sorted(counts.items()) if n > 0)
+
+
 def ranked_moves(board: Board, rack: str, lexicon: Lexicon, tile_set: TileSet) -> list[Move]:
-    """Every legal play, best score first; ties broken by position and word, so stable."""
-    moves = legal_moves(board, rack, lexicon, tile_set)
-    moves.sort(key=lambda m: (-m.score, m.y, m.x, m.direction.value, m.word))
-    return moves
+    """Every legal play, best score first, ties in the generator's fixed order."""
+    return sorted(get_generator().plays(board, rack, lexicon, tile_set), key=rank_key)
+
+
+class Player:
+    """A Scrabble player: :meth:`choose` a move for a position within a budget."""
+
+    name = "player"
+
+    def choose(
+        self, position: Position, budget: Budget, rng: Random | None = None, *, skip: int = 0
+    ) -> Choice:
+        raise NotImplementedError
+
+
+def _fallback_exchange(position: Position) -> Choice:
+    rack = position.rack
+    keep = {BLANK, "S"}
+    give = "".join(t for t in rack if t not in keep) or rack
+    if give and position.bag_count >= max(position.exchange_minimum, len(give)):
+        return ExchangeChoice(give)
+    if rack and position.bag_count >= max(position.exchange_minimum, 1):
+        return ExchangeChoice(rack[: max(1, min(len(rack), position.bag_count))])
+    return PassChoice()
+
+
+class GreedyPlayer(Player):
+    """The highest-scoring play; else an exchange (blanks and S kept) or a pass."""
+
+    name = "greedy"
+
+    def __init__(self, lexicon: Lexicon, generator: MoveGenerator | None = None) -> None:
+        self.lexicon = lexicon
+        self.generator = generator or get_generator()
+
+    def choose(
+        self, position: Position, budget: Budget, rng: Random | None = None, *, skip: int = 0
+    ) -> Choice:
+        moves = self.generator.best(
+            position.board, position.rack, self.lexicon, position.tile_set, n=skip + 1
+        )
+        if skip < len(moves):
+            return moves[skip]
+        return _fallback_exchange(position)
+
+
+@dataclass(slots=True)
+class _Candidate:
+    choice: Move | ExchangeChoice
+    equity: float
+    leave: str
+    total: float = 0.0
+    runs: int = 0
+    mean: float = 0.0
+    offset: float = 0.0  # mean (simulated - static) over the candidates simulated
+
+
+class StrongPlayer(Player):
+    """Equity, two-ply Monte Carlo simulation, and an endgame search; see the module doc."""
+
+    name = "strong"
+
+    def __init__(
+        self,
+        lexicon: Lexicon,
+        leaves: LeaveValues | None = None,
+        generator: MoveGenerator | None = None,
+        *,
+        candidates: int = 8,
+        exchange_margin: float = 10.0,
+    ) -> None:
+        self.lexicon = lexicon
+        self.leaves = leaves if leaves is not None else default_leaves()
+        self.generator = generator or get_generator()
+        self.candidates = candidates
+        self.exchange_margin = exchange_margin
+        # What the last choose() did, for tests and logs: "static", "simulation",
+        # "endgame" or "endgame-exact"; and how many simulation rounds it ran.
+        self.last_method = ""
+        self.last_rounds = 0
+
+    # --- candidates by equity ---
+
+    def _candidates(self, position: Position, skip: int) -> list[_Candidate]:
+        rack = position.rack
+        plays = self.generator.best(
+            position.board,
+            rack,
+            self.lexicon,
+            position.tile_set,
+            n=self.candidates + skip,
+            leave=self.leaves,
+        )[skip:]
+        out = []
+        for m in plays:
+            kept = leave_of(rack, m)
+            out.append(_Candidate(m, m.score + self.leaves.value(kept), kept))
+        exchange = self._best_exchange(position)
+        if exchange is not None:
+            best_play = out[0].equity if out else None
+            if best_play is None or exchange.equity > best_play - self.exchange_margin:
+                out.append(exchange)
+        out.sort(key=lambda c: -c.equity)
+        return out
+
+    def _best_exchange(self, position: Position) -> _Candidate | None:
+        rack = sort_leave(position.rack)
+        if not rack:
+            return None
+        best: _Candidate | None = None
+        seen = set()
+        for k in range(len(rack)):  # keep k tiles, give the rest
+            for kept_tiles in combinations(rack, k):
+                kept = "".join(kept_tiles)
+                if kept in seen:
+                    continue
+                seen.add(kept)
+                given = _minus(rack, kept)
+                if position.bag_count < max(position.exchange_minimum, len(given)):
+                    continue
+                value = self.leaves.value(kept)
+                if best is None or value > best.equity:
+                    best = _Candidate(ExchangeChoice(given), value, kept)
+        return best
+
+    # --- the choice ---
+
+    def choose(
+        self, position: Position, budget: Budget, rng: Random | None = None, *, skip: int = 0
+    ) -> Choice:
+        self.last_rounds = 0
+        unseen = position.unseen_tiles()
+        if position.bag_count == 0 and skip == 0 and 0 < len(unseen) <= RACK_SIZE:
+            move = self._endgame(position, unseen, budget)
+            if move is not None:
+                return move
+        candidates = self._candidates(position, skip)
+        if not candidates:
+            self.last_method = "static"
+            return _fallback_exchange(position) if skip == 0 else PassChoice()
+        if len(candidates) == 1 or rng is None or position.bag_count == 0 or budget.expired():
+            self.last_method = "static"
+            return candidates[0].choice
+        self._simulate(position, candidates, unseen, budget, rng)
+        self.last_method = "simulation"
+        return max(candidates, key=_posterior).choice
+
+    # --- simulation ---
+
+    def _simulate(
+        self,
+        position: Position,
+        candidates: list[_Candidate],
+        unseen: str,
+        budget: Budget,
+        rng: Random,
+    ) -> None:
+        tiles = list(unseen)
+        rounds = 0
+        while not budget.expired():
+            if budget.max_rounds is not None and rounds >= budget.max_rounds:
+                break
+            rng.shuffle(tiles)
+            opp_rack = "".join(tiles[:RACK_SIZE])
+            bag = tiles[RACK_SIZE:]
+            for c in candidates:
+                if budget.expired():
+                    break
+                c.total += self._run_once(position, c, opp_rack, bag)
+                c.runs += 1
+                c.mean = c.total / c.runs
+            rounds += 1
+        self.last_rounds = rounds
+        done = [c for c in candidates if c.runs]
+        if done:
+            offset = sum(c.mean - c.equity for c in done) / len(done)
+            for c in candidates:
+                c.offset = offset
+
+    def _run_once(self, position: Position, c: _Candidate, opp_rack: str, bag: list[str]) -> float:
+        board = position.board.copy()
+        draw = list(bag)  # drawn from the end, like SimGame
+        value = 0.0
+        if isinstance(c.choice, Move):
+            for t in c.choice.tiles:
+                board.place(t.x, t.y, t.tile)
+            value += c.choice.score
+            mine = c.leave + _take(draw, RACK_SIZE - len(c.leave))
+            if not mine:  # went out
+                return value + 2 * _rack_points(opp_rack, position.tile_set)
+        else:
+            got = _take(draw, len(c.choice.tiles))
+            draw[:0] = list(c.choice.tiles)  # given tiles go back under the others
+            mine = c.leave + got
+        gen, lex, ts, leaves = self.generator, self.lexicon, position.tile_set, self.leaves
+        reply = gen.best(board, opp_rack, lex, ts, n=1, leave=leaves)
+        if reply:
+            r = reply[0]
+            value -= r.score
+            for t in r.tiles:
+                board.place(t.x, t.y, t.tile)
+        ours = gen.best(board, mine, lex, ts, n=1, leave=leaves)
+        if ours:
+            m = ours[0]
+            value += m.score + leaves.value(leave_of(mine, m))
+        else:
+            value += leaves.value(sort_leave(mine))
+        return value
+
+    # --- endgame ---
+
+    def _endgame(self, position: Position, opp_rack: str, budget: Budget) -> Move | None:
+        search = _Endgame(self.generator, self.lexicon, position.tile_set, budget)
+        board = position.board.copy()
+        best: Move | None = None
+        depth = 1
+        while True:
+            result = search.root(board, position.rack, opp_rack, depth)
+            if result is None:  # ran out of time inside this iteration
+                break
+            best, complete = result
+            self.last_method = "endgame-exact" if complete else "endgame"
+            if complete or depth >= 4 * RACK_SIZE or budget.expired():
+                break
+            depth += 1
+        return best
+
+
+def _posterior(c: _Candidate) -> tuple[float, float]:
+    """A candidate's simulated value, shrunk toward its static equity.
+
+    With a few dozen rounds the sampling error of a mean (the spread of a two-ply
+    outcome is ~30 points) is larger than the gaps between good candidates, so each
+    mean is blended with a prior worth :data:`PRIOR_RUNS` rounds: the static equity
+    plus the average gap between simulated and static values over the candidates.
+    """
+    prior = c.equity + c.offset
+    value = (c.runs * c.mean + PRIOR_RUNS * prior) / (c.runs + PRIOR_RUNS)
+    return value, c.equity
+
+
+class _Timeout(Exception):
+    pass
+
+
+class _Endgame:
+    """Negamax with alpha-beta over every play (and a pass) of both sides, bag empty."""
+
+    def __init__(
+        self, generator: MoveGenerator, lexicon: Lexicon, tile_set: TileSet, budget: Budget
+    ) -> None:
+        self.gen = generator
+        self.lexicon = lexicon
+        self.tile_set = tile_set
+        self.budget = budget
+        self.nodes = 0
+        self.cut = False  # some line stopped at the depth limit
+
+    def root(
+        self, board: Board, rack: str, opp: str, depth: int
+    ) -> tuple[Move | None, bool] | None:
+        self.cut = False
+        try:
+            moves = sorted(self.gen.plays(board, rack, self.lexicon, self.tile_set), key=rank_key)
+            best: Move | None = None
+            alpha = float("-inf")
+            for m in moves:
+                value = m.score - self._after(board, m, rack, opp, depth - 1, float("-inf"), -alpha)
+                if best is None or value > alpha:
+                    best, alpha = m, value
+            return best, not self.cut
+        except _Timeout:
+            return None
+
+    def _after(
+        self, board: Board, m: Move, rack: str, opp: str, depth: int, alpha: float, beta: float
+    ) -> float:
+        """The opponent's best outcome after ``m`` (from their side)."""
+        left = _minus(rack, m.rack_tiles)
+        if not left:  # went out: the opponent's rack counts twice in the spread
+            return -2.0 * _rack_points(opp, self.tile_set)
+        for t in m.tiles:
+            board.place(t.x, t.y, t.tile)
+        try:
+            return self._negamax(board, opp, left, depth, alpha, beta, passed=False)
+        finally:
+            for t in m.tiles:
+                board.remove(t.x, t.y)
+
+    def _negamax(
+        self,
+        board: Board,
+        rack: str,
+        opp: str,
+        depth: int,
+        alpha: float,
+        beta: float,
+        *,
+        passed: bool,
+    ) -> float:
+        self.nodes += 1
+        if self.nodes % 16 == 0 and self.budget.expired():
+            raise _Timeout
+        if depth <= 0:
+            self.cut = True
+            return 0.0
+        best = float("-inf")
+        moves = sorted(self.gen.plays(board, rack, self.lexicon, self.tile_set), key=rank_key)
+        for m in moves:
+            value = m.score - self._after(board, m, rack, opp, depth - 1, -beta, -alpha)
+            if value > best:
+                best = value
+            if best > alpha:
+                alpha = best
+            if alpha >= beta:
+                return best
+        # Passing: after two passes in a row the game ends and each loses their rack.
+        if passed:
+            value = float(_rack_points(opp, self.tile_set) - _rack_points(rack, self.tile_set))
+        else:
+            value = -self._negamax(board, opp, rack, depth - 1, -beta, -alpha, passed=True)
+        return max(best, value)
+
+
+def _minus(rack: str, tiles: str) -> str:
+    left = list(rack)
+    for t in tiles:
+        left.remove(t)
+    return "".join(left)
+
+
+def _take(bag: list[str], n: int) -> str:
+    n = max(0, min(n, len(bag)))
+    if not n:
+        return ""
+    got = bag[-n:]
+    del bag[-n:]
+    return "".join(got)
+
+
+def _rack_points(rack: str, tile_set: TileSet) -> int:
+    return sum(tile_set.value(t) for t in rack)
+
+
+def make_player(level: str, lexicon: Lexicon, *, generator: MoveGenerator | None = None) -> Player:
+    """The player called ``level`` (:data:`LEVELS`)."""
+    if level == "greedy":
+        return GreedyPlayer(lexicon, generator)
+    if level == "strong":
+        return StrongPlayer(lexicon, generator=generator)
+    raise ValueError(f"no player level {level!r}; choose from {', '.join(LEVELS)}")
+
+
+@dataclass(slots=True)
+class BotSettings:
+    """How a protocol bot plays: the level, the time per move, and the clock and RNG.
+
+    The bot runner (``meeple bot``) installs one with :func:`set_bot_settings`; then
+    :func:`choose` without an explicit ``player`` plays at that level. The clock and
+    RNG come from the runner, which may read the real time (this layer may not).
+    """
+
+    level: str = "greedy"
+    think_time: float = DEFAULT_THINK_TIME
+    clock: Callable[[], float] | None = None
+    rng: Random | None = None
+    players: dict[int, tuple[Lexicon, Player]] = field(default_factory=dict)
+
+    def player_for(self, lexicon: Lexicon) -> Player:
+        hit = self.players.get(id(lexicon))
+        if hit is None or hit[0] is not lexicon:
+            hit = self.players[id(lexicon)] = (lexicon, make_player(self.level, lexicon))
+        return hit[1]
+
+    def budget(self, bag_count: int, time_left: float | None = None) -> Budget:
+        """``think_time``, cut to a share of ``time_left`` (the game clock) when given.
+
+        The share keeps time for the moves still to come (about one per eight tiles
+        in the bag and racks, at least three) and a safety margin, so a contest
+        clock (CMPN402) never runs out because of thinking.
+        """
+        seconds = self.think_time
+        if time_left is not None:
+            moves_left = max(3, (bag_count + 14) // 8)
+            seconds = min(seconds, max(0.0, 0.8 * (time_left - 1.0) / moves_left))
+        return Budget(seconds, self.clock)
+
+
+_bot_settings = BotSettings()
+
+
+def set_bot_settings(settings: BotSettings) -> None:
+    """Install how :func:`choose` plays when not given a player (the bot runner calls it)."""
+    global _bot_settings
+    _bot_settings = settings
+
+
+def bot_settings() -> BotSettings:
+    return _bot_settings
 
 
 def choose(
@@ -46,19 +566,27 @@ def choose(
     bag_count: int,
     exchange_minimum: int = 7,
     skip: int = 0,
+    player: Player | None = None,
+    budget: Budget | None = None,
+    rng: Random | None = None,
+    time_left: float | None = None,
 ) -> Choice:
     """The move to make. ``skip`` passes over the best plays (after the server refused them).
 
-    With no play, exchange the tiles least likely to help (blanks and S are kept) when
-    the bag allows it, else pass.
+    Without ``player``, the installed :class:`BotSettings` decide (greedy unless the
+    bot runner chose otherwise), with their budget cut to ``time_left`` seconds of
+    game clock when given. A given ``player`` with no ``budget`` gets no time (a
+    strong player then ranks by equity without simulating).
     """
-    moves = ranked_moves(board, rack, lexicon, tile_set)
-    if skip < len(moves):
-        return moves[skip]
-    keep = {BLANK, "S"}
-    give = "".join(t for t in rack if t not in keep) or rack
-    if give and bag_count >= max(exchange_minimum, len(give)):
-        return ExchangeChoice(give)
-    if rack and bag_count >= max(exchange_minimum, 1):
-        return ExchangeChoice(rack[: max(1, min(len(rack), bag_count))])
-    return PassChoice()
+    position = Position(
+        board, rack, bag_count, tile_set=tile_set, exchange_minimum=exchange_minimum
+    )
+    if player is None:
+        settings = _bot_settings
+        return settings.player_for(lexicon).choose(
+            position,
+            budget or settings.budget(bag_count, time_left),
+            rng if rng is not None else settings.rng,
+            skip=skip,
+        )
+    return player.choose(position, budget or Budget(0.0, lambda: 0.0), rng, skip=skip)

@@ -29,16 +29,34 @@ def register(sub: Any) -> None:
     s.add_argument("--players", type=int, default=2, choices=(1, 2, 3, 4))
     s.add_argument("--games", type=int, default=1, help="games to play in a row (default 1)")
     s.add_argument("--lexicon", default="gcide", help="lexicon name or word-list path")
+    s.add_argument(
+        "--level",
+        choices=("greedy", "strong"),
+        default="strong",
+        help="greedy: best score; strong: equity, simulation and endgame search (default)",
+    )
+    s.add_argument(
+        "--think-time",
+        type=float,
+        default=1.0,
+        metavar="T",
+        help="seconds per move for the strong level (default 1; CMPN402 also keeps within "
+        "the game clock)",
+    )
     s.set_defaults(handler=run_scrabble)
     register_spectrangle_bot(games)
     register_santorini_bot(games)
 
 
 def run_scrabble(args: argparse.Namespace) -> int:
-    from meeple.clients.scrabble_bot import play_twente
+    from meeple.clients.scrabble_bot import configure, play_twente
     from meeple.clients.twente import TwenteClientError
     from meeple.games.scrabble.lexicon import LexiconError, load_lexicon
 
+    if not 0 <= args.think_time <= 60:
+        print("meeple bot: --think-time must be between 0 and 60 seconds", file=sys.stderr)
+        return 2
+    configure(args.level, args.think_time)
     try:
         lexicon = load_lexicon(args.lexicon)
     except LexiconError as e:

@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "meeple.cli.bot",
     "meeple.cli.play",
     "meeple.cli.cmpn402",
+    "meeple.cli.ratings",
 )
 
 

@@ -10,7 +10,14 @@ from dataclasses import replace
 from typing import Any
 
 from meeple.server.app import MeepleServer
-from meeple.server.config import DEFAULT_PORTS, ConfigError, ServerConfig, load_config
+from meeple.server.config import (
+    CONTEST_FORMATS,
+    DEFAULT_PORTS,
+    ConfigError,
+    ContestConfig,
+    ServerConfig,
+    load_config,
+)
 
 __all__ = ["config_from_args", "register"]
 
@@ -53,6 +60,21 @@ def register(sub: Any) -> None:
     c.add_argument("--player-time", type=float, metavar="SECONDS", help="default 600")
     c.add_argument("--total-time", type=float, metavar="SECONDS", help="default 1200")
     c.add_argument("--challenge-time", type=float, metavar="SECONDS", help="default 10")
+    t = p.add_argument_group("CMPN402 contest mode (docs/contests.md)")
+    t.add_argument(
+        "--contest",
+        choices=CONTEST_FORMATS,
+        help="any number of agents play a round robin or a Swiss (default: two agents)",
+    )
+    t.add_argument("--contest-games", type=int, metavar="N", help="games per pairing (default 1)")
+    t.add_argument("--contest-rounds", type=int, metavar="K", help="Swiss rounds")
+    t.add_argument("--boards", type=int, metavar="B", help="games at once (default 1)")
+    t.add_argument(
+        "--contest-agents",
+        type=int,
+        metavar="N",
+        help="start when N agents have sent NAME (default: the admin starts)",
+    )
     p.set_defaults(handler=run)
 
 
@@ -79,6 +101,21 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         )
         if getattr(args, key, None) is not None
     }
+    contest = {
+        key: getattr(args, flag)
+        for key, flag in (
+            ("format", "contest"),
+            ("games", "contest_games"),
+            ("rounds", "contest_rounds"),
+            ("boards", "boards"),
+            ("agents", "contest_agents"),
+        )
+        if getattr(args, flag, None) is not None
+    }
+    if contest:
+        if config.cmpn402.contest is None and "format" not in contest:
+            raise ConfigError("--contest-games, --contest-rounds, --boards need --contest")
+        cmpn402["contest"] = replace(config.cmpn402.contest or ContestConfig(), **contest)
     if cmpn402:
         config = config.with_overrides(cmpn402=replace(config.cmpn402, **cmpn402))
     for name in DEFAULT_PORTS:

@@ -18,8 +18,9 @@ challenges a play that forms a word not in its lexicon.
 
 The client follows the spec's "Client State Machine" (``ClientSession``): after END
 it stays connected and READY for the next START (a series, or a resume after the
-other agent's disconnect); if the server goes away it reconnects
-(``reconnect`` attempts) and sends its NAME again.
+other agent's disconnect, or the next pairing of a contest); if the server goes away it
+reconnects with a bounded backoff (60 s) and sends its NAME again, and the referee
+resumes the game from its checkpoint.
 """
 
 from __future__ import annotations
@@ -144,7 +145,16 @@ class BuiltinAgent:
     def choose_move(self, view: View) -> Move:
         # After more refusals than sensible, give up the turn rather than loop.
         skip = view.refused if view.refused <= 5 else 10**6
-        choice = choose(view.board, view.rack, self.lexicon, bag_count=view.bag_count, skip=skip)
+        # The referee's clock (ms) bounds the thinking time (issue 14).
+        time_left = view.player_time / 1000 if view.player_time > 0 else None
+        choice = choose(
+            view.board,
+            view.rack,
+            self.lexicon,
+            bag_count=view.bag_count,
+            skip=skip,
+            time_left=time_left,
+        )
         if isinstance(choice, PassChoice):
             return PassMove()
         if isinstance(choice, ExchangeChoice):
@@ -283,43 +293,75 @@ class _Runner:
             view.opponent_play = None
 
 
+# Close codes that end the client instead of a reconnect: the contest is over for
+# everyone (1000), or this agent may not play (1008: withdrawn, not in the contest).
+_DONE, _REFUSED = 1000, 1008
+RECONNECT_FOR = 60.0  # seconds of bounded backoff after a drop (issue 16, bug 5)
+MAX_RETRY_DELAY = 5.0
+
+
 async def play(
     uri: str,
     name: str,
     agent: Agent,
     *,
     games: int = 1,
-    reconnect: int = 5,
-    retry_delay: float = 1.0,
+    reconnect_for: float = RECONNECT_FOR,
+    retry_delay: float = 0.25,
 ) -> list[GameResult]:
     """Connect to a referee, play until ``games`` games have ended, and return their ENDs.
 
     END reason 2 (the other agent dropped) is not a finished game: the client waits
-    for the START that resumes it. If the connection is lost it reconnects up to
-    ``reconnect`` times (spec, client State: * ANY, "Request new connection"); if
-    the first connection fails, it raises ConnectionError at once.
+    for the START that resumes it. If the connection is lost it reconnects (spec,
+    client State: * ANY, "Request new connection"), with a backoff from
+    ``retry_delay`` doubling up to 5 s, for ``reconnect_for`` seconds after the drop,
+    then sends NAME again; the referee resumes the game from its checkpoint. A contest
+    that closes the connection with 1000 is over: the results so far are returned. If
+    the first connection fails, or the server refuses the agent (1008), it raises
+    ConnectionError.
     """
     results: list[GameResult] = []
-    attempts = 0
     connected = False
+    lost_at: float | None = None
+    delay = retry_delay
+    loop = asyncio.get_running_loop()
     while True:
+        code: int | None = None
+        reason = ""
         try:
             async with connect(uri, max_size=2**16, compression=None) as ws:
-                attempts, connected = 0, True
+                connected, lost_at, delay = True, None, retry_delay
                 if await _Runner(ws, name, agent).run(games, results):
                     return results
-        except (OSError, ConnectionClosed, InvalidHandshake) as e:
+                code, reason = ws.close_code, ws.close_reason or ""
+        except ConnectionClosed as e:
+            if e.rcvd is not None:
+                code, reason = e.rcvd.code, e.rcvd.reason
+            logger.info("%s: connection lost (%s)", name, e)
+        except (OSError, InvalidHandshake, TimeoutError) as e:
             if not connected:  # no server there at all: say so now
                 raise ConnectionError(f"{name}: cannot reach {uri}: {e}") from e
-            logger.info("%s: connection lost (%s)", name, e)
-        attempts += 1
-        if attempts > reconnect:
-            raise ConnectionError(f"{name}: lost the server after {len(results)} games")
-        await asyncio.sleep(retry_delay)
+            logger.info("%s: cannot reconnect yet (%s)", name, e)
+        if code == _DONE:
+            logger.info("%s: the server is done (%s) after %d games", name, reason, len(results))
+            return results
+        if code == _REFUSED:
+            raise ConnectionError(f"{name}: refused by the server: {reason or code}")
+        now = loop.time()
+        if lost_at is None:
+            lost_at = now
+        if now - lost_at > reconnect_for:
+            raise ConnectionError(
+                f"{name}: lost the server after {len(results)} games "
+                f"(no reconnect in {reconnect_for:g} s)"
+            )
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, MAX_RETRY_DELAY)
 
 
 def run_builtin(host: str, port: int, name: str, lexicon: Lexicon, *, games: int = 1) -> int:
-    """``meeple bot scrabble --protocol cmpn402``: the built-in agent plays ``games`` games."""
+    """``meeple bot scrabble --protocol cmpn402``: the built-in agent plays ``games`` games
+    (in a contest: as it is paired, reconnecting after a drop)."""
     uri = f"ws://{host}:{port}"
     try:
         results = asyncio.run(play(uri, name, BuiltinAgent(lexicon), games=games))
@@ -328,4 +370,8 @@ def run_builtin(host: str, port: int, name: str, lexicon: Lexicon, *, games: int
         return 1
     for r in results:
         print(f"{r.reason.name.lower()}: {name} {r.score}  opponent {r.opponent_score}")
+    if len(results) < games:
+        print(
+            f"meeple bot: the contest ended after {len(results)} of {games} games", file=sys.stderr
+        )
     return 0

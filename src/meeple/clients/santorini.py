@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import random
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -54,7 +55,7 @@ from meeple.protocols.santorini.messages import (
     Update,
     WorkerInit,
 )
-from meeple.protocols.santorini.session import DEFAULT_PING_INTERVAL, ClientSession
+from meeple.protocols.santorini.session import CLIENT_SENDS, DEFAULT_PING_INTERVAL, ClientSession
 
 __all__ = [
     "GameResult",
@@ -64,6 +65,8 @@ __all__ = [
     "choose",
     "play_santorini",
 ]
+
+log = logging.getLogger(__name__)
 
 READ_SIZE = 65536
 MAX_SEARCH_MOVES = 3  # moves in one turn after which the search player stops planning
@@ -134,6 +137,33 @@ class SantoriniClient:
             self.moves_this_turn = self.steps_this_turn = 0
         self._writer.write(self.session.send(message))
         await self._writer.drain()
+
+    def may_send(self, message: ClientMessage) -> bool:
+        """Whether the session allows ``message`` now. False once a server message we
+        already read moved the session on (an ENDGAME behind the UPDATE we answer)."""
+        return message.TYPE in CLIENT_SENDS[self.session.state]
+
+    async def send_if_allowed(self, message: ClientMessage) -> bool:
+        """Send ``message`` unless the server has moved on or hung up; say whether sent.
+
+        A decision and the server's message can cross on the wire (the server ends
+        the game while the bot thinks about its LOSE): that is a race, not a bug, so
+        the stale command is dropped and the caller reads on to the result.
+        """
+        if not self.may_send(message):
+            log.info(
+                "%s: %s dropped, the session is already %s",
+                self.nickname,
+                message.TYPE.value,
+                self.session.state.name,
+            )
+            return False
+        try:
+            await self.send(message)
+        except ConnectionError as exc:
+            log.info("%s: %s not sent, connection gone: %s", self.nickname, message.TYPE.value, exc)
+            return False
+        return True
 
     async def close(self) -> None:
         if self._pinger is not None:
@@ -411,19 +441,18 @@ async def play_santorini(
                 client.refusals += 1
             elif isinstance(message, GodList) and message.player == client.nickname:
                 god = rng.choice(message.gods).name
-                await client.send(GodInit(client.nickname, god))
+                await client.send_if_allowed(GodInit(client.nickname, god))
             elif isinstance(message, Players):
                 current.gods = dict(message.players)
                 if message.player == client.nickname:
-                    await client.send(ChooseStarter(client.nickname, client.nickname))
+                    await client.send_if_allowed(ChooseStarter(client.nickname, client.nickname))
             elif isinstance(message, Update) and client.my_turn(message):
                 if current.refusals > 50:
                     raise SantoriniClientError("the server keeps refusing our moves")
                 command = chooser(client, message, rng)
-                if command is not None:
-                    if isinstance(command, Pass):
-                        current.turns += 1
-                    await client.send(command)
+                sent = command is not None and await client.send_if_allowed(command)
+                if sent and isinstance(command, Pass):
+                    current.turns += 1
             elif isinstance(message, EndGame):
                 current.winner = message.player if message.is_winner else None
                 current.ended_by = message.player

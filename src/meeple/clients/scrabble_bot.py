@@ -3,20 +3,31 @@
 from __future__ import annotations
 
 import logging
+import random
+import time
 from dataclasses import dataclass
 
-from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
+from meeple.ai.scrabble import BotSettings, ExchangeChoice, PassChoice, choose, set_bot_settings
 from meeple.clients.twente import TwenteClient
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.protocols.twente.messages import Error, GameOver, NotifyTurn
 
-__all__ = ["BotResult", "play_twente"]
+__all__ = ["BotResult", "configure", "play_twente"]
 
 logger = logging.getLogger(__name__)
 
 # After this many refused moves in one turn the bot passes rather than loop forever
 # on a disagreement with the server (a different lexicon, say).
 MAX_RETRIES = 5
+
+
+def configure(level: str, think_time: float) -> None:
+    """Make every Scrabble bot in this process play at ``level`` with ``think_time`` s a move.
+
+    The bots of all three protocols ask :func:`meeple.ai.scrabble.choose`, which plays
+    by these settings; the clock is the monotonic one and the RNG is seeded from the OS.
+    """
+    set_bot_settings(BotSettings(level, think_time, time.monotonic, random.Random()))
 
 
 @dataclass(frozen=True, slots=True)

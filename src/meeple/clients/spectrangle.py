@@ -16,7 +16,7 @@ that player must skip, the bag's size, and the leaderboard at the end. It reads 
 the one in the shared transcript.
 
 :func:`play_spectrangle` is ``meeple bot spectrangle``: it plays whole games with
-:func:`meeple.ai.spectrangle.greedy_choice`.
+:func:`meeple.ai.spectrangle.turn_options` (the greedy placement first).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from meeple.ai.spectrangle import greedy_choice
-from meeple.games.spectrangle import TILE_SET, Board, Tile
+from meeple.ai.spectrangle import turn_options
+from meeple.games.spectrangle import TILE_SET, Action, Board, Tile
 from meeple.games.spectrangle import Exchange as ExchangeAction
 from meeple.games.spectrangle import Place as PlaceAction
 from meeple.protocols.spectrangle import (
@@ -62,6 +62,7 @@ __all__ = [
     "SpectrangleClient",
     "SpectrangleClientError",
     "play_spectrangle",
+    "swap_tile",
 ]
 
 logger = logging.getLogger(__name__)
@@ -83,7 +84,10 @@ class SpectrangleClient:
         self._reader = reader
         self._writer = writer
         self.session = ClientSession()
-        self._pending: deque[ServerMessage] = deque()
+        # Each message with the session state right after it: a 1.3 "skip <name>" means
+        # "you must skip" or "your skip was taken" depending on where it found us.
+        self._pending: deque[tuple[ServerMessage, State]] = deque()
+        self.state_after: State = self.session.state  # for the message receive() returned
         self.name = ""
         self.extensions: frozenset[str] = frozenset()
         self.players: tuple[str, ...] = ()
@@ -167,19 +171,24 @@ class SpectrangleClient:
     # --- receiving ----------------------------------------------------------------------
 
     async def receive(self) -> ServerMessage:
-        """The next server message (state updated first); SpectrangleClientError at the end."""
+        """The next server message (state updated first); SpectrangleClientError at the end.
+
+        :attr:`state_after` is then the session state right after that message."""
         while not self._pending:
             data = await self._reader.read(READ_SIZE)
             if not data:
                 raise SpectrangleClientError("connection closed by the server")
-            for event in self.session.receive_data(data):
-                if isinstance(event, ProtocolViolation):
-                    self.violations += 1
-                    logger.warning("%s: server line ignored: %s", self.name, event.error.reason)
-                    continue
-                self._track(event)
-                self._pending.append(event)
-        return self._pending.popleft()
+            # One line at a time, so the state after each message is known.
+            for piece in _lines(data):
+                for event in self.session.receive_data(piece):
+                    if isinstance(event, ProtocolViolation):
+                        self.violations += 1
+                        logger.warning("%s: server line ignored: %s", self.name, event.error.reason)
+                        continue
+                    self._track(event, self.session.state)
+                    self._pending.append((event, self.session.state))
+        message, self.state_after = self._pending.popleft()
+        return message
 
     def __aiter__(self) -> AsyncIterator[ServerMessage]:
         return self._iterate()
@@ -192,7 +201,12 @@ class SpectrangleClient:
                 return
             yield message
 
-    def _track(self, message: ServerMessage) -> None:
+    def _next_in_order(self, name: str) -> str | None:
+        if name not in self.order:
+            return None
+        return self.order[(self.order.index(name) + 1) % len(self.order)]
+
+    def _track(self, message: ServerMessage, state: State) -> None:
         if isinstance(message, StartWith):
             self.players = message.names
             self.order = message.names
@@ -211,13 +225,21 @@ class SpectrangleClient:
             self.turn = message.player
             self.must_skip = message.must_skip
         elif isinstance(message, SkipNotice):
-            self.turn = message.name
-            self.must_skip = True
+            if message.name == self.name and state is not State.MUST_SKIP:
+                # The 1.3 echo of the skip we chose: the turn moves on.
+                self.turn, self.must_skip = self._next_in_order(message.name), False
+            else:
+                self.turn, self.must_skip = message.name, True
         elif isinstance(message, Move):
             self.board.put(message.tile, message.index)
             self.points[message.name] = self.points.get(message.name, 0) + message.points
         elif isinstance(message, Replace):
             self.exchanged += 1
+            # A server may send no tiles line after it (1.3): the hand is known anyway.
+            self.hands[message.name] = swap_tile(
+                self.hands.get(message.name, ()), message.tile, message.new_tile
+            )
+            self.turn, self.must_skip = self._next_in_order(message.name), False
         elif isinstance(message, GameFinished):
             self.leaderboard = message.leaderboard
             self.turn = None
@@ -226,6 +248,20 @@ class SpectrangleClient:
             self.turn = None
         elif isinstance(message, ErrorReply):
             self.last_error = message.word
+
+
+def _lines(data: bytes) -> list[bytes]:
+    """``data`` cut after each ``\n``: every piece holds at most one whole line."""
+    pieces = data.split(b"\n")
+    return [p + b"\n" for p in pieces[:-1]] + ([pieces[-1]] if pieces[-1] else [])
+
+
+def swap_tile(hand: tuple[Tile, ...], old: Tile, new: Tile) -> tuple[Tile, ...]:
+    """``hand`` with ``old`` (in any rotation) replaced by ``new``; appended if absent."""
+    for i, tile in enumerate(hand):
+        if tile.same_piece(old):
+            return (*hand[:i], new, *hand[i + 1 :])
+    return (*hand, new)
 
 
 # --- the bot -----------------------------------------------------------------------------
@@ -255,49 +291,53 @@ async def play_spectrangle(
     results: list[BotResult] = []
     refused = 0  # in the whole game
     in_turn = 0  # in the current turn
+    # An exchange sent while our own count says the bag is empty is a probe: only the
+    # server knows. Refused, the bag is empty indeed, and stays so (an exchange needs a
+    # tile in the bag), so the bot skips without probing again for the rest of the game.
+    probe = bag_empty = False
     try:
         await client.request_game(players)
         async for message in client:
             if isinstance(message, GameFinished | PlayerLeft):
                 results.append(BotResult(client.players, client.leaderboard, client.left, refused))
                 refused = in_turn = 0
+                probe = bag_empty = False
                 if len(results) >= games:
                     break
                 await client.request_game(players)
                 continue
             if isinstance(message, ErrorReply) and client.my_turn:
-                refused += 1
                 in_turn += 1
-                logger.info("%s: turn command refused (%s)", name, message.word.value)
+                if probe:
+                    bag_empty = True
+                    logger.info("%s: no exchange: the server's bag is empty too", name)
+                else:
+                    refused += 1
+                    logger.info("%s: turn command refused (%s)", name, message.word.value)
                 if in_turn > MAX_REFUSALS:
                     raise SpectrangleClientError(f"{in_turn} turn commands refused in a row")
             elif isinstance(message, Tiles | SkipNotice):
                 in_turn = 0
             if client.my_turn and not client._pending:
-                await _take_turn(client, in_turn)
+                action = await _take_turn(client, in_turn, exchange=not bag_empty)
+                probe = isinstance(action, ExchangeAction) and client.bag_size == 0
     finally:
         await client.close()
     return results
 
 
-async def _take_turn(client: SpectrangleClient, refusals: int) -> None:
-    """The greedy choice; after a refusal, the next-best placement, then a skip."""
-    hand = client.hand
-    if client.must_skip or refusals:
-        placements = [] if client.must_skip else client.board.placements(hand)
-        placements.sort(key=lambda p: -p.points)
-        if refusals < len(placements):
-            best = placements[refusals]
-            await client.place(best.tile, best.index)
-        elif client.bag_size and hand and refusals == 0:
-            await client.exchange(max(hand, key=lambda t: t.value))
-        else:
-            await client.skip()
-        return
-    action = greedy_choice(client.board, hand, client.bag_size)
+async def _take_turn(client: SpectrangleClient, refusals: int, *, exchange: bool) -> Action:
+    """The greedy choice; after each refusal the next option: the next-best placement,
+    then an exchange, then a skip (:func:`meeple.ai.spectrangle.turn_options`)."""
+    # Options in order: when we cannot place (or the server refused what we tried) an
+    # exchange comes next, then a skip, whatever our own count of the bag says (issue
+    # 16: a server that kept a placed tile in a hand still had tiles to give).
+    options = turn_options(client.board, client.hand, must_skip=client.must_skip, exchange=exchange)
+    action = options[min(refusals, len(options) - 1)]
     if isinstance(action, PlaceAction):
         await client.place(action.tile, action.index)
     elif isinstance(action, ExchangeAction):
         await client.exchange(action.tile)
     else:
         await client.skip()
+    return action

@@ -57,6 +57,7 @@ from meeple.protocols.clarkson.session import (
     Close,
     ConnectionClosed,
     Greeted,
+    PeerNok,
     Reply,
     ServerSession,
     State,
@@ -101,6 +102,7 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
         handler,
         clock=services.clock,
         idle_timeout=services.config.idle_timeout,
+        limits=services.config.limits,
     )
 
 
@@ -198,6 +200,10 @@ class ClarksonHandler:
 
     # --- ConnectionHandler ------------------------------------------------------------
 
+    def partial_bytes(self) -> int:
+        """Bytes of the client's unfinished message (the listener's slowloris timer)."""
+        return self.session.partial
+
     def connection_made(self) -> None:
         """§3.1: the server says HELLO first; §3.5: the default name is the client's IP."""
         self.name = self._default_name(self.conn.peer_host)
@@ -238,6 +244,8 @@ class ClarksonHandler:
         if isinstance(event, Reply):
             self.conn.log.info("refused: %s", event.reason)
             self.conn.send(event.data)
+        elif isinstance(event, PeerNok):
+            self.conn.log.info("client sent NOK %r; not answered", event.description[:80])
         elif isinstance(event, Close):
             self.conn.log.info("goodbye (%s)", event.reason)
             self.conn.send(event.data)

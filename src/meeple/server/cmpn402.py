@@ -35,7 +35,7 @@ import time
 import urllib.parse
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
@@ -52,6 +52,8 @@ from meeple.server.app import Services
 from meeple.server.cmpn402_console import Console, ConsoleError, SeriesConsole, public
 from meeple.server.cmpn402_referee import Referee, RefereeSettings
 from meeple.server.config import ListenerConfig
+from meeple.server.contest import Contest, ContestConsole
+from meeple.server.limits import AddressLimiter
 from meeple.server.store import Store
 
 __all__ = ["Cmpn402Listener", "FileGameLog", "create_listener"]
@@ -143,8 +145,25 @@ class _Link:
             await self.ws.send(item)
 
 
+class _Hub(Protocol):
+    """Who takes the connections: the two-agent Referee, or a Contest (both fit)."""
+
+    def connect(self, link: Any) -> Any: ...
+
+    def receive(self, handle: Any, data: bytes, /) -> None: ...
+
+    def disconnect(self, handle: Any, /) -> None: ...
+
+    def shutdown(self) -> None: ...
+
+
 class Cmpn402Listener:
-    """The referee on a WebSocket port; see the module docstring."""
+    """The referee on a WebSocket port; see the module docstring.
+
+    Without a ``[cmpn402.contest]`` table this is today's two-agent referee
+    (:attr:`referee`); with one, a :class:`~meeple.server.contest.Contest`
+    (:attr:`contest`) that runs a referee per board.
+    """
 
     def __init__(self, services: Services, name: str, config: ListenerConfig) -> None:
         self.name = name
@@ -163,36 +182,66 @@ class Cmpn402Listener:
         self.log_dir = None if database == ":memory:" else Path(database).parent / "cmpn402"
         key = f"cmpn402:{name}"
 
-        def save(state: dict[str, Any] | None) -> None:
+        def save_key(at: str, state: dict[str, Any] | None) -> None:
             if state is None:
-                self.store.delete_checkpoint(key)
+                self.store.delete_checkpoint(at)
             else:
-                self.store.save_checkpoint(key, state)
+                self.store.save_checkpoint(at, state)
 
-        self.referee = Referee(
-            clock=services.clock,
-            lexicon=lexicon,
-            rng=services.rng,
-            settings=RefereeSettings(
-                player_time=round(settings.player_time * 1000),
-                total_time=round(settings.total_time * 1000),
-                challenge_time=round(settings.challenge_time * 1000),
-                manual_start=settings.manual_start,
-                games=settings.games,
-                name_timeout=round(services.config.idle_timeout * 1000),
-            ),
-            save=save,
-            load=lambda: self.store.load_checkpoint(key),
-            record=self._record,
-            open_log=self._open_log,
+        def save(state: dict[str, Any] | None) -> None:
+            save_key(key, state)
+
+        referee_settings = RefereeSettings(
+            player_time=round(settings.player_time * 1000),
+            total_time=round(settings.total_time * 1000),
+            challenge_time=round(settings.challenge_time * 1000),
+            manual_start=settings.manual_start,
+            games=settings.games,
+            name_timeout=round(services.config.idle_timeout * 1000),
         )
-        self.console: Console = SeriesConsole(
-            self.referee, token=self.admin_token, log_dir=self.log_dir
-        )
+        self.referee: Referee | None = None
+        self.contest: Contest | None = None
+        self.console: Console
+        self._hub: _Hub
+        if settings.contest is None:
+            self.referee = Referee(
+                clock=services.clock,
+                lexicon=lexicon,
+                rng=services.rng,
+                settings=referee_settings,
+                save=save,
+                load=lambda: self.store.load_checkpoint(key),
+                record=self._record,
+                open_log=self._open_log,
+            )
+            self.console = SeriesConsole(self.referee, token=self.admin_token, log_dir=self.log_dir)
+            self._hub = self.referee
+        else:
+            # One referee per board, each game checkpointed under its own key.
+            board_settings = replace(referee_settings, games=1, manual_start=False)
+
+            def make_referee(game_key: str) -> Referee:
+                return self._board_referee(f"{key}:{game_key}", board_settings, lexicon)
+
+            self.contest = Contest(
+                clock=services.clock,
+                config=settings.contest,
+                make_referee=make_referee,
+                save=lambda state: save_key(f"{key}:contest", state),
+                load=lambda: self.store.load_checkpoint(f"{key}:contest"),
+                name_timeout=services.config.idle_timeout,
+                between_games=referee_settings.between_games / 1000,
+            )
+            self.console = ContestConsole(
+                self.contest, token=self.admin_token, log_dir=self.log_dir
+            )
+            self._hub = self.contest
         services.resource("cmpn402.console", lambda: self.console)
         self._lexicon_name = getattr(lexicon, "name", None)
         self._server: Server | None = None
         self._handlers: set[asyncio.Task[None]] = set()
+        # [limits]: connections per address (HTTP 503 past it); see server/limits.py.
+        self.addresses = AddressLimiter(services.config.limits.max_connections_per_address)
         self._started_at = time.time()
 
     @property
@@ -210,6 +259,9 @@ class Cmpn402Listener:
             ping_interval=self.ping_interval,
             ping_timeout=self.ping_interval,
             close_timeout=max(1.0, self.ping_interval),
+            # Slowloris: an unfinished handshake is dropped after this; an unfinished
+            # frame holds back the client's pong, so the keepalive drops it.
+            open_timeout=self.services.config.limits.partial_message_timeout,
             max_size=MAX_MESSAGE_SIZE,
             compression=None,
         )
@@ -219,13 +271,45 @@ class Cmpn402Listener:
         if self._server is None:
             return
         self._server.close(close_connections=False)
-        self.referee.shutdown()
+        self._hub.shutdown()
         tasks = [t for t in self._handlers if not t.done()]
         if tasks:
             await asyncio.wait(tasks, timeout=grace)
         self._server.close(close_connections=True)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._server.wait_closed(), grace)
+
+    def _board_referee(
+        self, checkpoint_key: str, settings: RefereeSettings, lexicon: Any
+    ) -> Referee:
+        """A contest board's referee: its own checkpoint, log and store record."""
+        started = [time.time()]
+
+        def open_log(players: tuple[str, ...], game_id: str | None) -> FileGameLog | _NullLog:
+            log = self._open_log(players, game_id)
+            started[0] = self._started_at
+            return log
+
+        def record(game: g.Game, reason: str) -> str:
+            self._started_at = started[0]  # this board's game, not the last one to start
+            return self._record(game, reason)
+
+        def save(state: dict[str, Any] | None) -> None:
+            if state is None:
+                self.store.delete_checkpoint(checkpoint_key)
+            else:
+                self.store.save_checkpoint(checkpoint_key, state)
+
+        return Referee(
+            clock=self.services.clock,
+            lexicon=lexicon,
+            rng=self.services.rng,
+            settings=settings,
+            save=save,
+            load=lambda: self.store.load_checkpoint(checkpoint_key),
+            record=record,
+            open_log=open_log,
+        )
 
     # --- game records -----------------------------------------------------------------
 
@@ -266,10 +350,20 @@ class Cmpn402Listener:
         self._handlers.add(task)
         link = _Link(ws)
         try:
-            index = self.referee.connect(link)
+            with self.addresses.hold(ws) as admitted:
+                if admitted:
+                    await self._play(ws, link)
+                else:  # a race past process_request's check
+                    await ws.close(CloseCode.TRY_AGAIN_LATER, "too many from one address")
+        finally:
+            self._handlers.discard(task)
+
+    async def _play(self, ws: ServerConnection, link: _Link) -> None:
+        try:
+            index = self._hub.connect(link)
             if index is None:
-                logger.info("[%s] refused: two agents are connected", link.id)
-                await ws.close(CloseCode.TRY_AGAIN_LATER, "two agents are connected")
+                logger.info("[%s] refused: no free seat", link.id)
+                await ws.close(CloseCode.TRY_AGAIN_LATER, "no free seat")
                 return
             writer = asyncio.create_task(link.drain(), name=f"{link.id}-writer")
             try:
@@ -279,25 +373,26 @@ class Cmpn402Listener:
                         logger.info("[%s] text message ignored: %.40r", link.id, message)
                         continue
                     try:
-                        self.referee.receive(index, message)
+                        self._hub.receive(index, message)
                     except Exception:
                         # A bug must not cost the agents their game: log it, go on.
                         logger.exception("[%s] message %s failed", link.id, message.hex())
             except ConnectionClosed:
                 pass
             finally:
-                self.referee.disconnect(index)
+                self._hub.disconnect(index)
                 writer.cancel()
                 with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
                     await writer
         except Exception:
             logger.exception("[%s] handler failed", link.id)
-        finally:
-            self._handlers.discard(task)
 
     # --- admin over HTTP --------------------------------------------------------------
 
     def _http(self, connection: ServerConnection, request: Request) -> Response | None:
+        refusal: Response | None = self.addresses.refusal(connection)
+        if refusal is not None:
+            return refusal
         path, _, query = request.path.partition("?")
         if not path.startswith("/admin"):
             return None  # a WebSocket handshake, on any other path
@@ -341,7 +436,7 @@ class Cmpn402Listener:
 
     def _status(self, snapshot: dict[str, Any] | None = None) -> dict[str, Any]:
         body: dict[str, Any] = {"status": public(snapshot or self.console.snapshot())}
-        if isinstance(self.console, SeriesConsole):
+        if self.referee is not None:
             body["referee"] = self.referee.status()
         return body
 

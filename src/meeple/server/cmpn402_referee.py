@@ -264,6 +264,35 @@ class Referee:
         return None
 
     @_notifies
+    def seat(self, link: Link, name: str) -> int | None:
+        """Seat an agent that has named itself already (the contest did the NAME exchange).
+
+        As :meth:`connect` then NAME, without the NAME request: a game starts (or resumes
+        from the checkpoint) when both seats are named. None when both seats are taken.
+        """
+        for i, seat in enumerate(self.seats):
+            if seat is None:
+                self.seats[i] = Seat(link)
+                self.machine.advance(ServerInput.CONNECT)
+                logger.info("[%s] seated as %s, seat %d", link.id, name, i + 1)
+                self._named(i, name)
+                return i
+        return None
+
+    @_notifies
+    def release(self) -> None:
+        """Let go of every seat without a word (the contest moves its agents on)."""
+        for i in range(len(self.seats)):
+            if self.seats[i] is not None:
+                self.seats[i] = None
+                self.machine.advance(ServerInput.DISCONNECT)
+
+    @property
+    def waiting(self) -> bool:
+        """A game waits in its checkpoint for its agents to come back."""
+        return self.game is None and self._checkpoint is not None
+
+    @_notifies
     def _name_timed_out(self, seat: Seat) -> None:
         if not seat.named and any(s is seat for s in self.seats):
             logger.info("[%s] no NAME in time: closed", seat.link.id)

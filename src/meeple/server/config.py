@@ -21,6 +21,14 @@ A config file looks like this (every key optional)::
     player_time = 600            # seconds on each player's clock
     total_time = 1200            # seconds on the game clock
     challenge_time = 10          # seconds of a challenge window
+    [cmpn402.contest]            # contest mode: many agents, one schedule (docs/contests.md)
+    format = "round-robin"       # or "swiss"
+    games = 2                    # games per pairing, first player alternating
+    rounds = 3                   # Swiss rounds (default: enough to rank, log2 of the field)
+    boards = 2                   # games at once
+    agents = 8                   # start once this many agents have sent NAME (0: the admin starts)
+    resume_window = 120          # seconds a dropped agent has to come back to its game
+    show_timeout = 60            # seconds a game waits for an absent agent before a forfeit
     [web]                        # pages and the browser's WebSocket (docs/web.md)
     port = 8000                  # same as [listeners.web] port
     enabled = true
@@ -29,6 +37,9 @@ A config file looks like this (every key optional)::
     framing = "object-stream"    # server → client: "object-stream" (ERRATA) or "lines"
     ping_interval = 0.5          # seconds between the server's PINGs
     heartbeat_timeout = 5        # seconds of silence before a client counts as gone
+    [limits]                     # every listener (see docs/server.md, "Limits")
+    max_connections_per_address = 64  # open connections from one IP address; 0: no limit
+    partial_message_timeout = 30 # seconds a message may stay unfinished (slowloris)
 
 Unknown keys are an error, so a typo does not silently fall back to a default.
 """
@@ -42,9 +53,12 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "CONTEST_FORMATS",
     "DEFAULT_PORTS",
     "Cmpn402Config",
     "ConfigError",
+    "ContestConfig",
+    "LimitsConfig",
     "ListenerConfig",
     "SantoriniConfig",
     "ServerConfig",
@@ -75,6 +89,62 @@ class ListenerConfig:
     enabled: bool = True
 
 
+CONTEST_FORMATS = ("round-robin", "swiss")
+
+
+@dataclass(frozen=True, slots=True)
+class ContestConfig:
+    """Contest mode of the CMPN402 referee (the ``[cmpn402.contest]`` table); times in seconds."""
+
+    format: str = "round-robin"
+    games: int = 1
+    rounds: int = 0  # Swiss rounds; 0: ceil(log2(agents))
+    boards: int = 1
+    agents: int = 0  # start when this many agents have named themselves; 0: the admin starts
+    resume_window: float = 120.0
+    show_timeout: float = 60.0
+
+    def validate(self) -> None:
+        if self.format not in CONTEST_FORMATS:
+            raise ConfigError(f"cmpn402.contest.format must be one of {', '.join(CONTEST_FORMATS)}")
+        if not 1 <= self.games <= 1000:
+            raise ConfigError("cmpn402.contest.games must be 1–1000")
+        if not 0 <= self.rounds <= 1000:
+            raise ConfigError("cmpn402.contest.rounds must be 0–1000")
+        if not 1 <= self.boards <= 256:
+            raise ConfigError("cmpn402.contest.boards must be 1–256")
+        if not (self.agents == 0 or 2 <= self.agents <= 1024):
+            raise ConfigError("cmpn402.contest.agents must be 0 or 2–1024")
+        for key in ("resume_window", "show_timeout"):
+            if not 0 < getattr(self, key) <= 86_400:
+                raise ConfigError(f"cmpn402.contest.{key} must be positive (seconds, ≤ a day)")
+
+
+_CONTEST_TYPES: Mapping[str, tuple[type, ...]] = {
+    "format": (str,),
+    "games": (int,),
+    "rounds": (int,),
+    "boards": (int,),
+    "agents": (int,),
+    "resume_window": (int, float),
+    "show_timeout": (int, float),
+}
+
+
+def _contest(raw: object, base: ContestConfig | None) -> ContestConfig:
+    if not isinstance(raw, dict):
+        raise ConfigError("[cmpn402.contest] must be a table")
+    unknown = set(raw) - set(_CONTEST_TYPES)
+    if unknown:
+        raise ConfigError(f"unknown keys in [cmpn402.contest]: {', '.join(sorted(unknown))}")
+    for key, value in raw.items():
+        if not isinstance(value, _CONTEST_TYPES[key]) or isinstance(value, bool):
+            raise ConfigError(f"cmpn402.contest.{key} has the wrong type: {value!r}")
+    config = replace(base or ContestConfig(), **raw)
+    config.validate()
+    return config
+
+
 @dataclass(frozen=True, slots=True)
 class Cmpn402Config:
     """The CMPN402 contest referee's settings (the ``[cmpn402]`` table); times in seconds."""
@@ -86,8 +156,11 @@ class Cmpn402Config:
     player_time: float = 600.0
     total_time: float = 1200.0
     challenge_time: float = 10.0
+    contest: ContestConfig | None = None  # None: today's two agents and a series
 
     def validate(self) -> None:
+        if self.contest is not None:
+            self.contest.validate()
         if self.games < 1:
             raise ConfigError("cmpn402.games must be at least 1")
         for key in ("ping_interval", "player_time", "total_time", "challenge_time"):
@@ -110,10 +183,16 @@ _CMPN402_TYPES: Mapping[str, tuple[type, ...]] = {
 def _cmpn402(raw: object, base: Cmpn402Config) -> Cmpn402Config:
     if not isinstance(raw, dict):
         raise ConfigError("[cmpn402] must be a table")
+    raw = dict(raw)
+    contest = raw.pop("contest", None)
     unknown = set(raw) - set(_CMPN402_TYPES)
     if unknown:
         raise ConfigError(f"unknown keys in [cmpn402]: {', '.join(sorted(unknown))}")
+    if contest is not None:
+        raw["contest"] = _contest(contest, base.contest)
     for key, value in raw.items():
+        if key == "contest":
+            continue
         wanted = _CMPN402_TYPES[key]
         if not isinstance(value, wanted) or (isinstance(value, bool) and bool not in wanted):
             raise ConfigError(f"cmpn402.{key} has the wrong type: {value!r}")
@@ -184,6 +263,44 @@ def _web(
     return config, listener
 
 
+@dataclass(frozen=True, slots=True)
+class LimitsConfig:
+    """Limits every listener applies (the ``[limits]`` table).
+
+    ``max_connections_per_address``: open connections from one client IP address (0: no
+    limit); one more is closed at once (TCP) or refused with HTTP 503 (WebSocket).
+    ``partial_message_timeout``: seconds a client may leave a message unfinished before
+    the connection is dropped (slowloris); the idle timeout covers a silent client.
+    """
+
+    max_connections_per_address: int = 64
+    partial_message_timeout: float = 30.0
+
+    def validate(self) -> None:
+        if self.max_connections_per_address < 0:
+            raise ConfigError("limits.max_connections_per_address must not be negative")
+        if self.partial_message_timeout <= 0:
+            raise ConfigError("limits.partial_message_timeout must be positive")
+
+
+def _limits(raw: object, base: LimitsConfig) -> LimitsConfig:
+    if not isinstance(raw, dict):
+        raise ConfigError("[limits] must be a table")
+    types: dict[str, tuple[type, ...]] = {
+        "max_connections_per_address": (int,),
+        "partial_message_timeout": (int, float),
+    }
+    unknown = set(raw) - set(types)
+    if unknown:
+        raise ConfigError(f"unknown keys in [limits]: {', '.join(sorted(unknown))}")
+    for key, value in raw.items():
+        if not isinstance(value, types[key]) or isinstance(value, bool):
+            raise ConfigError(f"limits.{key} has the wrong type: {value!r}")
+    config = replace(base, **raw)
+    config.validate()
+    return config
+
+
 def _default_listeners() -> dict[str, ListenerConfig]:
     return {name: ListenerConfig(port) for name, port in DEFAULT_PORTS.items()}
 
@@ -204,6 +321,7 @@ class ServerConfig:
     cmpn402: Cmpn402Config = field(default_factory=Cmpn402Config)
     santorini: SantoriniConfig = field(default_factory=SantoriniConfig)
     web: WebConfig = field(default_factory=WebConfig)
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
 
     def with_overrides(self, **changes: Any) -> ServerConfig:
         """A copy with the given fields replaced; ``None`` values are ignored (unset flags)."""
@@ -243,6 +361,7 @@ class ServerConfig:
             if not 0 <= listener.port <= 65535:
                 raise ConfigError(f"listeners.{name}.port must be 0–65535")
         self.cmpn402.validate()
+        self.limits.validate()
 
 
 _TYPES: Mapping[str, tuple[type, ...]] = {
@@ -273,12 +392,12 @@ def _listener(name: str, raw: object, base: ListenerConfig | None) -> ListenerCo
 def config_from_mapping(data: Mapping[str, Any], base: ServerConfig | None = None) -> ServerConfig:
     """Apply a parsed TOML document to ``base`` (the defaults when None)."""
     base = base or ServerConfig()
-    unknown = set(data) - set(_TYPES) - {"listeners", "cmpn402", "santorini", "web"}
+    unknown = set(data) - set(_TYPES) - {"listeners", "cmpn402", "santorini", "web", "limits"}
     if unknown:
         raise ConfigError(f"unknown config keys: {', '.join(sorted(unknown))}")
     changes: dict[str, Any] = {}
     for key, value in data.items():
-        if key in ("listeners", "cmpn402", "santorini", "web"):
+        if key in ("listeners", "cmpn402", "santorini", "web", "limits"):
             continue
         if not isinstance(value, _TYPES[key]) or isinstance(value, bool):
             raise ConfigError(f"{key} has the wrong type: {value!r}")
@@ -297,6 +416,8 @@ def config_from_mapping(data: Mapping[str, Any], base: ServerConfig | None = Non
         changes["santorini"] = _santorini(data["santorini"], base.santorini)
     if "web" in data:
         changes["web"], listeners["web"] = _web(data["web"], base.web, listeners["web"])
+    if "limits" in data:
+        changes["limits"] = _limits(data["limits"], base.limits)
     config = replace(base, listeners=listeners, **changes)
     config.validate()
     return config

@@ -184,12 +184,13 @@ class SantoriniRoom(Room):
             self.deliver(seat, Refused(e, self.game))
             return
         changed = Changed(self.game, before, tuple(events))
+        if any(isinstance(e, engine.GameWon) for e in events):
+            # Stored before anyone is told, so a player who has seen the end finds the record.
+            self.end_reason = "win"
+            self._over()
         for i, other in enumerate(self.seats):
             if before.alive[i]:  # a player already out (3 players) has left the table
                 self.deliver(other, changed)
-        if any(isinstance(e, engine.GameWon) for e in events):
-            self.end_reason = "win"
-            self._over()
 
     def on_seat_left(self, seat: Seat) -> None:
         if self.game.is_over:
@@ -200,10 +201,10 @@ class SantoriniRoom(Room):
         self.end_reason = "disconnect"
         self.dropped = player
         notice = Dropped(player, self.names[player])
+        self._over()
         for i, other in enumerate(self.seats):
             if i != player and self.game.state.alive[i]:
                 self.deliver(other, notice)
-        self._over()
 
     def _over(self) -> None:
         for callback in self.on_game_over:
@@ -295,6 +296,7 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
         handler,
         clock=services.clock,
         idle_timeout=services.config.idle_timeout,
+        limits=services.config.limits,
     )
 
 
@@ -351,6 +353,10 @@ class SantoriniHandler:
         self._timer: Timer | None = None
 
     # --- ConnectionHandler ------------------------------------------------------------
+
+    def partial_bytes(self) -> int:
+        """Bytes of the client's unfinished message (the listener's slowloris timer)."""
+        return self.session.partial
 
     def connection_made(self) -> None:
         self._greet()

@@ -240,11 +240,12 @@ class ScrabbleRoom(Room):
 
     def _publish(self, actor: int | None, events: list[Event]) -> None:
         update = Update(actor, tuple(events), self.game)
+        if self.game.is_over:
+            # Stored before anyone is told, so a player who has seen the end finds the record.
+            self._game_over()
         for i, seat in enumerate(self.seats):
             if i not in self.left:
                 self.deliver(seat, update)
-        if self.game.is_over:
-            self._game_over()
 
     def on_seat_left(self, seat: Seat) -> None:
         player = self.index(seat)

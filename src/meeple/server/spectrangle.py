@@ -60,6 +60,7 @@ from meeple.protocols.spectrangle import (
     ErrorWord,
     Exchange,
     LocalProtocolError,
+    PeerError,
     Place,
     Rejected,
     Request,
@@ -208,11 +209,12 @@ class SpectrangleRoom(Room):
 
     def _publish(self, events: list[engine.Event]) -> None:
         update = Update(tuple(events), self.game)
+        if self.game.is_over:
+            # Stored before anyone is told, so a player who has seen the end finds the record.
+            self._game_over()
         for i, seat in enumerate(self.seats):
             if i not in self.left:
                 self.deliver(seat, update)
-        if self.game.is_over:
-            self._game_over()
 
     def _game_over(self) -> None:
         result = self.game.result
@@ -345,6 +347,7 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
         handler,
         clock=services.clock,
         idle_timeout=services.config.idle_timeout,
+        limits=services.config.limits,
     )
 
 
@@ -376,6 +379,10 @@ class SpectrangleHandler:
         self._drain_scheduled = False
 
     # --- ConnectionHandler ------------------------------------------------------------
+
+    def partial_bytes(self) -> int:
+        """Bytes of the client's unfinished message (the listener's slowloris timer)."""
+        return self.session.partial
 
     def connection_made(self) -> None:
         """The client speaks first (connect); nothing to send."""
@@ -416,8 +423,11 @@ class SpectrangleHandler:
             self._drain_scheduled = True
             asyncio.get_running_loop().call_soon(self._drain)
 
-    def _on_event(self, event: ClientMessage | Rejected) -> None:
-        if isinstance(event, Rejected):
+    def _on_event(self, event: ClientMessage | Rejected | PeerError) -> None:
+        if isinstance(event, PeerError):
+            # Never answered: two peers answering each other's errors bounce for ever.
+            self.conn.log.info("client sent %s; ignored", event.word.value)
+        elif isinstance(event, Rejected):
             self.conn.log.info("refused: %s (%s)", event.error.word.value, event.error.reason)
             self.conn.send(event.data)
         elif isinstance(event, Connect):

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from meeple import ratings
 from meeple.games.records import FORMAT
 
-__all__ = ["SCHEMA_VERSION", "GameRecord", "Store"]
+__all__ = ["SCHEMA_VERSION", "GameRecord", "PlayerProfile", "PlayerRating", "RatingPoint", "Store"]
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +51,42 @@ _MIGRATIONS: Sequence[str] = (
     """
     ALTER TABLE games ADD COLUMN data TEXT NULL;
     CREATE INDEX games_game_ended ON games (game, ended_at);
+    """,
+    # 3: ratings per (game, player) with one history row per rated game, and who sat
+    # where in every game (filled from the games already stored) to list a player's games.
+    """
+    CREATE TABLE game_players (
+        game_id INTEGER NOT NULL REFERENCES games (id),
+        seat INTEGER NOT NULL,
+        player TEXT NOT NULL,
+        PRIMARY KEY (game_id, seat)
+    );
+    CREATE INDEX game_players_player ON game_players (player, game_id);
+    INSERT INTO game_players (game_id, seat, player)
+        SELECT games.id, CAST(p.key AS INTEGER), p.value FROM games, json_each(games.players) AS p;
+    CREATE TABLE ratings (
+        game TEXT NOT NULL,
+        player TEXT NOT NULL,
+        rating REAL NOT NULL,
+        rd REAL NOT NULL,
+        volatility REAL NOT NULL,
+        games INTEGER NOT NULL,
+        updated_at REAL NOT NULL,
+        PRIMARY KEY (game, player)
+    );
+    CREATE INDEX ratings_leaderboard ON ratings (game, rating);
+    CREATE TABLE rating_history (
+        id INTEGER PRIMARY KEY,
+        game TEXT NOT NULL,
+        player TEXT NOT NULL,
+        game_id INTEGER NOT NULL REFERENCES games (id),
+        rating REAL NOT NULL,
+        rd REAL NOT NULL,
+        volatility REAL NOT NULL,
+        games INTEGER NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE INDEX rating_history_player ON rating_history (game, player, id);
     """,
 )
 
@@ -91,6 +128,40 @@ class GameRecord:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class PlayerRating:
+    """A player's current Glicko-2 rating at one game, after ``games`` rated games."""
+
+    game: str
+    player: str
+    rating: float
+    rd: float
+    volatility: float
+    games: int
+    updated_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class RatingPoint:
+    """A player's rating right after the stored game ``game_id``."""
+
+    game_id: int
+    rating: float
+    rd: float
+    volatility: float
+    games: int
+    updated_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerProfile:
+    """What the store knows of a name: its rating per game and its latest games."""
+
+    name: str
+    ratings: tuple[PlayerRating, ...]
+    games: tuple[GameRecord, ...]
+
+
 class Store:
     """A SQLite database file (``:memory:`` for tests). Close it when done."""
 
@@ -113,8 +184,10 @@ class Store:
                 self._db.execute(f"PRAGMA user_version = {number}")
             logger.info("store %s: schema migrated to version %d", self.path, number)
 
-    def _transaction(self) -> _Tx:
-        self._db.execute("BEGIN")
+    def _transaction(self, *, immediate: bool = False) -> _Tx:
+        # IMMEDIATE takes the write lock up front: a transaction that reads, then writes
+        # cannot then fail on another connection's lock (tests open a second Store).
+        self._db.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
         return _Tx(self._db)
 
     @property
@@ -134,24 +207,107 @@ class Store:
         record: str,
         data: Mapping[str, Any] | None = None,
     ) -> int:
-        """Store a finished game; returns its id. ``data`` is its JSON record."""
-        cur = self._db.execute(
-            "INSERT INTO games (game, variant, protocols, players, started_at, ended_at,"
-            " end_reason, result, record, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                game,
-                variant,
-                json.dumps(sorted(set(protocols))),
-                json.dumps(list(players)),
-                started_at,
-                self._now(),
-                end_reason,
-                json.dumps(result, sort_keys=True),
-                record,
-                None if data is None else json.dumps(data, separators=(",", ":")),
-            ),
+        """Store a finished game; returns its id. ``data`` is its JSON record.
+
+        A finished game between named players (:func:`meeple.ratings.rated`) updates
+        their ratings at ``game`` in the same transaction (see docs/server.md, Ratings).
+        """
+        now = self._now()
+        with self._transaction(immediate=True):
+            cur = self._db.execute(
+                "INSERT INTO games (game, variant, protocols, players, started_at, ended_at,"
+                " end_reason, result, record, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    game,
+                    variant,
+                    json.dumps(sorted(set(protocols))),
+                    json.dumps(list(players)),
+                    started_at,
+                    now,
+                    end_reason,
+                    json.dumps(result, sort_keys=True),
+                    record,
+                    None if data is None else json.dumps(data, separators=(",", ":")),
+                ),
+            )
+            game_id = int(cur.lastrowid or 0)
+            self._db.executemany(
+                "INSERT INTO game_players (game_id, seat, player) VALUES (?, ?, ?)",
+                [(game_id, seat, name) for seat, name in enumerate(players)],
+            )
+            if data is not None and list(data.get("players", ())) == list(players):
+                self._rate(game, list(players), data, game_id, now)
+        return game_id
+
+    def _rate(
+        self, game: str, players: list[str], data: Mapping[str, Any], game_id: int, now: float
+    ) -> None:
+        if not ratings.rated(data):
+            return
+        before: list[ratings.Rating] = []
+        counts: list[int] = []
+        for name in players:
+            row = self._db.execute(
+                "SELECT rating, rd, volatility, games FROM ratings WHERE game = ? AND player = ?",
+                (game, name),
+            ).fetchone()
+            before.append(ratings.Rating() if row is None else ratings.Rating(*row[:3]))
+            counts.append(0 if row is None else int(row[3]))
+        after = ratings.rate_game(data, before)
+        for name, r, n in zip(players, after, counts, strict=True):
+            values = (r.rating, r.rd, r.volatility, n + 1, now)
+            self._db.execute(
+                "INSERT INTO ratings (game, player, rating, rd, volatility, games, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (game, player) DO UPDATE SET"
+                " rating = excluded.rating, rd = excluded.rd, volatility = excluded.volatility,"
+                " games = excluded.games, updated_at = excluded.updated_at",
+                (game, name, *values),
+            )
+            self._db.execute(
+                "INSERT INTO rating_history (game, player, game_id, rating, rd, volatility,"
+                " games, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (game, name, game_id, *values),
+            )
+
+    def leaderboard(self, game: str, limit: int = 100) -> list[PlayerRating]:
+        """The players rated at ``game``, best first (rating, then the surer rating)."""
+        rows = self._db.execute(
+            "SELECT game, player, rating, rd, volatility, games, updated_at FROM ratings"
+            " WHERE game = ? ORDER BY rating DESC, rd ASC, player ASC LIMIT ?",
+            (game, limit),
         )
-        return int(cur.lastrowid or 0)
+        return [PlayerRating(*row) for row in rows]
+
+    def player(self, name: str, *, limit: int = 20) -> PlayerProfile:
+        """``name``'s rating at each game they are rated at, and their ``limit`` latest games."""
+        rated = [
+            PlayerRating(*row)
+            for row in self._db.execute(
+                "SELECT game, player, rating, rd, volatility, games, updated_at FROM ratings"
+                " WHERE player = ? ORDER BY game",
+                (name,),
+            )
+        ]
+        columns = ", ".join(f"g.{c.strip()}" for c in _GAME_COLUMNS.split(","))
+        games = [
+            _record(row)
+            for row in self._db.execute(
+                f"SELECT DISTINCT {columns} FROM games AS g"
+                " JOIN game_players AS p ON p.game_id = g.id WHERE p.player = ?"
+                " ORDER BY g.ended_at DESC, g.id DESC LIMIT ?",
+                (name, limit),
+            )
+        ]
+        return PlayerProfile(name, tuple(rated), tuple(games))
+
+    def rating_history(self, game: str, name: str) -> list[RatingPoint]:
+        """``name``'s rating at ``game`` after each of their rated games, oldest first."""
+        rows = self._db.execute(
+            "SELECT game_id, rating, rd, volatility, games, updated_at FROM rating_history"
+            " WHERE game = ? AND player = ? ORDER BY id",
+            (game, name),
+        )
+        return [RatingPoint(*row) for row in rows]
 
     def games(self, *, game: str | None = None, limit: int = 100) -> list[GameRecord]:
         """The most recently finished games, newest first."""

@@ -2,9 +2,14 @@
 
 A :class:`TcpListener` accepts connections and gives each a :class:`Connection` (an id,
 a logger, a send method, an idle watchdog on the injected clock) and a *handler*
-made by the protocol's factory. The handler is the protocol's asyncio-facing side:
-it receives bytes, feeds its sans-I/O session, and sends bytes back. It holds no
-game logic; games live in rooms.
+made by the protocol's factory. It enforces the ``[limits]`` of the config
+(:class:`~meeple.server.config.LimitsConfig`): at most so many connections per client
+address (one more is closed at once), and a handler that reports its unfinished
+message (``partial_bytes``, :class:`PartialMessages`) has its peer dropped once a
+message stays unfinished for ``partial_message_timeout`` seconds (slowloris).
+
+The handler is the protocol's asyncio-facing side: it receives bytes, feeds its
+sans-I/O session, and sends bytes back. It holds no game logic; games live in rooms.
 """
 
 from __future__ import annotations
@@ -18,8 +23,16 @@ from collections.abc import Callable, MutableMapping
 from typing import Any, Protocol
 
 from meeple.server.clock import Clock, SystemClock, Timer
+from meeple.server.config import LimitsConfig
+from meeple.server.limits import AddressLimiter, PartialMessageWatch
 
-__all__ = ["Connection", "ConnectionHandler", "HandlerFactory", "TcpListener"]
+__all__ = [
+    "Connection",
+    "ConnectionHandler",
+    "HandlerFactory",
+    "PartialMessages",
+    "TcpListener",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +56,13 @@ class ConnectionHandler(Protocol):
 
     def farewell(self) -> bytes | None:
         """The bytes to send when the server shuts down, or None."""
+
+
+class PartialMessages(Protocol):
+    """A handler that can say how many bytes of an unfinished message its session holds
+    (the framer's buffer); the listener's slowloris timer needs it."""
+
+    def partial_bytes(self) -> int: ...
 
 
 HandlerFactory = Callable[["Connection"], ConnectionHandler]
@@ -71,6 +91,9 @@ class Connection:
         self._idle_timeout = idle_timeout
         self._last_activity = clock.now()
         self._watchdog: Timer | None = None
+        self.partial: PartialMessageWatch | None = None
+        self._out: list[bytes] = []  # sent this loop iteration, written in one go
+        self._loop = asyncio.get_running_loop()
         self._closing = False
         self.close_reason = ""
         peer = writer.get_extra_info("peername")
@@ -82,23 +105,44 @@ class Connection:
         return self._closing
 
     def send(self, data: bytes) -> None:
-        """Queue bytes for the peer; never blocks. A peer that stops reading is cut off."""
+        """Queue bytes for the peer; never blocks. A peer that stops reading is cut off.
+
+        What is sent during one turn of the event loop goes out in one write at its end
+        (a move makes several messages per player: one system call, not one each)."""
         if self._closing or not data:
             return
+        if not self._out:
+            self._loop.call_soon(self._flush)
+        self._out.append(data)
+
+    def _flush(self) -> bool:
+        """Write what was queued; False if the peer is not reading (then closed)."""
+        if not self._out or self._closing:
+            return True
+        data = b"".join(self._out) if len(self._out) > 1 else self._out[0]
+        self._out.clear()
         self._writer.write(data)
-        transport = self._writer.transport
-        if transport.get_write_buffer_size() > MAX_WRITE_BUFFER:
+        if self._writer.transport.get_write_buffer_size() > MAX_WRITE_BUFFER:
             self.log.warning("peer is not reading; closing")
             self.close("write buffer full")
+            return False
+        return True
 
     def close(self, reason: str) -> None:
         """Close after flushing what was sent; the handler hears ``connection_lost(reason)``."""
         if self._closing:
             return
+        flushed = True
+        with contextlib.suppress(Exception):
+            flushed = self._flush()
+        if not flushed:  # the flush found the peer not reading, and closed
+            return
         self._closing = True
         self.close_reason = reason
         if self._watchdog is not None:
             self._watchdog.cancel()
+        if self.partial is not None:
+            self.partial.cancel()
         self._reader.feed_eof()
         with contextlib.suppress(Exception):
             self._writer.close()
@@ -118,6 +162,11 @@ class Connection:
             self.close("idle timeout")
         else:
             self._arm_watchdog(self._idle_timeout - idle)
+
+    def _partial_expired(self, waited: float) -> None:
+        if not self._closing:
+            self.log.info("a message unfinished for %.0f s; closing (slowloris)", waited)
+            self.close("partial message timeout")
 
     async def _read(self) -> bytes:
         return await self._reader.read(READ_SIZE)
@@ -140,8 +189,11 @@ class TcpListener:
         *,
         clock: Clock | None = None,
         idle_timeout: float = 900.0,
+        limits: LimitsConfig | None = None,
     ) -> None:
         self.name = name
+        self.limits = limits or LimitsConfig()
+        self.addresses = AddressLimiter(self.limits.max_connections_per_address)
         self.host = host
         self.requested_port = port
         self._factory = handler_factory
@@ -174,6 +226,18 @@ class TcpListener:
         conn = Connection(
             f"{self.name}-{next(self._ids)}", reader, writer, self._clock, self._idle_timeout
         )
+        if not self.addresses.acquire(conn.peer_host):
+            # Over the per-address limit: no handler, no greeting; closed at once.
+            conn.log.info(
+                "refused %s: %d connections open from it",
+                conn.peer_host,
+                self.addresses.count(conn.peer_host),
+            )
+            conn.close("too many connections from the address")
+            await conn._drain_and_close()
+            if task is not None:
+                self._tasks.discard(task)
+            return
         sock = writer.get_extra_info("socket")
         if sock is not None:
             _enable_keepalive(sock)
@@ -183,6 +247,11 @@ class TcpListener:
             handler = self._factory(conn)
             self._connections[conn] = handler
             conn._arm_watchdog(self._idle_timeout)
+            partial_bytes: Callable[[], int] | None = getattr(handler, "partial_bytes", None)
+            if partial_bytes is not None:
+                conn.partial = PartialMessageWatch(
+                    self._clock, self.limits.partial_message_timeout, conn._partial_expired
+                )
             handler.connection_made()
             while not conn.closing:
                 try:
@@ -194,6 +263,8 @@ class TcpListener:
                     break
                 conn._touch()
                 handler.data_received(data)
+                if partial_bytes is not None and conn.partial is not None and not conn.closing:
+                    conn.partial.update(partial_bytes())
         except Exception:
             # A handler bug must cost one connection at most, never the listener.
             conn.log.exception("handler failed; closing the connection")
@@ -209,6 +280,7 @@ class TcpListener:
                 except Exception:
                     conn.log.exception("connection_lost failed")
             conn.log.info("disconnected (%s)", reason)
+            self.addresses.release(conn.peer_host)
             await conn._drain_and_close()
             if task is not None:
                 self._tasks.discard(task)

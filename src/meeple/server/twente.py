@@ -89,6 +89,7 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
         handler,
         clock=services.clock,
         idle_timeout=services.config.idle_timeout,
+        limits=services.config.limits,
     )
 
 
@@ -114,6 +115,10 @@ class TwenteHandler:
         self._you = -1
 
     # --- ConnectionHandler ------------------------------------------------------------
+
+    def partial_bytes(self) -> int:
+        """Bytes of the client's unfinished message (the listener's slowloris timer)."""
+        return self.session.partial
 
     def connection_made(self) -> None:
         """Twente clients speak first (ANNOUNCE); nothing to send."""
@@ -155,7 +160,8 @@ class TwenteHandler:
         elif isinstance(event, ChatRequest):
             self._chat(event.text)
         elif isinstance(event, PeerError):
-            self.conn.log.info("client reported %s", event.code.value)
+            code = "an unreadable ERROR" if event.code is None else event.code.value
+            self.conn.log.info("client reported %s; not answered", code)
         elif isinstance(event, ConnectionClosed):
             pass
 

@@ -78,8 +78,10 @@ def test_gaddag_holds_every_split_of_every_word_and_nothing_else(words: set[str]
 def test_gaddag_bytes_round_trip() -> None:
     """to_bytes/from_bytes restores the same arrays."""
     g = build_gaddag(["CAT", "CATS", "AT", "TA"])
-    h = Gaddag.from_bytes(g.to_bytes())
-    assert (h.masks, h.bases, h.targets, h.root) == (g.masks, g.bases, g.targets, g.root)
+    h = Gaddag.from_bytes(g.to_bytes(b"payload"))
+    assert (list(h.flat), h.root, h.node_count) == (list(g.flat), g.root, g.node_count)
+    assert bytes(h.payload) == b"payload"
+    assert h.nodes == list(g.flat)
 
 
 @pytest.mark.parametrize(
@@ -114,7 +116,7 @@ def test_load_from_file_writes_then_reuses_cache(tmp_path: Path) -> None:
     assert _cache_files(cache) == files
     assert files[0].stat().st_mtime_ns == stamp
     assert second.words == first.words
-    assert second.gaddag.masks == first.gaddag.masks
+    assert list(second.gaddag.flat) == list(first.gaddag.flat)
     assert second.name == "words.txt"
 
 
@@ -142,7 +144,7 @@ def test_corrupt_cache_is_rebuilt(tmp_path: Path, caplog: pytest.LogCaptureFixtu
     with caplog.at_level("WARNING"):
         again = load_lexicon(source, cache_dir=cache)
     assert "rebuilding" in caplog.text
-    assert again.gaddag.targets == good.gaddag.targets
+    assert list(again.gaddag.flat) == list(good.gaddag.flat)
     assert path.read_bytes() == whole
 
 
@@ -189,3 +191,34 @@ def test_gcide_source_is_filtered() -> None:
     assert "AARDVARK" in words
     assert "AARONSROD" not in words
     assert all(w.isascii() and w.isalpha() and w.isupper() and 2 <= len(w) <= 15 for w in words)
+
+
+def test_cached_load_parses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache key hashes the file's bytes: a cached load never re-parses the word list."""
+    import meeple.games.scrabble.lexicon as lexicon_module
+
+    source = tmp_path / "words.txt"
+    source.write_text("cat\ndog\ncats\n", encoding="utf-8")
+    cache = tmp_path / "cache"
+    first = load_lexicon(source, cache_dir=cache)
+
+    def no_parse(text: str) -> list[str]:
+        raise AssertionError("re-parsed the word list")
+
+    monkeypatch.setattr(lexicon_module, "parse_word_list", no_parse)
+    again = load_lexicon(source, cache_dir=cache)
+    assert again.words == first.words == {"CAT", "CATS", "DOG"}
+    assert "CATS" in again
+    assert again.gaddag.contains_word("CATS")
+    assert not again.gaddag.contains_word("ACT")
+
+
+def test_oversized_word_list_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file above the size limit is a LexiconError, not a memory blow-up."""
+    import meeple.games.scrabble.lexicon as lexicon_module
+
+    monkeypatch.setattr(lexicon_module, "MAX_SOURCE_BYTES", 10)
+    source = tmp_path / "words.txt"
+    source.write_text("cat\ndog\ncats\nmore\n", encoding="utf-8")
+    with pytest.raises(LexiconError, match="larger than"):
+        load_lexicon(source, cache_dir=tmp_path / "cache")

@@ -33,6 +33,7 @@ from meeple.protocols.clarkson.session import (
     ConnectionClosed,
     Greeted,
     Ignored,
+    PeerNok,
     Reply,
     ServerSession,
     State,
@@ -277,3 +278,13 @@ def test_client_session_never_raises_on_any_server_bytes(chunks: list[bytes]) ->
         assert c.buffered <= 128
     c.receive_eof()
     assert c.closed
+
+
+def test_nok_from_a_client_is_never_answered() -> None:
+    """A client's NOK (a peer's error report) is a PeerNok, not a NOK back: two peers that
+    both answer errors cannot bounce them for ever. Other server words still get NOK."""
+    s = greeted_server()
+    assert s.receive_data(b"NOK unrecognized command\r\n") == [PeerNok("unrecognized command")]
+    assert s.receive_data(b"nok\n") == [PeerNok("")]
+    [reply] = s.receive_data(b"WINNER x 3\r\n")
+    assert isinstance(reply, Reply)

@@ -198,3 +198,16 @@ def test_random_input_never_raises(chunks: list[bytes], sends: list[str]) -> Non
             with contextlib.suppress(LocalProtocolError):
                 server.send(messages[sends[i]])  # type: ignore[arg-type]
         assert server.buffered <= 256 + 1
+
+
+def test_info_from_a_client_is_ignored_never_answered() -> None:
+    """INFO is the server's error report; from a client it is Ignored (no INFO back), so
+    two peers answering each other's errors cannot bounce for ever."""
+    server = ServerSession()
+    server.send(ServerState(True, False))
+    [event] = server.receive_data(line(Info("ann", "INVALID")))
+    assert isinstance(event, Ignored)
+    server, _ = playing_pair()
+    [event] = server.receive_data(line(Info("bob", "WAIT")))
+    assert isinstance(event, Ignored)
+    assert server.state is State.PLAYING

@@ -18,6 +18,7 @@ from meeple.protocols.spectrangle import (
     ErrorWord,
     LocalProtocolError,
     Move,
+    PeerError,
     Place,
     ProtocolViolation,
     Rejected,
@@ -146,3 +147,20 @@ def test_any_input_gets_messages_or_error_lines(lines: list[bytes], chunk: int) 
             elif isinstance(event, Request):
                 server.send(ErrorReply(ErrorWord.INVALID_COMMAND))
         assert server.state in State
+
+
+def test_error_words_from_a_client_are_peer_errors_not_rejections() -> None:
+    """Every error word a client sends is a PeerError (never an error line back), in any
+    state, held lines included; the state does not move."""
+    server = ServerSession()
+    assert server.receive_data(b"invalidName\n") == [PeerError(ErrorWord.INVALID_NAME)]
+    events = server.receive_data(b"connect ann\ninvalidCommand\n")
+    assert events[0] == Connect("ann")
+    assert server.state is State.NAMING
+    server.send(Welcome(()))
+    assert server.next_events() == [PeerError(ErrorWord.INVALID_COMMAND)]
+    assert server.receive_data(b"INVALIDMOVE\r\n") == [PeerError(ErrorWord.INVALID_MOVE)]
+    assert server.state is State.LOBBY
+    refused = server.receive_data(b"invalidWhatever\n")
+    assert len(refused) == 1
+    assert isinstance(refused[0], Rejected)

@@ -604,3 +604,12 @@ class SessionMachine(RuleBasedStateMachine):
 
 TestSessionMachine = SessionMachine.TestCase
 TestSessionMachine.settings = settings(max_examples=100, stateful_step_count=30)
+
+
+def test_an_unreadable_client_error_is_not_answered_either() -> None:
+    """An ERROR with an unknown code or no code is still the peer's error report: a
+    PeerError without a code, never an ERROR back (no bounce between two peers)."""
+    for data in (b"ERROR\x1fE999\x1e", b"ERROR\x1e", b"error\x1fjunk\x1fmore\x1e"):
+        server = server_in(State.LOBBY)
+        assert server.receive_data(data) == [PeerError(None)]
+        assert server.state is State.LOBBY

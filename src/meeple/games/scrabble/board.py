@@ -49,11 +49,16 @@ class Premium(enum.IntEnum):
 
     @property
     def letter_multiplier(self) -> int:
-        return {Premium.DOUBLE_LETTER: 2, Premium.TRIPLE_LETTER: 3}.get(self, 1)
+        return _LETTER_MULTIPLIERS[self]
 
     @property
     def word_multiplier(self) -> int:
-        return {Premium.DOUBLE_WORD: 2, Premium.TRIPLE_WORD: 3}.get(self, 1)
+        return _WORD_MULTIPLIERS[self]
+
+
+# By Premium value (NONE, DL, TL, DW, TW): read on every scored square.
+_LETTER_MULTIPLIERS = (1, 2, 3, 1, 1)
+_WORD_MULTIPLIERS = (1, 1, 1, 2, 3)
 
 
 class Direction(enum.Enum):
@@ -179,7 +184,7 @@ class Board:
     @property
     def is_empty(self) -> bool:
         """True before the first play."""
-        return all(c == EMPTY for c in self._cells)
+        return self._cells.count(EMPTY) == len(self._cells)  # C speed, on every play
 
     def place(self, x: int, y: int, tile: str) -> None:
         self._cells[y * self.layout.size + x] = tile

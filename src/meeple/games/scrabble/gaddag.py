@@ -1,4 +1,4 @@
-"""A GADDAG as flat integer arrays: what move generation walks, and its on-disk form.
+"""A GADDAG in one flat ``uint32`` array: what move generation walks, and its on-disk form.
 
 A GADDAG (Gordon, "A faster Scrabble move generation algorithm", 1994) holds, for
 every word ``w`` of ``n`` letters and every split ``1 <= i <= n``, the string
@@ -8,22 +8,24 @@ the separator and walks right through the rest, so every word through the anchor
 found without guessing where it starts.
 
 The automaton is minimised (Daciuk et al., "Incremental construction of minimal
-acyclic finite-state automata", 2000, sorted-input variant) and stored as three
-parallel integer lists, indexed by node:
+acyclic finite-state automata", 2000, sorted-input variant) and stored as ONE flat
+array of unsigned 32-bit integers, :attr:`Gaddag.flat`. A node is an offset into it:
 
-- ``masks[node]``: bit ``i`` (0–25, A–Z) or bit 26 (:data:`SEP`) set when the node has
-  an arc for that symbol; bit 27 (:data:`FINAL_BIT`) set when a string ends here;
-- ``bases[node]``: index in ``targets`` of the node's first arc;
-- ``targets[bases[node] + k]``: the node the node's ``k``-th arc (in symbol order)
-  leads to.
+- ``flat[node]`` is the node's mask: bit ``i`` (0–25, A–Z) or bit 26 (:data:`SEP`)
+  set when the node has an arc for that symbol, bit 27 (:data:`FINAL_BIT`) set when a
+  string ends here;
+- ``flat[node + 1 + k]`` is the node the ``k``-th arc (in symbol order) leads to.
 
-The child for symbol ``s`` is ``targets[bases[node] + popcount(masks[node] & (bit - 1))]``
-with ``bit = 1 << s``: one mask test and one popcount, no per-node objects. Plain lists
-rather than ``array`` because indexing a list returns a cached int without boxing.
+The child for symbol ``s`` is ``flat[node + 1 + popcount(mask & (bit - 1))]`` with
+``bit = 1 << s``: one mask read and one read next to it, no per-node objects. The
+compiled core (``_movegen.c``) reads the same array straight from the memory-mapped
+cache file; the pure-Python generator uses :attr:`Gaddag.nodes`, the same numbers
+as a list (indexing a list returns a cached int without boxing).
 
-:meth:`Gaddag.to_bytes` / :meth:`Gaddag.from_bytes` give a compact form (a header,
-three little-endian ``uint32`` arrays and a BLAKE2 digest) that loads in milliseconds
-and refuses a corrupt or truncated file. :mod:`meeple.games.scrabble.lexicon` caches it.
+:meth:`Gaddag.to_bytes` / :meth:`Gaddag.from_bytes` give the on-disk form: a 40-byte
+header, the array (little-endian), an optional opaque payload (the lexicon keeps its
+word list there) and a BLAKE2 digest of everything before it. ``from_bytes`` refuses a
+corrupt or truncated buffer and, given a memory map, copies nothing.
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ import struct
 import sys
 from array import array
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 __all__ = [
     "FINAL_BIT",
@@ -49,98 +50,129 @@ SEP = 26
 SEP_BIT = 1 << SEP
 FINAL_BIT = 1 << 27
 LETTER_BITS = (1 << 26) - 1
+_ARC_BITS = LETTER_BITS | SEP_BIT
 
-# Bump when the serialised layout or the meaning of the arrays changes: the lexicon
+# Bump when the serialised layout or the meaning of the array changes: the lexicon
 # cache is keyed by it, so old cache files are simply not found again.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 3
 
 _MAGIC = b"MEEPLE-GADDAG\x00\x00\x00"
-_HEADER = struct.Struct("<16sIIIII")  # magic, version, nodes, arcs, root, reserved
+# magic, version, nodes, array length (uint32 words), root, payload bytes, reserved
+_HEADER = struct.Struct("<16sIIIIII")
 _DIGEST_SIZE = 32
 _ORD_A = ord("A")
 _SEP_CHAR = chr(_ORD_A + SEP)  # "[" sorts right after "Z"
 
 
-@dataclass(frozen=True, slots=True, eq=False)
 class Gaddag:
-    """A minimised GADDAG over A–Z with a separator; see the module docstring for layout."""
+    """A minimised GADDAG over A–Z with a separator; see the module docstring for layout.
 
-    masks: list[int]
-    bases: list[int]
-    targets: list[int]
-    root: int
+    ``flat`` is any sequence of ints (an ``array('I')``, or a ``memoryview`` cast to
+    ``'I'`` over a memory-mapped file); ``payload`` is the opaque bytes stored with it.
+    """
+
+    __slots__ = ("_nodes", "flat", "node_count", "payload", "root")
+
+    def __init__(
+        self,
+        flat: array[int] | memoryview,
+        root: int,
+        node_count: int,
+        payload: bytes | memoryview = b"",
+    ) -> None:
+        self.flat = flat
+        self.root = root
+        self.node_count = node_count
+        self.payload = payload
+        self._nodes: list[int] | None = None
 
     @property
-    def node_count(self) -> int:
-        return len(self.masks)
+    def nodes(self) -> list[int]:
+        """The flat array as a Python list (built on first use, for the Python generator)."""
+        if self._nodes is None:
+            self._nodes = self.flat.tolist()
+        return self._nodes
 
     def child(self, node: int, symbol: int) -> int:
         """The node reached from ``node`` over ``symbol`` (0–25 or :data:`SEP`), or -1."""
+        flat = self.flat
         bit = 1 << symbol
-        mask = self.masks[node]
+        mask = flat[node]
         if not mask & bit:
             return -1
-        return self.targets[self.bases[node] + (mask & (bit - 1)).bit_count()]
+        return int(flat[node + 1 + (mask & (bit - 1)).bit_count()])
 
     def walk(self, node: int, symbols: Iterable[int]) -> int:
         """The node reached from ``node`` over every symbol in turn, or -1 if the path breaks."""
-        masks, bases, targets = self.masks, self.bases, self.targets
+        flat = self.flat
         for symbol in symbols:
             bit = 1 << symbol
-            mask = masks[node]
+            mask = flat[node]
             if not mask & bit:
                 return -1
-            node = targets[bases[node] + (mask & (bit - 1)).bit_count()]
-        return node
+            node = flat[node + 1 + (mask & (bit - 1)).bit_count()]
+        return int(node)
 
     def is_final(self, node: int) -> bool:
-        return node >= 0 and bool(self.masks[node] & FINAL_BIT)
+        return node >= 0 and bool(self.flat[node] & FINAL_BIT)
 
     def contains_word(self, word: str) -> bool:
         """Whether ``word`` (upper-case A–Z) is in the automaton, read as its reversal."""
+        if not (word.isascii() and word.isalpha() and word.isupper()):
+            return False
         return self.is_final(self.walk(self.root, [ord(c) - _ORD_A for c in reversed(word)]))
 
-    def to_bytes(self) -> bytes:
-        """The compact serialised form; :meth:`from_bytes` reads it back."""
-        payload = b"".join(_u32(a).tobytes() for a in (self.masks, self.bases, self.targets))
+    def to_bytes(self, payload: bytes | None = None) -> bytes:
+        """The on-disk form, with ``payload`` (default: this GADDAG's) after the array."""
+        extra = bytes(self.payload) if payload is None else payload
+        body = _u32(self.flat).tobytes()
         header = _HEADER.pack(
-            _MAGIC, FORMAT_VERSION, len(self.masks), len(self.targets), self.root, 0
+            _MAGIC, FORMAT_VERSION, self.node_count, len(self.flat), self.root, len(extra), 0
         )
-        digest = hashlib.blake2b(header + payload, digest_size=_DIGEST_SIZE).digest()
-        return header + payload + digest
+        digest = hashlib.blake2b(header + body + extra, digest_size=_DIGEST_SIZE).digest()
+        return header + body + extra + digest
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> Gaddag:
-        """Read :meth:`to_bytes` output; raise ValueError if it is corrupt, truncated or stale."""
-        if len(data) < _HEADER.size + _DIGEST_SIZE:
+    def from_bytes(cls, data: bytes | memoryview | bytearray, *, verify: bool = True) -> Gaddag:
+        """Read :meth:`to_bytes` output; raise ValueError if it is corrupt, truncated or stale.
+
+        ``verify=False`` skips the digest (header, version and exact size are still
+        checked): for a file written whole and renamed into place, where hashing every
+        byte would cost more than the rest of the load.
+
+        Given a memoryview over a memory map, the array and payload are views into it
+        (nothing is copied); the caller keeps the map open as long as the GADDAG lives.
+        """
+        view = memoryview(data).cast("B")
+        if len(view) < _HEADER.size + _DIGEST_SIZE:
             raise ValueError("GADDAG data truncated")
-        magic, version, nodes, arcs, root, _ = _HEADER.unpack_from(data)
+        magic, version, nodes, length, root, extra, _ = _HEADER.unpack_from(view)
         if magic != _MAGIC:
             raise ValueError("not GADDAG data")
         if version != FORMAT_VERSION:
             raise ValueError(f"GADDAG format {version}, expected {FORMAT_VERSION}")
-        expected = _HEADER.size + 4 * (2 * nodes + arcs) + _DIGEST_SIZE
-        if len(data) != expected:
-            raise ValueError(f"GADDAG data is {len(data)} bytes, expected {expected}")
-        body = memoryview(data)[:-_DIGEST_SIZE]
-        digest = hashlib.blake2b(body, digest_size=_DIGEST_SIZE).digest()
-        if digest != data[-_DIGEST_SIZE:]:
-            raise ValueError("GADDAG data corrupt (digest mismatch)")
-        if not 0 <= root < max(nodes, 1):
+        expected = _HEADER.size + 4 * length + extra + _DIGEST_SIZE
+        if len(view) != expected:
+            raise ValueError(f"GADDAG data is {len(view)} bytes, expected {expected}")
+        if verify:
+            digest = hashlib.blake2b(view[:-_DIGEST_SIZE], digest_size=_DIGEST_SIZE).digest()
+            if digest != view[-_DIGEST_SIZE:]:
+                raise ValueError("GADDAG data corrupt (digest mismatch)")
+        if not 0 <= root < max(length, 1):
             raise ValueError("GADDAG root out of range")
-        offset = _HEADER.size
-        lists = []
-        for count in (nodes, nodes, arcs):
-            a = array("I")
-            a.frombytes(body[offset : offset + 4 * count])
-            if sys.byteorder == "big":  # pragma: no cover - the file is little-endian
-                a.byteswap()
-            lists.append(a.tolist())
-            offset += 4 * count
-        return cls(lists[0], lists[1], lists[2], root)
+        start = _HEADER.size
+        raw = view[start : start + 4 * length]
+        flat: array[int] | memoryview
+        if sys.byteorder == "little":
+            flat = raw.cast("I")
+        else:  # pragma: no cover - the file is little-endian
+            flat = array("I", raw.tobytes())
+            flat.byteswap()
+        payload = view[start + 4 * length : start + 4 * length + extra]
+        return cls(flat, root, nodes, payload)
 
 
-def _u32(values: list[int]) -> array[int]:
+def _u32(values: Iterable[int]) -> array[int]:
     a = array("I", values)
     if a.itemsize != 4:  # pragma: no cover - every platform CPython supports has 4
         raise RuntimeError("array('I') is not 32 bits on this platform")
@@ -163,7 +195,7 @@ def _gaddag_strings(words: Iterable[str]) -> list[str]:
     return out
 
 
-def build_gaddag(words: Iterable[str]) -> Gaddag:
+def build_gaddag(words: Iterable[str], payload: bytes = b"") -> Gaddag:
     """Compile upper-case A–Z words into a minimised :class:`Gaddag`.
 
     Cost grows with the sum of squared word lengths: about ten seconds for a 100,000-word
@@ -171,19 +203,23 @@ def build_gaddag(words: Iterable[str]) -> Gaddag:
     """
     strings = _gaddag_strings(set(words))
     # Nodes are registered bottom-up: a node's identity is (final, its arcs), so equal
-    # right-languages share one node. `register` maps that signature to the node id.
+    # right-languages share one node. `register` maps that signature to the node's
+    # offset in the flat array, which is known at once because children come first.
     register: dict[tuple[bool, tuple[int, ...]], int] = {}
-    finals: list[bool] = []
-    arcs_of: list[tuple[int, ...]] = []  # per node: symbol, child, symbol, child, ...
+    flat: list[int] = []
 
     def freeze(arcs: list[int], final: bool) -> int:
         sig = (final, tuple(arcs))
         node = register.get(sig)
         if node is None:
-            node = len(finals)
+            node = len(flat)
             register[sig] = node
-            finals.append(final)
-            arcs_of.append(sig[1])
+            mask = FINAL_BIT if final else 0
+            # Arcs were appended in sorted symbol order, which is the popcount rank order.
+            for k in range(0, len(arcs), 2):
+                mask |= 1 << arcs[k]
+            flat.append(mask)
+            flat.extend(arcs[1::2])
         return node
 
     # The path of the previous string: open (not yet registered) nodes with their arcs.
@@ -208,16 +244,4 @@ def build_gaddag(words: Iterable[str]) -> Gaddag:
         child = freeze(path_arcs.pop(), path_final.pop())
         path_arcs[-1] += (ord(prev[depth - 1]) - _ORD_A, child)
     root = freeze(path_arcs.pop(), path_final.pop())
-
-    masks: list[int] = []
-    bases: list[int] = []
-    targets: list[int] = []
-    for final, arcs in zip(finals, arcs_of, strict=True):
-        mask = FINAL_BIT if final else 0
-        bases.append(len(targets))
-        # Arcs were appended in sorted symbol order, which is the popcount rank order.
-        for k in range(0, len(arcs), 2):
-            mask |= 1 << arcs[k]
-            targets.append(arcs[k + 1])
-        masks.append(mask)
-    return Gaddag(masks, bases, targets, root)
+    return Gaddag(array("I", flat), root, len(register), payload)

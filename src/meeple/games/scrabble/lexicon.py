@@ -6,7 +6,8 @@ pass the lexicon to :func:`meeple.games.scrabble.movegen.legal_moves`.
 
 Compiling a GADDAG takes seconds, so :func:`load_lexicon` keeps the compiled form in a
 cache directory (``MEEPLE_CACHE_DIR``, else ``~/.cache/meeple``), one file per word
-list keyed by a hash of the normalised words and the GADDAG format version. A cache
+list keyed by the source file's path, size and mtime (no re-parse) and the format;
+a cached load memory-maps that file and parses nothing. A cache
 file that is truncated or corrupt is rebuilt, and a cache directory that cannot be
 written only costs the compile time.
 
@@ -19,9 +20,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import mmap
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 
@@ -79,23 +82,42 @@ def parse_word_list(text: str) -> list[str]:
 class Lexicon:
     """A set of words (upper-case A–Z, 2–15 letters) with its compiled GADDAG.
 
-    ``word in lexicon`` is a frozenset lookup (upper case expected); ``lexicon.gaddag``
-    is what move generation walks. Build one with :meth:`from_words` (compiles) or
-    :func:`load_lexicon` (compiles once, then loads from the cache).
+    ``word in lexicon`` checks the word (upper case expected); ``lexicon.gaddag`` is
+    what move generation walks. Build one with :meth:`from_words` (compiles) or
+    :func:`load_lexicon` (compiles once, then maps the cache file). ``words`` is a
+    frozenset built on first use from the word list stored with the GADDAG, so a
+    cached load reads no more than it must.
     """
 
-    __slots__ = ("gaddag", "name", "words")
+    __slots__ = ("_blob", "_words", "gaddag", "name")
 
-    def __init__(self, name: str, words: Iterable[str], gaddag: Gaddag) -> None:
+    def __init__(
+        self,
+        name: str,
+        words: Iterable[str] | None,
+        gaddag: Gaddag,
+        *,
+        blob: bytes | memoryview | None = None,
+    ) -> None:
         self.name = name
-        self.words: frozenset[str] = frozenset(words)
         self.gaddag = gaddag
+        self._words: frozenset[str] | None = None if words is None else frozenset(words)
+        self._blob = blob
+        if words is None and blob is None:
+            raise ValueError("a Lexicon needs its words or the stored word list")
 
     @classmethod
     def from_words(cls, words: Iterable[str], name: str = "custom") -> Lexicon:
         """Normalise ``words`` and compile them; no cache, no I/O."""
         normal = normalize_words(words)
         return cls(name, normal, build_gaddag(normal))
+
+    @property
+    def words(self) -> frozenset[str]:
+        if self._words is None:
+            text = bytes(self._blob or b"").decode("ascii")
+            self._words = frozenset(text.split("\n")) if text else frozenset()
+        return self._words
 
     def __contains__(self, word: object) -> bool:
         return word in self.words
@@ -142,36 +164,107 @@ def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     return Path.home() / ".cache" / "meeple"
 
 
-def _cache_key(words: list[str]) -> str:
-    digest = hashlib.sha256(f"meeple-gaddag-v{FORMAT_VERSION}\n".encode())
-    digest.update("\n".join(words).encode("ascii"))
-    return digest.hexdigest()[:32]
+# A word list larger than this is not a word list (the largest in use are ~3 MB).
+MAX_SOURCE_BYTES = 64 * 1024 * 1024
 
 
-def _read_source(name_or_path: str | os.PathLike[str]) -> tuple[str, list[str]]:
-    """(display name, normalised words) for a registered name or a word-list path."""
+def _english_words_file(source: str) -> Path:
+    # The data file get_english_words_set reads for (source, no options): its bytes key
+    # the cache, so a new package version with other words compiles again.
+    return Path(str(resources.files("english_words").joinpath("data", f"{source}.pickle")))
+
+
+# Name -> the file whose bytes identify the registered source (for the cache key).
+_SOURCE_FILES: Mapping[str, Callable[[], Path]] = MappingProxyType(
+    {
+        "gcide": lambda: _english_words_file("gcide"),
+        "web2": lambda: _english_words_file("web2"),
+    }
+)
+
+
+def _cache_key(kind: str, stamp: str) -> str:
+    """Hash of what kind of source it is, its identity stamp and the format versions."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(f"meeple-lexicon-v{_CACHE_VERSION}-gaddag-v{FORMAT_VERSION}\n".encode())
+    digest.update(f"{kind}\n{stamp}".encode())
+    return digest.hexdigest()
+
+
+# Bump when normalize_words or the payload layout changes.
+_CACHE_VERSION = 2
+
+
+def _stamp(path: Path) -> str:
+    """A file's identity for the cache key: resolved path, size and modification time.
+
+    Reading and hashing the words to make the key cost more than loading the cached
+    GADDAG, so the key does not depend on them: an edit that keeps the size and the
+    mtime to the nanosecond would not be noticed (``use_cache=False`` rebuilds).
+    """
+    st = path.stat()
+    return f"{path.resolve()}\0{st.st_size}\0{st.st_mtime_ns}"
+
+
+def _source(name_or_path: str | os.PathLike[str]) -> tuple[str, str, str]:
+    """(display name, kind, stamp) for a registered name or a word-list path.
+
+    ``kind`` is ``"name:gcide"`` for a registered source, ``"file"`` for a path; the
+    stamp identifies the data (a registered source's data file, or the word list).
+    """
     key = os.fspath(name_or_path)
-    source = LEXICONS.get(key)
-    if source is not None:
-        return key, normalize_words(source())
+    if key in LEXICONS:
+        locate = _SOURCE_FILES.get(key)
+        stamp = ""
+        if locate is not None:
+            with contextlib.suppress(OSError):
+                stamp = _stamp(locate())
+        return key, f"name:{key}", stamp
     path = Path(key)
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        if not path.is_file():
+            raise FileNotFoundError(f"no such file: {key}")
+        stamp = _stamp(path)
     except OSError as exc:
         known = ", ".join(sorted(LEXICONS))
         raise LexiconError(
             f"no lexicon {key!r}: not a known name ({known}) and not a readable file ({exc})"
         ) from exc
-    return path.name, parse_word_list(text)
+    return path.name, "file", stamp
+
+
+def _read_limited(path: Path) -> bytes:
+    with path.open("rb") as f:
+        data = f.read(MAX_SOURCE_BYTES + 1)
+    if len(data) > MAX_SOURCE_BYTES:
+        raise OSError(f"larger than {MAX_SOURCE_BYTES} bytes")
+    return data
+
+
+def _words_of(name_or_path: str | os.PathLike[str], kind: str) -> list[str]:
+    if kind != "file":
+        return normalize_words(LEXICONS[os.fspath(name_or_path)]())
+    try:
+        data = _read_limited(Path(name_or_path))
+    except OSError as exc:
+        where = os.fspath(name_or_path)
+        raise LexiconError(f"cannot read the word list {where!r}: {exc}") from exc
+    return parse_word_list(data.decode("utf-8", errors="replace"))
 
 
 def _load_cached(path: Path) -> Gaddag | None:
+    """The GADDAG in a cache file, memory-mapped (nothing copied), or None if unusable."""
     try:
-        data = path.read_bytes()
-    except OSError:
+        with path.open("rb") as f:
+            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):  # missing, unreadable, or empty (mmap of 0 bytes)
         return None
     try:
-        return Gaddag.from_bytes(data)
+        # The file was written whole and renamed into place, so its size (checked)
+        # catches truncation; the full digest is checked when it is written, not on
+        # every load (it would cost more than the load). The compiled generator
+        # checks the graph's structure before it walks it.
+        return Gaddag.from_bytes(memoryview(mapped), verify=False)
     except ValueError as exc:
         logger.warning("lexicon cache %s unusable (%s); rebuilding", path, exc)
         return None
@@ -200,17 +293,23 @@ def load_lexicon(
     """Load a lexicon by registered name (:data:`LEXICONS`) or word-list path.
 
     The compiled GADDAG comes from ``cache_dir`` (default :func:`default_cache_dir`)
-    when a valid file for these exact words is there; otherwise it is compiled and
-    stored. Raises :class:`LexiconError` for an unknown name or unreadable file.
+    when a valid file for this exact source is there: the key is the source file's
+    path, size and mtime (the word-list file, or a registered source's data file),
+    so nothing is read or parsed to find it, and the file is memory-mapped.
+    Otherwise the words are read, compiled and stored. Raises :class:`LexiconError`
+    for an unknown name or unreadable file.
     """
-    name, words = _read_source(name_or_path)
+    name, kind, stamp = _source(name_or_path)
     if not use_cache:
+        words = _words_of(name_or_path, kind)
         return Lexicon(name, words, build_gaddag(words))
     directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:40]
-    path = directory / f"{safe}-{_cache_key(words)}.gaddag"
+    path = directory / f"{safe}-{_cache_key(kind, stamp)}.gaddag"
     gaddag = _load_cached(path)
-    if gaddag is None:
-        gaddag = build_gaddag(words)
-        _store_cached(path, gaddag)
+    if gaddag is not None:
+        return Lexicon(name, None, gaddag, blob=gaddag.payload)
+    words = _words_of(name_or_path, kind)
+    gaddag = build_gaddag(words, payload="\n".join(words).encode("ascii"))
+    _store_cached(path, gaddag)
     return Lexicon(name, words, gaddag)

@@ -30,7 +30,7 @@ for a different letter is a different play.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from itertools import combinations
 
 from meeple.games.scrabble.board import Board, Direction
@@ -78,6 +78,16 @@ def exchanges(rack: str) -> list[str]:
     return sorted(found, key=lambda s: (len(s), s))
 
 
+def _walk(nodes: list[int], node: int, symbols: Iterable[int]) -> int:
+    for symbol in symbols:
+        bit = 1 << symbol
+        mask = nodes[node]
+        if not mask & bit:
+            return -1
+        node = nodes[node + 1 + (mask & (bit - 1)).bit_count()]
+    return node
+
+
 def _cross_check(g: Gaddag, before: list[int], after: list[int]) -> int:
     """Letters L (as a bit mask) such that ``before + L + after`` is a word.
 
@@ -85,30 +95,28 @@ def _cross_check(g: Gaddag, before: list[int], after: list[int]) -> int:
     nothing is before), so the shared part is walked once and only the letters the
     automaton offers are tried.
     """
-    masks, bases, targets = g.masks, g.bases, g.targets
+    nodes = g.nodes
     if before:
-        node = g.walk(g.root, reversed(before))
+        node = _walk(nodes, g.root, reversed(before))
         if node < 0:
             return 0
-        node = g.child(node, SEP)
+        node = _walk(nodes, node, (SEP,))
         if node < 0:
             return 0
-        starts = [(bit, node) for bit in _bits(masks[node] & LETTER_BITS)]
         then_sep = False
     else:
         node = g.root
-        starts = [(bit, node) for bit in _bits(masks[node] & LETTER_BITS)]
         then_sep = True
+    m = nodes[node]
     result = 0
-    for bit, parent in starts:
-        m = masks[parent]
-        n = targets[bases[parent] + (m & (bit - 1)).bit_count()]
+    for bit in _bits(m & LETTER_BITS):
+        n = nodes[node + 1 + (m & (bit - 1)).bit_count()]
         if then_sep:
-            n = g.child(n, SEP)
+            n = _walk(nodes, n, (SEP,))
             if n < 0:
                 continue
-        n = g.walk(n, after)
-        if n >= 0 and masks[n] & FINAL_BIT:
+        n = _walk(nodes, n, after)
+        if n >= 0 and nodes[n] & FINAL_BIT:
             result |= bit
     return result
 
@@ -257,7 +265,7 @@ def _gen_line(
     placement: Callable[[int, int, str], Placement],
 ) -> None:
     """Generate the plays of one line (a row when ``across``, else a column)."""
-    masks, bases, targets = g.masks, g.bases, g.targets
+    nodes = g.nodes
     size = len(line)
     direction = Direction.ACROSS if across else Direction.DOWN
     placed: list[str | None] = [None] * size  # the new tile on each square, this candidate
@@ -299,9 +307,9 @@ def _gen_line(
 
     def go_left(pos: int, node: int, main: int, wmul: int, cross: int, n: int) -> None:
         nonlocal rmask, blanks, avail
-        m = masks[node]
+        m = nodes[node]
         poss = m & cc[pos] & avail
-        base = bases[node]
+        base = node + 1
         lmul = lm[pos]
         wsq = wm[pos]
         csq = cs[pos]
@@ -311,7 +319,7 @@ def _gen_line(
             bit = poss & -poss
             poss ^= bit
             letter = bit.bit_length() - 1
-            child = targets[base + (m & (bit - 1)).bit_count()]
+            child = nodes[base + (m & (bit - 1)).bit_count()]
             count = rack[letter]
             if count:
                 rack[letter] = count - 1
@@ -343,27 +351,27 @@ def _gen_line(
         # Take in the board tiles left of pos: the word cannot stop next to one.
         p = pos - 1
         while p >= 0 and line[p] >= 0:
-            m = masks[node]
+            m = nodes[node]
             bit = 1 << line[p]
             if not m & bit:
                 return
-            node = targets[bases[node] + (m & (bit - 1)).bit_count()]
+            node = nodes[node + 1 + (m & (bit - 1)).bit_count()]
             main += face[p]
             p -= 1
-        m = masks[node]
+        m = nodes[node]
         if right_free and m & FINAL_BIT:
             emit(p + 1, anchor, main * wmul + cross, n)
         if m & SEP_BIT:
-            sep = targets[bases[node] + (m & (SEP_BIT - 1)).bit_count()]
+            sep = nodes[node + 1 + (m & (SEP_BIT - 1)).bit_count()]
             right_from(anchor, sep, p + 1, main, wmul, cross, n)
         if p >= limit and m & cc[p] & avail:
             go_left(p, node, main, wmul, cross, n)
 
     def go_right(pos: int, node: int, lo: int, main: int, wmul: int, cross: int, n: int) -> None:
         nonlocal rmask, blanks, avail
-        m = masks[node]
+        m = nodes[node]
         poss = m & cc[pos] & avail
-        base = bases[node]
+        base = node + 1
         lmul = lm[pos]
         wsq = wm[pos]
         csq = cs[pos]
@@ -373,7 +381,7 @@ def _gen_line(
             bit = poss & -poss
             poss ^= bit
             letter = bit.bit_length() - 1
-            child = targets[base + (m & (bit - 1)).bit_count()]
+            child = nodes[base + (m & (bit - 1)).bit_count()]
             count = rack[letter]
             if count:
                 rack[letter] = count - 1
@@ -413,14 +421,14 @@ def _gen_line(
         # Take in the board tiles right of pos: the word cannot stop next to one.
         p = pos + 1
         while p < size and line[p] >= 0:
-            m = masks[node]
+            m = nodes[node]
             bit = 1 << line[p]
             if not m & bit:
                 return
-            node = targets[bases[node] + (m & (bit - 1)).bit_count()]
+            node = nodes[node + 1 + (m & (bit - 1)).bit_count()]
             main += face[p]
             p += 1
-        m = masks[node]
+        m = nodes[node]
         if m & FINAL_BIT and p - 1 > anchor:
             emit(lo, p - 1, main * wmul + cross, n)
         if p < size and m & cc[p] & avail:
@@ -436,5 +444,5 @@ def _gen_line(
         limit = a
         while limit > 0 and (line[limit - 1] >= 0 or not anchors[limit - 1]):
             limit -= 1
-        if masks[g.root] & cc[a] & avail:
+        if nodes[g.root] & cc[a] & avail:
             go_left(a, g.root, 0, 1, 0, 0)

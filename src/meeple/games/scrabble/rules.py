@@ -28,7 +28,6 @@ cross word); a blank is worth 0 but a word premium under it still multiplies; us
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
 
@@ -119,8 +118,15 @@ class PlayResult:
 
 def missing_tiles(rack: Iterable[str], needed: Iterable[str]) -> str:
     """The tiles of ``needed`` that ``rack`` cannot supply (``""`` when it holds them all)."""
-    short = Counter(needed) - Counter(rack)
-    return "".join(sorted(short.elements()))
+    # A rack holds at most a few tiles: list removal beats two Counters (every play).
+    pool = list(rack)
+    short: list[str] = []
+    for tile in needed:
+        try:
+            pool.remove(tile)
+        except ValueError:
+            short.append(tile)
+    return "".join(sorted(short))
 
 
 def phonies(words: Iterable[Word], lexicon: Container[str]) -> tuple[str, ...]:
@@ -284,13 +290,21 @@ def _word_at(
     tile_set: TileSet,
 ) -> Word | None:
     """The word through ``(x, y)`` along ``direction``, scored; None if it is one letter."""
+    # On the server's turn path (every play, every cross word): plain loops over the
+    # board's public accessors, bounds inline, and the common case of a tile with no
+    # neighbour along ``direction`` answered before any list is built.
     dx, dy = direction.step
+    size = board.layout.size
+    placed = new.get
+    on_board = board.tile
 
     def tile_at(sx: int, sy: int) -> str | None:
-        if not board.on_board(sx, sy):
-            return None
-        return new.get((sx, sy)) or board.tile(sx, sy)
+        if 0 <= sx < size and 0 <= sy < size:
+            return placed((sx, sy)) or on_board(sx, sy)
+        return None
 
+    if tile_at(x - dx, y - dy) is None and tile_at(x + dx, y + dy) is None:
+        return None
     sx, sy = x, y
     while tile_at(sx - dx, sy - dy) is not None:
         sx, sy = sx - dx, sy - dy
@@ -299,13 +313,15 @@ def _word_at(
     text: list[str] = []
     letter_sum = 0
     word_multiplier = 1
+    premium_at = board.layout.premium
+    value_of = tile_set.value
     while (tile := tile_at(sx, sy)) is not None:
         squares.append((sx, sy))
         text.append(tile)
-        value = tile_set.value(tile)
+        value = value_of(tile)
         if (sx, sy) in new:
             # Premiums count only under the tiles this play puts down.
-            premium = board.layout.premium(sx, sy)
+            premium = premium_at(sx, sy)
             value *= premium.letter_multiplier
             word_multiplier *= premium.word_multiplier
         letter_sum += value

@@ -86,6 +86,12 @@ class LineFramer:
         """Bytes of an unfinished line held now (never more than the limit)."""
         return len(self._buffer)
 
+    @property
+    def partial(self) -> int:
+        """Bytes of the unfinished message (1 while dropping an oversized one): 0 only at a
+        message boundary. The server's slowloris timer reads it."""
+        return len(self._buffer) or int(self._skipping)
+
     def receive_data(self, data: bytes) -> list[LineEvent]:
         """Take the next chunk of the stream; return the events of the lines it ends."""
         events: list[LineEvent] = []

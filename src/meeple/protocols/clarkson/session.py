@@ -85,6 +85,7 @@ __all__ = [
     "ConnectionClosed",
     "Greeted",
     "Ignored",
+    "PeerNok",
     "Reply",
     "ServerEvent",
     "ServerSession",
@@ -203,6 +204,14 @@ class Reply:
 
 
 @dataclass(frozen=True, slots=True)
+class PeerNok:
+    """The client sent ``NOK``: a peer's error report. Log it; it is never answered, or
+    two peers that both answer errors would bounce NOKs for ever (issue 16)."""
+
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
 class Close:
     """Send ``data`` (GOODBYE) and close: the client quit (§3.2) or broke §3.1."""
 
@@ -235,7 +244,9 @@ class Ignored:
     reason: str
 
 
-ServerEvent = Greeted | UserSet | Ready | Place | Pass | Exchange | Reply | Close | ConnectionClosed
+ServerEvent = (
+    Greeted | UserSet | Ready | Place | Pass | Exchange | Reply | PeerNok | Close | ConnectionClosed
+)
 ClientEvent = ServerMessage | Malformed | Ignored | ConnectionClosed
 
 
@@ -252,6 +263,12 @@ class _Session:
     def buffered(self) -> int:
         """Bytes of an unfinished line held by the framer (bounded by the limit)."""
         return self._framer.buffered
+
+    @property
+    def partial(self) -> int:
+        """Bytes of an unfinished message (1 while an oversized one is dropped); 0 only
+        between messages. For the server's slowloris timer."""
+        return self._framer.partial
 
     @property
     def closed(self) -> bool:
@@ -344,6 +361,8 @@ class ServerSession(_Session):
         try:
             message = decode_client(line)
         except UnrecognizedCommand as exc:
+            if exc.command == Nok.command:
+                return PeerNok(line.strip()[len(Nok.command) :].strip())
             return self._refuse(exc.description)
         except RemoteProtocolError as exc:
             return self._refuse(exc.description)

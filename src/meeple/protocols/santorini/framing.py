@@ -182,6 +182,11 @@ class LineDecoder:
     def buffered(self) -> int:
         return len(self._buffer)
 
+    @property
+    def partial(self) -> int:
+        """Bytes of the unfinished message (1 while dropping an oversized one)."""
+        return len(self._buffer) or int(self._skipping)
+
     def receive_data(self, data: bytes) -> list[FrameEvent]:
         events: list[FrameEvent] = []
         start = 0
@@ -243,6 +248,11 @@ class ObjectStreamDecoder:
     @property
     def buffered(self) -> int:
         return len(self._buffer)
+
+    @property
+    def partial(self) -> int:
+        """Bytes of the unfinished item (1 while dropping an oversized string)."""
+        return len(self._buffer) or int(bool(self._skip))
 
     def receive_data(self, data: bytes) -> list[FrameEvent]:
         if self.broken is not None:
@@ -342,6 +352,11 @@ class AutoDecoder:
     @property
     def buffered(self) -> int:
         return 0 if self._inner is None else self._inner.buffered
+
+    @property
+    def partial(self) -> int:
+        """Bytes of the unfinished message; 0 at a boundary (see the decoders)."""
+        return 0 if self._inner is None else self._inner.partial
 
     def receive_data(self, data: bytes) -> list[FrameEvent]:
         if self._inner is None:

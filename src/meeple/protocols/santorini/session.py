@@ -225,6 +225,12 @@ class _Session:
     def buffered(self) -> int:
         return self._decoder.buffered
 
+    @property
+    def partial(self) -> int:
+        """Bytes of an unfinished message (1 while an oversized one is dropped); 0 only
+        between messages. For the server's slowloris timer."""
+        return self._decoder.partial
+
     def _write(self, message: Message) -> bytes:
         data = self._encoder.encode(message.encode())
         if not self._header_sent:
@@ -297,6 +303,10 @@ class ServerSession(_Session):
         except MessageError as exc:
             return Rejected(InfoCode.MALFORMED, str(exc), in_game)
         kind = message.TYPE
+        if kind is MessageType.INFO:
+            # An error report from the peer is never answered with one: two peers that
+            # both did so would bounce INFO between them for ever (issue 16).
+            return Ignored(message, "INFO from a client")
         if kind not in CLIENT_TYPES:
             return Rejected(InfoCode.INVALID, f"{kind.value} is a server message", in_game)
         next_state = CLIENT_SENDS[self.state].get(kind)

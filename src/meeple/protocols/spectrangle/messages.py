@@ -609,5 +609,7 @@ def decode_server(text: str) -> ServerMessage:
         return GameFinished(board)
     if head == "chat" and len(args) >= 2:
         _, name, message = text.strip().split(maxsplit=2)
+        if "\r" in message:  # a lone CR inside the line (found by make fuzz)
+            raise _fail("chat text must be one line")
         return ChatFrom(_name(name), message.strip())
     raise _fail(f"unknown server line: {text[:40]!r}")

@@ -70,6 +70,7 @@ __all__ = [
     "SUPPORTED_EXTENSIONS",
     "ClientEvent",
     "ClientSession",
+    "PeerError",
     "ProtocolViolation",
     "Rejected",
     "ServerEvent",
@@ -105,7 +106,17 @@ class ProtocolViolation:
     message: ServerMessage | None = None
 
 
-ServerEvent = ClientMessage | Rejected
+@dataclass(frozen=True, slots=True)
+class PeerError:
+    """The client sent one of the spec's error words (``invalidCommand``, ...) as a line.
+
+    Log it and answer nothing: an error word is never a command, and answering it with
+    one lets two peers that both do so bounce it between them for ever (issue 16)."""
+
+    word: ErrorWord
+
+
+ServerEvent = ClientMessage | Rejected | PeerError
 ClientEvent = ServerMessage | ProtocolViolation
 
 
@@ -140,6 +151,12 @@ class _Session:
     def extensions(self) -> frozenset[str]:
         """The extensions in use: asked for by the client and named in the welcome."""
         return self._extensions
+
+    @property
+    def partial(self) -> int:
+        """Bytes of an unfinished line (1 while an oversized one is dropped); 0 only
+        between lines. For the server's slowloris timer."""
+        return self._framer.partial
 
     @property
     def chat_enabled(self) -> bool:
@@ -213,6 +230,10 @@ class ServerSession(_Session):
     def _receive_line(self, text: str) -> ServerEvent:
         command = client_command(text)
         if command is None:
+            try:
+                return PeerError(ErrorWord.from_wire(text))
+            except ValueError:
+                pass
             return _reject(f"unknown command: {text[:40]!r}")
         trigger = _COMMAND_TRIGGERS[command]
         following = self._next(trigger)

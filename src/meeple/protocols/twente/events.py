@@ -86,9 +86,10 @@ class Chat:
 
 @dataclass(frozen=True, slots=True)
 class PeerError:
-    """The peer sent ERROR (a reply to something we sent); for logs, no reply expected."""
+    """The peer sent ERROR (a reply to something we sent); for logs, never answered.
+    ``code`` is None when the ERROR could not be read."""
 
-    code: ErrorCode
+    code: ErrorCode | None
     players: int | None = None
 
 

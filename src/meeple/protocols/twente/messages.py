@@ -168,9 +168,19 @@ class Message:
             raise LocalProtocolError(exc.code, exc.reason) from None
 
     def encode(self) -> bytes:
-        """The message as bytes, ready to write; checked first (strict in what we send)."""
-        self.check()
-        return encode_frame((self.command.value, *self.fields()))
+        """The message as bytes, ready to write; checked first (strict in what we send).
+
+        Equal messages encode to equal bytes, so the last few thousand are remembered: a
+        server sends the same INFORMWORD to every player of a game, and checks and
+        encodes it once."""
+        data = _ENCODED.get(self)
+        if data is None:
+            self.check()
+            data = encode_frame((self.command.value, *self.fields()))
+            if len(_ENCODED) >= _ENCODED_MAX:
+                _ENCODED.clear()
+            _ENCODED[self] = data
+        return data
 
     def _check(self) -> None:
         """Raise _Invalid for a value the spec does not allow."""
@@ -180,14 +190,26 @@ class Message:
         self._check()
 
 
+_ENCODED: dict[Message, bytes] = {}  # see Message.encode
+_ENCODED_MAX = 4096
+
+
 # --- value checks, shared by decoding (peer's values) and encoding (ours) -------------
 
 
 def _check_name(name: str) -> None:
+    if name in _GOOD_NAMES:  # names recur in every message of a game: checked once
+        return
     if not name or len(name) > MAX_NAME_LENGTH:
         raise _Invalid(ErrorCode.INVALID_ARGUMENT, f"a name has 1 to {MAX_NAME_LENGTH} characters")
     if name != name.strip() or any(unicodedata.category(c)[0] == "C" for c in name):
         raise _Invalid(ErrorCode.INVALID_ARGUMENT, f"not a usable name: {name!r}")
+    if len(_GOOD_NAMES) >= _ENCODED_MAX:
+        _GOOD_NAMES.clear()
+    _GOOD_NAMES.add(name)
+
+
+_GOOD_NAMES: set[str] = set()
 
 
 def _check_names(names: Sequence[str]) -> None:

@@ -205,6 +205,12 @@ class _Session:
         """Bytes of an unfinished message held by the framer (bounded by the limit)."""
         return self._framer.buffered
 
+    @property
+    def partial(self) -> int:
+        """Bytes of an unfinished message (1 while an oversized one is dropped); 0 only
+        between messages. For the server's slowloris timer."""
+        return self._framer.partial
+
     def has_extension(self, flag: Flag) -> bool:
         """True if both sides announced ``flag``, so its commands may be used (ERRATA)."""
         return flag in self.client_flags and flag in self.server_flags
@@ -349,6 +355,10 @@ class ServerSession(_Session):
         try:
             return self._handle_frame(event)
         except RemoteProtocolError as exc:
+            if event.command.strip().upper() == Command.ERROR.value:
+                # Even an unreadable ERROR is the peer's error report: answering it with
+                # one lets two such peers bounce errors for ever (issue 16).
+                return PeerError(None)
             return _reject(exc.code, exc.reason)
 
     def _handle_frame(self, frame: Frame) -> ServerEvent:

@@ -31,12 +31,14 @@ from meeple.protocols.spectrangle.messages import (
     PlayerSkipped,
     Replace,
     ServerMessage,
+    SkipNotice,
     Tiles,
     Waiting,
 )
 from meeple.protocols.spectrangle.messages import (
     PlayerLeft as PlayerLeftMessage,
 )
+from meeple.protocols.spectrangle.states import State
 from meeple.tui.connection import ConnectFailed, ConnectOptions, MoveError
 from meeple.tui.spectrangle.events import (
     ChatReceived,
@@ -51,6 +53,7 @@ from meeple.tui.spectrangle.events import (
     Queued,
     Refused,
     Say,
+    SkipAnnounced,
     Skipped,
     SkipTurn,
     SpectrangleEvent,
@@ -111,6 +114,13 @@ class SpectrangleConnection:
             return Placed(message.name, message.tile, message.index, message.points)
         if isinstance(message, PlayerSkipped):
             return Skipped(message.name)
+        if isinstance(message, SkipNotice):
+            # 1.3: "skip <name>" alone. To us in MUST_SKIP it asks us to skip; right after
+            # our own skip it is the server taking it (the session tells which).
+            mine = client.state_after is State.MUST_SKIP
+            if message.name == client.name and not mine:
+                return Skipped(message.name)
+            return SkipAnnounced(message.name, mine)
         if isinstance(message, Replace):
             return Exchanged(message.name, message.tile, message.new_tile)
         if isinstance(message, ErrorReply):
@@ -121,8 +131,7 @@ class SpectrangleConnection:
             return PlayerLeft(message.name)
         if isinstance(message, GameFinished):
             return GameEnded(message.leaderboard)
-        # "start with" is reported with the order that follows at once; a 1.3
-        # server's stand-alone "skip <name>" adds nothing to the tiles line.
+        # "start with" is reported with the order that follows at once.
         return None
 
     async def send(self, move: SpectrangleMove) -> None:

@@ -23,6 +23,7 @@ __all__ = [
     "Queued",
     "Refused",
     "Say",
+    "SkipAnnounced",
     "SkipTurn",
     "Skipped",
     "SpectrangleEvent",
@@ -66,6 +67,15 @@ class HandsDealt:
     hands: tuple[tuple[str, tuple[Tile, ...]], ...]
     player: str
     must_skip: bool
+    mine: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SkipAnnounced:
+    """The server says ``player`` has no legal placement and must skip or exchange (the
+    1.3 stand-alone ``skip <name>``, no tiles line); ``mine`` when that is us."""
+
+    player: str
     mine: bool
 
 
@@ -137,6 +147,7 @@ SpectrangleEvent = (
     | Queued
     | Started
     | HandsDealt
+    | SkipAnnounced
     | Placed
     | Skipped
     | Exchanged

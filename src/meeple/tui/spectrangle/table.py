@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from meeple.clients.spectrangle import swap_tile
 from meeple.games.spectrangle.board import Board
 from meeple.games.spectrangle.tiles import Tile
 from meeple.tui.spectrangle.events import (
@@ -23,6 +24,7 @@ from meeple.tui.spectrangle.events import (
     PlayerLeft,
     Queued,
     Refused,
+    SkipAnnounced,
     Skipped,
     SpectrangleEvent,
     Started,
@@ -98,9 +100,19 @@ class Table:
             if event.player == self.name:
                 self.refusal = None
             self._log(f"{event.player}: {event.tile} on {event.index}, {event.points} points")
+        elif isinstance(event, SkipAnnounced):
+            self.turn, self.must_skip, self.my_turn = event.player, True, event.mine
+            self._log(f"{event.player} cannot place a tile: skip or exchange")
         elif isinstance(event, Skipped):
+            self._pass_turn(event.player)
             self._log(f"{event.player} skips")
         elif isinstance(event, Exchanged):
+            # Some servers send no tiles line after "replace": the line itself says
+            # which tile the player gave back and which one came in.
+            self.hands[event.player] = swap_tile(
+                self.hands.get(event.player, ()), event.tile, event.new_tile
+            )
+            self._pass_turn(event.player)
             self._log(f"{event.player} exchanges {event.tile} for {event.new_tile}")
         elif isinstance(event, Refused):
             self.refusal = event.message
@@ -122,6 +134,13 @@ class Table:
             self.phase = Phase.CLOSED
             self.closed_reason = event.reason
             self.my_turn = False
+
+    def _pass_turn(self, player: str) -> None:
+        """``player``'s turn is over: the next in order is on turn until a tiles line
+        says otherwise (and may act only once the server's tiles line says so)."""
+        if player in self.order:
+            self.turn = self.order[(self.order.index(player) + 1) % len(self.order)]
+        self.must_skip = self.my_turn = False
 
     def _log(self, line: str) -> None:
         self.log.append(line)

@@ -1,0 +1,597 @@
+/* The compiled move generator: Gordon's GADDAG search over the flat uint32 array.
+ *
+ * This is the C twin of movegen.py (the reference): same anchors, same cross checks,
+ * same four mutually recursive walkers, same listing conventions (a play is listed
+ * once; a lone tile is the across play when it makes an across word; only across
+ * plays on an empty board). One difference in the order of the walk, not in its
+ * result: when tiles lie right after an anchor, they are walked first, as the start
+ * of the left part, instead of after the separator (see run()); that prunes the
+ * left parts that cannot precede them, most of the work in a crowded position. meeple.games.scrabble.native wraps it; nothing else
+ * should call it directly, because `generate` trusts a graph `check_graph` passed.
+ *
+ * Graph layout (gaddag.py): node = offset into `flat`; flat[node] is the mask (bits
+ * 0-25 letters, 26 separator, 27 final); flat[node + 1 + k] the k-th arc's target.
+ *
+ * generate(flat, root, board, size, lm, wm, values, rack, blanks, mode, top,
+ *          leave, strides, leave_start, bingo_tiles, bingo_bonus)
+ *   board   bytes, size*size, '.' empty, 'A'-'Z' tile, 'a'-'z' blank
+ *   lm, wm  bytes, size*size letter / word multipliers (row-major, [y*size+x])
+ *   values  bytes, 26 letter values
+ *   rack    bytes, 26 letter counts; blanks: number of blanks
+ *   mode    0 count (returns int), 1 all plays, 2 best `top` by score,
+ *           3 best `top` by equity = score + leave[leave index]
+ *   leave   buffer of doubles indexed by the leave index (mode 3), else None
+ *   strides bytes, 27: how much the leave index drops per letter used (26 = blank);
+ *           leave_start: the index of the whole rack
+ *   Returns bytes of RECORD_SIZE records (see Record), best first for modes 2 and 3.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SIZE 31
+#define SEP 26
+#define SEP_BIT (1u << SEP)
+#define FINAL_BIT (1u << 27)
+#define LETTER_BITS ((1u << 26) - 1)
+#define ARC_BITS (LETTER_BITS | SEP_BIT)
+
+enum { MODE_COUNT = 0, MODE_ALL = 1, MODE_TOP_SCORE = 2, MODE_TOP_EQUITY = 3 };
+
+/* One play, as Python reads it with struct "<iiBBBBI32s". */
+typedef struct {
+    int32_t score;
+    int32_t leave;     /* leave index after the play */
+    uint8_t x, y;      /* where the main word starts */
+    uint8_t down;      /* 0 across, 1 down */
+    uint8_t len;       /* main word length */
+    uint32_t newmask;  /* bit i set: square lo + i gets a new tile */
+    char word[32];     /* the main word, blanks lower case, NUL padded */
+} Record;
+
+typedef struct {
+    const uint32_t *g;
+    uint32_t root;
+    int size;
+    const char *board;
+    /* the line being searched */
+    int index, across;
+    int8_t line[MAX_SIZE + 1];
+    char chars[MAX_SIZE + 1];
+    uint8_t anchors[MAX_SIZE + 1];
+    int lm[MAX_SIZE + 1], wm[MAX_SIZE + 1], face[MAX_SIZE + 1], cs[MAX_SIZE + 1];
+    uint32_t cc[MAX_SIZE + 1];
+    char placed[MAX_SIZE + 1];
+    int anchor, anchor_end, limit; /* anchor_end: last square of the run of tiles right of it */
+    /* the rack */
+    int rack[26], blanks, values[26];
+    uint32_t rmask, avail;
+    int strides[27], leave_idx;
+    int bingo_tiles, bingo_bonus;
+    /* output */
+    int mode;
+    Py_ssize_t count, top, used, cap;
+    Record *out;
+    const double *leave;
+    int failed; /* out of memory */
+} Gen;
+
+static inline int popcount32(uint32_t v) { return __builtin_popcount(v); }
+static inline int ctz32(uint32_t v) { return __builtin_ctz(v); }
+
+static inline uint32_t child_of(const uint32_t *g, uint32_t node, uint32_t bit) {
+    uint32_t m = g[node];
+    if (!(m & bit)) return UINT32_MAX;
+    return g[node + 1 + popcount32(m & (bit - 1))];
+}
+
+/* ---- ranking: higher key first, then across before down, row, column, word ---- */
+
+static inline double key_of(const Gen *G, const Record *r) {
+    return G->mode == MODE_TOP_EQUITY ? (double)r->score + G->leave[r->leave] : (double)r->score;
+}
+
+/* >0 when a ranks before b */
+static int better(const Gen *G, const Record *a, const Record *b) {
+    double ka = key_of(G, a), kb = key_of(G, b);
+    if (ka != kb) return ka > kb ? 1 : -1;
+    if (a->down != b->down) return a->down < b->down ? 1 : -1;
+    if (a->y != b->y) return a->y < b->y ? 1 : -1;
+    if (a->x != b->x) return a->x < b->x ? 1 : -1;
+    int c = strncmp(a->word, b->word, sizeof a->word);
+    if (c != 0) return c < 0 ? 1 : -1;
+    return 0;
+}
+
+/* The heap keeps the worst of the kept records at out[0]. */
+static void sift_down(Gen *G, Py_ssize_t i) {
+    Py_ssize_t n = G->used;
+    for (;;) {
+        Py_ssize_t l = 2 * i + 1, r = l + 1, w = i;
+        if (l < n && better(G, &G->out[w], &G->out[l]) > 0) w = l;
+        if (r < n && better(G, &G->out[w], &G->out[r]) > 0) w = r;
+        if (w == i) return;
+        Record t = G->out[i];
+        G->out[i] = G->out[w];
+        G->out[w] = t;
+        i = w;
+    }
+}
+
+static void sift_up(Gen *G, Py_ssize_t i) {
+    while (i > 0) {
+        Py_ssize_t p = (i - 1) / 2;
+        if (better(G, &G->out[p], &G->out[i]) <= 0) return;
+        Record t = G->out[i];
+        G->out[i] = G->out[p];
+        G->out[p] = t;
+        i = p;
+    }
+}
+
+static const Gen *sort_gen;
+static int cmp_records(const void *a, const void *b) {
+    return -better(sort_gen, (const Record *)a, (const Record *)b);
+}
+
+/* ---- emitting a play ---- */
+
+static void emit(Gen *G, int lo, int hi, int score, int n) {
+    if (n == 1 && !G->across && G->cs[G->anchor] >= 0)
+        return; /* a lone tile with an across word is listed as the across play */
+    if (n == G->bingo_tiles) score += G->bingo_bonus;
+    G->count++;
+    if (G->mode == MODE_COUNT || G->failed) return;
+    Record r;
+    memset(&r, 0, sizeof r);
+    r.score = score;
+    r.leave = G->leave_idx;
+    r.x = (uint8_t)(G->across ? lo : G->index);
+    r.y = (uint8_t)(G->across ? G->index : lo);
+    r.down = (uint8_t)!G->across;
+    r.len = (uint8_t)(hi - lo + 1);
+    for (int p = lo; p <= hi; p++) {
+        if (G->placed[p]) {
+            r.word[p - lo] = G->placed[p];
+            r.newmask |= 1u << (p - lo);
+        } else {
+            r.word[p - lo] = G->chars[p];
+        }
+    }
+    if (G->mode == MODE_ALL) {
+        if (G->used == G->cap) {
+            Py_ssize_t cap = G->cap ? 2 * G->cap : 1024;
+            Record *grown = realloc(G->out, (size_t)cap * sizeof(Record));
+            if (!grown) {
+                G->failed = 1;
+                return;
+            }
+            G->out = grown;
+            G->cap = cap;
+        }
+        G->out[G->used++] = r;
+        return;
+    }
+    if (G->used < G->top) {
+        G->out[G->used++] = r;
+        sift_up(G, G->used - 1);
+    } else if (G->top > 0 && better(G, &r, &G->out[0]) > 0) {
+        G->out[0] = r;
+        sift_down(G, 0);
+    }
+}
+
+/* ---- the four walkers (see movegen.py for the reasoning) ---- */
+
+static void left_from(Gen *G, int pos, uint32_t node, int main, int wmul, int cross, int n);
+static void right_from(Gen *G, int pos, uint32_t node, int lo, int main, int wmul, int cross,
+                       int n);
+
+#define PLACE_LOOP(CALL_REAL, CALL_BLANK)                                           \
+    const uint32_t *g = G->g;                                                       \
+    uint32_t m = g[node];                                                           \
+    uint32_t poss = m & G->cc[pos] & G->avail;                                      \
+    int lmul = G->lm[pos], wsq = G->wm[pos], csq = G->cs[pos];                      \
+    int wmul1 = wmul * wsq, n1 = n + 1;                                             \
+    while (poss) {                                                                  \
+        uint32_t bit = poss & (~poss + 1);                                          \
+        poss ^= bit;                                                                \
+        int letter = ctz32(bit);                                                    \
+        uint32_t child = g[node + 1 + popcount32(m & (bit - 1))];                   \
+        int count = G->rack[letter];                                                \
+        if (count) {                                                                \
+            G->rack[letter] = count - 1;                                            \
+            if (count == 1) {                                                       \
+                G->rmask ^= bit;                                                    \
+                if (!G->blanks) G->avail = G->rmask;                                \
+            }                                                                       \
+            int v = G->values[letter] * lmul;                                       \
+            G->placed[pos] = (char)('A' + letter);                                  \
+            G->leave_idx -= G->strides[letter];                                     \
+            int crs = csq >= 0 ? cross + (csq + v) * wsq : cross;                   \
+            CALL_REAL;                                                              \
+            G->leave_idx += G->strides[letter];                                     \
+            G->rack[letter] = count;                                                \
+            if (count == 1) {                                                       \
+                G->rmask |= bit;                                                    \
+                if (!G->blanks) G->avail = G->rmask;                                \
+            }                                                                       \
+        }                                                                           \
+        if (G->blanks) {                                                            \
+            G->blanks--;                                                            \
+            if (!G->blanks) G->avail = G->rmask;                                    \
+            G->placed[pos] = (char)('a' + letter);                                  \
+            G->leave_idx -= G->strides[26];                                         \
+            int crs = csq >= 0 ? cross + csq * wsq : cross;                         \
+            CALL_BLANK;                                                             \
+            G->leave_idx += G->strides[26];                                         \
+            G->blanks++;                                                            \
+            G->avail = LETTER_BITS;                                                 \
+        }                                                                           \
+    }                                                                               \
+    G->placed[pos] = 0;
+
+static void go_left(Gen *G, int pos, uint32_t node, int main, int wmul, int cross, int n) {
+    PLACE_LOOP(left_from(G, pos, child, main + v, wmul1, crs, n1),
+               left_from(G, pos, child, main, wmul1, crs, n1))
+}
+
+static void go_right(Gen *G, int pos, uint32_t node, int lo, int main, int wmul, int cross,
+                     int n) {
+    PLACE_LOOP(right_from(G, pos, child, lo, main + v, wmul1, crs, n1),
+               right_from(G, pos, child, lo, main, wmul1, crs, n1))
+}
+
+static void left_from(Gen *G, int pos, uint32_t node, int main, int wmul, int cross, int n) {
+    const uint32_t *g = G->g;
+    int p = pos - 1;
+    while (p >= 0 && G->line[p] >= 0) {
+        node = child_of(g, node, 1u << G->line[p]);
+        if (node == UINT32_MAX) return;
+        main += G->face[p];
+        p--;
+    }
+    uint32_t m = g[node];
+    if (m & FINAL_BIT) emit(G, p + 1, G->anchor_end, main * wmul + cross, n);
+    if (m & SEP_BIT) {
+        uint32_t sep = g[node + 1 + popcount32(m & (SEP_BIT - 1))];
+        right_from(G, G->anchor_end, sep, p + 1, main, wmul, cross, n);
+    }
+    if (p >= G->limit && (m & G->cc[p] & G->avail)) go_left(G, p, node, main, wmul, cross, n);
+}
+
+static void right_from(Gen *G, int pos, uint32_t node, int lo, int main, int wmul, int cross,
+                       int n) {
+    const uint32_t *g = G->g;
+    int p = pos + 1;
+    while (p < G->size && G->line[p] >= 0) {
+        node = child_of(g, node, 1u << G->line[p]);
+        if (node == UINT32_MAX) return;
+        main += G->face[p];
+        p++;
+    }
+    uint32_t m = g[node];
+    if ((m & FINAL_BIT) && p - 1 > G->anchor_end) emit(G, lo, p - 1, main * wmul + cross, n);
+    if (p < G->size && (m & G->cc[p] & G->avail)) go_right(G, p, node, lo, main, wmul, cross, n);
+}
+
+/* ---- cross checks ---- */
+
+static uint32_t walk(const uint32_t *g, uint32_t node, const int8_t *syms, int k, int step) {
+    for (int i = 0; i < k && node != UINT32_MAX; i++) node = child_of(g, node, 1u << syms[i * step]);
+    return node;
+}
+
+/* Letters L such that before + L + after is a word (movegen._cross_check). */
+static uint32_t cross_check(const Gen *G, const int8_t *before, int nb, const int8_t *after,
+                            int na) {
+    const uint32_t *g = G->g;
+    uint32_t node = G->root, result = 0;
+    int then_sep;
+    if (nb > 0) {
+        node = walk(g, node, before + nb - 1, nb, -1);
+        if (node == UINT32_MAX) return 0;
+        node = child_of(g, node, SEP_BIT);
+        if (node == UINT32_MAX) return 0;
+        then_sep = 0;
+    } else {
+        then_sep = 1;
+    }
+    uint32_t m = g[node], letters = m & LETTER_BITS;
+    while (letters) {
+        uint32_t bit = letters & (~letters + 1);
+        letters ^= bit;
+        uint32_t c = g[node + 1 + popcount32(m & (bit - 1))];
+        if (then_sep) {
+            c = child_of(g, c, SEP_BIT);
+            if (c == UINT32_MAX) continue;
+        }
+        c = walk(g, c, after, na, 1);
+        if (c != UINT32_MAX && (g[c] & FINAL_BIT)) result |= bit;
+    }
+    return result;
+}
+
+/* ---- the board ---- */
+
+static inline char cell(const Gen *G, int across, int i, int p) {
+    return across ? G->board[i * G->size + p] : G->board[p * G->size + i];
+}
+
+static inline int8_t code_of(char c) {
+    if (c >= 'A' && c <= 'Z') return (int8_t)(c - 'A');
+    if (c >= 'a' && c <= 'z') return (int8_t)(c - 'a');
+    return -1;
+}
+
+static void run(Gen *G, const uint8_t *lmb, const uint8_t *wmb) {
+    int size = G->size;
+    int empty = 1;
+    for (int k = 0; k < size * size; k++)
+        if (code_of(G->board[k]) >= 0) {
+            empty = 0;
+            break;
+        }
+    G->rmask = 0;
+    for (int l = 0; l < 26; l++)
+        if (G->rack[l]) G->rmask |= 1u << l;
+    G->avail = G->blanks ? LETTER_BITS : G->rmask;
+    int centre = size / 2;
+    for (int dir = 0; dir < (empty ? 1 : 2); dir++) {
+        int across = dir == 0;
+        G->across = across;
+        for (int i = 0; i < size; i++) {
+            int any = 0;
+            for (int p = 0; p < size; p++) {
+                char c = cell(G, across, i, p);
+                G->line[p] = code_of(c);
+                G->chars[p] = c;
+                G->placed[p] = 0;
+            }
+            for (int p = 0; p < size; p++) {
+                int a = 0;
+                if (empty) {
+                    a = i == centre && p == centre;
+                } else if (G->line[p] < 0) {
+                    a = (p > 0 && G->line[p - 1] >= 0) || (p + 1 < size && G->line[p + 1] >= 0) ||
+                        (i > 0 && code_of(cell(G, across, i - 1, p)) >= 0) ||
+                        (i + 1 < size && code_of(cell(G, across, i + 1, p)) >= 0);
+                }
+                G->anchors[p] = (uint8_t)a;
+                any |= a;
+            }
+            if (!any) continue;
+            G->index = i;
+            for (int p = 0; p < size; p++) {
+                int x = across ? p : i, y = across ? i : p;
+                G->lm[p] = lmb[y * size + x];
+                G->wm[p] = wmb[y * size + x];
+                G->cc[p] = LETTER_BITS;
+                G->cs[p] = -1;
+                G->face[p] = 0;
+                if (G->line[p] >= 0) {
+                    char c = G->chars[p];
+                    G->face[p] = (c >= 'a' && c <= 'z') ? 0 : G->values[(int)G->line[p]];
+                    continue;
+                }
+                int lo = i, hi = i;
+                while (lo > 0 && code_of(cell(G, across, lo - 1, p)) >= 0) lo--;
+                while (hi + 1 < size && code_of(cell(G, across, hi + 1, p)) >= 0) hi++;
+                if (lo == i && hi == i) continue;
+                int8_t before[MAX_SIZE + 1], after[MAX_SIZE + 1];
+                int nb = 0, na = 0, total = 0;
+                for (int q = lo; q <= hi; q++) {
+                    if (q == i) continue;
+                    char c = cell(G, across, q, p);
+                    int8_t code = code_of(c);
+                    if (q < i)
+                        before[nb++] = code;
+                    else
+                        after[na++] = code;
+                    total += (c >= 'a' && c <= 'z') ? 0 : G->values[(int)code];
+                }
+                G->cs[p] = total;
+                G->cc[p] = cross_check(G, before, nb, after, na);
+            }
+            for (int a = 0; a < size; a++) {
+                if (!G->anchors[a]) continue;
+                G->anchor = a;
+                int limit = a;
+                while (limit > 0 && (G->line[limit - 1] >= 0 || !G->anchors[limit - 1])) limit--;
+                G->limit = limit;
+                /* Tiles right after the anchor belong to every play through it: walk them
+                 * (reversed, as the GADDAG reads a left part) before placing anything, so
+                 * the search never tries left parts that cannot precede them. movegen.py
+                 * takes them in after the separator instead; the plays are the same. */
+                int end = a, main0 = 0;
+                while (end + 1 < size && G->line[end + 1] >= 0) end++;
+                uint32_t start = G->root;
+                for (int q = end; q > a && start != UINT32_MAX; q--) {
+                    start = child_of(G->g, start, 1u << G->line[q]);
+                    main0 += G->face[q];
+                }
+                G->anchor_end = end;
+                if (start != UINT32_MAX && (G->g[start] & G->cc[a] & G->avail))
+                    go_left(G, a, start, main0, 1, 0, 0);
+            }
+        }
+    }
+}
+
+/* ---- Python entry points ---- */
+
+static int get_bytes(PyObject *o, Py_ssize_t want, const char *what, Py_buffer *view) {
+    if (PyObject_GetBuffer(o, view, PyBUF_SIMPLE) < 0) return -1;
+    if (want >= 0 && view->len != want) {
+        PyErr_Format(PyExc_ValueError, "%s must be %zd bytes, not %zd", what, want, view->len);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *check_graph(PyObject *self, PyObject *args) {
+    /* Every node's arcs lie inside the array and lead to node starts; the root is one.
+     * Done once per graph so `generate` may index without bounds checks. */
+    PyObject *flat_obj;
+    unsigned long root;
+    if (!PyArg_ParseTuple(args, "Ok", &flat_obj, &root)) return NULL;
+    Py_buffer fv;
+    if (get_bytes(flat_obj, -1, "flat", &fv) < 0) return NULL;
+    const uint32_t *g = fv.buf;
+    Py_ssize_t n = fv.len / 4;
+    int ok = fv.len % 4 == 0 && n > 0;
+    uint8_t *starts = ok ? calloc((size_t)n, 1) : NULL;
+    if (ok && !starts) {
+        PyBuffer_Release(&fv);
+        return PyErr_NoMemory();
+    }
+    Py_ssize_t o = 0;
+    while (ok && o < n) {
+        uint32_t m = g[o];
+        if (m & ~(ARC_BITS | FINAL_BIT)) ok = 0;
+        starts[o] = 1;
+        o += 1 + popcount32(m & ARC_BITS);
+    }
+    if (o != n) ok = 0;
+    for (o = 0; ok && o < n;) {
+        int k = popcount32(g[o] & ARC_BITS);
+        for (int j = 1; j <= k; j++)
+            if (g[o + j] >= (uint64_t)n || !starts[g[o + j]]) ok = 0;
+        o += 1 + k;
+    }
+    if (ok && (root >= (unsigned long)n || !starts[root])) ok = 0;
+    free(starts);
+    PyBuffer_Release(&fv);
+    return PyBool_FromLong(ok);
+}
+
+static PyObject *generate(PyObject *self, PyObject *args) {
+    PyObject *flat_obj, *board_obj, *lm_obj, *wm_obj, *values_obj, *rack_obj, *leave_obj,
+        *strides_obj;
+    unsigned long root;
+    int size, blanks, mode, leave_start, bingo_tiles, bingo_bonus;
+    Py_ssize_t top;
+    if (!PyArg_ParseTuple(args, "OkOiOOOOiinOOiii", &flat_obj, &root, &board_obj, &size, &lm_obj,
+                          &wm_obj, &values_obj, &rack_obj, &blanks, &mode, &top, &leave_obj,
+                          &strides_obj, &leave_start, &bingo_tiles, &bingo_bonus))
+        return NULL;
+    if (size < 1 || size > MAX_SIZE) return PyErr_Format(PyExc_ValueError, "bad board size");
+    if (mode < MODE_COUNT || mode > MODE_TOP_EQUITY || top < 0 || blanks < 0 || blanks > 64)
+        return PyErr_Format(PyExc_ValueError, "bad mode, top or blanks");
+    Py_buffer fv, bv, lv, wv, vv, rv, sv, ev;
+    int got = 0, ok = 0;
+    PyObject *result = NULL;
+    Gen *G = calloc(1, sizeof(Gen));
+    if (!G) return PyErr_NoMemory();
+    Py_ssize_t cells = (Py_ssize_t)size * size;
+    if (get_bytes(flat_obj, -1, "flat", &fv) < 0) goto done;
+    got = 1;
+    if (get_bytes(board_obj, cells, "board", &bv) < 0) goto done;
+    got = 2;
+    if (get_bytes(lm_obj, cells, "lm", &lv) < 0) goto done;
+    got = 3;
+    if (get_bytes(wm_obj, cells, "wm", &wv) < 0) goto done;
+    got = 4;
+    if (get_bytes(values_obj, 26, "values", &vv) < 0) goto done;
+    got = 5;
+    if (get_bytes(rack_obj, 26, "rack", &rv) < 0) goto done;
+    got = 6;
+    if (get_bytes(strides_obj, 27, "strides", &sv) < 0) goto done;
+    got = 7;
+    if (mode == MODE_TOP_EQUITY) {
+        if (leave_obj == Py_None) {
+            PyErr_SetString(PyExc_ValueError, "equity ranking needs a leave table");
+            goto done;
+        }
+        if (get_bytes(leave_obj, -1, "leave", &ev) < 0) goto done;
+        got = 8;
+        if (ev.len % (Py_ssize_t)sizeof(double) || leave_start < 0 ||
+            (Py_ssize_t)leave_start >= ev.len / (Py_ssize_t)sizeof(double)) {
+            PyErr_SetString(PyExc_ValueError, "leave table too short");
+            goto done;
+        }
+        G->leave = ev.buf;
+    }
+    if ((Py_ssize_t)root >= fv.len / 4) {
+        PyErr_SetString(PyExc_ValueError, "root out of range");
+        goto done;
+    }
+    G->g = fv.buf;
+    G->root = (uint32_t)root;
+    G->size = size;
+    G->board = bv.buf;
+    G->blanks = blanks;
+    for (int l = 0; l < 26; l++) {
+        G->rack[l] = ((const uint8_t *)rv.buf)[l];
+        G->values[l] = ((const uint8_t *)vv.buf)[l];
+    }
+    for (int l = 0; l < 27; l++) G->strides[l] = ((const uint8_t *)sv.buf)[l];
+    G->leave_idx = leave_start;
+    G->bingo_tiles = bingo_tiles;
+    G->bingo_bonus = bingo_bonus;
+    G->mode = mode;
+    G->top = top;
+    if (mode >= MODE_TOP_SCORE && top > 0) {
+        G->out = malloc((size_t)top * sizeof(Record));
+        if (!G->out) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        G->cap = top;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    run(G, lv.buf, wv.buf);
+    Py_END_ALLOW_THREADS
+    if (G->failed) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (mode == MODE_COUNT) {
+        result = PyLong_FromSsize_t(G->count);
+    } else {
+        if (mode >= MODE_TOP_SCORE && G->used > 1) {
+            sort_gen = G; /* under the GIL: no other sort runs at once */
+            qsort(G->out, (size_t)G->used, sizeof(Record), cmp_records);
+        }
+        result = PyBytes_FromStringAndSize((const char *)G->out,
+                                           G->used * (Py_ssize_t)sizeof(Record));
+    }
+    ok = 1;
+done:
+    (void)ok;
+    if (got >= 8) PyBuffer_Release(&ev);
+    if (got >= 7) PyBuffer_Release(&sv);
+    if (got >= 6) PyBuffer_Release(&rv);
+    if (got >= 5) PyBuffer_Release(&vv);
+    if (got >= 4) PyBuffer_Release(&wv);
+    if (got >= 3) PyBuffer_Release(&lv);
+    if (got >= 2) PyBuffer_Release(&bv);
+    if (got >= 1) PyBuffer_Release(&fv);
+    free(G->out);
+    free(G);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"check_graph", check_graph, METH_VARARGS,
+     "check_graph(flat, root) -> bool: the graph is safe for generate()."},
+    {"generate", generate, METH_VARARGS,
+     "generate(...): count or list plays; see the comment at the top of _movegen.c."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_movegen", "The compiled Scrabble move generator.", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__movegen(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (m && PyModule_AddIntConstant(m, "RECORD_SIZE", (long)sizeof(Record)) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
