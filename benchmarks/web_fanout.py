@@ -42,7 +42,7 @@ from meeple.protocols.twente.messages import (
 )
 from meeple.protocols.web import PROTOCOL
 from meeple.server.app import MeepleServer
-from meeple.server.config import ServerConfig
+from meeple.server.config import LimitsConfig, ServerConfig
 from meeple.server.lobby import Lobby
 
 
@@ -107,7 +107,10 @@ async def _until(player: TwenteClient, kind: type | tuple[type, ...]) -> None:
 async def main(spectators: int, moves: int, interval: float) -> None:
     db = Path(tempfile.mkdtemp()) / "bench.sqlite3"
     server = MeepleServer(
-        ServerConfig(database=str(db), lexicon="gcide").only("twente", "web"),
+        # All spectators come from 127.0.0.1: no per-address limit for this measurement.
+        ServerConfig(database=str(db), lexicon="gcide")
+        .only("twente", "web")
+        .with_overrides(limits=LimitsConfig(max_connections_per_address=0)),
         rng=random.Random(1),
     )
     lexicon = server.services.resource("scrabble.lexicon", lambda: load_lexicon("gcide"))

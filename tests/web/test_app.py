@@ -224,3 +224,15 @@ async def test_an_old_row_shows_its_result_and_says_it_cannot_be_replayed(
     assert "stored before records could be replayed" in page.text
     assert "Winner: old" in page.text
     assert (await http.get("/games/n/999")).status_code == 404
+
+
+async def test_websockets_per_address_are_limited(make_server: ServerFactory) -> None:
+    """[limits] max_connections_per_address applies to the web's WebSockets too."""
+    server = await make_server("twente", limits={"max_connections_per_address": 2})
+    first, second = await _ws(server), await _ws(server)
+    with pytest.raises(websockets.InvalidStatus):
+        await _ws(server)
+    await first.close()
+    third = await _ws(server)  # a slot is free again
+    for ws in (second, third):
+        await ws.close()

@@ -31,6 +31,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from meeple.protocols import web as proto
 from meeple.server.cmpn402_console import Console
 from meeple.server.feed import Feed, Subscription, game_topic
+from meeple.server.limits import AddressLimiter
 from meeple.server.lobby import LOBBY_TOPIC, Lobby
 from meeple.server.store import Store
 from meeple.web import console as console_pages
@@ -303,17 +304,30 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
     if hub.closing:
         await websocket.close(code=1001)
         return
-    await websocket.accept()
-    conn = WebConnection(websocket, websocket.app.state.ctx, websocket.app.state.max_message_size)
-    hub.connections.add(conn)
+    # [limits] max_connections_per_address, as every listener: refused before the
+    # handshake completes (the browser sees the WebSocket fail, HTTP 403).
+    addresses: AddressLimiter = websocket.app.state.addresses
+    address = websocket.client.host if websocket.client else "unknown"
+    if not addresses.acquire(address):
+        logger.info("web: refused a WebSocket from %s: too many open", address)
+        await websocket.close(code=1013)
+        return
     try:
-        await conn.run()
-    except WebSocketDisconnect:
-        pass
+        await websocket.accept()
+        conn = WebConnection(
+            websocket, websocket.app.state.ctx, websocket.app.state.max_message_size
+        )
+        hub.connections.add(conn)
+        try:
+            await conn.run()
+        except WebSocketDisconnect:
+            pass
+        finally:
+            hub.connections.discard(conn)
+            with contextlib.suppress(Exception):
+                await websocket.close(code=1001 if hub.closing else 1000)
     finally:
-        hub.connections.discard(conn)
-        with contextlib.suppress(Exception):
-            await websocket.close(code=1001 if hub.closing else 1000)
+        addresses.release(address)
 
 
 def create_app(services: Services, *, max_message_size: int | None = None) -> Starlette:
@@ -334,5 +348,6 @@ def create_app(services: Services, *, max_message_size: int | None = None) -> St
     app.state.hub = Hub()
     app.state.templates = environment()
     app.state.console_sessions = console_pages.Sessions()
+    app.state.addresses = AddressLimiter(services.config.limits.max_connections_per_address)
     app.state.max_message_size = max_message_size or proto.DEFAULT_MAX_MESSAGE_SIZE
     return app
