@@ -236,8 +236,8 @@ class WebConnection:
         self._stopped.set()
         self.subscription.close()
 
-    async def send(self, message: proto.ServerMessage) -> None:
-        text = self.session.send(message)
+    async def send(self, message: proto.ServerMessage, encoded: str | None = None) -> None:
+        text = self.session.send(message, encoded)
         async with self._send_lock:
             await self.websocket.send_text(text)
 
@@ -296,7 +296,8 @@ class WebConnection:
             topic, uid = _wire_topic(item.topic)
             if (topic, uid) not in self.session.subscriptions:
                 continue
-            await self.send(proto.Snapshot(topic, uid, item.seq, item.json()))
+            snapshot = proto.Snapshot(topic, uid, item.seq, item.json())
+            await self.send(snapshot, item.memo(proto.PROTOCOL, snapshot.encode))
 
 
 async def websocket_endpoint(websocket: WebSocket) -> None:
