@@ -13,10 +13,10 @@ NATIVE_STAMP := $(VENV)/.native-stamp
 
 .PHONY: serve test lint typecheck pytest bench fuzz clean native
 
-$(STAMP): pyproject.toml setup.py
+$(STAMP): pyproject.toml setup.py Makefile
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "meeple needs Python 3.11 or newer"'
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet --upgrade pip "setuptools>=77"
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
