@@ -45,6 +45,7 @@ bench: $(STAMP) $(NATIVE_STAMP)
 	$(BIN)/python benchmarks/movegen.py
 	$(BIN)/python benchmarks/santorini_ai.py
 	$(BIN)/python benchmarks/server_load.py
+	$(BIN)/python benchmarks/web_fanout.py
 
 # Coverage-guided fuzzing of every protocol (atheris, the `fuzz` extra): 1,000,000 inputs
 # per target by default; FUZZ_ARGS="--runs 20000 twente" for a quick look. Not part of
