@@ -28,7 +28,8 @@ import traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-WORK = HERE.parent / ".fuzz"
+# Corpora, crashes and logs; MEEPLE_FUZZ_DIR runs several drivers side by side.
+WORK = Path(os.environ.get("MEEPLE_FUZZ_DIR", HERE.parent / ".fuzz")).resolve()
 DEFAULT_RUNS = 1_000_000
 MAX_LEN = 1024
 _DONE = re.compile(rb"Done (\d+) runs in (\d+) second")
@@ -134,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append((name, inputs, elapsed, crashes, status))
         print(
             f"{name:12} {inputs:>10,} inputs {elapsed:8.1f} s {inputs / elapsed:9,.0f}/s "
-            f"{crashes:>4} new crashes  {status}  (log {log.relative_to(HERE.parent)})",
+            f"{crashes:>4} new crashes  {status}  (log {log})",
             flush=True,
         )
     print(f"\n{'target':12} {'inputs run':>12} {'crashes':>8}")

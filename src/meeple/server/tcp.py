@@ -10,6 +10,11 @@ message stays unfinished for ``partial_message_timeout`` seconds (slowloris).
 
 The handler is the protocol's asyncio-facing side: it receives bytes, feeds its
 sans-I/O session, and sends bytes back. It holds no game logic; games live in rooms.
+
+The socket side is an :class:`asyncio.Protocol` per connection, not a stream and a
+task: bytes go from the event loop's read straight to ``handler.data_received``, and
+what a connection is sent during one turn of the loop leaves in one write. On the
+Twente turn path this removes a task wake-up per message and most system calls.
 """
 
 from __future__ import annotations
@@ -36,7 +41,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-READ_SIZE = 65536
 # A peer that does not read what we send is cut off once this much is buffered for it,
 # so one stalled client cannot make the server hold unbounded memory.
 MAX_WRITE_BUFFER = 1024 * 1024
@@ -79,14 +83,12 @@ class Connection:
     def __init__(
         self,
         conn_id: str,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
+        transport: asyncio.Transport,
         clock: Clock,
         idle_timeout: float,
     ) -> None:
         self.id = conn_id
-        self._reader = reader
-        self._writer = writer
+        self._transport = transport
         self._clock = clock
         self._idle_timeout = idle_timeout
         self._last_activity = clock.now()
@@ -96,7 +98,8 @@ class Connection:
         self._loop = asyncio.get_running_loop()
         self._closing = False
         self.close_reason = ""
-        peer = writer.get_extra_info("peername")
+        self.done: asyncio.Future[None] = self._loop.create_future()
+        peer = transport.get_extra_info("peername")
         self.peer_host: str = peer[0] if isinstance(peer, tuple) else "unknown"
         self.log = _ConnectionLog(logger, {"conn": conn_id})
 
@@ -121,8 +124,8 @@ class Connection:
             return True
         data = b"".join(self._out) if len(self._out) > 1 else self._out[0]
         self._out.clear()
-        self._writer.write(data)
-        if self._writer.transport.get_write_buffer_size() > MAX_WRITE_BUFFER:
+        self._transport.write(data)
+        if self._transport.get_write_buffer_size() > MAX_WRITE_BUFFER:
             self.log.warning("peer is not reading; closing")
             self.close("write buffer full")
             return False
@@ -139,13 +142,20 @@ class Connection:
             return
         self._closing = True
         self.close_reason = reason
+        self._stop_timers()
+        self._transport.close()  # what was written still goes out, then the FIN
+
+    def abort(self) -> None:
+        """Drop the connection at once, unsent bytes and all (shutdown past its grace)."""
+        self._closing = True
+        self._stop_timers()
+        self._transport.abort()
+
+    def _stop_timers(self) -> None:
         if self._watchdog is not None:
             self._watchdog.cancel()
         if self.partial is not None:
             self.partial.cancel()
-        self._reader.feed_eof()
-        with contextlib.suppress(Exception):
-            self._writer.close()
 
     def _touch(self) -> None:
         self._last_activity = self._clock.now()
@@ -168,13 +178,92 @@ class Connection:
             self.log.info("a message unfinished for %.0f s; closing (slowloris)", waited)
             self.close("partial message timeout")
 
-    async def _read(self) -> bytes:
-        return await self._reader.read(READ_SIZE)
 
-    async def _drain_and_close(self) -> None:
-        with contextlib.suppress(Exception):
-            self._writer.close()
-            await self._writer.wait_closed()
+class _Link(asyncio.Protocol):
+    """The event loop's side of one connection: hands bytes to the handler at once."""
+
+    def __init__(self, listener: TcpListener) -> None:
+        self.listener = listener
+        self.conn: Connection | None = None
+        self.handler: ConnectionHandler | None = None
+        self.partial_bytes: Callable[[], int] | None = None
+        self.admitted = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        lis = self.listener
+        conn = Connection(f"{lis.name}-{next(lis._ids)}", transport, lis._clock, lis._idle_timeout)
+        self.conn = conn
+        if not lis.addresses.acquire(conn.peer_host):
+            # Over the per-address limit: no handler, no greeting; closed at once.
+            conn.log.info(
+                "refused %s: %d connections open from it",
+                conn.peer_host,
+                lis.addresses.count(conn.peer_host),
+            )
+            conn.close("too many connections from the address")
+            return
+        self.admitted = True
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            _enable_keepalive(sock)
+        conn.log.info("connected from %s", conn.peer_host)
+        try:
+            handler = lis._factory(conn)
+            self.handler = handler
+            lis._connections[conn] = handler
+            conn._arm_watchdog(lis._idle_timeout)
+            self.partial_bytes = getattr(handler, "partial_bytes", None)
+            if self.partial_bytes is not None:
+                conn.partial = PartialMessageWatch(
+                    lis._clock, lis.limits.partial_message_timeout, conn._partial_expired
+                )
+            handler.connection_made()
+        except Exception:
+            # A handler bug must cost one connection at most, never the listener.
+            conn.log.exception("handler failed; closing the connection")
+            conn.close("internal error")
+
+    def data_received(self, data: bytes) -> None:
+        conn, handler = self.conn, self.handler
+        if conn is None or handler is None or conn.closing:
+            return
+        conn._touch()
+        try:
+            handler.data_received(data)
+            if self.partial_bytes is not None and conn.partial is not None and not conn.closing:
+                conn.partial.update(self.partial_bytes())
+        except Exception:
+            conn.log.exception("handler failed; closing the connection")
+            conn.close("internal error")
+
+    def eof_received(self) -> bool:
+        return False  # the peer closed: close our side too
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        conn = self.conn
+        if conn is None:
+            return
+        if conn.closing:
+            reason = conn.close_reason or "closed"
+        elif exc is None:
+            reason = "closed by peer"
+        else:
+            reason = f"connection error: {exc.__class__.__name__}"
+        conn._closing = True
+        conn.close_reason = reason
+        conn._stop_timers()
+        handler = self.listener._connections.pop(conn, None)
+        if handler is not None:
+            try:
+                handler.connection_lost(reason)
+            except Exception:
+                conn.log.exception("connection_lost failed")
+        if self.admitted:
+            self.listener.addresses.release(conn.peer_host)
+            conn.log.info("disconnected (%s)", reason)
+        if not conn.done.done():
+            conn.done.set_result(None)
 
 
 class TcpListener:
@@ -202,7 +291,6 @@ class TcpListener:
         self._server: asyncio.Server | None = None
         self._ids = itertools.count(1)
         self._connections: dict[Connection, ConnectionHandler] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
 
     @property
     def port(self) -> int:
@@ -216,80 +304,16 @@ class TcpListener:
         return list(self._connections)
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._accept, self.host, self.requested_port)
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(lambda: _Link(self), self.host, self.requested_port)
         logger.info("%s listening on %s:%d", self.name, self.host, self.port)
-
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        if task is not None:
-            self._tasks.add(task)
-        conn = Connection(
-            f"{self.name}-{next(self._ids)}", reader, writer, self._clock, self._idle_timeout
-        )
-        if not self.addresses.acquire(conn.peer_host):
-            # Over the per-address limit: no handler, no greeting; closed at once.
-            conn.log.info(
-                "refused %s: %d connections open from it",
-                conn.peer_host,
-                self.addresses.count(conn.peer_host),
-            )
-            conn.close("too many connections from the address")
-            await conn._drain_and_close()
-            if task is not None:
-                self._tasks.discard(task)
-            return
-        sock = writer.get_extra_info("socket")
-        if sock is not None:
-            _enable_keepalive(sock)
-        conn.log.info("connected from %s", conn.peer_host)
-        reason = "closed by peer"
-        try:
-            handler = self._factory(conn)
-            self._connections[conn] = handler
-            conn._arm_watchdog(self._idle_timeout)
-            partial_bytes: Callable[[], int] | None = getattr(handler, "partial_bytes", None)
-            if partial_bytes is not None:
-                conn.partial = PartialMessageWatch(
-                    self._clock, self.limits.partial_message_timeout, conn._partial_expired
-                )
-            handler.connection_made()
-            while not conn.closing:
-                try:
-                    data = await conn._read()
-                except (ConnectionError, OSError) as e:
-                    reason = f"connection error: {e.__class__.__name__}"
-                    break
-                if not data:
-                    break
-                conn._touch()
-                handler.data_received(data)
-                if partial_bytes is not None and conn.partial is not None and not conn.closing:
-                    conn.partial.update(partial_bytes())
-        except Exception:
-            # A handler bug must cost one connection at most, never the listener.
-            conn.log.exception("handler failed; closing the connection")
-            reason = "internal error"
-        finally:
-            if conn.closing:
-                reason = conn.close_reason or reason
-            conn.close(reason)
-            handler_done = self._connections.pop(conn, None)
-            if handler_done is not None:
-                try:
-                    handler_done.connection_lost(reason)
-                except Exception:
-                    conn.log.exception("connection_lost failed")
-            conn.log.info("disconnected (%s)", reason)
-            self.addresses.release(conn.peer_host)
-            await conn._drain_and_close()
-            if task is not None:
-                self._tasks.discard(task)
 
     async def close(self, grace: float = 5.0) -> None:
         """Stop accepting, send each connection the protocol's farewell, and close them all."""
         if self._server is not None:
             self._server.close()
-        for conn, handler in list(self._connections.items()):
+        conns = list(self._connections.items())
+        for conn, handler in conns:
             try:
                 farewell = handler.farewell()
             except Exception:
@@ -298,10 +322,11 @@ class TcpListener:
             if farewell:
                 conn.send(farewell)
             conn.close("server shutting down")
-        if self._tasks:
-            _, pending = await asyncio.wait(set(self._tasks), timeout=grace)
-            for task in pending:
-                task.cancel()
+        if conns:
+            await asyncio.wait([c.done for c, _ in conns], timeout=grace)
+            for conn, _ in conns:
+                if not conn.done.done():
+                    conn.abort()
         if self._server is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), timeout=grace)

@@ -64,6 +64,10 @@ _WORD_MULTIPLIERS = (1, 1, 1, 2, 3)
 class Direction(enum.Enum):
     """The direction a word runs in."""
 
+    # Members are singletons compared by identity: hash them by identity too, in C
+    # (Enum's own __hash__ is Python code, run several times per message sent).
+    __hash__ = object.__hash__
+
     ACROSS = "across"
     DOWN = "down"
 

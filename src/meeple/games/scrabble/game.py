@@ -442,6 +442,10 @@ Event = (
 
 
 class GameStatus(enum.Enum):
+    # Members are singletons compared by identity: hash them by identity too, in C
+    # (Enum's own __hash__ is Python code, run several times per message sent).
+    __hash__ = object.__hash__
+
     PLAYING = "playing"
     CHALLENGE_WINDOW = "challenge-window"
     OVER = "over"

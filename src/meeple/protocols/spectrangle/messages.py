@@ -528,6 +528,8 @@ def decode_client(text: str) -> ClientMessage:
         match = _CHAT_RE.fullmatch(text)
         if match is None or not match.group(1).strip():
             raise _fail("chat without a message")
+        if "\r" in match.group(1):  # a lone CR inside the line (found by make fuzz)
+            raise _fail("chat text must be one line")
         return Chat(match.group(1).strip())
     raise _fail(f"unknown command: {text[:40]!r}")
 

@@ -32,6 +32,10 @@ __all__ = [
 class ErrorCode(enum.Enum):
     """An error code of the spec's "Errors" section; the value is the code on the wire."""
 
+    # Members are singletons compared by identity: hash them by identity too, in C
+    # (Enum's own __hash__ is Python code, run several times per message sent).
+    __hash__ = object.__hash__
+
     NAME_TAKEN = "E001"
     UNKNOWN_COMMAND = "E002"
     INVALID_ARGUMENT = "E003"

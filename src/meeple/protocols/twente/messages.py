@@ -89,6 +89,10 @@ _MAX_SQUARE_LENGTH = 4  # "O15" and a little slack for a stray space
 class Command(enum.Enum):
     """A command name as the spec lists it under "Commands"."""
 
+    # Members are singletons compared by identity: hash them by identity too, in C
+    # (Enum's own __hash__ is Python code, run several times per message sent).
+    __hash__ = object.__hash__
+
     ANNOUNCE = "ANNOUNCE"
     WELCOME = "WELCOME"
     REQUESTGAME = "REQUESTGAME"
@@ -118,12 +122,20 @@ class Command(enum.Enum):
 class Flag(enum.Enum):
     """A feature flag of ANNOUNCE (client) and WELCOME (server)."""
 
+    # Members are singletons compared by identity: hash them by identity too, in C
+    # (Enum's own __hash__ is Python code, run several times per message sent).
+    __hash__ = object.__hash__
+
     CHAT = "CHAT"  # SENDCHAT / NOTIFYCHAT
     TEAMPLAY = "TEAMPLAY"  # server only; ERRATA: the server accepts 3- and 4-player games
 
 
 class GameOverReason(enum.Enum):
     """The "type of win" of GAMEOVER."""
+
+    # Members are singletons compared by identity: hash them by identity too, in C
+    # (Enum's own __hash__ is Python code, run several times per message sent).
+    __hash__ = object.__hash__
 
     WIN = "WIN"
     DISCONNECT = "DISCONNECT"

@@ -90,6 +90,10 @@ __all__ = [
 class State(enum.Enum):
     """Where a connection is in the spec's flow; both sessions use the same states."""
 
+    # Members are singletons compared by identity: hash them by identity too, in C
+    # (Enum's own __hash__ is Python code, run several times per message sent).
+    __hash__ = object.__hash__
+
     NEW = "new"  # connected, not (successfully) announced
     ANNOUNCING = "announcing"  # ANNOUNCE sent, WELCOME or ERROR not yet
     LOBBY = "lobby"  # welcomed, in no queue and no game
