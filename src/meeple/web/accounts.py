@@ -320,15 +320,16 @@ async def _credentials(request: Request) -> tuple[str, str] | Response:
     form = await _checked_form(request, accounts.forms, FORM_COOKIE)
     if form is None:
         return _answer(403, "the form's CSRF token is wrong or missing; reload the page")
+    name, password = form.get("name", ""), form.get("password", "")
+    why = valid_name(name) or valid_password(password)
+    if why is not None:
+        return _answer(400, why)
+    # Counted once the form is well-formed: each attempt from here costs an scrypt.
     wait = accounts.limiter.allow(_client(request))
     if wait is not None:
         response = _answer(429, "too many attempts from your address; wait a minute")
         response.headers["Retry-After"] = str(int(wait) + 1)
         return response
-    name, password = form.get("name", ""), form.get("password", "")
-    why = valid_name(name) or valid_password(password)
-    if why is not None:
-        return _answer(400, why)
     return name, password
 
 
