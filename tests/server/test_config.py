@@ -38,6 +38,9 @@ def test_toml_file_overrides_defaults(tmp_path: Path) -> None:
     assert config.listeners["twente"].port == 17777
     assert config.listeners["clarkson"].enabled is False
     assert config.listeners["clarkson"].port == 9000
+    assert config.rejoin_grace == 30  # the default grace period of a dropped seat
+    path.write_text("rejoin_grace = 5.5\n")
+    assert load_config(path).rejoin_grace == 5.5
 
 
 @pytest.mark.parametrize(
@@ -50,6 +53,8 @@ def test_toml_file_overrides_defaults(tmp_path: Path) -> None:
         ("[listeners.twente]\nport = 70000\n", "0–65535"),
         ("[listeners.twente]\nprot = 1\n", "unknown keys in [listeners.twente]"),
         ("host = \n", "not valid TOML"),
+        ("rejoin_grace = -1\n", "rejoin_grace must be between"),
+        ("rejoin_grace = 'long'\n", "wrong type"),
     ],
 )
 def test_bad_files_are_refused_with_the_reason(tmp_path: Path, text: str, message: str) -> None:

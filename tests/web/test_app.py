@@ -136,13 +136,15 @@ async def test_lobby_subscription_sees_a_queue_and_a_game(
     await ws.send('{"type":"subscribe","topic":"lobby"}')
     first = await _reply(ws)
     assert first["type"] == "lobby"
-    assert first["data"] == {"queues": [], "rooms": []}
+    assert first["data"] == {"queues": [], "tables": [], "rooms": []}
     reader, writer = await asyncio.open_connection("127.0.0.1", twente.ports["twente"])
     writer.write(b"ANNOUNCE\x1fzed\x1e")
     await reader.read(100)
     writer.write(b"REQUESTGAME\x1f2\x1e")
     queued = await _reply(ws)
-    assert queued["data"]["queues"][0]["waiting"] == [{"name": "zed", "protocol": "twente"}]
+    assert queued["data"]["queues"][0]["waiting"] == [
+        {"name": "zed", "protocol": "twente", "ready": False}
+    ]
     writer.close()
     await ws.close()
 

@@ -6,18 +6,20 @@ commands, and room deliveries into Clarkson messages in the RFC's order (§4.1).
 
 Tables (how meeple reads "the server" of RFC §3.7–§3.9, §4): the RFC describes one
 game per server, started once every connected client has said READY, with a lone
-client allowed to play. meeple serves many games at once, so each listener keeps
-*tables*: a client whose HELLO is accepted sits at the open table (a new one opens
-when it holds 4 players, the most a Scrabble game takes). It is told USERJOIN for
-everyone already there and they are told USERJOIN for it (§3.7); USERCHANGE goes to
-the table (§3.6). When everyone at a table is READY (one alone included, §3.8) the
-table becomes a game: its players are seated in a :class:`ScrabbleRoom` of the
-``clarkson`` variant through the shared lobby, in the order they joined, and the next
-client opens a new table. A client that leaves a table before the game (QUIT or a
-dropped connection) is simply gone (the RFC has no message for it); if the rest are
-all ready, their game starts. After WINNER a client is back in the lobby at no
-table; READY seats it at the open table again (told USERJOIN for who is there),
-already counted as ready, so players who linger after a game never hold a table up.
+client allowed to play. meeple serves many games at once, so a client whose HELLO is
+accepted sits at the lobby's oldest open READY table of the ``clarkson`` variant with a
+free seat (4 seats, the most a Scrabble game takes; a new one opens when none has room).
+Other seats may sit there too (a bot, a browser): the table is the lobby's, not this
+listener's. It is told USERJOIN for everyone already there and they are told of it
+(:class:`~meeple.server.lobby.SeatJoined`, §3.7); USERCHANGE goes to the table (§3.6).
+When everyone at a table is READY (one alone included, §3.8) the table becomes a game:
+its players are seated in a :class:`ScrabbleRoom` of the ``clarkson`` variant, in the
+order they joined, and the next client opens a new table. A client that leaves a
+table before the game (QUIT or a dropped connection) is simply gone (the RFC has no
+message for it); if the rest are all ready, their game starts. After WINNER a client
+is back in the lobby at no table; READY seats it at the open table again (told
+USERJOIN for who is there), already counted as ready, so players who linger after a
+game never hold a table up.
 
 Order of messages (§3.10–§3.16, §4.1): at the start STARTING, SCORE 0 for every
 player, BOARDPUSH, TILES (own), TURN. After a turn the mover gets ``OK`` and its
@@ -64,8 +66,15 @@ from meeple.protocols.clarkson.session import (
 )
 from meeple.server.app import Services
 from meeple.server.config import ListenerConfig
-from meeple.server.lobby import Lobby, QueueChanged, QueueKey
-from meeple.server.names import NameRegistry
+from meeple.server.lobby import (
+    Lobby,
+    QueueChanged,
+    QueueKey,
+    SeatJoined,
+    SeatRenamed,
+    StartRule,
+    TableError,
+)
 from meeple.server.scrabble import (
     GAME,
     ExchangeTiles,
@@ -80,20 +89,20 @@ from meeple.server.scrabble import (
 from meeple.server.scrabble import Rejected as RoomRejected
 from meeple.server.tcp import Connection, TcpListener
 
-__all__ = ["VARIANT", "ClarksonHandler", "Table", "Tables", "create_listener"]
+__all__ = ["VARIANT", "ClarksonHandler", "create_listener"]
 
 VARIANT = "clarkson"
+NO_TABLE = "no table here plays the Clarkson variant"
 TABLE_SIZE = g.VARIANTS[VARIANT].max_players
 
 
 def create_listener(services: Services, name: str, config: ListenerConfig) -> TcpListener:
     lobby = scrabble_lobby(services)
-    tables = Tables(lobby)
     hello = meeple_hello(platform.platform())
     max_size = services.config.max_message_size
 
     def handler(conn: Connection) -> ClarksonHandler:
-        return ClarksonHandler(conn, services.names, tables, hello=hello, max_line_size=max_size)
+        return ClarksonHandler(conn, services, lobby, hello=hello, max_line_size=max_size)
 
     return TcpListener(
         name,
@@ -106,67 +115,6 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
     )
 
 
-class Table:
-    """Clients waiting together for a game; it starts when all of them are READY."""
-
-    def __init__(self) -> None:
-        self.members: list[ClarksonHandler] = []
-        self.ready: set[int] = set()  # id() of the members who said READY
-
-    @property
-    def all_ready(self) -> bool:
-        return bool(self.members) and all(id(m) in self.ready for m in self.members)
-
-
-class Tables:
-    """One listener's tables (see the module docstring); turns a full-ready table into a game."""
-
-    def __init__(self, lobby: Lobby) -> None:
-        self.lobby = lobby
-        self.open: list[Table] = []
-
-    def join(self, member: ClarksonHandler) -> Table:
-        """Seat ``member`` at the open table; USERJOIN both ways (§3.7)."""
-        table = next((t for t in self.open if len(t.members) < TABLE_SIZE), None)
-        if table is None:
-            table = Table()
-            self.open.append(table)
-        for other in table.members:
-            member.send(UserJoin(other.name))
-            other.send(UserJoin(member.name))
-        table.members.append(member)
-        return table
-
-    def ready(self, member: ClarksonHandler, table: Table) -> None:
-        """``member`` said READY: start the table's game if everyone is ready (§3.8)."""
-        table.ready.add(id(member))
-        self._start_if_ready(table)
-
-    def leave(self, member: ClarksonHandler, table: Table) -> None:
-        """``member`` left before the game; the others may all be ready now."""
-        if member in table.members:
-            table.members.remove(member)
-        table.ready.discard(id(member))
-        if not table.members:
-            if table in self.open:
-                self.open.remove(table)
-            return
-        self._start_if_ready(table)
-
-    def _start_if_ready(self, table: Table) -> None:
-        if not table.all_ready or table not in self.open:
-            return
-        self.open.remove(table)
-        players = list(table.members)
-        key = QueueKey(GAME, len(players), VARIANT)
-        for p in players:
-            p.seated()
-        # The queue of this key fills with exactly these players, synchronously: the
-        # lobby makes the room and starts it (GameStarted comes from the room's task).
-        for p in players:
-            self.lobby.join(key, p)
-
-
 def _clamp(score: int) -> int:
     # RFC §2 <number> has no sign; a total below zero (rack penalties) is sent as 0.
     return max(0, score)
@@ -176,25 +124,24 @@ class ClarksonHandler:
     """One Clarkson client: its session, its name, its table, and its seat in a room."""
 
     protocol = "clarkson"
+    # The RFC has no blanks (two random letters, §4.2): only Clarkson-variant tables.
+    variants = frozenset({(GAME, VARIANT)})
 
     def __init__(
         self,
         conn: Connection,
-        names: NameRegistry,
-        tables: Tables,
+        services: Services,
+        lobby: Lobby,
         *,
         hello: ServerMessage,
         max_line_size: int,
     ) -> None:
         self.conn = conn
-        self.names = names
-        self.tables = tables
-        self.lobby = tables.lobby
+        self.names = services.names
+        self.lobby = lobby
         self.session = ServerSession(max_line_size=max_line_size)
         self.name = ""
         self._hello = hello
-        self._table: Table | None = None
-        self._seated = False  # the table started: in a game (or about to be)
         self._room: ScrabbleRoom | None = None
         self._you = -1
 
@@ -216,9 +163,8 @@ class ClarksonHandler:
 
     def connection_lost(self, reason: str) -> None:
         self.session.receive_eof()
-        if self._table is not None:
-            table, self._table = self._table, None
-            self.tables.leave(self, table)
+        # Leaving the table first: the others, all ready, may start now (as before).
+        self.lobby.leave(self)
         self.names.release(self.name, self)
         self.lobby.disconnect(self)
 
@@ -255,7 +201,7 @@ class ClarksonHandler:
                 "hello %s (%s, %s)", event.hello.version, event.hello.program, event.hello.system
             )
             self.conn.send(event.data)
-            self._table = self.tables.join(self)
+            self._sit()
         elif isinstance(event, UserSet):
             self._rename(event.name)
         elif isinstance(event, Ready):
@@ -283,19 +229,31 @@ class ClarksonHandler:
         self.conn.log.info("renamed %s -> %s", old, new)
         # §3.6: USERCHANGE to everyone at the table; the client itself first (§4.1).
         self.send(UserChange(old, new))
-        if self._table is not None:
-            for other in self._table.members:
-                if other is not self:
-                    other.send(UserChange(old, new))
+        self.lobby.renamed(self, old)
+
+    @property
+    def _seated(self) -> bool:
+        """The table started: in a game (or about to be)."""
+        room = self.lobby.room_of(self)
+        return room is not None and not room.finished
+
+    def _sit(self) -> None:
+        """Sit at the open Clarkson table (USERJOIN both ways come from the lobby)."""
+        try:
+            self.lobby.join(QueueKey(GAME, TABLE_SIZE, VARIANT), self, rule=StartRule.READY)
+        except TableError as error:
+            # §3.4: NOK with a description. Only the lobby's own state can bring this
+            # (the client is only ever offered Clarkson-variant tables).
+            self.conn.log.info("no table: %s", error)
+            self.send(Nok(NO_TABLE))
 
     def _ready(self) -> None:
-        table = self._table
-        again = table is not None and id(self) in table.ready
+        again = self.lobby.is_ready(self)
         self.send(Ok(replies.ALREADY_READY if again else replies.READY_OK))
-        if table is None:
+        if self.lobby.table_of(self) is None:
             # Back from a game (or never seated): READY seats the client again.
-            table = self._table = self.tables.join(self)
-        self.tables.ready(self, table)
+            self._sit()
+        self.lobby.ready(self)
 
     def _exchange(self, tiles: str | None) -> None:
         room = self._room
@@ -312,14 +270,13 @@ class ClarksonHandler:
 
     # --- from the table, the lobby and the room (Seat) -------------------------------
 
-    def seated(self) -> None:
-        """The table became a game: no more renames; the room's GameStarted follows."""
-        self._seated = True
-        self._table = None
-
     def deliver(self, event: object) -> None:
         if isinstance(event, QueueChanged):
             pass  # the table, not a queue, is what a Clarkson client knows of
+        elif isinstance(event, SeatJoined):
+            self.send(UserJoin(event.name))  # §3.7
+        elif isinstance(event, SeatRenamed):
+            self.send(UserChange(event.old, event.new))  # §3.6
         elif isinstance(event, GameStarted):
             self._started(event)
         elif isinstance(event, Update):
@@ -375,7 +332,6 @@ class ClarksonHandler:
         for w in result.winners:
             self.send(Winner(_clamp(result.scores[w]), game.players[w]))  # §3.17
         self._room = None
-        self._seated = False
 
     # --- output ------------------------------------------------------------------------
 

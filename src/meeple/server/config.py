@@ -8,6 +8,7 @@ A config file looks like this (every key optional)::
     idle_timeout = 900           # seconds without a byte from a peer before it is closed
     max_message_size = 8192      # bytes; larger messages get the protocol's error reply
     shutdown_grace = 5           # seconds to say goodbye on SIGINT/SIGTERM
+    rejoin_grace = 30            # seconds a dropped browser seat is held for its rejoin
 
     [listeners.twente]
     port = 7777
@@ -318,6 +319,7 @@ class ServerConfig:
     idle_timeout: float = 900.0
     max_message_size: int = 8192
     shutdown_grace: float = 5.0
+    rejoin_grace: float = 30.0
     cmpn402: Cmpn402Config = field(default_factory=Cmpn402Config)
     santorini: SantoriniConfig = field(default_factory=SantoriniConfig)
     web: WebConfig = field(default_factory=WebConfig)
@@ -355,6 +357,8 @@ class ServerConfig:
             raise ConfigError("max_message_size must be between 64 bytes and 16 MiB")
         if self.shutdown_grace < 0:
             raise ConfigError("shutdown_grace must not be negative")
+        if not 0 <= self.rejoin_grace <= 24 * 3600:
+            raise ConfigError("rejoin_grace must be between 0 and 86400 seconds")
         self.santorini.validate()
         self.web.validate()
         for name, listener in self.listeners.items():
@@ -371,6 +375,7 @@ _TYPES: Mapping[str, tuple[type, ...]] = {
     "idle_timeout": (int, float),
     "max_message_size": (int,),
     "shutdown_grace": (int, float),
+    "rejoin_grace": (int, float),
 }
 
 

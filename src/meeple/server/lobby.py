@@ -1,26 +1,149 @@
-"""The lobby: queues of waiting players, per game, player count and variant.
+"""The lobby: tables of waiting players, for every game and protocol, and the rooms they become.
 
-A player joins one queue at a time. When a queue holds enough players, the lobby
-makes a room for them with the room factory registered for that game, starts it,
-and forgets them until the room finishes.
+A *table* has a game, a variant, a size and a start rule, and seats bound to
+dialects (any :class:`~meeple.server.room.Seat`: a protocol connection, a browser, a
+bot). :attr:`StartRule.FULL` tables start when every seat is taken (Twente ENQUEUE,
+AM27 REGISTER, Spectrangle ``request``: the old per-key queues); :attr:`StartRule.READY`
+tables start when everyone seated said ready, whatever their number up to ``size``
+(Clarkson RFC §3.8). When a table starts, the lobby makes a room for its seats with the
+factory registered for the game, starts it, and forgets the table.
+
+A seat is at most at one table or in one room. A seat only sits at a table whose
+variant its protocol can express (its ``variants`` attribute, a set of ``(game,
+variant)`` pairs; a seat without one, such as a bot or a browser, takes any): the
+queue-style :meth:`Lobby.join` only ever matches tables of the seat's own variant,
+and :meth:`Lobby.sit` by table id refuses the others with :class:`VariantNotExpressible`.
+
+Every seat that sits is handed a rejoin token (:class:`Seated`). A dialect that can
+carry it (``rejoinable = True``, the browser) keeps it; when such a seat's connection
+drops mid-game, the lobby holds the seat for ``grace`` seconds on the injected clock
+before the room applies its leave policy, and :meth:`Lobby.rejoin` with the token
+binds a new connection to the seat (the room delivers
+:class:`~meeple.server.room.Resumed`). The other dialects leave at once, as before.
+
+Exceptions::
+
+    TableError
+    ├── UnknownGame (also KeyError)
+    ├── NoSuchTable (also KeyError)
+    ├── BadTable (also ValueError): a variant or size the game does not have
+    ├── AlreadyPlaying (also ValueError): the seat is in a running game
+    ├── TableFull
+    ├── TooManyTables: the cap on empty tables (opened, nobody sat yet) is reached
+    ├── VariantNotExpressible: the seat's protocol cannot play the table's variant
+    └── UnknownToken: no held seat has this rejoin token
 """
 
 from __future__ import annotations
 
+import enum
+import itertools
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+import secrets
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
+from meeple.server.clock import Clock, SystemClock, Timer
 from meeple.server.feed import Feed, game_topic
 from meeple.server.room import Room, Seat
 
-__all__ = ["LOBBY_TOPIC", "Lobby", "QueueChanged", "QueueKey"]
+if TYPE_CHECKING:
+    from meeple.server.app import Services
+    from meeple.server.names import NameRegistry
+
+__all__ = [
+    "DEFAULT_GRACE",
+    "LOBBY_TOPIC",
+    "AlreadyPlaying",
+    "BadTable",
+    "Dismissed",
+    "Lobby",
+    "NoSuchTable",
+    "QueueChanged",
+    "QueueKey",
+    "SeatInfo",
+    "SeatJoined",
+    "SeatRenamed",
+    "Seated",
+    "StartRule",
+    "Table",
+    "TableError",
+    "TableEvent",
+    "TableFull",
+    "TableInfo",
+    "TooManyTables",
+    "UnknownGame",
+    "UnknownToken",
+    "VariantNotExpressible",
+    "expresses",
+    "server_lobby",
+]
 
 logger = logging.getLogger(__name__)
 
+DEFAULT_GRACE = 30.0
 # The feed topic of the lobby's snapshot (see :meth:`Lobby.snapshot`).
 LOBBY_TOPIC = "lobby"
+# Tables opened that nobody sat at yet (a table whose last seat leaves closes): a cap,
+# so that a client creating tables in a loop cannot grow the lobby without bound.
+MAX_EMPTY_TABLES = 1000
+_table_ids = itertools.count(1)
+
+
+# --- errors ---------------------------------------------------------------------------
+
+
+class TableError(Exception):
+    """A table request that cannot be met; each dialect says why in its own words."""
+
+
+class UnknownGame(TableError, KeyError):
+    pass
+
+
+class NoSuchTable(TableError, KeyError):
+    pass
+
+
+class BadTable(TableError, ValueError):
+    pass
+
+
+class AlreadyPlaying(TableError, ValueError):
+    pass
+
+
+class TableFull(TableError):
+    pass
+
+
+class TooManyTables(TableError):
+    pass
+
+
+class VariantNotExpressible(TableError):
+    """The seat's protocol cannot play this variant (a Twente client at a Clarkson table)."""
+
+    def __init__(self, protocol: str, game: str, variant: str) -> None:
+        super().__init__(f"{protocol} cannot play {game} variant {variant!r}")
+        self.protocol = protocol
+        self.game = game
+        self.variant = variant
+
+
+class UnknownToken(TableError, KeyError):
+    pass
+
+
+# --- values ---------------------------------------------------------------------------
+
+
+class StartRule(enum.Enum):
+    """When a table becomes a game."""
+
+    FULL = "full"  # every seat taken (Twente, AM27, Spectrangle queues)
+    READY = "ready"  # everyone seated said ready; size is a maximum (Clarkson RFC §3.8)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,48 +157,227 @@ class QueueKey:
 
 @dataclass(frozen=True, slots=True)
 class QueueChanged:
-    """Delivered to every seat in a queue when it changes: ``waiting`` of ``key.players``.
+    """Delivered to every seat at a table when it changes: ``waiting`` of ``key.players``.
 
-    When a queue fills, the players matched are told ``waiting == key.players`` before
-    their room starts (Twente INFORMQUEUE 2/2 comes before STARTGAME).
+    When a table fills, the players matched are told ``waiting == key.players`` before
+    their room starts (Twente INFORMQUEUE 2/2 comes before STARTGAME). ``names`` are
+    the seats' names in order (Spectrangle ``waiting``); ``table`` is the table's id.
     """
 
     key: QueueKey
     waiting: int
+    names: tuple[str, ...] = field(default=(), compare=False)
+    table: str = field(default="", compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class SeatJoined:
+    """``name`` sits at your table (or sat there before you: Clarkson USERJOIN, §3.7)."""
+
+    table: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class SeatRenamed:
+    """A seat at your table took a new name (Clarkson USERCHANGE, §3.6)."""
+
+    table: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True, slots=True)
+class Seated:
+    """You sit at ``table``; ``token`` takes the seat back after a dropped connection."""
+
+    table: str
+    token: str
+
+
+@dataclass(frozen=True, slots=True)
+class Dismissed:
+    """You no longer sit at ``table`` and were not the one who asked (a bot left alone)."""
+
+    table: str
+
+
+@dataclass(frozen=True, slots=True)
+class SeatInfo:
+    name: str
+    protocol: str
+    ready: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TableInfo:
+    """What a lobby page shows of an open table."""
+
+    id: str
+    game: str
+    variant: str
+    size: int
+    start_rule: StartRule
+    seats: tuple[SeatInfo, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TableEvent:
+    """For subscribers (:attr:`Lobby.on_change`): ``kind`` is opened, changed, started
+    (``room`` is the new room's id) or closed (the last seat left)."""
+
+    kind: str
+    table: TableInfo
+    room: str | None = None
+
+
+def expresses(seat: Seat, game: str, variant: str) -> bool:
+    """Whether ``seat``'s protocol can play ``variant`` of ``game``."""
+    variants: Collection[tuple[str, str]] | None = getattr(seat, "variants", None)
+    return variants is None or (game, variant) in variants
+
+
+def _protocol(seat: Seat) -> str:
+    return str(getattr(seat, "protocol", "unknown"))
+
+
+def _is_bot(seat: Seat) -> bool:
+    return bool(getattr(seat, "bot", False))
+
+
+class Table:
+    """Players waiting together for one game; see the module docstring."""
+
+    def __init__(
+        self, game: str, variant: str, size: int, start_rule: StartRule, *, fewest: int = 1
+    ) -> None:
+        self.id = f"table-{next(_table_ids)}"
+        self.game = game
+        self.variant = variant
+        self.size = size
+        self.start_rule = start_rule
+        self.fewest = fewest  # a READY table starts with no fewer players
+        self.seats: list[Seat] = []
+        self.ready: set[int] = set()  # id() of the seats that said ready
+
+    @property
+    def key(self) -> QueueKey:
+        return QueueKey(self.game, self.size, self.variant)
+
+    @property
+    def due(self) -> bool:
+        """Whether the start rule says the game begins now (never bots among themselves)."""
+        if not self.seats or all(_is_bot(s) for s in self.seats):
+            return False
+        if self.start_rule is StartRule.FULL:
+            return len(self.seats) >= self.size
+        return len(self.seats) >= self.fewest and all(id(s) in self.ready for s in self.seats)
+
+    def info(self) -> TableInfo:
+        seats = tuple(SeatInfo(s.name, _protocol(s), id(s) in self.ready) for s in self.seats)
+        return TableInfo(self.id, self.game, self.variant, self.size, self.start_rule, seats)
 
 
 RoomFactory = Callable[[QueueKey, list[Seat]], Room]
 
 
-class Lobby:
-    """Matches waiting players into rooms. Several queues and games run at once."""
+@dataclass
+class _Game:
+    factory: RoomFactory
+    # variant -> (fewest, most players); None: any variant and size (tests' toy games)
+    variants: Mapping[str, tuple[int, int]] | None
 
-    def __init__(self, feed: Feed | None = None) -> None:
-        self._factories: dict[str, RoomFactory] = {}
-        self._queues: dict[QueueKey, list[Seat]] = {}
-        self._queued: dict[int, QueueKey] = {}
+
+@dataclass
+class _Hold:
+    """A rejoinable seat whose connection dropped mid-game, held for the grace period."""
+
+    seat: Seat
+    room: Room
+    timer: Timer
+
+
+class Lobby:
+    """Open tables, the rooms they became, and held seats. Several games run at once."""
+
+    def __init__(
+        self,
+        *,
+        clock: Clock | None = None,
+        grace: float = DEFAULT_GRACE,
+        names: NameRegistry | None = None,
+        max_empty_tables: int = MAX_EMPTY_TABLES,
+        feed: Feed | None = None,
+    ) -> None:
+        self.clock: Clock = clock or SystemClock()
+        self.max_empty_tables = max_empty_tables
+        self.grace = grace
+        self.names = names
+        self._games: dict[str, _Game] = {}
+        self._tables: dict[str, Table] = {}  # open tables, in creation order
+        self._table_of: dict[int, Table] = {}
         self._rooms: dict[int, Room] = {}
         self._by_uid: dict[str, Room] = {}
         # Viewers (the web) watch the lobby and every room through this one feed.
         self.feed = feed if feed is not None else Feed()
+        self._tokens: dict[str, Seat] = {}
+        self._token_of: dict[int, str] = {}
+        self._held: dict[str, _Hold] = {}
+        self.on_change: list[Callable[[TableEvent], None]] = []
+        """Subscribers told of every table opened, changed, started or closed."""
 
-    def register_game(self, game: str, factory: RoomFactory) -> None:
-        self._factories[game] = factory
+    # --- games --------------------------------------------------------------------------
+
+    def register_game(
+        self,
+        game: str,
+        factory: RoomFactory,
+        *,
+        variants: Mapping[str, tuple[int, int]] | None = None,
+    ) -> None:
+        """Make ``game`` playable; ``variants`` maps each variant to its player range."""
+        self._games[game] = _Game(factory, variants)
 
     def has_game(self, game: str) -> bool:
-        return game in self._factories
+        return game in self._games
+
+    def variants(self, game: str) -> Mapping[str, tuple[int, int]] | None:
+        return self._game(game).variants
+
+    # --- what is where --------------------------------------------------------------------
+
+    def tables(self, game: str | None = None) -> list[TableInfo]:
+        """The open tables (of ``game``, or all), oldest first."""
+        return [t.info() for t in self._tables.values() if game is None or t.game == game]
+
+    def table(self, table_id: str) -> Table | None:
+        return self._tables.get(table_id)
+
+    def table_of(self, seat: Seat) -> Table | None:
+        return self._table_of.get(id(seat))
 
     def queue_of(self, seat: Seat) -> QueueKey | None:
-        return self._queued.get(id(seat))
+        table = self._table_of.get(id(seat))
+        return table.key if table is not None else None
 
     def room_of(self, seat: Seat) -> Room | None:
         return self._rooms.get(id(seat))
 
+    def is_ready(self, seat: Seat) -> bool:
+        table = self._table_of.get(id(seat))
+        return table is not None and id(seat) in table.ready
+
+    def token_of(self, seat: Seat) -> str | None:
+        return self._token_of.get(id(seat))
+
     def waiting(self, key: QueueKey) -> list[Seat]:
-        return list(self._queues.get(key, ()))
+        """The seats at the open table :meth:`join` would put a player of ``key`` at."""
+        table = self._match(key, StartRule.FULL)
+        return list(table.seats) if table is not None else []
 
     @property
     def rooms(self) -> list[Room]:
+        """The running rooms, oldest first."""
         return list(self._by_uid.values())
 
     def room_by_uid(self, uid: str) -> Room | None:
@@ -83,21 +385,12 @@ class Lobby:
         return self._by_uid.get(uid)
 
     def snapshot(self) -> dict[str, Any]:
-        """The queues and running rooms, for viewers (JSON-safe; names and counts only)."""
-        queues = [
-            {
-                "game": key.game,
-                "players": key.players,
-                "variant": key.variant,
-                "waiting": [
-                    {"name": s.name, "protocol": getattr(s, "protocol", "unknown")} for s in seats
-                ],
-            }
-            for key, seats in sorted(
-                self._queues.items(), key=lambda kv: (kv[0].game, kv[0].players, kv[0].variant)
-            )
-            if seats
-        ]
+        """The tables and running rooms, for viewers (JSON-safe; names and counts only).
+
+        ``queues`` lists the tables someone sits at (the lobby page's "Waiting"),
+        ``tables`` every open table, empty ones included (where a browser may sit).
+        """
+        tables = [_table_json(t) for t in self._tables.values()]
         rooms = []
         for room in self._by_uid.values():
             last = self.feed.last(game_topic(room.uid))
@@ -107,76 +400,319 @@ class Lobby:
                     "uid": room.uid,
                     "game": room.game_name,
                     "players": [s.name for s in room.seats],
-                    "protocols": [getattr(s, "protocol", "unknown") for s in room.seats],
+                    "protocols": [_protocol(s) for s in room.seats],
                     "scores": view.get("scores"),
                     "turn": view.get("turn"),
                 }
             )
-        return {"queues": queues, "rooms": rooms}
+        return {"queues": [t for t in tables if t["waiting"]], "tables": tables, "rooms": rooms}
 
     def publish(self) -> None:
-        """Hand viewers a fresh lobby snapshot (queues changed, a room started or ended)."""
+        """Hand viewers a fresh lobby snapshot (a table changed, a room started or ended)."""
         self.feed.publish(LOBBY_TOPIC, self.snapshot)
 
-    def join(self, key: QueueKey, seat: Seat) -> Room | None:
-        """Queue ``seat`` (leaving any queue it was in); start and return a room when full."""
-        if key.game not in self._factories:
-            raise KeyError(f"no game named {key.game!r}")
+    @property
+    def held(self) -> int:
+        """How many dropped seats are held for their grace period."""
+        return len(self._held)
+
+    # --- tables -------------------------------------------------------------------------
+
+    def create_table(
+        self, game: str, variant: str, size: int, start_rule: StartRule = StartRule.FULL
+    ) -> Table:
+        """Open an empty table; someone then sits at it with :meth:`sit`."""
+        spec = self._game(game)
+        if spec.variants is not None:
+            if variant not in spec.variants:
+                raise BadTable(f"{game} has no variant {variant!r}")
+            low, high = spec.variants[variant]
+            if not low <= size <= high:
+                raise BadTable(f"{game} ({variant}) takes {low} to {high} players, not {size}")
+        elif size < 1:
+            raise BadTable("a table needs at least one seat")
+        if sum(1 for t in self._tables.values() if not t.seats) >= self.max_empty_tables:
+            raise TooManyTables(f"{self.max_empty_tables} tables are waiting for a first player")
+        fewest = spec.variants[variant][0] if spec.variants is not None else 1
+        table = Table(game, variant, size, start_rule, fewest=fewest)
+        self._tables[table.id] = table
+        self._publish("opened", table)
+        return table
+
+    def join(self, key: QueueKey, seat: Seat, *, rule: StartRule = StartRule.FULL) -> Room | None:
+        """Sit ``seat`` at the oldest open table of ``key`` and ``rule`` with a free seat,
+        opening one when there is none (a queue); start and return the room when due."""
+        self._game(key.game)
+        # Refusals come before a table is opened for the seat, so none is left empty.
         if id(seat) in self._rooms:
-            raise ValueError(f"{seat.name} is already in a game")
-        self.leave_queue(seat)
-        queue = self._queues.setdefault(key, [])
-        queue.append(seat)
-        self._queued[id(seat)] = key
-        if len(queue) < key.players:
-            self._notify(key, queue)
+            raise AlreadyPlaying(f"{seat.name} is already in a game")
+        if not expresses(seat, key.game, key.variant):
+            raise VariantNotExpressible(_protocol(seat), key.game, key.variant)
+        table = self._match(key, rule, seat)
+        if table is None:
+            table = self.create_table(key.game, key.variant, key.players, rule)
+        return self.sit(table.id, seat)
+
+    def sit(self, table_id: str, seat: Seat) -> Room | None:
+        """Sit ``seat`` at a table by id (leaving any other table); the room if it started."""
+        table = self._tables.get(table_id)
+        if table is None:
+            raise NoSuchTable(table_id)
+        if id(seat) in self._rooms:
+            raise AlreadyPlaying(f"{seat.name} is already in a game")
+        if not expresses(seat, table.game, table.variant):
+            raise VariantNotExpressible(_protocol(seat), table.game, table.variant)
+        if self._table_of.get(id(seat)) is table:
             return None
-        players, self._queues[key] = queue[: key.players], queue[key.players :]
+        if len(table.seats) >= table.size:
+            raise TableFull(table_id)
+        self.leave(seat)
+        for other in table.seats:
+            # Clarkson §3.7: the newcomer hears of everyone there, and they of it.
+            self._tell(seat, SeatJoined(table.id, other.name))
+            self._tell(other, SeatJoined(table.id, seat.name))
+        table.seats.append(seat)
+        self._table_of[id(seat)] = table
+        token = secrets.token_urlsafe(18)
+        self._tokens[token] = seat
+        self._token_of[id(seat)] = token
+        self._tell(seat, Seated(table.id, token))
+        if table.due:
+            return self._start(table)
+        self._notify(table)
+        self._publish("changed", table)
+        return None
+
+    def ready(self, seat: Seat) -> Room | None:
+        """``seat`` says it is ready (READY tables); the room if that started the table."""
+        table = self._table_of.get(id(seat))
+        if table is None:
+            return None
+        table.ready.add(id(seat))
+        if table.due:
+            return self._start(table)
+        self._publish("changed", table)
+        return None
+
+    def renamed(self, seat: Seat, old: str) -> None:
+        """``seat`` took a new name: tell the others at its table (Clarkson §3.6)."""
+        table = self._table_of.get(id(seat))
+        if table is None:
+            return
+        for other in table.seats:
+            if other is not seat:
+                self._tell(other, SeatRenamed(table.id, old, seat.name))
+        self._publish("changed", table)
+
+    def leave(self, seat: Seat) -> QueueKey | None:
+        """Take ``seat`` from its table, if it sits at one; the others may start now."""
+        table = self._table_of.pop(id(seat), None)
+        if table is None:
+            return None
+        table.seats.remove(seat)
+        table.ready.discard(id(seat))
+        self._forget_token(seat)
+        if table.seats and all(_is_bot(s) for s in table.seats):
+            # Bots never play among themselves for nobody: the table closes.
+            for bot in list(table.seats):
+                table.seats.remove(bot)
+                table.ready.discard(id(bot))
+                del self._table_of[id(bot)]
+                self._forget_token(bot)
+                self._tell(bot, Dismissed(table.id))
+        if not table.seats:
+            del self._tables[table.id]
+            self._publish("closed", table)
+        elif table.due:
+            self._start(table)
+        else:
+            self._notify(table)
+            self._publish("changed", table)
+        return table.key
+
+    leave_queue = leave
+
+    def disconnect(self, seat: Seat) -> None:
+        """The seat's connection is gone: leave its table, hold its seat, or tell its room."""
+        self.leave(seat)
+        room = self._rooms.get(id(seat))
+        if room is None:
+            return
+        token = self._token_of.get(id(seat))
+        if (
+            token is not None
+            and getattr(seat, "rejoinable", False)
+            and self.grace > 0
+            and not room.finished
+        ):
+            timer = self.clock.call_later(self.grace, lambda: self._expire(token))
+            self._held[token] = _Hold(seat, room, timer)
+            if self.names is not None and seat.name:
+                # The name stays the seat's while it is held (nobody takes it meanwhile).
+                self.names.release(seat.name, seat)
+                self.names.claim(seat.name, self._held[token])
+            room.log.info("%s dropped; seat held for %.0f s", seat.name, self.grace)
+            return
+        del self._rooms[id(seat)]
+        self._forget_token(seat)
+        if not room.finished:
+            room.leave(seat)
+
+    def rejoin(self, token: str, seat: Seat) -> Room:
+        """Bind ``seat`` (a new connection) to the held seat of ``token``; its room.
+
+        The room delivers :class:`~meeple.server.room.Resumed` to ``seat``; ``seat``
+        takes the held seat's name (a dialect should set ``seat.name`` from it first).
+        """
+        hold = self._held.get(token)
+        if hold is None or hold.room.finished:
+            raise UnknownToken("no seat is held for this token")
+        if id(seat) in self._rooms or id(seat) in self._table_of:
+            raise AlreadyPlaying(f"{seat.name} is already at a table or in a game")
+        del self._held[token]
+        hold.timer.cancel()
+        old, room = hold.seat, hold.room
+        seat.name = old.name
+        if self.names is not None:
+            self.names.release(old.name, hold)
+            self.names.claim(old.name, seat)
+        del self._rooms[id(old)]
+        self._token_of.pop(id(old), None)
+        self._rooms[id(seat)] = room
+        self._tokens[token] = seat
+        self._token_of[id(seat)] = token
+        room.log.info("%s is back", old.name)
+        room.rebind(old, seat)
+        return room
+
+    # --- inside -----------------------------------------------------------------------------
+
+    def _game(self, game: str) -> _Game:
+        spec = self._games.get(game)
+        if spec is None:
+            raise UnknownGame(f"no game named {game!r}")
+        return spec
+
+    def _match(self, key: QueueKey, rule: StartRule, seat: Seat | None = None) -> Table | None:
+        if seat is not None:
+            # A seat already at a table of this kind stays there.
+            mine = self._table_of.get(id(seat))
+            if mine is not None and mine.key == key and mine.start_rule is rule:
+                return mine
+        for table in self._tables.values():
+            if table.key == key and table.start_rule is rule and len(table.seats) < table.size:
+                return table
+        return None
+
+    def _start(self, table: Table) -> Room:
+        del self._tables[table.id]
+        players = list(table.seats)
         for p in players:
-            del self._queued[id(p)]
-        self._notify(key, players)
-        room = self._factories[key.game](key, players)
+            del self._table_of[id(p)]
+        key = QueueKey(table.game, len(players), table.variant)
+        if table.start_rule is StartRule.FULL:
+            self._notify(table)
+        room = self._games[table.game].factory(key, players)
         for p in players:
             self._rooms[id(p)] = room
         self._by_uid[room.uid] = room
         room.feed = self.feed
         room.on_changed.append(lambda _room: self.publish())
         room.on_finished.append(self._room_finished)
-        logger.info("%s: %s for %s", room.id, key, ", ".join(p.name for p in players))
-        if self._queues[key]:
-            self._notify(key, self._queues[key])
+        logger.info(
+            "%s: %s %s for %s",
+            room.id,
+            table.id,
+            key,
+            ", ".join(f"{p.name} ({_protocol(p)})" for p in players),
+        )
+        self._publish("started", table, room.id)
         room.start()
         return room
 
-    def leave_queue(self, seat: Seat) -> QueueKey | None:
-        """Take ``seat`` out of its queue, if it is in one."""
-        key = self._queued.pop(id(seat), None)
-        if key is not None:
-            self._queues[key].remove(seat)
-            self._notify(key, self._queues[key])
-        return key
-
-    def disconnect(self, seat: Seat) -> None:
-        """The seat's connection is gone: leave its queue, or tell its room."""
-        self.leave_queue(seat)
-        room = self._rooms.pop(id(seat), None)
-        if room is not None and not room.finished:
-            room.leave(seat)
-
     def _room_finished(self, room: Room) -> None:
-        for seat in room.seats:
+        for token, hold in list(self._held.items()):
+            if hold.room is room:
+                hold.timer.cancel()
+                del self._held[token]
+                if self.names is not None:
+                    self.names.release(hold.seat.name, hold)
+                self._rooms.pop(id(hold.seat), None)
+                self._forget_token(hold.seat)
+        for seat in list(self._tokens.values()):
             if self._rooms.get(id(seat)) is room:
-                del self._rooms[id(seat)]
+                self._forget_token(seat)
+        # Every seat of the room, a rejoined one whose rebind came too late included.
+        for key, other in list(self._rooms.items()):
+            if other is room:
+                del self._rooms[key]
         self._by_uid.pop(room.uid, None)
         # Its viewers had the final snapshot; from now on the store has the game.
         self.feed.forget(game_topic(room.uid))
         self.publish()
 
-    def _notify(self, key: QueueKey, seats: list[Seat]) -> None:
+    def _expire(self, token: str) -> None:
+        hold = self._held.pop(token, None)
+        if hold is None:
+            return
+        seat, room = hold.seat, hold.room
+        if self.names is not None:
+            self.names.release(seat.name, hold)
+        self._rooms.pop(id(seat), None)
+        self._forget_token(seat)
+        room.log.info("%s did not come back within %.0f s", seat.name, self.grace)
+        if not room.finished:
+            room.leave(seat)
+
+    def _forget_token(self, seat: Seat) -> None:
+        token = self._token_of.pop(id(seat), None)
+        if token is not None and self._tokens.get(token) is seat:
+            del self._tokens[token]
+
+    def _notify(self, table: Table) -> None:
+        names = tuple(s.name for s in table.seats)
+        notice = QueueChanged(table.key, len(table.seats), names, table.id)
+        for seat in list(table.seats):
+            self._tell(seat, notice)
+
+    def _tell(self, seat: Seat, event: object) -> None:
+        try:
+            seat.deliver(event)
+        except Exception:
+            logger.exception("telling %s of %s failed", seat.name, type(event).__name__)
+
+    def _publish(self, kind: str, table: Table, room: str | None = None) -> None:
         self.publish()
-        notice = QueueChanged(key, len(seats))
-        for seat in list(seats):
+        if not self.on_change:
+            return
+        event = TableEvent(kind, table.info(), room)
+        for callback in list(self.on_change):
             try:
-                seat.deliver(notice)
+                callback(event)
             except Exception:
-                logger.exception("telling %s of the queue failed", seat.name)
+                logger.exception("a table subscriber failed")
+
+
+def _table_json(table: Table) -> dict[str, Any]:
+    return {
+        "id": table.id,
+        "game": table.game,
+        "players": table.size,
+        "variant": table.variant,
+        "start": table.start_rule.value,
+        "waiting": [
+            {"name": s.name, "protocol": _protocol(s), "ready": id(s) in table.ready}
+            for s in table.seats
+        ],
+    }
+
+
+def server_lobby(services: Services) -> Lobby:
+    """The server's one lobby, on the server's clock, names and rejoin grace period."""
+    lobby: Lobby = services.resource(
+        "lobby",
+        lambda: Lobby(
+            clock=services.clock, grace=services.config.rejoin_grace, names=services.names
+        ),
+    )
+    return lobby

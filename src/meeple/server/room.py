@@ -14,11 +14,12 @@ import itertools
 import logging
 import secrets
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from meeple.server.feed import Feed, game_topic
 
-__all__ = ["Room", "Seat"]
+__all__ = ["Resumed", "Room", "Seat"]
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +33,21 @@ class Seat(Protocol):
 
     def deliver(self, event: object) -> None:
         """Render a room event in the seat's protocol and send it (must not block)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resumed:
+    """A seat is back after a dropped connection (:meth:`Room.rebind`): the game as it is.
+
+    ``you`` is the seat's index, ``players`` the names in seat order and ``game`` the
+    room's engine game (read it; do not change it). Each dialect renders its own resync
+    (the browser: a full view for that seat).
+    """
+
+    room: str
+    you: int
+    players: tuple[str, ...]
+    game: object
 
 
 class Room:
@@ -75,6 +91,10 @@ class Room:
         """A seat's connection is gone; the room decides what that means for the game."""
         self.submit(None, _SeatLeft(seat))
 
+    def rebind(self, old: Seat, new: Seat) -> None:
+        """``new`` (a new connection) takes ``old``'s seat; it is told the game as it is."""
+        self.submit(None, _SeatBack(old, new))
+
     async def wait_finished(self) -> None:
         if self._task is not None:
             await asyncio.shield(self._task)
@@ -90,6 +110,11 @@ class Room:
 
     def on_seat_left(self, seat: Seat) -> None:
         """A player disconnected mid-game."""
+
+    def on_seat_back(self, index: int, seat: Seat) -> None:
+        """Seat ``index`` is played by ``seat`` now: tell it the game as it is."""
+        players = tuple(s.name for s in self.seats)
+        self.deliver(seat, Resumed(self.id, index, players, getattr(self, "game", None)))
 
     def spectator_view(self) -> dict[str, Any] | None:
         """What anyone may see of the game (``games/<game>/view.py``); None: nothing."""
@@ -141,6 +166,8 @@ class Room:
                 try:
                     if isinstance(command, _SeatLeft):
                         self.on_seat_left(command.seat)
+                    elif isinstance(command, _SeatBack):
+                        self._seat_back(command.old, command.new)
                     else:
                         self.handle(seat, command)
                 except Exception:
@@ -157,6 +184,13 @@ class Room:
                 except Exception:
                     self.log.exception("on_finished callback failed")
 
+    def _seat_back(self, old: Seat, new: Seat) -> None:
+        for i, seat in enumerate(self.seats):
+            if seat is old:
+                self.seats[i] = new
+                self.on_seat_back(i, new)
+                return
+
 
 class _RoomLog(logging.LoggerAdapter[logging.Logger]):
     def process(self, msg: Any, kwargs: Any) -> tuple[Any, Any]:
@@ -168,3 +202,11 @@ class _SeatLeft:
 
     def __init__(self, seat: Seat) -> None:
         self.seat = seat
+
+
+class _SeatBack:
+    __slots__ = ("new", "old")
+
+    def __init__(self, old: Seat, new: Seat) -> None:
+        self.old = old
+        self.new = new

@@ -45,7 +45,7 @@ from meeple.protocols.santorini import messages as m
 from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejected
 from meeple.protocols.santorini.session import Heartbeat, LocalProtocolError, ServerSession, State
 from meeple.server.config import ListenerConfig
-from meeple.server.lobby import Lobby, QueueKey
+from meeple.server.lobby import Lobby, QueueKey, TableError, server_lobby
 from meeple.server.room import Room, Seat
 from meeple.server.store import Store
 from meeple.server.tcp import Connection, TcpListener
@@ -220,7 +220,7 @@ class SantoriniRoom(Room):
 
 def santorini_lobby(services: Services) -> Lobby:
     """The server's lobby with Santorini registered and the store open."""
-    lobby: Lobby = services.resource("lobby", Lobby)
+    lobby = server_lobby(services)
     store: Store = services.resource("store", lambda: Store(services.config.database))
     if not lobby.has_game(GAME):
 
@@ -252,7 +252,7 @@ def santorini_lobby(services: Services) -> Lobby:
             room.on_game_over.append(record)
             return room
 
-        lobby.register_game(GAME, create)
+        lobby.register_game(GAME, create, variants=dict.fromkeys(VARIANTS.values(), (2, 3)))
     return lobby
 
 
@@ -285,6 +285,8 @@ class SantoriniHub:
 def create_listener(services: Services, name: str, config: ListenerConfig) -> TcpListener:
     lobby = santorini_lobby(services)
     hub = SantoriniHub(lobby)
+    # A table that a bot or a browser opened or filled changes whether a game waits.
+    lobby.on_change.append(lambda event: hub.changed() if event.table.game == GAME else None)
 
     def handler(conn: Connection) -> SantoriniHandler:
         return SantoriniHandler(conn, services, hub)
@@ -330,6 +332,7 @@ class SantoriniHandler:
     """One AM27 client: its session, heartbeat, nickname, and seat in a room."""
 
     protocol = "santorini"
+    variants = frozenset((GAME, v) for v in VARIANTS.values())
 
     def __init__(self, conn: Connection, services: Services, hub: SantoriniHub) -> None:
         self.conn = conn
@@ -455,7 +458,7 @@ class SantoriniHandler:
         self.hub.idle.discard(self)
         try:
             self.lobby.join(key, self)
-        except ValueError:  # still seated in a game that has not let it go
+        except (ValueError, TableError):  # still in a game that has not let it go
             self._send(m.Info(nickname, m.InfoCode.INVALID.value))
             self._release_name()
             self._greet()

@@ -39,7 +39,7 @@ from meeple.games.scrabble.lexicon import load_lexicon
 from meeple.games.scrabble.moves import Placement
 from meeple.games.scrabble.record import to_record
 from meeple.games.scrabble.view import spectator_view
-from meeple.server.lobby import Lobby, QueueKey
+from meeple.server.lobby import Lobby, QueueKey, server_lobby
 from meeple.server.room import Room, Seat
 from meeple.server.store import Store
 
@@ -280,6 +280,12 @@ class ScrabbleRoom(Room):
 # --- wiring shared by every Scrabble listener ----------------------------------------
 
 GAME = "scrabble"
+# The variants a lobby table can be: Twente's (blanks; the browser's too) and Clarkson's
+# (two random letters instead of blanks). CMPN402 games are the referee's, not tables.
+TABLE_VARIANTS = {
+    name: (VARIANTS[name].min_players, VARIANTS[name].max_players)
+    for name in ("twente", "clarkson")
+}
 
 
 def scrabble_lobby(services: Services) -> Lobby:
@@ -288,11 +294,11 @@ def scrabble_lobby(services: Services) -> Lobby:
     Every Scrabble listener calls this from its factory, so the lexicon is loaded
     (from its compiled cache after the first run) before any listener accepts.
     """
-    lobby: Lobby = services.resource("lobby", Lobby)
+    lobby = server_lobby(services)
     lexicon = services.resource("scrabble.lexicon", lambda: load_lexicon(services.config.lexicon))
     store: Store = services.resource("store", lambda: Store(services.config.database))
     if not lobby.has_game(GAME):
-        lobby.register_game(GAME, _room_factory(lexicon, store, services))
+        lobby.register_game(GAME, _room_factory(lexicon, store, services), variants=TABLE_VARIANTS)
     return lobby
 
 

@@ -44,7 +44,7 @@ import json
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from meeple.games import spectrangle as engine
@@ -74,7 +74,7 @@ from meeple.protocols.spectrangle import (
     opening_messages,
 )
 from meeple.server.config import ListenerConfig
-from meeple.server.lobby import Lobby, QueueChanged, QueueKey
+from meeple.server.lobby import Lobby, QueueChanged, QueueKey, TableError, server_lobby
 from meeple.server.room import Room, Seat
 from meeple.server.store import Store
 from meeple.server.tcp import Connection, TcpListener
@@ -190,10 +190,16 @@ class SpectrangleRoom(Room):
         if isinstance(command, RoomChat):
             self.broadcast(ChatSaid(seat.name, command.text))
             return
-        if not isinstance(command, TurnCommand):
+        player = self.index(seat)
+        if isinstance(command, TurnCommand):
+            action = action_for(command.message, player)
+        elif isinstance(command, engine.Place | engine.Exchange | engine.Skip):
+            # An in-process seat (a bot) sends engine actions; the sender is the seat.
+            action = replace(command, player=player)
+        else:
             raise TypeError(f"not a Spectrangle room command: {command!r}")
         try:
-            events = self.game.apply(action_for(command.message, self.index(seat)))
+            events = self.game.apply(action)
         except engine.SpectrangleError as error:
             self.deliver(seat, RoomRejected(error))
             return
@@ -279,10 +285,10 @@ def record_from_json(text: str) -> engine.GameRecord:
 
 def spectrangle_lobby(services: Services) -> Lobby:
     """The server's lobby with Spectrangle registered and the store open."""
-    lobby: Lobby = services.resource("lobby", Lobby)
+    lobby = server_lobby(services)
     store: Store = services.resource("store", lambda: Store(services.config.database))
     if not lobby.has_game(GAME):
-        lobby.register_game(GAME, _room_factory(store, services))
+        lobby.register_game(GAME, _room_factory(store, services), variants={"standard": (2, 4)})
     return lobby
 
 
@@ -358,6 +364,7 @@ class SpectrangleHandler:
     """One Spectrangle client: its session, its name, and its seat in the lobby and a room."""
 
     protocol = "spectrangle"
+    variants = frozenset({(GAME, "standard")})
 
     def __init__(
         self,
@@ -454,7 +461,11 @@ class SpectrangleHandler:
         key = QueueKey(GAME, players)
         try:
             self.lobby.join(key, self)
-        except (KeyError, ValueError) as error:  # the session keeps players in a game out
+        except (
+            KeyError,
+            ValueError,
+            TableError,
+        ) as error:  # the session keeps players in a game out
             self.conn.log.warning("request refused by the lobby: %s", error)
             self._send(ErrorReply(ErrorWord.INVALID_COMMAND))
 
@@ -478,8 +489,7 @@ class SpectrangleHandler:
             # A full queue is announced with the game (GameStarted), whose seats are
             # the queue's players in order; the lobby no longer lists them here.
             if event.waiting < event.key.players:
-                names = tuple(s.name for s in self.lobby.waiting(event.key))
-                self._send(Waiting(names))
+                self._send(Waiting(event.names))
         elif isinstance(event, GameStarted):
             self._started(event.game)
         elif isinstance(event, Update):

@@ -49,7 +49,7 @@ from meeple.protocols.twente.messages import (
 from meeple.protocols.twente.session import ServerSession, State
 from meeple.server.app import Services
 from meeple.server.config import ListenerConfig
-from meeple.server.lobby import Lobby, QueueChanged, QueueKey
+from meeple.server.lobby import AlreadyPlaying, Lobby, QueueChanged, QueueKey, TableError
 from meeple.server.scrabble import (
     GAME,
     Chat,
@@ -101,6 +101,8 @@ class TwenteHandler:
     """One Twente client: its session, its name, and its seat in the lobby and a room."""
 
     protocol = "twente"
+    # ENQUEUE only ever seats a Twente client at a Twente-variant table (blanks).
+    variants = frozenset({(GAME, VARIANT)})
 
     def __init__(
         self, conn: Connection, services: Services, lobby: Lobby, *, max_message_size: int
@@ -178,7 +180,16 @@ class TwenteHandler:
             self._on_event(held)
 
     def _enqueue(self, players: int) -> None:
-        self.lobby.join(QueueKey(GAME, players, VARIANT), self)
+        try:
+            self.lobby.join(QueueKey(GAME, players, VARIANT), self)
+        except AlreadyPlaying:
+            self._send(Error(ErrorCode.GAME_ALREADY_STARTED))  # spec E015
+        except TableError as error:
+            # No table of this kind can be had (a player count or variant the lobby does
+            # not seat): spec E010, the refusal of a game request that sends the client
+            # back to the lobby (a Twente client only ever asks for Twente tables).
+            self.conn.log.info("game request refused: %s", error)
+            self._send(Error(ErrorCode.WRONG_NUMBER_OF_PLAYERS))
 
     def _to_room(self, command: object) -> None:
         if self._room is None:  # the session only lets moves through in a game

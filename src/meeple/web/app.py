@@ -36,12 +36,13 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from meeple.protocols import web as proto
 from meeple.server.feed import Feed, Subscription, game_topic
-from meeple.server.lobby import LOBBY_TOPIC, Lobby
+from meeple.server.lobby import LOBBY_TOPIC, Lobby, server_lobby
 from meeple.server.store import Store
 from meeple.web import accounts, replays
 from meeple.web import console as console_pages
 from meeple.web import ratings as ratings_pages
 from meeple.web.boards import spectrangle_geometry
+from meeple.web.seat import WebSeat
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
@@ -85,7 +86,7 @@ class WebContext:
 
     def __init__(self, services: Services) -> None:
         self.services = services
-        self.lobby: Lobby = services.resource("lobby", Lobby)
+        self.lobby: Lobby = server_lobby(services)
         self.feed: Feed = self.lobby.feed
         self._console_unsubscribe: Callable[[], None] | None = None
 
@@ -177,6 +178,11 @@ async def lobby_page(request: Request) -> Response:
     )
 
 
+async def play_page(request: Request) -> Response:
+    """Sit at a table and play (issue 13); the page talks meeple-web/1 (web-play.md)."""
+    return render(request, "play.html")
+
+
 async def games_page(request: Request) -> Response:
     ctx: WebContext = request.app.state.ctx
     return render(
@@ -240,6 +246,8 @@ class WebConnection:
         self.ctx = ctx
         self.session = proto.ServerSession(max_message_size=max_message_size)
         self.subscription: Subscription = ctx.feed.subscribe()
+        # The browser's player (issue 13): lobby tables and play; see web/seat.py.
+        self.seat = WebSeat(ctx.services, self.session)
         self._send_lock = asyncio.Lock()
         self._stopped = asyncio.Event()
 
@@ -255,17 +263,20 @@ class WebConnection:
     async def run(self) -> None:
         reader = asyncio.create_task(self._read())
         writer = asyncio.create_task(self._write())
+        seat_writer = asyncio.create_task(self._write_seat())
         stopped = asyncio.create_task(self._stopped.wait())
+        tasks = (reader, writer, seat_writer, stopped)
         try:
-            await asyncio.wait({reader, writer, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(set(tasks), return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in (reader, writer, stopped):
+            for task in tasks:
                 task.cancel()
-            for task in (reader, writer, stopped):
+            for task in tasks:
                 with contextlib.suppress(BaseException):
                     await task
             self.subscription.close()
             self.session.close()
+            self.seat.connection_lost()
 
     async def _read(self) -> None:
         while True:
@@ -283,6 +294,15 @@ class WebConnection:
             elif isinstance(request.message, proto.Unsubscribe):
                 m = request.message
                 self.subscription.remove(_feed_topic(m.topic, m.uid))
+            elif request.message is not None:
+                self.seat.handle(request.message)
+
+    async def _write_seat(self) -> None:
+        """Send what the browser's seat has for it (its views, refusals, seating)."""
+        while True:
+            await self.seat.ready.wait()
+            for message in self.seat.take():
+                await self.send(message)
 
     async def _subscribe(self, message: proto.Subscribe) -> None:
         topic = _feed_topic(message.topic, message.uid)
@@ -332,6 +352,7 @@ def create_app(services: Services, *, max_message_size: int | None = None) -> St
     ctx = WebContext(services)
     routes = [
         Route("/", lobby_page),
+        Route("/play", play_page),
         Route("/games", games_page),
         Route("/games/{uid:str}.gcg", gcg_download),
         Route("/games/{uid:str}", game_page),

@@ -25,6 +25,8 @@ class ErrorCode(enum.Enum):
     NOT_NOW = "not-now"  # a valid message the session's state does not allow
     NOT_FOUND = "not-found"  # no game with that id (running or recorded)
     TOO_MANY = "too-many"  # too many subscriptions on one connection
+    REFUSED = "refused"  # the lobby says no: no such table, full, a taken name, ...
+    ILLEGAL = "illegal"  # the game's rules refuse the move (the message says which rule)
 
 
 class WebProtocolError(Exception):

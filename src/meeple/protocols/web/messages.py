@@ -2,12 +2,15 @@
 
 Every message is one WebSocket text message holding one JSON object with a
 ``"type"``. Browser → server: :class:`Hello`, :class:`Subscribe`,
-:class:`Unsubscribe`, :class:`Ping`. Server → browser: :class:`Welcome`,
-:class:`Snapshot` (``lobby``, ``game`` and ``console`` topics), :class:`Pong`,
-:class:`Error`. :func:`decode` takes a size limit and raises
+:class:`Unsubscribe`, :class:`Ping`, and to play (issue 13) :class:`CreateTable`,
+:class:`Sit`, :class:`Rejoin`, :class:`AddBot`, :class:`Ready`, :class:`Leave`,
+:class:`Play`. Server → browser: :class:`Welcome`, :class:`Snapshot` (``lobby``,
+``game`` and ``console`` topics), :class:`Pong`, :class:`Error`, and to a player
+:class:`Seated` and :class:`SeatView`. :func:`decode` takes a size limit and raises
 :class:`~.errors.RemoteProtocolError` for anything malformed, which the session
-turns into an :class:`Error` reply. Issue 13 adds play messages (``join``,
-``play``, ...) as new types, allowed in new session states; see ``session.py``.
+turns into an :class:`Error` reply. A :class:`Play` action is checked for shape
+here (kinds, coordinates, lengths); what it means is the game's (the server's web
+seat turns it into a room command, and the engine says whether it is legal).
 """
 
 from __future__ import annotations
@@ -22,14 +25,24 @@ from meeple.protocols.web.errors import ErrorCode, RemoteProtocolError
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
+    "GAMES",
     "PROTOCOL",
     "TOPICS",
+    "AddBot",
     "ClientMessage",
+    "CreateTable",
     "Error",
     "Hello",
+    "Leave",
     "Ping",
+    "Play",
     "Pong",
+    "Ready",
+    "Rejoin",
+    "SeatView",
+    "Seated",
     "ServerMessage",
+    "Sit",
     "Snapshot",
     "Subscribe",
     "Unsubscribe",
@@ -45,6 +58,26 @@ TOPICS = ("lobby", "game", "console")
 _UID = re.compile(r"[0-9a-f]{1,32}")
 _MAX_ID = 2**31 - 1
 _NONE: frozenset[str] = frozenset()
+GAMES = ("scrabble", "santorini", "spectrangle")
+# A player's name: what every protocol can carry (no spaces: Spectrangle lines split on them).
+_NAME = re.compile(r"[A-Za-z0-9_.-]{1,24}")
+_WORD = re.compile(r"[A-Za-z0-9_.-]{1,32}")  # variants, table ids, levels, gods, tiles
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{8,64}")
+# Play action kinds, and the fields each takes (values checked in _action).
+_ACTIONS: dict[str, frozenset[str]] = {
+    "place": frozenset({"tiles", "tile", "index", "cell", "sex"}),
+    "exchange": frozenset({"tiles", "tile"}),
+    "pass": frozenset(),
+    "skip": frozenset(),
+    "god": frozenset({"god"}),
+    "starter": frozenset({"player"}),
+    "move": frozenset({"from", "to"}),
+    "build": frozenset({"from", "to", "level"}),
+    "undo": frozenset({"all"}),
+    "lose": frozenset(),
+}
+_MAX_TILES = 7
+_BOARD = 15  # the largest board a play names (Scrabble's); games check their own
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +108,83 @@ class Ping:
     id: int
 
 
-ClientMessage = Hello | Subscribe | Unsubscribe | Ping
+@dataclass(frozen=True, slots=True)
+class CreateTable:
+    """Open a table (``start``: ``full`` or ``ready``) and sit at it as ``name``."""
+
+    game: str
+    variant: str
+    size: int
+    start: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Sit:
+    """Sit at an open table of the lobby as ``name``."""
+
+    table: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rejoin:
+    """Take back the seat this token was given for (after a reload or a drop)."""
+
+    token: str
+
+
+@dataclass(frozen=True, slots=True)
+class AddBot:
+    """Seat a server-side bot at a table (``level``: easy or hard)."""
+
+    table: str
+    level: str = "hard"
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """Say ready (a table that starts when everyone is ready)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Leave:
+    """Stand up from the table before its game starts."""
+
+
+@dataclass(frozen=True, slots=True)
+class Play:
+    """One game action of the seat's own player; ``kind`` and its fields, shape-checked.
+
+    Scrabble: ``place`` with ``tiles`` ``[[x, y, "A"], ...]`` (a blank is the lower-case
+    letter it stands for), ``exchange`` with ``tiles`` ``"AB?"``, ``pass``.
+    Santorini: ``god`` with ``god``, ``starter`` with ``player`` (a seat index),
+    ``place`` with ``cell`` ``[row, column]`` and ``sex`` ``M``/``F``, ``move`` and
+    ``build`` with ``from``/``to`` cells (``build`` ``level`` for a dome: 4), ``undo``
+    with ``all``, ``pass``, ``lose``. Spectrangle: ``place`` with ``tile`` and
+    ``index``, ``exchange`` with ``tile``, ``skip``.
+    """
+
+    kind: str
+    args: tuple[tuple[str, Any], ...]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return dict(self.args).get(key, default)
+
+
+ClientMessage = (
+    Hello
+    | Subscribe
+    | Unsubscribe
+    | Ping
+    | CreateTable
+    | Sit
+    | Rejoin
+    | AddBot
+    | Ready
+    | Leave
+    | Play
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +236,35 @@ class Error:
         return _dump({"type": "error", "code": self.code.value, "message": self.message})
 
 
-ServerMessage = Welcome | Snapshot | Pong | Error
+@dataclass(frozen=True, slots=True)
+class Seated:
+    """You sit at ``table`` as ``name``; keep ``token`` to take the seat back."""
+
+    table: str
+    name: str
+    token: str
+
+    def encode(self) -> str:
+        return _dump(
+            {"type": "seated", "table": self.table, "name": self.name, "token": self.token}
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SeatView:
+    """The whole game as your seat sees it (your own rack or hand included), after every
+    change; ``data`` is the game's ``seat_view`` (JSON text)."""
+
+    game: str
+    uid: str
+    data: str
+
+    def encode(self) -> str:
+        head = _dump({"type": "seat", "game": self.game, "uid": self.uid})
+        return f'{head[:-1]},"data":{self.data}}}'
+
+
+ServerMessage = Welcome | Snapshot | Pong | Error | Seated | SeatView
 
 
 def _dump(obj: dict[str, Any]) -> str:
@@ -194,4 +331,114 @@ def decode(data: str | bytes, max_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> Clien
         if not isinstance(ident, int) or isinstance(ident, bool) or not 0 <= ident <= _MAX_ID:
             raise _bad("id must be an integer 0 to 2147483647")
         return Ping(ident)
+    return _play_message(kind, obj)
+
+
+def _text(obj: dict[str, Any], key: str, pattern: re.Pattern[str], what: str) -> str:
+    value = obj.get(key)
+    if not isinstance(value, str) or not pattern.fullmatch(value):
+        raise _bad(f"{key} must be {what}")
+    return value
+
+
+def _int(value: Any, low: int, high: int, what: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise _bad(f"{what} must be an integer {low} to {high}")
+    return value
+
+
+def _cell(value: Any, what: str) -> tuple[int, int]:
+    if not isinstance(value, list) or len(value) != 2:
+        raise _bad(f"{what} must be [row, column]")
+    return _int(value[0], 0, _BOARD - 1, what), _int(value[1], 0, _BOARD - 1, what)
+
+
+def _play_message(kind: str, obj: dict[str, Any]) -> ClientMessage:
+    name = "letters, digits, _ . - (1 to 24)"
+    if kind == "create":
+        _fields(obj, {"game", "variant", "size", "name"}, {"start"})
+        game = obj["game"]
+        if game not in GAMES:
+            raise _bad(f"game must be one of {', '.join(GAMES)}")
+        start = obj.get("start", "full")
+        if start not in ("full", "ready"):
+            raise _bad("start must be full or ready")
+        return CreateTable(
+            game,
+            _text(obj, "variant", _WORD, "a variant name"),
+            _int(obj["size"], 1, 8, "size"),
+            start,
+            _text(obj, "name", _NAME, name),
+        )
+    if kind == "sit":
+        _fields(obj, {"table", "name"})
+        return Sit(_text(obj, "table", _WORD, "a table id"), _text(obj, "name", _NAME, name))
+    if kind == "rejoin":
+        _fields(obj, {"token"})
+        return Rejoin(_text(obj, "token", _TOKEN, "a rejoin token"))
+    if kind == "bot":
+        _fields(obj, {"table"}, {"level"})
+        level = obj.get("level", "hard")
+        if level not in ("easy", "hard"):
+            raise _bad("level must be easy or hard")
+        return AddBot(_text(obj, "table", _WORD, "a table id"), level)
+    if kind == "ready":
+        _fields(obj, _NONE)
+        return Ready()
+    if kind == "leave":
+        _fields(obj, _NONE)
+        return Leave()
+    if kind == "play":
+        _fields(obj, {"action"})
+        return _action(obj["action"])
     raise RemoteProtocolError(ErrorCode.UNKNOWN_TYPE, f"no message type {kind[:40]!r}")
+
+
+def _action(action: Any) -> Play:
+    if not isinstance(action, dict):
+        raise _bad("action must be an object")
+    kind = action.get("kind")
+    if not isinstance(kind, str) or kind not in _ACTIONS:
+        raise _bad(f"action kind must be one of {', '.join(_ACTIONS)}")
+    extra = set(action) - {"kind"} - _ACTIONS[kind]
+    if extra:
+        raise _bad(f"unknown field in a {kind} action: {', '.join(sorted(extra))[:80]}")
+    args: dict[str, Any] = {}
+    for key, value in action.items():
+        if key == "kind":
+            continue
+        if key == "tiles" and kind == "place":
+            if not isinstance(value, list) or not 1 <= len(value) <= _MAX_TILES:
+                raise _bad(f"tiles must list 1 to {_MAX_TILES} [x, y, letter]")
+            tiles = []
+            for t in value:
+                if not isinstance(t, list) or len(t) != 3:
+                    raise _bad("a tile is [x, y, letter]")
+                x, y = _int(t[0], 0, _BOARD - 1, "x"), _int(t[1], 0, _BOARD - 1, "y")
+                if not isinstance(t[2], str) or not re.fullmatch(r"[A-Za-z]", t[2]):
+                    raise _bad("a tile's letter is A-Z, or a-z for a blank")
+                tiles.append((x, y, t[2]))
+            args[key] = tuple(tiles)
+        elif key == "tiles":
+            if not isinstance(value, str) or not re.fullmatch(r"[A-Z?]{1,7}", value):
+                raise _bad("tiles to exchange are 1 to 7 of A-Z and ?")
+            args[key] = value
+        elif key in ("tile", "god"):
+            args[key] = _text(action, key, _WORD, f"a {key} name")
+        elif key == "sex":
+            if value not in ("M", "F"):
+                raise _bad("sex must be M or F")
+            args[key] = value
+        elif key in ("cell", "from", "to"):
+            args[key] = _cell(value, key)
+        elif key == "index":
+            args[key] = _int(value, 0, 255, "index")
+        elif key == "player":
+            args[key] = _int(value, 0, 7, "player")
+        elif key == "level":
+            args[key] = None if value is None else _int(value, 0, 4, "level")
+        elif key == "all":
+            if not isinstance(value, bool):
+                raise _bad("all must be true or false")
+            args[key] = value
+    return Play(kind, tuple(sorted(args.items())))

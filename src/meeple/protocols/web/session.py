@@ -8,8 +8,11 @@ session stays as it was. :meth:`ServerSession.send` encodes what the server send
 and refuses what the state does not allow (:class:`LocalProtocolError`).
 
 The one transition table, :data:`TRANSITIONS`: a browser first says ``hello``,
-then subscribes and pings as it likes. Issue 13 adds a ``SEATED`` state reached
-by ``join``, in which ``play`` messages are allowed, as new rows of this table.
+then subscribes and pings as it likes. To play (issue 13) it creates a table, sits
+at one or rejoins with a token; once the lobby has seated it the listener calls
+:meth:`ServerSession.seated` and the session is ``SEATED``, where ``ready``,
+``leave`` and ``play`` are allowed; :meth:`ServerSession.unseated` (it left the
+table, or its game ended) takes it back to ``OPEN``.
 """
 
 from __future__ import annotations
@@ -23,12 +26,19 @@ from meeple.protocols.web.errors import ErrorCode, LocalProtocolError, RemotePro
 from meeple.protocols.web.messages import (
     DEFAULT_MAX_MESSAGE_SIZE,
     PROTOCOL,
+    AddBot,
     ClientMessage,
+    CreateTable,
     Error,
     Hello,
+    Leave,
     Ping,
+    Play,
     Pong,
+    Ready,
+    Rejoin,
     ServerMessage,
+    Sit,
     Snapshot,
     Subscribe,
     Unsubscribe,
@@ -44,7 +54,8 @@ DEFAULT_MAX_SUBSCRIPTIONS = 8
 
 class State(enum.Enum):
     NEW = "new"  # connected; waiting for hello
-    OPEN = "open"  # hello done: subscribe, unsubscribe, ping
+    OPEN = "open"  # hello done: subscribe, unsubscribe, ping; create, sit, rejoin, bot
+    SEATED = "seated"  # at a table or in a game: ready, leave, play, bot
     CLOSED = "closed"
 
 
@@ -53,7 +64,24 @@ class State(enum.Enum):
 TRANSITIONS: Mapping[State, Mapping[type, State]] = MappingProxyType(
     {
         State.NEW: {Hello: State.OPEN, Ping: State.NEW},
-        State.OPEN: {Subscribe: State.OPEN, Unsubscribe: State.OPEN, Ping: State.OPEN},
+        State.OPEN: {
+            Subscribe: State.OPEN,
+            Unsubscribe: State.OPEN,
+            Ping: State.OPEN,
+            CreateTable: State.OPEN,  # SEATED once the lobby seats it (seated())
+            Sit: State.OPEN,
+            Rejoin: State.OPEN,
+            AddBot: State.OPEN,
+        },
+        State.SEATED: {
+            Subscribe: State.SEATED,
+            Unsubscribe: State.SEATED,
+            Ping: State.SEATED,
+            AddBot: State.SEATED,
+            Ready: State.SEATED,
+            Leave: State.SEATED,
+            Play: State.SEATED,
+        },
         State.CLOSED: {},
     }
 )
@@ -67,7 +95,9 @@ class Request:
     in order either way.
     """
 
-    message: Subscribe | Unsubscribe | None
+    message: (
+        Subscribe | Unsubscribe | CreateTable | Sit | Rejoin | AddBot | Ready | Leave | Play | None
+    )
     replies: tuple[ServerMessage, ...] = ()
 
 
@@ -106,6 +136,8 @@ class ServerSession:
         self.state = following
         if isinstance(message, Ping):
             return Request(None, (Pong(message.id),))
+        if not isinstance(message, Subscribe | Unsubscribe):
+            return Request(message)
         key = (message.topic, message.uid)
         if isinstance(message, Subscribe):
             if key not in self.subscriptions and len(self.subscriptions) >= self.max_subscriptions:
@@ -121,6 +153,16 @@ class ServerSession:
         """The listener found no such game: forget the subscription, and say so."""
         self.subscriptions.discard((message.topic, message.uid))
         return Error(ErrorCode.NOT_FOUND, f"no game {message.uid}")
+
+    def seated(self) -> None:
+        """The lobby seated this browser (it sat, created a table or rejoined)."""
+        if self.state is State.OPEN:
+            self.state = State.SEATED
+
+    def unseated(self) -> None:
+        """It left its table, or its game is over: back to the lobby."""
+        if self.state is State.SEATED:
+            self.state = State.OPEN
 
     def send(self, message: ServerMessage) -> str:
         """Encode a server message; a snapshot only for a topic the browser subscribed to."""

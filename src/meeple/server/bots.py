@@ -1,0 +1,361 @@
+"""Server-side bots: in-process seats that play with meeple's own AIs.
+
+A bot is a seat like any protocol's connection (a dialect whose "wire" is a
+function call): it sits at a lobby table, hears the room's deliveries and submits
+commands back to the room. It never blocks the event loop: every decision is
+computed in the loop's default executor (a thread) from a snapshot of what the
+player may see (the board copied, its own rack or hand, the bag's size), and the
+command is submitted when the thought comes back, unless the game moved on
+meanwhile.
+
+    add_bot(services, table_id, level="hard") -> BotSeat
+
+Levels: ``hard`` plays the AI's best (Scrabble: the top-scoring play; Santorini: the
+two-ply search; Spectrangle: the greedy placement); ``easy`` plays a random one of
+the best eight Scrabble plays, or a random legal Santorini or Spectrangle action.
+Names are ``bot1``, ``bot2``, ... claimed in the server's name registry (case- and
+protocol-wide unique like any player's) and released when the game ends or the bot
+leaves its table. Bots never play among themselves for nobody: the lobby closes a
+table left with only bots (they get :class:`~meeple.server.lobby.Dismissed`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import random
+from collections.abc import Callable, Container
+from typing import TYPE_CHECKING, Any
+
+from meeple.ai import santorini as santorini_ai
+from meeple.ai import scrabble as scrabble_ai
+from meeple.ai import spectrangle as spectrangle_ai
+from meeple.games import santorini as santorini_engine
+from meeple.games import spectrangle as spectrangle_engine
+from meeple.games.scrabble import game as scrabble_engine
+from meeple.games.scrabble.lexicon import Lexicon
+from meeple.server import santorini as santorini_room
+from meeple.server import scrabble as scrabble_room
+from meeple.server import spectrangle as spectrangle_room
+from meeple.server.lobby import (
+    Dismissed,
+    Lobby,
+    NoSuchTable,
+    Seated,
+    StartRule,
+    UnknownGame,
+    server_lobby,
+)
+from meeple.server.room import Resumed, Room
+
+if TYPE_CHECKING:
+    from meeple.server.app import Services
+    from meeple.server.names import NameRegistry
+
+__all__ = [
+    "LEVELS",
+    "BotSeat",
+    "SantoriniBot",
+    "ScrabbleBot",
+    "SpectrangleBot",
+    "add_bot",
+]
+
+logger = logging.getLogger(__name__)
+
+LEVELS = ("easy", "hard")
+# After this many refused commands in one turn a bot gives the turn up (a pass, a
+# skip, LOSE in Santorini) rather than loop on a disagreement with the engine.
+MAX_REFUSALS = 5
+EASY_SPREAD = 8
+
+
+class _AnyVariantOf:
+    """Every ``(game, variant)`` of one game: what a bot can play."""
+
+    def __init__(self, game: str) -> None:
+        self.game = game
+
+    def __contains__(self, item: object) -> bool:
+        return isinstance(item, tuple) and len(item) == 2 and item[0] == self.game
+
+
+class BotSeat:
+    """The game-independent part of a bot: its name, table, room and thinking thread."""
+
+    protocol = "bot"
+    bot = True  # the lobby never starts a table of bots alone
+    variants: Container[tuple[str, str]] | None  # any variant of its own game
+    rejoinable = False
+    GAME = ""
+
+    def __init__(
+        self, name: str, lobby: Lobby, names: NameRegistry, *, level: str, rng: random.Random
+    ) -> None:
+        if level not in LEVELS:
+            raise ValueError(f"no bot level {level!r} (levels: {', '.join(LEVELS)})")
+        self.name = name
+        self.variants = _AnyVariantOf(self.GAME)
+        self.lobby = lobby
+        self.names = names
+        self.level = level
+        self.rng = rng
+        self.token: str | None = None
+        self.room: Room | None = None
+        self.you = -1
+        self.refusals = 0
+        self.moves = 0  # game-changing deliveries seen: a thought is stale once it grows
+        self.thinking: set[asyncio.Future[Any]] = set()
+        self._released = False
+
+    # --- Seat -------------------------------------------------------------------------
+
+    def deliver(self, event: object) -> None:
+        if isinstance(event, Seated):
+            self.token = event.token
+        elif isinstance(event, Dismissed):
+            self.release()
+        elif isinstance(event, Resumed):
+            self._in_room(event.you)
+            self.moves += 1
+            self.refusals = 0
+            self.consider(event.game)
+        else:
+            self.on_event(event)
+
+    def leave(self) -> None:
+        """Stand up from the table (before the game starts) and free the name."""
+        self.lobby.leave(self)
+        self.release()
+
+    def release(self) -> None:
+        if not self._released:
+            self._released = True
+            self.names.release(self.name, self)
+
+    # --- for the game bots ------------------------------------------------------------
+
+    def on_event(self, event: object) -> None:
+        raise NotImplementedError
+
+    def consider(self, game: Any) -> None:
+        """Think if it is this bot's turn in ``game``."""
+        raise NotImplementedError
+
+    def _in_room(self, you: int) -> None:
+        room = self.lobby.room_of(self)
+        if room is not None and room is not self.room:
+            room.on_finished.append(lambda _room: self.release())
+        self.room = room
+        self.you = you
+
+    def think(self, decide: Callable[[], object]) -> None:
+        """Run ``decide`` off the loop; submit its command if the game did not move on."""
+        room, moves = self.room, self.moves
+        if room is None or room.finished:
+            return
+        future = asyncio.get_running_loop().run_in_executor(None, decide)
+        self.thinking.add(future)
+
+        def done(f: asyncio.Future[Any]) -> None:
+            self.thinking.discard(f)
+            if f.cancelled():
+                return
+            error = f.exception()
+            if error is not None:
+                logger.error("%s: thinking failed", self.name, exc_info=error)
+                return
+            if room.finished or moves != self.moves or self.room is not room:
+                return  # the game moved on while the bot thought
+            room.submit(self, f.result())
+
+        future.add_done_callback(done)
+
+
+class ScrabbleBot(BotSeat):
+    """Plays Scrabble with :mod:`meeple.ai.scrabble` (any table variant)."""
+
+    GAME = scrabble_room.GAME
+
+    def __init__(self, *args: Any, lexicon: Lexicon, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lexicon = lexicon
+
+    def on_event(self, event: object) -> None:
+        if isinstance(event, scrabble_room.GameStarted):
+            self._in_room(event.you)
+            self.consider(event.game)
+        elif isinstance(event, scrabble_room.Update):
+            self.moves += 1
+            self.refusals = 0
+            self.consider(event.game)
+        elif isinstance(event, scrabble_room.Rejected):
+            self.refusals += 1
+            self.moves += 1
+            game = getattr(self.room, "game", None)
+            if game is not None:
+                self.consider(game)
+
+    def consider(self, game: Any) -> None:
+        if not isinstance(game, scrabble_engine.Game) or game.is_over or game.turn != self.you:
+            return
+        if self.refusals > MAX_REFUSALS:
+            self.think(scrabble_room.PassTurn)
+            return
+        variant = game.variant
+        board, rack, bag = game.board.copy(), game.rack(self.you), len(game.bag)
+        skip = self.refusals
+        if self.level == "easy":
+            skip += self.rng.randrange(EASY_SPREAD)
+        lexicon = self.lexicon
+
+        def decide() -> object:
+            moves = scrabble_ai.ranked_moves(board, rack, lexicon, variant.tile_set)
+            if moves:
+                return scrabble_room.PlaceTiles(moves[min(skip, len(moves) - 1)].tiles)
+            choice = scrabble_ai.choose(
+                board,
+                rack,
+                lexicon,
+                tile_set=variant.tile_set,
+                bag_count=bag,
+                exchange_minimum=variant.exchange_minimum,
+            )
+            if isinstance(choice, scrabble_ai.ExchangeChoice):
+                return scrabble_room.ExchangeTiles(choice.tiles)
+            return scrabble_room.PassTurn()
+
+        self.think(decide)
+
+
+class SantoriniBot(BotSeat):
+    """Plays Santorini (gods or not) with :mod:`meeple.ai.santorini`."""
+
+    GAME = santorini_room.GAME
+
+    def on_event(self, event: object) -> None:
+        if isinstance(event, santorini_room.GameStarted):
+            self._in_room(event.you)  # the room's first Changed follows: think then
+        elif isinstance(event, santorini_room.Changed):
+            self.moves += 1
+            self.refusals = 0
+            self.consider(event.game)
+        elif isinstance(event, santorini_room.Refused):
+            self.refusals += 1
+            self.moves += 1
+            self.consider(event.game)
+
+    def consider(self, game: Any) -> None:
+        if not isinstance(game, santorini_engine.Game) or game.is_over:
+            return
+        state = game.state  # immutable: safe to read from the thinking thread
+        if state.turn != self.you or not state.alive[self.you]:
+            return
+        you, rng = self.you, self.rng
+        easy = self.level == "easy" or self.refusals > 0
+        give_up = self.refusals > MAX_REFUSALS
+
+        def decide() -> object:
+            if give_up:
+                return santorini_engine.Lose(you)
+            try:
+                if easy:
+                    return santorini_ai.random_action(state, rng)
+                return santorini_ai.search_action(state, rng)
+            except ValueError:
+                return santorini_engine.Lose(you)  # stuck: the spec's LOSE (§4.2.6)
+
+        self.think(decide)
+
+
+class SpectrangleBot(BotSeat):
+    """Plays Spectrangle with :mod:`meeple.ai.spectrangle`."""
+
+    GAME = spectrangle_room.GAME
+
+    def on_event(self, event: object) -> None:
+        if isinstance(event, spectrangle_room.GameStarted):
+            room = self.lobby.room_of(self)
+            you = room.seats.index(self) if room is not None and self in room.seats else -1
+            self._in_room(you)
+            self.consider(event.game)
+        elif isinstance(event, spectrangle_room.Update):
+            self.moves += 1
+            self.refusals = 0
+            self.consider(event.game)
+        elif isinstance(event, spectrangle_room.RoomRejected):
+            self.refusals += 1
+            self.moves += 1
+            game = getattr(self.room, "game", None)
+            if game is not None:
+                self.consider(game)
+
+    def consider(self, game: Any) -> None:
+        if not isinstance(game, spectrangle_engine.Game) or game.is_over:
+            return
+        if game.turn != self.you:
+            return
+        you, rng = self.you, self.rng
+        if self.level == "easy" or self.refusals > 0:
+            actions = game.legal_actions(you)
+            if not actions:
+                return
+            choice: object = rng.choice(actions)
+            self.think(lambda: choice)
+            return
+        board, hand, bag = game.board.copy(), game.hand(you), game.bag_size
+        self.think(lambda: spectrangle_ai.greedy_choice(board, hand, bag, you))
+
+
+_BOTS: dict[str, type[BotSeat]] = {
+    ScrabbleBot.GAME: ScrabbleBot,
+    SantoriniBot.GAME: SantoriniBot,
+    SpectrangleBot.GAME: SpectrangleBot,
+}
+
+
+def _claim_name(names: NameRegistry, owner: object) -> str:
+    for n in itertools.count(1):
+        name = f"bot{n}"
+        if names.claim(name, owner):
+            return name
+    raise AssertionError("unreachable")
+
+
+def add_bot(services: Services, table_id: str, *, level: str = "hard") -> BotSeat:
+    """Seat a new bot at the open table ``table_id``; it says ready at once (READY tables).
+
+    Raises the lobby's :class:`~meeple.server.lobby.TableError` kinds (no such table, a
+    full table, a game without bots) and ValueError for an unknown level.
+    """
+    lobby = server_lobby(services)
+    table = lobby.table(table_id)
+    if table is None:
+        raise NoSuchTable(table_id)
+    cls = _BOTS.get(table.game)
+    if cls is None:
+        raise UnknownGame(f"no bot plays {table.game!r}")
+    if level not in LEVELS:
+        raise ValueError(f"no bot level {level!r} (levels: {', '.join(LEVELS)})")
+    placeholder = object()
+    name = _claim_name(services.names, placeholder)
+    rng = random.Random(services.rng.getrandbits(64))
+    extra: dict[str, Any] = {}
+    if cls is ScrabbleBot:
+        extra["lexicon"] = services.resource("scrabble.lexicon", _no_lexicon)
+    bot = cls(name, lobby, services.names, level=level, rng=rng, **extra)
+    services.names.release(name, placeholder)
+    services.names.claim(name, bot)
+    try:
+        lobby.sit(table_id, bot)
+    except Exception:
+        bot.release()
+        raise
+    if table.start_rule is StartRule.READY:
+        lobby.ready(bot)
+    return bot
+
+
+def _no_lexicon() -> Lexicon:
+    raise UnknownGame("Scrabble is not served here (no lexicon loaded)")

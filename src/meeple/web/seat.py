@@ -1,0 +1,304 @@
+"""The browser's seat: a dialect like Twente's, for every game, at the lobby's tables.
+
+A :class:`WebSeat` is one WebSocket's player. The connection hands it the play
+messages its session let through (:meth:`WebSeat.handle`); it turns them into lobby
+calls (create a table, sit, rejoin, add a bot, ready, leave) and room commands, and
+renders what the lobby and the room deliver as browser messages:
+
+- ``Seated`` (table, name, rejoin token) when the lobby seats it;
+- after every room delivery, the whole game as this seat may see it
+  (``games/<game>/view.py`` ``seat_view``: the spectator view plus its own rack or
+  hand) as one ``seat`` message — the browser never applies diffs, so a rejoin's
+  resync is just the next view;
+- a refused move as ``error`` ``illegal`` with the engine's reason, to this seat
+  only (the room answers a refusal to its sender), then the view again;
+- a lobby refusal as ``error`` ``refused``.
+
+The seat is ``rejoinable``: when its WebSocket drops mid-game the lobby holds it for
+the grace period, and a new WebSocket that sends ``rejoin`` with the token takes it
+back. Outgoing messages go through a small outbox that the connection drains; a view
+replaces a view not yet sent (only the latest matters), so a slow browser never makes
+the server queue a game's history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from meeple.games import santorini as santorini_engine
+from meeple.games import spectrangle as spectrangle_engine
+from meeple.games.santorini import view as santorini_view
+from meeple.games.scrabble import game as scrabble_engine
+from meeple.games.scrabble import view as scrabble_view
+from meeple.games.scrabble.moves import Placement
+from meeple.games.spectrangle import view as spectrangle_view
+from meeple.protocols import web as proto
+from meeple.server import santorini as santorini_room
+from meeple.server import scrabble as scrabble_room
+from meeple.server import spectrangle as spectrangle_room
+from meeple.server.bots import add_bot
+from meeple.server.lobby import (
+    Dismissed,
+    Lobby,
+    QueueChanged,
+    Seated,
+    SeatJoined,
+    SeatRenamed,
+    StartRule,
+    TableError,
+    server_lobby,
+)
+from meeple.server.room import Room
+
+if TYPE_CHECKING:
+    from meeple.server.app import Services
+
+__all__ = ["OUTBOX_SIZE", "WebSeat", "register_games"]
+
+logger = logging.getLogger(__name__)
+
+OUTBOX_SIZE = 32
+_REFUSALS = (scrabble_room.Rejected, santorini_room.Refused, spectrangle_room.RoomRejected)
+_LOBBY_NOTICES = (QueueChanged, SeatJoined, SeatRenamed, Dismissed)
+
+
+def register_games(services: Services) -> Lobby:
+    """The server's lobby with every game registered, so a browser can open any table."""
+    scrabble_room.scrabble_lobby(services)
+    santorini_room.santorini_lobby(services)
+    return spectrangle_room.spectrangle_lobby(services)
+
+
+class WebSeat:
+    """One browser's player; see the module docstring."""
+
+    protocol = "web"
+    rejoinable = True
+    variants = None  # the browser can show every variant of every game
+
+    def __init__(self, services: Services, session: proto.ServerSession) -> None:
+        self.services = services
+        self.lobby = server_lobby(services)
+        self.session = session
+        self.name = ""
+        self.token = ""
+        self.table = ""
+        self.outbox: list[proto.ServerMessage] = []
+        self.ready = asyncio.Event()  # the outbox has something
+
+    # --- requests from the browser --------------------------------------------------------
+
+    def handle(self, message: object) -> None:
+        """Carry out one play message the session let through; replies go to the outbox."""
+        if isinstance(message, proto.CreateTable | proto.Sit | proto.Rejoin | proto.AddBot):
+            # Every game at the lobby (the lexicon loads once, when first needed).
+            register_games(self.services)
+        try:
+            if isinstance(message, proto.CreateTable):
+                self._create(message)
+            elif isinstance(message, proto.Sit):
+                self._claim(message.name)
+                self._sit(message.table)
+            elif isinstance(message, proto.Rejoin):
+                self._rejoin(message.token)
+            elif isinstance(message, proto.AddBot):
+                add_bot(self.services, message.table, level=message.level)
+            elif isinstance(message, proto.Ready):
+                self.lobby.ready(self)
+            elif isinstance(message, proto.Leave):
+                self.lobby.leave(self)
+                self._stood_up()
+            elif isinstance(message, proto.Play):
+                self._play(message)
+        except TableError as e:
+            self._put(proto.Error(proto.ErrorCode.REFUSED, str(e)[:200]))
+
+    def _claim(self, name: str) -> None:
+        if name != self.name:
+            if not self.services.names.claim(name, self):
+                raise _Refused(f"the name {name} is taken")
+            if self.name:
+                self.services.names.release(self.name, self)
+            self.name = name
+
+    def _create(self, m: proto.CreateTable) -> None:
+        rule = StartRule.READY if m.start == "ready" else StartRule.FULL
+        self._claim(m.name)
+        table = self.lobby.create_table(m.game, m.variant, m.size, rule)
+        try:
+            self._sit(table.id)
+        except TableError:
+            self.lobby.leave(self)
+            raise
+
+    def _sit(self, table_id: str) -> None:
+        try:
+            self.lobby.sit(table_id, self)
+        except TableError:
+            if self.lobby.table_of(self) is None and self.lobby.room_of(self) is None:
+                self._release()
+            raise
+
+    def _rejoin(self, token: str) -> None:
+        self._release()  # the seat's own name comes back with it
+        self.name = ""
+        room = self.lobby.rejoin(token, self)  # names this seat; Resumed follows
+        self.token = token
+        self.table = room.uid
+        self.session.seated()
+        self._put(proto.Seated(self.table, self.name, token))
+
+    def _play(self, m: proto.Play) -> None:
+        room = self.lobby.room_of(self)
+        if room is None or room.finished:
+            self._put(proto.Error(proto.ErrorCode.NOT_NOW, "the game has not started"))
+            return
+        try:
+            command = _command(room, m)
+        except ValueError as e:
+            self._put(proto.Error(proto.ErrorCode.BAD_MESSAGE, str(e)[:200]))
+            return
+        room.submit(self, command)
+
+    # --- deliveries from the lobby and the room (Seat) ------------------------------------
+
+    def deliver(self, event: object) -> None:
+        if isinstance(event, Seated):
+            self.token, self.table = event.token, event.table
+            self.session.seated()
+            self._put(proto.Seated(event.table, self.name, event.token))
+        elif isinstance(event, _LOBBY_NOTICES):
+            return  # the lobby topic shows tables to every page
+        elif isinstance(event, _REFUSALS):
+            self._put(proto.Error(proto.ErrorCode.ILLEGAL, str(event.error)[:200]))
+        self._view()
+
+    def _view(self) -> None:
+        room = self.lobby.room_of(self)
+        if room is None:
+            return
+        you = next((i for i, s in enumerate(room.seats) if s is self), None)
+        if you is None:
+            return
+        data = _seat_view(room, you)
+        if data is None:
+            return
+        self._put(proto.SeatView(room.game_name, room.uid, json.dumps(data, separators=(",", ":"))))
+        if data.get("over") or getattr(getattr(room, "game", None), "is_over", False):
+            self._stood_up(keep_name=True)
+
+    # --- the connection is gone -----------------------------------------------------------
+
+    def connection_lost(self) -> None:
+        """The WebSocket closed: the lobby holds the seat mid-game, else it leaves."""
+        self._release()
+        self.lobby.disconnect(self)
+
+    # --- inside ---------------------------------------------------------------------------
+
+    def _stood_up(self, *, keep_name: bool = False) -> None:
+        self.session.unseated()
+        if not keep_name:
+            self._release()
+
+    def _release(self) -> None:
+        if self.name:
+            self.services.names.release(self.name, self)
+
+    def _put(self, message: proto.ServerMessage) -> None:
+        if isinstance(message, proto.SeatView):
+            # A full view makes any view not yet sent obsolete.
+            self.outbox = [m for m in self.outbox if not isinstance(m, proto.SeatView)]
+        self.outbox.append(message)
+        del self.outbox[:-OUTBOX_SIZE]
+        self.ready.set()
+
+    def take(self) -> list[proto.ServerMessage]:
+        """Everything queued for the browser, oldest first (the connection sends them)."""
+        out, self.outbox = self.outbox, []
+        self.ready.clear()
+        return out
+
+
+class _Refused(TableError):
+    pass
+
+
+def _seat_view(room: Room, you: int) -> dict[str, Any] | None:
+    game = getattr(room, "game", None)
+    if isinstance(game, scrabble_engine.Game):
+        view = scrabble_view.seat_view(game, you)
+    elif isinstance(game, santorini_engine.Game):
+        names = getattr(room, "names", None)
+        view = santorini_view.seat_view(game, you, names)
+    elif isinstance(game, spectrangle_engine.Game):
+        view = spectrangle_view.seat_view(game, you)
+    else:
+        return None
+    view["over"] = bool(game.is_over)
+    return view
+
+
+def _command(room: Room, m: proto.Play) -> object:
+    """The room command for a play message; ValueError for one this game has not."""
+    game = getattr(room, "game", None)
+    kind = m.kind
+    if isinstance(game, scrabble_engine.Game):
+        if kind == "place" and m.get("tiles"):
+            return scrabble_room.PlaceTiles(
+                tuple(Placement(y=y, x=x, tile=t) for x, y, t in m.get("tiles"))
+            )
+        if kind == "exchange" and m.get("tiles"):
+            return scrabble_room.ExchangeTiles(m.get("tiles"))
+        if kind == "pass":
+            return scrabble_room.PassTurn()
+    elif isinstance(game, santorini_engine.Game):
+        return _santorini(game, m)
+    elif isinstance(game, spectrangle_engine.Game):
+        if kind in ("place", "exchange") and m.get("tile"):
+            tile = spectrangle_engine.Tile.parse(m.get("tile"))  # NotationError: ValueError
+            if kind == "exchange":
+                return spectrangle_engine.Exchange(-1, tile)
+            if m.get("index") is not None:
+                return spectrangle_engine.Place(-1, tile, m.get("index"))
+        if kind == "skip":
+            return spectrangle_engine.Skip(-1)
+    raise ValueError(f"no {kind} action of that shape in this game")
+
+
+def _santorini(game: santorini_engine.Game, m: proto.Play) -> object:
+    def cell(key: str) -> santorini_engine.Cell:
+        value = m.get(key)
+        if value is None or not (0 <= value[0] < 5 and 0 <= value[1] < 5):
+            raise ValueError(f"{key} must be a cell of the 5 x 5 board")
+        return santorini_engine.cell(value[0], value[1])
+
+    # -1: the room puts the seat's own player in (the sender is the seat).
+    kind = m.kind
+    if kind == "god" and m.get("god"):
+        return santorini_room.PickGod(m.get("god"))
+    if kind == "starter" and m.get("player") is not None:
+        return santorini_engine.ChooseStarter(-1, m.get("player"))
+    if kind == "place":
+        sex = m.get("sex")
+        return santorini_engine.PlaceWorker(
+            -1, cell("cell"), santorini_engine.Sex(sex) if sex else None
+        )
+    if kind == "move":
+        return santorini_engine.Move(-1, cell("from"), cell("to"))
+    if kind == "build":
+        dst = cell("to")
+        level = m.get("level")
+        if level is None:  # a block on top of what is there
+            level = game.state.levels[dst] + 1
+        return santorini_engine.Build(-1, cell("from"), dst, level)
+    if kind == "undo":
+        return santorini_engine.Undo(-1, bool(m.get("all", False)))
+    if kind == "pass":
+        return santorini_engine.Pass(-1)
+    if kind == "lose":
+        return santorini_engine.Lose(-1)
+    raise ValueError(f"no {kind} action of that shape in Santorini")

@@ -1,0 +1,265 @@
+"""Real Chromium plays (issue 13): a person's page at a table with clients of other protocols."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+import pytest
+from playwright.async_api import Browser, Page, expect
+from tests.web.helpers import ServerFactory, screenshot
+
+from meeple.ai.scrabble import ranked_moves
+from meeple.ai.spectrangle import greedy_action
+from meeple.clients.santorini import play_santorini
+from meeple.clients.scrabble_bot import play_twente
+from meeple.clients.spectrangle import play_spectrangle
+from meeple.games.santorini import (
+    Build,
+    ChooseGod,
+    Move,
+    MoveStep,
+    OfferGod,
+    Pass,
+    Phase,
+    PlaceWorker,
+    legal_actions,
+)
+from meeple.games.scrabble.board import Board
+from meeple.games.scrabble.lexicon import Lexicon
+from meeple.games.scrabble.tiles import ENGLISH
+from meeple.games.spectrangle import Exchange as SpectrangleExchange
+from meeple.games.spectrangle import Skip as SpectrangleSkip
+from meeple.server.lobby import server_lobby
+
+pytestmark = pytest.mark.slow
+
+# The page's next view to act on: the game over, or this seat's turn after ``moves``.
+NEXT_VIEW = """(seen) => {
+  const v = window.meeple.view;
+  if (!v) return null;
+  if (v.over) return v;
+  if (v.turn === v.you && v.moves.length > seen) return v;
+  return null;
+}"""
+
+
+def _board(rows: list[str]) -> Board:
+    board = Board()
+    for y, row in enumerate(rows):
+        for x, square in enumerate(row):
+            if square != ".":
+                board.place(x, y, square)
+    return board
+
+
+async def _move(page: Page, view: dict[str, Any], gcide: Lexicon) -> None:
+    """Play the AI's choice the way a person does: click, type, Enter (or the buttons)."""
+    rack = view["rack"]
+    found = ranked_moves(_board(view["board"]), rack, gcide, ENGLISH)
+    if not found:
+        if view["bag"]:
+            await page.fill("#exchange", rack[0] if rack[0] != "?" else rack[-1])
+            await page.click("#controls .exchange")
+        else:
+            await page.click("#controls .pass")
+        return
+    tiles = sorted(found[0].tiles, key=lambda t: (t.y, t.x))
+    first = tiles[0]
+    square = f'#board .sq[data-x="{first.x}"][data-y="{first.y}"]'
+    await page.click(square)
+    if len(tiles) > 1 and tiles[1].x == first.x:
+        await page.click(square)  # a second click: downwards
+    for t in tiles:
+        if t.tile.islower():
+            await page.keyboard.press("?")  # the next letter is a blank's
+        await page.keyboard.press(t.tile.upper())
+    await page.keyboard.press("Enter")
+
+
+async def test_a_person_plays_a_whole_scrabble_game_against_a_twente_bot(
+    make_server: ServerFactory, browser: Browser, gcide: Lexicon
+) -> None:
+    """The page opens a Twente-variant table; a Twente bot's ENQUEUE fills it; the
+    person clicks squares and types every word (blanks with ?) until the game ends,
+    reloading the page once mid-game (the seat is kept), and the page's final scores
+    are the bot's."""
+    server = await make_server("twente")
+    page = await browser.new_page()
+    await page.goto(f"http://127.0.0.1:{server.ports['web']}/play")
+    await page.fill("#create [name=name]", "pat")
+    await page.select_option("#create [name=game]", "scrabble/twente")
+    await page.fill("#create [name=size]", "2")
+    await page.click("#create button[type=submit]")
+    await expect(page.locator("#play")).to_be_visible()
+    await expect(page.locator("#tables")).to_contain_text("pat (web)")
+    twente = asyncio.create_task(
+        play_twente("127.0.0.1", server.ports["twente"], "ann", gcide, players=2)
+    )
+    seen = -1
+    shot = reloaded = False
+    while True:
+        handle = await page.wait_for_function(NEXT_VIEW, arg=seen, timeout=30_000)
+        view: dict[str, Any] = await handle.json_value()
+        if view["over"]:
+            break
+        if not shot and len(view["moves"]) >= 4:
+            await screenshot(page, "play-scrabble")
+            shot = True
+        if not reloaded and len(view["moves"]) >= 6:
+            # A reload mid-game: the page presents its token and has its seat back.
+            reloaded = True
+            await page.reload()
+            await expect(page.locator("#who")).to_have_text("You are pat")
+            continue
+        seen = len(view["moves"])
+        await _move(page, view, gcide)
+    [result] = await asyncio.wait_for(twente, 60)
+    assert reloaded
+    assert result.reason == "WIN"  # not DISCONNECT: the reload did not end the game
+    assert dict(zip(view["players"], view["result"]["scores"], strict=True)) == result.scores
+    await expect(page.locator("#status")).to_have_text("The game is over.")
+    await page.close()
+
+
+async def _santorini_step(page: Page, state: Any, you: int, rng: random.Random) -> None:
+    """One step the way a person does it, chosen among the legal ones the page's clicks
+    can make: buttons in the set-up, a worker then a cell to move, a cell to build."""
+    actions = legal_actions(state)
+    moved = any(isinstance(s, MoveStep) for s in state.steps)
+    if state.phase is Phase.POOL:
+        offer = rng.choice([a for a in actions if isinstance(a, OfferGod)])
+        await page.fill("#god", offer.god)
+        await page.click("#controls button.god")
+    elif state.phase is Phase.GODS:
+        god = rng.choice([a for a in actions if isinstance(a, ChooseGod)]).god
+        await page.click(f'#controls button.god:text-is("{god}")')
+    elif state.phase is Phase.STARTER:
+        await page.locator("#controls button.starter").nth(you).click()
+    elif state.phase is Phase.PLACE:
+        place = rng.choice([a for a in actions if isinstance(a, PlaceWorker)])
+        await page.click(f'#board .cell[data-cell="{place.cell}"]')
+    else:
+        moves = [a for a in actions if isinstance(a, Move)]
+        builds = [a for a in actions if isinstance(a, Build)]
+        if not moved and moves:
+            move = rng.choice(moves)
+            await page.click(f'#board .cell[data-cell="{move.src}"]')
+            await page.click(f'#board .cell[data-cell="{move.dst}"]')
+        elif moved and any(isinstance(a, Pass) for a in actions):
+            await page.click("#controls .pass")
+        elif moved and builds:
+            build = rng.choice(builds)
+            await page.set_checked("#dome", build.level == 4)
+            await page.click(f'#board .cell[data-cell="{build.dst}"]')
+        else:
+            await page.click("#controls .lose")
+
+
+async def test_a_person_plays_santorini_with_gods_against_the_am27_bot(
+    make_server: ServerFactory, browser: Browser
+) -> None:
+    """The page opens a 2-player gods table; the AM27 bot's REGISTER fills it; the
+    person offers or takes gods, names the starter, places workers and plays by
+    clicks until someone wins; the page and the bot agree on the winner."""
+    server = await make_server("santorini")
+    page = await browser.new_page()
+    await page.goto(f"http://127.0.0.1:{server.ports['web']}/play")
+    await page.fill("#create [name=name]", "pia")
+    await page.select_option("#create [name=game]", "santorini/gods")
+    await page.fill("#create [name=size]", "2")
+    await page.click("#create button[type=submit]")
+    await expect(page.locator("#play")).to_be_visible()
+    am27 = asyncio.create_task(
+        play_santorini("127.0.0.1", server.ports["santorini"], "ace", players=2, gods=True, seed=3)
+    )
+    lobby = server_lobby(server.services)
+    while not lobby.rooms:
+        await asyncio.sleep(0.01)
+    [room] = lobby.rooms
+    rng = random.Random(8)
+    seen = -1
+    shot = False
+    while True:
+        handle = await page.wait_for_function(NEXT_VIEW, arg=seen, timeout=30_000)
+        view: dict[str, Any] = await handle.json_value()
+        if view["over"]:
+            break
+        if not shot and view["phase"] == "play":
+            await screenshot(page, "play-santorini")
+            shot = True
+        seen = len(view["moves"])
+        await _santorini_step(page, room.game.state, view["you"], rng)  # type: ignore[attr-defined]
+    [result] = await asyncio.wait_for(am27, 60)
+    assert result.winner == view["players"][view["winner"]]
+    assert set(result.gods) == {"pia", "ace"}
+    assert "Atheist" not in result.gods.values()
+    await page.close()
+
+
+async def test_a_person_plays_spectrangle_against_two_spectrangle_clients(
+    make_server: ServerFactory, browser: Browser
+) -> None:
+    """A 3-seat Spectrangle table: the page opens it, two Spectrangle-protocol bots
+    request 3 and fill it; the person picks, rotates and places tiles (or exchanges,
+    or skips) until the game ends; everyone sees the same final leaderboard."""
+    server = await make_server("spectrangle")
+    page = await browser.new_page()
+    await page.goto(f"http://127.0.0.1:{server.ports['web']}/play")
+    await page.fill("#create [name=name]", "ria")
+    await page.select_option("#create [name=game]", "spectrangle/standard")
+    await page.fill("#create [name=size]", "3")
+    await page.click("#create button[type=submit]")
+    await expect(page.locator("#play")).to_be_visible()
+    port = server.ports["spectrangle"]
+    bots = asyncio.gather(
+        play_spectrangle("127.0.0.1", port, "sol", players=3),
+        play_spectrangle("127.0.0.1", port, "tam", players=3),
+    )
+    lobby = server_lobby(server.services)
+    while not lobby.rooms:
+        await asyncio.sleep(0.01)
+    [room] = lobby.rooms
+    game = room.game  # type: ignore[attr-defined]
+    seen = -1
+    shot = False
+    while True:
+        handle = await page.wait_for_function(NEXT_VIEW, arg=seen, timeout=30_000)
+        view: dict[str, Any] = await handle.json_value()
+        if view["over"]:
+            break
+        seen = len(view["moves"])
+        you = view["you"]
+        action = greedy_action(game, you)
+        if isinstance(action, SpectrangleSkip):
+            await page.click("#controls .skip")
+            continue
+        wanted = str(action.tile)
+        hand = view["hands"][you]
+        held = next(i for i, t in enumerate(hand) if _same_tile(t, wanted))
+        await page.locator("#mine button.mini").nth(held).click()
+        for _ in range(3):
+            if await page.evaluate("() => window.meeple.tile") == wanted:
+                break
+            await page.click("#controls .rotate")
+        if isinstance(action, SpectrangleExchange):
+            await page.click("#controls .exchange")
+            continue
+        assert await page.evaluate("() => window.meeple.tile") == wanted
+        if not shot:
+            await screenshot(page, "play-spectrangle")
+            shot = True
+        await page.click(f'#board .field[data-field="{action.index}"]')
+    results = await asyncio.wait_for(bots, 60)
+    for [result] in results:
+        assert result.leaderboard is not None
+        assert dict(result.leaderboard) == dict(
+            zip(view["players"], view["result"]["scores"], strict=True)
+        )
+    await page.close()
+
+
+def _same_tile(a: str, b: str) -> bool:
+    rotations = {a[:3], a[2] + a[:2], a[1:3] + a[0]}
+    return b[:3] in rotations and a[3:] == b[3:]
