@@ -247,7 +247,11 @@ class WebConnection:
         self.session = proto.ServerSession(max_message_size=max_message_size)
         self.subscription: Subscription = ctx.feed.subscribe()
         # The browser's player (issue 13): lobby tables and play; see web/seat.py.
-        self.seat = WebSeat(ctx.services, self.session)
+        self.seat = WebSeat(
+            ctx.services,
+            self.session,
+            may_use=lambda name: accounts.may_use(name, accounts.session_of(websocket)),
+        )
         self._send_lock = asyncio.Lock()
         self._stopped = asyncio.Event()
 
