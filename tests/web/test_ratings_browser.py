@@ -20,7 +20,7 @@ async def test_ratings_page_links_to_the_players_page_with_the_game(
 ) -> None:
     """Two bots play a whole game over a real socket; /ratings then ranks both (the
     winner first), and following a player's link shows their rating, its chart and the
-    game, whose link opens the replay."""
+    game, whose link opens the replay; the page's link to reserve a name signs in."""
     server = await make_server("twente")
     port = server.ports["twente"]
     await asyncio.wait_for(
@@ -55,4 +55,18 @@ async def test_ratings_page_links_to_the_players_page_with_the_game(
     await screenshot(page, "player")
     await page.click(f'a[href="/games/{record.data["uid"]}"]')
     await expect(page.locator("h1")).to_contain_text("Scrabble")
+
+    # The ratings page's link to reserve a name; the form signs the browser in.
+    await page.goto(f"{base}/ratings")
+    await page.click("#names a[href='/account']")
+    await screenshot(page, "account")
+    await page.fill("#reserve input[name=name]", board[0].player)
+    await page.fill("#reserve input[name=password]", "correct horse")
+    await page.click("#reserve button")
+    await expect(page.locator("#signed-in .me")).to_have_text(board[0].player)
+    cookie = next(c for c in await page.context.cookies() if c["name"] == "meeple_account")
+    assert cookie["httpOnly"]
+    assert cookie["secure"]
+    assert cookie["sameSite"] == "Strict"
+    await screenshot(page, "account-signed-in")
     await page.close()

@@ -64,11 +64,11 @@ class Chart:
     bottom: int
 
 
-def history_chart(points: list[RatingPoint], width: int = 600, height: int = 160) -> Chart | None:
+def history_chart(points: list[RatingPoint], width: int = 360, height: int = 150) -> Chart | None:
     """The chart of ``points`` (oldest first), or None with fewer than one point."""
     if not points:
         return None
-    pad_x, pad_y = 44.0, 10.0
+    pad_x, pad_y = 40.0, 10.0
     low = min(p.rating - p.rd for p in points)
     high = max(p.rating + p.rd for p in points)
     bottom, top = int(low // 50 * 50), int(-(-high // 50) * 50)
@@ -84,9 +84,12 @@ def history_chart(points: list[RatingPoint], width: int = 600, height: int = 160
         return pad_y + span_y * (top - v) / (top - bottom)
 
     line = " ".join(f"{x(i):.1f},{y(p.rating):.1f}" for i, p in enumerate(points))
-    upper = [f"{x(i):.1f},{y(p.rating + p.rd):.1f}" for i, p in enumerate(points)]
-    lower = [f"{x(i):.1f},{y(p.rating - p.rd):.1f}" for i, p in enumerate(points)]
-    band = " ".join(upper + lower[::-1])
+    upper = [(x(i), y(p.rating + p.rd)) for i, p in enumerate(points)]
+    lower = [(x(i), y(p.rating - p.rd)) for i, p in enumerate(points)]
+    if len(points) == 1:  # a short band either side of the one point, so the RD shows
+        (cx, top_y), (_, low_y) = upper[0], lower[0]
+        upper, lower = [(cx - 12, top_y), (cx + 12, top_y)], [(cx - 12, low_y), (cx + 12, low_y)]
+    band = " ".join(f"{a:.1f},{b:.1f}" for a, b in upper + lower[::-1])
     dots = tuple(
         (round(x(i), 1), round(y(p.rating), 1), f"{p.rating:.0f} ± {p.rd:.0f} after game {p.games}")
         for i, p in enumerate(points)
