@@ -95,6 +95,10 @@ async def test_reserve_signs_in_and_the_cookie_is_strict(
         assert flag.lower() in cookie.lower()
     page = await http.get(reply.headers["location"])
     assert 'Signed in as <strong class="me">Ann</strong>' in page.text
+    assert "Ann is now reserved for you" in page.text
+    # The flash message is one of a fixed set: a crafted link shows nothing of its own.
+    crafted = await http.get("/account", params={"m": "You are signed in as Mallory"})
+    assert "Mallory" not in crafted.text
     db = sqlite3.connect(tmp_path / "db.sqlite3")
     [(name, digest, salt, kdf)] = db.execute(
         "SELECT name, password_hash, salt, kdf FROM accounts"

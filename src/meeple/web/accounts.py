@@ -33,7 +33,6 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-from urllib.parse import quote
 
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
@@ -288,7 +287,7 @@ async def account_page(request: Request) -> Response:
         "account.html",
         me=name,
         csrf=csrf,
-        message=request.query_params.get("m", "")[:200],
+        message=_message(request.query_params.get("m", ""), name),
         max_name=MAX_NAME_LENGTH,
         min_password=MIN_PASSWORD_LENGTH,
         max_password=MAX_PASSWORD_LENGTH,
@@ -297,6 +296,16 @@ async def account_page(request: Request) -> Response:
     if created is not None:
         _set_cookie(response, FORM_COOKIE, created)
     return response
+
+
+def _message(code: str, name: str | None) -> str:
+    # A fixed set, so a crafted link cannot put its own words on the page.
+    if code == "signed-out" and name is None:
+        return "You are signed out."
+    if name is not None and code in ("reserved", "signed-in"):
+        done = "is now reserved for you" if code == "reserved" else "is yours"
+        return f"{name} {done}; you are signed in as it."
+    return ""
 
 
 async def _checked_form(request: Request, sessions: Sessions, cookie: str) -> dict[str, str] | None:
@@ -333,12 +342,12 @@ async def _credentials(request: Request) -> tuple[str, str] | Response:
     return name, password
 
 
-def _signed_in(request: Request, name: str, message: str) -> Response:
+def _signed_in(request: Request, name: str, code: str) -> Response:
     accounts = _accounts(request)
     accounts.signed_in.drop(request.cookies.get(COOKIE))
     accounts.forms.drop(request.cookies.get(FORM_COOKIE))
     session, _csrf = accounts.signed_in.sign_in(name)
-    response = RedirectResponse(f"/account?m={quote(message)}", status_code=303)
+    response = RedirectResponse(f"/account?m={code}", status_code=303)
     _set_cookie(response, COOKIE, session)
     _delete_cookie(response, FORM_COOKIE)
     return response
@@ -351,7 +360,7 @@ async def reserve(request: Request) -> Response:
     name, password = got
     if not await _accounts(request).reserve(name, password):
         return _answer(409, f"the name {name} is reserved already")
-    return _signed_in(request, name, f"{name} is now reserved for you; you are signed in")
+    return _signed_in(request, name, "reserved")
 
 
 async def sign_in(request: Request) -> Response:
@@ -362,7 +371,7 @@ async def sign_in(request: Request) -> Response:
     stored = await _accounts(request).check(name, password)
     if stored is None:
         return _answer(403, "wrong name or password")
-    return _signed_in(request, stored, f"signed in as {stored}")
+    return _signed_in(request, stored, "signed-in")
 
 
 async def sign_out(request: Request) -> Response:
@@ -373,7 +382,7 @@ async def sign_out(request: Request) -> Response:
     if await _checked_form(request, accounts.signed_in, COOKIE) is None:
         return _answer(403, "the form's CSRF token is wrong or missing; reload the page")
     accounts.signed_in.drop(session)
-    response = RedirectResponse("/account?m=signed%20out", status_code=303)
+    response = RedirectResponse("/account?m=signed-out", status_code=303)
     _delete_cookie(response, COOKIE)
     return response
 
