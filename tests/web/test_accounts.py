@@ -179,7 +179,9 @@ async def test_csrf_and_origin_guard_every_action(app: Starlette, http: httpx.As
     csrf = await _csrf(http)
     assert FORM_COOKIE in http.cookies
     for path in ("/account/reserve", "/account/sign-in"):
-        wrong = await http.post(path, data={**form, "csrf": csrf[:-1] + "A"})
+        # (flipped, not replaced: a token may end in any letter)
+        wrong_token = csrf[:-1] + ("B" if csrf.endswith("A") else "A")
+        wrong = await http.post(path, data={**form, "csrf": wrong_token})
         assert wrong.status_code == 403
         missing = await http.post(path, data=form)
         assert missing.status_code == 403
