@@ -13,10 +13,10 @@ NATIVE_STAMP := $(VENV)/.native-stamp
 
 .PHONY: serve test lint typecheck pytest bench fuzz clean native
 
-$(STAMP): pyproject.toml setup.py
+$(STAMP): pyproject.toml setup.py Makefile
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "meeple needs Python 3.11 or newer"'
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet --upgrade pip "setuptools>=77"
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
@@ -45,6 +45,7 @@ bench: $(STAMP) $(NATIVE_STAMP)
 	$(BIN)/python benchmarks/movegen.py
 	$(BIN)/python benchmarks/santorini_ai.py
 	$(BIN)/python benchmarks/server_load.py
+	$(BIN)/python benchmarks/web_fanout.py
 
 # Coverage-guided fuzzing of every protocol (atheris, the `fuzz` extra): 1,000,000 inputs
 # per target by default; FUZZ_ARGS="--runs 20000 twente" for a quick look. Not part of

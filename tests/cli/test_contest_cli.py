@@ -49,16 +49,21 @@ async def _server(config: ServerConfig, gcide: Lexicon) -> MeepleServer:
 async def test_eight_bots_play_a_round_robin_through_a_restart(
     tmp_path: Path, gcide: Lexicon, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Eight bots, two boards, every pairing once; the server is stopped mid-contest and
-    a new one on the same database finishes the same contest; the standings add up."""
+    """Eight bots of two levels, two boards, every pairing once; the server is stopped
+    mid-contest and a new one on the same database finishes the same contest; the
+    standings add up."""
     server = await _server(_config(tmp_path, 0), gcide)
     port = server.ports["cmpn402"]
     args = ["bot", "scrabble", "--protocol", "cmpn402", "--port", str(port)]
     # One thread per bot (the default executor has too few on two cores).
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=AGENTS)
     loop = asyncio.get_running_loop()
+    # Two levels, as a class would field them: half greedy, half strong on a short budget.
+    levels = [["--level", "greedy"], ["--level", "strong", "--think-time", "0.02"]]
     bots = [
-        loop.run_in_executor(pool, main, [*args, "--name", f"bot{i}", "--games", str(PER_AGENT)])
+        loop.run_in_executor(
+            pool, main, [*args, *levels[i % 2], "--name", f"bot{i}", "--games", str(PER_AGENT)]
+        )
         for i in range(AGENTS)
     ]
     contest = server.listeners["cmpn402"].contest

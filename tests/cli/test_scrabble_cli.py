@@ -198,3 +198,15 @@ def test_match_refuses_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None
     assert main(["scrabble", "match", "strong", "greedy", "--think-time", "-1"]) == 2
     with pytest.raises(SystemExit):
         main(["scrabble", "match", "strong", "genius"])
+
+
+def test_bot_settings_last_only_while_the_bot_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """`meeple bot scrabble --level strong` installs its settings and restores them after."""
+    from meeple.ai.scrabble import bot_settings
+
+    before = bot_settings()
+    args = ["bot", "scrabble", "--port", "1", "--name", "x", "--level", "strong"]
+    assert main(args) == 1  # nobody listens on port 1
+    assert bot_settings() is before
+    assert main([*args, "--think-time", "-3"]) == 2
+    assert "think-time" in capsys.readouterr().err

@@ -387,6 +387,13 @@ async def test_whole_game_agent_vs_agent(make_server: Factory, gcide: Lexicon) -
     [log] = log_dir.glob("*.log")
     [gcg] = log_dir.glob("*.gcg")
     assert gcg.read_text() == record.record
+    # The record carries the game's id (its files' stem, the console's game_id), so the
+    # web finds it at /games/<id> like any other game.
+    assert record.data is not None
+    assert record.data["uid"] == log.stem
+    found = Store(server.config.database).game_by_uid(log.stem)
+    assert found is not None
+    assert found.id == record.id
     lines = log.read_text().splitlines()
     assert any("<- " in line and "PlayMove" in line for line in lines)
     assert any("-> " in line and "EndMessage" in line for line in lines)

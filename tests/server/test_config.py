@@ -25,6 +25,21 @@ def test_defaults_name_every_protocol_port() -> None:
     assert config.host == "127.0.0.1"
 
 
+def test_web_table_sets_the_listener_and_the_message_limit(tmp_path: Path) -> None:
+    """[web] port/enabled go to the web listener; max_message_size is checked."""
+    path = tmp_path / "meeple.toml"
+    path.write_text("[web]\nport = 8080\nenabled = false\nmax_message_size = 1024\n")
+    config = load_config(path)
+    assert (config.listeners["web"].port, config.listeners["web"].enabled) == (8080, False)
+    assert config.web.max_message_size == 1024
+    path.write_text("[web]\nmax_message_size = 10\n")
+    with pytest.raises(ConfigError, match="max_message_size"):
+        load_config(path)
+    path.write_text("[web]\nbogus = 1\n")
+    with pytest.raises(ConfigError, match="unknown keys"):
+        load_config(path)
+
+
 def test_toml_file_overrides_defaults(tmp_path: Path) -> None:
     """Keys in the file replace defaults; listeners not named keep theirs."""
     path = tmp_path / "meeple.toml"
@@ -99,3 +114,11 @@ def test_only_runs_the_named_listeners_on_free_ports() -> None:
     assert all(c.port == 0 for c in config.listeners.values())
     with pytest.raises(ConfigError):
         ServerConfig().only("gopher")
+
+
+def test_web_port_and_disable_flags() -> None:
+    """--web-port moves the web listener; --disable web turns it off."""
+    args = build_parser().parse_args(["serve", "--web-port", "8123"])
+    assert config_from_args(args).listeners["web"].port == 8123
+    args = build_parser().parse_args(["serve", "--disable", "web"])
+    assert config_from_args(args).listeners["web"].enabled is False

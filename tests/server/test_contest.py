@@ -132,7 +132,7 @@ class Rig:
             self.store[key] = dict(state)
 
     def _referee(self, key: str) -> Referee:
-        def record(game: Any, reason: str) -> str:
+        def record(game: Any, reason: str, game_id: str) -> str:
             assert game.result is not None
             self.records.append((game.players, game.result.scores, reason))
             return ""

@@ -22,7 +22,7 @@ from meeple.clients.twente import TwenteClient
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.protocols.twente.messages import Error, GameOver, NotifyTurn
 from meeple.server.app import MeepleServer
-from meeple.server.config import Cmpn402Config, ServerConfig
+from meeple.server.config import Cmpn402Config, LimitsConfig, ServerConfig
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -45,8 +45,12 @@ async def make_server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[ServerFac
     """``await make_server("twente", ...)``: those listeners and the web, on free ports."""
     servers: list[MeepleServer] = []
 
-    async def make(*listeners: str, seed: int = 12, **cmpn402: Any) -> MeepleServer:
+    async def make(
+        *listeners: str, seed: int = 12, limits: dict[str, Any] | None = None, **cmpn402: Any
+    ) -> MeepleServer:
         config = ServerConfig(database=str(tmp_path / "meeple.sqlite3")).only(*listeners, "web")
+        if limits:
+            config = config.with_overrides(limits=LimitsConfig(**limits))
         if cmpn402:
             config = config.with_overrides(cmpn402=Cmpn402Config(**cmpn402))
         server = MeepleServer(config, rng=random.Random(seed))

@@ -178,3 +178,63 @@ async def test_hostile_messages_never_close_the_socket(
     while (reply := await _reply(ws)) != {"type": "pong", "id": 7}:
         assert reply["type"] in ("error", "pong", "lobby", "console", "game")
     await ws.close()
+
+
+async def test_a_spectator_that_never_reads_does_not_slow_the_game(
+    twente: MeepleServer, gcide: Lexicon
+) -> None:
+    """Spectators that stop reading hold the game up not at all: bots finish a whole
+    game, and a late reader still gets the final snapshot (older ones may be dropped)."""
+    port = twente.ports["twente"]
+    bots = asyncio.gather(
+        play_twente("127.0.0.1", port, "ann", gcide), play_twente("127.0.0.1", port, "bob", gcide)
+    )
+    lobby = twente.services.resource("lobby", lambda: None)
+    while not lobby.rooms:
+        await asyncio.sleep(0.001)
+    uid = lobby.rooms[0].uid
+    sleepers = []
+    for _ in range(5):
+        ws = await websockets.connect(
+            f"ws://127.0.0.1:{twente.ports['web']}/ws", max_queue=1, max_size=2**22
+        )
+        await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
+        await ws.send(json.dumps({"type": "subscribe", "topic": "game", "uid": uid}))
+        sleepers.append(ws)
+    await asyncio.wait_for(bots, 60)
+    for ws in sleepers:
+        last: dict[str, Any] = {}
+        while not last.get("data", {}).get("finished"):
+            last = await _reply(ws)
+        await ws.close()
+
+
+async def test_an_old_row_shows_its_result_and_says_it_cannot_be_replayed(
+    twente: MeepleServer, http: httpx.AsyncClient
+) -> None:
+    """A game stored before structured records (no data, no uid) is listed with a link by
+    its row number, and its page shows the result and says it is not replayable."""
+    store: Store = twente.services.resource("store", lambda: None)
+    number = store.record_game(
+        game="santorini", variant="gods", protocols=["am27"], players=["old", "timer"],
+        started_at=1.0, end_reason="win", result={"winner": "old"}, record="['Move(...)']",
+    )  # fmt: skip
+    listing = await http.get("/games")
+    assert f'href="/games/n/{number}"' in listing.text
+    page = await http.get(f"/games/n/{number}")
+    assert page.status_code == 200
+    assert "stored before records could be replayed" in page.text
+    assert "Winner: old" in page.text
+    assert (await http.get("/games/n/999")).status_code == 404
+
+
+async def test_websockets_per_address_are_limited(make_server: ServerFactory) -> None:
+    """[limits] max_connections_per_address applies to the web's WebSockets too."""
+    server = await make_server("twente", limits={"max_connections_per_address": 2})
+    first, second = await _ws(server), await _ws(server)
+    with pytest.raises(websockets.InvalidStatus):
+        await _ws(server)
+    await first.close()
+    third = await _ws(server)  # a slot is free again
+    for ws in (second, third):
+        await ws.close()

@@ -63,6 +63,11 @@ async def test_a_browser_watches_a_whole_twente_game_and_sees_no_racks(
     room = lobby.rooms[0]
     assert isinstance(room, ScrabbleRoom)
 
+    lobby_page = await browser.new_page()
+    await lobby_page.goto(f"http://127.0.0.1:{server.ports['web']}/")
+    await expect(lobby_page.locator(f"#rooms tr[data-uid='{room.uid}']")).to_contain_text("ann")
+    await expect(lobby_page.locator("#live")).to_be_visible()
+
     page = await browser.new_page()
     frames: list[str] = []
     racks_seen: set[str] = set()
@@ -79,9 +84,17 @@ async def test_a_browser_watches_a_whole_twente_game_and_sees_no_racks(
     await expect(page.locator("#live")).to_be_visible()
     await screenshot(page, "live-start")
     ready.set()
+    # While the game runs, the lobby's row shows the scores as they change.
+    await expect(lobby_page.locator(f"#rooms tr[data-uid='{room.uid}'] .num")).not_to_have_text(
+        "0 – 0", timeout=10000
+    )
+    await screenshot(lobby_page, "lobby-live")
     scores, _ = await asyncio.wait_for(bots, 60)
 
     await expect(page.locator("#ended")).to_be_visible(timeout=5000)
+    # The lobby page followed the game live: the finished game left "Playing now".
+    await expect(lobby_page.locator("#rooms")).to_contain_text("No game is running.")
+    await lobby_page.close()
     assert await page.evaluate(READ_BOARD) == room.game.board.rows()
     shown = [int(s) for s in await page.locator("#panel .score").all_inner_texts()]
     assert shown == list(room.game.scores) == [scores["ann"], scores["bob"]]

@@ -87,9 +87,16 @@ async def test_console_pauses_and_resumes_a_game_and_refuses_without_the_token(
         assert forged.status == 403
         assert console.snapshot()["state"] == "paused"
 
+        lobby = await context.new_page()
+        await lobby.goto(f"{base}/")
+        await expect(lobby.locator("#contest")).to_contain_text("alice v bob")
+        await expect(lobby.locator("#contest")).to_contain_text("State paused")
+
         await page.click("[data-action=resume]")
         await expect(page.locator("#state")).to_have_text("running", timeout=5000)
         assert console.snapshot()["state"] == "running"
+        await expect(lobby.locator("#contest")).to_contain_text("State running")  # live
+        await lobby.close()
         await page.click("[data-action=stop]")
         await expect(page.locator("#state")).not_to_have_text("running", timeout=5000)
         await context.close()

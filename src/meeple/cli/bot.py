@@ -49,14 +49,20 @@ def register(sub: Any) -> None:
 
 
 def run_scrabble(args: argparse.Namespace) -> int:
-    from meeple.clients.scrabble_bot import configure, play_twente
-    from meeple.clients.twente import TwenteClientError
-    from meeple.games.scrabble.lexicon import LexiconError, load_lexicon
+    from meeple.clients.scrabble_bot import configure
 
     if not 0 <= args.think_time <= 60:
         print("meeple bot: --think-time must be between 0 and 60 seconds", file=sys.stderr)
         return 2
-    configure(args.level, args.think_time)
+    with configure(args.level, args.think_time):
+        return _run_scrabble(args)
+
+
+def _run_scrabble(args: argparse.Namespace) -> int:
+    from meeple.clients.scrabble_bot import play_twente
+    from meeple.clients.twente import TwenteClientError
+    from meeple.games.scrabble.lexicon import LexiconError, load_lexicon
+
     try:
         lexicon = load_lexicon(args.lexicon)
     except LexiconError as e:

@@ -5,9 +5,18 @@ from __future__ import annotations
 import logging
 import random
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
-from meeple.ai.scrabble import BotSettings, ExchangeChoice, PassChoice, choose, set_bot_settings
+from meeple.ai.scrabble import (
+    BotSettings,
+    ExchangeChoice,
+    PassChoice,
+    bot_settings,
+    choose,
+    set_bot_settings,
+)
 from meeple.clients.twente import TwenteClient
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.protocols.twente.messages import Error, GameOver, NotifyTurn
@@ -21,13 +30,20 @@ logger = logging.getLogger(__name__)
 MAX_RETRIES = 5
 
 
-def configure(level: str, think_time: float) -> None:
-    """Make every Scrabble bot in this process play at ``level`` with ``think_time`` s a move.
+@contextmanager
+def configure(level: str, think_time: float) -> Iterator[None]:
+    """While inside, every Scrabble bot in this process plays at ``level``, ``think_time`` s a move.
 
     The bots of all three protocols ask :func:`meeple.ai.scrabble.choose`, which plays
     by these settings; the clock is the monotonic one and the RNG is seeded from the OS.
+    The previous settings come back on exit.
     """
+    previous = bot_settings()
     set_bot_settings(BotSettings(level, think_time, time.monotonic, random.Random()))
+    try:
+        yield
+    finally:
+        set_bot_settings(previous)
 
 
 @dataclass(frozen=True, slots=True)

@@ -290,9 +290,9 @@ class Cmpn402Listener:
             started[0] = self._started_at
             return log
 
-        def record(game: g.Game, reason: str) -> str:
+        def record(game: g.Game, reason: str, game_id: str) -> str:
             self._started_at = started[0]  # this board's game, not the last one to start
-            return self._record(game, reason)
+            return self._record(game, reason, game_id)
 
         def save(state: dict[str, Any] | None) -> None:
             if state is None:
@@ -321,8 +321,11 @@ class Cmpn402Listener:
         logger.info("%s: game log %s", self.name, log.path)
         return log
 
-    def _record(self, game: g.Game, reason: str) -> str:
-        """Store a finished game; returns its GCG for the game's log."""
+    def _record(self, game: g.Game, reason: str, game_id: str = "") -> str:
+        """Store a finished game; returns its GCG for the game's log.
+
+        The record's ``uid`` is the console's game id, so ``/games/<id>`` on the web
+        replays it like any other game."""
         gcg = to_gcg(game, lexicon=self._lexicon_name)
         result = game.result
         assert result is not None
@@ -338,7 +341,7 @@ class Cmpn402Listener:
                 "winners": [game.players[w] for w in result.winners],
             },
             record=gcg,
-            data=to_record(game, lexicon=self._lexicon_name),
+            data=to_record(game, lexicon=self._lexicon_name, uid=game_id or None),
         )
         return gcg
 

@@ -198,7 +198,7 @@ class Referee:
         settings: RefereeSettings,
         save: Callable[[dict[str, Any] | None], None],
         load: Callable[[], dict[str, Any] | None],
-        record: Callable[[g.Game, str], str] | None = None,
+        record: Callable[[g.Game, str, str], str] | None = None,
         open_log: Callable[[tuple[str, ...], str | None], GameLog] | None = None,
         on_change: Callable[[], None] | None = None,
         on_game_over: Callable[[dict[str, Any]], None] | None = None,
@@ -693,7 +693,7 @@ class Referee:
         self._note(f"game over: {reason.name} {list(result.scores)}")
         if self._record is not None:
             try:
-                gcg = self._record(game, reason.name)
+                gcg = self._record(game, reason.name, self.game_id)
                 if self._log is not None:
                     self._log.finished(gcg)
             except Exception:

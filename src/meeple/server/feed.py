@@ -46,13 +46,19 @@ class FeedItem:
     topic: str
     seq: int
     data: dict[str, Any]
-    # The JSON text, made once for all subscribers on first use (see :meth:`json`).
-    _json: list[str] = field(default_factory=list, compare=False, repr=False)
+    # What is made once for all subscribers on first use (see :meth:`json`, :meth:`memo`).
+    _memo: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def json(self) -> str:
-        if not self._json:
-            self._json.append(json.dumps(self.data, separators=(",", ":"), sort_keys=True))
-        return self._json[0]
+        """The snapshot as compact JSON text, made once."""
+        return self.memo("json", lambda: json.dumps(self.data, separators=(",", ":")))
+
+    def memo(self, key: str, make: Callable[[], str]) -> str:
+        """``make()`` once per item and key (a protocol's frame for every subscriber)."""
+        text = self._memo.get(key)
+        if text is None:
+            text = self._memo[key] = make()
+        return text
 
 
 class Subscription:

@@ -394,7 +394,8 @@ class Lobby:
         rooms = []
         for room in self._by_uid.values():
             last = self.feed.last(game_topic(room.uid))
-            view = (last.data.get("view") if last is not None else None) or {}
+            # The room's last snapshot if someone watches it, else a view made now.
+            view = (last.data.get("view") if last is not None else room.spectator_view()) or {}
             rooms.append(
                 {
                     "uid": room.uid,
@@ -408,7 +409,14 @@ class Lobby:
         return {"queues": [t for t in tables if t["waiting"]], "tables": tables, "rooms": rooms}
 
     def publish(self) -> None:
-        """Hand viewers a fresh lobby snapshot (a table changed, a room started or ended)."""
+        """Hand viewers a fresh lobby snapshot (a table changed, a room started or ended).
+
+        With nobody watching the lobby the snapshot (which lists every room) is not
+        built, only marked stale; the first viewer's subscription publishes it.
+        """
+        if self.feed.subscribers(LOBBY_TOPIC) == 0:
+            self.feed.forget(LOBBY_TOPIC)
+            return
         self.feed.publish(LOBBY_TOPIC, self.snapshot)
 
     @property

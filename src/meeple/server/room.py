@@ -132,13 +132,24 @@ class Room:
         }
 
     def publish(self) -> None:
-        """Hand viewers a fresh snapshot (the feed drops it if nothing changed)."""
-        if self.feed is not None and self.feed.publish(game_topic(self.uid), self.snapshot):
-            for callback in self.on_changed:
-                try:
-                    callback(self)
-                except Exception:
-                    self.log.exception("on_changed callback failed")
+        """Hand viewers a fresh snapshot (the feed drops it if nothing changed).
+
+        Nobody watching this game: no snapshot is built, the last one is only marked
+        stale (a viewer's subscription publishes again). ``on_changed`` callbacks (the
+        lobby's scores) run either way.
+        """
+        if self.feed is None:
+            return
+        topic = game_topic(self.uid)
+        if self.feed.subscribers(topic) == 0:
+            self.feed.forget(topic)
+        elif self.feed.publish(topic, self.snapshot) is None:
+            return  # nothing changed
+        for callback in self.on_changed:
+            try:
+                callback(self)
+            except Exception:
+                self.log.exception("on_changed callback failed")
 
     def broadcast(self, event: object) -> None:
         for seat in self.seats:

@@ -42,6 +42,7 @@ from meeple.server.clock import Clock
 from meeple.web.console import Sessions
 from meeple.web.console import _form as read_form
 from meeple.web.console import _same_origin as same_origin
+from meeple.web.templating import render
 
 if TYPE_CHECKING:
     from meeple.server.store import Store
@@ -269,8 +270,6 @@ def _delete_cookie(response: Response, key: str) -> None:
 
 
 async def account_page(request: Request) -> Response:
-    from meeple.web.app import render
-
     accounts = _accounts(request)
     signed_in = request.cookies.get(COOKIE)
     name = accounts.signed_in.name(signed_in)

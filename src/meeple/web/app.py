@@ -18,36 +18,34 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime
-import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import jinja2
-import markupsafe
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from meeple.protocols import web as proto
+from meeple.server.cmpn402_console import Console
 from meeple.server.feed import Feed, Subscription, game_topic
+from meeple.server.limits import AddressLimiter
 from meeple.server.lobby import LOBBY_TOPIC, Lobby, server_lobby
 from meeple.server.store import Store
 from meeple.web import accounts, replays
 from meeple.web import console as console_pages
 from meeple.web import ratings as ratings_pages
-from meeple.web.boards import spectrangle_geometry
 from meeple.web.seat import WebSeat
+from meeple.web.templating import environment, render
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
 
-__all__ = ["LISTENER_INFO", "Hub", "WebContext", "create_app"]
+__all__ = ["LISTENER_INFO", "Hub", "WebContext", "create_app", "render"]
 
 logger = logging.getLogger(__name__)
 
@@ -112,9 +110,9 @@ class WebContext:
             )
         return rows
 
-    def console(self) -> Any | None:
+    def console(self) -> Console | None:
         """The CMPN402 console when that listener runs; its changes go to the feed."""
-        console = self.services.get("cmpn402.console")
+        console: Console | None = self.services.get("cmpn402.console")
         if console is not None and self._console_unsubscribe is None:
 
             def changed() -> None:
@@ -141,37 +139,16 @@ class Hub:
             conn.stop()
 
 
-def _templates() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(HERE / "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-    )
-    env.filters["when"] = lambda t: datetime.datetime.fromtimestamp(t, datetime.UTC).strftime(
-        "%Y-%m-%d %H:%M UTC"
-    )
-    env.globals["geometry"] = spectrangle_geometry()
-    # For <script type="application/json">: no "</" can end the element early.
-    env.filters["json_script"] = lambda v: markupsafe.Markup(
-        json.dumps(v, separators=(",", ":")).replace("<", "\\u003c")
-    )
-    return env
-
-
-def render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
-    env: jinja2.Environment = request.app.state.templates
-    html = env.get_template(name).render(request=request, **context)
-    return HTMLResponse(html, status_code=status)
-
-
 # --- pages ------------------------------------------------------------------------------
 
 
 async def lobby_page(request: Request) -> Response:
     ctx: WebContext = request.app.state.ctx
+    console = ctx.console()
     return render(
         request,
         "lobby.html",
+        contest=None if console is None else console_pages.public_snapshot(console),
         listeners=ctx.listeners(),
         lobby=ctx.lobby.snapshot(),
         recent=ctx.recent_games(),
@@ -194,9 +171,12 @@ async def game_page(request: Request) -> Response:
     ctx: WebContext = request.app.state.ctx
     uid = request.path_params["uid"]
     room = ctx.lobby.room_by_uid(uid)
-    last = ctx.feed.last(game_topic(uid))
-    if room is not None and last is not None:
-        return render(request, "live.html", uid=uid, snapshot=last.data, seq=last.seq)
+    if room is not None:
+        # Read between two of the room's commands (one thread): a consistent state.
+        last = ctx.feed.last(game_topic(uid))
+        snapshot, seq = (last.data, last.seq) if last is not None else (room.snapshot(), 0)
+        if snapshot["view"] is not None:
+            return render(request, "live.html", uid=uid, snapshot=snapshot, seq=seq)
     record = replays.find(ctx.store, uid)
     if record is None:
         return render(request, "missing.html", status=404, uid=uid)
@@ -204,6 +184,18 @@ async def game_page(request: Request) -> Response:
     step = _int(request.query_params.get("step"), default=len(replay["steps"]) - 1)
     step = max(0, min(step, len(replay["steps"]) - 1)) if replay["steps"] else 0
     return render(request, "replay.html", uid=uid, replay=replay, step=step)
+
+
+async def game_by_number(request: Request) -> Response:
+    """A stored game by its row number: games stored before they had a uid."""
+    ctx: WebContext = request.app.state.ctx
+    record = ctx.store.game(request.path_params["number"])
+    if record is None:
+        return render(request, "missing.html", status=404, uid=str(request.path_params["number"]))
+    uid = replays.summary(record)["uid"]
+    if uid is not None:
+        return RedirectResponse(f"/games/{uid}", status_code=301)
+    return render(request, "replay.html", uid=None, replay=replays.build(record), step=0)
 
 
 async def gcg_download(request: Request) -> Response:
@@ -259,8 +251,8 @@ class WebConnection:
         self._stopped.set()
         self.subscription.close()
 
-    async def send(self, message: proto.ServerMessage) -> None:
-        text = self.session.send(message)
+    async def send(self, message: proto.ServerMessage, encoded: str | None = None) -> None:
+        text = self.session.send(message, encoded)
         async with self._send_lock:
             await self.websocket.send_text(text)
 
@@ -310,16 +302,17 @@ class WebConnection:
 
     async def _subscribe(self, message: proto.Subscribe) -> None:
         topic = _feed_topic(message.topic, message.uid)
-        if message.topic == "game":
-            uid = message.uid or ""
-            if self.ctx.lobby.room_by_uid(uid) is None and self.ctx.feed.last(topic) is None:
-                await self.send(self.session.not_found(message))
-                return
-        elif message.topic == "console":
+        room = self.ctx.lobby.room_by_uid(message.uid or "")
+        if message.topic == "game" and room is None and self.ctx.feed.last(topic) is None:
+            await self.send(self.session.not_found(message))
+            return
+        if message.topic == "console":
             self.ctx.console()
-        elif message.topic == "lobby" and self.ctx.feed.last(LOBBY_TOPIC) is None:
-            self.ctx.lobby.publish()
         self.subscription.add(topic)
+        if room is not None and self.ctx.feed.last(topic) is None:
+            room.publish()  # stale while nobody watched: build it now
+        if message.topic == "lobby" and self.ctx.feed.last(LOBBY_TOPIC) is None:
+            self.ctx.lobby.publish()  # stale while nobody watched: build it now
 
     async def _write(self) -> None:
         while True:
@@ -330,7 +323,8 @@ class WebConnection:
             topic, uid = _wire_topic(item.topic)
             if (topic, uid) not in self.session.subscriptions:
                 continue
-            await self.send(proto.Snapshot(topic, uid, item.seq, item.json()))
+            snapshot = proto.Snapshot(topic, uid, item.seq, item.json())
+            await self.send(snapshot, item.memo(proto.PROTOCOL, snapshot.encode))
 
 
 async def websocket_endpoint(websocket: WebSocket) -> None:
@@ -338,17 +332,30 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
     if hub.closing:
         await websocket.close(code=1001)
         return
-    await websocket.accept()
-    conn = WebConnection(websocket, websocket.app.state.ctx, websocket.app.state.max_message_size)
-    hub.connections.add(conn)
+    # [limits] max_connections_per_address, as every listener: refused before the
+    # handshake completes (the browser sees the WebSocket fail, HTTP 403).
+    addresses: AddressLimiter = websocket.app.state.addresses
+    address = websocket.client.host if websocket.client else "unknown"
+    if not addresses.acquire(address):
+        logger.info("web: refused a WebSocket from %s: too many open", address)
+        await websocket.close(code=1013)
+        return
     try:
-        await conn.run()
-    except WebSocketDisconnect:
-        pass
+        await websocket.accept()
+        conn = WebConnection(
+            websocket, websocket.app.state.ctx, websocket.app.state.max_message_size
+        )
+        hub.connections.add(conn)
+        try:
+            await conn.run()
+        except WebSocketDisconnect:
+            pass
+        finally:
+            hub.connections.discard(conn)
+            with contextlib.suppress(Exception):
+                await websocket.close(code=1001 if hub.closing else 1000)
     finally:
-        hub.connections.discard(conn)
-        with contextlib.suppress(Exception):
-            await websocket.close(code=1001 if hub.closing else 1000)
+        addresses.release(address)
 
 
 def create_app(services: Services, *, max_message_size: int | None = None) -> Starlette:
@@ -358,6 +365,7 @@ def create_app(services: Services, *, max_message_size: int | None = None) -> St
         Route("/", lobby_page),
         Route("/play", play_page),
         Route("/games", games_page),
+        Route("/games/n/{number:int}", game_by_number),
         Route("/games/{uid:str}.gcg", gcg_download),
         Route("/games/{uid:str}", game_page),
         *console_pages.routes(),
@@ -369,8 +377,9 @@ def create_app(services: Services, *, max_message_size: int | None = None) -> St
     app = Starlette(routes=routes)
     app.state.ctx = ctx
     app.state.hub = Hub()
-    app.state.templates = _templates()
+    app.state.templates = environment()
     app.state.console_sessions = console_pages.Sessions()
     app.state.accounts = accounts.Accounts(lambda: ctx.store, services.clock)
+    app.state.addresses = AddressLimiter(services.config.limits.max_connections_per_address)
     app.state.max_message_size = max_message_size or proto.DEFAULT_MAX_MESSAGE_SIZE
     return app

@@ -22,6 +22,7 @@ import collections
 import hmac
 import secrets
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, quote
 
 from starlette.requests import Request
 from starlette.responses import (
@@ -35,6 +36,8 @@ from starlette.responses import (
 from starlette.routing import BaseRoute, Route
 
 from meeple.games.scrabble.view import spectator_view
+from meeple.server.cmpn402_console import Console
+from meeple.web.templating import render
 
 if TYPE_CHECKING:
     from meeple.web.app import WebContext
@@ -47,7 +50,7 @@ ACTIONS = ("start", "pause", "resume", "stop", "swap", "abort", "withdraw")
 MAX_FORM_BYTES = 2048
 
 
-def public_snapshot(console: Any) -> dict[str, Any]:
+def public_snapshot(console: Console) -> dict[str, Any]:
     """The console's snapshot made JSON-safe: each live game as its spectator view."""
     snapshot = dict(console.snapshot())
     boards = []
@@ -107,8 +110,6 @@ async def _form(request: Request) -> dict[str, str] | None:
 
 
 async def _parse(request: Request, body: bytes) -> dict[str, str] | None:
-    from urllib.parse import parse_qsl
-
     if not request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
         return None
     try:
@@ -132,8 +133,6 @@ def _wants_json(request: Request) -> bool:
 
 
 async def console_page(request: Request) -> Response:
-    from meeple.web.app import render
-
     ctx = _ctx(request)
     console = ctx.console()
     csrf = _sessions(request).csrf(request.cookies.get(COOKIE))
@@ -225,8 +224,6 @@ def _answer(request: Request, status: int, message: str) -> Response:
     if _wants_json(request):
         return JSONResponse({"ok": status == 200, "message": message}, status_code=status)
     if status == 200:
-        from urllib.parse import quote
-
         return RedirectResponse(f"/cmpn402?m={quote(message)}", status_code=303)
     return PlainTextResponse(message + "\n", status_code=status)
 

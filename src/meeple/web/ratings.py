@@ -16,6 +16,7 @@ from starlette.routing import BaseRoute, Route
 
 from meeple.server.store import PlayerRating, RatingPoint
 from meeple.web import replays
+from meeple.web.templating import render
 
 if TYPE_CHECKING:
     from meeple.web.app import WebContext
@@ -116,8 +117,6 @@ def _row(rank: int, r: PlayerRating) -> dict[str, Any]:
 
 
 async def ratings_page(request: Request) -> Response:
-    from meeple.web.app import render
-
     game = request.query_params.get("game", "scrabble")
     if game not in GAMES:
         return render(request, "player_missing.html", status=404, what=f"game {game[:40]!r}")
@@ -133,8 +132,6 @@ async def ratings_page(request: Request) -> Response:
 
 
 async def player_page(request: Request) -> Response:
-    from meeple.web.app import render
-
     name = request.path_params["name"]
     store = _ctx(request).store
     profile = store.player(name, limit=PLAYER_GAMES) if len(name) <= MAX_NAME_LENGTH else None

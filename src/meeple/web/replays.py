@@ -41,6 +41,7 @@ def summary(record: GameRecord) -> dict[str, Any]:
     if winners is None and result.get("winner") is not None:
         winners = [result["winner"]]
     return {
+        "id": record.id,
         "uid": record.data.get("uid") if record.data else None,
         "game": record.game,
         "variant": record.variant,

@@ -164,13 +164,17 @@ class ServerSession:
         if self.state is State.SEATED:
             self.state = State.OPEN
 
-    def send(self, message: ServerMessage) -> str:
-        """Encode a server message; a snapshot only for a topic the browser subscribed to."""
+    def send(self, message: ServerMessage, encoded: str | None = None) -> str:
+        """Encode a server message; a snapshot only for a topic the browser subscribed to.
+
+        ``encoded`` is ``message.encode()`` made earlier (one snapshot's frame is the same
+        for every browser watching it, so the listener encodes it once).
+        """
         if self.state is State.CLOSED:
             raise LocalProtocolError(ErrorCode.NOT_NOW, "the session is closed")
         if isinstance(message, Snapshot) and (message.topic, message.uid) not in self.subscriptions:
             raise LocalProtocolError(ErrorCode.NOT_NOW, f"not subscribed to {message.topic}")
-        return message.encode()
+        return message.encode() if encoded is None else encoded
 
     def close(self) -> None:
         self.state = State.CLOSED

@@ -5,6 +5,16 @@ import { watch } from "./ws.js";
 
 const body = document.getElementById("console-live");
 let loading = false;
+let shownAt = performance.now();
+
+// The running clocks count down between the referee's changes (each change redraws them).
+const format = (ms) => `${Math.floor(ms / 60000)}:${String(Math.floor(ms / 1000) % 60).padStart(2, "0")}`;
+setInterval(() => {
+  const elapsed = performance.now() - shownAt;
+  for (const el of body.querySelectorAll("[data-ticking]")) {
+    el.textContent = format(Math.max(0, Number(el.dataset.ms) - elapsed));
+  }
+}, 250);
 let again = false;
 
 async function refresh() {
@@ -12,7 +22,7 @@ async function refresh() {
   loading = true;
   try {
     const response = await fetch("/cmpn402/fragment", { credentials: "same-origin" });
-    if (response.ok) body.innerHTML = await response.text();
+    if (response.ok) { body.innerHTML = await response.text(); shownAt = performance.now(); }
   } finally {
     loading = false;
     if (again) { again = false; refresh(); }

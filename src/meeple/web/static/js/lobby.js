@@ -61,7 +61,24 @@ function rooms(lobby) {
   section.replaceChildren(cell("h2", "Playing now"), body);
 }
 
-watch([{ topic: "lobby" }], (msg) => {
+function contest(snapshot) {
+  const section = document.getElementById("contest");
+  if (!section) return;
+  const p = cell("p");
+  p.append("State ", cell("b", snapshot.state));
+  for (const b of snapshot.boards) {
+    p.append(` · board ${b.board}: ${b.players.join(" v ")} ${b.scores.join(" – ")}`);
+  }
+  const link = cell("a", "console");
+  link.href = "/cmpn402";
+  p.append(" · ", link);
+  section.replaceChildren(cell("h2", "CMPN402 referee"), p);
+}
+
+const topics = [{ topic: "lobby" }];
+if (document.getElementById("contest")) topics.push({ topic: "console" });
+watch(topics, (msg) => {
+  if (msg.type === "console") { contest(msg.data); return; }
   if (msg.type !== "lobby") return;
   queues(msg.data);
   rooms(msg.data);

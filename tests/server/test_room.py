@@ -1,0 +1,79 @@
+"""The base Room's feed: a snapshot after every command, built only while watched."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from meeple.server.feed import Feed, game_topic
+from meeple.server.room import Room
+
+
+class _Seat:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.protocol = "test"
+
+    def deliver(self, event: object) -> None:
+        pass
+
+
+class _CountingRoom(Room):
+    game_name = "counting"
+
+    def __init__(self) -> None:
+        super().__init__([_Seat("ann"), _Seat("bob")])
+        self.count = 0
+        self.views = 0
+
+    def handle(self, seat: object, command: object) -> None:
+        if command == "stop":
+            self.finish()
+        else:
+            self.count += 1
+
+    def spectator_view(self) -> dict[str, Any]:
+        self.views += 1
+        return {"count": self.count}
+
+
+async def _settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def test_room_publishes_only_while_watched_and_ends_with_a_final_snapshot() -> None:
+    """Unwatched: no view built. Watched: a snapshot per command, uid and seats in it,
+    and a last one with finished true."""
+    feed = Feed()
+    room = _CountingRoom()
+    room.feed = feed
+    changed: list[Room] = []
+    room.on_changed.append(changed.append)
+    room.start()
+    room.submit(None, "tick")
+    await _settle()
+    assert room.views == 0
+    assert feed.last(game_topic(room.uid)) is None
+    assert len(changed) >= 1  # the lobby hears of it either way
+
+    sub = feed.subscribe(game_topic(room.uid))
+    room.publish()
+    first = await sub.get()
+    assert first.data == {
+        "uid": room.uid,
+        "game": "counting",
+        "players": ["ann", "bob"],
+        "protocols": ["test", "test"],
+        "finished": False,
+        "view": {"count": 1},
+    }
+    room.submit(None, "tick")
+    await _settle()
+    assert (await sub.get()).data["view"] == {"count": 2}
+    room.submit(None, "stop")
+    await room.wait_finished()
+    last = await sub.get()
+    assert last.data["finished"] is True
+    assert len(room.uid) == 12
+    assert room.uid != _CountingRoom().uid
