@@ -20,7 +20,15 @@ from typing import Any
 from meeple import ratings
 from meeple.games.records import FORMAT
 
-__all__ = ["SCHEMA_VERSION", "GameRecord", "PlayerProfile", "PlayerRating", "RatingPoint", "Store"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "Account",
+    "GameRecord",
+    "PlayerProfile",
+    "PlayerRating",
+    "RatingPoint",
+    "Store",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -87,6 +95,18 @@ _MIGRATIONS: Sequence[str] = (
         updated_at REAL NOT NULL
     );
     CREATE INDEX rating_history_player ON rating_history (game, player, id);
+    """,
+    # 4: names reserved from the web (meeple.web.accounts): the hash is scrypt's, with its
+    # own salt and cost; ``folded`` is the name's casefold, unique, so "Ann" guards "ann".
+    """
+    CREATE TABLE accounts (
+        name TEXT NOT NULL,
+        folded TEXT PRIMARY KEY,
+        password_hash BLOB NOT NULL,
+        salt BLOB NOT NULL,
+        kdf TEXT NOT NULL,
+        created_at REAL NOT NULL
+    )
     """,
 )
 
@@ -160,6 +180,17 @@ class PlayerProfile:
     name: str
     ratings: tuple[PlayerRating, ...]
     games: tuple[GameRecord, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    """A name reserved from the web: its scrypt hash, salt and cost (``kdf``)."""
+
+    name: str
+    password_hash: bytes
+    salt: bytes
+    kdf: str
+    created_at: float
 
 
 class Store:
@@ -334,6 +365,26 @@ class Store:
             (uid,),
         ).fetchone()
         return None if row is None else _record(row)
+
+    def add_account(self, name: str, password_hash: bytes, salt: bytes, kdf: str) -> bool:
+        """Reserve ``name``; False when it (or a name with the same casefold) already is."""
+        try:
+            self._db.execute(
+                "INSERT INTO accounts (name, folded, password_hash, salt, kdf, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (name, name.casefold(), password_hash, salt, kdf, self._now()),
+            )
+        except sqlite3.IntegrityError:
+            return False
+        return True
+
+    def account(self, name: str) -> Account | None:
+        """The account that reserves ``name`` (compared by casefold), if any."""
+        row = self._db.execute(
+            "SELECT name, password_hash, salt, kdf, created_at FROM accounts WHERE folded = ?",
+            (name.casefold(),),
+        ).fetchone()
+        return None if row is None else Account(*row)
 
     def save_checkpoint(self, key: str, state: Mapping[str, Any]) -> None:
         """Durably replace the checkpoint under ``key`` (a JSON-serialisable mapping)."""

@@ -5,6 +5,8 @@ Routes (docs/web.md):
 - ``/`` the lobby; ``/games`` running and finished games; ``/games/<uid>`` one game,
   live while it runs, a replay once it is stored; ``/games/<uid>.gcg`` its GCG;
 - ``/cmpn402`` the contest console (see :mod:`meeple.web.console`);
+- ``/ratings``, ``/players/<name>`` (:mod:`meeple.web.ratings`) and ``/account``
+  (reserved names, :mod:`meeple.web.accounts`);
 - ``/ws`` the browser protocol (:mod:`meeple.protocols.web`), fed by the server's
   one :class:`~meeple.server.feed.Feed`;
 - ``/static/...`` the front end: CSS and ES modules shipped in this package.
@@ -34,8 +36,9 @@ from meeple.server.feed import Feed, Subscription, game_topic
 from meeple.server.limits import AddressLimiter
 from meeple.server.lobby import LOBBY_TOPIC, Lobby, server_lobby
 from meeple.server.store import Store
+from meeple.web import accounts, replays
 from meeple.web import console as console_pages
-from meeple.web import replays
+from meeple.web import ratings as ratings_pages
 from meeple.web.seat import WebSeat
 from meeple.web.templating import environment, render
 
@@ -236,7 +239,11 @@ class WebConnection:
         self.session = proto.ServerSession(max_message_size=max_message_size)
         self.subscription: Subscription = ctx.feed.subscribe()
         # The browser's player (issue 13): lobby tables and play; see web/seat.py.
-        self.seat = WebSeat(ctx.services, self.session)
+        self.seat = WebSeat(
+            ctx.services,
+            self.session,
+            may_use=lambda name: accounts.may_use(name, accounts.session_of(websocket)),
+        )
         self._send_lock = asyncio.Lock()
         self._stopped = asyncio.Event()
 
@@ -362,6 +369,8 @@ def create_app(services: Services, *, max_message_size: int | None = None) -> St
         Route("/games/{uid:str}.gcg", gcg_download),
         Route("/games/{uid:str}", game_page),
         *console_pages.routes(),
+        *ratings_pages.routes(),
+        *accounts.routes(),
         WebSocketRoute("/ws", websocket_endpoint),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
@@ -370,6 +379,7 @@ def create_app(services: Services, *, max_message_size: int | None = None) -> St
     app.state.hub = Hub()
     app.state.templates = environment()
     app.state.console_sessions = console_pages.Sessions()
+    app.state.accounts = accounts.Accounts(lambda: ctx.store, services.clock)
     app.state.addresses = AddressLimiter(services.config.limits.max_connections_per_address)
     app.state.max_message_size = max_message_size or proto.DEFAULT_MAX_MESSAGE_SIZE
     return app

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from meeple.games import santorini as santorini_engine
@@ -79,8 +80,15 @@ class WebSeat:
     rejoinable = True
     variants = None  # the browser can show every variant of every game
 
-    def __init__(self, services: Services, session: proto.ServerSession) -> None:
+    def __init__(
+        self,
+        services: Services,
+        session: proto.ServerSession,
+        may_use: Callable[[str], bool] | None = None,
+    ) -> None:
         self.services = services
+        # Whether this browser may play as a name (reserved names: web/accounts.py).
+        self.may_use = may_use or (lambda _name: True)
         self.lobby = server_lobby(services)
         self.session = session
         self.name = ""
@@ -118,6 +126,8 @@ class WebSeat:
 
     def _claim(self, name: str) -> None:
         if name != self.name:
+            if not self.may_use(name):
+                raise _Refused(f"the name {name} is reserved: sign in as it at /account")
             if not self.services.names.claim(name, self):
                 raise _Refused(f"the name {name} is taken")
             if self.name:

@@ -1,0 +1,399 @@
+"""Reserved names: a name with a password, so a rated name cannot be taken from the browser.
+
+None of the five wire protocols authenticates a name: whoever connects as ``ann`` over
+Twente, Clarkson, CMPN402, AM27 or Spectrangle plays, and is rated, as ``ann``. The web
+can do better for its own seats: a name reserved here (``POST /account/reserve``) may
+be used by a browser only when that browser is signed in as it. The check the browser's
+play seat calls is :func:`may_use`, with the :func:`session_of` its WebSocket carries.
+
+- ``GET /account``: the forms (reserve, sign in) or, signed in, the name and sign-out.
+  An anonymous visitor gets a form session (:class:`~meeple.web.console.Sessions`, the
+  console's CSRF mechanism) in the ``meeple_account_form`` cookie; its forms carry that
+  session's CSRF token.
+- ``POST /account/reserve`` and ``/account/sign-in`` (``name``, ``password``, ``csrf``):
+  403 without the form session's CSRF token or from a foreign ``Origin``, 400 for a
+  field that is too long or malformed, 409 for a name already reserved, 403 for a wrong
+  password, 429 past :data:`ATTEMPTS` tries per address per :data:`WINDOW` seconds.
+  Success signs in: a fresh session id in the ``meeple_account`` cookie
+  (``Secure; HttpOnly; SameSite=Strict``, path ``/`` so the WebSocket carries it).
+- ``POST /account/sign-out`` (``csrf``): 401 when not signed in, 403 with a wrong token.
+
+Passwords are hashed with :func:`hashlib.scrypt` and a random salt per account, in a
+worker thread so the event loop never waits on it; the cost is stored with the hash.
+Names compare by casefold, as the server's name registry does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import hashlib
+import hmac
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from meeple.server.clock import Clock
+from meeple.web.console import Sessions
+from meeple.web.console import _form as read_form
+from meeple.web.console import _same_origin as same_origin
+from meeple.web.templating import render
+
+if TYPE_CHECKING:
+    from meeple.server.store import Store
+
+__all__ = [
+    "ATTEMPTS",
+    "COOKIE",
+    "FORM_COOKIE",
+    "MAX_NAME_LENGTH",
+    "MAX_PASSWORD_LENGTH",
+    "MIN_PASSWORD_LENGTH",
+    "WINDOW",
+    "Accounts",
+    "AttemptLimiter",
+    "Scrypt",
+    "Session",
+    "may_use",
+    "routes",
+    "session_of",
+]
+
+COOKIE = "meeple_account"
+FORM_COOKIE = "meeple_account_form"
+# The longest name any listener takes is CMPN402's 64 bytes; no reserved name is longer.
+MAX_NAME_LENGTH = 64
+MIN_PASSWORD_LENGTH = 8
+MAX_PASSWORD_LENGTH = 256
+# Sign-in and reserve attempts (each one costs an scrypt) per client address.
+ATTEMPTS = 5
+WINDOW = 60.0
+_CSRF_LENGTH = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Scrypt:
+    """scrypt's cost; the default takes 16 MiB and some tens of milliseconds per hash."""
+
+    n: int = 2**14
+    r: int = 8
+    p: int = 1
+
+    @property
+    def kdf(self) -> str:
+        return f"scrypt:{self.n}:{self.r}:{self.p}"
+
+    @classmethod
+    def from_kdf(cls, kdf: str) -> Scrypt:
+        name, n, r, p = kdf.split(":")
+        if name != "scrypt":
+            raise ValueError(f"unknown key derivation {name!r}")
+        return cls(int(n), int(r), int(p))
+
+    def hash(self, password: str, salt: bytes) -> bytes:
+        return hashlib.scrypt(
+            password.encode("utf-8"),
+            salt=salt,
+            n=self.n,
+            r=self.r,
+            p=self.p,
+            maxmem=256 * self.n * self.r * self.p,
+            dklen=32,
+        )
+
+
+class AttemptLimiter:
+    """At most ``attempts`` per key in any ``window`` seconds of ``clock`` (a sliding log).
+
+    Keys are client addresses; at most ``max_keys`` are remembered (the least recently
+    seen go first), so a flood of addresses costs bounded memory.
+    """
+
+    def __init__(
+        self, clock: Clock, attempts: int = ATTEMPTS, window: float = WINDOW, max_keys: int = 4096
+    ) -> None:
+        self._clock = clock
+        self._attempts = attempts
+        self._window = window
+        self._max_keys = max_keys
+        self._log: collections.OrderedDict[str, collections.deque[float]] = (
+            collections.OrderedDict()
+        )
+
+    def allow(self, key: str) -> float | None:
+        """Count an attempt by ``key``: None when allowed, else seconds until the next is."""
+        now = self._clock.now()
+        times = self._log.pop(key, None) or collections.deque()
+        while times and times[0] <= now - self._window:
+            times.popleft()
+        self._log[key] = times
+        while len(self._log) > self._max_keys:
+            self._log.popitem(last=False)
+        if len(times) >= self._attempts:
+            return max(0.0, times[0] + self._window - now)
+        times.append(now)
+        return None
+
+
+class _SignedIn(Sessions):
+    """The console's sessions (id -> CSRF token), each also signed in as a name."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self._names: collections.OrderedDict[str, str] = collections.OrderedDict()
+        self._name_limit = limit
+
+    def sign_in(self, name: str) -> tuple[str, str]:
+        session, csrf = self.create()
+        self._names[session] = name
+        while len(self._names) > self._name_limit:
+            self._names.popitem(last=False)
+        return session, csrf
+
+    def name(self, session: str | None) -> str | None:
+        # The base class forgets its oldest sessions; a name outlives none of them.
+        if session is None or self.csrf(session) is None:
+            return None
+        return self._names.get(session)
+
+    def drop(self, session: str | None) -> None:
+        super().drop(session)
+        if session:
+            self._names.pop(session, None)
+
+
+class Accounts:
+    """The reserved names (in the store), the browsers signed in, the attempt limiter."""
+
+    def __init__(
+        self,
+        store: Callable[[], Store],
+        clock: Clock,
+        *,
+        cost: Scrypt | None = None,
+        sessions: int = 4096,
+        attempts: int = ATTEMPTS,
+        window: float = WINDOW,
+    ) -> None:
+        # A callable, so the store opens on first use like the pages'.
+        self._store = store
+        self.cost = cost or Scrypt()
+        self.signed_in = _SignedIn(sessions)
+        self.forms = Sessions(sessions)
+        self.limiter = AttemptLimiter(clock, attempts, window)
+
+    @property
+    def store(self) -> Store:
+        return self._store()
+
+    def reserved(self, name: str) -> bool:
+        return self.store.account(name) is not None
+
+    async def reserve(self, name: str, password: str) -> bool:
+        """Reserve ``name`` with ``password``; False when it is reserved already."""
+        if self.reserved(name):
+            return False
+        salt = secrets.token_bytes(16)
+        digest = await asyncio.to_thread(self.cost.hash, password, salt)
+        return self.store.add_account(name, digest, salt, self.cost.kdf)
+
+    async def check(self, name: str, password: str) -> str | None:
+        """The reserved name as stored when ``password`` is right, else None.
+
+        An unknown name costs a hash too, so the answer's timing does not say which.
+        """
+        account = self.store.account(name)
+        if account is None:
+            await asyncio.to_thread(self.cost.hash, password, b"\0" * 16)
+            return None
+        cost = Scrypt.from_kdf(account.kdf)
+        digest = await asyncio.to_thread(cost.hash, password, account.salt)
+        return account.name if hmac.compare_digest(digest, account.password_hash) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """Who a browser is: the name it is signed in as (None: anonymous), and the accounts."""
+
+    accounts: Accounts
+    name: str | None
+
+
+def session_of(connection: HTTPConnection) -> Session:
+    """The account session of a request or WebSocket (its ``meeple_account`` cookie)."""
+    accounts: Accounts = connection.app.state.accounts
+    return Session(accounts, accounts.signed_in.name(connection.cookies.get(COOKIE)))
+
+
+def may_use(name: str, session: Session) -> bool:
+    """True when a browser with ``session`` may play as ``name``: the name is not
+    reserved, or the session is signed in as it (names compare by casefold)."""
+    if session.name is not None and session.name.casefold() == name.casefold():
+        return True
+    return not session.accounts.reserved(name)
+
+
+def valid_name(name: str) -> str | None:
+    """Why ``name`` cannot be reserved, or None when it can."""
+    if not name or len(name) > MAX_NAME_LENGTH:
+        return f"a name has 1 to {MAX_NAME_LENGTH} characters"
+    if name != name.strip() or not name.isprintable():
+        return "a name has no control characters and no spaces at its ends"
+    return None
+
+
+def valid_password(password: str) -> str | None:
+    if not MIN_PASSWORD_LENGTH <= len(password) <= MAX_PASSWORD_LENGTH:
+        return f"a password has {MIN_PASSWORD_LENGTH} to {MAX_PASSWORD_LENGTH} characters"
+    return None
+
+
+# --- pages ------------------------------------------------------------------------------
+
+
+def _accounts(request: Request) -> Accounts:
+    accounts: Accounts = request.app.state.accounts
+    return accounts
+
+
+def _set_cookie(response: Response, key: str, value: str) -> None:
+    response.set_cookie(key, value, httponly=True, secure=True, samesite="strict", path="/")
+
+
+def _delete_cookie(response: Response, key: str) -> None:
+    response.delete_cookie(key, path="/", secure=True, httponly=True, samesite="strict")
+
+
+async def account_page(request: Request) -> Response:
+    accounts = _accounts(request)
+    signed_in = request.cookies.get(COOKIE)
+    name = accounts.signed_in.name(signed_in)
+    form_session = request.cookies.get(FORM_COOKIE)
+    created = None
+    if name is not None:
+        csrf = accounts.signed_in.csrf(signed_in)
+    else:
+        csrf = accounts.forms.csrf(form_session)
+        if csrf is None:
+            created, csrf = accounts.forms.create()
+    response = render(
+        request,
+        "account.html",
+        me=name,
+        csrf=csrf,
+        message=_message(request.query_params.get("m", ""), name),
+        max_name=MAX_NAME_LENGTH,
+        min_password=MIN_PASSWORD_LENGTH,
+        max_password=MAX_PASSWORD_LENGTH,
+    )
+    response.headers["Cache-Control"] = "no-store"
+    if created is not None:
+        _set_cookie(response, FORM_COOKIE, created)
+    return response
+
+
+def _message(code: str, name: str | None) -> str:
+    # A fixed set, so a crafted link cannot put its own words on the page.
+    if code == "signed-out" and name is None:
+        return "You are signed out."
+    if name is not None and code in ("reserved", "signed-in"):
+        done = "is now reserved for you" if code == "reserved" else "is yours"
+        return f"{name} {done}; you are signed in as it."
+    return ""
+
+
+async def _checked_form(request: Request, sessions: Sessions, cookie: str) -> dict[str, str] | None:
+    """The form of a POST from one of our pages (same origin, the right CSRF token)."""
+    csrf = sessions.csrf(request.cookies.get(cookie))
+    form = await read_form(request)
+    if csrf is None or form is None or not same_origin(request):
+        return None
+    given = form.get("csrf", "")
+    if len(given) > _CSRF_LENGTH or not hmac.compare_digest(given.encode(), csrf.encode()):
+        return None
+    return form
+
+
+def _client(request: Request) -> str:
+    return request.client.host if request.client is not None else "?"
+
+
+async def _credentials(request: Request) -> tuple[str, str] | Response:
+    accounts = _accounts(request)
+    form = await _checked_form(request, accounts.forms, FORM_COOKIE)
+    if form is None:
+        return _answer(403, "the form's CSRF token is wrong or missing; reload the page")
+    name, password = form.get("name", ""), form.get("password", "")
+    why = valid_name(name) or valid_password(password)
+    if why is not None:
+        return _answer(400, why)
+    # Counted once the form is well-formed: each attempt from here costs an scrypt.
+    wait = accounts.limiter.allow(_client(request))
+    if wait is not None:
+        response = _answer(429, "too many attempts from your address; wait a minute")
+        response.headers["Retry-After"] = str(int(wait) + 1)
+        return response
+    return name, password
+
+
+def _signed_in(request: Request, name: str, code: str) -> Response:
+    accounts = _accounts(request)
+    accounts.signed_in.drop(request.cookies.get(COOKIE))
+    accounts.forms.drop(request.cookies.get(FORM_COOKIE))
+    session, _csrf = accounts.signed_in.sign_in(name)
+    response = RedirectResponse(f"/account?m={code}", status_code=303)
+    _set_cookie(response, COOKIE, session)
+    _delete_cookie(response, FORM_COOKIE)
+    return response
+
+
+async def reserve(request: Request) -> Response:
+    got = await _credentials(request)
+    if isinstance(got, Response):
+        return got
+    name, password = got
+    if not await _accounts(request).reserve(name, password):
+        return _answer(409, f"the name {name} is reserved already")
+    return _signed_in(request, name, "reserved")
+
+
+async def sign_in(request: Request) -> Response:
+    got = await _credentials(request)
+    if isinstance(got, Response):
+        return got
+    name, password = got
+    stored = await _accounts(request).check(name, password)
+    if stored is None:
+        return _answer(403, "wrong name or password")
+    return _signed_in(request, stored, "signed-in")
+
+
+async def sign_out(request: Request) -> Response:
+    accounts = _accounts(request)
+    session = request.cookies.get(COOKIE)
+    if accounts.signed_in.name(session) is None:
+        return _answer(401, "you are not signed in")
+    if await _checked_form(request, accounts.signed_in, COOKIE) is None:
+        return _answer(403, "the form's CSRF token is wrong or missing; reload the page")
+    accounts.signed_in.drop(session)
+    response = RedirectResponse("/account?m=signed-out", status_code=303)
+    _delete_cookie(response, COOKIE)
+    return response
+
+
+def _answer(status: int, message: str) -> Response:
+    return PlainTextResponse(message + "\n", status_code=status)
+
+
+def routes() -> list[BaseRoute]:
+    return [
+        Route("/account", account_page),
+        Route("/account/reserve", reserve, methods=["POST"]),
+        Route("/account/sign-in", sign_in, methods=["POST"]),
+        Route("/account/sign-out", sign_out, methods=["POST"]),
+    ]
