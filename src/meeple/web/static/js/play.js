@@ -1,5 +1,5 @@
 // The play page (issue 13): sit at a lobby table and play over meeple-web/1
-// (docs/protocols/web-play.md). Every "seat" message is the whole game as this seat
+// (docs/protocols/web.md, "Playing"). Every "seat" message is the whole game as this seat
 // sees it; the page redraws from it and keeps only what is being typed or clicked.
 import { renderBoard, renderMoves, renderPanel, replaceChildren } from "./render.js";
 import { PROTOCOL } from "./ws.js";
