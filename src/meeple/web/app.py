@@ -156,7 +156,9 @@ async def lobby_page(request: Request) -> Response:
 
 
 async def play_page(request: Request) -> Response:
-    """Sit at a table and play (issue 13); the page talks meeple-web/1 (docs/protocols/web.md, "Playing")."""
+    """Sit at a table and play (issue 13).
+
+    The page talks meeple-web/1 (docs/protocols/web.md, "Playing")."""
     return render(request, "play.html")
 
 
