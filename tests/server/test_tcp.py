@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from meeple.server.clock import VirtualClock
+from meeple.server.config import LimitsConfig
 from meeple.server.tcp import Connection, TcpListener
 
 
@@ -150,3 +151,32 @@ async def test_shutdown_sends_farewell_and_closes(lost: list[str], clock: Virtua
     with pytest.raises(ConnectionRefusedError):
         await asyncio.open_connection("127.0.0.1", port)
     writer.close()
+
+
+async def test_a_burst_of_connections_is_greeted_whole(
+    lost: list[str], clock: VirtualClock
+) -> None:
+    """600 clients connect at once and each hears the server speak first. (asyncio's
+    default backlog of 100 drops handshakes in such a burst; a client that waits for
+    the server's greeting, as Clarkson's do, then hangs for ever.)"""
+    lis = TcpListener(
+        "echo",
+        "127.0.0.1",
+        0,
+        lambda c: LineEcho(c, lost),
+        clock=clock,
+        limits=LimitsConfig(max_connections_per_address=0),
+    )
+    await lis.start()
+
+    async def one() -> tuple[bytes, asyncio.StreamWriter]:
+        reader, writer = await asyncio.open_connection("127.0.0.1", lis.port)
+        return await asyncio.wait_for(reader.readline(), 10), writer
+
+    results = await asyncio.gather(*(one() for _ in range(600)))
+    try:
+        assert [line for line, _ in results] == [b"HELLO\n"] * 600
+    finally:
+        for _, writer in results:
+            writer.close()
+        await lis.close(grace=1)

@@ -55,6 +55,7 @@ from meeple.server.config import ListenerConfig
 from meeple.server.contest import Contest, ContestConsole
 from meeple.server.limits import AddressLimiter
 from meeple.server.store import Store
+from meeple.server.tcp import BACKLOG
 
 __all__ = ["Cmpn402Listener", "FileGameLog", "create_listener"]
 
@@ -264,6 +265,7 @@ class Cmpn402Listener:
             open_timeout=self.services.config.limits.partial_message_timeout,
             max_size=MAX_MESSAGE_SIZE,
             compression=None,
+            backlog=BACKLOG,  # a contest's agents connect in a burst (see server.tcp)
         )
         logger.info("%s: listening on %s:%d", self.name, self.services.config.host, self.port)
 

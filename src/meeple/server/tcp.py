@@ -41,6 +41,12 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+# Connections the kernel queues before accept(). asyncio's default of 100 drops the
+# handshakes of a burst (a class's bots, a load test): a client whose handshake was
+# dropped that waits for the server to speak first (Clarkson's HELLO, §3.1) hangs.
+# The kernel caps it at net.core.somaxconn.
+BACKLOG = 4096
+
 # A peer that does not read what we send is cut off once this much is buffered for it,
 # so one stalled client cannot make the server hold unbounded memory.
 MAX_WRITE_BUFFER = 1024 * 1024
@@ -305,7 +311,9 @@ class TcpListener:
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(lambda: _Link(self), self.host, self.requested_port)
+        self._server = await loop.create_server(
+            lambda: _Link(self), self.host, self.requested_port, backlog=BACKLOG
+        )
         logger.info("%s listening on %s:%d", self.name, self.host, self.port)
 
     async def close(self, grace: float = 5.0) -> None:
