@@ -88,6 +88,7 @@ _PREMIUM_CODES = {
     "w": Premium.DOUBLE_WORD,
     "W": Premium.TRIPLE_WORD,
 }
+_PREMIUM_LETTERS = {premium: code for code, premium in _PREMIUM_CODES.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +107,10 @@ class Layout:
         if any(len(row) != size for row in grid):
             raise ValueError("a layout must be square")
         return cls(size, grid, centre or (size // 2, size // 2))
+
+    def rows(self) -> list[str]:
+        """The premiums as :meth:`from_rows` reads them (its inverse)."""
+        return ["".join(_PREMIUM_LETTERS[p] for p in row) for row in self.premiums]
 
     def premium(self, x: int, y: int) -> Premium:
         return self.premiums[y][x]

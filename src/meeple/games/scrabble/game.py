@@ -33,7 +33,7 @@ from typing import Any
 
 from meeple.games.rng import Random
 from meeple.games.scrabble.bag import RACK_SIZE, Bag, Rack
-from meeple.games.scrabble.board import STANDARD_LAYOUT, Board, Direction, Layout, Premium
+from meeple.games.scrabble.board import STANDARD_LAYOUT, Board, Direction, Layout
 from meeple.games.scrabble.errors import (
     AwaitingChallenge,
     ChallengeError,
@@ -84,6 +84,7 @@ __all__ = [
     "TurnPassedTo",
     "Variant",
     "replay",
+    "variant_to_dict",
 ]
 
 
@@ -513,7 +514,7 @@ class GameRecord:
         version, internal, gauss = self.rng_state
         return {
             "players": list(self.players),
-            "variant": _variant_to_dict(self.variant),
+            "variant": variant_to_dict(self.variant),
             "bag": "".join(self.bag),
             "rng_state": [version, list(internal), gauss],
             "first_player": self.first_player,
@@ -981,21 +982,14 @@ class Game:
         return [GameEnded(self._result)]
 
 
-_PREMIUM_CODES = {
-    Premium.NONE: ".",
-    Premium.DOUBLE_LETTER: "l",
-    Premium.TRIPLE_LETTER: "L",
-    Premium.DOUBLE_WORD: "w",
-    Premium.TRIPLE_WORD: "W",
-}
-
-
-def _variant_to_dict(v: Variant) -> dict[str, Any]:
+def variant_to_dict(v: Variant) -> dict[str, Any]:
+    """A variant as JSON-safe data (checkpoints, game records); ``_variant_from_dict``
+    reads it back."""
     return {
         "name": v.name,
         "tile_set": v.tile_set.name,
         "layout": {
-            "rows": ["".join(_PREMIUM_CODES[p] for p in row) for row in v.layout.premiums],
+            "rows": v.layout.rows(),
             "centre": list(v.layout.centre),
         },
         "rack_size": v.rack_size,

@@ -42,7 +42,7 @@ from meeple.games.records import (
     optional_int_field,
     str_field,
 )
-from meeple.games.scrabble.board import Layout, Premium
+from meeple.games.scrabble.board import Layout
 from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.game import (
     Accept,
@@ -62,6 +62,7 @@ from meeple.games.scrabble.game import (
     Play,
     PlayMade,
     Variant,
+    variant_to_dict,
 )
 from meeple.games.scrabble.moves import Placement
 from meeple.games.scrabble.tiles import TILE_SETS
@@ -72,14 +73,7 @@ RECORD_VERSION = 1
 GAME = "scrabble"
 _MAX_BOARD = 25
 _MAX_BAG = 500
-_PREMIUM_CODES = {
-    Premium.NONE: ".",
-    Premium.DOUBLE_LETTER: "l",
-    Premium.TRIPLE_LETTER: "L",
-    Premium.DOUBLE_WORD: "w",
-    Premium.TRIPLE_WORD: "W",
-}
-_PREMIUMS = frozenset(_PREMIUM_CODES.values())
+_PREMIUMS = frozenset(".lLwW")  # Layout.rows()
 
 
 # --- writing ------------------------------------------------------------------------
@@ -125,34 +119,13 @@ def to_record(game: Game, **meta: Any) -> dict[str, Any]:
         "variant": game.variant.name,
         "players": list(game.players),
         "setup": {
-            "rules": _rules(game.variant),
+            "rules": variant_to_dict(game.variant),
             "bag": "".join(record.bag),
             "first_player": record.first_player,
         },
         "actions": actions,
         "result": result_of(game.result),
         **check_meta(meta),
-    }
-
-
-def _rules(v: Variant) -> dict[str, Any]:
-    return {
-        "name": v.name,
-        "tile_set": v.tile_set.name,
-        "layout": {
-            "rows": ["".join(_PREMIUM_CODES[p] for p in row) for row in v.layout.premiums],
-            "centre": list(v.layout.centre),
-        },
-        "rack_size": v.rack_size,
-        "bingo_size": v.bingo_size,
-        "bingo_bonus": v.bingo_bonus,
-        "challenge": v.challenge.value,
-        "exchange_minimum": v.exchange_minimum,
-        "scoreless_turns": v.scoreless_turns,
-        "passes_in_a_row": v.passes_in_a_row,
-        "min_players": v.min_players,
-        "max_players": v.max_players,
-        "lexicon": v.lexicon,
     }
 
 
