@@ -118,11 +118,19 @@ class BotSeat:
             self.release()
         elif isinstance(event, Resumed):
             self._in_room(event.you)
+            self._changed(event.game)
+        elif isinstance(event, self.STARTED):
+            self._in_room(self._seat_index(event))
+            if self.THINK_AT_START:
+                self.consider(event.game)  # type: ignore[attr-defined]
+        elif isinstance(event, self.CHANGED):
+            self._changed(event.game)  # type: ignore[attr-defined]
+        elif isinstance(event, self.REFUSED):
+            self.refusals += 1
             self.moves += 1
-            self.refusals = 0
-            self.consider(event.game)
-        else:
-            self.on_event(event)
+            game = getattr(self.room, "game", None)
+            if game is not None:
+                self.consider(game)
 
     def leave(self) -> None:
         """Stand up from the table (before the game starts) and free the name."""
@@ -136,8 +144,20 @@ class BotSeat:
 
     # --- for the game bots ------------------------------------------------------------
 
-    def on_event(self, event: object) -> None:
-        raise NotImplementedError
+    # The room's deliveries a game bot reacts to: the game started (carrying ``game``),
+    # the game changed (carrying ``game``), this bot's command was refused.
+    STARTED: type = type(None)
+    CHANGED: type = type(None)
+    REFUSED: type = type(None)
+    THINK_AT_START = True  # False where the room's first change follows the start at once
+
+    def _seat_index(self, started: Any) -> int:
+        return int(started.you)
+
+    def _changed(self, game: Any) -> None:
+        self.moves += 1
+        self.refusals = 0
+        self.consider(game)
 
     def consider(self, game: Any) -> None:
         """Think if it is this bot's turn in ``game``."""
@@ -177,25 +197,15 @@ class ScrabbleBot(BotSeat):
     """Plays Scrabble with :mod:`meeple.ai.scrabble` (any table variant)."""
 
     GAME = scrabble_room.GAME
+    STARTED, CHANGED, REFUSED = (
+        scrabble_room.GameStarted,
+        scrabble_room.Update,
+        scrabble_room.Rejected,
+    )
 
     def __init__(self, *args: Any, lexicon: Lexicon, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.lexicon = lexicon
-
-    def on_event(self, event: object) -> None:
-        if isinstance(event, scrabble_room.GameStarted):
-            self._in_room(event.you)
-            self.consider(event.game)
-        elif isinstance(event, scrabble_room.Update):
-            self.moves += 1
-            self.refusals = 0
-            self.consider(event.game)
-        elif isinstance(event, scrabble_room.Rejected):
-            self.refusals += 1
-            self.moves += 1
-            game = getattr(self.room, "game", None)
-            if game is not None:
-                self.consider(game)
 
     def consider(self, game: Any) -> None:
         if not isinstance(game, scrabble_engine.Game) or game.is_over or game.turn != self.you:
@@ -233,18 +243,12 @@ class SantoriniBot(BotSeat):
     """Plays Santorini (gods or not) with :mod:`meeple.ai.santorini`."""
 
     GAME = santorini_room.GAME
-
-    def on_event(self, event: object) -> None:
-        if isinstance(event, santorini_room.GameStarted):
-            self._in_room(event.you)  # the room's first Changed follows: think then
-        elif isinstance(event, santorini_room.Changed):
-            self.moves += 1
-            self.refusals = 0
-            self.consider(event.game)
-        elif isinstance(event, santorini_room.Refused):
-            self.refusals += 1
-            self.moves += 1
-            self.consider(event.game)
+    STARTED, CHANGED, REFUSED = (
+        santorini_room.GameStarted,
+        santorini_room.Changed,
+        santorini_room.Refused,
+    )
+    THINK_AT_START = False  # the room's first Changed follows GameStarted: think then
 
     def consider(self, game: Any) -> None:
         if not isinstance(game, santorini_engine.Game) or game.is_over:
@@ -273,23 +277,16 @@ class SpectrangleBot(BotSeat):
     """Plays Spectrangle with :mod:`meeple.ai.spectrangle`."""
 
     GAME = spectrangle_room.GAME
+    STARTED, CHANGED, REFUSED = (
+        spectrangle_room.GameStarted,
+        spectrangle_room.Update,
+        spectrangle_room.RoomRejected,
+    )
 
-    def on_event(self, event: object) -> None:
-        if isinstance(event, spectrangle_room.GameStarted):
-            room = self.lobby.room_of(self)
-            you = room.seats.index(self) if room is not None and self in room.seats else -1
-            self._in_room(you)
-            self.consider(event.game)
-        elif isinstance(event, spectrangle_room.Update):
-            self.moves += 1
-            self.refusals = 0
-            self.consider(event.game)
-        elif isinstance(event, spectrangle_room.RoomRejected):
-            self.refusals += 1
-            self.moves += 1
-            game = getattr(self.room, "game", None)
-            if game is not None:
-                self.consider(game)
+    def _seat_index(self, started: Any) -> int:
+        # Spectrangle's GameStarted names no seat: find this bot's in the room.
+        room = self.lobby.room_of(self)
+        return room.seats.index(self) if room is not None and self in room.seats else -1
 
     def consider(self, game: Any) -> None:
         if not isinstance(game, spectrangle_engine.Game) or game.is_over:
