@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from meeple.games.scrabble.board import Premium
 from meeple.games.scrabble.game import (
     ChallengeFailed,
     ChallengeUpheld,
@@ -27,16 +26,13 @@ from meeple.games.scrabble.game import (
     TurnLost,
 )
 
-__all__ = ["PREMIUM_CODES", "move_entry", "seat_view", "spectator_view"]
+__all__ = ["move_entry", "seat_view", "spectator_view"]
 
-# One letter per premium, as in the layout rows: "." none, "l" DL, "L" TL, "w" DW, "W" TW.
-PREMIUM_CODES = {
-    Premium.NONE: ".",
-    Premium.DOUBLE_LETTER: "l",
-    Premium.TRIPLE_LETTER: "L",
-    Premium.DOUBLE_WORD: "w",
-    Premium.TRIPLE_WORD: "W",
-}
+
+def _entry(
+    player: int | None, kind: str, text: str, score: int, total: int | None
+) -> dict[str, Any]:
+    return {"player": player, "kind": kind, "text": text, "score": score, "total": total}
 
 
 def move_entry(event: Event, players: tuple[str, ...]) -> dict[str, Any] | None:
@@ -53,71 +49,31 @@ def move_entry(event: Event, players: tuple[str, ...]) -> dict[str, Any] | None:
         }
     if isinstance(event, Exchanged):
         # The count only: which tiles went back is the exchanger's secret.
-        return {
-            "player": event.player,
-            "kind": "exchange",
-            "text": f"exchange {event.count}",
-            "score": 0,
-            "total": event.total,
-        }
+        return _entry(event.player, "exchange", f"exchange {event.count}", 0, event.total)
     if isinstance(event, Passed):
-        return {
-            "player": event.player,
-            "kind": "pass",
-            "text": "pass",
-            "score": 0,
-            "total": event.total,
-        }
+        return _entry(event.player, "pass", "pass", 0, event.total)
     if isinstance(event, ChallengeUpheld):
-        return {
-            "player": event.challenger,
-            "kind": "challenge",
-            "text": f"challenge upheld: {', '.join(event.words)}",
-            "score": 0,
-            "total": None,
-        }
+        return _entry(
+            event.challenger, "challenge", f"challenge upheld: {', '.join(event.words)}", 0, None
+        )
     if isinstance(event, PlayWithdrawn):
-        return {
-            "player": event.player,
-            "kind": "withdrawn",
-            "text": "play withdrawn",
-            "score": -event.score,
-            "total": event.total,
-        }
+        return _entry(event.player, "withdrawn", "play withdrawn", -event.score, event.total)
     if isinstance(event, ChallengeFailed):
-        return {
-            "player": event.player,
-            "kind": "challenge",
-            "text": f"{players[event.challenger]} challenged in vain",
-            "score": event.bonus,
-            "total": event.total,
-        }
+        return _entry(
+            event.player,
+            "challenge",
+            f"{players[event.challenger]} challenged in vain",
+            event.bonus,
+            event.total,
+        )
     if isinstance(event, TurnLost):
-        return {
-            "player": event.player,
-            "kind": "turn-lost",
-            "text": "loses a turn",
-            "score": 0,
-            "total": event.total,
-        }
+        return _entry(event.player, "turn-lost", "loses a turn", 0, event.total)
     if isinstance(event, PlayerDropped):
-        return {
-            "player": event.player,
-            "kind": "left",
-            "text": "left the game",
-            "score": 0,
-            "total": None,
-        }
+        return _entry(event.player, "left", "left the game", 0, None)
     if isinstance(event, GameEnded):
         result = event.result
-        return {
-            "player": result.player,
-            "kind": "end",
-            "text": f"game over ({result.reason.value})",
-            "score": 0,
-            "total": None,
-            "adjustments": list(result.adjustments),
-        }
+        entry = _entry(result.player, "end", f"game over ({result.reason.value})", 0, None)
+        return entry | {"adjustments": list(result.adjustments)}
     return None
 
 
@@ -132,7 +88,7 @@ def spectator_view(game: Game) -> dict[str, Any]:
         "variant": game.variant.name,
         "players": list(game.players),
         "size": layout.size,
-        "premiums": ["".join(PREMIUM_CODES[p] for p in row) for row in layout.premiums],
+        "premiums": layout.rows(),  # "." none, "l" DL, "L" TL, "w" DW, "W" TW
         # "." empty, "A"–"Z" a letter tile, "a"–"z" a blank standing for that letter.
         "board": game.board.rows(),
         "pending": (
