@@ -42,9 +42,7 @@ async def _until(ws: Any, kind: str) -> dict[str, Any]:
 
 
 def _create(game: str, variant: str, name: str) -> str:
-    return json.dumps(
-        {"type": "create", "game": game, "variant": variant, "size": 2, "name": name}
-    )
+    return json.dumps({"type": "create", "game": game, "variant": variant, "size": 2, "name": name})
 
 
 async def test_the_loop_serves_others_while_the_first_table_loads_the_lexicon(
