@@ -117,7 +117,8 @@ class ClarksonClient:
 
     @property
     def my_turn(self) -> bool:
-        return self.session.your_turn
+        """Whether the last TURN handed out named this client (and the game is on)."""
+        return self.turn is not None and self.turn == self.name
 
     async def ready(self) -> None:
         await self._send(Ready())
@@ -158,13 +159,18 @@ class ClarksonClient:
             events = self.session.receive_data(data) if data else self.session.receive_eof()
             for event in events:
                 if isinstance(event, ServerMessage):
-                    self._track(event)
                     self._pending.append(event)
                 elif not isinstance(event, ConnectionClosed):
                     logger.info("%s: ignored %s", self.name or "client", event)
             if not data and not self._pending:
                 raise ClarksonClientError("connection closed by the server")
-        return self._pending.pop(0)
+        # What the client knows is as of the message handed out, not of everything in
+        # the same read: one read can hold TURN for the other player and, after their
+        # move, TURN for us; acting on the first with the second's state played a move
+        # twice (NOK, or a tile on an occupied square).
+        message = self._pending.pop(0)
+        self._track(message)
+        return message
 
     def __aiter__(self) -> AsyncIterator[ServerMessage]:
         return self._iterate()
