@@ -10,6 +10,8 @@ import * as spectrangle from "./play/spectrangle.js";
 import { el, onRedraw, page, send, status } from "./play/page.js";
 
 const TOKEN = "meeple.rejoin";
+// The lobby's "sit here" link names a table: /play?table=table-3.
+const INVITED = new URLSearchParams(location.search).get("table");
 const GAMES = { scrabble, santorini, spectrangle };
 
 // --- connection ------------------------------------------------------------------------
@@ -69,7 +71,7 @@ function unseated() {
 // --- the lobby ---------------------------------------------------------------------------
 
 function tables(list) {
-  const rows = list.map((t) => el("tr", { "data-table": t.id },
+  const rows = list.map((t) => el("tr", { "data-table": t.id, class: t.id === INVITED ? "invited" : null },
     el("td", {}, t.id), el("td", {}, `${t.game} (${t.variant})`),
     el("td", {}, `${t.waiting.length}/${t.players}${t.start === "ready" ? " max, when ready" : ""}`),
     el("td", {}, t.waiting.map((w) => `${w.name} (${w.protocol})`).join(", ")),
@@ -78,6 +80,10 @@ function tables(list) {
       el("button", { type: "button", class: "addbot", onclick: () => send({ type: "bot", table: t.id }) }, "Add a bot"))));
   page.tables = list;
   waiting();
+  if (INVITED && !page.seated) {
+    const open = list.some((t) => t.id === INVITED);
+    status(open ? `Pick a name and press Sit to join ${INVITED}.` : `${INVITED} is no longer open.`);
+  }
   const target = document.getElementById("tables");
   target.replaceChildren(rows.length ? el("table", {}, el("tbody", {}, rows)) : el("p", { class: "empty" }, "No table is open."));
 }
