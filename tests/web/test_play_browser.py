@@ -203,7 +203,8 @@ async def test_a_person_plays_spectrangle_against_two_spectrangle_clients(
 ) -> None:
     """A 3-seat Spectrangle table: the page opens it, two Spectrangle-protocol bots
     request 3 and fill it; the person picks, rotates and places tiles (or exchanges,
-    or skips) until the game ends; everyone sees the same final leaderboard."""
+    or skips) until the game ends, the fields where the picked tile fits highlighted
+    with its points; everyone sees the same final leaderboard."""
     server = await make_server("spectrangle")
     page = await browser.new_page()
     await page.goto(f"http://127.0.0.1:{server.ports['web']}/play")
@@ -247,6 +248,12 @@ async def test_a_person_plays_spectrangle_against_two_spectrangle_clients(
             await page.click("#controls .exchange")
             continue
         assert await page.evaluate("() => window.meeple.tile") == wanted
+        # The fields where the picked rotation fits are highlighted with their points.
+        fits = view["fits"][wanted]
+        await expect(page.locator("#board .field.fit")).to_have_count(len(fits))
+        points = game.board.check(action.tile, action.index)
+        target = page.locator(f'#board .field.fit[data-field="{action.index}"] .pts')
+        await expect(target).to_have_text(f"+{points}")
         if not shot:
             await screenshot(page, "play-spectrangle")
             shot = True
