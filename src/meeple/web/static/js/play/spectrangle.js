@@ -46,11 +46,11 @@ export function drawGame(view) {
     hint = fits.size ? `${page.tile} fits on ${fits.size} field${fits.size === 1 ? "" : "s"}`
       : `${page.tile} fits nowhere in this rotation`;
   }
-  replaceChildren("controls", el("p", {},
+  replaceChildren("controls", el("div", {}, el("p", {},
     button("Rotate", () => { if (page.tile) { page.tile = rotate(page.tile); draw(); } }, "rotate"), " ",
     button("Exchange", () => { if (page.tile) play({ kind: "exchange", tile: page.tile }); }, "exchange"), " ",
     button("Skip", () => play({ kind: "skip" }), "skip")),
-    el("p", { class: "fits-hint" }, hint));
+    el("p", { class: "fits-hint" }, hint)));
   highlight(view, fits);
   document.querySelector("#board .rboard").addEventListener("click", (event) => {
     const field = event.target.closest(".field");
