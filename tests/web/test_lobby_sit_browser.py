@@ -6,6 +6,7 @@ from playwright.async_api import Browser, expect
 from tests.web.helpers import ServerFactory
 
 from meeple.clients.twente import TwenteClient
+from meeple.server.lobby import server_lobby
 
 
 async def test_sit_here_on_the_lobby_seats_the_browser_at_that_table(
@@ -23,15 +24,17 @@ async def test_sit_here_on_the_lobby_seats_the_browser_at_that_table(
         await twente.request_game(2)
         link = page.locator("#queues a.sit")
         await expect(link).to_have_count(1)  # live: the table opened after the page loaded
+        # Table ids count per process: other tests may have opened tables before.
+        [table] = [t.id for t in server_lobby(server.services).tables()]
         # The server-rendered lobby has the link too (no JavaScript needed to see it).
         lobby = await page.context.request.get(f"{base}/")
-        assert 'href="/play?table=table-1"' in await lobby.text()
+        assert f'href="/play?table={table}"' in await lobby.text()
         await link.click()
-        await expect(page).to_have_url(f"{base}/play?table=table-1")
-        row = page.locator('#tables tr.invited[data-table="table-1"]')
+        await expect(page).to_have_url(f"{base}/play?table={table}")
+        row = page.locator(f'#tables tr.invited[data-table="{table}"]')
         await expect(row).to_contain_text("ann (twente)")
         await expect(page.locator("#status")).to_have_text(
-            "Pick a name and press Sit to join table-1."
+            f"Pick a name and press Sit to join {table}."
         )
         await page.fill("#create [name=name]", "pat")
         await row.locator("button.sit").click()
