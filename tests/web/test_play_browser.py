@@ -32,6 +32,7 @@ from meeple.games.scrabble.tiles import ENGLISH
 from meeple.games.spectrangle import Exchange as SpectrangleExchange
 from meeple.games.spectrangle import Skip as SpectrangleSkip
 from meeple.server.lobby import server_lobby
+from meeple.server.spectrangle import RoomChat
 
 pytestmark = pytest.mark.slow
 
@@ -220,7 +221,10 @@ async def test_a_person_plays_spectrangle_against_two_spectrangle_clients(
 ) -> None:
     """A 3-seat Spectrangle table: the page opens it, two Spectrangle-protocol bots
     request 3 and fill it; the person picks, rotates and places tiles (or exchanges,
-    or skips) until the game ends; everyone sees the same final leaderboard."""
+    or skips) until the game ends, the fields where the picked tile fits highlighted
+    with its points; on its first placement the person types a chat line, and sol's
+    seat says one (submitted to the room as its Spectrangle handler would: the wire is
+    tests/web/test_play_chat.py's); everyone sees the same final leaderboard."""
     server = await make_server("spectrangle")
     page = await browser.new_page()
     await page.goto(f"http://127.0.0.1:{server.ports['web']}/play")
@@ -240,7 +244,7 @@ async def test_a_person_plays_spectrangle_against_two_spectrangle_clients(
     [room] = lobby.rooms
     game = room.game  # type: ignore[attr-defined]
     seen = -1
-    shot = False
+    shot = chatted = False
     while True:
         handle = await page.wait_for_function(NEXT_VIEW, arg=seen, timeout=30_000)
         view: dict[str, Any] = await handle.json_value()
@@ -264,17 +268,46 @@ async def test_a_person_plays_spectrangle_against_two_spectrangle_clients(
             await page.click("#controls .exchange")
             continue
         assert await page.evaluate("() => window.meeple.tile") == wanted
-        if not shot:
-            await screenshot(page, "play-spectrangle")
+        # The fields where the picked rotation fits are highlighted with their points.
+        fits = view["fits"][wanted]
+        await expect(page.locator("#board .field.fit")).to_have_count(len(fits))
+        points = game.board.check(action.tile, action.index)
+        target = page.locator(f'#board .field.fit[data-field="{action.index}"] .pts')
+        await expect(target).to_have_text(f"+{points}")
+        if not chatted:
+            await _chat(page, room, "sol")
+            chatted = True
+        hint = f"{wanted} fits on {len(fits)} field" + ("" if len(fits) == 1 else "s")
+        await expect(page.locator("#controls .fits-hint")).to_have_text(hint)
+        if not shot and len(fits) >= 3:
+            await screenshot(page, "play-spectrangle")  # a tile that fits on several fields
             shot = True
         await page.click(f'#board .field[data-field="{action.index}"]')
     results = await asyncio.wait_for(bots, 60)
+    assert chatted
     for [result] in results:
         assert result.leaderboard is not None
         assert dict(result.leaderboard) == dict(
             zip(view["players"], view["result"]["scores"], strict=True)
         )
     await page.close()
+
+
+async def _chat(page: Page, room: Any, other: str) -> None:
+    """Type a chat line and send it with Enter; it shows in the log, and so does a line
+    said by the seat named ``other``."""
+    box = page.locator("#chat [name=text]")
+    await box.fill("good luck, sol & tam")
+    await box.press("Enter")
+    mine = page.locator("#chat-log .line.mine")
+    await expect(mine).to_have_count(1)
+    await expect(mine.locator(".text")).to_have_text("good luck, sol & tam")
+    await expect(box).to_have_value("")
+    seat = next(s for s in room.seats if s.name == other)
+    room.submit(seat, RoomChat("thanks, ria: nice tiles"))
+    theirs = page.locator("#chat-log .line:not(.mine)")
+    await expect(theirs.locator(".from")).to_have_text(other)
+    await expect(theirs.locator(".text")).to_have_text("thanks, ria: nice tiles")
 
 
 def _same_tile(a: str, b: str) -> bool:

@@ -25,7 +25,10 @@ and room commands, and room deliveries into AM27 messages:
   (LOSE, or stuck) gets ENDGAME ``{isWinner: false, player: self}`` and SERVERSTATE;
   the others play on. A player gone (closed, or silent for ``heartbeat_timeout``) ends
   the game: the others get ENDGAME ``{isWinner: false, player: gone}`` (ERRATA);
-- heartbeat: PING every ``ping_interval`` on the injected clock (ERRATA).
+- heartbeat: PING every ``ping_interval`` on the injected clock (ERRATA);
+- chat: AM27 has no chat message, so an AM27 client neither sends nor hears chat; the
+  room still takes :class:`Chat` from the seats that have it (the browser) and
+  broadcasts :class:`ChatSaid`, which the AM27 handler ignores.
 """
 
 from __future__ import annotations
@@ -57,6 +60,8 @@ if TYPE_CHECKING:
 __all__ = [
     "GAME",
     "Changed",
+    "Chat",
+    "ChatSaid",
     "Dropped",
     "Fresh",
     "GameStarted",
@@ -128,6 +133,24 @@ class Dropped:
     name: str
 
 
+# Chat (issue 13): for the seats whose protocol has it; AM27 has none.
+
+
+@dataclass(frozen=True, slots=True)
+class Chat:
+    """A seat's chat line for the players of its game."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChatSaid:
+    """A player's chat line; delivered to every seat (AM27 seats ignore it)."""
+
+    sender: str
+    text: str
+
+
 class SantoriniRoom(Room):
     """One Santorini game between seats; commands are engine actions or :class:`PickGod`."""
 
@@ -161,6 +184,9 @@ class SantoriniRoom(Room):
 
     def handle(self, seat: Seat | None, command: object) -> None:
         if seat is None or self.game.is_over:
+            return
+        if isinstance(command, Chat):
+            self.broadcast(ChatSaid(self.names[self.index(seat)], command.text))
             return
         player = self.index(seat)
         if not self.game.state.alive[player]:

@@ -12,7 +12,12 @@ renders what the lobby and the room deliver as browser messages:
   resync is just the next view;
 - a refused move as ``error`` ``illegal`` with the engine's reason, to this seat
   only (the room answers a refusal to its sender), then the view again;
-- a lobby refusal as ``error`` ``refused``.
+- a lobby refusal as ``error`` ``refused``;
+- chat: a ``chat`` line goes to the seat's room as that game's chat command (Scrabble
+  ``Chat``, Spectrangle ``RoomChat``, Santorini ``Chat``); every chat line said in the
+  room comes back as ``chat`` (this seat's own too). Before the game starts (or after
+  it ends) there is no room: ``error`` ``not-now``. Faster than :class:`ChatRate`
+  allows: ``error`` ``too-fast``. The socket stays either way.
 
 The seat is ``rejoinable``: when its WebSocket drops mid-game the lobby holds it for
 the grace period, and a new WebSocket that sends ``rejoin`` with the token takes it
@@ -65,6 +70,7 @@ logger = logging.getLogger(__name__)
 OUTBOX_SIZE = 32
 _REFUSALS = (scrabble_room.Rejected, santorini_room.Refused, spectrangle_room.RoomRejected)
 _LOBBY_NOTICES = (QueueChanged, SeatJoined, SeatRenamed, Dismissed)
+_CHAT_SAID = (scrabble_room.ChatSaid, santorini_room.ChatSaid, spectrangle_room.ChatSaid)
 
 
 _TABLE_MESSAGES = (proto.CreateTable, proto.Sit, proto.Rejoin, proto.AddBot)
@@ -135,6 +141,7 @@ class WebSeat:
         self.table = ""
         self.outbox: list[proto.ServerMessage] = []
         self.ready = asyncio.Event()  # the outbox has something
+        self.chat_rate = proto.ChatRate()
 
     # --- requests from the browser --------------------------------------------------------
 
@@ -163,6 +170,8 @@ class WebSeat:
                 self._stood_up()
             elif isinstance(message, proto.Play):
                 self._play(message)
+            elif isinstance(message, proto.Chat):
+                self._chat(message)
         except TableError as e:
             self._put(proto.Error(proto.ErrorCode.REFUSED, str(e)[:200]))
 
@@ -215,9 +224,26 @@ class WebSeat:
             return
         room.submit(self, command)
 
+    def _chat(self, m: proto.Chat) -> None:
+        room = self.lobby.room_of(self)
+        if room is None or room.finished:
+            # Decision: chat is for the players of a game; a table's seats on other
+            # protocols could not all hear it (Twente and AM27 have no chat outside one).
+            self._put(proto.Error(proto.ErrorCode.NOT_NOW, "chat opens when the game starts"))
+            return
+        if not self.chat_rate.allow(self.services.clock.now()):
+            rate = self.chat_rate
+            limit = f"at most {rate.burst} chat lines at once, then one every {rate.interval:g} s"
+            self._put(proto.Error(proto.ErrorCode.TOO_FAST, limit))
+            return
+        room.submit(self, _chat_command(room, m.text))
+
     # --- deliveries from the lobby and the room (Seat) ------------------------------------
 
     def deliver(self, event: object) -> None:
+        if isinstance(event, _CHAT_SAID):
+            self._put(proto.ChatLine(event.sender, event.text))
+            return  # the game did not change: no new view
         if isinstance(event, Seated):
             self.token, self.table = event.token, event.table
             self.session.seated()
@@ -319,6 +345,15 @@ def _command(room: Room, m: proto.Play) -> object:
         if kind == "skip":
             return spectrangle_engine.Skip(-1)
     raise ValueError(f"no {kind} action of that shape in this game")
+
+
+def _chat_command(room: Room, text: str) -> object:
+    """The room's own chat command for a chat line."""
+    if isinstance(room, spectrangle_room.SpectrangleRoom):
+        return spectrangle_room.RoomChat(text)
+    if isinstance(room, santorini_room.SantoriniRoom):
+        return santorini_room.Chat(text)
+    return scrabble_room.Chat(text)
 
 
 def _santorini(game: santorini_engine.Game, m: proto.Play) -> object:

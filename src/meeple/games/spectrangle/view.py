@@ -5,6 +5,11 @@ message; ERRATA), so :func:`spectator_view` shows them too; only the bag's order
 stays hidden (its size is shown). The board is the 36 fields with their tiles
 (``RGB3``: base, then clockwise, then the value), bonus multipliers and which way
 each field points.
+
+:func:`seat_view` adds, for the seat on turn, where each hand tile fits: ``fits``
+maps every rotation of every held tile to its ``[field, points]`` pairs (empty when
+that rotation fits nowhere), straight from :meth:`Game.legal_placements`, so the page
+never needs a copy of the matching or scoring rules.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from meeple.games.spectrangle.game import (
     TilePlaced,
 )
 
-__all__ = ["move_entry", "seat_view", "spectator_view"]
+__all__ = ["fits", "move_entry", "seat_view", "spectator_view"]
 
 
 def move_entry(event: Event) -> dict[str, Any] | None:
@@ -89,7 +94,27 @@ def spectator_view(game: Game) -> dict[str, Any]:
     }
 
 
+def fits(game: Game, player: int) -> dict[str, list[list[int]]]:
+    """Where ``player``'s tiles fit now, by rotated tile: ``{"RGB3": [[field, points]]}``.
+
+    Every rotation of every held tile is a key (its list empty when it fits nowhere),
+    in hand order; each list is ordered by field. Empty off turn or once the game is over:
+    only the seat on turn may place.
+    """
+    if game.turn != player:
+        return {}
+    found: dict[str, list[list[int]]] = {
+        str(turned): [] for held in game.hand(player) for turned in held.rotations()
+    }
+    # The engine's own placements and scores (board.check): no second copy of the rules.
+    for placement in game.legal_placements(player):
+        found[str(placement.tile)].append([placement.index, placement.points])
+    return found
+
+
 def seat_view(game: Game, player: int) -> dict[str, Any]:
+    """The spectator view for seat ``player``: ``you``, and ``fits`` on its turn."""
     view = spectator_view(game)
     view["you"] = player
+    view["fits"] = fits(game, player)
     return view

@@ -18,9 +18,12 @@ from meeple.protocols.web.errors import (
 )
 from meeple.protocols.web.messages import (
     DEFAULT_MAX_MESSAGE_SIZE,
+    MAX_CHAT_LENGTH,
     PROTOCOL,
     TOPICS,
     AddBot,
+    Chat,
+    ChatLine,
     ClientMessage,
     CreateTable,
     Error,
@@ -44,6 +47,7 @@ from meeple.protocols.web.messages import (
 from meeple.protocols.web.session import (
     DEFAULT_MAX_SUBSCRIPTIONS,
     TRANSITIONS,
+    ChatRate,
     Request,
     ServerSession,
     State,
@@ -52,10 +56,14 @@ from meeple.protocols.web.session import (
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
     "DEFAULT_MAX_SUBSCRIPTIONS",
+    "MAX_CHAT_LENGTH",
     "PROTOCOL",
     "TOPICS",
     "TRANSITIONS",
     "AddBot",
+    "Chat",
+    "ChatLine",
+    "ChatRate",
     "ClientMessage",
     "CreateTable",
     "Error",

@@ -11,12 +11,15 @@ Every message is one WebSocket text message holding one JSON object with a
 turns into an :class:`Error` reply. A :class:`Play` action is checked for shape
 here (kinds, coordinates, lengths); what it means is the game's (the server's web
 seat turns it into a room command, and the engine says whether it is legal).
+:class:`Chat` (browser → server) and :class:`ChatLine` (server → browser) carry a
+player's chat line to and from the seat's room.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
@@ -26,9 +29,12 @@ from meeple.protocols.web.errors import ErrorCode, RemoteProtocolError
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
     "GAMES",
+    "MAX_CHAT_LENGTH",
     "PROTOCOL",
     "TOPICS",
     "AddBot",
+    "Chat",
+    "ChatLine",
     "ClientMessage",
     "CreateTable",
     "Error",
@@ -47,6 +53,7 @@ __all__ = [
     "Subscribe",
     "Unsubscribe",
     "Welcome",
+    "chat_text_problem",
     "decode",
 ]
 
@@ -172,6 +179,34 @@ class Play:
         return dict(self.args).get(key, default)
 
 
+# --- chat (issue 13): the lines; their checks are at the end of the module
+
+# Characters; a line every protocol that relays chat carries (Twente allows 1000).
+MAX_CHAT_LENGTH = 500
+# Control characters (C0, C1, DEL), lone surrogates (unencodable, so no other protocol
+# could relay them) and line or paragraph separators (a line protocol would split them).
+_FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
+
+
+@dataclass(frozen=True, slots=True)
+class Chat:
+    """A chat line from the seat's player, for the other players of its game."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChatLine:
+    """A chat line said in the seat's game (``sender``: the player's name; the seat's
+    own lines come back too, as the relay's receipt)."""
+
+    sender: str
+    text: str
+
+    def encode(self) -> str:
+        return _dump({"type": "chat", "from": self.sender, "text": self.text})
+
+
 ClientMessage = (
     Hello
     | Subscribe
@@ -184,6 +219,7 @@ ClientMessage = (
     | Ready
     | Leave
     | Play
+    | Chat
 )
 
 
@@ -264,7 +300,7 @@ class SeatView:
         return f'{head[:-1]},"data":{self.data}}}'
 
 
-ServerMessage = Welcome | Snapshot | Pong | Error | Seated | SeatView
+ServerMessage = Welcome | Snapshot | Pong | Error | Seated | SeatView | ChatLine
 
 
 def _dump(obj: dict[str, Any]) -> str:
@@ -331,6 +367,8 @@ def decode(data: str | bytes, max_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> Clien
         if not isinstance(ident, int) or isinstance(ident, bool) or not 0 <= ident <= _MAX_ID:
             raise _bad("id must be an integer 0 to 2147483647")
         return Ping(ident)
+    if kind == "chat":
+        return _chat(obj)
     return _play_message(kind, obj)
 
 
@@ -442,3 +480,28 @@ def _action(action: Any) -> Play:
                 raise _bad("all must be true or false")
             args[key] = value
     return Play(kind, tuple(sorted(args.items())))
+
+
+# --- chat (issue 13): checking a line from the browser
+
+
+def chat_text_problem(text: str) -> str | None:
+    """Why ``text`` is not a chat line the browser may send, or None if it is."""
+    if not text.strip():
+        return "a chat line needs some text"
+    if len(text) > MAX_CHAT_LENGTH:
+        return f"a chat line has at most {MAX_CHAT_LENGTH} characters"
+    if any(unicodedata.category(c) in _FORBIDDEN_CATEGORIES for c in text):
+        return "a chat line is one line of text without control characters"
+    return None
+
+
+def _chat(obj: dict[str, Any]) -> Chat:
+    _fields(obj, {"text"})
+    text = obj["text"]
+    if not isinstance(text, str):
+        raise _bad("text must be a string")
+    problem = chat_text_problem(text)
+    if problem is not None:
+        raise _bad(problem)
+    return Chat(text)

@@ -13,6 +13,9 @@ at one or rejoins with a token; once the lobby has seated it the listener calls
 :meth:`ServerSession.seated` and the session is ``SEATED``, where ``ready``,
 ``leave`` and ``play`` are allowed; :meth:`ServerSession.unseated` (it left the
 table, or its game ended) takes it back to ``OPEN``.
+
+``chat`` is allowed when ``SEATED``; :class:`ChatRate` is the chat line rate limit
+(a token bucket on a time the caller passes in: this module reads no clock).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from meeple.protocols.web.messages import (
     DEFAULT_MAX_MESSAGE_SIZE,
     PROTOCOL,
     AddBot,
+    Chat,
     ClientMessage,
     CreateTable,
     Error,
@@ -46,7 +50,14 @@ from meeple.protocols.web.messages import (
     decode,
 )
 
-__all__ = ["DEFAULT_MAX_SUBSCRIPTIONS", "TRANSITIONS", "Request", "ServerSession", "State"]
+__all__ = [
+    "DEFAULT_MAX_SUBSCRIPTIONS",
+    "TRANSITIONS",
+    "ChatRate",
+    "Request",
+    "ServerSession",
+    "State",
+]
 
 # A lobby, a console and a few games at once is plenty for one page.
 DEFAULT_MAX_SUBSCRIPTIONS = 8
@@ -81,6 +92,7 @@ TRANSITIONS: Mapping[State, Mapping[type, State]] = MappingProxyType(
             Ready: State.SEATED,
             Leave: State.SEATED,
             Play: State.SEATED,
+            Chat: State.SEATED,
         },
         State.CLOSED: {},
     }
@@ -96,7 +108,17 @@ class Request:
     """
 
     message: (
-        Subscribe | Unsubscribe | CreateTable | Sit | Rejoin | AddBot | Ready | Leave | Play | None
+        Subscribe
+        | Unsubscribe
+        | CreateTable
+        | Sit
+        | Rejoin
+        | AddBot
+        | Ready
+        | Leave
+        | Play
+        | Chat
+        | None
     )
     replies: tuple[ServerMessage, ...] = ()
 
@@ -179,6 +201,33 @@ class ServerSession:
     def close(self) -> None:
         self.state = State.CLOSED
         self.subscriptions.clear()
+
+
+# --- chat (issue 13) ---------------------------------------------------------------------
+
+
+@dataclass
+class ChatRate:
+    """How fast one browser may chat: a bucket of ``burst`` lines, refilled by one every
+    ``interval`` seconds. The caller passes the time (``meeple.server.clock``)."""
+
+    burst: int = 5
+    interval: float = 2.0
+    _tokens: float = field(default=-1.0, init=False)
+    _last: float | None = field(default=None, init=False)
+
+    def allow(self, now: float) -> bool:
+        """Whether a line sent at ``now`` may go; it is counted when it may."""
+        if self._last is None:
+            self._tokens = float(self.burst)
+        else:
+            elapsed = max(0.0, now - self._last)
+            self._tokens = min(float(self.burst), self._tokens + elapsed / self.interval)
+        self._last = now
+        if self._tokens < 1.0:
+            return False
+        self._tokens -= 1.0
+        return True
 
 
 def _name(message: ClientMessage) -> str:

@@ -31,6 +31,7 @@ function connect() {
     } else if (msg.type === "lobby") tables(msg.data.tables);
     else if (msg.type === "seated") seated(msg);
     else if (msg.type === "seat") seatView(msg.data, msg.uid);
+    else if (msg.type === "chat") chatLine(msg);
     else if (msg.type === "error") {
       if (msg.code === "refused" && !page.seated) sessionStorage.removeItem(TOKEN);
       if (msg.code === "illegal" && page.view) GAMES[page.view.game].refused?.();
@@ -106,7 +107,7 @@ function nameInput() {
 
 function sit(table) {
   const name = nameInput();
-  if (name) send({ type: "sit", table, name });
+  if (name) { clearChat(); send({ type: "sit", table, name }); }
 }
 
 document.getElementById("create").addEventListener("submit", (event) => {
@@ -115,6 +116,7 @@ document.getElementById("create").addEventListener("submit", (event) => {
   const name = nameInput();
   if (!name) return;
   const [game, variant] = String(form.get("game")).split("/");
+  clearChat();
   send({ type: "create", game, variant, size: Number(form.get("size")), name,
     start: form.get("ready") ? "ready" : "full" });
 });
@@ -172,6 +174,31 @@ function draw() {
   GAMES[view.game].drawGame(view);
 }
 onRedraw(draw);
+
+// --- chat ------------------------------------------------------------------------------
+// Lines said in this seat's game, on any protocol that has chat (its own come back too).
+// The server keeps no history: a reload starts an empty log.
+
+// A new table starts an empty log (a rejoin keeps what the page shows).
+function clearChat() { document.getElementById("chat-log").replaceChildren(); }
+
+function chatLine(msg) {
+  const log = document.getElementById("chat-log");
+  const mine = msg.from === page.name;
+  log.append(el("p", { class: mine ? "line mine" : "line" },
+    el("span", { class: "from" }, msg.from), " ", el("span", { class: "text" }, msg.text)));
+  while (log.childElementCount > 200) log.firstElementChild.remove();
+  log.scrollTop = log.scrollHeight;
+}
+
+document.getElementById("chat").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const input = event.target.elements.text;
+  const text = input.value;
+  if (!text.trim()) return;
+  send({ type: "chat", text });
+  input.value = "";
+});
 
 document.addEventListener("keydown", (event) => { if (page.view) GAMES[page.view.game].keydown?.(event); });
 
