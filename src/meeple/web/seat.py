@@ -12,7 +12,9 @@ renders what the lobby and the room deliver as browser messages:
   resync is just the next view;
 - a refused move as ``error`` ``illegal`` with the engine's reason, to this seat
   only (the room answers a refusal to its sender), then the view again;
-- a lobby refusal as ``error`` ``refused``.
+- a lobby refusal as ``error`` ``refused``;
+- a Scrabble ``preview`` as the engine's verdict on the tiles, never applied
+  (``games/scrabble/view.py`` ``preview``), within the session's rate limit.
 
 The seat is ``rejoinable``: when its WebSocket drops mid-game the lobby holds it for
 the grace period, and a new WebSocket that sends ``rejoin`` with the token takes it
@@ -121,6 +123,8 @@ class WebSeat:
                 self._stood_up()
             elif isinstance(message, proto.Play):
                 self._play(message)
+            elif isinstance(message, proto.Preview):
+                self._preview(message)
         except TableError as e:
             self._put(proto.Error(proto.ErrorCode.REFUSED, str(e)[:200]))
 
@@ -173,6 +177,28 @@ class WebSeat:
             return
         room.submit(self, command)
 
+    # --- the Scrabble preview (issue 13) -------------------------------------------------
+
+    def _preview(self, m: proto.Preview) -> None:
+        """The engine's verdict on ``m``'s tiles for this seat's own rack, not applied.
+
+        Read from the room's game without going through the room: nothing changes and no
+        other seat hears of it.
+        """
+        refusal = self.session.preview_refusal(self.services.clock.now())
+        if refusal is not None:
+            self._put(refusal)
+            return
+        room = self.lobby.room_of(self)
+        game = getattr(room, "game", None)
+        if room is None or not isinstance(game, scrabble_engine.Game):
+            self._put(proto.Error(proto.ErrorCode.NOT_NOW, "no Scrabble game to preview a play in"))
+            return
+        you = next(i for i, s in enumerate(room.seats) if s is self)
+        tiles = tuple(Placement(y=y, x=x, tile=t) for x, y, t in m.tiles)
+        result = scrabble_view.preview(game, you, tiles)
+        self._put(proto.PreviewReply(m.id, tuple(result.items())))
+
     # --- deliveries from the lobby and the room (Seat) ------------------------------------
 
     def deliver(self, event: object) -> None:
@@ -222,6 +248,15 @@ class WebSeat:
         if isinstance(message, proto.SeatView):
             # A full view makes any view not yet sent obsolete.
             self.outbox = [m for m in self.outbox if not isinstance(m, proto.SeatView)]
+        if isinstance(message, proto.PreviewReply) or _too_fast(message):
+            # Likewise a preview: only the answer to the latest question matters, and one
+            # too-fast says it for a whole flood (which so never pushes a view out).
+            kind = type(message)
+            self.outbox = [
+                m
+                for m in self.outbox
+                if not (type(m) is kind and (kind is not proto.Error or _too_fast(m)))
+            ]
         self.outbox.append(message)
         del self.outbox[:-OUTBOX_SIZE]
         self.ready.set()
@@ -231,6 +266,10 @@ class WebSeat:
         out, self.outbox = self.outbox, []
         self.ready.clear()
         return out
+
+
+def _too_fast(message: proto.ServerMessage) -> bool:
+    return isinstance(message, proto.Error) and message.code is proto.ErrorCode.TOO_FAST
 
 
 class _Refused(TableError):

@@ -29,6 +29,8 @@ from meeple.protocols.web.messages import (
     Ping,
     Play,
     Pong,
+    Preview,
+    PreviewReply,
     Ready,
     Rejoin,
     Seated,
@@ -43,7 +45,10 @@ from meeple.protocols.web.messages import (
 )
 from meeple.protocols.web.session import (
     DEFAULT_MAX_SUBSCRIPTIONS,
+    PREVIEW_BURST,
+    PREVIEW_RATE,
     TRANSITIONS,
+    RateLimit,
     Request,
     ServerSession,
     State,
@@ -52,6 +57,8 @@ from meeple.protocols.web.session import (
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
     "DEFAULT_MAX_SUBSCRIPTIONS",
+    "PREVIEW_BURST",
+    "PREVIEW_RATE",
     "PROTOCOL",
     "TOPICS",
     "TRANSITIONS",
@@ -66,6 +73,9 @@ __all__ = [
     "Ping",
     "Play",
     "Pong",
+    "Preview",
+    "PreviewReply",
+    "RateLimit",
     "Ready",
     "Rejoin",
     "RemoteProtocolError",

@@ -27,6 +27,7 @@ class ErrorCode(enum.Enum):
     TOO_MANY = "too-many"  # too many subscriptions on one connection
     REFUSED = "refused"  # the lobby says no: no such table, full, a taken name, ...
     ILLEGAL = "illegal"  # the game's rules refuse the move (the message says which rule)
+    TOO_FAST = "too-fast"  # previews faster than the rate limit (the connection stays)
 
 
 class WebProtocolError(Exception):

@@ -11,6 +11,9 @@ Every message is one WebSocket text message holding one JSON object with a
 turns into an :class:`Error` reply. A :class:`Play` action is checked for shape
 here (kinds, coordinates, lengths); what it means is the game's (the server's web
 seat turns it into a room command, and the engine says whether it is legal).
+
+A Scrabble player may also ask what a play would score before sending it (issue 13):
+:class:`Preview` in, :class:`PreviewReply` out.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ __all__ = [
     "Ping",
     "Play",
     "Pong",
+    "Preview",
+    "PreviewReply",
     "Ready",
     "Rejoin",
     "SeatView",
@@ -172,6 +177,19 @@ class Play:
         return dict(self.args).get(key, default)
 
 
+# The Scrabble preview (issue 13): what a play would score, before it is sent.
+@dataclass(frozen=True, slots=True)
+class Preview:
+    """What would these tiles score? Scrabble only: a ``place`` action's ``tiles``.
+
+    ``id`` (optional, 0 to 2**31 - 1) comes back in the reply, so a page that asks on
+    every keystroke knows which answer is the latest.
+    """
+
+    tiles: tuple[tuple[int, int, str], ...]
+    id: int | None = None
+
+
 ClientMessage = (
     Hello
     | Subscribe
@@ -184,6 +202,7 @@ ClientMessage = (
     | Ready
     | Leave
     | Play
+    | Preview
 )
 
 
@@ -264,7 +283,35 @@ class SeatView:
         return f'{head[:-1]},"data":{self.data}}}'
 
 
-ServerMessage = Welcome | Snapshot | Pong | Error | Seated | SeatView
+# --- the Scrabble preview (issue 13): what a play would score, before it is sent ---------
+
+
+@dataclass(frozen=True, slots=True)
+class PreviewReply:
+    """The engine's verdict on a :class:`Preview`: ``result`` is the game's ``preview``
+    (``score``, ``words``, ``bingo``, or ``refusal``), sent as fields of the message."""
+
+    id: int | None
+    result: tuple[tuple[str, Any], ...]
+
+    def encode(self) -> str:
+        return _dump({"type": "preview", "id": self.id, **dict(self.result)})
+
+
+def _preview(obj: dict[str, Any]) -> Preview:
+    _fields(obj, {"action"}, {"id"})
+    ident = obj.get("id")
+    if ident is not None:
+        ident = _int(ident, 0, _MAX_ID, "id")
+    action = _action(obj["action"])
+    if action.kind != "place" or set(dict(action.args)) != {"tiles"}:
+        raise _bad("a preview's action is a place with tiles")
+    return Preview(action.get("tiles"), ident)
+
+
+# ----------------------------------------------------------------------------------------
+
+ServerMessage = Welcome | Snapshot | Pong | Error | Seated | SeatView | PreviewReply
 
 
 def _dump(obj: dict[str, Any]) -> str:
@@ -331,6 +378,8 @@ def decode(data: str | bytes, max_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> Clien
         if not isinstance(ident, int) or isinstance(ident, bool) or not 0 <= ident <= _MAX_ID:
             raise _bad("id must be an integer 0 to 2147483647")
         return Ping(ident)
+    if kind == "preview":
+        return _preview(obj)
     return _play_message(kind, obj)
 
 

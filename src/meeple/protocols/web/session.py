@@ -12,7 +12,9 @@ then subscribes and pings as it likes. To play (issue 13) it creates a table, si
 at one or rejoins with a token; once the lobby has seated it the listener calls
 :meth:`ServerSession.seated` and the session is ``SEATED``, where ``ready``,
 ``leave`` and ``play`` are allowed; :meth:`ServerSession.unseated` (it left the
-table, or its game ended) takes it back to ``OPEN``.
+table, or its game ended) takes it back to ``OPEN``. A seated Scrabble player may also
+ask for a ``preview`` of a play, within a rate limit (:class:`RateLimit`; the seat
+passes the time in, as it has the server's clock).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from meeple.protocols.web.messages import (
     Ping,
     Play,
     Pong,
+    Preview,
     Ready,
     Rejoin,
     ServerMessage,
@@ -46,7 +49,16 @@ from meeple.protocols.web.messages import (
     decode,
 )
 
-__all__ = ["DEFAULT_MAX_SUBSCRIPTIONS", "TRANSITIONS", "Request", "ServerSession", "State"]
+__all__ = [
+    "DEFAULT_MAX_SUBSCRIPTIONS",
+    "PREVIEW_BURST",
+    "PREVIEW_RATE",
+    "TRANSITIONS",
+    "RateLimit",
+    "Request",
+    "ServerSession",
+    "State",
+]
 
 # A lobby, a console and a few games at once is plenty for one page.
 DEFAULT_MAX_SUBSCRIPTIONS = 8
@@ -81,6 +93,7 @@ TRANSITIONS: Mapping[State, Mapping[type, State]] = MappingProxyType(
             Ready: State.SEATED,
             Leave: State.SEATED,
             Play: State.SEATED,
+            Preview: State.SEATED,  # issue 13: only a seated player has a rack to preview
         },
         State.CLOSED: {},
     }
@@ -96,9 +109,55 @@ class Request:
     """
 
     message: (
-        Subscribe | Unsubscribe | CreateTable | Sit | Rejoin | AddBot | Ready | Leave | Play | None
+        Subscribe
+        | Unsubscribe
+        | CreateTable
+        | Sit
+        | Rejoin
+        | AddBot
+        | Ready
+        | Leave
+        | Play
+        | Preview
+        | None
     )
     replies: tuple[ServerMessage, ...] = ()
+
+
+# --- the Scrabble preview's rate limit (issue 13) ---------------------------------------
+
+# A preview per keystroke is fine (the page waits 150 ms after the last change); a
+# flood is not: past a burst of 20, 10 a second, and every extra one is answered
+# ``too-fast`` (the connection stays).
+PREVIEW_RATE = 10.0
+PREVIEW_BURST = 20
+
+
+@dataclass
+class RateLimit:
+    """A token bucket, sans-I/O: ``burst`` at once, ``rate`` a second after that.
+
+    The caller passes the time (the server's injectable clock), so tests need no sleep.
+    """
+
+    rate: float = PREVIEW_RATE
+    burst: int = PREVIEW_BURST
+    tokens: float = float(PREVIEW_BURST)
+    last: float | None = None
+
+    def allow(self, now: float) -> bool:
+        """Take one token at time ``now``; False (nothing taken) when there is none."""
+        if self.last is not None and now > self.last:
+            self.tokens = min(float(self.burst), self.tokens + (now - self.last) * self.rate)
+        if self.last is None or now > self.last:
+            self.last = now
+        if self.tokens < 1 - 1e-9:  # a tenth of a second is no exact float
+            return False
+        self.tokens -= 1
+        return True
+
+
+# ----------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -109,6 +168,7 @@ class ServerSession:
     max_subscriptions: int = DEFAULT_MAX_SUBSCRIPTIONS
     state: State = State.NEW
     subscriptions: set[tuple[str, str | None]] = field(default_factory=set)
+    previews: RateLimit = field(default_factory=RateLimit)
 
     def receive(self, data: str | bytes) -> Request:
         """Take one WebSocket message from the browser; never raises for bad input."""
@@ -148,6 +208,15 @@ class ServerSession:
         else:
             self.subscriptions.discard(key)
         return Request(message)
+
+    def preview_refusal(self, now: float) -> Error | None:
+        """None when a preview at time ``now`` is within the rate limit, else the reply."""
+        if self.previews.allow(now):
+            return None
+        return Error(
+            ErrorCode.TOO_FAST,
+            f"at most {self.previews.burst} previews at once, {self.previews.rate:g} a second",
+        )
 
     def not_found(self, message: Subscribe) -> Error:
         """The listener found no such game: forget the subscription, and say so."""
