@@ -3,6 +3,7 @@ the score preview, and a whole game against a Clarkson bot at a Clarkson-variant
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
@@ -11,9 +12,11 @@ from playwright.async_api import Browser, Locator, Page, expect
 from tests.web.helpers import ServerFactory
 
 from meeple.ai.scrabble import ranked_moves
+from meeple.clients.clarkson import play_clarkson
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.lexicon import Lexicon
-from meeple.games.scrabble.tiles import ENGLISH
+from meeple.games.scrabble.tiles import CLARKSON, ENGLISH
+from meeple.server.store import Store
 
 pytestmark = pytest.mark.slow
 
@@ -82,7 +85,7 @@ async def test_tiles_are_dragged_blanks_ask_their_letter_and_plays_are_previewed
     typed with ?) asks for its letter (Escape cancels); the preview shows the engine's
     score for the AI's best play, its refusal of a phony, and the play sent scores it."""
     server = await make_server(seed=BLANK_SEED)
-    page = await browser.new_page()
+    page = await browser.new_page(viewport={"width": 1280, "height": 1100})
     await _open_table(page, server.ports["web"], "pat", "scrabble/twente", 2)
     await page.click("#bot")
     view: dict[str, Any] = await (
@@ -162,4 +165,83 @@ async def test_tiles_are_dragged_blanks_ask_their_letter_and_plays_are_previewed
     assert moves[0]["player"] == view["you"]
     assert moves[0]["score"] == best.score
     await expect(page.locator("#preview")).to_have_text("")
+    await page.close()
+
+
+# The page's next view to act on: the game over, or this seat's turn after ``moves``.
+NEXT_VIEW = """(seen) => {
+  const v = window.meeple.view;
+  if (!v) return null;
+  if (v.over) return v;
+  if (v.turn === v.you && v.moves.length > seen) return v;
+  return null;
+}"""
+
+
+async def _drag_move(page: Page, view: dict[str, Any], gcide: Lexicon) -> int | None:
+    """Play the AI's best move by dragging each tile from the rack to its square, check
+    the preview shows its score, press Play; the score (None: exchanged or passed)."""
+    rack_now = view["rack"]
+    found = ranked_moves(_board(view["board"]), rack_now, gcide, CLARKSON)
+    if not found:
+        if view["bag"]:
+            await page.fill("#exchange", rack_now[0])
+            await page.click("#controls .exchange")
+        else:
+            await page.click("#controls .pass")
+        return None
+    best = found[0]
+    for t in best.tiles:
+        await drag(
+            page, page.locator(f'#mine .rtile[data-tile="{t.tile}"]').first, square(page, t.x, t.y)
+        )
+    assert sorted(map(tuple, await placed(page))) == sorted((t.x, t.y, t.tile) for t in best.tiles)
+    await expect(page.locator("#preview")).to_contain_text(f"{best.score} points: ")
+    await page.click("#controls .send")
+    return best.score
+
+
+async def test_a_person_drags_a_whole_game_against_a_clarkson_bot_at_a_clarkson_table(
+    make_server: ServerFactory, browser: Browser, gcide: Lexicon
+) -> None:
+    """The page opens a scrabble/clarkson table (4 seats, start when ready); meeple's
+    Clarkson bot connects to the Clarkson listener, sits at it and says READY, the page
+    says Ready; the person drags every play (previewed first) until the game ends. The
+    stored result, the page's final scores and the bot's SCOREs are the same."""
+    server = await make_server("clarkson")
+    page = await browser.new_page(viewport={"width": 1280, "height": 1100})
+    await _open_table(page, server.ports["web"], "pat", "scrabble/clarkson", 4, ready=True)
+    bot = asyncio.create_task(
+        play_clarkson("127.0.0.1", server.ports["clarkson"], "cora", gcide, players=2)
+    )
+    await expect(page.locator("#tables")).to_contain_text("cora (clarkson)")
+    await page.click("#ready")
+    seen = -1
+    scored: list[int] = []
+    while True:
+        handle = await page.wait_for_function(NEXT_VIEW, arg=seen, timeout=30_000)
+        view: dict[str, Any] = await handle.json_value()
+        if view["over"]:
+            break
+        assert "?" not in view["rack"]  # Clarkson: two random letters instead of blanks
+        seen = len(view["moves"])
+        score = await _drag_move(page, view, gcide)
+        if score is not None:
+            scored.append(score)
+    [result] = await asyncio.wait_for(bot, 60)
+    final = dict(zip(view["players"], view["result"]["scores"], strict=True))
+    assert sorted(view["players"]) == ["cora", "pat"]
+    assert result.scores == final
+    mine = [m["score"] for m in view["moves"] if m["kind"] == "play" and m["player"] == view["you"]]
+    assert mine == scored  # every play scored what its preview said
+    store: Store = server.services.resource("store", lambda: None)
+    for _ in range(100):
+        if store.games(game="scrabble"):
+            break
+        await asyncio.sleep(0.02)
+    [record] = store.games(game="scrabble")
+    assert record.variant == "clarkson"
+    assert sorted(record.protocols) == ["clarkson", "web"]
+    assert dict(record.result["scores"]) == final
+    await expect(page.locator("#status")).to_have_text("The game is over.")
     await page.close()
