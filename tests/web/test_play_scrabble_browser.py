@@ -245,3 +245,54 @@ async def test_a_person_drags_a_whole_game_against_a_clarkson_bot_at_a_clarkson_
     assert dict(record.result["scores"]) == final
     await expect(page.locator("#status")).to_have_text("The game is over.")
     await page.close()
+
+
+RECORD_POINTER_KINDS = """() => {
+  window.kinds = [];
+  addEventListener("pointerdown", (e) => window.kinds.push(e.pointerType), true);
+}"""
+
+
+async def test_tiles_are_dragged_by_touch_too(make_server: ServerFactory, browser: Browser) -> None:
+    """On a touch screen (a phone-sized window, real touch events through Chromium's
+    DevTools protocol) a finger drags a rack tile to the centre square and back."""
+    server = await make_server()
+    context = await browser.new_context(viewport={"width": 420, "height": 1400}, has_touch=True)
+    page = await context.new_page()
+    await _open_table(page, server.ports["web"], "tia", "scrabble/twente", 2)
+    await page.click("#bot")
+    await page.wait_for_function(MY_TURN, timeout=30_000)
+    cdp = await context.new_cdp_session(page)
+
+    async def swipe(source: Locator, target: Locator) -> None:
+        a, b = await source.bounding_box(), await target.bounding_box()
+        assert a is not None
+        assert b is not None
+        x0, y0 = a["x"] + a["width"] / 2, a["y"] + a["height"] / 2
+        x1, y1 = b["x"] + b["width"] / 2, b["y"] + b["height"] / 2
+        await cdp.send(
+            "Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x0, "y": y0}]}
+        )
+        for i in range(1, 9):
+            point = {"x": x0 + (x1 - x0) * i / 8, "y": y0 + (y1 - y0) * i / 8}
+            await cdp.send(
+                "Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [point]}
+            )
+        await cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+
+    await page.evaluate(RECORD_POINTER_KINDS)
+    first = page.locator("#mine .rtile").first
+    tile = await first.get_attribute("data-tile")
+    assert tile is not None
+    await swipe(first, square(page, 7, 7))
+    expected = [[7, 7, tile]] if tile != "?" else []
+    if tile == "?":
+        await expect(page.locator("#chooser")).to_be_visible()
+        await page.keyboard.press("a")
+        expected = [[7, 7, "a"]]
+    assert await placed(page) == expected
+    await swipe(square(page, 7, 7).locator(".tile"), page.locator("#mine .rtile").last)
+    assert await placed(page) == []
+    assert len(await rack(page)) == 7
+    assert set(await page.evaluate("() => window.kinds")) == {"touch"}
+    await context.close()
