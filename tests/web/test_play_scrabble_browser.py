@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from playwright.async_api import Browser, Locator, Page, expect
-from tests.web.helpers import ServerFactory
+from tests.web.helpers import ServerFactory, screenshot
 
 from meeple.ai.scrabble import ranked_moves
 from meeple.clients.clarkson import play_clarkson
@@ -101,6 +101,7 @@ async def test_tiles_are_dragged_blanks_ask_their_letter_and_plays_are_previewed
     assert "S" not in await rack(page)
     await drag(page, square(page, 7, 7).locator(".tile"), square(page, 8, 7))
     assert await placed(page) == [[8, 7, "S"]]
+    assert await page.evaluate("() => window.meeple.cursor") is None  # a drop is no click
     last = page.locator("#mine .rtile").last
     await drag(page, square(page, 8, 7).locator(".tile"), last, dx=30)
     assert await placed(page) == []
@@ -178,7 +179,9 @@ NEXT_VIEW = """(seen) => {
 }"""
 
 
-async def _drag_move(page: Page, view: dict[str, Any], gcide: Lexicon) -> int | None:
+async def _drag_move(
+    page: Page, view: dict[str, Any], gcide: Lexicon, *, shoot: bool = False
+) -> int | None:
     """Play the AI's best move by dragging each tile from the rack to its square, check
     the preview shows its score, press Play; the score (None: exchanged or passed)."""
     rack_now = view["rack"]
@@ -197,6 +200,8 @@ async def _drag_move(page: Page, view: dict[str, Any], gcide: Lexicon) -> int | 
         )
     assert sorted(map(tuple, await placed(page))) == sorted((t.x, t.y, t.tile) for t in best.tiles)
     await expect(page.locator("#preview")).to_contain_text(f"{best.score} points: ")
+    if shoot:
+        await screenshot(page, "play-scrabble-preview")
     await page.click("#controls .send")
     return best.score
 
@@ -225,7 +230,8 @@ async def test_a_person_drags_a_whole_game_against_a_clarkson_bot_at_a_clarkson_
             break
         assert "?" not in view["rack"]  # Clarkson: two random letters instead of blanks
         seen = len(view["moves"])
-        score = await _drag_move(page, view, gcide)
+        # The docs' screenshot: mid-game, tiles down, the preview showing.
+        score = await _drag_move(page, view, gcide, shoot=len(scored) == 3)
         if score is not None:
             scored.append(score)
     [result] = await asyncio.wait_for(bot, 60)

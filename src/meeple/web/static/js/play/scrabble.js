@@ -196,9 +196,8 @@ export function drawGame(view) {
   const exchange = el("input", { id: "exchange", placeholder: "tiles to exchange", size: 8, maxlength: 7 });
   replaceChildren("controls", el("div", {},
     el("p", { class: "play-line" }, button("Play", sendPlacement, "send"), " ",
-      el("span", { id: "preview", class: "preview", role: "status", "aria-live": "polite" }), " ",
-      button("Clear", clear, "clear")),
-    el("p", {}, button("Pass", () => play({ kind: "pass" }), "pass"), " ", exchange, " ",
+      el("span", { id: "preview", class: "preview", role: "status", "aria-live": "polite" })),
+    el("p", {}, button("Clear", clear, "clear"), " ", button("Pass", () => play({ kind: "pass" }), "pass"), " ", exchange, " ",
       button("Exchange", () => play({ kind: "exchange", tiles: exchange.value.toUpperCase().replace(/[^A-Z?]/g, "") }), "exchange"))));
   showPreview();
 }
