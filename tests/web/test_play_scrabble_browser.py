@@ -302,3 +302,98 @@ async def test_tiles_are_dragged_by_touch_too(make_server: ServerFactory, browse
     assert len(await rack(page)) == 7
     assert set(await page.evaluate("() => window.kinds")) == {"touch"}
     await context.close()
+
+
+async def _type_move(page: Page, view: dict[str, Any], gcide: Lexicon) -> None:
+    """The AI's best play typed (click a square, type, ? for a blank's chooser, Enter),
+    or an exchange, or a pass."""
+    rack_now = view["rack"]
+    found = ranked_moves(_board(view["board"]), rack_now, gcide, ENGLISH)
+    if not found:
+        if view["bag"]:
+            await page.fill("#exchange", rack_now[0] if rack_now[0] != "?" else rack_now[-1])
+            await page.click("#controls .exchange")
+        else:
+            await page.click("#controls .pass")
+        return
+    tiles = sorted(found[0].tiles, key=lambda t: (t.y, t.x))
+    await square(page, tiles[0].x, tiles[0].y).click()
+    if len(tiles) > 1 and tiles[1].x == tiles[0].x:
+        await square(page, tiles[0].x, tiles[0].y).click()
+    for t in tiles:
+        if t.tile.islower():
+            await page.keyboard.press("?")
+        await page.keyboard.press(t.tile.upper())
+    await page.keyboard.press("Enter")
+
+
+async def test_a_person_challenges_and_is_challenged_at_a_double_challenge_table(
+    make_server: ServerFactory, browser: Browser, gcide: Lexicon
+) -> None:
+    """A scrabble/double table against a server bot, to the end: the person's phony is
+    challenged by the bot and withdrawn; Challenge and Accept show while the bot's play
+    may be challenged; a challenge in vain costs the person's turn; later plays stand
+    (accepted, or played on); the stored result is the page's final scores."""
+    server = await make_server()
+    page = await browser.new_page(viewport={"width": 1280, "height": 1100})
+    await _open_table(page, server.ports["web"], "pat", "scrabble/double", 2)
+    await page.click("#bot")
+    seen = -1
+    phony = challenged = False
+    while True:
+        handle = await page.wait_for_function(NEXT_VIEW, arg=seen, timeout=30_000)
+        view: dict[str, Any] = await handle.json_value()
+        if view["over"]:
+            break
+        seen = len(view["moves"])
+        pending = view["pending"]
+        if not phony:
+            # The first play of the game: two of the rack's letters that make no word.
+            letters = view["rack"].replace("?", "")
+            pair = next(
+                a + b
+                for i, a in enumerate(letters)
+                for b in letters[:i] + letters[i + 1 :]
+                if a + b not in gcide
+            )
+            await square(page, 7, 7).click()
+            for letter in pair:
+                await page.keyboard.press(letter)
+            # Words are checked only on a challenge here: the preview does not tell.
+            await expect(page.locator("#preview")).to_contain_text(" points: ")
+            await page.keyboard.press("Enter")
+            phony = True
+            continue
+        if pending is not None:
+            assert pending["player"] != view["you"]
+            await expect(page.locator("#controls .challenge")).to_be_visible()
+            await expect(page.locator("#controls .accept")).to_be_visible()
+            if not challenged:
+                await screenshot(page, "play-scrabble-challenge")
+                await page.click("#controls .challenge")
+                challenged = True
+                continue
+            if view["bag"] == 0:  # the play may end the game: it must be accepted first
+                await page.click("#controls .accept")
+                done = "() => window.meeple.view.over || !window.meeple.view.pending"
+                await page.wait_for_function(done)
+                view = await page.evaluate("() => window.meeple.view")
+                if view["over"]:
+                    break
+        await _type_move(page, view, gcide)
+    texts = [m["text"] for m in view["moves"]]
+    assert texts[1].startswith("challenge upheld: ")
+    assert texts[2] == "play withdrawn"
+    assert any(t.endswith("challenged in vain") for t in texts)
+    assert "loses a turn" in texts
+    final = dict(zip(view["players"], view["result"]["scores"], strict=True))
+    store: Store = server.services.resource("store", lambda: None)
+    for _ in range(100):
+        if store.games(game="scrabble"):
+            break
+        await asyncio.sleep(0.02)
+    [record] = store.games(game="scrabble")
+    assert record.variant == "double"
+    assert sorted(record.protocols) == ["bot", "web"]
+    assert dict(record.result["scores"]) == final
+    await page.close()

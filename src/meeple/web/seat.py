@@ -304,6 +304,10 @@ def _command(room: Room, m: proto.Play) -> object:
             return scrabble_room.ExchangeTiles(m.get("tiles"))
         if kind == "pass":
             return scrabble_room.PassTurn()
+        if kind == "challenge":  # the pending play (a variant with challenges)
+            return scrabble_room.ChallengePlay()
+        if kind == "accept":
+            return scrabble_room.NoChallenge()
     elif isinstance(game, santorini_engine.Game):
         return _santorini(game, m)
     elif isinstance(game, spectrangle_engine.Game):

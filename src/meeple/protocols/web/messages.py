@@ -80,6 +80,9 @@ _ACTIONS: dict[str, frozenset[str]] = {
     "build": frozenset({"from", "to", "level"}),
     "undo": frozenset({"all"}),
     "lose": frozenset(),
+    # Scrabble's challenge window (a table variant with challenges, issue 13).
+    "challenge": frozenset(),
+    "accept": frozenset(),
 }
 _MAX_TILES = 7
 _BOARD = 15  # the largest board a play names (Scrabble's); games check their own

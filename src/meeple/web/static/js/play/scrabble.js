@@ -194,12 +194,24 @@ export function drawGame(view) {
     el("p", { class: "rack-line" }, "Your rack: ", rack, " ", button("Shuffle", shuffle, "shuffle")),
     page.choosing ? chooser() : null));
   const exchange = el("input", { id: "exchange", placeholder: "tiles to exchange", size: 8, maxlength: 7 });
-  replaceChildren("controls", el("div", {},
+  replaceChildren("controls", el("div", {}, challengeLine(view),
     el("p", { class: "play-line" }, button("Play", sendPlacement, "send"), " ",
       el("span", { id: "preview", class: "preview", role: "status", "aria-live": "polite" })),
     el("p", {}, button("Clear", clear, "clear"), " ", button("Pass", () => play({ kind: "pass" }), "pass"), " ", exchange, " ",
       button("Exchange", () => play({ kind: "exchange", tiles: exchange.value.toUpperCase().replace(/[^A-Z?]/g, "") }), "exchange"))));
   showPreview();
+}
+
+// A table variant with challenges: the pending play may be challenged by any opponent
+// of its player, and accepted by the player on turn (who may also just play on).
+function challengeLine(view) {
+  const pending = view.pending;
+  if (!pending || view.over) return null;
+  if (pending.player === view.you) return el("p", { class: "challenge-line" }, "Your play may be challenged.");
+  return el("p", { class: "challenge-line", role: "group", "aria-label": "Challenge window" },
+    `${view.players[pending.player]}'s play (${pending.score}) may be challenged: `,
+    button("Challenge", () => play({ kind: "challenge" }), "challenge"),
+    view.turn === view.you ? [" ", button("Accept", () => play({ kind: "accept" }), "accept")] : null);
 }
 
 function clear() {
