@@ -140,6 +140,14 @@ async def test_tiles_are_dragged_blanks_ask_their_letter_and_plays_are_previewed
     await page.keyboard.press("Escape")
     assert await placed(page) == []
 
+    # By keyboard: a rack tile focused and Enter goes to the cursor's square.
+    await square(page, 7, 7).click()
+    await page.locator('#mine .rtile[data-tile="L"]').focus()
+    await page.keyboard.press("Enter")
+    assert await placed(page) == [[7, 7, "L"]]
+    await page.keyboard.press("Escape")
+    assert await placed(page) == []
+
     # A phony across the centre: Twente checks words on play, so the preview says so.
     await square(page, 7, 7).click()
     for letter in "MMS":

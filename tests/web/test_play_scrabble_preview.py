@@ -53,6 +53,13 @@ async def test_a_preview_is_the_engines_verdict_and_nobody_else_hears_of_it(
     create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 2, "name": "ula"}
     await ws.send(json.dumps(create))
     assert (await _next(ws))["type"] == "seated"
+    # Seated at a table whose game has not started: nothing to preview in yet.
+    await ws.send(_preview([[7, 7, "A"]], 2))
+    assert await _next(ws) == {
+        "type": "error",
+        "code": "not-now",
+        "message": "no Scrabble game to preview a play in",
+    }
     ann = await TwenteClient.connect("127.0.0.1", server.ports["twente"], "ann")
     try:
         await ann.request_game(2)

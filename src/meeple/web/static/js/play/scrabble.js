@@ -20,9 +20,6 @@ export function newView(before, view) {
   changed(); // the board or the rack may have changed under the tiles: preview again
 }
 
-// A refused play stays on the board, to be corrected.
-export function refused() {}
-
 // --- the rack -----------------------------------------------------------------------
 
 // Keep the player's arrangement of the tiles still held; new tiles go to the end.
@@ -183,10 +180,10 @@ export function drawGame(view) {
     draw();
   });
   const left = rackLeft();
-  const rack = el("div", { class: "rack", role: "list", "aria-label": "Your rack (drag a tile to the board, or click a square and type)" },
+  const rack = el("div", { class: "rack", role: "group", "aria-label": "Your rack (drag a tile to the board, or click a square, then a tile or type)" },
     left.map((t, i) => el("span", {
-      class: t === "?" ? "rtile blank" : "rtile", role: "listitem", tabindex: 0, "data-index": i, "data-tile": t,
-      "aria-label": t === "?" ? "blank" : t,
+      class: t === "?" ? "rtile blank" : "rtile", role: "button", tabindex: 0, "data-index": i, "data-tile": t,
+      "aria-label": `${t === "?" ? "blank" : t}: put at the cursor`,
       onpointerdown: (event) => grab(event, { index: i, tile: t }),
       onkeydown: (event) => { if (event.key === "Enter" || event.key === " ") { tapRack(t); event.preventDefault(); event.stopPropagation(); } },
     }, t === "?" ? " " : t)));
