@@ -191,10 +191,10 @@ class WebSeat:
             return
         room = self.lobby.room_of(self)
         game = getattr(room, "game", None)
-        if room is None or not isinstance(game, scrabble_engine.Game):
+        you = next((i for i, s in enumerate(room.seats) if s is self), None) if room else None
+        if you is None or not isinstance(game, scrabble_engine.Game):
             self._put(proto.Error(proto.ErrorCode.NOT_NOW, "no Scrabble game to preview a play in"))
             return
-        you = next(i for i, s in enumerate(room.seats) if s is self)
         tiles = tuple(Placement(y=y, x=x, tile=t) for x, y, t in m.tiles)
         result = scrabble_view.preview(game, you, tiles)
         self._put(proto.PreviewReply(m.id, tuple(result.items())))

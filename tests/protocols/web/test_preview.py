@@ -129,6 +129,12 @@ def test_a_keystroke_a_tenth_of_a_second_is_never_refused() -> None:
     assert all(limit.allow(i * 0.1) for i in range(1000))
 
 
+def test_a_bucket_starts_full_at_its_own_burst() -> None:
+    """A limit made with another burst allows that many at once, not the default."""
+    limit = RateLimit(rate=1.0, burst=3)
+    assert [limit.allow(5.0) for _ in range(4)] == [True, True, True, False]
+
+
 @given(st.lists(st.floats(min_value=-1e6, max_value=1e6, allow_nan=False), max_size=200))
 def test_the_bucket_never_allows_more_than_burst_plus_rate_times_time(times: list[float]) -> None:
     """Whatever the times (even going backwards), the previews allowed are at most

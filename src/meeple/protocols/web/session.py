@@ -142,8 +142,12 @@ class RateLimit:
 
     rate: float = PREVIEW_RATE
     burst: int = PREVIEW_BURST
-    tokens: float = float(PREVIEW_BURST)
+    tokens: float = -1.0  # -1: full (``burst``), set on creation
     last: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.tokens < 0:
+            self.tokens = float(self.burst)
 
     def allow(self, now: float) -> bool:
         """Take one token at time ``now``; False (nothing taken) when there is none."""
