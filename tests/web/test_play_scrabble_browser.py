@@ -24,6 +24,7 @@ pytestmark = pytest.mark.slow
 # a blank at a two-seat Twente table filled by one server bot: SEILMM? (checked below).
 BLANK_SEED = 21
 
+NO_CURSOR = "() => { window.meeple.cursor = null; document.activeElement.blur(); }"
 MY_TURN = """() => {
   const v = window.meeple.view;
   return v && !v.over && v.turn === v.you ? v : null;
@@ -140,6 +141,22 @@ async def test_tiles_are_dragged_blanks_ask_their_letter_and_plays_are_previewed
     await page.keyboard.press("Escape")
     assert await placed(page) == []
 
+    # No mouse at all: the arrows move the cursor (from the centre), Space turns it down.
+    await page.evaluate(NO_CURSOR)
+    await page.keyboard.press("ArrowRight")
+    assert await page.evaluate("() => window.meeple.cursor") == [7, 7]
+    await page.keyboard.press("ArrowUp")
+    await page.keyboard.press("Space")
+    assert await page.evaluate("() => [window.meeple.cursor, window.meeple.down]") == [
+        [7, 6],
+        True,
+    ]
+    await page.keyboard.press("E")
+    await page.keyboard.press("L")
+    assert await placed(page) == [[7, 6, "E"], [7, 7, "L"]]
+    await page.keyboard.press("Escape")
+    await page.keyboard.press("Space")
+
     # By keyboard: a rack tile focused and Enter goes to the cursor's square.
     await square(page, 7, 7).click()
     await page.locator('#mine .rtile[data-tile="L"]').focus()
@@ -149,6 +166,7 @@ async def test_tiles_are_dragged_blanks_ask_their_letter_and_plays_are_previewed
     assert await placed(page) == []
 
     # A phony across the centre: Twente checks words on play, so the preview says so.
+    await page.evaluate(NO_CURSOR)
     await square(page, 7, 7).click()
     for letter in "MMS":
         await page.keyboard.press(letter)
@@ -158,6 +176,7 @@ async def test_tiles_are_dragged_blanks_ask_their_letter_and_plays_are_previewed
     await expect(page.locator("#preview")).to_have_text("")
 
     # The AI's best play, typed: the preview shows the engine's score before sending.
+    await page.evaluate(NO_CURSOR)
     best = ranked_moves(_board(view["board"]), view["rack"], gcide, ENGLISH)[0]
     tiles = sorted(best.tiles, key=lambda t: (t.y, t.x))
     await square(page, tiles[0].x, tiles[0].y).click()

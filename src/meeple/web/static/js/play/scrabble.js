@@ -335,9 +335,9 @@ function endDrag() {
 
 // --- typing -----------------------------------------------------------------------
 
-// Scrabble: click a square (again: the other direction), type the letters (? opens the
-// blank's chooser, or a letter you do not hold is played with a blank), Enter sends,
-// Backspace takes back, Escape clears.
+// Scrabble: click a square (again: the other direction; or the arrows and Space), type
+// the letters (? opens the blank's chooser, or a letter you do not hold is played with a
+// blank), Enter sends, Backspace takes back, Escape clears.
 function nextFree(view, x, y) {
   while (x < view.size && y < view.size && !isEmpty(view, x, y)) { if (page.down) y++; else x++; }
   return x >= view.size || y >= view.size ? [null, null] : [x, y];
@@ -372,6 +372,15 @@ function typeBlank() {
   choose(x, y);
 }
 
+// The board without a mouse: the arrows move the cursor (from the centre), Space turns it.
+const ARROWS = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+function moveCursor(dx, dy) {
+  const n = page.view.size;
+  const [x, y] = page.cursor ?? [Math.floor(n / 2) - dx, Math.floor(n / 2) - dy];
+  page.cursor = [Math.min(n - 1, Math.max(0, x + dx)), Math.min(n - 1, Math.max(0, y + dy))];
+  draw();
+}
+
 export function keydown(event) {
   if (event.target.tagName === "INPUT") return;
   if (page.choosing) {
@@ -382,6 +391,8 @@ export function keydown(event) {
   if (event.target.tagName === "BUTTON" && (event.key === "Enter" || event.key === " ")) return;
   if (/^[a-zA-Z]$/.test(event.key)) { typeLetter(event.key.toUpperCase()); event.preventDefault(); }
   else if (event.key === "?") { typeBlank(); event.preventDefault(); }
+  else if (ARROWS[event.key]) { moveCursor(...ARROWS[event.key]); event.preventDefault(); }
+  else if (event.key === " " && page.cursor) { page.down = !page.down; draw(); event.preventDefault(); }
   else if (event.key === "Enter") { sendPlacement(); event.preventDefault(); }
   else if (event.key === "Backspace") {
     const last = page.placed.pop();
