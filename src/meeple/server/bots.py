@@ -13,6 +13,8 @@ meanwhile.
 Levels: ``hard`` plays the AI's best (Scrabble: the top-scoring play; Santorini: the
 two-ply search; Spectrangle: the greedy placement); ``easy`` plays a random one of
 the best eight Scrabble plays, or a random legal Santorini or Spectrangle action.
+At a Scrabble table with challenges both levels challenge an opponent's pending play
+that forms a word not in the lexicon, and accept a good one when on turn.
 Names are ``bot1``, ``bot2``, ... claimed in the server's name registry (case- and
 protocol-wide unique like any player's) and released when the game ends or the bot
 leaves its table. Bots never play among themselves for nobody: the lobby closes a
@@ -34,6 +36,7 @@ from meeple.ai import spectrangle as spectrangle_ai
 from meeple.games import santorini as santorini_engine
 from meeple.games import spectrangle as spectrangle_engine
 from meeple.games.scrabble import game as scrabble_engine
+from meeple.games.scrabble import rules as scrabble_rules
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.server import santorini as santorini_room
 from meeple.server import scrabble as scrabble_room
@@ -208,7 +211,11 @@ class ScrabbleBot(BotSeat):
         self.lexicon = lexicon
 
     def consider(self, game: Any) -> None:
-        if not isinstance(game, scrabble_engine.Game) or game.is_over or game.turn != self.you:
+        if not isinstance(game, scrabble_engine.Game) or game.is_over:
+            return
+        if self._challenge_window(game):
+            return
+        if game.turn != self.you:
             return
         if self.refusals > MAX_REFUSALS:
             self.think(scrabble_room.PassTurn)
@@ -237,6 +244,26 @@ class ScrabbleBot(BotSeat):
             return scrabble_room.PassTurn()
 
         self.think(decide)
+
+    # --- the challenge window (variants with challenges, issue 13) --------------------
+
+    def _challenge_window(self, game: scrabble_engine.Game) -> bool:
+        """Challenge an opponent's phony, or accept a good play on turn; True if it did.
+
+        A phony is a word the lexicon lacks (the same lexicon the engine judges by).
+        Accepting first (rather than playing on, which accepts too) is also what a play
+        that ends the game requires. After a refusal the bot leaves it to the engine.
+        """
+        pending = game.pending
+        if pending is None or pending.player == self.you or self.refusals:
+            return False
+        if scrabble_rules.phonies(pending.result.words, self.lexicon):
+            self.think(scrabble_room.ChallengePlay)
+            return True
+        if game.turn == self.you:
+            self.think(scrabble_room.NoChallenge)
+            return True
+        return False
 
 
 class SantoriniBot(BotSeat):

@@ -20,10 +20,12 @@ from typing import TYPE_CHECKING, Any
 from meeple.games.scrabble.board import Direction
 from meeple.games.scrabble.errors import NotYourTurn, ScrabbleError
 from meeple.games.scrabble.game import (
+    TWENTE_VARIANT,
     VARIANTS,
     Accept,
     Action,
     Challenge,
+    ChallengeRule,
     End,
     EndReason,
     Event,
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     from meeple.server.app import Services
 
 __all__ = [
+    "DOUBLE_VARIANT",
     "ChallengePlay",
     "Chat",
     "ChatSaid",
@@ -286,6 +289,13 @@ TABLE_VARIANTS = {
     name: (VARIANTS[name].min_players, VARIANTS[name].max_players)
     for name in ("twente", "clarkson")
 }
+# Issue 13: a table for browsers and server bots with challenges: Twente's rules (real
+# blanks) but words checked only when challenged, a wrong challenge costing the
+# challenger's turn (double challenge, as CMPN402). Neither Twente nor Clarkson can
+# express a challenge, so their clients are never seated there (VariantNotExpressible).
+DOUBLE_VARIANT = TWENTE_VARIANT.but(name="double", challenge=ChallengeRule.DOUBLE)
+TABLE_VARIANTS[DOUBLE_VARIANT.name] = (DOUBLE_VARIANT.min_players, DOUBLE_VARIANT.max_players)
+_TABLE_RULES = {**VARIANTS, DOUBLE_VARIANT.name: DOUBLE_VARIANT}
 
 
 LEXICON_RESOURCE = "scrabble.lexicon"
@@ -332,7 +342,7 @@ def _room_factory(
         )
 
     def create(key: QueueKey, seats: list[Seat]) -> Room:
-        variant = VARIANTS[key.variant]
+        variant = _TABLE_RULES[key.variant]
         # Clarkson RFC §4: a player quitting mid-game leaves the others playing.
         policy = LeavePolicy.CONTINUE if key.variant == "clarkson" else LeavePolicy.END_GAME
         room = ScrabbleRoom(

@@ -16,8 +16,10 @@ renders what the lobby and the room deliver as browser messages:
 - chat: a ``chat`` line goes to the seat's room as that game's chat command (Scrabble
   ``Chat``, Spectrangle ``RoomChat``, Santorini ``Chat``); every chat line said in the
   room comes back as ``chat`` (this seat's own too). Before the game starts (or after
-  it ends) there is no room: ``error`` ``not-now``. Faster than :class:`ChatRate`
-  allows: ``error`` ``too-fast``. The socket stays either way.
+  it ends) there is no room: ``error`` ``not-now``. Faster than the session's chat
+  rate limit: ``error`` ``too-fast``. The socket stays either way;
+- a Scrabble ``preview`` as the engine's verdict on the tiles, never applied
+  (``games/scrabble/view.py`` ``preview``), within the session's rate limit.
 
 The seat is ``rejoinable``: when its WebSocket drops mid-game the lobby holds it for
 the grace period, and a new WebSocket that sends ``rejoin`` with the token takes it
@@ -141,7 +143,6 @@ class WebSeat:
         self.table = ""
         self.outbox: list[proto.ServerMessage] = []
         self.ready = asyncio.Event()  # the outbox has something
-        self.chat_rate = proto.ChatRate()
 
     # --- requests from the browser --------------------------------------------------------
 
@@ -172,6 +173,8 @@ class WebSeat:
                 self._play(message)
             elif isinstance(message, proto.Chat):
                 self._chat(message)
+            elif isinstance(message, proto.Preview):
+                self._preview(message)
         except TableError as e:
             self._put(proto.Error(proto.ErrorCode.REFUSED, str(e)[:200]))
 
@@ -231,12 +234,33 @@ class WebSeat:
             # protocols could not all hear it (Twente and AM27 have no chat outside one).
             self._put(proto.Error(proto.ErrorCode.NOT_NOW, "chat opens when the game starts"))
             return
-        if not self.chat_rate.allow(self.services.clock.now()):
-            rate = self.chat_rate
-            limit = f"at most {rate.burst} chat lines at once, then one every {rate.interval:g} s"
-            self._put(proto.Error(proto.ErrorCode.TOO_FAST, limit))
+        refusal = self.session.chat_refusal(self.services.clock.now())
+        if refusal is not None:
+            self._put(refusal)
             return
         room.submit(self, _chat_command(room, m.text))
+
+    # --- the Scrabble preview (issue 13) -------------------------------------------------
+
+    def _preview(self, m: proto.Preview) -> None:
+        """The engine's verdict on ``m``'s tiles for this seat's own rack, not applied.
+
+        Read from the room's game without going through the room: nothing changes and no
+        other seat hears of it.
+        """
+        refusal = self.session.preview_refusal(self.services.clock.now())
+        if refusal is not None:
+            self._put(refusal)
+            return
+        room = self.lobby.room_of(self)
+        game = getattr(room, "game", None)
+        you = next((i for i, s in enumerate(room.seats) if s is self), None) if room else None
+        if you is None or not isinstance(game, scrabble_engine.Game):
+            self._put(proto.Error(proto.ErrorCode.NOT_NOW, "no Scrabble game to preview a play in"))
+            return
+        tiles = tuple(Placement(y=y, x=x, tile=t) for x, y, t in m.tiles)
+        result = scrabble_view.preview(game, you, tiles)
+        self._put(proto.PreviewReply(m.id, tuple(result.items())))
 
     # --- deliveries from the lobby and the room (Seat) ------------------------------------
 
@@ -290,6 +314,15 @@ class WebSeat:
         if isinstance(message, proto.SeatView):
             # A full view makes any view not yet sent obsolete.
             self.outbox = [m for m in self.outbox if not isinstance(m, proto.SeatView)]
+        if isinstance(message, proto.PreviewReply) or _too_fast(message):
+            # Likewise a preview: only the answer to the latest question matters, and one
+            # too-fast says it for a whole flood (which so never pushes a view out).
+            kind = type(message)
+            self.outbox = [
+                m
+                for m in self.outbox
+                if not (type(m) is kind and (kind is not proto.Error or _too_fast(m)))
+            ]
         self.outbox.append(message)
         del self.outbox[:-OUTBOX_SIZE]
         self.ready.set()
@@ -299,6 +332,10 @@ class WebSeat:
         out, self.outbox = self.outbox, []
         self.ready.clear()
         return out
+
+
+def _too_fast(message: proto.ServerMessage) -> bool:
+    return isinstance(message, proto.Error) and message.code is proto.ErrorCode.TOO_FAST
 
 
 class _Refused(TableError):
@@ -333,6 +370,10 @@ def _command(room: Room, m: proto.Play) -> object:
             return scrabble_room.ExchangeTiles(m.get("tiles"))
         if kind == "pass":
             return scrabble_room.PassTurn()
+        if kind == "challenge":  # the pending play (a variant with challenges)
+            return scrabble_room.ChallengePlay()
+        if kind == "accept":
+            return scrabble_room.NoChallenge()
     elif isinstance(game, santorini_engine.Game):
         return _santorini(game, m)
     elif isinstance(game, spectrangle_engine.Game):

@@ -11,13 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meeple.protocols.web import (
+    CHAT_BURST,
+    CHAT_RATE,
     MAX_CHAT_LENGTH,
     PROTOCOL,
     Chat,
     ChatLine,
-    ChatRate,
     Error,
     ErrorCode,
+    RateLimit,
     ServerSession,
     State,
     decode,
@@ -101,7 +103,8 @@ def test_chat_is_for_a_seated_browser() -> None:
 def test_chat_rate_allows_a_burst_then_one_line_per_interval() -> None:
     """Five lines at once, then the sixth is refused; one comes back every 2 s, and a
     long pause refills no more than the burst."""
-    rate = ChatRate(burst=5, interval=2.0)
+    assert (CHAT_BURST, CHAT_RATE) == (5, 0.5)
+    rate = RateLimit(CHAT_RATE, CHAT_BURST)
     assert [rate.allow(100.0) for _ in range(6)] == [True] * 5 + [False]
     assert not rate.allow(101.0)
     assert rate.allow(102.0)

@@ -5,13 +5,16 @@ the board with its premium squares and blanks, scores, the number of tiles in th
 bag and on each rack, the move log with scores, whose turn it is and the result.
 Never a rack's letters, the bag's order or the letters of an exchange: those are
 the players' (GCG shows them only to the record's owner). :func:`seat_view` adds
-the seat's own rack, for a player's page (issue 13).
+the seat's own rack, for a player's page (issue 13). :func:`preview` says what a play
+of the seat's own tiles would score, or why the rules refuse it, before it is sent.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.game import (
     ChallengeFailed,
     ChallengeUpheld,
@@ -25,8 +28,9 @@ from meeple.games.scrabble.game import (
     PlayWithdrawn,
     TurnLost,
 )
+from meeple.games.scrabble.moves import Placement
 
-__all__ = ["move_entry", "seat_view", "spectator_view"]
+__all__ = ["move_entry", "preview", "seat_view", "spectator_view"]
 
 
 def _entry(
@@ -125,3 +129,27 @@ def seat_view(game: Game, player: int) -> dict[str, Any]:
     view["you"] = player
     view["rack"] = game.rack(player)
     return view
+
+
+def preview(game: Game, player: int, tiles: Iterable[Placement]) -> dict[str, Any]:
+    """What ``tiles`` from ``player``'s own rack would score now, or the rules' refusal.
+
+    The engine's own check (:meth:`Game.validate`, the same one :meth:`Game.apply`
+    runs), never applied. It reveals no more than sending the play would: only
+    ``player``'s own rack is consulted, and words are looked up only where the variant
+    checks them on play (void challenge: a phony would be refused on sending anyway).
+    Where words are checked only on a challenge, a phony previews like a good word, so
+    a preview is no free challenge. The turn is not checked: a player may plan ahead.
+    ``{"score", "words": [{"word", "score"}], "bingo"}`` or ``{"refusal": reason}``.
+    """
+    if game.is_over:
+        return {"refusal": "the game is over"}
+    try:
+        result = game.validate(tiles, player)
+    except ScrabbleError as e:
+        return {"refusal": str(e)[:200]}
+    return {
+        "score": result.score,
+        "words": [{"word": w.letters, "score": w.score} for w in result.words],
+        "bingo": result.bingo,
+    }

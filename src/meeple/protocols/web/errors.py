@@ -27,7 +27,7 @@ class ErrorCode(enum.Enum):
     TOO_MANY = "too-many"  # too many subscriptions on one connection
     REFUSED = "refused"  # the lobby says no: no such table, full, a taken name, ...
     ILLEGAL = "illegal"  # the game's rules refuse the move (the message says which rule)
-    TOO_FAST = "too-fast"  # chat lines sent faster than the rate limit allows
+    TOO_FAST = "too-fast"  # chat lines or previews past their rate limit (socket stays)
 
 
 class WebProtocolError(Exception):

@@ -13,6 +13,9 @@ here (kinds, coordinates, lengths); what it means is the game's (the server's we
 seat turns it into a room command, and the engine says whether it is legal).
 :class:`Chat` (browser → server) and :class:`ChatLine` (server → browser) carry a
 player's chat line to and from the seat's room.
+
+A Scrabble player may also ask what a play would score before sending it (issue 13):
+:class:`Preview` in, :class:`PreviewReply` out.
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ __all__ = [
     "Ping",
     "Play",
     "Pong",
+    "Preview",
+    "PreviewReply",
     "Ready",
     "Rejoin",
     "SeatView",
@@ -82,6 +87,9 @@ _ACTIONS: dict[str, frozenset[str]] = {
     "build": frozenset({"from", "to", "level"}),
     "undo": frozenset({"all"}),
     "lose": frozenset(),
+    # Scrabble's challenge window (a table variant with challenges, issue 13).
+    "challenge": frozenset(),
+    "accept": frozenset(),
 }
 _MAX_TILES = 7
 _BOARD = 15  # the largest board a play names (Scrabble's); games check their own
@@ -207,6 +215,19 @@ class ChatLine:
         return _dump({"type": "chat", "from": self.sender, "text": self.text})
 
 
+# The Scrabble preview (issue 13): what a play would score, before it is sent.
+@dataclass(frozen=True, slots=True)
+class Preview:
+    """What would these tiles score? Scrabble only: a ``place`` action's ``tiles``.
+
+    ``id`` (optional, 0 to 2**31 - 1) comes back in the reply, so a page that asks on
+    every keystroke knows which answer is the latest.
+    """
+
+    tiles: tuple[tuple[int, int, str], ...]
+    id: int | None = None
+
+
 ClientMessage = (
     Hello
     | Subscribe
@@ -220,6 +241,7 @@ ClientMessage = (
     | Leave
     | Play
     | Chat
+    | Preview
 )
 
 
@@ -300,7 +322,35 @@ class SeatView:
         return f'{head[:-1]},"data":{self.data}}}'
 
 
-ServerMessage = Welcome | Snapshot | Pong | Error | Seated | SeatView | ChatLine
+# --- the Scrabble preview (issue 13): what a play would score, before it is sent ---------
+
+
+@dataclass(frozen=True, slots=True)
+class PreviewReply:
+    """The engine's verdict on a :class:`Preview`: ``result`` is the game's ``preview``
+    (``score``, ``words``, ``bingo``, or ``refusal``), sent as fields of the message."""
+
+    id: int | None
+    result: tuple[tuple[str, Any], ...]
+
+    def encode(self) -> str:
+        return _dump({"type": "preview", "id": self.id, **dict(self.result)})
+
+
+def _preview(obj: dict[str, Any]) -> Preview:
+    _fields(obj, {"action"}, {"id"})
+    ident = obj.get("id")
+    if ident is not None:
+        ident = _int(ident, 0, _MAX_ID, "id")
+    action = _action(obj["action"])
+    if action.kind != "place" or set(dict(action.args)) != {"tiles"}:
+        raise _bad("a preview's action is a place with tiles")
+    return Preview(action.get("tiles"), ident)
+
+
+# ----------------------------------------------------------------------------------------
+
+ServerMessage = Welcome | Snapshot | Pong | Error | Seated | SeatView | ChatLine | PreviewReply
 
 
 def _dump(obj: dict[str, Any]) -> str:
@@ -369,6 +419,8 @@ def decode(data: str | bytes, max_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> Clien
         return Ping(ident)
     if kind == "chat":
         return _chat(obj)
+    if kind == "preview":
+        return _preview(obj)
     return _play_message(kind, obj)
 
 

@@ -12,10 +12,10 @@ then subscribes and pings as it likes. To play (issue 13) it creates a table, si
 at one or rejoins with a token; once the lobby has seated it the listener calls
 :meth:`ServerSession.seated` and the session is ``SEATED``, where ``ready``,
 ``leave`` and ``play`` are allowed; :meth:`ServerSession.unseated` (it left the
-table, or its game ended) takes it back to ``OPEN``.
-
-``chat`` is allowed when ``SEATED``; :class:`ChatRate` is the chat line rate limit
-(a token bucket on a time the caller passes in: this module reads no clock).
+table, or its game ended) takes it back to ``OPEN``. A seated player may also
+``chat``, and a seated Scrabble player ask for a ``preview`` of a play, each within
+its own rate limit (:class:`RateLimit`, a token bucket on a time the caller passes
+in: this module reads no clock).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from meeple.protocols.web.messages import (
     Ping,
     Play,
     Pong,
+    Preview,
     Ready,
     Rejoin,
     ServerMessage,
@@ -51,9 +52,13 @@ from meeple.protocols.web.messages import (
 )
 
 __all__ = [
+    "CHAT_BURST",
+    "CHAT_RATE",
     "DEFAULT_MAX_SUBSCRIPTIONS",
+    "PREVIEW_BURST",
+    "PREVIEW_RATE",
     "TRANSITIONS",
-    "ChatRate",
+    "RateLimit",
     "Request",
     "ServerSession",
     "State",
@@ -93,6 +98,7 @@ TRANSITIONS: Mapping[State, Mapping[type, State]] = MappingProxyType(
             Leave: State.SEATED,
             Play: State.SEATED,
             Chat: State.SEATED,
+            Preview: State.SEATED,  # issue 13: only a seated player has a rack to preview
         },
         State.CLOSED: {},
     }
@@ -118,9 +124,53 @@ class Request:
         | Leave
         | Play
         | Chat
+        | Preview
         | None
     )
     replies: tuple[ServerMessage, ...] = ()
+
+
+# --- rate limits: chat lines and Scrabble previews (issue 13) ---------------------------
+
+# A preview per keystroke is fine (the page waits 150 ms after the last change); a
+# flood is not: past a burst of 20, 10 a second, and every extra one is answered
+# ``too-fast`` (the connection stays).
+PREVIEW_RATE = 10.0
+PREVIEW_BURST = 20
+# Chat: 5 lines at once, then one every 2 s.
+CHAT_RATE = 0.5
+CHAT_BURST = 5
+
+
+@dataclass
+class RateLimit:
+    """A token bucket, sans-I/O: ``burst`` at once, ``rate`` a second after that.
+
+    The caller passes the time (the server's injectable clock), so tests need no sleep.
+    """
+
+    rate: float = PREVIEW_RATE
+    burst: int = PREVIEW_BURST
+    tokens: float = -1.0  # -1: full (``burst``), set on creation
+    last: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.tokens < 0:
+            self.tokens = float(self.burst)
+
+    def allow(self, now: float) -> bool:
+        """Take one token at time ``now``; False (nothing taken) when there is none."""
+        if self.last is not None and now > self.last:
+            self.tokens = min(float(self.burst), self.tokens + (now - self.last) * self.rate)
+        if self.last is None or now > self.last:
+            self.last = now
+        if self.tokens < 1 - 1e-9:  # a tenth of a second is no exact float
+            return False
+        self.tokens -= 1
+        return True
+
+
+# ----------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -131,6 +181,8 @@ class ServerSession:
     max_subscriptions: int = DEFAULT_MAX_SUBSCRIPTIONS
     state: State = State.NEW
     subscriptions: set[tuple[str, str | None]] = field(default_factory=set)
+    previews: RateLimit = field(default_factory=RateLimit)
+    chats: RateLimit = field(default_factory=lambda: RateLimit(CHAT_RATE, CHAT_BURST))
 
     def receive(self, data: str | bytes) -> Request:
         """Take one WebSocket message from the browser; never raises for bad input."""
@@ -171,6 +223,14 @@ class ServerSession:
             self.subscriptions.discard(key)
         return Request(message)
 
+    def preview_refusal(self, now: float) -> Error | None:
+        """None when a preview at time ``now`` is within the rate limit, else the reply."""
+        return _too_fast(self.previews, "previews", now)
+
+    def chat_refusal(self, now: float) -> Error | None:
+        """None when a chat line at time ``now`` is within the rate limit, else the reply."""
+        return _too_fast(self.chats, "chat lines", now)
+
     def not_found(self, message: Subscribe) -> Error:
         """The listener found no such game: forget the subscription, and say so."""
         self.subscriptions.discard((message.topic, message.uid))
@@ -206,28 +266,12 @@ class ServerSession:
 # --- chat (issue 13) ---------------------------------------------------------------------
 
 
-@dataclass
-class ChatRate:
-    """How fast one browser may chat: a bucket of ``burst`` lines, refilled by one every
-    ``interval`` seconds. The caller passes the time (``meeple.server.clock``)."""
-
-    burst: int = 5
-    interval: float = 2.0
-    _tokens: float = field(default=-1.0, init=False)
-    _last: float | None = field(default=None, init=False)
-
-    def allow(self, now: float) -> bool:
-        """Whether a line sent at ``now`` may go; it is counted when it may."""
-        if self._last is None:
-            self._tokens = float(self.burst)
-        else:
-            elapsed = max(0.0, now - self._last)
-            self._tokens = min(float(self.burst), self._tokens + elapsed / self.interval)
-        self._last = now
-        if self._tokens < 1.0:
-            return False
-        self._tokens -= 1.0
-        return True
+def _too_fast(limit: RateLimit, what: str, now: float) -> Error | None:
+    if limit.allow(now):
+        return None
+    return Error(
+        ErrorCode.TOO_FAST, f"at most {limit.burst} {what} at once, then {limit.rate:g} a second"
+    )
 
 
 def _name(message: ClientMessage) -> str:

@@ -32,6 +32,7 @@ function connect() {
     else if (msg.type === "seated") seated(msg);
     else if (msg.type === "seat") seatView(msg.data, msg.uid);
     else if (msg.type === "chat") chatLine(msg);
+    else if (msg.type === "preview" && page.view) GAMES[page.view.game].preview?.(msg);
     else if (msg.type === "error") {
       if (msg.code === "refused" && !page.seated) sessionStorage.removeItem(TOKEN);
       if (msg.code === "illegal" && page.view) GAMES[page.view.game].refused?.();
