@@ -308,6 +308,28 @@ async def test_three_bots_play_to_winner_matching_the_engine_replay(
     assert record.result["winners"] == [n for n, s in record.result["scores"].items() if s == best]
 
 
+async def test_two_bots_play_three_games_each_together(
+    server: MeepleServer, gcide: Lexicon
+) -> None:
+    """``--games 3 --players 2``: every game has both bots. The bot QUITs after WINNER
+    (§3.17) and waits for the other at its next table; saying READY at once would have
+    started a game alone (§3.8) and every game after the first was a solo one."""
+    port = server.ports["clarkson"]
+    results = await asyncio.wait_for(
+        asyncio.gather(
+            *(play_clarkson("127.0.0.1", port, n, gcide, players=2, games=3) for n in ("x", "y"))
+        ),
+        120,
+    )
+    store: Store = server.services.resource("store", lambda: None)
+    records = store.games()
+    assert len(records) == 3
+    assert all(set(r.players) == {"x", "y"} for r in records)
+    for bot in results:
+        assert len(bot) == 3
+        assert all(set(r.players) == {"x", "y"} and r.refused == 0 for r in bot)
+
+
 async def test_client_library_plays_and_quits(server: MeepleServer) -> None:
     """ClarksonClient: connect with a name, READY alone, see the opening, QUIT → GOODBYE."""
     c = await ClarksonClient.connect("127.0.0.1", server.ports["clarkson"], "Lib")

@@ -315,3 +315,17 @@ async def test_hostile_account_forms_never_crash_or_reserve_without_a_token(
             assert app.state.accounts.store.account(name) is not None
         page = await http.get("/account")
         assert page.status_code == 200
+
+
+async def test_the_play_page_fills_in_the_signed_in_name(app: Starlette) -> None:
+    """A browser signed in as a reserved name finds it in /play's name field; another
+    browser finds the field empty."""
+    async with _client(app) as me, _client(app) as anonymous:
+        assert (await _reserve(me, "Ann", "correct horse")).status_code == 303
+        mine = (await me.get("/play")).text
+        assert re.search(r'<input name="name"[^>]* value="Ann"', mine)
+        assert "signed in as Ann" in mine
+        theirs = (await anonymous.get("/play")).text
+        assert re.search(r'<input name="name"[^>]*>', theirs)
+        assert 'value="Ann"' not in theirs
+        assert "signed in as" not in theirs

@@ -93,7 +93,8 @@ async def test_a_person_plays_a_whole_scrabble_game_against_a_twente_bot(
     await page.fill("#create [name=size]", "2")
     await page.click("#create button[type=submit]")
     await expect(page.locator("#play")).to_be_visible()
-    await expect(page.locator("#tables")).to_contain_text("pat (web)")
+    await expect(page.locator("#join")).to_be_hidden()  # the game takes the page
+    await expect(page.locator("#waiting")).to_contain_text("1 of 2: pat (web)")
     twente = asyncio.create_task(
         play_twente("127.0.0.1", server.ports["twente"], "ann", gcide, players=2)
     )
@@ -120,6 +121,22 @@ async def test_a_person_plays_a_whole_scrabble_game_against_a_twente_bot(
     assert result.reason == "WIN"  # not DISCONNECT: the reload did not end the game
     assert dict(zip(view["players"], view["result"]["scores"], strict=True)) == result.scores
     await expect(page.locator("#status")).to_have_text("The game is over.")
+    # The result in words, a link to the replay, and the way back to the tables.
+    scores = view["result"]["scores"]
+    mine, theirs = scores[view["you"]], scores[1 - view["you"]]
+    result_text = page.locator("#result")
+    listed = ", ".join(f"{n} {s}" for n, s in zip(view["players"], scores, strict=True))
+    await expect(result_text).to_contain_text(f"({listed})")
+    verdict = "You win" if mine > theirs else "ann wins" if theirs > mine else "A draw"
+    await expect(result_text).to_contain_text(verdict)
+    href = await page.get_attribute("#replay", "href")
+    assert href is not None
+    assert href.startswith("/games/")
+    await page.click("#again")
+    await expect(page.locator("#join")).to_be_visible()
+    await expect(page.locator("#play")).to_be_hidden()
+    replay = await page.context.request.get(f"http://127.0.0.1:{server.ports['web']}{href}")
+    assert replay.ok
     await page.close()
 
 

@@ -54,7 +54,7 @@ from meeple.protocols.clarkson.messages import (
 )
 from meeple.protocols.clarkson.session import ClientSession, ConnectionClosed
 
-__all__ = ["ClarksonClient", "ClarksonClientError", "play_clarkson", "run_bot"]
+__all__ = ["ClarksonClient", "ClarksonClientError", "NameRefused", "play_clarkson", "run_bot"]
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +64,10 @@ BAG_SIZE = 100  # RFC §4: 98 letters and 2 random ones
 
 class ClarksonClientError(Exception):
     """The server refused us (version, name) or the connection ended early."""
+
+
+class NameRefused(ClarksonClientError):
+    """The server answered USERSET with NOK (§3.5): the name is taken or not allowed."""
 
 
 class ClarksonClient:
@@ -107,7 +111,7 @@ class ClarksonClient:
                     if isinstance(reply, UserChange) and reply.new == name:
                         break
                     if isinstance(reply, Nok):
-                        raise ClarksonClientError(f"name refused: {reply.description}")
+                        raise NameRefused(f"name refused: {reply.description}")
         except BaseException:
             await client.close()
             raise
@@ -117,7 +121,8 @@ class ClarksonClient:
 
     @property
     def my_turn(self) -> bool:
-        return self.session.your_turn
+        """Whether the last TURN handed out named this client (and the game is on)."""
+        return self.turn is not None and self.turn == self.name
 
     async def ready(self) -> None:
         await self._send(Ready())
@@ -158,13 +163,18 @@ class ClarksonClient:
             events = self.session.receive_data(data) if data else self.session.receive_eof()
             for event in events:
                 if isinstance(event, ServerMessage):
-                    self._track(event)
                     self._pending.append(event)
                 elif not isinstance(event, ConnectionClosed):
                     logger.info("%s: ignored %s", self.name or "client", event)
             if not data and not self._pending:
                 raise ClarksonClientError("connection closed by the server")
-        return self._pending.pop(0)
+        # What the client knows is as of the message handed out, not of everything in
+        # the same read: one read can hold TURN for the other player and, after their
+        # move, TURN for us; acting on the first with the second's state played a move
+        # twice (NOK, or a tile on an occupied square).
+        message = self._pending.pop(0)
+        self._track(message)
+        return message
 
     def __aiter__(self) -> AsyncIterator[ServerMessage]:
         return self._iterate()
@@ -215,6 +225,10 @@ class ClarksonClient:
         await self._writer.drain()
 
 
+# Attempts to claim the bot's name again for a next game (see _connect).
+NAME_RETRIES = 6
+
+
 async def play_clarkson(
     host: str,
     port: int,
@@ -224,46 +238,65 @@ async def play_clarkson(
     players: int = 1,
     games: int = 1,
 ) -> list[BotResult]:
-    """Connect, wait until ``players`` are at the table, READY, play ``games`` games.
+    """Play ``games`` games of ``players``, one connection each, one after the other.
 
     The RFC starts a game once everyone at the table is ready (§3.8), so the bot says
-    READY only when it has seen ``players - 1`` others join (USERJOIN).
+    READY only when it has seen ``players - 1`` others join (USERJOIN). After WINNER a
+    client SHOULD QUIT and close (§3.17), and the bot does: READY again at once would sit
+    it at a fresh table before the others are back, and being alone and ready it would
+    start a game by itself (§3.8: one client alone plays at once).
     """
-    client = await ClarksonClient.connect(host, port, name)
     results: list[BotResult] = []
-    try:
-        refused = 0
-        skip = 0
-        said_ready = False
-        if len(client.users) + 1 >= players:  # USERJOINs may come before our USERCHANGE
-            await client.ready()
-            said_ready = True
-        async for message in client:
-            if isinstance(message, UserJoin) and not said_ready:
-                if len(client.users) + 1 >= players:
-                    await client.ready()
-                    said_ready = True
-            elif isinstance(message, Turn):
-                skip = 0
-                if client.my_turn:
-                    await _move(client, lexicon, skip)
-            elif isinstance(message, Nok) and client.my_turn:
-                logger.info("%s: move refused (%s)", name, message.description)
-                refused += 1
-                skip += 1
-                await _move(client, lexicon, skip)
-            elif isinstance(message, Winner) and len(client.winners) == 1:
-                results.append(
-                    BotResult(tuple(client.players), dict(client.scores), "WIN", refused)
-                )
-                refused = 0
-                if len(results) >= games:
-                    break
-                await client.ready()
-    finally:
-        await client.quit()
-        await client.close()
+    for _ in range(games):
+        client = await _connect(host, port, name)
+        try:
+            result = await _play_one(client, lexicon, players)
+        finally:
+            await client.quit()
+            await client.close()
+        if result is None:
+            break  # the server closed the connection mid-game
+        results.append(result)
     return results
+
+
+async def _connect(host: str, port: int, name: str) -> ClarksonClient:
+    # Back for a next game, the name may still be held for a moment by the connection
+    # that just closed: try again briefly before giving up.
+    for attempt in range(NAME_RETRIES):
+        try:
+            return await ClarksonClient.connect(host, port, name)
+        except NameRefused:
+            if attempt == NAME_RETRIES - 1:
+                raise
+            await asyncio.sleep(0.05 * 2**attempt)
+    raise AssertionError("unreachable")
+
+
+async def _play_one(client: ClarksonClient, lexicon: Lexicon, players: int) -> BotResult | None:
+    refused = 0
+    skip = 0
+    said_ready = False
+    if len(client.users) + 1 >= players:  # USERJOINs may come before our USERCHANGE
+        await client.ready()
+        said_ready = True
+    async for message in client:
+        if isinstance(message, UserJoin) and not said_ready:
+            if len(client.users) + 1 >= players:
+                await client.ready()
+                said_ready = True
+        elif isinstance(message, Turn):
+            skip = 0
+            if client.my_turn:
+                await _move(client, lexicon, skip)
+        elif isinstance(message, Nok) and client.my_turn:
+            logger.info("%s: move refused (%s)", client.name, message.description)
+            refused += 1
+            skip += 1
+            await _move(client, lexicon, skip)
+        elif isinstance(message, Winner) and len(client.winners) == 1:
+            return BotResult(tuple(client.players), dict(client.scores), "WIN", refused)
+    return None
 
 
 async def _move(client: ClarksonClient, lexicon: Lexicon, skip: int) -> None:

@@ -131,11 +131,14 @@ class TwenteClient:
                 elif isinstance(event, Ignored):
                     continue
                 else:
-                    self._track(event)
                     self._pending.append(event)
             if not data and not self._pending:
                 raise TwenteClientError("connection closed by the server")
-        return self._pending.pop(0)
+        # What the client knows is as of the message handed out, not of everything in
+        # the same read: a bot acting on a turn must not see the moves after it.
+        message = self._pending.pop(0)
+        self._track(message)
+        return message
 
     def __aiter__(self) -> AsyncIterator[ServerMessage]:
         return self._iterate()

@@ -75,6 +75,10 @@ class Services:
             self._resources[key] = build()
         return self._resources[key]
 
+    def has_resource(self, key: str) -> bool:
+        """Whether :meth:`resource` has built ``key`` already."""
+        return key in self._resources
+
 
 class MeepleServer:
     """Runs the enabled listeners: ``await start()``, then ``serve_forever()`` or ``stop()``."""

@@ -288,6 +288,14 @@ TABLE_VARIANTS = {
 }
 
 
+LEXICON_RESOURCE = "scrabble.lexicon"
+
+
+def table_lexicon(services: Services) -> Container[str]:
+    """The lexicon every Scrabble table checks words with, loaded once per server."""
+    return services.resource(LEXICON_RESOURCE, lambda: load_lexicon(services.config.lexicon))  # type: ignore[no-any-return]
+
+
 def scrabble_lobby(services: Services) -> Lobby:
     """The server's lobby with Scrabble registered, the lexicon loaded and the store open.
 
@@ -295,7 +303,7 @@ def scrabble_lobby(services: Services) -> Lobby:
     (from its compiled cache after the first run) before any listener accepts.
     """
     lobby = server_lobby(services)
-    lexicon = services.resource("scrabble.lexicon", lambda: load_lexicon(services.config.lexicon))
+    lexicon = table_lexicon(services)
     store: Store = services.resource("store", lambda: Store(services.config.database))
     if not lobby.has_game(GAME):
         lobby.register_game(GAME, _room_factory(lexicon, store, services), variants=TABLE_VARIANTS)

@@ -158,8 +158,9 @@ async def lobby_page(request: Request) -> Response:
 async def play_page(request: Request) -> Response:
     """Sit at a table and play (issue 13).
 
-    The page talks meeple-web/1 (docs/protocols/web.md, "Playing")."""
-    return render(request, "play.html")
+    The page talks meeple-web/1 (docs/protocols/web.md, "Playing"). A browser signed in
+    as a reserved name (``/account``) finds that name filled in."""
+    return render(request, "play.html", signed_in=accounts.session_of(request).name)
 
 
 async def games_page(request: Request) -> Response:
@@ -293,6 +294,7 @@ class WebConnection:
                 m = request.message
                 self.subscription.remove(_feed_topic(m.topic, m.uid))
             elif request.message is not None:
+                await self.seat.prepare(request.message)
                 self.seat.handle(request.message)
 
     async def _write_seat(self) -> None:

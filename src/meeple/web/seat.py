@@ -34,6 +34,7 @@ from meeple.games import spectrangle as spectrangle_engine
 from meeple.games.santorini import view as santorini_view
 from meeple.games.scrabble import game as scrabble_engine
 from meeple.games.scrabble import view as scrabble_view
+from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
 from meeple.games.scrabble.moves import Placement
 from meeple.games.spectrangle import view as spectrangle_view
 from meeple.protocols import web as proto
@@ -57,7 +58,7 @@ from meeple.server.room import Room
 if TYPE_CHECKING:
     from meeple.server.app import Services
 
-__all__ = ["OUTBOX_SIZE", "WebSeat", "register_games"]
+__all__ = ["OUTBOX_SIZE", "WebSeat", "games_ready", "register_games"]
 
 logger = logging.getLogger(__name__)
 
@@ -66,11 +67,49 @@ _REFUSALS = (scrabble_room.Rejected, santorini_room.Refused, spectrangle_room.Ro
 _LOBBY_NOTICES = (QueueChanged, SeatJoined, SeatRenamed, Dismissed)
 
 
+_TABLE_MESSAGES = (proto.CreateTable, proto.Sit, proto.Rejoin, proto.AddBot)
+
+
 def register_games(services: Services) -> Lobby:
     """The server's lobby with every game registered, so a browser can open any table."""
-    scrabble_room.scrabble_lobby(services)
     santorini_room.santorini_lobby(services)
-    return spectrangle_room.spectrangle_lobby(services)
+    spectrangle_room.spectrangle_lobby(services)
+    return scrabble_room.scrabble_lobby(services)
+
+
+async def games_ready(services: Services) -> Lobby:
+    """:func:`register_games` without blocking the event loop.
+
+    With no Scrabble listener running, the first browser to open or join a table is
+    the first to need the lexicon, and a first load compiles it (seconds for a large
+    word list). It is loaded once, in a worker thread, while the loop goes on serving
+    every other connection. If it cannot be loaded, the error is logged once and the
+    other games are still registered (a Scrabble table is then refused as a game the
+    lobby does not have)."""
+    lobby = server_lobby(services)
+    if lobby.has_game(scrabble_room.GAME) or services.has_resource(scrabble_room.LEXICON_RESOURCE):
+        return register_games(services)
+    loading: asyncio.Future[Lexicon] = services.resource(
+        "web.lexicon-loading", lambda: _load_lexicon(services)
+    )
+    try:
+        lexicon = await asyncio.shield(loading)
+    except Exception:  # reported by _lexicon_failed
+        santorini_room.santorini_lobby(services)
+        return spectrangle_room.spectrangle_lobby(services)
+    services.resource(scrabble_room.LEXICON_RESOURCE, lambda: lexicon)
+    return register_games(services)
+
+
+def _load_lexicon(services: Services) -> asyncio.Future[Lexicon]:
+    task = asyncio.ensure_future(asyncio.to_thread(load_lexicon, services.config.lexicon))
+    task.add_done_callback(_lexicon_failed)
+    return task
+
+
+def _lexicon_failed(task: asyncio.Future[Lexicon]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        logger.error("scrabble tables are unavailable: %s", task.exception())
 
 
 class WebSeat:
@@ -99,11 +138,14 @@ class WebSeat:
 
     # --- requests from the browser --------------------------------------------------------
 
+    async def prepare(self, message: object) -> None:
+        """Before :meth:`handle`: a message that opens or joins a table needs every game
+        at the lobby (the lexicon loads once, off the loop: :func:`games_ready`)."""
+        if isinstance(message, _TABLE_MESSAGES):
+            await games_ready(self.services)
+
     def handle(self, message: object) -> None:
         """Carry out one play message the session let through; replies go to the outbox."""
-        if isinstance(message, proto.CreateTable | proto.Sit | proto.Rejoin | proto.AddBot):
-            # Every game at the lobby (the lexicon loads once, when first needed).
-            register_games(self.services)
         try:
             if isinstance(message, proto.CreateTable):
                 self._create(message)

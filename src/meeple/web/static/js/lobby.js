@@ -31,11 +31,15 @@ function queues(lobby) {
   const section = document.getElementById("queues");
   if (!section) return;
   const body = lobby.queues.length ? table(
-    [["Game"], ["Table"], ["Variant"], ["Waiting"]],
+    [["Game"], ["Table"], ["Variant"], ["Waiting"], [""]],
     lobby.queues.map((q) => {
       const tr = cell("tr");
+      const sit = cell("a", "sit here", "sit");
+      sit.href = `/play?table=${encodeURIComponent(q.id)}`;
+      const td = cell("td");
+      td.append(sit);
       tr.append(cell("td", q.game), cell("td", `${q.waiting.length}/${q.players}`), cell("td", q.variant),
-        people(q.waiting.map((w) => w.name), q.waiting.map((w) => w.protocol)));
+        people(q.waiting.map((w) => w.name), q.waiting.map((w) => w.protocol)), td);
       return tr;
     })) : cell("p", "Nobody is waiting.", "empty");
   section.replaceChildren(cell("h2", "Waiting"), body);

@@ -10,6 +10,8 @@ import * as spectrangle from "./play/spectrangle.js";
 import { el, onRedraw, page, send, status } from "./play/page.js";
 
 const TOKEN = "meeple.rejoin";
+// The lobby's "sit here" link names a table: /play?table=table-3.
+const INVITED = new URLSearchParams(location.search).get("table");
 const GAMES = { scrabble, santorini, spectrangle };
 
 // --- connection ------------------------------------------------------------------------
@@ -28,7 +30,7 @@ function connect() {
       if (token) send({ type: "rejoin", token });
     } else if (msg.type === "lobby") tables(msg.data.tables);
     else if (msg.type === "seated") seated(msg);
-    else if (msg.type === "seat") seatView(msg.data);
+    else if (msg.type === "seat") seatView(msg.data, msg.uid);
     else if (msg.type === "error") {
       if (msg.code === "refused" && !page.seated) sessionStorage.removeItem(TOKEN);
       if (msg.code === "illegal" && page.view) GAMES[page.view.game].refused?.();
@@ -39,29 +41,61 @@ function connect() {
   socket.addEventListener("close", () => { page.seated = false; setTimeout(connect, 1000); });
 }
 
+function shown(id, on) { document.getElementById(id).hidden = !on; }
+
+// Seated: the game takes the page (the form and the open tables come back after it).
 function seated(msg) {
   page.seated = true;
   page.name = msg.name;
   page.table = msg.table;
   sessionStorage.setItem(TOKEN, msg.token);
-  document.getElementById("play").hidden = false;
+  shown("join", false); shown("play", true); shown("over", false); shown("leave", true);
   document.getElementById("who").textContent = `You are ${msg.name}`;
   document.getElementById("table").textContent = msg.table;
-  status("Waiting for the table to fill.");
+  if (!page.view || page.view.over) {
+    page.view = null;
+    shown("before", true);
+    status("Waiting for the table to fill.");
+    waiting();
+  }
+}
+
+// Back to the form and the open tables.
+function unseated() {
+  page.seated = false; page.view = null; page.table = "";
+  sessionStorage.removeItem(TOKEN);
+  shown("join", true); shown("play", false); shown("over", false);
+  status("");
 }
 
 // --- the lobby ---------------------------------------------------------------------------
 
 function tables(list) {
-  const rows = list.map((t) => el("tr", { "data-table": t.id },
+  const rows = list.map((t) => el("tr", { "data-table": t.id, class: t.id === INVITED ? "invited" : null },
     el("td", {}, t.id), el("td", {}, `${t.game} (${t.variant})`),
     el("td", {}, `${t.waiting.length}/${t.players}${t.start === "ready" ? " max, when ready" : ""}`),
     el("td", {}, t.waiting.map((w) => `${w.name} (${w.protocol})`).join(", ")),
     el("td", {},
       el("button", { type: "button", class: "sit", onclick: () => sit(t.id) }, "Sit"), " ",
       el("button", { type: "button", class: "addbot", onclick: () => send({ type: "bot", table: t.id }) }, "Add a bot"))));
+  page.tables = list;
+  waiting();
+  if (INVITED && !page.seated) {
+    const open = list.some((t) => t.id === INVITED);
+    status(open ? `Pick a name and press Sit to join ${INVITED}.` : `${INVITED} is no longer open.`);
+  }
   const target = document.getElementById("tables");
   target.replaceChildren(rows.length ? el("table", {}, el("tbody", {}, rows)) : el("p", { class: "empty" }, "No table is open."));
+}
+
+// Who sits at this table so far, and the Ready button where the table starts on it
+// (the lobby's snapshot and the seating can come in either order).
+function waiting() {
+  const mine = (page.tables ?? []).find((t) => t.id === page.table);
+  if (!mine || page.view) return;
+  document.getElementById("waiting").textContent = `· ${mine.game} (${mine.variant}) · `
+    + `${mine.waiting.length} of ${mine.players}: ${mine.waiting.map((w) => `${w.name} (${w.protocol})`).join(", ")}`;
+  shown("ready", mine.start === "ready");
 }
 
 function nameInput() {
@@ -86,29 +120,45 @@ document.getElementById("create").addEventListener("submit", (event) => {
 });
 document.getElementById("ready").addEventListener("click", () => send({ type: "ready" }));
 document.getElementById("leave").addEventListener("click", () => {
+  if (page.view && !page.view.over && !window.confirm("Leave the game? Your seat is given up.")) return;
   send({ type: "leave" });
-  sessionStorage.removeItem(TOKEN);
-  document.getElementById("play").hidden = true;
+  unseated();
 });
+document.getElementById("again").addEventListener("click", unseated);
 document.getElementById("bot").addEventListener("click", () => send({ type: "bot", table: page.table }));
 
 // --- the game --------------------------------------------------------------------------
 
-function seatView(view) {
+function seatView(view, uid) {
   const before = page.view;
   page.view = view;
-  document.getElementById("play").hidden = false;
+  shown("join", false); shown("play", true); shown("before", false);
+  document.getElementById("waiting").textContent = `· ${view.game}${view.variant ? ` (${view.variant})` : ""}`;
   // What is being typed or clicked lasts as long as the game's part says (newView).
   GAMES[view.game].newView(before, view);
   if (view.over) {
     sessionStorage.removeItem(TOKEN);
     status("The game is over.");
+    document.getElementById("result").textContent = resultText(view);
+    document.getElementById("replay").href = `/games/${uid}`;
+    shown("over", true); shown("leave", false);
   } else if (view.turn === view.you) {
     status("Your turn.");
   } else {
     status(`${view.players[view.turn] ?? ""} to play.`);
   }
   draw();
+}
+
+// "ann wins 380 to 340", "a draw at 300", "pia wins": from the view's result.
+function resultText(view) {
+  const r = view.result;
+  if (!r) return "The game was abandoned.";
+  const names = (r.winners ?? []).map((w) => (w === view.you ? "You" : view.players[w]));
+  const scores = r.scores ? ` (${r.scores.map((s, i) => `${view.players[i]} ${s}`).join(", ")})` : "";
+  if (!names.length) return `No winner${scores}.`;
+  if (names.length > 1) return `A draw between ${names.join(" and ")}${scores}.`;
+  return `${names[0]} ${names[0] === "You" ? "win" : "wins"}${scores}.`;
 }
 
 function draw() {
