@@ -17,7 +17,7 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 from tests.web.helpers import ServerFactory, screenshot
 
-from meeple.games.santorini import DOME, Action, Build, Game, Move, Pass, Phase
+from meeple.games.santorini import DOME, Action, Build, Game, Move, Pass, Phase, Undo
 from meeple.server.lobby import server_lobby
 
 pytestmark = pytest.mark.slow
@@ -138,6 +138,15 @@ async def _turn(page: Page, name: str, n: int) -> None:
     view = await view_after(page, done)
     assert view["legal"]["pass"]
     await expect(page.locator("#controls .undo")).to_be_visible()
+    if god == "Atlas":
+        # Take the dome back (Undo): the build is open again, Pass is gone; dome again.
+        await page.click("#controls .undo")
+        view = await view_after(page, done + 1)
+        assert not view["domes"][build.dst]
+        await expect(page.locator("#controls .pass")).to_have_count(0)
+        await click_step(page, build)
+        view = await view_after(page, done + 2)
+        assert view["domes"][build.dst]
     await click_step(page, Pass(you))
 
 
@@ -159,7 +168,12 @@ def _powers_used(game: Game) -> dict[str, bool]:
                 used["Prometheus"] |= god == "Prometheus" and not any(
                     isinstance(a, Move) for a in turn
                 )
-            turn = [] if isinstance(action, Pass) else [*turn, action]
+            if isinstance(action, Pass):
+                turn = []
+            elif isinstance(action, Undo):
+                turn = [] if action.all else turn[:-1]
+            else:
+                turn = [*turn, action]
         replay.apply(action)
     return used
 
@@ -169,9 +183,9 @@ async def test_atlas_artemis_and_prometheus_use_their_powers_by_clicks(
 ) -> None:
     """Three pages at a 3-player gods table offer and take Atlas, Artemis and
     Prometheus and place their workers on highlighted cells; in the first round Atlas
-    domes a ground cell (the Block/Dome choice), Artemis moves twice (the worker stays
-    selected), Prometheus builds before moving (the Move/Block choice); Pass and Undo
-    show only when legal; the engine's log shows each power used."""
+    domes a ground cell (the Block/Dome choice; undone and built again), Artemis moves
+    twice (the worker stays selected), Prometheus builds before moving (the Move/Block
+    choice); Pass and Undo show only when legal; the engine's log shows each power."""
     server = await make_server("santorini")
     url = f"http://127.0.0.1:{server.ports['web']}/play"
     pages: dict[str, Page] = {}
