@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page, expect
 from tests.web.helpers import ServerFactory, screenshot
+from tests.web.test_play_santorini_browser import click_step
 
 from meeple.ai.scrabble import ranked_moves
 from meeple.ai.spectrangle import greedy_action
@@ -19,7 +20,6 @@ from meeple.games.santorini import (
     Build,
     ChooseGod,
     Move,
-    MoveStep,
     OfferGod,
     Pass,
     Phase,
@@ -142,14 +142,13 @@ async def test_a_person_plays_a_whole_scrabble_game_against_a_twente_bot(
 
 
 async def _santorini_step(page: Page, state: Any, you: int, rng: random.Random) -> None:
-    """One step the way a person does it, chosen among the legal ones the page's clicks
-    can make: buttons in the set-up, a worker then a cell to move, a cell to build."""
+    """One step the way a person does it, chosen among the legal ones: buttons in the
+    set-up, a highlighted cell to place a worker, in play a worker then a ringed cell
+    (and the inline choice where a cell offers two steps), Pass when it is legal."""
     actions = legal_actions(state)
-    moved = any(isinstance(s, MoveStep) for s in state.steps)
     if state.phase is Phase.POOL:
         offer = rng.choice([a for a in actions if isinstance(a, OfferGod)])
-        await page.fill("#god", offer.god)
-        await page.click("#controls button.god")
+        await page.click(f'#controls button.god:text-is("{offer.god}")')
     elif state.phase is Phase.GODS:
         god = rng.choice([a for a in actions if isinstance(a, ChooseGod)]).god
         await page.click(f'#controls button.god:text-is("{god}")')
@@ -159,18 +158,11 @@ async def _santorini_step(page: Page, state: Any, you: int, rng: random.Random) 
         place = rng.choice([a for a in actions if isinstance(a, PlaceWorker)])
         await page.click(f'#board .cell[data-cell="{place.cell}"]')
     else:
-        moves = [a for a in actions if isinstance(a, Move)]
-        builds = [a for a in actions if isinstance(a, Build)]
-        if not moved and moves:
-            move = rng.choice(moves)
-            await page.click(f'#board .cell[data-cell="{move.src}"]')
-            await page.click(f'#board .cell[data-cell="{move.dst}"]')
-        elif moved and any(isinstance(a, Pass) for a in actions):
-            await page.click("#controls .pass")
-        elif moved and builds:
-            build = rng.choice(builds)
-            await page.set_checked("#dome", build.level == 4)
-            await page.click(f'#board .cell[data-cell="{build.dst}"]')
+        steps = [a for a in actions if isinstance(a, Move | Build)]
+        if any(isinstance(a, Pass) for a in actions):
+            await click_step(page, Pass(you))
+        elif steps:
+            await click_step(page, rng.choice(steps))
         else:
             await page.click("#controls .lose")
 

@@ -2,7 +2,10 @@
 
 Santorini hides nothing, so :func:`spectator_view` is the whole position in
 JSON-safe form: levels, domes, workers, gods, the phase and whose turn it is,
-and the action log as text. :func:`seat_view` adds which seat is the viewer's.
+and the action log as text. :func:`seat_view` adds which seat is the viewer's and,
+for the seat on turn, what it may do now (:func:`legal_view`, straight from the
+engine's :func:`~meeple.games.santorini.game.legal_actions`: a god's power is just
+more legal steps, so the page needs no god of its own).
 """
 
 from __future__ import annotations
@@ -22,10 +25,12 @@ from meeple.games.santorini.game import (
     Pass,
     PlaceWorker,
     Undo,
+    legal_actions,
 )
-from meeple.games.santorini.state import owner, sex_of
+from meeple.games.santorini.gods import GODS
+from meeple.games.santorini.state import GameState, Phase, owner, sex_of
 
-__all__ = ["action_text", "seat_view", "spectator_view"]
+__all__ = ["action_text", "legal_view", "seat_view", "spectator_view"]
 
 
 def _square(c: int) -> str:
@@ -95,6 +100,60 @@ def spectator_view(game: Game, players: tuple[str, ...] | None = None) -> dict[s
 
 
 def seat_view(game: Game, player: int, players: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """The position as seat ``player`` sees it: the spectator view, ``you``, ``legal``
+    (:func:`legal_view`; None off turn) and ``powers``, the card text of every god named
+    in the game or on offer to the seat (so the page can say what a choice does)."""
     view = spectator_view(game, players)
     view["you"] = player
+    legal = legal_view(game.state, player, undo=game.can_undo(player))
+    view["legal"] = legal
+    named = {g for g in (*game.state.gods, *game.state.pool) if g is not None}
+    if legal is not None:
+        named.update(legal["gods"])
+    view["powers"] = {g: GODS[g].description for g in sorted(named)}
     return view
+
+
+def legal_view(state: GameState, player: int, *, undo: bool = False) -> dict[str, Any] | None:
+    """What ``player`` may do now, in JSON-safe form; None when it is not their turn.
+
+    Every entry comes from :func:`~meeple.games.santorini.game.legal_actions`, so what
+    is listed is what the engine accepts and nothing else:
+
+    - ``gods``: the gods to offer (phase ``pool``) or to take (phase ``gods``);
+    - ``starters``: the seats the challenger may name to start;
+    - ``place``: the free cells for the next worker;
+    - ``moves``: ``[from, to]`` cells; ``builds``: ``[from, to, level]`` (level 1–3 a
+      block, 4 a dome). A god's power is more of them: Atlas' dome on a low level is a
+      second build on the same cell, Artemis' second move a move after a move,
+      Prometheus' build before moving a build where a move comes first;
+    - ``pass``: the turn may end now; ``undo``: a step of this turn may be taken back
+      (the :class:`Game` knows, so the caller says); ``lose``: giving up is open (all
+      a player stuck without auto-elimination may do, with every list empty).
+    """
+    if state.is_over or state.turn != player or not state.alive[player]:
+        return None
+    out: dict[str, Any] = {
+        "gods": [],
+        "starters": [],
+        "place": [],
+        "moves": [],
+        "builds": [],
+        "pass": False,
+        "undo": undo,
+        "lose": state.phase is Phase.PLAY,
+    }
+    for action in legal_actions(state):
+        if isinstance(action, OfferGod | ChooseGod):
+            out["gods"].append(action.god)
+        elif isinstance(action, ChooseStarter):
+            out["starters"].append(action.starter)
+        elif isinstance(action, PlaceWorker):
+            out["place"].append(action.cell)
+        elif isinstance(action, Move):
+            out["moves"].append([action.src, action.dst])
+        elif isinstance(action, Build):
+            out["builds"].append([action.src, action.dst, action.level])
+        elif isinstance(action, Pass):
+            out["pass"] = True
+    return out

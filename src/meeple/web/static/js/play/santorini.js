@@ -1,57 +1,169 @@
-// The Santorini part of the play page.
+// The Santorini part of the play page, driven by the seat view's "legal": what the
+// engine says this seat may do now (games/santorini/view.py, legal_view). Nothing here
+// knows a god: Atlas' dome on a low level is one more build on a cell, Artemis' second
+// move a move after a move, Prometheus' build before moving a build where a move may
+// come first. The page only shows those steps and sends the one clicked.
 import { button, draw, el, page, play } from "./page.js";
 import { replaceChildren } from "../render.js";
 
-// A Santorini turn is several actions: the worker moved stays selected for its build,
-// until the turn or the phase changes.
-Object.assign(page, { worker: null, moved: false, dome: false });
-export function newView(before, view) {
-  if (!before || before.turn !== view.turn || before.phase !== view.phase) refused();
-}
-// A refused step did not happen.
-export function refused() { page.worker = null; page.moved = false; }
+// The selected worker's cell, and the cell whose inline choice is open (several steps
+// end there: a move and a build, or a block and a dome).
+Object.assign(page, { worker: null, choice: null });
 
-// Santorini: gods and the starter by buttons; a worker is placed by clicking a cell;
-// in play click a worker, then where it moves, then where it builds (Dome: a dome).
 function rowCol(c) { return [Math.floor(c / 5), c % 5]; }
+function square(c) { return `${"abcde"[c % 5]}${Math.floor(c / 5) + 1}`; }
 
-export function drawGame(view) {
-  const mine = view.turn === view.you && !view.over;
-  const controls = [];
-  if (mine && (view.phase === "pool" || view.phase === "gods")) {
-    const god = el("input", { id: "god", placeholder: "a god's name", size: 12 });
-    controls.push(el("p", {}, view.phase === "pool" ? "Offer a god: " : "Take a god: ",
-      view.phase === "gods" ? view.pool.map((g) => button(g, () => play({ kind: "god", god: g }), "god")) : [god, " ",
-        button("Offer", () => play({ kind: "god", god: god.value.trim() }), "god")]));
-  } else if (mine && view.phase === "starter") {
-    controls.push(el("p", {}, "Who starts? ", view.players.map((p, i) => button(p, () => play({ kind: "starter", player: i }), "starter"))));
+// The cells of workers that may take a step now.
+function sources(legal) {
+  return new Set([...(legal?.moves ?? []), ...(legal?.builds ?? [])].map((s) => s[0]));
+}
+
+// Where the worker on `from` may go or build: cell -> the steps ending there.
+function targets(legal, from) {
+  const out = new Map();
+  const at = (c) => { if (!out.has(c)) out.set(c, []); return out.get(c); };
+  for (const [a, b] of legal?.moves ?? []) {
+    if (a === from) at(b).push({ kind: "move", from: rowCol(a), to: rowCol(b) });
   }
-  if (mine && view.phase === "play") {
-    const dome = el("label", {}, el("input", { type: "checkbox", id: "dome", checked: page.dome || null,
-      onchange: (e) => { page.dome = e.target.checked; } }), " build a dome");
-    controls.push(el("p", {}, button("Pass", () => play({ kind: "pass" }), "pass"), " ",
-      button("Undo", () => play({ kind: "undo", all: false }), "undo"), " ",
-      button("Lose", () => play({ kind: "lose" }), "lose"), " ", dome));
+  for (const [a, b, level] of legal?.builds ?? []) {
+    if (a === from) at(b).push({ kind: "build", from: rowCol(a), to: rowCol(b), level });
   }
-  replaceChildren("controls", el("div", {}, controls));
-  replaceChildren("mine", el("p", {}, mine ? (page.worker === null ? "" : `worker on ${page.worker}`) : ""));
-  document.querySelector("#board .tboard").addEventListener("click", (event) => {
-    const cell = event.target.closest(".cell");
-    if (!cell || !mine) return;
-    const c = Number(cell.dataset.cell);
-    if (view.phase === "place") { play({ kind: "place", cell: rowCol(c) }); return; }
-    if (view.phase !== "play") return;
-    const own = view.workers.find((w) => w.cell === c && w.owner === view.you);
-    if (own && !page.moved) { page.worker = c; draw(); return; }
-    if (page.worker === null) return;
-    if (!page.moved) {
-      play({ kind: "move", from: rowCol(page.worker), to: rowCol(c) });
-      page.worker = c; page.moved = true; // a refused move is undone by the next view's
-    } else {
-      const action = { kind: "build", from: rowCol(page.worker), to: rowCol(c) };
-      if (page.dome) action.level = 4;
-      play(action);
-    }
+  return out;
+}
+
+// A new view keeps the selected worker while it may still act; when one worker alone
+// may (the turn's worker after its move, say), that one is selected.
+export function newView(before, view) {
+  page.choice = null;
+  const from = sources(view.legal);
+  if (!from.has(page.worker)) page.worker = null;
+  if (page.worker === null && from.size === 1) page.worker = [...from][0];
+}
+
+// A refused step did not happen; the next view says what is legal.
+export function refused() { page.choice = null; }
+
+export function keydown(event) {
+  if (event.key === "Escape" && (page.choice !== null || page.worker !== null)) {
+    page.choice = null;
+    page.worker = null;
+    draw();
+  }
+}
+
+function stepLabel(step) {
+  if (step.kind === "move") return "Move";
+  return step.level === 4 ? "Dome" : "Block";
+}
+
+function stepTitle(step, view) {
+  const c = step.to[0] * 5 + step.to[1];
+  if (step.kind === "move") return `move to ${square(c)}`;
+  if (step.level === 4) return `build a dome on ${square(c)} (level ${view.levels[c]})`;
+  return `build level ${step.level} on ${square(c)}`;
+}
+
+function godButtons(view, names) {
+  return names.map((g) => {
+    const b = button(g, () => play({ kind: "god", god: g }), "god");
+    b.title = view.powers?.[g] ?? "";
+    return b;
   });
 }
 
+function setupControls(view, legal) {
+  if (view.phase === "pool") return [el("p", {}, "Offer a god: ", godButtons(view, legal.gods))];
+  if (view.phase === "gods") return [el("p", {}, "Take a god: ", godButtons(view, legal.gods))];
+  if (view.phase === "starter") {
+    return [el("p", {}, "Who starts? ", legal.starters.map((i) =>
+      button(view.players[i], () => play({ kind: "starter", player: i }), "starter")))];
+  }
+  return [];
+}
+
+function playControls(legal) {
+  const row = [];
+  if (legal.pass) row.push(button("Pass", () => play({ kind: "pass" }), "pass"));
+  if (legal.undo) {
+    row.push(button("Undo", () => play({ kind: "undo", all: false }), "undo"));
+    row.push(button("Undo turn", () => play({ kind: "undo", all: true }), "undo-all"));
+  }
+  if (legal.lose) row.push(button("Give up", () => play({ kind: "lose" }), "lose"));
+  const stuck = !legal.moves.length && !legal.builds.length && !legal.pass;
+  return [el("p", { class: "controls" }, row),
+    stuck ? el("p", { class: "note stuck" }, "No way to complete a turn: you can only give up.") : null];
+}
+
+function hint(view, legal) {
+  if (!legal) return "";
+  if (view.phase === "place") return "Click a highlighted cell to place a worker.";
+  if (view.phase !== "play") return "";
+  if (page.worker === null) return sources(legal).size ? "Click one of your ringed workers." : "";
+  const where = targets(legal, page.worker);
+  const moves = [...where.values()].some((s) => s.some((x) => x.kind === "move"));
+  const builds = [...where.values()].some((s) => s.some((x) => x.kind === "build"));
+  const what = [moves ? "solid green: move" : null, builds ? "dashed orange: build" : null].filter(Boolean);
+  return `Worker on ${square(page.worker)}${what.length ? ` — ${what.join(" · ")}` : ""}.`;
+}
+
+// Mark the cells the seat may use: placement cells, workers that may act, and the
+// selected worker's moves and builds, with the inline choice where several steps meet.
+function decorate(view, legal) {
+  const cells = document.querySelectorAll("#board .tboard .cell");
+  if (!legal) return;
+  if (view.phase === "place") {
+    for (const c of legal.place) cells[c].classList.add("can-place");
+    return;
+  }
+  for (const c of sources(legal)) cells[c].classList.add("can-select");
+  if (page.worker === null) return;
+  cells[page.worker].classList.add("selected");
+  for (const [c, steps] of targets(legal, page.worker)) {
+    if (steps.some((s) => s.kind === "move")) cells[c].classList.add("can-move");
+    if (steps.some((s) => s.kind === "build")) cells[c].classList.add("can-build");
+    if (page.choice === c) {
+      cells[c].append(el("div", { class: "choice", role: "group", "aria-label": "choose a step" },
+        steps.map((s) => {
+          const b = button(stepLabel(s), (event) => { event.stopPropagation(); page.choice = null; play(s); },
+            `step ${s.kind}`);
+          b.dataset.kind = s.kind;
+          if (s.kind === "build") b.dataset.level = s.level;
+          b.title = stepTitle(s, view);
+          return b;
+        })));
+    }
+  }
+}
+
+function clicked(view, legal, c) {
+  if (view.phase === "place") {
+    if (legal.place.includes(c)) play({ kind: "place", cell: rowCol(c) });
+    return;
+  }
+  if (view.phase !== "play") return;
+  const steps = page.worker === null ? undefined : targets(legal, page.worker).get(c);
+  if (steps && (!sources(legal).has(c) || c === page.worker)) {
+    if (steps.length === 1) { page.choice = null; play(steps[0]); return; }
+    page.choice = page.choice === c ? null : c;
+  } else if (sources(legal).has(c)) {
+    page.worker = page.worker === c ? null : c;
+    page.choice = null;
+  } else {
+    page.choice = null;
+  }
+  draw();
+}
+
+export function drawGame(view) {
+  const legal = view.over ? null : view.legal;
+  const controls = [];
+  if (legal) controls.push(...(view.phase === "play" ? playControls(legal) : setupControls(view, legal)));
+  replaceChildren("controls", el("div", {}, controls));
+  replaceChildren("mine", el("p", { class: "hint" }, hint(view, legal)));
+  decorate(view, legal);
+  document.querySelector("#board .tboard").addEventListener("click", (event) => {
+    const cell = event.target.closest(".cell");
+    if (!cell || !legal || event.target.closest(".choice")) return;
+    clicked(view, legal, Number(cell.dataset.cell));
+  });
+}
