@@ -295,3 +295,41 @@ async def test_out_of_turn_and_garbage_from_a_browser_disturb_no_one(
     finally:
         await ann.close()
         await ws.close()
+
+
+async def test_a_name_another_protocol_at_the_table_cannot_show_is_refused(
+    make_server: ServerFactory,
+) -> None:
+    """A browser may be called ``x.y`` or ``turn``, but not at a table where Clarkson
+    (RFC §2: letters and digits) or Spectrangle (``turn`` is a word of its lines)
+    clients play: the lobby refuses it in words, and the same browser sits under a name
+    they can show."""
+    server = await make_server("clarkson", "spectrangle")
+    ws = await _ws(server)
+    for game, variant, bad, good in (
+        ("scrabble", "clarkson", "x.y", "xy"),
+        ("spectrangle", "standard", "turn", "turner"),
+    ):
+        create = {"type": "create", "game": game, "variant": variant, "size": 2}
+        await ws.send(json.dumps(create | {"name": bad}))
+        refused = await _next(ws)
+        while refused["type"] != "error":
+            refused = await _next(ws)
+        assert refused["code"] == "refused"
+        assert f"cannot show the name '{bad}'" in refused["message"]
+        await ws.send(json.dumps(create | {"name": good}))
+        seated = await _next(ws)
+        while seated["type"] != "seated":
+            seated = await _next(ws)
+        assert seated["name"] == good
+        await ws.send(json.dumps({"type": "leave"}))
+    await ws.close()
+    # With no Clarkson listener running, no Clarkson client can come to show names to.
+    alone = await _ws(await make_server())
+    create = {"type": "create", "game": "scrabble", "variant": "clarkson", "size": 2}
+    await alone.send(json.dumps(create | {"name": "x.y"}))
+    seated = await _next(alone)
+    while seated["type"] != "seated":
+        assert seated["type"] != "error", seated
+        seated = await _next(alone)
+    await alone.close()

@@ -53,6 +53,7 @@ from meeple.protocols.clarkson.messages import (
     UserJoin,
     UserSet,
     Winner,
+    is_valid_name,
     meeple_hello,
 )
 from meeple.protocols.clarkson.session import (
@@ -98,6 +99,10 @@ TABLE_SIZE = g.VARIANTS[VARIANT].max_players
 
 def create_listener(services: Services, name: str, config: ListenerConfig) -> TcpListener:
     lobby = scrabble_lobby(services)
+    # Seats of other kinds (a browser) at a Clarkson table are shown in USERJOIN & co.
+    lobby.name_rule(
+        "scrabble", VARIANT, "Clarkson", is_valid_name, "RFC §2: a letter, then letters and digits"
+    )
     hello = meeple_hello(platform.platform())
     max_size = services.config.max_message_size
 

@@ -59,6 +59,7 @@ __all__ = [
     "BadTable",
     "Dismissed",
     "Lobby",
+    "NameNotExpressible",
     "NoSuchTable",
     "QueueChanged",
     "QueueKey",
@@ -130,6 +131,18 @@ class VariantNotExpressible(TableError):
         self.protocol = protocol
         self.game = game
         self.variant = variant
+
+
+class NameNotExpressible(TableError):
+    """A protocol that plays at this table cannot carry the seat's name (a browser's
+    ``x.y`` where Clarkson's RFC §2 names are letters and digits)."""
+
+    def __init__(self, name: str, protocol: str, rule: str) -> None:
+        super().__init__(
+            f"{protocol} clients play at this table and cannot show the name {name!r}: {rule}"
+        )
+        self.name = name
+        self.protocol = protocol
 
 
 class UnknownToken(TableError, KeyError):
@@ -314,6 +327,8 @@ class Lobby:
         self.grace = grace
         self.names = names
         self._games: dict[str, _Game] = {}
+        # (game, variant) -> (protocol, whether it can carry a name, the rule in words)
+        self._name_rules: dict[tuple[str, str], list[tuple[str, Callable[[str], bool], str]]] = {}
         self._tables: dict[str, Table] = {}  # open tables, in creation order
         self._table_of: dict[int, Table] = {}
         self._rooms: dict[int, Room] = {}
@@ -456,10 +471,28 @@ class Lobby:
             raise AlreadyPlaying(f"{seat.name} is already in a game")
         if not expresses(seat, key.game, key.variant):
             raise VariantNotExpressible(_protocol(seat), key.game, key.variant)
+        self._check_name(seat, key.game, key.variant)
         table = self._match(key, rule, seat)
         if table is None:
             table = self.create_table(key.game, key.variant, key.players, rule)
         return self.sit(table.id, seat)
+
+    def name_rule(
+        self, game: str, variant: str, protocol: str, fits: Callable[[str], bool], rule: str
+    ) -> None:
+        """A listener of ``protocol`` plays ``variant`` of ``game``: every seat at such a
+        table must have a name ``fits`` accepts (``rule`` says which, for the refusal).
+
+        Every seat at one table is checked against the same rules (they are the
+        variant's), so whoever sits later can be shown every name already there."""
+        rules = self._name_rules.setdefault((game, variant), [])
+        if all(p != protocol for p, _, _ in rules):
+            rules.append((protocol, fits, rule))
+
+    def _check_name(self, seat: Seat, game: str, variant: str) -> None:
+        for protocol, fits, rule in self._name_rules.get((game, variant), ()):
+            if not fits(seat.name):
+                raise NameNotExpressible(seat.name, protocol, rule)
 
     def sit(self, table_id: str, seat: Seat) -> Room | None:
         """Sit ``seat`` at a table by id (leaving any other table); the room if it started."""
@@ -470,6 +503,7 @@ class Lobby:
             raise AlreadyPlaying(f"{seat.name} is already in a game")
         if not expresses(seat, table.game, table.variant):
             raise VariantNotExpressible(_protocol(seat), table.game, table.variant)
+        self._check_name(seat, table.game, table.variant)
         if self._table_of.get(id(seat)) is table:
             return None
         if len(table.seats) >= table.size:

@@ -70,6 +70,7 @@ from meeple.protocols.spectrangle import (
     Waiting,
     action_for,
     error_word_for,
+    is_valid_name,
     messages_for,
     opening_messages,
 )
@@ -340,6 +341,14 @@ class SpectrangleHub:
 
 def create_listener(services: Services, name: str, config: ListenerConfig) -> TcpListener:
     lobby = spectrangle_lobby(services)
+    # A browser's name at a Spectrangle table is shown in waiting, start, turn, move ...
+    lobby.name_rule(
+        GAME,
+        "standard",
+        "Spectrangle",
+        is_valid_name,
+        "not a tile code such as RGB3, nor null, turn, skip, skipped, with, on or left",
+    )
     hub = SpectrangleHub()
     max_line = services.config.max_message_size
 
