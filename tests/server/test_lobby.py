@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from meeple.server.lobby import Lobby, QueueChanged, QueueKey
+from meeple.server.lobby import Lobby, NameNotExpressible, QueueChanged, QueueKey
 from meeple.server.room import Room, Seat
 
 
@@ -128,3 +128,24 @@ async def test_disconnect_in_queue_and_in_room() -> None:
     await asyncio.wait_for(room.wait_finished(), 1)
     assert b.events[-1] == ("left", "a")
     assert lobby.room_of(b) is None
+
+
+async def test_a_name_rule_binds_other_protocols_seats_not_its_own() -> None:
+    """A listener's name rule refuses a browser's name its clients cannot show, while its
+    own clients (named by their protocol, e.g. a Clarkson address) sit as before."""
+    lobby = _lobby()
+    lobby.name_rule("echo", "standard", "letters", str.isalpha, "letters only")
+    table = lobby.create_table("echo", "standard", 3)
+    browser, client, fine = FakeSeat("x.y"), FakeSeat("127.0.0.1"), FakeSeat("bea")
+    browser.protocol = "web"  # type: ignore[attr-defined]
+    client.protocol = "letters"  # type: ignore[attr-defined]
+    with pytest.raises(NameNotExpressible, match=r"Letters clients .* 'x\.y': letters only"):
+        lobby.sit(table.id, browser)
+    with pytest.raises(NameNotExpressible):
+        lobby.join(QueueKey("echo", 3), browser)
+    lobby.sit(table.id, client)
+    lobby.sit(table.id, fine)
+    assert [s.name for s in table.seats] == ["127.0.0.1", "bea"]
+    # Another variant of the game has no such rule.
+    other = lobby.create_table("echo", "fast", 2)
+    lobby.sit(other.id, browser)

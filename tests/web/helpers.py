@@ -23,6 +23,7 @@ from meeple.games.scrabble.lexicon import Lexicon
 from meeple.protocols.twente.messages import Error, GameOver, NotifyTurn
 from meeple.server.app import MeepleServer
 from meeple.server.config import Cmpn402Config, LimitsConfig, ServerConfig
+from meeple.server.store import GameRecord, Store
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -133,3 +134,14 @@ async def _move(client: TwenteClient, lexicon: Lexicon, skip: int) -> None:
         await client.swap(choice.tiles)
     else:
         await client.play_word(choice.x, choice.y, choice.direction, choice.word)
+
+
+async def stored_game(server: MeepleServer, game: str) -> GameRecord:
+    """The one stored game of ``game`` (waiting a moment for the room to store it)."""
+    store: Store = server.services.resource("store", lambda: None)
+    for _ in range(100):
+        if store.games(game=game):
+            break
+        await asyncio.sleep(0.02)
+    [record] = store.games(game=game)
+    return record

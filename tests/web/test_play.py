@@ -12,7 +12,7 @@ import random
 from typing import Any
 
 import websockets
-from tests.web.helpers import ServerFactory
+from tests.web.helpers import ServerFactory, stored_game
 from websockets.asyncio.client import ClientConnection
 
 from meeple.ai.santorini import random_action
@@ -27,7 +27,6 @@ from meeple.protocols.twente.messages import InformSwap, NotifyTurn
 from meeple.protocols.web import PROTOCOL
 from meeple.server.app import MeepleServer
 from meeple.server.lobby import server_lobby
-from meeple.server.store import Store
 
 
 async def _ws(server: MeepleServer) -> ClientConnection:
@@ -40,15 +39,6 @@ async def _ws(server: MeepleServer) -> ClientConnection:
 async def _next(ws: ClientConnection, timeout: float = 30) -> dict[str, Any]:
     reply: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), timeout))
     return reply
-
-
-def _board(rows: list[str]) -> Board:
-    board = Board()
-    for y, row in enumerate(rows):
-        for x, square in enumerate(row):
-            if square != ".":
-                board.place(x, y, square)
-    return board
 
 
 async def _play_scrabble(
@@ -90,7 +80,7 @@ async def _play_scrabble(
             reply = await _next(ws)
             assert reply["type"] == "error"
             assert reply["code"] == "illegal"
-        found = ranked_moves(_board(view["board"]), rack, gcide, ENGLISH)
+        found = ranked_moves(Board.from_rows(view["board"]), rack, gcide, ENGLISH)
         if found:
             tiles = [[p.x, p.y, p.tile] for p in found[0].tiles]
             action: dict[str, Any] = {"kind": "place", "tiles": tiles}
@@ -136,12 +126,7 @@ async def test_a_browser_seat_plays_scrabble_against_a_twente_bot(
     assert "rack" in last
     assert "racks" not in last
     await ws.close()
-    store: Store = server.services.resource("store", lambda: None)
-    for _ in range(100):
-        if store.games(game="scrabble"):
-            break
-        await asyncio.sleep(0.02)
-    [record] = store.games(game="scrabble")
+    record = await stored_game(server, "scrabble")
     assert record.protocols == ("twente", "web")
 
 

@@ -46,19 +46,10 @@ NEXT_VIEW = """(seen) => {
 }"""
 
 
-def _board(rows: list[str]) -> Board:
-    board = Board()
-    for y, row in enumerate(rows):
-        for x, square in enumerate(row):
-            if square != ".":
-                board.place(x, y, square)
-    return board
-
-
 async def _move(page: Page, view: dict[str, Any], gcide: Lexicon) -> None:
     """Play the AI's choice the way a person does: click, type, Enter (or the buttons)."""
     rack = view["rack"]
-    found = ranked_moves(_board(view["board"]), rack, gcide, ENGLISH)
+    found = ranked_moves(Board.from_rows(view["board"]), rack, gcide, ENGLISH)
     if not found:
         if view["bag"]:
             await page.fill("#exchange", rack[0] if rack[0] != "?" else rack[-1])

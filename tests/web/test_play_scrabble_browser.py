@@ -9,14 +9,13 @@ from typing import Any
 
 import pytest
 from playwright.async_api import Browser, Locator, Page, expect
-from tests.web.helpers import ServerFactory, screenshot
+from tests.web.helpers import ServerFactory, screenshot, stored_game
 
 from meeple.ai.scrabble import ranked_moves
 from meeple.clients.clarkson import play_clarkson
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.tiles import CLARKSON, ENGLISH
-from meeple.server.store import Store
 
 pytestmark = pytest.mark.slow
 
@@ -29,15 +28,6 @@ MY_TURN = """() => {
   const v = window.meeple.view;
   return v && !v.over && v.turn === v.you ? v : null;
 }"""
-
-
-def _board(rows: list[str]) -> Board:
-    board = Board()
-    for y, row in enumerate(rows):
-        for x, square in enumerate(row):
-            if square != ".":
-                board.place(x, y, square)
-    return board
 
 
 def square(page: Page, x: int, y: int) -> Locator:
@@ -177,7 +167,7 @@ async def test_tiles_are_dragged_blanks_ask_their_letter_and_plays_are_previewed
 
     # The AI's best play, typed: the preview shows the engine's score before sending.
     await page.evaluate(NO_CURSOR)
-    best = ranked_moves(_board(view["board"]), view["rack"], gcide, ENGLISH)[0]
+    best = ranked_moves(Board.from_rows(view["board"]), view["rack"], gcide, ENGLISH)[0]
     tiles = sorted(best.tiles, key=lambda t: (t.y, t.x))
     await square(page, tiles[0].x, tiles[0].y).click()
     if len(tiles) > 1 and tiles[1].x == tiles[0].x:
@@ -212,7 +202,7 @@ async def _drag_move(
     """Play the AI's best move by dragging each tile from the rack to its square, check
     the preview shows its score, press Play; the score (None: exchanged or passed)."""
     rack_now = view["rack"]
-    found = ranked_moves(_board(view["board"]), rack_now, gcide, CLARKSON)
+    found = ranked_moves(Board.from_rows(view["board"]), rack_now, gcide, CLARKSON)
     if not found:
         if view["bag"]:
             await page.fill("#exchange", rack_now[0])
@@ -267,12 +257,7 @@ async def test_a_person_drags_a_whole_game_against_a_clarkson_bot_at_a_clarkson_
     assert result.scores == final
     mine = [m["score"] for m in view["moves"] if m["kind"] == "play" and m["player"] == view["you"]]
     assert mine == scored  # every play scored what its preview said
-    store: Store = server.services.resource("store", lambda: None)
-    for _ in range(100):
-        if store.games(game="scrabble"):
-            break
-        await asyncio.sleep(0.02)
-    [record] = store.games(game="scrabble")
+    record = await stored_game(server, "scrabble")
     assert record.variant == "clarkson"
     assert sorted(record.protocols) == ["clarkson", "web"]
     assert dict(record.result["scores"]) == final
@@ -335,7 +320,7 @@ async def _type_move(page: Page, view: dict[str, Any], gcide: Lexicon) -> None:
     """The AI's best play typed (click a square, type, ? for a blank's chooser, Enter),
     or an exchange, or a pass."""
     rack_now = view["rack"]
-    found = ranked_moves(_board(view["board"]), rack_now, gcide, ENGLISH)
+    found = ranked_moves(Board.from_rows(view["board"]), rack_now, gcide, ENGLISH)
     if not found:
         if view["bag"]:
             await page.fill("#exchange", rack_now[0] if rack_now[0] != "?" else rack_now[-1])
@@ -414,12 +399,7 @@ async def test_a_person_challenges_and_is_challenged_at_a_double_challenge_table
     assert any(t.endswith("challenged in vain") for t in texts)
     assert "loses a turn" in texts
     final = dict(zip(view["players"], view["result"]["scores"], strict=True))
-    store: Store = server.services.resource("store", lambda: None)
-    for _ in range(100):
-        if store.games(game="scrabble"):
-            break
-        await asyncio.sleep(0.02)
-    [record] = store.games(game="scrabble")
+    record = await stored_game(server, "scrabble")
     assert record.variant == "double"
     assert sorted(record.protocols) == ["bot", "web"]
     assert dict(record.result["scores"]) == final

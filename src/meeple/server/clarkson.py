@@ -101,7 +101,7 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
     lobby = scrabble_lobby(services)
     # Seats of other kinds (a browser) at a Clarkson table are shown in USERJOIN & co.
     lobby.name_rule(
-        "scrabble", VARIANT, "Clarkson", is_valid_name, "RFC §2: a letter, then letters and digits"
+        "scrabble", VARIANT, "clarkson", is_valid_name, "RFC §2: a letter, then letters and digits"
     )
     hello = meeple_hello(platform.platform())
     max_size = services.config.max_message_size

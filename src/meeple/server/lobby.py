@@ -139,7 +139,8 @@ class NameNotExpressible(TableError):
 
     def __init__(self, name: str, protocol: str, rule: str) -> None:
         super().__init__(
-            f"{protocol} clients play at this table and cannot show the name {name!r}: {rule}"
+            f"{protocol.capitalize()} clients play at this table and cannot show the name "
+            f"{name!r}: {rule}"
         )
         self.name = name
         self.protocol = protocol
@@ -484,14 +485,16 @@ class Lobby:
         table must have a name ``fits`` accepts (``rule`` says which, for the refusal).
 
         Every seat at one table is checked against the same rules (they are the
-        variant's), so whoever sits later can be shown every name already there."""
+        variant's), so whoever sits later can be shown every name already there. A seat
+        of ``protocol`` itself is not: its names are its protocol's own business (a
+        Clarkson client sits, by §3.7, under its address before its USERSET)."""
         rules = self._name_rules.setdefault((game, variant), [])
         if all(p != protocol for p, _, _ in rules):
             rules.append((protocol, fits, rule))
 
     def _check_name(self, seat: Seat, game: str, variant: str) -> None:
         for protocol, fits, rule in self._name_rules.get((game, variant), ()):
-            if not fits(seat.name):
+            if protocol != _protocol(seat) and not fits(seat.name):
                 raise NameNotExpressible(seat.name, protocol, rule)
 
     def sit(self, table_id: str, seat: Seat) -> Room | None:

@@ -345,7 +345,7 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
     lobby.name_rule(
         GAME,
         "standard",
-        "Spectrangle",
+        "spectrangle",
         is_valid_name,
         "not a tile code such as RGB3, nor null, turn, skip, skipped, with, on or left",
     )
