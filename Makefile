@@ -46,6 +46,7 @@ bench: $(STAMP) $(NATIVE_STAMP)
 	$(BIN)/python benchmarks/santorini_ai.py
 	$(BIN)/python benchmarks/server_load.py
 	$(BIN)/python benchmarks/web_fanout.py
+	$(BIN)/python benchmarks/web_preview.py
 	$(BIN)/python benchmarks/bot_loop_lag.py
 
 # Coverage-guided fuzzing of every protocol (atheris, the `fuzz` extra): 1,000,000 inputs
