@@ -86,6 +86,7 @@ async def test_a_person_plays_a_whole_scrabble_game_against_a_twente_bot(
     await page.click("#create button[type=submit]")
     await expect(page.locator("#play")).to_be_visible()
     await expect(page.locator("#join")).to_be_hidden()  # the game takes the page
+    await expect(page.locator("#ready")).to_be_hidden()  # a table that starts when full
     await expect(page.locator("#waiting")).to_contain_text("1 of 2: pat (web)")
     twente = asyncio.create_task(
         play_twente("127.0.0.1", server.ports["twente"], "ann", gcide, players=2)
@@ -121,6 +122,10 @@ async def test_a_person_plays_a_whole_scrabble_game_against_a_twente_bot(
     await expect(result_text).to_contain_text(f"({listed})")
     verdict = "You win" if mine > theirs else "ann wins" if theirs > mine else "A draw"
     await expect(result_text).to_contain_text(verdict)
+    # Nothing left to play: no Leave, no rack, no buttons.
+    await expect(page.locator("#leave")).to_be_hidden()
+    await expect(page.locator("#controls button")).to_have_count(0)
+    await expect(page.locator("#mine")).to_be_empty()
     href = await page.get_attribute("#replay", "href")
     assert href is not None
     assert href.startswith("/games/")

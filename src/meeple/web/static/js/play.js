@@ -172,6 +172,11 @@ function draw() {
   const moves = renderMoves(view);
   replaceChildren("moves", moves);
   moves.scrollTop = moves.scrollHeight;
+  if (view.over) {
+    // Nothing left to play: no rack, hand or buttons (the result says how it ended).
+    for (const id of ["mine", "controls"]) document.getElementById(id).replaceChildren();
+    return;
+  }
   GAMES[view.game].drawGame(view);
 }
 onRedraw(draw);

@@ -122,7 +122,7 @@ export function renderPanel(view) {
   view.players.forEach((name, i) => {
     const turn = view.turn === i;
     let extra;
-    if (view.game === "scrabble") extra = el("td", { class: "num" }, `${view.rack_sizes[i]} tiles`);
+    if (view.game === "scrabble") extra = el("td", { class: "num" }, `${view.rack_sizes[i]} ${view.rack_sizes[i] === 1 ? "tile" : "tiles"}`);
     else if (view.game === "santorini") extra = el("td", {}, view.gods[i] || (view.gods_in_play ? "—" : "no gods"));
     else extra = el("td", { class: "hand" }, view.hands[i].map((t) => el("span", { class: "mini" }, t)));
     body.append(el("tr", { class: `p${i}${turn ? " turn" : ""}`, "data-player": i },
