@@ -19,7 +19,7 @@ from meeple.games.scrabble.lexicon import Lexicon
 def _start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], int]:
     """Start the server with every port 0; return it and the Twente port from its log."""
     args = [sys.executable, "-m", "meeple", "serve", "--database", str(tmp_path / "db.sqlite3")]
-    for name in ("twente", "clarkson", "cmpn402", "santorini", "spectrangle"):
+    for name in ("twente", "clarkson", "cmpn402", "santorini", "spectrangle", "web"):
         args += [f"--{name}-port", "0"]
     proc = subprocess.Popen(
         [*args, *extra], stderr=subprocess.PIPE, text=True, env=dict(os.environ)

@@ -126,6 +126,7 @@ async def test_a_person_plays_a_whole_scrabble_game_against_a_twente_bot(
     await expect(page.locator("#leave")).to_be_hidden()
     await expect(page.locator("#controls button")).to_have_count(0)
     await expect(page.locator("#mine")).to_be_empty()
+    await expect(page.locator("#chat")).to_be_hidden()  # chat ends with the game
     href = await page.get_attribute("#replay", "href")
     assert href is not None
     assert href.startswith("/games/")

@@ -56,7 +56,7 @@ function seated(msg) {
   document.getElementById("table").textContent = msg.table;
   if (!page.view || page.view.over) {
     page.view = null;
-    shown("before", true);
+    shown("before", true); shown("chat", false); // chat opens when the game starts
     status("Waiting for the table to fill.");
     waiting();
   }
@@ -135,7 +135,7 @@ document.getElementById("bot").addEventListener("click", () => send({ type: "bot
 function seatView(view, uid) {
   const before = page.view;
   page.view = view;
-  shown("join", false); shown("play", true); shown("before", false);
+  shown("join", false); shown("play", true); shown("before", false); shown("chat", !view.over);
   document.getElementById("waiting").textContent = `· ${view.game}${view.variant ? ` (${view.variant})` : ""}`;
   // What is being typed or clicked lasts as long as the game's part says (newView).
   GAMES[view.game].newView(before, view);
@@ -144,7 +144,7 @@ function seatView(view, uid) {
     status("The game is over.");
     document.getElementById("result").textContent = resultText(view);
     document.getElementById("replay").href = `/games/${uid}`;
-    shown("over", true); shown("leave", false);
+    shown("over", true); shown("leave", false); shown("chat", false); // chat ends with the game
   } else if (view.turn === view.you) {
     status("Your turn.");
   } else {
