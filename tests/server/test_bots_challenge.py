@@ -11,25 +11,17 @@ import json
 from typing import Any
 
 import pytest
-import websockets
+from tests.web.helpers import web_socket
 from websockets.asyncio.client import ClientConnection
 
 from meeple.clients.twente import TwenteClient
 from meeple.games.scrabble.lexicon import Lexicon
-from meeple.protocols.web import PROTOCOL
 from meeple.server.app import MeepleServer
 from meeple.server.bots import add_bot
 from meeple.server.clarkson import ClarksonHandler
 from meeple.server.lobby import VariantNotExpressible, server_lobby
 from meeple.server.scrabble import DOUBLE_VARIANT
 from meeple.server.twente import TwenteHandler
-
-
-async def _ws(server: MeepleServer) -> ClientConnection:
-    ws = await websockets.connect(f"ws://127.0.0.1:{server.ports['web']}/ws")
-    await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
-    assert json.loads(await ws.recv())["type"] == "welcome"
-    return ws
 
 
 async def _view(ws: ClientConnection, until: Any) -> dict[str, Any]:
@@ -66,7 +58,7 @@ async def test_the_bot_challenges_a_phony_and_accepts_a_good_play(
     """At a ``double`` table a browser's phony is challenged by the bot and withdrawn;
     the browser's challenge of the bot's good play fails and costs its turn; the bot's
     next play, accepted, stands; the room plays the double variant."""
-    ws = await _ws(server)
+    ws = await web_socket(server)
     create = {"type": "create", "game": "scrabble", "variant": "double", "size": 2, "name": "ida"}
     await ws.send(json.dumps(create))
     seated = json.loads(await ws.recv())
@@ -108,7 +100,7 @@ async def test_twente_and_clarkson_clients_never_sit_at_a_double_table(
     """Their protocols cannot express a challenge: REQUESTGAME 2 opens a Twente table
     next to the open double table, and sitting either kind there by id is refused."""
     lobby = server_lobby(server.services)
-    ws = await _ws(server)
+    ws = await web_socket(server)
     create = {"type": "create", "game": "scrabble", "variant": "double", "size": 2, "name": "ida"}
     await ws.send(json.dumps(create))
     seated = json.loads(await ws.recv())

@@ -8,6 +8,7 @@ narrow and a wide window; normal runs leave the tree alone.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -15,12 +16,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import websockets
 from playwright.async_api import Browser, Page, async_playwright
+from websockets.asyncio.client import ClientConnection
 
-from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
+from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose, ranked_moves
 from meeple.clients.twente import TwenteClient
+from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.lexicon import Lexicon
+from meeple.games.scrabble.tiles import ENGLISH
 from meeple.protocols.twente.messages import Error, GameOver, NotifyTurn
+from meeple.protocols.web import PROTOCOL
 from meeple.server.app import MeepleServer
 from meeple.server.config import Cmpn402Config, LimitsConfig, ServerConfig
 from meeple.server.store import GameRecord, Store
@@ -145,3 +151,38 @@ async def stored_game(server: MeepleServer, game: str) -> GameRecord:
         await asyncio.sleep(0.02)
     [record] = store.games(game=game)
     return record
+
+
+async def web_socket(server: MeepleServer | int) -> ClientConnection:
+    """A meeple-web/1 connection to ``server``'s web listener (or a port), past hello."""
+    port = server if isinstance(server, int) else server.ports["web"]
+    ws = await websockets.connect(f"ws://127.0.0.1:{port}/ws", max_size=2**22)
+    await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
+    assert json.loads(await ws.recv())["type"] == "welcome"
+    return ws
+
+
+async def type_move(page: Page, view: dict[str, Any], lexicon: Lexicon) -> None:
+    """Play the AI's best play the way a person types it: click the first square (again
+    for downwards), the letters (``?`` first for a blank's), Enter; with no play, an
+    exchange while the bag has tiles, else a pass."""
+    rack = view["rack"]
+    found = ranked_moves(Board.from_rows(view["board"]), rack, lexicon, ENGLISH)
+    if not found:
+        if view["bag"]:
+            await page.fill("#exchange", rack[0] if rack[0] != "?" else rack[-1])
+            await page.click("#controls .exchange")
+        else:
+            await page.click("#controls .pass")
+        return
+    tiles = sorted(found[0].tiles, key=lambda t: (t.y, t.x))
+    first = tiles[0]
+    square = f'#board .sq[data-x="{first.x}"][data-y="{first.y}"]'
+    await page.click(square)
+    if len(tiles) > 1 and tiles[1].x == first.x:
+        await page.click(square)  # a second click: downwards
+    for t in tiles:
+        if t.tile.islower():
+            await page.keyboard.press("?")  # the next letter is a blank's
+        await page.keyboard.press(t.tile.upper())
+    await page.keyboard.press("Enter")

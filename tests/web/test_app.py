@@ -12,7 +12,7 @@ import pytest
 import websockets
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.web.helpers import ServerFactory
+from tests.web.helpers import ServerFactory, web_socket
 from websockets.asyncio.client import ClientConnection
 
 from meeple.clients.scrabble_bot import play_twente
@@ -32,13 +32,6 @@ async def twente(make_server: ServerFactory) -> MeepleServer:
 async def http(twente: MeepleServer) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{twente.ports['web']}") as client:
         yield client
-
-
-async def _ws(server: MeepleServer) -> ClientConnection:
-    ws = await websockets.connect(f"ws://127.0.0.1:{server.ports['web']}/ws", max_size=2**22)
-    await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
-    assert json.loads(await ws.recv())["type"] == "welcome"
-    return ws
 
 
 async def _reply(ws: ClientConnection) -> dict[str, Any]:
@@ -109,7 +102,7 @@ async def test_malformed_websocket_messages_get_errors_and_the_connection_stays(
 ) -> None:
     """Garbage, wrong types, unknown games and oversized frames each get an error reply;
     a ping afterwards still gets its pong."""
-    ws = await _ws(twente)
+    ws = await web_socket(twente)
     cases: list[tuple[str | bytes, str]] = [
         ("not json", "bad-json"),
         (b"\x00\xff", "bad-json"),
@@ -132,7 +125,7 @@ async def test_lobby_subscription_sees_a_queue_and_a_game(
     twente: MeepleServer, gcide: Lexicon
 ) -> None:
     """Subscribed to the lobby, a page sees a player queue up and then the game start."""
-    ws = await _ws(twente)
+    ws = await web_socket(twente)
     await ws.send('{"type":"subscribe","topic":"lobby"}')
     first = await _reply(ws)
     assert first["type"] == "lobby"
@@ -171,7 +164,7 @@ async def test_hostile_messages_never_close_the_socket(
     twente: MeepleServer, messages: list[str | bytes]
 ) -> None:
     """Whatever a browser sends, the connection stays: a ping after it is answered."""
-    ws = await _ws(twente)
+    ws = await web_socket(twente)
     for data in messages:
         await ws.send(data)
     await ws.send('{"type":"ping","id":7}')
@@ -231,10 +224,10 @@ async def test_an_old_row_shows_its_result_and_says_it_cannot_be_replayed(
 async def test_websockets_per_address_are_limited(make_server: ServerFactory) -> None:
     """[limits] max_connections_per_address applies to the web's WebSockets too."""
     server = await make_server("twente", limits={"max_connections_per_address": 2})
-    first, second = await _ws(server), await _ws(server)
+    first, second = await web_socket(server), await web_socket(server)
     with pytest.raises(websockets.InvalidStatus):
-        await _ws(server)
+        await web_socket(server)
     await first.close()
-    third = await _ws(server)  # a slot is free again
+    third = await web_socket(server)  # a slot is free again
     for ws in (second, third):
         await ws.close()

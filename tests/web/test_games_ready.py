@@ -18,20 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import websockets
+from tests.web.helpers import web_socket
 
 from meeple.games.scrabble.lexicon import Lexicon, LexiconError
-from meeple.protocols.web import PROTOCOL
 from meeple.server.app import MeepleServer
 from meeple.server.config import ServerConfig
 from meeple.web import seat
-
-
-async def _ws(server: MeepleServer) -> Any:
-    ws = await websockets.connect(f"ws://127.0.0.1:{server.ports['web']}/ws")
-    await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
-    assert json.loads(await ws.recv())["type"] == "welcome"
-    return ws
 
 
 async def _until(ws: Any, kind: str) -> dict[str, Any]:
@@ -62,12 +54,12 @@ async def test_the_loop_serves_others_while_the_first_table_loads_the_lexicon(
     )
     await server.start()
     try:
-        first, second = await _ws(server), await _ws(server)
+        first, second = await web_socket(server), await web_socket(server)
         await first.send(_create("scrabble", "twente", "ada"))
         await second.send(_create("scrabble", "twente", "bea"))  # waits for the same load
         while not loads:
             await asyncio.sleep(0.01)
-        other = await _ws(server)
+        other = await web_socket(server)
         await other.send(json.dumps({"type": "ping", "id": 7}))
         assert (await _until(other, "pong"))["id"] == 7
         release.set()
@@ -93,7 +85,7 @@ async def test_a_lexicon_that_cannot_load_leaves_the_other_games_playable(
     )
     await server.start()
     try:
-        ws = await _ws(server)
+        ws = await web_socket(server)
         with caplog.at_level(logging.ERROR, logger="meeple.web.seat"):
             await ws.send(_create("scrabble", "twente", "ada"))
             refused = await _until(ws, "error")

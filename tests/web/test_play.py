@@ -11,8 +11,7 @@ import json
 import random
 from typing import Any
 
-import websockets
-from tests.web.helpers import ServerFactory, stored_game
+from tests.web.helpers import ServerFactory, stored_game, web_socket
 from websockets.asyncio.client import ClientConnection
 
 from meeple.ai.santorini import random_action
@@ -24,16 +23,7 @@ from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.tiles import ENGLISH
 from meeple.protocols.twente.messages import InformSwap, NotifyTurn
-from meeple.protocols.web import PROTOCOL
-from meeple.server.app import MeepleServer
 from meeple.server.lobby import server_lobby
-
-
-async def _ws(server: MeepleServer) -> ClientConnection:
-    ws = await websockets.connect(f"ws://127.0.0.1:{server.ports['web']}/ws", max_size=2**22)
-    await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
-    assert json.loads(await ws.recv())["type"] == "welcome"
-    return ws
 
 
 async def _next(ws: ClientConnection, timeout: float = 30) -> dict[str, Any]:
@@ -99,7 +89,7 @@ async def test_a_browser_seat_plays_scrabble_against_a_twente_bot(
     they play to the end: the browser sees only its own rack, its illegal move is
     answered to it alone, and the stored game lists both protocols."""
     server = await make_server("twente")
-    ws = await _ws(server)
+    ws = await web_socket(server)
     await ws.send(json.dumps({"type": "subscribe", "topic": "lobby"}))
     await ws.send(
         json.dumps(
@@ -136,7 +126,7 @@ async def test_a_browser_that_drops_takes_its_seat_back_with_its_token(
     """Mid-game the WebSocket closes; a new one sends rejoin with the token, is seated
     again under the same name with a full view, and plays the game to its end."""
     server = await make_server("twente")
-    ws = await _ws(server)
+    ws = await web_socket(server)
     await ws.send(
         json.dumps(
             {"type": "create", "game": "scrabble", "variant": "twente", "size": 2, "name": "rae"}
@@ -155,7 +145,7 @@ async def test_a_browser_that_drops_takes_its_seat_back_with_its_token(
             break
         await asyncio.sleep(0.02)
     assert lobby.held == 1
-    again = await _ws(server)
+    again = await web_socket(server)
     await again.send(json.dumps({"type": "rejoin", "token": "x" * 24}))
     refused = await _next(again)
     assert (refused["type"], refused["code"]) == ("error", "refused")
@@ -180,7 +170,7 @@ async def test_a_browser_adds_a_bot_with_one_message_and_plays_santorini(
     message; the table starts and the browser plays set-up and turns (random legal
     actions sent as play messages) until the game ends."""
     server = await make_server("santorini")
-    ws = await _ws(server)
+    ws = await web_socket(server)
     await ws.send(
         json.dumps(
             {"type": "create", "game": "santorini", "variant": "standard", "size": 2, "name": "sam"}
@@ -245,7 +235,7 @@ async def test_out_of_turn_and_garbage_from_a_browser_disturb_no_one(
     """At a table with a Twente client: the browser's out-of-turn pass and garbage get
     error replies to the browser alone; the Twente client hears only real moves."""
     server = await make_server("twente")
-    ws = await _ws(server)
+    ws = await web_socket(server)
     create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 2, "name": "ula"}
     await ws.send(json.dumps(create))
     assert (await _next(ws))["type"] == "seated"
@@ -290,7 +280,7 @@ async def test_a_name_another_protocol_at_the_table_cannot_show_is_refused(
     clients play: the lobby refuses it in words, and the same browser sits under a name
     they can show."""
     server = await make_server("clarkson", "spectrangle")
-    ws = await _ws(server)
+    ws = await web_socket(server)
     for game, variant, bad, good in (
         ("scrabble", "clarkson", "x.y", "xy"),
         ("spectrangle", "standard", "turn", "turner"),
@@ -310,7 +300,7 @@ async def test_a_name_another_protocol_at_the_table_cannot_show_is_refused(
         await ws.send(json.dumps({"type": "leave"}))
     await ws.close()
     # With no Clarkson listener running, no Clarkson client can come to show names to.
-    alone = await _ws(await make_server())
+    alone = await web_socket(await make_server())
     create = {"type": "create", "game": "scrabble", "variant": "clarkson", "size": 2}
     await alone.send(json.dumps(create | {"name": "x.y"}))
     seated = await _next(alone)

@@ -8,10 +8,9 @@ from typing import Any
 
 import pytest
 from playwright.async_api import Browser, Page, expect
-from tests.web.helpers import ServerFactory, screenshot
+from tests.web.helpers import ServerFactory, screenshot, type_move
 from tests.web.test_play_santorini_browser import click_step
 
-from meeple.ai.scrabble import ranked_moves
 from meeple.ai.spectrangle import greedy_action
 from meeple.clients.santorini import play_santorini
 from meeple.clients.scrabble_bot import play_twente
@@ -26,9 +25,7 @@ from meeple.games.santorini import (
     PlaceWorker,
     legal_actions,
 )
-from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.lexicon import Lexicon
-from meeple.games.scrabble.tiles import ENGLISH
 from meeple.games.spectrangle import Exchange as SpectrangleExchange
 from meeple.games.spectrangle import Skip as SpectrangleSkip
 from meeple.server.lobby import server_lobby
@@ -44,30 +41,6 @@ NEXT_VIEW = """(seen) => {
   if (v.turn === v.you && v.moves.length > seen) return v;
   return null;
 }"""
-
-
-async def _move(page: Page, view: dict[str, Any], gcide: Lexicon) -> None:
-    """Play the AI's choice the way a person does: click, type, Enter (or the buttons)."""
-    rack = view["rack"]
-    found = ranked_moves(Board.from_rows(view["board"]), rack, gcide, ENGLISH)
-    if not found:
-        if view["bag"]:
-            await page.fill("#exchange", rack[0] if rack[0] != "?" else rack[-1])
-            await page.click("#controls .exchange")
-        else:
-            await page.click("#controls .pass")
-        return
-    tiles = sorted(found[0].tiles, key=lambda t: (t.y, t.x))
-    first = tiles[0]
-    square = f'#board .sq[data-x="{first.x}"][data-y="{first.y}"]'
-    await page.click(square)
-    if len(tiles) > 1 and tiles[1].x == first.x:
-        await page.click(square)  # a second click: downwards
-    for t in tiles:
-        if t.tile.islower():
-            await page.keyboard.press("?")  # the next letter is a blank's
-        await page.keyboard.press(t.tile.upper())
-    await page.keyboard.press("Enter")
 
 
 async def test_a_person_plays_a_whole_scrabble_game_against_a_twente_bot(
@@ -108,7 +81,7 @@ async def test_a_person_plays_a_whole_scrabble_game_against_a_twente_bot(
             await expect(page.locator("#who")).to_have_text("You are pat")
             continue
         seen = len(view["moves"])
-        await _move(page, view, gcide)
+        await type_move(page, view, gcide)
     [result] = await asyncio.wait_for(twente, 60)
     assert reloaded
     assert result.reason == "WIN"  # not DISCONNECT: the reload did not end the game

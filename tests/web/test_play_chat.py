@@ -12,26 +12,16 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import websockets
-from tests.web.helpers import ServerFactory
+from tests.web.helpers import ServerFactory, web_socket
 from websockets.asyncio.client import ClientConnection
 
 from meeple.clients.spectrangle import SpectrangleClient
 from meeple.clients.twente import TwenteClient
 from meeple.protocols.spectrangle import ChatFrom
 from meeple.protocols.twente.messages import NotifyChat
-from meeple.protocols.web import PROTOCOL
-from meeple.server.app import MeepleServer
 from meeple.server.lobby import server_lobby
 
 Message = dict[str, Any]
-
-
-async def _ws(server: MeepleServer) -> ClientConnection:
-    ws = await websockets.connect(f"ws://127.0.0.1:{server.ports['web']}/ws")
-    await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
-    assert json.loads(await ws.recv())["type"] == "welcome"
-    return ws
 
 
 async def _until(ws: ClientConnection, wanted: Callable[[Message], bool]) -> Message:
@@ -73,7 +63,7 @@ async def test_a_browser_and_a_spectrangle_chat_client_hear_each_other(
     hears neither; a burst over the rate limit is too-fast and the socket stays."""
     server = await make_server("spectrangle")
     port = server.ports["spectrangle"]
-    ws = await _ws(server)
+    ws = await web_socket(server)
     await _create(ws, "spectrangle", "standard", 3, "ria")
     await ws.send(json.dumps({"type": "chat", "text": "anyone there?"}))
     refused = await _until(ws, _error)
@@ -133,7 +123,7 @@ async def test_a_browser_and_a_twente_chat_client_hear_each_other(
     """At a Scrabble table: the browser's line is a NOTIFYCHAT for the Twente client that
     announced CHAT; the client's SENDCHAT reaches the browser."""
     server = await make_server("twente")
-    ws = await _ws(server)
+    ws = await web_socket(server)
     await _create(ws, "scrabble", "twente", 2, "wes")
     ann = await TwenteClient.connect("127.0.0.1", server.ports["twente"], "ann", chat=True)
     await ann.request_game(2)
@@ -155,7 +145,7 @@ async def test_a_browser_chats_at_a_santorini_table(make_server: ServerFactory) 
     """Santorini's room takes chat from a browser (its line comes back); AM27 has no chat,
     and a bot seat ignores it: the game goes on."""
     server = await make_server("santorini")
-    ws = await _ws(server)
+    ws = await web_socket(server)
     await _create(ws, "santorini", "standard", 2, "pia")
     lobby = server_lobby(server.services)
     [table] = lobby.tables("santorini")

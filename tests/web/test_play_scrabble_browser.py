@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from playwright.async_api import Browser, Locator, Page, expect
-from tests.web.helpers import ServerFactory, screenshot, stored_game
+from tests.web.helpers import ServerFactory, screenshot, stored_game, type_move
 
 from meeple.ai.scrabble import ranked_moves
 from meeple.clients.clarkson import play_clarkson
@@ -316,29 +316,6 @@ async def test_tiles_are_dragged_by_touch_too(make_server: ServerFactory, browse
     await context.close()
 
 
-async def _type_move(page: Page, view: dict[str, Any], gcide: Lexicon) -> None:
-    """The AI's best play typed (click a square, type, ? for a blank's chooser, Enter),
-    or an exchange, or a pass."""
-    rack_now = view["rack"]
-    found = ranked_moves(Board.from_rows(view["board"]), rack_now, gcide, ENGLISH)
-    if not found:
-        if view["bag"]:
-            await page.fill("#exchange", rack_now[0] if rack_now[0] != "?" else rack_now[-1])
-            await page.click("#controls .exchange")
-        else:
-            await page.click("#controls .pass")
-        return
-    tiles = sorted(found[0].tiles, key=lambda t: (t.y, t.x))
-    await square(page, tiles[0].x, tiles[0].y).click()
-    if len(tiles) > 1 and tiles[1].x == tiles[0].x:
-        await square(page, tiles[0].x, tiles[0].y).click()
-    for t in tiles:
-        if t.tile.islower():
-            await page.keyboard.press("?")
-        await page.keyboard.press(t.tile.upper())
-    await page.keyboard.press("Enter")
-
-
 async def test_a_person_challenges_and_is_challenged_at_a_double_challenge_table(
     make_server: ServerFactory, browser: Browser, gcide: Lexicon
 ) -> None:
@@ -392,7 +369,7 @@ async def test_a_person_challenges_and_is_challenged_at_a_double_challenge_table
                 view = await page.evaluate("() => window.meeple.view")
                 if view["over"]:
                     break
-        await _type_move(page, view, gcide)
+        await type_move(page, view, gcide)
     texts = [m["text"] for m in view["moves"]]
     assert texts[1].startswith("challenge upheld: ")
     assert texts[2] == "play withdrawn"

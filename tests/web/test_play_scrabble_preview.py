@@ -7,8 +7,7 @@ import asyncio
 import json
 from typing import Any
 
-import websockets
-from tests.web.helpers import ServerFactory
+from tests.web.helpers import ServerFactory, web_socket
 from websockets.asyncio.client import ClientConnection
 
 from meeple.ai.scrabble import ranked_moves
@@ -17,15 +16,7 @@ from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.tiles import ENGLISH
 from meeple.protocols.twente.messages import InformSwap, NotifyTurn
-from meeple.protocols.web import PROTOCOL
 from meeple.server.lobby import server_lobby
-
-
-async def _ws(port: int) -> ClientConnection:
-    ws = await websockets.connect(f"ws://127.0.0.1:{port}/ws")
-    await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
-    assert json.loads(await ws.recv())["type"] == "welcome"
-    return ws
 
 
 async def _next(ws: ClientConnection, kind: str | None = None) -> dict[str, Any]:
@@ -47,7 +38,7 @@ async def test_a_preview_is_the_engines_verdict_and_nobody_else_hears_of_it(
     previews its score and words, a lone tile off the centre the engine's refusal; the
     game is unchanged and the Twente client's next message is the browser's real move."""
     server = await make_server("twente")
-    ws = await _ws(server.ports["web"])
+    ws = await web_socket(server.ports["web"])
     await ws.send(_preview([[7, 7, "A"]], 1))
     assert (await _next(ws))["code"] == "not-now"
     create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 2, "name": "ula"}
@@ -102,7 +93,7 @@ async def test_a_flood_of_previews_is_answered_too_fast_and_the_seat_plays_on(
     """Sixty previews at once: past the burst they get ``too-fast`` errors; the socket
     stays, a ping is answered, and the seat's next move is played as usual."""
     server = await make_server("twente")
-    ws = await _ws(server.ports["web"])
+    ws = await web_socket(server.ports["web"])
     create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 2, "name": "ula"}
     await ws.send(json.dumps(create))
     assert (await _next(ws))["type"] == "seated"
