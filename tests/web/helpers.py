@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import websockets
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser, Page, async_playwright, expect
 from websockets.asyncio.client import ClientConnection
 
 from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose, ranked_moves
@@ -186,3 +186,27 @@ async def type_move(page: Page, view: dict[str, Any], lexicon: Lexicon) -> None:
             await page.keyboard.press("?")  # the next letter is a blank's
         await page.keyboard.press(t.tile.upper())
     await page.keyboard.press("Enter")
+
+
+# The page's next view to act on: the game over, or this seat's turn after ``seen`` moves.
+NEXT_VIEW = """(seen) => {
+  const v = window.meeple.view;
+  if (!v) return null;
+  if (v.over) return v;
+  if (v.turn === v.you && v.moves.length > seen) return v;
+  return null;
+}"""
+
+
+async def open_table(
+    page: Page, server: MeepleServer, name: str, game: str, size: int, *, ready: bool = False
+) -> None:
+    """On /play: open a ``game`` ("scrabble/twente") table of ``size`` as ``name`` and sit."""
+    await page.goto(f"http://127.0.0.1:{server.ports['web']}/play")
+    await page.fill("#create [name=name]", name)
+    await page.select_option("#create [name=game]", game)
+    await page.fill("#create [name=size]", str(size))
+    if ready:
+        await page.check("#create [name=ready]")
+    await page.click("#create button[type=submit]")
+    await expect(page.locator("#play")).to_be_visible()

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from playwright.async_api import Browser, Page, expect
-from tests.web.helpers import ServerFactory, screenshot, type_move
+from tests.web.helpers import NEXT_VIEW, ServerFactory, open_table, screenshot, type_move
 from tests.web.test_play_santorini_browser import click_step
 
 from meeple.ai.spectrangle import greedy_action
@@ -33,15 +33,6 @@ from meeple.server.spectrangle import RoomChat
 
 pytestmark = pytest.mark.slow
 
-# The page's next view to act on: the game over, or this seat's turn after ``moves``.
-NEXT_VIEW = """(seen) => {
-  const v = window.meeple.view;
-  if (!v) return null;
-  if (v.over) return v;
-  if (v.turn === v.you && v.moves.length > seen) return v;
-  return null;
-}"""
-
 
 async def test_a_person_plays_a_whole_scrabble_game_against_a_twente_bot(
     make_server: ServerFactory, browser: Browser, gcide: Lexicon
@@ -52,12 +43,7 @@ async def test_a_person_plays_a_whole_scrabble_game_against_a_twente_bot(
     are the bot's."""
     server = await make_server("twente")
     page = await browser.new_page()
-    await page.goto(f"http://127.0.0.1:{server.ports['web']}/play")
-    await page.fill("#create [name=name]", "pat")
-    await page.select_option("#create [name=game]", "scrabble/twente")
-    await page.fill("#create [name=size]", "2")
-    await page.click("#create button[type=submit]")
-    await expect(page.locator("#play")).to_be_visible()
+    await open_table(page, server, "pat", "scrabble/twente", 2)
     await expect(page.locator("#join")).to_be_hidden()  # the game takes the page
     await expect(page.locator("#ready")).to_be_hidden()  # a table that starts when full
     await expect(page.locator("#waiting")).to_contain_text("1 of 2: pat (web)")
@@ -145,12 +131,7 @@ async def test_a_person_plays_santorini_with_gods_against_the_am27_bot(
     clicks until someone wins; the page and the bot agree on the winner."""
     server = await make_server("santorini")
     page = await browser.new_page()
-    await page.goto(f"http://127.0.0.1:{server.ports['web']}/play")
-    await page.fill("#create [name=name]", "pia")
-    await page.select_option("#create [name=game]", "santorini/gods")
-    await page.fill("#create [name=size]", "2")
-    await page.click("#create button[type=submit]")
-    await expect(page.locator("#play")).to_be_visible()
+    await open_table(page, server, "pia", "santorini/gods", 2)
     am27 = asyncio.create_task(
         play_santorini("127.0.0.1", server.ports["santorini"], "ace", players=2, gods=True, seed=3)
     )
@@ -189,12 +170,7 @@ async def test_a_person_plays_spectrangle_against_two_spectrangle_clients(
     tests/web/test_play_chat.py's); everyone sees the same final leaderboard."""
     server = await make_server("spectrangle")
     page = await browser.new_page()
-    await page.goto(f"http://127.0.0.1:{server.ports['web']}/play")
-    await page.fill("#create [name=name]", "ria")
-    await page.select_option("#create [name=game]", "spectrangle/standard")
-    await page.fill("#create [name=size]", "3")
-    await page.click("#create button[type=submit]")
-    await expect(page.locator("#play")).to_be_visible()
+    await open_table(page, server, "ria", "spectrangle/standard", 3)
     port = server.ports["spectrangle"]
     bots = asyncio.gather(
         play_spectrangle("127.0.0.1", port, "sol", players=3),

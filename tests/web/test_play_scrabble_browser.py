@@ -9,7 +9,14 @@ from typing import Any
 
 import pytest
 from playwright.async_api import Browser, Locator, Page, expect
-from tests.web.helpers import ServerFactory, screenshot, stored_game, type_move
+from tests.web.helpers import (
+    NEXT_VIEW,
+    ServerFactory,
+    open_table,
+    screenshot,
+    stored_game,
+    type_move,
+)
 
 from meeple.ai.scrabble import ranked_moves
 from meeple.clients.clarkson import play_clarkson
@@ -57,17 +64,6 @@ async def rack(page: Page) -> list[str]:
     return tiles
 
 
-async def _open_table(page: Page, port: int, name: str, game: str, size: int, **kw: Any) -> None:
-    await page.goto(f"http://127.0.0.1:{port}/play")
-    await page.fill("#create [name=name]", name)
-    await page.select_option("#create [name=game]", game)
-    await page.fill("#create [name=size]", str(size))
-    if kw.get("ready"):
-        await page.check("#create [name=ready]")
-    await page.click("#create button[type=submit]")
-    await expect(page.locator("#play")).to_be_visible()
-
-
 async def test_tiles_are_dragged_blanks_ask_their_letter_and_plays_are_previewed(
     make_server: ServerFactory, browser: Browser, gcide: Lexicon
 ) -> None:
@@ -77,7 +73,7 @@ async def test_tiles_are_dragged_blanks_ask_their_letter_and_plays_are_previewed
     score for the AI's best play, its refusal of a phony, and the play sent scores it."""
     server = await make_server(seed=BLANK_SEED)
     page = await browser.new_page(viewport={"width": 1280, "height": 1100})
-    await _open_table(page, server.ports["web"], "pat", "scrabble/twente", 2)
+    await open_table(page, server, "pat", "scrabble/twente", 2)
     await page.click("#bot")
     view: dict[str, Any] = await (
         await page.wait_for_function(MY_TURN, timeout=30_000)
@@ -186,16 +182,6 @@ async def test_tiles_are_dragged_blanks_ask_their_letter_and_plays_are_previewed
     await page.close()
 
 
-# The page's next view to act on: the game over, or this seat's turn after ``moves``.
-NEXT_VIEW = """(seen) => {
-  const v = window.meeple.view;
-  if (!v) return null;
-  if (v.over) return v;
-  if (v.turn === v.you && v.moves.length > seen) return v;
-  return null;
-}"""
-
-
 async def _drag_move(
     page: Page, view: dict[str, Any], gcide: Lexicon, *, shoot: bool = False
 ) -> int | None:
@@ -232,7 +218,7 @@ async def test_a_person_drags_a_whole_game_against_a_clarkson_bot_at_a_clarkson_
     stored result, the page's final scores and the bot's SCOREs are the same."""
     server = await make_server("clarkson")
     page = await browser.new_page(viewport={"width": 1280, "height": 1100})
-    await _open_table(page, server.ports["web"], "pat", "scrabble/clarkson", 4, ready=True)
+    await open_table(page, server, "pat", "scrabble/clarkson", 4, ready=True)
     bot = asyncio.create_task(
         play_clarkson("127.0.0.1", server.ports["clarkson"], "cora", gcide, players=2)
     )
@@ -277,7 +263,7 @@ async def test_tiles_are_dragged_by_touch_too(make_server: ServerFactory, browse
     server = await make_server()
     context = await browser.new_context(viewport={"width": 420, "height": 1400}, has_touch=True)
     page = await context.new_page()
-    await _open_table(page, server.ports["web"], "tia", "scrabble/twente", 2)
+    await open_table(page, server, "tia", "scrabble/twente", 2)
     await page.click("#bot")
     await page.wait_for_function(MY_TURN, timeout=30_000)
     cdp = await context.new_cdp_session(page)
@@ -325,7 +311,7 @@ async def test_a_person_challenges_and_is_challenged_at_a_double_challenge_table
     (accepted, or played on); the stored result is the page's final scores."""
     server = await make_server()
     page = await browser.new_page(viewport={"width": 1280, "height": 1100})
-    await _open_table(page, server.ports["web"], "pat", "scrabble/double", 2)
+    await open_table(page, server, "pat", "scrabble/double", 2)
     await page.click("#bot")
     seen = -1
     phony = challenged = False
