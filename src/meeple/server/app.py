@@ -159,7 +159,9 @@ class MeepleServer:
             *(listener.close(self.config.shutdown_grace) for listener in listeners),
             return_exceptions=True,
         )
-        for resource in self.services._resources.values():
+        # Last built, first closed: the journal (built on the store) writes what it
+        # holds before the store closes.
+        for resource in reversed(self.services._resources.values()):
             close = getattr(resource, "close", None)
             if callable(close):
                 result = close()

@@ -53,8 +53,9 @@ from meeple.server.cmpn402_console import Console, ConsoleError, SeriesConsole, 
 from meeple.server.cmpn402_referee import Referee, RefereeSettings
 from meeple.server.config import ListenerConfig
 from meeple.server.contest import Contest, ContestConsole
+from meeple.server.journal import server_store
 from meeple.server.limits import AddressLimiter
-from meeple.server.store import Store
+from meeple.server.store import Store, sqlite_path
 from meeple.server.tcp import BACKLOG
 
 __all__ = ["Cmpn402Listener", "FileGameLog", "create_listener"]
@@ -178,9 +179,14 @@ class Cmpn402Listener:
         lexicon = services.resource(
             "scrabble.lexicon", lambda: load_lexicon(services.config.lexicon)
         )
-        database = services.config.database
-        self.store: Store = services.resource("store", lambda: Store(database))
-        self.log_dir = None if database == ":memory:" else Path(database).parent / "cmpn402"
+        database = sqlite_path(services.config.database)
+        self.store: Store = server_store(services)
+        # The referee's message logs lie beside the SQLite file (var/ for another store).
+        self.log_dir = (
+            None
+            if database == ":memory:"
+            else Path(database or "var/meeple.sqlite3").parent / "cmpn402"
+        )
         key = f"cmpn402:{name}"
 
         def save_key(at: str, state: dict[str, Any] | None) -> None:

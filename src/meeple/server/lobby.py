@@ -46,7 +46,8 @@ from typing import TYPE_CHECKING, Any
 
 from meeple.server.clock import Clock, SystemClock, Timer
 from meeple.server.feed import Feed, game_topic
-from meeple.server.room import Room, Seat
+from meeple.server.journal import Journal, server_journal
+from meeple.server.room import Room, Seat, token_hash
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
@@ -334,6 +335,8 @@ class Lobby:
         self._table_of: dict[int, Table] = {}
         self._rooms: dict[int, Room] = {}
         self._by_uid: dict[str, Room] = {}
+        # Where every room started here writes its log (None: rooms keep no log).
+        self.journal: Journal | None = None
         # Viewers (the web) watch the lobby and every room through this one feed.
         self.feed = feed if feed is not None else Feed()
         self._tokens: dict[str, Seat] = {}
@@ -662,6 +665,10 @@ class Lobby:
             self._rooms[id(p)] = room
         self._by_uid[room.uid] = room
         room.feed = self.feed
+        room.journal = self.journal
+        room.rejoin_hashes = [
+            token_hash(t) if (t := self._token_of.get(id(p))) is not None else None for p in players
+        ]
         room.on_changed.append(lambda _room: self.publish())
         room.on_finished.append(self._room_finished)
         logger.info(
@@ -753,11 +760,15 @@ def _table_json(table: Table) -> dict[str, Any]:
 
 
 def server_lobby(services: Services) -> Lobby:
-    """The server's one lobby, on the server's clock, names and rejoin grace period."""
-    lobby: Lobby = services.resource(
-        "lobby",
-        lambda: Lobby(
+    """The server's one lobby, on the server's clock, names and rejoin grace period; its
+    rooms write their logs through the server's journal."""
+
+    def create() -> Lobby:
+        lobby = Lobby(
             clock=services.clock, grace=services.config.rejoin_grace, names=services.names
-        ),
-    )
+        )
+        lobby.journal = server_journal(services)
+        return lobby
+
+    lobby: Lobby = services.resource("lobby", create)
     return lobby

@@ -5,21 +5,47 @@ state is only ever touched by that task: no locks, and a later split of rooms on
 other nodes only has to carry the inbox. Seats are players bound to a dialect
 (the protocol adapter that turns room events into that protocol's messages), so
 players on different protocols can share a room when the variant allows it.
+
+Every room is a log (docs/durability.md). The one path of a command is: seat →
+:meth:`Room.submit` → the room's inbox → :meth:`Room.handle` (the engine validates
+and applies it; what seats are told is held in the room's outbox) → the new entries
+are appended to the room's log through the :class:`~meeple.server.journal.Journal`
+and awaited → the outbox is delivered to the seats and a snapshot to the feed. So
+nobody hears of an action before its entry is durable, and a refused command, which
+the engine never applied, is never logged. A room's log holds a genesis
+(:meth:`Room.genesis`: the game's record header with its bag or seed, the seats and
+their protocols, the table's settings) and one entry per action of the game's record
+(:meth:`Room.log_actions`) with the players' clocks; the finished game's record is
+built from the logged actions.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import logging
 import secrets
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from meeple.server.feed import Feed, game_topic
 
-__all__ = ["Resumed", "Room", "Seat"]
+if TYPE_CHECKING:
+    from meeple.server.journal import Journal
+
+__all__ = ["LOG_VERSION", "Resumed", "Room", "Seat", "token_hash"]
+
+# The version of a log's genesis and entries (docs/durability.md).
+LOG_VERSION = 1
+
+
+def token_hash(token: str) -> str:
+    """What a log keeps of a rejoin token: enough to recognise it, not to use it."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
 
 logger = logging.getLogger(__name__)
 
@@ -62,10 +88,21 @@ class Room:
     # The game's name in URLs, records and the lobby; each subclass sets it.
     game_name = "game"
 
-    def __init__(self, seats: list[Seat]) -> None:
+    def __init__(self, seats: list[Seat], *, uid: str | None = None) -> None:
         self.id = f"room-{next(_room_ids)}"
         # Stable and hard to guess: the game's URL (/games/<uid>) live and in the store.
-        self.uid = secrets.token_hex(6)
+        self.uid = uid or secrets.token_hex(6)
+        # Set by the lobby: where the room's log goes (None: the room keeps no log).
+        self.journal: Journal | None = None
+        # Set by the lobby: the hashes of the seats' rejoin tokens, by seat (genesis).
+        self.rejoin_hashes: list[str | None] = [None] * len(seats)
+        self.wall_clock: Callable[[], float] = time.time
+        self._outbox: list[tuple[Seat, object]] | None = None
+        self._logged: list[Mapping[str, Any]] = []  # the actions in the log, in order
+        self._log_open = False
+        self._conclusion: dict[str, Any] | None = None
+        self._concluded = False
+        self.stored_game_id: int | None = None
         # Set by the lobby: viewers get a snapshot after every command (docs/web.md).
         self.feed: Feed | None = None
         self.on_changed: list[Callable[[Room], None]] = []
@@ -116,6 +153,66 @@ class Room:
         players = tuple(s.name for s in self.seats)
         self.deliver(seat, Resumed(self.id, index, players, getattr(self, "game", None)))
 
+    # --- the room's log (docs/durability.md) ------------------------------------------
+
+    def genesis(self) -> dict[str, Any] | None:
+        """The log's first entry; None: this room keeps no log.
+
+        The base builds it from :meth:`record_header` and :meth:`table_settings`, with
+        the seats' names, protocols and rejoin-token hashes.
+        """
+        header = self.record_header()
+        if header is None:
+            return None
+        return {
+            "version": LOG_VERSION,
+            "game": self.game_name,
+            "record": header,
+            "seats": [
+                {
+                    "name": s.name,
+                    "protocol": getattr(s, "protocol", "unknown"),
+                    "rejoin": self.rejoin_hashes[i] if i < len(self.rejoin_hashes) else None,
+                    "bot": getattr(s, "bot_level", None),
+                }
+                for i, s in enumerate(self.seats)
+            ],
+            "table": self.table_settings(),
+            "clocks": self.clock_settings(),
+        }
+
+    def record_header(self) -> dict[str, Any] | None:
+        """The game's record (``games/<game>/record.py``) before any action: its format,
+        variant, players and ``setup`` (bag order, rules). None: no log."""
+        return None
+
+    def table_settings(self) -> dict[str, Any]:
+        """What else rebuilds this room: the table's variant and rules of play."""
+        return {}
+
+    def clock_settings(self) -> dict[str, Any] | None:
+        """The clocks' settings, None for a game without clocks."""
+        return None
+
+    def log_actions(self) -> Sequence[Mapping[str, Any]]:
+        """Every action of the game so far as its record writes them (append-only)."""
+        return ()
+
+    def clocks(self) -> list[float] | None:
+        """Each player's remaining time in seconds, None for a game without clocks."""
+        return None
+
+    def conclude(self, game: Mapping[str, Any]) -> None:
+        """Store this finished game (``Store.record_game``'s arguments) after the log's
+        last entry, in the transaction that closes the log; ``data["actions"]`` is taken
+        from the log. Without a journal the game is not stored here."""
+        self._conclusion = dict(game)
+
+    @property
+    def logged_actions(self) -> Sequence[Mapping[str, Any]]:
+        """The actions written to the log (or deferred), in order."""
+        return self._logged
+
     def spectator_view(self) -> dict[str, Any] | None:
         """What anyone may see of the game (``games/<game>/view.py``); None: nothing."""
         return None
@@ -156,6 +253,14 @@ class Room:
             self.deliver(seat, event)
 
     def deliver(self, seat: Seat, event: object) -> None:
+        """Tell one seat of an event; inside a command, once the command's log entries
+        are written (write-ahead)."""
+        if self._outbox is not None:
+            self._outbox.append((seat, event))
+            return
+        self._deliver_now(seat, event)
+
+    def _deliver_now(self, seat: Seat, event: object) -> None:
         try:
             seat.deliver(event)
         except Exception:
@@ -170,10 +275,15 @@ class Room:
 
     async def _run(self) -> None:
         try:
-            self.on_start()
+            self._outbox = []
+            try:
+                self.on_start()
+            finally:
+                await self._commit()
             self.publish()
             while not self.finished:
                 seat, command = await self._inbox.get()
+                self._outbox = []
                 try:
                     if isinstance(command, _SeatLeft):
                         self.on_seat_left(command.seat)
@@ -185,6 +295,7 @@ class Room:
                     # A bug in one command's handling is logged; the game state is only
                     # changed by the engine's atomic apply, so the room can go on.
                     self.log.exception("command %r failed", command)
+                await self._commit()
                 self.publish()
         finally:
             self.finished = True
@@ -194,6 +305,44 @@ class Room:
                     callback(self)
                 except Exception:
                     self.log.exception("on_finished callback failed")
+
+    async def _commit(self) -> None:
+        """Write the command's new log entries, then deliver what it told the seats."""
+        try:
+            if self.journal is not None:
+                await self._write_log(self.journal)
+        except Exception:
+            # A log that refuses the room's entries (another writer owns it) or a bug:
+            # the room cannot be kept, so it stops rather than play on unlogged.
+            self.log.exception("the room's log refused its entries; the room stops")
+            self.finished = True
+        finally:
+            outbox, self._outbox = self._outbox or [], None
+            for seat, event in outbox:
+                self._deliver_now(seat, event)
+
+    async def _write_log(self, journal: Journal) -> None:
+        if not self._log_open:
+            genesis = self.genesis()
+            if genesis is None:
+                return
+            await journal.open(self.uid, self.game_name, genesis)
+            self._log_open = True
+        actions = self.log_actions()
+        if len(actions) > len(self._logged):
+            clocks = self.clocks()
+            at = self.wall_clock()
+            for action in actions[len(self._logged) :]:
+                self._logged.append(action)
+                entry = {"action": action, "clocks": clocks}
+                await journal.append(self.uid, len(self._logged), entry, at)
+        if self._conclusion is not None and not self._concluded:
+            self._concluded = True
+            game = dict(self._conclusion)
+            if isinstance(game.get("data"), Mapping):
+                # The stored record's actions are the log's (ARCHITECTURE.md, Durability).
+                game["data"] = {**game["data"], "actions": list(self._logged)}
+            await journal.finish(self.uid, game)
 
     def _seat_back(self, old: Seat, new: Seat) -> None:
         for i, seat in enumerate(self.seats):

@@ -50,7 +50,6 @@ from meeple.protocols.santorini.session import Heartbeat, LocalProtocolError, Se
 from meeple.server.config import ListenerConfig
 from meeple.server.lobby import Lobby, QueueKey, TableError, server_lobby
 from meeple.server.room import Room, Seat
-from meeple.server.store import Store
 from meeple.server.tcp import Connection, TcpListener
 
 if TYPE_CHECKING:
@@ -156,15 +155,24 @@ class SantoriniRoom(Room):
 
     game_name = "santorini"
 
-    def __init__(self, seats: list[Seat], *, gods: bool, rng: random.Random) -> None:
-        super().__init__(seats)
+    def __init__(
+        self,
+        seats: list[Seat],
+        *,
+        gods: bool,
+        rng: random.Random,
+        uid: str | None = None,
+        game: Game | None = None,
+    ) -> None:
+        super().__init__(seats, uid=uid)
         # Names as at the start: a seat forgets its name when its connection goes.
         self.names = tuple(s.name for s in seats)
         challenger = rng.randrange(len(seats))
         # The spec's LOSE exists because the client decides it cannot move
         # (§4.2.6): a stuck player is not eliminated by the server, it sends LOSE.
         rules = Rules(players=len(seats), gods=gods, auto_eliminate=False)
-        self.game = Game(rules, challenger)
+        # ``game``: a game replayed from the room's log (restart recovery).
+        self.game = game or Game(rules, challenger)
         self.started_at = time.time()
         self.end_reason = ""
         self.dropped: int | None = None  # the seat whose disconnect ended the game
@@ -175,6 +183,18 @@ class SantoriniRoom(Room):
 
     def spectator_view(self) -> dict[str, Any]:
         return spectator_view(self.game, self.names)
+
+    def record_header(self) -> dict[str, Any]:
+        header = to_record(self.game, players=self.names, uid=self.uid)
+        header["actions"], header["result"] = [], None
+        return header
+
+    def table_settings(self) -> dict[str, Any]:
+        return {"variant": VARIANTS[self.game.rules.gods]}
+
+    def log_actions(self) -> list[dict[str, Any]]:
+        actions: list[dict[str, Any]] = to_record(self.game, disconnected=self.dropped)["actions"]
+        return actions
 
     def on_start(self) -> None:
         players = self.names
@@ -247,26 +267,27 @@ class SantoriniRoom(Room):
 def santorini_lobby(services: Services) -> Lobby:
     """The server's lobby with Santorini registered and the store open."""
     lobby = server_lobby(services)
-    store: Store = services.resource("store", lambda: Store(services.config.database))
     if not lobby.has_game(GAME):
 
         def record(room: SantoriniRoom) -> None:
             game = room.game
             names = list(room.names)
             winner = game.winner
-            store.record_game(
-                game=GAME,
-                variant=VARIANTS[game.rules.gods],
-                protocols=[getattr(s, "protocol", "unknown") for s in room.seats],
-                players=names,
-                started_at=room.started_at,
-                end_reason=room.end_reason,
-                result={
-                    "winner": names[winner] if winner is not None else None,
-                    "gods": [g or ATHEIST for g in game.state.gods] if game.rules.gods else [],
-                },
-                record=json.dumps([repr(a) for a in game.log]),
-                data=to_record(game, players=names, disconnected=room.dropped, uid=room.uid),
+            room.conclude(
+                {
+                    "game": GAME,
+                    "variant": VARIANTS[game.rules.gods],
+                    "protocols": [getattr(s, "protocol", "unknown") for s in room.seats],
+                    "players": names,
+                    "started_at": room.started_at,
+                    "end_reason": room.end_reason,
+                    "result": {
+                        "winner": names[winner] if winner is not None else None,
+                        "gods": [g or ATHEIST for g in game.state.gods] if game.rules.gods else [],
+                    },
+                    "record": json.dumps([repr(a) for a in game.log]),
+                    "data": to_record(game, players=names, disconnected=room.dropped, uid=room.uid),
+                }
             )
 
         def create(key: QueueKey, seats: list[Seat]) -> Room:

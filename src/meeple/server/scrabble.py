@@ -43,7 +43,6 @@ from meeple.games.scrabble.record import to_record
 from meeple.games.scrabble.view import spectator_view
 from meeple.server.lobby import Lobby, QueueKey, server_lobby
 from meeple.server.room import Room, Seat
-from meeple.server.store import Store
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
@@ -183,11 +182,15 @@ class ScrabbleRoom(Room):
         rng: random.Random,
         leave_policy: LeavePolicy = LeavePolicy.END_GAME,
         on_game_over: Callable[[ScrabbleRoom], None] | None = None,
+        uid: str | None = None,
+        game: Game | None = None,
     ) -> None:
-        super().__init__(seats)
+        super().__init__(seats, uid=uid)
         self.variant = variant
         self.leave_policy = leave_policy
-        self.game = Game([s.name for s in seats], rng, variant=variant, lexicon=lexicon)
+        self.lexicon_name: str | None = getattr(lexicon, "name", None)
+        # ``game``: a game replayed from the room's log (restart recovery).
+        self.game = game or Game([s.name for s in seats], rng, variant=variant, lexicon=lexicon)
         self.left: set[int] = set()
         self.started_at = 0.0
         self._on_game_over = on_game_over
@@ -201,6 +204,18 @@ class ScrabbleRoom(Room):
 
     def spectator_view(self) -> dict[str, Any]:
         return spectator_view(self.game)
+
+    def record_header(self) -> dict[str, Any]:
+        header = to_record(self.game, lexicon=self.lexicon_name, uid=self.uid)
+        header["actions"], header["result"] = [], None
+        return header
+
+    def table_settings(self) -> dict[str, Any]:
+        return {"variant": self.variant.name, "leave": self.leave_policy.value}
+
+    def log_actions(self) -> list[dict[str, Any]]:
+        actions: list[dict[str, Any]] = to_record(self.game)["actions"]
+        return actions
 
     def on_start(self) -> None:
         opening = tuple(self.game.opening_events())
@@ -314,31 +329,32 @@ def scrabble_lobby(services: Services) -> Lobby:
     """
     lobby = server_lobby(services)
     lexicon = table_lexicon(services)
-    store: Store = services.resource("store", lambda: Store(services.config.database))
     if not lobby.has_game(GAME):
-        lobby.register_game(GAME, _room_factory(lexicon, store, services), variants=TABLE_VARIANTS)
+        lobby.register_game(GAME, _room_factory(lexicon, services), variants=TABLE_VARIANTS)
     return lobby
 
 
 def _room_factory(
-    lexicon: Container[str], store: Store, services: Services
+    lexicon: Container[str], services: Services
 ) -> Callable[[QueueKey, list[Seat]], Room]:
     def record(room: ScrabbleRoom) -> None:
         result = room.game.result
         assert result is not None
-        store.record_game(
-            game=GAME,
-            variant=room.variant.name,
-            protocols=[getattr(s, "protocol", "unknown") for s in room.seats],
-            players=room.game.players,
-            started_at=room.started_at,
-            end_reason=result.reason.value,
-            result={
-                "scores": dict(zip(room.game.players, result.scores, strict=True)),
-                "winners": [room.game.players[w] for w in result.winners],
-            },
-            record=to_gcg(room.game, lexicon=getattr(lexicon, "name", None)),
-            data=to_record(room.game, lexicon=getattr(lexicon, "name", None), uid=room.uid),
+        room.conclude(
+            {
+                "game": GAME,
+                "variant": room.variant.name,
+                "protocols": [getattr(s, "protocol", "unknown") for s in room.seats],
+                "players": room.game.players,
+                "started_at": room.started_at,
+                "end_reason": result.reason.value,
+                "result": {
+                    "scores": dict(zip(room.game.players, result.scores, strict=True)),
+                    "winners": [room.game.players[w] for w in result.winners],
+                },
+                "record": to_gcg(room.game, lexicon=getattr(lexicon, "name", None)),
+                "data": to_record(room.game, lexicon=getattr(lexicon, "name", None), uid=room.uid),
+            }
         )
 
     def create(key: QueueKey, seats: list[Seat]) -> Room:

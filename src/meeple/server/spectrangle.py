@@ -77,7 +77,6 @@ from meeple.protocols.spectrangle import (
 from meeple.server.config import ListenerConfig
 from meeple.server.lobby import Lobby, QueueChanged, QueueKey, TableError, server_lobby
 from meeple.server.room import Room, Seat
-from meeple.server.store import Store
 from meeple.server.tcp import Connection, TcpListener
 
 if TYPE_CHECKING:
@@ -169,9 +168,12 @@ class SpectrangleRoom(Room):
         *,
         rng: random.Random,
         on_game_over: Callable[[SpectrangleRoom], None] | None = None,
+        uid: str | None = None,
+        game: engine.Game | None = None,
     ) -> None:
-        super().__init__(seats)
-        self.game = new_game([s.name for s in seats], rng)
+        super().__init__(seats, uid=uid)
+        # ``game``: a game replayed from the room's log (restart recovery).
+        self.game = game or new_game([s.name for s in seats], rng)
         self.left: set[int] = set()
         self.started_at = time.time()
         self._on_game_over = on_game_over
@@ -181,6 +183,18 @@ class SpectrangleRoom(Room):
 
     def spectator_view(self) -> dict[str, Any]:
         return spectator_view(self.game)
+
+    def record_header(self) -> dict[str, Any]:
+        header = to_record(self.game, uid=self.uid)
+        header["actions"], header["result"] = [], None
+        return header
+
+    def table_settings(self) -> dict[str, Any]:
+        return {"variant": "standard"}
+
+    def log_actions(self) -> list[dict[str, Any]]:
+        actions: list[dict[str, Any]] = to_record(self.game)["actions"]
+        return actions
 
     def on_start(self) -> None:
         self.broadcast(GameStarted(self.game))
@@ -287,13 +301,12 @@ def record_from_json(text: str) -> engine.GameRecord:
 def spectrangle_lobby(services: Services) -> Lobby:
     """The server's lobby with Spectrangle registered and the store open."""
     lobby = server_lobby(services)
-    store: Store = services.resource("store", lambda: Store(services.config.database))
     if not lobby.has_game(GAME):
-        lobby.register_game(GAME, _room_factory(store, services), variants={"standard": (2, 4)})
+        lobby.register_game(GAME, _room_factory(services), variants={"standard": (2, 4)})
     return lobby
 
 
-def _room_factory(store: Store, services: Services) -> Callable[[QueueKey, list[Seat]], Room]:
+def _room_factory(services: Services) -> Callable[[QueueKey, list[Seat]], Room]:
     def record(room: SpectrangleRoom) -> None:
         game = room.game
         result = game.result
@@ -307,16 +320,18 @@ def _room_factory(store: Store, services: Services) -> Callable[[QueueKey, list[
                 "scores": dict(zip(game.players, result.scores, strict=True)),
                 "winners": [game.players[w] for w in result.winners],
             }
-        store.record_game(
-            game=GAME,
-            variant="standard",
-            protocols=[getattr(s, "protocol", "unknown") for s in room.seats],
-            players=game.players,
-            started_at=room.started_at,
-            end_reason=end_reason,
-            result=summary,
-            record=record_json(game.record()),
-            data=to_record(game, uid=room.uid),
+        room.conclude(
+            {
+                "game": GAME,
+                "variant": "standard",
+                "protocols": [getattr(s, "protocol", "unknown") for s in room.seats],
+                "players": game.players,
+                "started_at": room.started_at,
+                "end_reason": end_reason,
+                "result": summary,
+                "record": record_json(game.record()),
+                "data": to_record(game, uid=room.uid),
+            }
         )
 
     def create(key: QueueKey, seats: list[Seat]) -> Room:

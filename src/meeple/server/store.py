@@ -8,9 +8,11 @@ mode commits them in well under a millisecond on local disk, so they run inline.
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,11 +25,16 @@ from meeple.games.records import FORMAT
 __all__ = [
     "SCHEMA_VERSION",
     "Account",
+    "ActionLog",
     "GameRecord",
+    "LogConflict",
+    "LogEntry",
     "PlayerProfile",
     "PlayerRating",
     "RatingPoint",
     "Store",
+    "open_store",
+    "sqlite_path",
 ]
 
 logger = logging.getLogger(__name__)
@@ -106,6 +113,28 @@ _MIGRATIONS: Sequence[str] = (
         salt BLOB NOT NULL,
         kdf TEXT NOT NULL,
         created_at REAL NOT NULL
+    )
+    """,
+    # 5: every room is a log (docs/durability.md): its genesis, then one entry per
+    # accepted action. ``game_id`` is set, in the transaction that stores the finished
+    # game, when the room ends; a log without one is a game to recover at start-up.
+    """
+    CREATE TABLE room_logs (
+        uid TEXT PRIMARY KEY,
+        game TEXT NOT NULL,
+        genesis TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        last_seq INTEGER NOT NULL,
+        game_id INTEGER NULL REFERENCES games (id),
+        end_reason TEXT NULL
+    );
+    CREATE INDEX room_logs_open ON room_logs (created_at) WHERE game_id IS NULL;
+    CREATE TABLE room_log_entries (
+        uid TEXT NOT NULL REFERENCES room_logs (uid),
+        seq INTEGER NOT NULL,
+        at REAL NOT NULL,
+        entry TEXT NOT NULL,
+        PRIMARY KEY (uid, seq)
     )
     """,
 )
@@ -193,6 +222,40 @@ class Account:
     created_at: float
 
 
+@dataclass(frozen=True, slots=True)
+class LogEntry:
+    """One accepted action of a room: ``seq`` from 1, the wall-clock time, the entry."""
+
+    seq: int
+    at: float
+    entry: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ActionLog:
+    """A room's log as stored: the genesis (sequence 0) and every entry after it.
+
+    ``game_id`` is the stored game once the room ended (``end_reason`` says how);
+    None while the game runs, or when it was cut off by a crash.
+    """
+
+    uid: str
+    game: str
+    genesis: dict[str, Any]
+    created_at: float
+    entries: tuple[LogEntry, ...]
+    game_id: int | None
+    end_reason: str | None
+
+    @property
+    def finished(self) -> bool:
+        return self.game_id is not None
+
+
+class LogConflict(Exception):
+    """A log write that does not fit the log as stored: a fenced append refused."""
+
+
 class Store:
     """A SQLite database file (``:memory:`` for tests). Close it when done."""
 
@@ -200,7 +263,10 @@ class Store:
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, isolation_level=None)
+        # One connection shared by the event loop (reads) and the log's writer thread
+        # (appends), one at a time under ``_lock``.
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._now = wall_clock
@@ -220,6 +286,12 @@ class Store:
         # cannot then fail on another connection's lock (tests open a second Store).
         self._db.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
         return _Tx(self._db)
+
+    def _query(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        """All the rows of one statement, run under the lock (the writer thread shares
+        the connection)."""
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
 
     @property
     def schema_version(self) -> int:
@@ -243,32 +315,161 @@ class Store:
         A finished game between named players (:func:`meeple.ratings.rated`) updates
         their ratings at ``game`` in the same transaction (see docs/server.md, Ratings).
         """
+        with self._lock, self._transaction(immediate=True):
+            return self._insert_game(
+                game=game,
+                variant=variant,
+                protocols=protocols,
+                players=players,
+                started_at=started_at,
+                end_reason=end_reason,
+                result=result,
+                record=record,
+                data=data,
+            )
+
+    def _insert_game(
+        self,
+        *,
+        game: str,
+        variant: str,
+        protocols: Sequence[str],
+        players: Sequence[str],
+        started_at: float,
+        end_reason: str,
+        result: Mapping[str, Any],
+        record: str,
+        data: Mapping[str, Any] | None = None,
+    ) -> int:
         now = self._now()
-        with self._transaction(immediate=True):
-            cur = self._db.execute(
-                "INSERT INTO games (game, variant, protocols, players, started_at, ended_at,"
-                " end_reason, result, record, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    game,
-                    variant,
-                    json.dumps(sorted(set(protocols))),
-                    json.dumps(list(players)),
-                    started_at,
-                    now,
-                    end_reason,
-                    json.dumps(result, sort_keys=True),
-                    record,
-                    None if data is None else json.dumps(data, separators=(",", ":")),
-                ),
-            )
-            game_id = int(cur.lastrowid or 0)
-            self._db.executemany(
-                "INSERT INTO game_players (game_id, seat, player) VALUES (?, ?, ?)",
-                [(game_id, seat, name) for seat, name in enumerate(players)],
-            )
-            if data is not None and list(data.get("players", ())) == list(players):
-                self._rate(game, list(players), data, game_id, now)
+        cur = self._db.execute(
+            "INSERT INTO games (game, variant, protocols, players, started_at, ended_at,"
+            " end_reason, result, record, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                game,
+                variant,
+                json.dumps(sorted(set(protocols))),
+                json.dumps(list(players)),
+                started_at,
+                now,
+                end_reason,
+                json.dumps(result, sort_keys=True),
+                record,
+                None if data is None else json.dumps(data, separators=(",", ":")),
+            ),
+        )
+        game_id = int(cur.lastrowid or 0)
+        self._db.executemany(
+            "INSERT INTO game_players (game_id, seat, player) VALUES (?, ?, ?)",
+            [(game_id, seat, name) for seat, name in enumerate(players)],
+        )
+        if data is not None and list(data.get("players", ())) == list(players):
+            self._rate(game, list(players), data, game_id, now)
         return game_id
+
+    # --- action logs (docs/durability.md) -------------------------------------------
+
+    def open_log(self, uid: str, game: str, genesis: Mapping[str, Any]) -> None:
+        """Start the log of room ``uid`` with its genesis entry (sequence 0).
+
+        Opening it again with the same genesis is a retry and does nothing; another
+        genesis under the same uid is a :class:`LogConflict`.
+        """
+        text = _json(genesis)
+        with self._lock, self._transaction(immediate=True):
+            row = self._db.execute("SELECT genesis FROM room_logs WHERE uid = ?", (uid,)).fetchone()
+            if row is not None:
+                if json.loads(row[0]) != json.loads(text):
+                    raise LogConflict(f"room {uid}: a log with another genesis exists")
+                return
+            self._db.execute(
+                "INSERT INTO room_logs (uid, game, genesis, created_at, last_seq)"
+                " VALUES (?, ?, ?, ?, 0)",
+                (uid, game, text, self._now()),
+            )
+
+    def append_log(
+        self, uid: str, seq: int, entry: Mapping[str, Any], *, at: float | None = None
+    ) -> None:
+        """Append ``entry`` as number ``seq`` of room ``uid``'s log (fenced).
+
+        ``seq`` must be the last sequence plus one: an append that expects another
+        state of the log is refused (:class:`LogConflict`), so two writers cannot
+        interleave. The same entry at a sequence already written is a retry and does
+        nothing (the pair uid and seq is the entry's message id).
+        """
+        text = _json(entry)
+        when = self._now() if at is None else at
+        with self._lock, self._transaction(immediate=True):
+            row = self._db.execute(
+                "SELECT last_seq, game_id FROM room_logs WHERE uid = ?", (uid,)
+            ).fetchone()
+            if row is None:
+                raise LogConflict(f"room {uid}: no log")
+            last, game_id = int(row[0]), row[1]
+            if seq <= last:
+                (old,) = self._db.execute(
+                    "SELECT entry FROM room_log_entries WHERE uid = ? AND seq = ?", (uid, seq)
+                ).fetchone()
+                if json.loads(old) != json.loads(text):
+                    raise LogConflict(f"room {uid}: entry {seq} is already another entry")
+                return
+            if seq != last + 1 or game_id is not None:
+                raise LogConflict(f"room {uid}: append {seq} after {last} refused")
+            self._db.execute(
+                "INSERT INTO room_log_entries (uid, seq, at, entry) VALUES (?, ?, ?, ?)",
+                (uid, seq, when, text),
+            )
+            self._db.execute("UPDATE room_logs SET last_seq = ? WHERE uid = ?", (seq, uid))
+
+    def finish_log(self, uid: str, **game: Any) -> int:
+        """Store the finished game of room ``uid`` and close its log, in one transaction.
+
+        ``game`` are :meth:`record_game`'s arguments. A log already closed is a retry:
+        the id of the game stored then is returned and nothing is stored twice.
+        """
+        with self._lock, self._transaction(immediate=True):
+            row = self._db.execute("SELECT game_id FROM room_logs WHERE uid = ?", (uid,)).fetchone()
+            if row is None:
+                raise LogConflict(f"room {uid}: no log")
+            if row[0] is not None:
+                return int(row[0])
+            game_id = self._insert_game(**game)
+            self._db.execute(
+                "UPDATE room_logs SET game_id = ?, end_reason = ? WHERE uid = ?",
+                (game_id, game["end_reason"], uid),
+            )
+            return game_id
+
+    def action_log(self, uid: str) -> ActionLog | None:
+        """Room ``uid``'s whole log: genesis, entries in order, and how it ended."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT uid, game, genesis, created_at, game_id, end_reason FROM room_logs"
+                " WHERE uid = ?",
+                (uid,),
+            ).fetchone()
+            if row is None:
+                return None
+            entries = tuple(
+                LogEntry(seq, at, json.loads(entry))
+                for seq, at, entry in self._db.execute(
+                    "SELECT seq, at, entry FROM room_log_entries WHERE uid = ? ORDER BY seq",
+                    (uid,),
+                )
+            )
+        uid, game, genesis, created_at, game_id, end_reason = row
+        return ActionLog(uid, game, json.loads(genesis), created_at, entries, game_id, end_reason)
+
+    def open_logs(self, game: str | None = None) -> list[str]:
+        """The uids of the rooms whose games have not ended, oldest first."""
+        sql = "SELECT uid FROM room_logs WHERE game_id IS NULL"
+        args: tuple[str, ...] = ()
+        if game is not None:
+            sql += " AND game = ?"
+            args = (game,)
+        with self._lock:
+            return [r[0] for r in self._db.execute(sql + " ORDER BY created_at, uid", args)]
 
     def _rate(
         self, game: str, players: list[str], data: Mapping[str, Any], game_id: int, now: float
@@ -302,7 +503,7 @@ class Store:
 
     def leaderboard(self, game: str, limit: int = 100) -> list[PlayerRating]:
         """The players rated at ``game``, best first (rating, then the surer rating)."""
-        rows = self._db.execute(
+        rows = self._query(
             "SELECT game, player, rating, rd, volatility, games, updated_at FROM ratings"
             " WHERE game = ? ORDER BY rating DESC, rd ASC, player ASC LIMIT ?",
             (game, limit),
@@ -313,7 +514,7 @@ class Store:
         """``name``'s rating at each game they are rated at, and their ``limit`` latest games."""
         rated = [
             PlayerRating(*row)
-            for row in self._db.execute(
+            for row in self._query(
                 "SELECT game, player, rating, rd, volatility, games, updated_at FROM ratings"
                 " WHERE player = ? ORDER BY game",
                 (name,),
@@ -322,7 +523,7 @@ class Store:
         columns = ", ".join(f"g.{c.strip()}" for c in _GAME_COLUMNS.split(","))
         games = [
             _record(row)
-            for row in self._db.execute(
+            for row in self._query(
                 f"SELECT DISTINCT {columns} FROM games AS g"
                 " JOIN game_players AS p ON p.game_id = g.id WHERE p.player = ?"
                 " ORDER BY g.ended_at DESC, g.id DESC LIMIT ?",
@@ -333,7 +534,7 @@ class Store:
 
     def rating_history(self, game: str, name: str) -> list[RatingPoint]:
         """``name``'s rating at ``game`` after each of their rated games, oldest first."""
-        rows = self._db.execute(
+        rows = self._query(
             "SELECT game_id, rating, rd, volatility, games, updated_at FROM rating_history"
             " WHERE game = ? AND player = ? ORDER BY id",
             (game, name),
@@ -349,27 +550,27 @@ class Store:
             args.append(game)
         sql += " ORDER BY ended_at DESC, id DESC LIMIT ?"
         args.append(limit)
-        return [_record(row) for row in self._db.execute(sql, args)]
+        return [_record(row) for row in self._query(sql, args)]
 
     def game(self, game_id: int) -> GameRecord | None:
-        row = self._db.execute(
-            f"SELECT {_GAME_COLUMNS} FROM games WHERE id = ?", (game_id,)
-        ).fetchone()
+        row = _first(self._query(f"SELECT {_GAME_COLUMNS} FROM games WHERE id = ?", (game_id,)))
         return None if row is None else _record(row)
 
     def game_by_uid(self, uid: str) -> GameRecord | None:
         """The game whose record carries this uid (its room's, its URL in the web pages)."""
-        row = self._db.execute(
-            f"SELECT {_GAME_COLUMNS} FROM games WHERE data IS NOT NULL"
-            " AND json_valid(data) AND json_extract(data, '$.uid') = ? ORDER BY id DESC LIMIT 1",
-            (uid,),
-        ).fetchone()
+        row = _first(
+            self._query(
+                f"SELECT {_GAME_COLUMNS} FROM games WHERE data IS NOT NULL AND json_valid(data)"
+                " AND json_extract(data, '$.uid') = ? ORDER BY id DESC LIMIT 1",
+                (uid,),
+            )
+        )
         return None if row is None else _record(row)
 
     def add_account(self, name: str, password_hash: bytes, salt: bytes, kdf: str) -> bool:
         """Reserve ``name``; False when it (or a name with the same casefold) already is."""
         try:
-            self._db.execute(
+            self._query(
                 "INSERT INTO accounts (name, folded, password_hash, salt, kdf, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 (name, name.casefold(), password_hash, salt, kdf, self._now()),
@@ -380,15 +581,17 @@ class Store:
 
     def account(self, name: str) -> Account | None:
         """The account that reserves ``name`` (compared by casefold), if any."""
-        row = self._db.execute(
-            "SELECT name, password_hash, salt, kdf, created_at FROM accounts WHERE folded = ?",
-            (name.casefold(),),
-        ).fetchone()
+        row = _first(
+            self._query(
+                "SELECT name, password_hash, salt, kdf, created_at FROM accounts WHERE folded = ?",
+                (name.casefold(),),
+            )
+        )
         return None if row is None else Account(*row)
 
     def save_checkpoint(self, key: str, state: Mapping[str, Any]) -> None:
         """Durably replace the checkpoint under ``key`` (a JSON-serialisable mapping)."""
-        self._db.execute(
+        self._query(
             "INSERT INTO checkpoints (key, saved_at, state) VALUES (?, ?, ?)"
             " ON CONFLICT (key) DO UPDATE SET saved_at = excluded.saved_at,"
             " state = excluded.state",
@@ -396,17 +599,18 @@ class Store:
         )
 
     def load_checkpoint(self, key: str) -> dict[str, Any] | None:
-        row = self._db.execute("SELECT state FROM checkpoints WHERE key = ?", (key,)).fetchone()
+        row = _first(self._query("SELECT state FROM checkpoints WHERE key = ?", (key,)))
         return None if row is None else dict(json.loads(row[0]))
 
     def delete_checkpoint(self, key: str) -> None:
-        self._db.execute("DELETE FROM checkpoints WHERE key = ?", (key,))
+        self._query("DELETE FROM checkpoints WHERE key = ?", (key,))
 
     def checkpoint_keys(self) -> list[str]:
-        return [r[0] for r in self._db.execute("SELECT key FROM checkpoints ORDER BY key")]
+        return [r[0] for r in self._query("SELECT key FROM checkpoints ORDER BY key")]
 
     def close(self) -> None:
-        self._db.close()
+        with self._lock:
+            self._db.close()
 
 
 class _Tx:
@@ -418,6 +622,44 @@ class _Tx:
 
     def __exit__(self, exc_type: object, *_: object) -> None:
         self._db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+def sqlite_path(url: str | Path) -> str | None:
+    """The SQLite file a ``--database`` value names (``:memory:`` included), None for
+    another database."""
+    text = str(url)
+    if text.startswith("sqlite://"):
+        return text.removeprefix("sqlite://").removeprefix("/") or ":memory:"
+    return None if "://" in text else text
+
+
+def open_store(url: str | Path, *, wall_clock: Callable[[], float] = time.time) -> Store:
+    """The store a ``--database`` value names.
+
+    ``sqlite:///var/meeple.sqlite3`` (or a bare path, or ``:memory:``) is the embedded
+    SQLite file; ``postgresql://user@host:port/db`` is a PostgreSQL database
+    (:mod:`meeple.server.pgstore`), with the same schema and the same methods.
+    """
+    text = str(url)
+    if text.startswith(("postgresql://", "postgres://")):
+        # psycopg is imported only for a PostgreSQL store.
+        pgstore = importlib.import_module("meeple.server.pgstore")
+        store: Store = pgstore.PgStore(text, wall_clock=wall_clock)
+        return store
+    # sqlite:///relative/or/absolute: the third slash starts the path (SQLAlchemy's
+    # reading: sqlite:///var/x is relative, sqlite:////var/x absolute).
+    path = sqlite_path(text)
+    if path is None:
+        raise ValueError(f"unknown database URL {text!r} (sqlite:///PATH or postgresql://...)")
+    return Store(path, wall_clock=wall_clock)
+
+
+def _first(rows: list[Any]) -> Any:
+    return rows[0] if rows else None
+
+
+def _json(value: Mapping[str, Any]) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
 def _record(row: tuple[Any, ...]) -> GameRecord:

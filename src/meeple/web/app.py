@@ -33,6 +33,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from meeple.protocols import web as proto
 from meeple.server.cmpn402_console import Console
 from meeple.server.feed import Feed, Subscription, game_topic
+from meeple.server.journal import server_store
 from meeple.server.limits import AddressLimiter
 from meeple.server.lobby import LOBBY_TOPIC, Lobby, server_lobby
 from meeple.server.store import Store
@@ -91,7 +92,7 @@ class WebContext:
     @property
     def store(self) -> Store:
         services = self.services
-        store: Store = services.resource("store", lambda: Store(services.config.database))
+        store: Store = server_store(services)
         return store
 
     def listeners(self) -> list[dict[str, Any]]:

@@ -1,0 +1,251 @@
+"""The journal: every room's action log written off the event loop, in order, with retries.
+
+Rooms never touch the store themselves. They hand the journal the writes of their log
+(open with the genesis, append one entry per accepted action, finish with the stored
+game) and await them: the writes run one at a time, in the order they were asked for,
+in one writer thread, so the event loop never waits on a disk or a database
+(docs/durability.md).
+
+When a write fails for a reason that may pass (a full disk, a database that is down or
+restarting), the journal does not lose it: the write stays at the head of its queue and
+is tried again, with a growing pause, until it goes through. Meanwhile the rooms go on
+from memory — each caller is told its write is *deferred* rather than made to wait —
+and everything still queued is written, in order, once the store is back. The journal
+says so once per change of state (the log, and :attr:`Journal.health` for the lobby's
+and the console's banner). A queue that grows past ``max_backlog`` writes is
+*overflowing*: the callbacks in ``on_overflow`` are told (the lobby stops the rooms
+whose entries cannot be kept, each in its protocol's words).
+
+A write the store refuses for good (:class:`~meeple.server.store.LogConflict`: a fenced
+append that does not fit the log) is not retried: the caller gets the error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from meeple.server.store import LogConflict, Store, open_store
+
+if TYPE_CHECKING:
+    from meeple.server.app import Services
+
+__all__ = ["DEFAULT_BACKLOG", "Health", "Journal", "Written", "server_journal", "server_store"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_BACKLOG = 10_000  # queued writes before the journal overflows
+_FIRST_RETRY = 0.05  # seconds; doubled after each failure up to _LAST_RETRY
+_LAST_RETRY = 2.0
+
+
+class Health(enum.Enum):
+    """How the journal's writes fare (shown on the lobby and the console when not OK)."""
+
+    OK = "ok"
+    RETRYING = "retrying"  # writes fail and are kept in memory, in order, and retried
+    OVERFLOWING = "overflowing"  # more are kept than ``max_backlog``: games are stopped
+    CLOSED = "closed"
+
+
+class Written(enum.Enum):
+    """What became of one write when its caller was let go."""
+
+    DURABLE = "durable"  # in the store
+    DEFERRED = "deferred"  # kept in memory and retried; the store is failing
+
+
+@dataclass
+class _Job:
+    call: Callable[[], Any]
+    what: str
+    loop: asyncio.AbstractEventLoop | None
+    future: asyncio.Future[Any] | None
+
+
+class Journal:
+    """One writer thread over a :class:`~meeple.server.store.Store`; see the module doc."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        max_backlog: int = DEFAULT_BACKLOG,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.store = store
+        self.max_backlog = max_backlog
+        self.health = Health.OK
+        self.last_error = ""
+        # Told of every change of health, on the event loop (the web's banners).
+        self.on_health: list[Callable[[Health], None]] = []
+        self.on_overflow: list[Callable[[], None]] = []
+        self._sleep = sleep
+        self._jobs: queue.Queue[_Job | None] = queue.Queue()
+        self._pending = 0  # jobs queued or running
+        self._count_lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread = threading.Thread(target=self._run, name="meeple-journal", daemon=True)
+        self._thread.start()
+
+    # --- the room's side ---------------------------------------------------------------
+
+    async def open(self, uid: str, game: str, genesis: Mapping[str, Any]) -> Written:
+        return await self._submit(lambda: self.store.open_log(uid, game, genesis), f"open {uid}")
+
+    async def append(self, uid: str, seq: int, entry: Mapping[str, Any], at: float) -> Written:
+        return await self._submit(
+            lambda: self.store.append_log(uid, seq, entry, at=at), f"append {uid}#{seq}"
+        )
+
+    async def finish(self, uid: str, game: Mapping[str, Any]) -> Written:
+        """Store the finished game and close the log (once, however often retried)."""
+        return await self._submit(lambda: self.store.finish_log(uid, **game), f"finish {uid}")
+
+    @property
+    def backlog(self) -> int:
+        """Writes queued and not yet in the store."""
+        return self._pending
+
+    async def drain(self, timeout: float | None = None) -> bool:
+        """Wait until every queued write is in the store (True), or ``timeout`` passes."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        self._put(_Job(lambda: None, "drain", loop, future))
+        try:
+            await asyncio.wait_for(asyncio.shield(future), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Write what is queued (for at most ``timeout`` seconds), then stop the thread."""
+        self._jobs.put(None)
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            logger.error("journal: %d writes still queued at close; they are lost", self._pending)
+        self._set_health(Health.CLOSED, "")
+
+    # --- internals -------------------------------------------------------------------------
+
+    async def _submit(self, call: Callable[[], Any], what: str) -> Written:
+        loop = asyncio.get_running_loop()
+        self._loop = loop
+        if self.health is not Health.OK:
+            # The store is failing: keep the write in order and let the room go on.
+            self._put(_Job(call, what, None, None))
+            return Written.DEFERRED
+        future: asyncio.Future[Any] = loop.create_future()
+        self._put(_Job(call, what, loop, future))
+        result = await future
+        assert isinstance(result, Written)
+        return result
+
+    def _put(self, job: _Job) -> None:
+        with self._count_lock:
+            self._pending += 1
+            pending = self._pending
+        self._jobs.put(job)
+        if pending > self.max_backlog and self.health is Health.RETRYING:
+            self._set_health(Health.OVERFLOWING, self.last_error)
+            for callback in self.on_overflow:
+                try:
+                    callback()
+                except Exception:
+                    logger.exception("journal: an overflow callback failed")
+
+    def _run(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            self._write(job)
+            with self._count_lock:
+                self._pending -= 1
+            if self._pending == 0 and self.health in (Health.RETRYING, Health.OVERFLOWING):
+                self._from_thread(self._set_health, Health.OK, "")
+
+    def _write(self, job: _Job) -> None:
+        pause = _FIRST_RETRY
+        told = False
+        while True:
+            try:
+                job.call()
+            except LogConflict as e:
+                logger.error("journal: %s refused: %s", job.what, e)
+                self._resolve(job, e)
+                return
+            except Exception as e:
+                # A full disk, a database down: keep the write, let its caller go on.
+                if not told:
+                    told = True
+                    self._from_thread(self._set_health, Health.RETRYING, f"{job.what}: {e}")
+                    self._resolve(job, Written.DEFERRED)
+                self._sleep(pause)
+                pause = min(pause * 2, _LAST_RETRY)
+                continue
+            self._resolve(job, Written.DURABLE)
+            return
+
+    def _resolve(self, job: _Job, value: object) -> None:
+        future, loop = job.future, job.loop
+        if future is None or loop is None:
+            return
+        job.future = None  # a retried write answers its caller once
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
+            loop.call_soon_threadsafe(_settle, future, value)
+
+    def _from_thread(self, fn: Callable[..., None], *args: Any) -> None:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            fn(*args)
+            return
+        try:
+            loop.call_soon_threadsafe(fn, *args)
+        except RuntimeError:
+            fn(*args)
+
+    def _set_health(self, health: Health, error: str) -> None:
+        if health is self.health:
+            return
+        before, self.health, self.last_error = self.health, health, error
+        if health is Health.OK:
+            logger.warning("journal: the store takes writes again (was %s)", before.value)
+        elif health is not Health.CLOSED:
+            logger.error(
+                "journal: %s; %d writes kept in memory (%s)", health.value, self._pending, error
+            )
+        for callback in self.on_health:
+            try:
+                callback(health)
+            except Exception:
+                logger.exception("journal: a health callback failed")
+
+
+def _settle(future: asyncio.Future[Any], value: object) -> None:
+    if future.done():
+        return
+    if isinstance(value, BaseException):
+        future.set_exception(value)
+    else:
+        future.set_result(value)
+
+
+def server_store(services: Services) -> Store:
+    """The server's one store, opened from ``--database`` on first use."""
+    store: Store = services.resource("store", lambda: open_store(services.config.database))
+    return store
+
+
+def server_journal(services: Services) -> Journal:
+    """The server's one journal over its store (closed with the server's resources)."""
+    journal: Journal = services.resource("journal", lambda: Journal(server_store(services)))
+    return journal
