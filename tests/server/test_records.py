@@ -21,9 +21,27 @@ from meeple.server.store import GameRecord, Store
 
 
 def _stored(server: MeepleServer, game: str) -> list[GameRecord]:
+    """The stored games of ``game``; each one's record is its room's log (docs/durability.md):
+    the log is closed on that very game and holds the record's actions, in order."""
     store = Store(server.config.database)
     try:
-        return store.games(game=game)
+        games = store.games(game=game)
+        for stored in games:
+            if stored.protocols == ("cmpn402",):
+                continue  # the referee's games are logged by its own module
+            assert stored.data is not None
+            log = store.action_log(stored.data["uid"])
+            assert log is not None
+            assert log.game_id == stored.id
+            assert log.end_reason == stored.end_reason
+            assert [e.entry["action"] for e in log.entries] == stored.data["actions"]
+            assert [e.seq for e in log.entries] == list(range(1, len(log.entries) + 1))
+            header = {k: v for k, v in stored.data.items() if k not in ("actions", "result")}
+            assert {
+                k: v for k, v in log.genesis["record"].items() if k not in ("actions", "result")
+            } == header
+            assert [s["name"] for s in log.genesis["seats"]] == list(stored.players)
+        return games
     finally:
         store.close()
 

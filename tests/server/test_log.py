@@ -1,0 +1,342 @@
+"""Every room is a log: the store's log tables, the journal's ordered and retried writes,
+and the room's write-ahead (nobody hears of an action before its entry is written)."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from meeple.server.journal import Health, Journal, Written
+from meeple.server.room import Room
+from meeple.server.store import LogConflict, Store, open_store
+
+GENESIS = {"version": 1, "game": "counting", "record": {"players": ["ann", "bob"]}}
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    s = Store(tmp_path / "log.sqlite3")
+    yield s
+    s.close()
+
+
+def _game(uid: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "game": "counting",
+        "variant": "standard",
+        "protocols": ["test", "test"],
+        "players": ["ann", "bob"],
+        "started_at": 1.0,
+        "end_reason": "done",
+        "result": {},
+        "record": "",
+        "data": {"uid": uid, **extra},
+    }
+
+
+# --- the store ---------------------------------------------------------------------------
+
+
+def test_a_log_reads_back_in_order_and_is_open_until_finished(store: Store) -> None:
+    """Genesis and entries come back as written; the log is listed open, then closed on
+    the stored game."""
+    store.open_log("r1", "counting", GENESIS)
+    store.append_log("r1", 1, {"action": {"n": 1}, "clocks": None}, at=10.0)
+    store.append_log("r1", 2, {"action": {"n": 2}, "clocks": [1.5, 2.0]}, at=11.0)
+    assert store.open_logs() == ["r1"]
+    log = store.action_log("r1")
+    assert log is not None
+    assert log.genesis == GENESIS
+    assert [(e.seq, e.at, e.entry["action"]) for e in log.entries] == [
+        (1, 10.0, {"n": 1}),
+        (2, 11.0, {"n": 2}),
+    ]
+    assert log.entries[1].entry["clocks"] == [1.5, 2.0]
+    assert not log.finished
+    game_id = store.finish_log("r1", **_game("r1"))
+    log = store.action_log("r1")
+    assert log is not None
+    assert log.game_id == game_id
+    assert log.end_reason == "done"
+    assert store.open_logs() == []
+    assert store.game(game_id) is not None
+
+
+def test_appends_are_fenced_and_a_retry_is_a_no_op(store: Store) -> None:
+    """An append must follow the last entry; the same entry again is a retry; another
+    entry at a written sequence, a gap, or an append to a finished log is refused."""
+    store.open_log("r1", "counting", GENESIS)
+    store.open_log("r1", "counting", GENESIS)  # a retried open
+    with pytest.raises(LogConflict):
+        store.open_log("r1", "counting", {**GENESIS, "game": "other"})
+    store.append_log("r1", 1, {"action": 1})
+    store.append_log("r1", 1, {"action": 1})  # a retried append
+    with pytest.raises(LogConflict):
+        store.append_log("r1", 1, {"action": "not the same"})
+    with pytest.raises(LogConflict):
+        store.append_log("r1", 3, {"action": 3})
+    with pytest.raises(LogConflict):
+        store.append_log("nobody", 1, {"action": 1})
+    store.finish_log("r1", **_game("r1"))
+    with pytest.raises(LogConflict):
+        store.append_log("r1", 2, {"action": 2})
+    log = store.action_log("r1")
+    assert log is not None
+    assert [e.entry for e in log.entries] == [{"action": 1}]
+
+
+def test_finishing_twice_stores_the_game_once(store: Store) -> None:
+    """A retried finish answers the game stored the first time; nothing is stored twice."""
+    store.open_log("r1", "counting", GENESIS)
+    first = store.finish_log("r1", **_game("r1"))
+    assert store.finish_log("r1", **_game("r1")) == first
+    assert [g.id for g in store.games(game="counting")] == [first]
+
+
+def test_logs_survive_a_reopen(tmp_path: Path) -> None:
+    """A log written by one process is there for the next one on the same file."""
+    path = tmp_path / "db.sqlite3"
+    a = Store(path)
+    a.open_log("r1", "counting", GENESIS)
+    a.append_log("r1", 1, {"action": 1})
+    a.close()
+    b = open_store(f"sqlite:///{path}")
+    assert b.open_logs("counting") == ["r1"]
+    assert b.open_logs("other") == []
+    log = b.action_log("r1")
+    assert log is not None
+    assert [e.entry for e in log.entries] == [{"action": 1}]
+    b.close()
+
+
+# --- the journal -------------------------------------------------------------------------
+
+
+class _Flaky:
+    """A store whose appends fail (as a full disk does) until ``heal()``; a gate holds them."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.failing = False
+        self.gate = threading.Event()
+        self.gate.set()
+
+    def open_log(self, *a: Any, **kw: Any) -> None:
+        self.store.open_log(*a, **kw)
+
+    def append_log(self, *a: Any, **kw: Any) -> None:
+        self.gate.wait(10)
+        if self.failing:
+            raise sqlite3.OperationalError("database or disk is full")
+        self.store.append_log(*a, **kw)
+
+    def finish_log(self, uid: str, **game: Any) -> int:
+        return self.store.finish_log(uid, **game)
+
+
+async def test_journal_writes_in_order_and_reports_durable(store: Store) -> None:
+    """Writes go through in the order asked, and each caller hears they are durable."""
+    journal = Journal(store)
+    try:
+        assert await journal.open("r1", "counting", GENESIS) is Written.DURABLE
+        results = await asyncio.gather(
+            *(journal.append("r1", n, {"action": n}, float(n)) for n in range(1, 21))
+        )
+        assert set(results) == {Written.DURABLE}
+        log = store.action_log("r1")
+        assert log is not None
+        assert [e.entry["action"] for e in log.entries] == list(range(1, 21))
+    finally:
+        journal.close()
+
+
+async def test_journal_keeps_failed_writes_retries_and_reports_each_change(store: Store) -> None:
+    """A failing store: the caller is let go (deferred), later writes queue behind in
+    order, health says retrying once; healed, everything is written and health is OK."""
+    flaky = _Flaky(store)
+    journal = Journal(flaky, sleep=lambda s: threading.Event().wait(0.005))  # type: ignore[arg-type]
+    seen: list[Health] = []
+    journal.on_health.append(seen.append)
+    try:
+        await journal.open("r1", "counting", GENESIS)
+        flaky.failing = True
+        assert await journal.append("r1", 1, {"action": 1}, 1.0) is Written.DEFERRED
+        for _ in range(50):
+            if journal.health is Health.RETRYING:
+                break
+            await asyncio.sleep(0.01)
+        assert journal.health is Health.RETRYING
+        assert await journal.append("r1", 2, {"action": 2}, 2.0) is Written.DEFERRED
+        assert journal.backlog == 2
+        flaky.failing = False
+        assert await journal.drain(5)
+        for _ in range(50):
+            if journal.health is Health.OK:
+                break
+            await asyncio.sleep(0.01)
+        assert seen == [Health.RETRYING, Health.OK]
+        log = store.action_log("r1")
+        assert log is not None
+        assert [e.entry["action"] for e in log.entries] == [1, 2]
+    finally:
+        journal.close()
+
+
+async def test_journal_overflow_is_told(store: Store) -> None:
+    """More writes kept than the backlog allows: health says overflowing and the overflow
+    callbacks run (the lobby stops the games that cannot be kept)."""
+    flaky = _Flaky(store)
+    journal = Journal(flaky, max_backlog=3, sleep=lambda s: threading.Event().wait(0.005))  # type: ignore[arg-type]
+    overflows: list[int] = []
+    journal.on_overflow.append(lambda: overflows.append(journal.backlog))
+    try:
+        await journal.open("r1", "counting", GENESIS)
+        flaky.failing = True
+        await journal.append("r1", 1, {"action": 1}, 1.0)
+        for _ in range(50):
+            if journal.health is Health.RETRYING:
+                break
+            await asyncio.sleep(0.01)
+        for n in range(2, 6):
+            await journal.append("r1", n, {"action": n}, float(n))
+        assert journal.health is Health.OVERFLOWING
+        assert overflows
+        flaky.failing = False
+        assert await journal.drain(5)
+        log = store.action_log("r1")
+        assert log is not None
+        assert [e.entry["action"] for e in log.entries] == [1, 2, 3, 4, 5]
+    finally:
+        journal.close()
+
+
+async def test_journal_passes_a_refused_append_to_its_caller(store: Store) -> None:
+    """A fenced append that does not fit is not retried: the caller gets LogConflict."""
+    journal = Journal(store)
+    try:
+        await journal.open("r1", "counting", GENESIS)
+        with pytest.raises(LogConflict):
+            await journal.append("r1", 5, {"action": 5}, 1.0)
+        assert journal.health is Health.OK
+    finally:
+        journal.close()
+
+
+# --- the room: write-ahead -------------------------------------------------------------------
+
+
+class _Seat:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.protocol = "test"
+        self.heard: list[object] = []
+
+    def deliver(self, event: object) -> None:
+        self.heard.append(event)
+
+
+class _CountingRoom(Room):
+    """Each command is one action of the game's record; the game ends at ``stop``."""
+
+    game_name = "counting"
+
+    def __init__(self, seats: list[_Seat]) -> None:
+        super().__init__(list(seats))
+        self.actions: list[dict[str, Any]] = []
+
+    def record_header(self) -> dict[str, Any]:
+        return {"players": [s.name for s in self.seats], "setup": {}}
+
+    def log_actions(self) -> list[dict[str, Any]]:
+        return self.actions
+
+    def clocks(self) -> list[float]:
+        return [float(len(self.actions)), 0.0]
+
+    def handle(self, seat: object, command: object) -> None:
+        if command == "refused":
+            self.broadcast("refused")  # the engine said no: nothing to log
+            return
+        self.actions.append({"type": "count", "n": len(self.actions) + 1})
+        if command == "stop":
+            self.conclude(_game(self.uid))
+            self.finish()
+        self.broadcast(f"counted {len(self.actions)}")
+
+
+async def _until(predicate: Any, timeout: float = 5.0) -> None:
+    for _ in range(int(timeout / 0.01)):
+        if predicate():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("timed out")
+
+
+async def test_nobody_hears_of_an_action_before_its_entry_is_written(store: Store) -> None:
+    """With the store's appends held, the seats hear nothing of the command; released,
+    they hear it, and the entry is in the log with the clocks."""
+    flaky = _Flaky(store)
+    journal = Journal(flaky)  # type: ignore[arg-type]
+    ann, bob = _Seat("ann"), _Seat("bob")
+    room = _CountingRoom([ann, bob])
+    room.journal = journal
+    try:
+        room.start()
+        await _until(lambda: store.action_log(room.uid) is not None)
+        flaky.gate.clear()
+        room.submit(ann, "count")
+        await asyncio.sleep(0.1)
+        assert ann.heard == bob.heard == []
+        log = store.action_log(room.uid)
+        assert log is not None
+        assert log.entries == ()
+        flaky.gate.set()
+        await _until(lambda: ann.heard == ["counted 1"])
+        assert bob.heard == ["counted 1"]
+        log = store.action_log(room.uid)
+        assert log is not None
+        assert [e.entry for e in log.entries] == [
+            {"action": {"type": "count", "n": 1}, "clocks": [1.0, 0.0]}
+        ]
+    finally:
+        flaky.gate.set()
+        journal.close()
+
+
+async def test_a_refused_command_is_not_logged_and_the_end_is_stored_from_the_log(
+    store: Store,
+) -> None:
+    """A refusal is told but leaves the log as it was; the finished game is stored in
+    the log's closing transaction, its actions taken from the log."""
+    journal = Journal(store)
+    ann, bob = _Seat("ann"), _Seat("bob")
+    room = _CountingRoom([ann, bob])
+    room.journal = journal
+    try:
+        room.start()
+        room.submit(ann, "count")
+        room.submit(bob, "refused")
+        room.submit(ann, "stop")
+        await asyncio.wait_for(room.wait_finished(), 5)
+        assert ann.heard == ["counted 1", "refused", "counted 2"]
+        log = store.action_log(room.uid)
+        assert log is not None
+        assert [e.entry["action"]["n"] for e in log.entries] == [1, 2]
+        assert log.genesis["seats"] == [
+            {"name": "ann", "protocol": "test", "rejoin": None, "bot": None},
+            {"name": "bob", "protocol": "test", "rejoin": None, "bot": None},
+        ]
+        assert log.finished
+        assert log.game_id is not None
+        stored = store.game(log.game_id)
+        assert stored is not None
+        assert stored.data is not None
+        assert stored.data["actions"] == [e.entry["action"] for e in log.entries]
+    finally:
+        journal.close()
