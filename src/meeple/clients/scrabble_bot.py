@@ -20,6 +20,7 @@ from meeple.ai.scrabble import (
 from meeple.clients.twente import TwenteClient
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.protocols.twente.messages import Error, GameOver, NotifyTurn
+from meeple.protocols.twente.session import State
 
 __all__ = ["BotResult", "configure", "play_twente"]
 
@@ -99,6 +100,10 @@ async def play_twente(
 
 
 async def _move(client: TwenteClient, lexicon: Lexicon, skip: int) -> None:
+    if client.session.state is not State.GAME:
+        # The session has read ahead to a GAMEOVER (the server ended the game, e.g. its
+        # admin end) that the loop has not handed out yet: no move is due any more.
+        return
     choice = choose(
         client.board,
         client.rack,

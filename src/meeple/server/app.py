@@ -16,11 +16,14 @@ import random
 import signal
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from meeple.server.clock import Clock, SystemClock
 from meeple.server.config import ListenerConfig, ServerConfig
 from meeple.server.names import NameRegistry
+
+if TYPE_CHECKING:
+    from meeple.server.recovery import Recovered
 
 __all__ = ["LISTENERS", "Listener", "MeepleServer", "Services"]
 
@@ -95,6 +98,7 @@ class MeepleServer:
         self.services = Services(config, clock or SystemClock(), rng=rng or random.Random())
         self._registry = LISTENERS if listeners is None else listeners
         self.listeners: dict[str, Listener] = {}
+        self.recovered: Recovered | None = None
         self._stopping = asyncio.Event()
 
     @property
@@ -103,7 +107,10 @@ class MeepleServer:
         return {name: listener.port for name, listener in self.listeners.items()}
 
     async def start(self) -> None:
-        """Start every enabled, implemented listener; fail fast if one cannot bind."""
+        """Build every enabled, implemented listener, restore the games the last process
+        left unfinished (docs/durability.md), then start the listeners; fail fast if one
+        cannot bind."""
+        built: list[tuple[str, ListenerConfig, Listener]] = []
         for name, listener_config in self.config.listeners.items():
             if not listener_config.enabled:
                 continue
@@ -111,7 +118,14 @@ class MeepleServer:
             if target is None:
                 logger.info("%s: protocol not implemented yet; not listening", name)
                 continue
-            listener = _create(target, self.services, name, listener_config)
+            built.append(
+                (name, listener_config, _create(target, self.services, name, listener_config))
+            )
+        if built:
+            from meeple.server.recovery import recover  # imports every game's room
+
+            self.recovered = recover(self.services)
+        for name, listener_config, listener in built:
             try:
                 await listener.start()
             except OSError as e:

@@ -27,7 +27,7 @@ import asyncio
 import itertools
 import logging
 import random
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Mapping
 from typing import TYPE_CHECKING, Any
 
 from meeple.ai import santorini as santorini_ai
@@ -50,7 +50,7 @@ from meeple.server.lobby import (
     UnknownGame,
     server_lobby,
 )
-from meeple.server.room import Resumed, Room
+from meeple.server.room import Resumed, Room, Seat
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
@@ -63,6 +63,7 @@ __all__ = [
     "ScrabbleBot",
     "SpectrangleBot",
     "add_bot",
+    "restore_bot",
 ]
 
 logger = logging.getLogger(__name__)
@@ -379,6 +380,23 @@ def add_bot(services: Services, table_id: str, *, level: str = "hard") -> BotSea
     if table.start_rule is StartRule.READY:
         lobby.ready(bot)
     return bot
+
+
+def restore_bot(services: Services, room: Room, absent: Seat, info: Mapping[str, Any]) -> None:
+    """Seat a server bot again in ``room``, restored from its log after a restart: the
+    bot of the log's name and level takes the stand-in ``absent`` seat and plays on."""
+    lobby = server_lobby(services)
+    cls = _BOTS[room.game_name]
+    extra: dict[str, Any] = {}
+    if cls is ScrabbleBot:
+        extra["lexicon"] = services.resource("scrabble.lexicon", _no_lexicon)
+    level = info.get("bot") if info.get("bot") in LEVELS else "hard"
+    rng = random.Random(services.rng.getrandbits(64))
+    bot = cls(absent.name, lobby, services.names, level=str(level), rng=rng, **extra)
+    if not services.names.claim(bot.name, bot):
+        logger.warning("%s: the name is taken; the restored bot plays under it anyway", bot.name)
+    lobby.seat_restored(bot, room)
+    room.rebind(absent, bot)
 
 
 def _no_lexicon() -> Lexicon:

@@ -9,6 +9,7 @@ A config file looks like this (every key optional)::
     max_message_size = 8192      # bytes; larger messages get the protocol's error reply
     shutdown_grace = 5           # seconds to say goodbye on SIGINT/SIGTERM
     rejoin_grace = 30            # seconds a dropped browser seat is held for its rejoin
+    log_backlog = 10000          # log writes kept in memory while the database fails
 
     [listeners.twente]
     port = 7777
@@ -320,6 +321,9 @@ class ServerConfig:
     max_message_size: int = 8192
     shutdown_grace: float = 5.0
     rejoin_grace: float = 30.0
+    # Log writes the journal keeps in memory while the database fails; past it the games
+    # it cannot keep are stopped (docs/durability.md, Faults).
+    log_backlog: int = 10_000
     cmpn402: Cmpn402Config = field(default_factory=Cmpn402Config)
     santorini: SantoriniConfig = field(default_factory=SantoriniConfig)
     web: WebConfig = field(default_factory=WebConfig)
@@ -359,6 +363,8 @@ class ServerConfig:
             raise ConfigError("shutdown_grace must not be negative")
         if not 0 <= self.rejoin_grace <= 24 * 3600:
             raise ConfigError("rejoin_grace must be between 0 and 86400 seconds")
+        if not 1 <= self.log_backlog <= 10_000_000:
+            raise ConfigError("log_backlog must be between 1 and 10000000")
         self.santorini.validate()
         self.web.validate()
         for name, listener in self.listeners.items():
@@ -376,6 +382,7 @@ _TYPES: Mapping[str, tuple[type, ...]] = {
     "max_message_size": (int,),
     "shutdown_grace": (int, float),
     "rejoin_grace": (int, float),
+    "log_backlog": (int,),
 }
 
 

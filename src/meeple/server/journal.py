@@ -110,6 +110,20 @@ class Journal:
         """Store the finished game and close the log (once, however often retried)."""
         return await self._submit(lambda: self.store.finish_log(uid, **game), f"finish {uid}")
 
+    def trouble(self) -> str | None:
+        """What the lobby's and the console's banner says while writes fail; None: OK."""
+        if self.health is Health.RETRYING:
+            return (
+                f"The database is not taking writes ({self.last_error}). Games go on; "
+                f"{self._pending} log entries are kept in memory and written when it is back."
+            )
+        if self.health is Health.OVERFLOWING:
+            return (
+                "The database has not taken writes for too long: games whose moves could "
+                "not be stored were stopped. They are stored when it is back."
+            )
+        return None
+
     @property
     def backlog(self) -> int:
         """Writes queued and not yet in the store."""
@@ -154,7 +168,9 @@ class Journal:
             self._pending += 1
             pending = self._pending
         self._jobs.put(job)
-        if pending > self.max_backlog and self.health is Health.RETRYING:
+        if pending > self.max_backlog and self.health in (Health.RETRYING, Health.OVERFLOWING):
+            # Told once as a change of health; the callbacks run for every write past
+            # the bound, so a game that began writing since is stopped too.
             self._set_health(Health.OVERFLOWING, self.last_error)
             for callback in self.on_overflow:
                 try:
@@ -247,5 +263,8 @@ def server_store(services: Services) -> Store:
 
 def server_journal(services: Services) -> Journal:
     """The server's one journal over its store (closed with the server's resources)."""
-    journal: Journal = services.resource("journal", lambda: Journal(server_store(services)))
+    journal: Journal = services.resource(
+        "journal",
+        lambda: Journal(server_store(services), max_backlog=services.config.log_backlog),
+    )
     return journal

@@ -47,11 +47,12 @@ from typing import TYPE_CHECKING, Any
 from meeple.server.clock import Clock, SystemClock, Timer
 from meeple.server.feed import Feed, game_topic
 from meeple.server.journal import Journal, server_journal
-from meeple.server.room import Room, Seat, token_hash
+from meeple.server.room import END_STORE_UNAVAILABLE, Room, Seat, token_hash
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
     from meeple.server.names import NameRegistry
+    from meeple.server.store import ActionLog
 
 __all__ = [
     "DEFAULT_GRACE",
@@ -294,6 +295,8 @@ class Table:
 
 
 RoomFactory = Callable[[QueueKey, list[Seat]], Room]
+# Builds a game's room from its log (restart recovery): the log and the stand-in seats.
+RoomRestorer = Callable[["ActionLog", list[Seat]], Room]
 
 
 @dataclass
@@ -301,6 +304,20 @@ class _Game:
     factory: RoomFactory
     # variant -> (fewest, most players); None: any variant and size (tests' toy games)
     variants: Mapping[str, tuple[int, int]] | None
+    restore: RoomRestorer | None = None
+
+
+class _Absent:
+    """A seat whose player has not come back since a restart: hears nothing."""
+
+    rejoinable = False
+
+    def __init__(self, name: str, protocol: str) -> None:
+        self.name = name
+        self.protocol = protocol
+
+    def deliver(self, event: object) -> None:
+        pass
 
 
 @dataclass
@@ -337,6 +354,8 @@ class Lobby:
         self._by_uid: dict[str, Room] = {}
         # Where every room started here writes its log (None: rooms keep no log).
         self.journal: Journal | None = None
+        # Seats a server bot again in a restored room (set by meeple.server.bots).
+        self.restore_bot: Callable[[Room, Seat, Mapping[str, Any]], None] | None = None
         # Viewers (the web) watch the lobby and every room through this one feed.
         self.feed = feed if feed is not None else Feed()
         self._tokens: dict[str, Seat] = {}
@@ -353,9 +372,11 @@ class Lobby:
         factory: RoomFactory,
         *,
         variants: Mapping[str, tuple[int, int]] | None = None,
+        restore: RoomRestorer | None = None,
     ) -> None:
-        """Make ``game`` playable; ``variants`` maps each variant to its player range."""
-        self._games[game] = _Game(factory, variants)
+        """Make ``game`` playable; ``variants`` maps each variant to its player range;
+        ``restore`` rebuilds a room of it from its log (:meth:`restore`)."""
+        self._games[game] = _Game(factory, variants, restore)
 
     def has_game(self, game: str) -> bool:
         return game in self._games
@@ -425,7 +446,13 @@ class Lobby:
                     "turn": view.get("turn"),
                 }
             )
-        return {"queues": [t for t in tables if t["waiting"]], "tables": tables, "rooms": rooms}
+        trouble = self.journal.trouble() if self.journal is not None else None
+        return {
+            "queues": [t for t in tables if t["waiting"]],
+            "tables": tables,
+            "rooms": rooms,
+            "store": trouble,
+        }
 
     def publish(self) -> None:
         """Hand viewers a fresh lobby snapshot (a table changed, a room started or ended).
@@ -593,12 +620,7 @@ class Lobby:
             and self.grace > 0
             and not room.finished
         ):
-            timer = self.clock.call_later(self.grace, lambda: self._expire(token))
-            self._held[token] = _Hold(seat, room, timer)
-            if self.names is not None and seat.name:
-                # The name stays the seat's while it is held (nobody takes it meanwhile).
-                self.names.release(seat.name, seat)
-                self.names.claim(seat.name, self._held[token])
+            self._hold(token_hash(token), seat, room)
             room.log.info("%s dropped; seat held for %.0f s", seat.name, self.grace)
             return
         del self._rooms[id(seat)]
@@ -606,18 +628,84 @@ class Lobby:
         if not room.finished:
             room.leave(seat)
 
+    def _hold(self, key: str, seat: Seat, room: Room) -> None:
+        timer = self.clock.call_later(self.grace, lambda: self._expire(key))
+        self._held[key] = _Hold(seat, room, timer)
+        if self.names is not None and seat.name:
+            # The name stays the seat's while it is held (nobody takes it meanwhile).
+            self.names.release(seat.name, seat)
+            self.names.claim(seat.name, self._held[key])
+
+    def restore(self, log: ActionLog) -> Room:
+        """Rebuild a room from its log after a restart and start it (docs/durability.md).
+
+        Each seat is, until its player is back, a stand-in: a browser's is held for the
+        grace period under its rejoin token's hash; a server bot sits again at once; a
+        seat of a protocol that cannot take a client back lost its connection with the
+        old process, and the room applies its own leave rule to it (the game ends with
+        the reason ``server-restart`` if that rule ends it).
+        """
+        spec = self._game(log.game)
+        if spec.restore is None:
+            raise UnknownGame(f"{log.game!r} rooms cannot be restored")
+        seats: list[Seat] = [_Absent(s["name"], s["protocol"]) for s in log.genesis["seats"]]
+        room = spec.restore(log, seats)
+        room.resume_log(log)
+        room.feed = self.feed
+        room.journal = self.journal
+        room.rejoin_hashes = [s.get("rejoin") for s in log.genesis["seats"]]
+        room.on_changed.append(lambda _room: self.publish())
+        room.on_finished.append(self._room_finished)
+        self._by_uid[room.uid] = room
+        gone: list[Seat] = []
+        for seat, info in zip(seats, log.genesis["seats"], strict=True):
+            self._rooms[id(seat)] = room
+            if info.get("rejoin") and info["protocol"] == "web" and self.grace > 0:
+                self._hold(info["rejoin"], seat, room)
+            elif info.get("bot") and self.restore_bot is not None:
+                self.restore_bot(room, seat, info)
+            else:
+                gone.append(seat)
+        room.start()
+        if gone:
+            for seat in gone:
+                del self._rooms[id(seat)]
+            room.leave_at_restart(gone)
+        logger.info(
+            "%s: %s %s restored from its log (%d entries)%s",
+            room.id,
+            log.game,
+            log.uid,
+            len(log.entries),
+            f"; gone: {', '.join(s.name for s in gone)}" if gone else "",
+        )
+        return room
+
+    def halt_unwritten(self) -> None:
+        """The journal overflows: stop every running game whose log it could not write
+        (each tells its seats in its protocol) and store them when the store is back."""
+        for room in list(self._by_uid.values()):
+            if room.unwritten and not room.finished:
+                room.log.error("halted: the store cannot keep this game's log")
+                room.halt(END_STORE_UNAVAILABLE)
+
+    def seat_restored(self, seat: Seat, room: Room) -> None:
+        """``seat`` (a server bot made again after a restart) plays in ``room``."""
+        self._rooms[id(seat)] = room
+
     def rejoin(self, token: str, seat: Seat) -> Room:
         """Bind ``seat`` (a new connection) to the held seat of ``token``; its room.
 
         The room delivers :class:`~meeple.server.room.Resumed` to ``seat``; ``seat``
         takes the held seat's name (a dialect should set ``seat.name`` from it first).
         """
-        hold = self._held.get(token)
+        key = token_hash(token)
+        hold = self._held.get(key)
         if hold is None or hold.room.finished:
             raise UnknownToken("no seat is held for this token")
         if id(seat) in self._rooms or id(seat) in self._table_of:
             raise AlreadyPlaying(f"{seat.name} is already at a table or in a game")
-        del self._held[token]
+        del self._held[key]
         hold.timer.cancel()
         old, room = hold.seat, hold.room
         seat.name = old.name
@@ -703,8 +791,8 @@ class Lobby:
         self.feed.forget(game_topic(room.uid))
         self.publish()
 
-    def _expire(self, token: str) -> None:
-        hold = self._held.pop(token, None)
+    def _expire(self, key: str) -> None:
+        hold = self._held.pop(key, None)
         if hold is None:
             return
         seat, room = hold.seat, hold.room
@@ -768,6 +856,9 @@ def server_lobby(services: Services) -> Lobby:
             clock=services.clock, grace=services.config.rejoin_grace, names=services.names
         )
         lobby.journal = server_journal(services)
+        lobby.journal.on_overflow.append(lobby.halt_unwritten)
+        # The lobby's snapshot carries the store's banner: a new one when health changes.
+        lobby.journal.on_health.append(lambda _health: lobby.publish())
         return lobby
 
     lobby: Lobby = services.resource("lobby", create)

@@ -32,14 +32,29 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from meeple.server.feed import Feed, game_topic
+from meeple.server.journal import Written
 
 if TYPE_CHECKING:
     from meeple.server.journal import Journal
+    from meeple.server.store import ActionLog
 
-__all__ = ["LOG_VERSION", "Resumed", "Room", "Seat", "token_hash"]
+__all__ = [
+    "END_SERVER_RESTART",
+    "END_STORE_UNAVAILABLE",
+    "LOG_VERSION",
+    "Halted",
+    "Resumed",
+    "Room",
+    "Seat",
+    "token_hash",
+]
 
 # The version of a log's genesis and entries (docs/durability.md).
 LOG_VERSION = 1
+# The end reason of a game its players could not go on with after a restart.
+END_SERVER_RESTART = "server-restart"
+# The end reason of a game stopped because the store could not keep its log.
+END_STORE_UNAVAILABLE = "store-unavailable"
 
 
 def token_hash(token: str) -> str:
@@ -59,6 +74,13 @@ class Seat(Protocol):
 
     def deliver(self, event: object) -> None:
         """Render a room event in the seat's protocol and send it (must not block)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Halted:
+    """The server stopped this game from outside its rules (its store cannot keep it)."""
+
+    room: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +124,10 @@ class Room:
         self._log_open = False
         self._conclusion: dict[str, Any] | None = None
         self._concluded = False
-        self.stored_game_id: int | None = None
+        self._end_reason: str | None = None  # an end from outside the rules, while it happens
+        # Set when a log write was deferred (the store failing): the journal holds it.
+        self.unwritten = False
+        self.resumed_from: int | None = None  # entries in the log when it was restored
         # Set by the lobby: viewers get a snapshot after every command (docs/web.md).
         self.feed: Feed | None = None
         self.on_changed: list[Callable[[Room], None]] = []
@@ -173,7 +198,7 @@ class Room:
                     "name": s.name,
                     "protocol": getattr(s, "protocol", "unknown"),
                     "rejoin": self.rejoin_hashes[i] if i < len(self.rejoin_hashes) else None,
-                    "bot": getattr(s, "bot_level", None),
+                    "bot": getattr(s, "level", None) if getattr(s, "bot", False) else None,
                 }
                 for i, s in enumerate(self.seats)
             ],
@@ -207,6 +232,21 @@ class Room:
         last entry, in the transaction that closes the log; ``data["actions"]`` is taken
         from the log. Without a journal the game is not stored here."""
         self._conclusion = dict(game)
+        if self._end_reason is not None:
+            # The game ended from outside its rules: its players' connections died with
+            # the old process, or the store could not keep it.
+            self._conclusion["end_reason"] = self._end_reason
+
+    def resume_log(self, log: ActionLog) -> None:
+        """This room goes on with ``log`` (restart recovery): the next entry follows it."""
+        self._log_open = True
+        self._logged = [e.entry["action"] for e in log.entries]
+        self.resumed_from = len(log.entries)
+
+    def leave_at_restart(self, seats: Sequence[Seat]) -> None:
+        """These seats' connections died with the old process: the room's leave rule
+        applies to each; a game that ends from it is stored as ``server-restart``."""
+        self.submit(None, _LeftAtRestart(tuple(seats)))
 
     @property
     def logged_actions(self) -> Sequence[Mapping[str, Any]]:
@@ -287,6 +327,10 @@ class Room:
                 try:
                     if isinstance(command, _SeatLeft):
                         self.on_seat_left(command.seat)
+                    elif isinstance(command, _LeftAtRestart):
+                        self._leave_at_restart(command.seats)
+                    elif isinstance(command, _Halt):
+                        self._halt(command.reason)
                     elif isinstance(command, _SeatBack):
                         self._seat_back(command.old, command.new)
                     else:
@@ -335,7 +379,9 @@ class Room:
             for action in actions[len(self._logged) :]:
                 self._logged.append(action)
                 entry = {"action": action, "clocks": clocks}
-                await journal.append(self.uid, len(self._logged), entry, at)
+                written = await journal.append(self.uid, len(self._logged), entry, at)
+                if written is Written.DEFERRED:
+                    self.unwritten = True
         if self._conclusion is not None and not self._concluded:
             self._concluded = True
             game = dict(self._conclusion)
@@ -343,6 +389,36 @@ class Room:
                 # The stored record's actions are the log's (ARCHITECTURE.md, Durability).
                 game["data"] = {**game["data"], "actions": list(self._logged)}
             await journal.finish(self.uid, game)
+
+    def _leave_at_restart(self, seats: tuple[Seat, ...]) -> None:
+        self._end_reason = END_SERVER_RESTART
+        try:
+            for seat in seats:
+                if not self.finished:
+                    self.on_seat_left(seat)
+        finally:
+            self._end_reason = None
+
+    def halt(self, reason: str) -> None:
+        """Stop the game from outside its rules (the store cannot keep it): each seat is
+        told in its protocol (:meth:`on_halt`) and the game is stored with ``reason``."""
+        self.submit(None, _Halt(reason))
+
+    def on_halt(self) -> None:
+        """End the game as the protocols can say it and :meth:`conclude` it; the base
+        tells every seat :class:`Halted` (a dialect without a word for it closes the
+        connection)."""
+        self.broadcast(Halted(self.uid))
+
+    def _halt(self, reason: str) -> None:
+        if self.finished:
+            return
+        self._end_reason = reason
+        try:
+            self.on_halt()
+        finally:
+            self._end_reason = None
+        self.finish()
 
     def _seat_back(self, old: Seat, new: Seat) -> None:
         for i, seat in enumerate(self.seats):
@@ -362,6 +438,20 @@ class _SeatLeft:
 
     def __init__(self, seat: Seat) -> None:
         self.seat = seat
+
+
+class _Halt:
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+class _LeftAtRestart:
+    __slots__ = ("seats",)
+
+    def __init__(self, seats: tuple[Seat, ...]) -> None:
+        self.seats = seats
 
 
 class _SeatBack:

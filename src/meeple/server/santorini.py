@@ -49,12 +49,13 @@ from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejecte
 from meeple.protocols.santorini.session import Heartbeat, LocalProtocolError, ServerSession, State
 from meeple.server.config import ListenerConfig
 from meeple.server.lobby import Lobby, QueueKey, TableError, server_lobby
-from meeple.server.room import Room, Seat
+from meeple.server.room import Halted, Room, Seat
 from meeple.server.tcp import Connection, TcpListener
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
     from meeple.server.clock import Timer
+    from meeple.server.store import ActionLog
 
 __all__ = [
     "GAME",
@@ -172,7 +173,7 @@ class SantoriniRoom(Room):
         # (§4.2.6): a stuck player is not eliminated by the server, it sends LOSE.
         rules = Rules(players=len(seats), gods=gods, auto_eliminate=False)
         # ``game``: a game replayed from the room's log (restart recovery).
-        self.game = game or Game(rules, challenger)
+        self.game = game if game is not None else Game(rules, challenger)
         self.started_at = time.time()
         self.end_reason = ""
         self.dropped: int | None = None  # the seat whose disconnect ended the game
@@ -252,6 +253,13 @@ class SantoriniRoom(Room):
             if i != player and self.game.state.alive[i]:
                 self.deliver(other, notice)
 
+    def on_halt(self) -> None:
+        # AM27 has no message for a game the server stops: the seats hear Halted
+        # (their connections close, as at a shutdown) and the game is stored.
+        super().on_halt()
+        self.end_reason = "halted"
+        self._over()
+
     def _over(self) -> None:
         for callback in self.on_game_over:
             try:
@@ -299,7 +307,21 @@ def santorini_lobby(services: Services) -> Lobby:
             room.on_game_over.append(record)
             return room
 
-        lobby.register_game(GAME, create, variants=dict.fromkeys(VARIANTS.values(), (2, 3)))
+        def restore(log: ActionLog, seats: list[Seat]) -> Room:
+            game = log.replay()
+            room = SantoriniRoom(
+                seats, gods=game.rules.gods, rng=random.Random(0), uid=log.uid, game=game
+            )
+            room.on_game_over.append(record)
+            room.started_at = log.created_at
+            if game.is_over:
+                room.end_reason = "win"
+                room._over()
+            return room
+
+        lobby.register_game(
+            GAME, create, variants=dict.fromkeys(VARIANTS.values(), (2, 3)), restore=restore
+        )
     return lobby
 
 
@@ -525,6 +547,10 @@ class SantoriniHandler:
             self._room = self.lobby.room_of(self)  # type: ignore[assignment]
             self._players = event.players
             self._you = event.you
+            return
+        if isinstance(event, Halted):
+            # AM27 has no word for a game the server stops: the connection closes.
+            self.conn.close("the server stopped the game (its store cannot keep it)")
             return
         game = getattr(event, "game", None)
         if self._room is None or (game is not None and game is not self._room.game):

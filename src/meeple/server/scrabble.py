@@ -41,11 +41,12 @@ from meeple.games.scrabble.lexicon import load_lexicon
 from meeple.games.scrabble.moves import Placement
 from meeple.games.scrabble.record import to_record
 from meeple.games.scrabble.view import spectator_view
-from meeple.server.lobby import Lobby, QueueKey, server_lobby
+from meeple.server.lobby import Lobby, QueueKey, RoomFactory, RoomRestorer, server_lobby
 from meeple.server.room import Room, Seat
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
+    from meeple.server.store import ActionLog
 
 __all__ = [
     "DOUBLE_VARIANT",
@@ -190,7 +191,11 @@ class ScrabbleRoom(Room):
         self.leave_policy = leave_policy
         self.lexicon_name: str | None = getattr(lexicon, "name", None)
         # ``game``: a game replayed from the room's log (restart recovery).
-        self.game = game or Game([s.name for s in seats], rng, variant=variant, lexicon=lexicon)
+        self.game = (
+            game
+            if game is not None
+            else Game([s.name for s in seats], rng, variant=variant, lexicon=lexicon)
+        )
         self.left: set[int] = set()
         self.started_at = 0.0
         self._on_game_over = on_game_over
@@ -280,6 +285,14 @@ class ScrabbleRoom(Room):
         else:
             self._publish(None, self.game.drop_player(player))
 
+    def on_halt(self) -> None:
+        # Every Scrabble protocol can say a game ended early: the referee's admin end.
+        if not self.game.is_over:
+            self._publish(None, self.game.apply(End(EndReason.ADMIN)))
+
+    def game_over_at_restore(self) -> None:
+        self._game_over()
+
     def _game_over(self) -> None:
         result = self.game.result
         if result is not None:
@@ -330,13 +343,12 @@ def scrabble_lobby(services: Services) -> Lobby:
     lobby = server_lobby(services)
     lexicon = table_lexicon(services)
     if not lobby.has_game(GAME):
-        lobby.register_game(GAME, _room_factory(lexicon, services), variants=TABLE_VARIANTS)
+        create, restore = _room_factory(lexicon, services)
+        lobby.register_game(GAME, create, variants=TABLE_VARIANTS, restore=restore)
     return lobby
 
 
-def _room_factory(
-    lexicon: Container[str], services: Services
-) -> Callable[[QueueKey, list[Seat]], Room]:
+def _room_factory(lexicon: Container[str], services: Services) -> tuple[RoomFactory, RoomRestorer]:
     def record(room: ScrabbleRoom) -> None:
         result = room.game.result
         assert result is not None
@@ -372,4 +384,22 @@ def _room_factory(
         room.started_at = time.time()
         return room
 
-    return create
+    def restore(log: ActionLog, seats: list[Seat]) -> Room:
+        game = log.replay(lexicon=lexicon)
+        game.resume(random.Random(services.rng.getrandbits(64)), lexicon)
+        room = ScrabbleRoom(
+            seats,
+            variant=game.variant,
+            lexicon=lexicon,
+            rng=random.Random(0),  # unused: the game is the log's
+            leave_policy=LeavePolicy(log.genesis["table"]["leave"]),
+            on_game_over=record,
+            uid=log.uid,
+            game=game,
+        )
+        room.started_at = log.created_at
+        if game.is_over:
+            room.game_over_at_restore()
+        return room
+
+    return create, restore

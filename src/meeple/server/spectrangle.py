@@ -75,12 +75,21 @@ from meeple.protocols.spectrangle import (
     opening_messages,
 )
 from meeple.server.config import ListenerConfig
-from meeple.server.lobby import Lobby, QueueChanged, QueueKey, TableError, server_lobby
-from meeple.server.room import Room, Seat
+from meeple.server.lobby import (
+    Lobby,
+    QueueChanged,
+    QueueKey,
+    RoomFactory,
+    RoomRestorer,
+    TableError,
+    server_lobby,
+)
+from meeple.server.room import Halted, Room, Seat
 from meeple.server.tcp import Connection, TcpListener
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
+    from meeple.server.store import ActionLog
 
 __all__ = [
     "GAME",
@@ -173,7 +182,7 @@ class SpectrangleRoom(Room):
     ) -> None:
         super().__init__(seats, uid=uid)
         # ``game``: a game replayed from the room's log (restart recovery).
-        self.game = game or new_game([s.name for s in seats], rng)
+        self.game = game if game is not None else new_game([s.name for s in seats], rng)
         self.left: set[int] = set()
         self.started_at = time.time()
         self._on_game_over = on_game_over
@@ -236,6 +245,15 @@ class SpectrangleRoom(Room):
         for i, seat in enumerate(self.seats):
             if i not in self.left:
                 self.deliver(seat, update)
+
+    def on_halt(self) -> None:
+        # Spectrangle 1.4 has no message for a game the server stops: the seats hear
+        # Halted (their connections close, as at a shutdown) and the game is stored.
+        super().on_halt()
+        self._game_over()
+
+    def game_over_at_restore(self) -> None:
+        self._game_over()
 
     def _game_over(self) -> None:
         result = self.game.result
@@ -302,11 +320,12 @@ def spectrangle_lobby(services: Services) -> Lobby:
     """The server's lobby with Spectrangle registered and the store open."""
     lobby = server_lobby(services)
     if not lobby.has_game(GAME):
-        lobby.register_game(GAME, _room_factory(services), variants={"standard": (2, 4)})
+        create, restore = _room_factory(services)
+        lobby.register_game(GAME, create, variants={"standard": (2, 4)}, restore=restore)
     return lobby
 
 
-def _room_factory(services: Services) -> Callable[[QueueKey, list[Seat]], Room]:
+def _room_factory(services: Services) -> tuple[RoomFactory, RoomRestorer]:
     def record(room: SpectrangleRoom) -> None:
         game = room.game
         result = game.result
@@ -339,7 +358,17 @@ def _room_factory(services: Services) -> Callable[[QueueKey, list[Seat]], Room]:
             seats, rng=random.Random(services.rng.getrandbits(64)), on_game_over=record
         )
 
-    return create
+    def restore(log: ActionLog, seats: list[Seat]) -> Room:
+        game = log.replay()
+        room = SpectrangleRoom(
+            seats, rng=random.Random(0), on_game_over=record, uid=log.uid, game=game
+        )
+        room.started_at = log.created_at
+        if game.is_over:
+            room.game_over_at_restore()
+        return room
+
+    return create, restore
 
 
 class SpectrangleHub:
@@ -516,6 +545,9 @@ class SpectrangleHandler:
                 self._send(Waiting(event.names))
         elif isinstance(event, GameStarted):
             self._started(event.game)
+        elif isinstance(event, Halted):
+            # Spectrangle 1.4 has no line for a game the server stops: the connection closes.
+            self.conn.close("the server stopped the game (its store cannot keep it)")
         elif isinstance(event, Update):
             for message in messages_for(event.game, event.events):
                 self._send(message)

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from meeple import ratings
-from meeple.games.records import FORMAT
+from meeple.games import records
+from meeple.games.records import FORMAT, RecordError
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -250,6 +251,31 @@ class ActionLog:
     @property
     def finished(self) -> bool:
         return self.game_id is not None
+
+    def record(self) -> dict[str, Any]:
+        """The game's record so far (``meeple.games.records``): the genesis's header
+        with the logged actions; ``result`` stays None (the replay finds it)."""
+        header = self.genesis.get("record")
+        if not isinstance(header, Mapping):
+            raise RecordError(f"room {self.uid}: the genesis has no record header")
+        actions = [e.entry.get("action") for e in self.entries]
+        return {**header, "actions": actions, "result": None}
+
+    def replay(self, **kw: Any) -> Any:
+        """The engine game after the last logged action (``kw``: the game's replay
+        arguments, e.g. Scrabble's ``lexicon``). Raises RecordError for a log that
+        does not replay."""
+        record = self.record()
+        game, steps = None, 0
+        try:
+            for step in records.replay(record, **kw):
+                game, steps = step.game, step.index
+        except RecordError:
+            # The last action ended the game but the process died before the finished
+            # game was stored: the log's record says no result yet. The game is whole.
+            if game is None or steps != len(self.entries) or not game.is_over:
+                raise
+        return game
 
 
 class LogConflict(Exception):
@@ -621,7 +647,11 @@ class _Tx:
         return None
 
     def __exit__(self, exc_type: object, *_: object) -> None:
-        self._db.execute("ROLLBACK" if exc_type else "COMMIT")
+        if not exc_type:
+            self._db.execute("COMMIT")
+        elif self._db.in_transaction:
+            # Some errors (SQLITE_FULL among them) have rolled the transaction back already.
+            self._db.execute("ROLLBACK")
 
 
 def sqlite_path(url: str | Path) -> str | None:

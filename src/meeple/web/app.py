@@ -33,7 +33,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from meeple.protocols import web as proto
 from meeple.server.cmpn402_console import Console
 from meeple.server.feed import Feed, Subscription, game_topic
-from meeple.server.journal import server_store
+from meeple.server.journal import server_journal, server_store
 from meeple.server.limits import AddressLimiter
 from meeple.server.lobby import LOBBY_TOPIC, Lobby, server_lobby
 from meeple.server.store import Store
@@ -94,6 +94,10 @@ class WebContext:
         services = self.services
         store: Store = server_store(services)
         return store
+
+    def store_trouble(self) -> str | None:
+        """The banner every page shows while the store fails to take writes."""
+        return server_journal(self.services).trouble()
 
     def listeners(self) -> list[dict[str, Any]]:
         host = self.services.config.host

@@ -60,7 +60,7 @@ from meeple.server.lobby import (
     TableError,
     server_lobby,
 )
-from meeple.server.room import Room
+from meeple.server.room import Halted, Room
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
@@ -70,6 +70,9 @@ __all__ = ["OUTBOX_SIZE", "WebSeat", "games_ready", "register_games"]
 logger = logging.getLogger(__name__)
 
 OUTBOX_SIZE = 32
+# What a seat hears of a game the server stopped (Santorini, Spectrangle: their own
+# protocols close the connection; docs/durability.md, Faults).
+HALTED = "the server could not store this game and stopped it"
 _REFUSALS = (scrabble_room.Rejected, santorini_room.Refused, spectrangle_room.RoomRejected)
 _LOBBY_NOTICES = (QueueChanged, SeatJoined, SeatRenamed, Dismissed)
 _CHAT_SAID = (scrabble_room.ChatSaid, santorini_room.ChatSaid, spectrangle_room.ChatSaid)
@@ -276,6 +279,10 @@ class WebSeat:
             return  # the lobby topic shows tables to every page
         elif isinstance(event, _REFUSALS):
             self._put(proto.Error(proto.ErrorCode.ILLEGAL, str(event.error)[:200]))
+        elif isinstance(event, Halted):
+            self._put(proto.Error(proto.ErrorCode.NOT_NOW, HALTED))
+            self._stood_up(keep_name=True)
+            return
         self._view()
 
     def _view(self) -> None:

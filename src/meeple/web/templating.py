@@ -47,5 +47,8 @@ def environment() -> jinja2.Environment:
 def render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
     """The template ``name`` as a response, with the app's environment."""
     env: jinja2.Environment = request.app.state.templates
-    html = env.get_template(name).render(request=request, **context)
+    ctx = getattr(request.app.state, "ctx", None)
+    # Every page says when the store is failing (docs/durability.md, Faults).
+    trouble = ctx.store_trouble() if ctx is not None else None
+    html = env.get_template(name).render(request=request, store_trouble=trouble, **context)
     return HTMLResponse(html, status_code=status)

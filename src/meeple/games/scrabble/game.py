@@ -658,6 +658,12 @@ class Game:
         """
         return tuple(self._reshuffles)
 
+    def resume(self, rng: Random, lexicon: Container[str] | None) -> None:
+        """Go on with a game rebuilt from its record (a room's log after a restart):
+        later shuffles come from ``rng``, words are checked against ``lexicon``."""
+        self._rng = rng
+        self.lexicon = lexicon
+
     def opening_events(self) -> list[Event]:
         """The first racks (one TilesDrawn per player) and the first TurnPassedTo."""
         return list(self._opening)

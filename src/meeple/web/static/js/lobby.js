@@ -86,4 +86,13 @@ watch(topics, (msg) => {
   if (msg.type !== "lobby") return;
   queues(msg.data);
   rooms(msg.data);
+  trouble(msg.data.store);
 });
+
+// The store's banner (docs/durability.md, Faults): shown while writes fail, gone after.
+function trouble(text) {
+  const banner = document.getElementById("store-trouble");
+  if (!banner) return;
+  banner.textContent = text || "";
+  banner.hidden = !text;
+}

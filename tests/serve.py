@@ -1,0 +1,74 @@
+"""`meeple serve` as a real process for the durability tests: every port 0, the ports read
+from its log, stopped with SIGKILL as a crash stops it (or SIGTERM), stderr drained."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+__all__ = ["LISTENERS", "Serve"]
+
+LISTENERS = ("twente", "clarkson", "cmpn402", "santorini", "spectrangle", "web")
+_LISTENING = re.compile(r"(\w+):? listening on (?:http://)?127\.0\.0\.1:(\d+)")
+
+
+class Serve:
+    """One ``meeple serve`` process on ``database``; ``ports`` once it listens."""
+
+    def __init__(self, database: str | Path, *extra: str, timeout: float = 60) -> None:
+        args = [sys.executable, "-m", "meeple", "serve", "--database", str(database)]
+        for name in LISTENERS:
+            args += [f"--{name}-port", "0"]
+        self.lines: list[str] = []
+        self.ports: dict[str, int] = {}
+        self._ready = threading.Event()
+        self.proc = subprocess.Popen(
+            [*args, *extra], stderr=subprocess.PIPE, text=True, env=dict(os.environ)
+        )
+        self._reader = threading.Thread(target=self._drain, daemon=True)
+        self._reader.start()
+        if not self._ready.wait(timeout):
+            self.kill()
+            raise AssertionError("the server did not start listening:\n" + self.log)
+        self.listening_at = time.monotonic()
+
+    def _drain(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.append(line)
+            match = _LISTENING.search(line)
+            if match:
+                self.ports[match.group(1)] = int(match.group(2))
+                if set(LISTENERS) <= self.ports.keys():
+                    self._ready.set()
+        self._ready.set()  # exited: the waiter looks at the log
+
+    @property
+    def log(self) -> str:
+        return "".join(self.lines)
+
+    def kill(self) -> None:
+        """SIGKILL: no goodbye, no flush, nothing but what is already on disk survives."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+        self._close()
+
+    def stop(self) -> int:
+        """SIGTERM: the graceful shutdown; the exit code."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        code = self.proc.wait(20)
+        self._close()
+        return code
+
+    def _close(self) -> None:
+        self._reader.join(5)
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()

@@ -1,0 +1,143 @@
+"""A database that stops taking writes: a real `meeple serve` whose files may not grow (the
+kernel's file-size limit, RLIMIT_FSIZE, set on the running process: every write past it
+fails as on a full disk). Games go on from memory, every page says so, and everything is
+written when space is back; past the journal's bound the games it cannot keep are stopped
+in their protocol's words (docs/durability.md, Faults)."""
+
+from __future__ import annotations
+
+import asyncio
+import resource
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+from tests.serve import Serve
+
+from meeple.clients.scrabble_bot import play_twente
+from meeple.games import records
+from meeple.games.scrabble.lexicon import Lexicon
+from meeple.server.store import Store
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prlimit is Linux's"),
+]
+
+_UNLIMITED = (resource.RLIM_INFINITY, resource.RLIM_INFINITY)
+
+
+def _disk_full(server: Serve, database: Path) -> None:
+    """No file of the server may grow past its size now (SQLite: "disk is full")."""
+    files = [database, Path(f"{database}-wal")]
+    limit = max(f.stat().st_size for f in files if f.exists())
+    resource.prlimit(server.proc.pid, resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+
+def _space_back(server: Serve) -> None:
+    resource.prlimit(server.proc.pid, resource.RLIMIT_FSIZE, _UNLIMITED)
+
+
+def _page(server: Serve) -> str:
+    url = f"http://127.0.0.1:{server.ports['web']}/"
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return str(response.read().decode())
+
+
+def _games(database: Path) -> list[object]:
+    store = Store(database)
+    try:
+        return list(store.games())
+    finally:
+        store.close()
+
+
+async def _until(predicate: object, timeout: float = 30) -> None:
+    for _ in range(int(timeout / 0.05)):
+        if predicate():  # type: ignore[operator]
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+def _banner(page: str) -> bool:
+    return 'id="store-trouble" role="alert">' in page
+
+
+async def test_a_full_disk_keeps_games_going_and_writes_them_when_space_is_back(
+    tmp_path: Path, gcide: Lexicon
+) -> None:
+    """Disk full: a whole Twente game is played to its end from memory, the lobby page
+    shows the banner, nothing is stored; space back: the finished game and its log are
+    written, once, and the banner goes."""
+    database = tmp_path / "db.sqlite3"
+    server = Serve(database)
+    try:
+        assert not _banner(_page(server))
+        _disk_full(server, database)
+        port = server.ports["twente"]
+        results = await asyncio.wait_for(
+            asyncio.gather(*(play_twente("127.0.0.1", port, n, gcide) for n in ("ann", "bob"))),
+            90,
+        )
+        assert all(r[0].reason == "WIN" for r in results)  # the players saw the whole game
+        page = _page(server)
+        assert _banner(page)
+        assert "not taking writes" in page
+        assert _games(database) == []
+        _space_back(server)
+        await _until(lambda: len(_games(database)) == 1 and not _banner(_page(server)))
+    finally:
+        server.stop()
+    store = Store(database)
+    try:
+        [stored] = store.games()
+        assert stored.result["scores"] == dict(results[0][0].scores)
+        assert stored.data is not None
+        log = store.action_log(stored.data["uid"])
+        assert log is not None
+        assert log.game_id == stored.id
+        assert [e.entry["action"] for e in log.entries] == stored.data["actions"]
+        assert list(records.replay(stored.data, lexicon=gcide))[-1].game.is_over
+        assert store.open_logs() == []
+    finally:
+        store.close()
+    assert "the store takes writes again" in server.log
+
+
+async def test_past_the_bound_a_game_that_cannot_be_kept_is_stopped_in_its_protocol(
+    tmp_path: Path, gcide: Lexicon
+) -> None:
+    """The journal keeps at most 6 writes: the running Twente game is stopped (GAMEOVER
+    to both players, Twente's one way to end a game) and stored as store-unavailable
+    once space is back."""
+    database = tmp_path / "db.sqlite3"
+    config = tmp_path / "meeple.toml"
+    config.write_text("log_backlog = 6\n")
+    server = Serve(database, "--config", str(config))
+    try:
+        _disk_full(server, database)
+        port = server.ports["twente"]
+        results = await asyncio.wait_for(
+            asyncio.gather(*(play_twente("127.0.0.1", port, n, gcide) for n in ("ann", "bob"))),
+            90,
+        )
+        assert {r[0].reason for r in results} == {"WIN"}
+        assert "stopped" in _page(server)
+        _space_back(server)
+        await _until(lambda: len(_games(database)) == 1)
+    finally:
+        server.stop()
+    store = Store(database)
+    try:
+        [stored] = store.games()
+        assert stored.end_reason == "store-unavailable", server.log[-3000:]
+        assert stored.data is not None
+        assert stored.data["actions"][-1]["type"] == "end"
+        assert stored.data["result"]["reason"] == "admin"
+        steps = list(records.replay(stored.data, lexicon=gcide))
+        assert steps[-1].game.is_over
+        assert len(steps) < 20  # stopped early, not played out
+    finally:
+        store.close()

@@ -1,0 +1,206 @@
+"""Restart recovery over real processes: `meeple serve` killed with SIGKILL mid-game and
+started again on the same database (docs/durability.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import websockets
+from tests.serve import Serve
+from websockets.asyncio.client import ClientConnection
+
+from meeple.ai.scrabble import ranked_moves
+from meeple.games import records
+from meeple.games.scrabble.board import Board
+from meeple.games.scrabble.lexicon import Lexicon
+from meeple.games.scrabble.tiles import ENGLISH
+from meeple.protocols.web import PROTOCOL
+from meeple.server.store import Store
+
+pytestmark = pytest.mark.slow
+
+RS, US = b"\x1e", b"\x1f"
+
+
+async def _web(port: int) -> ClientConnection:
+    ws = await websockets.connect(f"ws://127.0.0.1:{port}/ws", max_size=2**22)
+    await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
+    assert json.loads(await ws.recv())["type"] == "welcome"
+    return ws
+
+
+async def _until(ws: ClientConnection, kind: str, timeout: float = 30) -> dict[str, Any]:
+    while True:
+        message: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), timeout))
+        if message["type"] == kind:
+            return message
+
+
+async def _my_turn(ws: ClientConnection) -> dict[str, Any]:
+    """The next view in which this seat is to move (or the game is over)."""
+    while True:
+        view = (await _until(ws, "seat"))["data"]
+        if view["over"] or (view["turn"] == view["you"] and view["pending"] is None):
+            return view
+
+
+async def _move(ws: ClientConnection, view: dict[str, Any], lexicon: Lexicon) -> None:
+    rack = view["rack"]
+    found = ranked_moves(Board.from_rows(view["board"]), rack, lexicon, ENGLISH)
+    if found:
+        action: dict[str, Any] = {
+            "kind": "place",
+            "tiles": [[p.x, p.y, p.tile] for p in found[0].tiles],
+        }
+    elif view["bag"] >= 7:
+        action = {"kind": "exchange", "tiles": rack[:1]}
+    else:
+        action = {"kind": "pass"}
+    await ws.send(json.dumps({"type": "play", "action": action}))
+
+
+def _stored_games(database: Path, game: str) -> list[Any]:
+    store = Store(database)
+    try:
+        return store.games(game=game)
+    finally:
+        store.close()
+
+
+async def _stored_soon(database: Path, game: str, count: int = 1) -> list[Any]:
+    """The stored games once there are ``count`` (the restored rooms end on their own task)."""
+    for _ in range(200):
+        games = _stored_games(database, game)
+        if len(games) >= count:
+            return games
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"fewer than {count} {game} games stored")
+
+
+async def test_a_browser_game_against_a_bot_goes_on_after_a_crash(
+    tmp_path: Path, gcide: Lexicon
+) -> None:
+    """A browser and a server bot mid-game; SIGKILL; a new process on the same file: the
+    browser's token takes its seat back, its board and rack as they were, the bot plays
+    on, and the finished game's record, logged across both processes, replays."""
+    database = tmp_path / "db.sqlite3"
+    first = Serve(database)
+    try:
+        ws = await _web(first.ports["web"])
+        await ws.send(
+            json.dumps(
+                {
+                    "type": "create",
+                    "game": "scrabble",
+                    "variant": "twente",
+                    "size": 2,
+                    "name": "wes",
+                }
+            )
+        )
+        seated = await _until(ws, "seated")
+        await ws.send(json.dumps({"type": "bot", "table": seated["table"], "level": "easy"}))
+        for _ in range(2):
+            view = await _my_turn(ws)
+            await _move(ws, view, gcide)
+        before = await _my_turn(ws)
+        assert not before["over"]
+    finally:
+        first.kill()
+    second = Serve(database)
+    try:
+        ws2 = await _web(second.ports["web"])
+        await ws2.send(json.dumps({"type": "rejoin", "token": seated["token"]}))
+        again = await _until(ws2, "seated")
+        assert again["name"] == "wes"
+        after = (await _until(ws2, "seat"))["data"]
+        for key in ("board", "rack", "scores", "turn", "bag", "players"):
+            assert after[key] == before[key], key
+        view = after
+        while not view["over"]:
+            await _move(ws2, view, gcide)
+            view = await _my_turn(ws2)
+        assert view["result"] is not None
+        await ws2.close()
+    finally:
+        second.stop()
+    [stored] = _stored_games(database, "scrabble")
+    assert stored.protocols == ("bot", "web")
+    assert stored.data is not None
+    steps = list(records.replay(stored.data, lexicon=gcide))
+    assert steps[-1].game.is_over
+    store = Store(database)
+    try:
+        log = store.action_log(stored.data["uid"])
+    finally:
+        store.close()
+    assert log is not None
+    assert log.game_id == stored.id
+    assert len(log.entries) == len(stored.data["actions"]) > 3
+    assert "restored from its log" in second.log
+
+
+async def _twente_peer(port: int, name: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"ANNOUNCE" + US + name.encode() + RS)
+    await reader.readuntil(RS)
+    return reader, writer
+
+
+async def _fields(reader: asyncio.StreamReader) -> list[str]:
+    frame = await asyncio.wait_for(reader.readuntil(RS), 10)
+    return frame[:-1].decode().split("\x1f")
+
+
+async def test_a_twente_game_cut_by_a_crash_is_stored_as_server_restart(
+    tmp_path: Path, gcide: Lexicon
+) -> None:
+    """Twente clients lose their connection with the process: on restart their game ends
+    by Twente's disconnect rule, is stored once with the reason server-restart and its
+    log, and replays; the names are free to play again."""
+    database = tmp_path / "db.sqlite3"
+    first = Serve(database)
+    try:
+        port = first.ports["twente"]
+        ra, wa = await _twente_peer(port, "Alice")
+        _rb, wb = await _twente_peer(port, "Bob")
+        wa.write(b"REQUESTGAME" + RS)
+        wb.write(b"REQUESTGAME" + US + b"2" + RS)
+        turn = ""
+        while not turn:
+            fields = await _fields(ra)
+            if fields[0] == "NOTIFYTURN":
+                turn = fields[2]
+        mover = wa if turn == "Alice" else wb
+        mover.write(b"MAKEMOVE" + US + b"SWAP" + US + RS)  # a pass (ERRATA)
+        while (await _fields(ra))[0] != "INFORMMOVE":
+            pass
+    finally:
+        first.kill()
+    for writer in (wa, wb):
+        writer.close()
+        await writer.wait_closed()
+    second = Serve(database)
+    try:
+        [stored] = await _stored_soon(database, "scrabble")
+        assert stored.end_reason == "server-restart"
+        assert stored.players == ("Alice", "Bob")
+        assert stored.data is not None
+        assert [a["type"] for a in stored.data["actions"]] == ["pass", "end"]
+        steps = list(records.replay(stored.data, lexicon=gcide))
+        assert steps[-1].game.is_over
+        _, wa = await _twente_peer(second.ports["twente"], "Alice")  # the name is free
+        wa.close()
+        await wa.wait_closed()
+    finally:
+        second.stop()
+    second_again = Serve(database)  # a third start recovers nothing more, stores nothing twice
+    try:
+        assert len(_stored_games(database, "scrabble")) == 1
+        assert "restored from its log" not in second_again.log
+    finally:
+        second_again.stop()
