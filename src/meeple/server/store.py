@@ -271,9 +271,10 @@ class ActionLog:
             for step in records.replay(record, **kw):
                 game, steps = step.game, step.index
         except RecordError:
-            # The last action ended the game but the process died before the finished
-            # game was stored: the log's record says no result yet. The game is whole.
-            if game is None or steps != len(self.entries) or not game.is_over:
+            # Every action replayed and only the result differs: the log's record has no
+            # result (it is the finished game's, kept apart) while its actions ended the
+            # game — e.g. the process died before the finished game was stored.
+            if game is None or steps != len(self.entries):
                 raise
         return game
 
