@@ -57,6 +57,7 @@ SEED = 20261124  # every Scrabble room's RNG seed in the server process
 FULL_GAMES = {"twente": 1000, "clarkson": 500, "cmpn402": 100, "santorini": 500, "spectrangle": 500}
 LISTENERS = tuple(FULL_GAMES)
 TICKS = os.sysconf("SC_CLK_TCK")
+LOG = [True]  # rooms write their action log (--no-log: they do not)
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -94,7 +95,7 @@ def percentile(values: list[float], q: float) -> float:
 # --- the server process -----------------------------------------------------------------
 
 
-def server_process(names: tuple[str, ...], db: str, out: Any, stop: Any) -> None:
+def server_process(names: tuple[str, ...], db: str, out: Any, stop: Any, log: bool = True) -> None:
     from meeple.server import config as cfg
     from meeple.server.app import MeepleServer
     from meeple.server.config import Cmpn402Config, SantoriniConfig, ServerConfig
@@ -114,6 +115,11 @@ def server_process(names: tuple[str, ...], db: str, out: Any, stop: Any) -> None
         )
         server = MeepleServer(config, rng=SameGameRng(1))
         await server.start()
+        if not log:
+            # Rooms keep no action log (docs/durability.md): the "without" figure.
+            from meeple.server.lobby import server_lobby
+
+            server_lobby(server.services).journal = None
         out.put((os.getpid(), server.ports))
         await asyncio.get_running_loop().run_in_executor(None, stop.wait)
         await server.stop()
@@ -135,7 +141,7 @@ class Server:
         self._out: Any = ctx.Queue()
         self._stop = ctx.Event()
         self._proc = ctx.Process(
-            target=server_process, args=(names, str(db), self._out, self._stop)
+            target=server_process, args=(names, str(db), self._out, self._stop, LOG[0])
         )
 
     def __enter__(self) -> Server:
@@ -749,10 +755,19 @@ def main() -> None:
         default=1,
         help="games each client plays in a row (few games x many rounds: a lightly loaded server)",
     )
+    parser.add_argument(
+        "--no-log",
+        action="store_true",
+        help="rooms keep no action log (for the with/without figure of docs/durability.md)",
+    )
     args = parser.parse_args()
+    LOG[0] = not args.no_log
     games = parse_games(args.games, args.quick)
     lexicon = load_lexicon("gcide")
-    print(f"machine: {os.cpu_count()} CPUs; server and clients in separate processes")
+    print(
+        f"machine: {os.cpu_count()} CPUs; server and clients in separate processes;"
+        f" action log {'on' if LOG[0] else 'off'}"
+    )
     run_echo(min(2 * max(games.values()), 400), 200, args.idle)
     with tempfile.TemporaryDirectory() as tmp:
         for name, count in games.items():

@@ -253,8 +253,8 @@ class _CountingRoom(Room):
     def record_header(self) -> dict[str, Any]:
         return {"players": [s.name for s in self.seats], "setup": {}}
 
-    def log_actions(self) -> list[dict[str, Any]]:
-        return self.actions
+    def log_actions(self, start: int = 0) -> list[dict[str, Any]]:
+        return self.actions[start:]
 
     def clocks(self) -> list[float]:
         return [float(len(self.actions)), 0.0]

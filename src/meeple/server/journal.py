@@ -45,6 +45,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_BACKLOG = 10_000  # queued writes before the journal overflows
 _FIRST_RETRY = 0.05  # seconds; doubled after each failure up to _LAST_RETRY
 _LAST_RETRY = 2.0
+MAX_BATCH = 256  # writes in one group commit
 
 
 class Health(enum.Enum):
@@ -179,15 +180,52 @@ class Journal:
                     logger.exception("journal: an overflow callback failed")
 
     def _run(self) -> None:
-        while True:
+        closing = False
+        while not closing:
             job = self._jobs.get()
             if job is None:
                 return
-            self._write(job)
+            # Group commit: what queued up meanwhile goes into the same transaction.
+            batch = [job]
+            while len(batch) < MAX_BATCH:
+                try:
+                    more = self._jobs.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    closing = True
+                    break
+                batch.append(more)
+            self._write_batch(batch)
             with self._count_lock:
-                self._pending -= 1
-            if self._pending == 0 and self.health in (Health.RETRYING, Health.OVERFLOWING):
+                self._pending -= len(batch)
+                pending = self._pending
+            if pending == 0 and self.health in (Health.RETRYING, Health.OVERFLOWING):
                 self._from_thread(self._set_health, Health.OK, "")
+
+    def _write_batch(self, batch: list[_Job]) -> None:
+        """Write ``batch`` in one transaction where the store can; one by one (with
+        retries) where it cannot or the transaction failed."""
+        together = getattr(self.store, "batch", None)
+        if together is not None and len(batch) > 1:
+            answers: list[object] = []
+            try:
+                with together():
+                    for job in batch:
+                        try:
+                            job.call()
+                        except LogConflict as e:
+                            logger.error("journal: %s refused: %s", job.what, e)
+                            answers.append(e)
+                        else:
+                            answers.append(Written.DURABLE)
+            except Exception:
+                pass  # taken back whole: each write is tried again on its own below
+            else:
+                self._resolve_all(list(zip(batch, answers, strict=True)))
+                return
+        for job in batch:
+            self._write(job)
 
     def _write(self, job: _Job) -> None:
         pause = _FIRST_RETRY
@@ -197,27 +235,32 @@ class Journal:
                 job.call()
             except LogConflict as e:
                 logger.error("journal: %s refused: %s", job.what, e)
-                self._resolve(job, e)
+                self._resolve_all([(job, e)])
                 return
             except Exception as e:
                 # A full disk, a database down: keep the write, let its caller go on.
                 if not told:
                     told = True
                     self._from_thread(self._set_health, Health.RETRYING, f"{job.what}: {e}")
-                    self._resolve(job, Written.DEFERRED)
+                    self._resolve_all([(job, Written.DEFERRED)])
                 self._sleep(pause)
                 pause = min(pause * 2, _LAST_RETRY)
                 continue
-            self._resolve(job, Written.DURABLE)
+            self._resolve_all([(job, Written.DURABLE)])
             return
 
-    def _resolve(self, job: _Job, value: object) -> None:
-        future, loop = job.future, job.loop
-        if future is None or loop is None:
-            return
-        job.future = None  # a retried write answers its caller once
-        with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
-            loop.call_soon_threadsafe(_settle, future, value)
+    def _resolve_all(self, answered: list[tuple[_Job, object]]) -> None:
+        """Answer the callers of these jobs, with one wake-up of each loop."""
+        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], object]]] = {}
+        for job, value in answered:
+            future, loop = job.future, job.loop
+            if future is None or loop is None:
+                continue
+            job.future = None  # a retried write answers its caller once
+            by_loop.setdefault(loop, []).append((future, value))
+        for loop, answers in by_loop.items():
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
+                loop.call_soon_threadsafe(_settle_all, answers)
 
     def _from_thread(self, fn: Callable[..., None], *args: Any) -> None:
         loop = self._loop
@@ -246,13 +289,14 @@ class Journal:
                 logger.exception("journal: a health callback failed")
 
 
-def _settle(future: asyncio.Future[Any], value: object) -> None:
-    if future.done():
-        return
-    if isinstance(value, BaseException):
-        future.set_exception(value)
-    else:
-        future.set_result(value)
+def _settle_all(answers: list[tuple[asyncio.Future[Any], object]]) -> None:
+    for future, value in answers:
+        if future.done():
+            continue
+        if isinstance(value, BaseException):
+            future.set_exception(value)
+        else:
+            future.set_result(value)
 
 
 def server_store(services: Services) -> Store:

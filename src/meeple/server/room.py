@@ -219,8 +219,10 @@ class Room:
         """The clocks' settings, None for a game without clocks."""
         return None
 
-    def log_actions(self) -> Sequence[Mapping[str, Any]]:
-        """Every action of the game so far as its record writes them (append-only)."""
+    def log_actions(self, start: int = 0) -> Sequence[Mapping[str, Any]]:
+        """The game's actions from number ``start`` (0-based) on, as its record writes
+        them; the record's action list only ever grows. Asked after every command with
+        the number already logged, so it should cost what is new, not the whole game."""
         return ()
 
     def clocks(self) -> list[float] | None:
@@ -372,11 +374,11 @@ class Room:
                 return
             await journal.open(self.uid, self.game_name, genesis)
             self._log_open = True
-        actions = self.log_actions()
-        if len(actions) > len(self._logged):
+        actions = self.log_actions(len(self._logged))
+        if actions:
             clocks = self.clocks()
             at = self.wall_clock()
-            for action in actions[len(self._logged) :]:
+            for action in actions:
                 self._logged.append(action)
                 entry = {"action": action, "clocks": clocks}
                 written = await journal.append(self.uid, len(self._logged), entry, at)

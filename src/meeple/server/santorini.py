@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from meeple.games import santorini as engine
 from meeple.games.santorini import Game, Phase, RuleError, Rules
-from meeple.games.santorini.record import to_record
+from meeple.games.santorini.record import record_actions, to_record
 from meeple.games.santorini.view import spectator_view
 from meeple.protocols.santorini import messages as m
 from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejected
@@ -193,9 +193,8 @@ class SantoriniRoom(Room):
     def table_settings(self) -> dict[str, Any]:
         return {"variant": VARIANTS[self.game.rules.gods]}
 
-    def log_actions(self) -> list[dict[str, Any]]:
-        actions: list[dict[str, Any]] = to_record(self.game, disconnected=self.dropped)["actions"]
-        return actions
+    def log_actions(self, start: int = 0) -> list[dict[str, Any]]:
+        return record_actions(self.game, start, disconnected=self.dropped)
 
     def on_start(self) -> None:
         players = self.names

@@ -39,7 +39,7 @@ from meeple.games.scrabble.game import (
 from meeple.games.scrabble.gcg import to_gcg
 from meeple.games.scrabble.lexicon import load_lexicon
 from meeple.games.scrabble.moves import Placement
-from meeple.games.scrabble.record import to_record
+from meeple.games.scrabble.record import record_actions, to_record
 from meeple.games.scrabble.view import spectator_view
 from meeple.server.lobby import Lobby, QueueKey, RoomFactory, RoomRestorer, server_lobby
 from meeple.server.room import Room, Seat
@@ -218,9 +218,8 @@ class ScrabbleRoom(Room):
     def table_settings(self) -> dict[str, Any]:
         return {"variant": self.variant.name, "leave": self.leave_policy.value}
 
-    def log_actions(self) -> list[dict[str, Any]]:
-        actions: list[dict[str, Any]] = to_record(self.game)["actions"]
-        return actions
+    def log_actions(self, start: int = 0) -> list[dict[str, Any]]:
+        return record_actions(self.game, start)
 
     def on_start(self) -> None:
         opening = tuple(self.game.opening_events())

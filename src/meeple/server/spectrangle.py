@@ -48,7 +48,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from meeple.games import spectrangle as engine
-from meeple.games.spectrangle.record import to_record
+from meeple.games.spectrangle.record import record_actions, to_record
 from meeple.games.spectrangle.view import spectator_view
 from meeple.protocols.spectrangle import (
     DEFAULT_MAX_LINE_SIZE,
@@ -201,9 +201,8 @@ class SpectrangleRoom(Room):
     def table_settings(self) -> dict[str, Any]:
         return {"variant": "standard"}
 
-    def log_actions(self) -> list[dict[str, Any]]:
-        actions: list[dict[str, Any]] = to_record(self.game)["actions"]
-        return actions
+    def log_actions(self, start: int = 0) -> list[dict[str, Any]]:
+        return record_actions(self.game, start)
 
     def on_start(self) -> None:
         self.broadcast(GameStarted(self.game))

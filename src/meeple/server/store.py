@@ -8,13 +8,14 @@ mode commits them in well under a millisecond on local disk, so they run inline.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -293,6 +294,7 @@ class Store:
         # One connection shared by the event loop (reads) and the log's writer thread
         # (appends), one at a time under ``_lock``.
         self._lock = threading.RLock()
+        self._batching = False
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
@@ -309,10 +311,33 @@ class Store:
             logger.info("store %s: schema migrated to version %d", self.path, number)
 
     def _transaction(self, *, immediate: bool = False) -> _Tx:
+        if self._batching:
+            # Inside a batch (:meth:`batch`): each write is a savepoint of its transaction.
+            self._db.execute("SAVEPOINT write")
+            return _Tx(self._db, savepoint=True)
         # IMMEDIATE takes the write lock up front: a transaction that reads, then writes
         # cannot then fail on another connection's lock (tests open a second Store).
         self._db.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
         return _Tx(self._db)
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Make the writes inside one transaction (the journal's group commit): each
+        write is a savepoint, so one that is refused (LogConflict) takes back only
+        itself; an error that escapes takes back the whole batch."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._batching = True
+            try:
+                yield
+            except BaseException:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
+            else:
+                self._db.execute("COMMIT")
+            finally:
+                self._batching = False
 
     def _query(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         """All the rows of one statement, run under the lock (the writer thread shares
@@ -425,9 +450,22 @@ class Store:
         interleave. The same entry at a sequence already written is a retry and does
         nothing (the pair uid and seq is the entry's message id).
         """
-        text = _json(entry)
+        text = json.dumps(entry, separators=(",", ":"))
         when = self._now() if at is None else at
         with self._lock, self._transaction(immediate=True):
+            # The fence and the append in two statements: the log moves from seq - 1 to
+            # seq only if it is open and at seq - 1 now.
+            moved = self._db.execute(
+                "UPDATE room_logs SET last_seq = ? WHERE uid = ? AND last_seq = ?"
+                " AND game_id IS NULL",
+                (seq, uid, seq - 1),
+            ).rowcount
+            if moved == 1:
+                self._db.execute(
+                    "INSERT INTO room_log_entries (uid, seq, at, entry) VALUES (?, ?, ?, ?)",
+                    (uid, seq, when, text),
+                )
+                return
             row = self._db.execute(
                 "SELECT last_seq, game_id FROM room_logs WHERE uid = ?", (uid,)
             ).fetchone()
@@ -441,13 +479,10 @@ class Store:
                 if json.loads(old) != json.loads(text):
                     raise LogConflict(f"room {uid}: entry {seq} is already another entry")
                 return
-            if seq != last + 1 or game_id is not None:
-                raise LogConflict(f"room {uid}: append {seq} after {last} refused")
-            self._db.execute(
-                "INSERT INTO room_log_entries (uid, seq, at, entry) VALUES (?, ?, ?, ?)",
-                (uid, seq, when, text),
+            raise LogConflict(
+                f"room {uid}: append {seq} after {last}"
+                f"{' to a finished log' if game_id is not None else ''} refused"
             )
-            self._db.execute("UPDATE room_logs SET last_seq = ? WHERE uid = ?", (seq, uid))
 
     def finish_log(self, uid: str, **game: Any) -> int:
         """Store the finished game of room ``uid`` and close its log, in one transaction.
@@ -641,13 +676,20 @@ class Store:
 
 
 class _Tx:
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, *, savepoint: bool = False) -> None:
         self._db = db
+        self._savepoint = savepoint
 
     def __enter__(self) -> None:
         return None
 
     def __exit__(self, exc_type: object, *_: object) -> None:
+        if self._savepoint:
+            if exc_type and self._db.in_transaction:
+                self._db.execute("ROLLBACK TO write")
+            if self._db.in_transaction:
+                self._db.execute("RELEASE write")
+            return
         if not exc_type:
             self._db.execute("COMMIT")
         elif self._db.in_transaction:

@@ -60,7 +60,15 @@ from meeple.games.santorini.game import (
 from meeple.games.santorini.gods import GODS
 from meeple.games.santorini.state import MAX_PLAYERS, MIN_PLAYERS, Rules, Sex
 
-__all__ = ["RECORD_VERSION", "RecordError", "Step", "replay", "result_of", "to_record"]
+__all__ = [
+    "RECORD_VERSION",
+    "RecordError",
+    "Step",
+    "record_actions",
+    "replay",
+    "result_of",
+    "to_record",
+]
 
 RECORD_VERSION = 1
 GAME = "santorini"
@@ -72,6 +80,17 @@ _MAX_CELL = len(CELLS) - 1
 def variant_name(rules: Rules) -> str:
     """The variant as the server's lobby names it."""
     return "gods" if rules.gods else "standard"
+
+
+def record_actions(
+    game: Game, start: int = 0, *, disconnected: int | None = None
+) -> list[dict[str, Any]]:
+    """The record's actions from number ``start`` (0-based) on: what :func:`to_record`
+    lists under ``actions``, cut; a room's log appends these as they come."""
+    actions = [_action_dict(a) for a in game.log[start:]]
+    if disconnected is not None and start <= len(game.log):
+        actions.append({"type": "disconnect", "player": disconnected})
+    return actions
 
 
 def to_record(
@@ -89,9 +108,7 @@ def to_record(
     game then); it becomes the last action.
     """
     record = game.record()
-    actions = [_action_dict(a) for a in record.actions]
-    if disconnected is not None:
-        actions.append({"type": "disconnect", "player": disconnected})
+    actions = record_actions(game, disconnected=disconnected)
     r = record.rules
     return {
         "format": "meeple.record",

@@ -67,7 +67,15 @@ from meeple.games.scrabble.game import (
 from meeple.games.scrabble.moves import Placement
 from meeple.games.scrabble.tiles import TILE_SETS
 
-__all__ = ["RECORD_VERSION", "RecordError", "Step", "replay", "result_of", "to_record"]
+__all__ = [
+    "RECORD_VERSION",
+    "RecordError",
+    "Step",
+    "record_actions",
+    "replay",
+    "result_of",
+    "to_record",
+]
 
 RECORD_VERSION = 1
 GAME = "scrabble"
@@ -85,14 +93,46 @@ def to_record(game: Game, **meta: Any) -> dict[str, Any]:
     ``meta`` adds keys of the writer's own (e.g. ``lexicon="CSW21"``, ``id=12``).
     """
     record = game.record()
-    reshuffles = iter(game.reshuffles)
-    verdicts = iter(
-        e.words if isinstance(e, ChallengeUpheld) else ()
-        for e in game.events
-        if isinstance(e, ChallengeUpheld | ChallengeFailed)
-    )
+    actions = record_actions(game)
+    return {
+        "format": "meeple.record",
+        "game": GAME,
+        "version": RECORD_VERSION,
+        "variant": game.variant.name,
+        "players": list(game.players),
+        "setup": {
+            "rules": variant_to_dict(game.variant),
+            "bag": "".join(record.bag),
+            "first_player": record.first_player,
+        },
+        "actions": actions,
+        "result": result_of(game.result),
+        **check_meta(meta),
+    }
+
+
+def record_actions(game: Game, start: int = 0) -> list[dict[str, Any]]:
+    """The record's actions from number ``start`` (0-based) on: what :func:`to_record`
+    lists under ``actions``, cut; a room's log appends these as they come."""
+    log = game.log
+    new = log[start:]
+    reshuffles: Iterator[str] = iter(())
+    verdicts: Iterator[tuple[str, ...]] = iter(())
+    # The exchanges' bags and the challenges' verdicts are looked up only when needed:
+    # most actions are plays, and a room asks after every one.
+    if any(isinstance(a, Exchange) for a in new):
+        before = sum(isinstance(a, Exchange) for a in log[:start])
+        reshuffles = iter(game.reshuffles[before:])
+    if any(isinstance(a, Challenge) for a in new):
+        before = sum(isinstance(a, Challenge) for a in log[:start])
+        found = [
+            e.words if isinstance(e, ChallengeUpheld) else ()
+            for e in game.events
+            if isinstance(e, ChallengeUpheld | ChallengeFailed)
+        ]
+        verdicts = iter(found[before:])
     actions: list[dict[str, Any]] = []
-    for action in record.actions:
+    for action in new:
         if isinstance(action, Play):
             tiles = [[t.x, t.y, t.tile] for t in action.tiles]
             actions.append({"type": "play", "player": action.player, "tiles": tiles})
@@ -112,21 +152,7 @@ def to_record(game: Game, **meta: Any) -> dict[str, Any]:
             actions.append({"type": "end", "reason": action.reason.value, "player": action.player})
         else:
             actions.append({"type": _SIMPLE_NAMES[type(action)], "player": action.player})
-    return {
-        "format": "meeple.record",
-        "game": GAME,
-        "version": RECORD_VERSION,
-        "variant": game.variant.name,
-        "players": list(game.players),
-        "setup": {
-            "rules": variant_to_dict(game.variant),
-            "bag": "".join(record.bag),
-            "first_player": record.first_player,
-        },
-        "actions": actions,
-        "result": result_of(game.result),
-        **check_meta(meta),
-    }
+    return actions
 
 
 def result_of(result: GameResult | None) -> dict[str, Any] | None:

@@ -55,7 +55,15 @@ from meeple.games.spectrangle.game import (
 )
 from meeple.games.spectrangle.tiles import TILE_SET, Tile
 
-__all__ = ["RECORD_VERSION", "RecordError", "Step", "replay", "result_of", "to_record"]
+__all__ = [
+    "RECORD_VERSION",
+    "RecordError",
+    "Step",
+    "record_actions",
+    "replay",
+    "result_of",
+    "to_record",
+]
 
 RECORD_VERSION = 1
 GAME = "spectrangle"
@@ -65,11 +73,11 @@ REASON_LEFT = "player-left"
 _TILE_CODES = sorted(str(t) for t in TILE_SET)
 
 
-def to_record(game: Game, **meta: Any) -> dict[str, Any]:
-    """The game so far as a JSON-safe record (``result`` None while it runs)."""
-    record = game.record()
+def record_actions(game: Game, start: int = 0) -> list[dict[str, Any]]:
+    """The record's actions from number ``start`` (0-based) on: what :func:`to_record`
+    lists under ``actions``, cut; a room's log appends these as they come."""
     actions: list[dict[str, Any]] = []
-    for a in record.actions:
+    for a in game.log[start:]:
         if isinstance(a, Place):
             place = {"type": "place", "player": a.player, "tile": str(a.tile), "index": a.index}
             actions.append(place)
@@ -79,6 +87,13 @@ def to_record(game: Game, **meta: Any) -> dict[str, Any]:
             actions.append({"type": "skip", "player": a.player})
         else:
             actions.append({"type": "abandon", "player": a.player})
+    return actions
+
+
+def to_record(game: Game, **meta: Any) -> dict[str, Any]:
+    """The game so far as a JSON-safe record (``result`` None while it runs)."""
+    record = game.record()
+    actions = record_actions(game)
     return {
         "format": "meeple.record",
         "game": GAME,
