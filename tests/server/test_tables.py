@@ -18,6 +18,7 @@ from meeple.server.lobby import (
     NoSuchTable,
     QueueChanged,
     QueueKey,
+    Replaced,
     Seated,
     SeatJoined,
     SeatRenamed,
@@ -29,6 +30,7 @@ from meeple.server.lobby import (
     VariantNotExpressible,
     expresses,
 )
+from meeple.server.names import NameRegistry
 from meeple.server.room import Room, Seat
 
 GAME = "g"
@@ -344,6 +346,67 @@ async def test_rejoin_needs_a_held_seat() -> None:
     assert left == ["a", "b"]
     assert lobby.held == 0
     await asyncio.sleep(0)
+
+
+def _token(seat: FakeSeat) -> str:
+    [seated] = [e for e in seat.events if isinstance(e, Seated)]
+    return seated.token
+
+
+def _rejoinable(name: str) -> FakeSeat:
+    seat = _seat(name)
+    seat.rejoinable = True  # type: ignore[attr-defined]
+    return seat
+
+
+async def test_a_token_takes_its_seat_from_a_connection_still_open() -> None:
+    """A rejoinable seat's token takes the seat from a connection still open (a second
+    tab): at a table in its place, ready as it was; in a game (the room rebinds it). The
+    old seat is told Replaced and sits nowhere, its name goes with the seat, and its
+    connection closing later changes nothing. A seat that cannot carry its token (a
+    TCP client) keeps its seat; a finished game's token takes nothing."""
+    names = NameRegistry()
+    lobby = Lobby(clock=VirtualClock(), grace=30, names=names)
+    rooms: list[StillRoom] = []
+    lobby.register_game(
+        GAME, lambda key, seats: rooms.append(StillRoom(seats)) or rooms[-1], variants=VARIANTS
+    )
+    first, other = _rejoinable("pat"), _seat("tcp")
+    assert names.claim("pat", first)
+    key = QueueKey(GAME, 3, "b")  # two at least, so the ready first seat waits
+    lobby.join(key, first, rule=StartRule.READY)
+    lobby.ready(first)
+    lobby.join(key, other, rule=StartRule.READY)
+    table = lobby.table_of(first)
+    assert table is not None
+    token = _token(first)
+    with pytest.raises(UnknownToken):
+        lobby.rejoin(_token(other), _rejoinable("x"))
+    second = _rejoinable("")
+    assert lobby.rejoin(token, second) is table
+    assert second.name == "pat"
+    assert names.holder("pat") is second
+    assert table.seats == [second, other]
+    assert lobby.is_ready(second)
+    assert lobby.table_of(first) is None
+    assert lobby.token_of(second) == token
+    assert first.events[-1] == Replaced(table.id)
+    lobby.disconnect(first)  # the first tab closes: nothing of the seat was its own
+    assert table.seats == [second, other]
+    room = lobby.ready(other)
+    assert room is not None
+    third = _rejoinable("")
+    assert lobby.rejoin(token, third) is room
+    assert lobby.room_of(third) is room
+    assert lobby.room_of(second) is None
+    assert second.events[-1] == Replaced(room.uid)
+    assert names.holder("pat") is third
+    lobby.disconnect(second)
+    assert lobby.held == 0
+    assert lobby.room_of(third) is room
+    rooms[0].end()
+    with pytest.raises(UnknownToken):
+        lobby.rejoin(token, _rejoinable(""))
 
 
 @settings(max_examples=50, deadline=None)

@@ -163,6 +163,53 @@ async def test_a_browser_that_drops_takes_its_seat_back_with_its_token(
     await again.close()
 
 
+async def _until(ws: ClientConnection, kind: str) -> dict[str, Any]:
+    while True:
+        message = await _next(ws)
+        if message["type"] == kind:
+            return message
+
+
+async def test_a_second_connection_with_the_token_takes_the_seat_from_an_open_one(
+    make_server: ServerFactory, gcide: Lexicon
+) -> None:
+    """Mid-game a second WebSocket (a second tab) sends rejoin with the token while the
+    first is still open: it is seated under the same name with a full view and plays on;
+    the first is told unseated (reason rejoined) and may no longer play, until it takes
+    the seat back the same way."""
+    server = await make_server()
+    first = await web_socket(server)
+    await first.send(
+        json.dumps(
+            {"type": "create", "game": "scrabble", "variant": "twente", "size": 2, "name": "ida"}
+        )
+    )
+    seated = await _until(first, "seated")
+    token = seated["token"]
+    await first.send(json.dumps({"type": "bot", "table": seated["table"]}))
+    uid = (await _until(first, "seat"))["uid"]
+    second = await web_socket(server)
+    await second.send(json.dumps({"type": "rejoin", "token": token}))
+    assert await _next(second) == {"type": "seated", "table": uid, "name": "ida", "token": token}
+    assert await _until(first, "unseated") == {
+        "type": "unseated",
+        "table": uid,
+        "reason": "rejoined",
+    }
+    await first.send(json.dumps({"type": "play", "action": {"kind": "pass"}}))
+    refused = await _until(first, "error")
+    assert refused["code"] == "not-now"
+    view = await _play_scrabble(second, gcide, stop_after=1, try_illegal=False)
+    assert [m["player"] for m in view["moves"]].count(view["you"]) >= 1
+    await first.send(json.dumps({"type": "rejoin", "token": token}))
+    assert (await _until(first, "seated"))["name"] == "ida"
+    assert (await _until(second, "unseated"))["reason"] == "rejoined"
+    assert (await _until(first, "seat"))["data"]["rack"] == view["rack"]
+    assert server_lobby(server.services).held == 0
+    await first.close()
+    await second.close()
+
+
 async def test_a_browser_adds_a_bot_with_one_message_and_plays_santorini(
     make_server: ServerFactory,
 ) -> None:

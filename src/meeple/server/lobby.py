@@ -19,7 +19,10 @@ carry it (``rejoinable = True``, the browser) keeps it; when such a seat's conne
 drops mid-game, the lobby holds the seat for ``grace`` seconds on the injected clock
 before the room applies its leave policy, and :meth:`Lobby.rejoin` with the token
 binds a new connection to the seat (the room delivers
-:class:`~meeple.server.room.Resumed`). The other dialects leave at once, as before.
+:class:`~meeple.server.room.Resumed`). The token also takes such a seat from a
+connection that is still open (a browser's second tab, or a new socket before the
+server noticed the old one die): the old connection is told :class:`Replaced`. The
+other dialects leave at once, as before.
 
 Exceptions::
 
@@ -31,7 +34,7 @@ Exceptions::
     ├── TableFull
     ├── TooManyTables: the cap on empty tables (opened, nobody sat yet) is reached
     ├── VariantNotExpressible: the seat's protocol cannot play the table's variant
-    └── UnknownToken: no held seat has this rejoin token
+    └── UnknownToken: no seat that can be taken back has this rejoin token
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ __all__ = [
     "NoSuchTable",
     "QueueChanged",
     "QueueKey",
+    "Replaced",
     "SeatInfo",
     "SeatJoined",
     "SeatRenamed",
@@ -209,6 +213,14 @@ class Seated:
 
     table: str
     token: str
+
+
+@dataclass(frozen=True, slots=True)
+class Replaced:
+    """Another connection presented your rejoin token and has your seat now (at
+    ``table``: a table's id, or the game's uid). You sit nowhere; your name went with it."""
+
+    table: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -693,32 +705,56 @@ class Lobby:
         """``seat`` (a server bot made again after a restart) plays in ``room``."""
         self._rooms[id(seat)] = room
 
-    def rejoin(self, token: str, seat: Seat) -> Room:
-        """Bind ``seat`` (a new connection) to the held seat of ``token``; its room.
+    def rejoin(self, token: str, seat: Seat) -> Room | Table:
+        """Bind ``seat`` (a new connection) to the seat of ``token``; its room or table.
 
-        The room delivers :class:`~meeple.server.room.Resumed` to ``seat``; ``seat``
-        takes the held seat's name (a dialect should set ``seat.name`` from it first).
+        A held seat (its connection dropped mid-game) comes back into its room, which
+        delivers :class:`~meeple.server.room.Resumed` to ``seat``. A rejoinable seat whose
+        connection is still open, in a game or at a table, is taken from it: the old
+        connection is told :class:`Replaced` (a browser's second tab, or a new socket
+        while the server has not yet noticed that the old one is dead).
+        ``seat`` takes the seat's name (a dialect should set ``seat.name`` from it first).
         """
-        key = token_hash(token)
+        key = token_hash(token)  # held seats are kept by the hash (a restart knows no more)
         hold = self._held.get(key)
-        if hold is None or hold.room.finished:
+        if hold is not None:
+            if hold.room.finished:
+                raise UnknownToken("no seat is held for this token")
+            self._not_seated(seat)
+            del self._held[key]
+            hold.timer.cancel()
+            self._hand_over(token, hold.seat, seat, owner=hold)
+            del self._rooms[id(hold.seat)]
+            self._rooms[id(seat)] = hold.room
+            hold.room.log.info("%s is back", seat.name)
+            hold.room.rebind(hold.seat, seat)
+            return hold.room
+        old = self._tokens.get(token)
+        if old is None or old is seat or not getattr(old, "rejoinable", False):
             raise UnknownToken("no seat is held for this token")
-        if id(seat) in self._rooms or id(seat) in self._table_of:
-            raise AlreadyPlaying(f"{seat.name} is already at a table or in a game")
-        del self._held[key]
-        hold.timer.cancel()
-        old, room = hold.seat, hold.room
-        seat.name = old.name
-        if self.names is not None:
-            self.names.release(old.name, hold)
-            self.names.claim(old.name, seat)
+        table = self._table_of.get(id(old))
+        if table is not None:
+            # Waiting at a table: the new connection sits where the old one sat, ready or not.
+            self._not_seated(seat)
+            self._hand_over(token, old, seat, owner=old)
+            table.seats[table.seats.index(old)] = seat
+            if id(old) in table.ready:
+                table.ready.discard(id(old))
+                table.ready.add(id(seat))
+            del self._table_of[id(old)]
+            self._table_of[id(seat)] = table
+            self._tell(old, Replaced(table.id))
+            return table
+        room = self._rooms.get(id(old))
+        if room is None or room.finished:
+            raise UnknownToken("no seat is held for this token")
+        self._not_seated(seat)
+        self._hand_over(token, old, seat, owner=old)
         del self._rooms[id(old)]
-        self._token_of.pop(id(old), None)
         self._rooms[id(seat)] = room
-        self._tokens[token] = seat
-        self._token_of[id(seat)] = token
-        room.log.info("%s is back", old.name)
+        room.log.info("%s moved to a new connection", old.name)
         room.rebind(old, seat)
+        self._tell(old, Replaced(room.uid))
         return room
 
     # --- inside -----------------------------------------------------------------------------
@@ -803,6 +839,21 @@ class Lobby:
         room.log.info("%s did not come back within %.0f s", seat.name, self.grace)
         if not room.finished:
             room.leave(seat)
+
+    def _not_seated(self, seat: Seat) -> None:
+        if id(seat) in self._rooms or id(seat) in self._table_of:
+            raise AlreadyPlaying(f"{seat.name} is already at a table or in a game")
+
+    def _hand_over(self, token: str, old: Seat, seat: Seat, *, owner: object) -> None:
+        """``seat`` becomes the holder of ``token`` and of ``old``'s name (``owner`` holds
+        the name now: the hold, or the old connection)."""
+        seat.name = old.name
+        if self.names is not None:
+            self.names.release(old.name, owner)
+            self.names.claim(old.name, seat)
+        self._token_of.pop(id(old), None)
+        self._tokens[token] = seat
+        self._token_of[id(seat)] = token
 
     def _forget_token(self, seat: Seat) -> None:
         token = self._token_of.pop(id(seat), None)

@@ -5,7 +5,8 @@ messages its session let through (:meth:`WebSeat.handle`); it turns them into lo
 calls (create a table, sit, rejoin, add a bot, ready, leave) and room commands, and
 renders what the lobby and the room deliver as browser messages:
 
-- ``Seated`` (table, name, rejoin token) when the lobby seats it;
+- ``Seated`` (table, name, rejoin token) when the lobby seats it, ``Unseated`` when
+  another connection took the seat with the token;
 - after every room delivery, the whole game as this seat may see it
   (``games/<game>/view.py`` ``seat_view``: the spectator view plus its own rack or
   hand) as one ``seat`` message — the browser never applies diffs, so a rejoin's
@@ -23,9 +24,11 @@ renders what the lobby and the room deliver as browser messages:
 
 The seat is ``rejoinable``: when its WebSocket drops mid-game the lobby holds it for
 the grace period, and a new WebSocket that sends ``rejoin`` with the token takes it
-back. Outgoing messages go through a small outbox that the connection drains; a view
-replaces a view not yet sent (only the latest matters), so a slow browser never makes
-the server queue a game's history.
+back. The token takes the seat from a WebSocket still open too (a second tab of the
+browser): the old one is told ``unseated`` (reason ``rejoined``) and is back in the
+lobby, its name gone with the seat. Outgoing messages go through a small outbox that
+the connection drains; a view replaces a view not yet sent (only the latest matters),
+so a slow browser never makes the server queue a game's history.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from meeple.server.lobby import (
     Dismissed,
     Lobby,
     QueueChanged,
+    Replaced,
     Seated,
     SeatJoined,
     SeatRenamed,
@@ -212,9 +216,9 @@ class WebSeat:
     def _rejoin(self, token: str) -> None:
         self._release()  # the seat's own name comes back with it
         self.name = ""
-        room = self.lobby.rejoin(token, self)  # names this seat; Resumed follows
+        place = self.lobby.rejoin(token, self)  # names this seat; in a game Resumed follows
         self.token = token
-        self.table = room.uid
+        self.table = place.uid if isinstance(place, Room) else place.id
         self.session.seated()
         self._put(proto.Seated(self.table, self.name, token))
 
@@ -271,6 +275,12 @@ class WebSeat:
         if isinstance(event, _CHAT_SAID):
             self._put(proto.ChatLine(event.sender, event.text))
             return  # the game did not change: no new view
+        if isinstance(event, Replaced):
+            # Another connection has the seat and the name now (lobby.rejoin).
+            self.session.unseated()
+            self.name = self.token = self.table = ""
+            self._put(proto.Unseated(event.table, "rejoined"))
+            return
         if isinstance(event, Seated):
             self.token, self.table = event.token, event.table
             self.session.seated()

@@ -24,6 +24,7 @@ from meeple.protocols.web import (
     ServerSession,
     Sit,
     State,
+    Unseated,
     decode,
 )
 from meeple.protocols.web.errors import RemoteProtocolError
@@ -99,6 +100,8 @@ def test_play_needs_a_seat_and_a_seat_cannot_sit_again() -> None:
     assert reply.code is ErrorCode.NOT_NOW
     assert isinstance(session.receive('{"type":"play","action":{"kind":"pass"}}').message, Play)
     assert json.loads(session.send(Seated("t-1", "a", "tok")))["type"] == "seated"
+    gone = json.loads(session.send(Unseated("abc")))
+    assert gone == {"type": "unseated", "table": "abc", "reason": "rejoined"}
     view = json.loads(session.send(SeatView("scrabble", "abc", '{"rack":"AB"}')))
     assert view == {"type": "seat", "game": "scrabble", "uid": "abc", "data": {"rack": "AB"}}
     session.unseated()

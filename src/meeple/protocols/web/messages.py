@@ -6,9 +6,9 @@ Every message is one WebSocket text message holding one JSON object with a
 :class:`Sit`, :class:`Rejoin`, :class:`AddBot`, :class:`Ready`, :class:`Leave`,
 :class:`Play`. Server → browser: :class:`Welcome`, :class:`Snapshot` (``lobby``,
 ``game`` and ``console`` topics), :class:`Pong`, :class:`Error`, and to a player
-:class:`Seated` and :class:`SeatView`. :func:`decode` takes a size limit and raises
-:class:`~.errors.RemoteProtocolError` for anything malformed, which the session
-turns into an :class:`Error` reply. A :class:`Play` action is checked for shape
+:class:`Seated`, :class:`SeatView` and :class:`Unseated`. :func:`decode` takes a size
+limit and raises :class:`~.errors.RemoteProtocolError` for anything malformed, which
+the session turns into an :class:`Error` reply. A :class:`Play` action is checked for shape
 here (kinds, coordinates, lengths); what it means is the game's (the server's web
 seat turns it into a room command, and the engine says whether it is legal).
 :class:`Chat` (browser → server) and :class:`ChatLine` (server → browser) carry a
@@ -56,6 +56,7 @@ __all__ = [
     "Sit",
     "Snapshot",
     "Subscribe",
+    "Unseated",
     "Unsubscribe",
     "Welcome",
     "chat_text_problem",
@@ -309,6 +310,18 @@ class Seated:
 
 
 @dataclass(frozen=True, slots=True)
+class Unseated:
+    """You no longer sit at ``table`` (a table's id or the game's uid), and did not ask:
+    ``reason`` ``rejoined`` says another connection presented your token and has the seat."""
+
+    table: str
+    reason: str = "rejoined"
+
+    def encode(self) -> str:
+        return _dump({"type": "unseated", "table": self.table, "reason": self.reason})
+
+
+@dataclass(frozen=True, slots=True)
 class SeatView:
     """The whole game as your seat sees it (your own rack or hand included), after every
     change; ``data`` is the game's ``seat_view`` (JSON text)."""
@@ -350,7 +363,9 @@ def _preview(obj: dict[str, Any]) -> Preview:
 
 # ----------------------------------------------------------------------------------------
 
-ServerMessage = Welcome | Snapshot | Pong | Error | Seated | SeatView | ChatLine | PreviewReply
+ServerMessage = (
+    Welcome | Snapshot | Pong | Error | Seated | Unseated | SeatView | ChatLine | PreviewReply
+)
 
 
 def _dump(obj: dict[str, Any]) -> str:

@@ -9,7 +9,11 @@ import * as scrabble from "./play/scrabble.js";
 import * as spectrangle from "./play/spectrangle.js";
 import { el, onRedraw, page, send, status } from "./play/page.js";
 
+// The rejoin token is kept per browser (localStorage), so a new tab or a reload takes
+// the seat back. The page plays with its own copy (page.token): another tab may since
+// have stored another seat's, and a page never forgets a token it does not hold.
 const TOKEN = "meeple.rejoin";
+page.token = localStorage.getItem(TOKEN);
 // The lobby's "sit here" link names a table: /play?table=table-3.
 const INVITED = new URLSearchParams(location.search).get("table");
 const GAMES = { scrabble, santorini, spectrangle };
@@ -26,20 +30,22 @@ function connect() {
     try { msg = JSON.parse(event.data); } catch { return; }
     if (msg.type === "welcome") {
       send({ type: "subscribe", topic: "lobby" });
-      const token = sessionStorage.getItem(TOKEN);
-      if (token) send({ type: "rejoin", token });
+      if (page.token) send({ type: "rejoin", token: page.token });
     } else if (msg.type === "lobby") tables(msg.data.tables);
     else if (msg.type === "seated") seated(msg);
+    else if (msg.type === "unseated") elsewhere();
     else if (msg.type === "seat") seatView(msg.data, msg.uid);
     else if (msg.type === "chat") chatLine(msg);
     else if (msg.type === "preview" && page.view) GAMES[page.view.game].preview?.(msg);
     else if (msg.type === "error") {
-      if (msg.code === "refused" && !page.seated) sessionStorage.removeItem(TOKEN);
+      // Refused while not seated but holding a token: the rejoin was refused (the game is
+      // over, the grace period passed): the token is stale.
+      if (msg.code === "refused" && !page.seated && page.token) { forget(); shown("elsewhere", false); }
       if (msg.code === "illegal" && page.view) GAMES[page.view.game].refused?.();
       status(msg.message);
     }
   });
-  // A dropped socket comes back and presents the token: the seat is held meanwhile.
+  // A dropped socket comes back and presents the page's token: the seat is held meanwhile.
   socket.addEventListener("close", () => { page.seated = false; setTimeout(connect, 1000); });
 }
 
@@ -50,7 +56,9 @@ function seated(msg) {
   page.seated = true;
   page.name = msg.name;
   page.table = msg.table;
-  sessionStorage.setItem(TOKEN, msg.token);
+  page.token = msg.token;
+  localStorage.setItem(TOKEN, msg.token);
+  shown("elsewhere", false);
   shown("join", false); shown("play", true); shown("over", false); shown("leave", true);
   document.getElementById("who").textContent = `You are ${msg.name}`;
   document.getElementById("table").textContent = msg.table;
@@ -65,10 +73,33 @@ function seated(msg) {
 // Back to the form and the open tables.
 function unseated() {
   page.seated = false; page.view = null; page.table = "";
-  sessionStorage.removeItem(TOKEN);
+  forget();
   shown("join", true); shown("play", false); shown("over", false);
   status("");
 }
+
+// The seat is given up (left, the game over, the token refused): this page forgets its
+// token, and so does the browser unless another tab has stored a newer seat's since.
+function forget() {
+  if (page.token && localStorage.getItem(TOKEN) === page.token) localStorage.removeItem(TOKEN);
+  page.token = null;
+}
+
+// Another tab or window (any connection with the token) took this seat: the server said
+// "unseated". This page steps aside and keeps no token, so its own reconnects do not take
+// the seat back (two tabs would take it from each other for ever); the stored token is the
+// other tab's now, so it stays. "Play here" takes the seat back on purpose.
+let lost = null;
+function elsewhere() {
+  lost = page.token;
+  page.seated = false; page.view = null; page.table = ""; page.token = null;
+  shown("join", true); shown("play", false); shown("over", false); shown("elsewhere", true);
+  status("");
+}
+document.getElementById("here").addEventListener("click", () => {
+  page.token = lost;
+  if (page.token) send({ type: "rejoin", token: page.token });
+});
 
 // --- the lobby ---------------------------------------------------------------------------
 
@@ -140,7 +171,7 @@ function seatView(view, uid) {
   // What is being typed or clicked lasts as long as the game's part says (newView).
   GAMES[view.game].newView(before, view);
   if (view.over) {
-    sessionStorage.removeItem(TOKEN);
+    forget();
     status("The game is over.");
     document.getElementById("result").textContent = resultText(view);
     document.getElementById("replay").href = `/games/${uid}`;

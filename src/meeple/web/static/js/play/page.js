@@ -4,6 +4,7 @@
 // play actions (docs/protocols/web.md, "Playing").
 export const page = {
   socket: null, view: null, seated: false, name: "", table: "",
+  token: null, // the rejoin token of the seat this page plays, or takes back on welcome
 };
 window.meeple = page; // for the browser tests and the curious
 
