@@ -43,7 +43,10 @@ def register(sub: Any) -> None:
         help="do not run this listener (repeatable)",
     )
     p.add_argument("--lexicon", help="lexicon name or word-list path (default gcide)")
-    p.add_argument("--database", help="SQLite file (default var/meeple.sqlite3)")
+    p.add_argument(
+        "--database",
+        help="sqlite:///PATH or a path (default var/meeple.sqlite3), or postgresql://USER@HOST/DB",
+    )
     p.add_argument("--idle-timeout", type=float, metavar="SECONDS")
     p.add_argument("--max-message-size", type=int, metavar="BYTES")
     p.add_argument("--shutdown-grace", type=float, metavar="SECONDS")
