@@ -21,44 +21,25 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
-
-import websockets
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.serve import Serve
-
-from meeple.protocols.web import PROTOCOL
-
-
-async def _web(port: int) -> Any:
-    ws = await websockets.connect(f"ws://127.0.0.1:{port}/ws", max_size=2**22)
-    await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
-    await ws.recv()
-    return ws
-
-
-async def _until(ws: Any, kind: str, timeout: float = 60) -> dict[str, Any]:
-    while True:
-        message: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), timeout))
-        if message["type"] == kind:
-            return message
+from tests.serve import Serve, next_of, web_client
 
 
 async def _browser_game(port: int, name: str, moves: int) -> str:
     """A browser seat v a server bot, ``moves`` passes played; its rejoin token."""
-    ws = await _web(port)
+    ws = await web_client(port)
     await ws.send(
         json.dumps(
             {"type": "create", "game": "scrabble", "variant": "twente", "size": 2, "name": name}
         )
     )
-    seated = await _until(ws, "seated")
+    seated = await next_of(ws, "seated")
     await ws.send(json.dumps({"type": "bot", "table": seated["table"], "level": "easy"}))
     played = 0
     while played < moves:
-        view = (await _until(ws, "seat"))["data"]
+        view = (await next_of(ws, "seat"))["data"]
         if view["over"]:
             break
         if view["turn"] == view["you"] and view["pending"] is None:
@@ -71,9 +52,9 @@ async def _browser_game(port: int, name: str, moves: int) -> str:
 async def _rejoin(port: int, token: str) -> float:
     """Seconds from now until the seat is back with a whole view."""
     start = time.perf_counter()
-    ws = await _web(port)
+    ws = await web_client(port)
     await ws.send(json.dumps({"type": "rejoin", "token": token}))
-    await _until(ws, "seat")
+    await next_of(ws, "seat")
     took = time.perf_counter() - start
     await ws.close()
     return took

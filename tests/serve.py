@@ -3,6 +3,8 @@ from its log, stopped with SIGKILL as a crash stops it (or SIGTERM), stderr drai
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import re
 import signal
@@ -11,8 +13,14 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
-__all__ = ["LISTENERS", "Serve"]
+import websockets
+from websockets.asyncio.client import ClientConnection
+
+from meeple.protocols.web import PROTOCOL
+
+__all__ = ["LISTENERS", "Serve", "next_of", "web_client"]
 
 LISTENERS = ("twente", "clarkson", "cmpn402", "santorini", "spectrangle", "web")
 _LISTENING = re.compile(r"(\w+):? listening on (?:http://)?127\.0\.0\.1:(\d+)")
@@ -72,3 +80,19 @@ class Serve:
         self._reader.join(5)
         if self.proc.stderr is not None:
             self.proc.stderr.close()
+
+
+async def web_client(port: int) -> ClientConnection:
+    """A meeple-web/1 connection to the web listener on ``port``, past hello."""
+    ws = await websockets.connect(f"ws://127.0.0.1:{port}/ws", max_size=2**22)
+    await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
+    assert json.loads(await ws.recv())["type"] == "welcome"
+    return ws
+
+
+async def next_of(ws: ClientConnection, kind: str, timeout: float = 30) -> dict[str, Any]:
+    """The next message of type ``kind`` on ``ws`` (others are skipped)."""
+    while True:
+        message: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), timeout))
+        if message["type"] == kind:
+            return message

@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import websockets
-from tests.serve import Serve
+from tests.serve import Serve, next_of, web_client
 from websockets.asyncio.client import ClientConnection
 
 from meeple.ai.scrabble import ranked_moves
@@ -18,7 +17,6 @@ from meeple.games import records
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.tiles import ENGLISH
-from meeple.protocols.web import PROTOCOL
 from meeple.server.store import Store
 
 pytestmark = pytest.mark.slow
@@ -26,24 +24,10 @@ pytestmark = pytest.mark.slow
 RS, US = b"\x1e", b"\x1f"
 
 
-async def _web(port: int) -> ClientConnection:
-    ws = await websockets.connect(f"ws://127.0.0.1:{port}/ws", max_size=2**22)
-    await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
-    assert json.loads(await ws.recv())["type"] == "welcome"
-    return ws
-
-
-async def _until(ws: ClientConnection, kind: str, timeout: float = 30) -> dict[str, Any]:
-    while True:
-        message: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), timeout))
-        if message["type"] == kind:
-            return message
-
-
 async def _my_turn(ws: ClientConnection) -> dict[str, Any]:
     """The next view in which this seat is to move (or the game is over)."""
     while True:
-        view = (await _until(ws, "seat"))["data"]
+        view = (await next_of(ws, "seat"))["data"]
         if view["over"] or (view["turn"] == view["you"] and view["pending"] is None):
             return view
 
@@ -90,7 +74,7 @@ async def test_a_browser_game_against_a_bot_goes_on_after_a_crash(
     database = tmp_path / "db.sqlite3"
     first = Serve(database)
     try:
-        ws = await _web(first.ports["web"])
+        ws = await web_client(first.ports["web"])
         await ws.send(
             json.dumps(
                 {
@@ -102,7 +86,7 @@ async def test_a_browser_game_against_a_bot_goes_on_after_a_crash(
                 }
             )
         )
-        seated = await _until(ws, "seated")
+        seated = await next_of(ws, "seated")
         await ws.send(json.dumps({"type": "bot", "table": seated["table"], "level": "easy"}))
         for _ in range(2):
             view = await _my_turn(ws)
@@ -113,11 +97,11 @@ async def test_a_browser_game_against_a_bot_goes_on_after_a_crash(
         first.kill()
     second = Serve(database)
     try:
-        ws2 = await _web(second.ports["web"])
+        ws2 = await web_client(second.ports["web"])
         await ws2.send(json.dumps({"type": "rejoin", "token": seated["token"]}))
-        again = await _until(ws2, "seated")
+        again = await next_of(ws2, "seated")
         assert again["name"] == "wes"
-        after = (await _until(ws2, "seat"))["data"]
+        after = (await next_of(ws2, "seat"))["data"]
         for key in ("board", "rack", "scores", "turn", "bag", "players"):
             assert after[key] == before[key], key
         view = after
