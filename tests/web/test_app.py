@@ -129,7 +129,7 @@ async def test_lobby_subscription_sees_a_queue_and_a_game(
     await ws.send('{"type":"subscribe","topic":"lobby"}')
     first = await _reply(ws)
     assert first["type"] == "lobby"
-    assert first["data"] == {"queues": [], "tables": [], "rooms": []}
+    assert first["data"] == {"queues": [], "tables": [], "rooms": [], "store": None}
     reader, writer = await asyncio.open_connection("127.0.0.1", twente.ports["twente"])
     writer.write(b"ANNOUNCE\x1fzed\x1e")
     await reader.read(100)

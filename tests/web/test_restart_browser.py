@@ -73,8 +73,13 @@ async def test_the_open_tab_is_back_in_its_seat_after_a_crash(
             before = await _my_turn(page)
     finally:
         first.kill()
+    # The page sees its socket close; its last view is dropped so that only a view from
+    # the new process counts below.
+    await page.wait_for_function("() => !window.meeple.seated", timeout=30_000)
+    await page.evaluate("() => { window.meeple.view = null; }")
     second = Serve(database, "--web-port", str(port))
     try:
+        await page.wait_for_function("() => window.meeple.seated", timeout=30_000)
         await expect(page.locator("#who")).to_have_text("You are pat", timeout=30_000)
         back = await _my_turn(page)
         for key in ("board", "rack", "moves", "scores"):
