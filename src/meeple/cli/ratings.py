@@ -9,7 +9,7 @@ from typing import Any
 
 from meeple.games.records import GAMES
 from meeple.server.config import ServerConfig
-from meeple.server.store import PlayerRating, Store
+from meeple.server.store import PlayerRating, open_store, sqlite_path
 
 __all__ = ["format_leaderboard", "register", "run"]
 
@@ -24,7 +24,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--database",
         default=ServerConfig().database,
-        help=f"SQLite file (default {ServerConfig().database})",
+        metavar="URL",
+        help=f"SQLite file or sqlite:/// or postgresql:// URL (default {ServerConfig().database})",
     )
     p.add_argument("--limit", type=int, default=20, help="players per game (default 20)")
     p.set_defaults(handler=run)
@@ -45,11 +46,12 @@ def run(args: argparse.Namespace) -> int:
     if args.limit < 1:
         print("meeple ratings: --limit must be at least 1", file=sys.stderr)
         return 2
-    if args.database != ":memory:" and not Path(args.database).is_file():
-        print(f"meeple ratings: no database at {args.database}", file=sys.stderr)
+    path = sqlite_path(args.database)
+    if path is not None and path != ":memory:" and not Path(path).is_file():
+        print(f"meeple ratings: no database at {path}", file=sys.stderr)
         return 1
     games = [args.game] if args.game else list(GAMES)
-    store = Store(args.database)
+    store = open_store(args.database)
     try:
         boards = [(g, store.leaderboard(g, args.limit)) for g in games]
     finally:

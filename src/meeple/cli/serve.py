@@ -43,7 +43,12 @@ def register(sub: Any) -> None:
         help="do not run this listener (repeatable)",
     )
     p.add_argument("--lexicon", help="lexicon name or word-list path (default gcide)")
-    p.add_argument("--database", help="SQLite file (default var/meeple.sqlite3)")
+    p.add_argument(
+        "--database",
+        metavar="URL",
+        help="SQLite file, sqlite:///PATH or postgresql://user@host:port/db"
+        " (default var/meeple.sqlite3; docs/server.md, Database)",
+    )
     p.add_argument("--idle-timeout", type=float, metavar="SECONDS")
     p.add_argument("--max-message-size", type=int, metavar="BYTES")
     p.add_argument("--shutdown-grace", type=float, metavar="SECONDS")
