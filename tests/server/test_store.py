@@ -295,6 +295,40 @@ def test_a_game_is_found_by_its_records_uid(store: Store) -> None:
     assert store.game_by_uid("room-8") is None
 
 
+def test_records_that_are_odd_json_are_stored_and_the_rest_still_found(store: Store) -> None:
+    """A record with NaN (Python writes it, JSON has none) is stored and read back but
+    found by no uid; one with an escaped NUL in a string is found; lookups go on."""
+
+    def store_record(data: dict[str, Any]) -> int:
+        return store.record_game(
+            game="spectrangle",
+            variant="standard",
+            protocols=["spectrangle"],
+            players=["a"],
+            started_at=0.0,
+            end_reason="x",
+            result={},
+            record="",
+            data=data,
+        )
+
+    odd = store_record({"uid": "nan", "clock": float("nan")})
+    nul = store_record({"uid": "nul", "chat": "a\x00b"})
+    plain = store_record({"uid": "plain"})
+    stored = store.game(odd)
+    assert stored is not None
+    assert stored.data is not None
+    assert stored.data["clock"] != stored.data["clock"]  # NaN came back
+    assert store.game_by_uid("nan") is None
+    found = store.game_by_uid("nul")
+    assert found is not None
+    assert found.id == nul
+    assert found.data == {"uid": "nul", "chat": "a\x00b"}
+    found = store.game_by_uid("plain")
+    assert found is not None
+    assert found.id == plain
+
+
 def test_a_name_is_reserved_once_per_casefold(store: Store) -> None:
     """An account reserves a name and its casefold; the hash and salt come back as bytes."""
     assert store.add_account("Ann", b"\x00hash\xff", b"salt", "scrypt:16384:8:1")

@@ -11,9 +11,11 @@ the two behave alike (the tests run every store test on both). Choices:
   minutes), hashes ``BYTEA``. JSON stays ``TEXT``: the store keeps the bytes it was
   given, as SQLite does, and one piece of code turns rows into records for both
   (JSONB would reorder keys, and be parsed on every append for nothing). The one JSON
-  query, :meth:`~Store.game_by_uid`, casts to ``jsonb`` and has an index on that
-  expression. Keys that are listed in order (names, uids, checkpoint keys) are
-  ``COLLATE "C"``: byte order, as in SQLite, whatever the database's locale.
+  query, :meth:`~Store.game_by_uid`, reads the uid through the ``json`` type, with an
+  index; text that is no JSON to PostgreSQL (Python writes NaN) has no uid, as
+  SQLite's ``json_valid`` guard has it. Keys that are listed in order (names, uids,
+  checkpoint keys) are ``COLLATE "C"``: byte order, as in SQLite, whatever the
+  database's locale.
 - **Schema version.** The table ``meeple_schema`` holds it (SQLite keeps it in
   ``user_version``). Each migration is one transaction (DDL is transactional here)
   that first takes an advisory lock, then reads the version: two processes that open
@@ -85,11 +87,23 @@ _MIGRATIONS: Sequence[str] = (
     );
     """,
     # 2: the game's JSON record; the web lists one game's finished games, newest first,
-    # and finds a game by its record's uid.
+    # and finds a game by its record's uid: meeple_record_uid is NULL for text that is
+    # not JSON to PostgreSQL (Python writes NaN), as SQLite's json_valid guard makes it,
+    # so that such a record fails neither its insert nor the lookups.
     """
     ALTER TABLE games ADD COLUMN data TEXT NULL;
     CREATE INDEX games_game_ended ON games (game, ended_at);
-    CREATE INDEX games_uid ON games ((data::jsonb ->> 'uid')) WHERE data IS NOT NULL;
+    CREATE FUNCTION meeple_record_uid(record TEXT) RETURNS TEXT
+        LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    BEGIN
+        -- An escaped NUL is JSON, but no PostgreSQL text: ->> refuses to unescape one
+        -- anywhere in the document, so they become U+FFFD for the look-up.
+        RETURN replace(record, '\\u0000', '\\ufffd')::json ->> 'uid';
+    EXCEPTION WHEN data_exception THEN
+        RETURN NULL;
+    END
+    $$;
+    CREATE INDEX games_uid ON games (meeple_record_uid(data)) WHERE data IS NOT NULL;
     """,
     # 3: ratings per (game, player) with one history row per rated game, and who sat
     # where in every game (filled from the games already stored).
@@ -103,7 +117,7 @@ _MIGRATIONS: Sequence[str] = (
     CREATE INDEX game_players_player ON game_players (player, game_id);
     INSERT INTO game_players (game_id, seat, player)
         SELECT g.id, p.n - 1, p.name
-        FROM games AS g, jsonb_array_elements_text(g.players::jsonb) WITH ORDINALITY AS p (name, n);
+        FROM games AS g, json_array_elements_text(g.players::json) WITH ORDINALITY AS p (name, n);
     CREATE TABLE ratings (
         game TEXT COLLATE "C" NOT NULL,
         player TEXT COLLATE "C" NOT NULL,
@@ -186,7 +200,7 @@ class PgBackend(Backend):
     """A PostgreSQL database behind a small connection pool; see the module doc."""
 
     migrations = _MIGRATIONS
-    uid_matches = "data IS NOT NULL AND (data::jsonb ->> 'uid') = ?"
+    uid_matches = "data IS NOT NULL AND meeple_record_uid(data) = ?"
 
     def __init__(self, url: str, *, pool_size: int = 4, timeout: float = 5.0) -> None:
         self.where = _without_password(url)
@@ -262,13 +276,18 @@ class PgBackend(Backend):
     def _set_version(self, tx: Transaction, version: int) -> None:
         tx.execute("UPDATE meeple_schema SET version = ?", (version,))
 
+    def _statements(self, script: str) -> list[str]:
+        # A script runs whole (without parameters psycopg may send several statements
+        # at once), and a function's body holds semicolons.
+        return [script]
+
 
 class _PgTransaction:
     def __init__(self, conn: psycopg.Connection[TupleRow]) -> None:
         self._conn = conn
 
     def execute(self, sql: str, args: Sequence[Any] = (), /) -> Cursor:
-        return self._conn.execute(_pg(sql), args)
+        return self._conn.execute(_pg(sql), args or None)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]], /) -> None:
         with self._conn.cursor() as cur:

@@ -314,7 +314,7 @@ class Backend(abc.ABC):
     version N means the same tables and columns everywhere); their DDL may differ.
     """
 
-    #: One script (statements separated by ``;``) per schema version, the first first.
+    #: One SQL script per schema version, the first first.
     migrations: ClassVar[Sequence[str]]
     #: A condition on ``games``: its JSON record's ``uid`` equals the one parameter.
     uid_matches: ClassVar[str]
@@ -358,6 +358,10 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def _set_version(self, tx: Transaction, version: int) -> None: ...
 
+    def _statements(self, script: str) -> list[str]:
+        """A migration's statements as the driver runs them: sqlite3 one at a time."""
+        return [statement for statement in script.split(";") if statement.strip()]
+
     def migrate(self) -> None:
         """Apply the migrations this database has not had, each in its own transaction."""
         while True:
@@ -365,7 +369,7 @@ class Backend(abc.ABC):
                 version = self._version(tx)
                 if version >= len(self.migrations):
                     return
-                for statement in filter(str.strip, self.migrations[version].split(";")):
+                for statement in self._statements(self.migrations[version]):
                     tx.execute(statement)
                 self._set_version(tx, version + 1)
             logger.info("store %s: schema migrated to version %d", self.where, version + 1)
