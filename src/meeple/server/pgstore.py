@@ -216,7 +216,11 @@ class PgBackend(Backend):
             name="meeple-store",
             open=False,
         )
-        self._pool.open(wait=True, timeout=timeout)
+        try:
+            self._pool.open(wait=True, timeout=timeout)
+        except BaseException:
+            self._pool.close()
+            raise
         self._size = pool_size
 
     @property
