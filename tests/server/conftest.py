@@ -1,9 +1,10 @@
-"""Fixtures for server tests: servers on port 0 with the shared lexicon."""
+"""Fixtures for server tests: servers on port 0 with the shared lexicon; stores of each
+kind."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,28 @@ from meeple.games.scrabble.rules import validate_play
 from meeple.games.scrabble.tiles import TileSet
 from meeple.server.app import MeepleServer
 from meeple.server.config import ServerConfig
+from meeple.server.store import Store, open_store
+
+# Every store implementation, by name (uvicorn-style): each store test runs on each.
+STORES = ("sqlite", "postgresql")
+
+
+@pytest.fixture(params=STORES)
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The ``--database`` URL of a fresh store of each kind: a SQLite file in the test's
+    directory, or a new PostgreSQL database on the session's server (tests/conftest.py)."""
+    if request.param == "postgresql":
+        url: str = request.getfixturevalue("pg_url")
+        return url
+    return f"sqlite:///{tmp_path / 'store.sqlite3'}"
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[Store]:
+    """A fresh store of each kind (see ``store_url``), closed after the test."""
+    s = open_store(store_url)
+    yield s
+    s.close()
 
 
 @pytest.fixture

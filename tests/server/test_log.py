@@ -1,13 +1,13 @@
 """Every room is a log: the store's log tables, the journal's ordered and retried writes,
-and the room's write-ahead (nobody hears of an action before its entry is written)."""
+and the room's write-ahead (nobody hears of an action before its entry is written).
+
+Each test runs on each store (the ``store`` fixture of tests/server/conftest.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
 import threading
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,13 +17,6 @@ from meeple.server.room import Room
 from meeple.server.store import LogConflict, Store, open_store
 
 GENESIS = {"version": 1, "game": "counting", "record": {"players": ["ann", "bob"]}}
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    s = Store(tmp_path / "log.sqlite3")
-    yield s
-    s.close()
 
 
 def _game(uid: str, **extra: Any) -> dict[str, Any]:
@@ -99,14 +92,13 @@ def test_finishing_twice_stores_the_game_once(store: Store) -> None:
     assert [g.id for g in store.games(game="counting")] == [first]
 
 
-def test_logs_survive_a_reopen(tmp_path: Path) -> None:
-    """A log written by one process is there for the next one on the same file."""
-    path = tmp_path / "db.sqlite3"
-    a = Store(path)
+def test_logs_survive_a_reopen(store_url: str) -> None:
+    """A log written by one process is there for the next one on the same database."""
+    a = open_store(store_url)
     a.open_log("r1", "counting", GENESIS)
     a.append_log("r1", 1, {"action": 1})
     a.close()
-    b = open_store(f"sqlite:///{path}")
+    b = open_store(store_url)
     assert b.open_logs("counting") == ["r1"]
     assert b.open_logs("other") == []
     log = b.action_log("r1")

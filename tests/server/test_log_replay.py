@@ -122,6 +122,7 @@ async def _play(kind: str, seed: int, steps: int, lexicon: Lexicon, path: Path) 
                 who, command = _spectrangle_command(room, rng)
             if command is not None:
                 room.submit(seats[who], command)
+        await _idle(room)
         if not room.finished and rng.random() < 0.3:
             room.leave(seats[rng.randrange(players)])
         await _idle(room)
@@ -144,6 +145,8 @@ def _state(kind: str, game: Any) -> Any:
 async def _idle(room: Room) -> None:
     """Wait until the room has taken what it was sent and written its log."""
     for _ in range(5000):
+        if room._task is not None and room._task.done():
+            return  # the game ended: what is still queued is never taken
         if room._inbox.empty() and room._outbox is None:
             await asyncio.sleep(0)
             if room._inbox.empty() and room._outbox is None:

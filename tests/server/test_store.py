@@ -1,4 +1,6 @@
-"""The SQLite store: migrations, game records and checkpoints survive a reopen."""
+"""The store, on each backend (the ``store``/``store_url`` fixtures): migrations, game
+records, ratings, accounts and checkpoints survive a reopen. SQLite's own upgrade from
+its first schema is tested on SQLite only."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from meeple import ratings
 from meeple.games.records import replay
 from meeple.games.spectrangle import Game as SpectrangleGame
 from meeple.games.spectrangle.record import to_record
-from meeple.server.store import SCHEMA_VERSION, Store
+from meeple.server.store import SCHEMA_VERSION, Store, open_store
 
 # The schema as version 1 of the store created it (migration 1, verbatim).
 _VERSION_1 = """
@@ -30,7 +32,8 @@ PRAGMA user_version = 1;
 
 
 def test_new_file_is_migrated_and_reopens_without_change(tmp_path: Path) -> None:
-    """A fresh file gets the current schema; reopening it applies nothing twice."""
+    """A fresh file (in a folder made for it) gets the current schema; reopening it
+    applies nothing twice."""
     path = tmp_path / "sub" / "meeple.sqlite3"
     Store(path).close()
     store = Store(path)
@@ -38,10 +41,18 @@ def test_new_file_is_migrated_and_reopens_without_change(tmp_path: Path) -> None
     store.close()
 
 
-def test_game_records_round_trip_newest_first(tmp_path: Path) -> None:
+def test_a_new_store_is_migrated_and_reopens_without_change(store_url: str) -> None:
+    """A fresh database gets the current schema; reopening it applies nothing twice."""
+    open_store(store_url).close()
+    store = open_store(store_url)
+    assert store.schema_version == SCHEMA_VERSION
+    store.close()
+
+
+def test_game_records_round_trip_newest_first(store_url: str) -> None:
     """Recorded games come back whole, newest first, filterable by game."""
     now = iter([100.0, 200.0, 300.0])
-    store = Store(tmp_path / "db.sqlite3", wall_clock=lambda: next(now))
+    store = open_store(store_url, wall_clock=lambda: next(now))
     first = store.record_game(
         game="scrabble",
         variant="twente",
@@ -63,7 +74,7 @@ def test_game_records_round_trip_newest_first(tmp_path: Path) -> None:
         record="",
     )
     store.close()
-    store = Store(tmp_path / "db.sqlite3")
+    store = open_store(store_url)
     assert [g.game for g in store.games()] == ["spectrangle", "scrabble"]
     rec = store.games(game="scrabble")[0]
     assert rec.id == first
@@ -77,17 +88,21 @@ def test_game_records_round_trip_newest_first(tmp_path: Path) -> None:
     store.close()
 
 
-def test_checkpoints_replace_and_persist(tmp_path: Path) -> None:
-    """A checkpoint is replaced by the next under the same key and survives a reopen."""
-    store = Store(tmp_path / "db.sqlite3")
+def test_checkpoints_replace_and_persist(store_url: str) -> None:
+    """A checkpoint is replaced by the next under the same key and survives a reopen;
+    keys list in byte order."""
+    store = open_store(store_url)
     store.save_checkpoint("cmpn402:1", {"turn": 1})
     store.save_checkpoint("cmpn402:1", {"turn": 2, "board": ["." * 15] * 15})
+    store.save_checkpoint("Z", {})
     store.close()
-    store = Store(tmp_path / "db.sqlite3")
+    store = open_store(store_url)
     assert store.load_checkpoint("cmpn402:1") == {"turn": 2, "board": ["." * 15] * 15}
-    assert store.checkpoint_keys() == ["cmpn402:1"]
+    assert store.checkpoint_keys() == ["Z", "cmpn402:1"]
     store.delete_checkpoint("cmpn402:1")
+    store.delete_checkpoint("Z")
     assert store.load_checkpoint("cmpn402:1") is None
+    assert store.checkpoint_keys() == []
     store.close()
 
 
@@ -179,10 +194,10 @@ def _store_game(store: Store, players: list[str], scores: list[int], winners: li
     )
 
 
-def test_finished_games_update_ratings_with_history(tmp_path: Path) -> None:
+def test_finished_games_update_ratings_with_history(store_url: str) -> None:
     """Each stored game rates its players: leaderboard, history per game, profile."""
     clock = iter(float(t) for t in range(100, 200))
-    store = Store(tmp_path / "db.sqlite3", wall_clock=lambda: next(clock))
+    store = open_store(store_url, wall_clock=lambda: next(clock))
     first = _store_game(store, ["ann", "bob"], [300, 200], [0])
     second = _store_game(store, ["ann", "bob", "cat"], [250, 260, 100], [1])
     board = store.leaderboard("scrabble", 10)
@@ -204,9 +219,8 @@ def test_finished_games_update_ratings_with_history(tmp_path: Path) -> None:
     store.close()
 
 
-def test_unrated_games_leave_ratings_alone(tmp_path: Path) -> None:
+def test_unrated_games_leave_ratings_alone(store: Store) -> None:
     """No record, a lone player or a game without a result: stored, not rated."""
-    store = Store(tmp_path / "db.sqlite3")
     store.record_game(
         game="scrabble",
         variant="twente",
@@ -220,14 +234,12 @@ def test_unrated_games_leave_ratings_alone(tmp_path: Path) -> None:
     _store_game(store, ["solo"], [10], [0])
     assert store.leaderboard("scrabble", 10) == []
     assert len(store.games()) == 2
-    store.close()
 
 
 def test_a_failing_rating_update_stores_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The game row and the ratings are one transaction: both or neither."""
-    store = Store(tmp_path / "db.sqlite3")
 
     def broken(*_: object, **__: object) -> None:
         raise RuntimeError("boom")
@@ -237,4 +249,92 @@ def test_a_failing_rating_update_stores_nothing(
         _store_game(store, ["ann", "bob"], [1, 0], [0])
     assert store.games() == []
     assert store.player("ann").games == ()
-    store.close()
+    assert store.leaderboard("scrabble") == []
+
+
+def test_ties_on_the_leaderboard_go_in_byte_order(store: Store) -> None:
+    """Equal ratings list by name in byte order (capitals first) on every backend."""
+    _store_game(store, ["bob", "Bob"], [10, 10], [0, 1])
+    _store_game(store, ["ann", "Ann"], [10, 10], [0, 1])
+    board = store.leaderboard("scrabble")
+    assert len({(r.rating, r.rd) for r in board}) == 1
+    assert [r.player for r in board] == ["Ann", "Bob", "ann", "bob"]
+
+
+def test_a_game_is_found_by_its_records_uid(store: Store) -> None:
+    """game_by_uid finds the newest game whose JSON record carries the uid; a game
+    without a record, or with another uid, is not it."""
+    store.record_game(
+        game="scrabble",
+        variant="twente",
+        protocols=["twente"],
+        players=["a", "b"],
+        started_at=0.0,
+        end_reason="x",
+        result={},
+        record="",
+    )
+    first = _store_game(store, ["a", "b"], [1, 0], [0])
+    data = {**_rated_record(["a", "b"], [1, 0], [0]), "uid": "room-7"}
+    found = store.record_game(
+        game="scrabble",
+        variant="twente",
+        protocols=["twente"],
+        players=["a", "b"],
+        started_at=0.0,
+        end_reason="x",
+        result={},
+        record="",
+        data=data,
+    )
+    assert first != found
+    stored = store.game_by_uid("room-7")
+    assert stored is not None
+    assert stored.id == found
+    assert stored.data == data
+    assert store.game_by_uid("room-8") is None
+
+
+def test_records_that_are_odd_json_are_stored_and_the_rest_still_found(store: Store) -> None:
+    """A record with NaN (Python writes it, JSON has none) is stored and read back but
+    found by no uid; one with an escaped NUL in a string is found; lookups go on."""
+
+    def store_record(data: dict[str, Any]) -> int:
+        return store.record_game(
+            game="spectrangle",
+            variant="standard",
+            protocols=["spectrangle"],
+            players=["a"],
+            started_at=0.0,
+            end_reason="x",
+            result={},
+            record="",
+            data=data,
+        )
+
+    odd = store_record({"uid": "nan", "clock": float("nan")})
+    nul = store_record({"uid": "nul", "chat": "a\x00b"})
+    plain = store_record({"uid": "plain"})
+    stored = store.game(odd)
+    assert stored is not None
+    assert stored.data is not None
+    assert stored.data["clock"] != stored.data["clock"]  # NaN came back
+    assert store.game_by_uid("nan") is None
+    found = store.game_by_uid("nul")
+    assert found is not None
+    assert found.id == nul
+    assert found.data == {"uid": "nul", "chat": "a\x00b"}
+    found = store.game_by_uid("plain")
+    assert found is not None
+    assert found.id == plain
+
+
+def test_a_name_is_reserved_once_per_casefold(store: Store) -> None:
+    """An account reserves a name and its casefold; the hash and salt come back as bytes."""
+    assert store.add_account("Ann", b"\x00hash\xff", b"salt", "scrypt:16384:8:1")
+    assert not store.add_account("ANN", b"other", b"salt", "scrypt:16384:8:1")
+    account = store.account("aNN")
+    assert account is not None
+    assert (account.name, account.password_hash, account.salt) == ("Ann", b"\x00hash\xff", b"salt")
+    assert account.kdf == "scrypt:16384:8:1"
+    assert store.account("bob") is None

@@ -24,7 +24,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--database",
         default=ServerConfig().database,
-        help=f"sqlite:///PATH, a path or postgresql://... (default {ServerConfig().database})",
+        metavar="URL",
+        help=f"SQLite file or sqlite:/// or postgresql:// URL (default {ServerConfig().database})",
     )
     p.add_argument("--limit", type=int, default=20, help="players per game (default 20)")
     p.set_defaults(handler=run)
@@ -47,14 +48,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     path = sqlite_path(args.database)
     if path is not None and path != ":memory:" and not Path(path).is_file():
-        print(f"meeple ratings: no database at {args.database}", file=sys.stderr)
+        print(f"meeple ratings: no database at {path}", file=sys.stderr)
         return 1
     games = [args.game] if args.game else list(GAMES)
-    try:
-        store = open_store(args.database)
-    except ValueError as e:
-        print(f"meeple ratings: {e}", file=sys.stderr)
-        return 2
+    store = open_store(args.database)
     try:
         boards = [(g, store.leaderboard(g, args.limit)) for g in games]
     finally:

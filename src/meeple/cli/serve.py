@@ -45,7 +45,9 @@ def register(sub: Any) -> None:
     p.add_argument("--lexicon", help="lexicon name or word-list path (default gcide)")
     p.add_argument(
         "--database",
-        help="sqlite:///PATH or a path (default var/meeple.sqlite3), or postgresql://USER@HOST/DB",
+        metavar="URL",
+        help="SQLite file, sqlite:///PATH or postgresql://user@host:port/db"
+        " (default var/meeple.sqlite3; docs/server.md, Database)",
     )
     p.add_argument("--idle-timeout", type=float, metavar="SECONDS")
     p.add_argument("--max-message-size", type=int, metavar="BYTES")

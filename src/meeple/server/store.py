@@ -1,24 +1,33 @@
-"""The embedded store: SQLite, one file, game records and checkpoints.
+"""The store: finished games, ratings, accounts, checkpoints and rooms' action logs.
 
-Schema changes are numbered migrations applied in order on open (the file's
-``user_version`` says how far it is), so an old database upgrades itself.
-Writes are small and rare (a game's end, a checkpoint per turn) and SQLite in WAL
-mode commits them in well under a millisecond on local disk, so they run inline.
+Two homes with one schema and one set of methods: a SQLite file, the embedded default
+(:class:`Store`), and a PostgreSQL database (:class:`meeple.server.pgstore.PgStore`);
+:func:`open_store` picks one from a ``--database`` URL. What differs between them is a
+:class:`Backend` (connections, transactions, each migration's DDL, a few pieces of SQL);
+the queries, the fenced log, the ratings update and rows to dataclasses are written
+once, here.
+
+Schema changes are numbered migrations applied in order on open (``schema_version``
+says how far a database is: SQLite's ``user_version``, a table in PostgreSQL), so an
+old database upgrades itself. Writes are small (a log entry per action, a game at its
+end, a checkpoint per turn); SQLite in WAL mode commits them in well under a
+millisecond on local disk. Log writes run in the journal's thread, the rest inline.
 """
 
 from __future__ import annotations
 
+import abc
 import contextlib
-import importlib
 import json
 import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 from meeple import ratings
 from meeple.games import records
@@ -28,13 +37,17 @@ __all__ = [
     "SCHEMA_VERSION",
     "Account",
     "ActionLog",
+    "Backend",
+    "Cursor",
     "GameRecord",
     "LogConflict",
     "LogEntry",
     "PlayerProfile",
     "PlayerRating",
     "RatingPoint",
+    "SqliteBackend",
     "Store",
+    "Transaction",
     "open_store",
     "sqlite_path",
 ]
@@ -284,70 +297,255 @@ class LogConflict(Exception):
     """A log write that does not fit the log as stored: a fenced append refused."""
 
 
-class Store:
-    """A SQLite database file (``:memory:`` for tests). Close it when done."""
+# --- what differs between the databases ----------------------------------------------------
 
-    def __init__(self, path: str | Path, *, wall_clock: Callable[[], float] = time.time) -> None:
-        self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        # One connection shared by the event loop (reads) and the log's writer thread
-        # (appends), one at a time under ``_lock``.
+
+class Cursor(Protocol):
+    """The result of one statement (sqlite3's and psycopg's cursors are both one)."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+
+class Transaction(Protocol):
+    """The statements of one write transaction, written with ``?`` placeholders."""
+
+    def execute(self, sql: str, args: Sequence[Any] = (), /) -> Cursor: ...
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]], /) -> None: ...
+
+    def insert(self, sql: str, args: Sequence[Any], /) -> int:
+        """Run an INSERT into a table keyed by ``id``; the new row's id."""
+        ...
+
+    def lock(self, name: str, /) -> None:
+        """Hold the lock ``name`` until the transaction ends, so that transactions that
+        read, then write the same rows (a game's ratings) run one after the other."""
+        ...
+
+
+# The fence of an append: the log moves from ``seq - 1`` to ``seq`` only if that is where it
+# stands and it is open (parameters: seq, uid, seq - 1).
+_FENCE = "UPDATE room_logs SET last_seq = ? WHERE uid = ? AND last_seq = ? AND game_id IS NULL"
+
+
+class Backend(abc.ABC):
+    """A store's database: its connections, its migrations and the few pieces of SQL that
+    differ. :class:`Store` holds one and does everything else the same way for all.
+
+    ``migrations`` are numbered from 1 in the same order for every backend (schema
+    version N means the same tables and columns everywhere); their DDL may differ.
+    """
+
+    #: One SQL script per schema version, the first first.
+    migrations: ClassVar[Sequence[str]]
+    #: A condition on ``games``: its JSON record's ``uid`` equals the one parameter.
+    uid_matches: ClassVar[str]
+    #: Where the data lives, for the log (never a password).
+    where: str
+
+    @property
+    @abc.abstractmethod
+    def schema_version(self) -> int:
+        """How many migrations this database has had."""
+
+    @abc.abstractmethod
+    def read(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        """All the rows of one query, committed data only."""
+
+    @abc.abstractmethod
+    def transaction(self) -> AbstractContextManager[Transaction]:
+        """One write transaction: committed when the block ends, rolled back on an error."""
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    def batch(self) -> AbstractContextManager[None]:
+        """The writes inside as one transaction where the backend can (the journal's
+        group commit); here, each write stays its own transaction. Every log write is
+        idempotent on retry, so a batch that fails part-way is safe to write again."""
+        return contextlib.nullcontext()
+
+    def append(self, uid: str, seq: int, at: float, entry: str) -> bool:
+        """Write entry ``seq`` of log ``uid`` if the log stands at ``seq - 1`` and is open
+        (the fence), in one transaction; whether it did. A backend may do it in fewer
+        round trips, with the same effect."""
+        with self.transaction() as tx:
+            if not tx.execute(_FENCE, (seq, uid, seq - 1)).rowcount:
+                return False
+            tx.execute(
+                "INSERT INTO room_log_entries (uid, seq, at, entry) VALUES (?, ?, ?, ?)",
+                (uid, seq, at, entry),
+            )
+            return True
+
+    @abc.abstractmethod
+    def _version(self, tx: Transaction) -> int:
+        """The schema version, read in the migration's transaction, which it serialises
+        with any other process that migrates the same database at the same time."""
+
+    @abc.abstractmethod
+    def _set_version(self, tx: Transaction, version: int) -> None: ...
+
+    def _statements(self, script: str) -> list[str]:
+        """A migration's statements as the driver runs them: sqlite3 one at a time."""
+        return [statement for statement in script.split(";") if statement.strip()]
+
+    def migrate(self) -> None:
+        """Apply the migrations this database has not had, each in its own transaction."""
+        while True:
+            with self.transaction() as tx:
+                version = self._version(tx)
+                if version >= len(self.migrations):
+                    return
+                for statement in self._statements(self.migrations[version]):
+                    tx.execute(statement)
+                self._set_version(tx, version + 1)
+            logger.info("store %s: schema migrated to version %d", self.where, version + 1)
+
+
+class SqliteBackend(Backend):
+    """One SQLite file in WAL mode (``:memory:`` for tests).
+
+    One connection is shared by the event loop (reads) and the journal's writer thread
+    (log writes), one call at a time under a lock: SQLite runs one writer at a time
+    anyway, and a call takes well under a millisecond. Write transactions are
+    ``BEGIN IMMEDIATE``: they take the file's write lock up front, so a transaction that
+    reads, then writes cannot then fail on another connection's lock (another process,
+    or a second :class:`Store` on the same file), and they run one after the other.
+    """
+
+    migrations = _MIGRATIONS
+    uid_matches = "data IS NOT NULL AND json_valid(data) AND json_extract(data, '$.uid') = ?"
+
+    def __init__(self, path: str) -> None:
+        self.where = path
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._batching = False
-        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
+        # NORMAL in WAL mode: a commit survives the process dying (not a power cut before
+        # the next checkpoint), and costs no fsync.
         self._db.execute("PRAGMA synchronous=NORMAL")
-        self._now = wall_clock
-        self._migrate()
 
-    def _migrate(self) -> None:
-        (version,) = self._db.execute("PRAGMA user_version").fetchone()
-        for number, script in enumerate(_MIGRATIONS[version:], start=version + 1):
-            with self._transaction():
-                for statement in filter(str.strip, script.split(";")):
-                    self._db.execute(statement)
-                self._db.execute(f"PRAGMA user_version = {number}")
-            logger.info("store %s: schema migrated to version %d", self.path, number)
+    @property
+    def schema_version(self) -> int:
+        return int(self.read("PRAGMA user_version")[0][0])
 
-    def _transaction(self, *, immediate: bool = False) -> _Tx:
-        if self._batching:
-            # Inside a batch (:meth:`batch`): each write is a savepoint of its transaction.
-            self._db.execute("SAVEPOINT write")
-            return _Tx(self._db, savepoint=True)
-        # IMMEDIATE takes the write lock up front: a transaction that reads, then writes
-        # cannot then fail on another connection's lock (tests open a second Store).
-        self._db.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
-        return _Tx(self._db)
+    def read(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        with self._lock:
+            if self._batching:
+                # Inside a batch: each write is a savepoint of the batch's transaction, so
+                # one that is refused takes back only itself.
+                self._db.execute("SAVEPOINT write")
+                try:
+                    yield _SqliteTransaction(self._db)
+                except BaseException:
+                    if self._db.in_transaction:
+                        self._db.execute("ROLLBACK TO write")
+                        self._db.execute("RELEASE write")
+                    raise
+                self._db.execute("RELEASE write")
+                return
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield _SqliteTransaction(self._db)
+                self._db.execute("COMMIT")
+            except BaseException:
+                # A failed COMMIT (a busy or full disk) leaves the transaction open, unless
+                # SQLite rolled it back itself.
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[None]:
-        """Make the writes inside one transaction (the journal's group commit): each
-        write is a savepoint, so one that is refused (LogConflict) takes back only
-        itself; an error that escapes takes back the whole batch."""
+        """The writes inside in one transaction: one commit (one WAL write) for them all."""
         with self._lock:
+            if self._batching:
+                yield
+                return
             self._db.execute("BEGIN IMMEDIATE")
             self._batching = True
             try:
                 yield
+                self._db.execute("COMMIT")
             except BaseException:
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
                 raise
-            else:
-                self._db.execute("COMMIT")
             finally:
                 self._batching = False
 
-    def _query(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
-        """All the rows of one statement, run under the lock (the writer thread shares
-        the connection)."""
+    def close(self) -> None:
         with self._lock:
-            return self._db.execute(sql, args).fetchall()
+            self._db.close()
+
+    def _version(self, tx: Transaction) -> int:
+        return int(tx.execute("PRAGMA user_version").fetchone()[0])
+
+    def _set_version(self, tx: Transaction, version: int) -> None:
+        tx.execute(f"PRAGMA user_version = {int(version)}")
+
+
+class _SqliteTransaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def execute(self, sql: str, args: Sequence[Any] = (), /) -> Cursor:
+        return self._db.execute(sql, args)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]], /) -> None:
+        self._db.executemany(sql, rows)
+
+    def insert(self, sql: str, args: Sequence[Any], /) -> int:
+        return int(self._db.execute(sql, args).lastrowid or 0)
+
+    def lock(self, name: str, /) -> None:
+        """Nothing to do: write transactions run one at a time (``BEGIN IMMEDIATE``)."""
+
+
+# --- the store ----------------------------------------------------------------------------
+
+
+class Store:
+    """Finished games, ratings, accounts, checkpoints and rooms' action logs.
+
+    ``Store(path)`` is a SQLite database file (``:memory:`` for tests);
+    :class:`~meeple.server.pgstore.PgStore` is the same store in PostgreSQL, and
+    :func:`open_store` picks one from a ``--database`` value. Both may be called from the
+    event loop and from the journal's writer thread at the same time. Close it when done.
+    """
+
+    def __init__(self, path: str | Path, *, wall_clock: Callable[[], float] = time.time) -> None:
+        self._setup(SqliteBackend(str(path)), wall_clock)
+
+    def _setup(self, backend: Backend, wall_clock: Callable[[], float]) -> None:
+        """Use ``backend`` and bring its schema up to date (each constructor calls this)."""
+        self.path = backend.where
+        self._db = backend
+        self._now = wall_clock
+        backend.migrate()
 
     @property
     def schema_version(self) -> int:
-        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+        return self._db.schema_version
+
+    def batch(self) -> AbstractContextManager[None]:
+        """Make the writes inside one transaction where the database can (the journal's
+        group commit: one commit for what queued up meanwhile)."""
+        return self._db.batch()
 
     def record_game(
         self,
@@ -367,8 +565,9 @@ class Store:
         A finished game between named players (:func:`meeple.ratings.rated`) updates
         their ratings at ``game`` in the same transaction (see docs/server.md, Ratings).
         """
-        with self._lock, self._transaction(immediate=True):
+        with self._db.transaction() as tx:
             return self._insert_game(
+                tx,
                 game=game,
                 variant=variant,
                 protocols=protocols,
@@ -382,6 +581,7 @@ class Store:
 
     def _insert_game(
         self,
+        tx: Transaction,
         *,
         game: str,
         variant: str,
@@ -394,7 +594,7 @@ class Store:
         data: Mapping[str, Any] | None = None,
     ) -> int:
         now = self._now()
-        cur = self._db.execute(
+        game_id = tx.insert(
             "INSERT INTO games (game, variant, protocols, players, started_at, ended_at,"
             " end_reason, result, record, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
@@ -410,16 +610,23 @@ class Store:
                 None if data is None else json.dumps(data, separators=(",", ":")),
             ),
         )
-        game_id = int(cur.lastrowid or 0)
-        self._db.executemany(
+        tx.executemany(
             "INSERT INTO game_players (game_id, seat, player) VALUES (?, ?, ?)",
             [(game_id, seat, name) for seat, name in enumerate(players)],
         )
         if data is not None and list(data.get("players", ())) == list(players):
-            self._rate(game, list(players), data, game_id, now)
+            self._rate(tx, game, list(players), data, game_id, now)
         return game_id
 
     # --- action logs (docs/durability.md) -------------------------------------------
+    #
+    # Each write is one transaction whose first statement decides: an INSERT that does
+    # nothing on a conflict, or an UPDATE whose condition is the fence. In PostgreSQL that
+    # statement also locks the log's row, so a second writer of the same log waits for
+    # the first to commit, then evaluates its condition against the committed row (READ
+    # COMMITTED, PostgreSQL manual 13.2.1) and finds the log moved on; in SQLite the
+    # write transactions run one at a time. Either way one of two writers wins and the
+    # other is told why it lost: a :class:`LogConflict`, or nothing for a retry.
 
     def open_log(self, uid: str, game: str, genesis: Mapping[str, Any]) -> None:
         """Start the log of room ``uid`` with its genesis entry (sequence 0).
@@ -428,17 +635,16 @@ class Store:
         genesis under the same uid is a :class:`LogConflict`.
         """
         text = _json(genesis)
-        with self._lock, self._transaction(immediate=True):
-            row = self._db.execute("SELECT genesis FROM room_logs WHERE uid = ?", (uid,)).fetchone()
-            if row is not None:
-                if json.loads(row[0]) != json.loads(text):
-                    raise LogConflict(f"room {uid}: a log with another genesis exists")
-                return
-            self._db.execute(
+        with self._db.transaction() as tx:
+            if tx.execute(
                 "INSERT INTO room_logs (uid, game, genesis, created_at, last_seq)"
-                " VALUES (?, ?, ?, ?, 0)",
+                " VALUES (?, ?, ?, ?, 0) ON CONFLICT (uid) DO NOTHING",
                 (uid, game, text, self._now()),
-            )
+            ).rowcount:
+                return
+            (old,) = tx.execute("SELECT genesis FROM room_logs WHERE uid = ?", (uid,)).fetchone()
+            if json.loads(old) != json.loads(text):
+                raise LogConflict(f"room {uid}: a log with another genesis exists")
 
     def append_log(
         self, uid: str, seq: int, entry: Mapping[str, Any], *, at: float | None = None
@@ -450,39 +656,24 @@ class Store:
         interleave. The same entry at a sequence already written is a retry and does
         nothing (the pair uid and seq is the entry's message id).
         """
-        text = json.dumps(entry, separators=(",", ":"))
+        text = _json(entry)
         when = self._now() if at is None else at
-        with self._lock, self._transaction(immediate=True):
-            # The fence and the append in two statements: the log moves from seq - 1 to
-            # seq only if it is open and at seq - 1 now.
-            moved = self._db.execute(
-                "UPDATE room_logs SET last_seq = ? WHERE uid = ? AND last_seq = ?"
-                " AND game_id IS NULL",
-                (seq, uid, seq - 1),
-            ).rowcount
-            if moved == 1:
-                self._db.execute(
-                    "INSERT INTO room_log_entries (uid, seq, at, entry) VALUES (?, ?, ?, ?)",
-                    (uid, seq, when, text),
-                )
-                return
-            row = self._db.execute(
-                "SELECT last_seq, game_id FROM room_logs WHERE uid = ?", (uid,)
-            ).fetchone()
-            if row is None:
-                raise LogConflict(f"room {uid}: no log")
-            last, game_id = int(row[0]), row[1]
-            if seq <= last:
-                (old,) = self._db.execute(
-                    "SELECT entry FROM room_log_entries WHERE uid = ? AND seq = ?", (uid, seq)
-                ).fetchone()
-                if json.loads(old) != json.loads(text):
-                    raise LogConflict(f"room {uid}: entry {seq} is already another entry")
-                return
-            raise LogConflict(
-                f"room {uid}: append {seq} after {last}"
-                f"{' to a finished log' if game_id is not None else ''} refused"
-            )
+        if self._db.append(uid, seq, when, text):
+            return
+        # Refused: say why, unless it is a retry of an entry already written. A log only
+        # grows (and closes), so what is read now still says why the append was refused.
+        row = _first(self._db.read("SELECT last_seq FROM room_logs WHERE uid = ?", (uid,)))
+        if row is None:
+            raise LogConflict(f"room {uid}: no log")
+        last = int(row[0])
+        if 1 <= seq <= last:
+            (old,) = self._db.read(
+                "SELECT entry FROM room_log_entries WHERE uid = ? AND seq = ?", (uid, seq)
+            )[0]
+            if json.loads(old) != json.loads(text):
+                raise LogConflict(f"room {uid}: entry {seq} is already another entry")
+            return
+        raise LogConflict(f"room {uid}: append {seq} after {last} refused")
 
     def finish_log(self, uid: str, **game: Any) -> int:
         """Store the finished game of room ``uid`` and close its log, in one transaction.
@@ -490,36 +681,37 @@ class Store:
         ``game`` are :meth:`record_game`'s arguments. A log already closed is a retry:
         the id of the game stored then is returned and nothing is stored twice.
         """
-        with self._lock, self._transaction(immediate=True):
-            row = self._db.execute("SELECT game_id FROM room_logs WHERE uid = ?", (uid,)).fetchone()
-            if row is None:
-                raise LogConflict(f"room {uid}: no log")
-            if row[0] is not None:
+        with self._db.transaction() as tx:
+            # Claim the open log first (the fence); a closed one says which game it stored.
+            if not tx.execute(
+                "UPDATE room_logs SET end_reason = ? WHERE uid = ? AND game_id IS NULL",
+                (game["end_reason"], uid),
+            ).rowcount:
+                row = tx.execute("SELECT game_id FROM room_logs WHERE uid = ?", (uid,)).fetchone()
+                if row is None or row[0] is None:
+                    raise LogConflict(f"room {uid}: no log")
                 return int(row[0])
-            game_id = self._insert_game(**game)
-            self._db.execute(
-                "UPDATE room_logs SET game_id = ?, end_reason = ? WHERE uid = ?",
-                (game_id, game["end_reason"], uid),
-            )
+            game_id = self._insert_game(tx, **game)
+            tx.execute("UPDATE room_logs SET game_id = ? WHERE uid = ?", (game_id, uid))
             return game_id
 
     def action_log(self, uid: str) -> ActionLog | None:
         """Room ``uid``'s whole log: genesis, entries in order, and how it ended."""
-        with self._lock:
-            row = self._db.execute(
+        row = _first(
+            self._db.read(
                 "SELECT uid, game, genesis, created_at, game_id, end_reason FROM room_logs"
                 " WHERE uid = ?",
                 (uid,),
-            ).fetchone()
-            if row is None:
-                return None
-            entries = tuple(
-                LogEntry(seq, at, json.loads(entry))
-                for seq, at, entry in self._db.execute(
-                    "SELECT seq, at, entry FROM room_log_entries WHERE uid = ? ORDER BY seq",
-                    (uid,),
-                )
             )
+        )
+        if row is None:
+            return None
+        entries = tuple(
+            LogEntry(seq, at, json.loads(entry))
+            for seq, at, entry in self._db.read(
+                "SELECT seq, at, entry FROM room_log_entries WHERE uid = ? ORDER BY seq", (uid,)
+            )
+        )
         uid, game, genesis, created_at, game_id, end_reason = row
         return ActionLog(uid, game, json.loads(genesis), created_at, entries, game_id, end_reason)
 
@@ -530,18 +722,26 @@ class Store:
         if game is not None:
             sql += " AND game = ?"
             args = (game,)
-        with self._lock:
-            return [r[0] for r in self._db.execute(sql + " ORDER BY created_at, uid", args)]
+        return [r[0] for r in self._db.read(sql + " ORDER BY created_at, uid", args)]
 
     def _rate(
-        self, game: str, players: list[str], data: Mapping[str, Any], game_id: int, now: float
+        self,
+        tx: Transaction,
+        game: str,
+        players: list[str],
+        data: Mapping[str, Any],
+        game_id: int,
+        now: float,
     ) -> None:
         if not ratings.rated(data):
             return
+        # Two games of the same kind that end at once must not both start from the
+        # ratings before either (the second would undo the first).
+        tx.lock(f"ratings:{game}")
         before: list[ratings.Rating] = []
         counts: list[int] = []
         for name in players:
-            row = self._db.execute(
+            row = tx.execute(
                 "SELECT rating, rd, volatility, games FROM ratings WHERE game = ? AND player = ?",
                 (game, name),
             ).fetchone()
@@ -550,14 +750,14 @@ class Store:
         after = ratings.rate_game(data, before)
         for name, r, n in zip(players, after, counts, strict=True):
             values = (r.rating, r.rd, r.volatility, n + 1, now)
-            self._db.execute(
+            tx.execute(
                 "INSERT INTO ratings (game, player, rating, rd, volatility, games, updated_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (game, player) DO UPDATE SET"
                 " rating = excluded.rating, rd = excluded.rd, volatility = excluded.volatility,"
                 " games = excluded.games, updated_at = excluded.updated_at",
                 (game, name, *values),
             )
-            self._db.execute(
+            tx.execute(
                 "INSERT INTO rating_history (game, player, game_id, rating, rd, volatility,"
                 " games, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (game, name, game_id, *values),
@@ -565,7 +765,7 @@ class Store:
 
     def leaderboard(self, game: str, limit: int = 100) -> list[PlayerRating]:
         """The players rated at ``game``, best first (rating, then the surer rating)."""
-        rows = self._query(
+        rows = self._db.read(
             "SELECT game, player, rating, rd, volatility, games, updated_at FROM ratings"
             " WHERE game = ? ORDER BY rating DESC, rd ASC, player ASC LIMIT ?",
             (game, limit),
@@ -576,7 +776,7 @@ class Store:
         """``name``'s rating at each game they are rated at, and their ``limit`` latest games."""
         rated = [
             PlayerRating(*row)
-            for row in self._query(
+            for row in self._db.read(
                 "SELECT game, player, rating, rd, volatility, games, updated_at FROM ratings"
                 " WHERE player = ? ORDER BY game",
                 (name,),
@@ -585,7 +785,7 @@ class Store:
         columns = ", ".join(f"g.{c.strip()}" for c in _GAME_COLUMNS.split(","))
         games = [
             _record(row)
-            for row in self._query(
+            for row in self._db.read(
                 f"SELECT DISTINCT {columns} FROM games AS g"
                 " JOIN game_players AS p ON p.game_id = g.id WHERE p.player = ?"
                 " ORDER BY g.ended_at DESC, g.id DESC LIMIT ?",
@@ -596,7 +796,7 @@ class Store:
 
     def rating_history(self, game: str, name: str) -> list[RatingPoint]:
         """``name``'s rating at ``game`` after each of their rated games, oldest first."""
-        rows = self._query(
+        rows = self._db.read(
             "SELECT game_id, rating, rd, volatility, games, updated_at FROM rating_history"
             " WHERE game = ? AND player = ? ORDER BY id",
             (game, name),
@@ -612,18 +812,18 @@ class Store:
             args.append(game)
         sql += " ORDER BY ended_at DESC, id DESC LIMIT ?"
         args.append(limit)
-        return [_record(row) for row in self._query(sql, args)]
+        return [_record(row) for row in self._db.read(sql, args)]
 
     def game(self, game_id: int) -> GameRecord | None:
-        row = _first(self._query(f"SELECT {_GAME_COLUMNS} FROM games WHERE id = ?", (game_id,)))
+        row = _first(self._db.read(f"SELECT {_GAME_COLUMNS} FROM games WHERE id = ?", (game_id,)))
         return None if row is None else _record(row)
 
     def game_by_uid(self, uid: str) -> GameRecord | None:
         """The game whose record carries this uid (its room's, its URL in the web pages)."""
         row = _first(
-            self._query(
-                f"SELECT {_GAME_COLUMNS} FROM games WHERE data IS NOT NULL AND json_valid(data)"
-                " AND json_extract(data, '$.uid') = ? ORDER BY id DESC LIMIT 1",
+            self._db.read(
+                f"SELECT {_GAME_COLUMNS} FROM games WHERE {self._db.uid_matches}"
+                " ORDER BY id DESC LIMIT 1",
                 (uid,),
             )
         )
@@ -631,20 +831,19 @@ class Store:
 
     def add_account(self, name: str, password_hash: bytes, salt: bytes, kdf: str) -> bool:
         """Reserve ``name``; False when it (or a name with the same casefold) already is."""
-        try:
-            self._query(
-                "INSERT INTO accounts (name, folded, password_hash, salt, kdf, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (name, name.casefold(), password_hash, salt, kdf, self._now()),
+        with self._db.transaction() as tx:
+            return bool(
+                tx.execute(
+                    "INSERT INTO accounts (name, folded, password_hash, salt, kdf, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (folded) DO NOTHING",
+                    (name, name.casefold(), password_hash, salt, kdf, self._now()),
+                ).rowcount
             )
-        except sqlite3.IntegrityError:
-            return False
-        return True
 
     def account(self, name: str) -> Account | None:
         """The account that reserves ``name`` (compared by casefold), if any."""
         row = _first(
-            self._query(
+            self._db.read(
                 "SELECT name, password_hash, salt, kdf, created_at FROM accounts WHERE folded = ?",
                 (name.casefold(),),
             )
@@ -653,48 +852,27 @@ class Store:
 
     def save_checkpoint(self, key: str, state: Mapping[str, Any]) -> None:
         """Durably replace the checkpoint under ``key`` (a JSON-serialisable mapping)."""
-        self._query(
-            "INSERT INTO checkpoints (key, saved_at, state) VALUES (?, ?, ?)"
-            " ON CONFLICT (key) DO UPDATE SET saved_at = excluded.saved_at,"
-            " state = excluded.state",
-            (key, self._now(), json.dumps(state, sort_keys=True)),
-        )
+        with self._db.transaction() as tx:
+            tx.execute(
+                "INSERT INTO checkpoints (key, saved_at, state) VALUES (?, ?, ?)"
+                " ON CONFLICT (key) DO UPDATE SET saved_at = excluded.saved_at,"
+                " state = excluded.state",
+                (key, self._now(), json.dumps(state, sort_keys=True)),
+            )
 
     def load_checkpoint(self, key: str) -> dict[str, Any] | None:
-        row = _first(self._query("SELECT state FROM checkpoints WHERE key = ?", (key,)))
+        row = _first(self._db.read("SELECT state FROM checkpoints WHERE key = ?", (key,)))
         return None if row is None else dict(json.loads(row[0]))
 
     def delete_checkpoint(self, key: str) -> None:
-        self._query("DELETE FROM checkpoints WHERE key = ?", (key,))
+        with self._db.transaction() as tx:
+            tx.execute("DELETE FROM checkpoints WHERE key = ?", (key,))
 
     def checkpoint_keys(self) -> list[str]:
-        return [r[0] for r in self._query("SELECT key FROM checkpoints ORDER BY key")]
+        return [r[0] for r in self._db.read("SELECT key FROM checkpoints ORDER BY key")]
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
-
-
-class _Tx:
-    def __init__(self, db: sqlite3.Connection, *, savepoint: bool = False) -> None:
-        self._db = db
-        self._savepoint = savepoint
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, exc_type: object, *_: object) -> None:
-        if self._savepoint:
-            if exc_type and self._db.in_transaction:
-                self._db.execute("ROLLBACK TO write")
-            if self._db.in_transaction:
-                self._db.execute("RELEASE write")
-            return
-        if not exc_type:
-            self._db.execute("COMMIT")
-        elif self._db.in_transaction:
-            # Some errors (SQLITE_FULL among them) have rolled the transaction back already.
-            self._db.execute("ROLLBACK")
+        self._db.close()
 
 
 def sqlite_path(url: str | Path) -> str | None:
@@ -716,9 +894,9 @@ def open_store(url: str | Path, *, wall_clock: Callable[[], float] = time.time) 
     text = str(url)
     if text.startswith(("postgresql://", "postgres://")):
         # psycopg is imported only for a PostgreSQL store.
-        pgstore = importlib.import_module("meeple.server.pgstore")
-        store: Store = pgstore.PgStore(text, wall_clock=wall_clock)
-        return store
+        from meeple.server.pgstore import PgStore
+
+        return PgStore(text, wall_clock=wall_clock)
     # sqlite:///relative/or/absolute: the third slash starts the path (SQLAlchemy's
     # reading: sqlite:///var/x is relative, sqlite:////var/x absolute).
     path = sqlite_path(text)
