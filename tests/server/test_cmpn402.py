@@ -6,6 +6,9 @@ import asyncio
 import contextlib
 import json
 import random
+import re
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from pathlib import Path
@@ -19,10 +22,11 @@ from websockets.exceptions import ConnectionClosed
 
 from meeple.ai.scrabble import ranked_moves
 from meeple.clients.cmpn402 import BuiltinAgent, play
+from meeple.games import records
 from meeple.games.scrabble.board import Board, Direction
 from meeple.games.scrabble.gcg import parse_gcg
 from meeple.games.scrabble.lexicon import Lexicon
-from meeple.games.scrabble.moves import Placement
+from meeple.games.scrabble.moves import Placement, tiles_from_new_tiles
 from meeple.games.scrabble.rules import validate_play
 from meeple.games.scrabble.tiles import ENGLISH
 from meeple.protocols.cmpn402 import (
@@ -50,12 +54,12 @@ from meeple.protocols.cmpn402 import (
     Start,
     decode_server,
 )
-from meeple.server.app import MeepleServer
+from meeple.server.app import LISTENERS, MeepleServer
 from meeple.server.clock import Clock, SystemClock, VirtualClock
 from meeple.server.cmpn402 import Cmpn402Listener
 from meeple.server.cmpn402_console import ConsoleError, public
 from meeple.server.config import ContestConfig, ListenerConfig, ServerConfig
-from meeple.server.store import Store
+from meeple.server.store import ActionLog, Store
 
 TOKEN = "t0ken"
 PLAYER_MS, TOTAL_MS, CHALLENGE_MS = 60_000, 100_000, 5_000
@@ -105,7 +109,11 @@ class Peer:
 
     @classmethod
     async def open(cls, server: MeepleServer) -> Peer:
-        return cls(await connect(f"ws://127.0.0.1:{server.ports['cmpn402']}", compression=None))
+        return await cls.at(server.ports["cmpn402"])
+
+    @classmethod
+    async def at(cls, port: int) -> Peer:
+        return cls(await connect(f"ws://127.0.0.1:{port}", compression=None))
 
     async def send(self, data: bytes | ServerMessage | Any) -> None:
         await self.ws.send(data if isinstance(data, bytes | str) else data.encode())
@@ -472,6 +480,219 @@ async def test_restart_and_resume(make_server: Factory, gcide: Lexicon) -> None:
     starts = {s.order: s for s in (await a.next(), await b.next()) if isinstance(s, Start)}
     assert starts[1] == Start(1, other_start.tiles, EMPTY, 0, 0, PLAYER_MS - 1000, TOTAL_MS - 5000)
     assert starts[2] == Start(2, rack, EMPTY, 0, 0, PLAYER_MS - 4000, TOTAL_MS - 5000)
+
+
+# --- a hard stop: the server process is killed, a new one reads the log ------------
+
+
+async def _serve_process(database: Path, *extra: str) -> tuple[subprocess.Popen[bytes], int]:
+    """`meeple serve` in a process of its own, every port 0, the referee's times as in
+    :func:`_config`; returns it and the referee's port, read from its log."""
+    args = [sys.executable, "-m", "meeple", "serve", "--database", str(database)]
+    args += ["--admin-token", TOKEN, "--player-time", str(PLAYER_MS / 1000)]
+    args += ["--total-time", str(TOTAL_MS / 1000), "--challenge-time", str(CHALLENGE_MS / 1000)]
+    for name in LISTENERS:
+        args += [f"--{name}-port", "0"]
+    log = database.with_name("serve.log")
+    with log.open("wb") as out:
+        proc = subprocess.Popen([*args, *extra], stdout=subprocess.DEVNULL, stderr=out)
+    for _ in range(1200):
+        found = re.search(r"cmpn402: listening on 127\.0\.0\.1:(\d+)", log.read_text())
+        if found:
+            return proc, int(found.group(1))
+        assert proc.poll() is None, log.read_text()
+        await asyncio.sleep(0.05)
+    proc.kill()
+    raise AssertionError("the server did not start listening")
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL: no goodbye, no END, nothing more written."""
+    proc.kill()
+    proc.wait(10)
+
+
+def _after_play(rack: str, play: PlayMove, drawn: str) -> str:
+    """The rack after a play that stood: its tiles (a blank as ?) out, the new tiles in."""
+    left = list(rack)
+    for tile in play.tiles:
+        left.remove("?" if tile.islower() else tile)
+    return "".join(left) + drawn
+
+
+def _place(board: Board, play: PlayMove) -> None:
+    direction = Direction.ACROSS if play.direction == 0 else Direction.DOWN
+    tiles = tiles_from_new_tiles(board, play.column - 1, play.row - 1, direction, play.tiles)
+    for t in tiles:
+        board.place(t.x, t.y, t.tile)
+
+
+async def _play_then_kill(
+    database: Path, names: tuple[str, str], gcide: Lexicon, *extra: str
+) -> tuple[tuple[Board, str, str, PlayMove], str]:
+    """Under `meeple serve` in its own process: START, PLAY + NO_CHALLENGE, EXCHANGE,
+    and a PLAY left in its challenge window; then SIGKILL. Returns the board and both
+    racks as the log has them, the first play, and the name of the player whose PLAY
+    was in its window."""
+    proc, port = await _serve_process(database, *extra)
+    try:
+        a = await (await Peer.at(port)).named(names[0])
+        b = await (await Peer.at(port)).named(names[1])
+        sa, sb = await a.next(10), await b.next(10)
+        assert isinstance(sa, Start)
+        assert isinstance(sb, Start)
+        mover, other, start, other_start = (a, b, sa, sb) if sa.order == 1 else (b, a, sb, sa)
+        board = Board()
+        first = _best(start.tiles, gcide)
+        await mover.send(first)
+        await other.next()
+        await other.send(NoChallenge())
+        drawn = await mover.next()
+        assert isinstance(drawn, NoChallengeTiles)
+        _place(board, first)
+        rack = _after_play(start.tiles, first, drawn.tiles)
+        await other.send(ExchangeMove(other_start.tiles[:2]))
+        new = await other.next()
+        assert isinstance(new, ExchangeTiles)
+        other_rack = other_start.tiles[2:] + new.tiles
+        assert isinstance(await mover.next(), ExchangeNotice)
+        await mover.send(_best(rack, gcide, board))
+        assert isinstance(await other.next(), PlayNotice)  # in its window: not logged
+        _kill(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    for peer in (a, b):
+        with pytest.raises(ConnectionClosed):
+            await peer.next()
+        assert peer.ws.close_code == 1006  # dropped: no close frame, no END
+    mover_name = names[0] if mover is a else names[1]
+    return (board, rack, other_rack, first), mover_name
+
+
+async def _both_start(peers: list[Peer]) -> list[Start]:
+    starts = [await p.next(10) for p in peers]
+    assert all(isinstance(s, Start) for s in starts)
+    return starts  # type: ignore[return-value]
+
+
+async def _pass_to_the_end(starts: dict[int, Peer]) -> None:
+    """Passes in turn until six scoreless turns (the exchange was one) end the game:
+    END reason 0 to both."""
+    turn = [starts[1], starts[2]]
+    for i in range(6):
+        await turn[i % 2].send(PassMove())
+        heard = await turn[1 - i % 2].next()
+        if isinstance(heard, EndMessage):
+            mine = await turn[i % 2].next()
+            assert isinstance(mine, EndMessage)
+            assert heard.reason is mine.reason is EndReason.ALL_TILES_USED
+            assert (heard.score, heard.opponent_score) == (mine.opponent_score, mine.score)
+            return
+        assert isinstance(heard, PassNotice)
+    raise AssertionError("six passes and no END")
+
+
+def _check_stored(database: Path, uid: str, gcide: Lexicon) -> None:
+    """The log is closed with the stored game, whose record is the log's and replays."""
+    store = Store(database)
+    try:
+        log = store.action_log(uid)
+        assert log is not None
+        assert log.finished
+        stored = store.game(log.game_id or 0)
+        assert stored is not None
+        assert stored.data is not None
+        assert stored.data["uid"] == uid
+        logged = [e.entry["action"] for e in log.entries if e.entry["action"] is not None]
+        assert stored.data["actions"] == logged
+        *_, last = records.replay(stored.data, lexicon=gcide)
+        assert [last.game.scores[i] for i in range(2)] == [
+            stored.result["scores"][p] for p in stored.players
+        ]
+        assert store.open_logs("scrabble") == []
+    finally:
+        store.close()
+
+
+def _open_log(database: Path) -> ActionLog:
+    store = Store(database)
+    try:
+        [uid] = store.open_logs("scrabble")
+        log = store.action_log(uid)
+        assert log is not None
+        return log
+    finally:
+        store.close()
+
+
+async def _resume_and_finish(
+    again: MeepleServer,
+    names: tuple[str, str],
+    part: tuple[Board, str, str, PlayMove],
+    log: ActionLog,
+    mover_name: str,
+    gcide: Lexicon,
+) -> None:
+    """Both agents come back to the new server: START from the log (board, racks,
+    scores, times), the pending PLAY's player on turn; then the game is played out."""
+    board, rack, other_rack, first = part
+    peers = [await (await Peer.at(again.ports["cmpn402"])).named(n) for n in names]
+    starts = dict(zip(names, await _both_start(peers), strict=True))
+    other_name = next(n for n in names if n != mover_name)
+    clocks = [round(c * 1000) for c in log.entries[-1].entry["clocks"]]
+    players = log.genesis["record"]["players"]
+    mover_index = players.index(mover_name)
+    rows = tuple(board.rows())
+    assert starts[mover_name] == Start(
+        1, rack, rows, first.score, 0, clocks[mover_index], clocks[2]
+    )
+    assert starts[other_name] == Start(
+        2, other_rack, rows, 0, first.score, clocks[1 - mover_index], clocks[2]
+    )
+    assert clocks[mover_index] < PLAYER_MS
+    by_order = {starts[n].order: peers[names.index(n)] for n in names}
+    await _pass_to_the_end(by_order)
+
+
+async def test_a_killed_server_resumes_the_game_from_its_log(
+    make_server: Factory, tmp_path: Path, gcide: Lexicon
+) -> None:
+    """The server process is killed mid-game (SIGKILL: no END, nothing written after
+    the last entry); a new server on the same SQLite file finds the referee's log, both
+    agents reconnect and get START with the logged board, racks, scores and times (the
+    PLAY that was in its challenge window is gone: its player is on turn), and the game
+    is played to its end; the stored record is the log's and replays."""
+    database = tmp_path / "meeple.sqlite3"
+    part, mover_name = await _play_then_kill(database, ("alice", "bob"), gcide)
+    log = _open_log(database)
+    assert log.genesis["table"]["referee"] == "cmpn402:cmpn402"
+    assert log.genesis["seats"][0]["protocol"] == "cmpn402"
+    assert [e.entry["action"]["type"] for e in log.entries] == ["play", "accept", "exchange"]
+    again = await make_server(SystemClock())
+    assert again.listeners["cmpn402"].referee.waiting
+    await _resume_and_finish(again, ("bob", "alice"), part, log, mover_name, gcide)
+    _check_stored(database, log.uid, gcide)
+
+
+async def test_a_killed_contest_resumes_its_board_from_the_log(
+    make_server: Factory, tmp_path: Path, gcide: Lexicon
+) -> None:
+    """The same on a contest board: the contest comes back from its checkpoint, the
+    board's game from its log; the contest finishes with that game's result."""
+    database = tmp_path / "meeple.sqlite3"
+    contest = ("--contest", "round-robin", "--contest-agents", "2")
+    part, mover_name = await _play_then_kill(database, ("ann", "ben"), gcide, *contest)
+    log = _open_log(database)
+    assert log.genesis["table"]["referee"] == "cmpn402:cmpn402:contest1:game0"
+    again = await make_server(SystemClock(), contest=ContestConfig(agents=2))
+    contest_now = again.listeners["cmpn402"].contest
+    assert contest_now.state == "running"
+    await _resume_and_finish(again, ("ann", "ben"), part, log, mover_name, gcide)
+    _check_stored(database, log.uid, gcide)
+    [result] = contest_now.results()
+    assert result["game_id"] == log.uid
+    assert contest_now.state == "finished"
 
 
 # --- admin and heartbeat ----------------------------------------------------------

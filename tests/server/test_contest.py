@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from meeple.games import records
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.protocols.cmpn402 import (
     EndMessage,
@@ -25,6 +26,7 @@ from meeple.protocols.cmpn402 import (
     decode_server,
 )
 from meeple.server.clock import Timer
+from meeple.server.cmpn402 import referee_logs
 from meeple.server.cmpn402_console import ConsoleError, public
 from meeple.server.cmpn402_referee import Referee, RefereeSettings
 from meeple.server.config import ContestConfig
@@ -98,19 +100,21 @@ class FakeLink:
 
 
 class Rig:
-    """A contest over fake links; ``store`` outlives it (a server restart)."""
+    """A contest over fake links; ``store`` (the contest's checkpoint) and ``journal``
+    (the games' logs, written inline) outlive it (a server restart)."""
 
     def __init__(
         self,
         lexicon: Lexicon,
+        journal: Any,
         store: dict[str, Any] | None = None,
         clock: StepClock | None = None,
         **config: Any,
     ) -> None:
         self.lexicon = lexicon
+        self.journal = journal
         self.store: dict[str, Any] = {} if store is None else store
         self.clock = clock or StepClock()
-        self.records: list[tuple[tuple[str, ...], tuple[int, ...], str]] = []
         settings = {"show_timeout": 30.0, "resume_window": 20.0, **config}
         self.contest = Contest(
             clock=self.clock,
@@ -131,12 +135,11 @@ class Rig:
         else:
             self.store[key] = dict(state)
 
-    def _referee(self, key: str) -> Referee:
-        def record(game: Any, reason: str, game_id: str) -> str:
-            assert game.result is not None
-            self.records.append((game.players, game.result.scores, reason))
-            return ""
-
+    def _referee(self, game_key: str) -> Referee:
+        # As the listener does: the board's key, and its unfinished log if it left one.
+        key = f"rig:{game_key}"
+        uid = referee_logs(self.journal.store, "rig").get(key)
+        log = None if uid is None else self.journal.store.action_log(uid)
         return Referee(
             clock=self.clock,
             lexicon=self.lexicon,
@@ -144,10 +147,23 @@ class Rig:
             settings=RefereeSettings(
                 player_time=50_000, total_time=100_000, challenge_time=2_000, games=1
             ),
-            save=lambda state: self._save(key, state),
-            load=lambda: self.store.get(key),
-            record=record,
+            key=key,
+            journal=self.journal,
+            ahead=self.contest.ahead,
+            recovered=None if log is None or log.finished else log,
         )
+
+    @property
+    def records(self) -> list[tuple[tuple[str, ...], tuple[int, ...], str]]:
+        """The stored games, oldest first: players, scores, END reason."""
+        games = reversed(self.journal.store.games(limit=10_000))
+        return [
+            (r.players, tuple(r.result["scores"][p] for p in r.players), r.end_reason.upper())
+            for r in games
+        ]
+
+    def open_logs(self) -> dict[str, str]:
+        return referee_logs(self.journal.store, "rig")
 
     def reap(self) -> None:
         """The listener's part: a closed connection is a disconnection (later, not inside)."""
@@ -191,6 +207,17 @@ class Rig:
                 self.clock.step(0.5)
 
 
+@pytest.fixture(scope="session")
+def make_rig(gcide: Lexicon, inline_journal: Any) -> Callable[..., Rig]:
+    """``make_rig(store=None, journal=None, **contest_config)``: a Rig whose games are
+    logged inline in a store of its own, unless ``journal`` is given."""
+
+    def make(store: dict[str, Any] | None = None, journal: Any = None, **config: Any) -> Rig:
+        return Rig(gcide, journal or inline_journal(), store, **config)
+
+    return make
+
+
 def _pairings(results: list[dict[str, Any]]) -> Counter[frozenset[str]]:
     return Counter(frozenset(r["players"]) for r in results if len(r["players"]) == 2)
 
@@ -231,10 +258,10 @@ def test_swiss_pairs_avoid_repeats_then_allow_the_fewest() -> None:
 # --- a whole contest -------------------------------------------------------------------
 
 
-def test_round_robin_on_two_boards_adds_up(gcide: Lexicon) -> None:
+def test_round_robin_on_two_boards_adds_up(make_rig: Any) -> None:
     """Five agents, two boards, two games a pairing: every pairing twice, W+D+L = games,
     points are the recorded scores, at most two games at once, the end closes with 1000."""
-    rig = Rig(gcide, games=2, boards=2, agents=5)
+    rig = make_rig(games=2, boards=2, agents=5)
     for i in range(5):
         rig.join(f"agent{i}")
     assert rig.contest.state == "running"
@@ -264,6 +291,13 @@ def test_round_robin_on_two_boards_adds_up(gcide: Lexicon) -> None:
         assert row["points"] == points
     assert sum(r["spread"] for r in table.values()) == 0
     assert len(rig.records) == 20
+    # Every game was a log, closed as the game was stored; each one replays.
+    assert rig.open_logs() == {}
+    assert rig.journal.errors == []
+    for stored in rig.journal.store.games():
+        assert stored.data is not None
+        *_, last = records.replay(stored.data, lexicon=rig.lexicon)
+        assert list(last.game.scores) == [stored.result["scores"][p] for p in stored.players]
     for link in rig.links.values():
         assert link.closed == (1000, "contest finished")
         starts = [m for m in link.messages() if isinstance(m, Start)]
@@ -280,10 +314,10 @@ def test_round_robin_on_two_boards_adds_up(gcide: Lexicon) -> None:
     }
 
 
-def test_a_waiting_agent_hears_nothing_until_its_start(gcide: Lexicon) -> None:
+def test_a_waiting_agent_hears_nothing_until_its_start(make_rig: Any) -> None:
     """Three agents, one board: the third hears only NAME until its game; its stray
     moves are ignored."""
-    rig = Rig(gcide, boards=1)
+    rig = make_rig(boards=1)
     links = [rig.join(n) for n in ("a", "b", "c")]
     assert rig.console.snapshot()["state"] == "waiting"
     assert rig.console.act("start") == "started"
@@ -300,10 +334,10 @@ def test_a_waiting_agent_hears_nothing_until_its_start(gcide: Lexicon) -> None:
     assert all(len([m for m in x.messages() if isinstance(m, Start)]) == 2 for x in links)
 
 
-def test_late_and_unknown_names(gcide: Lexicon) -> None:
+def test_late_and_unknown_names(make_rig: Any) -> None:
     """After the start an unknown name is closed 1008, a connected name 1013; a finished
     contest closes its agents with 1000 and a new start takes who is connected."""
-    rig = Rig(gcide, agents=2)
+    rig = make_rig(agents=2)
     rig.join("a")
     rig.join("b")
     assert rig.contest.state == "running"
@@ -338,10 +372,10 @@ def _game_of(rig: Rig, name: str) -> Referee:
     return table.referee
 
 
-def test_a_dropped_agent_resumes_within_the_window(gcide: Lexicon) -> None:
+def test_a_dropped_agent_resumes_within_the_window(make_rig: Any) -> None:
     """A drop mid-game: END 2 to the other; the agent is back in time and both get
     START from the checkpoint; the game goes on on the same board."""
-    rig = Rig(gcide, agents=2)
+    rig = make_rig(agents=2)
     rig.join("a")
     rig.join("b")
     referee = _game_of(rig, "a")
@@ -364,10 +398,10 @@ def test_a_dropped_agent_resumes_within_the_window(gcide: Lexicon) -> None:
     assert result["reason"] == "ALL_TILES_USED"
 
 
-def test_a_dropped_agent_that_stays_away_loses_by_disconnect(gcide: Lexicon) -> None:
+def test_a_dropped_agent_that_stays_away_loses_by_disconnect(make_rig: Any) -> None:
     """After the resume window the game ends as the spec's disconnect end: the absent
     agent cannot win; the scores are the checkpoint's."""
-    rig = Rig(gcide, agents=2, games=2)
+    rig = make_rig(agents=2, games=2)
     rig.join("a")
     rig.join("b")
     rig.drop("b")
@@ -389,11 +423,12 @@ def test_a_dropped_agent_that_stays_away_loses_by_disconnect(gcide: Lexicon) -> 
     assert (standings["a"]["wins"], standings["b"]["losses"]) == (2, 2)
 
 
-def test_restart_goes_on_where_it_was(gcide: Lexicon) -> None:
+def test_restart_goes_on_where_it_was(make_rig: Any, inline_journal: Any) -> None:
     """The contest and its running game survive a restart: same schedule, the game
     resumes from its checkpoint when both are back, the rest is played."""
     store: dict[str, Any] = {}
-    rig = Rig(gcide, store, games=1, boards=1, agents=3)
+    journal = inline_journal()
+    rig = make_rig(store, journal, games=1, boards=1, agents=3)
     for n in "abc":
         rig.join(n)
     rig.play_out(limit=6)  # six passes: the first game is over
@@ -409,7 +444,7 @@ def test_restart_goes_on_where_it_was(gcide: Lexicon) -> None:
     rig.contest.shutdown()
     for conn in list(rig.conns.values()):
         rig.contest.disconnect(conn)
-    again = Rig(gcide, store, games=1, boards=1, agents=3)
+    again = make_rig(store, journal, games=1, boards=1, agents=3)
     assert again.contest.state == "running"
     assert again.contest.results() == first_results
     for n in players:
@@ -418,6 +453,7 @@ def test_restart_goes_on_where_it_was(gcide: Lexicon) -> None:
     assert resumed.game is not None
     assert resumed.game.racks == racks
     assert resumed.game.players == players
+    assert resumed.game_id == referee.game_id  # the same game, in the same log
     again.join(next(n for n in "abc" if n not in players))
     again.play_out()
     assert again.contest.state == "finished"
@@ -425,28 +461,32 @@ def test_restart_goes_on_where_it_was(gcide: Lexicon) -> None:
     assert len(again.contest.results()) == 3
 
 
-def test_restart_with_nobody_back_ends_the_game_by_the_window(gcide: Lexicon) -> None:
+def test_restart_with_nobody_back_ends_the_game_by_the_window(
+    make_rig: Any, inline_journal: Any
+) -> None:
     """An interrupted game whose agents never return ends when the window is over."""
     store: dict[str, Any] = {}
-    rig = Rig(gcide, store, agents=2)
+    journal = inline_journal()
+    rig = make_rig(store, journal, agents=2)
     rig.join("a")
     rig.join("b")
     rig.contest.shutdown()
-    again = Rig(gcide, store, agents=2)
+    again = make_rig(store, journal, agents=2)
     again.clock.step(21)
     [result] = again.contest.results()
     assert result["reason"] == "CONNECTION_ERROR"
     assert again.contest.state == "finished"
-    assert "contest1:game0" not in store
+    assert rig.open_logs() == {}  # the game's log is closed
+    assert again.records[-1][2] == "CONNECTION_ERROR"
 
 
 # --- admin ----------------------------------------------------------------------------
 
 
-def test_pause_resume_withdraw_abort(gcide: Lexicon) -> None:
+def test_pause_resume_withdraw_abort(make_rig: Any) -> None:
     """Pause stops every clock and new games; withdraw stops and loses the running game
     and forfeits the rest; abort stops everything and closes everyone."""
-    rig = Rig(gcide, boards=2, agents=4)
+    rig = make_rig(boards=2, agents=4)
     for n in "abcd":
         rig.join(n)
     assert rig.console.act("pause") == "paused"
@@ -479,18 +519,19 @@ def test_pause_resume_withdraw_abort(gcide: Lexicon) -> None:
         assert rig.links[n].closed == (1000, "contest aborted")
     with pytest.raises(ConsoleError):
         rig.console.act("abort")
-    assert not [k for k in rig.store if k.startswith("contest1:")]
+    assert rig.open_logs() == {}
+    assert rig.journal.errors == []
 
 
-def test_a_never_seen_agent_forfeits_each_game(gcide: Lexicon) -> None:
+def test_a_never_seen_agent_forfeits_each_game(make_rig: Any) -> None:
     """An agent in the roster that is gone when its games come forfeits them one by one."""
-    rig = Rig(gcide, boards=1)
+    rig = make_rig(boards=1)
     for n in "abc":
         rig.join(n)
     rig.drop("c")
     rig.console.act("start")  # c left before the start: not in the contest
     assert rig.contest.roster == ["a", "b"]
-    rig2 = Rig(gcide, boards=1, agents=3)
+    rig2 = make_rig(boards=1, agents=3)
     for n in "abc":
         rig2.join(n)
     game = rig2.contest.games[0]
@@ -507,10 +548,10 @@ def test_a_never_seen_agent_forfeits_each_game(gcide: Lexicon) -> None:
 # --- Swiss -----------------------------------------------------------------------------
 
 
-def test_swiss_rounds_without_repeats_and_a_bye(gcide: Lexicon) -> None:
+def test_swiss_rounds_without_repeats_and_a_bye(make_rig: Any) -> None:
     """Five agents, three rounds: each round pairs by standings, nobody meets twice,
     one bye a round (never twice to the same agent)."""
-    rig = Rig(gcide, format="swiss", rounds=3, boards=2, agents=5)
+    rig = make_rig(format="swiss", rounds=3, boards=2, agents=5)
     for i in range(5):
         rig.join(f"s{i}")
     rig.play_out()
@@ -527,11 +568,11 @@ def test_swiss_rounds_without_repeats_and_a_bye(gcide: Lexicon) -> None:
 # --- the console over a contest -------------------------------------------------------
 
 
-def test_contest_console_snapshot_is_json_and_notifies(gcide: Lexicon) -> None:
+def test_contest_console_snapshot_is_json_and_notifies(make_rig: Any) -> None:
     """Boards, agents with addresses and boards, standings; subscribers hear the moves."""
     import json
 
-    rig = Rig(gcide, boards=2, agents=4)
+    rig = make_rig(boards=2, agents=4)
     heard: list[int] = []
     rig.console.subscribe(lambda: heard.append(len(rig.console.snapshot()["boards"])))
     for n in "abcd":
@@ -566,10 +607,10 @@ STEP = st.one_of(
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(STEP, max_size=40))
-def test_random_input_never_breaks_the_contest(gcide: Lexicon, steps: list[Any]) -> None:
+def test_random_input_never_breaks_the_contest(make_rig: Any, steps: list[Any]) -> None:
     """Random bytes, drops, reconnects, time and admin actions: nothing raises, every
     byte sent decodes, an agent is on at most one board, boards ≤ B."""
-    rig = Rig(gcide, boards=2, agents=4)
+    rig = make_rig(boards=2, agents=4)
     names = [f"x{i}" for i in range(5)]
     for n in names[:4]:
         rig.join(n)

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from meeple.server.feed import Feed, game_topic
-from meeple.server.room import Room
+from meeple.server.room import Room, WriteAhead
 
 
 class _Seat:
@@ -77,3 +77,50 @@ async def test_room_publishes_only_while_watched_and_ends_with_a_final_snapshot(
     assert last.data["finished"] is True
     assert len(room.uid) == 12
     assert room.uid != _CountingRoom().uid
+
+
+# --- write-ahead -------------------------------------------------------------------------
+
+
+async def test_write_ahead_holds_deliveries_behind_a_write_until_it_is_taken() -> None:
+    """A delivery queued after a write runs only once that write is done; with nothing
+    queued it runs at once; a failed write is reported and the queue goes on."""
+    ahead = WriteAhead("test")
+    heard: list[str] = []
+    ahead.deliver(lambda: heard.append("first"))
+    assert heard == ["first"]  # nothing to wait for
+    gate = asyncio.Event()
+    written: list[str] = []
+
+    async def slow() -> None:
+        await gate.wait()
+        written.append("slow")
+
+    async def refused() -> None:
+        raise ValueError("no log")
+
+    errors: list[BaseException] = []
+    ahead.write(slow, "slow")
+    ahead.deliver(lambda: heard.append("after slow"))
+    ahead.write(refused, "refused", errors.append)
+    ahead.write(lambda: written.append("inline") and None, "inline")
+    ahead.deliver(lambda: heard.append("after all"))
+    await _settle()
+    assert heard == ["first"]
+    assert ahead.waiting == 5
+    gate.set()
+    await ahead.drain()
+    assert written == ["slow", "inline"]
+    assert heard == ["first", "after slow", "after all"]
+    assert [str(e) for e in errors] == ["no log"]
+    assert ahead.waiting == 0
+
+
+def test_write_ahead_with_an_inline_sink_needs_no_loop() -> None:
+    """A sink that writes inline (returns None) leaves nothing to wait for."""
+    ahead = WriteAhead("inline")
+    done: list[str] = []
+    ahead.write(lambda: done.append("write") and None, "w")
+    ahead.deliver(lambda: done.append("deliver"))
+    assert done == ["write", "deliver"]
+    assert ahead.waiting == 0

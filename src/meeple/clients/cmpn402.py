@@ -20,7 +20,7 @@ The client follows the spec's "Client State Machine" (``ClientSession``): after 
 it stays connected and READY for the next START (a series, or a resume after the
 other agent's disconnect, or the next pairing of a contest); if the server goes away it
 reconnects with a bounded backoff (60 s) and sends its NAME again, and the referee
-resumes the game from its checkpoint.
+resumes the game from its log.
 """
 
 from __future__ import annotations
@@ -315,7 +315,7 @@ async def play(
     for the START that resumes it. If the connection is lost it reconnects (spec,
     client State: * ANY, "Request new connection"), with a backoff from
     ``retry_delay`` doubling up to 5 s, for ``reconnect_for`` seconds after the drop,
-    then sends NAME again; the referee resumes the game from its checkpoint. A contest
+    then sends NAME again; the referee resumes the game from its log. A contest
     that closes the connection with 1000 is over: the results so far are returned. If
     the first connection fails, or the server refuses the agent (1008), it raises
     ConnectionError.

@@ -15,9 +15,12 @@
   Without a configured token a random one is made and logged.
 - The console (:mod:`.cmpn402_console`): registered as the ``cmpn402.console``
   service for the web page; the admin endpoint is a thin shell over it.
-- A per-game log for the organiser under ``<database dir>/cmpn402/``: every message
-  in and out with its time and bytes, and ``<same name>.gcg`` when the game ends;
-  finished games also go to the store like every other game.
+- Every game is a log in the store, written through the server's journal (see
+  :mod:`.cmpn402_referee`); the finished game is stored when its log closes, like
+  every other game. At start-up the listener looks for its referees' unfinished logs
+  (:func:`referee_logs`) and hands each to the referee that resumes it.
+- A per-game file for the organiser under ``<database dir>/cmpn402/``: every message
+  in and out with its time and bytes, and ``<same name>.gcg`` when the game ends.
 """
 
 from __future__ import annotations
@@ -29,9 +32,7 @@ import http
 import itertools
 import json
 import logging
-import re
 import secrets
-import time
 import urllib.parse
 from dataclasses import replace
 from pathlib import Path
@@ -42,23 +43,21 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from meeple.games.scrabble import game as g
-from meeple.games.scrabble.gcg import to_gcg
 from meeple.games.scrabble.lexicon import load_lexicon
-from meeple.games.scrabble.record import to_record
 from meeple.protocols.cmpn402.errors import CloseCode
 from meeple.protocols.cmpn402.messages import Start
 from meeple.server.app import Services
 from meeple.server.cmpn402_console import Console, ConsoleError, SeriesConsole, public
-from meeple.server.cmpn402_referee import Referee, RefereeSettings
+from meeple.server.cmpn402_referee import GAME, Referee, RefereeSettings, new_game_id
 from meeple.server.config import ListenerConfig
 from meeple.server.contest import Contest, ContestConsole
-from meeple.server.journal import server_store
+from meeple.server.journal import server_journal, server_store
 from meeple.server.limits import AddressLimiter
-from meeple.server.store import Store, sqlite_path
+from meeple.server.room import WriteAhead
+from meeple.server.store import ActionLog, Store, sqlite_path
 from meeple.server.tcp import BACKLOG
 
-__all__ = ["Cmpn402Listener", "FileGameLog", "create_listener"]
+__all__ = ["Cmpn402Listener", "FileGameLog", "create_listener", "referee_logs"]
 
 logger = logging.getLogger(__name__)
 
@@ -75,11 +74,23 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Cm
     return Cmpn402Listener(services, name, config)
 
 
-def new_game_id(players: tuple[str, ...]) -> str:
-    """A game's id and file stem: UTC time to the microsecond, then the players' names."""
-    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    safe = "-vs-".join(re.sub(r"[^A-Za-z0-9_.-]", "_", p)[:32] for p in players)
-    return f"{stamp}-{safe}"
+def referee_logs(store: Store, prefix: str) -> dict[str, str]:
+    """The unfinished logs of the referees named ``prefix`` or ``prefix:…`` (a contest's
+    boards): the referee's key (the genesis's ``table.referee``) to the newest log's uid.
+
+    Other games' logs (``open_logs("scrabble")`` holds the Scrabble rooms' too) are
+    not the referee's: their genesis names no referee.
+    """
+    found: dict[str, str] = {}
+    for uid in store.open_logs(GAME):
+        log = store.action_log(uid)
+        table = log.genesis.get("table") if log is not None else None
+        key = table.get("referee") if isinstance(table, dict) else None
+        if isinstance(key, str) and (key == prefix or key.startswith(prefix + ":")):
+            if key in found:
+                logger.warning("cmpn402: %s has more than one unfinished log; %s left", key, uid)
+            found[key] = uid  # oldest first: the newest wins
+    return found
 
 
 class FileGameLog:
@@ -188,16 +199,12 @@ class Cmpn402Listener:
             else Path(database or "var/meeple.sqlite3").parent / "cmpn402"
         )
         key = f"cmpn402:{name}"
-
-        def save_key(at: str, state: dict[str, Any] | None) -> None:
-            if state is None:
-                self.store.delete_checkpoint(at)
-            else:
-                self.store.save_checkpoint(at, state)
-
-        def save(state: dict[str, Any] | None) -> None:
-            save_key(key, state)
-
+        # The games' logs go through the server's journal; what the referees send goes
+        # out behind them, in one queue for the whole listener (a contest's boards and
+        # the contest's own closes share it, so nothing overtakes a game's END).
+        self.journal = server_journal(services)
+        self.ahead = WriteAhead(name)
+        self._recovered = referee_logs(self.store, key)
         referee_settings = RefereeSettings(
             player_time=round(settings.player_time * 1000),
             total_time=round(settings.total_time * 1000),
@@ -211,45 +218,62 @@ class Cmpn402Listener:
         self.console: Console
         self._hub: _Hub
         if settings.contest is None:
-            self.referee = Referee(
-                clock=services.clock,
-                lexicon=lexicon,
-                rng=services.rng,
-                settings=referee_settings,
-                save=save,
-                load=lambda: self.store.load_checkpoint(key),
-                record=self._record,
-                open_log=self._open_log,
-            )
+            self.referee = self._referee(key, referee_settings, lexicon)
             self.console = SeriesConsole(self.referee, token=self.admin_token, log_dir=self.log_dir)
             self._hub = self.referee
         else:
-            # One referee per board, each game checkpointed under its own key.
+            # One referee per board, each game's log under its own key. The contest's
+            # own state (roster, schedule, results) is no game: it stays a checkpoint.
             board_settings = replace(referee_settings, games=1, manual_start=False)
 
             def make_referee(game_key: str) -> Referee:
-                return self._board_referee(f"{key}:{game_key}", board_settings, lexicon)
+                return self._referee(f"{key}:{game_key}", board_settings, lexicon)
+
+            def save(state: dict[str, Any] | None) -> None:
+                if state is None:
+                    self.store.delete_checkpoint(f"{key}:contest")
+                else:
+                    self.store.save_checkpoint(f"{key}:contest", state)
 
             self.contest = Contest(
                 clock=services.clock,
                 config=settings.contest,
                 make_referee=make_referee,
-                save=lambda state: save_key(f"{key}:contest", state),
+                save=save,
                 load=lambda: self.store.load_checkpoint(f"{key}:contest"),
                 name_timeout=services.config.idle_timeout,
                 between_games=referee_settings.between_games / 1000,
+                ahead=self.ahead,
             )
             self.console = ContestConsole(
                 self.contest, token=self.admin_token, log_dir=self.log_dir
             )
             self._hub = self.contest
         services.resource("cmpn402.console", lambda: self.console)
-        self._lexicon_name = getattr(lexicon, "name", None)
         self._server: Server | None = None
         self._handlers: set[asyncio.Task[None]] = set()
         # [limits]: connections per address (HTTP 503 past it); see server/limits.py.
         self.addresses = AddressLimiter(services.config.limits.max_connections_per_address)
-        self._started_at = time.time()
+
+    def _referee(self, key: str, settings: RefereeSettings, lexicon: Any) -> Referee:
+        """A referee (the series', or a contest board's) with its log, if it left one."""
+        return Referee(
+            clock=self.services.clock,
+            lexicon=lexicon,
+            rng=self.services.rng,
+            settings=settings,
+            key=key,
+            journal=self.journal,
+            ahead=self.ahead,
+            recovered=self._recovered_log(key),
+            open_log=self._open_log,
+        )
+
+    def _recovered_log(self, key: str) -> ActionLog | None:
+        """The unfinished log that referee ``key`` left before the restart, if still open."""
+        uid = self._recovered.get(key)
+        log = None if uid is None else self.store.action_log(uid)
+        return None if log is None or log.finished else log
 
     @property
     def port(self) -> int:
@@ -280,6 +304,9 @@ class Cmpn402Listener:
             return
         self._server.close(close_connections=False)
         self._hub.shutdown()
+        # The times at the stop are logged, then END 2 and the closes go out.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.ahead.drain(), grace)
         tasks = [t for t in self._handlers if not t.done()]
         if tasks:
             await asyncio.wait(tasks, timeout=grace)
@@ -287,71 +314,14 @@ class Cmpn402Listener:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._server.wait_closed(), grace)
 
-    def _board_referee(
-        self, checkpoint_key: str, settings: RefereeSettings, lexicon: Any
-    ) -> Referee:
-        """A contest board's referee: its own checkpoint, log and store record."""
-        started = [time.time()]
+    # --- the organiser's files --------------------------------------------------------
 
-        def open_log(players: tuple[str, ...], game_id: str | None) -> FileGameLog | _NullLog:
-            log = self._open_log(players, game_id)
-            started[0] = self._started_at
-            return log
-
-        def record(game: g.Game, reason: str, game_id: str) -> str:
-            self._started_at = started[0]  # this board's game, not the last one to start
-            return self._record(game, reason, game_id)
-
-        def save(state: dict[str, Any] | None) -> None:
-            if state is None:
-                self.store.delete_checkpoint(checkpoint_key)
-            else:
-                self.store.save_checkpoint(checkpoint_key, state)
-
-        return Referee(
-            clock=self.services.clock,
-            lexicon=lexicon,
-            rng=self.services.rng,
-            settings=settings,
-            save=save,
-            load=lambda: self.store.load_checkpoint(checkpoint_key),
-            record=record,
-            open_log=open_log,
-        )
-
-    # --- game records -----------------------------------------------------------------
-
-    def _open_log(self, players: tuple[str, ...], game_id: str | None) -> FileGameLog | _NullLog:
-        self._started_at = time.time()  # wall time of the game's (re)start, for the store
+    def _open_log(self, players: tuple[str, ...], game_id: str) -> FileGameLog | _NullLog:
         if self.log_dir is None:
-            return _NullLog(game_id or new_game_id(players))
+            return _NullLog(game_id)
         log = FileGameLog(self.log_dir, players, game_id)
         logger.info("%s: game log %s", self.name, log.path)
         return log
-
-    def _record(self, game: g.Game, reason: str, game_id: str = "") -> str:
-        """Store a finished game; returns its GCG for the game's log.
-
-        The record's ``uid`` is the console's game id, so ``/games/<id>`` on the web
-        replays it like any other game."""
-        gcg = to_gcg(game, lexicon=self._lexicon_name)
-        result = game.result
-        assert result is not None
-        self.store.record_game(
-            game="scrabble",
-            variant="cmpn402",
-            protocols=["cmpn402"],
-            players=game.players,
-            started_at=self._started_at,
-            end_reason=reason.lower(),
-            result={
-                "scores": dict(zip(game.players, result.scores, strict=True)),
-                "winners": [game.players[w] for w in result.winners],
-            },
-            record=gcg,
-            data=to_record(game, lexicon=self._lexicon_name, uid=game_id or None),
-        )
-        return gcg
 
     # --- WebSocket --------------------------------------------------------------------
 

@@ -241,7 +241,7 @@ class SeriesConsole:
         if running:
             return "running"
         series = referee.series
-        if status["checkpoint"]:
+        if status["waiting"]:
             return "waiting"  # for the agents, to resume
         if series.played and series.over:
             return "finished"

@@ -1,4 +1,4 @@
-"""The CMPN402 referee: two seats, one Scrabble game at a time, clocks, checkpoints, admin.
+"""The CMPN402 referee: two seats, one Scrabble game at a time, clocks, a log per game, admin.
 
 The referee is the spec's server (``scrabble-cmpn402-websocket.md``, "Server State
 Machine"): its protocol state lives in a :class:`~meeple.protocols.cmpn402.ServerMachine`,
@@ -12,33 +12,44 @@ run in IDLE; both pause in AWAIT_CHALLENGE while the challenge timer runs. Eithe
 running out ends the game with END reason 1; an unanswered challenge window is a
 NO_CHALLENGE. Times are charged in whole milliseconds from ``clock.now()``.
 
-Checkpoints (spec, "Disconnection"; ERRATA): every action but PLAY (START, PASS,
-EXCHANGE, NO_CHALLENGE, CHALLENGE, a challenge time-out) saves the game's record
-(replayable: bag order, RNG state, actions), both times and the series to the store.
-A disconnect writes the times at that moment into the last checkpoint, sends END
+Every game is a log (ARCHITECTURE.md, "Durability"; spec, "Disconnection"): START
+opens it with a genesis (the game's record header with its bag order, the agents,
+the clock settings, the series), every settled action is an entry with both players'
+times and the game clock, and the finished game is stored when the log closes. A PLAY
+is logged with its verdict (NO_CHALLENGE, CHALLENGE, the window running out), so a
+play still in its challenge window is in no log: the spec's "any action except PLAY".
+Write-ahead: what the referee sends is held until the entries made before it are
+written (:class:`~meeple.server.room.WriteAhead`, shared with every room). A
+disconnect logs the times at that moment (an entry without an action), sends END
 reason 2 to the other agent and goes to INIT; once two agents have sent NAME again
-the game resumes from the checkpoint with a START to each. A PLAY awaiting its
-challenge when the connection broke is not in the checkpoint: its player plays again.
-The same happens after a server restart (the checkpoint is in SQLite).
+the game is folded from its log and resumes with a START to each. After a server
+restart the listener hands the referee its unfinished log (``recovered``) and the
+same happens.
 
 meeple decisions where the spec is silent are in ``docs/protocols/cmpn402.md``.
 """
 
 from __future__ import annotations
 
+import datetime
 import enum
 import functools
 import logging
 import random
+import re
+import time
 from collections import deque
 from collections.abc import Callable, Container
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from meeple.games.records import RecordError
 from meeple.games.scrabble import game as g
 from meeple.games.scrabble.board import Direction
 from meeple.games.scrabble.errors import ScrabbleError
+from meeple.games.scrabble.gcg import to_gcg
 from meeple.games.scrabble.moves import tiles_from_new_tiles
+from meeple.games.scrabble.record import resume, to_record
 from meeple.protocols.cmpn402.errors import Answer, CloseCode, RemoteProtocolError
 from meeple.protocols.cmpn402.messages import (
     ChallengeAccepted,
@@ -66,14 +77,30 @@ from meeple.protocols.cmpn402.messages import (
 )
 from meeple.protocols.cmpn402.session import ServerInput, ServerMachine, ServerState
 from meeple.server.clock import Clock, Timer
+from meeple.server.room import LogSink, WriteAhead, log_genesis
 
-__all__ = ["Link", "Referee", "RefereeError", "RefereeSettings", "Seat", "moves_of"]
+if TYPE_CHECKING:
+    from meeple.server.store import ActionLog
+
+__all__ = [
+    "GAME",
+    "PROTOCOL",
+    "Link",
+    "Referee",
+    "RefereeError",
+    "RefereeSettings",
+    "Seat",
+    "moves_of",
+    "new_game_id",
+]
 
 logger = logging.getLogger(__name__)
 
 _R = TypeVar("_R")
 
 VARIANT = g.VARIANTS["cmpn402"]
+GAME = "scrabble"  # the game's name in logs and records
+PROTOCOL = "cmpn402"
 # Messages held while paused (an agent has at most one move to make; more is noise).
 MAX_HELD = 16
 
@@ -96,6 +123,14 @@ class Link(Protocol):
     def send(self, data: bytes) -> None: ...
 
     def close(self, code: int, reason: str) -> None: ...
+
+
+def new_game_id(players: tuple[str, ...]) -> str:
+    """A game's id: UTC time to the microsecond, then the players' names. It names the
+    game's log in the store, its record (``/games/<id>``) and the organiser's files."""
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    safe = "-vs-".join(re.sub(r"[^A-Za-z0-9_.-]", "_", p)[:32] for p in players)
+    return f"{stamp}-{safe}"
 
 
 class GameLog(Protocol):
@@ -148,7 +183,8 @@ class RefereeError(ValueError):
 
 
 def _notifies(method: Callable[..., _R]) -> Callable[..., _R]:
-    """Tell the referee's watcher after this entry point ran (once, at the outermost call)."""
+    """An entry point: at the outermost call, once it ran, its log entries are queued,
+    then what it sent (write-ahead), and the referee's watcher is told."""
 
     @functools.wraps(method)
     def wrapper(self: Referee, *args: Any, **kwargs: Any) -> _R:
@@ -157,11 +193,16 @@ def _notifies(method: Callable[..., _R]) -> Callable[..., _R]:
             return method(self, *args, **kwargs)
         finally:
             self._depth -= 1
-            if self._depth == 0 and self.on_change is not None:
+            if self._depth == 0:
                 try:
-                    self.on_change()
+                    self._commit()
                 except Exception:
-                    logger.exception("cmpn402: a change watcher failed")
+                    logger.exception("cmpn402: writing the log failed")
+                if self.on_change is not None:
+                    try:
+                        self.on_change()
+                    except Exception:
+                        logger.exception("cmpn402: a change watcher failed")
 
     return wrapper
 
@@ -182,11 +223,29 @@ class _Series:
         return self.played >= self.games
 
 
+@dataclass
+class _Book:
+    """The log of the game running or waiting to resume, as written: its uid (the game's
+    id), genesis and entries in order (``actions``: how many carry an action)."""
+
+    uid: str
+    genesis: dict[str, Any]
+    entries: list[dict[str, Any]]
+    started_at: float
+    actions: int = 0
+
+
 class Referee:
-    """The contest's server state, the game, its clocks, checkpoints and admin controls.
+    """The contest's server state, the game, its clocks, its log and admin controls.
 
     The listener calls :meth:`connect`, :meth:`receive`, :meth:`disconnect`; the admin
     endpoint calls :meth:`start`, :meth:`pause`, :meth:`stop` and reads :meth:`status`.
+
+    ``key`` names the referee in its logs' genesis (``table.referee``), so that after a
+    restart the listener finds them; ``journal`` is where they are written (None: the
+    logs are kept in memory only, and games are not stored); ``ahead`` the write-ahead
+    queue its sends go through (a contest shares one among its boards); ``recovered``
+    the unfinished log of this referee's game after a restart, to resume.
     """
 
     def __init__(
@@ -196,19 +255,23 @@ class Referee:
         lexicon: Container[str],
         rng: random.Random,
         settings: RefereeSettings,
-        save: Callable[[dict[str, Any] | None], None],
-        load: Callable[[], dict[str, Any] | None],
-        record: Callable[[g.Game, str, str], str] | None = None,
-        open_log: Callable[[tuple[str, ...], str | None], GameLog] | None = None,
+        key: str = PROTOCOL,
+        journal: LogSink | None = None,
+        ahead: WriteAhead | None = None,
+        recovered: ActionLog | None = None,
+        open_log: Callable[[tuple[str, ...], str], GameLog] | None = None,
         on_change: Callable[[], None] | None = None,
         on_game_over: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         self.clock = clock
         self.lexicon = lexicon
+        self._lexicon_name: str | None = getattr(lexicon, "name", None)
         self.rng = rng
         self.settings = settings
-        self._save = save
-        self._record = record
+        self.key = key
+        self.journal = journal
+        self.ahead = ahead if ahead is not None else WriteAhead(key)
+        self.wall_clock: Callable[[], float] = time.time
         self._open_log = open_log
         # Called after every change (a move, a clock, a connection, an end): the console.
         self.on_change = on_change
@@ -223,8 +286,8 @@ class Referee:
         self.total = settings.total_time
         self.mode = _Mode.RUNNING
         self.series = _Series(settings.games)
-        self._log: GameLog | None = None
-        self.game_id = ""  # the running game's id (its log file's stem)
+        self._file: GameLog | None = None
+        self.game_id = ""  # the running game's id (its log's uid, its files' stem)
         self.first = 0  # the engine player who moved first in the running game
         self._swapped = False  # the admin's "swap": the next game's first player flips
         self._clock_since: float | None = None
@@ -234,18 +297,12 @@ class Referee:
         self._challenge_since = 0.0
         self._held: deque[tuple[int, bytes]] = deque()
         self._next_game: Timer | None = None
-        self._checkpoint = load()
-        if self._checkpoint is not None:
-            try:
-                g.GameRecord.from_dict(self._checkpoint["record"])
-                self.series = _Series(**self._checkpoint["series"])
-                int(self._checkpoint["total"]), list(map(int, self._checkpoint["times"]))
-            except (KeyError, TypeError, ValueError) as e:
-                logger.error("cmpn402: the saved checkpoint is unreadable (%s); dropped", e)
-                self._checkpoint = None
-                save(None)
-            else:
-                logger.info("cmpn402: a checkpoint waits for two agents to resume")
+        # What the referee sent during the entry point running: released at its end,
+        # behind the log entries it made (write-ahead).
+        self._outbox: list[Callable[[], object]] = []
+        self._book: _Book | None = None
+        if recovered is not None:
+            self._recover(recovered)
 
     # --- connections ---------------------------------------------------------------
 
@@ -268,7 +325,7 @@ class Referee:
         """Seat an agent that has named itself already (the contest did the NAME exchange).
 
         As :meth:`connect` then NAME, without the NAME request: a game starts (or resumes
-        from the checkpoint) when both seats are named. None when both seats are taken.
+        from its log) when both seats are named. None when both seats are taken.
         """
         for i, seat in enumerate(self.seats):
             if seat is None:
@@ -289,14 +346,14 @@ class Referee:
 
     @property
     def waiting(self) -> bool:
-        """A game waits in its checkpoint for its agents to come back."""
-        return self.game is None and self._checkpoint is not None
+        """A game waits, in its log, for its agents to come back."""
+        return self.game is None and self._book is not None
 
     @_notifies
     def _name_timed_out(self, seat: Seat) -> None:
         if not seat.named and any(s is seat for s in self.seats):
             logger.info("[%s] no NAME in time: closed", seat.link.id)
-            seat.link.close(int(CloseCode.POLICY_VIOLATION), "no NAME in time")
+            self._close(seat.link, int(CloseCode.POLICY_VIOLATION), "no NAME in time")
 
     @_notifies
     def disconnect(self, index: int) -> None:
@@ -312,15 +369,15 @@ class Referee:
         self.machine.advance(ServerInput.DISCONNECT)
 
     def _interrupt(self) -> None:
-        """Save the times into the last checkpoint and send END reason 2 to whoever is here."""
+        """Log the times as they are now and send END reason 2 to whoever is here."""
         game = self.game
         assert game is not None
         self._halt_clocks()
-        if self._checkpoint is not None:
-            self._checkpoint["times"] = list(self.times)
-            self._checkpoint["total"] = self.total
-            self._save(self._checkpoint)
-        # The scores the game resumes with: a play in its challenge window is not saved.
+        self._log_moves()
+        if self._book is not None:
+            # Spec, "Disconnection": the remaining times at the disconnect are kept.
+            self._append(self._book, None)
+        # The scores the game resumes with: a play in its challenge window is not logged.
         scores = list(game.scores)
         if game.pending is not None:
             scores[game.pending.player] -= game.pending.score
@@ -328,7 +385,7 @@ class Referee:
             mine, theirs = scores[player], scores[1 - player]
             self._send(i, EndMessage(EndReason.CONNECTION_ERROR, mine, theirs))
         self.game = None
-        self._log = None
+        self._file = None
         self._held.clear()
 
     @_notifies
@@ -373,7 +430,8 @@ class Referee:
         if error.answer is Answer.INVALID and self.game is not None and self.game.turn is not None:
             self._send(index, Invalid(*self._times_of(self.game.turn)))
         elif error.answer is Answer.CLOSE:
-            seat.link.close(int(error.close_code or CloseCode.PROTOCOL_ERROR), error.reason)
+            code = int(error.close_code or CloseCode.PROTOCOL_ERROR)
+            self._close(seat.link, code, error.reason)
 
     def _named(self, index: int, name: str) -> None:
         seat = self.seats[index]
@@ -383,7 +441,7 @@ class Referee:
         self.machine.advance(ServerInput.NAME)
         if all(s is not None and s.named for s in self.seats):
             self.machine.advance(ServerInput.PLAYERS_READY)
-            if self._checkpoint is None and self.series.over:
+            if self._book is None and self.series.over:
                 self.series = _Series(self.settings.games)  # a new pair: a new series
             self._auto_start()
 
@@ -400,7 +458,7 @@ class Referee:
             return self.resume()
         if self.machine.state is not ServerState.READY:
             raise RefereeError(f"cannot start in {self.machine.state.value}")
-        if self._checkpoint is None and self.series.over:
+        if self._book is None and self.series.over:
             self.series = _Series(self.settings.games)
         self._begin()
         return "started"
@@ -433,23 +491,22 @@ class Referee:
 
     @_notifies
     def stop(self) -> str:
-        """Stop: END reason 3 to both and the series ends; a waiting checkpoint is dropped."""
-        if self.game is None and self._checkpoint is None and self.series.over:
+        """Stop: END reason 3 to both and the series ends. A game waiting for its agents
+        ends as stopped too (its log is closed and the game stored; nobody is told)."""
+        if self.game is None and self._book is None and self.series.over:
             raise RefereeError("nothing to stop")
         self.mode = _Mode.RUNNING
+        result = "series stopped"
         if self.game is not None:
             self._halt_clocks()
             self._apply_end(g.End(g.EndReason.ADMIN))
-            self.series.played = max(self.series.played, self.series.games)
-            self._cancel_next_game()
-            return "stopped"
+            result = "stopped"
+        elif self._book is not None:
+            self._end_waiting(g.End(g.EndReason.ADMIN), "the waiting game is stopped by the admin")
+            result = "the waiting game is stopped"
         self.series.played = max(self.series.played, self.series.games)
         self._cancel_next_game()
-        if self._checkpoint is not None:
-            self._checkpoint = None
-            self._save(None)
-            return "checkpoint dropped"
-        return "series stopped"
+        return result
 
     @_notifies
     def swap(self) -> str:
@@ -461,29 +518,33 @@ class Referee:
         # --games N: the first player alternates; "swap" flips the alternation.
         return (self.series.played + self._swapped) % 2
 
+    @_notifies
     def end_disconnected(self, name: str) -> bool:
         """The resume window is over: score the waiting game as the spec's disconnect end.
 
         ``name`` is the agent that did not come back: it cannot win (the engine's
-        DISCONNECT end). The game is taken from the checkpoint; END reason 2 has
-        already gone to the agent still here. False when no game waits.
+        DISCONNECT end). The game is folded from its log; END reason 2 has already gone
+        to the agent still here. False when no game waits.
         """
-        if self.game is not None or self._checkpoint is None:
+        if self.game is not None or self._book is None:
             return False
-        record = g.GameRecord.from_dict(self._checkpoint["record"])
-        self.game = g.replay(record, random.Random(), lexicon=self.lexicon)
-        self.game_id = str(self._checkpoint.get("game_id", ""))
-        self.first = record.first_player
-        self.seat_of = [0, 1]
-        if self._open_log is not None:
-            self._log = self._open_log(record.players, self.game_id or None)
-        self._note(f"{name} did not come back in time: the game ends (connection error)")
-        player = record.players.index(name) if name in record.players else None
-        game = self.game
-        events = game.apply(g.End(g.EndReason.DISCONNECT, player))
-        ended = next(e for e in events if isinstance(e, g.GameEnded))
-        self._ended(ended.result, tell=False)
+        players = self._book.genesis["record"]["players"]
+        player = players.index(name) if name in players else None
+        note = f"{name} did not come back in time: the game ends (connection error)"
+        self._end_waiting(g.End(g.EndReason.DISCONNECT, player), note)
         return True
+
+    def _end_waiting(self, action: g.End, note: str) -> None:
+        """End the game waiting in its log with ``action``; nobody is told."""
+        self._take_up()
+        self.seat_of = [0, 1]
+        game = self.game
+        assert game is not None
+        self._note(note)
+        if not game.is_over:
+            game.apply(action)
+        assert game.result is not None
+        self._ended(game.result, tell=False)
 
     def status(self) -> dict[str, Any]:
         """What the admin page shows."""
@@ -494,7 +555,7 @@ class Referee:
             "seats": [None if s is None else (s.name or None) for s in self.seats],
             "series": {"games": self.series.games, "played": self.series.played},
             "results": list(self.series.results),
-            "checkpoint": self._checkpoint is not None,
+            "waiting": self.waiting,
             "game_id": self.game_id or None,
         }
         if game is not None:
@@ -544,13 +605,13 @@ class Referee:
 
     @_notifies
     def shutdown(self) -> None:
-        """The server is stopping: save the times like a disconnect, tell both agents."""
+        """The server is stopping: log the times like a disconnect, tell both agents."""
         if self.game is not None:
             self._note("the server stops; the game waits to resume")
             self._interrupt()
         for i, seat in enumerate(self.seats):
             if seat is not None:
-                seat.link.close(1001, "server shutting down")
+                self._close(seat.link, 1001, "server shutting down")
                 self.disconnect(i)
 
     # --- starting and ending games -------------------------------------------------
@@ -560,9 +621,9 @@ class Referee:
         self._cancel_next_game()
         if self.machine.state is not ServerState.READY or self.mode is _Mode.PAUSED:
             return
-        if self.settings.manual_start and self._checkpoint is None:
+        if self.settings.manual_start and self._book is None:
             return
-        if self._checkpoint is None and self.series.over:
+        if self._book is None and self.series.over:
             return
         self._begin()
 
@@ -575,11 +636,18 @@ class Referee:
         self._cancel_next_game()
         seats = self.seats
         names = [s.name if s is not None else "" for s in seats]
-        if self._checkpoint is not None:
-            self._resume(names)
+        if self._book is not None:
+            self._take_up()
+            players = list(self._book.genesis["record"]["players"])
+            # Seats by name when the same two agents came back, else by seat (spec: slots).
+            if sorted(names) == sorted(players) and names[0] != names[1]:
+                self.seat_of = [names.index(p) for p in players]
+            else:
+                self.seat_of = [0, 1]
+            self._note(f"game resumes from its log (seats {self.seat_of})")
         else:
             first = self._next_first()
-            self.game = g.Game(
+            new = self.game = g.Game(
                 names,
                 random.Random(self.rng.getrandbits(64)),
                 variant=VARIANT,
@@ -590,14 +658,20 @@ class Referee:
             self.first = first
             self.times = [self.settings.player_time] * 2
             self.total = self.settings.total_time
-            self.game_id = ""
+            self._challenge_left = self.settings.challenge_time
+            self.game_id = new_game_id(new.players)
             if self._open_log is not None:
-                self._log = self._open_log(tuple(names), None)
-                self.game_id = self._log.game_id
+                self._file = self._open_log(new.players, self.game_id)
+            self._open_book(new)
             self._note(f"game {self.series.played + 1} of {self.series.games} starts")
         self.machine.advance(ServerInput.START)
         game = self.game
         assert game is not None
+        if game.result is not None:
+            # The log's last action ended the game, but the server stopped before it
+            # stored the game: END now, from the log.
+            self._ended(game.result)
+            return
         for player, i in enumerate(self.seat_of):
             order = 1 if game.turn == player else 2
             mine, theirs = game.scores[player], game.scores[1 - player]
@@ -606,55 +680,17 @@ class Referee:
                 Start(order, game.rack(player), tuple(game.board.rows()), mine, theirs,
                       *self._times_of(player)),
             )  # fmt: skip
-        self._checkpoint_now()
         if self.mode is _Mode.RUNNING:
             self._start_clock()
 
-    def _resume(self, names: list[str]) -> None:
-        checkpoint = self._checkpoint
-        assert checkpoint is not None
-        record = g.GameRecord.from_dict(checkpoint["record"])
-        game = g.replay(record, random.Random(), lexicon=self.lexicon)
-        # Seats by name when the same two agents came back, else by seat (spec: slots).
-        if sorted(names) == sorted(record.players) and names[0] != names[1]:
-            self.seat_of = [names.index(p) for p in record.players]
-        else:
-            self.seat_of = [0, 1]
-        self.game = game
-        self.first = record.first_player
-        self.times = list(checkpoint["times"])
-        self.total = int(checkpoint["total"])
-        self.game_id = str(checkpoint.get("game_id", ""))
-        if self._open_log is not None:
-            self._log = self._open_log(record.players, self.game_id or None)
-            self.game_id = self._log.game_id
-        self._note(f"game resumes from its checkpoint (seats {self.seat_of})")
-
-    def _checkpoint_now(self) -> None:
-        game = self.game
-        assert game is not None
-        self._checkpoint = {
-            "record": game.record().to_dict(),
-            "game_id": self.game_id,
-            "times": list(self.times),
-            "total": self.total,
-            "series": {
-                "games": self.series.games,
-                "played": self.series.played,
-                "results": self.series.results,
-            },
-        }
-        self._save(self._checkpoint)
-
     def _after(self, events: list[g.Event]) -> bool:
-        """After an action: end the game if it is over (True), else save a checkpoint."""
+        """After an action: end the game if it is over (True)."""
         game = self.game
         assert game is not None
         if game.is_over:
             ended = next(e for e in events if isinstance(e, g.GameEnded))
             self._ended(ended.result)
             return True
-        self._checkpoint_now()
         return False
 
     def _apply_end(self, action: g.End) -> None:
@@ -691,18 +727,19 @@ class Referee:
         }
         self.series.results.append(outcome)
         self._note(f"game over: {reason.name} {list(result.scores)}")
-        if self._record is not None:
-            try:
-                gcg = self._record(game, reason.name, self.game_id)
-                if self._log is not None:
-                    self._log.finished(gcg)
-            except Exception:
-                logger.exception("cmpn402: recording the game failed")
+        self._log_moves()
+        try:
+            gcg = self._close_book(game, reason)
+            if self._file is not None:
+                self._file.finished(gcg)
+        except Exception:
+            logger.exception("cmpn402: recording the game failed")
         self.game = None
-        self._log = None
+        self._book = None
+        self._file = None
         self._held.clear()
-        self._checkpoint = None
-        self._save(None)
+        # END goes out (behind the log's last writes) before anyone hears of the end.
+        self._commit()
         if self.on_game_over is not None:
             try:
                 self.on_game_over(dict(outcome))
@@ -712,6 +749,135 @@ class Referee:
             self._next_game = self.clock.call_later(
                 self.settings.between_games / 1000, self._auto_start
             )
+
+    # --- the game's log (ARCHITECTURE.md, "Durability") ------------------------------
+
+    def _open_book(self, game: g.Game) -> None:
+        """A new game's log: its genesis, written before START goes out."""
+        uid = self.game_id
+        header = to_record(game, lexicon=self._lexicon_name, uid=uid)
+        header["actions"], header["result"] = [], None
+        seats = [
+            {"name": p, "protocol": PROTOCOL, "rejoin": None, "bot": None} for p in game.players
+        ]
+        series = self.series
+        table = {
+            "referee": self.key,
+            "variant": VARIANT.name,
+            "series": {"games": series.games, "played": series.played, "results": series.results},
+        }
+        clocks = {
+            "player_time": self.settings.player_time / 1000,
+            "total_time": self.settings.total_time / 1000,
+            "challenge_time": self.settings.challenge_time / 1000,
+        }
+        genesis = log_genesis(GAME, header, seats, table, clocks)
+        self._book = _Book(uid, genesis, [], self.wall_clock())
+        journal = self.journal
+        if journal is not None:
+            self.ahead.write(functools.partial(journal.open, uid, GAME, genesis), f"open {uid}")
+
+    def _log_moves(self) -> None:
+        """Append the running game's settled actions not logged yet, with the clocks.
+
+        A PLAY in its challenge window is not settled: it is logged with its verdict, so
+        a game resumed from its log has no play awaiting a challenge (spec, "Disconnection":
+        its player plays again).
+        """
+        book, game = self._book, self.game
+        if book is None or game is None:
+            return
+        actions = to_record(game)["actions"]
+        if game.pending is not None:
+            actions = actions[:-1]
+        for action in actions[book.actions :]:
+            book.actions += 1
+            self._append(book, action)
+
+    def _append(self, book: _Book, action: dict[str, Any] | None) -> None:
+        """One entry: an action (None: the clocks stopped, at a disconnect) with both
+        players' remaining times and the game clock, in seconds."""
+        clocks = [self.times[0] / 1000, self.times[1] / 1000, self.total / 1000]
+        entry = {"action": action, "clocks": clocks}
+        book.entries.append(entry)
+        journal = self.journal
+        if journal is not None:
+            seq = len(book.entries)
+            call = functools.partial(journal.append, book.uid, seq, entry, self.wall_clock())
+            self.ahead.write(call, f"append {book.uid}#{seq}")
+
+    def _close_book(self, game: g.Game, reason: EndReason) -> str:
+        """Store the finished game as its log closes; returns its GCG."""
+        gcg = to_gcg(game, lexicon=self._lexicon_name)
+        book, result, journal = self._book, game.result, self.journal
+        if book is None or result is None or journal is None:
+            return gcg
+        data = to_record(game, lexicon=self._lexicon_name, uid=book.uid)
+        # The stored record's actions are the log's (ARCHITECTURE.md, "Durability").
+        data["actions"] = [e["action"] for e in book.entries if e["action"] is not None]
+        players = list(game.players)
+        stored = {
+            "game": GAME,
+            "variant": VARIANT.name,
+            "protocols": [PROTOCOL],
+            "players": players,
+            "started_at": book.started_at,
+            "end_reason": reason.name.lower(),
+            "result": {
+                "scores": dict(zip(players, result.scores, strict=True)),
+                "winners": [players[w] for w in result.winners],
+            },
+            "record": gcg,
+            "data": data,
+        }
+        self.ahead.write(functools.partial(journal.finish, book.uid, stored), f"finish {book.uid}")
+        return gcg
+
+    def _fold(self, book: _Book) -> tuple[g.Game, list[int], int]:
+        """The game, both players' times and the game clock (ms) as the log has them."""
+        actions = [e["action"] for e in book.entries if e.get("action") is not None]
+        record = {**book.genesis["record"], "actions": actions, "result": None}
+        game = resume(record, random.Random(self.rng.getrandbits(64)), lexicon=self.lexicon)
+        clocks = next((e["clocks"] for e in reversed(book.entries) if e.get("clocks")), None)
+        if clocks is None:
+            settings = book.genesis["clocks"]
+            clocks = [settings["player_time"], settings["player_time"], settings["total_time"]]
+        return game, [_ms(clocks[0]), _ms(clocks[1])], _ms(clocks[2])
+
+    def _take_up(self) -> None:
+        """The game waiting in its log becomes the running game (not started yet)."""
+        book = self._book
+        assert book is not None
+        self.game, self.times, self.total = self._fold(book)
+        self.first = int(book.genesis["record"]["setup"]["first_player"])
+        self.game_id = book.uid
+        self._challenge_left = self.settings.challenge_time
+        if self._open_log is not None:
+            self._file = self._open_log(self.game.players, self.game_id)
+
+    def _recover(self, log: ActionLog) -> None:
+        """After a restart: this referee's unfinished log waits for its agents."""
+        entries = [dict(e.entry) for e in log.entries]
+        actions = sum(e.get("action") is not None for e in entries)
+        book = _Book(log.uid, dict(log.genesis), entries, log.created_at, actions)
+        try:
+            self._fold(book)
+            series = book.genesis["table"]["series"]
+            self.series = _Series(
+                int(series["games"]), int(series["played"]), list(series["results"])
+            )
+        except (RecordError, KeyError, TypeError, ValueError, IndexError) as e:
+            logger.error("cmpn402: the log %s does not replay (%s); left as it is", log.uid, e)
+            return
+        self._book = book
+        logger.info("cmpn402: game %s waits in its log for two agents to resume", log.uid)
+
+    def _commit(self) -> None:
+        """Queue the log's new entries, then release what was sent (write-ahead)."""
+        self._log_moves()
+        outbox, self._outbox = self._outbox, []
+        for call in outbox:
+            self.ahead.deliver(call)
 
     # --- moves ---------------------------------------------------------------------
 
@@ -772,7 +938,7 @@ class Referee:
             self._invalid(player, str(e))
             return
         self.machine.advance(ServerInput.PLAY_VALID)
-        # No checkpoint for PLAY (spec, "Disconnection").
+        # Not logged until its verdict (spec, "Disconnection": any action except PLAY).
         self._send(
             self._other(player),
             PlayNotice(
@@ -915,20 +1081,23 @@ class Referee:
             return
         data = message.encode()
         self._log_message("out", index, message, data)
-        seat.link.send(data)
+        self._outbox.append(functools.partial(seat.link.send, data))
+
+    def _close(self, link: Link, code: int, reason: str) -> None:
+        self._outbox.append(functools.partial(link.close, code, reason))
 
     def _log_message(self, direction: str, index: int, message: object, data: bytes) -> None:
         seat = self.seats[index]
         who = f"{index + 1}:{seat.name if seat else '?'}"
         if seat is not None:
             logger.debug("[%s] %s %s %s", seat.link.id, direction, message, data.hex())
-        if self._log is not None:
-            self._log.message(direction, who, message, data)
+        if self._file is not None:
+            self._file.message(direction, who, message, data)
 
     def _note(self, text: str) -> None:
         logger.info("cmpn402: %s", text)
-        if self._log is not None:
-            self._log.note(text)
+        if self._file is not None:
+            self._file.note(text)
 
 
 def moves_of(game: g.Game) -> list[dict[str, Any]]:
@@ -964,6 +1133,13 @@ def moves_of(game: g.Game) -> list[dict[str, Any]]:
                         }
                     )
     return moves
+
+
+def _ms(seconds: object) -> int:
+    """A time from a log (seconds) in whole milliseconds."""
+    if not isinstance(seconds, int | float) or isinstance(seconds, bool):
+        raise ValueError(f"not a time: {seconds!r}")
+    return round(seconds * 1000)
 
 
 def _drawn(events: list[g.Event], player: int) -> str:

@@ -4,7 +4,7 @@
 to the one referee port and send NAME; the :class:`Contest` pairs them by the schedule
 and runs each game on a *board*: a :class:`~meeple.server.cmpn402_referee.Referee` of
 its own, seating the two agents as the spec describes for two (START, moves, clocks,
-challenges, END, checkpoints). The contest only decides who plays whom, when, and on
+challenges, END, a log per game). The contest only decides who plays whom, when, and on
 which board; the game itself is the two-agent code path, unchanged.
 
 - An agent waiting for its next pairing stays connected and hears nothing (pings
@@ -14,26 +14,31 @@ which board; the game itself is the two-agent code path, unchanged.
   without repeats while that is possible; an odd field gives the lowest-ranked agent
   without one a bye (a win, 0–0).
 - An agent that drops mid-game has ``resume_window`` seconds to come back (the game
-  resumes from its checkpoint, as today); after that the game ends as the spec's
-  disconnect end (END reason 2 already went to the other; the absent agent cannot win).
+  resumes from its log); after that the game ends as the spec's disconnect end (END
+  reason 2 already went to the other; the absent agent cannot win).
 - A game whose agent is not connected when it is due waits ``show_timeout`` seconds on
   its board, then that agent forfeits the game (0–0, a loss; both absent: a loss each).
 - Between two games of one agent there is ``between_games`` (1 s), so that a move sent
   just as END went out lands nowhere (see ``docs/protocols/cmpn402.md``).
 - The schedule, results and roster are saved in the store's checkpoints table after
-  every change; each running game has its own referee checkpoint. A restarted server
-  loads both and goes on where it was: interrupted games resume when both agents are
-  back (or end by the resume window), pending ones are played.
+  every change (the contest is no game, so it has no log); each game is its board
+  referee's log (``table.referee`` is ``<listener key>:contest<serial>:game<id>``). A
+  restarted server loads the contest and hands each board its unfinished log: games
+  that were running resume when both agents are back (or end by the resume window),
+  pending ones are played.
 - Admin: start, pause, resume, abort (``stop`` is the same), withdraw an agent (its
   running game is stopped and lost, its remaining games are forfeits).
 
 Like the referee, the contest does no I/O and never awaits: the listener calls
-:meth:`Contest.connect`, :meth:`Contest.receive`, :meth:`Contest.disconnect`.
+:meth:`Contest.connect`, :meth:`Contest.receive`, :meth:`Contest.disconnect`. What it
+sends and closes goes through the write-ahead queue its boards share (``ahead``), so a
+close never overtakes a game's END that waits for its log.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import logging
 import math
@@ -56,6 +61,7 @@ from meeple.server.cmpn402_console import (
 )
 from meeple.server.cmpn402_referee import Link, Referee, RefereeError
 from meeple.server.config import ContestConfig
+from meeple.server.room import WriteAhead
 
 __all__ = ["Contest", "ContestConsole", "ContestGame", "round_robin", "swiss_pairs"]
 
@@ -220,8 +226,10 @@ class Contest:
         load: Callable[[], dict[str, Any] | None],
         name_timeout: float = 900.0,
         between_games: float = 1.0,
+        ahead: WriteAhead | None = None,
     ) -> None:
         self.clock = clock
+        self.ahead = ahead if ahead is not None else WriteAhead("contest")
         self.config = config
         self._make_referee = make_referee
         self._save = save
@@ -231,7 +239,7 @@ class Contest:
         self._depth = 0
         self._closing = False
         self.state = "waiting"
-        self.serial = 0  # one per contest, in the referees' checkpoint keys
+        self.serial = 0  # one per contest, in the referees' keys
         self.agents: dict[str, _Agent] = {}
         self.roster: list[str] = []
         self.games: list[ContestGame] = []
@@ -286,17 +294,18 @@ class Contest:
         )
 
     def _persist(self) -> None:
-        self._save(
-            {
-                "format": self.config.format,
-                "state": self.state,
-                "serial": self.serial,
-                "roster": list(self.roster),
-                "withdrawn": [n for n in self.roster if self.agents[n].withdrawn],
-                "games": [g.to_dict() for g in self.games],
-                "rounds_made": self.rounds_made,
-            }
-        )
+        state = {
+            "format": self.config.format,
+            "state": self.state,
+            "serial": self.serial,
+            "roster": list(self.roster),
+            "withdrawn": [n for n in self.roster if self.agents[n].withdrawn],
+            "games": [copy.deepcopy(g.to_dict()) for g in self.games],
+            "rounds_made": self.rounds_made,
+        }
+        # In the write-ahead queue, behind the boards' log writes: the contest never says
+        # a game is done before that game is stored (a crash in between replays it).
+        self.ahead.write(functools.partial(self._save, state), "contest checkpoint")
 
     def _tell(self) -> None:
         if self.on_change is not None:
@@ -320,14 +329,14 @@ class Contest:
             return None
         conn = _Conn(link)
         self._unnamed.append(conn)
-        link.send(NameRequest().encode())
+        self.ahead.deliver(functools.partial(link.send, NameRequest().encode()))
         self.clock.call_later(self.name_timeout, functools.partial(self._name_timed_out, conn))
         return conn
 
     def _name_timed_out(self, conn: _Conn) -> None:
         if conn.open and not conn.name:
             logger.info("[%s] no NAME in time: closed", conn.link.id)
-            conn.link.close(int(CloseCode.POLICY_VIOLATION), "no NAME in time")
+            self._close(conn, int(CloseCode.POLICY_VIOLATION), "no NAME in time")
 
     @_notifies
     def receive(self, conn: _Conn, data: bytes) -> None:
@@ -426,7 +435,7 @@ class Contest:
         agent counts as gone (the listener's disconnect comes later and finds nothing)."""
         if conn.open:
             conn.open = False
-            conn.link.close(code, reason)
+            self.ahead.deliver(functools.partial(conn.link.close, code, reason))
         agent = self.agents.get(conn.name) if conn.name else None
         if agent is not None and agent.conn is conn:
             agent.conn = None
@@ -544,9 +553,12 @@ class Contest:
             referee.stop()  # END 3 to both; the game over comes back through _game_over
             return
         if referee is not None and referee.waiting:
-            referee.stop()  # drops the checkpoint
+            # The game waiting in its log ends as stopped (stored, its log closed); the
+            # contest scores it itself, below, as a forfeit or a cancelled game.
+            referee.on_game_over = None
+            referee.stop()
         elif referee is None and table.game.status == "playing":
-            # Interrupted by a restart, nobody back: drop its checkpoint too.
+            # Interrupted by a restart, nobody back: its log is closed the same way.
             with contextlib.suppress(RefereeError):
                 self._make_referee(self._key(table.game)).stop()
         if forfeit is not None:

@@ -17,17 +17,23 @@ the engine never applied, is never logged. A room's log holds a genesis
 their protocols, the table's settings) and one entry per action of the game's record
 (:meth:`Room.log_actions`) with the players' clocks; the finished game's record is
 built from the logged actions.
+
+The write-ahead itself is :class:`WriteAhead`, one queue of log writes and deliveries in
+the order they were made, shared with the rooms that are not :class:`Room` subclasses
+(the CMPN402 referee, :mod:`meeple.server.cmpn402_referee`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import itertools
 import logging
 import secrets
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -35,7 +41,6 @@ from meeple.server.feed import Feed, game_topic
 from meeple.server.journal import Written
 
 if TYPE_CHECKING:
-    from meeple.server.journal import Journal
     from meeple.server.store import ActionLog
 
 __all__ = [
@@ -43,9 +48,12 @@ __all__ = [
     "END_STORE_UNAVAILABLE",
     "LOG_VERSION",
     "Halted",
+    "LogSink",
     "Resumed",
     "Room",
     "Seat",
+    "WriteAhead",
+    "log_genesis",
     "token_hash",
 ]
 
@@ -55,6 +63,155 @@ LOG_VERSION = 1
 END_SERVER_RESTART = "server-restart"
 # The end reason of a game stopped because the store could not keep its log.
 END_STORE_UNAVAILABLE = "store-unavailable"
+
+
+def log_genesis(
+    game: str,
+    record: Mapping[str, Any],
+    seats: Sequence[Mapping[str, Any]],
+    table: Mapping[str, Any],
+    clocks: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """A log's genesis: the game's record header (its bag or seed, no action, no result),
+    the seats (``name``, ``protocol``, ``rejoin``, ``bot``), what else rebuilds the table,
+    and the clocks' settings."""
+    return {
+        "version": LOG_VERSION,
+        "game": game,
+        "record": dict(record),
+        "seats": [dict(s) for s in seats],
+        "table": dict(table),
+        "clocks": None if clocks is None else dict(clocks),
+    }
+
+
+class LogSink(Protocol):
+    """Where a room's log is written: the server's :class:`~meeple.server.journal.Journal`.
+
+    Each call returns what to await until the write is taken (durable, or deferred while
+    the store fails); a sink that writes inline (a test's) returns None.
+    """
+
+    def open(self, uid: str, game: str, genesis: Mapping[str, Any]) -> Awaitable[object] | None:
+        """Start log ``uid`` with its genesis."""
+
+    def append(
+        self, uid: str, seq: int, entry: Mapping[str, Any], at: float
+    ) -> Awaitable[object] | None:
+        """Write entry number ``seq`` (from 1) of log ``uid``."""
+
+    def finish(self, uid: str, game: Mapping[str, Any]) -> Awaitable[object] | None:
+        """Store the finished game (``Store.record_game``'s arguments) and close the log."""
+
+
+@dataclass(slots=True)
+class _Step:
+    write: Callable[[], Awaitable[object] | None] | None = None
+    running: Awaitable[object] | None = None
+    deliver: Callable[[], object] | None = None
+    on_error: Callable[[BaseException], object] | None = None
+    what: str = ""
+
+
+class WriteAhead:
+    """Write-ahead: a room's log writes and its deliveries in one queue, in order.
+
+    A room queues the writes of its log (:meth:`write`, a call to its :class:`LogSink`)
+    and what it tells its players (:meth:`deliver`, any call: a seat's ``deliver``, a
+    connection's send or close) in the order it makes them. A delivery runs only once
+    every write queued before it is taken — at once when none is waiting. Writes run
+    one at a time, in order, in a task of the queue's own (so a room that cannot await,
+    the CMPN402 referee, uses it as it is); :meth:`drain` waits for the queue to empty.
+
+    A write that fails (a log that refuses it: another writer owns it) is logged and
+    its ``on_error`` told; the queue goes on with the next step.
+    """
+
+    def __init__(self, name: str = "room") -> None:
+        self.name = name
+        self._queue: deque[_Step] = deque()
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def waiting(self) -> int:
+        """Steps queued behind a write that is not taken yet."""
+        return len(self._queue)
+
+    def write(
+        self,
+        call: Callable[[], Awaitable[object] | None],
+        what: str,
+        on_error: Callable[[BaseException], object] | None = None,
+    ) -> None:
+        """Queue a log write (``call`` is made when every step before it is done)."""
+        if self._queue:
+            self._queue.append(_Step(write=call, on_error=on_error, what=what))
+            return
+        try:
+            running = call()
+        except Exception as e:
+            self._failed(what, e, on_error)
+            return
+        if running is not None:
+            self._queue.append(_Step(running=running, on_error=on_error, what=what))
+            self._kick()
+
+    def deliver(self, call: Callable[[], object]) -> None:
+        """Run ``call`` once every write queued before it is taken (now, if none is)."""
+        if self._queue:
+            self._queue.append(_Step(deliver=call))
+        else:
+            self._run_delivery(call)
+
+    async def drain(self) -> None:
+        """Wait until every queued write is taken and every delivery behind it made."""
+        while self._queue:
+            self._kick()
+            assert self._task is not None
+            await asyncio.shield(self._task)
+
+    def _kick(self) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(
+                self._run(), name=f"{self.name}-write-ahead"
+            )
+
+    async def _run(self) -> None:
+        try:
+            while self._queue:
+                step = self._queue[0]
+                try:
+                    if step.deliver is not None:
+                        self._run_delivery(step.deliver)
+                        continue
+                    running = step.running
+                    if running is None and step.write is not None:
+                        running = step.write()
+                    if running is not None:
+                        await running
+                except Exception as e:
+                    self._failed(step.what, e, step.on_error)
+                finally:
+                    self._queue.popleft()
+        finally:
+            self._task = None
+
+    def _failed(
+        self, what: str, error: Exception, on_error: Callable[[BaseException], object] | None
+    ) -> None:
+        logger.error("[%s] log write %s failed: %s", self.name, what, error)
+        if on_error is not None:
+            try:
+                on_error(error)
+            except Exception:
+                logger.exception("[%s] a write's error callback failed", self.name)
+
+    def _run_delivery(self, call: Callable[[], object]) -> None:
+        try:
+            call()
+        except Exception:
+            # One player's failing connection must not stop the deliveries to the others.
+            logger.exception("[%s] a delivery failed", self.name)
 
 
 def token_hash(token: str) -> str:
@@ -115,13 +272,16 @@ class Room:
         # Stable and hard to guess: the game's URL (/games/<uid>) live and in the store.
         self.uid = uid or secrets.token_hex(6)
         # Set by the lobby: where the room's log goes (None: the room keeps no log).
-        self.journal: Journal | None = None
+        self.journal: LogSink | None = None
         # Set by the lobby: the hashes of the seats' rejoin tokens, by seat (genesis).
         self.rejoin_hashes: list[str | None] = [None] * len(seats)
         self.wall_clock: Callable[[], float] = time.time
         self._outbox: list[tuple[Seat, object]] | None = None
         self._logged: list[Mapping[str, Any]] = []  # the actions in the log, in order
         self._log_open = False
+        self._log_refused = False
+        # The log's writes and the deliveries held behind them, in order (write-ahead).
+        self._ahead = WriteAhead(self.id)
         self._conclusion: dict[str, Any] | None = None
         self._concluded = False
         self._end_reason: str | None = None  # an end from outside the rules, while it happens
@@ -189,22 +349,18 @@ class Room:
         header = self.record_header()
         if header is None:
             return None
-        return {
-            "version": LOG_VERSION,
-            "game": self.game_name,
-            "record": header,
-            "seats": [
-                {
-                    "name": s.name,
-                    "protocol": getattr(s, "protocol", "unknown"),
-                    "rejoin": self.rejoin_hashes[i] if i < len(self.rejoin_hashes) else None,
-                    "bot": getattr(s, "level", None) if getattr(s, "bot", False) else None,
-                }
-                for i, s in enumerate(self.seats)
-            ],
-            "table": self.table_settings(),
-            "clocks": self.clock_settings(),
-        }
+        seats = [
+            {
+                "name": s.name,
+                "protocol": getattr(s, "protocol", "unknown"),
+                "rejoin": self.rejoin_hashes[i] if i < len(self.rejoin_hashes) else None,
+                "bot": getattr(s, "level", None) if getattr(s, "bot", False) else None,
+            }
+            for i, s in enumerate(self.seats)
+        ]
+        return log_genesis(
+            self.game_name, header, seats, self.table_settings(), self.clock_settings()
+        )
 
     def record_header(self) -> dict[str, Any] | None:
         """The game's record (``games/<game>/record.py``) before any action: its format,
@@ -353,26 +509,27 @@ class Room:
                     self.log.exception("on_finished callback failed")
 
     async def _commit(self) -> None:
-        """Write the command's new log entries, then deliver what it told the seats."""
+        """Queue the command's new log entries, then what it told the seats; wait for both."""
+        outbox, self._outbox = self._outbox or [], None
         try:
-            if self.journal is not None:
-                await self._write_log(self.journal)
+            if self.journal is not None and not self._log_refused:
+                self._write_log(self.journal)
         except Exception:
-            # A log that refuses the room's entries (another writer owns it) or a bug:
-            # the room cannot be kept, so it stops rather than play on unlogged.
-            self.log.exception("the room's log refused its entries; the room stops")
+            # A bug building the entries: the room cannot be kept, so it stops rather
+            # than play on unlogged.
+            self.log.exception("the room's log entries failed; the room stops")
             self.finished = True
         finally:
-            outbox, self._outbox = self._outbox or [], None
             for seat, event in outbox:
-                self._deliver_now(seat, event)
+                self._ahead.deliver(functools.partial(self._deliver_now, seat, event))
+        await self._ahead.drain()
 
-    async def _write_log(self, journal: Journal) -> None:
+    def _write_log(self, journal: LogSink) -> None:
         if not self._log_open:
             genesis = self.genesis()
             if genesis is None:
                 return
-            await journal.open(self.uid, self.game_name, genesis)
+            self._write(lambda: journal.open(self.uid, self.game_name, genesis), "open")
             self._log_open = True
         actions = self.log_actions(len(self._logged))
         if actions:
@@ -380,17 +537,46 @@ class Room:
             at = self.wall_clock()
             for action in actions:
                 self._logged.append(action)
-                entry = {"action": action, "clocks": clocks}
-                written = await journal.append(self.uid, len(self._logged), entry, at)
-                if written is Written.DEFERRED:
-                    self.unwritten = True
+                seq, entry = len(self._logged), {"action": action, "clocks": clocks}
+                append = functools.partial(self._append, journal, seq, entry, at)
+                self._write(append, f"#{seq}")
         if self._conclusion is not None and not self._concluded:
             self._concluded = True
             game = dict(self._conclusion)
             if isinstance(game.get("data"), Mapping):
                 # The stored record's actions are the log's (ARCHITECTURE.md, Durability).
                 game["data"] = {**game["data"], "actions": list(self._logged)}
-            await journal.finish(self.uid, game)
+            self._write(functools.partial(journal.finish, self.uid, game), "finish")
+
+    def _append(
+        self, journal: LogSink, seq: int, entry: Mapping[str, Any], at: float
+    ) -> Awaitable[object] | None:
+        written = journal.append(self.uid, seq, entry, at)
+        if written is None:
+            return None
+
+        async def taken() -> object:
+            result = await written
+            if result is Written.DEFERRED:
+                # Kept in the journal's memory while the store fails (the lobby halts
+                # such rooms if the journal overflows).
+                self.unwritten = True
+            return result
+
+        return taken()
+
+    def _write(self, call: Callable[[], Awaitable[object] | None], what: str) -> None:
+        # After a refused write the log is not the room's any more: nothing more is sent.
+        self._ahead.write(
+            lambda: None if self._log_refused else call(), f"{self.uid} {what}", self._refused
+        )
+
+    def _refused(self, error: BaseException) -> None:
+        # The log refuses the room's entries (another writer owns it) or a bug: the room
+        # cannot be kept, so it stops rather than play on unlogged.
+        self.log.error("the room's log refused its entries (%s); the room stops", error)
+        self._log_refused = True
+        self.finished = True
 
     def _leave_at_restart(self, seats: tuple[Seat, ...]) -> None:
         self._end_reason = END_SERVER_RESTART

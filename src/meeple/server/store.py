@@ -272,7 +272,8 @@ class ActionLog:
         header = self.genesis.get("record")
         if not isinstance(header, Mapping):
             raise RecordError(f"room {self.uid}: the genesis has no record header")
-        actions = [e.entry.get("action") for e in self.entries]
+        # An entry without an action (the referee's times at a disconnect) is no step.
+        actions = [a for e in self.entries if (a := e.entry.get("action")) is not None]
         return {**header, "actions": actions, "result": None}
 
     def replay(self, **kw: Any) -> Any:
@@ -288,7 +289,7 @@ class ActionLog:
             # Every action replayed and only the result differs: the log's record has no
             # result (it is the finished game's, kept apart) while its actions ended the
             # game — e.g. the process died before the finished game was stored.
-            if game is None or steps != len(self.entries):
+            if game is None or steps != len(record["actions"]):
                 raise
         return game
 

@@ -27,7 +27,7 @@ from meeple.games.scrabble.game import (
     Variant,
 )
 from meeple.games.scrabble.gcg import to_gcg
-from meeple.games.scrabble.record import RECORD_VERSION, RecordError, replay, to_record
+from meeple.games.scrabble.record import RECORD_VERSION, RecordError, replay, resume, to_record
 from meeple.games.scrabble.tiles import ENGLISH
 
 VARIANTS = [
@@ -186,3 +186,35 @@ def test_mutated_records_raise_record_error_only(
             pass
     except RecordError:
         pass
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31), moves=st.integers(0, 80))
+def test_a_resumed_game_goes_on_as_the_live_game(helpers: Any, seed: int, moves: int) -> None:
+    """resume: a record cut anywhere gives the live game at that point, and with the
+    live game's RNG state the rest of the game (exchanges included) plays the same."""
+    game, states = _live_game(helpers, seed, CMPN402_VARIANT, 2, moves)
+    record = to_record(game)
+    cut = len(record["actions"]) // 2
+    head = {**record, "actions": record["actions"][:cut], "result": None}
+    rng = Random(seed + 1)
+    resumed = resume(head, rng, lexicon=helpers.ParityLexicon())
+    assert resumed.state() == states[cut]
+    assert resumed.players == game.players
+    # Nothing random is left in the replay: going on, the resumed game draws on ``rng``.
+    if resumed.turn is not None and resumed.pending is None and len(resumed.bag) >= 7:
+        player = resumed.turn
+        tiles = resumed.rack(player)[:2]
+        before = rng.getstate()
+        resumed.apply(Exchange(player, tiles))
+        assert rng.getstate() != before  # the shuffle drew on rng
+        assert to_record(resumed)["actions"][-1]["bag"] == "".join(resumed.bag)
+
+
+def test_resume_refuses_a_record_that_does_not_replay(helpers: Any) -> None:
+    """A tampered record is a RecordError, as for replay."""
+    game, _ = _live_game(helpers, 5, CMPN402_VARIANT, 2, 10)
+    record = to_record(game)
+    record["setup"]["bag"] = record["setup"]["bag"][1:]
+    with pytest.raises(RecordError):
+        resume(record, Random(1))

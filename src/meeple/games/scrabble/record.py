@@ -25,6 +25,7 @@ drawn first: seat 0's rack is the last seven, reversed). The actions, one object
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Container, Iterator, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ from meeple.games.records import (
     optional_int_field,
     str_field,
 )
+from meeple.games.rng import Random
 from meeple.games.scrabble.board import Layout
 from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.game import (
@@ -74,6 +76,7 @@ __all__ = [
     "record_actions",
     "replay",
     "result_of",
+    "resume",
     "to_record",
 ]
 
@@ -206,6 +209,27 @@ def replay(
     return _steps(parsed, lexicon)
 
 
+def resume(
+    record: Mapping[str, Any], rng: Random, *, lexicon: Container[str] | None = None
+) -> Game:
+    """The game a record holds so far, ready to go on (a room resumed from its log).
+
+    The actions replay as in :func:`replay` (each exchange puts the bag in its recorded
+    order; with ``lexicon`` a challenge's verdict must agree with the record's), then
+    the game draws on ``rng`` for every shuffle after them. A record that does not
+    replay raises :class:`RecordError`.
+    """
+    parsed = _parse(record)
+    script = _ScriptedRandom()
+    game: Game | None = None
+    # Every step, not the end of the iterator: a log holds no result to check.
+    for step in itertools.islice(_steps(parsed, lexicon, script), len(parsed.actions) + 1):
+        game = step.game
+    assert game is not None
+    script.then = rng
+    return game
+
+
 def _parse(record: Mapping[str, Any]) -> _Parsed:
     header = check_header(record, GAME)
     setup = header.setup
@@ -316,22 +340,29 @@ class _Unscripted(Exception):
 
 
 class _ScriptedRandom:
-    """The RNG a replay hands the engine: the next shuffle puts the bag in the recorded order."""
+    """The RNG a replay hands the engine: the next shuffle puts the bag in the recorded
+    order. Once the record is replayed, a resumed game's own RNG (``then``) takes over."""
 
     def __init__(self) -> None:
         self.next_order: str | None = None
+        self.then: Random | None = None
 
     def shuffle(self, x: MutableSequence[Any]) -> None:
+        if self.then is not None:
+            self.then.shuffle(x)
+            return
         order, self.next_order = self.next_order, None
         if order is None or sorted(order) != sorted(x):
             raise _Unscripted("the recorded bag is not the bag's tiles")
         x[:] = list(order)
 
     def choice(self, seq: Sequence[Any]) -> Any:
+        if self.then is not None:
+            return self.then.choice(seq)
         raise _Unscripted("no random choice in a replay")
 
     def getstate(self) -> tuple[Any, ...]:
-        return ()
+        return () if self.then is None else self.then.getstate()
 
     def setstate(self, state: tuple[Any, ...]) -> None:
         return None
@@ -348,8 +379,10 @@ class _RecordedVerdicts:
         return word not in self.phonies
 
 
-def _steps(p: _Parsed, lexicon: Container[str] | None) -> Iterator[Step[Game]]:
-    rng = _ScriptedRandom()
+def _steps(
+    p: _Parsed, lexicon: Container[str] | None, rng: _ScriptedRandom | None = None
+) -> Iterator[Step[Game]]:
+    rng = rng or _ScriptedRandom()
     verdicts = _RecordedVerdicts()
     try:
         game = Game(

@@ -21,6 +21,7 @@ from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.widgets import Footer, Header, Input, RichLog, Static
 
 from meeple.games.scrabble.board import format_gcg_position
@@ -268,10 +269,13 @@ class ScrabbleApp(App[None]):
 
     def _tick(self) -> None:
         t = self.table
-        if t.challenge is not None:
-            self.query_one("#status", Static).update(self._status())
-        if t.clocks is not None and (t.clocks.player_running or t.clocks.total_running):
-            self._redraw_clocks()
+        try:
+            if t.challenge is not None:
+                self.query_one("#status", Static).update(self._status())
+            if t.clocks is not None and (t.clocks.player_running or t.clocks.total_running):
+                self._redraw_clocks()
+        except NoMatches:
+            return  # the app is closing: its widgets are gone before its timers
 
     def _redraw_clocks(self) -> None:
         """``your time 9:58 ▶   game 19:51 ▶``: each counts down while it runs."""
