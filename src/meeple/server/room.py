@@ -27,7 +27,7 @@ import itertools
 import logging
 import secrets
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -242,6 +242,11 @@ class Room:
         self._log_open = True
         self._logged = [e.entry["action"] for e in log.entries]
         self.resumed_from = len(log.entries)
+
+    def departed(self) -> Collection[int]:
+        """The seats whose players left the game before it was restored (their leave is
+        in the log): nobody is held for them and they do not leave again."""
+        return ()
 
     def leave_at_restart(self, seats: Sequence[Seat]) -> None:
         """These seats' connections died with the old process: the room's leave rule
