@@ -15,6 +15,7 @@ from websockets.asyncio.client import ClientConnection
 
 from meeple.ai.scrabble import ranked_moves
 from meeple.clients.clarkson import ClarksonClient
+from meeple.clients.santorini import play_santorini
 from meeple.games import records
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.lexicon import Lexicon
@@ -251,6 +252,58 @@ async def test_a_clarkson_game_a_player_quit_before_the_crash_ends_after_it(
     finally:
         store.close()
     assert "failed" not in second.log
+
+
+async def test_a_santorini_disconnect_logged_but_not_stored_is_stored_after_a_crash(
+    tmp_path: Path,
+) -> None:
+    """The process dies between a dropped AM27 player's ``disconnect`` entry and the
+    stored game (here: the entry is appended to the killed process's log, as the room
+    writes it). On restart the log's last entry ends the game: it is stored once with
+    that player as the one who dropped, and its record replays."""
+    database = tmp_path / "db.sqlite3"
+    first = Serve(database)
+    players = []
+    try:
+        port = first.ports["santorini"]
+        players = [
+            asyncio.create_task(play_santorini("127.0.0.1", port, name, seed=i, search=False))
+            for i, name in enumerate(("ann", "bob"))
+        ]
+        [uid] = await _open_log_with(database, None, entries=4)
+    finally:
+        first.kill()
+    await asyncio.gather(*players, return_exceptions=True)
+    store = Store(database)
+    try:
+        log = store.action_log(uid)
+        assert log is not None
+        last = log.entries[-1]
+        dropped = {"action": {"type": "disconnect", "player": 1}, "clocks": last.entry["clocks"]}
+        store.append_log(uid, last.seq + 1, dropped)
+    finally:
+        store.close()
+    second = Serve(database)
+    try:
+        [stored] = await _stored_soon(database, "santorini")
+    finally:
+        second.stop()
+    assert stored.end_reason == "disconnect"
+    assert stored.data is not None
+    assert stored.data["actions"][-1] == {"type": "disconnect", "player": 1}
+    assert stored.data["result"]["winners"] == [0]
+    steps = list(records.replay(stored.data))
+    assert len(steps) == len(stored.data["actions"]) + 1
+    store = Store(database)
+    try:
+        assert store.open_logs() == []
+        log = store.action_log(uid)
+        assert log is not None
+        assert log.game_id == stored.id
+        assert [e.entry["action"] for e in log.entries] == stored.data["actions"]
+    finally:
+        store.close()
+    assert "ERROR" not in second.log
 
 
 async def _open_log_with(
