@@ -638,11 +638,14 @@ class _Harness:
         return play
 
     async def _web_pair(self, n: int, epoch: int, rng: random.Random) -> list[Seen]:
+        """Two browsers at one Scrabble table: Twente's rules (a player gone ends the
+        game), or Clarkson's (the other plays on, so a log may hold a leave)."""
         seen = [Seen("web-pair", "scrabble", f"wp{n}{c}", epoch) for c in "ab"]
+        variant = rng.choice(("twente", "clarkson"))
         table: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         await asyncio.gather(
             *(
-                self._browser(s, "twente", table, create=i == 0, bot=False, rng=rng)
+                self._browser(s, variant, table, create=i == 0, bot=False, rng=rng)
                 for i, s in enumerate(seen)
             )
         )
