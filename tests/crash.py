@@ -20,6 +20,11 @@ checked (docs/durability.md):
    history has one row per rated game and player;
 4. SQLite's ``PRAGMA integrity_check`` is ok.
 
+Also: a browser back after a restart is never shown fewer moves than before the kill
+(nothing it saw was missing from the log), no room is left running, no CMPN402 game
+waits in its checkpoint, and the server logs no error. ``stops`` more restarts,
+shuffled among the kills, are graceful (SIGTERM) rather than kills.
+
 Everything random comes from one seed (printed first): the kill times, the names, who
 rejoins, the clients' choices. The server's own timing is not seeded, so a seed
 replays the same schedule rather than the same interleaving; a failure names its seed
