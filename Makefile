@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed-stamp
 NATIVE_SRC   := src/meeple/games/scrabble/_movegen.c
 NATIVE_STAMP := $(VENV)/.native-stamp
 
-.PHONY: serve test lint typecheck pytest bench fuzz clean native
+.PHONY: serve test lint typecheck pytest bench fuzz crash clean native
 
 $(STAMP): pyproject.toml setup.py Makefile
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "meeple needs Python 3.11 or newer"'
@@ -57,6 +57,16 @@ bench: $(STAMP) $(NATIVE_STAMP)
 fuzz: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,fuzz]'
 	$(BIN)/python fuzz/run.py $(FUZZ_ARGS)
+
+# The crash test (docs/crash.md): `meeple serve` killed with SIGKILL at 50 random moments
+# (and stopped with SIGTERM at 5 more) while every protocol plays, then the database is
+# checked: on SQLite, then on PostgreSQL — CRASH_PG names an empty database, else the
+# embedded one (meeple.server.pgembed) when it is installed. A random seed each time,
+# printed; CRASH_ARGS="--seed 7 --kills 200" replays or lengthens. Not part of `make test`.
+CRASH_PG ?= postgresql
+crash: $(STAMP) $(NATIVE_STAMP)
+	$(BIN)/python -m tests.crash --database sqlite --kills 50 --stops 5 $(CRASH_ARGS)
+	$(BIN)/python -m tests.crash --database $(CRASH_PG) --skip-if-missing --kills 50 --stops 5 $(CRASH_ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis .fuzz build

@@ -122,7 +122,7 @@ async def _play(kind: str, seed: int, steps: int, lexicon: Lexicon, path: Path) 
                 who, command = _spectrangle_command(room, rng)
             if command is not None:
                 room.submit(seats[who], command)
-        await _idle(room)
+        await _idle(room)  # the last command may end the game: a leave after it never runs
         if not room.finished and rng.random() < 0.3:
             room.leave(seats[rng.randrange(players)])
         await _idle(room)

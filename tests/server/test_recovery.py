@@ -13,10 +13,13 @@ from tests.serve import Serve, next_of, web_client
 from websockets.asyncio.client import ClientConnection
 
 from meeple.ai.scrabble import ranked_moves
+from meeple.clients.clarkson import ClarksonClient
+from meeple.clients.santorini import play_santorini
 from meeple.games import records
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.tiles import ENGLISH
+from meeple.protocols.clarkson.messages import Turn
 from meeple.server.store import Store
 
 pytestmark = pytest.mark.slow
@@ -188,3 +191,119 @@ async def test_a_twente_game_cut_by_a_crash_is_stored_as_server_restart(
         assert "restored from its log" not in second_again.log
     finally:
         second_again.stop()
+
+
+async def test_a_clarkson_game_a_player_quit_before_the_crash_ends_after_it(
+    tmp_path: Path, gcide: Lexicon
+) -> None:
+    """Clarkson §4: ann quits mid-game and bob plays on, her leave in the log; SIGKILL; on
+    restart ann does not leave a second time, bob's seat leaves by the rule, and the game
+    ends and is stored once, its record replaying the log (found by the crash test, seed
+    31 of `python -m tests.crash --lanes clarkson --kills 12 --kill-after 1 5`)."""
+    database = tmp_path / "db.sqlite3"
+    first = Serve(database)
+    try:
+        port = first.ports["clarkson"]
+        ann = await ClarksonClient.connect("127.0.0.1", port, "ann")
+        bob = await ClarksonClient.connect("127.0.0.1", port, "bob")
+        while "ann" not in bob.users:
+            await asyncio.wait_for(bob.receive(), 10)
+        await ann.ready()
+        await bob.ready()
+        while not isinstance(await asyncio.wait_for(bob.receive(), 10), Turn):
+            pass
+        await ann.quit()
+        await ann.close()
+        [uid] = await _open_log_with(database, {"type": "leave", "player": 0})
+    finally:
+        first.kill()
+    await bob.close()
+    second = Serve(database)
+    try:
+        [stored] = await _stored_soon(database, "scrabble")
+    finally:
+        second.stop()
+    assert stored.end_reason == "server-restart"
+    assert stored.data is not None
+    assert [a["type"] for a in stored.data["actions"]] == ["leave", "end"]
+    assert list(records.replay(stored.data, lexicon=gcide))[-1].game.is_over
+    store = Store(database)
+    try:
+        log = store.action_log(uid)
+        assert log is not None
+        assert log.game_id == stored.id
+        assert store.open_logs() == []
+    finally:
+        store.close()
+    assert "failed" not in second.log
+
+
+async def test_a_santorini_disconnect_logged_but_not_stored_is_stored_after_a_crash(
+    tmp_path: Path,
+) -> None:
+    """The process dies between a dropped AM27 player's ``disconnect`` entry and the
+    stored game (here: the entry is appended to the killed process's log, as the room
+    writes it). On restart the log's last entry ends the game: it is stored once with
+    that player as the one who dropped, and its record replays."""
+    database = tmp_path / "db.sqlite3"
+    first = Serve(database)
+    players = []
+    try:
+        port = first.ports["santorini"]
+        players = [
+            asyncio.create_task(play_santorini("127.0.0.1", port, name, seed=i, search=False))
+            for i, name in enumerate(("ann", "bob"))
+        ]
+        [uid] = await _open_log_with(database, None, entries=4)
+    finally:
+        first.kill()
+    await asyncio.gather(*players, return_exceptions=True)
+    store = Store(database)
+    try:
+        log = store.action_log(uid)
+        assert log is not None
+        last = log.entries[-1]
+        dropped = {"action": {"type": "disconnect", "player": 1}, "clocks": last.entry["clocks"]}
+        store.append_log(uid, last.seq + 1, dropped)
+    finally:
+        store.close()
+    second = Serve(database)
+    try:
+        [stored] = await _stored_soon(database, "santorini")
+    finally:
+        second.stop()
+    assert stored.end_reason == "disconnect"
+    assert stored.data is not None
+    assert stored.data["actions"][-1] == {"type": "disconnect", "player": 1}
+    assert stored.data["result"]["winners"] == [0]
+    steps = list(records.replay(stored.data))
+    assert len(steps) == len(stored.data["actions"]) + 1
+    store = Store(database)
+    try:
+        assert store.open_logs() == []
+        log = store.action_log(uid)
+        assert log is not None
+        assert log.game_id == stored.id
+        assert [e.entry["action"] for e in log.entries] == stored.data["actions"]
+    finally:
+        store.close()
+    assert "ERROR" not in second.log
+
+
+async def _open_log_with(
+    database: Path, action: dict[str, Any] | None, entries: int = 1
+) -> list[str]:
+    """The open logs once one holds ``action`` (or, None, ``entries`` entries)."""
+    for _ in range(200):
+        store = Store(database)
+        try:
+            for uid in store.open_logs():
+                log = store.action_log(uid)
+                assert log is not None
+                actions = [e.entry["action"] for e in log.entries]
+                if (action in actions) if action is not None else len(actions) >= entries:
+                    return [uid]
+        finally:
+            store.close()
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no open log with {action or entries}")

@@ -655,7 +655,8 @@ class Lobby:
         grace period under its rejoin token's hash; a server bot sits again at once; a
         seat of a protocol that cannot take a client back lost its connection with the
         old process, and the room applies its own leave rule to it (the game ends with
-        the reason ``server-restart`` if that rule ends it).
+        the reason ``server-restart`` if that rule ends it). A seat whose player had left
+        the game before (:meth:`Room.departed`) stays empty.
         """
         spec = self._game(log.game)
         if spec.restore is None:
@@ -670,7 +671,10 @@ class Lobby:
         room.on_finished.append(self._room_finished)
         self._by_uid[room.uid] = room
         gone: list[Seat] = []
-        for seat, info in zip(seats, log.genesis["seats"], strict=True):
+        departed = set(room.departed())
+        for index, (seat, info) in enumerate(zip(seats, log.genesis["seats"], strict=True)):
+            if index in departed:
+                continue  # its leave is in the log: it is not held, nor does it leave again
             self._rooms[id(seat)] = room
             if info.get("rejoin") and info["protocol"] == "web" and self.grace > 0:
                 self._hold(info["rejoin"], seat, room)

@@ -33,10 +33,11 @@ import logging
 import secrets
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from meeple.games.records import RecordError
 from meeple.server.feed import Feed, game_topic
 from meeple.server.journal import Written
 
@@ -396,10 +397,23 @@ class Room:
             self._conclusion["end_reason"] = self._end_reason
 
     def resume_log(self, log: ActionLog) -> None:
-        """This room goes on with ``log`` (restart recovery): the next entry follows it."""
+        """This room goes on with ``log`` (restart recovery): the next entry follows it.
+
+        The room, rebuilt from the log, must write the same actions the log holds; a room
+        that would not (its game lost one of them) raises RecordError rather than append
+        a record that cannot replay.
+        """
+        logged = [e.entry["action"] for e in log.entries]
+        if list(self.log_actions()) != logged:
+            raise RecordError(f"room {log.uid}: the restored game's actions are not its log's")
         self._log_open = True
-        self._logged = [e.entry["action"] for e in log.entries]
+        self._logged = logged
         self.resumed_from = len(log.entries)
+
+    def departed(self) -> Collection[int]:
+        """The seats whose players left the game before it was restored (their leave is
+        in the log): nobody is held for them and they do not leave again."""
+        return ()
 
     def leave_at_restart(self, seats: Sequence[Seat]) -> None:
         """These seats' connections died with the old process: the room's leave rule

@@ -313,7 +313,14 @@ def santorini_lobby(services: Services) -> Lobby:
             )
             room.on_game_over.append(record)
             room.started_at = log.created_at
-            if game.is_over:
+            last = log.entries[-1].entry.get("action") if log.entries else None
+            if isinstance(last, dict) and last.get("type") == "disconnect":
+                # A dropped player ended the game (the record's own last action, not the
+                # engine's) and the process died before the game was stored.
+                room.end_reason = "disconnect"
+                room.dropped = int(last["player"])
+                room._over()
+            elif game.is_over:
                 room.end_reason = "win"
                 room._over()
             return room

@@ -292,6 +292,9 @@ class ScrabbleRoom(Room):
     def game_over_at_restore(self) -> None:
         self._game_over()
 
+    def departed(self) -> frozenset[int]:
+        return frozenset(self.left)
+
     def _game_over(self) -> None:
         result = self.game.result
         if result is not None:
@@ -397,6 +400,7 @@ def _room_factory(lexicon: Container[str], services: Services) -> tuple[RoomFact
             game=game,
         )
         room.started_at = log.created_at
+        room.left = set(game.state().left)  # who quit before the restart (Clarkson, RFC §4)
         if game.is_over:
             room.game_over_at_restore()
         return room
