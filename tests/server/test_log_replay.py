@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from meeple.ai import santorini as santorini_ai
 from meeple.ai.scrabble import ranked_moves
+from meeple.games import santorini as santorini_engine
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.tiles import ENGLISH
 from meeple.server import santorini as santorini_room
@@ -65,9 +66,12 @@ def _scrabble_command(room: Any, rng: random.Random, lexicon: Lexicon) -> tuple[
 def _santorini_command(room: Any, rng: random.Random) -> tuple[int, object]:
     game = room.game
     turn = game.turn if game.turn is not None else 0
-    if rng.random() < 0.05:
-        return (turn + 1) % len(room.seats), santorini_ai.random_action(game.state, rng)
+    if not game.legal_actions():
+        # Stuck: AM27's client says LOSE (§4.2.6); the server does not decide it.
+        return turn, santorini_engine.Lose(turn)
     action = santorini_ai.random_action(game.state, rng)
+    if rng.random() < 0.05:
+        return (turn + 1) % len(room.seats), action
     return turn, replace(action, player=turn)  # type: ignore[type-var]
 
 
