@@ -46,6 +46,8 @@ DEFAULT_BACKLOG = 10_000  # queued writes before the journal overflows
 _FIRST_RETRY = 0.05  # seconds; doubled after each failure up to _LAST_RETRY
 _LAST_RETRY = 2.0
 MAX_BATCH = 256  # writes in one group commit
+# Seconds a room waits for a write before it goes on without it (a database that hangs).
+WRITE_TIMEOUT = 2.0
 
 
 class Health(enum.Enum):
@@ -80,10 +82,12 @@ class Journal:
         store: Store,
         *,
         max_backlog: int = DEFAULT_BACKLOG,
+        write_timeout: float = WRITE_TIMEOUT,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.store = store
         self.max_backlog = max_backlog
+        self.write_timeout = write_timeout
         self.health = Health.OK
         self.last_error = ""
         # Told of every change of health, on the event loop (the web's banners).
@@ -94,6 +98,11 @@ class Journal:
         self._pending = 0  # jobs queued or running
         self._count_lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
+        # The loop's futures of writes under way, and since when the writer has been on
+        # its current batch (None: idle): the watchdog's view of a stuck store.
+        self._waiting: set[asyncio.Future[Any]] = set()
+        self._watchdog: asyncio.TimerHandle | None = None
+        self._busy_since: float | None = None
         self._thread = threading.Thread(target=self._run, name="meeple-journal", daemon=True)
         self._thread.start()
 
@@ -159,10 +168,33 @@ class Journal:
             self._put(_Job(call, what, None, None))
             return Written.DEFERRED
         future: asyncio.Future[Any] = loop.create_future()
+        self._waiting.add(future)
+        future.add_done_callback(self._waiting.discard)
+        self._watch(loop)
         self._put(_Job(call, what, loop, future))
         result = await future
         assert isinstance(result, Written)
         return result
+
+    def _watch(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Look again in ``write_timeout`` seconds whether the writer is stuck on a write
+        (one timer for all the waiting writes, not one per write)."""
+        if self._watchdog is None:
+            self._watchdog = loop.call_later(self.write_timeout, self._check_stuck)
+
+    def _check_stuck(self) -> None:
+        self._watchdog = None
+        since = self._busy_since
+        if since is not None and time.monotonic() - since >= self.write_timeout:
+            # A database that does not answer (frozen, a network gone quiet) fails no
+            # write: the rooms go on as if it had, and the writes stay queued, in order,
+            # until the store answers.
+            self._set_health(Health.RETRYING, f"no answer in {self.write_timeout:g} s")
+            for future in list(self._waiting):
+                if not future.done():
+                    future.set_result(Written.DEFERRED)
+        if self._waiting and self._loop is not None and not self._loop.is_closed():
+            self._watch(self._loop)
 
     def _put(self, job: _Job) -> None:
         with self._count_lock:
@@ -196,7 +228,11 @@ class Journal:
                     closing = True
                     break
                 batch.append(more)
-            self._write_batch(batch)
+            self._busy_since = time.monotonic()
+            try:
+                self._write_batch(batch)
+            finally:
+                self._busy_since = None
             with self._count_lock:
                 self._pending -= len(batch)
                 pending = self._pending

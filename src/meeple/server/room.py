@@ -128,8 +128,12 @@ class WriteAhead:
     its ``on_error`` told; the queue goes on with the next step.
     """
 
-    def __init__(self, name: str = "room") -> None:
+    def __init__(self, name: str = "room", *, inline: bool = False) -> None:
         self.name = name
+        # ``inline``: the owner awaits :meth:`drain` after queueing (a room's task), so
+        # the queue runs in the owner's task rather than in one of its own: no task to
+        # create and switch to per command.
+        self.inline = inline
         self._queue: deque[_Step] = deque()
         self._task: asyncio.Task[None] | None = None
 
@@ -155,7 +159,8 @@ class WriteAhead:
             return
         if running is not None:
             self._queue.append(_Step(running=running, on_error=on_error, what=what))
-            self._kick()
+            if not self.inline:
+                self._kick()
 
     def deliver(self, call: Callable[[], object]) -> None:
         """Run ``call`` once every write queued before it is taken (now, if none is)."""
@@ -167,6 +172,9 @@ class WriteAhead:
     async def drain(self) -> None:
         """Wait until every queued write is taken and every delivery behind it made."""
         while self._queue:
+            if self.inline and self._task is None:
+                await self._steps()
+                continue
             self._kick()
             assert self._task is not None
             await asyncio.shield(self._task)
@@ -179,23 +187,26 @@ class WriteAhead:
 
     async def _run(self) -> None:
         try:
-            while self._queue:
-                step = self._queue[0]
-                try:
-                    if step.deliver is not None:
-                        self._run_delivery(step.deliver)
-                        continue
-                    running = step.running
-                    if running is None and step.write is not None:
-                        running = step.write()
-                    if running is not None:
-                        await running
-                except Exception as e:
-                    self._failed(step.what, e, step.on_error)
-                finally:
-                    self._queue.popleft()
+            await self._steps()
         finally:
             self._task = None
+
+    async def _steps(self) -> None:
+        while self._queue:
+            step = self._queue[0]
+            try:
+                if step.deliver is not None:
+                    self._run_delivery(step.deliver)
+                    continue
+                running = step.running
+                if running is None and step.write is not None:
+                    running = step.write()
+                if running is not None:
+                    await running
+            except Exception as e:
+                self._failed(step.what, e, step.on_error)
+            finally:
+                self._queue.popleft()
 
     def _failed(
         self, what: str, error: Exception, on_error: Callable[[BaseException], object] | None
@@ -282,7 +293,7 @@ class Room:
         self._log_open = False
         self._log_refused = False
         # The log's writes and the deliveries held behind them, in order (write-ahead).
-        self._ahead = WriteAhead(self.id)
+        self._ahead = WriteAhead(self.id, inline=True)
         self._conclusion: dict[str, Any] | None = None
         self._concluded = False
         self._end_reason: str | None = None  # an end from outside the rules, while it happens

@@ -447,17 +447,11 @@ class SqliteBackend(Backend):
     def transaction(self) -> Iterator[Transaction]:
         with self._lock:
             if self._batching:
-                # Inside a batch: each write is a savepoint of the batch's transaction, so
-                # one that is refused takes back only itself.
-                self._db.execute("SAVEPOINT write")
-                try:
-                    yield _SqliteTransaction(self._db)
-                except BaseException:
-                    if self._db.in_transaction:
-                        self._db.execute("ROLLBACK TO write")
-                        self._db.execute("RELEASE write")
-                    raise
-                self._db.execute("RELEASE write")
+                # Inside a batch: the batch's transaction. A log write that is refused
+                # (LogConflict) has changed nothing when it says so (its first statement,
+                # the fence or an INSERT ... DO NOTHING, decided); any other error takes
+                # back the whole batch, which the journal then writes one by one.
+                yield _SqliteTransaction(self._db)
                 return
             self._db.execute("BEGIN IMMEDIATE")
             try:

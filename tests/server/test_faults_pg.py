@@ -1,0 +1,112 @@
+"""A PostgreSQL that stops answering mid-game (its processes frozen with SIGSTOP, as a
+hung server or a network gone quiet looks to meeple): the game goes on from memory, the
+lobby says so, and everything is written once PostgreSQL answers again
+(docs/durability.md, Faults)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import random
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from meeple.clients.scrabble_bot import play_twente
+from meeple.games import records
+from meeple.games.scrabble.lexicon import Lexicon
+from meeple.server.app import MeepleServer
+from meeple.server.config import ServerConfig
+from meeple.server.journal import Health, server_journal, server_store
+from meeple.server.lobby import server_lobby
+from meeple.server.pgembed import EmbeddedPostgres
+
+pytestmark = pytest.mark.slow
+
+
+def _family(pid: int) -> list[int]:
+    """``pid`` and every process below it (the postmaster and its backends)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        todo.extend(children.get(p, []))
+    return found
+
+
+def _signal(pids: list[int], sig: signal.Signals) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+
+
+@pytest.fixture
+def postgres() -> Iterator[EmbeddedPostgres]:
+    """A PostgreSQL of this test's own (the session's stays out of the freezer)."""
+    with EmbeddedPostgres() as server:
+        yield server
+
+
+async def _until(predicate: object, timeout: float = 30) -> None:
+    for _ in range(int(timeout / 0.05)):
+        if predicate():  # type: ignore[operator]
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+async def test_a_postgresql_that_stops_answering_costs_no_game(
+    postgres: EmbeddedPostgres, gcide: Lexicon
+) -> None:
+    """PostgreSQL frozen before a Twente game: the players play it to its end (the first
+    write waits its timeout, then the room goes on), the lobby shows the banner; thawed:
+    the log and the finished game are written, once, and the banner goes."""
+    url = postgres.create_database("outage")
+    config = ServerConfig(database=url).only("twente").with_port("twente", 0)
+    server = MeepleServer(config, rng=random.Random(11))
+    server.services.resource("scrabble.lexicon", lambda: gcide)
+    await server.start()
+    assert postgres.pid is not None
+    frozen = _family(postgres.pid)
+    try:
+        journal = server_journal(server.services)
+        journal.write_timeout = 0.5
+        lobby = server_lobby(server.services)
+        _signal(frozen, signal.SIGSTOP)
+        port = server.ports["twente"]
+        results = await asyncio.wait_for(
+            asyncio.gather(*(play_twente("127.0.0.1", port, n, gcide) for n in ("ann", "bob"))),
+            90,
+        )
+        assert all(r[0].reason == "WIN" for r in results)
+        assert journal.health is Health.RETRYING
+        assert "not taking writes" in (lobby.snapshot()["store"] or "")
+        _signal(frozen, signal.SIGCONT)
+        await _until(lambda: journal.health is Health.OK)
+        assert lobby.snapshot()["store"] is None
+        store = server_store(server.services)
+        [stored] = store.games()
+        assert stored.result["scores"] == dict(results[0][0].scores)
+        assert stored.data is not None
+        log = store.action_log(stored.data["uid"])
+        assert log is not None
+        assert log.game_id == stored.id
+        assert [e.entry["action"] for e in log.entries] == stored.data["actions"]
+        assert list(records.replay(stored.data, lexicon=gcide))[-1].game.is_over
+        assert store.open_logs() == []
+    finally:
+        _signal(frozen, signal.SIGCONT)
+        await server.stop()
