@@ -38,8 +38,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy src
 
+# Two workers: the suite's real servers, browsers and property tests spread over both
+# cores. PYTEST_ARGS="-n 0 tests/server" for one process and a part of it.
+PYTEST_ARGS ?= -n 2
+
 pytest: $(STAMP) $(NATIVE_STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest $(PYTEST_ARGS)
 
 bench: $(STAMP) $(NATIVE_STAMP)
 	$(BIN)/python benchmarks/movegen.py
