@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from tests.serve import Serve
+from tests.serve import Serve, assert_stored_as_logged
 
 from meeple.clients.scrabble_bot import play_twente
 from meeple.games import records
@@ -92,15 +92,7 @@ async def test_a_full_disk_keeps_games_going_and_writes_them_when_space_is_back(
         server.stop()
     store = Store(database)
     try:
-        [stored] = store.games()
-        assert stored.result["scores"] == dict(results[0][0].scores)
-        assert stored.data is not None
-        log = store.action_log(stored.data["uid"])
-        assert log is not None
-        assert log.game_id == stored.id
-        assert [e.entry["action"] for e in log.entries] == stored.data["actions"]
-        assert list(records.replay(stored.data, lexicon=gcide))[-1].game.is_over
-        assert store.open_logs() == []
+        assert_stored_as_logged(store, dict(results[0][0].scores), gcide)
     finally:
         store.close()
     assert "the store takes writes again" in server.log

@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.serve import assert_stored_as_logged
 
 from meeple.clients.scrabble_bot import play_twente
-from meeple.games import records
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.server.app import MeepleServer
 from meeple.server.config import ServerConfig
@@ -98,15 +98,7 @@ async def test_a_postgresql_that_stops_answering_costs_no_game(
         await _until(lambda: journal.health is Health.OK)
         assert lobby.snapshot()["store"] is None
         store = server_store(server.services)
-        [stored] = store.games()
-        assert stored.result["scores"] == dict(results[0][0].scores)
-        assert stored.data is not None
-        log = store.action_log(stored.data["uid"])
-        assert log is not None
-        assert log.game_id == stored.id
-        assert [e.entry["action"] for e in log.entries] == stored.data["actions"]
-        assert list(records.replay(stored.data, lexicon=gcide))[-1].game.is_over
-        assert store.open_logs() == []
+        assert_stored_as_logged(store, dict(results[0][0].scores), gcide)
     finally:
         _signal(frozen, signal.SIGCONT)
         await server.stop()
