@@ -236,7 +236,12 @@ async def test_a_browser_adds_a_bot_with_one_message_and_plays_santorini(
     while not view["data"]["over"]:
         game = room.game  # type: ignore[attr-defined]
         if not game.is_over and game.state.turn == view["data"]["you"]:
-            action = random_action(game.state, rng)
+            # Stuck, the player says LOSE (AM27 §4.2.6: the server never decides it).
+            action = (
+                random_action(game.state, rng)
+                if game.legal_actions()
+                else engine.Lose(view["data"]["you"])
+            )
             await ws.send(json.dumps({"type": "play", "action": _santorini_json(action)}))
         message = await _next(ws)
         if message["type"] == "seat":
