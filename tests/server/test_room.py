@@ -124,3 +124,19 @@ def test_write_ahead_with_an_inline_sink_needs_no_loop() -> None:
     ahead.deliver(lambda: done.append("deliver"))
     assert done == ["write", "deliver"]
     assert ahead.waiting == 0
+
+
+async def test_a_seat_told_the_end_sends_nothing_more_that_counts() -> None:
+    """A seat whose protocol already told its player the game's end (a shutdown's
+    farewell) has what it sent before skipped: the stored end is the one it was told."""
+    room = _CountingRoom()
+    room.start()
+    room.submit(room.seats[0], "tick")
+    await _settle()
+    room.seats[0].told_the_end = True  # type: ignore[attr-defined]
+    room.submit(room.seats[0], "tick")
+    room.submit(room.seats[1], "tick")
+    await _settle()
+    assert room.count == 2
+    room.submit(None, "stop")
+    await asyncio.wait_for(room.wait_finished(), 5)

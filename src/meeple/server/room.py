@@ -516,6 +516,11 @@ class Room:
                         self._halt(command.reason)
                     elif isinstance(command, _SeatBack):
                         self._seat_back(command.old, command.new)
+                    elif seat is not None and getattr(seat, "told_the_end", False):
+                        # The seat's protocol already told its player how the game ended
+                        # (a shutdown's farewell): nothing it sent before that counts now,
+                        # so the stored end is the one the player was told.
+                        pass
                     else:
                         self.handle(seat, command)
                 except Exception:

@@ -115,6 +115,7 @@ class TwenteHandler:
         self._flags: frozenset[Flag] = frozenset()
         self._room: ScrabbleRoom | None = None
         self._you = -1
+        self.told_the_end = False  # the shutdown's GAMEOVER was sent (see farewell)
 
     # --- ConnectionHandler ------------------------------------------------------------
 
@@ -141,6 +142,9 @@ class TwenteHandler:
         if room is None or room.game.is_over or self.session.state is not State.GAME:
             return None
         scores = tuple(zip(room.game.players, room.game.scores, strict=True))
+        # A move of this player's still in the room's inbox must not change the game
+        # after these scores were told (the room skips what this seat sent).
+        self.told_the_end = True
         return self._encode(GameOver(GameOverReason.DISCONNECT, scores))
 
     # --- requests from the client ----------------------------------------------------
