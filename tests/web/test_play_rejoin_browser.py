@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, expect
-from tests.web.helpers import NEXT_VIEW, ServerFactory, open_table, type_move
+from tests.web.helpers import NEXT_VIEW, ServerFactory, open_table, screenshot, type_move
 
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.server.app import MeepleServer
@@ -125,6 +125,7 @@ async def test_a_second_tab_takes_the_seat_and_the_first_steps_aside(
     assert view["rack"] == before["rack"]
     await expect(first.locator("#elsewhere")).to_be_visible()
     await expect(first.locator("#play")).to_be_hidden()
+    await screenshot(first, "play-seat-elsewhere")
     # A while later the second tab still has it: the first did not reconnect to take it.
     await second.wait_for_timeout(1500)
     assert await second.evaluate("() => window.meeple.seated")

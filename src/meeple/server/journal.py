@@ -123,9 +123,10 @@ class Journal:
     def trouble(self) -> str | None:
         """What the lobby's and the console's banner says while writes fail; None: OK."""
         if self.health is Health.RETRYING:
+            # Public text (every page shows it): what went wrong in detail is in the log.
             return (
-                f"The database is not taking writes ({self.last_error}). Games go on; "
-                f"{self._pending} log entries are kept in memory and written when it is back."
+                "The database is not taking writes. Games go on; "
+                f"{self._pending} game updates are kept in memory and written when it is back."
             )
         if self.health is Health.OVERFLOWING:
             return (

@@ -299,7 +299,6 @@ class Room:
         self._end_reason: str | None = None  # an end from outside the rules, while it happens
         # Set when a log write was deferred (the store failing): the journal holds it.
         self.unwritten = False
-        self.resumed_from: int | None = None  # entries in the log when it was restored
         # Set by the lobby: viewers get a snapshot after every command (docs/web.md).
         self.feed: Feed | None = None
         self.on_changed: list[Callable[[Room], None]] = []
@@ -419,7 +418,6 @@ class Room:
             raise RecordError(f"room {log.uid}: the restored game's actions are not its log's")
         self._log_open = True
         self._logged = logged
-        self.resumed_from = len(log.entries)
 
     def departed(self) -> Collection[int]:
         """The seats whose players left the game before it was restored (their leave is
