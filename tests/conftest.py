@@ -13,9 +13,9 @@ import pytest
 from tests.natsd import NatsEnv
 from tests.pg import PgServer
 
-from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
 from meeple.bus.subjects import Namespace
 from meeple.cluster.natsserver import NatsServerError, find_binary
+from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
 from meeple.server.pgembed import binaries
 
 

@@ -13,6 +13,7 @@ permissions expect.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Any
 
@@ -73,10 +74,10 @@ class _NatsSub(Subscription):
         self._sub = sub
 
     async def close(self) -> None:
-        try:
+        with contextlib.suppress(
+            nats.errors.ConnectionClosedError, nats.errors.BadSubscriptionError
+        ):
             await self._sub.unsubscribe()
-        except (nats.errors.ConnectionClosedError, nats.errors.BadSubscriptionError):
-            pass
 
 
 class NatsBus(Bus):
