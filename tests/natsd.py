@@ -34,7 +34,9 @@ class NatsEnv:
     @contextlib.contextmanager
     def start(cls) -> Iterator[NatsEnv]:
         """Start a server on 127.0.0.1 (a free port); stop it when the block ends."""
-        node, edge = secrets.token_urlsafe(16), secrets.token_urlsafe(16)
+        # NATS parses a variable's value as a configuration value: "1234-56..." would be a
+        # date. A letter first and hex digits after stay a string.
+        node, edge = f"pw{secrets.token_hex(16)}", f"pw{secrets.token_hex(16)}"
         env = {"MEEPLE_NATS_NODE_PASSWORD": node, "MEEPLE_NATS_EDGE_PASSWORD": edge}
         with NatsServer(include=AUTH, environment=env) as server:
             yield cls(server, node, edge)
