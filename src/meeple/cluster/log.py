@@ -45,9 +45,10 @@ again by :meth:`~meeple.server.store.Store.game_by_uid` on a retry. The ``end`` 
 carries the game too, so the finished game is in the log even if the process dies
 between the two writes (the retry, or recovery, stores it).
 
-Reading a room's log takes one direct get per message; listing the open rooms one
+Reading a room's log is one batched direct get (NATS >= 2.11) per 1,000 messages; a
+claim reads the log once and replays what it read. Listing the open rooms takes one
 stream-info request and two direct gets per room (fine at start-up and for hundreds of
-rooms; a consumer per read would do better for thousands).
+rooms; an index of open rooms would do better for many thousands).
 """
 
 from __future__ import annotations
@@ -64,7 +65,6 @@ from typing import Any, Protocol, TypeVar
 import nats.errors
 import nats.js.errors
 from nats.aio.client import Client
-from nats.js.api import RawStreamMsg
 
 from meeple.bus.subjects import Namespace, check_token
 from meeple.server.store import ActionLog, LogConflict, LogEntry, Store
@@ -82,6 +82,8 @@ EXPECT = "Nats-Expected-Last-Subject-Sequence"
 
 # JSStreamWrongLastSequenceErrF and its constant form: the fence refused the publish.
 _WRONG_LAST = (10071, 10164)
+# Messages per batched direct get.
+_BATCH = 1000
 
 
 class RoomLog(Protocol):
@@ -98,6 +100,15 @@ class RoomLog(Protocol):
     def action_log(self, uid: str) -> ActionLog | None: ...
 
     def open_logs(self, game: str | None = None) -> list[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Msg:
+    """One stored message of a room: its stream sequence, headers and body."""
+
+    seq: int
+    headers: dict[str, str]
+    data: bytes
 
 
 @dataclass
@@ -146,6 +157,7 @@ class JetStreamLog:
         self.ns = ns
         self.records = records
         self._now = wall_clock
+        self._timeout = timeout
         self._tails: dict[str, _Tail] = {}
 
     # --- writing ---------------------------------------------------------------------------
@@ -160,7 +172,7 @@ class JetStreamLog:
             ack = await self._publish(uid, body, headers, msg_id, expect=0)
         except LogConflict:
             first = await self._first(uid)
-            if first is None or first.headers is None or first.headers.get(MSG_ID) != msg_id:
+            if first is None or first.headers.get(MSG_ID) != msg_id:
                 raise LogConflict(f"room {uid}: a log with another genesis exists") from None
             self._tails.pop(uid, None)  # it may have grown since: read its end when needed
             return
@@ -197,13 +209,13 @@ class JetStreamLog:
         log = await self._read(uid)
         if log is None:
             raise LogConflict(f"room {uid}: no log")
-        if any(m.headers and m.headers.get(MSG_ID) == msg_id for m in log):
+        if any(m.headers.get(MSG_ID) == msg_id for m in log):
             return  # the same entry is in the log: a retry
         if tail.claimed:
             tail.refused = True
         else:
             self._tails.pop(uid, None)
-        last = max(int((m.headers or {}).get(SEQ, 0)) for m in log)
+        last = max(int(m.headers.get(SEQ, 0)) for m in log)
         if 1 <= seq <= last:
             raise LogConflict(f"room {uid}: entry {seq} is already another entry")
         raise LogConflict(f"room {uid}: append {seq} after {last} refused")
@@ -228,9 +240,9 @@ class JetStreamLog:
                 raise LogConflict(f"room {uid}: the log is closed")
             claimed = max(
                 (
-                    int(json.loads(m.data or b"{}")["epoch"])
+                    int(json.loads(m.data)["epoch"])
                     for m in messages
-                    if (m.headers or {}).get(KIND) == "owner"
+                    if m.headers.get(KIND) == "owner"
                 ),
                 default=-1,
             )
@@ -246,9 +258,7 @@ class JetStreamLog:
             # else: claimed under this epoch already (a retry): the log's end is ours.
             tail.claimed = True
             self._tails[uid] = tail
-            log = await self.action_log(uid)
-            assert log is not None
-            return log
+            return await self._build(uid, messages)
         raise LogConflict(f"room {uid}: the log kept moving; could not claim it")
 
     async def finish_log(self, uid: str, **game: Any) -> int:
@@ -291,18 +301,20 @@ class JetStreamLog:
     async def action_log(self, uid: str) -> ActionLog | None:
         """Room ``uid``'s whole log: genesis, entries in order, and how it ended."""
         messages = await self._read(uid)
-        if not messages:
-            return None
-        genesis = messages[0]
-        head = genesis.headers or {}
+        return None if messages is None else await self._build(uid, messages)
+
+    async def _build(self, uid: str, messages: list[_Msg]) -> ActionLog:
+        head = messages[0].headers
         entries: list[LogEntry] = []
         end_reason: str | None = None
         for m in messages[1:]:
-            h = m.headers or {}
-            if h.get(KIND) == "entry":
-                entries.append(LogEntry(int(h[SEQ]), float(h[AT]), json.loads(m.data or b"")))
-            elif h.get(KIND) == "end":
-                end_reason = json.loads(m.data or b"")["end_reason"]
+            kind = m.headers.get(KIND)
+            if kind == "entry":
+                entries.append(
+                    LogEntry(int(m.headers[SEQ]), float(m.headers[AT]), json.loads(m.data))
+                )
+            elif kind == "end":
+                end_reason = json.loads(m.data)["end_reason"]
         game_id = None
         if end_reason is not None:
             found = await asyncio.to_thread(self.records.game_by_uid, uid)
@@ -310,7 +322,7 @@ class JetStreamLog:
         return ActionLog(
             uid,
             head.get(GAME, ""),
-            json.loads(genesis.data or b""),
+            json.loads(messages[0].data),
             float(head.get(AT, 0.0)),
             tuple(entries),
             game_id,
@@ -332,7 +344,7 @@ class JetStreamLog:
                 continue
             first = await self._first(uid)
             assert first is not None
-            h = first.headers or {}
+            h = first.headers
             if game is None or h.get(GAME) == game:
                 rooms.append((float(h.get(AT, 0.0)), uid))
         return [uid for _, uid in sorted(rooms)]
@@ -355,31 +367,51 @@ class JetStreamLog:
             raise
         return int(ack.seq)
 
-    async def _get(self, uid: str, *, seq: int | None = None) -> RawStreamMsg | None:
+    async def _get(self, uid: str, *, seq: int | None = None) -> _Msg | None:
         """The room's last message, or its first at or after stream sequence ``seq``."""
         try:
             if seq is None:
-                return await self._js.get_last_msg(
-                    self.ns.log_stream, self.ns.log(uid), direct=True
+                m = await self._js.get_last_msg(self.ns.log_stream, self.ns.log(uid), direct=True)
+            else:
+                m = await self._js.get_msg(
+                    self.ns.log_stream, seq=seq, subject=self.ns.log(uid), direct=True, next=True
                 )
-            return await self._js.get_msg(
-                self.ns.log_stream, seq=seq, subject=self.ns.log(uid), direct=True, next=True
-            )
         except nats.js.errors.NotFoundError:
             return None
+        assert m.seq is not None
+        return _Msg(m.seq, {str(k): str(v) for k, v in (m.headers or {}).items()}, m.data or b"")
 
-    async def _first(self, uid: str) -> RawStreamMsg | None:
+    async def _first(self, uid: str) -> _Msg | None:
         return await self._get(uid, seq=1)
 
-    async def _read(self, uid: str) -> list[RawStreamMsg] | None:
-        """Every message of the room, in order (None: no log)."""
-        out: list[RawStreamMsg] = []
-        seq = 1
-        while (m := await self._get(uid, seq=seq)) is not None:
-            out.append(m)
-            assert m.seq is not None
-            seq = m.seq + 1
-        return out or None
+    async def _read(self, uid: str) -> list[_Msg] | None:
+        """Every message of the room, in order (None: no log): batched direct gets
+        (NATS >= 2.11, ADR-31), one round trip per :data:`_BATCH` messages."""
+        out: list[_Msg] = []
+        inbox = self._nc.new_inbox()
+        sub = await self._nc.subscribe(inbox)
+        try:
+            start = 1
+            while True:
+                request = {"seq": start, "next_by_subj": self.ns.log(uid), "batch": _BATCH}
+                await self._nc.publish(
+                    f"$JS.API.DIRECT.GET.{self.ns.log_stream}",
+                    json.dumps(request).encode(),
+                    reply=inbox,
+                )
+                got = 0
+                while True:
+                    m = await sub.next_msg(timeout=self._timeout)
+                    h = {str(k): str(v) for k, v in (m.headers or {}).items()}
+                    if "Status" in h:  # 204: the end of the batch; 404: nothing (more)
+                        break
+                    out.append(_Msg(int(h["Nats-Sequence"]), h, m.data))
+                    got += 1
+                if got < _BATCH:
+                    return out or None
+                start = out[-1].seq + 1
+        finally:
+            await sub.unsubscribe()
 
     async def _read_tail(self, uid: str) -> _Tail:
         m = await self._get(uid)
@@ -388,10 +420,9 @@ class JetStreamLog:
         return _tail(m)
 
 
-def _tail(m: RawStreamMsg) -> _Tail:
+def _tail(m: _Msg) -> _Tail:
     """What a room's last message says of its log."""
-    h = m.headers or {}
-    assert m.seq is not None
+    h = m.headers
     return _Tail(m.seq, int(h.get(SEQ, 0)), h.get(MSG_ID, ""), closed=h.get(KIND) == "end")
 
 
