@@ -167,3 +167,42 @@ async def test_a_retry_of_a_lost_acknowledgement_is_applied_once(
     await again.append_log("r1", 2, {"action": 2})
     info = await node.jetstream().stream_info(nats_ns.log_stream)
     assert info.state.messages == 3
+
+
+async def test_an_owner_whose_acknowledgement_was_lost_goes_on(
+    node: Client, nats_ns: Namespace, records: Store
+) -> None:
+    """The owner's append lands but its acknowledgement never arrives (the journal then
+    retries it): the retry is recognised, and the owner's next append is accepted, not
+    taken for another writer's."""
+    a = JetStreamLog(node, nats_ns, records)
+    await a.open_log("r1", "counting", GENESIS)
+    await a.claim("r1", "a", epoch=1)
+    await a.append_log("r1", 1, {"action": 1})
+    # Entry 2 written as append_log writes it, but behind the writer's back: to the writer
+    # this is an append whose acknowledgement was lost.
+    shadow = JetStreamLog(node, nats_ns, records)
+    await shadow.append_log("r1", 2, {"action": 2})
+    await a.append_log("r1", 2, {"action": 2})  # the retry
+    await a.append_log("r1", 3, {"action": 3})
+    assert await a.finish_log("r1", **_game("r1")) == await a.finish_log("r1", **_game("r1"))
+    log = await a.action_log("r1")
+    assert log is not None
+    assert [e.entry["action"] for e in log.entries] == [1, 2, 3]
+
+
+async def test_a_stale_owner_cannot_end_the_game_or_store_its_version(
+    node: Client, nats_ns: Namespace, records: Store
+) -> None:
+    """After a takeover the old owner's finish is refused; the game stored is the new
+    owner's, once."""
+    a = JetStreamLog(node, nats_ns, records)
+    b = JetStreamLog(node, nats_ns, records)
+    await a.open_log("r1", "counting", GENESIS)
+    await a.claim("r1", "a", epoch=1)
+    await b.claim("r1", "b", epoch=2)
+    game_id = await b.finish_log("r1", **{**_game("r1"), "end_reason": "by b"})
+    with pytest.raises(LogConflict):
+        await a.finish_log("r1", **{**_game("r1"), "end_reason": "by a"})
+    stored = records.games(game="counting")
+    assert [(g.id, g.end_reason) for g in stored] == [(game_id, "by b")]

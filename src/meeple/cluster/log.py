@@ -9,14 +9,14 @@ plus :meth:`~JetStreamLog.claim`, with which a new owner fences the old one out.
 
 **The messages** of room ``uid``, on subject ``<ns>.log.<uid>``, in order:
 
-=========  ==================================  =============  ===========================
+=========  ==================================  =============  ============================
 kind       body (JSON)                         Meeple-Seq     Nats-Msg-Id
-=========  ==================================  =============  ===========================
+=========  ==================================  =============  ============================
 genesis    the genesis                         0              ``<uid>.0.<digest>``
 entry      one entry (``action``, ``clocks``)  1, 2, …        ``<uid>.<seq>.<digest>``
 owner      ``{"owner", "epoch"}``              last entry's   ``<uid>.owner.<epoch>``
-end        ``{"end_reason", "game"}``          last entry's   ``<uid>.end``
-=========  ==================================  =============  ===========================
+end        ``{"end_reason", "game"}``          last entry's   ``<uid>.end.<digest>``
+=========  ==================================  =============  ============================
 
 Headers ``Meeple-Kind``, ``Meeple-Seq`` and ``Meeple-At`` (the wall-clock time, as the
 store's ``at``) say which is which; ``digest`` is the first 16 hex digits of the body's
@@ -59,7 +59,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Coroutine, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
 import nats.errors
@@ -209,8 +209,13 @@ class JetStreamLog:
         log = await self._read(uid)
         if log is None:
             raise LogConflict(f"room {uid}: no log")
-        if any(m.headers.get(MSG_ID) == msg_id for m in log):
-            return  # the same entry is in the log: a retry
+        mine = [m for m in log if m.headers.get(MSG_ID) == msg_id]
+        if mine:
+            # The same entry is in the log: a retry (its first acknowledgement was lost).
+            # If it is the log's end, it is this writer's end: its fence moves on to it.
+            if log[-1] is mine[0]:
+                self._tails[uid] = replace(_tail(log[-1]), claimed=tail.claimed)
+            return
         if tail.claimed:
             tail.refused = True
         else:
@@ -264,31 +269,32 @@ class JetStreamLog:
     async def finish_log(self, uid: str, **game: Any) -> int:
         """Close room ``uid``'s log and store the finished game once (``game``: the
         store's ``record_game`` arguments); the stored game's id. A retry stores nothing
-        twice and answers the same id."""
+        twice and answers the same id; the game stored is always the one in the log's
+        ``end`` message (the first finish's, as with the SQL stores)."""
         body = _body({"end_reason": game["end_reason"], "game": game})
-        msg_id = f"{check_token(uid, 'room')}.end"
+        msg_id = f"{check_token(uid, 'room')}.end.{_digest(body)}"
         tail = self._tails.get(uid) or await self._read_tail(uid)
         if tail.refused:
             raise LogConflict(f"room {uid}: this writer was fenced out; claim the room again")
         if not tail.closed:
             headers = {KIND: "end", SEQ: str(tail.log_seq), AT: repr(self._now())}
             try:
-                stream_seq = await self._publish(uid, body, headers, msg_id, tail.stream_seq)
+                await self._publish(uid, body, headers, msg_id, tail.stream_seq)
             except LogConflict:
                 fresh = await self._read_tail(uid)
+                if tail.claimed and fresh.msg_id != msg_id:
+                    # Another owner wrote (and maybe closed) the log: not ours to end.
+                    tail.refused = True
+                    raise
                 if not fresh.closed:
-                    if tail.claimed:
-                        tail.refused = True
-                        raise
-                    # Not an owner (meeple serve): the SQL stores close whatever the log's
-                    # end; so do we, once, on the end read now.
-                    stream_seq = await self._publish(uid, body, headers, msg_id, fresh.stream_seq)
-                tail = fresh
-            else:
-                tail = _Tail(stream_seq, tail.log_seq, msg_id, True, tail.claimed)
-            tail.closed = True
-            self._tails[uid] = tail
-        return await asyncio.to_thread(self._store_once, uid, game)
+                    # Not an owner (meeple serve): the SQL stores close the log whatever
+                    # its end; so do we, on the end read now.
+                    await self._publish(uid, body, headers, msg_id, fresh.stream_seq)
+            self._tails[uid] = _Tail(0, tail.log_seq, msg_id, closed=True, claimed=tail.claimed)
+        end = await self._get(uid)
+        assert end is not None
+        stored = json.loads(end.data)["game"]
+        return await asyncio.to_thread(self._store_once, uid, stored)
 
     def _store_once(self, uid: str, game: Mapping[str, Any]) -> int:
         found = self.records.game_by_uid(uid)
