@@ -13,6 +13,7 @@ from tests.cluster.conftest import records_of
 
 from meeple.bus.subjects import Namespace
 from meeple.cluster.log import JetStreamLog, RoomLog
+from meeple.server.journal import Journal, Written
 from meeple.server.store import LogConflict, Store
 
 GENESIS = {"version": 1, "game": "counting", "record": {"players": ["ann", "bob"]}}
@@ -206,3 +207,22 @@ async def test_a_stale_owner_cannot_end_the_game_or_store_its_version(
         await a.finish_log("r1", **{**_game("r1"), "end_reason": "by a"})
     stored = records.games(game="counting")
     assert [(g.id, g.end_reason) for g in stored] == [(game_id, "by b")]
+
+
+async def test_the_journal_writes_ahead_to_each_log(room_log: RoomLog) -> None:
+    """The server's journal (its writer thread, in order, durable before it answers)
+    over each kind of log, JetStream's blocking one included."""
+    journal = Journal(room_log)  # type: ignore[arg-type]
+    try:
+        assert await journal.open("r1", "counting", GENESIS) is Written.DURABLE
+        results = await asyncio.gather(
+            *(journal.append("r1", n, {"action": n}, float(n)) for n in range(1, 21))
+        )
+        assert set(results) == {Written.DURABLE}
+        assert await journal.finish("r1", _game("r1")) is Written.DURABLE
+    finally:
+        journal.close()
+    log = room_log.action_log("r1")
+    assert log is not None
+    assert [e.entry["action"] for e in log.entries] == list(range(1, 21))
+    assert log.finished
