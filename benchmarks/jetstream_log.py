@@ -22,7 +22,6 @@ import argparse
 import asyncio
 import os
 import platform
-import statistics
 import tempfile
 import time
 from pathlib import Path
