@@ -51,7 +51,7 @@ def _ms(values: list[float], q: float) -> float:
 
 async def run(url: str, appends: int, records: Store) -> None:
     ns = Namespace("bench")
-    nc = await connect_node(url, ns, user="", password="", name="bench")
+    nc = await connect_node(url, ns, user=None, password=None, name="bench")
     log = JetStreamLog(nc, ns, records)
 
     await log.open_log("one", "scrabble", GENESIS)

@@ -7,6 +7,8 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.natsd import NatsEnv
 
 from meeple.bus import (
@@ -215,3 +217,19 @@ def test_subject_names_refuse_tokens_that_would_escape() -> None:
             ns.room_command(bad)
     with pytest.raises(ValueError, match="namespace"):
         Namespace("Meeple.x")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=20))
+def test_any_text_is_a_subject_token_or_refused(text: str) -> None:
+    """Whatever a client sends as a room uid or seat, the subject built from it is one
+    subject with exactly the namespace's tokens, or the name is refused."""
+    ns = Namespace("meeple")
+    try:
+        subject = ns.seat(text, 0)
+    except ValueError:
+        assert not text or any(not (c.isascii() and (c.isalnum() or c in "_-")) for c in text)
+        return
+    assert subject.split(".") == ["meeple", "seat", text, "0"]
+    assert matches(ns.seats(text), subject)
+    assert not matches(ns.seats("other"), subject)

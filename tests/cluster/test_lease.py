@@ -149,6 +149,8 @@ def test_lease_takeover_and_stale_owners_state_machine(
             self.stats = stats
             self.claimer: str | None = None  # who claimed the log last
             self.known: dict[str, int] = {}  # each claimer's idea of the last sequence
+            self.epochs: dict[str, int] = {}  # the epoch each node last claimed under
+            self.claimed_epoch = -1
             self.entries: list[dict[str, Any]] = []
 
         def run(self, coro: Any) -> Any:
@@ -182,6 +184,8 @@ def test_lease_takeover_and_stale_owners_state_machine(
             log = self.run(self.logs[node].claim(self.uid, node, lease.epoch))
             assert [e.entry for e in log.entries] == self.entries
             self.claimer = node
+            self.claimed_epoch = lease.epoch
+            self.epochs[node] = lease.epoch
             self.known[node] = len(log.entries)
 
         @rule(node=st.sampled_from(NODES))
@@ -211,6 +215,23 @@ def test_lease_takeover_and_stale_owners_state_machine(
             # Real time: the server removes the key when its TTL passes.
             self.run(_gone(self.leases["a"], self.key))
             self.holder = None
+
+        @rule(node=st.sampled_from(NODES))
+        def claim_again(self, node: str) -> None:
+            """A node claims under the lease it last had, maybe long lost."""
+            if node not in self.epochs:
+                return
+            epoch = self.epochs[node]
+            try:
+                log = self.run(self.logs[node].claim(self.uid, node, epoch))
+            except LogConflict:
+                assert epoch < self.claimed_epoch
+                stats["stale claims refused"] += 1
+                self.known.pop(node, None)
+            else:
+                assert epoch == self.claimed_epoch
+                assert [e.entry for e in log.entries] == self.entries
+                self.known[node] = len(log.entries)
 
         @rule(node=st.sampled_from(NODES))
         def append(self, node: str) -> None:

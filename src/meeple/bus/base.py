@@ -124,9 +124,10 @@ class Bus(abc.ABC):
     async def serve(
         self, subject: str, handler: Handler, *, queue: str | None = None
     ) -> Subscription:
-        """Answer requests on ``subject`` with ``handler``. Responders that share a
-        ``queue`` name split the requests (one of them answers each); without one, one
-        responder per subject is expected (a room's owner)."""
+        """Answer requests on ``subject`` with ``handler``; requests made after it returns
+        reach it. Responders that share a ``queue`` name split the requests (one of them
+        answers each); without one, one responder per subject is expected (a room's
+        owner)."""
 
     @abc.abstractmethod
     async def publish(self, subject: str, payload: bytes) -> None:
@@ -134,8 +135,8 @@ class Bus(abc.ABC):
 
     @abc.abstractmethod
     async def subscribe(self, pattern: str, listener: Listener) -> Subscription:
-        """Call ``listener`` for each message published on a subject ``pattern`` matches,
-        one at a time, in the order each publisher sent them."""
+        """Call ``listener`` for each message published on a subject ``pattern`` matches
+        after it returns, one at a time, in the order each publisher sent them."""
 
     async def flush(self) -> None:  # noqa: B027 (a default, not a stub)
         """Return when what was published before has reached the server (NATS); a

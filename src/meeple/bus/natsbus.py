@@ -121,7 +121,9 @@ class NatsBus(Bus):
             # Not Msg.respond: it would send the request's headers back with the answer.
             await self.nc.publish(msg.reply, bytes(reply))
 
-        return _NatsSub(await self.nc.subscribe(subject, queue=queue or "", cb=answer))
+        sub = await self.nc.subscribe(subject, queue=queue or "", cb=answer)
+        await self.flush()
+        return _NatsSub(sub)
 
     async def publish(self, subject: str, payload: bytes) -> None:
         check_subject(subject)
@@ -139,9 +141,16 @@ class NatsBus(Bus):
             except Exception:
                 logger.exception("bus: listener on %s failed", pattern)
 
-        return _NatsSub(await self.nc.subscribe(pattern, cb=deliver))
+        sub = await self.nc.subscribe(pattern, cb=deliver)
+        await self.flush()
+        return _NatsSub(sub)
 
     async def flush(self) -> None:
+        # nats-py (2.16) writes a flush's PING straight to the socket, ahead of commands
+        # still queued for its flusher task, such as the SUB just made: the PONG could
+        # come back before the server had the subscription (seen: 1 request in 10 to a
+        # just-served subject got "no responders"). Push the queue out first.
+        await self.nc._flush_pending(force_flush=True)
         await self.nc.flush()
 
     async def close(self) -> None:

@@ -81,7 +81,13 @@ async def delete_namespace(url: str, ns: Namespace, *, user: str, password: str)
 
 
 async def connect_node(
-    url: str, ns: Namespace, *, user: str, password: str, name: str, replicas: int = 1
+    url: str,
+    ns: Namespace,
+    *,
+    user: str | None,
+    password: str | None,
+    name: str,
+    replicas: int = 1,
 ) -> Client:
     """A rooms, lobby or store node's connection, the namespace made sure of."""
     nc = await connect(url, user=user, password=password, name=name)

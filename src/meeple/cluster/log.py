@@ -456,9 +456,7 @@ class BlockingJetStreamLog:
         )
         self._thread.start()
         self.records = records
-        self._nc = self._call(
-            connect_node(url, ns, user=user or "", password=password or "", name="log")
-        )
+        self._nc = self._call(connect_node(url, ns, user=user, password=password, name="log"))
         self.log = JetStreamLog(self._nc, ns, records, wall_clock=wall_clock)
 
     def _call(self, coro: Coroutine[Any, Any, _T]) -> _T:
