@@ -5,6 +5,7 @@ up cannot append. A hypothesis state machine drives three nodes at random."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import time
 from collections import Counter
@@ -19,7 +20,7 @@ from tests.natsd import NatsEnv
 
 from meeple.bus.subjects import Namespace
 from meeple.cluster.jetstream import connect_node
-from meeple.cluster.lease import Lease, LeaseLost, Leases, room_key
+from meeple.cluster.lease import Lease, LeaseEvent, LeaseLost, Leases, room_key
 from meeple.cluster.log import JetStreamLog
 from meeple.server.store import LogConflict, Store
 
@@ -93,6 +94,55 @@ async def test_keep_renews_until_the_lease_is_taken(node: Client, nats_ns: Names
     await node.jetstream().publish(f"$KV.{nats_ns.leases_bucket}.{room_key('r1')}", b"{}")
     await asyncio.wait_for(task, 2)
     assert [x.key for x in lost] == [room_key("r1")]
+
+
+async def test_a_watcher_hears_of_each_lease_held_released_and_lapsed(
+    node: Client, nats_ns: Namespace
+) -> None:
+    """The current holders first, then each change as it happens: a release at once, a
+    lapse about one TTL after the holder's last write (the server's marker), after which
+    another node acquires the key."""
+    leases = Leases(node, nats_ns, ttl=1)
+    first = await Leases(node, nats_ns, ttl=30).acquire(room_key("r0"), "a")
+    assert first is not None
+    events: asyncio.Queue[LeaseEvent] = asyncio.Queue()
+
+    async def watch() -> None:
+        async for event in leases.watch():
+            events.put_nowait(event)
+
+    watcher = asyncio.get_running_loop().create_task(watch())
+
+    async def next_event() -> LeaseEvent:
+        return await asyncio.wait_for(events.get(), 5)
+
+    try:
+        e = await next_event()
+        assert (e.key, e.state, e.owner) == (room_key("r0"), "held", "a")
+        a = await leases.acquire(room_key("r1"), "a")
+        assert a is not None
+        e = await next_event()
+        assert (e.key, e.state, e.owner) == (room_key("r1"), "held", "a")
+        await leases.release(a)
+        e = await next_event()
+        assert (e.key, e.state, e.owner) == (room_key("r1"), "released", None)
+        b = await leases.acquire(room_key("r1"), "b")
+        assert b is not None
+        written = time.monotonic()
+        assert (await next_event()).owner == "b"
+        e = await next_event()
+        lapsed_at = time.monotonic() - written
+        assert (e.key, e.state, e.owner) == (room_key("r1"), "lapsed", None)
+        assert 0.9 < lapsed_at < 2.5
+        c = await leases.acquire(room_key("r1"), "c")  # over the lapse's marker
+        assert c is not None
+        assert c.epoch > b.epoch
+        e = await next_event()
+        assert (e.key, e.state, e.owner) == (room_key("r1"), "held", "c")
+    finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
 
 
 def test_leases_refuse_a_ttl_the_server_cannot_keep(node: Client, nats_ns: Namespace) -> None:

@@ -7,7 +7,7 @@ object                 configuration                                            
 stream ``<NS>_LOGS``   subjects ``<ns>.log.*``, file storage, limits retention,    a log
                        no age or size limit, direct gets, deny delete and purge,  is the
                        2-minute duplicate window (``Nats-Msg-Id``)                game
-bucket ``<ns>-leases`` history 1, per-key TTL allowed                             leases
+bucket ``<ns>-leases`` history 1, per-key TTL allowed, a marker on a lapse      leases
 bucket ``<ns>-names``  history 1                                                  names
 bucket ``<ns>-tokens`` history 1, per-key TTL allowed (a token lapses)            tokens
 =====================  =========================================================  =====
@@ -27,11 +27,19 @@ from nats.js.api import DiscardPolicy, KeyValueConfig, RetentionPolicy, StorageT
 from meeple.bus.natsbus import connect
 from meeple.bus.subjects import Namespace
 
-__all__ = ["DUPLICATE_WINDOW", "connect_node", "delete_namespace", "ensure_namespace"]
+__all__ = [
+    "DUPLICATE_WINDOW",
+    "LAPSE_MARKER",
+    "connect_node",
+    "delete_namespace",
+    "ensure_namespace",
+]
 
 #: How long JetStream remembers a message id (seconds): a retry within it is acknowledged
 #: as a duplicate; a later one is recognised by the fence and the stored message.
 DUPLICATE_WINDOW = 120.0
+#: How long the marker a lapsed lease leaves stays in the bucket (seconds).
+LAPSE_MARKER = 60.0
 
 
 async def ensure_namespace(js: JetStreamContext, ns: Namespace, *, replicas: int = 1) -> None:
@@ -58,10 +66,19 @@ async def ensure_namespace(js: JetStreamContext, ns: Namespace, *, replicas: int
             )
         )
     for bucket in (ns.leases_bucket, ns.names_bucket, ns.tokens_bucket):
+        # create_key_value allows per-message TTLs on the bucket's stream. The leases
+        # bucket leaves a marker when a key's TTL passes (kept LAPSE_MARKER seconds), so a
+        # watcher learns that a lease lapsed (meeple.cluster.lease.Leases.watch).
+        markers = LAPSE_MARKER if bucket == ns.leases_bucket else None
         with contextlib.suppress(nats.js.errors.BadRequestError):
-            # create_key_value allows per-message TTLs on the bucket's stream.
             await js.create_key_value(
-                KeyValueConfig(bucket=bucket, history=1, replicas=replicas, direct=True)
+                KeyValueConfig(
+                    bucket=bucket,
+                    history=1,
+                    replicas=replicas,
+                    direct=True,
+                    limit_marker_ttl=markers,
+                )
             )
 
 

@@ -21,7 +21,9 @@ VM migration) past its TTL and then wakes up believing it still owns the room â€
 refuses its appends whatever it believes.
 
 TTLs are whole seconds, at least 1 (the server's granularity); the server removes an
-expired key within about the TTL (measured: 1.0 s for 1 s on loopback).
+expired key within about the TTL (measured: 1.0 s for 1 s on loopback) and leaves a
+marker in its place (``Nats-Marker-Reason: MaxAge``) that :meth:`Leases.watch` reports:
+the other nodes hear of a lapse when it happens, without polling.
 """
 
 from __future__ import annotations
@@ -30,23 +32,36 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, replace
 
 import nats.errors
 import nats.js.errors
 from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.js.api import DeliverPolicy
 
 from meeple.bus.subjects import Namespace
 
-__all__ = ["Lease", "LeaseLost", "Leases", "lobby_key", "room_key"]
+__all__ = ["Lease", "LeaseEvent", "LeaseLost", "Leases", "lobby_key", "room_key"]
 
 logger = logging.getLogger(__name__)
 
 _EXPECT = "Nats-Expected-Last-Subject-Sequence"
 _TTL = "Nats-TTL"
 _KV_OP = "KV-Operation"
+_MARKER = "Nats-Marker-Reason"
 _WRONG_LAST = (10071, 10164)
+
+
+def _freed(headers: Mapping[str, str]) -> str | None:
+    """Why a message of the bucket frees its key: "released" (a delete marker), "lapsed"
+    (the server's marker when the TTL passed); None for a lease."""
+    if headers.get(_KV_OP) in ("DEL", "PURGE"):
+        return "released"
+    if headers.get(_MARKER):
+        return "lapsed"
+    return None
 
 
 def room_key(uid: str) -> str:
@@ -57,6 +72,17 @@ def room_key(uid: str) -> str:
 def lobby_key() -> str:
     """The lease key of the lobby's leader."""
     return "lobby"
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseEvent:
+    """A change of a lease, as :meth:`Leases.watch` reports it: ``state`` is "held"
+    (``owner`` took or renewed it), "released" or "lapsed" (nobody holds it now)."""
+
+    key: str
+    state: str
+    owner: str | None
+    revision: int
 
 
 class LeaseLost(Exception):
@@ -100,7 +126,7 @@ class Leases:
         except nats.js.errors.NotFoundError:
             return None
         assert msg.seq is not None
-        if (msg.headers or {}).get(_KV_OP) in ("DEL", "PURGE"):
+        if _freed(msg.headers or {}) is not None:
             return msg.seq
         value = json.loads(msg.data or b"{}")
         epoch = value.get("epoch") or msg.seq
@@ -172,6 +198,39 @@ class Leases:
                     logger.warning("lease %s: renewal failed: %s", current.key, e)
 
         return asyncio.get_running_loop().create_task(run(), name=f"lease {lease.key}")
+
+    async def watch(self, prefix: str = "room.") -> AsyncIterator[LeaseEvent]:
+        """Every change of the leases whose keys start with ``prefix`` from now on, the
+        current state of each first: how a rooms node learns that a room's lease lapsed
+        (the bucket's marker, within about the TTL) or was released, and takes it over.
+        A key whose marker is gone (:data:`~meeple.cluster.jetstream.LAPSE_MARKER`) is
+        not reported: a node that starts late finds such rooms among the open logs."""
+        queue: asyncio.Queue[Msg] = asyncio.Queue()
+
+        async def put(msg: Msg) -> None:
+            queue.put_nowait(msg)
+
+        subject = f"$KV.{self.ns.leases_bucket}.{prefix}>"
+        sub = await self._js.subscribe(
+            subject,
+            cb=put,
+            ordered_consumer=True,
+            deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
+        )
+        start = len(f"$KV.{self.ns.leases_bucket}.")
+        try:
+            while True:
+                msg = await queue.get()
+                headers = msg.headers or {}
+                seq = msg.metadata.sequence.stream
+                why = _freed(headers)
+                if why is not None:
+                    yield LeaseEvent(msg.subject[start:], why, None, seq)
+                else:
+                    owner = str(json.loads(msg.data or b"{}").get("owner", ""))
+                    yield LeaseEvent(msg.subject[start:], "held", owner, seq)
+        finally:
+            await sub.unsubscribe()
 
     @staticmethod
     async def stop(task: asyncio.Task[None]) -> None:
