@@ -32,7 +32,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 
 import nats.errors
@@ -177,17 +177,19 @@ class Leases:
         on_lost: Callable[[Lease], None],
         *,
         every: float | None = None,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> asyncio.Task[None]:
         """Renew ``lease`` every ``every`` seconds (a third of the TTL) until the task is
         cancelled; ``on_lost(lease)`` once if a renewal finds it lost. A renewal that
         fails for another reason (NATS unreachable for a moment) is tried again at the
-        next tick: the lease may lapse meanwhile, and the next renewal then says so."""
+        next tick: the lease may lapse meanwhile, and the next renewal then says so.
+        ``sleep`` waits between renewals (injectable; the TTL itself is the server's)."""
         period = self.ttl / 3 if every is None else every
 
         async def run() -> None:
             current = lease
             while True:
-                await asyncio.sleep(period)
+                await sleep(period)
                 try:
                     current = await self.renew(current)
                 except LeaseLost:
