@@ -270,7 +270,9 @@ class JetStreamLog:
         """Close room ``uid``'s log and store the finished game once (``game``: the
         store's ``record_game`` arguments); the stored game's id. A retry stores nothing
         twice and answers the same id; the game stored is always the one in the log's
-        ``end`` message (the first finish's, as with the SQL stores)."""
+        ``end`` message (the first finish's, as with the SQL stores). A retry finds the
+        stored game by ``data["uid"]`` (every room's record has it): a game without one
+        may be stored again by a retry."""
         body = _body({"end_reason": game["end_reason"], "game": game})
         msg_id = f"{check_token(uid, 'room')}.end.{_digest(body)}"
         tail = self._tails.get(uid) or await self._read_tail(uid)
