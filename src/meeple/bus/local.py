@@ -82,32 +82,64 @@ class _Sub(Subscription):
                 reply.set_result(bytes(answer))
 
 
+class _Index:
+    """Subscriptions by subject: exact ones in a dict (one look-up per message, however
+    many rooms), patterns with wildcards in a list scanned per message (few: an owner's
+    ``seat.<uid>.*``)."""
+
+    def __init__(self) -> None:
+        self.exact: dict[str, list[_Sub]] = {}
+        self.wild: list[_Sub] = []
+
+    def add(self, sub: _Sub) -> None:
+        if "*" in sub.pattern.split(".") or sub.pattern.endswith(">"):
+            self.wild.append(sub)
+        else:
+            self.exact.setdefault(sub.pattern, []).append(sub)
+
+    def remove(self, sub: _Sub) -> None:
+        if sub in self.wild:
+            self.wild.remove(sub)
+        group = self.exact.get(sub.pattern)
+        if group is not None and sub in group:
+            group.remove(sub)
+            if not group:
+                del self.exact[sub.pattern]
+
+    def match(self, subject: str) -> list[_Sub]:
+        found = list(self.exact.get(subject, ()))
+        found.extend(sub for sub in self.wild if matches(sub.pattern, subject))
+        return found
+
+    def all(self) -> list[_Sub]:
+        return [*self.wild, *(sub for group in self.exact.values() for sub in group)]
+
+
 class LocalBus(Bus):
     """The bus within one process; see the module doc."""
 
     def __init__(self) -> None:
-        self._listeners: list[_Sub] = []
-        self._responders: list[_Sub] = []
+        self._listeners = _Index()
+        self._responders = _Index()
         self._turn = itertools.count()
         self._closed = False
 
-    def _start(self, sub: _Sub, into: list[_Sub]) -> _Sub:
+    def _start(self, sub: _Sub, into: _Index) -> _Sub:
         if self._closed:
             raise BusClosed("the bus is closed")
-        into.append(sub)
+        into.add(sub)
         sub.task = asyncio.get_running_loop().create_task(sub.run(), name=f"bus {sub.pattern}")
         return sub
 
     def _drop(self, sub: _Sub) -> None:
-        for group in (self._listeners, self._responders):
-            if sub in group:
-                group.remove(sub)
+        self._listeners.remove(sub)
+        self._responders.remove(sub)
 
     async def request(self, subject: str, payload: bytes, *, timeout: float = 5.0) -> bytes:
         check_subject(subject)
         if self._closed:
             raise BusClosed("the bus is closed")
-        candidates = [r for r in self._responders if matches(r.pattern, subject)]
+        candidates = self._responders.match(subject)
         if not candidates:
             raise NoResponder(subject)
         # NATS gives a request to every plain responder and to one member of each queue
@@ -116,9 +148,9 @@ class LocalBus(Bus):
         reply: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
         chosen.inbox.put_nowait((subject, payload, reply))
         try:
-            return await asyncio.wait_for(asyncio.shield(reply), timeout)
+            async with asyncio.timeout(timeout):
+                return await reply
         except TimeoutError:
-            reply.cancel()
             raise BusTimeout(f"no answer on {subject} in {timeout} s") from None
 
     async def serve(
@@ -131,9 +163,8 @@ class LocalBus(Bus):
         check_subject(subject)
         if self._closed:
             raise BusClosed("the bus is closed")
-        for sub in self._listeners:
-            if matches(sub.pattern, subject):
-                sub.inbox.put_nowait((subject, payload, None))
+        for sub in self._listeners.match(subject):
+            sub.inbox.put_nowait((subject, payload, None))
 
     async def subscribe(self, pattern: str, listener: Listener) -> Subscription:
         check_pattern(pattern)
@@ -141,5 +172,5 @@ class LocalBus(Bus):
 
     async def close(self) -> None:
         self._closed = True
-        for sub in [*self._listeners, *self._responders]:
+        for sub in [*self._listeners.all(), *self._responders.all()]:
             await sub.close()
