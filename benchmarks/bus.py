@@ -19,7 +19,6 @@ import asyncio
 import os
 import platform
 import time
-from collections.abc import Awaitable, Callable
 
 from meeple.bus import Bus, LocalBus, Namespace
 from meeple.bus.natsbus import NatsBus, connect
@@ -91,17 +90,17 @@ async def run(url: str, requests: int) -> None:
     await edge.close()
 
 
-def main(argv: list[str] | None = None, *, runner: Callable[..., Awaitable[None]] = run) -> None:
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=3000)
-    args = parser.parse_args(argv)
+    args = parser.parse_args()
     print(
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}, load {os.getloadavg()[0]:.1f}"
     )
     with NatsServer() as server:
         print(f"NATS {'.'.join(map(str, server.version))} at {server.url}")
-        asyncio.run(runner(server.url, args.requests))
+        asyncio.run(run(server.url, args.requests))
 
 
 if __name__ == "__main__":
