@@ -42,6 +42,11 @@ async def write_in_pieces(
     await writer.drain()
 
 
+async def _until_eof(reader: asyncio.StreamReader) -> None:
+    while await reader.read(65536):
+        pass
+
+
 @contextlib.asynccontextmanager
 async def serve(
     handle: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]],
@@ -56,7 +61,12 @@ async def serve(
     async def guarded(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             await handle(reader, writer)
-        except (ConnectionError, asyncio.IncompleteReadError):
+            # Half-close, and read until the client closes too: closing with its unread
+            # bytes (pings) in our buffer would reset the connection, and a reset may
+            # drop our last messages before the client reads them.
+            writer.write_eof()
+            await asyncio.wait_for(_until_eof(reader), 5)
+        except (ConnectionError, asyncio.IncompleteReadError, TimeoutError):
             pass
         except Exception as exc:  # reported to the test below
             failures.append(exc)
