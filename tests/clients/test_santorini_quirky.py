@@ -160,14 +160,14 @@ def test_athena_moves_only_as_the_update_lists(search: bool) -> None:
     assert not any(isinstance(c, Move) and c.destination == TOWER for c in peer.heard)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(chunking=chunkings())
 def test_a_command_the_server_ignores_is_given_up(chunking: Chunking) -> None:
     """The server ignores the bot's first move without a word: after the answer timeout
     the bot re-reads the last update and moves otherwise; the game goes on to its end,
     however the server's bytes are cut."""
     peer = Peer("silent-first", chunking)
-    results = asyncio.run(_play(peer, answer_timeout=0.3))
+    results = asyncio.run(_play(peer, answer_timeout=0.2))
     assert len(results) == 1
     moves = [c for c in peer.heard if isinstance(c, Move)]
     assert len(moves) == 2

@@ -132,7 +132,7 @@ def test_a_read_that_ends_the_turn_behind_an_error(gcide: Lexicon, scenario: str
     assert script.errors == 0
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario=st.sampled_from(["turn-moves-on", "refused-then-over"]), chunking=chunkings())
 def test_any_split_of_the_servers_bytes(gcide: Lexicon, scenario: str, chunking: Chunking) -> None:
     """However the server's answer is cut across reads, the bot never dies on a race:
