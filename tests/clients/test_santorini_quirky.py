@@ -18,6 +18,9 @@ from meeple.protocols.santorini.messages import (
     Cell,
     CellState,
     EndGame,
+    God,
+    GodInit,
+    GodList,
     Move,
     Pass,
     Players,
@@ -55,7 +58,7 @@ def _neighbours(c: Cell) -> tuple[Cell, ...]:
 
 @dataclass
 class Peer:
-    scenario: str  # "athena" | "silent-first" | "closed" | "open-false"
+    scenario: str  # "athena" | "silent-first" | "god-ignored" | "closed" | "open-false"
     chunking: Chunking = ()
     heard: list[object] = field(default_factory=list)
     ignored: list[object] = field(default_factory=list)
@@ -86,6 +89,17 @@ async def quirky_am27(
     await out(ServerState(open=True, active=False))
     while not any(isinstance(e, Register) for e in peer.heard):
         peer.heard += await commands()
+    if peer.scenario == "god-ignored":
+        # The bot picks a god; the server ignores its first pick without a word.
+        await out(GodList("bot", (God("Apollo"), God("Athena"), God("Pan"))))
+        while True:
+            for command in await commands():
+                peer.heard.append(command)
+                if isinstance(command, GodInit) and not peer.ignored:
+                    peer.ignored.append(command)
+                elif isinstance(command, GodInit):
+                    await out(EndGame("rival", True))
+                    return
     await out(Players("rival", (("bot", "Apollo"), ("rival", "Athena"))))
     tower = peer.scenario == "athena"
     # Athena moved up last turn: the bot's worker may not move up, so the server leaves
@@ -173,6 +187,17 @@ def test_a_command_the_server_ignores_is_given_up(chunking: Chunking) -> None:
     assert len(moves) == 2
     assert moves[0] != moves[1]
     assert peer.ignored == moves[:1]
+
+
+def test_an_ignored_god_choice_is_given_up() -> None:
+    """The set-up too: a GODINIT the server never answers is taken back after the answer
+    timeout, and the bot picks another god from the last GODLISTMESSAGE."""
+    peer = Peer("god-ignored")
+    results = asyncio.run(_play(peer, answer_timeout=0.2))
+    assert len(results) == 1
+    picks = [c for c in peer.heard if isinstance(c, GodInit)]
+    assert len(picks) == 2
+    assert picks[0] != picks[1]
 
 
 def test_open_false_is_not_a_registration() -> None:

@@ -74,8 +74,9 @@ MAX_SEARCH_MOVES = 3  # moves in one turn after which the search player stops pl
 # the command as ignored and chooses again from the last update (issue 22): the
 # group's server ignores an illegal move without a word (ERRATA).
 ANSWER_TIMEOUT = 5.0
-# Commands of a turn that a server answers at once with an UPDATE (or INFO).
-_ANSWERED = (WorkerInit, Move, Build, Pass)
+# Commands a server answers at once: GODINIT with GODLISTMESSAGE or PLAYERSMESSAGE,
+# CHOSESTARTER and the steps of a turn with UPDATE (or INFO).
+_ANSWERED = (GodInit, ChooseStarter, WorkerInit, Move, Build, Pass)
 
 
 class SantoriniClientError(Exception):
@@ -111,6 +112,9 @@ class SantoriniClient:
         # without a word; the bot times out and chooses again without them).
         self.awaiting: ClientMessage | None = None
         self.unanswered: set[ClientMessage] = set()
+        # The last GODLISTMESSAGE, PLAYERSMESSAGE or UPDATE: what a bot re-reads when
+        # the server does not answer it.
+        self.last_prompt: GodList | Players | Update | None = None
         self.ping_interval = ping_interval
         self._pinger: asyncio.Task[None] | None = None
 
@@ -240,9 +244,11 @@ class SantoriniClient:
         if not isinstance(message, Ping):
             self.awaiting = None  # answered (or overtaken): the server has spoken
         if isinstance(message, EndGame) or (
-            isinstance(message, Update) and message.player != self.nickname
+            isinstance(message, Update | GodList) and message.player != self.nickname
         ):
             self.unanswered.clear()  # our turn is over: what was ignored may be fine later
+        if isinstance(message, GodList | Players | Update):
+            self.last_prompt = message
         if isinstance(message, ServerState):
             self.server_state = message
         elif isinstance(message, Players):
@@ -517,7 +523,8 @@ async def play_santorini(
     Raise :class:`SantoriniClientError` if the server closes the connection before
     ``games`` games have ended, saying why when the server said so (``open: false``).
     A command of ours that the server does not answer within ``answer_timeout`` seconds
-    counts as ignored: the bot chooses again from the last update without it.
+    counts as ignored: the bot re-reads the last GODLISTMESSAGE, PLAYERSMESSAGE or
+    UPDATE and chooses again without it.
     """
     rng = random.Random(seed)
     chooser = _chooser() if search else choose
@@ -525,10 +532,23 @@ async def play_santorini(
     results: list[GameResult] = []
     current = GameResult(None, "")
 
-    async def act(update: Update) -> None:
+    async def respond(prompt: GodList | Players | Update) -> None:
+        """Answer a message that may ask us to act, with nothing the server ignored."""
         if current.refusals > 50:
             raise SantoriniClientError("the server keeps refusing our moves")
-        command = chooser(client, update, rng)
+        me = client.nickname
+        command: ClientMessage | None = None
+        if isinstance(prompt, GodList) and prompt.player == me:
+            offered = [GodInit(me, g.name) for g in prompt.gods]
+            fresh = [c for c in offered if c not in client.unanswered]
+            command = rng.choice(fresh or offered) if offered else None
+        elif isinstance(prompt, Players) and prompt.player == me:
+            starters = [ChooseStarter(me, me)] + [
+                ChooseStarter(me, n) for n, _ in prompt.players if n != me
+            ]
+            command = next((c for c in starters if c not in client.unanswered), starters[0])
+        elif isinstance(prompt, Update) and client.my_turn(prompt):
+            command = chooser(client, prompt, rng)
         sent = command is not None and await client.send_if_allowed(command)
         if sent and isinstance(command, Pass):
             current.turns += 1
@@ -542,8 +562,8 @@ async def play_santorini(
                 ignored = client.unanswered_command()
                 log.warning("%s: no answer to %s in %g s", name, ignored, answer_timeout)
                 current.refusals += 1
-                if client.last_update is not None and client.my_turn(client.last_update):
-                    await act(client.last_update)  # re-read the last update
+                if client.last_prompt is not None:
+                    await respond(client.last_prompt)  # re-read the last prompt
                 continue
             except SantoriniClientError:
                 if len(results) >= games:
@@ -563,15 +583,10 @@ async def play_santorini(
                     raise SantoriniClientError(f"nickname {name!r} refused")
                 current.refusals += 1
                 client.refusals += 1
-            elif isinstance(message, GodList) and message.player == client.nickname:
-                god = rng.choice(message.gods).name
-                await client.send_if_allowed(GodInit(client.nickname, god))
-            elif isinstance(message, Players):
-                current.gods = dict(message.players)
-                if message.player == client.nickname:
-                    await client.send_if_allowed(ChooseStarter(client.nickname, client.nickname))
-            elif isinstance(message, Update) and client.my_turn(message):
-                await act(message)
+            elif isinstance(message, GodList | Players | Update):
+                if isinstance(message, Players):
+                    current.gods = dict(message.players)
+                await respond(message)
             elif isinstance(message, EndGame):
                 current.winner = message.player if message.is_winner else None
                 current.ended_by = message.player
