@@ -590,11 +590,14 @@ class Room:
         return written
 
     def _taken(self, written: asyncio.Future[object]) -> None:
-        if not written.cancelled() and written.exception() is None:
-            if written.result() is Written.DEFERRED:
-                # Kept in the journal's memory while the store fails (the lobby halts
-                # such rooms if the journal overflows).
-                self.unwritten = True
+        # Deferred: kept in the journal's memory while the store fails (the lobby halts
+        # such rooms if the journal overflows).
+        if (
+            not written.cancelled()
+            and written.exception() is None
+            and written.result() is Written.DEFERRED
+        ):
+            self.unwritten = True
 
     def _write(self, call: Callable[[], Awaitable[object] | None], what: str) -> None:
         # After a refused write the log is not the room's any more: nothing more is sent.

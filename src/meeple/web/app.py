@@ -36,7 +36,7 @@ from meeple.server.feed import Feed, Subscription, game_topic
 from meeple.server.journal import server_journal, server_store
 from meeple.server.limits import AddressLimiter
 from meeple.server.lobby import LOBBY_TOPIC, Lobby, server_lobby
-from meeple.server.store import Store
+from meeple.server.store import Store, StoreUnavailable, stored
 from meeple.web import accounts, replays
 from meeple.web import console as console_pages
 from meeple.web import ratings as ratings_pages
@@ -127,8 +127,15 @@ class WebContext:
             changed()
         return console
 
-    def recent_games(self, limit: int = 20) -> list[dict[str, Any]]:
-        return [replays.summary(r) for r in self.store.games(limit=limit)]
+    async def recent_games(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The last stored games; none while the database does not answer (the page
+        still shows the live tables, and the banner says what is wrong)."""
+        try:
+            games = await stored(self.store.games, limit=limit)
+        except Exception as e:
+            logger.warning("recent games not read: %s", e)
+            return []
+        return [replays.summary(r) for r in games]
 
 
 class Hub:
@@ -147,6 +154,13 @@ class Hub:
 # --- pages ------------------------------------------------------------------------------
 
 
+async def store_timeout(request: Request, exc: Exception) -> Response:
+    """A page whose read of the store failed or got no answer: 503 (the banner says
+    when writes fail too); the cause is in the server's log."""
+    logger.warning("%s: %s", request.url.path, exc, exc_info=exc.__cause__)
+    return render(request, "unavailable.html", status=503)
+
+
 async def lobby_page(request: Request) -> Response:
     ctx: WebContext = request.app.state.ctx
     console = ctx.console()
@@ -156,7 +170,7 @@ async def lobby_page(request: Request) -> Response:
         contest=None if console is None else console_pages.public_snapshot(console),
         listeners=ctx.listeners(),
         lobby=ctx.lobby.snapshot(),
-        recent=ctx.recent_games(),
+        recent=await ctx.recent_games(),
     )
 
 
@@ -171,7 +185,7 @@ async def play_page(request: Request) -> Response:
 async def games_page(request: Request) -> Response:
     ctx: WebContext = request.app.state.ctx
     return render(
-        request, "games.html", lobby=ctx.lobby.snapshot(), recent=ctx.recent_games(limit=200)
+        request, "games.html", lobby=ctx.lobby.snapshot(), recent=await ctx.recent_games(limit=200)
     )
 
 
@@ -185,7 +199,7 @@ async def game_page(request: Request) -> Response:
         snapshot, seq = (last.data, last.seq) if last is not None else (room.snapshot(), 0)
         if snapshot["view"] is not None:
             return render(request, "live.html", uid=uid, snapshot=snapshot, seq=seq)
-    record = replays.find(ctx.store, uid)
+    record = await stored(replays.find, ctx.store, uid)
     if record is None:
         return render(request, "missing.html", status=404, uid=uid)
     replay = replays.build(record)
@@ -197,7 +211,7 @@ async def game_page(request: Request) -> Response:
 async def game_by_number(request: Request) -> Response:
     """A stored game by its row number: games stored before they had a uid."""
     ctx: WebContext = request.app.state.ctx
-    record = ctx.store.game(request.path_params["number"])
+    record = await stored(ctx.store.game, request.path_params["number"])
     if record is None:
         return render(request, "missing.html", status=404, uid=str(request.path_params["number"]))
     uid = replays.summary(record)["uid"]
@@ -209,7 +223,7 @@ async def game_by_number(request: Request) -> Response:
 async def gcg_download(request: Request) -> Response:
     ctx: WebContext = request.app.state.ctx
     uid = request.path_params["uid"]
-    record = replays.find(ctx.store, uid)
+    record = await stored(replays.find, ctx.store, uid)
     if record is None or record.game != "scrabble":
         return PlainTextResponse("no Scrabble game with that id\n", status_code=404)
     return PlainTextResponse(
@@ -383,7 +397,7 @@ def create_app(services: Services, *, max_message_size: int | None = None) -> St
         WebSocketRoute("/ws", websocket_endpoint),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
-    app = Starlette(routes=routes)
+    app = Starlette(routes=routes, exception_handlers={StoreUnavailable: store_timeout})
     app.state.ctx = ctx
     app.state.hub = Hub()
     app.state.templates = environment()
