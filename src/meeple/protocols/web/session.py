@@ -33,6 +33,7 @@ from meeple.protocols.web.messages import (
     Chat,
     ClientMessage,
     CreateTable,
+    Delta,
     Error,
     Hello,
     Leave,
@@ -254,9 +255,16 @@ class ServerSession:
         """
         if self.state is State.CLOSED:
             raise LocalProtocolError(ErrorCode.NOT_NOW, "the session is closed")
-        if isinstance(message, Snapshot) and (message.topic, message.uid) not in self.subscriptions:
+        if (
+            isinstance(message, Snapshot | Delta)
+            and (message.topic, message.uid) not in self.subscriptions
+        ):
             raise LocalProtocolError(ErrorCode.NOT_NOW, f"not subscribed to {message.topic}")
         return message.encode() if encoded is None else encoded
+
+    def watching(self, topic: str, uid: str | None) -> bool:
+        """Whether the browser subscribed to this topic (a feed frame may go to it)."""
+        return self.state is not State.CLOSED and (topic, uid) in self.subscriptions
 
     def close(self) -> None:
         self.state = State.CLOSED
