@@ -262,10 +262,6 @@ class ServerSession:
             raise LocalProtocolError(ErrorCode.NOT_NOW, f"not subscribed to {message.topic}")
         return message.encode() if encoded is None else encoded
 
-    def watching(self, topic: str, uid: str | None) -> bool:
-        """Whether the browser subscribed to this topic (a feed frame may go to it)."""
-        return self.state is not State.CLOSED and (topic, uid) in self.subscriptions
-
     def close(self) -> None:
         self.state = State.CLOSED
         self.subscriptions.clear()
