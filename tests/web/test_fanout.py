@@ -15,6 +15,7 @@ import random
 import socket
 from typing import Any
 
+import websockets
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.server.test_log_replay import (
@@ -190,6 +191,7 @@ async def _watch_a_random_game(
                 assert state == whole.states[seq], f"seq {seq} rebuilt differently"
         for frame in w.frames:
             assert not set(_strings(frame)) & racks, "a frame carries a rack"
+            _assert_nothing_hidden(frame)
     deltas = sum("patch" in f for w in watchers for f in w.frames)
     if final.seq > 3:
         assert deltas > 0, "the delta spectators got deltas"
@@ -230,6 +232,34 @@ async def test_a_spectator_gets_the_whole_snapshot_when_the_patch_is_not_smaller
     assert third["data"] == whole
     assert "patch" not in third
     await ws.close()
+
+
+def _assert_nothing_hidden(frame: dict[str, Any]) -> None:
+    """No rack (a seat's own) in a whole snapshot or a patch, and the bag only as a
+    count: a patch's pointers and values are checked like a snapshot's keys."""
+    docs = [frame["data"]] if "data" in frame else [op.get("value") for op in frame["patch"]]
+    paths = [] if "data" in frame else [op["path"] for op in frame["patch"]]
+    for path in paths:
+        tokens = path.split("/")
+        assert "rack" not in tokens
+        assert "racks" not in tokens
+    for doc in docs:
+        assert "rack" not in _keys(doc)
+        assert "racks" not in _keys(doc)
+        view = doc.get("view") if isinstance(doc, dict) else None
+        if isinstance(view, dict) and "bag" in view:
+            assert isinstance(view["bag"], int), "the bag is a count, never its tiles"
+    for op in [] if "data" in frame else frame["patch"]:
+        if op["path"].endswith("/bag"):
+            assert isinstance(op["value"], int), "the bag is a count, never its tiles"
+
+
+def _keys(value: Any) -> set[str]:
+    if isinstance(value, dict):
+        return set(value) | {k for v in value.values() for k in _keys(v)}
+    if isinstance(value, list):
+        return {k for v in value for k in _keys(v)}
+    return set()
 
 
 def _strings(value: Any) -> list[str]:
@@ -351,3 +381,17 @@ class _RawSocket:
 
     def close(self) -> None:
         self.sock.close()
+
+
+async def test_the_web_socket_offers_no_per_connection_compression(
+    make_server: ServerFactory,
+) -> None:
+    """A client offering permessage-deflate gets none: every spectator is sent the same
+    uncompressed bytes (docs/benchmarks.md, "Web fan-out": the choice and its figures)."""
+    server = await make_server("twente")
+    async with websockets.connect(
+        f"ws://127.0.0.1:{server.ports['web']}/ws", compression="deflate"
+    ) as ws:
+        assert ws.protocol.extensions == []
+        await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
+        assert json.loads(await ws.recv())["type"] == "welcome"
