@@ -8,8 +8,9 @@ restricted to three: ``add`` (a key, or ``-``: append to a list), ``remove`` and
 answer whenever the patch would not be smaller.
 
 - :func:`diff` makes the patch from the older snapshot to the newer one;
-- :func:`apply_patch` applies one (what the browser does, in ``static/js/live.js``); it
-  raises :class:`PatchError` for a patch that does not fit the document.
+- :func:`apply_patch` applies one (as the browser's ``follow`` does, in
+  ``web/static/js/delta.js``); it raises :class:`PatchError` for a patch that does not
+  fit the document.
 """
 
 from __future__ import annotations
