@@ -20,9 +20,10 @@ opens its share of WebSockets, says hello and subscribes to the game, asking for
   bound on the fan-out's own cost);
 - bytes per spectator-frame on the wire (payload), and what one shared deflate of the
   frames would have made of them (the alternative to sending them uncompressed);
-- server memory per spectator: Python's allocations while the spectators connected and
-  subscribed (``tracemalloc``, zlib's included), and resident memory after minus
-  before, each divided by the number of spectators;
+- server memory per spectator: resident memory after all subscribed minus before (and
+  once ``malloc_trim`` has returned freed heap pages), and with ``--trace`` Python's
+  allocations while the spectators connected (``tracemalloc``, zlib's included; its own
+  traces then inflate the resident figure), each divided by the number of spectators;
 - a check: the first ten spectators of each process rebuild the game from the
   snapshot and the deltas, and their state must equal the feed's last snapshot.
 """
@@ -211,7 +212,7 @@ async def _until(player: TwenteClient, kind: type | tuple[type, ...]) -> None:
         pass
 
 
-async def main(spectators: int, moves: int, interval: float, delta: bool) -> None:
+async def main(spectators: int, moves: int, interval: float, delta: bool, trace: bool) -> None:
     db = Path(tempfile.mkdtemp()) / "bench.sqlite3"
     server = MeepleServer(
         # All spectators come from 127.0.0.1: no per-address limit for this measurement.
@@ -240,7 +241,8 @@ async def main(spectators: int, moves: int, interval: float, delta: bool) -> Non
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     before = rss_bytes()
-    tracemalloc.start()
+    if trace:
+        tracemalloc.start()
     traced_before = tracemalloc.get_traced_memory()[0]
     procs = [
         spawn.Process(target=spectator_process, args=(web, uid, n, delta, ready, done, out))
@@ -253,9 +255,9 @@ async def main(spectators: int, moves: int, interval: float, delta: bool) -> Non
         await asyncio.get_running_loop().run_in_executor(None, ready.get)
     await asyncio.sleep(0.5)
     gc.collect()  # what the handshakes left behind is not a spectator's
+    per_spectator = (rss_bytes() - before) / spectators
     traced = (tracemalloc.get_traced_memory()[0] - traced_before) / spectators
     tracemalloc.stop()  # it slows every allocation: not during the moves
-    per_spectator = (rss_bytes() - before) / spectators
     with contextlib.suppress(OSError, AttributeError):  # glibc: return freed heap pages
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     trimmed = (rss_bytes() - before) / spectators
@@ -370,9 +372,14 @@ async def main(spectators: int, moves: int, interval: float, delta: bool) -> Non
         f"{len(final.json())} B, {deflated} B deflated)"
     )
     print(
-        f"  server memory per spectator: {traced / 1024:.1f} KiB allocated (tracemalloc), "
-        f"{per_spectator / 1024:.1f} KiB resident ({trimmed / 1024:.1f} KiB once "
-        f"malloc_trim has returned freed heap pages)"
+        f"  server memory per spectator: {per_spectator / 1024:.1f} KiB resident "
+        f"({trimmed / 1024:.1f} KiB once malloc_trim has returned freed heap pages)"
+        + (
+            f", {traced / 1024:.1f} KiB allocated (tracemalloc: its own traces are in the "
+            "resident figure; run without --trace for that one)"
+            if trace
+            else ""
+        )
     )
     good = sum(1 for seq, data in rebuilt if seq == final.seq and data == final.data)
     print(f"  rebuilt from snapshot + deltas equal to the last snapshot: {good}/{len(rebuilt)}")
@@ -386,5 +393,8 @@ if __name__ == "__main__":
     parser.add_argument("--moves", type=int, default=20, help="at most; the game may end")
     parser.add_argument("--interval", type=float, default=0.5, help="seconds between moves")
     parser.add_argument("--full", action="store_true", help="whole snapshots, no deltas")
+    parser.add_argument(
+        "--trace", action="store_true", help="also count allocations with tracemalloc"
+    )
     args = parser.parse_args()
-    asyncio.run(main(args.spectators, args.moves, args.interval, not args.full))
+    asyncio.run(main(args.spectators, args.moves, args.interval, not args.full, args.trace))
