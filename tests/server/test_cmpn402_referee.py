@@ -163,6 +163,55 @@ def _move_bytes(referee: Referee, lexicon: Lexicon, kind: str) -> bytes:
     ).encode()
 
 
+def _drive(
+    referee: Referee,
+    clock: StepClock,
+    lexicon: Lexicon,
+    steps: list[Any],
+    after: Callable[[list[FakeLink]], None],
+) -> None:
+    """Two agents connect, then each of ``steps`` is played (bytes, moves, drops,
+    reconnects, time, admin buttons) and ``after`` checks the referee."""
+    links: list[FakeLink] = []
+    seats: list[int | None] = [None, None]
+
+    def connect(n: int) -> None:
+        link = FakeLink(len(links))
+        links.append(link)
+        index = referee.connect(link)
+        if index is not None:
+            seats[index] = index
+            referee.receive(index, Name(f"agent{n}").encode())
+
+    connect(0)
+    connect(1)
+    for kind, chosen, arg in steps:
+        who = chosen
+        if chosen == 2:
+            game = referee.game
+            who = referee.seat_of[game.turn] if game is not None and game.turn is not None else 0
+        if kind == "bytes" and seats[who] is not None:
+            referee.receive(who, arg)
+        elif kind in ("pass", "exchange", "play", "wrong-score") and seats[who] is not None:
+            data = PassMove().encode() if kind == "pass" else _move_bytes(referee, lexicon, kind)
+            referee.receive(who, data)
+        elif kind == "accept" and seats[who] is not None:
+            referee.receive(who, NoChallenge().encode())
+        elif kind == "challenge" and seats[who] is not None:
+            referee.receive(who, ChallengeMove().encode())
+        elif kind == "drop" and seats[who] is not None:
+            referee.disconnect(who)
+            seats[who] = None
+        elif kind == "connect" and seats[who] is None:
+            connect(who)
+        elif kind == "time":
+            clock.step(arg)
+        elif kind in ("start", "pause", "resume", "stop", "swap"):
+            with contextlib.suppress(RefereeError):  # a button that does nothing now
+                getattr(referee, kind)()
+        after(links)
+
+
 MOVE = st.tuples(
     st.sampled_from(["pass", "exchange", "play", "play", "wrong-score", "accept", "challenge"]),
     st.sampled_from([0, 1, 2, 2, 2]),  # 2: the player on turn
@@ -190,44 +239,7 @@ def test_random_orders_never_break_the_referee(
     the log fits it, and every game stored replays from its logged actions."""
     journal = inline_journal()
     referee, clock = _referee(gcide, journal)
-    links: list[FakeLink] = []
-    seats: list[int | None] = [None, None]
-
-    def connect(n: int) -> None:
-        link = FakeLink(len(links))
-        links.append(link)
-        index = referee.connect(link)
-        if index is not None:
-            seats[index] = index
-            referee.receive(index, Name(f"agent{n}").encode())
-
-    connect(0)
-    connect(1)
-    for kind, chosen, arg in steps:
-        who = chosen
-        if chosen == 2:
-            game = referee.game
-            who = referee.seat_of[game.turn] if game is not None and game.turn is not None else 0
-        if kind == "bytes" and seats[who] is not None:
-            referee.receive(who, arg)
-        elif kind in ("pass", "exchange", "play", "wrong-score") and seats[who] is not None:
-            data = PassMove().encode() if kind == "pass" else _move_bytes(referee, gcide, kind)
-            referee.receive(who, data)
-        elif kind == "accept" and seats[who] is not None:
-            referee.receive(who, NoChallenge().encode())
-        elif kind == "challenge" and seats[who] is not None:
-            referee.receive(who, ChallengeMove().encode())
-        elif kind == "drop" and seats[who] is not None:
-            referee.disconnect(who)
-            seats[who] = None
-        elif kind == "connect" and seats[who] is None:
-            connect(who)
-        elif kind == "time":
-            clock.step(arg)
-        elif kind in ("start", "pause", "resume", "stop", "swap"):
-            with contextlib.suppress(RefereeError):  # a button that does nothing now
-                getattr(referee, kind)()
-        _check(referee, links)
+    _drive(referee, clock, gcide, steps, lambda links: _check(referee, links))
     assert journal.errors == []
     for stored in journal.store.games():
         assert stored.data is not None
@@ -656,57 +668,22 @@ def test_the_referees_log_replays_to_its_live_game_and_clocks(
     and the game clock), so a restart now would resume exactly this game."""
     journal = inline_journal()
     referee, clock = _referee(gcide, journal)
-    links: list[FakeLink] = []
-    seats: list[int | None] = [None, None]
+    logged = [-1]
 
-    def connect(n: int) -> None:
-        link = FakeLink(len(links))
-        links.append(link)
-        index = referee.connect(link)
-        if index is not None:
-            seats[index] = index
-            referee.receive(index, Name(f"agent{n}").encode())
-
-    connect(0)
-    connect(1)
-    checked = 0
-    logged = -1
-    for kind, chosen, arg in steps:
-        who = chosen
-        if chosen == 2:
-            game = referee.game
-            who = referee.seat_of[game.turn] if game is not None and game.turn is not None else 0
-        if kind == "bytes" and seats[who] is not None:
-            referee.receive(who, arg)
-        elif kind in ("pass", "exchange", "play", "wrong-score") and seats[who] is not None:
-            data = PassMove().encode() if kind == "pass" else _move_bytes(referee, gcide, kind)
-            referee.receive(who, data)
-        elif kind == "accept" and seats[who] is not None:
-            referee.receive(who, NoChallenge().encode())
-        elif kind == "challenge" and seats[who] is not None:
-            referee.receive(who, ChallengeMove().encode())
-        elif kind == "drop" and seats[who] is not None:
-            referee.disconnect(who)
-            seats[who] = None
-        elif kind == "connect" and seats[who] is None:
-            connect(who)
-        elif kind == "time":
-            clock.step(arg)
-        elif kind in ("start", "pause", "resume", "stop", "swap"):
-            with contextlib.suppress(RefereeError):
-                getattr(referee, kind)()
+    def after(links: list[FakeLink]) -> None:
         game = referee.game
         if game is None or game.pending is not None or game.is_over:
-            continue
+            return
         log = _log_of(referee, journal.store)
         if log.finished:
-            continue
+            return
         replayed, times, total = _replayed(referee, journal.store, gcide)
         assert replayed.state() == game.state()
-        if len(log.entries) != logged:
+        if len(log.entries) != logged[0]:
             # A new entry: it holds the clocks as they stood when it was made, which are
             # the referee's settled clocks until the next move or drop.
-            logged = len(log.entries)
+            logged[0] = len(log.entries)
             assert (times, total) == (referee.times, referee.total)
-        checked += 1
+
+    _drive(referee, clock, gcide, steps, after)
     assert journal.errors == []

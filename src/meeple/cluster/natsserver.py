@@ -22,7 +22,6 @@ PostgreSQL does.
 
 from __future__ import annotations
 
-import ctypes
 import importlib.metadata
 import logging
 import os
@@ -30,12 +29,12 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
+
+from meeple.childproc import ChildServer, die_with_parent, log_tail, stop_child
 
 __all__ = [
     "MIN_VERSION",
@@ -115,7 +114,7 @@ def find_binary(binary: str | Path | None = None) -> Path:
     return path
 
 
-class NatsServer:
+class NatsServer(ChildServer):
     """One NATS server with JetStream on 127.0.0.1; see the module doc.
 
     ``directory`` holds the configuration, the JetStream store and the log (a temporary
@@ -182,29 +181,10 @@ class NatsServer:
         """Stop the server (SIGTERM, then SIGKILL) and delete a temporary directory.
         Safe to call twice."""
         proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
-                proc.send_signal(sig)
-                try:
-                    proc.wait(wait)
-                    break
-                except subprocess.TimeoutExpired:
-                    logger.warning("natsserver: nats-server %d ignored %s", proc.pid, sig.name)
+        stop_child(proc, ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)), "natsserver: nats-server")
         if self._dir is not None and self._given_dir is None:
             shutil.rmtree(self._dir, ignore_errors=True)
         self._dir = None
-
-    def __enter__(self) -> NatsServer:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # --- internals -----------------------------------------------------------------------
 
@@ -244,7 +224,7 @@ class NatsServer:
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,
-                preexec_fn=_die_with_parent(),
+                preexec_fn=die_with_parent(signal.SIGTERM),
             )
         deadline = time.monotonic() + self._timeout
         ports = self._dir / f"{Path(self._binary).name}_{self._proc.pid}.ports"
@@ -261,12 +241,7 @@ class NatsServer:
         raise NatsServerError(f"nats-server not ready after {self._timeout} s: {self._log_tail()}")
 
     def _log_tail(self) -> str:
-        if self._dir is None:
-            return ""
-        try:
-            return (self._dir / "nats-server.log").read_text(errors="replace")[-2000:]
-        except OSError:
-            return ""
+        return log_tail(None if self._dir is None else self._dir / "nats-server.log")
 
 
 def _client_port(ports: Path) -> int | None:
@@ -282,16 +257,3 @@ def _client_port(ports: Path) -> int | None:
     if not urls:
         return None
     return int(str(urls[0]).rsplit(":", 1)[1])
-
-
-def _die_with_parent() -> Callable[[], None] | None:
-    """A preexec function asking Linux to SIGTERM the child when its parent thread dies."""
-    if not sys.platform.startswith("linux"):
-        return None
-    prctl = ctypes.CDLL(None, use_errno=True).prctl
-    pr_set_pdeathsig = 1
-
-    def preexec() -> None:
-        prctl(pr_set_pdeathsig, signal.SIGTERM)
-
-    return preexec
