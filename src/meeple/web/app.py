@@ -19,13 +19,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
@@ -90,6 +92,8 @@ class WebContext:
         self.lobby: Lobby = server_lobby(services)
         self.feed: Feed = self.lobby.feed
         self._console_unsubscribe: Callable[[], None] | None = None
+        # ``meeple serve`` is one node with every role, named after its host.
+        self.node_name = socket.gethostname()
 
     @property
     def store(self) -> Store:
@@ -163,6 +167,37 @@ async def store_timeout(request: Request, exc: Exception) -> Response:
     when writes fail too); the cause is in the server's log."""
     logger.warning("%s: %s", request.url.path, exc, exc_info=exc.__cause__)
     return render(request, "unavailable.html", status=503)
+
+
+async def cluster_api(request: Request) -> Response:
+    """``GET /api/cluster`` (docs/cluster.md): the nodes with their roles, the lobby's
+    leader and each running room with its owner. ``meeple serve`` is one node with every
+    role; a cluster's edges answer the same shape for all its nodes."""
+    ctx: WebContext = request.app.state.ctx
+    node = ctx.node_name
+    rooms = [
+        {"uid": room.uid, "game": room.game_name, "owner": node}
+        for room in ctx.lobby.rooms
+        if not room.finished
+    ]
+    console = ctx.console()
+    if console is not None:
+        rooms += [
+            {"uid": uid, "game": "scrabble", "owner": node} for uid in console.running_games()
+        ]
+    body = {
+        "nodes": [
+            {
+                "name": node,
+                "roles": ["edge", "rooms", "lobby", "store"],
+                "pid": os.getpid(),
+                "address": [row["address"] for row in ctx.listeners()],
+            }
+        ],
+        "lobby_leader": node,
+        "rooms": rooms,
+    }
+    return JSONResponse(body)
 
 
 async def lobby_page(request: Request) -> Response:
@@ -422,6 +457,7 @@ def create_app(services: Services, *, max_message_size: int | None = None) -> St
     ctx = WebContext(services)
     routes = [
         Route("/", lobby_page),
+        Route("/api/cluster", cluster_api),
         Route("/play", play_page),
         Route("/games", games_page),
         Route("/games/n/{number:int}", game_by_number),
