@@ -20,7 +20,16 @@ from typing import Any
 
 from meeple.check.core import Check, Level, Result, Status, Target, run_checks
 
-__all__ = ["SERVER_KITS", "Check", "Level", "Result", "Status", "Target", "run_server_kit", "server_checks"]
+__all__ = [
+    "SERVER_KITS",
+    "Check",
+    "Level",
+    "Result",
+    "Status",
+    "Target",
+    "run_server_kit",
+    "server_checks",
+]
 
 # Protocol name -> module holding its SERVER_CHECKS (a registry, as cli/main.py does).
 SERVER_KITS: dict[str, str] = {
@@ -50,4 +59,6 @@ async def run_server_kit(
     """
     prefix = "ck" + "".join(secrets.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(4))
     target = Target(host, port, {"lexicon": lexicon, "prefix": prefix})
-    return await run_checks(server_checks(protocol), target, wait=wait, only=only, progress=progress)
+    return await run_checks(
+        server_checks(protocol), target, wait=wait, only=only, progress=progress
+    )

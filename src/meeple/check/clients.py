@@ -30,11 +30,20 @@ import logging
 import random
 import re
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
-from meeple.check.core import CannotTest, Check, Context, Differs, Level, Recorder, Result, run_checks
+from meeple.check.core import (
+    CannotTest,
+    Check,
+    Context,
+    Differs,
+    Level,
+    Recorder,
+    Result,
+    run_checks,
+)
 from meeple.check.scrabble import best_move
 from meeple.clients.clarkson import ClarksonClient
 from meeple.clients.twente import TwenteClient
@@ -99,6 +108,7 @@ class _Proxy:
         self.refuse_next = True
         self.await_retry = False
         self.client_writer: asyncio.StreamWriter | None = None
+        self.tasks: set[asyncio.Future[None]] = set()
 
     # -- relay ---------------------------------------------------------------------------
 
@@ -188,6 +198,11 @@ class _Proxy:
         writer.write(data)
         await writer.drain()
 
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
     async def inject(self, data: bytes) -> None:
         if self.client_writer is not None:
             await self._write(self.client_writer, data)
@@ -260,7 +275,7 @@ class _TwenteProxy(_Proxy):
                 self.await_retry = True
                 self.my_turn = True
                 code = "E006" if fields[1:2] == ["WORD"] else "E008"
-                asyncio.ensure_future(self.inject(f"ERROR\x1f{code}\x1e".encode()))
+                self._spawn(self.inject(f"ERROR\x1f{code}\x1e".encode()))
                 return False
         return True
 
@@ -275,7 +290,7 @@ class _TwenteProxy(_Proxy):
             self.obs.probe_sent = True
             probe = "NOTIFYCHAT\x1fkitbot\x1fhello\x1e" if not self._chat() else "FOOBAR\x1e"
             asyncio.get_running_loop().call_later(
-                0.05, lambda: asyncio.ensure_future(self.inject(probe.encode()))
+                0.05, lambda: self._spawn(self.inject(probe.encode()))
             )
         elif fields[0] == "STARTGAME":
             self.in_game, self.ended = True, False
@@ -345,7 +360,7 @@ class _ClarksonProxy(_Proxy):
                 obs.injected_error = True
                 self.await_retry = True
                 self.my_turn = True
-                asyncio.ensure_future(self.inject(b"NOK the kit refuses this move once\r\n"))
+                self._spawn(self.inject(b"NOK the kit refuses this move once\r\n"))
                 return False
         return True
 
@@ -447,7 +462,7 @@ async def _clarkson_opponent(
 class ClientKit:
     listener: str
     proxy: type[_Proxy]
-    opponent: Callable[[int, Lexicon, Observations, asyncio.Event], Awaitable[None]]
+    opponent: Callable[[int, Lexicon, Observations, asyncio.Event], Coroutine[Any, Any, None]]
     how: str
 
 
@@ -477,7 +492,7 @@ async def run_client_kit(
     games: int = 2,
     timeout: float = 300.0,
     ready: Callable[[str, int, str], None] | None = None,
-    after_ready: Callable[[int], Awaitable[Any]] | None = None,
+    after_ready: Callable[[int], Coroutine[Any, Any, Any]] | None = None,
 ) -> list[Result]:
     """Serve the kit on ``host:port``, wait for the client to play ``games`` games, grade.
 
@@ -574,86 +589,159 @@ def _why(obs: Observations) -> str:
 # Twente ---------------------------------------------------------------------------------
 
 
-@check("twente.client.announce-first", "E013 - Client has not yet announced themselves", Level.MUST, "the client's first message is ANNOUNCE")
+@check(
+    "twente.client.announce-first",
+    "E013 - Client has not yet announced themselves",
+    Level.MUST,
+    "the client's first message is ANNOUNCE",
+)
 def _tw_first(ctx: Context, obs: Observations) -> None:
-    ctx.expect(obs.first is not None and obs.first.upper().startswith("ANNOUNCE|"), f"first: {obs.first!r}")
+    ctx.expect(
+        obs.first is not None and obs.first.upper().startswith("ANNOUNCE|"), f"first: {obs.first!r}"
+    )
 
 
-@check("twente.client.decodes", "Commands", Level.MUST, "every message is a command of the spec with valid arguments")
+@check(
+    "twente.client.decodes",
+    "Commands",
+    Level.MUST,
+    "every message is a command of the spec with valid arguments",
+)
 def _tw_decodes(ctx: Context, obs: Observations) -> None:
     ctx.expect(not obs.undecodable, f"not valid: {obs.undecodable[:3]}")
     ctx.expect(bool(obs.messages), "the client sent nothing")
 
 
-@check("twente.client.delimiters", "Delimiters", Level.SHOULD, "messages end with RS and nothing else", "Twente: a server accepts \\n or \\r\\n after RS")
+@check(
+    "twente.client.delimiters",
+    "Delimiters",
+    Level.SHOULD,
+    "messages end with RS and nothing else",
+    "Twente: a server accepts \\n or \\r\\n after RS",
+)
 def _tw_delims(ctx: Context, obs: Observations) -> None:
     if obs.framing:
         raise Differs(f"{len(obs.framing)} line ends after RS, e.g. {obs.framing[0]}")
     ctx.passed()
 
 
-@check("twente.client.requestgame", "REQUESTGAME", Level.MUST, "the client requests a game (REQUESTGAME, 2 players)")
+@check(
+    "twente.client.requestgame",
+    "REQUESTGAME",
+    Level.MUST,
+    "the client requests a game (REQUESTGAME, 2 players)",
+)
 def _tw_request(ctx: Context, obs: Observations) -> None:
     asks = [m for m in obs.messages if m.upper().startswith("REQUESTGAME")]
     ctx.expect(bool(asks), f"no REQUESTGAME{_why(obs)}")
 
 
-@check("twente.client.in-turn", "E009 - It is not your turn", Level.MUST, "MAKEMOVE only after NOTIFYTURN 1 for the client")
+@check(
+    "twente.client.in-turn",
+    "E009 - It is not your turn",
+    Level.MUST,
+    "MAKEMOVE only after NOTIFYTURN 1 for the client",
+)
 def _tw_in_turn(ctx: Context, obs: Observations) -> None:
     _need_game(obs)
     ctx.expect(not obs.out_of_turn, f"moves out of turn: {obs.out_of_turn[:3]}")
 
 
-@check("twente.client.not-after-end", "E014 - Client is not in a game", Level.MUST, "no MAKEMOVE outside a game or after GAMEOVER")
+@check(
+    "twente.client.not-after-end",
+    "E014 - Client is not in a game",
+    Level.MUST,
+    "no MAKEMOVE outside a game or after GAMEOVER",
+)
 def _tw_after(ctx: Context, obs: Observations) -> None:
     _need_game(obs)
     ctx.expect(not obs.after_end, f"moves outside a game: {obs.after_end[:3]}")
 
 
-@check("twente.client.legal", "MAKEMOVE", Level.SHOULD, "the server refuses none of the client's moves")
+@check(
+    "twente.client.legal", "MAKEMOVE", Level.SHOULD, "the server refuses none of the client's moves"
+)
 def _tw_legal(ctx: Context, obs: Observations) -> None:
     _need_game(obs)
     ctx.expect(not obs.refused_by_server, f"refused: {obs.refused_by_server[:3]}")
 
 
-@check("twente.client.error-retry", "ERROR", Level.MUST, "after an ERROR for its move the client moves again in its turn")
+@check(
+    "twente.client.error-retry",
+    "ERROR",
+    Level.MUST,
+    "after an ERROR for its move the client moves again in its turn",
+)
 def _tw_retry(ctx: Context, obs: Observations) -> None:
     if not obs.injected_error:
         raise CannotTest("the client made no move to refuse" + _why(obs))
-    ctx.expect(obs.retried_after_error, "the client never moved again after ERROR (the game stalled)")
+    ctx.expect(
+        obs.retried_after_error, "the client never moved again after ERROR (the game stalled)"
+    )
 
 
-@check("twente.client.e002", "E002 - Unknown command", Level.SHOULD, "a command of an extension it did not announce is answered ERROR E002")
+@check(
+    "twente.client.e002",
+    "E002 - Unknown command",
+    Level.SHOULD,
+    "a command of an extension it did not announce is answered ERROR E002",
+)
 def _tw_e002(ctx: Context, obs: Observations) -> None:
     if not obs.probe_sent:
         raise CannotTest("the client was never welcomed")
-    ctx.expect(obs.probe_answer is not None and obs.probe_answer.upper().startswith("ERROR|E002"), f"answer: {obs.probe_answer!r}")
+    ctx.expect(
+        obs.probe_answer is not None and obs.probe_answer.upper().startswith("ERROR|E002"),
+        f"answer: {obs.probe_answer!r}",
+    )
 
 
 def _turns(ctx: Context, obs: Observations, mode: str) -> None:
     _need_game(obs)
     if obs.turns[mode] == 0:
         raise CannotTest(f"no turn notice happened to be delivered {mode}")
-    ctx.expect(obs.answered[mode] >= obs.turns[mode], f"{obs.answered[mode]} moves for {obs.turns[mode]} turns delivered {mode}")
+    ctx.expect(
+        obs.answered[mode] >= obs.turns[mode],
+        f"{obs.answered[mode]} moves for {obs.turns[mode]} turns delivered {mode}",
+    )
 
 
-@check("twente.client.split", "Delimiters", Level.MUST, "acts on messages delivered split (a byte per write)")
+@check(
+    "twente.client.split",
+    "Delimiters",
+    Level.MUST,
+    "acts on messages delivered split (a byte per write)",
+)
 def _tw_split(ctx: Context, obs: Observations) -> None:
     _turns(ctx, obs, "split")
 
 
-@check("twente.client.coalesced", "Delimiters", Level.MUST, "acts on messages delivered coalesced (several per write)")
+@check(
+    "twente.client.coalesced",
+    "Delimiters",
+    Level.MUST,
+    "acts on messages delivered coalesced (several per write)",
+)
 def _tw_coalesced(ctx: Context, obs: Observations) -> None:
     _turns(ctx, obs, "coalesced")
 
 
-@check("twente.client.whole-game", "GAMEOVER", Level.MUST, "plays whole games to GAMEOVER WIN (--games)")
+@check(
+    "twente.client.whole-game",
+    "GAMEOVER",
+    Level.MUST,
+    "plays whole games to GAMEOVER WIN (--games)",
+)
 def _tw_games(ctx: Context, obs: Observations) -> None:
     want = obs.games - (1 if obs.games >= 2 else 0)
     ctx.expect(obs.games_won >= want, f"{obs.games_won} of {want} games finished{_why(obs)}")
 
 
-@check("twente.client.disconnect", "PLAYERDISCONNECTED", Level.MUST, "after the other player's disconnect (GAMEOVER DISCONNECT) it sends no move")
+@check(
+    "twente.client.disconnect",
+    "PLAYERDISCONNECTED",
+    Level.MUST,
+    "after the other player's disconnect (GAMEOVER DISCONNECT) it sends no move",
+)
 def _tw_disconnect(ctx: Context, obs: Observations) -> None:
     if obs.games < 2:
         raise CannotTest("needs --games 2 or more (the last game is the disconnect game)")
@@ -665,12 +753,21 @@ def _tw_disconnect(ctx: Context, obs: Observations) -> None:
 # Clarkson -------------------------------------------------------------------------------
 
 
-@check("clarkson.client.hello-first", "3.1 HELLO", Level.MUST, "the client's first command is HELLO")
+@check(
+    "clarkson.client.hello-first", "3.1 HELLO", Level.MUST, "the client's first command is HELLO"
+)
 def _cl_first(ctx: Context, obs: Observations) -> None:
-    ctx.expect(obs.first is not None and obs.first.upper().startswith("HELLO "), f"first: {obs.first!r}")
+    ctx.expect(
+        obs.first is not None and obs.first.upper().startswith("HELLO "), f"first: {obs.first!r}"
+    )
 
 
-@check("clarkson.client.hello-grammar", "3.1 HELLO", Level.MUST, "HELLO is version,system,program,author; program is language/version")
+@check(
+    "clarkson.client.hello-grammar",
+    "3.1 HELLO",
+    Level.MUST,
+    "HELLO is version,system,program,author; program is language/version",
+)
 def _cl_grammar(ctx: Context, obs: Observations) -> None:
     m = _HELLO.fullmatch(obs.hello or "")
     ctx.expect(m is not None, f"HELLO: {obs.hello!r}")
@@ -683,13 +780,24 @@ def _cl_version(ctx: Context, obs: Observations) -> None:
     ctx.expect((obs.hello or "").startswith("HELLO 1.0.1,"), f"HELLO: {obs.hello!r}")
 
 
-@check("clarkson.client.decodes", "3 Messages, Requests, and Responses", Level.MUST, "every line is a command of the RFC's grammar")
+@check(
+    "clarkson.client.decodes",
+    "3 Messages, Requests, and Responses",
+    Level.MUST,
+    "every line is a command of the RFC's grammar",
+)
 def _cl_decodes(ctx: Context, obs: Observations) -> None:
     ctx.expect(not obs.undecodable, f"not valid: {obs.undecodable[:3]}")
     ctx.expect(bool(obs.messages), "the client sent nothing")
 
 
-@check("clarkson.client.crlf", "2 Grammar", Level.SHOULD, "lines end with CRLF, unpadded", "Clarkson: accept LF and NUL padding")
+@check(
+    "clarkson.client.crlf",
+    "2 Grammar",
+    Level.SHOULD,
+    "lines end with CRLF, unpadded",
+    "Clarkson: accept LF and NUL padding",
+)
 def _cl_crlf(ctx: Context, obs: Observations) -> None:
     if obs.framing:
         raise Differs(f"{len(obs.framing)} lines: e.g. {obs.framing[0]}")
@@ -701,44 +809,78 @@ def _cl_ready(ctx: Context, obs: Observations) -> None:
     ctx.expect(any(m.upper() == "READY" for m in obs.messages), f"no READY{_why(obs)}")
 
 
-@check("clarkson.client.in-turn", "3.13 TURN", Level.MUST, "PLACE/PASS/EXCHANGE only in the client's turn")
+@check(
+    "clarkson.client.in-turn",
+    "3.13 TURN",
+    Level.MUST,
+    "PLACE/PASS/EXCHANGE only in the client's turn",
+)
 def _cl_in_turn(ctx: Context, obs: Observations) -> None:
     _need_game(obs)
     ctx.expect(not obs.out_of_turn, f"out of turn: {obs.out_of_turn[:3]}")
 
 
-@check("clarkson.client.not-after-end", "3.17 WINNER", Level.MUST, "no move outside a game or after WINNER")
+@check(
+    "clarkson.client.not-after-end",
+    "3.17 WINNER",
+    Level.MUST,
+    "no move outside a game or after WINNER",
+)
 def _cl_after(ctx: Context, obs: Observations) -> None:
     _need_game(obs)
     ctx.expect(not obs.after_end, f"moves outside a game: {obs.after_end[:3]}")
 
 
-@check("clarkson.client.legal", "3.14 PLACE", Level.SHOULD, "the server refuses none of the client's moves")
+@check(
+    "clarkson.client.legal",
+    "3.14 PLACE",
+    Level.SHOULD,
+    "the server refuses none of the client's moves",
+)
 def _cl_legal(ctx: Context, obs: Observations) -> None:
     _need_game(obs)
     ctx.expect(not obs.refused_by_server, f"refused: {obs.refused_by_server[:3]}")
 
 
-@check("clarkson.client.nok-retry", "3.4 NOK", Level.MUST, "after NOK for its PLACE the client takes its turn again")
+@check(
+    "clarkson.client.nok-retry",
+    "3.4 NOK",
+    Level.MUST,
+    "after NOK for its PLACE the client takes its turn again",
+)
 def _cl_retry(ctx: Context, obs: Observations) -> None:
     if not obs.injected_error:
         raise CannotTest("the client placed no tiles to refuse" + _why(obs))
     ctx.expect(obs.retried_after_error, "the client never moved again after NOK (the game stalled)")
 
 
-@check("clarkson.client.split", "2 Grammar", Level.MUST, "acts on lines delivered split (a byte per write)")
+@check(
+    "clarkson.client.split",
+    "2 Grammar",
+    Level.MUST,
+    "acts on lines delivered split (a byte per write)",
+)
 def _cl_split(ctx: Context, obs: Observations) -> None:
     _turns(ctx, obs, "split")
 
 
-@check("clarkson.client.coalesced", "2 Grammar", Level.MUST, "acts on lines delivered coalesced (several per write)")
+@check(
+    "clarkson.client.coalesced",
+    "2 Grammar",
+    Level.MUST,
+    "acts on lines delivered coalesced (several per write)",
+)
 def _cl_coalesced(ctx: Context, obs: Observations) -> None:
     _turns(ctx, obs, "coalesced")
 
 
-@check("clarkson.client.whole-game", "3.17 WINNER", Level.MUST, "plays whole games to WINNER (--games)")
+@check(
+    "clarkson.client.whole-game", "3.17 WINNER", Level.MUST, "plays whole games to WINNER (--games)"
+)
 def _cl_games(ctx: Context, obs: Observations) -> None:
-    ctx.expect(obs.games_won >= obs.games, f"{obs.games_won} of {obs.games} games finished{_why(obs)}")
+    ctx.expect(
+        obs.games_won >= obs.games, f"{obs.games_won} of {obs.games} games finished{_why(obs)}"
+    )
 
 
 @check("clarkson.client.quit", "3.17 WINNER", Level.SHOULD, "after WINNER the client sends QUIT")
@@ -747,10 +889,18 @@ def _cl_quit(ctx: Context, obs: Observations) -> None:
     ctx.expect(obs.quit_after_end >= 1, "no QUIT after WINNER")
 
 
-@check("clarkson.client.other-quits", "4 Protocol Overview and Examples", Level.MUST, "plays on when the other player quits mid-game", "Clarkson: the game continues for the rest")
+@check(
+    "clarkson.client.other-quits",
+    "4 Protocol Overview and Examples",
+    Level.MUST,
+    "plays on when the other player quits mid-game",
+    "Clarkson: the game continues for the rest",
+)
 def _cl_other_quits(ctx: Context, obs: Observations) -> None:
     if obs.games < 2:
         raise CannotTest("needs --games 2 or more (the last game is the one the kit leaves)")
     if not obs.disconnect_game:
         raise CannotTest("the kit's player never left a game" + _why(obs))
-    ctx.expect(obs.moves_after_disconnect > 0, "the client made no move after the other player quit")
+    ctx.expect(
+        obs.moves_after_disconnect > 0, "the client made no move after the other player quit"
+    )

@@ -91,36 +91,51 @@ def to_json(title: str, results: Sequence[Result]) -> str:
     )
 
 
+def _xml(text: str) -> str:
+    """Text XML 1.0 can hold: other control characters (a target's bytes) escaped."""
+    return "".join(
+        c
+        if c in "\t\n\r" or (" " <= c <= "\ud7ff") or ("\ue000" <= c <= "\ufffd") or c > "\uffff"
+        else repr(c)[1:-1]
+        for c in text
+    )
+
+
 def to_junit(title: str, results: Sequence[Result]) -> str:
     """One ``<testsuite>`` per spec section; a MUST failure is a ``<failure>``, a SHOULD
     failure too but typed ``SHOULD``; n/a and "could not test" are ``<skipped>``."""
-    suites = ET.Element("testsuites", name=title)
+    suites = ET.Element("testsuites", name=_xml(title))
     for section, rs in _sections(results).items():
         suite = ET.SubElement(
             suites,
             "testsuite",
-            name=section,
+            name=_xml(section),
             tests=str(len(rs)),
             failures=str(sum(r.status is Status.FAIL for r in rs)),
-            skipped=str(sum(r.status in (Status.NOT_APPLICABLE, Status.COULD_NOT_TEST) for r in rs)),
+            skipped=str(
+                sum(r.status in (Status.NOT_APPLICABLE, Status.COULD_NOT_TEST) for r in rs)
+            ),
         )
         for r in rs:
             case = ET.SubElement(
                 suite,
                 "testcase",
-                classname=section,
-                name=f"{r.check.id} [{r.check.level.value}] {r.check.title}",
+                classname=_xml(section),
+                name=_xml(f"{r.check.id} [{r.check.level.value}] {r.check.title}"),
                 time=f"{r.seconds:.3f}",
             )
             if r.status is Status.FAIL:
-                failure = ET.SubElement(case, "failure", message=r.detail, type=r.check.level.value)
+                failure = ET.SubElement(
+                    case, "failure", message=_xml(r.detail), type=r.check.level.value
+                )
                 failure.text = "\n".join(
-                    f"[{e.label}] sent: {_bytes(e.sent)}\n[{e.label}] received: {_bytes(e.received)}"
+                    f"[{e.label}] sent: {_bytes(e.sent)}\n"
+                    f"[{e.label}] received: {_bytes(e.received)}"
                     for e in r.transcript
                 )
             elif r.status in (Status.NOT_APPLICABLE, Status.COULD_NOT_TEST):
-                ET.SubElement(case, "skipped", message=f"{r.status.value}: {r.detail}")
+                ET.SubElement(case, "skipped", message=_xml(f"{r.status.value}: {r.detail}"))
             elif r.status is Status.DIFFERS:
                 out = ET.SubElement(case, "system-out")
-                out.text = f"{r.status.value}: {r.detail}"
+                out.text = _xml(f"{r.status.value}: {r.detail}")
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"

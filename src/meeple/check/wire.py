@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from meeple.check.core import CheckFailed, Context, Recorder
+from meeple.check.core import CannotTest, CheckFailed, Context, Recorder
 
 __all__ = ["MAX_BUFFER", "Peer"]
 
@@ -44,7 +44,10 @@ class Peer:
     @classmethod
     async def open(cls, ctx: Context, label: str, terminator: bytes) -> Peer:
         host, port = ctx.target.host, ctx.target.port
-        reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), ctx.wait)
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), ctx.wait)
+        except TimeoutError:
+            raise CannotTest(f"no connection to {host}:{port} within {ctx.wait:g} s") from None
         peer = cls(reader, writer, ctx.recorder(label), terminator, ctx.wait)
         ctx.cleanups.append(peer.close)
         return peer
@@ -74,7 +77,9 @@ class Peer:
             return False
         try:
             chunk = await asyncio.wait_for(self._reader.read(READ_SIZE), timeout)
-        except (ConnectionError, OSError):
+        except TimeoutError:
+            raise  # (a subclass of OSError: not the end of the stream)
+        except OSError:
             chunk = b""
         if not chunk:
             self.eof = True
