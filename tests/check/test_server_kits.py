@@ -7,12 +7,12 @@ import re
 from collections.abc import Callable
 
 import pytest
+from tests.check.broken import Mangler, first_message_only, whole_messages_only
 
 from meeple.check import run_server_kit, server_checks
 from meeple.check.core import Level, Result, Status
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.server.app import MeepleServer
-from tests.check.broken import Mangler, first_message_only, whole_messages_only
 
 TERMINATOR = {"twente": b"\x1e", "clarkson": b"\n"}
 # Checks meeple's server cannot pass by design, and why: meeple serves several queues and
@@ -47,10 +47,22 @@ def test_checks_cite_a_section_and_are_unique() -> None:
 def test_every_twente_message_and_error_code_has_a_check() -> None:
     """Coverage: each command and E001-E015 of the Twente spec is named by some check."""
     text = " ".join(f"{c.section} {c.title} {c.id}" for c in server_checks("twente")).upper()
-    for command in (
-        "ANNOUNCE WELCOME REQUESTGAME INFORMQUEUE STARTGAME NOTIFYTURN MAKEMOVE NEWTILES "
-        "INFORMMOVE ERROR GAMEOVER PLAYERDISCONNECTED SENDCHAT NOTIFYCHAT"
-    ).split():
+    for command in [
+        "ANNOUNCE",
+        "WELCOME",
+        "REQUESTGAME",
+        "INFORMQUEUE",
+        "STARTGAME",
+        "NOTIFYTURN",
+        "MAKEMOVE",
+        "NEWTILES",
+        "INFORMMOVE",
+        "ERROR",
+        "GAMEOVER",
+        "PLAYERDISCONNECTED",
+        "SENDCHAT",
+        "NOTIFYCHAT",
+    ]:
         assert command in text, command
     for n in range(1, 16):
         assert f"E{n:03d}" in text, n
@@ -59,10 +71,26 @@ def test_every_twente_message_and_error_code_has_a_check() -> None:
 def test_every_clarkson_message_has_a_check() -> None:
     """Coverage: each message of RFC §3.1-§3.17 is named by some check."""
     text = " ".join(f"{c.section} {c.title}" for c in server_checks("clarkson")).upper()
-    for command in (
-        "HELLO QUIT OK NOK USERSET USERCHANGE USERJOIN READY STARTING SCORE BOARDPUSH TILES "
-        "TURN PLACE PASS EXCHANGE WINNER GOODBYE"
-    ).split():
+    for command in [
+        "HELLO",
+        "QUIT",
+        "OK",
+        "NOK",
+        "USERSET",
+        "USERCHANGE",
+        "USERJOIN",
+        "READY",
+        "STARTING",
+        "SCORE",
+        "BOARDPUSH",
+        "TILES",
+        "TURN",
+        "PLACE",
+        "PASS",
+        "EXCHANGE",
+        "WINNER",
+        "GOODBYE",
+    ]:
         assert re.search(rf"\b{command}\b", text), command
 
 
@@ -77,57 +105,102 @@ def _drop(prefix: bytes) -> Callable[[bytes], bytes]:
 US = b"\x1f"
 TW = TERMINATOR["twente"]
 # name -> (to_client rewrite, to_server rewrite, the MUST checks that must fail)
-TWENTE_BROKEN: dict[str, tuple[Callable[[bytes], bytes] | None, Callable[[bytes], bytes] | None, list[str]]] = {
+TWENTE_BROKEN: dict[
+    str, tuple[Callable[[bytes], bytes] | None, Callable[[bytes], bytes] | None, list[str]]
+] = {
     "errors as text instead of codes (issue 23)": (
         _sub(rb"^ERROR\x1fE0\d\d.*\x1e$", b"ERROR\x1fSomething went wrong\x1e"),
         None,
-        ["e001", "e002", "e003", "e003-direction", "e003-swap", "e004", "e005", "e006",
-         "e008", "e009", "e011", "e012", "e013", "e014", "e015", "e007", "coalesced"],
+        [
+            "e001",
+            "e002",
+            "e003",
+            "e003-direction",
+            "e003-swap",
+            "e004",
+            "e005",
+            "e006",
+            "e008",
+            "e009",
+            "e011",
+            "e012",
+            "e013",
+            "e014",
+            "e015",
+            "e007",
+            "coalesced",
+        ],
     ),
     "WELCOME with another name": (
-        _sub(rb"^WELCOME\x1f", b"WELCOME\x1fX"), None, ["announce", "announce-chat"]
+        _sub(rb"^WELCOME\x1f", b"WELCOME\x1fX"),
+        None,
+        ["announce", "announce-chat"],
     ),
     "empty first name in STARTGAME (issue 23)": (
-        _sub(rb"^STARTGAME\x1f[^\x1f]*", b"STARTGAME\x1f"), None, ["startgame"]
+        _sub(rb"^STARTGAME\x1f[^\x1f]*", b"STARTGAME\x1f"),
+        None,
+        ["startgame"],
     ),
     "YOURTILES instead of NEWTILES (issue 23)": (
         _sub(rb"^NEWTILES", b"YOURTILES"),
         None,
         ["newtiles-opening", "newtiles-after-move", "newtiles-game"],
     ),
-    "a line end after every RS": (
-        _sub(rb"\x1e$", b"\x1e\n"), None, ["delimiters-strict"]
-    ),
+    "a line end after every RS": (_sub(rb"\x1e$", b"\x1e\n"), None, ["delimiters-strict"]),
     "UTF-16BE text (issue 23)": (
-        lambda m: m[:-1].decode("utf-8").encode("utf-16-be") + TW, None, ["announce"]
+        lambda m: m[:-1].decode("utf-8").encode("utf-16-be") + TW,
+        None,
+        ["announce"],
     ),
     "wrong queue counts": (
-        _sub(rb"^INFORMQUEUE\x1f(\d)", b"INFORMQUEUE\x1f9"), None, ["informqueue", "informqueue-full"]
+        _sub(rb"^INFORMQUEUE\x1f(\d)", b"INFORMQUEUE\x1f9"),
+        None,
+        ["informqueue", "informqueue-full"],
     ),
     "E003 for a 3-player request despite TEAMPLAY": (
-        None, _sub(rb"REQUESTGAME\x1f3", b"REQUESTGAME\x1f7"), ["requestgame-3"]
+        None,
+        _sub(rb"REQUESTGAME\x1f3", b"REQUESTGAME\x1f7"),
+        ["requestgame-3"],
     ),
     "a single-game server's E010 without the count": (
-        _sub(rb"^INFORMQUEUE\x1f1\x1f3\x1e$", b"ERROR\x1fE010\x1e"), None, ["e010"]
+        _sub(rb"^INFORMQUEUE\x1f1\x1f3\x1e$", b"ERROR\x1fE010\x1e"),
+        None,
+        ["e010"],
     ),
     "NOTIFYTURN flag inverted": (
-        lambda m: re.sub(rb"^NOTIFYTURN\x1f([01])", lambda g: b"NOTIFYTURN\x1f" + (b"0" if g[1] == b"1" else b"1"), m),
+        lambda m: re.sub(
+            rb"^NOTIFYTURN\x1f([01])",
+            lambda g: b"NOTIFYTURN\x1f" + (b"0" if g[1] == b"1" else b"1"),
+            m,
+        ),
         None,
         ["notifyturn-opening", "notifyturn-after-move"],
     ),
     "INFORMMOVE with the word in lower case": (
-        lambda m: re.sub(rb"^(INFORMMOVE\x1f[^\x1f]*\x1fWORD\x1f[^\x1f]*\x1f[HV]\x1f)([A-Za-z]+)", lambda g: g[1] + g[2].lower(), m),
+        lambda m: re.sub(
+            rb"^(INFORMMOVE\x1f[^\x1f]*\x1fWORD\x1f[^\x1f]*\x1f[HV]\x1f)([A-Za-z]+)",
+            lambda g: g[1] + g[2].lower(),
+            m,
+        ),
         None,
         ["informmove-word", "informmove-game"],
     ),
     "INFORMMOVE SWAP with a wrong count": (
-        _sub(rb"(\x1fSWAP\x1f)3\x1e$", rb"\g<1>4" + TW), None, ["swap"]
+        _sub(rb"(\x1fSWAP\x1f)3\x1e$", rb"\g<1>4" + TW),
+        None,
+        ["swap"],
     ),
     "no PLAYERDISCONNECTED": (_drop(b"PLAYERDISCONNECTED"), None, ["playerdisconnected"]),
     "the dropped player keeps a score": (
-        _sub(rb"\x1f0(?=[\x1f\x1e])", b"\x1f5"), None, ["gameover-disconnect"]
+        _sub(rb"\x1f0(?=[\x1f\x1e])", b"\x1f5"),
+        None,
+        ["gameover-disconnect"],
     ),
-    "GAMEOVER DRAW instead of WIN": (_sub(rb"^GAMEOVER\x1fWIN", b"GAMEOVER\x1fDRAW"), None, ["gameover-win"]),
+    "GAMEOVER DRAW instead of WIN": (
+        _sub(rb"^GAMEOVER\x1fWIN", b"GAMEOVER\x1fDRAW"),
+        None,
+        ["gameover-win"],
+    ),
     "no NOTIFYCHAT": (_drop(b"NOTIFYCHAT"), None, ["chat"]),
     "only whole messages per read": (None, whole_messages_only(TW), ["split"]),
     "only the first message of a read": (None, first_message_only(TW), ["coalesced"]),
@@ -148,9 +221,13 @@ async def _run_broken(
         kwargs["to_client"] = to_client
     if to_server is not None:
         kwargs["to_server"] = to_server
-    async with Mangler(server.ports[protocol], TERMINATOR[protocol], keep_open=keep_open, **kwargs) as broken:
+    async with Mangler(
+        server.ports[protocol], TERMINATOR[protocol], keep_open=keep_open, **kwargs
+    ) as broken:
         full = [f"{protocol}.server.{i}" for i in ids]
-        return await run_server_kit(protocol, "127.0.0.1", broken.port, lexicon=gcide, wait=1.0, only=full)
+        return await run_server_kit(
+            protocol, "127.0.0.1", broken.port, lexicon=gcide, wait=1.0, only=full
+        )
 
 
 @pytest.mark.parametrize("name", list(TWENTE_BROKEN))
@@ -167,9 +244,13 @@ async def test_a_broken_twente_server_fails_its_checks(
 
 
 CL = TERMINATOR["clarkson"]
-CLARKSON_BROKEN: dict[str, tuple[Callable[[bytes], bytes] | None, Callable[[bytes], bytes] | None, list[str]]] = {
+CLARKSON_BROKEN: dict[
+    str, tuple[Callable[[bytes], bytes] | None, Callable[[bytes], bytes] | None, list[str]]
+] = {
     "no /version in HELLO's program (issue 23)": (
-        _sub(rb"^(HELLO [^,]*,[^,]*,)[^,/]*/[^,]*", rb"\g<1>Python"), None, ["hello-program"]
+        _sub(rb"^(HELLO [^,]*,[^,]*,)[^,/]*/[^,]*", rb"\g<1>Python"),
+        None,
+        ["hello-program"],
     ),
     "no HELLO first": (_drop(b"HELLO"), None, ["hello-first", "hello-grammar", "hello-program"]),
     "NOK to a 1.0.1 HELLO": (_sub(rb"^OK Please", b"NOK Please"), None, ["ok"]),
@@ -177,7 +258,13 @@ CLARKSON_BROKEN: dict[str, tuple[Callable[[bytes], bytes] | None, Callable[[byte
     "OK where NOK is due": (
         _sub(rb"^NOK", b"OK"),
         None,
-        ["nok-unknown", "place-not-turn", "place-not-in-hand", "place-not-centre", "place-not-connected"],
+        [
+            "nok-unknown",
+            "place-not-turn",
+            "place-not-in-hand",
+            "place-not-centre",
+            "place-not-connected",
+        ],
     ),
     "no USERCHANGE": (_drop(b"USERCHANGE"), None, ["userset", "userchange-others"]),
     "no USERJOIN": (_drop(b"USERJOIN"), None, ["userjoin-newcomer", "userjoin-others"]),
@@ -187,7 +274,15 @@ CLARKSON_BROKEN: dict[str, tuple[Callable[[bytes], bytes] | None, Callable[[byte
         ["boardpush-initial", "place", "boardpush-game"],
     ),
     "SCORE gives the points of the turn, not the total": (
-        lambda m: re.sub(rb"^SCORE (\d+)", lambda g: b"SCORE " + str(int(g[1]) // 2 if int(g[1]) > 1 else 1).encode(), m) if m.startswith(b"SCORE") and not m.startswith(b"SCORE 0 ") else m,
+        lambda m: (
+            re.sub(
+                rb"^SCORE (\d+)",
+                lambda g: b"SCORE " + str(int(g[1]) // 2 if int(g[1]) > 1 else 1).encode(),
+                m,
+            )
+            if m.startswith(b"SCORE") and not m.startswith(b"SCORE 0 ")
+            else m
+        ),
         None,
         ["score-after-turn", "score-game"],
     ),
@@ -227,7 +322,9 @@ async def test_nothing_listening_is_could_not_test_never_pass(gcide: Lexicon) ->
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    results = await run_server_kit("twente", "127.0.0.1", port, lexicon=gcide, wait=0.5, only=["twente.server.e00"])
+    results = await run_server_kit(
+        "twente", "127.0.0.1", port, lexicon=gcide, wait=0.5, only=["twente.server.e00"]
+    )
     assert results
     assert all(r.status in (Status.COULD_NOT_TEST, Status.FAIL) for r in results)
     assert not any(r.kit_error for r in results)

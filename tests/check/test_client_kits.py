@@ -1,0 +1,127 @@
+"""The client kits: meeple's own bots pass every check; broken clients fail the checks of
+the rules they break."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import pytest
+from tests.check.clients import clarkson_player, twente_player
+
+from meeple.check.clients import CLIENT_CHECKS, run_client_kit
+from meeple.check.core import Result, Status
+from meeple.clients.clarkson import play_clarkson
+from meeple.clients.scrabble_bot import configure, play_twente
+from meeple.games.scrabble.lexicon import Lexicon
+
+
+async def _kit(
+    protocol: str,
+    lexicon: Lexicon,
+    client: Callable[[int], Coroutine[Any, Any, Any]],
+    *,
+    games: int = 2,
+    timeout: float = 30.0,
+    turn_wait: float = 30.0,
+) -> dict[str, Result]:
+    results = await run_client_kit(
+        protocol,
+        "127.0.0.1",
+        0,
+        lexicon=lexicon,
+        games=games,
+        timeout=timeout,
+        after_ready=client,
+        turn_wait=turn_wait,
+    )
+    return {r.check.id.split(".", 2)[2]: r for r in results}
+
+
+@pytest.mark.parametrize("protocol", ["twente", "clarkson"])
+async def test_meeples_own_bot_passes_every_client_check(protocol: str, gcide: Lexicon) -> None:
+    """meeple's bot, two games (the second one the kit leaves): every check passes, ≥ 10."""
+
+    async def bot(port: int) -> object:
+        if protocol == "twente":
+            return await play_twente("127.0.0.1", port, "Alice", gcide, players=2, games=2)
+        return await play_clarkson("127.0.0.1", port, "Alice", gcide, players=2, games=2)
+
+    with configure("greedy", 0):
+        results = await _kit(protocol, gcide, bot)
+    assert len(results) >= 10
+    for name, r in results.items():
+        assert r.status is Status.PASS, (name, r.status, r.detail)
+
+
+def test_client_checks_are_unique_and_cite_sections() -> None:
+    """Each client check has its own id, a section, a level and a title."""
+    assert len({c.id for c in CLIENT_CHECKS}) == len(CLIENT_CHECKS)
+    assert all(c.section and c.title for c in CLIENT_CHECKS)
+
+
+TWENTE = {
+    frozenset(): [],
+    frozenset({"announce-late"}): ["announce-first"],
+    frozenset({"out-of-turn"}): ["in-turn"],
+    frozenset({"no-retry"}): ["error-retry"],
+    frozenset({"garbage"}): ["decodes"],
+    frozenset({"chunks"}): ["split"],
+    frozenset({"first-only"}): ["coalesced"],
+    frozenset({"after-end"}): ["not-after-end", "disconnect"],
+}
+
+
+@pytest.mark.parametrize("defects", list(TWENTE), ids=lambda d: "-".join(sorted(d)) or "none")
+async def test_a_broken_twente_client_fails_its_checks(
+    defects: frozenset[str], gcide: Lexicon
+) -> None:
+    """A raw client that passes every turn: correct, it passes; each defect fails its check."""
+    failing = TWENTE[defects]
+    games = 2 if not failing or "disconnect" in failing else 1
+    results = await _kit(
+        "twente",
+        gcide,
+        lambda port: twente_player(port, games, defects),
+        games=games,
+        turn_wait=1.5,
+    )
+    for name in failing:
+        assert results[name].status is Status.FAIL, (name, results[name])
+    if not failing:
+        for name, r in results.items():
+            assert r.status is Status.PASS, (name, r.status, r.detail)
+
+
+CLARKSON = {
+    frozenset(): [],
+    frozenset({"no-slash"}): ["hello-grammar"],
+    frozenset({"out-of-turn"}): ["in-turn"],
+    frozenset({"no-retry"}): ["nok-retry"],
+    frozenset({"chunks"}): ["split"],
+    frozenset({"first-only"}): ["coalesced"],
+    frozenset({"after-end"}): ["not-after-end"],
+    frozenset({"no-quit"}): ["quit"],
+    frozenset({"gives-up"}): ["other-quits"],
+}
+
+
+@pytest.mark.parametrize("defects", list(CLARKSON), ids=lambda d: "-".join(sorted(d)) or "none")
+async def test_a_broken_clarkson_client_fails_its_checks(
+    defects: frozenset[str], gcide: Lexicon
+) -> None:
+    """A raw client playing the engine's moves: correct, it passes; each defect fails its check."""
+    failing = CLARKSON[defects]
+    games = 2 if not failing or "other-quits" in failing else 1
+    results = await _kit(
+        "clarkson",
+        gcide,
+        lambda port: clarkson_player(port, games, gcide, defects),
+        games=games,
+        turn_wait=1.5,
+    )
+    for name in failing:
+        assert results[name].status is Status.FAIL, (name, results[name])
+    if not failing:
+        for name, r in results.items():
+            assert r.status is Status.PASS, (name, r.status, r.detail)
