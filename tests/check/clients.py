@@ -43,11 +43,7 @@ async def twente_player(port: int, games: int, defects: frozenset[str]) -> None:
             if "chunks" in defects:
                 # reads each chunk as whole messages: a split message is lost
                 buffer = b""
-                messages = (
-                    [m for m in chunk.split(RS.encode())[:-1]]
-                    if chunk.endswith(RS.encode())
-                    else []
-                )
+                messages = chunk.split(RS.encode())[:-1] if chunk.endswith(RS.encode()) else []
             else:
                 buffer += chunk
                 *messages, buffer = buffer.split(RS.encode())

@@ -40,7 +40,9 @@ def test_checks_cite_a_section_and_are_unique() -> None:
         checks = server_checks(protocol)
         assert len({c.id for c in checks}) == len(checks)
         for c in checks:
-            assert c.section and c.title and c.level in (Level.MUST, Level.SHOULD)
+            assert c.section
+            assert c.title
+            assert c.level in (Level.MUST, Level.SHOULD)
             assert c.id.startswith(f"{protocol}.server.")
 
 
@@ -323,7 +325,7 @@ async def test_nothing_listening_is_could_not_test_never_pass(gcide: Lexicon) ->
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     results = await run_server_kit(
-        "twente", "127.0.0.1", port, lexicon=gcide, wait=0.5, only=["twente.server.e00"]
+        "twente", "127.0.0.1", port, lexicon=gcide, wait=0.5, only=["twente.server.e00*"]
     )
     assert results
     assert all(r.status in (Status.COULD_NOT_TEST, Status.FAIL) for r in results)

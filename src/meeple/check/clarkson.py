@@ -24,7 +24,6 @@ from meeple.games.scrabble.tiles import CLARKSON
 __all__ = ["HELLO", "SERVER_CHECKS", "ClPeer"]
 
 HELLO = b"HELLO 1.0.1,Linux,Python/3.11,meeple check\r\n"
-MOVE_WAIT = 10.0
 # §3.1 <hellocmd>: "HELLO " <version> ',' <system> ',' <program> ',' <author>
 _HELLO = re.compile(r"HELLO (\d+\.\d+\.?\d*),([^,]+),([^,]+),(.+)")
 _PROGRAM = re.compile(r"[^/]+/.+")  # §3.1: language, '/', version information
@@ -73,12 +72,12 @@ class ClPeer:
         """The 15 rows (and the closing empty line) of a BOARDPUSH whose first line was read."""
         rows = []
         for i in range(15):
-            line = await self.line(MOVE_WAIT, f"BOARDPUSH row {i + 1}")
+            line = await self.line(self.peer.wait * 3, f"BOARDPUSH row {i + 1}")
             cells = _CELL.findall(line)
             if len(cells) != 15 or _CELL.sub("", line).strip():
                 raise CheckFailed(f"BOARDPUSH row {i + 1} is not 15 (X,m) cells: {line!r}")
             rows.append([c[0] for c in cells])
-        end = await self.line(MOVE_WAIT, "the empty line ending BOARDPUSH")
+        end = await self.line(self.peer.wait * 3, "the empty line ending BOARDPUSH")
         if end.strip():
             raise CheckFailed(f"BOARDPUSH has no empty line after its rows: {end!r}")
         return rows
@@ -126,7 +125,7 @@ async def _opening(p: ClPeer) -> Opening:
     o = Opening()
     await p.expect("STARTING", skip=("OK", "USERJOIN", "USERCHANGE"))
     while True:
-        line = await p.line(MOVE_WAIT, "the opening up to TURN")
+        line = await p.line(p.peer.wait * 3, "the opening up to TURN")
         o.lines.append(line)
         if line == "BOARDPUSH":
             o.board = await p.board()
@@ -408,12 +407,12 @@ async def _place_check(ctx: Context) -> None:
     if move is None:
         raise CannotTest(f"no opening move for {o.tiles}")
     await p.send(_place(move))
-    ok = await p.line(MOVE_WAIT, "OK")
+    ok = await p.line(p.peer.wait * 3, "OK")
     ctx.expect(ok.startswith("OK"), f"a legal {_place(move)!r} got {ok!r}")
     seen = []
     board: list[list[str]] = []
     while True:
-        line = await p.line(MOVE_WAIT, "TILES, SCORE, BOARDPUSH and TURN")
+        line = await p.line(p.peer.wait * 3, "TILES, SCORE, BOARDPUSH and TURN")
         seen.append(line.split(" ")[0])
         if line == "BOARDPUSH":
             board = await p.board()
@@ -447,7 +446,7 @@ async def _place_not_turn(ctx: Context) -> None:
     peers, openings = await duo(ctx, ("nt1", "nt2"))
     waiting = next(p for n, p in peers.items() if n != openings[n].turn)
     await waiting.send("PLACE (A,7,7)")
-    line = await waiting.line(MOVE_WAIT, "NOK")
+    line = await waiting.line(ctx.wait * 3, "NOK")
     ctx.expect(line.startswith("NOK"), f"got {line!r}")
 
 
@@ -456,7 +455,7 @@ async def _place_not_in_hand(ctx: Context) -> None:
     p, o = await solo(ctx, "nh")
     absent = next(c for c in "QZXJKVWYBCFHMP" if c not in o.tiles)
     await p.send(f"PLACE ({absent},7,7) ({absent},8,7)")
-    line = await p.line(MOVE_WAIT, "NOK")
+    line = await p.line(p.peer.wait * 3, "NOK")
     ctx.expect(line.startswith("NOK"), f"got {line!r}")
 
 
@@ -465,7 +464,7 @@ async def _place_not_centre(ctx: Context) -> None:
     p, o = await solo(ctx, "nc")
     rack = _rack(o.tiles)
     await p.send(f"PLACE ({rack[0]},0,0) ({rack[1]},1,0)")
-    line = await p.line(MOVE_WAIT, "NOK")
+    line = await p.line(p.peer.wait * 3, "NOK")
     ctx.expect(line.startswith("NOK"), f"got {line!r}")
 
 
@@ -476,7 +475,7 @@ async def _place_unknown(ctx: Context) -> None:
     if bad is None:
         raise CannotTest(f"every pair of letters in {o.tiles} is a word")
     await p.send(f"PLACE ({bad[0]},7,7) ({bad[1]},8,7)")
-    line = await p.line(MOVE_WAIT, "NOK")
+    line = await p.line(p.peer.wait * 3, "NOK")
     ctx.expect(line.startswith("NOK"), f"PLACE of {bad!r} got {line!r}")
 
 
@@ -492,7 +491,7 @@ async def _place_not_connected(ctx: Context) -> None:
     tiles = _rack((await p.expect("TILES", skip=("OK",)))[6:])
     await p.expect("TURN", skip=("SCORE", "BOARDPUSH"))
     await p.send(f"PLACE ({tiles[0]},0,0) ({tiles[1]},1,0)")
-    line = await p.line(MOVE_WAIT, "NOK")
+    line = await p.line(p.peer.wait * 3, "NOK")
     ctx.expect(line.startswith("NOK"), f"got {line!r}")
 
 
@@ -530,7 +529,7 @@ async def _exchange_one(ctx: Context) -> None:
     p, o = await solo(ctx, "x1")
     (name,) = _names(ctx, "x1")
     await p.send(f"EXCHANGE {_rack(o.tiles)[0]}")
-    ok = await p.line(MOVE_WAIT, "OK")
+    ok = await p.line(p.peer.wait * 3, "OK")
     ctx.expect(ok.startswith("OK"), f"got {ok!r}")
     tiles = await p.expect("TILES", skip=("OK",))
     ctx.expect(len(tiles) == 6 + 7, f"got {tiles!r}")
@@ -544,7 +543,7 @@ async def _exchange_one(ctx: Context) -> None:
 async def _exchange_all(ctx: Context) -> None:
     p, _ = await solo(ctx, "xa")
     await p.send("EXCHANGE")
-    ok = await p.line(MOVE_WAIT, "OK")
+    ok = await p.line(p.peer.wait * 3, "OK")
     ctx.expect(ok.startswith("OK"), f"got {ok!r}")
     tiles = await p.expect("TILES", skip=("OK",))
     ctx.expect(re.fullmatch("TILES [A-Z]{7}", tiles) is not None, f"got {tiles!r}")
@@ -565,7 +564,7 @@ async def _quit_midgame(ctx: Context) -> None:
     await peers[other].expect("GOODBYE", skip=("SCORE", "BOARDPUSH", "TILES"))
     await peers[first].send("PASS")
     line = await peers[first].expect(
-        "TURN", skip=("OK", "SCORE", "BOARDPUSH", "TILES"), timeout=MOVE_WAIT
+        "TURN", skip=("OK", "SCORE", "BOARDPUSH", "TILES"), timeout=ctx.wait * 3
     )
     ctx.expect(line == f"TURN {first}", f"got {line!r}")
 
@@ -697,7 +696,7 @@ async def _whole_game(ctx: Context) -> WholeGame:
         for name, peer in peers.items():
             said: list[str] = []
             while True:
-                line = await peer.line(MOVE_WAIT, "the turn's messages")
+                line = await peer.line(peer.peer.wait * 3, "the turn's messages")
                 word = line.split(" ")[0]
                 if word == "NOK":
                     raise CheckFailed(f"a legal {command!r} got {line!r}")

@@ -91,7 +91,7 @@ class Observations:
     ends: int = 0
     hello: str | None = None
     kit_errors: list[str] = field(default_factory=list)
-    kit_at_table: bool = False  # the kit's player sits at the open table (Clarkson)
+    kit_table_game: int = 0  # the game the kit's player sits at a table for (Clarkson)
     kit_done: bool = False
 
 
@@ -418,7 +418,7 @@ class _ClarksonProxy(_Proxy):
     def may_forward(self) -> bool:
         # RFC §3.8: a client alone at a table that says READY plays alone at once, so
         # after WINNER its messages wait until the kit's player sits at the next table.
-        return self.in_game or self.obs.kit_at_table or self.obs.kit_done
+        return self.in_game or self.obs.kit_done or self.obs.kit_table_game > self.obs.games_won
 
 
 # --- the kit's own players --------------------------------------------------------------
@@ -455,19 +455,13 @@ async def _twente_opponent(port: int, lexicon: Lexicon, obs: Observations) -> No
 async def _clarkson_opponent(port: int, lexicon: Lexicon, obs: Observations) -> None:
     for game in range(obs.games):
         leave = obs.games >= 2 and game == obs.games - 1
-        client = await _clarkson_connect(port)
-        obs.kit_at_table = True  # the client may come (back) to the table
+        client = await _clarkson_seat(port, obs, game + 1)
         try:
-            ready = False
             moves = 0
             async for m in client:
-                if isinstance(m, UserJoin) and not ready:
-                    await client.ready()
-                    ready = True
-                elif isinstance(m, Turn) and client.my_turn:
+                if isinstance(m, Turn) and client.my_turn:
                     if leave and moves >= 2:
                         obs.disconnect_game = True
-                        obs.kit_at_table = False
                         await client.quit()
                         break
                     moves += 1
@@ -481,14 +475,37 @@ async def _clarkson_opponent(port: int, lexicon: Lexicon, obs: Observations) -> 
                 elif isinstance(m, Nok) and client.my_turn:
                     await client.pass_turn()
                 elif isinstance(m, Winner):
-                    obs.kit_at_table = False
                     break
         finally:
-            obs.kit_at_table = False
             with contextlib.suppress(Exception):
                 await client.quit()
             await client.close()
     obs.kit_done = True
+
+
+async def _clarkson_seat(port: int, obs: Observations, game: int) -> ClarksonClient:
+    """The kit's player at the client's table and READY (RFC §3.7, §3.8).
+
+    The client's messages wait until the kit's player sits (see ``may_forward``). If the
+    client does not join its table within a few seconds (it sat elsewhere), the kit's
+    player leaves and sits again, at the oldest open table: the client's.
+    """
+    while True:
+        client = await _clarkson_connect(port)
+        obs.kit_table_game = game
+        if client.users:  # told of the client already, while naming itself
+            await client.ready()
+            return client
+        try:
+            while True:
+                m = await asyncio.wait_for(client.receive(), 3.0)
+                if isinstance(m, UserJoin):
+                    await client.ready()
+                    return client
+        except TimeoutError:
+            with contextlib.suppress(Exception):
+                await client.quit()
+            await client.close()
 
 
 async def _clarkson_connect(port: int) -> ClarksonClient:

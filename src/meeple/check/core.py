@@ -262,6 +262,13 @@ async def run_check(check: Check, target: Any, fixtures: Fixtures, *, wait: floa
     return Result(check, status, detail, time.monotonic() - started, transcript, kit_error)
 
 
+def _selects(pattern: str, check_id: str) -> bool:
+    """``--only`` patterns: a whole id, its last part (``e001``), or a prefix ending ``*``."""
+    if pattern.endswith("*"):
+        return check_id.startswith(pattern[:-1])
+    return check_id == pattern or check_id.endswith("." + pattern)
+
+
 async def run_checks(
     checks: Sequence[Check],
     target: Any,
@@ -270,11 +277,11 @@ async def run_checks(
     only: Sequence[str] = (),
     progress: Callable[[Result], None] | None = None,
 ) -> list[Result]:
-    """Run ``checks`` (those whose id starts with one of ``only``, if given) in order."""
+    """Run ``checks`` (those ``only`` selects, if given: see :func:`_selects`) in order."""
     fixtures = Fixtures(target, wait)
     results = []
     for check in checks:
-        if only and not any(check.id.startswith(o) or check.id.endswith(o) for o in only):
+        if only and not any(_selects(o, check.id) for o in only):
             continue
         result = await run_check(check, target, fixtures, wait=wait)
         if progress is not None:

@@ -34,7 +34,6 @@ __all__ = ["SERVER_CHECKS", "TwPeer", "frame"]
 
 US, RS = "\x1f", "\x1e"
 _RS = RS.encode()
-MOVE_WAIT = 10.0  # a server may check a word against a big lexicon
 
 
 def frame(*fields: str) -> bytes:
@@ -101,7 +100,7 @@ class TwPeer:
 
     async def error(self, ctx: Context, code: str, why: str) -> None:
         """Expect ``ERROR US code``; a different code or text instead of a code fails."""
-        fields = await self.next(MOVE_WAIT, f"ERROR {code}")
+        fields = await self.next(self.peer.wait * 3, f"ERROR {code}")
         ctx.expect(
             fields[0] == "ERROR" and len(fields) >= 2 and fields[1] == code,
             f"{why}: expected ERROR|{code}, got {show(fields)!r}",
@@ -524,8 +523,8 @@ async def _first_move(ctx: Context, tags: tuple[str, str]) -> tuple[Game, MoveSe
     d = "H" if move.direction is Direction.ACROSS else "V"
     sent = ["MAKEMOVE", "WORD", format_square(move.x, move.y), d, move.word]
     await game.mover.send(*sent)
-    mover = [await game.mover.next(MOVE_WAIT, "the reply to a legal move") for _ in range(3)]
-    other = [await game.other.next(MOVE_WAIT, "the move's INFORMMOVE") for _ in range(2)]
+    mover = [await game.mover.next(ctx.wait * 3, "the reply to a legal move") for _ in range(3)]
+    other = [await game.other.next(ctx.wait * 3, "the move's INFORMMOVE") for _ in range(2)]
     return game, MoveSeen(sent, mover, other, len(move.tiles))
 
 
@@ -577,9 +576,9 @@ async def _swap(ctx: Context) -> None:
     game = await two_player_game(ctx, tags=("sw1", "sw2"))
     tiles = game.racks[game.first][:3].replace(BLANK, "!")
     await game.mover.send("MAKEMOVE", "SWAP", tiles)
-    new = await game.mover.next(MOVE_WAIT, "NEWTILES")
+    new = await game.mover.next(ctx.wait * 3, "NEWTILES")
     ctx.expect(new[0] == "NEWTILES" and len(new) > 1 and len(new[1]) == 3, f"got {show(new)!r}")
-    inform = await game.other.next(MOVE_WAIT, "INFORMMOVE")
+    inform = await game.other.next(ctx.wait * 3, "INFORMMOVE")
     want = ["INFORMMOVE", game.first, "SWAP", "3"]
     ctx.expect(inform == want, f"other got {show(inform)!r}, want {show(want)!r}")
 
@@ -594,7 +593,7 @@ async def _swap(ctx: Context) -> None:
 async def _pass(ctx: Context) -> None:
     game = await two_player_game(ctx, tags=("ps1", "ps2"))
     await game.mover.send("MAKEMOVE", "SWAP", "")
-    reply = await game.other.next(MOVE_WAIT, "INFORMMOVE")
+    reply = await game.other.next(ctx.wait * 3, "INFORMMOVE")
     if reply == ["INFORMMOVE", game.first, "SWAP", "0"]:
         ctx.passed()
         return
@@ -785,7 +784,7 @@ async def _whole_game(ctx: Context) -> WholeGame:
         if result.e007 is None and 0 < bag < len(rack):
             # spec E007: swapping more tiles than the bag holds
             await me.send("MAKEMOVE", "SWAP", rack.replace(BLANK, "!"))
-            result.e007 = await me.next(MOVE_WAIT, "ERROR E007")
+            result.e007 = await me.next(ctx.wait * 3, "ERROR E007")
         move = best_move(table.board, rack, lexicon, ENGLISH)
         if move is not None:
             d = "H" if move.direction is Direction.ACROSS else "V"
@@ -807,7 +806,7 @@ async def _whole_game(ctx: Context) -> WholeGame:
         nxt: str | None = None
         for name, peer in game.peers.items():
             while True:
-                fields = await peer.next(MOVE_WAIT, "the move's messages")
+                fields = await peer.next(peer.peer.wait * 3, "the move's messages")
                 cmd = fields[0]
                 if cmd == "NEWTILES" and name == turn:
                     drawn = fields[1].replace("!", BLANK) if len(fields) > 1 else ""
