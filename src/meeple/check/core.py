@@ -263,9 +263,10 @@ async def run_check(check: Check, target: Any, fixtures: Fixtures, *, wait: floa
 
 
 def _selects(pattern: str, check_id: str) -> bool:
-    """``--only`` patterns: a whole id, its last part (``e001``), or a prefix ending ``*``."""
+    """``--only`` patterns: a whole id, its last part (``e001``), or either's prefix and ``*``."""
     if pattern.endswith("*"):
-        return check_id.startswith(pattern[:-1])
+        prefix = pattern[:-1]
+        return check_id.startswith(prefix) or check_id.rsplit(".", 1)[-1].startswith(prefix)
     return check_id == pattern or check_id.endswith("." + pattern)
 
 

@@ -1,7 +1,8 @@
 """Reports built from check results only: a text table per spec section, JSON, JUnit XML.
 
-:func:`exit_status` is non-zero when any MUST check failed (SHOULD failures, "could not
-test" and ERRATA differences are reported but do not fail a CI run).
+:func:`exit_status` is non-zero when any MUST check failed, or when no check passed at
+all (SHOULD failures, "could not test" and ERRATA differences are reported but do not
+fail a CI run on their own).
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ _MARK = {
 
 
 def exit_status(results: Sequence[Result]) -> int:
-    return int(any(r.status is Status.FAIL and r.check.level is Level.MUST for r in results))
+    """1 if a MUST check failed, or if no check passed (nothing was verified); else 0."""
+    must_failed = any(r.status is Status.FAIL and r.check.level is Level.MUST for r in results)
+    return int(must_failed or not any(r.status is Status.PASS for r in results))
 
 
 def summary(results: Sequence[Result]) -> dict[str, int]:

@@ -5,7 +5,8 @@
     meeple check server twente 127.0.0.1:7777 --junit report.xml
     meeple check client clarkson --port 9000 --games 2
 
-The exit status is 1 when any MUST check failed, 2 on a usage error, 0 otherwise.
+The exit status is 1 when any MUST check failed or no check could pass (nothing was
+verified: no server, say), 2 on a usage error, 0 otherwise.
 See docs/check.md.
 """
 
@@ -44,6 +45,12 @@ def register(sub: Any) -> None:
     c.add_argument("--games", type=int, default=1, help="games your client plays (a bot: several)")
     c.add_argument(
         "--timeout", type=float, default=300.0, help="seconds to wait for the client in all"
+    )
+    c.add_argument(
+        "--turn-wait",
+        type=float,
+        default=30.0,
+        help="seconds the client may take over one turn before the kit stops waiting",
     )
     _common(c)
     c.set_defaults(handler=run_client)
@@ -125,6 +132,7 @@ def run_client(args: argparse.Namespace) -> int:
             lexicon=lexicon,
             games=args.games,
             timeout=args.timeout,
+            turn_wait=args.turn_wait,
             ready=ready,
         )
     )
