@@ -91,6 +91,7 @@ class Observations:
     ends: int = 0
     hello: str | None = None
     kit_errors: list[str] = field(default_factory=list)
+    client_named: int = 0  # the client's renames confirmed and READYs (Clarkson)
     kit_table_game: int = 0  # the game the kit's player sits at a table for (Clarkson)
     kit_done: bool = False
 
@@ -367,6 +368,7 @@ class _ClarksonProxy(_Proxy):
             self.name = text.split(" ", 1)[-1].strip()
         if word == "READY":
             self.ready_sent = True
+            obs.client_named += 1
         if word == "READY" and self.prompted:
             # the kit's instructions: READY once the kit's player has joined (USERJOIN)
             self.prompted = False
@@ -394,6 +396,8 @@ class _ClarksonProxy(_Proxy):
     def to_client(self, message: bytes, mode: str) -> None:
         line = message.decode("ascii", "replace").rstrip("\r\n")
         word = line.split(" ", 1)[0]
+        if word == "USERCHANGE" and self.name and line.endswith(" " + self.name):
+            self.obs.client_named += 1
         if word == "USERJOIN" and not self.in_game and KIT_NAME in line and not self.ready_sent:
             self.prompted = True
             self.turn_given(mode)
@@ -491,17 +495,22 @@ async def _clarkson_seat(port: int, obs: Observations, game: int) -> ClarksonCli
     player leaves and sits again, at the oldest open table: the client's.
     """
     while True:
+        base = obs.client_named
         client = await _clarkson_connect(port)
         obs.kit_table_game = game
-        if client.users:  # told of the client already, while naming itself
+        try:
+            joined = bool(client.users)  # told of the client already, while naming itself
+            while not joined:
+                m = await asyncio.wait_for(client.receive(), 3.0)
+                joined = isinstance(m, UserJoin)
+            # READY only once the client is settled at the table (named or READY itself):
+            # a client that leaves again (its name refused, say) must not leave the kit's
+            # player alone and ready, which would start a game of one (§3.8).
+            async with asyncio.timeout(3.0):
+                while obs.client_named == base:
+                    await asyncio.sleep(0.02)
             await client.ready()
             return client
-        try:
-            while True:
-                m = await asyncio.wait_for(client.receive(), 3.0)
-                if isinstance(m, UserJoin):
-                    await client.ready()
-                    return client
         except TimeoutError:
             with contextlib.suppress(Exception):
                 await client.quit()
