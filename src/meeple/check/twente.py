@@ -9,6 +9,7 @@ and sends split, coalesced and oversized messages. Readings of unclear points fo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -259,8 +260,10 @@ async def _e002_extension(ctx: Context) -> None:
     fields = await p.next(ctx.wait, "ERROR E002")
     if fields[:2] == ["ERROR", "E002"]:
         ctx.passed()
-    elif fields[0] == "ERROR":
+    elif fields[0] == "ERROR" and len(fields) > 1 and re.fullmatch(r"E0\d\d", fields[1]):
         raise Differs(f"answered {show(fields)!r} instead of ERROR|E002")
+    elif fields[0] == "NOTIFYCHAT":
+        raise Differs("relayed the chat of a client that did not announce CHAT")
     else:
         ctx.fail(f"expected ERROR|E002, got {show(fields)!r}")
 
