@@ -135,7 +135,7 @@ async def clarkson_player(port: int, games: int, lexicon: Lexicon, defects: froz
                             else:
                                 cells = " ".join(f"({t.tile},{t.x},{t.y})" for t in move.tiles)
                                 writer.write(f"PLACE {cells}\r\n".encode())
-                    elif word == "NOK" and "no-retry" not in defects:
+                    elif word == "NOK" and last_turn == "TURN Broken" and "no-retry" not in defects:
                         writer.write(b"PASS\r\n")
                     elif word == "WINNER":
                         if "after-end" in defects:

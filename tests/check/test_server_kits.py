@@ -228,7 +228,7 @@ async def _run_broken(
     ) as broken:
         full = [f"{protocol}.server.{i}" for i in ids]
         return await run_server_kit(
-            protocol, "127.0.0.1", broken.port, lexicon=gcide, wait=1.0, only=full
+            protocol, "127.0.0.1", broken.port, lexicon=gcide, wait=0.5, only=full
         )
 
 

@@ -575,7 +575,9 @@ async def run_client_kit(
     kit = CLIENT_KITS[protocol]
     obs = Observations(protocol, games)
     with tempfile.TemporaryDirectory(prefix="meeple-check-") as tmp:
-        config = ServerConfig(database=f"{tmp}/check.sqlite3").only(kit.listener)
+        # A short grace: at the end the kit's server goes, whoever is still connected.
+        config = ServerConfig(database=f"{tmp}/check.sqlite3", shutdown_grace=0.2)
+        config = config.only(kit.listener)
         server = MeepleServer(config, rng=random.Random())
         server.services.resource("scrabble.lexicon", lambda: lexicon)
         await server.start()
@@ -601,7 +603,7 @@ async def run_client_kit(
                 await asyncio.wait_for(listener.wait_closed(), 2)
             if extra is not None:
                 with contextlib.suppress(Exception, asyncio.CancelledError):
-                    await asyncio.wait_for(extra, 5)
+                    await asyncio.wait_for(extra, 0.5)
             await server.stop()
     target = _Graded(obs)
     return await run_checks([c for c in CLIENT_CHECKS if c.id.startswith(protocol)], target)
