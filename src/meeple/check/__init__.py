@@ -35,6 +35,7 @@ __all__ = [
 SERVER_KITS: dict[str, str] = {
     "twente": "meeple.check.twente",
     "clarkson": "meeple.check.clarkson",
+    "spectrangle": "meeple.check.spectrangle",
 }
 
 

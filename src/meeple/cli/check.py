@@ -21,7 +21,7 @@ from typing import Any
 
 __all__ = ["register"]
 
-SERVER_PROTOCOLS = ("twente", "clarkson")
+SERVER_PROTOCOLS = ("twente", "clarkson", "spectrangle")
 CLIENT_PROTOCOLS = ("twente", "clarkson")
 
 
