@@ -15,8 +15,10 @@ from meeple.server.config import ServerConfig
 
 @pytest.fixture
 async def server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[MeepleServer]:
-    """meeple's server with the Twente and Clarkson listeners on free ports."""
-    config = ServerConfig(database=str(tmp_path / "meeple.sqlite3")).only("twente", "clarkson")
+    """meeple's server with the Twente, Clarkson and Spectrangle listeners on free ports."""
+    config = ServerConfig(database=str(tmp_path / "meeple.sqlite3")).only(
+        "twente", "clarkson", "spectrangle"
+    )
     srv = MeepleServer(config, rng=random.Random(1234))
     srv.services.resource("scrabble.lexicon", lambda: gcide)
     await srv.start()

@@ -14,17 +14,17 @@ from meeple.check.core import Level, Result, Status
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.server.app import MeepleServer
 
-TERMINATOR = {"twente": b"\x1e", "clarkson": b"\n"}
+TERMINATOR = {"twente": b"\x1e", "clarkson": b"\n", "spectrangle": b"\n"}
 # Checks meeple's server cannot pass by design, and why: meeple serves several queues and
 # games at once ("multi-game", ERRATA Twente), so the single-game error E010 does not occur.
 NOT_APPLICABLE_TO_MEEPLE = {"twente.server.e010"}
 
 
-@pytest.mark.parametrize("protocol", ["twente", "clarkson"])
+@pytest.mark.parametrize("protocol", ["twente", "clarkson", "spectrangle"])
 async def test_every_check_passes_against_meeple(
     protocol: str, server: MeepleServer, gcide: Lexicon
 ) -> None:
-    """A full run against meeple's server: all pass (E010 n/a), at least 20, the exit status 0."""
+    """A full run against meeple's server: all pass (E010 n/a), at least 20 checks."""
     results = await run_server_kit(protocol, "127.0.0.1", server.ports[protocol], lexicon=gcide)
     assert len(results) >= 20
     for r in results:
@@ -36,7 +36,7 @@ async def test_every_check_passes_against_meeple(
 
 def test_checks_cite_a_section_and_are_unique() -> None:
     """Every check has an id of its own, a spec section, MUST or SHOULD, and a title."""
-    for protocol in ("twente", "clarkson"):
+    for protocol in ("twente", "clarkson", "spectrangle"):
         checks = server_checks(protocol)
         assert len({c.id for c in checks}) == len(checks)
         for c in checks:
@@ -104,6 +104,7 @@ def _drop(prefix: bytes) -> Callable[[bytes], bytes]:
     return lambda m: b"" if m.startswith(prefix) else m
 
 
+Broken = tuple[Callable[[bytes], bytes] | None, Callable[[bytes], bytes] | None, list[str]]
 US = b"\x1f"
 TW = TERMINATOR["twente"]
 # name -> (to_client rewrite, to_server rewrite, the MUST checks that must fail)
@@ -330,3 +331,79 @@ async def test_nothing_listening_is_could_not_test_never_pass(gcide: Lexicon) ->
     assert results
     assert all(r.status in (Status.COULD_NOT_TEST, Status.FAIL) for r in results)
     assert not any(r.kit_error for r in results)
+
+
+def test_every_spectrangle_command_has_a_check() -> None:
+    """Coverage: each server command and error word of Spectrangle 1.4 is named by a check."""
+    text = " ".join(f"{c.section} {c.title}" for c in server_checks("spectrangle"))
+    words = "connect welcome request waiting start order tiles place move skip exchange"
+    words += " leaderboard left chat invalidMove invalidCommand invalidName"
+    for word in words.split(" "):
+        assert word in text, word
+
+
+SP = TERMINATOR["spectrangle"]
+SPECTRANGLE_BROKEN: dict[str, Broken] = {
+    "no welcome": (_sub(rb"^welcome", b"hello"), None, ["welcome", "welcome-chat"]),
+    "errors as text": (
+        _sub(rb"^invalid\w+", b"error"),
+        None,
+        [
+            "skip-when-can-place",
+            "exchange-when-can-place",
+            "invalid-name",
+            "invalid-command",
+            "request-validated",
+            "invalid-move-bonus",
+            "invalid-move-hand",
+            "out-of-turn",
+            "coalesced",
+        ],
+    ),
+    "a 1.3 tiles line (tiles: with a colon)": (_sub(rb"^tiles ", b"tiles: "), None, ["tiles"]),
+    "no null slots in the tiles line": (
+        _sub(rb" null", b""),
+        None,
+        ["leaderboard", "move-points-game"],
+    ),
+    "no waiting": (_drop(b"waiting"), None, ["waiting"]),
+    "no start with": (_drop(b"start with"), None, ["start-with"]),
+    "no order": (_drop(b"order"), None, ["order"]),
+    "points doubled": (
+        lambda m: re.sub(
+            rb"^(move \S+ \S+ \d+ )(\d+)", lambda g: g[1] + str(2 * int(g[2]) + 1).encode(), m
+        ),
+        None,
+        ["move-points", "move-points-game"],
+    ),
+    "moves announced as played": (_sub(rb"^move ", b"played "), None, ["move"]),
+    "no chat relay": (_drop(b"chat "), None, ["chat"]),
+    "no player left": (_drop(b"player "), None, ["player-left"]),
+    "leaderboard worst first": (
+        lambda m: (
+            m
+            if not m.startswith(b"game finished leaderboard ")
+            else b"game finished leaderboard "
+            + b" ".join(
+                reversed([b" ".join(p) for p in zip(*[iter(m.split()[3:])] * 2, strict=True)])
+            )
+            + b"\n"
+        ),
+        None,
+        ["leaderboard"],
+    ),
+    "only whole lines per read": (None, whole_messages_only(SP), ["split"]),
+    "only the first line of a read": (None, first_message_only(SP), ["coalesced"]),
+}
+
+
+@pytest.mark.parametrize("name", list(SPECTRANGLE_BROKEN))
+async def test_a_broken_spectrangle_server_fails_its_checks(
+    name: str, server: MeepleServer, gcide: Lexicon
+) -> None:
+    """Each deviation makes the checks of the rules it breaks fail."""
+    to_client, to_server, ids = SPECTRANGLE_BROKEN[name]
+    results = await _run_broken("spectrangle", server, gcide, to_client, to_server, ids)
+    by_id = {r.check.id.removeprefix("spectrangle.server."): r for r in results}
+    for i in ids:
+        assert by_id[i].status is Status.FAIL, (i, by_id[i].status, by_id[i].detail)

@@ -412,6 +412,39 @@ async def _out_of_turn(ctx: Context) -> None:
 
 
 @check(
+    "skip-when-can-place",
+    "skip | | exchange <tile>",
+    Level.MUST,
+    "skip by a player who can place is invalidMove (the rules)",
+    errata="Spectrangle: a player with no legal placement must skip or exchange",
+)
+async def _skip_refused(ctx: Context) -> None:
+    game = await two_player_game(ctx, ("ka", "kb"))
+    assert game.tiles is not None
+    if not _board_moves(Board(), game.tiles.hands[game.tiles.turn]):
+        raise CannotTest("the first player has no placement, so may skip")
+    await game.mover.send("skip")
+    await game.mover.error(ctx, ("invalidMove",), "skip with a placement in hand")
+
+
+@check(
+    "exchange-when-can-place",
+    "skip | | exchange <tile>",
+    Level.MUST,
+    "exchange by a player who can place is invalidMove (the rules)",
+    errata="Spectrangle: a player with no legal placement must skip or exchange",
+)
+async def _exchange_refused(ctx: Context) -> None:
+    game = await two_player_game(ctx, ("xa", "xb"))
+    assert game.tiles is not None
+    hand = game.tiles.hands[game.tiles.turn]
+    if not _board_moves(Board(), hand):
+        raise CannotTest("the first player has no placement, so may exchange")
+    await game.mover.send(f"exchange {hand[0]}")
+    await game.mover.error(ctx, ("invalidMove",), "exchange with a placement in hand")
+
+
+@check(
     "chat",
     "chat <name> <message>",
     Level.MUST,
