@@ -147,3 +147,71 @@ async def clarkson_player(port: int, games: int, lexicon: Lexicon, defects: froz
         finally:
             await asyncio.sleep(0.1)
             writer.close()
+
+
+async def spectrangle_player(port: int, games: int, defects: frozenset[str]) -> None:
+    """Plays the engine's best placement, else exchanges, else skips. Defects: garbage,
+    out-of-turn, no-retry, chunks, after-end."""
+    from meeple.games.spectrangle import Board as SpBoard
+    from meeple.games.spectrangle import Tile
+
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    me = "broken"
+    if "garbage" in defects:
+        writer.write(b"hello there\n")
+    writer.write(f"connect {me}\n".encode())
+    writer.write(b"request 2\n")
+    board = SpBoard()
+    played, buffer, refused = 0, b"", False
+    hand: list[str] = []
+    try:
+        while played < games:
+            chunk = await reader.read(65536)
+            if not chunk:
+                return
+            if "chunks" in defects:
+                lines = chunk.split(b"\n")[:-1] if chunk.endswith(b"\n") else []
+            else:
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+            for raw in lines:
+                words = raw.decode().split()
+                if not words:
+                    continue
+                if words[0] == "start":
+                    board = SpBoard()
+                elif words[0] == "move":
+                    board.put(Tile.parse(words[2]), int(words[3]))
+                elif words[0] == "tiles":
+                    i = words.index(me)
+                    hand = [t for t in words[i + 1 : i + 5] if t != "null"]
+                    if words[-1] == me:
+                        refused = False
+                        writer.write(_sp_turn(board, hand, words[-2] == "skip"))
+                    elif "out-of-turn" in defects:
+                        writer.write(b"skip\n")
+                elif words[0] == "invalidMove" and not refused and "no-retry" not in defects:
+                    refused = True
+                    writer.write(_sp_turn(board, hand, False, option=1))
+                elif words[0] in ("game", "player"):
+                    played += 1
+                    if "after-end" in defects:
+                        writer.write(b"skip\n")
+                    if played < games:
+                        writer.write(b"request 2\n")
+            await writer.drain()
+    finally:
+        writer.close()
+
+
+def _sp_turn(board: object, hand: list[str], must_skip: bool, option: int = 0) -> bytes:
+    from meeple.ai.spectrangle import turn_options
+    from meeple.games.spectrangle import Exchange, Place, Tile
+
+    options = turn_options(board, [Tile.parse(t) for t in hand], must_skip=must_skip)  # type: ignore[arg-type]
+    action = options[min(option, len(options) - 1)]
+    if isinstance(action, Place):
+        return f"place {action.tile.code} on {action.index}\n".encode()
+    if isinstance(action, Exchange):
+        return f"exchange {action.tile.code}\n".encode()
+    return b"skip\n"

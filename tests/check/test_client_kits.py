@@ -7,12 +7,13 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 import pytest
-from tests.check.clients import clarkson_player, twente_player
+from tests.check.clients import clarkson_player, spectrangle_player, twente_player
 
 from meeple.check.clients import CLIENT_CHECKS, run_client_kit
 from meeple.check.core import Result, Status
 from meeple.clients.clarkson import play_clarkson
 from meeple.clients.scrabble_bot import configure, play_twente
+from meeple.clients.spectrangle import play_spectrangle
 from meeple.games.scrabble.lexicon import Lexicon
 
 
@@ -38,19 +39,27 @@ async def _kit(
     return {r.check.id.split(".", 2)[2]: r for r in results}
 
 
-@pytest.mark.parametrize("protocol", ["twente", "clarkson"])
+# A check that depends on the deal: whether a game tells the client to skip.
+DEPENDS_ON_THE_DEAL = {"skip-line"}
+
+
+@pytest.mark.parametrize("protocol", ["twente", "clarkson", "spectrangle"])
 async def test_meeples_own_bot_passes_every_client_check(protocol: str, gcide: Lexicon) -> None:
     """meeple's bot, two games (the second one the kit leaves): every check passes, ≥ 10."""
 
     async def bot(port: int) -> object:
         if protocol == "twente":
             return await play_twente("127.0.0.1", port, "Alice", gcide, players=2, games=2)
+        if protocol == "spectrangle":
+            return await play_spectrangle("127.0.0.1", port, "Alice", players=2, games=2)
         return await play_clarkson("127.0.0.1", port, "Alice", gcide, players=2, games=2)
 
     with configure("greedy", 0):
         results = await _kit(protocol, gcide, bot)
     assert len(results) >= 10
     for name, r in results.items():
+        if name in DEPENDS_ON_THE_DEAL and r.status is Status.COULD_NOT_TEST:
+            continue
         assert r.status is Status.PASS, (name, r.status, r.detail)
 
 
@@ -100,13 +109,13 @@ async def test_a_broken_twente_client_fails_its_checks(
 
 CLARKSON = {
     frozenset(): [],
-    frozenset({"no-slash", "out-of-turn", "after-end", "no-quit", "gives-up"}): [
+    frozenset({"no-slash", "out-of-turn", "after-end", "no-quit"}): [
         "hello-grammar",
         "in-turn",
         "not-after-end",
         "quit",
-        "other-quits",
     ],
+    frozenset({"gives-up"}): ["other-quits"],
     frozenset({"no-retry"}): ["nok-retry"],
     frozenset({"chunks"}): ["split"],
     frozenset({"first-only"}): ["coalesced"],
@@ -131,4 +140,40 @@ async def test_a_broken_clarkson_client_fails_its_checks(
         assert results[name].status is Status.FAIL, (name, results[name])
     if not failing:
         for name, r in results.items():
+            assert r.status is Status.PASS, (name, r.status, r.detail)
+
+
+SPECTRANGLE = {
+    frozenset(): [],
+    frozenset({"garbage", "out-of-turn", "after-end"}): [
+        "connect-first",
+        "decodes",
+        "in-turn",
+        "not-after-end",
+        "player-left",
+    ],
+    frozenset({"no-retry"}): ["error-retry"],
+}
+
+
+@pytest.mark.parametrize("defects", list(SPECTRANGLE), ids=lambda d: "-".join(sorted(d)) or "none")
+async def test_a_broken_spectrangle_client_fails_its_checks(
+    defects: frozenset[str], gcide: Lexicon
+) -> None:
+    """A raw client playing the engine's placements: correct, it passes; defects fail."""
+    failing = SPECTRANGLE[defects]
+    games = 2 if not failing or "player-left" in failing else 1
+    results = await _kit(
+        "spectrangle",
+        gcide,
+        lambda port: spectrangle_player(port, games, defects),
+        games=games,
+        turn_wait=1.5,
+    )
+    for name in failing:
+        assert results[name].status is Status.FAIL, (name, results[name])
+    if not failing:
+        for name, r in results.items():
+            if name in DEPENDS_ON_THE_DEAL and r.status is Status.COULD_NOT_TEST:
+                continue
             assert r.status is Status.PASS, (name, r.status, r.detail)

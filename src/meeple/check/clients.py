@@ -34,6 +34,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
+from meeple.ai.spectrangle import turn_options
 from meeple.check.core import (
     CannotTest,
     Check,
@@ -46,11 +47,18 @@ from meeple.check.core import (
 )
 from meeple.check.scrabble import best_move
 from meeple.clients.clarkson import ClarksonClient, NameRefused
+from meeple.clients.spectrangle import SpectrangleClient
 from meeple.clients.twente import TwenteClient
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.tiles import CLARKSON, ENGLISH
+from meeple.games.spectrangle import Exchange as SpExchange
+from meeple.games.spectrangle import Place as SpPlace
 from meeple.protocols.clarkson.errors import ProtocolError as ClarksonProtocolError
 from meeple.protocols.clarkson.messages import Nok, Turn, UserJoin, Winner, decode_client
+from meeple.protocols.spectrangle import ErrorReply as SpErrorReply
+from meeple.protocols.spectrangle import GameFinished, PlayerLeft
+from meeple.protocols.spectrangle.errors import RemoteProtocolError as SpectrangleProtocolError
+from meeple.protocols.spectrangle.messages import decode_client as decode_spectrangle_client
 from meeple.protocols.twente.errors import RemoteProtocolError
 from meeple.protocols.twente.messages import Error, GameOver, NotifyTurn, decode
 
@@ -91,6 +99,9 @@ class Observations:
     ends: int = 0
     hello: str | None = None
     kit_errors: list[str] = field(default_factory=list)
+    skips_told: int = 0  # Spectrangle: tiles lines ending "skip <client>"
+    skips_answered: int = 0
+    skip_ignored: list[str] = field(default_factory=list)
     client_named: int = 0  # the client's renames confirmed and READYs (Clarkson)
     kit_table_game: int = 0  # the game the kit's player sits at a table for (Clarkson)
     kit_done: bool = False
@@ -265,6 +276,8 @@ class _TwenteProxy(_Proxy):
             body = body.lstrip(b"\r\n")
         if not body:
             return True
+        if obs.first is None:  # the first message, readable or not
+            obs.first = body.decode("utf-8", "replace").replace("\x1f", "|")
         try:
             fields = body.decode("utf-8").split("\x1f")
             decoded = decode(fields)
@@ -352,6 +365,8 @@ class _ClarksonProxy(_Proxy):
         line = raw.rstrip(b"\r\n").strip(b"\x00")
         if not line:
             return True
+        if obs.first is None:  # the first line, readable or not
+            obs.first = line.decode("ascii", "replace")
         try:
             text = line.decode("ascii")
             decode_client(text)
@@ -423,6 +438,85 @@ class _ClarksonProxy(_Proxy):
         # RFC §3.8: a client alone at a table that says READY plays alone at once, so
         # after WINNER its messages wait until the kit's player sits at the next table.
         return self.in_game or self.obs.kit_done or self.obs.kit_table_game > self.obs.games_won
+
+
+class _SpectrangleProxy(_Proxy):
+    terminator = b"\n"
+
+    def __init__(self, obs: Observations, server_port: int) -> None:
+        super().__init__(obs, server_port)
+        self.name = ""
+        self.skip_told = False
+
+    def from_client(self, message: bytes) -> bool:
+        obs = self.obs
+        raw = message.rstrip(b"\n")
+        if raw.endswith(b"\r"):
+            obs.framing.append(f"a CRLF line end: {message[:30]!r}")
+            raw = raw.rstrip(b"\r")
+        if not raw:
+            return True
+        if obs.first is None:  # the first line, readable or not
+            obs.first = raw.decode("utf-8", "replace")
+        try:
+            text = raw.decode("utf-8")
+            decode_spectrangle_client(text)
+        except (UnicodeDecodeError, SpectrangleProtocolError) as e:
+            obs.undecodable.append(f"{message[:60]!r}: {e}")
+            return True
+        obs.messages.append(text)
+        if obs.first is None:
+            obs.first = text
+        word = text.split(" ", 1)[0]
+        if word == "connect" and not self.name:
+            self.name = text.split()[1] if len(text.split()) > 1 else ""
+        if word in ("place", "skip", "exchange"):
+            if self.skip_told:
+                # 1.4: "skip <name>" in the tiles line: the client must skip or exchange
+                self.skip_told = False
+                if word == "place":
+                    obs.skip_ignored.append(text)
+                else:
+                    obs.skips_answered += 1
+            if self.await_retry:
+                obs.retried_after_error = True
+                self.await_retry = False
+            self.moved(text)
+            if self.refuse_next and word == "place" and self.in_game:
+                # spec "Errors to be defined": the kit refuses the first placement once.
+                self.refuse_next = False
+                obs.injected_error = True
+                self.await_retry = True
+                self.my_turn = True
+                self._spawn(self.inject(b"invalidMove\n"))
+                return False
+        return True
+
+    def to_client(self, message: bytes, mode: str) -> None:
+        line = message.decode("utf-8", "replace").rstrip("\r\n")
+        words = line.split()
+        if not words:
+            return
+        if line.startswith("start with"):
+            self.in_game, self.ended = True, False
+        elif words[0] == "tiles" and len(words) >= 3:
+            if words[-1] == self.name and self.in_game:
+                if words[-2] == "skip":
+                    self.obs.skips_told += 1
+                    self.skip_told = True
+                self.turn_given(mode)
+            else:
+                self.my_turn, self.turn_mode = False, None
+        elif line.startswith("game finished"):
+            self.ended, self.in_game, self.my_turn, self.turn_mode = True, False, False, None
+            self.obs.ends += 1
+            self.obs.games_won += 1
+        elif words[0] == "player" and line.endswith(" left"):
+            self.ended, self.in_game, self.my_turn, self.turn_mode = True, False, False, None
+            self.obs.ends += 1
+        elif line in ("invalidMove", "invalidCommand") and self.in_game and not self.my_turn:
+            self.obs.refused_by_server.append(line)
+            self.my_turn = True
 
 
 # --- the kit's own players --------------------------------------------------------------
@@ -527,6 +621,37 @@ async def _clarkson_connect(port: int) -> ClarksonClient:
     return await ClarksonClient.connect("127.0.0.1", port, KIT_NAME)
 
 
+async def _spectrangle_opponent(port: int, lexicon: Lexicon, obs: Observations) -> None:
+    client = await SpectrangleClient.connect("127.0.0.1", port, KIT_NAME)
+    try:
+        for game in range(obs.games):
+            leave = obs.games >= 2 and game == obs.games - 1
+            await client.request_game(2)
+            moves = refusals = 0
+            async for m in client:
+                if isinstance(m, GameFinished | PlayerLeft):
+                    break
+                if isinstance(m, SpErrorReply):
+                    refusals += 1
+                if client.my_turn and not client._pending:
+                    if leave and moves >= 2:
+                        obs.disconnect_game = True
+                        return
+                    moves += 1
+                    options = turn_options(client.board, client.hand, must_skip=client.must_skip)
+                    action = options[min(refusals, len(options) - 1)]
+                    if isinstance(action, SpPlace):
+                        await client.place(action.tile, action.index)
+                    elif isinstance(action, SpExchange):
+                        await client.exchange(action.tile)
+                    else:
+                        await client.skip()
+                elif not client.my_turn:
+                    refusals = 0
+    finally:
+        await client.close()
+
+
 @dataclass(frozen=True)
 class ClientKit:
     listener: str
@@ -536,6 +661,12 @@ class ClientKit:
 
 
 CLIENT_KITS: dict[str, ClientKit] = {
+    "spectrangle": ClientKit(
+        "spectrangle",
+        _SpectrangleProxy,
+        _spectrangle_opponent,
+        "connect <name>, then request 2, {games} time(s)",
+    ),
     "twente": ClientKit(
         "twente",
         _TwenteProxy,
@@ -996,3 +1127,154 @@ def _cl_other_quits(ctx: Context, obs: Observations) -> None:
         f"after the other player quit the client made {obs.moves_after_disconnect} moves and "
         f"finished {obs.games_won} of {obs.games} games{_why(obs)}",
     )
+
+
+# Spectrangle ----------------------------------------------------------------------------
+
+
+@check(
+    "spectrangle.client.connect-first",
+    "connect <name> <extensions>",
+    Level.MUST,
+    "the client's first command is connect",
+)
+def _sp_first(ctx: Context, obs: Observations) -> None:
+    ctx.expect(obs.first is not None and obs.first.startswith("connect "), f"first: {obs.first!r}")
+
+
+@check(
+    "spectrangle.client.decodes",
+    "Definitions of relevant commands",
+    Level.MUST,
+    "every line is a client command of the spec",
+)
+def _sp_decodes(ctx: Context, obs: Observations) -> None:
+    ctx.expect(not obs.undecodable, f"not valid: {obs.undecodable[:3]}")
+    ctx.expect(bool(obs.messages), "the client sent nothing")
+
+
+@check(
+    "spectrangle.client.line-ends",
+    "General information",
+    Level.SHOULD,
+    "lines end with \\n",
+    "Spectrangle: a server accepts \\r\\n",
+)
+def _sp_lines(ctx: Context, obs: Observations) -> None:
+    if obs.framing:
+        raise Differs(f"{len(obs.framing)} lines end with CRLF, e.g. {obs.framing[0]}")
+    ctx.passed()
+
+
+@check(
+    "spectrangle.client.request",
+    "request < number of players >",
+    Level.MUST,
+    "the client requests a game",
+)
+def _sp_request(ctx: Context, obs: Observations) -> None:
+    ctx.expect(any(m.startswith("request ") for m in obs.messages), f"no request{_why(obs)}")
+
+
+@check(
+    "spectrangle.client.in-turn",
+    "tiles [<name> [tiles]] turn <name>",
+    Level.MUST,
+    "place/skip/exchange only when the tiles line names the client",
+)
+def _sp_in_turn(ctx: Context, obs: Observations) -> None:
+    _need_game(obs)
+    ctx.expect(not obs.out_of_turn, f"out of turn: {obs.out_of_turn[:3]}")
+
+
+@check(
+    "spectrangle.client.not-after-end",
+    "game finished leaderboard [<name> <points>]",
+    Level.MUST,
+    "no move after the leaderboard or a player's leaving",
+)
+def _sp_after(ctx: Context, obs: Observations) -> None:
+    _need_game(obs)
+    ctx.expect(not obs.after_end, f"moves outside a game: {obs.after_end[:3]}")
+
+
+@check(
+    "spectrangle.client.legal",
+    "Errors to be defined",
+    Level.SHOULD,
+    "the server refuses none of the client's moves",
+)
+def _sp_legal(ctx: Context, obs: Observations) -> None:
+    _need_game(obs)
+    ctx.expect(not obs.refused_by_server, f"refused: {obs.refused_by_server[:3]}")
+
+
+@check(
+    "spectrangle.client.error-retry",
+    "Errors to be defined",
+    Level.MUST,
+    "after invalidMove for its place the client takes its turn again",
+)
+def _sp_retry(ctx: Context, obs: Observations) -> None:
+    if not obs.injected_error:
+        raise CannotTest("the client placed no tile to refuse" + _why(obs))
+    ctx.expect(obs.retried_after_error, "the client never moved again after invalidMove")
+
+
+@check(
+    "spectrangle.client.split",
+    "General information",
+    Level.MUST,
+    "acts on lines delivered split (a byte per write)",
+)
+def _sp_split(ctx: Context, obs: Observations) -> None:
+    _turns(ctx, obs, "split")
+
+
+@check(
+    "spectrangle.client.coalesced",
+    "General information",
+    Level.MUST,
+    "acts on lines delivered coalesced (several per write)",
+)
+def _sp_coalesced(ctx: Context, obs: Observations) -> None:
+    _turns(ctx, obs, "coalesced")
+
+
+@check(
+    "spectrangle.client.whole-game",
+    "game finished leaderboard [<name> <points>]",
+    Level.MUST,
+    "plays whole games to the leaderboard (--games)",
+)
+def _sp_games(ctx: Context, obs: Observations) -> None:
+    want = obs.games - (1 if obs.games >= 2 else 0)
+    ctx.expect(obs.games_won >= want, f"{obs.games_won} of {want} games finished{_why(obs)}")
+
+
+@check(
+    "spectrangle.client.player-left",
+    "player <name> left",
+    Level.MUST,
+    "after player <name> left it sends no move",
+)
+def _sp_left(ctx: Context, obs: Observations) -> None:
+    if obs.games < 2:
+        raise CannotTest("needs --games 2 or more (the last game is the one the kit leaves)")
+    if not obs.disconnect_game:
+        raise CannotTest("the kit's player never left a game" + _why(obs))
+    ctx.expect(not obs.after_end, f"moves after the game's end: {obs.after_end[:3]}")
+
+
+@check(
+    "spectrangle.client.skip-line",
+    "skip <name>",
+    Level.MUST,
+    "a 1.4 tiles line ending skip <name> is answered with skip or exchange",
+    "Spectrangle: skip <name> replaces turn <name> in the tiles line",
+)
+def _sp_skip(ctx: Context, obs: Observations) -> None:
+    ctx.expect(not obs.skip_ignored, f"placed when told to skip: {obs.skip_ignored[:3]}")
+    if obs.skips_told == 0:
+        raise CannotTest("no game happened to tell the client to skip")
+    ctx.expect(obs.skips_answered > 0, f"told to skip {obs.skips_told} times, never skipped")
