@@ -286,8 +286,6 @@ class _TwenteProxy(_Proxy):
             return True
         text = "|".join(fields)
         obs.messages.append(text)
-        if obs.first is None:
-            obs.first = text
         if isinstance(decoded, Error):
             if obs.probe_sent and obs.probe_answer is None:
                 obs.probe_answer = text
@@ -374,8 +372,6 @@ class _ClarksonProxy(_Proxy):
             obs.undecodable.append(f"{message[:60]!r}: {e}")
             return True
         obs.messages.append(text)
-        if obs.first is None:
-            obs.first = text
         word = text.split(" ", 1)[0].upper()
         if word == "HELLO" and obs.hello is None:
             obs.hello = text
@@ -465,8 +461,6 @@ class _SpectrangleProxy(_Proxy):
             obs.undecodable.append(f"{message[:60]!r}: {e}")
             return True
         obs.messages.append(text)
-        if obs.first is None:
-            obs.first = text
         word = text.split(" ", 1)[0]
         if word == "connect" and not self.name:
             self.name = text.split()[1] if len(text.split()) > 1 else ""
