@@ -27,6 +27,7 @@ from meeple.check.clients import CLIENT_KITS, run_client_kit
 from meeple.check.report import summary, to_text
 from meeple.clients.clarkson import play_clarkson
 from meeple.clients.scrabble_bot import configure, play_twente
+from meeple.clients.spectrangle import play_spectrangle
 from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
 from meeple.server.app import MeepleServer
 from meeple.server.config import ServerConfig
@@ -54,6 +55,8 @@ async def client_run(protocol: str, lexicon: Lexicon) -> tuple[float, str, dict[
     async def bot(port: int) -> object:
         if protocol == "twente":
             return await play_twente("127.0.0.1", port, "Alice", lexicon, players=2, games=2)
+        if protocol == "spectrangle":
+            return await play_spectrangle("127.0.0.1", port, "Alice", players=2, games=2)
         return await play_clarkson("127.0.0.1", port, "Alice", lexicon, players=2, games=2)
 
     started = time.perf_counter()

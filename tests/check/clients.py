@@ -193,7 +193,7 @@ async def spectrangle_player(port: int, games: int, defects: frozenset[str]) -> 
                 elif words[0] == "invalidMove" and not refused and "no-retry" not in defects:
                     refused = True
                     writer.write(_sp_turn(board, hand, False, option=1))
-                elif words[0] in ("game", "player"):
+                elif words[0] == "game" or (words[0] == "player" and words[-1] == "left"):
                     played += 1
                     if "after-end" in defects:
                         writer.write(b"skip\n")

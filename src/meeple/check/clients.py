@@ -51,8 +51,11 @@ from meeple.clients.spectrangle import SpectrangleClient
 from meeple.clients.twente import TwenteClient
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.tiles import CLARKSON, ENGLISH
+from meeple.games.spectrangle import Board as SpBoard
 from meeple.games.spectrangle import Exchange as SpExchange
 from meeple.games.spectrangle import Place as SpPlace
+from meeple.games.spectrangle import Tile
+from meeple.games.spectrangle.errors import SpectrangleError
 from meeple.protocols.clarkson.errors import ProtocolError as ClarksonProtocolError
 from meeple.protocols.clarkson.messages import Nok, Turn, UserJoin, Winner, decode_client
 from meeple.protocols.spectrangle import ErrorReply as SpErrorReply
@@ -443,6 +446,14 @@ class _SpectrangleProxy(_Proxy):
         super().__init__(obs, server_port)
         self.name = ""
         self.skip_told = False
+        self.board = SpBoard()
+        self.hand: list[str] = []
+
+    def _choices(self) -> int:
+        try:
+            return len(self.board.placements([Tile.parse(t) for t in self.hand]))
+        except (ValueError, SpectrangleError):
+            return 0
 
     def from_client(self, message: bytes) -> bool:
         obs = self.obs
@@ -476,8 +487,9 @@ class _SpectrangleProxy(_Proxy):
                 obs.retried_after_error = True
                 self.await_retry = False
             self.moved(text)
-            if self.refuse_next and word == "place" and self.in_game:
-                # spec "Errors to be defined": the kit refuses the first placement once.
+            if self.refuse_next and word == "place" and self.in_game and self._choices() >= 2:
+                # spec "Errors to be defined": the kit refuses the first placement once
+                # (only when another placement exists: a refused only move stalls a game).
                 self.refuse_next = False
                 obs.injected_error = True
                 self.await_retry = True
@@ -493,7 +505,14 @@ class _SpectrangleProxy(_Proxy):
             return
         if line.startswith("start with"):
             self.in_game, self.ended = True, False
+            self.board = SpBoard()
+        elif words[0] == "move" and len(words) == 5:
+            with contextlib.suppress(ValueError, SpectrangleError):  # the server's words
+                self.board.put(Tile.parse(words[2]), int(words[3]))
         elif words[0] == "tiles" and len(words) >= 3:
+            if self.name in words:
+                i = words.index(self.name)
+                self.hand = [t for t in words[i + 1 : i + 5] if t != "null"]
             if words[-1] == self.name and self.in_game:
                 if words[-2] == "skip":
                     self.obs.skips_told += 1
@@ -509,7 +528,11 @@ class _SpectrangleProxy(_Proxy):
             self.ended, self.in_game, self.my_turn, self.turn_mode = True, False, False, None
             self.obs.ends += 1
         elif line in ("invalidMove", "invalidCommand") and self.in_game and not self.my_turn:
-            self.obs.refused_by_server.append(line)
+            last = self.obs.messages[-1] if self.obs.messages else ""
+            if not last.startswith("exchange"):
+                # A refused exchange is a client probing the bag, which only the server
+                # knows (the rules allow an exchange only while it holds tiles).
+                self.obs.refused_by_server.append(f"{line} for {last!r}")
             self.my_turn = True
 
 
