@@ -4,9 +4,9 @@
   the runner and shared fixtures;
 - :mod:`.wire`: a recorded TCP connection cut into messages, every wait bounded;
 - :mod:`.report`: text tables per spec section, JSON, JUnit XML, the exit status;
-- one module per protocol (:mod:`.twente`, :mod:`.clarkson`) holding its server checks,
-  and :mod:`.clients` the client kits (an instrumented meeple server in front of which
-  the kit grades what the client sends).
+- one module per protocol (:mod:`.twente`, :mod:`.clarkson`, :mod:`.spectrangle`)
+  holding its server checks, and :mod:`.clients` the client kits (a relay in front of a
+  real meeple server, through which the kit grades what the client sends).
 
 See ``docs/check.md``.
 """
