@@ -217,7 +217,7 @@ class _Proxy:
                     await asyncio.sleep(0.001)
             else:
                 await self._write(writer, m)
-                await asyncio.sleep(0.005)
+                await asyncio.sleep(0.001)
 
     async def _write(self, writer: asyncio.StreamWriter, data: bytes) -> None:
         self.obs.recorder.received += data
