@@ -16,6 +16,8 @@ from meeple.clients.scrabble_bot import configure, play_twente
 from meeple.clients.spectrangle import play_spectrangle
 from meeple.games.scrabble.lexicon import Lexicon
 
+pytestmark = pytest.mark.slow  # whole games over loopback, a few seconds each
+
 
 async def _kit(
     protocol: str,

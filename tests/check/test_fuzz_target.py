@@ -7,6 +7,7 @@ import asyncio
 import json
 import xml.etree.ElementTree as ET
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,6 +15,9 @@ from meeple.check import run_server_kit
 from meeple.check.core import Status
 from meeple.check.report import to_json, to_junit, to_text
 from meeple.games.scrabble.lexicon import Lexicon
+
+pytestmark = pytest.mark.slow  # whole games over loopback, a few seconds each
+
 
 TOKENS = [
     b"\x1e",
@@ -99,7 +103,7 @@ async def _serve_noise(first: bytes, replies: list[bytes], close: bool) -> async
 
 
 @settings(
-    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     protocol=st.sampled_from(sorted(CHECKS)),
