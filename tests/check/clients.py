@@ -145,8 +145,7 @@ async def clarkson_player(port: int, games: int, lexicon: Lexicon, defects: froz
                         done = True
                 await writer.drain()
         finally:
-            await asyncio.sleep(0.1)
-            writer.close()
+            writer.close()  # flushes what is buffered (QUIT); never awaits, even cancelled
 
 
 async def spectrangle_player(port: int, games: int, defects: frozenset[str]) -> None:
