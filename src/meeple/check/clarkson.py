@@ -627,11 +627,14 @@ async def _coalesced(ctx: Context) -> None:
     (name,) = _names(ctx, "co")
     p = await ClPeer.open(ctx, name)
     await p.expect("HELLO")
-    await p.peer.send(HELLO + f"FOOBAR\r\nUSERSET {name}\r\n".encode())
+    # Each command is answered before the next is acted on, the QUIT that ends the
+    # write included: USERSET's USERCHANGE goes out before QUIT's GOODBYE closes.
+    await p.peer.send(HELLO + f"USERSET {name}\r\nFOOBAR\r\nQUIT\r\n".encode())
     await p.expect("OK")
-    await p.expect("NOK")
     line = await p.expect("USERCHANGE")
     ctx.expect(line.endswith(f" {name}"), f"got {line!r}")
+    await p.expect("NOK")
+    await p.expect("GOODBYE")
 
 
 @check(

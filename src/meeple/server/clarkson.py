@@ -163,7 +163,9 @@ class ClarksonHandler:
         self.send(self._hello)
 
     def data_received(self, data: bytes) -> None:
-        for event in self.session.receive_data(data):
+        # One line at a time: the answer to each command goes out before the next line
+        # (a QUIT in the same read, say) moves the session on.
+        for event in self.session.events(data):
             self._on_event(event)
 
     def connection_lost(self, reason: str) -> None:

@@ -32,7 +32,7 @@ Server side, as the asyncio layer uses it::
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -315,17 +315,22 @@ class ServerSession(_Session):
         Never raises for anything the client sends. After a :class:`Close` the session
         is CLOSED and later lines are dropped.
         """
+        return list(self.events(data))
+
+    def events(self, data: bytes) -> Iterator[ServerEvent]:
+        """As :meth:`receive_data`, one line at a time: each line is read only once the
+        caller has acted on the event before it, so what the server sends in answer to
+        one command (USERCHANGE for a USERSET) goes out before a QUIT that came in the
+        same read closes the session."""
         if self.state is State.CLOSED:
-            return []
-        events: list[ServerEvent] = []
+            return
         for line in self._framer.receive_data(data):
             if self.closed:  # lines after QUIT or a GOODBYE are not read
-                break
+                return
             if isinstance(line, OversizedLine):
-                events.append(self._refuse(replies.LINE_TOO_LONG.format(limit=line.limit)))
+                yield self._refuse(replies.LINE_TOO_LONG.format(limit=line.limit))
             else:
-                events.append(self._handle(line.text))
-        return events
+                yield self._handle(line.text)
 
     def receive_eof(self) -> list[ServerEvent]:
         """The client closed the stream: the session is CLOSED; a partial line is dropped."""
