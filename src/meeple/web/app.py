@@ -31,16 +31,18 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from meeple.protocols import web as proto
+from meeple.server.bots import LEVELS as BOT_LEVELS
 from meeple.server.cmpn402_console import Console
 from meeple.server.feed import Feed, Subscription, game_topic
 from meeple.server.journal import server_journal, server_store
 from meeple.server.limits import AddressLimiter
 from meeple.server.lobby import LOBBY_TOPIC, Lobby, server_lobby
+from meeple.server.scrabble import LEXICON_RESOURCE
 from meeple.server.store import Store
 from meeple.web import accounts, replays
 from meeple.web import console as console_pages
 from meeple.web import ratings as ratings_pages
-from meeple.web.seat import WebSeat
+from meeple.web.seat import WebSeat, lexicon_name
 from meeple.web.templating import environment, render
 
 if TYPE_CHECKING:
@@ -127,6 +129,11 @@ class WebContext:
             changed()
         return console
 
+    def lexicon(self) -> str:
+        """The name of the lexicon the server's Scrabble tables check words with."""
+        loaded = getattr(self.services.get(LEXICON_RESOURCE), "name", None)
+        return str(loaded or lexicon_name(self.services.config.lexicon))
+
     def recent_games(self, limit: int = 20) -> list[dict[str, Any]]:
         return [replays.summary(r) for r in self.store.games(limit=limit)]
 
@@ -157,6 +164,7 @@ async def lobby_page(request: Request) -> Response:
         listeners=ctx.listeners(),
         lobby=ctx.lobby.snapshot(),
         recent=ctx.recent_games(),
+        lexicon=ctx.lexicon(),
     )
 
 
@@ -165,7 +173,15 @@ async def play_page(request: Request) -> Response:
 
     The page talks meeple-web/1 (docs/protocols/web.md, "Playing"). A browser signed in
     as a reserved name (``/account``) finds that name filled in."""
-    return render(request, "play.html", signed_in=accounts.session_of(request).name)
+    ctx: WebContext = request.app.state.ctx
+    return render(
+        request,
+        "play.html",
+        signed_in=accounts.session_of(request).name,
+        lexicon=ctx.lexicon(),
+        invited=request.query_params.get("table"),
+        bot_levels=BOT_LEVELS,
+    )
 
 
 async def games_page(request: Request) -> Response:
@@ -184,7 +200,10 @@ async def game_page(request: Request) -> Response:
         last = ctx.feed.last(game_topic(uid))
         snapshot, seq = (last.data, last.seq) if last is not None else (room.snapshot(), 0)
         if snapshot["view"] is not None:
-            return render(request, "live.html", uid=uid, snapshot=snapshot, seq=seq)
+            lexicon = getattr(room, "lexicon_name", None)
+            return render(
+                request, "live.html", uid=uid, snapshot=snapshot, seq=seq, lexicon=lexicon
+            )
     record = replays.find(ctx.store, uid)
     if record is None:
         return render(request, "missing.html", status=404, uid=uid)

@@ -52,6 +52,7 @@ def summary(record: GameRecord) -> dict[str, Any]:
         "end_reason": record.end_reason,
         "ended_at": record.ended_at,
         "replayable": record.replayable,
+        "lexicon": record.data.get("lexicon") if record.data else None,
     }
 
 

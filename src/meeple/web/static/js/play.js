@@ -8,14 +8,22 @@ import * as santorini from "./play/santorini.js";
 import * as scrabble from "./play/scrabble.js";
 import * as spectrangle from "./play/spectrangle.js";
 import { el, onRedraw, page, send, status } from "./play/page.js";
+import { lexiconLabel } from "./wording.js";
+import { turnAlert } from "./play/alert.js";
 
 // The rejoin token is kept per browser (localStorage), so a new tab or a reload takes
 // the seat back. The page plays with its own copy (page.token): another tab may since
 // have stored another seat's, and a page never forgets a token it does not hold.
 const TOKEN = "meeple.rejoin";
 page.token = localStorage.getItem(TOKEN);
-// The lobby's "sit here" link names a table: /play?table=table-3.
-const INVITED = new URLSearchParams(location.search).get("table");
+// The lobby's "sit here" link names a table: /play?table=table-3. Its "Play X now"
+// buttons name a game and a bot: /play?game=scrabble/twente&bot=1 opens a 2-seat table
+// under the name in the form (a guest name if empty) and adds a bot (issue 24).
+const PARAMS = new URLSearchParams(location.search);
+const INVITED = PARAMS.get("table");
+let quick = PARAMS.get("bot") && PARAMS.get("game") ? PARAMS.get("game") : null;
+// The server's Scrabble lexicon (the page says it on every Scrabble table and game).
+const LEXICON = document.getElementById("play").dataset.lexicon;
 const GAMES = { scrabble, santorini, spectrangle };
 
 // --- connection ------------------------------------------------------------------------
@@ -31,6 +39,7 @@ function connect() {
     if (msg.type === "welcome") {
       send({ type: "subscribe", topic: "lobby" });
       if (page.token) send({ type: "rejoin", token: page.token });
+      else if (quick) quickPlay();
     } else if (msg.type === "lobby") tables(msg.data.tables);
     else if (msg.type === "seated") seated(msg);
     else if (msg.type === "unseated") elsewhere();
@@ -62,6 +71,9 @@ function seated(msg) {
   shown("join", false); shown("play", true); shown("over", false); shown("leave", true);
   document.getElementById("who").textContent = `You are ${msg.name}`;
   document.getElementById("table").textContent = msg.table;
+  localStorage.setItem(NAME, msg.name);
+  if (page.addBot === "next") { page.addBot = null; addBot(msg.table); }
+  for (; page.rematchBots > 0; page.rematchBots--) addBot(msg.table);
   if (!page.view || page.view.over) {
     page.view = null;
     shown("before", true); shown("chat", false); // chat opens when the game starts
@@ -72,6 +84,7 @@ function seated(msg) {
 
 // Back to the form and the open tables.
 function unseated() {
+  turnAlert(false);
   page.seated = false; page.view = null; page.table = "";
   forget();
   shown("join", true); shown("play", false); shown("over", false);
@@ -103,22 +116,56 @@ document.getElementById("here").addEventListener("click", () => {
 
 // --- the lobby ---------------------------------------------------------------------------
 
+const NAME = "meeple.name";
+{
+  const input = document.querySelector("#create [name=name]");
+  if (!input.value) input.value = localStorage.getItem(NAME) ?? "";
+}
+
+// The bot level chosen in the form (levels are the server's: docs/server.md, Bots).
+function botLevel() { return document.getElementById("bot-level").value; }
+function addBot(table) { send({ type: "bot", table, level: botLevel() }); }
+
+// "Play X now": a 2-seat table of that game and a bot at it, once per visit.
+function quickPlay() {
+  const game = quick;
+  quick = null;
+  history.replaceState(null, "", "/play");
+  const input = document.querySelector("#create [name=name]");
+  if (!input.value) input.value = `guest${Math.floor(1000 + Math.random() * 9000)}`;
+  const select = document.querySelector("#create [name=game]");
+  if ([...select.options].some((o) => o.value === game)) select.value = game;
+  const [g, variant] = select.value.split("/");
+  page.addBot = "next";
+  clearChat();
+  send({ type: "create", game: g, variant, size: 2, name: input.value, start: "full" });
+}
+
+function lexiconNote(game) {
+  return game === "scrabble" ? el("small", { class: "lexicon" }, ` words: ${lexiconLabel(LEXICON)}`) : null;
+}
+
 function tables(list) {
-  const rows = list.map((t) => el("tr", { "data-table": t.id, class: t.id === INVITED ? "invited" : null },
-    el("td", {}, t.id), el("td", {}, `${t.game} (${t.variant})`),
-    el("td", {}, `${t.waiting.length}/${t.players}${t.start === "ready" ? " max, when ready" : ""}`),
-    el("td", {}, t.waiting.map((w) => `${w.name} (${w.protocol})`).join(", ")),
+  // The invited table first (the lobby's "sit here" link), then the others.
+  const sorted = [...list].sort((a, b) => (b.id === INVITED) - (a.id === INVITED));
+  const rows = sorted.map((t) => el("tr", { "data-table": t.id, class: t.id === INVITED ? "invited" : null },
+    el("td", { "data-label": "Table" }, t.id, t.id === INVITED ? el("b", { class: "invite-mark" }, " (your invitation)") : null),
+    el("td", { "data-label": "Game" }, `${t.game} (${t.variant})`, lexiconNote(t.game)),
+    el("td", { "data-label": "Seats" }, `${t.waiting.length}/${t.players}${t.start === "ready" ? " max, when ready" : ""}`),
+    el("td", { "data-label": "Waiting" }, t.waiting.map((w) => `${w.name} (${w.protocol})`).join(", ")),
     el("td", {},
       el("button", { type: "button", class: "sit", onclick: () => sit(t.id) }, "Sit"), " ",
-      el("button", { type: "button", class: "addbot", onclick: () => send({ type: "bot", table: t.id }) }, "Add a bot"))));
+      el("button", { type: "button", class: "addbot", onclick: () => addBot(t.id) }, "Add a bot"))));
   page.tables = list;
+  rematchOffers(list);
   waiting();
   if (INVITED && !page.seated) {
     const open = list.some((t) => t.id === INVITED);
     status(open ? `Pick a name and press Sit to join ${INVITED}.` : `${INVITED} is no longer open.`);
   }
   const target = document.getElementById("tables");
-  target.replaceChildren(rows.length ? el("table", {}, el("tbody", {}, rows)) : el("p", { class: "empty" }, "No table is open."));
+  target.replaceChildren(rows.length ? el("table", { class: "stack" }, el("tbody", {}, rows))
+    : el("p", { class: "empty" }, INVITED ? `${INVITED} is no longer open.` : "No table is open."));
 }
 
 // Who sits at this table so far, and the Ready button where the table starts on it
@@ -126,8 +173,11 @@ function tables(list) {
 function waiting() {
   const mine = (page.tables ?? []).find((t) => t.id === page.table);
   if (!mine || page.view) return;
-  document.getElementById("waiting").textContent = `· ${mine.game} (${mine.variant}) · `
-    + `${mine.waiting.length} of ${mine.players}: ${mine.waiting.map((w) => `${w.name} (${w.protocol})`).join(", ")}`;
+  page.botsAtTable = mine.waiting.filter((w) => w.protocol === "bot").length;
+  page.tableVariant = mine.variant;
+  document.getElementById("waiting").replaceChildren(`· ${mine.game} (${mine.variant}) · `
+    + `${mine.waiting.length} of ${mine.players}: ${mine.waiting.map((w) => `${w.name} (${w.protocol})`).join(", ")}`,
+    lexiconNote(mine.game) ?? "");
   shown("ready", mine.start === "ready");
 }
 
@@ -153,13 +203,58 @@ document.getElementById("create").addEventListener("submit", (event) => {
     start: form.get("ready") ? "ready" : "full" });
 });
 document.getElementById("ready").addEventListener("click", () => send({ type: "ready" }));
-document.getElementById("leave").addEventListener("click", () => {
-  if (page.view && !page.view.over && !window.confirm("Leave the game? Your seat is given up.")) return;
-  send({ type: "leave" });
-  unseated();
-});
+// Leave before the game: the seat is simply given up. Leave or Resign mid-game: the game
+// is resigned, after a confirmation in the page (issue 24): Santorini's give-up (LOSE;
+// with three players the others play on), in Scrabble and Spectrangle the seat leaves,
+// which ends the game by the table's leave rule.
+function leaveNow() { send({ type: "leave" }); unseated(); }
+function resign() {
+  shown("confirm-resign", false);
+  if (page.view?.game === "santorini" && page.view.legal?.lose) {
+    send({ type: "play", action: { kind: "lose" } });
+    return;
+  }
+  leaveNow();
+}
+function askResign() {
+  if (!page.view || page.view.over) { leaveNow(); return; }
+  shown("confirm-resign", true);
+  document.getElementById("resign-yes").focus();
+}
+document.getElementById("leave").addEventListener("click", askResign);
+document.getElementById("resign").addEventListener("click", askResign);
+document.getElementById("resign-yes").addEventListener("click", resign);
+document.getElementById("resign-no").addEventListener("click", () => shown("confirm-resign", false));
 document.getElementById("again").addEventListener("click", unseated);
-document.getElementById("bot").addEventListener("click", () => send({ type: "bot", table: page.table }));
+document.getElementById("bot").addEventListener("click", () => addBot(page.table));
+
+// --- rematch -----------------------------------------------------------------------------
+// At the end, Rematch opens a table of the same game for the same number, and seats a
+// bot again for each bot that played. The other players see it offered on their page
+// (a table of that game where a player of the last game waits), with Accept to sit.
+let lastGame = null;
+function rematch() {
+  if (!lastGame) return;
+  const { game, variant, size, bots } = lastGame;
+  page.rematchBots = bots;
+  page.view = null;
+  clearChat();
+  send({ type: "create", game, variant, size, name: page.name || nameInput(), start: "full" });
+}
+document.getElementById("rematch").addEventListener("click", rematch);
+
+function rematchOffers(list) {
+  const box = document.getElementById("rematch-offer");
+  const playing = page.view ? !page.view.over : page.seated;
+  if (!lastGame || playing) { box.hidden = true; return; }
+  const offer = list.find((t) => t.game === lastGame.game && t.variant === lastGame.variant
+    && t.waiting.some((w) => lastGame.players.includes(w.name) && w.name !== lastGame.me));
+  box.hidden = !offer;
+  if (!offer) return;
+  const who = offer.waiting.find((w) => lastGame.players.includes(w.name)).name;
+  box.replaceChildren(`${who} offers a rematch. `,
+    el("button", { type: "button", class: "accept-rematch", onclick: () => { box.hidden = true; sit(offer.id); } }, "Accept"));
+}
 
 // --- the game --------------------------------------------------------------------------
 
@@ -167,10 +262,18 @@ function seatView(view, uid) {
   const before = page.view;
   page.view = view;
   shown("join", false); shown("play", true); shown("before", false); shown("chat", !view.over);
-  document.getElementById("waiting").textContent = `· ${view.game}${view.variant ? ` (${view.variant})` : ""}`;
+  shown("resign", !view.over);
+  document.getElementById("waiting").replaceChildren(`· ${view.game}${view.variant ? ` (${view.variant})` : ""}`,
+    view.game === "scrabble" ? el("span", { class: "lexicon" }, " · words: ", el("b", {}, lexiconLabel(view.lexicon ?? LEXICON))) : "");
+  turnAlert(!view.over && view.turn === view.you);
   // What is being typed or clicked lasts as long as the game's part says (newView).
   GAMES[view.game].newView(before, view);
   if (view.over) {
+    lastGame = {
+      game: view.game, variant: page.tableVariant ?? view.variant ?? "standard", size: view.players.length,
+      players: view.players, me: view.players[view.you], bots: page.botsAtTable ?? 0,
+    };
+    shown("rematch", true);
     forget();
     status("The game is over.");
     document.getElementById("result").textContent = resultText(view);

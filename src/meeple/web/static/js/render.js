@@ -1,3 +1,5 @@
+import { reasonText } from "./wording.js";
+
 // Builds the same markup as templates/boards.html from a spectator view, so a live
 // update or a replay step looks exactly like the server-rendered page.
 const PREMIUM = { ".": "", l: "dl", L: "tl", w: "dw", W: "tw" };
@@ -53,6 +55,8 @@ function santoriniBoard(view) {
     const cell = el("div", {
       class: `cell lv-${level}${view.domes[c] ? " dome" : ""}`, "data-cell": c, "data-level": level,
     }, el("span", { class: "coord" }, `${"abcde"[c % 5]}${Math.floor(c / 5) + 1}`));
+    // Stacked tiers seen from above, the top one smallest (templates/boards.html too).
+    for (let t = 1; t <= level; t++) cell.append(el("span", { class: `tier t${t}` }));
     if (level) cell.append(el("span", { class: "lvl" }, level));
     if (view.domes[c]) cell.append(el("span", { class: "cap", title: "dome" }));
     for (const w of view.workers.filter((w) => w.cell === c)) {
@@ -123,10 +127,16 @@ export function renderPanel(view) {
     const turn = view.turn === i;
     let extra;
     if (view.game === "scrabble") extra = el("td", { class: "num" }, `${view.rack_sizes[i]} ${view.rack_sizes[i] === 1 ? "tile" : "tiles"}`);
-    else if (view.game === "santorini") extra = el("td", {}, view.gods[i] || (view.gods_in_play ? "—" : "no gods"));
+    else if (view.game === "santorini") {
+      // The god's power in words beside it (no hover needed: issue 24).
+      const god = view.gods[i];
+      extra = el("td", { class: "god" }, god || (view.gods_in_play ? "—" : "no gods"),
+        god && view.powers?.[god] ? el("p", { class: "power" }, view.powers[god]) : null);
+    }
     else extra = el("td", { class: "hand" }, view.hands[i].map((t) => el("span", { class: "mini" }, t)));
     body.append(el("tr", { class: `p${i}${turn ? " turn" : ""}`, "data-player": i },
-      el("td", { class: "mark" }, turn ? "▶" : ""), el("td", { class: "name" }, name),
+      el("td", { class: "mark" }, turn ? "▶" : ""),
+      el("td", { class: "name" }, view.game === "santorini" ? el("span", { class: `panel-worker p${i}`, "aria-hidden": "true" }) : null, name),
       view.scores !== null ? el("td", { class: "num score" }, view.scores[i]) : null, extra));
   });
   const facts = el("p", { class: "facts" });
@@ -145,7 +155,7 @@ export function renderPanel(view) {
   const section = el("section", { class: "players" }, el("table", {}, el("thead", {}, head), body), facts);
   if (view.result) {
     const winners = view.result.winners.map((w) => view.players[w]).join(", ");
-    section.append(el("p", { class: "result" }, `Game over (${view.result.reason}).`,
+    section.append(el("p", { class: "result" }, `Game over (${reasonText(view.result.reason)}).`,
       winners ? ` Winner: ${winners}.` : ""));
   }
   return section;
