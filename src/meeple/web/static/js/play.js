@@ -40,7 +40,7 @@ function connect() {
       send({ type: "subscribe", topic: "lobby" });
       if (page.token) send({ type: "rejoin", token: page.token });
       else if (quick) quickPlay();
-    } else if (msg.type === "lobby") tables(msg.data.tables);
+    } else if (msg.type === "lobby") { page.rooms = msg.data.rooms ?? []; tables(msg.data.tables); }
     else if (msg.type === "seated") seated(msg);
     else if (msg.type === "unseated") elsewhere();
     else if (msg.type === "seat") seatView(msg.data, msg.uid);
@@ -214,7 +214,19 @@ function resign() {
     send({ type: "play", action: { kind: "lose" } });
     return;
   }
-  leaveNow();
+  // The seat leaves (the game ends by the table's leave rule): no view comes after it, so
+  // the page shows the end itself, with Rematch.
+  const view = page.view;
+  send({ type: "leave" });
+  forget();
+  page.seated = false;
+  page.view = { ...view, over: true };
+  remember(page.view);
+  turnAlert(false);
+  status("You resigned.");
+  document.getElementById("result").textContent = "You resigned: the game is over.";
+  shown("over", true); shown("leave", false); shown("resign", false); shown("chat", false);
+  draw();
 }
 function askResign() {
   if (!page.view || page.view.over) { leaveNow(); return; }
@@ -233,6 +245,13 @@ document.getElementById("bot").addEventListener("click", () => addBot(page.table
 // bot again for each bot that played. The other players see it offered on their page
 // (a table of that game where a player of the last game waits), with Accept to sit.
 let lastGame = null;
+function remember(view) {
+  lastGame = {
+    game: view.game, variant: page.tableVariant ?? view.variant ?? "standard", size: view.players.length,
+    players: view.players, me: view.players[view.you], bots: page.botsInGame ?? page.botsAtTable ?? 0,
+  };
+}
+
 function rematch() {
   if (!lastGame) return;
   const { game, variant, size, bots } = lastGame;
@@ -266,14 +285,14 @@ function seatView(view, uid) {
   document.getElementById("waiting").replaceChildren(`· ${view.game}${view.variant ? ` (${view.variant})` : ""}`,
     view.game === "scrabble" ? el("span", { class: "lexicon" }, " · words: ", el("b", {}, lexiconLabel(view.lexicon ?? LEXICON))) : "");
   turnAlert(!view.over && view.turn === view.you);
+  // How many server bots play this game (the lobby's rooms say each seat's protocol):
+  // a rematch seats as many again.
+  const room = (page.rooms ?? []).find((r) => r.uid === uid);
+  if (room) page.botsInGame = room.protocols.filter((p) => p === "bot").length;
   // What is being typed or clicked lasts as long as the game's part says (newView).
   GAMES[view.game].newView(before, view);
   if (view.over) {
-    lastGame = {
-      game: view.game, variant: page.tableVariant ?? view.variant ?? "standard", size: view.players.length,
-      players: view.players, me: view.players[view.you], bots: page.botsAtTable ?? 0,
-    };
-    shown("rematch", true);
+    remember(view);
     forget();
     status("The game is over.");
     document.getElementById("result").textContent = resultText(view);

@@ -1,0 +1,256 @@
+"""The play page as Woogles and lichess players expect it (issue 24), in real Chromium.
+
+- the lobby's first screen: "Play X now" first, the lexicon named, the listeners
+  lower; at 390 px its tables are cards, nothing scrolls sideways;
+- "Play Santorini now" in one click: a table, a bot, the game; the turn ends by itself
+  after a build (a short window in which Undo takes it back), the log says "ends the
+  turn" and names players; tiers and domes drawn, workers differing in shape; the
+  turn alert in the title and the favicon; Resign asks first; Rematch seats a bot
+  again;
+- Scrabble: the lexicon and the unseen tiles on the play page, Resign with its
+  confirmation, the end reason in words;
+- a whole Scrabble game drawn by the pages' renderer: the move log ends at the panel's
+  scores (the rack adjustments are lines of the log), and reads "went out".
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+import pytest
+from playwright.async_api import Browser, Page, expect
+from tests.web.helpers import PHONE_WIDTHS, ServerFactory, screenshot
+from tests.web.test_play_santorini_browser import click_step
+
+from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
+from meeple.games.santorini import Build, Move
+from meeple.games.scrabble.game import Exchange, Game, Pass, Play
+from meeple.games.scrabble.lexicon import Lexicon
+from meeple.games.scrabble.view import spectator_view
+from meeple.server.bots import add_bot
+from meeple.server.lobby import server_lobby
+
+pytestmark = pytest.mark.slow
+
+MY_TURN = """() => {
+  const v = window.meeple.view;
+  return v && (v.over || v.turn === v.you) ? v : null;
+}"""
+
+
+async def my_turn(page: Page) -> dict[str, Any]:
+    handle = await page.wait_for_function(MY_TURN, timeout=20_000)
+    view: dict[str, Any] = await handle.json_value()
+    return view
+
+
+async def no_sideways_scroll(page: Page) -> None:
+    width = await page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= 390, width
+
+
+async def test_lobby_first_screen_plays_in_one_click_and_names_the_lexicon(
+    make_server: ServerFactory, browser: Browser
+) -> None:
+    """The lobby opens on "Play Scrabble / Santorini / Spectrangle now" and the lexicon
+    (ENABLE, the default); the listeners come after the tables and games; at 390 px
+    the tables are cards and the page does not scroll sideways."""
+    server = await make_server("santorini", "spectrangle", default_lexicon=True)
+    page = await browser.new_page(viewport={"width": 390, "height": 844})
+    await page.goto(f"http://127.0.0.1:{server.ports['web']}/")
+    buttons = page.locator("#play-now a.btn")
+    await expect(buttons).to_have_text(
+        ["Play Scrabble now", "Play Santorini now", "Play Spectrangle now"]
+    )
+    await expect(page.locator("#play-now .lexicon")).to_have_text("ENABLE")
+    order = await page.evaluate(
+        """() => ["play-now", "queues", "rooms", "listeners"].map(
+             (id) => document.getElementById(id).getBoundingClientRect().top)"""
+    )
+    assert order == sorted(order), order
+    await expect(page.locator("nav a[href='/account']")).to_be_visible()
+    # A waiting table shows as a card: its header row hidden, each cell labelled.
+    lobby = server_lobby(server.services)
+    table = lobby.create_table("santorini", "standard", 2)
+    add_bot(server.services, table.id, level="easy")
+    row = page.locator("#queues tbody tr").first
+    await expect(row).to_be_visible()
+    assert await row.evaluate("(tr) => getComputedStyle(tr).display") == "block"
+    await expect(row.locator("td[data-label=Waiting]")).to_contain_text("easy-bot1")
+    await no_sideways_scroll(page)
+    await screenshot(page, "lobby-first", PHONE_WIDTHS)
+    await page.close()
+
+
+async def test_play_santorini_now_turn_flow_resign_and_rematch(
+    make_server: ServerFactory, browser: Browser
+) -> None:
+    """One click from the lobby seats the person against a bot; after a build the turn
+    ends by itself (Undo within the window takes the build back); the log names the
+    players and says "ends the turn"; Resign asks, then ends the game; Rematch starts a
+    new one against a bot."""
+    server = await make_server("santorini")
+    page = await browser.new_page(viewport={"width": 1280, "height": 900})
+    await page.goto(f"http://127.0.0.1:{server.ports['web']}/")
+    await page.click("#play-now a[data-game=santorini]")
+    await expect(page.locator("#play")).to_be_visible()
+    await page.evaluate("() => { window.meeple.autoEndMs = 1500; }")
+    me = await page.evaluate("() => window.meeple.name")
+    assert me.startswith("guest")
+    turns = 0
+    undone = False
+    while turns < 3:
+        view = await my_turn(page)
+        assert not view["over"]
+        you = view["you"]
+        assert (await page.title()).startswith("● Your turn")
+        assert await page.get_attribute("link[rel=icon]", "href") == "/static/meeple-turn.svg"
+        legal = view["legal"]
+        if view["phase"] == "place":
+            await page.click(f'#board .cell[data-cell="{legal["place"][0]}"]')
+            await page.wait_for_function(
+                "(n) => window.meeple.view.moves.length > n", arg=len(view["moves"])
+            )
+            continue
+        src, dst = legal["moves"][0]
+        await click_step(page, Move(you, src, dst))
+        built = await page.wait_for_function(
+            """() => { const v = window.meeple.view;
+                 return v.legal && v.legal.builds.length ? v : null; }"""
+        )
+        after_move = await built.json_value()
+        a, b, level = after_move["legal"]["builds"][0]
+        await click_step(page, Build(you, a, b, level))
+        note = page.locator("#controls .auto-end")
+        await expect(note).to_contain_text("Turn ends in")
+        if not undone:
+            # Undo inside the window: the build is taken back, the turn does not end.
+            await page.click("#controls .undo")
+            await expect(note).to_have_count(0)
+            again = await page.wait_for_function(
+                """() => { const v = window.meeple.view;
+                     return v.legal && v.legal.builds.length ? v : null; }"""
+            )
+            assert (await again.json_value())["levels"] == after_move["levels"]
+            undone = True
+            await click_step(page, Build(you, a, b, level))
+            await expect(note).to_contain_text("Turn ends in")
+        # Nothing clicked: the turn ends by itself, the bot moves.
+        await page.wait_for_function(
+            "() => window.meeple.view.turn !== window.meeple.view.you", timeout=10_000
+        )
+        turns += 1
+    log = await page.locator("#moves li").all_inner_texts()
+    assert any(line == f"{me} ends the turn" for line in log), log
+    assert not any("seat " in line or "passes" in line for line in log), log
+    assert all(not re.search(r"\b[A-E][1-5]\b", line) for line in log), log  # one case
+    # Levels are tiers; workers differ by shape between the two players.
+    await expect(page.locator("#board .tier.t1").first).to_be_visible()
+    shapes = await page.evaluate(
+        """() => ["p0", "p1"].map((p) => {
+             const w = document.querySelector(`#board .worker.${p}`);
+             const s = getComputedStyle(w);
+             return [s.borderRadius, s.clipPath, s.backgroundColor]; })"""
+    )
+    assert shapes[0] != shapes[1]
+    assert shapes[0][2] != shapes[1][2]
+    await screenshot(page, "play-santorini-turn", PHONE_WIDTHS)
+    # Resign: asked first; "Keep playing" keeps the game.
+    await my_turn(page)
+    await page.click("#resign")
+    await expect(page.locator("#confirm-resign")).to_be_visible()
+    await page.click("#resign-no")
+    await expect(page.locator("#confirm-resign")).to_be_hidden()
+    await page.click("#resign")
+    await page.click("#resign-yes")
+    await expect(page.locator("#over")).to_be_visible()
+    await expect(page.locator("#result")).to_contain_text("wins")
+    # Rematch: a new table of the same game, a bot seated again, a new game.
+    await page.click("#rematch")
+    await page.wait_for_function(
+        "() => window.meeple.view && !window.meeple.view.over && window.meeple.view.phase"
+    )
+    rooms = [r for r in server_lobby(server.services).rooms if not r.finished]
+    assert len(rooms) == 1
+    assert me in [s.name for s in rooms[0].seats]
+    await page.close()
+
+
+async def test_scrabble_page_shows_lexicon_unseen_tiles_and_resigns(
+    make_server: ServerFactory, browser: Browser
+) -> None:
+    """ "Play Scrabble now": the table's lexicon is named, the unseen tiles are the bag
+    and the bot's rack (100 less the board less mine), Resign asks, and the end reads
+    in words."""
+    server = await make_server("twente")
+    page = await browser.new_page(viewport={"width": 1280, "height": 900})
+    await page.goto(f"http://127.0.0.1:{server.ports['web']}/play?game=scrabble/twente&bot=1")
+    await expect(page.locator("#play")).to_be_visible()
+    view = await my_turn(page)
+    if view["turn"] != view["you"]:
+        view = await my_turn(page)
+    await expect(page.locator("#waiting .lexicon b")).to_have_text("GCIDE")
+    unseen = view["unseen"]
+    on_board = sum(row.count(".") for row in view["board"])
+    assert unseen["count"] == 100 - (15 * 15 - on_board) - len(view["rack"])
+    assert unseen["count"] == view["bag"] + view["rack_sizes"][1 - view["you"]]
+    await expect(page.locator(".unseen h3")).to_contain_text(f"Unseen: {unseen['count']}")
+    letters = await page.locator(".unseen-letter").all_inner_texts()
+    assert sum(len(s) for s in letters) == unseen["count"]
+    await screenshot(page, "play-scrabble-unseen", PHONE_WIDTHS)
+    await page.click("#resign")
+    await expect(page.locator("#confirm-resign")).to_be_visible()
+    await page.click("#resign-yes")
+    await expect(page.locator("#over")).to_be_visible()
+    await expect(page.locator("#rematch")).to_be_visible()
+    await page.close()
+
+
+async def test_move_log_totals_match_the_panel_at_the_end(
+    make_server: ServerFactory, browser: Browser, gcide: Lexicon
+) -> None:
+    """A whole game (the engine's AI on both sides, in process: seconds) drawn by the
+    pages' own renderer: each player's last total in the move log is the panel's score,
+    because the end's rack adjustments are lines of the log; the end reads in words."""
+    game = Game(["ann", "bob"], random.Random(5), lexicon=gcide)
+    for _ in range(200):
+        if game.is_over:
+            break
+        player = game.turn
+        assert player is not None
+        choice = choose(game.board, game.rack(player), gcide, bag_count=len(game.bag))
+        if isinstance(choice, ExchangeChoice):
+            game.apply(Exchange(player, choice.tiles))
+        elif isinstance(choice, PassChoice):
+            game.apply(Pass(player))
+        else:
+            game.apply(Play.from_move(player, choice))
+    assert game.is_over
+    view = spectator_view(game)
+    server = await make_server()
+    page = await browser.new_page()
+    await page.goto(f"http://127.0.0.1:{server.ports['web']}/games")
+    await page.evaluate(
+        """async (view) => {
+             const r = await import("/static/js/render.js");
+             const main = document.querySelector("main");
+             main.replaceChildren(r.renderPanel(view), r.renderMoves(view));
+           }""",
+        view,
+    )
+    scores = [int(s) for s in await page.locator("main .score").all_inner_texts()]
+    texts = await page.locator("main ol.moves li").all_inner_texts()
+    last: dict[str, int] = {}
+    for text in texts:
+        parts = text.split()
+        if len(parts) >= 3 and re.fullmatch(r"-?\d+", parts[-1]):
+            last[parts[0]] = int(parts[-1])
+    assert [last["ann"], last["bob"]] == scores == list(game.scores), texts[-4:]
+    assert any(" rack " in t or "racks" in t for t in texts), texts[-4:]
+    await expect(page.locator("main .result")).to_contain_text(
+        re.compile(r"Game over \((went out|six scoreless turns)\)")
+    )
+    assert "went-out" not in await page.content()
+    await page.close()
