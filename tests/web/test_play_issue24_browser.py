@@ -157,6 +157,27 @@ async def test_play_santorini_now_turn_flow_resign_and_rematch(
     assert shapes[0] != shapes[1]
     assert shapes[0][2] != shapes[1][2]
     await screenshot(page, "play-santorini-turn", PHONE_WIDTHS)
+    # History during the game: step back to the start and forward again, then return.
+    await page.click("#history")
+    await expect(page.locator("#history-bar")).to_be_visible()
+    steps = page.locator("#moves ol.steps li")
+    assert await steps.count() >= 8  # start, 4 placements, 3 turns of ours, the bot's
+    await page.keyboard.press("Home")
+    await expect(page.locator("#history-where")).to_have_text(re.compile(r"^step 0 of \d+$"))
+    await expect(page.locator("#board .worker")).to_have_count(0)
+    await page.keyboard.press("ArrowRight")
+    await expect(page.locator("#history-where")).to_have_text(re.compile(r"^step 1 of "))
+    texts = await steps.all_inner_texts()
+    first = next(i for i, t in enumerate(texts) if "places a worker on" in t)
+    await steps.nth(first).locator("button").click()
+    await expect(page.locator("#moves li.current")).to_contain_text("places a worker on")
+    await expect(page.locator("#board .worker")).to_have_count(1)
+    await screenshot(page, "play-santorini-history", PHONE_WIDTHS)
+    await page.keyboard.press("End")
+    await expect(page.locator("#board .worker")).to_have_count(4)
+    await page.keyboard.press("Escape")
+    await expect(page.locator("#history-bar")).to_be_hidden()
+    await expect(page.locator("#moves ol.steps")).to_have_count(0)
     # Resign: asked first; "Keep playing" keeps the game.
     await my_turn(page)
     await page.click("#resign")
@@ -248,7 +269,7 @@ async def test_move_log_totals_match_the_panel_at_the_end(
         if len(parts) >= 3 and re.fullmatch(r"-?\d+", parts[-1]):
             last[parts[0]] = int(parts[-1])
     assert [last["ann"], last["bob"]] == scores == list(game.scores), texts[-4:]
-    assert any(" rack " in t or "racks" in t for t in texts), texts[-4:]
+    assert any("on the rack" in t or "racks" in t for t in texts), texts[-4:]
     await expect(page.locator("main .result")).to_contain_text(
         re.compile(r"Game over \((went out|six scoreless turns)\)")
     )

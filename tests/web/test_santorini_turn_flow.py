@@ -15,7 +15,7 @@ import random
 import pytest
 
 from meeple.games.santorini import GODS, Game, Phase, Rules
-from meeple.games.santorini.game import Build, ChooseGod, Lose, OfferGod, Pass, legal_actions
+from meeple.games.santorini.game import Build, Lose, Pass, legal_actions
 from meeple.games.santorini.view import legal_view
 
 

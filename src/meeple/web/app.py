@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -225,6 +225,17 @@ async def game_by_number(request: Request) -> Response:
     return render(request, "replay.html", uid=None, replay=replays.build(record), step=0)
 
 
+async def history_json(request: Request) -> Response:
+    """A running game's steps so far with their spectator views (issue 24: the play
+    page's history during the game); 404 once it is over (its replay has them)."""
+    ctx: WebContext = request.app.state.ctx
+    room = ctx.lobby.room_by_uid(request.path_params["uid"])
+    steps = None if room is None or room.finished else replays.live_steps(room)
+    if steps is None:
+        return JSONResponse({"error": "no running game with that uid"}, status_code=404)
+    return JSONResponse({"uid": room.uid, "steps": steps})  # type: ignore[union-attr]
+
+
 async def gcg_download(request: Request) -> Response:
     ctx: WebContext = request.app.state.ctx
     uid = request.path_params["uid"]
@@ -395,6 +406,7 @@ def create_app(services: Services, *, max_message_size: int | None = None) -> St
         Route("/games", games_page),
         Route("/games/n/{number:int}", game_by_number),
         Route("/games/{uid:str}.gcg", gcg_download),
+        Route("/games/{uid:str}/history.json", history_json),
         Route("/games/{uid:str}", game_page),
         *console_pages.routes(),
         *ratings_pages.routes(),

@@ -105,7 +105,7 @@ def test_move_log_totals_end_at_the_final_scores(gcide: Lexicon) -> None:
             if m["total"] is not None:
                 last[m["player"]] = m["total"]
         assert [last.get(i, 0) for i in range(2)] == view["scores"], seed
-        assert any(m["kind"] == "rack" for m in view["moves"]), seed
+        assert any(m["kind"] == "end-rack" for m in view["moves"]), seed
         end = view["moves"][-1]
         assert end["kind"] == "end"
         assert "_" not in end["text"]

@@ -104,9 +104,9 @@ def _log(game: Game) -> list[dict[str, Any]]:
             result = ev.result
             for i, adjustment in enumerate(result.adjustments):
                 if adjustment:
-                    rack = result.racks[i] if i < len(result.racks) else ""
-                    text = f"rack {rack}" if adjustment < 0 else "others' racks"
-                    log.append(_entry(i, "rack", text, adjustment, result.scores[i]))
+                    # The count, not the letters: a view never names a rack's tiles.
+                    text = "tiles left on the rack" if adjustment < 0 else "the others' racks"
+                    log.append(_entry(i, "end-rack", text, adjustment, result.scores[i]))
         log.append(entry)
     return log
 

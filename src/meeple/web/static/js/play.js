@@ -210,12 +210,15 @@ document.getElementById("ready").addEventListener("click", () => send({ type: "r
 function leaveNow() { send({ type: "leave" }); unseated(); }
 function resign() {
   shown("confirm-resign", false);
+  const leaving = page.leaving;
+  page.leaving = false;
   if (page.view?.game === "santorini" && page.view.legal?.lose) {
     send({ type: "play", action: { kind: "lose" } });
     return;
   }
   // The seat leaves (the game ends by the table's leave rule): no view comes after it, so
   // the page shows the end itself, with Rematch.
+  if (leaving) { leaveNow(); return; } // Leave: back to the tables at once
   const view = page.view;
   send({ type: "leave" });
   forget();
@@ -233,8 +236,8 @@ function askResign() {
   shown("confirm-resign", true);
   document.getElementById("resign-yes").focus();
 }
-document.getElementById("leave").addEventListener("click", askResign);
-document.getElementById("resign").addEventListener("click", askResign);
+document.getElementById("leave").addEventListener("click", () => { page.leaving = true; askResign(); });
+document.getElementById("resign").addEventListener("click", () => { page.leaving = false; askResign(); });
 document.getElementById("resign-yes").addEventListener("click", resign);
 document.getElementById("resign-no").addEventListener("click", () => shown("confirm-resign", false));
 document.getElementById("again").addEventListener("click", unseated);
@@ -280,6 +283,9 @@ function rematchOffers(list) {
 function seatView(view, uid) {
   const before = page.view;
   page.view = view;
+  page.uid = uid;
+  if (past.steps && !view.over && before?.moves.length !== view.moves.length) loadHistory(true);
+  if (view.over) closeHistory(false);
   shown("join", false); shown("play", true); shown("before", false); shown("chat", !view.over);
   shown("resign", !view.over);
   document.getElementById("waiting").replaceChildren(`· ${view.game}${view.variant ? ` (${view.variant})` : ""}`,
@@ -320,6 +326,9 @@ function resultText(view) {
 function draw() {
   const view = page.view;
   if (!view) return;
+  shown("history", !view.over);
+  if (past.steps) { drawHistory(); return; }
+  shown("history-bar", false);
   replaceChildren("board", renderBoard(view));
   replaceChildren("panel", renderPanel(view));
   const moves = renderMoves(view);
@@ -333,6 +342,60 @@ function draw() {
   GAMES[view.game].drawGame(view);
 }
 onRedraw(draw);
+
+// --- the game so far, step by step (issue 24) ------------------------------------------
+// "Step through" fetches the running game's steps with their spectator views (the
+// server replays its record: /games/<uid>/history.json) and shows them like a replay:
+// ← → Home End step, Esc or "Back to the game" returns. New moves meanwhile extend
+// the list; the page stays on the step shown unless it was on the last one.
+const past = { steps: null, at: 0 };
+
+async function loadHistory(follow) {
+  if (!page.uid) return;
+  const answer = await fetch(`/games/${encodeURIComponent(page.uid)}/history.json`);
+  if (!answer.ok) { closeHistory(); return; }
+  const steps = (await answer.json()).steps;
+  const wasLast = !past.steps || past.at >= past.steps.length - 1;
+  past.steps = steps;
+  if (!follow || wasLast) past.at = steps.length - 1;
+  draw();
+}
+
+function closeHistory(redraw = true) {
+  if (!past.steps) return;
+  past.steps = null;
+  if (redraw) draw();
+}
+
+function goHistory(to) {
+  if (!past.steps) return;
+  const last = past.steps.length - 1;
+  past.at = Math.max(0, Math.min(last, { first: 0, prev: past.at - 1, next: past.at + 1, last }[to] ?? to));
+  draw();
+}
+
+function drawHistory() {
+  const step = past.steps[past.at];
+  replaceChildren("board", renderBoard(step.view));
+  replaceChildren("panel", renderPanel(step.view));
+  const list = el("ol", { class: "moves steps", start: 0 }, past.steps.map((s, i) =>
+    el("li", { class: i === past.at ? "current" : null },
+      el("button", { type: "button", class: "link", onclick: () => goHistory(i) }, s.text))));
+  replaceChildren("moves", list);
+  list.querySelector(".current")?.scrollIntoView({ block: "nearest" });
+  document.getElementById("history-where").textContent = `step ${past.at} of ${past.steps.length - 1}`;
+  shown("history-bar", true);
+  // The game goes on: what to play waits until the player comes back to it.
+  document.getElementById("mine").replaceChildren(el("p", { class: "note" },
+    page.view.turn === page.view.you ? "Your turn — " : "", "looking at the game so far."));
+  document.getElementById("controls").replaceChildren();
+}
+
+document.getElementById("history").addEventListener("click", () => (past.steps ? closeHistory() : loadHistory(false)));
+document.getElementById("history-close").addEventListener("click", () => closeHistory());
+for (const b of document.querySelectorAll("#history-bar [data-go]")) {
+  b.addEventListener("click", () => goHistory(b.dataset.go));
+}
 
 // --- chat ------------------------------------------------------------------------------
 // Lines said in this seat's game, on any protocol that has chat (its own come back too).
@@ -359,6 +422,13 @@ document.getElementById("chat").addEventListener("submit", (event) => {
   input.value = "";
 });
 
-document.addEventListener("keydown", (event) => { if (page.view) GAMES[page.view.game].keydown?.(event); });
+document.addEventListener("keydown", (event) => {
+  if (past.steps && !event.target.closest?.("input, textarea, select")) {
+    const to = { ArrowLeft: "prev", ArrowRight: "next", Home: "first", End: "last" }[event.key];
+    if (to) { goHistory(to); event.preventDefault(); return; }
+    if (event.key === "Escape") { closeHistory(); event.preventDefault(); return; }
+  }
+  if (page.view && !past.steps) GAMES[page.view.game].keydown?.(event);
+});
 
 connect();
