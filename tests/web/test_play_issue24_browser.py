@@ -20,6 +20,7 @@ import re
 from typing import Any
 
 import pytest
+from axe_playwright_python.async_playwright import Axe
 from playwright.async_api import Browser, Page, expect
 from tests.web.helpers import PHONE_WIDTHS, ServerFactory, screenshot
 from tests.web.test_play_santorini_browser import click_step
@@ -108,6 +109,12 @@ async def test_play_santorini_now_turn_flow_resign_and_rematch(
         assert (await page.title()).startswith("● Your turn")
         assert await page.get_attribute("link[rel=icon]", "href") == "/static/meeple-turn.svg"
         legal = view["legal"]
+        if view["phase"] == "starter":
+            await page.locator("#controls button.starter").first.click()
+            await page.wait_for_function(
+                "(n) => window.meeple.view.moves.length > n", arg=len(view["moves"])
+            )
+            continue
         if view["phase"] == "place":
             await page.click(f'#board .cell[data-cell="{legal["place"][0]}"]')
             await page.wait_for_function(
@@ -274,4 +281,44 @@ async def test_move_log_totals_match_the_panel_at_the_end(
         re.compile(r"Game over \((went out|six scoreless turns)\)")
     )
     assert "went-out" not in await page.content()
+    await page.close()
+
+
+async def serious_violations(page: Page) -> list[str]:
+    """axe-core's critical and serious findings on the page as it is now."""
+    results = await Axe().run(page)
+    return [
+        f"{v['id']} ({v['impact']}): {len(v['nodes'])} × {[n['target'] for n in v['nodes'][:4]]}"
+        for v in results.response["violations"]
+        if v["impact"] in ("critical", "serious")
+    ]
+
+
+async def test_axe_finds_nothing_critical_or_serious_on_the_play_pages(
+    make_server: ServerFactory, browser: Browser
+) -> None:
+    """axe-core, in Chromium, on the lobby, the play form, a Scrabble and a Santorini game
+    being played, and a game watched: 0 critical and 0 serious violations."""
+    server = await make_server("twente", "santorini")
+    base = f"http://127.0.0.1:{server.ports['web']}"
+    page = await browser.new_page(viewport={"width": 1280, "height": 900})
+    found: dict[str, list[str]] = {}
+    await page.goto(f"{base}/")
+    found["lobby"] = await serious_violations(page)
+    await page.goto(f"{base}/play")
+    found["play form"] = await serious_violations(page)
+    for game in ("scrabble/twente", "santorini/standard"):
+        await page.goto(f"{base}/play?game={game}&bot=1")
+        await my_turn(page)
+        found[game] = await serious_violations(page)
+        uid = await page.evaluate("() => window.meeple.uid")
+        watcher = await browser.new_page()
+        await watcher.goto(f"{base}/games/{uid}")
+        found[f"{game} watched"] = await serious_violations(watcher)
+        await watcher.close()
+        await page.click("#resign")
+        await page.click("#resign-yes")
+        await expect(page.locator("#over")).to_be_visible()
+        await page.wait_for_function("() => !window.meeple.seated")
+    assert found == {k: [] for k in found}, found
     await page.close()

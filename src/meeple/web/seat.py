@@ -178,7 +178,8 @@ class WebSeat:
             elif isinstance(message, proto.Ready):
                 self.lobby.ready(self)
             elif isinstance(message, proto.Leave):
-                self.lobby.leave(self)
+                # Mid-game this resigns: the room's leave rule applies (issue 24).
+                self.lobby.quit(self)
                 self._stood_up()
             elif isinstance(message, proto.Play):
                 self._play(message)

@@ -4,6 +4,8 @@ import { reasonText } from "./wording.js";
 // update or a replay step looks exactly like the server-rendered page.
 const PREMIUM = { ".": "", l: "dl", L: "tl", w: "dw", W: "tw" };
 const PREMIUM_LABEL = { ".": "", l: "DL", L: "TL", w: "DW", W: "TW" };
+const PREMIUM_WORDS = { ".": "", l: "double letter", L: "triple letter", w: "double word", W: "triple word" };
+const LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -29,11 +31,15 @@ function scrabbleBoard(view) {
   const pending = new Set((view.pending?.squares ?? []).map(([x, y]) => `${x},${y}`));
   const board = el("div", { class: "sboard", style: `--n: ${view.size}`, role: "grid", "aria-label": "Scrabble board" });
   for (let y = 0; y < view.size; y++) {
+    // An ARIA grid has rows of cells; the rows take no room (display: contents).
+    const row = el("div", { class: "brow", role: "row" });
+    board.append(row);
     for (let x = 0; x < view.size; x++) {
       const code = view.premiums[y][x];
       const t = view.board[y][x];
       const cls = ["sq", PREMIUM[code], pending.has(`${x},${y}`) ? "pending" : ""].filter(Boolean).join(" ");
-      const sq = el("div", { class: cls, "data-x": x, "data-y": y });
+      const what = t !== "." ? `${t.toUpperCase()}${t !== t.toUpperCase() ? " (blank)" : ""}` : (PREMIUM_WORDS[code] || "empty");
+      const sq = el("div", { class: cls, "data-x": x, "data-y": y, role: "gridcell", "aria-label": `${LETTERS[x]}${y + 1}: ${what}` });
       if (t !== ".") {
         const blank = t !== t.toUpperCase();
         sq.append(el("span", { class: blank ? "tile blank" : "tile" }, t.toUpperCase()));
@@ -42,7 +48,7 @@ function scrabbleBoard(view) {
       } else if (code !== ".") {
         sq.append(el("span", { class: "prem" }, PREMIUM_LABEL[code]));
       }
-      board.append(sq);
+      row.append(sq);
     }
   }
   return board;
@@ -50,19 +56,25 @@ function scrabbleBoard(view) {
 
 function santoriniBoard(view) {
   const board = el("div", { class: "tboard", role: "grid", "aria-label": "Santorini board" });
+  let row = null;
   for (let c = 0; c < 25; c++) {
     const level = view.levels[c];
+    if (c % 5 === 0) { row = el("div", { class: "brow", role: "row" }); board.append(row); }
+    const here = view.workers.filter((w) => w.cell === c);
+    const label = `${"abcde"[c % 5]}${Math.floor(c / 5) + 1}: level ${level}${view.domes[c] ? ", dome" : ""}`
+      + here.map((w) => `, ${view.players[w.owner]}'s worker ${w.sex}`).join("");
     const cell = el("div", {
       class: `cell lv-${level}${view.domes[c] ? " dome" : ""}`, "data-cell": c, "data-level": level,
+      role: "gridcell", "aria-label": label,
     }, el("span", { class: "coord" }, `${"abcde"[c % 5]}${Math.floor(c / 5) + 1}`));
     // Stacked tiers seen from above, the top one smallest (templates/boards.html too).
     for (let t = 1; t <= level; t++) cell.append(el("span", { class: `tier t${t}` }));
     if (level) cell.append(el("span", { class: "lvl" }, level));
     if (view.domes[c]) cell.append(el("span", { class: "cap", title: "dome" }));
-    for (const w of view.workers.filter((w) => w.cell === c)) {
+    for (const w of here) {
       cell.append(el("span", { class: `worker p${w.owner}`, title: view.players[w.owner] }, w.sex));
     }
-    board.append(cell);
+    row.append(cell);
   }
   return board;
 }
