@@ -93,13 +93,24 @@ async def test_play_santorini_now_turn_flow_resign_and_rematch(
     players and says "ends the turn"; Resign asks, then ends the game; Rematch starts a
     new one against a bot."""
     server = await make_server("santorini")
-    page = await browser.new_page(viewport={"width": 1280, "height": 900})
+    context = await browser.new_context(viewport={"width": 1280, "height": 900})
+    page = await context.new_page()
     await page.goto(f"http://127.0.0.1:{server.ports['web']}/")
     await page.click("#play-now a[data-game=santorini]")
     await expect(page.locator("#play")).to_be_visible()
-    await page.evaluate("() => { window.meeple.autoEndMs = 1500; }")
     me = await page.evaluate("() => window.meeple.name")
     assert me.startswith("guest")
+    # Rejoin from the player's side: the tab closed, the site opened again, one click
+    # and the page is back at the table (the token is kept per browser).
+    await page.wait_for_function("() => window.meeple.view !== null")
+    await page.close()
+    page = await context.new_page()
+    await page.goto(f"http://127.0.0.1:{server.ports['web']}/")
+    await expect(page.locator("#back-to-table")).to_be_visible()
+    await page.click("#back-to-table a")
+    await page.wait_for_function("() => window.meeple.view && window.meeple.name")
+    assert await page.evaluate("() => window.meeple.name") == me
+    await page.evaluate("() => { window.meeple.autoEndMs = 1500; }")
     turns = 0
     undone = False
     while turns < 3:
@@ -203,7 +214,7 @@ async def test_play_santorini_now_turn_flow_resign_and_rematch(
     rooms = [r for r in server_lobby(server.services).rooms if not r.finished]
     assert len(rooms) == 1
     assert me in [s.name for s in rooms[0].seats]
-    await page.close()
+    await context.close()
 
 
 async def test_scrabble_page_shows_lexicon_unseen_tiles_and_resigns(
@@ -321,4 +332,70 @@ async def test_axe_finds_nothing_critical_or_serious_on_the_play_pages(
         await expect(page.locator("#over")).to_be_visible()
         await page.wait_for_function("() => !window.meeple.seated")
     assert found == {k: [] for k in found}, found
+    await page.close()
+
+
+FOCUSED_CELL = "() => document.activeElement?.dataset?.cell ?? null"
+
+
+async def tab_to(page: Page, selector: str) -> None:
+    """Press Tab until ``selector`` has the focus (the keyboard alone reaches it)."""
+    target = page.locator(selector)
+    for _ in range(150):
+        if await target.evaluate("(node) => node === document.activeElement"):
+            return
+        await page.keyboard.press("Tab")
+    raise AssertionError(f"Tab never reached {selector}")
+
+
+async def test_a_whole_santorini_game_by_keyboard_alone(
+    make_server: ServerFactory, browser: Browser
+) -> None:
+    """Tab and Enter only (no click after the page opens): the starter, the placements,
+    each move and build, until the game is over; the turns end by themselves."""
+    server = await make_server("santorini")
+    page = await browser.new_page(viewport={"width": 1280, "height": 900})
+    await page.goto(f"http://127.0.0.1:{server.ports['web']}/play?game=santorini/standard&bot=1")
+    await page.evaluate("() => { window.meeple.autoEndMs = 300; }")
+    for _ in range(200):
+        view = await my_turn(page)
+        if view["over"]:
+            break
+        legal = view["legal"]
+        seen = len(view["moves"])
+        if view["phase"] == "starter":
+            await tab_to(page, "#controls button.starter")
+            await page.keyboard.press("Enter")
+        elif view["phase"] == "place":
+            await tab_to(page, f'#board .cell[data-cell="{legal["place"][0]}"]')
+            await page.keyboard.press("Enter")
+        elif legal["moves"]:
+            src, dst = legal["moves"][0]
+            if await page.evaluate("() => window.meeple.worker") != src:
+                await tab_to(page, f'#board .cell[data-cell="{src}"]')
+                await page.keyboard.press("Enter")
+            await tab_to(page, f'#board .cell[data-cell="{dst}"]')
+            await page.keyboard.press("Enter")
+        elif legal["builds"]:
+            _src, dst, level = legal["builds"][0]
+            await tab_to(page, f'#board .cell[data-cell="{dst}"]')
+            await page.keyboard.press("Enter")
+            choice = page.locator(f'#board .choice button[data-level="{level}"]')
+            if await choice.count():
+                await tab_to(page, f'#board .choice button[data-level="{level}"]')
+                await page.keyboard.press("Enter")
+        elif legal["pass"]:
+            await page.wait_for_function(  # the turn ends by itself
+                "(n) => window.meeple.view.moves.length > n", arg=seen, timeout=5_000
+            )
+            continue
+        else:
+            await tab_to(page, "#controls .lose")
+            await page.keyboard.press("Enter")
+        await page.wait_for_function(
+            "(n) => window.meeple.view.over || window.meeple.view.moves.length > n", arg=seen
+        )
+    else:
+        raise AssertionError("the game did not end")
+    await expect(page.locator("#over")).to_be_visible()
     await page.close()

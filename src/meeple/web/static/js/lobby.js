@@ -91,6 +91,13 @@ function contest(snapshot) {
   section.replaceChildren(cell("h2", "CMPN402 referee"), p);
 }
 
+// A browser holding a seat's rejoin token (play.js keeps it) is shown the way back to
+// its table first: close the tab, open the site, and you are back (issue 24).
+if (localStorage.getItem("meeple.rejoin")) {
+  const back = document.getElementById("back-to-table");
+  if (back) back.hidden = false;
+}
+
 const topics = [{ topic: "lobby" }];
 if (document.getElementById("contest")) topics.push({ topic: "console" });
 watch(topics, (msg) => {

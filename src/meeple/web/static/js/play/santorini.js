@@ -196,9 +196,30 @@ export function drawGame(view) {
   replaceChildren("controls", el("div", {}, controls));
   replaceChildren("mine", el("p", { class: "hint" }, hint(view, legal)));
   decorate(view, legal);
-  document.querySelector("#board .tboard").addEventListener("click", (event) => {
+  const board = document.querySelector("#board .tboard");
+  board.addEventListener("click", (event) => {
     const cell = event.target.closest(".cell");
     if (!cell || !legal || event.target.closest(".choice")) return;
+    page.keyboard = false;
     clicked(view, legal, Number(cell.dataset.cell));
   });
+  // Keyboard (issue 24): every cell that can be used now is in the tab order; Enter or
+  // Space uses it like a click. After a redraw the focus comes back where it was (or to
+  // the first usable cell, or the inline choice), so play goes on without the mouse.
+  const usable = board.querySelectorAll(".can-place, .can-select, .can-move, .can-build, .selected");
+  for (const cell of usable) {
+    cell.tabIndex = 0;
+    cell.addEventListener("keydown", (event) => {
+      if ((event.key !== "Enter" && event.key !== " ") || event.target !== cell || !legal) return;
+      event.preventDefault();
+      page.keyboard = true;
+      page.focus = Number(cell.dataset.cell);
+      clicked(view, legal, page.focus);
+    });
+  }
+  if (page.keyboard && legal) {
+    const choice = board.querySelector(".choice button");
+    const again = board.querySelector(`.cell[data-cell="${page.focus}"][tabindex]`);
+    (choice ?? again ?? usable[0] ?? document.querySelector("#controls button"))?.focus();
+  }
 }
