@@ -399,3 +399,62 @@ async def test_a_whole_santorini_game_by_keyboard_alone(
         raise AssertionError("the game did not end")
     await expect(page.locator("#over")).to_be_visible()
     await page.close()
+
+
+async def test_spectrangle_hand_is_tiles_that_rotate_and_drag_onto_a_field(
+    make_server: ServerFactory, browser: Browser
+) -> None:
+    """The hand is drawn as coloured triangles with their values; Rotate turns the
+    colours round the picked tile; a tile dragged onto a field where it fits is placed."""
+    server = await make_server("spectrangle")
+    page = await browser.new_page(viewport={"width": 1280, "height": 900})
+    await page.goto(f"http://127.0.0.1:{server.ports['web']}/play?game=spectrangle/standard&bot=1")
+    view = await my_turn(page)
+    hand = view["hands"][view["you"]]
+    buttons = page.locator("#mine button.htile-btn")
+    await expect(buttons).to_have_count(len(hand))
+    first = buttons.first
+    assert await first.locator("svg.htile polygon").count() == 3
+    await expect(first.locator("svg.htile .val")).to_have_text(hand[0][3:])
+    await first.click()
+    before = await first.locator("polygon").evaluate_all(
+        "(ps) => ps.map((p) => p.className.baseVal)"
+    )
+    await page.click("#controls .rotate")
+    after = (
+        await page.locator("#mine button.htile-btn")
+        .first.locator("polygon")
+        .evaluate_all("(ps) => ps.map((p) => p.className.baseVal)")
+    )
+    assert after == [before[2], before[0], before[1]]  # the colours went round
+    await screenshot(page, "play-spectrangle-hand", PHONE_WIDTHS)
+    # Drag a tile in a rotation that fits somewhere onto its best field.
+    code, fields = next((c, f) for c, f in view["fits"].items() if f)
+    field, _points = fields[0]
+    held = next(
+        i
+        for i, t in enumerate(hand)
+        if code in (t, t[2] + t[0] + t[1] + t[3:], t[1] + t[2] + t[0] + t[3:])
+    )
+    tile = page.locator("#mine button.htile-btn").nth(held)
+    for _ in range(3):
+        if await tile.get_attribute("data-tile") == code:
+            break
+        await tile.click()
+        await page.click("#controls .rotate")
+        tile = page.locator("#mine button.htile-btn").nth(held)
+    assert await tile.get_attribute("data-tile") == code
+    source = await tile.bounding_box()
+    target = await page.locator(f'#board .field[data-field="{field}"] .bg').bounding_box()
+    assert source is not None
+    assert target is not None
+    await page.mouse.move(source["x"] + source["width"] / 2, source["y"] + source["height"] / 2)
+    await page.mouse.down()
+    await page.mouse.move(
+        target["x"] + target["width"] / 2, target["y"] + target["height"] * 0.6, steps=8
+    )
+    await page.mouse.up()
+    await expect(page.locator(f'#board .field[data-field="{field}"]')).to_have_attribute(
+        "data-tile", re.compile(r"^[RGBYPW]{3}\d$")
+    )
+    await page.close()
