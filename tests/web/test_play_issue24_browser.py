@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 import re
 from typing import Any
@@ -25,13 +26,16 @@ from playwright.async_api import Browser, Page, expect
 from tests.web.helpers import PHONE_WIDTHS, ServerFactory, screenshot
 from tests.web.test_play_santorini_browser import click_step
 
+from meeple.ai.analysis import analyse
 from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
+from meeple.clients.scrabble_bot import play_twente
 from meeple.games.santorini import Build, Move
 from meeple.games.scrabble.game import Exchange, Game, Pass, Play
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.view import spectator_view
 from meeple.server.bots import add_bot
 from meeple.server.lobby import server_lobby
+from meeple.server.store import Store
 
 pytestmark = pytest.mark.slow
 
@@ -79,7 +83,7 @@ async def test_lobby_first_screen_plays_in_one_click_and_names_the_lexicon(
     row = page.locator("#queues tbody tr").first
     await expect(row).to_be_visible()
     assert await row.evaluate("(tr) => getComputedStyle(tr).display") == "block"
-    await expect(row.locator("td[data-label=Waiting]")).to_contain_text("easy-bot1")
+    await expect(row.locator("td[data-label=Waiting]")).to_contain_text("easybot1")
     await no_sideways_scroll(page)
     await screenshot(page, "lobby-first", PHONE_WIDTHS)
     await page.close()
@@ -457,4 +461,39 @@ async def test_spectrangle_hand_is_tiles_that_rotate_and_drag_onto_a_field(
     await expect(page.locator(f'#board .field[data-field="{field}"]')).to_have_attribute(
         "data-tile", re.compile(r"^[RGBYPW]{3}\d$")
     )
+    await page.close()
+
+
+async def test_replay_shows_each_move_against_the_engines_best(
+    make_server: ServerFactory, browser: Browser, gcide: Lexicon
+) -> None:
+    """Two Twente clients play a whole game; its replay lists, under each play, the
+    engine's best play by equity and the equity lost, as the analysis computed it."""
+    server = await make_server("twente")
+    port = server.ports["twente"]
+    await asyncio.wait_for(
+        asyncio.gather(
+            play_twente("127.0.0.1", port, "cat", gcide),
+            play_twente("127.0.0.1", port, "dog", gcide),
+        ),
+        60,
+    )
+    store: Store = server.services.resource("store", lambda: None)
+    [record] = store.games()
+    assert record.data is not None
+    expected = analyse(record.data, gcide)
+    page = await browser.new_page(viewport={"width": 1280, "height": 900})
+    await page.goto(f"http://127.0.0.1:{server.ports['web']}/games/{record.data['uid']}")
+    await expect(page.locator("h1")).to_contain_text("replay")
+    await expect(page.locator(".words-lexicon, .sub .lexicon")).to_have_text("GCIDE")
+    shown = page.locator("#steps li")
+    analysed = [i for i, a in enumerate(expected) if a]
+    assert len(analysed) >= 10
+    for i in analysed[:5]:
+        a = expected[i]
+        assert a is not None
+        text = await shown.nth(i).locator(".analysis").inner_text()
+        assert text.startswith(f"best {a['best']} {a['best_score']}")
+        assert (f"\u2212{a['equity_lost']}" in text) == (a["equity_lost"] > 0)
+    await screenshot(page, "replay-analysis", PHONE_WIDTHS)
     await page.close()

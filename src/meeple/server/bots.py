@@ -344,7 +344,7 @@ def _claim_name(names: NameRegistry, owner: object, level: str) -> str:
     # The level is in the name (issue 24): a player sees whom they face, and ratings,
     # kept per name, are kept per level.
     for n in itertools.count(1):
-        name = f"{level}-bot{n}"
+        name = f"{level}bot{n}"
         if names.claim(name, owner):
             return name
     raise AssertionError("unreachable")

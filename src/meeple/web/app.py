@@ -30,6 +30,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from meeple.ai import analysis
 from meeple.protocols import web as proto
 from meeple.server.bots import LEVELS as BOT_LEVELS
 from meeple.server.cmpn402_console import Console
@@ -38,7 +39,7 @@ from meeple.server.journal import server_journal, server_store
 from meeple.server.limits import AddressLimiter
 from meeple.server.lobby import LOBBY_TOPIC, Lobby, server_lobby
 from meeple.server.scrabble import LEXICON_RESOURCE
-from meeple.server.store import Store
+from meeple.server.store import GameRecord, Store
 from meeple.web import accounts, replays
 from meeple.web import console as console_pages
 from meeple.web import ratings as ratings_pages
@@ -90,6 +91,7 @@ class WebContext:
         self.lobby: Lobby = server_lobby(services)
         self.feed: Feed = self.lobby.feed
         self._console_unsubscribe: Callable[[], None] | None = None
+        self._analyses: dict[str, list[dict[str, Any] | None]] = {}
 
     @property
     def store(self) -> Store:
@@ -133,6 +135,28 @@ class WebContext:
         """The name of the lexicon the server's Scrabble tables check words with."""
         loaded = getattr(self.services.get(LEXICON_RESOURCE), "name", None)
         return str(loaded or lexicon_name(self.services.config.lexicon))
+
+    async def analysis(self, record: GameRecord) -> list[dict[str, Any] | None] | None:
+        """A finished Scrabble game's moves against the engine's best (issue 24), when
+        the server's lexicon is the one it was played with; kept for the last games asked
+        (a record never changes). Computed in a worker thread: a 25-move game is ~0.2 s."""
+        data = record.data
+        lexicon = self.services.get(LEXICON_RESOURCE)
+        if record.game != "scrabble" or data is None or lexicon is None:
+            return None
+        if data.get("lexicon") != getattr(lexicon, "name", None):
+            return None
+        key = str(data.get("uid") or record.id)
+        if key not in self._analyses:
+            try:
+                found = await asyncio.to_thread(analysis.analyse, data, lexicon)
+            except Exception:  # a record that does not replay has no analysis
+                logger.exception("analysis of %s failed", key)
+                return None
+            self._analyses[key] = found
+            while len(self._analyses) > 64:
+                self._analyses.pop(next(iter(self._analyses)))
+        return self._analyses[key]
 
     def recent_games(self, limit: int = 20) -> list[dict[str, Any]]:
         return [replays.summary(r) for r in self.store.games(limit=limit)]
@@ -208,6 +232,7 @@ async def game_page(request: Request) -> Response:
     if record is None:
         return render(request, "missing.html", status=404, uid=uid)
     replay = replays.build(record)
+    replay["analysis"] = await ctx.analysis(record) if replay["steps"] else None
     step = _int(request.query_params.get("step"), default=len(replay["steps"]) - 1)
     step = max(0, min(step, len(replay["steps"]) - 1)) if replay["steps"] else 0
     return render(request, "replay.html", uid=uid, replay=replay, step=step)
