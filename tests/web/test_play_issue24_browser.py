@@ -23,15 +23,17 @@ from typing import Any
 import pytest
 from axe_playwright_python.async_playwright import Axe
 from playwright.async_api import Browser, Page, expect
-from tests.web.helpers import PHONE_WIDTHS, ServerFactory, screenshot
+from tests.web.helpers import NEXT_VIEW, PHONE_WIDTHS, ServerFactory, screenshot
 from tests.web.test_play_santorini_browser import click_step
 
 from meeple.ai.analysis import analyse
-from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
+from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose, ranked_moves
 from meeple.clients.scrabble_bot import play_twente
 from meeple.games.santorini import Build, Move
+from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.game import Exchange, Game, Pass, Play
 from meeple.games.scrabble.lexicon import Lexicon
+from meeple.games.scrabble.tiles import ENGLISH
 from meeple.games.scrabble.view import spectator_view
 from meeple.server.bots import add_bot
 from meeple.server.lobby import server_lobby
@@ -496,4 +498,68 @@ async def test_replay_shows_each_move_against_the_engines_best(
         assert text.startswith(f"best {a['best']} {a['best_score']}")
         assert (f"\u2212{a['equity_lost']}" in text) == (a["equity_lost"] > 0)
     await screenshot(page, "replay-analysis", PHONE_WIDTHS)
+    await page.close()
+
+
+async def keyboard_move(page: Page, view: dict[str, Any], lexicon: Lexicon) -> None:
+    """The AI's best play typed with keys alone: arrows to the first square (the cursor
+    starts at the centre), Space for downwards, the letters (``?`` first for a blank's),
+    Enter; with no play an exchange (Tab to its box and button) or a pass."""
+    rack = view["rack"]
+    found = ranked_moves(Board.from_rows(view["board"]), rack, lexicon, ENGLISH)
+    if not found:
+        if view["bag"] >= 7:
+            await tab_to(page, "#exchange")
+            await page.keyboard.type(rack[0] if rack[0] != "?" else rack[-1])
+            await tab_to(page, "#controls .exchange")
+        else:
+            await tab_to(page, "#controls .pass")
+        await page.keyboard.press("Enter")
+        return
+    tiles = sorted(found[0].tiles, key=lambda t: (t.y, t.x))
+    first = tiles[0]
+    cursor = await page.evaluate("() => window.meeple.cursor")
+    if cursor is None:
+        await page.keyboard.press("ArrowRight")  # the cursor appears at the centre
+        await page.keyboard.press("ArrowLeft")
+        cursor = [7, 7]
+    x, y = cursor
+    for _ in range(abs(first.x - x)):
+        await page.keyboard.press("ArrowRight" if first.x > x else "ArrowLeft")
+    for _ in range(abs(first.y - y)):
+        await page.keyboard.press("ArrowDown" if first.y > y else "ArrowUp")
+    down = len(tiles) > 1 and tiles[1].x == first.x
+    if down != await page.evaluate("() => window.meeple.down"):
+        await page.keyboard.press(" ")
+    for t in tiles:
+        if t.tile.islower():
+            await page.keyboard.press("?")
+        await page.keyboard.press(t.tile.upper())
+    await page.keyboard.press("Enter")
+
+
+async def test_a_whole_scrabble_game_by_keyboard_alone(
+    make_server: ServerFactory, browser: Browser, gcide: Lexicon
+) -> None:
+    """Arrows, letters, Space, Enter and Tab only, against a server bot, until the end."""
+    server = await make_server("twente")
+    page = await browser.new_page(viewport={"width": 1280, "height": 900})
+    await page.goto(f"http://127.0.0.1:{server.ports['web']}/play?game=scrabble/twente&bot=1")
+    seen = -1
+    for _ in range(120):
+        handle = await page.wait_for_function(NEXT_VIEW, arg=seen, timeout=30_000)
+        view: dict[str, Any] = await handle.json_value()
+        if view["over"]:
+            break
+        seen = len(view["moves"])
+        await keyboard_move(page, view, gcide)
+        # A refused word (the bot's list and the page's agree, so rarely): pass instead.
+        await page.wait_for_function(
+            "(n) => window.meeple.view.over || window.meeple.view.moves.length > n"
+            " || document.getElementById('status').textContent.length > 0",
+            arg=seen,
+        )
+    else:
+        raise AssertionError("the game did not end")
+    await expect(page.locator("#over")).to_be_visible()
     await page.close()

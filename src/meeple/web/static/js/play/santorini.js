@@ -122,8 +122,10 @@ function playControls(view, legal) {
     row.push(button("Undo", () => { cancelAutoEnd(); play({ kind: "undo", all: false }); }, "undo"));
     row.push(button("Undo turn", () => { cancelAutoEnd(); play({ kind: "undo", all: true }); }, "undo-all"));
   }
-  if (legal.lose) row.push(button("Give up", () => play({ kind: "lose" }), "lose"));
   const stuck = !legal.moves.length && !legal.builds.length && !legal.pass;
+  // Stuck without a way to finish the turn, giving up is the one thing left to do; at
+  // any other time Resign (the page's, for every game) does it, after asking.
+  if (legal.lose && stuck) row.push(button("Give up", () => play({ kind: "lose" }), "lose"));
   return [note, el("p", { class: "controls" }, row),
     stuck ? el("p", { class: "note stuck" }, "No way to complete a turn: you can only give up.") : null];
 }
