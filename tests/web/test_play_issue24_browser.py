@@ -314,9 +314,9 @@ async def serious_violations(page: Page) -> list[str]:
 async def test_axe_finds_nothing_critical_or_serious_on_the_play_pages(
     make_server: ServerFactory, browser: Browser
 ) -> None:
-    """axe-core, in Chromium, on the lobby, the play form, a Scrabble and a Santorini game
-    being played, and a game watched: 0 critical and 0 serious violations."""
-    server = await make_server("twente", "santorini")
+    """axe-core, in Chromium, on the lobby, the play form, and a game of each kind being
+    played and being watched: 0 critical and 0 serious violations."""
+    server = await make_server("twente", "santorini", "spectrangle")
     base = f"http://127.0.0.1:{server.ports['web']}"
     page = await browser.new_page(viewport={"width": 1280, "height": 900})
     found: dict[str, list[str]] = {}
@@ -324,7 +324,7 @@ async def test_axe_finds_nothing_critical_or_serious_on_the_play_pages(
     found["lobby"] = await serious_violations(page)
     await page.goto(f"{base}/play")
     found["play form"] = await serious_violations(page)
-    for game in ("scrabble/twente", "santorini/standard"):
+    for game in ("scrabble/twente", "santorini/standard", "spectrangle/standard"):
         await page.goto(f"{base}/play?game={game}&bot=1")
         await my_turn(page)
         found[game] = await serious_violations(page)
@@ -521,8 +521,7 @@ async def keyboard_move(page: Page, view: dict[str, Any], lexicon: Lexicon) -> N
     cursor = await page.evaluate("() => window.meeple.cursor")
     if cursor is None:
         await page.keyboard.press("ArrowRight")  # the cursor appears at the centre
-        await page.keyboard.press("ArrowLeft")
-        cursor = [7, 7]
+        cursor = await page.evaluate("() => window.meeple.cursor")
     x, y = cursor
     for _ in range(abs(first.x - x)):
         await page.keyboard.press("ArrowRight" if first.x > x else "ArrowLeft")
@@ -553,11 +552,55 @@ async def test_a_whole_scrabble_game_by_keyboard_alone(
             break
         seen = len(view["moves"])
         await keyboard_move(page, view, gcide)
-        # A refused word (the bot's list and the page's agree, so rarely): pass instead.
         await page.wait_for_function(
-            "(n) => window.meeple.view.over || window.meeple.view.moves.length > n"
-            " || document.getElementById('status').textContent.length > 0",
-            arg=seen,
+            "(n) => window.meeple.view.over || window.meeple.view.moves.length > n", arg=seen
+        )
+    else:
+        raise AssertionError("the game did not end")
+    await expect(page.locator("#over")).to_be_visible()
+    await page.close()
+
+
+def _rotations(code: str) -> list[str]:
+    once = code[2] + code[0] + code[1] + code[3:]
+    return [code, once, once[2] + once[0] + once[1] + once[3:]]
+
+
+async def test_a_whole_spectrangle_game_by_keyboard_alone(
+    make_server: ServerFactory, browser: Browser
+) -> None:
+    """Tab, Enter only: a hand tile picked, Rotate pressed until the rotation fits, the
+    highlighted field reached by Tab and placed with Enter; Skip when nothing fits."""
+    server = await make_server("spectrangle")
+    page = await browser.new_page(viewport={"width": 1280, "height": 900})
+    await page.goto(f"http://127.0.0.1:{server.ports['web']}/play?game=spectrangle/standard&bot=1")
+    seen = -1
+    for _ in range(80):
+        handle = await page.wait_for_function(NEXT_VIEW, arg=seen, timeout=30_000)
+        view: dict[str, Any] = await handle.json_value()
+        if view["over"]:
+            break
+        seen = len(view["moves"])
+        hand = view["hands"][view["you"]]
+        fitting = [(c, f) for c, f in view["fits"].items() if f]
+        if not fitting:
+            await tab_to(page, "#controls .skip")
+            await page.keyboard.press("Enter")
+        else:
+            code, fields = max(fitting, key=lambda cf: max(p for _f, p in cf[1]))
+            field = max(fields, key=lambda fp: fp[1])[0]
+            held = next(i for i, t in enumerate(hand) if code in _rotations(t))
+            await tab_to(page, f"#mine button.htile-btn >> nth={held}")
+            await page.keyboard.press("Enter")
+            for _ in range(3):
+                if await page.evaluate("() => window.meeple.tile") == code:
+                    break
+                await tab_to(page, "#controls .rotate")
+                await page.keyboard.press("Enter")
+            await tab_to(page, f'#board .field.fit[data-field="{field}"]')
+            await page.keyboard.press("Enter")
+        await page.wait_for_function(
+            "(n) => window.meeple.view.over || window.meeple.view.moves.length > n", arg=seen
         )
     else:
         raise AssertionError("the game did not end")

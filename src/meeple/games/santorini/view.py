@@ -51,6 +51,8 @@ def action_text(action: Action, players: Sequence[str] | None = None) -> str:
     if isinstance(action, ChooseGod):
         return f"takes {action.god}"
     if isinstance(action, ChooseStarter):
+        if action.starter == action.player:
+            return "starts"
         starter = (
             players[action.starter]
             if players is not None and action.starter < len(players)
