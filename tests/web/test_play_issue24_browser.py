@@ -103,18 +103,20 @@ async def test_play_santorini_now_turn_flow_resign_and_rematch(
     page = await context.new_page()
     await page.goto(f"http://127.0.0.1:{server.ports['web']}/")
     await page.click("#play-now a[data-game=santorini]")
+    await page.wait_for_url("**/play*")
     await expect(page.locator("#play")).to_be_visible()
     me = await page.evaluate("() => window.meeple.name")
     assert me.startswith("guest")
     # Rejoin from the player's side: the tab closed, the site opened again, one click
     # and the page is back at the table (the token is kept per browser).
-    await page.wait_for_function("() => window.meeple.view !== null")
+    await page.wait_for_function("() => window.meeple?.view")
     await page.close()
     page = await context.new_page()
     await page.goto(f"http://127.0.0.1:{server.ports['web']}/")
     await expect(page.locator("#back-to-table")).to_be_visible()
     await page.click("#back-to-table a")
-    await page.wait_for_function("() => window.meeple.view && window.meeple.name")
+    await page.wait_for_url("**/play")
+    await page.wait_for_function("() => window.meeple?.view && window.meeple.name")
     assert await page.evaluate("() => window.meeple.name") == me
     await page.evaluate("() => { window.meeple.autoEndMs = 1500; }")
     turns = 0

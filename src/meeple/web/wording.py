@@ -25,7 +25,7 @@ END_REASONS: dict[str, str] = {
     "aborted": "stopped by the referee",
     "disconnect": "a player left",
     "resigned": "resigned",
-    "win": "won",
+    "win": "a player won",
     "finished": "finished",
     "abandoned": "abandoned",
     "halted": "stopped by the server",

@@ -11,7 +11,7 @@ export const END_REASONS = {
   "aborted": "stopped by the referee",
   "disconnect": "a player left",
   "resigned": "resigned",
-  "win": "won",
+  "win": "a player won",
   "finished": "finished",
   "abandoned": "abandoned",
   "halted": "stopped by the server",
