@@ -12,18 +12,22 @@ import asyncio
 import contextlib
 import logging
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import uvicorn
+from uvicorn._types import ASGISendEvent
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.http11 import Request
 
 from meeple.server.config import ListenerConfig
 from meeple.web.app import create_app
+from meeple.web.fanout import EXTENSION
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
 
-__all__ = ["WebListener", "create_listener"]
+__all__ = ["FrameProtocol", "WebListener", "create_listener"]
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +42,52 @@ class _Server(uvicorn.Server):
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         yield
+
+
+class FrameProtocol(WebSocketsSansIOProtocol):
+    """uvicorn's WebSocket, offering the app a writer of frames made once for many
+    sockets (:class:`meeple.web.fanout.FrameSink`, the ASGI scope extension
+    ``meeple.frames``): the spectator fan-out writes one frame's bytes straight to each
+    transport, with no ASGI send, task or encoder per spectator."""
+
+    _drained: Callable[[], None] | None = None
+
+    def handle_connect(self, event: Request) -> None:
+        super().handle_connect(event)
+        scope = getattr(self, "scope", None)
+        if scope is not None:  # the handshake goes on: the app's task has not run yet
+            scope["extensions"][EXTENSION] = {"sink": self}
+
+    async def send(self, message: ASGISendEvent) -> None:
+        await super().send(message)
+        if message["type"] == "websocket.accept" and self.handshake_complete:
+            # The handshake's request and response are done with: a spectator holds
+            # its socket for hours, so it should not hold them (their headers: ~4 KiB).
+            del self.request
+            del self.response
+
+    def write_frame(self, frame: bytes) -> bool:
+        if (
+            not self.handshake_complete
+            or self.close_sent
+            or self.disconnected
+            or self.initial_response is not None
+            or self.transport.is_closing()
+            or not self.writable.is_set()  # its buffer is full: the fan-out skips it
+        ):
+            return False
+        # Between two whole frames of websockets' own (each written at once), so the
+        # stream stays well formed; uncompressed (RSV1 clear), as no deflate is offered.
+        self.transport.write(frame)
+        return True
+
+    def on_drain(self, callback: Callable[[], None] | None) -> None:
+        self._drained = callback
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._drained is not None:
+            self._drained()
 
 
 def create_listener(services: Services, name: str, config: ListenerConfig) -> WebListener:
@@ -58,7 +108,9 @@ class WebListener:
             lifespan="off",
             log_config=None,
             access_log=False,
-            ws="websockets-sansio",
+            ws=FrameProtocol,
+            # No permessage-deflate: see meeple.web.fanout (one frame for every socket).
+            ws_per_message_deflate=False,
             ws_max_size=WS_TRANSPORT_LIMIT,
             ws_ping_interval=20.0,
             ws_ping_timeout=20.0,
