@@ -33,6 +33,10 @@ class Serve:
         args = [sys.executable, "-m", "meeple", "serve", "--database", str(database)]
         for name in LISTENERS:
             args += [f"--{name}-port", "0"]
+        if "--lexicon" not in extra:
+            # The tests' clients choose their words with the gcide fixture: the server
+            # judges with the same list (the default, ENABLE, would refuse some).
+            args += ["--lexicon", "gcide"]
         self.lines: list[str] = []
         self.ports: dict[str, int] = {}
         self._ready = threading.Event()

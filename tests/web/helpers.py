@@ -2,7 +2,7 @@
 
 Browser tests never skip: without /usr/bin/chromium they fail (``.ci/run`` installs it).
 With ``MEEPLE_SCREENSHOTS=1`` they also write ``docs/web/<name>-<width>.png`` at a
-narrow and a wide window; normal runs leave the tree alone.
+phone's width (390 px) and a wide window; normal runs leave the tree alone.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "web"
-WIDTHS = ((420, 900), (1280, 900))
+WIDTHS = ((390, 844), (1280, 900))  # a phone (issue 24) and a desktop
+PHONE_WIDTHS = WIDTHS
 
 ServerFactory = Callable[..., Awaitable[MeepleServer]]
 
@@ -53,7 +54,11 @@ async def make_server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[ServerFac
     servers: list[MeepleServer] = []
 
     async def make(
-        *listeners: str, seed: int = 12, limits: dict[str, Any] | None = None, **cmpn402: Any
+        *listeners: str,
+        seed: int = 12,
+        limits: dict[str, Any] | None = None,
+        default_lexicon: bool = False,
+        **cmpn402: Any,
     ) -> MeepleServer:
         config = ServerConfig(database=str(tmp_path / "meeple.sqlite3")).only(*listeners, "web")
         if limits:
@@ -61,7 +66,8 @@ async def make_server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[ServerFac
         if cmpn402:
             config = config.with_overrides(cmpn402=Cmpn402Config(**cmpn402))
         server = MeepleServer(config, rng=random.Random(seed))
-        server.services.resource("scrabble.lexicon", lambda: gcide)
+        if not default_lexicon:  # else the configured one (ENABLE), loaded when needed
+            server.services.resource("scrabble.lexicon", lambda: gcide)
         await server.start()
         servers.append(server)
         return server
@@ -84,13 +90,13 @@ async def browser() -> AsyncIterator[Browser]:
             await chromium.close()
 
 
-async def screenshot(page: Page, name: str) -> None:
+async def screenshot(page: Page, name: str, widths: tuple[tuple[int, int], ...] = WIDTHS) -> None:
     """Save the page at a narrow and a wide window when MEEPLE_SCREENSHOTS=1."""
     if os.environ.get("MEEPLE_SCREENSHOTS") != "1":
         return
     DOCS.mkdir(parents=True, exist_ok=True)
     size = page.viewport_size
-    for width, height in WIDTHS:
+    for width, height in widths:
         await page.set_viewport_size({"width": width, "height": height})
         await page.wait_for_timeout(100)
         await page.screenshot(path=str(DOCS / f"{name}-{width}.png"), full_page=True)

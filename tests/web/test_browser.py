@@ -16,6 +16,7 @@ from meeple.games.scrabble.lexicon import Lexicon
 from meeple.server.lobby import Lobby
 from meeple.server.scrabble import ScrabbleRoom
 from meeple.server.store import Store
+from meeple.web.wording import reason_text
 
 pytestmark = pytest.mark.slow
 
@@ -161,7 +162,7 @@ async def test_a_replay_stepped_to_the_end_shows_the_stored_final_scores(
     stored = record.result["scores"]
     assert shown == [stored["cat"], stored["dog"]]
     assert await page.locator("#final").inner_text() != ""
-    await expect(page.locator("#final .reason")).to_have_text(record.end_reason)
+    await expect(page.locator("#final .reason")).to_have_text(reason_text(record.end_reason))
     await screenshot(page, "replay")
 
     async with page.expect_download() as download:

@@ -121,7 +121,13 @@ async def test_actions_need_the_session_and_its_csrf_token(
     """401 without a session, 403 with a wrong token or a foreign Origin, 409 when the
     console refuses, and the action done with both; GET is not allowed."""
     assert (await client.post("/cmpn402/action", data={"action": "pause"})).status_code == 401
-    assert (await client.post("/cmpn402/login", data={"token": "nope"})).status_code == 403
+    refused = await client.post("/cmpn402/login", data={"token": "nope"})
+    assert refused.status_code == 403
+    # The console page with the error in it, not bare text (issue 24).
+    assert refused.headers["content-type"].startswith("text/html")
+    assert 'class="flash error"' in refused.text
+    assert "Wrong admin token" in refused.text
+    assert 'id="login"' in refused.text
     csrf = await _sign_in(client)
     wrong = await client.post("/cmpn402/action", data={"action": "pause", "csrf": "x"})
     assert wrong.status_code == 403

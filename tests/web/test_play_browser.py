@@ -197,7 +197,7 @@ async def test_a_person_plays_spectrangle_against_two_spectrangle_clients(
         wanted = str(action.tile)
         hand = view["hands"][you]
         held = next(i for i, t in enumerate(hand) if _same_tile(t, wanted))
-        await page.locator("#mine button.mini").nth(held).click()
+        await page.locator("#mine button.htile-btn").nth(held).click()
         for _ in range(3):
             if await page.evaluate("() => window.meeple.tile") == wanted:
                 break

@@ -28,7 +28,7 @@ def register(sub: Any) -> None:
     s.add_argument("--name", default="meeple-bot")
     s.add_argument("--players", type=int, default=2, choices=(1, 2, 3, 4))
     s.add_argument("--games", type=int, default=1, help="games to play in a row (default 1)")
-    s.add_argument("--lexicon", default="gcide", help="lexicon name or word-list path")
+    s.add_argument("--lexicon", default="enable", help="lexicon name or word-list path")
     s.add_argument(
         "--level",
         choices=("greedy", "strong"),

@@ -42,7 +42,7 @@ def register(sub: Any) -> None:
         metavar="LISTENER",
         help="do not run this listener (repeatable)",
     )
-    p.add_argument("--lexicon", help="lexicon name or word-list path (default gcide)")
+    p.add_argument("--lexicon", help="lexicon name or word-list path (default enable)")
     p.add_argument(
         "--database",
         metavar="URL",

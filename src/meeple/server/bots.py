@@ -340,9 +340,11 @@ _BOTS: dict[str, type[BotSeat]] = {
 }
 
 
-def _claim_name(names: NameRegistry, owner: object) -> str:
+def _claim_name(names: NameRegistry, owner: object, level: str) -> str:
+    # The level is in the name (issue 24): a player sees whom they face, and ratings,
+    # kept per name, are kept per level.
     for n in itertools.count(1):
-        name = f"bot{n}"
+        name = f"{level}bot{n}"
         if names.claim(name, owner):
             return name
     raise AssertionError("unreachable")
@@ -364,7 +366,7 @@ def add_bot(services: Services, table_id: str, *, level: str = "hard") -> BotSea
     if level not in LEVELS:
         raise ValueError(f"no bot level {level!r} (levels: {', '.join(LEVELS)})")
     placeholder = object()
-    name = _claim_name(services.names, placeholder)
+    name = _claim_name(services.names, placeholder, level)
     rng = random.Random(services.rng.getrandbits(64))
     extra: dict[str, Any] = {}
     if cls is ScrabbleBot:

@@ -3,7 +3,7 @@
 A config file looks like this (every key optional)::
 
     host = "0.0.0.0"
-    lexicon = "gcide"            # a name, or a path to a word list
+    lexicon = "enable"           # a name, or a path to a word list
     database = "var/meeple.sqlite3"
     idle_timeout = 900           # seconds without a byte from a peer before it is closed
     max_message_size = 8192      # bytes; larger messages get the protocol's error reply
@@ -315,7 +315,7 @@ class ServerConfig:
     # to a network is a choice the operator makes with --host 0.0.0.0.
     host: str = "127.0.0.1"
     listeners: Mapping[str, ListenerConfig] = field(default_factory=_default_listeners)
-    lexicon: str = "gcide"
+    lexicon: str = "enable"
     database: str = "var/meeple.sqlite3"
     idle_timeout: float = 900.0
     max_message_size: int = 8192

@@ -619,6 +619,18 @@ class Lobby:
 
     leave_queue = leave
 
+    def quit(self, seat: Seat) -> None:
+        """``seat`` gives up its table or its game on purpose (a browser's Leave or
+        Resign, issue 24): unlike :meth:`disconnect` nothing is held for a rejoin, and a
+        running game applies its own leave rule at once (Scrabble's ends the game)."""
+        self.leave(seat)
+        room = self._rooms.pop(id(seat), None)
+        if room is None:
+            return
+        self._forget_token(seat)
+        if not room.finished:
+            room.leave(seat)
+
     def disconnect(self, seat: Seat) -> None:
         """The seat's connection is gone: leave its table, hold its seat, or tell its room."""
         self.leave(seat)

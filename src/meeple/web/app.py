@@ -33,18 +33,21 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from meeple.ai import analysis
 from meeple.protocols import web as proto
+from meeple.server.bots import LEVELS as BOT_LEVELS
 from meeple.server.cmpn402_console import Console
 from meeple.server.feed import Feed, game_topic
 from meeple.server.journal import server_journal, server_store
 from meeple.server.limits import AddressLimiter
 from meeple.server.lobby import LOBBY_TOPIC, Lobby, server_lobby
-from meeple.server.store import Store, StoreUnavailable, stored
+from meeple.server.scrabble import LEXICON_RESOURCE
+from meeple.server.store import GameRecord, Store, StoreUnavailable, stored
 from meeple.web import accounts, replays
 from meeple.web import console as console_pages
 from meeple.web import ratings as ratings_pages
 from meeple.web.fanout import Fanout, Spectator, frame_sink
-from meeple.web.seat import WebSeat
+from meeple.web.seat import WebSeat, lexicon_name
 from meeple.web.templating import environment, render
 
 if TYPE_CHECKING:
@@ -92,6 +95,7 @@ class WebContext:
         self.lobby: Lobby = server_lobby(services)
         self.feed: Feed = self.lobby.feed
         self._console_unsubscribe: Callable[[], None] | None = None
+        self._analyses: dict[str, list[dict[str, Any] | None]] = {}
         # ``meeple serve`` is one node with every role, named after its host.
         self.node_name = socket.gethostname()
 
@@ -132,6 +136,33 @@ class WebContext:
             self._console_unsubscribe = console.subscribe(changed)
             changed()
         return console
+
+    def lexicon(self) -> str:
+        """The name of the lexicon the server's Scrabble tables check words with."""
+        loaded = getattr(self.services.get(LEXICON_RESOURCE), "name", None)
+        return str(loaded or lexicon_name(self.services.config.lexicon))
+
+    async def analysis(self, record: GameRecord) -> list[dict[str, Any] | None] | None:
+        """A finished Scrabble game's moves against the engine's best (issue 24), when
+        the server's lexicon is the one it was played with; kept for the last games asked
+        (a record never changes). Computed in a worker thread: a 25-move game is ~0.2 s."""
+        data = record.data
+        lexicon = self.services.get(LEXICON_RESOURCE)
+        if record.game != "scrabble" or data is None or lexicon is None:
+            return None
+        if data.get("lexicon") != getattr(lexicon, "name", None):
+            return None
+        key = str(data.get("uid") or record.id)
+        if key not in self._analyses:
+            try:
+                found = await asyncio.to_thread(analysis.analyse, data, lexicon)
+            except Exception:  # a record that does not replay has no analysis
+                logger.exception("analysis of %s failed", key)
+                return None
+            self._analyses[key] = found
+            while len(self._analyses) > 64:
+                self._analyses.pop(next(iter(self._analyses)))
+        return self._analyses[key]
 
     async def recent_games(self, limit: int = 20) -> list[dict[str, Any]]:
         """The last stored games; none while the database does not answer (the page
@@ -210,6 +241,7 @@ async def lobby_page(request: Request) -> Response:
         listeners=ctx.listeners(),
         lobby=ctx.lobby.snapshot(),
         recent=await ctx.recent_games(),
+        lexicon=ctx.lexicon(),
     )
 
 
@@ -218,7 +250,15 @@ async def play_page(request: Request) -> Response:
 
     The page talks meeple-web/1 (docs/protocols/web.md, "Playing"). A browser signed in
     as a reserved name (``/account``) finds that name filled in."""
-    return render(request, "play.html", signed_in=accounts.session_of(request).name)
+    ctx: WebContext = request.app.state.ctx
+    return render(
+        request,
+        "play.html",
+        signed_in=accounts.session_of(request).name,
+        lexicon=ctx.lexicon(),
+        invited=request.query_params.get("table"),
+        bot_levels=BOT_LEVELS,
+    )
 
 
 async def games_page(request: Request) -> Response:
@@ -237,11 +277,15 @@ async def game_page(request: Request) -> Response:
         last = ctx.feed.last(game_topic(uid))
         snapshot, seq = (last.data, last.seq) if last is not None else (room.snapshot(), 0)
         if snapshot["view"] is not None:
-            return render(request, "live.html", uid=uid, snapshot=snapshot, seq=seq)
+            lexicon = getattr(room, "lexicon_name", None)
+            return render(
+                request, "live.html", uid=uid, snapshot=snapshot, seq=seq, lexicon=lexicon
+            )
     record = await stored(replays.find, ctx.store, uid)
     if record is None:
         return render(request, "missing.html", status=404, uid=uid)
     replay = replays.build(record)
+    replay["analysis"] = await ctx.analysis(record) if replay["steps"] else None
     step = _int(request.query_params.get("step"), default=len(replay["steps"]) - 1)
     step = max(0, min(step, len(replay["steps"]) - 1)) if replay["steps"] else 0
     return render(request, "replay.html", uid=uid, replay=replay, step=step)
@@ -257,6 +301,17 @@ async def game_by_number(request: Request) -> Response:
     if uid is not None:
         return RedirectResponse(f"/games/{uid}", status_code=301)
     return render(request, "replay.html", uid=None, replay=replays.build(record), step=0)
+
+
+async def history_json(request: Request) -> Response:
+    """A running game's steps so far with their spectator views (issue 24: the play
+    page's history during the game); 404 once it is over (its replay has them)."""
+    ctx: WebContext = request.app.state.ctx
+    room = ctx.lobby.room_by_uid(request.path_params["uid"])
+    steps = None if room is None or room.finished else replays.live_steps(room)
+    if steps is None:
+        return JSONResponse({"error": "no running game with that uid"}, status_code=404)
+    return JSONResponse({"uid": room.uid, "steps": steps})  # type: ignore[union-attr]
 
 
 async def gcg_download(request: Request) -> Response:
@@ -462,6 +517,7 @@ def create_app(services: Services, *, max_message_size: int | None = None) -> St
         Route("/games", games_page),
         Route("/games/n/{number:int}", game_by_number),
         Route("/games/{uid:str}.gcg", gcg_download),
+        Route("/games/{uid:str}/history.json", history_json),
         Route("/games/{uid:str}", game_page),
         *console_pages.routes(),
         *ratings_pages.routes(),

@@ -133,6 +133,11 @@ def _wants_json(request: Request) -> bool:
 
 
 async def console_page(request: Request) -> Response:
+    return _console(request)
+
+
+def _console(request: Request, *, status: int = 200, error: str = "") -> Response:
+    """The console page; ``error`` in a banner above it (a wrong admin token, say)."""
     ctx = _ctx(request)
     console = ctx.console()
     csrf = _sessions(request).csrf(request.cookies.get(COOKIE))
@@ -148,6 +153,8 @@ async def console_page(request: Request) -> Response:
         csrf=csrf,
         actions=ACTIONS,
         message=request.query_params.get("m", "")[:200],
+        error=error,
+        status=status,
     )
 
 
@@ -175,7 +182,8 @@ async def login(request: Request) -> Response:
         return PlainTextResponse("bad sign-in request\n", status_code=400)
     token = form.get("token", "")
     if not token or not console.check_token(token):
-        return PlainTextResponse("wrong admin token\n", status_code=403)
+        # The page again with the error, not bare text (issue 24).
+        return _console(request, status=403, error="Wrong admin token: nothing was signed in.")
     session, _csrf = _sessions(request).create()
     response = RedirectResponse("/cmpn402", status_code=303)
     response.set_cookie(

@@ -11,12 +11,15 @@ from collections.abc import Container
 from typing import Any
 
 from meeple.games import records
+from meeple.games.santorini import record as santorini_record
 from meeple.games.santorini import view as santorini_view
+from meeple.games.scrabble import record as scrabble_record
 from meeple.games.scrabble import view as scrabble_view
+from meeple.games.spectrangle import record as spectrangle_record
 from meeple.games.spectrangle import view as spectrangle_view
 from meeple.server.store import GameRecord, Store
 
-__all__ = ["MAX_STEPS", "build", "find", "summary", "view_of"]
+__all__ = ["MAX_STEPS", "build", "find", "live_steps", "summary", "view_of"]
 
 # A replay page carries every step; no real game comes near this many actions.
 MAX_STEPS = 2000
@@ -52,6 +55,7 @@ def summary(record: GameRecord) -> dict[str, Any]:
         "end_reason": record.end_reason,
         "ended_at": record.ended_at,
         "replayable": record.replayable,
+        "lexicon": record.data.get("lexicon") if record.data else None,
     }
 
 
@@ -89,3 +93,31 @@ def build(record: GameRecord, lexicon: Container[str] | None = None) -> dict[str
         return out
     out["steps"] = steps
     return out
+
+
+def live_steps(room: Any) -> list[dict[str, Any]] | None:
+    """A running game's steps so far, each with its label and its spectator view: the
+    history a player steps through during the game (issue 24), as a replay would show
+    it. Only spectator views leave here (never a rack or the bag: the record's setup
+    holds them, and it stays on the server). None for a room of no known game."""
+    game = getattr(room, "game", None)
+    name = getattr(room, "game_name", None)
+    if game is None:
+        return None
+    if name == "scrabble":
+        record = scrabble_record.to_record(game, uid=room.uid)
+    elif name == "santorini":
+        record = santorini_record.to_record(game, players=room.names, uid=room.uid)
+    elif name == "spectrangle":
+        record = spectrangle_record.to_record(game, uid=room.uid)
+    else:
+        return None
+    players = tuple(record["players"])
+    steps: list[dict[str, Any]] = []
+    for step in records.replay(record):
+        if len(steps) >= MAX_STEPS:
+            break
+        view = view_of(name, step.game, players)
+        view.pop("moves", None)
+        steps.append({"index": step.index, "text": step.text, "view": view})
+    return steps

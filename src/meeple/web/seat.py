@@ -37,6 +37,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from meeple.games import santorini as santorini_engine
@@ -44,7 +45,7 @@ from meeple.games import spectrangle as spectrangle_engine
 from meeple.games.santorini import view as santorini_view
 from meeple.games.scrabble import game as scrabble_engine
 from meeple.games.scrabble import view as scrabble_view
-from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
+from meeple.games.scrabble.lexicon import LEXICONS, Lexicon, load_lexicon
 from meeple.games.scrabble.moves import Placement
 from meeple.games.spectrangle import view as spectrangle_view
 from meeple.protocols import web as proto
@@ -69,7 +70,7 @@ from meeple.server.room import Halted, Room
 if TYPE_CHECKING:
     from meeple.server.app import Services
 
-__all__ = ["OUTBOX_SIZE", "WebSeat", "games_ready", "register_games"]
+__all__ = ["OUTBOX_SIZE", "WebSeat", "games_ready", "lexicon_name", "register_games"]
 
 logger = logging.getLogger(__name__)
 
@@ -170,11 +171,15 @@ class WebSeat:
             elif isinstance(message, proto.Rejoin):
                 self._rejoin(message.token)
             elif isinstance(message, proto.AddBot):
-                add_bot(self.services, message.table, level=message.level)
+                try:
+                    add_bot(self.services, message.table, level=message.level)
+                except ValueError as e:  # not one of the server's levels
+                    raise _Refused(str(e)) from None
             elif isinstance(message, proto.Ready):
                 self.lobby.ready(self)
             elif isinstance(message, proto.Leave):
-                self.lobby.leave(self)
+                # Mid-game this resigns: the room's leave rule applies (issue 24).
+                self.lobby.quit(self)
                 self._stood_up()
             elif isinstance(message, proto.Play):
                 self._play(message)
@@ -359,10 +364,16 @@ class _Refused(TableError):
     pass
 
 
+def lexicon_name(configured: str) -> str:
+    """The name a configured lexicon (a registered name or a word-list path) loads as."""
+    return configured if configured in LEXICONS else Path(configured).name
+
+
 def _seat_view(room: Room, you: int) -> dict[str, Any] | None:
     game = getattr(room, "game", None)
     if isinstance(game, scrabble_engine.Game):
         view = scrabble_view.seat_view(game, you)
+        view["lexicon"] = getattr(room, "lexicon_name", None)
     elif isinstance(game, santorini_engine.Game):
         names = getattr(room, "names", None)
         view = santorini_view.seat_view(game, you, names)

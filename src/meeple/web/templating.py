@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from meeple.web.boards import spectrangle_geometry
+from meeple.web.wording import lexicon_label, reason_text
 
 __all__ = ["TEMPLATES", "environment", "render"]
 
@@ -40,6 +41,8 @@ def environment() -> jinja2.Environment:
     )
     env.filters["when"] = _when
     env.filters["json_script"] = _json_script
+    env.filters["reason"] = reason_text
+    env.filters["lexicon"] = lexicon_label
     env.globals["geometry"] = spectrangle_geometry()
     return env
 

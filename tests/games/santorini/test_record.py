@@ -90,7 +90,7 @@ def test_labels_read_like_a_move_list() -> None:
     move = next(a for a in game.log if isinstance(a, Move))
     assert f"moves {cell_label(move.src)}→{cell_label(move.dst)}" in " ".join(texts)
     assert texts[-1].startswith(("ann builds", "bob builds"))
-    assert cell_label(6) == "B2"
+    assert cell_label(6) == "b2"
 
 
 def test_nothing_may_follow_a_disconnect_and_versions_are_checked() -> None:

@@ -222,3 +222,21 @@ def test_oversized_word_list_is_refused(tmp_path: Path, monkeypatch: pytest.Monk
     source.write_text("cat\ndog\ncats\nmore\n", encoding="utf-8")
     with pytest.raises(LexiconError, match="larger than"):
         load_lexicon(source, cache_dir=tmp_path / "cache")
+
+
+def test_enable_is_the_default_and_is_a_scrabble_list() -> None:
+    """ENABLE ships in the package (public domain, checked by its digest) and is the
+    default: XU, GOO, QAT and CWM are words; GCIDE's XVIII, RYSH and AFROPAVO are not
+    (issue 24). ENABLE predates QI and ZA (docs/scrabble-engine.md says so)."""
+    import hashlib
+    import lzma
+
+    from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, ENABLE_SHA256, _enable_file
+
+    assert DEFAULT_LEXICON == "enable"
+    raw = lzma.decompress(_enable_file().read_bytes())
+    assert hashlib.sha256(raw).hexdigest() == ENABLE_SHA256
+    words = set(normalize_words(LEXICONS["enable"]()))
+    assert len(words) > 160_000
+    assert {"XU", "GOO", "QAT", "CWM", "AA", "ZYZZYVAS"} <= words
+    assert not {"XVIII", "RYSH", "AFROPAVO", "QI", "ZA"} & words

@@ -74,5 +74,39 @@ def test_seat_view_adds_only_the_seats_own_rack(gcide: Lexicon) -> None:
     """A seat sees its rack (issue 13) and nothing of the other racks."""
     game = Game(["ann", "bob"], random.Random(7), lexicon=gcide)
     view = seat_view(game, 1)
-    assert set(view) - PUBLIC_KEYS == {"you", "rack"}
+    assert set(view) - PUBLIC_KEYS == {"you", "rack", "unseen"}
     assert view["rack"] == game.rack(1)
+
+
+def test_unseen_is_the_set_less_the_board_and_own_rack(gcide: Lexicon) -> None:
+    """Unseen tiles (issue 24) are the bag and the other racks, counted per letter."""
+    game = Game(["ann", "bob"], random.Random(11), lexicon=gcide)
+    _play_out(game, gcide, limit=8)
+    for seat in (0, 1):
+        unseen = seat_view(game, seat)["unseen"]
+        other = game.rack(1 - seat)
+        hidden = sorted([*game.bag.tiles, *other])
+        assert unseen["count"] == len(game.bag) + len(other)
+        assert sum(unseen["tiles"].values()) == unseen["count"]  # English: no random letters
+        for letter in set(other):
+            assert unseen["tiles"][letter] >= other.count(letter)
+        assert sorted(t for t, n in unseen["tiles"].items() for _ in range(n)) == hidden
+
+
+def test_move_log_totals_end_at_the_final_scores(gcide: Lexicon) -> None:
+    """The end's rack adjustments are lines of the log, so its totals end at the scores."""
+    for seed in (3, 5, 8):
+        game = Game(["ann", "bob"], random.Random(seed), lexicon=gcide)
+        _play_out(game, gcide)
+        assert game.is_over
+        view = spectator_view(game)
+        last: dict[int, int] = {}
+        for m in view["moves"]:
+            if m["total"] is not None:
+                last[m["player"]] = m["total"]
+        assert [last.get(i, 0) for i in range(2)] == view["scores"], seed
+        assert any(m["kind"] == "end-rack" for m in view["moves"]), seed
+        end = view["moves"][-1]
+        assert end["kind"] == "end"
+        assert "_" not in end["text"]
+        assert "-" not in end["text"]

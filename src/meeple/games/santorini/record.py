@@ -59,6 +59,7 @@ from meeple.games.santorini.game import (
 )
 from meeple.games.santorini.gods import GODS
 from meeple.games.santorini.state import MAX_PLAYERS, MIN_PLAYERS, Rules, Sex
+from meeple.games.santorini.view import action_text
 
 __all__ = [
     "RECORD_VERSION",
@@ -278,28 +279,11 @@ def _steps(p: _Parsed) -> Iterator[Step[Game]]:
 
 
 def cell_label(c: int) -> str:
-    """``B2`` for row 1, column 1 (columns A–E, rows 1–5)."""
+    """``b2`` for row 1, column 1 (columns a–e, rows 1–5), as the board labels it."""
     row, column = coordinates(c)
-    return f"{'ABCDE'[column]}{row + 1}"
+    return f"{'abcde'[column]}{row + 1}"
 
 
 def _text(names: tuple[str, ...], a: Action) -> str:
-    name = names[a.player]
-    if isinstance(a, OfferGod):
-        return f"{name} offers {a.god}"
-    if isinstance(a, ChooseGod):
-        return f"{name} takes {a.god}"
-    if isinstance(a, ChooseStarter):
-        return f"{name} lets {names[a.starter]} start"
-    if isinstance(a, PlaceWorker):
-        return f"{name} places a worker on {cell_label(a.cell)}"
-    if isinstance(a, Move):
-        return f"{name} moves {cell_label(a.src)}→{cell_label(a.dst)}"
-    if isinstance(a, Build):
-        what = "a dome" if a.level == DOME else f"level {a.level}"
-        return f"{name} builds {what} on {cell_label(a.dst)}"
-    if isinstance(a, Undo):
-        return f"{name} takes back {'the turn' if a.all else 'a step'}"
-    if isinstance(a, Pass):
-        return f"{name} ends the turn"
-    return f"{name} gives up"
+    # The live log's words (view.action_text), so a replay reads like the game did.
+    return f"{names[a.player]} {action_text(a, names)}"

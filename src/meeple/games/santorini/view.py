@@ -10,6 +10,7 @@ more legal steps, so the page needs no god of its own).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from meeple.games.santorini.board import SIZE, coordinates
@@ -34,19 +35,30 @@ __all__ = ["action_text", "legal_view", "seat_view", "spectator_view"]
 
 
 def _square(c: int) -> str:
-    """A cell as the board shows it: column a–e, row 1–5 (row 0 is 1)."""
+    """A cell as the board shows it: column a–e, row 1–5 (row 0 is 1), lower case."""
     row, column = coordinates(c)
     return f"{'abcde'[column]}{row + 1}"
 
 
-def action_text(action: Action) -> str:
-    """One action as a short line of the move log."""
+def action_text(action: Action, players: Sequence[str] | None = None) -> str:
+    """One action as a short line of the move log, after the player's name.
+
+    The live log, the play page and the replay all read these words (issue 24): a
+    turn ends with "ends the turn" (AM27 ``PASS``), seats are named by their players.
+    """
     if isinstance(action, OfferGod):
         return f"offers {action.god}"
     if isinstance(action, ChooseGod):
         return f"takes {action.god}"
     if isinstance(action, ChooseStarter):
-        return f"names seat {action.starter + 1} to start"
+        if action.starter == action.player:
+            return "starts"
+        starter = (
+            players[action.starter]
+            if players is not None and action.starter < len(players)
+            else f"seat {action.starter + 1}"
+        )
+        return f"lets {starter} start"
     if isinstance(action, PlaceWorker):
         return f"places a worker on {_square(action.cell)}"
     if isinstance(action, Move):
@@ -55,9 +67,9 @@ def action_text(action: Action) -> str:
         what = "a dome" if action.level == 4 else f"level {action.level}"
         return f"builds {what} on {_square(action.dst)}"
     if isinstance(action, Pass):
-        return "passes"
+        return "ends the turn"
     if isinstance(action, Undo):
-        return "undoes"
+        return f"takes back {'the turn' if action.all else 'a step'}"
     assert isinstance(action, Lose)
     return "gives up"
 
@@ -89,7 +101,13 @@ def spectator_view(game: Game, players: tuple[str, ...] | None = None) -> dict[s
         "workers": workers,
         "alive": list(state.alive),
         "winner": state.winner,
-        "moves": [{"player": a.player, "text": action_text(a)} for a in game.log],
+        "moves": [{"player": a.player, "text": action_text(a, names)} for a in game.log],
+        # The card text of every god in the game or on offer, shown beside the choice
+        # and in the player panel: touch screens have no hover (issue 24).
+        "powers": {
+            g: GODS[g].description
+            for g in sorted({g for g in (*state.gods, *state.pool) if g is not None})
+        },
         "scores": None,
         "result": (
             None
@@ -110,7 +128,7 @@ def seat_view(game: Game, player: int, players: tuple[str, ...] | None = None) -
     named = {g for g in (*game.state.gods, *game.state.pool) if g is not None}
     if legal is not None:
         named.update(legal["gods"])
-    view["powers"] = {g: GODS[g].description for g in sorted(named)}
+    view["powers"] = {g: GODS[g].description for g in sorted(named)}  # the offer's too
     return view
 
 

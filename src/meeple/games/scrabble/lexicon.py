@@ -1,7 +1,8 @@
 """Lexicons: the words a game accepts, with the GADDAG move generation walks.
 
-Call :func:`load_lexicon` with a registered name (:data:`LEXICONS`; ``"gcide"`` is the
-default) or the path of a word list, then ask ``word in lexicon`` to validate a play or
+Call :func:`load_lexicon` with a registered name (:data:`LEXICONS`; ``"enable"``, the
+public-domain ENABLE Scrabble word list shipped in this package, is the default) or the
+path of a word list, then ask ``word in lexicon`` to validate a play or
 pass the lexicon to :func:`meeple.games.scrabble.movegen.legal_moves`.
 
 Compiling a GADDAG takes seconds, so :func:`load_lexicon` keeps the compiled form in a
@@ -20,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import lzma
 import mmap
 import os
 import re
@@ -32,6 +34,7 @@ from meeple.games.scrabble.gaddag import FORMAT_VERSION, Gaddag, build_gaddag
 
 __all__ = [
     "DEFAULT_LEXICON",
+    "ENABLE_SHA256",
     "LEXICONS",
     "MAX_WORD_LENGTH",
     "MIN_WORD_LENGTH",
@@ -47,7 +50,7 @@ logger = logging.getLogger(__name__)
 
 MIN_WORD_LENGTH = 2
 MAX_WORD_LENGTH = 15
-DEFAULT_LEXICON = "gcide"
+DEFAULT_LEXICON = "enable"
 
 _WORD = re.compile(r"[A-Za-z]+")
 
@@ -148,10 +151,26 @@ def _web2_words() -> Iterable[str]:
     return _english_words("web2")
 
 
+# ENABLE ("Enhanced North American Benchmark LExicon", the ENABLE2K edition, 172,823
+# words), a word list made for word games and placed in the public domain by its
+# authors; shipped here xz-compressed (docs/scrabble-engine.md, "Lexicons", says why
+# this list and not SOWPODS/Collins or NWL).
+ENABLE_SHA256 = "3f16130220645692ed49c7134e24a18504c2ca55b3c012f7290e3e77c63b1a89"
+
+
+def _enable_file() -> Path:
+    return Path(str(resources.files("meeple.games.scrabble").joinpath("data", "enable.txt.xz")))
+
+
+def _enable_words() -> Iterable[str]:
+    with lzma.open(_enable_file(), "rt", encoding="ascii") as f:
+        return f.read().split()
+
+
 # Name -> word source (uvicorn-style registry). A source returns raw entries; they go
 # through normalize_words like a file's lines do.
 LEXICONS: Mapping[str, Callable[[], Iterable[str]]] = MappingProxyType(
-    {"gcide": _gcide_words, "web2": _web2_words}
+    {"enable": _enable_words, "gcide": _gcide_words, "web2": _web2_words}
 )
 
 
@@ -177,6 +196,7 @@ def _english_words_file(source: str) -> Path:
 # Name -> the file whose bytes identify the registered source (for the cache key).
 _SOURCE_FILES: Mapping[str, Callable[[], Path]] = MappingProxyType(
     {
+        "enable": _enable_file,
         "gcide": lambda: _english_words_file("gcide"),
         "web2": lambda: _english_words_file("web2"),
     }

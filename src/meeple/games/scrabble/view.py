@@ -18,6 +18,7 @@ from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.game import (
     ChallengeFailed,
     ChallengeUpheld,
+    EndReason,
     Event,
     Exchanged,
     Game,
@@ -30,7 +31,17 @@ from meeple.games.scrabble.game import (
 )
 from meeple.games.scrabble.moves import Placement
 
-__all__ = ["move_entry", "preview", "seat_view", "spectator_view"]
+__all__ = ["END_TEXT", "move_entry", "preview", "seat_view", "spectator_view", "unseen"]
+
+# How each end reads in a move log (issue 24: one human wording everywhere).
+END_TEXT = {
+    EndReason.WENT_OUT: "went out",
+    EndReason.SCORELESS_TURNS: "six scoreless turns",
+    EndReason.PASSES: "everyone passed",
+    EndReason.TIME: "out of time",
+    EndReason.ADMIN: "stopped by the referee",
+    EndReason.DISCONNECT: "a player left",
+}
 
 
 def _entry(
@@ -76,9 +87,49 @@ def move_entry(event: Event, players: tuple[str, ...]) -> dict[str, Any] | None:
         return _entry(event.player, "left", "left the game", 0, None)
     if isinstance(event, GameEnded):
         result = event.result
-        entry = _entry(result.player, "end", f"game over ({result.reason.value})", 0, None)
+        entry = _entry(result.player, "end", f"game over: {END_TEXT[result.reason]}", 0, None)
         return entry | {"adjustments": list(result.adjustments)}
     return None
+
+
+def _log(game: Game) -> list[dict[str, Any]]:
+    """The move log; the end's rack adjustments get a line each, so that the log's
+    totals end where the scores do (issue 24)."""
+    log: list[dict[str, Any]] = []
+    for ev in game.events:
+        entry = move_entry(ev, game.players)
+        if entry is None:
+            continue
+        if isinstance(ev, GameEnded):
+            result = ev.result
+            for i, adjustment in enumerate(result.adjustments):
+                if adjustment:
+                    # The count, not the letters: a view never names a rack's tiles.
+                    text = "tiles left on the rack" if adjustment < 0 else "the others' racks"
+                    log.append(_entry(i, "end-rack", text, adjustment, result.scores[i]))
+        log.append(entry)
+    return log
+
+
+def unseen(game: Game, player: int) -> dict[str, Any]:
+    """The tiles ``player`` has not seen: the whole set less the board and their rack.
+
+    What Woogles shows beside the rack (issue 24). ``tiles`` maps each letter (``?`` the
+    blank) to how many are unseen; ``random`` counts a tile set's random letters not
+    yet seen (Clarkson's two), whose letters nobody knows until they are drawn.
+    """
+    tile_set = game.variant.tile_set
+    counts = dict(tile_set.counts)
+    extra = tile_set.random_letters
+    seen = [("?" if t.islower() else t) for _x, _y, t in game.board.tiles()]
+    seen += list(game.rack(player))
+    for t in seen:
+        if counts.get(t, 0) > 0:
+            counts[t] -= 1
+        elif extra > 0:  # a letter beyond the set's count: one of the random ones
+            extra -= 1
+    tiles = {t: n for t, n in sorted(counts.items()) if n > 0}
+    return {"tiles": tiles, "count": sum(tiles.values()) + extra, "random": extra}
 
 
 def spectator_view(game: Game) -> dict[str, Any]:
@@ -86,7 +137,7 @@ def spectator_view(game: Game) -> dict[str, Any]:
     layout = game.variant.layout
     pending = game.pending
     result = game.result
-    log = [e for e in (move_entry(ev, game.players) for ev in game.events) if e is not None]
+    log = _log(game)
     return {
         "game": "scrabble",
         "variant": game.variant.name,
@@ -128,6 +179,7 @@ def seat_view(game: Game, player: int) -> dict[str, Any]:
     view = spectator_view(game)
     view["you"] = player
     view["rack"] = game.rack(player)
+    view["unseen"] = unseen(game, player)
     return view
 
 

@@ -75,7 +75,8 @@ _NONE: frozenset[str] = frozenset()
 GAMES = ("scrabble", "santorini", "spectrangle")
 # A player's name: what every protocol can carry (no spaces: Spectrangle lines split on them).
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,24}")
-_WORD = re.compile(r"[A-Za-z0-9_.-]{1,32}")  # variants, table ids, levels, gods, tiles
+_WORD = re.compile(r"[A-Za-z0-9_.-]{1,32}")
+_LEVEL = re.compile(r"[a-z]{1,16}")  # variants, table ids, levels, gods, tiles
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{8,64}")
 # Play action kinds, and the fields each takes (values checked in _action).
 _ACTIONS: dict[str, frozenset[str]] = {
@@ -156,7 +157,7 @@ class Rejoin:
 
 @dataclass(frozen=True, slots=True)
 class AddBot:
-    """Seat a server-side bot at a table (``level``: easy or hard)."""
+    """Seat a server-side bot at a table (``level``: one of the server's bot levels)."""
 
     table: str
     level: str = "hard"
@@ -518,9 +519,10 @@ def _play_message(kind: str, obj: dict[str, Any]) -> ClientMessage:
         return Rejoin(_text(obj, "token", _TOKEN, "a rejoin token"))
     if kind == "bot":
         _fields(obj, {"table"}, {"level"})
+        # The server's bot levels (docs/server.md, Bots) decide; here only the shape.
         level = obj.get("level", "hard")
-        if level not in ("easy", "hard"):
-            raise _bad("level must be easy or hard")
+        if not isinstance(level, str) or not _LEVEL.fullmatch(level):
+            raise _bad("level must be a bot level's name (easy, hard, ...)")
         return AddBot(_text(obj, "table", _WORD, "a table id"), level)
     if kind == "ready":
         _fields(obj, _NONE)

@@ -8,13 +8,17 @@ function cell(tag, text, cls) {
   return node;
 }
 
+// Each cell carries its column's name (data-label): at phone width the rows are cards.
 function table(headers, rows) {
-  const t = cell("table");
+  const t = cell("table", undefined, "stack");
   const head = cell("tr");
   for (const [h, cls] of headers) head.append(cell("th", h, cls));
   t.append(cell("thead"), cell("tbody"));
   t.tHead.append(head);
-  for (const r of rows) t.tBodies[0].append(r);
+  for (const r of rows) {
+    [...r.children].forEach((td, i) => { if (headers[i]?.[0]) td.dataset.label = headers[i][0]; });
+    t.tBodies[0].append(r);
+  }
   return t;
 }
 
@@ -31,7 +35,7 @@ function queues(lobby) {
   const section = document.getElementById("queues");
   if (!section) return;
   const body = lobby.queues.length ? table(
-    [["Game"], ["Table"], ["Variant"], ["Waiting"], [""]],
+    [["Game"], ["Seats"], ["Variant"], ["Waiting"], [""]],
     lobby.queues.map((q) => {
       const tr = cell("tr");
       const sit = cell("a", "sit here", "sit");
@@ -41,15 +45,23 @@ function queues(lobby) {
       tr.append(cell("td", q.game), cell("td", `${q.waiting.length}/${q.players}`), cell("td", q.variant),
         people(q.waiting.map((w) => w.name), q.waiting.map((w) => w.protocol)), td);
       return tr;
-    })) : cell("p", "Nobody is waiting.", "empty");
-  section.replaceChildren(cell("h2", "Waiting"), body);
+    })) : emptyTables();
+  section.replaceChildren(cell("h2", "Tables to join"), body);
+}
+
+function emptyTables() {
+  const p = cell("p", "No table is open: ", "empty");
+  const link = cell("a", "open one");
+  link.href = "/play";
+  p.append(link, ".");
+  return p;
 }
 
 function rooms(lobby) {
   const section = document.getElementById("rooms");
   if (!section) return;
   const body = lobby.rooms.length ? table(
-    [["Game"], ["Players (protocol)"], ["Scores", "num"], ["Turn"], [""]],
+    [["Game"], ["Players"], ["Scores", "num"], ["Turn"], [""]],
     lobby.rooms.map((r) => {
       const tr = cell("tr");
       tr.dataset.uid = r.uid;
@@ -62,7 +74,7 @@ function rooms(lobby) {
         cell("td", r.turn !== null && r.turn !== undefined ? r.players[r.turn] : "—"), watchCell);
       return tr;
     })) : cell("p", "No game is running.", "empty");
-  section.replaceChildren(cell("h2", "Playing now"), body);
+  section.replaceChildren(cell("h2", "Games to watch"), body);
 }
 
 function contest(snapshot) {
@@ -77,6 +89,13 @@ function contest(snapshot) {
   link.href = "/cmpn402";
   p.append(" · ", link);
   section.replaceChildren(cell("h2", "CMPN402 referee"), p);
+}
+
+// A browser holding a seat's rejoin token (play.js keeps it) is shown the way back to
+// its table first: close the tab, open the site, and you are back (issue 24).
+if (localStorage.getItem("meeple.rejoin")) {
+  const back = document.getElementById("back-to-table");
+  if (back) back.hidden = false;
 }
 
 const topics = [{ topic: "lobby" }];

@@ -8,14 +8,22 @@ import * as santorini from "./play/santorini.js";
 import * as scrabble from "./play/scrabble.js";
 import * as spectrangle from "./play/spectrangle.js";
 import { el, onRedraw, page, send, status } from "./play/page.js";
+import { lexiconLabel } from "./wording.js";
+import { turnAlert } from "./play/alert.js";
 
 // The rejoin token is kept per browser (localStorage), so a new tab or a reload takes
 // the seat back. The page plays with its own copy (page.token): another tab may since
 // have stored another seat's, and a page never forgets a token it does not hold.
 const TOKEN = "meeple.rejoin";
 page.token = localStorage.getItem(TOKEN);
-// The lobby's "sit here" link names a table: /play?table=table-3.
-const INVITED = new URLSearchParams(location.search).get("table");
+// The lobby's "sit here" link names a table: /play?table=table-3. Its "Play X now"
+// buttons name a game and a bot: /play?game=scrabble/twente&bot=1 opens a 2-seat table
+// under the name in the form (a guest name if empty) and adds a bot (issue 24).
+const PARAMS = new URLSearchParams(location.search);
+const INVITED = PARAMS.get("table");
+let quick = PARAMS.get("bot") && PARAMS.get("game") ? PARAMS.get("game") : null;
+// The server's Scrabble lexicon (the page says it on every Scrabble table and game).
+const LEXICON = document.getElementById("play").dataset.lexicon;
 const GAMES = { scrabble, santorini, spectrangle };
 
 // --- connection ------------------------------------------------------------------------
@@ -31,7 +39,8 @@ function connect() {
     if (msg.type === "welcome") {
       send({ type: "subscribe", topic: "lobby" });
       if (page.token) send({ type: "rejoin", token: page.token });
-    } else if (msg.type === "lobby") tables(msg.data.tables);
+      else if (quick) quickPlay();
+    } else if (msg.type === "lobby") { page.rooms = msg.data.rooms ?? []; tables(msg.data.tables); }
     else if (msg.type === "seated") seated(msg);
     else if (msg.type === "unseated") elsewhere();
     else if (msg.type === "seat") seatView(msg.data, msg.uid);
@@ -62,6 +71,9 @@ function seated(msg) {
   shown("join", false); shown("play", true); shown("over", false); shown("leave", true);
   document.getElementById("who").textContent = `You are ${msg.name}`;
   document.getElementById("table").textContent = msg.table;
+  localStorage.setItem(NAME, msg.name);
+  if (page.addBot === "next") { page.addBot = null; addBot(msg.table); }
+  for (; page.rematchBots > 0; page.rematchBots--) addBot(msg.table);
   if (!page.view || page.view.over) {
     page.view = null;
     shown("before", true); shown("chat", false); // chat opens when the game starts
@@ -72,6 +84,7 @@ function seated(msg) {
 
 // Back to the form and the open tables.
 function unseated() {
+  turnAlert(false);
   page.seated = false; page.view = null; page.table = "";
   forget();
   shown("join", true); shown("play", false); shown("over", false);
@@ -103,22 +116,56 @@ document.getElementById("here").addEventListener("click", () => {
 
 // --- the lobby ---------------------------------------------------------------------------
 
+const NAME = "meeple.name";
+{
+  const input = document.querySelector("#create [name=name]");
+  if (!input.value) input.value = localStorage.getItem(NAME) ?? "";
+}
+
+// The bot level chosen in the form (levels are the server's: docs/server.md, Bots).
+function botLevel() { return document.getElementById("bot-level").value; }
+function addBot(table) { send({ type: "bot", table, level: botLevel() }); }
+
+// "Play X now": a 2-seat table of that game and a bot at it, once per visit.
+function quickPlay() {
+  const game = quick;
+  quick = null;
+  history.replaceState(null, "", "/play");
+  const input = document.querySelector("#create [name=name]");
+  if (!input.value) input.value = `guest${Math.floor(1000 + Math.random() * 9000)}`;
+  const select = document.querySelector("#create [name=game]");
+  if ([...select.options].some((o) => o.value === game)) select.value = game;
+  const [g, variant] = select.value.split("/");
+  page.addBot = "next";
+  clearChat();
+  send({ type: "create", game: g, variant, size: 2, name: input.value, start: "full" });
+}
+
+function lexiconNote(game) {
+  return game === "scrabble" ? el("small", { class: "lexicon" }, ` words: ${lexiconLabel(LEXICON)}`) : null;
+}
+
 function tables(list) {
-  const rows = list.map((t) => el("tr", { "data-table": t.id, class: t.id === INVITED ? "invited" : null },
-    el("td", {}, t.id), el("td", {}, `${t.game} (${t.variant})`),
-    el("td", {}, `${t.waiting.length}/${t.players}${t.start === "ready" ? " max, when ready" : ""}`),
-    el("td", {}, t.waiting.map((w) => `${w.name} (${w.protocol})`).join(", ")),
+  // The invited table first (the lobby's "sit here" link), then the others.
+  const sorted = [...list].sort((a, b) => (b.id === INVITED) - (a.id === INVITED));
+  const rows = sorted.map((t) => el("tr", { "data-table": t.id, class: t.id === INVITED ? "invited" : null },
+    el("td", { "data-label": "Table" }, t.id, t.id === INVITED ? el("b", { class: "invite-mark" }, " (your invitation)") : null),
+    el("td", { "data-label": "Game" }, `${t.game} (${t.variant})`, lexiconNote(t.game)),
+    el("td", { "data-label": "Seats" }, `${t.waiting.length}/${t.players}${t.start === "ready" ? " max, when ready" : ""}`),
+    el("td", { "data-label": "Waiting" }, t.waiting.map((w) => `${w.name} (${w.protocol})`).join(", ")),
     el("td", {},
       el("button", { type: "button", class: "sit", onclick: () => sit(t.id) }, "Sit"), " ",
-      el("button", { type: "button", class: "addbot", onclick: () => send({ type: "bot", table: t.id }) }, "Add a bot"))));
+      el("button", { type: "button", class: "addbot", onclick: () => addBot(t.id) }, "Add a bot"))));
   page.tables = list;
+  rematchOffers(list);
   waiting();
   if (INVITED && !page.seated) {
     const open = list.some((t) => t.id === INVITED);
     status(open ? `Pick a name and press Sit to join ${INVITED}.` : `${INVITED} is no longer open.`);
   }
   const target = document.getElementById("tables");
-  target.replaceChildren(rows.length ? el("table", {}, el("tbody", {}, rows)) : el("p", { class: "empty" }, "No table is open."));
+  target.replaceChildren(rows.length ? el("table", { class: "stack" }, el("tbody", {}, rows))
+    : el("p", { class: "empty" }, INVITED ? `${INVITED} is no longer open.` : "No table is open."));
 }
 
 // Who sits at this table so far, and the Ready button where the table starts on it
@@ -126,8 +173,11 @@ function tables(list) {
 function waiting() {
   const mine = (page.tables ?? []).find((t) => t.id === page.table);
   if (!mine || page.view) return;
-  document.getElementById("waiting").textContent = `· ${mine.game} (${mine.variant}) · `
-    + `${mine.waiting.length} of ${mine.players}: ${mine.waiting.map((w) => `${w.name} (${w.protocol})`).join(", ")}`;
+  page.botsAtTable = mine.waiting.filter((w) => w.protocol === "bot").length;
+  page.tableVariant = mine.variant;
+  document.getElementById("waiting").replaceChildren(`· ${mine.game} (${mine.variant}) · `
+    + `${mine.waiting.length} of ${mine.players}: ${mine.waiting.map((w) => `${w.name} (${w.protocol})`).join(", ")}`,
+    lexiconNote(mine.game) ?? "");
   shown("ready", mine.start === "ready");
 }
 
@@ -153,24 +203,102 @@ document.getElementById("create").addEventListener("submit", (event) => {
     start: form.get("ready") ? "ready" : "full" });
 });
 document.getElementById("ready").addEventListener("click", () => send({ type: "ready" }));
-document.getElementById("leave").addEventListener("click", () => {
-  if (page.view && !page.view.over && !window.confirm("Leave the game? Your seat is given up.")) return;
+// Leave before the game: the seat is simply given up. Leave or Resign mid-game: the game
+// is resigned, after a confirmation in the page (issue 24): Santorini's give-up (LOSE;
+// with three players the others play on), in Scrabble and Spectrangle the seat leaves,
+// which ends the game by the table's leave rule.
+function leaveNow() { send({ type: "leave" }); unseated(); }
+function resign() {
+  shown("confirm-resign", false);
+  const leaving = page.leaving;
+  page.leaving = false;
+  if (page.view?.game === "santorini" && page.view.legal?.lose) {
+    send({ type: "play", action: { kind: "lose" } });
+    return;
+  }
+  // The seat leaves (the game ends by the table's leave rule): no view comes after it, so
+  // the page shows the end itself, with Rematch.
+  if (leaving) { leaveNow(); return; } // Leave: back to the tables at once
+  const view = page.view;
   send({ type: "leave" });
-  unseated();
-});
+  forget();
+  page.seated = false;
+  page.view = { ...view, over: true };
+  remember(page.view);
+  turnAlert(false);
+  status("You resigned.");
+  document.getElementById("result").textContent = "You resigned: the game is over.";
+  shown("over", true); shown("leave", false); shown("resign", false); shown("chat", false);
+  draw();
+}
+function askResign() {
+  if (!page.view || page.view.over) { leaveNow(); return; }
+  shown("confirm-resign", true);
+  document.getElementById("resign-yes").focus();
+}
+document.getElementById("leave").addEventListener("click", () => { page.leaving = true; askResign(); });
+document.getElementById("resign").addEventListener("click", () => { page.leaving = false; askResign(); });
+document.getElementById("resign-yes").addEventListener("click", resign);
+document.getElementById("resign-no").addEventListener("click", () => shown("confirm-resign", false));
 document.getElementById("again").addEventListener("click", unseated);
-document.getElementById("bot").addEventListener("click", () => send({ type: "bot", table: page.table }));
+document.getElementById("bot").addEventListener("click", () => addBot(page.table));
+
+// --- rematch -----------------------------------------------------------------------------
+// At the end, Rematch opens a table of the same game for the same number, and seats a
+// bot again for each bot that played. The other players see it offered on their page
+// (a table of that game where a player of the last game waits), with Accept to sit.
+let lastGame = null;
+function remember(view) {
+  lastGame = {
+    game: view.game, variant: page.tableVariant ?? view.variant ?? "standard", size: view.players.length,
+    players: view.players, me: view.players[view.you], bots: page.botsInGame ?? page.botsAtTable ?? 0,
+  };
+}
+
+function rematch() {
+  if (!lastGame) return;
+  const { game, variant, size, bots } = lastGame;
+  page.rematchBots = bots;
+  page.view = null;
+  clearChat();
+  send({ type: "create", game, variant, size, name: page.name || nameInput(), start: "full" });
+}
+document.getElementById("rematch").addEventListener("click", rematch);
+
+function rematchOffers(list) {
+  const box = document.getElementById("rematch-offer");
+  const playing = page.view ? !page.view.over : page.seated;
+  if (!lastGame || playing) { box.hidden = true; return; }
+  const offer = list.find((t) => t.game === lastGame.game && t.variant === lastGame.variant
+    && t.waiting.some((w) => lastGame.players.includes(w.name) && w.name !== lastGame.me));
+  box.hidden = !offer;
+  if (!offer) return;
+  const who = offer.waiting.find((w) => lastGame.players.includes(w.name)).name;
+  box.replaceChildren(`${who} offers a rematch. `,
+    el("button", { type: "button", class: "accept-rematch", onclick: () => { box.hidden = true; sit(offer.id); } }, "Accept"));
+}
 
 // --- the game --------------------------------------------------------------------------
 
 function seatView(view, uid) {
   const before = page.view;
   page.view = view;
+  page.uid = uid;
+  if (past.steps && !view.over && before?.moves.length !== view.moves.length) loadHistory(true);
+  if (view.over) closeHistory(false);
   shown("join", false); shown("play", true); shown("before", false); shown("chat", !view.over);
-  document.getElementById("waiting").textContent = `· ${view.game}${view.variant ? ` (${view.variant})` : ""}`;
+  shown("resign", !view.over);
+  document.getElementById("waiting").replaceChildren(`· ${view.game}${view.variant ? ` (${view.variant})` : ""}`,
+    view.game === "scrabble" ? el("span", { class: "lexicon" }, " · words: ", el("b", {}, lexiconLabel(view.lexicon ?? LEXICON))) : "");
+  turnAlert(!view.over && view.turn === view.you);
+  // How many server bots play this game (the lobby's rooms say each seat's protocol):
+  // a rematch seats as many again.
+  const room = (page.rooms ?? []).find((r) => r.uid === uid);
+  if (room) page.botsInGame = room.protocols.filter((p) => p === "bot").length;
   // What is being typed or clicked lasts as long as the game's part says (newView).
   GAMES[view.game].newView(before, view);
   if (view.over) {
+    remember(view);
     forget();
     status("The game is over.");
     document.getElementById("result").textContent = resultText(view);
@@ -198,6 +326,9 @@ function resultText(view) {
 function draw() {
   const view = page.view;
   if (!view) return;
+  shown("history", !view.over);
+  if (past.steps) { drawHistory(); return; }
+  shown("history-bar", false);
   replaceChildren("board", renderBoard(view));
   replaceChildren("panel", renderPanel(view));
   const moves = renderMoves(view);
@@ -211,6 +342,60 @@ function draw() {
   GAMES[view.game].drawGame(view);
 }
 onRedraw(draw);
+
+// --- the game so far, step by step (issue 24) ------------------------------------------
+// "Step through" fetches the running game's steps with their spectator views (the
+// server replays its record: /games/<uid>/history.json) and shows them like a replay:
+// ← → Home End step, Esc or "Back to the game" returns. New moves meanwhile extend
+// the list; the page stays on the step shown unless it was on the last one.
+const past = { steps: null, at: 0 };
+
+async function loadHistory(follow) {
+  if (!page.uid) return;
+  const answer = await fetch(`/games/${encodeURIComponent(page.uid)}/history.json`);
+  if (!answer.ok) { closeHistory(); return; }
+  const steps = (await answer.json()).steps;
+  const wasLast = !past.steps || past.at >= past.steps.length - 1;
+  past.steps = steps;
+  if (!follow || wasLast) past.at = steps.length - 1;
+  draw();
+}
+
+function closeHistory(redraw = true) {
+  if (!past.steps) return;
+  past.steps = null;
+  if (redraw) draw();
+}
+
+function goHistory(to) {
+  if (!past.steps) return;
+  const last = past.steps.length - 1;
+  past.at = Math.max(0, Math.min(last, { first: 0, prev: past.at - 1, next: past.at + 1, last }[to] ?? to));
+  draw();
+}
+
+function drawHistory() {
+  const step = past.steps[past.at];
+  replaceChildren("board", renderBoard(step.view));
+  replaceChildren("panel", renderPanel(step.view));
+  const list = el("ol", { class: "moves steps", start: 0 }, past.steps.map((s, i) =>
+    el("li", { class: i === past.at ? "current" : null },
+      el("button", { type: "button", class: "link", onclick: () => goHistory(i) }, s.text))));
+  replaceChildren("moves", list);
+  list.querySelector(".current")?.scrollIntoView({ block: "nearest" });
+  document.getElementById("history-where").textContent = `step ${past.at} of ${past.steps.length - 1}`;
+  shown("history-bar", true);
+  // The game goes on: what to play waits until the player comes back to it.
+  document.getElementById("mine").replaceChildren(el("p", { class: "note" },
+    page.view.turn === page.view.you ? "Your turn — " : "", "looking at the game so far."));
+  document.getElementById("controls").replaceChildren();
+}
+
+document.getElementById("history").addEventListener("click", () => (past.steps ? closeHistory() : loadHistory(false)));
+document.getElementById("history-close").addEventListener("click", () => closeHistory());
+for (const b of document.querySelectorAll("#history-bar [data-go]")) {
+  b.addEventListener("click", () => goHistory(b.dataset.go));
+}
 
 // --- chat ------------------------------------------------------------------------------
 // Lines said in this seat's game, on any protocol that has chat (its own come back too).
@@ -237,6 +422,13 @@ document.getElementById("chat").addEventListener("submit", (event) => {
   input.value = "";
 });
 
-document.addEventListener("keydown", (event) => { if (page.view) GAMES[page.view.game].keydown?.(event); });
+document.addEventListener("keydown", (event) => {
+  if (past.steps && !event.target.closest?.("input, textarea, select")) {
+    const to = { ArrowLeft: "prev", ArrowRight: "next", Home: "first", End: "last" }[event.key];
+    if (to) { goHistory(to); event.preventDefault(); return; }
+    if (event.key === "Escape") { closeHistory(); event.preventDefault(); return; }
+  }
+  if (page.view && !past.steps) GAMES[page.view.game].keydown?.(event);
+});
 
 connect();

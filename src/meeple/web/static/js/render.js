@@ -1,7 +1,11 @@
+import { reasonText } from "./wording.js";
+
 // Builds the same markup as templates/boards.html from a spectator view, so a live
 // update or a replay step looks exactly like the server-rendered page.
 const PREMIUM = { ".": "", l: "dl", L: "tl", w: "dw", W: "tw" };
 const PREMIUM_LABEL = { ".": "", l: "DL", L: "TL", w: "DW", W: "TW" };
+const PREMIUM_WORDS = { ".": "", l: "double letter", L: "triple letter", w: "double word", W: "triple word" };
+const LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -27,11 +31,15 @@ function scrabbleBoard(view) {
   const pending = new Set((view.pending?.squares ?? []).map(([x, y]) => `${x},${y}`));
   const board = el("div", { class: "sboard", style: `--n: ${view.size}`, role: "grid", "aria-label": "Scrabble board" });
   for (let y = 0; y < view.size; y++) {
+    // An ARIA grid has rows of cells; the rows take no room (display: contents).
+    const row = el("div", { class: "brow", role: "row" });
+    board.append(row);
     for (let x = 0; x < view.size; x++) {
       const code = view.premiums[y][x];
       const t = view.board[y][x];
       const cls = ["sq", PREMIUM[code], pending.has(`${x},${y}`) ? "pending" : ""].filter(Boolean).join(" ");
-      const sq = el("div", { class: cls, "data-x": x, "data-y": y });
+      const what = t !== "." ? `${t.toUpperCase()}${t !== t.toUpperCase() ? " (blank)" : ""}` : (PREMIUM_WORDS[code] || "empty");
+      const sq = el("div", { class: cls, "data-x": x, "data-y": y, role: "gridcell", "aria-label": `${LETTERS[x]}${y + 1}: ${what}` });
       if (t !== ".") {
         const blank = t !== t.toUpperCase();
         sq.append(el("span", { class: blank ? "tile blank" : "tile" }, t.toUpperCase()));
@@ -40,7 +48,7 @@ function scrabbleBoard(view) {
       } else if (code !== ".") {
         sq.append(el("span", { class: "prem" }, PREMIUM_LABEL[code]));
       }
-      board.append(sq);
+      row.append(sq);
     }
   }
   return board;
@@ -48,17 +56,25 @@ function scrabbleBoard(view) {
 
 function santoriniBoard(view) {
   const board = el("div", { class: "tboard", role: "grid", "aria-label": "Santorini board" });
+  let row = null;
   for (let c = 0; c < 25; c++) {
     const level = view.levels[c];
+    if (c % 5 === 0) { row = el("div", { class: "brow", role: "row" }); board.append(row); }
+    const here = view.workers.filter((w) => w.cell === c);
+    const label = `${"abcde"[c % 5]}${Math.floor(c / 5) + 1}: level ${level}${view.domes[c] ? ", dome" : ""}`
+      + here.map((w) => `, ${view.players[w.owner]}'s worker ${w.sex}`).join("");
     const cell = el("div", {
       class: `cell lv-${level}${view.domes[c] ? " dome" : ""}`, "data-cell": c, "data-level": level,
+      role: "gridcell", "aria-label": label,
     }, el("span", { class: "coord" }, `${"abcde"[c % 5]}${Math.floor(c / 5) + 1}`));
+    // Stacked tiers seen from above, the top one smallest (templates/boards.html too).
+    for (let t = 1; t <= level; t++) cell.append(el("span", { class: `tier t${t}` }));
     if (level) cell.append(el("span", { class: "lvl" }, level));
     if (view.domes[c]) cell.append(el("span", { class: "cap", title: "dome" }));
-    for (const w of view.workers.filter((w) => w.cell === c)) {
+    for (const w of here) {
       cell.append(el("span", { class: `worker p${w.owner}`, title: view.players[w.owner] }, w.sex));
     }
-    board.append(cell);
+    row.append(cell);
   }
   return board;
 }
@@ -123,10 +139,16 @@ export function renderPanel(view) {
     const turn = view.turn === i;
     let extra;
     if (view.game === "scrabble") extra = el("td", { class: "num" }, `${view.rack_sizes[i]} ${view.rack_sizes[i] === 1 ? "tile" : "tiles"}`);
-    else if (view.game === "santorini") extra = el("td", {}, view.gods[i] || (view.gods_in_play ? "—" : "no gods"));
+    else if (view.game === "santorini") {
+      // The god's power in words beside it (no hover needed: issue 24).
+      const god = view.gods[i];
+      extra = el("td", { class: "god" }, god || (view.gods_in_play ? "—" : "no gods"),
+        god && view.powers?.[god] ? el("p", { class: "power" }, view.powers[god]) : null);
+    }
     else extra = el("td", { class: "hand" }, view.hands[i].map((t) => el("span", { class: "mini" }, t)));
     body.append(el("tr", { class: `p${i}${turn ? " turn" : ""}`, "data-player": i },
-      el("td", { class: "mark" }, turn ? "▶" : ""), el("td", { class: "name" }, name),
+      el("td", { class: "mark" }, turn ? "▶" : ""),
+      el("td", { class: "name" }, view.game === "santorini" ? el("span", { class: `panel-worker p${i}`, "aria-hidden": "true" }) : null, name),
       view.scores !== null ? el("td", { class: "num score" }, view.scores[i]) : null, extra));
   });
   const facts = el("p", { class: "facts" });
@@ -145,7 +167,7 @@ export function renderPanel(view) {
   const section = el("section", { class: "players" }, el("table", {}, el("thead", {}, head), body), facts);
   if (view.result) {
     const winners = view.result.winners.map((w) => view.players[w]).join(", ");
-    section.append(el("p", { class: "result" }, `Game over (${view.result.reason}).`,
+    section.append(el("p", { class: "result" }, `Game over (${reasonText(view.result.reason)}).`,
       winners ? ` Winner: ${winners}.` : ""));
   }
   return section;

@@ -7,8 +7,32 @@ import { button, draw, el, page, play } from "./page.js";
 import { replaceChildren } from "../render.js";
 
 // The selected worker's cell, and the cell whose inline choice is open (several steps
-// end there: a move and a build, or a block and a dome).
-Object.assign(page, { worker: null, choice: null });
+// end there: a move and a build, or a block and a dome). autoEndMs: the window to undo
+// in before a finished turn ends by itself (tests shorten it).
+Object.assign(page, { worker: null, choice: null, autoEndMs: 3000 });
+
+// A turn with nothing left to do but end ends by itself after page.autoEndMs, unless
+// Undo comes first (issue 24). One pending end, for the view that allowed it.
+let autoEnd = null;
+function cancelAutoEnd() {
+  if (autoEnd) { clearTimeout(autoEnd.timer); clearInterval(autoEnd.tick); }
+  autoEnd = null;
+}
+function onlyEndLeft(legal) {
+  return Boolean(legal?.pass) && !legal.moves.length && !legal.builds.length;
+}
+function scheduleAutoEnd(view) {
+  if (autoEnd?.view === view) return;
+  cancelAutoEnd();
+  const until = Date.now() + page.autoEndMs;
+  autoEnd = { view, until,
+    timer: setTimeout(() => { cancelAutoEnd(); play({ kind: "pass" }); }, page.autoEndMs),
+    tick: setInterval(() => {
+      const left = document.getElementById("auto-end-left");
+      if (left) left.textContent = secondsLeft(until);
+    }, 250) };
+}
+function secondsLeft(until) { return String(Math.max(0, Math.ceil((until - Date.now()) / 1000))); }
 
 function rowCol(c) { return [Math.floor(c / 5), c % 5]; }
 function square(c) { return `${"abcde"[c % 5]}${Math.floor(c / 5) + 1}`; }
@@ -35,6 +59,7 @@ function targets(legal, from) {
 // may (the turn's worker after its move, say), that one is selected.
 export function newView(before, view) {
   page.choice = null;
+  if (autoEnd && autoEnd.view !== view) cancelAutoEnd();
   const from = sources(view.legal);
   if (!from.has(page.worker)) page.worker = null;
   if (page.worker === null && from.size === 1) page.worker = [...from][0];
@@ -63,17 +88,16 @@ function stepTitle(step, view) {
   return `build level ${step.level} on ${square(c)}`;
 }
 
+// Each god with its power in words under the button (touch has no hover: issue 24).
 function godButtons(view, names) {
-  return names.map((g) => {
-    const b = button(g, () => play({ kind: "god", god: g }), "god");
-    b.title = view.powers?.[g] ?? "";
-    return b;
-  });
+  return el("ul", { class: "gods" }, names.map((g) => el("li", {},
+    button(g, () => play({ kind: "god", god: g }), "god"),
+    el("p", { class: "power" }, view.powers?.[g] ?? ""))));
 }
 
 function setupControls(view, legal) {
-  if (view.phase === "pool") return [el("p", {}, "Offer a god: ", godButtons(view, legal.gods))];
-  if (view.phase === "gods") return [el("p", {}, "Take a god: ", godButtons(view, legal.gods))];
+  if (view.phase === "pool") return [el("p", {}, "Offer a god:"), godButtons(view, legal.gods)];
+  if (view.phase === "gods") return [el("p", {}, "Take a god:"), godButtons(view, legal.gods)];
   if (view.phase === "starter") {
     return [el("p", {}, "Who starts? ", legal.starters.map((i) =>
       button(view.players[i], () => play({ kind: "starter", player: i }), "starter")))];
@@ -81,16 +105,28 @@ function setupControls(view, legal) {
   return [];
 }
 
-function playControls(legal) {
+function playControls(view, legal) {
   const row = [];
-  if (legal.pass) row.push(button("Pass", () => play({ kind: "pass" }), "pass"));
-  if (legal.undo) {
-    row.push(button("Undo", () => play({ kind: "undo", all: false }), "undo"));
-    row.push(button("Undo turn", () => play({ kind: "undo", all: true }), "undo-all"));
+  let note = null;
+  if (onlyEndLeft(legal)) {
+    // Nothing optional remains: the turn ends by itself; Undo stops it.
+    scheduleAutoEnd(view);
+    note = el("p", { class: "note auto-end", role: "status" }, "Turn ends in ",
+      el("span", { id: "auto-end-left" }, secondsLeft(autoEnd.until)), " s — Undo to take it back.");
+    row.push(button("End turn now", () => { cancelAutoEnd(); play({ kind: "pass" }); }, "pass end-now"));
+  } else if (legal.pass) {
+    // An optional step remains (Prometheus, Artemis, Demeter, Hephaestus, …).
+    row.push(button("End turn", () => play({ kind: "pass" }), "pass end-turn"));
   }
-  if (legal.lose) row.push(button("Give up", () => play({ kind: "lose" }), "lose"));
+  if (legal.undo) {
+    row.push(button("Undo", () => { cancelAutoEnd(); play({ kind: "undo", all: false }); }, "undo"));
+    row.push(button("Undo turn", () => { cancelAutoEnd(); play({ kind: "undo", all: true }); }, "undo-all"));
+  }
   const stuck = !legal.moves.length && !legal.builds.length && !legal.pass;
-  return [el("p", { class: "controls" }, row),
+  // Stuck without a way to finish the turn, giving up is the one thing left to do; at
+  // any other time Resign (the page's, for every game) does it, after asking.
+  if (legal.lose && stuck) row.push(button("Give up", () => play({ kind: "lose" }), "lose"));
+  return [note, el("p", { class: "controls" }, row),
     stuck ? el("p", { class: "note stuck" }, "No way to complete a turn: you can only give up.") : null];
 }
 
@@ -157,13 +193,35 @@ function clicked(view, legal, c) {
 export function drawGame(view) {
   const legal = view.over ? null : view.legal;
   const controls = [];
-  if (legal) controls.push(...(view.phase === "play" ? playControls(legal) : setupControls(view, legal)));
+  if (!legal) cancelAutoEnd();
+  if (legal) controls.push(...(view.phase === "play" ? playControls(view, legal) : setupControls(view, legal)));
   replaceChildren("controls", el("div", {}, controls));
   replaceChildren("mine", el("p", { class: "hint" }, hint(view, legal)));
   decorate(view, legal);
-  document.querySelector("#board .tboard").addEventListener("click", (event) => {
+  const board = document.querySelector("#board .tboard");
+  board.addEventListener("click", (event) => {
     const cell = event.target.closest(".cell");
     if (!cell || !legal || event.target.closest(".choice")) return;
+    page.keyboard = false;
     clicked(view, legal, Number(cell.dataset.cell));
   });
+  // Keyboard (issue 24): every cell that can be used now is in the tab order; Enter or
+  // Space uses it like a click. After a redraw the focus comes back where it was (or to
+  // the first usable cell, or the inline choice), so play goes on without the mouse.
+  const usable = board.querySelectorAll(".can-place, .can-select, .can-move, .can-build, .selected");
+  for (const cell of usable) {
+    cell.tabIndex = 0;
+    cell.addEventListener("keydown", (event) => {
+      if ((event.key !== "Enter" && event.key !== " ") || event.target !== cell || !legal) return;
+      event.preventDefault();
+      page.keyboard = true;
+      page.focus = Number(cell.dataset.cell);
+      clicked(view, legal, page.focus);
+    });
+  }
+  if (page.keyboard && legal) {
+    const choice = board.querySelector(".choice button");
+    const again = board.querySelector(`.cell[data-cell="${page.focus}"][tabindex]`);
+    (choice ?? again ?? usable[0] ?? document.querySelector("#controls button"))?.focus();
+  }
 }

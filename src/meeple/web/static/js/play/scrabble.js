@@ -152,6 +152,21 @@ function showPreview() {
 
 // --- drawing ----------------------------------------------------------------------
 
+// The tiles not on the board and not on this rack: the bag and the other racks, as
+// Woogles shows them beside the board (issue 24; games/scrabble/view.py, unseen).
+function unseenTiles(view) {
+  const u = view.unseen;
+  if (!u) return null;
+  const letters = Object.entries(u.tiles).map(([t, n]) =>
+    el("span", { class: t === "?" ? "unseen-letter blank" : "unseen-letter", "data-letter": t, title: `${n} × ${t === "?" ? "blank" : t}` },
+      (t === "?" ? "?" : t).repeat(n)));
+  const inRacks = u.count - view.bag;
+  return el("section", { class: "unseen", "aria-label": "Unseen tiles" },
+    el("h3", {}, `Unseen: ${u.count} `, el("small", {}, `(${view.bag} in the bag, ${inRacks} on other racks)`)),
+    el("p", { class: "unseen-letters" }, letters.flatMap((s) => [s, " "]),
+      u.random ? el("span", { class: "unseen-random" }, `+ ${u.random} random`) : null));
+}
+
 export function drawGame(view) {
   const board = document.querySelector("#board .sboard");
   for (const [x, y, t] of page.placed) {
@@ -189,7 +204,7 @@ export function drawGame(view) {
     }, t === "?" ? " " : t)));
   replaceChildren("mine", el("div", {},
     el("p", { class: "rack-line" }, "Your rack: ", rack, " ", button("Shuffle", shuffle, "shuffle")),
-    page.choosing ? chooser() : null));
+    page.choosing ? chooser() : null, unseenTiles(view)));
   const exchange = el("input", { id: "exchange", placeholder: "tiles to exchange", size: 8, maxlength: 7 });
   replaceChildren("controls", el("div", {}, challengeLine(view),
     el("p", { class: "play-line" }, button("Play", sendPlacement, "send"), " ",

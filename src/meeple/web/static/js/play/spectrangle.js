@@ -34,12 +34,92 @@ function highlight(view, fits) {
   }
 }
 
+// A hand tile drawn as on the board (issue 24): an upright triangle whose three sides
+// (bottom, left, right: the code's order on an upright field) have the code's colours,
+// its value in the middle. Rotate recolours the sides, so the turn is seen.
+const COLOUR_NAMES = { R: "red", G: "green", B: "blue", Y: "yellow", P: "purple", W: "white" };
+function tileSvg(code) {
+  const p0 = [0, 52], p1 = [60, 52], p2 = [30, 0], c = [30, 52 * 2 / 3];
+  const sides = [[p0, p1], [p0, p2], [p2, p1]];
+  const root = document.createElementNS(SVG, "svg");
+  root.setAttribute("viewBox", "-2 -2 64 56");
+  root.setAttribute("class", "htile");
+  root.setAttribute("aria-hidden", "true");
+  sides.forEach(([a, b], s) => {
+    const poly = document.createElementNS(SVG, "polygon");
+    poly.setAttribute("class", `c-${code[s]}`);
+    poly.setAttribute("points", [a, b, c].map(([x, y]) => `${x},${y}`).join(" "));
+    root.append(poly);
+  });
+  const value = document.createElementNS(SVG, "text");
+  value.setAttribute("x", "30");
+  value.setAttribute("y", "41");
+  value.setAttribute("class", "val");
+  value.textContent = code.slice(3);
+  root.append(value);
+  return root;
+}
+
+function tileWords(code) {
+  return `${[...code.slice(0, 3)].map((k) => COLOUR_NAMES[k] ?? k).join(", ")}, worth ${code.slice(3)}`;
+}
+
+// Drag a hand tile onto a field where it fits (Pointer Events: mouse, pen, touch).
+let drag = null;
+function startDrag(event, code) {
+  if (event.button !== undefined && event.button !== 0) return;
+  page.tile = code;
+  const ghost = tileSvg(code);
+  ghost.classList.add("drag-ghost");
+  document.body.append(ghost);
+  drag = { ghost, code, x: event.clientX, y: event.clientY, moved: false };
+  moveGhost(event);
+  event.preventDefault();
+}
+function moveGhost(event) {
+  if (!drag) return;
+  if (Math.abs(event.clientX - drag.x) + Math.abs(event.clientY - drag.y) > 4) drag.moved = true;
+  drag.ghost.style.left = `${event.clientX - 24}px`;
+  drag.ghost.style.top = `${event.clientY - 24}px`;
+}
+function endDrag(event) {
+  if (!drag) return;
+  const { ghost, code, moved } = drag;
+  drag = null;
+  ghost.remove();
+  if (!moved) { draw(); return; } // a tap picks the tile
+  const field = document.elementFromPoint(event.clientX, event.clientY)?.closest?.(".field");
+  placeOn(page.view, code, field);
+}
+document.addEventListener("pointermove", moveGhost);
+document.addEventListener("pointerup", endDrag);
+document.addEventListener("pointercancel", () => { drag?.ghost.remove(); drag = null; });
+
+function placeOn(view, code, field) {
+  if (!field || view.turn !== view.you) { draw(); return; }
+  const fits = new Map((view.fits?.[code] ?? []).map(([f, points]) => [f, points]));
+  const index = Number(field.dataset.field);
+  if (!fits.has(index)) {
+    status(`${code} does not fit on field ${index} in this rotation`);
+    draw();
+    return;
+  }
+  play({ kind: "place", tile: code, index });
+}
+
 export function drawGame(view) {
   const hand = view.hands[view.you] ?? [];
   if (page.tile && !hand.some((t) => sameTile(t, page.tile))) page.tile = null;
-  replaceChildren("mine", el("p", { class: "hand" }, "Your hand: ", hand.map((t) =>
-    button(page.tile && sameTile(t, page.tile) ? page.tile : t, () => { page.tile = t; draw(); },
-      page.tile && sameTile(t, page.tile) ? "mini picked" : "mini"))));
+  replaceChildren("mine", el("div", { class: "hand", role: "group", "aria-label": "Your hand" }, "Your hand: ", hand.map((t) => {
+    const shown = page.tile && sameTile(t, page.tile) ? page.tile : t;
+    const b = el("button", {
+      type: "button", class: page.tile && sameTile(t, page.tile) ? "htile-btn picked" : "htile-btn",
+      "data-tile": shown, "aria-label": `${shown}: ${tileWords(shown)}`, "aria-pressed": String(shown === page.tile),
+      onclick: () => { page.tile = shown; draw(); },
+      onpointerdown: (event) => startDrag(event, shown),
+    }, tileSvg(shown), el("span", { class: "code" }, shown));
+    return b;
+  })));
   const fits = fitsOf(view);
   let hint = "";
   if (page.tile && view.turn === view.you) {
@@ -52,6 +132,17 @@ export function drawGame(view) {
     button("Skip", () => play({ kind: "skip" }), "skip")),
     el("p", { class: "fits-hint" }, hint)));
   highlight(view, fits);
+  // Keyboard: the fields where the picked tile fits are in the tab order.
+  for (const field of document.querySelectorAll("#board .field.fit")) {
+    field.setAttribute("tabindex", "0");
+    field.setAttribute("role", "button");
+    field.setAttribute("aria-label", `place ${page.tile} on field ${field.dataset.field}`);
+    field.addEventListener("keydown", (event) => {
+      if (event.key !== "Enter" && event.key !== " ") return;
+      event.preventDefault();
+      placeOn(view, page.tile, field);
+    });
+  }
   document.querySelector("#board .rboard").addEventListener("click", (event) => {
     const field = event.target.closest(".field");
     if (!field || !page.tile || view.turn !== view.you) return;
