@@ -103,6 +103,8 @@ CMPN402_TIMEOUT = 600.0  # a CMPN402 pair, whose game goes on across restarts
 MAX_GAMES_PER_LANE = 10_000
 MAX_MESSAGES = 5_000  # a browser's messages in one connection
 MAX_REJOINS = 1_000
+# The journal's words when a write got no answer in its timeout (the database was slow).
+SLOW_STORE = "journal: retrying;"
 
 
 @dataclass
@@ -145,6 +147,7 @@ class Report:
     stored: int = 0
     end_reasons: Counter[str] = field(default_factory=Counter)
     server_errors: list[str] = field(default_factory=list)
+    slow_store: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -183,6 +186,12 @@ class Report:
         )
         reasons = ", ".join(f"{r} {n}" for r, n in sorted(self.end_reasons.items()))
         lines.append(f"  stored end reasons: {reasons or 'none'}")
+        if self.slow_store:
+            lines.append(
+                f"  the database was slow to answer {len(self.slow_store)} times "
+                "(the journal went on from memory):"
+            )
+            lines += [f"    {e}" for e in self.slow_store[:5]]
         if self.server_errors:
             lines.append(f"  server errors logged ({len(self.server_errors)}):")
             lines += [f"    {e}" for e in self.server_errors[:10]]
@@ -223,6 +232,7 @@ class _Server:
         self.proc: Serve | None = None
         self.restored = 0
         self.errors: list[str] = []
+        self.slow_store: list[str] = []  # the database was slow to answer: not a bug
 
     def alive(self, epoch: int) -> bool:
         """Whether process ``epoch`` still runs (not killed since)."""
@@ -273,6 +283,11 @@ class _Server:
         lines = text.splitlines()
         for i, line in enumerate(lines):
             if " ERROR " not in line and " CRITICAL " not in line:
+                continue
+            if SLOW_STORE in line:
+                # The database did not answer in the journal's timeout (a loaded machine):
+                # the rooms went on from memory as designed; said, not a bug.
+                self.slow_store.append(f"process {self.epoch}: {line[24:180]}")
                 continue
             error = ""  # the exception of the traceback that follows, if one does
             if i + 1 < len(lines) and lines[i + 1].startswith("Traceback"):
@@ -892,6 +907,19 @@ def check_database(
                 problems.append(f"{s.lane} {s.name} played once, stored {[g.id for g in mine]}")
             if s.ended:
                 same = [g.id for g in mine if _same_end(s, g)]
+                if not same and s.lane == "cmpn402" and s.scores is not None:
+                    # Spec "Disconnection": after a restart any two agents that connect
+                    # resume the game waiting in the referee's log, stored under its own
+                    # players' names (agents that came in when its own had given up).
+                    scores = sorted(s.scores.values())
+                    same = [
+                        g.id
+                        for g in games
+                        if "cmpn402" in g.protocols
+                        and s.name not in g.players
+                        and isinstance(g.result.get("scores"), dict)
+                        and sorted(g.result["scores"].values()) == scores
+                    ]
                 if len(same) != 1:
                     stored = [(g.id, g.end_reason, g.result) for g in mine]
                     problems.append(f"{s.describe()}; stored as that: {same}; its games: {stored}")
@@ -1063,6 +1091,7 @@ async def crash_run(
     report.end_reasons = Counter(g.end_reason for g in games)
     report.restored = server.restored
     report.server_errors = server.errors
+    report.slow_store = server.slow_store
     if server.errors:
         # A server that logs an error (a command that failed, a log that does not replay)
         # while it is crash-tested has a bug to find; the lines are in the summary.
