@@ -295,7 +295,8 @@ class _Link(asyncio.Protocol):
         """Hand over at most ``messages_per_turn`` messages of ``data`` within the
         budget; drop (and answer) those past it; keep the rest for the next turn."""
         conn, handler = self.conn, self.handler
-        assert conn is not None and handler is not None
+        assert conn is not None
+        assert handler is not None
         end = self.message_end
         if end is None or conn.budget is None:
             self._feed(data)
@@ -353,7 +354,8 @@ class _Link(asyncio.Protocol):
 
     def _feed(self, data: bytes) -> None:
         conn, handler = self.conn, self.handler
-        assert conn is not None and handler is not None
+        assert conn is not None
+        assert handler is not None
         if conn.closing:
             return
         try:
