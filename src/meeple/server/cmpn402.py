@@ -52,10 +52,10 @@ from meeple.server.cmpn402_referee import GAME, Referee, RefereeSettings, new_ga
 from meeple.server.config import ListenerConfig
 from meeple.server.contest import Contest, ContestConsole
 from meeple.server.journal import server_journal, server_store
-from meeple.server.limits import AddressLimiter
+from meeple.server.limits import AddressLimiter, MessageBudget, RefusalLog
 from meeple.server.room import WriteAhead
 from meeple.server.store import ActionLog, Store, sqlite_path
-from meeple.server.tcp import BACKLOG
+from meeple.server.tcp import BACKLOG, ConnectionLog
 
 __all__ = ["Cmpn402Listener", "FileGameLog", "create_listener", "referee_logs"]
 
@@ -141,6 +141,7 @@ class _Link:
         self.ws = ws
         peer = ws.remote_address
         self.address = f"{peer[0]}:{peer[1]}" if peer else "?"
+        self.log = ConnectionLog(logger, {"conn": self.id})
         self.outbox: asyncio.Queue[bytes | tuple[int, str]] = asyncio.Queue()
 
     def send(self, data: bytes) -> None:
@@ -347,11 +348,39 @@ class Cmpn402Listener:
                 await ws.close(CloseCode.TRY_AGAIN_LATER, "no free seat")
                 return
             writer = asyncio.create_task(link.drain(), name=f"{link.id}-writer")
+            limits = self.services.config.limits
+            budget = MessageBudget(
+                self.services.clock,
+                limits.message_rate,
+                limits.message_burst,
+                limits.hard_message_rate,
+                limits.hard_message_burst,
+            )
+            refusals = RefusalLog(link.log)
+            turn = 0
             try:
                 async for message in ws:
+                    # Issue 22: the rate budget before decoding. The spec has no reply for
+                    # a message the server will not take but INVALID for a move (spec,
+                    # server state IDLE), so one past the soft limit is ignored, unread
+                    # (Answer.IGNORE); past the hard limit the agent is closed (1008).
+                    allowed, over = budget.charge(1)
+                    if over:
+                        link.log.warning("past the hard message rate limit; closing")
+                        await ws.close(CloseCode.POLICY_VIOLATION, "too many messages")
+                        break
+                    turn += 1
+                    if turn >= limits.messages_per_turn:
+                        turn = 0
+                        await asyncio.sleep(0)  # queued messages: let the others run
+                    if not allowed:
+                        refusals.add(1)
+                        if budget.refused == 1:
+                            link.log.info("over the message rate: messages ignored unread")
+                        continue
                     if isinstance(message, str):
                         # The spec sends binary messages only; a text one is no message.
-                        logger.info("[%s] text message ignored: %.40r", link.id, message)
+                        refusals.note("text message ignored: %.40r", message)
                         continue
                     try:
                         self._hub.receive(index, message)
@@ -361,6 +390,9 @@ class Cmpn402Listener:
             except ConnectionClosed:
                 pass
             finally:
+                summary = refusals.summary()
+                if summary is not None:
+                    link.log.info("%s", summary)
                 self._hub.disconnect(index)
                 writer.cancel()
                 with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):

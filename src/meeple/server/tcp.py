@@ -50,6 +50,7 @@ from meeple.server.limits import (
 __all__ = [
     "Connection",
     "ConnectionHandler",
+    "ConnectionLog",
     "FramedMessages",
     "HandlerFactory",
     "PartialMessages",
@@ -105,7 +106,9 @@ class FramedMessages(Protocol):
 HandlerFactory = Callable[["Connection"], ConnectionHandler]
 
 
-class _ConnectionLog(logging.LoggerAdapter[logging.Logger]):
+class ConnectionLog(logging.LoggerAdapter[logging.Logger]):
+    """A logger that starts every line with the connection's id (``extra["conn"]``)."""
+
     def process(self, msg: Any, kwargs: MutableMapping[str, Any]) -> tuple[Any, Any]:
         return f"[{self.extra['conn'] if self.extra else '?'}] {msg}", kwargs
 
@@ -134,7 +137,7 @@ class Connection:
         self.done: asyncio.Future[None] = self._loop.create_future()
         peer = transport.get_extra_info("peername")
         self.peer_host: str = peer[0] if isinstance(peer, tuple) else "unknown"
-        self.log = _ConnectionLog(logger, {"conn": conn_id})
+        self.log = ConnectionLog(logger, {"conn": conn_id})
         self.refusals = RefusalLog(self.log)
         self.budget: MessageBudget | None = None
 

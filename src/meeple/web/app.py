@@ -34,7 +34,7 @@ from meeple.protocols import web as proto
 from meeple.server.cmpn402_console import Console
 from meeple.server.feed import Feed, Subscription, game_topic
 from meeple.server.journal import server_journal, server_store
-from meeple.server.limits import AddressLimiter
+from meeple.server.limits import AddressLimiter, MessageBudget
 from meeple.server.lobby import LOBBY_TOPIC, Lobby, server_lobby
 from meeple.server.store import Store
 from meeple.web import accounts, replays
@@ -254,6 +254,7 @@ class WebConnection:
         )
         self._send_lock = asyncio.Lock()
         self._stopped = asyncio.Event()
+        self.peer = websocket.client.host if websocket.client else "unknown"
 
     def stop(self) -> None:
         self._stopped.set()
@@ -283,10 +284,35 @@ class WebConnection:
             self.seat.connection_lost()
 
     async def _read(self) -> None:
+        limits = self.ctx.services.config.limits
+        budget = MessageBudget(
+            self.ctx.services.clock,
+            limits.message_rate,
+            limits.message_burst,
+            limits.hard_message_rate,
+            limits.hard_message_burst,
+        )
+        turn = 0
         while True:
             message = await self.websocket.receive()
             if message["type"] == "websocket.disconnect":
                 return
+            # Issue 22: the connection's message budget, before the message is decoded.
+            # Past the soft limit: ``too-fast`` unread; past the hard one: closed (1008).
+            allowed, over = budget.charge(1)
+            if over:
+                logger.warning("web: %s past the hard message rate limit; closing", self.peer)
+                await self.websocket.close(code=1008)
+                return
+            turn += 1
+            if turn >= limits.messages_per_turn:
+                turn = 0
+                await asyncio.sleep(0)  # messages queued up: let the others run
+            if not allowed:
+                if budget.refused == 1:
+                    logger.info("web: %s over the message rate: refused unread", self.peer)
+                await self.send(proto.Error(proto.ErrorCode.TOO_FAST, "too many messages"))
+                continue
             data = message.get("text")
             if data is None:
                 data = message.get("bytes") or b""

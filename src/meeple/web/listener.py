@@ -15,9 +15,13 @@ import socket
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+import h11
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 from meeple.server.config import ListenerConfig
+from meeple.server.limits import AddressLimiter, ConnectionBudget
 from meeple.web.app import create_app
 
 if TYPE_CHECKING:
@@ -30,6 +34,129 @@ logger = logging.getLogger(__name__)
 # A WebSocket message larger than this closes the connection (1009) in uvicorn itself;
 # below it, the browser protocol's own limit answers with an error and keeps it open.
 WS_TRANSPORT_LIMIT = 1024 * 1024
+
+# The answer to a connection over the per-address cap or the server's connection budget.
+REFUSED = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+    b"Connection: close\r\nContent-Length: 25\r\n\r\ntoo many connections now\n"
+)
+
+
+class ConnectionGuard:
+    """What the web port admits (issue 22): every TCP connection, plain HTTP, keep-alive
+    or WebSocket, takes a place under ``[limits] max_connections_per_address`` and in the
+    server's :class:`~meeple.server.limits.ConnectionBudget`, from its accept to its
+    close; a request's headers must arrive within ``header_timeout`` seconds."""
+
+    def __init__(
+        self, addresses: AddressLimiter, budget: ConnectionBudget | None, header_timeout: float
+    ) -> None:
+        self.addresses = addresses
+        self.budget = budget
+        self.header_timeout = header_timeout
+        self._held: dict[int, str] = {}  # id(transport) -> its address
+        self.refused = 0
+        self.timed_out = 0
+
+    def admit(self, transport: asyncio.BaseTransport) -> bool:
+        peer = transport.get_extra_info("peername")
+        address = str(peer[0]) if isinstance(peer, tuple) else "unknown"
+        if not self.addresses.acquire(address):
+            self.refused += 1
+            if self.refused == 1 or self.refused % 1000 == 0:
+                logger.info(
+                    "web: refused %s: %d connections open from it (%d refused so far)",
+                    address,
+                    self.addresses.count(address),
+                    self.refused,
+                )
+            return False
+        if self.budget is not None and not self.budget.acquire():
+            self.addresses.release(address)
+            self.refused += 1
+            return False
+        self._held[id(transport)] = address
+        return True
+
+    def release(self, transport: asyncio.BaseTransport) -> None:
+        address = self._held.pop(id(transport), None)
+        if address is None:
+            return
+        self.addresses.release(address)
+        if self.budget is not None:
+            self.budget.release()
+
+    @property
+    def open(self) -> int:
+        return len(self._held)
+
+
+def guarded_protocols(
+    guard: ConnectionGuard,
+) -> tuple[type[H11Protocol], type[WebSocketsSansIOProtocol]]:
+    """uvicorn's h11 HTTP and sans-I/O WebSocket protocols under ``guard``: the classes
+    to give ``uvicorn.Config(http=..., ws=...)``. (uvicorn has a keep-alive timeout but
+    none for reading a request's headers, and no per-address cap.)"""
+
+    class GuardedH11(H11Protocol):
+        _admitted = False
+        _upgraded = False
+        _header_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            if not guard.admit(transport):
+                transport.write(REFUSED)  # before reading anything: cheap, and clear
+                transport.close()
+                return
+            self._admitted = True
+            self._arm_header_timer()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._cancel_header_timer()
+            if self._admitted and not self._upgraded:
+                guard.release(self.transport)
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            if not self._admitted:
+                return
+            super().data_received(data)
+            if self._upgraded or self.transport.is_closing():
+                return
+            if self.conn.their_state is h11.IDLE:
+                self._arm_header_timer()  # bytes of a request whose headers are not all in
+            else:
+                self._cancel_header_timer()
+
+        def handle_websocket_upgrade(self, event: h11.Request) -> None:
+            self._upgraded = True  # the WebSocket protocol releases the place
+            self._cancel_header_timer()
+            super().handle_websocket_upgrade(event)
+
+        def _arm_header_timer(self) -> None:
+            if self._header_timer is None:
+                self._header_timer = self.loop.call_later(guard.header_timeout, self._headers_late)
+
+        def _cancel_header_timer(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def _headers_late(self) -> None:
+            self._header_timer = None
+            if self._upgraded or self.transport.is_closing():
+                return
+            if self.conn.their_state is h11.IDLE:
+                guard.timed_out += 1
+                self.transport.abort()  # no whole request in time: idle or slowloris
+
+    class GuardedWebSocket(WebSocketsSansIOProtocol):
+        def connection_lost(self, exc: Exception | None) -> None:
+            guard.release(self.transport)
+            super().connection_lost(exc)
+
+    return GuardedH11, GuardedWebSocket
 
 
 class _Server(uvicorn.Server):
@@ -51,6 +178,13 @@ class WebListener:
         self.name = name
         self.services = services
         self.app = create_app(services, max_message_size=services.config.web.max_message_size)
+        web = services.config.web
+        self.guard = ConnectionGuard(
+            AddressLimiter(services.config.limits.max_connections_per_address),
+            services.connections,
+            web.header_timeout,
+        )
+        http_protocol, ws_protocol = guarded_protocols(self.guard)
         self._config = uvicorn.Config(
             self.app,
             host=services.config.host,
@@ -58,7 +192,13 @@ class WebListener:
             lifespan="off",
             log_config=None,
             access_log=False,
-            ws="websockets-sansio",
+            http=http_protocol,
+            ws=ws_protocol,
+            timeout_keep_alive=max(1, round(web.keep_alive_timeout)),
+            # Issue 22: X-Forwarded-* only from the configured proxies (none by default;
+            # uvicorn's own default believes any client on 127.0.0.1).
+            proxy_headers=bool(web.trusted_proxies),
+            forwarded_allow_ips=list(web.trusted_proxies),
             ws_max_size=WS_TRANSPORT_LIMIT,
             ws_ping_interval=20.0,
             ws_ping_timeout=20.0,
