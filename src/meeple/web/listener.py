@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import socket
 from collections.abc import Iterator
@@ -46,12 +47,20 @@ class ConnectionGuard:
     """What the web port admits (issue 22): every TCP connection, plain HTTP, keep-alive
     or WebSocket, takes a place under ``[limits] max_connections_per_address`` and in the
     server's :class:`~meeple.server.limits.ConnectionBudget`, from its accept to its
-    close; a request's headers must arrive within ``header_timeout`` seconds."""
+    close; a request's headers must arrive within ``header_timeout`` seconds.
+
+    A trusted proxy (``[web] trusted_proxies``) carries many clients: it is not capped
+    here; the app caps each forwarded client's WebSockets instead."""
 
     def __init__(
-        self, addresses: AddressLimiter, budget: ConnectionBudget | None, header_timeout: float
+        self,
+        addresses: AddressLimiter,
+        budget: ConnectionBudget | None,
+        header_timeout: float,
+        trusted_proxies: tuple[str, ...] = (),
     ) -> None:
         self.addresses = addresses
+        self.trusted = tuple(ipaddress.ip_network(p, strict=False) for p in trusted_proxies)
         self.budget = budget
         self.header_timeout = header_timeout
         self._held: dict[int, str] = {}  # id(transport) -> its address
@@ -61,7 +70,9 @@ class ConnectionGuard:
     def admit(self, transport: asyncio.BaseTransport) -> bool:
         peer = transport.get_extra_info("peername")
         address = str(peer[0]) if isinstance(peer, tuple) else "unknown"
-        if not self.addresses.acquire(address):
+        if self._trusted(address):
+            address = ""  # not counted per address
+        elif not self.addresses.acquire(address):
             self.refused += 1
             if self.refused == 1 or self.refused % 1000 == 0:
                 logger.info(
@@ -72,7 +83,8 @@ class ConnectionGuard:
                 )
             return False
         if self.budget is not None and not self.budget.acquire():
-            self.addresses.release(address)
+            if address:
+                self.addresses.release(address)
             self.refused += 1
             return False
         self._held[id(transport)] = address
@@ -82,9 +94,19 @@ class ConnectionGuard:
         address = self._held.pop(id(transport), None)
         if address is None:
             return
-        self.addresses.release(address)
+        if address:
+            self.addresses.release(address)
         if self.budget is not None:
             self.budget.release()
+
+    def _trusted(self, address: str) -> bool:
+        if not self.trusted:
+            return False
+        try:
+            ip = ipaddress.ip_address(address)
+        except ValueError:
+            return False
+        return any(ip in network for network in self.trusted)
 
     @property
     def open(self) -> int:
@@ -183,6 +205,7 @@ class WebListener:
             AddressLimiter(services.config.limits.max_connections_per_address),
             services.connections,
             web.header_timeout,
+            web.trusted_proxies,
         )
         http_protocol, ws_protocol = guarded_protocols(self.guard)
         self._config = uvicorn.Config(
