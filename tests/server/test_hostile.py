@@ -136,8 +136,10 @@ async def test_past_the_soft_limit_lines_get_the_protocols_error_unread(
     make_server: ServerFactory,
 ) -> None:
     """Clarkson: HELLO and 300 bad lines with a burst of 200: 199 are read (NOK
-    unrecognized), 101 get NOK too-fast without being read, and the client stays."""
-    server = await make_server("clarkson", message_burst=200, hard_message_burst=1000)
+    unrecognized), the rest get NOK too-fast without being read, and the client stays."""
+    server = await make_server(
+        "clarkson", message_rate=2, message_burst=200, hard_message_burst=1000
+    )
     reader, writer = await asyncio.open_connection("127.0.0.1", server.ports["clarkson"])
     try:
         await reader.readline()  # HELLO
@@ -147,10 +149,11 @@ async def test_past_the_soft_limit_lines_get_the_protocols_error_unread(
         lines = [await asyncio.wait_for(reader.readline(), 10) for _ in range(300)]
         read = sum(b"unrecognized command" in line for line in lines)
         too_fast = sum(b"too many commands" in line for line in lines)
-        # The HELLO took one message of the burst of 200.
-        assert (read, too_fast) == (199, 101)
+        # The HELLO took one message of the burst of 200; 2 a second come back meanwhile.
+        assert read + too_fast == 300
+        assert 199 <= read <= 199 + 2 * 10
         assert all(line.startswith(b"NOK") for line in lines)
-        await asyncio.sleep(0.3)  # the budget refills: 50 a second
+        await asyncio.sleep(1.0)  # the budget refills: 2 a second
         writer.write(b"xyzzy\r\n")
         assert b"unrecognized command" in await asyncio.wait_for(reader.readline(), 10)
     finally:
@@ -160,7 +163,7 @@ async def test_past_the_soft_limit_lines_get_the_protocols_error_unread(
 async def test_one_read_is_handed_over_a_few_messages_a_turn(
     make_server: ServerFactory,
 ) -> None:
-    """With no budget to speak of, 40,000 refused lines in one write are still read a
+    """With no budget to speak of, 100,000 refused lines in one write are still read a
     few at a time: the loop is never held while they are worked through."""
     server = await make_server(
         "spectrangle",
@@ -173,15 +176,15 @@ async def test_one_read_is_handed_over_a_few_messages_a_turn(
     reader, writer = await asyncio.open_connection("127.0.0.1", server.ports["spectrangle"])
     try:
         with LoopLag() as lag:
-            writer.write(b"x\n" * 40_000)
+            writer.write(b"x\n" * 100_000)
             got = 0
-            want = len(b"invalidCommand\n") * 40_000
+            want = len(b"invalidCommand\n") * 100_000
             while got < want:
                 chunk = await asyncio.wait_for(reader.read(65536), 30)
                 assert chunk
                 got += len(chunk)
         assert got == want
-        assert lag.worst < 0.25, f"the loop was held for {lag.worst:.2f} s"
+        assert lag.worst < 0.5, f"the loop was held for {lag.worst:.2f} s"
     finally:
         writer.close()
 

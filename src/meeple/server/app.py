@@ -119,7 +119,10 @@ class MeepleServer:
         # below it, so that idle clients can never take the descriptors the store, the
         # logs and accept() need; an EMFILE that happens all the same is logged once.
         limit = raise_descriptor_limit()
-        self.services.connections = ConnectionBudget(limit, self.config.limits.descriptor_reserve)
+        enabled = sum(1 for c in self.config.listeners.values() if c.enabled)
+        self.services.connections = ConnectionBudget(
+            limit, self.config.limits.descriptor_reserve, listeners=enabled
+        )
         logger.info(
             "open-file limit %d: up to %d client connections",
             limit,

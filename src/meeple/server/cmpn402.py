@@ -331,6 +331,13 @@ class Cmpn402Listener:
         assert task is not None
         self._handlers.add(task)
         link = _Link(ws)
+        budget = self.services.connections
+        share = None if budget is None else budget.share(self.name)
+        if share is not None and not share.acquire():
+            # The server's connection budget (issue 22): descriptors kept for the rest.
+            self._handlers.discard(task)
+            await ws.close(CloseCode.TRY_AGAIN_LATER, "the server is full")
+            return
         try:
             with self.addresses.hold(ws) as admitted:
                 if admitted:
@@ -338,6 +345,8 @@ class Cmpn402Listener:
                 else:  # a race past process_request's check
                     await ws.close(CloseCode.TRY_AGAIN_LATER, "too many from one address")
         finally:
+            if share is not None:
+                share.release()
             self._handlers.discard(task)
 
     async def _play(self, ws: ServerConnection, link: _Link) -> None:

@@ -46,10 +46,10 @@ A config file looks like this (every key optional)::
     [limits]                     # every listener (see docs/server.md, "Limits")
     max_connections_per_address = 64  # open connections from one IP address; 0: no limit
     partial_message_timeout = 30 # seconds a message may stay unfinished (slowloris)
-    message_rate = 50            # messages a second one connection may send (soft) ...
-    message_burst = 200          # ... and at once; past it: the protocol's error, unread
-    hard_message_rate = 200      # every message counts here: past this rate ...
-    hard_message_burst = 1000    # ... and burst, the connection is closed
+    message_rate = 200           # messages a second one connection may send (soft) ...
+    message_burst = 500          # ... and at once; past it: the protocol's error, unread
+    hard_message_rate = 1000     # every message counts here: past this rate ...
+    hard_message_burst = 2500    # ... and burst, the connection is closed
     messages_per_turn = 32       # messages read from one socket before others get a turn
     descriptor_reserve = 128     # file descriptors kept for the store, logs and listeners
 
@@ -323,10 +323,10 @@ class LimitsConfig:
 
     max_connections_per_address: int = 64
     partial_message_timeout: float = 30.0
-    message_rate: float = 50.0
-    message_burst: int = 200
-    hard_message_rate: float = 200.0
-    hard_message_burst: int = 1000
+    message_rate: float = 200.0
+    message_burst: int = 500
+    hard_message_rate: float = 1000.0
+    hard_message_burst: int = 2500
     messages_per_turn: int = 32
     descriptor_reserve: int = 128
 

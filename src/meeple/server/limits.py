@@ -47,6 +47,7 @@ REFUSALS_LOGGED = 5
 __all__ = [
     "AddressLimiter",
     "ConnectionBudget",
+    "ListenerShare",
     "MessageBudget",
     "PartialMessageWatch",
     "RefusalLog",
@@ -280,33 +281,73 @@ def raise_descriptor_limit() -> int:
 
 
 class ConnectionBudget:
-    """Client connections the whole server may hold: every listener takes a place per
-    connection and refuses one when none is left, so that ``reserve`` file descriptors
-    always remain for the store, the logs and accepting (no ``EMFILE``).
+    """Client connections the whole server may hold, so that ``reserve`` file
+    descriptors always remain for the store, the logs and accepting (no ``EMFILE``).
 
-    ``limit`` is the open-file limit (see :func:`raise_descriptor_limit`)."""
+    ``limit`` is the open-file limit (see :func:`raise_descriptor_limit`). Each listener
+    (``share(name)``) has a few places of its own (a quarter of the budget, split evenly)
+    and shares the rest: idle clients that fill one listener's port cannot stop the
+    others from taking new clients. A refused connection is closed at once."""
 
-    def __init__(self, limit: int, reserve: int) -> None:
+    def __init__(self, limit: int, reserve: int, listeners: int = 6) -> None:
         self.capacity = max(1, limit - reserve)
-        self.open = 0
+        self.own = max(1, self.capacity // (4 * max(1, listeners)))
+        self.pool = max(0, self.capacity - self.own * max(1, listeners))
+        self.pooled = 0  # places of the shared pool taken
+        self.held: dict[str, int] = {}
         self.refused = 0
         self._warned = False
 
+    @property
+    def open(self) -> int:
+        return sum(self.held.values())
+
+    def share(self, name: str) -> ListenerShare:
+        """The places of one listener: ``acquire()`` per connection, ``release()`` at its end."""
+        self.held.setdefault(name, 0)
+        return ListenerShare(self, name)
+
+    def acquire(self, name: str) -> bool:
+        held = self.held.get(name, 0)
+        if held < self.own:
+            self.held[name] = held + 1
+            return True
+        if self.pooled < self.pool:
+            self.pooled += 1
+            self.held[name] = held + 1
+            return True
+        self.refused += 1
+        if not self._warned:
+            self._warned = True
+            logger.warning(
+                "%s: connection budget spent (%d open in all, %d here): new connections "
+                "are refused until some close (logged once)",
+                name,
+                self.open,
+                held,
+            )
+        return False
+
+    def release(self, name: str) -> None:
+        held = self.held.get(name, 0)
+        if held <= 0:
+            return
+        self.held[name] = held - 1
+        if held > self.own:
+            self.pooled -= 1
+        if self.pooled < self.pool * 0.9:
+            self._warned = False
+
+
+class ListenerShare:
+    """One listener's side of a :class:`ConnectionBudget`."""
+
+    def __init__(self, budget: ConnectionBudget, name: str) -> None:
+        self.budget = budget
+        self.name = name
+
     def acquire(self) -> bool:
-        if self.open >= self.capacity:
-            self.refused += 1
-            if not self._warned:
-                self._warned = True
-                logger.warning(
-                    "connection budget spent (%d open): new connections are refused "
-                    "until some close (logged once; see the count in the status)",
-                    self.open,
-                )
-            return False
-        self.open += 1
-        return True
+        return self.budget.acquire(self.name)
 
     def release(self) -> None:
-        self.open = max(0, self.open - 1)
-        if self.open < self.capacity * 0.9:
-            self._warned = False
+        self.budget.release(self.name)

@@ -406,7 +406,7 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
         clock=services.clock,
         idle_timeout=services.config.idle_timeout,
         limits=services.config.limits,
-        budget=services.connections,
+        budget=None if services.connections is None else services.connections.share(name),
     )
 
 

@@ -41,7 +41,7 @@ from meeple.server.clock import Clock, SystemClock, Timer
 from meeple.server.config import LimitsConfig
 from meeple.server.limits import (
     AddressLimiter,
-    ConnectionBudget,
+    ListenerShare,
     MessageBudget,
     PartialMessageWatch,
     RefusalLog,
@@ -417,7 +417,7 @@ class TcpListener:
         clock: Clock | None = None,
         idle_timeout: float = 900.0,
         limits: LimitsConfig | None = None,
-        budget: ConnectionBudget | None = None,
+        budget: ListenerShare | None = None,
     ) -> None:
         self.name = name
         self.budget = budget

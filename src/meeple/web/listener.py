@@ -22,7 +22,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 from meeple.server.config import ListenerConfig
-from meeple.server.limits import AddressLimiter, ConnectionBudget
+from meeple.server.limits import AddressLimiter, ListenerShare
 from meeple.web.app import create_app
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ class ConnectionGuard:
     def __init__(
         self,
         addresses: AddressLimiter,
-        budget: ConnectionBudget | None,
+        budget: ListenerShare | None,
         header_timeout: float,
         trusted_proxies: tuple[str, ...] = (),
     ) -> None:
@@ -203,7 +203,7 @@ class WebListener:
         web = services.config.web
         self.guard = ConnectionGuard(
             AddressLimiter(services.config.limits.max_connections_per_address),
-            services.connections,
+            None if services.connections is None else services.connections.share(name),
             web.header_timeout,
             web.trusted_proxies,
         )
