@@ -142,6 +142,8 @@ class _Link:
         peer = ws.remote_address
         self.address = f"{peer[0]}:{peer[1]}" if peer else "?"
         self.log = ConnectionLog(logger, {"conn": self.id})
+        # The referee's refusals of this agent's messages too: the first few, then a count.
+        self.refusals = RefusalLog(self.log)
         self.outbox: asyncio.Queue[bytes | tuple[int, str]] = asyncio.Queue()
 
     def send(self, data: bytes) -> None:
@@ -365,7 +367,7 @@ class Cmpn402Listener:
                 limits.hard_message_rate,
                 limits.hard_message_burst,
             )
-            refusals = RefusalLog(link.log)
+            refusals = link.refusals
             turn = 0
             try:
                 async for message in ws:
@@ -375,7 +377,7 @@ class Cmpn402Listener:
                     # (Answer.IGNORE); past the hard limit the agent is closed (1008).
                     allowed, over = budget.charge(1)
                     if over:
-                        link.log.warning("past the hard message rate limit; closing")
+                        link.log.info("closed: past the hard message rate limit")
                         await ws.close(CloseCode.POLICY_VIOLATION, "too many messages")
                         break
                     turn += 1
@@ -383,9 +385,7 @@ class Cmpn402Listener:
                         turn = 0
                         await asyncio.sleep(0)  # queued messages: let the others run
                     if not allowed:
-                        refusals.add(1)
-                        if budget.refused == 1:
-                            link.log.info("over the message rate: messages ignored unread")
+                        refusals.add(1)  # counted; the summary at the close says how many
                         continue
                     if isinstance(message, str):
                         # The spec sends binary messages only; a text one is no message.

@@ -42,7 +42,7 @@ from typing import Any
 from meeple.server.clock import Clock, Timer
 
 # Refusals of one connection logged one by one; the rest are counted (RefusalLog).
-REFUSALS_LOGGED = 5
+REFUSALS_LOGGED = 3
 
 __all__ = [
     "AddressLimiter",
@@ -252,8 +252,6 @@ class RefusalLog:
         self.count += 1
         if self.count <= self.first:
             self._log.info(msg, *args)
-            if self.count == self.first:
-                self._log.info("further refusals are counted, not logged")
 
     def add(self, n: int) -> None:
         """``n`` refusals not worth a line each (messages past the rate limit)."""
@@ -263,7 +261,7 @@ class RefusalLog:
         unlogged = self.count - min(self.count, self.first)
         if unlogged <= 0:
             return None
-        return f"{self.count} messages refused in all ({unlogged} not logged one by one)"
+        return f"{self.count} messages refused ({unlogged} not logged one by one)"
 
 
 def raise_descriptor_limit() -> int:

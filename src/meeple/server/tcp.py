@@ -323,15 +323,12 @@ class _Link(asyncio.Protocol):
             self._feed(data[: ends[allowed - 1]])
         refused = len(ends) - allowed
         if refused and not conn.closing:
-            conn.refusals.add(refused)
-            if conn.budget.refused == refused:
-                conn.log.info("over the message rate: messages dropped unread and answered")
+            conn.refusals.add(refused)  # counted; the summary at the close says how many
             if self.too_fast is not None:
                 too_fast = self.too_fast
                 conn.send(b"".join(too_fast() for _ in range(refused)))
         if over and not conn.closing:
-            conn.log.warning("past the hard message rate limit; closing")
-            conn.close("message flood")
+            conn.close("message flood: past the hard rate limit")
         rest = data[ends[-1] :]
         if not rest or conn.closing:
             self._backlog = b""

@@ -313,7 +313,7 @@ class WebConnection:
             # Past the soft limit: ``too-fast`` unread; past the hard one: closed (1008).
             allowed, over = budget.charge(1)
             if over:
-                logger.warning("web: %s past the hard message rate limit; closing", self.peer)
+                logger.info("web: %s closed: past the hard message rate limit", self.peer)
                 await self.websocket.close(code=1008)
                 return
             turn += 1
@@ -321,8 +321,6 @@ class WebConnection:
                 turn = 0
                 await asyncio.sleep(0)  # messages queued up: let the others run
             if not allowed:
-                if budget.refused == 1:
-                    logger.info("web: %s over the message rate: refused unread", self.peer)
                 await self.send(proto.Error(proto.ErrorCode.TOO_FAST, "too many messages"))
                 continue
             data = message.get("text")
