@@ -396,7 +396,7 @@ def phase_c(seconds: float) -> None:
             emfile = log.count("Too many open files")
             print(f"  {summary(latencies)}")
             print(
-                f"  new client answered: "
+                "  new client answered: "
                 + ", ".join(f"{n} {'yes' if ok else 'NO'}" for n, ok in accepted.items())
             )
             print(
