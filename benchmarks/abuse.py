@@ -233,8 +233,10 @@ def flood_process(listener: str, port: int, seconds: float, once: bool, out: Any
 
 
 def hold_process(port: int, idle: int, slow: int, seconds: float, out: Any) -> None:
-    """``idle`` silent and ``slow`` slowloris connections, each reopened when closed;
-    at the end, how many of each were still open and how many times they were reopened."""
+    """``idle`` silent and ``slow`` slowloris connections, each reopened when closed; at
+    the end: how many of each were open, how many were opened in all, and the longest
+    time the server held any one of them."""
+    longest = [0.0]
 
     async def one(i: int, slowloris: bool, stop: float, held: list[int], opened: list[int]) -> None:
         while time.monotonic() < stop:
@@ -247,6 +249,7 @@ def hold_process(port: int, idle: int, slow: int, seconds: float, out: Any) -> N
                 continue
             opened[0] += 1
             held[0] += 1
+            since = time.monotonic()
             try:
                 if slowloris:
                     writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n")
@@ -262,10 +265,11 @@ def hold_process(port: int, idle: int, slow: int, seconds: float, out: Any) -> N
                 pass
             finally:
                 held[0] -= 1
+                longest[0] = max(longest[0], time.monotonic() - since)
                 writer.close()
         return
 
-    async def run() -> tuple[int, int, int, int]:
+    async def run() -> tuple[int, int, int, int, float]:
         stop = time.monotonic() + seconds
         held_idle, held_slow, opened_idle, opened_slow = [0], [0], [0], [0]
         tasks = [
@@ -276,9 +280,9 @@ def hold_process(port: int, idle: int, slow: int, seconds: float, out: Any) -> N
             for i in range(slow)
         ]
         await asyncio.sleep(seconds - 0.5)
-        result = (held_idle[0], held_slow[0], opened_idle[0], opened_slow[0])
+        counts = (held_idle[0], held_slow[0], opened_idle[0], opened_slow[0])
         await asyncio.gather(*tasks, return_exceptions=True)
-        return result
+        return (*counts, longest[0])
 
     out.put(asyncio.run(run()))
 
@@ -360,11 +364,12 @@ def phase_b(seconds: float) -> None:
             time.sleep(2)
             latencies = asyncio.run(probe(server.ports["web"], seconds - 4))
             holder.join(seconds + 60)
-            idle, slow, opened_idle, opened_slow = out.get(timeout=5)
+            idle, slow, opened_idle, opened_slow, longest = out.get(timeout=5)
             print(f"  {summary(latencies)}")
             print(
-                f"  still held at the end: {idle} idle, {slow} slowloris"
-                f" (connections opened: {opened_idle} idle, {opened_slow} slowloris)"
+                f"  open at the end: {idle} idle, {slow} slowloris; opened in all:"
+                f" {opened_idle} idle, {opened_slow} slowloris; the longest any was held:"
+                f" {longest:.1f} s (header timeout 10 s)"
             )
         finally:
             server.stop()
@@ -391,7 +396,7 @@ def phase_c(seconds: float) -> None:
 
             latencies, accepted = asyncio.run(check())
             holder.join(seconds + 60)
-            idle, _, opened, _ = out.get(timeout=5)
+            idle, _, opened, _, _ = out.get(timeout=5)
             log = server.log_text()
             emfile = log.count("Too many open files")
             print(f"  {summary(latencies)}")

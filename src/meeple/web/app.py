@@ -321,7 +321,10 @@ class WebConnection:
                 turn = 0
                 await asyncio.sleep(0)  # messages queued up: let the others run
             if not allowed:
-                await self.send(proto.Error(proto.ErrorCode.TOO_FAST, "too many messages"))
+                # One reply for every ``messages_per_turn`` refused: a flood is told, and
+                # costs no JSON encoding per message.
+                if budget.refused % limits.messages_per_turn == 1 or limits.messages_per_turn == 1:
+                    await self.send(proto.Error(proto.ErrorCode.TOO_FAST, "too many messages"))
                 continue
             data = message.get("text")
             if data is None:

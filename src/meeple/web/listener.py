@@ -64,10 +64,40 @@ class ConnectionGuard:
         self.budget = budget
         self.header_timeout = header_timeout
         self._held: dict[int, str] = {}  # id(transport) -> its address
+        # Connections with no request under way (before their first, or idle between
+        # two), oldest first: when the budget is spent, the oldest of them makes room.
+        self._waiting: dict[int, asyncio.Transport] = {}
         self.refused = 0
         self.timed_out = 0
+        self.evicted = 0
 
-    def admit(self, transport: asyncio.BaseTransport) -> bool:
+    def waiting(self, transport: asyncio.Transport, waits: bool) -> None:
+        """``transport`` has (True) or has not (False) a request under way."""
+        if not waits:
+            self._waiting.pop(id(transport), None)
+        elif id(transport) in self._held:
+            self._waiting.setdefault(id(transport), transport)
+
+    def _make_room(self) -> bool:
+        """Drop the connection that has waited longest without a request, if any."""
+        while self._waiting:
+            key = next(iter(self._waiting))
+            victim = self._waiting.pop(key)
+            if key not in self._held:
+                continue
+            self.release(victim)
+            victim.abort()
+            self.evicted += 1
+            if self.evicted == 1 or self.evicted % 1000 == 0:
+                logger.info(
+                    "web: connection budget full: the longest-idle connections make room "
+                    "(%d so far)",
+                    self.evicted,
+                )
+            return True
+        return False
+
+    def admit(self, transport: asyncio.Transport) -> bool:
         peer = transport.get_extra_info("peername")
         address = str(peer[0]) if isinstance(peer, tuple) else "unknown"
         if self._trusted(address):
@@ -83,14 +113,17 @@ class ConnectionGuard:
                 )
             return False
         if self.budget is not None and not self.budget.acquire():
-            if address:
-                self.addresses.release(address)
-            self.refused += 1
-            return False
+            if not (self._make_room() and self.budget.acquire()):
+                if address:
+                    self.addresses.release(address)
+                self.refused += 1
+                return False
         self._held[id(transport)] = address
+        self._waiting[id(transport)] = transport
         return True
 
     def release(self, transport: asyncio.BaseTransport) -> None:
+        self._waiting.pop(id(transport), None)
         address = self._held.pop(id(transport), None)
         if address is None:
             return
@@ -150,9 +183,16 @@ def guarded_protocols(
                 self._arm_header_timer()  # bytes of a request whose headers are not all in
             else:
                 self._cancel_header_timer()
+                guard.waiting(self.transport, False)  # a request is under way
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                guard.waiting(self.transport, True)  # idle between two requests
 
         def handle_websocket_upgrade(self, event: h11.Request) -> None:
             self._upgraded = True  # the WebSocket protocol releases the place
+            guard.waiting(self.transport, False)
             self._cancel_header_timer()
             super().handle_websocket_upgrade(event)
 
