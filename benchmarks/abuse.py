@@ -315,7 +315,7 @@ async def answers(listener: str, port: int) -> bool:
 # --- phases -------------------------------------------------------------------------------
 
 
-def phase_a(seconds: float, once: bool) -> None:
+def phase_a(seconds: float, once: bool, listeners: tuple[str, ...] = LISTENERS) -> None:
     print(
         f"(a) one connection floods each listener in turn, {seconds:.0f} s each"
         f"{' (no reconnecting)' if once else ', reconnecting when closed'}"
@@ -326,7 +326,7 @@ def phase_a(seconds: float, once: bool) -> None:
         try:
             base = asyncio.run(probe(server.ports["web"], 3))
             print(f"  {'(quiet)':12s} {summary(base)}")
-            for listener in ("twente", "clarkson", "santorini", "spectrangle", "cmpn402", "web"):
+            for listener in listeners:
                 out: Any = ctx.Queue()
                 before = server.log_size()
                 attacker = ctx.Process(
@@ -417,11 +417,12 @@ def main() -> None:
     parser.add_argument("--phases", default="a,b,c")
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--no-reconnect", action="store_true", help="(a): one connection only")
+    parser.add_argument("--listeners", default=",".join(LISTENERS), help="(a): these only")
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     phases = args.phases.split(",")
     if "a" in phases:
-        phase_a(args.seconds, args.no_reconnect)
+        phase_a(args.seconds, args.no_reconnect, tuple(args.listeners.split(",")))
     if "b" in phases:
         phase_b(args.seconds)
     if "c" in phases:

@@ -118,7 +118,7 @@ async def test_a_flood_of_bad_messages_is_cut_off_without_holding_the_loop(
             writer.write(GREETINGS.get(listener, b"") + message * (FLOOD_BYTES // len(message)))
             _replies, closed = await _drain(reader, timeout=20)
         assert closed, "the flooding connection is still open"
-        assert lag.worst < 0.5, f"the loop was held for {lag.worst:.2f} s"
+        assert lag.worst < 1.0, f"the loop was held for {lag.worst:.2f} s"
         lines = [r for r in caplog.records if r.name.startswith("meeple.server")]
         assert len(lines) < 20, [r.getMessage() for r in lines]
         # Another client is served at once.
@@ -184,7 +184,7 @@ async def test_one_read_is_handed_over_a_few_messages_a_turn(
                 assert chunk
                 got += len(chunk)
         assert got == want
-        assert lag.worst < 0.5, f"the loop was held for {lag.worst:.2f} s"
+        assert lag.worst < 1.0, f"the loop was held for {lag.worst:.2f} s"
     finally:
         writer.close()
 
@@ -243,7 +243,7 @@ async def test_cmpn402_flood_is_closed_past_the_hard_limit(
                     await asyncio.sleep(0)  # the test's own client must not hold the loop
             await _until_closed(ws)
         assert ws.close_code == 1008
-        assert lag.worst < 0.5
+        assert lag.worst < 1.0
 
 
 async def _until_closed(ws: websockets.ClientConnection) -> None:

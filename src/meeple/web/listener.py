@@ -35,6 +35,8 @@ logger = logging.getLogger(__name__)
 # A WebSocket message larger than this closes the connection (1009) in uvicorn itself;
 # below it, the browser protocol's own limit answers with an error and keeps it open.
 WS_TRANSPORT_LIMIT = 1024 * 1024
+# Bytes of a WebSocket's read parsed in one turn of the loop (a few dozen small frames).
+WS_SLICE = 4096
 
 # The answer to a connection over the per-address cap or the server's connection budget.
 REFUSED = (
@@ -214,7 +216,37 @@ def guarded_protocols(
                 self.transport.abort()  # no whole request in time: idle or slowloris
 
     class GuardedWebSocket(WebSocketsSansIOProtocol):
+        """Also reads a burst a slice at a time (issue 22: bounded work per read): uvicorn
+        parses every frame of a read (up to 256 KiB: thousands of small messages) in
+        one go; here at most ``WS_SLICE`` bytes a turn of the loop, the socket's reading
+        paused meanwhile."""
+
+        _backlog = b""
+
+        def data_received(self, data: bytes) -> None:
+            if self._backlog:
+                self._backlog += data
+                return
+            self._slice(data)
+
+        def _slice(self, data: bytes) -> None:
+            super().data_received(data[:WS_SLICE])
+            rest = data[WS_SLICE:]
+            if rest and not self.transport.is_closing():
+                self._backlog = rest
+                self.transport.pause_reading()
+                asyncio.get_running_loop().call_soon(self._next_slice)
+
+        def _next_slice(self) -> None:
+            rest, self._backlog = self._backlog, b""
+            if not rest or self.transport.is_closing():
+                return
+            self._slice(rest)
+            if not self._backlog and not self.read_paused:
+                self.transport.resume_reading()
+
         def connection_lost(self, exc: Exception | None) -> None:
+            self._backlog = b""
             guard.release(self.transport)
             super().connection_lost(exc)
 
