@@ -114,12 +114,16 @@ class ConnectionGuard:
                     self.refused,
                 )
             return False
-        if self.budget is not None and not self.budget.acquire():
-            if not (self._make_room() and self.budget.acquire()):
-                if address:
-                    self.addresses.release(address)
-                self.refused += 1
-                return False
+        budget = self.budget
+        if (
+            budget is not None
+            and not budget.acquire()
+            and not (self._make_room() and budget.acquire())
+        ):
+            if address:
+                self.addresses.release(address)
+            self.refused += 1
+            return False
         self._held[id(transport)] = address
         self._waiting[id(transport)] = transport
         return True
