@@ -19,6 +19,7 @@ import pytest
 import websockets
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.serve import Serve
 
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.server.app import MeepleServer
@@ -251,6 +252,48 @@ async def _until_closed(ws: websockets.ClientConnection) -> None:
     with contextlib.suppress(websockets.ConnectionClosed):
         while True:
             await asyncio.wait_for(ws.recv(), 10)
+
+
+# --- descriptors: ulimit -n and idle connections -------------------------------------
+
+
+async def test_with_few_descriptors_idle_web_clients_lock_no_listener_out(tmp_path: Path) -> None:
+    """``meeple serve`` under ``RLIMIT_NOFILE`` 256 with 300 idle connections on the web
+    port (from six loopback addresses): every TCP listener still takes and answers a new
+    client, the web still serves a page, and no EMFILE traceback floods the log."""
+    server = Serve(tmp_path / "db.sqlite3", nofile=256)
+    held: list[asyncio.StreamWriter] = []
+    try:
+        web = server.ports["web"]
+        for i in range(300):
+            with contextlib.suppress(OSError):
+                _, w = await asyncio.open_connection(
+                    "127.0.0.1", web, local_addr=(f"127.0.0.{10 + i // 50}", 0)
+                )
+                held.append(w)
+        await asyncio.sleep(0.5)
+        for listener, (greeting, message) in {
+            "twente": (b"", b"X\x1e"),
+            "clarkson": (b"", b""),
+            "santorini": (b"", b""),
+            "spectrangle": (b"", b"x\n"),
+        }.items():
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.ports[listener])
+            writer.write(greeting + message)
+            assert await asyncio.wait_for(reader.read(1), 5), listener
+            writer.close()
+        async with websockets.connect(f"ws://127.0.0.1:{server.ports['cmpn402']}/"):
+            pass
+        reader, writer = await asyncio.open_connection("127.0.0.1", web)
+        writer.write(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        answer = await asyncio.wait_for(reader.read(), 10)
+        writer.close()
+        assert answer.startswith(b"HTTP/1.1 200"), answer[:100]
+    finally:
+        for w in held:
+            w.close()
+        server.stop()
+    assert server.log.count("Traceback") == 0, server.log[-3000:]
 
 
 # --- the end of a game: O(seats of the room) ---------------------------------------
