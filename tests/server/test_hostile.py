@@ -23,7 +23,9 @@ from tests.serve import Serve
 
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.server.app import MeepleServer
-from meeple.server.config import LimitsConfig, ServerConfig
+from meeple.server.clock import VirtualClock
+from meeple.server.config import ConfigError, LimitsConfig, ServerConfig, config_from_mapping
+from meeple.server.limits import ConnectionBudget, MessageBudget
 from meeple.server.lobby import Lobby, QueueKey
 from meeple.server.room import Room, Seat
 
@@ -365,3 +367,52 @@ async def test_the_end_of_a_game_costs_the_same_with_10_or_1000_games_running() 
     many = await _lines_to_finish_one(1000)
     assert few > 0
     assert many == few
+
+
+# --- the configuration and the budgets as values -------------------------------------
+
+
+def test_the_connection_budget_keeps_places_for_every_listener() -> None:
+    """One listener filling the shared places leaves each other listener its own."""
+    budget = ConnectionBudget(limit=228, reserve=128, listeners=4)  # 100 places
+    web, twente = budget.share("web"), budget.share("twente")
+    taken = 0
+    while web.acquire():
+        taken += 1
+    assert taken == 100 - 3 * budget.own  # its own places and the whole pool
+    assert all(twente.acquire() for _ in range(budget.own))
+    assert not twente.acquire()
+    web.release()
+    assert twente.acquire()  # a shared place came free
+
+
+async def test_the_message_budget_reads_a_burst_then_refuses_then_closes() -> None:
+    """Soft: ``burst`` read at once; hard: every message counts, read or not."""
+    clock = VirtualClock()
+    budget = MessageBudget(clock, rate=10, burst=5, hard_rate=20, hard_burst=12)
+    assert budget.charge(8) == (5, False)
+    assert budget.charge(4) == (0, False)  # 12 charged: the hard bucket is empty
+    assert budget.charge(1) == (0, True)
+    await clock.advance(1.0)  # 10 read tokens and 20 hard ones come back (capped at the burst)
+    assert budget.charge(3) == (3, False)
+
+
+@pytest.mark.parametrize(
+    ("table", "ok"),
+    [
+        ({"trusted_proxies": ["127.0.0.1", "10.0.0.0/8"]}, True),
+        ({"trusted_proxies": ["not an address"]}, False),
+        ({"origins": ["https://meeple.example"]}, True),
+        ({"origins": ["meeple.example"]}, False),
+        ({"header_timeout": 0}, False),
+    ],
+)
+def test_web_config_keys(table: dict[str, Any], ok: bool) -> None:
+    """``[web] trusted_proxies``, ``origins`` and the timeouts are read and checked."""
+    if ok:
+        config = config_from_mapping({"web": table})
+        for key, value in table.items():
+            assert getattr(config.web, key) == tuple(value)
+    else:
+        with pytest.raises(ConfigError):
+            config_from_mapping({"web": table})
