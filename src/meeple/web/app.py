@@ -36,7 +36,7 @@ from meeple.protocols import web as proto
 from meeple.server.cmpn402_console import Console
 from meeple.server.feed import Feed, Subscription, game_topic
 from meeple.server.journal import server_journal, server_store
-from meeple.server.limits import AddressLimiter, MessageBudget
+from meeple.server.limits import AddressLimiter
 from meeple.server.lobby import LOBBY_TOPIC, Lobby, server_lobby
 from meeple.server.store import Store
 from meeple.web import accounts, replays
@@ -296,36 +296,18 @@ class WebConnection:
             self.seat.connection_lost()
 
     async def _read(self) -> None:
-        limits = self.ctx.services.config.limits
-        budget = MessageBudget(
-            self.ctx.services.clock,
-            limits.message_rate,
-            limits.message_burst,
-            limits.hard_message_rate,
-            limits.hard_message_burst,
-        )
+        # The message budget is the listener's (web/listener.py): a message past it never
+        # reaches this queue. Here only: let the others run between queued messages.
+        per_turn = self.ctx.services.config.limits.messages_per_turn
         turn = 0
         while True:
             message = await self.websocket.receive()
             if message["type"] == "websocket.disconnect":
                 return
-            # Issue 22: the connection's message budget, before the message is decoded.
-            # Past the soft limit: ``too-fast`` unread; past the hard one: closed (1008).
-            allowed, over = budget.charge(1)
-            if over:
-                logger.info("web: %s closed: past the hard message rate limit", self.peer)
-                await self.websocket.close(code=1008)
-                return
             turn += 1
-            if turn >= limits.messages_per_turn:
+            if turn >= per_turn:
                 turn = 0
-                await asyncio.sleep(0)  # messages queued up: let the others run
-            if not allowed:
-                # One reply for every ``messages_per_turn`` refused: a flood is told, and
-                # costs no JSON encoding per message.
-                if budget.refused % limits.messages_per_turn == 1 or limits.messages_per_turn == 1:
-                    await self.send(proto.Error(proto.ErrorCode.TOO_FAST, "too many messages"))
-                continue
+                await asyncio.sleep(0)
             data = message.get("text")
             if data is None:
                 data = message.get("bytes") or b""

@@ -21,8 +21,10 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
-from meeple.server.config import ListenerConfig
-from meeple.server.limits import AddressLimiter, ListenerShare
+from meeple.protocols import web as proto
+from meeple.server.clock import Clock, SystemClock
+from meeple.server.config import LimitsConfig, ListenerConfig
+from meeple.server.limits import AddressLimiter, ListenerShare, MessageBudget
 from meeple.web.app import create_app
 
 if TYPE_CHECKING:
@@ -37,6 +39,8 @@ logger = logging.getLogger(__name__)
 WS_TRANSPORT_LIMIT = 1024 * 1024
 # Bytes of a WebSocket's read parsed in one turn of the loop (a few dozen small frames).
 WS_SLICE = 4096
+# The reply to browser messages past the rate limit (meeple-web/1 ``error``), stateless.
+TOO_FAST = proto.Error(proto.ErrorCode.TOO_FAST, "too many messages").encode()
 
 # The answer to a connection over the per-address cap or the server's connection budget.
 REFUSED = (
@@ -153,7 +157,7 @@ class ConnectionGuard:
 
 
 def guarded_protocols(
-    guard: ConnectionGuard,
+    guard: ConnectionGuard, limits: LimitsConfig | None = None, clock: Clock | None = None
 ) -> tuple[type[H11Protocol], type[WebSocketsSansIOProtocol]]:
     """uvicorn's h11 HTTP and sans-I/O WebSocket protocols under ``guard``: the classes
     to give ``uvicorn.Config(http=..., ws=...)``. (uvicorn has a keep-alive timeout but
@@ -226,6 +230,43 @@ def guarded_protocols(
         paused meanwhile."""
 
         _backlog = b""
+        _budget: MessageBudget | None = None
+
+        def send_receive_event_to_app(self) -> None:
+            # Issue 22: the connection's message budget, before the message is decoded or
+            # even queued for the app. Past the soft limit it is dropped, and one in
+            # ``messages_per_turn`` answered ``too-fast``; past the hard one: closed, 1008.
+            if limits is None or not self.handshake_complete or self.close_sent:
+                super().send_receive_event_to_app()
+                return
+            if self._budget is None:
+                self._budget = MessageBudget(
+                    clock or SystemClock(),
+                    limits.message_rate,
+                    limits.message_burst,
+                    limits.hard_message_rate,
+                    limits.hard_message_burst,
+                )
+            allowed, over = self._budget.charge(1)
+            if allowed and not over:
+                super().send_receive_event_to_app()
+                return
+            self.frames = []
+            if over:
+                logger.info("web: %s closed: past the hard message rate limit", self.client)
+                # As uvicorn closes for the app: the app hears a disconnect, what comes
+                # is dropped until the peer's close reply, or a close timeout.
+                self.queue.put_nowait({"type": "websocket.disconnect", "code": 1008})
+                self.conn.send_close(1008, "too many messages")
+                self.transport.write(b"".join(self.conn.data_to_send()))
+                self.close_sent = True
+                if self.read_paused:
+                    self.read_paused = False
+                    self.transport.resume_reading()
+                self.close_timer = self.loop.call_later(self.close_timeout, self.transport.close)
+            elif self._budget.refused % limits.messages_per_turn == 1:
+                self.conn.send_text(TOO_FAST.encode())
+                self.transport.write(b"".join(self.conn.data_to_send()))
 
         def data_received(self, data: bytes) -> None:
             if self._backlog:
@@ -283,7 +324,9 @@ class WebListener:
             web.header_timeout,
             web.trusted_proxies,
         )
-        http_protocol, ws_protocol = guarded_protocols(self.guard)
+        http_protocol, ws_protocol = guarded_protocols(
+            self.guard, services.config.limits, services.clock
+        )
         self._config = uvicorn.Config(
             self.app,
             host=services.config.host,
