@@ -76,6 +76,13 @@ def cpu_times(pid: int) -> tuple[float, float]:
     return int(fields[11]) / TICKS, int(fields[12]) / TICKS  # utime, stime
 
 
+def main_thread_seconds(pid: int) -> float:
+    """CPU of the process's main thread (the event loop), user + system."""
+    with open(f"/proc/{pid}/task/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
 def cpu_seconds(pid: int) -> float:
     return sum(cpu_times(pid))
 
@@ -592,7 +599,9 @@ def idle_process(port: int, count: int, ready: Any, stop: Any) -> None:
 
 
 def idle_memory(pid: int, port: int, count: int) -> float:
-    """Bytes of server RSS per idle (connected, silent) connection."""
+    """Bytes of server RSS per idle (connected, silent) connection; NaN for none."""
+    if count <= 0:
+        return float("nan")
     ctx = mp.get_context("spawn")
     ready: Any = ctx.Queue()
     stop = ctx.Event()
@@ -659,9 +668,11 @@ def run_listener(
         clients.start()
         assert out.get() == "joined"
         user0, system0 = cpu_times(server.pid)
+        loop0 = main_thread_seconds(server.pid)
         go.set()
         turns, finished, latencies, wall = out.get()
         user1, system1 = cpu_times(server.pid)
+        loop = main_thread_seconds(server.pid) - loop0
         user, system = user1 - user0, system1 - system0
         cpu = user + system
         clients.join()
@@ -676,7 +687,9 @@ def run_listener(
         latencies,
         mem,
         f"  (user {user / max(turns, 1) * 1e6:.0f} us"
-        f" + system {system / max(turns, 1) * 1e6:.0f} us)",
+        f" + system {system / max(turns, 1) * 1e6:.0f} us;"
+        f" event loop {loop / max(turns, 1) * 1e6:.0f} us,"
+        f" other threads {(cpu - loop) / max(turns, 1) * 1e6:.0f} us)",
     )
     return cpu / max(turns, 1)
 

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import ast
+import asyncio
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from tests.natsd import NatsEnv
 from tests.pg import PgServer
 
+from meeple.bus.subjects import Namespace
+from meeple.cluster.natsserver import NatsServerError, find_binary
 from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
 from meeple.server.pgembed import binaries
 
@@ -97,3 +101,35 @@ def pg_url(postgres: PgServer) -> Iterator[str]:
     name, url = postgres.new_database()
     yield url
     postgres.server.drop_database(name)
+
+
+# --- NATS: one server with JetStream per session, a fresh namespace per test --------------
+
+
+@pytest.fixture(scope="session")
+def nats_env() -> Iterator[NatsEnv]:
+    """One NATS server for the whole session (tests/natsd.py), with the repository's users
+    and permissions, started on first use and stopped at its end. Skipped where no NATS
+    server >= 2.11 is installed, but never in CI."""
+    try:
+        find_binary()
+    except NatsServerError as e:
+        if os.environ.get("CI"):
+            pytest.fail(f"no usable nats-server: {e}")
+        pytest.skip(str(e))
+    with NatsEnv.start() as env:
+        yield env
+
+
+@pytest.fixture
+def nats_ns(nats_env: NatsEnv) -> Iterator[Namespace]:
+    """A namespace of its own for one test (subjects, stream and buckets); its stream
+    and buckets are deleted after the test."""
+    ns = Namespace(nats_env.new_namespace())
+    yield ns
+    from meeple.cluster.jetstream import delete_namespace
+
+    # A sync fixture's teardown runs outside the test's event loop.
+    asyncio.run(
+        delete_namespace(nats_env.url, ns, user=nats_env.NODE_USER, password=nats_env.node_password)
+    )

@@ -157,17 +157,24 @@ async def test_add_bot_refusals(server: MeepleServer) -> None:
 
 async def test_am27_clients_hear_of_a_table_a_bot_opened(server: MeepleServer) -> None:
     """SERVERSTATE ``active`` follows tables opened in the lobby, not only AM27 queues:
-    a bot waiting at a table makes it true, and REGISTER (B) sits at that table."""
+    a bot waiting at a table makes it true for the next greeting (a client already
+    greeted is not pushed a second SERVERSTATE: issue 22), and REGISTER (B) sits at
+    that table."""
     client = await SantoriniClient.connect("127.0.0.1", server.ports["santorini"])
+    newcomer = await SantoriniClient.connect("127.0.0.1", server.ports["santorini"])
     try:
         assert await asyncio.wait_for(client.receive(), 5) == ServerState(True, False)
+        assert await asyncio.wait_for(newcomer.receive(), 5) == ServerState(True, False)
+        await newcomer.close()
         lobby = server_lobby(server.services)
         table = lobby.create_table("santorini", "standard", 2)
         bot = add_bot(server.services, table.id, level="easy")
-        assert await asyncio.wait_for(client.receive(), 5) == ServerState(True, True)
+        newcomer = await SantoriniClient.connect("127.0.0.1", server.ports["santorini"])
+        assert await asyncio.wait_for(newcomer.receive(), 5) == ServerState(True, True)
         await client.register("gus")  # (B): the fullest waiting game
-        players = await asyncio.wait_for(client.receive(), 5)
+        players = await asyncio.wait_for(client.receive(), 5)  # no SERVERSTATE before it
         assert isinstance(players, Players)
         assert [name for name, _ in players.players] == [bot.name, "gus"]
     finally:
+        await newcomer.close()
         await client.close()

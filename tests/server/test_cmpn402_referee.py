@@ -163,6 +163,55 @@ def _move_bytes(referee: Referee, lexicon: Lexicon, kind: str) -> bytes:
     ).encode()
 
 
+def _drive(
+    referee: Referee,
+    clock: StepClock,
+    lexicon: Lexicon,
+    steps: list[Any],
+    after: Callable[[list[FakeLink]], None],
+) -> None:
+    """Two agents connect, then each of ``steps`` is played (bytes, moves, drops,
+    reconnects, time, admin buttons) and ``after`` checks the referee."""
+    links: list[FakeLink] = []
+    seats: list[int | None] = [None, None]
+
+    def connect(n: int) -> None:
+        link = FakeLink(len(links))
+        links.append(link)
+        index = referee.connect(link)
+        if index is not None:
+            seats[index] = index
+            referee.receive(index, Name(f"agent{n}").encode())
+
+    connect(0)
+    connect(1)
+    for kind, chosen, arg in steps:
+        who = chosen
+        if chosen == 2:
+            game = referee.game
+            who = referee.seat_of[game.turn] if game is not None and game.turn is not None else 0
+        if kind == "bytes" and seats[who] is not None:
+            referee.receive(who, arg)
+        elif kind in ("pass", "exchange", "play", "wrong-score") and seats[who] is not None:
+            data = PassMove().encode() if kind == "pass" else _move_bytes(referee, lexicon, kind)
+            referee.receive(who, data)
+        elif kind == "accept" and seats[who] is not None:
+            referee.receive(who, NoChallenge().encode())
+        elif kind == "challenge" and seats[who] is not None:
+            referee.receive(who, ChallengeMove().encode())
+        elif kind == "drop" and seats[who] is not None:
+            referee.disconnect(who)
+            seats[who] = None
+        elif kind == "connect" and seats[who] is None:
+            connect(who)
+        elif kind == "time":
+            clock.step(arg)
+        elif kind in ("start", "pause", "resume", "stop", "swap"):
+            with contextlib.suppress(RefereeError):  # a button that does nothing now
+                getattr(referee, kind)()
+        after(links)
+
+
 MOVE = st.tuples(
     st.sampled_from(["pass", "exchange", "play", "play", "wrong-score", "accept", "challenge"]),
     st.sampled_from([0, 1, 2, 2, 2]),  # 2: the player on turn
@@ -190,44 +239,7 @@ def test_random_orders_never_break_the_referee(
     the log fits it, and every game stored replays from its logged actions."""
     journal = inline_journal()
     referee, clock = _referee(gcide, journal)
-    links: list[FakeLink] = []
-    seats: list[int | None] = [None, None]
-
-    def connect(n: int) -> None:
-        link = FakeLink(len(links))
-        links.append(link)
-        index = referee.connect(link)
-        if index is not None:
-            seats[index] = index
-            referee.receive(index, Name(f"agent{n}").encode())
-
-    connect(0)
-    connect(1)
-    for kind, chosen, arg in steps:
-        who = chosen
-        if chosen == 2:
-            game = referee.game
-            who = referee.seat_of[game.turn] if game is not None and game.turn is not None else 0
-        if kind == "bytes" and seats[who] is not None:
-            referee.receive(who, arg)
-        elif kind in ("pass", "exchange", "play", "wrong-score") and seats[who] is not None:
-            data = PassMove().encode() if kind == "pass" else _move_bytes(referee, gcide, kind)
-            referee.receive(who, data)
-        elif kind == "accept" and seats[who] is not None:
-            referee.receive(who, NoChallenge().encode())
-        elif kind == "challenge" and seats[who] is not None:
-            referee.receive(who, ChallengeMove().encode())
-        elif kind == "drop" and seats[who] is not None:
-            referee.disconnect(who)
-            seats[who] = None
-        elif kind == "connect" and seats[who] is None:
-            connect(who)
-        elif kind == "time":
-            clock.step(arg)
-        elif kind in ("start", "pause", "resume", "stop", "swap"):
-            with contextlib.suppress(RefereeError):  # a button that does nothing now
-                getattr(referee, kind)()
-        _check(referee, links)
+    _drive(referee, clock, gcide, steps, lambda links: _check(referee, links))
     assert journal.errors == []
     for stored in journal.store.games():
         assert stored.data is not None
@@ -633,3 +645,45 @@ def test_a_new_referee_resumes_the_game_from_the_log(gcide: Lexicon, inline_jour
     assert stored.data["uid"] == referee.game_id
     *_, last = records.replay(stored.data, lexicon=gcide)
     assert last.game.result == resumed.result
+
+
+def _replayed(referee: Referee, store: Store, lexicon: Lexicon) -> tuple[Any, list[int], int]:
+    """What a referee restarted now would fold the running game's log into: the game,
+    both players' remaining times and the game clock (ms)."""
+    again, _ = _referee(lexicon, None, store.action_log(referee.game_id))
+    book = again._book
+    assert book is not None, "the running game's log does not replay"
+    return again._fold(book)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(STEP, min_size=20, max_size=60))
+def test_the_referees_log_replays_to_its_live_game_and_clocks(
+    gcide: Lexicon, inline_journal: Any, steps: list[Any]
+) -> None:
+    """Exact replay for the referee (docs/durability.md): random moves, refusals, drops,
+    reconnects, time passing and admin buttons; whenever the running game has no play in
+    its challenge window, its log replays to the live game (board, racks, bag, scores,
+    turn) and to the live clocks as they stood at the last entry (both players' times
+    and the game clock), so a restart now would resume exactly this game."""
+    journal = inline_journal()
+    referee, clock = _referee(gcide, journal)
+    logged = [-1]
+
+    def after(links: list[FakeLink]) -> None:
+        game = referee.game
+        if game is None or game.pending is not None or game.is_over:
+            return
+        log = _log_of(referee, journal.store)
+        if log.finished:
+            return
+        replayed, times, total = _replayed(referee, journal.store, gcide)
+        assert replayed.state() == game.state()
+        if len(log.entries) != logged[0]:
+            # A new entry: it holds the clocks as they stood when it was made, which are
+            # the referee's settled clocks until the next move or drop.
+            logged[0] = len(log.entries)
+            assert (times, total) == (referee.times, referee.total)
+
+    _drive(referee, clock, gcide, steps, after)
+    assert journal.errors == []

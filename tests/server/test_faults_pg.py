@@ -13,6 +13,7 @@ import signal
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from tests.serve import assert_stored_as_logged
 
@@ -72,10 +73,14 @@ async def test_a_postgresql_that_stops_answering_costs_no_game(
     postgres: EmbeddedPostgres, gcide: Lexicon
 ) -> None:
     """PostgreSQL frozen before a Twente game: the players play it to its end (the first
-    write waits its timeout, then the room goes on), the lobby shows the banner; thawed:
-    the log and the finished game are written, once, and the banner goes."""
+    write waits its timeout, then the room goes on), the lobby shows the banner; pages
+    that read the store wait in a worker thread, not on the event loop, so the game
+    goes on meanwhile and the lobby page comes with the live tables and no recent games;
+    thawed: the log and the finished game are written, once, and the banner goes."""
     url = postgres.create_database("outage")
-    config = ServerConfig(database=url).only("twente").with_port("twente", 0)
+    config = (
+        ServerConfig(database=url).only("twente", "web").with_port("twente", 0).with_port("web", 0)
+    )
     server = MeepleServer(config, rng=random.Random(11))
     server.services.resource("scrabble.lexicon", lambda: gcide)
     await server.start()
@@ -87,13 +92,22 @@ async def test_a_postgresql_that_stops_answering_costs_no_game(
         lobby = server_lobby(server.services)
         _signal(frozen, signal.SIGSTOP)
         port = server.ports["twente"]
-        results = await asyncio.wait_for(
-            asyncio.gather(*(play_twente("127.0.0.1", port, n, gcide) for n in ("ann", "bob"))),
-            90,
-        )
-        assert all(r[0].reason == "WIN" for r in results)
-        assert journal.health is Health.RETRYING
-        assert "not taking writes" in (lobby.snapshot()["store"] or "")
+        web = httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.ports['web']}", timeout=30)
+        async with web:
+            # Both wait on the frozen database (the pool's timeout) while the game is played.
+            pages = asyncio.gather(web.get("/"), web.get("/ratings"))
+            results = await asyncio.wait_for(
+                asyncio.gather(*(play_twente("127.0.0.1", port, n, gcide) for n in ("ann", "bob"))),
+                90,
+            )
+            assert all(r[0].reason == "WIN" for r in results)
+            assert journal.health is Health.RETRYING
+            assert "not taking writes" in (lobby.snapshot()["store"] or "")
+            lobby_page, ratings_page = await pages
+        assert lobby_page.status_code == 200
+        assert "not taking writes" in lobby_page.text
+        assert ratings_page.status_code == 503  # its read got no answer: said so, not a hang
+        assert "not answering" in ratings_page.text
         _signal(frozen, signal.SIGCONT)
         await _until(lambda: journal.health is Health.OK)
         assert lobby.snapshot()["store"] is None

@@ -175,6 +175,31 @@ async def test_setup_refusals_and_fresh_updates(server: MeepleServer) -> None:
     assert not done.can_place_worker
 
 
+async def test_no_second_serverstate_before_register(server: MeepleServer) -> None:
+    """Issue 22: a client that has not registered hears SERVERSTATE once, however often
+    whether a game waits changes meanwhile; so the first message after its REGISTER is
+    the game's, never a SERVERSTATE that a client could take for the answer."""
+    late = await Raw.open(server)
+    assert await late.next() == ServerState(True, False)
+    ann = await Raw.open(server)
+    assert await ann.next() == ServerState(True, False)
+    ann.send(Register("Ann", 3, False))  # a game now waits
+    bob = await Raw.open(server)
+    assert await bob.next() == ServerState(True, True)
+    bob.writer.close()  # still waiting; then nobody waits any more:
+    ann.writer.close()
+    await asyncio.sleep(0.1)
+    with pytest.raises(TimeoutError):
+        await late.next(timeout=0.3)  # nothing was pushed
+    late.send(Register("Late"))  # (B) on a stale active: false starts a 2-player game
+    friend = await Raw.open(server)
+    assert await friend.next() == ServerState(True, True)
+    friend.send(Register("Friend"))
+    players = await late.next()
+    assert isinstance(players, Players)
+    assert set(dict(players.players)) == {"Late", "Friend"}
+
+
 async def test_disconnect_ends_the_game_for_the_others(server: MeepleServer) -> None:
     """ERRATA: the others get ENDGAME naming the dropped player, isWinner false; then
     SERVERSTATE, and they may register again on the same connection."""

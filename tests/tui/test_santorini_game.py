@@ -45,15 +45,20 @@ async def am27(tmp_path: Path) -> AsyncIterator[MeepleServer]:
 
 
 async def _wait_for_waiting_game(port: int) -> None:
-    """Until the server says a game is waiting (SERVERSTATE active), so seats are fixed."""
-    probe = await SantoriniClient.connect("127.0.0.1", port)
-    try:
+    """Until a greeting says a game is waiting (SERVERSTATE active), so seats are fixed.
+
+    The server greets once per connection and never pushes a second SERVERSTATE (issue
+    22), so the probe connects again until one says so."""
+    async with asyncio.timeout(5):
         while True:
-            message = await asyncio.wait_for(probe.receive(), 5)
+            probe = await SantoriniClient.connect("127.0.0.1", port)
+            try:
+                message = await probe.receive()
+            finally:
+                await probe.close()
             if isinstance(message, ServerState) and message.active:
                 return
-    finally:
-        await probe.close()
+            await asyncio.sleep(0.02)
 
 
 async def _click(pilot: Pilot[None], square: Square) -> None:

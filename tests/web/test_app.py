@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -16,9 +17,12 @@ from tests.web.helpers import ServerFactory, web_socket
 from websockets.asyncio.client import ClientConnection
 
 from meeple.clients.scrabble_bot import play_twente
+from meeple.clients.twente import TwenteClient
 from meeple.games.scrabble.lexicon import Lexicon
+from meeple.protocols.twente.messages import NotifyTurn
 from meeple.protocols.web import DEFAULT_MAX_MESSAGE_SIZE, PROTOCOL
 from meeple.server.app import MeepleServer
+from meeple.server.lobby import server_lobby
 from meeple.server.store import Store
 from meeple.web.listener import WS_TRANSPORT_LIMIT
 
@@ -231,3 +235,32 @@ async def test_websockets_per_address_are_limited(make_server: ServerFactory) ->
     third = await web_socket(server)  # a slot is free again
     for ws in (second, third):
         await ws.close()
+
+
+async def test_the_cluster_api_shows_one_node_with_every_role_and_its_rooms(
+    twente: MeepleServer, http: httpx.AsyncClient, gcide: Lexicon
+) -> None:
+    """``GET /api/cluster`` (docs/cluster.md) on ``meeple serve``: one node with every
+    role, the lobby's leader; a game in progress is a room it owns, gone when it ends."""
+    empty = (await http.get("/api/cluster")).json()
+    [node] = empty["nodes"]
+    assert node["roles"] == ["edge", "rooms", "lobby", "store"]
+    assert node["pid"] == os.getpid()  # the test's server runs in this process
+    assert f"127.0.0.1:{twente.ports['twente']}" in node["address"]
+    assert empty["lobby_leader"] == node["name"]
+    assert empty["rooms"] == []
+    ann = await TwenteClient.connect("127.0.0.1", twente.ports["twente"], "ann")
+    bob = await TwenteClient.connect("127.0.0.1", twente.ports["twente"], "bob")
+    try:
+        await ann.request_game(2)
+        await bob.request_game(2)
+        while not isinstance(await ann.receive(), NotifyTurn):
+            pass
+        [room] = server_lobby(twente.services).rooms
+        busy = (await http.get("/api/cluster")).json()
+        assert busy["rooms"] == [{"uid": room.uid, "game": "scrabble", "owner": node["name"]}]
+    finally:
+        await ann.close()
+        await bob.close()
+    await room.wait_finished()
+    assert (await http.get("/api/cluster")).json()["rooms"] == []

@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "meeple.cli.play",
     "meeple.cli.cmpn402",
     "meeple.cli.ratings",
+    "meeple.cli.check",
 )
 
 

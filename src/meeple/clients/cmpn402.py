@@ -10,7 +10,10 @@ Writing a contest agent takes a class with two methods and one call::
 
     results = await play("ws://127.0.0.1:8765", "my-team", Agent(), games=1)
 
-Either method may also be ``async``. :class:`View` is what the agent knows: board,
+Either method may also be ``async``. A plain method runs in a worker thread, so the
+connection answers the referee's pings while the agent thinks (a referee with a 1 s
+heartbeat drops an agent whose pong waits for a 1 s think); an ``async`` one runs on
+the event loop and must not block it. :class:`View` is what the agent knows: board,
 rack, scores, times, and ``refused`` (how many moves the server has answered INVALID
 this turn, so an agent can try its next-best move). :class:`BuiltinAgent` is
 meeple's own: the best-scoring legal move (:mod:`meeple.ai.scrabble`), and it
@@ -29,7 +32,7 @@ import asyncio
 import inspect
 import logging
 import sys
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar, cast
 
@@ -190,6 +193,19 @@ async def _call(value: T | Awaitable[T]) -> T:
     return value
 
 
+async def _consult(method: Callable[..., T | Awaitable[T]], *args: object) -> T:
+    """Ask the agent: an ``async`` method on the loop, a plain one in a worker thread.
+
+    The thread keeps the event loop free while the agent thinks, so the websockets
+    connection answers the referee's pings (issue 22: a 1 s think on the loop blocked
+    the pong, and a referee with a 1 s heartbeat dropped the agent). The runner reads
+    no message until the answer is back, so the view does not change meanwhile.
+    """
+    if inspect.iscoroutinefunction(method):
+        return await _call(method(*args))
+    return await _call(await asyncio.to_thread(method, *args))
+
+
 class _Runner:
     """The client state machine on one connection, with the agent and its view."""
 
@@ -205,7 +221,7 @@ class _Runner:
 
     async def think(self) -> None:
         view = self.view
-        move = cast(Move, await _call(self.agent.choose_move(view)))
+        move = cast(Move, await _consult(self.agent.choose_move, view))
         if isinstance(move, PlayMove):
             view.pending = move
         elif isinstance(move, ExchangeMove):
@@ -270,7 +286,7 @@ class _Runner:
         elif isinstance(message, PlayNotice):
             view.player_time, view.total_time = message.player_time, message.total_time
             view.opponent_play = message
-            if await _call(self.agent.want_challenge(view, message)):
+            if await _consult(self.agent.want_challenge, view, message):
                 await self.send(ChallengeMove())
                 return
             self._opponent_play_stands()

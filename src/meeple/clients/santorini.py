@@ -70,6 +70,13 @@ log = logging.getLogger(__name__)
 
 READ_SIZE = 65536
 MAX_SEARCH_MOVES = 3  # moves in one turn after which the search player stops planning
+# How long the bot waits for the server to answer a command of its turn before it takes
+# the command as ignored and chooses again from the last update (issue 22): the
+# group's server ignores an illegal move without a word (ERRATA).
+ANSWER_TIMEOUT = 5.0
+# Commands a server answers at once: GODINIT with GODLISTMESSAGE or PLAYERSMESSAGE,
+# CHOSESTARTER and the steps of a turn with UPDATE (or INFO).
+_ANSWERED = (GodInit, ChooseStarter, WorkerInit, Move, Build, Pass)
 
 
 class SantoriniClientError(Exception):
@@ -100,6 +107,14 @@ class SantoriniClient:
         self.steps_this_turn = 0  # our MOVEs and BUILDs since our turn began
         self.challenger = ""
         self.refusals = 0  # INFO replies to our commands so far
+        # The last command of ours in a turn that the server has not answered yet, and
+        # those of this turn it never answered (issue 22: a server may ignore a command
+        # without a word; the bot times out and chooses again without them).
+        self.awaiting: ClientMessage | None = None
+        self.unanswered: set[ClientMessage] = set()
+        # The last GODLISTMESSAGE, PLAYERSMESSAGE or UPDATE: what a bot re-reads when
+        # the server does not answer it.
+        self.last_prompt: GodList | Players | Update | None = None
         self.ping_interval = ping_interval
         self._pinger: asyncio.Task[None] | None = None
 
@@ -129,14 +144,31 @@ class SantoriniClient:
         await self.send(Register(nickname, players, None if players is None else bool(gods)))
 
     async def send(self, message: ClientMessage) -> None:
+        data = self.session.send(message)
         if isinstance(message, Move):
             self.moves_this_turn += 1
         if isinstance(message, Move | Build):
             self.steps_this_turn += 1
         elif isinstance(message, Pass):
             self.moves_this_turn = self.steps_this_turn = 0
-        self._writer.write(self.session.send(message))
+        if isinstance(message, _ANSWERED):
+            self.awaiting = message
+        self._writer.write(data)
         await self._writer.drain()
+
+    def unanswered_command(self) -> ClientMessage | None:
+        """Give up waiting for the answer to :attr:`awaiting` (the server ignored it):
+        it counts as not sent, and joins :attr:`unanswered` for the rest of the turn.
+        Returns it (None if nothing was awaited)."""
+        message, self.awaiting = self.awaiting, None
+        if message is None:
+            return None
+        self.unanswered.add(message)
+        if isinstance(message, Move):
+            self.moves_this_turn -= 1
+        if isinstance(message, Move | Build):
+            self.steps_this_turn -= 1
+        return message
 
     def may_send(self, message: ClientMessage) -> bool:
         """Whether the session allows ``message`` now. False once a server message we
@@ -181,7 +213,10 @@ class SantoriniClient:
     async def receive(self) -> ServerMessage:
         """The next server message (state tracked first); SantoriniClientError at the end."""
         while not self._pending:
-            data = await self._reader.read(READ_SIZE)
+            try:
+                data = await self._reader.read(READ_SIZE)
+            except ConnectionError:
+                data = b""  # reset by the server: closed, as far as the bot is concerned
             events = self.session.receive_data(data) if data else self.session.receive_eof()
             for event in events:
                 if isinstance(event, Ignored | Rejected):
@@ -206,6 +241,14 @@ class SantoriniClient:
                 return
 
     def _track(self, message: ServerMessage) -> None:
+        if not isinstance(message, Ping):
+            self.awaiting = None  # answered (or overtaken): the server has spoken
+        if isinstance(message, EndGame) or (
+            isinstance(message, Update | GodList) and message.player != self.nickname
+        ):
+            self.unanswered.clear()  # our turn is over: what was ignored may be fine later
+        if isinstance(message, GodList | Players | Update):
+            self.last_prompt = message
         if isinstance(message, ServerState):
             self.server_state = message
         elif isinstance(message, Players):
@@ -264,11 +307,23 @@ def choose(client: SantoriniClient, update: Update, rng: random.Random) -> Clien
             for c in range(5)
             if client.board.get(Cell(r, c), CellState((0,))).owner is None
         ]
+        free = [c for c in free if WorkerInit(me, c, sex) not in client.unanswered]
+        if not free:
+            return None
         free.sort(key=lambda x: (abs(x.row - 2) + abs(x.column - 2), rng.random()))
         return WorkerInit(me, free[0], sex)
-    moves = [(w, d) for w, cells in update.reachable for d in cells]
+    # Only what the update lists (issue 22): the server knows the gods' restrictions
+    # (Athena) that the board does not show; and nothing the server ignored this turn.
+    ignored = client.unanswered
+    moves = [
+        (w, d) for w, cells in update.reachable for d in cells if Move(me, w, d) not in ignored
+    ]
     builds = [
-        (w, c, lv) for w, options in update.buildable for c, levels in options for lv in levels
+        (w, c, lv)
+        for w, options in update.buildable
+        for c, levels in options
+        for lv in levels
+        if Build(me, w, c, lv) not in ignored
     ]
     if client.moves_this_turn and builds:
         moves = [(w, d) for w, d in moves if client.level(d) == 3 and client.level(w) == 2]
@@ -279,11 +334,8 @@ def choose(client: SantoriniClient, update: Update, rng: random.Random) -> Clien
         if not update.can_pass:
             w, d = max(moves, key=lambda wd: (client.level(wd[1]), rng.random()))
             return Move(me, w, d)
-    if update.can_pass:
+    if update.can_pass and Pass(me) not in ignored:
         return Pass(me)
-    builds = [
-        (w, c, lv) for w, options in update.buildable for c, levels in options for lv in levels
-    ]
     if builds:
         rivals = [c for c, s in client.board.items() if s.owner not in (None, me)]
 
@@ -303,6 +355,42 @@ def choose(client: SantoriniClient, update: Update, rng: random.Random) -> Clien
     return Lose(me)  # on turn with no option at all: §4.2.6
 
 
+def listed(update: Update, message: ClientMessage) -> bool:
+    """Whether ``update`` offers ``message``: the server's lists, not our reading of the
+    rules, say what is legal (gods such as Athena restrict what the board allows)."""
+    if isinstance(message, Move):
+        return any(
+            w == message.source and message.destination in cells for w, cells in update.reachable
+        )
+    if isinstance(message, Build):
+        return any(
+            w == message.source and c == message.destination and message.level in levels
+            for w, options in update.buildable
+            for c, levels in options
+        )
+    if isinstance(message, Pass):
+        return update.can_pass
+    if isinstance(message, WorkerInit):
+        return update.can_place_worker
+    return True  # LOSE is always ours to send
+
+
+def _no_step_up(client: SantoriniClient, update: Update) -> bool:
+    """True when the board has a step up for one of our listed workers (a free cell one
+    level higher next to it) but the update lists none: an opponent's Athena moved up."""
+    if not update.reachable:
+        return False
+    possible = listed_up = False
+    for w, cells in update.reachable:
+        here = client.level(w)
+        listed_up = listed_up or any(client.level(c) == here + 1 for c in cells)
+        for n in _neighbours(w):
+            state = client.board.get(n)
+            free = state is None or state.owner is None
+            possible = possible or (free and client.level(n) == here + 1 and here + 1 < 4)
+    return possible and not listed_up
+
+
 class SearchPlayer:
     """The engine helper's search player (:func:`meeple.ai.santorini.search_action`) on
     the wire: at the start of each of our turns it rebuilds the position from what the
@@ -310,9 +398,12 @@ class SearchPlayer:
     advances its own copy with the steps it sends. Whatever it cannot judge (set-up,
     a position it cannot rebuild, a step the server refused) goes to :func:`choose`.
 
-    What the wire does not carry is approximated: whether an opponent moved up last
-    turn (Athena) is taken as no; the server refuses a wrong step and the bot then
-    falls back to the server's own option lists.
+    What the wire does not carry is read from the update: whether an Athena opponent
+    moved up last turn shows as no step up in our reachable cells where the board has
+    one (issue 22). And every step the search picks must be one the update lists
+    (a move in ``reachableCells``, a build in ``buildableCells``, a pass only with
+    ``canPass``); one that is not, and any turn in which the server ignored or refused
+    a step, goes to the server's own option lists (:func:`choose`).
     """
 
     def __init__(self, width: int = 6) -> None:
@@ -333,12 +424,15 @@ class SearchPlayer:
             # Re-planning after each step can walk in circles (Triton may move on and
             # on along the perimeter): from here the simple policy builds.
             self._state = None
-        if self._state is None or refused:
+        if self._state is None or refused or client.unanswered:
             self._state = None
             return choose(client, update, rng)
         try:
             action = search_action(self._state, rng, width=self.width)
             message = self._to_wire(client, action)
+            if message is not None and not listed(update, message):
+                log.info("%s: the search's %s is not in the update", client.nickname, message)
+                message = None
             if message is not None:
                 self._state = engine.advance(self._state, action)[0]
         except (ValueError, engine.RuleError):
@@ -371,6 +465,8 @@ class SearchPlayer:
         if any(g is not None and g not in engine.GODS for g in gods):
             return None
         me = seats.index(client.nickname)
+        blocked_up = client.last_update is not None and _no_step_up(client, client.last_update)
+        moved_up = tuple(blocked_up and g == "Athena" and i != me for i, g in enumerate(gods))
         rules = engine.Rules(players=n, gods=gods_on, auto_eliminate=False)
         return engine.GameState(
             rules=rules,
@@ -383,7 +479,7 @@ class SearchPlayer:
             domes=tuple(domes),
             workers=tuple(workers),
             alive=alive,
-            moved_up=(False,) * n,
+            moved_up=moved_up,
         )
 
     def _to_wire(self, client: SantoriniClient, action: engine.Action) -> ClientMessage | None:
@@ -420,39 +516,77 @@ async def play_santorini(
     seed: int | None = None,
     ping_interval: float = DEFAULT_PING_INTERVAL,
     search: bool = True,
+    answer_timeout: float = ANSWER_TIMEOUT,
 ) -> list[GameResult]:
-    """Connect, play ``games`` games in a row on one connection, return how each ended."""
+    """Connect, play ``games`` games in a row on one connection, return how each ended.
+
+    Raise :class:`SantoriniClientError` if the server closes the connection before
+    ``games`` games have ended, saying why when the server said so (``open: false``).
+    A command of ours that the server does not answer within ``answer_timeout`` seconds
+    counts as ignored: the bot re-reads the last GODLISTMESSAGE, PLAYERSMESSAGE or
+    UPDATE and chooses again without it.
+    """
     rng = random.Random(seed)
     chooser = _chooser() if search else choose
     client = await SantoriniClient.connect(host, port, ping_interval=ping_interval)
     results: list[GameResult] = []
     current = GameResult(None, "")
+
+    async def respond(prompt: GodList | Players | Update) -> None:
+        """Answer a message that may ask us to act, with nothing the server ignored."""
+        if current.refusals > 50:
+            raise SantoriniClientError("the server keeps refusing our moves")
+        me = client.nickname
+        command: ClientMessage | None = None
+        if isinstance(prompt, GodList) and prompt.player == me:
+            offered = [GodInit(me, g.name) for g in prompt.gods]
+            fresh = [c for c in offered if c not in client.unanswered]
+            command = rng.choice(fresh or offered) if offered else None
+        elif isinstance(prompt, Players) and prompt.player == me:
+            starters = [ChooseStarter(me, me)] + [
+                ChooseStarter(me, n) for n, _ in prompt.players if n != me
+            ]
+            command = next((c for c in starters if c not in client.unanswered), starters[0])
+        elif isinstance(prompt, Update) and client.my_turn(prompt):
+            command = chooser(client, prompt, rng)
+        sent = command is not None and await client.send_if_allowed(command)
+        if sent and isinstance(command, Pass):
+            current.turns += 1
+
     try:
-        async for message in client:
+        while True:
+            timeout = answer_timeout if client.awaiting is not None else None
+            try:
+                message = await asyncio.wait_for(client.receive(), timeout)
+            except TimeoutError:
+                ignored = client.unanswered_command()
+                log.warning("%s: no answer to %s in %g s", name, ignored, answer_timeout)
+                current.refusals += 1
+                if client.last_prompt is not None:
+                    await respond(client.last_prompt)  # re-read the last prompt
+                continue
+            except SantoriniClientError:
+                if len(results) >= games:
+                    break
+                raise SantoriniClientError(_closed_early(client, len(results), games)) from None
             if isinstance(message, ServerState):
                 if len(results) >= games:
                     break
-                if client.session.state.value == "connected":
+                if not message.open:
+                    # §2.1: open is whether the client has been accepted. It has not:
+                    # register only if a later SERVERSTATE opens; a close is a failure.
+                    log.warning("%s: the server is not open to new players", name)
+                elif client.session.state.value == "connected":
                     await client.register(name, players, gods)
             elif isinstance(message, Info):
                 if message.information == "NICKNAME":
                     raise SantoriniClientError(f"nickname {name!r} refused")
                 current.refusals += 1
                 client.refusals += 1
-            elif isinstance(message, GodList) and message.player == client.nickname:
-                god = rng.choice(message.gods).name
-                await client.send_if_allowed(GodInit(client.nickname, god))
-            elif isinstance(message, Players):
-                current.gods = dict(message.players)
-                if message.player == client.nickname:
-                    await client.send_if_allowed(ChooseStarter(client.nickname, client.nickname))
-            elif isinstance(message, Update) and client.my_turn(message):
-                if current.refusals > 50:
-                    raise SantoriniClientError("the server keeps refusing our moves")
-                command = chooser(client, message, rng)
-                sent = command is not None and await client.send_if_allowed(command)
-                if sent and isinstance(command, Pass):
-                    current.turns += 1
+            elif isinstance(message, GodList | Players | Update):
+                if isinstance(message, Players):
+                    current.gods = dict(message.players)
+                await respond(message)
             elif isinstance(message, EndGame):
                 current.winner = message.player if message.is_winner else None
                 current.ended_by = message.player
@@ -461,3 +595,11 @@ async def play_santorini(
     finally:
         await client.close()
     return results
+
+
+def _closed_early(client: SantoriniClient, played: int, games: int) -> str:
+    """Why the bot stops: the connection closed after ``played`` of ``games`` games."""
+    state = client.server_state
+    if state is not None and not state.open and client.session.nickname is None:
+        return "the server is not open to new players (SERVERSTATE open: false) and closed"
+    return f"the server closed the connection after {played} of {games} games"

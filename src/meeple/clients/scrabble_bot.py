@@ -19,7 +19,8 @@ from meeple.ai.scrabble import (
 )
 from meeple.clients.twente import TwenteClient
 from meeple.games.scrabble.lexicon import Lexicon
-from meeple.protocols.twente.messages import Error, GameOver, NotifyTurn
+from meeple.protocols.twente.events import PeerError
+from meeple.protocols.twente.messages import Error, GameOver
 from meeple.protocols.twente.session import State
 
 __all__ = ["BotResult", "configure", "play_twente"]
@@ -71,21 +72,12 @@ async def play_twente(
     results: list[BotResult] = []
     try:
         await client.request_game(players)
-        skip = 0
         refused = 0
         async for message in client:
-            if isinstance(message, NotifyTurn):
-                skip = 0
-                if message.your_turn:
-                    await _move(client, lexicon, skip)
-            elif isinstance(message, Error) and client.turn == client.name:
-                logger.info("%s: move refused (%s)", name, message.code.value)
+            if isinstance(message, Error | PeerError) and client.turn == client.name:
+                code = message.code.value if message.code is not None else "unreadable"
+                logger.info("%s: refused or error (%s)", name, code)
                 refused += 1
-                skip += 1
-                if skip <= MAX_RETRIES:
-                    await _move(client, lexicon, skip)
-                else:
-                    await client.pass_turn()  # a pass is never refused in one's turn
             elif isinstance(message, GameOver):
                 results.append(
                     BotResult(client.players, dict(message.scores), message.reason.value, refused)
@@ -93,16 +85,28 @@ async def play_twente(
                 refused = 0
                 if len(results) >= games:
                     break
-                await client.request_game(players)
+                if client.session.state is State.LOBBY:  # not if the server hung up too
+                    await client.request_game(players)
+            # Act on the newest state only: once every message already read has been
+            # handed out (the same read may end the turn or the game), and never in
+            # answer to an ERROR (issue 22): a refused move is retried because the
+            # session says the turn is still ours, not because an ERROR came.
+            if client.move_due:
+                await _move(client, lexicon, client.session.refusals)
     finally:
         await client.close()
     return results
 
 
 async def _move(client: TwenteClient, lexicon: Lexicon, skip: int) -> None:
-    if client.session.state is not State.GAME:
-        # The session has read ahead to a GAMEOVER (the server ended the game, e.g. its
-        # admin end) that the loop has not handed out yet: no move is due any more.
+    """Send the move for the position the client knows (``client.move_due`` is true).
+
+    Nothing here yields to the event loop before the message is written (the client's
+    send writes before it drains), so the state the choice was made on is the state
+    the session sends it in.
+    """
+    if skip > MAX_RETRIES:
+        await client.pass_turn()  # a pass is never refused in one's turn
         return
     choice = choose(
         client.board,

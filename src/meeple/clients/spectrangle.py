@@ -61,6 +61,7 @@ __all__ = [
     "BotResult",
     "SpectrangleClient",
     "SpectrangleClientError",
+    "drop_tile",
     "play_spectrangle",
     "swap_tile",
 ]
@@ -233,6 +234,10 @@ class SpectrangleClient:
         elif isinstance(message, Move):
             self.board.put(message.tile, message.index)
             self.points[message.name] = self.points.get(message.name, 0) + message.points
+            # The placed tile has left the hand. A 1.4 server's next tiles line says so
+            # anyway; a 1.3 server may send none before the next move is due (issue 22).
+            if message.name in self.hands:
+                self.hands[message.name] = drop_tile(self.hands[message.name], message.tile)
         elif isinstance(message, Replace):
             self.exchanged += 1
             # A server may send no tiles line after it (1.3): the hand is known anyway.
@@ -254,6 +259,14 @@ def _lines(data: bytes) -> list[bytes]:
     """``data`` cut after each ``\n``: every piece holds at most one whole line."""
     pieces = data.split(b"\n")
     return [p + b"\n" for p in pieces[:-1]] + ([pieces[-1]] if pieces[-1] else [])
+
+
+def drop_tile(hand: tuple[Tile, ...], placed: Tile) -> tuple[Tile, ...]:
+    """``hand`` without ``placed`` (in any rotation); unchanged if it does not hold it."""
+    for i, tile in enumerate(hand):
+        if tile.same_piece(placed):
+            return (*hand[:i], *hand[i + 1 :])
+    return hand
 
 
 def swap_tile(hand: tuple[Tile, ...], old: Tile, new: Tile) -> tuple[Tile, ...]:

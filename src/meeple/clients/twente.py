@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator
 from meeple.games.scrabble.board import Board, Direction
 from meeple.games.scrabble.moves import tiles_from_word
 from meeple.games.scrabble.tiles import BLANK
-from meeple.protocols.twente.events import ConnectionClosed, Ignored, Rejected
+from meeple.protocols.twente.events import ConnectionClosed, Ignored, PeerError, Rejected
 from meeple.protocols.twente.messages import (
     BLANK_ON_RACK,
     Announce,
@@ -44,9 +44,13 @@ from meeple.protocols.twente.messages import (
 )
 from meeple.protocols.twente.session import ClientSession
 
-__all__ = ["TwenteClient", "TwenteClientError"]
+__all__ = ["Received", "TwenteClient", "TwenteClientError"]
 
 READ_SIZE = 65536
+
+# What :meth:`TwenteClient.receive` hands out: the server's messages, and an ERROR the
+# session could not read (a refusal all the same, never answered).
+Received = ServerMessage | PeerError
 
 
 class TwenteClientError(Exception):
@@ -60,7 +64,7 @@ class TwenteClient:
         self._reader = reader
         self._writer = writer
         self.session = ClientSession()
-        self._pending: list[ServerMessage] = []
+        self._pending: list[Received] = []
         self.name = ""
         self.server_flags: frozenset[Flag] = frozenset()
         self.players: tuple[str, ...] = ()
@@ -117,7 +121,18 @@ class TwenteClient:
 
     # --- receiving ----------------------------------------------------------------------
 
-    async def receive(self) -> ServerMessage:
+    @property
+    def move_due(self) -> bool:
+        """Whether to move now: every message already read is handed out, and after them
+        it is our turn in a game with no move of ours awaiting its verdict.
+
+        A bot acts on this, not on the message in hand: the same read may hold, behind an
+        ERROR, the NOTIFYTURN or GAMEOVER that ends the turn (issue 22). Check it and
+        send with no ``await`` between, and no message of the server's can slip in.
+        """
+        return not self._pending and self.session.may_move()
+
+    async def receive(self) -> Received:
         """The next server message (state updated first); TwenteClientError at the end."""
         while not self._pending:
             data = await self._reader.read(READ_SIZE)
@@ -140,17 +155,17 @@ class TwenteClient:
         self._track(message)
         return message
 
-    def __aiter__(self) -> AsyncIterator[ServerMessage]:
+    def __aiter__(self) -> AsyncIterator[Received]:
         return self._iterate()
 
-    async def _iterate(self) -> AsyncIterator[ServerMessage]:
+    async def _iterate(self) -> AsyncIterator[Received]:
         while True:
             try:
                 yield await self.receive()
             except TwenteClientError:
                 return
 
-    def _track(self, message: ServerMessage) -> None:
+    def _track(self, message: Received) -> None:
         if isinstance(message, StartGame):
             self.players = message.players
             self.board = Board()
@@ -175,6 +190,8 @@ class TwenteClient:
             self.turn = None
         elif isinstance(message, Error):
             self.last_error = message
+            self._played = None
+        elif isinstance(message, PeerError):
             self._played = None
 
     def _moved(self, player: str) -> None:

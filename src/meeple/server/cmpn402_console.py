@@ -60,6 +60,10 @@ class Console(Protocol):
 
     def check_token(self, token: str) -> bool: ...
 
+    def running_games(self) -> list[str]:
+        """The uids (log uids) of the referee games running now."""
+        ...
+
 
 class Watchers:
     """Callbacks told after each change; a failing one is logged, never propagated."""
@@ -278,3 +282,7 @@ class SeriesConsole:
 
     def check_token(self, token: str) -> bool:
         return check_token(self._token, token)
+
+    def running_games(self) -> list[str]:
+        referee = self.referee
+        return [referee.game_id] if referee.game is not None and referee.game_id else []

@@ -946,3 +946,11 @@ class ContestConsole:
 
     def check_token(self, token: str) -> bool:
         return check_token(self._token, token)
+
+    def running_games(self) -> list[str]:
+        tables = self.contest.tables
+        return [
+            t.referee.game_id
+            for _, t in sorted(tables.items())
+            if t.referee is not None and t.referee.game is not None and t.referee.game_id
+        ]

@@ -94,7 +94,8 @@ class Journal:
         self.on_health: list[Callable[[Health], None]] = []
         self.on_overflow: list[Callable[[], None]] = []
         self._sleep = sleep
-        self._jobs: queue.Queue[_Job | None] = queue.Queue()
+        self._jobs: queue.Queue[list[_Job] | None] = queue.Queue()
+        self._staged: list[_Job] = []  # asked for in this turn of the loop
         self._pending = 0  # jobs queued or running
         self._count_lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -108,17 +109,42 @@ class Journal:
 
     # --- the room's side ---------------------------------------------------------------
 
-    async def open(self, uid: str, game: str, genesis: Mapping[str, Any]) -> Written:
-        return await self._submit(lambda: self.store.open_log(uid, game, genesis), f"open {uid}")
+    # Each returns a future the room awaits (or not): the write is queued at once, in
+    # the order of the calls, whether or not anyone awaits it.
 
-    async def append(self, uid: str, seq: int, entry: Mapping[str, Any], at: float) -> Written:
-        return await self._submit(
+    def open(self, uid: str, game: str, genesis: Mapping[str, Any]) -> asyncio.Future[Written]:
+        return self.submit(lambda: self.store.open_log(uid, game, genesis), f"open {uid}")
+
+    def append(
+        self, uid: str, seq: int, entry: Mapping[str, Any], at: float
+    ) -> asyncio.Future[Written]:
+        return self.submit(
             lambda: self.store.append_log(uid, seq, entry, at=at), f"append {uid}#{seq}"
         )
 
-    async def finish(self, uid: str, game: Mapping[str, Any]) -> Written:
+    def finish(self, uid: str, game: Mapping[str, Any]) -> asyncio.Future[Written]:
         """Store the finished game and close the log (once, however often retried)."""
-        return await self._submit(lambda: self.store.finish_log(uid, **game), f"finish {uid}")
+        return self.submit(lambda: self.store.finish_log(uid, **game), f"finish {uid}")
+
+    def submit(self, call: Callable[[], Any], what: str) -> asyncio.Future[Written]:
+        """Queue ``call`` (a store write; retried while it fails) behind every write
+        queued before it; the future says when it is taken (:class:`Written`), or raises
+        the store's refusal (:class:`~meeple.server.store.LogConflict`). Called on the
+        event loop."""
+        loop = asyncio.get_running_loop()
+        self._loop = loop
+        future: asyncio.Future[Written] = loop.create_future()
+        if self.health is not Health.OK:
+            # The store is failing: keep the write in order and let the room go on.
+            # (What was staged before goes first; the backlog's bound is checked now.)
+            future.set_result(Written.DEFERRED)
+            self._flush()
+            self._put([_Job(call, what, None, None)])
+            return future
+        self._waiting.add(future)
+        self._watch(loop)
+        self._stage(_Job(call, what, loop, future), loop)
+        return future
 
     def trouble(self) -> str | None:
         """What the lobby's and the console's banner says while writes fail; None: OK."""
@@ -138,13 +164,13 @@ class Journal:
     @property
     def backlog(self) -> int:
         """Writes queued and not yet in the store."""
-        return self._pending
+        return self._pending + len(self._staged)
 
     async def drain(self, timeout: float | None = None) -> bool:
         """Wait until every queued write is in the store (True), or ``timeout`` passes."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
-        self._put(_Job(lambda: None, "drain", loop, future))
+        self._stage(_Job(lambda: None, "drain", loop, future), loop)
         try:
             await asyncio.wait_for(asyncio.shield(future), timeout)
         except TimeoutError:
@@ -153,6 +179,7 @@ class Journal:
 
     def close(self, timeout: float = 5.0) -> None:
         """Write what is queued (for at most ``timeout`` seconds), then stop the thread."""
+        self._flush()
         self._jobs.put(None)
         self._thread.join(timeout)
         if self._thread.is_alive():
@@ -161,21 +188,17 @@ class Journal:
 
     # --- internals -------------------------------------------------------------------------
 
-    async def _submit(self, call: Callable[[], Any], what: str) -> Written:
-        loop = asyncio.get_running_loop()
-        self._loop = loop
-        if self.health is not Health.OK:
-            # The store is failing: keep the write in order and let the room go on.
-            self._put(_Job(call, what, None, None))
-            return Written.DEFERRED
-        future: asyncio.Future[Any] = loop.create_future()
-        self._waiting.add(future)
-        future.add_done_callback(self._waiting.discard)
-        self._watch(loop)
-        self._put(_Job(call, what, loop, future))
-        result = await future
-        assert isinstance(result, Written)
-        return result
+    def _stage(self, job: _Job, loop: asyncio.AbstractEventLoop) -> None:
+        """Hand ``job`` to the writer with every other write asked for in this turn of
+        the event loop: one wake-up of the writer thread for all of them."""
+        self._staged.append(job)
+        if len(self._staged) == 1:
+            loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        jobs, self._staged = self._staged, []
+        if jobs:
+            self._put(jobs)
 
     def _watch(self, loop: asyncio.AbstractEventLoop) -> None:
         """Look again in ``write_timeout`` seconds whether the writer is stuck on a write
@@ -191,19 +214,20 @@ class Journal:
             # write: the rooms go on as if it had, and the writes stay queued, in order,
             # until the store answers.
             self._set_health(Health.RETRYING, f"no answer in {self.write_timeout:g} s")
-            for future in list(self._waiting):
+            waiting, self._waiting = self._waiting, set()
+            for future in waiting:
                 if not future.done():
                     future.set_result(Written.DEFERRED)
         if self._waiting and self._loop is not None and not self._loop.is_closed():
             self._watch(self._loop)
 
-    def _put(self, job: _Job) -> None:
+    def _put(self, jobs: list[_Job]) -> None:
         with self._count_lock:
-            self._pending += 1
+            self._pending += len(jobs)
             pending = self._pending
-        self._jobs.put(job)
+        self._jobs.put(jobs)
         if pending > self.max_backlog and self.health in (Health.RETRYING, Health.OVERFLOWING):
-            # Told once as a change of health; the callbacks run for every write past
+            # Told once as a change of health; the callbacks run for every batch past
             # the bound, so a game that began writing since is stopped too.
             self._set_health(Health.OVERFLOWING, self.last_error)
             for callback in self.on_overflow:
@@ -215,11 +239,11 @@ class Journal:
     def _run(self) -> None:
         closing = False
         while not closing:
-            job = self._jobs.get()
-            if job is None:
+            jobs = self._jobs.get()
+            if jobs is None:
                 return
             # Group commit: what queued up meanwhile goes into the same transaction.
-            batch = [job]
+            batch = list(jobs)
             while len(batch) < MAX_BATCH:
                 try:
                     more = self._jobs.get_nowait()
@@ -228,10 +252,11 @@ class Journal:
                 if more is None:
                     closing = True
                     break
-                batch.append(more)
+                batch.extend(more)
             self._busy_since = time.monotonic()
             try:
-                self._write_batch(batch)
+                for start in range(0, len(batch), MAX_BATCH):
+                    self._write_batch(batch[start : start + MAX_BATCH])
             finally:
                 self._busy_since = None
             with self._count_lock:
@@ -297,7 +322,17 @@ class Journal:
             by_loop.setdefault(loop, []).append((future, value))
         for loop, answers in by_loop.items():
             with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
-                loop.call_soon_threadsafe(_settle_all, answers)
+                loop.call_soon_threadsafe(self._settle_all, answers)
+
+    def _settle_all(self, answers: list[tuple[asyncio.Future[Any], object]]) -> None:
+        for future, value in answers:
+            self._waiting.discard(future)
+            if future.done():  # deferred by the watchdog meanwhile, or cancelled
+                continue
+            if isinstance(value, BaseException):
+                future.set_exception(value)
+            else:
+                future.set_result(value)
 
     def _from_thread(self, fn: Callable[..., None], *args: Any) -> None:
         loop = self._loop
@@ -324,16 +359,6 @@ class Journal:
                 callback(health)
             except Exception:
                 logger.exception("journal: a health callback failed")
-
-
-def _settle_all(answers: list[tuple[asyncio.Future[Any], object]]) -> None:
-    for future, value in answers:
-        if future.done():
-            continue
-        if isinstance(value, BaseException):
-            future.set_exception(value)
-        else:
-            future.set_result(value)
 
 
 def server_store(services: Services) -> Store:

@@ -24,7 +24,6 @@ temporary directory stays behind after a SIGKILL.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import importlib.util
 import logging
 import os
@@ -32,14 +31,14 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
 
 import psycopg
+
+from meeple.childproc import ChildServer, die_with_parent, log_tail, stop_child
 
 __all__ = ["SYSTEM_USER", "EmbeddedPostgres", "binaries"]
 
@@ -62,7 +61,7 @@ def binaries() -> Path | None:
     return path if (path / "postgres").exists() else None
 
 
-class EmbeddedPostgres:
+class EmbeddedPostgres(ChildServer):
     """One PostgreSQL server in a temporary directory; see the module doc.
 
     ``durable=False`` (tests) turns fsync and synchronous commits off; ``settings`` are
@@ -133,29 +132,11 @@ class EmbeddedPostgres:
         """Stop the server (fast shutdown; then immediate; then SIGKILL) and delete its
         directory. Safe to call twice."""
         proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            for sig, wait in ((signal.SIGINT, 20.0), (signal.SIGQUIT, 5.0), (signal.SIGKILL, 5.0)):
-                proc.send_signal(sig)
-                try:
-                    proc.wait(wait)
-                    break
-                except subprocess.TimeoutExpired:
-                    logger.warning("pgembed: postgres %d ignored %s", proc.pid, sig.name)
+        escalation = ((signal.SIGINT, 20.0), (signal.SIGQUIT, 5.0), (signal.SIGKILL, 5.0))
+        stop_child(proc, escalation, "pgembed: postgres")
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
-
-    def __enter__(self) -> EmbeddedPostgres:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     @property
     def pid(self) -> int | None:
@@ -216,7 +197,7 @@ class EmbeddedPostgres:
                 stderr=subprocess.STDOUT,
                 env=_environment(),
                 start_new_session=True,  # a Ctrl-C is ours to pass on, in order
-                preexec_fn=_die_with_parent(),
+                preexec_fn=die_with_parent(signal.SIGQUIT),
                 user=self._uid,
                 group=self._gid,
                 extra_groups=None if self._uid is None else [],
@@ -266,13 +247,7 @@ class EmbeddedPostgres:
         return None if self._user is None else self._user[1]
 
     def _log_tail(self) -> str:
-        if self._dir is None:
-            return ""
-        try:
-            text = (self._dir / "postgres.log").read_text(errors="replace")
-        except OSError:
-            return ""
-        return text[-2000:]
+        return log_tail(None if self._dir is None else self._dir / "postgres.log")
 
 
 def _system_user() -> tuple[int, int] | None:
@@ -329,23 +304,6 @@ def _environment() -> dict[str, str]:
     env["LC_ALL"] = "C"
     env["TZ"] = "UTC"
     return env
-
-
-def _die_with_parent() -> Callable[[], None] | None:
-    """A preexec function asking Linux to SIGQUIT the child when its parent thread dies.
-
-    Set after the child changed user (subprocess does that before preexec_fn), as a
-    change of credentials clears it. The libc function is looked up here, before fork.
-    """
-    if not sys.platform.startswith("linux"):
-        return None
-    prctl = ctypes.CDLL(None, use_errno=True).prctl
-    pr_set_pdeathsig = 1
-
-    def preexec() -> None:
-        prctl(pr_set_pdeathsig, signal.SIGQUIT)
-
-    return preexec
 
 
 def _free_port() -> int:

@@ -548,9 +548,14 @@ class Room:
             self.log.exception("the room's log entries failed; the room stops")
             self.finished = True
         finally:
-            for seat, event in outbox:
-                self._ahead.deliver(functools.partial(self._deliver_now, seat, event))
+            if outbox:
+                # One step for all of the command's deliveries, behind its entries.
+                self._ahead.deliver(functools.partial(self._deliver_all, outbox))
         await self._ahead.drain()
+
+    def _deliver_all(self, outbox: list[tuple[Seat, object]]) -> None:
+        for seat, event in outbox:
+            self._deliver_now(seat, event)
 
     def _write_log(self, journal: LogSink) -> None:
         if not self._log_open:
@@ -580,18 +585,19 @@ class Room:
         self, journal: LogSink, seq: int, entry: Mapping[str, Any], at: float
     ) -> Awaitable[object] | None:
         written = journal.append(self.uid, seq, entry, at)
-        if written is None:
-            return None
+        if isinstance(written, asyncio.Future):
+            written.add_done_callback(self._taken)
+        return written
 
-        async def taken() -> object:
-            result = await written
-            if result is Written.DEFERRED:
-                # Kept in the journal's memory while the store fails (the lobby halts
-                # such rooms if the journal overflows).
-                self.unwritten = True
-            return result
-
-        return taken()
+    def _taken(self, written: asyncio.Future[object]) -> None:
+        # Deferred: kept in the journal's memory while the store fails (the lobby halts
+        # such rooms if the journal overflows).
+        if (
+            not written.cancelled()
+            and written.exception() is None
+            and written.result() is Written.DEFERRED
+        ):
+            self.unwritten = True
 
     def _write(self, call: Callable[[], Awaitable[object] | None], what: str) -> None:
         # After a refused write the log is not the room's any more: nothing more is sent.

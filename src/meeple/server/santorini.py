@@ -4,9 +4,12 @@ The sans-I/O :class:`~meeple.protocols.santorini.ServerSession` frames, parses a
 checks what a client may send in its state; this module turns its messages into lobby
 and room commands, and room deliveries into AM27 messages:
 
-- greeting: the stream header and SERVERSTATE ``{open: true, active: <a game waits>}``;
-  clients that are connected but not registered get SERVERSTATE again whenever
-  ``active`` changes (the group's server does so: transcript 183.430);
+- greeting: the stream header and SERVERSTATE ``{open: true, active: <a game waits>}``.
+  A SERVERSTATE is only ever the greeting, or the answer to a refused REGISTER or the
+  end of the client's game: never pushed to a client that has not registered when
+  ``active`` changes, as the group's server does (transcript 183.430), because another
+  team's client read such a push as the answer to the REGISTER it had just sent
+  (issue 22; docs/protocols/santorini.md "Flow and decisions");
 - REGISTER (A) joins the lobby queue for (``nPlayers``, gods or not); (B) joins the
   fullest waiting game, and with none waiting starts a 2-player game without gods. A
   nickname taken (case-insensitive, server-wide) or unusable is INFO NICKNAME, an
@@ -332,12 +335,11 @@ def santorini_lobby(services: Services) -> Lobby:
 
 
 class SantoriniHub:
-    """The listener's connections not registered for a game: they hear SERVERSTATE
-    again whenever whether a game is waiting changes."""
+    """What the listener's connections share: whether a game waits for players, and
+    which one a REGISTER (B) joins."""
 
     def __init__(self, lobby: Lobby) -> None:
         self.lobby = lobby
-        self.idle: set[SantoriniHandler] = set()
 
     def keys(self) -> list[QueueKey]:
         return [QueueKey(GAME, n, v) for n in (2, 3) for v in VARIANTS.values()]
@@ -351,17 +353,10 @@ class SantoriniHub:
         best = max(self.keys(), key=lambda k: (len(self.lobby.waiting(k)), -k.players))
         return best if self.lobby.waiting(best) else None
 
-    def changed(self) -> None:
-        active = self.active
-        for handler in list(self.idle):
-            handler.state_changed(active)
-
 
 def create_listener(services: Services, name: str, config: ListenerConfig) -> TcpListener:
     lobby = santorini_lobby(services)
     hub = SantoriniHub(lobby)
-    # A table that a bot or a browser opened or filled changes whether a game waits.
-    lobby.on_change.append(lambda event: hub.changed() if event.table.game == GAME else None)
 
     def handler(conn: Connection) -> SantoriniHandler:
         return SantoriniHandler(conn, services, hub)
@@ -428,7 +423,6 @@ class SantoriniHandler:
         self._room: SantoriniRoom | None = None
         self._players: tuple[str, ...] = ()
         self._you = -1
-        self._active_sent: bool | None = None
         self._timer: Timer | None = None
 
     # --- ConnectionHandler ------------------------------------------------------------
@@ -465,12 +459,8 @@ class SantoriniHandler:
         if self._timer is not None:
             self._timer.cancel()
         self.session.receive_eof()
-        self.hub.idle.discard(self)
         self._release_name()
-        was_queued = self.lobby.queue_of(self) is not None
         self.lobby.disconnect(self)
-        if was_queued:
-            self.hub.changed()
 
     def farewell(self) -> bytes | None:
         return None
@@ -544,7 +534,6 @@ class SantoriniHandler:
                 return
             key = QueueKey(GAME, request.n_players, VARIANTS[bool(request.gods)])
         self.conn.log.info("%s registers for %s", nickname, key)
-        self.hub.idle.discard(self)
         try:
             self.lobby.join(key, self)
         except (ValueError, TableError):  # still in a game that has not let it go
@@ -552,7 +541,6 @@ class SantoriniHandler:
             self._release_name()
             self._greet()
             return
-        self.hub.changed()
 
     def _to_room(self, command: object) -> None:
         if self._room is None:
@@ -688,14 +676,9 @@ class SantoriniHandler:
     # --- output -----------------------------------------------------------------------
 
     def _greet(self) -> None:
-        self._active_sent = self.hub.active
-        self._send(m.ServerState(True, self._active_sent))
-        self.hub.idle.add(self)
-
-    def state_changed(self, active: bool) -> None:
-        if self.session.state is State.CONNECTED and active != self._active_sent:
-            self._active_sent = active
-            self._send(m.ServerState(True, active))
+        # §2.1, once per time in the lobby: a stale ``active`` is harmless, since (A)
+        # opens or joins the queue it names and (B) with no game waiting starts one.
+        self._send(m.ServerState(True, self.hub.active))
 
     def _release_name(self) -> None:
         if self.name:

@@ -17,6 +17,7 @@ millisecond on local disk. Log writes run in the journal's thread, the rest inli
 from __future__ import annotations
 
 import abc
+import asyncio
 import contextlib
 import json
 import logging
@@ -27,11 +28,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from meeple import ratings
 from meeple.games import records
 from meeple.games.records import FORMAT, RecordError
+
+T = TypeVar("T")
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -47,9 +50,11 @@ __all__ = [
     "RatingPoint",
     "SqliteBackend",
     "Store",
+    "StoreUnavailable",
     "Transaction",
     "open_store",
     "sqlite_path",
+    "stored",
 ]
 
 logger = logging.getLogger(__name__)
@@ -902,6 +907,61 @@ def open_store(url: str | Path, *, wall_clock: Callable[[], float] = time.time) 
 
 def _first(rows: list[Any]) -> Any:
     return rows[0] if rows else None
+
+
+class StoreUnavailable(Exception):
+    """A read of the store failed or got no answer in time (a database that is down,
+    hangs, or has no connection to spare); ``__cause__`` says what happened."""
+
+
+READ_TIMEOUT = 5.0  # seconds a page waits for a read of the store
+# Reads made from the event loop run in threads of their own, at most this many at a
+# time. A stuck query is not interrupted (it ends when the database answers or the
+# connection dies): it ties up its daemon thread, never the loop, asyncio's default
+# executor, or the process's exit.
+MAX_READERS = 8
+_readers = threading.BoundedSemaphore(MAX_READERS)
+
+
+async def stored(call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """A read of the store from the event loop, made in a reader thread: a database that
+    is slow or does not answer holds up the page that asked (for at most
+    :data:`READ_TIMEOUT` seconds, then :class:`StoreUnavailable`), never the loop, and so
+    never every listener."""
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[T] = loop.create_future()
+
+    def settle(value: Any, error: BaseException | None) -> None:
+        if answer.done():
+            return
+        if error is not None:
+            answer.set_exception(error)
+        else:
+            answer.set_result(value)
+
+    def read() -> None:
+        try:
+            value, error = call(*args, **kwargs), None
+        except Exception as e:
+            value, error = None, e
+        finally:
+            _readers.release()
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits
+            loop.call_soon_threadsafe(settle, value, error)
+
+    if not _readers.acquire(blocking=False):
+        raise StoreUnavailable(f"{MAX_READERS} reads of the database are waiting for it")
+    try:
+        threading.Thread(target=read, name="meeple-store-read", daemon=True).start()
+    except BaseException:
+        _readers.release()
+        raise
+    try:
+        return await asyncio.wait_for(asyncio.shield(answer), READ_TIMEOUT)
+    except TimeoutError:
+        raise StoreUnavailable(f"the database did not answer in {READ_TIMEOUT:g} s") from None
+    except Exception as e:
+        raise StoreUnavailable(f"a read of the database failed: {e}") from e
 
 
 def _json(value: Mapping[str, Any]) -> str:

@@ -39,6 +39,7 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from meeple.server.clock import Clock
+from meeple.server.store import stored
 from meeple.web.console import Sessions
 from meeple.web.console import _form as read_form
 from meeple.web.console import _same_origin as same_origin
@@ -196,7 +197,7 @@ class Accounts:
 
     async def reserve(self, name: str, password: str) -> bool:
         """Reserve ``name`` with ``password``; False when it is reserved already."""
-        if self.reserved(name):
+        if await stored(self.reserved, name):
             return False
         salt = secrets.token_bytes(16)
         digest = await asyncio.to_thread(self.cost.hash, password, salt)
@@ -207,7 +208,7 @@ class Accounts:
 
         An unknown name costs a hash too, so the answer's timing does not say which.
         """
-        account = self.store.account(name)
+        account = await stored(self.store.account, name)
         if account is None:
             await asyncio.to_thread(self.cost.hash, password, b"\0" * 16)
             return None

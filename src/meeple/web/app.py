@@ -19,6 +19,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -34,14 +36,15 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from meeple.protocols import web as proto
 from meeple.server.cmpn402_console import Console
-from meeple.server.feed import Feed, Subscription, game_topic
+from meeple.server.feed import Feed, game_topic
 from meeple.server.journal import server_journal, server_store
 from meeple.server.limits import AddressLimiter
 from meeple.server.lobby import LOBBY_TOPIC, Lobby, server_lobby
-from meeple.server.store import Store
+from meeple.server.store import Store, StoreUnavailable, stored
 from meeple.web import accounts, replays
 from meeple.web import console as console_pages
 from meeple.web import ratings as ratings_pages
+from meeple.web.fanout import Fanout, Spectator, frame_sink
 from meeple.web.seat import WebSeat
 from meeple.web.templating import environment, render
 
@@ -100,6 +103,8 @@ class WebContext:
         self.lobby: Lobby = server_lobby(services)
         self.feed: Feed = self.lobby.feed
         self._console_unsubscribe: Callable[[], None] | None = None
+        # ``meeple serve`` is one node with every role, named after its host.
+        self.node_name = socket.gethostname()
 
     @property
     def store(self) -> Store:
@@ -139,24 +144,71 @@ class WebContext:
             changed()
         return console
 
-    def recent_games(self, limit: int = 20) -> list[dict[str, Any]]:
-        return [replays.summary(r) for r in self.store.games(limit=limit)]
+    async def recent_games(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The last stored games; none while the database does not answer (the page
+        still shows the live tables, and the banner says what is wrong)."""
+        try:
+            games = await stored(self.store.games, limit=limit)
+        except Exception as e:
+            logger.warning("recent games not read: %s", e)
+            return []
+        return [replays.summary(r) for r in games]
 
 
 class Hub:
-    """The open WebSockets, so that shutting down can close them (their feeds end)."""
+    """The open WebSockets, so that shutting down can close them (and the fan-out)."""
 
-    def __init__(self) -> None:
+    def __init__(self, fanout: Fanout) -> None:
         self.connections: set[WebConnection] = set()
+        self.fanout = fanout
         self.closing = False
 
     def close(self) -> None:
         self.closing = True
         for conn in list(self.connections):
             conn.stop()
+        self.fanout.close()
 
 
 # --- pages ------------------------------------------------------------------------------
+
+
+async def store_timeout(request: Request, exc: Exception) -> Response:
+    """A page whose read of the store failed or got no answer: 503 (the banner says
+    when writes fail too); the cause is in the server's log."""
+    logger.warning("%s: %s", request.url.path, exc, exc_info=exc.__cause__)
+    return render(request, "unavailable.html", status=503)
+
+
+async def cluster_api(request: Request) -> Response:
+    """``GET /api/cluster`` (docs/cluster.md): the nodes with their roles, the lobby's
+    leader and each running room with its owner. ``meeple serve`` is one node with every
+    role; a cluster's edges answer the same shape for all its nodes."""
+    ctx: WebContext = request.app.state.ctx
+    node = ctx.node_name
+    rooms = [
+        {"uid": room.uid, "game": room.game_name, "owner": node}
+        for room in ctx.lobby.rooms
+        if not room.finished
+    ]
+    console = ctx.console()
+    if console is not None:
+        rooms += [
+            {"uid": uid, "game": "scrabble", "owner": node} for uid in console.running_games()
+        ]
+    body = {
+        "nodes": [
+            {
+                "name": node,
+                "roles": ["edge", "rooms", "lobby", "store"],
+                "pid": os.getpid(),
+                "address": [row["address"] for row in ctx.listeners()],
+            }
+        ],
+        "lobby_leader": node,
+        "rooms": rooms,
+    }
+    return JSONResponse(body)
 
 
 async def lobby_page(request: Request) -> Response:
@@ -168,7 +220,7 @@ async def lobby_page(request: Request) -> Response:
         contest=None if console is None else console_pages.public_snapshot(console),
         listeners=ctx.listeners(),
         lobby=ctx.lobby.snapshot(),
-        recent=ctx.recent_games(),
+        recent=await ctx.recent_games(),
     )
 
 
@@ -183,7 +235,7 @@ async def play_page(request: Request) -> Response:
 async def games_page(request: Request) -> Response:
     ctx: WebContext = request.app.state.ctx
     return render(
-        request, "games.html", lobby=ctx.lobby.snapshot(), recent=ctx.recent_games(limit=200)
+        request, "games.html", lobby=ctx.lobby.snapshot(), recent=await ctx.recent_games(limit=200)
     )
 
 
@@ -197,7 +249,7 @@ async def game_page(request: Request) -> Response:
         snapshot, seq = (last.data, last.seq) if last is not None else (room.snapshot(), 0)
         if snapshot["view"] is not None:
             return render(request, "live.html", uid=uid, snapshot=snapshot, seq=seq)
-    record = replays.find(ctx.store, uid)
+    record = await stored(replays.find, ctx.store, uid)
     if record is None:
         return render(request, "missing.html", status=404, uid=uid)
     replay = replays.build(record)
@@ -209,7 +261,7 @@ async def game_page(request: Request) -> Response:
 async def game_by_number(request: Request) -> Response:
     """A stored game by its row number: games stored before they had a uid."""
     ctx: WebContext = request.app.state.ctx
-    record = ctx.store.game(request.path_params["number"])
+    record = await stored(ctx.store.game, request.path_params["number"])
     if record is None:
         return render(request, "missing.html", status=404, uid=str(request.path_params["number"]))
     uid = replays.summary(record)["uid"]
@@ -221,7 +273,7 @@ async def game_by_number(request: Request) -> Response:
 async def gcg_download(request: Request) -> Response:
     ctx: WebContext = request.app.state.ctx
     uid = request.path_params["uid"]
-    record = replays.find(ctx.store, uid)
+    record = await stored(replays.find, ctx.store, uid)
     if record is None or record.game != "scrabble":
         return PlainTextResponse("no Scrabble game with that id\n", status_code=404)
     return PlainTextResponse(
@@ -240,37 +292,38 @@ def _int(text: str | None, *, default: int) -> int:
 # --- the WebSocket ----------------------------------------------------------------------
 
 
-def _wire_topic(topic: str) -> tuple[str, str | None]:
-    if topic.startswith("game:"):
-        return "game", topic.removeprefix("game:")
-    return topic, None
-
-
 def _feed_topic(topic: str, uid: str | None) -> str:
     return game_topic(uid) if topic == "game" and uid is not None else topic
 
 
 class WebConnection:
-    """One browser's WebSocket: a protocol session, a feed subscription, one writer."""
+    """One browser's WebSocket: a protocol session, its watching, its seat.
 
-    def __init__(self, websocket: WebSocket, ctx: WebContext, max_message_size: int) -> None:
+    What it watches reaches it through the edge's :class:`~meeple.web.fanout.Fanout`
+    (one frame for all spectators of a topic), never through a queue of its own."""
+
+    def __init__(
+        self, websocket: WebSocket, ctx: WebContext, fanout: Fanout, max_message_size: int
+    ) -> None:
         self.websocket = websocket
         self.ctx = ctx
+        self.fanout = fanout
         self.session = proto.ServerSession(max_message_size=max_message_size)
-        self.subscription: Subscription = ctx.feed.subscribe()
-        # The browser's player (issue 13): lobby tables and play; see web/seat.py.
-        self.seat = WebSeat(
-            ctx.services,
-            self.session,
-            may_use=lambda name: accounts.may_use(name, accounts.session_of(websocket)),
-        )
+        self._sink = frame_sink(websocket.scope)
+        self.spectator: Spectator | None = None  # made on the first subscribe
+        # The browser's player (issue 13), made on its first play message (a spectator
+        # never has one, nor its writer task): lobby tables and play; see web/seat.py.
+        self.seat: WebSeat | None = None
+        self._seat_writer: asyncio.Task[None] | None = None
         self._send_lock = asyncio.Lock()
-        self._stopped = asyncio.Event()
-        self.peer = websocket.client.host if websocket.client else "unknown"
+        self._reader: asyncio.Task[Any] | None = None
+        self._stopped = False
 
     def stop(self) -> None:
-        self._stopped.set()
-        self.subscription.close()
+        """Shutting down: end :meth:`run` (the endpoint then closes the socket)."""
+        self._stopped = True
+        if self._reader is not None:
+            self._reader.cancel()
 
     async def send(self, message: proto.ServerMessage, encoded: str | None = None) -> None:
         text = self.session.send(message, encoded)
@@ -278,22 +331,28 @@ class WebConnection:
             await self.websocket.send_text(text)
 
     async def run(self) -> None:
-        reader = asyncio.create_task(self._read())
-        writer = asyncio.create_task(self._write())
-        seat_writer = asyncio.create_task(self._write_seat())
-        stopped = asyncio.create_task(self._stopped.wait())
-        tasks = (reader, writer, seat_writer, stopped)
+        """Read the browser's messages until it goes or :meth:`stop`; then clean up.
+
+        Reads in the connection's own task (no task more per spectator)."""
+        task = self._reader = asyncio.current_task()
         try:
-            await asyncio.wait(set(tasks), return_when=asyncio.FIRST_COMPLETED)
+            if not self._stopped:
+                await self._read()
+        except asyncio.CancelledError:
+            if not self._stopped or task is None:
+                raise
+            task.uncancel()  # stop() asked for it: end normally
         finally:
-            for task in tasks:
-                task.cancel()
-            for task in tasks:
+            self._reader = None
+            if self._seat_writer is not None:
+                self._seat_writer.cancel()
                 with contextlib.suppress(BaseException):
-                    await task
-            self.subscription.close()
+                    await self._seat_writer
+            if self.spectator is not None:
+                self.fanout.leave(self.spectator)
             self.session.close()
-            self.seat.connection_lost()
+            if self.seat is not None:
+                self.seat.connection_lost()
 
     async def _read(self) -> None:
         # The message budget is the listener's (web/listener.py): a message past it never
@@ -318,17 +377,35 @@ class WebConnection:
                 await self._subscribe(request.message)
             elif isinstance(request.message, proto.Unsubscribe):
                 m = request.message
-                self.subscription.remove(_feed_topic(m.topic, m.uid))
+                if self.spectator is not None:
+                    self.fanout.unwatch(self.spectator, _feed_topic(m.topic, m.uid))
             elif request.message is not None:
-                await self.seat.prepare(request.message)
-                self.seat.handle(request.message)
+                seat = self._player()
+                await seat.prepare(request.message)
+                seat.handle(request.message)
 
-    async def _write_seat(self) -> None:
+    def _player(self) -> WebSeat:
+        if self.seat is None:
+            websocket = self.websocket
+            self.seat = WebSeat(
+                self.ctx.services,
+                self.session,
+                may_use=lambda name: accounts.may_use(name, accounts.session_of(websocket)),
+            )
+            self._seat_writer = asyncio.create_task(self._write_seat(self.seat))
+        return self.seat
+
+    async def _write_seat(self, seat: WebSeat) -> None:
         """Send what the browser's seat has for it (its views, refusals, seating)."""
-        while True:
-            await self.seat.ready.wait()
-            for message in self.seat.take():
-                await self.send(message)
+        try:
+            while True:
+                await seat.ready.wait()
+                for message in seat.take():
+                    await self.send(message)
+        except Exception:
+            # The socket is gone (or going): end the connection.
+            self.stop()
+            raise
 
     async def _subscribe(self, message: proto.Subscribe) -> None:
         topic = _feed_topic(message.topic, message.uid)
@@ -336,25 +413,19 @@ class WebConnection:
         if message.topic == "game" and room is None and self.ctx.feed.last(topic) is None:
             await self.send(self.session.not_found(message))
             return
+        if self._sink is None:
+            raise RuntimeError("the web app needs its listener's FrameProtocol (web/listener.py)")
         if message.topic == "console":
             self.ctx.console()
-        self.subscription.add(topic)
+        if self.spectator is None:
+            self.spectator = self.fanout.spectator(self._sink)
+        # The edge's one subscription to the topic, then this browser in its list: the
+        # newest snapshot comes at once if there is one.
+        self.fanout.watch(self.spectator, topic, delta=message.delta)
         if room is not None and self.ctx.feed.last(topic) is None:
             room.publish()  # stale while nobody watched: build it now
         if message.topic == "lobby" and self.ctx.feed.last(LOBBY_TOPIC) is None:
             self.ctx.lobby.publish()  # stale while nobody watched: build it now
-
-    async def _write(self) -> None:
-        while True:
-            try:
-                item = await self.subscription.get()
-            except EOFError:
-                return
-            topic, uid = _wire_topic(item.topic)
-            if (topic, uid) not in self.session.subscriptions:
-                continue
-            snapshot = proto.Snapshot(topic, uid, item.seq, item.json())
-            await self.send(snapshot, item.memo(proto.PROTOCOL, snapshot.encode))
 
 
 def allowed_origin(websocket: WebSocket) -> bool:
@@ -437,9 +508,8 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
         return
     try:
         await websocket.accept()
-        conn = WebConnection(
-            websocket, websocket.app.state.ctx, websocket.app.state.max_message_size
-        )
+        state = websocket.app.state
+        conn = WebConnection(websocket, state.ctx, state.fanout, state.max_message_size)
         hub.connections.add(conn)
         try:
             await conn.run()
@@ -453,11 +523,25 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
         addresses.release(address)
 
 
+class _WebApp(Starlette):
+    """Starlette, with ``/ws`` taken before its middleware and router: a socket held
+    for hours by each of thousands of spectators should not hold their coroutine
+    frames too (about 4 KiB a socket; docs/benchmarks.md, "Web fan-out")."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket" and scope["path"] == "/ws":
+            scope["app"] = self
+            await websocket_endpoint(WebSocket(scope, receive, send))
+            return
+        await super().__call__(scope, receive, send)
+
+
 def create_app(services: Services, *, max_message_size: int | None = None) -> Starlette:
     """The ASGI app for ``services`` (the listener serves it; tests call it directly)."""
     ctx = WebContext(services)
     routes = [
         Route("/", lobby_page),
+        Route("/api/cluster", cluster_api),
         Route("/play", play_page),
         Route("/games", games_page),
         Route("/games/n/{number:int}", game_by_number),
@@ -469,9 +553,14 @@ def create_app(services: Services, *, max_message_size: int | None = None) -> St
         WebSocketRoute("/ws", websocket_endpoint),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
-    app = Starlette(routes=routes, middleware=[Middleware(SecurityHeaders)])
+    app = _WebApp(
+        routes=routes,
+        exception_handlers={StoreUnavailable: store_timeout},
+        middleware=[Middleware(SecurityHeaders)],
+    )
     app.state.ctx = ctx
-    app.state.hub = Hub()
+    app.state.fanout = Fanout(ctx.feed)
+    app.state.hub = Hub(app.state.fanout)
     app.state.templates = environment()
     app.state.console_sessions = console_pages.Sessions()
     app.state.console_attempts = accounts.AttemptLimiter(services.clock)

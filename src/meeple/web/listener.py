@@ -13,24 +13,33 @@ import contextlib
 import ipaddress
 import logging
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import h11
 import uvicorn
+from uvicorn._types import ASGISendEvent
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.http11 import Request
 
 from meeple.protocols import web as proto
 from meeple.server.clock import Clock, SystemClock
 from meeple.server.config import LimitsConfig, ListenerConfig
 from meeple.server.limits import AddressLimiter, ListenerShare, MessageBudget
 from meeple.web.app import create_app
+from meeple.web.fanout import EXTENSION
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
 
-__all__ = ["WebListener", "create_listener"]
+__all__ = [
+    "ConnectionGuard",
+    "FrameProtocol",
+    "WebListener",
+    "create_listener",
+    "guarded_protocols",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -156,9 +165,55 @@ class ConnectionGuard:
         return len(self._held)
 
 
+class FrameProtocol(WebSocketsSansIOProtocol):
+    """uvicorn's WebSocket, offering the app a writer of frames made once for many
+    sockets (:class:`meeple.web.fanout.FrameSink`, the ASGI scope extension
+    ``meeple.frames``): the spectator fan-out writes one frame's bytes straight to each
+    transport, with no ASGI send, task or encoder per spectator."""
+
+    _drained: Callable[[], None] | None = None
+
+    def handle_connect(self, event: Request) -> None:
+        super().handle_connect(event)
+        scope = getattr(self, "scope", None)
+        if scope is not None:  # the handshake goes on: the app's task has not run yet
+            scope["extensions"][EXTENSION] = {"sink": self}
+
+    async def send(self, message: ASGISendEvent) -> None:
+        await super().send(message)
+        if message["type"] == "websocket.accept" and self.handshake_complete:
+            # The handshake's request and response are done with: a spectator holds
+            # its socket for hours, so it should not hold them (their headers: ~4 KiB).
+            del self.request
+            del self.response
+
+    def write_frame(self, frame: bytes) -> bool:
+        if (
+            not self.handshake_complete
+            or self.close_sent
+            or self.disconnected
+            or self.initial_response is not None
+            or self.transport.is_closing()
+            or not self.writable.is_set()  # its buffer is full: the fan-out skips it
+        ):
+            return False
+        # Between two whole frames of websockets' own (each written at once), so the
+        # stream stays well formed; uncompressed (RSV1 clear), as no deflate is offered.
+        self.transport.write(frame)
+        return True
+
+    def on_drain(self, callback: Callable[[], None] | None) -> None:
+        self._drained = callback
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._drained is not None:
+            self._drained()
+
+
 def guarded_protocols(
     guard: ConnectionGuard, limits: LimitsConfig | None = None, clock: Clock | None = None
-) -> tuple[type[H11Protocol], type[WebSocketsSansIOProtocol]]:
+) -> tuple[type[H11Protocol], type[FrameProtocol]]:
     """uvicorn's h11 HTTP and sans-I/O WebSocket protocols under ``guard``: the classes
     to give ``uvicorn.Config(http=..., ws=...)``. (uvicorn has a keep-alive timeout but
     none for reading a request's headers, and no per-address cap.)"""
@@ -223,7 +278,7 @@ def guarded_protocols(
                 guard.timed_out += 1
                 self.transport.abort()  # no whole request in time: idle or slowloris
 
-    class GuardedWebSocket(WebSocketsSansIOProtocol):
+    class GuardedWebSocket(FrameProtocol):
         """Also reads a burst a slice at a time (issue 22: bounded work per read): uvicorn
         parses every frame of a read (up to 256 KiB: thousands of small messages) in
         one go; here at most ``WS_SLICE`` bytes a turn of the loop, the socket's reading
@@ -336,6 +391,8 @@ class WebListener:
             access_log=False,
             http=http_protocol,
             ws=ws_protocol,
+            # No permessage-deflate: see meeple.web.fanout (one frame for every socket).
+            ws_per_message_deflate=False,
             timeout_keep_alive=max(1, round(web.keep_alive_timeout)),
             # Issue 22: X-Forwarded-* only from the configured proxies (none by default;
             # uvicorn's own default believes any client on 127.0.0.1).

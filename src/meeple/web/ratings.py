@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from meeple.server.store import PlayerRating, RatingPoint
+from meeple.server.store import PlayerRating, RatingPoint, stored
 from meeple.web import replays
 from meeple.web.templating import render
 
@@ -120,7 +120,7 @@ async def ratings_page(request: Request) -> Response:
     game = request.query_params.get("game", "scrabble")
     if game not in GAMES:
         return render(request, "player_missing.html", status=404, what=f"game {game[:40]!r}")
-    board = _ctx(request).store.leaderboard(game, limit=LEADERBOARD_SIZE)
+    board = await stored(_ctx(request).store.leaderboard, game, limit=LEADERBOARD_SIZE)
     return render(
         request,
         "ratings.html",
@@ -134,14 +134,18 @@ async def ratings_page(request: Request) -> Response:
 async def player_page(request: Request) -> Response:
     name = request.path_params["name"]
     store = _ctx(request).store
-    profile = store.player(name, limit=PLAYER_GAMES) if len(name) <= MAX_NAME_LENGTH else None
+    profile = (
+        await stored(store.player, name, limit=PLAYER_GAMES)
+        if len(name) <= MAX_NAME_LENGTH
+        else None
+    )
     if profile is None or (not profile.ratings and not profile.games):
         return render(request, "player_missing.html", status=404, what=f"player {name[:80]!r}")
     rated = []
     for r in profile.ratings:
         row = _row(0, r)
         row["game"] = GAMES.get(r.game, r.game)
-        row["chart"] = history_chart(store.rating_history(r.game, r.player))
+        row["chart"] = history_chart(await stored(store.rating_history, r.game, r.player))
         rated.append(row)
     games = []
     for record in profile.games:

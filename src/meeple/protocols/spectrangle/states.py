@@ -17,6 +17,7 @@ The phases follow the spec's "Tabular networking protocol"::
                           |  tiles turn me --> MY_TURN   --place/skip/exchange--> DECIDING_TURN
                           |  tiles skip me --> MUST_SKIP --place/skip/exchange--> DECIDING_SKIP
                           +<-- move/replace/player skipped (me) -- DECIDING_* (invalidMove: back)
+    every in-game state --game finished / player left--> LOBBY
 
 Error words may come at any time (an answer to a bad line changes nothing); where
 they are the verdict on a request (invalidName after connect, invalidCommand after
@@ -131,6 +132,11 @@ _TILES = {
 }
 _TURN_COMMANDS = (_T.PLACE, _T.SKIP, _T.EXCHANGE)
 
+# A game may end in every in-game state: a 1.3 server sends "skip <name>" and then
+# "game finished" to a player who must skip, a server may end the game while a turn
+# command is on its way (issue 22). The end is never refused, whatever the client did.
+_GAME_ENDS = {_T.GAME_FINISHED: _S.LOBBY, _T.PLAYER_LEFT: _S.LOBBY}
+
 # The one table: TRANSITIONS[state][trigger] -> next state.
 TRANSITIONS: Mapping[State, Mapping[Trigger, State]] = MappingProxyType(
     {
@@ -149,33 +155,32 @@ TRANSITIONS: Mapping[State, Mapping[Trigger, State]] = MappingProxyType(
                 _T.START: _S.STARTING,
                 _T.PLAYER_LEFT: _S.QUEUED,
             },
-            _S.STARTING: {_T.ORDER: _S.WATCHING, _T.PLAYER_LEFT: _S.LOBBY},
+            _S.STARTING: {**_GAME_ENDS, _T.ORDER: _S.WATCHING},
             _S.WATCHING: {
                 **_TILES,
                 _T.OTHER_TURN_DONE: _S.WATCHING,
                 _T.SKIP_NOTICE_MINE: _S.MUST_SKIP,
                 _T.SKIP_NOTICE_OTHER: _S.WATCHING,
-                _T.GAME_FINISHED: _S.LOBBY,
-                _T.PLAYER_LEFT: _S.LOBBY,
+                **_GAME_ENDS,
             },
             _S.MY_TURN: {
                 **_TILES,
                 **dict.fromkeys(_TURN_COMMANDS, _S.DECIDING_TURN),
                 _T.MY_TURN_DONE: _S.WATCHING,  # the server acted for the player (timeout)
-                _T.PLAYER_LEFT: _S.LOBBY,
+                **_GAME_ENDS,
             },
             _S.MUST_SKIP: {
                 **_TILES,
                 **dict.fromkeys(_TURN_COMMANDS, _S.DECIDING_SKIP),
                 _T.SKIP_NOTICE_MINE: _S.MUST_SKIP,
                 _T.MY_TURN_DONE: _S.WATCHING,
-                _T.PLAYER_LEFT: _S.LOBBY,
+                **_GAME_ENDS,
             },
             _S.DECIDING_TURN: {
                 _T.MY_TURN_DONE: _S.WATCHING,
                 _T.INVALID_MOVE: _S.MY_TURN,
                 _T.INVALID_COMMAND: _S.MY_TURN,
-                _T.PLAYER_LEFT: _S.LOBBY,
+                **_GAME_ENDS,
             },
             _S.DECIDING_SKIP: {
                 _T.MY_TURN_DONE: _S.WATCHING,
@@ -183,7 +188,7 @@ TRANSITIONS: Mapping[State, Mapping[Trigger, State]] = MappingProxyType(
                 _T.SKIP_NOTICE_MINE: _S.WATCHING,
                 _T.INVALID_MOVE: _S.MUST_SKIP,
                 _T.INVALID_COMMAND: _S.MUST_SKIP,
-                _T.PLAYER_LEFT: _S.LOBBY,
+                **_GAME_ENDS,
             },
         }.items()
     }

@@ -175,7 +175,7 @@ DEFAULT_MAX_HELD = 16  # messages kept while an ANNOUNCE awaits its reply
 ServerEvent = (
     Join | Enqueue | PlayWord | Exchange | Pass | Chat | PeerError | ConnectionClosed | Rejected
 )
-ClientEvent = ServerMessage | Rejected | Ignored | ConnectionClosed
+ClientEvent = ServerMessage | PeerError | Rejected | Ignored | ConnectionClosed
 
 
 def _reject(code: ErrorCode, reason: str) -> Rejected:
@@ -424,12 +424,23 @@ class ClientSession(_Session):
     call :meth:`receive_data` with bytes from the server and act on the events: server
     messages in order, :class:`Rejected` for a message the client should answer with
     ERROR (E002 for an unknown command or an extension not announced), :class:`Ignored`
-    for a message that makes no sense in the current state.
+    for a message that makes no sense in the current state, :class:`PeerError` for an
+    ERROR the session could not read (never answered: issue 22).
+
+    :attr:`your_turn` and :attr:`state` are as of the last byte received, so a caller
+    that acts on a message should ask :meth:`may_move` first: a later message of the
+    same read may already have ended the turn or the game.
     """
 
     def __init__(self, *, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
         super().__init__(max_message_size)
         self._move_pending = False  # a MAKEMOVE sent, its INFORMMOVE or ERROR not seen
+        self.refusals = 0  # our moves refused (ERROR) since the last NOTIFYTURN
+
+    def may_move(self) -> bool:
+        """Whether a MAKEMOVE is allowed now: in a game, our turn, no move awaiting its
+        verdict. A bot asks this right before :meth:`send`, with no ``await`` between."""
+        return self.state is State.GAME and self.your_turn and not self._move_pending
 
     def send(self, message: ClientMessage) -> bytes:
         """The bytes of ``message`` for the server; moves the state on.
@@ -493,6 +504,12 @@ class ClientSession(_Session):
                 )
             message = decode_args(command, event.args)
         except RemoteProtocolError as exc:
+            if event.command.strip().upper() == Command.ERROR.value:
+                # spec "Errors": an ERROR reports a problem with what we sent. Even one
+                # we cannot read (an unknown code, a description after it) is never
+                # answered with an ERROR: two such peers would bounce them for ever
+                # (issue 22). For our move it is a refusal like any other.
+                return self._peer_error(_code_of(event.args))
             return _reject(exc.code, exc.reason)
         next_state = SERVER_SENDS[self.state].get(command)
         if next_state is None:
@@ -500,7 +517,25 @@ class ClientSession(_Session):
         assert isinstance(message, ServerMessage)
         if isinstance(message, Error) and self._move_pending:
             self.your_turn = True  # the move was refused; it is still our turn
+            self.refusals += 1
+        if isinstance(message, NotifyTurn | StartGame):
+            self.refusals = 0
         if isinstance(message, Error | InformWord | InformSwap | NotifyTurn | GameOver):
             self._move_pending = False
         self._server_sent(message, next_state)
         return message
+
+    def _peer_error(self, code: ErrorCode | None) -> PeerError:
+        if self._move_pending and self.state is State.GAME:
+            self.your_turn = True
+            self.refusals += 1
+        self._move_pending = False
+        return PeerError(code)
+
+
+def _code_of(args: tuple[str, ...]) -> ErrorCode | None:
+    """The error code of an ERROR that did not decode, if its first field names one."""
+    try:
+        return ErrorCode.from_wire(args[0]) if args else None
+    except ValueError:
+        return None

@@ -10,6 +10,7 @@ message with ``receive`` and sends what ``send`` returns.
 
 from __future__ import annotations
 
+from meeple.protocols.web.delta import PatchError, apply_patch, diff
 from meeple.protocols.web.errors import (
     ErrorCode,
     LocalProtocolError,
@@ -26,6 +27,7 @@ from meeple.protocols.web.messages import (
     ChatLine,
     ClientMessage,
     CreateTable,
+    Delta,
     Error,
     Hello,
     Leave,
@@ -76,11 +78,13 @@ __all__ = [
     "ChatLine",
     "ClientMessage",
     "CreateTable",
+    "Delta",
     "Error",
     "ErrorCode",
     "Hello",
     "Leave",
     "LocalProtocolError",
+    "PatchError",
     "Ping",
     "Play",
     "Pong",
@@ -103,5 +107,7 @@ __all__ = [
     "Unsubscribe",
     "WebProtocolError",
     "Welcome",
+    "apply_patch",
     "decode",
+    "diff",
 ]

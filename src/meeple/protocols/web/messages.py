@@ -40,6 +40,7 @@ __all__ = [
     "ChatLine",
     "ClientMessage",
     "CreateTable",
+    "Delta",
     "Error",
     "Hello",
     "Leave",
@@ -105,10 +106,13 @@ class Hello:
 
 @dataclass(frozen=True, slots=True)
 class Subscribe:
-    """Watch a topic: ``lobby``, ``console``, or ``game`` with the game's ``uid``."""
+    """Watch a topic: ``lobby``, ``console``, or ``game`` with the game's ``uid``.
+
+    ``delta``: after the whole snapshot, send only what changed (:class:`Delta`)."""
 
     topic: str
     uid: str | None = None
+    delta: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,6 +281,25 @@ class Snapshot:
 
 
 @dataclass(frozen=True, slots=True)
+class Delta:
+    """What changed in a topic from snapshot ``base`` to snapshot ``seq``: ``patch`` is
+    the JSON text of an RFC 6902 patch (:mod:`.delta`), made once for every spectator.
+
+    Sent only to a subscriber that asked for deltas and holds snapshot ``base``
+    (docs/protocols/web.md, "Deltas")."""
+
+    topic: str
+    uid: str | None
+    seq: int
+    base: int
+    patch: str
+
+    def encode(self) -> str:
+        head = _dump({"type": self.topic, "uid": self.uid, "seq": self.seq, "base": self.base})
+        return f'{head[:-1]},"patch":{self.patch}}}'
+
+
+@dataclass(frozen=True, slots=True)
 class Pong:
     id: int
 
@@ -364,7 +387,16 @@ def _preview(obj: dict[str, Any]) -> Preview:
 # ----------------------------------------------------------------------------------------
 
 ServerMessage = (
-    Welcome | Snapshot | Pong | Error | Seated | Unseated | SeatView | ChatLine | PreviewReply
+    Welcome
+    | Snapshot
+    | Delta
+    | Pong
+    | Error
+    | Seated
+    | Unseated
+    | SeatView
+    | ChatLine
+    | PreviewReply
 )
 
 
@@ -423,7 +455,10 @@ def decode(data: str | bytes, max_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> Clien
             raise _bad("protocol must be a string")
         return Hello(obj["protocol"])
     if kind == "subscribe":
-        return Subscribe(*_topic(obj))
+        delta = obj.pop("delta", False)
+        if not isinstance(delta, bool):
+            raise _bad("delta must be true or false")
+        return Subscribe(*_topic(obj), delta=delta)
     if kind == "unsubscribe":
         return Unsubscribe(*_topic(obj))
     if kind == "ping":

@@ -33,6 +33,7 @@ from meeple.protocols.web.messages import (
     Chat,
     ClientMessage,
     CreateTable,
+    Delta,
     Error,
     Hello,
     Leave,
@@ -254,7 +255,10 @@ class ServerSession:
         """
         if self.state is State.CLOSED:
             raise LocalProtocolError(ErrorCode.NOT_NOW, "the session is closed")
-        if isinstance(message, Snapshot) and (message.topic, message.uid) not in self.subscriptions:
+        if (
+            isinstance(message, Snapshot | Delta)
+            and (message.topic, message.uid) not in self.subscriptions
+        ):
             raise LocalProtocolError(ErrorCode.NOT_NOW, f"not subscribed to {message.topic}")
         return message.encode() if encoded is None else encoded
 

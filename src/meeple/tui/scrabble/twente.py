@@ -18,13 +18,14 @@ import contextlib
 from collections import Counter
 from collections.abc import AsyncIterator
 
-from meeple.clients.twente import TwenteClient, TwenteClientError
+from meeple.clients.twente import Received, TwenteClient, TwenteClientError
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.moves import tiles_from_word
 from meeple.games.scrabble.rules import validate_play
 from meeple.games.scrabble.tiles import BLANK, ENGLISH
 from meeple.protocols.twente.errors import ErrorCode, ProtocolError
+from meeple.protocols.twente.events import PeerError
 from meeple.protocols.twente.messages import (
     BLANK_ON_RACK,
     RACK_SIZE,
@@ -39,7 +40,6 @@ from meeple.protocols.twente.messages import (
     NotifyChat,
     NotifyTurn,
     PlayerDisconnected,
-    ServerMessage,
     StartGame,
 )
 from meeple.tui.connection import ConnectFailed, ConnectOptions, MoveError
@@ -116,7 +116,7 @@ class TwenteScrabble:
             for event in self._translate(message):
                 yield event
 
-    def _translate(self, message: ServerMessage) -> list[ScrabbleEvent]:
+    def _translate(self, message: Received) -> list[ScrabbleEvent]:
         if isinstance(message, InformQueue):
             return [Queued(message.waiting, message.required)]
         if isinstance(message, StartGame):
@@ -151,8 +151,10 @@ class TwenteScrabble:
             if message.player != self._client.name or message.count == 0:
                 return [swapped]
             return [swapped, self._take_from_rack(self._swapping)]
-        if isinstance(message, Error):
+        if isinstance(message, Error | PeerError) and message.code is not None:
             return [Refused(message.code.value, refusal_text(message.code))]
+        if isinstance(message, PeerError):
+            return [Refused("ERROR", "the server sent an error this client cannot read")]
         if isinstance(message, NotifyChat):
             return [ChatReceived(message.player, message.text)]
         if isinstance(message, PlayerDisconnected):

@@ -1,0 +1,97 @@
+"""How long a full ``meeple check`` run takes, against meeple's own server (and client).
+
+::
+
+    .venv/bin/python benchmarks/check_kits.py [--runs 3] [--samples docs-dir]
+
+For each protocol with a server kit: a meeple server in this process (that listener only,
+port 0), then the whole server kit against it, ``--runs`` times; prints the checks, the
+outcome counts and the wall time of each run. Then each client kit with meeple's own bot
+as the client (two games). ``--samples DIR`` also writes each first run's text report to
+``DIR/check-<side>-<protocol>.txt`` (docs/check.md quotes them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import random
+import tempfile
+import time
+from pathlib import Path
+
+from meeple.check import SERVER_KITS, run_server_kit
+from meeple.check.clients import CLIENT_KITS, run_client_kit
+from meeple.check.report import summary, to_text
+from meeple.clients.clarkson import play_clarkson
+from meeple.clients.scrabble_bot import configure, play_twente
+from meeple.clients.spectrangle import play_spectrangle
+from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
+from meeple.server.app import MeepleServer
+from meeple.server.config import ServerConfig
+
+
+async def server_run(protocol: str, lexicon: Lexicon) -> tuple[float, str, dict[str, int]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        config = ServerConfig(database=f"{tmp}/bench.sqlite3").only(protocol)
+        server = MeepleServer(config, rng=random.Random(7))
+        server.services.resource("scrabble.lexicon", lambda: lexicon)
+        await server.start()
+        try:
+            started = time.perf_counter()
+            results = await run_server_kit(
+                protocol, "127.0.0.1", server.ports[protocol], lexicon=lexicon
+            )
+            took = time.perf_counter() - started
+        finally:
+            await server.stop()
+    title = f"meeple check server {protocol} 127.0.0.1:PORT (meeple's own server)"
+    return took, to_text(title, results), summary(results)
+
+
+async def client_run(protocol: str, lexicon: Lexicon) -> tuple[float, str, dict[str, int]]:
+    async def bot(port: int) -> object:
+        if protocol == "twente":
+            return await play_twente("127.0.0.1", port, "Alice", lexicon, players=2, games=2)
+        if protocol == "spectrangle":
+            return await play_spectrangle("127.0.0.1", port, "Alice", players=2, games=2)
+        return await play_clarkson("127.0.0.1", port, "Alice", lexicon, players=2, games=2)
+
+    started = time.perf_counter()
+    with configure("greedy", 0):
+        results = await run_client_kit(
+            protocol, "127.0.0.1", 0, lexicon=lexicon, games=2, timeout=120, after_ready=bot
+        )
+    took = time.perf_counter() - started
+    title = f"meeple check client {protocol} --games 2 (meeple's own bot as the client)"
+    return took, to_text(title, results), summary(results)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--samples", type=Path)
+    args = parser.parse_args()
+    lexicon = load_lexicon("gcide")
+    print(
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+        f"load {os.getloadavg()[0]:.1f}, CPython {platform.python_version()}"
+    )
+    for side, kits, run in (
+        ("server", SERVER_KITS, server_run),
+        ("client", CLIENT_KITS, client_run),
+    ):
+        for protocol in kits:
+            for i in range(args.runs):
+                took, text, counts = asyncio.run(run(protocol, lexicon))
+                shown = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+                print(f"{side:6} {protocol:9} run {i + 1}: {took:6.2f} s  ({shown})")
+                if i == 0 and args.samples is not None:
+                    args.samples.mkdir(parents=True, exist_ok=True)
+                    (args.samples / f"check-{side}-{protocol}.txt").write_text(text)
+
+
+if __name__ == "__main__":
+    main()

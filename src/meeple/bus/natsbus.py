@@ -1,0 +1,158 @@
+"""The cluster's bus: the :class:`~meeple.bus.base.Bus` contract over a NATS connection.
+
+Requests are NATS requests (a reply inbox per request, nats-py's); a handler's failure
+travels back as an empty reply with the ``Meeple-Error`` header, so the requester gets
+:class:`~meeple.bus.base.RemoteError` rather than waiting for a timeout. NATS's "no
+responders" status (the server knows nobody subscribes) becomes
+:class:`~meeple.bus.base.NoResponder` at once.
+
+Make the connection with :func:`connect`: an edge passes ``inbox_prefix`` =
+:attr:`Namespace.edge_inbox <meeple.bus.subjects.Namespace.edge_inbox>`, as its NATS
+permissions expect.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Any
+
+import nats
+import nats.errors
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription as NatsSubscription
+
+from meeple.bus.base import (
+    ERROR_HEADER,
+    Bus,
+    BusClosed,
+    BusTimeout,
+    Handler,
+    Listener,
+    NoResponder,
+    RemoteError,
+    Subscription,
+    check_pattern,
+    check_subject,
+)
+
+__all__ = ["NatsBus", "connect"]
+
+logger = logging.getLogger(__name__)
+
+
+async def connect(
+    url: str,
+    *,
+    user: str | None = None,
+    password: str | None = None,
+    inbox_prefix: str | None = None,
+    name: str | None = None,
+    **options: Any,
+) -> Client:
+    """A NATS connection for meeple: reconnects forever, errors logged, not raised."""
+
+    async def error(e: Exception) -> None:
+        logger.warning("nats %s: %s", name or url, e)
+
+    kw: dict[str, Any] = {
+        "user": user,
+        "password": password,
+        "name": name,
+        "error_cb": error,
+        "max_reconnect_attempts": -1,
+        **options,
+    }
+    if inbox_prefix is not None:
+        kw["inbox_prefix"] = inbox_prefix.encode()
+    return await nats.connect(url, **kw)
+
+
+class _NatsSub(Subscription):
+    def __init__(self, sub: NatsSubscription) -> None:
+        self._sub = sub
+
+    async def close(self) -> None:
+        with contextlib.suppress(
+            nats.errors.ConnectionClosedError, nats.errors.BadSubscriptionError
+        ):
+            await self._sub.unsubscribe()
+
+
+class NatsBus(Bus):
+    """The bus over one NATS connection (which it closes with :meth:`close` when
+    ``owns`` is true); see the module doc."""
+
+    def __init__(self, nc: Client, *, owns: bool = True) -> None:
+        self.nc = nc
+        self._owns = owns
+
+    async def request(self, subject: str, payload: bytes, *, timeout: float = 5.0) -> bytes:
+        check_subject(subject)
+        try:
+            msg = await self.nc.request(subject, payload, timeout=timeout)
+        except nats.errors.NoRespondersError:
+            raise NoResponder(subject) from None
+        except nats.errors.TimeoutError:
+            raise BusTimeout(f"no answer on {subject} in {timeout} s") from None
+        except nats.errors.ConnectionClosedError:
+            raise BusClosed("the NATS connection is closed") from None
+        if msg.headers and ERROR_HEADER in msg.headers:
+            raise RemoteError(msg.headers[ERROR_HEADER])
+        return msg.data
+
+    async def serve(
+        self, subject: str, handler: Handler, *, queue: str | None = None
+    ) -> Subscription:
+        check_pattern(subject)
+
+        async def answer(msg: Msg) -> None:
+            if not msg.reply:
+                return  # a publish, not a request: nobody to answer
+            try:
+                reply = await handler(msg.data)
+            except Exception as e:
+                logger.exception("bus: handler of %s failed", subject)
+                # A header value is one line.
+                text = (str(e) or type(e).__name__).replace("\r", " ").replace("\n", " ")
+                await self.nc.publish(msg.reply, b"", headers={ERROR_HEADER: text})
+                return
+            # Not Msg.respond: it would send the request's headers back with the answer.
+            await self.nc.publish(msg.reply, bytes(reply))
+
+        sub = await self.nc.subscribe(subject, queue=queue or "", cb=answer)
+        await self.flush()
+        return _NatsSub(sub)
+
+    async def publish(self, subject: str, payload: bytes) -> None:
+        check_subject(subject)
+        try:
+            await self.nc.publish(subject, payload)
+        except nats.errors.ConnectionClosedError:
+            raise BusClosed("the NATS connection is closed") from None
+
+    async def subscribe(self, pattern: str, listener: Listener) -> Subscription:
+        check_pattern(pattern)
+
+        async def deliver(msg: Msg) -> None:
+            try:
+                await listener(msg.subject, msg.data)
+            except Exception:
+                logger.exception("bus: listener on %s failed", pattern)
+
+        sub = await self.nc.subscribe(pattern, cb=deliver)
+        await self.flush()
+        return _NatsSub(sub)
+
+    async def flush(self) -> None:
+        # nats-py (2.16) writes a flush's PING straight to the socket, ahead of commands
+        # still queued for its flusher task, such as the SUB just made: the PONG could
+        # come back before the server had the subscription (seen: 1 request in 10 to a
+        # just-served subject got "no responders"). Push the queue out first.
+        await self.nc._flush_pending(force_flush=True)
+        await self.nc.flush()
+
+    async def close(self) -> None:
+        if self._owns and not self.nc.is_closed:
+            await self.nc.drain()

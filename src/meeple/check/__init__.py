@@ -1,0 +1,65 @@
+"""``meeple check``: conformance kits for teams who write their own servers and clients.
+
+- :mod:`.core`: a check (spec section, MUST/SHOULD, scenario, timeout), its result,
+  the runner and shared fixtures;
+- :mod:`.wire`: a recorded TCP connection cut into messages, every wait bounded;
+- :mod:`.report`: text tables per spec section, JSON, JUnit XML, the exit status;
+- one module per protocol (:mod:`.twente`, :mod:`.clarkson`, :mod:`.spectrangle`)
+  holding its server checks, and :mod:`.clients` the client kits (a relay in front of a
+  real meeple server, through which the kit grades what the client sends).
+
+See ``docs/check.md``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import secrets
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from meeple.check.core import Check, Level, Result, Status, Target, run_checks
+
+__all__ = [
+    "SERVER_KITS",
+    "Check",
+    "Level",
+    "Result",
+    "Status",
+    "Target",
+    "run_server_kit",
+    "server_checks",
+]
+
+# Protocol name -> module holding its SERVER_CHECKS (a registry, as cli/main.py does).
+SERVER_KITS: dict[str, str] = {
+    "twente": "meeple.check.twente",
+    "clarkson": "meeple.check.clarkson",
+    "spectrangle": "meeple.check.spectrangle",
+}
+
+
+def server_checks(protocol: str) -> list[Check]:
+    checks: list[Check] = importlib.import_module(SERVER_KITS[protocol]).SERVER_CHECKS
+    return checks
+
+
+async def run_server_kit(
+    protocol: str,
+    host: str,
+    port: int,
+    *,
+    lexicon: Any,
+    wait: float = 3.0,
+    only: Sequence[str] = (),
+    progress: Callable[[Result], None] | None = None,
+) -> list[Result]:
+    """Run every server check of ``protocol`` against ``host:port``; the results in order.
+
+    Player names start with a random prefix, so two runs against one server never clash.
+    """
+    prefix = "ck" + "".join(secrets.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(4))
+    target = Target(host, port, {"lexicon": lexicon, "prefix": prefix})
+    return await run_checks(
+        server_checks(protocol), target, wait=wait, only=only, progress=progress
+    )

@@ -1,0 +1,1297 @@
+"""Client kits: a strict, instrumented meeple server in front of which the kit grades a client.
+
+``run_client_kit`` starts a real meeple server (that protocol's listener only, on a free
+port, a throw-away database) and, where the team's client connects, an instrumenting
+proxy. The kit plays the other seat itself (a bot over meeple's client library,
+straight to the server). The proxy
+
+- grades everything the client sends: framing, that each message decodes as the spec
+  defines it, the order (greeting first, moves only in its turn, none after the game's
+  end), that the real server accepted its moves;
+- delivers the server's messages in three ways in turn: whole and coalesced (several in
+  one write), split (byte by byte, or in halves for long ones), and one per write with a
+  pause; a turn notice delivered each way must be acted on;
+- tests the client's error handling: it refuses the client's first move once with the
+  protocol's error (ERROR / NOK) and expects another move in the same turn; for Twente it
+  also sends a command of an extension the client did not announce (spec E002);
+- with ``--games`` ≥ 2, makes the kit's player leave the last game part-way (Twente:
+  PLAYERDISCONNECTED and GAMEOVER DISCONNECT; Clarkson: the game goes on for the client).
+
+After the kit's player has finished its games (or the timeout), the observations are
+graded by ordinary :class:`~meeple.check.core.Check` objects, so the report is the same
+as for a server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import re
+import tempfile
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+from meeple.ai.spectrangle import turn_options
+from meeple.check.core import (
+    CannotTest,
+    Check,
+    Context,
+    Differs,
+    Level,
+    Recorder,
+    Result,
+    run_checks,
+)
+from meeple.check.scrabble import best_move
+from meeple.clients.clarkson import ClarksonClient, NameRefused
+from meeple.clients.spectrangle import SpectrangleClient
+from meeple.clients.twente import TwenteClient
+from meeple.games.scrabble.lexicon import Lexicon
+from meeple.games.scrabble.tiles import CLARKSON, ENGLISH
+from meeple.games.spectrangle import Board as SpBoard
+from meeple.games.spectrangle import Exchange as SpExchange
+from meeple.games.spectrangle import Place as SpPlace
+from meeple.games.spectrangle import Tile
+from meeple.games.spectrangle.errors import SpectrangleError
+from meeple.protocols.clarkson.errors import ProtocolError as ClarksonProtocolError
+from meeple.protocols.clarkson.messages import Nok, Turn, UserJoin, Winner, decode_client
+from meeple.protocols.spectrangle import ErrorReply as SpErrorReply
+from meeple.protocols.spectrangle import GameFinished, PlayerLeft
+from meeple.protocols.spectrangle.errors import RemoteProtocolError as SpectrangleProtocolError
+from meeple.protocols.spectrangle.messages import decode_client as decode_spectrangle_client
+from meeple.protocols.twente.errors import RemoteProtocolError
+from meeple.protocols.twente.messages import Error, GameOver, NotifyTurn, decode
+
+__all__ = ["CLIENT_CHECKS", "CLIENT_KITS", "Observations", "run_client_kit"]
+
+logger = logging.getLogger(__name__)
+
+KIT_NAME = "kitbot"
+TURN_WAIT = 30.0  # how long a client may think about one move
+MODES = ("coalesced", "split", "paced")
+
+
+@dataclass
+class Observations:
+    """What the proxy saw, per protocol; the client checks grade these."""
+
+    protocol: str
+    games: int
+    recorder: Recorder = field(default_factory=lambda: Recorder("client"))
+    connections: int = 0
+    messages: list[str] = field(default_factory=list)  # what the client sent, decoded text
+    first: str | None = None
+    undecodable: list[str] = field(default_factory=list)
+    framing: list[str] = field(default_factory=list)  # SHOULD-level oddities (bare LF, NULs)
+    out_of_turn: list[str] = field(default_factory=list)
+    after_end: list[str] = field(default_factory=list)
+    refused_by_server: list[str] = field(default_factory=list)
+    turns: dict[str, int] = field(default_factory=lambda: dict.fromkeys(MODES, 0))
+    answered: dict[str, int] = field(default_factory=lambda: dict.fromkeys(MODES, 0))
+    injected_error: bool = False
+    retried_after_error: bool = False
+    probe_sent: bool = False
+    probe_answer: str | None = None
+    games_won: int = 0  # games that ended normally, as the client was told
+    disconnect_game: bool = False  # the kit left a game part-way
+    moves_after_disconnect: int = 0
+    quit_after_end: int = 0
+    ends: int = 0
+    hello: str | None = None
+    kit_errors: list[str] = field(default_factory=list)
+    skips_told: int = 0  # Spectrangle: tiles lines ending "skip <client>"
+    skips_answered: int = 0
+    skip_ignored: list[str] = field(default_factory=list)
+    client_named: int = 0  # the client's renames confirmed and READYs (Clarkson)
+    kit_table_game: int = 0  # the game the kit's player sits at a table for (Clarkson)
+    kit_done: bool = False
+
+
+class _Proxy:
+    """Relays one client connection to the server, grading and reshaping as it goes."""
+
+    def __init__(self, obs: Observations, server_port: int) -> None:
+        self.obs = obs
+        self.server_port = server_port
+        self.batch = 0
+        self.my_turn = False
+        self.turn_mode: str | None = None
+        self.in_game = False
+        self.ended = False
+        self.refuse_next = True
+        self.await_retry = False
+        self.client_writer: asyncio.StreamWriter | None = None
+        self.tasks: set[asyncio.Future[None]] = set()
+        self.writing = asyncio.Lock()
+        self.turn_since = 0.0
+        self.connected = 0
+
+    # -- relay ---------------------------------------------------------------------------
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.obs.connections += 1
+        self.connected += 1
+        self.client_writer = writer
+        try:
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.server_port)
+        except OSError as e:
+            self.obs.kit_errors.append(f"the kit's server: {e}")
+            writer.close()
+            return
+        tasks = [
+            asyncio.create_task(self._client_to_server(reader, up_writer)),
+            asyncio.create_task(self._server_to_client(up_reader, writer)),
+        ]
+        try:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self.connected -= 1
+            for t in tasks:
+                t.cancel()
+            for w in (writer, up_writer):
+                with contextlib.suppress(Exception):
+                    w.close()
+
+    async def _client_to_server(
+        self, reader: asyncio.StreamReader, up: asyncio.StreamWriter
+    ) -> None:
+        buffer = bytearray()
+        term = self.terminator
+        while True:
+            chunk = await reader.read(65536)
+            if not chunk:
+                return
+            self.obs.recorder.sent += chunk
+            buffer += chunk
+            while (end := buffer.find(term)) >= 0:
+                message = bytes(buffer[: end + len(term)])
+                del buffer[: end + len(term)]
+                while not self.may_forward():  # the kit's player re-seats first
+                    await asyncio.sleep(0.01)
+                forward = self.from_client(message)
+                if forward:
+                    up.write(message)
+                    await up.drain()
+            if len(buffer) > 65536:
+                self.obs.undecodable.append(f"{len(buffer)} bytes with no message end")
+                buffer.clear()
+
+    async def _server_to_client(
+        self, up: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        buffer = bytearray()
+        term = self.terminator
+        while True:
+            chunk = await up.read(65536)
+            if not chunk:
+                return
+            buffer += chunk
+            messages = []
+            while (end := buffer.find(term)) >= 0:
+                messages.append(bytes(buffer[: end + len(term)]))
+                del buffer[: end + len(term)]
+            if messages:
+                await self._deliver(writer, messages)
+
+    async def _deliver(self, writer: asyncio.StreamWriter, messages: list[bytes]) -> None:
+        """Reshape one batch: all in one write, split small, or one per write with pauses."""
+        async with self.writing:  # an injected message never lands inside a split one
+            await self._deliver_batch(writer, messages)
+
+    async def _deliver_batch(self, writer: asyncio.StreamWriter, messages: list[bytes]) -> None:
+        mode = MODES[self.batch % len(MODES)]
+        self.batch += 1
+        for m in messages:
+            self.to_client(m, mode)
+        if mode == "coalesced":
+            await self._write(writer, b"".join(messages))
+            return
+        for m in messages:
+            if mode == "split":
+                step = 1 if len(m) <= 64 else max(1, len(m) // 2)
+                for i in range(0, len(m), step):
+                    await self._write(writer, m[i : i + step])
+                    await asyncio.sleep(0.001)
+            else:
+                await self._write(writer, m)
+                await asyncio.sleep(0.001)
+
+    async def _write(self, writer: asyncio.StreamWriter, data: bytes) -> None:
+        self.obs.recorder.received += data
+        writer.write(data)
+        await writer.drain()
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def inject(self, data: bytes) -> None:
+        if self.client_writer is not None:
+            async with self.writing:
+                await self._write(self.client_writer, data)
+
+    # -- per protocol --------------------------------------------------------------------
+
+    terminator = b"\n"
+
+    def may_forward(self) -> bool:
+        return True
+
+    def from_client(self, message: bytes) -> bool:
+        """Grade a client message; whether to forward it to the server."""
+        raise NotImplementedError
+
+    def to_client(self, message: bytes, mode: str) -> None:
+        """See a server message on its way to the client."""
+        raise NotImplementedError
+
+    def moved(self, text: str) -> None:
+        if self.ended or not self.in_game:
+            self.obs.after_end.append(text)
+        elif not self.my_turn:
+            self.obs.out_of_turn.append(text)
+        if self.turn_mode is not None:
+            self.obs.answered[self.turn_mode] += 1
+            self.turn_mode = None
+        if self.obs.disconnect_game and self.in_game:
+            self.obs.moves_after_disconnect += 1
+        self.my_turn = False
+
+    def turn_given(self, mode: str) -> None:
+        self.turn_since = asyncio.get_running_loop().time()
+        self.my_turn = True
+        self.turn_mode = mode
+        self.obs.turns[mode] += 1
+
+
+class _TwenteProxy(_Proxy):
+    terminator = b"\x1e"
+
+    def from_client(self, message: bytes) -> bool:
+        obs = self.obs
+        body = message[:-1]
+        if body[:1] in (b"\n", b"\r"):
+            obs.framing.append(f"a line end after RS: {message[:20]!r}")
+            body = body.lstrip(b"\r\n")
+        if not body:
+            return True
+        if obs.first is None:  # the first message, readable or not
+            obs.first = body.decode("utf-8", "replace").replace("\x1f", "|")
+        try:
+            fields = body.decode("utf-8").split("\x1f")
+            decoded = decode(fields)
+        except (UnicodeDecodeError, RemoteProtocolError) as e:
+            obs.undecodable.append(f"{message[:60]!r}: {e}")
+            return True
+        text = "|".join(fields)
+        obs.messages.append(text)
+        if isinstance(decoded, Error):
+            if obs.probe_sent and obs.probe_answer is None:
+                obs.probe_answer = text
+                return False  # the answer to the kit's probe: not the server's business
+            return True
+        if fields[0].upper() == "MAKEMOVE":
+            if self.await_retry:
+                obs.retried_after_error = True
+                self.await_retry = False
+            self.moved(text)
+            if self.refuse_next and self.in_game:
+                # The kit refuses the client's first move once, as a server may (spec ERROR).
+                self.refuse_next = False
+                obs.injected_error = True
+                self.await_retry = True
+                self.my_turn = True
+                code = "E006" if fields[1:2] == ["WORD"] else "E008"
+                self._spawn(self.inject(f"ERROR\x1f{code}\x1e".encode()))
+                return False
+        return True
+
+    def to_client(self, message: bytes, mode: str) -> None:
+        fields = message[:-1].decode("utf-8", "replace").split("\x1f")
+        try:
+            decoded = decode(fields)
+        except RemoteProtocolError:
+            return
+        if fields[0] == "WELCOME" and not self.obs.probe_sent:
+            # spec E002: a command of an extension the client did not announce
+            self.obs.probe_sent = True
+            probe = "NOTIFYCHAT\x1fkitbot\x1fhello\x1e" if not self._chat() else "FOOBAR\x1e"
+            asyncio.get_running_loop().call_later(
+                0.05, lambda: self._spawn(self.inject(probe.encode()))
+            )
+        elif fields[0] == "STARTGAME":
+            self.in_game, self.ended = True, False
+        elif isinstance(decoded, NotifyTurn):
+            if decoded.your_turn:
+                self.turn_given(mode)
+        elif isinstance(decoded, Error) and self.in_game and not self.ended:
+            self.obs.refused_by_server.append("|".join(fields))
+            self.my_turn = True
+        elif isinstance(decoded, GameOver):
+            self.ended, self.in_game, self.my_turn, self.turn_mode = True, False, False, None
+            self.obs.ends += 1
+            if decoded.reason.value == "WIN":
+                self.obs.games_won += 1
+
+    def _chat(self) -> bool:
+        first = self.obs.first or ""
+        return "CHAT" in first.upper().split("|")[2:]
+
+
+_HELLO = re.compile(r"HELLO (\d+\.\d+\.?\d*),([^,]+),([^,]+),(.+)")
+
+
+class _ClarksonProxy(_Proxy):
+    terminator = b"\n"
+
+    def __init__(self, obs: Observations, server_port: int) -> None:
+        super().__init__(obs, server_port)
+        self.won = False
+        self.name = ""
+        self.prompted = False
+        self.ready_sent = False
+
+    def from_client(self, message: bytes) -> bool:
+        obs = self.obs
+        raw = message
+        if b"\x00" in raw:
+            obs.framing.append("NUL padding")
+            raw = raw.strip(b"\x00")
+        if not raw.endswith(b"\r\n"):
+            obs.framing.append(f"a bare LF: {message[:30]!r}")
+        line = raw.rstrip(b"\r\n").strip(b"\x00")
+        if not line:
+            return True
+        if obs.first is None:  # the first line, readable or not
+            obs.first = line.decode("ascii", "replace")
+        try:
+            text = line.decode("ascii")
+            decode_client(text)
+        except (UnicodeDecodeError, ClarksonProtocolError) as e:
+            obs.undecodable.append(f"{message[:60]!r}: {e}")
+            return True
+        obs.messages.append(text)
+        word = text.split(" ", 1)[0].upper()
+        if word == "HELLO" and obs.hello is None:
+            obs.hello = text
+        if word == "USERSET":
+            self.name = text.split(" ", 1)[-1].strip()
+        if word == "READY":
+            self.ready_sent = True
+            obs.client_named += 1
+        if word == "READY" and self.prompted:
+            # the kit's instructions: READY once the kit's player has joined (USERJOIN)
+            self.prompted = False
+            self.my_turn = False
+            if self.turn_mode is not None:
+                self.obs.answered[self.turn_mode] += 1
+                self.turn_mode = None
+        if word == "QUIT" and self.won:
+            obs.quit_after_end += 1
+        if word in ("PLACE", "PASS", "EXCHANGE"):
+            if self.await_retry:
+                obs.retried_after_error = True
+                self.await_retry = False
+            self.moved(text)
+            if self.refuse_next and word == "PLACE" and self.in_game:
+                # RFC §3.4: the client MUST consider a NOK'd command failed.
+                self.refuse_next = False
+                obs.injected_error = True
+                self.await_retry = True
+                self.my_turn = True
+                self._spawn(self.inject(b"NOK the kit refuses this move once\r\n"))
+                return False
+        return True
+
+    def to_client(self, message: bytes, mode: str) -> None:
+        line = message.decode("ascii", "replace").rstrip("\r\n")
+        word = line.split(" ", 1)[0]
+        if word == "USERCHANGE" and self.name and line.endswith(" " + self.name):
+            self.obs.client_named += 1
+        if word == "USERJOIN" and not self.in_game and KIT_NAME in line and not self.ready_sent:
+            self.prompted = True
+            self.turn_given(mode)
+        elif word == "STARTING":
+            self.in_game, self.ended, self.won = True, False, False
+        elif word == "TURN":
+            name = line[5:]
+            if name == self.name:
+                self.turn_given(mode)
+            else:
+                self.my_turn, self.turn_mode = False, None
+        elif word == "NOK" and self.in_game and not self.ended and not self.my_turn:
+            self.obs.refused_by_server.append(line)
+            self.my_turn = True
+        elif word == "WINNER":
+            self.ended, self.in_game, self.my_turn, self.turn_mode = True, False, False, None
+            self.won = True
+            self.ready_sent = False
+            self.obs.ends += 1
+            self.obs.games_won += 1
+
+    def may_forward(self) -> bool:
+        # RFC §3.8: a client alone at a table that says READY plays alone at once, so
+        # after WINNER its messages wait until the kit's player sits at the next table.
+        return self.in_game or self.obs.kit_done or self.obs.kit_table_game > self.obs.games_won
+
+
+class _SpectrangleProxy(_Proxy):
+    terminator = b"\n"
+
+    def __init__(self, obs: Observations, server_port: int) -> None:
+        super().__init__(obs, server_port)
+        self.name = ""
+        self.skip_told = False
+        self.board = SpBoard()
+        self.hand: list[str] = []
+
+    def _choices(self) -> int:
+        try:
+            return len(self.board.placements([Tile.parse(t) for t in self.hand]))
+        except (ValueError, SpectrangleError):
+            return 0
+
+    def from_client(self, message: bytes) -> bool:
+        obs = self.obs
+        raw = message.rstrip(b"\n")
+        if raw.endswith(b"\r"):
+            obs.framing.append(f"a CRLF line end: {message[:30]!r}")
+            raw = raw.rstrip(b"\r")
+        if not raw:
+            return True
+        if obs.first is None:  # the first line, readable or not
+            obs.first = raw.decode("utf-8", "replace")
+        try:
+            text = raw.decode("utf-8")
+            decode_spectrangle_client(text)
+        except (UnicodeDecodeError, SpectrangleProtocolError) as e:
+            obs.undecodable.append(f"{message[:60]!r}: {e}")
+            return True
+        obs.messages.append(text)
+        word = text.split(" ", 1)[0]
+        if word == "connect" and not self.name:
+            self.name = text.split()[1] if len(text.split()) > 1 else ""
+        if word in ("place", "skip", "exchange"):
+            if self.skip_told:
+                # 1.4: "skip <name>" in the tiles line: the client must skip or exchange
+                self.skip_told = False
+                if word == "place":
+                    obs.skip_ignored.append(text)
+                else:
+                    obs.skips_answered += 1
+            if self.await_retry:
+                obs.retried_after_error = True
+                self.await_retry = False
+            self.moved(text)
+            if self.refuse_next and word == "place" and self.in_game and self._choices() >= 2:
+                # spec "Errors to be defined": the kit refuses the first placement once
+                # (only when another placement exists: a refused only move stalls a game).
+                self.refuse_next = False
+                obs.injected_error = True
+                self.await_retry = True
+                self.my_turn = True
+                self._spawn(self.inject(b"invalidMove\n"))
+                return False
+        return True
+
+    def to_client(self, message: bytes, mode: str) -> None:
+        line = message.decode("utf-8", "replace").rstrip("\r\n")
+        words = line.split()
+        if not words:
+            return
+        if line.startswith("start with"):
+            self.in_game, self.ended = True, False
+            self.board = SpBoard()
+        elif words[0] == "move" and len(words) == 5:
+            with contextlib.suppress(ValueError, SpectrangleError):  # the server's words
+                self.board.put(Tile.parse(words[2]), int(words[3]))
+        elif words[0] == "tiles" and len(words) >= 3:
+            if self.name in words:
+                i = words.index(self.name)
+                self.hand = [t for t in words[i + 1 : i + 5] if t != "null"]
+            if words[-1] == self.name and self.in_game:
+                if words[-2] == "skip":
+                    self.obs.skips_told += 1
+                    self.skip_told = True
+                self.turn_given(mode)
+            else:
+                self.my_turn, self.turn_mode = False, None
+        elif line.startswith("game finished"):
+            self.ended, self.in_game, self.my_turn, self.turn_mode = True, False, False, None
+            self.obs.ends += 1
+            self.obs.games_won += 1
+        elif words[0] == "player" and line.endswith(" left"):
+            self.ended, self.in_game, self.my_turn, self.turn_mode = True, False, False, None
+            self.obs.ends += 1
+        elif line in ("invalidMove", "invalidCommand") and self.in_game and not self.my_turn:
+            last = self.obs.messages[-1] if self.obs.messages else ""
+            if not last.startswith("exchange"):
+                # A refused exchange is a client probing the bag, which only the server
+                # knows (the rules allow an exchange only while it holds tiles).
+                self.obs.refused_by_server.append(f"{line} for {last!r}")
+            self.my_turn = True
+
+
+# --- the kit's own players --------------------------------------------------------------
+
+
+async def _twente_opponent(port: int, lexicon: Lexicon, obs: Observations) -> None:
+    client = await TwenteClient.connect("127.0.0.1", port, KIT_NAME)
+    try:
+        for game in range(obs.games):
+            leave = obs.games >= 2 and game == obs.games - 1
+            await client.request_game(2)
+            moves = 0
+            async for m in client:
+                if isinstance(m, NotifyTurn) and m.your_turn:
+                    if leave and moves >= 2:
+                        obs.disconnect_game = True
+                        return
+                    moves += 1
+                    move = best_move(client.board, client.rack, lexicon, ENGLISH)
+                    if move is not None:
+                        await client.play_word(move.x, move.y, move.direction, move.word)
+                    elif client.bag_count >= 7:
+                        await client.swap(client.rack)
+                    else:
+                        await client.pass_turn()
+                elif isinstance(m, Error) and client.turn == client.name:
+                    await client.pass_turn()
+                elif isinstance(m, GameOver):
+                    break
+    finally:
+        await client.close()
+
+
+async def _clarkson_opponent(port: int, lexicon: Lexicon, obs: Observations) -> None:
+    for game in range(obs.games):
+        leave = obs.games >= 2 and game == obs.games - 1
+        client = await _clarkson_seat(port, obs, game + 1)
+        try:
+            moves = 0
+            async for m in client:
+                if isinstance(m, Turn) and client.my_turn:
+                    if leave and moves >= 2:
+                        obs.disconnect_game = True
+                        await client.quit()
+                        break
+                    moves += 1
+                    move = best_move(client.board, client.rack, lexicon, CLARKSON)
+                    if move is not None:
+                        await client.place(move.tiles)
+                    elif client.bag_count >= 7:
+                        await client.exchange(None)
+                    else:
+                        await client.pass_turn()
+                elif isinstance(m, Nok) and client.my_turn:
+                    await client.pass_turn()
+                elif isinstance(m, Winner):
+                    break
+        finally:
+            with contextlib.suppress(Exception):
+                await client.quit()
+            await client.close()
+    obs.kit_done = True
+
+
+async def _clarkson_seat(port: int, obs: Observations, game: int) -> ClarksonClient:
+    """The kit's player at the client's table and READY (RFC §3.7, §3.8).
+
+    The client's messages wait until the kit's player sits (see ``may_forward``). If the
+    client does not join its table within a few seconds (it sat elsewhere), the kit's
+    player leaves and sits again, at the oldest open table: the client's.
+    """
+    while True:
+        base = obs.client_named
+        client = await _clarkson_connect(port)
+        obs.kit_table_game = game
+        try:
+            joined = bool(client.users)  # told of the client already, while naming itself
+            while not joined:
+                m = await asyncio.wait_for(client.receive(), 3.0)
+                joined = isinstance(m, UserJoin)
+            # READY only once the client is settled at the table (named or READY itself):
+            # a client that leaves again (its name refused, say) must not leave the kit's
+            # player alone and ready, which would start a game of one (§3.8).
+            async with asyncio.timeout(3.0):
+                while obs.client_named == base:
+                    await asyncio.sleep(0.02)
+            await client.ready()
+            return client
+        except TimeoutError:
+            with contextlib.suppress(Exception):
+                await client.quit()
+            await client.close()
+
+
+async def _clarkson_connect(port: int) -> ClarksonClient:
+    # Back for the next game, the name may be held a moment by the connection just closed.
+    for attempt in range(6):
+        try:
+            return await ClarksonClient.connect("127.0.0.1", port, KIT_NAME)
+        except NameRefused:
+            await asyncio.sleep(0.05 * 2**attempt)
+    return await ClarksonClient.connect("127.0.0.1", port, KIT_NAME)
+
+
+async def _spectrangle_opponent(port: int, lexicon: Lexicon, obs: Observations) -> None:
+    client = await SpectrangleClient.connect("127.0.0.1", port, KIT_NAME)
+    try:
+        for game in range(obs.games):
+            leave = obs.games >= 2 and game == obs.games - 1
+            await client.request_game(2)
+            moves = refusals = 0
+            async for m in client:
+                if isinstance(m, GameFinished | PlayerLeft):
+                    break
+                if isinstance(m, SpErrorReply):
+                    refusals += 1
+                if client.my_turn and not client._pending:
+                    if leave and moves >= 2:
+                        obs.disconnect_game = True
+                        return
+                    moves += 1
+                    options = turn_options(client.board, client.hand, must_skip=client.must_skip)
+                    action = options[min(refusals, len(options) - 1)]
+                    if isinstance(action, SpPlace):
+                        await client.place(action.tile, action.index)
+                    elif isinstance(action, SpExchange):
+                        await client.exchange(action.tile)
+                    else:
+                        await client.skip()
+                elif not client.my_turn:
+                    refusals = 0
+    finally:
+        await client.close()
+
+
+@dataclass(frozen=True)
+class ClientKit:
+    listener: str
+    proxy: type[_Proxy]
+    opponent: Callable[[int, Lexicon, Observations], Coroutine[Any, Any, None]]
+    how: str
+
+
+CLIENT_KITS: dict[str, ClientKit] = {
+    "spectrangle": ClientKit(
+        "spectrangle",
+        _SpectrangleProxy,
+        _spectrangle_opponent,
+        "connect <name>, then request 2, {games} time(s)",
+    ),
+    "twente": ClientKit(
+        "twente",
+        _TwenteProxy,
+        _twente_opponent,
+        "ANNOUNCE, then REQUESTGAME for 2 players, {games} time(s)",
+    ),
+    "clarkson": ClientKit(
+        "clarkson",
+        _ClarksonProxy,
+        _clarkson_opponent,
+        "HELLO, USERSET, READY once the kit's player has joined, {games} game(s) "
+        "(a new connection or READY after WINNER)",
+    ),
+}
+
+
+async def run_client_kit(
+    protocol: str,
+    host: str,
+    port: int,
+    *,
+    lexicon: Lexicon,
+    games: int = 2,
+    timeout: float = 300.0,
+    ready: Callable[[str, int, str], None] | None = None,
+    after_ready: Callable[[int], Coroutine[Any, Any, Any]] | None = None,
+    turn_wait: float = TURN_WAIT,
+) -> list[Result]:
+    """Serve the kit on ``host:port``, wait for the client to play ``games`` games, grade.
+
+    ``ready(host, port, how)`` is told where to connect; ``after_ready(port)`` (tests)
+    is started then, e.g. to run a client in the same process.
+    """
+    from meeple.server.app import MeepleServer
+    from meeple.server.config import ServerConfig
+
+    kit = CLIENT_KITS[protocol]
+    obs = Observations(protocol, games)
+    with tempfile.TemporaryDirectory(prefix="meeple-check-") as tmp:
+        # A short grace: at the end the kit's server goes, whoever is still connected.
+        config = ServerConfig(database=f"{tmp}/check.sqlite3", shutdown_grace=0.2)
+        config = config.only(kit.listener)
+        server = MeepleServer(config, rng=random.Random())
+        server.services.resource("scrabble.lexicon", lambda: lexicon)
+        await server.start()
+        proxy = kit.proxy(obs, server.ports[kit.listener])
+        listener = await asyncio.start_server(proxy.handle, host, port)
+        bound = listener.sockets[0].getsockname()[1]
+        opponent = asyncio.create_task(kit.opponent(server.ports[kit.listener], lexicon, obs))
+        extra: asyncio.Task[Any] | None = None
+        try:
+            if ready is not None:
+                ready(host, bound, kit.how.format(games=games))
+            if after_ready is not None:
+                extra = asyncio.create_task(after_ready(bound))
+            try:
+                await _wait_for_client(opponent, proxy, obs, timeout, turn_wait)
+                await asyncio.sleep(0.5)  # the client's last words (QUIT after the end)
+            except Exception as e:
+                obs.kit_errors.append(f"the kit's player stopped: {e!r}")
+        finally:
+            opponent.cancel()
+            listener.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(listener.wait_closed(), 2)
+            if extra is not None:
+                with contextlib.suppress(Exception, asyncio.CancelledError):
+                    await asyncio.wait_for(extra, 0.5)
+            await server.stop()
+    target = _Graded(obs)
+    return await run_checks([c for c in CLIENT_CHECKS if c.id.startswith(protocol)], target)
+
+
+async def _wait_for_client(
+    opponent: asyncio.Task[None],
+    proxy: _Proxy,
+    obs: Observations,
+    timeout: float,
+    turn_wait: float,
+) -> None:
+    """Until the games are over, the timeout, or the client sits on a turn too long."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    # The kit's player may have left the last game: the client then plays it out.
+    while not (opponent.done() and obs.ends >= obs.games):
+        now = loop.time()
+        if now >= deadline:
+            obs.kit_errors.append(f"the client had not finished after {timeout:g} s")
+            return
+        if proxy.my_turn and now - proxy.turn_since > turn_wait:
+            obs.kit_errors.append(f"the client did not move within {turn_wait:g} s of its turn")
+            return
+        if opponent.done() and opponent.exception() is not None:
+            obs.kit_errors.append(f"the kit's player stopped: {opponent.exception()!r}")
+            return
+        if opponent.done() and obs.connections and not proxy.connected:
+            obs.kit_errors.append("the client left before finishing its games")
+            return
+        await asyncio.sleep(0.05)
+
+
+@dataclass
+class _Graded:
+    obs: Observations
+    host: str = ""
+    port: int = 0
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+# --- the checks over what was observed --------------------------------------------------
+
+Grader = Callable[[Context], Awaitable[None]]
+CLIENT_CHECKS: list[Check] = []
+
+
+def check(
+    id: str, section: str, level: Level, title: str, errata: str | None = None
+) -> Callable[[Callable[[Context, Observations], None]], Grader]:
+    def register(grade: Callable[[Context, Observations], None]) -> Grader:
+        async def run(ctx: Context) -> None:
+            obs: Observations = ctx.target.obs
+            ctx.recorders.append(obs.recorder)
+            if obs.connections == 0:
+                raise CannotTest("no client connected")
+            grade(ctx, obs)
+
+        CLIENT_CHECKS.append(Check(id, section, level, title, run, 5.0, errata))
+        return run
+
+    return register
+
+
+def _need_game(obs: Observations) -> None:
+    if obs.ends == 0:
+        raise CannotTest("the client finished no game" + _why(obs))
+
+
+def _why(obs: Observations) -> str:
+    return f" ({'; '.join(obs.kit_errors)})" if obs.kit_errors else ""
+
+
+# Twente ---------------------------------------------------------------------------------
+
+
+@check(
+    "twente.client.announce-first",
+    "E013 - Client has not yet announced themselves",
+    Level.MUST,
+    "the client's first message is ANNOUNCE",
+)
+def _tw_first(ctx: Context, obs: Observations) -> None:
+    ctx.expect(
+        obs.first is not None and obs.first.upper().startswith("ANNOUNCE|"), f"first: {obs.first!r}"
+    )
+
+
+@check(
+    "twente.client.decodes",
+    "Commands",
+    Level.MUST,
+    "every message is a command of the spec with valid arguments",
+)
+def _tw_decodes(ctx: Context, obs: Observations) -> None:
+    ctx.expect(not obs.undecodable, f"not valid: {obs.undecodable[:3]}")
+    ctx.expect(bool(obs.messages), "the client sent nothing")
+
+
+@check(
+    "twente.client.delimiters",
+    "Delimiters",
+    Level.SHOULD,
+    "messages end with RS and nothing else",
+    "Twente: a server accepts \\n or \\r\\n after RS",
+)
+def _tw_delims(ctx: Context, obs: Observations) -> None:
+    if obs.framing:
+        raise Differs(f"{len(obs.framing)} line ends after RS, e.g. {obs.framing[0]}")
+    ctx.passed()
+
+
+@check(
+    "twente.client.requestgame",
+    "REQUESTGAME",
+    Level.MUST,
+    "the client requests a game (REQUESTGAME, 2 players)",
+)
+def _tw_request(ctx: Context, obs: Observations) -> None:
+    asks = [m for m in obs.messages if m.upper().startswith("REQUESTGAME")]
+    ctx.expect(bool(asks), f"no REQUESTGAME{_why(obs)}")
+
+
+@check(
+    "twente.client.in-turn",
+    "E009 - It is not your turn",
+    Level.MUST,
+    "MAKEMOVE only after NOTIFYTURN 1 for the client",
+)
+def _tw_in_turn(ctx: Context, obs: Observations) -> None:
+    _need_game(obs)
+    ctx.expect(not obs.out_of_turn, f"moves out of turn: {obs.out_of_turn[:3]}")
+
+
+@check(
+    "twente.client.not-after-end",
+    "E014 - Client is not in a game",
+    Level.MUST,
+    "no MAKEMOVE outside a game or after GAMEOVER",
+)
+def _tw_after(ctx: Context, obs: Observations) -> None:
+    _need_game(obs)
+    ctx.expect(not obs.after_end, f"moves outside a game: {obs.after_end[:3]}")
+
+
+@check(
+    "twente.client.legal", "MAKEMOVE", Level.SHOULD, "the server refuses none of the client's moves"
+)
+def _tw_legal(ctx: Context, obs: Observations) -> None:
+    _need_game(obs)
+    ctx.expect(not obs.refused_by_server, f"refused: {obs.refused_by_server[:3]}")
+
+
+@check(
+    "twente.client.error-retry",
+    "ERROR",
+    Level.MUST,
+    "after an ERROR for its move the client moves again in its turn",
+)
+def _tw_retry(ctx: Context, obs: Observations) -> None:
+    if not obs.injected_error:
+        raise CannotTest("the client made no move to refuse" + _why(obs))
+    ctx.expect(
+        obs.retried_after_error, "the client never moved again after ERROR (the game stalled)"
+    )
+
+
+@check(
+    "twente.client.e002",
+    "E002 - Unknown command",
+    Level.SHOULD,
+    "a command of an extension it did not announce is answered ERROR E002",
+)
+def _tw_e002(ctx: Context, obs: Observations) -> None:
+    if not obs.probe_sent:
+        raise CannotTest("the client was never welcomed")
+    ctx.expect(
+        obs.probe_answer is not None and obs.probe_answer.upper().startswith("ERROR|E002"),
+        f"answer: {obs.probe_answer!r}",
+    )
+
+
+def _turns(ctx: Context, obs: Observations, mode: str) -> None:
+    if obs.turns[mode] == 0:
+        raise CannotTest(f"no turn notice happened to be delivered {mode}")
+    ctx.expect(
+        obs.answered[mode] >= obs.turns[mode],
+        f"{obs.answered[mode]} moves for {obs.turns[mode]} turns delivered {mode}",
+    )
+
+
+@check(
+    "twente.client.split",
+    "Delimiters",
+    Level.MUST,
+    "acts on messages delivered split (a byte per write)",
+)
+def _tw_split(ctx: Context, obs: Observations) -> None:
+    _turns(ctx, obs, "split")
+
+
+@check(
+    "twente.client.coalesced",
+    "Delimiters",
+    Level.MUST,
+    "acts on messages delivered coalesced (several per write)",
+)
+def _tw_coalesced(ctx: Context, obs: Observations) -> None:
+    _turns(ctx, obs, "coalesced")
+
+
+@check(
+    "twente.client.whole-game",
+    "GAMEOVER",
+    Level.MUST,
+    "plays whole games to GAMEOVER WIN (--games)",
+)
+def _tw_games(ctx: Context, obs: Observations) -> None:
+    want = obs.games - (1 if obs.games >= 2 else 0)
+    ctx.expect(obs.games_won >= want, f"{obs.games_won} of {want} games finished{_why(obs)}")
+
+
+@check(
+    "twente.client.disconnect",
+    "PLAYERDISCONNECTED",
+    Level.MUST,
+    "after the other player's disconnect (GAMEOVER DISCONNECT) it sends no move",
+)
+def _tw_disconnect(ctx: Context, obs: Observations) -> None:
+    if obs.games < 2:
+        raise CannotTest("needs --games 2 or more (the last game is the disconnect game)")
+    if not obs.disconnect_game:
+        raise CannotTest("the disconnect game did not get under way" + _why(obs))
+    ctx.expect(not obs.after_end, f"moves after the game's end: {obs.after_end[:3]}")
+
+
+# Clarkson -------------------------------------------------------------------------------
+
+
+@check(
+    "clarkson.client.hello-first", "3.1 HELLO", Level.MUST, "the client's first command is HELLO"
+)
+def _cl_first(ctx: Context, obs: Observations) -> None:
+    ctx.expect(
+        obs.first is not None and obs.first.upper().startswith("HELLO "), f"first: {obs.first!r}"
+    )
+
+
+@check(
+    "clarkson.client.hello-grammar",
+    "3.1 HELLO",
+    Level.MUST,
+    "HELLO is version,system,program,author; program is language/version",
+)
+def _cl_grammar(ctx: Context, obs: Observations) -> None:
+    m = _HELLO.fullmatch(obs.hello or "")
+    ctx.expect(m is not None, f"HELLO: {obs.hello!r}")
+    assert m is not None
+    ctx.expect("/" in m.group(3), f"program is {m.group(3)!r}, not language/version")
+
+
+@check("clarkson.client.hello-version", "3.1 HELLO", Level.SHOULD, "HELLO reports version 1.0.1")
+def _cl_version(ctx: Context, obs: Observations) -> None:
+    ctx.expect((obs.hello or "").startswith("HELLO 1.0.1,"), f"HELLO: {obs.hello!r}")
+
+
+@check(
+    "clarkson.client.decodes",
+    "3 Messages, Requests, and Responses",
+    Level.MUST,
+    "every line is a command of the RFC's grammar",
+)
+def _cl_decodes(ctx: Context, obs: Observations) -> None:
+    ctx.expect(not obs.undecodable, f"not valid: {obs.undecodable[:3]}")
+    ctx.expect(bool(obs.messages), "the client sent nothing")
+
+
+@check(
+    "clarkson.client.crlf",
+    "2 Grammar",
+    Level.SHOULD,
+    "lines end with CRLF, unpadded",
+    "Clarkson: accept LF and NUL padding",
+)
+def _cl_crlf(ctx: Context, obs: Observations) -> None:
+    if obs.framing:
+        raise Differs(f"{len(obs.framing)} lines: e.g. {obs.framing[0]}")
+    ctx.passed()
+
+
+@check("clarkson.client.ready", "3.8 READY", Level.MUST, "the client says READY")
+def _cl_ready(ctx: Context, obs: Observations) -> None:
+    ctx.expect(any(m.upper() == "READY" for m in obs.messages), f"no READY{_why(obs)}")
+
+
+@check(
+    "clarkson.client.in-turn",
+    "3.13 TURN",
+    Level.MUST,
+    "PLACE/PASS/EXCHANGE only in the client's turn",
+)
+def _cl_in_turn(ctx: Context, obs: Observations) -> None:
+    _need_game(obs)
+    ctx.expect(not obs.out_of_turn, f"out of turn: {obs.out_of_turn[:3]}")
+
+
+@check(
+    "clarkson.client.not-after-end",
+    "3.17 WINNER",
+    Level.MUST,
+    "no move outside a game or after WINNER",
+)
+def _cl_after(ctx: Context, obs: Observations) -> None:
+    _need_game(obs)
+    ctx.expect(not obs.after_end, f"moves outside a game: {obs.after_end[:3]}")
+
+
+@check(
+    "clarkson.client.legal",
+    "3.14 PLACE",
+    Level.SHOULD,
+    "the server refuses none of the client's moves",
+)
+def _cl_legal(ctx: Context, obs: Observations) -> None:
+    _need_game(obs)
+    ctx.expect(not obs.refused_by_server, f"refused: {obs.refused_by_server[:3]}")
+
+
+@check(
+    "clarkson.client.nok-retry",
+    "3.4 NOK",
+    Level.MUST,
+    "after NOK for its PLACE the client takes its turn again",
+)
+def _cl_retry(ctx: Context, obs: Observations) -> None:
+    if not obs.injected_error:
+        raise CannotTest("the client placed no tiles to refuse" + _why(obs))
+    ctx.expect(obs.retried_after_error, "the client never moved again after NOK (the game stalled)")
+
+
+@check(
+    "clarkson.client.split",
+    "2 Grammar",
+    Level.MUST,
+    "acts on lines delivered split (a byte per write)",
+)
+def _cl_split(ctx: Context, obs: Observations) -> None:
+    _turns(ctx, obs, "split")
+
+
+@check(
+    "clarkson.client.coalesced",
+    "2 Grammar",
+    Level.MUST,
+    "acts on lines delivered coalesced (several per write)",
+)
+def _cl_coalesced(ctx: Context, obs: Observations) -> None:
+    _turns(ctx, obs, "coalesced")
+
+
+@check(
+    "clarkson.client.whole-game", "3.17 WINNER", Level.MUST, "plays whole games to WINNER (--games)"
+)
+def _cl_games(ctx: Context, obs: Observations) -> None:
+    ctx.expect(
+        obs.games_won >= obs.games, f"{obs.games_won} of {obs.games} games finished{_why(obs)}"
+    )
+
+
+@check("clarkson.client.quit", "3.17 WINNER", Level.SHOULD, "after WINNER the client sends QUIT")
+def _cl_quit(ctx: Context, obs: Observations) -> None:
+    _need_game(obs)
+    ctx.expect(obs.quit_after_end >= 1, "no QUIT after WINNER")
+
+
+@check(
+    "clarkson.client.other-quits",
+    "4 Protocol Overview and Examples",
+    Level.MUST,
+    "plays on when the other player quits mid-game",
+    "Clarkson: the game continues for the rest",
+)
+def _cl_other_quits(ctx: Context, obs: Observations) -> None:
+    if obs.games < 2:
+        raise CannotTest("needs --games 2 or more (the last game is the one the kit leaves)")
+    if not obs.disconnect_game:
+        raise CannotTest("the kit's player never left a game" + _why(obs))
+    ctx.expect(
+        obs.moves_after_disconnect > 0 and obs.games_won >= obs.games,
+        f"after the other player quit the client made {obs.moves_after_disconnect} moves and "
+        f"finished {obs.games_won} of {obs.games} games{_why(obs)}",
+    )
+
+
+# Spectrangle ----------------------------------------------------------------------------
+
+
+@check(
+    "spectrangle.client.connect-first",
+    "connect <name> <extensions>",
+    Level.MUST,
+    "the client's first command is connect",
+)
+def _sp_first(ctx: Context, obs: Observations) -> None:
+    ctx.expect(obs.first is not None and obs.first.startswith("connect "), f"first: {obs.first!r}")
+
+
+@check(
+    "spectrangle.client.decodes",
+    "Definitions of relevant commands",
+    Level.MUST,
+    "every line is a client command of the spec",
+)
+def _sp_decodes(ctx: Context, obs: Observations) -> None:
+    ctx.expect(not obs.undecodable, f"not valid: {obs.undecodable[:3]}")
+    ctx.expect(bool(obs.messages), "the client sent nothing")
+
+
+@check(
+    "spectrangle.client.line-ends",
+    "General information",
+    Level.SHOULD,
+    "lines end with \\n",
+    "Spectrangle: a server accepts \\r\\n",
+)
+def _sp_lines(ctx: Context, obs: Observations) -> None:
+    if obs.framing:
+        raise Differs(f"{len(obs.framing)} lines end with CRLF, e.g. {obs.framing[0]}")
+    ctx.passed()
+
+
+@check(
+    "spectrangle.client.request",
+    "request < number of players >",
+    Level.MUST,
+    "the client requests a game",
+)
+def _sp_request(ctx: Context, obs: Observations) -> None:
+    ctx.expect(any(m.startswith("request ") for m in obs.messages), f"no request{_why(obs)}")
+
+
+@check(
+    "spectrangle.client.in-turn",
+    "tiles [<name> [tiles]] turn <name>",
+    Level.MUST,
+    "place/skip/exchange only when the tiles line names the client",
+)
+def _sp_in_turn(ctx: Context, obs: Observations) -> None:
+    _need_game(obs)
+    ctx.expect(not obs.out_of_turn, f"out of turn: {obs.out_of_turn[:3]}")
+
+
+@check(
+    "spectrangle.client.not-after-end",
+    "game finished leaderboard [<name> <points>]",
+    Level.MUST,
+    "no move after the leaderboard or a player's leaving",
+)
+def _sp_after(ctx: Context, obs: Observations) -> None:
+    _need_game(obs)
+    ctx.expect(not obs.after_end, f"moves outside a game: {obs.after_end[:3]}")
+
+
+@check(
+    "spectrangle.client.legal",
+    "Errors to be defined",
+    Level.SHOULD,
+    "the server refuses none of the client's moves",
+)
+def _sp_legal(ctx: Context, obs: Observations) -> None:
+    _need_game(obs)
+    ctx.expect(not obs.refused_by_server, f"refused: {obs.refused_by_server[:3]}")
+
+
+@check(
+    "spectrangle.client.error-retry",
+    "Errors to be defined",
+    Level.MUST,
+    "after invalidMove for its place the client takes its turn again",
+)
+def _sp_retry(ctx: Context, obs: Observations) -> None:
+    if not obs.injected_error:
+        raise CannotTest("the client placed no tile to refuse" + _why(obs))
+    ctx.expect(obs.retried_after_error, "the client never moved again after invalidMove")
+
+
+@check(
+    "spectrangle.client.split",
+    "General information",
+    Level.MUST,
+    "acts on lines delivered split (a byte per write)",
+)
+def _sp_split(ctx: Context, obs: Observations) -> None:
+    _turns(ctx, obs, "split")
+
+
+@check(
+    "spectrangle.client.coalesced",
+    "General information",
+    Level.MUST,
+    "acts on lines delivered coalesced (several per write)",
+)
+def _sp_coalesced(ctx: Context, obs: Observations) -> None:
+    _turns(ctx, obs, "coalesced")
+
+
+@check(
+    "spectrangle.client.whole-game",
+    "game finished leaderboard [<name> <points>]",
+    Level.MUST,
+    "plays whole games to the leaderboard (--games)",
+)
+def _sp_games(ctx: Context, obs: Observations) -> None:
+    want = obs.games - (1 if obs.games >= 2 else 0)
+    ctx.expect(obs.games_won >= want, f"{obs.games_won} of {want} games finished{_why(obs)}")
+
+
+@check(
+    "spectrangle.client.player-left",
+    "player <name> left",
+    Level.MUST,
+    "after player <name> left it sends no move",
+)
+def _sp_left(ctx: Context, obs: Observations) -> None:
+    if obs.games < 2:
+        raise CannotTest("needs --games 2 or more (the last game is the one the kit leaves)")
+    if not obs.disconnect_game:
+        raise CannotTest("the kit's player never left a game" + _why(obs))
+    ctx.expect(not obs.after_end, f"moves after the game's end: {obs.after_end[:3]}")
+
+
+@check(
+    "spectrangle.client.skip-line",
+    "skip <name>",
+    Level.MUST,
+    "a 1.4 tiles line ending skip <name> is answered with skip or exchange",
+    "Spectrangle: skip <name> replaces turn <name> in the tiles line",
+)
+def _sp_skip(ctx: Context, obs: Observations) -> None:
+    ctx.expect(not obs.skip_ignored, f"placed when told to skip: {obs.skip_ignored[:3]}")
+    if obs.skips_told == 0:
+        raise CannotTest("no game happened to tell the client to skip")
+    ctx.expect(obs.skips_answered > 0, f"told to skip {obs.skips_told} times, never skipped")

@@ -1,0 +1,914 @@
+"""Conformance checks for servers of the Twente Scrabble protocol (scrabble-twente-v2.md).
+
+Each check names the spec's own heading as its section. The kit connects as several
+clients, plays legal moves from meeple's engine, provokes every error code E001–E015,
+and sends split, coalesced and oversized messages. Readings of unclear points follow
+``ERRATA.md`` (Twente); a server that takes the other reading is reported as
+"differs", not failed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from meeple.check.core import (
+    CannotTest,
+    Check,
+    CheckFailed,
+    Context,
+    Differs,
+    Level,
+    NotApplicable,
+)
+from meeple.check.scrabble import Table, best_move, non_word, two_letter_word
+from meeple.check.wire import Peer
+from meeple.games.scrabble.board import Board, Direction, format_square
+from meeple.games.scrabble.lexicon import Lexicon
+from meeple.games.scrabble.moves import tiles_from_word
+from meeple.games.scrabble.tiles import BLANK, ENGLISH
+from meeple.protocols.twente.errors import RemoteProtocolError
+from meeple.protocols.twente.messages import decode
+
+__all__ = ["SERVER_CHECKS", "TwPeer", "frame"]
+
+US, RS = "\x1f", "\x1e"
+_RS = RS.encode()
+
+
+def frame(*fields: str) -> bytes:
+    """``COMMAND US ARG ... RS`` (spec "Delimiters")."""
+    return US.join(fields).encode() + _RS
+
+
+def show(fields: list[str] | tuple[str, ...]) -> str:
+    return "|".join(fields)
+
+
+class TwPeer:
+    """A Twente connection of the kit: messages as lists of fields."""
+
+    def __init__(self, peer: Peer, name: str = "") -> None:
+        self.peer = peer
+        self.name = name
+        self.flags: list[str] = []
+        self.seen: list[list[str]] = []
+
+    @classmethod
+    async def open(cls, ctx: Context, label: str) -> TwPeer:
+        return cls(await Peer.open(ctx, label, _RS))
+
+    async def send(self, *fields: str, bytewise: bool = False) -> None:
+        await self.peer.send(frame(*fields), bytewise=bytewise)
+
+    async def next(self, timeout: float | None = None, what: str = "a message") -> list[str]:
+        """The next message's fields. A line end right after RS (ERRATA tolerance) is
+        skipped here; the strict check "delimiters" reports it."""
+        data = await self.peer.message(timeout, what)
+        body = data[:-1].lstrip(b"\r\n")
+        if not body:
+            return await self.next(timeout, what)
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise CheckFailed(
+                f"{self.peer.label}: message is not UTF-8 text: {body[:40]!r}"
+            ) from None
+        fields = text.split(US)
+        self.seen.append(fields)
+        return fields
+
+    async def expect(
+        self, command: str, *, skip: tuple[str, ...] = ("NOTIFYCHAT",), timeout: float | None = None
+    ) -> list[str]:
+        """The next message that is not a ``skip`` one; CheckFailed unless it is ``command``.
+
+        The message must also decode as the spec defines it (meeple's codec)."""
+        while True:
+            fields = await self.next(timeout, command)
+            if fields[0].upper() in skip and command not in skip:
+                continue
+            if fields[0].upper() != command:
+                raise CheckFailed(f"{self.peer.label}: expected {command}, got {show(fields)!r}")
+            try:
+                decode(fields)
+            except RemoteProtocolError as e:
+                raise CheckFailed(
+                    f"{self.peer.label}: malformed {command}: {show(fields)!r} ({e})"
+                ) from None
+            return fields
+
+    async def error(self, ctx: Context, code: str, why: str) -> None:
+        """Expect ``ERROR US code``; a different code or text instead of a code fails."""
+        fields = await self.next(self.peer.wait * 3, f"ERROR {code}")
+        ctx.expect(
+            fields[0] == "ERROR" and len(fields) >= 2 and fields[1] == code,
+            f"{why}: expected ERROR|{code}, got {show(fields)!r}",
+        )
+
+    async def quiet(self, wait: float = 0.2) -> bool:
+        return await self.peer.quiet(wait)
+
+
+def _names(ctx: Context, *tags: str) -> list[str]:
+    prefix: str = ctx.target.options.get("prefix", "ck")
+    return [f"{prefix}{t}" for t in tags]
+
+
+def _lexicon(ctx: Context) -> Lexicon:
+    lexicon: Lexicon = ctx.target.options["lexicon"]
+    return lexicon
+
+
+async def announced(ctx: Context, name: str, *flags: str) -> TwPeer:
+    p = await TwPeer.open(ctx, name)
+    p.name = name
+    await p.send("ANNOUNCE", name, *flags)
+    welcome = await p.expect("WELCOME")
+    ctx.expect(
+        len(welcome) >= 2 and welcome[1] == name, f"WELCOME names {welcome[1:2]}, not {name!r}"
+    )
+    p.flags = [f.upper() for f in welcome[2:]]
+    return p
+
+
+@dataclass
+class Game:
+    """Two announced players in a game: who they are, their racks, who moves first."""
+
+    peers: dict[str, TwPeer]
+    order: list[str]
+    racks: dict[str, str]
+    first: str
+    opening: dict[str, list[list[str]]] = field(default_factory=dict)
+
+    @property
+    def mover(self) -> TwPeer:
+        return self.peers[self.first]
+
+    @property
+    def other(self) -> TwPeer:
+        return next(p for n, p in self.peers.items() if n != self.first)
+
+
+async def two_player_game(ctx: Context, *flags: str, tags: tuple[str, str] = ("a", "b")) -> Game:
+    """Alice and Bob announced and in a 2-player game (spec "Happy Flow", ERRATA v2 order)."""
+    a_name, b_name = _names(ctx, *tags)
+    a = await announced(ctx, a_name, *flags)
+    b = await announced(ctx, b_name, *flags)
+    await a.send("REQUESTGAME", "2")
+    await a.expect("INFORMQUEUE")
+    await b.send("REQUESTGAME", "2")
+    peers = {a_name: a, b_name: b}
+    opening: dict[str, list[list[str]]] = {}
+    racks: dict[str, str] = {}
+    turns: dict[str, list[str]] = {}
+    order: list[str] = []
+    for name, peer in peers.items():
+        msgs = opening[name] = []
+        msgs.append(await peer.expect("INFORMQUEUE"))
+        start = await peer.expect("STARTGAME")
+        msgs.append(start)
+        order = start[1:]
+        tiles = await peer.expect("NEWTILES")
+        msgs.append(tiles)
+        racks[name] = tiles[1].replace("!", BLANK) if len(tiles) > 1 else ""
+        turn = await peer.expect("NOTIFYTURN")
+        msgs.append(turn)
+        turns[name] = turn
+    first = turns[a_name][2] if len(turns[a_name]) > 2 else ""
+    if first not in peers:
+        raise CheckFailed(f"NOTIFYTURN names {first!r}, not a player of the game {list(peers)}")
+    return Game(peers, order, racks, first, opening)
+
+
+# --- the checks -------------------------------------------------------------------------
+
+Scenario = Callable[[Context], Awaitable[None]]
+SERVER_CHECKS: list[Check] = []
+
+
+def check(
+    id: str,
+    section: str,
+    level: Level,
+    title: str,
+    *,
+    timeout: float = 10.0,
+    errata: str | None = None,
+) -> Callable[[Scenario], Scenario]:
+    def register(run: Scenario) -> Scenario:
+        SERVER_CHECKS.append(
+            Check(f"twente.server.{id}", section, level, title, run, timeout, errata)
+        )
+        return run
+
+    return register
+
+
+@check("announce", "ANNOUNCE", Level.MUST, "ANNOUNCE is answered with WELCOME and the name")
+async def _announce(ctx: Context) -> None:
+    (name,) = _names(ctx, "an")
+    await announced(ctx, name)
+
+
+@check("announce-chat", "ANNOUNCE", Level.MUST, "ANNOUNCE with the CHAT flag is welcomed")
+async def _announce_chat(ctx: Context) -> None:
+    (name,) = _names(ctx, "ac")
+    await announced(ctx, name, "CHAT")
+
+
+@check("welcome-flags", "WELCOME", Level.SHOULD, "WELCOME's flags are ones the spec defines")
+async def _welcome_flags(ctx: Context) -> None:
+    (name,) = _names(ctx, "wf")
+    p = await announced(ctx, name)
+    unknown = [f for f in p.flags if f not in ("CHAT", "TEAMPLAY")]
+    ctx.expect(not unknown, f"WELCOME carries flags the spec does not define: {unknown}")
+
+
+@check(
+    "e001", "E001 - Name already taken", Level.MUST, "a second ANNOUNCE of a taken name gets E001"
+)
+async def _e001(ctx: Context) -> None:
+    (name,) = _names(ctx, "dup")
+    await announced(ctx, name)
+    q = await TwPeer.open(ctx, "second")
+    await q.send("ANNOUNCE", name)
+    await q.error(ctx, "E001", f"ANNOUNCE of the taken name {name!r}")
+
+
+@check("e002", "E002 - Unknown command", Level.MUST, "an unknown command gets E002")
+async def _e002(ctx: Context) -> None:
+    (name,) = _names(ctx, "uc")
+    p = await announced(ctx, name)
+    await p.send("FOOBAR", "x")
+    await p.error(ctx, "E002", "unknown command FOOBAR")
+
+
+@check(
+    "e002-extension",
+    "E002 - Unknown command",
+    Level.SHOULD,
+    "SENDCHAT from a client that did not announce CHAT gets E002",
+    errata="Twente: E002 for commands of an extension the peer did not announce",
+)
+async def _e002_extension(ctx: Context) -> None:
+    (name,) = _names(ctx, "nc")
+    p = await announced(ctx, name)
+    await p.send("SENDCHAT", "hello")
+    fields = await p.next(ctx.wait, "ERROR E002")
+    if fields[:2] == ["ERROR", "E002"]:
+        ctx.passed()
+    elif fields[0] == "ERROR" and len(fields) > 1 and re.fullmatch(r"E0\d\d", fields[1]):
+        raise Differs(f"answered {show(fields)!r} instead of ERROR|E002")
+    elif fields[0] == "NOTIFYCHAT":
+        raise Differs("relayed the chat of a client that did not announce CHAT")
+    else:
+        ctx.fail(f"expected ERROR|E002, got {show(fields)!r}")
+
+
+@check("e003", "E003 - Invalid argument", Level.MUST, "REQUESTGAME for 5 players gets E003")
+async def _e003(ctx: Context) -> None:
+    (name,) = _names(ctx, "ia")
+    p = await announced(ctx, name)
+    await p.send("REQUESTGAME", "5")
+    await p.error(ctx, "E003", "REQUESTGAME|5")
+
+
+@check(
+    "e012", "E012 - Client has already announced themselves", Level.MUST, "ANNOUNCE twice gets E012"
+)
+async def _e012(ctx: Context) -> None:
+    (name,) = _names(ctx, "twice")
+    p = await announced(ctx, name)
+    await p.send("ANNOUNCE", name)
+    await p.error(ctx, "E012", "a second ANNOUNCE")
+
+
+@check(
+    "e013",
+    "E013 - Client has not yet announced themselves",
+    Level.MUST,
+    "REQUESTGAME before ANNOUNCE gets E013",
+)
+async def _e013(ctx: Context) -> None:
+    p = await TwPeer.open(ctx, "anon")
+    await p.send("REQUESTGAME")
+    await p.error(ctx, "E013", "REQUESTGAME before ANNOUNCE")
+
+
+@check("e014", "E014 - Client is not in a game", Level.MUST, "MAKEMOVE outside a game gets E014")
+async def _e014(ctx: Context) -> None:
+    (name,) = _names(ctx, "ng")
+    p = await announced(ctx, name)
+    await p.send("MAKEMOVE", "SWAP", "ABC")
+    await p.error(ctx, "E014", "MAKEMOVE before any game")
+
+
+@check(
+    "informqueue",
+    "INFORMQUEUE",
+    Level.MUST,
+    "REQUESTGAME (default 2) is answered INFORMQUEUE 1 2",
+    errata="Twente: REQUESTGAME without a count is a 2-player game",
+)
+async def _informqueue(ctx: Context) -> None:
+    (name,) = _names(ctx, "q")
+    p = await announced(ctx, name)
+    await p.send("REQUESTGAME")
+    fields = await p.expect("INFORMQUEUE")
+    ctx.expect(fields[1:] == ["1", "2"], f"expected INFORMQUEUE|1|2, got {show(fields)!r}")
+
+
+@check(
+    "requestgame-3",
+    "REQUESTGAME",
+    Level.MUST,
+    "REQUESTGAME 3: a queue for 3 with TEAMPLAY, E003 without",
+    errata="Twente: REQUESTGAME for 3 or 4 players is REQUESTGAME|3; TEAMPLAY means 3-4 players",
+)
+async def _requestgame_3(ctx: Context) -> None:
+    (name,) = _names(ctx, "r3")
+    p = await announced(ctx, name)
+    await p.send("REQUESTGAME", "3")
+    fields = await p.next(ctx.wait, "a reply to REQUESTGAME|3")
+    if "TEAMPLAY" in p.flags:
+        ctx.expect(fields == ["INFORMQUEUE", "1", "3"], f"with TEAMPLAY: got {show(fields)!r}")
+    else:
+        ctx.expect(fields[:2] == ["ERROR", "E003"], f"without TEAMPLAY: got {show(fields)!r}")
+
+
+@check(
+    "e010",
+    "E010 - Wrong number of players game request",
+    Level.MUST,
+    "a single-game server answers a request for another count with E010 and the queue's count",
+    errata="Twente: E010/E015 only in a single-game server",
+)
+async def _e010(ctx: Context) -> None:
+    a_name, b_name = _names(ctx, "w1", "w2")
+    a = await announced(ctx, a_name)
+    b = await announced(ctx, b_name)
+    if "TEAMPLAY" not in a.flags:
+        raise NotApplicable("the server has no TEAMPLAY: every count but 2 is E003")
+    await a.send("REQUESTGAME", "2")
+    await a.expect("INFORMQUEUE")
+    await b.send("REQUESTGAME", "3")
+    fields = await b.next(ctx.wait, "a reply to REQUESTGAME|3")
+    if fields[0] == "INFORMQUEUE":
+        ctx.expect(fields[1:] == ["1", "3"], f"a second queue should say 1|3: {show(fields)!r}")
+        raise NotApplicable("the server runs several queues at once (multi-game)")
+    ctx.expect(fields == ["ERROR", "E010", "2"], f"expected ERROR|E010|2, got {show(fields)!r}")
+
+
+@check(
+    "startgame",
+    "STARTGAME",
+    Level.MUST,
+    "STARTGAME names every player (none empty), same order to all",
+)
+async def _startgame(ctx: Context) -> None:
+    game = await two_player_game(ctx, tags=("sa", "sb"))
+    starts = {n: m[1] for n, m in game.opening.items()}
+    for name, start in starts.items():
+        ctx.expect(all(start[1:]), f"STARTGAME to {name} has an empty name: {show(start)!r}")
+        ctx.expect(
+            sorted(start[1:]) == sorted(game.peers),
+            f"STARTGAME to {name} names {start[1:]}, the players are {list(game.peers)}",
+        )
+    ctx.expect(
+        len({tuple(s) for s in starts.values()}) == 1, f"players told different orders: {starts}"
+    )
+
+
+@check(
+    "informqueue-full",
+    "INFORMQUEUE",
+    Level.MUST,
+    "when the queue fills, everyone in it gets INFORMQUEUE 2 2",
+)
+async def _informqueue_full(ctx: Context) -> None:
+    game = await two_player_game(ctx, tags=("fa", "fb"))
+    for name, msgs in game.opening.items():
+        ctx.expect(msgs[0] == ["INFORMQUEUE", "2", "2"], f"{name} got {show(msgs[0])!r}")
+
+
+@check(
+    "newtiles-opening",
+    "NEWTILES",
+    Level.MUST,
+    "after STARTGAME each player gets NEWTILES with 7 tiles (A-Z, !)",
+    errata="Twente: happy flow STARTGAME, NEWTILES (7 tiles), NOTIFYTURN",
+)
+async def _newtiles_opening(ctx: Context) -> None:
+    game = await two_player_game(ctx, tags=("na", "nb"))
+    for name, msgs in game.opening.items():
+        tiles = msgs[2][1] if len(msgs[2]) > 1 else ""
+        ok = len(tiles) == 7 and all("A" <= c <= "Z" or c == "!" for c in tiles)
+        ctx.expect(ok, f"{name}'s opening NEWTILES is {show(msgs[2])!r}")
+
+
+@check(
+    "notifyturn-opening",
+    "NOTIFYTURN",
+    Level.MUST,
+    "NOTIFYTURN: 1 to the player to move, 0 to the others",
+)
+async def _notifyturn_opening(ctx: Context) -> None:
+    game = await two_player_game(ctx, tags=("ta", "tb"))
+    for name, msgs in game.opening.items():
+        turn = msgs[3]
+        ctx.expect(turn[2] == game.first, f"{name} told {show(turn)!r}, others told {game.first}")
+        ctx.expect(turn[1] == ("1" if name == game.first else "0"), f"{name} told {show(turn)!r}")
+
+
+@check("e009", "E009 - It is not your turn", Level.MUST, "a move out of turn gets E009")
+async def _e009(ctx: Context) -> None:
+    game = await two_player_game(ctx, tags=("ea", "eb"))
+    await game.other.send("MAKEMOVE", "SWAP", "A")
+    await game.other.error(ctx, "E009", "MAKEMOVE by the player not to move")
+
+
+@check("e004", "E004 - Invalid coordinate", Level.MUST, "MAKEMOVE at C16 gets E004")
+async def _e004(ctx: Context) -> None:
+    game = await two_player_game(ctx, tags=("ca", "cb"))
+    await game.mover.send("MAKEMOVE", "WORD", "C16", "H", "CAT")
+    await game.mover.error(ctx, "E004", "MAKEMOVE|WORD|C16")
+
+
+@check("e003-direction", "E003 - Invalid argument", Level.MUST, "MAKEMOVE in direction D gets E003")
+async def _e003_direction(ctx: Context) -> None:
+    game = await two_player_game(ctx, tags=("da", "db"))
+    await game.mover.send("MAKEMOVE", "WORD", "H8", "D", "CAT")
+    await game.mover.error(ctx, "E003", "MAKEMOVE direction D")
+
+
+@check("e003-swap", "E003 - Invalid argument", Level.MUST, "MAKEMOVE with no move type gets E003")
+async def _e003_swap(ctx: Context) -> None:
+    game = await two_player_game(ctx, tags=("xa", "xb"))
+    await game.mover.send("MAKEMOVE", "JUMP", "H8")
+    await game.mover.error(ctx, "E003", "MAKEMOVE|JUMP")
+
+
+async def _word_or_untestable(game: Game, ctx: Context) -> str:
+    word = two_letter_word(game.racks[game.first], _lexicon(ctx))
+    if word is None:
+        raise CannotTest(f"no 2-letter word in the rack {game.racks[game.first]}")
+    return word
+
+
+@check(
+    "e005",
+    "E005 - Word does not fit on board",
+    Level.MUST,
+    "a word running off the board gets E005",
+)
+async def _e005(ctx: Context) -> None:
+    game = await two_player_game(ctx, tags=("fa5", "fb5"))
+    word = await _word_or_untestable(game, ctx)
+    await game.mover.send("MAKEMOVE", "WORD", "O8", "H", word)
+    await game.mover.error(ctx, "E005", f"MAKEMOVE|WORD|O8|H|{word}")
+
+
+@check(
+    "e011",
+    "E011 - Word not connected to other tiles",
+    Level.MUST,
+    "a first word off the centre square gets E011",
+)
+async def _e011(ctx: Context) -> None:
+    game = await two_player_game(ctx, tags=("ja", "jb"))
+    word = await _word_or_untestable(game, ctx)
+    await game.mover.send("MAKEMOVE", "WORD", "A1", "H", word)
+    await game.mover.error(ctx, "E011", f"MAKEMOVE|WORD|A1|H|{word}")
+
+
+@check(
+    "e008",
+    "E008 - You do not have the required tiles",
+    Level.MUST,
+    "a word with tiles not on the rack gets E008",
+)
+async def _e008(ctx: Context) -> None:
+    game = await two_player_game(ctx, tags=("ha", "hb"))
+    rack = game.racks[game.first]
+    absent = next(c for c in "QZXJKVWYBCFHMP" if c not in rack)
+    await game.mover.send("MAKEMOVE", "WORD", "H8", "H", absent * 2)
+    await game.mover.error(ctx, "E008", f"MAKEMOVE|WORD|H8|H|{absent * 2} with rack {rack}")
+
+
+@check("e006", "E006 - Unknown word", Level.MUST, "a word not in the dictionary gets E006")
+async def _e006(ctx: Context) -> None:
+    game = await two_player_game(ctx, tags=("ua", "ub"))
+    rack = game.racks[game.first]
+    bad = non_word(rack, _lexicon(ctx))
+    if bad is None:
+        raise CannotTest(f"every pair of letters in {rack} is a word")
+    await game.mover.send("MAKEMOVE", "WORD", "H8", "H", bad)
+    await game.mover.error(ctx, "E006", f"MAKEMOVE|WORD|H8|H|{bad}")
+
+
+@dataclass
+class MoveSeen:
+    sent: list[str]
+    mover: list[list[str]]
+    other: list[list[str]]
+    used: int
+
+
+async def _first_move(ctx: Context, tags: tuple[str, str]) -> tuple[Game, MoveSeen]:
+    game = await two_player_game(ctx, tags=tags)
+    rack = game.racks[game.first]
+    move = best_move(Board(), rack, _lexicon(ctx), ENGLISH)
+    if move is None:
+        raise CannotTest(f"no opening move for the rack {rack}")
+    d = "H" if move.direction is Direction.ACROSS else "V"
+    sent = ["MAKEMOVE", "WORD", format_square(move.x, move.y), d, move.word]
+    await game.mover.send(*sent)
+    mover = [await game.mover.next(ctx.wait * 3, "the reply to a legal move") for _ in range(3)]
+    other = [await game.other.next(ctx.wait * 3, "the move's INFORMMOVE") for _ in range(2)]
+    return game, MoveSeen(sent, mover, other, len(move.tiles))
+
+
+@check(
+    "newtiles-after-move",
+    "NEWTILES",
+    Level.MUST,
+    "after a word the mover gets NEWTILES with as many tiles as it laid",
+    errata="Twente: after a WORD move, NEWTILES to the mover, INFORMMOVE to all, NOTIFYTURN",
+)
+async def _newtiles_after(ctx: Context) -> None:
+    _, seen = await _first_move(ctx, ("ma", "mb"))
+    first = seen.mover[0]
+    ctx.expect(first[0] == "NEWTILES", f"the mover's first reply is {show(first)!r}, not NEWTILES")
+    ctx.expect(
+        len(first) > 1 and len(first[1]) == seen.used,
+        f"NEWTILES {show(first)!r} after laying {seen.used} tiles",
+    )
+
+
+@check(
+    "informmove-word",
+    "INFORMMOVE",
+    Level.MUST,
+    "every player gets INFORMMOVE with the move as sent",
+)
+async def _informmove_word(ctx: Context) -> None:
+    game, seen = await _first_move(ctx, ("ia1", "ib1"))
+    want = ["INFORMMOVE", game.first, *seen.sent[1:]]
+    ctx.expect(seen.mover[1] == want, f"mover got {show(seen.mover[1])!r}, want {show(want)!r}")
+    ctx.expect(seen.other[0] == want, f"other got {show(seen.other[0])!r}, want {show(want)!r}")
+
+
+@check(
+    "notifyturn-after-move",
+    "NOTIFYTURN",
+    Level.MUST,
+    "after a move the turn passes to the next player",
+)
+async def _notifyturn_after(ctx: Context) -> None:
+    game, seen = await _first_move(ctx, ("pa", "pb"))
+    nxt = next(n for n in game.peers if n != game.first)
+    ctx.expect(seen.mover[2] == ["NOTIFYTURN", "0", nxt], f"mover got {show(seen.mover[2])!r}")
+    ctx.expect(seen.other[1] == ["NOTIFYTURN", "1", nxt], f"other got {show(seen.other[1])!r}")
+
+
+@check("swap", "MAKEMOVE", Level.MUST, "SWAP of 3 tiles: NEWTILES with 3, INFORMMOVE name SWAP 3")
+async def _swap(ctx: Context) -> None:
+    game = await two_player_game(ctx, tags=("sw1", "sw2"))
+    tiles = game.racks[game.first][:3].replace(BLANK, "!")
+    await game.mover.send("MAKEMOVE", "SWAP", tiles)
+    new = await game.mover.next(ctx.wait * 3, "NEWTILES")
+    ctx.expect(new[0] == "NEWTILES" and len(new) > 1 and len(new[1]) == 3, f"got {show(new)!r}")
+    inform = await game.other.next(ctx.wait * 3, "INFORMMOVE")
+    want = ["INFORMMOVE", game.first, "SWAP", "3"]
+    ctx.expect(inform == want, f"other got {show(inform)!r}, want {show(want)!r}")
+
+
+@check(
+    "pass",
+    "MAKEMOVE",
+    Level.SHOULD,
+    "an empty SWAP is a pass, announced as SWAP 0",
+    errata="Twente: MAKEMOVE|SWAP| (no tiles) is a pass, INFORMMOVE|name|SWAP|0",
+)
+async def _pass(ctx: Context) -> None:
+    game = await two_player_game(ctx, tags=("ps1", "ps2"))
+    await game.mover.send("MAKEMOVE", "SWAP", "")
+    reply = await game.other.next(ctx.wait * 3, "INFORMMOVE")
+    if reply == ["INFORMMOVE", game.first, "SWAP", "0"]:
+        ctx.passed()
+        return
+    mover_reply = await game.mover.next(ctx.wait, "a reply")
+    if mover_reply[0] == "ERROR":
+        raise Differs(f"an empty SWAP was refused: {show(mover_reply)!r}")
+    ctx.fail(f"expected INFORMMOVE|{game.first}|SWAP|0, got {show(reply)!r}")
+
+
+@check(
+    "e015",
+    "E015 - Game already started",
+    Level.MUST,
+    "REQUESTGAME while in a game gets E015 (single-game)",
+)
+async def _e015(ctx: Context) -> None:
+    game = await two_player_game(ctx, tags=("ga", "gb"))
+    await game.mover.send("REQUESTGAME", "2")
+    fields = await game.mover.next(ctx.wait, "a reply to REQUESTGAME")
+    if fields[0] == "INFORMQUEUE":
+        raise NotApplicable("the server queues players already in a game (multi-game)")
+    ctx.expect(fields[:2] == ["ERROR", "E015"], f"expected ERROR|E015, got {show(fields)!r}")
+
+
+@check(
+    "playerdisconnected",
+    "PLAYERDISCONNECTED",
+    Level.MUST,
+    "a player dropping: the others get PLAYERDISCONNECTED with the name",
+    errata="Twente: a disconnect is PLAYERDISCONNECTED, then GAMEOVER DISCONNECT",
+)
+async def _playerdisconnected(ctx: Context) -> None:
+    game = await two_player_game(ctx, tags=("dc1", "dc2"))
+    await game.other.peer.close()
+    fields = await game.mover.next(ctx.wait, "PLAYERDISCONNECTED")
+    ctx.expect(
+        fields == ["PLAYERDISCONNECTED", game.other.name],
+        f"expected PLAYERDISCONNECTED, got {show(fields)!r}",
+    )
+
+
+@check(
+    "gameover-disconnect",
+    "GAMEOVER",
+    Level.MUST,
+    "a player dropping ends the game: GAMEOVER DISCONNECT, their score 0",
+    errata="Twente: a disconnect is PLAYERDISCONNECTED, then GAMEOVER DISCONNECT",
+)
+async def _gameover_disconnect(ctx: Context) -> None:
+    game = await two_player_game(ctx, tags=("go1", "go2"))
+    gone = game.other.name
+    await game.other.peer.close()
+    fields = await game.mover.expect("GAMEOVER", skip=("PLAYERDISCONNECTED", "NOTIFYCHAT"))
+    ctx.expect(len(fields) >= 2 and fields[1] == "DISCONNECT", f"got {show(fields)!r}")
+    scores = dict(zip(fields[2::2], fields[3::2], strict=False))
+    ctx.expect(scores.get(gone) == "0", f"{gone} dropped; GAMEOVER gives {show(fields)!r}")
+    ctx.expect(set(scores) == set(game.peers), f"GAMEOVER names {list(scores)}")
+
+
+@check(
+    "chat", "NOTIFYCHAT", Level.MUST, "SENDCHAT reaches every CHAT player as NOTIFYCHAT name text"
+)
+async def _chat(ctx: Context) -> None:
+    game = await two_player_game(ctx, "CHAT", tags=("ch1", "ch2"))
+    if "CHAT" not in game.mover.flags:
+        raise NotApplicable("the server does not announce CHAT")
+    await game.mover.send("SENDCHAT", "hello there")
+    want = ["NOTIFYCHAT", game.first, "hello there"]
+    for peer in game.peers.values():
+        got = await peer.next(ctx.wait, "NOTIFYCHAT")
+        ctx.expect(got == want, f"{peer.name} got {show(got)!r}, want {show(want)!r}")
+
+
+# --- framing ----------------------------------------------------------------------------
+
+
+@check("split", "Delimiters", Level.MUST, "a message sent one byte per write is understood")
+async def _split(ctx: Context) -> None:
+    (name,) = _names(ctx, "by")
+    p = await TwPeer.open(ctx, name)
+    await p.send("ANNOUNCE", name, bytewise=True)
+    fields = await p.expect("WELCOME")
+    ctx.expect(fields[1] == name, f"got {show(fields)!r}")
+
+
+@check(
+    "coalesced", "Delimiters", Level.MUST, "three messages in one write get three replies in order"
+)
+async def _coalesced(ctx: Context) -> None:
+    (name,) = _names(ctx, "co")
+    p = await TwPeer.open(ctx, name)
+    await p.peer.send(frame("ANNOUNCE", name) + frame("FOOBAR") + frame("REQUESTGAME", "2"))
+    await p.expect("WELCOME")
+    await p.error(ctx, "E002", "FOOBAR, second of three messages in one write")
+    fields = await p.expect("INFORMQUEUE")
+    ctx.expect(fields[1:] == ["1", "2"], f"got {show(fields)!r}")
+
+
+@check(
+    "line-end-after-rs",
+    "Delimiters",
+    Level.SHOULD,
+    "a line end after RS (Java clients) is tolerated",
+    errata="Twente: accept \\n or \\r\\n right after RS",
+)
+async def _line_end(ctx: Context) -> None:
+    (name,) = _names(ctx, "lf")
+    p = await TwPeer.open(ctx, name)
+    await p.peer.send(frame("ANNOUNCE", name) + b"\n" + frame("REQUESTGAME", "2") + b"\r\n")
+    await p.expect("WELCOME")
+    fields = await p.next(ctx.wait, "INFORMQUEUE")
+    if fields[0] == "ERROR":
+        raise Differs(f"REQUESTGAME after a line end was refused: {show(fields)!r}")
+    ctx.expect(fields == ["INFORMQUEUE", "1", "2"], f"got {show(fields)!r}")
+
+
+@check(
+    "max-length",
+    "Delimiters",
+    Level.SHOULD,
+    "a 64 KiB message is refused (ERROR or close), and the server keeps serving",
+)
+async def _max_length(ctx: Context) -> None:
+    (name, other) = _names(ctx, "big", "after")
+    p = await announced(ctx, name)
+    await p.peer.send(frame("SENDCHAT", "x" * 65536))
+    try:
+        reply = await p.next(ctx.wait, "a reply to a 64 KiB message")
+        ctx.expect(reply[0] == "ERROR", f"a 64 KiB message got {show(reply)[:80]!r}")
+        await p.send("REQUESTGAME", "2")
+        await p.expect("INFORMQUEUE")
+    except CheckFailed as e:
+        if not p.peer.eof:
+            raise
+        ctx.passed(f"closed the connection ({e})")
+    await announced(ctx, other)
+
+
+@check(
+    "delimiters-strict",
+    "Delimiters",
+    Level.MUST,
+    "the server's messages are UTF-8 fields split by US, each ended by RS, nothing between",
+)
+async def _delimiters(ctx: Context) -> None:
+    game = await two_player_game(ctx, tags=("st1", "st2"))
+    for peer in game.peers.values():
+        raw = bytes(peer.peer.recorder.received)
+        for part in raw.split(_RS)[:-1]:
+            ctx.expect(
+                not part.startswith((b"\n", b"\r")), f"bytes between messages: {part[:20]!r}"
+            )
+            try:
+                part.decode("utf-8")
+            except UnicodeDecodeError:
+                ctx.fail(f"a message is not UTF-8: {part[:40]!r}")
+            ctx.expect(bool(part), "an empty message")
+        ctx.expect(raw.endswith(_RS), f"trailing bytes after the last RS: {raw[-20:]!r}")
+
+
+# --- a whole game -----------------------------------------------------------------------
+
+
+@dataclass
+class WholeGame:
+    table: Table
+    gameover: dict[str, list[str]]
+    informs_ok: int
+    informs_bad: list[str]
+    e007: list[str] | None  # the reply to a swap of more tiles than the bag held
+    newtiles_bad: list[str]
+    moves: int
+
+
+async def _whole_game(ctx: Context) -> WholeGame:
+    """Two kit players play a whole game with the engine's best moves (spec "Happy Flow")."""
+    game = await two_player_game(ctx, tags=("wg1", "wg2"))
+    lexicon = _lexicon(ctx)
+    table = Table(ENGLISH, lexicon, list(game.order))
+    table.racks = dict(game.racks)
+    turn = game.first
+    result = WholeGame(table, {}, 0, [], None, [], 0)
+    passes = 0
+    while True:
+        me = game.peers[turn]
+        rack = table.racks[turn]
+        bag = table.bag
+        if result.e007 is None and 0 < bag < len(rack):
+            # spec E007: swapping more tiles than the bag holds
+            await me.send("MAKEMOVE", "SWAP", rack.replace(BLANK, "!"))
+            result.e007 = await me.next(ctx.wait * 3, "ERROR E007")
+        move = best_move(table.board, rack, lexicon, ENGLISH)
+        if move is not None:
+            d = "H" if move.direction is Direction.ACROSS else "V"
+            sent = ["WORD", format_square(move.x, move.y), d, move.word]
+            passes = 0
+        elif bag >= 7:
+            sent = ["SWAP", rack.replace(BLANK, "!")]
+        else:
+            sent = ["SWAP", ""]
+            passes += 1
+        await me.send("MAKEMOVE", *sent)
+        result.moves += 1
+        if move is not None:
+            placed = tiles_from_word(table.board, move.x, move.y, move.direction, move.word)
+            table.play(turn, tuple(placed))
+        elif sent[1]:
+            table.racks[turn] = ""
+        # NEWTILES (unless nothing was drawn), INFORMMOVE to all, then NOTIFYTURN or GAMEOVER.
+        nxt: str | None = None
+        for name, peer in game.peers.items():
+            while True:
+                fields = await peer.next(peer.peer.wait * 3, "the move's messages")
+                cmd = fields[0]
+                if cmd == "NEWTILES" and name == turn:
+                    drawn = fields[1].replace("!", BLANK) if len(fields) > 1 else ""
+                    table.racks[turn] += drawn
+                    want = min(len(sent[-1]) if move is None else len(move.tiles), max(bag, 0))
+                    if len(drawn) != want and sent[1]:
+                        result.newtiles_bad.append(f"{show(fields)} (expected {want} tiles)")
+                elif cmd == "INFORMMOVE":
+                    if (fields[1:3] == [turn, "WORD"] and fields[3:] == sent[1:]) or (
+                        fields[1:3] == [turn, "SWAP"] and move is None
+                    ):
+                        result.informs_ok += 1
+                    else:
+                        result.informs_bad.append(f"{show(fields)} after MAKEMOVE|{show(sent)}")
+                elif cmd == "NOTIFYTURN":
+                    nxt = fields[2] if len(fields) > 2 else None
+                    break
+                elif cmd == "GAMEOVER":
+                    result.gameover[name] = fields
+                    break
+                elif cmd == "ERROR":
+                    raise CheckFailed(f"a legal move MAKEMOVE|{show(sent)} got {show(fields)!r}")
+        if len(result.gameover) == len(game.peers):
+            return result
+        if result.gameover:
+            raise CheckFailed(f"GAMEOVER reached only {list(result.gameover)}")
+        if nxt not in game.peers:
+            raise CheckFailed(f"NOTIFYTURN names {nxt!r}")
+        if passes > 8 or result.moves > 200:
+            raise CannotTest("the game does not end")
+        turn = nxt
+
+
+async def whole_game(ctx: Context) -> WholeGame:
+    result: WholeGame = await ctx.fixtures.get(ctx, "whole game", _whole_game, 50.0)
+    return result
+
+
+@check(
+    "gameover-win",
+    "GAMEOVER",
+    Level.MUST,
+    "a whole game ends with GAMEOVER WIN naming every player",
+)
+async def _gameover_win(ctx: Context) -> None:
+    g = await whole_game(ctx)
+    for name, fields in g.gameover.items():
+        ctx.expect(fields[1] == "WIN", f"{name} got {show(fields)!r}")
+        ctx.expect(sorted(fields[2::2]) == sorted(g.table.players), f"{name} got {show(fields)!r}")
+
+
+@check(
+    "gameover-scores",
+    "GAMEOVER",
+    Level.SHOULD,
+    "GAMEOVER's scores are the Scrabble scores of the game",
+)
+async def _gameover_scores(ctx: Context) -> None:
+    g = await whole_game(ctx)
+    want = g.table.final_scores()
+    for name, fields in g.gameover.items():
+        try:
+            got = {n: int(s) for n, s in zip(fields[2::2], fields[3::2], strict=True)}
+        except ValueError:
+            ctx.fail(f"GAMEOVER scores are not numbers: {show(fields)!r}")
+        ctx.expect(got == want, f"{name} got {got}, the engine scores {want}")
+
+
+@check(
+    "informmove-game",
+    "INFORMMOVE",
+    Level.MUST,
+    "through a whole game every move is told to everyone as made",
+)
+async def _informmove_game(ctx: Context) -> None:
+    g = await whole_game(ctx)
+    ctx.expect(not g.informs_bad, f"wrong INFORMMOVE: {g.informs_bad[:3]}")
+    ctx.expect(g.informs_ok == 2 * g.moves, f"{g.informs_ok} INFORMMOVE for {g.moves} moves")
+
+
+@check(
+    "newtiles-game",
+    "NEWTILES",
+    Level.MUST,
+    "through a whole game NEWTILES gives as many tiles as were used",
+)
+async def _newtiles_game(ctx: Context) -> None:
+    g = await whole_game(ctx)
+    ctx.expect(not g.newtiles_bad, f"wrong NEWTILES: {g.newtiles_bad[:3]}")
+
+
+@check(
+    "e007",
+    "E007 - Too few letters left in tilebag",
+    Level.MUST,
+    "swapping more tiles than the bag holds gets E007",
+)
+async def _e007(ctx: Context) -> None:
+    g = await whole_game(ctx)
+    if g.e007 is None:
+        raise CannotTest("the bag never held fewer tiles than a rack in the game")
+    ctx.expect(g.e007[:2] == ["ERROR", "E007"], f"got {show(g.e007)!r}")

@@ -1,0 +1,139 @@
+"""``meeple check``: run a conformance kit against someone's server or client.
+
+::
+
+    meeple check server twente 127.0.0.1:7777 --junit report.xml
+    meeple check client clarkson --port 9000 --games 2
+
+The exit status is 1 when any MUST check failed or no check could pass (nothing was
+verified: no server, say), 2 on a usage error, 0 otherwise.
+See docs/check.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+SERVER_PROTOCOLS = ("twente", "clarkson", "spectrangle")
+CLIENT_PROTOCOLS = ("twente", "clarkson", "spectrangle")
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "check",
+        help="conformance kits: test your own server or client against the specs",
+        description="Run the spec's checks against a server, or grade a client.",
+    )
+    sides = p.add_subparsers(dest="side", required=True, metavar="SIDE")
+    s = sides.add_parser("server", help="check a server listening at HOST:PORT")
+    s.add_argument("protocol", choices=SERVER_PROTOCOLS)
+    s.add_argument("address", metavar="HOST:PORT")
+    s.add_argument("--wait", type=float, default=3.0, help="seconds to wait for each reply")
+    _common(s)
+    s.set_defaults(handler=run_server)
+    c = sides.add_parser("client", help="run a strict server and grade a client you connect")
+    c.add_argument("protocol", choices=CLIENT_PROTOCOLS)
+    c.add_argument("--host", default="127.0.0.1")
+    c.add_argument("--port", type=int, default=0, help="where your client connects (0: any)")
+    c.add_argument("--games", type=int, default=1, help="games your client plays (a bot: several)")
+    c.add_argument(
+        "--timeout", type=float, default=300.0, help="seconds to wait for the client in all"
+    )
+    c.add_argument(
+        "--turn-wait",
+        type=float,
+        default=30.0,
+        help="seconds the client may take over one turn before the kit stops waiting",
+    )
+    _common(c)
+    c.set_defaults(handler=run_client)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", metavar="FILE", help="also write the report as JSON (- for stdout)")
+    p.add_argument("--junit", metavar="FILE", help="also write the report as JUnit XML")
+    p.add_argument("--only", action="append", default=[], metavar="ID", help="run these checks")
+    p.add_argument("--lexicon", default="gcide", help="lexicon for the kit's moves")
+
+
+def _address(text: str) -> tuple[str, int] | None:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return None
+    return host.strip("[]"), int(port)
+
+
+def _emit(args: argparse.Namespace, title: str, results: Sequence[Any]) -> int:
+    from meeple.check.report import exit_status, to_json, to_junit, to_text
+
+    if args.json == "-":
+        print(to_json(title, results))
+    else:
+        print(to_text(title, results), end="")
+        if args.json:
+            Path(args.json).write_text(to_json(title, results) + "\n", encoding="utf-8")
+    if args.junit:
+        Path(args.junit).write_text(to_junit(title, results), encoding="utf-8")
+    return exit_status(results)
+
+
+def _lexicon(name: str) -> Any:
+    from meeple.games.scrabble.lexicon import LexiconError, load_lexicon
+
+    try:
+        return load_lexicon(name)
+    except LexiconError as e:
+        print(f"meeple check: {e}", file=sys.stderr)
+        return None
+
+
+def run_server(args: argparse.Namespace) -> int:
+    from meeple.check import run_server_kit
+
+    address = _address(args.address)
+    if address is None:
+        print(f"meeple check: not HOST:PORT: {args.address!r}", file=sys.stderr)
+        return 2
+    lexicon = _lexicon(args.lexicon)
+    if lexicon is None:
+        return 2
+    host, port = address
+    results = asyncio.run(
+        run_server_kit(args.protocol, host, port, lexicon=lexicon, wait=args.wait, only=args.only)
+    )
+    return _emit(args, f"meeple check server {args.protocol} {host}:{port}", results)
+
+
+def run_client(args: argparse.Namespace) -> int:
+    from meeple.check.clients import run_client_kit
+
+    if args.games < 1:
+        print("meeple check: --games must be at least 1", file=sys.stderr)
+        return 2
+    lexicon = _lexicon(args.lexicon)
+    if lexicon is None:
+        return 2
+
+    def ready(host: str, port: int, how: str) -> None:
+        print(f"meeple check: connect your client to {host}:{port} — {how}", flush=True)
+
+    results = asyncio.run(
+        run_client_kit(
+            args.protocol,
+            args.host,
+            args.port,
+            lexicon=lexicon,
+            games=args.games,
+            timeout=args.timeout,
+            turn_wait=args.turn_wait,
+            ready=ready,
+        )
+    )
+    return _emit(args, f"meeple check client {args.protocol}", results)

@@ -1,0 +1,242 @@
+"""Leases: who owns a room (or leads the lobby) now, in the namespace's leases bucket.
+
+A lease is one KV key (``room.<uid>``, ``lobby``) whose value names the owner, written
+with a per-key TTL (``Nats-TTL``, NATS >= 2.11): the server deletes it when the TTL
+passes without a renewal. Every write is a compare-and-set on the key's revision
+(``Nats-Expected-Last-Subject-Sequence``), so:
+
+- :meth:`Leases.acquire` succeeds only while nobody holds the key (never held, released,
+  or lapsed); two nodes trying at once: one wins;
+- :meth:`Leases.renew` (the owner, every third of the TTL: :meth:`Leases.keep`) succeeds
+  only if nobody wrote the key since the owner's last write, so an owner whose lease
+  lapsed and was taken learns it (:class:`LeaseLost`);
+- :meth:`Leases.release` gives it up at once (a clean shutdown), again only if it is
+  still the caller's.
+
+The **epoch** of a lease is the bucket's stream sequence of the write that acquired it:
+every later lease of the same key has a greater one. A new owner claims the room's log
+with it (:meth:`meeple.cluster.log.JetStreamLog.claim`), and that fences the old owner
+out of the log: a lease alone cannot stop an owner that is paused (SIGSTOP, a long GC, a
+VM migration) past its TTL and then wakes up believing it still owns the room — the log
+refuses its appends whatever it believes.
+
+TTLs are whole seconds, at least 1 (the server's granularity); the server removes an
+expired key within about the TTL (measured: 1.0 s for 1 s on loopback) and leaves a
+marker in its place (``Nats-Marker-Reason: MaxAge``) that :meth:`Leases.watch` reports:
+the other nodes hear of a lapse when it happens, without polling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, replace
+
+import nats.errors
+import nats.js.errors
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.js.api import DeliverPolicy
+
+from meeple.bus.subjects import Namespace
+
+__all__ = ["Lease", "LeaseEvent", "LeaseLost", "Leases", "lobby_key", "room_key"]
+
+logger = logging.getLogger(__name__)
+
+_EXPECT = "Nats-Expected-Last-Subject-Sequence"
+_TTL = "Nats-TTL"
+_KV_OP = "KV-Operation"
+_MARKER = "Nats-Marker-Reason"
+_WRONG_LAST = (10071, 10164)
+
+
+def _freed(headers: Mapping[str, str]) -> str | None:
+    """Why a message of the bucket frees its key: "released" (a delete marker), "lapsed"
+    (the server's marker when the TTL passed); None for a lease."""
+    if headers.get(_KV_OP) in ("DEL", "PURGE"):
+        return "released"
+    if headers.get(_MARKER):
+        return "lapsed"
+    return None
+
+
+def room_key(uid: str) -> str:
+    """The lease key of room ``uid``."""
+    return f"room.{uid}"
+
+
+def lobby_key() -> str:
+    """The lease key of the lobby's leader."""
+    return "lobby"
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseEvent:
+    """A change of a lease, as :meth:`Leases.watch` reports it: ``state`` is "held"
+    (``owner`` took or renewed it), "released" or "lapsed" (nobody holds it now)."""
+
+    key: str
+    state: str
+    owner: str | None
+    revision: int
+
+
+class LeaseLost(Exception):
+    """The lease is no longer the caller's: it lapsed, and maybe another node took it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """A lease held: its key, owner, epoch (fixed while held), latest revision and TTL."""
+
+    key: str
+    owner: str
+    epoch: int
+    revision: int
+    ttl: int
+
+
+class Leases:
+    """The namespace's leases bucket over one node's connection; see the module doc."""
+
+    def __init__(self, nc: Client, ns: Namespace, *, ttl: int = 2, timeout: float = 5.0) -> None:
+        if int(ttl) != ttl or ttl < 1:
+            raise ValueError(f"a lease's TTL is whole seconds, at least 1: {ttl!r}")
+        self._js = nc.jetstream(timeout=timeout)
+        self.ns = ns
+        self.ttl = int(ttl)
+        self._stream = f"KV_{ns.leases_bucket}"
+
+    def _subject(self, key: str) -> str:
+        return f"$KV.{self.ns.leases_bucket}.{key}"
+
+    async def holder(self, key: str) -> Lease | None:
+        """Who holds ``key`` now, as the bucket says (None: nobody)."""
+        found = await self._current(key)
+        return None if found is None or isinstance(found, int) else found
+
+    async def _current(self, key: str) -> Lease | int | None:
+        """The live lease on ``key``; else the revision of its delete marker, or None."""
+        try:
+            msg = await self._js.get_last_msg(self._stream, self._subject(key), direct=True)
+        except nats.js.errors.NotFoundError:
+            return None
+        assert msg.seq is not None
+        if _freed(msg.headers or {}) is not None:
+            return msg.seq
+        value = json.loads(msg.data or b"{}")
+        epoch = value.get("epoch") or msg.seq
+        return Lease(key, str(value.get("owner", "")), int(epoch), msg.seq, self.ttl)
+
+    async def acquire(self, key: str, owner: str) -> Lease | None:
+        """Take ``key`` for ``owner`` if nobody holds it; the lease, or None when
+        someone does (``owner`` included: an earlier incarnation of it may still run)."""
+        found = await self._current(key)
+        if isinstance(found, Lease):
+            return None
+        try:
+            seq = await self._write(key, {"owner": owner, "epoch": None}, expect=found or 0)
+        except LeaseLost:
+            return None  # another node acquired it between our read and our write
+        return Lease(key, owner, seq, seq, self.ttl)
+
+    async def renew(self, lease: Lease) -> Lease:
+        """Extend ``lease`` by its TTL from now; the renewed lease. LeaseLost when it
+        lapsed or was taken."""
+        value = {"owner": lease.owner, "epoch": lease.epoch}
+        seq = await self._write(lease.key, value, expect=lease.revision)
+        return replace(lease, revision=seq)
+
+    async def release(self, lease: Lease) -> None:
+        """Give ``lease`` up now, if it is still the caller's (else nothing to do)."""
+        headers = {_KV_OP: "DEL", _EXPECT: str(lease.revision)}
+        try:
+            await self._js.publish(self._subject(lease.key), b"", headers=headers)
+        except nats.js.errors.APIError as e:
+            if e.err_code not in _WRONG_LAST:
+                raise
+
+    async def _write(self, key: str, value: dict[str, object], *, expect: int) -> int:
+        headers = {_EXPECT: str(expect), _TTL: f"{self.ttl}s"}
+        body = json.dumps(value, separators=(",", ":")).encode()
+        try:
+            ack = await self._js.publish(self._subject(key), body, headers=headers)
+        except nats.js.errors.APIError as e:
+            if e.err_code in _WRONG_LAST:
+                raise LeaseLost(f"lease {key}: written by someone else since {expect}") from None
+            raise
+        return int(ack.seq)
+
+    def keep(
+        self,
+        lease: Lease,
+        on_lost: Callable[[Lease], None],
+        *,
+        every: float | None = None,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    ) -> asyncio.Task[None]:
+        """Renew ``lease`` every ``every`` seconds (a third of the TTL) until the task is
+        cancelled; ``on_lost(lease)`` once if a renewal finds it lost. A renewal that
+        fails for another reason (NATS unreachable for a moment) is tried again at the
+        next tick: the lease may lapse meanwhile, and the next renewal then says so.
+        ``sleep`` waits between renewals (injectable; the TTL itself is the server's)."""
+        period = self.ttl / 3 if every is None else every
+
+        async def run() -> None:
+            current = lease
+            while True:
+                await sleep(period)
+                try:
+                    current = await self.renew(current)
+                except LeaseLost:
+                    logger.warning("lease %s of %s lost", current.key, current.owner)
+                    on_lost(current)
+                    return
+                except (nats.errors.Error, OSError) as e:
+                    logger.warning("lease %s: renewal failed: %s", current.key, e)
+
+        return asyncio.get_running_loop().create_task(run(), name=f"lease {lease.key}")
+
+    async def watch(self, prefix: str = "room.") -> AsyncIterator[LeaseEvent]:
+        """Every change of the leases whose keys start with ``prefix`` from now on, the
+        current state of each first: how a rooms node learns that a room's lease lapsed
+        (the bucket's marker, within about the TTL) or was released, and takes it over.
+        A key whose marker is gone (:data:`~meeple.cluster.jetstream.LAPSE_MARKER`) is
+        not reported: a node that starts late finds such rooms among the open logs."""
+        queue: asyncio.Queue[Msg] = asyncio.Queue()
+
+        async def put(msg: Msg) -> None:
+            queue.put_nowait(msg)
+
+        subject = f"$KV.{self.ns.leases_bucket}.{prefix}>"
+        sub = await self._js.subscribe(
+            subject,
+            cb=put,
+            ordered_consumer=True,
+            deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
+        )
+        start = len(f"$KV.{self.ns.leases_bucket}.")
+        try:
+            while True:
+                msg = await queue.get()
+                headers = msg.headers or {}
+                seq = msg.metadata.sequence.stream
+                why = _freed(headers)
+                if why is not None:
+                    yield LeaseEvent(msg.subject[start:], why, None, seq)
+                else:
+                    owner = str(json.loads(msg.data or b"{}").get("owner", ""))
+                    yield LeaseEvent(msg.subject[start:], "held", owner, seq)
+        finally:
+            await sub.unsubscribe()
+
+    @staticmethod
+    async def stop(task: asyncio.Task[None]) -> None:
+        """Cancel a :meth:`keep` task and wait for it."""
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

@@ -1,0 +1,492 @@
+"""Room logs in JetStream: the durable-rooms log format (docs/durability.md) as one subject
+per room in the namespace's log stream, with the store's operations and guarantees.
+
+:class:`RoomLog` is those operations (``open_log``, ``append_log``, ``finish_log``,
+``action_log``, ``open_logs``): :class:`meeple.server.store.Store` (SQLite and
+PostgreSQL) has them, and so has :class:`BlockingJetStreamLog`, the JetStream log for
+callers in a thread (the journal). :class:`JetStreamLog` is the same on the event loop,
+plus :meth:`~JetStreamLog.claim`, with which a new owner fences the old one out.
+
+**The messages** of room ``uid``, on subject ``<ns>.log.<uid>``, in order:
+
+=========  ==================================  =============  ============================
+kind       body (JSON)                         Meeple-Seq     Nats-Msg-Id
+=========  ==================================  =============  ============================
+genesis    the genesis                         0              ``<uid>.0.<digest>``
+entry      one entry (``action``, ``clocks``)  1, 2, …        ``<uid>.<seq>.<digest>``
+owner      ``{"owner", "epoch"}``              last entry's   ``<uid>.owner.<epoch>``
+end        ``{"end_reason", "game"}``          last entry's   ``<uid>.end.<digest>``
+=========  ==================================  =============  ============================
+
+Headers ``Meeple-Kind``, ``Meeple-Seq`` and ``Meeple-At`` (the wall-clock time, as the
+store's ``at``) say which is which; ``digest`` is the first 16 hex digits of the body's
+SHA-256, so the same entry retried has the same id and another entry at the same
+sequence has another.
+
+**Fenced appends.** Every publish carries ``Nats-Expected-Last-Subject-Sequence``: the
+stream sequence of the last message of the room as this writer knows it. JetStream
+refuses it when anything else was written to the room since, so two writers cannot
+interleave, and a retried append is recognised (by JetStream's duplicate window, or by
+finding the same message id in the log after the fence refused it) and not applied
+twice. A refusal that is no retry is :class:`~meeple.server.store.LogConflict`.
+
+**Owners.** A node that takes a room over (its lease, :mod:`meeple.cluster.lease`)
+calls :meth:`JetStreamLog.claim` before anything else: it writes an ``owner`` message
+fenced on the log's current end, so every append the old owner prepared against the log
+it knew is refused, whenever it arrives. After a refusal a claimed writer stays refused
+until it claims again (it must not adopt the new end: that is the new owner's log). A
+writer that never claimed a room (``meeple serve``, tests) reads the log's end when it
+does not know it, and so behaves as the SQL stores do.
+
+**The end.** :meth:`JetStreamLog.finish_log` writes the ``end`` message (fenced: it
+closes the log for every writer), then stores the finished game in ``records`` (a
+:class:`~meeple.server.store.Store`: PostgreSQL in the cluster) once per room uid, found
+again by :meth:`~meeple.server.store.Store.game_by_uid` on a retry. The ``end`` message
+carries the game too, so the finished game is in the log even if the process dies
+between the two writes (the retry, or recovery, stores it).
+
+Reading a room's log is one batched direct get (NATS >= 2.11) per 1,000 messages; a
+claim reads the log once and replays what it read. Listing the open rooms takes one
+stream-info request and two direct gets per room (fine at start-up and for hundreds of
+rooms; an index of open rooms would do better for many thousands).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Protocol, TypeVar
+
+import nats.errors
+import nats.js.errors
+from nats.aio.client import Client
+
+from meeple.bus.subjects import Namespace, check_token
+from meeple.server.store import ActionLog, LogConflict, LogEntry, Store
+
+__all__ = ["BlockingJetStreamLog", "JetStreamLog", "RoomLog"]
+
+_T = TypeVar("_T")
+
+KIND = "Meeple-Kind"
+SEQ = "Meeple-Seq"
+AT = "Meeple-At"
+GAME = "Meeple-Game"
+MSG_ID = "Nats-Msg-Id"
+EXPECT = "Nats-Expected-Last-Subject-Sequence"
+
+# JSStreamWrongLastSequenceErrF and its constant form: the fence refused the publish.
+_WRONG_LAST = (10071, 10164)
+# Messages per batched direct get.
+_BATCH = 1000
+
+
+class RoomLog(Protocol):
+    """The operations of a room log, whatever holds it (docs/durability.md, The log)."""
+
+    def open_log(self, uid: str, game: str, genesis: Mapping[str, Any]) -> None: ...
+
+    def append_log(
+        self, uid: str, seq: int, entry: Mapping[str, Any], *, at: float | None = None
+    ) -> None: ...
+
+    def finish_log(self, uid: str, **game: Any) -> int: ...
+
+    def action_log(self, uid: str) -> ActionLog | None: ...
+
+    def open_logs(self, game: str | None = None) -> list[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Msg:
+    """One stored message of a room: its stream sequence, headers and body."""
+
+    seq: int
+    headers: dict[str, str]
+    data: bytes
+
+
+@dataclass
+class _Tail:
+    """What a writer knows of a room's log: its last message."""
+
+    stream_seq: int  # the fence: the stream sequence of the room's last message
+    log_seq: int  # the last entry's sequence (0: the genesis)
+    msg_id: str
+    closed: bool
+    claimed: bool = False  # written by claim(): refused once, refused until claimed again
+    refused: bool = False
+
+
+def _body(value: Mapping[str, Any]) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _digest(body: bytes) -> str:
+    return hashlib.sha256(body).hexdigest()[:16]
+
+
+def _wrong_last(e: nats.js.errors.APIError) -> bool:
+    return e.err_code in _WRONG_LAST
+
+
+class JetStreamLog:
+    """Room logs in JetStream, on the event loop; see the module doc.
+
+    ``nc`` is a node's connection (the namespace made sure of:
+    :func:`meeple.cluster.jetstream.connect_node`), ``records`` the store of finished
+    games. One instance is one writer: it remembers the end of each log it wrote.
+    """
+
+    def __init__(
+        self,
+        nc: Client,
+        ns: Namespace,
+        records: Store,
+        *,
+        wall_clock: Callable[[], float] = time.time,
+        timeout: float = 5.0,
+    ) -> None:
+        self._nc = nc
+        self._js = nc.jetstream(timeout=timeout)
+        self.ns = ns
+        self.records = records
+        self._now = wall_clock
+        self._timeout = timeout
+        self._tails: dict[str, _Tail] = {}
+
+    # --- writing ---------------------------------------------------------------------------
+
+    async def open_log(self, uid: str, game: str, genesis: Mapping[str, Any]) -> None:
+        """Start room ``uid``'s log with its genesis. The same genesis again is a retry and
+        does nothing; another genesis under the same uid is a LogConflict."""
+        body = _body(genesis)
+        msg_id = f"{check_token(uid, 'room')}.0.{_digest(body)}"
+        headers = {KIND: "genesis", SEQ: "0", AT: repr(self._now()), GAME: game}
+        try:
+            ack = await self._publish(uid, body, headers, msg_id, expect=0)
+        except LogConflict:
+            first = await self._first(uid)
+            if first is None or first.headers.get(MSG_ID) != msg_id:
+                raise LogConflict(f"room {uid}: a log with another genesis exists") from None
+            self._tails.pop(uid, None)  # it may have grown since: read its end when needed
+            return
+        self._tails[uid] = _Tail(ack, 0, msg_id, closed=False)
+
+    async def append_log(
+        self, uid: str, seq: int, entry: Mapping[str, Any], *, at: float | None = None
+    ) -> None:
+        """Append ``entry`` as number ``seq`` of room ``uid``'s log, fenced (module doc):
+        ``seq`` must follow the last entry; the same entry at a sequence already written
+        is a retry and does nothing; anything else is a LogConflict."""
+        body = _body(entry)
+        msg_id = f"{check_token(uid, 'room')}.{seq}.{_digest(body)}"
+        tail = self._tails.get(uid) or await self._read_tail(uid)
+        if tail.refused:
+            raise LogConflict(f"room {uid}: this writer was fenced out; claim the room again")
+        if tail.msg_id == msg_id:
+            return  # a retry of this writer's last append
+        if seq == tail.log_seq + 1 and not tail.closed:
+            when = self._now() if at is None else at
+            headers = {KIND: "entry", SEQ: str(seq), AT: repr(when)}
+            try:
+                stream_seq = await self._publish(uid, body, headers, msg_id, tail.stream_seq)
+            except LogConflict:
+                pass  # someone wrote since: a retry of ours, or a conflict (below)
+            else:
+                self._tails[uid] = _Tail(stream_seq, seq, msg_id, False, tail.claimed)
+                return
+        await self._refused(uid, tail, seq, msg_id)
+
+    async def _refused(self, uid: str, tail: _Tail, seq: int, msg_id: str) -> None:
+        """An append that did not fit the end known here: a retry, or a LogConflict."""
+        # A log only grows, so what is read now still says why the append did not fit.
+        log = await self._read(uid)
+        if log is None:
+            raise LogConflict(f"room {uid}: no log")
+        mine = [m for m in log if m.headers.get(MSG_ID) == msg_id]
+        if mine:
+            # The same entry is in the log: a retry (its first acknowledgement was lost).
+            # If it is the log's end, it is this writer's end: its fence moves on to it.
+            if log[-1] is mine[0]:
+                self._tails[uid] = replace(_tail(log[-1]), claimed=tail.claimed)
+            return
+        if tail.claimed:
+            tail.refused = True
+        else:
+            self._tails.pop(uid, None)
+        last = max(int(m.headers.get(SEQ, 0)) for m in log)
+        if 1 <= seq <= last:
+            raise LogConflict(f"room {uid}: entry {seq} is already another entry")
+        raise LogConflict(f"room {uid}: append {seq} after {last} refused")
+
+    async def claim(self, uid: str, owner: str, epoch: int) -> ActionLog:
+        """Make this writer room ``uid``'s owner under lease ``epoch`` (the lease's
+        revision: a later lease has a greater one): an ``owner`` message fenced on the
+        log's end as read here, so every append of an earlier owner is refused from now
+        on, whenever it arrives. Returns the log as it stands, to replay.
+
+        LogConflict when there is no open log, or an owner with a later epoch claimed it
+        (an old owner that wakes up between its lease and its claim).
+        """
+        body = _body({"owner": owner, "epoch": epoch})
+        msg_id = f"{check_token(uid, 'room')}.owner.{epoch}"
+        for _attempt in range(10):
+            messages = await self._read(uid)
+            if messages is None:
+                raise LogConflict(f"room {uid}: no log")
+            tail = _tail(messages[-1])
+            if tail.closed:
+                raise LogConflict(f"room {uid}: the log is closed")
+            claimed = max(
+                (
+                    int(json.loads(m.data)["epoch"])
+                    for m in messages
+                    if m.headers.get(KIND) == "owner"
+                ),
+                default=-1,
+            )
+            if claimed > epoch:
+                raise LogConflict(f"room {uid}: claimed under a later lease ({claimed})")
+            if claimed < epoch:
+                headers = {KIND: "owner", SEQ: str(tail.log_seq), AT: repr(self._now())}
+                try:
+                    stream_seq = await self._publish(uid, body, headers, msg_id, tail.stream_seq)
+                except LogConflict:
+                    continue  # an append of the old owner landed meanwhile: claim after it
+                tail = _Tail(stream_seq, tail.log_seq, msg_id, False)
+            # else: claimed under this epoch already (a retry): the log's end is ours.
+            tail.claimed = True
+            self._tails[uid] = tail
+            return await self._build(uid, messages)
+        raise LogConflict(f"room {uid}: the log kept moving; could not claim it")
+
+    async def finish_log(self, uid: str, **game: Any) -> int:
+        """Close room ``uid``'s log and store the finished game once (``game``: the
+        store's ``record_game`` arguments); the stored game's id. A retry stores nothing
+        twice and answers the same id; the game stored is always the one in the log's
+        ``end`` message (the first finish's, as with the SQL stores). A retry finds the
+        stored game by ``data["uid"]`` (every room's record has it): a game without one
+        may be stored again by a retry."""
+        body = _body({"end_reason": game["end_reason"], "game": game})
+        msg_id = f"{check_token(uid, 'room')}.end.{_digest(body)}"
+        tail = self._tails.get(uid) or await self._read_tail(uid)
+        if tail.refused:
+            raise LogConflict(f"room {uid}: this writer was fenced out; claim the room again")
+        if not tail.closed:
+            headers = {KIND: "end", SEQ: str(tail.log_seq), AT: repr(self._now())}
+            try:
+                await self._publish(uid, body, headers, msg_id, tail.stream_seq)
+            except LogConflict:
+                fresh = await self._read_tail(uid)
+                if tail.claimed and fresh.msg_id != msg_id:
+                    # Another owner wrote (and maybe closed) the log: not ours to end.
+                    tail.refused = True
+                    raise
+                if not fresh.closed:
+                    # Not an owner (meeple serve): the SQL stores close the log whatever
+                    # its end; so do we, on the end read now.
+                    await self._publish(uid, body, headers, msg_id, fresh.stream_seq)
+            self._tails[uid] = _Tail(0, tail.log_seq, msg_id, closed=True, claimed=tail.claimed)
+        end = await self._get(uid)
+        assert end is not None
+        stored = json.loads(end.data)["game"]
+        return await asyncio.to_thread(self._store_once, uid, stored)
+
+    def _store_once(self, uid: str, game: Mapping[str, Any]) -> int:
+        found = self.records.game_by_uid(uid)
+        if found is not None:
+            return found.id
+        return self.records.record_game(**game)
+
+    # --- reading ---------------------------------------------------------------------------
+
+    async def action_log(self, uid: str) -> ActionLog | None:
+        """Room ``uid``'s whole log: genesis, entries in order, and how it ended."""
+        messages = await self._read(uid)
+        return None if messages is None else await self._build(uid, messages)
+
+    async def _build(self, uid: str, messages: list[_Msg]) -> ActionLog:
+        head = messages[0].headers
+        entries: list[LogEntry] = []
+        end_reason: str | None = None
+        for m in messages[1:]:
+            kind = m.headers.get(KIND)
+            if kind == "entry":
+                entries.append(
+                    LogEntry(int(m.headers[SEQ]), float(m.headers[AT]), json.loads(m.data))
+                )
+            elif kind == "end":
+                end_reason = json.loads(m.data)["end_reason"]
+        game_id = None
+        if end_reason is not None:
+            found = await asyncio.to_thread(self.records.game_by_uid, uid)
+            game_id = None if found is None else found.id
+        return ActionLog(
+            uid,
+            head.get(GAME, ""),
+            json.loads(messages[0].data),
+            float(head.get(AT, 0.0)),
+            tuple(entries),
+            game_id,
+            end_reason,
+        )
+
+    async def open_logs(self, game: str | None = None) -> list[str]:
+        """The uids of the rooms whose logs are not closed, oldest first."""
+        try:
+            info = await self._js.stream_info(self.ns.log_stream, subjects_filter=self.ns.logs)
+        except nats.js.errors.NotFoundError:
+            return []
+        rooms: list[tuple[float, str]] = []
+        prefix = self.ns.log("x")[:-1]
+        for subject in info.state.subjects or {}:
+            uid = subject.removeprefix(prefix)
+            tail = await self._read_tail(uid)
+            if tail.closed:
+                continue
+            first = await self._first(uid)
+            assert first is not None
+            h = first.headers
+            if game is None or h.get(GAME) == game:
+                rooms.append((float(h.get(AT, 0.0)), uid))
+        return [uid for _, uid in sorted(rooms)]
+
+    # --- JetStream ---------------------------------------------------------------------------
+
+    async def _publish(
+        self, uid: str, body: bytes, headers: dict[str, str], msg_id: str, expect: int
+    ) -> int:
+        """Publish one message of room ``uid``, fenced on ``expect``; its stream sequence.
+        LogConflict when the fence refuses it."""
+        headers = {**headers, MSG_ID: msg_id, EXPECT: str(expect)}
+        try:
+            ack = await self._js.publish(
+                self.ns.log(uid), body, headers=headers, stream=self.ns.log_stream
+            )
+        except nats.js.errors.APIError as e:
+            if _wrong_last(e):
+                raise LogConflict(f"room {uid}: the log moved on from {expect}") from None
+            raise
+        return int(ack.seq)
+
+    async def _get(self, uid: str, *, seq: int | None = None) -> _Msg | None:
+        """The room's last message, or its first at or after stream sequence ``seq``."""
+        try:
+            if seq is None:
+                m = await self._js.get_last_msg(self.ns.log_stream, self.ns.log(uid), direct=True)
+            else:
+                m = await self._js.get_msg(
+                    self.ns.log_stream, seq=seq, subject=self.ns.log(uid), direct=True, next=True
+                )
+        except nats.js.errors.NotFoundError:
+            return None
+        assert m.seq is not None
+        return _Msg(m.seq, {str(k): str(v) for k, v in (m.headers or {}).items()}, m.data or b"")
+
+    async def _first(self, uid: str) -> _Msg | None:
+        return await self._get(uid, seq=1)
+
+    async def _read(self, uid: str) -> list[_Msg] | None:
+        """Every message of the room, in order (None: no log): batched direct gets
+        (NATS >= 2.11, ADR-31), one round trip per :data:`_BATCH` messages."""
+        out: list[_Msg] = []
+        inbox = self._nc.new_inbox()
+        sub = await self._nc.subscribe(inbox)
+        try:
+            start = 1
+            while True:
+                request = {"seq": start, "next_by_subj": self.ns.log(uid), "batch": _BATCH}
+                await self._nc.publish(
+                    f"$JS.API.DIRECT.GET.{self.ns.log_stream}",
+                    json.dumps(request).encode(),
+                    reply=inbox,
+                )
+                got = 0
+                while True:
+                    m = await sub.next_msg(timeout=self._timeout)
+                    h = {str(k): str(v) for k, v in (m.headers or {}).items()}
+                    if "Status" in h:  # 204: the end of the batch; 404: nothing (more)
+                        break
+                    out.append(_Msg(int(h["Nats-Sequence"]), h, m.data))
+                    got += 1
+                if got < _BATCH:
+                    return out or None
+                start = out[-1].seq + 1
+        finally:
+            await sub.unsubscribe()
+
+    async def _read_tail(self, uid: str) -> _Tail:
+        m = await self._get(uid)
+        if m is None:
+            raise LogConflict(f"room {uid}: no log")
+        return _tail(m)
+
+
+def _tail(m: _Msg) -> _Tail:
+    """What a room's last message says of its log."""
+    h = m.headers
+    return _Tail(m.seq, int(h.get(SEQ, 0)), h.get(MSG_ID, ""), closed=h.get(KIND) == "end")
+
+
+class BlockingJetStreamLog:
+    """:class:`JetStreamLog` for callers in a thread (the journal's writer thread, the
+    store's tests): the same methods, blocking. It runs its own event loop in a thread,
+    with its own NATS connection; :meth:`close` stops both.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        ns: Namespace,
+        records: Store,
+        *,
+        user: str | None = None,
+        password: str | None = None,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        from meeple.cluster.jetstream import connect_node
+
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="meeple-jetstream-log", daemon=True
+        )
+        self._thread.start()
+        self.records = records
+        self._nc = self._call(connect_node(url, ns, user=user, password=password, name="log"))
+        self.log = JetStreamLog(self._nc, ns, records, wall_clock=wall_clock)
+
+    def _call(self, coro: Coroutine[Any, Any, _T]) -> _T:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+
+    def open_log(self, uid: str, game: str, genesis: Mapping[str, Any]) -> None:
+        self._call(self.log.open_log(uid, game, genesis))
+
+    def append_log(
+        self, uid: str, seq: int, entry: Mapping[str, Any], *, at: float | None = None
+    ) -> None:
+        self._call(self.log.append_log(uid, seq, entry, at=at))
+
+    def finish_log(self, uid: str, **game: Any) -> int:
+        return self._call(self.log.finish_log(uid, **game))
+
+    def action_log(self, uid: str) -> ActionLog | None:
+        return self._call(self.log.action_log(uid))
+
+    def open_logs(self, game: str | None = None) -> list[str]:
+        return self._call(self.log.open_logs(game))
+
+    def close(self) -> None:
+        """Close the connection and stop the loop (``records`` stays open: it is the
+        caller's)."""
+        if self._loop.is_closed():
+            return
+        self._call(self._nc.close())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+        self._loop.close()

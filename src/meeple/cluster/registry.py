@@ -1,0 +1,166 @@
+"""Names and rejoin tokens, cluster-wide, in the namespace's KV buckets.
+
+- :class:`Names`: who uses a name now (a player's, across every protocol and edge), so
+  two connections on two edges cannot both be "ann". The key is the name's casefold
+  (as :mod:`meeple.server.names` compares names), encoded for a KV key.
+- :class:`RejoinTokens`: a browser seat's rejoin token, by its SHA-256 (the same hash
+  the room's genesis keeps, docs/durability.md), to the room and seat it takes back; it
+  lapses with a per-key TTL (the rejoin grace). The token itself is never stored.
+
+Both are compare-and-set on the key's revision: a name is claimed by one holder; a
+token is taken once. Only rooms, lobby and store nodes reach these buckets; edges ask
+them over the bus (deploy/nats/meeple-auth.conf).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import nats.js.errors
+from nats.aio.client import Client
+
+from meeple.bus.subjects import Namespace
+
+__all__ = ["Names", "RejoinSeat", "RejoinTokens", "name_key"]
+
+_EXPECT = "Nats-Expected-Last-Subject-Sequence"
+_TTL = "Nats-TTL"
+_KV_OP = "KV-Operation"
+_WRONG_LAST = (10071, 10164)
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def name_key(name: str) -> str:
+    """The KV key of ``name``: its casefold in lowercase base32 (KV keys allow letters,
+    digits and a few marks only)."""
+    folded = name.casefold().encode()
+    return "n" + base64.b32encode(folded).decode().rstrip("=").lower()
+
+
+class _Bucket:
+    """Compare-and-set writes on one KV bucket's keys, with per-key TTLs."""
+
+    def __init__(self, nc: Client, bucket: str, timeout: float) -> None:
+        self._js = nc.jetstream(timeout=timeout)
+        self._bucket = bucket
+        self._stream = f"KV_{bucket}"
+
+    def _subject(self, key: str) -> str:
+        return f"$KV.{self._bucket}.{key}"
+
+    async def get(self, key: str) -> tuple[dict[str, Any] | None, int]:
+        """The key's value (None: none, deleted or lapsed) and its revision (0: none)."""
+        try:
+            msg = await self._js.get_last_msg(self._stream, self._subject(key), direct=True)
+        except nats.js.errors.NotFoundError:
+            return None, 0
+        assert msg.seq is not None
+        if (msg.headers or {}).get(_KV_OP) in ("DEL", "PURGE"):
+            return None, msg.seq
+        return json.loads(msg.data or b"{}"), msg.seq
+
+    async def put(
+        self, key: str, value: dict[str, Any] | None, *, expect: int, ttl: int | None = None
+    ) -> int | None:
+        """Write ``value`` (None: a delete marker) if the key is at revision ``expect``;
+        the new revision, or None when it is not."""
+        headers = {_EXPECT: str(expect)}
+        if ttl is not None:
+            headers[_TTL] = f"{int(ttl)}s"
+        if value is None:
+            headers[_KV_OP] = "DEL"
+        body = b"" if value is None else json.dumps(value, separators=(",", ":")).encode()
+        try:
+            ack = await self._js.publish(self._subject(key), body, headers=headers)
+        except nats.js.errors.APIError as e:
+            if e.err_code in _WRONG_LAST:
+                return None
+            raise
+        return int(ack.seq)
+
+
+class Names:
+    """The names in use now, cluster-wide; see the module doc. ``ttl`` (seconds) makes a
+    claim lapse unless renewed (for holders that may die without releasing)."""
+
+    def __init__(
+        self, nc: Client, ns: Namespace, *, ttl: int | None = None, timeout: float = 5.0
+    ) -> None:
+        self._kv = _Bucket(nc, ns.names_bucket, timeout)
+        self.ttl = ttl
+
+    async def claim(self, name: str, holder: str) -> bool:
+        """Take ``name`` (any casing of it) for ``holder``; False when someone else uses
+        it. Claiming a name one already holds renews it."""
+        key = name_key(name)
+        value, revision = await self._kv.get(key)
+        if value is not None and value.get("holder") != holder:
+            return False
+        written = await self._kv.put(
+            key, {"name": name, "holder": holder}, expect=revision, ttl=self.ttl
+        )
+        return written is not None
+
+    async def holder(self, name: str) -> str | None:
+        """Who uses ``name`` (compared by casefold) now."""
+        value, _ = await self._kv.get(name_key(name))
+        return None if value is None else str(value["holder"])
+
+    async def release(self, name: str, holder: str) -> bool:
+        """Free ``name`` if ``holder`` has it; whether it did."""
+        key = name_key(name)
+        value, revision = await self._kv.get(key)
+        if value is None or value.get("holder") != holder:
+            return False
+        return await self._kv.put(key, None, expect=revision) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class RejoinSeat:
+    """The seat a rejoin token takes back: a room and a seat number in it."""
+
+    room: str
+    seat: int
+
+
+class RejoinTokens:
+    """Rejoin tokens by their SHA-256; see the module doc."""
+
+    def __init__(self, nc: Client, ns: Namespace, *, timeout: float = 5.0) -> None:
+        self._kv = _Bucket(nc, ns.tokens_bucket, timeout)
+
+    @staticmethod
+    def _key(token_hash: str) -> str:
+        if not _SHA256.fullmatch(token_hash):
+            raise ValueError("a rejoin token is kept by its SHA-256, 64 lowercase hex digits")
+        return f"t{token_hash}"
+
+    async def put(self, token_hash: str, seat: RejoinSeat, *, ttl: int) -> None:
+        """Let ``token_hash`` take ``seat`` back for ``ttl`` seconds (replacing what it
+        took before)."""
+        key = self._key(token_hash)
+        for _attempt in range(5):
+            _, revision = await self._kv.get(key)
+            value = {"room": seat.room, "seat": seat.seat}
+            if await self._kv.put(key, value, expect=revision, ttl=ttl) is not None:
+                return
+        raise RuntimeError(f"rejoin token {token_hash[:8]}…: written concurrently")
+
+    async def find(self, token_hash: str) -> RejoinSeat | None:
+        """The seat ``token_hash`` takes back now, if any."""
+        value, _ = await self._kv.get(self._key(token_hash))
+        return None if value is None else RejoinSeat(str(value["room"]), int(value["seat"]))
+
+    async def take(self, token_hash: str) -> RejoinSeat | None:
+        """The seat, and the token spent: of two takers of one token, one gets it."""
+        key = self._key(token_hash)
+        value, revision = await self._kv.get(key)
+        if value is None:
+            return None
+        if await self._kv.put(key, None, expect=revision) is None:
+            return None
+        return RejoinSeat(str(value["room"]), int(value["seat"]))

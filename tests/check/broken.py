@@ -1,0 +1,108 @@
+"""Deliberately broken servers: meeple's server behind a relay that rewrites its traffic.
+
+Each :class:`Mangler` relays every connection to a real meeple listener and applies one
+deviation: a message rewritten or dropped on its way to the client (``to_client``), or
+the client's bytes cut differently on their way in (``to_server``, per chunk). Each
+deviation is one that a real implementation of the spec had (issue 23) or that breaks
+one MUST rule; the tests prove the kit's check for that rule fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+
+__all__ = ["Mangler"]
+
+
+def _same(data: bytes) -> bytes:
+    return data
+
+
+class Mangler:
+    """A relay to ``127.0.0.1:upstream`` with a deviation; ``port`` once started."""
+
+    def __init__(
+        self,
+        upstream: int,
+        terminator: bytes,
+        *,
+        to_client: Callable[[bytes], bytes] = _same,
+        to_server: Callable[[bytes], bytes] = _same,
+        keep_open: bool = False,
+    ) -> None:
+        self.upstream = upstream
+        self.terminator = terminator
+        self.to_client = to_client
+        self.to_server = to_server
+        self.keep_open = keep_open
+        self.port = 0
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def __aenter__(self) -> Mangler:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        for t in list(self._tasks):
+            t.cancel()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)  # type: ignore[arg-type]
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream)
+
+        async def inbound() -> None:
+            while chunk := await reader.read(65536):
+                up_writer.write(self.to_server(chunk))
+                await up_writer.drain()
+
+        async def outbound() -> None:
+            buffer = b""
+            while chunk := await up_reader.read(65536):
+                buffer += chunk
+                *messages, buffer = buffer.split(self.terminator)
+                out = b"".join(self.to_client(m + self.terminator) for m in messages)
+                if out:
+                    writer.write(out)
+                    await writer.drain()
+            if self.keep_open:
+                await asyncio.sleep(30)
+
+        try:
+            await asyncio.wait(
+                [asyncio.create_task(inbound()), asyncio.create_task(outbound())],
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        except asyncio.CancelledError:
+            pass
+        finally:
+            for w in (writer, up_writer):
+                with contextlib.suppress(Exception):
+                    w.close()
+            self._tasks.discard(task)  # type: ignore[arg-type]
+
+
+def whole_messages_only(terminator: bytes) -> Callable[[bytes], bytes]:
+    """A server that reads one message per read: a chunk without a whole message is lost."""
+
+    def cut(chunk: bytes) -> bytes:
+        return chunk if chunk.endswith(terminator) else b""
+
+    return cut
+
+
+def first_message_only(terminator: bytes) -> Callable[[bytes], bytes]:
+    """A server that handles the first message of each read and drops the rest."""
+
+    def cut(chunk: bytes) -> bytes:
+        end = chunk.find(terminator)
+        return chunk if end < 0 else chunk[: end + len(terminator)]
+
+    return cut

@@ -1,0 +1,216 @@
+"""Deliberately broken clients for the client kits: small raw-socket players with defects.
+
+:func:`twente_player` passes on every turn (MAKEMOVE SWAP with no tiles, a pass in the
+ERRATA's reading) and :func:`clarkson_player` plays the engine's best move from the
+board it reads; each takes a set of defects, one per rule of the spec a client breaks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+from meeple.check.scrabble import best_move
+from meeple.games.scrabble.board import Board
+from meeple.games.scrabble.lexicon import Lexicon
+from meeple.games.scrabble.tiles import CLARKSON
+
+US, RS = "\x1f", "\x1e"
+
+
+def _frame(*fields: str) -> bytes:
+    return US.join(fields).encode() + RS.encode()
+
+
+async def twente_player(port: int, games: int, defects: frozenset[str]) -> None:
+    """Defects: announce-late, out-of-turn, no-retry, garbage, chunks, first-only, after-end."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    name = "Broken"
+    try:
+        if "announce-late" in defects:
+            writer.write(_frame("REQUESTGAME", "2"))
+        writer.write(_frame("ANNOUNCE", name))
+        if "garbage" in defects:
+            writer.write(_frame("HELLO", "there"))
+        writer.write(_frame("REQUESTGAME", "2"))
+        played = 0
+        my_turn = False
+        buffer = b""
+        while played < games:
+            chunk = await reader.read(65536)
+            if not chunk:
+                return
+            if "chunks" in defects:
+                # reads each chunk as whole messages: a split message is lost
+                buffer = b""
+                messages = chunk.split(RS.encode())[:-1] if chunk.endswith(RS.encode()) else []
+            else:
+                buffer += chunk
+                *messages, buffer = buffer.split(RS.encode())
+            if "first-only" in defects:
+                messages = messages[:1]
+            for raw in messages:
+                fields = raw.decode("utf-8", "replace").split(US)
+                if fields[0] == "NOTIFYTURN":
+                    my_turn = fields[1] == "1"
+                    if my_turn or "out-of-turn" in defects:
+                        writer.write(_frame("MAKEMOVE", "SWAP", ""))
+                elif fields[0] == "ERROR" and my_turn and "no-retry" not in defects:
+                    writer.write(_frame("MAKEMOVE", "SWAP", ""))
+                elif fields[0] == "NOTIFYCHAT":
+                    writer.write(_frame("ERROR", "E002"))
+                elif fields[0] == "GAMEOVER":
+                    played += 1
+                    my_turn = False
+                    if "after-end" in defects:
+                        writer.write(_frame("MAKEMOVE", "SWAP", ""))
+                    if played < games:
+                        writer.write(_frame("REQUESTGAME", "2"))
+            await writer.drain()
+    finally:
+        writer.close()
+
+
+_CELL = re.compile(r"\(([A-Za-z0]),[0-4]\)")
+
+
+async def clarkson_player(port: int, games: int, lexicon: Lexicon, defects: frozenset[str]) -> None:
+    """Defects: no-slash, out-of-turn, no-retry, chunks, first-only, after-end, no-quit,
+    gives-up (stops playing when the other player quits)."""
+    for _ in range(games):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        program = "Python" if "no-slash" in defects else "Python/3.11"
+        writer.write(f"HELLO 1.0.1,Linux,{program},tester\r\n".encode())
+        writer.write(b"USERSET Broken\r\n")
+        board, rack, rows, in_board = Board(), "", [], False
+        ready = False
+        last_turn = ""
+        buffer = b""
+        done = False
+        try:
+            while not done:
+                chunk = await reader.read(65536)
+                if not chunk:
+                    return
+                if "chunks" in defects:
+                    lines = chunk.split(b"\n")[:-1] if chunk.endswith(b"\n") else []
+                else:
+                    buffer += chunk
+                    *lines, buffer = buffer.split(b"\n")
+                if "first-only" in defects:
+                    lines = lines[:1]
+                for raw in lines:
+                    line = raw.decode().rstrip("\r")
+                    if in_board:
+                        if line:
+                            rows.append(line)
+                        else:
+                            in_board = False
+                            board = Board()
+                            for y, row in enumerate(rows):
+                                for x, cell in enumerate(_CELL.findall(row)):
+                                    if cell != "0":
+                                        board.place(x, y, cell)
+                            rows = []
+                        continue
+                    word = line.split(" ", 1)[0]
+                    if word == "USERJOIN":
+                        if not ready:
+                            writer.write(b"READY\r\n")
+                            ready = True
+                    elif word == "BOARDPUSH":
+                        in_board = True
+                    elif word == "TILES":
+                        rack = line[6:]
+                    elif word == "TURN":
+                        mine = line[5:] == "Broken"
+                        alone = mine and last_turn == line
+                        last_turn = line
+                        if alone and "gives-up" in defects:
+                            continue
+                        if mine or "out-of-turn" in defects:
+                            move = best_move(board, rack, lexicon, CLARKSON)
+                            if move is None:
+                                writer.write(b"PASS\r\n")
+                            else:
+                                cells = " ".join(f"({t.tile},{t.x},{t.y})" for t in move.tiles)
+                                writer.write(f"PLACE {cells}\r\n".encode())
+                    elif word == "NOK" and last_turn == "TURN Broken" and "no-retry" not in defects:
+                        writer.write(b"PASS\r\n")
+                    elif word == "WINNER":
+                        if "after-end" in defects:
+                            writer.write(b"PASS\r\n")
+                        if "no-quit" not in defects:
+                            writer.write(b"QUIT\r\n")
+                        done = True
+                await writer.drain()
+        finally:
+            writer.close()  # flushes what is buffered (QUIT); never awaits, even cancelled
+
+
+async def spectrangle_player(port: int, games: int, defects: frozenset[str]) -> None:
+    """Plays the engine's best placement, else exchanges, else skips. Defects: garbage,
+    out-of-turn, no-retry, chunks, after-end."""
+    from meeple.games.spectrangle import Board as SpBoard
+    from meeple.games.spectrangle import Tile
+
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    me = "broken"
+    if "garbage" in defects:
+        writer.write(b"hello there\n")
+    writer.write(f"connect {me}\n".encode())
+    writer.write(b"request 2\n")
+    board = SpBoard()
+    played, buffer, refused = 0, b"", False
+    hand: list[str] = []
+    try:
+        while played < games:
+            chunk = await reader.read(65536)
+            if not chunk:
+                return
+            if "chunks" in defects:
+                lines = chunk.split(b"\n")[:-1] if chunk.endswith(b"\n") else []
+            else:
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+            for raw in lines:
+                words = raw.decode().split()
+                if not words:
+                    continue
+                if words[0] == "start":
+                    board = SpBoard()
+                elif words[0] == "move":
+                    board.put(Tile.parse(words[2]), int(words[3]))
+                elif words[0] == "tiles":
+                    i = words.index(me)
+                    hand = [t for t in words[i + 1 : i + 5] if t != "null"]
+                    if words[-1] == me:
+                        refused = False
+                        writer.write(_sp_turn(board, hand, words[-2] == "skip"))
+                    elif "out-of-turn" in defects:
+                        writer.write(b"skip\n")
+                elif words[0] == "invalidMove" and not refused and "no-retry" not in defects:
+                    refused = True
+                    writer.write(_sp_turn(board, hand, False, option=1))
+                elif words[0] == "game" or (words[0] == "player" and words[-1] == "left"):
+                    played += 1
+                    if "after-end" in defects:
+                        writer.write(b"skip\n")
+                    if played < games:
+                        writer.write(b"request 2\n")
+            await writer.drain()
+    finally:
+        writer.close()
+
+
+def _sp_turn(board: object, hand: list[str], must_skip: bool, option: int = 0) -> bytes:
+    from meeple.ai.spectrangle import turn_options
+    from meeple.games.spectrangle import Exchange, Place, Tile
+
+    options = turn_options(board, [Tile.parse(t) for t in hand], must_skip=must_skip)  # type: ignore[arg-type]
+    action = options[min(option, len(options) - 1)]
+    if isinstance(action, Place):
+        return f"place {action.tile.code} on {action.index}\n".encode()
+    if isinstance(action, Exchange):
+        return f"exchange {action.tile.code}\n".encode()
+    return b"skip\n"

@@ -1,0 +1,142 @@
+"""The kit against a target that sends anything: it never crashes, never hangs, never
+passes a check by default, and its reports stay well-formed (hypothesis)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from meeple.check import run_server_kit
+from meeple.check.core import Status
+from meeple.check.report import to_json, to_junit, to_text
+from meeple.games.scrabble.lexicon import Lexicon
+
+pytestmark = pytest.mark.slow  # whole games over loopback, a few seconds each
+
+
+TOKENS = [
+    b"\x1e",
+    b"\x1f",
+    b"\r\n",
+    b"\n",
+    b"\x00",
+    b"\xff\xfe",
+    b"WELCOME\x1f",
+    b"ERROR\x1fE001",
+    b"INFORMQUEUE\x1f2\x1f2",
+    b"STARTGAME\x1fa\x1fb",
+    b"NEWTILES\x1fAB!",
+    b"NOTIFYTURN\x1f1\x1f",
+    b"GAMEOVER\x1fWIN\x1f",
+    b"HELLO 1.0.1,a,b/c,d",
+    b"OK ",
+    b"NOK",
+    b"USERJOIN x",
+    b"STARTING",
+    b"BOARDPUSH",
+    b"welcome\n",
+    b"tiles a RRR6 null null null b WWW1 null null null turn a\n",
+    b"game finished leaderboard a 3 b 1\n",
+    b"(A,1) ",
+    b"(0,0) " * 15,
+    b"TILES ABCDEFG",
+    b"TURN ",
+    b"SCORE 9 x",
+    b"WINNER 1 x",
+]
+blob = st.lists(st.one_of(st.binary(max_size=40), st.sampled_from(TOKENS)), max_size=30).map(
+    b"".join
+)
+
+CHECKS = {
+    "twente": [
+        "twente.server.announce",
+        "twente.server.e001",
+        "twente.server.coalesced",
+        "twente.server.startgame",
+        "twente.server.gameover-win",
+        "twente.server.max-length",
+        "twente.server.delimiters-strict",
+        "twente.server.e010",
+    ],
+    "spectrangle": [
+        "spectrangle.server.welcome",
+        "spectrangle.server.invalid-name",
+        "spectrangle.server.tiles",
+        "spectrangle.server.leaderboard",
+        "spectrangle.server.coalesced",
+    ],
+    "clarkson": [
+        "clarkson.server.hello-grammar",
+        "clarkson.server.ok",
+        "clarkson.server.place",
+        "clarkson.server.winner",
+        "clarkson.server.userjoin-newcomer",
+        "clarkson.server.quit",
+        "clarkson.server.pass-twice",
+    ],
+}
+
+
+async def _serve_noise(first: bytes, replies: list[bytes], close: bool) -> asyncio.Server:
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            writer.write(first)
+            for reply in replies:
+                if not await reader.read(65536):
+                    break
+                writer.write(reply)
+                await writer.drain()
+            if not close:
+                await reader.read()
+        except (OSError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+
+    return await asyncio.start_server(handle, "127.0.0.1", 0)
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    protocol=st.sampled_from(sorted(CHECKS)),
+    first=blob,
+    replies=st.lists(blob, max_size=6),
+    close=st.booleans(),
+)
+def test_the_kit_survives_any_bytes(
+    protocol: str, first: bytes, replies: list[bytes], close: bool, gcide: Lexicon
+) -> None:
+    """Random bytes from the target: every check ends in time with a result, none is a
+    kit error, none passes a rule the noise did not follow, reports render and parse."""
+
+    async def scenario() -> None:
+        server = await _serve_noise(first, replies, close)
+        port = server.sockets[0].getsockname()[1]
+        try:
+            results = await asyncio.wait_for(
+                run_server_kit(
+                    protocol, "127.0.0.1", port, lexicon=gcide, wait=0.1, only=CHECKS[protocol]
+                ),
+                60,
+            )
+        finally:
+            server.close()
+        assert len(results) == len(CHECKS[protocol])
+        assert not [r for r in results if r.kit_error], [r.detail for r in results if r.kit_error]
+        # Noise cannot play a whole game: those checks never pass.
+        for r in results:
+            if r.check.id.endswith(("gameover-win", "winner", "place", "startgame", "leaderboard")):
+                assert r.status is not Status.PASS, r
+        json.loads(to_json("fuzz", results))
+        ET.fromstring(to_junit("fuzz", results).split("\n", 1)[1])
+        assert to_text("fuzz", results)
+
+    asyncio.run(scenario())

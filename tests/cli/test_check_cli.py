@@ -1,0 +1,122 @@
+"""``meeple check``: the commands, their reports in three formats and their exit status."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from tests.cli.conftest import ServerFactory
+
+from meeple.cli.main import main
+from meeple.clients.scrabble_bot import configure, play_twente
+from meeple.games.scrabble.lexicon import Lexicon
+
+
+def test_check_server_writes_text_json_and_junit(
+    threaded_server: ServerFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run against meeple: the table per section on stdout, JSON and JUnit files, exit 0."""
+    server = threaded_server("twente")
+    port = server.ports["twente"]
+    out_json, out_xml = tmp_path / "r.json", tmp_path / "r.xml"
+    code = main(
+        [
+            "check",
+            "server",
+            "twente",
+            f"127.0.0.1:{port}",
+            "--only",
+            "e00*",
+            "--json",
+            str(out_json),
+            "--junit",
+            str(out_xml),
+        ]
+    )
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "## E001 - Name already taken" in text
+    data = json.loads(out_json.read_text())
+    assert data["exit_status"] == 0
+    assert {r["id"] for r in data["results"]} >= {"twente.server.e001", "twente.server.e009"}
+    suites = ET.parse(out_xml).getroot()
+    assert suites.tag == "testsuites"
+    assert any(s.get("name") == "E004 - Invalid coordinate" for s in suites)
+
+
+def test_check_server_exits_1_when_nothing_listens(capsys: pytest.CaptureFixture[str]) -> None:
+    """No server: every check could not test (or failed), none passed; the exit status is 1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert (
+        main(
+            [
+                "check",
+                "server",
+                "clarkson",
+                f"127.0.0.1:{port}",
+                "--wait",
+                "0.3",
+                "--only",
+                "clarkson.server.hello*",
+            ]
+        )
+        == 1
+    )
+    assert "could not test" in capsys.readouterr().out
+
+
+def test_check_server_refuses_a_bad_address(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "server", "twente", "localhost"]) == 2
+
+
+def test_check_client_grades_meeples_bot(
+    gcide: Lexicon, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``check client twente --port N --games 1`` with meeple's bot connecting: exit 0."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+
+    def bot() -> None:
+        import asyncio
+        import time
+
+        async def play() -> None:
+            for _ in range(100):
+                try:
+                    with configure("greedy", 0):
+                        await play_twente("127.0.0.1", port, "Zed", gcide, games=1)
+                    return
+                except OSError:
+                    time.sleep(0.05)
+
+        asyncio.run(play())
+
+    thread = threading.Thread(target=bot, daemon=True)
+    thread.start()
+    code = main(
+        [
+            "check",
+            "client",
+            "twente",
+            "--port",
+            str(port),
+            "--games",
+            "1",
+            "--timeout",
+            "60",
+            "--turn-wait",
+            "10",
+        ]
+    )
+    thread.join(10)
+    out = capsys.readouterr().out
+    assert f"connect your client to 127.0.0.1:{port}" in out
+    assert code == 0, out
+    assert "twente.client.whole-game" in out
