@@ -244,7 +244,7 @@ async def test_the_admin_token_sign_in_is_limited_per_address(serve: Factory) ->
 
 
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(text=st.text(min_size=1, max_size=120))
 async def test_the_console_shows_no_text_from_the_query(tmp_path: Path, text: str) -> None:
