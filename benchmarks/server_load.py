@@ -112,7 +112,17 @@ def server_process(names: tuple[str, ...], db: str, out: Any, stop: Any, log: bo
         # (Without [limits], e.g. the tree before issue 16, for before/after figures.)
         limits = getattr(cfg, "LimitsConfig", None)
         if limits is not None:
-            config = config.with_overrides(limits=limits(max_connections_per_address=0))
+            try:  # the message budget (issue 22) too: the clients replay as fast as they can
+                off = limits(
+                    max_connections_per_address=0,
+                    message_rate=1e9,
+                    message_burst=10**9,
+                    hard_message_rate=1e9,
+                    hard_message_burst=10**9,
+                )
+            except TypeError:  # a tree before issue 22
+                off = limits(max_connections_per_address=0)
+            config = config.with_overrides(limits=off)
         config = config.with_overrides(
             santorini=SantoriniConfig(framing="lines", ping_interval=60, heartbeat_timeout=600),
             cmpn402=Cmpn402Config(
@@ -637,12 +647,15 @@ def run_listener(
     idle: int,
     recorded: dict[int, list[ScrabbleMove]],
     tmp: Path,
-) -> None:
+) -> float:
+    """Run one listener's load and print its figures; the server CPU seconds per turn."""
+    tmp.mkdir(parents=True, exist_ok=True)
     with Server((name,), tmp / f"{name}.sqlite3") as server:
         port = server.ports[name]
         # First, on the fresh server: after a load, freed memory would hide the cost.
         # (CMPN402 seats two agents; a third connection is refused: no idle figure.)
-        mem = float("nan") if name == "cmpn402" else idle_memory(server.pid, port, idle)
+        no_idle = name == "cmpn402" or idle <= 0
+        mem = float("nan") if no_idle else idle_memory(server.pid, port, idle)
         ctx = mp.get_context("spawn")
         out: Any = ctx.Queue()
         go = ctx.Event()
@@ -677,6 +690,29 @@ def run_listener(
         f" + system {system / max(turns, 1) * 1e6:.0f} us;"
         f" event loop {loop / max(turns, 1) * 1e6:.0f} us,"
         f" other threads {(cpu - loop) / max(turns, 1) * 1e6:.0f} us)",
+    )
+    return cpu / max(turns, 1)
+
+
+def run_scaling(sizes: list[int], repeats: int, lexicon: Lexicon) -> None:
+    """Issue 22: Twente's server CPU per turn at each number of concurrent games, each
+    size run ``repeats`` times (the best kept: the machine is shared), and how far each
+    is from the smallest size's."""
+    recorded = {f: record_scrabble("twente", lexicon, f) for f in (0, 1)}
+    best: dict[int, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in sizes:
+            for r in range(repeats):
+                cost = run_listener("twente", size, 1, 0, recorded, Path(tmp) / f"{size}-{r}")
+                best[size] = min(best.get(size, cost), cost)
+    base = best[sizes[0]]
+    print(f"Twente server CPU per turn by concurrent games (best of {repeats}):")
+    for size in sizes:
+        change = (best[size] / base - 1) * 100
+        print(f"  {size:6d} games  {best[size] * 1e6:8.0f} us   {change:+6.1f} % vs {sizes[0]}")
+    worst = max(abs(best[s] / base - 1) for s in sizes)
+    print(
+        f"  largest difference {worst * 100:.1f} % ({'within' if worst <= 0.10 else 'over'} 10 %)"
     )
 
 
@@ -773,8 +809,18 @@ def main() -> None:
         action="store_true",
         help="rooms keep no action log (for the with/without figure of docs/durability.md)",
     )
+    parser.add_argument(
+        "--scaling",
+        help="Twente only: CPU per turn at these numbers of concurrent games, e.g. 100,1000,4000",
+    )
+    parser.add_argument("--repeats", type=int, default=1, help="runs per size for --scaling")
     args = parser.parse_args()
     LOG[0] = not args.no_log
+    if args.scaling:
+        sizes = [int(n) for n in args.scaling.split(",")]
+        print(f"machine: {os.cpu_count()} CPUs; server and clients in separate processes")
+        run_scaling(sizes, args.repeats, load_lexicon("gcide"))
+        return
     games = parse_games(args.games, args.quick)
     lexicon = load_lexicon("gcide")
     print(

@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -29,7 +30,9 @@ _LISTENING = re.compile(r"(\w+):? listening on (?:http://)?127\.0\.0\.1:(\d+)")
 class Serve:
     """One ``meeple serve`` process on ``database``; ``ports`` once it listens."""
 
-    def __init__(self, database: str | Path, *extra: str, timeout: float = 60) -> None:
+    def __init__(
+        self, database: str | Path, *extra: str, timeout: float = 60, nofile: int | None = None
+    ) -> None:
         args = [sys.executable, "-m", "meeple", "serve", "--database", str(database)]
         for name in LISTENERS:
             args += [f"--{name}-port", "0"]
@@ -40,8 +43,17 @@ class Serve:
         self.lines: list[str] = []
         self.ports: dict[str, int] = {}
         self._ready = threading.Event()
+
+        def limit() -> None:  # nofile: RLIMIT_NOFILE soft and hard, as `ulimit -n`
+            if nofile is not None:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
         self.proc = subprocess.Popen(
-            [*args, *extra], stderr=subprocess.PIPE, text=True, env=dict(os.environ)
+            [*args, *extra],
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ),
+            preexec_fn=limit if nofile is not None else None,
         )
         self._reader = threading.Thread(target=self._drain, daemon=True)
         self._reader.start()

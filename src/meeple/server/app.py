@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import importlib
 import logging
 import random
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from meeple.server.clock import Clock, SystemClock
 from meeple.server.config import ListenerConfig, ServerConfig
+from meeple.server.limits import ConnectionBudget, raise_descriptor_limit
 from meeple.server.names import NameRegistry
 
 if TYPE_CHECKING:
@@ -67,6 +69,9 @@ class Services:
     _resources: dict[str, Any] = field(default_factory=dict)
     # Bound port per running listener, filled in as they start (the web lobby shows them).
     listening: dict[str, int] = field(default_factory=dict)
+    # Client connections of every listener together (set by MeepleServer.start): the
+    # descriptors below the open-file limit minus ``[limits] descriptor_reserve``.
+    connections: ConnectionBudget | None = None
 
     def get(self, key: str) -> Any | None:
         """A shared resource if some listener made it (the web finds the CMPN402 console)."""
@@ -110,6 +115,20 @@ class MeepleServer:
         """Build every enabled, implemented listener, restore the games the last process
         left unfinished (docs/durability.md), then start the listeners; fail fast if one
         cannot bind."""
+        # Issue 22: the soft open-file limit up to the hard one, and a connection budget
+        # below it, so that idle clients can never take the descriptors the store, the
+        # logs and accept() need; an EMFILE that happens all the same is logged once.
+        limit = raise_descriptor_limit()
+        enabled = sum(1 for c in self.config.listeners.values() if c.enabled)
+        self.services.connections = ConnectionBudget(
+            limit, self.config.limits.descriptor_reserve, listeners=enabled
+        )
+        logger.info(
+            "open-file limit %d: up to %d client connections",
+            limit,
+            self.services.connections.capacity,
+        )
+        _quiet_emfile(asyncio.get_running_loop())
         built: list[tuple[str, ListenerConfig, Listener]] = []
         for name, listener_config in self.config.listeners.items():
             if not listener_config.enabled:
@@ -188,3 +207,36 @@ def _create(target: str, services: Services, name: str, config: ListenerConfig) 
     factory = getattr(importlib.import_module(module_name), function)
     listener: Listener = factory(services, name, config)
     return listener
+
+
+_DESCRIPTOR_ERRORS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+
+
+def _quiet_emfile(loop: asyncio.AbstractEventLoop) -> None:
+    """asyncio reports every accept() that found no free descriptor (and retries a second
+    later, per listener): log the first one, then a count every minute at most."""
+    previous = loop.get_exception_handler()
+    if getattr(previous, "_meeple_emfile", False):
+        return
+    state = {"count": 0, "logged_at": -1e9}
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        exc = context.get("exception")
+        if isinstance(exc, OSError) and exc.errno in _DESCRIPTOR_ERRORS:
+            state["count"] += 1
+            now = loop.time()
+            if now - state["logged_at"] >= 60:
+                logger.error(
+                    "accept() failed: %s (%d times so far; accepting again in a moment)",
+                    exc.strerror,
+                    state["count"],
+                )
+                state["logged_at"] = now
+            return
+        if previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    handler._meeple_emfile = True  # type: ignore[attr-defined]
+    loop.set_exception_handler(handler)

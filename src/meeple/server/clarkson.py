@@ -117,6 +117,7 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
         clock=services.clock,
         idle_timeout=services.config.idle_timeout,
         limits=services.config.limits,
+        budget=None if services.connections is None else services.connections.share(name),
     )
 
 
@@ -152,9 +153,17 @@ class ClarksonHandler:
 
     # --- ConnectionHandler ------------------------------------------------------------
 
+    # §2: lines end with CRLF (a bare LF accepted): the listener counts them unread.
+    message_end = b"\n"
+
     def partial_bytes(self) -> int:
         """Bytes of the client's unfinished message (the listener's slowloris timer)."""
         return self.session.partial
+
+    def too_fast(self) -> bytes:
+        """The reply to a line dropped unread by the rate limit: NOK (§3.4, the one
+        error reply: the command failed and changed nothing)."""
+        return Nok(replies.TOO_FAST).encode()
 
     def connection_made(self) -> None:
         """§3.1: the server says HELLO first; §3.5: the default name is the client's IP."""
@@ -195,10 +204,10 @@ class ClarksonHandler:
 
     def _on_event(self, event: object) -> None:
         if isinstance(event, Reply):
-            self.conn.log.info("refused: %s", event.reason)
+            self.conn.refusals.note("refused: %.80s", event.reason)
             self.conn.send(event.data)
         elif isinstance(event, PeerNok):
-            self.conn.log.info("client sent NOK %r; not answered", event.description[:80])
+            self.conn.refusals.note("client sent NOK %r; not answered", event.description[:80])
         elif isinstance(event, Close):
             self.conn.log.info("goodbye (%s)", event.reason)
             self.conn.send(event.data)

@@ -52,10 +52,10 @@ from meeple.server.cmpn402_referee import GAME, Referee, RefereeSettings, new_ga
 from meeple.server.config import ListenerConfig
 from meeple.server.contest import Contest, ContestConsole
 from meeple.server.journal import server_journal, server_store
-from meeple.server.limits import AddressLimiter
+from meeple.server.limits import AddressLimiter, MessageBudget, RefusalLog
 from meeple.server.room import WriteAhead
 from meeple.server.store import ActionLog, Store, sqlite_path
-from meeple.server.tcp import BACKLOG
+from meeple.server.tcp import BACKLOG, ConnectionLog
 
 __all__ = ["Cmpn402Listener", "FileGameLog", "create_listener", "referee_logs"]
 
@@ -141,6 +141,9 @@ class _Link:
         self.ws = ws
         peer = ws.remote_address
         self.address = f"{peer[0]}:{peer[1]}" if peer else "?"
+        self.log = ConnectionLog(logger, {"conn": self.id})
+        # The referee's refusals of this agent's messages too: the first few, then a count.
+        self.refusals = RefusalLog(self.log)
         self.outbox: asyncio.Queue[bytes | tuple[int, str]] = asyncio.Queue()
 
     def send(self, data: bytes) -> None:
@@ -330,6 +333,13 @@ class Cmpn402Listener:
         assert task is not None
         self._handlers.add(task)
         link = _Link(ws)
+        budget = self.services.connections
+        share = None if budget is None else budget.share(self.name)
+        if share is not None and not share.acquire():
+            # The server's connection budget (issue 22): descriptors kept for the rest.
+            self._handlers.discard(task)
+            await ws.close(CloseCode.TRY_AGAIN_LATER, "the server is full")
+            return
         try:
             with self.addresses.hold(ws) as admitted:
                 if admitted:
@@ -337,6 +347,8 @@ class Cmpn402Listener:
                 else:  # a race past process_request's check
                     await ws.close(CloseCode.TRY_AGAIN_LATER, "too many from one address")
         finally:
+            if share is not None:
+                share.release()
             self._handlers.discard(task)
 
     async def _play(self, ws: ServerConnection, link: _Link) -> None:
@@ -347,11 +359,37 @@ class Cmpn402Listener:
                 await ws.close(CloseCode.TRY_AGAIN_LATER, "no free seat")
                 return
             writer = asyncio.create_task(link.drain(), name=f"{link.id}-writer")
+            limits = self.services.config.limits
+            budget = MessageBudget(
+                self.services.clock,
+                limits.message_rate,
+                limits.message_burst,
+                limits.hard_message_rate,
+                limits.hard_message_burst,
+            )
+            refusals = link.refusals
+            turn = 0
             try:
                 async for message in ws:
+                    # Issue 22: the rate budget before decoding. The spec has no reply for
+                    # a message the server will not take but INVALID for a move (spec,
+                    # server state IDLE), so one past the soft limit is ignored, unread
+                    # (Answer.IGNORE); past the hard limit the agent is closed (1008).
+                    allowed, over = budget.charge(1)
+                    if over:
+                        link.log.info("closed: past the hard message rate limit")
+                        await ws.close(CloseCode.POLICY_VIOLATION, "too many messages")
+                        break
+                    turn += 1
+                    if turn >= limits.messages_per_turn:
+                        turn = 0
+                        await asyncio.sleep(0)  # queued messages: let the others run
+                    if not allowed:
+                        refusals.add(1)  # counted; the summary at the close says how many
+                        continue
                     if isinstance(message, str):
                         # The spec sends binary messages only; a text one is no message.
-                        logger.info("[%s] text message ignored: %.40r", link.id, message)
+                        refusals.note("text message ignored: %.40r", message)
                         continue
                     try:
                         self._hub.receive(index, message)
@@ -361,6 +399,9 @@ class Cmpn402Listener:
             except ConnectionClosed:
                 pass
             finally:
+                summary = refusals.summary()
+                if summary is not None:
+                    link.log.info("%s", summary)
                 self._hub.disconnect(index)
                 writer.cancel()
                 with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):

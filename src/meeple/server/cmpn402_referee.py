@@ -425,7 +425,10 @@ class Referee:
     def _refuse(self, index: int, error: RemoteProtocolError, data: bytes) -> None:
         seat = self.seats[index]
         assert seat is not None
-        logger.info("[%s] %s: %s (%s)", seat.link.id, error.answer.value, error.reason, data.hex())
+        # Issue 22: the first few refusals of a connection are logged, the rest counted.
+        refusals = getattr(seat.link, "refusals", None)
+        note = refusals.note if refusals is not None else logger.info
+        note("%s: %s (%s)", error.answer.value, error.reason, data[:32].hex())
         self._log_message("in", index, f"refused: {error.reason}", data)
         if error.answer is Answer.INVALID and self.game is not None and self.game.turn is not None:
             self._send(index, Invalid(*self._times_of(self.game.turn)))

@@ -35,6 +35,10 @@ A config file looks like this (every key optional)::
     port = 8000                  # same as [listeners.web] port
     enabled = true
     max_message_size = 4096      # bytes of one browser message; larger: an error reply
+    trusted_proxies = []         # addresses whose X-Forwarded-For is believed (none)
+    origins = []                 # more origins allowed to open /ws (its own always are)
+    header_timeout = 10          # seconds to send a request's headers (slowloris)
+    keep_alive_timeout = 5       # seconds an idle keep-alive connection is kept
     [santorini]                  # the AM27 listener (see docs/protocols/santorini.md)
     framing = "object-stream"    # server → client: "object-stream" (ERRATA) or "lines"
     ping_interval = 0.5          # seconds between the server's PINGs
@@ -42,12 +46,19 @@ A config file looks like this (every key optional)::
     [limits]                     # every listener (see docs/server.md, "Limits")
     max_connections_per_address = 64  # open connections from one IP address; 0: no limit
     partial_message_timeout = 30 # seconds a message may stay unfinished (slowloris)
+    message_rate = 200           # messages a second one connection may send (soft) ...
+    message_burst = 500          # ... and at once; past it: the protocol's error, unread
+    hard_message_rate = 1000     # every message counts here: past this rate ...
+    hard_message_burst = 2500    # ... and burst, the connection is closed
+    messages_per_turn = 32       # messages read from one socket before others get a turn
+    descriptor_reserve = 128     # file descriptors kept for the store, logs and listeners
 
 Unknown keys are an error, so a typo does not silently fall back to a default.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -238,13 +249,43 @@ def _santorini(raw: object, base: SantoriniConfig) -> SantoriniConfig:
 
 @dataclass(frozen=True, slots=True)
 class WebConfig:
-    """The web listener's own options (its port and switch are ``listeners["web"]``)."""
+    """The web listener's own options (its port and switch are ``listeners["web"]``).
+
+    ``trusted_proxies``: client addresses (IPs or CIDR networks) whose
+    ``X-Forwarded-For`` / ``X-Forwarded-Proto`` headers are believed; empty (the
+    default): none, every client is the address it connects from. ``origins``: more
+    origins (``https://example.org``) allowed to open ``/ws`` besides the server's own.
+    """
 
     max_message_size: int = 4096
+    trusted_proxies: tuple[str, ...] = ()
+    origins: tuple[str, ...] = ()
+    header_timeout: float = 10.0
+    keep_alive_timeout: float = 5.0
 
     def validate(self) -> None:
         if not 256 <= self.max_message_size <= 1024 * 1024:
             raise ConfigError("web.max_message_size must be between 256 bytes and 1 MiB")
+        for key in ("header_timeout", "keep_alive_timeout"):
+            if not 0 < getattr(self, key) <= 3600:
+                raise ConfigError(f"web.{key} must be positive (seconds, at most 3600)")
+        for proxy in self.trusted_proxies:
+            try:
+                ipaddress.ip_network(proxy, strict=False)
+            except ValueError as e:
+                raise ConfigError(f"web.trusted_proxies: {proxy!r} is no address") from e
+        for origin in self.origins:
+            if not origin.startswith(("http://", "https://")) or origin.count("/") != 2:
+                raise ConfigError(f"web.origins: {origin!r} is no origin (scheme://host[:port])")
+
+
+_WEB_TYPES: Mapping[str, tuple[type, ...]] = {
+    "max_message_size": (int,),
+    "trusted_proxies": (list,),
+    "origins": (list,),
+    "header_timeout": (int, float),
+    "keep_alive_timeout": (int, float),
+}
 
 
 def _web(
@@ -253,14 +294,19 @@ def _web(
     """The ``[web]`` table: ``port`` and ``enabled`` go to the listener, the rest here."""
     if not isinstance(raw, dict):
         raise ConfigError("[web] must be a table")
-    unknown = set(raw) - {"port", "enabled", "max_message_size"}
+    unknown = set(raw) - {"port", "enabled", *_WEB_TYPES}
     if unknown:
         raise ConfigError(f"unknown keys in [web]: {', '.join(sorted(unknown))}")
-    size = raw.get("max_message_size", base.max_message_size)
-    if not isinstance(size, int) or isinstance(size, bool):
-        raise ConfigError("web.max_message_size must be an integer")
-    listener = _listener("web", {k: v for k, v in raw.items() if k != "max_message_size"}, listener)
-    config = WebConfig(size)
+    own = {k: v for k, v in raw.items() if k in _WEB_TYPES}
+    for key, value in own.items():
+        if not isinstance(value, _WEB_TYPES[key]) or isinstance(value, bool):
+            raise ConfigError(f"web.{key} has the wrong type: {value!r}")
+        if isinstance(value, list):
+            if not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"web.{key} must be a list of strings")
+            own[key] = tuple(value)
+    listener = _listener("web", {k: v for k, v in raw.items() if k not in _WEB_TYPES}, listener)
+    config = replace(base, **own)
     config.validate()
     return config, listener
 
@@ -277,12 +323,26 @@ class LimitsConfig:
 
     max_connections_per_address: int = 64
     partial_message_timeout: float = 30.0
+    message_rate: float = 200.0
+    message_burst: int = 500
+    hard_message_rate: float = 1000.0
+    hard_message_burst: int = 2500
+    messages_per_turn: int = 32
+    descriptor_reserve: int = 128
 
     def validate(self) -> None:
         if self.max_connections_per_address < 0:
             raise ConfigError("limits.max_connections_per_address must not be negative")
         if self.partial_message_timeout <= 0:
             raise ConfigError("limits.partial_message_timeout must be positive")
+        if not 0 < self.message_rate <= self.hard_message_rate:
+            raise ConfigError("limits: 0 < message_rate <= hard_message_rate")
+        if not 1 <= self.message_burst <= self.hard_message_burst:
+            raise ConfigError("limits: 1 <= message_burst <= hard_message_burst")
+        if not 1 <= self.messages_per_turn <= 10_000:
+            raise ConfigError("limits.messages_per_turn must be 1–10000")
+        if not 16 <= self.descriptor_reserve <= 100_000:
+            raise ConfigError("limits.descriptor_reserve must be 16–100000")
 
 
 def _limits(raw: object, base: LimitsConfig) -> LimitsConfig:
@@ -291,6 +351,12 @@ def _limits(raw: object, base: LimitsConfig) -> LimitsConfig:
     types: dict[str, tuple[type, ...]] = {
         "max_connections_per_address": (int,),
         "partial_message_timeout": (int, float),
+        "message_rate": (int, float),
+        "message_burst": (int,),
+        "hard_message_rate": (int, float),
+        "hard_message_burst": (int,),
+        "messages_per_turn": (int,),
+        "descriptor_reserve": (int,),
     }
     unknown = set(raw) - set(types)
     if unknown:

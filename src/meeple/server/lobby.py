@@ -341,6 +341,51 @@ class _Hold:
     timer: Timer
 
 
+class _SeatRooms:
+    """Which room each seat (by ``id``) plays in, indexed by room too, so that a room's
+    end forgets its seats in O(seats of the room)."""
+
+    def __init__(self) -> None:
+        self._room: dict[int, Room] = {}
+        self._seats: dict[int, dict[int, Seat]] = {}  # id(room) -> id(seat) -> seat
+
+    def __contains__(self, key: int) -> bool:
+        return key in self._room
+
+    def __len__(self) -> int:
+        return len(self._room)
+
+    def get(self, key: int) -> Room | None:
+        return self._room.get(key)
+
+    def put(self, seat: Seat, room: Room) -> None:
+        self.pop(id(seat), None)
+        self._room[id(seat)] = room
+        self._seats.setdefault(id(room), {})[id(seat)] = seat
+
+    def pop(self, key: int, default: Room | None = None) -> Room | None:
+        room = self._room.pop(key, None)
+        if room is None:
+            return default
+        seats = self._seats.get(id(room))
+        if seats is not None:
+            seats.pop(key, None)
+            if not seats:
+                del self._seats[id(room)]
+        return room
+
+    def __delitem__(self, key: int) -> None:
+        if self.pop(key) is None:
+            raise KeyError(key)
+
+    def drop_room(self, room: Room) -> list[Seat]:
+        """Forget every seat of ``room``; the seats forgotten."""
+        seats = self._seats.pop(id(room), {})
+        for key in seats:
+            self._room.pop(key, None)
+        return list(seats.values())
+
+
 class Lobby:
     """Open tables, the rooms they became, and held seats. Several games run at once."""
 
@@ -362,7 +407,7 @@ class Lobby:
         self._name_rules: dict[tuple[str, str], list[tuple[str, Callable[[str], bool], str]]] = {}
         self._tables: dict[str, Table] = {}  # open tables, in creation order
         self._table_of: dict[int, Table] = {}
-        self._rooms: dict[int, Room] = {}
+        self._rooms = _SeatRooms()
         self._by_uid: dict[str, Room] = {}
         # Where every room started here writes its log (None: rooms keep no log).
         self.journal: Journal | None = None
@@ -373,6 +418,7 @@ class Lobby:
         self._tokens: dict[str, Seat] = {}
         self._token_of: dict[int, str] = {}
         self._held: dict[str, _Hold] = {}
+        self._held_in: dict[int, set[str]] = {}  # id(room) -> keys of its held seats
         self.on_change: list[Callable[[TableEvent], None]] = []
         """Subscribers told of every table opened, changed, started or closed."""
 
@@ -655,6 +701,7 @@ class Lobby:
     def _hold(self, key: str, seat: Seat, room: Room) -> None:
         timer = self.clock.call_later(self.grace, lambda: self._expire(key))
         self._held[key] = _Hold(seat, room, timer)
+        self._held_in.setdefault(id(room), set()).add(key)
         if self.names is not None and seat.name:
             # The name stays the seat's while it is held (nobody takes it meanwhile).
             self.names.release(seat.name, seat)
@@ -687,7 +734,7 @@ class Lobby:
         for index, (seat, info) in enumerate(zip(seats, log.genesis["seats"], strict=True)):
             if index in departed:
                 continue  # its leave is in the log: it is not held, nor does it leave again
-            self._rooms[id(seat)] = room
+            self._rooms.put(seat, room)
             if info.get("rejoin") and info["protocol"] == "web" and self.grace > 0:
                 self._hold(info["rejoin"], seat, room)
             elif info.get("bot") and self.restore_bot is not None:
@@ -719,7 +766,7 @@ class Lobby:
 
     def seat_restored(self, seat: Seat, room: Room) -> None:
         """``seat`` (a server bot made again after a restart) plays in ``room``."""
-        self._rooms[id(seat)] = room
+        self._rooms.put(seat, room)
 
     def rejoin(self, token: str, seat: Seat) -> Room | Table:
         """Bind ``seat`` (a new connection) to the seat of ``token``; its room or table.
@@ -738,10 +785,11 @@ class Lobby:
                 raise UnknownToken("no seat is held for this token")
             self._not_seated(seat)
             del self._held[key]
+            self._held_in.get(id(hold.room), set()).discard(key)
             hold.timer.cancel()
             self._hand_over(token, hold.seat, seat, owner=hold)
             del self._rooms[id(hold.seat)]
-            self._rooms[id(seat)] = hold.room
+            self._rooms.put(seat, hold.room)
             hold.room.log.info("%s is back", seat.name)
             hold.room.rebind(hold.seat, seat)
             return hold.room
@@ -767,7 +815,7 @@ class Lobby:
         self._not_seated(seat)
         self._hand_over(token, old, seat, owner=old)
         del self._rooms[id(old)]
-        self._rooms[id(seat)] = room
+        self._rooms.put(seat, room)
         room.log.info("%s moved to a new connection", old.name)
         room.rebind(old, seat)
         self._tell(old, Replaced(room.uid))
@@ -802,7 +850,7 @@ class Lobby:
             self._notify(table)
         room = self._games[table.game].factory(key, players)
         for p in players:
-            self._rooms[id(p)] = room
+            self._rooms.put(p, room)
         self._by_uid[room.uid] = room
         room.feed = self.feed
         room.journal = self.journal
@@ -823,21 +871,20 @@ class Lobby:
         return room
 
     def _room_finished(self, room: Room) -> None:
-        for token, hold in list(self._held.items()):
-            if hold.room is room:
-                hold.timer.cancel()
-                del self._held[token]
-                if self.names is not None:
-                    self.names.release(hold.seat.name, hold)
-                self._rooms.pop(id(hold.seat), None)
-                self._forget_token(hold.seat)
-        for seat in list(self._tokens.values()):
-            if self._rooms.get(id(seat)) is room:
-                self._forget_token(seat)
+        # O(seats of the room), never of the lobby (issue 22): the holds and seats of
+        # this room are indexed by room.
+        for token in self._held_in.pop(id(room), ()):
+            hold = self._held.pop(token, None)
+            if hold is None:
+                continue
+            hold.timer.cancel()
+            if self.names is not None:
+                self.names.release(hold.seat.name, hold)
+            self._rooms.pop(id(hold.seat), None)
+            self._forget_token(hold.seat)
         # Every seat of the room, a rejoined one whose rebind came too late included.
-        for key, other in list(self._rooms.items()):
-            if other is room:
-                del self._rooms[key]
+        for seat in self._rooms.drop_room(room):
+            self._forget_token(seat)
         self._by_uid.pop(room.uid, None)
         # Its viewers had the final snapshot; from now on the store has the game.
         self.feed.forget(game_topic(room.uid))
@@ -848,6 +895,7 @@ class Lobby:
         if hold is None:
             return
         seat, room = hold.seat, hold.room
+        self._held_in.get(id(room), set()).discard(key)
         if self.names is not None:
             self.names.release(seat.name, hold)
         self._rooms.pop(id(seat), None)

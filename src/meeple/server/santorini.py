@@ -369,6 +369,7 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
         clock=services.clock,
         idle_timeout=services.config.idle_timeout,
         limits=services.config.limits,
+        budget=None if services.connections is None else services.connections.share(name),
     )
 
 
@@ -426,9 +427,22 @@ class SantoriniHandler:
 
     # --- ConnectionHandler ------------------------------------------------------------
 
+    # ERRATA (framing): clients send one JSON envelope per line; the listener counts
+    # lines unread. (A client writing a Java object stream has no such end: its
+    # messages are decoded, then refused one by one.)
+    message_end = b"\n"
+
     def partial_bytes(self) -> int:
         """Bytes of the client's unfinished message (the listener's slowloris timer)."""
         return self.session.partial
+
+    def too_fast(self) -> bytes:
+        """The reply to a line dropped unread by the rate limit: INFO WAIT (ERRATA: "not
+        now"), the state unchanged."""
+        try:
+            return self.session.send(m.Info(self.name, m.InfoCode.WAIT.value))
+        except LocalProtocolError:
+            return b""
 
     def connection_made(self) -> None:
         self._greet()
@@ -467,12 +481,12 @@ class SantoriniHandler:
 
     def _on_event(self, event: object) -> None:
         if isinstance(event, Rejected):
-            self.conn.log.info("refused: %s (%s)", event.code.value, event.reason)
+            self.conn.refusals.note("refused: %s (%.80s)", event.code.value, event.reason)
             self._send(m.Info(self.name, event.code.value))
             if self._room is not None:
                 self._room.submit(self, Refresh())
         elif isinstance(event, Ignored):
-            self.conn.log.info("ignored: %s", event.reason)
+            self.conn.refusals.note("ignored: %.80s", event.reason)
         elif isinstance(event, m.Register):
             self._register(event)
         elif isinstance(event, m.GodInit):

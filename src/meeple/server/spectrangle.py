@@ -406,6 +406,7 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
         clock=services.clock,
         idle_timeout=services.config.idle_timeout,
         limits=services.config.limits,
+        budget=None if services.connections is None else services.connections.share(name),
     )
 
 
@@ -439,9 +440,17 @@ class SpectrangleHandler:
 
     # --- ConnectionHandler ------------------------------------------------------------
 
+    # Spec: one command per line: the listener counts lines unread.
+    message_end = b"\n"
+
     def partial_bytes(self) -> int:
         """Bytes of the client's unfinished message (the listener's slowloris timer)."""
         return self.session.partial
+
+    def too_fast(self) -> bytes:
+        """The reply to a line dropped unread by the rate limit: ``invalidCommand``
+        (spec, "Errors"), what any line it cannot take gets."""
+        return ErrorReply(ErrorWord.INVALID_COMMAND).encode()
 
     def connection_made(self) -> None:
         """The client speaks first (connect); nothing to send."""
@@ -485,9 +494,11 @@ class SpectrangleHandler:
     def _on_event(self, event: ClientMessage | Rejected | PeerError) -> None:
         if isinstance(event, PeerError):
             # Never answered: two peers answering each other's errors bounce for ever.
-            self.conn.log.info("client sent %s; ignored", event.word.value)
+            self.conn.refusals.note("client sent %s; ignored", event.word.value)
         elif isinstance(event, Rejected):
-            self.conn.log.info("refused: %s (%s)", event.error.word.value, event.error.reason)
+            self.conn.refusals.note(
+                "refused: %s (%.80s)", event.error.word.value, event.error.reason
+            )
             self.conn.send(event.data)
         elif isinstance(event, Connect):
             self._connect(event)

@@ -8,6 +8,16 @@ address (one more is closed at once), and a handler that reports its unfinished
 message (``partial_bytes``, :class:`PartialMessages`) has its peer dropped once a
 message stays unfinished for ``partial_message_timeout`` seconds (slowloris).
 
+A handler that names the byte string ending its messages (``message_end``,
+:class:`FramedMessages`) has its messages counted as they arrive, before its session
+decodes any of them, against a :class:`~meeple.server.limits.MessageBudget`: past
+the soft limit a message is dropped unread and answered with the handler's
+``too_fast()`` bytes (the protocol's own error), past the hard limit the connection is
+closed. At most ``messages_per_turn`` messages of one read are handed over in one turn
+of the event loop; the rest wait (the socket's reading paused) while other
+connections, timers and the web get theirs. Refusals are logged through
+``Connection.refusals`` (the first few, then a count).
+
 The handler is the protocol's asyncio-facing side: it receives bytes, feeds its
 sans-I/O session, and sends bytes back. It holds no game logic; games live in rooms.
 
@@ -29,11 +39,19 @@ from typing import Any, Protocol
 
 from meeple.server.clock import Clock, SystemClock, Timer
 from meeple.server.config import LimitsConfig
-from meeple.server.limits import AddressLimiter, PartialMessageWatch
+from meeple.server.limits import (
+    AddressLimiter,
+    ListenerShare,
+    MessageBudget,
+    PartialMessageWatch,
+    RefusalLog,
+)
 
 __all__ = [
     "Connection",
     "ConnectionHandler",
+    "ConnectionLog",
+    "FramedMessages",
     "HandlerFactory",
     "PartialMessages",
     "TcpListener",
@@ -75,10 +93,22 @@ class PartialMessages(Protocol):
     def partial_bytes(self) -> int: ...
 
 
+class FramedMessages(Protocol):
+    """A handler whose messages end with ``message_end`` (``b"\\n"``, ``b"\\x1e"``): the
+    listener can then count and drop them before they are decoded (the message budget).
+    ``too_fast()`` is the protocol's error reply for one message dropped that way."""
+
+    message_end: bytes
+
+    def too_fast(self) -> bytes: ...
+
+
 HandlerFactory = Callable[["Connection"], ConnectionHandler]
 
 
-class _ConnectionLog(logging.LoggerAdapter[logging.Logger]):
+class ConnectionLog(logging.LoggerAdapter[logging.Logger]):
+    """A logger that starts every line with the connection's id (``extra["conn"]``)."""
+
     def process(self, msg: Any, kwargs: MutableMapping[str, Any]) -> tuple[Any, Any]:
         return f"[{self.extra['conn'] if self.extra else '?'}] {msg}", kwargs
 
@@ -107,7 +137,9 @@ class Connection:
         self.done: asyncio.Future[None] = self._loop.create_future()
         peer = transport.get_extra_info("peername")
         self.peer_host: str = peer[0] if isinstance(peer, tuple) else "unknown"
-        self.log = _ConnectionLog(logger, {"conn": conn_id})
+        self.log = ConnectionLog(logger, {"conn": conn_id})
+        self.refusals = RefusalLog(self.log)
+        self.budget: MessageBudget | None = None
 
     @property
     def closing(self) -> bool:
@@ -186,18 +218,24 @@ class Connection:
 
 
 class _Link(asyncio.Protocol):
-    """The event loop's side of one connection: hands bytes to the handler at once."""
+    """The event loop's side of one connection: hands bytes to the handler at once, at
+    most ``messages_per_turn`` messages a turn, within the connection's message budget."""
 
     def __init__(self, listener: TcpListener) -> None:
         self.listener = listener
         self.conn: Connection | None = None
         self.handler: ConnectionHandler | None = None
         self.partial_bytes: Callable[[], int] | None = None
+        self.message_end: bytes | None = None
+        self.too_fast: Callable[[], bytes] | None = None
         self.admitted = False
+        self._transport: asyncio.Transport | None = None
+        self._backlog = b""  # bytes of this read not yet handed over (reading paused)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         lis = self.listener
+        self._transport = transport
         conn = Connection(f"{lis.name}-{next(lis._ids)}", transport, lis._clock, lis._idle_timeout)
         self.conn = conn
         if not lis.addresses.acquire(conn.peer_host):
@@ -208,6 +246,12 @@ class _Link(asyncio.Protocol):
                 lis.addresses.count(conn.peer_host),
             )
             conn.close("too many connections from the address")
+            return
+        if lis.budget is not None and not lis.budget.acquire():
+            # Over the server's connection budget: the descriptors left are kept for
+            # the store and the other listeners (server.limits.ConnectionBudget).
+            conn.close("the server's connection budget is spent")
+            lis.addresses.release(conn.peer_host)
             return
         self.admitted = True
         sock = transport.get_extra_info("socket")
@@ -224,6 +268,16 @@ class _Link(asyncio.Protocol):
                 conn.partial = PartialMessageWatch(
                     lis._clock, lis.limits.partial_message_timeout, conn._partial_expired
                 )
+            self.message_end = getattr(handler, "message_end", None) or None
+            self.too_fast = getattr(handler, "too_fast", None)
+            limits = lis.limits
+            conn.budget = MessageBudget(
+                lis._clock,
+                limits.message_rate,
+                limits.message_burst,
+                limits.hard_message_rate,
+                limits.hard_message_burst,
+            )
             handler.connection_made()
         except Exception:
             # A handler bug must cost one connection at most, never the listener.
@@ -235,6 +289,75 @@ class _Link(asyncio.Protocol):
         if conn is None or handler is None or conn.closing:
             return
         conn._touch()
+        if self._backlog:  # arrived before the pause took effect: after the rest
+            self._backlog += data
+            return
+        self._take(data)
+
+    def _take(self, data: bytes) -> None:
+        """Hand over at most ``messages_per_turn`` messages of ``data`` within the
+        budget; drop (and answer) those past it; keep the rest for the next turn."""
+        conn, handler = self.conn, self.handler
+        assert conn is not None
+        assert handler is not None
+        end = self.message_end
+        if end is None or conn.budget is None:
+            self._feed(data)
+            return
+        # Where the first messages end: found by the C of bytes.find, nothing decoded.
+        limit = self.listener.limits.messages_per_turn
+        ends: list[int] = []
+        at = data.find(end)
+        while at >= 0:
+            ends.append(at + len(end))
+            if len(ends) == limit:
+                break
+            at = data.find(end, at + len(end))
+        if not ends:
+            self._feed(data)  # part of one message: the framer holds it
+            return
+        allowed, over = conn.budget.charge(len(ends))
+        if allowed == 0 and self.partial_bytes is not None and self.partial_bytes() > 0:
+            allowed = 1  # the first message began in an earlier read: its head was fed
+        if allowed:
+            self._feed(data[: ends[allowed - 1]])
+        refused = len(ends) - allowed
+        if refused and not conn.closing:
+            conn.refusals.add(refused)  # counted; the summary at the close says how many
+            if self.too_fast is not None:
+                too_fast = self.too_fast
+                conn.send(b"".join(too_fast() for _ in range(refused)))
+        if over and not conn.closing:
+            conn.close("message flood: past the hard rate limit")
+        rest = data[ends[-1] :]
+        if not rest or conn.closing:
+            self._backlog = b""
+            return
+        if len(ends) < limit or rest.find(end) < 0:
+            self._backlog = b""
+            self._feed(rest)  # no whole message left: the start of the next one
+            return
+        # More whole messages than one turn may take: let the loop run others first.
+        self._backlog = rest
+        if self._transport is not None:
+            self._transport.pause_reading()
+        asyncio.get_running_loop().call_soon(self._next_turn)
+
+    def _next_turn(self) -> None:
+        rest, self._backlog = self._backlog, b""
+        conn = self.conn
+        if conn is None or conn.closing or not rest:
+            return
+        self._take(rest)
+        if not self._backlog and not conn.closing and self._transport is not None:
+            self._transport.resume_reading()
+
+    def _feed(self, data: bytes) -> None:
+        conn, handler = self.conn, self.handler
+        assert conn is not None
+        assert handler is not None
+        if conn.closing:
+            return
         try:
             handler.data_received(data)
             if self.partial_bytes is not None and conn.partial is not None and not conn.closing:
@@ -250,6 +373,7 @@ class _Link(asyncio.Protocol):
         conn = self.conn
         if conn is None:
             return
+        self._backlog = b""
         if conn.closing:
             reason = conn.close_reason or "closed"
         elif exc is None:
@@ -267,6 +391,11 @@ class _Link(asyncio.Protocol):
                 conn.log.exception("connection_lost failed")
         if self.admitted:
             self.listener.addresses.release(conn.peer_host)
+            if self.listener.budget is not None:
+                self.listener.budget.release()
+            summary = conn.refusals.summary()
+            if summary is not None:
+                conn.log.info("%s", summary)
             conn.log.info("disconnected (%s)", reason)
         if not conn.done.done():
             conn.done.set_result(None)
@@ -285,8 +414,10 @@ class TcpListener:
         clock: Clock | None = None,
         idle_timeout: float = 900.0,
         limits: LimitsConfig | None = None,
+        budget: ListenerShare | None = None,
     ) -> None:
         self.name = name
+        self.budget = budget
         self.limits = limits or LimitsConfig()
         self.addresses = AddressLimiter(self.limits.max_connections_per_address)
         self.host = host

@@ -90,6 +90,7 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
         clock=services.clock,
         idle_timeout=services.config.idle_timeout,
         limits=services.config.limits,
+        budget=None if services.connections is None else services.connections.share(name),
     )
 
 
@@ -119,9 +120,17 @@ class TwenteHandler:
 
     # --- ConnectionHandler ------------------------------------------------------------
 
+    # Spec "Messages": every message ends with 0x1E; the listener counts them unread.
+    message_end = b"\x1e"
+
     def partial_bytes(self) -> int:
         """Bytes of the client's unfinished message (the listener's slowloris timer)."""
         return self.session.partial
+
+    def too_fast(self) -> bytes:
+        """The reply to a message dropped unread by the rate limit: E003 (spec "Errors",
+        "Invalid argument"), what an unreadable message gets; the state is unchanged."""
+        return Rejected(Error(ErrorCode.INVALID_ARGUMENT), "too fast").data
 
     def connection_made(self) -> None:
         """Twente clients speak first (ANNOUNCE); nothing to send."""
@@ -151,7 +160,7 @@ class TwenteHandler:
 
     def _on_event(self, event: object) -> None:
         if isinstance(event, Rejected):
-            self.conn.log.info("refused: %s (%s)", event.code.value, event.reason)
+            self.conn.refusals.note("refused: %s (%.80s)", event.code.value, event.reason)
             self.conn.send(event.data)
         elif isinstance(event, Join):
             self._join(event)
@@ -167,7 +176,7 @@ class TwenteHandler:
             self._chat(event.text)
         elif isinstance(event, PeerError):
             code = "an unreadable ERROR" if event.code is None else event.code.value
-            self.conn.log.info("client reported %s; not answered", code)
+            self.conn.refusals.note("client reported %s; not answered", code)
         elif isinstance(event, ConnectionClosed):
             pass
 

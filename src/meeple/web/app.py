@@ -26,11 +26,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from meeple.ai import analysis
@@ -53,7 +54,17 @@ from meeple.web.templating import environment, render
 if TYPE_CHECKING:
     from meeple.server.app import Services
 
-__all__ = ["LISTENER_INFO", "Hub", "WebContext", "create_app", "render"]
+__all__ = [
+    "CONTENT_SECURITY_POLICY",
+    "LISTENER_INFO",
+    "SECURITY_HEADERS",
+    "Hub",
+    "SecurityHeaders",
+    "WebContext",
+    "allowed_origin",
+    "create_app",
+    "render",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -399,10 +410,18 @@ class WebConnection:
                 self.seat.connection_lost()
 
     async def _read(self) -> None:
+        # The message budget is the listener's (web/listener.py): a message past it never
+        # reaches this queue. Here only: let the others run between queued messages.
+        per_turn = self.ctx.services.config.limits.messages_per_turn
+        turn = 0
         while True:
             message = await self.websocket.receive()
             if message["type"] == "websocket.disconnect":
                 return
+            turn += 1
+            if turn >= per_turn:
+                turn = 0
+                await asyncio.sleep(0)
             data = message.get("text")
             if data is None:
                 data = message.get("bytes") or b""
@@ -464,10 +483,75 @@ class WebConnection:
             self.ctx.lobby.publish()  # stale while nobody watched: build it now
 
 
+def allowed_origin(websocket: WebSocket) -> bool:
+    """A WebSocket handshake's ``Origin`` is the server's own (the ``Host`` it was asked
+    for) or one of ``[web] origins``; none at all is a client that is no browser."""
+    origin = websocket.headers.get("origin")
+    if origin is None:
+        return True
+    allowed: frozenset[str] = websocket.app.state.origins
+    if origin in allowed:
+        return True
+    scheme, _, rest = origin.partition("://")
+    host = websocket.headers.get("host", "")
+    return scheme in ("http", "https") and bool(host) and rest == host
+
+
+# Issue 22: every page says where its scripts, styles and frames may come from. No inline
+# script anywhere (templates load /static/js/*.js; data goes in JSON script elements);
+# inline style attributes only (boards.html sets a CSS variable).
+CONTENT_SECURITY_POLICY = "; ".join(
+    (
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "style-src-attr 'unsafe-inline'",
+        "img-src 'self' data:",
+        "connect-src 'self'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    )
+)
+SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),
+)
+
+
+class SecurityHeaders:
+    """ASGI middleware: :data:`SECURITY_HEADERS` on every HTTP response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                names = {name.lower() for name, _ in message.get("headers", [])}
+                extra = [h for h in SECURITY_HEADERS if h[0] not in names]
+                message["headers"] = [*message.get("headers", []), *extra]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
 async def websocket_endpoint(websocket: WebSocket) -> None:
     hub: Hub = websocket.app.state.hub
     if hub.closing:
         await websocket.close(code=1001)
+        return
+    # Issue 22: a page of another origin must not ride the visitor's cookies here.
+    if not allowed_origin(websocket):
+        logger.info("web: refused a WebSocket from origin %.80r", websocket.headers.get("origin"))
+        await websocket.close(code=1008)
         return
     # [limits] max_connections_per_address, as every listener: refused before the
     # handshake completes (the browser sees the WebSocket fail, HTTP 403).
@@ -525,12 +609,18 @@ def create_app(services: Services, *, max_message_size: int | None = None) -> St
         WebSocketRoute("/ws", websocket_endpoint),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
-    app = _WebApp(routes=routes, exception_handlers={StoreUnavailable: store_timeout})
+    app = _WebApp(
+        routes=routes,
+        exception_handlers={StoreUnavailable: store_timeout},
+        middleware=[Middleware(SecurityHeaders)],
+    )
     app.state.ctx = ctx
     app.state.fanout = Fanout(ctx.feed)
     app.state.hub = Hub(app.state.fanout)
     app.state.templates = environment()
     app.state.console_sessions = console_pages.Sessions()
+    app.state.console_attempts = accounts.AttemptLimiter(services.clock)
+    app.state.origins = frozenset(services.config.web.origins)
     app.state.accounts = accounts.Accounts(lambda: ctx.store, services.clock)
     app.state.addresses = AddressLimiter(services.config.limits.max_connections_per_address)
     app.state.max_message_size = max_message_size or proto.DEFAULT_MAX_MESSAGE_SIZE

@@ -8,7 +8,11 @@ CMPN402 listener) gives a snapshot, actions, change callbacks and files. Here:
   live over the WebSocket's ``console`` topic.
 - ``POST /cmpn402/login`` with the admin token (``token`` form field), once: a random
   session id comes back in a ``Secure; HttpOnly; SameSite=Strict`` cookie, and the
-  page's forms carry that session's CSRF token.
+  page's forms carry that session's CSRF token. At most ``ATTEMPTS`` tries a minute
+  per client address, like the account sign-in (429 past it).
+- ``POST /cmpn402/logout`` (``csrf``): 403 with a wrong or missing CSRF token.
+- ``GET /cmpn402?m=<code>``: the page shows the fixed message of that code
+  (:data:`MESSAGES`), never the text of the query (issue 22).
 - ``POST /cmpn402/action`` (``action``, ``csrf``, maybe ``name``): 401 without a valid
   session, 403 with a wrong CSRF token or a foreign ``Origin``, 409 when the referee
   refuses (its reason in the body). Never a GET.
@@ -40,14 +44,21 @@ from meeple.server.cmpn402_console import Console
 from meeple.web.templating import render
 
 if TYPE_CHECKING:
+    from meeple.web.accounts import AttemptLimiter
     from meeple.web.app import WebContext
 
-__all__ = ["ACTIONS", "COOKIE", "Sessions", "public_snapshot", "routes"]
+__all__ = ["ACTIONS", "COOKIE", "MESSAGES", "Sessions", "public_snapshot", "routes"]
 
 COOKIE = "meeple_console"
 ACTIONS = ("start", "pause", "resume", "stop", "swap", "abort", "withdraw")
 # Form bodies here are a few fields; anything longer is not a console form.
 MAX_FORM_BYTES = 2048
+# What ``/cmpn402?m=`` may say: a code from the redirect after a form, shown as its text.
+MESSAGES: dict[str, str] = {
+    **{action: f"{action}: done" for action in ACTIONS},
+    "signed-in": "Signed in as the admin.",
+    "signed-out": "Signed out.",
+}
 
 
 def public_snapshot(console: Console) -> dict[str, Any]:
@@ -152,7 +163,7 @@ def _console(request: Request, *, status: int = 200, error: str = "") -> Respons
         snapshot=snapshot,
         csrf=csrf,
         actions=ACTIONS,
-        message=request.query_params.get("m", "")[:200],
+        message=MESSAGES.get(request.query_params.get("m", ""), ""),
         error=error,
         status=status,
     )
@@ -180,6 +191,15 @@ async def login(request: Request) -> Response:
         return PlainTextResponse("the CMPN402 referee is not running\n", status_code=404)
     if form is None or not _same_origin(request):
         return PlainTextResponse("bad sign-in request\n", status_code=400)
+    # Counted per client address like the account sign-in (issue 22).
+    limiter: AttemptLimiter = request.app.state.console_attempts
+    wait = limiter.allow(request.client.host if request.client is not None else "?")
+    if wait is not None:
+        return PlainTextResponse(
+            "too many attempts from your address; wait a minute\n",
+            status_code=429,
+            headers={"Retry-After": str(max(1, round(wait)))},
+        )
     token = form.get("token", "")
     if not token or not console.check_token(token):
         # The page again with the error, not bare text (issue 24).
@@ -197,9 +217,13 @@ async def logout(request: Request) -> Response:
     sessions = _sessions(request)
     session = request.cookies.get(COOKIE)
     csrf = sessions.csrf(session)
-    if csrf is not None and form is not None and hmac.compare_digest(form.get("csrf", ""), csrf):
-        sessions.drop(session)
-    response = RedirectResponse("/cmpn402", status_code=303)
+    if csrf is None:
+        return PlainTextResponse("not signed in\n", status_code=401)
+    given = form.get("csrf", "") if form is not None else ""
+    if not _same_origin(request) or not hmac.compare_digest(given.encode(), csrf.encode()):
+        return PlainTextResponse("the form's CSRF token is wrong; reload the page\n", 403)
+    sessions.drop(session)
+    response = RedirectResponse("/cmpn402?m=signed-out", status_code=303)
     response.delete_cookie(COOKIE, path="/cmpn402", secure=True, httponly=True, samesite="strict")
     return response
 
@@ -213,7 +237,7 @@ async def action(request: Request) -> Response:
     form = await _form(request)
     if form is None or not _same_origin(request):
         return _answer(request, 403, "not a form from this console")
-    if not hmac.compare_digest(form.get("csrf", ""), csrf):
+    if not hmac.compare_digest(form.get("csrf", "").encode(), csrf.encode()):
         return _answer(request, 403, "the form's CSRF token is wrong; reload the page")
     if console is None:
         return _answer(request, 404, "the CMPN402 referee is not running")
@@ -225,14 +249,15 @@ async def action(request: Request) -> Response:
         said = console.act(name, **params)
     except ValueError as e:  # ConsoleError is a ValueError
         return _answer(request, 409, str(e))
-    return _answer(request, 200, str(said) or f"{name}: done")
+    return _answer(request, 200, str(said) or f"{name}: done", name)
 
 
-def _answer(request: Request, status: int, message: str) -> Response:
+def _answer(request: Request, status: int, message: str, action_name: str = "") -> Response:
     if _wants_json(request):
         return JSONResponse({"ok": status == 200, "message": message}, status_code=status)
     if status == 200:
-        return RedirectResponse(f"/cmpn402?m={quote(message)}", status_code=303)
+        code = action_name if action_name in MESSAGES else ""
+        return RedirectResponse(f"/cmpn402?m={quote(code)}", status_code=303)
     return PlainTextResponse(message + "\n", status_code=status)
 
 

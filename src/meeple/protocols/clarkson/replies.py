@@ -43,6 +43,7 @@ EXCHANGE_OK = "tiles exchanged"
 PASS_OK = "turn passed"
 
 # NOK texts for breaches of the protocol.
+TOO_FAST = "too many commands: slow down"  # the server's rate limit (docs/server.md)
 UNRECOGNIZED = "unrecognized command"  # §3.4's own wording
 UNSUPPORTED_VERSION = f"Unsupported version! This server speaks {VERSION} (1.0 and 1.0.x accepted)"
 ALREADY_GREETED = "HELLO was already exchanged"
