@@ -251,7 +251,8 @@ def _mortal_route(s: GameState, move: MortalMove) -> tuple[Move | Build | Pass, 
 
 class SearchBudget:
     """When to stop: ``seconds`` on ``clock`` (no clock: no time limit), ``max_nodes``
-    nodes, ``max_depth`` plies (turns). Depth 1 is always finished."""
+    nodes, ``max_depth`` plies (turns). A search stopped inside depth 1 plays the turn
+    its move ordering put first."""
 
     __slots__ = ("_clock", "_deadline", "max_depth", "max_nodes", "seconds")
 
@@ -273,8 +274,12 @@ class SearchBudget:
             self._deadline = None
 
     def expired(self, nodes: int) -> bool:
-        if self.max_nodes is not None and nodes >= self.max_nodes:
-            return True
+        return self.out_of_nodes(nodes) or self.out_of_time()
+
+    def out_of_nodes(self, nodes: int) -> bool:
+        return self.max_nodes is not None and nodes >= self.max_nodes
+
+    def out_of_time(self) -> bool:
         return self._deadline is not None and self._clock is not None and (
             self._clock() >= self._deadline
         )
@@ -326,6 +331,7 @@ class _Searcher:
         self.mortal = mortal
         self.killers: list[list[Any]] = [[None, None] for _ in range(MAX_DEPTH + MAX_EXTENSIONS + 4)]
         self.nodes = 0
+        self.node_limit = budget.max_nodes if budget.max_nodes is not None else 1 << 62
 
     # -- the two kinds of node
 
@@ -414,9 +420,11 @@ class _Searcher:
     # -- the recursion
 
     def alphabeta(self, node: Any, depth: int, alpha: int, beta: int, ply: int, ext: int) -> int:
-        self.nodes += 1
-        if self.nodes % CLOCK_EVERY == 0 and self.budget.expired(self.nodes):
+        if self.nodes >= self.node_limit or (
+            self.nodes % CLOCK_EVERY == 0 and self.budget.out_of_time()
+        ):
             raise _Abort
+        self.nodes += 1
         winner, turn, heights, workers = self._info(node)
         if winner != -1:
             return WIN - ply if winner == self.root else -(WIN - ply)

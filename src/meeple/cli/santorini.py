@@ -24,12 +24,28 @@ def register_bot(games: Any) -> None:
     p.add_argument("--gods", action="store_true", help="play with god powers")
     p.add_argument("--games", type=int, default=1, help="games to play in a row (default 1)")
     p.add_argument("--seed", type=int, help="seed the bot's choices")
+    p.add_argument(
+        "--level",
+        choices=("easy", "medium", "hard", "classic"),
+        default="hard",
+        help="easy: one turn ahead; medium: up to three turns in 0.5 s; hard: as deep as "
+        "the think time allows (default); classic: meeple's earlier two-ply player",
+    )
+    p.add_argument(
+        "--think-time",
+        type=float,
+        metavar="T",
+        help="seconds per turn (default: the level's: easy 0.1, medium 0.5, hard 1)",
+    )
     p.set_defaults(handler=run_bot)
 
 
 def run_bot(args: argparse.Namespace) -> int:
     from meeple.clients.santorini import SantoriniClientError, play_santorini
 
+    if args.think_time is not None and not 0 < args.think_time <= 60:
+        print("meeple bot: --think-time must be in (0, 60] seconds", file=sys.stderr)
+        return 2
     try:
         results = asyncio.run(
             play_santorini(
@@ -40,6 +56,8 @@ def run_bot(args: argparse.Namespace) -> int:
                 gods=args.gods,
                 games=args.games,
                 seed=args.seed,
+                level=None if args.level == "classic" else args.level,
+                think_time=args.think_time,
             )
         )
     except (OSError, SantoriniClientError) as e:

@@ -19,7 +19,11 @@ when a reachable cell stands on level 3, otherwise climbs, builds where it can c
 next and not where an opponent could step onto level 3, and passes as soon as the
 turn is complete. By default it plays with the engine helper's search player
 (:class:`SearchPlayer` over :func:`meeple.ai.santorini.search_action`) and keeps the
-simple policy (:func:`choose`) for the set-up and as the fallback.
+simple policy (:func:`choose`) for the set-up and as the fallback. Given a ``level``
+(easy, medium, hard: :data:`meeple.ai.santorini_search.LEVELS`) it plays with the
+alpha-beta player instead, ``think_time`` seconds a turn. Every decision is computed
+in a worker thread, so the client keeps PINGing while the bot thinks (ERRATA: 5 s of
+silence is a disconnect).
 """
 
 from __future__ import annotations
@@ -28,10 +32,12 @@ import asyncio
 import contextlib
 import logging
 import random
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 from meeple.ai.santorini import search_action
+from meeple.ai.santorini_search import AlphaBetaPlayer
 from meeple.games import santorini as engine
 from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejected
 from meeple.protocols.santorini.messages import (
@@ -315,8 +321,9 @@ class SearchPlayer:
     falls back to the server's own option lists.
     """
 
-    def __init__(self, width: int = 6) -> None:
+    def __init__(self, width: int = 6, player: AlphaBetaPlayer | None = None) -> None:
         self.width = width
+        self.player = player  # None: the two-ply search_action
         self._state: engine.GameState | None = None
         self._refusals_seen = 0
 
@@ -337,7 +344,10 @@ class SearchPlayer:
             self._state = None
             return choose(client, update, rng)
         try:
-            action = search_action(self._state, rng, width=self.width)
+            if self.player is not None:
+                action = self.player.choose(self._state, rng)
+            else:
+                action = search_action(self._state, rng, width=self.width)
             message = self._to_wire(client, action)
             if message is not None:
                 self._state = engine.advance(self._state, action)[0]
@@ -404,9 +414,15 @@ class SearchPlayer:
         return None
 
 
-def _chooser() -> Callable[[SantoriniClient, Update, random.Random], ClientMessage | None]:
-    """The search player (falling back to :func:`choose`)."""
-    return SearchPlayer()
+def _chooser(
+    level: str | None = None, think_time: float | None = None
+) -> Callable[[SantoriniClient, Update, random.Random], ClientMessage | None]:
+    """The search player (falling back to :func:`choose`): the two-ply one, or with a
+    ``level`` the alpha-beta player on the monotonic clock."""
+    if level is None:
+        return SearchPlayer()
+    player = AlphaBetaPlayer.at_level(level, clock=time.monotonic, think_time=think_time)
+    return SearchPlayer(player=player)
 
 
 async def play_santorini(
@@ -420,10 +436,16 @@ async def play_santorini(
     seed: int | None = None,
     ping_interval: float = DEFAULT_PING_INTERVAL,
     search: bool = True,
+    level: str | None = None,
+    think_time: float | None = None,
 ) -> list[GameResult]:
-    """Connect, play ``games`` games in a row on one connection, return how each ended."""
+    """Connect, play ``games`` games in a row on one connection, return how each ended.
+
+    ``level`` picks the alpha-beta player (``think_time`` overrides its seconds per
+    turn); without it the two-ply search player plays (``search=False``: the simple
+    policy)."""
     rng = random.Random(seed)
-    chooser = _chooser() if search else choose
+    chooser = _chooser(level, think_time) if search else choose
     client = await SantoriniClient.connect(host, port, ping_interval=ping_interval)
     results: list[GameResult] = []
     current = GameResult(None, "")
@@ -449,7 +471,8 @@ async def play_santorini(
             elif isinstance(message, Update) and client.my_turn(message):
                 if current.refusals > 50:
                     raise SantoriniClientError("the server keeps refusing our moves")
-                command = chooser(client, message, rng)
+                # In a worker thread: the pinger goes on while the bot thinks.
+                command = await asyncio.to_thread(chooser, client, message, rng)
                 sent = command is not None and await client.send_if_allowed(command)
                 if sent and isinstance(command, Pass):
                     current.turns += 1

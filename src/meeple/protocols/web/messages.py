@@ -152,7 +152,7 @@ class Rejoin:
 
 @dataclass(frozen=True, slots=True)
 class AddBot:
-    """Seat a server-side bot at a table (``level``: easy or hard)."""
+    """Seat a server-side bot at a table (``level``: easy, medium or hard)."""
 
     table: str
     level: str = "hard"
@@ -484,8 +484,8 @@ def _play_message(kind: str, obj: dict[str, Any]) -> ClientMessage:
     if kind == "bot":
         _fields(obj, {"table"}, {"level"})
         level = obj.get("level", "hard")
-        if level not in ("easy", "hard"):
-            raise _bad("level must be easy or hard")
+        if level not in ("easy", "medium", "hard"):
+            raise _bad("level must be easy, medium or hard")
         return AddBot(_text(obj, "table", _WORD, "a table id"), level)
     if kind == "ready":
         _fields(obj, _NONE)

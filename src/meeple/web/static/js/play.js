@@ -103,6 +103,10 @@ document.getElementById("here").addEventListener("click", () => {
 
 // --- the lobby ---------------------------------------------------------------------------
 
+function botLevel() {
+  return document.getElementById("botlevel").value;
+}
+
 function tables(list) {
   const rows = list.map((t) => el("tr", { "data-table": t.id, class: t.id === INVITED ? "invited" : null },
     el("td", {}, t.id), el("td", {}, `${t.game} (${t.variant})`),
@@ -110,7 +114,7 @@ function tables(list) {
     el("td", {}, t.waiting.map((w) => `${w.name} (${w.protocol})`).join(", ")),
     el("td", {},
       el("button", { type: "button", class: "sit", onclick: () => sit(t.id) }, "Sit"), " ",
-      el("button", { type: "button", class: "addbot", onclick: () => send({ type: "bot", table: t.id }) }, "Add a bot"))));
+      el("button", { type: "button", class: "addbot", onclick: () => send({ type: "bot", table: t.id, level: botLevel() }) }, "Add a bot"))));
   page.tables = list;
   waiting();
   if (INVITED && !page.seated) {
@@ -159,7 +163,7 @@ document.getElementById("leave").addEventListener("click", () => {
   unseated();
 });
 document.getElementById("again").addEventListener("click", unseated);
-document.getElementById("bot").addEventListener("click", () => send({ type: "bot", table: page.table }));
+document.getElementById("bot").addEventListener("click", () => send({ type: "bot", table: page.table, level: botLevel() }));
 
 // --- the game --------------------------------------------------------------------------
 
