@@ -327,3 +327,21 @@ def test_match_command_prints_the_result(capsys: pytest.CaptureFixture[str]) -> 
     assert code == 0
     assert out.startswith("easy v random: ") and "mean plies" in out
     assert make_player("classic").name == "classic"
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**9))
+def test_the_fast_evaluation_is_the_evaluation(seed: int) -> None:
+    from meeple.ai.santorini_eval import default_weights, evaluate_board, evaluate_mortal
+
+    s = _random_position(seed)
+    node = mortal_node(s)
+    assert node is not None
+    weights = default_weights()
+    for _move, child in [(None, node), *mortal_children(node)[:10]]:
+        h, wk = child[1], child[2]
+        for root in (0, 1):
+            for turn in (0, 1):
+                assert evaluate_mortal(h, wk, root, turn, weights.weights) == evaluate_board(
+                    h, wk, root, turn, 2, weights
+                )

@@ -40,6 +40,7 @@ __all__ = [
     "EvalWeights",
     "default_weights",
     "evaluate_board",
+    "evaluate_mortal",
     "seat_features",
 ]
 
@@ -140,6 +141,64 @@ def seat_features(
     f[8] = len(guarded)
     f[9] = 1 if seat == turn else 0
     return f
+
+
+def evaluate_mortal(h: Sequence[int], wk: Sequence[int], root: int, turn: int, wt: Sequence[int]) -> int:
+    """:func:`evaluate_board` for two players with all four workers on the board, in
+    one pass (the fast twin's leaves); the agreement is tested."""
+    w_l1, w_l2, w_mob, w_climb, w_tm, w_tw, w_setup, w_centre, w_guard, w_tempo = wt
+    total = 0
+    for seat in (0, 1):
+        a, b = wk[2 * seat], wk[2 * seat + 1]
+        v = 0
+        threats: set[int] = set()
+        setups: set[int] = set()
+        for src in (a, b):
+            hs = h[src]
+            v += _CENTRE[src] * w_centre
+            if hs == 1:
+                v += w_l1
+            elif hs == 2:
+                v += w_l2
+            top = hs + 1
+            for d in NEIGHBOURS[src]:
+                hd = h[d]
+                if hd > top or hd == 4 or d in wk:
+                    continue
+                v += w_mob
+                if hd == top and hd < 3:
+                    v += w_climb
+                if hs == 2:
+                    if hd == 3:
+                        threats.add(d)
+                    elif hd == 2:
+                        setups.add(d)
+        if threats:
+            v += len(threats) * (w_tm if seat == turn else w_tw)
+        v += len(setups) * w_setup
+        na, nb = NEIGHBOURS[a], NEIGHBOURS[b]
+        guarded = 0
+        for o in (wk[2 - 2 * seat], wk[3 - 2 * seat]):
+            if h[o] != 2:
+                continue
+            for d in NEIGHBOURS[o]:
+                if (h[d] == 2 or h[d] == 3) and d not in wk and (d in na or d in nb):
+                    guarded += 1
+        if guarded:
+            # a cell next to both opponent workers counts once
+            o1, o2 = wk[2 - 2 * seat], wk[3 - 2 * seat]
+            if h[o1] == 2 and h[o2] == 2:
+                guarded -= sum(
+                    1
+                    for d in NEIGHBOURS[o1]
+                    if d in NEIGHBOURS[o2] and (h[d] == 2 or h[d] == 3) and d not in wk
+                    and (d in na or d in nb)
+                )
+            v += guarded * w_guard
+        if seat == turn:
+            v += w_tempo
+        total += v if seat == root else -v
+    return total
 
 
 def evaluate_board(

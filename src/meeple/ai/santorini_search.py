@@ -45,7 +45,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from meeple.ai.santorini import _setup_action
-from meeple.ai.santorini_eval import EvalWeights, default_weights, evaluate_board
+from meeple.ai.santorini_eval import (
+    EvalWeights,
+    default_weights,
+    evaluate_board,
+    evaluate_mortal,
+)
 from meeple.games.santorini import (
     NEIGHBOURS,
     Action,
@@ -209,6 +214,52 @@ def mortal_children(node: MortalNode) -> list[tuple[MortalMove, MortalNode]]:
     return out
 
 
+def _mortal_moves(
+    h: Sequence[int], wk: Sequence[int], me: int, hash_move: int, killers: Sequence[Any]
+) -> list[int]:
+    """The fast twin's turns as ints, best guess first: ``score << 12 | code`` with
+    ``code = worker << 10 | destination << 5 | (build cell + 1)`` (build -1: a win).
+    The table's move first, then wins, blocks of the opponent's level-3 steps, killers;
+    handing the opponent a level-3 step last."""
+    danger: set[int] = set()
+    for j in (2 - 2 * me, 3 - 2 * me):
+        o = wk[j]
+        if h[o] == 2:
+            for d in NEIGHBOURS[o]:
+                hd = h[d]
+                if (hd == 2 or hd == 3) and d not in wk:
+                    danger.add(d)
+    k0, k1 = killers
+    out: list[int] = []
+    for i in (2 * me, 2 * me + 1):
+        src = wk[i]
+        top = h[src] + 1
+        for dst in NEIGHBOURS[src]:
+            hd = h[dst]
+            if hd > top or hd == 4 or dst in wk:
+                continue
+            base = (i << 10) | (dst << 5)
+            if hd == 3 and top < 4:
+                out.append((1 << 40) | base)
+                continue
+            s0 = 64 + hd * 16 + (400 if dst in danger else 0)
+            for b in NEIGHBOURS[dst]:
+                hb = h[b]
+                if hb == 4 or (b in wk and b != src):
+                    continue
+                code = base | (b + 1)
+                s = s0
+                if b in danger:
+                    s += 1000 if hb == 3 else -500 if hb == 2 else 0
+                if code == hash_move:
+                    s = 1 << 30
+                elif code == k0 or code == k1:
+                    s += 2000
+                out.append((s << 12) | code)
+    out.sort(reverse=True)
+    return out
+
+
 def _mortal_can_win(h: Sequence[int], wk: Sequence[int], seat: int) -> bool:
     """Whether ``seat`` has a worker on level 2 next to a free level-3 cell."""
     for i in (2 * seat, 2 * seat + 1):
@@ -361,7 +412,7 @@ class _Searcher:
     def _evaluate(self, node: Any, heights: tuple[int, ...], workers: Sequence[int | None],
                   turn: int) -> int:
         if self.mortal:
-            return evaluate_board(heights, workers, self.root, turn, 2, self.weights)
+            return evaluate_mortal(heights, workers, self.root, turn, self.weights.weights)  # type: ignore[arg-type]
         s: GameState = node
         alive = s.alive
         return evaluate_board(heights, workers, self.root, turn, s.players, self.weights, alive)
@@ -433,7 +484,7 @@ class _Searcher:
             return WIN - ply - 1 if maximizing else -(WIN - ply - 1)
         if depth <= 0:
             threatened = any(
-                _threat_cells(heights, workers, seat) and self._can_climb3(heights, workers, seat)
+                self._can_climb3(heights, workers, seat)
                 for seat in range(len(workers) // 2)
                 if seat != turn
             )
@@ -461,10 +512,13 @@ class _Searcher:
         ordered = self._order(children, heights, workers, turn, hash_move, ply)
         a0, b0 = alpha, beta
         best_move = ordered[0][0]
+        leaf = self._mortal_leaf if self.mortal and depth == 1 else None
         if maximizing:
             best = -WIN - 1
             for move, child in ordered:
-                v = self.alphabeta(child, depth - 1, alpha, beta, ply + 1, ext)
+                v = leaf(child, ply + 1, ext) if leaf is not None else None
+                if v is None:
+                    v = self.alphabeta(child, depth - 1, alpha, beta, ply + 1, ext)
                 if v > best:
                     best, best_move = v, move
                     if v > alpha:
@@ -475,7 +529,9 @@ class _Searcher:
         else:
             best = WIN + 1
             for move, child in ordered:
-                v = self.alphabeta(child, depth - 1, alpha, beta, ply + 1, ext)
+                v = leaf(child, ply + 1, ext) if leaf is not None else None
+                if v is None:
+                    v = self.alphabeta(child, depth - 1, alpha, beta, ply + 1, ext)
                 if v < best:
                     best, best_move = v, move
                     if v < beta:
@@ -489,6 +545,24 @@ class _Searcher:
             self.table.clear()
         self.table[key] = (depth, stored, flag, best_move)
         return best
+
+    def _mortal_leaf(self, node: MortalNode, ply: int, ext: int) -> int | None:
+        """The value of a fast-twin node at the horizon, as :meth:`alphabeta` with depth 0
+        would give it, or None when it would extend (then the caller recurses)."""
+        if self.nodes >= self.node_limit or (
+            self.nodes % CLOCK_EVERY == 0 and self.budget.out_of_time()
+        ):
+            raise _Abort
+        self.nodes += 1
+        _key, h, wk, turn, winner = node
+        if winner != -1:
+            return WIN - ply if winner == self.root else -(WIN - ply)
+        if _mortal_can_win(h, wk, turn):
+            return WIN - ply - 1 if turn == self.root else -(WIN - ply - 1)
+        if ext < MAX_EXTENSIONS and _mortal_can_win(h, wk, 1 - turn):
+            self.nodes -= 1  # alphabeta counts it
+            return None
+        return evaluate_mortal(h, wk, self.root, turn, self.weights.weights)
 
     def _can_climb3(self, heights: tuple[int, ...], workers: Sequence[int | None], seat: int) -> bool:
         """A worker of ``seat`` on level 2 next to a free level-3 cell."""
@@ -507,14 +581,116 @@ class _Searcher:
             k[0] = move
         self.history[move] = self.history.get(move, 0) + depth * depth
 
+    # -- the fast twin's own recursion: moves as ints, children built when visited
+
+    def mortal_ab(
+        self, node: MortalNode, depth: int, alpha: int, beta: int, ply: int, ext: int
+    ) -> int:
+        """:meth:`alphabeta` for fast-twin nodes (same values, same table)."""
+        if self.nodes >= self.node_limit or (
+            self.nodes % CLOCK_EVERY == 0 and self.budget.out_of_time()
+        ):
+            raise _Abort
+        self.nodes += 1
+        key, h, wk, turn, winner = node
+        root = self.root
+        if winner != -1:
+            return WIN - ply if winner == root else -(WIN - ply)
+        maximizing = turn == root
+        if _mortal_can_win(h, wk, turn):
+            return WIN - ply - 1 if maximizing else -(WIN - ply - 1)
+        if depth <= 0:
+            if ext < MAX_EXTENSIONS and _mortal_can_win(h, wk, 1 - turn):
+                depth, ext = 1, ext + 1
+            else:
+                return evaluate_mortal(h, wk, root, turn, self.weights.weights)
+        tkey = key ^ self.zroot
+        entry = self.table.get(tkey)
+        hash_move = -1
+        if entry is not None:
+            e_depth, e_value, e_flag, hash_move = entry
+            if e_depth >= depth:
+                v = e_value - ply if e_value > _MATE else e_value + ply if e_value < -_MATE else e_value
+                if e_flag == _EXACT:
+                    return v
+                if e_flag == _LOWER and v >= beta:
+                    return v
+                if e_flag == _UPPER and v <= alpha:
+                    return v
+        moves = _mortal_moves(h, wk, turn, hash_move, self.killers[ply])
+        if not moves:
+            return -(WIN - ply) if maximizing else WIN - ply  # stuck: the side to move loses
+        a0, b0 = alpha, beta
+        best_move = moves[0] & 0xFFF
+        best = -WIN - 1 if maximizing else WIN + 1
+        other = 1 - turn
+        zt = Z_TURN[turn] ^ Z_TURN[other]
+        leaf = depth == 1
+        wt = self.weights.weights
+        for code in moves:
+            m = code & 0xFFF
+            i, dst, b = m >> 10, (m >> 5) & 31, (m & 31) - 1
+            src = wk[i]
+            nw = (*wk[:i], dst, *wk[i + 1 :])
+            zw = Z_WORKER[i]
+            k1 = key ^ zw[src] ^ zw[dst] ^ zt
+            if b < 0:
+                child: MortalNode = (k1, h, nw, other, turn)
+                v = WIN - ply - 1 if maximizing else -(WIN - ply - 1)
+                self.nodes += 1
+            else:
+                hb = h[b]
+                nh = (*h[:b], hb + 1, *h[b + 1 :])
+                zh = Z_HEIGHT[b]
+                child = (k1 ^ zh[hb] ^ zh[hb + 1], nh, nw, other, -1)
+                if leaf:
+                    # The horizon, inline: a win for the side to move, or an extension
+                    # when it is threatened, or the evaluation.
+                    if self.nodes >= self.node_limit or (
+                        self.nodes % CLOCK_EVERY == 0 and self.budget.out_of_time()
+                    ):
+                        raise _Abort
+                    if _mortal_can_win(nh, nw, other):
+                        self.nodes += 1
+                        v = WIN - ply - 2 if other == root else -(WIN - ply - 2)
+                    elif ext < MAX_EXTENSIONS and _mortal_can_win(nh, nw, turn):
+                        v = self.mortal_ab(child, 0, alpha, beta, ply + 1, ext)
+                    else:
+                        self.nodes += 1
+                        v = evaluate_mortal(nh, nw, root, other, wt)
+                else:
+                    v = self.mortal_ab(child, depth - 1, alpha, beta, ply + 1, ext)
+            if maximizing:
+                if v > best:
+                    best, best_move = v, m
+                    if v > alpha:
+                        alpha = v
+                        if alpha >= beta:
+                            self._cut(m, ply, depth)
+                            break
+            elif v < best:
+                best, best_move = v, m
+                if v < beta:
+                    beta = v
+                    if alpha >= beta:
+                        self._cut(m, ply, depth)
+                        break
+        flag = _UPPER if best <= a0 else _LOWER if best >= b0 else _EXACT
+        stored = best + ply if best > _MATE else best - ply if best < -_MATE else best
+        if len(self.table) >= TT_LIMIT:
+            self.table.clear()
+        self.table[tkey] = (depth, stored, flag, best_move)
+        return best
+
     def root_search(self, node: Any, depth: int, order: list[tuple[Any, Any]]) -> tuple[Any, int]:
         """Search every root move to ``depth``; returns the best move and its value, and
         reorders ``order`` in place, best first."""
         alpha, beta = -WIN - 1, WIN + 1
         scored: list[tuple[int, int]] = []
         best_move, best = order[0][0], -WIN - 1
+        search = self.mortal_ab if self.mortal else self.alphabeta
         for n, (move, child) in enumerate(order):
-            v = self.alphabeta(child, depth - 1, alpha, beta, 1, 0)
+            v = search(child, depth - 1, alpha, beta, 1, 0)
             scored.append((v, n))
             if v > best:
                 best, best_move = v, move
