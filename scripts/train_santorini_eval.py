@@ -105,7 +105,9 @@ def fit(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
     parser.add_argument("--games", type=int, default=300)
     parser.add_argument("--seed", type=int, default=25)
     parser.add_argument("--depth", type=int, default=2, help="self-play search depth (turns)")
@@ -137,7 +139,9 @@ def main() -> None:
     weights, loss = fit(xs, ys, args.l2, args.steps, args.lr)
     points = {f: round(w * args.scale, 2) for f, w in zip(FEATURES, weights, strict=True)}
     # The immediate win of the side to move is never left to the evaluation's scale.
-    points["threat_to_move"] = max(points["threat_to_move"], 10 * max(abs(v) for v in points.values() if v))
+    points["threat_to_move"] = max(
+        points["threat_to_move"], 10 * max(abs(v) for v in points.values() if v)
+    )
     provenance = (
         f"scripts/train_santorini_eval.py --games {args.games} --seed {args.seed} "
         f"--depth {args.depth} --explore {args.explore} --epsilon {args.epsilon} "

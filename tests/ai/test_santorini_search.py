@@ -29,7 +29,6 @@ from meeple.ai.santorini_search import (
 from meeple.cli.main import main
 from meeple.games.santorini import (
     CELLS,
-    DOME,
     GODS,
     Build,
     ChooseGod,
@@ -67,7 +66,7 @@ def _random_position(seed: int, gods: tuple[str, ...] | None = None, players: in
         options = list(turns(s))
         if not options:
             break
-        route, after = rng.choice(options)
+        _route, after = rng.choice(options)
         if after.phase is not Phase.PLAY:
             break
         s = after
@@ -91,8 +90,11 @@ def test_fast_twin_yields_exactly_the_engines_turns(seed: int) -> None:
     node = mortal_node(s)
     assert node is not None
     engine = {
-        (after.workers, tuple(4 if d else lv for lv, d in zip(after.levels, after.domes)),
-         after.winner if after.phase is Phase.OVER else -1)
+        (
+            after.workers,
+            tuple(4 if d else lv for lv, d in zip(after.levels, after.domes, strict=False)),
+            after.winner if after.phase is Phase.OVER else -1,
+        )
         for _route, after in turns(s)
     }
     twin = [(child[2], child[1], child[4]) for _move, child in mortal_children(node)]
@@ -102,14 +104,21 @@ def test_fast_twin_yields_exactly_the_engines_turns(seed: int) -> None:
     for _move, child in mortal_children(node)[:20]:
         if child[4] < 0:
             rebuilt = GameState(
-                rules=s.rules, challenger=s.challenger, phase=Phase.PLAY, turn=child[3],
-                gods=s.gods, starter=s.starter,
+                rules=s.rules,
+                challenger=s.challenger,
+                phase=Phase.PLAY,
+                turn=child[3],
+                gods=s.gods,
+                starter=s.starter,
                 levels=tuple(min(h, 3) if h < 4 else 0 for h in child[1]),
-                domes=tuple(h == 4 for h in child[1]), workers=child[2], alive=s.alive,
+                domes=tuple(h == 4 for h in child[1]),
+                workers=child[2],
+                alive=s.alive,
                 moved_up=s.moved_up,
             )
             again = mortal_node(rebuilt)
-            assert again is not None and again[0] == child[0]
+            assert again is not None
+            assert again[0] == child[0]
 
 
 BARE = "A a 0 0 0\n0 0 0 0 0\n0 0 0 0 0\n0 0 0 0 0\n0 0 0 B b"
@@ -119,9 +128,7 @@ def test_the_engine_key_tells_gods_and_sides_apart() -> None:
     a = from_diagram(BARE, gods=("Pan", "Atlas"))
     b = from_diagram(BARE, gods=("Atlas", "Pan"))
     assert engine_key(a) != engine_key(b)
-    assert engine_key(a) == engine_key(from_diagram(
-        BARE, gods=("Pan", "Atlas")
-    ))
+    assert engine_key(a) == engine_key(from_diagram(BARE, gods=("Pan", "Atlas")))
 
 
 # ------------------------------------------------------------ legal, every god
@@ -162,7 +169,7 @@ def test_player_plays_whole_games_with_gods_step_by_step() -> None:
     for g, gods in enumerate((("Triton", "Prometheus"),)):
         player = AlphaBetaPlayer(max_depth=1, clock=None)
         seats = (player, RandomPlayer()) if g % 2 == 0 else (RandomPlayer(), player)
-        winner, plies = play_game(seats, rng, gods=gods)  # raises on an illegal step
+        _winner, plies = play_game(seats, rng, gods=gods)  # raises on an illegal step
         assert plies > 0
 
 
@@ -199,7 +206,8 @@ def test_search_finds_a_gods_win_in_one() -> None:
     )
     result = search_turn(s, SearchBudget(max_depth=2))
     after = _play_route(s, result.route)
-    assert after.phase is Phase.OVER and after.winner == 0
+    assert after.phase is Phase.OVER
+    assert after.winner == 0
 
 
 @pytest.mark.parametrize("gods", [None, ("Atlas", "Athena"), ("Hephaestus", "Apollo")])
@@ -280,7 +288,8 @@ def test_search_keeps_to_its_time_on_an_injected_clock(gods: tuple[str, str] | N
 def test_search_keeps_to_its_node_budget_and_is_deterministic() -> None:
     s = from_diagram(OPEN)
     first = search_turn(s, SearchBudget(max_nodes=500))
-    assert first.nodes <= 500 and first.depth >= 1
+    assert first.nodes <= 500
+    assert first.depth >= 1
     again = search_turn(s, SearchBudget(max_nodes=500))
     assert (again.route, again.value, again.nodes) == (first.route, first.value, first.nodes)
     deeper = search_turn(s, SearchBudget(max_nodes=20_000))
@@ -306,7 +315,8 @@ def test_levels_are_think_time_and_depth() -> None:
     assert LEVELS["hard"].think_time >= LEVELS["medium"].think_time > LEVELS["easy"].think_time
     easy = AlphaBetaPlayer.at_level("easy", clock=FakeClock(0.0001))
     easy.choose(from_diagram(OPEN), random.Random(0))
-    assert easy.last is not None and easy.last.depth == 1
+    assert easy.last is not None
+    assert easy.last.depth == 1
 
 
 # ------------------------------------------------------------------ matches
@@ -315,17 +325,21 @@ def test_levels_are_think_time_and_depth() -> None:
 def test_match_summary_has_the_scrabble_shape() -> None:
     players = (AlphaBetaPlayer(max_depth=1, clock=None, name="ab"), RandomPlayer())
     result = run_match(players, 4, lambda g: random.Random(g), gods=True)
-    assert result.games == 4 and result.wins >= 3
+    assert result.games == 4
+    assert result.wins >= 3
     line = result.summary()
     assert line.startswith(f"ab v random: {result.wins}-{result.losses}-{result.draws}, win rate ")
-    assert "95 % CI" in line and "mean plies" in line and "s per move" in line
+    assert "95 % CI" in line
+    assert "mean plies" in line
+    assert "s per move" in line
 
 
 def test_match_command_prints_the_result(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["santorini", "match", "easy", "random", "--games", "2", "--think-time", "0.01"])
     out = capsys.readouterr().out
     assert code == 0
-    assert out.startswith("easy v random: ") and "mean plies" in out
+    assert out.startswith("easy v random: ")
+    assert "mean plies" in out
     assert make_player("classic").name == "classic"
 
 

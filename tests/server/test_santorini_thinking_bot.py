@@ -30,10 +30,15 @@ async def test_a_bot_thinking_one_second_a_turn_keeps_its_heartbeat(tmp_path: Pa
     await server.start()
     try:
         port = server.ports["santorini"]
-        thinker, quick = await asyncio.wait_for(
+        thinker, _quick = await asyncio.wait_for(
             asyncio.gather(
                 play_santorini(
-                    "127.0.0.1", port, "thinker", seed=1, level="hard", think_time=1.0,
+                    "127.0.0.1",
+                    port,
+                    "thinker",
+                    seed=1,
+                    level="hard",
+                    think_time=1.0,
                     ping_interval=0.1,
                 ),
                 play_santorini("127.0.0.1", port, "quick", seed=2, ping_interval=0.1),

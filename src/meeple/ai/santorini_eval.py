@@ -89,7 +89,7 @@ def default_weights() -> EvalWeights:
         weights = data.get("weights")
         if isinstance(weights, dict) and set(weights) == set(FEATURES):
             return EvalWeights(
-                tuple(int(round(float(weights[f]))) for f in FEATURES),
+                tuple(round(float(weights[f])) for f in FEATURES),
                 str(data.get("provenance", "fitted")),
             )
     return EvalWeights(tuple(int(w) for w in HAND_WEIGHTS))
@@ -143,7 +143,9 @@ def seat_features(
     return f
 
 
-def evaluate_mortal(h: Sequence[int], wk: Sequence[int], root: int, turn: int, wt: Sequence[int]) -> int:
+def evaluate_mortal(
+    h: Sequence[int], wk: Sequence[int], root: int, turn: int, wt: Sequence[int]
+) -> int:
     """:func:`evaluate_board` for two players with all four workers on the board, in
     one pass (the fast twin's leaves); the agreement is tested."""
     w_l1, w_l2, w_mob, w_climb, w_tm, w_tw, w_setup, w_centre, w_guard, w_tempo = wt
@@ -191,7 +193,9 @@ def evaluate_mortal(h: Sequence[int], wk: Sequence[int], root: int, turn: int, w
                 guarded -= sum(
                     1
                     for d in NEIGHBOURS[o1]
-                    if d in NEIGHBOURS[o2] and (h[d] == 2 or h[d] == 3) and d not in wk
+                    if d in NEIGHBOURS[o2]
+                    and (h[d] == 2 or h[d] == 3)
+                    and d not in wk
                     and (d in na or d in nb)
                 )
             v += guarded * w_guard

@@ -90,6 +90,7 @@ MAX_EXTENSIONS = 2
 CLOCK_EVERY = 32
 MAX_DEPTH = 64
 TT_LIMIT = 400_000  # entries kept before the table is cleared
+EXPANDED_LIMIT = 3000  # engine nodes whose turns are kept (iterative deepening re-expands)
 DEFAULT_THINK_TIME = 1.0
 
 _EXACT, _LOWER, _UPPER = 0, 1, 2
@@ -253,7 +254,7 @@ def _mortal_moves(
                     s += 1000 if hb == 3 else -500 if hb == 2 else 0
                 if code == hash_move:
                     s = 1 << 30
-                elif code == k0 or code == k1:
+                elif code in (k0, k1):
                     s += 2000
                 out.append((s << 12) | code)
     out.sort(reverse=True)
@@ -331,8 +332,10 @@ class SearchBudget:
         return self.max_nodes is not None and nodes >= self.max_nodes
 
     def out_of_time(self) -> bool:
-        return self._deadline is not None and self._clock is not None and (
-            self._clock() >= self._deadline
+        return (
+            self._deadline is not None
+            and self._clock is not None
+            and (self._clock() >= self._deadline)
         )
 
     def elapsed_fraction(self) -> float:
@@ -372,29 +375,41 @@ class _Searcher:
         weights: EvalWeights,
         history: dict[Any, int],
         mortal: bool,
+        expanded: dict[int, tuple[GameState, list[tuple[Any, Any]]]] | None = None,
     ) -> None:
         self.root = root_seat
+        self.expanded = expanded if expanded is not None else {}
         self.zroot = Z_ROOT[root_seat]
         self.budget = budget
         self.table = table
         self.weights = weights
         self.history = history
         self.mortal = mortal
-        self.killers: list[list[Any]] = [[None, None] for _ in range(MAX_DEPTH + MAX_EXTENSIONS + 4)]
+        self.killers: list[list[Any]] = [
+            [None, None] for _ in range(MAX_DEPTH + MAX_EXTENSIONS + 4)
+        ]
         self.nodes = 0
         self.node_limit = budget.max_nodes if budget.max_nodes is not None else 1 << 62
 
     # -- the two kinds of node
 
-    def _children(self, node: Any) -> list[tuple[Any, Any]]:
+    def _children(self, node: Any, key: int | None = None) -> list[tuple[Any, Any]]:
         if self.mortal:
-            return mortal_children(node)  # type: ignore[return-value]
+            return mortal_children(node)
         s: GameState = node
+        if key is not None:
+            hit = self.expanded.get(key)
+            if hit is not None and hit[0] == s:
+                return hit[1]
         out: list[tuple[Any, Any]] = list(turns(s))
         if not out and s.phase is Phase.PLAY:
             # Stuck without auto-elimination: the only way on is to lose.
             after = advance(s, Lose(s.turn))[0]
             out = [((Lose(s.turn),), after)]
+        if key is not None:
+            if len(self.expanded) >= EXPANDED_LIMIT:
+                self.expanded.clear()
+            self.expanded[key] = (s, out)
         return out
 
     def _info(self, node: Any) -> tuple[int, int, tuple[int, ...], Sequence[int | None]]:
@@ -409,8 +424,9 @@ class _Searcher:
     def _key(self, node: Any) -> int:
         return (node[0] if self.mortal else engine_key(node)) ^ self.zroot
 
-    def _evaluate(self, node: Any, heights: tuple[int, ...], workers: Sequence[int | None],
-                  turn: int) -> int:
+    def _evaluate(
+        self, node: Any, heights: tuple[int, ...], workers: Sequence[int | None], turn: int
+    ) -> int:
         if self.mortal:
             return evaluate_mortal(heights, workers, self.root, turn, self.weights.weights)  # type: ignore[arg-type]
         s: GameState = node
@@ -443,7 +459,7 @@ class _Searcher:
             if mortal:
                 if child[4] >= 0:
                     return 1 << 39
-                i, dst, b = move
+                _i, dst, b = move
                 hb = heights[b]
                 s_ = history.get(move, 0)
                 if b in danger:
@@ -498,27 +514,30 @@ class _Searcher:
         if entry is not None:
             e_depth, e_value, e_flag, hash_move = entry
             if e_depth >= depth:
-                v = e_value - ply if e_value > _MATE else e_value + ply if e_value < -_MATE else e_value
+                v = (
+                    e_value - ply
+                    if e_value > _MATE
+                    else e_value + ply
+                    if e_value < -_MATE
+                    else e_value
+                )
                 if e_flag == _EXACT:
                     return v
                 if e_flag == _LOWER and v >= beta:
                     return v
                 if e_flag == _UPPER and v <= alpha:
                     return v
-        children = self._children(node)
+        children = self._children(node, key)
         if not children:
             # Stuck (fast twin, two players): the side to move loses.
             return -(WIN - ply) if maximizing else WIN - ply
         ordered = self._order(children, heights, workers, turn, hash_move, ply)
         a0, b0 = alpha, beta
         best_move = ordered[0][0]
-        leaf = self._mortal_leaf if self.mortal and depth == 1 else None
         if maximizing:
             best = -WIN - 1
             for move, child in ordered:
-                v = leaf(child, ply + 1, ext) if leaf is not None else None
-                if v is None:
-                    v = self.alphabeta(child, depth - 1, alpha, beta, ply + 1, ext)
+                v = self.alphabeta(child, depth - 1, alpha, beta, ply + 1, ext)
                 if v > best:
                     best, best_move = v, move
                     if v > alpha:
@@ -529,9 +548,7 @@ class _Searcher:
         else:
             best = WIN + 1
             for move, child in ordered:
-                v = leaf(child, ply + 1, ext) if leaf is not None else None
-                if v is None:
-                    v = self.alphabeta(child, depth - 1, alpha, beta, ply + 1, ext)
+                v = self.alphabeta(child, depth - 1, alpha, beta, ply + 1, ext)
                 if v < best:
                     best, best_move = v, move
                     if v < beta:
@@ -546,25 +563,9 @@ class _Searcher:
         self.table[key] = (depth, stored, flag, best_move)
         return best
 
-    def _mortal_leaf(self, node: MortalNode, ply: int, ext: int) -> int | None:
-        """The value of a fast-twin node at the horizon, as :meth:`alphabeta` with depth 0
-        would give it, or None when it would extend (then the caller recurses)."""
-        if self.nodes >= self.node_limit or (
-            self.nodes % CLOCK_EVERY == 0 and self.budget.out_of_time()
-        ):
-            raise _Abort
-        self.nodes += 1
-        _key, h, wk, turn, winner = node
-        if winner != -1:
-            return WIN - ply if winner == self.root else -(WIN - ply)
-        if _mortal_can_win(h, wk, turn):
-            return WIN - ply - 1 if turn == self.root else -(WIN - ply - 1)
-        if ext < MAX_EXTENSIONS and _mortal_can_win(h, wk, 1 - turn):
-            self.nodes -= 1  # alphabeta counts it
-            return None
-        return evaluate_mortal(h, wk, self.root, turn, self.weights.weights)
-
-    def _can_climb3(self, heights: tuple[int, ...], workers: Sequence[int | None], seat: int) -> bool:
+    def _can_climb3(
+        self, heights: tuple[int, ...], workers: Sequence[int | None], seat: int
+    ) -> bool:
         """A worker of ``seat`` on level 2 next to a free level-3 cell."""
         for i in (2 * seat, 2 * seat + 1):
             src = workers[i]
@@ -610,7 +611,13 @@ class _Searcher:
         if entry is not None:
             e_depth, e_value, e_flag, hash_move = entry
             if e_depth >= depth:
-                v = e_value - ply if e_value > _MATE else e_value + ply if e_value < -_MATE else e_value
+                v = (
+                    e_value - ply
+                    if e_value > _MATE
+                    else e_value + ply
+                    if e_value < -_MATE
+                    else e_value
+                )
                 if e_flag == _EXACT:
                     return v
                 if e_flag == _LOWER and v >= beta:
@@ -709,10 +716,12 @@ def search_turn(
     history: dict[Any, int] | None = None,
     rng: Random | None = None,
     engine_only: bool = False,
+    expanded: dict[int, tuple[GameState, list[tuple[Any, Any]]]] | None = None,
 ) -> SearchResult:
     """The best turn for the seat on turn in ``s`` (phase PLAY) within ``budget``.
 
-    ``table`` and ``history`` may be kept across calls (the player does).
+    ``table``, ``history`` and ``expanded`` (engine nodes' turns, which iterative
+    deepening would otherwise generate again) may be kept across calls (the player does).
     ``engine_only`` searches through the engine's ``turns`` even where the fast twin
     applies (tests compare the two). ``rng`` shuffles the root moves first, so equal
     moves are not always the same one. ValueError when the game is over.
@@ -727,7 +736,7 @@ def search_turn(
     mortal = node is not None
     if not mortal:
         node = s
-    searcher = _Searcher(me, budget, table, weights, history, mortal)
+    searcher = _Searcher(me, budget, table, weights, history, mortal, expanded)
     children = searcher._children(node)
     if mortal and not children:
         return SearchResult((Lose(me),), -WIN, 0, 1)
@@ -737,7 +746,7 @@ def search_turn(
 
     if rng is not None:
         rng.shuffle(children)
-    winner, turn, heights, workers = searcher._info(node)
+    _winner, turn, heights, workers = searcher._info(node)
     order = searcher._order(children, heights, workers, turn, None, 0)
     # A winning turn needs no search.
     for move, child in order:
@@ -808,12 +817,17 @@ class AlphaBetaPlayer:
         self.name = name
         self.table: dict[int, tuple[int, int, int, Any]] = {}
         self.history: dict[Any, int] = {}
+        self.expanded: dict[int, tuple[GameState, list[tuple[Any, Any]]]] = {}
         self._plan: list[tuple[GameState, Action]] = []
         self.last: SearchResult | None = None
 
     @classmethod
     def at_level(
-        cls, level: str, *, clock: Callable[[], float] | None = None, think_time: float | None = None
+        cls,
+        level: str,
+        *,
+        clock: Callable[[], float] | None = None,
+        think_time: float | None = None,
     ) -> AlphaBetaPlayer:
         """The player of a level (:data:`LEVELS`); ``think_time`` overrides its time."""
         spec = LEVELS[level]
@@ -847,8 +861,13 @@ class AlphaBetaPlayer:
             # this worker left this turn (a Triton shuttle could go on for ever).
             left = {x.src for x in s.steps if isinstance(x, MoveStep)}
             result = search_turn(
-                state, self.budget(), weights=self.weights, table=self.table,
-                history=self.history, rng=rng,
+                state,
+                self.budget(),
+                weights=self.weights,
+                table=self.table,
+                history=self.history,
+                rng=rng,
+                expanded=self.expanded,
             )
             if any(isinstance(a, Move) and a.dst in left for a in result.route):
                 onward = [
@@ -860,8 +879,13 @@ class AlphaBetaPlayer:
                     result = SearchResult(onward[0][0], 0, 0, result.nodes)
         else:
             result = search_turn(
-                state, self.budget(), weights=self.weights, table=self.table,
-                history=self.history, rng=rng,
+                state,
+                self.budget(),
+                weights=self.weights,
+                table=self.table,
+                history=self.history,
+                rng=rng,
+                expanded=self.expanded,
             )
         self.last = result
         plan: list[tuple[GameState, Action]] = []
