@@ -343,7 +343,7 @@ def test_match_command_prints_the_result(capsys: pytest.CaptureFixture[str]) -> 
     assert make_player("classic").name == "classic"
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(st.integers(0, 10**9))
 def test_the_fast_evaluation_is_the_evaluation(seed: int) -> None:
     from meeple.ai.santorini_eval import default_weights, evaluate_board, evaluate_mortal

@@ -27,6 +27,10 @@ The search
   opponent's climb to level 3 (a dome, or standing on the cell), two killer moves per
   ply, a history table, then a static guess; turns that hand the opponent a level-3
   step come last.
+- **Forward pruning through the engine** (gods, three players), whose turns cost
+  far more to generate: a node two or more turns from the horizon searches only the
+  :data:`BEAM` turns the evaluation likes best, and the root from depth 2 on the
+  :data:`ROOT_BEAM` best of the previous iteration. The fast twin searches full width.
 - **Level-3 extensions:** at the horizon, a side to move that can step up to level 3
   has won (fast twin), and a side to move facing such a threat gets one more ply to
   find its block (at most :data:`MAX_EXTENSIONS` per line).
@@ -90,6 +94,8 @@ MAX_EXTENSIONS = 2
 CLOCK_EVERY = 32
 MAX_DEPTH = 64
 TT_LIMIT = 400_000  # entries kept before the table is cleared
+BEAM = 8  # engine nodes (gods, three players) at depth 2 or more search this many turns
+ROOT_BEAM = 12  # and the root, from depth 2 on, this many of the last iteration's best
 EXPANDED_LIMIT = 3000  # engine nodes whose turns are kept (iterative deepening re-expands)
 DEFAULT_THINK_TIME = 1.0
 
@@ -531,7 +537,10 @@ class _Searcher:
         if not children:
             # Stuck (fast twin, two players): the side to move loses.
             return -(WIN - ply) if maximizing else WIN - ply
-        ordered = self._order(children, heights, workers, turn, hash_move, ply)
+        if depth >= 2:
+            ordered = self._beam(children, maximizing, hash_move)
+        else:
+            ordered = self._order(children, heights, workers, turn, hash_move, ply)
         a0, b0 = alpha, beta
         best_move = ordered[0][0]
         if maximizing:
@@ -689,21 +698,41 @@ class _Searcher:
         self.table[tkey] = (depth, stored, flag, best_move)
         return best
 
+    def _beam(
+        self, children: list[tuple[Any, Any]], maximizing: bool, hash_move: Any
+    ) -> list[tuple[Any, Any]]:
+        """Engine nodes two or more plies from the horizon: the :data:`BEAM` children
+        the evaluation likes best for the side to move (the table's move first)."""
+        scored: list[tuple[int, int, tuple[Any, Any]]] = []
+        for n, (move, child) in enumerate(children):
+            s: GameState = child
+            if s.phase is Phase.OVER:
+                v = WIN if s.winner == self.root else -WIN
+            else:
+                v = self._evaluate(s, _heights(s), s.workers, s.turn)
+            if move == hash_move:
+                v = WIN + 1 if maximizing else -WIN - 1
+            scored.append((v if maximizing else -v, -n, (move, child)))
+        scored.sort(reverse=True)
+        return [item for _v, _n, item in scored[:BEAM]]
+
     def root_search(self, node: Any, depth: int, order: list[tuple[Any, Any]]) -> tuple[Any, int]:
-        """Search every root move to ``depth``; returns the best move and its value, and
-        reorders ``order`` in place, best first."""
+        """Search the root moves to ``depth`` (engine nodes from depth 2 on: the
+        :data:`ROOT_BEAM` best of the last iteration); returns the best move and its
+        value, and reorders ``order`` in place, best first."""
         alpha, beta = -WIN - 1, WIN + 1
         scored: list[tuple[int, int]] = []
         best_move, best = order[0][0], -WIN - 1
         search = self.mortal_ab if self.mortal else self.alphabeta
-        for n, (move, child) in enumerate(order):
+        limit = len(order) if self.mortal or depth < 2 else min(len(order), ROOT_BEAM)
+        for n, (move, child) in enumerate(order[:limit]):
             v = search(child, depth - 1, alpha, beta, 1, 0)
             scored.append((v, n))
             if v > best:
                 best, best_move = v, move
                 alpha = max(alpha, v)
         ranked = sorted(scored, key=lambda x: (-x[0], x[1]))
-        order[:] = [order[n] for _v, n in ranked]
+        order[:] = [order[n] for _v, n in ranked] + order[limit:]
         return best_move, best
 
 
