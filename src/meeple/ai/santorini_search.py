@@ -25,8 +25,8 @@ The search
   and lives across the moves of a game (bounded size).
 - **Move ordering:** the table's move, winning turns, turns that block an
   opponent's climb to level 3 (a dome, or standing on the cell), two killer moves per
-  ply, a history table, then a static guess; turns that hand the opponent a level-3
-  step come last.
+  ply, then a static guess (and a history table for engine nodes next to the
+  horizon); turns that hand the opponent a level-3 step come last.
 - **Forward pruning through the engine** (gods, three players), whose turns cost
   far more to generate: a node two or more turns from the horizon searches only the
   :data:`BEAM` turns the evaluation likes best, and the root from depth 2 on the
