@@ -31,8 +31,17 @@ BOARD = """
 1  0  0  b  0
 """
 
+OPENING = """
+0  0  0  0  0
+0  A  0  b  0
+0  0  0  0  0
+0  B  0  a  0
+0  0  0  0  0
+"""
+
 POSITIONS: dict[str, GameState] = {
     "no gods": from_diagram(BOARD),
+    "no gods, opening": from_diagram(OPENING),
     "Apollo v Athena": from_diagram(BOARD, gods=("Apollo", "Athena")),
     "Artemis v Minotaur": from_diagram(BOARD, gods=("Artemis", "Minotaur")),
     "Prometheus v Limus": from_diagram(BOARD, gods=("Prometheus", "Limus")),

@@ -103,8 +103,8 @@ document.getElementById("here").addEventListener("click", () => {
 
 // --- the lobby ---------------------------------------------------------------------------
 
-function botLevel() {
-  return document.getElementById("botlevel").value;
+function botLevel(id = "botlevel") {
+  return document.getElementById(id).value;
 }
 
 function tables(list) {
@@ -114,7 +114,7 @@ function tables(list) {
     el("td", {}, t.waiting.map((w) => `${w.name} (${w.protocol})`).join(", ")),
     el("td", {},
       el("button", { type: "button", class: "sit", onclick: () => sit(t.id) }, "Sit"), " ",
-      el("button", { type: "button", class: "addbot", onclick: () => send({ type: "bot", table: t.id, level: botLevel() }) }, "Add a bot"))));
+      el("button", { type: "button", class: "addbot", onclick: () => send({ type: "bot", table: t.id, level: botLevel("lobbybotlevel") }) }, "Add a bot"))));
   page.tables = list;
   waiting();
   if (INVITED && !page.seated) {
