@@ -1,6 +1,6 @@
 """The AM27 bot keeps the heartbeat while it thinks a whole second a turn.
 
-The listener here drops a client silent for 0.5 s (ERRATA's 5 s, scaled down), so a
+The listener here drops a client silent for 0.8 s (ERRATA's 5 s, scaled down), so a
 bot whose search held the event loop for its 1 s think time would be dropped on its
 first turn: the game would end by the heartbeat, not by a win.
 """
@@ -22,7 +22,7 @@ ONLY = {"santorini": "meeple.server.santorini:create_listener"}
 async def test_a_bot_thinking_one_second_a_turn_keeps_its_heartbeat(tmp_path: Path) -> None:
     config = ServerConfig(
         database=str(tmp_path / "meeple.sqlite3"),
-        santorini=SantoriniConfig("lines", ping_interval=0.1, heartbeat_timeout=0.5),
+        santorini=SantoriniConfig("lines", ping_interval=0.1, heartbeat_timeout=0.8),
     )
     for name in config.listeners:
         config = config.with_port(name, 0)
