@@ -30,7 +30,8 @@ The search
 - **Forward pruning through the engine** (gods, three players), whose turns cost
   far more to generate: a node two or more turns from the horizon searches only the
   :data:`BEAM` turns the evaluation likes best, and the root from depth 2 on the
-  :data:`ROOT_BEAM` best of the previous iteration. The fast twin searches full width.
+  :data:`ROOT_BEAM` best of the previous iteration (all of them when those all lose).
+  The fast twin searches full width.
 - **Level-3 extensions:** at the horizon, a side to move that can step up to level 3
   has won (fast twin), and a side to move facing such a threat gets one more ply to
   find its block (at most :data:`MAX_EXTENSIONS` per line).
@@ -725,12 +726,17 @@ class _Searcher:
         best_move, best = order[0][0], -WIN - 1
         search = self.mortal_ab if self.mortal else self.alphabeta
         limit = len(order) if self.mortal or depth < 2 else min(len(order), ROOT_BEAM)
-        for n, (move, child) in enumerate(order[:limit]):
+        n = 0
+        while n < limit:
+            move, child = order[n]
             v = search(child, depth - 1, alpha, beta, 1, 0)
             scored.append((v, n))
             if v > best:
                 best, best_move = v, move
                 alpha = max(alpha, v)
+            n += 1
+            if n == limit and best < -_MATE:
+                limit = len(order)  # every move searched so far loses: try the rest
         ranked = sorted(scored, key=lambda x: (-x[0], x[1]))
         order[:] = [order[n] for _v, n in ranked] + order[limit:]
         return best_move, best
