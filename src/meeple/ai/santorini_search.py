@@ -44,7 +44,6 @@ from self-play (``scripts/train_santorini_eval.py``).
 
 from __future__ import annotations
 
-import random as _random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -104,11 +103,18 @@ _EXACT, _LOWER, _UPPER = 0, 1, 2
 
 # ------------------------------------------------------------------------ zobrist keys
 
-_zrng = _random.Random(0x5A7041)
+_MASK = (1 << 64) - 1
+_zstate = [0x5A7041]
 
 
 def _z() -> int:
-    return _zrng.getrandbits(64)
+    """The next Zobrist key: a fixed splitmix64 sequence (the same keys every run,
+    and no :mod:`random` in this layer)."""
+    _zstate[0] = (_zstate[0] + 0x9E3779B97F4A7C15) & _MASK
+    x = _zstate[0]
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK
+    return x ^ (x >> 31)
 
 
 Z_HEIGHT: tuple[tuple[int, ...], ...] = tuple(tuple(_z() for _h in range(5)) for _c in range(25))
@@ -119,7 +125,6 @@ Z_MOVED_UP: tuple[int, ...] = tuple(_z() for _ in range(3))
 Z_DEAD: tuple[int, ...] = tuple(_z() for _ in range(3))
 Z_OVER = _z()
 _GOD_KEYS: dict[tuple[int, str | None], int] = {}
-_MASK = (1 << 64) - 1
 
 
 def _god_key(seat: int, god: str | None) -> int:
