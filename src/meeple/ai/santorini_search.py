@@ -401,6 +401,7 @@ class _Searcher:
             [None, None] for _ in range(MAX_DEPTH + MAX_EXTENSIONS + 4)
         ]
         self.nodes = 0
+        self.partial: tuple[Any, int] | None = None  # a root move better than the last best
         self.node_limit = budget.max_nodes if budget.max_nodes is not None else 1 << 62
 
     # -- the two kinds of node
@@ -727,6 +728,7 @@ class _Searcher:
         :data:`ROOT_BEAM` best of the last iteration); returns the best move and its
         value, and reorders ``order`` in place, best first."""
         alpha, beta = -WIN - 1, WIN + 1
+        self.partial = None
         scored: list[tuple[int, int]] = []
         best_move, best = order[0][0], -WIN - 1
         search = self.mortal_ab if self.mortal else self.alphabeta
@@ -739,6 +741,8 @@ class _Searcher:
             if v > best:
                 best, best_move = v, move
                 alpha = max(alpha, v)
+                if n > 0:
+                    self.partial = (move, v)
             n += 1
             if n == limit and best < -_MATE:
                 limit = len(order)  # every move searched so far loses: try the rest
@@ -804,10 +808,16 @@ def search_turn(
             iterations.append((depth, value))
             if abs(value) > _MATE:
                 break  # a forced result: deeper will not change it
-            if budget.expired(searcher.nodes) or budget.elapsed_fraction() > 0.55:
-                break  # the next depth would not finish in time
+            if budget.expired(searcher.nodes) or (
+                depth >= 2 and budget.elapsed_fraction() > 0.55
+            ):
+                break  # the next depth would not finish in time (depth 2 is tried)
     except _Abort:
-        pass
+        # An iteration cut short: a root move that beat the previous best (searched
+        # first, with the full window) is a better move all the same.
+        partial = searcher.partial
+        if partial is not None and done:
+            best_move, best_value = partial
     return SearchResult(route_of(best_move), best_value, done, searcher.nodes, iterations)
 
 
