@@ -808,9 +808,7 @@ def search_turn(
             iterations.append((depth, value))
             if abs(value) > _MATE:
                 break  # a forced result: deeper will not change it
-            if budget.expired(searcher.nodes) or (
-                depth >= 2 and budget.elapsed_fraction() > 0.55
-            ):
+            if budget.expired(searcher.nodes) or (depth >= 2 and budget.elapsed_fraction() > 0.55):
                 break  # the next depth would not finish in time (depth 2 is tried)
     except _Abort:
         # An iteration cut short: a root move that beat the previous best (searched
