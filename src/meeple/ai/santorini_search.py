@@ -18,8 +18,8 @@ The search
   negamax; with three the opponents are assumed to gang up, "paranoid"), fail-soft,
   iterative deepening from depth 1 until the budget is spent (past depth 2 no
   iteration starts after 55 % of the time); the move of the last finished depth is
-  played, or a root move that beat it in an iteration cut short. Wins are scored ``WIN - ply`` so the quickest win (and the
-  slowest loss) is preferred.
+  played, or a root move that beat it in an iteration cut short. Wins are scored
+  ``WIN - ply`` so the quickest win (and the slowest loss) is preferred.
 - **Transposition table** keyed by a Zobrist hash of the heights, the workers, the
   side to move, the root seat and, through the engine, the gods, who moved up last
   turn (Athena) and who is still alive; it keeps depth, value, bound and best move,
