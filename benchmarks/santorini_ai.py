@@ -3,18 +3,24 @@
 Prints, for fixed mid-game positions (no gods and a few gods), legal-step generation
 per second (the queries an AM27 update needs: ``legal_steps`` with its dead-end check),
 complete-turn generation per second (``turns``, what the search expands), search nodes
-per second, and the search player's time per move (best of several runs).
+per second, and the classic two-ply player's time per move (best of several runs).
+Then the alpha-beta search (:func:`meeple.ai.santorini_search.search_turn`) given
+``--think-time`` seconds from the same positions: the depth it finished, its nodes
+and nodes per second, on the process's CPU clock (``--clock cpu``, the default: fair
+on a machine shared with other work) or the wall clock.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import random
 import time
 from collections.abc import Callable
 
 from meeple.ai.santorini import SearchStats, search_action
+from meeple.ai.santorini_search import SearchBudget, search_turn
 from meeple.games.santorini import GameState, from_diagram, legal_steps, turns
 
 BOARD = """
@@ -25,8 +31,17 @@ BOARD = """
 1  0  0  b  0
 """
 
+OPENING = """
+0  0  0  0  0
+0  A  0  b  0
+0  0  0  0  0
+0  B  0  a  0
+0  0  0  0  0
+"""
+
 POSITIONS: dict[str, GameState] = {
     "no gods": from_diagram(BOARD),
+    "no gods, opening": from_diagram(OPENING),
     "Apollo v Athena": from_diagram(BOARD, gods=("Apollo", "Athena")),
     "Artemis v Minotaur": from_diagram(BOARD, gods=("Artemis", "Minotaur")),
     "Prometheus v Limus": from_diagram(BOARD, gods=("Prometheus", "Limus")),
@@ -46,8 +61,14 @@ def _best(fn: Callable[[], object], repeat: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=5, help="runs per figure (best kept)")
+    parser.add_argument("--think-time", type=float, default=1.0, help="search seconds")
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
     args = parser.parse_args()
-    print(f"python {platform.python_version()} on {platform.machine()}")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(
+        f"python {platform.python_version()} on {platform.machine()}, "
+        f"{os.cpu_count()} cores, load average {load:.1f}"
+    )
     header = (
         f"{'position':<20} {'steps':>5} {'steps/s':>9} {'turns':>5} {'turns/s':>9}"
         f" {'nodes/s':>9} {'AI move ms':>10}"
@@ -66,6 +87,19 @@ def main() -> None:
         print(
             f"{name:<20} {len(steps):>5} {len(steps) / t_steps:>9.0f} {len(all_turns):>5}"
             f" {len(all_turns) / t_turns:>9.0f} {nodes / t_ai:>9.0f} {t_ai * 1000:>10.1f}"
+        )
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
+    print()
+    print(f"alpha-beta search, {args.think_time:g} s a move ({args.clock} clock)")
+    print(f"{'position':<20} {'depth':>5} {'nodes':>8} {'nodes/s':>9} {'value':>8}  turn")
+    for name, s in POSITIONS.items():
+        start = clock()
+        result = search_turn(s, SearchBudget(args.think_time, clock))
+        spent = clock() - start
+        route = " ".join(type(a).__name__ for a in result.route)
+        print(
+            f"{name:<20} {result.depth:>5} {result.nodes:>8} {result.nodes / spent:>9.0f}"
+            f" {result.value:>8}  {route}"
         )
 
 

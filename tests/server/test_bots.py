@@ -92,7 +92,7 @@ async def test_am27_client_and_server_bot_play_santorini_with_gods(server: Meepl
     the whole set-up (gods, starter, workers) and game run to a winner."""
     lobby = server_lobby(server.services)
     table = lobby.create_table("santorini", "gods", 2)
-    bot = add_bot(server.services, table.id)
+    bot = add_bot(server.services, table.id, level="medium")
     results = await asyncio.wait_for(
         play_santorini("127.0.0.1", server.ports["santorini"], "dan", players=2, gods=True, seed=7),
         120,

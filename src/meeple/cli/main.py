@@ -18,6 +18,7 @@ __all__ = ["COMMAND_MODULES", "build_parser", "main"]
 COMMAND_MODULES: tuple[str, ...] = (
     "meeple.cli.serve",
     "meeple.cli.scrabble",
+    "meeple.cli.santorini",
     "meeple.cli.bot",
     "meeple.cli.play",
     "meeple.cli.cmpn402",

@@ -19,7 +19,11 @@ when a reachable cell stands on level 3, otherwise climbs, builds where it can c
 next and not where an opponent could step onto level 3, and passes as soon as the
 turn is complete. By default it plays with the engine helper's search player
 (:class:`SearchPlayer` over :func:`meeple.ai.santorini.search_action`) and keeps the
-simple policy (:func:`choose`) for the set-up and as the fallback.
+simple policy (:func:`choose`) for the set-up and as the fallback. Given a ``level``
+(easy, medium, hard: :data:`meeple.ai.santorini_search.LEVELS`) it plays with the
+alpha-beta player instead, ``think_time`` seconds a turn. Every decision is computed
+in a worker thread, so the client keeps PINGing while the bot thinks (ERRATA: 5 s of
+silence is a disconnect).
 """
 
 from __future__ import annotations
@@ -28,10 +32,12 @@ import asyncio
 import contextlib
 import logging
 import random
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 from meeple.ai.santorini import search_action
+from meeple.ai.santorini_search import AlphaBetaPlayer
 from meeple.games import santorini as engine
 from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejected
 from meeple.protocols.santorini.messages import (
@@ -406,8 +412,9 @@ class SearchPlayer:
     a step, goes to the server's own option lists (:func:`choose`).
     """
 
-    def __init__(self, width: int = 6) -> None:
+    def __init__(self, width: int = 6, player: AlphaBetaPlayer | None = None) -> None:
         self.width = width
+        self.player = player  # None: the two-ply search_action
         self._state: engine.GameState | None = None
         self._refusals_seen = 0
 
@@ -428,7 +435,10 @@ class SearchPlayer:
             self._state = None
             return choose(client, update, rng)
         try:
-            action = search_action(self._state, rng, width=self.width)
+            if self.player is not None:
+                action = self.player.choose(self._state, rng)
+            else:
+                action = search_action(self._state, rng, width=self.width)
             message = self._to_wire(client, action)
             if message is not None and not listed(update, message):
                 log.info("%s: the search's %s is not in the update", client.nickname, message)
@@ -500,9 +510,15 @@ class SearchPlayer:
         return None
 
 
-def _chooser() -> Callable[[SantoriniClient, Update, random.Random], ClientMessage | None]:
-    """The search player (falling back to :func:`choose`)."""
-    return SearchPlayer()
+def _chooser(
+    level: str | None = None, think_time: float | None = None
+) -> Callable[[SantoriniClient, Update, random.Random], ClientMessage | None]:
+    """The search player (falling back to :func:`choose`): the two-ply one, or with a
+    ``level`` the alpha-beta player on the monotonic clock."""
+    if level is None:
+        return SearchPlayer()
+    player = AlphaBetaPlayer.at_level(level, clock=time.monotonic, think_time=think_time)
+    return SearchPlayer(player=player)
 
 
 async def play_santorini(
@@ -517,17 +533,21 @@ async def play_santorini(
     ping_interval: float = DEFAULT_PING_INTERVAL,
     search: bool = True,
     answer_timeout: float = ANSWER_TIMEOUT,
+    level: str | None = None,
+    think_time: float | None = None,
 ) -> list[GameResult]:
     """Connect, play ``games`` games in a row on one connection, return how each ended.
 
-    Raise :class:`SantoriniClientError` if the server closes the connection before
-    ``games`` games have ended, saying why when the server said so (``open: false``).
-    A command of ours that the server does not answer within ``answer_timeout`` seconds
-    counts as ignored: the bot re-reads the last GODLISTMESSAGE, PLAYERSMESSAGE or
-    UPDATE and chooses again without it.
+    ``level`` picks the alpha-beta player (``think_time`` overrides its seconds per
+    turn); without it the two-ply search player plays (``search=False``: the simple
+    policy). Raise :class:`SantoriniClientError` if the server closes the connection
+    before ``games`` games have ended, saying why when the server said so (``open:
+    false``). A command of ours that the server does not answer within
+    ``answer_timeout`` seconds counts as ignored: the bot re-reads the last
+    GODLISTMESSAGE, PLAYERSMESSAGE or UPDATE and chooses again without it.
     """
     rng = random.Random(seed)
-    chooser = _chooser() if search else choose
+    chooser = _chooser(level, think_time) if search else choose
     client = await SantoriniClient.connect(host, port, ping_interval=ping_interval)
     results: list[GameResult] = []
     current = GameResult(None, "")
@@ -548,7 +568,8 @@ async def play_santorini(
             ]
             command = next((c for c in starters if c not in client.unanswered), starters[0])
         elif isinstance(prompt, Update) and client.my_turn(prompt):
-            command = chooser(client, prompt, rng)
+            # In a worker thread: the pinger goes on while the bot thinks.
+            command = await asyncio.to_thread(chooser, client, prompt, rng)
         sent = command is not None and await client.send_if_allowed(command)
         if sent and isinstance(command, Pass):
             current.turns += 1

@@ -11,8 +11,12 @@ meanwhile.
     add_bot(services, table_id, level="hard") -> BotSeat
 
 Levels: ``hard`` plays the AI's best (Scrabble: the top-scoring play; Santorini: the
-two-ply search; Spectrangle: the greedy placement); ``easy`` plays a random one of
-the best eight Scrabble plays, or a random legal Santorini or Spectrangle action.
+alpha-beta search, 1 s a turn; Spectrangle: the greedy placement); ``medium`` plays a
+random one of the best three Scrabble plays, Santorini's search up to three turns
+deep in 0.5 s, Spectrangle's greedy placement; ``easy`` plays a random one of the best
+eight Scrabble plays, Santorini's search one turn deep in 0.1 s, or a random legal
+Spectrangle action (Santorini levels: :data:`meeple.ai.santorini_search.LEVELS`).
+Santorini's thinking time is read from the monotonic clock, in the thinking thread.
 At a Scrabble table with challenges both levels challenge an opponent's pending play
 that forms a word not in the lexicon, and accept a good one when on turn.
 Names are ``bot1``, ``bot2``, ... claimed in the server's name registry (case- and
@@ -27,12 +31,14 @@ import asyncio
 import itertools
 import logging
 import random
+import time
 from collections.abc import Callable, Container, Mapping
 from typing import TYPE_CHECKING, Any
 
 from meeple.ai import santorini as santorini_ai
 from meeple.ai import scrabble as scrabble_ai
 from meeple.ai import spectrangle as spectrangle_ai
+from meeple.ai.santorini_search import AlphaBetaPlayer
 from meeple.games import santorini as santorini_engine
 from meeple.games import spectrangle as spectrangle_engine
 from meeple.games.scrabble import game as scrabble_engine
@@ -68,11 +74,12 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-LEVELS = ("easy", "hard")
+LEVELS = ("easy", "medium", "hard")
 # After this many refused commands in one turn a bot gives the turn up (a pass, a
 # skip, LOSE in Santorini) rather than loop on a disagreement with the engine.
 MAX_REFUSALS = 5
 EASY_SPREAD = 8
+MEDIUM_SPREAD = 3
 
 
 class _AnyVariantOf:
@@ -226,6 +233,8 @@ class ScrabbleBot(BotSeat):
         skip = self.refusals
         if self.level == "easy":
             skip += self.rng.randrange(EASY_SPREAD)
+        elif self.level == "medium":
+            skip += self.rng.randrange(MEDIUM_SPREAD)
         lexicon = self.lexicon
 
         def decide() -> object:
@@ -278,23 +287,28 @@ class SantoriniBot(BotSeat):
     )
     THINK_AT_START = False  # the room's first Changed follows GameStarted: think then
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # One player for the bot's games: its table and plan go from turn to turn.
+        self.player = AlphaBetaPlayer.at_level(self.level, clock=time.monotonic)
+
     def consider(self, game: Any) -> None:
         if not isinstance(game, santorini_engine.Game) or game.is_over:
             return
         state = game.state  # immutable: safe to read from the thinking thread
         if state.turn != self.you or not state.alive[self.you]:
             return
-        you, rng = self.you, self.rng
-        easy = self.level == "easy" or self.refusals > 0
+        you, rng, player = self.you, self.rng, self.player
+        refused = self.refusals > 0
         give_up = self.refusals > MAX_REFUSALS
 
         def decide() -> object:
             if give_up:
                 return santorini_engine.Lose(you)
             try:
-                if easy:
+                if refused:
                     return santorini_ai.random_action(state, rng)
-                return santorini_ai.search_action(state, rng)
+                return player.choose(state, rng)
             except ValueError:
                 return santorini_engine.Lose(you)  # stuck: the spec's LOSE (§4.2.6)
 

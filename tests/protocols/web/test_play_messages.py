@@ -45,6 +45,9 @@ def test_play_messages_decode_to_their_dataclasses() -> None:
     assert decode('{"type":"sit","table":"table-3","name":"bo"}') == Sit("table-3", "bo")
     assert decode('{"type":"rejoin","token":"abcdefgh-123"}') == Rejoin("abcdefgh-123")
     assert decode('{"type":"bot","table":"table-3"}') == AddBot("table-3", "hard")
+    for level in ("easy", "medium", "hard"):
+        message = json.dumps({"type": "bot", "table": "t", "level": level})
+        assert decode(message) == AddBot("t", level)
     assert decode('{"type":"ready"}') == Ready()
     assert decode('{"type":"leave"}') == Leave()
     place = decode('{"type":"play","action":{"kind":"place","tiles":[[7,7,"C"],[8,7,"a"]]}}')

@@ -1,0 +1,160 @@
+"""Fit the Santorini search's evaluation weights from self-play (fixed seed, no downloads).
+
+    .venv/bin/python scripts/train_santorini_eval.py --games 300 --seed 25
+
+1. Self-play: games without gods between two copies of the search
+   (:func:`meeple.ai.santorini_search.search_turn`) at a fixed depth with the
+   hand-written weights (:data:`meeple.ai.santorini_eval.HAND_WEIGHTS`), no clock, so
+   a seed gives the same games on any machine. Workers are placed at random, and each
+   of the first ``--explore`` turns is a random one with probability ``--epsilon``,
+   so the games differ.
+2. Every position at the start of a turn is kept with its features for the side to
+   move and its opponent (:func:`meeple.ai.santorini_eval.seat_features`) and whether
+   the side to move went on to win.
+3. Logistic regression (batch gradient descent, L2 penalty) of that result on the
+   feature differences; the weights, scaled to points (``--scale`` per unit of
+   log-odds), are written with their provenance to
+   ``src/meeple/ai/data/santorini_eval.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import time
+from pathlib import Path
+
+from meeple.ai.santorini_eval import FEATURES, HAND_WEIGHTS, EvalWeights, seat_features
+from meeple.ai.santorini_search import SearchBudget, search_turn
+from meeple.games.santorini import (
+    CELLS,
+    ChooseStarter,
+    GameState,
+    Phase,
+    PlaceWorker,
+    Rules,
+    advance,
+    new_game,
+    turns,
+)
+
+OUT = Path(__file__).resolve().parent.parent / "src/meeple/ai/data/santorini_eval.json"
+MAX_TURNS = 200
+
+
+def _heights(s: GameState) -> list[int]:
+    return [4 if d else lv for lv, d in zip(s.levels, s.domes, strict=True)]
+
+
+def self_play(
+    rng: random.Random, depth: int, explore: int, epsilon: float, weights: EvalWeights
+) -> tuple[list[tuple[list[int], int]], int | None]:
+    """One game; returns (feature difference from the mover's view, mover) per turn and
+    the winner."""
+    s = new_game(Rules(players=2, gods=False), challenger=1)
+    s = advance(s, ChooseStarter(1, 0))[0]
+    while s.phase is Phase.PLACE:
+        occ = s.occupancy()
+        s = advance(s, PlaceWorker(s.turn, rng.choice([c for c in CELLS if occ[c] is None])))[0]
+    rows: list[tuple[list[int], int]] = []
+    table: dict[int, tuple[int, int, int, object]] = {}
+    turn_no = 0
+    while s.phase is Phase.PLAY and turn_no < MAX_TURNS:
+        me = s.turn
+        h = _heights(s)
+        mine = seat_features(h, s.workers, me, me)
+        theirs = seat_features(h, s.workers, 1 - me, me)
+        rows.append(([a - b for a, b in zip(mine, theirs, strict=True)], me))
+        if turn_no < explore and rng.random() < epsilon:
+            route = rng.choice([r for r, _ in turns(s)])
+        else:
+            route = search_turn(
+                s, SearchBudget(max_depth=depth), weights=weights, table=table, rng=rng
+            ).route
+        for action in route:
+            s = advance(s, action)[0]
+        turn_no += 1
+    return rows, s.winner if s.phase is Phase.OVER else None
+
+
+def fit(
+    xs: list[list[int]], ys: list[int], l2: float, steps: int, lr: float
+) -> tuple[list[float], float]:
+    """Logistic regression by batch gradient descent (features scaled by their spread);
+    returns the weights on the raw features and the final mean log-loss."""
+    n, k = len(xs), len(xs[0])
+    spread = [max(1e-9, max(abs(x[j]) for x in xs)) for j in range(k)]
+    zs = [[x[j] / spread[j] for j in range(k)] for x in xs]
+    w = [0.0] * k
+    loss = 0.0
+    for _ in range(steps):
+        grad = [0.0] * k
+        loss = 0.0
+        for z, y in zip(zs, ys, strict=True):
+            t = sum(a * b for a, b in zip(w, z, strict=True))
+            p = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, t))))
+            loss -= math.log(max(1e-12, p if y else 1 - p))
+            for j in range(k):
+                grad[j] += (p - y) * z[j]
+        for j in range(k):
+            w[j] -= lr * (grad[j] / n + l2 * w[j])
+        loss /= n
+    return [w[j] / spread[j] for j in range(k)], loss
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--games", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=25)
+    parser.add_argument("--depth", type=int, default=2, help="self-play search depth (turns)")
+    parser.add_argument("--explore", type=int, default=8)
+    parser.add_argument("--epsilon", type=float, default=0.3)
+    parser.add_argument("--l2", type=float, default=1e-3)
+    parser.add_argument("--steps", type=int, default=400)
+    parser.add_argument("--lr", type=float, default=2.0)
+    parser.add_argument("--scale", type=float, default=100.0, help="points per unit of log-odds")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args()
+
+    rng = random.Random(args.seed)
+    hand = EvalWeights(tuple(int(w) for w in HAND_WEIGHTS))
+    xs: list[list[int]] = []
+    ys: list[int] = []
+    wins = [0, 0, 0]
+    start = time.perf_counter()
+    for g in range(args.games):
+        rows, winner = self_play(rng, args.depth, args.explore, args.epsilon, hand)
+        wins[2 if winner is None else winner] += 1
+        if winner is None:
+            continue
+        for x, mover in rows:
+            xs.append(x)
+            ys.append(1 if mover == winner else 0)
+        if (g + 1) % 25 == 0:
+            print(f"{g + 1} games, {len(xs)} positions, {time.perf_counter() - start:.0f} s")
+    weights, loss = fit(xs, ys, args.l2, args.steps, args.lr)
+    points = {f: round(w * args.scale, 2) for f, w in zip(FEATURES, weights, strict=True)}
+    # The immediate win of the side to move is never left to the evaluation's scale.
+    points["threat_to_move"] = max(
+        points["threat_to_move"], 10 * max(abs(v) for v in points.values() if v)
+    )
+    provenance = (
+        f"scripts/train_santorini_eval.py --games {args.games} --seed {args.seed} "
+        f"--depth {args.depth} --explore {args.explore} --epsilon {args.epsilon} "
+        f"--l2 {args.l2} --steps {args.steps} --lr {args.lr} --scale {args.scale}: "
+        f"{len(xs)} positions from {args.games} self-play games without gods "
+        f"(seat 0 won {wins[0]}, seat 1 {wins[1]}, unfinished {wins[2]}), "
+        f"log-loss {loss:.4f}"
+    )
+    data = {"features": list(FEATURES), "weights": points, "provenance": provenance}
+    args.out.write_text(json.dumps(data, indent=2) + "\n")
+    print(provenance)
+    print(json.dumps(points, indent=2))
+
+
+if __name__ == "__main__":
+    main()
