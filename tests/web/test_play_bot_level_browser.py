@@ -22,7 +22,7 @@ async def test_the_bot_menu_picks_the_bots_level(
     page = await browser.new_page()
     try:
         await open_table(page, server, "pat", "santorini/standard", 2)
-        await page.select_option("#bot-level", level)
+        await page.select_option("#bot-level-seated", level)
         await page.click("#bot")
         lobby = server_lobby(server.services)
         bots: list[BotSeat] = []

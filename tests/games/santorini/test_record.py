@@ -35,7 +35,9 @@ def _live_game(
         actions = game.legal_actions()
         turn = game.turn
         assert turn is not None
-        if game.phase is Phase.PLAY and rng.random() < 0.02:
+        if game.phase is Phase.PLAY and (not actions or rng.random() < 0.02):
+            # Lose is always open in play, and the only way on for a player who cannot
+            # complete a turn at a table without auto-elimination (legal_actions: []).
             action: Any = Lose(turn)
         elif game.can_undo(turn) and rng.random() < 0.15:
             action = Undo(turn, all=rng.random() < 0.3)

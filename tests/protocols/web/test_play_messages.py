@@ -68,7 +68,7 @@ def test_play_messages_decode_to_their_dataclasses() -> None:
         {"type": "create", "game": "scrabble", "variant": "t", "size": 2, "name": "a", "x": 1},
         {"type": "sit", "table": "t", "name": "x" * 25},
         {"type": "rejoin", "token": "short"},
-        {"type": "bot", "table": "t", "level": "godlike"},
+        {"type": "bot", "table": "t", "level": "God-like!"},  # (an unknown name: refused)
         {"type": "play", "action": {"kind": "place", "tiles": [[15, 0, "A"]]}},
         {"type": "play", "action": {"kind": "place", "tiles": [[0, 0, "AB"]]}},
         {"type": "play", "action": {"kind": "place", "tiles": [[0, 0, "A"]] * 8}},

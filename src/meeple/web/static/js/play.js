@@ -123,8 +123,9 @@ const NAME = "meeple.name";
 }
 
 // The bot level chosen in the form (levels are the server's: docs/server.md, Bots).
-function botLevel() { return document.getElementById("bot-level").value; }
-function addBot(table) { send({ type: "bot", table, level: botLevel() }); }
+// Seated, the menu beside "Add a bot"; in the list of open tables, the one above it.
+function botLevel(id = "bot-level") { return document.getElementById(id).value; }
+function addBot(table, id = "bot-level") { send({ type: "bot", table, level: botLevel(id) }); }
 
 // "Play X now": a 2-seat table of that game and a bot at it, once per visit.
 function quickPlay() {
@@ -241,7 +242,7 @@ document.getElementById("resign").addEventListener("click", () => { page.leaving
 document.getElementById("resign-yes").addEventListener("click", resign);
 document.getElementById("resign-no").addEventListener("click", () => shown("confirm-resign", false));
 document.getElementById("again").addEventListener("click", unseated);
-document.getElementById("bot").addEventListener("click", () => addBot(page.table));
+document.getElementById("bot").addEventListener("click", () => addBot(page.table, "bot-level-seated"));
 
 // --- rematch -----------------------------------------------------------------------------
 // At the end, Rematch opens a table of the same game for the same number, and seats a
