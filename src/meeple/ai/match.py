@@ -17,7 +17,7 @@ from meeple.ai.selfplay import SimGame
 from meeple.games.rng import Random
 from meeple.games.scrabble.tiles import ENGLISH, TileSet
 
-__all__ = ["MatchResult", "play_game", "run_match", "wilson_interval"]
+__all__ = ["MatchResult", "Tally", "play_game", "run_match", "wilson_interval"]
 
 # A game that has not ended after this many turns is stopped (it cannot happen with
 # the six-scoreless-turns rule, but a bug must not hang a match).
@@ -25,18 +25,14 @@ MAX_TURNS = 200
 
 
 @dataclass(slots=True)
-class MatchResult:
-    """Games between A and B, from A's side."""
+class Tally:
+    """Wins, losses and draws of A against B, from A's side (any game's match)."""
 
     name_a: str
     name_b: str
     wins: int = 0
     losses: int = 0
     draws: int = 0
-    spread: int = 0
-    moves_a: int = 0
-    seconds_a: float = 0.0
-    spreads: list[int] = field(default_factory=list)
 
     @property
     def games(self) -> int:
@@ -46,6 +42,16 @@ class MatchResult:
     def win_rate(self) -> float:
         """Wins plus half the draws, over games played."""
         return (self.wins + self.draws / 2) / self.games if self.games else 0.0
+
+
+@dataclass(slots=True)
+class MatchResult(Tally):
+    """Games between A and B, from A's side."""
+
+    spread: int = 0
+    moves_a: int = 0
+    seconds_a: float = 0.0
+    spreads: list[int] = field(default_factory=list)
 
     def summary(self) -> str:
         """``strong v greedy: 312-180-8, win rate 63.2 % (95 % CI 58.9–67.3), mean spread

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from meeple.ai.match import wilson_interval
+from meeple.ai.match import Tally, wilson_interval
 from meeple.ai.santorini import random_action, search_action
 from meeple.ai.santorini_search import LEVELS, AlphaBetaPlayer
 from meeple.games.santorini import (
@@ -96,26 +96,13 @@ def make_player(
 
 
 @dataclass(slots=True)
-class SantoriniMatch:
+class SantoriniMatch(Tally):
     """Games between A and B, from A's side."""
 
-    name_a: str
-    name_b: str
-    wins: int = 0
-    losses: int = 0
-    draws: int = 0
     turns: int = 0
     turns_a: int = 0
     seconds_a: float = 0.0
     lengths: list[int] = field(default_factory=list)
-
-    @property
-    def games(self) -> int:
-        return self.wins + self.losses + self.draws
-
-    @property
-    def win_rate(self) -> float:
-        return (self.wins + self.draws / 2) / self.games if self.games else 0.0
 
     def summary(self) -> str:
         """``hard v classic: 18-2-0, win rate 90.0 % (95 % CI 69.9–97.2), mean plies

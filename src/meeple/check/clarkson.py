@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from meeple.check.core import CannotTest, Check, CheckFailed, Context, Differs, Level
+from meeple.check.core import (
+    CannotTest,
+    CheckFailed,
+    Context,
+    Differs,
+    Level,
+    registry,
+)
 from meeple.check.scrabble import Table, best_move, non_word
 from meeple.check.wire import Peer
 from meeple.games.scrabble.board import Board
@@ -169,26 +175,7 @@ def _place(move: Move) -> str:
     return "PLACE " + " ".join(f"({t.tile.upper()},{t.x},{t.y})" for t in move.tiles)
 
 
-Scenario = Callable[[Context], Awaitable[None]]
-SERVER_CHECKS: list[Check] = []
-
-
-def check(
-    id: str,
-    section: str,
-    level: Level,
-    title: str,
-    *,
-    timeout: float = 10.0,
-    errata: str | None = None,
-) -> Callable[[Scenario], Scenario]:
-    def register(run: Scenario) -> Scenario:
-        SERVER_CHECKS.append(
-            Check(f"clarkson.server.{id}", section, level, title, run, timeout, errata)
-        )
-        return run
-
-    return register
+SERVER_CHECKS, check = registry("clarkson.server")
 
 
 @check(

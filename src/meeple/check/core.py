@@ -94,6 +94,32 @@ class Check:
     errata: str | None = None  # the ERRATA point whose reading this check follows
 
 
+Scenario = Callable[["Context"], Awaitable[None]]
+
+
+def registry(prefix: str) -> tuple[list[Check], Callable[..., Callable[[Scenario], Scenario]]]:
+    """A kit's list of checks and the decorator that adds a scenario to it, its id
+    ``<prefix>.<id>`` (``twente.server``: ``twente.server.e001``)."""
+    checks: list[Check] = []
+
+    def check(
+        id: str,
+        section: str,
+        level: Level,
+        title: str,
+        *,
+        timeout: float = 10.0,
+        errata: str | None = None,
+    ) -> Callable[[Scenario], Scenario]:
+        def register(run: Scenario) -> Scenario:
+            checks.append(Check(f"{prefix}.{id}", section, level, title, run, timeout, errata))
+            return run
+
+        return register
+
+    return checks, check
+
+
 @dataclass(frozen=True, slots=True)
 class Exchange:
     """What one connection sent and received during a check (truncated)."""

@@ -13,10 +13,16 @@ in place of ``turn <name>``, errors as the words ``invalidMove``, ``invalidComma
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from meeple.check.core import CannotTest, Check, CheckFailed, Context, Differs, Level
+from meeple.check.core import (
+    CannotTest,
+    CheckFailed,
+    Context,
+    Differs,
+    Level,
+    registry,
+)
 from meeple.check.wire import Peer
 from meeple.games.spectrangle import TILE_SET, Board, Tile
 
@@ -162,26 +168,7 @@ def _board_moves(board: Board, hand: list[str]) -> list[tuple[Tile, int, int]]:
     return [(p.tile, p.index, p.points) for p in found]
 
 
-Scenario = Callable[[Context], Awaitable[None]]
-SERVER_CHECKS: list[Check] = []
-
-
-def check(
-    id: str,
-    section: str,
-    level: Level,
-    title: str,
-    *,
-    timeout: float = 10.0,
-    errata: str | None = None,
-) -> Callable[[Scenario], Scenario]:
-    def register(run: Scenario) -> Scenario:
-        SERVER_CHECKS.append(
-            Check(f"spectrangle.server.{id}", section, level, title, run, timeout, errata)
-        )
-        return run
-
-    return register
+SERVER_CHECKS, check = registry("spectrangle.server")
 
 
 @check("welcome", "welcome [extension]", Level.MUST, "connect is answered welcome")

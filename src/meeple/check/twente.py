@@ -10,17 +10,16 @@ and sends split, coalesced and oversized messages. Readings of unclear points fo
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from meeple.check.core import (
     CannotTest,
-    Check,
     CheckFailed,
     Context,
     Differs,
     Level,
     NotApplicable,
+    registry,
 )
 from meeple.check.scrabble import Table, best_move, non_word, two_letter_word
 from meeple.check.wire import Peer
@@ -185,26 +184,7 @@ async def two_player_game(ctx: Context, *flags: str, tags: tuple[str, str] = ("a
 
 # --- the checks -------------------------------------------------------------------------
 
-Scenario = Callable[[Context], Awaitable[None]]
-SERVER_CHECKS: list[Check] = []
-
-
-def check(
-    id: str,
-    section: str,
-    level: Level,
-    title: str,
-    *,
-    timeout: float = 10.0,
-    errata: str | None = None,
-) -> Callable[[Scenario], Scenario]:
-    def register(run: Scenario) -> Scenario:
-        SERVER_CHECKS.append(
-            Check(f"twente.server.{id}", section, level, title, run, timeout, errata)
-        )
-        return run
-
-    return register
+SERVER_CHECKS, check = registry("twente.server")
 
 
 @check("announce", "ANNOUNCE", Level.MUST, "ANNOUNCE is answered with WELCOME and the name")
