@@ -38,9 +38,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy src
 
-# Two workers: the suite's real servers, browsers and property tests spread over both
-# cores. PYTEST_ARGS="-n 0 tests/server" for one process and a part of it.
-PYTEST_ARGS ?= -n 2
+# Three workers on two cores: much of the suite waits on sockets, browsers and timers,
+# so a third worker fills the cores while the others wait. PYTEST_ARGS="-n 0 tests/server"
+# for one process and a part of it.
+PYTEST_ARGS ?= -n 3
 
 pytest: $(STAMP) $(NATIVE_STAMP)
 	$(BIN)/pytest $(PYTEST_ARGS)
