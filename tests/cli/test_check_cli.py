@@ -31,6 +31,8 @@ def test_check_server_writes_text_json_and_junit(
             f"127.0.0.1:{port}",
             "--only",
             "e00*",
+            "--lexicon",
+            "gcide",  # the fixture server's
             "--json",
             str(out_json),
             "--junit",

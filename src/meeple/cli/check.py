@@ -60,7 +60,15 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", metavar="FILE", help="also write the report as JSON (- for stdout)")
     p.add_argument("--junit", metavar="FILE", help="also write the report as JUnit XML")
     p.add_argument("--only", action="append", default=[], metavar="ID", help="run these checks")
-    p.add_argument("--lexicon", default="gcide", help="lexicon for the kit's moves")
+    from meeple.games.scrabble.lexicon import DEFAULT_LEXICON
+
+    p.add_argument(
+        "--lexicon",
+        default=DEFAULT_LEXICON,
+        help="the target's word list, which the kit's moves and unknown words come from"
+        f" (default {DEFAULT_LEXICON}, as meeple serve's; a server on another list"
+        " refuses the kit's words)",
+    )
 
 
 def _address(text: str) -> tuple[str, int] | None:
