@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -307,3 +308,48 @@ async def _open_log_with(
             store.close()
         await asyncio.sleep(0.05)
     raise AssertionError(f"no open log with {action or entries}")
+
+
+async def test_a_second_server_on_the_same_database_refuses_to_start(tmp_path: Path) -> None:
+    """A second ``meeple serve`` on a database another one is running on (a second
+    terminal, a service started twice) exits with a message before it reads any log:
+    it would replay the first one's open games and end them as if it had died. The first
+    one's game goes on (its next moves are logged and told), and once it is gone the
+    file is free again. Found trying the server as a user."""
+    database = tmp_path / "db.sqlite3"
+    first = Serve(database)
+    try:
+        port = first.ports["twente"]
+        ra, wa = await _twente_peer(port, "Alice")
+        _rb, wb = await _twente_peer(port, "Bob")
+        wa.write(b"REQUESTGAME" + RS)
+        wb.write(b"REQUESTGAME" + US + b"2" + RS)
+        turn = ""
+        while not turn:
+            fields = await _fields(ra)
+            if fields[0] == "NOTIFYTURN":
+                turn = fields[2]
+        second = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "meeple", "serve", "--database", str(database),
+            *(arg for name in ("twente", "clarkson", "cmpn402", "santorini", "spectrangle", "web")
+              for arg in (f"--{name}-port", "0")),
+            stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        _, err = await asyncio.wait_for(second.communicate(), 60)
+        assert second.returncode == 1
+        assert b"another meeple serve is running on" in err
+        assert b"restored from its log" not in err
+        for _ in range(2):  # both pass: the game goes on, each move told to both
+            mover = wa if turn == "Alice" else wb
+            mover.write(b"MAKEMOVE" + US + b"SWAP" + US + RS)  # a pass (ERRATA)
+            while (fields := await _fields(ra))[0] != "NOTIFYTURN":
+                pass
+            turn = fields[2]
+        assert "refused" not in first.log
+        assert "LogConflict" not in first.log
+        for writer in (wa, wb):
+            writer.close()
+    finally:
+        first.stop()
+    again = Serve(database)  # the claim went with the first process
+    again.stop()

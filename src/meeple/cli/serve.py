@@ -142,8 +142,13 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"meeple serve: {e}", file=sys.stderr)
         return 2
+    from meeple.server.store import DatabaseInUse
+
     try:
         asyncio.run(_serve(config))
+    except DatabaseInUse as e:
+        print(f"meeple serve: {e}", file=sys.stderr)
+        return 1
     except OSError as e:
         print(f"meeple serve: {e.strerror or e}", file=sys.stderr)
         return 1

@@ -142,7 +142,15 @@ class MeepleServer:
             )
         if built:
             from meeple.server.recovery import recover  # imports every game's room
+            from meeple.server.store import DatabaseClaim, DatabaseInUse
 
+            # Before any log is read: one meeple serve per database (DatabaseClaim).
+            database = self.config.database
+            try:
+                self.services.resource("database.claim", lambda: DatabaseClaim(database))
+            except DatabaseInUse:
+                await self.stop()
+                raise
             self.recovered = recover(self.services)
         for name, listener_config, listener in built:
             try:

@@ -42,6 +42,8 @@ __all__ = [
     "ActionLog",
     "Backend",
     "Cursor",
+    "DatabaseClaim",
+    "DatabaseInUse",
     "GameRecord",
     "LogConflict",
     "LogEntry",
@@ -882,6 +884,59 @@ def sqlite_path(url: str | Path) -> str | None:
     if text.startswith("sqlite://"):
         return text.removeprefix("sqlite://").removeprefix("/") or ":memory:"
     return None if "://" in text else text
+
+
+class DatabaseInUse(RuntimeError):
+    """Another ``meeple serve`` runs on this database."""
+
+
+class DatabaseClaim:
+    """This process's claim to run the games of one database, held until :meth:`close`.
+
+    A second ``meeple serve`` started on the same database (a second terminal, a service
+    started twice) would replay the first one's open logs and end its games as if it had
+    died. The claim stops it before it reads anything: an exclusive ``flock`` on a file
+    beside the SQLite file (the kernel drops it when the process dies, however it dies),
+    or a PostgreSQL advisory lock held by a session of its own (dropped with the session).
+    """
+
+    def __init__(self, url: str | Path) -> None:
+        self._file: Any = None
+        self._session: Any = None
+        path = sqlite_path(url)
+        if path == ":memory:":
+            return
+        if path is not None:
+            import fcntl
+
+            lock = Path(f"{path}.serve-lock")
+            lock.parent.mkdir(parents=True, exist_ok=True)
+            handle = lock.open("a")
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.close()
+                raise DatabaseInUse(
+                    f"another meeple serve is running on {path} (it holds {lock})"
+                ) from None
+            self._file = handle
+            return
+        import psycopg
+
+        session = psycopg.connect(str(url), autocommit=True)
+        row = session.execute("SELECT pg_try_advisory_lock(hashtext('meeple serve'))").fetchone()
+        if row is None or not row[0]:
+            session.close()
+            raise DatabaseInUse("another meeple serve is running on this PostgreSQL database")
+        self._session = session
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()  # the flock goes with the file
+            self._file = None
+        if self._session is not None:
+            self._session.close()
+            self._session = None
 
 
 def open_store(url: str | Path, *, wall_clock: Callable[[], float] = time.time) -> Store:
