@@ -36,7 +36,9 @@ REGISTRY = {"twente": f"{__name__}:create_greeter"}
 
 
 def _config() -> ServerConfig:
-    return ServerConfig().only("twente")
+    # In memory: not the repo's var/meeple.sqlite3 (the default), which another test
+    # process may be serving at the same time.
+    return ServerConfig(database=":memory:").only("twente")
 
 
 async def test_starts_registered_listeners_only() -> None:
@@ -69,7 +71,7 @@ async def test_port_in_use_is_reported_with_the_listener_name() -> None:
     first = MeepleServer(_config(), listeners=REGISTRY)
     await first.start()
     try:
-        taken = ServerConfig().only("twente").with_port("twente", first.ports["twente"])
+        taken = _config().with_port("twente", first.ports["twente"])
         second = MeepleServer(taken, listeners=REGISTRY)
         with pytest.raises(OSError, match="twente: cannot listen"):
             await second.start()

@@ -60,7 +60,9 @@ async def make_server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[ServerFac
         default_lexicon: bool = False,
         **cmpn402: Any,
     ) -> MeepleServer:
-        config = ServerConfig(database=str(tmp_path / "meeple.sqlite3")).only(*listeners, "web")
+        # Each server of a test its own file: one meeple serve per database (DatabaseClaim).
+        name = f"meeple-{len(servers)}.sqlite3" if servers else "meeple.sqlite3"
+        config = ServerConfig(database=str(tmp_path / name)).only(*listeners, "web")
         if limits:
             config = config.with_overrides(limits=LimitsConfig(**limits))
         if cmpn402:

@@ -349,13 +349,19 @@ onRedraw(draw);
 // server replays its record: /games/<uid>/history.json) and shows them like a replay:
 // ← → Home End step, Esc or "Back to the game" returns. New moves meanwhile extend
 // the list; the page stays on the step shown unless it was on the last one.
-const past = { steps: null, at: 0 };
+// ``opened`` counts the times it was opened or closed: an answer that comes back after
+// the player closed it (a new move's refresh still on its way) is dropped.
+const past = { steps: null, at: 0, opened: 0 };
 
 async function loadHistory(follow) {
   if (!page.uid) return;
+  if (!follow) past.opened++;
+  const asked = past.opened;
   const answer = await fetch(`/games/${encodeURIComponent(page.uid)}/history.json`);
+  if (asked !== past.opened) return;
   if (!answer.ok) { closeHistory(); return; }
   const steps = (await answer.json()).steps;
+  if (asked !== past.opened) return;
   const wasLast = !past.steps || past.at >= past.steps.length - 1;
   past.steps = steps;
   if (!follow || wasLast) past.at = steps.length - 1;
@@ -363,6 +369,7 @@ async function loadHistory(follow) {
 }
 
 function closeHistory(redraw = true) {
+  past.opened++;
   if (!past.steps) return;
   past.steps = null;
   if (redraw) draw();
