@@ -335,7 +335,12 @@ async def test_a_second_server_on_the_same_database_refuses_to_start(tmp_path: P
               for arg in (f"--{name}-port", "0")),
             stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip
-        _, err = await asyncio.wait_for(second.communicate(), 60)
+        try:
+            _, err = await asyncio.wait_for(second.communicate(), 60)
+        finally:
+            if second.returncode is None:  # it did not refuse: it must not outlive the test
+                second.kill()
+                await second.wait()
         assert second.returncode == 1
         assert b"another meeple serve is running on" in err
         assert b"restored from its log" not in err
