@@ -101,6 +101,11 @@ class LogSink(Protocol):
     ) -> Awaitable[object] | None:
         """Write entry number ``seq`` (from 1) of log ``uid``."""
 
+    def append_many(
+        self, uid: str, seq: int, entries: Sequence[Mapping[str, Any]], at: float
+    ) -> Awaitable[object] | None:
+        """Write entries ``seq``, ``seq + 1``, … of log ``uid`` at once: all or none."""
+
     def finish(self, uid: str, game: Mapping[str, Any]) -> Awaitable[object] | None:
         """Store the finished game (``Store.record_game``'s arguments) and close the log."""
 
