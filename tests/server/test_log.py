@@ -14,7 +14,7 @@ import pytest
 
 from meeple.server.journal import Health, Journal, Written
 from meeple.server.room import Room
-from meeple.server.store import LogConflict, Store, open_store
+from meeple.server.store import DatabaseClaim, DatabaseInUse, LogConflict, Store, open_store
 
 GENESIS = {"version": 1, "game": "counting", "record": {"players": ["ann", "bob"]}}
 
@@ -352,3 +352,17 @@ async def test_a_refused_command_is_not_logged_and_the_end_is_stored_from_the_lo
         assert stored.data["actions"] == [e.entry["action"] for e in log.entries]
     finally:
         journal.close()
+
+
+def test_one_meeple_serve_per_database(store_url: str) -> None:
+    """The database claim (``DatabaseClaim``): a second claim on the same database is
+    refused while the first is held, on SQLite (a flock) and PostgreSQL (an advisory
+    lock); once the first lets go, it can be taken."""
+    first = DatabaseClaim(store_url)
+    try:
+        with pytest.raises(DatabaseInUse, match="another meeple serve"):
+            DatabaseClaim(store_url)
+    finally:
+        first.close()
+    again = DatabaseClaim(store_url)
+    again.close()
