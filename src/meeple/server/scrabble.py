@@ -34,6 +34,7 @@ from meeple.games.scrabble.game import (
     GameResult,
     Pass,
     Play,
+    TimePenalty,
     Variant,
 )
 from meeple.games.scrabble.gcg import to_gcg
@@ -221,6 +222,30 @@ class ScrabbleRoom(Room):
     def log_actions(self, start: int = 0) -> list[dict[str, Any]]:
         return record_actions(self.game, start)
 
+    def clock_turn(self) -> int | None:
+        return self.game.turn
+
+    def on_flag(self, player: int) -> None:
+        # docs/web.md, "Clocks": past its overtime's limit (or at zero without one) the
+        # game ends, out of time; the penalties come off the final scores.
+        if not self.game.is_over:
+            self._publish(None, self.game.apply(End(EndReason.TIME, player)))
+
+    def _time_penalties(self) -> list[Event]:
+        """The overtime penalties, once the game is over (WESPA/NASPA: 10 points per
+        started minute over), applied to the final scores as engine actions, so that
+        the record replays them."""
+        timing = self.timing
+        if timing is None:
+            return []
+        timing.stop()
+        events: list[Event] = []
+        for player, left in enumerate(timing.remaining):
+            points = timing.control.penalty_for(left)
+            if points:
+                events += self.game.apply(TimePenalty(player, points))
+        return events
+
     def on_start(self) -> None:
         opening = tuple(self.game.opening_events())
         players = tuple(s.name for s in self.seats)
@@ -261,6 +286,8 @@ class ScrabbleRoom(Room):
         raise NotYourTurn(f"unknown command {command!r}")
 
     def _publish(self, actor: int | None, events: list[Event]) -> None:
+        if self.game.is_over:
+            events = events + self._time_penalties()
         update = Update(actor, tuple(events), self.game)
         if self.game.is_over:
             # Stored before anyone is told, so a player who has seen the end finds the record.
