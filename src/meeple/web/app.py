@@ -289,8 +289,15 @@ async def game_page(request: Request) -> Response:
         snapshot, seq = (last.data, last.seq) if last is not None else (room.snapshot(), 0)
         if snapshot["view"] is not None:
             lexicon = getattr(room, "lexicon_name", None)
+            # The clocks as of now (a snapshot's are as of its last move).
             return render(
-                request, "live.html", uid=uid, snapshot=snapshot, seq=seq, lexicon=lexicon
+                request,
+                "live.html",
+                uid=uid,
+                snapshot=snapshot,
+                seq=seq,
+                lexicon=lexicon,
+                clocks=room.clock_view(),
             )
     record = await stored(replays.find, ctx.store, uid)
     if record is None:

@@ -202,8 +202,10 @@ class WebSeat:
 
     def _create(self, m: proto.CreateTable) -> None:
         rule = StartRule.READY if m.start == "ready" else StartRule.FULL
+        # A table's own choices (issue 24): a clock, a Scrabble word list.
+        settings = {"clock": m.clock} if m.clock else {}
         self._claim(m.name)
-        table = self.lobby.create_table(m.game, m.variant, m.size, rule)
+        table = self.lobby.create_table(m.game, m.variant, m.size, rule, settings)
         try:
             self._sit(table.id)
         except TableError:
@@ -382,6 +384,7 @@ def _seat_view(room: Room, you: int) -> dict[str, Any] | None:
     else:
         return None
     view["over"] = bool(game.is_over)
+    view["clocks"] = room.clock_view()
     return view
 
 

@@ -1,6 +1,7 @@
 // The play page (issue 13): sit at a lobby table and play over meeple-web/1
 // (docs/protocols/web.md, "Playing"). Every "seat" message is the whole game as this seat
 // sees it; the page redraws from it and keeps only what is being typed or clicked.
+import { showClocks } from "./clocks.js";
 import { renderBoard, renderMoves, renderPanel, replaceChildren } from "./render.js";
 import { PROTOCOL } from "./ws.js";
 
@@ -85,6 +86,7 @@ function seated(msg) {
 // Back to the form and the open tables.
 function unseated() {
   turnAlert(false);
+  showClocks("clocks", null);
   page.seated = false; page.view = null; page.table = "";
   forget();
   shown("join", true); shown("play", false); shown("over", false);
@@ -142,6 +144,32 @@ function quickPlay() {
   send({ type: "create", game: g, variant, size: 2, name: input.value, start: "full" });
 }
 
+// A table's clock in words: "25 min", "5 min + 3 s" (docs/web.md, "Clocks").
+function clockLabel(spec) {
+  if (!spec) return null;
+  const [minutes, increment] = spec.split("+");
+  return Number(increment) ? `${minutes} min + ${increment} s` : `${minutes} min`;
+}
+function clockNote(table) {
+  const label = clockLabel(table.settings?.clock);
+  return label ? el("small", { class: "clock-note" }, ` clock: ${label}`) : null;
+}
+
+// The form offers the clocks of the game chosen (Scrabble: minutes and overtime; the
+// others: Fischer increments).
+function clockChoices() {
+  const game = document.querySelector("#create [name=game]").value.split("/")[0];
+  const select = document.querySelector("#create [name=clock]");
+  for (const option of select.options) {
+    const fits = !option.dataset.games || option.dataset.games.split(" ").includes(game);
+    option.hidden = !fits;
+    option.disabled = !fits;
+  }
+  if (select.selectedOptions[0]?.disabled) select.value = "";
+}
+document.querySelector("#create [name=game]").addEventListener("change", clockChoices);
+clockChoices();
+
 function lexiconNote(game) {
   return game === "scrabble" ? el("small", { class: "lexicon" }, ` words: ${lexiconLabel(LEXICON)}`) : null;
 }
@@ -151,7 +179,7 @@ function tables(list) {
   const sorted = [...list].sort((a, b) => (b.id === INVITED) - (a.id === INVITED));
   const rows = sorted.map((t) => el("tr", { "data-table": t.id, class: t.id === INVITED ? "invited" : null },
     el("td", { "data-label": "Table" }, t.id, t.id === INVITED ? el("b", { class: "invite-mark" }, " (your invitation)") : null),
-    el("td", { "data-label": "Game" }, `${t.game} (${t.variant})`, lexiconNote(t.game)),
+    el("td", { "data-label": "Game" }, `${t.game} (${t.variant})`, lexiconNote(t.game), clockNote(t)),
     el("td", { "data-label": "Seats" }, `${t.waiting.length}/${t.players}${t.start === "ready" ? " max, when ready" : ""}`),
     el("td", { "data-label": "Waiting" }, t.waiting.map((w) => `${w.name} (${w.protocol})`).join(", ")),
     el("td", {},
@@ -176,9 +204,10 @@ function waiting() {
   if (!mine || page.view) return;
   page.botsAtTable = mine.waiting.filter((w) => w.protocol === "bot").length;
   page.tableVariant = mine.variant;
+  page.tableClock = mine.settings?.clock ?? "";
   document.getElementById("waiting").replaceChildren(`· ${mine.game} (${mine.variant}) · `
     + `${mine.waiting.length} of ${mine.players}: ${mine.waiting.map((w) => `${w.name} (${w.protocol})`).join(", ")}`,
-    lexiconNote(mine.game) ?? "");
+    lexiconNote(mine.game) ?? "", clockNote(mine) ?? "");
   shown("ready", mine.start === "ready");
 }
 
@@ -200,8 +229,9 @@ document.getElementById("create").addEventListener("submit", (event) => {
   if (!name) return;
   const [game, variant] = String(form.get("game")).split("/");
   clearChat();
+  const clock = String(form.get("clock") ?? "");
   send({ type: "create", game, variant, size: Number(form.get("size")), name,
-    start: form.get("ready") ? "ready" : "full" });
+    start: form.get("ready") ? "ready" : "full", ...(clock ? { clock } : {}) });
 });
 document.getElementById("ready").addEventListener("click", () => send({ type: "ready" }));
 // Leave before the game: the seat is simply given up. Leave or Resign mid-game: the game
@@ -253,16 +283,18 @@ function remember(view) {
   lastGame = {
     game: view.game, variant: page.tableVariant ?? view.variant ?? "standard", size: view.players.length,
     players: view.players, me: view.players[view.you], bots: page.botsInGame ?? page.botsAtTable ?? 0,
+    clock: view.clocks?.control.spec ?? "",
   };
 }
 
 function rematch() {
   if (!lastGame) return;
-  const { game, variant, size, bots } = lastGame;
+  const { game, variant, size, bots, clock } = lastGame;
   page.rematchBots = bots;
   page.view = null;
   clearChat();
-  send({ type: "create", game, variant, size, name: page.name || nameInput(), start: "full" });
+  send({ type: "create", game, variant, size, name: page.name || nameInput(), start: "full",
+    ...(clock ? { clock } : {}) });
 }
 document.getElementById("rematch").addEventListener("click", rematch);
 
@@ -298,6 +330,7 @@ function seatView(view, uid) {
   if (room) page.botsInGame = room.protocols.filter((p) => p === "bot").length;
   // What is being typed or clicked lasts as long as the game's part says (newView).
   GAMES[view.game].newView(before, view);
+  showClocks("clocks", view.clocks ?? null, view.players);
   if (view.over) {
     remember(view);
     forget();
