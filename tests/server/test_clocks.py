@@ -14,6 +14,7 @@ import pytest
 from tests.server.conftest import InlineJournal
 
 from meeple.ai import santorini as santorini_ai
+from meeple.games.records import RecordError
 from meeple.games.scrabble.game import EndReason
 from meeple.games.scrabble.gcg import to_gcg
 from meeple.games.scrabble.lexicon import Lexicon
@@ -253,3 +254,41 @@ async def test_a_spectrangle_flag_abandons_the_game() -> None:
     assert room.game.result is None
     assert room.flagged == turn
     assert room.finished
+
+
+async def test_a_tables_word_list_is_its_rooms_and_comes_back_after_a_restart(
+    tmp_path: Path, gcide: Lexicon
+) -> None:
+    """A table's ``lexicon`` setting: the room checks words with that list, its log's
+    genesis names it, and a restored room takes the same list up again; a server that
+    has not loaded it refuses the log rather than judge the game by another list."""
+    other = Lexicon.from_words(["QI", "ZA", "AA"], name="tiny")
+    resources = {
+        scrabble_room.LEXICON_RESOURCE: gcide,
+        scrabble_room.TABLE_LEXICONS_RESOURCE: {"tiny": other},
+    }
+    services: Any = SimpleNamespace(
+        rng=random.Random(7), resource=lambda name, _make: resources[name]
+    )
+    store = Store(tmp_path / "db")
+    lobby = Lobby(clock=VirtualClock(), grace=600)
+    lobby.journal = InlineJournal(store)  # type: ignore[assignment]
+    create, restore = scrabble_room._room_factory(gcide, services)
+    lobby.register_game("scrabble", create, variants=scrabble_room.TABLE_VARIANTS, restore=restore)
+    table = lobby.create_table("scrabble", "twente", 2, settings={"lexicon": "tiny"})
+    lobby.sit(table.id, _Seat("ann"))
+    room = lobby.sit(table.id, _Seat("bob"))
+    assert isinstance(room, scrabble_room.ScrabbleRoom)
+    await lobby.clock.advance(0)  # type: ignore[attr-defined]
+    assert room.lexicon_name == "tiny"
+    assert room.game.lexicon is other
+    log = store.action_log(room.uid)
+    assert log is not None
+    assert log.genesis["record"]["lexicon"] == "tiny"
+    again = Lobby(clock=VirtualClock(), grace=600)
+    again.register_game("scrabble", create, variants=scrabble_room.TABLE_VARIANTS, restore=restore)
+    restored = again.restore(log)
+    assert restored.game.lexicon is other  # type: ignore[attr-defined]
+    del resources[scrabble_room.TABLE_LEXICONS_RESOURCE]["tiny"]
+    with pytest.raises(RecordError, match="tiny"):
+        restore(log, [])

@@ -60,6 +60,7 @@ async def make_server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[ServerFac
         limits: dict[str, Any] | None = None,
         default_lexicon: bool = False,
         clock: Clock | None = None,
+        table_lexicons: tuple[str, ...] = (),
         **cmpn402: Any,
     ) -> MeepleServer:
         # Each server of a test its own file: one meeple serve per database (DatabaseClaim).
@@ -69,6 +70,8 @@ async def make_server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[ServerFac
             config = config.with_overrides(limits=LimitsConfig(**limits))
         if cmpn402:
             config = config.with_overrides(cmpn402=Cmpn402Config(**cmpn402))
+        if table_lexicons:
+            config = config.with_overrides(table_lexicons=table_lexicons)
         server = MeepleServer(config, rng=random.Random(seed), clock=clock)
         if not default_lexicon:  # else the configured one (ENABLE), loaded when needed
             server.services.resource("scrabble.lexicon", lambda: gcide)

@@ -517,7 +517,7 @@ def _play_message(kind: str, obj: dict[str, Any]) -> ClientMessage:
         if clock and (not isinstance(clock, str) or not _CLOCK.fullmatch(clock)):
             raise _bad("clock must be minutes+seconds, as 25+0 or 5+3")
         lexicon = obj.get("lexicon") or ""
-        if lexicon and (not isinstance(lexicon, str) or not _LEVEL.fullmatch(lexicon)):
+        if lexicon and (not isinstance(lexicon, str) or not _WORD.fullmatch(lexicon)):
             raise _bad("lexicon must be a word list's name (enable, gcide, ...)")
         return CreateTable(
             game,

@@ -166,12 +166,16 @@ function clockChoices() {
     option.disabled = !fits;
   }
   if (select.selectedOptions[0]?.disabled) select.value = "";
+  // A word list is a Scrabble table's only.
+  document.querySelector("#create .lexicon-choice").hidden = game !== "scrabble";
 }
 document.querySelector("#create [name=game]").addEventListener("change", clockChoices);
 clockChoices();
 
-function lexiconNote(game) {
-  return game === "scrabble" ? el("small", { class: "lexicon" }, ` words: ${lexiconLabel(LEXICON)}`) : null;
+// A Scrabble table's word list: its own (docs/web.md, "Word lists"), else the server's.
+function lexiconNote(table) {
+  return table.game === "scrabble"
+    ? el("small", { class: "lexicon" }, ` words: ${lexiconLabel(table.settings?.lexicon ?? LEXICON)}`) : null;
 }
 
 function tables(list) {
@@ -179,7 +183,7 @@ function tables(list) {
   const sorted = [...list].sort((a, b) => (b.id === INVITED) - (a.id === INVITED));
   const rows = sorted.map((t) => el("tr", { "data-table": t.id, class: t.id === INVITED ? "invited" : null },
     el("td", { "data-label": "Table" }, t.id, t.id === INVITED ? el("b", { class: "invite-mark" }, " (your invitation)") : null),
-    el("td", { "data-label": "Game" }, `${t.game} (${t.variant})`, lexiconNote(t.game), clockNote(t)),
+    el("td", { "data-label": "Game" }, `${t.game} (${t.variant})`, lexiconNote(t), clockNote(t)),
     el("td", { "data-label": "Seats" }, `${t.waiting.length}/${t.players}${t.start === "ready" ? " max, when ready" : ""}`),
     el("td", { "data-label": "Waiting" }, t.waiting.map((w) => `${w.name} (${w.protocol})`).join(", ")),
     el("td", {},
@@ -207,7 +211,7 @@ function waiting() {
   page.tableClock = mine.settings?.clock ?? "";
   document.getElementById("waiting").replaceChildren(`· ${mine.game} (${mine.variant}) · `
     + `${mine.waiting.length} of ${mine.players}: ${mine.waiting.map((w) => `${w.name} (${w.protocol})`).join(", ")}`,
-    lexiconNote(mine.game) ?? "", clockNote(mine) ?? "");
+    lexiconNote(mine) ?? "", clockNote(mine) ?? "");
   shown("ready", mine.start === "ready");
 }
 
@@ -230,8 +234,10 @@ document.getElementById("create").addEventListener("submit", (event) => {
   const [game, variant] = String(form.get("game")).split("/");
   clearChat();
   const clock = String(form.get("clock") ?? "");
+  const lexicon = game === "scrabble" ? String(form.get("lexicon") ?? "") : "";
   send({ type: "create", game, variant, size: Number(form.get("size")), name,
-    start: form.get("ready") ? "ready" : "full", ...(clock ? { clock } : {}) });
+    start: form.get("ready") ? "ready" : "full", ...(clock ? { clock } : {}),
+    ...(lexicon && lexicon !== LEXICON ? { lexicon } : {}) });
 });
 document.getElementById("ready").addEventListener("click", () => send({ type: "ready" }));
 // Leave before the game: the seat is simply given up. Leave or Resign mid-game: the game
@@ -284,17 +290,18 @@ function remember(view) {
     game: view.game, variant: page.tableVariant ?? view.variant ?? "standard", size: view.players.length,
     players: view.players, me: view.players[view.you], bots: page.botsInGame ?? page.botsAtTable ?? 0,
     clock: view.clocks?.control.spec ?? "",
+    lexicon: view.game === "scrabble" && view.lexicon !== LEXICON ? view.lexicon : "",
   };
 }
 
 function rematch() {
   if (!lastGame) return;
-  const { game, variant, size, bots, clock } = lastGame;
+  const { game, variant, size, bots, clock, lexicon } = lastGame;
   page.rematchBots = bots;
   page.view = null;
   clearChat();
   send({ type: "create", game, variant, size, name: page.name || nameInput(), start: "full",
-    ...(clock ? { clock } : {}) });
+    ...(clock ? { clock } : {}), ...(lexicon ? { lexicon } : {}) });
 }
 document.getElementById("rematch").addEventListener("click", rematch);
 
