@@ -5,9 +5,6 @@ import { showClocks } from "./clocks.js";
 import { renderBoard, renderMoves, renderPanel, replaceChildren } from "./render.js";
 import { PROTOCOL } from "./ws.js";
 
-import * as santorini from "./play/santorini.js";
-import * as scrabble from "./play/scrabble.js";
-import * as spectrangle from "./play/spectrangle.js";
 import { el, onRedraw, page, send, status } from "./play/page.js";
 import { lexiconLabel } from "./wording.js";
 import { turnAlert } from "./play/alert.js";
@@ -25,7 +22,34 @@ const INVITED = PARAMS.get("table");
 let quick = PARAMS.get("bot") && PARAMS.get("game") ? PARAMS.get("game") : null;
 // The server's Scrabble lexicon (the page says it on every Scrabble table and game).
 const LEXICON = document.getElementById("play").dataset.lexicon;
-const GAMES = { scrabble, santorini, spectrangle };
+// Each game's part of the page is loaded when a game of it is about to be played (its
+// table is joined, or its first view comes): the page carries one game's code, not three
+// (issue 24, page weight; docs/web.md).
+const LOADERS = {
+  scrabble: () => import("./play/scrabble.js"),
+  santorini: () => import("./play/santorini.js"),
+  spectrangle: () => import("./play/spectrangle.js"),
+};
+const GAMES = {};
+const loading = {};
+function loadGame(name) {
+  if (!LOADERS[name]) return Promise.reject(new Error(`no game ${name}`));
+  loading[name] ??= LOADERS[name]().then((module) => { GAMES[name] = module; return module; });
+  return loading[name];
+}
+// A seat view is shown once its game's code is there; while it loads, a newer view
+// replaces the one waiting (each view is whole).
+let waitingSeat = null;
+function showSeat(msg) {
+  const name = msg.data?.game;
+  if (GAMES[name]) { seatView(msg.data, msg.uid); return; }
+  waitingSeat = msg;
+  loadGame(name).then(() => {
+    const next = waitingSeat;
+    waitingSeat = null;
+    if (next) showSeat(next);
+  }, () => status(`This page cannot show ${name} games.`));
+}
 
 // --- connection ------------------------------------------------------------------------
 
@@ -44,14 +68,14 @@ function connect() {
     } else if (msg.type === "lobby") { page.rooms = msg.data.rooms ?? []; tables(msg.data.tables); }
     else if (msg.type === "seated") seated(msg);
     else if (msg.type === "unseated") elsewhere();
-    else if (msg.type === "seat") seatView(msg.data, msg.uid);
+    else if (msg.type === "seat") showSeat(msg);
     else if (msg.type === "chat") chatLine(msg);
-    else if (msg.type === "preview" && page.view) GAMES[page.view.game].preview?.(msg);
+    else if (msg.type === "preview" && page.view) GAMES[page.view.game]?.preview?.(msg);
     else if (msg.type === "error") {
       // Refused while not seated but holding a token: the rejoin was refused (the game is
       // over, the grace period passed): the token is stale.
       if (msg.code === "refused" && !page.seated && page.token) { forget(); shown("elsewhere", false); }
-      if (msg.code === "illegal" && page.view) GAMES[page.view.game].refused?.();
+      if (msg.code === "illegal" && page.view) GAMES[page.view.game]?.refused?.();
       status(msg.message);
     }
   });
@@ -209,6 +233,7 @@ function waiting() {
   page.botsAtTable = mine.waiting.filter((w) => w.protocol === "bot").length;
   page.tableVariant = mine.variant;
   page.tableClock = mine.settings?.clock ?? "";
+  loadGame(mine.game).catch(() => {}); // ready before the game starts
   document.getElementById("waiting").replaceChildren(`· ${mine.game} (${mine.variant}) · `
     + `${mine.waiting.length} of ${mine.players}: ${mine.waiting.map((w) => `${w.name} (${w.protocol})`).join(", ")}`,
     lexiconNote(mine) ?? "", clockNote(mine) ?? "");
@@ -476,7 +501,7 @@ document.addEventListener("keydown", (event) => {
     if (to) { goHistory(to); event.preventDefault(); return; }
     if (event.key === "Escape") { closeHistory(); event.preventDefault(); return; }
   }
-  if (page.view && !past.steps) GAMES[page.view.game].keydown?.(event);
+  if (page.view && !past.steps) GAMES[page.view.game]?.keydown?.(event);
 });
 
 connect();
