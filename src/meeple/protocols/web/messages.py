@@ -513,11 +513,11 @@ def _play_message(kind: str, obj: dict[str, Any]) -> ClientMessage:
         if start not in ("full", "ready"):
             raise _bad("start must be full or ready")
         # docs/protocols/web.md, "Playing": create's clock and lexicon (issue 24).
-        clock = obj.get("clock") or ""
-        if clock and (not isinstance(clock, str) or not _CLOCK.fullmatch(clock)):
+        clock = obj.get("clock", "")
+        if not isinstance(clock, str) or (clock and not _CLOCK.fullmatch(clock)):
             raise _bad("clock must be minutes+seconds, as 25+0 or 5+3")
-        lexicon = obj.get("lexicon") or ""
-        if lexicon and (not isinstance(lexicon, str) or not _WORD.fullmatch(lexicon)):
+        lexicon = obj.get("lexicon", "")
+        if not isinstance(lexicon, str) or (lexicon and not _WORD.fullmatch(lexicon)):
             raise _bad("lexicon must be a word list's name (enable, gcide, ...)")
         return CreateTable(
             game,
