@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import random
 import tempfile
 from pathlib import Path
@@ -35,10 +36,9 @@ async def _weigh(page: object, url: str, ready: str | None) -> dict[str, int]:
     pending: list[asyncio.Task[None]] = []
 
     async def body(response: Response) -> None:
-        try:
+        # A redirect or a WebSocket upgrade has no body.
+        with contextlib.suppress(Exception):
             sizes[response.url.split("?")[0]] = len(await response.body())
-        except Exception:  # a redirect or a WebSocket upgrade has no body
-            pass
 
     page.on("response", lambda r: pending.append(asyncio.ensure_future(body(r))))  # type: ignore[attr-defined]
     await page.goto(url)  # type: ignore[attr-defined]

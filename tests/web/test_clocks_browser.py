@@ -77,3 +77,29 @@ async def test_a_scrabble_table_with_a_clock_runs_and_flags(
     finally:
         await watcher.close()
         await page.close()
+
+
+async def test_a_spectrangle_clock_with_an_increment_flags(
+    make_server: ServerFactory, browser: Browser
+) -> None:
+    """Spectrangle 2+1 against a bot: the rule reads "2 min + 1 s a move", and running
+    out abandons the game (the spec's one early end) with the flag shown."""
+    clock = VirtualClock()
+    server = await make_server(clock=clock)
+    page = await browser.new_page()
+    try:
+        await page.goto(f"http://127.0.0.1:{server.ports['web']}/play")
+        await page.fill("#create [name=name]", "ida")
+        await page.select_option("#create [name=game]", "spectrangle/standard")
+        await page.select_option("#create [name=clock]", "2+1")
+        await page.click("#create button[type=submit]")
+        await expect(page.locator("#waiting")).to_contain_text("clock: 2 min + 1 s")
+        await page.click("#bot")
+        await page.wait_for_function(MY_TURN, timeout=20_000)
+        await expect(page.locator("#clocks .clock-rule")).to_have_text("2 min + 1 s a move")
+        await expect(page.locator("#clocks .clock.running .who")).to_have_text("ida")
+        await clock.advance(121)
+        await expect(page.locator("#clocks .clock.flagged .who")).to_have_text("ida")
+        await expect(page.locator("#over")).to_be_visible()
+    finally:
+        await page.close()

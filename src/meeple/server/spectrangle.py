@@ -236,8 +236,8 @@ class SpectrangleRoom(Room):
         # docs/web.md, "Clocks": the spec knows one early end, a player gone, and it
         # abandons the game with no points counted; a player out of time is treated so.
         if not self.game.is_over:
+            # Still at the table (unlike a player gone): told of the end like the others.
             self.flagged = player
-            self.left.add(player)
             self._publish(self.game.apply(engine.Abandon(player)))
 
     def on_seat_left(self, seat: Seat) -> None:
@@ -342,7 +342,8 @@ def _room_factory(services: Services) -> tuple[RoomFactory, RoomRestorer]:
         result = game.result
         summary: dict[str, Any]
         if result is None:
-            left = [game.players[p] for p in sorted(room.left)]
+            gone = room.left if room.flagged is None else {*room.left, room.flagged}
+            left = [game.players[p] for p in sorted(gone)]
             end_reason, summary = END_PLAYER_LEFT, {"left": left}
             if room.flagged is not None:
                 end_reason = "time"

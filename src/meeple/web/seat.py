@@ -414,7 +414,9 @@ def _seat_view(room: Room, you: int) -> dict[str, Any] | None:
         view = spectrangle_view.seat_view(game, you)
     else:
         return None
-    view["over"] = bool(game.is_over)
+    # A game the room ended outside its engine's rules (a Santorini clock that ran out
+    # before play) is over too.
+    view["over"] = bool(game.is_over) or room.finished
     view["clocks"] = room.clock_view()
     return view
 

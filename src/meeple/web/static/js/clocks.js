@@ -57,6 +57,8 @@ function draw() {
 export function showClocks(id, clocks, players) {
   const target = document.getElementById(id);
   if (!target) return;
+  // Beside the board on a wide page, above it on a phone (meeple.css, .game.clocked).
+  target.parentElement.classList.toggle("clocked", Boolean(clocks));
   if (!clocks) {
     target.replaceChildren();
     target.hidden = true;
