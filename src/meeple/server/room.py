@@ -103,6 +103,11 @@ class LogSink(Protocol):
     ) -> Awaitable[object] | None:
         """Write entry number ``seq`` (from 1) of log ``uid``."""
 
+    def append_many(
+        self, uid: str, seq: int, entries: Sequence[Mapping[str, Any]], at: float
+    ) -> Awaitable[object] | None:
+        """Write entries ``seq``, ``seq + 1``, … of log ``uid`` at once: all or none."""
+
     def finish(self, uid: str, game: Mapping[str, Any]) -> Awaitable[object] | None:
         """Store the finished game (``Store.record_game``'s arguments) and close the log."""
 
@@ -620,13 +625,15 @@ class Room:
             self._log_open = True
         actions = self.log_actions(len(self._logged))
         if actions:
+            # A command's entries are one write: all of them or none (docs/durability.md).
             clocks = self.clocks()
-            at = self.wall_clock()
-            for action in actions:
-                self._logged.append(action)
-                seq, entry = len(self._logged), {"action": action, "clocks": clocks}
-                append = functools.partial(self._append, journal, seq, entry, at)
-                self._write(append, f"#{seq}")
+            first = len(self._logged) + 1
+            entries = [{"action": action, "clocks": clocks} for action in actions]
+            self._logged.extend(actions)
+            append = functools.partial(self._append, journal, first, entries, self.wall_clock())
+            self._write(
+                append, f"#{first}" if len(entries) == 1 else f"#{first}-{len(self._logged)}"
+            )
         if self._conclusion is not None and not self._concluded:
             self._concluded = True
             game = dict(self._conclusion)
@@ -636,9 +643,12 @@ class Room:
             self._write(functools.partial(journal.finish, self.uid, game), "finish")
 
     def _append(
-        self, journal: LogSink, seq: int, entry: Mapping[str, Any], at: float
+        self, journal: LogSink, seq: int, entries: Sequence[Mapping[str, Any]], at: float
     ) -> Awaitable[object] | None:
-        written = journal.append(self.uid, seq, entry, at)
+        if len(entries) == 1:
+            written = journal.append(self.uid, seq, entries[0], at)
+        else:
+            written = journal.append_many(self.uid, seq, entries, at)
         if isinstance(written, asyncio.Future):
             written.add_done_callback(self._taken)
         return written
