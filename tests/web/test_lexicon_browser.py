@@ -37,9 +37,22 @@ async def test_a_table_plays_with_the_word_list_it_chose(
         await expect(page.locator("#create .lexicon-choice")).to_be_visible()
         await page.fill("#create [name=name]", "lou")
         await page.select_option("#create [name=lexicon]", "enable")
+        await page.select_option("#create [name=clock]", "25+0")
         await screenshot(page, "play-form-lexicon")
         await page.click("#create button[type=submit]")
         await expect(page.locator("#waiting")).to_contain_text("words: ENABLE")
+        # Another visitor sees the table's word list and clock in the lists of tables.
+        other = await browser.new_page()
+        await other.goto(f"{base}/play")
+        row = other.locator("#tables tr")
+        await expect(row).to_contain_text("words: ENABLE")
+        await expect(row).to_contain_text("clock: 25 min")
+        await screenshot(other, "play-tables-settings")
+        await other.goto(f"{base}/")
+        await expect(other.locator("td[data-label=Variant]")).to_have_text(
+            "twente · ENABLE words · clock 25+0"
+        )
+        await other.close()
         await page.click("#bot")
         await page.wait_for_function(MY_TURN, timeout=20_000)
         await expect(page.locator("#waiting .lexicon")).to_contain_text("ENABLE")

@@ -176,7 +176,7 @@ function clockLabel(spec) {
 }
 function clockNote(table) {
   const label = clockLabel(table.settings?.clock);
-  return label ? el("small", { class: "clock-note" }, ` clock: ${label}`) : null;
+  return label ? el("small", { class: "clock-note" }, ` · clock: ${label}`) : null;
 }
 
 // The form offers the clocks of the game chosen (Scrabble: minutes and overtime; the
