@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from playwright.async_api import Browser, expect
 from tests.web.helpers import ServerFactory, screenshot
+from tests.web.test_play_issue24_browser import serious_violations
 
 from meeple.server.clock import VirtualClock
 from meeple.server.lobby import server_lobby
@@ -61,6 +62,7 @@ async def test_a_scrabble_table_with_a_clock_runs_and_flags(
         await page.wait_for_function(MY_TURN, timeout=20_000)
         await expect(page.locator("#clocks .clock.running.low .who")).to_have_text("kim")
         await screenshot(page, "play-clock")
+        assert await serious_violations(page) == []  # axe-core, with the clocks shown
 
         # Past zero and ten minutes of overtime: the flag ends the game, -100.
         await clock.advance(4 + 600)
@@ -72,6 +74,7 @@ async def test_a_scrabble_table_with_a_clock_runs_and_flags(
         await expect(page.locator("#moves")).to_contain_text("-100")
         await expect(watcher.locator("#clocks .clock.flagged .who")).to_have_text("kim")
         await screenshot(watcher, "live-clock")
+        assert await serious_violations(watcher) == []
         view = await page.evaluate("window.meeple.view")
         assert view["result"]["reason"] == "time"
     finally:
@@ -79,18 +82,20 @@ async def test_a_scrabble_table_with_a_clock_runs_and_flags(
         await page.close()
 
 
-async def test_a_spectrangle_clock_with_an_increment_flags(
-    make_server: ServerFactory, browser: Browser
+@pytest.mark.parametrize("game", ["spectrangle/standard", "santorini/standard"])
+async def test_a_clock_with_an_increment_flags(
+    make_server: ServerFactory, browser: Browser, game: str
 ) -> None:
-    """Spectrangle 2+1 against a bot: the rule reads "2 min + 1 s a move", and running
-    out abandons the game (the spec's one early end) with the flag shown."""
+    """Spectrangle and Santorini 2+1 against a bot: the rule reads "2 min + 1 s a move",
+    and running out ends the game (Spectrangle: abandoned, the spec's one early end;
+    Santorini: lost) with the flag shown."""
     clock = VirtualClock()
     server = await make_server(clock=clock)
     page = await browser.new_page()
     try:
         await page.goto(f"http://127.0.0.1:{server.ports['web']}/play")
         await page.fill("#create [name=name]", "ida")
-        await page.select_option("#create [name=game]", "spectrangle/standard")
+        await page.select_option("#create [name=game]", game)
         await page.select_option("#create [name=clock]", "2+1")
         await page.click("#create button[type=submit]")
         await expect(page.locator("#waiting")).to_contain_text("clock: 2 min + 1 s")
