@@ -38,8 +38,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from meeple.games.records import RecordError
+from meeple.server.clock import Clock, SystemClock
 from meeple.server.feed import Feed, game_topic
 from meeple.server.journal import Written
+from meeple.server.timecontrol import Clocks, TimeControl
 
 if TYPE_CHECKING:
     from meeple.server.store import ActionLog
@@ -313,6 +315,12 @@ class Room:
         self.finished = False
         self.on_finished: list[Callable[[Room], None]] = []
         self.log = _RoomLog(logger, {"room": self.id})
+        # Set by the lobby: the server's clock, and the table's time control (None: no
+        # clocks). The players' clocks (``timing``) start with the game (docs/web.md).
+        self.clock: Clock = SystemClock()
+        self.time_control: TimeControl | None = None
+        self.timing: Clocks | None = None
+        self._resumed_clocks: list[float] | None = None
 
     # --- the outside world talks to the room only through these -------------------
 
@@ -348,6 +356,15 @@ class Room:
 
     def on_seat_left(self, seat: Seat) -> None:
         """A player disconnected mid-game."""
+
+    def clock_turn(self) -> int | None:
+        """Whose clock runs now (the seat to move); None: nobody's (the game is over).
+        Asked after every command of a room with a time control."""
+        return None
+
+    def on_flag(self, player: int) -> None:
+        """``player``'s clock ran out (its end: zero, or the overtime's limit); the game
+        decides what follows (docs/web.md, "Clocks")."""
 
     def on_seat_back(self, index: int, seat: Seat) -> None:
         """Seat ``index`` is played by ``seat`` now: tell it the game as it is."""
@@ -389,7 +406,7 @@ class Room:
 
     def clock_settings(self) -> dict[str, Any] | None:
         """The clocks' settings, None for a game without clocks."""
-        return None
+        return None if self.time_control is None else self.time_control.to_json()
 
     def log_actions(self, start: int = 0) -> Sequence[Mapping[str, Any]]:
         """The game's actions from number ``start`` (0-based) on, as its record writes
@@ -399,7 +416,11 @@ class Room:
 
     def clocks(self) -> list[float] | None:
         """Each player's remaining time in seconds, None for a game without clocks."""
-        return None
+        return None if self.timing is None else self.timing.now()
+
+    def clock_view(self) -> dict[str, Any] | None:
+        """The clocks as the pages show them (:meth:`Clocks.view`); None: no clocks."""
+        return None if self.timing is None else self.timing.view()
 
     def conclude(self, game: Mapping[str, Any]) -> None:
         """Store this finished game (``Store.record_game``'s arguments) after the log's
@@ -423,6 +444,15 @@ class Room:
             raise RecordError(f"room {log.uid}: the restored game's actions are not its log's")
         self._log_open = True
         self._logged = logged
+        # The clocks come back from the log: the genesis's control, the last entry's times
+        # (the time between that entry and the restart is charged to nobody).
+        settings = log.genesis.get("clocks")
+        if settings:
+            self.time_control = TimeControl.from_json(settings)
+            times = next(
+                (e.entry["clocks"] for e in reversed(log.entries) if e.entry.get("clocks")), None
+            )
+            self._resumed_clocks = None if times is None else [float(t) for t in times]
 
     def departed(self) -> Collection[int]:
         """The seats whose players left the game before it was restored (their leave is
@@ -452,6 +482,7 @@ class Room:
             "protocols": [getattr(s, "protocol", "unknown") for s in self.seats],
             "finished": self.finished,
             "view": self.spectator_view(),
+            "clocks": self.clock_view(),
         }
 
     def publish(self) -> None:
@@ -504,6 +535,7 @@ class Room:
             self._outbox = []
             try:
                 self.on_start()
+                self._run_clocks()
             finally:
                 await self._commit()
             self.publish()
@@ -519,6 +551,10 @@ class Room:
                         self._halt(command.reason)
                     elif isinstance(command, _SeatBack):
                         self._seat_back(command.old, command.new)
+                    elif isinstance(command, _Flag):
+                        if self.timing is not None and self.timing.fall(command.player):
+                            self.log.info("%s's clock ran out", self.seats[command.player].name)
+                            self.on_flag(command.player)
                     elif seat is not None and getattr(seat, "told_the_end", False):
                         # The seat's protocol already told its player how the game ended
                         # (a shutdown's farewell): nothing it sent before that counts now,
@@ -530,16 +566,34 @@ class Room:
                     # A bug in one command's handling is logged; the game state is only
                     # changed by the engine's atomic apply, so the room can go on.
                     self.log.exception("command %r failed", command)
+                self._run_clocks()
                 await self._commit()
                 self.publish()
         finally:
             self.finished = True
+            if self.timing is not None:
+                self.timing.stop()
             self.publish()
             for callback in self.on_finished:
                 try:
                     callback(self)
                 except Exception:
                     self.log.exception("on_finished callback failed")
+
+    def _run_clocks(self) -> None:
+        """Start, switch or stop the players' clocks after a command (before its log
+        entries, which carry the times)."""
+        if self.time_control is None:
+            return
+        if self.timing is None:
+            self.timing = Clocks(
+                self.time_control,
+                len(self.seats),
+                self.clock,
+                lambda player: self.submit(None, _Flag(player)),
+                self._resumed_clocks,
+            )
+        self.timing.run(None if self.finished else self.clock_turn())
 
     async def _commit(self) -> None:
         """Queue the command's new log entries, then what it told the seats; wait for both."""
@@ -684,6 +738,13 @@ class _LeftAtRestart:
 
     def __init__(self, seats: tuple[Seat, ...]) -> None:
         self.seats = seats
+
+
+class _Flag:
+    __slots__ = ("player",)
+
+    def __init__(self, player: int) -> None:
+        self.player = player
 
 
 class _SeatBack:
