@@ -28,15 +28,19 @@ class Mangler:
         upstream: int,
         terminator: bytes,
         *,
+        cut: Callable[[bytes], tuple[list[bytes], bytes]] | None = None,
         to_client: Callable[[bytes], bytes] = _same,
         to_server: Callable[[bytes], bytes] = _same,
         keep_open: bool = False,
+        keepalive: bytes = b"",
     ) -> None:
         self.upstream = upstream
         self.terminator = terminator
         self.to_client = to_client
         self.to_server = to_server
         self.keep_open = keep_open
+        self.keepalive = keepalive  # written upstream every 0.2 s: the client never "falls silent"
+        self.cut = cut or self._by_terminator
         self.port = 0
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -51,6 +55,10 @@ class Mangler:
         self._server.close()
         for t in list(self._tasks):
             t.cancel()
+
+    def _by_terminator(self, buffer: bytes) -> tuple[list[bytes], bytes]:
+        *messages, rest = buffer.split(self.terminator)
+        return [m + self.terminator for m in messages], rest
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
@@ -67,17 +75,27 @@ class Mangler:
             buffer = b""
             while chunk := await up_reader.read(65536):
                 buffer += chunk
-                *messages, buffer = buffer.split(self.terminator)
-                out = b"".join(self.to_client(m + self.terminator) for m in messages)
+                messages, buffer = self.cut(buffer)
+                out = b"".join(self.to_client(m) for m in messages)
                 if out:
                     writer.write(out)
                     await writer.drain()
             if self.keep_open:
                 await asyncio.sleep(30)
 
+        async def keepalive() -> None:
+            while self.keepalive:
+                up_writer.write(self.keepalive)
+                await asyncio.sleep(0.2)
+            await asyncio.Event().wait()
+
         try:
             await asyncio.wait(
-                [asyncio.create_task(inbound()), asyncio.create_task(outbound())],
+                [
+                    asyncio.create_task(inbound()),
+                    asyncio.create_task(outbound()),
+                    asyncio.create_task(keepalive()),
+                ],
                 return_when=asyncio.FIRST_COMPLETED,
             )
         except asyncio.CancelledError:
@@ -106,3 +124,37 @@ def first_message_only(terminator: bytes) -> Callable[[bytes], bytes]:
         return chunk if end < 0 else chunk[: end + len(terminator)]
 
     return cut
+
+
+def object_stream_units(buffer: bytes) -> tuple[list[bytes], bytes]:
+    """AM27's Java object stream cut into units: the header, then per message
+    ``79 74 <u16 length> <text>`` (the lengths are meeple's own, so always right)."""
+    units: list[bytes] = []
+    while buffer:
+        if buffer.startswith(b"\xac\xed\x00\x05"):
+            units.append(buffer[:4])
+            buffer = buffer[4:]
+            continue
+        if len(buffer) < 4:
+            break
+        length = int.from_bytes(buffer[2:4], "big")
+        if len(buffer) < 4 + length:
+            break
+        units.append(buffer[: 4 + length])
+        buffer = buffer[4 + length :]
+    return units, buffer
+
+
+def am27_text(rewrite: Callable[[str], str | None]) -> Callable[[bytes], bytes]:
+    """Rewrite each message's JSON text (None drops it); the length prefix made right."""
+
+    def unit(data: bytes) -> bytes:
+        if not data.startswith(b"yt"):
+            return data
+        text = rewrite(data[4:].decode("utf-8"))
+        if text is None:
+            return b""
+        raw = text.encode("utf-8")
+        return b"yt" + len(raw).to_bytes(2, "big") + raw
+
+    return unit

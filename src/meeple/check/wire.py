@@ -15,7 +15,7 @@ import contextlib
 
 from meeple.check.core import CannotTest, CheckFailed, Context, Recorder
 
-__all__ = ["MAX_BUFFER", "Peer"]
+__all__ = ["MAX_BUFFER", "Peer", "names"]
 
 # More than any legal message of the five specs; past it the target's message "never ends".
 MAX_BUFFER = 256 * 1024
@@ -71,7 +71,7 @@ class Peer:
         except (OSError, TimeoutError) as e:
             raise CheckFailed(f"{self.label}: could not send ({e!r})") from None
 
-    async def _fill(self, timeout: float) -> bool:
+    async def fill(self, timeout: float) -> bool:
         """Read once into the buffer; False at the end of the stream."""
         if self.eof:
             return False
@@ -86,7 +86,7 @@ class Peer:
             return False
         self.recorder.received += chunk
         self.buffer += chunk
-        if len(self.buffer) > MAX_BUFFER and self.terminator not in self.buffer:
+        if self.terminator and len(self.buffer) > MAX_BUFFER and self.terminator not in self.buffer:
             raise CheckFailed(f"{self.label}: {len(self.buffer)} bytes with no message end")
         return True
 
@@ -106,7 +106,7 @@ class Peer:
             if left <= 0:
                 raise CheckFailed(f"{self.label}: no {what} within {limit:g} s")
             try:
-                if not await self._fill(left):
+                if not await self.fill(left):
                     raise CheckFailed(f"{self.label}: connection closed while waiting for {what}")
             except TimeoutError:
                 raise CheckFailed(f"{self.label}: no {what} within {limit:g} s") from None
@@ -121,7 +121,7 @@ class Peer:
             if left <= 0:
                 return False
             try:
-                await self._fill(left)
+                await self.fill(left)
             except TimeoutError:
                 return False
             if len(self.buffer) > MAX_BUFFER:
@@ -140,3 +140,10 @@ class Peer:
         with contextlib.suppress(Exception):
             self._writer.close()
             await asyncio.wait_for(self._writer.wait_closed(), 1.0)
+
+
+def names(ctx: Context, *tags: str) -> list[str]:
+    """Player names for a check: the run's random prefix (``--only`` runs never clash)
+    and a tag per player."""
+    prefix: str = ctx.target.options.get("prefix", "ck")
+    return [f"{prefix}{t}" for t in tags]

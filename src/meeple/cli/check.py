@@ -21,7 +21,7 @@ from typing import Any
 
 __all__ = ["register"]
 
-SERVER_PROTOCOLS = ("twente", "clarkson", "spectrangle")
+SERVER_PROTOCOLS = ("twente", "clarkson", "spectrangle", "santorini")
 CLIENT_PROTOCOLS = ("twente", "clarkson", "spectrangle")
 
 
@@ -36,6 +36,12 @@ def register(sub: Any) -> None:
     s.add_argument("protocol", choices=SERVER_PROTOCOLS)
     s.add_argument("address", metavar="HOST:PORT")
     s.add_argument("--wait", type=float, default=3.0, help="seconds to wait for each reply")
+    s.add_argument(
+        "--heartbeat",
+        type=float,
+        default=5.0,
+        help="santorini: the server's heartbeat timeout in seconds (ERRATA: 5)",
+    )
     _common(s)
     s.set_defaults(handler=run_server)
     c = sides.add_parser("client", help="run a strict server and grade a client you connect")
@@ -114,7 +120,15 @@ def run_server(args: argparse.Namespace) -> int:
         return 2
     host, port = address
     results = asyncio.run(
-        run_server_kit(args.protocol, host, port, lexicon=lexicon, wait=args.wait, only=args.only)
+        run_server_kit(
+            args.protocol,
+            host,
+            port,
+            lexicon=lexicon,
+            wait=args.wait,
+            only=args.only,
+            options={"heartbeat": args.heartbeat},
+        )
     )
     return _emit(args, f"meeple check server {args.protocol} {host}:{port}", results)
 
