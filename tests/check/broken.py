@@ -126,25 +126,6 @@ def first_message_only(terminator: bytes) -> Callable[[bytes], bytes]:
     return cut
 
 
-def object_stream_units(buffer: bytes) -> tuple[list[bytes], bytes]:
-    """AM27's Java object stream cut into units: the header, then per message
-    ``79 74 <u16 length> <text>`` (the lengths are meeple's own, so always right)."""
-    units: list[bytes] = []
-    while buffer:
-        if buffer.startswith(b"\xac\xed\x00\x05"):
-            units.append(buffer[:4])
-            buffer = buffer[4:]
-            continue
-        if len(buffer) < 4:
-            break
-        length = int.from_bytes(buffer[2:4], "big")
-        if len(buffer) < 4 + length:
-            break
-        units.append(buffer[: 4 + length])
-        buffer = buffer[4 + length :]
-    return units, buffer
-
-
 def am27_text(rewrite: Callable[[str], str | None]) -> Callable[[bytes], bytes]:
     """Rewrite each message's JSON text (None drops it); the length prefix made right."""
 

@@ -214,3 +214,123 @@ def _sp_turn(board: object, hand: list[str], must_skip: bool, option: int = 0) -
     if isinstance(action, Exchange):
         return f"exchange {action.tile.code}\n".encode()
     return b"skip\n"
+
+
+_ENVELOPE = re.compile(rb'\{"type":"[A-Z]+","message":"(?:[^"\\]|\\.)*"\}')
+
+
+async def santorini_player(port: int, games: int, defects: frozenset[str]) -> None:
+    """A raw AM27 player stepping from the UPDATE's lists. Defects: regex (finds the
+    first envelope of each read with a regular expression, not by the length),
+    no-ping, late-register, out-of-turn, no-retry, after-end, garbage."""
+    from meeple.protocols.santorini import (
+        AutoDecoder,
+        Build,
+        Cell,
+        ChooseStarter,
+        EndGame,
+        GodInit,
+        GodList,
+        Info,
+        Lose,
+        Message,
+        Move,
+        Pass,
+        Ping,
+        Players,
+        Register,
+        ServerState,
+        Text,
+        Update,
+        WorkerInit,
+        decode,
+    )
+
+    name = "Broken"
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+
+    def send(m: Message) -> None:
+        writer.write(m.encode().encode() + b"\n")
+
+    async def ping() -> None:
+        while True:
+            send(Ping("AIping"))
+            await asyncio.sleep(0.5)
+
+    pinger = None if "no-ping" in defects else asyncio.create_task(ping())
+    if "late-register" in defects:
+        send(Pass(name))
+    if "garbage" in defects:
+        writer.write(b'{"type":"HELLO","message":"{}"}\n')
+    decoder = AutoDecoder()
+    board: dict[Cell, str] = {}
+    sulking = False
+    pending = b""
+    played = 0
+
+    def act(u: Update) -> None:
+        if u.can_place_worker:
+            mine = [s for s in board.values() if s == "M"]
+            free = [Cell(r, c) for r in range(5) for c in range(5) if Cell(r, c) not in board]
+            send(WorkerInit(name, free[12 % len(free)], "F" if mine else "M"))
+        elif u.can_pass:
+            send(Pass(name))
+        elif any(options for _, options in u.buildable):
+            w, options = next((w, o) for w, o in u.buildable if o)
+            c, levels = options[0]
+            send(Build(name, w, c, levels[0]))
+        elif any(cells for _, cells in u.reachable):
+            w, cells = next((w, c) for w, c in u.reachable if c)
+            send(Move(name, w, cells[0]))
+        else:
+            send(Lose(name))
+
+    try:
+        while played < games:
+            chunk = await reader.read(65536)
+            if not chunk:
+                return
+            if "regex" in defects:
+                # The first envelope the pattern finds in what was read; the rest of the
+                # read is dropped with it (a message TCP joined to another is lost).
+                pending += chunk
+                found = _ENVELOPE.search(pending)
+                texts = [decode(found[0].decode())] if found else []
+                if found:
+                    pending = b""
+            else:
+                texts = [decode(e.text) for e in decoder.receive_data(chunk) if isinstance(e, Text)]
+            for m in texts:
+                if isinstance(m, ServerState):
+                    send(Register(name, 2, False))
+                elif isinstance(m, GodList) and m.player == name:
+                    send(GodInit(name, m.gods[0].name))
+                elif isinstance(m, Players):
+                    board.clear()
+                    if m.player == name:
+                        send(ChooseStarter(name, name))
+                elif isinstance(m, Update):
+                    for c, state in m.board:
+                        if state.owner == name:
+                            board[c] = state.sex or "M"
+                        elif state.owner is not None:
+                            board[c] = "x"
+                        else:
+                            board.pop(c, None)
+                    if m.player == name and not sulking:
+                        act(m)
+                    elif m.player != name:
+                        sulking = False
+                        if "out-of-turn" in defects and m.player:
+                            send(Pass(name))
+                elif isinstance(m, Info) and "no-retry" in defects:
+                    sulking = True  # takes INFO as the end of its turn
+                elif isinstance(m, EndGame):
+                    played += 1
+                    if "after-end" in defects:
+                        send(Pass(name))
+            await writer.drain()
+    finally:
+        if pinger is not None:
+            pinger.cancel()
+        writer.close()

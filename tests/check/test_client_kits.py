@@ -7,11 +7,17 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 import pytest
-from tests.check.clients import clarkson_player, spectrangle_player, twente_player
+from tests.check.clients import (
+    clarkson_player,
+    santorini_player,
+    spectrangle_player,
+    twente_player,
+)
 
 from meeple.check.clients import CLIENT_CHECKS, run_client_kit
 from meeple.check.core import Result, Status
 from meeple.clients.clarkson import play_clarkson
+from meeple.clients.santorini import play_santorini
 from meeple.clients.scrabble_bot import configure, play_twente
 from meeple.clients.spectrangle import play_spectrangle
 from meeple.games.scrabble.lexicon import Lexicon
@@ -43,7 +49,7 @@ async def _kit(
 
 # Defects that stall the game: the kit stops waiting after --turn-wait. Other runs get a
 # generous one, so a slow machine never looks like a stalled client.
-STALLS = frozenset({"no-retry", "chunks", "first-only", "gives-up"})
+STALLS = frozenset({"no-retry", "chunks", "first-only", "gives-up", "regex"})
 
 
 def _turn_wait(defects: frozenset[str]) -> float:
@@ -51,10 +57,10 @@ def _turn_wait(defects: frozenset[str]) -> float:
 
 
 # A check that depends on the deal: whether a game tells the client to skip.
-DEPENDS_ON_THE_DEAL = {"skip-line"}
+DEPENDS_ON_THE_DEAL = {"skip-line", "ping-interval"}  # (and on how long the games last)
 
 
-@pytest.mark.parametrize("protocol", ["twente", "clarkson", "spectrangle"])
+@pytest.mark.parametrize("protocol", ["twente", "clarkson", "spectrangle", "santorini"])
 async def test_meeples_own_bot_passes_every_client_check(protocol: str, gcide: Lexicon) -> None:
     """meeple's bot, two games (the second one the kit leaves): every check passes, ≥ 10."""
 
@@ -63,6 +69,8 @@ async def test_meeples_own_bot_passes_every_client_check(protocol: str, gcide: L
             return await play_twente("127.0.0.1", port, "Alice", gcide, players=2, games=2)
         if protocol == "spectrangle":
             return await play_spectrangle("127.0.0.1", port, "Alice", players=2, games=2)
+        if protocol == "santorini":
+            return await play_santorini("127.0.0.1", port, "Alice", games=2)
         return await play_clarkson("127.0.0.1", port, "Alice", gcide, players=2, games=2)
 
     with configure("greedy", 0):
@@ -178,6 +186,45 @@ async def test_a_broken_spectrangle_client_fails_its_checks(
         "spectrangle",
         gcide,
         lambda port: spectrangle_player(port, games, defects),
+        games=games,
+        turn_wait=_turn_wait(defects),
+    )
+    for name in failing:
+        assert results[name].status is Status.FAIL, (name, results[name])
+    if not failing:
+        for name, r in results.items():
+            if name in DEPENDS_ON_THE_DEAL and r.status is Status.COULD_NOT_TEST:
+                continue
+            assert r.status is Status.PASS, (name, r.status, r.detail)
+
+
+SANTORINI = {
+    frozenset(): [],
+    frozenset({"late-register", "garbage", "out-of-turn", "after-end", "no-ping"}): [
+        "register-first",
+        "decodes",
+        "in-turn",
+        "not-after-end",
+        "other-leaves",
+        "heartbeat",
+    ],
+    frozenset({"no-retry"}): ["info-retry"],
+    frozenset({"regex"}): ["coalesced"],
+}
+
+
+@pytest.mark.parametrize("defects", list(SANTORINI), ids=lambda d: "-".join(sorted(d)) or "none")
+async def test_a_broken_santorini_client_fails_its_checks(
+    defects: frozenset[str], gcide: Lexicon
+) -> None:
+    """A raw AM27 player: correct, it passes; each defect fails its check (issue 23: a
+    bot finding message boundaries with a regular expression misses coalesced ones)."""
+    failing = SANTORINI[defects]
+    games = 2 if not failing or "other-leaves" in failing else 1
+    results = await _kit(
+        "santorini",
+        gcide,
+        lambda port: santorini_player(port, games, defects),
         games=games,
         turn_wait=_turn_wait(defects),
     )

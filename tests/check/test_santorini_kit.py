@@ -14,12 +14,12 @@ from tests.check.broken import (
     Mangler,
     am27_text,
     first_message_only,
-    object_stream_units,
     whole_messages_only,
 )
 
 from meeple.check import run_server_kit, server_checks
 from meeple.check.core import Level, Result, Status
+from meeple.check.santorini import object_stream_units
 from meeple.server.app import MeepleServer
 from meeple.server.config import SantoriniConfig, ServerConfig
 

@@ -108,6 +108,8 @@ class Observations:
     client_named: int = 0  # the client's renames confirmed and READYs (Clarkson)
     kit_table_game: int = 0  # the game the kit's player sits at a table for (Clarkson)
     kit_done: bool = False
+    heard: list[float] = field(default_factory=list)  # when each client message came (AM27)
+    pings: list[float] = field(default_factory=list)  # when each client PING came (AM27)
 
 
 class _Proxy:
@@ -1295,3 +1297,7 @@ def _sp_skip(ctx: Context, obs: Observations) -> None:
     if obs.skips_told == 0:
         raise CannotTest("no game happened to tell the client to skip")
     ctx.expect(obs.skips_answered > 0, f"told to skip {obs.skips_told} times, never skipped")
+
+
+# The kits in modules of their own register themselves in CLIENT_KITS and CLIENT_CHECKS.
+from meeple.check import santorini_client as _santorini_client  # noqa: E402, F401

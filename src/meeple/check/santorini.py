@@ -72,12 +72,44 @@ from meeple.protocols.santorini import (
     decode,
 )
 
-__all__ = ["SERVER_CHECKS", "AmPeer", "envelope"]
+__all__ = ["SERVER_CHECKS", "AmPeer", "envelope", "object_stream_units"]
 
 PING_INTERVAL = 0.5  # ERRATA: PING both ways every 0.5 s
 HEARTBEAT_TIMEOUT = 5.0  # ERRATA: 5 s of silence is a disconnect
 MAX_MESSAGE = 1024 * 1024
 M = TypeVar("M", bound=Message)
+
+
+def object_stream_units(buffer: bytes) -> tuple[list[bytes], bytes]:
+    """A Java object stream of strings cut into units by the lengths it carries: the
+    header, then per message ``79`` (TC_RESET, kept with what follows) and ``74`` + u16
+    length + text, or ``7C`` + u64 length + text; the unfinished rest. Anything else
+    ends the cutting: the rest is one unit (relays pass it through as it is)."""
+    units: list[bytes] = []
+    at = 0
+    while at < len(buffer):
+        if buffer.startswith(STREAM_HEADER, at):
+            units.append(buffer[at : at + 4])
+            at += 4
+            continue
+        start = at
+        while at < len(buffer) and buffer[at] == 0x79:  # TC_RESET
+            at += 1
+        if at >= len(buffer):
+            return units, buffer[start:]
+        code = buffer[at]
+        head = {0x74: 3, 0x7C: 9}.get(code)
+        if head is None:
+            units.append(buffer[start:])
+            return units, b""
+        if len(buffer) < at + head:
+            return units, buffer[start:]
+        length = int.from_bytes(buffer[at + 1 : at + head], "big")
+        if len(buffer) < at + head + length:
+            return units, buffer[start:]
+        at += head + length
+        units.append(buffer[start:at])
+    return units, b""
 
 
 def envelope(kind: str, body: dict[str, Any], *, nested: bool = False) -> bytes:

@@ -22,7 +22,7 @@ from typing import Any
 __all__ = ["register"]
 
 SERVER_PROTOCOLS = ("twente", "clarkson", "spectrangle", "santorini")
-CLIENT_PROTOCOLS = ("twente", "clarkson", "spectrangle")
+CLIENT_PROTOCOLS = ("twente", "clarkson", "spectrangle", "santorini")
 
 
 def register(sub: Any) -> None:
