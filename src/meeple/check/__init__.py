@@ -37,6 +37,7 @@ SERVER_KITS: dict[str, str] = {
     "clarkson": "meeple.check.clarkson",
     "spectrangle": "meeple.check.spectrangle",
     "santorini": "meeple.check.santorini",
+    "cmpn402": "meeple.check.cmpn402",
 }
 
 

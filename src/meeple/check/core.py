@@ -46,6 +46,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+# A cleanup (closing connections, ending a game the check started) gets this long.
+CLEANUP_TIMEOUT = 5.0
 # A failure's transcript keeps at most this many bytes per direction per connection.
 TRANSCRIPT_LIMIT = 2048
 
@@ -250,7 +252,7 @@ class Fixtures:
 
 async def _quietly(cleanup: Callable[[], Awaitable[None]]) -> None:
     try:
-        await asyncio.wait_for(cleanup(), 2.0)
+        await asyncio.wait_for(cleanup(), CLEANUP_TIMEOUT)
     except (TimeoutError, Exception):
         logger.debug("cleanup failed", exc_info=True)
 
