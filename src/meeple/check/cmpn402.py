@@ -65,7 +65,7 @@ from meeple.protocols.cmpn402 import (
     decode_server,
 )
 
-__all__ = ["SERVER_CHECKS", "WsPeer", "play_of"]
+__all__ = ["SERVER_CHECKS", "WsPeer", "play_of", "ws_frame", "ws_frame_parts", "ws_units"]
 
 TRY_AGAIN_LATER = 1013  # ERRATA: a third connection is closed with 1013
 MAX_WINDOW = 15.0  # the longest challenge window the kit waits out (s)
@@ -240,6 +240,66 @@ class WsPeer:
                 self.protocol.send_close(1000)
                 await self._flush()
         await self.peer.close()
+
+
+def ws_units(buffer: bytes) -> tuple[list[bytes], bytes]:
+    """A WebSocket byte stream cut into units: the HTTP head (up to its empty line),
+    then whole frames (masked or not); the unfinished rest. For relays that look at or
+    reshape frames (the client kit's, the tests' broken referees)."""
+    units: list[bytes] = []
+    at = 0
+    if buffer.startswith((b"GET ", b"HTTP/")):
+        end = buffer.find(b"\r\n\r\n")
+        if end < 0:
+            return units, buffer
+        units.append(buffer[: end + 4])
+        at = end + 4
+    while len(buffer) - at >= 2:
+        size = buffer[at + 1] & 0x7F
+        head = 2
+        if size == 126:
+            head = 4
+        elif size == 127:
+            head = 10
+        if len(buffer) - at < head:
+            break
+        if size >= 126:
+            size = int.from_bytes(buffer[at + 2 : at + head], "big")
+        if buffer[at + 1] & 0x80:
+            head += 4
+        if len(buffer) - at < head + size:
+            break
+        units.append(buffer[at : at + head + size])
+        at += head + size
+    return units, buffer[at:]
+
+
+def ws_frame_parts(unit: bytes) -> tuple[int, bytes] | None:
+    """A frame's opcode and (unmasked) payload; None for the HTTP head."""
+    if unit.startswith((b"GET ", b"HTTP/")) or len(unit) < 2:
+        return None
+    size = unit[1] & 0x7F
+    head = 2 if size < 126 else 4 if size == 126 else 10
+    payload = unit[head:]
+    if unit[1] & 0x80:
+        mask, payload = payload[:4], payload[4:]
+        payload = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    return unit[0] & 0x0F, payload
+
+
+def ws_frame(opcode: int, payload: bytes, mask: bytes | None = None) -> bytes:
+    """One final frame (masked with ``mask``, as a client's, if given)."""
+    n = len(payload)
+    if n < 126:
+        head = bytes((0x80 | opcode, n | (0x80 if mask else 0)))
+    elif n < 65536:
+        head = bytes((0x80 | opcode, 126 | (0x80 if mask else 0))) + n.to_bytes(2, "big")
+    else:
+        head = bytes((0x80 | opcode, 127 | (0x80 if mask else 0))) + n.to_bytes(8, "big")
+    if mask:
+        payload = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+        return head + mask + payload
+    return head + payload
 
 
 def play_of(move: Move) -> PlayMove:
