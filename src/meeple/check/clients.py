@@ -64,6 +64,7 @@ from meeple.protocols.spectrangle.errors import RemoteProtocolError as Spectrang
 from meeple.protocols.spectrangle.messages import decode_client as decode_spectrangle_client
 from meeple.protocols.twente.errors import RemoteProtocolError
 from meeple.protocols.twente.messages import Error, GameOver, NotifyTurn, decode
+from meeple.server.config import ServerConfig
 
 __all__ = ["CLIENT_CHECKS", "CLIENT_KITS", "Observations", "run_client_kit"]
 
@@ -677,6 +678,8 @@ class ClientKit:
     proxy: type[_Proxy]
     opponent: Callable[[int, Lexicon, Observations], Coroutine[Any, Any, None]]
     how: str
+    # The kit's server settings for ``--games`` (CMPN402: the series, the window).
+    configure: Callable[[ServerConfig, int], ServerConfig] | None = None
 
 
 CLIENT_KITS: dict[str, ClientKit] = {
@@ -720,7 +723,6 @@ async def run_client_kit(
     is started then, e.g. to run a client in the same process.
     """
     from meeple.server.app import MeepleServer
-    from meeple.server.config import ServerConfig
 
     kit = CLIENT_KITS[protocol]
     obs = Observations(protocol, games)
@@ -728,6 +730,8 @@ async def run_client_kit(
         # A short grace: at the end the kit's server goes, whoever is still connected.
         config = ServerConfig(database=f"{tmp}/check.sqlite3", shutdown_grace=0.2)
         config = config.only(kit.listener)
+        if kit.configure is not None:
+            config = kit.configure(config, games)
         server = MeepleServer(config, rng=random.Random())
         server.services.resource("scrabble.lexicon", lambda: lexicon)
         await server.start()
@@ -1300,4 +1304,5 @@ def _sp_skip(ctx: Context, obs: Observations) -> None:
 
 
 # The kits in modules of their own register themselves in CLIENT_KITS and CLIENT_CHECKS.
+from meeple.check import cmpn402_client as _cmpn402_client  # noqa: E402, F401
 from meeple.check import santorini_client as _santorini_client  # noqa: E402, F401

@@ -1,0 +1,415 @@
+"""The CMPN402 client kit: meeple's referee behind a grading relay, the kit's agent in the
+other seat.
+
+The relay passes the WebSocket handshake through and cuts both directions into frames
+(:func:`meeple.check.cmpn402.ws_units`). What the agent sends is graded against the
+spec's client state machine (meeple's :class:`~meeple.protocols.cmpn402.ClientSession`
+fed with exactly what the agent received): NAME first, moves only when THINKING,
+NO_CHALLENGE/CHALLENGE only in a challenge window, binary messages only. The referee's
+frames are delivered coalesced (a ping frame joined in front, so that the message that
+matters is the second frame of a TCP write: issue 23's agent "loses one of two frames
+that arrive together"), split, or paced. The relay refuses the agent's first PLAY once
+with INVALID and its times (the spec's AWAIT_PLAY_RESPONSE → THINKING) and expects
+another move. With ``--games`` ≥ 2 the kit's agent drops its connection part-way through
+the last game and comes back: the agent gets END reason 2, must stay connected and ready
+(spec, "Disconnection"), and plays the resumed game to its end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import replace
+
+from meeple.check.clients import (
+    CLIENT_KITS,
+    MODES,
+    ClientKit,
+    Observations,
+    _need_game,
+    _Proxy,
+    _turns,
+    _why,
+    check,
+)
+from meeple.check.cmpn402 import ws_frame, ws_frame_parts, ws_units
+from meeple.check.core import CannotTest, Context, Level
+from meeple.clients.cmpn402 import BuiltinAgent, play
+from meeple.games.scrabble.lexicon import Lexicon
+from meeple.protocols.cmpn402 import (
+    ClientSession,
+    ClientState,
+    EndMessage,
+    EndReason,
+    Invalid,
+    LocalProtocolError,
+    PlayMove,
+    PlayNotice,
+    ProtocolError,
+    Start,
+    decode_client,
+)
+from meeple.server.config import ServerConfig
+
+__all__: list[str] = []
+
+PING_FRAME = ws_frame(9, b"kit")
+# Moves: what a client sends in THINKING; answers: in AWAIT_AGENT_CHALLENGE.
+MOVES = {"PassMove", "ExchangeMove", "PlayMove"}
+ANSWERS = {"NoChallenge", "ChallengeMove"}
+
+
+class _Cmpn402Proxy(_Proxy):
+    def __init__(self, obs: Observations, server_port: int) -> None:
+        super().__init__(obs, server_port)
+        self.session = ClientSession()
+        self.times = (0, 0)
+
+    # -- frames both ways ---------------------------------------------------------------
+
+    async def _client_to_server(
+        self, reader: asyncio.StreamReader, up: asyncio.StreamWriter
+    ) -> None:
+        buffer = b""
+        while True:
+            chunk = await reader.read(65536)
+            if not chunk:
+                return
+            self.obs.recorder.sent += chunk
+            units, buffer = ws_units(buffer + chunk)
+            for unit in units:
+                if self.from_client(unit):
+                    up.write(unit)
+                    await up.drain()
+
+    async def _server_to_client(
+        self, up: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        buffer = b""
+        while True:
+            chunk = await up.read(65536)
+            if not chunk:
+                return
+            units, buffer = ws_units(buffer + chunk)
+            if units:
+                await self._deliver(writer, units)
+
+    async def _deliver(self, writer: asyncio.StreamWriter, messages: list[bytes]) -> None:
+        if MODES[self.batch % len(MODES)] == "coalesced" and ws_frame_parts(messages[0]):
+            messages = [PING_FRAME, *messages]  # the message that matters comes second
+        await super()._deliver(writer, messages)
+
+    # -- grading ------------------------------------------------------------------------
+
+    def from_client(self, message: bytes) -> bool:
+        obs = self.obs
+        parts = ws_frame_parts(message)
+        if parts is None:
+            return True  # the HTTP upgrade
+        opcode, payload = parts
+        if opcode == 1:
+            obs.undecodable.append(f"a text frame: {payload[:40]!r}")
+            return True
+        if opcode != 2:
+            return True  # ping, pong, close: the WebSocket library's business
+        obs.heard.append(asyncio.get_running_loop().time())
+        try:
+            decoded = decode_client(payload)
+        except ProtocolError as e:
+            obs.undecodable.append(f"{payload[:40]!r}: {e}")
+            return True
+        kind = type(decoded).__name__
+        shown = f"{kind} {payload[:24].hex()}"
+        if obs.first is None:
+            obs.first = kind
+        obs.messages.append(shown)
+        if kind == "Name":
+            obs.client_named += 1
+        state = self.session.state
+        try:
+            self.session.send(decoded)
+        except LocalProtocolError:
+            if kind in ANSWERS:
+                obs.framing.append(f"{kind} in {state.value}")  # no window open
+            elif kind in MOVES:
+                self.moved(shown)  # graded as out of turn / after the end
+            return True
+        # In the state machine's turn: the session accepted it.
+        if kind in ANSWERS:
+            obs.skips_answered += 1  # challenge windows answered
+        if kind in ANSWERS or kind in MOVES:
+            self.my_turn = True
+            if self.await_retry and kind in MOVES:
+                obs.retried_after_error = True
+                self.await_retry = False
+            self.moved(shown)
+            if self.refuse_next and isinstance(decoded, PlayMove):
+                # Spec, AWAIT_PLAY_RESPONSE: INVALID (with the times) sends it back to
+                # THINKING; the kit refuses the first PLAY once and wants another move.
+                self.refuse_next = False
+                obs.injected_error = True
+                self.await_retry = True
+                invalid = Invalid(*self.times).encode()
+                self.session.receive(invalid)
+                self.turn_given("paced")
+                self._spawn(self.inject(ws_frame(2, invalid)))
+                return False
+        if self.session.state is ClientState.THINKING:
+            # After its own NO_CHALLENGE (or a CHALLENGE's answer) the agent moves on.
+            self.my_turn = True
+            self.turn_since = asyncio.get_running_loop().time()
+        return True
+
+    def to_client(self, message: bytes, mode: str) -> None:
+        parts = ws_frame_parts(message)
+        if parts is None or parts[0] != 2:
+            return
+        try:
+            m = self.session.receive(parts[1])
+        except ProtocolError:
+            return
+        if hasattr(m, "player_time") and hasattr(m, "total_time"):
+            self.times = (m.player_time, m.total_time)
+        obs = self.obs
+        if isinstance(m, Start):
+            self.in_game, self.ended = True, False
+            if all(row == "." * 15 for row in m.board):
+                obs.kit_table_game += 1  # a new game (a resumed one has tiles)
+        elif isinstance(m, PlayNotice):
+            obs.skips_told += 1  # challenge windows opened
+        elif isinstance(m, EndMessage):
+            self.my_turn, self.turn_mode = False, None
+            if m.reason is EndReason.CONNECTION_ERROR:
+                obs.disconnect_game = True
+                return  # the game waits to resume: the agent stays ready
+            self.ended, self.in_game = True, False
+            obs.ends += 1
+            obs.games_won += 1
+            if m.reason is EndReason.TIME_ENDED:
+                obs.out_of_turn.append("the game ended on time (END reason 1)")
+            return
+        if self.session.state in (ClientState.THINKING, ClientState.AWAIT_AGENT_CHALLENGE):
+            self.turn_given(mode)  # it must move, or answer the challenge window
+        else:
+            self.my_turn, self.turn_mode = False, None
+
+
+# --- the kit's agent --------------------------------------------------------------------
+
+
+class _Cut:
+    """A TCP pipe in front of the referee for the kit's agent, which the kit can cut (a
+    dropped connection the agent recovers from by itself, spec "Disconnection")."""
+
+    def __init__(self, upstream: int) -> None:
+        self.upstream = upstream
+        self.writers: list[asyncio.StreamWriter] = []
+        self.server: asyncio.Server | None = None
+        self.port = 0
+
+    async def start(self) -> None:
+        self.server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = self.server.sockets[0].getsockname()[1]
+
+    def cut(self) -> None:
+        for w in self.writers:
+            with contextlib.suppress(Exception):
+                w.transport.abort()
+        self.writers.clear()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_r, up_w = await asyncio.open_connection("127.0.0.1", self.upstream)
+        self.writers += [writer, up_w]
+
+        async def pipe(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+            with contextlib.suppress(Exception):
+                while data := await r.read(65536):
+                    w.write(data)
+                    await w.drain()
+
+        await asyncio.wait(
+            [asyncio.create_task(pipe(reader, up_w)), asyncio.create_task(pipe(up_r, writer))],
+            return_when=asyncio.FIRST_COMPLETED,
+        )
+        for w in (writer, up_w):
+            with contextlib.suppress(Exception):
+                w.close()
+
+    def close(self) -> None:
+        self.cut()
+        if self.server is not None:
+            self.server.close()
+
+
+async def _cmpn402_opponent(port: int, lexicon: Lexicon, obs: Observations) -> None:
+    """meeple's agent through a pipe the kit cuts once, part-way through the last game."""
+    pipe = _Cut(port)
+    await pipe.start()
+
+    async def cutter() -> None:
+        if obs.games < 2:
+            return
+        while obs.kit_table_game < obs.games:  # the last game's START
+            await asyncio.sleep(0.02)
+        # Part-way through the last game: a few of the client's messages in.
+        base = len(obs.messages)
+        while len(obs.messages) < base + 3:
+            await asyncio.sleep(0.02)
+        pipe.cut()
+
+    task = asyncio.ensure_future(cutter())
+    try:
+        await play(
+            f"ws://127.0.0.1:{pipe.port}/",
+            "kitbot",
+            BuiltinAgent(lexicon),
+            games=obs.games,
+            retry_delay=0.1,
+        )
+    finally:
+        task.cancel()
+        pipe.close()
+
+
+def _configure(config: ServerConfig, games: int) -> ServerConfig:
+    # The series is the --games; a short challenge window keeps a run short.
+    return replace(config, cmpn402=replace(config.cmpn402, games=games, challenge_time=5.0))
+
+
+CLIENT_KITS["cmpn402"] = ClientKit(
+    "cmpn402",
+    _Cmpn402Proxy,
+    _cmpn402_opponent,
+    "a WebSocket (ws://HOST:PORT/), NAME when asked, then {games} game(s) in a row; "
+    "stay connected after END reason 2 (the other agent comes back)",
+    _configure,
+)
+
+
+# --- the checks -------------------------------------------------------------------------
+
+
+@check(
+    "cmpn402.client.name-first",
+    "Client State Machine: INIT",
+    Level.MUST,
+    "the agent's first message is NAME (0 + its name in UTF-8)",
+)
+def _cm_first(ctx: Context, obs: Observations) -> None:
+    ctx.expect(obs.first == "Name", f"first: {obs.first!r}")
+
+
+@check(
+    "cmpn402.client.decodes",
+    "Websockets",
+    Level.MUST,
+    "every message is a binary message of the spec's client layouts",
+)
+def _cm_decodes(ctx: Context, obs: Observations) -> None:
+    ctx.expect(not obs.undecodable, f"not valid: {obs.undecodable[:3]}")
+    ctx.expect(bool(obs.messages), "the agent sent nothing")
+
+
+@check(
+    "cmpn402.client.in-turn",
+    "Client State Machine: THINKING",
+    Level.MUST,
+    "PASS/EXCHANGE/PLAY only when THINKING (the spec's client state machine)",
+)
+def _cm_in_turn(ctx: Context, obs: Observations) -> None:
+    _need_game(obs)
+    ctx.expect(not obs.out_of_turn, f"out of turn: {obs.out_of_turn[:3]}")
+
+
+@check(
+    "cmpn402.client.window",
+    "Client State Machine: AWAIT_AGENT_CHALLENGE",
+    Level.MUST,
+    "NO_CHALLENGE/CHALLENGE only in a challenge window",
+)
+def _cm_window(ctx: Context, obs: Observations) -> None:
+    _need_game(obs)
+    ctx.expect(not obs.framing, f"outside a window: {obs.framing[:3]}")
+
+
+@check(
+    "cmpn402.client.challenge-answered",
+    "Scenarios: Play tiles",
+    Level.SHOULD,
+    "every PLAY of the other agent is answered with NO_CHALLENGE or CHALLENGE in time",
+)
+def _cm_answered(ctx: Context, obs: Observations) -> None:
+    if obs.skips_told == 0:
+        raise CannotTest("the kit's agent made no play" + _why(obs))
+    ctx.expect(
+        obs.skips_answered >= obs.skips_told,
+        f"{obs.skips_answered} answers for {obs.skips_told} challenge windows",
+    )
+
+
+@check(
+    "cmpn402.client.not-after-end",
+    "Client State Machine: * ANY",
+    Level.MUST,
+    "no move after END (issue 23: a referee must not score it; an agent must not send it)",
+)
+def _cm_after(ctx: Context, obs: Observations) -> None:
+    _need_game(obs)
+    ctx.expect(not obs.after_end, f"moves outside a game: {obs.after_end[:3]}")
+
+
+@check(
+    "cmpn402.client.invalid-retry",
+    "Client State Machine: AWAIT_PLAY_RESPONSE",
+    Level.MUST,
+    "after INVALID for its PLAY the agent moves again (THINKING)",
+)
+def _cm_retry(ctx: Context, obs: Observations) -> None:
+    if not obs.injected_error:
+        raise CannotTest("the agent made no PLAY to refuse" + _why(obs))
+    ctx.expect(obs.retried_after_error, "the agent never moved again after INVALID")
+
+
+@check(
+    "cmpn402.client.split",
+    "Websockets",
+    Level.MUST,
+    "acts on frames delivered split (a byte per write)",
+)
+def _cm_split(ctx: Context, obs: Observations) -> None:
+    _turns(ctx, obs, "split")
+
+
+@check(
+    "cmpn402.client.coalesced",
+    "Websockets",
+    Level.MUST,
+    "acts on a frame that arrives in one TCP write together with another",
+)
+def _cm_coalesced(ctx: Context, obs: Observations) -> None:
+    _turns(ctx, obs, "coalesced")
+
+
+@check(
+    "cmpn402.client.whole-game",
+    "Scenarios: Ending a game",
+    Level.MUST,
+    "plays whole games to END (--games)",
+)
+def _cm_games(ctx: Context, obs: Observations) -> None:
+    ctx.expect(obs.ends >= obs.games, f"{obs.ends} of {obs.games} games ended{_why(obs)}")
+
+
+@check(
+    "cmpn402.client.resume",
+    "Scenarios: Disconnection",
+    Level.MUST,
+    "after END reason 2 the agent stays connected and plays the resumed game to its end",
+)
+def _cm_resume(ctx: Context, obs: Observations) -> None:
+    if obs.games < 2:
+        raise CannotTest("needs --games 2 or more (the kit's agent drops in the last game)")
+    if not obs.disconnect_game:
+        raise CannotTest("the kit's agent did not drop" + _why(obs))
+    ctx.expect(obs.connections == 1, f"the agent connected {obs.connections} times")
+    ctx.expect(obs.ends >= obs.games, f"{obs.ends} of {obs.games} games ended{_why(obs)}")
