@@ -334,3 +334,91 @@ async def santorini_player(port: int, games: int, defects: frozenset[str]) -> No
         if pinger is not None:
             pinger.cancel()
         writer.close()
+
+
+async def cmpn402_player(port: int, games: int, defects: frozenset[str]) -> None:
+    """A raw WebSocket agent (its own handshake and frame reader) that plays one phony
+    PLAY on its first turn (the kit refuses it) and passes after that. Defects:
+    first-frame-only (handles the first frame of each read, drops the rest: issue 23),
+    no-name, late-move (PASS after END), outside-window (NO_CHALLENGE before any PLAY),
+    no-retry (INVALID taken as the end of its turn), leaves-on-drop (closes on END 2),
+    out-of-turn (PASS while the other is to move)."""
+    import base64
+    import os
+
+    from meeple.check.cmpn402 import ws_frame, ws_frame_parts, ws_units
+
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    key = base64.b64encode(os.urandom(16)).decode()
+    writer.write(
+        (
+            f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+            "Sec-WebSocket-Version: 13\r\n\r\n"
+        ).encode()
+    )
+
+    def send(payload: bytes, opcode: int = 2) -> None:
+        writer.write(ws_frame(opcode, payload, mask=os.urandom(4)))
+
+    if "no-name" in defects:
+        send(b"\x02")
+    if "outside-window" in defects:
+        send(b"\x05")
+    buffer = b""
+    played = 0
+    first_move = True
+    try:
+        while played < games:
+            chunk = await reader.read(65536)
+            if not chunk:
+                return
+            units, buffer = ws_units(buffer + chunk)
+            frames = [u for u in units if ws_frame_parts(u) is not None]
+            if "first-frame-only" in defects:
+                frames = frames[:1]  # the rest of the read's whole frames are lost
+            for u in frames:
+                parts = ws_frame_parts(u)
+                assert parts is not None
+                opcode, p = parts
+                if opcode == 9:
+                    send(p, 10)
+                    continue
+                if opcode != 2 or not p:
+                    continue
+                kind = p[0]
+                thinking = False
+                if kind == 0:
+                    send(b"\x00Broken")
+                elif kind == 1:
+                    thinking = p[1] == 1
+                    if not thinking and "out-of-turn" in defects:
+                        send(b"\x02")
+                elif kind in (2, 3) and len(p) == 9 + (kind == 3):
+                    thinking = True  # the other passed or exchanged
+                elif kind == 4 and len(p) > 20:
+                    send(b"\x05")  # the other's PLAY: no challenge, then our turn
+                    thinking = True
+                elif kind == 9:
+                    thinking = "no-retry" not in defects
+                elif kind == 10:
+                    if p[1] == 2:
+                        if "leaves-on-drop" in defects:
+                            return
+                        continue
+                    played += 1
+                    first_move = True
+                    if "late-move" in defects:
+                        send(b"\x02")
+                if thinking:
+                    if first_move:
+                        first_move = False
+                        # PLAY (8, 8) across "AB" claiming 4: the kit refuses it anyway
+                        send(b"\x04\x08\x08\x00\x01\x02" + bytes(5) + (4).to_bytes(4, "big"))
+                    else:
+                        send(b"\x02")
+                        if "out-of-turn" in defects:
+                            send(b"\x02")  # and again, while the other is to move
+            await writer.drain()
+    finally:
+        writer.close()

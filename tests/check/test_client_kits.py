@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from tests.check.clients import (
     clarkson_player,
+    cmpn402_player,
     santorini_player,
     spectrangle_player,
     twente_player,
@@ -17,6 +18,8 @@ from tests.check.clients import (
 from meeple.check.clients import CLIENT_CHECKS, run_client_kit
 from meeple.check.core import Result, Status
 from meeple.clients.clarkson import play_clarkson
+from meeple.clients.cmpn402 import BuiltinAgent
+from meeple.clients.cmpn402 import play as play_cmpn402
 from meeple.clients.santorini import play_santorini
 from meeple.clients.scrabble_bot import configure, play_twente
 from meeple.clients.spectrangle import play_spectrangle
@@ -49,7 +52,9 @@ async def _kit(
 
 # Defects that stall the game: the kit stops waiting after --turn-wait. Other runs get a
 # generous one, so a slow machine never looks like a stalled client.
-STALLS = frozenset({"no-retry", "chunks", "first-only", "gives-up", "regex"})
+STALLS = frozenset(
+    {"no-retry", "chunks", "first-only", "gives-up", "regex", "first-frame-only", "leaves-on-drop"}
+)
 
 
 def _turn_wait(defects: frozenset[str]) -> float:
@@ -60,7 +65,7 @@ def _turn_wait(defects: frozenset[str]) -> float:
 DEPENDS_ON_THE_DEAL = {"skip-line", "ping-interval"}  # (and on how long the games last)
 
 
-@pytest.mark.parametrize("protocol", ["twente", "clarkson", "spectrangle", "santorini"])
+@pytest.mark.parametrize("protocol", ["twente", "clarkson", "spectrangle", "santorini", "cmpn402"])
 async def test_meeples_own_bot_passes_every_client_check(protocol: str, gcide: Lexicon) -> None:
     """meeple's bot, two games (the second one the kit leaves): every check passes, ≥ 10."""
 
@@ -71,6 +76,9 @@ async def test_meeples_own_bot_passes_every_client_check(protocol: str, gcide: L
             return await play_spectrangle("127.0.0.1", port, "Alice", players=2, games=2)
         if protocol == "santorini":
             return await play_santorini("127.0.0.1", port, "Alice", games=2)
+        if protocol == "cmpn402":
+            uri = f"ws://127.0.0.1:{port}/"
+            return await play_cmpn402(uri, "Alice", BuiltinAgent(gcide), games=2)
         return await play_clarkson("127.0.0.1", port, "Alice", gcide, players=2, games=2)
 
     with configure("greedy", 0):
@@ -233,5 +241,43 @@ async def test_a_broken_santorini_client_fails_its_checks(
     if not failing:
         for name, r in results.items():
             if name in DEPENDS_ON_THE_DEAL and r.status is Status.COULD_NOT_TEST:
+                continue
+            assert r.status is Status.PASS, (name, r.status, r.detail)
+
+
+CMPN402 = {
+    frozenset(): [],
+    frozenset({"no-name", "outside-window", "late-move", "out-of-turn"}): [
+        "name-first",
+        "in-turn",
+        "window",
+        "not-after-end",
+    ],
+    frozenset({"no-retry"}): ["invalid-retry"],
+    frozenset({"first-frame-only"}): ["coalesced"],
+    frozenset({"leaves-on-drop"}): ["resume"],
+}
+
+
+@pytest.mark.parametrize("defects", list(CMPN402), ids=lambda d: "-".join(sorted(d)) or "none")
+async def test_a_broken_cmpn402_agent_fails_its_checks(
+    defects: frozenset[str], gcide: Lexicon
+) -> None:
+    """A raw WebSocket agent: correct, it passes; each defect fails its check (issue 23:
+    an agent that loses one of two frames arriving together)."""
+    failing = CMPN402[defects]
+    games = 2 if not failing or "resume" in failing else 1
+    results = await _kit(
+        "cmpn402",
+        gcide,
+        lambda port: cmpn402_player(port, games, defects),
+        games=games,
+        turn_wait=_turn_wait(defects),
+    )
+    for name in failing:
+        assert results[name].status is Status.FAIL, (name, results[name])
+    if not failing:
+        for name, r in results.items():
+            if name == "challenge-answered" and r.status is Status.COULD_NOT_TEST:
                 continue
             assert r.status is Status.PASS, (name, r.status, r.detail)

@@ -43,6 +43,7 @@ from meeple.protocols.cmpn402 import (
     EndReason,
     Invalid,
     LocalProtocolError,
+    NameRequest,
     PlayMove,
     PlayNotice,
     ProtocolError,
@@ -95,8 +96,10 @@ class _Cmpn402Proxy(_Proxy):
                 await self._deliver(writer, units)
 
     async def _deliver(self, writer: asyncio.StreamWriter, messages: list[bytes]) -> None:
-        if MODES[self.batch % len(MODES)] == "coalesced" and ws_frame_parts(messages[0]):
-            messages = [PING_FRAME, *messages]  # the message that matters comes second
+        if MODES[self.batch % len(MODES)] == "coalesced":
+            # The message that matters comes second (after the HTTP head, if any).
+            at = 0 if ws_frame_parts(messages[0]) else 1
+            messages = [*messages[:at], PING_FRAME, *messages[at:]]
         await super()._deliver(writer, messages)
 
     # -- grading ------------------------------------------------------------------------
@@ -125,6 +128,9 @@ class _Cmpn402Proxy(_Proxy):
         obs.messages.append(shown)
         if kind == "Name":
             obs.client_named += 1
+            if self.turn_mode is not None:  # the answer to NAME
+                obs.answered[self.turn_mode] += 1
+                self.my_turn, self.turn_mode = False, None
         state = self.session.state
         try:
             self.session.send(decoded)
@@ -171,6 +177,9 @@ class _Cmpn402Proxy(_Proxy):
         if hasattr(m, "player_time") and hasattr(m, "total_time"):
             self.times = (m.player_time, m.total_time)
         obs = self.obs
+        if isinstance(m, NameRequest):
+            self.turn_given(mode)  # the agent must answer with its NAME
+            return
         if isinstance(m, Start):
             self.in_game, self.ended = True, False
             if all(row == "." * 15 for row in m.board):
