@@ -170,3 +170,68 @@ def test_the_kit_survives_any_bytes(
         assert to_text("fuzz", results)
 
     asyncio.run(scenario())
+
+
+CMPN402_CHECKS = [
+    "cmpn402.server.name",
+    "cmpn402.server.start",
+    "cmpn402.server.pass",
+    "cmpn402.server.late-move",
+    "cmpn402.server.coalesced",
+]
+CMPN402_TOKENS = [
+    b"\x00",
+    b"\x01\x01",
+    b"\x01\x02",
+    b"\x02",
+    b"\x04",
+    b"\x09",
+    b"\x0a\x00",
+    bytes(8),
+]
+frames = st.lists(
+    st.one_of(
+        st.binary(max_size=300),
+        st.lists(st.sampled_from(CMPN402_TOKENS), max_size=6).map(b"".join),
+    ),
+    max_size=8,
+)
+
+
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(messages=frames, text=st.booleans(), close=st.booleans())
+def test_the_cmpn402_kit_survives_any_frames(
+    messages: list[bytes], text: bool, close: bool, gcide: Lexicon
+) -> None:
+    """A WebSocket server sending random binary (or text) messages to every agent: no
+    check is a kit error, none of the game's checks passes, reports render."""
+    from websockets.asyncio.server import ServerConnection, serve
+
+    async def handler(ws: ServerConnection) -> None:
+        for m in messages:
+            await ws.send(m.decode("latin-1") if text else m)
+        if close:
+            await ws.close(1011)
+        else:
+            await ws.wait_closed()
+
+    async def scenario() -> None:
+        async with serve(handler, "127.0.0.1", 0) as server:
+            port = server.sockets[0].getsockname()[1]
+            results = await asyncio.wait_for(
+                run_server_kit(
+                    "cmpn402", "127.0.0.1", port, lexicon=gcide, wait=0.1, only=CMPN402_CHECKS
+                ),
+                60,
+            )
+        assert len(results) == len(CMPN402_CHECKS)
+        assert not [r for r in results if r.kit_error], [r.detail for r in results if r.kit_error]
+        for r in results:
+            if r.check.id.endswith(("start", "pass", "late-move", "coalesced")):
+                assert r.status is not Status.PASS, r
+        json.loads(to_json("fuzz", results))
+        ET.fromstring(to_junit("fuzz", results).split("\n", 1)[1])
+
+    asyncio.run(scenario())
