@@ -543,10 +543,17 @@ class WholeGame:
     moves: int
     skips: int
     replaces: int
+    # What the kit's exchanges and skips were announced as, per player told:
+    # (the mover, the tile it gave back or "" for a skip, the line each player got).
+    announced: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
 
 
 async def _whole_game(ctx: Context) -> WholeGame:
-    game = await two_player_game(ctx, ("wg1", "wg2"))
+    return await _whole_game_tagged(ctx, ("wg1", "wg2"))
+
+
+async def _whole_game_tagged(ctx: Context, tags: tuple[str, str]) -> WholeGame:
+    game = await two_player_game(ctx, tags)
     assert game.tiles is not None
     players = list(game.peers)
     board = Board()
@@ -558,6 +565,7 @@ async def _whole_game(ctx: Context) -> WholeGame:
         me = game.peers[state.turn]
         hand = state.hands[state.turn]
         moves = [] if state.skip else _board_moves(board, hand)
+        told: dict[str, str] = dict.fromkeys(game.peers, "")
         if moves:
             tile, index, points = moves[0]
             await me.send(f"place {tile.code} on {index}")
@@ -565,9 +573,11 @@ async def _whole_game(ctx: Context) -> WholeGame:
         elif hand and in_bag > 0:
             await me.send(f"exchange {hand[0]}")
             expected = None
+            result.announced.append((state.turn, hand[0], told))
         else:
             await me.send("skip")
             expected = None
+            result.announced.append((state.turn, "", told))
         result.moves += 1
         if result.moves > 200:
             raise CannotTest("the game does not end")
@@ -584,7 +594,10 @@ async def _whole_game(ctx: Context) -> WholeGame:
                     # exchange): only the server knows. Skip instead.
                     retried = True
                     await me.send("skip")
+                    result.announced[-1] = (state.turn, "", told)
                     continue
+                if word == "replace" or line.startswith("player skipped"):
+                    told[name] = line
                 if line in ERRORS:
                     raise CheckFailed(f"a legal turn got {line!r}")
                 if word == "move" and name == state.turn:
@@ -681,3 +694,70 @@ async def _leaderboard_points(ctx: Context) -> None:
             if s.lstrip("-").isdigit()
         }
         ctx.expect(got == want, f"{name} got {got}, the moves less the hands give {want}")
+
+
+Announced = list[tuple[str, str, dict[str, str]]]
+
+
+async def _more_games(ctx: Context) -> Announced:
+    """Exchanges and skips depend on the deal: more games (up to four) until both came."""
+    first = await whole_game(ctx)
+    seen = list(first.announced)
+    for n in range(3):
+        if any(a[1] for a in seen) and any(not a[1] for a in seen):
+            break
+        more = await _whole_game_tagged(ctx, (f"xg{n}a", f"xg{n}b"))
+        seen += more.announced
+    return seen
+
+
+async def _announced(ctx: Context, exchange: bool) -> tuple[list[str], Announced]:
+    seen: Announced = await ctx.fixtures.get(ctx, "exchanges and skips", _more_games, 50.0)
+    g = await whole_game(ctx)
+    return list(g.points), [a for a in seen if bool(a[1]) == exchange]
+
+
+@check(
+    "replace",
+    "replace <name> <tile> with <new tile>",
+    Level.MUST,
+    "an exchange is announced to every player: replace name tile with new-tile",
+)
+async def _replace(ctx: Context) -> None:
+    _, exchanges = await _announced(ctx, exchange=True)
+    if not exchanges:
+        raise CannotTest("in four games no player had to exchange (it depends on the deal)")
+    for mover, tile, told in exchanges:
+        for name in told:
+            line = told.get(name, "")
+            words = line.split()
+            ok = (
+                len(words) == 5
+                and words[0] == "replace"
+                and words[1] == mover
+                and words[3] == "with"
+                and _TILE.fullmatch(words[4]) is not None
+                and Tile.parse(words[2]).code in {r.code for r in Tile.parse(tile).rotations()}
+                if len(words) == 5 and _TILE.fullmatch(words[2])
+                else False
+            )
+            ctx.expect(ok, f"{name} was told {line!r} of {mover}'s exchange of {tile}")
+
+
+@check(
+    "player-skipped",
+    "player skipped <name>",
+    Level.MUST,
+    "a player's skip is announced to every player: player skipped name",
+)
+async def _player_skipped(ctx: Context) -> None:
+    _, skips = await _announced(ctx, exchange=False)
+    if not skips:
+        raise CannotTest("in four games no player had to skip (it depends on the deal)")
+    for mover, _, told in skips:
+        for name in told:
+            line = told.get(name, "")
+            ctx.expect(
+                line == f"player skipped {mover}",
+                f"{name} was told {line!r} of {mover}'s skip",
+            )
