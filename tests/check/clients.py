@@ -410,6 +410,7 @@ async def cmpn402_player(port: int, games: int, defects: frozenset[str]) -> None
                     first_move = True
                     if "late-move" in defects:
                         send(b"\x02")
+                        send(b"\x02")
                 if thinking:
                     if first_move:
                         first_move = False

@@ -22,14 +22,21 @@ import statistics
 
 from meeple.check.clients import (
     CLIENT_KITS,
+    COALESCED,
+    DECODES,
+    IN_TURN,
+    LEGAL,
     MODES,
+    NOT_AFTER_END,
+    SPLIT,
     ClientKit,
     Observations,
-    _need_game,
     _Proxy,
-    _turns,
     _why,
     check,
+    first_message,
+    register_checks,
+    retried,
 )
 from meeple.check.core import CannotTest, Context, Level
 from meeple.check.santorini import HEARTBEAT_TIMEOUT, PING_INTERVAL, object_stream_units
@@ -71,17 +78,8 @@ class _SantoriniProxy(_Proxy):
         self.last_update: bytes | None = None  # the last UPDATE unit naming the client
         self.prompted = False  # a SERVERSTATE awaits the client's REGISTER
 
-    async def _server_to_client(
-        self, up: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
-        buffer = b""
-        while True:
-            chunk = await up.read(65536)
-            if not chunk:
-                return
-            units, buffer = object_stream_units(buffer + chunk)
-            if units:
-                await self._deliver(writer, units)
+    def cut_server(self, buffer: bytes) -> tuple[list[bytes], bytes]:
+        return object_stream_units(buffer)  # by the lengths, header first
 
     async def _deliver(self, writer: asyncio.StreamWriter, messages: list[bytes]) -> None:
         # Coalesced means joined to another message: a server PING goes in front, so
@@ -228,26 +226,68 @@ CLIENT_KITS["santorini"] = ClientKit(
 
 # --- the checks -------------------------------------------------------------------------
 
-
-@check(
-    "santorini.client.register-first",
-    "2 Connection",
-    Level.MUST,
-    "the client's first message (PINGs aside) is REGISTER",
+register_checks(
+    "santorini",
+    [
+        (
+            "register-first",
+            "2 Connection",
+            Level.MUST,
+            "the client's first message (PINGs aside) is REGISTER",
+            first_message(lambda m: '"REGISTER"' in m),
+        ),
+        (
+            "decodes",
+            "4.2 Client commands",
+            Level.MUST,
+            "every line is one JSON envelope of a client message of the spec",
+            DECODES,
+        ),
+        (
+            "in-turn",
+            "4.1.1 update",
+            Level.MUST,
+            "steps only when the last UPDATE (GODLIST/PLAYERSMESSAGE) named the client",
+            IN_TURN,
+        ),
+        (
+            "not-after-end",
+            "4.1.3 endGame",
+            Level.MUST,
+            "no step outside a game or after ENDGAME",
+            NOT_AFTER_END,
+        ),
+        (
+            "legal",
+            "4.2 Client commands",
+            Level.SHOULD,
+            "the server refuses none of the client's steps (it steps from the UPDATE's lists)",
+            LEGAL,
+        ),
+        (
+            "info-retry",
+            "4.1.2 info",
+            Level.MUST,
+            "after INFO and a fresh UPDATE for its MOVE the client steps again",
+            retried("MOVE", "INFO"),
+            "AM27: meeple answers an illegal step with INFO and an UPDATE",
+        ),
+        (
+            "split",
+            "ERRATA (santorini-am27): framing",
+            Level.MUST,
+            "acts on messages delivered split (a byte per write)",
+            SPLIT,
+        ),
+        (
+            "coalesced",
+            "ERRATA (santorini-am27): framing",
+            Level.MUST,
+            "acts on messages delivered coalesced: boundaries by the length, not by a pattern",
+            COALESCED,
+        ),
+    ],
 )
-def _am_first(ctx: Context, obs: Observations) -> None:
-    ctx.expect(obs.first is not None and '"REGISTER"' in obs.first, f"first: {obs.first!r}")
-
-
-@check(
-    "santorini.client.decodes",
-    "4.2 Client commands",
-    Level.MUST,
-    "every line is one JSON envelope of a client message of the spec",
-)
-def _am_decodes(ctx: Context, obs: Observations) -> None:
-    ctx.expect(not obs.undecodable, f"not valid: {obs.undecodable[:3]}")
-    ctx.expect(bool(obs.messages), "the client sent nothing")
 
 
 @check(
@@ -278,72 +318,6 @@ def _am_ping_interval(ctx: Context, obs: Observations) -> None:
     gaps = [b - a for a, b in zip(obs.pings, obs.pings[1:], strict=False)]
     median = statistics.median(gaps)
     ctx.expect(median <= 2 * PING_INTERVAL, f"the median gap between PINGs is {median:.2f} s")
-
-
-@check(
-    "santorini.client.in-turn",
-    "4.1.1 update",
-    Level.MUST,
-    "steps only when the last UPDATE (GODLIST/PLAYERSMESSAGE) named the client",
-)
-def _am_in_turn(ctx: Context, obs: Observations) -> None:
-    _need_game(obs)
-    ctx.expect(not obs.out_of_turn, f"out of turn: {obs.out_of_turn[:3]}")
-
-
-@check(
-    "santorini.client.not-after-end",
-    "4.1.3 endGame",
-    Level.MUST,
-    "no step outside a game or after ENDGAME",
-)
-def _am_after(ctx: Context, obs: Observations) -> None:
-    _need_game(obs)
-    ctx.expect(not obs.after_end, f"steps outside a game: {obs.after_end[:3]}")
-
-
-@check(
-    "santorini.client.legal",
-    "4.2 Client commands",
-    Level.SHOULD,
-    "the server refuses none of the client's steps (it steps from the UPDATE's lists)",
-)
-def _am_legal(ctx: Context, obs: Observations) -> None:
-    _need_game(obs)
-    ctx.expect(not obs.refused_by_server, f"refused: {obs.refused_by_server[:3]}")
-
-
-@check(
-    "santorini.client.info-retry",
-    "4.1.2 info",
-    Level.MUST,
-    "after INFO and a fresh UPDATE for its MOVE the client steps again",
-    "AM27: meeple answers an illegal step with INFO and an UPDATE",
-)
-def _am_retry(ctx: Context, obs: Observations) -> None:
-    if not obs.injected_error:
-        raise CannotTest("the client made no MOVE to refuse" + _why(obs))
-    ctx.expect(obs.retried_after_error, "the client never stepped again after INFO")
-
-
-@check(
-    "santorini.client.split",
-    "ERRATA (santorini-am27): framing",
-    Level.MUST,
-    "acts on messages delivered split (a byte per write)",
-)
-def _am_split(ctx: Context, obs: Observations) -> None:
-    _turns(ctx, obs, "split")
-
-
-@check(
-    "santorini.client.coalesced",
-    "ERRATA (santorini-am27): framing",
-    Level.MUST,
-    "acts on messages delivered coalesced: boundaries by the length, not by a pattern",
-)
-def _am_coalesced(ctx: Context, obs: Observations) -> None:
-    _turns(ctx, obs, "coalesced")
 
 
 @check(

@@ -21,9 +21,10 @@ from meeple.check.core import (
     Context,
     Differs,
     Level,
+    Scenario,
     registry,
 )
-from meeple.check.wire import Peer
+from meeple.check.wire import LinePeer, names
 from meeple.games.spectrangle import TILE_SET, Board, Tile
 
 __all__ = ["SERVER_CHECKS", "SpPeer"]
@@ -32,46 +33,10 @@ ERRORS = ("invalidMove", "invalidCommand", "invalidName")
 _TILE = re.compile(r"[RGBYPW]{3}[1-6]")
 
 
-class SpPeer:
-    """A Spectrangle connection of the kit: lines without their line end."""
+class SpPeer(LinePeer):
+    """A Spectrangle connection of the kit: lines without their line end; chat skipped."""
 
-    def __init__(self, peer: Peer, name: str = "") -> None:
-        self.peer = peer
-        self.name = name
-
-    @classmethod
-    async def open(cls, ctx: Context, label: str) -> SpPeer:
-        return cls(await Peer.open(ctx, label, b"\n"), label)
-
-    async def send(self, line: str, *, bytewise: bool = False) -> None:
-        await self.peer.send(line.encode() + b"\n", bytewise=bytewise)
-
-    async def line(self, timeout: float | None = None, what: str = "a line") -> str:
-        data = await self.peer.message(timeout, what)
-        try:
-            return data.decode("utf-8").rstrip("\r\n")
-        except UnicodeDecodeError:
-            raise CheckFailed(f"{self.peer.label}: a line is not UTF-8: {data[:40]!r}") from None
-
-    async def expect(self, start: str, *, skip: tuple[str, ...] = ("chat ",)) -> str:
-        """The next line that does not start with a ``skip`` prefix; it must start ``start``."""
-        while True:
-            line = await self.line(self.peer.wait, start)
-            if line.startswith(skip) and not start.startswith(skip):
-                continue
-            if not line.startswith(start):
-                raise CheckFailed(f"{self.peer.label}: expected {start!r}…, got {line!r}")
-            return line
-
-    async def error(self, ctx: Context, words: tuple[str, ...], why: str) -> str:
-        line = await self.line(ctx.wait, " or ".join(words))
-        ctx.expect(line in words, f"{why}: expected {' or '.join(words)}, got {line!r}")
-        return line
-
-
-def _names(ctx: Context, *tags: str) -> list[str]:
-    prefix: str = ctx.target.options.get("prefix", "ck")
-    return [f"{prefix}{t}" for t in tags]
+    skip = ("chat ",)
 
 
 async def connected(ctx: Context, name: str, *extensions: str) -> SpPeer:
@@ -136,7 +101,7 @@ class Game:
 
 
 async def two_player_game(ctx: Context, tags: tuple[str, str], *extensions: str) -> Game:
-    a_name, b_name = _names(ctx, *tags)
+    a_name, b_name = names(ctx, *tags)
     a = await connected(ctx, a_name, *extensions)
     b = await connected(ctx, b_name, *extensions)
     game = Game({a_name: a, b_name: b})
@@ -173,7 +138,7 @@ SERVER_CHECKS, check = registry("spectrangle.server")
 
 @check("welcome", "welcome [extension]", Level.MUST, "connect is answered welcome")
 async def _welcome(ctx: Context) -> None:
-    (name,) = _names(ctx, "w")
+    (name,) = names(ctx, "w")
     await connected(ctx, name)
 
 
@@ -184,7 +149,7 @@ async def _welcome(ctx: Context) -> None:
     "welcome echoes the chat extension asked for",
 )
 async def _welcome_chat(ctx: Context) -> None:
-    (name,) = _names(ctx, "wc")
+    (name,) = names(ctx, "wc")
     p = await SpPeer.open(ctx, name)
     await p.send(f"connect {name} chat")
     line = await p.expect("welcome")
@@ -193,34 +158,47 @@ async def _welcome_chat(ctx: Context) -> None:
 
 @check("invalid-name", "Errors to be defined", Level.MUST, "a name already taken is invalidName")
 async def _invalid_name(ctx: Context) -> None:
-    (name,) = _names(ctx, "dup")
+    (name,) = names(ctx, "dup")
     await connected(ctx, name)
     q = await SpPeer.open(ctx, "second")
     await q.send(f"connect {name}")
     await q.error(ctx, ("invalidName",), f"connect {name} (taken)")
 
 
-@check(
-    "invalid-command", "Errors to be defined", Level.MUST, "an unknown command is invalidCommand"
-)
-async def _invalid_command(ctx: Context) -> None:
-    (name,) = _names(ctx, "ic")
-    p = await connected(ctx, name)
-    await p.send("foobar 1 2")
-    await p.error(ctx, ("invalidCommand",), "foobar")
+# Errors one line from a connected client provokes (spec "Errors to be defined"):
+# (id, section, title, the line, the error words accepted, the player's tag).
+CONNECTED_ERRORS = [
+    (
+        "invalid-command",
+        "Errors to be defined",
+        "an unknown command is invalidCommand",
+        "foobar 1 2",
+        ("invalidCommand",),
+        "ic",
+    ),
+    (
+        "request-validated",
+        "request < number of players >",
+        "request 5 is refused (input is to be validated)",
+        "request 5",
+        ERRORS,
+        "rv",
+    ),
+]
 
 
-@check(
-    "request-validated",
-    "request < number of players >",
-    Level.MUST,
-    "request 5 is refused (input is to be validated)",
-)
-async def _request_validated(ctx: Context) -> None:
-    (name,) = _names(ctx, "rv")
-    p = await connected(ctx, name)
-    await p.send("request 5")
-    await p.error(ctx, ERRORS, "request 5")
+def _refused(line: str, words: tuple[str, ...], tag: str) -> Scenario:
+    async def run(ctx: Context) -> None:
+        (name,) = names(ctx, tag)
+        p = await connected(ctx, name)
+        await p.send(line)
+        await p.error(ctx, words, line)
+
+    return run
+
+
+for _id, _section, _title, _line, _words, _tag in CONNECTED_ERRORS:
+    check(_id, _section, Level.MUST, _title)(_refused(_line, _words, _tag))
 
 
 @check(
@@ -230,7 +208,7 @@ async def _request_validated(ctx: Context) -> None:
     "request 2 is answered waiting with the queue's names",
 )
 async def _waiting(ctx: Context) -> None:
-    (name,) = _names(ctx, "wt")
+    (name,) = names(ctx, "wt")
     p = await connected(ctx, name)
     await p.send("request 2")
     line = await p.expect("waiting")
@@ -472,7 +450,7 @@ async def _player_left(ctx: Context) -> None:
     "a line sent one byte per write is understood",
 )
 async def _split(ctx: Context) -> None:
-    (name,) = _names(ctx, "by")
+    (name,) = names(ctx, "by")
     p = await SpPeer.open(ctx, name)
     await p.send(f"connect {name}", bytewise=True)
     await p.expect("welcome")
@@ -486,7 +464,7 @@ async def _split(ctx: Context) -> None:
     "several lines in one write are answered in order",
 )
 async def _coalesced(ctx: Context) -> None:
-    (name,) = _names(ctx, "co")
+    (name,) = names(ctx, "co")
     p = await SpPeer.open(ctx, name)
     await p.peer.send(f"connect {name}\nfoobar\nrequest 2\n".encode())
     await p.expect("welcome")
@@ -502,7 +480,7 @@ async def _coalesced(ctx: Context) -> None:
     errata="Spectrangle: accept \\r\\n",
 )
 async def _crlf(ctx: Context) -> None:
-    (name,) = _names(ctx, "cr")
+    (name,) = names(ctx, "cr")
     p = await SpPeer.open(ctx, name)
     await p.peer.send(f"connect {name}\r\n".encode())
     line = await p.line(ctx.wait, "welcome")
@@ -518,7 +496,7 @@ async def _crlf(ctx: Context) -> None:
     "a 64 KiB line is refused (error or close), and the server keeps serving",
 )
 async def _max_length(ctx: Context) -> None:
-    (name, after) = _names(ctx, "big", "after")
+    (name, after) = names(ctx, "big", "after")
     p = await connected(ctx, name)
     await p.peer.send(b"chat " + b"x" * 65536 + b"\n")
     try:
