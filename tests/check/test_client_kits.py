@@ -62,7 +62,11 @@ def _turn_wait(defects: frozenset[str]) -> float:
 
 
 # A check that depends on the deal: whether a game tells the client to skip.
-DEPENDS_ON_THE_DEAL = {"skip-line", "ping-interval"}  # (and on how long the games last)
+DEPENDS_ON_THE_DEAL = {
+    "skip-line",
+    "ping-interval",
+    "challenge-answered",
+}  # (and on how long the games last)
 
 
 @pytest.mark.parametrize("protocol", ["twente", "clarkson", "spectrangle", "santorini", "cmpn402"])
@@ -113,27 +117,6 @@ TWENTE = {
 }
 
 
-@pytest.mark.parametrize("defects", list(TWENTE), ids=lambda d: "-".join(sorted(d)) or "none")
-async def test_a_broken_twente_client_fails_its_checks(
-    defects: frozenset[str], gcide: Lexicon
-) -> None:
-    """A raw client that passes every turn: correct, it passes; each defect fails its check."""
-    failing = TWENTE[defects]
-    games = 2 if not failing or "disconnect" in failing else 1
-    results = await _kit(
-        "twente",
-        gcide,
-        lambda port: twente_player(port, games, defects),
-        games=games,
-        turn_wait=_turn_wait(defects),
-    )
-    for name in failing:
-        assert results[name].status is Status.FAIL, (name, results[name])
-    if not failing:
-        for name, r in results.items():
-            assert r.status is Status.PASS, (name, r.status, r.detail)
-
-
 CLARKSON = {
     frozenset(): [],
     frozenset({"no-slash", "out-of-turn", "after-end", "no-quit"}): [
@@ -149,27 +132,6 @@ CLARKSON = {
 }
 
 
-@pytest.mark.parametrize("defects", list(CLARKSON), ids=lambda d: "-".join(sorted(d)) or "none")
-async def test_a_broken_clarkson_client_fails_its_checks(
-    defects: frozenset[str], gcide: Lexicon
-) -> None:
-    """A raw client playing the engine's moves: correct, it passes; each defect fails its check."""
-    failing = CLARKSON[defects]
-    games = 2 if not failing or "other-quits" in failing else 1
-    results = await _kit(
-        "clarkson",
-        gcide,
-        lambda port: clarkson_player(port, games, gcide, defects),
-        games=games,
-        turn_wait=_turn_wait(defects),
-    )
-    for name in failing:
-        assert results[name].status is Status.FAIL, (name, results[name])
-    if not failing:
-        for name, r in results.items():
-            assert r.status is Status.PASS, (name, r.status, r.detail)
-
-
 SPECTRANGLE = {
     frozenset(): [],
     frozenset({"garbage", "out-of-turn", "after-end"}): [
@@ -181,29 +143,6 @@ SPECTRANGLE = {
     ],
     frozenset({"no-retry"}): ["error-retry"],
 }
-
-
-@pytest.mark.parametrize("defects", list(SPECTRANGLE), ids=lambda d: "-".join(sorted(d)) or "none")
-async def test_a_broken_spectrangle_client_fails_its_checks(
-    defects: frozenset[str], gcide: Lexicon
-) -> None:
-    """A raw client playing the engine's placements: correct, it passes; defects fail."""
-    failing = SPECTRANGLE[defects]
-    games = 2 if not failing or "player-left" in failing else 1
-    results = await _kit(
-        "spectrangle",
-        gcide,
-        lambda port: spectrangle_player(port, games, defects),
-        games=games,
-        turn_wait=_turn_wait(defects),
-    )
-    for name in failing:
-        assert results[name].status is Status.FAIL, (name, results[name])
-    if not failing:
-        for name, r in results.items():
-            if name in DEPENDS_ON_THE_DEAL and r.status is Status.COULD_NOT_TEST:
-                continue
-            assert r.status is Status.PASS, (name, r.status, r.detail)
 
 
 SANTORINI = {
@@ -221,30 +160,6 @@ SANTORINI = {
 }
 
 
-@pytest.mark.parametrize("defects", list(SANTORINI), ids=lambda d: "-".join(sorted(d)) or "none")
-async def test_a_broken_santorini_client_fails_its_checks(
-    defects: frozenset[str], gcide: Lexicon
-) -> None:
-    """A raw AM27 player: correct, it passes; each defect fails its check (issue 23: a
-    bot finding message boundaries with a regular expression misses coalesced ones)."""
-    failing = SANTORINI[defects]
-    games = 2 if not failing or "other-leaves" in failing else 1
-    results = await _kit(
-        "santorini",
-        gcide,
-        lambda port: santorini_player(port, games, defects),
-        games=games,
-        turn_wait=_turn_wait(defects),
-    )
-    for name in failing:
-        assert results[name].status is Status.FAIL, (name, results[name])
-    if not failing:
-        for name, r in results.items():
-            if name in DEPENDS_ON_THE_DEAL and r.status is Status.COULD_NOT_TEST:
-                continue
-            assert r.status is Status.PASS, (name, r.status, r.detail)
-
-
 CMPN402 = {
     frozenset(): [],
     frozenset({"no-name", "outside-window", "late-move", "out-of-turn"}): [
@@ -259,18 +174,56 @@ CMPN402 = {
 }
 
 
-@pytest.mark.parametrize("defects", list(CMPN402), ids=lambda d: "-".join(sorted(d)) or "none")
-async def test_a_broken_cmpn402_agent_fails_its_checks(
-    defects: frozenset[str], gcide: Lexicon
+# The check of each kit that needs the kit to leave a game part-way (two games, then).
+LEAVES = {
+    "twente": "disconnect",
+    "clarkson": "other-quits",
+    "spectrangle": "player-left",
+    "santorini": "other-leaves",
+    "cmpn402": "resume",
+}
+BROKEN = {
+    "twente": TWENTE,
+    "clarkson": CLARKSON,
+    "spectrangle": SPECTRANGLE,
+    "santorini": SANTORINI,
+    "cmpn402": CMPN402,
+}
+CASES = [(protocol, d) for protocol, table in BROKEN.items() for d in table]
+
+
+def _player(
+    protocol: str, lexicon: Lexicon, games: int, defects: frozenset[str]
+) -> Callable[[int], Coroutine[Any, Any, Any]]:
+    def run(port: int) -> Coroutine[Any, Any, Any]:
+        if protocol == "twente":
+            return twente_player(port, games, defects)
+        if protocol == "clarkson":
+            return clarkson_player(port, games, lexicon, defects)
+        if protocol == "spectrangle":
+            return spectrangle_player(port, games, defects)
+        if protocol == "santorini":
+            return santorini_player(port, games, defects)
+        return cmpn402_player(port, games, defects)
+
+    return run
+
+
+@pytest.mark.parametrize(
+    ("protocol", "defects"), CASES, ids=[f"{p}-{'-'.join(sorted(d)) or 'none'}" for p, d in CASES]
+)
+async def test_a_broken_client_fails_its_checks(
+    protocol: str, defects: frozenset[str], gcide: Lexicon
 ) -> None:
-    """A raw WebSocket agent: correct, it passes; each defect fails its check (issue 23:
-    an agent that loses one of two frames arriving together)."""
-    failing = CMPN402[defects]
-    games = 2 if not failing or "resume" in failing else 1
+    """A small raw client per protocol: correct, it passes every check; each defect (one
+    per rule a real client broke, issue 23) fails the check of that rule. Defects that
+    leave the game going share a run; those that stall it run alone (--turn-wait)."""
+    failing = BROKEN[protocol][defects]
+    games = 2 if not failing or LEAVES[protocol] in failing else 1
     results = await _kit(
-        "cmpn402",
+        protocol,
         gcide,
-        lambda port: cmpn402_player(port, games, defects),
+        _player(protocol, gcide, games, defects),
         games=games,
         turn_wait=_turn_wait(defects),
     )
@@ -278,6 +231,6 @@ async def test_a_broken_cmpn402_agent_fails_its_checks(
         assert results[name].status is Status.FAIL, (name, results[name])
     if not failing:
         for name, r in results.items():
-            if name == "challenge-answered" and r.status is Status.COULD_NOT_TEST:
+            if name in DEPENDS_ON_THE_DEAL and r.status is Status.COULD_NOT_TEST:
                 continue
             assert r.status is Status.PASS, (name, r.status, r.detail)

@@ -19,6 +19,7 @@ from meeple.check.core import (
     Differs,
     Level,
     registry,
+    shared,
 )
 from meeple.check.scrabble import Table, best_move, non_word
 from meeple.check.wire import LinePeer, Peer, names
@@ -702,9 +703,7 @@ async def _whole_game(ctx: Context) -> WholeGame:
         turn = nxt or ""
 
 
-async def whole_game(ctx: Context) -> WholeGame:
-    result: WholeGame = await ctx.fixtures.get(ctx, "whole game", _whole_game, 50.0)
-    return result
+whole_game = shared("whole game", _whole_game)
 
 
 @check(

@@ -31,7 +31,7 @@ from websockets.frames import Frame, Opcode
 from websockets.http11 import Response
 from websockets.uri import parse_uri
 
-from meeple.check.core import CannotTest, CheckFailed, Context, Level, registry
+from meeple.check.core import CannotTest, CheckFailed, Context, Level, registry, shared
 from meeple.check.scrabble import Table, best_move, non_word
 from meeple.check.wire import Peer, names
 from meeple.games.scrabble.board import Direction
@@ -377,6 +377,11 @@ class Game:
                 self.ended = True
             elif isinstance(m, PassNotice):
                 self.swap()
+
+    async def rejoin(self, ctx: Context, name: str) -> dict[str, Start]:
+        """``name`` connects again and names itself; the game resumes: each one's START."""
+        self.peers[name] = await named(ctx, name, own_close=False)
+        return {n: await p.expect(Start) for n, p in self.peers.items()}
 
     async def close(self, ctx: Context) -> None:
         with contextlib.suppress(CheckFailed, OSError):
@@ -813,10 +818,7 @@ async def _disconnect(ctx: Context) -> None:
     end = await g.mover.expect(EndMessage)
     ctx.expect(int(end.reason) == 2, f"END reason {int(end.reason)}")
     # Back and out again properly, so the referee holds no game for the next check.
-    back = await named(ctx, gone.name, own_close=False)
-    g.peers[gone.name] = back
-    for p in g.peers.values():
-        await p.expect(Start)
+    await g.rejoin(ctx, gone.name)
 
 
 @check(
@@ -839,9 +841,7 @@ async def _resume(ctx: Context) -> None:
     g.swap()
     await gone.close()
     await g.peers[scorer].expect(EndMessage)
-    back = await named(ctx, gone.name, own_close=False)
-    g.peers[gone.name] = back
-    starts = {n: await p.expect(Start) for n, p in g.peers.items()}
+    starts = await g.rejoin(ctx, gone.name)
     s = starts[scorer]
     ctx.expect(
         (s.score, s.opponent_score) == (play.score, 0),
@@ -882,10 +882,7 @@ async def _drop(ctx: Context) -> None:
     dead.silent = True
     end = await g.mover.expect(EndMessage, timeout=3 * interval + 2)
     ctx.expect(int(end.reason) == 2, f"END reason {int(end.reason)}")
-    back = await named(ctx, dead.name, own_close=False)
-    g.peers[dead.name] = back
-    for p in g.peers.values():
-        await p.expect(Start)
+    await g.rejoin(ctx, dead.name)
 
 
 # --- framing ----------------------------------------------------------------------------
@@ -1000,9 +997,7 @@ async def _whole_game(ctx: Context) -> WholeGame:
     return result
 
 
-async def whole_game(ctx: Context) -> WholeGame:
-    result: WholeGame = await ctx.fixtures.get(ctx, "whole game", _whole_game, 50.0)
-    return result
+whole_game = shared("whole game", _whole_game)
 
 
 @check(

@@ -29,7 +29,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "CannotTest",
@@ -42,6 +42,7 @@ __all__ = [
     "Result",
     "Status",
     "run_checks",
+    "shared",
 ]
 
 logger = logging.getLogger(__name__)
@@ -97,6 +98,20 @@ class Check:
 
 
 Scenario = Callable[["Context"], Awaitable[None]]
+T = TypeVar("T")
+
+
+def shared(
+    name: str, factory: Callable[[Context], Awaitable[T]], timeout: float = 50.0
+) -> Callable[[Context], Awaitable[T]]:
+    """A scenario several checks use (a whole game), run once per kit run: the getter
+    each check awaits (see :class:`Fixtures`)."""
+
+    async def get(ctx: Context) -> T:
+        value: T = await ctx.fixtures.get(ctx, name, factory, timeout)
+        return value
+
+    return get
 
 
 def registry(prefix: str) -> tuple[list[Check], Callable[..., Callable[[Scenario], Scenario]]]:

@@ -39,6 +39,7 @@ from meeple.check.core import (
     Differs,
     Level,
     registry,
+    shared,
 )
 from meeple.check.wire import Peer, names
 from meeple.games import santorini as engine
@@ -247,6 +248,10 @@ class AmPeer:
                     break
                 got.append(await self.next(left))
         return got
+
+    async def unrefused(self, within: float = 0.3) -> bool:
+        """No INFO (a refusal) comes within ``within`` seconds."""
+        return not [m for m in await self.drain(within) if isinstance(m, Info)]
 
     async def pings_within(self, count: int, timeout: float) -> int:
         """Read on until ``count`` PINGs came (or ``timeout``); how many came."""
@@ -537,7 +542,7 @@ async def _register_a(ctx: Context) -> None:
     a, first = await lobby(ctx, a_name)
     ctx.expect(first.open, f"SERVERSTATE open false for a new client: {first}")
     await a.send(Register(a_name, 2, False))
-    ctx.expect(not [m for m in await a.drain(0.3) if isinstance(m, Info)], "REGISTER (A) refused")
+    ctx.expect(await a.unrefused(), "REGISTER (A) refused")
     _, state = await lobby(ctx, b_name)
     ctx.expect(state.active, f"SERVERSTATE after a REGISTER (A): {state.encode()}")
 
@@ -1149,7 +1154,7 @@ async def _max_length(ctx: Context) -> None:
     q, _ = await lobby(ctx, after)
     await q.send(Register(after, 2, False))
     ctx.expect(
-        not [m for m in await q.drain(0.3) if isinstance(m, Info)],
+        await q.unrefused(),
         "the next REGISTER refused",
     )
 
@@ -1168,7 +1173,7 @@ async def _malformed(ctx: Context) -> None:
     ctx.expect(any(isinstance(m, Info) for m in got), f"got {[m.encode()[:80] for m in got]}")
     await p.send(Register(name, 2, False))
     ctx.expect(
-        not [m for m in await p.drain(0.3) if isinstance(m, Info)],
+        await p.unrefused(),
         "REGISTER refused after a bad line",
     )
 
@@ -1297,18 +1302,8 @@ def _from_lists(
     return Lose(me)
 
 
-async def whole_game(ctx: Context) -> WholeGame:
-    result: WholeGame = await ctx.fixtures.get(
-        ctx, "whole game", lambda c: _play(c, ("wg1", "wg2"), gods=False), 50.0
-    )
-    return result
-
-
-async def gods_game(ctx: Context) -> WholeGame:
-    result: WholeGame = await ctx.fixtures.get(
-        ctx, "game with gods", lambda c: _play(c, ("gd1", "gd2"), gods=True), 50.0
-    )
-    return result
+whole_game = shared("whole game", lambda c: _play(c, ("wg1", "wg2"), gods=False))
+gods_game = shared("game with gods", lambda c: _play(c, ("gd1", "gd2"), gods=True))
 
 
 @check(

@@ -23,6 +23,7 @@ from meeple.check.core import (
     Level,
     Scenario,
     registry,
+    shared,
 )
 from meeple.check.wire import LinePeer, names
 from meeple.games.spectrangle import TILE_SET, Board, Tile
@@ -616,9 +617,7 @@ async def _whole_game_tagged(ctx: Context, tags: tuple[str, str]) -> WholeGame:
         state = nxt
 
 
-async def whole_game(ctx: Context) -> WholeGame:
-    result: WholeGame = await ctx.fixtures.get(ctx, "whole game", _whole_game, 50.0)
-    return result
+whole_game = shared("whole game", _whole_game)
 
 
 @check(
@@ -689,8 +688,11 @@ async def _more_games(ctx: Context) -> Announced:
     return seen
 
 
+exchanges_and_skips = shared("exchanges and skips", _more_games)
+
+
 async def _announced(ctx: Context, exchange: bool) -> tuple[list[str], Announced]:
-    seen: Announced = await ctx.fixtures.get(ctx, "exchanges and skips", _more_games, 50.0)
+    seen = await exchanges_and_skips(ctx)
     g = await whole_game(ctx)
     return list(g.points), [a for a in seen if bool(a[1]) == exchange]
 

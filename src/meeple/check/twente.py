@@ -21,6 +21,7 @@ from meeple.check.core import (
     NotApplicable,
     Scenario,
     registry,
+    shared,
 )
 from meeple.check.scrabble import Table, best_move, non_word, two_letter_word
 from meeple.check.wire import Peer, names
@@ -855,9 +856,7 @@ async def _whole_game(ctx: Context) -> WholeGame:
         turn = nxt
 
 
-async def whole_game(ctx: Context) -> WholeGame:
-    result: WholeGame = await ctx.fixtures.get(ctx, "whole game", _whole_game, 50.0)
-    return result
+whole_game = shared("whole game", _whole_game)
 
 
 @check(
