@@ -677,10 +677,11 @@ Announced = list[tuple[str, str, dict[str, str]]]
 
 
 async def _more_games(ctx: Context) -> Announced:
-    """Exchanges and skips depend on the deal: more games (up to four) until both came."""
+    """Exchanges and skips depend on the deal: more games (up to eight, a tenth of a
+    second each) until both came."""
     first = await whole_game(ctx)
     seen = list(first.announced)
-    for n in range(3):
+    for n in range(7):
         if any(a[1] for a in seen) and any(not a[1] for a in seen):
             break
         more = await _whole_game_tagged(ctx, (f"xg{n}a", f"xg{n}b"))
@@ -706,7 +707,7 @@ async def _announced(ctx: Context, exchange: bool) -> tuple[list[str], Announced
 async def _replace(ctx: Context) -> None:
     _, exchanges = await _announced(ctx, exchange=True)
     if not exchanges:
-        raise CannotTest("in four games no player had to exchange (it depends on the deal)")
+        raise CannotTest("in eight games no player had to exchange (it depends on the deal)")
     for mover, tile, told in exchanges:
         for name in told:
             line = told.get(name, "")
@@ -733,7 +734,7 @@ async def _replace(ctx: Context) -> None:
 async def _player_skipped(ctx: Context) -> None:
     _, skips = await _announced(ctx, exchange=False)
     if not skips:
-        raise CannotTest("in four games no player had to skip (it depends on the deal)")
+        raise CannotTest("in eight games no player had to skip (it depends on the deal)")
     for mover, _, told in skips:
         for name in told:
             line = told.get(name, "")
