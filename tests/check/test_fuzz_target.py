@@ -172,14 +172,25 @@ def test_the_kit_survives_any_bytes(
     asyncio.run(scenario())
 
 
-CMPN402_CHECKS = [
-    "cmpn402.server.name",
-    "cmpn402.server.start",
-    "cmpn402.server.pass",
-    "cmpn402.server.late-move",
-    "cmpn402.server.coalesced",
-]
-CMPN402_TOKENS = [
+WS_CHECKS = {
+    "cmpn402": [
+        "cmpn402.server.name",
+        "cmpn402.server.start",
+        "cmpn402.server.pass",
+        "cmpn402.server.late-move",
+        "cmpn402.server.coalesced",
+    ],
+    "web": [
+        "web.server.hello",
+        "web.server.lobby",
+        "web.server.seated",
+        "web.server.play",
+        "web.server.coalesced",
+    ],
+}
+# Checks that need a whole exchange the noise cannot hold up.
+NEVER_PASS = ("start", "pass", "late-move", "coalesced", "hello", "lobby", "seated", "play")
+WS_TOKENS = [
     b"\x00",
     b"\x01\x01",
     b"\x01\x02",
@@ -188,25 +199,36 @@ CMPN402_TOKENS = [
     b"\x09",
     b"\x0a\x00",
     bytes(8),
+    b'{"type":"welcome","protocol":"meeple-web/1"}',
+    b'{"type":"pong","id":5}',
+    b'{"type":"lobby","uid":null,"seq":"1","data":{}}',
+    b'{"type":"seated","table":"t","name":"x"}',
+    b'{"type":"error","code":"not-now"}',
 ]
 frames = st.lists(
     st.one_of(
         st.binary(max_size=300),
-        st.lists(st.sampled_from(CMPN402_TOKENS), max_size=6).map(b"".join),
+        st.lists(st.sampled_from(WS_TOKENS), max_size=6).map(b"".join),
     ),
     max_size=8,
 )
 
 
 @settings(
-    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=16, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(messages=frames, text=st.booleans(), close=st.booleans())
-def test_the_cmpn402_kit_survives_any_frames(
-    messages: list[bytes], text: bool, close: bool, gcide: Lexicon
+@given(
+    protocol=st.sampled_from(sorted(WS_CHECKS)),
+    messages=frames,
+    text=st.booleans(),
+    close=st.booleans(),
+)
+def test_the_websocket_kits_survive_any_frames(
+    protocol: str, messages: list[bytes], text: bool, close: bool, gcide: Lexicon
 ) -> None:
-    """A WebSocket server sending random binary (or text) messages to every agent: no
-    check is a kit error, none of the game's checks passes, reports render."""
+    """A WebSocket server sending random binary (or text) messages to every client of
+    the CMPN402 or web kit: no check is a kit error, none of the checks that need a
+    real exchange passes, reports render."""
     from websockets.asyncio.server import ServerConnection, serve
 
     async def handler(ws: ServerConnection) -> None:
@@ -222,14 +244,20 @@ def test_the_cmpn402_kit_survives_any_frames(
             port = server.sockets[0].getsockname()[1]
             results = await asyncio.wait_for(
                 run_server_kit(
-                    "cmpn402", "127.0.0.1", port, lexicon=gcide, wait=0.1, only=CMPN402_CHECKS
+                    protocol,
+                    "127.0.0.1",
+                    port,
+                    lexicon=gcide,
+                    wait=0.1,
+                    only=WS_CHECKS[protocol],
+                    options={"uri": f"ws://127.0.0.1:{port}/"},
                 ),
                 60,
             )
-        assert len(results) == len(CMPN402_CHECKS)
+        assert len(results) == len(WS_CHECKS[protocol])
         assert not [r for r in results if r.kit_error], [r.detail for r in results if r.kit_error]
         for r in results:
-            if r.check.id.endswith(("start", "pass", "late-move", "coalesced")):
+            if r.check.id.rsplit(".", 1)[-1] in NEVER_PASS:
                 assert r.status is not Status.PASS, r
         json.loads(to_json("fuzz", results))
         ET.fromstring(to_junit("fuzz", results).split("\n", 1)[1])

@@ -38,6 +38,7 @@ SERVER_KITS: dict[str, str] = {
     "spectrangle": "meeple.check.spectrangle",
     "santorini": "meeple.check.santorini",
     "cmpn402": "meeple.check.cmpn402",
+    "web": "meeple.check.web",
 }
 
 

@@ -24,9 +24,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from websockets.client import ClientProtocol
+from websockets.exceptions import InvalidState
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Response
 from websockets.uri import parse_uri
@@ -93,11 +94,15 @@ class WsPeer:
     def name(self) -> str:
         return self.peer.label
 
+    @staticmethod
+    def default_uri(ctx: Context) -> str:
+        return f"ws://{ctx.target.host}:{ctx.target.port}/"
+
     @classmethod
-    async def open(cls, ctx: Context, label: str, *, own_close: bool = True) -> WsPeer:
+    async def open(cls, ctx: Context, label: str, *, own_close: bool = True) -> Self:
         """Connect and shake hands; closed with the check (``own_close``) or by whoever
         holds it (a :class:`Game` closes its agents once the game is over)."""
-        uri: str = ctx.target.options.get("uri", f"ws://{ctx.target.host}:{ctx.target.port}/")
+        uri: str = ctx.target.options.get("uri", cls.default_uri(ctx))
         p = cls(await Peer.open(ctx, label, b""), uri)
         ctx.cleanups.remove(p.peer.close)  # closed by p.close: after the game's end
         if own_close:
@@ -149,17 +154,21 @@ class WsPeer:
             if isinstance(event, Response):
                 self._opened = True
             elif isinstance(event, Frame):
-                if event.opcode is Opcode.PING:
-                    self.pings += 1
-                elif event.opcode is Opcode.TEXT:
-                    self.text_frames += 1
-                elif event.opcode is Opcode.BINARY:
-                    self.queue.append(bytes(event.data))
-                elif event.opcode is Opcode.CLOSE:
-                    self.closed_with = self.protocol.close_code
+                self.on_frame(event)
         with contextlib.suppress(OSError, CheckFailed):
             await self._flush()  # pongs, the close handshake
         return more
+
+    def on_frame(self, frame: Frame) -> None:
+        """One frame received: a binary one is a message (CMPN402), a text one not."""
+        if frame.opcode is Opcode.PING:
+            self.pings += 1
+        elif frame.opcode is Opcode.TEXT:
+            self.text_frames += 1
+        elif frame.opcode is Opcode.BINARY:
+            self.queue.append(bytes(frame.data))
+        elif frame.opcode is Opcode.CLOSE:
+            self.closed_with = self.protocol.close_code
 
     async def _wait(self, left: float) -> None:
         self._arrived.clear()
@@ -217,10 +226,18 @@ class WsPeer:
             await self._wait(left)
         return self.closed_with or self.protocol.close_code or 0
 
-    def frames(self, *messages: bytes) -> bytes:
-        """The bytes of ``messages`` as binary frames (masked, as a client's are)."""
-        for m in messages:
-            self.protocol.send_binary(m)
+    def frames(self, *messages: bytes, text: bool = False) -> bytes:
+        """The bytes of ``messages`` as binary (or text) frames, masked as a client's
+        are; CheckFailed once the connection is closing (the server closed it)."""
+        try:
+            for m in messages:
+                if text:
+                    self.protocol.send_text(m)
+                else:
+                    self.protocol.send_binary(m)
+        except InvalidState:
+            code = self.closed_with or self.protocol.close_code
+            raise CheckFailed(f"{self.name}: the server closed the connection ({code})") from None
         return b"".join(self.protocol.data_to_send())
 
     async def send(self, message: Any, *, bytewise: bool = False) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 __all__ = ["register"]
 
-SERVER_PROTOCOLS = ("twente", "clarkson", "spectrangle", "santorini", "cmpn402")
+SERVER_PROTOCOLS = ("twente", "clarkson", "spectrangle", "santorini", "cmpn402", "web")
 CLIENT_PROTOCOLS = ("twente", "clarkson", "spectrangle", "santorini", "cmpn402")
 
 
@@ -34,7 +34,7 @@ def register(sub: Any) -> None:
     sides = p.add_subparsers(dest="side", required=True, metavar="SIDE")
     s = sides.add_parser("server", help="check a server listening at HOST:PORT")
     s.add_argument("protocol", choices=SERVER_PROTOCOLS)
-    s.add_argument("address", metavar="HOST:PORT", help="cmpn402: a ws:// URL or HOST:PORT")
+    s.add_argument("address", metavar="HOST:PORT", help="cmpn402, web: a ws:// URL or HOST:PORT")
     s.add_argument("--wait", type=float, default=3.0, help="seconds to wait for each reply")
     s.add_argument(
         "--heartbeat",
@@ -146,7 +146,9 @@ def run_server(args: argparse.Namespace) -> int:
             options={
                 "heartbeat": args.heartbeat,
                 "ping_interval": args.ping_interval,
-                "uri": args.address if "://" in args.address else f"ws://{host}:{port}/",
+                "uri": args.address
+                if "://" in args.address
+                else f"ws://{host}:{port}/" + ("ws" if args.protocol == "web" else ""),
             },
         )
     )
