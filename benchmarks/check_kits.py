@@ -44,7 +44,9 @@ SHORT = {"heartbeat": 1.0, "ping_interval": 0.5}
 
 
 def _config(protocol: str, database: str) -> ServerConfig:
-    config = ServerConfig(database=database).only(protocol)
+    # The web kit's table is Spectrangle: the web listener serves that game's tables.
+    listeners = (protocol, "spectrangle") if protocol == "web" else (protocol,)
+    config = ServerConfig(database=database).only(*listeners)
     if protocol == "santorini":
         config = replace(config, santorini=replace(config.santorini, heartbeat_timeout=1.0))
     if protocol == "cmpn402":

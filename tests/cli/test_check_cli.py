@@ -148,3 +148,15 @@ def test_the_new_kits_take_their_addresses_and_exit_1_when_nothing_listens(
 
 def test_a_bad_cmpn402_url_is_a_usage_error() -> None:
     assert main(["check", "server", "cmpn402", "ws://:99999/"]) == 2
+
+
+def test_check_server_web_adds_the_ws_path(
+    threaded_server: ServerFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`meeple check server web HOST:PORT` talks to ws://HOST:PORT/ws."""
+    server = threaded_server("web")
+    code = main(
+        ["check", "server", "web", f"127.0.0.1:{server.ports['web']}", "--only", "web.server.ping"]
+    )
+    assert code == 0
+    assert "pass" in capsys.readouterr().out
