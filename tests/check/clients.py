@@ -423,3 +423,114 @@ async def cmpn402_player(port: int, games: int, defects: frozenset[str]) -> None
             await writer.drain()
     finally:
         writer.close()
+
+
+async def web_player(port: int, games: int, defects: frozenset[str]) -> None:
+    """A raw meeple-web/1 browser (its own handshake and frame reader) at a Spectrangle
+    table, placing from the seat view's ``fits``. Defects: late-hello (subscribes
+    first), garbage (an unknown type), out-of-turn, after-end, no-retry (an illegal error
+    taken as the end of its turn), first-frame-only."""
+    import base64
+    import json
+    import os
+
+    from meeple.check.cmpn402 import ws_frame, ws_frame_parts, ws_units
+
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    key = base64.b64encode(os.urandom(16)).decode()
+    writer.write(
+        (
+            f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+            "Sec-WebSocket-Version: 13\r\n\r\n"
+        ).encode()
+    )
+
+    def say(message: dict[str, object], opcode: int = 1) -> None:
+        writer.write(ws_frame(opcode, json.dumps(message).encode(), mask=os.urandom(4)))
+
+    def create() -> None:
+        say(
+            {
+                "type": "create",
+                "game": "spectrangle",
+                "variant": "standard",
+                "size": 2,
+                "name": "Broken",
+            }
+        )
+
+    buffer = b""
+    while b"\r\n\r\n" not in buffer:  # RFC 6455 §4.1: no data before the server's answer
+        chunk = await reader.read(65536)
+        if not chunk:
+            return
+        buffer += chunk
+    if "late-hello" in defects:
+        say({"type": "subscribe", "topic": "lobby"})
+    say({"type": "hello", "protocol": "meeple-web/1"})
+    if "garbage" in defects:
+        say({"type": "dance"})
+    played = 0
+    options: list[dict[str, object]] = []
+    sulking = False
+    acted_on: tuple[int, int] | None = None
+    try:
+        while played < games:
+            chunk = await reader.read(65536)
+            if not chunk:
+                return
+            units, buffer = ws_units(buffer + chunk)
+            frames = [u for u in units if ws_frame_parts(u) is not None]
+            if "first-frame-only" in defects:
+                frames = frames[:1]
+            for u in frames:
+                parts = ws_frame_parts(u)
+                assert parts is not None
+                opcode, p = parts
+                if opcode == 9:
+                    writer.write(ws_frame(10, p, mask=os.urandom(4)))
+                    continue
+                if opcode != 1:
+                    continue
+                m = json.loads(p)
+                if m.get("type") == "welcome":
+                    create()
+                elif m.get("type") == "seat":
+                    data = m["data"]
+                    if data["status"] in ("finished", "abandoned"):
+                        if "after-end" in defects:
+                            say({"type": "play", "action": {"kind": "skip"}})
+                        played += 1
+                        if played < games:
+                            create()
+                        continue
+                    mine = data["turn"] == data["you"]
+                    if not mine:
+                        sulking = False
+                        if "out-of-turn" in defects:
+                            say({"type": "play", "action": {"kind": "skip"}})
+                        continue
+                    state = (len(data["moves"]), data["turn"])
+                    if sulking or state == acted_on:
+                        continue  # a view of a state already acted on
+                    acted_on = state
+                    fits = data.get("fits") or {}
+                    options = [
+                        {"kind": "place", "tile": tile, "index": index}
+                        for tile, places in fits.items()
+                        for index, _ in places
+                    ]
+                    hand = data["hands"][data["you"]]
+                    if data["bag"] > 0 and hand:
+                        options.append({"kind": "exchange", "tile": hand[0]})
+                    options.append({"kind": "skip"})
+                    say({"type": "play", "action": options.pop(0)})
+                elif m.get("type") == "error" and m.get("code") == "illegal":
+                    if "no-retry" in defects:
+                        sulking = True
+                    elif options:
+                        say({"type": "play", "action": options.pop(0)})
+            await writer.drain()
+    finally:
+        writer.close()

@@ -13,6 +13,7 @@ from tests.check.clients import (
     santorini_player,
     spectrangle_player,
     twente_player,
+    web_player,
 )
 
 from meeple.check.clients import CLIENT_CHECKS, run_client_kit
@@ -69,7 +70,9 @@ DEPENDS_ON_THE_DEAL = {
 }  # (and on how long the games last)
 
 
-@pytest.mark.parametrize("protocol", ["twente", "clarkson", "spectrangle", "santorini", "cmpn402"])
+@pytest.mark.parametrize(
+    "protocol", ["twente", "clarkson", "spectrangle", "santorini", "cmpn402", "web"]
+)
 async def test_meeples_own_bot_passes_every_client_check(protocol: str, gcide: Lexicon) -> None:
     """meeple's bot, two games (the second one the kit leaves): every check passes, ≥ 10."""
 
@@ -83,6 +86,8 @@ async def test_meeples_own_bot_passes_every_client_check(protocol: str, gcide: L
         if protocol == "cmpn402":
             uri = f"ws://127.0.0.1:{port}/"
             return await play_cmpn402(uri, "Alice", BuiltinAgent(gcide), games=2)
+        if protocol == "web":  # meeple has no Python browser: the raw one, without defects
+            return await web_player(port, 2, frozenset())
         return await play_clarkson("127.0.0.1", port, "Alice", gcide, players=2, games=2)
 
     with configure("greedy", 0):
@@ -174,6 +179,20 @@ CMPN402 = {
 }
 
 
+WEB = {
+    frozenset(): [],
+    frozenset({"late-hello", "garbage", "out-of-turn", "after-end"}): [
+        "hello-first",
+        "decodes",
+        "in-turn",
+        "not-after-end",
+        "other-leaves",
+    ],
+    frozenset({"no-retry"}): ["illegal-retry"],
+    frozenset({"first-frame-only"}): ["coalesced"],
+}
+
+
 # The check of each kit that needs the kit to leave a game part-way (two games, then).
 LEAVES = {
     "twente": "disconnect",
@@ -181,6 +200,7 @@ LEAVES = {
     "spectrangle": "player-left",
     "santorini": "other-leaves",
     "cmpn402": "resume",
+    "web": "other-leaves",
 }
 BROKEN = {
     "twente": TWENTE,
@@ -188,6 +208,7 @@ BROKEN = {
     "spectrangle": SPECTRANGLE,
     "santorini": SANTORINI,
     "cmpn402": CMPN402,
+    "web": WEB,
 }
 CASES = [(protocol, d) for protocol, table in BROKEN.items() for d in table]
 
@@ -204,6 +225,8 @@ def _player(
             return spectrangle_player(port, games, defects)
         if protocol == "santorini":
             return santorini_player(port, games, defects)
+        if protocol == "web":
+            return web_player(port, games, defects)
         return cmpn402_player(port, games, defects)
 
     return run

@@ -641,11 +641,20 @@ async def _clarkson_connect(port: int) -> ClarksonClient:
     return await ClarksonClient.connect("127.0.0.1", port, KIT_NAME)
 
 
-async def _spectrangle_opponent(port: int, lexicon: Lexicon, obs: Observations) -> None:
+async def _spectrangle_opponent(
+    port: int,
+    lexicon: Lexicon,
+    obs: Observations,
+    before: Callable[[int], Awaitable[None]] | None = None,
+) -> None:
+    """The kit's Spectrangle player; ``before(game)`` is awaited before each request (the
+    web kit waits for the browser to open its table)."""
     client = await SpectrangleClient.connect("127.0.0.1", port, KIT_NAME)
     try:
         for game in range(obs.games):
             leave = obs.games >= 2 and game == obs.games - 1
+            if before is not None:
+                await before(game)
             await client.request_game(2)
             moves = refusals = 0
             async for m in client:
@@ -680,6 +689,9 @@ class ClientKit:
     how: str
     # The kit's server settings for ``--games`` (CMPN402: the series, the window).
     configure: Callable[[ServerConfig, int], ServerConfig] | None = None
+    # Where the kit's own player connects, if not to ``listener`` (web: a Spectrangle
+    # client at the browser's table).
+    opponent_listener: str | None = None
 
 
 CLIENT_KITS: dict[str, ClientKit] = {
@@ -729,7 +741,7 @@ async def run_client_kit(
     with tempfile.TemporaryDirectory(prefix="meeple-check-") as tmp:
         # A short grace: at the end the kit's server goes, whoever is still connected.
         config = ServerConfig(database=f"{tmp}/check.sqlite3", shutdown_grace=0.2)
-        config = config.only(kit.listener)
+        config = config.only(kit.listener, *filter(None, [kit.opponent_listener]))
         if kit.configure is not None:
             config = kit.configure(config, games)
         server = MeepleServer(config, rng=random.Random())
@@ -738,7 +750,8 @@ async def run_client_kit(
         proxy = kit.proxy(obs, server.ports[kit.listener])
         listener = await asyncio.start_server(proxy.handle, host, port)
         bound = listener.sockets[0].getsockname()[1]
-        opponent = asyncio.create_task(kit.opponent(server.ports[kit.listener], lexicon, obs))
+        opponent_port = server.ports[kit.opponent_listener or kit.listener]
+        opponent = asyncio.create_task(kit.opponent(opponent_port, lexicon, obs))
         extra: asyncio.Task[Any] | None = None
         try:
             if ready is not None:
@@ -1298,3 +1311,4 @@ def _sp_skip(ctx: Context, obs: Observations) -> None:
 # The kits in modules of their own register themselves in CLIENT_KITS and CLIENT_CHECKS.
 from meeple.check import cmpn402_client as _cmpn402_client  # noqa: E402, F401
 from meeple.check import santorini_client as _santorini_client  # noqa: E402, F401
+from meeple.check import web_client as _web_client  # noqa: E402, F401

@@ -59,7 +59,7 @@ from meeple.protocols.cmpn402 import (
 )
 from meeple.server.config import ServerConfig
 
-__all__: list[str] = []
+__all__ = ["WsProxy"]
 
 PING_FRAME = ws_frame(9, b"kit")
 # Moves: what a client sends in THINKING; answers: in AWAIT_AGENT_CHALLENGE.
@@ -67,16 +67,10 @@ MOVES = {"PassMove", "ExchangeMove", "PlayMove"}
 ANSWERS = {"NoChallenge", "ChallengeMove"}
 
 
-class _Cmpn402Proxy(_Proxy):
-    def __init__(self, obs: Observations, server_port: int) -> None:
-        super().__init__(obs, server_port)
-        self.session = ClientSession()
-        self.times = (0, 0)
-        # The agent was to act when END came: its move may cross END on the wire (the
-        # spec's race, not the agent's fault); that one move is not graded.
-        self.crossing = False
-
-    # -- frames both ways ---------------------------------------------------------------
+class WsProxy(_Proxy):
+    """The relay of a WebSocket protocol: the handshake passed through, then frames both
+    ways; coalesced deliveries get a ping frame joined in front of the frames that
+    matter (a client that handles one frame per read loses them)."""
 
     def cut_client(self, buffer: bytes) -> tuple[list[bytes], bytes]:
         return ws_units(buffer)  # the HTTP upgrade, then frames
@@ -90,6 +84,16 @@ class _Cmpn402Proxy(_Proxy):
             at = 0 if ws_frame_parts(messages[0]) else 1
             messages = [*messages[:at], PING_FRAME, *messages[at:]]
         await super()._deliver(writer, messages)
+
+
+class _Cmpn402Proxy(WsProxy):
+    def __init__(self, obs: Observations, server_port: int) -> None:
+        super().__init__(obs, server_port)
+        self.session = ClientSession()
+        self.times = (0, 0)
+        # The agent was to act when END came: its move may cross END on the wire (the
+        # spec's race, not the agent's fault); that one move is not graded.
+        self.crossing = False
 
     # -- grading ------------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ from typing import Any
 __all__ = ["register"]
 
 SERVER_PROTOCOLS = ("twente", "clarkson", "spectrangle", "santorini", "cmpn402", "web")
-CLIENT_PROTOCOLS = ("twente", "clarkson", "spectrangle", "santorini", "cmpn402")
+CLIENT_PROTOCOLS = ("twente", "clarkson", "spectrangle", "santorini", "cmpn402", "web")
 
 
 def register(sub: Any) -> None:
