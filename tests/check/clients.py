@@ -475,6 +475,8 @@ async def web_player(port: int, games: int, defects: frozenset[str]) -> None:
     options: list[dict[str, object]] = []
     sulking = False
     acted_on: tuple[int, int] | None = None
+    last: dict[str, object] = {}
+    retried = False
     try:
         while played < games:
             chunk = await reader.read(65536)
@@ -525,12 +527,18 @@ async def web_player(port: int, games: int, defects: frozenset[str]) -> None:
                     if data["bag"] > 0 and hand:
                         options.append({"kind": "exchange", "tile": hand[0]})
                     options.append({"kind": "skip"})
-                    say({"type": "play", "action": options.pop(0)})
+                    last = options.pop(0)
+                    retried = False
+                    say({"type": "play", "action": last})
                 elif m.get("type") == "error" and m.get("code") == "illegal":
                     if "no-retry" in defects:
                         sulking = True
+                    elif not retried:
+                        retried = True  # the same once more (a relay may refuse it once)
+                        say({"type": "play", "action": last})
                     elif options:
-                        say({"type": "play", "action": options.pop(0)})
+                        last = options.pop(0)
+                        say({"type": "play", "action": last})
             await writer.drain()
     finally:
         writer.close()
