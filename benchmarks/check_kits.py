@@ -85,6 +85,10 @@ async def client_run(protocol: str, lexicon: Lexicon) -> tuple[float, str, dict[
         if protocol == "cmpn402":
             agent = BuiltinAgent(lexicon)
             return await play_cmpn402(f"ws://127.0.0.1:{port}/", "Alice", agent, games=2)
+        if protocol == "web":  # meeple's browser client is JavaScript: the tests' raw one
+            from tests.check.clients import web_player
+
+            return await web_player(port, 2, frozenset())
         return await play_clarkson("127.0.0.1", port, "Alice", lexicon, players=2, games=2)
 
     started = time.perf_counter()

@@ -477,6 +477,7 @@ async def web_player(port: int, games: int, defects: frozenset[str]) -> None:
     acted_on: tuple[int, int] | None = None
     last: dict[str, object] = {}
     retried = False
+    on_turn = False
     try:
         while played < games:
             chunk = await reader.read(65536)
@@ -508,6 +509,7 @@ async def web_player(port: int, games: int, defects: frozenset[str]) -> None:
                             create()
                         continue
                     mine = data["turn"] == data["you"]
+                    on_turn = mine
                     if not mine:
                         sulking = False
                         if "out-of-turn" in defects:
@@ -530,7 +532,7 @@ async def web_player(port: int, games: int, defects: frozenset[str]) -> None:
                     last = options.pop(0)
                     retried = False
                     say({"type": "play", "action": last})
-                elif m.get("type") == "error" and m.get("code") == "illegal":
+                elif m.get("type") == "error" and m.get("code") == "illegal" and on_turn:
                     if "no-retry" in defects:
                         sulking = True
                     elif not retried:
