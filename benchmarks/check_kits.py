@@ -20,6 +20,7 @@ import asyncio
 import os
 import platform
 import random
+import sys
 import tempfile
 import time
 from dataclasses import replace
@@ -86,6 +87,7 @@ async def client_run(protocol: str, lexicon: Lexicon) -> tuple[float, str, dict[
             agent = BuiltinAgent(lexicon)
             return await play_cmpn402(f"ws://127.0.0.1:{port}/", "Alice", agent, games=2)
         if protocol == "web":  # meeple's browser client is JavaScript: the tests' raw one
+            sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
             from tests.check.clients import web_player
 
             return await web_player(port, 2, frozenset())
