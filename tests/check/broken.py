@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from typing import Any
 
 __all__ = ["Mangler"]
 
@@ -139,3 +140,30 @@ def am27_text(rewrite: Callable[[str], str | None]) -> Callable[[bytes], bytes]:
         return b"yt" + len(raw).to_bytes(2, "big") + raw
 
     return unit
+
+
+def ws_first_frame_only(chunk: bytes) -> bytes:
+    """A WebSocket server that handles the first frame of each read and drops the rest."""
+    from meeple.check.cmpn402 import ws_frame_parts, ws_units
+
+    units, _ = ws_units(chunk)
+    frames = [u for u in units if ws_frame_parts(u) is not None]
+    if len(frames) < 2:
+        return chunk
+    return b"".join(u for u in units if ws_frame_parts(u) is None) + frames[0]
+
+
+def ws_whole_frames_only(chunk: bytes) -> bytes:
+    """A WebSocket server that reads whole frames per read: a split one is lost."""
+    from meeple.check.cmpn402 import ws_units
+
+    _, rest = ws_units(chunk)
+    return b"" if rest else chunk
+
+
+def assert_fail(results: list[Any], prefix: str, ids: list[str]) -> None:
+    """Each check ``prefix + id`` of ``ids`` failed, with the bytes of the failure."""
+    by_id = {r.check.id.removeprefix(prefix): r for r in results}
+    for i in ids:
+        assert by_id[i].status.value == "fail", (i, by_id[i].status, by_id[i].detail)
+        assert by_id[i].transcript, f"{i}: a failure carries the bytes"

@@ -13,6 +13,7 @@ import pytest
 from tests.check.broken import (
     Mangler,
     am27_text,
+    assert_fail,
     first_message_only,
     whole_messages_only,
 )
@@ -180,10 +181,7 @@ async def test_a_broken_am27_server_fails_its_checks(name: str, am27: MeepleServ
         kwargs["to_server"] = to_server
     async with Mangler(am27.ports["santorini"], b"", cut=object_stream_units, **kwargs) as broken:
         results = await _run(broken.port, [f"santorini.server.{i}" for i in ids], wait=1.0)
-    by_id = {r.check.id.removeprefix("santorini.server."): r for r in results}
-    for i in ids:
-        assert by_id[i].status is Status.FAIL, (i, by_id[i].status, by_id[i].detail)
-        assert by_id[i].transcript
+    assert_fail(results, "santorini.server.", ids)
 
 
 async def test_json_lines_framing_is_another_reading_not_a_failure(tmp_path: Path) -> None:
