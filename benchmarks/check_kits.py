@@ -5,10 +5,12 @@
     .venv/bin/python benchmarks/check_kits.py [--runs 3] [--samples docs-dir]
 
 For each protocol with a server kit: a meeple server in this process (that listener only,
-port 0), then the whole server kit against it, ``--runs`` times; prints the checks, the
-outcome counts and the wall time of each run. Then each client kit with meeple's own bot
-as the client (two games). ``--samples DIR`` also writes each first run's text report to
-``DIR/check-<side>-<protocol>.txt`` (docs/check.md quotes them).
+port 0; AM27's heartbeat timeout 1 s and CMPN402's ping 0.5 s and challenge window 1 s,
+as a team would set them for CI), then the whole server kit against it, ``--runs``
+times; prints the checks, the outcome counts and the wall time of each run. Then each
+client kit with meeple's own bot as the client (two games). ``--samples DIR`` also
+writes each first run's text report to ``DIR/check-<side>-<protocol>.txt``
+(docs/check.md quotes them).
 """
 
 from __future__ import annotations
@@ -18,31 +20,53 @@ import asyncio
 import os
 import platform
 import random
+import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from meeple.check import SERVER_KITS, run_server_kit
 from meeple.check.clients import CLIENT_KITS, run_client_kit
 from meeple.check.report import summary, to_text
 from meeple.clients.clarkson import play_clarkson
+from meeple.clients.cmpn402 import BuiltinAgent
+from meeple.clients.cmpn402 import play as play_cmpn402
+from meeple.clients.santorini import play_santorini
 from meeple.clients.scrabble_bot import configure, play_twente
 from meeple.clients.spectrangle import play_spectrangle
 from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
 from meeple.server.app import MeepleServer
 from meeple.server.config import ServerConfig
 
+# The servers' timers set short, as a team would for a CI run of the kit: the AM27
+# heartbeat timeout (default 5 s), the CMPN402 ping interval and challenge window.
+SHORT = {"heartbeat": 1.0, "ping_interval": 0.5}
+
+
+def _config(protocol: str, database: str) -> ServerConfig:
+    # The web kit's table is Spectrangle: the web listener serves that game's tables.
+    listeners = (protocol, "spectrangle") if protocol == "web" else (protocol,)
+    config = ServerConfig(database=database).only(*listeners)
+    if protocol == "santorini":
+        config = replace(config, santorini=replace(config.santorini, heartbeat_timeout=1.0))
+    if protocol == "cmpn402":
+        config = replace(
+            config, cmpn402=replace(config.cmpn402, ping_interval=0.5, challenge_time=1.0)
+        )
+    return config
+
 
 async def server_run(protocol: str, lexicon: Lexicon) -> tuple[float, str, dict[str, int]]:
     with tempfile.TemporaryDirectory() as tmp:
-        config = ServerConfig(database=f"{tmp}/bench.sqlite3").only(protocol)
+        config = _config(protocol, f"{tmp}/bench.sqlite3")
         server = MeepleServer(config, rng=random.Random(7))
         server.services.resource("scrabble.lexicon", lambda: lexicon)
         await server.start()
         try:
             started = time.perf_counter()
             results = await run_server_kit(
-                protocol, "127.0.0.1", server.ports[protocol], lexicon=lexicon
+                protocol, "127.0.0.1", server.ports[protocol], lexicon=lexicon, options=SHORT
             )
             took = time.perf_counter() - started
         finally:
@@ -57,6 +81,16 @@ async def client_run(protocol: str, lexicon: Lexicon) -> tuple[float, str, dict[
             return await play_twente("127.0.0.1", port, "Alice", lexicon, players=2, games=2)
         if protocol == "spectrangle":
             return await play_spectrangle("127.0.0.1", port, "Alice", players=2, games=2)
+        if protocol == "santorini":
+            return await play_santorini("127.0.0.1", port, "Alice", games=2)
+        if protocol == "cmpn402":
+            agent = BuiltinAgent(lexicon)
+            return await play_cmpn402(f"ws://127.0.0.1:{port}/", "Alice", agent, games=2)
+        if protocol == "web":  # meeple's browser client is JavaScript: the tests' raw one
+            sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+            from tests.check.clients import web_player
+
+            return await web_player(port, 2, frozenset())
         return await play_clarkson("127.0.0.1", port, "Alice", lexicon, players=2, games=2)
 
     started = time.perf_counter()

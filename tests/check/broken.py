@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from typing import Any
 
 __all__ = ["Mangler"]
 
@@ -28,15 +29,19 @@ class Mangler:
         upstream: int,
         terminator: bytes,
         *,
+        cut: Callable[[bytes], tuple[list[bytes], bytes]] | None = None,
         to_client: Callable[[bytes], bytes] = _same,
         to_server: Callable[[bytes], bytes] = _same,
         keep_open: bool = False,
+        keepalive: bytes = b"",
     ) -> None:
         self.upstream = upstream
         self.terminator = terminator
         self.to_client = to_client
         self.to_server = to_server
         self.keep_open = keep_open
+        self.keepalive = keepalive  # written upstream every 0.2 s: the client never "falls silent"
+        self.cut = cut or self._by_terminator
         self.port = 0
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -51,6 +56,10 @@ class Mangler:
         self._server.close()
         for t in list(self._tasks):
             t.cancel()
+
+    def _by_terminator(self, buffer: bytes) -> tuple[list[bytes], bytes]:
+        *messages, rest = buffer.split(self.terminator)
+        return [m + self.terminator for m in messages], rest
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
@@ -67,17 +76,27 @@ class Mangler:
             buffer = b""
             while chunk := await up_reader.read(65536):
                 buffer += chunk
-                *messages, buffer = buffer.split(self.terminator)
-                out = b"".join(self.to_client(m + self.terminator) for m in messages)
+                messages, buffer = self.cut(buffer)
+                out = b"".join(self.to_client(m) for m in messages)
                 if out:
                     writer.write(out)
                     await writer.drain()
             if self.keep_open:
                 await asyncio.sleep(30)
 
+        async def keepalive() -> None:
+            while self.keepalive:
+                up_writer.write(self.keepalive)
+                await asyncio.sleep(0.2)
+            await asyncio.Event().wait()
+
         try:
             await asyncio.wait(
-                [asyncio.create_task(inbound()), asyncio.create_task(outbound())],
+                [
+                    asyncio.create_task(inbound()),
+                    asyncio.create_task(outbound()),
+                    asyncio.create_task(keepalive()),
+                ],
                 return_when=asyncio.FIRST_COMPLETED,
             )
         except asyncio.CancelledError:
@@ -106,3 +125,45 @@ def first_message_only(terminator: bytes) -> Callable[[bytes], bytes]:
         return chunk if end < 0 else chunk[: end + len(terminator)]
 
     return cut
+
+
+def am27_text(rewrite: Callable[[str], str | None]) -> Callable[[bytes], bytes]:
+    """Rewrite each message's JSON text (None drops it); the length prefix made right."""
+
+    def unit(data: bytes) -> bytes:
+        if not data.startswith(b"yt"):
+            return data
+        text = rewrite(data[4:].decode("utf-8"))
+        if text is None:
+            return b""
+        raw = text.encode("utf-8")
+        return b"yt" + len(raw).to_bytes(2, "big") + raw
+
+    return unit
+
+
+def ws_first_frame_only(chunk: bytes) -> bytes:
+    """A WebSocket server that handles the first frame of each read and drops the rest."""
+    from meeple.check.cmpn402 import ws_frame_parts, ws_units
+
+    units, _ = ws_units(chunk)
+    frames = [u for u in units if ws_frame_parts(u) is not None]
+    if len(frames) < 2:
+        return chunk
+    return b"".join(u for u in units if ws_frame_parts(u) is None) + frames[0]
+
+
+def ws_whole_frames_only(chunk: bytes) -> bytes:
+    """A WebSocket server that reads whole frames per read: a split one is lost."""
+    from meeple.check.cmpn402 import ws_units
+
+    _, rest = ws_units(chunk)
+    return b"" if rest else chunk
+
+
+def assert_fail(results: list[Any], prefix: str, ids: list[str]) -> None:
+    """Each check ``prefix + id`` of ``ids`` failed, with the bytes of the failure."""
+    by_id = {r.check.id.removeprefix(prefix): r for r in results}
+    for i in ids:
+        assert by_id[i].status.value == "fail", (i, by_id[i].status, by_id[i].detail)
+        assert by_id[i].transcript, f"{i}: a failure carries the bytes"

@@ -7,11 +7,21 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 import pytest
-from tests.check.clients import clarkson_player, spectrangle_player, twente_player
+from tests.check.clients import (
+    clarkson_player,
+    cmpn402_player,
+    santorini_player,
+    spectrangle_player,
+    twente_player,
+    web_player,
+)
 
 from meeple.check.clients import CLIENT_CHECKS, run_client_kit
 from meeple.check.core import Result, Status
 from meeple.clients.clarkson import play_clarkson
+from meeple.clients.cmpn402 import BuiltinAgent
+from meeple.clients.cmpn402 import play as play_cmpn402
+from meeple.clients.santorini import play_santorini
 from meeple.clients.scrabble_bot import configure, play_twente
 from meeple.clients.spectrangle import play_spectrangle
 from meeple.games.scrabble.lexicon import Lexicon
@@ -43,7 +53,9 @@ async def _kit(
 
 # Defects that stall the game: the kit stops waiting after --turn-wait. Other runs get a
 # generous one, so a slow machine never looks like a stalled client.
-STALLS = frozenset({"no-retry", "chunks", "first-only", "gives-up"})
+STALLS = frozenset(
+    {"no-retry", "chunks", "first-only", "gives-up", "regex", "first-frame-only", "leaves-on-drop"}
+)
 
 
 def _turn_wait(defects: frozenset[str]) -> float:
@@ -51,10 +63,16 @@ def _turn_wait(defects: frozenset[str]) -> float:
 
 
 # A check that depends on the deal: whether a game tells the client to skip.
-DEPENDS_ON_THE_DEAL = {"skip-line"}
+DEPENDS_ON_THE_DEAL = {
+    "skip-line",
+    "ping-interval",
+    "challenge-answered",
+}  # (and on how long the games last)
 
 
-@pytest.mark.parametrize("protocol", ["twente", "clarkson", "spectrangle"])
+@pytest.mark.parametrize(
+    "protocol", ["twente", "clarkson", "spectrangle", "santorini", "cmpn402", "web"]
+)
 async def test_meeples_own_bot_passes_every_client_check(protocol: str, gcide: Lexicon) -> None:
     """meeple's bot, two games (the second one the kit leaves): every check passes, ≥ 10."""
 
@@ -63,6 +81,13 @@ async def test_meeples_own_bot_passes_every_client_check(protocol: str, gcide: L
             return await play_twente("127.0.0.1", port, "Alice", gcide, players=2, games=2)
         if protocol == "spectrangle":
             return await play_spectrangle("127.0.0.1", port, "Alice", players=2, games=2)
+        if protocol == "santorini":
+            return await play_santorini("127.0.0.1", port, "Alice", games=2)
+        if protocol == "cmpn402":
+            uri = f"ws://127.0.0.1:{port}/"
+            return await play_cmpn402(uri, "Alice", BuiltinAgent(gcide), games=2)
+        if protocol == "web":  # meeple has no Python browser: the raw one, without defects
+            return await web_player(port, 2, frozenset())
         return await play_clarkson("127.0.0.1", port, "Alice", gcide, players=2, games=2)
 
     with configure("greedy", 0):
@@ -97,27 +122,6 @@ TWENTE = {
 }
 
 
-@pytest.mark.parametrize("defects", list(TWENTE), ids=lambda d: "-".join(sorted(d)) or "none")
-async def test_a_broken_twente_client_fails_its_checks(
-    defects: frozenset[str], gcide: Lexicon
-) -> None:
-    """A raw client that passes every turn: correct, it passes; each defect fails its check."""
-    failing = TWENTE[defects]
-    games = 2 if not failing or "disconnect" in failing else 1
-    results = await _kit(
-        "twente",
-        gcide,
-        lambda port: twente_player(port, games, defects),
-        games=games,
-        turn_wait=_turn_wait(defects),
-    )
-    for name in failing:
-        assert results[name].status is Status.FAIL, (name, results[name])
-    if not failing:
-        for name, r in results.items():
-            assert r.status is Status.PASS, (name, r.status, r.detail)
-
-
 CLARKSON = {
     frozenset(): [],
     frozenset({"no-slash", "out-of-turn", "after-end", "no-quit"}): [
@@ -133,27 +137,6 @@ CLARKSON = {
 }
 
 
-@pytest.mark.parametrize("defects", list(CLARKSON), ids=lambda d: "-".join(sorted(d)) or "none")
-async def test_a_broken_clarkson_client_fails_its_checks(
-    defects: frozenset[str], gcide: Lexicon
-) -> None:
-    """A raw client playing the engine's moves: correct, it passes; each defect fails its check."""
-    failing = CLARKSON[defects]
-    games = 2 if not failing or "other-quits" in failing else 1
-    results = await _kit(
-        "clarkson",
-        gcide,
-        lambda port: clarkson_player(port, games, gcide, defects),
-        games=games,
-        turn_wait=_turn_wait(defects),
-    )
-    for name in failing:
-        assert results[name].status is Status.FAIL, (name, results[name])
-    if not failing:
-        for name, r in results.items():
-            assert r.status is Status.PASS, (name, r.status, r.detail)
-
-
 SPECTRANGLE = {
     frozenset(): [],
     frozenset({"garbage", "out-of-turn", "after-end"}): [
@@ -167,17 +150,103 @@ SPECTRANGLE = {
 }
 
 
-@pytest.mark.parametrize("defects", list(SPECTRANGLE), ids=lambda d: "-".join(sorted(d)) or "none")
-async def test_a_broken_spectrangle_client_fails_its_checks(
-    defects: frozenset[str], gcide: Lexicon
+SANTORINI = {
+    frozenset(): [],
+    frozenset({"late-register", "garbage", "out-of-turn", "after-end", "no-ping"}): [
+        "register-first",
+        "decodes",
+        "in-turn",
+        "not-after-end",
+        "other-leaves",
+        "heartbeat",
+    ],
+    frozenset({"no-retry"}): ["info-retry"],
+    frozenset({"regex"}): ["coalesced"],
+}
+
+
+CMPN402 = {
+    frozenset(): [],
+    frozenset({"no-name", "outside-window", "late-move", "out-of-turn"}): [
+        "name-first",
+        "in-turn",
+        "window",
+        "not-after-end",
+    ],
+    frozenset({"no-retry"}): ["invalid-retry"],
+    frozenset({"first-frame-only"}): ["coalesced"],
+    frozenset({"leaves-on-drop"}): ["resume"],
+}
+
+
+WEB = {
+    frozenset(): [],
+    frozenset({"late-hello", "garbage", "out-of-turn", "after-end"}): [
+        "hello-first",
+        "decodes",
+        "in-turn",
+        "not-after-end",
+        "other-leaves",
+    ],
+    frozenset({"no-retry"}): ["illegal-retry"],
+    frozenset({"first-frame-only"}): ["coalesced"],
+}
+
+
+# The check of each kit that needs the kit to leave a game part-way (two games, then).
+LEAVES = {
+    "twente": "disconnect",
+    "clarkson": "other-quits",
+    "spectrangle": "player-left",
+    "santorini": "other-leaves",
+    "cmpn402": "resume",
+    "web": "other-leaves",
+}
+BROKEN = {
+    "twente": TWENTE,
+    "clarkson": CLARKSON,
+    "spectrangle": SPECTRANGLE,
+    "santorini": SANTORINI,
+    "cmpn402": CMPN402,
+    "web": WEB,
+}
+CASES = [(protocol, d) for protocol, table in BROKEN.items() for d in table]
+
+
+def _player(
+    protocol: str, lexicon: Lexicon, games: int, defects: frozenset[str]
+) -> Callable[[int], Coroutine[Any, Any, Any]]:
+    def run(port: int) -> Coroutine[Any, Any, Any]:
+        if protocol == "twente":
+            return twente_player(port, games, defects)
+        if protocol == "clarkson":
+            return clarkson_player(port, games, lexicon, defects)
+        if protocol == "spectrangle":
+            return spectrangle_player(port, games, defects)
+        if protocol == "santorini":
+            return santorini_player(port, games, defects)
+        if protocol == "web":
+            return web_player(port, games, defects)
+        return cmpn402_player(port, games, defects)
+
+    return run
+
+
+@pytest.mark.parametrize(
+    ("protocol", "defects"), CASES, ids=[f"{p}-{'-'.join(sorted(d)) or 'none'}" for p, d in CASES]
+)
+async def test_a_broken_client_fails_its_checks(
+    protocol: str, defects: frozenset[str], gcide: Lexicon
 ) -> None:
-    """A raw client playing the engine's placements: correct, it passes; defects fail."""
-    failing = SPECTRANGLE[defects]
-    games = 2 if not failing or "player-left" in failing else 1
+    """A small raw client per protocol: correct, it passes every check; each defect (one
+    per rule a real client broke, issue 23) fails the check of that rule. Defects that
+    leave the game going share a run; those that stall it run alone (--turn-wait)."""
+    failing = BROKEN[protocol][defects]
+    games = 2 if not failing or LEAVES[protocol] in failing else 1
     results = await _kit(
-        "spectrangle",
+        protocol,
         gcide,
-        lambda port: spectrangle_player(port, games, defects),
+        _player(protocol, gcide, games, defects),
         games=games,
         turn_wait=_turn_wait(defects),
     )

@@ -48,6 +48,15 @@ TOKENS = [
     b"TURN ",
     b"SCORE 9 x",
     b"WINNER 1 x",
+    b"\xac\xed\x00\x05",
+    b"yt\x00\x10",
+    b"yt\xff\xff",
+    b"|\x00\x00\x00\x00\x00\x00\x00\x05",
+    b'{"type":"SERVERSTATE","message":"{\\"open\\":true,\\"active\\":true}"}',
+    b'{"type":"PLAYERSMESSAGE","message":{"players":{"a":"Atheist"},"player":"a"}}\n',
+    b'{"type":"UPDATE","message":{"player":"a","boardUpdate":{}}}\n',
+    b'{"type":"ENDGAME","message":{"player":"a","isWinner":true}}\n',
+    b'{"type":"PING","message":"{}"}\n',
 ]
 blob = st.lists(st.one_of(st.binary(max_size=40), st.sampled_from(TOKENS)), max_size=30).map(
     b"".join
@@ -70,6 +79,16 @@ CHECKS = {
         "spectrangle.server.tiles",
         "spectrangle.server.leaderboard",
         "spectrangle.server.coalesced",
+    ],
+    "santorini": [
+        "santorini.server.serverstate",
+        "santorini.server.object-stream",
+        "santorini.server.ping",
+        "santorini.server.register-b",
+        "santorini.server.nickname",
+        "santorini.server.endgame-win",
+        "santorini.server.coalesced",
+        "santorini.server.unicode-length",
     ],
     "clarkson": [
         "clarkson.server.hello-grammar",
@@ -133,10 +152,114 @@ def test_the_kit_survives_any_bytes(
         assert not [r for r in results if r.kit_error], [r.detail for r in results if r.kit_error]
         # Noise cannot play a whole game: those checks never pass.
         for r in results:
-            if r.check.id.endswith(("gameover-win", "winner", "place", "startgame", "leaderboard")):
+            if r.check.id.endswith(
+                (
+                    "gameover-win",
+                    "winner",
+                    "place",
+                    "startgame",
+                    "leaderboard",
+                    "endgame-win",
+                    "register-b",
+                    "coalesced",
+                )
+            ):
                 assert r.status is not Status.PASS, r
         json.loads(to_json("fuzz", results))
         ET.fromstring(to_junit("fuzz", results).split("\n", 1)[1])
         assert to_text("fuzz", results)
+
+    asyncio.run(scenario())
+
+
+WS_CHECKS = {
+    "cmpn402": [
+        "cmpn402.server.name",
+        "cmpn402.server.start",
+        "cmpn402.server.pass",
+        "cmpn402.server.late-move",
+        "cmpn402.server.coalesced",
+    ],
+    "web": [
+        "web.server.hello",
+        "web.server.lobby",
+        "web.server.seated",
+        "web.server.play",
+        "web.server.coalesced",
+    ],
+}
+# Checks that need a whole exchange the noise cannot hold up.
+NEVER_PASS = ("start", "pass", "late-move", "coalesced", "hello", "lobby", "seated", "play")
+WS_TOKENS = [
+    b"\x00",
+    b"\x01\x01",
+    b"\x01\x02",
+    b"\x02",
+    b"\x04",
+    b"\x09",
+    b"\x0a\x00",
+    bytes(8),
+    b'{"type":"welcome","protocol":"meeple-web/1"}',
+    b'{"type":"pong","id":5}',
+    b'{"type":"lobby","uid":null,"seq":"1","data":{}}',
+    b'{"type":"seated","table":"t","name":"x"}',
+    b'{"type":"error","code":"not-now"}',
+]
+frames = st.lists(
+    st.one_of(
+        st.binary(max_size=300),
+        st.lists(st.sampled_from(WS_TOKENS), max_size=6).map(b"".join),
+    ),
+    max_size=8,
+)
+
+
+@settings(
+    max_examples=16, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    protocol=st.sampled_from(sorted(WS_CHECKS)),
+    messages=frames,
+    text=st.booleans(),
+    close=st.booleans(),
+)
+def test_the_websocket_kits_survive_any_frames(
+    protocol: str, messages: list[bytes], text: bool, close: bool, gcide: Lexicon
+) -> None:
+    """A WebSocket server sending random binary (or text) messages to every client of
+    the CMPN402 or web kit: no check is a kit error, none of the checks that need a
+    real exchange passes, reports render."""
+    from websockets.asyncio.server import ServerConnection, serve
+
+    async def handler(ws: ServerConnection) -> None:
+        for m in messages:
+            await ws.send(m.decode("latin-1") if text else m)
+        if close:
+            await ws.close(1011)
+        else:
+            await ws.wait_closed()
+
+    async def scenario() -> None:
+        async with serve(handler, "127.0.0.1", 0) as server:
+            port = server.sockets[0].getsockname()[1]
+            results = await asyncio.wait_for(
+                run_server_kit(
+                    protocol,
+                    "127.0.0.1",
+                    port,
+                    lexicon=gcide,
+                    wait=0.1,
+                    only=WS_CHECKS[protocol],
+                    options={"uri": f"ws://127.0.0.1:{port}/"},
+                ),
+                60,
+            )
+        assert len(results) == len(WS_CHECKS[protocol])
+        assert not [r for r in results if r.kit_error], [r.detail for r in results if r.kit_error]
+        for r in results:
+            if r.check.id.rsplit(".", 1)[-1] in NEVER_PASS:
+                assert r.status is not Status.PASS, r
+        json.loads(to_json("fuzz", results))
+        ET.fromstring(to_junit("fuzz", results).split("\n", 1)[1])
 
     asyncio.run(scenario())

@@ -337,7 +337,7 @@ def test_every_spectrangle_command_has_a_check() -> None:
     """Coverage: each server command and error word of Spectrangle 1.4 is named by a check."""
     text = " ".join(f"{c.section} {c.title}" for c in server_checks("spectrangle"))
     words = "connect welcome request waiting start order tiles place move skip exchange"
-    words += " leaderboard left chat invalidMove invalidCommand invalidName"
+    words += " leaderboard left chat invalidMove invalidCommand invalidName replace skipped"
     for word in words.split(" "):
         assert word in text, word
 
@@ -394,6 +394,12 @@ SPECTRANGLE_BROKEN: dict[str, Broken] = {
     ),
     "only whole lines per read": (None, whole_messages_only(SP), ["split"]),
     "only the first line of a read": (None, first_message_only(SP), ["coalesced"]),
+    "no replace": (_drop(b"replace "), None, ["replace"]),
+    "1.1's <name> skipped": (
+        _sub(rb"^player skipped (\S+)", rb"\1 skipped"),
+        None,
+        ["player-skipped"],
+    ),
 }
 
 

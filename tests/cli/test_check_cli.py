@@ -122,3 +122,41 @@ def test_check_client_grades_meeples_bot(
     assert f"connect your client to 127.0.0.1:{port}" in out
     assert code == 0, out
     assert "twente.client.whole-game" in out
+
+
+@pytest.mark.parametrize(
+    ("protocol", "address", "only"),
+    [
+        ("santorini", "127.0.0.1:{port}", "santorini.server.register*"),
+        ("cmpn402", "ws://127.0.0.1:{port}/", "cmpn402.server.name"),
+        ("cmpn402", "127.0.0.1:{port}", "cmpn402.server.start"),
+    ],
+)
+def test_the_new_kits_take_their_addresses_and_exit_1_when_nothing_listens(
+    protocol: str, address: str, only: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """AM27 takes HOST:PORT, CMPN402 a ws:// URL or HOST:PORT; nothing there: exit 1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code = main(
+        ["check", "server", protocol, address.format(port=port), "--wait", "0.3", "--only", only]
+    )
+    assert code == 1
+    assert "could not test" in capsys.readouterr().out
+
+
+def test_a_bad_cmpn402_url_is_a_usage_error() -> None:
+    assert main(["check", "server", "cmpn402", "ws://:99999/"]) == 2
+
+
+def test_check_server_web_adds_the_ws_path(
+    threaded_server: ServerFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`meeple check server web HOST:PORT` talks to ws://HOST:PORT/ws."""
+    server = threaded_server("web")
+    code = main(
+        ["check", "server", "web", f"127.0.0.1:{server.ports['web']}", "--only", "web.server.ping"]
+    )
+    assert code == 0
+    assert "pass" in capsys.readouterr().out

@@ -36,6 +36,9 @@ SERVER_KITS: dict[str, str] = {
     "twente": "meeple.check.twente",
     "clarkson": "meeple.check.clarkson",
     "spectrangle": "meeple.check.spectrangle",
+    "santorini": "meeple.check.santorini",
+    "cmpn402": "meeple.check.cmpn402",
+    "web": "meeple.check.web",
 }
 
 
@@ -53,13 +56,15 @@ async def run_server_kit(
     wait: float = 3.0,
     only: Sequence[str] = (),
     progress: Callable[[Result], None] | None = None,
+    options: dict[str, Any] | None = None,
 ) -> list[Result]:
     """Run every server check of ``protocol`` against ``host:port``; the results in order.
 
     Player names start with a random prefix, so two runs against one server never clash.
+    ``options`` are the kit's knobs (AM27: ``heartbeat``, the target's timeout in seconds).
     """
     prefix = "ck" + "".join(secrets.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(4))
-    target = Target(host, port, {"lexicon": lexicon, "prefix": prefix})
+    target = Target(host, port, {"lexicon": lexicon, "prefix": prefix, **(options or {})})
     return await run_checks(
         server_checks(protocol), target, wait=wait, only=only, progress=progress
     )

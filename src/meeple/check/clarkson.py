@@ -19,9 +19,10 @@ from meeple.check.core import (
     Differs,
     Level,
     registry,
+    shared,
 )
 from meeple.check.scrabble import Table, best_move, non_word
-from meeple.check.wire import Peer
+from meeple.check.wire import LinePeer, Peer, names
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.moves import Move
@@ -37,42 +38,28 @@ _CELL = re.compile(r"\(([A-Za-z]|0),([0-4])\)")  # §3.11 <board-tile>
 _SETTLE = 0.05  # lets the server see the previous check's connections close
 
 
-class ClPeer:
-    """A Clarkson connection of the kit: lines without their line end."""
+class ClPeer(LinePeer):
+    """A Clarkson connection of the kit: ASCII lines, the kit's ending in CRLF; a
+    BOARDPUSH stepped over is read to its end."""
+
+    line_end = b"\r\n"
+    encoding = "ascii"
 
     def __init__(self, peer: Peer, name: str = "") -> None:
-        self.peer = peer
-        self.name = name
+        super().__init__(peer, name)
         self.hello = ""
 
     @classmethod
     async def open(cls, ctx: Context, label: str) -> ClPeer:
         await asyncio.sleep(_SETTLE)
-        return cls(await Peer.open(ctx, label, b"\n"))
+        return await super().open(ctx, label)
 
-    async def send(self, line: str, *, bytewise: bool = False) -> None:
-        await self.peer.send(line.encode() + b"\r\n", bytewise=bytewise)
+    def matches(self, line: str, start: str) -> bool:
+        return line.split(" ", 1)[0] == start
 
-    async def line(self, timeout: float | None = None, what: str = "a line") -> str:
-        data = await self.peer.message(timeout, what)
-        try:
-            return data.decode("ascii").rstrip("\r\n")
-        except UnicodeDecodeError:
-            raise CheckFailed(f"{self.peer.label}: a line is not ASCII: {data[:40]!r}") from None
-
-    async def expect(
-        self, command: str, *, skip: tuple[str, ...] = (), timeout: float | None = None
-    ) -> str:
-        while True:
-            line = await self.line(timeout, command)
-            word = line.split(" ", 1)[0]
-            if word in skip:
-                if word == "BOARDPUSH":
-                    await self.board()
-                continue
-            if word != command:
-                raise CheckFailed(f"{self.peer.label}: expected {command}, got {line!r}")
-            return line
+    async def skipped(self, line: str) -> None:
+        if line.split(" ", 1)[0] == "BOARDPUSH":
+            await self.board()
 
     async def board(self) -> list[list[str]]:
         """The 15 rows (and the closing empty line) of a BOARDPUSH whose first line was read."""
@@ -87,11 +74,6 @@ class ClPeer:
         if end.strip():
             raise CheckFailed(f"BOARDPUSH has no empty line after its rows: {end!r}")
         return rows
-
-
-def _names(ctx: Context, *tags: str) -> list[str]:
-    prefix: str = ctx.target.options.get("prefix", "ck")
-    return [f"{prefix}{t}" for t in tags]
 
 
 def _lexicon(ctx: Context) -> Lexicon:
@@ -153,14 +135,14 @@ def _rack(tiles: str) -> str:
 
 async def solo(ctx: Context, tag: str) -> tuple[ClPeer, Opening]:
     """One client alone, READY: the game starts at once (§3.8)."""
-    (name,) = _names(ctx, tag)
+    (name,) = names(ctx, tag)
     p = await named(ctx, name)
     await p.send("READY")
     return p, await _opening(p)
 
 
 async def duo(ctx: Context, tags: tuple[str, str]) -> tuple[dict[str, ClPeer], dict[str, Opening]]:
-    a_name, b_name = _names(ctx, *tags)
+    a_name, b_name = names(ctx, *tags)
     a = await named(ctx, a_name)
     b = await named(ctx, b_name)
     await a.send("READY")
@@ -266,7 +248,7 @@ async def _quit(ctx: Context) -> None:
 
 @check("userset", "3.6 USERCHANGE", Level.MUST, "USERSET is answered USERCHANGE old new")
 async def _userset(ctx: Context) -> None:
-    (name,) = _names(ctx, "us")
+    (name,) = names(ctx, "us")
     p = await greeted(ctx, name)
     await p.send(f"USERSET {name}")
     line = await p.expect("USERCHANGE", skip=("USERJOIN",))
@@ -276,7 +258,7 @@ async def _userset(ctx: Context) -> None:
 
 @check("userset-taken", "3.5 USERSET", Level.SHOULD, "USERSET of a name in use gets NOK")
 async def _userset_taken(ctx: Context) -> None:
-    (name,) = _names(ctx, "tk")
+    (name,) = names(ctx, "tk")
     await named(ctx, name)
     q = await greeted(ctx, "second")
     await q.send(f"USERSET {name}")
@@ -291,7 +273,7 @@ async def _userset_taken(ctx: Context) -> None:
     "a newcomer is told USERJOIN for everyone already there",
 )
 async def _userjoin_newcomer(ctx: Context) -> None:
-    (first, second) = _names(ctx, "j1", "j2")
+    (first, second) = names(ctx, "j1", "j2")
     await named(ctx, first)
     q = await ClPeer.open(ctx, second)
     await q.expect("HELLO")
@@ -313,7 +295,7 @@ async def _userjoin_newcomer(ctx: Context) -> None:
     "clients already there are told USERJOIN of a newcomer",
 )
 async def _userjoin_others(ctx: Context) -> None:
-    (first,) = _names(ctx, "o1")
+    (first,) = names(ctx, "o1")
     p = await named(ctx, first)
     await greeted(ctx, "newcomer")
     line = await p.expect("USERJOIN")
@@ -327,7 +309,7 @@ async def _userjoin_others(ctx: Context) -> None:
     "USERCHANGE goes to every client, not only the renamed one",
 )
 async def _userchange_others(ctx: Context) -> None:
-    (first, second) = _names(ctx, "u1", "u2")
+    (first, second) = names(ctx, "u1", "u2")
     p = await named(ctx, first)
     await named(ctx, second)
     line = await p.expect("USERCHANGE", skip=("USERJOIN",))
@@ -338,7 +320,7 @@ async def _userchange_others(ctx: Context) -> None:
     "ready-starting", "3.9 STARTING", Level.MUST, "a lone client's READY starts the game: STARTING"
 )
 async def _ready_starting(ctx: Context) -> None:
-    (name,) = _names(ctx, "rs")
+    (name,) = names(ctx, "rs")
     p = await named(ctx, name)
     await p.send("READY")
     line = await p.expect("STARTING", skip=("OK",))
@@ -348,7 +330,7 @@ async def _ready_starting(ctx: Context) -> None:
 @check("score-initial", "3.10 SCORE", Level.SHOULD, "at the start every player gets SCORE 0 name")
 async def _score_initial(ctx: Context) -> None:
     _, o = await solo(ctx, "si")
-    (name,) = _names(ctx, "si")
+    (name,) = names(ctx, "si")
     ctx.expect(f"SCORE 0 {name}" in o.lines, f"the opening is {o.lines}")
 
 
@@ -378,7 +360,7 @@ async def _tiles_initial(ctx: Context) -> None:
 @check("turn", "3.13 TURN", Level.MUST, "the first player is told TURN with their name")
 async def _turn(ctx: Context) -> None:
     _, o = await solo(ctx, "tu")
-    (name,) = _names(ctx, "tu")
+    (name,) = names(ctx, "tu")
     ctx.expect(o.turn == name, f"TURN names {o.turn!r}")
 
 
@@ -419,7 +401,7 @@ async def _place_check(ctx: Context) -> None:
 )
 async def _score_after(ctx: Context) -> None:
     p, o = await solo(ctx, "sa")
-    (name,) = _names(ctx, "sa")
+    (name,) = names(ctx, "sa")
     move = best_move(Board(), o.tiles, _lexicon(ctx), CLARKSON)
     if move is None:
         raise CannotTest(f"no opening move for {o.tiles}")
@@ -514,7 +496,7 @@ async def _pass_twice(ctx: Context) -> None:
 )
 async def _exchange_one(ctx: Context) -> None:
     p, o = await solo(ctx, "x1")
-    (name,) = _names(ctx, "x1")
+    (name,) = names(ctx, "x1")
     await p.send(f"EXCHANGE {_rack(o.tiles)[0]}")
     ok = await p.line(p.peer.wait * 3, "OK")
     ctx.expect(ok.startswith("OK"), f"got {ok!r}")
@@ -572,7 +554,7 @@ async def _crlf(ctx: Context) -> None:
     errata="Clarkson: accept <LF> for <CRLF>",
 )
 async def _lf(ctx: Context) -> None:
-    (name,) = _names(ctx, "bl")
+    (name,) = names(ctx, "bl")
     p = await greeted(ctx, name)
     await p.peer.send(f"USERSET {name}\n".encode())
     line = await p.line(ctx.wait, "USERCHANGE")
@@ -589,7 +571,7 @@ async def _lf(ctx: Context) -> None:
     errata="Clarkson: strip NULs around lines",
 )
 async def _nul(ctx: Context) -> None:
-    (name,) = _names(ctx, "nul")
+    (name,) = names(ctx, "nul")
     p = await greeted(ctx, name)
     await p.peer.send(f"USERSET {name}\r\n".encode().ljust(4096, b"\x00"))
     line = await p.line(ctx.wait, "USERCHANGE")
@@ -600,7 +582,7 @@ async def _nul(ctx: Context) -> None:
 
 @check("split", "2 Grammar", Level.MUST, "a line sent one byte per write is understood")
 async def _split(ctx: Context) -> None:
-    (name,) = _names(ctx, "sp")
+    (name,) = names(ctx, "sp")
     p = await greeted(ctx, name)
     await p.send(f"USERSET {name}", bytewise=True)
     line = await p.expect("USERCHANGE")
@@ -611,7 +593,7 @@ async def _split(ctx: Context) -> None:
     "coalesced", "2 Grammar", Level.MUST, "several lines in one write get their replies in order"
 )
 async def _coalesced(ctx: Context) -> None:
-    (name,) = _names(ctx, "co")
+    (name,) = names(ctx, "co")
     p = await ClPeer.open(ctx, name)
     await p.expect("HELLO")
     # Each command is answered before the next is acted on, the QUIT that ends the
@@ -721,9 +703,7 @@ async def _whole_game(ctx: Context) -> WholeGame:
         turn = nxt or ""
 
 
-async def whole_game(ctx: Context) -> WholeGame:
-    result: WholeGame = await ctx.fixtures.get(ctx, "whole game", _whole_game, 50.0)
-    return result
+whole_game = shared("whole game", _whole_game)
 
 
 @check(

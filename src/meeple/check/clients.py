@@ -64,6 +64,7 @@ from meeple.protocols.spectrangle.errors import RemoteProtocolError as Spectrang
 from meeple.protocols.spectrangle.messages import decode_client as decode_spectrangle_client
 from meeple.protocols.twente.errors import RemoteProtocolError
 from meeple.protocols.twente.messages import Error, GameOver, NotifyTurn, decode
+from meeple.server.config import ServerConfig
 
 __all__ = ["CLIENT_CHECKS", "CLIENT_KITS", "Observations", "run_client_kit"]
 
@@ -108,6 +109,8 @@ class Observations:
     client_named: int = 0  # the client's renames confirmed and READYs (Clarkson)
     kit_table_game: int = 0  # the game the kit's player sits at a table for (Clarkson)
     kit_done: bool = False
+    heard: list[float] = field(default_factory=list)  # when each client message came (AM27)
+    pings: list[float] = field(default_factory=list)  # when each client PING came (AM27)
 
 
 class _Proxy:
@@ -155,44 +158,44 @@ class _Proxy:
                 with contextlib.suppress(Exception):
                     w.close()
 
+    def cut_client(self, buffer: bytes) -> tuple[list[bytes], bytes]:
+        """The client's whole messages in ``buffer`` and the unfinished rest (a protocol
+        whose messages are not ended by :attr:`terminator` cuts otherwise)."""
+        *messages, rest = buffer.split(self.terminator)
+        return [m + self.terminator for m in messages], rest
+
+    def cut_server(self, buffer: bytes) -> tuple[list[bytes], bytes]:
+        return self.cut_client(buffer)
+
     async def _client_to_server(
         self, reader: asyncio.StreamReader, up: asyncio.StreamWriter
     ) -> None:
-        buffer = bytearray()
-        term = self.terminator
+        buffer = b""
         while True:
             chunk = await reader.read(65536)
             if not chunk:
                 return
             self.obs.recorder.sent += chunk
-            buffer += chunk
-            while (end := buffer.find(term)) >= 0:
-                message = bytes(buffer[: end + len(term)])
-                del buffer[: end + len(term)]
+            messages, buffer = self.cut_client(buffer + chunk)
+            for message in messages:
                 while not self.may_forward():  # the kit's player re-seats first
                     await asyncio.sleep(0.01)
-                forward = self.from_client(message)
-                if forward:
+                if self.from_client(message):
                     up.write(message)
                     await up.drain()
             if len(buffer) > 65536:
                 self.obs.undecodable.append(f"{len(buffer)} bytes with no message end")
-                buffer.clear()
+                buffer = b""
 
     async def _server_to_client(
         self, up: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
-        buffer = bytearray()
-        term = self.terminator
+        buffer = b""
         while True:
             chunk = await up.read(65536)
             if not chunk:
                 return
-            buffer += chunk
-            messages = []
-            while (end := buffer.find(term)) >= 0:
-                messages.append(bytes(buffer[: end + len(term)]))
-                del buffer[: end + len(term)]
+            messages, buffer = self.cut_server(buffer + chunk)
             if messages:
                 await self._deliver(writer, messages)
 
@@ -638,11 +641,20 @@ async def _clarkson_connect(port: int) -> ClarksonClient:
     return await ClarksonClient.connect("127.0.0.1", port, KIT_NAME)
 
 
-async def _spectrangle_opponent(port: int, lexicon: Lexicon, obs: Observations) -> None:
+async def _spectrangle_opponent(
+    port: int,
+    lexicon: Lexicon,
+    obs: Observations,
+    before: Callable[[int], Awaitable[None]] | None = None,
+) -> None:
+    """The kit's Spectrangle player; ``before(game)`` is awaited before each request (the
+    web kit waits for the browser to open its table)."""
     client = await SpectrangleClient.connect("127.0.0.1", port, KIT_NAME)
     try:
         for game in range(obs.games):
             leave = obs.games >= 2 and game == obs.games - 1
+            if before is not None:
+                await before(game)
             await client.request_game(2)
             moves = refusals = 0
             async for m in client:
@@ -675,6 +687,11 @@ class ClientKit:
     proxy: type[_Proxy]
     opponent: Callable[[int, Lexicon, Observations], Coroutine[Any, Any, None]]
     how: str
+    # The kit's server settings for ``--games`` (CMPN402: the series, the window).
+    configure: Callable[[ServerConfig, int], ServerConfig] | None = None
+    # Where the kit's own player connects, if not to ``listener`` (web: a Spectrangle
+    # client at the browser's table).
+    opponent_listener: str | None = None
 
 
 CLIENT_KITS: dict[str, ClientKit] = {
@@ -718,21 +735,23 @@ async def run_client_kit(
     is started then, e.g. to run a client in the same process.
     """
     from meeple.server.app import MeepleServer
-    from meeple.server.config import ServerConfig
 
     kit = CLIENT_KITS[protocol]
     obs = Observations(protocol, games)
     with tempfile.TemporaryDirectory(prefix="meeple-check-") as tmp:
         # A short grace: at the end the kit's server goes, whoever is still connected.
         config = ServerConfig(database=f"{tmp}/check.sqlite3", shutdown_grace=0.2)
-        config = config.only(kit.listener)
+        config = config.only(kit.listener, *filter(None, [kit.opponent_listener]))
+        if kit.configure is not None:
+            config = kit.configure(config, games)
         server = MeepleServer(config, rng=random.Random())
         server.services.resource("scrabble.lexicon", lambda: lexicon)
         await server.start()
         proxy = kit.proxy(obs, server.ports[kit.listener])
         listener = await asyncio.start_server(proxy.handle, host, port)
         bound = listener.sockets[0].getsockname()[1]
-        opponent = asyncio.create_task(kit.opponent(server.ports[kit.listener], lexicon, obs))
+        opponent_port = server.ports[kit.opponent_listener or kit.listener]
+        opponent = asyncio.create_task(kit.opponent(opponent_port, lexicon, obs))
         extra: asyncio.Task[Any] | None = None
         try:
             if ready is not None:
@@ -825,30 +844,148 @@ def _why(obs: Observations) -> str:
     return f" ({'; '.join(obs.kit_errors)})" if obs.kit_errors else ""
 
 
-# Twente ---------------------------------------------------------------------------------
+# --- the shapes the client kits share, as tables ----------------------------------------
+
+Grade = Callable[[Context, Observations], None]
 
 
-@check(
-    "twente.client.announce-first",
-    "E013 - Client has not yet announced themselves",
-    Level.MUST,
-    "the client's first message is ANNOUNCE",
-)
-def _tw_first(ctx: Context, obs: Observations) -> None:
-    ctx.expect(
-        obs.first is not None and obs.first.upper().startswith("ANNOUNCE|"), f"first: {obs.first!r}"
-    )
+def first_message(ok: Callable[[str], bool]) -> Grade:
+    def grade(ctx: Context, obs: Observations) -> None:
+        ctx.expect(obs.first is not None and ok(obs.first), f"first: {obs.first!r}")
+
+    return grade
 
 
-@check(
-    "twente.client.decodes",
-    "Commands",
-    Level.MUST,
-    "every message is a command of the spec with valid arguments",
-)
-def _tw_decodes(ctx: Context, obs: Observations) -> None:
+def _decodes(ctx: Context, obs: Observations) -> None:
     ctx.expect(not obs.undecodable, f"not valid: {obs.undecodable[:3]}")
     ctx.expect(bool(obs.messages), "the client sent nothing")
+
+
+def _in_turn(ctx: Context, obs: Observations) -> None:
+    _need_game(obs)
+    ctx.expect(not obs.out_of_turn, f"out of turn: {obs.out_of_turn[:3]}")
+
+
+def _not_after_end(ctx: Context, obs: Observations) -> None:
+    _need_game(obs)
+    ctx.expect(not obs.after_end, f"moves outside a game: {obs.after_end[:3]}")
+
+
+def _legal(ctx: Context, obs: Observations) -> None:
+    _need_game(obs)
+    ctx.expect(not obs.refused_by_server, f"refused: {obs.refused_by_server[:3]}")
+
+
+def retried(move: str, error: str) -> Grade:
+    def grade(ctx: Context, obs: Observations) -> None:
+        if not obs.injected_error:
+            raise CannotTest(f"the client made no {move} to refuse" + _why(obs))
+        ctx.expect(obs.retried_after_error, f"the client never moved again after {error}")
+
+    return grade
+
+
+def _split(ctx: Context, obs: Observations) -> None:
+    _turns(ctx, obs, "split")
+
+
+def _coalesced(ctx: Context, obs: Observations) -> None:
+    _turns(ctx, obs, "coalesced")
+
+
+def games_finished(left: bool) -> Grade:
+    """``left``: the kit leaves the last game of two or more, which then does not count."""
+
+    def grade(ctx: Context, obs: Observations) -> None:
+        want = obs.games - (1 if left and obs.games >= 2 else 0)
+        ctx.expect(obs.games_won >= want, f"{obs.games_won} of {want} games finished{_why(obs)}")
+
+    return grade
+
+
+DECODES, IN_TURN, NOT_AFTER_END, LEGAL, SPLIT, COALESCED = (
+    _decodes,
+    _in_turn,
+    _not_after_end,
+    _legal,
+    _split,
+    _coalesced,
+)
+
+# (id's last part, the spec's section, MUST/SHOULD, title, grader[, the ERRATA point])
+Row = tuple[Any, ...]
+
+
+def register_checks(protocol: str, rows: list[Row]) -> None:
+    """A client kit's checks from its table (``<protocol>.client.<id>``)."""
+    for name, section, level, title, grade, *errata in rows:
+        check(f"{protocol}.client.{name}", section, level, title, *errata)(grade)
+
+
+# Twente ---------------------------------------------------------------------------------
+
+register_checks(
+    "twente",
+    [
+        (
+            "announce-first",
+            "E013 - Client has not yet announced themselves",
+            Level.MUST,
+            "the client's first message is ANNOUNCE",
+            first_message(lambda m: m.upper().startswith("ANNOUNCE|")),
+        ),
+        (
+            "decodes",
+            "Commands",
+            Level.MUST,
+            "every message is a command of the spec with valid arguments",
+            DECODES,
+        ),
+        (
+            "in-turn",
+            "E009 - It is not your turn",
+            Level.MUST,
+            "MAKEMOVE only after NOTIFYTURN 1 for the client",
+            IN_TURN,
+        ),
+        (
+            "not-after-end",
+            "E014 - Client is not in a game",
+            Level.MUST,
+            "no MAKEMOVE outside a game or after GAMEOVER",
+            NOT_AFTER_END,
+        ),
+        ("legal", "MAKEMOVE", Level.SHOULD, "the server refuses none of the client's moves", LEGAL),
+        (
+            "error-retry",
+            "ERROR",
+            Level.MUST,
+            "after an ERROR for its move the client moves again in its turn",
+            retried("move", "ERROR (the game stalled)"),
+        ),
+        (
+            "split",
+            "Delimiters",
+            Level.MUST,
+            "acts on messages delivered split (a byte per write)",
+            SPLIT,
+        ),
+        (
+            "coalesced",
+            "Delimiters",
+            Level.MUST,
+            "acts on messages delivered coalesced (several per write)",
+            COALESCED,
+        ),
+        (
+            "whole-game",
+            "GAMEOVER",
+            Level.MUST,
+            "plays whole games to GAMEOVER WIN (--games)",
+            games_finished(left=True),
+        ),
+    ],
+)
 
 
 @check(
@@ -876,50 +1013,6 @@ def _tw_request(ctx: Context, obs: Observations) -> None:
 
 
 @check(
-    "twente.client.in-turn",
-    "E009 - It is not your turn",
-    Level.MUST,
-    "MAKEMOVE only after NOTIFYTURN 1 for the client",
-)
-def _tw_in_turn(ctx: Context, obs: Observations) -> None:
-    _need_game(obs)
-    ctx.expect(not obs.out_of_turn, f"moves out of turn: {obs.out_of_turn[:3]}")
-
-
-@check(
-    "twente.client.not-after-end",
-    "E014 - Client is not in a game",
-    Level.MUST,
-    "no MAKEMOVE outside a game or after GAMEOVER",
-)
-def _tw_after(ctx: Context, obs: Observations) -> None:
-    _need_game(obs)
-    ctx.expect(not obs.after_end, f"moves outside a game: {obs.after_end[:3]}")
-
-
-@check(
-    "twente.client.legal", "MAKEMOVE", Level.SHOULD, "the server refuses none of the client's moves"
-)
-def _tw_legal(ctx: Context, obs: Observations) -> None:
-    _need_game(obs)
-    ctx.expect(not obs.refused_by_server, f"refused: {obs.refused_by_server[:3]}")
-
-
-@check(
-    "twente.client.error-retry",
-    "ERROR",
-    Level.MUST,
-    "after an ERROR for its move the client moves again in its turn",
-)
-def _tw_retry(ctx: Context, obs: Observations) -> None:
-    if not obs.injected_error:
-        raise CannotTest("the client made no move to refuse" + _why(obs))
-    ctx.expect(
-        obs.retried_after_error, "the client never moved again after ERROR (the game stalled)"
-    )
-
-
-@check(
     "twente.client.e002",
     "E002 - Unknown command",
     Level.SHOULD,
@@ -944,37 +1037,6 @@ def _turns(ctx: Context, obs: Observations, mode: str) -> None:
 
 
 @check(
-    "twente.client.split",
-    "Delimiters",
-    Level.MUST,
-    "acts on messages delivered split (a byte per write)",
-)
-def _tw_split(ctx: Context, obs: Observations) -> None:
-    _turns(ctx, obs, "split")
-
-
-@check(
-    "twente.client.coalesced",
-    "Delimiters",
-    Level.MUST,
-    "acts on messages delivered coalesced (several per write)",
-)
-def _tw_coalesced(ctx: Context, obs: Observations) -> None:
-    _turns(ctx, obs, "coalesced")
-
-
-@check(
-    "twente.client.whole-game",
-    "GAMEOVER",
-    Level.MUST,
-    "plays whole games to GAMEOVER WIN (--games)",
-)
-def _tw_games(ctx: Context, obs: Observations) -> None:
-    want = obs.games - (1 if obs.games >= 2 else 0)
-    ctx.expect(obs.games_won >= want, f"{obs.games_won} of {want} games finished{_why(obs)}")
-
-
-@check(
     "twente.client.disconnect",
     "PLAYERDISCONNECTED",
     Level.MUST,
@@ -990,14 +1052,67 @@ def _tw_disconnect(ctx: Context, obs: Observations) -> None:
 
 # Clarkson -------------------------------------------------------------------------------
 
-
-@check(
-    "clarkson.client.hello-first", "3.1 HELLO", Level.MUST, "the client's first command is HELLO"
+register_checks(
+    "clarkson",
+    [
+        (
+            "hello-first",
+            "3.1 HELLO",
+            Level.MUST,
+            "the client's first command is HELLO",
+            first_message(lambda m: m.upper().startswith("HELLO ")),
+        ),
+        (
+            "decodes",
+            "3 Messages, Requests, and Responses",
+            Level.MUST,
+            "every line is a command of the RFC's grammar",
+            DECODES,
+        ),
+        (
+            "in-turn",
+            "3.13 TURN",
+            Level.MUST,
+            "PLACE/PASS/EXCHANGE only in the client's turn",
+            IN_TURN,
+        ),
+        (
+            "not-after-end",
+            "3.17 WINNER",
+            Level.MUST,
+            "no move outside a game or after WINNER",
+            NOT_AFTER_END,
+        ),
+        (
+            "legal",
+            "3.14 PLACE",
+            Level.SHOULD,
+            "the server refuses none of the client's moves",
+            LEGAL,
+        ),
+        (
+            "nok-retry",
+            "3.4 NOK",
+            Level.MUST,
+            "after NOK for its PLACE the client takes its turn again",
+            retried("tiles placed", "NOK (the game stalled)"),
+        ),
+        (
+            "split",
+            "2 Grammar",
+            Level.MUST,
+            "acts on lines delivered split (a byte per write)",
+            SPLIT,
+        ),
+        (
+            "coalesced",
+            "2 Grammar",
+            Level.MUST,
+            "acts on lines delivered coalesced (several per write)",
+            COALESCED,
+        ),
+    ],
 )
-def _cl_first(ctx: Context, obs: Observations) -> None:
-    ctx.expect(
-        obs.first is not None and obs.first.upper().startswith("HELLO "), f"first: {obs.first!r}"
-    )
 
 
 @check(
@@ -1019,17 +1134,6 @@ def _cl_version(ctx: Context, obs: Observations) -> None:
 
 
 @check(
-    "clarkson.client.decodes",
-    "3 Messages, Requests, and Responses",
-    Level.MUST,
-    "every line is a command of the RFC's grammar",
-)
-def _cl_decodes(ctx: Context, obs: Observations) -> None:
-    ctx.expect(not obs.undecodable, f"not valid: {obs.undecodable[:3]}")
-    ctx.expect(bool(obs.messages), "the client sent nothing")
-
-
-@check(
     "clarkson.client.crlf",
     "2 Grammar",
     Level.SHOULD,
@@ -1045,71 +1149,6 @@ def _cl_crlf(ctx: Context, obs: Observations) -> None:
 @check("clarkson.client.ready", "3.8 READY", Level.MUST, "the client says READY")
 def _cl_ready(ctx: Context, obs: Observations) -> None:
     ctx.expect(any(m.upper() == "READY" for m in obs.messages), f"no READY{_why(obs)}")
-
-
-@check(
-    "clarkson.client.in-turn",
-    "3.13 TURN",
-    Level.MUST,
-    "PLACE/PASS/EXCHANGE only in the client's turn",
-)
-def _cl_in_turn(ctx: Context, obs: Observations) -> None:
-    _need_game(obs)
-    ctx.expect(not obs.out_of_turn, f"out of turn: {obs.out_of_turn[:3]}")
-
-
-@check(
-    "clarkson.client.not-after-end",
-    "3.17 WINNER",
-    Level.MUST,
-    "no move outside a game or after WINNER",
-)
-def _cl_after(ctx: Context, obs: Observations) -> None:
-    _need_game(obs)
-    ctx.expect(not obs.after_end, f"moves outside a game: {obs.after_end[:3]}")
-
-
-@check(
-    "clarkson.client.legal",
-    "3.14 PLACE",
-    Level.SHOULD,
-    "the server refuses none of the client's moves",
-)
-def _cl_legal(ctx: Context, obs: Observations) -> None:
-    _need_game(obs)
-    ctx.expect(not obs.refused_by_server, f"refused: {obs.refused_by_server[:3]}")
-
-
-@check(
-    "clarkson.client.nok-retry",
-    "3.4 NOK",
-    Level.MUST,
-    "after NOK for its PLACE the client takes its turn again",
-)
-def _cl_retry(ctx: Context, obs: Observations) -> None:
-    if not obs.injected_error:
-        raise CannotTest("the client placed no tiles to refuse" + _why(obs))
-    ctx.expect(obs.retried_after_error, "the client never moved again after NOK (the game stalled)")
-
-
-@check(
-    "clarkson.client.split",
-    "2 Grammar",
-    Level.MUST,
-    "acts on lines delivered split (a byte per write)",
-)
-def _cl_split(ctx: Context, obs: Observations) -> None:
-    _turns(ctx, obs, "split")
-
-
-@check(
-    "clarkson.client.coalesced",
-    "2 Grammar",
-    Level.MUST,
-    "acts on lines delivered coalesced (several per write)",
-)
-def _cl_coalesced(ctx: Context, obs: Observations) -> None:
-    _turns(ctx, obs, "coalesced")
 
 
 @check(
@@ -1148,26 +1187,74 @@ def _cl_other_quits(ctx: Context, obs: Observations) -> None:
 
 # Spectrangle ----------------------------------------------------------------------------
 
-
-@check(
-    "spectrangle.client.connect-first",
-    "connect <name> <extensions>",
-    Level.MUST,
-    "the client's first command is connect",
+register_checks(
+    "spectrangle",
+    [
+        (
+            "connect-first",
+            "connect <name> <extensions>",
+            Level.MUST,
+            "the client's first command is connect",
+            first_message(lambda m: m.startswith("connect ")),
+        ),
+        (
+            "decodes",
+            "Definitions of relevant commands",
+            Level.MUST,
+            "every line is a client command of the spec",
+            DECODES,
+        ),
+        (
+            "in-turn",
+            "tiles [<name> [tiles]] turn <name>",
+            Level.MUST,
+            "place/skip/exchange only when the tiles line names the client",
+            IN_TURN,
+        ),
+        (
+            "not-after-end",
+            "game finished leaderboard [<name> <points>]",
+            Level.MUST,
+            "no move after the leaderboard or a player's leaving",
+            NOT_AFTER_END,
+        ),
+        (
+            "legal",
+            "Errors to be defined",
+            Level.SHOULD,
+            "the server refuses none of the client's moves",
+            LEGAL,
+        ),
+        (
+            "error-retry",
+            "Errors to be defined",
+            Level.MUST,
+            "after invalidMove for its place the client takes its turn again",
+            retried("tile placed", "invalidMove"),
+        ),
+        (
+            "split",
+            "General information",
+            Level.MUST,
+            "acts on lines delivered split (a byte per write)",
+            SPLIT,
+        ),
+        (
+            "coalesced",
+            "General information",
+            Level.MUST,
+            "acts on lines delivered coalesced (several per write)",
+            COALESCED,
+        ),
+        (
+            "whole-game",
+            "game finished leaderboard [<name> <points>]",
+            Level.MUST,
+            "plays whole games to the leaderboard (--games)",
+            games_finished(left=True),
+        ),
+    ],
 )
-def _sp_first(ctx: Context, obs: Observations) -> None:
-    ctx.expect(obs.first is not None and obs.first.startswith("connect "), f"first: {obs.first!r}")
-
-
-@check(
-    "spectrangle.client.decodes",
-    "Definitions of relevant commands",
-    Level.MUST,
-    "every line is a client command of the spec",
-)
-def _sp_decodes(ctx: Context, obs: Observations) -> None:
-    ctx.expect(not obs.undecodable, f"not valid: {obs.undecodable[:3]}")
-    ctx.expect(bool(obs.messages), "the client sent nothing")
 
 
 @check(
@@ -1191,82 +1278,6 @@ def _sp_lines(ctx: Context, obs: Observations) -> None:
 )
 def _sp_request(ctx: Context, obs: Observations) -> None:
     ctx.expect(any(m.startswith("request ") for m in obs.messages), f"no request{_why(obs)}")
-
-
-@check(
-    "spectrangle.client.in-turn",
-    "tiles [<name> [tiles]] turn <name>",
-    Level.MUST,
-    "place/skip/exchange only when the tiles line names the client",
-)
-def _sp_in_turn(ctx: Context, obs: Observations) -> None:
-    _need_game(obs)
-    ctx.expect(not obs.out_of_turn, f"out of turn: {obs.out_of_turn[:3]}")
-
-
-@check(
-    "spectrangle.client.not-after-end",
-    "game finished leaderboard [<name> <points>]",
-    Level.MUST,
-    "no move after the leaderboard or a player's leaving",
-)
-def _sp_after(ctx: Context, obs: Observations) -> None:
-    _need_game(obs)
-    ctx.expect(not obs.after_end, f"moves outside a game: {obs.after_end[:3]}")
-
-
-@check(
-    "spectrangle.client.legal",
-    "Errors to be defined",
-    Level.SHOULD,
-    "the server refuses none of the client's moves",
-)
-def _sp_legal(ctx: Context, obs: Observations) -> None:
-    _need_game(obs)
-    ctx.expect(not obs.refused_by_server, f"refused: {obs.refused_by_server[:3]}")
-
-
-@check(
-    "spectrangle.client.error-retry",
-    "Errors to be defined",
-    Level.MUST,
-    "after invalidMove for its place the client takes its turn again",
-)
-def _sp_retry(ctx: Context, obs: Observations) -> None:
-    if not obs.injected_error:
-        raise CannotTest("the client placed no tile to refuse" + _why(obs))
-    ctx.expect(obs.retried_after_error, "the client never moved again after invalidMove")
-
-
-@check(
-    "spectrangle.client.split",
-    "General information",
-    Level.MUST,
-    "acts on lines delivered split (a byte per write)",
-)
-def _sp_split(ctx: Context, obs: Observations) -> None:
-    _turns(ctx, obs, "split")
-
-
-@check(
-    "spectrangle.client.coalesced",
-    "General information",
-    Level.MUST,
-    "acts on lines delivered coalesced (several per write)",
-)
-def _sp_coalesced(ctx: Context, obs: Observations) -> None:
-    _turns(ctx, obs, "coalesced")
-
-
-@check(
-    "spectrangle.client.whole-game",
-    "game finished leaderboard [<name> <points>]",
-    Level.MUST,
-    "plays whole games to the leaderboard (--games)",
-)
-def _sp_games(ctx: Context, obs: Observations) -> None:
-    want = obs.games - (1 if obs.games >= 2 else 0)
-    ctx.expect(obs.games_won >= want, f"{obs.games_won} of {want} games finished{_why(obs)}")
 
 
 @check(
@@ -1295,3 +1306,9 @@ def _sp_skip(ctx: Context, obs: Observations) -> None:
     if obs.skips_told == 0:
         raise CannotTest("no game happened to tell the client to skip")
     ctx.expect(obs.skips_answered > 0, f"told to skip {obs.skips_told} times, never skipped")
+
+
+# The kits in modules of their own register themselves in CLIENT_KITS and CLIENT_CHECKS.
+from meeple.check import cmpn402_client as _cmpn402_client  # noqa: E402, F401
+from meeple.check import santorini_client as _santorini_client  # noqa: E402, F401
+from meeple.check import web_client as _web_client  # noqa: E402, F401

@@ -29,7 +29,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "CannotTest",
@@ -42,10 +42,13 @@ __all__ = [
     "Result",
     "Status",
     "run_checks",
+    "shared",
 ]
 
 logger = logging.getLogger(__name__)
 
+# A cleanup (closing connections, ending a game the check started) gets this long.
+CLEANUP_TIMEOUT = 5.0
 # A failure's transcript keeps at most this many bytes per direction per connection.
 TRANSCRIPT_LIMIT = 2048
 
@@ -95,6 +98,20 @@ class Check:
 
 
 Scenario = Callable[["Context"], Awaitable[None]]
+T = TypeVar("T")
+
+
+def shared(
+    name: str, factory: Callable[[Context], Awaitable[T]], timeout: float = 50.0
+) -> Callable[[Context], Awaitable[T]]:
+    """A scenario several checks use (a whole game), run once per kit run: the getter
+    each check awaits (see :class:`Fixtures`)."""
+
+    async def get(ctx: Context) -> T:
+        value: T = await ctx.fixtures.get(ctx, name, factory, timeout)
+        return value
+
+    return get
 
 
 def registry(prefix: str) -> tuple[list[Check], Callable[..., Callable[[Scenario], Scenario]]]:
@@ -250,7 +267,7 @@ class Fixtures:
 
 async def _quietly(cleanup: Callable[[], Awaitable[None]]) -> None:
     try:
-        await asyncio.wait_for(cleanup(), 2.0)
+        await asyncio.wait_for(cleanup(), CLEANUP_TIMEOUT)
     except (TimeoutError, Exception):
         logger.debug("cleanup failed", exc_info=True)
 

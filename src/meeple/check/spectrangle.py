@@ -21,9 +21,11 @@ from meeple.check.core import (
     Context,
     Differs,
     Level,
+    Scenario,
     registry,
+    shared,
 )
-from meeple.check.wire import Peer
+from meeple.check.wire import LinePeer, names
 from meeple.games.spectrangle import TILE_SET, Board, Tile
 
 __all__ = ["SERVER_CHECKS", "SpPeer"]
@@ -32,46 +34,10 @@ ERRORS = ("invalidMove", "invalidCommand", "invalidName")
 _TILE = re.compile(r"[RGBYPW]{3}[1-6]")
 
 
-class SpPeer:
-    """A Spectrangle connection of the kit: lines without their line end."""
+class SpPeer(LinePeer):
+    """A Spectrangle connection of the kit: lines without their line end; chat skipped."""
 
-    def __init__(self, peer: Peer, name: str = "") -> None:
-        self.peer = peer
-        self.name = name
-
-    @classmethod
-    async def open(cls, ctx: Context, label: str) -> SpPeer:
-        return cls(await Peer.open(ctx, label, b"\n"), label)
-
-    async def send(self, line: str, *, bytewise: bool = False) -> None:
-        await self.peer.send(line.encode() + b"\n", bytewise=bytewise)
-
-    async def line(self, timeout: float | None = None, what: str = "a line") -> str:
-        data = await self.peer.message(timeout, what)
-        try:
-            return data.decode("utf-8").rstrip("\r\n")
-        except UnicodeDecodeError:
-            raise CheckFailed(f"{self.peer.label}: a line is not UTF-8: {data[:40]!r}") from None
-
-    async def expect(self, start: str, *, skip: tuple[str, ...] = ("chat ",)) -> str:
-        """The next line that does not start with a ``skip`` prefix; it must start ``start``."""
-        while True:
-            line = await self.line(self.peer.wait, start)
-            if line.startswith(skip) and not start.startswith(skip):
-                continue
-            if not line.startswith(start):
-                raise CheckFailed(f"{self.peer.label}: expected {start!r}…, got {line!r}")
-            return line
-
-    async def error(self, ctx: Context, words: tuple[str, ...], why: str) -> str:
-        line = await self.line(ctx.wait, " or ".join(words))
-        ctx.expect(line in words, f"{why}: expected {' or '.join(words)}, got {line!r}")
-        return line
-
-
-def _names(ctx: Context, *tags: str) -> list[str]:
-    prefix: str = ctx.target.options.get("prefix", "ck")
-    return [f"{prefix}{t}" for t in tags]
+    skip = ("chat ",)
 
 
 async def connected(ctx: Context, name: str, *extensions: str) -> SpPeer:
@@ -136,7 +102,7 @@ class Game:
 
 
 async def two_player_game(ctx: Context, tags: tuple[str, str], *extensions: str) -> Game:
-    a_name, b_name = _names(ctx, *tags)
+    a_name, b_name = names(ctx, *tags)
     a = await connected(ctx, a_name, *extensions)
     b = await connected(ctx, b_name, *extensions)
     game = Game({a_name: a, b_name: b})
@@ -173,7 +139,7 @@ SERVER_CHECKS, check = registry("spectrangle.server")
 
 @check("welcome", "welcome [extension]", Level.MUST, "connect is answered welcome")
 async def _welcome(ctx: Context) -> None:
-    (name,) = _names(ctx, "w")
+    (name,) = names(ctx, "w")
     await connected(ctx, name)
 
 
@@ -184,7 +150,7 @@ async def _welcome(ctx: Context) -> None:
     "welcome echoes the chat extension asked for",
 )
 async def _welcome_chat(ctx: Context) -> None:
-    (name,) = _names(ctx, "wc")
+    (name,) = names(ctx, "wc")
     p = await SpPeer.open(ctx, name)
     await p.send(f"connect {name} chat")
     line = await p.expect("welcome")
@@ -193,34 +159,47 @@ async def _welcome_chat(ctx: Context) -> None:
 
 @check("invalid-name", "Errors to be defined", Level.MUST, "a name already taken is invalidName")
 async def _invalid_name(ctx: Context) -> None:
-    (name,) = _names(ctx, "dup")
+    (name,) = names(ctx, "dup")
     await connected(ctx, name)
     q = await SpPeer.open(ctx, "second")
     await q.send(f"connect {name}")
     await q.error(ctx, ("invalidName",), f"connect {name} (taken)")
 
 
-@check(
-    "invalid-command", "Errors to be defined", Level.MUST, "an unknown command is invalidCommand"
-)
-async def _invalid_command(ctx: Context) -> None:
-    (name,) = _names(ctx, "ic")
-    p = await connected(ctx, name)
-    await p.send("foobar 1 2")
-    await p.error(ctx, ("invalidCommand",), "foobar")
+# Errors one line from a connected client provokes (spec "Errors to be defined"):
+# (id, section, title, the line, the error words accepted, the player's tag).
+CONNECTED_ERRORS = [
+    (
+        "invalid-command",
+        "Errors to be defined",
+        "an unknown command is invalidCommand",
+        "foobar 1 2",
+        ("invalidCommand",),
+        "ic",
+    ),
+    (
+        "request-validated",
+        "request < number of players >",
+        "request 5 is refused (input is to be validated)",
+        "request 5",
+        ERRORS,
+        "rv",
+    ),
+]
 
 
-@check(
-    "request-validated",
-    "request < number of players >",
-    Level.MUST,
-    "request 5 is refused (input is to be validated)",
-)
-async def _request_validated(ctx: Context) -> None:
-    (name,) = _names(ctx, "rv")
-    p = await connected(ctx, name)
-    await p.send("request 5")
-    await p.error(ctx, ERRORS, "request 5")
+def _refused(line: str, words: tuple[str, ...], tag: str) -> Scenario:
+    async def run(ctx: Context) -> None:
+        (name,) = names(ctx, tag)
+        p = await connected(ctx, name)
+        await p.send(line)
+        await p.error(ctx, words, line)
+
+    return run
+
+
+for _id, _section, _title, _line, _words, _tag in CONNECTED_ERRORS:
+    check(_id, _section, Level.MUST, _title)(_refused(_line, _words, _tag))
 
 
 @check(
@@ -230,7 +209,7 @@ async def _request_validated(ctx: Context) -> None:
     "request 2 is answered waiting with the queue's names",
 )
 async def _waiting(ctx: Context) -> None:
-    (name,) = _names(ctx, "wt")
+    (name,) = names(ctx, "wt")
     p = await connected(ctx, name)
     await p.send("request 2")
     line = await p.expect("waiting")
@@ -472,7 +451,7 @@ async def _player_left(ctx: Context) -> None:
     "a line sent one byte per write is understood",
 )
 async def _split(ctx: Context) -> None:
-    (name,) = _names(ctx, "by")
+    (name,) = names(ctx, "by")
     p = await SpPeer.open(ctx, name)
     await p.send(f"connect {name}", bytewise=True)
     await p.expect("welcome")
@@ -486,7 +465,7 @@ async def _split(ctx: Context) -> None:
     "several lines in one write are answered in order",
 )
 async def _coalesced(ctx: Context) -> None:
-    (name,) = _names(ctx, "co")
+    (name,) = names(ctx, "co")
     p = await SpPeer.open(ctx, name)
     await p.peer.send(f"connect {name}\nfoobar\nrequest 2\n".encode())
     await p.expect("welcome")
@@ -502,7 +481,7 @@ async def _coalesced(ctx: Context) -> None:
     errata="Spectrangle: accept \\r\\n",
 )
 async def _crlf(ctx: Context) -> None:
-    (name,) = _names(ctx, "cr")
+    (name,) = names(ctx, "cr")
     p = await SpPeer.open(ctx, name)
     await p.peer.send(f"connect {name}\r\n".encode())
     line = await p.line(ctx.wait, "welcome")
@@ -518,7 +497,7 @@ async def _crlf(ctx: Context) -> None:
     "a 64 KiB line is refused (error or close), and the server keeps serving",
 )
 async def _max_length(ctx: Context) -> None:
-    (name, after) = _names(ctx, "big", "after")
+    (name, after) = names(ctx, "big", "after")
     p = await connected(ctx, name)
     await p.peer.send(b"chat " + b"x" * 65536 + b"\n")
     try:
@@ -543,10 +522,17 @@ class WholeGame:
     moves: int
     skips: int
     replaces: int
+    # What the kit's exchanges and skips were announced as, per player told:
+    # (the mover, the tile it gave back or "" for a skip, the line each player got).
+    announced: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
 
 
 async def _whole_game(ctx: Context) -> WholeGame:
-    game = await two_player_game(ctx, ("wg1", "wg2"))
+    return await _whole_game_tagged(ctx, ("wg1", "wg2"))
+
+
+async def _whole_game_tagged(ctx: Context, tags: tuple[str, str]) -> WholeGame:
+    game = await two_player_game(ctx, tags)
     assert game.tiles is not None
     players = list(game.peers)
     board = Board()
@@ -558,6 +544,7 @@ async def _whole_game(ctx: Context) -> WholeGame:
         me = game.peers[state.turn]
         hand = state.hands[state.turn]
         moves = [] if state.skip else _board_moves(board, hand)
+        told: dict[str, str] = dict.fromkeys(game.peers, "")
         if moves:
             tile, index, points = moves[0]
             await me.send(f"place {tile.code} on {index}")
@@ -565,9 +552,11 @@ async def _whole_game(ctx: Context) -> WholeGame:
         elif hand and in_bag > 0:
             await me.send(f"exchange {hand[0]}")
             expected = None
+            result.announced.append((state.turn, hand[0], told))
         else:
             await me.send("skip")
             expected = None
+            result.announced.append((state.turn, "", told))
         result.moves += 1
         if result.moves > 200:
             raise CannotTest("the game does not end")
@@ -584,7 +573,10 @@ async def _whole_game(ctx: Context) -> WholeGame:
                     # exchange): only the server knows. Skip instead.
                     retried = True
                     await me.send("skip")
+                    result.announced[-1] = (state.turn, "", told)
                     continue
+                if word == "replace" or line.startswith("player skipped"):
+                    told[name] = line
                 if line in ERRORS:
                     raise CheckFailed(f"a legal turn got {line!r}")
                 if word == "move" and name == state.turn:
@@ -625,9 +617,7 @@ async def _whole_game(ctx: Context) -> WholeGame:
         state = nxt
 
 
-async def whole_game(ctx: Context) -> WholeGame:
-    result: WholeGame = await ctx.fixtures.get(ctx, "whole game", _whole_game, 50.0)
-    return result
+whole_game = shared("whole game", _whole_game)
 
 
 @check(
@@ -681,3 +671,74 @@ async def _leaderboard_points(ctx: Context) -> None:
             if s.lstrip("-").isdigit()
         }
         ctx.expect(got == want, f"{name} got {got}, the moves less the hands give {want}")
+
+
+Announced = list[tuple[str, str, dict[str, str]]]
+
+
+async def _more_games(ctx: Context) -> Announced:
+    """Exchanges and skips depend on the deal: more games (up to eight, a tenth of a
+    second each) until both came."""
+    first = await whole_game(ctx)
+    seen = list(first.announced)
+    for n in range(7):
+        if any(a[1] for a in seen) and any(not a[1] for a in seen):
+            break
+        more = await _whole_game_tagged(ctx, (f"xg{n}a", f"xg{n}b"))
+        seen += more.announced
+    return seen
+
+
+exchanges_and_skips = shared("exchanges and skips", _more_games)
+
+
+async def _announced(ctx: Context, exchange: bool) -> tuple[list[str], Announced]:
+    seen = await exchanges_and_skips(ctx)
+    g = await whole_game(ctx)
+    return list(g.points), [a for a in seen if bool(a[1]) == exchange]
+
+
+@check(
+    "replace",
+    "replace <name> <tile> with <new tile>",
+    Level.MUST,
+    "an exchange is announced to every player: replace name tile with new-tile",
+)
+async def _replace(ctx: Context) -> None:
+    _, exchanges = await _announced(ctx, exchange=True)
+    if not exchanges:
+        raise CannotTest("in eight games no player had to exchange (it depends on the deal)")
+    for mover, tile, told in exchanges:
+        for name in told:
+            line = told.get(name, "")
+            words = line.split()
+            ok = (
+                len(words) == 5
+                and words[0] == "replace"
+                and words[1] == mover
+                and words[3] == "with"
+                and _TILE.fullmatch(words[4]) is not None
+                and Tile.parse(words[2]).code in {r.code for r in Tile.parse(tile).rotations()}
+                if len(words) == 5 and _TILE.fullmatch(words[2])
+                else False
+            )
+            ctx.expect(ok, f"{name} was told {line!r} of {mover}'s exchange of {tile}")
+
+
+@check(
+    "player-skipped",
+    "player skipped <name>",
+    Level.MUST,
+    "a player's skip is announced to every player: player skipped name",
+)
+async def _player_skipped(ctx: Context) -> None:
+    _, skips = await _announced(ctx, exchange=False)
+    if not skips:
+        raise CannotTest("in eight games no player had to skip (it depends on the deal)")
+    for mover, _, told in skips:
+        for name in told:
+            line = told.get(name, "")
+            ctx.expect(
+                line == f"player skipped {mover}",
+                f"{name} was told {line!r} of {mover}'s skip",
+            )

@@ -19,10 +19,12 @@ from meeple.check.core import (
     Differs,
     Level,
     NotApplicable,
+    Scenario,
     registry,
+    shared,
 )
 from meeple.check.scrabble import Table, best_move, non_word, two_letter_word
-from meeple.check.wire import Peer
+from meeple.check.wire import Peer, names
 from meeple.games.scrabble.board import Board, Direction, format_square
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.moves import tiles_from_word
@@ -110,11 +112,6 @@ class TwPeer:
         return await self.peer.quiet(wait)
 
 
-def _names(ctx: Context, *tags: str) -> list[str]:
-    prefix: str = ctx.target.options.get("prefix", "ck")
-    return [f"{prefix}{t}" for t in tags]
-
-
 def _lexicon(ctx: Context) -> Lexicon:
     lexicon: Lexicon = ctx.target.options["lexicon"]
     return lexicon
@@ -153,7 +150,7 @@ class Game:
 
 async def two_player_game(ctx: Context, *flags: str, tags: tuple[str, str] = ("a", "b")) -> Game:
     """Alice and Bob announced and in a 2-player game (spec "Happy Flow", ERRATA v2 order)."""
-    a_name, b_name = _names(ctx, *tags)
+    a_name, b_name = names(ctx, *tags)
     a = await announced(ctx, a_name, *flags)
     b = await announced(ctx, b_name, *flags)
     await a.send("REQUESTGAME", "2")
@@ -189,19 +186,19 @@ SERVER_CHECKS, check = registry("twente.server")
 
 @check("announce", "ANNOUNCE", Level.MUST, "ANNOUNCE is answered with WELCOME and the name")
 async def _announce(ctx: Context) -> None:
-    (name,) = _names(ctx, "an")
+    (name,) = names(ctx, "an")
     await announced(ctx, name)
 
 
 @check("announce-chat", "ANNOUNCE", Level.MUST, "ANNOUNCE with the CHAT flag is welcomed")
 async def _announce_chat(ctx: Context) -> None:
-    (name,) = _names(ctx, "ac")
+    (name,) = names(ctx, "ac")
     await announced(ctx, name, "CHAT")
 
 
 @check("welcome-flags", "WELCOME", Level.SHOULD, "WELCOME's flags are ones the spec defines")
 async def _welcome_flags(ctx: Context) -> None:
-    (name,) = _names(ctx, "wf")
+    (name,) = names(ctx, "wf")
     p = await announced(ctx, name)
     unknown = [f for f in p.flags if f not in ("CHAT", "TEAMPLAY")]
     ctx.expect(not unknown, f"WELCOME carries flags the spec does not define: {unknown}")
@@ -211,19 +208,55 @@ async def _welcome_flags(ctx: Context) -> None:
     "e001", "E001 - Name already taken", Level.MUST, "a second ANNOUNCE of a taken name gets E001"
 )
 async def _e001(ctx: Context) -> None:
-    (name,) = _names(ctx, "dup")
+    (name,) = names(ctx, "dup")
     await announced(ctx, name)
     q = await TwPeer.open(ctx, "second")
     await q.send("ANNOUNCE", name)
     await q.error(ctx, "E001", f"ANNOUNCE of the taken name {name!r}")
 
 
-@check("e002", "E002 - Unknown command", Level.MUST, "an unknown command gets E002")
-async def _e002(ctx: Context) -> None:
-    (name,) = _names(ctx, "uc")
-    p = await announced(ctx, name)
-    await p.send("FOOBAR", "x")
-    await p.error(ctx, "E002", "unknown command FOOBAR")
+# Errors one message from an announced client provokes (spec "Errors"), as a table:
+# (id, the spec's section, title, the message's fields, the player's tag). "{name}" in a
+# field is the player's name.
+ANNOUNCED_ERRORS = [
+    ("e002", "E002 - Unknown command", "an unknown command gets E002", ("FOOBAR", "x"), "uc"),
+    (
+        "e003",
+        "E003 - Invalid argument",
+        "REQUESTGAME for 5 players gets E003",
+        ("REQUESTGAME", "5"),
+        "ia",
+    ),
+    (
+        "e012",
+        "E012 - Client has already announced themselves",
+        "ANNOUNCE twice gets E012",
+        ("ANNOUNCE", "{name}"),
+        "twice",
+    ),
+    (
+        "e014",
+        "E014 - Client is not in a game",
+        "MAKEMOVE outside a game gets E014",
+        ("MAKEMOVE", "SWAP", "ABC"),
+        "ng",
+    ),
+]
+
+
+def _refused(code: str, fields: tuple[str, ...], tag: str) -> Scenario:
+    async def run(ctx: Context) -> None:
+        (name,) = names(ctx, tag)
+        p = await announced(ctx, name)
+        sent = [f.format(name=name) for f in fields]
+        await p.send(*sent)
+        await p.error(ctx, code, show(sent))
+
+    return run
+
+
+for _id, _section, _title, _fields, _tag in ANNOUNCED_ERRORS:
+    check(_id, _section, Level.MUST, _title)(_refused(_section[:4], _fields, _tag))
 
 
 @check(
@@ -234,7 +267,7 @@ async def _e002(ctx: Context) -> None:
     errata="Twente: E002 for commands of an extension the peer did not announce",
 )
 async def _e002_extension(ctx: Context) -> None:
-    (name,) = _names(ctx, "nc")
+    (name,) = names(ctx, "nc")
     p = await announced(ctx, name)
     await p.send("SENDCHAT", "hello")
     fields = await p.next(ctx.wait, "ERROR E002")
@@ -246,24 +279,6 @@ async def _e002_extension(ctx: Context) -> None:
         raise Differs("relayed the chat of a client that did not announce CHAT")
     else:
         ctx.fail(f"expected ERROR|E002, got {show(fields)!r}")
-
-
-@check("e003", "E003 - Invalid argument", Level.MUST, "REQUESTGAME for 5 players gets E003")
-async def _e003(ctx: Context) -> None:
-    (name,) = _names(ctx, "ia")
-    p = await announced(ctx, name)
-    await p.send("REQUESTGAME", "5")
-    await p.error(ctx, "E003", "REQUESTGAME|5")
-
-
-@check(
-    "e012", "E012 - Client has already announced themselves", Level.MUST, "ANNOUNCE twice gets E012"
-)
-async def _e012(ctx: Context) -> None:
-    (name,) = _names(ctx, "twice")
-    p = await announced(ctx, name)
-    await p.send("ANNOUNCE", name)
-    await p.error(ctx, "E012", "a second ANNOUNCE")
 
 
 @check(
@@ -278,14 +293,6 @@ async def _e013(ctx: Context) -> None:
     await p.error(ctx, "E013", "REQUESTGAME before ANNOUNCE")
 
 
-@check("e014", "E014 - Client is not in a game", Level.MUST, "MAKEMOVE outside a game gets E014")
-async def _e014(ctx: Context) -> None:
-    (name,) = _names(ctx, "ng")
-    p = await announced(ctx, name)
-    await p.send("MAKEMOVE", "SWAP", "ABC")
-    await p.error(ctx, "E014", "MAKEMOVE before any game")
-
-
 @check(
     "informqueue",
     "INFORMQUEUE",
@@ -294,7 +301,7 @@ async def _e014(ctx: Context) -> None:
     errata="Twente: REQUESTGAME without a count is a 2-player game",
 )
 async def _informqueue(ctx: Context) -> None:
-    (name,) = _names(ctx, "q")
+    (name,) = names(ctx, "q")
     p = await announced(ctx, name)
     await p.send("REQUESTGAME")
     fields = await p.expect("INFORMQUEUE")
@@ -309,7 +316,7 @@ async def _informqueue(ctx: Context) -> None:
     errata="Twente: REQUESTGAME for 3 or 4 players is REQUESTGAME|3; TEAMPLAY means 3-4 players",
 )
 async def _requestgame_3(ctx: Context) -> None:
-    (name,) = _names(ctx, "r3")
+    (name,) = names(ctx, "r3")
     p = await announced(ctx, name)
     await p.send("REQUESTGAME", "3")
     fields = await p.next(ctx.wait, "a reply to REQUESTGAME|3")
@@ -327,7 +334,7 @@ async def _requestgame_3(ctx: Context) -> None:
     errata="Twente: E010/E015 only in a single-game server",
 )
 async def _e010(ctx: Context) -> None:
-    a_name, b_name = _names(ctx, "w1", "w2")
+    a_name, b_name = names(ctx, "w1", "w2")
     a = await announced(ctx, a_name)
     b = await announced(ctx, b_name)
     if "TEAMPLAY" not in a.flags:
@@ -403,32 +410,58 @@ async def _notifyturn_opening(ctx: Context) -> None:
         ctx.expect(turn[1] == ("1" if name == game.first else "0"), f"{name} told {show(turn)!r}")
 
 
-@check("e009", "E009 - It is not your turn", Level.MUST, "a move out of turn gets E009")
-async def _e009(ctx: Context) -> None:
-    game = await two_player_game(ctx, tags=("ea", "eb"))
-    await game.other.send("MAKEMOVE", "SWAP", "A")
-    await game.other.error(ctx, "E009", "MAKEMOVE by the player not to move")
+# Errors one message provokes in a game (spec "Errors"): (id, section, title, who sends,
+# the message's fields, the players' tags).
+IN_GAME_ERRORS = [
+    (
+        "e009",
+        "E009 - It is not your turn",
+        "a move out of turn gets E009",
+        "other",
+        ("MAKEMOVE", "SWAP", "A"),
+        ("ea", "eb"),
+    ),
+    (
+        "e004",
+        "E004 - Invalid coordinate",
+        "MAKEMOVE at C16 gets E004",
+        "mover",
+        ("MAKEMOVE", "WORD", "C16", "H", "CAT"),
+        ("ca", "cb"),
+    ),
+    (
+        "e003-direction",
+        "E003 - Invalid argument",
+        "MAKEMOVE in direction D gets E003",
+        "mover",
+        ("MAKEMOVE", "WORD", "H8", "D", "CAT"),
+        ("da", "db"),
+    ),
+    (
+        "e003-swap",
+        "E003 - Invalid argument",
+        "MAKEMOVE with no move type gets E003",
+        "mover",
+        ("MAKEMOVE", "JUMP", "H8"),
+        ("xa", "xb"),
+    ),
+]
 
 
-@check("e004", "E004 - Invalid coordinate", Level.MUST, "MAKEMOVE at C16 gets E004")
-async def _e004(ctx: Context) -> None:
-    game = await two_player_game(ctx, tags=("ca", "cb"))
-    await game.mover.send("MAKEMOVE", "WORD", "C16", "H", "CAT")
-    await game.mover.error(ctx, "E004", "MAKEMOVE|WORD|C16")
+def _refused_in_game(
+    code: str, who: str, fields: tuple[str, ...], tags: tuple[str, str]
+) -> Scenario:
+    async def run(ctx: Context) -> None:
+        game = await two_player_game(ctx, tags=tags)
+        sender = game.mover if who == "mover" else game.other
+        await sender.send(*fields)
+        await sender.error(ctx, code, f"{show(fields)} by the {who}")
+
+    return run
 
 
-@check("e003-direction", "E003 - Invalid argument", Level.MUST, "MAKEMOVE in direction D gets E003")
-async def _e003_direction(ctx: Context) -> None:
-    game = await two_player_game(ctx, tags=("da", "db"))
-    await game.mover.send("MAKEMOVE", "WORD", "H8", "D", "CAT")
-    await game.mover.error(ctx, "E003", "MAKEMOVE direction D")
-
-
-@check("e003-swap", "E003 - Invalid argument", Level.MUST, "MAKEMOVE with no move type gets E003")
-async def _e003_swap(ctx: Context) -> None:
-    game = await two_player_game(ctx, tags=("xa", "xb"))
-    await game.mover.send("MAKEMOVE", "JUMP", "H8")
-    await game.mover.error(ctx, "E003", "MAKEMOVE|JUMP")
+for _id, _section, _title, _who, _fields, _tags in IN_GAME_ERRORS:
+    check(_id, _section, Level.MUST, _title)(_refused_in_game(_section[:4], _who, _fields, _tags))
 
 
 async def _word_or_untestable(game: Game, ctx: Context) -> str:
@@ -655,7 +688,7 @@ async def _chat(ctx: Context) -> None:
 
 @check("split", "Delimiters", Level.MUST, "a message sent one byte per write is understood")
 async def _split(ctx: Context) -> None:
-    (name,) = _names(ctx, "by")
+    (name,) = names(ctx, "by")
     p = await TwPeer.open(ctx, name)
     await p.send("ANNOUNCE", name, bytewise=True)
     fields = await p.expect("WELCOME")
@@ -666,7 +699,7 @@ async def _split(ctx: Context) -> None:
     "coalesced", "Delimiters", Level.MUST, "three messages in one write get three replies in order"
 )
 async def _coalesced(ctx: Context) -> None:
-    (name,) = _names(ctx, "co")
+    (name,) = names(ctx, "co")
     p = await TwPeer.open(ctx, name)
     await p.peer.send(frame("ANNOUNCE", name) + frame("FOOBAR") + frame("REQUESTGAME", "2"))
     await p.expect("WELCOME")
@@ -683,7 +716,7 @@ async def _coalesced(ctx: Context) -> None:
     errata="Twente: accept \\n or \\r\\n right after RS",
 )
 async def _line_end(ctx: Context) -> None:
-    (name,) = _names(ctx, "lf")
+    (name,) = names(ctx, "lf")
     p = await TwPeer.open(ctx, name)
     await p.peer.send(frame("ANNOUNCE", name) + b"\n" + frame("REQUESTGAME", "2") + b"\r\n")
     await p.expect("WELCOME")
@@ -700,7 +733,7 @@ async def _line_end(ctx: Context) -> None:
     "a 64 KiB message is refused (ERROR or close), and the server keeps serving",
 )
 async def _max_length(ctx: Context) -> None:
-    (name, other) = _names(ctx, "big", "after")
+    (name, other) = names(ctx, "big", "after")
     p = await announced(ctx, name)
     await p.peer.send(frame("SENDCHAT", "x" * 65536))
     try:
@@ -823,9 +856,7 @@ async def _whole_game(ctx: Context) -> WholeGame:
         turn = nxt
 
 
-async def whole_game(ctx: Context) -> WholeGame:
-    result: WholeGame = await ctx.fixtures.get(ctx, "whole game", _whole_game, 50.0)
-    return result
+whole_game = shared("whole game", _whole_game)
 
 
 @check(

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import Any, ClassVar, Self
 
 from meeple.check.core import CannotTest, CheckFailed, Context, Recorder
 
-__all__ = ["MAX_BUFFER", "Peer"]
+__all__ = ["MAX_BUFFER", "LinePeer", "Peer", "kit_lexicon", "names"]
 
 # More than any legal message of the five specs; past it the target's message "never ends".
 MAX_BUFFER = 256 * 1024
@@ -71,7 +72,7 @@ class Peer:
         except (OSError, TimeoutError) as e:
             raise CheckFailed(f"{self.label}: could not send ({e!r})") from None
 
-    async def _fill(self, timeout: float) -> bool:
+    async def fill(self, timeout: float) -> bool:
         """Read once into the buffer; False at the end of the stream."""
         if self.eof:
             return False
@@ -86,7 +87,7 @@ class Peer:
             return False
         self.recorder.received += chunk
         self.buffer += chunk
-        if len(self.buffer) > MAX_BUFFER and self.terminator not in self.buffer:
+        if self.terminator and len(self.buffer) > MAX_BUFFER and self.terminator not in self.buffer:
             raise CheckFailed(f"{self.label}: {len(self.buffer)} bytes with no message end")
         return True
 
@@ -106,7 +107,7 @@ class Peer:
             if left <= 0:
                 raise CheckFailed(f"{self.label}: no {what} within {limit:g} s")
             try:
-                if not await self._fill(left):
+                if not await self.fill(left):
                     raise CheckFailed(f"{self.label}: connection closed while waiting for {what}")
             except TimeoutError:
                 raise CheckFailed(f"{self.label}: no {what} within {limit:g} s") from None
@@ -121,7 +122,7 @@ class Peer:
             if left <= 0:
                 return False
             try:
-                await self._fill(left)
+                await self.fill(left)
             except TimeoutError:
                 return False
             if len(self.buffer) > MAX_BUFFER:
@@ -140,3 +141,75 @@ class Peer:
         with contextlib.suppress(Exception):
             self._writer.close()
             await asyncio.wait_for(self._writer.wait_closed(), 1.0)
+
+
+def names(ctx: Context, *tags: str) -> list[str]:
+    """Player names for a check: the run's random prefix (``--only`` runs never clash)
+    and a tag per player."""
+    prefix: str = ctx.target.options.get("prefix", "ck")
+    return [f"{prefix}{t}" for t in tags]
+
+
+def kit_lexicon(ctx: Context) -> Any:
+    """The word list the kit's moves and unknown words come from (``--lexicon``)."""
+    lexicon = ctx.target.options.get("lexicon")
+    if lexicon is None:
+        raise CannotTest("no lexicon")
+    return lexicon
+
+
+class LinePeer:
+    """A connection of a text protocol whose messages are lines: the peer layer the line
+    kits share (Clarkson, Spectrangle). A subclass sets how lines end on the wire, the
+    encoding, and (``skip``) lines to step over while waiting for another."""
+
+    terminator: ClassVar[bytes] = b"\n"  # where the kit cuts the target's messages
+    line_end: ClassVar[bytes] = b"\n"  # what the kit puts after each of its lines
+    encoding: ClassVar[str] = "utf-8"
+    skip: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, peer: Peer, name: str = "") -> None:
+        self.peer = peer
+        self.name = name
+
+    @classmethod
+    async def open(cls, ctx: Context, label: str) -> Self:
+        return cls(await Peer.open(ctx, label, cls.terminator), label)
+
+    async def send(self, line: str, *, bytewise: bool = False) -> None:
+        await self.peer.send(line.encode(self.encoding) + self.line_end, bytewise=bytewise)
+
+    async def line(self, timeout: float | None = None, what: str = "a line") -> str:
+        data = await self.peer.message(timeout, what)
+        try:
+            return data.decode(self.encoding).rstrip("\r\n")
+        except UnicodeDecodeError:
+            raise CheckFailed(
+                f"{self.peer.label}: a line is not {self.encoding}: {data[:40]!r}"
+            ) from None
+
+    async def skipped(self, line: str) -> None:
+        """Called for a line stepped over by :meth:`expect` (to read what follows it)."""
+
+    def matches(self, line: str, start: str) -> bool:
+        return line.startswith(start)
+
+    async def expect(
+        self, start: str, *, skip: tuple[str, ...] | None = None, timeout: float | None = None
+    ) -> str:
+        """The next line past those starting with a ``skip`` prefix; it must match ``start``."""
+        skip = self.skip if skip is None else skip
+        while True:
+            line = await self.line(timeout, start)
+            if skip and line.startswith(skip) and not start.startswith(skip):
+                await self.skipped(line)
+                continue
+            if not self.matches(line, start):
+                raise CheckFailed(f"{self.peer.label}: expected {start!r}…, got {line!r}")
+            return line
+
+    async def error(self, ctx: Context, words: tuple[str, ...], why: str) -> str:
+        """The next line must be one of ``words`` (an error reply)."""
+        line = await self.line(ctx.wait, " or ".join(words))
+        ctx.expect(line in words, f"{why}: expected {' or '.join(words)}, got {line!r}")
+        return line

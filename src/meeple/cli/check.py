@@ -21,8 +21,8 @@ from typing import Any
 
 __all__ = ["register"]
 
-SERVER_PROTOCOLS = ("twente", "clarkson", "spectrangle")
-CLIENT_PROTOCOLS = ("twente", "clarkson", "spectrangle")
+SERVER_PROTOCOLS = ("twente", "clarkson", "spectrangle", "santorini", "cmpn402", "web")
+CLIENT_PROTOCOLS = ("twente", "clarkson", "spectrangle", "santorini", "cmpn402", "web")
 
 
 def register(sub: Any) -> None:
@@ -34,8 +34,20 @@ def register(sub: Any) -> None:
     sides = p.add_subparsers(dest="side", required=True, metavar="SIDE")
     s = sides.add_parser("server", help="check a server listening at HOST:PORT")
     s.add_argument("protocol", choices=SERVER_PROTOCOLS)
-    s.add_argument("address", metavar="HOST:PORT")
+    s.add_argument("address", metavar="HOST:PORT", help="cmpn402, web: a ws:// URL or HOST:PORT")
     s.add_argument("--wait", type=float, default=3.0, help="seconds to wait for each reply")
+    s.add_argument(
+        "--heartbeat",
+        type=float,
+        default=5.0,
+        help="santorini: the server's heartbeat timeout in seconds (ERRATA: 5)",
+    )
+    s.add_argument(
+        "--ping-interval",
+        type=float,
+        default=1.0,
+        help="cmpn402: the referee's ping interval in seconds (ERRATA: 1)",
+    )
     _common(s)
     s.set_defaults(handler=run_server)
     c = sides.add_parser("client", help="run a strict server and grade a client you connect")
@@ -72,6 +84,16 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _address(text: str) -> tuple[str, int] | None:
+    if text.startswith(("ws://", "wss://")):
+        from urllib.parse import urlsplit
+
+        url = urlsplit(text)
+        if url.hostname is None:
+            return None
+        try:
+            return url.hostname, url.port or (443 if url.scheme == "wss" else 80)
+        except ValueError:
+            return None
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit() or not host:
         return None
@@ -114,7 +136,21 @@ def run_server(args: argparse.Namespace) -> int:
         return 2
     host, port = address
     results = asyncio.run(
-        run_server_kit(args.protocol, host, port, lexicon=lexicon, wait=args.wait, only=args.only)
+        run_server_kit(
+            args.protocol,
+            host,
+            port,
+            lexicon=lexicon,
+            wait=args.wait,
+            only=args.only,
+            options={
+                "heartbeat": args.heartbeat,
+                "ping_interval": args.ping_interval,
+                "uri": args.address
+                if "://" in args.address
+                else f"ws://{host}:{port}/" + ("ws" if args.protocol == "web" else ""),
+            },
+        )
     )
     return _emit(args, f"meeple check server {args.protocol} {host}:{port}", results)
 

@@ -1,0 +1,1049 @@
+"""Conformance checks for CMPN402 referees (scrabble-cmpn402-websocket.md).
+
+Sections are the spec's headings ("Websockets", "Scenarios: Play tiles", "State:
+AWAIT_CHALLENGE", …) and "ERRATA" where only the ERRATA's reading fixes the rule. The
+kit speaks WebSocket through the ``websockets`` library's sans-I/O client
+(:class:`websockets.client.ClientProtocol`) over its own recorded TCP connection, so it
+controls every byte: two frames in one TCP write, a frame split over many, a client
+that never answers a ping. Messages are decoded with
+:func:`meeple.protocols.cmpn402.decode_server`.
+
+A CMPN402 referee seats two agents at a time and resumes a game whose agent dropped.
+So every check that starts a game ends it before it lets go: both agents pass until
+END (six scoreless turns, ERRATA), and a check that drops an agent brings it back
+first. Run the kit against a referee that nobody else is using, which starts games by
+itself (meeple: the default; not ``--manual-start``).
+
+Moves come from meeple's engine (:func:`meeple.check.scrabble.best_move`), the PLAY's
+claimed score is the engine's (ERRATA: the referee checks it), and the kit keeps both
+racks, the board and the scores to grade what the referee says.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any, Self, TypeVar
+
+from websockets.client import ClientProtocol
+from websockets.exceptions import InvalidState
+from websockets.frames import Frame, Opcode
+from websockets.http11 import Response
+from websockets.uri import parse_uri
+
+from meeple.check.core import CannotTest, CheckFailed, Context, Level, registry, shared
+from meeple.check.scrabble import Table, best_move, non_word
+from meeple.check.wire import Peer, names
+from meeple.games.scrabble.board import Direction
+from meeple.games.scrabble.lexicon import Lexicon
+from meeple.games.scrabble.moves import Move, Placement
+from meeple.games.scrabble.rules import validate_play
+from meeple.games.scrabble.tiles import ENGLISH
+from meeple.protocols.cmpn402 import (
+    ChallengeAccepted,
+    ChallengeAcceptedTimes,
+    ChallengeMove,
+    ChallengeRejected,
+    ChallengeRejectedTiles,
+    EndMessage,
+    ExchangeMove,
+    ExchangeNotice,
+    ExchangeTiles,
+    Invalid,
+    Name,
+    NameRequest,
+    NoChallenge,
+    NoChallengeTiles,
+    NoChallengeTimes,
+    PassMove,
+    PassNotice,
+    PlayMove,
+    PlayNotice,
+    RemoteProtocolError,
+    ServerMessage,
+    Start,
+    decode_server,
+)
+
+__all__ = ["SERVER_CHECKS", "WsPeer", "play_of", "ws_frame", "ws_frame_parts", "ws_units"]
+
+TRY_AGAIN_LATER = 1013  # ERRATA: a third connection is closed with 1013
+MAX_WINDOW = 15.0  # the longest challenge window the kit waits out (s)
+M = TypeVar("M")
+
+
+class WsPeer:
+    """A WebSocket client of the kit: binary messages in and out, pings seen."""
+
+    def __init__(self, peer: Peer, uri: str) -> None:
+        self.peer = peer
+        self.protocol = ClientProtocol(parse_uri(uri), max_size=1 << 20)
+        self.queue: list[bytes] = []
+        self.pings = 0
+        self.text_frames = 0
+        self.silent = False  # writes nothing more (no pong either): a dead client
+        self.closed_with: int | None = None
+        self._opened = False
+        self._reader: asyncio.Future[None] | None = None
+        self._arrived = asyncio.Event()
+        self.eof = False
+        self.broken = ""
+
+    @property
+    def name(self) -> str:
+        return self.peer.label
+
+    @staticmethod
+    def default_uri(ctx: Context) -> str:
+        return f"ws://{ctx.target.host}:{ctx.target.port}/"
+
+    @classmethod
+    async def open(cls, ctx: Context, label: str, *, own_close: bool = True) -> Self:
+        """Connect and shake hands; closed with the check (``own_close``) or by whoever
+        holds it (a :class:`Game` closes its agents once the game is over)."""
+        uri: str = ctx.target.options.get("uri", cls.default_uri(ctx))
+        p = cls(await Peer.open(ctx, label, b""), uri)
+        ctx.cleanups.remove(p.peer.close)  # closed by p.close: after the game's end
+        if own_close:
+            ctx.cleanups.append(p.close)
+        p.protocol.send_request(p.protocol.connect())
+        await p._flush()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + ctx.wait
+        while p.protocol.handshake_exc is None and not p._opened:
+            left = deadline - loop.time()
+            if left <= 0:
+                raise CannotTest(f"no WebSocket handshake within {ctx.wait:g} s")
+            if not await p._pump(left, "the handshake"):
+                raise CannotTest("the server closed during the WebSocket handshake")
+        if p.protocol.handshake_exc is not None:
+            raise CannotTest(f"WebSocket handshake failed: {p.protocol.handshake_exc}")
+        # From here a task reads all the time: pings are answered while the check waits
+        # on the other agent (a referee drops an agent whose pong is late).
+        p._reader = asyncio.ensure_future(p._read_forever())
+        return p
+
+    async def _read_forever(self) -> None:
+        try:
+            while await self._pump(3600.0, "anything"):
+                self._arrived.set()
+        except Exception as e:  # the connection broke: as closed
+            self.broken = repr(e)
+        finally:
+            self.eof = True
+            self._arrived.set()
+
+    async def _flush(self) -> None:
+        data = b"".join(self.protocol.data_to_send())
+        if data and not self.silent:
+            await self.peer.send(data)
+
+    async def _pump(self, left: float, what: str) -> bool:
+        try:
+            more = await self.peer.fill(left)
+        except TimeoutError:
+            raise CheckFailed(f"{self.name}: no {what} within {left:.1f} s") from None
+        data = bytes(self.peer.buffer)
+        self.peer.buffer.clear()
+        if data:
+            self.protocol.receive_data(data)
+        if not more:
+            self.protocol.receive_eof()
+        for event in self.protocol.events_received():
+            if isinstance(event, Response):
+                self._opened = True
+            elif isinstance(event, Frame):
+                self.on_frame(event)
+        with contextlib.suppress(OSError, CheckFailed):
+            await self._flush()  # pongs, the close handshake
+        return more
+
+    def on_frame(self, frame: Frame) -> None:
+        """One frame received: a binary one is a message (CMPN402), a text one not."""
+        if frame.opcode is Opcode.PING:
+            self.pings += 1
+        elif frame.opcode is Opcode.TEXT:
+            self.text_frames += 1
+        elif frame.opcode is Opcode.BINARY:
+            self.queue.append(bytes(frame.data))
+        elif frame.opcode is Opcode.CLOSE:
+            self.closed_with = self.protocol.close_code
+
+    async def _wait(self, left: float) -> None:
+        self._arrived.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._arrived.wait(), left)
+
+    async def raw(self, timeout: float | None = None, what: str = "a message") -> bytes:
+        """The next binary message's bytes; CheckFailed on timeout or close."""
+        limit = self.peer.wait if timeout is None else timeout
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit
+        while not self.queue:
+            if self.text_frames:
+                raise CheckFailed(f"{self.name}: a text frame (the spec: binary messages only)")
+            if self.eof:
+                code = self.closed_with or self.protocol.close_code
+                raise CheckFailed(f"{self.name}: closed ({code}) while waiting for {what}")
+            left = deadline - loop.time()
+            if left <= 0:
+                raise CheckFailed(f"{self.name}: no {what} within {limit:g} s")
+            await self._wait(left)
+        return self.queue.pop(0)
+
+    async def next(self, timeout: float | None = None, what: str = "a message") -> ServerMessage:
+        data = await self.raw(timeout, what)
+        try:
+            return decode_server(data)
+        except RemoteProtocolError as e:
+            raise CheckFailed(f"{self.name}: not a CMPN402 message ({e}): {data[:40]!r}") from None
+
+    async def expect(self, kind: type[M], timeout: float | None = None) -> M:
+        m = await self.next(timeout, kind.__name__)
+        if not isinstance(m, kind):
+            raise CheckFailed(f"{self.name}: expected {kind.__name__}, got {m!r}"[:300])
+        return m
+
+    async def quiet(self, timeout: float) -> list[ServerMessage]:
+        """Whatever arrives within ``timeout`` (no failure on silence or close)."""
+        got: list[ServerMessage] = []
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        with contextlib.suppress(CheckFailed):
+            while (left := deadline - loop.time()) > 0:
+                got.append(await self.next(left))
+        return got
+
+    async def closed(self, timeout: float) -> int | None:
+        """The close code if the server closes within ``timeout`` (0: closed, no code)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not self.eof and self.closed_with is None:
+            left = deadline - loop.time()
+            if left <= 0:
+                return None
+            await self._wait(left)
+        return self.closed_with or self.protocol.close_code or 0
+
+    def frames(self, *messages: bytes, text: bool = False) -> bytes:
+        """The bytes of ``messages`` as binary (or text) frames, masked as a client's
+        are; CheckFailed once the connection is closing (the server closed it)."""
+        try:
+            for m in messages:
+                if text:
+                    self.protocol.send_text(m)
+                else:
+                    self.protocol.send_binary(m)
+        except InvalidState:
+            code = self.closed_with or self.protocol.close_code
+            raise CheckFailed(f"{self.name}: the server closed the connection ({code})") from None
+        return b"".join(self.protocol.data_to_send())
+
+    async def send(self, message: Any, *, bytewise: bool = False) -> None:
+        data = message if isinstance(message, bytes) else message.encode()
+        await self.peer.send(self.frames(data), bytewise=bytewise)
+
+    async def send_together(self, *messages: Any) -> None:
+        """Several messages as frames in one TCP write."""
+        raw = [m if isinstance(m, bytes) else m.encode() for m in messages]
+        await self.peer.send(self.frames(*raw))
+
+    async def close(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+        with contextlib.suppress(Exception):
+            if not self.silent:
+                self.protocol.send_close(1000)
+                await self._flush()
+        await self.peer.close()
+
+
+def ws_units(buffer: bytes) -> tuple[list[bytes], bytes]:
+    """A WebSocket byte stream cut into units: the HTTP head (up to its empty line),
+    then whole frames (masked or not); the unfinished rest. For relays that look at or
+    reshape frames (the client kit's, the tests' broken referees)."""
+    units: list[bytes] = []
+    at = 0
+    if buffer.startswith((b"GET ", b"HTTP/")):
+        end = buffer.find(b"\r\n\r\n")
+        if end < 0:
+            return units, buffer
+        units.append(buffer[: end + 4])
+        at = end + 4
+    while len(buffer) - at >= 2:
+        size = buffer[at + 1] & 0x7F
+        head = 2
+        if size == 126:
+            head = 4
+        elif size == 127:
+            head = 10
+        if len(buffer) - at < head:
+            break
+        if size >= 126:
+            size = int.from_bytes(buffer[at + 2 : at + head], "big")
+        if buffer[at + 1] & 0x80:
+            head += 4
+        if len(buffer) - at < head + size:
+            break
+        units.append(buffer[at : at + head + size])
+        at += head + size
+    return units, buffer[at:]
+
+
+def ws_frame_parts(unit: bytes) -> tuple[int, bytes] | None:
+    """A frame's opcode and (unmasked) payload; None for the HTTP head."""
+    if unit.startswith((b"GET ", b"HTTP/")) or len(unit) < 2:
+        return None
+    size = unit[1] & 0x7F
+    head = 2 if size < 126 else 4 if size == 126 else 10
+    payload = unit[head:]
+    if unit[1] & 0x80:
+        mask, payload = payload[:4], payload[4:]
+        payload = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    return unit[0] & 0x0F, payload
+
+
+def ws_frame(opcode: int, payload: bytes, mask: bytes | None = None) -> bytes:
+    """One final frame (masked with ``mask``, as a client's, if given)."""
+    n = len(payload)
+    if n < 126:
+        head = bytes((0x80 | opcode, n | (0x80 if mask else 0)))
+    elif n < 65536:
+        head = bytes((0x80 | opcode, 126 | (0x80 if mask else 0))) + n.to_bytes(2, "big")
+    else:
+        head = bytes((0x80 | opcode, 127 | (0x80 if mask else 0))) + n.to_bytes(8, "big")
+    if mask:
+        payload = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+        return head + mask + payload
+    return head + payload
+
+
+def play_of(move: Move) -> PlayMove:
+    """The engine's move as PLAY: the new tiles in board order from the first (ERRATA)."""
+    tiles = sorted(move.tiles, key=lambda p: (p.y, p.x))
+    first = tiles[0]
+    direction = 0 if move.direction is Direction.ACROSS else 1
+    return PlayMove(first.x + 1, first.y + 1, direction, "".join(p.tile for p in tiles), move.score)
+
+
+# --- the set-up -----------------------------------------------------------------------
+
+
+def _lexicon(ctx: Context) -> Lexicon:
+    lexicon: Lexicon | None = ctx.target.options.get("lexicon")
+    if lexicon is None:
+        raise CannotTest("no lexicon")
+    return lexicon
+
+
+async def named(ctx: Context, name: str, *, own_close: bool = True) -> WsPeer:
+    p = await WsPeer.open(ctx, name, own_close=own_close)
+    request = await p.next(ctx.wait, "NAME")
+    if not isinstance(request, NameRequest):
+        raise CheckFailed(f"{name}: the first message is {request!r}, not NAME"[:200])
+    await p.send(Name(name))
+    return p
+
+
+@dataclass
+class Game:
+    """Both agents of a game the kit plays, after START."""
+
+    peers: dict[str, WsPeer]
+    starts: dict[str, Start]
+    table: Table
+    turn: str
+    window: bool = False  # a PLAY awaits NO_CHALLENGE or CHALLENGE from the other
+    ended: bool = False
+    ends: dict[str, EndMessage] = field(default_factory=dict)
+
+    @property
+    def mover(self) -> WsPeer:
+        return self.peers[self.turn]
+
+    @property
+    def other(self) -> WsPeer:
+        return next(p for n, p in self.peers.items() if n != self.turn)
+
+    def swap(self) -> None:
+        self.turn = self.other.name
+
+    async def pass_turn(self) -> None:
+        """The mover passes; the other hears of it; the turn goes over."""
+        await self.mover.send(PassMove())
+        await self.other.expect(PassNotice)
+        self.swap()
+
+    async def finish(self, ctx: Context) -> None:
+        """End the game so the referee does not keep it to resume: pass until END."""
+        if self.window:
+            await self.other.send(NoChallenge())
+            self.window = False
+            self.swap()
+        for _ in range(16):
+            if self.ended:
+                return
+            await self.mover.send(PassMove())
+            try:
+                m = await self.other.next(0.3, "PASS")
+            except CheckFailed:
+                self.swap()  # the kit's idea of the turn was wrong: the other passes
+                continue
+            if isinstance(m, EndMessage):
+                self.ended = True
+            elif isinstance(m, PassNotice):
+                self.swap()
+
+    async def rejoin(self, ctx: Context, name: str) -> dict[str, Start]:
+        """``name`` connects again and names itself; the game resumes: each one's START."""
+        self.peers[name] = await named(ctx, name, own_close=False)
+        return {n: await p.expect(Start) for n, p in self.peers.items()}
+
+    async def close(self, ctx: Context) -> None:
+        with contextlib.suppress(CheckFailed, OSError):
+            await self.finish(ctx)
+        for p in self.peers.values():
+            await p.close()
+
+
+async def game(ctx: Context, tags: tuple[str, str]) -> Game:
+    a_name, b_name = names(ctx, *tags)
+    a = await named(ctx, a_name)
+    b = await named(ctx, b_name)
+    peers = {a_name: a, b_name: b}
+    starts: dict[str, Start] = {}
+    for n, p in peers.items():
+        m = await p.next(ctx.wait, "START")
+        if not isinstance(m, Start):
+            raise CheckFailed(f"{n}: after NAME from both, {m!r} instead of START"[:200])
+        starts[n] = m
+    first = [n for n, s in starts.items() if s.order == 1]
+    if len(first) != 1:
+        raise CheckFailed(f"START orders {[s.order for s in starts.values()]}: not one 1st")
+    if any("".join(row) != "." * 15 for s in starts.values() for row in s.board):
+        raise CannotTest("the referee resumed a game (START with tiles on the board)")
+    table = Table(ENGLISH, _lexicon(ctx), list(peers))
+    for n, s in starts.items():
+        table.racks[n] = "".join(sorted(s.tiles))
+    g = Game(peers, starts, table, first[0])
+    # Registered after the peers: runs before their closes (cleanups run last first).
+    ctx.cleanups.append(lambda: g.close(ctx))
+    return g
+
+
+async def play_best(ctx: Context, g: Game) -> tuple[PlayMove, dict[str, ServerMessage]]:
+    """The mover plays the engine's best move; what each agent gets first."""
+    move = best_move(g.table.board, g.table.racks[g.turn], _lexicon(ctx), ENGLISH)
+    if move is None:
+        raise CannotTest("no move for the first rack")
+    play = play_of(move)
+    await g.mover.send(play)
+    got = {g.other.name: await g.other.next(ctx.wait, "the PLAY echo")}
+    g.window = isinstance(got[g.other.name], PlayNotice)
+    return play, got
+
+
+# --- the checks ------------------------------------------------------------------------
+
+SERVER_CHECKS, check = registry("cmpn402.server")
+
+
+@check("name", "State: INIT", Level.MUST, "a new connection gets NAME (the single byte 0)")
+async def _name(ctx: Context) -> None:
+    (name,) = names(ctx, "n")
+    p = await WsPeer.open(ctx, name)
+    data = await p.raw(ctx.wait, "NAME")
+    ctx.expect(data == b"\x00", f"the first message is {data[:20]!r}")
+
+
+@check(
+    "binary",
+    "Websockets",
+    Level.MUST,
+    "every message is a binary WebSocket message (no text frames)",
+)
+async def _binary(ctx: Context) -> None:
+    g = await game(ctx, ("ba", "bb"))
+    await g.pass_turn()
+    ctx.expect(
+        all(p.text_frames == 0 for p in g.peers.values()),
+        "a text frame from the referee",
+    )
+
+
+@check(
+    "start",
+    "State: READY",
+    Level.MUST,
+    "two named agents get START: orders 1 and 2, 7 tiles, an empty board, 0 0, times",
+)
+async def _start(ctx: Context) -> None:
+    g = await game(ctx, ("sa", "sb"))
+    orders = sorted(s.order for s in g.starts.values())
+    ctx.expect(orders == [1, 2], f"orders {orders}")
+    for n, s in g.starts.items():
+        ctx.expect(len(s.tiles) == 7, f"{n}: {len(s.tiles)} tiles")
+        ctx.expect((s.score, s.opponent_score) == (0, 0), f"{n}: scores {s.score}")
+        ctx.expect(s.player_time > 0 and s.total_time > 0, f"{n}: times {s.player_time}")
+    bag = 100 - sum(len(s.tiles) for s in g.starts.values())
+    ctx.expect(bag == 86, f"{100 - bag} tiles dealt")
+
+
+@check(
+    "third-connection",
+    "ERRATA (cmpn402): connections",
+    Level.SHOULD,
+    "a third connection is closed with 1013 (Try Again Later)",
+    errata="CMPN402: a third connection is closed with WebSocket close code 1013",
+)
+async def _third(ctx: Context) -> None:
+    await game(ctx, ("ta", "tb"))
+    (name,) = names(ctx, "tc")
+    try:
+        p = await WsPeer.open(ctx, name)
+    except CannotTest:
+        ctx.passed("refused at the handshake")
+        return
+    code = await p.closed(ctx.wait)
+    ctx.expect(code == TRY_AGAIN_LATER, f"the third connection: close code {code}")
+
+
+@check(
+    "pass",
+    "Scenarios: Passing a turn",
+    Level.MUST,
+    "PASS from the player on turn: the other gets PASS with its times",
+)
+async def _pass(ctx: Context) -> None:
+    g = await game(ctx, ("pa", "pb"))
+    other = g.other.name
+    await g.mover.send(PassMove())
+    notice = await g.other.expect(PassNotice)
+    g.swap()
+    start = g.starts[other]
+    ctx.expect(notice.player_time > 0 and notice.total_time > 0, f"{other}: {notice}")
+    ctx.expect(notice.total_time <= start.total_time, f"the game clock went up: {notice}")
+
+
+@check(
+    "clocks",
+    "State: IDLE",
+    Level.MUST,
+    "the clocks: the mover's and the game's run, the waiting player's stands",
+)
+async def _clocks(ctx: Context) -> None:
+    g = await game(ctx, ("ka", "kb"))
+    other, mover = g.other.name, g.turn
+    await asyncio.sleep(0.5)
+    await g.mover.send(PassMove())
+    notice = await g.other.expect(PassNotice)
+    g.swap()
+    waited = g.starts[other]
+    ctx.expect(
+        abs(notice.player_time - waited.player_time) <= 100,
+        f"{other}'s clock moved while it waited: {waited.player_time} → {notice.player_time}",
+    )
+    ctx.expect(
+        notice.total_time <= waited.total_time - 400,
+        f"the game clock did not run: {waited.total_time} → {notice.total_time} after 0.5 s",
+    )
+    await g.mover.send(PassMove())
+    back = await g.peers[mover].expect(PassNotice)
+    g.swap()
+    ctx.expect(
+        back.player_time <= g.starts[mover].player_time - 400,
+        f"{mover}'s clock did not run while it thought 0.5 s: {back.player_time}",
+    )
+
+
+@check(
+    "exchange",
+    "Scenarios: Exchanging tiles",
+    Level.MUST,
+    "EXCHANGE: new tiles to the exchanger, the count and times to the other",
+)
+async def _exchange(ctx: Context) -> None:
+    g = await game(ctx, ("xa", "xb"))
+    rack = g.table.racks[g.turn]
+    give = rack[:3]
+    await g.mover.send(ExchangeMove(give))
+    mine = await g.mover.expect(ExchangeTiles)
+    theirs = await g.other.expect(ExchangeNotice)
+    g.swap()
+    ctx.expect(len(mine.tiles) == 3, f"{len(mine.tiles)} new tiles for 3 given")
+    ctx.expect(theirs.count == 3, f"the other is told {theirs.count}")
+    ctx.expect(theirs.player_time > 0 and theirs.total_time > 0, f"times {theirs}")
+
+
+@check(
+    "exchange-invalid",
+    "State: IDLE",
+    Level.MUST,
+    "EXCHANGE of tiles not held: INVALID with the mover's times",
+)
+async def _exchange_invalid(ctx: Context) -> None:
+    g = await game(ctx, ("ia", "ib"))
+    rack = g.table.racks[g.turn]
+    absent = next(c for c in "QZXJKVW" if c not in rack) * 2
+    await g.mover.send(ExchangeMove(absent))
+    got = await g.mover.expect(Invalid)
+    ctx.expect(got.player_time > 0 and got.total_time > 0, f"INVALID {got}")
+
+
+@dataclass
+class Played:
+    game: Game
+    play: PlayMove
+    echo: PlayNotice
+
+
+async def _played(ctx: Context, tags: tuple[str, str]) -> Played:
+    g = await game(ctx, tags)
+    play, got = await play_best(ctx, g)
+    echo = got[g.other.name]
+    if not isinstance(echo, PlayNotice):
+        raise CheckFailed(f"{g.other.name} got {echo!r} for a legal PLAY, not its echo"[:200])
+    return Played(g, play, echo)
+
+
+@check(
+    "play",
+    "Scenarios: Play tiles",
+    Level.MUST,
+    "a legal PLAY is echoed to the other with the challenge time and its times",
+)
+async def _play(ctx: Context) -> None:
+    pl = await _played(ctx, ("la", "lb"))
+    e, p = pl.echo, pl.play
+    ctx.expect(
+        (e.column, e.row, e.direction, e.tiles, e.score)
+        == (p.column, p.row, p.direction, p.tiles, p.score),
+        f"the echo {e} of {p}",
+    )
+    ctx.expect(e.challenge_time > 0, f"challenge time {e.challenge_time}")
+    ctx.expect(e.player_time > 0 and e.total_time > 0, f"times {e}")
+
+
+@check(
+    "no-challenge",
+    "State: AWAIT_CHALLENGE",
+    Level.MUST,
+    "NO_CHALLENGE: the player gets NO_CHALLENGE with its new tiles",
+)
+async def _no_challenge(ctx: Context) -> None:
+    pl = await _played(ctx, ("ma", "mb"))
+    g = pl.game
+    await g.other.send(NoChallenge())
+    g.window = False
+    got = await g.mover.expect(NoChallengeTiles)
+    g.swap()
+    ctx.expect(len(got.tiles) == len(pl.play.tiles), f"{got.tiles!r} for {pl.play.tiles!r}")
+
+
+@check(
+    "challenge-rejected",
+    "State: AWAIT_CHALLENGE",
+    Level.MUST,
+    "CHALLENGE of good words: CHALLENGE_REJECTED to both, new tiles and times to the player",
+)
+async def _challenge_rejected(ctx: Context) -> None:
+    pl = await _played(ctx, ("ra", "rb"))
+    g = pl.game
+    challenger, player = g.other, g.mover
+    await challenger.send(ChallengeMove())
+    g.window = False  # rejected: the challenger loses its turn, the player moves again
+    mine = await player.next(ctx.wait, "CHALLENGE_REJECTED")
+    if isinstance(mine, ChallengeAccepted | ChallengeAcceptedTimes):
+        raise CannotTest("the referee's lexicon refused the kit's word (name it: --lexicon)")
+    ctx.expect(isinstance(mine, ChallengeRejectedTiles), f"the player got {mine!r}"[:200])
+    theirs = await challenger.expect(ChallengeRejected)
+    ctx.expect(theirs is not None, "")
+
+
+@check(
+    "challenge-accepted",
+    "State: AWAIT_CHALLENGE",
+    Level.MUST,
+    "CHALLENGE of a phony: CHALLENGE_ACCEPTED to both (times to the challenger)",
+    errata="CMPN402: the server does not check words at PLAY time, only on CHALLENGE",
+)
+async def _challenge_accepted(ctx: Context) -> None:
+    g = await game(ctx, ("ca", "cb"))
+    rack = g.table.racks[g.turn]
+    phony = non_word(rack, _lexicon(ctx))
+    if phony is None:
+        raise CannotTest(f"every two tiles of {rack!r} make a word")
+    tiles = (Placement(7, 7, phony[0]), Placement(8, 7, phony[1]))
+    score = validate_play(g.table.board, tiles, tile_set=ENGLISH).score
+    await g.mover.send(PlayMove(8, 8, 0, phony, score))
+    echo = await g.other.next(ctx.wait, "the PLAY echo")
+    if isinstance(echo, Invalid):
+        raise CheckFailed("a phony PLAY was refused at PLAY time (ERRATA: only on CHALLENGE)")
+    ctx.expect(isinstance(echo, PlayNotice), f"{g.other.name} got {echo!r}"[:200])
+    await g.other.send(ChallengeMove())
+    theirs = await g.other.expect(ChallengeAcceptedTimes)
+    mine = await g.mover.expect(ChallengeAccepted)
+    g.swap()  # the play is taken back; the challenger moves
+    ctx.expect(theirs.player_time > 0 and mine is not None, f"times {theirs}")
+
+
+@check(
+    "challenge-timeout",
+    "State: AWAIT_CHALLENGE",
+    Level.MUST,
+    "no reply in the challenge window: NO_CHALLENGE to both; the clocks stood still",
+    timeout=MAX_WINDOW + 10,
+)
+async def _challenge_timeout(ctx: Context) -> None:
+    pl = await _played(ctx, ("wa", "wb"))
+    g = pl.game
+    window = pl.echo.challenge_time / 1000
+    if window > MAX_WINDOW:
+        raise CannotTest(f"the challenge window is {window:g} s (the kit waits {MAX_WINDOW:g})")
+    challenger = await g.other.expect(NoChallengeTimes, timeout=window + 2)
+    player = await g.mover.expect(NoChallengeTiles, timeout=2)
+    g.window = False
+    g.swap()
+    ctx.expect(len(player.tiles) == len(pl.play.tiles), f"new tiles {player.tiles!r}")
+    ctx.expect(
+        abs(challenger.total_time - pl.echo.total_time) <= 200,
+        f"the game clock ran in the window: {pl.echo.total_time} → {challenger.total_time}",
+    )
+
+
+@check(
+    "play-score",
+    "ERRATA (cmpn402): PLAY",
+    Level.MUST,
+    "a PLAY claiming the wrong score is INVALID",
+    errata="CMPN402: the claimed score is checked against the server's own scoring",
+)
+async def _play_score(ctx: Context) -> None:
+    g = await game(ctx, ("sc", "sd"))
+    move = best_move(g.table.board, g.table.racks[g.turn], _lexicon(ctx), ENGLISH)
+    if move is None:
+        raise CannotTest("no move for the first rack")
+    play = play_of(move)
+    await g.mover.send(PlayMove(play.column, play.row, play.direction, play.tiles, play.score + 7))
+    await g.mover.expect(Invalid)
+    ctx.expect(not await g.other.quiet(0.2), "the other agent was told of the refused PLAY")
+
+
+@check(
+    "play-invalid",
+    "State: IDLE",
+    Level.MUST,
+    "a PLAY off the centre on the first turn is INVALID, and the player may play again",
+)
+async def _play_invalid(ctx: Context) -> None:
+    g = await game(ctx, ("va", "vb"))
+    rack = g.table.racks[g.turn]
+    letters = rack.replace("?", "")[:2] or "AA"
+    await g.mover.send(PlayMove(1, 1, 0, letters, 2))
+    await g.mover.expect(Invalid)
+    await g.pass_turn()
+    ctx.passed()
+
+
+@check(
+    "out-of-turn",
+    "State: IDLE",
+    Level.MUST,
+    "a move from the player not on turn changes nothing (the spec has no reply for it)",
+)
+async def _out_of_turn(ctx: Context) -> None:
+    g = await game(ctx, ("oa", "ob"))
+    await g.other.send(PassMove())
+    heard = await g.mover.quiet(0.4)
+    ctx.expect(not heard, f"the player on turn got {heard[:1]!r}"[:200])
+    await g.pass_turn()
+
+
+@check(
+    "end",
+    "State: * ANY",
+    Level.MUST,
+    "six scoreless turns end the game: END reason 0 with the scores to both",
+    errata="CMPN402: END reason 0 also for the standard end (six scoreless turns)",
+)
+async def _end(ctx: Context) -> None:
+    g = await game(ctx, ("ea", "eb"))
+    for _ in range(5):
+        await g.pass_turn()
+    await g.mover.send(PassMove())
+    for n, p in g.peers.items():
+        end = await p.next(ctx.wait, "END")
+        if isinstance(end, PassNotice):  # the sixth pass told, then END
+            end = await p.next(ctx.wait, "END")
+        ctx.expect(isinstance(end, EndMessage), f"{n} got {end!r} after six passes"[:200])
+        assert isinstance(end, EndMessage)
+        g.ends[n] = end
+        ctx.expect(int(end.reason) == 0, f"{n}: END reason {int(end.reason)}")
+    g.ended = True
+    ea, eb = g.ends.values()
+    ctx.expect(
+        (ea.score, ea.opponent_score) == (eb.opponent_score, eb.score),
+        f"the two ENDs disagree: {ea} / {eb}",
+    )
+
+
+@check(
+    "late-move",
+    "State: * ANY",
+    Level.MUST,
+    "a PLAY sent after END is not scored: the other agent hears nothing of it",
+)
+async def _late_move(ctx: Context) -> None:
+    g = await game(ctx, ("za", "zb"))
+    move = best_move(g.table.board, g.table.racks[g.turn], _lexicon(ctx), ENGLISH)
+    for _ in range(5):
+        await g.pass_turn()
+    await g.mover.send(PassMove())
+    g.swap()
+    for p in g.peers.values():
+        m = await p.next(ctx.wait, "END")
+        if isinstance(m, PassNotice):
+            m = await p.next(ctx.wait, "END")
+        ctx.expect(isinstance(m, EndMessage), f"{p.name} got {m!r} after six passes"[:200])
+    g.ended = True
+    if move is None:
+        raise CannotTest("no move to send late")
+    await g.mover.send(play_of(move))
+    heard = await g.other.quiet(0.6)
+    ctx.expect(
+        not any(isinstance(m, PlayNotice) for m in heard),
+        f"the late PLAY was echoed to the other agent: {heard[:1]!r}"[:200],
+    )
+    starts = [m for m in heard if isinstance(m, Start)]
+    ctx.expect(
+        all((s.score, s.opponent_score) == (0, 0) for s in starts),
+        f"the next game starts with the late PLAY's score: {starts[:1]!r}"[:200],
+    )
+
+
+@check(
+    "disconnect",
+    "Scenarios: Disconnection",
+    Level.MUST,
+    "an agent dropping mid-game: the other gets END reason 2",
+)
+async def _disconnect(ctx: Context) -> None:
+    g = await game(ctx, ("da", "db"))
+    gone = g.other
+    await gone.close()
+    end = await g.mover.expect(EndMessage)
+    ctx.expect(int(end.reason) == 2, f"END reason {int(end.reason)}")
+    # Back and out again properly, so the referee holds no game for the next check.
+    await g.rejoin(ctx, gone.name)
+
+
+@check(
+    "resume",
+    "Scenarios: Disconnection",
+    Level.MUST,
+    "the dropped agent reconnects and names itself: START to both with the checkpoint",
+    errata="CMPN402: after a disconnect both agents receive START with the checkpoint state",
+)
+async def _resume(ctx: Context) -> None:
+    g = await game(ctx, ("ra1", "rb1"))
+    # A scoring move first, so the checkpoint is not the empty start.
+    play, got = await play_best(ctx, g)
+    if not isinstance(got[g.other.name], PlayNotice):
+        raise CheckFailed(f"a legal PLAY got {got!r}"[:200])
+    await g.other.send(NoChallenge())
+    g.window = False
+    await g.mover.expect(NoChallengeTiles)
+    scorer, gone = g.turn, g.other
+    g.swap()
+    await gone.close()
+    await g.peers[scorer].expect(EndMessage)
+    starts = await g.rejoin(ctx, gone.name)
+    s = starts[scorer]
+    ctx.expect(
+        (s.score, s.opponent_score) == (play.score, 0),
+        f"{scorer} resumes with {s.score}-{s.opponent_score}, scored {play.score}",
+    )
+    tiles_on_board = sum(c != "." for row in s.board for c in row)
+    ctx.expect(tiles_on_board == len(play.tiles), f"{tiles_on_board} tiles on the board")
+    g.turn = next(n for n, st in starts.items() if st.order == 1)
+
+
+@check(
+    "heartbeat-ping",
+    "Websockets",
+    Level.MUST,
+    "the referee pings every agent (the heartbeat)",
+    timeout=15.0,
+)
+async def _ping(ctx: Context) -> None:
+    (name,) = names(ctx, "hp")
+    p = await named(ctx, name)
+    interval = float(ctx.target.options.get("ping_interval", 1.0))
+    with contextlib.suppress(CheckFailed):
+        await p.raw(2 * interval + 0.5)
+    ctx.expect(p.pings >= 1, f"no ping in {2 * interval + 0.5:g} s")
+
+
+@check(
+    "heartbeat-drop",
+    "Websockets",
+    Level.MUST,
+    "an agent that answers no ping is dropped: the other gets END reason 2",
+    timeout=15.0,
+)
+async def _drop(ctx: Context) -> None:
+    g = await game(ctx, ("hd", "he"))
+    interval = float(ctx.target.options.get("ping_interval", 1.0))
+    dead = g.other
+    dead.silent = True
+    end = await g.mover.expect(EndMessage, timeout=3 * interval + 2)
+    ctx.expect(int(end.reason) == 2, f"END reason {int(end.reason)}")
+    await g.rejoin(ctx, dead.name)
+
+
+# --- framing ----------------------------------------------------------------------------
+
+
+@check(
+    "coalesced",
+    "Websockets",
+    Level.MUST,
+    "two frames in one TCP write are both acted on",
+)
+async def _coalesced(ctx: Context) -> None:
+    g = await game(ctx, ("co", "cp"))
+    rack = g.table.racks[g.turn]
+    absent = next(c for c in "QZXJKVW" if c not in rack) * 2
+    await g.mover.send_together(ExchangeMove(absent), PassMove())
+    await g.mover.expect(Invalid)
+    await g.other.expect(PassNotice)
+    g.swap()
+    ctx.passed()
+
+
+@check(
+    "split",
+    "Websockets",
+    Level.MUST,
+    "a frame sent one byte per write is understood",
+)
+async def _split(ctx: Context) -> None:
+    g = await game(ctx, ("sp", "sq"))
+    await g.mover.send(PassMove(), bytewise=True)
+    await g.other.expect(PassNotice)
+    g.swap()
+    ctx.passed()
+
+
+@check(
+    "malformed",
+    "State: IDLE",
+    Level.SHOULD,
+    "a malformed PLAY from the player on turn is INVALID, and the game goes on",
+)
+async def _malformed(ctx: Context) -> None:
+    g = await game(ctx, ("mf", "mg"))
+    await g.mover.send(b"\x04\x00\x10\x02")
+    got = await g.mover.quiet(0.5)
+    ctx.expect(any(isinstance(m, Invalid) for m in got), f"got {got[:1]!r}"[:200])
+    await g.pass_turn()
+
+
+# --- a whole game -----------------------------------------------------------------------
+
+
+@dataclass
+class WholeGame:
+    ends: dict[str, EndMessage]
+    scores: dict[str, int]
+    final: dict[str, int]
+    refused: list[str]
+    turns: int
+
+
+async def _whole_game(ctx: Context) -> WholeGame:
+    g = await game(ctx, ("wg1", "wg2"))
+    lexicon = _lexicon(ctx)
+    t = g.table
+    result = WholeGame({}, {}, {}, [], 0)
+    scoreless = 0
+    while not g.ended:
+        result.turns += 1
+        if result.turns > 200:
+            raise CannotTest("the game does not end")
+        me = g.turn
+        move = best_move(t.board, t.racks[me], lexicon, ENGLISH)
+        if move is not None:
+            play = play_of(move)
+            await g.mover.send(play)
+            echo = await g.other.next(ctx.wait, "the PLAY echo")
+            if isinstance(echo, Invalid | EndMessage) or not isinstance(echo, PlayNotice):
+                mine = await g.mover.quiet(0.2)
+                result.refused.append(f"{play} got {mine[:1] or echo!r}")
+                raise CheckFailed(f"a legal PLAY was refused: {result.refused[-1]}"[:300])
+            t.play(me, move.tiles)
+            g.window = True
+            await g.other.send(NoChallenge())
+            g.window = False
+            new = await g.mover.next(ctx.wait, "NO_CHALLENGE")
+            if isinstance(new, EndMessage):
+                g.ends[me] = new
+            else:
+                if not isinstance(new, NoChallengeTiles):
+                    raise CheckFailed(f"after NO_CHALLENGE the player got {new!r}"[:200])
+                t.racks[me] += new.tiles
+            scoreless = 0
+        else:
+            await g.mover.send(PassMove())
+            told = await g.other.next(ctx.wait, "PASS")
+            if isinstance(told, EndMessage):
+                g.ends[g.other.name] = told
+            scoreless += 1
+        if (not t.racks[me] and t.bag <= 0) or scoreless >= 6:
+            for n, p in g.peers.items():
+                while n not in g.ends:
+                    m = await p.next(ctx.wait, "END")
+                    if isinstance(m, EndMessage):
+                        g.ends[n] = m
+            g.ended = True
+        g.swap()
+    result.ends = g.ends
+    result.scores = dict(t.scores)
+    result.final = t.final_scores()
+    return result
+
+
+whole_game = shared("whole game", _whole_game)
+
+
+@check(
+    "game-plays",
+    "Scenarios: Play tiles",
+    Level.MUST,
+    "through a whole game every legal PLAY (score claimed as the engine's) is accepted",
+    errata="CMPN402: the claimed score is checked against the server's own scoring",
+)
+async def _game_plays(ctx: Context) -> None:
+    g = await whole_game(ctx)
+    ctx.expect(not g.refused, f"refused: {g.refused[:2]}")
+    ctx.expect(g.turns > 6, f"only {g.turns} turns")
+
+
+@check(
+    "game-end",
+    "Scenarios: Ending a game",
+    Level.SHOULD,
+    "a whole game ends with END reason 0 and the standard end's scores",
+    errata="CMPN402: END reason 0 for the standard end; racks are subtracted",
+)
+async def _game_end(ctx: Context) -> None:
+    g = await whole_game(ctx)
+    for n, end in g.ends.items():
+        other = next(p for p in g.final if p != n)
+        ctx.expect(int(end.reason) == 0, f"{n}: END reason {int(end.reason)}")
+        ctx.expect(
+            (end.score, end.opponent_score) == (g.final[n], g.final[other]),
+            f"{n}: END {end.score}-{end.opponent_score}; the standard end: "
+            f"{g.final[n]}-{g.final[other]}",
+        )

@@ -1,0 +1,266 @@
+"""The CMPN402 referee kit: every check passes against meeple's referee, and each MUST
+check fails against meeple's referee behind a relay that breaks its rule (issue 23: a
+referee that scores a move sent after the game's end; one that loses one of two frames
+that arrive together)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from tests.check.broken import Mangler, assert_fail, ws_first_frame_only, ws_whole_frames_only
+
+from meeple.check import run_server_kit, server_checks
+from meeple.check.cmpn402 import ws_frame, ws_frame_parts, ws_units
+from meeple.check.core import Level, Result, Status
+from meeple.games.scrabble.lexicon import Lexicon
+from meeple.server.app import MeepleServer
+from meeple.server.config import Cmpn402Config, ServerConfig
+
+PING = 0.5  # the referee's ping interval in these tests (default 1 s)
+
+
+@pytest.fixture
+async def referee(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[MeepleServer]:
+    config = ServerConfig(database=str(tmp_path / "meeple.sqlite3")).only("cmpn402")
+    config = replace(config, cmpn402=Cmpn402Config(ping_interval=PING, challenge_time=1.0))
+    srv = MeepleServer(config, rng=random.Random(402))
+    srv.services.resource("scrabble.lexicon", lambda: gcide)
+    await srv.start()
+    yield srv
+    await srv.stop()
+
+
+async def _run(port: int, lexicon: Lexicon, only: list[str] | None = None) -> list[Result]:
+    return await run_server_kit(
+        "cmpn402",
+        "127.0.0.1",
+        port,
+        lexicon=lexicon,
+        wait=1.0,
+        only=only or [],
+        options={"ping_interval": PING},
+    )
+
+
+async def test_every_check_passes_against_meeple(referee: MeepleServer, gcide: Lexicon) -> None:
+    results = await _run(referee.ports["cmpn402"], gcide)
+    assert len(results) >= 25
+    for r in results:
+        assert r.status is Status.PASS, (r.check.id, r.status, r.detail)
+
+
+def test_every_message_type_has_a_check() -> None:
+    checks = server_checks("cmpn402")
+    assert len({c.id for c in checks}) == len(checks)
+    assert all(c.level in (Level.MUST, Level.SHOULD) and c.section for c in checks)
+    text = " ".join(f"{c.section} {c.title}" for c in checks).upper().replace("-", "_")
+    for word in [
+        "NAME",
+        "START",
+        "PASS",
+        "EXCHANGE",
+        "PLAY",
+        "NO_CHALLENGE",
+        "CHALLENGE",
+        "CHALLENGE_ACCEPTED",
+        "CHALLENGE_REJECTED",
+        "INVALID",
+        "END",
+    ]:
+        assert word in text, word
+
+
+def _payload(rewrite: Callable[[bytes], bytes | None]) -> Callable[[bytes], bytes]:
+    """Rewrite the payload of each binary frame to the client (None drops the frame)."""
+
+    def unit(data: bytes) -> bytes:
+        parts = ws_frame_parts(data)
+        if parts is None or parts[0] != 2:
+            return data
+        new = rewrite(parts[1])
+        return b"" if new is None else ws_frame(2, new)
+
+    return unit
+
+
+def _as_text(data: bytes) -> bytes:
+    parts = ws_frame_parts(data)
+    if parts is None or parts[0] != 2:
+        return data
+    return ws_frame(1, parts[1])
+
+
+def _kind(kind: int, rewrite: Callable[[bytes], bytes | None]) -> Callable[[bytes], bytes]:
+    return _payload(lambda p: rewrite(p) if p[:1] == bytes((kind,)) else p)
+
+
+def _int32(data: bytes, at: int, delta: int) -> bytes:
+    value = int.from_bytes(data[at : at + 4], "big", signed=True) + delta
+    return data[:at] + value.to_bytes(4, "big", signed=True) + data[at + 4 :]
+
+
+Rewrite = Callable[[bytes], bytes] | None
+BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
+    "text frames": (_as_text, None, ["binary"]),
+    "NAME with a name in it": (_kind(0, lambda p: b"\x00ref"), None, ["name"]),
+    "both agents first": (_kind(1, lambda p: p[:1] + b"\x01" + p[2:]), None, ["start"]),
+    "no INVALID": (
+        _kind(9, lambda p: None),
+        None,
+        ["exchange-invalid", "play-score", "play-invalid", "coalesced"],
+    ),
+    "the waiting player's clock runs": (
+        _kind(2, lambda p: _int32(p, 1, -1500)),
+        None,
+        ["clocks"],
+    ),
+    "no challenge time in the echo": (
+        _kind(4, lambda p: _int32(p, len(p) - 12, -_int(p, len(p) - 12))),
+        None,
+        ["play"],
+    ),
+    "NO_CHALLENGE without the new tiles": (
+        _kind(5, lambda p: p[:1] + bytes(7) if len(p) == 8 else p),
+        None,
+        ["no-challenge", "challenge-timeout"],
+    ),
+    "CHALLENGE_ACCEPTED as REJECTED": (
+        _kind(7, lambda p: b"\x08" + p[1:]),
+        None,
+        ["challenge-accepted"],
+    ),
+    "END reason 1 for six passes": (
+        _kind(10, lambda p: p[:1] + (b"\x01" if p[1:2] == b"\x00" else p[1:2]) + p[2:]),
+        None,
+        ["end"],
+    ),
+    "no END on a disconnect": (
+        _kind(10, lambda p: None if p[1:2] == b"\x02" else p),
+        None,
+        ["disconnect", "heartbeat-drop"],
+    ),
+    "resumes with the scores reset": (
+        _kind(1, lambda p: p[: 9 + 225] + bytes(8) + p[9 + 225 + 8 :]),
+        None,
+        ["resume"],
+    ),
+    "loses one of two frames in one read (issue 23)": (None, ws_first_frame_only, ["coalesced"]),
+    "reads whole frames only": (None, ws_whole_frames_only, ["split"]),
+}
+
+
+def _int(data: bytes, at: int) -> int:
+    return int.from_bytes(data[at : at + 4], "big", signed=True)
+
+
+@pytest.mark.parametrize("name", list(BROKEN))
+async def test_a_broken_referee_fails_its_checks(
+    name: str, referee: MeepleServer, gcide: Lexicon
+) -> None:
+    to_client, to_server, ids = BROKEN[name]
+    kwargs = {}
+    if to_client is not None:
+        kwargs["to_client"] = to_client
+    if to_server is not None:
+        kwargs["to_server"] = to_server
+    async with Mangler(referee.ports["cmpn402"], b"", cut=ws_units, **kwargs) as broken:
+        results = await _run(broken.port, gcide, [f"cmpn402.server.{i}" for i in ids])
+    assert_fail(results, "cmpn402.server.", ids)
+
+
+class _Referee:
+    """A relay to meeple's referee that answers every ping itself (so no agent is ever
+    dropped), and, with ``late``, echoes a PLAY sent after END to the other agent (a
+    referee that scores a move sent after the game's end, issue 23)."""
+
+    def __init__(self, upstream: int, *, late: bool = False, pongs: bool = False) -> None:
+        self.upstream, self.late, self.pongs = upstream, late, pongs
+        self.clients: list[asyncio.StreamWriter] = []
+        self.ended: set[asyncio.StreamWriter] = set()
+        self.port = 0
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    async def __aenter__(self) -> _Referee:
+        self.server = await asyncio.start_server(self.handle, "127.0.0.1", 0)
+        self.port = self.server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.server.close()
+        for t in list(self.tasks):
+            t.cancel()
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self.tasks.add(task)  # type: ignore[arg-type]
+        up_r, up_w = await asyncio.open_connection("127.0.0.1", self.upstream)
+        self.clients.append(writer)
+
+        async def inbound() -> None:
+            buffer = b""
+            while chunk := await reader.read(65536):
+                units, buffer = ws_units(buffer + chunk)
+                for u in units:
+                    parts = ws_frame_parts(u)
+                    if parts is not None and self.pongs and parts[0] == 10:
+                        continue  # the relay answered that ping already
+                    if (
+                        parts is not None
+                        and self.late
+                        and writer in self.ended
+                        and parts[1][:1] == b"\x04"
+                    ):
+                        for other in self.clients:
+                            if other is not writer:
+                                echo = parts[1] + (1000).to_bytes(4, "big") + bytes(8)
+                                other.write(ws_frame(2, echo))
+                    up_w.write(u)
+
+        async def outbound() -> None:
+            buffer = b""
+            while chunk := await up_r.read(65536):
+                units, buffer = ws_units(buffer + chunk)
+                for u in units:
+                    parts = ws_frame_parts(u)
+                    if parts is not None and self.pongs and parts[0] == 9:
+                        up_w.write(ws_frame(10, parts[1], mask=b"abcd"))
+                        continue
+                    if parts is not None and parts[1][:1] == b"\x0a":
+                        self.ended.add(writer)
+                    writer.write(u)
+
+        try:
+            await asyncio.wait(
+                [asyncio.create_task(inbound()), asyncio.create_task(outbound())],
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        finally:
+            for w in (writer, up_w):
+                with contextlib.suppress(Exception):
+                    w.close()
+            self.tasks.discard(task)  # type: ignore[arg-type]
+
+
+async def test_a_referee_that_scores_a_late_move_fails(
+    referee: MeepleServer, gcide: Lexicon
+) -> None:
+    async with _Referee(referee.ports["cmpn402"], late=True) as broken:
+        results = await _run(broken.port, gcide, ["cmpn402.server.late-move"])
+    assert results[0].status is Status.FAIL, results[0]
+
+
+async def test_a_referee_that_never_drops_a_silent_agent_fails(
+    referee: MeepleServer, gcide: Lexicon
+) -> None:
+    async with _Referee(referee.ports["cmpn402"], pongs=True) as broken:
+        results = await _run(
+            broken.port, gcide, ["cmpn402.server.heartbeat-ping", "cmpn402.server.heartbeat-drop"]
+        )
+    assert [r.status for r in results] == [Status.FAIL, Status.FAIL], results

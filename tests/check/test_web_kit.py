@@ -1,0 +1,150 @@
+"""The meeple-web/1 server kit: every check passes against meeple's web listener, and
+each MUST check fails against it behind a relay that breaks its rule."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.check.broken import Mangler, assert_fail, ws_first_frame_only, ws_whole_frames_only
+
+from meeple.check import run_server_kit, server_checks
+from meeple.check.cmpn402 import ws_frame, ws_frame_parts, ws_units
+from meeple.check.core import Level, Result, Status
+from meeple.server.app import MeepleServer
+from meeple.server.config import ServerConfig
+
+
+@pytest.fixture
+async def web(tmp_path: Path) -> AsyncIterator[MeepleServer]:
+    config = ServerConfig(database=str(tmp_path / "meeple.sqlite3")).only("spectrangle", "web")
+    srv = MeepleServer(config, rng=random.Random(5))
+    await srv.start()
+    yield srv
+    await srv.stop()
+
+
+async def _run(port: int, only: list[str] | None = None) -> list[Result]:
+    return await run_server_kit("web", "127.0.0.1", port, lexicon=None, wait=1.0, only=only or [])
+
+
+async def test_every_check_passes_against_meeple(web: MeepleServer) -> None:
+    results = await _run(web.ports["web"])
+    assert len(results) >= 20
+    for r in results:
+        assert r.status is Status.PASS, (r.check.id, r.status, r.detail)
+
+
+def test_every_message_and_error_code_has_a_check() -> None:
+    checks = server_checks("web")
+    assert len({c.id for c in checks}) == len(checks)
+    assert all(c.level in (Level.MUST, Level.SHOULD) and c.section for c in checks)
+    text = " ".join(f"{c.id} {c.title}" for c in checks)
+    words = "hello welcome ping pong subscribe lobby game seated seat create sit rejoin play"
+    codes = "too-large bad-json bad-message unknown-type not-now not-found refused illegal"
+    for word in (words + " " + codes).split():
+        assert word in text, word
+
+
+def _json(rewrite: Callable[[dict[str, Any]], dict[str, Any] | None]) -> Callable[[bytes], bytes]:
+    """Rewrite each JSON message to the browser (None drops it)."""
+
+    def unit(data: bytes) -> bytes:
+        parts = ws_frame_parts(data)
+        if parts is None or parts[0] != 1:
+            return data
+        message = rewrite(json.loads(parts[1]))
+        return b"" if message is None else ws_frame(1, json.dumps(message).encode())
+
+    return unit
+
+
+def _when(kind: str, change: Callable[[dict[str, Any]], None]) -> Callable[[bytes], bytes]:
+    def rewrite(m: dict[str, Any]) -> dict[str, Any]:
+        if m.get("type") == kind:
+            change(m)
+        return m
+
+    return _json(rewrite)
+
+
+def _as_binary(data: bytes) -> bytes:
+    parts = ws_frame_parts(data)
+    return data if parts is None or parts[0] != 1 else ws_frame(2, parts[1])
+
+
+def _fits_plus_one(m: dict[str, Any]) -> None:
+    fits = m.get("data", {}).get("fits") or {}
+    for places in fits.values():
+        for place in places:
+            place[1] += 1
+
+
+Rewrite = Callable[[bytes], bytes] | None
+BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
+    "text messages sent as binary": (_as_binary, None, ["hello", "ping"]),
+    "pong with another id": (
+        _when("pong", lambda m: m.update(id=0)),
+        None,
+        ["ping", "coalesced"],
+    ),
+    "errors without their codes": (
+        _when("error", lambda m: m.update(code="error")),
+        None,
+        [
+            "not-now",
+            "bad-json",
+            "bad-message",
+            "unknown-type",
+            "not-found",
+            "too-large",
+            "illegal",
+            "out-of-turn",
+        ],
+    ),
+    "welcome without max_message_size": (
+        _when("welcome", lambda m: m.pop("max_message_size", None)),
+        None,
+        ["hello"],
+    ),
+    "lobby without rooms": (
+        _when("lobby", lambda m: m.get("data", {}).pop("rooms", None)),
+        None,
+        ["lobby"],
+    ),
+    "seated without a token": (
+        _when("seated", lambda m: m.pop("token", None)),
+        None,
+        ["seated"],
+    ),
+    "fits a point too high": (_when("seat", _fits_plus_one), None, ["fits"]),
+    "a game snapshot without its view": (
+        _when("game", lambda m: m.get("data", {}).pop("view", None) if "data" in m else None),
+        None,
+        ["game-topic"],
+    ),
+    "deltas that change nothing": (
+        _when("game", lambda m: m.update(patch=[]) if "patch" in m else None),
+        None,
+        ["delta"],
+    ),
+    "loses one of two frames in one read": (None, ws_first_frame_only, ["coalesced"]),
+    "reads whole frames only": (None, ws_whole_frames_only, ["split"]),
+}
+
+
+@pytest.mark.parametrize("name", list(BROKEN))
+async def test_a_broken_web_server_fails_its_checks(name: str, web: MeepleServer) -> None:
+    to_client, to_server, ids = BROKEN[name]
+    kwargs = {}
+    if to_client is not None:
+        kwargs["to_client"] = to_client
+    if to_server is not None:
+        kwargs["to_server"] = to_server
+    async with Mangler(web.ports["web"], b"", cut=ws_units, **kwargs) as broken:
+        results = await _run(broken.port, [f"web.server.{i}" for i in ids])
+    assert_fail(results, "web.server.", ids)
