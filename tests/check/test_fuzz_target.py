@@ -186,10 +186,23 @@ WS_CHECKS = {
         "web.server.seated",
         "web.server.play",
         "web.server.coalesced",
+        "web.server.chat",
+        "web.server.too-many",
     ],
 }
 # Checks that need a whole exchange the noise cannot hold up.
-NEVER_PASS = ("start", "pass", "late-move", "coalesced", "hello", "lobby", "seated", "play")
+NEVER_PASS = (
+    "start",
+    "pass",
+    "late-move",
+    "coalesced",
+    "hello",
+    "lobby",
+    "seated",
+    "play",
+    "chat",
+    "too-many",
+)
 WS_TOKENS = [
     b"\x00",
     b"\x01\x01",

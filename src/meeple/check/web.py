@@ -11,11 +11,18 @@ can put two messages in one TCP write or split one over many.
 
 The game played is Spectrangle at a 2-seat table the kit creates: the kit rebuilds the
 board from each ``seat`` view, asks meeple's engine for the legal placements, compares
-them with the server's ``fits`` and plays the engine's best one.
+them with the server's ``fits`` and plays the engine's best one. The lobby's other
+play messages (``bot``, ``ready``, ``leave``, ``rejoin`` and ``unseated``), ``chat`` and
+its rate limit (``too-fast``), the subscription limit (``too-many``), the ``console`` topic
+and ``unsubscribe`` have a check each; so does the Scrabble ``preview`` (at a ``double``
+table of two kit browsers, so the centre stays free and no word is looked up: the score is
+the letters' values doubled). Every message and error code the document defines has at
+least one check (``tests/check/test_web_kit.py`` holds the list).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from dataclasses import dataclass, field
@@ -26,6 +33,7 @@ from websockets.frames import Frame, Opcode
 from meeple.check.cmpn402 import WsPeer
 from meeple.check.core import CannotTest, CheckFailed, Context, Level, registry
 from meeple.check.wire import names
+from meeple.games.scrabble.tiles import ENGLISH
 from meeple.games.spectrangle import Board, Tile
 from meeple.protocols.web.delta import apply_patch
 
@@ -96,8 +104,14 @@ class WebPeer(WsPeer):
                 continue
             raise CheckFailed(f"{self.name}: expected {kind}, got {json.dumps(m)[:200]}")
 
-    async def error(self, ctx: Context, code: str, why: str) -> dict[str, Any]:
-        m = await self.json(ctx.wait, f"error {code}")
+    async def error(
+        self, ctx: Context, code: str, why: str, *, skip: tuple[str, ...] = ()
+    ) -> dict[str, Any]:
+        """The next message (past those of a ``skip`` type) is ``error`` ``code``."""
+        while True:
+            m = await self.json(ctx.wait, f"error {code}")
+            if m["type"] not in skip:
+                break
         ctx.expect(
             m.get("type") == "error" and m.get("code") == code,
             f"{why}: expected error {code}, got {json.dumps(m)[:200]}",
@@ -517,3 +531,384 @@ async def _binary(ctx: Context) -> None:
     await p.peer.send(p.frames(json.dumps({"type": "ping", "id": 9}).encode()))
     m = await p.json(ctx.wait, "pong")
     ctx.expect(m.get("type") == "pong" and m.get("id") == 9, f"got {m}")
+
+
+# --- the lobby's other play messages, chat, preview, the limits ---------------------------
+
+
+async def open_table(
+    ctx: Context, name: str, *, start: str = "full", size: int = 2, game: str = "spectrangle"
+) -> tuple[WebPeer, dict[str, Any]]:
+    """A browser that opened a table and sits at it alone: its peer and ``seated``."""
+    p = await hello(ctx, name)
+    variant = "double" if game == "scrabble" else "standard"
+    await p.say(
+        {
+            "type": "create",
+            "game": game,
+            "variant": variant,
+            "size": size,
+            "name": name,
+            "start": start,
+        }
+    )
+    m = await p.expect_type("seated", skip=("lobby",))
+    return p, m
+
+
+def resign_on_cleanup(ctx: Context, p: WebPeer) -> None:
+    """Leave the table or resign the game when the check ends, so the target is left
+    with no table or game of the kit's (a closed socket would hold the seat instead)."""
+
+    async def leave() -> None:
+        with contextlib.suppress(Exception):
+            await p.say({"type": "leave"})
+
+    ctx.cleanups.append(leave)
+
+
+async def heard(p: WebPeer, seconds: float) -> list[dict[str, Any]]:
+    """Every message that arrives within ``seconds``."""
+    out: list[dict[str, Any]] = []
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while (left := deadline - loop.time()) > 0:
+        try:
+            out.append(await p.json(left))
+        except CheckFailed:
+            break
+    return out
+
+
+async def with_bot(ctx: Context, name: str) -> tuple[WebPeer, dict[str, Any]]:
+    """A game of ``name`` and an ``easy`` server bot: its peer and first seat view."""
+    p, seated = await open_table(ctx, name)
+    resign_on_cleanup(ctx, p)
+    await p.say({"type": "bot", "table": seated["table"], "level": "easy"})
+    return p, await p.expect_type("seat", timeout=ctx.wait * 2)
+
+
+@check(
+    "bot",
+    "Playing",
+    Level.MUST,
+    "bot seats a server bot named after its level; the table fills and the game starts",
+)
+async def _bot(ctx: Context) -> None:
+    (name,) = names(ctx, "bt")
+    _, view = await with_bot(ctx, name)
+    players = view["data"].get("players", [])
+    ctx.expect(len(players) == 2 and name in players, f"players {players}")
+    bot = str(players[1 - players.index(name)])
+    ctx.expect(bot.startswith("easy"), f"the bot is named {bot!r}, not after its level (easy)")
+
+
+@check("bot-level", "Playing", Level.MUST, "bot with a level the server has not is error refused")
+async def _bot_level(ctx: Context) -> None:
+    (name,) = names(ctx, "bl")
+    p, seated = await open_table(ctx, name)
+    resign_on_cleanup(ctx, p)
+    await p.say({"type": "bot", "table": seated["table"], "level": "nosuchlevel"})
+    await p.error(ctx, "refused", "an unknown bot level", skip=("lobby",))
+    await p.alive(ctx)
+
+
+@check(
+    "name-taken",
+    "Playing",
+    Level.MUST,
+    "create with a name a player has is error refused (names are unique on the server)",
+)
+async def _name_taken(ctx: Context) -> None:
+    a_name, b_name = names(ctx, "na", "nb")
+    a, _ = await open_table(ctx, a_name)
+    resign_on_cleanup(ctx, a)
+    b = await hello(ctx, b_name)
+    await b.say(
+        {"type": "create", "game": "spectrangle", "variant": "standard", "size": 2, "name": a_name}
+    )
+    await b.error(ctx, "refused", f"create as {a_name}, who sits at a table", skip=("lobby",))
+    await b.alive(ctx)
+
+
+@check(
+    "ready",
+    "Playing",
+    Level.MUST,
+    "a table opened with start ready starts when every seat has said ready, not before",
+)
+async def _ready(ctx: Context) -> None:
+    a_name, b_name = names(ctx, "ya", "yb")
+    a, seated = await open_table(ctx, a_name, start="ready")
+    resign_on_cleanup(ctx, a)
+    b = await hello(ctx, b_name)
+    await b.say({"type": "sit", "table": seated["table"], "name": b_name})
+    await b.expect_type("seated")
+    resign_on_cleanup(ctx, b)
+    await a.say({"type": "ready"})
+    early = [m for m in await heard(b, 0.3) if m["type"] == "seat"]
+    ctx.expect(not early, "the game started before every seat said ready")
+    await b.say({"type": "ready"})
+    for p in (a, b):
+        v = await p.expect_type("seat", timeout=ctx.wait * 2)
+        ctx.expect(v.get("game") == "spectrangle", f"{p.name}: seat {str(v)[:200]}")
+
+
+@check(
+    "leave",
+    "Playing",
+    Level.MUST,
+    "leave before the game starts stands up: the session is open again (ready is not-now)",
+)
+async def _leave(ctx: Context) -> None:
+    (name,) = names(ctx, "lv")
+    p, _ = await open_table(ctx, name, start="ready")
+    await p.say({"type": "leave"})
+    await p.say({"type": "ready"})
+    await p.error(ctx, "not-now", "ready after leave", skip=("lobby",))
+    await p.alive(ctx)
+
+
+@check(
+    "leave-game",
+    "Playing",
+    Level.MUST,
+    "leave mid-game resigns: the room's leave rule applies at once (the other seat hears it)",
+)
+async def _leave_game(ctx: Context) -> None:
+    t = await table(ctx, ("la", "lb"))
+    leaver = next(iter(t.seats))
+    before = t.views[t.other(leaver)]["data"]
+    await t.seats[leaver].say({"type": "leave"})
+    after = (await t.seats[t.other(leaver)].expect_type("seat", timeout=ctx.wait * 2))["data"]
+    ctx.expect(after != before, "the other seat's view did not change")
+    await t.seats[leaver].say({"type": "play", "action": {"kind": "skip"}})
+    await t.seats[leaver].error(ctx, "not-now", "play after leave", skip=("lobby", "seat"))
+
+
+@check(
+    "unseated",
+    "Playing",
+    Level.MUST,
+    "rejoin from a second connection: the first, still open, is told unseated (reason rejoined)",
+)
+async def _unseated(ctx: Context) -> None:
+    t = await table(ctx, ("ua", "ub"))
+    name = next(iter(t.seats))
+    second = await hello(ctx, name + "z")
+    await second.say({"type": "rejoin", "token": t.seated[name]["token"]})
+    s = await second.expect_type("seated")
+    m = await t.seats[name].expect_type("unseated", skip=("lobby", "seat"))
+    ctx.expect(m.get("reason") == "rejoined", f"unseated {m}")
+    ctx.expect(m.get("table") == s.get("table"), f"unseated {m}; the rejoin: seated {s}")
+    # Back in state open: a play message of a seat is not-now.
+    await t.seats[name].say({"type": "leave"})
+    await t.seats[name].error(ctx, "not-now", "leave after unseated", skip=("lobby", "seat"))
+
+
+@check(
+    "chat",
+    "Chat",
+    Level.MUST,
+    "chat in a game comes to every browser seat as chat (from, text), the sender's own too",
+)
+async def _chat(ctx: Context) -> None:
+    t = await table(ctx, ("ha", "hb"))
+    sender = next(iter(t.seats))
+    await t.seats[sender].say({"type": "chat", "text": "good luck, é ✓"})
+    for n, p in t.seats.items():
+        m = await p.expect_type("chat", skip=("lobby", "seat"))
+        ok = m.get("from") == sender and m.get("text") == "good luck, é ✓"
+        ctx.expect(ok, f"{n} got {m}")
+
+
+@check(
+    "chat-not-now",
+    "Chat",
+    Level.MUST,
+    "chat at a table whose game has not started is error not-now",
+)
+async def _chat_not_now(ctx: Context) -> None:
+    (name,) = names(ctx, "hn")
+    p, _ = await open_table(ctx, name)
+    resign_on_cleanup(ctx, p)
+    await p.say({"type": "chat", "text": "anyone?"})
+    await p.error(ctx, "not-now", "chat before the game starts", skip=("lobby",))
+    await p.alive(ctx)
+
+
+@check(
+    "chat-bad",
+    "Chat",
+    Level.MUST,
+    "a chat line with a control character is error bad-message and not relayed",
+)
+async def _chat_bad(ctx: Context) -> None:
+    t = await table(ctx, ("hx", "hy"))
+    sender = next(iter(t.seats))
+    await t.seats[sender].say({"type": "chat", "text": "two\nlines"})
+    await t.seats[sender].error(ctx, "bad-message", "a chat line of two lines", skip=("lobby",))
+    relayed = [m for m in await heard(t.seats[t.other(sender)], 0.3) if m["type"] == "chat"]
+    ctx.expect(not relayed, f"the other seat heard {relayed[:1]}")
+
+
+@check(
+    "too-fast",
+    "Chat",
+    Level.MUST,
+    "six chat lines at once: five relayed, the sixth is error too-fast and not relayed",
+)
+async def _too_fast(ctx: Context) -> None:
+    t = await table(ctx, ("qa", "qb"))
+    sender = next(iter(t.seats))
+    p = t.seats[sender]
+    await p.say_together(*({"type": "chat", "text": f"line {i}"} for i in range(6)))
+    chats: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+    while len(chats) + len(errors) < 6:
+        m = await p.json(ctx.wait, "chat or error")
+        if m["type"] == "chat":
+            chats.append(m)
+        elif m["type"] == "error":
+            errors.append(m)
+        elif m["type"] not in ("lobby", "seat"):
+            ctx.fail(f"expected chat or error, got {json.dumps(m)[:200]}")
+    ctx.expect([e.get("code") for e in errors] == ["too-fast"], f"errors {errors}")
+    ctx.expect(len(chats) == 5, f"{len(chats)} lines relayed of 6")
+    other = t.seats[t.other(sender)]
+    got = [m for m in await heard(other, 0.5) if m["type"] == "chat"]
+    ctx.expect(len(got) == 5, f"the other seat heard {len(got)} lines of 6, not 5")
+    await p.alive(ctx)
+
+
+@check(
+    "too-many",
+    "Error codes",
+    Level.MUST,
+    "a 9th subscription on one connection is error too-many; the connection stays",
+    timeout=20.0,
+)
+async def _too_many(ctx: Context) -> None:
+    uids = []
+    for i in range(7):
+        (name,) = names(ctx, f"m{i}")
+        _, view = await with_bot(ctx, name)
+        uids.append(str(view.get("uid")))
+    (wn,) = names(ctx, "mw")
+    w = await hello(ctx, wn)
+    topics: list[dict[str, Any]] = [{"topic": "lobby"}, {"topic": "console"}]
+    topics += [{"topic": "game", "uid": u} for u in uids[:6]]
+    for topic in topics:
+        await w.say({"type": "subscribe", **topic})
+    await w.say({"type": "ping", "id": 8})
+    while (m := await w.json(ctx.wait, "pong"))["type"] != "pong":
+        if m["type"] == "error":
+            if m.get("code") == "too-many":
+                ctx.fail(f"error too-many with at most 8 subscriptions: {m}")
+            raise CannotTest(f"eight subscriptions were not all taken: {m}")
+    await w.say({"type": "subscribe", "topic": "game", "uid": uids[6]})
+    await w.error(ctx, "too-many", "a 9th subscription", skip=("lobby", "game", "console"))
+    await w.alive(ctx)
+
+
+@check(
+    "console",
+    "Messages",
+    Level.MUST,
+    "subscribe console is taken (no error); a console snapshot has uid null, seq and data",
+)
+async def _console(ctx: Context) -> None:
+    (name,) = names(ctx, "cs")
+    w = await hello(ctx, name)
+    await w.say({"type": "subscribe", "topic": "console"})
+    await w.say({"type": "ping", "id": 4})
+    seen = []
+    while (m := await w.json(ctx.wait, "pong"))["type"] != "pong":
+        ctx.expect(m["type"] != "error", f"subscribe console: {m}")
+        seen.append(m)
+    seen += await heard(w, 0.3)
+    for m in seen:
+        if m["type"] == "console" and "data" in m:
+            ok = m.get("uid") is None and isinstance(m.get("seq"), int)
+            ctx.expect(ok and isinstance(m["data"], dict), f"console {str(m)[:200]}")
+    if not any(m["type"] == "console" for m in seen):
+        ctx.passed("no console snapshot: the server has no CMPN402 contest")
+    else:
+        ctx.passed()
+
+
+@check(
+    "unsubscribe",
+    "Messages",
+    Level.MUST,
+    "after unsubscribe lobby no lobby snapshot comes, while a subscriber gets the change",
+)
+async def _unsubscribe(ctx: Context) -> None:
+    wn, cn, tn = names(ctx, "wu", "wc", "wt")
+    w = await hello(ctx, wn)
+    control = await hello(ctx, cn)
+    for p in (w, control):
+        await p.say({"type": "subscribe", "topic": "lobby"})
+        await p.expect_type("lobby", skip=())
+    await w.say({"type": "unsubscribe", "topic": "lobby"})
+    await w.say({"type": "ping", "id": 6})
+    await w.expect_type("pong", skip=("lobby",))
+    opener, _ = await open_table(ctx, tn)  # the lobby changes: a table opens
+    resign_on_cleanup(ctx, opener)
+    m = await control.expect_type("lobby", skip=(), timeout=ctx.wait * 2)
+    ctx.expect(tn in json.dumps(m), f"the subscriber's lobby has no {tn}: {str(m)[:200]}")
+    late = [m for m in await heard(w, 0.3) if m["type"] == "lobby"]
+    ctx.expect(not late, f"a lobby snapshot after unsubscribe: {str(late[:1])[:200]}")
+
+
+@check(
+    "preview-not-now",
+    "Score preview (Scrabble)",
+    Level.MUST,
+    "preview in a game that is not Scrabble is error not-now",
+)
+async def _preview_not_now(ctx: Context) -> None:
+    t = await table(ctx, ("va", "vb"))
+    p = next(iter(t.seats.values()))
+    action = {"kind": "place", "tiles": [[7, 7, "A"], [8, 7, "B"]]}
+    await p.say({"type": "preview", "id": 3, "action": action})
+    await p.error(ctx, "not-now", "a preview at a Spectrangle table", skip=("lobby",))
+    await p.alive(ctx)
+
+
+@check(
+    "preview",
+    "Score preview (Scrabble)",
+    Level.MUST,
+    "preview of two rack tiles on the centre: the id back, the word and its score (double "
+    "word), nothing applied",
+)
+async def _preview(ctx: Context) -> None:
+    # Two browsers of the kit, neither moving: the centre stays free (a bot might play).
+    a_name, b_name = names(ctx, "pv", "pw")
+    try:
+        a, seated = await open_table(ctx, a_name, game="scrabble")
+    except CheckFailed as e:
+        raise CannotTest(f"no Scrabble table at the double variant: {e}") from None
+    resign_on_cleanup(ctx, a)
+    b = await hello(ctx, b_name)
+    await b.say({"type": "sit", "table": seated["table"], "name": b_name})
+    await b.expect_type("seated")
+    resign_on_cleanup(ctx, b)
+    p = a
+    view = await p.expect_type("seat", timeout=ctx.wait * 4)
+    data = view["data"]
+    letters = [c for c in str(data.get("rack", "")) if c.isalpha() and c.isupper()][:2]
+    if len(letters) < 2:
+        raise CannotTest(f"no two letter tiles on the rack {data.get('rack')!r}")
+    word = "".join(letters)
+    tiles = [[7, 7, letters[0]], [8, 7, letters[1]]]
+    await p.say({"type": "preview", "id": 41, "action": {"kind": "place", "tiles": tiles}})
+    r = await p.expect_type("preview", skip=("lobby", "seat"))
+    score = 2 * sum(ENGLISH.value(c) for c in letters)  # the centre is a double word
+    ctx.expect(r.get("id") == 41, f"preview {r}")
+    ctx.expect("refusal" not in r, f"a double table checks no word on preview: {r}")
+    ctx.expect(r.get("score") == score, f"preview {r}; {word} on the centre scores {score}")
+    ctx.expect(r.get("words") == [{"word": word, "score": score}], f"words {r.get('words')}")
+    late = [m for m in await heard(p, 0.2) if m["type"] == "seat"]
+    ctx.expect(not late or late[-1]["data"].get("board") == data.get("board"), "board changed")
