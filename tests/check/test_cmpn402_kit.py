@@ -105,6 +105,14 @@ def _int32(data: bytes, at: int, delta: int) -> bytes:
     return data[:at] + value.to_bytes(4, "big", signed=True) + data[at + 4 :]
 
 
+def _close_normally(data: bytes) -> bytes:
+    """A referee that turns a third agent away with close code 1000, not 1013 (ERRATA)."""
+    parts = ws_frame_parts(data)
+    if parts is None or parts[0] != 8 or parts[1][:2] != (1013).to_bytes(2, "big"):
+        return data
+    return ws_frame(8, (1000).to_bytes(2, "big") + parts[1][2:])
+
+
 Rewrite = Callable[[bytes], bytes] | None
 BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
     "text frames": (_as_text, None, ["binary"]),
@@ -150,6 +158,7 @@ BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
         None,
         ["resume"],
     ),
+    "a third agent closed with 1000": (_close_normally, None, ["third-connection"]),
     "loses one of two frames in one read (issue 23)": (None, ws_first_frame_only, ["coalesced"]),
     "reads whole frames only": (None, ws_whole_frames_only, ["split"]),
 }

@@ -111,6 +111,20 @@ def _levels_bottom_first(text: str) -> str:
     )
 
 
+def _ignores(kind: str) -> Callable[[bytes], bytes]:
+    """A server that ignores every client message of type ``kind`` (JSON lines)."""
+    return lambda chunk: re.sub(rb'\{"type":"' + kind.encode() + rb'"[^\n]*\n', b"", chunk)
+
+
+def _swap_winner(text: str) -> str:
+    """ENDGAME with isWinner the other way round (the loser named winner)."""
+    return (
+        text.replace('isWinner\\":true', "\x00")
+        .replace('isWinner\\":false', 'isWinner\\":true')
+        .replace("\x00", 'isWinner\\":false')
+    )
+
+
 Rewrite = Callable[[bytes], bytes] | None
 BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
     "lengths in characters, not bytes": (_chars_not_bytes, None, ["unicode-length"]),
@@ -162,6 +176,9 @@ BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
         lambda chunk: re.sub(rb'\{"type":"PING"[^\n]*\n', b"", chunk),
         ["heartbeat-kept"],
     ),
+    "ignores UNDO": (None, _ignores("UNDO"), ["undo"]),
+    "ignores LOSE": (None, _ignores("LOSE"), ["lose"]),
+    "LOSE makes the loser the winner": (am27_text(_swap_winner), None, ["lose"]),
     "only whole lines per read": (None, whole_messages_only(b"\n"), ["split"]),
     "only the first line of a read": (
         None,

@@ -22,7 +22,9 @@ from meeple.server.config import ServerConfig
 
 @pytest.fixture
 async def web(tmp_path: Path) -> AsyncIterator[MeepleServer]:
-    config = ServerConfig(database=str(tmp_path / "meeple.sqlite3")).only("spectrangle", "web")
+    config = ServerConfig(database=str(tmp_path / "meeple.sqlite3")).only(
+        "spectrangle", "web", "cmpn402"
+    )
     srv = MeepleServer(config, rng=random.Random(5))
     # The preview check plays Scrabble: a small word list, so no table waits for a load.
     srv.services.resource("scrabble.lexicon", lambda: Lexicon.from_words(["CAT", "AT"]))
@@ -31,8 +33,8 @@ async def web(tmp_path: Path) -> AsyncIterator[MeepleServer]:
     await srv.stop()
 
 
-async def _run(port: int, only: list[str] | None = None) -> list[Result]:
-    return await run_server_kit("web", "127.0.0.1", port, lexicon=None, wait=1.0, only=only or [])
+async def _run(port: int, only: list[str] | None = None, wait: float = 1.0) -> list[Result]:
+    return await run_server_kit("web", "127.0.0.1", port, lexicon=None, wait=wait, only=only or [])
 
 
 async def test_every_check_passes_against_meeple(web: MeepleServer) -> None:
@@ -95,6 +97,58 @@ def _fits_plus_one(m: dict[str, Any]) -> None:
             place[1] += 1
 
 
+def _ignores(kind: str) -> Callable[[bytes], bytes]:
+    """A server that ignores every browser message of type ``kind`` (drops its frames)."""
+
+    def chunk(data: bytes) -> bytes:
+        units, rest = ws_units(data)
+        if rest:
+            return data  # a message split over reads: not one of the kit's play messages
+        kept = []
+        for u in units:
+            parts = ws_frame_parts(u)
+            try:
+                drop = parts is not None and json.loads(parts[1]).get("type") == kind
+            except (ValueError, AttributeError):
+                drop = False
+            if not drop:
+                kept.append(u)
+        return b"".join(kept)
+
+    return chunk
+
+
+def _drop_error(code: str) -> Callable[[bytes], bytes]:
+    """A server that answers nothing where it should say error ``code``."""
+    return _json(lambda m: None if m.get("type") == "error" and m.get("code") == code else m)
+
+
+def _rename_bots(m: dict[str, Any]) -> None:
+    players = m.get("data", {}).get("players") or []
+    m["data"]["players"] = [p.replace("easy", "robo") for p in players]
+
+
+def _ascii_chat(m: dict[str, Any]) -> None:
+    m["text"] = str(m.get("text", "")).encode("ascii", "replace").decode()
+
+
+_REJOINED: set[str] = set()
+
+
+def _no_view_after_rejoin(m: dict[str, Any]) -> dict[str, Any] | None:
+    """A server that seats a rejoin but never sends the seat view again."""
+    if m.get("type") == "seated" and not str(m.get("table", "")).startswith("table-"):
+        _REJOINED.add(str(m.get("table")))  # a rejoin into a game: its uid
+    if m.get("type") == "seat" and m.get("uid") in _REJOINED:
+        return None
+    return m
+
+
+def _preview_plus_one(m: dict[str, Any]) -> None:
+    if isinstance(m.get("score"), int):
+        m["score"] += 1
+
+
 Rewrite = Callable[[bytes], bytes] | None
 BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
     "text messages sent as binary": (_as_binary, None, ["hello", "ping"]),
@@ -115,8 +169,46 @@ BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
             "too-large",
             "illegal",
             "out-of-turn",
+            "bot-level",
+            "name-taken",
+            "leave",
+            "leave-game",
+            "unseated",
+            "chat-not-now",
+            "chat-bad",
+            "too-fast",
+            "too-many",
+            "preview-not-now",
         ],
     ),
+    "says nothing to an illegal move": (_drop_error("illegal"), None, ["illegal", "out-of-turn"]),
+    "no seat view after a rejoin": (_json(_no_view_after_rejoin), None, ["rejoin"]),
+    "ignores bot": (None, _ignores("bot"), ["bot"]),
+    "bots not named after their level": (_when("seat", _rename_bots), None, ["bot"]),
+    "refusals as illegal": (
+        _when("error", lambda m: m.update(code="illegal") if m.get("code") == "refused" else None),
+        None,
+        ["refused", "bot-level", "name-taken"],
+    ),
+    "ignores ready": (None, _ignores("ready"), ["ready"]),
+    "ignores leave": (None, _ignores("leave"), ["leave-game"]),
+    "never says unseated": (
+        _when("unseated", lambda m: m.update(type="seated")),
+        None,
+        ["unseated"],
+    ),
+    "ignores chat": (None, _ignores("chat"), ["chat"]),
+    "chat text as ASCII": (_when("chat", _ascii_chat), None, ["chat"]),
+    "no chat rate limit": (_drop_error("too-fast"), None, ["too-fast"]),
+    "no subscription limit": (_drop_error("too-many"), None, ["too-many"]),
+    "a console snapshot's seq as text": (
+        _when("console", lambda m: m.update(seq=str(m.get("seq")))),
+        None,
+        ["console"],
+    ),
+    "ignores unsubscribe": (None, _ignores("unsubscribe"), ["unsubscribe"]),
+    "a bad chat line unanswered": (_drop_error("bad-message"), None, ["chat-bad"]),
+    "a preview scored a point too high": (_when("preview", _preview_plus_one), None, ["preview"]),
     "welcome without max_message_size": (
         _when("welcome", lambda m: m.pop("max_message_size", None)),
         None,
@@ -157,5 +249,6 @@ async def test_a_broken_web_server_fails_its_checks(name: str, web: MeepleServer
     if to_server is not None:
         kwargs["to_server"] = to_server
     async with Mangler(web.ports["web"], b"", cut=ws_units, **kwargs) as broken:
-        results = await _run(broken.port, [f"web.server.{i}" for i in ids])
+        # Half a second a wait: each of these fails, most by a wait that runs out.
+        results = await _run(broken.port, [f"web.server.{i}" for i in ids], wait=0.5)
     assert_fail(results, "web.server.", ids)
