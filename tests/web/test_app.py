@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 from collections.abc import AsyncIterator
+from html import unescape
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -24,6 +27,8 @@ from meeple.protocols.web import DEFAULT_MAX_MESSAGE_SIZE, PROTOCOL
 from meeple.server.app import MeepleServer
 from meeple.server.lobby import server_lobby
 from meeple.server.store import Store
+from meeple.web import guide
+from meeple.web.guide import GUIDE
 from meeple.web.listener import WS_TRANSPORT_LIMIT
 
 
@@ -57,6 +62,47 @@ async def test_pages_render_without_javascript(http: httpx.AsyncClient) -> None:
     assert missing.status_code == 404
     assert (await http.get("/games/0123456789ab.gcg")).status_code == 404
     assert (await http.get("/static/js/render.js")).status_code == 200
+
+
+async def test_the_kits_guide_is_a_page_the_lobby_links_to(http: httpx.AsyncClient) -> None:
+    """Issue 23: the lobby links to /check, docs/check.md rendered: its headings, tables,
+    sample reports and code as HTML, the page's security headers, no raw HTML let through."""
+    lobby = (await http.get("/")).text
+    assert '<a id="check-guide" href="/check">Testing your own client or server</a>' in lobby
+    page = await http.get("/check")
+    assert page.status_code == 200
+    assert page.headers["content-security-policy"].startswith("default-src 'self'")
+    html = page.text
+    assert "<h1><code>meeple check</code>: conformance kits</h1>" in html
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "check.md").read_text("utf-8")
+    headings = [line.lstrip("#").strip() for line in doc.splitlines() if line.startswith("## ")]
+    assert len(headings) >= 5
+    text = unescape(re.sub(r"<[^>]+>", "", html))  # inline code in a heading is <code>
+    for heading in headings:
+        assert heading.replace("`", "") in text, heading
+    assert html.count("<table>") == len(re.findall(r"^\|\s*:?-{3}", doc, re.MULTILINE)) > 0
+    assert "<pre><code>" in html
+    assert "<script>" not in html.split("<main>", 1)[1]
+    assert GUIDE.resolve().read_text("utf-8") == doc  # the package's copy is the document
+
+
+def test_the_guide_lets_no_raw_html_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The renderer escapes HTML written in the document (raw HTML is off)."""
+    doc = tmp_path / "check.md"
+    doc.write_text("# T\n\n<script>alert(1)</script>\n\n| a |\n|---|\n| <b>x</b> |\n")
+    monkeypatch.setattr(guide, "GUIDE", doc)
+    guide.guide_html.cache_clear()
+    try:
+        title, body = guide.guide_html()
+    finally:
+        guide.guide_html.cache_clear()
+    assert title == "T"
+    assert "<script>" not in body
+    assert "&lt;script&gt;" in body
+    assert "<b>" not in body
+    assert "<table>" in body
 
 
 async def test_names_are_escaped(twente: MeepleServer, http: httpx.AsyncClient) -> None:

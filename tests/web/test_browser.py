@@ -142,6 +142,9 @@ async def test_a_replay_stepped_to_the_end_shows_the_stored_final_scores(
     await page.goto(f"{base}/")
     await expect(page.locator("#recent")).to_contain_text("cat, dog")
     await screenshot(page, "lobby")
+    # Issue 23: the lobby's link to the kits' guide (docs/check.md as a page).
+    await page.click("#check-guide")
+    await expect(page.locator("h1")).to_have_text("meeple check: conformance kits")
     await page.goto(f"{base}/games")
     await screenshot(page, "games")
     await page.click(f"a[href='/games/{uid}']")

@@ -54,7 +54,7 @@ async def test_every_page_works_under_its_csp(make_server: ServerFactory, browse
         await page.goto(f"{base}/games/{room.uid}")
         await expect(page.locator("#live")).to_be_visible()
         await expect(page.locator("#board .sq").first).to_be_visible()
-        for path in ("/play", "/games", "/ratings", "/account"):
+        for path in ("/play", "/games", "/ratings", "/account", "/check"):
             await page.goto(f"{base}{path}")
             await page.wait_for_load_state("networkidle")
         await page.goto(f"{base}/cmpn402")

@@ -214,7 +214,9 @@ async def test_ws_refuses_a_foreign_origin_and_takes_its_own(serve: Factory) -> 
 # --- item 6: security headers -----------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", ["/", "/play", "/games", "/cmpn402", "/ratings", "/account"])
+@pytest.mark.parametrize(
+    "path", ["/", "/play", "/games", "/cmpn402", "/ratings", "/account", "/check"]
+)
 async def test_every_page_has_the_security_headers(serve: Factory, path: str) -> None:
     """CSP without inline script and with frame-ancestors 'none', X-Frame-Options DENY,
     nosniff and a Referrer-Policy on every page."""

@@ -44,7 +44,7 @@ from meeple.server.limits import AddressLimiter
 from meeple.server.lobby import LOBBY_TOPIC, Lobby, server_lobby
 from meeple.server.scrabble import LEXICON_RESOURCE, TABLE_LEXICONS_RESOURCE
 from meeple.server.store import GameRecord, Store, StoreUnavailable, stored
-from meeple.web import accounts, replays
+from meeple.web import accounts, guide, replays
 from meeple.web import console as console_pages
 from meeple.web import ratings as ratings_pages
 from meeple.web.fanout import Fanout, Spectator, frame_sink
@@ -621,6 +621,7 @@ def create_app(services: Services, *, max_message_size: int | None = None) -> St
         Route("/", lobby_page),
         Route("/api/cluster", cluster_api),
         Route("/play", play_page),
+        Route("/check", guide.check_page),
         Route("/games", games_page),
         Route("/games/n/{number:int}", game_by_number),
         Route("/games/{uid:str}.gcg", gcg_download),
