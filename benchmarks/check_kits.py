@@ -2,7 +2,7 @@
 
 ::
 
-    .venv/bin/python benchmarks/check_kits.py [--runs 3] [--samples docs-dir]
+    .venv/bin/python benchmarks/check_kits.py [--runs 3] [--samples docs-dir] [--kit server-web]
 
 For each protocol with a server kit: a meeple server in this process (that listener only,
 port 0; AM27's heartbeat timeout 1 s and CMPN402's ping 0.5 s and challenge window 1 s,
@@ -107,6 +107,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--samples", type=Path)
+    parser.add_argument(
+        "--kit", action="append", default=[], help="only these kits: server-web, client-twente, …"
+    )
     args = parser.parse_args()
     lexicon = load_lexicon("gcide")
     print(
@@ -118,6 +121,8 @@ def main() -> None:
         ("client", CLIENT_KITS, client_run),
     ):
         for protocol in kits:
+            if args.kit and f"{side}-{protocol}" not in args.kit:
+                continue
             for i in range(args.runs):
                 took, text, counts = asyncio.run(run(protocol, lexicon))
                 shown = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
