@@ -144,6 +144,17 @@ def _no_view_after_rejoin(m: dict[str, Any]) -> dict[str, Any] | None:
     return m
 
 
+def _other_seat(m: dict[str, Any]) -> None:
+    data = m.get("data", {})
+    if isinstance(data.get("you"), int):
+        data["you"] = 1 - data["you"]
+
+
+def _zero_scores(m: dict[str, Any]) -> None:
+    data = m.get("data", {})
+    data["scores"] = [0 for _ in data.get("scores", [])]
+
+
 def _preview_plus_one(m: dict[str, Any]) -> None:
     if isinstance(m.get("score"), int):
         m["score"] += 1
@@ -164,6 +175,7 @@ BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
             "not-now",
             "bad-json",
             "bad-message",
+            "bad-message-field",
             "unknown-type",
             "not-found",
             "too-large",
@@ -181,6 +193,8 @@ BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
             "preview-not-now",
         ],
     ),
+    "a seat view for the other seat": (_when("seat", _other_seat), None, ["seat-private"]),
+    "scores that never move": (_when("seat", _zero_scores), None, ["play"]),
     "says nothing to an illegal move": (_drop_error("illegal"), None, ["illegal", "out-of-turn"]),
     "no seat view after a rejoin": (_json(_no_view_after_rejoin), None, ["rejoin"]),
     "ignores bot": (None, _ignores("bot"), ["bot"]),
@@ -191,7 +205,7 @@ BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
         ["refused", "bot-level", "name-taken"],
     ),
     "ignores ready": (None, _ignores("ready"), ["ready"]),
-    "ignores leave": (None, _ignores("leave"), ["leave-game"]),
+    "ignores leave": (None, _ignores("leave"), ["leave", "leave-game"]),
     "never says unseated": (
         _when("unseated", lambda m: m.update(type="seated")),
         None,
@@ -238,6 +252,13 @@ BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
     "loses one of two frames in one read": (None, ws_first_frame_only, ["coalesced"]),
     "reads whole frames only": (None, ws_whole_frames_only, ["split"]),
 }
+
+
+def test_every_must_check_has_a_broken_server() -> None:
+    """Issue 23: for each MUST rule a check covers, a broken server proves it can fail."""
+    broken = {i for _, _, ids in BROKEN.values() for i in ids}
+    must = {c.id.removeprefix("web.server.") for c in server_checks("web") if c.level is Level.MUST}
+    assert must - broken == set()
 
 
 @pytest.mark.parametrize("name", list(BROKEN))
