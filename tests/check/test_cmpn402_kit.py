@@ -113,6 +113,19 @@ def _close_normally(data: bytes) -> bytes:
     return ws_frame(8, (1000).to_bytes(2, "big") + parts[1][2:])
 
 
+def _ignores(kind: int) -> Callable[[bytes], bytes]:
+    """A referee that ignores every agent message of ``kind`` (its frames dropped)."""
+
+    def chunk(data: bytes) -> bytes:
+        units, rest = ws_units(data)
+        if rest:
+            return data
+        kept = [u for u in units if (ws_frame_parts(u) or (0, b""))[1][:1] != bytes((kind,))]
+        return b"".join(kept)
+
+    return chunk
+
+
 Rewrite = Callable[[bytes], bytes] | None
 BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
     "text frames": (_as_text, None, ["binary"]),
@@ -158,6 +171,8 @@ BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
         None,
         ["resume"],
     ),
+    "ignores EXCHANGE": (None, _ignores(3), ["exchange"]),
+    "ignores CHALLENGE": (None, _ignores(6), ["challenge-rejected"]),
     "a third agent closed with 1000": (_close_normally, None, ["third-connection"]),
     "loses one of two frames in one read (issue 23)": (None, ws_first_frame_only, ["coalesced"]),
     "reads whole frames only": (None, ws_whole_frames_only, ["split"]),

@@ -176,8 +176,8 @@ BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
         lambda chunk: re.sub(rb'\{"type":"PING"[^\n]*\n', b"", chunk),
         ["heartbeat-kept"],
     ),
-    "ignores UNDO": (None, _ignores("UNDO"), ["undo"]),
-    "ignores LOSE": (None, _ignores("LOSE"), ["lose"]),
+    "no SERVERSTATE": (am27_text(_drop("SERVERSTATE")), None, ["serverstate"]),
+    "no GODLISTMESSAGE": (am27_text(_drop("GODLISTMESSAGE")), None, ["godlist"]),
     "LOSE makes the loser the winner": (am27_text(_swap_winner), None, ["lose"]),
     "only whole lines per read": (None, whole_messages_only(b"\n"), ["split"]),
     "only the first line of a read": (
@@ -198,6 +198,30 @@ async def test_a_broken_am27_server_fails_its_checks(name: str, am27: MeepleServ
         kwargs["to_server"] = to_server
     async with Mangler(am27.ports["santorini"], b"", cut=object_stream_units, **kwargs) as broken:
         results = await _run(broken.port, [f"santorini.server.{i}" for i in ids], wait=1.0)
+    assert_fail(results, "santorini.server.", ids)
+
+
+# A server that ignores one client message: the check of that message must fail.
+IGNORED = {
+    "GODINIT": ["godinit"],
+    "CHOSESTARTER": ["starter"],
+    "MOVE": ["move"],
+    "PASS": ["pass"],
+    "UNDO": ["undo"],
+    "LOSE": ["lose"],
+}
+
+
+@pytest.mark.parametrize("kind", list(IGNORED))
+async def test_a_server_that_ignores_a_message_fails_its_check(
+    kind: str, am27: MeepleServer
+) -> None:
+    ids = IGNORED[kind]
+    async with Mangler(
+        am27.ports["santorini"], b"", cut=object_stream_units, to_server=_ignores(kind)
+    ) as broken:
+        # Half a second a wait: each fails by a wait for the answer that runs out.
+        results = await _run(broken.port, [f"santorini.server.{i}" for i in ids], wait=0.5)
     assert_fail(results, "santorini.server.", ids)
 
 
