@@ -308,6 +308,12 @@ class Room:
         self.finished = False
         self.on_finished: list[Callable[[Room], None]] = []
         self.log = _RoomLog(logger, {"room": self.id})
+        # Hooks for a room served over the bus (meeple.node.rooms): the command being
+        # applied and logged now (None between commands), and callbacks told of each
+        # command once its entries are taken and its deliveries made ((None, None) for
+        # the start).
+        self.handling: tuple[Seat | None, object] | None = None
+        self.on_committed: list[Callable[[Seat | None, object], None]] = []
 
     # --- the outside world talks to the room only through these -------------------
 
@@ -366,6 +372,8 @@ class Room:
                 "protocol": getattr(s, "protocol", "unknown"),
                 "rejoin": self.rejoin_hashes[i] if i < len(self.rejoin_hashes) else None,
                 "bot": getattr(s, "level", None) if getattr(s, "bot", False) else None,
+                # A seat served over the bus: the edge's address of it (meeple.node).
+                **({"route": getattr(s, "route")} if getattr(s, "route", None) else {}),  # noqa: B009
             }
             for i, s in enumerate(self.seats)
         ]
@@ -501,10 +509,12 @@ class Room:
                 self.on_start()
             finally:
                 await self._commit()
+            self._committed(None, None)
             self.publish()
             while not self.finished:
                 seat, command = await self._inbox.get()
                 self._outbox = []
+                self.handling = (seat, command)
                 try:
                     if isinstance(command, _SeatLeft):
                         self.on_seat_left(command.seat)
@@ -526,6 +536,8 @@ class Room:
                     # changed by the engine's atomic apply, so the room can go on.
                     self.log.exception("command %r failed", command)
                 await self._commit()
+                self.handling = None
+                self._committed(seat, command)
                 self.publish()
         finally:
             self.finished = True
@@ -535,6 +547,13 @@ class Room:
                     callback(self)
                 except Exception:
                     self.log.exception("on_finished callback failed")
+
+    def _committed(self, seat: Seat | None, command: object) -> None:
+        for callback in self.on_committed:
+            try:
+                callback(seat, command)
+            except Exception:
+                self.log.exception("on_committed callback failed")
 
     async def _commit(self) -> None:
         """Queue the command's new log entries, then what it told the seats; wait for both."""

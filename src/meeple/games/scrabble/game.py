@@ -25,6 +25,8 @@ Turn flow (the allowed actions per status are one table, ``_ALLOWED``):
 
 from __future__ import annotations
 
+import copy
+
 import enum
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -591,6 +593,32 @@ class Game:
         self._reshuffles: list[str] = []
 
     # -- views
+
+    def seat_view(self, player: int) -> Game:
+        """A copy of the game as ``player`` may know it, to send to that player's
+        connection (a cluster's seat subject): the bag's size but not its order, the
+        other racks' sizes but not their tiles, no RNG, no lexicon, no log of actions or
+        events (the exchanged tiles are in it). Read it; do not play on it."""
+        seen = copy.copy(self)
+        seen.lexicon = None
+        seen._rng = None  # type: ignore[assignment]
+        seen._bag = Bag("?" * len(self._bag))
+        seen._initial_bag = ()
+        seen._initial_rng_state = ()
+        seen._racks = [
+            Rack(r.tiles) if i == player else Rack("?" * len(r.tiles))
+            for i, r in enumerate(self._racks)
+        ]
+        seen._opening = []
+        seen._log = []
+        seen._events = []
+        seen._reshuffles = []
+        seen._board = copy.deepcopy(self._board)
+        seen._scores = list(self._scores)
+        seen._passes = list(self._passes)
+        seen._skip = set(self._skip)
+        seen._left = set(self._left)
+        return seen
 
     @property
     def board(self) -> Board:

@@ -1,0 +1,86 @@
+"""``meeple node``: one cluster node with any mix of roles (docs/cluster.md)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import sys
+from typing import Any
+
+from meeple.server.config import DEFAULT_PORTS, ConfigError, ServerConfig
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "node",
+        help="run one cluster node (roles edge, rooms, lobby, store) over NATS",
+        description="Run one meeple cluster node: any mix of the roles edge (the protocol "
+        "listeners), rooms (room actors), lobby (tables; one leader) and store (finished "
+        "games and ratings in PostgreSQL), talking over NATS JetStream.",
+    )
+    p.add_argument("--roles", required=True, help="comma-separated: edge,rooms,lobby,store")
+    p.add_argument(
+        "--nats",
+        default=os.environ.get("MEEPLE_NATS_URL", "nats://127.0.0.1:4222"),
+        metavar="URL",
+        help="the NATS server (default $MEEPLE_NATS_URL or nats://127.0.0.1:4222)",
+    )
+    p.add_argument("--nats-user", default=os.environ.get("MEEPLE_NATS_USER"))
+    p.add_argument(
+        "--nats-password-env",
+        default="MEEPLE_NATS_PASSWORD",
+        metavar="VAR",
+        help="the environment variable holding the NATS password (not a flag: ps shows flags)",
+    )
+    p.add_argument("--namespace", default="meeple", help="subjects' prefix (default meeple)")
+    p.add_argument(
+        "--database",
+        default=os.environ.get("MEEPLE_DATABASE"),
+        metavar="URL",
+        help="postgresql://… for the store role (default $MEEPLE_DATABASE)",
+    )
+    p.add_argument("--name", help="the node's name (default: host name and pid)")
+    p.add_argument("--host", default="127.0.0.1", help="an edge's listening address")
+    p.add_argument("--twente-port", type=int, default=DEFAULT_PORTS["twente"], metavar="PORT")
+    p.add_argument("--lexicon", default="enable", help="the rooms' word list (default enable)")
+    p.add_argument("--lease", type=int, default=2, metavar="SECONDS", help="room lease TTL")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from meeple.node.node import Node, NodeConfig
+
+    roles = frozenset(r.strip() for r in args.roles.split(",") if r.strip())
+    name = args.name or f"{socket.gethostname().split('.')[0]}-{os.getpid()}"
+    try:
+        server = ServerConfig(host=args.host, lexicon=args.lexicon).with_port(
+            "twente", args.twente_port
+        )
+        node = Node(
+            NodeConfig(
+                name=name,
+                roles=roles,
+                nats_url=args.nats,
+                nats_user=args.nats_user,
+                nats_password=os.environ.get(args.nats_password_env),
+                namespace=args.namespace,
+                database=args.database,
+                server=server,
+                lease_ttl=args.lease,
+            )
+        )
+    except (ValueError, ConfigError) as e:
+        print(f"meeple node: {e}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(node.run())
+    except OSError as e:
+        print(f"meeple node: {e.strerror or e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # pragma: no cover
+        return 130
+    return 0

@@ -1,0 +1,143 @@
+"""What crosses the bus between a cluster's nodes: room events, commands, lobby calls.
+
+The split is at the room's inbox (issue 21): a seat's command is the same Python value
+the dialect hands :meth:`~meeple.server.room.Room.submit` in one process, and what a
+room delivers to a seat is the same event value the dialect renders. Both cross the bus
+pickled (:func:`dumps`), and are read back with an unpickler that only builds meeple's
+own classes and a few plain builtins (:func:`loads`): nothing else can be named in a
+payload. Only nodes may publish seat events (deploy/nats/meeple-auth.conf).
+
+**Hidden information.** A seat subject carries one seat's view: before an event goes to
+seat ``i``, :func:`for_seat` replaces the engine game it refers to by that seat's view
+(:meth:`meeple.games.scrabble.game.Game.seat_view`: no bag order, no other rack, no
+lexicon, no RNG) and blanks the tiles other players drew or exchanged. A game that has
+no seat view is refused by the rooms node (:data:`SEAT_VIEWS`).
+"""
+
+from __future__ import annotations
+
+import copyreg
+import dataclasses
+import io
+import pickle
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "SEAT_VIEWS",
+    "Command",
+    "Delivery",
+    "Leave",
+    "RoomOver",
+    "dumps",
+    "for_seat",
+    "loads",
+]
+
+# Plain builtins a pickled event may use (tuples, frozensets of variants, enums' values).
+_BUILTINS = frozenset(
+    {"frozenset", "set", "tuple", "list", "dict", "int", "float", "str", "bytes", "bool"}
+)
+
+
+class _Unpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "builtins" and name in _BUILTINS:
+            return super().find_class(module, name)
+        if (module == "meeple" or module.startswith("meeple.")) and not name.startswith("_"):
+            return super().find_class(module, name)
+        if module == "copyreg" and name == "_reconstructor":
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"{module}.{name} may not cross the bus")
+
+
+def read_only(mapping: dict[Any, Any]) -> types.MappingProxyType[Any, Any]:
+    """Rebuilds a read-only mapping (a variant's tile counts) from the bus."""
+    return types.MappingProxyType(mapping)
+
+
+copyreg.pickle(types.MappingProxyType, lambda m: (read_only, (dict(m),)))
+
+
+def dumps(value: object) -> bytes:
+    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def loads(data: bytes) -> Any:
+    return _Unpickler(io.BytesIO(data)).load()
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A seat's command to its room: seat ``seat``'s ``n``-th (from 1; a retry has the
+    same ``n``, so the owner applies it once), and the command the dialect submitted."""
+
+    seat: int
+    n: int
+    command: object
+
+
+@dataclass(frozen=True, slots=True)
+class Leave:
+    """The seat's connection is gone (the room's leave rule applies)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One room event for one seat, on the seat's subject: the room, the seat's index,
+    and how many actions the room's log held when it was sent."""
+
+    uid: str
+    seat: int
+    logged: int
+    event: object
+
+
+@dataclass(frozen=True, slots=True)
+class RoomOver:
+    """The room is over (finished, or its owner lost it for good): forget it."""
+
+    uid: str
+
+
+def _scrabble_seat(event: object, seat: int) -> object:
+    from meeple.games.scrabble import game as g
+
+    if isinstance(event, g.Game):
+        return event.seat_view(seat)
+    if isinstance(event, g.TilesDrawn) and event.player != seat:
+        return dataclasses.replace(event, tiles="?" * len(event.tiles))
+    if isinstance(event, g.Exchanged) and event.player != seat:
+        return dataclasses.replace(event, tiles="?" * len(event.tiles), rack="?" * len(event.rack))
+    return _fields(event, seat, _scrabble_seat)
+
+
+def _fields(event: object, seat: int, view: Callable[[object, int], object]) -> object:
+    """``event`` with every field that holds a game or events replaced by the seat's view."""
+    if isinstance(event, tuple):
+        return tuple(view(e, seat) for e in event)
+    if not dataclasses.is_dataclass(event) or isinstance(event, type):
+        return event
+    changes = {}
+    for f in dataclasses.fields(event):
+        value = getattr(event, f.name)
+        if dataclasses.is_dataclass(value) or isinstance(value, tuple) or _is_game(value):
+            seen = view(value, seat)
+            if seen is not value:
+                changes[f.name] = seen
+    return dataclasses.replace(event, **changes) if changes else event
+
+
+def _is_game(value: object) -> bool:
+    return hasattr(value, "seat_view")
+
+
+#: The games whose rooms a rooms node serves: how an event becomes one seat's view.
+SEAT_VIEWS: dict[str, Callable[[object, int], object]] = {"scrabble": _scrabble_seat}
+
+
+def for_seat(game: str, event: object, seat: int) -> object:
+    """``event`` as seat ``seat`` of a ``game`` room may see it (module doc)."""
+    return SEAT_VIEWS[game](event, seat)
