@@ -77,7 +77,7 @@ class _Owned:
         self.room = room
         self.lease = lease
         self.fenced = False  # the log refused a write: another node owns the room
-        self.muted = False  # a restored room's start (its players saw it already)
+        self.replaying = False  # a restored room's start (its players saw it, or not)
         self.seen: dict[int, int] = {}  # seat -> the last command number applied
         self.tags: dict[int, str] = {}  # id(command) -> its tag in the log
         self.waiting: dict[int, asyncio.Future[None]] = {}  # id(command) -> its answer
@@ -104,11 +104,14 @@ class RemoteSeat:
 
     def deliver(self, event: object) -> None:
         owned = self.owned
-        if owned is None or owned.fenced or owned.muted:
+        if owned is None or owned.fenced:
             return
         room = owned.room
         seen = wire.for_seat(room.game_name, event, self.index)
-        delivery = wire.Delivery(room.uid, self.index, len(room.logged_actions), seen)
+        if owned.replaying:
+            delivery = wire.Delivery(room.uid, self.index, 0, seen, replay=True)
+        else:
+            delivery = wire.Delivery(room.uid, self.index, len(room.logged_actions), seen)
         self._role.send(self._role.ns.seat(self.route, room.uid), wire.dumps(delivery))
 
 
@@ -214,7 +217,9 @@ class RoomsRole:
         logger.info("%s: opened %s %s for %s", self.name, request.key, room.uid, _names(room))
         return b"ok"
 
-    async def _serve(self, owned: _Owned) -> None:
+    async def _serve(self, owned: _Owned, told: object | None = None) -> None:
+        """Serve ``owned``'s room from now on; ``told``: the last logged action's event,
+        told again first (a replay, module doc of :mod:`meeple.node.wire`)."""
         room = owned.room
         room.journal = ClusterLog(self.log, owned)
         room.wall_clock = self.wall_clock
@@ -225,6 +230,13 @@ class RoomsRole:
         owned.serving = await self.bus.serve(
             self.ns.room_command(room.uid), lambda p: self._command(owned, p), queue="room"
         )
+        if told is not None:
+            logged = len(room.logged_actions)
+            for seat in room.seats:
+                if isinstance(seat, RemoteSeat):
+                    seen = wire.for_seat(room.game_name, told, seat.index)
+                    again = wire.Delivery(room.uid, seat.index, logged, seen, replay=True)
+                    await self.bus.publish(self.ns.seat(seat.route, room.uid), wire.dumps(again))
         room.start()
 
     # --- commands -----------------------------------------------------------------------------
@@ -262,8 +274,8 @@ class RoomsRole:
         return b"ok"
 
     def _committed(self, owned: _Owned, command: object) -> None:
-        if owned.muted:
-            owned.muted = False  # a restored room's start is done: deliver from now on
+        if owned.replaying:
+            owned.replaying = False  # a restored room's start is done
         waiting = owned.waiting.get(id(command))
         if waiting is not None and not waiting.done():
             waiting.set_result(None)
@@ -350,11 +362,12 @@ class RoomsRole:
                 return False
             try:
                 owned = self._restore(log, lease)
+                told = wire.LAST_TOLD[log.game](owned.room, log)
             except Exception:
                 logger.exception("%s: room %s does not replay; left to others", self.name, uid)
                 await self.leases.release(lease)
                 return False
-            await self._serve(owned)
+            await self._serve(owned, told)
             logger.info(
                 "%s: took room %s over (%d entries, epoch %d)",
                 self.name,
@@ -375,7 +388,7 @@ class RoomsRole:
         if restore is None:
             raise ValueError(f"{log.game} rooms cannot be restored")
         owned = _Owned(Room([], uid=log.uid), lease)
-        owned.muted = True  # its start was told to the players by the old owner
+        owned.replaying = True  # its start was told to the players by the old owner
         infos = log.genesis["seats"]
         seats = [RemoteSeat(self, owned, i, info) for i, info in enumerate(infos)]
         room = restore(log, list(seats))

@@ -23,9 +23,13 @@ import pickle
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from meeple.server.store import ActionLog
 
 __all__ = [
+    "LAST_TOLD",
     "SEAT_VIEWS",
     "Command",
     "Delivery",
@@ -87,12 +91,20 @@ class Leave:
 @dataclass(frozen=True, slots=True)
 class Delivery:
     """One room event for one seat, on the seat's subject: the room, the seat's index,
-    and how many actions the room's log held when it was sent."""
+    and how many actions the room's log held when it was sent.
+
+    ``replay``: sent again by a node that took the room over, because the old owner may
+    have died between logging an action and telling it (its start's events, with
+    ``logged`` 0, and the last logged action's). An edge that heard of the room up to
+    ``logged`` already drops it; one that did not delivers it, so nothing logged is
+    lost and nothing is told twice.
+    """
 
     uid: str
     seat: int
     logged: int
     event: object
+    replay: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,8 +146,25 @@ def _is_game(value: object) -> bool:
     return hasattr(value, "seat_view")
 
 
+def _scrabble_last(room: object, log: ActionLog) -> object | None:
+    """What a Scrabble room told its seats of the last action in ``log`` (one Update)."""
+    from meeple.games.scrabble import game as g
+    from meeple.server.scrabble import ScrabbleRoom, Update
+
+    if not log.entries or not isinstance(room, ScrabbleRoom):
+        return None
+    before = dataclasses.replace(log, entries=log.entries[:-1]).replay(lexicon=room.game.lexicon)
+    events = room.game.events[len(before.events) :]
+    actions = room.game.log
+    last = actions[-1] if actions else None
+    actor = None if isinstance(last, g.End) or last is None else getattr(last, "player", None)
+    return Update(actor, tuple(events), room.game)
+
+
 #: The games whose rooms a rooms node serves: how an event becomes one seat's view.
 SEAT_VIEWS: dict[str, Callable[[object, int], object]] = {"scrabble": _scrabble_seat}
+#: What each game's room told its seats of the last action in its log (for a replay).
+LAST_TOLD: dict[str, Callable[[object, ActionLog], object | None]] = {"scrabble": _scrabble_last}
 
 
 def for_seat(game: str, event: object, seat: int) -> object:

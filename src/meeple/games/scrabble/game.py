@@ -26,7 +26,6 @@ Turn flow (the allowed actions per status are one table, ``_ALLOWED``):
 from __future__ import annotations
 
 import copy
-
 import enum
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
