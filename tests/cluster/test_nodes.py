@@ -131,7 +131,8 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
         uid = await _room_uid(reader)
         before = await _entries(reader, uid, 5)
         lease = await leases.holder(room_key(uid))
-        assert lease is not None and lease.owner in rooms
+        assert lease is not None
+        assert lease.owner in rooms
         killed = rooms[lease.owner]
         killed.kill()
         killed_at = time.monotonic()
@@ -146,7 +147,8 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
     assert not any(isinstance(m, Error) for m in ann.messages + bob.messages)
     # Another node owns the room now; the log says so, once, after the kill.
     after = await reader.action_log(uid)
-    assert after is not None and after.end_reason is not None
+    assert after is not None
+    assert after.end_reason is not None
     survivor = next(n for n in rooms if n != killed.name)
     assert len(after.entries) > len(before.entries)
     # No gap and no duplicate: the entries are 1, 2, … n, and the kept prefix unchanged.
@@ -154,7 +156,8 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
     assert after.entries[: len(before.entries)] == before.entries
     # Exactly one record, with the log's actions, and ratings that count it once.
     stored = records.game_by_uid(uid)
-    assert stored is not None and after.game_id == stored.id
+    assert stored is not None
+    assert after.game_id == stored.id
     assert stored.data is not None
     assert stored.data["actions"] == [e.entry["action"] for e in after.entries]
     assert sorted(stored.players) == ["ann", "bob"]
@@ -163,5 +166,6 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
         board = {r.player: r.games for r in records.leaderboard("scrabble")}
         assert board == {"ann": 1, "bob": 1}
     took = [line for line in rooms[survivor].log.read_text().splitlines() if "took room" in line]
-    assert len(took) == 1 and uid in took[0], nodes.logs()
+    assert len(took) == 1, nodes.logs()
+    assert uid in took[0]
     assert time.monotonic() - killed_at < 60

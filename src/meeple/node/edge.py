@@ -259,9 +259,13 @@ class EdgeLobby:
         if not isinstance(message, wire.Delivery):
             return
         room = self._rooms.get(id(seat))
-        if message.replay and room is not None and room.uid == message.uid:
-            if room.logged >= message.logged:
-                return  # told already (the old owner did before it died)
+        if (
+            message.replay
+            and room is not None
+            and room.uid == message.uid
+            and room.logged >= message.logged
+        ):
+            return  # told already (the old owner did before it died)
         if room is None or room.uid != message.uid:
             if room is not None:
                 room.close()
