@@ -7,6 +7,7 @@ import asyncio
 import os
 import socket
 import sys
+from pathlib import Path
 from typing import Any
 
 from meeple.server.config import DEFAULT_PORTS, ConfigError, ServerConfig
@@ -49,6 +50,7 @@ def register(sub: Any) -> None:
     p.add_argument("--lexicon", default="enable", help="the rooms' word list (default enable)")
     p.add_argument("--lease", type=int, default=2, metavar="SECONDS", help="room lease TTL")
     p.set_defaults(handler=run)
+    register_cluster(sub)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -84,3 +86,43 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:  # pragma: no cover
         return 130
     return 0
+
+
+def register_cluster(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "cluster",
+        help="a whole cluster on this machine: NATS, PostgreSQL, N nodes",
+        description="Start (up) or stop (down) NATS, an embedded PostgreSQL and N meeple "
+        "nodes with every role on this machine (docs/cluster.md).",
+    )
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    u = actions.add_parser("up", help="start the cluster and supervise it (Ctrl-C stops it)")
+    u.add_argument("--nodes", type=int, default=3)
+    u.add_argument(
+        "--base-port",
+        type=int,
+        metavar="P",
+        help="NATS on P, node i's Twente listener on P+i (default: free ports)",
+    )
+    u.add_argument("--dir", type=Path, default=Path("var/cluster"), help="default var/cluster")
+    u.add_argument("--lease", type=int, default=2, metavar="SECONDS")
+    u.set_defaults(handler=run_up)
+    d = actions.add_parser("down", help="stop the cluster started by up")
+    d.add_argument("--dir", type=Path, default=Path("var/cluster"), help="default var/cluster")
+    d.set_defaults(handler=run_down)
+
+
+def run_up(args: argparse.Namespace) -> int:
+    from meeple.node.cluster import up
+
+    try:
+        return up(args.nodes, directory=args.dir, base_port=args.base_port, lease=args.lease)
+    except (RuntimeError, ValueError, OSError) as e:
+        print(f"meeple cluster up: {e}", file=sys.stderr)
+        return 1
+
+
+def run_down(args: argparse.Namespace) -> int:
+    from meeple.node.cluster import down
+
+    return down(args.dir)

@@ -112,8 +112,10 @@ class Node:
             from meeple.server.scrabble import scrabble_lobby
 
             games = Lobby(clock=self.services.clock, grace=0)
-            self.services.resource("lobby", lambda: games)
-            scrabble_lobby(self.services)  # the lexicon and the factories, as meeple serve
+            # Services of the rooms' own: an edge in this process has its lobby there.
+            services = Services(self.config.server, self.services.clock, rng=self.services.rng)
+            services.resource("lobby", lambda: games)
+            scrabble_lobby(services)  # the lexicon and the factories, as meeple serve
             records = RemoteRecords(self.bus, self.ns, asyncio.get_running_loop())
             log = JetStreamLog(self.nc, self.ns, records)  # type: ignore[arg-type]
             self.rooms = RoomsRole(c.name, self.bus, self.ns, log, self.leases, games)
