@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from meeple.server.config import DEFAULT_PORTS, ConfigError, ServerConfig
+from meeple.server.config import DEFAULT_PORTS, ConfigError, load_config
 
 __all__ = ["register"]
 
@@ -45,10 +45,14 @@ def register(sub: Any) -> None:
         help="postgresql://… for the store role (default $MEEPLE_DATABASE)",
     )
     p.add_argument("--name", help="the node's name (default: host name and pid)")
-    p.add_argument("--host", default="127.0.0.1", help="an edge's listening address")
+    p.add_argument(
+        "--config", metavar="FILE", help="meeple serve's TOML file (limits, timeouts, lexicon)"
+    )
+    p.add_argument("--host", help="an edge's listening address (default 127.0.0.1)")
     p.add_argument("--twente-port", type=int, default=DEFAULT_PORTS["twente"], metavar="PORT")
-    p.add_argument("--lexicon", default="enable", help="the rooms' word list (default enable)")
+    p.add_argument("--lexicon", help="the rooms' word list (default enable)")
     p.add_argument("--lease", type=int, default=2, metavar="SECONDS", help="room lease TTL")
+    p.add_argument("--same-game-seed", type=int, help=argparse.SUPPRESS)  # benchmarks only
     p.set_defaults(handler=run)
     register_cluster(sub)
 
@@ -59,8 +63,10 @@ def run(args: argparse.Namespace) -> int:
     roles = frozenset(r.strip() for r in args.roles.split(",") if r.strip())
     name = args.name or f"{socket.gethostname().split('.')[0]}-{os.getpid()}"
     try:
-        server = ServerConfig(host=args.host, lexicon=args.lexicon).with_port(
-            "twente", args.twente_port
+        server = (
+            load_config(args.config)
+            .with_overrides(host=args.host, lexicon=args.lexicon)
+            .with_port("twente", args.twente_port)
         )
         node = Node(
             NodeConfig(
@@ -73,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
                 database=args.database,
                 server=server,
                 lease_ttl=args.lease,
+                same_game_seed=args.same_game_seed,
             )
         )
     except (ValueError, ConfigError) as e:

@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,6 +64,7 @@ def start_node(
     twente_port: int = 0,
     lease: int = 2,
     extra_env: Mapping[str, str] | None = None,
+    extra_args: Sequence[str] = (),
     timeout: float = 60.0,
 ) -> NodeProcess:
     """Start ``meeple node`` and wait for its ready line (its stderr goes to
@@ -77,6 +78,7 @@ def start_node(
         *("--roles", ",".join(roles), "--nats", nats_url, "--namespace", namespace),
         *("--name", name, "--twente-port", str(twente_port), "--lease", str(lease)),
     ]
+    command += list(extra_args)
     if user is not None:
         command += ["--nats-user", user]
     if database is not None:

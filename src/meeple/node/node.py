@@ -55,6 +55,19 @@ class NodeConfig:
     server: ServerConfig = field(default_factory=ServerConfig)
     lease_ttl: int = 2
     listeners: Collection[str] = EDGE_LISTENERS
+    # Benchmarks only: every room seeds its game with this, so every game deals the same.
+    same_game_seed: int | None = None
+
+
+class _SameSeed(random.Random):
+    """A rooms node's RNG when every game must deal the same (benchmarks/cluster.py)."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(seed)
+        self.same = seed
+
+    def getrandbits(self, k: int) -> int:
+        return self.same if k == 64 else super().getrandbits(k)
 
 
 class Node:
@@ -113,7 +126,8 @@ class Node:
 
             games = Lobby(clock=self.services.clock, grace=0)
             # Services of the rooms' own: an edge in this process has its lobby there.
-            services = Services(self.config.server, self.services.clock, rng=self.services.rng)
+            rng = random.Random() if c.same_game_seed is None else _SameSeed(c.same_game_seed)
+            services = Services(self.config.server, self.services.clock, rng=rng)
             services.resource("lobby", lambda: games)
             scrabble_lobby(services)  # the lexicon and the factories, as meeple serve
             records = RemoteRecords(self.bus, self.ns, asyncio.get_running_loop())
@@ -188,20 +202,23 @@ class Node:
         finally:
             await self.stop()
 
-    async def stop(self) -> None:
+    async def stop(self, timeout: float = 10.0) -> None:
+        """Stop every role (each within ``timeout`` seconds: NATS may be gone)."""
         if self._beat is not None:
             self._beat.cancel()
-        for listener in self.listeners.values():
-            with contextlib.suppress(Exception):
-                await listener.close(self.config.server.shutdown_grace)
-        if self.edge is not None:
-            await self.edge.close()
-        if self.rooms is not None:
-            await self.rooms.stop(release=True)
-        if self.lobby is not None:
-            await self.lobby.stop()
+        steps: list[Any] = [
+            listener.close(self.config.server.shutdown_grace)
+            for listener in self.listeners.values()
+        ]
+        for role in (self.edge, self.rooms, self.lobby, self.store):
+            if role is not None:
+                steps.append(role.close() if role is self.edge else role.stop())
+        for step in steps:
+            try:
+                await asyncio.wait_for(step, timeout)
+            except Exception as e:
+                logger.warning("%s: a role did not stop cleanly: %r", self.config.name, e)
         if self.store is not None:
-            await self.store.stop()
             self.store.store.close()
         with contextlib.suppress(Exception):
-            await self.bus.close()
+            await asyncio.wait_for(self.bus.close(), timeout)

@@ -115,35 +115,30 @@ class RoomOver:
 
 
 def _scrabble_seat(event: object, seat: int) -> object:
+    """A Scrabble room event (GameStarted, Update, …) as seat ``seat`` may see it: its
+    game replaced by the seat's view, its engine events by what the seat may know."""
     from meeple.games.scrabble import game as g
 
-    if isinstance(event, g.Game):
-        return event.seat_view(seat)
-    if isinstance(event, g.TilesDrawn) and event.player != seat:
-        return dataclasses.replace(event, tiles="?" * len(event.tiles))
-    if isinstance(event, g.Exchanged) and event.player != seat:
-        return dataclasses.replace(event, tiles="?" * len(event.tiles), rack="?" * len(event.rack))
-    return _fields(event, seat, _scrabble_seat)
+    def hide(value: object) -> object:
+        if isinstance(value, g.Game):
+            return value.seat_view(seat)
+        if isinstance(value, g.TilesDrawn) and value.player != seat:
+            return dataclasses.replace(value, tiles="?" * len(value.tiles))
+        if isinstance(value, g.Exchanged) and value.player != seat:
+            hidden = "?" * len(value.tiles)
+            return dataclasses.replace(value, tiles=hidden, rack="?" * len(value.rack))
+        if isinstance(value, tuple):
+            return tuple(hide(v) for v in value)
+        return value
 
-
-def _fields(event: object, seat: int, view: Callable[[object, int], object]) -> object:
-    """``event`` with every field that holds a game or events replaced by the seat's view."""
-    if isinstance(event, tuple):
-        return tuple(view(e, seat) for e in event)
     if not dataclasses.is_dataclass(event) or isinstance(event, type):
         return event
     changes = {}
     for f in dataclasses.fields(event):
         value = getattr(event, f.name)
-        if dataclasses.is_dataclass(value) or isinstance(value, tuple) or _is_game(value):
-            seen = view(value, seat)
-            if seen is not value:
-                changes[f.name] = seen
+        if isinstance(value, g.Game | tuple):
+            changes[f.name] = hide(value)
     return dataclasses.replace(event, **changes) if changes else event
-
-
-def _is_game(value: object) -> bool:
-    return hasattr(value, "seat_view")
 
 
 def _scrabble_last(room: object, log: ActionLog) -> object | None:
