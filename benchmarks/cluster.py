@@ -346,10 +346,8 @@ def main() -> None:
                 f"{percentile(gaps, 0.5):.2f} s, p99 {percentile(gaps, 0.99):.2f} s, "
                 f"max {max(gaps):.2f} s"
             )
-            print(
-                f"rooms checked {result['rooms_checked']}: "
-                f"{'no gap, no duplicate, each finished game stored once' if not result['bad'] else result['bad']}"
-            )
+            verdict = result["bad"] or "no gap, no duplicate, each finished game stored once"
+            print(f"rooms checked {result['rooms_checked']}: {verdict}")
             print(f"errors the bots heard: {result['errors'] or 'none'}")
 
 

@@ -54,9 +54,12 @@ def test_a_seat_hears_its_own_rack_and_nothing_else_hidden(
         assert set(view.bag.tiles) <= {"?"}
         assert len(view.bag) == len(game.bag)
         assert view.lexicon is None
-        assert view.events == () and view.log == () and view.reshuffles == ()
+        assert view.events == ()
+        assert view.log == ()
+        assert view.reshuffles == ()
         assert view.record().bag == ()
-        assert view.scores == game.scores and view.players == game.players
+        assert view.scores == game.scores
+        assert view.players == game.players
         events = heard.opening if isinstance(heard, GameStarted) else heard.events
         for e in events:
             if isinstance(e, g.TilesDrawn | g.Exchanged) and e.player == other:
