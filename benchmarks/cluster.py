@@ -251,11 +251,14 @@ async def failover(cluster: Cluster, kills: int, pairs: int) -> dict[str, Any]:
     gaps: list[float] = []
     try:
         for k in range(kills):
-            uid, owner, before = await _a_game_to_kill(log, leases, rooms)
+            uid, owner = await _a_game_to_kill(log, leases, rooms)
             victim = rooms[owner]
             killed_at = time.time()
             victim.kill()
-            after = await _next_entry(log, uid, before)
+            # What the dead owner logged (read after the kill: it writes nothing more).
+            dead = await log.action_log(uid)
+            assert dead is not None
+            after = await _next_entry(log, uid, len(dead.entries))
             gaps.append(after - killed_at)
             print(f"  kill {k + 1}: {owner} owned {uid}; next move applied after {gaps[-1]:.2f} s")
             rooms[owner] = await asyncio.to_thread(cluster.node, owner, "rooms", ns)
@@ -273,7 +276,7 @@ async def failover(cluster: Cluster, kills: int, pairs: int) -> dict[str, Any]:
 
 async def _a_game_to_kill(
     log: JetStreamLog, leases: Leases, rooms: dict[str, NodeProcess]
-) -> tuple[str, str, int]:
+) -> tuple[str, str]:
     while True:
         for uid in await log.open_logs():
             found = await log.action_log(uid)
@@ -281,7 +284,7 @@ async def _a_game_to_kill(
             if found is None or lease is None or lease.owner not in rooms:
                 continue
             if 3 <= len(found.entries) <= 30:
-                return uid, lease.owner, len(found.entries)
+                return uid, lease.owner
         await asyncio.sleep(0.05)
 
 

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from nats.aio.client import Client
@@ -35,7 +38,9 @@ class Nodes:
         self.env, self.ns, self.log_dir = env, ns, log_dir
         self.started: list[NodeProcess] = []
 
-    async def start(self, name: str, roles: str, database: str | None = None) -> NodeProcess:
+    async def start(
+        self, name: str, roles: str, database: str | None = None, *extra: str
+    ) -> NodeProcess:
         node = await asyncio.to_thread(
             start_node,
             name,
@@ -46,6 +51,7 @@ class Nodes:
             log_dir=self.log_dir,
             namespace=self.ns.root,
             database=database,
+            extra_args=extra,
         )
         self.started.append(node)
         return node
@@ -95,6 +101,20 @@ class Bot:
         raise AssertionError(f"{self.name}: the connection ended before the game did")
 
 
+async def _api_cluster(port: int) -> dict[str, Any]:
+    def get() -> dict[str, Any]:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/cluster", timeout=5) as r:
+            body: dict[str, Any] = json.load(r)
+            return body
+
+    for _ in range(50):  # until every node's heartbeat and the room's owner are heard
+        body = await asyncio.to_thread(get)
+        if len(body["nodes"]) == 4 and body["rooms"]:
+            return body
+        await asyncio.sleep(0.1)
+    return body
+
+
 async def _room_uid(log: JetStreamLog, timeout: float = 20.0) -> str:
     until = time.monotonic() + timeout
     while time.monotonic() < until:
@@ -118,7 +138,7 @@ async def _entries(log: JetStreamLog, uid: str, at_least: int, timeout: float = 
 async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_connections(
     nodes: Nodes, node: Client, nats_ns: Namespace, pg_url: str
 ) -> None:
-    hub = await nodes.start("hub", "edge,lobby,store", database=pg_url)
+    hub = await nodes.start("hub", "edge,lobby,store", pg_url, "--api-port", "0")
     edge2 = await nodes.start("edge2", "edge")
     rooms = {n.name: n for n in [await nodes.start(f"rooms{i}", "rooms") for i in (1, 2)]}
     records = open_store(pg_url)
@@ -133,6 +153,16 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
         lease = await leases.holder(room_key(uid))
         assert lease is not None
         assert lease.owner in rooms
+        # Any edge tells who runs what (GET /api/cluster, from the nodes' heartbeats).
+        seen = await _api_cluster(hub.listeners["api"])
+        assert {n["name"]: n["roles"] for n in seen["nodes"]} == {
+            "hub": ["edge", "lobby", "store"],
+            "edge2": ["edge"],
+            "rooms1": ["rooms"],
+            "rooms2": ["rooms"],
+        }
+        assert seen["lobby_leader"] == "hub"
+        assert {"uid": uid, "game": "scrabble", "owner": lease.owner} in seen["rooms"]
         killed = rooms[lease.owner]
         killed.kill()
         killed_at = time.monotonic()
@@ -169,3 +199,9 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
     assert len(took) == 1, nodes.logs()
     assert uid in took[0]
     assert time.monotonic() - killed_at < 60
+    for _ in range(60):  # the killed node leaves the list once its heartbeat is silent
+        seen = await _api_cluster(hub.listeners["api"])
+        if killed.name not in {n["name"] for n in seen["nodes"]}:
+            break
+        await asyncio.sleep(0.1)
+    assert {n["name"] for n in seen["nodes"]} == {"hub", "edge2", survivor}

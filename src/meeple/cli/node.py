@@ -50,6 +50,12 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--host", help="an edge's listening address (default 127.0.0.1)")
     p.add_argument("--twente-port", type=int, default=DEFAULT_PORTS["twente"], metavar="PORT")
+    p.add_argument(
+        "--api-port",
+        type=int,
+        metavar="PORT",
+        help="an edge serves GET /api/cluster here (0: a free port; default: not served)",
+    )
     p.add_argument("--lexicon", help="the rooms' word list (default enable)")
     p.add_argument("--lease", type=int, default=2, metavar="SECONDS", help="room lease TTL")
     p.add_argument("--same-game-seed", type=int, help=argparse.SUPPRESS)  # benchmarks only
@@ -80,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
                 server=server,
                 lease_ttl=args.lease,
                 same_game_seed=args.same_game_seed,
+                api_port=args.api_port,
             )
         )
     except (ValueError, ConfigError) as e:
@@ -109,7 +116,8 @@ def register_cluster(sub: Any) -> None:
         "--base-port",
         type=int,
         metavar="P",
-        help="NATS on P, node i's Twente listener on P+i (default: free ports)",
+        help="NATS on P, node i's Twente listener on P+i, its /api/cluster on P+100+i "
+        "(default: free ports)",
     )
     u.add_argument("--dir", type=Path, default=Path("var/cluster"), help="default var/cluster")
     u.add_argument("--lease", type=int, default=2, metavar="SECONDS")

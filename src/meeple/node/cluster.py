@@ -93,11 +93,15 @@ def up(
                 database=database,
                 twente_port=0 if base_port is None else base_port + i,
                 lease=lease,
+                extra_args=["--api-port", "0" if base_port is None else str(base_port + 100 + i)],
             )
             started.append(node)
-            listeners = "  ".join(f"{k} 127.0.0.1:{v}" for k, v in node.listeners.items())
+            listeners = "  ".join(
+                f"{k} http://127.0.0.1:{v}/api/cluster" if k == "api" else f"{k} 127.0.0.1:{v}"
+                for k, v in node.listeners.items()
+            )
             out(f"node{i}     {','.join(node.roles)}  pid {node.pid}  {listeners}")
-        out("web       not served through cluster edges yet (use meeple serve for the web)")
+        out("web       the web UI is not served through cluster edges yet (meeple serve has it)")
         out(f"logs      {logs}")
         state.write_text(
             json.dumps(

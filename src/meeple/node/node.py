@@ -55,6 +55,8 @@ class NodeConfig:
     server: ServerConfig = field(default_factory=ServerConfig)
     lease_ttl: int = 2
     listeners: Collection[str] = EDGE_LISTENERS
+    # An edge's GET /api/cluster (None: not served; 0: a free port).
+    api_port: int | None = None
     # Benchmarks only: every room seeds its game with this, so every game deals the same.
     same_game_seed: int | None = None
 
@@ -89,6 +91,9 @@ class Node:
         self.edge: Any = None
         self._stopping = asyncio.Event()
         self._beat: asyncio.Task[None] | None = None
+        self.view: Any = None
+        self._api: asyncio.Task[None] | None = None
+        self.api_port: int | None = None
 
     async def start(self) -> None:
         c = self.config
@@ -155,6 +160,14 @@ class Node:
             await listener.start()
             self.listeners[name] = listener
             self.services.listening[name] = listener.port
+        if self.config.api_port is not None:
+            from meeple.node.status import ClusterView, serve_api
+
+            self.view = ClusterView(self.bus, self.ns)
+            await self.view.start()
+            self._api, self.api_port = await serve_api(
+                self.view, self.config.server.host, self.config.api_port
+            )
 
     def info(self) -> dict[str, Any]:
         host = self.config.server.host
@@ -176,6 +189,8 @@ class Node:
         parts = [f"node {self.config.name} ready", "roles=" + ",".join(self.info()["roles"])]
         parts.append(f"pid={os.getpid()}")
         parts.extend(f"{n}={a}" for n, a in self.info()["listeners"].items())
+        if self.api_port is not None:
+            parts.append(f"api={self.config.server.host}:{self.api_port}")
         return " ".join(parts)
 
     async def _heartbeat(self) -> None:
@@ -206,6 +221,10 @@ class Node:
         """Stop every role (each within ``timeout`` seconds: NATS may be gone)."""
         if self._beat is not None:
             self._beat.cancel()
+        if self._api is not None:
+            self._api.cancel()
+        if self.view is not None:
+            await self.view.stop()
         steps: list[Any] = [
             listener.close(self.config.server.shutdown_grace)
             for listener in self.listeners.values()
