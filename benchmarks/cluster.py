@@ -261,9 +261,17 @@ async def failover(cluster: Cluster, kills: int, pairs: int) -> dict[str, Any]:
             after = await _next_entry(log, uid, len(dead.entries))
             gaps.append(after - killed_at)
             print(f"  kill {k + 1}: {owner} owned {uid}; next move applied after {gaps[-1]:.2f} s")
-            rooms[owner] = await asyncio.to_thread(cluster.node, owner, "rooms", ns)
+            # A new name: the dead one's leases still name it until they lapse.
+            del rooms[owner]
+            fresh = f"frooms{k + 3}"
+            rooms[fresh] = await asyncio.to_thread(cluster.node, fresh, "rooms", ns)
         stop.set()
-        await asyncio.wait_for(asyncio.gather(*bots), 120)
+        done, pending = await asyncio.wait(bots, timeout=120)
+        for b in done:
+            if b.exception() is not None:
+                errors.append(f"a bot failed: {b.exception()!r}")
+        if pending:
+            errors.append(f"{len(pending)} bots did not finish their game in 120 s")
     finally:
         for b in bots:
             b.cancel()

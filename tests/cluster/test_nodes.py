@@ -25,7 +25,7 @@ from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
 from meeple.games.scrabble.lexicon import load_lexicon
 from meeple.node.launch import NodeProcess, start_node
-from meeple.protocols.twente.messages import Error, GameOver
+from meeple.protocols.twente.messages import Error, GameOver, GameOverReason
 from meeple.server.store import ActionLog, open_store
 
 pytestmark = pytest.mark.slow
@@ -205,3 +205,34 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
             break
         await asyncio.sleep(0.1)
     assert {n["name"] for n in seen["nodes"]} == {"hub", "edge2", survivor}
+
+
+async def test_a_killed_edge_s_players_leave_their_games_by_the_protocol_s_rule(
+    nodes: Nodes, node: Client, nats_ns: Namespace, pg_url: str
+) -> None:
+    hub = await nodes.start("hub", "edge,lobby,store,rooms", pg_url)
+    edge2 = await nodes.start("edge2", "edge")
+    records = open_store(pg_url)
+    reader = JetStreamLog(node, nats_ns, records)
+    ann = Bot("ann", hub.listeners["twente"], pace=0.15)
+    bob = Bot("bob", edge2.listeners["twente"], pace=0.15)
+    games = [asyncio.ensure_future(b.play()) for b in (ann, bob)]
+    try:
+        uid = await _room_uid(reader)
+        await _entries(reader, uid, 3)
+        edge2.kill()
+        # Twente (ERRATA): a player's disconnection ends the game, reason DISCONNECT.
+        over = await asyncio.wait_for(games[0], 30)
+    except BaseException:
+        print(nodes.logs())
+        raise
+    finally:
+        games[1].cancel()
+        with contextlib.suppress(BaseException):
+            await games[1]
+    assert over.reason is GameOverReason.DISCONNECT
+    assert dict(over.scores)["bob"] == 0
+    with contextlib.closing(records):
+        stored = records.game_by_uid(uid)
+        assert stored is not None
+        assert stored.end_reason == "disconnect"

@@ -337,6 +337,11 @@ class JetStreamLog:
             end_reason,
         )
 
+    async def closed(self, uid: str) -> bool:
+        """Whether room ``uid``'s log has ended (one direct get; False: open, or none)."""
+        last = await self._get(uid)
+        return last is not None and last.headers.get(KIND) == "end"
+
     async def open_logs(self, game: str | None = None) -> list[str]:
         """The uids of the rooms whose logs are not closed, oldest first."""
         try:

@@ -217,7 +217,7 @@ class Node:
         finally:
             await self.stop()
 
-    async def stop(self, timeout: float = 10.0) -> None:
+    async def stop(self, timeout: float = 3.0) -> None:
         """Stop every role (each within ``timeout`` seconds: NATS may be gone)."""
         if self._beat is not None:
             self._beat.cancel()

@@ -57,6 +57,8 @@ logger = logging.getLogger(__name__)
 # How long an edge's command waits for the room to apply it before the node answers
 # "busy" (the edge asks again with the same number: it is applied once).
 COMMAND_WAIT = 10.0
+# Seconds without an edge's heartbeat before its seats leave their rooms.
+EDGE_SILENCE = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +103,7 @@ class RemoteSeat:
         self.protocol: str = str(info.get("protocol", "unknown"))
         self.bot = bool(info.get("bot"))
         self.level = info.get("bot") if isinstance(info.get("bot"), str) else info.get("level")
+        self.gone = False  # its edge died: its leave was applied
 
     def deliver(self, event: object) -> None:
         owned = self.owned
@@ -168,11 +171,49 @@ class RoomsRole:
     _taking: set[str] = field(default_factory=set)
     # Told of each room taken over: its uid and the seconds from the lapse to serving it.
     on_takeover: list[Callable[[str], None]] = field(default_factory=list)
+    _heard: dict[str, float] = field(default_factory=dict)  # node -> its last heartbeat
+    _started: float = 0.0
+    _ended: set[str] = field(default_factory=set)  # rooms whose logs are closed
 
     async def start(self) -> None:
         self._subs.append(await self.bus.serve(self.ns.rooms_open, self._open, queue="rooms"))
+        self._subs.append(await self.bus.subscribe(self.ns.nodes, self._heartbeat))
+        self._started = time.monotonic()
         self._spawn(self._watch(), "rooms-watch")
         self._spawn(self._adopt_orphans(), "rooms-orphans")
+        self._spawn(self._edges_gone(), "rooms-edges")
+
+    # --- edges that die ----------------------------------------------------------------------
+
+    async def _heartbeat(self, subject: str, payload: bytes) -> None:
+        self._heard[subject.rsplit(".", 1)[1]] = time.monotonic()
+
+    async def _edges_gone(self) -> None:
+        """A seat whose edge is silent for :data:`EDGE_SILENCE` seconds lost its
+        connection with the edge: its room's leave rule applies (Twente: the game ends,
+        reason DISCONNECT), as when a connection closes."""
+        while True:
+            await asyncio.sleep(1.0)
+            now = time.monotonic()
+            if now - self._started < EDGE_SILENCE:
+                continue  # not long enough to have heard every live edge
+            for owned in list(self.rooms.values()):
+                if owned.fenced or owned.room.finished:
+                    continue
+                for seat in owned.room.seats:
+                    if not isinstance(seat, RemoteSeat) or seat.gone:
+                        continue
+                    edge = seat.route.rsplit("-", 1)[0]
+                    if now - self._heard.get(edge, -1e9) > EDGE_SILENCE:
+                        seat.gone = True
+                        logger.warning(
+                            "%s: room %s: %s's edge %s is silent; the seat leaves",
+                            self.name,
+                            owned.room.uid,
+                            seat.name,
+                            edge,
+                        )
+                        owned.room.leave(seat)
 
     async def stop(self, *, release: bool = True) -> None:
         """Stop serving; with ``release`` give every lease up at once (a clean stop: the
@@ -347,10 +388,15 @@ class RoomsRole:
 
     async def take_over(self, uid: str) -> bool:
         """Take room ``uid`` if its lease is free and its log open; whether it did."""
-        if uid in self.rooms or uid in self._taking:
+        if uid in self.rooms or uid in self._taking or uid in self._ended:
             return False
         self._taking.add(uid)
         try:
+            if await self.log.closed(uid):
+                # A finished room's lease is released at its end: nothing to take (and a
+                # closed log never opens again).
+                self._ended.add(uid)
+                return False
             lease = await self.leases.acquire(room_key(uid), self.name)
             if lease is None:
                 return False
