@@ -595,10 +595,10 @@ class Game:
 
     def seat_view(self, player: int) -> Game:
         """A copy of the game as ``player`` may know it, to send to that player's
-                connection (a cluster's seat subject): the bag's size but not its order, the
-                other racks' sizes but not their tiles, no RNG, no lexicon, no log of actions or
-                events (the exchanged tiles are in it). It shares the board, scores and the like with
-        the game: serialise it at once (as the cluster does), do not keep it."""
+        connection (a cluster's seat subject): the bag's size but not its order, the
+        other racks' sizes but not their tiles, no RNG, no lexicon, no log of actions or
+        events (the exchanged tiles are in it). It shares the board, the scores and the
+        like with the game: serialise it at once (as the cluster does), do not keep it."""
         seen = copy.copy(self)
         seen.lexicon = None
         seen._rng = None  # type: ignore[assignment]
