@@ -39,6 +39,7 @@ import argparse
 import asyncio
 import multiprocessing as mp
 import os
+import queue
 import random
 import tempfile
 import time
@@ -50,6 +51,11 @@ from typing import Any
 from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
 from meeple.games.scrabble.game import VARIANTS, Accept, Exchange, Game, Pass, Play
 from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
+
+try:  # the list meeple serve judges with (a tree before it had one: GCIDE)
+    from meeple.games.scrabble.lexicon import DEFAULT_LEXICON
+except ImportError:
+    DEFAULT_LEXICON = "gcide"
 
 SEED = 20261124  # every Scrabble room's RNG seed in the server process
 # CMPN402 plays its games one after another (about a second each, most of it the
@@ -666,11 +672,21 @@ def run_listener(
                 target=client_process, args=(name, port, games, rounds, recorded[0], out, go)
             )
         clients.start()
-        assert out.get() == "joined"
+
+        def answer() -> Any:
+            # The clients' process answers, or dies (a refused move): never wait forever.
+            while True:
+                try:
+                    return out.get(timeout=1)
+                except queue.Empty:
+                    if not clients.is_alive():
+                        raise SystemExit(f"{name}: the clients' process died") from None
+
+        assert answer() == "joined"
         user0, system0 = cpu_times(server.pid)
         loop0 = main_thread_seconds(server.pid)
         go.set()
-        turns, finished, latencies, wall = out.get()
+        turns, finished, latencies, wall = answer()
         user1, system1 = cpu_times(server.pid)
         loop = main_thread_seconds(server.pid) - loop0
         user, system = user1 - user0, system1 - system0
@@ -819,10 +835,11 @@ def main() -> None:
     if args.scaling:
         sizes = [int(n) for n in args.scaling.split(",")]
         print(f"machine: {os.cpu_count()} CPUs; server and clients in separate processes")
-        run_scaling(sizes, args.repeats, load_lexicon("gcide"))
+        run_scaling(sizes, args.repeats, load_lexicon(DEFAULT_LEXICON))
         return
     games = parse_games(args.games, args.quick)
-    lexicon = load_lexicon("gcide")
+    # The games are recorded with the list meeple serve judges with.
+    lexicon = load_lexicon(DEFAULT_LEXICON)
     print(
         f"machine: {os.cpu_count()} CPUs; server and clients in separate processes;"
         f" action log {'on' if LOG[0] else 'off'}"

@@ -935,19 +935,19 @@ def check_database(
             if game_id is None:
                 continue
             log = store.action_log(uid)
-            g = by_id.get(game_id)
-            if log is None or g is None or g.data is None:
+            found = by_id.get(game_id)
+            if log is None or found is None or found.data is None:
                 problems.append(f"the log of room {uid} is closed on game {game_id}: not stored")
                 continue
-            if g.data.get("uid") != uid:
+            if found.data.get("uid") != uid:
                 problems.append(f"the log of room {uid} is closed on game {game_id} of another uid")
             logged = [a for e in log.entries if (a := e.entry.get("action")) is not None]
-            if logged != g.data["actions"]:  # (the referee's disconnect entries: no action)
+            if logged != found.data["actions"]:  # (the referee's disconnect entries: no action)
                 problems.append(f"room {uid}: the log's actions are not game {game_id}'s record's")
             if [e.seq for e in log.entries] != list(range(1, len(log.entries) + 1)):
                 problems.append(f"room {uid}: the log's sequence has holes")
-            if log.end_reason != g.end_reason:
-                problems.append(f"room {uid}: log ended {log.end_reason}, game {g.end_reason}")
+            if log.end_reason != found.end_reason:
+                problems.append(f"room {uid}: log ended {log.end_reason}, game {found.end_reason}")
         for g in games:
             if g.data is None:
                 continue

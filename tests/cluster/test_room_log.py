@@ -86,6 +86,32 @@ def test_appends_are_fenced_and_a_retry_is_a_no_op(room_log: RoomLog) -> None:
     assert [e.entry for e in log.entries] == [{"action": 1}, {"action": 2}]
 
 
+def test_a_run_of_entries_is_written_whole_or_not_at_all(room_log: RoomLog) -> None:
+    """``append_logs``: entries that belong together are one write, fenced on the first;
+    the same run again is a retry; a run that overlaps other entries or leaves a gap is
+    refused whole; single entries and runs read back as one sequence."""
+    room_log.open_log("r1", "counting", GENESIS)
+    room_log.append_logs("r1", 1, [{"action": 1}, {"action": 2}], at=5.0)
+    room_log.append_logs("r1", 1, [{"action": 1}, {"action": 2}], at=5.0)  # a retry
+    with pytest.raises(LogConflict):
+        room_log.append_logs("r1", 2, [{"action": 2}, {"action": 3}])
+    with pytest.raises(LogConflict):
+        room_log.append_logs("r1", 4, [{"action": 4}, {"action": 5}])
+    room_log.append_log("r1", 3, {"action": 3}, at=6.0)
+    room_log.append_logs("r1", 4, [{"action": 4}, {"action": 5}], at=7.0)
+    log = room_log.action_log("r1")
+    assert log is not None
+    assert [(e.seq, e.at, e.entry) for e in log.entries] == [
+        (1, 5.0, {"action": 1}),
+        (2, 5.0, {"action": 2}),
+        (3, 6.0, {"action": 3}),
+        (4, 7.0, {"action": 4}),
+        (5, 7.0, {"action": 5}),
+    ]
+    with pytest.raises(LogConflict):
+        room_log.append_log("r1", 5, {"action": "not the same"})
+
+
 def test_finishing_twice_stores_the_game_once(room_log: RoomLog) -> None:
     """A retried finish answers the game stored the first time; nothing is stored twice."""
     room_log.open_log("r1", "counting", GENESIS)

@@ -4,7 +4,7 @@ kind."""
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,11 @@ class InlineJournal:
 
     def append(self, uid: str, seq: int, entry: Mapping[str, Any], at: float) -> None:
         self._do(lambda: self.store.append_log(uid, seq, entry, at=at))
+
+    def append_many(
+        self, uid: str, seq: int, entries: Sequence[Mapping[str, Any]], at: float
+    ) -> None:
+        self._do(lambda: self.store.append_logs(uid, seq, entries, at=at))
 
     def finish(self, uid: str, game: Mapping[str, Any]) -> None:
         self._do(lambda: self.store.finish_log(uid, **game))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import sqlite3
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -645,6 +646,96 @@ def test_a_new_referee_resumes_the_game_from_the_log(gcide: Lexicon, inline_jour
     assert stored.data["uid"] == referee.game_id
     *_, last = records.replay(stored.data, lexicon=gcide)
     assert last.game.result == resumed.result
+
+
+def _opening_play(referee: Referee, gcide: Lexicon) -> tuple[int, bytes]:
+    """The seat on turn and its best opening PLAY."""
+    game = referee.game
+    assert game is not None
+    assert game.turn is not None
+    return referee.seat_of[game.turn], _move_bytes(referee, gcide, "play")
+
+
+def _seat_both(referee: Referee, names: tuple[str, str], first_link: int = 0) -> list[FakeLink]:
+    links = [FakeLink(first_link), FakeLink(first_link + 1)]
+    for i, link in enumerate(links):
+        referee.connect(link)
+        referee.receive(i, Name(names[i]).encode())
+    return links
+
+
+def test_a_play_and_its_verdict_are_one_write(
+    gcide: Lexicon, inline_journal: Any, tmp_path: Any
+) -> None:
+    """A PLAY and its NO_CHALLENGE are two entries written at once: a database that fails
+    on the second (a trigger that aborts it) keeps neither, so the log never holds a
+    play without its verdict, and the game resumed from it has its player play again
+    (found by the PostgreSQL crash test: a kill between the two writes left a log that
+    resumed into a challenge window no START can say, and the game stalled)."""
+    path = tmp_path / "meeple.sqlite3"
+    journal = inline_journal(Store(str(path)))
+    referee, _ = _referee(gcide, journal)
+    _seat_both(referee, ("p0", "p1"))
+    mover, play = _opening_play(referee, gcide)
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute(
+            "CREATE TRIGGER lost AFTER INSERT ON room_log_entries"
+            " WHEN json_extract(NEW.entry, '$.action.type') = 'accept'"
+            " BEGIN SELECT RAISE(ABORT, 'the disk is gone'); END"
+        )
+        db.commit()
+    referee.receive(mover, play)
+    referee.receive(1 - mover, NoChallenge().encode())
+    assert [str(e) for e in journal.errors] == ["the disk is gone"]
+    log = _log_of(referee, journal.store)
+    assert log.entries == ()  # neither the play nor its verdict
+    again, _ = _referee(gcide, inline_journal(journal.store), log)
+    assert again.waiting
+    _seat_both(again, ("p0", "p1"), first_link=2)
+    resumed = again.game
+    assert resumed is not None
+    assert resumed.pending is None
+    assert resumed.scores == (0, 0)
+    assert again.seat_of[resumed.turn or 0] == mover  # its player plays again
+
+
+def test_a_log_that_ends_on_a_play_without_its_verdict_resumes(
+    gcide: Lexicon, inline_journal: Any
+) -> None:
+    """A log written before plays and verdicts were one write may end on the play: the
+    resumed game lets it stand (nobody heard its verdict), logs the NO_CHALLENGE, and
+    goes on: the next PASS is answered, not lost in a challenge window."""
+    journal = inline_journal()
+    referee, _ = _referee(gcide, journal)
+    _seat_both(referee, ("p0", "p1"))
+    mover, play = _opening_play(referee, gcide)
+    referee.receive(mover, play)
+    referee.receive(1 - mover, NoChallenge().encode())
+    log = _log_of(referee, journal.store)
+    play_entry = log.entries[0].entry
+    assert play_entry["action"]["type"] == "play"
+    # The log as a crash between two writes left it: the genesis and the play.
+    old = Store(":memory:")
+    old.open_log(log.uid, log.game, log.genesis)
+    old.append_log(log.uid, 1, play_entry)
+    crashed = old.action_log(log.uid)
+    assert crashed is not None
+    old_journal = inline_journal(old)
+    again, _ = _referee(gcide, old_journal, crashed)
+    links = _seat_both(again, ("p0", "p1"), first_link=2)
+    game = again.game
+    assert game is not None
+    assert game.pending is None
+    assert referee.game is not None
+    assert game.scores == referee.game.scores  # the play stands, as it did live
+    resumed = old.action_log(log.uid)
+    assert resumed is not None
+    assert [e.entry["action"]["type"] for e in resumed.entries] == ["play", "accept"]
+    on_turn = again.seat_of[game.turn or 0]
+    assert on_turn == 1 - mover
+    again.receive(on_turn, PassMove().encode())
+    assert isinstance(decode_server(links[mover].sent[-1]), PassNotice)
+    assert old_journal.errors == []
 
 
 def _replayed(referee: Referee, store: Store, lexicon: Lexicon) -> tuple[Any, list[int], int]:

@@ -14,7 +14,7 @@ import pytest
 
 from meeple.server.journal import Health, Journal, Written
 from meeple.server.room import Room
-from meeple.server.store import LogConflict, Store, open_store
+from meeple.server.store import DatabaseClaim, DatabaseInUse, LogConflict, Store, open_store
 
 GENESIS = {"version": 1, "game": "counting", "record": {"players": ["ann", "bob"]}}
 
@@ -82,6 +82,26 @@ def test_appends_are_fenced_and_a_retry_is_a_no_op(store: Store) -> None:
     log = store.action_log("r1")
     assert log is not None
     assert [e.entry for e in log.entries] == [{"action": 1}]
+
+
+def test_several_entries_are_appended_together_or_not_at_all(store: Store) -> None:
+    """``append_logs`` writes a run of entries in one transaction, fenced on the first:
+    the same run again is a retry, a run that overlaps other entries or leaves a gap is
+    refused whole, and nothing of a refused run is written."""
+    store.open_log("r1", "counting", GENESIS)
+    store.append_logs("r1", 1, [{"action": 1}, {"action": 2}])
+    store.append_logs("r1", 1, [{"action": 1}, {"action": 2}])  # a retried run
+    store.append_logs("r1", 2, [{"action": 2}])  # a retry of its last entry
+    with pytest.raises(LogConflict):
+        store.append_logs("r1", 2, [{"action": 2}, {"action": 3}])  # half old, half new
+    with pytest.raises(LogConflict):
+        store.append_logs("r1", 1, [{"action": 1}, {"action": "not the same"}])
+    with pytest.raises(LogConflict):
+        store.append_logs("r1", 4, [{"action": 4}, {"action": 5}])  # a gap
+    store.append_logs("r1", 3, [{"action": 3}, {"action": 4}, {"action": 5}])
+    log = store.action_log("r1")
+    assert log is not None
+    assert [(e.seq, e.entry) for e in log.entries] == [(n, {"action": n}) for n in range(1, 6)]
 
 
 def test_finishing_twice_stores_the_game_once(store: Store) -> None:
@@ -332,3 +352,17 @@ async def test_a_refused_command_is_not_logged_and_the_end_is_stored_from_the_lo
         assert stored.data["actions"] == [e.entry["action"] for e in log.entries]
     finally:
         journal.close()
+
+
+def test_one_meeple_serve_per_database(store_url: str) -> None:
+    """The database claim (``DatabaseClaim``): a second claim on the same database is
+    refused while the first is held, on SQLite (a flock) and PostgreSQL (an advisory
+    lock); once the first lets go, it can be taken."""
+    first = DatabaseClaim(store_url)
+    try:
+        with pytest.raises(DatabaseInUse, match="another meeple serve"):
+            DatabaseClaim(store_url)
+    finally:
+        first.close()
+    again = DatabaseClaim(store_url)
+    again.close()

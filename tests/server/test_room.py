@@ -67,6 +67,7 @@ async def test_room_publishes_only_while_watched_and_ends_with_a_final_snapshot(
         "protocols": ["test", "test"],
         "finished": False,
         "view": {"count": 1},
+        "clocks": None,
     }
     room.submit(None, "tick")
     await _settle()

@@ -28,6 +28,7 @@ from meeple.games.scrabble.tiles import ENGLISH
 from meeple.protocols.twente.messages import Error, GameOver, NotifyTurn
 from meeple.protocols.web import PROTOCOL
 from meeple.server.app import MeepleServer
+from meeple.server.clock import Clock
 from meeple.server.config import Cmpn402Config, LimitsConfig, ServerConfig
 from meeple.server.store import GameRecord, Store
 
@@ -58,6 +59,8 @@ async def make_server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[ServerFac
         seed: int = 12,
         limits: dict[str, Any] | None = None,
         default_lexicon: bool = False,
+        clock: Clock | None = None,
+        table_lexicons: tuple[str, ...] = (),
         **cmpn402: Any,
     ) -> MeepleServer:
         # Each server of a test its own file: one meeple serve per database (DatabaseClaim).
@@ -67,7 +70,9 @@ async def make_server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[ServerFac
             config = config.with_overrides(limits=LimitsConfig(**limits))
         if cmpn402:
             config = config.with_overrides(cmpn402=Cmpn402Config(**cmpn402))
-        server = MeepleServer(config, rng=random.Random(seed))
+        if table_lexicons:
+            config = config.with_overrides(table_lexicons=table_lexicons)
+        server = MeepleServer(config, rng=random.Random(seed), clock=clock)
         if not default_lexicon:  # else the configured one (ENABLE), loaded when needed
             server.services.resource("scrabble.lexicon", lambda: gcide)
         await server.start()

@@ -44,6 +44,13 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--lexicon", help="lexicon name or word-list path (default enable)")
     p.add_argument(
+        "--table-lexicon",
+        action="append",
+        metavar="LEXICON",
+        help="another word list a browser's Scrabble table may choose (repeatable;"
+        " docs/web.md, Word lists)",
+    )
+    p.add_argument(
         "--database",
         metavar="URL",
         help="SQLite file, sqlite:///PATH or postgresql://user@host:port/db"
@@ -88,6 +95,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
     config = load_config(args.config).with_overrides(
         host=args.host,
         lexicon=args.lexicon,
+        table_lexicons=tuple(args.table_lexicon) if args.table_lexicon else None,
         database=args.database,
         idle_timeout=args.idle_timeout,
         max_message_size=args.max_message_size,

@@ -14,14 +14,16 @@ kind       body (JSON)                         Meeple-Seq     Nats-Msg-Id
 =========  ==================================  =============  ============================
 genesis    the genesis                         0              ``<uid>.0.<digest>``
 entry      one entry (``action``, ``clocks``)  1, 2, …        ``<uid>.<seq>.<digest>``
+entries    a list of entries (one write)       the last one   ``<uid>.<first>-<last>.<dig>``
 owner      ``{"owner", "epoch"}``              last entry's   ``<uid>.owner.<epoch>``
 end        ``{"end_reason", "game"}``          last entry's   ``<uid>.end.<digest>``
 =========  ==================================  =============  ============================
 
 Headers ``Meeple-Kind``, ``Meeple-Seq`` and ``Meeple-At`` (the wall-clock time, as the
-store's ``at``) say which is which; ``digest`` is the first 16 hex digits of the body's
-SHA-256, so the same entry retried has the same id and another entry at the same
-sequence has another.
+store's ``at``) say which is which (``entries`` also has ``Meeple-First``: entries that
+belong together, ``append_logs``, are one message, so all of them or none are written);
+``digest`` is the first 16 hex digits of the body's SHA-256, so the same entry retried
+has the same id and another entry at the same sequence has another.
 
 **Fenced appends.** Every publish carries ``Nats-Expected-Last-Subject-Sequence``: the
 stream sequence of the last message of the room as this writer knows it. JetStream
@@ -58,7 +60,7 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
@@ -77,6 +79,7 @@ KIND = "Meeple-Kind"
 SEQ = "Meeple-Seq"
 AT = "Meeple-At"
 GAME = "Meeple-Game"
+FIRST = "Meeple-First"
 MSG_ID = "Nats-Msg-Id"
 EXPECT = "Nats-Expected-Last-Subject-Sequence"
 
@@ -93,6 +96,10 @@ class RoomLog(Protocol):
 
     def append_log(
         self, uid: str, seq: int, entry: Mapping[str, Any], *, at: float | None = None
+    ) -> None: ...
+
+    def append_logs(
+        self, uid: str, seq: int, entries: Sequence[Mapping[str, Any]], *, at: float | None = None
     ) -> None: ...
 
     def finish_log(self, uid: str, **game: Any) -> int: ...
@@ -200,6 +207,35 @@ class JetStreamLog:
                 pass  # someone wrote since: a retry of ours, or a conflict (below)
             else:
                 self._tails[uid] = _Tail(stream_seq, seq, msg_id, False, tail.claimed)
+                return
+        await self._refused(uid, tail, seq, msg_id)
+
+    async def append_logs(
+        self, uid: str, seq: int, entries: Sequence[Mapping[str, Any]], *, at: float | None = None
+    ) -> None:
+        """Append ``entries`` as numbers ``seq``, ``seq + 1``, … in one message (module
+        doc: ``entries``): all of them or none, fenced and retried as :meth:`append_log`."""
+        if len(entries) <= 1:
+            for entry in entries:
+                await self.append_log(uid, seq, entry, at=at)
+            return
+        last = seq + len(entries) - 1
+        body = json.dumps(list(entries), sort_keys=True, separators=(",", ":")).encode()
+        msg_id = f"{check_token(uid, 'room')}.{seq}-{last}.{_digest(body)}"
+        tail = self._tails.get(uid) or await self._read_tail(uid)
+        if tail.refused:
+            raise LogConflict(f"room {uid}: this writer was fenced out; claim the room again")
+        if tail.msg_id == msg_id:
+            return  # a retry of this writer's last append
+        if seq == tail.log_seq + 1 and not tail.closed:
+            when = self._now() if at is None else at
+            headers = {KIND: "entries", FIRST: str(seq), SEQ: str(last), AT: repr(when)}
+            try:
+                stream_seq = await self._publish(uid, body, headers, msg_id, tail.stream_seq)
+            except LogConflict:
+                pass  # someone wrote since: a retry of ours, or a conflict (below)
+            else:
+                self._tails[uid] = _Tail(stream_seq, last, msg_id, False, tail.claimed)
                 return
         await self._refused(uid, tail, seq, msg_id)
 
@@ -321,6 +357,9 @@ class JetStreamLog:
                 entries.append(
                     LogEntry(int(m.headers[SEQ]), float(m.headers[AT]), json.loads(m.data))
                 )
+            elif kind == "entries":
+                first, at = int(m.headers[FIRST]), float(m.headers[AT])
+                entries.extend(LogEntry(first + i, at, e) for i, e in enumerate(json.loads(m.data)))
             elif kind == "end":
                 end_reason = json.loads(m.data)["end_reason"]
         game_id = None
@@ -476,6 +515,11 @@ class BlockingJetStreamLog:
         self, uid: str, seq: int, entry: Mapping[str, Any], *, at: float | None = None
     ) -> None:
         self._call(self.log.append_log(uid, seq, entry, at=at))
+
+    def append_logs(
+        self, uid: str, seq: int, entries: Sequence[Mapping[str, Any]], *, at: float | None = None
+    ) -> None:
+        self._call(self.log.append_logs(uid, seq, entries, at=at))
 
     def finish_log(self, uid: str, **game: Any) -> int:
         return self._call(self.log.finish_log(uid, **game))

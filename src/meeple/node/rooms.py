@@ -34,7 +34,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +46,7 @@ from meeple.node import wire
 from meeple.server.lobby import QueueKey
 from meeple.server.room import Room
 from meeple.server.store import ActionLog, LogConflict
+from meeple.server.timecontrol import parse_time_control
 
 if TYPE_CHECKING:
     from meeple.server.lobby import Lobby
@@ -136,11 +137,19 @@ class ClusterLog:
         await self._log.claim(uid, lease.owner, lease.epoch)
 
     def append(self, uid: str, seq: int, entry: Mapping[str, Any], at: float) -> Awaitable[object]:
+        return self._guard(self._log.append_log(uid, seq, self._tagged(entry), at=at))
+
+    def append_many(
+        self, uid: str, seq: int, entries: Sequence[Mapping[str, Any]], at: float
+    ) -> Awaitable[object]:
+        tagged = [self._tagged(e) for e in entries]
+        return self._guard(self._log.append_logs(uid, seq, tagged, at=at))
+
+    def _tagged(self, entry: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The entry with the command it came from (module doc, "Exactly once")."""
         handling = self._owned.room.handling
         tag = self._owned.tags.get(id(handling[1])) if handling is not None else None
-        if tag is not None:
-            entry = {**entry, "cmd": tag}
-        return self._guard(self._log.append_log(uid, seq, entry, at=at))
+        return entry if tag is None else {**entry, "cmd": tag}
 
     def finish(self, uid: str, game: Mapping[str, Any]) -> Awaitable[object]:
         return self._guard(self._log.finish_log(uid, **game))
@@ -253,6 +262,10 @@ class RoomsRole:
         room = factory(request.key, list(seats))
         room.uid = request.uid
         room.rejoin_hashes = list(request.rejoin) or [None] * len(seats)
+        room.clock = self.lobby.clock
+        clock = dict(request.key.settings).get("clock")
+        if clock:  # the table's time control, as the lobby sets it in meeple serve
+            room.time_control = parse_time_control(request.key.game, clock)
         owned.room = room
         await self._serve(owned)
         logger.info("%s: opened %s %s for %s", self.name, request.key, room.uid, _names(room))
@@ -438,6 +451,7 @@ class RoomsRole:
         infos = log.genesis["seats"]
         seats = [RemoteSeat(self, owned, i, info) for i, info in enumerate(infos)]
         room = restore(log, list(seats))
+        room.clock = self.lobby.clock
         room.resume_log(log)
         room.rejoin_hashes = [s.get("rejoin") for s in infos]
         owned.room = room

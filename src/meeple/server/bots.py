@@ -384,7 +384,9 @@ def add_bot(services: Services, table_id: str, *, level: str = "hard") -> BotSea
     rng = random.Random(services.rng.getrandbits(64))
     extra: dict[str, Any] = {}
     if cls is ScrabbleBot:
-        extra["lexicon"] = services.resource("scrabble.lexicon", _no_lexicon)
+        services.resource("scrabble.lexicon", _no_lexicon)
+        # The bot plays with the table's word list (docs/web.md, "Word lists").
+        extra["lexicon"] = scrabble_room.lexicon_of(services, dict(table.settings).get("lexicon"))
     bot = cls(name, lobby, services.names, level=level, rng=rng, **extra)
     services.names.release(name, placeholder)
     services.names.claim(name, bot)
@@ -405,7 +407,11 @@ def restore_bot(services: Services, room: Room, absent: Seat, info: Mapping[str,
     cls = _BOTS[room.game_name]
     extra: dict[str, Any] = {}
     if cls is ScrabbleBot:
-        extra["lexicon"] = services.resource("scrabble.lexicon", _no_lexicon)
+        # The restored game's own word list (the table's, or the server's).
+        game = getattr(room, "game", None)
+        extra["lexicon"] = getattr(game, "lexicon", None) or services.resource(
+            "scrabble.lexicon", _no_lexicon
+        )
     level = info.get("bot") if info.get("bot") in LEVELS else "hard"
     rng = random.Random(services.rng.getrandbits(64))
     bot = cls(absent.name, lobby, services.names, level=str(level), rng=rng, **extra)

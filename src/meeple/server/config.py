@@ -4,6 +4,7 @@ A config file looks like this (every key optional)::
 
     host = "0.0.0.0"
     lexicon = "enable"           # a name, or a path to a word list
+    table_lexicons = ["gcide"]   # more word lists a browser's Scrabble table may choose
     database = "var/meeple.sqlite3"
     idle_timeout = 900           # seconds without a byte from a peer before it is closed
     max_message_size = 8192      # bytes; larger messages get the protocol's error reply
@@ -382,6 +383,10 @@ class ServerConfig:
     host: str = "127.0.0.1"
     listeners: Mapping[str, ListenerConfig] = field(default_factory=_default_listeners)
     lexicon: str = "enable"
+    # Word lists loaded at start besides ``lexicon`` that a browser's Scrabble table may
+    # choose (docs/web.md, "Word lists"); none by default: a word list is compiled once
+    # per machine (seconds), so a server loads only those it is told to.
+    table_lexicons: tuple[str, ...] = ()
     database: str = "var/meeple.sqlite3"
     idle_timeout: float = 900.0
     max_message_size: int = 8192
@@ -443,6 +448,7 @@ class ServerConfig:
 _TYPES: Mapping[str, tuple[type, ...]] = {
     "host": (str,),
     "lexicon": (str,),
+    "table_lexicons": (list,),
     "database": (str,),
     "idle_timeout": (int, float),
     "max_message_size": (int,),
@@ -479,6 +485,11 @@ def config_from_mapping(data: Mapping[str, Any], base: ServerConfig | None = Non
             continue
         if not isinstance(value, _TYPES[key]) or isinstance(value, bool):
             raise ConfigError(f"{key} has the wrong type: {value!r}")
+        if key == "table_lexicons":
+            assert isinstance(value, list)
+            if not all(isinstance(v, str) and v for v in value) or len(value) > 8:
+                raise ConfigError("table_lexicons must be a list of up to 8 word-list names")
+            value = tuple(value)
         changes[key] = value
     listeners = dict(base.listeners)
     raw_listeners = data.get("listeners", {})

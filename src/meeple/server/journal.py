@@ -29,7 +29,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -120,6 +120,15 @@ class Journal:
     ) -> asyncio.Future[Written]:
         return self.submit(
             lambda: self.store.append_log(uid, seq, entry, at=at), f"append {uid}#{seq}"
+        )
+
+    def append_many(
+        self, uid: str, seq: int, entries: Sequence[Mapping[str, Any]], at: float
+    ) -> asyncio.Future[Written]:
+        """Entries ``seq``, ``seq + 1``, … in one write: all of them or none."""
+        last = seq + len(entries) - 1
+        return self.submit(
+            lambda: self.store.append_logs(uid, seq, entries, at=at), f"append {uid}#{seq}-{last}"
         )
 
     def finish(self, uid: str, game: Mapping[str, Any]) -> asyncio.Future[Written]:

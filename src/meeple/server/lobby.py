@@ -51,6 +51,7 @@ from meeple.server.clock import Clock, SystemClock, Timer
 from meeple.server.feed import Feed, game_topic
 from meeple.server.journal import Journal, server_journal
 from meeple.server.room import END_STORE_UNAVAILABLE, Room, Seat, token_hash
+from meeple.server.timecontrol import parse_time_control
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
@@ -168,11 +169,18 @@ class StartRule(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class QueueKey:
-    """Which game a player waits for: the game, how many players, and the variant."""
+    """Which game a player waits for: the game, how many players, and the variant.
+
+    ``settings`` are a table's own choices, as sorted ``(name, value)`` pairs (issue 24:
+    ``clock``, a time control such as ``"25+0"``; ``lexicon``, a Scrabble word list). A
+    queue's key has none, so a player who only names a game and a size (Twente, AM27,
+    Spectrangle) never lands at a table with a clock or a word list it is not told of.
+    """
 
     game: str
     players: int
     variant: str = "standard"
+    settings: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,6 +255,7 @@ class TableInfo:
     size: int
     start_rule: StartRule
     seats: tuple[SeatInfo, ...]
+    settings: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,9 +286,17 @@ class Table:
     """Players waiting together for one game; see the module docstring."""
 
     def __init__(
-        self, game: str, variant: str, size: int, start_rule: StartRule, *, fewest: int = 1
+        self,
+        game: str,
+        variant: str,
+        size: int,
+        start_rule: StartRule,
+        *,
+        fewest: int = 1,
+        settings: tuple[tuple[str, str], ...] = (),
     ) -> None:
         self.id = f"table-{next(_table_ids)}"
+        self.settings = settings
         self.game = game
         self.variant = variant
         self.size = size
@@ -290,7 +307,7 @@ class Table:
 
     @property
     def key(self) -> QueueKey:
-        return QueueKey(self.game, self.size, self.variant)
+        return QueueKey(self.game, self.size, self.variant, self.settings)
 
     @property
     def due(self) -> bool:
@@ -303,7 +320,9 @@ class Table:
 
     def info(self) -> TableInfo:
         seats = tuple(SeatInfo(s.name, _protocol(s), id(s) in self.ready) for s in self.seats)
-        return TableInfo(self.id, self.game, self.variant, self.size, self.start_rule, seats)
+        return TableInfo(
+            self.id, self.game, self.variant, self.size, self.start_rule, seats, self.settings
+        )
 
 
 RoomFactory = Callable[[QueueKey, list[Seat]], Room]
@@ -536,9 +555,22 @@ class Lobby:
     # --- tables -------------------------------------------------------------------------
 
     def create_table(
-        self, game: str, variant: str, size: int, start_rule: StartRule = StartRule.FULL
+        self,
+        game: str,
+        variant: str,
+        size: int,
+        start_rule: StartRule = StartRule.FULL,
+        settings: Mapping[str, str] | None = None,
     ) -> Table:
-        """Open an empty table; someone then sits at it with :meth:`sit`."""
+        """Open an empty table; someone then sits at it with :meth:`sit`. ``settings``:
+        the table's own choices (:class:`QueueKey`), checked by the caller; a ``clock``
+        one is refused here if it is not a time control of the game."""
+        chosen = tuple(sorted((settings or {}).items()))
+        if "clock" in dict(chosen):
+            try:
+                parse_time_control(game, dict(chosen)["clock"])
+            except ValueError as e:
+                raise BadTable(str(e)) from None
         spec = self._game(game)
         if spec.variants is not None:
             if variant not in spec.variants:
@@ -551,7 +583,7 @@ class Lobby:
         if sum(1 for t in self._tables.values() if not t.seats) >= self.max_empty_tables:
             raise TooManyTables(f"{self.max_empty_tables} tables are waiting for a first player")
         fewest = spec.variants[variant][0] if spec.variants is not None else 1
-        table = Table(game, variant, size, start_rule, fewest=fewest)
+        table = Table(game, variant, size, start_rule, fewest=fewest, settings=chosen)
         self._tables[table.id] = table
         self._publish("opened", table)
         return table
@@ -727,6 +759,7 @@ class Lobby:
             raise UnknownGame(f"{log.game!r} rooms cannot be restored")
         seats: list[Seat] = [_Absent(s["name"], s["protocol"]) for s in log.genesis["seats"]]
         room = spec.restore(log, seats)
+        room.clock = self.clock
         room.resume_log(log)
         room.feed = self.feed
         room.journal = self.journal
@@ -850,10 +883,16 @@ class Lobby:
         players = list(table.seats)
         for p in players:
             del self._table_of[id(p)]
-        key = QueueKey(table.game, len(players), table.variant)
+        key = QueueKey(table.game, len(players), table.variant, table.settings)
         if table.start_rule is StartRule.FULL:
             self._notify(table)
         room = self._games[table.game].factory(key, players)
+        room.clock = self.clock
+        clock = dict(table.settings).get("clock")
+        if clock:
+            # The table's time control (docs/web.md, "Clocks"): the room's clocks run
+            # on the server's clock from its first command.
+            room.time_control = parse_time_control(table.game, clock)
         for p in players:
             self._rooms.put(p, room)
         self._by_uid[room.uid] = room
@@ -960,6 +999,7 @@ def _table_json(table: Table) -> dict[str, Any]:
         "players": table.size,
         "variant": table.variant,
         "start": table.start_rule.value,
+        "settings": dict(table.settings),
         "waiting": [
             {"name": s.name, "protocol": _protocol(s), "ready": id(s) in table.ready}
             for s in table.seats

@@ -38,8 +38,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from meeple.games.records import RecordError
+from meeple.server.clock import Clock, SystemClock
 from meeple.server.feed import Feed, game_topic
 from meeple.server.journal import Written
+from meeple.server.timecontrol import Clocks, TimeControl
 
 if TYPE_CHECKING:
     from meeple.server.store import ActionLog
@@ -100,6 +102,11 @@ class LogSink(Protocol):
         self, uid: str, seq: int, entry: Mapping[str, Any], at: float
     ) -> Awaitable[object] | None:
         """Write entry number ``seq`` (from 1) of log ``uid``."""
+
+    def append_many(
+        self, uid: str, seq: int, entries: Sequence[Mapping[str, Any]], at: float
+    ) -> Awaitable[object] | None:
+        """Write entries ``seq``, ``seq + 1``, … of log ``uid`` at once: all or none."""
 
     def finish(self, uid: str, game: Mapping[str, Any]) -> Awaitable[object] | None:
         """Store the finished game (``Store.record_game``'s arguments) and close the log."""
@@ -314,6 +321,12 @@ class Room:
         # the start).
         self.handling: tuple[Seat | None, object] | None = None
         self.on_committed: list[Callable[[Seat | None, object], None]] = []
+        # Set by the lobby: the server's clock, and the table's time control (None: no
+        # clocks). The players' clocks (``timing``) start with the game (docs/web.md).
+        self.clock: Clock = SystemClock()
+        self.time_control: TimeControl | None = None
+        self.timing: Clocks | None = None
+        self._resumed_clocks: list[float] | None = None
 
     # --- the outside world talks to the room only through these -------------------
 
@@ -349,6 +362,15 @@ class Room:
 
     def on_seat_left(self, seat: Seat) -> None:
         """A player disconnected mid-game."""
+
+    def clock_turn(self) -> int | None:
+        """Whose clock runs now (the seat to move); None: nobody's (the game is over).
+        Asked after every command of a room with a time control."""
+        return None
+
+    def on_flag(self, player: int) -> None:
+        """``player``'s clock ran out (its end: zero, or the overtime's limit); the game
+        decides what follows (docs/web.md, "Clocks")."""
 
     def on_seat_back(self, index: int, seat: Seat) -> None:
         """Seat ``index`` is played by ``seat`` now: tell it the game as it is."""
@@ -392,7 +414,7 @@ class Room:
 
     def clock_settings(self) -> dict[str, Any] | None:
         """The clocks' settings, None for a game without clocks."""
-        return None
+        return None if self.time_control is None else self.time_control.to_json()
 
     def log_actions(self, start: int = 0) -> Sequence[Mapping[str, Any]]:
         """The game's actions from number ``start`` (0-based) on, as its record writes
@@ -402,7 +424,11 @@ class Room:
 
     def clocks(self) -> list[float] | None:
         """Each player's remaining time in seconds, None for a game without clocks."""
-        return None
+        return None if self.timing is None else self.timing.now()
+
+    def clock_view(self) -> dict[str, Any] | None:
+        """The clocks as the pages show them (:meth:`Clocks.view`); None: no clocks."""
+        return None if self.timing is None else self.timing.view()
 
     def conclude(self, game: Mapping[str, Any]) -> None:
         """Store this finished game (``Store.record_game``'s arguments) after the log's
@@ -426,6 +452,15 @@ class Room:
             raise RecordError(f"room {log.uid}: the restored game's actions are not its log's")
         self._log_open = True
         self._logged = logged
+        # The clocks come back from the log: the genesis's control, the last entry's times
+        # (the time between that entry and the restart is charged to nobody).
+        settings = log.genesis.get("clocks")
+        if settings:
+            self.time_control = TimeControl.from_json(settings)
+            times = next(
+                (e.entry["clocks"] for e in reversed(log.entries) if e.entry.get("clocks")), None
+            )
+            self._resumed_clocks = None if times is None else [float(t) for t in times]
 
     def departed(self) -> Collection[int]:
         """The seats whose players left the game before it was restored (their leave is
@@ -455,6 +490,7 @@ class Room:
             "protocols": [getattr(s, "protocol", "unknown") for s in self.seats],
             "finished": self.finished,
             "view": self.spectator_view(),
+            "clocks": self.clock_view(),
         }
 
     def publish(self) -> None:
@@ -507,6 +543,7 @@ class Room:
             self._outbox = []
             try:
                 self.on_start()
+                self._run_clocks()
             finally:
                 await self._commit()
             self._committed(None, None)
@@ -524,6 +561,10 @@ class Room:
                         self._halt(command.reason)
                     elif isinstance(command, _SeatBack):
                         self._seat_back(command.old, command.new)
+                    elif isinstance(command, _Flag):
+                        if self.timing is not None and self.timing.fall(command.player):
+                            self.log.info("%s's clock ran out", self.seats[command.player].name)
+                            self.on_flag(command.player)
                     elif seat is not None and getattr(seat, "told_the_end", False):
                         # The seat's protocol already told its player how the game ended
                         # (a shutdown's farewell): nothing it sent before that counts now,
@@ -535,12 +576,15 @@ class Room:
                     # A bug in one command's handling is logged; the game state is only
                     # changed by the engine's atomic apply, so the room can go on.
                     self.log.exception("command %r failed", command)
+                self._run_clocks()
                 await self._commit()
                 self.handling = None
                 self._committed(seat, command)
                 self.publish()
         finally:
             self.finished = True
+            if self.timing is not None:
+                self.timing.stop()
             self.publish()
             for callback in self.on_finished:
                 try:
@@ -554,6 +598,21 @@ class Room:
                 callback(seat, command)
             except Exception:
                 self.log.exception("on_committed callback failed")
+
+    def _run_clocks(self) -> None:
+        """Start, switch or stop the players' clocks after a command (before its log
+        entries, which carry the times)."""
+        if self.time_control is None:
+            return
+        if self.timing is None:
+            self.timing = Clocks(
+                self.time_control,
+                len(self.seats),
+                self.clock,
+                lambda player: self.submit(None, _Flag(player)),
+                self._resumed_clocks,
+            )
+        self.timing.run(None if self.finished else self.clock_turn())
 
     async def _commit(self) -> None:
         """Queue the command's new log entries, then what it told the seats; wait for both."""
@@ -585,13 +644,15 @@ class Room:
             self._log_open = True
         actions = self.log_actions(len(self._logged))
         if actions:
+            # A command's entries are one write: all of them or none (docs/durability.md).
             clocks = self.clocks()
-            at = self.wall_clock()
-            for action in actions:
-                self._logged.append(action)
-                seq, entry = len(self._logged), {"action": action, "clocks": clocks}
-                append = functools.partial(self._append, journal, seq, entry, at)
-                self._write(append, f"#{seq}")
+            first = len(self._logged) + 1
+            entries = [{"action": action, "clocks": clocks} for action in actions]
+            self._logged.extend(actions)
+            append = functools.partial(self._append, journal, first, entries, self.wall_clock())
+            self._write(
+                append, f"#{first}" if len(entries) == 1 else f"#{first}-{len(self._logged)}"
+            )
         if self._conclusion is not None and not self._concluded:
             self._concluded = True
             game = dict(self._conclusion)
@@ -601,9 +662,12 @@ class Room:
             self._write(functools.partial(journal.finish, self.uid, game), "finish")
 
     def _append(
-        self, journal: LogSink, seq: int, entry: Mapping[str, Any], at: float
+        self, journal: LogSink, seq: int, entries: Sequence[Mapping[str, Any]], at: float
     ) -> Awaitable[object] | None:
-        written = journal.append(self.uid, seq, entry, at)
+        if len(entries) == 1:
+            written = journal.append(self.uid, seq, entries[0], at)
+        else:
+            written = journal.append_many(self.uid, seq, entries, at)
         if isinstance(written, asyncio.Future):
             written.add_done_callback(self._taken)
         return written
@@ -693,6 +757,13 @@ class _LeftAtRestart:
 
     def __init__(self, seats: tuple[Seat, ...]) -> None:
         self.seats = seats
+
+
+class _Flag:
+    __slots__ = ("player",)
+
+    def __init__(self, player: int) -> None:
+        self.player = player
 
 
 class _SeatBack:

@@ -241,6 +241,31 @@ class SantoriniRoom(Room):
             if before.alive[i]:  # a player already out (3 players) has left the table
                 self.deliver(other, changed)
 
+    def clock_turn(self) -> int | None:
+        return self.game.turn
+
+    def on_flag(self, player: int) -> None:
+        # docs/web.md, "Clocks": a player whose clock runs out loses, as by LOSE (spec
+        # §4.2.6): with two players the other wins, with three the others play on. Before
+        # play (gods, workers) there is no LOSE: the game ends as at a disconnect.
+        if self.game.is_over or not self.game.state.alive[player]:
+            return
+        if self.game.phase is not Phase.PLAY:
+            self.end_reason = "time"
+            self.dropped = player
+            self._over()
+            self.broadcast(Changed(self.game, self.game.state, ()))
+            return
+        before = self.game.state
+        events = self.game.apply(engine.Lose(player))
+        changed = Changed(self.game, before, tuple(events))
+        if any(isinstance(e, engine.GameWon) for e in events):
+            self.end_reason = "time"
+            self._over()
+        for i, other in enumerate(self.seats):
+            if before.alive[i]:
+                self.deliver(other, changed)
+
     def on_seat_left(self, seat: Seat) -> None:
         if self.game.is_over:
             return

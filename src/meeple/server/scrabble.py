@@ -13,10 +13,11 @@ from __future__ import annotations
 import enum
 import random
 import time
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from meeple.games.records import RecordError
 from meeple.games.scrabble.board import Direction
 from meeple.games.scrabble.errors import NotYourTurn, ScrabbleError
 from meeple.games.scrabble.game import (
@@ -34,6 +35,7 @@ from meeple.games.scrabble.game import (
     GameResult,
     Pass,
     Play,
+    TimePenalty,
     Variant,
 )
 from meeple.games.scrabble.gcg import to_gcg
@@ -221,6 +223,30 @@ class ScrabbleRoom(Room):
     def log_actions(self, start: int = 0) -> list[dict[str, Any]]:
         return record_actions(self.game, start)
 
+    def clock_turn(self) -> int | None:
+        return self.game.turn
+
+    def on_flag(self, player: int) -> None:
+        # docs/web.md, "Clocks": past its overtime's limit (or at zero without one) the
+        # game ends, out of time; the penalties come off the final scores.
+        if not self.game.is_over:
+            self._publish(None, self.game.apply(End(EndReason.TIME, player)))
+
+    def _time_penalties(self) -> list[Event]:
+        """The overtime penalties, once the game is over (WESPA/NASPA: 10 points per
+        started minute over), applied to the final scores as engine actions, so that
+        the record replays them."""
+        timing = self.timing
+        if timing is None:
+            return []
+        timing.stop()
+        events: list[Event] = []
+        for player, left in enumerate(timing.remaining):
+            points = timing.control.penalty_for(left)
+            if points:
+                events += self.game.apply(TimePenalty(player, points))
+        return events
+
     def on_start(self) -> None:
         opening = tuple(self.game.opening_events())
         players = tuple(s.name for s in self.seats)
@@ -261,6 +287,8 @@ class ScrabbleRoom(Room):
         raise NotYourTurn(f"unknown command {command!r}")
 
     def _publish(self, actor: int | None, events: list[Event]) -> None:
+        if self.game.is_over:
+            events = events + self._time_penalties()
         update = Update(actor, tuple(events), self.game)
         if self.game.is_over:
             # Stored before anyone is told, so a player who has seen the end finds the record.
@@ -329,11 +357,38 @@ _TABLE_RULES = {**VARIANTS, DOUBLE_VARIANT.name: DOUBLE_VARIANT}
 
 
 LEXICON_RESOURCE = "scrabble.lexicon"
+TABLE_LEXICONS_RESOURCE = "scrabble.table-lexicons"
 
 
 def table_lexicon(services: Services) -> Container[str]:
     """The lexicon every Scrabble table checks words with, loaded once per server."""
     return services.resource(LEXICON_RESOURCE, lambda: load_lexicon(services.config.lexicon))  # type: ignore[no-any-return]
+
+
+def load_table_lexicons(names: Sequence[str]) -> dict[str, Container[str]]:
+    """Load the word lists ``names`` (the config's ``table_lexicons``), by their names."""
+    loaded: dict[str, Container[str]] = {}
+    for configured in names:
+        lexicon = load_lexicon(configured)
+        loaded[str(getattr(lexicon, "name", configured))] = lexicon
+    return loaded
+
+
+def table_lexicons(services: Services) -> Mapping[str, Container[str]]:
+    """The word lists a browser's table may choose besides the default (docs/web.md,
+    "Word lists"): those the server was started with (``table_lexicons``), by name."""
+    return services.resource(  # type: ignore[no-any-return]
+        TABLE_LEXICONS_RESOURCE, lambda: load_table_lexicons(services.config.table_lexicons)
+    )
+
+
+def lexicon_of(services: Services, name: str | None) -> Container[str]:
+    """The loaded word list ``name`` (None: the default); KeyError if the server has not
+    loaded it."""
+    default = table_lexicon(services)
+    if name is None or name == getattr(default, "name", None):
+        return default
+    return table_lexicons(services)[name]
 
 
 def scrabble_lobby(services: Services) -> Lobby:
@@ -344,6 +399,7 @@ def scrabble_lobby(services: Services) -> Lobby:
     """
     lobby = server_lobby(services)
     lexicon = table_lexicon(services)
+    table_lexicons(services)
     if not lobby.has_game(GAME):
         create, restore = _room_factory(lexicon, services)
         lobby.register_game(GAME, create, variants=TABLE_VARIANTS, restore=restore)
@@ -366,19 +422,21 @@ def _room_factory(lexicon: Container[str], services: Services) -> tuple[RoomFact
                     "scores": dict(zip(room.game.players, result.scores, strict=True)),
                     "winners": [room.game.players[w] for w in result.winners],
                 },
-                "record": to_gcg(room.game, lexicon=getattr(lexicon, "name", None)),
-                "data": to_record(room.game, lexicon=getattr(lexicon, "name", None), uid=room.uid),
+                "record": to_gcg(room.game, lexicon=room.lexicon_name),
+                "data": to_record(room.game, lexicon=room.lexicon_name, uid=room.uid),
             }
         )
 
     def create(key: QueueKey, seats: list[Seat]) -> Room:
         variant = _TABLE_RULES[key.variant]
+        # The table's own word list (docs/web.md, "Word lists"), else the server's.
+        chosen = dict(key.settings).get("lexicon")
         # Clarkson RFC §4: a player quitting mid-game leaves the others playing.
         policy = LeavePolicy.CONTINUE if key.variant == "clarkson" else LeavePolicy.END_GAME
         room = ScrabbleRoom(
             seats,
             variant=variant,
-            lexicon=lexicon,
+            lexicon=lexicon if chosen is None else lexicon_of(services, chosen),
             rng=random.Random(services.rng.getrandbits(64)),
             leave_policy=policy,
             on_game_over=record,
@@ -387,12 +445,19 @@ def _room_factory(lexicon: Container[str], services: Services) -> tuple[RoomFact
         return room
 
     def restore(log: ActionLog, seats: list[Seat]) -> Room:
-        game = log.replay(lexicon=lexicon)
-        game.resume(random.Random(services.rng.getrandbits(64)), lexicon)
+        name = log.genesis["record"].get("lexicon")
+        try:
+            words = (
+                lexicon if name == getattr(lexicon, "name", None) else lexicon_of(services, name)
+            )
+        except KeyError:
+            raise RecordError(f"the word list {name!r} is not loaded by this server") from None
+        game = log.replay(lexicon=words)
+        game.resume(random.Random(services.rng.getrandbits(64)), words)
         room = ScrabbleRoom(
             seats,
             variant=game.variant,
-            lexicon=lexicon,
+            lexicon=words,
             rng=random.Random(0),  # unused: the game is the log's
             leave_policy=LeavePolicy(log.genesis["table"]["leave"]),
             on_game_over=record,

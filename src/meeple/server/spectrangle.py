@@ -184,6 +184,7 @@ class SpectrangleRoom(Room):
         # ``game``: a game replayed from the room's log (restart recovery).
         self.game = game if game is not None else new_game([s.name for s in seats], rng)
         self.left: set[int] = set()
+        self.flagged: int | None = None  # whose clock ran out (the game is abandoned)
         self.started_at = time.time()
         self._on_game_over = on_game_over
 
@@ -227,6 +228,17 @@ class SpectrangleRoom(Room):
             self.deliver(seat, RoomRejected(error))
             return
         self._publish(events)
+
+    def clock_turn(self) -> int | None:
+        return None if self.game.is_over else self.game.turn
+
+    def on_flag(self, player: int) -> None:
+        # docs/web.md, "Clocks": the spec knows one early end, a player gone, and it
+        # abandons the game with no points counted; a player out of time is treated so.
+        if not self.game.is_over:
+            # Still at the table (unlike a player gone): told of the end like the others.
+            self.flagged = player
+            self._publish(self.game.apply(engine.Abandon(player)))
 
     def on_seat_left(self, seat: Seat) -> None:
         player = self.index(seat)
@@ -330,8 +342,11 @@ def _room_factory(services: Services) -> tuple[RoomFactory, RoomRestorer]:
         result = game.result
         summary: dict[str, Any]
         if result is None:
-            left = [game.players[p] for p in sorted(room.left)]
+            gone = room.left if room.flagged is None else {*room.left, room.flagged}
+            left = [game.players[p] for p in sorted(gone)]
             end_reason, summary = END_PLAYER_LEFT, {"left": left}
+            if room.flagged is not None:
+                end_reason = "time"
         else:
             end_reason = END_FINISHED
             summary = {

@@ -391,6 +391,19 @@ class Backend(abc.ABC):
             )
             return True
 
+    def append_run(self, uid: str, seq: int, rows: Sequence[tuple[float, str]]) -> bool:
+        """Write entries ``seq``, ``seq + 1``, … (each ``(at, entry)``) of log ``uid`` in
+        one transaction, fenced as :meth:`append`: all of them or none; whether it did."""
+        last = seq + len(rows) - 1
+        with self.transaction() as tx:
+            if not tx.execute(_FENCE, (last, uid, seq - 1)).rowcount:
+                return False
+            tx.executemany(
+                "INSERT INTO room_log_entries (uid, seq, at, entry) VALUES (?, ?, ?, ?)",
+                [(uid, seq + i, at, entry) for i, (at, entry) in enumerate(rows)],
+            )
+            return True
+
     @abc.abstractmethod
     def _version(self, tx: Transaction) -> int:
         """The schema version, read in the migration's transaction, which it serialises
@@ -658,21 +671,38 @@ class Store:
         interleave. The same entry at a sequence already written is a retry and does
         nothing (the pair uid and seq is the entry's message id).
         """
-        text = _json(entry)
-        when = self._now() if at is None else at
-        if self._db.append(uid, seq, when, text):
+        self.append_logs(uid, seq, [entry], at=at)
+
+    def append_logs(
+        self, uid: str, seq: int, entries: Sequence[Mapping[str, Any]], *, at: float | None = None
+    ) -> None:
+        """Append ``entries`` as numbers ``seq``, ``seq + 1``, … of room ``uid``'s log in
+        one transaction: all of them or none (a step whose entries belong together, such
+        as a play and its verdict, is never half in the log). Fenced and retried as
+        :meth:`append_log`."""
+        texts = [_json(entry) for entry in entries]
+        if not texts:
             return
-        # Refused: say why, unless it is a retry of an entry already written. A log only
+        when = self._now() if at is None else at
+        if len(texts) == 1:
+            written = self._db.append(uid, seq, when, texts[0])
+        else:
+            written = self._db.append_run(uid, seq, [(when, text) for text in texts])
+        if written:
+            return
+        # Refused: say why, unless it is a retry of entries already written. A log only
         # grows (and closes), so what is read now still says why the append was refused.
         row = _first(self._db.read("SELECT last_seq FROM room_logs WHERE uid = ?", (uid,)))
         if row is None:
             raise LogConflict(f"room {uid}: no log")
-        last = int(row[0])
-        if 1 <= seq <= last:
-            (old,) = self._db.read(
-                "SELECT entry FROM room_log_entries WHERE uid = ? AND seq = ?", (uid, seq)
-            )[0]
-            if json.loads(old) != json.loads(text):
+        last, end = int(row[0]), seq + len(texts) - 1
+        if seq >= 1 and end <= last:
+            old = self._db.read(
+                "SELECT entry FROM room_log_entries WHERE uid = ? AND seq BETWEEN ? AND ?"
+                " ORDER BY seq",
+                (uid, seq, end),
+            )
+            if [json.loads(o) for (o,) in old] != [json.loads(t) for t in texts]:
                 raise LogConflict(f"room {uid}: entry {seq} is already another entry")
             return
         raise LogConflict(f"room {uid}: append {seq} after {last} refused")

@@ -42,7 +42,7 @@ from meeple.server.feed import Feed, game_topic
 from meeple.server.journal import server_journal, server_store
 from meeple.server.limits import AddressLimiter
 from meeple.server.lobby import LOBBY_TOPIC, Lobby, server_lobby
-from meeple.server.scrabble import LEXICON_RESOURCE
+from meeple.server.scrabble import LEXICON_RESOURCE, TABLE_LEXICONS_RESOURCE
 from meeple.server.store import GameRecord, Store, StoreUnavailable, stored
 from meeple.web import accounts, replays
 from meeple.web import console as console_pages
@@ -153,6 +153,18 @@ class WebContext:
         loaded = getattr(self.services.get(LEXICON_RESOURCE), "name", None)
         return str(loaded or lexicon_name(self.services.config.lexicon))
 
+    def lexicons(self) -> list[str]:
+        """The word lists a browser's Scrabble table may choose, the default first (the
+        others as configured: ``table_lexicons``; docs/web.md, "Word lists")."""
+        default = self.lexicon()
+        loaded = self.services.get(TABLE_LEXICONS_RESOURCE)
+        more = (
+            list(loaded)
+            if loaded is not None
+            else [lexicon_name(n) for n in self.services.config.table_lexicons]
+        )
+        return [default, *(n for n in more if n != default)]
+
     async def analysis(self, record: GameRecord) -> list[dict[str, Any] | None] | None:
         """A finished Scrabble game's moves against the engine's best (issue 24), when
         the server's lexicon is the one it was played with; kept for the last games asked
@@ -162,7 +174,10 @@ class WebContext:
         if record.game != "scrabble" or data is None or lexicon is None:
             return None
         if data.get("lexicon") != getattr(lexicon, "name", None):
-            return None
+            # A table's own word list, if the server has it loaded.
+            lexicon = (self.services.get(TABLE_LEXICONS_RESOURCE) or {}).get(data.get("lexicon"))
+            if lexicon is None:
+                return None
         key = str(data.get("uid") or record.id)
         if key not in self._analyses:
             try:
@@ -267,6 +282,7 @@ async def play_page(request: Request) -> Response:
         "play.html",
         signed_in=accounts.session_of(request).name,
         lexicon=ctx.lexicon(),
+        lexicons=ctx.lexicons(),
         invited=request.query_params.get("table"),
         bot_levels=BOT_LEVELS,
     )
@@ -289,8 +305,15 @@ async def game_page(request: Request) -> Response:
         snapshot, seq = (last.data, last.seq) if last is not None else (room.snapshot(), 0)
         if snapshot["view"] is not None:
             lexicon = getattr(room, "lexicon_name", None)
+            # The clocks as of now (a snapshot's are as of its last move).
             return render(
-                request, "live.html", uid=uid, snapshot=snapshot, seq=seq, lexicon=lexicon
+                request,
+                "live.html",
+                uid=uid,
+                snapshot=snapshot,
+                seq=seq,
+                lexicon=lexicon,
+                clocks=room.clock_view(),
             )
     record = await stored(replays.find, ctx.store, uid)
     if record is None:

@@ -103,6 +103,20 @@ async def games_ready(services: Services) -> Lobby:
     other games are still registered (a Scrabble table is then refused as a game the
     lobby does not have)."""
     lobby = server_lobby(services)
+    if not services.has_resource(scrabble_room.TABLE_LEXICONS_RESOURCE):
+        # The word lists a table may choose (docs/web.md, "Word lists"), off the loop too.
+        loading_more: asyncio.Future[dict[str, Any]] = services.resource(
+            "web.table-lexicons-loading",
+            lambda: asyncio.ensure_future(
+                asyncio.to_thread(scrabble_room.load_table_lexicons, services.config.table_lexicons)
+            ),
+        )
+        try:
+            more = await asyncio.shield(loading_more)
+        except Exception as e:
+            logger.error("the tables' other word lists are unavailable: %s", e)
+            more = {}
+        services.resource(scrabble_room.TABLE_LEXICONS_RESOURCE, lambda: more)
     if lobby.has_game(scrabble_room.GAME) or services.has_resource(scrabble_room.LEXICON_RESOURCE):
         return register_games(services)
     loading: asyncio.Future[Lexicon] = services.resource(
@@ -202,13 +216,32 @@ class WebSeat:
 
     def _create(self, m: proto.CreateTable) -> None:
         rule = StartRule.READY if m.start == "ready" else StartRule.FULL
+        # A table's own choices (issue 24): a clock, a Scrabble word list.
+        settings = {"clock": m.clock} if m.clock else {}
+        if m.lexicon:
+            settings.update(self._lexicon_setting(m.game, m.lexicon))
         self._claim(m.name)
-        table = self.lobby.create_table(m.game, m.variant, m.size, rule)
+        table = self.lobby.create_table(m.game, m.variant, m.size, rule, settings)
         try:
             self._sit(table.id)
         except TableError:
             self.lobby.leave(self)
             raise
+
+    def _lexicon_setting(self, game: str, name: str) -> dict[str, str]:
+        """A table's ``lexicon`` setting: none for the server's default word list; refused
+        for a game without words or a list the server has not loaded."""
+        if game != scrabble_room.GAME:
+            raise _Refused(f"a {game} table has no word list")
+        default = lexicon_name(self.services.config.lexicon)
+        loaded = self.services.get(scrabble_room.LEXICON_RESOURCE)
+        if name == getattr(loaded, "name", default):
+            return {}
+        offered = scrabble_room.table_lexicons(self.services)
+        if name not in offered:
+            choices = ", ".join([getattr(loaded, "name", default), *offered])
+            raise _Refused(f"this server has no word list {name} for tables (it has {choices})")
+        return {"lexicon": name}
 
     def _sit(self, table_id: str) -> None:
         try:
@@ -381,7 +414,10 @@ def _seat_view(room: Room, you: int) -> dict[str, Any] | None:
         view = spectrangle_view.seat_view(game, you)
     else:
         return None
-    view["over"] = bool(game.is_over)
+    # A game the room ended outside its engine's rules (a Santorini clock that ran out
+    # before play) is over too.
+    view["over"] = bool(game.is_over) or room.finished
+    view["clocks"] = room.clock_view()
     return view
 
 

@@ -42,6 +42,10 @@ def test_play_messages_decode_to_their_dataclasses() -> None:
     """Each play message decodes to its value, defaults filled in."""
     create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 2, "name": "ann"}
     assert decode(json.dumps(create)) == CreateTable("scrabble", "twente", 2, "full", "ann")
+    clocked = {**create, "clock": "25+0", "lexicon": "gcide"}
+    assert decode(json.dumps(clocked)) == CreateTable(
+        "scrabble", "twente", 2, "full", "ann", "25+0", "gcide"
+    )
     assert decode('{"type":"sit","table":"table-3","name":"bo"}') == Sit("table-3", "bo")
     assert decode('{"type":"rejoin","token":"abcdefgh-123"}') == Rejoin("abcdefgh-123")
     assert decode('{"type":"bot","table":"table-3"}') == AddBot("table-3", "hard")
@@ -66,6 +70,39 @@ def test_play_messages_decode_to_their_dataclasses() -> None:
         {"type": "create", "game": "scrabble", "variant": "twente", "size": 99, "name": "a"},
         {"type": "create", "game": "scrabble", "variant": "twente", "size": 2, "name": "a b"},
         {"type": "create", "game": "scrabble", "variant": "t", "size": 2, "name": "a", "x": 1},
+        {"type": "create", "game": "scrabble", "variant": "t", "size": 2, "name": "a", "clock": 25},
+        {
+            "type": "create",
+            "game": "scrabble",
+            "variant": "t",
+            "size": 2,
+            "name": "a",
+            "clock": "25",
+        },
+        {
+            "type": "create",
+            "game": "santorini",
+            "variant": "t",
+            "size": 2,
+            "name": "a",
+            "clock": "999+1",
+        },
+        {
+            "type": "create",
+            "game": "scrabble",
+            "variant": "t",
+            "size": 2,
+            "name": "a",
+            "lexicon": "../x",
+        },
+        {
+            "type": "create",
+            "game": "scrabble",
+            "variant": "t",
+            "size": 2,
+            "name": "a",
+            "lexicon": [],
+        },
         {"type": "sit", "table": "t", "name": "x" * 25},
         {"type": "rejoin", "token": "short"},
         {"type": "bot", "table": "t", "level": "God-like!"},  # (an unknown name: refused)
@@ -125,7 +162,19 @@ _JSON = st.recursive(
     kind=st.sampled_from(["create", "sit", "rejoin", "bot", "ready", "leave", "play"]),
     fields=st.dictionaries(
         st.sampled_from(
-            ["game", "variant", "size", "name", "start", "table", "token", "level", "action"]
+            [
+                "game",
+                "variant",
+                "size",
+                "name",
+                "start",
+                "table",
+                "token",
+                "level",
+                "action",
+                "clock",
+                "lexicon",
+            ]
         ),
         _JSON,
         max_size=6,

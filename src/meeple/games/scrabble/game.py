@@ -20,7 +20,9 @@ Turn flow (the allowed actions per status are one table, ``_ALLOWED``):
 - Leave may come any time before the end: the player's turns are skipped from then
   on (Clarkson: the others play on); End stops the whole game (Twente: a disconnect
   ends it).
-- ``OVER``: nothing more is allowed (:class:`GameIsOver`); :attr:`Game.result` says why.
+- ``OVER``: nothing more is allowed (:class:`GameIsOver`) but a :class:`TimePenalty`,
+  the clock's overtime penalty, which the rules take off the final score;
+  :attr:`Game.result` says why it ended (its scores after any penalty).
 """
 
 from __future__ import annotations
@@ -81,6 +83,8 @@ __all__ = [
     "PlayWithdrawn",
     "PlayerDropped",
     "TilesDrawn",
+    "TimePenalized",
+    "TimePenalty",
     "TurnLost",
     "TurnPassedTo",
     "Variant",
@@ -283,7 +287,18 @@ class Leave:
     player: int
 
 
-Action = Play | Exchange | Pass | Challenge | Accept | End | Leave
+@dataclass(frozen=True, slots=True)
+class TimePenalty:
+    """Take ``points`` off ``player``'s final score: the overtime penalty of a game
+    played on a clock (WESPA and NASPA rules: 10 points per minute or part of one over
+    the player's time). Allowed only once the game is over, since the rule applies to
+    the final score; the winners are decided again."""
+
+    player: int
+    points: int
+
+
+Action = Play | Exchange | Pass | Challenge | Accept | End | Leave | TimePenalty
 
 
 # ----------------------------------------------------------------------------- events
@@ -424,6 +439,17 @@ class GameEnded:
     result: GameResult
 
 
+@dataclass(frozen=True, slots=True)
+class TimePenalized:
+    """``points`` were taken off ``player``'s final score for overtime; ``result`` is
+    the game's result after it."""
+
+    player: int
+    points: int
+    total: int
+    result: GameResult
+
+
 Event = (
     TilesDrawn
     | PlayMade
@@ -437,6 +463,7 @@ Event = (
     | TurnPassedTo
     | PlayerDropped
     | GameEnded
+    | TimePenalized
 )
 
 
@@ -461,7 +488,7 @@ _ALLOWED: Mapping[GameStatus, frozenset[type]] = MappingProxyType(
         GameStatus.CHALLENGE_WINDOW: frozenset(
             {Play, Exchange, Pass, Challenge, Accept, End, Leave}
         ),
-        GameStatus.OVER: frozenset(),
+        GameStatus.OVER: frozenset({TimePenalty}),
     }
 )
 
@@ -738,7 +765,7 @@ class Game:
 
     def apply(self, action: Action) -> list[Event]:
         """Apply one action and return its events; raise a RuleError (game unchanged) if illegal."""
-        if self._status is GameStatus.OVER:
+        if self._status is GameStatus.OVER and not isinstance(action, TimePenalty):
             raise GameIsOver("the game is over")
         if type(action) not in _ALLOWED[self._status]:
             raise ChallengeError(f"no play to {type(action).__name__.lower()}")
@@ -756,6 +783,8 @@ class Game:
             events = self._accept()
         elif isinstance(action, Leave):
             events = self._leave(action)
+        elif isinstance(action, TimePenalty):
+            events = self._time_penalty(action)
         else:
             events = self._end_externally(action)
         self._log.append(action)
@@ -900,6 +929,26 @@ class Game:
         events = self._settle_pending(end_if_out=False)
         return events + self._finish(action.reason, action.player)
 
+    def _time_penalty(self, action: TimePenalty) -> list[Event]:
+        result = self._result
+        p = action.player
+        if result is None or not 0 <= p < len(self.players) or action.points < 0:
+            raise ValueError(f"no time penalty of {action.points} for player {p}")
+        self._scores[p] -= action.points
+        scores = tuple(self._scores)
+        self._result = replace(
+            result, scores=scores, winners=self._winners(result.reason, result.player)
+        )
+        return [TimePenalized(p, action.points, scores[p], self._result)]
+
+    def _winners(self, reason: EndReason, player: int | None) -> tuple[int, ...]:
+        # Players who left, or whose disconnect ended the game, win only if nobody remains.
+        n = len(self.players)
+        gone = self._left | ({player} if reason is EndReason.DISCONNECT else set())
+        eligible = [i for i in range(n) if i not in gone] or list(range(n))
+        best = max(self._scores[i] for i in eligible)
+        return tuple(i for i in eligible if self._scores[i] == best)
+
     def _leave(self, action: Leave) -> list[Event]:
         p = action.player
         if not 0 <= p < len(self.players) or p in self._left:
@@ -994,10 +1043,7 @@ class Game:
             adjustments = [-v for v in values]
         for i, a in enumerate(adjustments):
             self._scores[i] += a
-        # Players who left, or whose disconnect ended the game, win only if nobody remains.
-        gone = self._left | ({player} if reason is EndReason.DISCONNECT else set())
-        eligible = [i for i in range(n) if i not in gone] or list(range(n))
-        best = max(self._scores[i] for i in eligible)
+        winners = self._winners(reason, player)
         self._status = GameStatus.OVER
         self._pending = None
         self._result = GameResult(
@@ -1006,7 +1052,7 @@ class Game:
             tuple(self._scores),
             tuple(adjustments),
             self.racks,
-            tuple(i for i in eligible if self._scores[i] == best),
+            winners,
         )
         return [GameEnded(self._result)]
 
@@ -1050,6 +1096,8 @@ def _action_to_dict(a: Action) -> dict[str, Any]:
         return {"type": "exchange", "player": a.player, "tiles": a.tiles}
     if isinstance(a, End):
         return {"type": "end", "reason": a.reason.value, "player": a.player}
+    if isinstance(a, TimePenalty):
+        return {"type": "time-penalty", "player": a.player, "points": a.points}
     return {"type": _SIMPLE_NAMES[type(a)], "player": a.player}
 
 
@@ -1068,6 +1116,8 @@ def _action_from_dict(d: Mapping[str, Any]) -> Action:
     if kind == "end":
         player = d.get("player")
         return End(EndReason(d["reason"]), None if player is None else int(player))
+    if kind == "time-penalty":
+        return TimePenalty(int(d["player"]), int(d["points"]))
     return _SIMPLE_ACTIONS[kind](int(d["player"]))
 
 

@@ -45,6 +45,7 @@ from meeple.games.scrabble.game import (
     Passed,
     PlayMade,
     PlayWithdrawn,
+    TimePenalized,
     TurnLost,
 )
 
@@ -126,6 +127,9 @@ def to_gcg(
             lines.append(line(event.player, f"{sort_tiles(event.rack)} - +0 {event.total}"))
         elif isinstance(event, GameEnded):
             lines += _end_lines(event.result, nicks, line)
+        elif isinstance(event, TimePenalized):
+            rack = sort_tiles(event.result.racks[event.player])
+            lines.append(line(event.player, f"{rack} (time) -{event.points} {event.total}"))
     return "\n".join(lines) + "\n"
 
 

@@ -17,7 +17,9 @@ drawn first: seat 0's rack is the last seven, reversed). The actions, one object
   in the lexicon (empty: the challenge failed); a replay without the lexicon takes
   the verdict from here, one with a lexicon checks it;
 - ``{"type": "end", "reason": "time" | "admin" | "disconnect", "player": 0 | null}`` —
-  the game stopped from outside (a clock, the referee's admin, a dropped connection).
+  the game stopped from outside (a clock, the referee's admin, a dropped connection);
+- ``{"type": "time-penalty", "player": 0, "points": 20}`` — after the end, points off a
+  player's final score for overtime on a clock (:class:`TimePenalty`).
 
 ``result``: ``{"reason": "went-out" | ..., "player": seat | null, "scores": [...],
 "winners": [seat, ...]}`` as the engine's :class:`GameResult` says.
@@ -63,6 +65,7 @@ from meeple.games.scrabble.game import (
     Pass,
     Play,
     PlayMade,
+    TimePenalty,
     Variant,
     variant_to_dict,
 )
@@ -153,6 +156,10 @@ def record_actions(game: Game, start: int = 0) -> list[dict[str, Any]]:
             actions.append({"type": "challenge", "player": action.player, "phonies": phonies})
         elif isinstance(action, End):
             actions.append({"type": "end", "reason": action.reason.value, "player": action.player})
+        elif isinstance(action, TimePenalty):
+            actions.append(
+                {"type": "time-penalty", "player": action.player, "points": action.points}
+            )
         else:
             actions.append({"type": _SIMPLE_NAMES[type(action)], "player": action.player})
     return actions
@@ -324,6 +331,8 @@ def _action(
     if kind == "exchange":
         letters = str_field(d, "tiles", max_len=rack_size, index=i)
         return d, Exchange(player, letters), str_field(d, "bag", max_len=_MAX_BAG, index=i)
+    if kind == "time-penalty":
+        return d, TimePenalty(player, int_field(d, "points", lo=0, hi=100_000, index=i)), None
     if kind == "challenge":
         phonies = list_field(d, "phonies", str, max_len=64, index=i)
         if any(len(w) > _MAX_BOARD for w in phonies):
@@ -434,5 +443,7 @@ def _text(game: Game, action: Action, events: Sequence[Event]) -> str:
     if isinstance(action, End):
         who = "" if action.player is None else f" ({names[action.player]})"
         return f"game stopped: {action.reason.value}{who}"
+    if isinstance(action, TimePenalty):
+        return f"{names[action.player]} loses {action.points} for overtime"
     verb = {Pass: "passes", Accept: "accepts the play", Leave: "leaves"}[type(action)]
     return f"{names[action.player]} {verb}"

@@ -27,6 +27,7 @@ from meeple.games.scrabble.game import (
     PlayerDropped,
     PlayMade,
     PlayWithdrawn,
+    TimePenalized,
     TurnLost,
 )
 from meeple.games.scrabble.moves import Placement
@@ -85,6 +86,8 @@ def move_entry(event: Event, players: tuple[str, ...]) -> dict[str, Any] | None:
         return _entry(event.player, "turn-lost", "loses a turn", 0, event.total)
     if isinstance(event, PlayerDropped):
         return _entry(event.player, "left", "left the game", 0, None)
+    if isinstance(event, TimePenalized):
+        return _entry(event.player, "time", "overtime penalty", -event.points, event.total)
     if isinstance(event, GameEnded):
         result = event.result
         entry = _entry(result.player, "end", f"game over: {END_TEXT[result.reason]}", 0, None)

@@ -78,6 +78,7 @@ _NAME = re.compile(r"[A-Za-z0-9_.-]{1,24}")
 _WORD = re.compile(r"[A-Za-z0-9_.-]{1,32}")
 _LEVEL = re.compile(r"[a-z]{1,16}")  # variants, table ids, levels, gods, tiles
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{8,64}")
+_CLOCK = re.compile(r"[0-9]{1,2}\+[0-9]{1,2}")
 # Play action kinds, and the fields each takes (values checked in _action).
 _ACTIONS: dict[str, frozenset[str]] = {
     "place": frozenset({"tiles", "tile", "index", "cell", "sex"}),
@@ -131,13 +132,20 @@ class Ping:
 
 @dataclass(frozen=True, slots=True)
 class CreateTable:
-    """Open a table (``start``: ``full`` or ``ready``) and sit at it as ``name``."""
+    """Open a table (``start``: ``full`` or ``ready``) and sit at it as ``name``.
+
+    ``clock``: a time control, minutes+increment seconds (``"25+0"``, ``"5+3"``; empty:
+    none); ``lexicon``: a Scrabble table's word list (empty: the server's default).
+    Which values a game takes is the server's to decide (docs/web.md, "Clocks").
+    """
 
     game: str
     variant: str
     size: int
     start: str
     name: str
+    clock: str = ""
+    lexicon: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -497,19 +505,28 @@ def _cell(value: Any, what: str) -> tuple[int, int]:
 def _play_message(kind: str, obj: dict[str, Any]) -> ClientMessage:
     name = "letters, digits, _ . - (1 to 24)"
     if kind == "create":
-        _fields(obj, {"game", "variant", "size", "name"}, {"start"})
+        _fields(obj, {"game", "variant", "size", "name"}, {"start", "clock", "lexicon"})
         game = obj["game"]
         if game not in GAMES:
             raise _bad(f"game must be one of {', '.join(GAMES)}")
         start = obj.get("start", "full")
         if start not in ("full", "ready"):
             raise _bad("start must be full or ready")
+        # docs/protocols/web.md, "Playing": create's clock and lexicon (issue 24).
+        clock = obj.get("clock", "")
+        if not isinstance(clock, str) or (clock and not _CLOCK.fullmatch(clock)):
+            raise _bad("clock must be minutes+seconds, as 25+0 or 5+3")
+        lexicon = obj.get("lexicon", "")
+        if not isinstance(lexicon, str) or (lexicon and not _WORD.fullmatch(lexicon)):
+            raise _bad("lexicon must be a word list's name (enable, gcide, ...)")
         return CreateTable(
             game,
             _text(obj, "variant", _WORD, "a variant name"),
             _int(obj["size"], 1, 8, "size"),
             start,
             _text(obj, "name", _NAME, name),
+            clock,
+            lexicon,
         )
     if kind == "sit":
         _fields(obj, {"table", "name"})

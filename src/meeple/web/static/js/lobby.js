@@ -1,4 +1,5 @@
 // The lobby and games pages: the lobby topic's snapshots rebuild the queue and room tables.
+import { lexiconLabel } from "./wording.js";
 import { watch } from "./ws.js";
 
 function cell(tag, text, cls) {
@@ -6,6 +7,13 @@ function cell(tag, text, cls) {
   if (cls) node.className = cls;
   if (text !== undefined) node.textContent = text;
   return node;
+}
+
+// A table's variant and its own choices: "twente · GCIDE words · clock 25+0".
+function variantText(q) {
+  const own = q.settings ?? {};
+  return [q.variant, own.lexicon ? `${lexiconLabel(own.lexicon)} words` : null,
+    own.clock ? `clock ${own.clock}` : null].filter(Boolean).join(" · ");
 }
 
 // Each cell carries its column's name (data-label): at phone width the rows are cards.
@@ -42,7 +50,7 @@ function queues(lobby) {
       sit.href = `/play?table=${encodeURIComponent(q.id)}`;
       const td = cell("td");
       td.append(sit);
-      tr.append(cell("td", q.game), cell("td", `${q.waiting.length}/${q.players}`), cell("td", q.variant),
+      tr.append(cell("td", q.game), cell("td", `${q.waiting.length}/${q.players}`), cell("td", variantText(q)),
         people(q.waiting.map((w) => w.name), q.waiting.map((w) => w.protocol)), td);
       return tr;
     })) : emptyTables();

@@ -1,12 +1,10 @@
 // The play page (issue 13): sit at a lobby table and play over meeple-web/1
 // (docs/protocols/web.md, "Playing"). Every "seat" message is the whole game as this seat
 // sees it; the page redraws from it and keeps only what is being typed or clicked.
+import { showClocks } from "./clocks.js";
 import { renderBoard, renderMoves, renderPanel, replaceChildren } from "./render.js";
 import { PROTOCOL } from "./ws.js";
 
-import * as santorini from "./play/santorini.js";
-import * as scrabble from "./play/scrabble.js";
-import * as spectrangle from "./play/spectrangle.js";
 import { el, onRedraw, page, send, status } from "./play/page.js";
 import { lexiconLabel } from "./wording.js";
 import { turnAlert } from "./play/alert.js";
@@ -24,7 +22,34 @@ const INVITED = PARAMS.get("table");
 let quick = PARAMS.get("bot") && PARAMS.get("game") ? PARAMS.get("game") : null;
 // The server's Scrabble lexicon (the page says it on every Scrabble table and game).
 const LEXICON = document.getElementById("play").dataset.lexicon;
-const GAMES = { scrabble, santorini, spectrangle };
+// Each game's part of the page is loaded when a game of it is about to be played (its
+// table is joined, or its first view comes): the page carries one game's code, not three
+// (issue 24, page weight; docs/web.md).
+const LOADERS = {
+  scrabble: () => import("./play/scrabble.js"),
+  santorini: () => import("./play/santorini.js"),
+  spectrangle: () => import("./play/spectrangle.js"),
+};
+const GAMES = {};
+const loading = {};
+function loadGame(name) {
+  if (!LOADERS[name]) return Promise.reject(new Error(`no game ${name}`));
+  loading[name] ??= LOADERS[name]().then((module) => { GAMES[name] = module; return module; });
+  return loading[name];
+}
+// A seat view is shown once its game's code is there; while it loads, a newer view
+// replaces the one waiting (each view is whole).
+let waitingSeat = null;
+function showSeat(msg) {
+  const name = msg.data?.game;
+  if (GAMES[name]) { seatView(msg.data, msg.uid); return; }
+  waitingSeat = msg;
+  loadGame(name).then(() => {
+    const next = waitingSeat;
+    waitingSeat = null;
+    if (next) showSeat(next);
+  }, () => status(`This page cannot show ${name} games.`));
+}
 
 // --- connection ------------------------------------------------------------------------
 
@@ -43,14 +68,14 @@ function connect() {
     } else if (msg.type === "lobby") { page.rooms = msg.data.rooms ?? []; tables(msg.data.tables); }
     else if (msg.type === "seated") seated(msg);
     else if (msg.type === "unseated") elsewhere();
-    else if (msg.type === "seat") seatView(msg.data, msg.uid);
+    else if (msg.type === "seat") showSeat(msg);
     else if (msg.type === "chat") chatLine(msg);
-    else if (msg.type === "preview" && page.view) GAMES[page.view.game].preview?.(msg);
+    else if (msg.type === "preview" && page.view) GAMES[page.view.game]?.preview?.(msg);
     else if (msg.type === "error") {
       // Refused while not seated but holding a token: the rejoin was refused (the game is
       // over, the grace period passed): the token is stale.
       if (msg.code === "refused" && !page.seated && page.token) { forget(); shown("elsewhere", false); }
-      if (msg.code === "illegal" && page.view) GAMES[page.view.game].refused?.();
+      if (msg.code === "illegal" && page.view) GAMES[page.view.game]?.refused?.();
       status(msg.message);
     }
   });
@@ -85,6 +110,7 @@ function seated(msg) {
 // Back to the form and the open tables.
 function unseated() {
   turnAlert(false);
+  showClocks("clocks", null);
   page.seated = false; page.view = null; page.table = "";
   forget();
   shown("join", true); shown("play", false); shown("over", false);
@@ -142,8 +168,38 @@ function quickPlay() {
   send({ type: "create", game: g, variant, size: 2, name: input.value, start: "full" });
 }
 
-function lexiconNote(game) {
-  return game === "scrabble" ? el("small", { class: "lexicon" }, ` words: ${lexiconLabel(LEXICON)}`) : null;
+// A table's clock in words: "25 min", "5 min + 3 s" (docs/web.md, "Clocks").
+function clockLabel(spec) {
+  if (!spec) return null;
+  const [minutes, increment] = spec.split("+");
+  return Number(increment) ? `${minutes} min + ${increment} s` : `${minutes} min`;
+}
+function clockNote(table) {
+  const label = clockLabel(table.settings?.clock);
+  return label ? el("small", { class: "clock-note" }, ` · clock: ${label}`) : null;
+}
+
+// The form offers the clocks of the game chosen (Scrabble: minutes and overtime; the
+// others: Fischer increments).
+function clockChoices() {
+  const game = document.querySelector("#create [name=game]").value.split("/")[0];
+  const select = document.querySelector("#create [name=clock]");
+  for (const option of select.options) {
+    const fits = !option.dataset.games || option.dataset.games.split(" ").includes(game);
+    option.hidden = !fits;
+    option.disabled = !fits;
+  }
+  if (select.selectedOptions[0]?.disabled) select.value = "";
+  // A word list is a Scrabble table's only.
+  document.querySelector("#create .lexicon-choice").hidden = game !== "scrabble";
+}
+document.querySelector("#create [name=game]").addEventListener("change", clockChoices);
+clockChoices();
+
+// A Scrabble table's word list: its own (docs/web.md, "Word lists"), else the server's.
+function lexiconNote(table) {
+  return table.game === "scrabble"
+    ? el("small", { class: "lexicon" }, ` words: ${lexiconLabel(table.settings?.lexicon ?? LEXICON)}`) : null;
 }
 
 function tables(list) {
@@ -151,7 +207,7 @@ function tables(list) {
   const sorted = [...list].sort((a, b) => (b.id === INVITED) - (a.id === INVITED));
   const rows = sorted.map((t) => el("tr", { "data-table": t.id, class: t.id === INVITED ? "invited" : null },
     el("td", { "data-label": "Table" }, t.id, t.id === INVITED ? el("b", { class: "invite-mark" }, " (your invitation)") : null),
-    el("td", { "data-label": "Game" }, `${t.game} (${t.variant})`, lexiconNote(t.game)),
+    el("td", { "data-label": "Game" }, `${t.game} (${t.variant})`, lexiconNote(t), clockNote(t)),
     el("td", { "data-label": "Seats" }, `${t.waiting.length}/${t.players}${t.start === "ready" ? " max, when ready" : ""}`),
     el("td", { "data-label": "Waiting" }, t.waiting.map((w) => `${w.name} (${w.protocol})`).join(", ")),
     el("td", {},
@@ -176,9 +232,11 @@ function waiting() {
   if (!mine || page.view) return;
   page.botsAtTable = mine.waiting.filter((w) => w.protocol === "bot").length;
   page.tableVariant = mine.variant;
+  page.tableClock = mine.settings?.clock ?? "";
+  loadGame(mine.game).catch(() => {}); // ready before the game starts
   document.getElementById("waiting").replaceChildren(`· ${mine.game} (${mine.variant}) · `
     + `${mine.waiting.length} of ${mine.players}: ${mine.waiting.map((w) => `${w.name} (${w.protocol})`).join(", ")}`,
-    lexiconNote(mine.game) ?? "");
+    lexiconNote(mine) ?? "", clockNote(mine) ?? "");
   shown("ready", mine.start === "ready");
 }
 
@@ -200,8 +258,11 @@ document.getElementById("create").addEventListener("submit", (event) => {
   if (!name) return;
   const [game, variant] = String(form.get("game")).split("/");
   clearChat();
+  const clock = String(form.get("clock") ?? "");
+  const lexicon = game === "scrabble" ? String(form.get("lexicon") ?? "") : "";
   send({ type: "create", game, variant, size: Number(form.get("size")), name,
-    start: form.get("ready") ? "ready" : "full" });
+    start: form.get("ready") ? "ready" : "full", ...(clock ? { clock } : {}),
+    ...(lexicon && lexicon !== LEXICON ? { lexicon } : {}) });
 });
 document.getElementById("ready").addEventListener("click", () => send({ type: "ready" }));
 // Leave before the game: the seat is simply given up. Leave or Resign mid-game: the game
@@ -253,16 +314,19 @@ function remember(view) {
   lastGame = {
     game: view.game, variant: page.tableVariant ?? view.variant ?? "standard", size: view.players.length,
     players: view.players, me: view.players[view.you], bots: page.botsInGame ?? page.botsAtTable ?? 0,
+    clock: view.clocks?.control.spec ?? "",
+    lexicon: view.game === "scrabble" && view.lexicon !== LEXICON ? view.lexicon : "",
   };
 }
 
 function rematch() {
   if (!lastGame) return;
-  const { game, variant, size, bots } = lastGame;
+  const { game, variant, size, bots, clock, lexicon } = lastGame;
   page.rematchBots = bots;
   page.view = null;
   clearChat();
-  send({ type: "create", game, variant, size, name: page.name || nameInput(), start: "full" });
+  send({ type: "create", game, variant, size, name: page.name || nameInput(), start: "full",
+    ...(clock ? { clock } : {}), ...(lexicon ? { lexicon } : {}) });
 }
 document.getElementById("rematch").addEventListener("click", rematch);
 
@@ -298,6 +362,7 @@ function seatView(view, uid) {
   if (room) page.botsInGame = room.protocols.filter((p) => p === "bot").length;
   // What is being typed or clicked lasts as long as the game's part says (newView).
   GAMES[view.game].newView(before, view);
+  showClocks("clocks", view.clocks ?? null, view.players);
   if (view.over) {
     remember(view);
     forget();
@@ -436,7 +501,7 @@ document.addEventListener("keydown", (event) => {
     if (to) { goHistory(to); event.preventDefault(); return; }
     if (event.key === "Escape") { closeHistory(); event.preventDefault(); return; }
   }
-  if (page.view && !past.steps) GAMES[page.view.game].keydown?.(event);
+  if (page.view && !past.steps) GAMES[page.view.game]?.keydown?.(event);
 });
 
 connect();

@@ -179,7 +179,7 @@ export function renderMoves(view) {
     list.append(el("li", {},
       m.player !== null && m.player !== undefined ? [el("b", {}, view.players[m.player]), " "] : null,
       m.text,
-      m.score ? [" ", el("span", { class: "pts" }, (m.score > 0 ? "+" : "") + m.score)] : null,
+      m.score ? [" ", el("span", { class: m.score < 0 ? "pts neg" : "pts" }, (m.score > 0 ? "+" : "") + m.score)] : null,
       m.total !== null && m.total !== undefined ? [" ", el("span", { class: "tot" }, m.total)] : null));
   }
   return list;
