@@ -390,7 +390,7 @@ class RoomsRole:
         async for event in self.leases.watch("room."):
             if event.state in ("lapsed", "released"):
                 uid = event.key.removeprefix("room.")
-                self._spawn(self.take_over(uid), f"take {uid}")
+                self._spawn(self.take_over(uid, lapsed=event.state == "lapsed"), f"take {uid}")
 
     async def _adopt_orphans(self) -> None:
         """Rooms whose logs are open and whose lease nobody holds (their owner died before
@@ -399,7 +399,7 @@ class RoomsRole:
             if uid not in self.rooms and await self.leases.holder(room_key(uid)) is None:
                 await self.take_over(uid)
 
-    async def take_over(self, uid: str) -> bool:
+    async def take_over(self, uid: str, *, lapsed: bool = False) -> bool:
         """Take room ``uid`` if its lease is free and its log open; whether it did."""
         if uid in self.rooms or uid in self._taking or uid in self._ended:
             return False
@@ -407,8 +407,11 @@ class RoomsRole:
         try:
             if await self.log.closed(uid):
                 # A finished room's lease is released at its end: nothing to take (and a
-                # closed log never opens again).
+                # closed log never opens again). A lapse means its owner died after the
+                # end was logged: maybe before storing the game or telling the players.
                 self._ended.add(uid)
+                if lapsed:
+                    await self._finish_for_the_dead(uid)
                 return False
             lease = await self.leases.acquire(room_key(uid), self.name)
             if lease is None:
@@ -439,6 +442,39 @@ class RoomsRole:
             return True
         finally:
             self._taking.discard(uid)
+
+    async def _finish_for_the_dead(self, uid: str) -> None:
+        """Room ``uid``'s owner died after logging its end: store the game once, tell
+        the seats the last action again (they drop it if they heard it) and that the
+        room is over, and tell the lobby."""
+        lease = await self.leases.acquire(room_key(uid), self.name)
+        if lease is None:
+            return
+        try:
+            await self.log.store_end(uid)
+            log = await self.log.action_log(uid)
+            if log is None:
+                return
+            owned = self._restore(log, lease)
+            room = owned.room
+            told = wire.LAST_TOLD[log.game](room, log)
+            over = wire.dumps(wire.RoomOver(uid))
+            for seat in room.seats:
+                if not isinstance(seat, RemoteSeat):
+                    continue
+                subject = self.ns.seat(seat.route, uid)
+                if told is not None:
+                    seen = wire.for_seat(room.game_name, told, seat.index)
+                    again = wire.Delivery(uid, seat.index, len(log.entries), seen, replay=True)
+                    await self.bus.publish(subject, wire.dumps(again))
+                await self.bus.publish(subject, over)
+            with contextlib.suppress(BusError):
+                await self.bus.request(self.ns.lobby_request("roomdone"), wire.dumps(uid))
+            logger.info("%s: room %s's owner died after its end; finished for it", self.name, uid)
+        except Exception:
+            logger.exception("%s: finishing room %s for its dead owner failed", self.name, uid)
+        finally:
+            await self.leases.release(lease)
 
     def _restore(self, log: ActionLog, lease: Lease) -> _Owned:
         if log.game not in wire.SEAT_VIEWS:
