@@ -259,13 +259,14 @@ class EdgeLobby:
         if not isinstance(message, wire.Delivery):
             return
         room = self._rooms.get(id(seat))
-        if (
-            message.replay
-            and room is not None
-            and room.uid == message.uid
-            and room.logged >= message.logged
+        if message.replay and (
+            room is None or room.uid != message.uid or room.logged >= message.logged
         ):
-            return  # told already (the old owner did before it died)
+            # Told already (the old owner did before it died), or of a room the seat has
+            # left since (its game ended and it sits elsewhere now): a replay is only for
+            # what the seat's current room may not have told it.
+            if room is not None or message.logged > 0:
+                return
         if room is None or room.uid != message.uid:
             if room is not None:
                 room.close()

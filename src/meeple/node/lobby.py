@@ -237,6 +237,10 @@ class LobbyRole:
             call: LobbyCall = wire.loads(payload)
             seat = self._seat(call.seat)
             method = getattr(self.lobby, op)
+            if op in ("join", "sit") and isinstance(self.lobby.room_of(seat), RoomTicket):
+                # The edge holds the seat's connection and knows its game is over (it
+                # heard the end); the rooms node's "roomdone" may come a moment later.
+                self.lobby.quit(seat)
             if op == "join":
                 method(call.args[0], seat, rule=call.args[1] if len(call.args) > 1 else FULL)
             elif op == "sit":
