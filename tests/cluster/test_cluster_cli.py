@@ -61,10 +61,10 @@ def test_cluster_up_plays_across_nodes_and_down_stops_everything(tmp_path: Path)
         twente = [n["twente"] for n in state["nodes"]]
         api = state["nodes"][0]["api"]
         assert any(re.match(r"node1 +edge,rooms,lobby,store +pid \d+", x) for x in lines)
+        bot = [*meeple, "bot", "scrabble", "--level", "greedy"]
         bots = [
             subprocess.Popen(
-                [*meeple, "bot", "scrabble", "--level", "greedy", "--port", str(port)]
-                + ["--name", name],
+                [*bot, "--port", str(port), "--name", name],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 text=True,

@@ -259,14 +259,15 @@ class EdgeLobby:
         if not isinstance(message, wire.Delivery):
             return
         room = self._rooms.get(id(seat))
+        # A replay is only for what the seat's current room may not have told it: not
+        # what it was told already (the old owner did before it died), nor of a room it
+        # has left since (its game ended and it sits elsewhere now); a room's start, to
+        # a seat that has no room, is what the old owner died before telling.
         if message.replay and (
-            room is None or room.uid != message.uid or room.logged >= message.logged
+            (room is None and message.logged > 0)
+            or (room is not None and (room.uid != message.uid or room.logged >= message.logged))
         ):
-            # Told already (the old owner did before it died), or of a room the seat has
-            # left since (its game ended and it sits elsewhere now): a replay is only for
-            # what the seat's current room may not have told it.
-            if room is not None or message.logged > 0:
-                return
+            return
         if room is None or room.uid != message.uid:
             if room is not None:
                 room.close()
