@@ -259,9 +259,13 @@ async def failover(cluster: Cluster, kills: int, pairs: int) -> dict[str, Any]:
             # What the dead owner logged (read after the kill: it writes nothing more).
             dead = await log.action_log(uid)
             assert dead is not None
-            after = await _next_entry(log, uid, len(dead.entries))
-            gaps.append(after - killed_at)
-            print(f"  kill {k + 1}: {owner} owned {uid}; next move applied after {gaps[-1]:.2f} s")
+            if dead.end_reason is not None:
+                # Its end was logged between the choice and the kill: no gap to measure.
+                print(f"  kill {k + 1}: {owner} owned {uid}, whose game had just ended")
+            else:
+                after = await _next_entry(log, uid, len(dead.entries))
+                gaps.append(after - killed_at)
+                print(f"  kill {k + 1}: {owner} owned {uid}; next move after {gaps[-1]:.2f} s")
             # A new name: the dead one's leases still name it until they lapse.
             del rooms[owner]
             fresh = f"frooms{k + 3}"
