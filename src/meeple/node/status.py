@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from meeple.bus.base import Bus, BusError, Subscription
@@ -79,7 +80,15 @@ async def serve_api(view: ClusterView, host: str, port: int) -> tuple[asyncio.Ta
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+
+    class Server(uvicorn.Server):
+        """uvicorn without its own signal handlers: the node owns SIGINT/SIGTERM."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
     config = uvicorn.Config(app, log_level="warning", lifespan="off")
-    server = uvicorn.Server(config)
+    server = Server(config)
     task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]), name="api")
     return task, int(sock.getsockname()[1])
