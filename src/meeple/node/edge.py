@@ -191,7 +191,12 @@ class EdgeLobby:
     def join(self, key: QueueKey, seat: Seat, *, rule: StartRule = StartRule.FULL) -> None:
         if key.game not in self._variants:
             raise UnknownGame(f"no game named {key.game!r}")
-        if id(seat) in self._rooms:
+        room = self._rooms.get(id(seat))
+        if room is not None and (room.finished or getattr(room.game, "is_over", False)):
+            # The seat heard its game end; the room's "over" may come a moment later.
+            room.close()
+            del self._rooms[id(seat)]
+        elif room is not None:
             raise AlreadyPlaying(f"{seat.name} is already in a game")
         variants = self._variants[key.game]
         if variants is not None:
