@@ -50,8 +50,10 @@ __all__ = ["EdgeLobby", "LobbyCall", "RemoteRoom", "SeatInfo"]
 
 logger = logging.getLogger(__name__)
 
-# Seconds an edge waits for one answer before asking again (same command number).
-ANSWER_WAIT = 3.0
+# Seconds an edge waits for one answer before asking again (same command number: the
+# owner applies it once). Short: a request in flight to an owner that died is asked
+# again this soon after the new owner serves.
+ANSWER_WAIT = 1.0
 # Pause before asking again when nobody serves the room (its owner is being replaced).
 RETRY_PAUSE = 0.05
 
