@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed-stamp
 NATIVE_SRC   := src/meeple/games/scrabble/_movegen.c
 NATIVE_STAMP := $(VENV)/.native-stamp
 
-.PHONY: serve test lint typecheck pytest bench fuzz crash clean native
+.PHONY: serve cluster test lint typecheck pytest bench fuzz crash clean native
 
 $(STAMP): pyproject.toml setup.py Makefile
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "meeple needs Python 3.11 or newer"'
@@ -28,6 +28,11 @@ native: $(NATIVE_STAMP)
 
 serve: $(STAMP) $(NATIVE_STAMP)
 	$(BIN)/meeple serve
+
+# NATS, an embedded PostgreSQL and three nodes with every role (docs/cluster.md);
+# Ctrl-C, or `meeple cluster down` from another shell, stops them.
+cluster: $(STAMP) $(NATIVE_STAMP)
+	$(BIN)/meeple cluster up --nodes 3
 
 test: lint typecheck pytest
 

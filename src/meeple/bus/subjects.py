@@ -12,6 +12,9 @@ subject                        what crosses                                     
 ``meeple.view.<uid>``          the room's spectator view (no hidden tiles)      publish
 ``meeple.lobby.req.<op>``      a lobby request (sit, stand, list) to the leader request
 ``meeple.lobby.events``        lobby snapshots and changes, to every edge       publish
+``meeple.rooms.open``          the lobby asks a rooms node to open a room       request
+``meeple.store.req.<op>``      finished games and ratings, to the store role    request
+``meeple.node.<name>``         a node's heartbeat (roles, pid, listeners)       publish
 ``meeple.log.<uid>``           the room's action log (stream ``MEEPLE_LOGS``)   JetStream
 ``$KV.meeple-leases.<key>``    room and lobby leases (per-key TTL)              KV
 ``$KV.meeple-names.<name>``    who uses a name (casefolded)                     KV
@@ -79,6 +82,23 @@ class Namespace:
     def lobby_events(self) -> str:
         """What the lobby tells every edge."""
         return f"{self.root}.lobby.events"
+
+    @property
+    def rooms_open(self) -> str:
+        """A request to open a room, to any rooms node (queue group ``rooms``)."""
+        return f"{self.root}.rooms.open"
+
+    def store_request(self, op: str) -> str:
+        """A request to the store role (queue group ``store``): records and ratings."""
+        return f"{self.root}.store.req.{check_token(op, 'store op')}"
+
+    @property
+    def nodes(self) -> str:
+        """Every node's heartbeat (``<ns>.node.<name>``), for ``GET /api/cluster``."""
+        return f"{self.root}.node.*"
+
+    def node(self, name: str) -> str:
+        return f"{self.root}.node.{check_token(name, 'node')}"
 
     @property
     def edge_inbox(self) -> str:

@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "meeple.cli.cmpn402",
     "meeple.cli.ratings",
     "meeple.cli.check",
+    "meeple.cli.node",
 )
 
 

@@ -376,6 +376,20 @@ class JetStreamLog:
             end_reason,
         )
 
+    async def store_end(self, uid: str) -> int | None:
+        """Store the game in room ``uid``'s ``end`` message once (the second half of
+        :meth:`finish_log`, for a writer that died between its two writes); the stored
+        game's id, None if the log is not closed."""
+        end = await self._get(uid)
+        if end is None or end.headers.get(KIND) != "end":
+            return None
+        return await asyncio.to_thread(self._store_once, uid, json.loads(end.data)["game"])
+
+    async def closed(self, uid: str) -> bool:
+        """Whether room ``uid``'s log has ended (one direct get; False: open, or none)."""
+        last = await self._get(uid)
+        return last is not None and last.headers.get(KIND) == "end"
+
     async def open_logs(self, game: str | None = None) -> list[str]:
         """The uids of the rooms whose logs are not closed, oldest first."""
         try:

@@ -458,6 +458,11 @@ class Lobby:
     def has_game(self, game: str) -> bool:
         return game in self._games
 
+    def factories(self, game: str) -> tuple[RoomFactory, RoomRestorer | None]:
+        """How ``game``'s rooms are made and restored (a rooms node makes them itself)."""
+        spec = self._game(game)
+        return spec.factory, spec.restore
+
     def variants(self, game: str) -> Mapping[str, tuple[int, int]] | None:
         return self._game(game).variants
 

@@ -315,6 +315,12 @@ class Room:
         self.finished = False
         self.on_finished: list[Callable[[Room], None]] = []
         self.log = _RoomLog(logger, {"room": self.id})
+        # Hooks for a room served over the bus (meeple.node.rooms): the command being
+        # applied and logged now (None between commands), and callbacks told of each
+        # command once its entries are taken and its deliveries made ((None, None) for
+        # the start).
+        self.handling: tuple[Seat | None, object] | None = None
+        self.on_committed: list[Callable[[Seat | None, object], None]] = []
         # Set by the lobby: the server's clock, and the table's time control (None: no
         # clocks). The players' clocks (``timing``) start with the game (docs/web.md).
         self.clock: Clock = SystemClock()
@@ -388,6 +394,8 @@ class Room:
                 "protocol": getattr(s, "protocol", "unknown"),
                 "rejoin": self.rejoin_hashes[i] if i < len(self.rejoin_hashes) else None,
                 "bot": getattr(s, "level", None) if getattr(s, "bot", False) else None,
+                # A seat served over the bus: the edge's address of it (meeple.node).
+                **({"route": getattr(s, "route")} if getattr(s, "route", None) else {}),  # noqa: B009
             }
             for i, s in enumerate(self.seats)
         ]
@@ -538,10 +546,12 @@ class Room:
                 self._run_clocks()
             finally:
                 await self._commit()
+            self._committed(None, None)
             self.publish()
             while not self.finished:
                 seat, command = await self._inbox.get()
                 self._outbox = []
+                self.handling = (seat, command)
                 try:
                     if isinstance(command, _SeatLeft):
                         self.on_seat_left(command.seat)
@@ -568,6 +578,8 @@ class Room:
                     self.log.exception("command %r failed", command)
                 self._run_clocks()
                 await self._commit()
+                self.handling = None
+                self._committed(seat, command)
                 self.publish()
         finally:
             self.finished = True
@@ -579,6 +591,13 @@ class Room:
                     callback(self)
                 except Exception:
                     self.log.exception("on_finished callback failed")
+
+    def _committed(self, seat: Seat | None, command: object) -> None:
+        for callback in self.on_committed:
+            try:
+                callback(seat, command)
+            except Exception:
+                self.log.exception("on_committed callback failed")
 
     def _run_clocks(self) -> None:
         """Start, switch or stop the players' clocks after a command (before its log

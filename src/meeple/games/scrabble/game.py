@@ -27,6 +27,7 @@ Turn flow (the allowed actions per status are one table, ``_ALLOWED``):
 
 from __future__ import annotations
 
+import copy
 import enum
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -618,6 +619,28 @@ class Game:
         self._reshuffles: list[str] = []
 
     # -- views
+
+    def seat_view(self, player: int) -> Game:
+        """A copy of the game as ``player`` may know it, to send to that player's
+        connection (a cluster's seat subject): the bag's size but not its order, the
+        other racks' sizes but not their tiles, no RNG, no lexicon, no log of actions or
+        events (the exchanged tiles are in it). It shares the board, the scores and the
+        like with the game: serialise it at once (as the cluster does), do not keep it."""
+        seen = copy.copy(self)
+        seen.lexicon = None
+        seen._rng = None  # type: ignore[assignment]
+        seen._bag = Bag("?" * len(self._bag))
+        seen._initial_bag = ()
+        seen._initial_rng_state = ()
+        seen._racks = [
+            Rack(r.tiles) if i == player else Rack("?" * len(r.tiles))
+            for i, r in enumerate(self._racks)
+        ]
+        seen._opening = []
+        seen._log = []
+        seen._events = []
+        seen._reshuffles = []
+        return seen
 
     @property
     def board(self) -> Board:

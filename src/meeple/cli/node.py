@@ -1,0 +1,143 @@
+"""``meeple node``: one cluster node with any mix of roles (docs/cluster.md)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+from meeple.server.config import DEFAULT_PORTS, ConfigError, load_config
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "node",
+        help="run one cluster node (roles edge, rooms, lobby, store) over NATS",
+        description="Run one meeple cluster node: any mix of the roles edge (the protocol "
+        "listeners), rooms (room actors), lobby (tables; one leader) and store (finished "
+        "games and ratings in PostgreSQL), talking over NATS JetStream.",
+    )
+    p.add_argument("--roles", required=True, help="comma-separated: edge,rooms,lobby,store")
+    p.add_argument(
+        "--nats",
+        default=os.environ.get("MEEPLE_NATS_URL", "nats://127.0.0.1:4222"),
+        metavar="URL",
+        help="the NATS server (default $MEEPLE_NATS_URL or nats://127.0.0.1:4222)",
+    )
+    p.add_argument("--nats-user", default=os.environ.get("MEEPLE_NATS_USER"))
+    p.add_argument(
+        "--nats-password-env",
+        default="MEEPLE_NATS_PASSWORD",
+        metavar="VAR",
+        help="the environment variable holding the NATS password (not a flag: ps shows flags)",
+    )
+    p.add_argument("--namespace", default="meeple", help="subjects' prefix (default meeple)")
+    p.add_argument(
+        "--database",
+        default=os.environ.get("MEEPLE_DATABASE"),
+        metavar="URL",
+        help="postgresql://… for the store role (default $MEEPLE_DATABASE)",
+    )
+    p.add_argument("--name", help="the node's name (default: host name and pid)")
+    p.add_argument(
+        "--config", metavar="FILE", help="meeple serve's TOML file (limits, timeouts, lexicon)"
+    )
+    p.add_argument("--host", help="an edge's listening address (default 127.0.0.1)")
+    p.add_argument("--twente-port", type=int, default=DEFAULT_PORTS["twente"], metavar="PORT")
+    p.add_argument(
+        "--api-port",
+        type=int,
+        metavar="PORT",
+        help="an edge serves GET /api/cluster here (0: a free port; default: not served)",
+    )
+    p.add_argument("--lexicon", help="the rooms' word list (default enable)")
+    p.add_argument("--lease", type=int, default=2, metavar="SECONDS", help="room lease TTL")
+    p.add_argument("--same-game-seed", type=int, help=argparse.SUPPRESS)  # benchmarks only
+    p.set_defaults(handler=run)
+    register_cluster(sub)
+
+
+def run(args: argparse.Namespace) -> int:
+    from meeple.node.node import Node, NodeConfig
+
+    roles = frozenset(r.strip() for r in args.roles.split(",") if r.strip())
+    name = args.name or f"{socket.gethostname().split('.')[0]}-{os.getpid()}"
+    try:
+        server = (
+            load_config(args.config)
+            .with_overrides(host=args.host, lexicon=args.lexicon)
+            .with_port("twente", args.twente_port)
+        )
+        node = Node(
+            NodeConfig(
+                name=name,
+                roles=roles,
+                nats_url=args.nats,
+                nats_user=args.nats_user,
+                nats_password=os.environ.get(args.nats_password_env),
+                namespace=args.namespace,
+                database=args.database,
+                server=server,
+                lease_ttl=args.lease,
+                same_game_seed=args.same_game_seed,
+                api_port=args.api_port,
+            )
+        )
+    except (ValueError, ConfigError) as e:
+        print(f"meeple node: {e}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(node.run())
+    except OSError as e:
+        print(f"meeple node: {e.strerror or e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # pragma: no cover
+        return 130
+    return 0
+
+
+def register_cluster(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "cluster",
+        help="a whole cluster on this machine: NATS, PostgreSQL, N nodes",
+        description="Start (up) or stop (down) NATS, an embedded PostgreSQL and N meeple "
+        "nodes with every role on this machine (docs/cluster.md).",
+    )
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    u = actions.add_parser("up", help="start the cluster and supervise it (Ctrl-C stops it)")
+    u.add_argument("--nodes", type=int, default=3)
+    u.add_argument(
+        "--base-port",
+        type=int,
+        metavar="P",
+        help="NATS on P, node i's Twente listener on P+i, its /api/cluster on P+100+i "
+        "(default: free ports)",
+    )
+    u.add_argument("--dir", type=Path, default=Path("var/cluster"), help="default var/cluster")
+    u.add_argument("--lease", type=int, default=2, metavar="SECONDS")
+    u.set_defaults(handler=run_up)
+    d = actions.add_parser("down", help="stop the cluster started by up")
+    d.add_argument("--dir", type=Path, default=Path("var/cluster"), help="default var/cluster")
+    d.set_defaults(handler=run_down)
+
+
+def run_up(args: argparse.Namespace) -> int:
+    from meeple.node.cluster import up
+
+    try:
+        return up(args.nodes, directory=args.dir, base_port=args.base_port, lease=args.lease)
+    except (RuntimeError, ValueError, OSError) as e:
+        print(f"meeple cluster up: {e}", file=sys.stderr)
+        return 1
+
+
+def run_down(args: argparse.Namespace) -> int:
+    from meeple.node.cluster import down
+
+    return down(args.dir)

@@ -1,0 +1,172 @@
+"""``meeple cluster up`` / ``down``: a whole cluster on one machine, for a developer or a
+small host: a NATS server (JetStream, the repository's permissions, random passwords),
+an embedded PostgreSQL and N nodes, each with every role (so any node can lose its
+rooms to the others, and a lobby standby is ready on each).
+
+``up`` stays in the foreground as the cluster's supervisor: it prints every address and
+pid, writes them to ``<dir>/cluster.json``, and on SIGINT/SIGTERM (or ``meeple cluster
+down``, which signals it) stops the nodes (cleanly: their leases released), then
+PostgreSQL, then NATS. NATS keeps its streams in ``<dir>/nats`` across runs; the
+embedded PostgreSQL is a fresh one each time (its data goes with ``down``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from meeple.node.launch import NodeProcess, start_node
+
+__all__ = ["ROLES_EACH", "down", "up"]
+
+ROLES_EACH = ("edge", "rooms", "lobby", "store")
+AUTH = "deploy/nats/meeple-auth.conf"
+
+
+def _auth_file() -> Path:
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        candidate = parent / AUTH
+        if candidate.exists():
+            return candidate
+    raise FileNotFoundError(f"{AUTH} not found above {here}")
+
+
+def up(
+    nodes: int,
+    *,
+    directory: Path,
+    base_port: int | None = None,
+    lease: int = 2,
+    out: Callable[[str], None] = print,
+    stop: threading.Event | None = None,
+) -> int:
+    """Run the cluster until SIGINT/SIGTERM (or ``stop`` is set); see the module doc."""
+    from meeple.cluster.natsserver import NatsServer
+    from meeple.server.pgembed import EmbeddedPostgres
+
+    if nodes < 1:
+        raise ValueError("a cluster needs at least one node")
+    directory.mkdir(parents=True, exist_ok=True)
+    state = directory / "cluster.json"
+    if state.exists():
+        pid = json.loads(state.read_text()).get("pid")
+        if isinstance(pid, int) and _alive(pid):
+            raise RuntimeError(f"a cluster runs already (pid {pid}): meeple cluster down")
+    stop = stop or threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    node_pw, edge_pw = f"pw{secrets.token_hex(16)}", f"pw{secrets.token_hex(16)}"
+    env = {"MEEPLE_NATS_NODE_PASSWORD": node_pw, "MEEPLE_NATS_EDGE_PASSWORD": edge_pw}
+    started: list[NodeProcess] = []
+    nats = NatsServer(
+        directory=directory / "nats",
+        port=base_port or 0,
+        include=_auth_file(),
+        environment=env,
+    )
+    pg = EmbeddedPostgres(durable=True)
+    try:
+        nats.start()
+        pg.start()
+        database = pg.create_database("meeple")
+        out(f"nats      {nats.url}  pid {nats.pid}")
+        out(f"postgres  {database}  pid {pg.pid}")
+        logs = directory / "logs"
+        logs.mkdir(exist_ok=True)
+        for i in range(1, nodes + 1):
+            node = start_node(
+                f"node{i}",
+                ROLES_EACH,
+                nats.url,
+                user="meeple-node",
+                password=node_pw,
+                log_dir=logs,
+                database=database,
+                twente_port=0 if base_port is None else base_port + i,
+                lease=lease,
+                extra_args=["--api-port", "0" if base_port is None else str(base_port + 100 + i)],
+            )
+            started.append(node)
+            listeners = "  ".join(
+                f"{k} http://127.0.0.1:{v}/api/cluster" if k == "api" else f"{k} 127.0.0.1:{v}"
+                for k, v in node.listeners.items()
+            )
+            out(f"node{i}     {','.join(node.roles)}  pid {node.pid}  {listeners}")
+        out("web       the web UI is not served through cluster edges yet (meeple serve has it)")
+        out(f"logs      {logs}")
+        state.write_text(
+            json.dumps(
+                {
+                    "pid": os.getpid(),
+                    "nats": {"url": nats.url, "pid": nats.pid},
+                    "postgres": {"url": database, "pid": pg.pid},
+                    "nodes": [
+                        {"name": n.name, "roles": list(n.roles), "pid": n.pid, **n.listeners}
+                        for n in started
+                    ],
+                },
+                indent=2,
+            )
+        )
+        out(f"cluster up: {nodes} nodes; meeple cluster down --dir {directory} stops it")
+        sys.stdout.flush()
+        while not stop.wait(0.5):
+            for node in started:
+                if node.proc.poll() is not None:
+                    out(f"{node.name} exited ({node.proc.returncode}); see {node.log}")
+                    started.remove(node)
+                    break
+        return 0
+    finally:
+        for node in started:
+            node.stop()
+        pg.stop()
+        nats.stop()
+        state.unlink(missing_ok=True)
+        out("cluster down")
+
+
+def down(directory: Path, *, timeout: float = 60.0) -> int:
+    """Signal the supervisor of the cluster in ``directory`` and wait for it to stop."""
+    state = directory / "cluster.json"
+    if not state.exists():
+        print(f"no cluster runs from {directory}", file=sys.stderr)
+        return 1
+    info: dict[str, Any] = json.loads(state.read_text())
+    pid = int(info["pid"])
+    if not _alive(pid):
+        state.unlink(missing_ok=True)
+        print(f"the cluster's supervisor (pid {pid}) is gone; state removed", file=sys.stderr)
+        return 1
+    os.kill(pid, signal.SIGTERM)
+    until = time.monotonic() + timeout
+    while _alive(pid) and time.monotonic() < until:
+        time.sleep(0.1)
+    if _alive(pid):
+        print(f"the cluster's supervisor (pid {pid}) did not stop in {timeout} s", file=sys.stderr)
+        return 1
+    print(f"cluster stopped (supervisor pid {pid})")
+    return 0
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, exited but not yet reaped by its parent, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][:1] != "Z"
+    except (OSError, IndexError):
+        return True

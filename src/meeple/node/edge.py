@@ -1,0 +1,349 @@
+"""The ``edge`` role: the protocol listeners, with the lobby and the rooms on other nodes.
+
+The listeners are ``meeple serve``'s own (``meeple.server.app.LISTENERS``), unchanged:
+what they see as their lobby is an :class:`EdgeLobby`, and a room they play in is a
+:class:`RemoteRoom`. Each connection's seat gets a *route* (``<node>-<n>``, one subject
+token); everything for it — the lobby's events and its rooms' — arrives on
+``<ns>.seat.<route>.*``:
+
+- ``<ns>.seat.<route>.lobby``: what the lobby's leader tells the seat (a table changed,
+  the queue filled), delivered to the dialect as it is;
+- ``<ns>.seat.<route>.<uid>``: a :class:`~meeple.node.wire.Delivery` of room ``uid``:
+  the first one binds the seat to a :class:`RemoteRoom` (``lobby.room_of(seat)``), each
+  is delivered to the dialect, and :class:`~meeple.node.wire.RoomOver` forgets it.
+
+A seat's commands go to the room's owner by request (:meth:`RemoteRoom.submit`), one at
+a time and in order, numbered, and asked again with the same number until an answer
+comes: while a rooms node is killed and another takes the room over, the edge keeps the
+connection and the command waits; the new owner applies it once.
+
+Lobby calls (join, leave, disconnect, …) go to the leader as requests, in order. Checks
+the dialects expect at once (a seat in a game asking for another, a table size the game
+does not have) are made here with the same rules; names are this edge's own (not yet
+cluster-wide).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from meeple.bus.base import Bus, BusClosed, BusError, BusTimeout, NoResponder, Subscription
+from meeple.bus.subjects import Namespace
+from meeple.node import wire
+from meeple.server.lobby import (
+    AlreadyPlaying,
+    BadTable,
+    QueueKey,
+    RoomFactory,
+    RoomRestorer,
+    StartRule,
+    UnknownGame,
+)
+from meeple.server.room import Seat
+
+__all__ = ["EdgeLobby", "LobbyCall", "RemoteRoom", "SeatInfo"]
+
+logger = logging.getLogger(__name__)
+
+# Seconds an edge waits for one answer before asking again (same command number: the
+# owner applies it once). Short: a request in flight to an owner that died is asked
+# again this soon after the new owner serves.
+ANSWER_WAIT = 1.0
+# Pause before asking again when nobody serves the room (its owner is being replaced).
+RETRY_PAUSE = 0.05
+
+
+def describe(seat: Seat, route: str) -> dict[str, Any]:
+    """What the lobby and the room know of an edge's seat."""
+    variants = getattr(seat, "variants", None)
+    return {
+        "route": route,
+        "name": seat.name,
+        "protocol": str(getattr(seat, "protocol", "unknown")),
+        "variants": None if variants is None else sorted(variants),
+        "bot": bool(getattr(seat, "bot", False)),
+        "level": getattr(seat, "level", None),
+    }
+
+
+SeatInfo = Mapping[str, Any]
+
+
+class LobbyCall:
+    """One lobby call from an edge: the method, the seat, its arguments."""
+
+    __slots__ = ("args", "op", "seat")
+
+    def __init__(self, op: str, seat: SeatInfo, args: tuple[Any, ...]) -> None:
+        self.op = op
+        self.seat = seat
+        self.args = args
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (LobbyCall, (self.op, dict(self.seat), self.args))
+
+
+class RemoteRoom:
+    """A room on a rooms node, as one seat of this edge plays in it."""
+
+    def __init__(self, lobby: EdgeLobby, uid: str, seat: Seat, index: int) -> None:
+        self.lobby = lobby
+        self.uid = uid
+        self.id = uid
+        self.seat = seat
+        self.index = index
+        self.finished = False
+        self.game: Any = None  # the seat's view of the game, from the last delivery
+        self.logged = 0
+        self._numbers = itertools.count(1)
+        self._queue: asyncio.Queue[wire.Command] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+
+    def submit(self, seat: Seat | None, command: object) -> None:
+        if self.finished:
+            return
+        self._queue.put_nowait(wire.Command(self.index, next(self._numbers), command))
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(
+                self._send(), name=f"edge room {self.uid}"
+            )
+
+    def leave(self, seat: Seat) -> None:
+        self.submit(seat, wire.Leave())
+
+    async def _send(self) -> None:
+        subject = self.lobby.ns.room_command(self.uid)
+        while not self.finished:
+            command = await self._queue.get()
+            payload = wire.dumps(command)
+            while not self.finished:
+                try:
+                    answer = await self.lobby.bus.request(subject, payload, timeout=ANSWER_WAIT)
+                except (NoResponder, BusTimeout):
+                    await asyncio.sleep(RETRY_PAUSE)  # no owner now: the room is moving
+                    continue
+                except BusClosed:
+                    return
+                except BusError as e:
+                    logger.warning("room %s: %s; asking again", self.uid, e)
+                    await asyncio.sleep(RETRY_PAUSE)
+                    continue
+                if answer == b"busy":
+                    continue
+                break
+
+    def received(self, delivery: wire.Delivery) -> None:
+        game = getattr(delivery.event, "game", None)
+        if game is not None:
+            self.game = game
+        self.logged = max(self.logged, delivery.logged)
+
+    def close(self) -> None:
+        self.finished = True
+        if self._task is not None:
+            self._task.cancel()
+
+
+class EdgeLobby:
+    """What an edge's dialects see as the lobby; see the module doc."""
+
+    def __init__(self, bus: Bus, ns: Namespace, node: str) -> None:
+        self.bus = bus
+        self.ns = ns
+        self.node = node
+        self._routes: dict[int, str] = {}  # id(seat) -> route
+        self._seats: dict[str, Seat] = {}  # route -> seat
+        self._subs: dict[str, Subscription] = {}
+        self._rooms: dict[int, RemoteRoom] = {}  # id(seat) -> its room
+        self._variants: dict[str, Mapping[str, tuple[int, int]] | None] = {}
+        self._numbers = itertools.count(1)
+        self._calls: asyncio.Queue[tuple[LobbyCall, asyncio.Future[None] | None]] = asyncio.Queue()
+        self._caller: asyncio.Task[None] | None = None
+        self._pending: dict[str, list[object]] = {}  # route -> events before subscribed
+
+    # --- the games (the listeners register theirs as with meeple serve) --------------------
+
+    def register_game(
+        self,
+        game: str,
+        factory: RoomFactory,
+        *,
+        variants: Mapping[str, tuple[int, int]] | None = None,
+        restore: RoomRestorer | None = None,
+    ) -> None:
+        """Record ``game``'s variants, for the checks made here (rooms are made elsewhere)."""
+        self._variants[game] = variants
+
+    def has_game(self, game: str) -> bool:
+        return game in self._variants
+
+    def name_rule(self, *args: Any) -> None:
+        """Name rules are the leader's (its listeners' dialects register them there)."""
+
+    # --- what the dialects call ------------------------------------------------------------
+
+    def room_of(self, seat: Seat) -> RemoteRoom | None:
+        return self._rooms.get(id(seat))
+
+    def join(self, key: QueueKey, seat: Seat, *, rule: StartRule = StartRule.FULL) -> None:
+        if key.game not in self._variants:
+            raise UnknownGame(f"no game named {key.game!r}")
+        room = self._rooms.get(id(seat))
+        if room is not None and (room.finished or getattr(room.game, "is_over", False)):
+            # The seat heard its game end; the room's "over" may come a moment later.
+            room.close()
+            del self._rooms[id(seat)]
+        elif room is not None:
+            raise AlreadyPlaying(f"{seat.name} is already in a game")
+        variants = self._variants[key.game]
+        if variants is not None:
+            if key.variant not in variants:
+                raise BadTable(f"{key.game} has no variant {key.variant!r}")
+            low, high = variants[key.variant]
+            if not low <= key.players <= high:
+                raise BadTable(
+                    f"{key.game} ({key.variant}) takes {low} to {high} players, not {key.players}"
+                )
+        self._call("join", seat, key, rule)
+
+    def leave(self, seat: Seat) -> None:
+        if id(seat) in self._routes:
+            self._call("leave", seat)
+
+    leave_queue = leave
+
+    def disconnect(self, seat: Seat) -> None:
+        """The connection is gone: its table seat is freed by the leader; its room (if
+        any) applies its leave rule."""
+        room = self._rooms.pop(id(seat), None)
+        if room is not None and not room.finished:
+            room.leave(seat)
+        if id(seat) in self._routes:
+            self._call("disconnect", seat)
+            self._forget(seat)
+
+    def quit(self, seat: Seat) -> None:
+        self.disconnect(seat)
+
+    # --- the seat's subjects -----------------------------------------------------------------
+
+    def route(self, seat: Seat) -> str:
+        route = self._routes.get(id(seat))
+        if route is None:
+            route = f"{self.node}-{next(self._numbers)}"
+            self._routes[id(seat)] = route
+            self._seats[route] = seat
+        return route
+
+    async def _subscribe(self, seat: Seat, route: str) -> None:
+        if route in self._subs:
+            return
+        pattern = f"{self.ns.root}.seat.{route}.*"
+
+        async def heard(subject: str, payload: bytes) -> None:
+            self._heard(route, subject.rsplit(".", 1)[1], wire.loads(payload))
+
+        self._subs[route] = await self.bus.subscribe(pattern, heard)
+
+    def _heard(self, route: str, source: str, message: object) -> None:
+        seat = self._seats.get(route)
+        if seat is None:
+            return
+        if source == "lobby":
+            self._tell(seat, message)
+            return
+        if isinstance(message, wire.RoomOver):
+            room = self._rooms.get(id(seat))
+            if room is not None and room.uid == message.uid:
+                room.close()
+                del self._rooms[id(seat)]
+            return
+        if not isinstance(message, wire.Delivery):
+            return
+        room = self._rooms.get(id(seat))
+        # A replay is only for what the seat's current room may not have told it: not
+        # what it was told already (the old owner did before it died), nor of a room it
+        # has left since (its game ended and it sits elsewhere now); a room's start, to
+        # a seat that has no room, is what the old owner died before telling.
+        if message.replay and (
+            (room is None and message.logged > 0)
+            or (room is not None and (room.uid != message.uid or room.logged >= message.logged))
+        ):
+            return
+        if room is None or room.uid != message.uid:
+            if room is not None:
+                room.close()
+            room = RemoteRoom(self, message.uid, seat, message.seat)
+            self._rooms[id(seat)] = room
+        room.received(message)
+        self._tell(seat, message.event)
+
+    def _tell(self, seat: Seat, event: object) -> None:
+        try:
+            seat.deliver(event)
+        except Exception:
+            logger.exception("delivering %s to %s failed", type(event).__name__, seat.name)
+
+    def _forget(self, seat: Seat) -> None:
+        route = self._routes.pop(id(seat), None)
+        if route is None:
+            return
+        self._seats.pop(route, None)
+        sub = self._subs.pop(route, None)
+        if sub is not None:
+            asyncio.get_running_loop().create_task(_close(sub))
+
+    # --- calls to the leader, in order ---------------------------------------------------------
+
+    def _call(self, op: str, seat: Seat, *args: Any) -> None:
+        route = self.route(seat)
+        call = LobbyCall(op, describe(seat, route), args)
+        self._calls.put_nowait((call, None))
+        if self._caller is None:
+            self._caller = asyncio.get_running_loop().create_task(
+                self._run_calls(), name="edge lobby calls"
+            )
+
+    async def _run_calls(self) -> None:
+        while True:
+            call, _done = await self._calls.get()
+            route = call.seat["route"]
+            seat = self._seats.get(route)
+            if seat is not None and call.op != "disconnect":
+                await self._subscribe(seat, route)
+            for attempt in itertools.count():
+                try:
+                    await self.bus.request(
+                        self.ns.lobby_request(call.op), wire.dumps(call), timeout=ANSWER_WAIT
+                    )
+                except (NoResponder, BusTimeout):
+                    # No leader now (a standby takes over within the lease's TTL).
+                    if attempt > 200:
+                        logger.error("lobby: %s for %s: no leader answers", call.op, route)
+                        break
+                    await asyncio.sleep(RETRY_PAUSE)
+                    continue
+                except BusClosed:
+                    return
+                except BusError as e:
+                    logger.info("lobby refused %s for %s: %s", call.op, route, e)
+                break
+
+    async def close(self) -> None:
+        if self._caller is not None:
+            self._caller.cancel()
+        for room in self._rooms.values():
+            room.close()
+        for sub in list(self._subs.values()):
+            await _close(sub)
+        self._subs.clear()
+
+
+async def _close(sub: Subscription) -> None:
+    with contextlib.suppress(BusError):
+        await sub.close()

@@ -1,0 +1,243 @@
+"""``meeple node``: one process with any mix of the roles ``edge``, ``rooms``, ``lobby``,
+``store`` (docs/cluster.md), over one NATS connection.
+
+A node prints one line when it is ready — ``node <name> ready roles=… pid=…`` and, for
+an edge, ``<protocol>=<host>:<port>`` per listener — so whoever started it (``meeple
+cluster up``, the tests) knows its addresses; and publishes a heartbeat
+(``<ns>.node.<name>``, JSON: name, roles, pid, address, the rooms it owns, whether it
+leads the lobby) every second, which ``meeple cluster status`` and ``GET /api/cluster``
+read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import random
+import signal
+import time
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+from meeple.bus.natsbus import NatsBus
+from meeple.bus.subjects import Namespace
+from meeple.cluster.jetstream import connect_node
+from meeple.cluster.lease import Leases
+from meeple.cluster.log import JetStreamLog
+from meeple.server.app import LISTENERS, Listener, Services
+from meeple.server.config import ServerConfig
+from meeple.server.lobby import Lobby
+
+__all__ = ["EDGE_LISTENERS", "ROLES", "Node", "NodeConfig"]
+
+logger = logging.getLogger(__name__)
+
+ROLES = ("edge", "rooms", "lobby", "store")
+# The listeners an edge runs through the split (their dialects only use what
+# meeple.node.edge.EdgeLobby carries); the others need more of the lobby over the bus.
+EDGE_LISTENERS = ("twente",)
+HEARTBEAT = 1.0
+
+
+@dataclass(frozen=True)
+class NodeConfig:
+    name: str
+    roles: frozenset[str]
+    nats_url: str
+    nats_user: str | None = None
+    nats_password: str | None = None
+    namespace: str = "meeple"
+    database: str | None = None
+    server: ServerConfig = field(default_factory=ServerConfig)
+    lease_ttl: int = 2
+    listeners: Collection[str] = EDGE_LISTENERS
+    # An edge's GET /api/cluster (None: not served; 0: a free port).
+    api_port: int | None = None
+    # Benchmarks only: every room seeds its game with this, so every game deals the same.
+    same_game_seed: int | None = None
+
+
+class _SameSeed(random.Random):
+    """A rooms node's RNG when every game must deal the same (benchmarks/cluster.py)."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(seed)
+        self.same = seed
+
+    def getrandbits(self, k: int) -> int:
+        return self.same if k == 64 else super().getrandbits(k)
+
+
+class Node:
+    """One node; ``await start()``, then ``await stop()``."""
+
+    def __init__(self, config: NodeConfig) -> None:
+        unknown = set(config.roles) - set(ROLES)
+        if unknown or not config.roles:
+            raise ValueError(f"roles are any of {', '.join(ROLES)}: not {sorted(unknown)}")
+        if "store" in config.roles and not config.database:
+            raise ValueError("the store role needs --database")
+        self.config = config
+        self.ns = Namespace(config.namespace)
+        self.services = Services(config.server, rng=random.Random())
+        self.listeners: dict[str, Listener] = {}
+        self.rooms: Any = None
+        self.lobby: Any = None
+        self.store: Any = None
+        self.edge: Any = None
+        self._stopping = asyncio.Event()
+        self._beat: asyncio.Task[None] | None = None
+        self.view: Any = None
+        self._api: asyncio.Task[None] | None = None
+        self.api_port: int | None = None
+
+    async def start(self) -> None:
+        c = self.config
+        self.nc = await connect_node(
+            c.nats_url, self.ns, user=c.nats_user, password=c.nats_password, name=c.name
+        )
+        self.bus = NatsBus(self.nc)
+        self.leases = Leases(self.nc, self.ns, ttl=c.lease_ttl)
+        if "store" in c.roles:
+            from meeple.node.store import StoreRole
+            from meeple.server.store import open_store
+
+            assert c.database is not None
+            self.store = StoreRole(
+                self.bus, self.ns, await asyncio.to_thread(open_store, c.database)
+            )
+            await self.store.start()
+        if "lobby" in c.roles:
+            from meeple.node.lobby import LobbyRole
+            from meeple.server.scrabble import GAME, TABLE_VARIANTS
+
+            self.lobby = LobbyRole(
+                c.name,
+                self.bus,
+                self.ns,
+                self.leases,
+                Lobby(clock=self.services.clock, grace=0),
+                {GAME: TABLE_VARIANTS},
+            )
+            await self.lobby.start()
+        if "rooms" in c.roles:
+            from meeple.node.rooms import RoomsRole
+            from meeple.node.store import RemoteRecords
+            from meeple.server.scrabble import scrabble_lobby
+
+            games = Lobby(clock=self.services.clock, grace=0)
+            # Services of the rooms' own: an edge in this process has its lobby there.
+            rng = random.Random() if c.same_game_seed is None else _SameSeed(c.same_game_seed)
+            services = Services(self.config.server, self.services.clock, rng=rng)
+            services.resource("lobby", lambda: games)
+            scrabble_lobby(services)  # the lexicon and the factories, as meeple serve
+            records = RemoteRecords(self.bus, self.ns, asyncio.get_running_loop())
+            log = JetStreamLog(self.nc, self.ns, records)  # type: ignore[arg-type]
+            self.rooms = RoomsRole(c.name, self.bus, self.ns, log, self.leases, games)
+            await self.rooms.start()
+        if "edge" in c.roles:
+            await self._start_edge()
+        self._beat = asyncio.get_running_loop().create_task(self._heartbeat(), name="heartbeat")
+
+    async def _start_edge(self) -> None:
+        from meeple.node.edge import EdgeLobby
+        from meeple.server.app import _create
+        from meeple.server.scrabble import LEXICON_RESOURCE
+
+        self.edge = EdgeLobby(self.bus, self.ns, self.config.name)
+        self.services.resource("lobby", lambda: self.edge)
+        # An edge checks no word (the rooms nodes do): no lexicon to load.
+        self.services.resource(LEXICON_RESOURCE, frozenset)
+        for name in self.config.listeners:
+            listener_config = self.config.server.listeners[name]
+            if not listener_config.enabled:
+                continue
+            listener = _create(LISTENERS[name], self.services, name, listener_config)
+            await listener.start()
+            self.listeners[name] = listener
+            self.services.listening[name] = listener.port
+        if self.config.api_port is not None:
+            from meeple.node.status import ClusterView, serve_api
+
+            self.view = ClusterView(self.bus, self.ns)
+            await self.view.start()
+            self._api, self.api_port = await serve_api(
+                self.view, self.config.server.host, self.config.api_port
+            )
+
+    def info(self) -> dict[str, Any]:
+        host = self.config.server.host
+        return {
+            "name": self.config.name,
+            "roles": [r for r in ROLES if r in self.config.roles],
+            "pid": os.getpid(),
+            "address": [f"{host}:{listener.port}" for listener in self.listeners.values()],
+            "listeners": {n: f"{host}:{lst.port}" for n, lst in self.listeners.items()},
+            "lobby_leader": bool(self.lobby is not None and self.lobby.leader.is_set()),
+            "rooms": [
+                {"uid": uid, "game": owned.room.game_name}
+                for uid, owned in (self.rooms.rooms.items() if self.rooms is not None else ())
+            ],
+            "at": time.time(),
+        }
+
+    def ready_line(self) -> str:
+        parts = [f"node {self.config.name} ready", "roles=" + ",".join(self.info()["roles"])]
+        parts.append(f"pid={os.getpid()}")
+        parts.extend(f"{n}={a}" for n, a in self.info()["listeners"].items())
+        if self.api_port is not None:
+            parts.append(f"api={self.config.server.host}:{self.api_port}")
+        return " ".join(parts)
+
+    async def _heartbeat(self) -> None:
+        while True:
+            with contextlib.suppress(Exception):
+                await self.bus.publish(
+                    self.ns.node(self.config.name), json.dumps(self.info()).encode()
+                )
+            await asyncio.sleep(HEARTBEAT)
+
+    def request_stop(self) -> None:
+        self._stopping.set()
+
+    async def run(self) -> None:
+        """Start, print the ready line, serve until SIGINT/SIGTERM, stop cleanly."""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, self.request_stop)
+        await self.start()
+        print(self.ready_line(), flush=True)
+        try:
+            await self._stopping.wait()
+        finally:
+            await self.stop()
+
+    async def stop(self, timeout: float = 3.0) -> None:
+        """Stop every role (each within ``timeout`` seconds: NATS may be gone)."""
+        if self._beat is not None:
+            self._beat.cancel()
+        if self._api is not None:
+            self._api.cancel()
+        if self.view is not None:
+            await self.view.stop()
+        steps: list[Any] = [
+            listener.close(self.config.server.shutdown_grace)
+            for listener in self.listeners.values()
+        ]
+        for role in (self.edge, self.rooms, self.lobby, self.store):
+            if role is not None:
+                steps.append(role.close() if role is self.edge else role.stop())
+        for step in steps:
+            try:
+                await asyncio.wait_for(step, timeout)
+            except Exception as e:
+                logger.warning("%s: a role did not stop cleanly: %r", self.config.name, e)
+        if self.store is not None:
+            self.store.store.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.bus.close(), timeout)

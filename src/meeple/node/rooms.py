@@ -1,0 +1,503 @@
+"""The ``rooms`` role: room actors, each owned by one node at a time, served over the bus.
+
+A room here is the same :class:`~meeple.server.room.Room` ``meeple serve`` runs, made by
+the game's own factory; only its ends are different:
+
+- **its seats** are :class:`RemoteSeat`: a delivery is published, as the seat's view
+  (:func:`meeple.node.wire.for_seat`), on the seat's subject ``<ns>.seat.<route>.<uid>``,
+  where the edge holding the connection listens;
+- **its inbox** is served on ``<ns>.room.<uid>.cmd`` (queue group ``room``): a
+  :class:`~meeple.node.wire.Command` from an edge is submitted, and answered once the
+  room has applied it, logged it and made its deliveries (``Room.on_committed``);
+- **its log** is the room's JetStream subject (:class:`ClusterLog`, over
+  :class:`~meeple.cluster.log.JetStreamLog`): fenced appends, awaited before any
+  delivery (the room's write-ahead), so nothing is told that is not in the log. A write
+  the fence refuses (another node claimed the room) mutes the room for good: what the
+  command told is not delivered, and the node stops serving the room.
+
+**Ownership.** A room is opened under a lease (``room.<uid>``, renewed every third of
+its TTL) and the log claimed under the lease's epoch right after its genesis. Every
+rooms node watches the leases: when one lapses (its owner was killed) or is released
+with the log still open, the nodes race for the lease; the winner claims the log,
+rebuilds the room with the game's restorer and serves it. Seats keep their routes
+(the genesis has them), so the players' edges hear the game go on.
+
+**Exactly once.** Each logged entry carries the command it came from (``cmd``:
+``"<seat>:<n>"``), so a new owner knows the last command of each seat that reached the
+log: an edge that asks again after a kill (its answer never came) gets "done" instead
+of the move being applied twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from meeple.bus.base import Bus, BusError, Subscription
+from meeple.bus.subjects import Namespace
+from meeple.cluster.lease import Lease, Leases, room_key
+from meeple.cluster.log import JetStreamLog
+from meeple.node import wire
+from meeple.server.lobby import QueueKey
+from meeple.server.room import Room
+from meeple.server.store import ActionLog, LogConflict
+from meeple.server.timecontrol import parse_time_control
+
+if TYPE_CHECKING:
+    from meeple.server.lobby import Lobby
+
+__all__ = ["ClusterLog", "OpenRoom", "RemoteSeat", "RoomsRole"]
+
+logger = logging.getLogger(__name__)
+
+# How long an edge's command waits for the room to apply it before the node answers
+# "busy" (the edge asks again with the same number: it is applied once).
+COMMAND_WAIT = 10.0
+# Seconds without an edge's heartbeat before its seats leave their rooms.
+EDGE_SILENCE = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class OpenRoom:
+    """The lobby's request to open a room: the table's key and its seats, in order
+    (each a mapping with ``route``, ``name``, ``protocol``, ``bot``, ``level``)."""
+
+    uid: str
+    key: QueueKey
+    seats: tuple[Mapping[str, Any], ...]
+    rejoin: tuple[str | None, ...] = ()
+
+
+class _Owned:
+    """A room this node serves, and what the node knows of it."""
+
+    def __init__(self, room: Room, lease: Lease) -> None:
+        self.room = room
+        self.lease = lease
+        self.fenced = False  # the log refused a write: another node owns the room
+        self.replaying = False  # a restored room's start (its players saw it, or not)
+        self.seen: dict[int, int] = {}  # seat -> the last command number applied
+        self.tags: dict[int, str] = {}  # id(command) -> its tag in the log
+        self.waiting: dict[int, asyncio.Future[None]] = {}  # id(command) -> its answer
+        self.serving: Subscription | None = None
+        self.keeper: asyncio.Task[None] | None = None
+
+
+class RemoteSeat:
+    """A seat whose player is connected to an edge: deliveries go to its subject."""
+
+    rejoinable = False
+
+    def __init__(
+        self, role: RoomsRole, owned: _Owned | None, index: int, info: Mapping[str, Any]
+    ) -> None:
+        self._role = role
+        self.owned = owned
+        self.index = index
+        self.route: str = str(info["route"])
+        self.name: str = str(info["name"])
+        self.protocol: str = str(info.get("protocol", "unknown"))
+        self.bot = bool(info.get("bot"))
+        self.level = info.get("bot") if isinstance(info.get("bot"), str) else info.get("level")
+        self.gone = False  # its edge died: its leave was applied
+
+    def deliver(self, event: object) -> None:
+        owned = self.owned
+        if owned is None or owned.fenced:
+            return
+        room = owned.room
+        seen = wire.for_seat(room.game_name, event, self.index)
+        if owned.replaying:
+            delivery = wire.Delivery(room.uid, self.index, 0, seen, replay=True)
+        else:
+            delivery = wire.Delivery(room.uid, self.index, len(room.logged_actions), seen)
+        self._role.send(self._role.ns.seat(self.route, room.uid), wire.dumps(delivery))
+
+
+class ClusterLog:
+    """A room's :class:`~meeple.server.room.LogSink` over the node's JetStream log: each
+    entry tagged with its command (module doc); a refusal fences the room."""
+
+    def __init__(self, log: JetStreamLog, owned: _Owned) -> None:
+        self._log = log
+        self._owned = owned
+
+    def open(self, uid: str, game: str, genesis: Mapping[str, Any]) -> Awaitable[object]:
+        return self._guard(self._opened(uid, game, genesis))
+
+    async def _opened(self, uid: str, game: str, genesis: Mapping[str, Any]) -> None:
+        await self._log.open_log(uid, game, genesis)
+        # Claimed at once: a writer that claimed stays refused once fenced out.
+        lease = self._owned.lease
+        await self._log.claim(uid, lease.owner, lease.epoch)
+
+    def append(self, uid: str, seq: int, entry: Mapping[str, Any], at: float) -> Awaitable[object]:
+        return self._guard(self._log.append_log(uid, seq, self._tagged(entry), at=at))
+
+    def append_many(
+        self, uid: str, seq: int, entries: Sequence[Mapping[str, Any]], at: float
+    ) -> Awaitable[object]:
+        tagged = [self._tagged(e) for e in entries]
+        return self._guard(self._log.append_logs(uid, seq, tagged, at=at))
+
+    def _tagged(self, entry: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The entry with the command it came from (module doc, "Exactly once")."""
+        handling = self._owned.room.handling
+        tag = self._owned.tags.get(id(handling[1])) if handling is not None else None
+        return entry if tag is None else {**entry, "cmd": tag}
+
+    def finish(self, uid: str, game: Mapping[str, Any]) -> Awaitable[object]:
+        return self._guard(self._log.finish_log(uid, **game))
+
+    async def _guard(self, write: Awaitable[object]) -> object:
+        try:
+            return await write
+        except LogConflict:
+            self._owned.fenced = True
+            raise
+
+
+@dataclass
+class RoomsRole:
+    """The rooms role of one node; see the module doc. ``lobby`` holds the games'
+    factories (a lobby nobody sits at: its games registered as ``meeple serve`` does)."""
+
+    name: str
+    bus: Bus
+    ns: Namespace
+    log: JetStreamLog
+    leases: Leases
+    lobby: Lobby
+    wall_clock: Callable[[], float] = time.time
+    rooms: dict[str, _Owned] = field(default_factory=dict)
+    _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    _subs: list[Subscription] = field(default_factory=list)
+    _taking: set[str] = field(default_factory=set)
+    # Told of each room taken over: its uid and the seconds from the lapse to serving it.
+    on_takeover: list[Callable[[str], None]] = field(default_factory=list)
+    _heard: dict[str, float] = field(default_factory=dict)  # node -> its last heartbeat
+    _started: float = 0.0
+    _ended: set[str] = field(default_factory=set)  # rooms whose logs are closed
+
+    async def start(self) -> None:
+        self._subs.append(await self.bus.serve(self.ns.rooms_open, self._open, queue="rooms"))
+        self._subs.append(await self.bus.subscribe(self.ns.nodes, self._heartbeat))
+        self._started = time.monotonic()
+        self._spawn(self._watch(), "rooms-watch")
+        self._spawn(self._adopt_orphans(), "rooms-orphans")
+        self._spawn(self._edges_gone(), "rooms-edges")
+
+    # --- edges that die ----------------------------------------------------------------------
+
+    async def _heartbeat(self, subject: str, payload: bytes) -> None:
+        self._heard[subject.rsplit(".", 1)[1]] = time.monotonic()
+
+    async def _edges_gone(self) -> None:
+        """A seat whose edge is silent for :data:`EDGE_SILENCE` seconds lost its
+        connection with the edge: its room's leave rule applies (Twente: the game ends,
+        reason DISCONNECT), as when a connection closes."""
+        while True:
+            await asyncio.sleep(1.0)
+            now = time.monotonic()
+            if now - self._started < EDGE_SILENCE:
+                continue  # not long enough to have heard every live edge
+            for owned in list(self.rooms.values()):
+                if owned.fenced or owned.room.finished:
+                    continue
+                for seat in owned.room.seats:
+                    if not isinstance(seat, RemoteSeat) or seat.gone:
+                        continue
+                    edge = seat.route.rsplit("-", 1)[0]
+                    if now - self._heard.get(edge, -1e9) > EDGE_SILENCE:
+                        seat.gone = True
+                        logger.warning(
+                            "%s: room %s: %s's edge %s is silent; the seat leaves",
+                            self.name,
+                            owned.room.uid,
+                            seat.name,
+                            edge,
+                        )
+                        owned.room.leave(seat)
+
+    async def stop(self, *, release: bool = True) -> None:
+        """Stop serving; with ``release`` give every lease up at once (a clean stop: the
+        other rooms nodes take the rooms over without waiting for a lapse)."""
+        for sub in self._subs:
+            with contextlib.suppress(BusError):
+                await sub.close()
+        for owned in list(self.rooms.values()):
+            await self._drop(owned, release=release)
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def send(self, subject: str, payload: bytes) -> None:
+        """Publish from a room's delivery (which must not block)."""
+        self._spawn(self.bus.publish(subject, payload), "publish")
+
+    def _spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coro)
+        task.set_name(name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    # --- opening a room -------------------------------------------------------------------
+
+    async def _open(self, payload: bytes) -> bytes:
+        request: OpenRoom = wire.loads(payload)
+        if request.key.game not in wire.SEAT_VIEWS:
+            raise ValueError(f"{request.key.game} rooms are not served by rooms nodes yet")
+        lease = await self.leases.acquire(room_key(request.uid), self.name)
+        if lease is None:
+            raise ValueError(f"room {request.uid} is owned already")
+        factory, _restore = self.lobby.factories(request.key.game)
+        owned = _Owned(Room([], uid=request.uid), lease)  # the real room comes next
+        seats = [RemoteSeat(self, owned, i, info) for i, info in enumerate(request.seats)]
+        room = factory(request.key, list(seats))
+        room.uid = request.uid
+        room.rejoin_hashes = list(request.rejoin) or [None] * len(seats)
+        room.clock = self.lobby.clock
+        clock = dict(request.key.settings).get("clock")
+        if clock:  # the table's time control, as the lobby sets it in meeple serve
+            room.time_control = parse_time_control(request.key.game, clock)
+        owned.room = room
+        await self._serve(owned)
+        logger.info("%s: opened %s %s for %s", self.name, request.key, room.uid, _names(room))
+        return b"ok"
+
+    async def _serve(self, owned: _Owned, told: object | None = None) -> None:
+        """Serve ``owned``'s room from now on; ``told``: the last logged action's event,
+        told again first (a replay, module doc of :mod:`meeple.node.wire`)."""
+        room = owned.room
+        room.journal = ClusterLog(self.log, owned)
+        room.wall_clock = self.wall_clock
+        room.on_committed.append(lambda seat, command: self._committed(owned, command))
+        room.on_finished.append(lambda _room: self._finished(owned))
+        self.rooms[room.uid] = owned
+        owned.keeper = self.leases.keep(owned.lease, lambda _lease: self._lost(owned))
+        owned.serving = await self.bus.serve(
+            self.ns.room_command(room.uid), lambda p: self._command(owned, p), queue="room"
+        )
+        if told is not None:
+            logged = len(room.logged_actions)
+            for seat in room.seats:
+                if isinstance(seat, RemoteSeat):
+                    seen = wire.for_seat(room.game_name, told, seat.index)
+                    again = wire.Delivery(room.uid, seat.index, logged, seen, replay=True)
+                    await self.bus.publish(self.ns.seat(seat.route, room.uid), wire.dumps(again))
+        room.start()
+
+    # --- commands -----------------------------------------------------------------------------
+
+    async def _command(self, owned: _Owned, payload: bytes) -> bytes:
+        request: wire.Command = wire.loads(payload)
+        room = owned.room
+        if owned.fenced:
+            raise ValueError(f"room {room.uid} moved to another node")
+        if room.finished:
+            return b"over"
+        if request.n <= owned.seen.get(request.seat, 0):
+            return b"done"  # applied already (a retry after a lost answer)
+        if not 0 <= request.seat < len(room.seats):
+            raise ValueError(f"no seat {request.seat}")
+        owned.seen[request.seat] = request.n
+        seat = room.seats[request.seat]
+        if isinstance(request.command, wire.Leave):
+            room.leave(seat)
+            return b"ok"
+        command = request.command
+        answered: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        owned.tags[id(command)] = f"{request.seat}:{request.n}"
+        owned.waiting[id(command)] = answered
+        room.submit(seat, command)
+        try:
+            await asyncio.wait_for(asyncio.shield(answered), COMMAND_WAIT)
+        except TimeoutError:
+            return b"busy"
+        finally:
+            owned.tags.pop(id(command), None)
+            owned.waiting.pop(id(command), None)
+        if owned.fenced:
+            raise ValueError(f"room {room.uid} moved to another node")
+        return b"ok"
+
+    def _committed(self, owned: _Owned, command: object) -> None:
+        if owned.replaying:
+            owned.replaying = False  # a restored room's start is done
+        waiting = owned.waiting.get(id(command))
+        if waiting is not None and not waiting.done():
+            waiting.set_result(None)
+
+    # --- the end of a room here -------------------------------------------------------------
+
+    def _finished(self, owned: _Owned) -> None:
+        for waiting in owned.waiting.values():
+            if not waiting.done():
+                waiting.set_result(None)
+        self._spawn(self._close(owned), "room-close")
+
+    async def _close(self, owned: _Owned) -> None:
+        room = owned.room
+        if not owned.fenced:
+            over = wire.dumps(wire.RoomOver(room.uid))
+            for seat in room.seats:
+                route = getattr(seat, "route", None)
+                if route:
+                    await self.bus.publish(self.ns.seat(route, room.uid), over)
+            with contextlib.suppress(BusError):
+                await self.bus.request(
+                    self.ns.lobby_request("roomdone"), wire.dumps(room.uid), timeout=2.0
+                )
+        await self._drop(owned, release=True)
+        logger.info(
+            "%s: room %s closed%s", self.name, room.uid, " (fenced)" if owned.fenced else ""
+        )
+
+    async def _drop(self, owned: _Owned, *, release: bool) -> None:
+        room = owned.room
+        if self.rooms.get(room.uid) is owned:
+            del self.rooms[room.uid]
+        if owned.serving is not None:
+            with contextlib.suppress(BusError):
+                await owned.serving.close()
+            owned.serving = None
+        if owned.keeper is not None:
+            await Leases.stop(owned.keeper)
+            owned.keeper = None
+        if release:
+            with contextlib.suppress(Exception):
+                await self.leases.release(owned.lease)
+        task = getattr(room, "_task", None)
+        if not room.finished and task is not None:
+            owned.fenced = True  # nothing more leaves this node for it
+            task.cancel()
+
+    def _lost(self, owned: _Owned) -> None:
+        logger.warning("%s: lease of room %s lost", self.name, owned.room.uid)
+        owned.fenced = True
+        owned.keeper = None
+        self._spawn(self._drop(owned, release=False), "room-lost")
+
+    # --- taking rooms over ------------------------------------------------------------------
+
+    async def _watch(self) -> None:
+        async for event in self.leases.watch("room."):
+            if event.state in ("lapsed", "released"):
+                uid = event.key.removeprefix("room.")
+                self._spawn(self.take_over(uid, lapsed=event.state == "lapsed"), f"take {uid}")
+
+    async def _adopt_orphans(self) -> None:
+        """Rooms whose logs are open and whose lease nobody holds (their owner died before
+        this node watched, and the lapse marker is gone)."""
+        for uid in await self.log.open_logs():
+            if uid not in self.rooms and await self.leases.holder(room_key(uid)) is None:
+                await self.take_over(uid)
+
+    async def take_over(self, uid: str, *, lapsed: bool = False) -> bool:
+        """Take room ``uid`` if its lease is free and its log open; whether it did."""
+        if uid in self.rooms or uid in self._taking or uid in self._ended:
+            return False
+        self._taking.add(uid)
+        try:
+            if await self.log.closed(uid):
+                # A finished room's lease is released at its end: nothing to take (and a
+                # closed log never opens again). A lapse means its owner died after the
+                # end was logged: maybe before storing the game or telling the players.
+                self._ended.add(uid)
+                if lapsed:
+                    await self._finish_for_the_dead(uid)
+                return False
+            lease = await self.leases.acquire(room_key(uid), self.name)
+            if lease is None:
+                return False
+            try:
+                log = await self.log.claim(uid, self.name, lease.epoch)
+            except LogConflict as e:
+                logger.info("%s: room %s not taken: %s", self.name, uid, e)
+                await self.leases.release(lease)
+                return False
+            try:
+                owned = self._restore(log, lease)
+                told = wire.LAST_TOLD[log.game](owned.room, log)
+            except Exception:
+                logger.exception("%s: room %s does not replay; left to others", self.name, uid)
+                await self.leases.release(lease)
+                return False
+            await self._serve(owned, told)
+            logger.info(
+                "%s: took room %s over (%d entries, epoch %d)",
+                self.name,
+                uid,
+                len(log.entries),
+                lease.epoch,
+            )
+            for callback in self.on_takeover:
+                callback(uid)
+            return True
+        finally:
+            self._taking.discard(uid)
+
+    async def _finish_for_the_dead(self, uid: str) -> None:
+        """Room ``uid``'s owner died after logging its end: store the game once, tell
+        the seats the last action again (they drop it if they heard it) and that the
+        room is over, and tell the lobby."""
+        lease = await self.leases.acquire(room_key(uid), self.name)
+        if lease is None:
+            return
+        try:
+            await self.log.store_end(uid)
+            log = await self.log.action_log(uid)
+            if log is None:
+                return
+            owned = self._restore(log, lease)
+            room = owned.room
+            told = wire.LAST_TOLD[log.game](room, log)
+            over = wire.dumps(wire.RoomOver(uid))
+            for seat in room.seats:
+                if not isinstance(seat, RemoteSeat):
+                    continue
+                subject = self.ns.seat(seat.route, uid)
+                if told is not None:
+                    seen = wire.for_seat(room.game_name, told, seat.index)
+                    again = wire.Delivery(uid, seat.index, len(log.entries), seen, replay=True)
+                    await self.bus.publish(subject, wire.dumps(again))
+                await self.bus.publish(subject, over)
+            with contextlib.suppress(BusError):
+                await self.bus.request(self.ns.lobby_request("roomdone"), wire.dumps(uid))
+            logger.info("%s: room %s's owner died after its end; finished for it", self.name, uid)
+        except Exception:
+            logger.exception("%s: finishing room %s for its dead owner failed", self.name, uid)
+        finally:
+            await self.leases.release(lease)
+
+    def _restore(self, log: ActionLog, lease: Lease) -> _Owned:
+        if log.game not in wire.SEAT_VIEWS:
+            raise ValueError(f"{log.game} rooms are not served by rooms nodes yet")
+        _factory, restore = self.lobby.factories(log.game)
+        if restore is None:
+            raise ValueError(f"{log.game} rooms cannot be restored")
+        owned = _Owned(Room([], uid=log.uid), lease)
+        owned.replaying = True  # its start was told to the players by the old owner
+        infos = log.genesis["seats"]
+        seats = [RemoteSeat(self, owned, i, info) for i, info in enumerate(infos)]
+        room = restore(log, list(seats))
+        room.clock = self.lobby.clock
+        room.resume_log(log)
+        room.rejoin_hashes = [s.get("rejoin") for s in infos]
+        owned.room = room
+        for entry in log.entries:
+            tag = entry.entry.get("cmd")
+            if isinstance(tag, str):
+                seat, _, n = tag.partition(":")
+                owned.seen[int(seat)] = max(owned.seen.get(int(seat), 0), int(n))
+        return owned
+
+
+def _names(room: Room) -> str:
+    return ", ".join(f"{s.name} ({getattr(s, 'protocol', '?')})" for s in room.seats)

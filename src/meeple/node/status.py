@@ -1,0 +1,94 @@
+"""What the cluster looks like, from its nodes' heartbeats: ``GET /api/cluster`` on an
+edge (docs/cluster.md has the shape; ``meeple serve`` answers the same for its one node).
+
+Every node publishes its heartbeat (:meth:`meeple.node.node.Node.info`) on
+``<ns>.node.<name>`` every second; :class:`ClusterView` keeps the latest of each node
+and forgets a node not heard of for :data:`SILENCE` seconds (a killed node leaves the
+list within that; its rooms appear under their new owner once taken over).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from meeple.bus.base import Bus, BusError, Subscription
+from meeple.bus.subjects import Namespace
+
+__all__ = ["SILENCE", "ClusterView", "serve_api"]
+
+SILENCE = 3.0
+
+
+class ClusterView:
+    """The latest heartbeat of every node heard of lately."""
+
+    def __init__(self, bus: Bus, ns: Namespace) -> None:
+        self.bus = bus
+        self.ns = ns
+        self._beats: dict[str, tuple[float, dict[str, Any]]] = {}
+        self._sub: Subscription | None = None
+
+    async def start(self) -> None:
+        async def heard(subject: str, payload: bytes) -> None:
+            beat = json.loads(payload)
+            self._beats[str(beat["name"])] = (time.monotonic(), beat)
+
+        self._sub = await self.bus.subscribe(self.ns.nodes, heard)
+
+    async def stop(self) -> None:
+        if self._sub is not None:
+            with contextlib.suppress(BusError):
+                await self._sub.close()
+
+    def snapshot(self) -> dict[str, Any]:
+        """``GET /api/cluster``'s body: nodes (name, roles, pid, address), the lobby's
+        leader, every running room with its owner."""
+        now = time.monotonic()
+        beats = [b for at, b in self._beats.values() if now - at <= SILENCE]
+        beats.sort(key=lambda b: b["name"])
+        leader = next((b["name"] for b in beats if b.get("lobby_leader")), None)
+        return {
+            "nodes": [{k: b[k] for k in ("name", "roles", "pid", "address")} for b in beats],
+            "lobby_leader": leader,
+            "rooms": [
+                {"uid": r["uid"], "game": r["game"], "owner": b["name"]}
+                for b in beats
+                for r in b.get("rooms", ())
+            ],
+        }
+
+
+async def serve_api(view: ClusterView, host: str, port: int) -> tuple[asyncio.Task[None], int]:
+    """Serve ``GET /api/cluster`` with uvicorn on the running loop; its task and port."""
+    import socket
+
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def cluster(request: Request) -> JSONResponse:
+        return JSONResponse(view.snapshot())
+
+    app = Starlette(routes=[Route("/api/cluster", cluster)])
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+
+    class Server(uvicorn.Server):
+        """uvicorn without its own signal handlers: the node owns SIGINT/SIGTERM."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+    config = uvicorn.Config(app, log_level="warning", lifespan="off")
+    server = Server(config)
+    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]), name="api")
+    return task, int(sock.getsockname()[1])

@@ -1,0 +1,167 @@
+"""What crosses the bus between a cluster's nodes: room events, commands, lobby calls.
+
+The split is at the room's inbox (issue 21): a seat's command is the same Python value
+the dialect hands :meth:`~meeple.server.room.Room.submit` in one process, and what a
+room delivers to a seat is the same event value the dialect renders. Both cross the bus
+pickled (:func:`dumps`), and are read back with an unpickler that only builds meeple's
+own classes and a few plain builtins (:func:`loads`): nothing else can be named in a
+payload. Only nodes may publish seat events (deploy/nats/meeple-auth.conf).
+
+**Hidden information.** A seat subject carries one seat's view: before an event goes to
+seat ``i``, :func:`for_seat` replaces the engine game it refers to by that seat's view
+(:meth:`meeple.games.scrabble.game.Game.seat_view`: no bag order, no other rack, no
+lexicon, no RNG) and blanks the tiles other players drew or exchanged. A game that has
+no seat view is refused by the rooms node (:data:`SEAT_VIEWS`).
+"""
+
+from __future__ import annotations
+
+import copyreg
+import dataclasses
+import io
+import pickle
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from meeple.server.store import ActionLog
+
+__all__ = [
+    "LAST_TOLD",
+    "SEAT_VIEWS",
+    "Command",
+    "Delivery",
+    "Leave",
+    "RoomOver",
+    "dumps",
+    "for_seat",
+    "loads",
+]
+
+# Plain builtins a pickled event may use (tuples, frozensets of variants, enums' values).
+_BUILTINS = frozenset(
+    {"frozenset", "set", "tuple", "list", "dict", "int", "float", "str", "bytes", "bool"}
+)
+
+
+class _Unpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "builtins" and name in _BUILTINS:
+            return super().find_class(module, name)
+        if (module == "meeple" or module.startswith("meeple.")) and not name.startswith("_"):
+            return super().find_class(module, name)
+        if module == "copyreg" and name == "_reconstructor":
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"{module}.{name} may not cross the bus")
+
+
+def read_only(mapping: dict[Any, Any]) -> types.MappingProxyType[Any, Any]:
+    """Rebuilds a read-only mapping (a variant's tile counts) from the bus."""
+    return types.MappingProxyType(mapping)
+
+
+copyreg.pickle(types.MappingProxyType, lambda m: (read_only, (dict(m),)))
+
+
+def dumps(value: object) -> bytes:
+    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def loads(data: bytes) -> Any:
+    return _Unpickler(io.BytesIO(data)).load()
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A seat's command to its room: seat ``seat``'s ``n``-th (from 1; a retry has the
+    same ``n``, so the owner applies it once), and the command the dialect submitted."""
+
+    seat: int
+    n: int
+    command: object
+
+
+@dataclass(frozen=True, slots=True)
+class Leave:
+    """The seat's connection is gone (the room's leave rule applies)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One room event for one seat, on the seat's subject: the room, the seat's index,
+    and how many actions the room's log held when it was sent.
+
+    ``replay``: sent again by a node that took the room over, because the old owner may
+    have died between logging an action and telling it (its start's events, with
+    ``logged`` 0, and the last logged action's). An edge that heard of the room up to
+    ``logged`` already drops it; one that did not delivers it, so nothing logged is
+    lost and nothing is told twice.
+    """
+
+    uid: str
+    seat: int
+    logged: int
+    event: object
+    replay: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RoomOver:
+    """The room is over (finished, or its owner lost it for good): forget it."""
+
+    uid: str
+
+
+def _scrabble_seat(event: object, seat: int) -> object:
+    """A Scrabble room event (GameStarted, Update, …) as seat ``seat`` may see it: its
+    game replaced by the seat's view, its engine events by what the seat may know."""
+    from meeple.games.scrabble import game as g
+
+    def hide(value: object) -> object:
+        if isinstance(value, g.Game):
+            return value.seat_view(seat)
+        if isinstance(value, g.TilesDrawn) and value.player != seat:
+            return dataclasses.replace(value, tiles="?" * len(value.tiles))
+        if isinstance(value, g.Exchanged) and value.player != seat:
+            hidden = "?" * len(value.tiles)
+            return dataclasses.replace(value, tiles=hidden, rack="?" * len(value.rack))
+        if isinstance(value, tuple):
+            return tuple(hide(v) for v in value)
+        return value
+
+    if not dataclasses.is_dataclass(event) or isinstance(event, type):
+        return event
+    changes = {}
+    for f in dataclasses.fields(event):
+        value = getattr(event, f.name)
+        if isinstance(value, g.Game | tuple):
+            changes[f.name] = hide(value)
+    return dataclasses.replace(event, **changes) if changes else event
+
+
+def _scrabble_last(room: object, log: ActionLog) -> object | None:
+    """What a Scrabble room told its seats of the last action in ``log`` (one Update)."""
+    from meeple.games.scrabble import game as g
+    from meeple.server.scrabble import ScrabbleRoom, Update
+
+    if not log.entries or not isinstance(room, ScrabbleRoom):
+        return None
+    before = dataclasses.replace(log, entries=log.entries[:-1]).replay(lexicon=room.game.lexicon)
+    events = room.game.events[len(before.events) :]
+    actions = room.game.log
+    last = actions[-1] if actions else None
+    actor = None if isinstance(last, g.End) or last is None else getattr(last, "player", None)
+    return Update(actor, tuple(events), room.game)
+
+
+#: The games whose rooms a rooms node serves: how an event becomes one seat's view.
+SEAT_VIEWS: dict[str, Callable[[object, int], object]] = {"scrabble": _scrabble_seat}
+#: What each game's room told its seats of the last action in its log (for a replay).
+LAST_TOLD: dict[str, Callable[[object, ActionLog], object | None]] = {"scrabble": _scrabble_last}
+
+
+def for_seat(game: str, event: object, seat: int) -> object:
+    """``event`` as seat ``seat`` of a ``game`` room may see it (module doc)."""
+    return SEAT_VIEWS[game](event, seat)

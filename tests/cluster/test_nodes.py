@@ -1,0 +1,238 @@
+"""``meeple node`` processes on loopback, real NATS and PostgreSQL: Twente bots connected
+to two edges play a game whose room runs on a rooms node; SIGKILL that node mid-game,
+another takes the room over from its log, and the game finishes on the same connections
+(issue 21, "Ownership and failover")."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from nats.aio.client import Client
+from tests.natsd import NatsEnv
+
+from meeple.bus.subjects import Namespace
+from meeple.clients.scrabble_bot import _move
+from meeple.clients.twente import TwenteClient
+from meeple.cluster.lease import Leases, room_key
+from meeple.cluster.log import JetStreamLog
+from meeple.games.scrabble.lexicon import load_lexicon
+from meeple.node.launch import NodeProcess, start_node
+from meeple.protocols.twente.messages import Error, GameOver, GameOverReason
+from meeple.server.store import ActionLog, open_store
+
+pytestmark = pytest.mark.slow
+
+
+class Nodes:
+    """The test's node processes, each stopped (or killed) at the end."""
+
+    def __init__(self, env: NatsEnv, ns: Namespace, log_dir: Path) -> None:
+        self.env, self.ns, self.log_dir = env, ns, log_dir
+        self.started: list[NodeProcess] = []
+
+    async def start(
+        self, name: str, roles: str, database: str | None = None, *extra: str
+    ) -> NodeProcess:
+        node = await asyncio.to_thread(
+            start_node,
+            name,
+            roles.split(","),
+            self.env.url,
+            user=self.env.NODE_USER,
+            password=self.env.node_password,
+            log_dir=self.log_dir,
+            namespace=self.ns.root,
+            database=database,
+            extra_args=extra,
+        )
+        self.started.append(node)
+        return node
+
+    def stop_all(self) -> None:
+        for node in self.started:
+            node.stop(timeout=10)
+
+    def logs(self) -> str:
+        return "\n".join(
+            f"== {n.name}\n{n.log.read_text(errors='replace')[-3000:]}" for n in self.started
+        )
+
+
+@pytest.fixture
+def nodes(nats_env: NatsEnv, nats_ns: Namespace, tmp_path: Path) -> Iterator[Nodes]:
+    group = Nodes(nats_env, nats_ns, tmp_path)
+    yield group
+    group.stop_all()
+
+
+class Bot:
+    """A Twente bot that waits ``pace`` seconds before each move (so a kill lands
+    mid-game) and keeps every message it was sent."""
+
+    def __init__(self, name: str, port: int, pace: float) -> None:
+        self.name, self.port, self.pace = name, port, pace
+        self.messages: list[object] = []
+        self.over: GameOver | None = None
+
+    async def play(self) -> GameOver:
+        lexicon = load_lexicon("enable")
+        client = await TwenteClient.connect("127.0.0.1", self.port, self.name)
+        try:
+            await client.request_game(2)
+            async for message in client:
+                self.messages.append(message)
+                if isinstance(message, GameOver):
+                    self.over = message
+                    return message
+                if client.move_due:
+                    await asyncio.sleep(self.pace)
+                    if client.move_due:
+                        await _move(client, lexicon, client.session.refusals)
+        finally:
+            await client.close()
+        raise AssertionError(f"{self.name}: the connection ended before the game did")
+
+
+async def _api_cluster(port: int) -> dict[str, Any]:
+    def get() -> dict[str, Any]:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/cluster", timeout=5) as r:
+            body: dict[str, Any] = json.load(r)
+            return body
+
+    for _ in range(50):  # until every node's heartbeat and the room's owner are heard
+        body = await asyncio.to_thread(get)
+        if len(body["nodes"]) == 4 and body["rooms"]:
+            return body
+        await asyncio.sleep(0.1)
+    return body
+
+
+async def _room_uid(log: JetStreamLog, timeout: float = 20.0) -> str:
+    until = time.monotonic() + timeout
+    while time.monotonic() < until:
+        uids = await log.open_logs()
+        if uids:
+            return uids[0]
+        await asyncio.sleep(0.05)
+    raise AssertionError("no room was opened")
+
+
+async def _entries(log: JetStreamLog, uid: str, at_least: int, timeout: float = 30.0) -> ActionLog:
+    until = time.monotonic() + timeout
+    while time.monotonic() < until:
+        found = await log.action_log(uid)
+        if found is not None and len(found.entries) >= at_least:
+            return found
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"room {uid}: fewer than {at_least} entries in {timeout} s")
+
+
+async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_connections(
+    nodes: Nodes, node: Client, nats_ns: Namespace, pg_url: str
+) -> None:
+    hub = await nodes.start("hub", "edge,lobby,store", pg_url, "--api-port", "0")
+    edge2 = await nodes.start("edge2", "edge")
+    rooms = {n.name: n for n in [await nodes.start(f"rooms{i}", "rooms") for i in (1, 2)]}
+    records = open_store(pg_url)
+    reader = JetStreamLog(node, nats_ns, records)  # the test's eyes on the log
+    leases = Leases(node, nats_ns)
+    ann = Bot("ann", hub.listeners["twente"], pace=0.12)
+    bob = Bot("bob", edge2.listeners["twente"], pace=0.12)
+    games = [asyncio.ensure_future(b.play()) for b in (ann, bob)]
+    try:
+        uid = await _room_uid(reader)
+        before = await _entries(reader, uid, 5)
+        lease = await leases.holder(room_key(uid))
+        assert lease is not None
+        assert lease.owner in rooms
+        # Any edge tells who runs what (GET /api/cluster, from the nodes' heartbeats).
+        seen = await _api_cluster(hub.listeners["api"])
+        assert {n["name"]: n["roles"] for n in seen["nodes"]} == {
+            "hub": ["edge", "lobby", "store"],
+            "edge2": ["edge"],
+            "rooms1": ["rooms"],
+            "rooms2": ["rooms"],
+        }
+        assert seen["lobby_leader"] == "hub"
+        assert {"uid": uid, "game": "scrabble", "owner": lease.owner} in seen["rooms"]
+        killed = rooms[lease.owner]
+        killed.kill()
+        killed_at = time.monotonic()
+        overs = await asyncio.wait_for(asyncio.gather(*games), 60)
+    except BaseException:
+        for g in games:
+            g.cancel()
+        print(nodes.logs())
+        raise
+    # Both players saw the same end, on the connections they started with.
+    assert overs[0].scores == overs[1].scores
+    assert not any(isinstance(m, Error) for m in ann.messages + bob.messages)
+    # Another node owns the room now; the log says so, once, after the kill.
+    after = await reader.action_log(uid)
+    assert after is not None
+    assert after.end_reason is not None
+    survivor = next(n for n in rooms if n != killed.name)
+    assert len(after.entries) > len(before.entries)
+    # No gap and no duplicate: the entries are 1, 2, … n, and the kept prefix unchanged.
+    assert [e.seq for e in after.entries] == list(range(1, len(after.entries) + 1))
+    assert after.entries[: len(before.entries)] == before.entries
+    # Exactly one record, with the log's actions, and ratings that count it once.
+    stored = records.game_by_uid(uid)
+    assert stored is not None
+    assert after.game_id == stored.id
+    assert stored.data is not None
+    assert stored.data["actions"] == [e.entry["action"] for e in after.entries]
+    assert sorted(stored.players) == ["ann", "bob"]
+    with contextlib.closing(records):
+        assert [g.id for g in records.games() if (g.data or {}).get("uid") == uid] == [stored.id]
+        board = {r.player: r.games for r in records.leaderboard("scrabble")}
+        assert board == {"ann": 1, "bob": 1}
+    took = [line for line in rooms[survivor].log.read_text().splitlines() if "took room" in line]
+    assert len(took) == 1, nodes.logs()
+    assert uid in took[0]
+    assert time.monotonic() - killed_at < 60
+    for _ in range(60):  # the killed node leaves the list once its heartbeat is silent
+        seen = await _api_cluster(hub.listeners["api"])
+        if killed.name not in {n["name"] for n in seen["nodes"]}:
+            break
+        await asyncio.sleep(0.1)
+    assert {n["name"] for n in seen["nodes"]} == {"hub", "edge2", survivor}
+
+
+async def test_a_killed_edge_s_players_leave_their_games_by_the_protocol_s_rule(
+    nodes: Nodes, node: Client, nats_ns: Namespace, pg_url: str
+) -> None:
+    hub = await nodes.start("hub", "edge,lobby,store,rooms", pg_url)
+    edge2 = await nodes.start("edge2", "edge")
+    records = open_store(pg_url)
+    reader = JetStreamLog(node, nats_ns, records)
+    ann = Bot("ann", hub.listeners["twente"], pace=0.15)
+    bob = Bot("bob", edge2.listeners["twente"], pace=0.15)
+    games = [asyncio.ensure_future(b.play()) for b in (ann, bob)]
+    try:
+        uid = await _room_uid(reader)
+        await _entries(reader, uid, 3)
+        edge2.kill()
+        # Twente (ERRATA): a player's disconnection ends the game, reason DISCONNECT.
+        over = await asyncio.wait_for(games[0], 30)
+    except BaseException:
+        print(nodes.logs())
+        raise
+    finally:
+        games[1].cancel()
+        with contextlib.suppress(BaseException):
+            await games[1]
+    assert over.reason is GameOverReason.DISCONNECT
+    assert dict(over.scores)["bob"] == 0
+    with contextlib.closing(records):
+        stored = records.game_by_uid(uid)
+        assert stored is not None
+        assert stored.end_reason == "disconnect"
