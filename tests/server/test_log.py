@@ -366,3 +366,26 @@ def test_one_meeple_serve_per_database(store_url: str) -> None:
         first.close()
     again = DatabaseClaim(store_url)
     again.close()
+
+
+async def test_a_command_whose_entry_the_log_refuses_is_heard_by_nobody(store: Store) -> None:
+    """Another writer took the room's log (its next entry is someone else's): the room's
+    append is refused, the room stops, and nobody hears of the command it had run
+    (write-ahead: an action nobody logged is not told)."""
+    journal = Journal(store)
+    ann, bob = _Seat("ann"), _Seat("bob")
+    room = _CountingRoom([ann, bob])
+    room.journal = journal
+    try:
+        room.start()
+        room.submit(ann, "count")
+        await _until(lambda: ann.heard == ["counted 1"])
+        store.append_log(room.uid, 2, {"action": "another writer's"})
+        room.submit(bob, "count")
+        await asyncio.wait_for(room.wait_finished(), 5)
+        assert ann.heard == bob.heard == ["counted 1"]
+        log = store.action_log(room.uid)
+        assert log is not None
+        assert [e.entry["action"] for e in log.entries][1:] == ["another writer's"]
+    finally:
+        journal.close()

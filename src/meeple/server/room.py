@@ -632,6 +632,8 @@ class Room:
         await self._ahead.drain()
 
     def _deliver_all(self, outbox: list[tuple[Seat, object]]) -> None:
+        if self._log_refused:
+            return  # write-ahead: what the refused entries said is heard by nobody
         for seat, event in outbox:
             self._deliver_now(seat, event)
 
