@@ -306,7 +306,7 @@ class GodTwin:
             if god == "Prometheus":
                 for c, level, code in builds_at(h0, wk0, src):
                     nh = (*h0[:c], code, *h0[c + 1 :])
-                    st = (BUILD_FLAG | level << 10 | src << 5 | c,)
+                    st: TwinMove = (BUILD_FLAG | level << 10 | src << 5 | c,)
                     kd = Z_CODE[c][h0[c]] ^ Z_CODE[c][code]
                     won = board_win(nh)
                     if won != -1:
@@ -344,7 +344,7 @@ class GodTwin:
         queue: list[tuple[tuple[int, ...], tuple[int, ...], bool]] = []
         zw = Z_WORKER[i]
         for d, nw, up, win, kd in moves_from(h, wk, i, -1, False):
-            st = (src << 5 | d,)
+            st: TwinMove = (src << 5 | d,)
             if win:
                 end(h, nw, st, up, me, kd)
             elif d not in seen:
@@ -364,3 +364,43 @@ class GodTwin:
                         seen.add(d)
                         queue.append((nw2, st2, up or up2))
             build_phase(h, nw, i, st, up, zw[src] ^ zw[at])
+
+    def can_win(self, h: Sequence[int], wk: Sequence[int], seat: int, mu: int) -> bool:
+        """Whether ``seat``, on turn, has a winning first move: up onto level 3, or Pan's
+        drop of two levels; through an opponent for Apollo and Minotaur; not where
+        Athena's flag, Hypnus, Hades or Hera forbid it. True only when it does (a
+        second move of Artemis or Triton is not looked at)."""
+        god = self.gods[seat]
+        opp = 1 - seat
+        ogod = self.gods[opp]
+        no_up = ogod == "Athena" and bool(mu >> opp & 1)
+        pan = god == "Pan" and ogod != "Hades"
+        if no_up and not pan:
+            return False
+        hera = ogod == "Hera"
+        force = 1 if god == "Apollo" else 2 if god == "Minotaur" else 0
+        for i in (2 * seat, 2 * seat + 1):
+            src = wk[i]
+            hs = h[src]
+            if hs < 2 and not pan:
+                continue
+            if ogod == "Hypnus" and hs > h[wk[i ^ 1]]:
+                continue
+            for d in NEIGHBOURS[src]:
+                hd = h[d]
+                if hd >= 4:
+                    continue
+                if not ((hd == 3 and hs == 2 and not no_up) or (pan and hs - hd >= 2)):
+                    continue
+                if hera and d in _EDGE:
+                    continue
+                if d in wk:
+                    v = wk.index(d)
+                    if v >> 1 == seat or not force:
+                        continue
+                    if force == 2:
+                        to = _BEHIND[src][d]
+                        if to < 0 or h[to] >= 4 or to in wk:
+                            continue
+                return True
+        return False
