@@ -20,6 +20,7 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from meeple.ai.santorini_eval import GOD_FEATURES, evaluate_gods, god_seat_features, god_threats
 from meeple.ai.santorini_twin import GodTwin, height_codes
 from meeple.games.santorini import (
     CELLS,
@@ -229,3 +230,32 @@ def _strip(ends: set[End], s: GameState) -> set[End]:
         return ends
     bit = 1 << s.turn
     return {(h, w, win, mu & ~bit) for h, w, win, mu in ends}
+
+
+@settings(max_examples=40, deadline=None)
+@given(boards(), st.lists(st.integers(-300, 300), min_size=13, max_size=13))
+def test_the_god_evaluation_is_its_weighted_features(s: GameState, weights: list[int]) -> None:
+    twin = GodTwin(s.gods)
+    _k, h, wk, turn, _w, mu = twin.node(s)
+    assert len(weights) == len(GOD_FEATURES)
+    for root in (0, 1):
+        mine = god_seat_features(h, wk, root, turn, mu, s.gods)
+        theirs = god_seat_features(h, wk, 1 - root, turn, mu, s.gods)
+        expected = sum(w * (a - b) for w, a, b in zip(weights, mine, theirs, strict=True))
+        assert evaluate_gods(h, wk, root, turn, mu, s.gods, weights) == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(boards())
+def test_god_threats_are_wins_on_the_next_move(s: GameState) -> None:
+    """The evaluation's threats of the side to move are the cells it wins on at once
+    (Artemis and Triton may also win on a second move: at least as many then)."""
+    twin = GodTwin(s.gods)
+    node = twin.node(s)
+    wins, _twice = god_threats(node[1], node[2], s.turn, node[5], s.gods)
+    routes = [twin.route(m, s.turn, True) for m, c in twin.children(node) if c[4] == s.turn]
+    won_on = {r[-1].dst for r in routes if isinstance(r[-1], Move)}  # not Chronus' towers
+    if s.gods[s.turn] in ("Artemis", "Triton"):
+        assert wins <= len(won_on)
+    else:
+        assert wins == len(won_on)

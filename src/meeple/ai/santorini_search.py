@@ -52,9 +52,12 @@ from typing import TYPE_CHECKING, Any
 from meeple.ai.santorini import _setup_action
 from meeple.ai.santorini_eval import (
     EvalWeights,
+    GodWeights,
     default_weights,
     evaluate_board,
+    evaluate_gods,
     evaluate_mortal,
+    god_weights,
 )
 from meeple.ai.santorini_twin import BUILD_FLAG, GodTwin
 from meeple.games.santorini import (
@@ -391,8 +394,10 @@ class _Searcher:
         mortal: bool,
         expanded: dict[int, tuple[GameState, list[tuple[Any, Any]]]] | None = None,
         twin: GodTwin | None = None,
+        gweights: GodWeights | None = None,
     ) -> None:
         self.twin = twin
+        self.gweights = gweights
         self.root = root_seat
         self.expanded = expanded if expanded is not None else {}
         self.zroot = Z_ROOT[root_seat]
@@ -829,8 +834,12 @@ class _Searcher:
         return best
 
     def _twin_eval(self, node: Any) -> int:
-        _key, h, wk, turn, _winner, _mu = node
-        return evaluate_mortal(h, wk, self.root, turn, self.weights.weights)
+        _key, h, wk, turn, _winner, mu = node
+        gw = self.gweights
+        if gw is None:
+            return evaluate_mortal(h, wk, self.root, turn, self.weights.weights)
+        assert self.twin is not None
+        return evaluate_gods(h, wk, self.root, turn, mu, self.twin.gods, gw.weights)
 
     def _beam(
         self, children: list[tuple[Any, Any]], maximizing: bool, hash_move: Any
@@ -905,6 +914,7 @@ def search_turn(
     rng: Random | None = None,
     engine_only: bool = False,
     expanded: dict[int, tuple[GameState, list[tuple[Any, Any]]]] | None = None,
+    gweights: GodWeights | None = None,
 ) -> SearchResult:
     """The best turn for the seat on turn in ``s`` (phase PLAY) within ``budget``.
 
@@ -928,7 +938,8 @@ def search_turn(
         if not engine_only and s.rules.gods and GodTwin.covers(s):
             twin = _twin_for(s.gods[0], s.gods[1])
             node = twin.node(s)
-    searcher = _Searcher(me, budget, table, weights, history, mortal, expanded, twin)
+    gw = gweights if gweights is not None else god_weights()
+    searcher = _Searcher(me, budget, table, weights, history, mortal, expanded, twin, gw)
     children = searcher._children(node)
     if (mortal or twin is not None) and not children:
         return SearchResult((Lose(me),), -WIN, 0, 1)
