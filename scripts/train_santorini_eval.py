@@ -51,6 +51,7 @@ from meeple.ai.santorini_twin import height_codes
 from meeple.games.santorini import (
     CELLS,
     GODS,
+    Action,
     ChooseGod,
     ChooseStarter,
     GameState,
@@ -67,6 +68,7 @@ DATA = Path(__file__).resolve().parent.parent / "src/meeple/ai/data"
 OUT = DATA / "santorini_eval.json"
 OUT_GODS = DATA / "santorini_eval_gods.json"
 GOD_START = (-40, 30, 120)
+_NO_GOD_TERMS = GodWeights((*default_weights().weights, 0, 0, 0), "the no-god evaluation")
 """Starting guesses for the god terms beyond :data:`FEATURES` (locked_up,
 chronus_towers, double_move) while the self-play with gods is played."""
 MAX_TURNS = 200
@@ -95,6 +97,7 @@ def self_play(
         mine = seat_features(h, s.workers, me, me)
         theirs = seat_features(h, s.workers, 1 - me, me)
         rows.append(([a - b for a, b in zip(mine, theirs, strict=True)], me))
+        route: tuple[Action, ...]
         if turn_no < explore and rng.random() < epsilon:
             route = rng.choice([r for r, _ in turns(s)])
         else:
@@ -134,6 +137,7 @@ def self_play_gods(
         mine = god_seat_features(h, wk, me, me, mu, gods)
         theirs = god_seat_features(h, wk, 1 - me, me, mu, gods)
         rows.append(([a - b for a, b in zip(mine, theirs, strict=True)], me))
+        route: tuple[Action, ...]
         if turn_no < explore and rng.random() < epsilon:
             route = rng.choice([r for r, _ in turns(s)])
         else:
@@ -144,6 +148,50 @@ def self_play_gods(
             s = advance(s, action)[0]
         turn_no += 1
     return rows, s.winner if s.phase is Phase.OVER else None, gods
+
+
+def duel_gods(
+    rng: random.Random, depth: int, first: GodWeights | None, second: GodWeights | None, games: int
+) -> tuple[int, int, int]:
+    """``games`` games between random god pairs at ``depth``, searched with ``first``'s
+    god weights against ``second``'s (None: the no-god evaluation), each pair played
+    twice with the seats swapped; returns (first's wins, second's wins, unfinished)."""
+    score = [0, 0, 0]
+    pair: list[str] = []
+    for g in range(games):
+        if g % 2 == 0:
+            pair = rng.sample(sorted(GODS), 2)
+        s = new_game(Rules(players=2, gods=True), challenger=1)
+        for god in pair:
+            s = advance(s, OfferGod(1, god))[0]
+        s = advance(s, ChooseGod(0, pair[0]))[0]
+        s = advance(s, ChooseGod(1, pair[1]))[0]
+        s = advance(s, ChooseStarter(1, 0))[0]
+        while s.phase is Phase.PLACE:
+            occ = s.occupancy()
+            free = [c for c in CELLS if occ[c] is None]
+            s = advance(s, PlaceWorker(s.turn, rng.choice(free)))[0]
+        sides = (first, second) if g % 2 == 0 else (second, first)
+        tables: list[dict[int, tuple[int, int, int, object]]] = [{}, {}]
+        for _ in range(MAX_TURNS):
+            if s.phase is not Phase.PLAY:
+                break
+            me = s.turn
+            gw = sides[me]
+            route = search_turn(
+                s,
+                SearchBudget(max_depth=depth),
+                table=tables[me],
+                rng=rng,
+                gweights=gw if gw is not None else _NO_GOD_TERMS,
+            ).route
+            for action in route:
+                s = advance(s, action)[0]
+        if s.phase is not Phase.OVER or s.winner is None:
+            score[2] += 1
+        else:
+            score[0 if (s.winner == 0) == (g % 2 == 0) else 1] += 1
+    return score[0], score[1], score[2]
 
 
 def fit(
@@ -186,7 +234,24 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=2.0)
     parser.add_argument("--scale", type=float, default=100.0, help="points per unit of log-odds")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--duel",
+        type=int,
+        default=0,
+        help="with --gods, instead of training: play this many games between the god "
+        "weights in --out (default the shipped file) and the start weights, and add the "
+        "result to the file's provenance",
+    )
+    parser.add_argument(
+        "--compare",
+        type=int,
+        default=0,
+        help="with --gods: then play this many games, fitted v start weights",
+    )
     args = parser.parse_args()
+    if args.gods and args.duel:
+        duel_file(args)
+        return
     if args.gods:
         train_gods(args)
         return
@@ -228,6 +293,22 @@ def main() -> None:
     print(json.dumps(points, indent=2))
 
 
+def duel_file(args: argparse.Namespace) -> None:
+    path: Path = args.out or OUT_GODS
+    data = json.loads(path.read_text())
+    fitted = GodWeights(tuple(round(float(data["weights"][f])) for f in GOD_FEATURES), "file")
+    start_weights = GodWeights((*default_weights().weights, *GOD_START), "self-play start")
+    w, lost, d = duel_gods(random.Random(args.seed), args.depth, fitted, start_weights, args.duel)
+    line = (
+        f"scripts/train_santorini_eval.py --gods --duel {args.duel} --seed {args.seed} "
+        f"--depth {args.depth}: over {args.duel} games (random god pairs, seats swapped) "
+        f"these weights beat the self-play start weights {w}-{lost}-{d}"
+    )
+    data["provenance"] = f"{data['provenance']}; {line}"
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    print(line)
+
+
 def train_gods(args: argparse.Namespace) -> None:
     rng = random.Random(args.seed)
     start_weights = GodWeights((*default_weights().weights, *GOD_START), "self-play start")
@@ -261,6 +342,14 @@ def train_gods(args: argparse.Namespace) -> None:
         f"(seat 0 won {wins[0]}, seat 1 {wins[1]}, unfinished {wins[2]}), "
         f"log-loss {loss:.4f}"
     )
+    if args.compare:
+        fitted = GodWeights(tuple(round(v) for v in points.values()), "fitted")
+        duel_rng = random.Random(args.seed + 1)
+        w, lost, d = duel_gods(duel_rng, args.depth, fitted, start_weights, args.compare)
+        provenance += (
+            f"; at depth {args.depth} over {args.compare} games (random god pairs, seats "
+            f"swapped, seed {args.seed + 1}) the fitted weights beat the start {w}-{lost}-{d}"
+        )
     data = {"features": list(GOD_FEATURES), "weights": points, "provenance": provenance}
     (args.out or OUT_GODS).write_text(json.dumps(data, indent=2) + "\n")
     print(provenance)
