@@ -14,6 +14,7 @@ where the engine says it can.
 
 from __future__ import annotations
 
+import os
 import random
 from dataclasses import replace
 
@@ -40,6 +41,9 @@ from meeple.games.santorini import (
 )
 
 GOD_NAMES = sorted(GODS)
+SCALE = int(os.environ.get("MEEPLE_TWIN_SCALE", "1"))
+"""Examples times this (``MEEPLE_TWIN_SCALE=40`` for a long run before a change to the
+twin is merged)."""
 
 End = tuple[tuple[int, ...], tuple[int | None, ...], int, int]
 
@@ -171,13 +175,13 @@ def _check(s: GameState, replays: int = 12) -> None:
             assert child[0] == twin.key(child[1], child[2], child[3], child[5])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40 * SCALE, deadline=None)
 @given(boards())
 def test_twin_gives_the_engines_turns_on_random_boards(s: GameState) -> None:
     _check(s)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=12 * SCALE, deadline=None)
 @given(
     st.integers(0, 10**9),
     st.lists(st.sampled_from(GOD_NAMES), min_size=2, max_size=2, unique=True),
@@ -194,7 +198,7 @@ def test_twin_gives_the_engines_turns_in_played_positions(
     _check(s)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=20 * SCALE, deadline=None)
 @given(boards(), st.integers(0, 10**6))
 def test_a_turn_begun_ends_where_the_twin_says(s: GameState, pick: int) -> None:
     twin = GodTwin(s.gods)
@@ -232,7 +236,7 @@ def _strip(ends: set[End], s: GameState) -> set[End]:
     return {(h, w, win, mu & ~bit) for h, w, win, mu in ends}
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25 * SCALE, deadline=None)
 @given(boards(), st.lists(st.integers(-300, 300), min_size=13, max_size=13))
 def test_the_god_evaluation_is_its_weighted_features(s: GameState, weights: list[int]) -> None:
     twin = GodTwin(s.gods)
@@ -245,7 +249,7 @@ def test_the_god_evaluation_is_its_weighted_features(s: GameState, weights: list
         assert evaluate_gods(h, wk, root, turn, mu, s.gods, weights) == expected
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25 * SCALE, deadline=None)
 @given(boards())
 def test_god_threats_are_wins_on_the_next_move(s: GameState) -> None:
     """The evaluation's threats of the side to move are the cells it wins on at once
