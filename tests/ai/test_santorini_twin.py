@@ -42,8 +42,8 @@ from meeple.games.santorini import (
 
 GOD_NAMES = sorted(GODS)
 SCALE = int(os.environ.get("MEEPLE_TWIN_SCALE", "1"))
-"""Examples times this (``MEEPLE_TWIN_SCALE=40`` for a long run before a change to the
-twin is merged)."""
+"""Examples times this: ``MEEPLE_TWIN_SCALE=30 pytest --timeout 0 -n 0 tests/ai/
+test_santorini_twin.py`` is a long run for a change to the twin."""
 
 End = tuple[tuple[int, ...], tuple[int | None, ...], int, int]
 
