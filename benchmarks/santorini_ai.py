@@ -52,6 +52,10 @@ POSITIONS: dict[str, GameState] = {
     "Triton v Hestia": from_diagram(BOARD, gods=("Triton", "Hestia")),
     "Atlas v Hephaestus": from_diagram(BOARD, gods=("Atlas", "Hephaestus")),
     "Pan v Chronus": from_diagram(BOARD, gods=("Pan", "Chronus")),
+    "opening, Apollo v Athena": from_diagram(OPENING, gods=("Apollo", "Athena")),
+    "opening, Artemis v Minotaur": from_diagram(OPENING, gods=("Artemis", "Minotaur")),
+    "opening, Demeter v Hera": from_diagram(OPENING, gods=("Demeter", "Hera")),
+    "opening, Triton v Atlas": from_diagram(OPENING, gods=("Triton", "Atlas")),
 }
 
 
@@ -76,7 +80,7 @@ def main() -> None:
         f"{os.cpu_count()} cores, load average {load:.1f}"
     )
     header = (
-        f"{'position':<20} {'steps':>5} {'steps/s':>9} {'turns':>5} {'turns/s':>9}"
+        f"{'position':<28} {'steps':>5} {'steps/s':>9} {'turns':>5} {'turns/s':>9}"
         f" {'nodes/s':>9} {'AI move ms':>10} {'twin turns/s':>12}"
     )
     print(header)
@@ -97,21 +101,21 @@ def main() -> None:
             t_twin = _best(lambda t=twin, n=node: t.children(n), args.repeat)
             twin_rate = f"{len(twin.children(node)) / t_twin:.0f}"
         print(
-            f"{name:<20} {len(steps):>5} {len(steps) / t_steps:>9.0f} {len(all_turns):>5}"
+            f"{name:<28} {len(steps):>5} {len(steps) / t_steps:>9.0f} {len(all_turns):>5}"
             f" {len(all_turns) / t_turns:>9.0f} {nodes / t_ai:>9.0f} {t_ai * 1000:>10.1f}"
             f" {twin_rate:>12}"
         )
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
     print()
     print(f"alpha-beta search, {args.think_time:g} s a move ({args.clock} clock)")
-    print(f"{'position':<20} {'depth':>5} {'nodes':>8} {'nodes/s':>9} {'value':>8}  turn")
+    print(f"{'position':<28} {'depth':>5} {'nodes':>8} {'nodes/s':>9} {'value':>8}  turn")
     for name, s in POSITIONS.items():
         start = clock()
         result = search_turn(s, SearchBudget(args.think_time, clock))
         spent = clock() - start
         route = " ".join(type(a).__name__ for a in result.route)
         print(
-            f"{name:<20} {result.depth:>5} {result.nodes:>8} {result.nodes / spent:>9.0f}"
+            f"{name:<28} {result.depth:>5} {result.nodes:>8} {result.nodes / spent:>9.0f}"
             f" {result.value:>8}  {route}"
         )
 
