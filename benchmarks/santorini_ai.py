@@ -2,8 +2,10 @@
 
 Prints, for fixed mid-game positions (no gods and a few gods), legal-step generation
 per second (the queries an AM27 update needs: ``legal_steps`` with its dead-end check),
-complete-turn generation per second (``turns``, what the search expands), search nodes
-per second, and the classic two-ply player's time per move (best of several runs).
+complete-turn generation per second (``turns``), the classic two-ply player's search
+nodes per second and time per move (best of several runs), and with gods the god
+twin's turns per second (:class:`meeple.ai.santorini_twin.GodTwin`, what the search
+expands).
 Then the alpha-beta search (:func:`meeple.ai.santorini_search.search_turn`) given
 ``--think-time`` seconds from the same positions: the depth it finished, its nodes
 and nodes per second, on the process's CPU clock (``--clock cpu``, the default: fair
@@ -21,6 +23,7 @@ from collections.abc import Callable
 
 from meeple.ai.santorini import SearchStats, search_action
 from meeple.ai.santorini_search import SearchBudget, search_turn
+from meeple.ai.santorini_twin import GodTwin
 from meeple.games.santorini import GameState, from_diagram, legal_steps, turns
 
 BOARD = """
@@ -46,6 +49,13 @@ POSITIONS: dict[str, GameState] = {
     "Artemis v Minotaur": from_diagram(BOARD, gods=("Artemis", "Minotaur")),
     "Prometheus v Limus": from_diagram(BOARD, gods=("Prometheus", "Limus")),
     "Demeter v Hera": from_diagram(BOARD, gods=("Demeter", "Hera")),
+    "Triton v Hestia": from_diagram(BOARD, gods=("Triton", "Hestia")),
+    "Atlas v Hephaestus": from_diagram(BOARD, gods=("Atlas", "Hephaestus")),
+    "Pan v Chronus": from_diagram(BOARD, gods=("Pan", "Chronus")),
+    "opening, Apollo v Athena": from_diagram(OPENING, gods=("Apollo", "Athena")),
+    "opening, Artemis v Minotaur": from_diagram(OPENING, gods=("Artemis", "Minotaur")),
+    "opening, Demeter v Hera": from_diagram(OPENING, gods=("Demeter", "Hera")),
+    "opening, Triton v Atlas": from_diagram(OPENING, gods=("Triton", "Atlas")),
 }
 
 
@@ -70,8 +80,8 @@ def main() -> None:
         f"{os.cpu_count()} cores, load average {load:.1f}"
     )
     header = (
-        f"{'position':<20} {'steps':>5} {'steps/s':>9} {'turns':>5} {'turns/s':>9}"
-        f" {'nodes/s':>9} {'AI move ms':>10}"
+        f"{'position':<28} {'steps':>5} {'steps/s':>9} {'turns':>5} {'turns/s':>9}"
+        f" {'nodes/s':>9} {'AI move ms':>10} {'twin turns/s':>12}"
     )
     print(header)
     for name, s in POSITIONS.items():
@@ -84,21 +94,28 @@ def main() -> None:
             lambda s=s, st=stats: search_action(s, random.Random(0), stats=st), args.repeat
         )
         nodes = stats.nodes // args.repeat
+        twin_rate = "-"
+        if s.rules.gods and GodTwin.covers(s):
+            twin = GodTwin(s.gods)
+            node = twin.node(s)
+            t_twin = _best(lambda t=twin, n=node: t.children(n), args.repeat)
+            twin_rate = f"{len(twin.children(node)) / t_twin:.0f}"
         print(
-            f"{name:<20} {len(steps):>5} {len(steps) / t_steps:>9.0f} {len(all_turns):>5}"
+            f"{name:<28} {len(steps):>5} {len(steps) / t_steps:>9.0f} {len(all_turns):>5}"
             f" {len(all_turns) / t_turns:>9.0f} {nodes / t_ai:>9.0f} {t_ai * 1000:>10.1f}"
+            f" {twin_rate:>12}"
         )
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
     print()
     print(f"alpha-beta search, {args.think_time:g} s a move ({args.clock} clock)")
-    print(f"{'position':<20} {'depth':>5} {'nodes':>8} {'nodes/s':>9} {'value':>8}  turn")
+    print(f"{'position':<28} {'depth':>5} {'nodes':>8} {'nodes/s':>9} {'value':>8}  turn")
     for name, s in POSITIONS.items():
         start = clock()
         result = search_turn(s, SearchBudget(args.think_time, clock))
         spent = clock() - start
         route = " ".join(type(a).__name__ for a in result.route)
         print(
-            f"{name:<20} {result.depth:>5} {result.nodes:>8} {result.nodes / spent:>9.0f}"
+            f"{name:<28} {result.depth:>5} {result.nodes:>8} {result.nodes / spent:>9.0f}"
             f" {result.value:>8}  {route}"
         )
 

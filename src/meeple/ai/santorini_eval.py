@@ -36,11 +36,17 @@ from meeple.games.santorini.board import NEIGHBOURS
 
 __all__ = [
     "FEATURES",
+    "GOD_FEATURES",
     "HAND_WEIGHTS",
     "EvalWeights",
+    "GodWeights",
     "default_weights",
     "evaluate_board",
+    "evaluate_gods",
     "evaluate_mortal",
+    "god_seat_features",
+    "god_threats",
+    "god_weights",
     "seat_features",
 ]
 
@@ -226,3 +232,143 @@ def evaluate_board(
         if best_other is None or v > best_other:
             best_other = v
     return mine - (best_other or 0)
+
+
+# ---------------------------------------------------------------- games with gods
+
+GOD_FEATURES: tuple[str, ...] = (*FEATURES, "locked_up", "chronus_towers", "double_move")
+"""The features of a seat in a game with gods (two players, the god twin's nodes):
+:data:`FEATURES`, with ``threat_to_move``/``threat_waiting`` counting the cells the
+seat's god wins on (Pan's drops, Apollo's and Minotaur's steps through an opponent; not
+where Hera, Hypnus, Hades or Athena's flag forbid it), and:
+
+- ``locked_up``: the opponent is Athena and moved up last turn (this seat cannot climb);
+- ``chronus_towers``: complete towers on the board when the seat is Chronus;
+- ``double_move``: free level-3 cells an Artemis or Triton worker could reach by a
+  second move through a level-2 cell (a win the single-step threats do not count).
+"""
+
+_NG = len(GOD_FEATURES)
+_THREAT_TO_MOVE, _THREAT_WAITING = 4, 5
+
+
+def god_threats(
+    h: Sequence[int], wk: Sequence[int], seat: int, mu: int, gods: Sequence[str | None]
+) -> tuple[int, int]:
+    """The cells ``seat`` could win on by moving one worker (its god and its opponent's
+    counted, Athena's flag as it stands), and the level-3 cells an Artemis or Triton
+    worker reaches by a second move through a level-2 cell."""
+    god, ogod = gods[seat], gods[1 - seat]
+    no_up = ogod == "Athena" and bool(mu >> (1 - seat) & 1)
+    pan = god == "Pan" and ogod != "Hades"
+    hera = ogod == "Hera"
+    force = 1 if god == "Apollo" else 2 if god == "Minotaur" else 0
+    double = god in ("Artemis", "Triton") and not no_up
+    wins: set[int] = set()
+    twice: set[int] = set()
+    for i in (2 * seat, 2 * seat + 1):
+        src = wk[i]
+        hs = h[src]
+        if ogod == "Hypnus" and hs > h[wk[i ^ 1]]:
+            continue
+        for d in NEIGHBOURS[src]:
+            hd = h[d]
+            if hd >= 4:
+                continue
+            if (hd == 3 and hs == 2 and not no_up) or (pan and hs - hd >= 2):
+                if hera and d in _EDGE:
+                    continue
+                if d in wk:
+                    v = wk.index(d)
+                    if v >> 1 == seat or not force:
+                        continue
+                    if force == 2:
+                        to = _behind(src, d)
+                        if to < 0 or h[to] >= 4 or to in wk:
+                            continue
+                wins.add(d)
+            elif double and hd == 2 and hs >= 1 and d not in wk:
+                if god == "Triton" and d not in _EDGE:
+                    continue
+                for e in NEIGHBOURS[d]:
+                    if e != src and h[e] == 3 and e not in wk and not (hera and e in _EDGE):
+                        twice.add(e)
+    return len(wins), len(twice - wins)
+
+
+def _behind(src: int, dst: int) -> int:
+    r3, k3 = 2 * (dst // 5) - src // 5, 2 * (dst % 5) - src % 5
+    return r3 * 5 + k3 if 0 <= r3 < 5 and 0 <= k3 < 5 else -1
+
+
+_EDGE = frozenset(c for c in range(25) if c // 5 in (0, 4) or c % 5 in (0, 4))
+
+
+def god_seat_features(
+    h: Sequence[int],
+    wk: Sequence[int],
+    seat: int,
+    turn: int,
+    mu: int,
+    gods: Sequence[str | None],
+) -> list[int]:
+    """The features of ``seat`` (:data:`GOD_FEATURES`) in a two-player game with gods;
+    ``h`` the god twin's cell codes (≥ 4 a dome), ``mu`` its moved-up bits."""
+    base = seat_features(h, wk, seat, turn)
+    wins, twice = god_threats(h, wk, seat, mu, gods)
+    base[_THREAT_TO_MOVE] = wins if seat == turn else 0
+    base[_THREAT_WAITING] = wins if seat != turn else 0
+    locked = 1 if gods[1 - seat] == "Athena" and mu >> (1 - seat) & 1 else 0
+    towers = sum(1 for x in h if x == 4) if gods[seat] == "Chronus" else 0
+    return [*base, locked, towers, twice]
+
+
+@dataclass(frozen=True, slots=True)
+class GodWeights:
+    """One integer weight per feature of :data:`GOD_FEATURES`, and where they came from."""
+
+    weights: tuple[int, ...]
+    provenance: str
+
+
+@cache
+def god_weights() -> GodWeights | None:
+    """The weights fitted on games with gods, if meeple ships them."""
+    try:
+        text = resources.files("meeple.ai").joinpath("data/santorini_eval_gods.json").read_text()
+    except (FileNotFoundError, OSError):
+        return None
+    data = json.loads(text)
+    weights = data.get("weights")
+    if not isinstance(weights, dict) or set(weights) != set(GOD_FEATURES):
+        return None
+    return GodWeights(
+        tuple(round(float(weights[f])) for f in GOD_FEATURES), str(data.get("provenance"))
+    )
+
+
+def evaluate_gods(
+    h: Sequence[int],
+    wk: Sequence[int],
+    root: int,
+    turn: int,
+    mu: int,
+    gods: Sequence[str | None],
+    wt: Sequence[int],
+) -> int:
+    """The value for ``root`` of a god-twin position: the weighted :data:`GOD_FEATURES`
+    of ``root`` minus its opponent's."""
+    base = list(wt[:_N])
+    w_tm, w_tw = base[_THREAT_TO_MOVE], base[_THREAT_WAITING]
+    base[_THREAT_TO_MOVE] = base[_THREAT_WAITING] = 0
+    total = evaluate_mortal(h, wk, root, turn, base)
+    w_lock, w_towers, w_twice = wt[_N], wt[_N + 1], wt[_N + 2]
+    for seat in (0, 1):
+        wins, twice = god_threats(h, wk, seat, mu, gods)
+        v = wins * (w_tm if seat == turn else w_tw) + twice * w_twice
+        if gods[1 - seat] == "Athena" and mu >> (1 - seat) & 1:
+            v += w_lock
+        if gods[seat] == "Chronus":
+            v += w_towers * sum(1 for x in h if x == 4)
+        total += v if seat == root else -v
+    return total

@@ -52,10 +52,14 @@ from typing import TYPE_CHECKING, Any
 from meeple.ai.santorini import _setup_action
 from meeple.ai.santorini_eval import (
     EvalWeights,
+    GodWeights,
     default_weights,
     evaluate_board,
+    evaluate_gods,
     evaluate_mortal,
+    god_weights,
 )
+from meeple.ai.santorini_twin import BUILD_FLAG, GodTwin
 from meeple.games.santorini import (
     NEIGHBOURS,
     Action,
@@ -389,7 +393,11 @@ class _Searcher:
         history: dict[Any, int],
         mortal: bool,
         expanded: dict[int, tuple[GameState, list[tuple[Any, Any]]]] | None = None,
+        twin: GodTwin | None = None,
+        gweights: GodWeights | None = None,
     ) -> None:
+        self.twin = twin
+        self.gweights = gweights
         self.root = root_seat
         self.expanded = expanded if expanded is not None else {}
         self.zroot = Z_ROOT[root_seat]
@@ -410,6 +418,8 @@ class _Searcher:
     def _children(self, node: Any, key: int | None = None) -> list[tuple[Any, Any]]:
         if self.mortal:
             return mortal_children(node)
+        if self.twin is not None:
+            return self.twin.children(node)
         s: GameState = node
         if key is not None:
             hit = self.expanded.get(key)
@@ -428,7 +438,7 @@ class _Searcher:
 
     def _info(self, node: Any) -> tuple[int, int, tuple[int, ...], Sequence[int | None]]:
         """(winner or -1, side to move, heights, workers)."""
-        if self.mortal:
+        if self.mortal or self.twin is not None:
             return node[4], node[3], node[1], node[2]
         s: GameState = node
         if s.phase is Phase.OVER:
@@ -465,6 +475,8 @@ class _Searcher:
             if seat != turn:
                 danger |= _threat_cells(heights, workers, seat)
         mortal = self.mortal
+        if self.twin is not None:
+            return self._twin_order(children, heights, turn, hash_move, ply, danger)
 
         def score(item: tuple[Any, Any]) -> int:
             move, child = item
@@ -706,6 +718,129 @@ class _Searcher:
         self.table[tkey] = (depth, stored, flag, best_move)
         return best
 
+    # -- the god twin's recursion (two players with gods): full width, as mortal_ab
+
+    def _twin_order(
+        self,
+        children: list[tuple[Any, Any]],
+        h: Sequence[int],
+        turn: int,
+        hash_move: Any,
+        ply: int,
+        danger: set[int],
+    ) -> list[tuple[Any, Any]]:
+        """Twin turns best guess first: the table's move, wins, killers, blocks of the
+        opponent's level-3 steps (a dome there, or standing there), climbs; a turn that
+        loses at once (Chronus' towers for the opponent) or builds a level 3 next to
+        an opponent's level-2 worker last."""
+        k0, k1 = self.killers[ply]
+        history = self.history
+        scored: list[tuple[int, int, tuple[Any, Any]]] = []
+        for n, item in enumerate(children):
+            move, child = item
+            if move == hash_move:
+                s_ = 1 << 40
+            elif child[4] != -1:
+                s_ = 1 << 39 if child[4] == turn else -(1 << 39)
+            else:
+                s_ = history.get(move, 0)
+                if move in (k0, k1):
+                    s_ += 1 << 35
+                for x in move:
+                    if x & BUILD_FLAG:
+                        if x & 31 in danger:
+                            lv = (x >> 10) & 7
+                            s_ += 1 << 30 if lv == 4 else -(1 << 30) if lv == 3 else 0
+                    else:
+                        d = x & 31
+                        s_ += h[d] * 64
+                        if d in danger:
+                            s_ += 1 << 29
+            scored.append((s_, -n, item))
+        scored.sort(reverse=True)
+        return [item for _s, _n, item in scored]
+
+    def twin_ab(self, node: Any, depth: int, alpha: int, beta: int, ply: int, ext: int) -> int:
+        """:meth:`alphabeta` for god-twin nodes (full width, same table)."""
+        if self.nodes >= self.node_limit or (
+            self.nodes % CLOCK_EVERY == 0 and self.budget.out_of_time()
+        ):
+            raise _Abort
+        self.nodes += 1
+        key, h, wk, turn, winner, mu = node
+        root = self.root
+        if winner != -1:
+            return WIN - ply if winner == root else -(WIN - ply)
+        maximizing = turn == root
+        twin = self.twin
+        assert twin is not None
+        if twin.can_win(h, wk, turn, mu):
+            return WIN - ply - 1 if maximizing else -(WIN - ply - 1)
+        if depth <= 0:
+            if ext < MAX_EXTENSIONS and twin.can_win(h, wk, 1 - turn, mu):
+                depth, ext = 1, ext + 1
+            else:
+                return self._twin_eval(node)
+        tkey = key ^ self.zroot
+        entry = self.table.get(tkey)
+        hash_move = None
+        if entry is not None:
+            e_depth, e_value, e_flag, hash_move = entry
+            if e_depth >= depth:
+                v = (
+                    e_value - ply
+                    if e_value > _MATE
+                    else e_value + ply
+                    if e_value < -_MATE
+                    else e_value
+                )
+                if e_flag == _EXACT:
+                    return v
+                if e_flag == _LOWER and v >= beta:
+                    return v
+                if e_flag == _UPPER and v <= alpha:
+                    return v
+        children = twin.children(node)
+        if not children:
+            return -(WIN - ply) if maximizing else WIN - ply  # stuck: the side to move loses
+        ordered = self._twin_order(
+            children, h, turn, hash_move, ply, _threat_cells(h, wk, 1 - turn)
+        )
+        a0, b0 = alpha, beta
+        best_move = ordered[0][0]
+        best = -WIN - 1 if maximizing else WIN + 1
+        for move, child in ordered:
+            v = self.twin_ab(child, depth - 1, alpha, beta, ply + 1, ext)
+            if maximizing:
+                if v > best:
+                    best, best_move = v, move
+                    if v > alpha:
+                        alpha = v
+                        if alpha >= beta:
+                            self._cut(move, ply, depth)
+                            break
+            elif v < best:
+                best, best_move = v, move
+                if v < beta:
+                    beta = v
+                    if alpha >= beta:
+                        self._cut(move, ply, depth)
+                        break
+        flag = _UPPER if best <= a0 else _LOWER if best >= b0 else _EXACT
+        stored = best + ply if best > _MATE else best - ply if best < -_MATE else best
+        if len(self.table) >= TT_LIMIT:
+            self.table.clear()
+        self.table[tkey] = (depth, stored, flag, best_move)
+        return best
+
+    def _twin_eval(self, node: Any) -> int:
+        _key, h, wk, turn, _winner, mu = node
+        gw = self.gweights
+        if gw is None:
+            return evaluate_mortal(h, wk, self.root, turn, self.weights.weights)
+        assert self.twin is not None
+        return evaluate_gods(h, wk, self.root, turn, mu, self.twin.gods, gw.weights)
+
     def _beam(
         self, children: list[tuple[Any, Any]], maximizing: bool, hash_move: Any
     ) -> list[tuple[Any, Any]]:
@@ -732,8 +867,15 @@ class _Searcher:
         self.partial = None
         scored: list[tuple[int, int]] = []
         best_move, best = order[0][0], -WIN - 1
-        search = self.mortal_ab if self.mortal else self.alphabeta
-        limit = len(order) if self.mortal or depth < 2 else min(len(order), ROOT_BEAM)
+        search = (
+            self.mortal_ab
+            if self.mortal
+            else self.twin_ab
+            if self.twin is not None
+            else self.alphabeta
+        )
+        full = self.mortal or self.twin is not None
+        limit = len(order) if full or depth < 2 else min(len(order), ROOT_BEAM)
         n = 0
         while n < limit:
             move, child = order[n]
@@ -752,6 +894,16 @@ class _Searcher:
         return best_move, best
 
 
+_TWINS: dict[tuple[str | None, str | None], GodTwin] = {}
+
+
+def _twin_for(g0: str | None, g1: str | None) -> GodTwin:
+    twin = _TWINS.get((g0, g1))
+    if twin is None:
+        twin = _TWINS[(g0, g1)] = GodTwin((g0, g1))
+    return twin
+
+
 def search_turn(
     s: GameState,
     budget: SearchBudget,
@@ -762,6 +914,7 @@ def search_turn(
     rng: Random | None = None,
     engine_only: bool = False,
     expanded: dict[int, tuple[GameState, list[tuple[Any, Any]]]] | None = None,
+    gweights: GodWeights | None = None,
 ) -> SearchResult:
     """The best turn for the seat on turn in ``s`` (phase PLAY) within ``budget``.
 
@@ -779,15 +932,25 @@ def search_turn(
     me = s.turn
     node: Any = None if engine_only else mortal_node(s)
     mortal = node is not None
+    twin: GodTwin | None = None
     if not mortal:
         node = s
-    searcher = _Searcher(me, budget, table, weights, history, mortal, expanded)
+        if not engine_only and s.rules.gods and GodTwin.covers(s):
+            twin = _twin_for(s.gods[0], s.gods[1])
+            node = twin.node(s)
+    gw = gweights if gweights is not None else god_weights()
+    searcher = _Searcher(me, budget, table, weights, history, mortal, expanded, twin, gw)
     children = searcher._children(node)
-    if mortal and not children:
+    if (mortal or twin is not None) and not children:
         return SearchResult((Lose(me),), -WIN, 0, 1)
 
     def route_of(move: Any) -> tuple[Action, ...]:
-        return _mortal_route(s, move) if mortal else tuple(move)
+        if mortal:
+            return _mortal_route(s, move)
+        if twin is not None:
+            ended = any(c[4] != -1 for m, c in children if m == move)
+            return twin.route(move, me, ended)
+        return tuple(move)
 
     if rng is not None:
         rng.shuffle(children)
@@ -795,7 +958,11 @@ def search_turn(
     order = searcher._order(children, heights, workers, turn, None, 0)
     # A winning turn needs no search.
     for move, child in order:
-        w = child[4] if mortal else (child.winner if child.phase is Phase.OVER else -1)
+        w = (
+            child[4]
+            if mortal or twin is not None
+            else (child.winner if child.phase is Phase.OVER else -1)
+        )
         if w == me:
             return SearchResult(route_of(move), WIN - 1, 1, 1)
     if len(order) == 1:
