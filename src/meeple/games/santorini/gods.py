@@ -473,9 +473,15 @@ class Triton(Power):
         return super().options(s, me)
 
     def turn_key(self, s: GameState) -> object:
-        # Only whether a move and a build were made matters; where the worker stands
-        # (on the perimeter or not) is part of the position already.
-        return (bool(_moves_made(s)), len(_builds_after_move(s)) if _moves_made(s) else 0)
+        # Where the worker stands (on the perimeter or not) is part of the position
+        # already; what else decides the rest of the turn is which worker moved (only it
+        # builds: one walking out and back is not the other doing so) and whether it
+        # built yet. (Whether it moved up is read only by Athena's power, of Athena's
+        # own turn, so a Triton turn's flag is its route's, as for every god.)
+        moves = _moves_made(s)
+        if not moves:
+            return None
+        return (moves[0].worker, len(_builds_after_move(s)))
 
 
 class Zeus(Power):
