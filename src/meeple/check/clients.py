@@ -207,12 +207,15 @@ class _Proxy:
     async def _deliver_batch(self, writer: asyncio.StreamWriter, messages: list[bytes]) -> None:
         mode = MODES[self.batch % len(MODES)]
         self.batch += 1
-        for m in messages:
-            self.to_client(m, mode)
         if mode == "coalesced":
+            for m in messages:
+                self.to_client(m, mode)
             await self._write(writer, b"".join(messages))
             return
         for m in messages:
+            # The kit's view of the client moves on with each message as it is written,
+            # not with the whole batch: a client answers the first before it has the next.
+            self.to_client(m, mode)
             if mode == "split":
                 step = 1 if len(m) <= 64 else max(1, len(m) // 2)
                 for i in range(0, len(m), step):
@@ -717,6 +720,9 @@ CLIENT_KITS: dict[str, ClientKit] = {
 }
 
 
+LAST_WORDS = 3.0  # seconds the kit listens for a client's goodbye after the last game
+
+
 async def run_client_kit(
     protocol: str,
     host: str,
@@ -760,7 +766,11 @@ async def run_client_kit(
                 extra = asyncio.create_task(after_ready(bound))
             try:
                 await _wait_for_client(opponent, proxy, obs, timeout, turn_wait)
-                await asyncio.sleep(0.5)  # the client's last words (QUIT after the end)
+                # The client's last words (QUIT after the end): until it hangs up, for at
+                # most LAST_WORDS seconds (a loaded machine delays them past half a second).
+                last = asyncio.get_running_loop().time() + LAST_WORDS
+                while proxy.connected and asyncio.get_running_loop().time() < last:
+                    await asyncio.sleep(0.05)
             except Exception as e:
                 obs.kit_errors.append(f"the kit's player stopped: {e!r}")
         finally:
