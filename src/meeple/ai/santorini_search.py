@@ -711,12 +711,19 @@ class _Searcher:
                     if alpha >= beta:
                         self._cut(m, ply, depth)
                         break
+        self._store(tkey, depth, best, best_move, ply, a0, b0)
+        return best
+
+    def _store(
+        self, tkey: Any, depth: int, best: int, best_move: Any, ply: int, a0: int, b0: int
+    ) -> None:
+        """Keep a node's value in the table: a bound or exact (by the window it was
+        searched in), a win or loss counted from this node rather than the root."""
         flag = _UPPER if best <= a0 else _LOWER if best >= b0 else _EXACT
         stored = best + ply if best > _MATE else best - ply if best < -_MATE else best
         if len(self.table) >= TT_LIMIT:
             self.table.clear()
         self.table[tkey] = (depth, stored, flag, best_move)
-        return best
 
     # -- the god twin's recursion (two players with gods): full width, as mortal_ab
 
@@ -826,11 +833,7 @@ class _Searcher:
                     if alpha >= beta:
                         self._cut(move, ply, depth)
                         break
-        flag = _UPPER if best <= a0 else _LOWER if best >= b0 else _EXACT
-        stored = best + ply if best > _MATE else best - ply if best < -_MATE else best
-        if len(self.table) >= TT_LIMIT:
-            self.table.clear()
-        self.table[tkey] = (depth, stored, flag, best_move)
+        self._store(tkey, depth, best, best_move, ply, a0, b0)
         return best
 
     def _twin_eval(self, node: Any) -> int:
