@@ -76,6 +76,9 @@ function connect() {
       // over, the grace period passed): the token is stale.
       if (msg.code === "refused" && !page.seated && page.token) { forget(); shown("elsewhere", false); }
       if (msg.code === "illegal" && page.view) GAMES[page.view.game]?.refused?.();
+      // The game ended while a request of the page's was on its way (a score preview as
+      // the last move was made): its "not now" is stale, and "The game is over." stays.
+      if (msg.code === "not-now" && page.view?.over) return;
       status(msg.message);
     }
   });
