@@ -35,7 +35,9 @@ async def _kit(
     client: Callable[[int], Coroutine[Any, Any, Any]],
     *,
     games: int = 2,
-    timeout: float = 30.0,
+    # Whole games under a loaded `make test` (three workers on two cores) can take
+    # longer than a team's default; a stalled client is caught by turn_wait instead.
+    timeout: float = 120.0,
     turn_wait: float = 30.0,
 ) -> dict[str, Result]:
     results = await run_client_kit(
@@ -61,14 +63,6 @@ STALLS = frozenset(
 def _turn_wait(defects: frozenset[str]) -> float:
     return 3.0 if defects & STALLS else 15.0
 
-
-# A KNOWN FAULT, NOT FOUND YET: under load (three workers), about one run in ten, the
-# CMPN402 client kit grades one of meeple's own agent's PLAYs "out of turn". Whether the
-# kit's view of the agent's state falls behind or the agent really moves early is not
-# known (docs/check.md, "Not done"); until it is, that one check's FAIL is not held
-# against meeple's agent here. The broken-client fixtures still prove the check fails on
-# an agent that plays out of turn.
-MISGRADED_UNDER_LOAD = {("cmpn402", "in-turn")}
 
 # A check that depends on the deal: whether a game tells the client to skip.
 DEPENDS_ON_THE_DEAL = {
@@ -103,8 +97,6 @@ async def test_meeples_own_bot_passes_every_client_check(protocol: str, gcide: L
     assert len(results) >= 10
     for name, r in results.items():
         if name in DEPENDS_ON_THE_DEAL and r.status is Status.COULD_NOT_TEST:
-            continue
-        if (protocol, name) in MISGRADED_UNDER_LOAD and r.status is Status.FAIL:
             continue
         assert r.status is Status.PASS, (name, r.status, r.detail)
 

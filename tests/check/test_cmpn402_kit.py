@@ -288,3 +288,41 @@ async def test_a_referee_that_never_drops_a_silent_agent_fails(
             broken.port, gcide, ["cmpn402.server.heartbeat-ping", "cmpn402.server.heartbeat-drop"]
         )
     assert [r.status for r in results] == [Status.FAIL, Status.FAIL], results
+
+
+async def test_the_client_kit_does_not_grade_what_crossed_end() -> None:
+    """The kit's agent drops (END reason 2) while the agent under test has a challenge
+    window open: the agent, not having read END yet, answers NO_CHALLENGE and at once
+    plays its own move (spec, AWAIT_AGENT_CHALLENGE → THINKING). Neither is out of turn
+    (the misgrading of meeple's own agent under load); a move after that is."""
+    from meeple.check.clients import Observations
+    from meeple.check.cmpn402_client import _Cmpn402Proxy
+    from meeple.protocols.cmpn402 import (
+        EndMessage,
+        EndReason,
+        Name,
+        NameRequest,
+        NoChallenge,
+        PlayMove,
+        PlayNotice,
+        Start,
+    )
+
+    proxy = _Cmpn402Proxy(Observations("cmpn402", 2), 0)
+    proxy.refuse_next = False  # the kit's injected INVALID is another check's business
+    board = tuple("." * 15 for _ in range(15))
+    proxy.to_client(ws_frame(2, NameRequest().encode()), "paced")
+    proxy.from_client(ws_frame(2, Name("Alice").encode()))
+    for m in (
+        Start(2, "ABCDEFG", board, 0, 0, 60_000, 120_000),
+        PlayNotice(7, 7, 0, "CAT", 10, 5_000, 60_000, 120_000),
+        EndMessage(EndReason.CONNECTION_ERROR, 0, 10),
+    ):
+        proxy.to_client(ws_frame(2, m.encode()), "paced")
+    proxy.in_game = True  # the game waits to resume
+    play = PlayMove(8, 7, 1, "DOG", 9)
+    for m in (NoChallenge(), play):
+        proxy.from_client(ws_frame(2, m.encode()))
+    assert proxy.obs.out_of_turn == []
+    proxy.from_client(ws_frame(2, play.encode()))  # a second PLAY: no state allows it
+    assert len(proxy.obs.out_of_turn) == 1

@@ -131,12 +131,14 @@ class _Proxy:
         self.writing = asyncio.Lock()
         self.turn_since = 0.0
         self.connected = 0
+        self.away_since: float | None = None  # since the client's last connection closed
 
     # -- relay ---------------------------------------------------------------------------
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.obs.connections += 1
         self.connected += 1
+        self.away_since = None
         self.client_writer = writer
         try:
             up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.server_port)
@@ -152,6 +154,8 @@ class _Proxy:
             await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         finally:
             self.connected -= 1
+            if not self.connected:
+                self.away_since = asyncio.get_running_loop().time()
             for t in tasks:
                 t.cancel()
             for w in (writer, up_writer):
@@ -808,7 +812,11 @@ async def _wait_for_client(
         if opponent.done() and opponent.exception() is not None:
             obs.kit_errors.append(f"the kit's player stopped: {opponent.exception()!r}")
             return
-        if opponent.done() and obs.connections and not proxy.connected:
+        away = proxy.away_since
+        if (opponent.done() or (away is not None and now - away > turn_wait)) and (
+            obs.connections and not proxy.connected
+        ):
+            # Gone, and not back within --turn-wait (a client may reconnect per game).
             obs.kit_errors.append("the client left before finishing its games")
             return
         await asyncio.sleep(0.05)

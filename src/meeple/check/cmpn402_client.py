@@ -44,6 +44,7 @@ from meeple.check.core import CannotTest, Context, Level
 from meeple.clients.cmpn402 import BuiltinAgent, play
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.protocols.cmpn402 import (
+    ClientMessage,
     ClientSession,
     ClientState,
     EndMessage,
@@ -91,9 +92,11 @@ class _Cmpn402Proxy(WsProxy):
         super().__init__(obs, server_port)
         self.session = ClientSession()
         self.times = (0, 0)
-        # The agent was to act when END came: its move may cross END on the wire (the
-        # spec's race, not the agent's fault); that one move is not graded.
-        self.crossing = False
+        # The agent was to act when END came: what it sends may cross END on the wire
+        # (the spec's race, not the agent's fault). The agent's state from just before
+        # END goes on taking what it sends; what that state allows is not graded. It may
+        # be more than one message: NO_CHALLENGE, then at once its own PLAY (THINKING).
+        self.before_end: ClientSession | None = None
 
     # -- grading ------------------------------------------------------------------------
 
@@ -128,15 +131,15 @@ class _Cmpn402Proxy(WsProxy):
         try:
             self.session.send(decoded)
         except LocalProtocolError:
-            if self.crossing and kind in MOVES | ANSWERS:
-                self.crossing = False
+            if self._crossed_end(decoded):
                 return True
             if kind in ANSWERS:
                 obs.framing.append(f"{kind} in {state.value}")  # no window open
             elif kind in MOVES:
                 self.moved(shown)  # graded as out of turn / after the end
             return True
-        # In the state machine's turn: the session accepted it.
+        # In the state machine's turn: the session accepted it (the agent is in step).
+        self.before_end = None
         if kind in ANSWERS:
             obs.skips_answered += 1  # challenge windows answered
         if kind in ANSWERS or kind in MOVES:
@@ -162,17 +165,32 @@ class _Cmpn402Proxy(WsProxy):
             self.turn_since = asyncio.get_running_loop().time()
         return True
 
+    def _crossed_end(self, message: ClientMessage) -> bool:
+        """Whether the agent sent ``message`` before it could have read END: its state
+        from before END allows it (and moves on with it); else crossing is over."""
+        if self.before_end is None or type(message).__name__ not in MOVES | ANSWERS:
+            return False
+        try:
+            self.before_end.send(message)
+        except LocalProtocolError:
+            self.before_end = None
+            return False
+        return True
+
     def to_client(self, message: bytes, mode: str) -> None:
         parts = ws_frame_parts(message)
         if parts is None or parts[0] != 2:
             return
-        acting = self.session.state in (ClientState.THINKING, ClientState.AWAIT_AGENT_CHALLENGE)
+        before = self.session.state
         try:
             m = self.session.receive(parts[1])
         except ProtocolError:
             return
         if isinstance(m, EndMessage):
-            self.crossing = acting
+            self.before_end = None
+            if before in (ClientState.THINKING, ClientState.AWAIT_AGENT_CHALLENGE):
+                self.before_end = ClientSession()
+                self.before_end.state = before
         if hasattr(m, "player_time") and hasattr(m, "total_time"):
             self.times = (m.player_time, m.total_time)
         obs = self.obs
