@@ -19,6 +19,7 @@ subject                        what crosses                                     
 ``$KV.meeple-leases.<key>``    room and lobby leases (per-key TTL)              KV
 ``$KV.meeple-names.<name>``    who uses a name (casefolded)                     KV
 ``$KV.meeple-tokens.<hash>``   a rejoin token's hash → the seat it takes back   KV
+``$KV.meeple-lobby.state``     the lobby leader's open tables (fenced by epoch)  KV
 =============================  ===============================================  ==========
 
 Only the first five are for edges (``deploy/nats/meeple-auth.conf``): a log and the KV
@@ -132,3 +133,13 @@ class Namespace:
     @property
     def tokens_bucket(self) -> str:
         return f"{self.root}-tokens"
+
+    @property
+    def lobby_bucket(self) -> str:
+        """The lobby leader's state (open tables, their seats), for its standbys."""
+        return f"{self.root}-lobby"
+
+    @property
+    def buckets(self) -> tuple[str, ...]:
+        """Every KV bucket of the namespace."""
+        return (self.leases_bucket, self.names_bucket, self.tokens_bucket, self.lobby_bucket)

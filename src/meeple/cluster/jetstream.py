@@ -10,6 +10,7 @@ stream ``<NS>_LOGS``   subjects ``<ns>.log.*``, file storage, limits retention, 
 bucket ``<ns>-leases`` history 1, per-key TTL allowed, a marker on a lapse      leases
 bucket ``<ns>-names``  history 1                                                  names
 bucket ``<ns>-tokens`` history 1, per-key TTL allowed (a token lapses)            tokens
+bucket ``<ns>-lobby``  history 1 (the lobby leader's open tables, fenced writes)  lobby
 =====================  =========================================================  =====
 
 ``replicas`` is 1 on one server and 3 on the production layout's three (docs/cluster.md).
@@ -65,7 +66,7 @@ async def ensure_namespace(js: JetStreamContext, ns: Namespace, *, replicas: int
                 deny_purge=True,
             )
         )
-    for bucket in (ns.leases_bucket, ns.names_bucket, ns.tokens_bucket):
+    for bucket in ns.buckets:
         # create_key_value allows per-message TTLs on the bucket's stream. The leases
         # bucket leaves a marker when a key's TTL passes (kept LAPSE_MARKER seconds), so a
         # watcher learns that a lease lapsed (meeple.cluster.lease.Leases.watch).
@@ -89,7 +90,7 @@ async def delete_namespace(url: str, ns: Namespace, *, user: str, password: str)
         js = nc.jetstream()
         for stream in (
             ns.log_stream,
-            *(f"KV_{b}" for b in (ns.leases_bucket, ns.names_bucket, ns.tokens_bucket)),
+            *(f"KV_{b}" for b in ns.buckets),
         ):
             with contextlib.suppress(nats.js.errors.NotFoundError):
                 await js.delete_stream(stream)

@@ -29,6 +29,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -75,17 +76,23 @@ SeatInfo = Mapping[str, Any]
 
 
 class LobbyCall:
-    """One lobby call from an edge: the method, the seat, its arguments."""
+    """One lobby call from an edge: the method, the seat, its arguments; ``caller`` (the
+    edge, one per process) and ``number`` (its calls', in order) let the leader apply a
+    call asked again once (the leader died, or its answer was late)."""
 
-    __slots__ = ("args", "op", "seat")
+    __slots__ = ("args", "caller", "number", "op", "seat")
 
-    def __init__(self, op: str, seat: SeatInfo, args: tuple[Any, ...]) -> None:
+    def __init__(
+        self, op: str, seat: SeatInfo, args: tuple[Any, ...], caller: str = "", number: int = 0
+    ) -> None:
         self.op = op
         self.seat = seat
         self.args = args
+        self.caller = caller
+        self.number = number
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (LobbyCall, (self.op, dict(self.seat), self.args))
+        return (LobbyCall, (self.op, dict(self.seat), self.args, self.caller, self.number))
 
 
 class RemoteRoom:
@@ -162,6 +169,9 @@ class EdgeLobby:
         self._rooms: dict[int, RemoteRoom] = {}  # id(seat) -> its room
         self._variants: dict[str, Mapping[str, tuple[int, int]] | None] = {}
         self._numbers = itertools.count(1)
+        # Lobby calls are numbered per process (a restarted edge is another caller).
+        self._caller_id = f"{node}.{secrets.token_hex(4)}"
+        self._call_numbers = itertools.count(1)
         self._calls: asyncio.Queue[tuple[LobbyCall, asyncio.Future[None] | None]] = asyncio.Queue()
         self._caller: asyncio.Task[None] | None = None
         self._pending: dict[str, list[object]] = {}  # route -> events before subscribed
@@ -302,7 +312,7 @@ class EdgeLobby:
 
     def _call(self, op: str, seat: Seat, *args: Any) -> None:
         route = self.route(seat)
-        call = LobbyCall(op, describe(seat, route), args)
+        call = LobbyCall(op, describe(seat, route), args, self._caller_id, next(self._call_numbers))
         self._calls.put_nowait((call, None))
         if self._caller is None:
             self._caller = asyncio.get_running_loop().create_task(
@@ -318,9 +328,11 @@ class EdgeLobby:
                 await self._subscribe(seat, route)
             for attempt in itertools.count():
                 try:
-                    await self.bus.request(
+                    answer = await self.bus.request(
                         self.ns.lobby_request(call.op), wire.dumps(call), timeout=ANSWER_WAIT
                     )
+                    if answer == b"busy":  # a leader that just lost the lobby: ask again
+                        raise NoResponder(call.op)
                 except (NoResponder, BusTimeout):
                     # No leader now (a standby takes over within the lease's TTL).
                     if attempt > 200:

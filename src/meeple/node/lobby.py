@@ -11,9 +11,23 @@ matching, the variant and name rules where they are decided today), with two sta
   room is over (``<ns>.lobby.req.roomdone``) and the lobby frees its seats.
 
 Edges' calls arrive on ``<ns>.lobby.req.<op>`` (queue group ``lobby``), served by the
-leader only. A standby tries for the lease every third of its TTL and serves once it
-holds it. The tables of a leader that dies are not carried to the new one yet (its
-running games go on: they are the rooms nodes'); their players ask again.
+leader only, one at a time. A standby tries for the lease every third of its TTL and
+serves once it holds it.
+
+**The tables survive the leader.** Before it answers a call, or tells anyone what the
+call changed (the seats' events, a room to open), the leader writes the lobby's state to
+the lobby bucket (:class:`~meeple.cluster.lobbystate.LobbyState`, fenced by the lease's
+epoch): the open tables with their seats (each seat's route, name, protocol, variants,
+as the edge describes it), the rooms asked for and not yet opened, and the number of the
+last call applied per edge. The events wait in an outbox until the write is
+acknowledged; a refused write (a later leader claimed the state) drops them, answers
+"busy" — the edge asks the new leader — and stands the node down. A standby that takes
+the lease claims the state, seats the same seats at the same kind of tables in a fresh
+lobby (table ids are the new leader's), tells each waiting seat its table again (what
+the old leader may have died before telling), asks again for the rooms not yet opened,
+and serves. A call asked again (its answer was lost with the old leader) whose number is
+in the state is answered without being applied twice. Running games go on meanwhile:
+they are the rooms nodes'.
 """
 
 from __future__ import annotations
@@ -25,13 +39,16 @@ import secrets
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
+import nats.errors
+
 from meeple.bus.base import Bus, BusError, NoResponder, Subscription
 from meeple.bus.subjects import Namespace
-from meeple.cluster.lease import Lease, Leases, lobby_key
+from meeple.cluster.lease import Lease, Leases, lobby_key, room_key
+from meeple.cluster.lobbystate import LobbyState, StateFenced
 from meeple.node import wire
 from meeple.node.edge import LobbyCall
 from meeple.node.rooms import OpenRoom
-from meeple.server.lobby import Lobby, QueueKey, RoomFactory, StartRule
+from meeple.server.lobby import Lobby, QueueChanged, QueueKey, RoomFactory, StartRule, Table
 from meeple.server.room import Seat
 
 __all__ = ["LobbyRole", "ProxySeat", "RoomTicket"]
@@ -43,6 +60,8 @@ FULL = StartRule.FULL
 OPEN_PATIENCE = 10.0
 # The lobby calls an edge may make, and nothing else (a LobbyCall names a method).
 CALLS = frozenset({"join", "leave", "disconnect", "quit", "ready", "sit"})
+# Edges whose last call number the state keeps (the oldest are forgotten beyond this).
+CALLERS_KEPT = 1024
 
 
 class ProxySeat:
@@ -81,12 +100,14 @@ class RoomTicket:
 
     game_name = "room"
 
-    def __init__(self, role: LobbyRole, key: QueueKey, seats: list[Seat]) -> None:
+    def __init__(
+        self, role: LobbyRole, key: QueueKey, seats: list[Seat], uid: str | None = None
+    ) -> None:
         self._role = role
         self.key = key
         self.game_name = key.game
         self.seats = list(seats)
-        self.uid = secrets.token_hex(6)
+        self.uid = uid or secrets.token_hex(6)
         self.id = f"room-{self.uid}"
         self.feed: Any = None
         self.journal: Any = None
@@ -99,7 +120,14 @@ class RoomTicket:
         self.log = _TicketLog(logger, {"room": self.id})
 
     def start(self) -> None:
-        self._role.spawn(self._open(), f"open {self.uid}")
+        self._role.opening(self)
+
+    async def open(self) -> None:
+        """Ask a rooms node to open the room; tell the role when one did, or none will."""
+        try:
+            await self._open()
+        finally:
+            self._role.opened(self)
 
     async def _open(self) -> None:
         request = OpenRoom(
@@ -161,21 +189,31 @@ class LobbyRole:
         leases: Leases,
         lobby: Lobby,
         games: Mapping[str, Mapping[str, tuple[int, int]] | None],
+        state: LobbyState,
     ) -> None:
         self.name = name
         self.bus = bus
         self.ns = ns
         self.leases = leases
+        self.state = state
+        self._games = dict(games)
         self.lobby = lobby
-        for game, variants in games.items():
-            lobby.register_game(game, self._factory(), variants=variants)
+        self._register(lobby)
         self.lease: Lease | None = None
         self.leader = asyncio.Event()
         self._seats: dict[str, ProxySeat] = {}
+        self._opening: dict[str, RoomTicket] = {}  # rooms asked for, not yet opened
+        self._applied: dict[str, int] = {}  # edge -> the number of its last call applied
+        self._outbox: list[Callable[[], object]] | None = None  # while a call is applied
+        self._lock = asyncio.Lock()  # one call (or state change) at a time
         self._subs: list[Subscription] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._keeper: asyncio.Task[None] | None = None
         self._lost = asyncio.Event()
+
+    def _register(self, lobby: Lobby) -> None:
+        for game, variants in self._games.items():
+            lobby.register_game(game, self._factory(), variants=variants)
 
     def _factory(self) -> RoomFactory:
         def create(key: QueueKey, seats: list[Seat]) -> Any:
@@ -190,14 +228,37 @@ class LobbyRole:
         task.add_done_callback(self._tasks.discard)
         return task
 
+    def _later(self, action: Callable[[], object]) -> None:
+        """Do ``action`` now, or, while a call is applied, once its state is written."""
+        if self._outbox is None:
+            action()
+        else:
+            self._outbox.append(action)
+
     def send(self, subject: str, payload: bytes) -> None:
-        self.spawn(self.bus.publish(subject, payload), "publish")
+        self._later(lambda: self.spawn(self.bus.publish(subject, payload), "publish"))
+
+    def opening(self, ticket: RoomTicket) -> None:
+        """A table started: its room is to be opened (kept in the state until it is)."""
+        self._opening[ticket.uid] = ticket
+        self._later(lambda: self.spawn(ticket.open(), f"open {ticket.uid}"))
+
+    def opened(self, ticket: RoomTicket) -> None:
+        """A rooms node opened ``ticket``'s room (or none will): the state forgets it."""
+        if self._opening.get(ticket.uid) is ticket:
+            self.spawn(self._forget_opening(ticket.uid), f"opened {ticket.uid}")
+
+    async def _forget_opening(self, uid: str) -> None:
+        async with self._lock:
+            if self._opening.pop(uid, None) is not None and self.leader.is_set():
+                await self._commit()
 
     async def start(self) -> None:
         self.spawn(self._campaign(), "lobby-campaign")
 
     async def _campaign(self) -> None:
-        """Try for the lease until this node holds it; then serve until it is lost."""
+        """Try for the lease until this node holds it; then take the state over, serve
+        until the lease (or the state) is lost, and stand by again."""
         period = self.leases.ttl / 3
         while True:
             lease = await self.leases.acquire(lobby_key(), self.name)
@@ -207,6 +268,15 @@ class LobbyRole:
             self.lease = lease
             self._lost.clear()
             self._keeper = self.leases.keep(lease, lambda _l: self._lost.set())
+            try:
+                async with self._lock:
+                    restored = await self.state.claim(self.name, lease.epoch)
+                    self._restore(restored)
+            except (StateFenced, nats.errors.Error, OSError) as e:
+                logger.warning("%s: could not take the lobby's state over: %s", self.name, e)
+                await Leases.stop(self._keeper)
+                await asyncio.sleep(period)
+                continue
             for op in (*CALLS, "roomdone"):
                 self._subs.append(
                     await self.bus.serve(
@@ -214,11 +284,18 @@ class LobbyRole:
                     )
                 )
             self.leader.set()
-            logger.info("%s: lobby leader (epoch %d)", self.name, lease.epoch)
+            logger.info(
+                "%s: lobby leader (epoch %d): %d open tables, %d rooms to open taken over",
+                self.name,
+                lease.epoch,
+                len(self.lobby.tables()),
+                len(self._opening),
+            )
             await self._lost.wait()
             logger.warning("%s: lobby lease lost; standing by", self.name)
             self.leader.clear()
             await self._unserve()
+            await Leases.stop(self._keeper)
 
     async def _unserve(self) -> None:
         for sub in self._subs:
@@ -226,32 +303,155 @@ class LobbyRole:
                 await sub.close()
         self._subs.clear()
 
+    # --- the state ---------------------------------------------------------------------------
+
+    def _snapshot(self) -> dict[str, Any]:
+        """What a standby needs to carry on (module doc), JSON-safe."""
+        tables = []
+        for info in self.lobby.tables():
+            table = self.lobby.table(info.id)
+            assert table is not None
+            tables.append(
+                {
+                    "game": table.game,
+                    "variant": table.variant,
+                    "size": table.size,
+                    "rule": table.start_rule.value,
+                    "settings": [list(pair) for pair in table.settings],
+                    "seats": [_info(s) for s in table.seats],
+                    "ready": [_info(s)["route"] for s in table.seats if id(s) in table.ready],
+                }
+            )
+        opening = [
+            {
+                "uid": t.uid,
+                "key": [t.key.game, t.key.players, t.key.variant, [*map(list, t.key.settings)]],
+                "seats": [_info(s) for s in t.seats],
+                "rejoin": list(t.rejoin_hashes),
+            }
+            for t in self._opening.values()
+        ]
+        return {"version": 1, "tables": tables, "opening": opening, "callers": self._applied}
+
+    async def _commit(self) -> None:
+        """Write the state (StateFenced: another leader has it now)."""
+        await self.state.write(self.name, self._snapshot())
+
+    def _restore(self, state: Mapping[str, Any]) -> None:
+        """Carry on from ``state`` in a fresh lobby (module doc)."""
+        self.lobby = Lobby(clock=self.lobby.clock, grace=self.lobby.grace)
+        self._register(self.lobby)
+        self._seats.clear()
+        self._opening.clear()
+        self._applied = {str(k): int(v) for k, v in state.get("callers", {}).items()}
+        self._outbox = []  # the seats were told all this already: say nothing now
+        try:
+            for saved in state.get("tables", ()):
+                table = self.lobby.create_table(
+                    saved["game"],
+                    saved["variant"],
+                    int(saved["size"]),
+                    StartRule(saved["rule"]),
+                    dict(saved["settings"]),
+                )
+                for info in saved["seats"]:
+                    self.lobby.sit(table.id, self._seat(info))
+                for route in saved["ready"]:
+                    self.lobby.ready(self._seats[route])
+        finally:
+            self._outbox = None
+        # What the old leader may have died before telling (after it wrote the state):
+        # each waiting seat hears its table as it stands.
+        for info in self.lobby.tables():
+            waiting = self.lobby.table(info.id)
+            if waiting is not None and waiting.seats:
+                _tell_table(waiting)
+        for saved in state.get("opening", ()):
+            game, players, variant, settings = saved["key"]
+            key = QueueKey(game, int(players), variant, tuple((k, v) for k, v in settings))
+            ticket = RoomTicket(self, key, [self._seat(i) for i in saved["seats"]], saved["uid"])
+            ticket.rejoin_hashes = list(saved["rejoin"])
+            self._opening[ticket.uid] = ticket
+            self.spawn(self._reopen(ticket), f"reopen {ticket.uid}")
+
+    async def _reopen(self, ticket: RoomTicket) -> None:
+        """Ask again for a room the old leader asked for: unless a rooms node holds it
+        already (it opened it, and the old leader died before hearing so)."""
+        try:
+            held = await self.leases.holder(room_key(ticket.uid)) is not None
+        except (nats.errors.Error, OSError):
+            held = False
+        if held:
+            self.opened(ticket)
+        else:
+            await ticket.open()
+
+    # --- the calls ---------------------------------------------------------------------------
+
     def _handler(self, op: str) -> Callable[[bytes], Any]:
         async def handle(payload: bytes) -> bytes:
-            if op == "roomdone":
-                uid = wire.loads(payload)
-                ended = getattr(self.lobby.room_by_uid(uid), "ended", None)
-                if callable(ended):  # a RoomTicket
-                    ended()
-                return b"ok"
-            call: LobbyCall = wire.loads(payload)
-            seat = self._seat(call.seat)
-            method = getattr(self.lobby, op)
-            if op in ("join", "sit") and isinstance(self.lobby.room_of(seat), RoomTicket):
-                # The edge holds the seat's connection and knows its game is over (it
-                # heard the end); the rooms node's "roomdone" may come a moment later.
-                self.lobby.quit(seat)
-            if op == "join":
-                method(call.args[0], seat, rule=call.args[1] if len(call.args) > 1 else FULL)
-            elif op == "sit":
-                method(call.args[0], seat)
-            else:
-                method(seat)
-            if op in ("disconnect", "quit"):
-                self._seats.pop(seat.route, None)
-            return b"ok"
+            async with self._lock:
+                if not self.leader.is_set():
+                    return b"busy"
+                return await self._apply(op, payload)
 
         return handle
+
+    async def _apply(self, op: str, payload: bytes) -> bytes:
+        """Apply one call, write the state, then let out what the call caused."""
+        call: LobbyCall | None = None
+        if op != "roomdone":
+            call = wire.loads(payload)
+            caller, number = getattr(call, "caller", ""), getattr(call, "number", 0)
+            if caller and number <= self._applied.get(caller, 0):
+                return b"ok"  # applied before (the edge asked again): not twice
+        self._outbox = []
+        failed: Exception | None = None
+        try:
+            if call is None:
+                ended = getattr(self.lobby.room_by_uid(wire.loads(payload)), "ended", None)
+                if callable(ended):  # a RoomTicket
+                    ended()
+            else:
+                self._call(op, call)
+        except Exception as e:
+            failed = e  # a refusal: the edge hears it once the state is written
+        finally:
+            outbox, self._outbox = self._outbox, None
+        if call is not None and call.caller:
+            self._applied.pop(call.caller, None)  # the most recent callers last
+            self._applied[call.caller] = call.number
+            while len(self._applied) > CALLERS_KEPT:
+                del self._applied[next(iter(self._applied))]
+        try:
+            await self._commit()
+        except StateFenced as e:
+            # Another leader has the lobby: nothing of this call leaves this node.
+            logger.warning("%s: %s; standing down", self.name, e)
+            self.leader.clear()
+            self._lost.set()
+            return b"busy"
+        for action in outbox:
+            action()
+        if failed is not None:
+            raise failed
+        return b"ok"
+
+    def _call(self, op: str, call: LobbyCall) -> None:
+        seat = self._seat(call.seat)
+        method = getattr(self.lobby, op)
+        if op in ("join", "sit") and isinstance(self.lobby.room_of(seat), RoomTicket):
+            # The edge holds the seat's connection and knows its game is over (it
+            # heard the end); the rooms node's "roomdone" may come a moment later.
+            self.lobby.quit(seat)
+        if op == "join":
+            method(call.args[0], seat, rule=call.args[1] if len(call.args) > 1 else FULL)
+        elif op == "sit":
+            method(call.args[0], seat)
+        else:
+            method(seat)
+        if op in ("disconnect", "quit"):
+            self._seats.pop(seat.route, None)
 
     def _seat(self, info: Mapping[str, Any]) -> ProxySeat:
         route = str(info["route"])
@@ -272,3 +472,17 @@ class LobbyRole:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def _info(seat: Seat) -> dict[str, Any]:
+    """What the state keeps of a seat (an edge's description of it)."""
+    return dict(getattr(seat, "info", {"route": "", "name": seat.name}))
+
+
+def _tell_table(table: Table) -> None:
+    notice = QueueChanged(table.key, len(table.seats), tuple(s.name for s in table.seats), table.id)
+    for seat in list(table.seats):
+        try:
+            seat.deliver(notice)
+        except Exception:
+            logger.exception("telling %s of its table failed", seat.name)

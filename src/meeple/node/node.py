@@ -112,6 +112,7 @@ class Node:
             )
             await self.store.start()
         if "lobby" in c.roles:
+            from meeple.cluster.lobbystate import LobbyState
             from meeple.node.lobby import LobbyRole
             from meeple.server.scrabble import GAME, TABLE_VARIANTS
 
@@ -122,6 +123,7 @@ class Node:
                 self.leases,
                 Lobby(clock=self.services.clock, grace=0),
                 {GAME: TABLE_VARIANTS},
+                LobbyState(self.nc, self.ns),
             )
             await self.lobby.start()
         if "rooms" in c.roles:
