@@ -1,0 +1,220 @@
+"""The lobby leader's failover with its tables (issue 21, "Kill the lobby leader: a standby
+takes over with the tables intact"): real ``meeple node`` processes, real NATS and
+PostgreSQL; and the fenced writes of the lobby's state, with hypothesis."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+from nats.aio.client import Client
+from tests.cluster.test_nodes import Bot, Nodes
+from tests.natsd import NatsEnv
+
+from meeple.bus.subjects import Namespace
+from meeple.cluster.jetstream import connect_node
+from meeple.cluster.lease import Lease, Leases, lobby_key
+from meeple.cluster.lobbystate import LobbyState, StateFenced
+from meeple.protocols.twente.messages import Error, InformQueue, StartGame
+
+
+@pytest.fixture
+def nodes(nats_env: NatsEnv, nats_ns: Namespace, tmp_path: Path) -> Iterator[Nodes]:
+    group = Nodes(nats_env, nats_ns, tmp_path)
+    yield group
+    group.stop_all()
+
+
+async def _until(what: str, check: Any, timeout: float = 20.0) -> Any:
+    until = time.monotonic() + timeout
+    while time.monotonic() < until:
+        found = await check()
+        if found:
+            return found
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{what}: not within {timeout} s")
+
+
+@pytest.mark.slow
+async def test_a_player_waiting_when_the_lobby_leader_is_killed_is_matched_by_the_standby(
+    nodes: Nodes, node: Client, nats_ns: Namespace, pg_url: str
+) -> None:
+    """ann waits at a 2-player table (REQUESTGAME 2, INFORMQUEUE 1/2); the lobby's leader
+    is SIGKILLed; bob asks for a game: the standby, with ann's table restored, matches
+    them, their room opens on the rooms node, and the game is played to its end on the
+    connections they started with."""
+    leases = Leases(node, nats_ns)
+    edge = await nodes.start("edge", "edge,rooms,store", pg_url)
+    leader = await nodes.start("lobby1", "lobby")
+
+    async def lobby_holder() -> Lease | None:
+        return await leases.holder(lobby_key())
+
+    held = await _until("a lobby leader", lobby_holder)
+    assert held.owner == "lobby1"
+    standby = await nodes.start("lobby2", "lobby")
+    ann = Bot("ann", edge.listeners["twente"], pace=0.0)
+    bob = Bot("bob", edge.listeners["twente"], pace=0.0)
+    games = [asyncio.ensure_future(ann.play())]
+    try:
+
+        async def ann_waits() -> bool:
+            return any(isinstance(m, InformQueue) for m in ann.messages)
+
+        await _until("ann's INFORMQUEUE", ann_waits)
+        state, _epoch, _revision = await LobbyState(node, nats_ns).read()
+        assert [[s["name"] for s in t["seats"]] for t in state["tables"]] == [["ann"]]
+        leader.kill()
+        games.append(asyncio.ensure_future(bob.play()))
+        overs = await asyncio.wait_for(asyncio.gather(*games), 90)
+    except BaseException:
+        for g in games:
+            g.cancel()
+        print(nodes.logs())
+        raise
+    # The standby leads now, and took ann's table over.
+    now = await leases.holder(lobby_key())
+    assert now is not None
+    assert now.owner == "lobby2"
+    assert now.epoch > held.epoch
+    took = [ln for ln in standby.log.read_text().splitlines() if "lobby leader" in ln]
+    assert len(took) == 1, nodes.logs()
+    assert "1 open tables" in took[0]
+    # Matched with each other, on the same connections, to the game's end.
+    for bot in (ann, bob):
+        assert not any(isinstance(m, Error) for m in bot.messages), bot.messages
+        started = [m for m in bot.messages if isinstance(m, StartGame)]
+        assert len(started) == 1
+        assert sorted(started[0].players) == ["ann", "bob"]
+        queued = [m for m in bot.messages if isinstance(m, InformQueue)]
+        assert queued[-1] == InformQueue(2, 2)  # told before STARTGAME, as ever
+    assert overs[0].scores == overs[1].scores
+    assert sorted(name for name, _ in overs[0].scores) == ["ann", "bob"]
+    # Nobody waits any more: the state the new leader wrote has no open table.
+    state, epoch, _revision = await LobbyState(node, nats_ns).read()
+    assert epoch == now.epoch
+    assert state["tables"] == []
+
+
+# --- the fenced writes -----------------------------------------------------------------------
+
+NODES = ("a", "b")
+_states = st.fixed_dictionaries(
+    {"tables": st.lists(st.lists(st.sampled_from(["ann", "bob", "cy"]), max_size=3), max_size=3)}
+)
+
+
+def test_the_lobby_state_s_fenced_writes_state_machine(
+    nats_env: NatsEnv, nats_ns: Namespace
+) -> None:
+    """Two lobby nodes take the ``lobby`` lease from each other (the holder's lease
+    released, as when it lapses), claim the state under their lease's epoch and write it,
+    some of them long after they lost the lease. Always: a write is acknowledged only
+    from the node that claimed last; a stale leader's write is refused; a claim returns
+    the last state acknowledged, so the new leader carries on from the last state the old
+    one wrote; a claim under an older epoch than the state's is refused."""
+    namespaces = itertools.count()
+
+    class Machine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.loop = asyncio.new_event_loop()
+            # Each example its own namespace (the state's key is one per namespace).
+            self.ns = Namespace(f"{nats_ns.root[:20]}-{next(namespaces)}")
+            self.conns: dict[str, Client] = {}
+            for name in NODES:
+                self.conns[name] = self.run(
+                    connect_node(
+                        nats_env.url,
+                        self.ns,
+                        user=nats_env.NODE_USER,
+                        password=nats_env.node_password,
+                        name=name,
+                    )
+                )
+            self.states = {n: LobbyState(self.conns[n], self.ns) for n in NODES}
+            self.leases = {n: Leases(self.conns[n], self.ns, ttl=30) for n in NODES}
+            self.lease: Lease | None = None  # the live lease
+            self.epochs: dict[str, int] = {}  # the epoch each node last claimed under
+            self.claimer: str | None = None  # who claimed the state last
+            self.written: dict[str, Any] = {}  # the last state acknowledged
+
+        def run(self, coro: Any) -> Any:
+            return self.loop.run_until_complete(coro)
+
+        def teardown(self) -> None:
+            from meeple.cluster.jetstream import delete_namespace
+
+            for nc in self.conns.values():
+                self.run(nc.close())
+            self.run(
+                delete_namespace(
+                    nats_env.url,
+                    self.ns,
+                    user=nats_env.NODE_USER,
+                    password=nats_env.node_password,
+                )
+            )
+            self.loop.close()
+
+        @rule(node=st.sampled_from(NODES))
+        def take_over(self, node: str) -> None:
+            """``node`` takes the lease (the holder's lapses) and claims the state."""
+            if self.lease is not None:
+                self.run(self.leases[self.lease.owner].release(self.lease))
+            lease = self.run(self.leases[node].acquire(lobby_key(), node))
+            assert lease is not None
+            self.lease = lease
+            restored = self.run(self.states[node].claim(node, lease.epoch))
+            assert restored == self.written
+            self.claimer = node
+            self.epochs[node] = lease.epoch
+
+        @rule(node=st.sampled_from(NODES), state=_states)
+        def write(self, node: str, state: dict[str, Any]) -> None:
+            """``node`` answers a call as if it led (maybe long after it lost the lease)."""
+            try:
+                self.run(self.states[node].write(node, state))
+            except StateFenced:
+                assert node != self.claimer or self.states[node].epoch is None
+                return
+            assert node == self.claimer
+            self.written = state
+
+        @rule(node=st.sampled_from(NODES))
+        def claim_stale(self, node: str) -> None:
+            """``node`` claims again under the epoch it last had, maybe long lost."""
+            if node not in self.epochs:
+                return
+            try:
+                restored = self.run(self.states[node].claim(node, self.epochs[node]))
+            except StateFenced:
+                assert self.lease is not None
+                assert self.epochs[node] < self.lease.epoch
+                return
+            assert self.epochs[node] == max(self.epochs.values())
+            assert restored == self.written
+            self.claimer = node
+
+        @invariant()
+        def the_state_is_the_last_acknowledged_write(self) -> None:
+            state, epoch, _revision = self.run(LobbyState(self.conns["a"], self.ns).read())
+            assert state == self.written
+            if self.claimer is not None:
+                assert epoch == self.epochs[self.claimer]
+
+    Machine.TestCase.settings = settings(
+        max_examples=8,
+        stateful_step_count=12,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    Machine.TestCase().runTest()
