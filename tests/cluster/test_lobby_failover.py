@@ -19,11 +19,18 @@ from nats.aio.client import Client
 from tests.cluster.test_nodes import Bot, Nodes
 from tests.natsd import NatsEnv
 
+from meeple.bus.natsbus import NatsBus
 from meeple.bus.subjects import Namespace
 from meeple.cluster.jetstream import connect_node
 from meeple.cluster.lease import Lease, Leases, lobby_key
 from meeple.cluster.lobbystate import LobbyState, StateFenced
+from meeple.node import wire
+from meeple.node.edge import LobbyCall
+from meeple.node.lobby import LobbyRole
+from meeple.node.rooms import OpenRoom
 from meeple.protocols.twente.messages import Error, InformQueue, StartGame
+from meeple.server.lobby import Lobby, QueueChanged, QueueKey
+from meeple.server.scrabble import GAME, TABLE_VARIANTS
 
 
 @pytest.fixture
@@ -102,6 +109,158 @@ async def test_a_player_waiting_when_the_lobby_leader_is_killed_is_matched_by_th
     state, epoch, _revision = await LobbyState(node, nats_ns).read()
     assert epoch == now.epoch
     assert state["tables"] == []
+
+
+# --- the lobby role, in this process --------------------------------------------------------
+
+KEY = QueueKey(GAME, 2, "twente")
+
+
+def _seat(route: str, name: str) -> dict[str, Any]:
+    """An edge's description of a Twente seat (meeple.node.edge.describe)."""
+    variants = [[GAME, "twente"]]
+    return {"route": route, "name": name, "protocol": "twente", "variants": variants}
+
+
+class Role:
+    """A lobby node in this process: its own NATS connection, its LobbyRole; ``crash``
+    drops the connection without a word (the lease lapses after its TTL)."""
+
+    def __init__(self, env: NatsEnv, ns: Namespace, name: str) -> None:
+        self.env, self.ns, self.name = env, ns, name
+
+    async def start(self) -> LobbyRole:
+        self.nc = await connect_node(
+            self.env.url,
+            self.ns,
+            user=self.env.NODE_USER,
+            password=self.env.node_password,
+            name=self.name,
+        )
+        self.role = LobbyRole(
+            self.name,
+            NatsBus(self.nc),
+            self.ns,
+            Leases(self.nc, self.ns, ttl=1),
+            Lobby(grace=0),
+            {GAME: TABLE_VARIANTS},
+            LobbyState(self.nc, self.ns),
+        )
+        await self.role.start()
+        return self.role
+
+    async def crash(self) -> None:
+        for task in [*self.role._tasks, self.role._keeper]:
+            if task is not None:
+                task.cancel()
+        await self.nc.close()
+
+
+class Seats:
+    """What the lobby tells each seat, and the rooms it asks for (a rooms node's part,
+    answered here)."""
+
+    def __init__(self, nc: Client, ns: Namespace) -> None:
+        self.nc, self.ns = nc, ns
+        self.heard: dict[str, list[object]] = {}
+        self.opened: list[str] = []
+
+    async def start(self) -> None:
+        async def heard(msg: Any) -> None:
+            route = msg.subject.split(".")[-2]
+            self.heard.setdefault(route, []).append(wire.loads(msg.data))
+
+        async def open_room(msg: Any) -> None:
+            request: OpenRoom = wire.loads(msg.data)
+            self.opened.append(request.uid)
+            await msg.respond(b"ok")
+
+        await self.nc.subscribe(f"{self.ns.root}.seat.*.lobby", cb=heard)
+        await self.nc.subscribe(self.ns.rooms_open, cb=open_room)
+        await self.nc.flush()
+
+    async def call(self, op: str, seat: dict[str, Any], args: tuple[Any, ...], n: int) -> bytes:
+        payload = wire.dumps(LobbyCall(op, seat, args, "edge.1", n))
+        for _ in range(200):  # as an edge does: until a leader answers
+            try:
+                msg = await self.nc.request(self.ns.lobby_request(op), payload, timeout=1)
+            except Exception:
+                await asyncio.sleep(0.05)
+                continue
+            if msg.data != b"busy":
+                return bytes(msg.data)
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"no lobby leader answered {op}")
+
+
+async def test_a_call_asked_again_is_applied_once_by_the_leader_or_its_successor(
+    nats_env: NatsEnv, nats_ns: Namespace, node: Client
+) -> None:
+    """ann and bob fill a table (its room is asked for once); bob's call asked again —
+    of the same leader, then of the standby after the leader crashed — changes nothing:
+    no second table, no second room, nothing more told; a new call is served."""
+    seats = Seats(node, nats_ns)
+    await seats.start()
+    a, b = Role(nats_env, nats_ns, "a"), Role(nats_env, nats_ns, "b")
+    leader = await a.start()
+    await asyncio.wait_for(leader.leader.wait(), 5)
+    standby = await b.start()
+    try:
+        ann, bob = _seat("e-1", "ann"), _seat("e-2", "bob")
+        assert await seats.call("join", ann, (KEY,), 1) == b"ok"
+        assert await seats.call("join", bob, (KEY,), 2) == b"ok"
+        await _until("the room asked for", _count(seats.opened, 1))
+        told = {route: list(events) for route, events in seats.heard.items()}
+        assert [e.waiting for e in told["e-2"] if isinstance(e, QueueChanged)] == [2]
+        assert await seats.call("join", bob, (KEY,), 2) == b"ok"  # the answer was lost
+        await a.crash()
+        await asyncio.wait_for(standby.leader.wait(), 10)
+        assert await seats.call("join", bob, (KEY,), 2) == b"ok"  # asked of the new leader
+        assert standby.lobby.tables() == []
+        cy = _seat("e-3", "cy")
+        assert await seats.call("join", cy, (KEY,), 3) == b"ok"  # a new call: served
+        await _until("cy's table", _count(seats.heard.setdefault("e-3", []), 2))
+        await asyncio.sleep(0.2)
+        assert seats.opened[:1] == seats.opened  # one room, asked for once
+        assert {r: e for r, e in seats.heard.items() if r != "e-3"} == told
+        assert [t.seats[0].name for t in standby.lobby.tables()] == ["cy"]
+    finally:
+        await standby.stop()
+        await b.nc.close()
+
+
+async def test_a_stale_leader_s_call_is_refused_and_tells_nobody(
+    nats_env: NatsEnv, nats_ns: Namespace, node: Client
+) -> None:
+    """Once a later leader claimed the lobby's state, the old leader's next call is not
+    written: it answers "busy" (the edge asks again), tells the seat nothing and stands
+    down."""
+    seats = Seats(node, nats_ns)
+    await seats.start()
+    a = Role(nats_env, nats_ns, "a")
+    leader = await a.start()
+    try:
+        await asyncio.wait_for(leader.leader.wait(), 5)
+        assert leader.lease is not None
+        await LobbyState(node, nats_ns).claim("later", leader.lease.epoch + 1_000_000)
+        payload = wire.dumps(LobbyCall("join", _seat("e-1", "ann"), (KEY,), "edge.1", 1))
+        answer = await node.request(nats_ns.lobby_request("join"), payload, timeout=2)
+        assert answer.data == b"busy"
+        await asyncio.sleep(0.2)
+        assert seats.heard == {}
+        assert not leader.leader.is_set()
+        state, epoch, _revision = await LobbyState(node, nats_ns).read()
+        assert (state, epoch) == ({}, leader.lease.epoch + 1_000_000)
+    finally:
+        await leader.stop()
+        await a.nc.close()
+
+
+def _count(items: list[Any], n: int) -> Any:
+    async def check() -> bool:
+        return len(items) >= n
+
+    return check
 
 
 # --- the fenced writes -----------------------------------------------------------------------

@@ -17,6 +17,7 @@ from tests.natsd import NatsEnv
 from meeple.bus import Namespace
 from meeple.bus.natsbus import NatsBus
 from meeple.cluster.jetstream import connect_node, delete_namespace
+from meeple.cluster.lobbystate import LobbyState
 from meeple.cluster.log import JetStreamLog
 from meeple.cluster.registry import Names, RejoinSeat, RejoinTokens, name_key
 from meeple.server.store import Store
@@ -114,14 +115,18 @@ async def production(nats_env: NatsEnv) -> AsyncIterator[tuple[Namespace, Client
 async def test_an_edge_cannot_read_logs_or_buckets_but_can_do_its_job(
     nats_env: NatsEnv, production: tuple[Namespace, Client], tmp_path: object
 ) -> None:
-    """Connected as ``meeple-edge``: subscribing to log, KV or other nodes' inbox subjects
-    is refused; reading a log or a bucket through the JetStream API gets nothing; while
+    """Connected as ``meeple-edge``: subscribing to log, KV (the lobby's state included)
+    or other nodes' inbox subjects is refused; reading a log or a bucket through the
+    JetStream API gets nothing; while
     commands to rooms, lobby requests, seat, view and lobby subjects work."""
     ns, nc = production
     store = Store(":memory:")
     log = JetStreamLog(nc, ns, store)
     await log.open_log("r1", "scrabble", {"rack": "SECRET"})
     await RejoinTokens(nc, ns).put(_hash("t"), RejoinSeat("r1", 0), ttl=30)
+    lobby_state = LobbyState(nc, ns)
+    await lobby_state.claim("n", 1)
+    await lobby_state.write("n", {"tables": [{"seats": [{"route": "e-1", "name": "ann"}]}]})
     node_bus = NatsBus(nc, owns=False)
 
     async def answer(payload: bytes) -> bytes:
@@ -158,11 +163,19 @@ async def test_an_edge_cannot_read_logs_or_buckets_but_can_do_its_job(
         await edge.subscribe(ns.view("r1"), cb=listen)
         await edge.subscribe(ns.lobby_events, cb=listen)
         # What it may not.
-        for forbidden in (ns.logs, ns.log("r1"), "$KV.>", f"$KV.{ns.tokens_bucket}.>", "_INBOX.>"):
+        lobby_kv = f"$KV.{ns.lobby_bucket}.>"
+        for forbidden in (
+            ns.logs,
+            ns.log("r1"),
+            "$KV.>",
+            f"$KV.{ns.tokens_bucket}.>",
+            lobby_kv,
+            "_INBOX.>",
+        ):
             await edge.subscribe(forbidden, cb=listen)
         await edge.flush()
         await asyncio.sleep(0.2)  # the server's -ERR for each refused subscription
-        for forbidden in (ns.logs, ns.log("r1"), "$KV.>", "_INBOX.>"):
+        for forbidden in (ns.logs, ns.log("r1"), "$KV.>", lobby_kv, "_INBOX.>"):
             assert any(
                 "permissions violation for subscription" in e and forbidden.lower() in e
                 for e in errors
@@ -170,6 +183,7 @@ async def test_an_edge_cannot_read_logs_or_buckets_but_can_do_its_job(
         # Nodes write logs and KV, and answer each other, while the edge listens.
         await log.append_log("r1", 1, {"rack": "SECRET2"})
         await RejoinTokens(nc, ns).put(_hash("u"), RejoinSeat("r1", 1), ttl=30)
+        await lobby_state.write("n", {"tables": []})
         assert await log.action_log("r1") is not None  # a read: its answer to a node inbox
         for subject in (ns.seat("r1", 0), ns.view("r1"), ns.lobby_events):
             await nc.publish(subject, b"fine")
@@ -186,6 +200,8 @@ async def test_an_edge_cannot_read_logs_or_buckets_but_can_do_its_job(
             await js.stream_info(ns.log_stream)
         with pytest.raises((nats.errors.TimeoutError, nats.errors.NoRespondersError)):
             await js.get_last_msg(f"KV_{ns.tokens_bucket}", f"$KV.{ns.tokens_bucket}.t{_hash('t')}")
+        with pytest.raises((nats.errors.TimeoutError, nats.errors.NoRespondersError)):
+            await js.get_last_msg(f"KV_{ns.lobby_bucket}", f"$KV.{ns.lobby_bucket}.state")
         await asyncio.sleep(0.1)
         assert any("permissions violation for publish" in e and "$js.api" in e for e in errors)
         # Nor may it write a log or pose as a room's owner's answer to seats.
