@@ -59,19 +59,22 @@ async def test_a_player_waiting_when_the_lobby_leader_is_killed_is_matched_by_th
     them, their room opens on the rooms node, and the game is played to its end on the
     connections they started with."""
     leases = Leases(node, nats_ns)
-    edge = await nodes.start("edge", "edge,rooms,store", pg_url)
-    leader = await nodes.start("lobby1", "lobby")
+    # 1 s leases: the gap a kill leaves is about the lease's TTL.
+    edge, leader = await asyncio.gather(
+        nodes.start("edge", "edge,rooms,store", pg_url),
+        nodes.start("lobby1", "lobby", None, "--lease", "1"),
+    )
 
     async def lobby_holder() -> Lease | None:
         return await leases.holder(lobby_key())
 
     held = await _until("a lobby leader", lobby_holder)
     assert held.owner == "lobby1"
-    standby = await nodes.start("lobby2", "lobby")
     ann = Bot("ann", edge.listeners["twente"], pace=0.0)
     bob = Bot("bob", edge.listeners["twente"], pace=0.0)
     games = [asyncio.ensure_future(ann.play())]
     try:
+        standby = await nodes.start("lobby2", "lobby", None, "--lease", "1")
 
         async def ann_waits() -> bool:
             return any(isinstance(m, InformQueue) for m in ann.messages)
