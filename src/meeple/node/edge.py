@@ -17,7 +17,9 @@ a time and in order, numbered, and asked again with the same number until an ans
 comes: while a rooms node is killed and another takes the room over, the edge keeps the
 connection and the command waits; the new owner applies it once.
 
-Lobby calls (join, leave, disconnect, …) go to the leader as requests, in order. Checks
+Lobby calls (join, leave, disconnect, …) go to the leader as requests, in order, each
+numbered and asked again until a leader answers (a new one after a failover applies it
+once: :mod:`meeple.node.lobby`). Checks
 the dialects expect at once (a seat in a game asking for another, a table size the game
 does not have) are made here with the same rules; names are this edge's own (not yet
 cluster-wide).
