@@ -22,7 +22,7 @@ from tests.natsd import NatsEnv
 from meeple.bus.natsbus import NatsBus
 from meeple.bus.subjects import Namespace
 from meeple.cluster.jetstream import connect_node
-from meeple.cluster.lease import Lease, Leases, lobby_key
+from meeple.cluster.lease import Lease, Leases, lobby_key, room_key
 from meeple.cluster.lobbystate import LobbyState, StateFenced
 from meeple.node import wire
 from meeple.node.edge import LobbyCall
@@ -167,6 +167,8 @@ class Seats:
         self.nc, self.ns = nc, ns
         self.heard: dict[str, list[object]] = {}
         self.opened: list[str] = []
+        self.seated: dict[str, list[str]] = {}  # a room asked for -> its players
+        self.answer = True  # False: a rooms node that dies before it answers
 
     async def start(self) -> None:
         async def heard(msg: Any) -> None:
@@ -176,7 +178,9 @@ class Seats:
         async def open_room(msg: Any) -> None:
             request: OpenRoom = wire.loads(msg.data)
             self.opened.append(request.uid)
-            await msg.respond(b"ok")
+            self.seated[request.uid] = [s["name"] for s in request.seats]
+            if self.answer:
+                await msg.respond(b"ok")
 
         await self.nc.subscribe(f"{self.ns.root}.seat.*.lobby", cb=heard)
         await self.nc.subscribe(self.ns.rooms_open, cb=open_room)
@@ -227,6 +231,48 @@ async def test_a_call_asked_again_is_applied_once_by_the_leader_or_its_successor
         assert seats.opened[:1] == seats.opened  # one room, asked for once
         assert {r: e for r, e in seats.heard.items() if r != "e-3"} == told
         assert [t.seats[0].name for t in standby.lobby.tables()] == ["cy"]
+    finally:
+        await standby.stop()
+        await b.nc.close()
+
+
+async def test_the_rooms_a_dead_leader_asked_for_are_asked_for_again_unless_opened(
+    nats_env: NatsEnv, nats_ns: Namespace, node: Client
+) -> None:
+    """Two tables fill; the leader asks for their rooms and dies before any answer: one
+    room was opened (a rooms node holds its lease), the other not. The new leader asks
+    again for the second, with the same uid and players, and not for the first; once
+    it is opened, the state forgets it."""
+    seats = Seats(node, nats_ns)
+    await seats.start()
+    seats.answer = False
+    a, b = Role(nats_env, nats_ns, "a"), Role(nats_env, nats_ns, "b")
+    leader = await a.start()
+    await asyncio.wait_for(leader.leader.wait(), 5)
+    standby = await b.start()
+    try:
+        for n, (route, name) in enumerate(
+            [("e-1", "ann"), ("e-2", "bob"), ("e-3", "cy"), ("e-4", "dee")], start=1
+        ):
+            assert await seats.call("join", _seat(route, name), (KEY,), n) == b"ok"
+        await _until("two rooms asked for", _count(seats.opened, 2))
+        state, _epoch, _revision = await LobbyState(node, nats_ns).read()
+        assert [o["uid"] for o in state["opening"]] == seats.opened
+        first, second = seats.opened
+        # A rooms node opened the first (it holds the room's lease); its answer is lost.
+        assert await Leases(node, nats_ns).acquire(room_key(first), "rooms1") is not None
+        await a.crash()
+        seats.answer = True
+        await asyncio.wait_for(standby.leader.wait(), 10)
+        await _until("the second room asked for again", _count(seats.opened, 3))
+
+        async def forgotten() -> bool:
+            state, _epoch, _revision = await LobbyState(node, nats_ns).read()
+            return state["opening"] == []
+
+        await _until("the rooms opened", forgotten)
+        assert seats.opened == [first, second, second]
+        assert seats.seated[second] == ["cy", "dee"]
     finally:
         await standby.stop()
         await b.nc.close()

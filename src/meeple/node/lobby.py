@@ -250,8 +250,14 @@ class LobbyRole:
 
     async def _forget_opening(self, uid: str) -> None:
         async with self._lock:
-            if self._opening.pop(uid, None) is not None and self.leader.is_set():
+            # Written while this node holds the claimed state (a takeover's rooms are
+            # opened before it serves); a fenced or lost leader's write changes nothing.
+            if self._opening.pop(uid, None) is None or self.state.epoch is None:
+                return
+            try:
                 await self._commit()
+            except (StateFenced, nats.errors.Error, OSError) as e:
+                self._stand_down(e)
 
     async def start(self) -> None:
         self.spawn(self._campaign(), "lobby-campaign")
@@ -332,6 +338,13 @@ class LobbyRole:
             for t in self._opening.values()
         ]
         return {"version": 1, "tables": tables, "opening": opening, "callers": self._applied}
+
+    def _stand_down(self, why: Exception) -> None:
+        """The state was not written: this node's lobby is ahead of it, so it leads no
+        more (the next leader, maybe this node again, starts from the state)."""
+        logger.warning("%s: the lobby's state not written (%s); standing down", self.name, why)
+        self.leader.clear()
+        self._lost.set()
 
     async def _commit(self) -> None:
         """Write the state (StateFenced: another leader has it now)."""
@@ -425,11 +438,10 @@ class LobbyRole:
                 del self._applied[next(iter(self._applied))]
         try:
             await self._commit()
-        except StateFenced as e:
-            # Another leader has the lobby: nothing of this call leaves this node.
-            logger.warning("%s: %s; standing down", self.name, e)
-            self.leader.clear()
-            self._lost.set()
+        except (StateFenced, nats.errors.Error, OSError) as e:
+            # Another leader has the lobby, or its state cannot be written: nothing of
+            # this call leaves this node; the edge asks again, of whoever leads next.
+            self._stand_down(e)
             return b"busy"
         for action in outbox:
             action()
