@@ -11,7 +11,9 @@ fenced (expected last subject sequence) with a message id, as a room's owner doe
 - 100 rooms at once, each one append at a time (the rooms node under load): appends/s;
 - the claim of a 100-entry log by a new owner (owner mark + replay): the takeover's
   cost in the log, without the lease's TTL;
-- the lease: one renewal (compare-and-set with a TTL).
+- the lease: one renewal (compare-and-set with a TTL);
+- the lobby leader's state (:mod:`meeple.cluster.lobbystate`), written before each
+  lobby call is answered: one fenced write with 100 players waiting at 100 tables.
 
 ``--appends N`` sets the single-room count (default 2,000).
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import platform
 import tempfile
@@ -29,6 +32,7 @@ from pathlib import Path
 from meeple.bus.subjects import Namespace
 from meeple.cluster.jetstream import connect_node
 from meeple.cluster.lease import Leases, room_key
+from meeple.cluster.lobbystate import LobbyState
 from meeple.cluster.log import JetStreamLog
 from meeple.cluster.natsserver import NatsServer
 from meeple.server.store import Store
@@ -103,6 +107,34 @@ async def run(url: str, appends: int, records: Store) -> None:
         lease = await leases.renew(lease)
         renewals.append(time.perf_counter() - t)
     print(f"lease renewal: p50 {_ms(renewals, 0.5):.3f} ms, p99 {_ms(renewals, 0.99):.3f} ms")
+
+    state = LobbyState(nc, ns)
+    await state.claim("bench", epoch=1)
+    seat = {"protocol": "twente", "variants": [["scrabble", "twente"]], "bot": False}
+    tables = [
+        {
+            "game": "scrabble",
+            "variant": "twente",
+            "size": 2,
+            "rule": "full",
+            "settings": [],
+            "seats": [{**seat, "route": f"edge1-{t}", "name": f"player{t}"}],
+            "ready": [],
+        }
+        for t in range(100)
+    ]
+    lobby = {"version": 1, "tables": tables, "opening": [], "callers": {"edge1.ab12cd34": 1}}
+    size = len(json.dumps(lobby))
+    writes = []
+    for n in range(500):
+        lobby["callers"] = {"edge1.ab12cd34": n}
+        t = time.perf_counter()
+        await state.write("bench", lobby)
+        writes.append(time.perf_counter() - t)
+    print(
+        f"lobby state write ({size:,} bytes, 100 tables): "
+        f"p50 {_ms(writes, 0.5):.3f} ms, p99 {_ms(writes, 0.99):.3f} ms"
+    )
     await nc.close()
 
 
