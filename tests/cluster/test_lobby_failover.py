@@ -236,6 +236,31 @@ async def test_a_call_asked_again_is_applied_once_by_the_leader_or_its_successor
         await b.nc.close()
 
 
+async def test_a_leader_stopped_cleanly_hands_its_tables_over_at_once(
+    nats_env: NatsEnv, nats_ns: Namespace, node: Client
+) -> None:
+    """A leader that stops (SIGTERM) releases the lease at once, renewed or not: the
+    standby need not wait for the TTL, and ann's table is its."""
+    seats = Seats(node, nats_ns)
+    await seats.start()
+    a, b = Role(nats_env, nats_ns, "a"), Role(nats_env, nats_ns, "b")
+    leader = await a.start()
+    await asyncio.wait_for(leader.leader.wait(), 5)
+    standby = await b.start()
+    try:
+        assert await seats.call("join", _seat("e-1", "ann"), (KEY,), 1) == b"ok"
+        await asyncio.sleep(0.5)  # renewed since it was taken (every third of 1 s)
+        await leader.stop()
+        held = await Leases(node, nats_ns).holder(lobby_key())
+        assert held is None or held.owner == "b"
+        await asyncio.wait_for(standby.leader.wait(), 5)
+        assert [[s.name for s in t.seats] for t in standby.lobby.tables()] == [["ann"]]
+    finally:
+        await a.nc.close()
+        await standby.stop()
+        await b.nc.close()
+
+
 async def test_the_rooms_a_dead_leader_asked_for_are_asked_for_again_unless_opened(
     nats_env: NatsEnv, nats_ns: Namespace, node: Client
 ) -> None:

@@ -281,6 +281,7 @@ class LobbyRole:
             except (StateFenced, nats.errors.Error, OSError) as e:
                 logger.warning("%s: could not take the lobby's state over: %s", self.name, e)
                 await Leases.stop(self._keeper)
+                await self._release()
                 await asyncio.sleep(period)
                 continue
             for op in (*CALLS, "roomdone"):
@@ -302,6 +303,16 @@ class LobbyRole:
             self.leader.clear()
             await self._unserve()
             await Leases.stop(self._keeper)
+
+    async def _release(self) -> None:
+        """Give the lease up now (its keeper stopped), so a standby need not wait for the
+        TTL: as the bucket has it, since renewals moved its revision on."""
+        if self.lease is None:
+            return
+        with contextlib.suppress(Exception):
+            current = await self.leases.holder(lobby_key())
+            if current is not None and current.epoch == self.lease.epoch:
+                await self.leases.release(current)
 
     async def _unserve(self) -> None:
         for sub in self._subs:
@@ -478,9 +489,8 @@ class LobbyRole:
         await self._unserve()
         if self._keeper is not None:
             await Leases.stop(self._keeper)
-        if self.lease is not None and self.leader.is_set():
-            with contextlib.suppress(Exception):
-                await self.leases.release(self.lease)
+        if self.leader.is_set():
+            await self._release()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
