@@ -1,11 +1,13 @@
 """The cluster's foundation on NATS JetStream (docs/cluster.md): the NATS server runner,
 the room log as a JetStream stream, leases with the log's fence, names and rejoin tokens
-in KV. The bus itself is :mod:`meeple.bus`. ``meeple serve`` imports none of this."""
+in KV, the lobby leader's state. The bus itself is :mod:`meeple.bus`. ``meeple serve``
+imports none of this."""
 
 from __future__ import annotations
 
 from meeple.cluster.jetstream import connect_node, delete_namespace, ensure_namespace
 from meeple.cluster.lease import Lease, LeaseEvent, LeaseLost, Leases, lobby_key, room_key
+from meeple.cluster.lobbystate import LobbyState, StateFenced
 from meeple.cluster.log import BlockingJetStreamLog, JetStreamLog, RoomLog
 from meeple.cluster.natsserver import (
     MIN_VERSION,
@@ -24,6 +26,7 @@ __all__ = [
     "LeaseEvent",
     "LeaseLost",
     "Leases",
+    "LobbyState",
     "Names",
     "NatsServer",
     "NatsServerError",
@@ -31,6 +34,7 @@ __all__ = [
     "RejoinSeat",
     "RejoinTokens",
     "RoomLog",
+    "StateFenced",
     "connect_node",
     "delete_namespace",
     "ensure_namespace",
