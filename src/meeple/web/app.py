@@ -458,9 +458,13 @@ class WebConnection:
                 if self.spectator is not None:
                     self.fanout.unwatch(self.spectator, _feed_topic(m.topic, m.uid))
             elif request.message is not None:
-                seat = self._player()
-                await seat.prepare(request.message)
-                seat.handle(request.message)
+                await self._play(request.message)
+
+    async def _play(self, message: proto.ClientMessage) -> None:
+        """A play message (lobby tables, moves, chat): the browser's seat takes it."""
+        seat = self._player()
+        await seat.prepare(message)
+        seat.handle(message)
 
     def _player(self) -> WebSeat:
         if self.seat is None:
