@@ -63,6 +63,9 @@ bench: $(STAMP) $(NATIVE_STAMP)
 	$(BIN)/python benchmarks/jetstream_log.py
 	$(BIN)/python benchmarks/bus.py
 	$(BIN)/python benchmarks/check_kits.py
+	$(BIN)/python benchmarks/abuse.py
+	$(BIN)/python benchmarks/page_weight.py
+	$(BIN)/python benchmarks/replay_analysis.py
 	$(BIN)/python benchmarks/cluster.py
 	$(BIN)/python benchmarks/cluster_fanout.py
 
