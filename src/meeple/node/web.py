@@ -66,39 +66,34 @@ class EdgeConnection(WebConnection):
 
 
 def edge_web_app(services: Services, view: ClusterView, relay: ViewRelay) -> Starlette:
-    """The edge's ASGI app; serve it with :class:`meeple.web.listener.WebListener`."""
-    import contextlib
-
+    """The edge's ASGI app; serve it with :class:`meeple.web.listener.WebListener`. Its
+    WebSockets pass the same gate as ``meeple serve``'s (origin, connections per address:
+    :func:`meeple.web.app.websocket_endpoint`)."""
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import JSONResponse
     from starlette.routing import Route, WebSocketRoute
-    from starlette.websockets import WebSocketDisconnect
 
-    from meeple.web.app import Hub
+    from meeple.server.limits import AddressLimiter
+    from meeple.web.app import Hub, websocket_endpoint
 
     ctx = _EdgeContext(services, relay.feed)
     fanout = Fanout(relay.feed, on_first=relay.watch, on_last=relay.unwatch)
-    hub = Hub(fanout)
     max_size = services.config.web.max_message_size
 
     async def cluster(request: Request) -> JSONResponse:
         return JSONResponse(view.snapshot())
 
-    async def spectate(websocket: WebSocket) -> None:
-        await websocket.accept()
+    def connection(websocket: WebSocket) -> EdgeConnection:
         conn = EdgeConnection(websocket, ctx, fanout, max_size)
         conn.relay = relay
-        hub.connections.add(conn)
-        try:
-            await conn.run()
-        except WebSocketDisconnect:
-            pass
-        finally:
-            hub.connections.discard(conn)
-            with contextlib.suppress(Exception):
-                await websocket.close(code=1001 if hub.closing else 1000)
+        return conn
 
-    app = Starlette(routes=[Route("/api/cluster", cluster), WebSocketRoute("/ws", spectate)])
-    app.state.hub = hub
+    app = Starlette(
+        routes=[Route("/api/cluster", cluster), WebSocketRoute("/ws", websocket_endpoint)]
+    )
+    app.state.hub = Hub(fanout)
+    app.state.connection = connection
+    app.state.origins = frozenset(services.config.web.origins)
+    app.state.addresses = AddressLimiter(services.config.limits.max_connections_per_address)
     return app
