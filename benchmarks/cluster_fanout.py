@@ -40,13 +40,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cluster import Cluster, cpu_seconds
-from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
 from meeple.bus.subjects import Namespace
 from meeple.clients.twente import TwenteClient
 from meeple.games.scrabble.lexicon import load_lexicon
-from meeple.protocols.twente.messages import GameOver, InformSwap, InformWord, NotifyTurn
+from meeple.protocols.twente.messages import NotifyTurn
 from meeple.protocols.web import PROTOCOL
-from web_fanout import _Spectator, percentile
+from web_fanout import _Spectator, _until, percentile, take_turn
 
 PAGE = 4096
 
@@ -125,11 +124,6 @@ def _api(port: int) -> dict[str, Any]:
         return body
 
 
-async def _until(player: TwenteClient, kind: type | tuple[type, ...]) -> None:
-    while not isinstance(await asyncio.wait_for(player.receive(), 30), kind):
-        pass
-
-
 async def main(spectators: int, edges: int, moves: int, interval: float) -> None:
     work = Path(tempfile.mkdtemp(prefix="meeple-cluster-fanout-"))
     config = work / "edge.toml"
@@ -191,21 +185,7 @@ async def main(spectators: int, edges: int, moves: int, interval: float) -> None
         for _ in range(moves):
             if any(p.game_over for p in players):
                 break
-            mover = next(p for p in players if p.my_turn)
-            choice = choose(
-                mover.board, mover.rack, lexicon, bag_count=mover.bag_count, exchange_minimum=1
-            )
-            sent.append(time.monotonic())
-            if isinstance(choice, PassChoice):
-                await mover.pass_turn()
-            elif isinstance(choice, ExchangeChoice):
-                await mover.swap(choice.tiles)
-            else:
-                await mover.play_word(choice.x, choice.y, choice.direction, choice.word)
-            for p in players:
-                await _until(p, (InformWord, InformSwap, GameOver))
-                if not p.game_over:
-                    await _until(p, (NotifyTurn, GameOver))
+            await take_turn(players, lexicon, lambda: sent.append(time.monotonic()))
             await asyncio.sleep(interval)
         await asyncio.sleep(1.0)  # the last frames
         cpu = {n.name: cpu_seconds(n.pid) - cpu0[n.name] for n in watched}
