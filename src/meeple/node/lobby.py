@@ -48,7 +48,15 @@ from meeple.cluster.lobbystate import LobbyState, StateFenced
 from meeple.node import wire
 from meeple.node.edge import LobbyCall
 from meeple.node.rooms import OpenRoom
-from meeple.server.lobby import Lobby, QueueChanged, QueueKey, RoomFactory, StartRule, Table
+from meeple.server.lobby import (
+    Lobby,
+    QueueChanged,
+    QueueKey,
+    RoomFactory,
+    StartRule,
+    Table,
+    TableError,
+)
 from meeple.server.room import Seat
 
 __all__ = ["LobbyRole", "ProxySeat", "RoomTicket"]
@@ -371,17 +379,20 @@ class LobbyRole:
         self._outbox = []  # the seats were told all this already: say nothing now
         try:
             for saved in state.get("tables", ()):
-                table = self.lobby.create_table(
-                    saved["game"],
-                    saved["variant"],
-                    int(saved["size"]),
-                    StartRule(saved["rule"]),
-                    dict(saved["settings"]),
-                )
-                for info in saved["seats"]:
-                    self.lobby.sit(table.id, self._seat(info))
-                for route in saved["ready"]:
-                    self.lobby.ready(self._seats[route])
+                try:
+                    table = self.lobby.create_table(
+                        saved["game"],
+                        saved["variant"],
+                        int(saved["size"]),
+                        StartRule(saved["rule"]),
+                        dict(saved["settings"]),
+                    )
+                    for info in saved["seats"]:
+                        self.lobby.sit(table.id, self._seat(info))
+                    for route in saved["ready"]:
+                        self.lobby.ready(self._seats[route])
+                except TableError as e:  # a game this node does not have, say
+                    logger.error("%s: a table not taken over: %s: %r", self.name, e, saved)
         finally:
             self._outbox = None
         # What the old leader may have died before telling (after it wrote the state):
