@@ -255,6 +255,7 @@ async def test_a_leader_stopped_cleanly_hands_its_tables_over_at_once(
         assert held is None or held.owner == "b"
         await asyncio.wait_for(standby.leader.wait(), 5)
         assert [[s.name for s in t.seats] for t in standby.lobby.tables()] == [["ann"]]
+        assert [t.id for t in standby.lobby.tables()] == [t.id for t in leader.lobby.tables()]
     finally:
         await a.nc.close()
         await standby.stop()
@@ -303,30 +304,44 @@ async def test_the_rooms_a_dead_leader_asked_for_are_asked_for_again_unless_open
         await b.nc.close()
 
 
-async def test_a_stale_leader_s_call_is_refused_and_tells_nobody(
+async def test_a_paused_leader_is_fenced_out_and_leads_again_from_the_state(
     nats_env: NatsEnv, nats_ns: Namespace, node: Client
 ) -> None:
-    """Once a later leader claimed the lobby's state, the old leader's next call is not
-    written: it answers "busy" (the edge asks again), tells the seat nothing and stands
-    down."""
+    """The leader stops renewing (paused) and the standby takes the lobby over; the old
+    leader, still serving, applies zed's call: its write is refused, it answers "busy",
+    tells zed nothing and stands down. ann's call goes to the new leader. When that one
+    dies, the old leader leads again from the state: ann at her table, under its id;
+    nothing of its own refused call."""
     seats = Seats(node, nats_ns)
     await seats.start()
-    a = Role(nats_env, nats_ns, "a")
-    leader = await a.start()
+    a, b = Role(nats_env, nats_ns, "a"), Role(nats_env, nats_ns, "b")
+    old = await a.start()
+    await asyncio.wait_for(old.leader.wait(), 5)
+    new = await b.start()
     try:
-        await asyncio.wait_for(leader.leader.wait(), 5)
-        assert leader.lease is not None
-        await LobbyState(node, nats_ns).claim("later", leader.lease.epoch + 1_000_000)
-        payload = wire.dumps(LobbyCall("join", _seat("e-1", "ann"), (KEY,), "edge.1", 1))
-        answer = await node.request(nats_ns.lobby_request("join"), payload, timeout=2)
-        assert answer.data == b"busy"
+        assert old._keeper is not None
+        await Leases.stop(old._keeper)  # paused: its lease lapses, b takes the lobby
+        await asyncio.wait_for(new.leader.wait(), 10)
+        assert old.leader.is_set()  # it does not know yet
+        zed = wire.dumps(LobbyCall("join", _seat("e-9", "zed"), (KEY,), "edge.9", 1))
+        assert await old._handler("join")(zed) == b"busy"
+        assert not old.leader.is_set()
+        assert await seats.call("join", _seat("e-1", "ann"), (KEY,), 1) == b"ok"
+        await _until("ann told", _count(seats.heard.setdefault("e-1", []), 2))
         await asyncio.sleep(0.2)
-        assert seats.heard == {}
-        assert not leader.leader.is_set()
+        assert "e-9" not in seats.heard
+        (table,) = new.lobby.tables()
+        await b.crash()
+        await asyncio.wait_for(old.leader.wait(), 10)
+        assert [(t.id, [s.name for s in t.seats]) for t in old.lobby.tables()] == [
+            (table.id, ["ann"])
+        ]
         state, epoch, _revision = await LobbyState(node, nats_ns).read()
-        assert (state, epoch) == ({}, leader.lease.epoch + 1_000_000)
+        assert old.lease is not None
+        assert epoch == old.lease.epoch
+        assert [[s["name"] for s in t["seats"]] for t in state["tables"]] == [["ann"]]
     finally:
-        await leader.stop()
+        await old.stop()
         await a.nc.close()
 
 

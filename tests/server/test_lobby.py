@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from meeple.server.lobby import Lobby, NameNotExpressible, QueueChanged, QueueKey
+from meeple.server.lobby import BadTable, Lobby, NameNotExpressible, QueueChanged, QueueKey
 from meeple.server.room import Room, Seat
 
 
@@ -149,3 +149,18 @@ async def test_a_name_rule_binds_other_protocols_seats_not_its_own() -> None:
     # Another variant of the game has no such rule.
     other = lobby.create_table("echo", "fast", 2)
     lobby.sit(other.id, browser)
+
+
+def test_a_table_opened_again_under_its_id_keeps_it_and_later_ids_do_not_collide() -> None:
+    """A table taken over from another process (a cluster's lobby leader) keeps its id;
+    the tables opened after it get ids above its number, never an id open already."""
+    lobby = _lobby()
+    first = lobby.create_table("echo", "standard", 2)
+    number = int(first.id.removeprefix("table-"))
+    kept = lobby.create_table("echo", "standard", 2, table_id=f"table-{number + 50}")
+    assert kept.id == f"table-{number + 50}"
+    later = lobby.create_table("echo", "standard", 2)
+    assert int(later.id.removeprefix("table-")) > number + 50
+    with pytest.raises(BadTable):
+        lobby.create_table("echo", "standard", 2, table_id=kept.id)
+    assert [t.id for t in lobby.tables()] == [first.id, kept.id, later.id]

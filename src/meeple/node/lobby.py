@@ -22,12 +22,11 @@ as the edge describes it), the rooms asked for and not yet opened, and the numbe
 last call applied per edge. The events wait in an outbox until the write is
 acknowledged; a refused write (a later leader claimed the state) drops them, answers
 "busy" — the edge asks the new leader — and stands the node down. A standby that takes
-the lease claims the state, seats the same seats at the same kind of tables in a fresh
-lobby (table ids are the new leader's), tells each waiting seat its table again (what
-the old leader may have died before telling), asks again for the rooms not yet opened,
-and serves. A call asked again (its answer was lost with the old leader) whose number is
-in the state is answered without being applied twice. Running games go on meanwhile:
-they are the rooms nodes'.
+the lease claims the state, seats the same seats at the same tables (their ids kept),
+tells each waiting seat its table again (what the old leader may have died before
+telling), asks again for the rooms not yet opened, and serves. A call asked again (its
+answer was lost with the old leader) whose number is in the state is answered without
+being applied twice. Running games go on meanwhile: they are the rooms nodes'.
 """
 
 from __future__ import annotations
@@ -338,6 +337,7 @@ class LobbyRole:
             assert table is not None
             tables.append(
                 {
+                    "id": table.id,
                     "game": table.game,
                     "variant": table.variant,
                     "size": table.size,
@@ -370,15 +370,22 @@ class LobbyRole:
         await self.state.write(self.name, self._snapshot())
 
     def _restore(self, state: Mapping[str, Any]) -> None:
-        """Carry on from ``state`` in a fresh lobby (module doc)."""
-        self.lobby = Lobby(clock=self.lobby.clock, grace=self.lobby.grace)
-        self._register(self.lobby)
-        self._seats.clear()
+        """Carry on from ``state`` (module doc), in this node's lobby emptied first (it
+        may be what this node had when it led before)."""
         self._opening.clear()
         self._applied = {str(k): int(v) for k, v in state.get("callers", {}).items()}
         self._outbox = []  # the seats were told all this already: say nothing now
         try:
+            for room in self.lobby.rooms:
+                ended = getattr(room, "ended", None)
+                if callable(ended):  # a RoomTicket: the lobby forgets its seats
+                    ended()
+            for seat in list(self._seats.values()):
+                self.lobby.disconnect(seat)
+            self._seats.clear()
             for saved in state.get("tables", ()):
+                if not saved["seats"]:
+                    continue  # a table closes when its last seat leaves
                 try:
                     table = self.lobby.create_table(
                         saved["game"],
@@ -386,6 +393,7 @@ class LobbyRole:
                         int(saved["size"]),
                         StartRule(saved["rule"]),
                         dict(saved["settings"]),
+                        table_id=saved.get("id"),
                     )
                     for info in saved["seats"]:
                         self.lobby.sit(table.id, self._seat(info))

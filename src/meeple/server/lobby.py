@@ -99,6 +99,19 @@ MAX_EMPTY_TABLES = 1000
 _table_ids = itertools.count(1)
 
 
+def _table_id(given: str | None) -> str:
+    """A new table's id; ``given``, an id from another process (a cluster's lobby leader
+    taking its predecessor's tables over), is kept, and later ids of this process come
+    after its number so that none is given twice."""
+    global _table_ids
+    if given is None:
+        return f"table-{next(_table_ids)}"
+    number = given.removeprefix("table-")
+    if number.isdigit():
+        _table_ids = itertools.count(max(next(_table_ids), int(number) + 1))
+    return given
+
+
 # --- errors ---------------------------------------------------------------------------
 
 
@@ -294,8 +307,9 @@ class Table:
         *,
         fewest: int = 1,
         settings: tuple[tuple[str, str], ...] = (),
+        table_id: str | None = None,
     ) -> None:
-        self.id = f"table-{next(_table_ids)}"
+        self.id = _table_id(table_id)
         self.settings = settings
         self.game = game
         self.variant = variant
@@ -561,10 +575,15 @@ class Lobby:
         size: int,
         start_rule: StartRule = StartRule.FULL,
         settings: Mapping[str, str] | None = None,
+        *,
+        table_id: str | None = None,
     ) -> Table:
         """Open an empty table; someone then sits at it with :meth:`sit`. ``settings``:
         the table's own choices (:class:`QueueKey`), checked by the caller; a ``clock``
-        one is refused here if it is not a time control of the game."""
+        one is refused here if it is not a time control of the game. ``table_id``: the
+        id it had in another process (a lobby leader's takeover; none: a new one)."""
+        if table_id is not None and table_id in self._tables:
+            raise BadTable(f"a table {table_id} is open already")
         chosen = tuple(sorted((settings or {}).items()))
         if "clock" in dict(chosen):
             try:
@@ -583,7 +602,9 @@ class Lobby:
         if sum(1 for t in self._tables.values() if not t.seats) >= self.max_empty_tables:
             raise TooManyTables(f"{self.max_empty_tables} tables are waiting for a first player")
         fewest = spec.variants[variant][0] if spec.variants is not None else 1
-        table = Table(game, variant, size, start_rule, fewest=fewest, settings=chosen)
+        table = Table(
+            game, variant, size, start_rule, fewest=fewest, settings=chosen, table_id=table_id
+        )
         self._tables[table.id] = table
         self._publish("opened", table)
         return table
