@@ -42,7 +42,7 @@ FULL = StartRule.FULL
 # Seconds the leader keeps asking for a rooms node to open a room.
 OPEN_PATIENCE = 10.0
 # The lobby calls an edge may make, and nothing else (a LobbyCall names a method).
-CALLS = frozenset({"join", "leave", "disconnect", "quit", "ready", "sit"})
+CALLS = frozenset({"join", "leave", "disconnect", "quit", "ready", "renamed", "sit"})
 
 
 class ProxySeat:
@@ -246,7 +246,7 @@ class LobbyRole:
             elif op == "sit":
                 method(call.args[0], seat)
             else:
-                method(seat)
+                method(seat, *call.args)  # renamed: the old name (Clarkson §3.6)
             if op in ("disconnect", "quit"):
                 self._seats.pop(seat.route, None)
             return b"ok"
