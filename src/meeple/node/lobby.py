@@ -218,7 +218,9 @@ class LobbyRole:
             for seat in list(self._seats.values()):
                 edge = seat.route.rsplit("-", 1)[0]
                 if now - self._heard.get(edge, since) > EDGE_SILENCE:
-                    logger.warning("%s: %s's edge %s is silent; seat freed", self.name, seat.name, edge)
+                    logger.warning(
+                        "%s: %s's edge %s is silent; seat freed", self.name, seat.name, edge
+                    )
                     self._seats.pop(seat.route, None)
                     self.lobby.disconnect(seat)
 

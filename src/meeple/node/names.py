@@ -126,9 +126,13 @@ class ClusterNames(NameRegistry):
             claims = list(self._held.values())
             answer = await self._ask({"op": "renew", "claims": claims, "ttl": self.ttl})
             for lost in json.loads(answer or b"[]"):
-                logger.warning("%s: name %r was taken elsewhere (renewed too late)", self.node, lost)
+                logger.warning(
+                    "%s: name %r was taken elsewhere (renewed too late)", self.node, lost
+                )
 
-    async def _ask(self, request: dict[str, Any], *, patience: float = ASK_PATIENCE) -> bytes | None:
+    async def _ask(
+        self, request: dict[str, Any], *, patience: float = ASK_PATIENCE
+    ) -> bytes | None:
         """The names service's answer; None if none came within ``patience`` seconds."""
         loop = asyncio.get_running_loop()
         until = loop.time() + patience
@@ -196,7 +200,9 @@ class NameService:
         claims = [(str(n), str(h)) for n, h in request.get("claims", ())]
         if op == "renew":
             renewed = await asyncio.gather(*(self.names.claim(n, h, ttl=ttl) for n, h in claims))
-            return json.dumps([n for (n, _), ok in zip(claims, renewed, strict=True) if not ok]).encode()
+            return json.dumps(
+                [n for (n, _), ok in zip(claims, renewed, strict=True) if not ok]
+            ).encode()
         if op == "release":
             await asyncio.gather(*(self.names.release(n, h) for n, h in claims))
             return b"[]"

@@ -28,6 +28,7 @@ from meeple.bus.subjects import Namespace
 from meeple.cluster.jetstream import connect_node
 from meeple.cluster.lease import Leases
 from meeple.cluster.log import JetStreamLog
+from meeple.node.names import ClusterNames
 from meeple.server.app import LISTENERS, Listener, Services
 from meeple.server.config import ServerConfig
 from meeple.server.lobby import Lobby
@@ -157,8 +158,6 @@ class Node:
         from meeple.server.app import _create
         from meeple.server.scrabble import LEXICON_RESOURCE
 
-        from meeple.node.names import ClusterNames
-
         self.edge = EdgeLobby(self.bus, self.ns, self.config.name)
         self.services.resource("lobby", lambda: self.edge)
         # Names unique across every edge (the dialects' registry, meeple.node.names).
@@ -244,8 +243,9 @@ class Node:
             listener.close(self.config.server.shutdown_grace)
             for listener in self.listeners.values()
         ]
-        if self.edge is not None:
-            steps.append(self.services.names.close())
+        names = self.services.names
+        if self.edge is not None and isinstance(names, ClusterNames):
+            steps.append(names.close())
         for role in (self.edge, self.rooms, self.lobby, self.name_service, self.store):
             if role is not None:
                 steps.append(role.close() if role is self.edge else role.stop())
