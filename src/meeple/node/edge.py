@@ -202,7 +202,9 @@ class EdgeLobby:
         return game in self._variants
 
     def name_rule(self, *args: Any) -> None:
-        """Name rules are the leader's (its listeners' dialects register them there)."""
+        """Name rules are the leader's to check, and it has none yet: only Clarkson has
+        one (for seats of other protocols at its tables), and of the protocols on edges
+        none but Clarkson can sit at a Clarkson table."""
 
     # --- what the dialects call ------------------------------------------------------------
 

@@ -27,6 +27,10 @@ TILES, then everyone SCORE (the mover's total), BOARDPUSH, and TURN — or, when
 game ended, SCORE for every player (final totals after the rack rule) and WINNER.
 A player who quits mid-game leaves the others playing (ERRATA; LeavePolicy.CONTINUE):
 they only hear TURN if it was the leaver's turn.
+
+Names (§3.5) are claimed with ``claim_then``: on a cluster edge the answer comes after a
+bus round trip (names are unique across edges, docs/cluster.md), and the client's next
+lines are not read until it has come (at most :data:`HELD_LINES` lines' worth).
 """
 
 from __future__ import annotations
