@@ -6,7 +6,9 @@ test's own, which the permissions file does not name, so the node user connects.
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 
 import pytest
 from nats.aio.client import Client
@@ -15,7 +17,10 @@ from tests.natsd import NatsEnv
 from meeple.bus.natsbus import NatsBus, connect
 from meeple.bus.subjects import Namespace
 from meeple.cluster.registry import Names
+from meeple.games.scrabble.lexicon import Lexicon
 from meeple.node.names import ClusterNames, NameService
+from meeple.server.app import MeepleServer
+from meeple.server.config import ServerConfig
 
 Edge = Callable[[str], Awaitable[ClusterNames]]
 
@@ -93,3 +98,45 @@ async def test_a_dead_edge_s_names_come_free_after_the_ttl_and_a_live_one_s_do_n
         await asyncio.sleep(0.1)
     assert taken_again
     assert not await _claim(b, "dan", object())  # c lives
+
+
+async def _clarkson_edge(names: ClusterNames, tmp_path: Path, lexicon: Lexicon) -> MeepleServer:
+    """A Clarkson listener whose name registry is ``names`` (an edge's, in process)."""
+    config = ServerConfig(database=str(tmp_path / f"{names.node}.sqlite3")).only("clarkson")
+    server = MeepleServer(config, rng=random.Random(1))
+    server.services.names = names
+    server.services.resource("scrabble.lexicon", lambda: lexicon)
+    await server.start()
+    return server
+
+
+async def test_a_clarkson_client_s_next_lines_wait_for_the_cluster_s_answer(
+    edge: Edge, tmp_path: Path, gcide: Lexicon
+) -> None:
+    """HELLO, USERSET of a name another edge has, USERSET of a free one and QUIT, all in
+    one write: each answer comes in order (NOK, USERCHANGE, GOODBYE), though the
+    cluster's answers come later than the lines."""
+    a, b = await edge("a"), await edge("b")
+    assert await _claim(a, "Zed", object())
+    server = await _clarkson_edge(b, tmp_path, gcide)
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.ports["clarkson"])
+        assert (await reader.readline()).startswith(b"HELLO ")
+        writer.write(b"HELLO 1.0.1,test,test\r\nUSERSET zed\r\nUSERSET Zoe\r\nQUIT\r\n")
+        lines = (await asyncio.wait_for(reader.read(), 10)).decode().splitlines()
+        writer.close()
+    finally:
+        await server.stop()
+    default = lines[0].split()[-1]
+    assert lines == [
+        f"OK Please send a username, otherwise you will be known as {default}",
+        "NOK name already taken",
+        f"USERCHANGE {default} Zoe",
+        "GOODBYE",
+    ]
+    for _ in range(100):  # Zoe's connection ended: the name is free on every edge
+        if await _claim(a, "zoe", object()):
+            break
+        await asyncio.sleep(0.02)
+    else:
+        raise AssertionError("Zoe was not released")
