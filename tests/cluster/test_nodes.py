@@ -28,6 +28,7 @@ from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
 from meeple.games.scrabble.lexicon import load_lexicon
 from meeple.node.launch import NodeProcess, start_node
+from meeple.protocols.clarkson.messages import Starting
 from meeple.protocols.twente.messages import Error, GameOver, GameOverReason
 from meeple.server.store import ActionLog, open_store
 
@@ -146,6 +147,14 @@ async def _refused_everywhere(name: str, *edges: NodeProcess) -> None:
             await TwenteClient.connect("127.0.0.1", edge.listeners["twente"], name.upper())
         with pytest.raises(NameRefused):
             await ClarksonClient.connect("127.0.0.1", edge.listeners["clarkson"], name.title())
+
+
+async def _first(client: ClarksonClient, kind: type) -> object:
+    """The first message of ``kind`` the Clarkson server sends ``client``."""
+    async for message in client:
+        if isinstance(message, kind):
+            return message
+    raise AssertionError(f"the connection ended before {kind.__name__}")
 
 
 async def _welcomed(port: int, name: str, timeout: float = 10.0) -> None:
@@ -285,9 +294,13 @@ async def test_a_killed_edge_s_players_leave_their_games_by_the_protocol_s_rule(
         await _welcomed(hub.listeners["twente"], "bob")
         await _welcomed(hub.listeners["twente"], "cara")
         # cara's seat left the Clarkson table: a lone player there starts at once (§3.8).
-        lexicon = load_lexicon("enable")
-        port = hub.listeners["clarkson"]
-        (solo,) = await asyncio.wait_for(play_clarkson("127.0.0.1", port, "eve", lexicon), 30)
+        eve = await ClarksonClient.connect("127.0.0.1", hub.listeners["clarkson"], "eve")
+        try:
+            await eve.ready()
+            started = await asyncio.wait_for(_first(eve, Starting), 30)
+        finally:
+            await eve.quit()
+            await eve.close()
     except BaseException:
         print(nodes.logs())
         raise
@@ -298,7 +311,7 @@ async def test_a_killed_edge_s_players_leave_their_games_by_the_protocol_s_rule(
         await cara.close()
     assert over.reason is GameOverReason.DISCONNECT
     assert dict(over.scores)["bob"] == 0
-    assert solo.players == ("eve",)
+    assert isinstance(started, Starting)
     with contextlib.closing(records):
         stored = records.game_by_uid(uid)
         assert stored is not None
