@@ -105,6 +105,45 @@ class Bot:
         raise AssertionError(f"{self.name}: the connection ended before the game did")
 
 
+class Spectator:
+    """A browser watching a room on an edge's web port (web protocol, deltas on): every
+    frame's seq, and the game it rebuilt; frames must only move forward."""
+
+    def __init__(self, port: int, uid: str) -> None:
+        self.port, self.uid = port, uid
+        self.seqs: list[int] = []
+        self.moves: list[int] = []  # the move log's length after each frame
+        self.data: Any = None
+        self.errors: list[dict[str, Any]] = []
+
+    async def watch(self, until_over: float) -> None:
+        import websockets
+
+        from meeple.protocols.web import PROTOCOL, apply_patch
+
+        async with websockets.connect(f"ws://127.0.0.1:{self.port}/ws") as ws:
+            await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
+            await ws.send(json.dumps({"type": "sit", "table": "t1", "name": "eve"}))  # no play
+            subscribe = {"type": "subscribe", "topic": "game", "uid": self.uid, "delta": True}
+            await ws.send(json.dumps(subscribe))
+            async with asyncio.timeout(until_over):
+                async for text in ws:
+                    message = json.loads(text)
+                    if message["type"] == "error":
+                        self.errors.append(message)
+                    if message["type"] != "game":
+                        continue
+                    if "patch" in message:
+                        assert message["base"] == self.seqs[-1]
+                        self.data = apply_patch(self.data, message["patch"])
+                    else:
+                        self.data = message["data"]
+                    self.seqs.append(message["seq"])
+                    self.moves.append(len(self.data["view"]["moves"]))
+                    if self.data["finished"]:
+                        return
+
+
 async def _api_cluster(port: int) -> dict[str, Any]:
     def get() -> dict[str, Any]:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/cluster", timeout=5) as r:
@@ -177,7 +216,7 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
     nodes: Nodes, node: Client, nats_ns: Namespace, pg_url: str
 ) -> None:
     hub = await nodes.start("hub", "edge,lobby,store", pg_url, "--api-port", "0")
-    edge2 = await nodes.start("edge2", "edge")
+    edge2 = await nodes.start("edge2", "edge", None, "--api-port", "0")
     rooms = {n.name: n for n in [await nodes.start(f"rooms{i}", "rooms") for i in (1, 2)]}
     records = open_store(pg_url)
     reader = JetStreamLog(node, nats_ns, records)  # the test's eyes on the log
@@ -188,6 +227,10 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
     clarkson: list[asyncio.Future[Any]] = []
     try:
         uid = await _room_uid(reader)
+        # Spectators on both edges, each edge hearing the room once over the bus.
+        watchers = [Spectator(e.listeners["api"], uid) for e in (hub, edge2, edge2)]
+        watching = [asyncio.ensure_future(w.watch(90)) for w in watchers]
+        games += watching
         # ann (Twente, on hub) and bob (edge2) are the cluster's names now.
         await _refused_everywhere("ann", edge2)
         await _refused_everywhere("bob", hub)
@@ -217,6 +260,7 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
         killed.kill()
         killed_at = time.monotonic()
         overs = await asyncio.wait_for(asyncio.gather(*games), 60)
+        overs = overs[:2]
         played = await asyncio.wait_for(asyncio.gather(*clarkson), 60)
     except BaseException:
         for g in games + clarkson:
@@ -225,6 +269,27 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
         raise
     # Both players saw the same end, on the connections they started with.
     assert overs[0].scores == overs[1].scores
+    # Every spectator saw the game through the kill, only forward, to the same end.
+    for w in watchers:
+        assert w.seqs == sorted(set(w.seqs)), "frames only move forward"
+        assert w.moves == sorted(w.moves)
+        assert w.data["finished"]
+        assert dict(zip(w.data["players"], w.data["view"]["scores"], strict=True)) == dict(
+            overs[0].scores
+        )
+        assert [e["code"] for e in w.errors] == ["refused"]  # play: spectators only
+    # A room no node runs: the protocol's not-found, and the connection goes on.
+    import websockets
+
+    from meeple.protocols.web import PROTOCOL
+
+    async with websockets.connect(f"ws://127.0.0.1:{edge2.listeners['api']}/ws") as ws:
+        await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
+        await ws.send(json.dumps({"type": "subscribe", "topic": "game", "uid": "0123456789ab"}))
+        await ws.send(json.dumps({"type": "ping", "id": 7}))
+        replies = [json.loads(await asyncio.wait_for(ws.recv(), 10)) for _ in range(3)]
+    assert [r["type"] for r in replies] == ["welcome", "error", "pong"]
+    assert replies[1]["code"] == "not-found"
     assert not any(isinstance(m, Error) for m in ann.messages + bob.messages)
     # The Clarkson game was played to its end on both edges, seen alike by both.
     assert [len(p) for p in played] == [1, 1]

@@ -96,7 +96,8 @@ class Node:
         self._stopping = asyncio.Event()
         self._beat: asyncio.Task[None] | None = None
         self.view: Any = None
-        self._api: asyncio.Task[None] | None = None
+        self.web: Any = None
+        self.relay: Any = None
         self.api_port: int | None = None
 
     async def start(self) -> None:
@@ -175,13 +176,23 @@ class Node:
             self.listeners[name] = listener
             self.services.listening[name] = listener.port
         if self.config.api_port is not None:
-            from meeple.node.status import ClusterView, serve_api
+            # The edge's web port: GET /api/cluster, and spectators on /ws (their rooms'
+            # views heard over the bus once per watched room: meeple.node.views).
+            from meeple.node.status import ClusterView
+            from meeple.node.views import ViewRelay
+            from meeple.node.web import edge_web_app
+            from meeple.server.config import ListenerConfig
+            from meeple.web.listener import WebListener
 
             self.view = ClusterView(self.bus, self.ns)
             await self.view.start()
-            self._api, self.api_port = await serve_api(
-                self.view, self.config.server.host, self.config.api_port
+            self.relay = ViewRelay(self.bus, self.ns)
+            app = edge_web_app(self.services, self.view, self.relay)
+            self.web = WebListener(
+                self.services, "web", ListenerConfig(port=self.config.api_port), app
             )
+            await self.web.start()
+            self.api_port = self.web.port
 
     def info(self) -> dict[str, Any]:
         host = self.config.server.host
@@ -235,8 +246,11 @@ class Node:
         """Stop every role (each within ``timeout`` seconds: NATS may be gone)."""
         if self._beat is not None:
             self._beat.cancel()
-        if self._api is not None:
-            self._api.cancel()
+        if self.web is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.web.close(0.5), timeout)
+        if self.relay is not None:
+            self.relay.close()
         if self.view is not None:
             await self.view.stop()
         steps: list[Any] = [
