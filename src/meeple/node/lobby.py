@@ -32,7 +32,7 @@ from meeple.cluster.lease import Lease, Leases, lobby_key
 from meeple.node import wire
 from meeple.node.edge import LobbyCall
 from meeple.node.rooms import EDGE_SILENCE, OpenRoom
-from meeple.server.lobby import Lobby, QueueKey, RoomFactory, StartRule
+from meeple.server.lobby import Dismissed, Lobby, QueueKey, RoomFactory, StartRule
 from meeple.server.room import Seat
 
 __all__ = ["LobbyRole", "ProxySeat", "RoomTicket"]
@@ -222,6 +222,9 @@ class LobbyRole:
                         "%s: %s's edge %s is silent; seat freed", self.name, seat.name, edge
                     )
                     self._seats.pop(seat.route, None)
+                    table = self.lobby.table_of(seat)
+                    if table is not None:  # if the edge lives after all, it hears of it
+                        seat.deliver(Dismissed(table.id))
                     self.lobby.disconnect(seat)
 
     async def _campaign(self) -> None:
