@@ -1,7 +1,9 @@
 """``meeple node`` processes on loopback, real NATS and PostgreSQL: Twente bots connected
 to two edges play a game whose room runs on a rooms node; SIGKILL that node mid-game,
 another takes the room over from its log, and the game finishes on the same connections
-(issue 21, "Ownership and failover")."""
+(issue 21, "Ownership and failover"). Clarkson bots on the two edges play at one table
+meanwhile, and names are the cluster's: one taken on an edge is refused on the others,
+in either protocol, until its connection ends or its edge dies."""
 
 from __future__ import annotations
 
@@ -19,12 +21,14 @@ from nats.aio.client import Client
 from tests.natsd import NatsEnv
 
 from meeple.bus.subjects import Namespace
+from meeple.clients.clarkson import ClarksonClient, NameRefused, play_clarkson
 from meeple.clients.scrabble_bot import _move
-from meeple.clients.twente import TwenteClient
+from meeple.clients.twente import TwenteClient, TwenteClientError
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
 from meeple.games.scrabble.lexicon import load_lexicon
 from meeple.node.launch import NodeProcess, start_node
+from meeple.protocols.clarkson.messages import Starting
 from meeple.protocols.twente.messages import Error, GameOver, GameOverReason
 from meeple.server.store import ActionLog, open_store
 
@@ -174,6 +178,40 @@ async def _entries(log: JetStreamLog, uid: str, at_least: int, timeout: float = 
     raise AssertionError(f"room {uid}: fewer than {at_least} entries in {timeout} s")
 
 
+async def _refused_everywhere(name: str, *edges: NodeProcess) -> None:
+    """``name`` (in another casing) is refused on each of ``edges``, by Twente (E001) and
+    by Clarkson (NOK to USERSET)."""
+    for edge in edges:
+        with pytest.raises(TwenteClientError, match="E001"):
+            await TwenteClient.connect("127.0.0.1", edge.listeners["twente"], name.upper())
+        with pytest.raises(NameRefused):
+            await ClarksonClient.connect("127.0.0.1", edge.listeners["clarkson"], name.title())
+
+
+async def _first(client: ClarksonClient, kind: type) -> object:
+    """The first message of ``kind`` the Clarkson server sends ``client``."""
+    async for message in client:
+        if isinstance(message, kind):
+            return message
+    raise AssertionError(f"the connection ended before {kind.__name__}")
+
+
+async def _welcomed(port: int, name: str, timeout: float = 10.0) -> None:
+    """A Twente client gets ``name`` on ``port`` within ``timeout`` seconds (it is being
+    freed: a release crosses the bus, a dead edge's claim lapses)."""
+    until = time.monotonic() + timeout
+    while True:
+        try:
+            client = await TwenteClient.connect("127.0.0.1", port, name)
+        except TwenteClientError:
+            if time.monotonic() > until:
+                raise
+            await asyncio.sleep(0.1)
+            continue
+        await client.close()
+        return
+
+
 async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_connections(
     nodes: Nodes, node: Client, nats_ns: Namespace, pg_url: str
 ) -> None:
@@ -186,12 +224,24 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
     ann = Bot("ann", hub.listeners["twente"], pace=0.12)
     bob = Bot("bob", edge2.listeners["twente"], pace=0.12)
     games = [asyncio.ensure_future(b.play()) for b in (ann, bob)]
+    clarkson: list[asyncio.Future[Any]] = []
     try:
         uid = await _room_uid(reader)
         # Spectators on both edges, each edge hearing the room once over the bus.
         watchers = [Spectator(e.listeners["api"], uid) for e in (hub, edge2, edge2)]
         watching = [asyncio.ensure_future(w.watch(90)) for w in watchers]
         games += watching
+        # ann (Twente, on hub) and bob (edge2) are the cluster's names now.
+        await _refused_everywhere("ann", edge2)
+        await _refused_everywhere("bob", hub)
+        # Two Clarkson bots, one on each edge, at one READY table of the leader's.
+        lexicon = load_lexicon("enable")
+        clarkson = [
+            asyncio.ensure_future(
+                play_clarkson("127.0.0.1", e.listeners["clarkson"], name, lexicon, players=2)
+            )
+            for e, name in ((hub, "cara"), (edge2, "dan"))
+        ]
         before = await _entries(reader, uid, 5)
         lease = await leases.holder(room_key(uid))
         assert lease is not None
@@ -211,8 +261,9 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
         killed_at = time.monotonic()
         overs = await asyncio.wait_for(asyncio.gather(*games), 60)
         overs = overs[:2]
+        played = await asyncio.wait_for(asyncio.gather(*clarkson), 60)
     except BaseException:
-        for g in games:
+        for g in games + clarkson:
             g.cancel()
         print(nodes.logs())
         raise
@@ -240,6 +291,14 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
     assert [r["type"] for r in replies] == ["welcome", "error", "pong"]
     assert replies[1]["code"] == "not-found"
     assert not any(isinstance(m, Error) for m in ann.messages + bob.messages)
+    # The Clarkson game was played to its end on both edges, seen alike by both.
+    assert [len(p) for p in played] == [1, 1]
+    cara, dan = played[0][0], played[1][0]
+    assert sorted(cara.players) == ["cara", "dan"]
+    assert cara.scores == dan.scores
+    # A name is free again once its connection ended, on any edge.
+    await _welcomed(edge2.listeners["twente"], "ann")
+    await _welcomed(hub.listeners["twente"], "dan")
     # Another node owns the room now; the log says so, once, after the kill.
     after = await reader.action_log(uid)
     assert after is not None
@@ -259,7 +318,10 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
     with contextlib.closing(records):
         assert [g.id for g in records.games() if (g.data or {}).get("uid") == uid] == [stored.id]
         board = {r.player: r.games for r in records.leaderboard("scrabble")}
-        assert board == {"ann": 1, "bob": 1}
+        assert board == {"ann": 1, "bob": 1, "cara": 1, "dan": 1}
+        (clarkson_game,) = [g for g in records.games() if sorted(g.players) == ["cara", "dan"]]
+        assert clarkson_game.data is not None
+        assert clarkson_game.data["variant"] == "clarkson"
     took = [line for line in rooms[survivor].log.read_text().splitlines() if "took room" in line]
     assert len(took) == 1, nodes.logs()
     assert uid in took[0]
@@ -275,10 +337,15 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
 async def test_a_killed_edge_s_players_leave_their_games_by_the_protocol_s_rule(
     nodes: Nodes, node: Client, nats_ns: Namespace, pg_url: str
 ) -> None:
+    """Twente's rule ends the game; the dead edge's names come free after their TTL, and
+    its seat at a Clarkson table leaves it, so the table's next player can start."""
     hub = await nodes.start("hub", "edge,lobby,store,rooms", pg_url)
-    edge2 = await nodes.start("edge2", "edge")
+    edge2 = await nodes.start("edge2", "edge", None, "--name-ttl", "1")
     records = open_store(pg_url)
     reader = JetStreamLog(node, nats_ns, records)
+    # cara waits at edge2's Clarkson table (the leader's); her name is the cluster's.
+    cara = await ClarksonClient.connect("127.0.0.1", edge2.listeners["clarkson"], "cara")
+    await _refused_everywhere("cara", hub)
     ann = Bot("ann", hub.listeners["twente"], pace=0.15)
     bob = Bot("bob", edge2.listeners["twente"], pace=0.15)
     games = [asyncio.ensure_future(b.play()) for b in (ann, bob)]
@@ -288,6 +355,17 @@ async def test_a_killed_edge_s_players_leave_their_games_by_the_protocol_s_rule(
         edge2.kill()
         # Twente (ERRATA): a player's disconnection ends the game, reason DISCONNECT.
         over = await asyncio.wait_for(games[0], 30)
+        # The dead edge's names: free once their TTL passed without a renewal.
+        await _welcomed(hub.listeners["twente"], "bob")
+        await _welcomed(hub.listeners["twente"], "cara")
+        # cara's seat left the Clarkson table: a lone player there starts at once (§3.8).
+        eve = await ClarksonClient.connect("127.0.0.1", hub.listeners["clarkson"], "eve")
+        try:
+            await eve.ready()
+            started = await asyncio.wait_for(_first(eve, Starting), 30)
+        finally:
+            await eve.quit()
+            await eve.close()
     except BaseException:
         print(nodes.logs())
         raise
@@ -295,8 +373,10 @@ async def test_a_killed_edge_s_players_leave_their_games_by_the_protocol_s_rule(
         games[1].cancel()
         with contextlib.suppress(BaseException):
             await games[1]
+        await cara.close()
     assert over.reason is GameOverReason.DISCONNECT
     assert dict(over.scores)["bob"] == 0
+    assert isinstance(started, Starting)
     with contextlib.closing(records):
         stored = records.game_by_uid(uid)
         assert stored is not None

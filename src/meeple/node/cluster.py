@@ -92,6 +92,7 @@ def up(
                 log_dir=logs,
                 database=database,
                 twente_port=0 if base_port is None else base_port + i,
+                clarkson_port=0 if base_port is None else base_port + 20 + i,
                 lease=lease,
                 extra_args=["--api-port", "0" if base_port is None else str(base_port + 100 + i)],
             )

@@ -17,12 +17,13 @@ a time and in order, numbered, and asked again with the same number until an ans
 comes: while a rooms node is killed and another takes the room over, the edge keeps the
 connection and the command waits; the new owner applies it once.
 
-Lobby calls (join, leave, disconnect, …) go to the leader as requests, in order, each
-numbered and asked again until a leader answers (a new one after a failover applies it
-once: :mod:`meeple.node.lobby`). Checks
-the dialects expect at once (a seat in a game asking for another, a table size the game
-does not have) are made here with the same rules; names are this edge's own (not yet
-cluster-wide).
+Lobby calls (join, ready, renamed, leave, disconnect, …) go to the leader as requests, in
+order, each numbered and asked again until a leader answers (a new one after a failover
+applies it once: :mod:`meeple.node.lobby`). Checks the dialects expect at once (a seat
+in a game asking for another, a table size the game does not have) are made here with
+the same rules, and what they ask of a seat's table at once (Clarkson: is it at one, did
+it say READY) is answered from an :class:`EdgeTable` kept here from the seat's own calls
+and what the leader told it. Names are cluster-wide (:mod:`meeple.node.names`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import itertools
 import logging
 import secrets
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from meeple.bus.base import Bus, BusClosed, BusError, BusTimeout, NoResponder, Subscription
@@ -41,15 +43,17 @@ from meeple.node import wire
 from meeple.server.lobby import (
     AlreadyPlaying,
     BadTable,
+    Dismissed,
     QueueKey,
     RoomFactory,
     RoomRestorer,
+    Seated,
     StartRule,
     UnknownGame,
 )
 from meeple.server.room import Seat
 
-__all__ = ["EdgeLobby", "LobbyCall", "RemoteRoom", "SeatInfo"]
+__all__ = ["EdgeLobby", "EdgeTable", "LobbyCall", "RemoteRoom", "SeatInfo"]
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +79,19 @@ def describe(seat: Seat, route: str) -> dict[str, Any]:
 
 
 SeatInfo = Mapping[str, Any]
+
+
+@dataclass
+class EdgeTable:
+    """What an edge knows of the table a seat of its sits at (the leader has the table):
+    its kind, its id once the leader told it (:class:`~meeple.server.lobby.Seated`), and
+    whether the seat said it is ready. Kept from the seat's own calls, which reach the
+    leader in order, so it says what the leader's lobby will."""
+
+    key: QueueKey
+    rule: StartRule
+    id: str = ""
+    ready: bool = False
 
 
 class LobbyCall:
@@ -169,6 +186,7 @@ class EdgeLobby:
         self._seats: dict[str, Seat] = {}  # route -> seat
         self._subs: dict[str, Subscription] = {}
         self._rooms: dict[int, RemoteRoom] = {}  # id(seat) -> its room
+        self._tables: dict[int, EdgeTable] = {}  # id(seat) -> its table, until it starts
         self._variants: dict[str, Mapping[str, tuple[int, int]] | None] = {}
         self._numbers = itertools.count(1)
         # Lobby calls are numbered per process (a restarted edge is another caller).
@@ -195,12 +213,21 @@ class EdgeLobby:
         return game in self._variants
 
     def name_rule(self, *args: Any) -> None:
-        """Name rules are the leader's (its listeners' dialects register them there)."""
+        """Name rules are the leader's to check, and it has none yet: only Clarkson has
+        one (for seats of other protocols at its tables), and of the protocols on edges
+        none but Clarkson can sit at a Clarkson table."""
 
     # --- what the dialects call ------------------------------------------------------------
 
     def room_of(self, seat: Seat) -> RemoteRoom | None:
         return self._rooms.get(id(seat))
+
+    def table_of(self, seat: Seat) -> EdgeTable | None:
+        return self._tables.get(id(seat))
+
+    def is_ready(self, seat: Seat) -> bool:
+        table = self._tables.get(id(seat))
+        return table is not None and table.ready
 
     def join(self, key: QueueKey, seat: Seat, *, rule: StartRule = StartRule.FULL) -> None:
         if key.game not in self._variants:
@@ -221,9 +248,25 @@ class EdgeLobby:
                 raise BadTable(
                     f"{key.game} ({key.variant}) takes {low} to {high} players, not {key.players}"
                 )
+        table = self._tables.get(id(seat))
+        if table is None or table.key != key or table.rule is not rule:
+            self._tables[id(seat)] = EdgeTable(key, rule)  # the leader's join moves it
         self._call("join", seat, key, rule)
 
+    def ready(self, seat: Seat) -> None:
+        """``seat`` says it is ready (READY tables; Clarkson RFC §3.8)."""
+        table = self._tables.get(id(seat))
+        if table is not None:
+            table.ready = True
+            self._call("ready", seat)
+
+    def renamed(self, seat: Seat, old: str) -> None:
+        """``seat`` took a new name: the leader tells its table (Clarkson RFC §3.6)."""
+        if id(seat) in self._tables:
+            self._call("renamed", seat, old)
+
     def leave(self, seat: Seat) -> None:
+        self._tables.pop(id(seat), None)
         if id(seat) in self._routes:
             self._call("leave", seat)
 
@@ -235,6 +278,7 @@ class EdgeLobby:
         room = self._rooms.pop(id(seat), None)
         if room is not None and not room.finished:
             room.leave(seat)
+        self._tables.pop(id(seat), None)
         if id(seat) in self._routes:
             self._call("disconnect", seat)
             self._forget(seat)
@@ -267,6 +311,10 @@ class EdgeLobby:
         if seat is None:
             return
         if source == "lobby":
+            if isinstance(message, Seated) and id(seat) in self._tables:
+                self._tables[id(seat)].id = message.table
+            elif isinstance(message, Dismissed):
+                self._tables.pop(id(seat), None)
             self._tell(seat, message)
             return
         if isinstance(message, wire.RoomOver):
@@ -292,6 +340,7 @@ class EdgeLobby:
                 room.close()
             room = RemoteRoom(self, message.uid, seat, message.seat)
             self._rooms[id(seat)] = room
+            self._tables.pop(id(seat), None)  # the table became this room
         room.received(message)
         self._tell(seat, message.event)
 
@@ -346,6 +395,8 @@ class EdgeLobby:
                     return
                 except BusError as e:
                     logger.info("lobby refused %s for %s: %s", call.op, route, e)
+                    if call.op == "join" and seat is not None:
+                        self._tables.pop(id(seat), None)  # it sits nowhere
                 break
 
     async def close(self) -> None:

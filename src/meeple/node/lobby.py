@@ -33,8 +33,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import secrets
+import time
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
@@ -46,8 +48,9 @@ from meeple.cluster.lease import Lease, Leases, lobby_key, room_key
 from meeple.cluster.lobbystate import LobbyState, StateFenced
 from meeple.node import wire
 from meeple.node.edge import LobbyCall
-from meeple.node.rooms import OpenRoom
+from meeple.node.rooms import EDGE_SILENCE, OpenRoom
 from meeple.server.lobby import (
+    Dismissed,
     Lobby,
     QueueChanged,
     QueueKey,
@@ -66,7 +69,7 @@ FULL = StartRule.FULL
 # Seconds the leader keeps asking for a rooms node to open a room.
 OPEN_PATIENCE = 10.0
 # The lobby calls an edge may make, and nothing else (a LobbyCall names a method).
-CALLS = frozenset({"join", "leave", "disconnect", "quit", "ready", "sit"})
+CALLS = frozenset({"join", "leave", "disconnect", "quit", "ready", "renamed", "sit"})
 # Edges whose last call number the state keeps (the oldest are forgotten beyond this).
 CALLERS_KEPT = 1024
 
@@ -217,6 +220,8 @@ class LobbyRole:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._keeper: asyncio.Task[None] | None = None
         self._lost = asyncio.Event()
+        self._heard: dict[str, float] = {}  # node -> its last heartbeat
+        self._beats: Subscription | None = None
 
     def _register(self, lobby: Lobby) -> None:
         for game, variants in self._games.items():
@@ -267,7 +272,46 @@ class LobbyRole:
                 self._stand_down(e)
 
     async def start(self) -> None:
+        self._beats = await self.bus.subscribe(self.ns.nodes, self._heartbeat)
         self.spawn(self._campaign(), "lobby-campaign")
+        self.spawn(self._edges_gone(), "lobby-edges")
+
+    async def _heartbeat(self, subject: str, payload: bytes) -> None:
+        self._heard[subject.rsplit(".", 1)[1]] = time.monotonic()
+
+    async def _edges_gone(self) -> None:
+        """The seats of an edge silent for :data:`EDGE_SILENCE` seconds are disconnected,
+        as when their connections close: a dead edge's seat must not hold a table (a
+        READY table, Clarkson's, would never start; a FULL one would start a game for a
+        connection that is gone)."""
+        since = time.monotonic()
+        while True:
+            await asyncio.sleep(1.0)
+            now = time.monotonic()
+            if not self.leader.is_set() or now - since < EDGE_SILENCE:
+                continue  # not long enough to have heard every live edge
+            gone = [
+                seat
+                for seat in self._seats.values()
+                if now - self._heard.get(seat.route.rsplit("-", 1)[0], since) > EDGE_SILENCE
+            ]
+            if gone:
+                async with self._lock:
+                    if self.leader.is_set():
+                        await self._change(functools.partial(self._free, gone))
+
+    def _free(self, seats: list[ProxySeat]) -> None:
+        """Disconnect the seats of silent edges (:meth:`_edges_gone`)."""
+        for seat in seats:
+            if self._seats.get(seat.route) is not seat:
+                continue  # gone meanwhile
+            edge = seat.route.rsplit("-", 1)[0]
+            logger.warning("%s: %s's edge %s is silent; seat freed", self.name, seat.name, edge)
+            self._seats.pop(seat.route, None)
+            table = self.lobby.table_of(seat)
+            if table is not None:  # if the edge lives after all, it hears of it
+                seat.deliver(Dismissed(table.id))
+            self.lobby.disconnect(seat)
 
     async def _campaign(self) -> None:
         """Try for the lease until this node holds it; then take the state over, serve
@@ -441,36 +485,42 @@ class LobbyRole:
         return handle
 
     async def _apply(self, op: str, payload: bytes) -> bytes:
-        """Apply one call, write the state, then let out what the call caused."""
-        call: LobbyCall | None = None
-        if op != "roomdone":
-            call = wire.loads(payload)
-            caller, number = getattr(call, "caller", ""), getattr(call, "number", 0)
-            if caller and number <= self._applied.get(caller, 0):
-                return b"ok"  # applied before (the edge asked again): not twice
+        """Apply one call (once: module doc) as a :meth:`_change`."""
+        if op == "roomdone":
+            uid = wire.loads(payload)
+            ended = getattr(self.lobby.room_by_uid(uid), "ended", None)
+            return await self._change(ended if callable(ended) else lambda: None)
+        call: LobbyCall = wire.loads(payload)
+        caller, number = getattr(call, "caller", ""), getattr(call, "number", 0)
+        if caller and number <= self._applied.get(caller, 0):
+            return b"ok"  # applied before (the edge asked again): not twice
+
+        def change() -> None:
+            if caller:
+                self._applied.pop(caller, None)  # the most recent callers last
+                self._applied[caller] = number
+                while len(self._applied) > CALLERS_KEPT:
+                    del self._applied[next(iter(self._applied))]
+            self._call(op, call)
+
+        return await self._change(change)
+
+    async def _change(self, change: Callable[[], object]) -> bytes:
+        """Change the lobby (the lock held), write the state, then let out what the
+        change caused (module doc): "ok"; "busy" when the state was not written (this
+        node leads no more: the edge asks again, of whoever leads next). A refusal
+        (``change`` raised) is raised once the state is written."""
         self._outbox = []
         failed: Exception | None = None
         try:
-            if call is None:
-                ended = getattr(self.lobby.room_by_uid(wire.loads(payload)), "ended", None)
-                if callable(ended):  # a RoomTicket
-                    ended()
-            else:
-                self._call(op, call)
+            change()
         except Exception as e:
-            failed = e  # a refusal: the edge hears it once the state is written
+            failed = e
         finally:
             outbox, self._outbox = self._outbox, None
-        if call is not None and call.caller:
-            self._applied.pop(call.caller, None)  # the most recent callers last
-            self._applied[call.caller] = call.number
-            while len(self._applied) > CALLERS_KEPT:
-                del self._applied[next(iter(self._applied))]
         try:
             await self._commit()
         except (StateFenced, nats.errors.Error, OSError) as e:
-            # Another leader has the lobby, or its state cannot be written: nothing of
-            # this call leaves this node; the edge asks again, of whoever leads next.
             self._stand_down(e)
             return b"busy"
         for action in outbox:
@@ -491,7 +541,7 @@ class LobbyRole:
         elif op == "sit":
             method(call.args[0], seat)
         else:
-            method(seat)
+            method(seat, *call.args)  # renamed: the old name (Clarkson §3.6)
         if op in ("disconnect", "quit"):
             self._seats.pop(seat.route, None)
 
@@ -505,6 +555,9 @@ class LobbyRole:
         return seat
 
     async def stop(self) -> None:
+        if self._beats is not None:
+            with contextlib.suppress(BusError):
+                await self._beats.close()
         await self._unserve()
         if self._keeper is not None:
             await Leases.stop(self._keeper)

@@ -28,6 +28,7 @@ from meeple.bus.subjects import Namespace
 from meeple.cluster.jetstream import connect_node
 from meeple.cluster.lease import Leases
 from meeple.cluster.log import JetStreamLog
+from meeple.node.names import ClusterNames
 from meeple.server.app import LISTENERS, Listener, Services
 from meeple.server.config import ServerConfig
 from meeple.server.lobby import Lobby
@@ -39,7 +40,7 @@ logger = logging.getLogger(__name__)
 ROLES = ("edge", "rooms", "lobby", "store")
 # The listeners an edge runs through the split (their dialects only use what
 # meeple.node.edge.EdgeLobby carries); the others need more of the lobby over the bus.
-EDGE_LISTENERS = ("twente",)
+EDGE_LISTENERS = ("twente", "clarkson")
 HEARTBEAT = 1.0
 
 
@@ -59,6 +60,8 @@ class NodeConfig:
     api_port: int | None = None
     # Benchmarks only: every room seeds its game with this, so every game deals the same.
     same_game_seed: int | None = None
+    # Seconds an edge's names stay claimed unless renewed (a dead edge's come free).
+    name_ttl: int = 6
 
 
 class _SameSeed(random.Random):
@@ -89,6 +92,7 @@ class Node:
         self.lobby: Any = None
         self.store: Any = None
         self.edge: Any = None
+        self.name_service: Any = None  # a lobby node answers edges' name claims
         self._stopping = asyncio.Event()
         self._beat: asyncio.Task[None] | None = None
         self.view: Any = None
@@ -127,6 +131,12 @@ class Node:
                 LobbyState(self.nc, self.ns),
             )
             await self.lobby.start()
+            from meeple.cluster.registry import Names
+            from meeple.node.names import NameService
+
+            # Every lobby node answers edges' name claims (the bucket decides, not a leader).
+            self.name_service = NameService(self.bus, self.ns, Names(self.nc, self.ns))
+            await self.name_service.start()
         if "rooms" in c.roles:
             from meeple.node.rooms import RoomsRole
             from meeple.node.store import RemoteRecords
@@ -153,6 +163,10 @@ class Node:
 
         self.edge = EdgeLobby(self.bus, self.ns, self.config.name)
         self.services.resource("lobby", lambda: self.edge)
+        # Names unique across every edge (the dialects' registry, meeple.node.names).
+        self.services.names = ClusterNames(
+            self.bus, self.ns, self.config.name, ttl=self.config.name_ttl
+        )
         # An edge checks no word (the rooms nodes do): no lexicon to load.
         self.services.resource(LEXICON_RESOURCE, frozenset)
         for name in self.config.listeners:
@@ -245,7 +259,10 @@ class Node:
             listener.close(self.config.server.shutdown_grace)
             for listener in self.listeners.values()
         ]
-        for role in (self.edge, self.rooms, self.lobby, self.store):
+        names = self.services.names
+        if self.edge is not None and isinstance(names, ClusterNames):
+            steps.append(names.close())
+        for role in (self.edge, self.rooms, self.lobby, self.name_service, self.store):
             if role is not None:
                 steps.append(role.close() if role is self.edge else role.stop())
         for step in steps:
