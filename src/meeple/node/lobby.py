@@ -206,9 +206,9 @@ class LobbyRole:
         self.ns = ns
         self.leases = leases
         self.state = state
-        self._games = dict(games)
         self.lobby = lobby
-        self._register(lobby)
+        for game, variants in games.items():
+            lobby.register_game(game, self._factory(), variants=variants)
         self.lease: Lease | None = None
         self.leader = asyncio.Event()
         self._seats: dict[str, ProxySeat] = {}
@@ -222,10 +222,6 @@ class LobbyRole:
         self._lost = asyncio.Event()
         self._heard: dict[str, float] = {}  # node -> its last heartbeat
         self._beats: Subscription | None = None
-
-    def _register(self, lobby: Lobby) -> None:
-        for game, variants in self._games.items():
-            lobby.register_game(game, self._factory(), variants=variants)
 
     def _factory(self) -> RoomFactory:
         def create(key: QueueKey, seats: list[Seat]) -> Any:
