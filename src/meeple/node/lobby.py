@@ -294,7 +294,10 @@ class LobbyRole:
             if gone:
                 async with self._lock:
                     if self.leader.is_set():
-                        await self._change(functools.partial(self._free, gone))
+                        try:
+                            await self._change(functools.partial(self._free, gone))
+                        except Exception:
+                            logger.exception("%s: freeing silent edges' seats failed", self.name)
 
     def _free(self, seats: list[ProxySeat]) -> None:
         """Disconnect the seats of silent edges (:meth:`_edges_gone`)."""
