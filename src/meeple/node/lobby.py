@@ -268,9 +268,13 @@ class LobbyRole:
                 self._stand_down(e)
 
     async def start(self) -> None:
+        """Start campaigning; return once the first try for the lease is decided (this
+        node leads and serves, or stands by), so a node's ready line says which."""
         self._beats = await self.bus.subscribe(self.ns.nodes, self._heartbeat)
-        self.spawn(self._campaign(), "lobby-campaign")
+        tried = asyncio.Event()
+        self.spawn(self._campaign(tried), "lobby-campaign")
         self.spawn(self._edges_gone(), "lobby-edges")
+        await tried.wait()
 
     async def _heartbeat(self, subject: str, payload: bytes) -> None:
         self._heard[subject.rsplit(".", 1)[1]] = time.monotonic()
@@ -312,13 +316,19 @@ class LobbyRole:
                 seat.deliver(Dismissed(table.id))
             self.lobby.disconnect(seat)
 
-    async def _campaign(self) -> None:
+    async def _campaign(self, tried: asyncio.Event) -> None:
         """Try for the lease until this node holds it; then take the state over, serve
-        until the lease (or the state) is lost, and stand by again."""
+        until the lease (or the state) is lost, and stand by again. ``tried`` is set
+        once the first try is decided."""
         period = self.leases.ttl / 3
         while True:
-            lease = await self.leases.acquire(lobby_key(), self.name)
+            try:
+                lease = await self.leases.acquire(lobby_key(), self.name)
+            except (nats.errors.Error, OSError) as e:
+                logger.warning("%s: trying for the lobby's lease: %s", self.name, e)
+                lease = None
             if lease is None:
+                tried.set()
                 await asyncio.sleep(period)
                 continue
             self.lease = lease
@@ -332,6 +342,7 @@ class LobbyRole:
                 logger.warning("%s: could not take the lobby's state over: %s", self.name, e)
                 await Leases.stop(self._keeper)
                 await self._release()
+                tried.set()
                 await asyncio.sleep(period)
                 continue
             for op in (*CALLS, "roomdone"):
@@ -341,6 +352,7 @@ class LobbyRole:
                     )
                 )
             self.leader.set()
+            tried.set()
             logger.info(
                 "%s: lobby leader (epoch %d): %d open tables, %d rooms to open taken over",
                 self.name,
