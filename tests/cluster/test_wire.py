@@ -3,19 +3,28 @@ seat's view only, and the unpickler builds nothing but meeple's own values."""
 
 from __future__ import annotations
 
+import io
 import os
 import pickle
 import random
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
+from meeple.games import santorini as sa
+from meeple.games import spectrangle as st_
 from meeple.games.scrabble import game as g
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.node import wire
+from meeple.server.santorini import Changed
+from meeple.server.santorini import GameStarted as SantoriniStarted
 from meeple.server.scrabble import GameStarted, Update
+from meeple.server.spectrangle import GameStarted as SpectrangleStarted
+from meeple.server.spectrangle import Update as SpectrangleUpdate
 
 
 def _play(seed: int, lexicon: Lexicon, turns: int) -> tuple[g.Game, list[object]]:
@@ -73,3 +82,115 @@ def test_the_unpickler_builds_only_meeple_values() -> None:
     evil = b"cos\nsystem\n(S'true'\ntR."
     with pytest.raises(pickle.UnpicklingError, match="may not cross the bus"):
         wire.loads(evil)
+
+
+class _Naming(pickle.Unpickler):
+    """Reads a payload and notes every class or function it names."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(io.BytesIO(data))
+        self.named: set[str] = set()
+
+    def find_class(self, module: str, name: str) -> Any:
+        self.named.add(f"{module}.{name}")
+        return super().find_class(module, name)
+
+
+def _named(payload: bytes) -> set[str]:
+    reader = _Naming(payload)
+    reader.load()
+    return reader.named
+
+
+def _spectrangle(game: st_.Game, actions: Iterable[st_.Action]) -> list[object]:
+    """The events a room delivers for ``game`` as ``actions`` are applied: the start,
+    then one Update per action, each while the game is at that point."""
+    told: list[object] = [SpectrangleStarted(game)]
+    for action in actions:
+        told.append(SpectrangleUpdate(tuple(game.apply(action)), game))
+    return told
+
+
+def _random_actions(game: st_.Game, rng: random.Random, turns: int) -> Iterator[st_.Action]:
+    for _ in range(turns):
+        if game.is_over:
+            return
+        seat = game.turn
+        assert seat is not None
+        yield rng.choice(game.legal_actions(seat))
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    turns=st.integers(0, 40),
+    seat=st.sampled_from([0, 1, 2]),
+    shuffle=st.integers(0, 2**32),
+)
+def test_a_spectrangle_seat_hears_every_hand_and_not_the_bag(
+    seed: int, turns: int, seat: int, shuffle: int
+) -> None:
+    """The bytes a seat gets are the same whatever order the undealt tiles are in: the
+    bag's order never crosses (the hands, public in 1.4's ``tiles`` line, do)."""
+    rng = random.Random(seed)
+    game = st_.Game(["ann", "bob", "cy"], rng)
+    heard: list[bytes] = []
+    raw: list[bytes] = []
+    for event in _spectrangle(game, _random_actions(game, rng, turns)):
+        heard.append(wire.dumps(wire.for_seat("spectrangle", event, seat)))
+        raw.append(wire.dumps(event))
+    # The same game with the tiles still in the bag shuffled: the same deal, the same
+    # draws, the same public history (drawing takes from the bag's end).
+    dealt = game.record().bag
+    left = list(dealt[: game.bag_size])
+    random.Random(shuffle).shuffle(left)
+    twin = st_.Game(game.players, bag=(*left, *dealt[game.bag_size :]))
+    twin_heard: list[bytes] = []
+    twin_raw: list[bytes] = []
+    for event in _spectrangle(twin, game.log):
+        twin_heard.append(wire.dumps(wire.for_seat("spectrangle", event, seat)))
+        twin_raw.append(wire.dumps(event))
+    assert heard == twin_heard
+    view = wire.loads(heard[-1]).game
+    assert view.hands == game.hands
+    assert view.board.state() == game.board.state()
+    assert view.scores == game.scores
+    assert view.bag_size == game.bag_size
+    assert view.record().bag == ()
+    assert view.turn == game.turn
+    assert view.must_skip() == game.must_skip()
+    assert not {n for n in _named(heard[-1]) if "andom" in n or "rng" in n}
+    if left != list(dealt[: game.bag_size]):  # the check can fail: the raw game differs
+        assert raw[-1] != twin_raw[-1]
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32), steps=st.integers(0, 60), gods=st.booleans())
+def test_a_santorini_seat_hears_the_open_game_and_no_rng(
+    seed: int, steps: int, gods: bool
+) -> None:
+    """Santorini is open information: a seat's events carry the whole game as it is,
+    and nothing random (the room's RNG drew the challenger; no RNG is in the game)."""
+    rng = random.Random(seed)
+    rules = sa.Rules(players=2, gods=gods, auto_eliminate=False)
+    game = sa.Game(rules, rng.randrange(2))
+    told: list[object] = [SantoriniStarted(("ann", "bob"), 0, game)]
+    for _ in range(steps):
+        if game.is_over:
+            break
+        before = game.state
+        for action in rng.sample(game.legal_actions(), len(game.legal_actions())):
+            try:
+                events = game.apply(action)
+                break
+            except sa.RuleError:
+                continue
+        else:
+            events = game.apply(sa.Lose(game.state.turn))
+        told.append(Changed(game, before, tuple(events)))
+        payload = wire.dumps(wire.for_seat("santorini", told[-1], rng.randrange(2)))
+        heard = wire.loads(payload)
+        assert heard.game.state == game.state
+        assert heard.game.log == game.log
+        assert heard.before == before
+        assert not {n for n in _named(payload) if "andom" in n or "rng" in n}
