@@ -1,7 +1,7 @@
-"""``meeple node`` processes on loopback, real NATS and PostgreSQL: Twente bots connected
-to two edges play a game whose room runs on a rooms node; SIGKILL that node mid-game,
-another takes the room over from its log, and the game finishes on the same connections
-(issue 21, "Ownership and failover")."""
+"""``meeple node`` processes on loopback, real NATS and PostgreSQL: Twente, AM27 Santorini
+and Spectrangle bots connected to two edges play games whose rooms run on a rooms node;
+SIGKILL that node mid-game, another takes the rooms over from their logs, and the games
+finish on the same connections (issue 21, "Ownership and failover")."""
 
 from __future__ import annotations
 
@@ -19,7 +19,9 @@ from nats.aio.client import Client
 from tests.natsd import NatsEnv
 
 from meeple.bus.subjects import Namespace
+from meeple.clients.santorini import play_santorini
 from meeple.clients.scrabble_bot import _move
+from meeple.clients.spectrangle import play_spectrangle
 from meeple.clients.twente import TwenteClient
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
@@ -115,14 +117,33 @@ async def _api_cluster(port: int) -> dict[str, Any]:
     return body
 
 
-async def _room_uid(log: JetStreamLog, timeout: float = 20.0) -> str:
+async def _room_uid(log: JetStreamLog, game: str = "scrabble", timeout: float = 20.0) -> str:
     until = time.monotonic() + timeout
+    seen: set[str] = set()
     while time.monotonic() < until:
-        uids = await log.open_logs()
-        if uids:
-            return uids[0]
+        for uid in await log.open_logs():
+            if uid in seen:
+                continue
+            found = await log.action_log(uid)
+            if found is not None:
+                seen.add(uid)
+                if found.game == game:
+                    return uid
         await asyncio.sleep(0.05)
-    raise AssertionError("no room was opened")
+    raise AssertionError(f"no {game} room was opened")
+
+
+def _stored_once(records: Any, uid: str, log: ActionLog) -> Any:
+    """The one record of room ``uid``, with the log's actions (no gap, no duplicate)."""
+    assert log.end_reason is not None
+    assert [e.seq for e in log.entries] == list(range(1, len(log.entries) + 1))
+    stored = records.game_by_uid(uid)
+    assert stored is not None
+    assert log.game_id == stored.id
+    assert stored.data is not None
+    assert stored.data["actions"] == [e.entry["action"] for e in log.entries]
+    assert [g.id for g in records.games() if (g.data or {}).get("uid") == uid] == [stored.id]
+    return stored
 
 
 async def _entries(log: JetStreamLog, uid: str, at_least: int, timeout: float = 30.0) -> ActionLog:
@@ -140,19 +161,43 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
 ) -> None:
     hub = await nodes.start("hub", "edge,lobby,store", pg_url, "--api-port", "0")
     edge2 = await nodes.start("edge2", "edge")
-    rooms = {n.name: n for n in [await nodes.start(f"rooms{i}", "rooms") for i in (1, 2)]}
+    rooms = {"rooms1": await nodes.start("rooms1", "rooms")}
     records = open_store(pg_url)
     reader = JetStreamLog(node, nats_ns, records)  # the test's eyes on the log
     leases = Leases(node, nats_ns)
     ann = Bot("ann", hub.listeners["twente"], pace=0.12)
     bob = Bot("bob", edge2.listeners["twente"], pace=0.12)
     games = [asyncio.ensure_future(b.play()) for b in (ann, bob)]
+    # An AM27 Santorini game (slow until the kill, so that it lands in the game) and a
+    # Spectrangle game, each between the two edges, in the same cluster.
+    pace = {"before": 0.3}
+    am27 = [
+        asyncio.ensure_future(
+            play_santorini(
+                "127.0.0.1", e.listeners["santorini"], n, search=False, pace=lambda: pace["before"]
+            )
+        )
+        for e, n in ((hub, "cy"), (edge2, "dee"))
+    ]
+    spectrangle = [
+        asyncio.ensure_future(play_spectrangle("127.0.0.1", e.listeners["spectrangle"], n))
+        for e, n in ((hub, "eve"), (edge2, "fay"))
+    ]
     try:
         uid = await _room_uid(reader)
+        santorini = await _room_uid(reader, "santorini")
+        tiles = await _room_uid(reader, "spectrangle")
+        # The rooms opened while rooms1 was the only rooms node: it owns them all, and
+        # the second one, started now, takes them over when rooms1 is killed.
+        rooms["rooms2"] = await nodes.start("rooms2", "rooms")
         before = await _entries(reader, uid, 5)
+        kept = await _entries(reader, santorini, 3)
         lease = await leases.holder(room_key(uid))
         assert lease is not None
-        assert lease.owner in rooms
+        assert lease.owner == "rooms1"
+        held = await leases.holder(room_key(santorini))
+        assert held is not None
+        assert held.owner == "rooms1"
         # Any edge tells who runs what (GET /api/cluster, from the nodes' heartbeats).
         seen = await _api_cluster(hub.listeners["api"])
         assert {n["name"]: n["roles"] for n in seen["nodes"]} == {
@@ -166,9 +211,12 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
         killed = rooms[lease.owner]
         killed.kill()
         killed_at = time.monotonic()
+        pace["before"] = 0.0
         overs = await asyncio.wait_for(asyncio.gather(*games), 60)
+        am27_results = await asyncio.wait_for(asyncio.gather(*am27), 60)
+        spectrangle_results = await asyncio.wait_for(asyncio.gather(*spectrangle), 60)
     except BaseException:
-        for g in games:
+        for g in [*games, *am27, *spectrangle]:
             g.cancel()
         print(nodes.logs())
         raise
@@ -178,6 +226,10 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
     # Another node owns the room now; the log says so, once, after the kill.
     after = await reader.action_log(uid)
     assert after is not None
+    santorini_log = await reader.action_log(santorini)
+    assert santorini_log is not None
+    tiles_log = await reader.action_log(tiles)
+    assert tiles_log is not None
     assert after.end_reason is not None
     survivor = next(n for n in rooms if n != killed.name)
     assert len(after.entries) > len(before.entries)
@@ -196,8 +248,24 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
         board = {r.player: r.games for r in records.leaderboard("scrabble")}
         assert board == {"ann": 1, "bob": 1}
     took = [line for line in rooms[survivor].log.read_text().splitlines() if "took room" in line]
-    assert len(took) == 1, nodes.logs()
-    assert uid in took[0]
+    assert len([line for line in took if uid in line]) == 1, nodes.logs()
+    # The Santorini game went on through the kill: the edges kept answering AM27's
+    # heartbeat meanwhile; both players saw the same winner, and it is stored once.
+    assert len([line for line in took if santorini in line]) == 1, nodes.logs()
+    assert [r.winner for r in am27_results[0]] == [r.winner for r in am27_results[1]]
+    assert am27_results[0][0].winner in ("cy", "dee")
+    assert santorini_log.entries[: len(kept.entries)] == kept.entries
+    assert len(santorini_log.entries) > len(kept.entries)
+    # The Spectrangle game finished (whether or not the kill fell in it), stored once.
+    assert spectrangle_results[0] == spectrangle_results[1]
+    assert spectrangle_results[0][0].leaderboard is not None
+    with contextlib.closing(open_store(pg_url)) as again:
+        won = _stored_once(again, santorini, santorini_log)
+        assert won.result["winner"] == am27_results[0][0].winner
+        assert sorted(won.players) == ["cy", "dee"]
+        listed = _stored_once(again, tiles, tiles_log)
+        assert sorted(listed.players) == ["eve", "fay"]
+        assert listed.end_reason == "finished"
     assert time.monotonic() - killed_at < 60
     for _ in range(60):  # the killed node leaves the list once its heartbeat is silent
         seen = await _api_cluster(hub.listeners["api"])

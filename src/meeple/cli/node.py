@@ -51,6 +51,12 @@ def register(sub: Any) -> None:
     p.add_argument("--host", help="an edge's listening address (default 127.0.0.1)")
     p.add_argument("--twente-port", type=int, default=DEFAULT_PORTS["twente"], metavar="PORT")
     p.add_argument(
+        "--santorini-port", type=int, default=DEFAULT_PORTS["santorini"], metavar="PORT"
+    )
+    p.add_argument(
+        "--spectrangle-port", type=int, default=DEFAULT_PORTS["spectrangle"], metavar="PORT"
+    )
+    p.add_argument(
         "--api-port",
         type=int,
         metavar="PORT",
@@ -73,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
             load_config(args.config)
             .with_overrides(host=args.host, lexicon=args.lexicon)
             .with_port("twente", args.twente_port)
+            .with_port("santorini", args.santorini_port)
+            .with_port("spectrangle", args.spectrangle_port)
         )
         node = Node(
             NodeConfig(
@@ -116,8 +124,8 @@ def register_cluster(sub: Any) -> None:
         "--base-port",
         type=int,
         metavar="P",
-        help="NATS on P, node i's Twente listener on P+i, its /api/cluster on P+100+i "
-        "(default: free ports)",
+        help="NATS on P, node i's Twente listener on P+i, its /api/cluster on P+100+i, "
+        "AM27 Santorini on P+200+i, Spectrangle on P+300+i (default: free ports)",
     )
     u.add_argument("--dir", type=Path, default=Path("var/cluster"), help="default var/cluster")
     u.add_argument("--lease", type=int, default=2, metavar="SECONDS")

@@ -21,6 +21,12 @@ Lobby calls (join, leave, disconnect, …) go to the leader as requests, in orde
 the dialects expect at once (a seat in a game asking for another, a table size the game
 does not have) are made here with the same rules; names are this edge's own (not yet
 cluster-wide).
+
+What a dialect asks of the lobby's tables (AM27's SERVERSTATE ``active`` and REGISTER
+(B): :meth:`EdgeLobby.waiting`) is answered from this edge's copy of the open tables,
+kept from the leader's table events on ``<ns>.lobby.events``: a moment behind the
+leader, which those two tolerate (a stale ``active`` is harmless, and a join of a queue
+that filled meanwhile opens a new table).
 """
 
 from __future__ import annotations
@@ -42,6 +48,8 @@ from meeple.server.lobby import (
     RoomFactory,
     RoomRestorer,
     StartRule,
+    TableEvent,
+    TableInfo,
     UnknownGame,
 )
 from meeple.server.room import Seat
@@ -165,6 +173,22 @@ class EdgeLobby:
         self._calls: asyncio.Queue[tuple[LobbyCall, asyncio.Future[None] | None]] = asyncio.Queue()
         self._caller: asyncio.Task[None] | None = None
         self._pending: dict[str, list[object]] = {}  # route -> events before subscribed
+        self._tables: dict[str, TableInfo] = {}  # the leader's open tables, oldest first
+        self._table_sub: Subscription | None = None
+
+    async def start(self) -> None:
+        """Follow the leader's table events (module doc)."""
+
+        async def heard(subject: str, payload: bytes) -> None:
+            event = wire.loads(payload)
+            if not isinstance(event, TableEvent):
+                return
+            if event.kind in ("opened", "changed"):
+                self._tables[event.table.id] = event.table
+            else:  # started, closed
+                self._tables.pop(event.table.id, None)
+
+        self._table_sub = await self.bus.subscribe(self.ns.lobby_events, heard)
 
     # --- the games (the listeners register theirs as with meeple serve) --------------------
 
@@ -189,6 +213,15 @@ class EdgeLobby:
 
     def room_of(self, seat: Seat) -> RemoteRoom | None:
         return self._rooms.get(id(seat))
+
+    def waiting(self, key: QueueKey) -> list[Any]:
+        """Who sits at the open table :meth:`join` would put a player of ``key`` at, as
+        this edge last heard (``Lobby.waiting``'s answer, a moment late: module doc)."""
+        for table in self._tables.values():
+            same = QueueKey(table.game, table.size, table.variant, table.settings) == key
+            if same and table.start_rule is StartRule.FULL and len(table.seats) < table.size:
+                return list(table.seats)
+        return []
 
     def join(self, key: QueueKey, seat: Seat, *, rule: StartRule = StartRule.FULL) -> None:
         if key.game not in self._variants:
@@ -337,6 +370,8 @@ class EdgeLobby:
     async def close(self) -> None:
         if self._caller is not None:
             self._caller.cancel()
+        if self._table_sub is not None:
+            await _close(self._table_sub)
         for room in self._rooms.values():
             room.close()
         for sub in list(self._subs.values()):

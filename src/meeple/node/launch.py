@@ -62,6 +62,8 @@ def start_node(
     namespace: str = "meeple",
     database: str | None = None,
     twente_port: int = 0,
+    santorini_port: int = 0,
+    spectrangle_port: int = 0,
     lease: int = 2,
     extra_env: Mapping[str, str] | None = None,
     extra_args: Sequence[str] = (),
@@ -77,6 +79,7 @@ def start_node(
         "node",
         *("--roles", ",".join(roles), "--nats", nats_url, "--namespace", namespace),
         *("--name", name, "--twente-port", str(twente_port), "--lease", str(lease)),
+        *("--santorini-port", str(santorini_port), "--spectrangle-port", str(spectrangle_port)),
     ]
     command += list(extra_args)
     if user is not None:

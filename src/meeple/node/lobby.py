@@ -31,7 +31,7 @@ from meeple.cluster.lease import Lease, Leases, lobby_key
 from meeple.node import wire
 from meeple.node.edge import LobbyCall
 from meeple.node.rooms import OpenRoom
-from meeple.server.lobby import Lobby, QueueKey, RoomFactory, StartRule
+from meeple.server.lobby import Lobby, QueueKey, RoomFactory, StartRule, TableEvent
 from meeple.server.room import Seat
 
 __all__ = ["LobbyRole", "ProxySeat", "RoomTicket"]
@@ -169,6 +169,7 @@ class LobbyRole:
         self.lobby = lobby
         for game, variants in games.items():
             lobby.register_game(game, self._factory(), variants=variants)
+        lobby.on_change.append(self._table_changed)
         self.lease: Lease | None = None
         self.leader = asyncio.Event()
         self._seats: dict[str, ProxySeat] = {}
@@ -182,6 +183,12 @@ class LobbyRole:
             return RoomTicket(self, key, seats)
 
         return create
+
+    def _table_changed(self, event: TableEvent) -> None:
+        """Tell every edge of a table opened, changed, started or closed (their copy of
+        the open tables: :meth:`meeple.node.edge.EdgeLobby.waiting`)."""
+        if self.leader.is_set():
+            self.send(self.ns.lobby_events, wire.dumps(event))
 
     def spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
         task: asyncio.Task[Any] = asyncio.ensure_future(coro)

@@ -74,6 +74,7 @@ __all__ = [
     "SantoriniHandler",
     "SantoriniHub",
     "SantoriniRoom",
+    "TABLE_VARIANTS",
     "create_listener",
     "santorini_lobby",
 ]
@@ -84,6 +85,8 @@ GAME = "santorini"
 ATHEIST = "Atheist"  # ERRATA: the god of a player in a game without gods
 MAX_NICKNAME = 32
 VARIANTS = {True: "gods", False: "standard"}
+# The lobby's tables: each variant takes 2 or 3 players.
+TABLE_VARIANTS = dict.fromkeys(VARIANTS.values(), (2, 3))
 
 
 # --- room commands and deliveries ---------------------------------------------------
@@ -353,9 +356,7 @@ def santorini_lobby(services: Services) -> Lobby:
                 room._over()
             return room
 
-        lobby.register_game(
-            GAME, create, variants=dict.fromkeys(VARIANTS.values(), (2, 3)), restore=restore
-        )
+        lobby.register_game(GAME, create, variants=TABLE_VARIANTS, restore=restore)
     return lobby
 
 

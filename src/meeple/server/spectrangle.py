@@ -100,9 +100,11 @@ __all__ = [
     "SpectrangleHandler",
     "SpectrangleHub",
     "SpectrangleRoom",
+    "TABLE_VARIANTS",
     "TurnCommand",
     "Update",
     "create_listener",
+    "name_rule",
     "new_game",
     "record_from_json",
     "record_json",
@@ -110,6 +112,8 @@ __all__ = [
 ]
 
 GAME = "spectrangle"
+# The lobby's tables: one variant, 2 to 4 players (spec: ``request`` 2–4).
+TABLE_VARIANTS = {"standard": (2, 4)}
 END_PLAYER_LEFT = "player-left"
 END_FINISHED = "finished"
 
@@ -332,8 +336,20 @@ def spectrangle_lobby(services: Services) -> Lobby:
     lobby = server_lobby(services)
     if not lobby.has_game(GAME):
         create, restore = _room_factory(services)
-        lobby.register_game(GAME, create, variants={"standard": (2, 4)}, restore=restore)
+        lobby.register_game(GAME, create, variants=TABLE_VARIANTS, restore=restore)
     return lobby
+
+
+def name_rule(lobby: Lobby) -> None:
+    """A browser's name at a Spectrangle table is shown in waiting, start, turn, move …:
+    every seat there must have a name the protocol can carry (the lobby's rule)."""
+    lobby.name_rule(
+        GAME,
+        "standard",
+        "spectrangle",
+        is_valid_name,
+        "not a tile code such as RGB3, nor null, turn, skip, skipped, with, on or left",
+    )
 
 
 def _room_factory(services: Services) -> tuple[RoomFactory, RoomRestorer]:
@@ -399,14 +415,7 @@ class SpectrangleHub:
 
 def create_listener(services: Services, name: str, config: ListenerConfig) -> TcpListener:
     lobby = spectrangle_lobby(services)
-    # A browser's name at a Spectrangle table is shown in waiting, start, turn, move ...
-    lobby.name_rule(
-        GAME,
-        "standard",
-        "spectrangle",
-        is_valid_name,
-        "not a tile code such as RGB3, nor null, turn, skip, skipped, with, on or left",
-    )
+    name_rule(lobby)
     hub = SpectrangleHub()
     max_line = services.config.max_message_size
 
@@ -586,8 +595,9 @@ class SpectrangleHandler:
         self._schedule_drain()
 
     def _started(self, game: engine.Game) -> None:
-        room = self.lobby.room_of(self)
-        self.room = room if isinstance(room, SpectrangleRoom) else None
+        # The seat's room: a SpectrangleRoom, or on a cluster edge the remote room
+        # (meeple.node.edge.RemoteRoom) that takes its commands to the room's node.
+        self.room = self.lobby.room_of(self)  # type: ignore[assignment]
         self._send(Waiting(game.players))
         for message in opening_messages(game):
             self._send(message)
