@@ -26,6 +26,7 @@ from meeple.clients.twente import TwenteClient
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
 from meeple.games.scrabble.lexicon import load_lexicon
+from meeple.node import wire
 from meeple.node.launch import NodeProcess, start_node
 from meeple.protocols.twente.messages import Error, GameOver, GameOverReason
 from meeple.server.store import ActionLog, open_store
@@ -168,17 +169,34 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
     ann = Bot("ann", hub.listeners["twente"], pace=0.12)
     bob = Bot("bob", edge2.listeners["twente"], pace=0.12)
     games = [asyncio.ensure_future(b.play()) for b in (ann, bob)]
-    # An AM27 Santorini game (slow until the kill, so that it lands in the game) and a
-    # Spectrangle game, each between the two edges, in the same cluster.
+    # An AM27 Santorini game with gods (slow until the kill, so that it lands in the
+    # game) and a Spectrangle game, each between the two edges, in the same cluster.
     pace = {"before": 0.3}
-    am27 = [
-        asyncio.ensure_future(
+    tables = asyncio.Queue[Any]()
+    watching = await node.subscribe(nats_ns.lobby_events, cb=tables.put)
+
+    def am27(port: int, name: str, players: int | None) -> asyncio.Future[Any]:
+        return asyncio.ensure_future(
             play_santorini(
-                "127.0.0.1", e.listeners["santorini"], n, search=False, pace=lambda: pace["before"]
+                "127.0.0.1",
+                port,
+                name,
+                players=players,
+                gods=True,
+                search=False,
+                pace=lambda: pace["before"],
             )
         )
-        for e, n in ((hub, "cy"), (edge2, "dee"))
-    ]
+
+    cy = am27(hub.listeners["santorini"], "cy", 2)
+    while True:  # the leader told the edges of cy's table
+        table = wire.loads((await asyncio.wait_for(tables.get(), 20)).data).table
+        if table.game == "santorini" and table.seats:
+            break
+    await watching.unsubscribe()
+    # REGISTER (B) on the other edge: it joins the game that waits (2 players, gods),
+    # which that edge knows from the leader's table events.
+    santorinis = [cy, am27(edge2.listeners["santorini"], "dee", None)]
     spectrangle = [
         asyncio.ensure_future(play_spectrangle("127.0.0.1", e.listeners["spectrangle"], n))
         for e, n in ((hub, "eve"), (edge2, "fay"))
@@ -213,10 +231,10 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
         killed_at = time.monotonic()
         pace["before"] = 0.0
         overs = await asyncio.wait_for(asyncio.gather(*games), 60)
-        am27_results = await asyncio.wait_for(asyncio.gather(*am27), 60)
+        am27_results = await asyncio.wait_for(asyncio.gather(*santorinis), 60)
         spectrangle_results = await asyncio.wait_for(asyncio.gather(*spectrangle), 60)
     except BaseException:
-        for g in [*games, *am27, *spectrangle]:
+        for g in [*games, *santorinis, *spectrangle]:
             g.cancel()
         print(nodes.logs())
         raise
@@ -263,6 +281,7 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
         won = _stored_once(again, santorini, santorini_log)
         assert won.result["winner"] == am27_results[0][0].winner
         assert sorted(won.players) == ["cy", "dee"]
+        assert won.variant == "gods"
         listed = _stored_once(again, tiles, tiles_log)
         assert sorted(listed.players) == ["eve", "fay"]
         assert listed.end_reason == "finished"

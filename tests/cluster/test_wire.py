@@ -166,9 +166,7 @@ def test_a_spectrangle_seat_hears_every_hand_and_not_the_bag(
 
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 2**32), steps=st.integers(0, 60), gods=st.booleans())
-def test_a_santorini_seat_hears_the_open_game_and_no_rng(
-    seed: int, steps: int, gods: bool
-) -> None:
+def test_a_santorini_seat_hears_the_open_game_and_no_rng(seed: int, steps: int, gods: bool) -> None:
     """Santorini is open information: a seat's events carry the whole game as it is,
     and nothing random (the room's RNG drew the challenger; no RNG is in the game)."""
     rng = random.Random(seed)

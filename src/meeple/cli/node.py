@@ -50,9 +50,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--host", help="an edge's listening address (default 127.0.0.1)")
     p.add_argument("--twente-port", type=int, default=DEFAULT_PORTS["twente"], metavar="PORT")
-    p.add_argument(
-        "--santorini-port", type=int, default=DEFAULT_PORTS["santorini"], metavar="PORT"
-    )
+    p.add_argument("--santorini-port", type=int, default=DEFAULT_PORTS["santorini"], metavar="PORT")
     p.add_argument(
         "--spectrangle-port", type=int, default=DEFAULT_PORTS["spectrangle"], metavar="PORT"
     )

@@ -526,7 +526,7 @@ async def play_santorini(
     port: int,
     name: str,
     *,
-    players: int = 2,
+    players: int | None = 2,
     gods: bool = False,
     games: int = 1,
     seed: int | None = None,
@@ -538,6 +538,9 @@ async def play_santorini(
     pace: float | Callable[[], float] = 0.0,
 ) -> list[GameResult]:
     """Connect, play ``games`` games in a row on one connection, return how each ended.
+
+    It registers with REGISTER (A) for ``players`` and ``gods``, or with ``players``
+    None with REGISTER (B): the game that waits for players, if any (spec §2.3).
 
     ``level`` picks the alpha-beta player (``think_time`` overrides its seconds per
     turn); without it the two-ply search player plays (``search=False``: the simple

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GAME",
+    "TABLE_VARIANTS",
     "Changed",
     "Chat",
     "ChatSaid",
@@ -74,7 +75,6 @@ __all__ = [
     "SantoriniHandler",
     "SantoriniHub",
     "SantoriniRoom",
-    "TABLE_VARIANTS",
     "create_listener",
     "santorini_lobby",
 ]

@@ -93,6 +93,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GAME",
+    "TABLE_VARIANTS",
     "ChatSaid",
     "GameStarted",
     "RoomChat",
@@ -100,7 +101,6 @@ __all__ = [
     "SpectrangleHandler",
     "SpectrangleHub",
     "SpectrangleRoom",
-    "TABLE_VARIANTS",
     "TurnCommand",
     "Update",
     "create_listener",
