@@ -20,11 +20,14 @@ from meeple.games import spectrangle as st_
 from meeple.games.scrabble import game as g
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.node import wire
-from meeple.server.santorini import Changed
+from meeple.server.santorini import Changed, SantoriniRoom
+from meeple.server.santorini import Dropped as SantoriniDropped
 from meeple.server.santorini import GameStarted as SantoriniStarted
 from meeple.server.scrabble import GameStarted, Update
 from meeple.server.spectrangle import GameStarted as SpectrangleStarted
+from meeple.server.spectrangle import SpectrangleRoom
 from meeple.server.spectrangle import Update as SpectrangleUpdate
+from meeple.server.store import ActionLog, LogEntry
 
 
 def _play(seed: int, lexicon: Lexicon, turns: int) -> tuple[g.Game, list[object]]:
@@ -192,3 +195,94 @@ def test_a_santorini_seat_hears_the_open_game_and_no_rng(seed: int, steps: int, 
         assert heard.game.log == game.log
         assert heard.before == before
         assert not {n for n in _named(payload) if "andom" in n or "rng" in n}
+
+
+class _Heard:
+    """A seat that keeps what its room tells it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.heard: list[object] = []
+
+    def deliver(self, event: object) -> None:
+        self.heard.append(event)
+
+
+def _log_of(room: Any) -> ActionLog:
+    """Room ``room``'s log as a rooms node reads it back: its header and its actions."""
+    entries = tuple(
+        LogEntry(i, 0.0, {"action": a}) for i, a in enumerate(room.log_actions(), start=1)
+    )
+    genesis = {"record": room.record_header()}
+    return ActionLog(room.uid, room.game_name, genesis, 0.0, entries, None, None)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    steps=st.integers(1, 60),
+    gods=st.booleans(),
+    drop=st.booleans(),
+)
+def test_a_santorini_room_s_last_action_is_told_again_as_it_was(
+    seed: int, steps: int, gods: bool, drop: bool
+) -> None:
+    """LAST_TOLD rebuilds, from a Santorini room's log, what the room told its seats of
+    the last action (a new owner tells it again after a takeover)."""
+    rng = random.Random(seed)
+    seats = [_Heard("ann"), _Heard("bob")]
+    room = SantoriniRoom(list(seats), gods=gods, rng=rng)
+    for _ in range(steps):
+        game = room.game
+        if game.is_over:
+            break
+        turn = game.state.turn
+        logged = len(game.log)
+        for action in rng.sample(game.legal_actions(), len(game.legal_actions())):
+            room.handle(room.seats[turn], action)
+            if len(game.log) > logged:
+                break
+        else:
+            room.handle(room.seats[turn], sa.Lose(turn))
+    if drop and not room.game.is_over:
+        room.on_seat_left(room.seats[1])
+    told = seats[0].heard[-1]
+    log = _log_of(room)
+    again = wire.LAST_TOLD["santorini"](
+        SantoriniRoom(list(seats), gods=gods, rng=random.Random(0), game=log.replay()), log
+    )
+    if isinstance(told, SantoriniDropped):
+        assert again == told
+        return
+    assert isinstance(told, Changed)
+    assert isinstance(again, Changed)
+    assert again.before == told.before
+    assert again.events == told.events
+    assert again.game.state == told.game.state
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32), steps=st.integers(1, 60), leaves=st.booleans())
+def test_a_spectrangle_room_s_last_action_is_told_again_as_it_was(
+    seed: int, steps: int, leaves: bool
+) -> None:
+    """LAST_TOLD rebuilds, from a Spectrangle room's log, the Update the room told its
+    seats of the last action."""
+    rng = random.Random(seed)
+    seats = [_Heard("ann"), _Heard("bob"), _Heard("cy")]
+    room = SpectrangleRoom(list(seats), rng=rng)
+    for action in _random_actions(room.game, rng, steps):
+        room.handle(room.seats[action.player], action)
+    if leaves and not room.game.is_over:
+        room.on_seat_left(room.seats[2])
+    if not room.game.log:
+        return
+    told = seats[0].heard[-1]
+    log = _log_of(room)
+    again = wire.LAST_TOLD["spectrangle"](
+        SpectrangleRoom(list(seats), rng=random.Random(0), game=log.replay()), log
+    )
+    assert isinstance(told, SpectrangleUpdate)
+    assert isinstance(again, SpectrangleUpdate)
+    assert again.events == told.events
+    assert again.game.state() == told.game.state()
