@@ -63,6 +63,11 @@ bench: $(STAMP) $(NATIVE_STAMP)
 	$(BIN)/python benchmarks/jetstream_log.py
 	$(BIN)/python benchmarks/bus.py
 	$(BIN)/python benchmarks/check_kits.py
+	$(BIN)/python benchmarks/abuse.py
+	$(BIN)/python benchmarks/page_weight.py
+	$(BIN)/python benchmarks/replay_analysis.py
+	$(BIN)/python benchmarks/cluster.py
+	$(BIN)/python benchmarks/cluster_fanout.py
 
 # Coverage-guided fuzzing of every protocol (atheris, the `fuzz` extra): 1,000,000 inputs
 # per target by default; FUZZ_ARGS="--runs 20000 twente" for a quick look. Not part of

@@ -43,6 +43,7 @@ import tempfile
 import time
 import tracemalloc
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -212,6 +213,30 @@ async def _until(player: TwenteClient, kind: type | tuple[type, ...]) -> None:
         pass
 
 
+async def take_turn(
+    players: list[TwenteClient], lexicon: Any, sending: Callable[[], None]
+) -> float:
+    """The player to move makes meeple's AI's move (a swap of one tile when it finds no
+    play), calling ``sending()`` just before it goes; then both read until the turn has
+    passed (or the game is over). The CPU seconds the AI took, which are not the server's."""
+    mover = next(p for p in players if p.my_turn)
+    think = time.process_time()
+    choice = choose(mover.board, mover.rack, lexicon, bag_count=mover.bag_count, exchange_minimum=1)
+    thinking = time.process_time() - think
+    sending()
+    if isinstance(choice, PassChoice):
+        await mover.pass_turn()
+    elif isinstance(choice, ExchangeChoice):
+        await mover.swap(choice.tiles)
+    else:
+        await mover.play_word(choice.x, choice.y, choice.direction, choice.word)
+    for p in players:
+        await _until(p, (InformWord, InformSwap, GameOver))
+        if not p.game_over:
+            await _until(p, (NotifyTurn, GameOver))
+    return thinking
+
+
 async def main(spectators: int, moves: int, interval: float, delta: bool, trace: bool) -> None:
     db = Path(tempfile.mkdtemp()) / "bench.sqlite3"
     server = MeepleServer(
@@ -284,25 +309,12 @@ async def main(spectators: int, moves: int, interval: float, delta: bool, trace:
     for _ in range(moves):
         if any(p.game_over for p in players):
             break
-        mover = next(p for p in players if p.my_turn)
-        think = time.process_time()
-        choice = choose(
-            mover.board, mover.rack, lexicon, bag_count=mover.bag_count, exchange_minimum=1
-        )
-        thinking += time.process_time() - think
         item = feed.last(f"game:{uid}")
         assert item is not None
-        sent[item.seq + 1] = time.monotonic()
-        if isinstance(choice, PassChoice):
-            await mover.pass_turn()
-        elif isinstance(choice, ExchangeChoice):
-            await mover.swap(choice.tiles)
-        else:
-            await mover.play_word(choice.x, choice.y, choice.direction, choice.word)
-        for p in players:  # read until the turn has passed (or the game is over)
-            await _until(p, (InformWord, InformSwap, GameOver))
-            if not p.game_over:
-                await _until(p, (NotifyTurn, GameOver))
+        seq = item.seq + 1
+        thinking += await take_turn(
+            players, lexicon, lambda seq=seq: sent.__setitem__(seq, time.monotonic())
+        )
         await asyncio.sleep(interval)
     cpu = time.process_time() - cpu_start - thinking
     final = feed.last(f"game:{uid}")

@@ -61,6 +61,9 @@ def test_cluster_up_plays_across_nodes_and_down_stops_everything(tmp_path: Path)
         twente = [n["twente"] for n in state["nodes"]]
         api = state["nodes"][0]["api"]
         assert any(re.match(r"node1 +edge,rooms,lobby,store +pid \d+", x) for x in lines)
+        # Every edge's listeners are printed (and kept in cluster.json): Clarkson's too.
+        assert any(re.match(r"node2 .* clarkson 127\.0\.0\.1:\d+", x) for x in lines), lines
+        assert all(isinstance(n["clarkson"], int) for n in state["nodes"])
         bot = [*meeple, "bot", "scrabble", "--level", "greedy"]
         bots = [
             subprocess.Popen(

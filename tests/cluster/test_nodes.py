@@ -1,7 +1,10 @@
-"""``meeple node`` processes on loopback, real NATS and PostgreSQL: Twente, AM27 Santorini
-and Spectrangle bots connected to two edges play games whose rooms run on a rooms node;
-SIGKILL that node mid-game, another takes the rooms over from their logs, and the games
-finish on the same connections (issue 21, "Ownership and failover")."""
+"""``meeple node`` processes on loopback, real NATS and PostgreSQL: Twente bots connected
+to two edges play a game whose room runs on a rooms node; SIGKILL that node mid-game,
+another takes the room over from its log, and the game finishes on the same connections
+(issue 21, "Ownership and failover"). AM27 Santorini and Spectrangle bots on the two
+edges play a game each whose rooms are on the killed node too. Clarkson bots on the two
+edges play at one table meanwhile, and names are the cluster's: one taken on an edge is
+refused on the others, in either protocol, until its connection ends or its edge dies."""
 
 from __future__ import annotations
 
@@ -19,15 +22,17 @@ from nats.aio.client import Client
 from tests.natsd import NatsEnv
 
 from meeple.bus.subjects import Namespace
+from meeple.clients.clarkson import ClarksonClient, NameRefused, play_clarkson
 from meeple.clients.santorini import play_santorini
 from meeple.clients.scrabble_bot import _move
 from meeple.clients.spectrangle import play_spectrangle
-from meeple.clients.twente import TwenteClient
+from meeple.clients.twente import TwenteClient, TwenteClientError
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
 from meeple.games.scrabble.lexicon import load_lexicon
 from meeple.node import wire
 from meeple.node.launch import NodeProcess, start_node
+from meeple.protocols.clarkson.messages import Starting
 from meeple.protocols.twente.messages import Error, GameOver, GameOverReason
 from meeple.server.store import ActionLog, open_store
 
@@ -104,6 +109,45 @@ class Bot:
         raise AssertionError(f"{self.name}: the connection ended before the game did")
 
 
+class Spectator:
+    """A browser watching a room on an edge's web port (web protocol, deltas on): every
+    frame's seq, and the game it rebuilt; frames must only move forward."""
+
+    def __init__(self, port: int, uid: str) -> None:
+        self.port, self.uid = port, uid
+        self.seqs: list[int] = []
+        self.moves: list[int] = []  # the move log's length after each frame
+        self.data: Any = None
+        self.errors: list[dict[str, Any]] = []
+
+    async def watch(self, until_over: float) -> None:
+        import websockets
+
+        from meeple.protocols.web import PROTOCOL, apply_patch
+
+        async with websockets.connect(f"ws://127.0.0.1:{self.port}/ws") as ws:
+            await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
+            await ws.send(json.dumps({"type": "sit", "table": "t1", "name": "eve"}))  # no play
+            subscribe = {"type": "subscribe", "topic": "game", "uid": self.uid, "delta": True}
+            await ws.send(json.dumps(subscribe))
+            async with asyncio.timeout(until_over):
+                async for text in ws:
+                    message = json.loads(text)
+                    if message["type"] == "error":
+                        self.errors.append(message)
+                    if message["type"] != "game":
+                        continue
+                    if "patch" in message:
+                        assert message["base"] == self.seqs[-1]
+                        self.data = apply_patch(self.data, message["patch"])
+                    else:
+                        self.data = message["data"]
+                    self.seqs.append(message["seq"])
+                    self.moves.append(len(self.data["view"]["moves"]))
+                    if self.data["finished"]:
+                        return
+
+
 async def _api_cluster(port: int) -> dict[str, Any]:
     def get() -> dict[str, Any]:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/cluster", timeout=5) as r:
@@ -157,11 +201,45 @@ async def _entries(log: JetStreamLog, uid: str, at_least: int, timeout: float = 
     raise AssertionError(f"room {uid}: fewer than {at_least} entries in {timeout} s")
 
 
+async def _refused_everywhere(name: str, *edges: NodeProcess) -> None:
+    """``name`` (in another casing) is refused on each of ``edges``, by Twente (E001) and
+    by Clarkson (NOK to USERSET)."""
+    for edge in edges:
+        with pytest.raises(TwenteClientError, match="E001"):
+            await TwenteClient.connect("127.0.0.1", edge.listeners["twente"], name.upper())
+        with pytest.raises(NameRefused):
+            await ClarksonClient.connect("127.0.0.1", edge.listeners["clarkson"], name.title())
+
+
+async def _first(client: ClarksonClient, kind: type) -> object:
+    """The first message of ``kind`` the Clarkson server sends ``client``."""
+    async for message in client:
+        if isinstance(message, kind):
+            return message
+    raise AssertionError(f"the connection ended before {kind.__name__}")
+
+
+async def _welcomed(port: int, name: str, timeout: float = 10.0) -> None:
+    """A Twente client gets ``name`` on ``port`` within ``timeout`` seconds (it is being
+    freed: a release crosses the bus, a dead edge's claim lapses)."""
+    until = time.monotonic() + timeout
+    while True:
+        try:
+            client = await TwenteClient.connect("127.0.0.1", port, name)
+        except TwenteClientError:
+            if time.monotonic() > until:
+                raise
+            await asyncio.sleep(0.1)
+            continue
+        await client.close()
+        return
+
+
 async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_connections(
     nodes: Nodes, node: Client, nats_ns: Namespace, pg_url: str
 ) -> None:
     hub = await nodes.start("hub", "edge,lobby,store", pg_url, "--api-port", "0")
-    edge2 = await nodes.start("edge2", "edge")
+    edge2 = await nodes.start("edge2", "edge", None, "--api-port", "0")
     rooms = {"rooms1": await nodes.start("rooms1", "rooms")}
     records = open_store(pg_url)
     reader = JetStreamLog(node, nats_ns, records)  # the test's eyes on the log
@@ -169,11 +247,12 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
     ann = Bot("ann", hub.listeners["twente"], pace=0.12)
     bob = Bot("bob", edge2.listeners["twente"], pace=0.12)
     games = [asyncio.ensure_future(b.play()) for b in (ann, bob)]
+    clarkson: list[asyncio.Future[Any]] = []
     # An AM27 Santorini game with gods (slow until the kill, so that it lands in the
     # game) and a Spectrangle game, each between the two edges, in the same cluster.
     pace = {"before": 0.3}
     tables = asyncio.Queue[Any]()
-    watching = await node.subscribe(nats_ns.lobby_events, cb=tables.put)
+    watching_tables = await node.subscribe(nats_ns.lobby_events, cb=tables.put)
 
     def am27(port: int, name: str, players: int | None) -> asyncio.Future[Any]:
         return asyncio.ensure_future(
@@ -193,7 +272,7 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
         table = wire.loads((await asyncio.wait_for(tables.get(), 20)).data).table
         if table.game == "santorini" and table.seats:
             break
-    await watching.unsubscribe()
+    await watching_tables.unsubscribe()
     # REGISTER (B) on the other edge: it joins the game that waits (2 players, gods),
     # which that edge knows from the leader's table events.
     santorinis = [cy, am27(edge2.listeners["santorini"], "dee", None)]
@@ -208,6 +287,21 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
         # The rooms opened while rooms1 was the only rooms node: it owns them all, and
         # the second one, started now, takes them over when rooms1 is killed.
         rooms["rooms2"] = await nodes.start("rooms2", "rooms")
+        # Spectators on both edges, each edge hearing the room once over the bus.
+        watchers = [Spectator(e.listeners["api"], uid) for e in (hub, edge2, edge2)]
+        watching = [asyncio.ensure_future(w.watch(90)) for w in watchers]
+        games += watching
+        # ann (Twente, on hub) and bob (edge2) are the cluster's names now.
+        await _refused_everywhere("ann", edge2)
+        await _refused_everywhere("bob", hub)
+        # Two Clarkson bots, one on each edge, at one READY table of the leader's.
+        lexicon = load_lexicon("enable")
+        clarkson = [
+            asyncio.ensure_future(
+                play_clarkson("127.0.0.1", e.listeners["clarkson"], name, lexicon, players=2)
+            )
+            for e, name in ((hub, "cara"), (edge2, "dan"))
+        ]
         before = await _entries(reader, uid, 5)
         kept = await _entries(reader, santorini, 3)
         lease = await leases.holder(room_key(uid))
@@ -231,16 +325,47 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
         killed_at = time.monotonic()
         pace["before"] = 0.0
         overs = await asyncio.wait_for(asyncio.gather(*games), 60)
+        overs = overs[:2]
+        played = await asyncio.wait_for(asyncio.gather(*clarkson), 60)
         am27_results = await asyncio.wait_for(asyncio.gather(*santorinis), 60)
         spectrangle_results = await asyncio.wait_for(asyncio.gather(*spectrangle), 60)
     except BaseException:
-        for g in [*games, *santorinis, *spectrangle]:
+        for g in [*games, *clarkson, *santorinis, *spectrangle]:
             g.cancel()
         print(nodes.logs())
         raise
     # Both players saw the same end, on the connections they started with.
     assert overs[0].scores == overs[1].scores
+    # Every spectator saw the game through the kill, only forward, to the same end.
+    for w in watchers:
+        assert w.seqs == sorted(set(w.seqs)), "frames only move forward"
+        assert w.moves == sorted(w.moves)
+        assert w.data["finished"]
+        assert dict(zip(w.data["players"], w.data["view"]["scores"], strict=True)) == dict(
+            overs[0].scores
+        )
+        assert [e["code"] for e in w.errors] == ["refused"]  # play: spectators only
+    # A room no node runs: the protocol's not-found, and the connection goes on.
+    import websockets
+
+    from meeple.protocols.web import PROTOCOL
+
+    async with websockets.connect(f"ws://127.0.0.1:{edge2.listeners['api']}/ws") as ws:
+        await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
+        await ws.send(json.dumps({"type": "subscribe", "topic": "game", "uid": "0123456789ab"}))
+        await ws.send(json.dumps({"type": "ping", "id": 7}))
+        replies = [json.loads(await asyncio.wait_for(ws.recv(), 10)) for _ in range(3)]
+    assert [r["type"] for r in replies] == ["welcome", "error", "pong"]
+    assert replies[1]["code"] == "not-found"
     assert not any(isinstance(m, Error) for m in ann.messages + bob.messages)
+    # The Clarkson game was played to its end on both edges, seen alike by both.
+    assert [len(p) for p in played] == [1, 1]
+    cara, dan = played[0][0], played[1][0]
+    assert sorted(cara.players) == ["cara", "dan"]
+    assert cara.scores == dan.scores
+    # A name is free again once its connection ended, on any edge.
+    await _welcomed(edge2.listeners["twente"], "ann")
+    await _welcomed(hub.listeners["twente"], "dan")
     # Another node owns the room now; the log says so, once, after the kill.
     after = await reader.action_log(uid)
     assert after is not None
@@ -264,7 +389,10 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
     with contextlib.closing(records):
         assert [g.id for g in records.games() if (g.data or {}).get("uid") == uid] == [stored.id]
         board = {r.player: r.games for r in records.leaderboard("scrabble")}
-        assert board == {"ann": 1, "bob": 1}
+        assert board == {"ann": 1, "bob": 1, "cara": 1, "dan": 1}
+        (clarkson_game,) = [g for g in records.games() if sorted(g.players) == ["cara", "dan"]]
+        assert clarkson_game.data is not None
+        assert clarkson_game.data["variant"] == "clarkson"
     took = [line for line in rooms[survivor].log.read_text().splitlines() if "took room" in line]
     assert len([line for line in took if uid in line]) == 1, nodes.logs()
     # The Santorini game went on through the kill: the edges kept answering AM27's
@@ -297,10 +425,15 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
 async def test_a_killed_edge_s_players_leave_their_games_by_the_protocol_s_rule(
     nodes: Nodes, node: Client, nats_ns: Namespace, pg_url: str
 ) -> None:
+    """Twente's rule ends the game; the dead edge's names come free after their TTL, and
+    its seat at a Clarkson table leaves it, so the table's next player can start."""
     hub = await nodes.start("hub", "edge,lobby,store,rooms", pg_url)
-    edge2 = await nodes.start("edge2", "edge")
+    edge2 = await nodes.start("edge2", "edge", None, "--name-ttl", "1")
     records = open_store(pg_url)
     reader = JetStreamLog(node, nats_ns, records)
+    # cara waits at edge2's Clarkson table (the leader's); her name is the cluster's.
+    cara = await ClarksonClient.connect("127.0.0.1", edge2.listeners["clarkson"], "cara")
+    await _refused_everywhere("cara", hub)
     ann = Bot("ann", hub.listeners["twente"], pace=0.15)
     bob = Bot("bob", edge2.listeners["twente"], pace=0.15)
     games = [asyncio.ensure_future(b.play()) for b in (ann, bob)]
@@ -310,6 +443,17 @@ async def test_a_killed_edge_s_players_leave_their_games_by_the_protocol_s_rule(
         edge2.kill()
         # Twente (ERRATA): a player's disconnection ends the game, reason DISCONNECT.
         over = await asyncio.wait_for(games[0], 30)
+        # The dead edge's names: free once their TTL passed without a renewal.
+        await _welcomed(hub.listeners["twente"], "bob")
+        await _welcomed(hub.listeners["twente"], "cara")
+        # cara's seat left the Clarkson table: a lone player there starts at once (§3.8).
+        eve = await ClarksonClient.connect("127.0.0.1", hub.listeners["clarkson"], "eve")
+        try:
+            await eve.ready()
+            started = await asyncio.wait_for(_first(eve, Starting), 30)
+        finally:
+            await eve.quit()
+            await eve.close()
     except BaseException:
         print(nodes.logs())
         raise
@@ -317,8 +461,10 @@ async def test_a_killed_edge_s_players_leave_their_games_by_the_protocol_s_rule(
         games[1].cancel()
         with contextlib.suppress(BaseException):
             await games[1]
+        await cara.close()
     assert over.reason is GameOverReason.DISCONNECT
     assert dict(over.scores)["bob"] == 0
+    assert isinstance(started, Starting)
     with contextlib.closing(records):
         stored = records.game_by_uid(uid)
         assert stored is not None

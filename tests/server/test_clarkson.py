@@ -457,3 +457,20 @@ async def test_table_starts_when_the_unready_one_leaves(server: MeepleServer) ->
     await a.expect(b"STARTING\r\n")
     await a.expect(b"SCORE 0 Ann\r\n")
     a.close()
+
+
+async def test_renaming_to_another_casing_keeps_the_name(server: MeepleServer) -> None:
+    """USERSET to another casing of one's own name is one name to the registry (names
+    compare by casefold): it stays taken, so another client asking for it gets NOK."""
+    a = await _joined(server, "Ann")
+    a.send(b"USERSET ANN\r\n")
+    await a.expect(b"USERCHANGE Ann ANN\r\n")
+    b = await _joined(server, "Bo", ("ANN",))
+    await a.expect(b"USERJOIN 127.0.0.1\r\n")
+    await a.expect(b"USERCHANGE 127.0.0.1 Bo\r\n")
+    b.send(b"USERSET ann\r\n")
+    await b.expect(b"NOK name already taken\r\n")
+    for peer in (a, b):
+        peer.send(b"QUIT\r\n")
+        await peer.expect(b"GOODBYE\r\n")
+        await peer.closed()

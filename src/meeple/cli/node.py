@@ -50,15 +50,24 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--host", help="an edge's listening address (default 127.0.0.1)")
     p.add_argument("--twente-port", type=int, default=DEFAULT_PORTS["twente"], metavar="PORT")
+    p.add_argument("--clarkson-port", type=int, default=DEFAULT_PORTS["clarkson"], metavar="PORT")
     p.add_argument("--santorini-port", type=int, default=DEFAULT_PORTS["santorini"], metavar="PORT")
     p.add_argument(
         "--spectrangle-port", type=int, default=DEFAULT_PORTS["spectrangle"], metavar="PORT"
     )
     p.add_argument(
+        "--name-ttl",
+        type=int,
+        default=6,
+        metavar="SECONDS",
+        help="an edge's names stay taken this long after it dies (default 6)",
+    )
+    p.add_argument(
         "--api-port",
         type=int,
         metavar="PORT",
-        help="an edge serves GET /api/cluster here (0: a free port; default: not served)",
+        help="an edge's web port: GET /api/cluster and spectators' /ws (0: a free port; "
+        "default: none)",
     )
     p.add_argument("--lexicon", help="the rooms' word list (default enable)")
     p.add_argument("--lease", type=int, default=2, metavar="SECONDS", help="room lease TTL")
@@ -77,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
             load_config(args.config)
             .with_overrides(host=args.host, lexicon=args.lexicon)
             .with_port("twente", args.twente_port)
+            .with_port("clarkson", args.clarkson_port)
             .with_port("santorini", args.santorini_port)
             .with_port("spectrangle", args.spectrangle_port)
         )
@@ -93,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
                 lease_ttl=args.lease,
                 same_game_seed=args.same_game_seed,
                 api_port=args.api_port,
+                name_ttl=args.name_ttl,
             )
         )
     except (ValueError, ConfigError) as e:
@@ -122,8 +133,9 @@ def register_cluster(sub: Any) -> None:
         "--base-port",
         type=int,
         metavar="P",
-        help="NATS on P, node i's Twente listener on P+i, its /api/cluster on P+100+i, "
-        "AM27 Santorini on P+200+i, Spectrangle on P+300+i (default: free ports)",
+        help="NATS on P, node i's Twente listener on P+i, its Clarkson listener on "
+        "P+20+i, AM27 Santorini on P+40+i, Spectrangle on P+60+i, its /api/cluster on "
+        "P+100+i (default: free ports)",
     )
     u.add_argument("--dir", type=Path, default=Path("var/cluster"), help="default var/cluster")
     u.add_argument("--lease", type=int, default=2, metavar="SECONDS")

@@ -93,15 +93,16 @@ class Names:
         self._kv = _Bucket(nc, ns.names_bucket, timeout)
         self.ttl = ttl
 
-    async def claim(self, name: str, holder: str) -> bool:
+    async def claim(self, name: str, holder: str, *, ttl: int | None = None) -> bool:
         """Take ``name`` (any casing of it) for ``holder``; False when someone else uses
-        it. Claiming a name one already holds renews it."""
+        it. Claiming a name one already holds renews it. ``ttl``: this claim's, instead
+        of the registry's."""
         key = name_key(name)
         value, revision = await self._kv.get(key)
         if value is not None and value.get("holder") != holder:
             return False
         written = await self._kv.put(
-            key, {"name": name, "holder": holder}, expect=revision, ttl=self.ttl
+            key, {"name": name, "holder": holder}, expect=revision, ttl=ttl or self.ttl
         )
         return written is not None
 

@@ -92,8 +92,9 @@ def up(
                 log_dir=logs,
                 database=database,
                 twente_port=0 if base_port is None else base_port + i,
-                santorini_port=0 if base_port is None else base_port + 200 + i,
-                spectrangle_port=0 if base_port is None else base_port + 300 + i,
+                clarkson_port=0 if base_port is None else base_port + 20 + i,
+                santorini_port=0 if base_port is None else base_port + 40 + i,
+                spectrangle_port=0 if base_port is None else base_port + 60 + i,
                 lease=lease,
                 extra_args=["--api-port", "0" if base_port is None else str(base_port + 100 + i)],
             )

@@ -17,16 +17,18 @@ a time and in order, numbered, and asked again with the same number until an ans
 comes: while a rooms node is killed and another takes the room over, the edge keeps the
 connection and the command waits; the new owner applies it once.
 
-Lobby calls (join, leave, disconnect, …) go to the leader as requests, in order. Checks
-the dialects expect at once (a seat in a game asking for another, a table size the game
-does not have) are made here with the same rules; names are this edge's own (not yet
-cluster-wide).
+Lobby calls (join, ready, renamed, leave, disconnect, …) go to the leader as requests, in
+order. Checks the dialects expect at once (a seat in a game asking for another, a table
+size the game does not have) are made here with the same rules, and what they ask of a
+seat's table at once (Clarkson: is it at one, did it say READY) is answered from an
+:class:`EdgeTable` kept here from the seat's own calls and what the leader told it.
+Names are cluster-wide (:mod:`meeple.node.names`).
 
-What a dialect asks of the lobby's tables (AM27's SERVERSTATE ``active`` and REGISTER
-(B): :meth:`EdgeLobby.waiting`) is answered from this edge's copy of the open tables,
-kept from the leader's table events on ``<ns>.lobby.events``: a moment behind the
-leader, which those two tolerate (a stale ``active`` is harmless, and a join of a queue
-that filled meanwhile opens a new table).
+What a dialect asks of the lobby's open tables (AM27's SERVERSTATE ``active`` and
+REGISTER (B): :meth:`EdgeLobby.waiting`) is answered from this edge's copy of them, kept
+from the leader's table events on ``<ns>.lobby.events``: a moment behind the leader,
+which those two tolerate (a stale ``active`` is harmless, and a join of a queue that
+filled meanwhile opens a new table).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import contextlib
 import itertools
 import logging
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from meeple.bus.base import Bus, BusClosed, BusError, BusTimeout, NoResponder, Subscription
@@ -44,9 +47,11 @@ from meeple.node import wire
 from meeple.server.lobby import (
     AlreadyPlaying,
     BadTable,
+    Dismissed,
     QueueKey,
     RoomFactory,
     RoomRestorer,
+    Seated,
     StartRule,
     TableEvent,
     TableInfo,
@@ -54,7 +59,7 @@ from meeple.server.lobby import (
 )
 from meeple.server.room import Seat
 
-__all__ = ["EdgeLobby", "LobbyCall", "RemoteRoom", "SeatInfo"]
+__all__ = ["EdgeLobby", "EdgeTable", "LobbyCall", "RemoteRoom", "SeatInfo"]
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +85,19 @@ def describe(seat: Seat, route: str) -> dict[str, Any]:
 
 
 SeatInfo = Mapping[str, Any]
+
+
+@dataclass
+class EdgeTable:
+    """What an edge knows of the table a seat of its sits at (the leader has the table):
+    its kind, its id once the leader told it (:class:`~meeple.server.lobby.Seated`), and
+    whether the seat said it is ready. Kept from the seat's own calls, which reach the
+    leader in order, so it says what the leader's lobby will."""
+
+    key: QueueKey
+    rule: StartRule
+    id: str = ""
+    ready: bool = False
 
 
 class LobbyCall:
@@ -168,12 +186,13 @@ class EdgeLobby:
         self._seats: dict[str, Seat] = {}  # route -> seat
         self._subs: dict[str, Subscription] = {}
         self._rooms: dict[int, RemoteRoom] = {}  # id(seat) -> its room
+        self._tables: dict[int, EdgeTable] = {}  # id(seat) -> its table, until it starts
         self._variants: dict[str, Mapping[str, tuple[int, int]] | None] = {}
         self._numbers = itertools.count(1)
         self._calls: asyncio.Queue[tuple[LobbyCall, asyncio.Future[None] | None]] = asyncio.Queue()
         self._caller: asyncio.Task[None] | None = None
         self._pending: dict[str, list[object]] = {}  # route -> events before subscribed
-        self._tables: dict[str, TableInfo] = {}  # the leader's open tables, oldest first
+        self._open: dict[str, TableInfo] = {}  # the leader's open tables, oldest first
         self._table_sub: Subscription | None = None
 
     async def start(self) -> None:
@@ -184,9 +203,9 @@ class EdgeLobby:
             if not isinstance(event, TableEvent):
                 return
             if event.kind in ("opened", "changed"):
-                self._tables[event.table.id] = event.table
+                self._open[event.table.id] = event.table
             else:  # started, closed
-                self._tables.pop(event.table.id, None)
+                self._open.pop(event.table.id, None)
 
         self._table_sub = await self.bus.subscribe(self.ns.lobby_events, heard)
 
@@ -207,17 +226,26 @@ class EdgeLobby:
         return game in self._variants
 
     def name_rule(self, *args: Any) -> None:
-        """Name rules are the leader's (its listeners' dialects register them there)."""
+        """Name rules are the leader's to check, and it has none yet: only Clarkson has
+        one (for seats of other protocols at its tables), and of the protocols on edges
+        none but Clarkson can sit at a Clarkson table."""
 
     # --- what the dialects call ------------------------------------------------------------
 
     def room_of(self, seat: Seat) -> RemoteRoom | None:
         return self._rooms.get(id(seat))
 
+    def table_of(self, seat: Seat) -> EdgeTable | None:
+        return self._tables.get(id(seat))
+
+    def is_ready(self, seat: Seat) -> bool:
+        table = self._tables.get(id(seat))
+        return table is not None and table.ready
+
     def waiting(self, key: QueueKey) -> list[Any]:
         """Who sits at the open table :meth:`join` would put a player of ``key`` at, as
         this edge last heard (``Lobby.waiting``'s answer, a moment late: module doc)."""
-        for table in self._tables.values():
+        for table in self._open.values():
             same = QueueKey(table.game, table.size, table.variant, table.settings) == key
             if same and table.start_rule is StartRule.FULL and len(table.seats) < table.size:
                 return list(table.seats)
@@ -242,9 +270,25 @@ class EdgeLobby:
                 raise BadTable(
                     f"{key.game} ({key.variant}) takes {low} to {high} players, not {key.players}"
                 )
+        table = self._tables.get(id(seat))
+        if table is None or table.key != key or table.rule is not rule:
+            self._tables[id(seat)] = EdgeTable(key, rule)  # the leader's join moves it
         self._call("join", seat, key, rule)
 
+    def ready(self, seat: Seat) -> None:
+        """``seat`` says it is ready (READY tables; Clarkson RFC §3.8)."""
+        table = self._tables.get(id(seat))
+        if table is not None:
+            table.ready = True
+            self._call("ready", seat)
+
+    def renamed(self, seat: Seat, old: str) -> None:
+        """``seat`` took a new name: the leader tells its table (Clarkson RFC §3.6)."""
+        if id(seat) in self._tables:
+            self._call("renamed", seat, old)
+
     def leave(self, seat: Seat) -> None:
+        self._tables.pop(id(seat), None)
         if id(seat) in self._routes:
             self._call("leave", seat)
 
@@ -256,6 +300,7 @@ class EdgeLobby:
         room = self._rooms.pop(id(seat), None)
         if room is not None and not room.finished:
             room.leave(seat)
+        self._tables.pop(id(seat), None)
         if id(seat) in self._routes:
             self._call("disconnect", seat)
             self._forget(seat)
@@ -288,6 +333,10 @@ class EdgeLobby:
         if seat is None:
             return
         if source == "lobby":
+            if isinstance(message, Seated) and id(seat) in self._tables:
+                self._tables[id(seat)].id = message.table
+            elif isinstance(message, Dismissed):
+                self._tables.pop(id(seat), None)
             self._tell(seat, message)
             return
         if isinstance(message, wire.RoomOver):
@@ -313,6 +362,7 @@ class EdgeLobby:
                 room.close()
             room = RemoteRoom(self, message.uid, seat, message.seat)
             self._rooms[id(seat)] = room
+            self._tables.pop(id(seat), None)  # the table became this room
         room.received(message)
         self._tell(seat, message.event)
 
@@ -365,6 +415,8 @@ class EdgeLobby:
                     return
                 except BusError as e:
                     logger.info("lobby refused %s for %s: %s", call.op, route, e)
+                    if call.op == "join" and seat is not None:
+                        self._tables.pop(id(seat), None)  # it sits nowhere
                 break
 
     async def close(self) -> None:

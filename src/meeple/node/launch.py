@@ -62,6 +62,7 @@ def start_node(
     namespace: str = "meeple",
     database: str | None = None,
     twente_port: int = 0,
+    clarkson_port: int = 0,
     santorini_port: int = 0,
     spectrangle_port: int = 0,
     lease: int = 2,
@@ -79,6 +80,7 @@ def start_node(
         "node",
         *("--roles", ",".join(roles), "--nats", nats_url, "--namespace", namespace),
         *("--name", name, "--twente-port", str(twente_port), "--lease", str(lease)),
+        *("--clarkson-port", str(clarkson_port)),
         *("--santorini-port", str(santorini_port), "--spectrangle-port", str(spectrangle_port)),
     ]
     command += list(extra_args)

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+import time
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
@@ -30,8 +31,8 @@ from meeple.bus.subjects import Namespace
 from meeple.cluster.lease import Lease, Leases, lobby_key
 from meeple.node import wire
 from meeple.node.edge import LobbyCall
-from meeple.node.rooms import OpenRoom
-from meeple.server.lobby import Lobby, QueueKey, RoomFactory, StartRule, TableEvent
+from meeple.node.rooms import EDGE_SILENCE, OpenRoom
+from meeple.server.lobby import Dismissed, Lobby, QueueKey, RoomFactory, StartRule, TableEvent
 from meeple.server.room import Seat
 
 __all__ = ["LobbyRole", "ProxySeat", "RoomTicket"]
@@ -42,7 +43,7 @@ FULL = StartRule.FULL
 # Seconds the leader keeps asking for a rooms node to open a room.
 OPEN_PATIENCE = 10.0
 # The lobby calls an edge may make, and nothing else (a LobbyCall names a method).
-CALLS = frozenset({"join", "leave", "disconnect", "quit", "ready", "sit"})
+CALLS = frozenset({"join", "leave", "disconnect", "quit", "ready", "renamed", "sit"})
 
 
 class ProxySeat:
@@ -177,6 +178,8 @@ class LobbyRole:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._keeper: asyncio.Task[None] | None = None
         self._lost = asyncio.Event()
+        self._heard: dict[str, float] = {}  # node -> its last heartbeat
+        self._beats: Subscription | None = None
 
     def _factory(self) -> RoomFactory:
         def create(key: QueueKey, seats: list[Seat]) -> Any:
@@ -201,7 +204,35 @@ class LobbyRole:
         self.spawn(self.bus.publish(subject, payload), "publish")
 
     async def start(self) -> None:
+        self._beats = await self.bus.subscribe(self.ns.nodes, self._heartbeat)
         self.spawn(self._campaign(), "lobby-campaign")
+        self.spawn(self._edges_gone(), "lobby-edges")
+
+    async def _heartbeat(self, subject: str, payload: bytes) -> None:
+        self._heard[subject.rsplit(".", 1)[1]] = time.monotonic()
+
+    async def _edges_gone(self) -> None:
+        """The seats of an edge silent for :data:`EDGE_SILENCE` seconds are disconnected,
+        as when their connections close: a dead edge's seat must not hold a table (a
+        READY table, Clarkson's, would never start; a FULL one would start a game for a
+        connection that is gone)."""
+        since = time.monotonic()
+        while True:
+            await asyncio.sleep(1.0)
+            now = time.monotonic()
+            if not self.leader.is_set() or now - since < EDGE_SILENCE:
+                continue  # not long enough to have heard every live edge
+            for seat in list(self._seats.values()):
+                edge = seat.route.rsplit("-", 1)[0]
+                if now - self._heard.get(edge, since) > EDGE_SILENCE:
+                    logger.warning(
+                        "%s: %s's edge %s is silent; seat freed", self.name, seat.name, edge
+                    )
+                    self._seats.pop(seat.route, None)
+                    table = self.lobby.table_of(seat)
+                    if table is not None:  # if the edge lives after all, it hears of it
+                        seat.deliver(Dismissed(table.id))
+                    self.lobby.disconnect(seat)
 
     async def _campaign(self) -> None:
         """Try for the lease until this node holds it; then serve until it is lost."""
@@ -253,7 +284,7 @@ class LobbyRole:
             elif op == "sit":
                 method(call.args[0], seat)
             else:
-                method(seat)
+                method(seat, *call.args)  # renamed: the old name (Clarkson §3.6)
             if op in ("disconnect", "quit"):
                 self._seats.pop(seat.route, None)
             return b"ok"
@@ -270,6 +301,9 @@ class LobbyRole:
         return seat
 
     async def stop(self) -> None:
+        if self._beats is not None:
+            with contextlib.suppress(BusError):
+                await self._beats.close()
         await self._unserve()
         if self._keeper is not None:
             await Leases.stop(self._keeper)

@@ -28,6 +28,7 @@ from meeple.bus.subjects import Namespace
 from meeple.cluster.jetstream import connect_node
 from meeple.cluster.lease import Leases
 from meeple.cluster.log import JetStreamLog
+from meeple.node.names import ClusterNames
 from meeple.server.app import LISTENERS, Listener, Services
 from meeple.server.config import ServerConfig
 from meeple.server.lobby import Lobby
@@ -39,7 +40,7 @@ logger = logging.getLogger(__name__)
 ROLES = ("edge", "rooms", "lobby", "store")
 # The listeners an edge runs through the split (their dialects only use what
 # meeple.node.edge.EdgeLobby carries); the others need more of the lobby over the bus.
-EDGE_LISTENERS = ("twente", "santorini", "spectrangle")
+EDGE_LISTENERS = ("twente", "clarkson", "santorini", "spectrangle")
 HEARTBEAT = 1.0
 
 
@@ -59,6 +60,8 @@ class NodeConfig:
     api_port: int | None = None
     # Benchmarks only: every room seeds its game with this, so every game deals the same.
     same_game_seed: int | None = None
+    # Seconds an edge's names stay claimed unless renewed (a dead edge's come free).
+    name_ttl: int = 6
 
 
 class _SameSeed(random.Random):
@@ -89,10 +92,12 @@ class Node:
         self.lobby: Any = None
         self.store: Any = None
         self.edge: Any = None
+        self.name_service: Any = None  # a lobby node answers edges' name claims
         self._stopping = asyncio.Event()
         self._beat: asyncio.Task[None] | None = None
         self.view: Any = None
-        self._api: asyncio.Task[None] | None = None
+        self.web: Any = None
+        self.relay: Any = None
         self.api_port: int | None = None
 
     async def start(self) -> None:
@@ -130,6 +135,12 @@ class Node:
                 },
             )
             await self.lobby.start()
+            from meeple.cluster.registry import Names
+            from meeple.node.names import NameService
+
+            # Every lobby node answers edges' name claims (the bucket decides, not a leader).
+            self.name_service = NameService(self.bus, self.ns, Names(self.nc, self.ns))
+            await self.name_service.start()
         if "rooms" in c.roles:
             from meeple.node.rooms import RoomsRole
             from meeple.node.store import RemoteRecords
@@ -161,6 +172,10 @@ class Node:
         self.edge = EdgeLobby(self.bus, self.ns, self.config.name)
         await self.edge.start()
         self.services.resource("lobby", lambda: self.edge)
+        # Names unique across every edge (the dialects' registry, meeple.node.names).
+        self.services.names = ClusterNames(
+            self.bus, self.ns, self.config.name, ttl=self.config.name_ttl
+        )
         # An edge checks no word (the rooms nodes do): no lexicon to load.
         self.services.resource(LEXICON_RESOURCE, frozenset)
         for name in self.config.listeners:
@@ -172,13 +187,23 @@ class Node:
             self.listeners[name] = listener
             self.services.listening[name] = listener.port
         if self.config.api_port is not None:
-            from meeple.node.status import ClusterView, serve_api
+            # The edge's web port: GET /api/cluster, and spectators on /ws (their rooms'
+            # views heard over the bus once per watched room: meeple.node.views).
+            from meeple.node.status import ClusterView
+            from meeple.node.views import ViewRelay
+            from meeple.node.web import edge_web_app
+            from meeple.server.config import ListenerConfig
+            from meeple.web.listener import WebListener
 
             self.view = ClusterView(self.bus, self.ns)
             await self.view.start()
-            self._api, self.api_port = await serve_api(
-                self.view, self.config.server.host, self.config.api_port
+            self.relay = ViewRelay(self.bus, self.ns)
+            app = edge_web_app(self.services, self.view, self.relay)
+            self.web = WebListener(
+                self.services, "web", ListenerConfig(port=self.config.api_port), app
             )
+            await self.web.start()
+            self.api_port = self.web.port
 
     def info(self) -> dict[str, Any]:
         host = self.config.server.host
@@ -232,15 +257,21 @@ class Node:
         """Stop every role (each within ``timeout`` seconds: NATS may be gone)."""
         if self._beat is not None:
             self._beat.cancel()
-        if self._api is not None:
-            self._api.cancel()
+        if self.web is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.web.close(0.5), timeout)
+        if self.relay is not None:
+            self.relay.close()
         if self.view is not None:
             await self.view.stop()
         steps: list[Any] = [
             listener.close(self.config.server.shutdown_grace)
             for listener in self.listeners.values()
         ]
-        for role in (self.edge, self.rooms, self.lobby, self.store):
+        names = self.services.names
+        if self.edge is not None and isinstance(names, ClusterNames):
+            steps.append(names.close())
+        for role in (self.edge, self.rooms, self.lobby, self.name_service, self.store):
             if role is not None:
                 steps.append(role.close() if role is self.edge else role.stop())
         for step in steps:

@@ -43,6 +43,7 @@ from meeple.bus.subjects import Namespace
 from meeple.cluster.lease import Lease, Leases, room_key
 from meeple.cluster.log import JetStreamLog
 from meeple.node import wire
+from meeple.node.views import ViewSource
 from meeple.server.lobby import QueueKey
 from meeple.server.room import Room
 from meeple.server.store import ActionLog, LogConflict
@@ -183,6 +184,10 @@ class RoomsRole:
     _heard: dict[str, float] = field(default_factory=dict)  # node -> its last heartbeat
     _started: float = 0.0
     _ended: set[str] = field(default_factory=set)  # rooms whose logs are closed
+    views: ViewSource = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.views = ViewSource(self.bus, self.ns)
 
     async def start(self) -> None:
         self._subs.append(await self.bus.serve(self.ns.rooms_open, self._open, queue="rooms"))
@@ -232,6 +237,7 @@ class RoomsRole:
                 await sub.close()
         for owned in list(self.rooms.values()):
             await self._drop(owned, release=release)
+        self.views.close()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -276,6 +282,7 @@ class RoomsRole:
         told again first (a replay, module doc of :mod:`meeple.node.wire`)."""
         room = owned.room
         room.journal = ClusterLog(self.log, owned)
+        room.feed = self.views.feed  # spectators' views, for the edges that ask
         room.wall_clock = self.wall_clock
         room.on_committed.append(lambda seat, command: self._committed(owned, command))
         room.on_finished.append(lambda _room: self._finished(owned))
@@ -296,10 +303,12 @@ class RoomsRole:
     # --- commands -----------------------------------------------------------------------------
 
     async def _command(self, owned: _Owned, payload: bytes) -> bytes:
-        request: wire.Command = wire.loads(payload)
+        request: wire.Command | wire.Watch = wire.loads(payload)
         room = owned.room
         if owned.fenced:
             raise ValueError(f"room {room.uid} moved to another node")
+        if isinstance(request, wire.Watch):
+            return self.views.watch(room, owned.lease.epoch)
         if room.finished:
             return b"over"
         if request.n <= owned.seen.get(request.seat, 0):
@@ -363,6 +372,10 @@ class RoomsRole:
         room = owned.room
         if self.rooms.get(room.uid) is owned:
             del self.rooms[room.uid]
+        if owned.fenced:
+            self.views.forget(room.uid)  # another node owns it: it tells the spectators
+        else:
+            await self.views.room_gone(room, owned.lease.epoch)
         if owned.serving is not None:
             with contextlib.suppress(BusError):
                 await owned.serving.close()
@@ -430,6 +443,9 @@ class RoomsRole:
                 await self.leases.release(lease)
                 return False
             await self._serve(owned, told)
+            # Edges whose spectators watched it under the old owner hear it go on now,
+            # not at their next ask (meeple.node.views).
+            self.views.watch(owned.room, lease.epoch)
             logger.info(
                 "%s: took room %s over (%d entries, epoch %d)",
                 self.name,

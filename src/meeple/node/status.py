@@ -1,5 +1,6 @@
 """What the cluster looks like, from its nodes' heartbeats: ``GET /api/cluster`` on an
-edge (docs/cluster.md has the shape; ``meeple serve`` answers the same for its one node).
+edge's web port (:mod:`meeple.node.web`; docs/cluster.md has the shape; ``meeple serve``
+answers the same for its one node).
 
 Every node publishes its heartbeat (:meth:`meeple.node.node.Node.info`) on
 ``<ns>.node.<name>`` every second; :class:`ClusterView` keeps the latest of each node
@@ -9,17 +10,15 @@ list within that; its rooms appear under their new owner once taken over).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 from meeple.bus.base import Bus, BusError, Subscription
 from meeple.bus.subjects import Namespace
 
-__all__ = ["SILENCE", "ClusterView", "serve_api"]
+__all__ = ["SILENCE", "ClusterView"]
 
 SILENCE = 3.0
 
@@ -61,34 +60,3 @@ class ClusterView:
                 for r in b.get("rooms", ())
             ],
         }
-
-
-async def serve_api(view: ClusterView, host: str, port: int) -> tuple[asyncio.Task[None], int]:
-    """Serve ``GET /api/cluster`` with uvicorn on the running loop; its task and port."""
-    import socket
-
-    import uvicorn
-    from starlette.applications import Starlette
-    from starlette.requests import Request
-    from starlette.responses import JSONResponse
-    from starlette.routing import Route
-
-    async def cluster(request: Request) -> JSONResponse:
-        return JSONResponse(view.snapshot())
-
-    app = Starlette(routes=[Route("/api/cluster", cluster)])
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-
-    class Server(uvicorn.Server):
-        """uvicorn without its own signal handlers: the node owns SIGINT/SIGTERM."""
-
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            yield
-
-    config = uvicorn.Config(app, log_level="warning", lifespan="off")
-    server = Server(config)
-    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]), name="api")
-    return task, int(sock.getsockname()[1])

@@ -37,6 +37,7 @@ __all__ = [
     "Delivery",
     "Leave",
     "RoomOver",
+    "Watch",
     "dumps",
     "for_seat",
     "loads",
@@ -88,6 +89,12 @@ class Command:
 @dataclass(frozen=True, slots=True)
 class Leave:
     """The seat's connection is gone (the room's leave rule applies)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Watch:
+    """An edge's spectators watch the room: its owner publishes the room's spectator
+    views for a while, and answers with the current one (:mod:`meeple.node.views`)."""
 
 
 @dataclass(frozen=True, slots=True)

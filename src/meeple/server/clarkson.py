@@ -27,11 +27,17 @@ TILES, then everyone SCORE (the mover's total), BOARDPUSH, and TURN — or, when
 game ended, SCORE for every player (final totals after the rack rule) and WINNER.
 A player who quits mid-game leaves the others playing (ERRATA; LeavePolicy.CONTINUE):
 they only hear TURN if it was the leaver's turn.
+
+Names (§3.5) are claimed with ``claim_then``: on a cluster edge the answer comes after a
+bus round trip (names are unique across edges, docs/cluster.md), and the client's next
+lines are not read until it has come (at most :data:`HELD_LINES` lines' worth).
 """
 
 from __future__ import annotations
 
 import platform
+from collections import deque
+from collections.abc import Callable, Iterator
 
 from meeple.games.scrabble import game as g
 from meeple.protocols.clarkson import replies
@@ -62,6 +68,7 @@ from meeple.protocols.clarkson.session import (
     Greeted,
     PeerNok,
     Reply,
+    ServerEvent,
     ServerSession,
     State,
 )
@@ -95,6 +102,9 @@ __all__ = ["VARIANT", "ClarksonHandler", "create_listener"]
 VARIANT = "clarkson"
 NO_TABLE = "no table here plays the Clarkson variant"
 TABLE_SIZE = g.VARIANTS[VARIANT].max_players
+# Lines a client may send while its connection waits for the name registry's answer
+# (on a cluster edge, a bus round trip): at most this many bytes, times the line limit.
+HELD_LINES = 16
 
 
 def create_listener(services: Services, name: str, config: ListenerConfig) -> TcpListener:
@@ -150,6 +160,13 @@ class ClarksonHandler:
         self._hello = hello
         self._room: ScrabbleRoom | None = None
         self._you = -1
+        # While a name is asked for (the registry answers later on a cluster edge), the
+        # client's next lines wait: the rest of a read, then later reads.
+        self._asking = False
+        self._paused: Iterator[ServerEvent] | None = None
+        self._later: deque[bytes] = deque()
+        self._held_bytes = 0
+        self._max_held = HELD_LINES * max_line_size
 
     # --- ConnectionHandler ------------------------------------------------------------
 
@@ -167,15 +184,55 @@ class ClarksonHandler:
 
     def connection_made(self) -> None:
         """§3.1: the server says HELLO first; §3.5: the default name is the client's IP."""
-        self.name = self._default_name(self.conn.peer_host)
-        self.session.name = self.name
         self.send(self._hello)
+        self._default_name("".join(self.conn.peer_host.split()) or "unknown", 1)
 
     def data_received(self, data: bytes) -> None:
+        if self._asking:
+            if self._held_bytes + len(data) > self._max_held:
+                self.conn.refusals.note("%d bytes sent while a name was asked; dropped", len(data))
+                return
+            self._later.append(data)
+            self._held_bytes += len(data)
+            return
+        self._read(self.session.events(data))
+
+    def _read(self, events: Iterator[ServerEvent]) -> None:
         # One line at a time: the answer to each command goes out before the next line
         # (a QUIT in the same read, say) moves the session on.
-        for event in self.session.events(data):
+        for event in events:
             self._on_event(event)
+            if self._asking:  # the rest waits for the name registry's answer
+                self._paused = events
+                return
+
+    def _ask_name(self, name: str, then: Callable[[bool], None]) -> None:
+        """Claim ``name``; ``then`` is told whether it was given, and the lines that came
+        meanwhile are read after it."""
+
+        def answered(given: bool) -> None:
+            self._asking = False
+            try:
+                then(given)
+            finally:
+                if not self._asking:  # ``then`` may ask for another name
+                    self._read_on()
+
+        self._asking = True
+        self.names.claim_then(name, self, answered)
+
+    def _read_on(self) -> None:
+        events, self._paused = self._paused, None
+        if events is not None:
+            self._read(events)
+        while self._later and not self._asking:
+            data = self._later.popleft()
+            self._held_bytes -= len(data)
+            self._read(self.session.events(data))
+
+    @property
+    def _gone(self) -> bool:
+        return self.conn.closing or self.session.state is State.CLOSED
 
     def connection_lost(self, reason: str) -> None:
         self.session.receive_eof()
@@ -190,15 +247,26 @@ class ClarksonHandler:
             return None
         return self.session.send(Goodbye())
 
-    def _default_name(self, host: str) -> str:
+    def _default_name(self, host: str, n: int) -> None:
         # Several clients from one address would share a name the RFC says must refer to
-        # one client (§3.5): the second is "<ip>-2", and so on.
-        host = "".join(host.split()) or "unknown"
-        candidate, n = host, 1
-        while not self.names.claim(candidate, self):
+        # one client (§3.5): the second is "<ip>-2", and so on. Names held here are
+        # skipped at once; one held elsewhere (another cluster edge) is refused later.
+        candidate = host
+        while True:
+            candidate = host if n == 1 else f"{host}-{n}"
+            if self.names.holder(candidate) in (None, self):
+                break
             n += 1
-            candidate = f"{host}-{n}"
-        return candidate
+
+        def answered(given: bool) -> None:
+            if given and self._gone:
+                self.names.release(candidate, self)
+            elif given:
+                self.name = self.session.name = candidate
+            elif not self._gone:
+                self._default_name(host, n + 1)
+
+        self._ask_name(candidate, answered)
 
     # --- requests from the client ----------------------------------------------------
 
@@ -235,11 +303,22 @@ class ClarksonHandler:
         if self._seated:  # the table started; the game's names are fixed
             self.send(Nok(replies.NAME_IN_GAME))
             return
-        if not self.names.claim(new, self):
+        self._ask_name(new, lambda given: self._renamed(new, given))
+
+    def _renamed(self, new: str, given: bool) -> None:
+        old = self.name
+        same = new.casefold() == old.casefold()  # one name to the registry
+        if given and not same and (self._gone or self._seated):
+            self.names.release(new, self)  # gone, or the table started meanwhile
+        if self._gone:
+            return
+        if not given:
             self.send(Nok(replies.NAME_TAKEN))  # §3.5
             return
-        old = self.name
-        if new != old:
+        if self._seated:
+            self.send(Nok(replies.NAME_IN_GAME))
+            return
+        if not same:
             self.names.release(old, self)
         self.name = new
         self.conn.log.info("renamed %s -> %s", old, new)
@@ -303,8 +382,9 @@ class ClarksonHandler:
             self.conn.log.info("%s left the game", event.name)
 
     def _started(self, event: GameStarted) -> None:
-        room = self.lobby.room_of(self)
-        self._room = room if isinstance(room, ScrabbleRoom) else None
+        # A ScrabbleRoom; on a cluster edge a RemoteRoom (meeple.node.edge) with the same
+        # submit and the seat's view of the game.
+        self._room = self.lobby.room_of(self)  # type: ignore[assignment]
         self._you = event.you
         game = event.game
         self.send(Starting())

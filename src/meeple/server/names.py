@@ -1,6 +1,15 @@
-"""Player names, unique across the whole server and every protocol."""
+"""Player names, unique across the whole server and every protocol.
+
+A dialect that can wait for the answer claims a name with :meth:`NameRegistry.claim_then`:
+in one process the answer comes at once; on a cluster edge
+(:class:`meeple.node.names.ClusterNames`) it comes once every edge's names were
+consulted, a bus round trip later (the dialect holds the client's next messages
+meanwhile, as Twente's ANNOUNCING state does).
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 __all__ = ["NameRegistry"]
 
@@ -20,6 +29,11 @@ class NameRegistry:
             return False
         self._owners[key] = owner
         return True
+
+    def claim_then(self, name: str, owner: object, then: Callable[[bool], None]) -> None:
+        """Claim ``name`` for ``owner`` and call ``then`` with whether it was given:
+        here at once; a registry shared with other processes calls it later."""
+        then(self.claim(name, owner))
 
     def release(self, name: str, owner: object) -> None:
         """Free ``name`` if ``owner`` holds it (a no-op otherwise)."""

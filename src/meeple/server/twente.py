@@ -181,8 +181,17 @@ class TwenteHandler:
             pass
 
     def _join(self, event: Join) -> None:
-        if not self.services.names.claim(event.name, self):
-            self._send(Error(ErrorCode.NAME_TAKEN))
+        # The session holds what comes after the ANNOUNCE until its reply (ANNOUNCING):
+        # on a cluster edge the answer comes once every edge's names were consulted.
+        self.services.names.claim_then(event.name, self, lambda given: self._named(event, given))
+
+    def _named(self, event: Join, given: bool) -> None:
+        if self.conn.closing or self.session.state is State.CLOSED:
+            if given:  # gone while the name was asked for
+                self.services.names.release(event.name, self)
+            return
+        if not given:
+            self._send(Error(ErrorCode.NAME_TAKEN))  # spec E001
         else:
             self.name = event.name
             self._flags = event.flags

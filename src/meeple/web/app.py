@@ -458,9 +458,13 @@ class WebConnection:
                 if self.spectator is not None:
                     self.fanout.unwatch(self.spectator, _feed_topic(m.topic, m.uid))
             elif request.message is not None:
-                seat = self._player()
-                await seat.prepare(request.message)
-                seat.handle(request.message)
+                await self._play(request.message)
+
+    async def _play(self, message: proto.ClientMessage) -> None:
+        """A play message (lobby tables, moves, chat): the browser's seat takes it."""
+        seat = self._player()
+        await seat.prepare(message)
+        seat.handle(message)
 
     def _player(self) -> WebSeat:
         if self.seat is None:
@@ -586,8 +590,7 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
         return
     try:
         await websocket.accept()
-        state = websocket.app.state
-        conn = WebConnection(websocket, state.ctx, state.fanout, state.max_message_size)
+        conn: WebConnection = websocket.app.state.connection(websocket)
         hub.connections.add(conn)
         try:
             await conn.run()
@@ -641,11 +644,14 @@ def create_app(services: Services, *, max_message_size: int | None = None) -> St
     app.state.ctx = ctx
     app.state.fanout = Fanout(ctx.feed)
     app.state.hub = Hub(app.state.fanout)
+    app.state.max_message_size = max_message_size or proto.DEFAULT_MAX_MESSAGE_SIZE
+    app.state.connection = lambda websocket: WebConnection(
+        websocket, ctx, app.state.fanout, app.state.max_message_size
+    )
     app.state.templates = environment()
     app.state.console_sessions = console_pages.Sessions()
     app.state.console_attempts = accounts.AttemptLimiter(services.clock)
     app.state.origins = frozenset(services.config.web.origins)
     app.state.accounts = accounts.Accounts(lambda: ctx.store, services.clock)
     app.state.addresses = AddressLimiter(services.config.limits.max_connections_per_address)
-    app.state.max_message_size = max_message_size or proto.DEFAULT_MAX_MESSAGE_SIZE
     return app

@@ -183,9 +183,19 @@ class _Topic:
 class Fanout:
     """The edge's watched topics; see the module docstring."""
 
-    def __init__(self, feed: Feed) -> None:
+    def __init__(
+        self,
+        feed: Feed,
+        *,
+        on_first: Callable[[str], None] | None = None,
+        on_last: Callable[[str], None] | None = None,
+    ) -> None:
         self.feed = feed
         self._topics: dict[str, _Topic] = {}
+        # The edge's first watcher of a topic came, its last went (a cluster edge then
+        # starts and stops hearing the room over the bus: meeple.node.views).
+        self._on_first = on_first
+        self._on_last = on_last
 
     def spectator(self, sink: FrameSink) -> Spectator:
         """A WebSocket that is going to watch (call once per connection)."""
@@ -197,6 +207,8 @@ class Fanout:
         entry = self._topics.get(topic)
         if entry is None:
             entry = self._topics[topic] = _Topic(self, topic)
+            if self._on_first is not None:
+                self._on_first(topic)
         entry.watchers[spectator] = delta
         spectator.topics[topic] = entry
         spectator.held.pop(topic, None)  # a new subscription starts with a whole snapshot
@@ -213,6 +225,8 @@ class Fanout:
             if self._topics.get(topic) is entry:
                 del self._topics[topic]
             entry.close()
+            if self._on_last is not None:
+                self._on_last(topic)
 
     def leave(self, spectator: Spectator) -> None:
         """The WebSocket closed: it watches nothing any more."""

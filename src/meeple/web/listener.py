@@ -31,6 +31,8 @@ from meeple.web.app import create_app
 from meeple.web.fanout import EXTENSION
 
 if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
     from meeple.server.app import Services
 
 __all__ = [
@@ -368,10 +370,16 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> We
 class WebListener:
     """HTTP and WebSocket on one port; see the module docstring."""
 
-    def __init__(self, services: Services, name: str, config: ListenerConfig) -> None:
+    def __init__(
+        self, services: Services, name: str, config: ListenerConfig, app: Starlette | None = None
+    ) -> None:
+        """``app``: another app than ``meeple serve``'s (a cluster edge's, meeple.node.web);
+        it keeps its :class:`~meeple.web.app.Hub` in ``app.state.hub``."""
         self.name = name
         self.services = services
-        self.app = create_app(services, max_message_size=services.config.web.max_message_size)
+        self.app = app or create_app(
+            services, max_message_size=services.config.web.max_message_size
+        )
         web = services.config.web
         self.guard = ConnectionGuard(
             AddressLimiter(services.config.limits.max_connections_per_address),

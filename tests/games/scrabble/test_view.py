@@ -6,7 +6,7 @@ import json
 import random
 
 from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
-from meeple.games.scrabble.game import Exchange, Game, Pass, Play
+from meeple.games.scrabble.game import End, EndReason, Exchange, Game, Pass, Play, TimePenalty
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.view import seat_view, spectator_view
 
@@ -110,3 +110,16 @@ def test_move_log_totals_end_at_the_final_scores(gcide: Lexicon) -> None:
         assert end["kind"] == "end"
         assert "_" not in end["text"]
         assert "-" not in end["text"]
+
+
+def test_the_game_over_line_comes_after_an_overtime_penalty(gcide: Lexicon) -> None:
+    """Out of time: the penalty is taken off the final score after the end, but the log
+    reads as it happened to the player, penalty first and "game over" last (issue 24)."""
+    game = Game(["kim", "hal"], random.Random(4), lexicon=gcide)
+    _play_out(game, gcide, limit=4)
+    game.apply(End(EndReason.TIME, 0))
+    game.apply(TimePenalty(0, 100))
+    moves = spectator_view(game)["moves"]
+    assert [m["kind"] for m in moves[-2:]] == ["time", "end"]
+    assert moves[-2]["score"] == -100
+    assert moves[-2]["total"] == spectator_view(game)["scores"][0]

@@ -97,8 +97,10 @@ def move_entry(event: Event, players: tuple[str, ...]) -> dict[str, Any] | None:
 
 def _log(game: Game) -> list[dict[str, Any]]:
     """The move log; the end's rack adjustments get a line each, so that the log's
-    totals end where the scores do (issue 24)."""
+    totals end where the scores do (issue 24). The "game over" line is the last one: an
+    overtime penalty, taken off the final score after the end, comes before it."""
     log: list[dict[str, Any]] = []
+    end: dict[str, Any] | None = None
     for ev in game.events:
         entry = move_entry(ev, game.players)
         if entry is None:
@@ -110,7 +112,11 @@ def _log(game: Game) -> list[dict[str, Any]]:
                     # The count, not the letters: a view never names a rack's tiles.
                     text = "tiles left on the rack" if adjustment < 0 else "the others' racks"
                     log.append(_entry(i, "end-rack", text, adjustment, result.scores[i]))
+            end = entry
+            continue
         log.append(entry)
+    if end is not None:
+        log.append(end)
     return log
 
 

@@ -1,0 +1,209 @@
+"""Names unique across a cluster's edges: the edge's registry and the lobby nodes' service.
+
+A name in use is a key of the ``<ns>-names`` bucket (:class:`meeple.cluster.registry.Names`:
+the casefold of the name, compare-and-set, a per-key TTL). Edges may not touch buckets
+(deploy/nats/meeple-auth.conf), so they ask:
+
+- :class:`ClusterNames` is an edge's :class:`~meeple.server.names.NameRegistry`: a claim
+  is checked here first (two connections of this edge), then asked of the cluster on
+  ``<ns>.lobby.req.names``; the dialect hears the answer through
+  :meth:`~meeple.server.names.NameRegistry.claim_then` (Twente E001, Clarkson NOK when
+  another edge has the name). A name is released when its connection ends. The edge
+  renews its names every third of their TTL; an edge that dies stops renewing, and its
+  names come free after the TTL (the bucket removes the keys).
+- :class:`NameService` answers those requests on every ``lobby`` node (queue group
+  ``names``: any one of them answers; the bucket's compare-and-set, not a leader, makes
+  a name one holder's).
+
+A holder is ``<edge>.<n>``, one per claim, so the bucket says which edge holds a name.
+
+Requests (JSON): ``{"op": "claim", "name", "holder", "ttl"}`` → ``ok`` or ``taken``;
+``{"op": "renew" | "release", "claims": [[name, holder], …], "ttl"}`` → the JSON list of
+the names renewed that another holder had taken meanwhile (a renewal came too late).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from meeple.bus.base import Bus, BusClosed, BusError, BusTimeout, NoResponder, Subscription
+from meeple.bus.subjects import Namespace
+from meeple.cluster.registry import Names
+from meeple.server.names import NameRegistry
+
+__all__ = ["NAME_TTL", "ClusterNames", "NameService"]
+
+logger = logging.getLogger(__name__)
+
+# Seconds a name stays claimed without a renewal (an edge renews every third of it):
+# how long a dead edge's names stay taken.
+NAME_TTL = 6
+# Seconds an edge keeps asking while no lobby node answers (one may be taking over).
+ASK_PATIENCE = 5.0
+ASK_WAIT = 2.0
+RETRY_PAUSE = 0.05
+OP = "names"
+
+
+class ClusterNames(NameRegistry):
+    """An edge's names, unique across the cluster; see the module doc."""
+
+    def __init__(self, bus: Bus, ns: Namespace, node: str, *, ttl: int = NAME_TTL) -> None:
+        super().__init__()
+        self.bus = bus
+        self.ns = ns
+        self.node = node
+        self.ttl = ttl
+        self._held: dict[str, tuple[str, str]] = {}  # casefold -> (name, holder) in the bucket
+        self._numbers = itertools.count(1)
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._renewer: asyncio.Task[None] | None = None
+
+    def claim_then(self, name: str, owner: object, then: Callable[[bool], None]) -> None:
+        if not super().claim(name, owner):
+            then(False)  # a connection of this edge has it
+            return
+        if name.casefold() in self._held:
+            then(True)  # this owner has it cluster-wide already
+            return
+        self._spawn(self._claim(name, owner, then), f"claim {name}")
+
+    def claim(self, name: str, owner: object) -> bool:
+        """For dialects that cannot wait for the answer: this edge's check now, the
+        cluster's claim in the background (a name another edge has is kept here, with a
+        warning: use :meth:`claim_then` to be refused)."""
+        if not super().claim(name, owner):
+            return False
+        if name.casefold() not in self._held:
+
+            def told(given: bool) -> None:
+                if not given and self.holder(name) is owner:
+                    logger.warning("%s: name %r is another edge's too", self.node, name)
+
+            self._spawn(self._claim(name, owner, told, keep=True), f"claim {name}")
+        return True
+
+    async def _claim(
+        self, name: str, owner: object, then: Callable[[bool], None], *, keep: bool = False
+    ) -> None:
+        holder = f"{self.node}.{next(self._numbers)}"
+        request = {"op": "claim", "name": name, "holder": holder, "ttl": self.ttl}
+        given = await self._ask(request) == b"ok"
+        if given and self.holder(name) is not owner:
+            # Released here while the cluster was asked (its connection ended).
+            self._spawn(self._release([(name, holder)]), f"release {name}")
+            given = False
+        elif given:
+            self._held[name.casefold()] = (name, holder)
+            if self._renewer is None:
+                self._renewer = self._spawn(self._renew(), "names-renew")
+        elif not keep and self.holder(name) is owner:
+            super().release(name, owner)
+        then(given)
+
+    def release(self, name: str, owner: object) -> None:
+        if self.holder(name) is not owner:
+            return
+        super().release(name, owner)
+        held = self._held.pop(name.casefold(), None)
+        if held is not None:
+            self._spawn(self._release([held]), f"release {name}")
+
+    async def _release(self, claims: list[tuple[str, str]]) -> None:
+        await self._ask({"op": "release", "claims": claims}, patience=ASK_WAIT)
+
+    async def _renew(self) -> None:
+        while True:
+            await asyncio.sleep(self.ttl / 3)
+            if not self._held:
+                continue
+            claims = list(self._held.values())
+            answer = await self._ask({"op": "renew", "claims": claims, "ttl": self.ttl})
+            for lost in json.loads(answer or b"[]"):
+                logger.warning(
+                    "%s: name %r was taken elsewhere (renewed too late)", self.node, lost
+                )
+
+    async def _ask(
+        self, request: dict[str, Any], *, patience: float = ASK_PATIENCE
+    ) -> bytes | None:
+        """The names service's answer; None if none came within ``patience`` seconds."""
+        loop = asyncio.get_running_loop()
+        until = loop.time() + patience
+        payload = json.dumps(request).encode()
+        while True:
+            try:
+                return await self.bus.request(self.ns.lobby_request(OP), payload, timeout=ASK_WAIT)
+            except (NoResponder, BusTimeout):
+                if loop.time() > until:
+                    break
+                await asyncio.sleep(RETRY_PAUSE)
+            except BusClosed:
+                return None
+            except BusError as e:
+                logger.warning("%s: names %s: %s", self.node, request["op"], e)
+                return None
+        logger.error("%s: names %s: no lobby node answers", self.node, request["op"])
+        return None
+
+    def _spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coro)
+        task.set_name(name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def close(self) -> None:
+        """Stop renewing; give back every name still held (a clean stop)."""
+        if self._renewer is not None:
+            self._renewer.cancel()
+        claims, self._held = list(self._held.values()), {}
+        if claims:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._release(claims), ASK_WAIT)
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+class NameService:
+    """Answers edges' name requests from the names bucket; see the module doc."""
+
+    def __init__(self, bus: Bus, ns: Namespace, names: Names) -> None:
+        self.bus = bus
+        self.ns = ns
+        self.names = names
+        self._sub: Subscription | None = None
+
+    async def start(self) -> None:
+        self._sub = await self.bus.serve(self.ns.lobby_request(OP), self._handle, queue=OP)
+
+    async def stop(self) -> None:
+        if self._sub is not None:
+            with contextlib.suppress(BusError):
+                await self._sub.close()
+            self._sub = None
+
+    async def _handle(self, payload: bytes) -> bytes:
+        request = json.loads(payload)
+        op = request.get("op")
+        ttl = int(request["ttl"]) if request.get("ttl") is not None else None
+        if op == "claim":
+            given = await self.names.claim(str(request["name"]), str(request["holder"]), ttl=ttl)
+            return b"ok" if given else b"taken"
+        claims = [(str(n), str(h)) for n, h in request.get("claims", ())]
+        if op == "renew":
+            renewed = await asyncio.gather(*(self.names.claim(n, h, ttl=ttl) for n, h in claims))
+            return json.dumps(
+                [n for (n, _), ok in zip(claims, renewed, strict=True) if not ok]
+            ).encode()
+        if op == "release":
+            await asyncio.gather(*(self.names.release(n, h) for n, h in claims))
+            return b"[]"
+        raise ValueError(f"no names op {op!r}")

@@ -1,0 +1,261 @@
+"""Spectators across the split: a room's spectator view from its owner to the edges.
+
+The web's spectators watch a room through one :class:`~meeple.web.fanout.Fanout` per
+edge (one subscription per watched topic, one frame for all its spectators). In the
+cluster the room runs on a rooms node, so the edge's one subscription becomes one NATS
+subscription to the room's view subject ``<ns>.view.<uid>``, which carries spectator
+views only (no rack, no bag: the game's ``spectator_view``):
+
+- **the owner** (:class:`ViewSource`, on every rooms node) publishes a room's snapshots
+  on its view subject only while some edge watches it: an edge asks for them with a
+  :class:`~meeple.node.wire.Watch` on the room's command subject (so the owner, and only
+  the owner, answers, with the current snapshot), and asks again every
+  :data:`RENEW` seconds while it has spectators; a room nobody asked for within
+  :data:`WATCH_TTL` seconds is built no more. After a failover the next ask reaches the
+  new owner, which starts publishing;
+- **the edge** (:class:`ViewRelay`) puts what it hears into its own
+  :class:`~meeple.server.feed.Feed`, which its fanout reads as ``meeple serve``'s does.
+
+Every snapshot carries a *version*: the actions logged, the owner's lease epoch, and the
+owner's count of snapshots. An edge keeps only what is newer than what it has, so a
+spectator's frames only move forward, across a failover too (a new owner has a higher
+epoch; a snapshot of the same logged actions from the old owner that arrives late is
+older).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from meeple.bus.base import Bus, BusError, Subscription
+from meeple.bus.subjects import Namespace
+from meeple.node import wire
+from meeple.server.feed import Feed, FeedItem, game_topic
+
+__all__ = ["RENEW", "WATCH_TTL", "ViewRelay", "ViewSource"]
+
+logger = logging.getLogger(__name__)
+
+# Seconds a room's owner goes on publishing its views after an edge last asked.
+WATCH_TTL = 15.0
+# Seconds between an edge's asks while it has spectators of the room.
+RENEW = 5.0
+
+Version = tuple[int, int, int]
+
+
+def _encode(version: Version, item: FeedItem) -> bytes:
+    head = json.dumps({"v": list(version)}, separators=(",", ":"))
+    return f'{head[:-1]},"data":{item.json()}}}'.encode()
+
+
+def _decode(payload: bytes) -> tuple[Version, dict[str, Any]]:
+    message = json.loads(payload)
+    a, b, c = (int(x) for x in message["v"])
+    data = message["data"]
+    if not isinstance(data, dict):
+        raise ValueError("a view is a JSON object")
+    return (a, b, c), data
+
+
+class _Watched:
+    """A room whose views the owner publishes: its feed subscription and pump."""
+
+    def __init__(self, subscription: Any, until: float) -> None:
+        self.subscription = subscription
+        self.until = until
+        self.pump: asyncio.Task[None] | None = None
+
+
+class ViewSource:
+    """A rooms node's side: its rooms publish into :attr:`feed`; watched rooms' snapshots
+    go out on their view subjects (module docstring)."""
+
+    def __init__(
+        self, bus: Bus, ns: Namespace, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.bus = bus
+        self.ns = ns
+        self.clock = clock
+        self.feed = Feed()
+        self._watched: dict[str, _Watched] = {}
+        self._sweeper: asyncio.Task[None] | None = None
+
+    def watch(self, room: Any, epoch: int) -> bytes:
+        """An edge asks for room ``room``'s views: publish them for :data:`WATCH_TTL`
+        seconds more; the answer is the current snapshot."""
+        uid = room.uid
+        topic = game_topic(uid)
+        watched = self._watched.get(uid)
+        if watched is None:
+            watched = self._watched[uid] = _Watched(
+                self.feed.subscribe(topic), self.clock() + WATCH_TTL
+            )
+            watched.pump = asyncio.ensure_future(self._pump(room, epoch, watched))
+            if self._sweeper is None:
+                self._sweeper = asyncio.ensure_future(self._sweep())
+        watched.until = self.clock() + WATCH_TTL
+        if self.feed.last(topic) is None:
+            room.publish()  # stale while nobody watched: build it now
+        item = self.feed.last(topic)
+        if item is None:
+            return b""
+        return _encode((len(room.logged_actions), epoch, item.seq), item)
+
+    async def _pump(self, room: Any, epoch: int, watched: _Watched) -> None:
+        subject = self.ns.view(room.uid)
+        while True:
+            item = await watched.subscription.get()
+            version = (len(room.logged_actions), epoch, item.seq)
+            with contextlib.suppress(BusError):
+                await self.bus.publish(subject, _encode(version, item))
+
+    async def _sweep(self) -> None:
+        while self._watched:
+            await asyncio.sleep(1.0)
+            now = self.clock()
+            for uid, watched in list(self._watched.items()):
+                if now > watched.until:
+                    self.forget(uid)
+        self._sweeper = None
+
+    def forget(self, uid: str) -> None:
+        watched = self._watched.pop(uid, None)
+        if watched is None:
+            return
+        watched.subscription.close()
+        if watched.pump is not None:
+            watched.pump.cancel()
+
+    async def room_gone(self, room: Any, epoch: int) -> None:
+        """The room left this node (closed, or moved): its last snapshots go out first."""
+        watched = self._watched.get(room.uid)
+        if watched is not None:
+            while (item := watched.subscription.get_nowait()) is not None:
+                version = (len(room.logged_actions), epoch, item.seq)
+                with contextlib.suppress(BusError):
+                    await self.bus.publish(self.ns.view(room.uid), _encode(version, item))
+        self.forget(room.uid)
+        self.feed.forget(game_topic(room.uid))
+
+    def close(self) -> None:
+        for uid in list(self._watched):
+            self.forget(uid)
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+
+
+class _Relayed:
+    def __init__(self) -> None:
+        self.subscription: Subscription | None = None
+        self.asker: asyncio.Task[None] | None = None
+
+
+class ViewRelay:
+    """An edge's side: rooms watched by its spectators, from the bus into :attr:`feed`."""
+
+    def __init__(self, bus: Bus, ns: Namespace, *, ask_timeout: float = 2.0) -> None:
+        self.bus = bus
+        self.ns = ns
+        self.feed = Feed()
+        self.ask_timeout = ask_timeout
+        self._rooms: dict[str, _Relayed] = {}
+        self._versions: dict[str, Version] = {}  # uid -> the newest snapshot's version
+        self._closing: set[asyncio.Future[None]] = set()
+
+    @staticmethod
+    def uid_of(topic: str) -> str | None:
+        return topic.removeprefix("game:") if topic.startswith("game:") else None
+
+    async def exists(self, uid: str) -> bool:
+        """Whether a running room ``uid`` answers (its first snapshot is then in the
+        feed), or this edge already has a snapshot of it."""
+        if self.feed.last(game_topic(uid)) is not None:
+            return True
+        try:
+            answer = await self.bus.request(
+                self.ns.room_command(uid), wire.dumps(wire.Watch()), timeout=self.ask_timeout
+            )
+        except (BusError, ValueError):
+            return False
+        self._heard(uid, answer)
+        return self.feed.last(game_topic(uid)) is not None
+
+    def watch(self, topic: str) -> None:
+        """The edge's first spectator of ``topic``: subscribe to the room's views."""
+        uid = self.uid_of(topic)
+        if uid is None or uid in self._rooms:
+            return
+        relayed = self._rooms[uid] = _Relayed()
+        relayed.asker = asyncio.ensure_future(self._ask(uid, relayed))
+
+    def unwatch(self, topic: str) -> None:
+        """The edge's last spectator of ``topic`` left."""
+        uid = self.uid_of(topic)
+        relayed = None if uid is None else self._rooms.pop(uid, None)
+        if uid is None or relayed is None:
+            return
+        if relayed.asker is not None:
+            relayed.asker.cancel()
+        if relayed.subscription is not None:
+            closing = asyncio.ensure_future(_close(relayed.subscription))
+            self._closing.add(closing)
+            closing.add_done_callback(self._closing.discard)
+        self._versions.pop(uid, None)
+        self.feed.forget(topic)  # nobody here watches it: a stale snapshot helps nobody
+
+    async def _ask(self, uid: str, relayed: _Relayed) -> None:
+        async def heard(_subject: str, payload: bytes) -> None:
+            self._heard(uid, payload)
+            if self._over(uid) and relayed.asker is not None:
+                relayed.asker.cancel()  # no more asks: the room is over
+
+        try:
+            relayed.subscription = await self.bus.subscribe(self.ns.view(uid), heard)
+        except BusError as e:
+            logger.warning("views: cannot subscribe to room %s: %r", uid, e)
+            return
+        while True:
+            try:
+                answer = await self.bus.request(
+                    self.ns.room_command(uid), wire.dumps(wire.Watch()), timeout=self.ask_timeout
+                )
+            except (BusError, ValueError):
+                await asyncio.sleep(0.5)  # no owner now (a takeover): ask again soon
+                continue
+            self._heard(uid, answer)
+            if self._over(uid):
+                return  # its last snapshot is here; the room is gone from its owner
+            await asyncio.sleep(RENEW)
+
+    def _over(self, uid: str) -> bool:
+        last = self.feed.last(game_topic(uid))
+        return last is not None and bool(last.data.get("finished"))
+
+    def _heard(self, uid: str, payload: bytes) -> None:
+        if not payload:
+            return
+        try:
+            version, data = _decode(payload)
+        except (ValueError, KeyError, TypeError):
+            logger.warning("views: room %s: a view that is not one", uid)
+            return
+        if version <= self._versions.get(uid, (-1, -1, -1)):
+            return  # older than what the spectators have: frames only move forward
+        self._versions[uid] = version
+        self.feed.publish(game_topic(uid), lambda: data)
+
+    def close(self) -> None:
+        for topic in [game_topic(uid) for uid in self._rooms]:
+            self.unwatch(topic)
+
+
+async def _close(subscription: Subscription) -> None:
+    with contextlib.suppress(BusError):
+        await subscription.close()
