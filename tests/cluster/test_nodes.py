@@ -23,9 +23,9 @@ from tests.natsd import NatsEnv
 
 from meeple.bus.subjects import Namespace
 from meeple.clients.clarkson import ClarksonClient, NameRefused, play_clarkson
-from meeple.clients.santorini import play_santorini
+from meeple.clients.santorini import SantoriniClient, play_santorini
 from meeple.clients.scrabble_bot import _move
-from meeple.clients.spectrangle import play_spectrangle
+from meeple.clients.spectrangle import SpectrangleClient, SpectrangleClientError, play_spectrangle
 from meeple.clients.twente import TwenteClient, TwenteClientError
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
@@ -33,6 +33,7 @@ from meeple.games.scrabble.lexicon import load_lexicon
 from meeple.node import wire
 from meeple.node.launch import NodeProcess, start_node
 from meeple.protocols.clarkson.messages import Starting
+from meeple.protocols.santorini.messages import Info, ServerState
 from meeple.protocols.twente.messages import Error, GameOver, GameOverReason
 from meeple.server.store import ActionLog, open_store
 
@@ -211,6 +212,22 @@ async def _refused_everywhere(name: str, *edges: NodeProcess) -> None:
             await ClarksonClient.connect("127.0.0.1", edge.listeners["clarkson"], name.title())
 
 
+async def _refused_by_the_games(name: str, edge: NodeProcess) -> None:
+    """``name`` (in another casing) is refused on ``edge`` by AM27 (INFO NICKNAME to
+    REGISTER, spec §2.2) and by Spectrangle (``invalidName`` to ``connect``)."""
+    client = await SantoriniClient.connect("127.0.0.1", edge.listeners["santorini"])
+    try:
+        assert isinstance(await asyncio.wait_for(client.receive(), 10), ServerState)
+        await client.register(name.upper(), 2, False)
+        reply = await asyncio.wait_for(client.receive(), 10)
+        assert isinstance(reply, Info)
+        assert reply.information == "NICKNAME"
+    finally:
+        await client.close()
+    with pytest.raises(SpectrangleClientError, match="invalidName"):
+        await SpectrangleClient.connect("127.0.0.1", edge.listeners["spectrangle"], name.title())
+
+
 async def _first(client: ClarksonClient, kind: type) -> object:
     """The first message of ``kind`` the Clarkson server sends ``client``."""
     async for message in client:
@@ -294,6 +311,9 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
         # ann (Twente, on hub) and bob (edge2) are the cluster's names now.
         await _refused_everywhere("ann", edge2)
         await _refused_everywhere("bob", hub)
+        # AM27 and Spectrangle names are the cluster's too, both ways (cy plays AM27).
+        await _refused_by_the_games("ann", edge2)
+        await _refused_everywhere("cy", edge2)
         # Two Clarkson bots, one on each edge, at one READY table of the leader's.
         lexicon = load_lexicon("enable")
         clarkson = [

@@ -534,15 +534,26 @@ class SpectrangleHandler:
             self._chat(event.text)
 
     def _connect(self, event: Connect) -> None:
-        if not self.services.names.claim(event.name, self):
+        # The session holds the client's next lines until the verdict (NAMING): on a
+        # cluster edge the answer comes once every edge's names were consulted.
+        self.services.names.claim_then(event.name, self, lambda given: self._named(event, given))
+
+    def _named(self, event: Connect, given: bool) -> None:
+        if self._closed or self.conn.closing:
+            if given:  # gone while the name was asked for
+                self.services.names.release(event.name, self)
+            return
+        if not given:
             self.conn.log.info("name %s is taken", event.name)
             self._send(ErrorReply(ErrorWord.INVALID_NAME))
+            self._schedule_drain()  # the lines held while the verdict was due
             return
         self.name = event.name
         self.hub.handlers.add(self)
         welcome = self.session.welcome()
         self.conn.log.info("connected as %s (extensions: %s)", self.name, welcome.extensions)
         self._send(welcome)
+        self._schedule_drain()  # the lines held while the verdict was due
 
     def _request(self, players: int) -> None:
         key = QueueKey(GAME, players)
