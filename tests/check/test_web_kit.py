@@ -23,7 +23,7 @@ from meeple.server.config import ServerConfig
 @pytest.fixture
 async def web(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[MeepleServer]:
     config = ServerConfig(database=str(tmp_path / "meeple.sqlite3")).only(
-        "spectrangle", "santorini", "web", "cmpn402"
+        "spectrangle", "web", "cmpn402"
     )
     srv = MeepleServer(config, rng=random.Random(5))
     # The Scrabble checks play the engine's moves from the kit's word list (GCIDE, loaded

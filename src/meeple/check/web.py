@@ -16,8 +16,11 @@ play messages (``bot``, ``ready``, ``leave``, ``rejoin`` and ``unseated``), ``ch
 its rate limit (``too-fast``), the subscription limit (``too-many``), the ``console`` topic
 and ``unsubscribe`` have a check each; so does the Scrabble ``preview`` (at a ``double``
 table of two kit browsers, so the centre stays free and no word is looked up: the score is
-the letters' values doubled). Every message and error code the document defines has at
-least one check (``tests/check/test_web_kit.py`` holds the list).
+the letters' values doubled). Scrabble and Santorini are played too, with moves from
+meeple's engine: at a Scrabble ``double`` table the engine's best move (from the kit's
+word list), its ``accept`` and a challenge of it; at a Santorini table 24 steps, the
+seat's ``legal`` compared with the engine's at each. Every message and error code the
+document defines has at least one check (``tests/check/test_web_kit.py`` holds the list).
 """
 
 from __future__ import annotations
