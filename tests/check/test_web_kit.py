@@ -301,6 +301,11 @@ BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
         ["scrabble-play"],
     ),
     "ignores accept": (None, _ignores_play("accept"), ["scrabble-play"]),
+    "a Scrabble seat view without its board (a fail, never a kit error)": (
+        _when("seat", lambda m: m["data"].pop("board") if m.get("game") == "scrabble" else None),
+        None,
+        ["scrabble-play"],
+    ),
     "ignores challenge": (None, _ignores_play("challenge"), ["scrabble-challenge"]),
     "a Santorini legal move too many": (
         _when("seat", _one_move_too_many),

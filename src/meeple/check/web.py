@@ -29,6 +29,7 @@ import asyncio
 import contextlib
 import json
 import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -927,6 +928,20 @@ async def _preview(ctx: Context) -> None:
 # --- Scrabble and Santorini moves (the play checks on all three games) -------------------
 
 
+def _shaped(run: Callable[[Context], Awaitable[None]]) -> Callable[[Context], Awaitable[None]]:
+    """A scenario that reads game views field by field: a view not of the protocol's shape
+    (a field missing, of another type, an index off the board) fails the check; the kit
+    never breaks on what the target sends."""
+
+    async def shaped(ctx: Context) -> None:
+        try:
+            await run(ctx)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
+            raise CheckFailed(f"a seat view not of the protocol's shape: {e!r}"[:200]) from None
+
+    return shaped
+
+
 def _lexicon(ctx: Context) -> Lexicon:
     lexicon: Lexicon | None = ctx.target.options.get("lexicon")
     if lexicon is None:
@@ -960,6 +975,7 @@ async def next_views(t: Table) -> dict[str, dict[str, Any]]:
     "a Scrabble place (the engine's best move): every seat's next view has the tiles on the "
     "board, the turn passed and the play pending at the engine's score; accept scores it",
 )
+@_shaped
 async def _scrabble_play(ctx: Context) -> None:
     lexicon = _lexicon(ctx)
     t = await game_table(ctx, ("zs1", "zs2"), "scrabble")
@@ -1001,6 +1017,7 @@ async def _scrabble_play(ctx: Context) -> None:
     Level.MUST,
     "a challenge of a good word at a double table: the play stands, the challenger's turn is lost",
 )
+@_shaped
 async def _scrabble_challenge(ctx: Context) -> None:
     lexicon = _lexicon(ctx)
     t = await game_table(ctx, ("zc1", "zc2"), "scrabble")
@@ -1092,6 +1109,7 @@ def _legal_of(legal: dict[str, Any]) -> dict[str, Any]:
     "legal is the rules' (meeple's engine) for the seat on turn through the set-up and "
     "turns of play, null for the seat off turn",
 )
+@_shaped
 async def _santorini_legal(ctx: Context) -> None:
     t = await game_table(ctx, ("zl1", "zl2"), "santorini")
     first = next(iter(t.views.values()))["data"]
