@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import secrets
 import time
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from meeple.bus.base import Bus, BusError, NoResponder, Subscription
+from meeple.bus.base import Bus, BusError, BusTimeout, NoResponder, RemoteError, Subscription
 from meeple.bus.subjects import Namespace
 from meeple.cluster.lease import Lease, Leases, lobby_key
 from meeple.node import wire
@@ -117,12 +118,16 @@ class RoomTicket:
                     self._role.ns.rooms_open, wire.dumps(request), timeout=5.0
                 )
                 return
-            except NoResponder:
+            except (NoResponder, BusTimeout, RemoteError) as e:
+                # No rooms node yet, or the one asked died (or failed) opening it: ask
+                # again, saying so (the room may be open already: RoomsRole._open).
                 if loop.time() > until:
+                    logger.error("room %s: no rooms node opened it: %r", self.uid, e)
                     break
+                request = dataclasses.replace(request, attempt=request.attempt + 1)
                 await asyncio.sleep(0.1)
             except BusError as e:
-                logger.error("room %s: no rooms node opened it: %s", self.uid, e)
+                logger.error("room %s: no rooms node opened it: %r", self.uid, e)
                 break
         logger.error("room %s: no rooms node answers; the table's players are freed", self.uid)
         self.ended()
