@@ -34,10 +34,14 @@ class Mangler:
         to_server: Callable[[bytes], bytes] = _same,
         keep_open: bool = False,
         keepalive: bytes = b"",
+        per_connection: Callable[[], Callable[[bytes], bytes]] | None = None,
     ) -> None:
         self.upstream = upstream
         self.terminator = terminator
         self.to_client = to_client
+        # A rewrite with a state of its own per connection (made for each one): replaces
+        # ``to_client`` where a deviation depends on what came before on that connection.
+        self.per_connection = per_connection
         self.to_server = to_server
         self.keep_open = keep_open
         self.keepalive = keepalive  # written upstream every 0.2 s: the client never "falls silent"
@@ -66,6 +70,7 @@ class Mangler:
         assert task is not None
         self._tasks.add(task)  # type: ignore[arg-type]
         up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream)
+        to_client = self.per_connection() if self.per_connection else self.to_client
 
         async def inbound() -> None:
             while chunk := await reader.read(65536):
@@ -77,7 +82,7 @@ class Mangler:
             while chunk := await up_reader.read(65536):
                 buffer += chunk
                 messages, buffer = self.cut(buffer)
-                out = b"".join(self.to_client(m) for m in messages)
+                out = b"".join(to_client(m) for m in messages)
                 if out:
                     writer.write(out)
                     await writer.drain()

@@ -19,6 +19,7 @@ from meeple.check import run_server_kit, server_checks
 from meeple.check.cmpn402 import ws_frame, ws_frame_parts, ws_units
 from meeple.check.core import Level, Result, Status
 from meeple.games.scrabble.lexicon import Lexicon
+from meeple.protocols.cmpn402 import PassNotice
 from meeple.server.app import MeepleServer
 from meeple.server.config import Cmpn402Config, ServerConfig
 
@@ -126,6 +127,22 @@ def _ignores(kind: int) -> Callable[[bytes], bytes]:
     return chunk
 
 
+def _claims_one_less(data: bytes) -> bytes:
+    """A referee that scores every word a point below the rules: meeple's referee behind
+    a relay that lowers each PLAY's claimed score by one, so it answers the engine's
+    legal PLAY, claimed at the rules' score, with INVALID (ERRATA: the claim is checked)."""
+    units, rest = ws_units(data)
+    if rest:
+        return data
+    out = []
+    for u in units:
+        parts = ws_frame_parts(u)
+        if parts is not None and parts[0] == 2 and parts[1][:1] == b"\x04":
+            u = ws_frame(2, _int32(parts[1], len(parts[1]) - 4, -1), mask=b"abcd")
+        out.append(u)
+    return b"".join(out)
+
+
 Rewrite = Callable[[bytes], bytes] | None
 BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
     "text frames": (_as_text, None, ["binary"]),
@@ -171,6 +188,12 @@ BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
         None,
         ["resume"],
     ),
+    "PASS told without the times": (
+        _kind(2, lambda p: p[:1] + bytes(8) if len(p) == 9 else p),
+        None,
+        ["pass"],
+    ),
+    "refuses the engine's claimed scores": (None, _claims_one_less, ["game-plays"]),
     "ignores EXCHANGE": (None, _ignores(3), ["exchange"]),
     "ignores CHALLENGE": (None, _ignores(6), ["challenge-rejected"]),
     "a third agent closed with 1000": (_close_normally, None, ["third-connection"]),
@@ -181,6 +204,24 @@ BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
 
 def _int(data: bytes, at: int) -> int:
     return int.from_bytes(data[at : at + 4], "big", signed=True)
+
+
+# MUST checks whose broken referee is a test of its own (``_Referee``, below).
+ELSEWHERE = {
+    "late-move": "test_a_referee_that_scores_a_late_move_fails",
+    "out-of-turn": "test_a_referee_that_takes_a_move_out_of_turn_fails",
+    "heartbeat-ping": "test_a_referee_that_never_drops_a_silent_agent_fails",
+}
+
+
+def test_every_must_check_has_a_broken_server() -> None:
+    """Issue 23: for each MUST rule a check covers, a broken referee proves it can fail."""
+    broken = {i for _, _, ids in BROKEN.values() for i in ids}
+    assert all(callable(globals().get(test)) for test in ELSEWHERE.values())
+    broken |= set(ELSEWHERE)
+    checks = server_checks("cmpn402")
+    must = {c.id.removeprefix("cmpn402.server.") for c in checks if c.level is Level.MUST}
+    assert must - broken == set()
 
 
 @pytest.mark.parametrize("name", list(BROKEN))
@@ -203,8 +244,14 @@ class _Referee:
     dropped), and, with ``late``, echoes a PLAY sent after END to the other agent (a
     referee that scores a move sent after the game's end, issue 23)."""
 
-    def __init__(self, upstream: int, *, late: bool = False, pongs: bool = False) -> None:
+    def __init__(
+        self, upstream: int, *, late: bool = False, pongs: bool = False, any_turn: bool = False
+    ) -> None:
         self.upstream, self.late, self.pongs = upstream, late, pongs
+        # any_turn: a PASS from the agent not on turn is told to the one on turn (a referee
+        # that takes a move out of turn); the turn as the referee's START and PASS give it.
+        self.any_turn = any_turn
+        self.on_turn: asyncio.StreamWriter | None = None
         self.clients: list[asyncio.StreamWriter] = []
         self.ended: set[asyncio.StreamWriter] = set()
         self.port = 0
@@ -245,6 +292,14 @@ class _Referee:
                             if other is not writer:
                                 echo = parts[1] + (1000).to_bytes(4, "big") + bytes(8)
                                 other.write(ws_frame(2, echo))
+                    if (
+                        parts is not None
+                        and self.any_turn
+                        and parts[1] == b"\x02"
+                        and self.on_turn not in (None, writer)
+                    ):
+                        assert self.on_turn is not None
+                        self.on_turn.write(ws_frame(2, PassNotice(60_000, 120_000).encode()))
                     up_w.write(u)
 
         async def outbound() -> None:
@@ -258,6 +313,10 @@ class _Referee:
                         continue
                     if parts is not None and parts[1][:1] == b"\x0a":
                         self.ended.add(writer)
+                    if parts is not None and (
+                        parts[1][:2] == b"\x01\x01" or parts[1][:1] == b"\x02"
+                    ):
+                        self.on_turn = writer  # START as the first, or told of a PASS
                     writer.write(u)
 
         try:
@@ -278,6 +337,17 @@ async def test_a_referee_that_scores_a_late_move_fails(
     async with _Referee(referee.ports["cmpn402"], late=True) as broken:
         results = await _run(broken.port, gcide, ["cmpn402.server.late-move"])
     assert results[0].status is Status.FAIL, results[0]
+
+
+async def test_a_referee_that_takes_a_move_out_of_turn_fails(
+    referee: MeepleServer, gcide: Lexicon
+) -> None:
+    """State: IDLE: a PASS from the agent not on turn changes nothing; a referee that
+    tells the agent on turn of it fails ``out-of-turn``."""
+    async with _Referee(referee.ports["cmpn402"], any_turn=True) as broken:
+        results = await _run(broken.port, gcide, ["cmpn402.server.out-of-turn"])
+    assert results[0].status is Status.FAIL, results[0]
+    assert "the player on turn got" in results[0].detail, results[0].detail
 
 
 async def test_a_referee_that_never_drops_a_silent_agent_fails(

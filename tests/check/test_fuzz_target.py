@@ -188,6 +188,8 @@ WS_CHECKS = {
         "web.server.coalesced",
         "web.server.chat",
         "web.server.too-many",
+        "web.server.scrabble-play",
+        "web.server.santorini-legal",
     ],
 }
 # Checks that need a whole exchange the noise cannot hold up.
@@ -202,6 +204,8 @@ NEVER_PASS = (
     "play",
     "chat",
     "too-many",
+    "scrabble-play",
+    "santorini-legal",
 )
 WS_TOKENS = [
     b"\x00",

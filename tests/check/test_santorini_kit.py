@@ -20,7 +20,7 @@ from tests.check.broken import (
 
 from meeple.check import run_server_kit, server_checks
 from meeple.check.core import Level, Result, Status
-from meeple.check.santorini import object_stream_units
+from meeple.check.santorini import STREAM_HEADER, object_stream_units
 from meeple.server.app import MeepleServer
 from meeple.server.config import SantoriniConfig, ServerConfig
 
@@ -165,7 +165,11 @@ BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
         None,
         ["disconnect"],
     ),
-    "no ENDGAME": (am27_text(_drop("ENDGAME")), None, ["disconnect", "lose", "endgame-win"]),
+    "no ENDGAME": (
+        am27_text(_drop("ENDGAME")),
+        None,
+        ["disconnect", "lose", "endgame-win", "gods-game"],
+    ),
     "no UPDATE after WORKERINIT's worker": (
         am27_text(_sub(r'workerSex\\":\\"M', r'workerSex\\":\\"F')),
         None,
@@ -177,6 +181,12 @@ BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
         ["heartbeat-kept"],
     ),
     "no SERVERSTATE": (am27_text(_drop("SERVERSTATE")), None, ["serverstate"]),
+    "no object stream header": (
+        lambda data: b"" if data == STREAM_HEADER else data,
+        None,
+        ["object-stream"],
+    ),
+    "no PLAYERSMESSAGE": (am27_text(_drop("PLAYERSMESSAGE")), None, ["register-b"]),
     "no GODLISTMESSAGE": (am27_text(_drop("GODLISTMESSAGE")), None, ["godlist"]),
     "LOSE makes the loser the winner": (am27_text(_swap_winner), None, ["lose"]),
     "only whole lines per read": (None, whole_messages_only(b"\n"), ["split"]),
@@ -186,6 +196,21 @@ BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
         ["coalesced", "coalesced-ping"],
     ),
 }
+
+
+# MUST checks whose broken server is a test of its own (a relay the tables cannot express).
+ELSEWHERE = {"heartbeat-timeout": "test_a_server_that_never_drops_a_silent_player_fails"}
+
+
+def test_every_must_check_has_a_broken_server() -> None:
+    """Issue 23: for each MUST rule a check covers, a broken server proves it can fail."""
+    broken = {i for _, _, ids in BROKEN.values() for i in ids}
+    broken |= {i for ids in IGNORED.values() for i in ids}
+    assert all(callable(globals().get(test)) for test in ELSEWHERE.values())
+    broken |= set(ELSEWHERE)
+    checks = server_checks("santorini")
+    must = {c.id.removeprefix("santorini.server.") for c in checks if c.level is Level.MUST}
+    assert must - broken == set()
 
 
 @pytest.mark.parametrize("name", list(BROKEN))

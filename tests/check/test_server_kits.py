@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from tests.check.broken import Mangler, first_message_only, whole_messages_only
@@ -218,8 +219,11 @@ async def _run_broken(
     to_server: Callable[[bytes], bytes] | None,
     ids: list[str],
     keep_open: bool = False,
+    per_connection: Callable[[], Callable[[bytes], bytes]] | None = None,
 ) -> list[Result]:
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
+    if per_connection is not None:
+        kwargs["per_connection"] = per_connection
     if to_client is not None:
         kwargs["to_client"] = to_client
     if to_server is not None:
@@ -292,6 +296,7 @@ CLARKSON_BROKEN: dict[
     "TURN names nobody": (_sub(rb"^TURN \S+", b"TURN nobody"), None, ["turn", "pass"]),
     "no WINNER": (_drop(b"WINNER"), None, ["pass-twice", "winner"]),
     "no TILES": (_drop(b"TILES"), None, ["exchange-all"]),
+    "no SCORE for a scoreless turn": (_drop(b"SCORE 0 "), None, ["exchange-one"]),
     "no OK for a legal PLACE": (_drop(b"OK Turn"), None, ["place"]),
     "only whole lines per read": (None, whole_messages_only(CL), ["split"]),
     "only the first line of a read": (None, first_message_only(CL), ["coalesced"]),
@@ -413,3 +418,59 @@ async def test_a_broken_spectrangle_server_fails_its_checks(
     by_id = {r.check.id.removeprefix("spectrangle.server."): r for r in results}
     for i in ids:
         assert by_id[i].status is Status.FAIL, (i, by_id[i].status, by_id[i].detail)
+
+
+def _turn_stays_with_the_mover() -> Callable[[bytes], bytes]:
+    """A Spectrangle server that, after a move, gives the turn to the mover again (per
+    connection: the name of the last ``move`` line replaces the next tiles line's turn)."""
+    mover: list[bytes] = []
+
+    def rewrite(m: bytes) -> bytes:
+        if m.startswith(b"move "):
+            mover[:] = [m.split()[1]]
+        elif m.startswith(b"tiles ") and mover:
+            m = re.sub(rb" turn \S+", b" turn " + mover.pop(), m)
+        return m
+
+    return rewrite
+
+
+async def test_a_spectrangle_server_that_keeps_the_turn_fails_tiles_after_move(
+    server: MeepleServer, gcide: Lexicon
+) -> None:
+    """§ tiles: after a move the tiles line gives the turn to the next player."""
+    results = await _run_broken(
+        "spectrangle",
+        server,
+        gcide,
+        None,
+        None,
+        ["tiles-after-move"],
+        per_connection=_turn_stays_with_the_mover,
+    )
+    assert results[0].status is Status.FAIL, results[0]
+    assert "the turn went to" in results[0].detail, results[0].detail
+
+
+# MUST checks whose broken server is a test of its own (a relay the tables cannot express).
+ELSEWHERE = {
+    "clarkson": {"quit": "test_a_server_that_keeps_the_connection_after_goodbye_fails_quit"},
+    "spectrangle": {
+        "tiles-after-move": "test_a_spectrangle_server_that_keeps_the_turn_fails_tiles_after_move"
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("protocol", "table"),
+    [("twente", TWENTE_BROKEN), ("clarkson", CLARKSON_BROKEN), ("spectrangle", SPECTRANGLE_BROKEN)],
+)
+def test_every_must_check_has_a_broken_server(protocol: str, table: dict[str, Broken]) -> None:
+    """Issue 23: for each MUST rule a check covers, a broken server proves it can fail."""
+    broken = {i for _, _, ids in table.values() for i in ids}
+    elsewhere = ELSEWHERE.get(protocol, {})
+    assert all(callable(globals().get(test)) for test in elsewhere.values())
+    broken |= set(elsewhere)
+    checks = server_checks(protocol)
+    must = {c.id.removeprefix(f"{protocol}.server.") for c in checks if c.level is Level.MUST}
+    assert must - broken == set()

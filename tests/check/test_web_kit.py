@@ -21,24 +21,30 @@ from meeple.server.config import ServerConfig
 
 
 @pytest.fixture
-async def web(tmp_path: Path) -> AsyncIterator[MeepleServer]:
+async def web(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[MeepleServer]:
     config = ServerConfig(database=str(tmp_path / "meeple.sqlite3")).only(
         "spectrangle", "web", "cmpn402"
     )
     srv = MeepleServer(config, rng=random.Random(5))
-    # The preview check plays Scrabble: a small word list, so no table waits for a load.
-    srv.services.resource("scrabble.lexicon", lambda: Lexicon.from_words(["CAT", "AT"]))
+    # The Scrabble checks play the engine's moves from the kit's word list (GCIDE, loaded
+    # once per test session), and challenge one: the server's must be the same list.
+    srv.services.resource("scrabble.lexicon", lambda: gcide)
     await srv.start()
     yield srv
     await srv.stop()
 
 
-async def _run(port: int, only: list[str] | None = None, wait: float = 1.0) -> list[Result]:
-    return await run_server_kit("web", "127.0.0.1", port, lexicon=None, wait=wait, only=only or [])
+async def _run(
+    port: int, lexicon: Lexicon, only: list[str] | None = None, wait: float = 1.0
+) -> list[Result]:
+    """The kit plays Scrabble from ``lexicon``: the server's own word list."""
+    return await run_server_kit(
+        "web", "127.0.0.1", port, lexicon=lexicon, wait=wait, only=only or []
+    )
 
 
-async def test_every_check_passes_against_meeple(web: MeepleServer) -> None:
-    results = await _run(web.ports["web"])
+async def test_every_check_passes_against_meeple(web: MeepleServer, gcide: Lexicon) -> None:
+    results = await _run(web.ports["web"], gcide)
     assert len(results) >= 39
     for r in results:
         assert r.status is Status.PASS, (r.check.id, r.status, r.detail)
@@ -160,6 +166,46 @@ def _preview_plus_one(m: dict[str, Any]) -> None:
         m["score"] += 1
 
 
+def _pending_plus_one(m: dict[str, Any]) -> None:
+    pending = m.get("data", {}).get("pending")
+    if isinstance(pending, dict) and isinstance(pending.get("score"), int):
+        pending["score"] += 1
+
+
+def _ignores_play(kind: str) -> Callable[[bytes], bytes]:
+    """A server that ignores every ``play`` whose action is of ``kind``."""
+
+    def chunk(data: bytes) -> bytes:
+        units, rest = ws_units(data)
+        if rest:
+            return data
+        kept = []
+        for u in units:
+            parts = ws_frame_parts(u)
+            try:
+                m = json.loads(parts[1]) if parts is not None else None
+                drop = m.get("type") == "play" and m["action"].get("kind") == kind
+            except (ValueError, AttributeError, KeyError, TypeError):
+                drop = False
+            if not drop:
+                kept.append(u)
+        return b"".join(kept)
+
+    return chunk
+
+
+def _one_move_too_many(m: dict[str, Any]) -> None:
+    legal = m.get("data", {}).get("legal")
+    if isinstance(legal, dict) and legal.get("moves"):
+        legal["moves"].append([0, 24])
+
+
+def _legal_off_turn(m: dict[str, Any]) -> None:
+    data = m.get("data", {})
+    if data.get("game") == "santorini" and data.get("legal") is None:
+        data["legal"] = {"gods": [], "starters": [], "place": [], "moves": [], "builds": []}
+
+
 Rewrite = Callable[[bytes], bytes] | None
 BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
     "text messages sent as binary": (_as_binary, None, ["hello", "ping"]),
@@ -249,6 +295,24 @@ BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
         None,
         ["delta"],
     ),
+    "a pending Scrabble play a point too high": (
+        _when("seat", _pending_plus_one),
+        None,
+        ["scrabble-play"],
+    ),
+    "ignores accept": (None, _ignores_play("accept"), ["scrabble-play"]),
+    "a Scrabble seat view without its board (a fail, never a kit error)": (
+        _when("seat", lambda m: m["data"].pop("board") if m.get("game") == "scrabble" else None),
+        None,
+        ["scrabble-play"],
+    ),
+    "ignores challenge": (None, _ignores_play("challenge"), ["scrabble-challenge"]),
+    "a Santorini legal move too many": (
+        _when("seat", _one_move_too_many),
+        None,
+        ["santorini-legal"],
+    ),
+    "legal for the seat off turn": (_when("seat", _legal_off_turn), None, ["santorini-legal"]),
     "loses one of two frames in one read": (None, ws_first_frame_only, ["coalesced"]),
     "reads whole frames only": (None, ws_whole_frames_only, ["split"]),
 }
@@ -262,7 +326,9 @@ def test_every_must_check_has_a_broken_server() -> None:
 
 
 @pytest.mark.parametrize("name", list(BROKEN))
-async def test_a_broken_web_server_fails_its_checks(name: str, web: MeepleServer) -> None:
+async def test_a_broken_web_server_fails_its_checks(
+    name: str, web: MeepleServer, gcide: Lexicon
+) -> None:
     to_client, to_server, ids = BROKEN[name]
     kwargs = {}
     if to_client is not None:
@@ -271,5 +337,5 @@ async def test_a_broken_web_server_fails_its_checks(name: str, web: MeepleServer
         kwargs["to_server"] = to_server
     async with Mangler(web.ports["web"], b"", cut=ws_units, **kwargs) as broken:
         # Half a second a wait: each of these fails, most by a wait that runs out.
-        results = await _run(broken.port, [f"web.server.{i}" for i in ids], wait=0.5)
+        results = await _run(broken.port, gcide, [f"web.server.{i}" for i in ids], wait=0.5)
     assert_fail(results, "web.server.", ids)

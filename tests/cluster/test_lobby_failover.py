@@ -22,7 +22,7 @@ from tests.natsd import NatsEnv
 from meeple.bus.natsbus import NatsBus
 from meeple.bus.subjects import Namespace
 from meeple.cluster.jetstream import connect_node
-from meeple.cluster.lease import Lease, Leases, lobby_key, room_key
+from meeple.cluster.lease import Lease, Leases, lobby_key
 from meeple.cluster.lobbystate import LobbyState, StateFenced
 from meeple.node import wire
 from meeple.node.edge import LobbyCall
@@ -168,6 +168,7 @@ class Seats:
         self.heard: dict[str, list[object]] = {}
         self.opened: list[str] = []
         self.seated: dict[str, list[str]] = {}  # a room asked for -> its players
+        self.attempts: list[int] = []  # OpenRoom.attempt of each ask
         self.answer = True  # False: a rooms node that dies before it answers
 
     async def start(self) -> None:
@@ -179,6 +180,7 @@ class Seats:
             request: OpenRoom = wire.loads(msg.data)
             self.opened.append(request.uid)
             self.seated[request.uid] = [s["name"] for s in request.seats]
+            self.attempts.append(request.attempt)
             if self.answer:
                 await msg.respond(b"ok")
 
@@ -262,13 +264,13 @@ async def test_a_leader_stopped_cleanly_hands_its_tables_over_at_once(
         await b.nc.close()
 
 
-async def test_the_rooms_a_dead_leader_asked_for_are_asked_for_again_unless_opened(
+async def test_the_rooms_a_dead_leader_asked_for_are_asked_for_again_saying_so(
     nats_env: NatsEnv, nats_ns: Namespace, node: Client
 ) -> None:
-    """Two tables fill; the leader asks for their rooms and dies before any answer: one
-    room was opened (a rooms node holds its lease), the other not. The new leader asks
-    again for the second, with the same uid and players, and not for the first; once
-    it is opened, the state forgets it."""
+    """Two tables fill; the leader asks for their rooms and dies before any answer. The
+    new leader asks again for both, with the same uids and players, saying it is an ask
+    again (``OpenRoom.attempt``: a rooms node that opened one answers from its log);
+    once they are answered, the state forgets them."""
     seats = Seats(node, nats_ns)
     await seats.start()
     seats.answer = False
@@ -284,21 +286,22 @@ async def test_the_rooms_a_dead_leader_asked_for_are_asked_for_again_unless_open
         await _until("two rooms asked for", _count(seats.opened, 2))
         state, _epoch, _revision = await LobbyState(node, nats_ns).read()
         assert [o["uid"] for o in state["opening"]] == seats.opened
-        first, second = seats.opened
-        # A rooms node opened the first (it holds the room's lease); its answer is lost.
-        assert await Leases(node, nats_ns).acquire(room_key(first), "rooms1") is not None
+        asked = dict(seats.seated)
         await a.crash()
         seats.answer = True
         await asyncio.wait_for(standby.leader.wait(), 10)
-        await _until("the second room asked for again", _count(seats.opened, 3))
+        await _until("both asked for again", _count(seats.opened, 4))
 
         async def forgotten() -> bool:
             state, _epoch, _revision = await LobbyState(node, nats_ns).read()
             return state["opening"] == []
 
         await _until("the rooms opened", forgotten)
-        assert seats.opened == [first, second, second]
-        assert seats.seated[second] == ["cy", "dee"]
+        assert sorted(seats.opened[2:]) == sorted(seats.opened[:2])
+        assert seats.attempts[:2] == [0, 0]
+        assert all(n >= 1 for n in seats.attempts[2:])
+        assert seats.seated == asked
+        assert sorted(asked.values()) == [["ann", "bob"], ["cy", "dee"]]
     finally:
         await standby.stop()
         await b.nc.close()

@@ -1,9 +1,10 @@
 """``meeple node`` processes on loopback, real NATS and PostgreSQL: Twente bots connected
 to two edges play a game whose room runs on a rooms node; SIGKILL that node mid-game,
 another takes the room over from its log, and the game finishes on the same connections
-(issue 21, "Ownership and failover"). Clarkson bots on the two edges play at one table
-meanwhile, and names are the cluster's: one taken on an edge is refused on the others,
-in either protocol, until its connection ends or its edge dies."""
+(issue 21, "Ownership and failover"). AM27 Santorini and Spectrangle bots on the two
+edges play a game each whose rooms are on the killed node too. Clarkson bots on the two
+edges play at one table meanwhile, and names are the cluster's: one taken on an edge is
+refused on the others, in either protocol, until its connection ends or its edge dies."""
 
 from __future__ import annotations
 
@@ -22,13 +23,17 @@ from tests.natsd import NatsEnv
 
 from meeple.bus.subjects import Namespace
 from meeple.clients.clarkson import ClarksonClient, NameRefused, play_clarkson
+from meeple.clients.santorini import SantoriniClient, play_santorini
 from meeple.clients.scrabble_bot import _move
+from meeple.clients.spectrangle import SpectrangleClient, SpectrangleClientError, play_spectrangle
 from meeple.clients.twente import TwenteClient, TwenteClientError
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
 from meeple.games.scrabble.lexicon import load_lexicon
+from meeple.node import wire
 from meeple.node.launch import NodeProcess, start_node
 from meeple.protocols.clarkson.messages import Starting
+from meeple.protocols.santorini.messages import Info, ServerState
 from meeple.protocols.twente.messages import Error, GameOver, GameOverReason
 from meeple.server.store import ActionLog, open_store
 
@@ -159,14 +164,36 @@ async def _api_cluster(port: int, room: str | None = None) -> dict[str, Any]:
     return body
 
 
-async def _room_uid(log: JetStreamLog, timeout: float = 20.0) -> str:
+async def _room_uid(
+    log: JetStreamLog, game: str = "scrabble", timeout: float = 20.0, besides: str = ""
+) -> str:
+    """The uid of an open log of ``game`` (not ``besides``), once its genesis is in."""
     until = time.monotonic() + timeout
+    seen: set[str] = {besides}
     while time.monotonic() < until:
-        uids = await log.open_logs()
-        if uids:
-            return uids[0]
+        for uid in await log.open_logs():
+            if uid in seen:
+                continue
+            found = await log.action_log(uid)
+            if found is not None:
+                seen.add(uid)
+                if found.game == game:
+                    return uid
         await asyncio.sleep(0.05)
-    raise AssertionError("no room was opened")
+    raise AssertionError(f"no {game} room was opened")
+
+
+def _stored_once(records: Any, uid: str, log: ActionLog) -> Any:
+    """The one record of room ``uid``, with the log's actions (no gap, no duplicate)."""
+    assert log.end_reason is not None
+    assert [e.seq for e in log.entries] == list(range(1, len(log.entries) + 1))
+    stored = records.game_by_uid(uid)
+    assert stored is not None
+    assert log.game_id == stored.id
+    assert stored.data is not None
+    assert stored.data["actions"] == [e.entry["action"] for e in log.entries]
+    assert [g.id for g in records.games() if (g.data or {}).get("uid") == uid] == [stored.id]
+    return stored
 
 
 async def _entries(log: JetStreamLog, uid: str, at_least: int, timeout: float = 30.0) -> ActionLog:
@@ -187,6 +214,22 @@ async def _refused_everywhere(name: str, *edges: NodeProcess) -> None:
             await TwenteClient.connect("127.0.0.1", edge.listeners["twente"], name.upper())
         with pytest.raises(NameRefused):
             await ClarksonClient.connect("127.0.0.1", edge.listeners["clarkson"], name.title())
+
+
+async def _refused_by_the_games(name: str, edge: NodeProcess) -> None:
+    """``name`` (in another casing) is refused on ``edge`` by AM27 (INFO NICKNAME to
+    REGISTER, spec §2.2) and by Spectrangle (``invalidName`` to ``connect``)."""
+    client = await SantoriniClient.connect("127.0.0.1", edge.listeners["santorini"])
+    try:
+        assert isinstance(await asyncio.wait_for(client.receive(), 10), ServerState)
+        await client.register(name.upper(), 2, False)
+        reply = await asyncio.wait_for(client.receive(), 10)
+        assert isinstance(reply, Info)
+        assert reply.information == "NICKNAME"
+    finally:
+        await client.close()
+    with pytest.raises(SpectrangleClientError, match="invalidName"):
+        await SpectrangleClient.connect("127.0.0.1", edge.listeners["spectrangle"], name.title())
 
 
 async def _first(client: ClarksonClient, kind: type) -> object:
@@ -218,7 +261,7 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
 ) -> None:
     hub = await nodes.start("hub", "edge,lobby,store", pg_url, "--api-port", "0")
     edge2 = await nodes.start("edge2", "edge", None, "--api-port", "0")
-    rooms = {n.name: n for n in [await nodes.start(f"rooms{i}", "rooms") for i in (1, 2)]}
+    rooms = {"rooms1": await nodes.start("rooms1", "rooms")}
     records = open_store(pg_url)
     reader = JetStreamLog(node, nats_ns, records)  # the test's eyes on the log
     leases = Leases(node, nats_ns)
@@ -226,15 +269,54 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
     bob = Bot("bob", edge2.listeners["twente"], pace=0.12)
     games = [asyncio.ensure_future(b.play()) for b in (ann, bob)]
     clarkson: list[asyncio.Future[Any]] = []
+    # An AM27 Santorini game with gods and a Spectrangle game, each between the two
+    # edges, in the same cluster; both slow until the kill, so that it lands in them.
+    pace = {"before": 0.3}
+    tables = asyncio.Queue[Any]()
+    watching_tables = await node.subscribe(nats_ns.lobby_events, cb=tables.put)
+
+    def am27(port: int, name: str, players: int | None) -> asyncio.Future[Any]:
+        return asyncio.ensure_future(
+            play_santorini(
+                "127.0.0.1",
+                port,
+                name,
+                players=players,
+                gods=True,
+                search=False,
+                pace=lambda: pace["before"],
+            )
+        )
+
+    cy = am27(hub.listeners["santorini"], "cy", 2)
+    while True:  # the leader told the edges of cy's table
+        table = wire.loads((await asyncio.wait_for(tables.get(), 20)).data).table
+        if table.game == "santorini" and table.seats:
+            break
+    await watching_tables.unsubscribe()
+    # REGISTER (B) on the other edge: it joins the game that waits (2 players, gods),
+    # which that edge knows from the leader's table events.
+    santorinis = [cy, am27(edge2.listeners["santorini"], "dee", None)]
+    spectrangle = [
+        asyncio.ensure_future(
+            play_spectrangle(
+                "127.0.0.1", e.listeners["spectrangle"], n, pace=lambda: pace["before"]
+            )
+        )
+        for e, n in ((hub, "eve"), (edge2, "fay"))
+    ]
     try:
         uid = await _room_uid(reader)
+        santorini = await _room_uid(reader, "santorini")
+        tiles = await _room_uid(reader, "spectrangle")
         # Spectators on both edges, each edge hearing the room once over the bus.
         watchers = [Spectator(e.listeners["api"], uid) for e in (hub, edge2, edge2)]
         watching = [asyncio.ensure_future(w.watch(90)) for w in watchers]
         games += watching
-        # ann (Twente, on hub) and bob (edge2) are the cluster's names now.
-        await _refused_everywhere("ann", edge2)
-        await _refused_everywhere("bob", hub)
+        # AM27 and Spectrangle names are the cluster's, both ways (cy plays AM27).
+        await _refused_by_the_games("ann", edge2)
+        with pytest.raises(TwenteClientError, match="E001"):
+            await TwenteClient.connect("127.0.0.1", edge2.listeners["twente"], "CY")
         # Two Clarkson bots, one on each edge, at one READY table of the leader's.
         lexicon = load_lexicon("enable")
         clarkson = [
@@ -243,10 +325,26 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
             )
             for e, name in ((hub, "cara"), (edge2, "dan"))
         ]
+        await _room_uid(reader, "scrabble", besides=uid)  # the Clarkson table's room
+        # ann (Twente, on hub) and bob (edge2) are the cluster's names. Only now that the
+        # bots' table is a room: a Clarkson client sits at a table at its HELLO, and the
+        # bots would have counted it before its leaving reached the leader.
+        await _refused_everywhere("ann", edge2)
+        await _refused_everywhere("bob", hub)
+        # The rooms opened while rooms1 was the only rooms node: it owns them all, and
+        # the second one, started now, takes them over when rooms1 is killed (a room
+        # being opened as its node dies would be lost: its table is freed, no log).
+        rooms["rooms2"] = await nodes.start("rooms2", "rooms")
         before = await _entries(reader, uid, 5)
+        kept = await _entries(reader, santorini, 3)
+        dealt = await _entries(reader, tiles, 2)
         lease = await leases.holder(room_key(uid))
         assert lease is not None
-        assert lease.owner in rooms
+        assert lease.owner == "rooms1"
+        for other in (santorini, tiles):
+            held = await leases.holder(room_key(other))
+            assert held is not None
+            assert held.owner == "rooms1"
         # Any edge tells who runs what (GET /api/cluster, from the nodes' heartbeats).
         seen = await _api_cluster(hub.listeners["api"], uid)  # the Clarkson room may be first
         assert {n["name"]: n["roles"] for n in seen["nodes"]} == {
@@ -260,11 +358,14 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
         killed = rooms[lease.owner]
         killed.kill()
         killed_at = time.monotonic()
+        pace["before"] = 0.0
         overs = await asyncio.wait_for(asyncio.gather(*games), 60)
         overs = overs[:2]
         played = await asyncio.wait_for(asyncio.gather(*clarkson), 60)
+        am27_results = await asyncio.wait_for(asyncio.gather(*santorinis), 60)
+        spectrangle_results = await asyncio.wait_for(asyncio.gather(*spectrangle), 60)
     except BaseException:
-        for g in games + clarkson:
+        for g in [*games, *clarkson, *santorinis, *spectrangle]:
             g.cancel()
         print(nodes.logs())
         raise
@@ -303,6 +404,10 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
     # Another node owns the room now; the log says so, once, after the kill.
     after = await reader.action_log(uid)
     assert after is not None
+    santorini_log = await reader.action_log(santorini)
+    assert santorini_log is not None
+    tiles_log = await reader.action_log(tiles)
+    assert tiles_log is not None
     assert after.end_reason is not None
     survivor = next(n for n in rooms if n != killed.name)
     assert len(after.entries) > len(before.entries)
@@ -324,8 +429,27 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
         assert clarkson_game.data is not None
         assert clarkson_game.data["variant"] == "clarkson"
     took = [line for line in rooms[survivor].log.read_text().splitlines() if "took room" in line]
-    assert len(took) == 1, nodes.logs()
-    assert uid in took[0]
+    assert len([line for line in took if uid in line]) == 1, nodes.logs()
+    # The Santorini game went on through the kill: the edges kept answering AM27's
+    # heartbeat meanwhile; both players saw the same winner, and it is stored once.
+    assert len([line for line in took if santorini in line]) == 1, nodes.logs()
+    assert [r.winner for r in am27_results[0]] == [r.winner for r in am27_results[1]]
+    assert am27_results[0][0].winner in ("cy", "dee")
+    assert santorini_log.entries[: len(kept.entries)] == kept.entries
+    assert len(santorini_log.entries) > len(kept.entries)
+    # So did the Spectrangle game: taken over once, seen alike by both, stored once.
+    assert len([line for line in took if tiles in line]) == 1, nodes.logs()
+    assert tiles_log.entries[: len(dealt.entries)] == dealt.entries
+    assert spectrangle_results[0] == spectrangle_results[1]
+    assert spectrangle_results[0][0].leaderboard is not None
+    with contextlib.closing(open_store(pg_url)) as again:
+        won = _stored_once(again, santorini, santorini_log)
+        assert won.result["winner"] == am27_results[0][0].winner
+        assert sorted(won.players) == ["cy", "dee"]
+        assert won.variant == "gods"
+        listed = _stored_once(again, tiles, tiles_log)
+        assert sorted(listed.players) == ["eve", "fay"]
+        assert listed.end_reason == "finished"
     assert time.monotonic() - killed_at < 60
     for _ in range(60):  # the killed node leaves the list once its heartbeat is silent
         seen = await _api_cluster(hub.listeners["api"])

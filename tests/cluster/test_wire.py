@@ -3,19 +3,31 @@ seat's view only, and the unpickler builds nothing but meeple's own values."""
 
 from __future__ import annotations
 
+import io
 import os
 import pickle
 import random
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
+from meeple.games import santorini as sa
+from meeple.games import spectrangle as st_
 from meeple.games.scrabble import game as g
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.node import wire
+from meeple.server.santorini import Changed, SantoriniRoom
+from meeple.server.santorini import Dropped as SantoriniDropped
+from meeple.server.santorini import GameStarted as SantoriniStarted
 from meeple.server.scrabble import GameStarted, Update
+from meeple.server.spectrangle import GameStarted as SpectrangleStarted
+from meeple.server.spectrangle import SpectrangleRoom
+from meeple.server.spectrangle import Update as SpectrangleUpdate
+from meeple.server.store import ActionLog, LogEntry
 
 
 def _play(seed: int, lexicon: Lexicon, turns: int) -> tuple[g.Game, list[object]]:
@@ -73,3 +85,204 @@ def test_the_unpickler_builds_only_meeple_values() -> None:
     evil = b"cos\nsystem\n(S'true'\ntR."
     with pytest.raises(pickle.UnpicklingError, match="may not cross the bus"):
         wire.loads(evil)
+
+
+class _Naming(pickle.Unpickler):
+    """Reads a payload and notes every class or function it names."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(io.BytesIO(data))
+        self.named: set[str] = set()
+
+    def find_class(self, module: str, name: str) -> Any:
+        self.named.add(f"{module}.{name}")
+        return super().find_class(module, name)
+
+
+def _named(payload: bytes) -> set[str]:
+    reader = _Naming(payload)
+    reader.load()
+    return reader.named
+
+
+def _spectrangle(game: st_.Game, actions: Iterable[st_.Action]) -> list[object]:
+    """The events a room delivers for ``game`` as ``actions`` are applied: the start,
+    then one Update per action, each while the game is at that point."""
+    told: list[object] = [SpectrangleStarted(game)]
+    for action in actions:
+        told.append(SpectrangleUpdate(tuple(game.apply(action)), game))
+    return told
+
+
+def _random_actions(game: st_.Game, rng: random.Random, turns: int) -> Iterator[st_.Action]:
+    for _ in range(turns):
+        if game.is_over:
+            return
+        seat = game.turn
+        assert seat is not None
+        yield rng.choice(game.legal_actions(seat))
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    turns=st.integers(0, 40),
+    seat=st.sampled_from([0, 1, 2]),
+    shuffle=st.integers(0, 2**32),
+)
+def test_a_spectrangle_seat_hears_every_hand_and_not_the_bag(
+    seed: int, turns: int, seat: int, shuffle: int
+) -> None:
+    """The bytes a seat gets are the same whatever order the undealt tiles are in: the
+    bag's order never crosses (the hands, public in 1.4's ``tiles`` line, do)."""
+    rng = random.Random(seed)
+    game = st_.Game(["ann", "bob", "cy"], rng)
+    heard: list[bytes] = []
+    raw: list[bytes] = []
+    for event in _spectrangle(game, _random_actions(game, rng, turns)):
+        heard.append(wire.dumps(wire.for_seat("spectrangle", event, seat)))
+        raw.append(wire.dumps(event))
+    # The same game with the tiles still in the bag shuffled: the same deal, the same
+    # draws, the same public history (drawing takes from the bag's end).
+    dealt = game.record().bag
+    left = list(dealt[: game.bag_size])
+    random.Random(shuffle).shuffle(left)
+    twin = st_.Game(game.players, bag=(*left, *dealt[game.bag_size :]))
+    twin_heard: list[bytes] = []
+    twin_raw: list[bytes] = []
+    for event in _spectrangle(twin, game.log):
+        twin_heard.append(wire.dumps(wire.for_seat("spectrangle", event, seat)))
+        twin_raw.append(wire.dumps(event))
+    assert heard == twin_heard
+    view = wire.loads(heard[-1]).game
+    assert view.hands == game.hands
+    assert view.board.state() == game.board.state()
+    assert view.scores == game.scores
+    assert view.bag_size == game.bag_size
+    assert view.record().bag == ()
+    assert view.turn == game.turn
+    assert view.must_skip() == game.must_skip()
+    assert not {n for n in _named(heard[-1]) if "andom" in n or "rng" in n}
+    if left != list(dealt[: game.bag_size]):  # the check can fail: the raw game differs
+        assert raw[-1] != twin_raw[-1]
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32), steps=st.integers(0, 60), gods=st.booleans())
+def test_a_santorini_seat_hears_the_open_game_and_no_rng(seed: int, steps: int, gods: bool) -> None:
+    """Santorini is open information: a seat's events carry the whole game as it is,
+    and nothing random (the room's RNG drew the challenger; no RNG is in the game)."""
+    rng = random.Random(seed)
+    rules = sa.Rules(players=2, gods=gods, auto_eliminate=False)
+    game = sa.Game(rules, rng.randrange(2))
+    told: list[object] = [SantoriniStarted(("ann", "bob"), 0, game)]
+    for _ in range(steps):
+        if game.is_over:
+            break
+        before = game.state
+        for action in rng.sample(game.legal_actions(), len(game.legal_actions())):
+            try:
+                events = game.apply(action)
+                break
+            except sa.RuleError:
+                continue
+        else:
+            events = game.apply(sa.Lose(game.state.turn))
+        told.append(Changed(game, before, tuple(events)))
+        payload = wire.dumps(wire.for_seat("santorini", told[-1], rng.randrange(2)))
+        heard = wire.loads(payload)
+        assert heard.game.state == game.state
+        assert heard.game.log == game.log
+        assert heard.before == before
+        assert not {n for n in _named(payload) if "andom" in n or "rng" in n}
+
+
+class _Heard:
+    """A seat that keeps what its room tells it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.heard: list[object] = []
+
+    def deliver(self, event: object) -> None:
+        self.heard.append(event)
+
+
+def _log_of(room: Any) -> ActionLog:
+    """Room ``room``'s log as a rooms node reads it back: its header and its actions."""
+    entries = tuple(
+        LogEntry(i, 0.0, {"action": a}) for i, a in enumerate(room.log_actions(), start=1)
+    )
+    genesis = {"record": room.record_header()}
+    return ActionLog(room.uid, room.game_name, genesis, 0.0, entries, None, None)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    steps=st.integers(1, 60),
+    gods=st.booleans(),
+    drop=st.booleans(),
+)
+def test_a_santorini_room_s_last_action_is_told_again_as_it_was(
+    seed: int, steps: int, gods: bool, drop: bool
+) -> None:
+    """LAST_TOLD rebuilds, from a Santorini room's log, what the room told its seats of
+    the last action (a new owner tells it again after a takeover)."""
+    rng = random.Random(seed)
+    seats = [_Heard("ann"), _Heard("bob")]
+    room = SantoriniRoom(list(seats), gods=gods, rng=rng)
+    for _ in range(steps):
+        game = room.game
+        if game.is_over:
+            break
+        turn = game.state.turn
+        logged = len(game.log)
+        for action in rng.sample(game.legal_actions(), len(game.legal_actions())):
+            room.handle(room.seats[turn], action)
+            if len(game.log) > logged:
+                break
+        else:
+            room.handle(room.seats[turn], sa.Lose(turn))
+    if drop and not room.game.is_over:
+        room.on_seat_left(room.seats[1])
+    told = seats[0].heard[-1]
+    log = _log_of(room)
+    again = wire.LAST_TOLD["santorini"](
+        SantoriniRoom(list(seats), gods=gods, rng=random.Random(0), game=log.replay()), log
+    )
+    if isinstance(told, SantoriniDropped):
+        assert again == told
+        return
+    assert isinstance(told, Changed)
+    assert isinstance(again, Changed)
+    assert again.before == told.before
+    assert again.events == told.events
+    assert again.game.state == told.game.state
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32), steps=st.integers(1, 60), leaves=st.booleans())
+def test_a_spectrangle_room_s_last_action_is_told_again_as_it_was(
+    seed: int, steps: int, leaves: bool
+) -> None:
+    """LAST_TOLD rebuilds, from a Spectrangle room's log, the Update the room told its
+    seats of the last action."""
+    rng = random.Random(seed)
+    seats = [_Heard("ann"), _Heard("bob"), _Heard("cy")]
+    room = SpectrangleRoom(list(seats), rng=rng)
+    for action in _random_actions(room.game, rng, steps):
+        room.handle(room.seats[action.player], action)
+    if leaves and not room.game.is_over:
+        room.on_seat_left(room.seats[2])
+    if not room.game.log:
+        return
+    told = seats[0].heard[-1]
+    log = _log_of(room)
+    again = wire.LAST_TOLD["spectrangle"](
+        SpectrangleRoom(list(seats), rng=random.Random(0), game=log.replay()), log
+    )
+    assert isinstance(told, SpectrangleUpdate)
+    assert isinstance(again, SpectrangleUpdate)
+    assert again.events == told.events
+    assert again.game.state() == told.game.state()

@@ -977,7 +977,10 @@ async def _whole_game(ctx: Context) -> WholeGame:
         if move is not None:
             play = play_of(move)
             await g.mover.send(play)
-            echo = await g.other.next(ctx.wait, "the PLAY echo")
+            try:
+                echo: object = await g.other.next(ctx.wait, "the PLAY echo")
+            except CheckFailed as e:  # no echo: what the mover got says why (INVALID)
+                echo = e
             if isinstance(echo, Invalid | EndMessage) or not isinstance(echo, PlayNotice):
                 mine = await g.mover.quiet(0.2)
                 result.refused.append(f"{play} got {mine[:1] or echo!r}")

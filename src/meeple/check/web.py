@@ -16,8 +16,11 @@ play messages (``bot``, ``ready``, ``leave``, ``rejoin`` and ``unseated``), ``ch
 its rate limit (``too-fast``), the subscription limit (``too-many``), the ``console`` topic
 and ``unsubscribe`` have a check each; so does the Scrabble ``preview`` (at a ``double``
 table of two kit browsers, so the centre stays free and no word is looked up: the score is
-the letters' values doubled). Every message and error code the document defines has at
-least one check (``tests/check/test_web_kit.py`` holds the list).
+the letters' values doubled). Scrabble and Santorini are played too, with moves from
+meeple's engine: at a Scrabble ``double`` table the engine's best move (from the kit's
+word list), its ``accept`` and a challenge of it; at a Santorini table 24 steps, the
+seat's ``legal`` compared with the engine's at each. Every message and error code the
+document defines has at least one check (``tests/check/test_web_kit.py`` holds the list).
 """
 
 from __future__ import annotations
@@ -25,14 +28,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from dataclasses import dataclass, field
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from websockets.frames import Frame, Opcode
 
 from meeple.check.cmpn402 import WsPeer
 from meeple.check.core import CannotTest, CheckFailed, Context, Level, registry
+from meeple.check.scrabble import best_move
 from meeple.check.wire import names
+from meeple.games import santorini
+from meeple.games.santorini.view import legal_view
+from meeple.games.scrabble.board import Board as ScrabbleBoard
+from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.tiles import ENGLISH
 from meeple.games.spectrangle import Board, Tile
 from meeple.protocols.web.delta import apply_patch
@@ -153,12 +163,13 @@ class Table:
         return next(n for n in self.seats if n != name)
 
 
-async def table(ctx: Context, tags: tuple[str, str]) -> Table:
+async def table(ctx: Context, tags: tuple[str, str], game: str = "spectrangle") -> Table:
+    """A 2-seat table of ``game`` (Scrabble: the ``double`` variant) of two kit browsers,
+    after each one's first seat view."""
     a_name, b_name = names(ctx, *tags)
     a = await hello(ctx, a_name)
-    await a.say(
-        {"type": "create", "game": "spectrangle", "variant": "standard", "size": 2, "name": a_name}
-    )
+    variant = "double" if game == "scrabble" else "standard"
+    await a.say({"type": "create", "game": game, "variant": variant, "size": 2, "name": a_name})
     seated_a = await a.expect_type("seated")
     b = await hello(ctx, b_name)
     await b.say({"type": "sit", "table": seated_a["table"], "name": b_name})
@@ -912,3 +923,233 @@ async def _preview(ctx: Context) -> None:
     ctx.expect(r.get("words") == [{"word": word, "score": score}], f"words {r.get('words')}")
     late = [m for m in await heard(p, 0.2) if m["type"] == "seat"]
     ctx.expect(not late or late[-1]["data"].get("board") == data.get("board"), "board changed")
+
+
+# --- Scrabble and Santorini moves (the play checks on all three games) -------------------
+
+
+def _shaped(run: Callable[[Context], Awaitable[None]]) -> Callable[[Context], Awaitable[None]]:
+    """A scenario that reads game views field by field: a view not of the protocol's shape
+    (a field missing, of another type, an index off the board) fails the check; the kit
+    never breaks on what the target sends."""
+
+    async def shaped(ctx: Context) -> None:
+        try:
+            await run(ctx)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
+            raise CheckFailed(f"a seat view not of the protocol's shape: {e!r}"[:200]) from None
+
+    return shaped
+
+
+def _lexicon(ctx: Context) -> Lexicon:
+    lexicon: Lexicon | None = ctx.target.options.get("lexicon")
+    if lexicon is None:
+        raise CannotTest("no word list to find the engine's moves with (--lexicon)")
+    return lexicon
+
+
+async def game_table(ctx: Context, tags: tuple[str, str], game: str) -> Table:
+    """A 2-seat table of ``game`` of two kit browsers, both left (resigned) when the check
+    ends; could not test where the server has no such table."""
+    try:
+        t = await table(ctx, tags, game)
+    except CheckFailed as e:
+        raise CannotTest(f"no 2-seat {game} table of two browsers: {e}") from None
+    for p in t.seats.values():
+        resign_on_cleanup(ctx, p)
+    return t
+
+
+async def next_views(t: Table) -> dict[str, dict[str, Any]]:
+    """Each seat's next seat view (the change every seat is told of)."""
+    views = {n: await p.expect_type("seat", skip=("lobby",)) for n, p in t.seats.items()}
+    t.views.update(views)
+    return views
+
+
+@check(
+    "scrabble-play",
+    "Playing",
+    Level.MUST,
+    "a Scrabble place (the engine's best move): every seat's next view has the tiles on the "
+    "board, the turn passed and the play pending at the engine's score; accept scores it",
+)
+@_shaped
+async def _scrabble_play(ctx: Context) -> None:
+    lexicon = _lexicon(ctx)
+    t = await game_table(ctx, ("zs1", "zs2"), "scrabble")
+    mover = t.on_turn()
+    data = t.views[mover]["data"]
+    seat = data["players"].index(mover)
+    move = best_move(ScrabbleBoard.from_rows(data["board"]), data["rack"], lexicon, ENGLISH)
+    if move is None:
+        raise CannotTest(f"no move for the rack {data['rack']!r}")
+    tiles = [[p.x, p.y, p.tile] for p in move.tiles]
+    await t.seats[mover].say({"type": "play", "action": {"kind": "place", "tiles": tiles}})
+    for n, v in (await next_views(t)).items():
+        d = v["data"]
+        laid = "".join(d["board"][y][x] for x, y, _ in tiles)
+        ctx.expect(
+            laid == "".join(str(c) for *_, c in tiles), f"{n}: the board has {laid!r}, not {tiles}"
+        )
+        ctx.expect(d["players"][d["turn"]] != mover, f"{n}: the turn stayed with {mover}")
+        pending = d.get("pending") or {}
+        ctx.expect(
+            pending.get("player") == seat and pending.get("score") == move.score,
+            f"{n}: pending {pending}; the engine scores {move.word} {move.score}",
+        )
+    # The other seat, on turn, accepts the pending play (double challenge): it counts.
+    await t.seats[t.other(mover)].say({"type": "play", "action": {"kind": "accept"}})
+    for n, v in (await next_views(t)).items():
+        d = v["data"]
+        ctx.expect(d.get("pending") is None, f"{n}: still pending after accept: {d.get('pending')}")
+        ctx.expect(
+            d["scores"][seat] == move.score,
+            f"{n}: scores {d['scores']} after accept; the engine scores {move.word} {move.score}",
+        )
+    ctx.passed(f"{move.word} for {move.score}")
+
+
+@check(
+    "scrabble-challenge",
+    "Playing",
+    Level.MUST,
+    "a challenge of a good word at a double table: the play stands, the challenger's turn is lost",
+)
+@_shaped
+async def _scrabble_challenge(ctx: Context) -> None:
+    lexicon = _lexicon(ctx)
+    t = await game_table(ctx, ("zc1", "zc2"), "scrabble")
+    mover = t.on_turn()
+    data = t.views[mover]["data"]
+    seat = data["players"].index(mover)
+    move = best_move(ScrabbleBoard.from_rows(data["board"]), data["rack"], lexicon, ENGLISH)
+    if move is None:
+        raise CannotTest(f"no move for the rack {data['rack']!r}")
+    tiles = [[p.x, p.y, p.tile] for p in move.tiles]
+    await t.seats[mover].say({"type": "play", "action": {"kind": "place", "tiles": tiles}})
+    await next_views(t)
+    await t.seats[t.other(mover)].say({"type": "play", "action": {"kind": "challenge"}})
+    views = await next_views(t)
+    for n, v in views.items():
+        d = v["data"]
+        if d.get("pending") is not None:  # a view between the challenge and its verdict
+            d = (await t.seats[n].expect_type("seat", skip=("lobby",)))["data"]
+        laid = "".join(d["board"][y][x] for x, y, _ in tiles)
+        ctx.expect(
+            laid == "".join(str(c) for *_, c in tiles),
+            f"{n}: {move.word} ({'in' if move.word.upper() in lexicon else 'not in'} the kit's "
+            f"word list) was taken off after a challenge: the board has {laid!r}",
+        )
+        ctx.expect(d["scores"][seat] == move.score, f"{n}: scores {d['scores']}")
+        ctx.expect(
+            d["players"][d["turn"]] == mover,
+            f"{n}: after a wrong challenge the turn is {d['players'][d['turn']]}'s, not {mover}'s",
+        )
+
+
+def _santorini_action(action: santorini.Action) -> dict[str, Any]:
+    """The engine's action as meeple-web/1 ``play`` (cells as [row, column])."""
+
+    def at(c: int) -> list[int]:
+        return list(santorini.coordinates(c))
+
+    if isinstance(action, santorini.ChooseStarter):
+        return {"kind": "starter", "player": action.starter}
+    if isinstance(action, santorini.PlaceWorker):
+        out: dict[str, Any] = {"kind": "place", "cell": at(action.cell)}
+        if action.sex is not None:
+            out["sex"] = action.sex.value
+        return out
+    if isinstance(action, santorini.Move):
+        return {"kind": "move", "from": at(action.src), "to": at(action.dst)}
+    if isinstance(action, santorini.Build):
+        return {
+            "kind": "build",
+            "from": at(action.src),
+            "to": at(action.dst),
+            "level": action.level,
+        }
+    return {"kind": "pass"}
+
+
+def _santorini_state(data: dict[str, Any]) -> santorini.GameState:
+    """The position of a game without gods from a seat view (between turns)."""
+    n = len(data["players"])
+    rules = santorini.Rules(players=n, gods=False, auto_eliminate=False)
+    workers: list[int | None] = [None] * (2 * n)
+    for w in data["workers"]:
+        workers[santorini.worker_of(int(w["owner"]), santorini.Sex(w["sex"]))] = int(w["cell"])
+    return replace(
+        santorini.new_game(rules, challenger=int(data["challenger"])),
+        phase=santorini.Phase(data["phase"]),
+        turn=int(data["turn"]),
+        starter=data["starter"],
+        levels=tuple(data["levels"]),
+        domes=tuple(data["domes"]),
+        workers=tuple(workers),
+        alive=tuple(data["alive"]),
+    )
+
+
+def _legal_of(legal: dict[str, Any]) -> dict[str, Any]:
+    """A ``legal`` object with its lists in one order, ``undo`` left out (the game's)."""
+    return {
+        k: sorted(map(repr, v)) if isinstance(v, list) else v
+        for k, v in legal.items()
+        if k != "undo"
+    }
+
+
+@check(
+    "santorini-legal",
+    "Santorini: what the seat may do (`legal`)",
+    Level.MUST,
+    "legal is the rules' (meeple's engine) for the seat on turn through the set-up and "
+    "turns of play, null for the seat off turn",
+)
+@_shaped
+async def _santorini_legal(ctx: Context) -> None:
+    t = await game_table(ctx, ("zl1", "zl2"), "santorini")
+    first = next(iter(t.views.values()))["data"]
+    if first.get("gods_in_play"):
+        raise CannotTest("a standard table with gods")
+    state = _santorini_state(first)
+    rng = random.Random(23)
+    compared = played = 0
+    for _ in range(24):
+        data = next(iter(t.views.values()))["data"]
+        if data.get("turn") is None or state.is_over:
+            break
+        for n, v in t.views.items():
+            d = v["data"]
+            if d["you"] != d["turn"]:
+                ctx.expect(d.get("legal") is None, f"{n}, off turn: legal {d.get('legal')}")
+                continue
+            want = legal_view(state, state.turn)
+            got = d.get("legal")
+            ctx.expect(isinstance(got, dict), f"{n}, on turn: legal {got!r}")
+            assert want is not None
+            assert isinstance(got, dict)
+            ctx.expect(
+                _legal_of(got) == _legal_of(want),
+                f"{n} in phase {d['phase']}: legal {json.dumps(got)[:300]}; the rules: "
+                f"{json.dumps(want)[:300]}",
+            )
+            compared += 1
+            played += bool(got.get("moves"))
+        actions = [
+            a
+            for a in santorini.legal_actions(state)
+            if not isinstance(a, santorini.Lose | santorini.Undo)
+        ]
+        if not actions:
+            break
+        action = rng.choice(actions)
+        mover = t.seats[str(data["players"][state.turn])]
+        await mover.say({"type": "play", "action": _santorini_action(action)})
+        state, _ = santorini.advance(state, action)
+        await next_views(t)
+    ctx.expect(played > 0, f"no view with moves to compare ({compared} compared)")
+    ctx.passed(f"{compared} views on turn compared, {played} of them with moves")

@@ -51,6 +51,10 @@ def register(sub: Any) -> None:
     p.add_argument("--host", help="an edge's listening address (default 127.0.0.1)")
     p.add_argument("--twente-port", type=int, default=DEFAULT_PORTS["twente"], metavar="PORT")
     p.add_argument("--clarkson-port", type=int, default=DEFAULT_PORTS["clarkson"], metavar="PORT")
+    p.add_argument("--santorini-port", type=int, default=DEFAULT_PORTS["santorini"], metavar="PORT")
+    p.add_argument(
+        "--spectrangle-port", type=int, default=DEFAULT_PORTS["spectrangle"], metavar="PORT"
+    )
     p.add_argument(
         "--name-ttl",
         type=int,
@@ -83,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
             .with_overrides(host=args.host, lexicon=args.lexicon)
             .with_port("twente", args.twente_port)
             .with_port("clarkson", args.clarkson_port)
+            .with_port("santorini", args.santorini_port)
+            .with_port("spectrangle", args.spectrangle_port)
         )
         node = Node(
             NodeConfig(
@@ -128,7 +134,8 @@ def register_cluster(sub: Any) -> None:
         type=int,
         metavar="P",
         help="NATS on P, node i's Twente listener on P+i, its Clarkson listener on "
-        "P+20+i, its /api/cluster on P+100+i (default: free ports)",
+        "P+20+i, AM27 Santorini on P+40+i, Spectrangle on P+60+i, its /api/cluster on "
+        "P+100+i (default: free ports)",
     )
     u.add_argument("--dir", type=Path, default=Path("var/cluster"), help="default var/cluster")
     u.add_argument("--lease", type=int, default=2, metavar="SECONDS")

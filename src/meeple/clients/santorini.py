@@ -526,7 +526,7 @@ async def play_santorini(
     port: int,
     name: str,
     *,
-    players: int = 2,
+    players: int | None = 2,
     gods: bool = False,
     games: int = 1,
     seed: int | None = None,
@@ -535,8 +535,12 @@ async def play_santorini(
     answer_timeout: float = ANSWER_TIMEOUT,
     level: str | None = None,
     think_time: float | None = None,
+    pace: float | Callable[[], float] = 0.0,
 ) -> list[GameResult]:
     """Connect, play ``games`` games in a row on one connection, return how each ended.
+
+    It registers with REGISTER (A) for ``players`` and ``gods``, or with ``players``
+    None with REGISTER (B): the game that waits for players, if any (spec §2.3).
 
     ``level`` picks the alpha-beta player (``think_time`` overrides its seconds per
     turn); without it the two-ply search player plays (``search=False``: the simple
@@ -544,7 +548,10 @@ async def play_santorini(
     before ``games`` games have ended, saying why when the server said so (``open:
     false``). A command of ours that the server does not answer within
     ``answer_timeout`` seconds counts as ignored: the bot re-reads the last
-    GODLISTMESSAGE, PLAYERSMESSAGE or UPDATE and chooses again without it.
+    GODLISTMESSAGE, PLAYERSMESSAGE or UPDATE and chooses again without it. ``pace``:
+    seconds the bot waits before each command of its turn, or a function that says how
+    many each time (a game that must last until a test has killed its server), without
+    using the CPU meanwhile.
     """
     rng = random.Random(seed)
     chooser = _chooser(level, think_time) if search else choose
@@ -568,6 +575,9 @@ async def play_santorini(
             ]
             command = next((c for c in starters if c not in client.unanswered), starters[0])
         elif isinstance(prompt, Update) and client.my_turn(prompt):
+            wait = pace() if callable(pace) else pace
+            if wait:
+                await asyncio.sleep(wait)
             # In a worker thread: the pinger goes on while the bot thinks.
             command = await asyncio.to_thread(chooser, client, prompt, rng)
         sent = command is not None and await client.send_if_allowed(command)

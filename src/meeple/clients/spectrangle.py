@@ -25,7 +25,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from meeple.ai.spectrangle import turn_options
@@ -298,8 +298,13 @@ async def play_spectrangle(
     players: int = 2,
     games: int = 1,
     chat: bool = False,
+    pace: float | Callable[[], float] = 0.0,
 ) -> list[BotResult]:
-    """Connect, queue for ``games`` games of ``players`` one after another, play them."""
+    """Connect, queue for ``games`` games of ``players`` one after another, play them.
+
+    ``pace``: seconds the bot waits before each turn command, or a function that says how
+    many each time (a game that must last until a test has killed its server), without
+    using the CPU meanwhile."""
     client = await SpectrangleClient.connect(host, port, name, chat=chat)
     results: list[BotResult] = []
     refused = 0  # in the whole game
@@ -332,6 +337,9 @@ async def play_spectrangle(
             elif isinstance(message, Tiles | SkipNotice):
                 in_turn = 0
             if client.my_turn and not client._pending:
+                wait = pace() if callable(pace) else pace
+                if wait:
+                    await asyncio.sleep(wait)
                 action = await _take_turn(client, in_turn, exchange=not bag_empty)
                 probe = isinstance(action, ExchangeAction) and client.bag_size == 0
     finally:

@@ -24,6 +24,12 @@ in a game asking for another, a table size the game does not have) are made here
 the same rules, and what they ask of a seat's table at once (Clarkson: is it at one, did
 it say READY) is answered from an :class:`EdgeTable` kept here from the seat's own calls
 and what the leader told it. Names are cluster-wide (:mod:`meeple.node.names`).
+
+What a dialect asks of the lobby's open tables (AM27's SERVERSTATE ``active`` and
+REGISTER (B): :meth:`EdgeLobby.waiting`) is answered from this edge's copy of them, kept
+from the leader's table events on ``<ns>.lobby.events``: a moment behind the leader,
+which those two tolerate (a stale ``active`` is harmless, and a join of a queue that
+filled meanwhile opens a new table).
 """
 
 from __future__ import annotations
@@ -49,6 +55,8 @@ from meeple.server.lobby import (
     RoomRestorer,
     Seated,
     StartRule,
+    TableEvent,
+    TableInfo,
     UnknownGame,
 )
 from meeple.server.room import Seat
@@ -195,6 +203,22 @@ class EdgeLobby:
         self._calls: asyncio.Queue[tuple[LobbyCall, asyncio.Future[None] | None]] = asyncio.Queue()
         self._caller: asyncio.Task[None] | None = None
         self._pending: dict[str, list[object]] = {}  # route -> events before subscribed
+        self._open: dict[str, TableInfo] = {}  # the leader's open tables, oldest first
+        self._table_sub: Subscription | None = None
+
+    async def start(self) -> None:
+        """Follow the leader's table events (module doc)."""
+
+        async def heard(subject: str, payload: bytes) -> None:
+            event = wire.loads(payload)
+            if not isinstance(event, TableEvent):
+                return
+            if event.kind in ("opened", "changed"):
+                self._open[event.table.id] = event.table
+            else:  # started, closed
+                self._open.pop(event.table.id, None)
+
+        self._table_sub = await self.bus.subscribe(self.ns.lobby_events, heard)
 
     # --- the games (the listeners register theirs as with meeple serve) --------------------
 
@@ -228,6 +252,15 @@ class EdgeLobby:
     def is_ready(self, seat: Seat) -> bool:
         table = self._tables.get(id(seat))
         return table is not None and table.ready
+
+    def waiting(self, key: QueueKey) -> list[Any]:
+        """Who sits at the open table :meth:`join` would put a player of ``key`` at, as
+        this edge last heard (``Lobby.waiting``'s answer, a moment late: module doc)."""
+        for table in self._open.values():
+            same = QueueKey(table.game, table.size, table.variant, table.settings) == key
+            if same and table.start_rule is StartRule.FULL and len(table.seats) < table.size:
+                return list(table.seats)
+        return []
 
     def join(self, key: QueueKey, seat: Seat, *, rule: StartRule = StartRule.FULL) -> None:
         if key.game not in self._variants:
@@ -402,6 +435,8 @@ class EdgeLobby:
     async def close(self) -> None:
         if self._caller is not None:
             self._caller.cancel()
+        if self._table_sub is not None:
+            await _close(self._table_sub)
         for room in self._rooms.values():
             room.close()
         for sub in list(self._subs.values()):

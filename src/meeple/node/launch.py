@@ -63,6 +63,8 @@ def start_node(
     database: str | None = None,
     twente_port: int = 0,
     clarkson_port: int = 0,
+    santorini_port: int = 0,
+    spectrangle_port: int = 0,
     lease: int = 2,
     extra_env: Mapping[str, str] | None = None,
     extra_args: Sequence[str] = (),
@@ -79,6 +81,7 @@ def start_node(
         *("--roles", ",".join(roles), "--nats", nats_url, "--namespace", namespace),
         *("--name", name, "--twente-port", str(twente_port), "--lease", str(lease)),
         *("--clarkson-port", str(clarkson_port)),
+        *("--santorini-port", str(santorini_port), "--spectrangle-port", str(spectrangle_port)),
     ]
     command += list(extra_args)
     if user is not None:

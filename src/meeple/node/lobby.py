@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import logging
 import secrets
@@ -42,9 +43,9 @@ from typing import Any
 
 import nats.errors
 
-from meeple.bus.base import Bus, BusError, NoResponder, Subscription
+from meeple.bus.base import Bus, BusError, BusTimeout, NoResponder, RemoteError, Subscription
 from meeple.bus.subjects import Namespace
-from meeple.cluster.lease import Lease, Leases, lobby_key, room_key
+from meeple.cluster.lease import Lease, Leases, lobby_key
 from meeple.cluster.lobbystate import LobbyState, StateFenced
 from meeple.node import wire
 from meeple.node.edge import LobbyCall
@@ -58,6 +59,7 @@ from meeple.server.lobby import (
     StartRule,
     Table,
     TableError,
+    TableEvent,
 )
 from meeple.server.room import Seat
 
@@ -118,6 +120,8 @@ class RoomTicket:
         self.game_name = key.game
         self.seats = list(seats)
         self.uid = uid or secrets.token_hex(6)
+        # Asked for before (by a leader that died): every ask of it says so (OpenRoom).
+        self.attempt = 0 if uid is None else 1
         self.id = f"room-{self.uid}"
         self.feed: Any = None
         self.journal: Any = None
@@ -145,6 +149,7 @@ class RoomTicket:
             self.key,
             tuple(getattr(s, "info", {"route": "", "name": s.name}) for s in self.seats),
             tuple(self.rejoin_hashes),
+            self.attempt,
         )
         loop = asyncio.get_running_loop()
         until = loop.time() + OPEN_PATIENCE
@@ -154,12 +159,16 @@ class RoomTicket:
                     self._role.ns.rooms_open, wire.dumps(request), timeout=5.0
                 )
                 return
-            except NoResponder:
+            except (NoResponder, BusTimeout, RemoteError) as e:
+                # No rooms node yet, or the one asked died (or failed) opening it: ask
+                # again, saying so (the room may be open already: RoomsRole._open).
                 if loop.time() > until:
+                    logger.error("room %s: no rooms node opened it: %r", self.uid, e)
                     break
+                request = dataclasses.replace(request, attempt=request.attempt + 1)
                 await asyncio.sleep(0.1)
             except BusError as e:
-                logger.error("room %s: no rooms node opened it: %s", self.uid, e)
+                logger.error("room %s: no rooms node opened it: %r", self.uid, e)
                 break
         logger.error("room %s: no rooms node answers; the table's players are freed", self.uid)
         self.ended()
@@ -209,6 +218,7 @@ class LobbyRole:
         self.lobby = lobby
         for game, variants in games.items():
             lobby.register_game(game, self._factory(), variants=variants)
+        lobby.on_change.append(self._table_changed)
         self.lease: Lease | None = None
         self.leader = asyncio.Event()
         self._seats: dict[str, ProxySeat] = {}
@@ -228,6 +238,12 @@ class LobbyRole:
             return RoomTicket(self, key, seats)
 
         return create
+
+    def _table_changed(self, event: TableEvent) -> None:
+        """Tell every edge of a table opened, changed, started or closed (their copy of
+        the open tables: :meth:`meeple.node.edge.EdgeLobby.waiting`)."""
+        if self.leader.is_set():
+            self.send(self.ns.lobby_events, wire.dumps(event))
 
     def spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
         task: asyncio.Task[Any] = asyncio.ensure_future(coro)
@@ -460,29 +476,20 @@ class LobbyRole:
             self._outbox = None
         # What the old leader may have died before telling (after it wrote the state):
         # each waiting seat hears its table as it stands.
+        # The edges' copies of the open tables hear them again too (the same ids).
         for info in self.lobby.tables():
             waiting = self.lobby.table(info.id)
             if waiting is not None and waiting.seats:
                 _tell_table(waiting)
+                self.send(self.ns.lobby_events, wire.dumps(TableEvent("changed", info)))
         for saved in state.get("opening", ()):
             game, players, variant, settings = saved["key"]
             key = QueueKey(game, int(players), variant, tuple((k, v) for k, v in settings))
             ticket = RoomTicket(self, key, [self._seat(i) for i in saved["seats"]], saved["uid"])
             ticket.rejoin_hashes = list(saved["rejoin"])
             self._opening[ticket.uid] = ticket
-            self.spawn(self._reopen(ticket), f"reopen {ticket.uid}")
-
-    async def _reopen(self, ticket: RoomTicket) -> None:
-        """Ask again for a room the old leader asked for: unless a rooms node holds it
-        already (it opened it, and the old leader died before hearing so)."""
-        try:
-            held = await self.leases.holder(room_key(ticket.uid)) is not None
-        except (nats.errors.Error, OSError):
-            held = False
-        if held:
-            self.opened(ticket)
-        else:
-            await ticket.open()
+            # Asked again, saying so: a rooms node that opened it answers from its log.
+            self.spawn(ticket.open(), f"reopen {ticket.uid}")
 
     # --- the calls ---------------------------------------------------------------------------
 

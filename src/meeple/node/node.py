@@ -40,7 +40,7 @@ logger = logging.getLogger(__name__)
 ROLES = ("edge", "rooms", "lobby", "store")
 # The listeners an edge runs through the split (their dialects only use what
 # meeple.node.edge.EdgeLobby carries); the others need more of the lobby over the bus.
-EDGE_LISTENERS = ("twente", "clarkson")
+EDGE_LISTENERS = ("twente", "clarkson", "santorini", "spectrangle")
 HEARTBEAT = 1.0
 
 
@@ -119,15 +119,21 @@ class Node:
         if "lobby" in c.roles:
             from meeple.cluster.lobbystate import LobbyState
             from meeple.node.lobby import LobbyRole
-            from meeple.server.scrabble import GAME, TABLE_VARIANTS
+            from meeple.server import santorini, scrabble, spectrangle
 
+            tables = Lobby(clock=self.services.clock, grace=0)
+            spectrangle.name_rule(tables)  # as its listener sets it in meeple serve
             self.lobby = LobbyRole(
                 c.name,
                 self.bus,
                 self.ns,
                 self.leases,
-                Lobby(clock=self.services.clock, grace=0),
-                {GAME: TABLE_VARIANTS},
+                tables,
+                {
+                    scrabble.GAME: scrabble.TABLE_VARIANTS,
+                    santorini.GAME: santorini.TABLE_VARIANTS,
+                    spectrangle.GAME: spectrangle.TABLE_VARIANTS,
+                },
                 LobbyState(self.nc, self.ns),
             )
             await self.lobby.start()
@@ -140,7 +146,9 @@ class Node:
         if "rooms" in c.roles:
             from meeple.node.rooms import RoomsRole
             from meeple.node.store import RemoteRecords
+            from meeple.server.santorini import santorini_lobby
             from meeple.server.scrabble import scrabble_lobby
+            from meeple.server.spectrangle import spectrangle_lobby
 
             games = Lobby(clock=self.services.clock, grace=0)
             # Services of the rooms' own: an edge in this process has its lobby there.
@@ -148,6 +156,8 @@ class Node:
             services = Services(self.config.server, self.services.clock, rng=rng)
             services.resource("lobby", lambda: games)
             scrabble_lobby(services)  # the lexicon and the factories, as meeple serve
+            santorini_lobby(services)
+            spectrangle_lobby(services)
             records = RemoteRecords(self.bus, self.ns, asyncio.get_running_loop())
             log = JetStreamLog(self.nc, self.ns, records)  # type: ignore[arg-type]
             self.rooms = RoomsRole(c.name, self.bus, self.ns, log, self.leases, games)
@@ -162,6 +172,7 @@ class Node:
         from meeple.server.scrabble import LEXICON_RESOURCE
 
         self.edge = EdgeLobby(self.bus, self.ns, self.config.name)
+        await self.edge.start()
         self.services.resource("lobby", lambda: self.edge)
         # Names unique across every edge (the dialects' registry, meeple.node.names).
         self.services.names = ClusterNames(

@@ -72,6 +72,9 @@ class OpenRoom:
     key: QueueKey
     seats: tuple[Mapping[str, Any], ...]
     rejoin: tuple[str | None, ...] = ()
+    # The leader's how-many-th ask (from 0): an ask again may find the room opened by a
+    # node whose answer was lost, or its lease held by a node that died opening it.
+    attempt: int = 0
 
 
 class _Owned:
@@ -87,6 +90,7 @@ class _Owned:
         self.waiting: dict[int, asyncio.Future[None]] = {}  # id(command) -> its answer
         self.serving: Subscription | None = None
         self.keeper: asyncio.Task[None] | None = None
+        self.opened = asyncio.Event()  # its genesis is in the log, claimed by this node
 
 
 class RemoteSeat:
@@ -136,6 +140,7 @@ class ClusterLog:
         # Claimed at once: a writer that claimed stays refused once fenced out.
         lease = self._owned.lease
         await self._log.claim(uid, lease.owner, lease.epoch)
+        self._owned.opened.set()
 
     def append(self, uid: str, seq: int, entry: Mapping[str, Any], at: float) -> Awaitable[object]:
         return self._guard(self._log.append_log(uid, seq, self._tagged(entry), at=at))
@@ -259,9 +264,11 @@ class RoomsRole:
         request: OpenRoom = wire.loads(payload)
         if request.key.game not in wire.SEAT_VIEWS:
             raise ValueError(f"{request.key.game} rooms are not served by rooms nodes yet")
-        lease = await self.leases.acquire(room_key(request.uid), self.name)
+        if request.attempt and await self.log.action_log(request.uid) is not None:
+            return b"ok"  # opened already: its owner serves it, or a takeover will
+        lease = await self._open_lease(request)
         if lease is None:
-            raise ValueError(f"room {request.uid} is owned already")
+            return b"ok"  # another node opened it meanwhile
         factory, _restore = self.lobby.factories(request.key.game)
         owned = _Owned(Room([], uid=request.uid), lease)  # the real room comes next
         seats = [RemoteSeat(self, owned, i, info) for i, info in enumerate(request.seats)]
@@ -274,8 +281,27 @@ class RoomsRole:
             room.time_control = parse_time_control(request.key.game, clock)
         owned.room = room
         await self._serve(owned)
+        # Answered once the genesis is logged: from then on a takeover can rebuild the
+        # room if this node dies; before, the leader's ask again opens it elsewhere.
+        await asyncio.wait_for(owned.opened.wait(), COMMAND_WAIT)
         logger.info("%s: opened %s %s for %s", self.name, request.key, room.uid, _names(room))
         return b"ok"
+
+    async def _open_lease(self, request: OpenRoom) -> Lease | None:
+        """The new room's lease, or None if another node opened the room meanwhile.
+        Asked again, the lease may be another node's: one still opening the room (its log
+        appears), or one that died opening it (its lease lapses, no log: taken here)."""
+        uid = request.uid
+        lease = await self.leases.acquire(room_key(uid), self.name)
+        until = time.monotonic() + 3 * self.leases.ttl + 1
+        while lease is None and request.attempt and time.monotonic() < until:
+            await asyncio.sleep(0.2)
+            if await self.log.action_log(uid) is not None:
+                return None
+            lease = await self.leases.acquire(room_key(uid), self.name)
+        if lease is None:
+            raise ValueError(f"room {uid} is owned already")
+        return lease
 
     async def _serve(self, owned: _Owned, told: object | None = None) -> None:
         """Serve ``owned``'s room from now on; ``told``: the last logged action's event,

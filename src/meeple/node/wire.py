@@ -10,8 +10,10 @@ payload. Only nodes may publish seat events (deploy/nats/meeple-auth.conf).
 **Hidden information.** A seat subject carries one seat's view: before an event goes to
 seat ``i``, :func:`for_seat` replaces the engine game it refers to by that seat's view
 (:meth:`meeple.games.scrabble.game.Game.seat_view`: no bag order, no other rack, no
-lexicon, no RNG) and blanks the tiles other players drew or exchanged. A game that has
-no seat view is refused by the rooms node (:data:`SEAT_VIEWS`).
+lexicon, no RNG) and blanks the tiles other players drew or exchanged; a Spectrangle
+game by its seat view (every hand is public in 1.4, the bag is not); a Santorini event
+goes as it is (open information, and no RNG in it). A game that has no seat view is
+refused by the rooms node (:data:`SEAT_VIEWS`).
 """
 
 from __future__ import annotations
@@ -163,10 +165,78 @@ def _scrabble_last(room: object, log: ActionLog) -> object | None:
     return Update(actor, tuple(events), room.game)
 
 
+def _santorini_seat(event: object, seat: int) -> object:
+    """A Santorini room event (GameStarted, Changed, Refused, Fresh, Dropped, ChatSaid)
+    as seat ``seat`` may see it: all of it. Santorini is open information (AM27 shows
+    every worker, level, dome and god to every player: §3.1.1 godList, §3.2.1 players,
+    §4.1.1 update); the room's RNG, which only drew the challenger, is the room's and
+    in no event, and the engine's :class:`~meeple.games.santorini.game.Game` holds none
+    (``tests/cluster/test_wire.py`` walks what crosses to be sure)."""
+    return event
+
+
+def _spectrangle_seat(event: object, seat: int) -> object:
+    """A Spectrangle room event (GameStarted, Update, RoomRejected, ChatSaid) as seat
+    ``seat`` may see it: its game replaced by
+    :meth:`meeple.games.spectrangle.game.Game.seat_view` (the bag's size, not its tiles
+    or order). Every hand is public (spec 1.4, ``tiles [<name> [tiles]]``: "this
+    includes all players") and so are the tiles drawn and exchanged: the engine's events
+    stay as they are."""
+    from meeple.games.spectrangle.game import Game
+
+    if not dataclasses.is_dataclass(event) or isinstance(event, type):
+        return event
+    changes = {
+        f.name: getattr(event, f.name).seat_view(seat)
+        for f in dataclasses.fields(event)
+        if isinstance(getattr(event, f.name), Game)
+    }
+    return dataclasses.replace(event, **changes) if changes else event
+
+
+def _santorini_last(room: object, log: ActionLog) -> object | None:
+    """What a Santorini room told its seats of the last action in ``log``: the game's
+    :class:`~meeple.server.santorini.Changed` (from the state before it), or
+    :class:`~meeple.server.santorini.Dropped` when a dropped connection ended the game."""
+    from meeple.server.santorini import Changed, Dropped, SantoriniRoom
+
+    if not log.entries or not isinstance(room, SantoriniRoom):
+        return None
+    last = log.entries[-1].entry.get("action")
+    if isinstance(last, dict) and last.get("type") == "disconnect":
+        player = int(last["player"])
+        return Dropped(player, room.names[player])
+    if not room.game.log:
+        return None
+    before = dataclasses.replace(log, entries=log.entries[:-1]).replay()
+    state = before.state
+    events = before.apply(room.game.log[-1])
+    return Changed(room.game, state, tuple(events))
+
+
+def _spectrangle_last(room: object, log: ActionLog) -> object | None:
+    """What a Spectrangle room told its seats of the last action in ``log`` (one Update
+    with the action's events)."""
+    from meeple.server.spectrangle import SpectrangleRoom, Update
+
+    if not log.entries or not isinstance(room, SpectrangleRoom):
+        return None
+    before = dataclasses.replace(log, entries=log.entries[:-1]).replay()
+    return Update(tuple(room.game.events[len(before.events) :]), room.game)
+
+
 #: The games whose rooms a rooms node serves: how an event becomes one seat's view.
-SEAT_VIEWS: dict[str, Callable[[object, int], object]] = {"scrabble": _scrabble_seat}
+SEAT_VIEWS: dict[str, Callable[[object, int], object]] = {
+    "scrabble": _scrabble_seat,
+    "santorini": _santorini_seat,
+    "spectrangle": _spectrangle_seat,
+}
 #: What each game's room told its seats of the last action in its log (for a replay).
-LAST_TOLD: dict[str, Callable[[object, ActionLog], object | None]] = {"scrabble": _scrabble_last}
+LAST_TOLD: dict[str, Callable[[object, ActionLog], object | None]] = {
+    "scrabble": _scrabble_last,
+    "santorini": _santorini_last,
+    "spectrangle": _spectrangle_last,
+}
 
 
 def for_seat(game: str, event: object, seat: int) -> object:

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GAME",
+    "TABLE_VARIANTS",
     "Changed",
     "Chat",
     "ChatSaid",
@@ -84,6 +85,8 @@ GAME = "santorini"
 ATHEIST = "Atheist"  # ERRATA: the god of a player in a game without gods
 MAX_NICKNAME = 32
 VARIANTS = {True: "gods", False: "standard"}
+# The lobby's tables: each variant takes 2 or 3 players.
+TABLE_VARIANTS = dict.fromkeys(VARIANTS.values(), (2, 3))
 
 
 # --- room commands and deliveries ---------------------------------------------------
@@ -353,9 +356,7 @@ def santorini_lobby(services: Services) -> Lobby:
                 room._over()
             return room
 
-        lobby.register_game(
-            GAME, create, variants=dict.fromkeys(VARIANTS.values(), (2, 3)), restore=restore
-        )
+        lobby.register_game(GAME, create, variants=TABLE_VARIANTS, restore=restore)
     return lobby
 
 
@@ -541,10 +542,27 @@ class SantoriniHandler:
     def _register(self, request: m.Register) -> None:
         nickname = request.nickname.strip()
         usable = 0 < len(nickname) <= MAX_NICKNAME and nickname.isprintable()
-        if not usable or not self.services.names.claim(nickname, self):
-            self.conn.log.info("nickname %r refused", request.nickname[:40])
-            self._send(m.Info(nickname, m.InfoCode.NICKNAME.value))
-            self._greet()
+        if not usable:
+            self._nickname_refused(request)
+            return
+        # The session takes nothing but PING until the reply (REGISTERED): on a cluster
+        # edge the answer comes once every edge's names were consulted.
+        self.services.names.claim_then(
+            nickname, self, lambda given: self._named(request, nickname, given)
+        )
+
+    def _nickname_refused(self, request: m.Register) -> None:
+        self.conn.log.info("nickname %r refused", request.nickname[:40])
+        self._send(m.Info(request.nickname.strip(), m.InfoCode.NICKNAME.value))
+        self._greet()
+
+    def _named(self, request: m.Register, nickname: str, given: bool) -> None:
+        if self.conn.closing or self.session.state is State.CLOSED:
+            if given:  # gone while the name was asked for
+                self.services.names.release(nickname, self)
+            return
+        if not given:
+            self._nickname_refused(request)
             return
         self.name = nickname
         if request.n_players is None:

@@ -93,6 +93,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GAME",
+    "TABLE_VARIANTS",
     "ChatSaid",
     "GameStarted",
     "RoomChat",
@@ -103,6 +104,7 @@ __all__ = [
     "TurnCommand",
     "Update",
     "create_listener",
+    "name_rule",
     "new_game",
     "record_from_json",
     "record_json",
@@ -110,6 +112,8 @@ __all__ = [
 ]
 
 GAME = "spectrangle"
+# The lobby's tables: one variant, 2 to 4 players (spec: ``request`` 2–4).
+TABLE_VARIANTS = {"standard": (2, 4)}
 END_PLAYER_LEFT = "player-left"
 END_FINISHED = "finished"
 
@@ -332,8 +336,20 @@ def spectrangle_lobby(services: Services) -> Lobby:
     lobby = server_lobby(services)
     if not lobby.has_game(GAME):
         create, restore = _room_factory(services)
-        lobby.register_game(GAME, create, variants={"standard": (2, 4)}, restore=restore)
+        lobby.register_game(GAME, create, variants=TABLE_VARIANTS, restore=restore)
     return lobby
+
+
+def name_rule(lobby: Lobby) -> None:
+    """A browser's name at a Spectrangle table is shown in waiting, start, turn, move …:
+    every seat there must have a name the protocol can carry (the lobby's rule)."""
+    lobby.name_rule(
+        GAME,
+        "standard",
+        "spectrangle",
+        is_valid_name,
+        "not a tile code such as RGB3, nor null, turn, skip, skipped, with, on or left",
+    )
 
 
 def _room_factory(services: Services) -> tuple[RoomFactory, RoomRestorer]:
@@ -399,14 +415,7 @@ class SpectrangleHub:
 
 def create_listener(services: Services, name: str, config: ListenerConfig) -> TcpListener:
     lobby = spectrangle_lobby(services)
-    # A browser's name at a Spectrangle table is shown in waiting, start, turn, move ...
-    lobby.name_rule(
-        GAME,
-        "standard",
-        "spectrangle",
-        is_valid_name,
-        "not a tile code such as RGB3, nor null, turn, skip, skipped, with, on or left",
-    )
+    name_rule(lobby)
     hub = SpectrangleHub()
     max_line = services.config.max_message_size
 
@@ -525,15 +534,26 @@ class SpectrangleHandler:
             self._chat(event.text)
 
     def _connect(self, event: Connect) -> None:
-        if not self.services.names.claim(event.name, self):
+        # The session holds the client's next lines until the verdict (NAMING): on a
+        # cluster edge the answer comes once every edge's names were consulted.
+        self.services.names.claim_then(event.name, self, lambda given: self._named(event, given))
+
+    def _named(self, event: Connect, given: bool) -> None:
+        if self._closed or self.conn.closing:
+            if given:  # gone while the name was asked for
+                self.services.names.release(event.name, self)
+            return
+        if not given:
             self.conn.log.info("name %s is taken", event.name)
             self._send(ErrorReply(ErrorWord.INVALID_NAME))
+            self._schedule_drain()  # the lines held while the verdict was due
             return
         self.name = event.name
         self.hub.handlers.add(self)
         welcome = self.session.welcome()
         self.conn.log.info("connected as %s (extensions: %s)", self.name, welcome.extensions)
         self._send(welcome)
+        self._schedule_drain()  # the lines held while the verdict was due
 
     def _request(self, players: int) -> None:
         key = QueueKey(GAME, players)
@@ -586,8 +606,9 @@ class SpectrangleHandler:
         self._schedule_drain()
 
     def _started(self, game: engine.Game) -> None:
-        room = self.lobby.room_of(self)
-        self.room = room if isinstance(room, SpectrangleRoom) else None
+        # The seat's room: a SpectrangleRoom, or on a cluster edge the remote room
+        # (meeple.node.edge.RemoteRoom) that takes its commands to the room's node.
+        self.room = self.lobby.room_of(self)  # type: ignore[assignment]
         self._send(Waiting(game.players))
         for message in opening_messages(game):
             self._send(message)

@@ -31,6 +31,7 @@ Rules (ERRATA, Spectrangle, with meeple's decisions where it is silent):
 
 from __future__ import annotations
 
+import copy
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -275,6 +276,10 @@ def final_scores(
     )
 
 
+# What a seat's view holds for each tile still in the bag (Game.seat_view).
+_HIDDEN = None
+
+
 class Game:
     """One game of Spectrangle: board, bag, hands, scores, turn, and the log of actions.
 
@@ -418,6 +423,22 @@ class Game:
 
     def record(self) -> GameRecord:
         return GameRecord(self.players, self._initial_bag, self.rules, tuple(self._log))
+
+    def seat_view(self, player: int) -> Game:
+        """A copy of the game as ``player`` may know it, to send to that player's
+        connection (a cluster's seat subject). Hands, the board, the tiles set aside and
+        every event are public (the 1.4 ``tiles`` line shows every hand; ``replace``
+        names both tiles of an exchange), so all of them stay; the bag keeps its size but
+        not its tiles or their order, and the record's bag (the deal order) is gone.
+        ``player`` is for the symmetry with the other games' views: every seat sees the
+        same. It shares the board and the like with the game: serialise it at once (as
+        the cluster does), do not keep it."""
+        seen = copy.copy(self)
+        # Placeholders of the bag's size: bag_size, the exchange rule (a tile in the
+        # bag) and must_skip read the same on the view; no tile is named.
+        seen._bag = [_HIDDEN] * len(self._bag)  # type: ignore[list-item]
+        seen._initial_bag = ()
+        return seen
 
     # -- changes
 
