@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import functools
 import logging
 import queue
 import threading
@@ -66,12 +67,28 @@ class Written(enum.Enum):
     DEFERRED = "deferred"  # kept in memory and retried; the store is failing
 
 
-@dataclass
+@dataclass(slots=True)
 class _Job:
     call: Callable[[], Any]
-    what: str
+    what: str | _Appending
     loop: asyncio.AbstractEventLoop | None
     future: asyncio.Future[Any] | None
+    # An append's ``(uid, seq, entries, at)``: a group commit writes its appends together
+    # (``Store.append_batch``); ``call`` writes it alone.
+    append: tuple[str, int, Sequence[Mapping[str, Any]], float] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Appending:
+    """What an append is called in the log (built into text only if a line says it)."""
+
+    uid: str
+    seq: int
+    count: int
+
+    def __str__(self) -> str:
+        last = self.seq + self.count - 1
+        return f"append {self.uid}#{self.seq}" + (f"-{last}" if last != self.seq else "")
 
 
 class Journal:
@@ -119,23 +136,31 @@ class Journal:
         self, uid: str, seq: int, entry: Mapping[str, Any], at: float
     ) -> asyncio.Future[Written]:
         return self.submit(
-            lambda: self.store.append_log(uid, seq, entry, at=at), f"append {uid}#{seq}"
+            functools.partial(self.store.append_log, uid, seq, entry, at=at),
+            _Appending(uid, seq, 1),
+            (uid, seq, (entry,), at),
         )
 
     def append_many(
         self, uid: str, seq: int, entries: Sequence[Mapping[str, Any]], at: float
     ) -> asyncio.Future[Written]:
         """Entries ``seq``, ``seq + 1``, … in one write: all of them or none."""
-        last = seq + len(entries) - 1
         return self.submit(
-            lambda: self.store.append_logs(uid, seq, entries, at=at), f"append {uid}#{seq}-{last}"
+            functools.partial(self.store.append_logs, uid, seq, entries, at=at),
+            _Appending(uid, seq, len(entries)),
+            (uid, seq, entries, at),
         )
 
     def finish(self, uid: str, game: Mapping[str, Any]) -> asyncio.Future[Written]:
         """Store the finished game and close the log (once, however often retried)."""
         return self.submit(lambda: self.store.finish_log(uid, **game), f"finish {uid}")
 
-    def submit(self, call: Callable[[], Any], what: str) -> asyncio.Future[Written]:
+    def submit(
+        self,
+        call: Callable[[], Any],
+        what: str | _Appending,
+        append: tuple[str, int, Sequence[Mapping[str, Any]], float] | None = None,
+    ) -> asyncio.Future[Written]:
         """Queue ``call`` (a store write; retried while it fails) behind every write
         queued before it; the future says when it is taken (:class:`Written`), or raises
         the store's refusal (:class:`~meeple.server.store.LogConflict`). Called on the
@@ -148,11 +173,11 @@ class Journal:
             # (What was staged before goes first; the backlog's bound is checked now.)
             future.set_result(Written.DEFERRED)
             self._flush()
-            self._put([_Job(call, what, None, None)])
+            self._put([_Job(call, what, None, None, append)])
             return future
         self._waiting.add(future)
         self._watch(loop)
-        self._stage(_Job(call, what, loop, future), loop)
+        self._stage(_Job(call, what, loop, future, append), loop)
         return future
 
     def trouble(self) -> str | None:
@@ -276,13 +301,29 @@ class Journal:
 
     def _write_batch(self, batch: list[_Job]) -> None:
         """Write ``batch`` in one transaction where the store can; one by one (with
-        retries) where it cannot or the transaction failed."""
+        retries) where it cannot or the transaction failed.
+
+        In the transaction, the appends that follow one another in the batch go to the
+        store together (``Store.append_batch``: a few statements for all of them); the
+        other writes (a log's opening, a finished game) one at a time, in their place. If
+        a fence of those appends does not hold, the transaction is taken back and every
+        write of the batch is made on its own, which tells each append's caller why."""
         together = getattr(self.store, "batch", None)
         if together is not None and len(batch) > 1:
+            appends = getattr(self.store, "append_batch", None)
             answers: list[object] = []
             try:
                 with together():
+                    run: list[tuple[str, int, Sequence[Mapping[str, Any]], float]] = []
                     for job in batch:
+                        if appends is not None and job.append is not None:
+                            run.append(job.append)
+                            answers.append(Written.DURABLE)
+                            continue
+                        if run:
+                            assert appends is not None
+                            appends(run)
+                            run = []
                         try:
                             job.call()
                         except LogConflict as e:
@@ -290,6 +331,9 @@ class Journal:
                             answers.append(e)
                         else:
                             answers.append(Written.DURABLE)
+                    if run:
+                        assert appends is not None
+                        appends(run)
             except Exception:
                 pass  # taken back whole: each write is tried again on its own below
             else:

@@ -41,6 +41,7 @@ __all__ = [
     "Account",
     "ActionLog",
     "Backend",
+    "BatchRefused",
     "Cursor",
     "DatabaseClaim",
     "DatabaseInUse",
@@ -339,6 +340,14 @@ class Transaction(Protocol):
 # The fence of an append: the log moves from ``seq - 1`` to ``seq`` only if that is where it
 # stands and it is open (parameters: seq, uid, seq - 1).
 _FENCE = "UPDATE room_logs SET last_seq = ? WHERE uid = ? AND last_seq = ? AND game_id IS NULL"
+_INSERT_ENTRY = "INSERT INTO room_log_entries (uid, seq, at, entry) VALUES (?, ?, ?, ?)"
+# One log's run of entries in a batch: its uid, the first entry's sequence, and each
+# entry as ``(at, JSON text)``.
+_Run = tuple[str, int, Sequence[tuple[float, str]]]
+
+
+class BatchRefused(Exception):
+    """A batch of appends in which a fence did not hold: take it back, write one by one."""
 
 
 class Backend(abc.ABC):
@@ -385,10 +394,7 @@ class Backend(abc.ABC):
         with self.transaction() as tx:
             if not tx.execute(_FENCE, (seq, uid, seq - 1)).rowcount:
                 return False
-            tx.execute(
-                "INSERT INTO room_log_entries (uid, seq, at, entry) VALUES (?, ?, ?, ?)",
-                (uid, seq, at, entry),
-            )
+            tx.execute(_INSERT_ENTRY, (uid, seq, at, entry))
             return True
 
     def append_run(self, uid: str, seq: int, rows: Sequence[tuple[float, str]]) -> bool:
@@ -399,10 +405,24 @@ class Backend(abc.ABC):
             if not tx.execute(_FENCE, (last, uid, seq - 1)).rowcount:
                 return False
             tx.executemany(
-                "INSERT INTO room_log_entries (uid, seq, at, entry) VALUES (?, ?, ?, ?)",
-                [(uid, seq + i, at, entry) for i, (at, entry) in enumerate(rows)],
+                _INSERT_ENTRY, [(uid, seq + i, at, entry) for i, (at, entry) in enumerate(rows)]
             )
             return True
+
+    def append_batch(self, runs: Sequence[_Run]) -> None:
+        """Write several logs' runs of entries (each ``(uid, seq, rows)``, ``rows`` as in
+        :meth:`append_run`) inside the journal's :meth:`batch`, each fenced as
+        :meth:`append`; raise :class:`BatchRefused` if any fence does not hold, so that the
+        caller takes the batch back and writes its appends one by one (where each is told
+        why). Here, one after the other; a backend may do it in fewer statements."""
+        for uid, seq, rows in runs:
+            written = (
+                self.append(uid, seq, *rows[0])
+                if len(rows) == 1
+                else self.append_run(uid, seq, rows)
+            )
+            if not written:
+                raise BatchRefused(f"room {uid}: append {seq} refused")
 
     @abc.abstractmethod
     def _version(self, tx: Transaction) -> int:
@@ -502,6 +522,29 @@ class SqliteBackend(Backend):
                 raise
             finally:
                 self._batching = False
+
+    def append_batch(self, runs: Sequence[_Run]) -> None:
+        """Every fence of the batch in one ``executemany`` and every entry in another: two
+        calls into SQLite for a group commit's appends rather than two per append (each
+        call from the writer thread is a wait for the interpreter's lock while the event
+        loop holds it). A log's fence matches at most one row (``uid`` is its key), so the
+        fences all held exactly when as many rows changed as there are runs; they run in
+        order, so two runs of one log in a batch fence one after the other."""
+        fences = [(seq + len(rows) - 1, uid, seq - 1) for uid, seq, rows in runs]
+        entries = [
+            (uid, seq + i, at, entry)
+            for uid, seq, rows in runs
+            for i, (at, entry) in enumerate(rows)
+        ]
+        with self._lock:
+            if not self._batching:
+                # Outside a batch: one transaction of its own.
+                with self.batch():
+                    self.append_batch(runs)
+                return
+            if self._db.executemany(_FENCE, fences).rowcount != len(fences):
+                raise BatchRefused(f"{len(fences)} appends: a fence did not hold")
+            self._db.executemany(_INSERT_ENTRY, entries)
 
     def close(self) -> None:
         with self._lock:
@@ -706,6 +749,21 @@ class Store:
                 raise LogConflict(f"room {uid}: entry {seq} is already another entry")
             return
         raise LogConflict(f"room {uid}: append {seq} after {last} refused")
+
+    def append_batch(
+        self, appends: Sequence[tuple[str, int, Sequence[Mapping[str, Any]], float]]
+    ) -> None:
+        """Several :meth:`append_logs` (each ``(uid, seq, entries, at)``) inside
+        :meth:`batch` (the journal's group commit), in fewer statements where the database
+        can. Raises :class:`BatchRefused` when a fence does not hold, whatever the reason
+        (a retry, another writer): the caller takes the batch back and writes each append
+        on its own, which says which one and why."""
+        self._db.append_batch(
+            [
+                (uid, seq, [(at, _json(entry)) for entry in entries])
+                for uid, seq, entries, at in appends
+            ]
+        )
 
     def finish_log(self, uid: str, **game: Any) -> int:
         """Store the finished game of room ``uid`` and close its log, in one transaction.
@@ -1049,8 +1107,10 @@ async def stored(call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         raise StoreUnavailable(f"a read of the database failed: {e}") from e
 
 
-def _json(value: Mapping[str, Any]) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+# Built once: ``json.dumps`` with arguments builds an encoder per call.
+_json: Callable[[Mapping[str, Any]], str] = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":")
+).encode
 
 
 def _record(row: tuple[Any, ...]) -> GameRecord:
