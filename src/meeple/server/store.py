@@ -19,6 +19,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import sqlite3
@@ -346,6 +347,39 @@ _INSERT_ENTRY = "INSERT INTO room_log_entries (uid, seq, at, entry) VALUES (?, ?
 _Run = tuple[str, int, Sequence[tuple[float, str]]]
 
 
+# A batch's statements come in a few sizes, so that sqlite3 prepares each once and keeps
+# it (its statement cache holds 128): a batch of 100 rows is 64 + 32 + 4.
+_CHUNK_SIZES = (64, 32, 16, 8, 4, 2, 1)
+
+
+def _chunks(count: int) -> Iterator[tuple[int, int]]:
+    """``(start, size)`` of the statements that write ``count`` rows, sizes from
+    :data:`_CHUNK_SIZES`, largest first."""
+    start = 0
+    for size in _CHUNK_SIZES:
+        while count - start >= size:
+            yield start, size
+            start += size
+
+
+@functools.cache
+def _fences(count: int) -> str:
+    """The fence of ``count`` logs in one UPDATE (parameters: last, uid, before, ...)."""
+    values = ", ".join(["(?, ?, ?)"] * count)
+    return (
+        f"UPDATE room_logs SET last_seq = fence.column1 FROM (VALUES {values}) AS fence"
+        " WHERE room_logs.uid = fence.column2 AND room_logs.last_seq = fence.column3"
+        " AND room_logs.game_id IS NULL"
+    )
+
+
+@functools.cache
+def _entries(count: int) -> str:
+    """``count`` log entries in one INSERT (parameters: uid, seq, at, entry, ...)."""
+    values = ", ".join(["(?, ?, ?, ?)"] * count)
+    return f"INSERT INTO room_log_entries (uid, seq, at, entry) VALUES {values}"
+
+
 class BatchRefused(Exception):
     """A batch of appends in which a fence did not hold: take it back, write one by one."""
 
@@ -524,27 +558,45 @@ class SqliteBackend(Backend):
                 self._batching = False
 
     def append_batch(self, runs: Sequence[_Run]) -> None:
-        """Every fence of the batch in one ``executemany`` and every entry in another: two
-        calls into SQLite for a group commit's appends rather than two per append (each
-        call from the writer thread is a wait for the interpreter's lock while the event
-        loop holds it). A log's fence matches at most one row (``uid`` is its key), so the
-        fences all held exactly when as many rows changed as there are runs; they run in
-        order, so two runs of one log in a batch fence one after the other."""
-        fences = [(seq + len(rows) - 1, uid, seq - 1) for uid, seq, rows in runs]
-        entries = [
-            (uid, seq + i, at, entry)
-            for uid, seq, rows in runs
-            for i, (at, entry) in enumerate(rows)
-        ]
+        """The batch's fences in one statement and its entries in another (a few, for a
+        long batch): each statement is one call into SQLite from the writer thread, and
+        each call gives up the interpreter's lock and must win it back from the event
+        loop (a thread switch each time), so a call per append, or ``executemany``'s step
+        per row, cost the loop more than the writes. A log's fence matches at most one row
+        (``uid`` is its key), so the fences all held exactly when as many rows changed as
+        there are logs; a log's runs in one batch are one fence when they follow one
+        another (a room whose last write is not taken yet writes no more), or else the
+        runs go one by one."""
+        fences: dict[str, list[int]] = {}  # uid: [the sequence before, the last]
+        entries: list[Any] = []
+        for uid, seq, rows in runs:
+            fence = fences.get(uid)
+            if fence is None:
+                fences[uid] = [seq - 1, seq + len(rows) - 1]
+            elif fence[1] == seq - 1:
+                fence[1] = seq + len(rows) - 1
+            else:
+                raise BatchRefused(f"room {uid}: appends {fence[1]} and {seq} do not follow")
+            for i, (at, entry) in enumerate(rows):
+                entries += (uid, seq + i, at, entry)
         with self._lock:
             if not self._batching:
                 # Outside a batch: one transaction of its own.
                 with self.batch():
                     self.append_batch(runs)
                 return
-            if self._db.executemany(_FENCE, fences).rowcount != len(fences):
-                raise BatchRefused(f"{len(fences)} appends: a fence did not hold")
-            self._db.executemany(_INSERT_ENTRY, entries)
+            changed = 0
+            args: list[Any] = []
+            for uid, (before, last) in fences.items():
+                args += (last, uid, before)
+            for start, size in _chunks(len(fences)):
+                changed += self._db.execute(
+                    _fences(size), args[3 * start : 3 * (start + size)]
+                ).rowcount
+            if changed != len(fences):
+                raise BatchRefused(f"{len(fences)} logs: a fence did not hold")
+            for start, size in _chunks(len(entries) // 4):
+                self._db.execute(_entries(size), entries[4 * start : 4 * (start + size)])
 
     def close(self) -> None:
         with self._lock:
@@ -1107,10 +1159,32 @@ async def stored(call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         raise StoreUnavailable(f"a read of the database failed: {e}") from e
 
 
-# Built once: ``json.dumps`` with arguments builds an encoder per call.
-_json: Callable[[Mapping[str, Any]], str] = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":")
-).encode
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+# The C encoder behind it, made once: ``json.dumps`` with arguments builds an encoder, and
+# ``encode`` a C encoder, on every call (a third of an append's CPU in the journal's
+# thread). Without circular-reference checks (no marker dict): the values are records
+# built by the rooms, plain trees. Where the C encoder is missing, the encoder as it is.
+_C_ENCODE = getattr(json.encoder, "c_make_encoder", None)
+if _C_ENCODE is not None:
+    _C_ENCODE = _C_ENCODE(
+        None,
+        _ENCODER.default,
+        json.encoder.encode_basestring_ascii,
+        None,
+        ":",
+        ",",
+        True,
+        False,
+        True,
+    )
+
+
+def _json(value: Mapping[str, Any]) -> str:
+    """A log's JSON text: keys sorted, no spaces (what ``json.dumps(value, sort_keys=True,
+    separators=(",", ":"))`` writes)."""
+    if _C_ENCODE is None:
+        return _ENCODER.encode(value)
+    return "".join(_C_ENCODE(value, 0))
 
 
 def _record(row: tuple[Any, ...]) -> GameRecord:
