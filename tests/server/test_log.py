@@ -6,6 +6,7 @@ Each test runs on each store (the ``store`` fixture of tests/server/conftest.py)
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import threading
 from pathlib import Path
@@ -156,6 +157,17 @@ def test_a_refused_batch_of_appends_writes_nothing_on_sqlite(tmp_path: Path) -> 
         store.close()
 
 
+def test_an_entry_is_stored_as_sorted_compact_json(store: Store) -> None:
+    """The log's text is ``json.dumps(entry, sort_keys=True, separators=(",", ":"))``,
+    written by the store's own encoder: keys sorted at every level, no spaces, non-ASCII
+    escaped, floats as Python writes them."""
+    entry = {"z": [1.5, 0.1, 1e-07, -0.0, 10**20], "a": {"é": "ü", "b": None, "a": True}}
+    store.open_log("r1", "counting", GENESIS)
+    store.append_log("r1", 1, entry, at=1.0)
+    (text,) = store._db.read("SELECT entry FROM room_log_entries WHERE uid = 'r1'")[0]
+    assert text == json.dumps(entry, sort_keys=True, separators=(",", ":"))
+
+
 def test_finishing_twice_stores_the_game_once(store: Store) -> None:
     """A retried finish answers the game stored the first time; nothing is stored twice."""
     store.open_log("r1", "counting", GENESIS)
@@ -301,7 +313,7 @@ async def test_a_refused_append_in_a_group_commit_leaves_the_others_durable(
     journal = Journal(store)
     try:
         uids = [f"r{n}" for n in range(20)]
-        await asyncio.gather(*(journal.open(uid, "counting", GENESIS) for uid in uids + ["x"]))
+        await asyncio.gather(*(journal.open(uid, "counting", GENESIS) for uid in [*uids, "x"]))
         asked = [journal.append(uid, 1, {"action": 1}, 1.0) for uid in uids]
         asked.insert(7, journal.append("x", 2, {"action": 2}, 1.0))  # x is at 0
         asked += [journal.append(uid, 2, {"action": 2}, 2.0) for uid in uids]

@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-import functools
 import logging
 import queue
 import threading
@@ -69,26 +68,32 @@ class Written(enum.Enum):
 
 @dataclass(slots=True)
 class _Job:
-    call: Callable[[], Any]
-    what: str | _Appending
+    call: Callable[[], Any] | None  # the write (None: an append, see ``append``)
+    what: str
     loop: asyncio.AbstractEventLoop | None
     future: asyncio.Future[Any] | None
     # An append's ``(uid, seq, entries, at)``: a group commit writes its appends together
-    # (``Store.append_batch``); ``call`` writes it alone.
+    # (``Store.append_batch``); alone, :meth:`write` makes it.
     append: tuple[str, int, Sequence[Mapping[str, Any]], float] | None = None
 
+    def write(self, store: Any) -> object:
+        """Make this write on its own."""
+        if self.append is None:
+            assert self.call is not None
+            return self.call()
+        uid, seq, entries, at = self.append
+        if len(entries) == 1:
+            return store.append_log(uid, seq, entries[0], at=at)
+        return store.append_logs(uid, seq, entries, at=at)
 
-@dataclass(frozen=True, slots=True)
-class _Appending:
-    """What an append is called in the log (built into text only if a line says it)."""
-
-    uid: str
-    seq: int
-    count: int
-
-    def __str__(self) -> str:
-        last = self.seq + self.count - 1
-        return f"append {self.uid}#{self.seq}" + (f"-{last}" if last != self.seq else "")
+    @property
+    def name(self) -> str:
+        """What the log calls this write (an append's name is made only when needed)."""
+        if self.append is None:
+            return self.what
+        uid, seq, entries, _ = self.append
+        last = seq + len(entries) - 1
+        return f"append {uid}#{seq}" + (f"-{last}" if last != seq else "")
 
 
 class Journal:
@@ -135,36 +140,26 @@ class Journal:
     def append(
         self, uid: str, seq: int, entry: Mapping[str, Any], at: float
     ) -> asyncio.Future[Written]:
-        return self.submit(
-            functools.partial(self.store.append_log, uid, seq, entry, at=at),
-            _Appending(uid, seq, 1),
-            (uid, seq, (entry,), at),
-        )
+        return self._ask(_Job(None, "", None, None, (uid, seq, (entry,), at)))
 
     def append_many(
         self, uid: str, seq: int, entries: Sequence[Mapping[str, Any]], at: float
     ) -> asyncio.Future[Written]:
         """Entries ``seq``, ``seq + 1``, … in one write: all of them or none."""
-        return self.submit(
-            functools.partial(self.store.append_logs, uid, seq, entries, at=at),
-            _Appending(uid, seq, len(entries)),
-            (uid, seq, entries, at),
-        )
+        return self._ask(_Job(None, "", None, None, (uid, seq, entries, at)))
 
     def finish(self, uid: str, game: Mapping[str, Any]) -> asyncio.Future[Written]:
         """Store the finished game and close the log (once, however often retried)."""
         return self.submit(lambda: self.store.finish_log(uid, **game), f"finish {uid}")
 
-    def submit(
-        self,
-        call: Callable[[], Any],
-        what: str | _Appending,
-        append: tuple[str, int, Sequence[Mapping[str, Any]], float] | None = None,
-    ) -> asyncio.Future[Written]:
+    def submit(self, call: Callable[[], Any], what: str) -> asyncio.Future[Written]:
         """Queue ``call`` (a store write; retried while it fails) behind every write
         queued before it; the future says when it is taken (:class:`Written`), or raises
         the store's refusal (:class:`~meeple.server.store.LogConflict`). Called on the
         event loop."""
+        return self._ask(_Job(call, what, None, None))
+
+    def _ask(self, job: _Job) -> asyncio.Future[Written]:
         loop = asyncio.get_running_loop()
         self._loop = loop
         future: asyncio.Future[Written] = loop.create_future()
@@ -173,11 +168,12 @@ class Journal:
             # (What was staged before goes first; the backlog's bound is checked now.)
             future.set_result(Written.DEFERRED)
             self._flush()
-            self._put([_Job(call, what, None, None, append)])
+            self._put([job])
             return future
+        job.loop, job.future = loop, future
         self._waiting.add(future)
         self._watch(loop)
-        self._stage(_Job(call, what, loop, future, append), loop)
+        self._stage(job, loop)
         return future
 
     def trouble(self) -> str | None:
@@ -325,9 +321,9 @@ class Journal:
                             appends(run)
                             run = []
                         try:
-                            job.call()
+                            job.write(self.store)
                         except LogConflict as e:
-                            logger.error("journal: %s refused: %s", job.what, e)
+                            logger.error("journal: %s refused: %s", job.name, e)
                             answers.append(e)
                         else:
                             answers.append(Written.DURABLE)
@@ -347,16 +343,16 @@ class Journal:
         told = False
         while True:
             try:
-                job.call()
+                job.write(self.store)
             except LogConflict as e:
-                logger.error("journal: %s refused: %s", job.what, e)
+                logger.error("journal: %s refused: %s", job.name, e)
                 self._resolve_all([(job, e)])
                 return
             except Exception as e:
                 # A full disk, a database down: keep the write, let its caller go on.
                 if not told:
                     told = True
-                    self._from_thread(self._set_health, Health.RETRYING, f"{job.what}: {e}")
+                    self._from_thread(self._set_health, Health.RETRYING, f"{job.name}: {e}")
                     self._resolve_all([(job, Written.DEFERRED)])
                 self._sleep(pause)
                 pause = min(pause * 2, _LAST_RETRY)
