@@ -567,6 +567,9 @@ class SqliteBackend(Backend):
         there are logs; a log's runs in one batch are one fence when they follow one
         another (a room whose last write is not taken yet writes no more), or else the
         runs go one by one."""
+        if sqlite3.sqlite_version_info < (3, 33):  # no UPDATE ... FROM before 3.33
+            super().append_batch(runs)
+            return
         fences: dict[str, list[int]] = {}  # uid: [the sequence before, the last]
         entries: list[Any] = []
         for uid, seq, rows in runs:
