@@ -89,6 +89,23 @@ def main_thread_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
+def context_switches(pid: int) -> tuple[int, int]:
+    """Context switches (voluntary + involuntary) so far of process ``pid``'s main thread
+    (the event loop) and of its other threads (the journal's writer, executors)."""
+    loop = other = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                n = sum(int(line.split()[1]) for line in f if "ctxt_switches:" in line)
+        except FileNotFoundError:  # a thread that ended meanwhile
+            continue
+        if int(tid) == pid:
+            loop += n
+        else:
+            other += n
+    return loop, other
+
+
 def cpu_seconds(pid: int) -> float:
     return sum(cpu_times(pid))
 
@@ -685,10 +702,12 @@ def run_listener(
         assert answer() == "joined"
         user0, system0 = cpu_times(server.pid)
         loop0 = main_thread_seconds(server.pid)
+        switches0 = context_switches(server.pid)
         go.set()
         turns, finished, latencies, wall = answer()
         user1, system1 = cpu_times(server.pid)
         loop = main_thread_seconds(server.pid) - loop0
+        switches1 = context_switches(server.pid)
         user, system = user1 - user0, system1 - system0
         cpu = user + system
         clients.join()
@@ -706,6 +725,12 @@ def run_listener(
         f" + system {system / max(turns, 1) * 1e6:.0f} us;"
         f" event loop {loop / max(turns, 1) * 1e6:.0f} us,"
         f" other threads {(cpu - loop) / max(turns, 1) * 1e6:.0f} us)",
+    )
+    print(
+        "  context switches per turn  "
+        f"{(switches1[0] - switches0[0]) / max(turns, 1):10.2f} event loop"
+        f"   {(switches1[1] - switches0[1]) / max(turns, 1):.2f} other threads",
+        flush=True,
     )
     return cpu / max(turns, 1)
 

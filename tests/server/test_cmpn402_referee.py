@@ -534,6 +534,13 @@ class _GatedStore(Store):
         super().append_log(uid, seq, entry, at=at)
         self.writes.append(f"append {seq}")
 
+    def append_batch(self, appends: Any) -> None:
+        # The journal's group commit writes its appends together: they wait too (and
+        # are noted as append_log notes them: the single entries).
+        self.gate.wait(10)
+        super().append_batch(appends)
+        self.writes.extend(f"append {a[1]}" for a in appends if len(a[2]) == 1)
+
 
 async def test_nothing_reaches_an_agent_before_its_entry_is_written(gcide: Lexicon) -> None:
     """Write-ahead: START waits for the genesis, PASS's notice for its entry; while the

@@ -6,15 +6,24 @@ Each test runs on each store (the ``store`` fixture of tests/server/conftest.py)
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from meeple.server.journal import Health, Journal, Written
 from meeple.server.room import Room
-from meeple.server.store import DatabaseClaim, DatabaseInUse, LogConflict, Store, open_store
+from meeple.server.store import (
+    BatchRefused,
+    DatabaseClaim,
+    DatabaseInUse,
+    LogConflict,
+    Store,
+    open_store,
+)
 
 GENESIS = {"version": 1, "game": "counting", "record": {"players": ["ann", "bob"]}}
 
@@ -102,6 +111,61 @@ def test_several_entries_are_appended_together_or_not_at_all(store: Store) -> No
     log = store.action_log("r1")
     assert log is not None
     assert [(e.seq, e.entry) for e in log.entries] == [(n, {"action": n}) for n in range(1, 6)]
+
+
+def test_a_batch_of_appends_is_fenced_for_every_log(store: Store) -> None:
+    """``append_batch`` (the journal's group commit) writes many logs' entries at once,
+    each log fenced as a single append: two runs of one log that follow each other are
+    one fence; runs of one log that do not follow each other, or a fence that does not
+    hold (here among 100 logs, past the first statement's 64), refuse the batch."""
+    uids = [f"r{n:03d}" for n in range(100)]
+    for uid in uids:
+        store.open_log(uid, "counting", GENESIS)
+    with store.batch():
+        store.append_batch(
+            [(uid, 1, [{"action": 1}], 1.0) for uid in uids]
+            + [("r000", 2, [{"action": 2}, {"action": 3}], 2.0), ("r000", 4, [{"action": 4}], 3.0)]
+        )
+    log = store.action_log("r000")
+    assert log is not None
+    assert [(e.seq, e.at, e.entry) for e in log.entries] == [
+        (1, 1.0, {"action": 1}),
+        (2, 2.0, {"action": 2}),
+        (3, 2.0, {"action": 3}),
+        (4, 3.0, {"action": 4}),
+    ]
+    assert all(len(store.action_log(uid).entries) == 1 for uid in uids[1:])  # type: ignore[union-attr]
+    with pytest.raises(BatchRefused), store.batch():
+        store.append_batch([("r001", 2, [{"action": 2}], 4.0), ("r001", 4, [{"action": 4}], 4.0)])
+    bad = [(uid, 2, [{"action": 2}], 5.0) for uid in uids[1:]]
+    bad[70] = (uids[71], 3, [{"action": 3}], 5.0)  # a gap: r071 is at 1
+    with pytest.raises(BatchRefused), store.batch():
+        store.append_batch(bad)
+
+
+def test_a_refused_batch_of_appends_writes_nothing_on_sqlite(tmp_path: Path) -> None:
+    """On SQLite the group commit is one transaction: a batch refused by one fence leaves
+    every log of it as it was."""
+    store = Store(tmp_path / "db.sqlite3")
+    try:
+        for uid in ("a", "b"):
+            store.open_log(uid, "counting", GENESIS)
+        with pytest.raises(BatchRefused), store.batch():
+            store.append_batch([("a", 1, [{"action": 1}], 1.0), ("b", 2, [{"action": 2}], 1.0)])
+        assert [len(store.action_log(uid).entries) for uid in ("a", "b")] == [0, 0]  # type: ignore[union-attr]
+    finally:
+        store.close()
+
+
+def test_an_entry_is_stored_as_sorted_compact_json(store: Store) -> None:
+    """The log's text is ``json.dumps(entry, sort_keys=True, separators=(",", ":"))``,
+    written by the store's own encoder: keys sorted at every level, no spaces, non-ASCII
+    escaped, floats as Python writes them."""
+    entry = {"z": [1.5, 0.1, 1e-07, -0.0, 10**20], "a": {"é": "ü", "b": None, "a": True}}
+    store.open_log("r1", "counting", GENESIS)
+    store.append_log("r1", 1, entry, at=1.0)
+    (text,) = store._db.read("SELECT entry FROM room_log_entries WHERE uid = 'r1'")[0]
+    assert text == json.dumps(entry, sort_keys=True, separators=(",", ":"))
 
 
 def test_finishing_twice_stores_the_game_once(store: Store) -> None:
@@ -235,6 +299,32 @@ async def test_journal_passes_a_refused_append_to_its_caller(store: Store) -> No
         await journal.open("r1", "counting", GENESIS)
         with pytest.raises(LogConflict):
             await journal.append("r1", 5, {"action": 5}, 1.0)
+        assert journal.health is Health.OK
+    finally:
+        journal.close()
+
+
+async def test_a_refused_append_in_a_group_commit_leaves_the_others_durable(
+    store: Store,
+) -> None:
+    """Appends of many logs asked for in one turn of the loop go to the store together;
+    one of them that does not fit its log gets LogConflict, every other is durable and
+    written, in order."""
+    journal = Journal(store)
+    try:
+        uids = [f"r{n}" for n in range(20)]
+        await asyncio.gather(*(journal.open(uid, "counting", GENESIS) for uid in [*uids, "x"]))
+        asked = [journal.append(uid, 1, {"action": 1}, 1.0) for uid in uids]
+        asked.insert(7, journal.append("x", 2, {"action": 2}, 1.0))  # x is at 0
+        asked += [journal.append(uid, 2, {"action": 2}, 2.0) for uid in uids]
+        answers = await asyncio.gather(*asked, return_exceptions=True)
+        assert isinstance(answers[7], LogConflict)
+        assert answers[:7] + answers[8:] == [Written.DURABLE] * 40
+        for uid in uids:
+            log = store.action_log(uid)
+            assert log is not None
+            assert [e.entry["action"] for e in log.entries] == [1, 2]
+        assert store.action_log("x").entries == ()  # type: ignore[union-attr]
         assert journal.health is Health.OK
     finally:
         journal.close()

@@ -66,12 +66,34 @@ class Written(enum.Enum):
     DEFERRED = "deferred"  # kept in memory and retried; the store is failing
 
 
-@dataclass
+@dataclass(slots=True)
 class _Job:
-    call: Callable[[], Any]
+    call: Callable[[], Any] | None  # the write (None: an append, see ``append``)
     what: str
     loop: asyncio.AbstractEventLoop | None
     future: asyncio.Future[Any] | None
+    # An append's ``(uid, seq, entries, at)``: a group commit writes its appends together
+    # (``Store.append_batch``); alone, :meth:`write` makes it.
+    append: tuple[str, int, Sequence[Mapping[str, Any]], float] | None = None
+
+    def write(self, store: Any) -> object:
+        """Make this write on its own."""
+        if self.append is None:
+            assert self.call is not None
+            return self.call()
+        uid, seq, entries, at = self.append
+        if len(entries) == 1:
+            return store.append_log(uid, seq, entries[0], at=at)
+        return store.append_logs(uid, seq, entries, at=at)
+
+    @property
+    def name(self) -> str:
+        """What the log calls this write (an append's name is made only when needed)."""
+        if self.append is None:
+            return self.what
+        uid, seq, entries, _ = self.append
+        last = seq + len(entries) - 1
+        return f"append {uid}#{seq}" + (f"-{last}" if last != seq else "")
 
 
 class Journal:
@@ -118,18 +140,13 @@ class Journal:
     def append(
         self, uid: str, seq: int, entry: Mapping[str, Any], at: float
     ) -> asyncio.Future[Written]:
-        return self.submit(
-            lambda: self.store.append_log(uid, seq, entry, at=at), f"append {uid}#{seq}"
-        )
+        return self._ask(_Job(None, "", None, None, (uid, seq, (entry,), at)))
 
     def append_many(
         self, uid: str, seq: int, entries: Sequence[Mapping[str, Any]], at: float
     ) -> asyncio.Future[Written]:
         """Entries ``seq``, ``seq + 1``, … in one write: all of them or none."""
-        last = seq + len(entries) - 1
-        return self.submit(
-            lambda: self.store.append_logs(uid, seq, entries, at=at), f"append {uid}#{seq}-{last}"
-        )
+        return self._ask(_Job(None, "", None, None, (uid, seq, entries, at)))
 
     def finish(self, uid: str, game: Mapping[str, Any]) -> asyncio.Future[Written]:
         """Store the finished game and close the log (once, however often retried)."""
@@ -140,6 +157,9 @@ class Journal:
         queued before it; the future says when it is taken (:class:`Written`), or raises
         the store's refusal (:class:`~meeple.server.store.LogConflict`). Called on the
         event loop."""
+        return self._ask(_Job(call, what, None, None))
+
+    def _ask(self, job: _Job) -> asyncio.Future[Written]:
         loop = asyncio.get_running_loop()
         self._loop = loop
         future: asyncio.Future[Written] = loop.create_future()
@@ -148,11 +168,12 @@ class Journal:
             # (What was staged before goes first; the backlog's bound is checked now.)
             future.set_result(Written.DEFERRED)
             self._flush()
-            self._put([_Job(call, what, None, None)])
+            self._put([job])
             return future
+        job.loop, job.future = loop, future
         self._waiting.add(future)
         self._watch(loop)
-        self._stage(_Job(call, what, loop, future), loop)
+        self._stage(job, loop)
         return future
 
     def trouble(self) -> str | None:
@@ -276,20 +297,39 @@ class Journal:
 
     def _write_batch(self, batch: list[_Job]) -> None:
         """Write ``batch`` in one transaction where the store can; one by one (with
-        retries) where it cannot or the transaction failed."""
+        retries) where it cannot or the transaction failed.
+
+        In the transaction, the appends that follow one another in the batch go to the
+        store together (``Store.append_batch``: a few statements for all of them); the
+        other writes (a log's opening, a finished game) one at a time, in their place. If
+        a fence of those appends does not hold, the transaction is taken back and every
+        write of the batch is made on its own, which tells each append's caller why."""
         together = getattr(self.store, "batch", None)
         if together is not None and len(batch) > 1:
+            appends = getattr(self.store, "append_batch", None)
             answers: list[object] = []
             try:
                 with together():
+                    run: list[tuple[str, int, Sequence[Mapping[str, Any]], float]] = []
                     for job in batch:
+                        if appends is not None and job.append is not None:
+                            run.append(job.append)
+                            answers.append(Written.DURABLE)
+                            continue
+                        if run:
+                            assert appends is not None
+                            appends(run)
+                            run = []
                         try:
-                            job.call()
+                            job.write(self.store)
                         except LogConflict as e:
-                            logger.error("journal: %s refused: %s", job.what, e)
+                            logger.error("journal: %s refused: %s", job.name, e)
                             answers.append(e)
                         else:
                             answers.append(Written.DURABLE)
+                    if run:
+                        assert appends is not None
+                        appends(run)
             except Exception:
                 pass  # taken back whole: each write is tried again on its own below
             else:
@@ -303,16 +343,16 @@ class Journal:
         told = False
         while True:
             try:
-                job.call()
+                job.write(self.store)
             except LogConflict as e:
-                logger.error("journal: %s refused: %s", job.what, e)
+                logger.error("journal: %s refused: %s", job.name, e)
                 self._resolve_all([(job, e)])
                 return
             except Exception as e:
                 # A full disk, a database down: keep the write, let its caller go on.
                 if not told:
                     told = True
-                    self._from_thread(self._set_health, Health.RETRYING, f"{job.what}: {e}")
+                    self._from_thread(self._set_health, Health.RETRYING, f"{job.name}: {e}")
                     self._resolve_all([(job, Written.DEFERRED)])
                 self._sleep(pause)
                 pause = min(pause * 2, _LAST_RETRY)

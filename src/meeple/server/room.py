@@ -119,6 +119,7 @@ class _Step:
     deliver: Callable[[], object] | None = None
     on_error: Callable[[BaseException], object] | None = None
     what: str = ""
+    on_taken: Callable[[object], object] | None = None
 
 
 class WriteAhead:
@@ -154,10 +155,13 @@ class WriteAhead:
         call: Callable[[], Awaitable[object] | None],
         what: str,
         on_error: Callable[[BaseException], object] | None = None,
+        on_taken: Callable[[object], object] | None = None,
     ) -> None:
-        """Queue a log write (``call`` is made when every step before it is done)."""
+        """Queue a log write (``call`` is made when every step before it is done);
+        ``on_taken`` is told what the write's awaitable gave (the journal's
+        :class:`~meeple.server.journal.Written`) once it is taken."""
         if self._queue:
-            self._queue.append(_Step(write=call, on_error=on_error, what=what))
+            self._queue.append(_Step(write=call, on_error=on_error, what=what, on_taken=on_taken))
             return
         try:
             running = call()
@@ -165,7 +169,9 @@ class WriteAhead:
             self._failed(what, e, on_error)
             return
         if running is not None:
-            self._queue.append(_Step(running=running, on_error=on_error, what=what))
+            self._queue.append(
+                _Step(running=running, on_error=on_error, what=what, on_taken=on_taken)
+            )
             if not self.inline:
                 self._kick()
 
@@ -209,7 +215,9 @@ class WriteAhead:
                 if running is None and step.write is not None:
                     running = step.write()
                 if running is not None:
-                    await running
+                    taken = await running
+                    if step.on_taken is not None:
+                        step.on_taken(taken)
             except Exception as e:
                 self._failed(step.what, e, step.on_error)
             finally:
@@ -653,7 +661,9 @@ class Room:
             self._logged.extend(actions)
             append = functools.partial(self._append, journal, first, entries, self.wall_clock())
             self._write(
-                append, f"#{first}" if len(entries) == 1 else f"#{first}-{len(self._logged)}"
+                append,
+                f"#{first}" if len(entries) == 1 else f"#{first}-{len(self._logged)}",
+                self._taken,
             )
         if self._conclusion is not None and not self._concluded:
             self._concluded = True
@@ -667,27 +677,27 @@ class Room:
         self, journal: LogSink, seq: int, entries: Sequence[Mapping[str, Any]], at: float
     ) -> Awaitable[object] | None:
         if len(entries) == 1:
-            written = journal.append(self.uid, seq, entries[0], at)
-        else:
-            written = journal.append_many(self.uid, seq, entries, at)
-        if isinstance(written, asyncio.Future):
-            written.add_done_callback(self._taken)
-        return written
+            return journal.append(self.uid, seq, entries[0], at)
+        return journal.append_many(self.uid, seq, entries, at)
 
-    def _taken(self, written: asyncio.Future[object]) -> None:
+    def _taken(self, written: object) -> None:
         # Deferred: kept in the journal's memory while the store fails (the lobby halts
         # such rooms if the journal overflows).
-        if (
-            not written.cancelled()
-            and written.exception() is None
-            and written.result() is Written.DEFERRED
-        ):
+        if written is Written.DEFERRED:
             self.unwritten = True
 
-    def _write(self, call: Callable[[], Awaitable[object] | None], what: str) -> None:
+    def _write(
+        self,
+        call: Callable[[], Awaitable[object] | None],
+        what: str,
+        on_taken: Callable[[object], object] | None = None,
+    ) -> None:
         # After a refused write the log is not the room's any more: nothing more is sent.
         self._ahead.write(
-            lambda: None if self._log_refused else call(), f"{self.uid} {what}", self._refused
+            lambda: None if self._log_refused else call(),
+            f"{self.uid} {what}",
+            self._refused,
+            on_taken,
         )
 
     def _refused(self, error: BaseException) -> None:

@@ -694,6 +694,11 @@ class Game:
         """Every action applied, in order; with :meth:`record` it replays the game."""
         return tuple(self._log)
 
+    def log_since(self, start: int) -> tuple[Action, ...]:
+        """The actions from number ``start`` (0-based) on: :attr:`log` cut, without
+        copying the whole of it (a room asks after every command)."""
+        return tuple(self._log[start:])
+
     @property
     def events(self) -> tuple[Event, ...]:
         """Every event so far, the opening events first."""

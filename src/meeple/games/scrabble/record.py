@@ -120,17 +120,16 @@ def to_record(game: Game, **meta: Any) -> dict[str, Any]:
 def record_actions(game: Game, start: int = 0) -> list[dict[str, Any]]:
     """The record's actions from number ``start`` (0-based) on: what :func:`to_record`
     lists under ``actions``, cut; a room's log appends these as they come."""
-    log = game.log
-    new = log[start:]
+    new = game.log_since(start)
     reshuffles: Iterator[str] = iter(())
     verdicts: Iterator[tuple[str, ...]] = iter(())
     # The exchanges' bags and the challenges' verdicts are looked up only when needed:
     # most actions are plays, and a room asks after every one.
     if any(isinstance(a, Exchange) for a in new):
-        before = sum(isinstance(a, Exchange) for a in log[:start])
+        before = sum(isinstance(a, Exchange) for a in game.log[:start])
         reshuffles = iter(game.reshuffles[before:])
     if any(isinstance(a, Challenge) for a in new):
-        before = sum(isinstance(a, Challenge) for a in log[:start])
+        before = sum(isinstance(a, Challenge) for a in game.log[:start])
         found = [
             e.words if isinstance(e, ChallengeUpheld) else ()
             for e in game.events
