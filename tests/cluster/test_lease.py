@@ -77,6 +77,21 @@ async def test_a_released_lease_is_free_at_once_and_a_stale_release_does_nothing
     assert holder.owner == "b"
 
 
+async def test_a_lease_renewed_since_is_released_from_an_older_copy(
+    node: Client, nats_ns: Namespace
+) -> None:
+    """The holder's copy is the one it acquired; its keeper renewed the lease since
+    (the revision moved on): releasing that copy still frees the key at once."""
+    leases = Leases(node, nats_ns, ttl=5)
+    a = await leases.acquire(room_key("r2"), "a")
+    assert a is not None
+    await leases.renew(await leases.renew(a))
+    await leases.release(a)
+    assert await leases.holder(room_key("r2")) is None
+    b = await leases.acquire(room_key("r2"), "b")
+    assert b is not None
+
+
 async def test_keep_renews_until_the_lease_is_taken(node: Client, nats_ns: Namespace) -> None:
     """A kept lease outlives its TTL; when someone else writes the key, the keeper tells
     its owner once."""

@@ -152,13 +152,21 @@ class Leases:
         return replace(lease, revision=seq)
 
     async def release(self, lease: Lease) -> None:
-        """Give ``lease`` up now, if it is still the caller's (else nothing to do)."""
-        headers = {_KV_OP: "DEL", _EXPECT: str(lease.revision)}
-        try:
-            await self._js.publish(self._subject(lease.key), b"", headers=headers)
-        except nats.js.errors.APIError as e:
-            if e.err_code not in _WRONG_LAST:
-                raise
+        """Give ``lease`` up now, if it is still the caller's (else nothing to do). The
+        caller's copy may be older than the bucket's (its keeper renewed it since): the
+        lease held under the same owner and epoch is the caller's, at its revision now."""
+        for _ in range(2):
+            headers = {_KV_OP: "DEL", _EXPECT: str(lease.revision)}
+            try:
+                await self._js.publish(self._subject(lease.key), b"", headers=headers)
+                return
+            except nats.js.errors.APIError as e:
+                if e.err_code not in _WRONG_LAST:
+                    raise
+            current = await self.holder(lease.key)
+            if current is None or (current.owner, current.epoch) != (lease.owner, lease.epoch):
+                return  # lapsed, or another's now
+            lease = current
 
     async def _write(self, key: str, value: dict[str, object], *, expect: int) -> int:
         headers = {_EXPECT: str(expect), _TTL: f"{self.ttl}s"}
