@@ -134,9 +134,3 @@ def nats_ns(nats_env: NatsEnv) -> Iterator[Namespace]:
         delete_namespace(nats_env.url, ns, user=nats_env.NODE_USER, password=nats_env.node_password)
     )
 
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slow tests first (a stable sort: each group keeps its order). With xdist's
-    workers on two cores, whole games and browsers then start while the quick tests
-    fill in around them, instead of a few of them running alone at the end."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
