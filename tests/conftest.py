@@ -133,4 +133,3 @@ def nats_ns(nats_env: NatsEnv) -> Iterator[Namespace]:
     asyncio.run(
         delete_namespace(nats_env.url, ns, user=nats_env.NODE_USER, password=nats_env.node_password)
     )
-

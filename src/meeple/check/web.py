@@ -43,6 +43,7 @@ from meeple.games import santorini
 from meeple.games.santorini.view import legal_view
 from meeple.games.scrabble.board import Board as ScrabbleBoard
 from meeple.games.scrabble.lexicon import Lexicon
+from meeple.games.scrabble.moves import Move
 from meeple.games.scrabble.tiles import ENGLISH
 from meeple.games.spectrangle import Board, Tile
 from meeple.protocols.web.delta import apply_patch
@@ -968,6 +969,24 @@ async def next_views(t: Table) -> dict[str, dict[str, Any]]:
     return views
 
 
+async def _scrabble_opening(
+    ctx: Context, names: tuple[str, str]
+) -> tuple[Table, str, int, Move, list[list[Any]]]:
+    """A Scrabble table of two kit browsers; the one on turn places the engine's best
+    move. The table, the mover, the mover's seat, the move and its tiles as sent."""
+    lexicon = _lexicon(ctx)
+    t = await game_table(ctx, names, "scrabble")
+    mover = t.on_turn()
+    data = t.views[mover]["data"]
+    seat = data["players"].index(mover)
+    move = best_move(ScrabbleBoard.from_rows(data["board"]), data["rack"], lexicon, ENGLISH)
+    if move is None:
+        raise CannotTest(f"no move for the rack {data['rack']!r}")
+    tiles = [[p.x, p.y, p.tile] for p in move.tiles]
+    await t.seats[mover].say({"type": "play", "action": {"kind": "place", "tiles": tiles}})
+    return t, mover, seat, move, tiles
+
+
 @check(
     "scrabble-play",
     "Playing",
@@ -977,16 +996,7 @@ async def next_views(t: Table) -> dict[str, dict[str, Any]]:
 )
 @_shaped
 async def _scrabble_play(ctx: Context) -> None:
-    lexicon = _lexicon(ctx)
-    t = await game_table(ctx, ("zs1", "zs2"), "scrabble")
-    mover = t.on_turn()
-    data = t.views[mover]["data"]
-    seat = data["players"].index(mover)
-    move = best_move(ScrabbleBoard.from_rows(data["board"]), data["rack"], lexicon, ENGLISH)
-    if move is None:
-        raise CannotTest(f"no move for the rack {data['rack']!r}")
-    tiles = [[p.x, p.y, p.tile] for p in move.tiles]
-    await t.seats[mover].say({"type": "play", "action": {"kind": "place", "tiles": tiles}})
+    t, mover, seat, move, tiles = await _scrabble_opening(ctx, ("zs1", "zs2"))
     for n, v in (await next_views(t)).items():
         d = v["data"]
         laid = "".join(d["board"][y][x] for x, y, _ in tiles)
@@ -1020,15 +1030,7 @@ async def _scrabble_play(ctx: Context) -> None:
 @_shaped
 async def _scrabble_challenge(ctx: Context) -> None:
     lexicon = _lexicon(ctx)
-    t = await game_table(ctx, ("zc1", "zc2"), "scrabble")
-    mover = t.on_turn()
-    data = t.views[mover]["data"]
-    seat = data["players"].index(mover)
-    move = best_move(ScrabbleBoard.from_rows(data["board"]), data["rack"], lexicon, ENGLISH)
-    if move is None:
-        raise CannotTest(f"no move for the rack {data['rack']!r}")
-    tiles = [[p.x, p.y, p.tile] for p in move.tiles]
-    await t.seats[mover].say({"type": "play", "action": {"kind": "place", "tiles": tiles}})
+    t, mover, seat, move, tiles = await _scrabble_opening(ctx, ("zc1", "zc2"))
     await next_views(t)
     await t.seats[t.other(mover)].say({"type": "play", "action": {"kind": "challenge"}})
     views = await next_views(t)

@@ -38,7 +38,7 @@ import functools
 import logging
 import secrets
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import Any
 
 import nats.errors
@@ -47,7 +47,7 @@ from meeple.bus.base import Bus, BusError, BusTimeout, NoResponder, RemoteError,
 from meeple.bus.subjects import Namespace
 from meeple.cluster.lease import Lease, Leases, lobby_key
 from meeple.cluster.lobbystate import LobbyState, StateFenced
-from meeple.node import wire
+from meeple.node import spawn, wire
 from meeple.node.edge import LobbyCall
 from meeple.node.rooms import EDGE_SILENCE, OpenRoom
 from meeple.server.lobby import (
@@ -245,12 +245,8 @@ class LobbyRole:
         if self.leader.is_set():
             self.send(self.ns.lobby_events, wire.dumps(event))
 
-    def spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
-        task: asyncio.Task[Any] = asyncio.ensure_future(coro)
-        task.set_name(name)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+    def spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
+        return spawn(self._tasks, coro, name)
 
     def _later(self, action: Callable[[], object]) -> None:
         """Do ``action`` now, or, while a call is applied, once its state is written."""

@@ -35,6 +35,7 @@ from typing import Any
 from meeple.bus.base import Bus, BusClosed, BusError, BusTimeout, NoResponder, Subscription
 from meeple.bus.subjects import Namespace
 from meeple.cluster.registry import Names
+from meeple.node import spawn
 from meeple.server.names import NameRegistry
 
 __all__ = ["NAME_TTL", "ClusterNames", "NameService"]
@@ -153,11 +154,7 @@ class ClusterNames(NameRegistry):
         return None
 
     def _spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
-        task = asyncio.ensure_future(coro)
-        task.set_name(name)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+        return spawn(self._tasks, coro, name)
 
     async def close(self) -> None:
         """Stop renewing; give back every name still held (a clean stop)."""

@@ -42,7 +42,7 @@ from meeple.bus.base import Bus, BusError, Subscription
 from meeple.bus.subjects import Namespace
 from meeple.cluster.lease import Lease, Leases, room_key
 from meeple.cluster.log import JetStreamLog
-from meeple.node import wire
+from meeple.node import spawn, wire
 from meeple.node.views import ViewSource
 from meeple.server.lobby import QueueKey
 from meeple.server.room import Room
@@ -252,11 +252,7 @@ class RoomsRole:
         self._spawn(self.bus.publish(subject, payload), "publish")
 
     def _spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
-        task = asyncio.ensure_future(coro)
-        task.set_name(name)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+        return spawn(self._tasks, coro, name)
 
     # --- opening a room -------------------------------------------------------------------
 
