@@ -104,7 +104,10 @@ def up(
                 for k, v in node.listeners.items()
             )
             out(f"node{i}     {','.join(node.roles)}  pid {node.pid}  {listeners}")
-        out("web       the web UI is not served through cluster edges yet (meeple serve has it)")
+        out(
+            "web       spectators of running games: ws://<a node's api address>/ws (the web "
+            "protocol); the pages and playing from a browser: meeple serve"
+        )
         out(f"logs      {logs}")
         state.write_text(
             json.dumps(
