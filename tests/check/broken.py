@@ -30,19 +30,19 @@ class Mangler:
         terminator: bytes,
         *,
         cut: Callable[[bytes], tuple[list[bytes], bytes]] | None = None,
-        to_client: Callable[[bytes], bytes] = _same,
-        to_server: Callable[[bytes], bytes] = _same,
+        to_client: Callable[[bytes], bytes] | None = None,  # None: passed unchanged
+        to_server: Callable[[bytes], bytes] | None = None,
         keep_open: bool = False,
         keepalive: bytes = b"",
         per_connection: Callable[[], Callable[[bytes], bytes]] | None = None,
     ) -> None:
         self.upstream = upstream
         self.terminator = terminator
-        self.to_client = to_client
+        self.to_client = to_client or _same
         # A rewrite with a state of its own per connection (made for each one): replaces
         # ``to_client`` where a deviation depends on what came before on that connection.
         self.per_connection = per_connection
-        self.to_server = to_server
+        self.to_server = to_server or _same
         self.keep_open = keep_open
         self.keepalive = keepalive  # written upstream every 0.2 s: the client never "falls silent"
         self.cut = cut or self._by_terminator

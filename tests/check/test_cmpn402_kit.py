@@ -229,12 +229,9 @@ async def test_a_broken_referee_fails_its_checks(
     name: str, referee: MeepleServer, gcide: Lexicon
 ) -> None:
     to_client, to_server, ids = BROKEN[name]
-    kwargs = {}
-    if to_client is not None:
-        kwargs["to_client"] = to_client
-    if to_server is not None:
-        kwargs["to_server"] = to_server
-    async with Mangler(referee.ports["cmpn402"], b"", cut=ws_units, **kwargs) as broken:
+    async with Mangler(
+        referee.ports["cmpn402"], b"", cut=ws_units, to_client=to_client, to_server=to_server
+    ) as broken:
         results = await _run(broken.port, gcide, [f"cmpn402.server.{i}" for i in ids])
     assert_fail(results, "cmpn402.server.", ids)
 

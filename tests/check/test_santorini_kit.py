@@ -216,12 +216,13 @@ def test_every_must_check_has_a_broken_server() -> None:
 @pytest.mark.parametrize("name", list(BROKEN))
 async def test_a_broken_am27_server_fails_its_checks(name: str, am27: MeepleServer) -> None:
     to_client, to_server, ids = BROKEN[name]
-    kwargs = {}
-    if to_client is not None:
-        kwargs["to_client"] = to_client
-    if to_server is not None:
-        kwargs["to_server"] = to_server
-    async with Mangler(am27.ports["santorini"], b"", cut=object_stream_units, **kwargs) as broken:
+    async with Mangler(
+        am27.ports["santorini"],
+        b"",
+        cut=object_stream_units,
+        to_client=to_client,
+        to_server=to_server,
+    ) as broken:
         results = await _run(broken.port, [f"santorini.server.{i}" for i in ids], wait=1.0)
     assert_fail(results, "santorini.server.", ids)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 from tests.check.broken import Mangler, first_message_only, whole_messages_only
@@ -221,15 +220,13 @@ async def _run_broken(
     keep_open: bool = False,
     per_connection: Callable[[], Callable[[bytes], bytes]] | None = None,
 ) -> list[Result]:
-    kwargs: dict[str, Any] = {}
-    if per_connection is not None:
-        kwargs["per_connection"] = per_connection
-    if to_client is not None:
-        kwargs["to_client"] = to_client
-    if to_server is not None:
-        kwargs["to_server"] = to_server
     async with Mangler(
-        server.ports[protocol], TERMINATOR[protocol], keep_open=keep_open, **kwargs
+        server.ports[protocol],
+        TERMINATOR[protocol],
+        keep_open=keep_open,
+        per_connection=per_connection,
+        to_client=to_client,
+        to_server=to_server,
     ) as broken:
         full = [f"{protocol}.server.{i}" for i in ids]
         return await run_server_kit(

@@ -330,12 +330,9 @@ async def test_a_broken_web_server_fails_its_checks(
     name: str, web: MeepleServer, gcide: Lexicon
 ) -> None:
     to_client, to_server, ids = BROKEN[name]
-    kwargs = {}
-    if to_client is not None:
-        kwargs["to_client"] = to_client
-    if to_server is not None:
-        kwargs["to_server"] = to_server
-    async with Mangler(web.ports["web"], b"", cut=ws_units, **kwargs) as broken:
+    async with Mangler(
+        web.ports["web"], b"", cut=ws_units, to_client=to_client, to_server=to_server
+    ) as broken:
         # Half a second a wait: each of these fails, most by a wait that runs out.
         results = await _run(broken.port, gcide, [f"web.server.{i}" for i in ids], wait=0.5)
     assert_fail(results, "web.server.", ids)
