@@ -43,9 +43,13 @@ class _EdgeContext(WebContext):
 
 
 class EdgeConnection(WebConnection):
-    """One spectator's WebSocket on an edge."""
+    """One spectator's WebSocket on an edge: rooms' views come through ``relay``."""
 
-    relay: ViewRelay
+    def __init__(
+        self, websocket: WebSocket, ctx: WebContext, fanout: Fanout, size: int, relay: ViewRelay
+    ) -> None:
+        super().__init__(websocket, ctx, fanout, size)
+        self.relay = relay
 
     async def _subscribe(self, message: proto.Subscribe) -> None:
         if message.topic != "game" or message.uid is None:
@@ -85,9 +89,7 @@ def edge_web_app(services: Services, view: ClusterView, relay: ViewRelay) -> Sta
         return JSONResponse(view.snapshot())
 
     def connection(websocket: WebSocket) -> EdgeConnection:
-        conn = EdgeConnection(websocket, ctx, fanout, max_size)
-        conn.relay = relay
-        return conn
+        return EdgeConnection(websocket, ctx, fanout, max_size, relay)
 
     app = Starlette(
         routes=[Route("/api/cluster", cluster), WebSocketRoute("/ws", websocket_endpoint)]
