@@ -391,5 +391,7 @@ async def test_the_client_kit_does_not_grade_what_crossed_end() -> None:
     for m in (NoChallenge(), play):
         proxy.from_client(ws_frame(2, m.encode()))
     assert proxy.obs.out_of_turn == []
+    # END closed the challenge window: neither owed an answer nor graded as unanswered.
+    assert proxy.obs.skips_told == proxy.obs.skips_answered == 0
     proxy.from_client(ws_frame(2, play.encode()))  # a second PLAY: no state allows it
     assert len(proxy.obs.out_of_turn) == 1

@@ -188,6 +188,10 @@ class _Cmpn402Proxy(WsProxy):
             return
         if isinstance(m, EndMessage):
             self.before_end = None
+            if before is ClientState.AWAIT_AGENT_CHALLENGE:
+                # END closed the window: no answer is owed (one that crossed END is the
+                # spec's race), so it is not a window to grade.
+                self.obs.skips_told -= 1
             if before in (ClientState.THINKING, ClientState.AWAIT_AGENT_CHALLENGE):
                 self.before_end = ClientSession()
                 self.before_end.state = before
