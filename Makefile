@@ -79,7 +79,7 @@ fuzz: $(STAMP)
 # The crash test (docs/crash.md): `meeple serve` killed with SIGKILL at 50 random moments
 # (and stopped with SIGTERM at 5 more) while every protocol plays, then the database is
 # checked: on SQLite, then on PostgreSQL — CRASH_PG names an empty database, else the
-# embedded one (meeple.server.pgembed) when it is installed. A random seed each time,
+# embedded one (meeple.server.store.pgembed) when it is installed. A random seed each time,
 # printed; CRASH_ARGS="--seed 7 --kills 200" replays or lengthens. Not part of `make test`.
 CRASH_PG ?= postgresql
 crash: $(STAMP) $(NATIVE_STAMP)

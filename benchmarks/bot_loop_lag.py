@@ -23,12 +23,12 @@ import time
 from typing import Any
 
 from meeple.server.app import Services
-from meeple.server.bots import BotSeat, SantoriniBot, ScrabbleBot, add_bot
 from meeple.server.config import ServerConfig
-from meeple.server.lobby import server_lobby
-from meeple.server.santorini import santorini_lobby
-from meeple.server.scrabble import scrabble_lobby
-from meeple.server.spectrangle import spectrangle_lobby
+from meeple.server.lobby.bots import BotSeat, SantoriniBot, ScrabbleBot, add_bot
+from meeple.server.lobby.tables import server_lobby
+from meeple.server.rooms.santorini import santorini_lobby
+from meeple.server.rooms.scrabble import scrabble_lobby
+from meeple.server.rooms.spectrangle import spectrangle_lobby
 
 
 class _Timed:

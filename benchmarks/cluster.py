@@ -43,8 +43,8 @@ from meeple.cluster.log import JetStreamLog
 from meeple.cluster.natsserver import NatsServer
 from meeple.games.scrabble.lexicon import load_lexicon
 from meeple.node.launch import NodeProcess, start_node
-from meeple.server.pgembed import EmbeddedPostgres
-from meeple.server.store import open_store
+from meeple.server.store.database import open_store
+from meeple.server.store.pgembed import EmbeddedPostgres
 from server_load import (
     SEED,
     ScrabbleMove,

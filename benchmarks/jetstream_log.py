@@ -35,7 +35,7 @@ from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.lobbystate import LobbyState
 from meeple.cluster.log import JetStreamLog
 from meeple.cluster.natsserver import NatsServer
-from meeple.server.store import Store
+from meeple.server.store.database import Store
 
 GENESIS = {"version": 1, "game": "scrabble", "variant": "twente", "seed": 2026}
 

@@ -157,7 +157,7 @@ def server_process(names: tuple[str, ...], db: str, out: Any, stop: Any, log: bo
         await server.start()
         if not log:
             # Rooms keep no action log (docs/durability.md): the "without" figure.
-            from meeple.server.lobby import server_lobby
+            from meeple.server.lobby.tables import server_lobby
 
             server_lobby(server.services).journal = None
         out.put((os.getpid(), server.ports))

@@ -4,7 +4,7 @@ One append is one ``Store.append_log`` call, that is one transaction, as the jou
 writer thread makes them: one at a time, rooms interleaved, each entry about 200 bytes
 of JSON (a Scrabble play with both clocks). Measured for the two stores the server
 runs: SQLite in WAL mode on a temporary file (the store's settings, synchronous=NORMAL),
-and PostgreSQL over loopback, a throwaway server started by meeple.server.pgembed (the
+and PostgreSQL over loopback, a throwaway server started by meeple.server.store.pgembed (the
 tests' helper) with PostgreSQL's defaults: fsync and synchronous_commit on, so a commit
 returns once its WAL is on the disk.
 
@@ -33,9 +33,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from meeple.server.pgembed import EmbeddedPostgres, binaries
-from meeple.server.pgstore import PgStore
-from meeple.server.store import Store
+from meeple.server.store.database import Store
+from meeple.server.store.pgembed import EmbeddedPostgres, binaries
+from meeple.server.store.postgres import PgStore
 
 GENESIS = {"version": 1, "game": "scrabble", "variant": "twente", "seed": 2026}
 

@@ -60,7 +60,7 @@ from meeple.protocols.web import PROTOCOL
 from meeple.server.app import MeepleServer
 from meeple.server.config import LimitsConfig, ServerConfig
 from meeple.server.feed import FeedItem
-from meeple.server.lobby import Lobby
+from meeple.server.lobby.tables import Lobby
 
 try:
     from meeple.web import fanout

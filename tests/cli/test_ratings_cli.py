@@ -10,7 +10,7 @@ import pytest
 
 from meeple.cli.main import main
 from meeple.server.app import MeepleServer
-from meeple.server.store import open_store
+from meeple.server.store.database import open_store
 
 
 def test_two_bots_play_and_the_leaderboard_counts_their_games(

@@ -13,7 +13,7 @@ from tests.natsd import NatsEnv
 from meeple.bus.subjects import Namespace
 from meeple.cluster.jetstream import connect_node
 from meeple.cluster.log import BlockingJetStreamLog, RoomLog
-from meeple.server.store import Store, open_store
+from meeple.server.store.database import Store, open_store
 
 # Every room-log implementation, by name: each log test runs on each.
 LOGS = ("sqlite", "postgresql", "jetstream")

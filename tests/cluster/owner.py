@@ -19,7 +19,7 @@ from meeple.bus.subjects import Namespace
 from meeple.cluster.jetstream import connect_node
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
-from meeple.server.store import LogConflict, Store
+from meeple.server.store.database import LogConflict, Store
 
 REFUSED = 3
 

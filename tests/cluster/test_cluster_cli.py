@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from meeple.cluster.natsserver import NatsServerError, find_binary
-from meeple.server.pgembed import binaries
+from meeple.server.store.pgembed import binaries
 
 pytestmark = pytest.mark.slow
 

@@ -22,7 +22,7 @@ from meeple.bus.subjects import Namespace
 from meeple.cluster.jetstream import connect_node
 from meeple.cluster.lease import Lease, LeaseEvent, LeaseLost, Leases, room_key
 from meeple.cluster.log import JetStreamLog
-from meeple.server.store import LogConflict, Store
+from meeple.server.store.database import LogConflict, Store
 
 GENESIS = {"version": 1, "game": "counting", "record": {"players": ["ann", "bob"]}}
 

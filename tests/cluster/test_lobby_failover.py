@@ -29,8 +29,8 @@ from meeple.node.edge import LobbyCall
 from meeple.node.lobby import LobbyRole
 from meeple.node.rooms import OpenRoom
 from meeple.protocols.twente.messages import Error, InformQueue, StartGame
-from meeple.server.lobby import Lobby, QueueChanged, QueueKey
-from meeple.server.scrabble import GAME, TABLE_VARIANTS
+from meeple.server.lobby.tables import Lobby, QueueChanged, QueueKey
+from meeple.server.rooms.scrabble import GAME, TABLE_VARIANTS
 
 
 @pytest.fixture

@@ -35,7 +35,7 @@ from meeple.node.launch import NodeProcess, start_node
 from meeple.protocols.clarkson.messages import Starting
 from meeple.protocols.santorini.messages import Info, ServerState
 from meeple.protocols.twente.messages import Error, GameOver, GameOverReason
-from meeple.server.store import ActionLog, open_store
+from meeple.server.store.database import ActionLog, open_store
 
 pytestmark = pytest.mark.slow
 

@@ -21,8 +21,8 @@ from meeple.cluster.log import JetStreamLog
 from meeple.node import wire
 from meeple.node.node import Node, NodeConfig
 from meeple.node.rooms import OpenRoom
-from meeple.server.lobby import QueueKey
-from meeple.server.store import Store
+from meeple.server.lobby.tables import QueueKey
+from meeple.server.store.database import Store
 
 
 @pytest.fixture

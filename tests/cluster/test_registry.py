@@ -20,7 +20,7 @@ from meeple.cluster.jetstream import connect_node, delete_namespace
 from meeple.cluster.lobbystate import LobbyState
 from meeple.cluster.log import JetStreamLog
 from meeple.cluster.registry import Names, RejoinSeat, RejoinTokens, name_key
-from meeple.server.store import Store
+from meeple.server.store.database import Store
 
 
 def _hash(token: str) -> str:

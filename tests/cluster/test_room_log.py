@@ -13,8 +13,8 @@ from tests.cluster.conftest import records_of
 
 from meeple.bus.subjects import Namespace
 from meeple.cluster.log import JetStreamLog, RoomLog
-from meeple.server.journal import Journal, Written
-from meeple.server.store import LogConflict, Store
+from meeple.server.store.database import LogConflict, Store
+from meeple.server.store.journal import Journal, Written
 
 GENESIS = {"version": 1, "game": "counting", "record": {"players": ["ann", "bob"]}}
 

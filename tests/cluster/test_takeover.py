@@ -17,7 +17,7 @@ from tests.natsd import NatsEnv
 
 from meeple.bus.subjects import Namespace
 from meeple.cluster.log import JetStreamLog
-from meeple.server.store import Store
+from meeple.server.store.database import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 GENESIS = {"version": 1, "game": "counting", "record": {"players": ["ann", "bob"]}}

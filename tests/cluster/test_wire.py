@@ -20,14 +20,14 @@ from meeple.games import spectrangle as st_
 from meeple.games.scrabble import game as g
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.node import wire
-from meeple.server.santorini import Changed, SantoriniRoom
-from meeple.server.santorini import Dropped as SantoriniDropped
-from meeple.server.santorini import GameStarted as SantoriniStarted
-from meeple.server.scrabble import GameStarted, Update
-from meeple.server.spectrangle import GameStarted as SpectrangleStarted
-from meeple.server.spectrangle import SpectrangleRoom
-from meeple.server.spectrangle import Update as SpectrangleUpdate
-from meeple.server.store import ActionLog, LogEntry
+from meeple.server.rooms.santorini import Changed, SantoriniRoom
+from meeple.server.rooms.santorini import Dropped as SantoriniDropped
+from meeple.server.rooms.santorini import GameStarted as SantoriniStarted
+from meeple.server.rooms.scrabble import GameStarted, Update
+from meeple.server.rooms.spectrangle import GameStarted as SpectrangleStarted
+from meeple.server.rooms.spectrangle import SpectrangleRoom
+from meeple.server.rooms.spectrangle import Update as SpectrangleUpdate
+from meeple.server.store.database import ActionLog, LogEntry
 
 
 def _play(seed: int, lexicon: Lexicon, turns: int) -> tuple[g.Game, list[object]]:

@@ -18,7 +18,7 @@ from meeple.games.scrabble.rules import validate_play
 from meeple.games.scrabble.tiles import TileSet
 from meeple.server.app import MeepleServer
 from meeple.server.config import ServerConfig
-from meeple.server.store import Store, open_store
+from meeple.server.store.database import Store, open_store
 
 # Every store implementation, by name (uvicorn-style): each store test runs on each.
 STORES = ("sqlite", "postgresql")

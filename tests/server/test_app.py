@@ -8,7 +8,7 @@ import pytest
 
 from meeple.server.app import MeepleServer, Services
 from meeple.server.config import ListenerConfig, ServerConfig
-from meeple.server.tcp import Connection, TcpListener
+from meeple.server.edge.tcp import Connection, TcpListener
 
 
 class Greeter:

@@ -13,15 +13,15 @@ from meeple.clients.spectrangle import play_spectrangle
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.protocols.santorini.messages import Players, ServerState
 from meeple.server.app import MeepleServer
-from meeple.server.bots import ScrabbleBot, add_bot
-from meeple.server.lobby import (
+from meeple.server.lobby.bots import ScrabbleBot, add_bot
+from meeple.server.lobby.tables import (
     NoSuchTable,
     StartRule,
     TableFull,
     VariantNotExpressible,
     server_lobby,
 )
-from meeple.server.store import Store
+from meeple.server.store.database import Store
 
 
 def _store(server: MeepleServer) -> Store:

@@ -17,11 +17,11 @@ from websockets.asyncio.client import ClientConnection
 from meeple.clients.twente import TwenteClient
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.server.app import MeepleServer
-from meeple.server.bots import add_bot
-from meeple.server.clarkson import ClarksonHandler
-from meeple.server.lobby import VariantNotExpressible, server_lobby
-from meeple.server.scrabble import DOUBLE_VARIANT
-from meeple.server.twente import TwenteHandler
+from meeple.server.edge.clarkson import ClarksonHandler
+from meeple.server.edge.twente import TwenteHandler
+from meeple.server.lobby.bots import add_bot
+from meeple.server.lobby.tables import VariantNotExpressible, server_lobby
+from meeple.server.rooms.scrabble import DOUBLE_VARIANT
 
 
 async def _view(ws: ClientConnection, until: Any) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from meeple.games.scrabble.tiles import CLARKSON, TileSet
 from meeple.protocols.clarkson.messages import Goodbye
 from meeple.server.app import MeepleServer
 from meeple.server.config import ServerConfig
-from meeple.server.store import Store
+from meeple.server.store.database import Store
 
 HELLO = b"HELLO 1.0.1,Linux 6.1,Python/3.11,tester\r\n"
 

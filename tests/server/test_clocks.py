@@ -19,13 +19,13 @@ from meeple.games.scrabble.game import EndReason
 from meeple.games.scrabble.gcg import to_gcg
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.record import replay
-from meeple.server import santorini as santorini_room
-from meeple.server import scrabble as scrabble_room
-from meeple.server import spectrangle as spectrangle_room
 from meeple.server.clock import VirtualClock
-from meeple.server.lobby import BadTable, Lobby
-from meeple.server.store import Store
-from meeple.server.timecontrol import TimeControl, parse_time_control
+from meeple.server.lobby.tables import BadTable, Lobby
+from meeple.server.rooms import santorini as santorini_room
+from meeple.server.rooms import scrabble as scrabble_room
+from meeple.server.rooms import spectrangle as spectrangle_room
+from meeple.server.rooms.timecontrol import TimeControl, parse_time_control
+from meeple.server.store.database import Store
 
 
 class _Seat:

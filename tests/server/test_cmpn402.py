@@ -56,10 +56,10 @@ from meeple.protocols.cmpn402 import (
 )
 from meeple.server.app import LISTENERS, MeepleServer
 from meeple.server.clock import Clock, SystemClock, VirtualClock
-from meeple.server.cmpn402 import Cmpn402Listener
-from meeple.server.cmpn402_console import ConsoleError, public
 from meeple.server.config import ContestConfig, ListenerConfig, ServerConfig
-from meeple.server.store import ActionLog, Store
+from meeple.server.edge.cmpn402 import Cmpn402Listener
+from meeple.server.lobby.cmpn402_console import ConsoleError, public
+from meeple.server.store.database import ActionLog, Store
 
 TOKEN = "t0ken"
 PLAYER_MS, TOTAL_MS, CHALLENGE_MS = 60_000, 100_000, 5_000

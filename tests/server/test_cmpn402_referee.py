@@ -34,9 +34,9 @@ from meeple.protocols.cmpn402 import (
     decode_server,
 )
 from meeple.server.clock import Timer
-from meeple.server.cmpn402_referee import Referee, RefereeError, RefereeSettings
-from meeple.server.journal import Journal
-from meeple.server.store import ActionLog, Store
+from meeple.server.rooms.cmpn402 import Referee, RefereeError, RefereeSettings
+from meeple.server.store.database import ActionLog, Store
+from meeple.server.store.journal import Journal
 
 
 class StepClock:

@@ -26,11 +26,11 @@ from meeple.protocols.cmpn402 import (
     decode_server,
 )
 from meeple.server.clock import Timer
-from meeple.server.cmpn402 import referee_logs
-from meeple.server.cmpn402_console import ConsoleError, public
-from meeple.server.cmpn402_referee import Referee, RefereeSettings
 from meeple.server.config import ContestConfig
-from meeple.server.contest import Contest, ContestConsole, round_robin, swiss_pairs
+from meeple.server.edge.cmpn402 import referee_logs
+from meeple.server.lobby.cmpn402_console import ConsoleError, public
+from meeple.server.lobby.contest import Contest, ContestConsole, round_robin, swiss_pairs
+from meeple.server.rooms.cmpn402 import Referee, RefereeSettings
 
 
 class StepClock:

@@ -18,7 +18,7 @@ from tests.serve import Serve, assert_stored_as_logged
 from meeple.clients.scrabble_bot import play_twente
 from meeple.games import records
 from meeple.games.scrabble.lexicon import Lexicon
-from meeple.server.store import Store
+from meeple.server.store.database import Store
 
 pytestmark = [
     pytest.mark.slow,

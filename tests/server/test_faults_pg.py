@@ -21,9 +21,9 @@ from meeple.clients.scrabble_bot import play_twente
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.server.app import MeepleServer
 from meeple.server.config import ServerConfig
-from meeple.server.journal import Health, server_journal, server_store
-from meeple.server.lobby import server_lobby
-from meeple.server.pgembed import EmbeddedPostgres
+from meeple.server.lobby.tables import server_lobby
+from meeple.server.store.journal import Health, server_journal, server_store
+from meeple.server.store.pgembed import EmbeddedPostgres
 
 pytestmark = pytest.mark.slow
 

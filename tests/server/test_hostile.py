@@ -25,9 +25,9 @@ from meeple.games.scrabble.lexicon import Lexicon
 from meeple.server.app import MeepleServer
 from meeple.server.clock import VirtualClock
 from meeple.server.config import ConfigError, LimitsConfig, ServerConfig, config_from_mapping
-from meeple.server.limits import ConnectionBudget, MessageBudget
-from meeple.server.lobby import Lobby, QueueKey
-from meeple.server.room import Room, Seat
+from meeple.server.edge.limits import ConnectionBudget, MessageBudget
+from meeple.server.lobby.tables import Lobby, QueueKey
+from meeple.server.rooms.room import Room, Seat
 
 # One refused message per listener, and the byte string that ends it (the spec's framing).
 FLOODS = {

@@ -24,8 +24,8 @@ from meeple.server.config import (
     ServerConfig,
     config_from_mapping,
 )
-from meeple.server.limits import AddressLimiter, PartialMessageWatch
-from meeple.server.tcp import TcpListener
+from meeple.server.edge.limits import AddressLimiter, PartialMessageWatch
+from meeple.server.edge.tcp import TcpListener
 
 TIMEOUT = 5.0  # partial_message_timeout in these tests (virtual seconds for TCP)
 

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from meeple.server.lobby import BadTable, Lobby, NameNotExpressible, QueueChanged, QueueKey
-from meeple.server.room import Room, Seat
+from meeple.server.lobby.tables import BadTable, Lobby, NameNotExpressible, QueueChanged, QueueKey
+from meeple.server.rooms.room import Room, Seat
 
 
 class FakeSeat:

@@ -14,9 +14,8 @@ from typing import Any
 
 import pytest
 
-from meeple.server.journal import Health, Journal, Written
-from meeple.server.room import Room
-from meeple.server.store import (
+from meeple.server.rooms.room import Room
+from meeple.server.store.database import (
     BatchRefused,
     DatabaseClaim,
     DatabaseInUse,
@@ -24,6 +23,7 @@ from meeple.server.store import (
     Store,
     open_store,
 )
+from meeple.server.store.journal import Health, Journal, Written
 
 GENESIS = {"version": 1, "game": "counting", "record": {"players": ["ann", "bob"]}}
 

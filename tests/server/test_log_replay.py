@@ -20,12 +20,12 @@ from meeple.ai.scrabble import ranked_moves
 from meeple.games import santorini as santorini_engine
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.tiles import ENGLISH
-from meeple.server import santorini as santorini_room
-from meeple.server import scrabble as scrabble_room
-from meeple.server import spectrangle as spectrangle_room
-from meeple.server.journal import Journal
-from meeple.server.room import Room
-from meeple.server.store import Store
+from meeple.server.rooms import santorini as santorini_room
+from meeple.server.rooms import scrabble as scrabble_room
+from meeple.server.rooms import spectrangle as spectrangle_room
+from meeple.server.rooms.room import Room
+from meeple.server.store.database import Store
+from meeple.server.store.journal import Journal
 
 
 class _Seat:

@@ -16,7 +16,7 @@ import psycopg
 import pytest
 from tests.pg import PgServer
 
-from meeple.server.pgembed import SYSTEM_USER, EmbeddedPostgres, binaries
+from meeple.server.store.pgembed import SYSTEM_USER, EmbeddedPostgres, binaries
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc"),
@@ -93,7 +93,7 @@ def test_a_killed_owner_takes_its_server_with_it() -> None:
     """The process that started the server is killed (SIGKILL: no clean-up runs); the
     server goes too."""
     script = (
-        "import time; from meeple.server.pgembed import EmbeddedPostgres;"
+        "import time; from meeple.server.store.pgembed import EmbeddedPostgres;"
         " pg = EmbeddedPostgres(); pg.start();"
         " print(pg.pid, pg.directory, flush=True); time.sleep(120)"
     )

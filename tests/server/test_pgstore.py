@@ -18,8 +18,8 @@ import psycopg
 import pytest
 from tests.pg import PgServer
 
-from meeple.server.pgstore import PgBackend, PgStore
-from meeple.server.store import SCHEMA_VERSION, LogConflict, SqliteBackend, Store
+from meeple.server.store.database import SCHEMA_VERSION, LogConflict, SqliteBackend, Store
+from meeple.server.store.postgres import PgBackend, PgStore
 
 GENESIS = {"version": 1, "game": "counting"}
 
@@ -96,7 +96,7 @@ def test_two_processes_opening_a_new_database_migrate_it_once(postgres: PgServer
     migration lock, then one migrates and the other finds the schema current."""
     name, url = postgres.new_database(migrated=False)
     opener = (
-        "import sys; from meeple.server.store import open_store;"
+        "import sys; from meeple.server.store.database import open_store;"
         " s = open_store(sys.argv[1]); print(s.schema_version); s.close()"
     )
     holder = PgBackend(url)

@@ -17,7 +17,7 @@ from meeple.games import records
 from meeple.games.scrabble.gcg import to_gcg
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.server.app import MeepleServer
-from meeple.server.store import GameRecord, Store
+from meeple.server.store.database import GameRecord, Store
 
 
 def _stored(server: MeepleServer, game: str) -> list[GameRecord]:

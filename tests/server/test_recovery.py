@@ -21,7 +21,7 @@ from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.tiles import ENGLISH
 from meeple.protocols.clarkson.messages import Turn
-from meeple.server.store import Store
+from meeple.server.store.database import Store
 
 pytestmark = pytest.mark.slow
 

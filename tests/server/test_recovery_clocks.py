@@ -13,7 +13,7 @@ from tests.serve import Serve, next_of, web_client
 from tests.server.test_recovery import _move, _my_turn
 
 from meeple.games.scrabble.lexicon import Lexicon
-from meeple.server.store import Store
+from meeple.server.store.database import Store
 
 pytestmark = pytest.mark.slow
 

@@ -20,12 +20,12 @@ from meeple.games.scrabble.board import Direction
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.protocols.twente.messages import Error, InformSwap, NotifyTurn
 from meeple.server.app import MeepleServer
-from meeple.server.bots import ScrabbleBot
 from meeple.server.clock import VirtualClock
 from meeple.server.config import ServerConfig
-from meeple.server.lobby import Lobby, UnknownToken, server_lobby
-from meeple.server.room import Resumed
-from meeple.server.scrabble import PassTurn, PlaceWord, Rejected, Update
+from meeple.server.lobby.bots import ScrabbleBot
+from meeple.server.lobby.tables import Lobby, UnknownToken, server_lobby
+from meeple.server.rooms.room import Resumed
+from meeple.server.rooms.scrabble import PassTurn, PlaceWord, Rejected, Update
 
 
 @pytest.fixture

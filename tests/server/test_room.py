@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from meeple.server.feed import Feed, game_topic
-from meeple.server.room import Room, WriteAhead
+from meeple.server.rooms.room import Room, WriteAhead
 
 
 class _Seat:

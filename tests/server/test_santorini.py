@@ -32,9 +32,9 @@ from meeple.protocols.santorini.messages import (
 from meeple.server.app import MeepleServer
 from meeple.server.clock import VirtualClock
 from meeple.server.config import SantoriniConfig, ServerConfig
-from meeple.server.store import Store
+from meeple.server.store.database import Store
 
-ONLY = {"santorini": "meeple.server.santorini:create_listener"}
+ONLY = {"santorini": "meeple.server.edge.santorini:create_listener"}
 
 
 async def _server(

@@ -14,9 +14,9 @@ from pathlib import Path
 from meeple.clients.santorini import play_santorini
 from meeple.server.app import MeepleServer
 from meeple.server.config import SantoriniConfig, ServerConfig
-from meeple.server.store import Store
+from meeple.server.store.database import Store
 
-ONLY = {"santorini": "meeple.server.santorini:create_listener"}
+ONLY = {"santorini": "meeple.server.edge.santorini:create_listener"}
 
 
 async def test_a_bot_thinking_one_second_a_turn_keeps_its_heartbeat(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import meeple.server.spectrangle as spectrangle_server
+import meeple.server.rooms.spectrangle as spectrangle_server
 from meeple.ai.spectrangle import greedy_action
 from meeple.clients.spectrangle import SpectrangleClient, SpectrangleClientError, play_spectrangle
 from meeple.games import spectrangle as engine
@@ -21,7 +21,7 @@ from meeple.protocols.spectrangle import Move, Tiles, messages_for
 from meeple.server.app import LISTENERS, MeepleServer
 from meeple.server.clock import VirtualClock
 from meeple.server.config import ServerConfig
-from meeple.server.store import Store
+from meeple.server.store.database import Store
 
 ONLY_SPECTRANGLE = {"spectrangle": LISTENERS["spectrangle"]}
 

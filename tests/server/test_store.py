@@ -16,7 +16,7 @@ from meeple import ratings
 from meeple.games.records import replay
 from meeple.games.spectrangle import Game as SpectrangleGame
 from meeple.games.spectrangle.record import to_record
-from meeple.server.store import SCHEMA_VERSION, Store, open_store
+from meeple.server.store.database import SCHEMA_VERSION, Store, open_store
 
 # The schema as version 1 of the store created it (migration 1, verbatim).
 _VERSION_1 = """

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from meeple.server.clock import VirtualClock
-from meeple.server.lobby import (
+from meeple.server.lobby.names import NameRegistry
+from meeple.server.lobby.tables import (
     AlreadyPlaying,
     BadTable,
     Lobby,
@@ -30,8 +31,7 @@ from meeple.server.lobby import (
     VariantNotExpressible,
     expresses,
 )
-from meeple.server.names import NameRegistry
-from meeple.server.room import Room, Seat
+from meeple.server.rooms.room import Room, Seat
 
 GAME = "g"
 VARIANTS = {"a": (1, 3), "b": (2, 4)}

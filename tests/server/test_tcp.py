@@ -9,7 +9,7 @@ import pytest
 
 from meeple.server.clock import VirtualClock
 from meeple.server.config import LimitsConfig
-from meeple.server.tcp import Connection, TcpListener
+from meeple.server.edge.tcp import Connection, TcpListener
 
 
 class LineEcho:

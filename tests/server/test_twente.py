@@ -19,7 +19,7 @@ from meeple.games.scrabble.tiles import ENGLISH, TileSet
 from meeple.protocols.twente.messages import NotifyTurn
 from meeple.server.app import MeepleServer
 from meeple.server.config import ServerConfig
-from meeple.server.store import Store
+from meeple.server.store.database import Store
 
 US, RS = b"\x1f", b"\x1e"
 

@@ -30,7 +30,7 @@ from meeple.tui.santorini.view import SantoriniView, Square
 from meeple.tui.santorini.widgets import CELL_HEIGHT, CELL_WIDTH, LABEL, SantoriniBoard
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
-ONLY = {"santorini": "meeple.server.santorini:create_listener"}
+ONLY = {"santorini": "meeple.server.edge.santorini:create_listener"}
 
 
 @pytest.fixture

@@ -33,7 +33,7 @@ from meeple.games.scrabble.tiles import ENGLISH
 from meeple.server.app import MeepleServer
 from meeple.server.clock import VirtualClock
 from meeple.server.config import ListenerConfig, ServerConfig
-from meeple.server.store import Store
+from meeple.server.store.database import Store
 from meeple.tui.connection import ConnectOptions, MoveError
 from meeple.tui.scrabble.app import ScrabbleApp, format_ms
 from meeple.tui.scrabble.cmpn402 import OPPONENT, connect

@@ -16,7 +16,7 @@ from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.tiles import ENGLISH
 from meeple.protocols.twente.messages import NotifyChat
 from meeple.server.app import MeepleServer
-from meeple.server.store import Store
+from meeple.server.store.database import Store
 from meeple.tui.connection import ConnectOptions
 from meeple.tui.scrabble.app import ScrabbleApp
 from meeple.tui.scrabble.table import Phase

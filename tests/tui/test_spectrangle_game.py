@@ -21,8 +21,8 @@ from meeple.games.spectrangle import replay
 from meeple.games.spectrangle.board import coordinates
 from meeple.server.app import LISTENERS, MeepleServer
 from meeple.server.config import ServerConfig
-from meeple.server.spectrangle import record_from_json
-from meeple.server.store import Store
+from meeple.server.rooms.spectrangle import record_from_json
+from meeple.server.store.database import Store
 from meeple.tui.connection import ConnectOptions
 from meeple.tui.spectrangle.adapter import connect
 from meeple.tui.spectrangle.app import SpectrangleApp

@@ -30,7 +30,7 @@ from meeple.protocols.web import PROTOCOL
 from meeple.server.app import MeepleServer
 from meeple.server.clock import Clock
 from meeple.server.config import Cmpn402Config, LimitsConfig, ServerConfig
-from meeple.server.store import GameRecord, Store
+from meeple.server.store.database import GameRecord, Store
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -17,7 +17,7 @@ from starlette.requests import Request
 from meeple.server.app import Services
 from meeple.server.clock import VirtualClock
 from meeple.server.config import ServerConfig
-from meeple.server.store import SCHEMA_VERSION, Store
+from meeple.server.store.database import SCHEMA_VERSION, Store
 from meeple.web import accounts
 from meeple.web.accounts import (
     ATTEMPTS,

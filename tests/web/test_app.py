@@ -25,8 +25,8 @@ from meeple.games.scrabble.lexicon import Lexicon
 from meeple.protocols.twente.messages import NotifyTurn
 from meeple.protocols.web import DEFAULT_MAX_MESSAGE_SIZE, PROTOCOL
 from meeple.server.app import MeepleServer
-from meeple.server.lobby import server_lobby
-from meeple.server.store import Store
+from meeple.server.lobby.tables import server_lobby
+from meeple.server.store.database import Store
 from meeple.web import guide
 from meeple.web.guide import GUIDE
 from meeple.web.listener import WS_TRANSPORT_LIMIT

@@ -15,7 +15,7 @@ from meeple.games.santorini.game import Game as SantoriniGame
 from meeple.games.santorini.state import Rules
 from meeple.games.spectrangle import record as spectrangle_record
 from meeple.games.spectrangle.game import Game as SpectrangleGame
-from meeple.server.store import Store
+from meeple.server.store.database import Store
 
 pytestmark = pytest.mark.slow
 

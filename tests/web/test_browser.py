@@ -13,9 +13,9 @@ from tests.web.helpers import ServerFactory, screenshot, slow_twente_bot
 
 from meeple.clients.scrabble_bot import play_twente
 from meeple.games.scrabble.lexicon import Lexicon
-from meeple.server.lobby import Lobby
-from meeple.server.scrabble import ScrabbleRoom
-from meeple.server.store import Store
+from meeple.server.lobby.tables import Lobby
+from meeple.server.rooms.scrabble import ScrabbleRoom
+from meeple.server.store.database import Store
 from meeple.web.wording import reason_text
 
 pytestmark = pytest.mark.slow

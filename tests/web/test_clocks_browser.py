@@ -12,7 +12,7 @@ from tests.web.helpers import ServerFactory, screenshot
 from tests.web.test_play_issue24_browser import serious_violations
 
 from meeple.server.clock import VirtualClock
-from meeple.server.lobby import server_lobby
+from meeple.server.lobby.tables import server_lobby
 
 pytestmark = pytest.mark.slow
 

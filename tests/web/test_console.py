@@ -12,8 +12,8 @@ import pytest
 
 from meeple.games.scrabble.game import Game
 from meeple.server.app import Services
-from meeple.server.cmpn402_console import ConsoleError
 from meeple.server.config import ServerConfig
+from meeple.server.lobby.cmpn402_console import ConsoleError
 from meeple.web.app import create_app
 from meeple.web.console import COOKIE
 

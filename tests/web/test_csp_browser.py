@@ -12,7 +12,7 @@ from tests.web.helpers import ServerFactory
 
 from meeple.clients.twente import TwenteClient
 from meeple.protocols.twente.messages import StartGame
-from meeple.server.lobby import Lobby
+from meeple.server.lobby.tables import Lobby
 
 pytestmark = pytest.mark.slow
 

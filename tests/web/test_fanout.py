@@ -33,8 +33,8 @@ from meeple.games.scrabble.lexicon import Lexicon
 from meeple.protocols.web import PROTOCOL, apply_patch
 from meeple.server.app import MeepleServer
 from meeple.server.feed import game_topic
-from meeple.server.journal import server_journal
-from meeple.server.lobby import Lobby
+from meeple.server.lobby.tables import Lobby
+from meeple.server.store.journal import server_journal
 from meeple.web.fanout import Fanout
 
 

@@ -11,8 +11,8 @@ from playwright.async_api import Browser, expect
 from tests.serve import next_of
 from tests.web.helpers import ServerFactory, screenshot, stored_game, web_socket
 
-from meeple.server.bots import BotSeat
-from meeple.server.lobby import server_lobby
+from meeple.server.lobby.bots import BotSeat
+from meeple.server.lobby.tables import server_lobby
 
 pytestmark = pytest.mark.slow
 

@@ -6,7 +6,7 @@ from playwright.async_api import Browser, expect
 from tests.web.helpers import ServerFactory
 
 from meeple.clients.twente import TwenteClient
-from meeple.server.lobby import server_lobby
+from meeple.server.lobby.tables import server_lobby
 
 
 async def test_sit_here_on_the_lobby_seats_the_browser_at_that_table(

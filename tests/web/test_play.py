@@ -23,7 +23,7 @@ from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.tiles import ENGLISH
 from meeple.protocols.twente.messages import InformSwap, NotifyTurn
-from meeple.server.lobby import server_lobby
+from meeple.server.lobby.tables import server_lobby
 
 
 async def _next(ws: ClientConnection, timeout: float = 30) -> dict[str, Any]:

@@ -8,8 +8,8 @@ import pytest
 from playwright.async_api import Browser
 from tests.web.helpers import ServerFactory, open_table
 
-from meeple.server.bots import BotSeat
-from meeple.server.lobby import server_lobby
+from meeple.server.lobby.bots import BotSeat
+from meeple.server.lobby.tables import server_lobby
 
 pytestmark = pytest.mark.slow
 

@@ -28,8 +28,8 @@ from meeple.games.santorini import (
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.spectrangle import Exchange as SpectrangleExchange
 from meeple.games.spectrangle import Skip as SpectrangleSkip
-from meeple.server.lobby import server_lobby
-from meeple.server.spectrangle import RoomChat
+from meeple.server.lobby.tables import server_lobby
+from meeple.server.rooms.spectrangle import RoomChat
 
 pytestmark = pytest.mark.slow
 

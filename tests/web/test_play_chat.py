@@ -19,7 +19,7 @@ from meeple.clients.spectrangle import SpectrangleClient
 from meeple.clients.twente import TwenteClient
 from meeple.protocols.spectrangle import ChatFrom
 from meeple.protocols.twente.messages import NotifyChat
-from meeple.server.lobby import server_lobby
+from meeple.server.lobby.tables import server_lobby
 
 Message = dict[str, Any]
 

@@ -35,9 +35,9 @@ from meeple.games.scrabble.game import Exchange, Game, Pass, Play
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.tiles import ENGLISH
 from meeple.games.scrabble.view import spectator_view
-from meeple.server.bots import add_bot
-from meeple.server.lobby import server_lobby
-from meeple.server.store import Store
+from meeple.server.lobby.bots import add_bot
+from meeple.server.lobby.tables import server_lobby
+from meeple.server.store.database import Store
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,7 @@ from tests.web.helpers import NEXT_VIEW, ServerFactory, open_table, screenshot, 
 
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.server.app import MeepleServer
-from meeple.server.lobby import server_lobby
+from meeple.server.lobby.tables import server_lobby
 
 pytestmark = pytest.mark.slow
 

@@ -18,7 +18,7 @@ from playwright.async_api import Browser, Page, expect
 from tests.web.helpers import ServerFactory, screenshot
 
 from meeple.games.santorini import DOME, Action, Build, Game, Move, Pass, Phase, Undo
-from meeple.server.lobby import server_lobby
+from meeple.server.lobby.tables import server_lobby
 
 pytestmark = pytest.mark.slow
 

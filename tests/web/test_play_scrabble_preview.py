@@ -16,7 +16,7 @@ from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.tiles import ENGLISH
 from meeple.protocols.twente.messages import InformSwap, NotifyTurn
-from meeple.server.lobby import server_lobby
+from meeple.server.lobby.tables import server_lobby
 
 
 async def _next(ws: ClientConnection, kind: str | None = None) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from starlette.applications import Starlette
 
 from meeple.server.app import Services
 from meeple.server.config import ServerConfig
-from meeple.server.store import RatingPoint, Store
+from meeple.server.store.database import RatingPoint, Store
 from meeple.web.app import create_app
 from meeple.web.ratings import history_chart, player_url
 

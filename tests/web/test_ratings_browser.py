@@ -10,7 +10,7 @@ from tests.web.helpers import ServerFactory, screenshot
 
 from meeple.clients.scrabble_bot import play_twente
 from meeple.games.scrabble.lexicon import Lexicon
-from meeple.server.store import Store
+from meeple.server.store.database import Store
 
 pytestmark = pytest.mark.slow
 

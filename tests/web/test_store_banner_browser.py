@@ -12,7 +12,7 @@ from tests.web.helpers import ServerFactory, screenshot
 
 from meeple.clients.scrabble_bot import play_twente
 from meeple.games.scrabble.lexicon import Lexicon
-from meeple.server.journal import server_store
+from meeple.server.store.journal import server_store
 
 pytestmark = pytest.mark.slow
 

@@ -17,8 +17,8 @@ from tests.web.test_browser import READ_BOARD
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.protocols.web import diff
 from meeple.server.app import MeepleServer
-from meeple.server.lobby import Lobby
-from meeple.server.scrabble import ScrabbleRoom
+from meeple.server.lobby.tables import Lobby
+from meeple.server.rooms.scrabble import ScrabbleRoom
 
 pytestmark = pytest.mark.slow
 

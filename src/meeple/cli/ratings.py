@@ -9,7 +9,7 @@ from typing import Any
 
 from meeple.games.records import GAMES
 from meeple.server.config import ServerConfig
-from meeple.server.store import PlayerRating, open_store, sqlite_path
+from meeple.server.store.database import PlayerRating, open_store, sqlite_path
 
 __all__ = ["format_leaderboard", "register", "run"]
 

@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"meeple serve: {e}", file=sys.stderr)
         return 2
-    from meeple.server.store import DatabaseInUse
+    from meeple.server.store.database import DatabaseInUse
 
     try:
         asyncio.run(_serve(config))

@@ -2,7 +2,7 @@
 per room in the namespace's log stream, with the store's operations and guarantees.
 
 :class:`RoomLog` is those operations (``open_log``, ``append_log``, ``finish_log``,
-``action_log``, ``open_logs``): :class:`meeple.server.store.Store` (SQLite and
+``action_log``, ``open_logs``): :class:`meeple.server.store.database.Store` (SQLite and
 PostgreSQL) has them, and so has :class:`BlockingJetStreamLog`, the JetStream log for
 callers in a thread (the journal). :class:`JetStreamLog` is the same on the event loop,
 plus :meth:`~JetStreamLog.claim`, with which a new owner fences the old one out.
@@ -30,7 +30,7 @@ stream sequence of the last message of the room as this writer knows it. JetStre
 refuses it when anything else was written to the room since, so two writers cannot
 interleave, and a retried append is recognised (by JetStream's duplicate window, or by
 finding the same message id in the log after the fence refused it) and not applied
-twice. A refusal that is no retry is :class:`~meeple.server.store.LogConflict`.
+twice. A refusal that is no retry is :class:`~meeple.server.store.database.LogConflict`.
 
 **Owners.** A node that takes a room over (its lease, :mod:`meeple.cluster.lease`)
 calls :meth:`JetStreamLog.claim` before anything else: it writes an ``owner`` message
@@ -42,8 +42,8 @@ does not know it, and so behaves as the SQL stores do.
 
 **The end.** :meth:`JetStreamLog.finish_log` writes the ``end`` message (fenced: it
 closes the log for every writer), then stores the finished game in ``records`` (a
-:class:`~meeple.server.store.Store`: PostgreSQL in the cluster) once per room uid, found
-again by :meth:`~meeple.server.store.Store.game_by_uid` on a retry. The ``end`` message
+:class:`~meeple.server.store.database.Store`: PostgreSQL in the cluster) once per room uid, found
+again by :meth:`~meeple.server.store.database.Store.game_by_uid` on a retry. The ``end`` message
 carries the game too, so the finished game is in the log even if the process dies
 between the two writes (the retry, or recovery, stores it).
 
@@ -69,7 +69,7 @@ import nats.js.errors
 from nats.aio.client import Client
 
 from meeple.bus.subjects import Namespace, check_token
-from meeple.server.store import ActionLog, LogConflict, LogEntry, Store
+from meeple.server.store.database import ActionLog, LogConflict, LogEntry, Store
 
 __all__ = ["BlockingJetStreamLog", "JetStreamLog", "RoomLog"]
 

@@ -16,7 +16,7 @@ given), and stops it when the ``with`` block ends::
 ``include`` names a configuration file to include (the repository's
 ``deploy/nats/meeple-auth.conf``, users and permissions), ``environment`` the variables
 it reads (its passwords). No server outlives its owner: on Linux it gets SIGTERM when the
-thread that started it dies (``PR_SET_PDEATHSIG``), as :mod:`meeple.server.pgembed`'s
+thread that started it dies (``PR_SET_PDEATHSIG``), as :mod:`meeple.server.store.pgembed`'s
 PostgreSQL does.
 """
 

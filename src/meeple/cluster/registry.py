@@ -2,7 +2,7 @@
 
 - :class:`Names`: who uses a name now (a player's, across every protocol and edge), so
   two connections on two edges cannot both be "ann". The key is the name's casefold
-  (as :mod:`meeple.server.names` compares names), encoded for a KV key.
+  (as :mod:`meeple.server.lobby.names` compares names), encoded for a KV key.
 - :class:`RejoinTokens`: a browser seat's rejoin token, by its SHA-256 (the same hash
   the room's genesis keeps, docs/durability.md), to the room and seat it takes back; it
   lapses with a per-key TTL (the rejoin grace). The token itself is never stored.

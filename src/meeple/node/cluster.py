@@ -51,7 +51,7 @@ def up(
 ) -> int:
     """Run the cluster until SIGINT/SIGTERM (or ``stop`` is set); see the module doc."""
     from meeple.cluster.natsserver import NatsServer
-    from meeple.server.pgembed import EmbeddedPostgres
+    from meeple.server.store.pgembed import EmbeddedPostgres
 
     if nodes < 1:
         raise ValueError("a cluster needs at least one node")

@@ -46,7 +46,7 @@ from typing import Any
 from meeple.bus.base import Bus, BusClosed, BusError, BusTimeout, NoResponder, Subscription
 from meeple.bus.subjects import Namespace
 from meeple.node import wire
-from meeple.server.lobby import (
+from meeple.server.lobby.tables import (
     AlreadyPlaying,
     BadTable,
     Dismissed,
@@ -59,7 +59,7 @@ from meeple.server.lobby import (
     TableInfo,
     UnknownGame,
 )
-from meeple.server.room import Seat
+from meeple.server.rooms.room import Seat
 
 __all__ = ["EdgeLobby", "EdgeTable", "LobbyCall", "RemoteRoom", "SeatInfo"]
 
@@ -92,7 +92,7 @@ SeatInfo = Mapping[str, Any]
 @dataclass
 class EdgeTable:
     """What an edge knows of the table a seat of its sits at (the leader has the table):
-    its kind, its id once the leader told it (:class:`~meeple.server.lobby.Seated`), and
+    its kind, its id once the leader told it (:class:`~meeple.server.lobby.tables.Seated`), and
     whether the seat said it is ready. Kept from the seat's own calls, which reach the
     leader in order, so it says what the leader's lobby will."""
 

@@ -1,6 +1,6 @@
 """The ``lobby`` role: one leader on the ``lobby`` lease, standbys ready to take over.
 
-The leader runs ``meeple serve``'s own :class:`~meeple.server.lobby.Lobby` (tables,
+The leader runs ``meeple serve``'s own :class:`~meeple.server.lobby.tables.Lobby` (tables,
 matching, the variant and name rules where they are decided today), with two stand-ins:
 
 - each edge seat is a :class:`ProxySeat` (its route, name, protocol, variants): what the
@@ -50,7 +50,7 @@ from meeple.cluster.lobbystate import LobbyState, StateFenced
 from meeple.node import spawn, wire
 from meeple.node.edge import LobbyCall
 from meeple.node.rooms import EDGE_SILENCE, OpenRoom
-from meeple.server.lobby import (
+from meeple.server.lobby.tables import (
     Dismissed,
     Lobby,
     QueueChanged,
@@ -61,7 +61,7 @@ from meeple.server.lobby import (
     TableError,
     TableEvent,
 )
-from meeple.server.room import Seat
+from meeple.server.rooms.room import Seat
 
 __all__ = ["LobbyRole", "ProxySeat", "RoomTicket"]
 

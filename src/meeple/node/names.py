@@ -4,10 +4,10 @@ A name in use is a key of the ``<ns>-names`` bucket (:class:`meeple.cluster.regi
 the casefold of the name, compare-and-set, a per-key TTL). Edges may not touch buckets
 (deploy/nats/meeple-auth.conf), so they ask:
 
-- :class:`ClusterNames` is an edge's :class:`~meeple.server.names.NameRegistry`: a claim
+- :class:`ClusterNames` is an edge's :class:`~meeple.server.lobby.names.NameRegistry`: a claim
   is checked here first (two connections of this edge), then asked of the cluster on
   ``<ns>.lobby.req.names``; the dialect hears the answer through
-  :meth:`~meeple.server.names.NameRegistry.claim_then` (Twente E001, Clarkson NOK when
+  :meth:`~meeple.server.lobby.names.NameRegistry.claim_then` (Twente E001, Clarkson NOK when
   another edge has the name). A name is released when its connection ends. The edge
   renews its names every third of their TTL; an edge that dies stops renewing, and its
   names come free after the TTL (the bucket removes the keys).
@@ -36,7 +36,7 @@ from meeple.bus.base import Bus, BusClosed, BusError, BusTimeout, NoResponder, S
 from meeple.bus.subjects import Namespace
 from meeple.cluster.registry import Names
 from meeple.node import spawn
-from meeple.server.names import NameRegistry
+from meeple.server.lobby.names import NameRegistry
 
 __all__ = ["NAME_TTL", "ClusterNames", "NameService"]
 

@@ -31,7 +31,7 @@ from meeple.cluster.log import JetStreamLog
 from meeple.node.names import ClusterNames
 from meeple.server.app import LISTENERS, Listener, Services
 from meeple.server.config import ServerConfig
-from meeple.server.lobby import Lobby
+from meeple.server.lobby.tables import Lobby
 
 __all__ = ["EDGE_LISTENERS", "ROLES", "Node", "NodeConfig"]
 
@@ -109,7 +109,7 @@ class Node:
         self.leases = Leases(self.nc, self.ns, ttl=c.lease_ttl)
         if "store" in c.roles:
             from meeple.node.store import StoreRole
-            from meeple.server.store import open_store
+            from meeple.server.store.database import open_store
 
             assert c.database is not None
             self.store = StoreRole(
@@ -119,7 +119,7 @@ class Node:
         if "lobby" in c.roles:
             from meeple.cluster.lobbystate import LobbyState
             from meeple.node.lobby import LobbyRole
-            from meeple.server import santorini, scrabble, spectrangle
+            from meeple.server.rooms import santorini, scrabble, spectrangle
 
             tables = Lobby(clock=self.services.clock, grace=0)
             spectrangle.name_rule(tables)  # as its listener sets it in meeple serve
@@ -146,9 +146,9 @@ class Node:
         if "rooms" in c.roles:
             from meeple.node.rooms import RoomsRole
             from meeple.node.store import RemoteRecords
-            from meeple.server.santorini import santorini_lobby
-            from meeple.server.scrabble import scrabble_lobby
-            from meeple.server.spectrangle import spectrangle_lobby
+            from meeple.server.rooms.santorini import santorini_lobby
+            from meeple.server.rooms.scrabble import scrabble_lobby
+            from meeple.server.rooms.spectrangle import spectrangle_lobby
 
             games = Lobby(clock=self.services.clock, grace=0)
             # Services of the rooms' own: an edge in this process has its lobby there.
@@ -169,7 +169,7 @@ class Node:
     async def _start_edge(self) -> None:
         from meeple.node.edge import EdgeLobby
         from meeple.server.app import _create
-        from meeple.server.scrabble import LEXICON_RESOURCE
+        from meeple.server.rooms.scrabble import LEXICON_RESOURCE
 
         self.edge = EdgeLobby(self.bus, self.ns, self.config.name)
         await self.edge.start()

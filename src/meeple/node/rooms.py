@@ -1,6 +1,6 @@
 """The ``rooms`` role: room actors, each owned by one node at a time, served over the bus.
 
-A room here is the same :class:`~meeple.server.room.Room` ``meeple serve`` runs, made by
+A room here is the same :class:`~meeple.server.rooms.room.Room` ``meeple serve`` runs, made by
 the game's own factory; only its ends are different:
 
 - **its seats** are :class:`RemoteSeat`: a delivery is published, as the seat's view
@@ -44,13 +44,13 @@ from meeple.cluster.lease import Lease, Leases, room_key
 from meeple.cluster.log import JetStreamLog
 from meeple.node import spawn, wire
 from meeple.node.views import ViewSource
-from meeple.server.lobby import QueueKey
-from meeple.server.room import Room
-from meeple.server.store import ActionLog, LogConflict
-from meeple.server.timecontrol import parse_time_control
+from meeple.server.lobby.tables import QueueKey
+from meeple.server.rooms.room import Room
+from meeple.server.rooms.timecontrol import parse_time_control
+from meeple.server.store.database import ActionLog, LogConflict
 
 if TYPE_CHECKING:
-    from meeple.server.lobby import Lobby
+    from meeple.server.lobby.tables import Lobby
 
 __all__ = ["ClusterLog", "OpenRoom", "RemoteSeat", "RoomsRole"]
 
@@ -125,7 +125,7 @@ class RemoteSeat:
 
 
 class ClusterLog:
-    """A room's :class:`~meeple.server.room.LogSink` over the node's JetStream log: each
+    """A room's :class:`~meeple.server.rooms.room.LogSink` over the node's JetStream log: each
     entry tagged with its command (module doc); a refusal fences the room."""
 
     def __init__(self, log: JetStreamLog, owned: _Owned) -> None:

@@ -5,7 +5,7 @@ A rooms node ends a room's log itself (the ``end`` message, fenced, carries the 
 per room uid. It does so through :class:`RemoteRecords`, the two store calls
 ``finish_log`` makes (``game_by_uid``, ``record_game``) as requests to the store role
 (``<ns>.store.req.<op>``, queue group ``store``), which runs them on its
-:class:`~meeple.server.store.Store` (``--database``: PostgreSQL in the cluster;
+:class:`~meeple.server.store.database.Store` (``--database``: PostgreSQL in the cluster;
 ``record_game`` updates the players' ratings in the same transaction). Rooms nodes
 need no database connection; any number of store nodes may serve.
 """
@@ -19,7 +19,7 @@ from typing import Any
 from meeple.bus.base import Bus, BusError, Subscription
 from meeple.bus.subjects import Namespace
 from meeple.node import wire
-from meeple.server.store import GameRecord, Store
+from meeple.server.store.database import GameRecord, Store
 
 __all__ = ["RemoteRecords", "StoreRole"]
 

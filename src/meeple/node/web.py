@@ -78,7 +78,7 @@ def edge_web_app(services: Services, view: ClusterView, relay: ViewRelay) -> Sta
     from starlette.responses import JSONResponse
     from starlette.routing import Route, WebSocketRoute
 
-    from meeple.server.limits import AddressLimiter
+    from meeple.server.edge.limits import AddressLimiter
     from meeple.web.app import Hub, websocket_endpoint
 
     ctx = _EdgeContext(services, relay.feed)

@@ -1,7 +1,7 @@
 """What crosses the bus between a cluster's nodes: room events, commands, lobby calls.
 
 The split is at the room's inbox (issue 21): a seat's command is the same Python value
-the dialect hands :meth:`~meeple.server.room.Room.submit` in one process, and what a
+the dialect hands :meth:`~meeple.server.rooms.room.Room.submit` in one process, and what a
 room delivers to a seat is the same event value the dialect renders. Both cross the bus
 pickled (:func:`dumps`), and are read back with an unpickler that only builds meeple's
 own classes and a few plain builtins (:func:`loads`): nothing else can be named in a
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from meeple.server.store import ActionLog
+    from meeple.server.store.database import ActionLog
 
 __all__ = [
     "LAST_TOLD",
@@ -153,7 +153,7 @@ def _scrabble_seat(event: object, seat: int) -> object:
 def _scrabble_last(room: object, log: ActionLog) -> object | None:
     """What a Scrabble room told its seats of the last action in ``log`` (one Update)."""
     from meeple.games.scrabble import game as g
-    from meeple.server.scrabble import ScrabbleRoom, Update
+    from meeple.server.rooms.scrabble import ScrabbleRoom, Update
 
     if not log.entries or not isinstance(room, ScrabbleRoom):
         return None
@@ -196,9 +196,9 @@ def _spectrangle_seat(event: object, seat: int) -> object:
 
 def _santorini_last(room: object, log: ActionLog) -> object | None:
     """What a Santorini room told its seats of the last action in ``log``: the game's
-    :class:`~meeple.server.santorini.Changed` (from the state before it), or
-    :class:`~meeple.server.santorini.Dropped` when a dropped connection ended the game."""
-    from meeple.server.santorini import Changed, Dropped, SantoriniRoom
+    :class:`~meeple.server.rooms.santorini.Changed` (from the state before it), or
+    :class:`~meeple.server.rooms.santorini.Dropped` when a dropped connection ended the game."""
+    from meeple.server.rooms.santorini import Changed, Dropped, SantoriniRoom
 
     if not log.entries or not isinstance(room, SantoriniRoom):
         return None
@@ -217,7 +217,7 @@ def _santorini_last(room: object, log: ActionLog) -> object | None:
 def _spectrangle_last(room: object, log: ActionLog) -> object | None:
     """What a Spectrangle room told its seats of the last action in ``log`` (one Update
     with the action's events)."""
-    from meeple.server.spectrangle import SpectrangleRoom, Update
+    from meeple.server.rooms.spectrangle import SpectrangleRoom, Update
 
     if not log.entries or not isinstance(room, SpectrangleRoom):
         return None

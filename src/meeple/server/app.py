@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from meeple.server.clock import Clock, SystemClock
 from meeple.server.config import ListenerConfig, ServerConfig
-from meeple.server.limits import ConnectionBudget, raise_descriptor_limit
-from meeple.server.names import NameRegistry
+from meeple.server.edge.limits import ConnectionBudget, raise_descriptor_limit
+from meeple.server.lobby.names import NameRegistry
 
 if TYPE_CHECKING:
-    from meeple.server.recovery import Recovered
+    from meeple.server.rooms.recovery import Recovered
 
 __all__ = ["LISTENERS", "Listener", "MeepleServer", "Services"]
 
@@ -48,11 +48,11 @@ class Listener(Protocol):
 # Implemented listeners. A protocol not listed here is not served yet; `meeple serve`
 # says so at start-up rather than pretending.
 LISTENERS: Mapping[str, str] = {
-    "twente": "meeple.server.twente:create_listener",
-    "clarkson": "meeple.server.clarkson:create_listener",
-    "cmpn402": "meeple.server.cmpn402:create_listener",
-    "santorini": "meeple.server.santorini:create_listener",
-    "spectrangle": "meeple.server.spectrangle:create_listener",
+    "twente": "meeple.server.edge.twente:create_listener",
+    "clarkson": "meeple.server.edge.clarkson:create_listener",
+    "cmpn402": "meeple.server.edge.cmpn402:create_listener",
+    "santorini": "meeple.server.edge.santorini:create_listener",
+    "spectrangle": "meeple.server.edge.spectrangle:create_listener",
     "web": "meeple.web.listener:create_listener",
 }
 
@@ -141,8 +141,8 @@ class MeepleServer:
                 (name, listener_config, _create(target, self.services, name, listener_config))
             )
         if built:
-            from meeple.server.recovery import recover  # imports every game's room
-            from meeple.server.store import DatabaseClaim, DatabaseInUse
+            from meeple.server.rooms.recovery import recover  # imports every game's room
+            from meeple.server.store.database import DatabaseClaim, DatabaseInUse
 
             # Before any log is read: one meeple serve per database (DatabaseClaim).
             database = self.config.database

@@ -39,14 +39,14 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from meeple.server.clock import Clock
-from meeple.server.store import stored
+from meeple.server.store.database import stored
 from meeple.web.console import Sessions
 from meeple.web.console import _form as read_form
 from meeple.web.console import _same_origin as same_origin
 from meeple.web.templating import render
 
 if TYPE_CHECKING:
-    from meeple.server.store import Store
+    from meeple.server.store.database import Store
 
 __all__ = [
     "ATTEMPTS",

@@ -36,14 +36,14 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from meeple.ai import analysis
 from meeple.protocols import web as proto
-from meeple.server.bots import LEVELS as BOT_LEVELS
-from meeple.server.cmpn402_console import Console
+from meeple.server.edge.limits import AddressLimiter
 from meeple.server.feed import Feed, game_topic
-from meeple.server.journal import server_journal, server_store
-from meeple.server.limits import AddressLimiter
-from meeple.server.lobby import LOBBY_TOPIC, Lobby, server_lobby
-from meeple.server.scrabble import LEXICON_RESOURCE, TABLE_LEXICONS_RESOURCE
-from meeple.server.store import GameRecord, Store, StoreUnavailable, stored
+from meeple.server.lobby.bots import LEVELS as BOT_LEVELS
+from meeple.server.lobby.cmpn402_console import Console
+from meeple.server.lobby.tables import LOBBY_TOPIC, Lobby, server_lobby
+from meeple.server.rooms.scrabble import LEXICON_RESOURCE, TABLE_LEXICONS_RESOURCE
+from meeple.server.store.database import GameRecord, Store, StoreUnavailable, stored
+from meeple.server.store.journal import server_journal, server_store
 from meeple.web import accounts, guide, replays
 from meeple.web import console as console_pages
 from meeple.web import ratings as ratings_pages

@@ -40,7 +40,7 @@ from starlette.responses import (
 from starlette.routing import BaseRoute, Route
 
 from meeple.games.scrabble.view import spectator_view
-from meeple.server.cmpn402_console import Console
+from meeple.server.lobby.cmpn402_console import Console
 from meeple.web.templating import render
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from websockets.http11 import Request
 from meeple.protocols import web as proto
 from meeple.server.clock import Clock, SystemClock
 from meeple.server.config import LimitsConfig, ListenerConfig
-from meeple.server.limits import AddressLimiter, ListenerShare, MessageBudget
+from meeple.server.edge.limits import AddressLimiter, ListenerShare, MessageBudget
 from meeple.web.app import create_app
 from meeple.web.fanout import EXTENSION
 
@@ -63,7 +63,7 @@ REFUSED = (
 class ConnectionGuard:
     """What the web port admits (issue 22): every TCP connection, plain HTTP, keep-alive
     or WebSocket, takes a place under ``[limits] max_connections_per_address`` and in the
-    server's :class:`~meeple.server.limits.ConnectionBudget`, from its accept to its
+    server's :class:`~meeple.server.edge.limits.ConnectionBudget`, from its accept to its
     close; a request's headers must arrive within ``header_timeout`` seconds.
 
     A trusted proxy (``[web] trusted_proxies``) carries many clients: it is not capped

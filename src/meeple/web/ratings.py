@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from meeple.server.store import PlayerRating, RatingPoint, stored
+from meeple.server.store.database import PlayerRating, RatingPoint, stored
 from meeple.web import replays
 from meeple.web.templating import render
 

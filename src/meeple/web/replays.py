@@ -17,7 +17,7 @@ from meeple.games.scrabble import record as scrabble_record
 from meeple.games.scrabble import view as scrabble_view
 from meeple.games.spectrangle import record as spectrangle_record
 from meeple.games.spectrangle import view as spectrangle_view
-from meeple.server.store import GameRecord, Store
+from meeple.server.store.database import GameRecord, Store
 
 __all__ = ["MAX_STEPS", "build", "find", "live_steps", "summary", "view_of"]
 

@@ -49,11 +49,8 @@ from meeple.games.scrabble.lexicon import LEXICONS, Lexicon, load_lexicon
 from meeple.games.scrabble.moves import Placement
 from meeple.games.spectrangle import view as spectrangle_view
 from meeple.protocols import web as proto
-from meeple.server import santorini as santorini_room
-from meeple.server import scrabble as scrabble_room
-from meeple.server import spectrangle as spectrangle_room
-from meeple.server.bots import add_bot
-from meeple.server.lobby import (
+from meeple.server.lobby.bots import add_bot
+from meeple.server.lobby.tables import (
     Dismissed,
     Lobby,
     QueueChanged,
@@ -65,7 +62,10 @@ from meeple.server.lobby import (
     TableError,
     server_lobby,
 )
-from meeple.server.room import Halted, Room
+from meeple.server.rooms import santorini as santorini_room
+from meeple.server.rooms import scrabble as scrabble_room
+from meeple.server.rooms import spectrangle as spectrangle_room
+from meeple.server.rooms.room import Halted, Room
 
 if TYPE_CHECKING:
     from meeple.server.app import Services

@@ -4,7 +4,7 @@ Sans-I/O, like h11: :mod:`~meeple.protocols.clarkson.framing` cuts bytes into li
 :mod:`~meeple.protocols.clarkson.messages` reads and writes each message,
 :mod:`~meeple.protocols.clarkson.session` walks the conversation on either side, and
 :mod:`~meeple.protocols.clarkson.replies` holds the OK/NOK texts. No I/O happens here;
-the server's listener is :mod:`meeple.server.clarkson`, the client library
+the server's listener is :mod:`meeple.server.edge.clarkson`, the client library
 :mod:`meeple.clients.clarkson`. How meeple reads the RFC: docs/protocols/clarkson.md.
 """
 

@@ -16,7 +16,7 @@ and the console's banner). A queue that grows past ``max_backlog`` writes is
 *overflowing*: the callbacks in ``on_overflow`` are told (the lobby stops the rooms
 whose entries cannot be kept, each in its protocol's words).
 
-A write the store refuses for good (:class:`~meeple.server.store.LogConflict`: a fenced
+A write the store refuses for good (:class:`~meeple.server.store.database.LogConflict`: a fenced
 append that does not fit the log) is not retried: the caller gets the error.
 """
 
@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from meeple.server.store import LogConflict, Store, open_store
+from meeple.server.store.database import LogConflict, Store, open_store
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
@@ -97,7 +97,7 @@ class _Job:
 
 
 class Journal:
-    """One writer thread over a :class:`~meeple.server.store.Store`; see the module doc."""
+    """One writer thread over a :class:`~meeple.server.store.database.Store`; see the module doc."""
 
     def __init__(
         self,
@@ -155,7 +155,7 @@ class Journal:
     def submit(self, call: Callable[[], Any], what: str) -> asyncio.Future[Written]:
         """Queue ``call`` (a store write; retried while it fails) behind every write
         queued before it; the future says when it is taken (:class:`Written`), or raises
-        the store's refusal (:class:`~meeple.server.store.LogConflict`). Called on the
+        the store's refusal (:class:`~meeple.server.store.database.LogConflict`). Called on the
         event loop."""
         return self._ask(_Job(call, what, None, None))
 

@@ -12,7 +12,7 @@ contract (kept stable for the web console, issue 12; extend only by adding keys)
 - :meth:`file` — a game's message log or GCG on disk; :meth:`check_token` — the admin token.
 
 :class:`SeriesConsole` drives today's two-agent referee; the contest's console is
-:class:`meeple.server.contest.ContestConsole`. Both share :class:`Watchers`,
+:class:`meeple.server.lobby.contest.ContestConsole`. Both share :class:`Watchers`,
 :func:`standings` and :func:`public`.
 """
 
@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from meeple.server.cmpn402_referee import Referee, RefereeError
+from meeple.server.rooms.cmpn402 import Referee, RefereeError
 
 __all__ = [
     "Console",

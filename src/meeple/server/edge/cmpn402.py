@@ -47,15 +47,15 @@ from meeple.games.scrabble.lexicon import load_lexicon
 from meeple.protocols.cmpn402.errors import CloseCode
 from meeple.protocols.cmpn402.messages import Start
 from meeple.server.app import Services
-from meeple.server.cmpn402_console import Console, ConsoleError, SeriesConsole, public
-from meeple.server.cmpn402_referee import GAME, Referee, RefereeSettings, new_game_id
 from meeple.server.config import ListenerConfig
-from meeple.server.contest import Contest, ContestConsole
-from meeple.server.journal import server_journal, server_store
-from meeple.server.limits import AddressLimiter, MessageBudget, RefusalLog
-from meeple.server.room import WriteAhead
-from meeple.server.store import ActionLog, Store, sqlite_path
-from meeple.server.tcp import BACKLOG, ConnectionLog
+from meeple.server.edge.limits import AddressLimiter, MessageBudget, RefusalLog
+from meeple.server.edge.tcp import BACKLOG, ConnectionLog
+from meeple.server.lobby.cmpn402_console import Console, ConsoleError, SeriesConsole, public
+from meeple.server.lobby.contest import Contest, ContestConsole
+from meeple.server.rooms.cmpn402 import GAME, Referee, RefereeSettings, new_game_id
+from meeple.server.rooms.room import WriteAhead
+from meeple.server.store.database import ActionLog, Store, sqlite_path
+from meeple.server.store.journal import server_journal, server_store
 
 __all__ = ["Cmpn402Listener", "FileGameLog", "create_listener", "referee_logs"]
 
@@ -177,7 +177,7 @@ class Cmpn402Listener:
     """The referee on a WebSocket port; see the module docstring.
 
     Without a ``[cmpn402.contest]`` table this is today's two-agent referee
-    (:attr:`referee`); with one, a :class:`~meeple.server.contest.Contest`
+    (:attr:`referee`); with one, a :class:`~meeple.server.lobby.contest.Contest`
     (:attr:`contest`) that runs a referee per board.
     """
 
@@ -255,7 +255,7 @@ class Cmpn402Listener:
         services.resource("cmpn402.console", lambda: self.console)
         self._server: Server | None = None
         self._handlers: set[asyncio.Task[None]] = set()
-        # [limits]: connections per address (HTTP 503 past it); see server/limits.py.
+        # [limits]: connections per address (HTTP 503 past it); see server/edge/limits.py.
         self.addresses = AddressLimiter(services.config.limits.max_connections_per_address)
 
     def _referee(self, key: str, settings: RefereeSettings, lexicon: Any) -> Referee:

@@ -22,7 +22,7 @@ that forms a word not in the lexicon, and accept a good one when on turn.
 Names are ``bot1``, ``bot2``, ... claimed in the server's name registry (case- and
 protocol-wide unique like any player's) and released when the game ends or the bot
 leaves its table. Bots never play among themselves for nobody: the lobby closes a
-table left with only bots (they get :class:`~meeple.server.lobby.Dismissed`).
+table left with only bots (they get :class:`~meeple.server.lobby.tables.Dismissed`).
 """
 
 from __future__ import annotations
@@ -44,10 +44,7 @@ from meeple.games import spectrangle as spectrangle_engine
 from meeple.games.scrabble import game as scrabble_engine
 from meeple.games.scrabble import rules as scrabble_rules
 from meeple.games.scrabble.lexicon import Lexicon
-from meeple.server import santorini as santorini_room
-from meeple.server import scrabble as scrabble_room
-from meeple.server import spectrangle as spectrangle_room
-from meeple.server.lobby import (
+from meeple.server.lobby.tables import (
     Dismissed,
     Lobby,
     NoSuchTable,
@@ -56,11 +53,14 @@ from meeple.server.lobby import (
     UnknownGame,
     server_lobby,
 )
-from meeple.server.room import Resumed, Room, Seat
+from meeple.server.rooms import santorini as santorini_room
+from meeple.server.rooms import scrabble as scrabble_room
+from meeple.server.rooms import spectrangle as spectrangle_room
+from meeple.server.rooms.room import Resumed, Room, Seat
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
-    from meeple.server.names import NameRegistry
+    from meeple.server.lobby.names import NameRegistry
 
 __all__ = [
     "LEVELS",
@@ -367,7 +367,7 @@ def _claim_name(names: NameRegistry, owner: object, level: str) -> str:
 def add_bot(services: Services, table_id: str, *, level: str = "hard") -> BotSeat:
     """Seat a new bot at the open table ``table_id``; it says ready at once (READY tables).
 
-    Raises the lobby's :class:`~meeple.server.lobby.TableError` kinds (no such table, a
+    Raises the lobby's :class:`~meeple.server.lobby.tables.TableError` kinds (no such table, a
     full table, a game without bots) and ValueError for an unknown level.
     """
     lobby = server_lobby(services)

@@ -19,7 +19,7 @@ times and the game clock, and the finished game is stored when the log closes. A
 is logged with its verdict (NO_CHALLENGE, CHALLENGE, the window running out), so a
 play still in its challenge window is in no log: the spec's "any action except PLAY".
 Write-ahead: what the referee sends is held until the entries made before it are
-written (:class:`~meeple.server.room.WriteAhead`, shared with every room). A
+written (:class:`~meeple.server.rooms.room.WriteAhead`, shared with every room). A
 disconnect logs the times at that moment (an entry without an action), sends END
 reason 2 to the other agent and goes to INIT; once two agents have sent NAME again
 the game is folded from its log and resumes with a START to each. After a server
@@ -77,10 +77,10 @@ from meeple.protocols.cmpn402.messages import (
 )
 from meeple.protocols.cmpn402.session import ServerInput, ServerMachine, ServerState
 from meeple.server.clock import Clock, Timer
-from meeple.server.room import LogSink, WriteAhead, log_genesis
+from meeple.server.rooms.room import LogSink, WriteAhead, log_genesis
 
 if TYPE_CHECKING:
-    from meeple.server.store import ActionLog
+    from meeple.server.store.database import ActionLog
 
 __all__ = [
     "GAME",

@@ -11,7 +11,7 @@ accepted sits at the lobby's oldest open READY table of the ``clarkson`` variant
 free seat (4 seats, the most a Scrabble game takes; a new one opens when none has room).
 Other seats may sit there too (a bot, a browser): the table is the lobby's, not this
 listener's. It is told USERJOIN for everyone already there and they are told of it
-(:class:`~meeple.server.lobby.SeatJoined`, §3.7); USERCHANGE goes to the table (§3.6).
+(:class:`~meeple.server.lobby.tables.SeatJoined`, §3.7); USERCHANGE goes to the table (§3.6).
 When everyone at a table is READY (one alone included, §3.8) the table becomes a game:
 its players are seated in a :class:`ScrabbleRoom` of the ``clarkson`` variant, in the
 order they joined, and the next client opens a new table. A client that leaves a
@@ -74,7 +74,8 @@ from meeple.protocols.clarkson.session import (
 )
 from meeple.server.app import Services
 from meeple.server.config import ListenerConfig
-from meeple.server.lobby import (
+from meeple.server.edge.tcp import Connection, TcpListener
+from meeple.server.lobby.tables import (
     Lobby,
     QueueChanged,
     QueueKey,
@@ -83,7 +84,7 @@ from meeple.server.lobby import (
     StartRule,
     TableError,
 )
-from meeple.server.scrabble import (
+from meeple.server.rooms.scrabble import (
     GAME,
     ExchangeTiles,
     GameStarted,
@@ -94,8 +95,7 @@ from meeple.server.scrabble import (
     Update,
     scrabble_lobby,
 )
-from meeple.server.scrabble import Rejected as RoomRejected
-from meeple.server.tcp import Connection, TcpListener
+from meeple.server.rooms.scrabble import Rejected as RoomRejected
 
 __all__ = ["VARIANT", "ClarksonHandler", "create_listener"]
 

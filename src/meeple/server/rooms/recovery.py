@@ -2,8 +2,8 @@
 
 ``meeple serve`` calls :func:`recover` once its listeners are built (so every game's
 lobby registration and the store are in place) and before they accept: each open log
-(:meth:`~meeple.server.store.Store.open_logs`) is replayed through its game's engine
-and handed to the lobby (:meth:`~meeple.server.lobby.Lobby.restore`), which seats each
+(:meth:`~meeple.server.store.database.Store.open_logs`) is replayed through its game's engine
+and handed to the lobby (:meth:`~meeple.server.lobby.tables.Lobby.restore`), which seats each
 player again as its protocol allows — a browser holds its seat for the grace period
 under its rejoin token, a server bot sits again, a TCP client's connection died with
 the old process and its protocol's disconnect rule applies. What survives what, per
@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from meeple.games.records import RecordError
-from meeple.server import bots
-from meeple.server.journal import server_store
-from meeple.server.lobby import TableError, server_lobby
+from meeple.server.lobby import bots
+from meeple.server.lobby.tables import TableError, server_lobby
+from meeple.server.store.journal import server_store
 
 if TYPE_CHECKING:
     from meeple.server.app import Services

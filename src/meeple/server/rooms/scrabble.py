@@ -43,12 +43,12 @@ from meeple.games.scrabble.lexicon import load_lexicon
 from meeple.games.scrabble.moves import Placement
 from meeple.games.scrabble.record import record_actions, to_record
 from meeple.games.scrabble.view import spectator_view
-from meeple.server.lobby import Lobby, QueueKey, RoomFactory, RoomRestorer, server_lobby
-from meeple.server.room import Room, Seat
+from meeple.server.lobby.tables import Lobby, QueueKey, RoomFactory, RoomRestorer, server_lobby
+from meeple.server.rooms.room import Room, Seat
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
-    from meeple.server.store import ActionLog
+    from meeple.server.store.database import ActionLog
 
 __all__ = [
     "DOUBLE_VARIANT",

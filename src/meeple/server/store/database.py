@@ -1,7 +1,7 @@
 """The store: finished games, ratings, accounts, checkpoints and rooms' action logs.
 
 Two homes with one schema and one set of methods: a SQLite file, the embedded default
-(:class:`Store`), and a PostgreSQL database (:class:`meeple.server.pgstore.PgStore`);
+(:class:`Store`), and a PostgreSQL database (:class:`meeple.server.store.postgres.PgStore`);
 :func:`open_store` picks one from a ``--database`` URL. What differs between them is a
 :class:`Backend` (connections, transactions, each migration's DDL, a few pieces of SQL);
 the queries, the fenced log, the ratings update and rows to dataclasses are written
@@ -636,7 +636,7 @@ class Store:
     """Finished games, ratings, accounts, checkpoints and rooms' action logs.
 
     ``Store(path)`` is a SQLite database file (``:memory:`` for tests);
-    :class:`~meeple.server.pgstore.PgStore` is the same store in PostgreSQL, and
+    :class:`~meeple.server.store.postgres.PgStore` is the same store in PostgreSQL, and
     :func:`open_store` picks one from a ``--database`` value. Both may be called from the
     event loop and from the journal's writer thread at the same time. Close it when done.
     """
@@ -1087,12 +1087,12 @@ def open_store(url: str | Path, *, wall_clock: Callable[[], float] = time.time) 
 
     ``sqlite:///var/meeple.sqlite3`` (or a bare path, or ``:memory:``) is the embedded
     SQLite file; ``postgresql://user@host:port/db`` is a PostgreSQL database
-    (:mod:`meeple.server.pgstore`), with the same schema and the same methods.
+    (:mod:`meeple.server.store.postgres`), with the same schema and the same methods.
     """
     text = str(url)
     if text.startswith(("postgresql://", "postgres://")):
         # psycopg is imported only for a PostgreSQL store.
-        from meeple.server.pgstore import PgStore
+        from meeple.server.store.postgres import PgStore
 
         return PgStore(text, wall_clock=wall_clock)
     # sqlite:///relative/or/absolute: the third slash starts the path (SQLAlchemy's

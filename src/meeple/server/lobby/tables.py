@@ -1,7 +1,7 @@
 """The lobby: tables of waiting players, for every game and protocol, and the rooms they become.
 
 A *table* has a game, a variant, a size and a start rule, and seats bound to
-dialects (any :class:`~meeple.server.room.Seat`: a protocol connection, a browser, a
+dialects (any :class:`~meeple.server.rooms.room.Seat`: a protocol connection, a browser, a
 bot). :attr:`StartRule.FULL` tables start when every seat is taken (Twente ENQUEUE,
 AM27 REGISTER, Spectrangle ``request``: the old per-key queues); :attr:`StartRule.READY`
 tables start when everyone seated said ready, whatever their number up to ``size``
@@ -19,7 +19,7 @@ carry it (``rejoinable = True``, the browser) keeps it; when such a seat's conne
 drops mid-game, the lobby holds the seat for ``grace`` seconds on the injected clock
 before the room applies its leave policy, and :meth:`Lobby.rejoin` with the token
 binds a new connection to the seat (the room delivers
-:class:`~meeple.server.room.Resumed`). The token also takes such a seat from a
+:class:`~meeple.server.rooms.room.Resumed`). The token also takes such a seat from a
 connection that is still open (a browser's second tab, or a new socket before the
 server noticed the old one die): the old connection is told :class:`Replaced`. The
 other dialects leave at once, as before.
@@ -49,14 +49,14 @@ from typing import TYPE_CHECKING, Any
 
 from meeple.server.clock import Clock, SystemClock, Timer
 from meeple.server.feed import Feed, game_topic
-from meeple.server.journal import Journal, server_journal
-from meeple.server.room import END_STORE_UNAVAILABLE, Room, Seat, token_hash
-from meeple.server.timecontrol import parse_time_control
+from meeple.server.rooms.room import END_STORE_UNAVAILABLE, Room, Seat, token_hash
+from meeple.server.rooms.timecontrol import parse_time_control
+from meeple.server.store.journal import Journal, server_journal
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
-    from meeple.server.names import NameRegistry
-    from meeple.server.store import ActionLog
+    from meeple.server.lobby.names import NameRegistry
+    from meeple.server.store.database import ActionLog
 
 __all__ = [
     "DEFAULT_GRACE",
@@ -444,7 +444,7 @@ class Lobby:
         self._by_uid: dict[str, Room] = {}
         # Where every room started here writes its log (None: rooms keep no log).
         self.journal: Journal | None = None
-        # Seats a server bot again in a restored room (set by meeple.server.bots).
+        # Seats a server bot again in a restored room (set by meeple.server.lobby.bots).
         self.restore_bot: Callable[[Room, Seat, Mapping[str, Any]], None] | None = None
         # Viewers (the web) watch the lobby and every room through this one feed.
         self.feed = feed if feed is not None else Feed()
@@ -831,7 +831,7 @@ class Lobby:
         """Bind ``seat`` (a new connection) to the seat of ``token``; its room or table.
 
         A held seat (its connection dropped mid-game) comes back into its room, which
-        delivers :class:`~meeple.server.room.Resumed` to ``seat``. A rejoinable seat whose
+        delivers :class:`~meeple.server.rooms.room.Resumed` to ``seat``. A rejoinable seat whose
         connection is still open, in a game or at a table, is taken from it: the old
         connection is told :class:`Replaced` (a browser's second tab, or a new socket
         while the server has not yet noticed that the old one is dead).

@@ -49,8 +49,9 @@ from meeple.protocols.twente.messages import (
 from meeple.protocols.twente.session import ServerSession, State
 from meeple.server.app import Services
 from meeple.server.config import ListenerConfig
-from meeple.server.lobby import AlreadyPlaying, Lobby, QueueChanged, QueueKey, TableError
-from meeple.server.scrabble import (
+from meeple.server.edge.tcp import Connection, TcpListener
+from meeple.server.lobby.tables import AlreadyPlaying, Lobby, QueueChanged, QueueKey, TableError
+from meeple.server.rooms.scrabble import (
     GAME,
     Chat,
     ChatSaid,
@@ -63,10 +64,9 @@ from meeple.server.scrabble import (
     Update,
     scrabble_lobby,
 )
-from meeple.server.scrabble import (
+from meeple.server.rooms.scrabble import (
     Rejected as RoomRejected,
 )
-from meeple.server.tcp import Connection, TcpListener
 
 __all__ = ["SERVER_FLAGS", "TwenteHandler", "create_listener"]
 

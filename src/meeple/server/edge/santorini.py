@@ -1,4 +1,4 @@
-"""The AM27 Santorini listener and room: each connection's handler is also its seat.
+"""The AM27 Santorini listener: each connection's handler is also its seat in a room.
 
 The sans-I/O :class:`~meeple.protocols.santorini.ServerSession` frames, parses and
 checks what a client may send in its state; this module turns its messages into lobby
@@ -15,12 +15,13 @@ and room commands, and room deliveries into AM27 messages:
   nickname taken (case-insensitive, server-wide) or unusable is INFO NICKNAME, an
   ``nPlayers`` other than 2 or 3 INFO INVALID; either is followed by SERVERSTATE and
   the client may register again;
-- the room (:class:`SantoriniRoom`) owns the engine game. The challenger is drawn by
-  the room's seeded RNG; with gods the challenger offers ``players`` gods (GODINIT once
-  per god, each answered by a fresh GODLISTMESSAGE naming who acts), then each player
-  takes one (the challenger last); PLAYERSMESSAGE to all names the challenger, who
-  sends CHOSESTARTER; then UPDATEs (ERRATA: off-turn players get empty maps and all
-  flags false; ``boardUpdate`` lists the cells changed since the last update);
+- the room (:class:`~meeple.server.rooms.santorini.SantoriniRoom`) owns the engine game.
+  The challenger is drawn by the room's seeded RNG; with gods the challenger offers
+  ``players`` gods (GODINIT once per god, each answered by a fresh GODLISTMESSAGE naming
+  who acts), then each player takes one (the challenger last); PLAYERSMESSAGE to all
+  names the challenger, who sends CHOSESTARTER; then UPDATEs (ERRATA: off-turn players
+  get empty maps and all flags false; ``boardUpdate`` lists the cells changed since the
+  last update);
 - a refused action (rules, turn, sender) gets INFO and a fresh state message: UPDATE
   with the whole board in play, GODLISTMESSAGE / PLAYERSMESSAGE in the set-up;
 - a win: UPDATE, then ENDGAME ``{isWinner: true, player: winner}`` to all, then
@@ -36,328 +37,42 @@ and room commands, and room deliveries into AM27 messages:
 
 from __future__ import annotations
 
-import json
-import logging
-import random
-import time
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from meeple.games import santorini as engine
-from meeple.games.santorini import Game, Phase, RuleError, Rules
-from meeple.games.santorini.record import record_actions, to_record
-from meeple.games.santorini.view import spectator_view
+from meeple.games.santorini import Game, Phase, RuleError
 from meeple.protocols.santorini import messages as m
 from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejected
 from meeple.protocols.santorini.session import Heartbeat, LocalProtocolError, ServerSession, State
 from meeple.server.config import ListenerConfig
-from meeple.server.lobby import Lobby, QueueKey, TableError, server_lobby
-from meeple.server.room import Halted, Room, Seat
-from meeple.server.tcp import Connection, TcpListener
+from meeple.server.edge.tcp import Connection, TcpListener
+from meeple.server.lobby.tables import Lobby, QueueKey, TableError
+from meeple.server.rooms.room import Halted
+from meeple.server.rooms.santorini import (
+    ATHEIST,
+    GAME,
+    MAX_NICKNAME,
+    VARIANTS,
+    Changed,
+    Dropped,
+    Fresh,
+    GameStarted,
+    PickGod,
+    Refresh,
+    Refused,
+    SantoriniRoom,
+    santorini_lobby,
+)
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
     from meeple.server.clock import Timer
-    from meeple.server.store import ActionLog
 
 __all__ = [
-    "GAME",
-    "TABLE_VARIANTS",
-    "Changed",
-    "Chat",
-    "ChatSaid",
-    "Dropped",
-    "Fresh",
-    "GameStarted",
-    "PickGod",
-    "Refresh",
-    "Refused",
     "SantoriniHandler",
     "SantoriniHub",
-    "SantoriniRoom",
     "create_listener",
-    "santorini_lobby",
 ]
-
-logger = logging.getLogger(__name__)
-
-GAME = "santorini"
-ATHEIST = "Atheist"  # ERRATA: the god of a player in a game without gods
-MAX_NICKNAME = 32
-VARIANTS = {True: "gods", False: "standard"}
-# The lobby's tables: each variant takes 2 or 3 players.
-TABLE_VARIANTS = dict.fromkeys(VARIANTS.values(), (2, 3))
-
-
-# --- room commands and deliveries ---------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class PickGod:
-    """GODINIT: offer (challenger, pool phase) or take (gods phase) ``god``."""
-
-    god: str
-
-
-@dataclass(frozen=True, slots=True)
-class Refresh:
-    """Send the seat a fresh state message (after a refusal the session made itself)."""
-
-
-@dataclass(frozen=True, slots=True)
-class GameStarted:
-    players: tuple[str, ...]
-    you: int
-    game: Game
-
-
-@dataclass(frozen=True, slots=True)
-class Changed:
-    """The game moved on from ``before``; ``events`` are the engine's."""
-
-    game: Game
-    before: engine.GameState
-    events: tuple[engine.Event, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Refused:
-    error: RuleError
-    game: Game
-
-
-@dataclass(frozen=True, slots=True)
-class Fresh:
-    game: Game
-
-
-@dataclass(frozen=True, slots=True)
-class Dropped:
-    """``name`` (seat ``player``) disconnected; the game is over for everyone."""
-
-    player: int
-    name: str
-
-
-# Chat (issue 13): for the seats whose protocol has it; AM27 has none.
-
-
-@dataclass(frozen=True, slots=True)
-class Chat:
-    """A seat's chat line for the players of its game."""
-
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class ChatSaid:
-    """A player's chat line; delivered to every seat (AM27 seats ignore it)."""
-
-    sender: str
-    text: str
-
-
-class SantoriniRoom(Room):
-    """One Santorini game between seats; commands are engine actions or :class:`PickGod`."""
-
-    game_name = "santorini"
-
-    def __init__(
-        self,
-        seats: list[Seat],
-        *,
-        gods: bool,
-        rng: random.Random,
-        uid: str | None = None,
-        game: Game | None = None,
-    ) -> None:
-        super().__init__(seats, uid=uid)
-        # Names as at the start: a seat forgets its name when its connection goes.
-        self.names = tuple(s.name for s in seats)
-        challenger = rng.randrange(len(seats))
-        # The spec's LOSE exists because the client decides it cannot move
-        # (§4.2.6): a stuck player is not eliminated by the server, it sends LOSE.
-        rules = Rules(players=len(seats), gods=gods, auto_eliminate=False)
-        # ``game``: a game replayed from the room's log (restart recovery).
-        self.game = game if game is not None else Game(rules, challenger)
-        self.started_at = time.time()
-        self.end_reason = ""
-        self.dropped: int | None = None  # the seat whose disconnect ended the game
-        self.on_game_over: list[object] = []
-
-    def index(self, seat: Seat) -> int:
-        return next(i for i, s in enumerate(self.seats) if s is seat)
-
-    def spectator_view(self) -> dict[str, Any]:
-        return spectator_view(self.game, self.names)
-
-    def record_header(self) -> dict[str, Any]:
-        header = to_record(self.game, players=self.names, uid=self.uid)
-        header["actions"], header["result"] = [], None
-        return header
-
-    def table_settings(self) -> dict[str, Any]:
-        return {"variant": VARIANTS[self.game.rules.gods]}
-
-    def log_actions(self, start: int = 0) -> list[dict[str, Any]]:
-        return record_actions(self.game, start, disconnected=self.dropped)
-
-    def on_start(self) -> None:
-        players = self.names
-        for i, seat in enumerate(self.seats):
-            self.deliver(seat, GameStarted(players, i, self.game))
-        self.broadcast(Changed(self.game, self.game.state, ()))
-
-    def handle(self, seat: Seat | None, command: object) -> None:
-        if seat is None or self.game.is_over:
-            return
-        if isinstance(command, Chat):
-            self.broadcast(ChatSaid(self.names[self.index(seat)], command.text))
-            return
-        player = self.index(seat)
-        if not self.game.state.alive[player]:
-            return
-        if isinstance(command, Refresh):
-            self.deliver(seat, Fresh(self.game))
-            return
-        try:
-            if isinstance(command, PickGod):
-                action: engine.Action = (
-                    engine.OfferGod(player, command.god)
-                    if self.game.phase is Phase.POOL
-                    else engine.ChooseGod(player, command.god)
-                )
-            else:
-                # The sender is the seat, never what the message claims.
-                action = replace(command, player=player)  # type: ignore[type-var,assignment]
-            before = self.game.state
-            events = self.game.apply(action)
-        except RuleError as e:
-            self.deliver(seat, Refused(e, self.game))
-            return
-        changed = Changed(self.game, before, tuple(events))
-        if any(isinstance(e, engine.GameWon) for e in events):
-            # Stored before anyone is told, so a player who has seen the end finds the record.
-            self.end_reason = "win"
-            self._over()
-        for i, other in enumerate(self.seats):
-            if before.alive[i]:  # a player already out (3 players) has left the table
-                self.deliver(other, changed)
-
-    def clock_turn(self) -> int | None:
-        return self.game.turn
-
-    def on_flag(self, player: int) -> None:
-        # docs/web.md, "Clocks": a player whose clock runs out loses, as by LOSE (spec
-        # §4.2.6): with two players the other wins, with three the others play on. Before
-        # play (gods, workers) there is no LOSE: the game ends as at a disconnect.
-        if self.game.is_over or not self.game.state.alive[player]:
-            return
-        if self.game.phase is not Phase.PLAY:
-            self.end_reason = "time"
-            self.dropped = player
-            self._over()
-            self.broadcast(Changed(self.game, self.game.state, ()))
-            return
-        before = self.game.state
-        events = self.game.apply(engine.Lose(player))
-        changed = Changed(self.game, before, tuple(events))
-        if any(isinstance(e, engine.GameWon) for e in events):
-            self.end_reason = "time"
-            self._over()
-        for i, other in enumerate(self.seats):
-            if before.alive[i]:
-                self.deliver(other, changed)
-
-    def on_seat_left(self, seat: Seat) -> None:
-        if self.game.is_over:
-            return
-        player = self.index(seat)
-        if not self.game.state.alive[player]:
-            return  # already out of a 3-player game: the others play on
-        self.end_reason = "disconnect"
-        self.dropped = player
-        notice = Dropped(player, self.names[player])
-        self._over()
-        for i, other in enumerate(self.seats):
-            if i != player and self.game.state.alive[i]:
-                self.deliver(other, notice)
-
-    def on_halt(self) -> None:
-        # AM27 has no message for a game the server stops: the seats hear Halted
-        # (their connections close, as at a shutdown) and the game is stored.
-        super().on_halt()
-        self.end_reason = "halted"
-        self._over()
-
-    def _over(self) -> None:
-        for callback in self.on_game_over:
-            try:
-                callback(self)  # type: ignore[operator]
-            except Exception:
-                self.log.exception("recording the game failed")
-        self.finish()
-
-
-# --- lobby wiring ---------------------------------------------------------------------
-
-
-def santorini_lobby(services: Services) -> Lobby:
-    """The server's lobby with Santorini registered and the store open."""
-    lobby = server_lobby(services)
-    if not lobby.has_game(GAME):
-
-        def record(room: SantoriniRoom) -> None:
-            game = room.game
-            names = list(room.names)
-            winner = game.winner
-            room.conclude(
-                {
-                    "game": GAME,
-                    "variant": VARIANTS[game.rules.gods],
-                    "protocols": [getattr(s, "protocol", "unknown") for s in room.seats],
-                    "players": names,
-                    "started_at": room.started_at,
-                    "end_reason": room.end_reason,
-                    "result": {
-                        "winner": names[winner] if winner is not None else None,
-                        "gods": [g or ATHEIST for g in game.state.gods] if game.rules.gods else [],
-                    },
-                    "record": json.dumps([repr(a) for a in game.log]),
-                    "data": to_record(game, players=names, disconnected=room.dropped, uid=room.uid),
-                }
-            )
-
-        def create(key: QueueKey, seats: list[Seat]) -> Room:
-            room = SantoriniRoom(
-                seats,
-                gods=key.variant == "gods",
-                rng=random.Random(services.rng.getrandbits(64)),
-            )
-            room.on_game_over.append(record)
-            return room
-
-        def restore(log: ActionLog, seats: list[Seat]) -> Room:
-            game = log.replay()
-            room = SantoriniRoom(
-                seats, gods=game.rules.gods, rng=random.Random(0), uid=log.uid, game=game
-            )
-            room.on_game_over.append(record)
-            room.started_at = log.created_at
-            last = log.entries[-1].entry.get("action") if log.entries else None
-            if isinstance(last, dict) and last.get("type") == "disconnect":
-                # A dropped player ended the game (the record's own last action, not the
-                # engine's) and the process died before the game was stored.
-                room.end_reason = "disconnect"
-                room.dropped = int(last["player"])
-                room._over()
-            elif game.is_over:
-                room.end_reason = "win"
-                room._over()
-            return room
-
-        lobby.register_game(GAME, create, variants=TABLE_VARIANTS, restore=restore)
-    return lobby
 
 
 class SantoriniHub:

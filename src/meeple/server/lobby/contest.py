@@ -2,7 +2,7 @@
 
 ``meeple serve --contest round-robin|swiss`` (issue 15). Any number of agents connect
 to the one referee port and send NAME; the :class:`Contest` pairs them by the schedule
-and runs each game on a *board*: a :class:`~meeple.server.cmpn402_referee.Referee` of
+and runs each game on a *board*: a :class:`~meeple.server.rooms.cmpn402.Referee` of
 its own, seating the two agents as the spec describes for two (START, moves, clocks,
 challenges, END, a log per game). The contest only decides who plays whom, when, and on
 which board; the game itself is the two-agent code path, unchanged.
@@ -50,7 +50,8 @@ from typing import Any, TypeVar
 from meeple.protocols.cmpn402.errors import Answer, CloseCode, RemoteProtocolError
 from meeple.protocols.cmpn402.messages import Name, NameRequest, decode_client
 from meeple.server.clock import Clock, Timer
-from meeple.server.cmpn402_console import (
+from meeple.server.config import ContestConfig
+from meeple.server.lobby.cmpn402_console import (
     ConsoleError,
     Watchers,
     check_token,
@@ -59,9 +60,8 @@ from meeple.server.cmpn402_console import (
     result_entry,
     standings,
 )
-from meeple.server.cmpn402_referee import Link, Referee, RefereeError
-from meeple.server.config import ContestConfig
-from meeple.server.room import WriteAhead
+from meeple.server.rooms.cmpn402 import Link, Referee, RefereeError
+from meeple.server.rooms.room import WriteAhead
 
 __all__ = ["Contest", "ContestConsole", "ContestGame", "round_robin", "swiss_pairs"]
 

@@ -10,7 +10,7 @@ message stays unfinished for ``partial_message_timeout`` seconds (slowloris).
 
 A handler that names the byte string ending its messages (``message_end``,
 :class:`FramedMessages`) has its messages counted as they arrive, before its session
-decodes any of them, against a :class:`~meeple.server.limits.MessageBudget`: past
+decodes any of them, against a :class:`~meeple.server.edge.limits.MessageBudget`: past
 the soft limit a message is dropped unread and answered with the handler's
 ``too_fast()`` bytes (the protocol's own error), past the hard limit the connection is
 closed. At most ``messages_per_turn`` messages of one read are handed over in one turn
@@ -39,7 +39,7 @@ from typing import Any, Protocol
 
 from meeple.server.clock import Clock, SystemClock, Timer
 from meeple.server.config import LimitsConfig
-from meeple.server.limits import (
+from meeple.server.edge.limits import (
     AddressLimiter,
     ListenerShare,
     MessageBudget,

@@ -9,7 +9,7 @@ players on different protocols can share a room when the variant allows it.
 Every room is a log (docs/durability.md). The one path of a command is: seat →
 :meth:`Room.submit` → the room's inbox → :meth:`Room.handle` (the engine validates
 and applies it; what seats are told is held in the room's outbox) → the new entries
-are appended to the room's log through the :class:`~meeple.server.journal.Journal`
+are appended to the room's log through the :class:`~meeple.server.store.journal.Journal`
 and awaited → the outbox is delivered to the seats and a snapshot to the feed. So
 nobody hears of an action before its entry is durable, and a refused command, which
 the engine never applied, is never logged. A room's log holds a genesis
@@ -20,7 +20,7 @@ built from the logged actions.
 
 The write-ahead itself is :class:`WriteAhead`, one queue of log writes and deliveries in
 the order they were made, shared with the rooms that are not :class:`Room` subclasses
-(the CMPN402 referee, :mod:`meeple.server.cmpn402_referee`).
+(the CMPN402 referee, :mod:`meeple.server.rooms.cmpn402`).
 """
 
 from __future__ import annotations
@@ -40,11 +40,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 from meeple.games.records import RecordError
 from meeple.server.clock import Clock, SystemClock
 from meeple.server.feed import Feed, game_topic
-from meeple.server.journal import Written
-from meeple.server.timecontrol import Clocks, TimeControl
+from meeple.server.rooms.timecontrol import Clocks, TimeControl
+from meeple.server.store.journal import Written
 
 if TYPE_CHECKING:
-    from meeple.server.store import ActionLog
+    from meeple.server.store.database import ActionLog
 
 __all__ = [
     "END_SERVER_RESTART",
@@ -89,7 +89,7 @@ def log_genesis(
 
 
 class LogSink(Protocol):
-    """Where a room's log is written: the server's :class:`~meeple.server.journal.Journal`.
+    """Where a room's log is written: the server's :class:`~meeple.server.store.journal.Journal`.
 
     Each call returns what to await until the write is taken (durable, or deferred while
     the store fails); a sink that writes inline (a test's) returns None.
@@ -159,7 +159,7 @@ class WriteAhead:
     ) -> None:
         """Queue a log write (``call`` is made when every step before it is done);
         ``on_taken`` is told what the write's awaitable gave (the journal's
-        :class:`~meeple.server.journal.Written`) once it is taken."""
+        :class:`~meeple.server.store.journal.Written`) once it is taken."""
         if self._queue:
             self._queue.append(_Step(write=call, on_error=on_error, what=what, on_taken=on_taken))
             return

@@ -1,7 +1,7 @@
 """The store in PostgreSQL: the same schema, migrations and methods as the SQLite file.
 
 ``open_store("postgresql://user@host:port/db")`` builds a :class:`PgStore`; everything
-but the connections and the DDL is :class:`~meeple.server.store.Store`'s own code, so
+but the connections and the DDL is :class:`~meeple.server.store.database.Store`'s own code, so
 the two behave alike (the tests run every store test on both). Choices:
 
 - **Types.** The same columns as SQLite's migrations, in PostgreSQL's words: ids are
@@ -49,7 +49,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import TupleRow
 from psycopg_pool import ConnectionPool
 
-from meeple.server.store import Backend, Cursor, Store, Transaction
+from meeple.server.store.database import Backend, Cursor, Store, Transaction
 
 __all__ = ["PgBackend", "PgStore"]
 
@@ -178,7 +178,7 @@ _MIGRATIONS: Sequence[str] = (
 
 
 class PgStore(Store):
-    """:class:`~meeple.server.store.Store` in a PostgreSQL database (``url``:
+    """:class:`~meeple.server.store.database.Store` in a PostgreSQL database (``url``:
     ``postgresql://user[:password]@host[:port]/database``). Close it when done.
 
     ``pool_size`` connections at most (the event loop and the journal's writer thread
