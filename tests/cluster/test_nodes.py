@@ -290,8 +290,9 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
 
     cy = am27(hub.listeners["santorini"], "cy", 2)
     while True:  # the leader told the edges of cy's table
-        table = wire.loads((await asyncio.wait_for(tables.get(), 20)).data).table
-        if table.game == "santorini" and table.seats:
+        news = wire.loads((await asyncio.wait_for(tables.get(), 20)).data)
+        table = getattr(news.event, "table", None)
+        if table is not None and table.game == "santorini" and table.seats:
             break
     await watching_tables.unsubscribe()
     # REGISTER (B) on the other edge: it joins the game that waits (2 players, gods),

@@ -26,10 +26,15 @@ it say READY) is answered from an :class:`EdgeTable` kept here from the seat's o
 and what the leader told it. Names are cluster-wide (:mod:`meeple.node.names`).
 
 What a dialect asks of the lobby's open tables (AM27's SERVERSTATE ``active`` and
-REGISTER (B): :meth:`EdgeLobby.waiting`) is answered from this edge's copy of them, kept
-from the leader's table events on ``<ns>.lobby.events``: a moment behind the leader,
-which those two tolerate (a stale ``active`` is harmless, and a join of a queue that
-filled meanwhile opens a new table).
+REGISTER (B): :meth:`EdgeLobby.waiting`; all of them: :meth:`EdgeLobby.tables`, and
+:attr:`EdgeLobby.on_change` for each change) is answered from this edge's copy of them,
+kept from the leader's table news on ``<ns>.lobby.events``
+(:class:`~meeple.node.wire.TableNews`, numbered under the leader's lease epoch): a
+moment behind the leader, which those two tolerate (a stale ``active`` is harmless, and
+a join of a queue that filled meanwhile opens a new table). The edge asks the leader for
+its whole list when it starts and when it misses a number; a new leader publishes its
+whole list when it takes over, which replaces every edge's copy, and an old leader's
+late news is dropped.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ import contextlib
 import itertools
 import logging
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,6 +76,10 @@ logger = logging.getLogger(__name__)
 ANSWER_WAIT = 1.0
 # Pause before asking again when nobody serves the room (its owner is being replaced).
 RETRY_PAUSE = 0.05
+# Pause before asking again for the leader's open tables while nobody leads.
+SYNC_PAUSE = 0.5
+# The lobby request for the leader's whole list of open tables (meeple.node.lobby).
+TABLES = "tables"
 
 
 def describe(seat: Seat, route: str) -> dict[str, Any]:
@@ -205,20 +214,110 @@ class EdgeLobby:
         self._pending: dict[str, list[object]] = {}  # route -> events before subscribed
         self._open: dict[str, TableInfo] = {}  # the leader's open tables, oldest first
         self._table_sub: Subscription | None = None
+        # The copy's version: the leader's lease epoch and the number of its last news.
+        self._news_epoch = -1
+        self._news_seq = 0
+        self._syncing: asyncio.Task[None] | None = None
+        self.on_change: list[Callable[[TableEvent], None]] = []
+        """Told of every change of this edge's copy of the open tables, as
+        :attr:`meeple.server.lobby.Lobby.on_change` is (a whole list taken from the
+        leader is told as the tables it opened, changed and closed)."""
 
     async def start(self) -> None:
-        """Follow the leader's table events (module doc)."""
+        """Follow the leader's table news, and ask it for its whole list (module doc)."""
 
         async def heard(subject: str, payload: bytes) -> None:
-            event = wire.loads(payload)
-            if not isinstance(event, TableEvent):
-                return
-            if event.kind in ("opened", "changed"):
-                self._open[event.table.id] = event.table
-            else:  # started, closed
-                self._open.pop(event.table.id, None)
+            self._heard_news(wire.loads(payload))
 
         self._table_sub = await self.bus.subscribe(self.ns.lobby_events, heard)
+        self._sync()
+
+    # --- the leader's open tables: this edge's copy --------------------------------------
+    #
+    # The leader numbers its news under its lease epoch (wire.TableNews): a change is
+    # applied unless it is older than the copy (an old leader that woke up late, or
+    # already in a whole list taken since); a later epoch or a missed number makes the
+    # edge ask the leader for its whole list, which replaces the copy. A new leader
+    # publishes its whole list when it takes over, so a table its predecessor started
+    # or closed and died before telling leaves every edge's copy.
+
+    def tables(self) -> list[TableInfo]:
+        """The leader's open tables as this edge last heard, oldest first."""
+        return list(self._open.values())
+
+    def _heard_news(self, news: object) -> None:
+        if isinstance(news, TableEvent):  # a leader that numbers nothing
+            self._apply_table(news)
+            return
+        if not isinstance(news, wire.TableNews):
+            return
+        mine = (self._news_epoch, self._news_seq)
+        if news.epoch < self._news_epoch:
+            return  # a leader that lost the lobby since: its news is stale
+        if news.tables is not None:
+            if (news.epoch, news.seq) >= mine:
+                self._replace_tables(news)
+            return
+        if news.epoch == self._news_epoch and news.seq <= self._news_seq:
+            return  # in the list this edge took since
+        if isinstance(news.event, TableEvent):
+            self._apply_table(news.event)
+        missed = news.epoch != self._news_epoch or news.seq != self._news_seq + 1
+        self._news_epoch, self._news_seq = news.epoch, news.seq
+        if missed:
+            self._sync()
+
+    def _apply_table(self, event: TableEvent) -> None:
+        if event.kind in ("opened", "changed"):
+            self._open[event.table.id] = event.table
+        elif self._open.pop(event.table.id, None) is None and event.kind == "closed":
+            return  # closed, and never heard opened: nothing changes here
+        self._told(event)
+
+    def _replace_tables(self, news: wire.TableNews) -> None:
+        assert news.tables is not None
+        fresh = {t.id: t for t in news.tables if isinstance(t, TableInfo)}
+        old, self._open = self._open, fresh
+        self._news_epoch, self._news_seq = news.epoch, news.seq
+        for table_id, table in old.items():
+            if table_id not in fresh:
+                self._told(TableEvent("closed", table))
+        for table_id, table in fresh.items():
+            if table_id not in old:
+                self._told(TableEvent("opened", table))
+            elif old[table_id] != table:
+                self._told(TableEvent("changed", table))
+
+    def _told(self, event: TableEvent) -> None:
+        for callback in list(self.on_change):
+            try:
+                callback(event)
+            except Exception:
+                logger.exception("a table subscriber failed")
+
+    def _sync(self) -> None:
+        """Ask the leader for its whole list (once at a time), until one answers."""
+        if self._syncing is None or self._syncing.done():
+            self._syncing = asyncio.get_running_loop().create_task(
+                self._ask_tables(), name="edge lobby tables"
+            )
+
+    async def _ask_tables(self) -> None:
+        subject = self.ns.lobby_request(TABLES)
+        while True:
+            try:
+                answer = await self.bus.request(subject, b"", timeout=ANSWER_WAIT)
+            except (NoResponder, BusTimeout):
+                answer = b"busy"  # nobody leads now: the next leader publishes its list
+            except BusClosed:
+                return
+            except BusError as e:
+                logger.warning("lobby: the open tables: %s", e)
+                answer = b"busy"
+            if answer != b"busy":
+                self._heard_news(wire.loads(answer))
+                return
+            await asyncio.sleep(SYNC_PAUSE)
 
     # --- the games (the listeners register theirs as with meeple serve) --------------------
 
@@ -435,6 +534,8 @@ class EdgeLobby:
     async def close(self) -> None:
         if self._caller is not None:
             self._caller.cancel()
+        if self._syncing is not None:
+            self._syncing.cancel()
         if self._table_sub is not None:
             await _close(self._table_sub)
         for room in self._rooms.values():
