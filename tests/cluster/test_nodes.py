@@ -4,7 +4,8 @@ another takes the room over from its log, and the game finishes on the same conn
 (issue 21, "Ownership and failover"). AM27 Santorini and Spectrangle bots on the two
 edges play a game each whose rooms are on the killed node too. Clarkson bots on the two
 edges play at one table meanwhile, and names are the cluster's: one taken on an edge is
-refused on the others, in either protocol, until its connection ends or its edge dies."""
+refused on the others, in either protocol, until its connection ends or its edge dies.
+Spectrangle chat outside a game reaches the players of every edge."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ from meeple.node import wire
 from meeple.node.launch import NodeProcess, start_node
 from meeple.protocols.clarkson.messages import Starting
 from meeple.protocols.santorini.messages import Info, ServerState
+from meeple.protocols.spectrangle.messages import ChatFrom
 from meeple.protocols.twente.messages import Error, GameOver, GameOverReason
 from meeple.server.store import ActionLog, open_store
 
@@ -507,3 +509,52 @@ async def test_a_killed_edge_s_players_leave_their_games_by_the_protocol_s_rule(
         stored = records.game_by_uid(uid)
         assert stored is not None
         assert stored.end_reason == "disconnect"
+
+
+async def _chat_lines(client: SpectrangleClient, n: int, timeout: float = 10.0) -> list[ChatFrom]:
+    """The next ``n`` chat lines ``client`` hears."""
+    lines: list[ChatFrom] = []
+    async with asyncio.timeout(timeout):
+        while len(lines) < n:
+            message = await client.receive()
+            if isinstance(message, ChatFrom):
+                lines.append(message)
+    return lines
+
+
+async def test_spectrangle_chat_outside_a_game_reaches_every_edge_s_players_once_in_order(
+    nodes: Nodes,
+) -> None:
+    """ann (on hub) and bob (on edge2), at no game with the chat extension, hear every
+    chat line outside a game, theirs included, each once and in each sender's order
+    (spec 1.4, "Chat extension": ``chat <name> <message>``); cy, without the extension,
+    hears none."""
+    hub = await nodes.start("hub", "edge,lobby")
+    edge2 = await nodes.start("edge2", "edge")
+    ann = await SpectrangleClient.connect(
+        "127.0.0.1", hub.listeners["spectrangle"], "ann", chat=True
+    )
+    bob = await SpectrangleClient.connect(
+        "127.0.0.1", edge2.listeners["spectrangle"], "bob", chat=True
+    )
+    cy = await SpectrangleClient.connect("127.0.0.1", edge2.listeners["spectrangle"], "cy")
+    try:
+        said = [f"hello {i}" for i in range(5)]
+        for text in said[:3]:
+            await ann.chat(text)
+        await bob.chat("hi ann")
+        for text in said[3:]:
+            await ann.chat(text)
+        heard = {c.name: await _chat_lines(c, 6) for c in (ann, bob)}
+        for lines in heard.values():
+            assert [m.text for m in lines if m.name == "ann"] == said
+            assert [m.text for m in lines if m.name == "bob"] == ["hi ann"]
+        for client in (ann, bob, cy):  # nothing more, to anyone
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(client.receive(), 0.5)
+    except BaseException:
+        print(nodes.logs())
+        raise
+    finally:
+        for client in (ann, bob, cy):
+            await client.close()
