@@ -33,7 +33,8 @@ from meeple.cluster.log import JetStreamLog
 from meeple.games.scrabble.lexicon import load_lexicon
 from meeple.node import wire
 from meeple.node.launch import NodeProcess, start_node
-from meeple.protocols.clarkson.messages import Starting
+from meeple.node.node import Node, NodeConfig
+from meeple.protocols.clarkson.messages import Nok, Starting, Turn, UserChange, UserSet, Winner
 from meeple.protocols.santorini.messages import Info, ServerState
 from meeple.protocols.spectrangle.messages import ChatFrom
 from meeple.protocols.twente.messages import Error, GameOver, GameOverReason
@@ -558,3 +559,68 @@ async def test_spectrangle_chat_outside_a_game_reaches_every_edge_s_players_once
     finally:
         for client in (ann, bob, cy):
             await client.close()
+
+
+async def test_a_clarkson_client_renames_right_after_winner_on_a_cluster(
+    nodes: Nodes, nats_env: NatsEnv, nats_ns: Namespace, pg_url: str
+) -> None:
+    """cara plays alone (RFC §3.8: one player may) and passes twice: the game ends
+    (SCORE, WINNER §3.17). Her USERSET sent the moment WINNER arrives is answered as by
+    ``meeple serve``: USERCHANGE (§3.5–§3.6), not NOK (names change only during a
+    game), though the rooms node has not said the room is over yet (its ``RoomOver``
+    is held here until then, as on a loaded node); the old name is free on the other
+    edge, the new one taken there; and READY seats her again for a second game."""
+    hub = await nodes.start("hub", "edge,lobby,store", pg_url)
+    edge2 = await nodes.start("edge2", "edge")
+    rooms = Node(
+        NodeConfig(
+            name="rooms1",
+            roles=frozenset({"rooms"}),
+            nats_url=nats_env.url,
+            nats_user=nats_env.NODE_USER,
+            nats_password=nats_env.node_password,
+            namespace=nats_ns.root,
+        )
+    )
+    await rooms.start()
+    told_over = asyncio.Event()
+    closing = rooms.rooms._close
+
+    async def close_late(owned: Any) -> None:  # the room's end told only once released
+        await told_over.wait()
+        await closing(owned)
+
+    rooms.rooms._close = close_late
+    cara = await ClarksonClient.connect("127.0.0.1", hub.listeners["clarkson"], "cara")
+    try:
+        for game, (old, new) in enumerate((("cara", "cora"), ("cora", "cleo"))):
+            await cara.ready()
+            async with asyncio.timeout(30):
+                async for message in cara:
+                    if isinstance(message, Turn) and cara.my_turn:
+                        await cara.pass_turn()
+                    elif isinstance(message, Winner):
+                        break
+            await cara._send(UserSet(new))  # at once: the room's end is on its way
+            reply = await asyncio.wait_for(_first_of(cara, UserChange, Nok), 10)
+            assert reply == UserChange(old, new), (game, reply)
+            told_over.set()
+            await _welcomed(edge2.listeners["twente"], old)
+            with pytest.raises(TwenteClientError, match="E001"):
+                await TwenteClient.connect("127.0.0.1", edge2.listeners["twente"], new)
+            told_over.clear()
+    except BaseException:
+        print(nodes.logs())
+        raise
+    finally:
+        told_over.set()
+        await cara.close()
+        await rooms.stop()
+
+
+async def _first_of(client: ClarksonClient, *kinds: type) -> object:
+    """The first message of one of ``kinds`` the Clarkson server sends ``client``."""
+    async for message in client:
+        if isinstance(message, kinds):
+            return message
+    raise AssertionError("the connection ended first")

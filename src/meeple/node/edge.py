@@ -184,6 +184,12 @@ class RemoteRoom:
         game = getattr(delivery.event, "game", None)
         if game is not None:
             self.game = game
+            if getattr(game, "is_over", False):
+                # The seat is told its game ended: the room is over for it now, as a
+                # room of meeple serve is finished before it tells its seats the end
+                # (Clarkson's USERSET right after WINNER is no rename in a game, §3.5).
+                # The owner's RoomOver, and the leader's roomdone, come a moment later.
+                self.finished = True
         self.logged = max(self.logged, delivery.logged)
 
     def close(self) -> None:
@@ -365,7 +371,7 @@ class EdgeLobby:
         if key.game not in self._variants:
             raise UnknownGame(f"no game named {key.game!r}")
         room = self._rooms.get(id(seat))
-        if room is not None and (room.finished or getattr(room.game, "is_over", False)):
+        if room is not None and room.finished:
             # The seat heard its game end; the room's "over" may come a moment later.
             room.close()
             del self._rooms[id(seat)]
