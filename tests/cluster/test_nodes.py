@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import signal
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -34,10 +36,19 @@ from meeple.games.scrabble.lexicon import load_lexicon
 from meeple.node import wire
 from meeple.node.launch import NodeProcess, start_node
 from meeple.node.node import Node, NodeConfig
-from meeple.protocols.clarkson.messages import Nok, Starting, Turn, UserChange, UserSet, Winner
+from meeple.protocols.clarkson.messages import (
+    Nok,
+    Ok,
+    Starting,
+    Turn,
+    UserChange,
+    UserJoin,
+    UserSet,
+    Winner,
+)
 from meeple.protocols.santorini.messages import Info, ServerState
 from meeple.protocols.spectrangle.messages import ChatFrom
-from meeple.protocols.twente.messages import Error, GameOver, GameOverReason
+from meeple.protocols.twente.messages import Error, GameOver, GameOverReason, InformQueue
 from meeple.server.store import ActionLog, open_store
 
 pytestmark = pytest.mark.slow
@@ -624,3 +635,61 @@ async def _first_of(client: ClarksonClient, *kinds: type) -> object:
         if isinstance(message, kinds):
             return message
     raise AssertionError("the connection ended first")
+
+
+async def test_a_late_edge_s_seats_freed_by_the_leader_are_seated_again(
+    nodes: Nodes, pg_url: str
+) -> None:
+    """edge2 is paused (SIGSTOP) longer than the leader waits for an edge's heartbeat
+    while ann (Twente) waits at a 2-player table and cara (Clarkson) said READY at dan's
+    table: the leader frees their seats (``Dismissed`` to each). The edge was only late
+    (SIGCONT): it seats them again as they were, so bob's request matches ann, and dan's
+    READY starts the game with cara, not without her."""
+    hub = await nodes.start("hub", "edge,lobby,store,rooms", pg_url)
+    edge2 = await nodes.start("edge2", "edge", None, "--name-ttl", "60")
+    ann = Bot("ann", edge2.listeners["twente"], pace=0.0)
+    bob = Bot("bob", hub.listeners["twente"], pace=0.0)
+    twente = [asyncio.ensure_future(ann.play())]
+    dan = await ClarksonClient.connect("127.0.0.1", hub.listeners["clarkson"], "dan")
+    cara = await ClarksonClient.connect("127.0.0.1", edge2.listeners["clarkson"], "cara")
+    paused = False
+    try:
+        await asyncio.wait_for(_first(dan, UserJoin), 10)  # cara sits at dan's table
+        await cara.ready()
+        await asyncio.wait_for(_first(cara, Ok), 10)
+        until = time.monotonic() + 10
+        while not any(isinstance(m, InformQueue) for m in ann.messages):
+            assert time.monotonic() < until, "ann never queued"
+            await asyncio.sleep(0.05)
+        os.kill(edge2.pid, signal.SIGSTOP)
+        paused = True
+
+        def freed() -> int:
+            return hub.log.read_text().count("edge edge2 is silent; seat freed")
+
+        until = time.monotonic() + 20
+        while freed() < 2:
+            assert time.monotonic() < until, nodes.logs()
+            await asyncio.sleep(0.1)
+        os.kill(edge2.pid, signal.SIGCONT)
+        paused = False
+        twente.append(asyncio.ensure_future(bob.play()))
+        overs = await asyncio.wait_for(asyncio.gather(*twente), 60)
+        await dan.ready()
+        started = [await asyncio.wait_for(_first(c, Starting), 20) for c in (dan, cara)]
+        await asyncio.wait_for(_first(cara, Turn), 10)  # after the opening SCOREs
+    except BaseException:
+        for game in twente:
+            game.cancel()
+        print(nodes.logs())
+        raise
+    finally:
+        if paused:
+            os.kill(edge2.pid, signal.SIGCONT)
+        for client in (dan, cara):
+            await client.close()
+    assert overs[0].scores == overs[1].scores
+    assert sorted(name for name, _ in overs[0].scores) == ["ann", "bob"]
+    assert len(started) == 2
+    assert sorted(cara.players) == ["cara", "dan"]
+    assert edge2.log.read_text().count("seated again") == 2, nodes.logs()

@@ -55,11 +55,13 @@ from meeple.server.lobby import (
     AlreadyPlaying,
     BadTable,
     Dismissed,
+    QueueChanged,
     QueueKey,
     RoomFactory,
     RoomRestorer,
     Seated,
     StartRule,
+    TableError,
     TableEvent,
     TableInfo,
     UnknownGame,
@@ -449,10 +451,14 @@ class EdgeLobby:
         if seat is None:
             return
         if source == "lobby":
-            if isinstance(message, Seated) and id(seat) in self._tables:
-                self._tables[id(seat)].id = message.table
+            table = self._tables.get(id(seat))
+            if isinstance(message, Seated | QueueChanged) and table is not None:
+                if not isinstance(message, QueueChanged) or message.key == table.key:
+                    table.id = message.table or table.id
             elif isinstance(message, Dismissed):
                 self._tables.pop(id(seat), None)
+                if self._seat_again(seat, table, message):
+                    return
             self._tell(seat, message)
             return
         if isinstance(message, wire.RoomOver):
@@ -481,6 +487,33 @@ class EdgeLobby:
             self._tables.pop(id(seat), None)  # the table became this room
         room.received(message)
         self._tell(seat, message.event)
+
+    # --- a seat the leader freed while this edge was late ---------------------------------
+
+    def _seat_again(self, seat: Seat, table: EdgeTable | None, dismissed: Dismissed) -> bool:
+        """The leader frees the seats of an edge it has not heard for a while (it thinks
+        it dead: :meth:`meeple.node.lobby.LobbyRole._edges_gone`), with ``Dismissed``.
+        This edge lives (it was late: paused, overloaded) and the seat's connection too:
+        it sits at a table of the same kind again, ready if it said so, as its client
+        believes it still does (a Twente client waits for STARTGAME, a Clarkson one that
+        said READY for STARTING); the dialect is told nothing. Not a bot's, nor a table
+        the seat left since. Whether it was seated again."""
+        if table is None or table.id not in ("", dismissed.table) or getattr(seat, "bot", False):
+            return False
+        logger.warning(
+            "%s: the lobby freed %s's seat at %s (this edge was late); seated again",
+            self.node,
+            seat.name,
+            dismissed.table,
+        )
+        try:
+            self.join(table.key, seat, rule=table.rule)
+        except TableError as e:
+            logger.info("%s: %s not seated again: %s", self.node, seat.name, e)
+            return False
+        if table.ready:
+            self.ready(seat)
+        return True
 
     def _tell(self, seat: Seat, event: object) -> None:
         try:

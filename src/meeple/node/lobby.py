@@ -538,6 +538,9 @@ class LobbyRole:
             ended = getattr(self.lobby.room_by_uid(uid), "ended", None)
             return await self._change(ended if callable(ended) else lambda: None)
         call: LobbyCall = wire.loads(payload)
+        # A call is word from its edge, as a heartbeat is: an edge that starts (or wakes
+        # up) and calls before its first beat is heard is not taken for a dead one.
+        self._heard[str(call.seat.get("route", "")).rsplit("-", 1)[0]] = time.monotonic()
         caller, number = getattr(call, "caller", ""), getattr(call, "number", 0)
         if caller and number <= self._applied.get(caller, 0):
             return b"ok"  # applied before (the edge asked again): not twice
