@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from nats.aio.client import Client
@@ -616,3 +616,104 @@ def test_the_lobby_state_s_fenced_writes_state_machine(
         suppress_health_check=[HealthCheck.too_slow],
     )
     Machine.TestCase().runTest()
+
+
+# --- an edge's copy of the open tables, whatever order the news comes in ---------------------
+
+_ops = st.lists(
+    st.one_of(
+        st.tuples(st.sampled_from(["open", "change", "close"]), st.integers(0, 3), st.booleans()),
+        st.tuples(st.just("takeover"), st.integers(1, 3), st.booleans()),
+        st.tuples(st.just("late"), st.integers(0, 20), st.booleans()),
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(ops=_ops)
+def test_an_edge_s_copy_is_the_leader_s_tables_whatever_news_is_lost_or_late(
+    ops: list[tuple[str, int, bool]],
+) -> None:
+    """A leader changes its open tables and publishes numbered news; leaders take over
+    (a later epoch, their whole list published); any news may be lost (``False``) or
+    come late (``late``: a message held back, an old leader's included). The edge asks
+    the leader's list (over a bus, answered from the leader's tables as they are then)
+    when it misses something. The copy is always the leader's tables as of some number
+    of its news, never an older epoch's than it had; once the leader's next news
+    reaches it, it is the leader's tables."""
+    from meeple.bus.local import LocalBus
+    from meeple.server.lobby import SeatInfo, StartRule, TableEvent, TableInfo
+
+    async def run() -> None:
+        bus = LocalBus()
+        ns = Namespace("t")
+        truth: dict[str, TableInfo] = {}
+        leader = {"epoch": 1, "seq": 0}
+        held: list[wire.TableNews] = []
+        # The leader's tables as of each of its numbers: what a copy at that version is.
+        history: dict[tuple[int, int], dict[str, TableInfo]] = {(-1, 0): {}}
+
+        async def tables(payload: bytes) -> bytes:
+            listed = tuple(truth.values())
+            return wire.dumps(wire.TableNews(leader["epoch"], leader["seq"], tables=listed))
+
+        await bus.serve(ns.lobby_request("tables"), tables, queue="lobby")
+        edge = EdgeLobby(bus, ns, "e")
+        await edge.start()
+
+        def info(n: int, names: tuple[str, ...]) -> TableInfo:
+            seats = tuple(SeatInfo(name, "twente", False) for name in names)
+            return TableInfo(f"t{n}", GAME, "twente", 4, StartRule.FULL, seats)
+
+        async def send(news: wire.TableNews, arrives: bool) -> None:
+            history.setdefault((news.epoch, news.seq), dict(truth))
+            if arrives:
+                await bus.publish(ns.lobby_events, wire.dumps(news))
+            else:
+                held.append(news)  # late, or lost if never sent
+            for _ in range(5):
+                await asyncio.sleep(0)
+
+        epochs: list[int] = []
+        for op, n, arrives in ops:
+            if op == "late":
+                if held:
+                    await send(held.pop(n % len(held)), True)
+            elif op == "takeover":
+                leader["epoch"] += n
+                leader["seq"] = 0
+                listed = tuple(truth.values())
+                await send(wire.TableNews(leader["epoch"], 0, tables=listed), arrives)
+            else:
+                table = f"t{n}"
+                if op == "close" and table not in truth:
+                    continue
+                if op == "close":
+                    event = TableEvent("closed", truth.pop(table))
+                else:
+                    names = (*(s.name for s in truth[table].seats), op) if table in truth else ()
+                    truth[table] = info(n, names or ("ann",))
+                    kind = "changed" if op == "change" else "opened"
+                    event = TableEvent(kind, truth[table])
+                leader["seq"] += 1
+                await send(wire.TableNews(leader["epoch"], leader["seq"], event), arrives)
+            epochs.append(edge._news_epoch)
+            # The copy is always the leader's tables as of the version it holds.
+            version = (edge._news_epoch, edge._news_seq)
+            assert {t.id: t for t in edge.tables()} == history[version]
+        # The leader's next news arrives: the edge catches up.
+        truth["t9"] = info(9, ("zed",))
+        leader["seq"] += 1
+        last = wire.TableNews(leader["epoch"], leader["seq"], TableEvent("opened", truth["t9"]))
+        await send(last, True)
+        for _ in range(50):
+            if edge.tables() == list(truth.values()):
+                break
+            await asyncio.sleep(0.01)
+        assert {t.id: t for t in edge.tables()} == truth
+        assert epochs == sorted(epochs)  # never back to an older leader
+        await edge.close()
+        await bus.close()
+
+    asyncio.run(run())

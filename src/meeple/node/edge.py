@@ -226,6 +226,7 @@ class EdgeLobby:
         self._news_epoch = -1
         self._news_seq = 0
         self._syncing: asyncio.Task[None] | None = None
+        self._held: list[wire.TableNews] = []  # news after a gap, until the whole list
         self.on_change: list[Callable[[TableEvent], None]] = []
         """Told of every change of this edge's copy of the open tables, as
         :attr:`meeple.server.lobby.Lobby.on_change` is (a whole list taken from the
@@ -242,10 +243,11 @@ class EdgeLobby:
 
     # --- the leader's open tables: this edge's copy --------------------------------------
     #
-    # The leader numbers its news under its lease epoch (wire.TableNews): a change is
-    # applied unless it is older than the copy (an old leader that woke up late, or
-    # already in a whole list taken since); a later epoch or a missed number makes the
-    # edge ask the leader for its whole list, which replaces the copy. A new leader
+    # The leader numbers its news under its lease epoch (wire.TableNews): the next
+    # number is applied; anything older than the copy is dropped (an old leader that
+    # woke up late, or already in a whole list taken since); a later epoch or a missed
+    # number is held and makes the edge ask the leader for its whole list, which
+    # replaces the copy, the news held after it applied then. A new leader
     # publishes its whole list when it takes over, so a table its predecessor started
     # or closed and died before telling leaves every edge's copy.
 
@@ -257,23 +259,25 @@ class EdgeLobby:
         if isinstance(news, TableEvent):  # a leader that numbers nothing
             self._apply_table(news)
             return
-        if not isinstance(news, wire.TableNews):
-            return
-        mine = (self._news_epoch, self._news_seq)
-        if news.epoch < self._news_epoch:
+        if not isinstance(news, wire.TableNews) or news.epoch < self._news_epoch:
             return  # a leader that lost the lobby since: its news is stale
         if news.tables is not None:
-            if (news.epoch, news.seq) >= mine:
+            if (news.epoch, news.seq) >= (self._news_epoch, self._news_seq):
                 self._replace_tables(news)
+                held, self._held = self._held, []
+                for later in held:  # what came while the list was asked for
+                    self._heard_news(later)
             return
         if news.epoch == self._news_epoch and news.seq <= self._news_seq:
-            return  # in the list this edge took since
-        if isinstance(news.event, TableEvent):
-            self._apply_table(news.event)
-        missed = news.epoch != self._news_epoch or news.seq != self._news_seq + 1
-        self._news_epoch, self._news_seq = news.epoch, news.seq
-        if missed:
-            self._sync()
+            return  # in the list this edge took
+        if news.epoch == self._news_epoch and news.seq == self._news_seq + 1:
+            if isinstance(news.event, TableEvent):
+                self._apply_table(news.event)
+            self._news_seq = news.seq
+            return
+        # A later leader, or a number missed: held until the whole list comes.
+        self._held.append(news)
+        self._sync()
 
     def _apply_table(self, event: TableEvent) -> None:
         if event.kind in ("opened", "changed"):
@@ -323,6 +327,7 @@ class EdgeLobby:
                 logger.warning("lobby: the open tables: %s", e)
                 answer = b"busy"
             if answer != b"busy":
+                self._syncing = None  # news it leaves held asks again
                 self._heard_news(wire.loads(answer))
                 return
             await asyncio.sleep(SYNC_PAUSE)
