@@ -92,6 +92,7 @@ class Node:
         self.lobby: Any = None
         self.store: Any = None
         self.edge: Any = None
+        self.chat: Any = None  # an edge's Spectrangle chat outside a game
         self.name_service: Any = None  # a lobby node answers edges' name claims
         self._stopping = asyncio.Event()
         self._beat: asyncio.Task[None] | None = None
@@ -180,6 +181,13 @@ class Node:
         )
         # An edge checks no word (the rooms nodes do): no lexicon to load.
         self.services.resource(LEXICON_RESOURCE, frozenset)
+        # Spectrangle chat outside a game reaches every edge's players (meeple.node.chat).
+        from meeple.node.chat import LobbyChat
+        from meeple.server.spectrangle import HUB_RESOURCE
+
+        self.chat = LobbyChat(self.bus, self.ns, self.config.name)
+        await self.chat.start()
+        self.services.resource(HUB_RESOURCE, lambda: self.chat)
         for name in self.config.listeners:
             listener_config = self.config.server.listeners[name]
             if not listener_config.enabled:
@@ -273,9 +281,9 @@ class Node:
         names = self.services.names
         if self.edge is not None and isinstance(names, ClusterNames):
             steps.append(names.close())
-        for role in (self.edge, self.rooms, self.lobby, self.name_service, self.store):
+        for role in (self.edge, self.chat, self.rooms, self.lobby, self.name_service, self.store):
             if role is not None:
-                steps.append(role.close() if role is self.edge else role.stop())
+                steps.append(role.close() if role in (self.edge, self.chat) else role.stop())
         for step in steps:
             try:
                 await asyncio.wait_for(step, timeout)

@@ -37,6 +37,7 @@ __all__ = [
     "Delivery",
     "Leave",
     "RoomOver",
+    "TableNews",
     "Watch",
     "dumps",
     "for_seat",
@@ -121,6 +122,25 @@ class RoomOver:
     """The room is over (finished, or its owner lost it for good): forget it."""
 
     uid: str
+
+
+@dataclass(frozen=True, slots=True)
+class TableNews:
+    """What the lobby's leader tells every edge of its open tables, on
+    ``<ns>.lobby.events``: one table's change (``event``, a
+    :class:`~meeple.server.lobby.TableEvent`) or all of them (``tables``, oldest first:
+    what a new leader took over, or the answer to an edge that asks, ``lobby.req.tables``).
+
+    ``epoch`` is the leader's lease epoch and ``seq`` counts what it published under it
+    (0: its first list), so an edge keeps a copy of the leader's tables: it drops
+    anything from an older epoch (a leader that lost the lobby and wakes up late) or
+    already in the list it holds, and asks for the whole list when it hears a later
+    epoch or misses a number (:class:`meeple.node.edge.EdgeLobby`)."""
+
+    epoch: int
+    seq: int
+    event: object = None
+    tables: tuple[object, ...] | None = None
 
 
 def _scrabble_seat(event: object, seat: int) -> object:
