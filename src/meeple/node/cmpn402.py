@@ -127,10 +127,7 @@ class _SeatLink:
     def __init__(self, room: RefereeRoom, index: int) -> None:
         self.room = room
         self.index = index
-
-    @property
-    def id(self) -> str:
-        return f"{self.room.uid}-{self.index + 1}"
+        self.id = f"seat-{index + 1}"  # the room's uid once it starts
 
     def send(self, data: bytes) -> None:
         self.room.to_seat(self.index, data)
@@ -217,6 +214,11 @@ class RefereeRoom(Room):
                         seat.route = route
 
     # --- the room ------------------------------------------------------------------------
+
+    def start(self) -> None:
+        for link in self.links:
+            link.id = f"{self.uid}-{link.index + 1}"
+        super().start()
 
     def on_start(self) -> None:
         if self.restored:
@@ -314,10 +316,13 @@ class RefereeRoom(Room):
 
     def _resume_end(self, i: int) -> bytes | None:
         """END reason 2 with the logged scores, to seat ``i``, before its resumed START."""
-        referee, slot = self.referee, self.slot_of[i]
+        referee, link = self.referee, self.links[i]
+        # Not slot_of: the START goes out inside Referee.seat, before it returns the slot.
+        slots = [k for k, s in enumerate(referee.seats) if s is not None and s.link is link]
         game = referee.game
-        if game is None or slot is None or slot not in referee.seat_of:
+        if game is None or not slots or slots[0] not in referee.seat_of:
             return None
+        slot = slots[0]
         player = referee.seat_of.index(slot)
         mine, theirs = game.scores[player], game.scores[1 - player]
         return EndMessage(EndReason.CONNECTION_ERROR, mine, theirs).encode()
