@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from nats.aio.client import Client
-from tests.cluster.test_nodes import Nodes, _entries, _room_uid
+from tests.cluster.test_nodes import Nodes, Spectator, _entries, _room_uid
 from tests.natsd import NatsEnv
 
 from meeple.bus.subjects import Namespace
@@ -135,7 +135,7 @@ async def test_agents_on_two_edges_finish_a_game_whose_referee_s_node_is_killed(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     hub = await nodes.start("hub", "edge,lobby,store", pg_url)
-    edge2 = await nodes.start("edge2", "edge")
+    edge2 = await nodes.start("edge2", "edge", None, "--api-port", "0")
     rooms = {"rooms1": await nodes.start("rooms1", "rooms")}
     reader = JetStreamLog(node, nats_ns, open_store(pg_url))
     lexicon = load_lexicon("enable")
@@ -150,6 +150,9 @@ async def test_agents_on_two_edges_finish_a_game_whose_referee_s_node_is_killed(
     ]
     try:
         uid = await _room_uid(reader, "cmpn402")
+        # A spectator on an edge's web port watches the game through the kill.
+        spectator = Spectator(edge2.listeners["api"], uid)
+        agents.append(asyncio.ensure_future(spectator.watch(90)))
         rooms["rooms2"] = await nodes.start("rooms2", "rooms")
         before = await _entries(reader, uid, 6)
         lease = await Leases(node, nats_ns).holder(room_key(uid))
@@ -164,7 +167,13 @@ async def test_agents_on_two_edges_finish_a_game_whose_referee_s_node_is_killed(
             a.cancel()
         print(nodes.logs())
         raise
+    results = results[:2]
     _same_game(*results, caplog)
+    assert spectator.seqs == sorted(set(spectator.seqs)), "frames only move forward"
+    assert spectator.moves == sorted(spectator.moves)
+    assert spectator.data["finished"]
+    seen = dict(zip(spectator.data["players"], spectator.data["view"]["scores"], strict=True))
+    assert seen == {"ann": results[0][0].score, "bob": results[1][0].score}
     assert ann.moves + bob.moves > moves_at_kill + 2, "the game went on after the kill"
     log = await reader.action_log(uid)
     assert log is not None

@@ -42,6 +42,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import random
 import secrets
 from collections.abc import Awaitable, Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
@@ -50,6 +51,10 @@ from typing import Any, Protocol
 from meeple.bus.base import Bus, BusError, Subscription
 from meeple.bus.subjects import Namespace
 from meeple.cluster.registry import RejoinSeat, RejoinTokens
+from meeple.games.records import RecordError
+from meeple.games.scrabble.game import Game
+from meeple.games.scrabble.record import resume
+from meeple.games.scrabble.view import spectator_view
 from meeple.node import wire
 from meeple.protocols.cmpn402.messages import EndMessage, EndReason, MessageType
 from meeple.server.app import Services
@@ -202,6 +207,10 @@ class RefereeRoom(Room):
         self.referee.new_id = lambda _players: self.uid
         self.referee.on_game_over = lambda _outcome: self.submit(None, _Over())
         self.links = [_SeatLink(self, i) for i in range(len(seats))]
+        self._view: dict[str, Any] | None = None
+        self._game: Game | None = None
+        if recovered is not None:
+            self._view = self._logged_view(recovered)
         if recovered is not None and recovered.entries:
             last = recovered.entries[-1].entry
             present = last.get("present")
@@ -212,6 +221,16 @@ class RefereeRoom(Room):
                 for seat, route in zip(seats, routes, strict=True):
                     if isinstance(route, str) and hasattr(seat, "route"):
                         seat.route = route
+
+    def _logged_view(self, log: ActionLog) -> dict[str, Any] | None:
+        """The spectators' view of the game in ``log`` (until the referee resumes it)."""
+        actions = [e.entry["action"] for e in log.entries if e.entry.get("action") is not None]
+        record = {**log.genesis["record"], "actions": actions, "result": None}
+        try:
+            game = resume(record, random.Random(0), lexicon=self.referee.lexicon)
+        except (RecordError, KeyError, TypeError, ValueError):
+            return None  # the referee says why it cannot resume it
+        return spectator_view(game)
 
     # --- the room ------------------------------------------------------------------------
 
@@ -255,6 +274,16 @@ class RefereeRoom(Room):
         if slot is not None:
             self.referee.disconnect(slot)  # spec, "Disconnection": END 2 to the other
         self._keep(i)
+
+    def spectator_view(self) -> dict[str, Any] | None:
+        """The board, scores and moves as anyone may see them (no rack); while the game
+        waits in its log (a drop, a takeover) or once it ended, as it was last."""
+        game = self.referee.game
+        if game is not None:
+            self._game = game  # the referee lets go of it at the end: its last state
+        elif self._game is None:
+            return self._view  # taken over, not resumed yet: the game in its log
+        return spectator_view(self._game)
 
     def resume_log(self, log: ActionLog) -> None:
         """The referee folds its log itself (``Referee(recovered=…)``)."""
