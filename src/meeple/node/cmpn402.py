@@ -56,6 +56,7 @@ from meeple.games.scrabble.game import Game
 from meeple.games.scrabble.record import resume
 from meeple.games.scrabble.view import spectator_view
 from meeple.node import wire
+from meeple.protocols.cmpn402.errors import CloseCode
 from meeple.protocols.cmpn402.messages import EndMessage, EndReason, MessageType
 from meeple.server.app import Services
 from meeple.server.cmpn402_referee import Referee, RefereeSettings
@@ -314,8 +315,10 @@ class RefereeRoom(Room):
         if self.present[i] and getattr(seat, "route", None) == command.route:
             return  # asked again
         if self.present[i]:
-            # The seat's old connection is still here for the room: it is gone for its
-            # agent (who came back), so it leaves first.
+            # The seat's old connection is still here for the room (its edge died and is
+            # not yet known dead, or a second connection sent the agent's name): it
+            # leaves first, and is closed if it is still there.
+            self.close_seat(i, int(CloseCode.POLICY_VIOLATION), "the seat was taken back")
             self.on_seat_left(seat)
         seat.route = command.route  # type: ignore[attr-defined]
         if hasattr(seat, "gone"):
