@@ -2,8 +2,9 @@
 real NATS and PostgreSQL. Two of meeple's own agents (``meeple.clients.cmpn402``), on
 two edges, play a game whose referee room runs on a rooms node; SIGKILL that node
 mid-game and the game finishes on the same connections, each logged move once and one
-record stored. An agent whose edge is SIGKILLed comes back through another edge (behind
-one address, as behind a load balancer) and the game resumes from its log."""
+record stored. An agent whose edge is SIGKILLed, or whose connection is cut, comes back
+through another edge (behind one address, as behind a load balancer) and the game
+resumes from its log."""
 
 from __future__ import annotations
 
@@ -69,6 +70,7 @@ class Relay:
     def __init__(self, target: int) -> None:
         self.target = target
         self.server: asyncio.Server | None = None
+        self.writers: list[asyncio.StreamWriter] = []
 
     async def start(self) -> int:
         self.server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
@@ -80,6 +82,7 @@ class Relay:
         except OSError:
             writer.close()
             return
+        self.writers += [writer, up_writer]
 
         async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
             with contextlib.suppress(OSError):
@@ -89,6 +92,12 @@ class Relay:
             dst.close()
 
         await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+    def drop(self) -> None:
+        """Cut every connection made so far (both ways)."""
+        for writer in self.writers:
+            writer.transport.abort()
+        self.writers.clear()
 
     def close(self) -> None:
         if self.server is not None:
@@ -203,7 +212,9 @@ async def test_agents_on_two_edges_finish_a_game_whose_referee_s_node_is_killed(
     assert scores["bob"] == results[1][0].score
 
 
-async def test_an_agent_whose_edge_is_killed_comes_back_through_another(
+@pytest.mark.parametrize("lost", ["edge-killed", "connection-cut"])
+async def test_an_agent_that_lost_its_edge_comes_back_through_another(
+    lost: str,
     nodes: Nodes,
     node: Client,
     nats_ns: Namespace,
@@ -229,7 +240,10 @@ async def test_an_agent_whose_edge_is_killed_comes_back_through_another(
         uid = await _room_uid(reader, "cmpn402")
         before = await _entries(reader, uid, 6)
         relay.target = hub.listeners["cmpn402"]  # bob's next connection: the hub
-        edge2.kill()
+        if lost == "edge-killed":
+            edge2.kill()  # the room hears of it when bob is back (or after 5 s)
+        else:
+            relay.drop()  # edge2 lives, and tells the room at once
         pace["before"] = 0.0
         results = await asyncio.wait_for(asyncio.gather(*agents), 90)
     except BaseException:
