@@ -81,6 +81,11 @@ class EdgeAgent:
         self.name = ""
         self.session = ""  # the session of the last START it heard (meeple.node.cmpn402)
         self.gone = False
+        self.closing = False  # closed by the edge or its room: what it sends is not read
+
+    def close(self, code: int, reason: str) -> None:
+        self.closing = True
+        self.link.close(code, reason)
 
     def deliver(self, event: object) -> None:
         if self.gone:
@@ -90,7 +95,7 @@ class EdgeAgent:
                 self.session = event.session
             self.link.send(event.data)
         elif isinstance(event, CloseAgent):
-            self.link.close(event.code, event.reason)
+            self.close(event.code, event.reason)
         # The lobby's news of its table: the spec has no word for it (the agent waits).
 
 
@@ -113,9 +118,11 @@ class EdgeHub:
 
     def _name_timed_out(self, agent: EdgeAgent) -> None:
         if not agent.name and not agent.gone:
-            agent.link.close(int(CloseCode.POLICY_VIOLATION), "no NAME in time")
+            agent.close(int(CloseCode.POLICY_VIOLATION), "no NAME in time")
 
     def receive(self, agent: EdgeAgent, data: bytes, /) -> None:
+        if agent.closing:
+            return  # its close is on the way: nothing it sent after counts
         room = self.lobby.room_of(agent)
         if room is not None:
             room.submit(agent, AgentMessage(data, agent.session))
@@ -126,7 +133,7 @@ class EdgeHub:
             message = decode_client(data)
         except RemoteProtocolError as e:
             if e.answer is Answer.CLOSE:
-                agent.link.close(int(e.close_code or CloseCode.PROTOCOL_ERROR), e.reason)
+                agent.close(int(e.close_code or CloseCode.PROTOCOL_ERROR), e.reason)
             return
         if not isinstance(message, Name):
             return  # INIT takes NAME only
@@ -196,8 +203,10 @@ class EdgeHub:
             self.lobby.disconnect(agent)
 
     def shutdown(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
         for agent in list(self.agents):
-            agent.link.close(1001, "server shutting down")
+            agent.close(1001, "server shutting down")
 
 
 def _no_room(key: Any, seats: Any) -> Any:
