@@ -307,8 +307,14 @@ class RefereeRoom(Room):
             self._keep(i)
 
     def _keep(self, i: int) -> None:
-        if self.kept is not None:
-            self.kept.keep(self, i)
+        if self.kept is None:
+            return
+        # Two agents of one name (the spec does not forbid it): the bucket keeps one seat
+        # per name, the one whose agent is away if either is, so that its coming back
+        # does not take the other's seat.
+        name = self.seats[i].name
+        away = [j for j, s in enumerate(self.seats) if s.name == name and not self.present[j]]
+        self.kept.keep(self, away[0] if away else i)
 
     def _rejoin(self, i: int, command: wire.Rejoin) -> None:
         seat = self.seats[i]
