@@ -59,7 +59,7 @@ from meeple.node import wire
 from meeple.protocols.cmpn402.errors import CloseCode
 from meeple.protocols.cmpn402.messages import EndMessage, EndReason, MessageType
 from meeple.server.app import Services
-from meeple.server.cmpn402_referee import Referee, RefereeSettings
+from meeple.server.cmpn402_referee import Referee, RefereeSettings, end_reason
 from meeple.server.lobby import Lobby, QueueKey, RoomFactory, RoomRestorer
 from meeple.server.room import Room, Seat, WriteAhead
 from meeple.server.store import ActionLog
@@ -113,6 +113,37 @@ class CloseAgent:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class GameOver:
+    """A finished game's END, for every seat (seat ``i``'s score is ``scores[i]``): what
+    a node that finishes a room whose owner died after logging its end tells again
+    (``wire.LAST_TOLD``); an edge whose agent heard it already drops it."""
+
+    reason: int
+    scores: tuple[int, ...]
+
+
+def seat_view(event: object, seat: int) -> object:
+    """A referee room's event as seat ``seat``'s agent hears it (``wire.SEAT_VIEWS``):
+    its own messages as they are; a :class:`GameOver` as its END."""
+    if isinstance(event, GameOver):
+        mine, theirs = event.scores[seat], event.scores[1 - seat]
+        return ToAgent(EndMessage(EndReason(event.reason), mine, theirs).encode())
+    return event
+
+
+def last_told(room: object, log: ActionLog) -> object | None:
+    """What a referee room told its agents of its log's last action, for a replay: only
+    the END of a finished game (an open log's room resumes with END 2 and START, which
+    hold everything)."""
+    if log.end_reason is None or not isinstance(room, RefereeRoom):
+        return None
+    game = room.logged_game(log)
+    if game is None or game.result is None:
+        return None
+    return GameOver(int(end_reason(game.result.reason)), tuple(game.result.scores))
+
+
 class _Resume:
     """A restored room's first command: seat the agents who are there (the game resumes)."""
 
@@ -163,14 +194,18 @@ class _Journal:
     ) -> Awaitable[object] | None:
         journal = self.room.journal
         assert journal is not None
-        return journal.append(uid, seq, self._noted(entry), at)
+        noted = self._noted(entry)
+        self.room.entries.append(noted)
+        return journal.append(uid, seq, noted, at)
 
     def append_many(
         self, uid: str, seq: int, entries: Sequence[Mapping[str, Any]], at: float
     ) -> Awaitable[object] | None:
         journal = self.room.journal
         assert journal is not None
-        return journal.append_many(uid, seq, [self._noted(e) for e in entries], at)
+        noted = [self._noted(e) for e in entries]
+        self.room.entries.extend(noted)
+        return journal.append_many(uid, seq, noted, at)
 
     def finish(self, uid: str, game: Mapping[str, Any]) -> Awaitable[object] | None:
         journal = self.room.journal
@@ -208,10 +243,14 @@ class RefereeRoom(Room):
         self.referee.new_id = lambda _players: self.uid
         self.referee.on_game_over = lambda _outcome: self.submit(None, _Over())
         self.links = [_SeatLink(self, i) for i in range(len(seats))]
+        # The log's entries as written (its length numbers what the seats are told).
+        self.entries: list[Mapping[str, Any]] = []
         self._view: dict[str, Any] | None = None
         self._game: Game | None = None
         if recovered is not None:
-            self._view = self._logged_view(recovered)
+            self.entries = [e.entry for e in recovered.entries]
+            game = self.logged_game(recovered)
+            self._view = None if game is None else spectator_view(game)
         if recovered is not None and recovered.entries:
             last = recovered.entries[-1].entry
             present = last.get("present")
@@ -223,15 +262,20 @@ class RefereeRoom(Room):
                     if isinstance(route, str) and hasattr(seat, "route"):
                         seat.route = route
 
-    def _logged_view(self, log: ActionLog) -> dict[str, Any] | None:
-        """The spectators' view of the game in ``log`` (until the referee resumes it)."""
+    def logged_game(self, log: ActionLog) -> Game | None:
+        """The game in ``log``, folded from its actions (the spectators' view until the
+        referee resumes it; its end, for a replay); None if it does not fold."""
         actions = [e.entry["action"] for e in log.entries if e.entry.get("action") is not None]
         record = {**log.genesis["record"], "actions": actions, "result": None}
         try:
-            game = resume(record, random.Random(0), lexicon=self.referee.lexicon)
+            return resume(record, random.Random(0), lexicon=self.referee.lexicon)
         except (RecordError, KeyError, TypeError, ValueError):
             return None  # the referee says why it cannot resume it
-        return spectator_view(game)
+
+    @property
+    def logged_actions(self) -> Sequence[Mapping[str, Any]]:
+        """The referee's log entries (each delivery says how many were logged)."""
+        return self.entries
 
     # --- the room ------------------------------------------------------------------------
 

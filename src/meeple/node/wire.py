@@ -239,15 +239,21 @@ def _spectrangle_last(room: object, log: ActionLog) -> object | None:
 def _cmpn402_seat(event: object, seat: int) -> object:
     """A CMPN402 referee room's event for seat ``seat``: one encoded message the referee
     sends that agent alone (:mod:`meeple.node.cmpn402`), which holds only what the spec
-    tells it (its own rack and drawn tiles; of the opponent, played tiles and counts)."""
-    return event
+    tells it (its own rack and drawn tiles; of the opponent, played tiles and counts);
+    a finished game's END told again, as that seat's END."""
+    from meeple.node.cmpn402 import seat_view
+
+    return seat_view(event, seat)
 
 
 def _cmpn402_last(room: object, log: ActionLog) -> object | None:
-    """Nothing is told again: a referee room taken over resumes its game as the spec's
-    recovery from a connection error does, with END reason 2 and a START that holds the
-    whole logged state (board, rack, scores, times) to each agent."""
-    return None
+    """A finished game's END (its owner died after logging the end); otherwise nothing:
+    a referee room taken over resumes its game as the spec's recovery from a connection
+    error does, with END reason 2 and a START that holds the whole logged state (board,
+    rack, scores, times) to each agent."""
+    from meeple.node.cmpn402 import last_told
+
+    return last_told(room, log)
 
 
 #: The games whose rooms a rooms node serves: how an event becomes one seat's view.

@@ -90,6 +90,7 @@ __all__ = [
     "RefereeError",
     "RefereeSettings",
     "Seat",
+    "end_reason",
     "moves_of",
     "new_game_id",
 ]
@@ -113,6 +114,11 @@ _END_REASONS = {
     g.EndReason.DISCONNECT: EndReason.CONNECTION_ERROR,
     g.EndReason.ADMIN: EndReason.STOPPED,
 }
+
+
+def end_reason(reason: g.EndReason) -> EndReason:
+    """END's reason byte for an engine end."""
+    return _END_REASONS[reason]
 
 
 class Link(Protocol):
