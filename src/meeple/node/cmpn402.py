@@ -466,12 +466,22 @@ class SeatKeeper(Protocol):
 class SeatFinder:
     """On a rooms node: keeps the referee rooms' seats in the rejoin bucket and answers an
     edge's ``<ns>.room.cmpn402-seats.cmd`` (an agent's name) with the seat it takes
-    back — a :class:`~meeple.cluster.registry.RejoinSeat`, spent — or ``none``."""
+    back — a :class:`~meeple.cluster.registry.RejoinSeat`, spent — or ``none``, also for
+    a seat of a game whose log has ended (``closed``: its owner died before forgetting
+    its seats)."""
 
-    def __init__(self, bus: Bus, ns: Namespace, tokens: RejoinTokens) -> None:
+    def __init__(
+        self,
+        bus: Bus,
+        ns: Namespace,
+        tokens: RejoinTokens,
+        *,
+        closed: Callable[[str], Awaitable[bool]] | None = None,
+    ) -> None:
         self.bus = bus
         self.ns = ns
         self.tokens = tokens
+        self.closed = closed
         self._sub: Subscription | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -516,4 +526,6 @@ class SeatFinder:
     async def _find(self, payload: bytes) -> bytes:
         name = payload.decode("utf-8")
         seat = await self.tokens.take(rejoin_hash(name))
-        return b"none" if seat is None else wire.dumps(seat)
+        if seat is None or (self.closed is not None and await self.closed(seat.room)):
+            return b"none"
+        return wire.dumps(seat)

@@ -164,16 +164,17 @@ class Node:
             scrabble_lobby(services)  # the lexicon and the factories, as meeple serve
             santorini_lobby(services)
             spectrangle_lobby(services)
-            # The CMPN402 referee's games (meeple.node.cmpn402), dropped agents' seats in KV.
+            records = RemoteRecords(self.bus, self.ns, asyncio.get_running_loop())
+            log = JetStreamLog(self.nc, self.ns, records)  # type: ignore[arg-type]
+            # The CMPN402 referee's games (meeple.node.cmpn402), their seats kept in KV.
             from meeple.cluster.registry import RejoinTokens
             from meeple.node.cmpn402 import SeatFinder, referee_rooms
             from meeple.server.scrabble import table_lexicon
 
-            self.seat_finder = SeatFinder(self.bus, self.ns, RejoinTokens(self.nc, self.ns))
+            tokens = RejoinTokens(self.nc, self.ns)
+            self.seat_finder = SeatFinder(self.bus, self.ns, tokens, closed=log.closed)
             referee_rooms(services, games, table_lexicon(services), self.seat_finder)
             await self.seat_finder.start()
-            records = RemoteRecords(self.bus, self.ns, asyncio.get_running_loop())
-            log = JetStreamLog(self.nc, self.ns, records)  # type: ignore[arg-type]
             self.rooms = RoomsRole(c.name, self.bus, self.ns, log, self.leases, games)
             await self.rooms.start()
         if "edge" in c.roles:
