@@ -345,7 +345,9 @@ class RefereeRoom(Room):
         """A taken-over room: seat the agents that are there; the referee resumes the game
         from its log once both are (END 2 first to each: module doc)."""
         for i, seat in enumerate(self.seats):
-            if self.present[i]:
+            # (A seat asked back before this ran — its agent's Rejoin was queued first —
+            # is seated already.)
+            if self.present[i] and self.slot_of[i] is None:
                 self._tell_end.add(i)
                 self.slot_of[i] = self.referee.seat(self.links[i], seat.name)
             self._keep(i)
