@@ -431,6 +431,21 @@ class EdgeLobby:
     def quit(self, seat: Seat) -> None:
         self.disconnect(seat)
 
+    # --- a seat taken back through this edge (CMPN402: meeple.node.cmpn402_edge) ----------
+
+    async def listen(self, seat: Seat) -> str:
+        """The seat's route, subscribed: a room's deliveries reach the seat from now on."""
+        route = self.route(seat)
+        await self._subscribe(seat, route)
+        return route
+
+    def bind(self, seat: Seat, uid: str, index: int) -> RemoteRoom:
+        """``seat`` plays seat ``index`` of room ``uid`` (it took it back) from now on."""
+        room = self._rooms.get(id(seat))
+        if room is None or room.uid != uid:
+            room = self._rooms[id(seat)] = RemoteRoom(self, uid, seat, index)
+        return room
+
     # --- the seat's subjects -----------------------------------------------------------------
 
     def route(self, seat: Seat) -> str:

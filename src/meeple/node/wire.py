@@ -36,6 +36,7 @@ __all__ = [
     "Command",
     "Delivery",
     "Leave",
+    "Rejoin",
     "RoomOver",
     "TableNews",
     "Watch",
@@ -90,6 +91,16 @@ class Command:
 @dataclass(frozen=True, slots=True)
 class Leave:
     """The seat's connection is gone (the room's leave rule applies)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rejoin:
+    """A new connection, on edge route ``route``, takes its seat back (a CMPN402 agent
+    that reconnected, through any edge): the seat's commands are numbered again from
+    here (:mod:`meeple.node.cmpn402`)."""
+
+    route: str
+    name: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,17 +256,39 @@ def _spectrangle_last(room: object, log: ActionLog) -> object | None:
     return Update(tuple(room.game.events[len(before.events) :]), room.game)
 
 
+def _cmpn402_seat(event: object, seat: int) -> object:
+    """A CMPN402 referee room's event for seat ``seat``: one encoded message the referee
+    sends that agent alone (:mod:`meeple.node.cmpn402`), which holds only what the spec
+    tells it (its own rack and drawn tiles; of the opponent, played tiles and counts);
+    a finished game's END told again, as that seat's END."""
+    from meeple.node.cmpn402 import seat_view
+
+    return seat_view(event, seat)
+
+
+def _cmpn402_last(room: object, log: ActionLog) -> object | None:
+    """A finished game's END (its owner died after logging the end); otherwise nothing:
+    a referee room taken over resumes its game as the spec's recovery from a connection
+    error does, with END reason 2 and a START that holds the whole logged state (board,
+    rack, scores, times) to each agent."""
+    from meeple.node.cmpn402 import last_told
+
+    return last_told(room, log)
+
+
 #: The games whose rooms a rooms node serves: how an event becomes one seat's view.
 SEAT_VIEWS: dict[str, Callable[[object, int], object]] = {
     "scrabble": _scrabble_seat,
     "santorini": _santorini_seat,
     "spectrangle": _spectrangle_seat,
+    "cmpn402": _cmpn402_seat,
 }
 #: What each game's room told its seats of the last action in its log (for a replay).
 LAST_TOLD: dict[str, Callable[[object, ActionLog], object | None]] = {
     "scrabble": _scrabble_last,
     "santorini": _santorini_last,
     "spectrangle": _spectrangle_last,
+    "cmpn402": _cmpn402_last,
 }
 
 
