@@ -333,6 +333,9 @@ class RoomsRole:
             return self.views.watch(room, owned.lease.epoch)
         if room.finished:
             return b"over"
+        if isinstance(request.command, wire.Rejoin):
+            # A new connection numbers its commands anew, from this one's (0) on.
+            owned.seen[request.seat] = request.n - 1
         if request.n <= owned.seen.get(request.seat, 0):
             return b"done"  # applied already (a retry after a lost answer)
         if not 0 <= request.seat < len(room.seats):

@@ -97,6 +97,11 @@ __all__ = [
 ]
 
 
+# The services' resource of the Spectrangle listeners' hub (a cluster edge puts its own
+# there first: meeple.node.chat, so chat outside a game reaches every edge's players).
+HUB_RESOURCE = "spectrangle.hub"
+
+
 class SpectrangleHub:
     """The listener's registered players, for chat outside a game."""
 
@@ -112,7 +117,7 @@ class SpectrangleHub:
 def create_listener(services: Services, name: str, config: ListenerConfig) -> TcpListener:
     lobby = spectrangle_lobby(services)
     name_rule(lobby)
-    hub = SpectrangleHub()
+    hub: SpectrangleHub = services.resource(HUB_RESOURCE, SpectrangleHub)
     max_line = services.config.max_message_size
 
     def handler(conn: Connection) -> SpectrangleHandler:
