@@ -3,8 +3,8 @@
 In ``meeple serve`` a Spectrangle line ``chat <message>`` from a player at no game goes
 to every Spectrangle player at no game who agreed the chat extension, the sender
 included (``chat <name> <message>``: spec 1.4, "Chat extension"; meeple's reading,
-``meeple.server.rooms.spectrangle` / `meeple.server.edge.spectrangle``). On a cluster those players are spread over the edges,
-so an edge's hub is a :class:`LobbyChat`: it tells its own players at once, as
+``meeple.server.edge.spectrangle``). On a cluster those players are spread over the
+edges, so an edge's hub is a :class:`LobbyChat`: it tells its own players at once, as
 ``meeple serve``'s hub does, and publishes the line on ``<ns>.lobby.chat.<game>``; every
 other edge hears it there and tells its own players. So each player hears a line once
 (an edge drops its own lines coming back), and one sender's lines in the order sent (an
