@@ -5,6 +5,7 @@ PostgreSQL; and the fenced writes of the lobby's state, with hypothesis."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
@@ -19,6 +20,7 @@ from nats.aio.client import Client
 from tests.cluster.test_nodes import Bot, Nodes
 from tests.natsd import NatsEnv
 
+from meeple.bus.base import BusClosed
 from meeple.bus.natsbus import NatsBus, connect
 from meeple.bus.subjects import Namespace
 from meeple.cluster.jetstream import connect_node
@@ -367,11 +369,26 @@ async def test_a_paused_leader_is_fenced_out_and_leads_again_from_the_state(
 # --- the edges' copies of the open tables across a leader change --------------------------
 
 
+_BEATS: set[asyncio.Task[None]] = set()
+
+
 async def _edge(env: NatsEnv, ns: Namespace) -> EdgeLobby:
-    """An edge's lobby in this process, on a NATS connection of its own."""
+    """An edge's lobby in this process, on a NATS connection of its own, with the
+    heartbeat a node sends: without it a leader that took over frees the edge's seats
+    once it has not heard the edge for 5 s (which a loaded machine reached)."""
     nc = await connect(env.url, user=env.NODE_USER, password=env.node_password)
     edge = EdgeLobby(NatsBus(nc), ns, "e")
     await edge.start()
+
+    async def beat() -> None:
+        with contextlib.suppress(BusClosed):
+            while not nc.is_closed:
+                await edge.bus.publish(ns.node("e"), b"{}")
+                await asyncio.sleep(0.5)
+
+    task = asyncio.ensure_future(beat())
+    _BEATS.add(task)
+    task.add_done_callback(_BEATS.discard)
     return edge
 
 
