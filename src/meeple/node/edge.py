@@ -37,9 +37,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import logging
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,15 +52,19 @@ from meeple.server.lobby import (
     BadTable,
     Dismissed,
     QueueKey,
+    Replaced,
     RoomFactory,
     RoomRestorer,
     Seated,
     StartRule,
+    TableError,
     TableEvent,
     TableInfo,
     UnknownGame,
+    UnknownToken,
 )
-from meeple.server.room import Seat
+from meeple.server.room import Resumed, Seat, token_hash
+from meeple.server.timecontrol import parse_time_control
 
 __all__ = ["EdgeLobby", "EdgeTable", "LobbyCall", "RemoteRoom", "SeatInfo"]
 
@@ -71,6 +76,8 @@ logger = logging.getLogger(__name__)
 ANSWER_WAIT = 1.0
 # Pause before asking again when nobody serves the room (its owner is being replaced).
 RETRY_PAUSE = 0.05
+# Seconds a rejoin waits for the room's owner (one taking the room over answers then).
+REBIND_PATIENCE = 10.0
 
 
 def describe(seat: Seat, route: str) -> dict[str, Any]:
@@ -125,7 +132,14 @@ class LobbyCall:
 class RemoteRoom:
     """A room on a rooms node, as one seat of this edge plays in it."""
 
-    def __init__(self, lobby: EdgeLobby, uid: str, seat: Seat, index: int) -> None:
+    def __init__(
+        self,
+        lobby: EdgeLobby,
+        uid: str,
+        seat: Seat,
+        index: int,
+        first: asyncio.Future[int] | None = None,
+    ) -> None:
         self.lobby = lobby
         self.uid = uid
         self.id = uid
@@ -133,15 +147,21 @@ class RemoteRoom:
         self.index = index
         self.finished = False
         self.game: Any = None  # the seat's view of the game, from the last delivery
+        self.game_name = ""
+        # A browser seat's whole view as its owner built it: (data, JSON), from the last
+        # delivery (meeple.web.seat reads it instead of building one here).
+        self.seat_data: tuple[dict[str, Any], str] | None = None
         self.logged = 0
-        self._numbers = itertools.count(1)
-        self._queue: asyncio.Queue[wire.Command] = asyncio.Queue()
+        # The number of this seat's first command here: 1, or, for a seat taken back
+        # from another connection, what the owner said (its commands go on numbered).
+        self._first = first
+        self._queue: asyncio.Queue[object] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
 
     def submit(self, seat: Seat | None, command: object) -> None:
         if self.finished:
             return
-        self._queue.put_nowait(wire.Command(self.index, next(self._numbers), command))
+        self._queue.put_nowait(command)
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(
                 self._send(), name=f"edge room {self.uid}"
@@ -150,11 +170,19 @@ class RemoteRoom:
     def leave(self, seat: Seat) -> None:
         self.submit(seat, wire.Leave())
 
+    def dropped(self, route: str) -> None:
+        """The browser's connection is gone: the owner holds the seat for its rejoin."""
+        self.submit(self.seat, wire.Dropped(self.index, route))
+
     async def _send(self) -> None:
         subject = self.lobby.ns.room_command(self.uid)
+        numbers = itertools.count(1 if self._first is None else await self._first)
         while not self.finished:
             command = await self._queue.get()
-            payload = wire.dumps(command)
+            if isinstance(command, wire.Dropped):  # not a seat's command: not numbered
+                payload = wire.dumps(command)
+            else:
+                payload = wire.dumps(wire.Command(self.index, next(numbers), command))
             while not self.finished:
                 try:
                     answer = await self.lobby.bus.request(subject, payload, timeout=ANSWER_WAIT)
@@ -175,6 +203,12 @@ class RemoteRoom:
         game = getattr(delivery.event, "game", None)
         if game is not None:
             self.game = game
+        if delivery.game:
+            self.game_name = delivery.game
+        if delivery.view is not None:
+            self.seat_data = (json.loads(delivery.view), delivery.view)
+            if self.seat_data[0].get("over"):
+                self.finished = True
         self.logged = max(self.logged, delivery.logged)
 
     def close(self) -> None:
@@ -186,6 +220,9 @@ class RemoteRoom:
 class EdgeLobby:
     """What an edge's dialects see as the lobby; see the module doc."""
 
+    # The web's "add a bot": bots are not seated from an edge (they would play here).
+    seats_bots = False
+
     def __init__(self, bus: Bus, ns: Namespace, node: str) -> None:
         self.bus = bus
         self.ns = ns
@@ -194,6 +231,8 @@ class EdgeLobby:
         self._seats: dict[str, Seat] = {}  # route -> seat
         self._subs: dict[str, Subscription] = {}
         self._rooms: dict[int, RemoteRoom] = {}  # id(seat) -> its room
+        self._pending_tables: dict[str, EdgeTable] = {}  # created here, nobody sat yet
+        self._creating: list[tuple[Any, ...]] = []  # their create calls, sent with the sit
         self._tables: dict[int, EdgeTable] = {}  # id(seat) -> its table, until it starts
         self._variants: dict[str, Mapping[str, tuple[int, int]] | None] = {}
         self._numbers = itertools.count(1)
@@ -205,6 +244,14 @@ class EdgeLobby:
         self._pending: dict[str, list[object]] = {}  # route -> events before subscribed
         self._open: dict[str, TableInfo] = {}  # the leader's open tables, oldest first
         self._table_sub: Subscription | None = None
+        # Told after each change of the copy of the open tables (the web's lobby topic).
+        self.on_tables: list[Callable[[], None]] = []
+        # The edge's name registry, for a browser seat taken back here (set by the node).
+        self.names: Any = None
+        # Browser seats taking a seat back: its token, the number their commands go on
+        # from (the owner's answer), and whether the seat was told it sits (Seated).
+        self._rejoining: dict[int, tuple[str, asyncio.Future[int], list[bool]]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
 
     async def start(self) -> None:
         """Follow the leader's table events (module doc)."""
@@ -217,6 +264,11 @@ class EdgeLobby:
                 self._open[event.table.id] = event.table
             else:  # started, closed
                 self._open.pop(event.table.id, None)
+            for callback in list(self.on_tables):
+                try:
+                    callback()
+                except Exception:
+                    logger.exception("a tables subscriber failed")
 
         self._table_sub = await self.bus.subscribe(self.ns.lobby_events, heard)
 
@@ -261,6 +313,145 @@ class EdgeLobby:
             if same and table.start_rule is StartRule.FULL and len(table.seats) < table.size:
                 return list(table.seats)
         return []
+
+    def open_tables(self) -> list[TableInfo]:
+        """The leader's open tables as this edge last heard them (module doc)."""
+        return list(self._open.values())
+
+    # --- tables by id (the browser's create and sit: meeple.web.seat) ---------------------
+
+    def create_table(
+        self,
+        game: str,
+        variant: str,
+        size: int,
+        start_rule: StartRule = StartRule.FULL,
+        settings: Mapping[str, str] | None = None,
+    ) -> EdgeTable:
+        """Open a table at the leader, under an id chosen here (so the seat can sit at it
+        in the next call, in order); what the leader refuses is told to the seat later.
+        The checks the leader's lobby makes first are made here too, at once."""
+        if game not in self._variants:
+            raise UnknownGame(f"no game named {game!r}")
+        chosen = dict(settings or {})
+        if "clock" in chosen:
+            try:
+                parse_time_control(game, chosen["clock"])
+            except ValueError as e:
+                raise BadTable(str(e)) from None
+        self._check_size(QueueKey(game, size, variant))
+        table_id = f"table-{self.node}-{secrets.token_hex(4)}"
+        key = QueueKey(game, size, variant, tuple(sorted(chosen.items())))
+        self._pending_tables[table_id] = EdgeTable(key, start_rule, table_id)
+        self._creating.append((table_id, game, variant, size, start_rule.value, chosen))
+        return self._pending_tables[table_id]
+
+    def sit(self, table_id: str, seat: Seat) -> None:
+        """Sit ``seat`` at the table ``table_id`` (the leader's ``Lobby.sit``): ``Seated``
+        with its rejoin token comes from the leader, or the refusal."""
+        room = self._rooms.get(id(seat))
+        if room is not None and not (room.finished or getattr(room.game, "is_over", False)):
+            raise AlreadyPlaying(f"{seat.name} is already in a game")
+        if room is not None:
+            room.close()
+            del self._rooms[id(seat)]
+        table = self._pending_tables.pop(table_id, None)
+        if table is None:
+            info = self._open.get(table_id)
+            key = (
+                QueueKey(info.game, info.size, info.variant, info.settings)
+                if info is not None
+                else QueueKey("", 0)
+            )
+            rule = info.start_rule if info is not None else StartRule.FULL
+            table = EdgeTable(key, rule, table_id)
+        for created in [c for c in self._creating if c[0] == table_id]:
+            self._creating.remove(created)
+            self._call("create", seat, *created)
+        self._tables[id(seat)] = table
+        self._call("sit", seat, table_id)
+
+    def _check_size(self, key: QueueKey) -> None:
+        variants = self._variants[key.game]
+        if variants is not None:
+            if key.variant not in variants:
+                raise BadTable(f"{key.game} has no variant {key.variant!r}")
+            low, high = variants[key.variant]
+            if not low <= key.players <= high:
+                raise BadTable(
+                    f"{key.game} ({key.variant}) takes {low} to {high} players, not {key.players}"
+                )
+
+    # --- a browser seat taken back through this edge --------------------------------------------
+
+    def rejoin(self, token: str, seat: Seat) -> None:
+        """Take back the seat of ``token``, held by its room's owner (its connection or
+        its edge is gone) or still another connection's, through this edge: asked of a
+        lobby node (where the token's seat is) and then of the room's owner, which
+        rebinds the seat to this edge. ``Seated`` (then the game as it is) or a
+        :class:`TableError` is delivered to ``seat`` when they answered."""
+        if id(seat) in self._rooms or id(seat) in self._tables or id(seat) in self._rejoining:
+            raise AlreadyPlaying(f"{seat.name} is already at a table or in a game")
+        task = asyncio.get_running_loop().create_task(self._rejoin(token, seat), name="rejoin")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _rejoin(self, token: str, seat: Seat) -> None:
+        route = self.route(seat)
+        await self._subscribe(seat, route)
+        first: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        told = [False]
+        self._rejoining[id(seat)] = (token, first, told)
+        try:
+            answer = await self._ask_rejoin(token, seat, route)
+        except (BusError, ValueError, KeyError) as e:
+            logger.info("rejoin through %s refused: %s", self.node, e)
+            answer = None
+        finally:
+            self._rejoining.pop(id(seat), None)
+        if answer is None:
+            first.cancel()
+            room = self._rooms.pop(id(seat), None)
+            if room is not None:
+                room.close()
+            self._tell(seat, UnknownToken("no seat is held for this token"))
+            return
+        uid, name, number = answer
+        first.set_result(number)
+        if not told[0]:
+            self._seated_again(seat, uid, name, token)
+
+    async def _ask_rejoin(self, token: str, seat: Seat, route: str) -> tuple[str, str, int] | None:
+        found = await self.bus.request(
+            self.ns.lobby_request("rejoin"),
+            json.dumps({"hash": token_hash(token)}).encode(),
+            timeout=5.0,
+        )
+        where = json.loads(found)
+        if not where:
+            return None
+        uid, index = str(where["room"]), int(where["seat"])
+        rebind = wire.dumps(wire.Rebind(index, token, describe(seat, route)))
+        until = asyncio.get_running_loop().time() + REBIND_PATIENCE
+        while asyncio.get_running_loop().time() < until:  # the room may be moving
+            try:
+                answer = await self.bus.request(
+                    self.ns.room_command(uid), rebind, timeout=ANSWER_WAIT
+                )
+            except (NoResponder, BusTimeout):
+                await asyncio.sleep(RETRY_PAUSE)
+                continue
+            if answer == b"busy":
+                continue
+            bound = json.loads(answer)
+            return uid, str(bound["name"]), int(bound["next"])
+        return None
+
+    def _seated_again(self, seat: Seat, uid: str, name: str, token: str) -> None:
+        seat.name = name
+        if self.names is not None:
+            self.names.claim(name, seat)
+        self._tell(seat, Seated(uid, token))
 
     def join(self, key: QueueKey, seat: Seat, *, rule: StartRule = StartRule.FULL) -> None:
         if key.game not in self._variants:
@@ -307,17 +498,25 @@ class EdgeLobby:
 
     def disconnect(self, seat: Seat) -> None:
         """The connection is gone: its table seat is freed by the leader; its room (if
-        any) applies its leave rule."""
+        any) applies its leave rule, or holds a browser's seat for its rejoin token."""
+        self._leave_room(seat, dropped=bool(getattr(seat, "rejoinable", False)))
+
+    def quit(self, seat: Seat) -> None:
+        """``seat`` gives up its table or its game on purpose (a browser's leave: the
+        room's leave rule applies at once, nothing is held)."""
+        self._leave_room(seat, dropped=False)
+
+    def _leave_room(self, seat: Seat, *, dropped: bool) -> None:
         room = self._rooms.pop(id(seat), None)
         if room is not None and not room.finished:
-            room.leave(seat)
+            if dropped:
+                room.dropped(self._routes.get(id(seat), ""))
+            else:
+                room.leave(seat)
         self._tables.pop(id(seat), None)
         if id(seat) in self._routes:
             self._call("disconnect", seat)
             self._forget(seat)
-
-    def quit(self, seat: Seat) -> None:
-        self.disconnect(seat)
 
     # --- the seat's subjects -----------------------------------------------------------------
 
@@ -348,6 +547,11 @@ class EdgeLobby:
                 self._tables[id(seat)].id = message.table
             elif isinstance(message, Dismissed):
                 self._tables.pop(id(seat), None)
+            elif isinstance(message, Replaced):
+                # Another connection took the seat with its token (a room's owner says).
+                room = self._rooms.pop(id(seat), None)
+                if room is not None:
+                    room.close()
             self._tell(seat, message)
             return
         if isinstance(message, wire.RoomOver):
@@ -371,13 +575,24 @@ class EdgeLobby:
         if room is None or room.uid != message.uid:
             if room is not None:
                 room.close()
-            room = RemoteRoom(self, message.uid, seat, message.seat)
+            rejoining = self._rejoining.get(id(seat))
+            room = RemoteRoom(
+                self, message.uid, seat, message.seat, rejoining[1] if rejoining else None
+            )
             self._rooms[id(seat)] = room
             self._tables.pop(id(seat), None)  # the table became this room
+            if rejoining is not None and isinstance(message.event, Resumed):
+                # Taken back: it sits (Seated) before it hears the game as it is.
+                token, _first, told = rejoining
+                told[0] = True
+                name = message.event.players[message.event.you]
+                self._seated_again(seat, message.uid, name, token)
         room.received(message)
         self._tell(seat, message.event)
 
     def _tell(self, seat: Seat, event: object) -> None:
+        if isinstance(event, TableError) and getattr(seat, "protocol", "") != "web":
+            return  # only the web's seat hears the leader's refusals (meeple.web.seat)
         try:
             seat.deliver(event)
         except Exception:
@@ -428,11 +643,15 @@ class EdgeLobby:
                     return
                 except BusError as e:
                     logger.info("lobby refused %s for %s: %s", call.op, route, e)
-                    if call.op == "join" and seat is not None:
-                        self._tables.pop(id(seat), None)  # it sits nowhere
+                    if call.op in ("join", "sit", "create") and seat is not None:
+                        if call.op != "create":
+                            self._tables.pop(id(seat), None)  # it sits nowhere
+                        self._tell(seat, TableError(str(e)))
                 break
 
     async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
         if self._caller is not None:
             self._caller.cancel()
         if self._table_sub is not None:

@@ -93,6 +93,7 @@ class Node:
         self.store: Any = None
         self.edge: Any = None
         self.name_service: Any = None  # a lobby node answers edges' name claims
+        self.rejoin_service: Any = None  # and where a browser's rejoin token leads
         self._stopping = asyncio.Event()
         self._beat: asyncio.Task[None] | None = None
         self.view: Any = None
@@ -143,6 +144,12 @@ class Node:
             # Every lobby node answers edges' name claims (the bucket decides, not a leader).
             self.name_service = NameService(self.bus, self.ns, Names(self.nc, self.ns))
             await self.name_service.start()
+            from meeple.cluster.registry import RejoinTokens
+            from meeple.node.rejoin import RejoinService
+
+            # Where a browser's token takes it back, for any edge (meeple.node.rejoin).
+            self.rejoin_service = RejoinService(self.bus, self.ns, RejoinTokens(self.nc, self.ns))
+            await self.rejoin_service.start()
         if "rooms" in c.roles:
             from meeple.node.rooms import RoomsRole
             from meeple.node.store import RemoteRecords
@@ -160,7 +167,18 @@ class Node:
             spectrangle_lobby(services)
             records = RemoteRecords(self.bus, self.ns, asyncio.get_running_loop())
             log = JetStreamLog(self.nc, self.ns, records)  # type: ignore[arg-type]
-            self.rooms = RoomsRole(c.name, self.bus, self.ns, log, self.leases, games)
+            from meeple.cluster.registry import RejoinTokens
+
+            self.rooms = RoomsRole(
+                c.name,
+                self.bus,
+                self.ns,
+                log,
+                self.leases,
+                games,
+                grace=c.server.rejoin_grace,
+                tokens=RejoinTokens(self.nc, self.ns),
+            )
             await self.rooms.start()
         if "edge" in c.roles:
             await self._start_edge()
@@ -178,6 +196,7 @@ class Node:
         self.services.names = ClusterNames(
             self.bus, self.ns, self.config.name, ttl=self.config.name_ttl
         )
+        self.edge.names = self.services.names
         # An edge checks no word (the rooms nodes do): no lexicon to load.
         self.services.resource(LEXICON_RESOURCE, frozenset)
         for name in self.config.listeners:
@@ -200,7 +219,7 @@ class Node:
             self.view = ClusterView(self.bus, self.ns)
             await self.view.start()
             self.relay = ViewRelay(self.bus, self.ns)
-            app = edge_web_app(self.services, self.view, self.relay)
+            app = edge_web_app(self.services, self.view, self.relay, self.edge)
             self.web = WebListener(
                 self.services, "web", ListenerConfig(port=self.config.api_port), app
             )
@@ -217,7 +236,13 @@ class Node:
             "listeners": {n: f"{host}:{lst.port}" for n, lst in self.listeners.items()},
             "lobby_leader": bool(self.lobby is not None and self.lobby.leader.is_set()),
             "rooms": [
-                {"uid": uid, "game": owned.room.game_name}
+                {
+                    "uid": uid,
+                    "game": owned.room.game_name,
+                    # For the edges' lobby pages: who plays it, on which protocols.
+                    "players": [s.name for s in owned.room.seats],
+                    "protocols": [getattr(s, "protocol", "?") for s in owned.room.seats],
+                }
                 for uid, owned in (self.rooms.rooms.items() if self.rooms is not None else ())
             ],
             "at": time.time(),
@@ -273,7 +298,8 @@ class Node:
         names = self.services.names
         if self.edge is not None and isinstance(names, ClusterNames):
             steps.append(names.close())
-        for role in (self.edge, self.rooms, self.lobby, self.name_service, self.store):
+        roles = (self.edge, self.rooms, self.lobby, self.name_service, self.rejoin_service)
+        for role in (*roles, self.store):
             if role is not None:
                 steps.append(role.close() if role is self.edge else role.stop())
         for step in steps:
