@@ -407,9 +407,10 @@ class EdgeLobby:
         except (BusError, ValueError, KeyError) as e:
             logger.info("rejoin through %s refused: %s", self.node, e)
             answer = None
-        finally:
-            self._rejoining.pop(id(seat), None)
+        # Kept until the room's first delivery here (Resumed) makes the seat's room: the
+        # owner's answer often comes before it.
         if answer is None:
+            self._rejoining.pop(id(seat), None)
             first.cancel()
             room = self._rooms.pop(id(seat), None)
             if room is not None:
@@ -419,6 +420,7 @@ class EdgeLobby:
         uid, name, number = answer
         first.set_result(number)
         if not told[0]:
+            told[0] = True
             self._seated_again(seat, uid, name, token)
 
     async def _ask_rejoin(self, token: str, seat: Seat, route: str) -> tuple[str, str, int] | None:
@@ -575,13 +577,13 @@ class EdgeLobby:
         if room is None or room.uid != message.uid:
             if room is not None:
                 room.close()
-            rejoining = self._rejoining.get(id(seat))
+            rejoining = self._rejoining.pop(id(seat), None)
             room = RemoteRoom(
                 self, message.uid, seat, message.seat, rejoining[1] if rejoining else None
             )
             self._rooms[id(seat)] = room
             self._tables.pop(id(seat), None)  # the table became this room
-            if rejoining is not None and isinstance(message.event, Resumed):
+            if rejoining is not None and isinstance(message.event, Resumed) and not rejoining[2][0]:
                 # Taken back: it sits (Seated) before it hears the game as it is.
                 token, _first, told = rejoining
                 told[0] = True
@@ -599,6 +601,7 @@ class EdgeLobby:
             logger.exception("delivering %s to %s failed", type(event).__name__, seat.name)
 
     def _forget(self, seat: Seat) -> None:
+        self._rejoining.pop(id(seat), None)
         route = self._routes.pop(id(seat), None)
         if route is None:
             return

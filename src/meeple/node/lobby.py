@@ -71,9 +71,7 @@ FULL = StartRule.FULL
 # Seconds the leader keeps asking for a rooms node to open a room.
 OPEN_PATIENCE = 10.0
 # The lobby calls an edge may make, and nothing else (a LobbyCall names a method).
-CALLS = frozenset(
-    {"join", "leave", "disconnect", "quit", "ready", "renamed", "sit", "create"}
-)
+CALLS = frozenset({"join", "leave", "disconnect", "quit", "ready", "renamed", "sit", "create"})
 # Edges whose last call number the state keeps (the oldest are forgotten beyond this).
 CALLERS_KEPT = 1024
 

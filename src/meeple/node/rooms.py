@@ -133,7 +133,6 @@ class RemoteSeat:
         )
         self._role.send(self._role.ns.seat(self.route, room.uid), wire.dumps(delivery))
 
-
     def replay(self, told: object, logged: int) -> wire.Delivery:
         """``told`` (the log's last action's event) again, as a replay (module doc)."""
         room = self.owned.room if self.owned is not None else None

@@ -1,0 +1,200 @@
+"""Browsers on cluster edges (issue 21, "Tables across nodes"): ``meeple node`` processes
+on loopback with real NATS and PostgreSQL. A browser on one edge, a Twente bot on
+another and a Twente bot on a third sit at one table and play; the browser's edge is
+SIGKILLed mid-game and the browser takes its seat back through another edge with its
+rejoin token; a clocked table between two browsers goes on across its rooms node's
+SIGKILL with the failover gap charged to nobody."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import websockets
+from nats.aio.client import Client
+from tests.cluster.test_nodes import Nodes, _room_uid, nodes
+from tests.web.helpers import _move
+from websockets.asyncio.client import ClientConnection
+
+from meeple.ai.scrabble import ranked_moves
+from meeple.bus.subjects import Namespace
+from meeple.clients.twente import TwenteClient
+from meeple.cluster.log import JetStreamLog
+from meeple.games.scrabble.board import Board
+from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
+from meeple.games.scrabble.tiles import ENGLISH
+from meeple.protocols.twente.messages import Error, GameOver, NotifyTurn
+from meeple.protocols.web import PROTOCOL
+from meeple.server.store import open_store
+
+__all__ = ["nodes"]
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def enable() -> Lexicon:
+    return load_lexicon("enable")
+
+
+async def _web(port: int) -> ClientConnection:
+    ws = await websockets.connect(f"ws://127.0.0.1:{port}/ws", max_size=2**22)
+    await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
+    assert json.loads(await ws.recv())["type"] == "welcome"
+    return ws
+
+
+async def _next(ws: ClientConnection, timeout: float = 30.0) -> dict[str, Any]:
+    message: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), timeout))
+    return message
+
+
+async def _until(ws: ClientConnection, kind: str, timeout: float = 30.0) -> dict[str, Any]:
+    async with asyncio.timeout(timeout):
+        while True:
+            message = await _next(ws)
+            assert message["type"] != "error" or message["code"] == "illegal", message
+            if message["type"] == kind:
+                return message
+
+
+def _action(view: dict[str, Any], lexicon: Lexicon) -> dict[str, Any]:
+    rack = view["rack"]
+    found = ranked_moves(Board.from_rows(view["board"]), rack, lexicon, ENGLISH)
+    if found:
+        return {"kind": "place", "tiles": [[p.x, p.y, p.tile] for p in found[0].tiles]}
+    if view["bag"] >= 1:
+        return {"kind": "exchange", "tiles": rack.replace("?", "")[:1] or rack[:1]}
+    return {"kind": "pass"}
+
+
+async def _play(
+    ws: ClientConnection,
+    lexicon: Lexicon,
+    *,
+    stop_after: int | None = None,
+    first: dict[str, Any] | None = None,
+    views: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Play from the seat views until the game is over (or ``stop_after`` own moves,
+    returning the view whose turn it is then); the last view."""
+    moves = 0
+    while True:
+        message = first if first is not None else await _next(ws)
+        first = None
+        assert message["type"] != "error" or message["code"] == "illegal", message
+        if message["type"] != "seat":
+            continue
+        view = message["data"]
+        if views is not None:
+            views.append(view)
+        if view["over"]:
+            return view
+        if view["turn"] != view["you"]:
+            continue
+        if stop_after is not None and moves >= stop_after:
+            return view
+        await ws.send(json.dumps({"type": "play", "action": _action(view, lexicon)}))
+        moves += 1
+
+
+async def _twente_bot(port: int, name: str, players: int, lexicon: Lexicon) -> GameOver:
+    client = await TwenteClient.connect("127.0.0.1", port, name)
+    try:
+        await client.request_game(players)
+        skip = 0
+        async for message in client:
+            if isinstance(message, NotifyTurn) and message.your_turn:
+                skip = 0
+                await asyncio.sleep(0.05)
+                await _move(client, lexicon, skip)
+            elif isinstance(message, Error) and client.turn == client.name:
+                skip += 1
+                if skip > 5:
+                    await client.pass_turn()
+                else:
+                    await _move(client, lexicon, skip)
+            elif isinstance(message, GameOver):
+                return message
+    finally:
+        await client.close()
+    raise AssertionError(f"{name}: the connection ended before GAMEOVER")
+
+
+@pytest.fixture
+async def cluster(nodes: Nodes, pg_url: str) -> AsyncIterator[tuple[Nodes, Any, Any, Any, Any]]:
+    """A lobby and store node with a Twente edge, two edges with web ports, a rooms node."""
+    hub = await nodes.start("hub", "edge,lobby,store", pg_url)
+    web1 = await nodes.start("web1", "edge", None, "--api-port", "0")
+    web2 = await nodes.start("web2", "edge", None, "--api-port", "0")
+    rooms = await nodes.start("rooms1", "rooms")
+    yield nodes, hub, web1, web2, rooms
+
+
+async def test_a_browser_and_twente_bots_on_three_edges_play_and_the_browser_comes_back_elsewhere(
+    cluster: tuple[Nodes, Any, Any, Any, Any],
+    node: Client,
+    nats_ns: Namespace,
+    pg_url: str,
+    enable: Lexicon,
+) -> None:
+    """A browser opens a 3-seat Twente-variant table on edge web1; Twente bots on the
+    hub's and web2's Twente ports fill it; they play; web1 is SIGKILLed mid-game and the
+    browser sends its rejoin token to web2: it is seated again (the game's uid, its name),
+    its view comes back with its own rack, and it plays the game to the end with the
+    bots, who never lose their connections. The game is stored once with its three
+    seats' protocols."""
+    nodes, hub, web1, web2, _rooms = cluster
+    ws = await _web(web1.listeners["api"])
+    await ws.send(json.dumps({"type": "subscribe", "topic": "lobby"}))
+    create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 3}
+    await ws.send(json.dumps({**create, "name": "wes"}))
+    seated = await _until(ws, "seated")
+    token, table = seated["token"], seated["table"]
+    assert seated["name"] == "wes" and table.startswith("table-web1-")
+    # The lobby topic shows the table from the edge's copy of the leader's tables.
+    while True:
+        lobby = await _until(ws, "lobby")
+        tables = lobby["data"]["tables"] if "data" in lobby else []
+        if any(t["id"] == table and t["waiting"] for t in tables):
+            break
+    bots = [
+        asyncio.ensure_future(_twente_bot(hub.listeners["twente"], "ann", 3, enable)),
+        asyncio.ensure_future(_twente_bot(web2.listeners["twente"], "bob", 3, enable)),
+    ]
+    reader = JetStreamLog(node, nats_ns, open_store(pg_url))
+    uid = await _room_uid(reader)
+    before = await _play(ws, enable, stop_after=2)
+    rack = before["rack"]
+
+    web1.kill()  # the browser's edge dies; the bots' edges live
+    await ws.close()
+    ws = await _web(web2.listeners["api"])
+    started = time.monotonic()
+    await ws.send(json.dumps({"type": "rejoin", "token": token}))
+    again = await _until(ws, "seated")
+    assert again["table"] == uid and again["name"] == "wes" and again["token"] == token
+    view = await _until(ws, "seat")
+    assert view["uid"] == uid
+    assert view["data"]["rack"] == rack  # its own rack, as it was: nobody moved meanwhile
+    assert view["data"]["players"][view["data"]["you"]] == "wes"
+    print(f"rejoined through another edge in {time.monotonic() - started:.2f} s")
+    final = await _play(ws, enable, first=view)
+    overs = await asyncio.wait_for(asyncio.gather(*bots), 120)
+    assert final["over"]
+    assert all(dict(o.scores) == dict(overs[0].scores) for o in overs)
+    assert dict(overs[0].scores)["wes"] == final["scores"][final["you"]]
+    records = open_store(pg_url)
+    for _ in range(100):
+        stored = records.game_by_uid(uid)
+        if stored is not None:
+            break
+        await asyncio.sleep(0.1)
+    assert stored is not None and stored.data is not None
+    assert sorted(stored.protocols) == ["twente", "web"]
+    assert sorted(stored.players) == ["ann", "bob", "wes"]
+    await ws.close()
