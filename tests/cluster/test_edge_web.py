@@ -132,7 +132,7 @@ async def cluster(nodes: Nodes, pg_url: str) -> AsyncIterator[tuple[Nodes, Any, 
     web1 = await nodes.start("web1", "edge", None, "--api-port", "0")
     web2 = await nodes.start("web2", "edge", None, "--api-port", "0")
     rooms = await nodes.start("rooms1", "rooms")
-    yield nodes, hub, web1, web2, rooms
+    return nodes, hub, web1, web2, rooms
 
 
 async def test_a_browser_and_twente_bots_on_three_edges_play_and_the_browser_comes_back_elsewhere(
@@ -148,14 +148,15 @@ async def test_a_browser_and_twente_bots_on_three_edges_play_and_the_browser_com
     its view comes back with its own rack, and it plays the game to the end with the
     bots, who never lose their connections. The game is stored once with its three
     seats' protocols."""
-    nodes, hub, web1, web2, _rooms = cluster
+    _nodes, hub, web1, web2, _rooms = cluster
     ws = await _web(web1.listeners["api"])
     await ws.send(json.dumps({"type": "subscribe", "topic": "lobby"}))
     create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 3}
     await ws.send(json.dumps({**create, "name": "wes"}))
     seated = await _until(ws, "seated")
     token, table = seated["token"], seated["table"]
-    assert seated["name"] == "wes" and table.startswith("table-web1-")
+    assert seated["name"] == "wes"
+    assert table.startswith("table-web1-")
     # The lobby topic shows the table from the edge's copy of the leader's tables.
     while True:
         lobby = await _until(ws, "lobby")
@@ -177,7 +178,9 @@ async def test_a_browser_and_twente_bots_on_three_edges_play_and_the_browser_com
     started = time.monotonic()
     await ws.send(json.dumps({"type": "rejoin", "token": token}))
     again = await _until(ws, "seated")
-    assert again["table"] == uid and again["name"] == "wes" and again["token"] == token
+    assert again["table"] == uid
+    assert again["name"] == "wes"
+    assert again["token"] == token
     view = await _until(ws, "seat")
     assert view["uid"] == uid
     assert view["data"]["rack"] == rack  # its own rack, as it was: nobody moved meanwhile
@@ -194,7 +197,8 @@ async def test_a_browser_and_twente_bots_on_three_edges_play_and_the_browser_com
         if stored is not None:
             break
         await asyncio.sleep(0.1)
-    assert stored is not None and stored.data is not None
+    assert stored is not None
+    assert stored.data is not None
     assert sorted(stored.protocols) == ["twente", "web"]
     assert sorted(stored.players) == ["ann", "bob", "wes"]
     await ws.close()
