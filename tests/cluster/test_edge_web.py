@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 import websockets
 from nats.aio.client import Client
+from playwright.async_api import Browser, expect
 from tests.cluster.test_nodes import Nodes, _room_uid, nodes
-from tests.web.helpers import _move
+from tests.web.helpers import NEXT_VIEW, _move, browser, type_move
 from websockets.asyncio.client import ClientConnection
 
 from meeple.ai.scrabble import ranked_moves
@@ -31,7 +32,7 @@ from meeple.protocols.twente.messages import Error, GameOver, NotifyTurn
 from meeple.protocols.web import PROTOCOL
 from meeple.server.store import open_store
 
-__all__ = ["nodes"]
+__all__ = ["browser", "nodes"]
 
 pytestmark = pytest.mark.slow
 
@@ -202,3 +203,49 @@ async def test_a_browser_and_twente_bots_on_three_edges_play_and_the_browser_com
     assert sorted(stored.protocols) == ["twente", "web"]
     assert sorted(stored.players) == ["ann", "bob", "wes"]
     await ws.close()
+
+
+async def test_chromium_plays_on_an_edge_against_a_twente_bot_on_another(
+    cluster: tuple[Nodes, Any, Any, Any, Any], browser: Browser, enable: Lexicon
+) -> None:
+    """Debian's chromium opens web1's lobby and play pages, opens a 2-seat Twente table
+    and types its moves; a Twente bot on the hub's edge fills the table and they play
+    (the edge serves the running game's live page meanwhile). After four moves of its
+    own the page resigns: the bot hears GAMEOVER on its edge, with its score as the page
+    showed it."""
+    _nodes, hub, web1, _web2, _rooms = cluster
+    base = f"http://127.0.0.1:{web1.listeners['api']}"
+    page = await browser.new_page()
+    await page.goto(f"{base}/")
+    await expect(page.locator("#queues")).to_be_attached()
+    await page.goto(f"{base}/play")
+    await page.fill("#create [name=name]", "pia")
+    await page.select_option("#create [name=game]", "scrabble/twente")
+    await page.fill("#create [name=size]", "2")
+    await page.click("#create button[type=submit]")
+    await expect(page.locator("#play")).to_be_visible()
+    bot = asyncio.ensure_future(_twente_bot(hub.listeners["twente"], "tom", 2, enable))
+    seen = -1
+    for _move_number in range(4):
+        handle = await page.wait_for_function(NEXT_VIEW, arg=seen, timeout=30_000)
+        view: dict[str, Any] = await handle.json_value()
+        assert not view["over"]
+        assert view["players"][view["you"]] == "pia"
+        seen = len(view["moves"])
+        await type_move(page, view, enable)
+    handle = await page.wait_for_function(NEXT_VIEW, arg=seen, timeout=30_000)
+    view = await handle.json_value()
+    assert len(view["moves"]) >= 8  # four of the page's and four of the bot's
+    uid = await page.evaluate("() => window.meeple.uid")
+    live = await browser.new_page()
+    response = await live.goto(f"{base}/games/{uid}")
+    assert response is not None
+    assert response.status == 200
+    await expect(live.locator("#board")).to_be_visible()
+    await live.close()
+    await page.click("#resign")
+    await page.click("#resign-yes")
+    over = await asyncio.wait_for(bot, 30)
+    shown = dict(zip(view["players"], view["scores"], strict=True))
+    assert shown["pia"] > 0
+    assert dict(over.scores)["tom"] == shown["tom"]  # the resigner scores nothing
