@@ -24,6 +24,7 @@ from websockets.asyncio.client import ClientConnection
 from meeple.ai.scrabble import ranked_moves
 from meeple.bus.subjects import Namespace
 from meeple.clients.twente import TwenteClient
+from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
@@ -249,3 +250,64 @@ async def test_chromium_plays_on_an_edge_against_a_twente_bot_on_another(
     shown = dict(zip(view["players"], view["scores"], strict=True))
     assert shown["pia"] > 0
     assert dict(over.scores)["tom"] == shown["tom"]  # the resigner scores nothing
+
+
+async def test_a_clocked_web_table_goes_on_after_its_rooms_node_is_killed_and_the_gap_is_free(
+    cluster: tuple[Nodes, Any, Any, Any, Any],
+    node: Client,
+    nats_ns: Namespace,
+    enable: Lexicon,
+) -> None:
+    """Two browsers on two edges play a Twente-variant table with a 5-minute clock; its
+    rooms node is SIGKILLed while the first player's clock runs. Another rooms node
+    takes the room over from its log with the clocks as the last entry left them: the
+    player's move after the takeover costs it only the time since the takeover, not the
+    failover gap (docs/cluster.md, "Failures"). The game then goes on to its end."""
+    nodes, _hub, web1, web2, rooms1 = cluster
+    cat = await _web(web1.listeners["api"])
+    create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 2}
+    await cat.send(json.dumps({**create, "name": "cat", "clock": "5+0"}))
+    table = (await _until(cat, "seated"))["table"]
+    dan = await _web(web2.listeners["api"])
+    await dan.send(json.dumps({"type": "sit", "table": table, "name": "dan"}))
+    await _until(dan, "seated")
+    reader = JetStreamLog(node, nats_ns, open_store("sqlite:///:memory:"))
+    uid = await _room_uid(reader)
+    rooms2 = await nodes.start("rooms2", "rooms")  # after the room opened on rooms1
+    other = asyncio.ensure_future(_play(dan, enable))
+    view = await _play(cat, enable, stop_after=2)
+    seen = time.monotonic()
+    clocks = view["clocks"]
+    you = view["you"]
+    assert clocks["control"]["base"] == 300
+    assert clocks["running"] == you
+    left = clocks["remaining"][you]
+
+    # Time on the running clock that no log entry holds: the old owner's, gone with it.
+    await asyncio.sleep(1.0)
+    rooms1.kill()
+    leases = Leases(node, nats_ns)
+    until = time.monotonic() + 20
+    while (holder := await leases.holder(room_key(uid))) is None or holder.owner != "rooms2":
+        assert time.monotonic() < until, "no takeover"
+        await asyncio.sleep(0.05)
+    taken = time.monotonic()
+    gap = taken - seen
+    assert gap > 2.0  # a second, then the lease's lapse: what must not be charged
+    await cat.send(json.dumps({"type": "play", "action": _action(view, enable)}))
+    while True:
+        message = await _until(cat, "seat")
+        after = message["data"]
+        if len(after["moves"]) > len(view["moves"]) and after["clocks"]["running"] != you:
+            break
+    moved = time.monotonic()
+    charged = left - after["clocks"]["remaining"][you]
+    print(f"failover gap {gap:.2f} s; charged {charged:.2f} s of {moved - seen:.2f} s")
+    assert charged >= -0.05  # no time given either
+    assert charged <= (moved - taken) + 0.5  # only the time since the takeover
+    final = await _play(cat, enable, first=message)
+    assert final["over"]
+    assert (await asyncio.wait_for(other, 60))["over"]
+    assert "rooms2: took room" in rooms2.log.read_text()
+    await cat.close()
+    await dan.close()
