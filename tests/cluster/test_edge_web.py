@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 import websockets
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from nats.aio.client import Client
 from playwright.async_api import Browser, expect
 from tests.cluster.test_nodes import Nodes, _room_uid, nodes
@@ -311,3 +313,45 @@ async def test_a_clocked_web_table_goes_on_after_its_rooms_node_is_killed_and_th
     assert "rooms2: took room" in rooms2.log.read_text()
     await cat.close()
     await dan.close()
+
+
+_FIELDS = ["type", "topic", "uid", "token", "table", "name", "game", "variant", "size", "action"]
+_TYPES = ["subscribe", "create", "sit", "rejoin", "play", "ready", "leave", "bot", "chat"]
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    messages=st.lists(
+        st.one_of(
+            st.binary(max_size=48),
+            st.text(max_size=48),
+            st.fixed_dictionaries(
+                {"type": st.sampled_from(_TYPES)},
+                optional={
+                    key: st.one_of(
+                        st.none(), st.integers(-3, 9), st.text(max_size=12), st.lists(st.integers())
+                    )
+                    for key in _FIELDS[1:]
+                },
+            ).map(json.dumps),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+async def test_hostile_messages_to_an_edge_never_close_its_socket(
+    cluster: tuple[Nodes, Any, Any, Any, Any], messages: list[str | bytes]
+) -> None:
+    """Whatever a browser sends an edge (tables, rejoins with made-up tokens, plays out of
+    turn, junk), the connection stays: a ping after it is answered."""
+    _nodes, _hub, web1, _web2, _rooms = cluster
+    ws = await _web(web1.listeners["api"])
+    for data in messages:
+        await ws.send(data)
+    await ws.send('{"type":"ping","id":7}')
+    async with asyncio.timeout(20):
+        while (reply := await _next(ws)) != {"type": "pong", "id": 7}:
+            assert reply["type"] in ("error", "pong", "lobby", "seated", "game", "seat")
+    await ws.close()

@@ -349,13 +349,16 @@ class EdgeLobby:
     def sit(self, table_id: str, seat: Seat) -> None:
         """Sit ``seat`` at the table ``table_id`` (the leader's ``Lobby.sit``): ``Seated``
         with its rejoin token comes from the leader, or the refusal."""
+        table = self._pending_tables.pop(table_id, None)
+        created = [c for c in self._creating if c[0] == table_id]
+        for c in created:
+            self._creating.remove(c)  # asked for below, or never (refused here)
         room = self._rooms.get(id(seat))
         if room is not None and not (room.finished or getattr(room.game, "is_over", False)):
             raise AlreadyPlaying(f"{seat.name} is already in a game")
         if room is not None:
             room.close()
             del self._rooms[id(seat)]
-        table = self._pending_tables.pop(table_id, None)
         if table is None:
             info = self._open.get(table_id)
             key = (
@@ -365,9 +368,8 @@ class EdgeLobby:
             )
             rule = info.start_rule if info is not None else StartRule.FULL
             table = EdgeTable(key, rule, table_id)
-        for created in [c for c in self._creating if c[0] == table_id]:
-            self._creating.remove(created)
-            self._call("create", seat, *created)
+        for c in created:
+            self._call("create", seat, *c)
         self._tables[id(seat)] = table
         self._call("sit", seat, table_id)
 
