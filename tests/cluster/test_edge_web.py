@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -129,14 +128,22 @@ async def _twente_bot(port: int, name: str, players: int, lexicon: Lexicon) -> G
     raise AssertionError(f"{name}: the connection ended before GAMEOVER")
 
 
+async def _cluster(
+    nodes: Nodes, pg_url: str | None, *, web2: bool = True, rooms: bool = True
+) -> tuple[Nodes, Any, Any, Any, Any]:
+    """A lobby (and store) node with a Twente edge, one or two edges with web ports, a
+    rooms node (each optional but the first two)."""
+    roles = "edge,lobby,store" if pg_url else "edge,lobby"
+    hub = await nodes.start("hub", roles, pg_url)
+    first = await nodes.start("web1", "edge", None, "--api-port", "0")
+    second = await nodes.start("web2", "edge", None, "--api-port", "0") if web2 else None
+    room_node = await nodes.start("rooms1", "rooms") if rooms else None
+    return nodes, hub, first, second, room_node
+
+
 @pytest.fixture
-async def cluster(nodes: Nodes, pg_url: str) -> AsyncIterator[tuple[Nodes, Any, Any, Any, Any]]:
-    """A lobby and store node with a Twente edge, two edges with web ports, a rooms node."""
-    hub = await nodes.start("hub", "edge,lobby,store", pg_url)
-    web1 = await nodes.start("web1", "edge", None, "--api-port", "0")
-    web2 = await nodes.start("web2", "edge", None, "--api-port", "0")
-    rooms = await nodes.start("rooms1", "rooms")
-    return nodes, hub, web1, web2, rooms
+async def cluster(nodes: Nodes, pg_url: str) -> tuple[Nodes, Any, Any, Any, Any]:
+    return await _cluster(nodes, pg_url)
 
 
 async def test_a_browser_and_twente_bots_on_three_edges_play_and_the_browser_comes_back_elsewhere(
@@ -209,14 +216,14 @@ async def test_a_browser_and_twente_bots_on_three_edges_play_and_the_browser_com
 
 
 async def test_chromium_plays_on_an_edge_against_a_twente_bot_on_another(
-    cluster: tuple[Nodes, Any, Any, Any, Any], browser: Browser, enable: Lexicon
+    nodes: Nodes, pg_url: str, browser: Browser, enable: Lexicon
 ) -> None:
     """Debian's chromium opens web1's lobby and play pages, opens a 2-seat Twente table
     and types its moves; a Twente bot on the hub's edge fills the table and they play
     (the edge serves the running game's live page meanwhile). After four moves of its
     own the page resigns: the bot hears GAMEOVER on its edge, with its score as the page
     showed it."""
-    _nodes, hub, web1, _web2, _rooms = cluster
+    _nodes, hub, web1, _web2, _rooms = await _cluster(nodes, pg_url, web2=False)
     base = f"http://127.0.0.1:{web1.listeners['api']}"
     page = await browser.new_page()
     await page.goto(f"{base}/")
@@ -315,6 +322,11 @@ async def test_a_clocked_web_table_goes_on_after_its_rooms_node_is_killed_and_th
     await dan.close()
 
 
+@pytest.fixture
+async def lobby_and_edge(nodes: Nodes) -> tuple[Nodes, Any, Any, Any, Any]:
+    return await _cluster(nodes, None, web2=False, rooms=False)
+
+
 _FIELDS = ["type", "topic", "uid", "token", "table", "name", "game", "variant", "size", "action"]
 _TYPES = ["subscribe", "create", "sit", "rejoin", "play", "ready", "leave", "bot", "chat"]
 
@@ -342,11 +354,11 @@ _TYPES = ["subscribe", "create", "sit", "rejoin", "play", "ready", "leave", "bot
     )
 )
 async def test_hostile_messages_to_an_edge_never_close_its_socket(
-    cluster: tuple[Nodes, Any, Any, Any, Any], messages: list[str | bytes]
+    lobby_and_edge: tuple[Nodes, Any, Any, Any, Any], messages: list[str | bytes]
 ) -> None:
     """Whatever a browser sends an edge (tables, rejoins with made-up tokens, plays out of
     turn, junk), the connection stays: a ping after it is answered."""
-    _nodes, _hub, web1, _web2, _rooms = cluster
+    _nodes, _hub, web1, _web2, _rooms = lobby_and_edge
     ws = await _web(web1.listeners["api"])
     for data in messages:
         await ws.send(data)
