@@ -156,10 +156,12 @@ async def test_a_browser_and_twente_bots_on_three_edges_play_and_the_browser_com
     """A browser opens a 3-seat Twente-variant table on edge web1; Twente bots on the
     hub's and web2's Twente ports fill it; they play; web1 is SIGKILLed mid-game and the
     browser sends its rejoin token to web2: it is seated again (the game's uid, its name),
-    its view comes back with its own rack, and it plays the game to the end with the
-    bots, who never lose their connections. The game is stored once with its three
+    its view comes back with its own rack, and it plays on with the bots, who never lose
+    their connections; then the room's rooms node is SIGKILLed too, and the node that
+    takes the room over sends the browser's events to web2 (where its token's entry says
+    the seat is now), so the game is played to the end. The game is stored once with its three
     seats' protocols."""
-    _nodes, hub, web1, web2, _rooms = cluster
+    nodes, hub, web1, web2, rooms1 = cluster
     ws = await _web(web1.listeners["api"])
     await ws.send(json.dumps({"type": "subscribe", "topic": "lobby"}))
     create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 3}
@@ -180,6 +182,7 @@ async def test_a_browser_and_twente_bots_on_three_edges_play_and_the_browser_com
     ]
     reader = JetStreamLog(node, nats_ns, open_store(pg_url))
     uid = await _room_uid(reader)
+    rooms2 = await nodes.start("rooms2", "rooms")  # after the room opened on rooms1
     before = await _play(ws, enable, stop_after=2)
     rack = before["rack"]
 
@@ -197,7 +200,12 @@ async def test_a_browser_and_twente_bots_on_three_edges_play_and_the_browser_com
     assert view["data"]["rack"] == rack  # its own rack, as it was: nobody moved meanwhile
     assert view["data"]["players"][view["data"]["you"]] == "wes"
     print(f"rejoined through another edge in {time.monotonic() - started:.2f} s")
-    final = await _play(ws, enable, first=view)
+    # Its room's owner dies too: the new owner finds the seat where it is now (web2),
+    # not where the genesis put it (web1, dead).
+    mine = await _play(ws, enable, first=view, stop_after=1)
+    rooms1.kill()
+    final = await _play(ws, enable, first={"type": "seat", "data": mine})
+    assert "rooms2: took room" in rooms2.log.read_text()
     overs = await asyncio.wait_for(asyncio.gather(*bots), 120)
     assert final["over"]
     assert all(dict(o.scores) == dict(overs[0].scores) for o in overs)

@@ -289,11 +289,29 @@ class RoomsRole:
                 continue
             try:
                 if put:
-                    await self.tokens.put(key, RejoinSeat(room.uid, index), ttl=TOKEN_TTL)
+                    found = RejoinSeat(room.uid, index, getattr(seat, "route", None))
+                    await self.tokens.put(key, found, ttl=TOKEN_TTL)
                 else:
                     await self.tokens.take(key)
             except Exception as e:
                 logger.warning("%s: room %s: rejoin token not kept: %r", self.name, room.uid, e)
+
+    async def _routes(self, room: Room) -> None:
+        """A room rebuilt from its log: its browser seats taken back through another edge
+        since its genesis are there now (their tokens' entries say where)."""
+        if self.tokens is None:
+            return
+        for index, seat in enumerate(room.seats):
+            key = room.rejoin_hashes[index] if index < len(room.rejoin_hashes) else None
+            if not key or not isinstance(seat, RemoteSeat) or seat.protocol != "web":
+                continue
+            try:
+                found = await self.tokens.find(key)
+            except Exception as e:
+                logger.warning("%s: room %s: rejoin token not read: %r", self.name, room.uid, e)
+                continue
+            if found is not None and found.room == room.uid and found.route:
+                seat.route = found.route
 
     def _expire(self, owned: _Owned, seat: RemoteSeat) -> None:
         owned.held.pop(seat.index, None)
@@ -324,6 +342,10 @@ class RoomsRole:
         new = RemoteSeat(self, owned, index, {**request.info, "name": old.name})
         room.log.info("%s is back (%s)", old.name, new.route)
         room.rebind(old, new)
+        if self.tokens is not None:
+            # Where the seat is now, for a node that takes the room over later.
+            found = RejoinSeat(room.uid, index, new.route)
+            self._spawn(self.tokens.put(key, found, ttl=TOKEN_TTL), f"route {room.uid}")
         answer = {"name": old.name, "next": owned.seen.get(index, 0) + 1}
         return json.dumps(answer).encode()
 
@@ -564,6 +586,7 @@ class RoomsRole:
                 return False
             try:
                 owned = self._restore(log, lease)
+                await self._routes(owned.room)
                 told = wire.LAST_TOLD[log.game](owned.room, log)
             except Exception:
                 logger.exception("%s: room %s does not replay; left to others", self.name, uid)
@@ -600,6 +623,7 @@ class RoomsRole:
                 return
             owned = self._restore(log, lease)
             room = owned.room
+            await self._routes(room)
             told = wire.LAST_TOLD[log.game](room, log)
             over = wire.dumps(wire.RoomOver(uid))
             for seat in room.seats:
