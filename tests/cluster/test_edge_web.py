@@ -375,3 +375,34 @@ async def test_hostile_messages_to_an_edge_never_close_its_socket(
         while (reply := await _next(ws)) != {"type": "pong", "id": 7}:
             assert reply["type"] in ("error", "pong", "lobby", "seated", "game", "seat")
     await ws.close()
+
+
+async def test_a_browser_whose_socket_closes_is_held_and_comes_back_through_another_edge(
+    cluster: tuple[Nodes, Any, Any, Any, Any], enable: Lexicon
+) -> None:
+    """A browser's socket to a live edge closes mid-game: the room's owner holds its seat
+    (Scrabble's leave rule would end the game: it does not), and the browser's token
+    takes the seat back through the other edge; the two browsers play to the end."""
+    _nodes, _hub, web1, web2, _rooms = cluster
+    eva = await _web(web1.listeners["api"])
+    create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 2}
+    await eva.send(json.dumps({**create, "name": "eva"}))
+    table = (await _until(eva, "seated"))["table"]
+    fay = await _web(web2.listeners["api"])
+    await fay.send(json.dumps({"type": "sit", "table": table, "name": "fay"}))
+    token = (await _until(fay, "seated"))["token"]
+    other = asyncio.ensure_future(_play(eva, enable))
+    await _play(fay, enable, stop_after=1)
+    await fay.close()  # its edge lives: the seat is held, not left
+    await asyncio.sleep(1.0)
+    assert not other.done()  # the game did not end
+    fay = await _web(web1.listeners["api"])
+    await fay.send(json.dumps({"type": "rejoin", "token": token}))
+    again = await _until(fay, "seated")
+    assert again["name"] == "fay"
+    final = await _play(fay, enable)
+    assert final["over"]
+    assert final["result"]["reason"] != "disconnect"
+    assert (await asyncio.wait_for(other, 60))["over"]
+    await fay.close()
+    await eva.close()
