@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -406,3 +407,38 @@ async def test_a_browser_whose_socket_closes_is_held_and_comes_back_through_anot
     assert (await asyncio.wait_for(other, 60))["over"]
     await fay.close()
     await eva.close()
+
+
+async def test_a_held_browser_seat_is_held_by_a_new_owner_and_leaves_when_its_grace_ends(
+    nodes: Nodes, pg_url: str, tmp_path: Path, enable: Lexicon
+) -> None:
+    """With a 2-second rejoin grace: a browser's socket closes (its edge lives), then the
+    room's rooms node is SIGKILLed. The node that takes the room over holds the seat
+    anew (its token's entry says it was held), and when nobody takes it back within the
+    grace, the room applies its leave rule: the other browser sees the game end."""
+    config = tmp_path / "meeple.toml"
+    config.write_text("rejoin_grace = 2\n")
+    _n, _hub, web1, web2, rooms1 = await _cluster(nodes, pg_url)
+    rooms1.kill()  # one rooms node with the short grace, then a second one
+    rooms1 = await nodes.start("rooms1b", "rooms", None, "--config", str(config))
+    gus = await _web(web1.listeners["api"])
+    create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 2}
+    await gus.send(json.dumps({**create, "name": "gus"}))
+    table = (await _until(gus, "seated"))["table"]
+    hal = await _web(web2.listeners["api"])
+    await hal.send(json.dumps({"type": "sit", "table": table, "name": "hal"}))
+    await _until(hal, "seated")
+    rooms2 = await nodes.start("rooms2", "rooms", None, "--config", str(config))
+    other = asyncio.ensure_future(_play(gus, enable))
+    await _play(hal, enable, stop_after=1)
+    await hal.close()  # held for 2 s by rooms1b...
+    await asyncio.sleep(0.5)
+    rooms1.kill()  # ...which dies: rooms2 holds it anew, then lets it go
+    started = time.monotonic()
+    final = await asyncio.wait_for(other, 30)
+    assert final["over"]
+    assert time.monotonic() - started > 1.5  # the lease's lapse and the grace, at least
+    log = rooms2.log.read_text()
+    assert "rooms2: took room" in log
+    assert "hal did not come back within 2 s" in log
+    await gus.close()

@@ -85,8 +85,8 @@ async def test_a_rejoin_token_is_found_by_its_hash_taken_once_and_lapses(
     assert sorted(taken, key=lambda x: x is None) == [RejoinSeat("r1", 1), None]
     assert await tokens.find(h) is None
     # Where the seat is now (taken back through another edge): kept, then replaced.
-    await tokens.put(h, RejoinSeat("r3", 2, "web2-7"), ttl=30)
-    assert await tokens.find(h) == RejoinSeat("r3", 2, "web2-7")
+    await tokens.put(h, RejoinSeat("r3", 2, "web2-7", held=True), ttl=30)
+    assert await tokens.find(h) == RejoinSeat("r3", 2, "web2-7", held=True)
     await tokens.put(h, RejoinSeat("r2", 0), ttl=1)
     assert await tokens.find(h) == RejoinSeat("r2", 0)
     for _ in range(150):

@@ -124,16 +124,24 @@ class Names:
 class RejoinSeat:
     """The seat a rejoin token takes back: a room and a seat number in it; ``route``,
     where the seat's connection is now (the edge seat it was last bound to: a new owner
-    of the room sends its events there, not to the route in the room's genesis)."""
+    of the room sends its events there, not to the route in the room's genesis); ``held``:
+    its connection is gone and the room holds it for its rejoin (a new owner holds it
+    too)."""
 
     room: str
     seat: int
     route: str | None = None
+    held: bool = False
 
 
 def _seat(value: Any) -> RejoinSeat:
     route = value.get("route")
-    return RejoinSeat(str(value["room"]), int(value["seat"]), None if route is None else str(route))
+    return RejoinSeat(
+        str(value["room"]),
+        int(value["seat"]),
+        None if route is None else str(route),
+        bool(value.get("held", False)),
+    )
 
 
 class RejoinTokens:
@@ -157,6 +165,8 @@ class RejoinTokens:
             value: dict[str, Any] = {"room": seat.room, "seat": seat.seat}
             if seat.route is not None:
                 value["route"] = seat.route
+            if seat.held:
+                value["held"] = True
             if await self._kv.put(key, value, expect=revision, ttl=ttl) is not None:
                 return
         raise RuntimeError(f"rejoin token {token_hash[:8]}…: written concurrently")

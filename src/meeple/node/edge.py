@@ -419,13 +419,22 @@ class EdgeLobby:
                 room.close()
             self._tell(seat, UnknownToken("no seat is held for this token"))
             return
-        uid, name, number = answer
+        uid, index, name, number = answer
+        if self._routes.get(id(seat)) != route:
+            # Its socket closed while the owner was taking it back: held again.
+            self._rejoining.pop(id(seat), None)
+            with contextlib.suppress(BusError):
+                dropped = wire.dumps(wire.Dropped(index, route))
+                await self.bus.request(self.ns.room_command(uid), dropped, timeout=ANSWER_WAIT)
+            return
         first.set_result(number)
         if not told[0]:
             told[0] = True
             self._seated_again(seat, uid, name, token)
 
-    async def _ask_rejoin(self, token: str, seat: Seat, route: str) -> tuple[str, str, int] | None:
+    async def _ask_rejoin(
+        self, token: str, seat: Seat, route: str
+    ) -> tuple[str, int, str, int] | None:
         found = await self.bus.request(
             self.ns.lobby_request("rejoin"),
             json.dumps({"hash": token_hash(token)}).encode(),
@@ -448,7 +457,7 @@ class EdgeLobby:
             if answer == b"busy":
                 continue
             bound = json.loads(answer)
-            return uid, str(bound["name"]), int(bound["next"])
+            return uid, index, str(bound["name"]), int(bound["next"])
         return None
 
     def _seated_again(self, seat: Seat, uid: str, name: str, token: str) -> None:

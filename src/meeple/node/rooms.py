@@ -275,12 +275,16 @@ class RoomsRole:
             owned.held[seat.index] = self.lobby.clock.call_later(
                 self.grace, lambda: self._expire(owned, seat)
             )
+            if self.tokens is not None:  # a node taking the room over holds it too
+                found = RejoinSeat(room.uid, seat.index, seat.route, held=True)
+                self._spawn(self.tokens.put(key, found, ttl=TOKEN_TTL), f"held {room.uid}")
             room.log.info("%s dropped; seat held for %.0f s", seat.name, self.grace)
         return True
 
-    async def _tokens(self, room: Room, *, put: bool) -> None:
+    async def _tokens(self, owned: _Owned, *, put: bool) -> None:
         """Make the room's browser seats' tokens findable by any edge (its owner opened or
         took the room), or spend them (the room is over)."""
+        room = owned.room
         if self.tokens is None:
             return
         for index, seat in enumerate(room.seats):
@@ -289,18 +293,22 @@ class RoomsRole:
                 continue
             try:
                 if put:
-                    found = RejoinSeat(room.uid, index, getattr(seat, "route", None))
+                    route = getattr(seat, "route", None)
+                    found = RejoinSeat(room.uid, index, route, index in owned.held)
                     await self.tokens.put(key, found, ttl=TOKEN_TTL)
                 else:
                     await self.tokens.take(key)
             except Exception as e:
                 logger.warning("%s: room %s: rejoin token not kept: %r", self.name, room.uid, e)
 
-    async def _routes(self, room: Room) -> None:
+    async def _routes(self, room: Room) -> list[RemoteSeat]:
         """A room rebuilt from its log: its browser seats taken back through another edge
-        since its genesis are there now (their tokens' entries say where)."""
+        since its genesis are there now (their tokens' entries say where); the seats its
+        old owner held for their rejoin (to be held here too)."""
+        held: list[RemoteSeat] = []
         if self.tokens is None:
-            return
+            return held
+        departed = set(room.departed())  # their leave is in the log
         for index, seat in enumerate(room.seats):
             key = room.rejoin_hashes[index] if index < len(room.rejoin_hashes) else None
             if not key or not isinstance(seat, RemoteSeat) or seat.protocol != "web":
@@ -310,8 +318,12 @@ class RoomsRole:
             except Exception as e:
                 logger.warning("%s: room %s: rejoin token not read: %r", self.name, room.uid, e)
                 continue
-            if found is not None and found.room == room.uid and found.route:
-                seat.route = found.route
+            if found is not None and found.room == room.uid:
+                if found.route:
+                    seat.route = found.route
+                if found.held and index not in departed:
+                    held.append(seat)
+        return held
 
     def _expire(self, owned: _Owned, seat: RemoteSeat) -> None:
         owned.held.pop(seat.index, None)
@@ -435,7 +447,7 @@ class RoomsRole:
                     again = seat.replay(told, logged)
                     await self.bus.publish(self.ns.seat(seat.route, room.uid), wire.dumps(again))
         room.start()
-        self._spawn(self._tokens(room, put=True), f"tokens {room.uid}")
+        self._spawn(self._tokens(owned, put=True), f"tokens {room.uid}")
 
     # --- commands -----------------------------------------------------------------------------
 
@@ -499,7 +511,7 @@ class RoomsRole:
     async def _close(self, owned: _Owned) -> None:
         room = owned.room
         if not owned.fenced:
-            await self._tokens(room, put=False)
+            await self._tokens(owned, put=False)
             over = wire.dumps(wire.RoomOver(room.uid))
             for seat in room.seats:
                 route = getattr(seat, "route", None)
@@ -586,7 +598,8 @@ class RoomsRole:
                 return False
             try:
                 owned = self._restore(log, lease)
-                await self._routes(owned.room)
+                for seat in await self._routes(owned.room):
+                    self._hold(owned, seat)  # held by the old owner: held here (anew)
                 told = wire.LAST_TOLD[log.game](owned.room, log)
             except Exception:
                 logger.exception("%s: room %s does not replay; left to others", self.name, uid)
