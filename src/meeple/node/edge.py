@@ -30,6 +30,11 @@ REGISTER (B): :meth:`EdgeLobby.waiting`) is answered from this edge's copy of th
 from the leader's table events on ``<ns>.lobby.events``: a moment behind the leader,
 which those two tolerate (a stale ``active`` is harmless, and a join of a queue that
 filled meanwhile opens a new table).
+
+The web's browser seats (:mod:`meeple.node.web`) use the same calls and rooms, plus what
+a browser does: a table opened by id (:meth:`EdgeLobby.create_table`, :meth:`EdgeLobby.sit`),
+a seat held when its socket closes (:class:`~meeple.node.wire.Dropped`), and a seat
+taken back by its rejoin token through any edge (:meth:`EdgeLobby.rejoin`).
 """
 
 from __future__ import annotations

@@ -29,6 +29,12 @@ browser): the old one is told ``unseated`` (reason ``rejoined``) and is back in 
 lobby, its name gone with the seat. Outgoing messages go through a small outbox that
 the connection drains; a view replaces a view not yet sent (only the latest matters),
 so a slow browser never makes the server queue a game's history.
+
+On a cluster edge (:mod:`meeple.node.web`) the same seat plays through the edge's lobby
+(:class:`meeple.node.edge.EdgeLobby`): its lobby calls and rejoin are answered later by
+other nodes (``Seated`` or a :class:`~meeple.server.lobby.TableError` is delivered), and
+its room is a stand-in whose view the room's owner built (``seat_data``,
+:func:`seat_view_json`).
 """
 
 from __future__ import annotations
