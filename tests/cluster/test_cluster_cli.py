@@ -14,6 +14,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+import websockets.sync.client
 
 from meeple.cluster.natsserver import NatsServerError, find_binary
 from meeple.server.pgembed import binaries
@@ -64,6 +65,8 @@ def test_cluster_up_plays_across_nodes_and_down_stops_everything(tmp_path: Path)
         # Every edge's listeners are printed (and kept in cluster.json): Clarkson's too.
         assert any(re.match(r"node2 .* clarkson 127\.0\.0\.1:\d+", x) for x in lines), lines
         assert all(isinstance(n["clarkson"], int) for n in state["nodes"])
+        assert any(re.match(r"node2 .* cmpn402 127\.0\.0\.1:\d+", x) for x in lines), lines
+        assert all(isinstance(n["cmpn402"], int) for n in state["nodes"])
         bot = [*meeple, "bot", "scrabble", "--level", "greedy"]
         bots = [
             subprocess.Popen(
@@ -78,6 +81,11 @@ def test_cluster_up_plays_across_nodes_and_down_stops_everything(tmp_path: Path)
         finals = [o.strip().splitlines()[-1] for o in outs]
         assert finals[0] == finals[1], outs
         assert finals[0].startswith("WIN: ")
+        # Each node's CMPN402 port is the referee's: a WebSocket there is asked its NAME
+        # (spec, "State: INIT"; games across edges: tests/cluster/test_cmpn402.py).
+        for node in state["nodes"]:
+            with websockets.sync.client.connect(f"ws://127.0.0.1:{node['cmpn402']}") as ws:
+                assert ws.recv(timeout=10) == b"\x00"
         with urllib.request.urlopen(f"http://127.0.0.1:{api}/api/cluster", timeout=5) as r:
             body = json.load(r)
         assert sorted(n["name"] for n in body["nodes"]) == ["node1", "node2"]

@@ -7,25 +7,25 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from nats.aio.client import Client
 from tests.cluster.test_nodes import Bot, Nodes
 from tests.natsd import NatsEnv
 
-from meeple.bus.natsbus import NatsBus
+from meeple.bus.natsbus import NatsBus, connect
 from meeple.bus.subjects import Namespace
 from meeple.cluster.jetstream import connect_node
 from meeple.cluster.lease import Lease, Leases, lobby_key
 from meeple.cluster.lobbystate import LobbyState, StateFenced
 from meeple.node import wire
-from meeple.node.edge import LobbyCall
+from meeple.node.edge import EdgeLobby, LobbyCall
 from meeple.node.lobby import LobbyRole
 from meeple.node.rooms import OpenRoom
 from meeple.protocols.twente.messages import Error, InformQueue, StartGame
@@ -125,12 +125,27 @@ def _seat(route: str, name: str) -> dict[str, Any]:
     return {"route": route, "name": name, "protocol": "twente", "variants": variants}
 
 
+class PausingState(LobbyState):
+    """The lobby's state as a leader writes it, which can be made to stop right after a
+    write is acknowledged (``pause``: awaited once, after the next write), before the
+    leader tells anyone what the call changed: a leader killed or paused at that point."""
+
+    pause: Callable[[], Awaitable[None]] | None = None
+
+    async def write(self, owner: str, state: Mapping[str, Any]) -> None:
+        await super().write(owner, state)
+        if self.pause is not None:
+            pause, self.pause = self.pause, None
+            await pause()
+
+
 class Role:
     """A lobby node in this process: its own NATS connection, its LobbyRole; ``crash``
     drops the connection without a word (the lease lapses after its TTL)."""
 
     def __init__(self, env: NatsEnv, ns: Namespace, name: str) -> None:
         self.env, self.ns, self.name = env, ns, name
+        self.state: PausingState | None = None
 
     async def start(self) -> LobbyRole:
         self.nc = await connect_node(
@@ -147,8 +162,9 @@ class Role:
             Leases(self.nc, self.ns, ttl=1),
             Lobby(grace=0),
             {GAME: TABLE_VARIANTS},
-            LobbyState(self.nc, self.ns),
+            PausingState(self.nc, self.ns),
         )
+        self.state = self.role.state  # type: ignore[assignment]
         await self.role.start()
         return self.role
 
@@ -348,6 +364,137 @@ async def test_a_paused_leader_is_fenced_out_and_leads_again_from_the_state(
         await a.nc.close()
 
 
+# --- the edges' copies of the open tables across a leader change --------------------------
+
+
+async def _edge(env: NatsEnv, ns: Namespace) -> EdgeLobby:
+    """An edge's lobby in this process, on a NATS connection of its own."""
+    nc = await connect(env.url, user=env.NODE_USER, password=env.node_password)
+    edge = EdgeLobby(NatsBus(nc), ns, "e")
+    await edge.start()
+    return edge
+
+
+def _copy(edge: EdgeLobby) -> list[list[str]]:
+    """The edge's copy of the open tables: each one's seats' names."""
+    return [[s.name for s in t.seats] for t in edge.tables()]
+
+
+def _holds(edge: EdgeLobby, tables: list[list[str]]) -> Any:
+    async def check() -> bool:
+        return _copy(edge) == tables
+
+    return check
+
+
+async def _pause_leader_at_next_write(role: Role) -> asyncio.Event:
+    """The leader stops right after its next state write (before telling anyone) and
+    renews its lease no more, so the standby takes over; set the event to wake it."""
+    wake = asyncio.Event()
+
+    async def pause() -> None:
+        assert role.role._keeper is not None
+        await Leases.stop(role.role._keeper)
+        await wake.wait()
+
+    assert role.state is not None
+    role.state.pause = pause
+    return wake
+
+
+async def test_a_table_the_old_leader_started_without_telling_leaves_the_edges_copy(
+    nats_env: NatsEnv, nats_ns: Namespace, node: Client
+) -> None:
+    """ann waits at a 2-player table, in the edge's copy; bob's join fills it and the
+    leader writes the state (the table started, its room to open) and stops before
+    telling anyone. The standby takes over: the edge's copy has no open table any more
+    (AM27's ``active`` and REGISTER (B) would name a table that is gone), and a table
+    opened after is heard, by an edge that starts later too."""
+    seats = Seats(node, nats_ns)
+    await seats.start()
+    a, b = Role(nats_env, nats_ns, "a"), Role(nats_env, nats_ns, "b")
+    leader = await a.start()
+    await asyncio.wait_for(leader.leader.wait(), 5)
+    standby = await b.start()
+    edge = await _edge(nats_env, nats_ns)
+    try:
+        assert await seats.call("join", _seat("e-1", "ann"), (KEY,), 1) == b"ok"
+        await _until("ann's table in the edge's copy", _holds(edge, [["ann"]]))
+        wake = await _pause_leader_at_next_write(a)
+        bob = asyncio.ensure_future(seats.call("join", _seat("e-2", "bob"), (KEY,), 2))
+        await asyncio.wait_for(standby.leader.wait(), 10)
+        assert await asyncio.wait_for(bob, 10) == b"ok"  # asked again: applied once
+        await _until("the started table gone from the edge's copy", _holds(edge, []))
+        assert edge.waiting(KEY) == []
+        await _until("the room asked for by the new leader", _count(seats.opened, 1))
+        assert seats.seated[seats.opened[0]] == ["ann", "bob"]
+        cy = _seat("e-3", "cy")
+        assert await seats.call("join", cy, (KEY,), 3) == b"ok"
+        await _until("cy's table in the edge's copy", _holds(edge, [["cy"]]))
+        late = await _edge(nats_env, nats_ns)  # an edge that starts now asks for the list
+        await _until("cy's table in the late edge's copy", _holds(late, [["cy"]]))
+        await late.close()
+        await late.bus.close()
+        wake.set()  # the old leader wakes: what it tells now is stale
+        await asyncio.sleep(0.3)
+        assert _copy(edge) == [["cy"]]
+    finally:
+        await a.crash()
+        await standby.stop()
+        await b.nc.close()
+        await edge.close()
+        await edge.bus.close()
+
+
+async def test_an_old_leader_s_late_news_does_not_change_the_edges_copy(
+    nats_env: NatsEnv, nats_ns: Namespace, node: Client
+) -> None:
+    """bob joins ann at a 3-player table; the leader writes it and stops before telling
+    anyone; the standby takes over (the edge hears ann and bob from its whole list); bob
+    leaves. The old leader wakes up and tells the edges of the table with bob: the edge
+    drops it (an older epoch) and keeps ann alone, as the leader has it."""
+    key = QueueKey(GAME, 3, "twente")
+    seats = Seats(node, nats_ns)
+    await seats.start()
+    a, b = Role(nats_env, nats_ns, "a"), Role(nats_env, nats_ns, "b")
+    leader = await a.start()
+    await asyncio.wait_for(leader.leader.wait(), 5)
+    standby = await b.start()
+    edge = await _edge(nats_env, nats_ns)
+    try:
+        assert await seats.call("join", _seat("e-1", "ann"), (key,), 1) == b"ok"
+        await _until("ann's table in the edge's copy", _holds(edge, [["ann"]]))
+        wake = await _pause_leader_at_next_write(a)
+        bob = _seat("e-2", "bob")
+        joined = asyncio.ensure_future(seats.call("join", bob, (key,), 2))
+        await asyncio.wait_for(standby.leader.wait(), 10)
+        assert await asyncio.wait_for(joined, 10) == b"ok"
+        await _until("bob in the edge's copy", _holds(edge, [["ann", "bob"]]))
+        assert await seats.call("leave", bob, (), 3) == b"ok"
+        await _until("bob gone from the edge's copy", _holds(edge, [["ann"]]))
+        wake.set()
+        await _until("the old leader's news sent", _told_twice(seats, "e-2"))
+        await asyncio.sleep(0.3)
+        assert _copy(edge) == [["ann"]]
+        assert [[s.name for s in t.seats] for t in standby.lobby.tables()] == [["ann"]]
+    finally:
+        await a.crash()
+        await standby.stop()
+        await b.nc.close()
+        await edge.close()
+        await edge.bus.close()
+
+
+def _told_twice(seats: Seats, route: str) -> Any:
+    """``route`` heard its table twice: from the new leader, and late from the old one
+    (whose table news it published just before)."""
+
+    async def check() -> bool:
+        return len([e for e in seats.heard.get(route, []) if isinstance(e, QueueChanged)]) >= 2
+
+    return check
+
+
 def _count(items: list[Any], n: int) -> Any:
     async def check() -> bool:
         return len(items) >= n
@@ -469,3 +616,104 @@ def test_the_lobby_state_s_fenced_writes_state_machine(
         suppress_health_check=[HealthCheck.too_slow],
     )
     Machine.TestCase().runTest()
+
+
+# --- an edge's copy of the open tables, whatever order the news comes in ---------------------
+
+_ops = st.lists(
+    st.one_of(
+        st.tuples(st.sampled_from(["open", "change", "close"]), st.integers(0, 3), st.booleans()),
+        st.tuples(st.just("takeover"), st.integers(1, 3), st.booleans()),
+        st.tuples(st.just("late"), st.integers(0, 20), st.booleans()),
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(ops=_ops)
+def test_an_edge_s_copy_is_the_leader_s_tables_whatever_news_is_lost_or_late(
+    ops: list[tuple[str, int, bool]],
+) -> None:
+    """A leader changes its open tables and publishes numbered news; leaders take over
+    (a later epoch, their whole list published); any news may be lost (``False``) or
+    come late (``late``: a message held back, an old leader's included). The edge asks
+    the leader's list (over a bus, answered from the leader's tables as they are then)
+    when it misses something. The copy is always the leader's tables as of some number
+    of its news, never an older epoch's than it had; once the leader's next news
+    reaches it, it is the leader's tables."""
+    from meeple.bus.local import LocalBus
+    from meeple.server.lobby import SeatInfo, StartRule, TableEvent, TableInfo
+
+    async def run() -> None:
+        bus = LocalBus()
+        ns = Namespace("t")
+        truth: dict[str, TableInfo] = {}
+        leader = {"epoch": 1, "seq": 0}
+        held: list[wire.TableNews] = []
+        # The leader's tables as of each of its numbers: what a copy at that version is.
+        history: dict[tuple[int, int], dict[str, TableInfo]] = {(-1, 0): {}}
+
+        async def tables(payload: bytes) -> bytes:
+            listed = tuple(truth.values())
+            return wire.dumps(wire.TableNews(leader["epoch"], leader["seq"], tables=listed))
+
+        await bus.serve(ns.lobby_request("tables"), tables, queue="lobby")
+        edge = EdgeLobby(bus, ns, "e")
+        await edge.start()
+
+        def info(n: int, names: tuple[str, ...]) -> TableInfo:
+            seats = tuple(SeatInfo(name, "twente", False) for name in names)
+            return TableInfo(f"t{n}", GAME, "twente", 4, StartRule.FULL, seats)
+
+        async def send(news: wire.TableNews, arrives: bool) -> None:
+            history.setdefault((news.epoch, news.seq), dict(truth))
+            if arrives:
+                await bus.publish(ns.lobby_events, wire.dumps(news))
+            else:
+                held.append(news)  # late, or lost if never sent
+            for _ in range(5):
+                await asyncio.sleep(0)
+
+        epochs: list[int] = []
+        for op, n, arrives in ops:
+            if op == "late":
+                if held:
+                    await send(held.pop(n % len(held)), True)
+            elif op == "takeover":
+                leader["epoch"] += n
+                leader["seq"] = 0
+                listed = tuple(truth.values())
+                await send(wire.TableNews(leader["epoch"], 0, tables=listed), arrives)
+            else:
+                table = f"t{n}"
+                if op == "close" and table not in truth:
+                    continue
+                if op == "close":
+                    event = TableEvent("closed", truth.pop(table))
+                else:
+                    names = (*(s.name for s in truth[table].seats), op) if table in truth else ()
+                    truth[table] = info(n, names or ("ann",))
+                    kind = "changed" if op == "change" else "opened"
+                    event = TableEvent(kind, truth[table])
+                leader["seq"] += 1
+                await send(wire.TableNews(leader["epoch"], leader["seq"], event), arrives)
+            epochs.append(edge._news_epoch)
+            # The copy is always the leader's tables as of the version it holds.
+            version = (edge._news_epoch, edge._news_seq)
+            assert {t.id: t for t in edge.tables()} == history[version]
+        # The leader's next news arrives: the edge catches up.
+        truth["t9"] = info(9, ("zed",))
+        leader["seq"] += 1
+        last = wire.TableNews(leader["epoch"], leader["seq"], TableEvent("opened", truth["t9"]))
+        await send(last, True)
+        for _ in range(50):
+            if edge.tables() == list(truth.values()):
+                break
+            await asyncio.sleep(0.01)
+        assert {t.id: t for t in edge.tables()} == truth
+        assert epochs == sorted(epochs)  # never back to an older leader
+        await edge.close()
+        await bus.close()
+
+    asyncio.run(run())

@@ -4,13 +4,16 @@ another takes the room over from its log, and the game finishes on the same conn
 (issue 21, "Ownership and failover"). AM27 Santorini and Spectrangle bots on the two
 edges play a game each whose rooms are on the killed node too. Clarkson bots on the two
 edges play at one table meanwhile, and names are the cluster's: one taken on an edge is
-refused on the others, in either protocol, until its connection ends or its edge dies."""
+refused on the others, in either protocol, until its connection ends or its edge dies.
+Spectrangle chat outside a game reaches the players of every edge."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
+import os
+import signal
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -32,9 +35,20 @@ from meeple.cluster.log import JetStreamLog
 from meeple.games.scrabble.lexicon import load_lexicon
 from meeple.node import wire
 from meeple.node.launch import NodeProcess, start_node
-from meeple.protocols.clarkson.messages import Starting
+from meeple.node.node import Node, NodeConfig
+from meeple.protocols.clarkson.messages import (
+    Nok,
+    Ok,
+    Starting,
+    Turn,
+    UserChange,
+    UserJoin,
+    UserSet,
+    Winner,
+)
 from meeple.protocols.santorini.messages import Info, ServerState
-from meeple.protocols.twente.messages import Error, GameOver, GameOverReason
+from meeple.protocols.spectrangle.messages import ChatFrom
+from meeple.protocols.twente.messages import Error, GameOver, GameOverReason, InformQueue
 from meeple.server.store import ActionLog, open_store
 
 pytestmark = pytest.mark.slow
@@ -290,8 +304,9 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
 
     cy = am27(hub.listeners["santorini"], "cy", 2)
     while True:  # the leader told the edges of cy's table
-        table = wire.loads((await asyncio.wait_for(tables.get(), 20)).data).table
-        if table.game == "santorini" and table.seats:
+        news = wire.loads((await asyncio.wait_for(tables.get(), 20)).data)
+        table = getattr(news.event, "table", None)
+        if table is not None and table.game == "santorini" and table.seats:
             break
     await watching_tables.unsubscribe()
     # REGISTER (B) on the other edge: it joins the game that waits (2 players, gods),
@@ -506,3 +521,175 @@ async def test_a_killed_edge_s_players_leave_their_games_by_the_protocol_s_rule(
         stored = records.game_by_uid(uid)
         assert stored is not None
         assert stored.end_reason == "disconnect"
+
+
+async def _chat_lines(client: SpectrangleClient, n: int, timeout: float = 10.0) -> list[ChatFrom]:
+    """The next ``n`` chat lines ``client`` hears."""
+    lines: list[ChatFrom] = []
+    async with asyncio.timeout(timeout):
+        while len(lines) < n:
+            message = await client.receive()
+            if isinstance(message, ChatFrom):
+                lines.append(message)
+    return lines
+
+
+async def test_spectrangle_chat_outside_a_game_reaches_every_edge_s_players_once_in_order(
+    nodes: Nodes,
+) -> None:
+    """ann (on hub) and bob (on edge2), at no game with the chat extension, hear every
+    chat line outside a game, theirs included, each once and in each sender's order
+    (spec 1.4, "Chat extension": ``chat <name> <message>``); cy, without the extension,
+    hears none."""
+    hub = await nodes.start("hub", "edge,lobby")
+    edge2 = await nodes.start("edge2", "edge")
+    ann = await SpectrangleClient.connect(
+        "127.0.0.1", hub.listeners["spectrangle"], "ann", chat=True
+    )
+    bob = await SpectrangleClient.connect(
+        "127.0.0.1", edge2.listeners["spectrangle"], "bob", chat=True
+    )
+    cy = await SpectrangleClient.connect("127.0.0.1", edge2.listeners["spectrangle"], "cy")
+    try:
+        said = [f"hello {i}" for i in range(5)]
+        for text in said[:3]:
+            await ann.chat(text)
+        await bob.chat("hi ann")
+        for text in said[3:]:
+            await ann.chat(text)
+        heard = {c.name: await _chat_lines(c, 6) for c in (ann, bob)}
+        for lines in heard.values():
+            assert [m.text for m in lines if m.name == "ann"] == said
+            assert [m.text for m in lines if m.name == "bob"] == ["hi ann"]
+        for client in (ann, bob, cy):  # nothing more, to anyone
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(client.receive(), 0.5)
+    except BaseException:
+        print(nodes.logs())
+        raise
+    finally:
+        for client in (ann, bob, cy):
+            await client.close()
+
+
+async def test_a_clarkson_client_renames_right_after_winner_on_a_cluster(
+    nodes: Nodes, nats_env: NatsEnv, nats_ns: Namespace, pg_url: str
+) -> None:
+    """cara plays alone (RFC §3.8: one player may) and passes twice: the game ends
+    (SCORE, WINNER §3.17). Her USERSET sent the moment WINNER arrives is answered as by
+    ``meeple serve``: USERCHANGE (§3.5–§3.6), not NOK (names change only during a
+    game), though the rooms node has not said the room is over yet (its ``RoomOver``
+    is held here until then, as on a loaded node); the old name is free on the other
+    edge, the new one taken there; and READY seats her again for a second game."""
+    hub = await nodes.start("hub", "edge,lobby,store", pg_url)
+    edge2 = await nodes.start("edge2", "edge")
+    rooms = Node(
+        NodeConfig(
+            name="rooms1",
+            roles=frozenset({"rooms"}),
+            nats_url=nats_env.url,
+            nats_user=nats_env.NODE_USER,
+            nats_password=nats_env.node_password,
+            namespace=nats_ns.root,
+        )
+    )
+    await rooms.start()
+    told_over = asyncio.Event()
+    closing = rooms.rooms._close
+
+    async def close_late(owned: Any) -> None:  # the room's end told only once released
+        await told_over.wait()
+        await closing(owned)
+
+    rooms.rooms._close = close_late
+    cara = await ClarksonClient.connect("127.0.0.1", hub.listeners["clarkson"], "cara")
+    try:
+        for game, (old, new) in enumerate((("cara", "cora"), ("cora", "cleo"))):
+            await cara.ready()
+            async with asyncio.timeout(30):
+                async for message in cara:
+                    if isinstance(message, Turn) and cara.my_turn:
+                        await cara.pass_turn()
+                    elif isinstance(message, Winner):
+                        break
+            await cara._send(UserSet(new))  # at once: the room's end is on its way
+            reply = await asyncio.wait_for(_first_of(cara, UserChange, Nok), 10)
+            assert reply == UserChange(old, new), (game, reply)
+            told_over.set()
+            await _welcomed(edge2.listeners["twente"], old)
+            with pytest.raises(TwenteClientError, match="E001"):
+                await TwenteClient.connect("127.0.0.1", edge2.listeners["twente"], new)
+            told_over.clear()
+    except BaseException:
+        print(nodes.logs())
+        raise
+    finally:
+        told_over.set()
+        await cara.close()
+        await rooms.stop()
+
+
+async def _first_of(client: ClarksonClient, *kinds: type) -> object:
+    """The first message of one of ``kinds`` the Clarkson server sends ``client``."""
+    async for message in client:
+        if isinstance(message, kinds):
+            return message
+    raise AssertionError("the connection ended first")
+
+
+async def test_a_late_edge_s_seats_freed_by_the_leader_are_seated_again(
+    nodes: Nodes, pg_url: str
+) -> None:
+    """edge2 is paused (SIGSTOP) longer than the leader waits for an edge's heartbeat
+    while ann (Twente) waits at a 2-player table and cara (Clarkson) said READY at dan's
+    table: the leader frees their seats (``Dismissed`` to each). The edge was only late
+    (SIGCONT): it seats them again as they were, so bob's request matches ann, and dan's
+    READY starts the game with cara, not without her."""
+    hub = await nodes.start("hub", "edge,lobby,store,rooms", pg_url)
+    edge2 = await nodes.start("edge2", "edge", None, "--name-ttl", "60")
+    ann = Bot("ann", edge2.listeners["twente"], pace=0.0)
+    bob = Bot("bob", hub.listeners["twente"], pace=0.0)
+    twente = [asyncio.ensure_future(ann.play())]
+    dan = await ClarksonClient.connect("127.0.0.1", hub.listeners["clarkson"], "dan")
+    cara = await ClarksonClient.connect("127.0.0.1", edge2.listeners["clarkson"], "cara")
+    paused = False
+    try:
+        await asyncio.wait_for(_first(dan, UserJoin), 10)  # cara sits at dan's table
+        await cara.ready()
+        await asyncio.wait_for(_first(cara, Ok), 10)
+        until = time.monotonic() + 10
+        while not any(isinstance(m, InformQueue) for m in ann.messages):
+            assert time.monotonic() < until, "ann never queued"
+            await asyncio.sleep(0.05)
+        os.kill(edge2.pid, signal.SIGSTOP)
+        paused = True
+
+        def freed() -> int:
+            return hub.log.read_text().count("edge edge2 is silent; seat freed")
+
+        until = time.monotonic() + 20
+        while freed() < 2:
+            assert time.monotonic() < until, nodes.logs()
+            await asyncio.sleep(0.1)
+        os.kill(edge2.pid, signal.SIGCONT)
+        paused = False
+        twente.append(asyncio.ensure_future(bob.play()))
+        overs = await asyncio.wait_for(asyncio.gather(*twente), 60)
+        await dan.ready()
+        started = [await asyncio.wait_for(_first(c, Starting), 20) for c in (dan, cara)]
+        await asyncio.wait_for(_first(cara, Turn), 10)  # after the opening SCOREs
+    except BaseException:
+        for game in twente:
+            game.cancel()
+        print(nodes.logs())
+        raise
+    finally:
+        if paused:
+            os.kill(edge2.pid, signal.SIGCONT)
+        for client in (dan, cara):
+            await client.close()
+    assert overs[0].scores == overs[1].scores
+    assert sorted(name for name, _ in overs[0].scores) == ["ann", "bob"]
+    assert len(started) == 2
+    assert sorted(cara.players) == ["cara", "dan"]
+    assert edge2.log.read_text().count("seated again") == 2, nodes.logs()

@@ -166,6 +166,9 @@ async def test_an_edge_cannot_read_logs_or_buckets_but_can_do_its_job(
         await edge.subscribe(ns.seat("r1", 0), cb=listen)
         await edge.subscribe(ns.view("r1"), cb=listen)
         await edge.subscribe(ns.lobby_events, cb=listen)
+        # Chat outside a game: an edge publishes it and hears every edge's.
+        await edge.subscribe(ns.lobby_chat("spectrangle"), cb=listen)
+        await edge.publish(ns.lobby_chat("spectrangle"), b"hi")
         # What it may not.
         lobby_kv = f"$KV.{ns.lobby_bucket}.>"
         for forbidden in (
@@ -193,7 +196,10 @@ async def test_an_edge_cannot_read_logs_or_buckets_but_can_do_its_job(
             await nc.publish(subject, b"fine")
         await nc.flush()
         await asyncio.sleep(0.2)
-        assert sorted(heard) == sorted([ns.seat("r1", 0), ns.view("r1"), ns.lobby_events])
+        chat = ns.lobby_chat("spectrangle")
+        expected = [chat, ns.seat("r1", 0), ns.view("r1"), ns.lobby_events]
+        assert sorted(heard) == sorted(expected)
+        assert not any(chat in e for e in errors), errors
         # The JetStream API is closed to it: log reads, KV reads, stream info.
         js = edge.jetstream(timeout=0.5)
         with pytest.raises((nats.errors.TimeoutError, nats.errors.NoRespondersError)):

@@ -7,10 +7,18 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input
 
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.server.app import MeepleServer
 from meeple.server.config import ServerConfig
+
+
+@pytest.fixture(autouse=True)
+def steady_cursor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An input's cursor stays shown: its blink runs on a real 0.5 s timer, so a screen
+    snapshot taken after a busy machine's pause would catch it hidden (make test, once)."""
+    monkeypatch.setattr(Input, "_toggle_cursor", lambda self: None)
 
 
 @pytest.fixture

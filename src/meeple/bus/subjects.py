@@ -12,6 +12,7 @@ subject                        what crosses                                     
 ``meeple.view.<uid>``          the room's spectator view (no hidden tiles)      publish
 ``meeple.lobby.req.<op>``      a lobby request (sit, stand, list) to the leader request
 ``meeple.lobby.events``        lobby snapshots and changes, to every edge       publish
+``meeple.lobby.chat.<game>``   chat outside a game, edge to every edge          publish
 ``meeple.rooms.open``          the lobby asks a rooms node to open a room       request
 ``meeple.store.req.<op>``      finished games and ratings, to the store role    request
 ``meeple.node.<name>``         a node's heartbeat (roles, pid, listeners)       publish
@@ -22,7 +23,7 @@ subject                        what crosses                                     
 ``$KV.meeple-lobby.state``     the lobby leader's open tables (fenced by epoch)  KV
 =============================  ===============================================  ==========
 
-Only the first five are for edges (``deploy/nats/meeple-auth.conf``): a log and the KV
+Only the first six are for edges (``deploy/nats/meeple-auth.conf``): a log and the KV
 buckets hold racks, bags and seeds. Edges' reply subjects start with
 :attr:`Namespace.edge_inbox`, so they need no right on the other nodes' inboxes (where
 the JetStream API's answers, log reads included, arrive).
@@ -83,6 +84,10 @@ class Namespace:
     def lobby_events(self) -> str:
         """What the lobby tells every edge."""
         return f"{self.root}.lobby.events"
+
+    def lobby_chat(self, game: str) -> str:
+        """Chat outside a game, for ``game``'s players on every edge."""
+        return f"{self.root}.lobby.chat.{check_token(game, 'game')}"
 
     @property
     def rooms_open(self) -> str:

@@ -55,6 +55,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--spectrangle-port", type=int, default=DEFAULT_PORTS["spectrangle"], metavar="PORT"
     )
+    p.add_argument("--cmpn402-port", type=int, default=DEFAULT_PORTS["cmpn402"], metavar="PORT")
     p.add_argument(
         "--name-ttl",
         type=int,
@@ -89,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
             .with_port("clarkson", args.clarkson_port)
             .with_port("santorini", args.santorini_port)
             .with_port("spectrangle", args.spectrangle_port)
+            .with_port("cmpn402", args.cmpn402_port)
         )
         node = Node(
             NodeConfig(
@@ -134,8 +136,8 @@ def register_cluster(sub: Any) -> None:
         type=int,
         metavar="P",
         help="NATS on P, node i's Twente listener on P+i, its Clarkson listener on "
-        "P+20+i, AM27 Santorini on P+40+i, Spectrangle on P+60+i, its /api/cluster on "
-        "P+100+i (default: free ports)",
+        "P+20+i, AM27 Santorini on P+40+i, Spectrangle on P+60+i, CMPN402 on P+80+i, its "
+        "/api/cluster on P+100+i (default: free ports)",
     )
     u.add_argument("--dir", type=Path, default=Path("var/cluster"), help="default var/cluster")
     u.add_argument("--lease", type=int, default=2, metavar="SECONDS")

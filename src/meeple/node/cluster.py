@@ -95,6 +95,7 @@ def up(
                 clarkson_port=0 if base_port is None else base_port + 20 + i,
                 santorini_port=0 if base_port is None else base_port + 40 + i,
                 spectrangle_port=0 if base_port is None else base_port + 60 + i,
+                cmpn402_port=0 if base_port is None else base_port + 80 + i,
                 lease=lease,
                 extra_args=["--api-port", "0" if base_port is None else str(base_port + 100 + i)],
             )

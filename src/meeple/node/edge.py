@@ -26,10 +26,15 @@ it say READY) is answered from an :class:`EdgeTable` kept here from the seat's o
 and what the leader told it. Names are cluster-wide (:mod:`meeple.node.names`).
 
 What a dialect asks of the lobby's open tables (AM27's SERVERSTATE ``active`` and
-REGISTER (B): :meth:`EdgeLobby.waiting`) is answered from this edge's copy of them, kept
-from the leader's table events on ``<ns>.lobby.events``: a moment behind the leader,
-which those two tolerate (a stale ``active`` is harmless, and a join of a queue that
-filled meanwhile opens a new table).
+REGISTER (B): :meth:`EdgeLobby.waiting`; all of them: :meth:`EdgeLobby.tables`, and
+:attr:`EdgeLobby.on_change` for each change) is answered from this edge's copy of them,
+kept from the leader's table news on ``<ns>.lobby.events``
+(:class:`~meeple.node.wire.TableNews`, numbered under the leader's lease epoch): a
+moment behind the leader, which those two tolerate (a stale ``active`` is harmless, and
+a join of a queue that filled meanwhile opens a new table). The edge asks the leader for
+its whole list when it starts and when it misses a number; a new leader publishes its
+whole list when it takes over, which replaces every edge's copy, and an old leader's
+late news is dropped.
 
 The web's browser seats (:mod:`meeple.node.web`) use the same calls and rooms, plus what
 a browser does: a table opened by id (:meth:`EdgeLobby.create_table`, :meth:`EdgeLobby.sit`),
@@ -56,6 +61,7 @@ from meeple.server.lobby import (
     AlreadyPlaying,
     BadTable,
     Dismissed,
+    QueueChanged,
     QueueKey,
     Replaced,
     RoomFactory,
@@ -83,6 +89,10 @@ ANSWER_WAIT = 1.0
 RETRY_PAUSE = 0.05
 # Seconds a rejoin waits for the room's owner (one taking the room over answers then).
 REBIND_PATIENCE = 10.0
+# Pause before asking again for the leader's open tables while nobody leads.
+SYNC_PAUSE = 0.5
+# The lobby request for the leader's whole list of open tables (meeple.node.lobby).
+TABLES = "tables"
 
 
 def describe(seat: Seat, route: str) -> dict[str, Any]:
@@ -208,6 +218,12 @@ class RemoteRoom:
         game = getattr(delivery.event, "game", None)
         if game is not None:
             self.game = game
+            if getattr(game, "is_over", False):
+                # The seat is told its game ended: the room is over for it now, as a
+                # room of meeple serve is finished before it tells its seats the end
+                # (Clarkson's USERSET right after WINNER is no rename in a game, §3.5).
+                # The owner's RoomOver, and the leader's roomdone, come a moment later.
+                self.finished = True
         if delivery.game:
             self.game_name = delivery.game
         if delivery.view is not None:
@@ -249,33 +265,121 @@ class EdgeLobby:
         self._pending: dict[str, list[object]] = {}  # route -> events before subscribed
         self._open: dict[str, TableInfo] = {}  # the leader's open tables, oldest first
         self._table_sub: Subscription | None = None
-        # Told after each change of the copy of the open tables (the web's lobby topic).
-        self.on_tables: list[Callable[[], None]] = []
         # The edge's name registry, for a browser seat taken back here (set by the node).
         self.names: Any = None
         # Browser seats taking a seat back: its token, the number their commands go on
         # from (the owner's answer), and whether the seat was told it sits (Seated).
         self._rejoining: dict[int, tuple[str, asyncio.Future[int], list[bool]]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        # The copy's version: the leader's lease epoch and the number of its last news.
+        self._news_epoch = -1
+        self._news_seq = 0
+        self._syncing: asyncio.Task[None] | None = None
+        self._held: list[wire.TableNews] = []  # news after a gap, until the whole list
+        self.on_change: list[Callable[[TableEvent], None]] = []
+        """Told of every change of this edge's copy of the open tables, as
+        :attr:`meeple.server.lobby.Lobby.on_change` is (a whole list taken from the
+        leader is told as the tables it opened, changed and closed)."""
 
     async def start(self) -> None:
-        """Follow the leader's table events (module doc)."""
+        """Follow the leader's table news, and ask it for its whole list (module doc)."""
 
         async def heard(subject: str, payload: bytes) -> None:
-            event = wire.loads(payload)
-            if not isinstance(event, TableEvent):
-                return
-            if event.kind in ("opened", "changed"):
-                self._open[event.table.id] = event.table
-            else:  # started, closed
-                self._open.pop(event.table.id, None)
-            for callback in list(self.on_tables):
-                try:
-                    callback()
-                except Exception:
-                    logger.exception("a tables subscriber failed")
+            self._heard_news(wire.loads(payload))
 
         self._table_sub = await self.bus.subscribe(self.ns.lobby_events, heard)
+        self._sync()
+
+    # --- the leader's open tables: this edge's copy --------------------------------------
+    #
+    # The leader numbers its news under its lease epoch (wire.TableNews): the next
+    # number is applied; anything older than the copy is dropped (an old leader that
+    # woke up late, or already in a whole list taken since); a later epoch or a missed
+    # number is held and makes the edge ask the leader for its whole list, which
+    # replaces the copy, the news held after it applied then. A new leader
+    # publishes its whole list when it takes over, so a table its predecessor started
+    # or closed and died before telling leaves every edge's copy.
+
+    def tables(self) -> list[TableInfo]:
+        """The leader's open tables as this edge last heard, oldest first."""
+        return list(self._open.values())
+
+    def _heard_news(self, news: object) -> None:
+        if isinstance(news, TableEvent):  # a leader that numbers nothing
+            self._apply_table(news)
+            return
+        if not isinstance(news, wire.TableNews) or news.epoch < self._news_epoch:
+            return  # a leader that lost the lobby since: its news is stale
+        if news.tables is not None:
+            if (news.epoch, news.seq) >= (self._news_epoch, self._news_seq):
+                self._replace_tables(news)
+                held, self._held = self._held, []
+                for later in held:  # what came while the list was asked for
+                    self._heard_news(later)
+            return
+        if news.epoch == self._news_epoch and news.seq <= self._news_seq:
+            return  # in the list this edge took
+        if news.epoch == self._news_epoch and news.seq == self._news_seq + 1:
+            if isinstance(news.event, TableEvent):
+                self._apply_table(news.event)
+            self._news_seq = news.seq
+            return
+        # A later leader, or a number missed: held until the whole list comes.
+        self._held.append(news)
+        self._sync()
+
+    def _apply_table(self, event: TableEvent) -> None:
+        if event.kind in ("opened", "changed"):
+            self._open[event.table.id] = event.table
+        elif self._open.pop(event.table.id, None) is None and event.kind == "closed":
+            return  # closed, and never heard opened: nothing changes here
+        self._told(event)
+
+    def _replace_tables(self, news: wire.TableNews) -> None:
+        assert news.tables is not None
+        fresh = {t.id: t for t in news.tables if isinstance(t, TableInfo)}
+        old, self._open = self._open, fresh
+        self._news_epoch, self._news_seq = news.epoch, news.seq
+        for table_id, table in old.items():
+            if table_id not in fresh:
+                self._told(TableEvent("closed", table))
+        for table_id, table in fresh.items():
+            if table_id not in old:
+                self._told(TableEvent("opened", table))
+            elif old[table_id] != table:
+                self._told(TableEvent("changed", table))
+
+    def _told(self, event: TableEvent) -> None:
+        for callback in list(self.on_change):
+            try:
+                callback(event)
+            except Exception:
+                logger.exception("a table subscriber failed")
+
+    def _sync(self) -> None:
+        """Ask the leader for its whole list (once at a time), until one answers."""
+        if self._syncing is None or self._syncing.done():
+            self._syncing = asyncio.get_running_loop().create_task(
+                self._ask_tables(), name="edge lobby tables"
+            )
+
+    async def _ask_tables(self) -> None:
+        subject = self.ns.lobby_request(TABLES)
+        while True:
+            try:
+                answer = await self.bus.request(subject, b"", timeout=ANSWER_WAIT)
+            except (NoResponder, BusTimeout):
+                answer = b"busy"  # nobody leads now: the next leader publishes its list
+            except BusClosed:
+                return
+            except BusError as e:
+                logger.warning("lobby: the open tables: %s", e)
+                answer = b"busy"
+            if answer != b"busy":
+                self._syncing = None  # news it leaves held asks again
+                self._heard_news(wire.loads(answer))
+                return
+            await asyncio.sleep(SYNC_PAUSE)
 
     # --- the games (the listeners register theirs as with meeple serve) --------------------
 
@@ -318,10 +422,6 @@ class EdgeLobby:
             if same and table.start_rule is StartRule.FULL and len(table.seats) < table.size:
                 return list(table.seats)
         return []
-
-    def open_tables(self) -> list[TableInfo]:
-        """The leader's open tables as this edge last heard them (module doc)."""
-        return list(self._open.values())
 
     # --- tables by id (the browser's create and sit: meeple.web.seat) ---------------------
 
@@ -435,7 +535,7 @@ class EdgeLobby:
         first.set_result(number)
         if not told[0]:
             told[0] = True
-            self._seated_again(seat, uid, name, token)
+            self._rejoined(seat, uid, name, token)
 
     async def _ask_rejoin(
         self, token: str, seat: Seat, route: str
@@ -465,7 +565,7 @@ class EdgeLobby:
             return uid, index, str(bound["name"]), int(bound["next"])
         return None
 
-    def _seated_again(self, seat: Seat, uid: str, name: str, token: str) -> None:
+    def _rejoined(self, seat: Seat, uid: str, name: str, token: str) -> None:
         seat.name = name
         if self.names is not None:
             self.names.claim(name, seat)
@@ -475,7 +575,7 @@ class EdgeLobby:
         if key.game not in self._variants:
             raise UnknownGame(f"no game named {key.game!r}")
         room = self._rooms.get(id(seat))
-        if room is not None and (room.finished or getattr(room.game, "is_over", False)):
+        if room is not None and room.finished:
             # The seat heard its game end; the room's "over" may come a moment later.
             room.close()
             del self._rooms[id(seat)]
@@ -536,6 +636,21 @@ class EdgeLobby:
             self._call("disconnect", seat)
             self._forget(seat)
 
+    # --- a seat taken back through this edge (CMPN402: meeple.node.cmpn402_edge) ----------
+
+    async def listen(self, seat: Seat) -> str:
+        """The seat's route, subscribed: a room's deliveries reach the seat from now on."""
+        route = self.route(seat)
+        await self._subscribe(seat, route)
+        return route
+
+    def bind(self, seat: Seat, uid: str, index: int) -> RemoteRoom:
+        """``seat`` plays seat ``index`` of room ``uid`` (it took it back) from now on."""
+        room = self._rooms.get(id(seat))
+        if room is None or room.uid != uid:
+            room = self._rooms[id(seat)] = RemoteRoom(self, uid, seat, index)
+        return room
+
     # --- the seat's subjects -----------------------------------------------------------------
 
     def route(self, seat: Seat) -> str:
@@ -561,10 +676,14 @@ class EdgeLobby:
         if seat is None:
             return
         if source == "lobby":
-            if isinstance(message, Seated) and id(seat) in self._tables:
-                self._tables[id(seat)].id = message.table
+            table = self._tables.get(id(seat))
+            if isinstance(message, Seated | QueueChanged) and table is not None:
+                if not isinstance(message, QueueChanged) or message.key == table.key:
+                    table.id = message.table or table.id
             elif isinstance(message, Dismissed):
                 self._tables.pop(id(seat), None)
+                if self._seat_again(seat, table, message):
+                    return
             elif isinstance(message, Replaced):
                 # Another connection took the seat with its token (a room's owner says).
                 room = self._rooms.pop(id(seat), None)
@@ -604,9 +723,36 @@ class EdgeLobby:
                 token, _first, told = rejoining
                 told[0] = True
                 name = message.event.players[message.event.you]
-                self._seated_again(seat, message.uid, name, token)
+                self._rejoined(seat, message.uid, name, token)
         room.received(message)
         self._tell(seat, message.event)
+
+    # --- a seat the leader freed while this edge was late ---------------------------------
+
+    def _seat_again(self, seat: Seat, table: EdgeTable | None, dismissed: Dismissed) -> bool:
+        """The leader frees the seats of an edge it has not heard for a while (it thinks
+        it dead: :meth:`meeple.node.lobby.LobbyRole._edges_gone`), with ``Dismissed``.
+        This edge lives (it was late: paused, overloaded) and the seat's connection too:
+        it sits at a table of the same kind again, ready if it said so, as its client
+        believes it still does (a Twente client waits for STARTGAME, a Clarkson one that
+        said READY for STARTING); the dialect is told nothing. Not a bot's, nor a table
+        the seat left since. Whether it was seated again."""
+        if table is None or table.id not in ("", dismissed.table) or getattr(seat, "bot", False):
+            return False
+        logger.warning(
+            "%s: the lobby freed %s's seat at %s (this edge was late); seated again",
+            self.node,
+            seat.name,
+            dismissed.table,
+        )
+        try:
+            self.join(table.key, seat, rule=table.rule)
+        except TableError as e:
+            logger.info("%s: %s not seated again: %s", self.node, seat.name, e)
+            return False
+        if table.ready:
+            self.ready(seat)
+        return True
 
     def _tell(self, seat: Seat, event: object) -> None:
         if isinstance(event, TableError) and getattr(seat, "protocol", "") != "web":
@@ -673,6 +819,8 @@ class EdgeLobby:
             task.cancel()
         if self._caller is not None:
             self._caller.cancel()
+        if self._syncing is not None:
+            self._syncing.cancel()
         if self._table_sub is not None:
             await _close(self._table_sub)
         for room in self._rooms.values():

@@ -65,6 +65,7 @@ def start_node(
     clarkson_port: int = 0,
     santorini_port: int = 0,
     spectrangle_port: int = 0,
+    cmpn402_port: int = 0,
     lease: int = 2,
     extra_env: Mapping[str, str] | None = None,
     extra_args: Sequence[str] = (),
@@ -82,6 +83,7 @@ def start_node(
         *("--name", name, "--twente-port", str(twente_port), "--lease", str(lease)),
         *("--clarkson-port", str(clarkson_port)),
         *("--santorini-port", str(santorini_port), "--spectrangle-port", str(spectrangle_port)),
+        *("--cmpn402-port", str(cmpn402_port)),
     ]
     command += list(extra_args)
     if user is not None:

@@ -24,7 +24,9 @@ acknowledged; a refused write (a later leader claimed the state) drops them, ans
 "busy" — the edge asks the new leader — and stands the node down. A standby that takes
 the lease claims the state, seats the same seats at the same tables (their ids kept),
 tells each waiting seat its table again (what the old leader may have died before
-telling), asks again for the rooms not yet opened, and serves. A call asked again (its
+telling) and every edge its whole list of open tables under its epoch (which replaces
+the edges' copies: :class:`~meeple.node.wire.TableNews`), asks again for the rooms not
+yet opened, and serves. A call asked again (its
 answer was lost with the old leader) whose number is in the state is answered without
 being applied twice. Running games go on meanwhile: they are the rooms nodes'.
 """
@@ -48,7 +50,7 @@ from meeple.bus.subjects import Namespace
 from meeple.cluster.lease import Lease, Leases, lobby_key
 from meeple.cluster.lobbystate import LobbyState, StateFenced
 from meeple.node import spawn, wire
-from meeple.node.edge import LobbyCall
+from meeple.node.edge import TABLES, LobbyCall
 from meeple.node.rooms import EDGE_SILENCE, OpenRoom
 from meeple.server.lobby import (
     Dismissed,
@@ -231,6 +233,7 @@ class LobbyRole:
         self._keeper: asyncio.Task[None] | None = None
         self._lost = asyncio.Event()
         self._heard: dict[str, float] = {}  # node -> its last heartbeat
+        self._news_seq = 0  # the table news published under this lease's epoch
         self._beats: Subscription | None = None
 
     def _factory(self) -> RoomFactory:
@@ -239,11 +242,36 @@ class LobbyRole:
 
         return create
 
+    # --- the edges' copies of the open tables --------------------------------------------
+
     def _table_changed(self, event: TableEvent) -> None:
         """Tell every edge of a table opened, changed, started or closed (their copy of
-        the open tables: :meth:`meeple.node.edge.EdgeLobby.waiting`)."""
+        the open tables: :meth:`meeple.node.edge.EdgeLobby.waiting`), numbered under
+        this leader's epoch once the change is written (:class:`~meeple.node.wire.TableNews`)."""
         if self.leader.is_set():
-            self.send(self.ns.lobby_events, wire.dumps(event))
+            self._later(lambda: self._publish_news(event=event))
+
+    def _news(self, **what: Any) -> wire.TableNews:
+        """The next of this leader's table news (its number taken now)."""
+        assert self.lease is not None
+        if what.get("tables") is None:
+            self._news_seq += 1
+        return wire.TableNews(self.lease.epoch, self._news_seq, **what)
+
+    def _publish_news(self, **what: Any) -> None:
+        payload = wire.dumps(self._news(**what))
+        self.spawn(self.bus.publish(self.ns.lobby_events, payload), "publish")
+
+    def _all_tables(self) -> tuple[Any, ...]:
+        return tuple(self.lobby.tables())
+
+    async def _tables(self, payload: bytes) -> bytes:
+        """An edge asks for the whole list (it started, or missed some news): as of the
+        last news published, the lock held so that no change is half told."""
+        async with self._lock:
+            if not self.leader.is_set():
+                return b"busy"
+            return wire.dumps(self._news(tables=self._all_tables()))
 
     def spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
         return spawn(self._tasks, coro, name)
@@ -363,6 +391,9 @@ class LobbyRole:
                         self.ns.lobby_request(op), self._handler(op), queue="lobby"
                     )
                 )
+            self._subs.append(
+                await self.bus.serve(self.ns.lobby_request(TABLES), self._tables, queue="lobby")
+            )
             self.leader.set()
             tried.set()
             logger.info(
@@ -471,13 +502,15 @@ class LobbyRole:
         finally:
             self._outbox = None
         # What the old leader may have died before telling (after it wrote the state):
-        # each waiting seat hears its table as it stands.
-        # The edges' copies of the open tables hear them again too (the same ids).
+        # each waiting seat hears its table as it stands, and every edge the whole list
+        # under this leader's epoch (it replaces the edges' copies: a table the old
+        # leader started or closed without telling them goes; its late news is older).
         for info in self.lobby.tables():
             waiting = self.lobby.table(info.id)
             if waiting is not None and waiting.seats:
                 _tell_table(waiting)
-                self.send(self.ns.lobby_events, wire.dumps(TableEvent("changed", info)))
+        self._news_seq = 0
+        self._publish_news(tables=self._all_tables())
         for saved in state.get("opening", ()):
             game, players, variant, settings = saved["key"]
             key = QueueKey(game, int(players), variant, tuple((k, v) for k, v in settings))
@@ -505,6 +538,9 @@ class LobbyRole:
             ended = getattr(self.lobby.room_by_uid(uid), "ended", None)
             return await self._change(ended if callable(ended) else lambda: None)
         call: LobbyCall = wire.loads(payload)
+        # A call is word from its edge, as a heartbeat is: an edge that starts (or wakes
+        # up) and calls before its first beat is heard is not taken for a dead one.
+        self._heard[str(call.seat.get("route", "")).rsplit("-", 1)[0]] = time.monotonic()
         caller, number = getattr(call, "caller", ""), getattr(call, "number", 0)
         if caller and number <= self._applied.get(caller, 0):
             return b"ok"  # applied before (the edge asked again): not twice

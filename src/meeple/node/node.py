@@ -40,7 +40,10 @@ logger = logging.getLogger(__name__)
 ROLES = ("edge", "rooms", "lobby", "store")
 # The listeners an edge runs through the split (their dialects only use what
 # meeple.node.edge.EdgeLobby carries); the others need more of the lobby over the bus.
-EDGE_LISTENERS = ("twente", "clarkson", "santorini", "spectrangle")
+EDGE_LISTENERS = ("twente", "clarkson", "santorini", "spectrangle", "cmpn402")
+# An edge's own listener where meeple serve's is more than a dialect (the CMPN402
+# referee runs on the rooms nodes: meeple.node.cmpn402).
+EDGE_TARGETS = {"cmpn402": "meeple.node.cmpn402_edge:create_listener"}
 HEARTBEAT = 1.0
 
 
@@ -92,8 +95,10 @@ class Node:
         self.lobby: Any = None
         self.store: Any = None
         self.edge: Any = None
+        self.chat: Any = None  # an edge's Spectrangle chat outside a game
         self.name_service: Any = None  # a lobby node answers edges' name claims
         self.rejoin_service: Any = None  # and where a browser's rejoin token leads
+        self.seat_finder: Any = None  # a rooms node finds dropped CMPN402 agents' seats
         self._stopping = asyncio.Event()
         self._beat: asyncio.Task[None] | None = None
         self.view: Any = None
@@ -119,6 +124,7 @@ class Node:
             await self.store.start()
         if "lobby" in c.roles:
             from meeple.cluster.lobbystate import LobbyState
+            from meeple.node import cmpn402
             from meeple.node.lobby import LobbyRole
             from meeple.server import santorini, scrabble, spectrangle
 
@@ -134,6 +140,7 @@ class Node:
                     scrabble.GAME: scrabble.TABLE_VARIANTS,
                     santorini.GAME: santorini.TABLE_VARIANTS,
                     spectrangle.GAME: spectrangle.TABLE_VARIANTS,
+                    cmpn402.GAME: cmpn402.TABLE_VARIANTS,
                 },
                 LobbyState(self.nc, self.ns),
             )
@@ -167,8 +174,15 @@ class Node:
             spectrangle_lobby(services)
             records = RemoteRecords(self.bus, self.ns, asyncio.get_running_loop())
             log = JetStreamLog(self.nc, self.ns, records)  # type: ignore[arg-type]
+            # The CMPN402 referee's games (meeple.node.cmpn402), their seats kept in KV.
             from meeple.cluster.registry import RejoinTokens
+            from meeple.node.cmpn402 import SeatFinder, referee_rooms
+            from meeple.server.scrabble import table_lexicon
 
+            tokens = RejoinTokens(self.nc, self.ns)
+            self.seat_finder = SeatFinder(self.bus, self.ns, tokens, closed=log.closed)
+            referee_rooms(services, games, table_lexicon(services), self.seat_finder)
+            await self.seat_finder.start()
             self.rooms = RoomsRole(
                 c.name,
                 self.bus,
@@ -176,8 +190,9 @@ class Node:
                 log,
                 self.leases,
                 games,
+                # Browser seats held for their rejoin token, found by it through any edge.
                 grace=c.server.rejoin_grace,
-                tokens=RejoinTokens(self.nc, self.ns),
+                tokens=tokens,
             )
             await self.rooms.start()
         if "edge" in c.roles:
@@ -199,11 +214,19 @@ class Node:
         self.edge.names = self.services.names
         # An edge checks no word (the rooms nodes do): no lexicon to load.
         self.services.resource(LEXICON_RESOURCE, frozenset)
+        # Spectrangle chat outside a game reaches every edge's players (meeple.node.chat).
+        from meeple.node.chat import LobbyChat
+        from meeple.server.spectrangle import HUB_RESOURCE
+
+        self.chat = LobbyChat(self.bus, self.ns, self.config.name)
+        await self.chat.start()
+        self.services.resource(HUB_RESOURCE, lambda: self.chat)
         for name in self.config.listeners:
             listener_config = self.config.server.listeners[name]
             if not listener_config.enabled:
                 continue
-            listener = _create(LISTENERS[name], self.services, name, listener_config)
+            target = EDGE_TARGETS.get(name, LISTENERS[name])
+            listener = _create(target, self.services, name, listener_config)
             await listener.start()
             self.listeners[name] = listener
             self.services.listening[name] = listener.port
@@ -298,10 +321,18 @@ class Node:
         names = self.services.names
         if self.edge is not None and isinstance(names, ClusterNames):
             steps.append(names.close())
-        roles = (self.edge, self.rooms, self.lobby, self.name_service, self.rejoin_service)
-        for role in (*roles, self.store):
+        for role in (
+            self.edge,
+            self.chat,
+            self.rooms,
+            self.lobby,
+            self.name_service,
+            self.rejoin_service,
+            self.seat_finder,
+            self.store,
+        ):
             if role is not None:
-                steps.append(role.close() if role is self.edge else role.stop())
+                steps.append(role.close() if role in (self.edge, self.chat) else role.stop())
         for step in steps:
             try:
                 await asyncio.wait_for(step, timeout)

@@ -468,6 +468,9 @@ class RoomsRole:
             if mine and not self._hold(owned, seat):  # type: ignore[arg-type]
                 room.leave(seat)  # type: ignore[arg-type]
             return b"ok"
+        if isinstance(request.command, wire.Rejoin):
+            # A new connection numbers its commands anew, from this one's (0) on.
+            owned.seen[request.seat] = request.n - 1
         if request.n <= owned.seen.get(request.seat, 0):
             return b"done"  # applied already (a retry after a lost answer)
         if not 0 <= request.seat < len(room.seats):

@@ -81,7 +81,7 @@ class EdgeTables:
         self.view = view
 
     def snapshot(self) -> dict[str, Any]:
-        tables = [_table_json(t) for t in self.edge.open_tables()]
+        tables = [_table_json(t) for t in self.edge.tables()]
         rooms = [
             {
                 "uid": r["uid"],
@@ -205,7 +205,7 @@ def edge_web_app(
 
     tables = EdgeTables(edge, view)
     ctx = _EdgeContext(services, relay.feed, tables)
-    edge.on_tables.append(ctx.publish_lobby)
+    edge.on_change.append(lambda _event: ctx.publish_lobby())
     fanout = Fanout(relay.feed, on_first=relay.watch, on_last=relay.unwatch)
     max_size = services.config.web.max_message_size
 

@@ -38,7 +38,9 @@ __all__ = [
     "Dropped",
     "Leave",
     "Rebind",
+    "Rejoin",
     "RoomOver",
+    "TableNews",
     "Watch",
     "dumps",
     "for_seat",
@@ -115,6 +117,16 @@ class Rebind:
 
 
 @dataclass(frozen=True, slots=True)
+class Rejoin:
+    """A new connection, on edge route ``route``, takes its seat back (a CMPN402 agent
+    that reconnected, through any edge): the seat's commands are numbered again from
+    here (:mod:`meeple.node.cmpn402`)."""
+
+    route: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
 class Watch:
     """An edge's spectators watch the room: its owner publishes the room's spectator
     views for a while, and answers with the current one (:mod:`meeple.node.views`)."""
@@ -149,6 +161,25 @@ class RoomOver:
     """The room is over (finished, or its owner lost it for good): forget it."""
 
     uid: str
+
+
+@dataclass(frozen=True, slots=True)
+class TableNews:
+    """What the lobby's leader tells every edge of its open tables, on
+    ``<ns>.lobby.events``: one table's change (``event``, a
+    :class:`~meeple.server.lobby.TableEvent`) or all of them (``tables``, oldest first:
+    what a new leader took over, or the answer to an edge that asks, ``lobby.req.tables``).
+
+    ``epoch`` is the leader's lease epoch and ``seq`` counts what it published under it
+    (0: its first list), so an edge keeps a copy of the leader's tables: it drops
+    anything from an older epoch (a leader that lost the lobby and wakes up late) or
+    already in the list it holds, and asks for the whole list when it hears a later
+    epoch or misses a number (:class:`meeple.node.edge.EdgeLobby`)."""
+
+    epoch: int
+    seq: int
+    event: object = None
+    tables: tuple[object, ...] | None = None
 
 
 def _scrabble_seat(event: object, seat: int) -> object:
@@ -253,17 +284,39 @@ def _spectrangle_last(room: object, log: ActionLog) -> object | None:
     return Update(tuple(room.game.events[len(before.events) :]), room.game)
 
 
+def _cmpn402_seat(event: object, seat: int) -> object:
+    """A CMPN402 referee room's event for seat ``seat``: one encoded message the referee
+    sends that agent alone (:mod:`meeple.node.cmpn402`), which holds only what the spec
+    tells it (its own rack and drawn tiles; of the opponent, played tiles and counts);
+    a finished game's END told again, as that seat's END."""
+    from meeple.node.cmpn402 import seat_view
+
+    return seat_view(event, seat)
+
+
+def _cmpn402_last(room: object, log: ActionLog) -> object | None:
+    """A finished game's END (its owner died after logging the end); otherwise nothing:
+    a referee room taken over resumes its game as the spec's recovery from a connection
+    error does, with END reason 2 and a START that holds the whole logged state (board,
+    rack, scores, times) to each agent."""
+    from meeple.node.cmpn402 import last_told
+
+    return last_told(room, log)
+
+
 #: The games whose rooms a rooms node serves: how an event becomes one seat's view.
 SEAT_VIEWS: dict[str, Callable[[object, int], object]] = {
     "scrabble": _scrabble_seat,
     "santorini": _santorini_seat,
     "spectrangle": _spectrangle_seat,
+    "cmpn402": _cmpn402_seat,
 }
 #: What each game's room told its seats of the last action in its log (for a replay).
 LAST_TOLD: dict[str, Callable[[object, ActionLog], object | None]] = {
     "scrabble": _scrabble_last,
     "santorini": _santorini_last,
     "spectrangle": _spectrangle_last,
+    "cmpn402": _cmpn402_last,
 }
 
 

@@ -90,6 +90,7 @@ __all__ = [
     "RefereeError",
     "RefereeSettings",
     "Seat",
+    "end_reason",
     "moves_of",
     "new_game_id",
 ]
@@ -113,6 +114,11 @@ _END_REASONS = {
     g.EndReason.DISCONNECT: EndReason.CONNECTION_ERROR,
     g.EndReason.ADMIN: EndReason.STOPPED,
 }
+
+
+def end_reason(reason: g.EndReason) -> EndReason:
+    """END's reason byte for an engine end."""
+    return _END_REASONS[reason]
 
 
 class Link(Protocol):
@@ -274,6 +280,8 @@ class Referee:
         self.ahead = ahead if ahead is not None else WriteAhead(key)
         self.wall_clock: Callable[[], float] = time.time
         self._open_log = open_log
+        # A new game's id (its log's uid): a room on a cluster's rooms node gives its own.
+        self.new_id: Callable[[tuple[str, ...]], str] = new_game_id
         # Called after every change (a move, a clock, a connection, an end): the console.
         self.on_change = on_change
         # Called with the result of each finished game (the contest's scheduler).
@@ -344,6 +352,13 @@ class Referee:
             if self.seats[i] is not None:
                 self.seats[i] = None
                 self.machine.advance(ServerInput.DISCONNECT)
+
+    @_notifies
+    def checkpoint(self) -> None:
+        """Log the times of the game waiting to resume again, as they are (an entry
+        without an action): a cluster's referee room notes who came back in it."""
+        if self.game is None and self._book is not None:
+            self._append(self._book, None)
 
     @property
     def waiting(self) -> bool:
@@ -663,7 +678,7 @@ class Referee:
             self.times = [self.settings.player_time] * 2
             self.total = self.settings.total_time
             self._challenge_left = self.settings.challenge_time
-            self.game_id = new_game_id(new.players)
+            self.game_id = self.new_id(new.players)
             if self._open_log is not None:
                 self._file = self._open_log(new.players, self.game_id)
             self._open_book(new)

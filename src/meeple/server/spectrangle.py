@@ -401,6 +401,11 @@ def _room_factory(services: Services) -> tuple[RoomFactory, RoomRestorer]:
     return create, restore
 
 
+# The services' resource of the Spectrangle listeners' hub (a cluster edge puts its own
+# there first: meeple.node.chat, so chat outside a game reaches every edge's players).
+HUB_RESOURCE = "spectrangle.hub"
+
+
 class SpectrangleHub:
     """The listener's registered players, for chat outside a game."""
 
@@ -416,7 +421,7 @@ class SpectrangleHub:
 def create_listener(services: Services, name: str, config: ListenerConfig) -> TcpListener:
     lobby = spectrangle_lobby(services)
     name_rule(lobby)
-    hub = SpectrangleHub()
+    hub: SpectrangleHub = services.resource(HUB_RESOURCE, SpectrangleHub)
     max_line = services.config.max_message_size
 
     def handler(conn: Connection) -> SpectrangleHandler:

@@ -1,0 +1,246 @@
+"""The CMPN402 WebSocket listener on a cluster edge (:mod:`meeple.node.cmpn402`).
+
+The connection handling is ``meeple serve``'s own
+(:class:`~meeple.server.cmpn402.Cmpn402Listener`: the heartbeat, the message budget, the
+limits per address): only its hub differs. Where ``meeple serve``'s hub is the referee,
+an edge's is an :class:`EdgeHub`:
+
+- on a connection it sends the NAME request and reads NAME (spec, "State: INIT"; a
+  connection with no NAME within the server's ``idle_timeout`` is closed with 1008, a
+  bad NAME as the referee closes it);
+- with the name, it asks the rooms nodes whether a game waits for that agent (it dropped,
+  and comes back through this edge: :class:`~meeple.node.cmpn402.SeatFinder`); if one
+  does, the seat takes it back (:class:`~meeple.node.wire.Rejoin`), else the agent sits at
+  the lobby's CMPN402 table (two agents from any edges make a game);
+- once its game's room told it START, every binary message goes to the room
+  (:class:`~meeple.node.edge.RemoteRoom`, numbered, asked again across a failover),
+  stamped with the session of the last START; what the room sends is written to the
+  WebSocket as it is;
+- a closed connection is the seat's disconnection (the lobby frees its table seat; its
+  room applies the spec's "Disconnection").
+
+The admin endpoint (``/admin/…``) is not served by edges: the referee's games run on the
+rooms nodes, and a cluster has no console for them yet (404).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http
+import logging
+import secrets
+from typing import Any
+
+from websockets.asyncio.server import Server, ServerConnection
+from websockets.http11 import Request, Response
+
+from meeple.bus.base import BusClosed, BusError
+from meeple.cluster.registry import RejoinSeat
+from meeple.node import wire
+from meeple.node.cmpn402 import (
+    FINDER,
+    GAME,
+    KEY,
+    TABLE_VARIANTS,
+    AgentMessage,
+    CloseAgent,
+    ToAgent,
+)
+from meeple.node.edge import EdgeLobby
+from meeple.protocols.cmpn402.errors import Answer, CloseCode, RemoteProtocolError
+from meeple.protocols.cmpn402.messages import Name, NameRequest, decode_client
+from meeple.server.app import Services
+from meeple.server.cmpn402 import Cmpn402Listener, _json
+from meeple.server.config import ListenerConfig
+from meeple.server.limits import AddressLimiter
+from meeple.server.room import WriteAhead
+
+__all__ = ["EdgeAgent", "EdgeCmpn402Listener", "EdgeHub", "create_listener"]
+
+logger = logging.getLogger(__name__)
+
+# Seconds an edge asks for a dropped agent's seat, and asks its room to take it back,
+# before it seats the agent at a new table instead (no rooms node answers).
+FIND_FOR = 10.0
+
+
+def create_listener(services: Services, name: str, config: ListenerConfig) -> EdgeCmpn402Listener:
+    return EdgeCmpn402Listener(services, name, config)
+
+
+class EdgeAgent:
+    """An agent's seat on this edge: what the lobby and its room know of it."""
+
+    protocol = "cmpn402"
+    bot = False
+    level = None
+    variants = None
+
+    def __init__(self, link: Any) -> None:
+        self.link = link
+        self.name = ""
+        self.session = ""  # the session of the last START it heard (meeple.node.cmpn402)
+        self.gone = False
+        self.closing = False  # closed by the edge or its room: what it sends is not read
+
+    def close(self, code: int, reason: str) -> None:
+        self.closing = True
+        self.link.close(code, reason)
+
+    def deliver(self, event: object) -> None:
+        if self.gone:
+            return
+        if isinstance(event, ToAgent):
+            if event.session:
+                self.session = event.session
+            self.link.send(event.data)
+        elif isinstance(event, CloseAgent):
+            self.close(event.code, event.reason)
+        # The lobby's news of its table: the spec has no word for it (the agent waits).
+
+
+class EdgeHub:
+    """The listener's hub on an edge (``Cmpn402Listener``'s ``_Hub``); module doc."""
+
+    def __init__(self, services: Services, lobby: EdgeLobby) -> None:
+        self.services = services
+        self.lobby = lobby
+        self.agents: set[EdgeAgent] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def connect(self, link: Any) -> EdgeAgent:
+        agent = EdgeAgent(link)
+        self.agents.add(agent)
+        link.send(NameRequest().encode())  # spec, "State: INIT": send NAME to the client
+        timeout = self.services.config.idle_timeout
+        self.services.clock.call_later(timeout, lambda: self._name_timed_out(agent))
+        return agent
+
+    def _name_timed_out(self, agent: EdgeAgent) -> None:
+        if not agent.name and not agent.gone:
+            agent.close(int(CloseCode.POLICY_VIOLATION), "no NAME in time")
+
+    def receive(self, agent: EdgeAgent, data: bytes, /) -> None:
+        if agent.closing:
+            return  # its close is on the way: nothing it sent after counts
+        room = self.lobby.room_of(agent)
+        if room is not None:
+            room.submit(agent, AgentMessage(data, agent.session))
+            return
+        if agent.name:
+            return  # not in a game yet (the spec's READY): nothing to answer
+        try:
+            message = decode_client(data)
+        except RemoteProtocolError as e:
+            if e.answer is Answer.CLOSE:
+                agent.close(int(e.close_code or CloseCode.PROTOCOL_ERROR), e.reason)
+            return
+        if not isinstance(message, Name):
+            return  # INIT takes NAME only
+        agent.name = message.name
+        task = asyncio.get_running_loop().create_task(self._seat(agent))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _seat(self, agent: EdgeAgent) -> None:
+        """Back to a game that waits for the agent, or to the lobby's table."""
+        try:
+            found = await self._find(agent.name)
+            if found is not None and not agent.gone and await self._rejoin(agent, found):
+                logger.info(
+                    "cmpn402: %s takes seat %d of %s back", agent.name, found.seat, found.room
+                )
+                return
+        except BusClosed:
+            return
+        if not agent.gone:
+            self.lobby.join(KEY, agent)
+
+    async def _find(self, name: str) -> RejoinSeat | None:
+        subject = self.lobby.ns.room_command(FINDER)
+        until = asyncio.get_running_loop().time() + FIND_FOR
+        while True:
+            try:
+                answer = await self.lobby.bus.request(subject, name.encode(), timeout=2.0)
+            except BusClosed:
+                raise
+            except BusError as e:
+                if asyncio.get_running_loop().time() > until:
+                    logger.warning("cmpn402: no rooms node finds %s's seat: %s", name, e)
+                    return None
+                await asyncio.sleep(0.1)
+                continue
+            return None if answer == b"none" else wire.loads(answer)
+
+    async def _rejoin(self, agent: EdgeAgent, found: RejoinSeat) -> bool:
+        """Ask room ``found.room`` to give the agent its seat back; whether it did."""
+        route = await self.lobby.listen(agent)
+        command = wire.Command(found.seat, 0, wire.Rejoin(route, agent.name))
+        subject = self.lobby.ns.room_command(found.room)
+        until = asyncio.get_running_loop().time() + FIND_FOR
+        while not agent.gone:
+            try:
+                answer = await self.lobby.bus.request(subject, wire.dumps(command), timeout=2.0)
+            except BusClosed:
+                raise
+            except BusError:
+                if asyncio.get_running_loop().time() > until:
+                    return False  # its room is gone
+                await asyncio.sleep(0.05)  # its room is moving to another node
+                continue
+            if answer == b"busy":
+                continue
+            if answer not in (b"ok", b"done"):
+                return False  # its game is over
+            self.lobby.bind(agent, found.room, found.seat)
+            return True
+        return False
+
+    def disconnect(self, agent: EdgeAgent, /) -> None:
+        agent.gone = True
+        self.agents.discard(agent)
+        if agent.name:
+            self.lobby.disconnect(agent)
+
+    def shutdown(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        for agent in list(self.agents):
+            agent.close(1001, "server shutting down")
+
+
+def _no_room(key: Any, seats: Any) -> Any:
+    raise RuntimeError("an edge makes no rooms: the rooms nodes do")
+
+
+class EdgeCmpn402Listener(Cmpn402Listener):
+    """``meeple serve``'s CMPN402 listener with an :class:`EdgeHub` (module doc)."""
+
+    def __init__(self, services: Services, name: str, config: ListenerConfig) -> None:
+        # Not Cmpn402Listener.__init__: no referee, store or journal on an edge.
+        self.name = name
+        self.services = services
+        self.config = config
+        self.ping_interval = services.config.cmpn402.ping_interval
+        self.admin_token = secrets.token_urlsafe(16)  # no admin on an edge (module doc)
+        self.ahead = WriteAhead(name)
+        self.referee = None
+        self.contest = None
+        lobby = services.resource("lobby", lambda: None)
+        if not isinstance(lobby, EdgeLobby):
+            raise TypeError("the edge's CMPN402 listener needs the edge's lobby")
+        lobby.register_game(GAME, _no_room, variants=TABLE_VARIANTS)
+        self.hub = EdgeHub(services, lobby)
+        self._hub = self.hub
+        self._server: Server | None = None
+        self._handlers: set[asyncio.Task[None]] = set()
+        self.addresses = AddressLimiter(services.config.limits.max_connections_per_address)
+
+    def _http(self, connection: ServerConnection, request: Request) -> Response | None:
+        refusal: Response | None = self.addresses.refusal(connection)
+        if refusal is not None:
+            return refusal
+        if request.path.startswith("/admin"):
+            body = {"error": "the CMPN402 admin is not served by cluster edges"}
+            return _json(http.HTTPStatus.NOT_FOUND, body)
+        return None

@@ -1,0 +1,162 @@
+"""The CMPN402 referee's room on a rooms node, without the bus: what a node that finishes
+a room whose owner died after logging its end tells the agents again (``LAST_TOLD``):
+each agent's END, byte for byte what the referee sent it; and nothing for a game still
+open (a takeover resumes it with END 2 and START instead)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+from tests.server.conftest import InlineJournal
+from tests.server.test_cmpn402_referee import FakeLink, StepClock
+
+from meeple.games.scrabble.lexicon import Lexicon
+from meeple.node import wire
+from meeple.node.cmpn402 import AgentMessage, RefereeRoom, ToAgent
+from meeple.protocols.cmpn402.messages import (
+    EndMessage,
+    EndReason,
+    PassMove,
+    PassNotice,
+    Start,
+    decode_server,
+)
+from meeple.server.cmpn402_referee import Referee, RefereeSettings
+
+
+class Agent:
+    """A seat as a rooms node has it: a name (the room's deliveries are not used here)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def deliver(self, event: object) -> None:
+        pass
+
+
+def _make(lexicon: Lexicon, clock: StepClock) -> Any:
+    def make_referee(**kwargs: Any) -> Referee:
+        settings = RefereeSettings(player_time=20_000, total_time=30_000, challenge_time=2_000)
+        return Referee(
+            clock=clock, lexicon=lexicon, rng=random.Random(5), settings=settings, **kwargs
+        )
+
+    return make_referee
+
+
+def test_a_finished_game_s_end_is_told_again_as_each_agent_heard_it(gcide: Lexicon) -> None:
+    clock = StepClock()
+    journal = InlineJournal()
+    make = _make(gcide, clock)
+    referee = make(journal=journal)
+    links = [FakeLink(0), FakeLink(1)]
+    referee.seat(links[0], "ann")
+    referee.seat(links[1], "ben")
+    first = referee.seat_of[referee.game.turn]
+    referee.receive(first, PassMove().encode())
+    uid = referee.game_id
+    open_log = journal.store.action_log(uid)
+    assert open_log is not None
+    room = RefereeRoom([Agent("ann"), Agent("ben")], make, recovered=open_log)
+    assert wire.LAST_TOLD["cmpn402"](room, open_log) is None  # resumed by END 2 + START
+    clock.step(20)  # the player on turn runs out of time: END reason 1, the game stored
+    log = journal.store.action_log(uid)
+    assert log is not None
+    assert log.end_reason is not None
+    room = RefereeRoom([Agent("ann"), Agent("ben")], make, recovered=log)
+    told = wire.LAST_TOLD["cmpn402"](room, log)
+    for i, link in enumerate(links):
+        again = wire.for_seat("cmpn402", told, i)
+        assert isinstance(again, ToAgent)
+        assert again.data == link.sent[-1]
+        end = decode_server(again.data)
+        assert isinstance(end, EndMessage)
+        assert end.reason is EndReason.TIME_ENDED
+    assert len(room.logged_actions) == len(log.entries)
+
+
+class Wired:
+    """A seat as a rooms node has it (its edge route), keeping what it is told."""
+
+    def __init__(self, name: str, route: str) -> None:
+        self.name, self.route = name, route
+        self.told: list[object] = []
+
+    def deliver(self, event: object) -> None:
+        self.told.append(event)
+
+    def heard(self) -> list[object]:
+        """The messages its agent heard, decoded, and forget them."""
+        told, self.told = self.told, []
+        return [decode_server(e.data) if isinstance(e, ToAgent) else e for e in told]
+
+    def session(self) -> str:
+        return next(e.session for e in reversed(self.told) if isinstance(e, ToAgent) and e.session)
+
+
+async def _settle(room: RefereeRoom) -> None:
+    for _ in range(20):
+        await asyncio.sleep(0)
+    await room.ahead.drain()
+
+
+async def test_stale_moves_are_dropped_and_a_seat_comes_back(gcide: Lexicon) -> None:
+    """A message sent before the agent heard the current START does not reach the
+    referee; a room rebuilt from the log resumes with END 2 then START to each; a seat
+    that left is taken back by a Rejoin on a new route, and both hear START."""
+    clock = StepClock()
+    journal = InlineJournal()
+    make = _make(gcide, clock)
+    seats = [Wired("ann", "e1-1"), Wired("ben", "e2-1")]
+    room = RefereeRoom(list(seats), make)
+    room.journal = journal
+    room.start()
+    await _settle(room)
+    starts = [s.session() for s in seats]
+    assert [type(m) for s in seats for m in s.heard()] == [Start, Start]
+    game = room.referee.game
+    assert game is not None
+    mover = room.referee.seat_of[game.turn]
+    other = seats[1 - mover]
+    room.submit(seats[mover], AgentMessage(PassMove().encode(), "stale"))
+    await _settle(room)
+    assert other.heard() == []  # sent before the START it heard: dropped
+    room.submit(seats[mover], AgentMessage(PassMove().encode(), starts[mover]))
+    await _settle(room)
+    assert [type(m) for m in other.heard()] == [PassNotice]
+    log = journal.store.action_log(room.uid)
+    assert log is not None
+    assert [e.entry["routes"] for e in log.entries] == [["e1-1", "e2-1"]]
+    # The node dies; another rebuilds the room from the log, with the same seats.
+    again = [Wired("ann", "e1-1"), Wired("ben", "e2-1")]
+    restored = RefereeRoom(list(again), make, recovered=log)
+    restored.uid, restored.journal = room.uid, journal
+    restored.start()
+    await _settle(restored)
+    for seat in again:
+        end, start = seat.heard()
+        assert end == EndMessage(EndReason.CONNECTION_ERROR, *_scores(start))
+        assert isinstance(start, Start)
+    mover = restored.referee.seat_of[restored.referee.game.turn]
+    restored.submit(again[mover], AgentMessage(PassMove().encode(), starts[mover]))
+    await _settle(restored)
+    assert again[1 - mover].heard() == []  # the old node's session: dropped
+    # ben's edge says his connection is gone; he comes back through another edge.
+    restored.leave(again[1])
+    await _settle(restored)
+    assert [type(m) for m in again[0].heard()] == [EndMessage]
+    restored.submit(again[1], wire.Rejoin("e3-7", "ben"))
+    await _settle(restored)
+    assert again[1].route == "e3-7"
+    assert [type(m) for s in again for m in s.heard()] == [Start, Start]
+    log = journal.store.action_log(room.uid)
+    assert log is not None
+    assert [e.entry["present"] for e in log.entries[1:]] == [[True, False], [True, True]]
+    assert log.entries[-1].entry["routes"] == ["e1-1", "e3-7"]
+
+
+def _scores(start: object) -> tuple[int, int]:
+    assert isinstance(start, Start)
+    return start.score, start.opponent_score
