@@ -84,7 +84,11 @@ async def test_a_rejoin_token_is_found_by_its_hash_taken_once_and_lapses(
     taken = await asyncio.gather(tokens.take(h), tokens.take(h))
     assert sorted(taken, key=lambda x: x is None) == [RejoinSeat("r1", 1), None]
     assert await tokens.find(h) is None
+    # Where the seat is now (taken back through another edge): kept, then replaced.
+    await tokens.put(h, RejoinSeat("r3", 2, "web2-7", held=True), ttl=30)
+    assert await tokens.find(h) == RejoinSeat("r3", 2, "web2-7", held=True)
     await tokens.put(h, RejoinSeat("r2", 0), ttl=1)
+    assert await tokens.find(h) == RejoinSeat("r2", 0)
     for _ in range(150):
         if await tokens.find(h) is None:
             break

@@ -67,8 +67,8 @@ def register(sub: Any) -> None:
         "--api-port",
         type=int,
         metavar="PORT",
-        help="an edge's web port: GET /api/cluster and spectators' /ws (0: a free port; "
-        "default: none)",
+        help="an edge's web port: the lobby and play pages, the browser's /ws (playing and "
+        "watching), GET /api/cluster (0: a free port; default: none)",
     )
     p.add_argument("--lexicon", help="the rooms' word list (default enable)")
     p.add_argument("--lease", type=int, default=2, metavar="SECONDS", help="room lease TTL")
