@@ -242,7 +242,11 @@ class Node:
             self.view = ClusterView(self.bus, self.ns)
             await self.view.start()
             self.relay = ViewRelay(self.bus, self.ns)
-            app = edge_web_app(self.services, self.view, self.relay, self.edge)
+            from meeple.node.store import BusRecords
+
+            # Finished games and ratings for its pages, from any store node (no database).
+            records = BusRecords(self.bus, self.ns)
+            app = edge_web_app(self.services, self.view, self.relay, self.edge, records)
             self.web = WebListener(
                 self.services, "web", ListenerConfig(port=self.config.api_port), app
             )

@@ -12,20 +12,27 @@ sends it with each event (:attr:`meeple.node.wire.Delivery.view`).
 Served here:
 
 - ``/`` the lobby (open tables from the edge's copy of the leader's, running rooms from
-  the nodes' heartbeats), ``/play`` (sit, create a table, play, rejoin),
-  ``/games/<uid>`` a running game, live (its spectator view over the bus);
+  the nodes' heartbeats, the recent games), ``/play`` (sit, create a table, play,
+  rejoin), ``/games/<uid>`` a running game, live (its spectator view over the bus), or
+  a finished one's replay;
+- the pages that read the database, as ``meeple serve``'s own (the same handlers and
+  templates): ``/games`` (running and recent games), a finished game's replay
+  (``/games/<uid>``, ``/games/n/<number>``, ``/games/<uid>.gcg``), ``/ratings`` and
+  ``/players/<name>``. Their data comes from any ``store`` node over the bus
+  (:class:`meeple.node.store.BusRecords`: finished records and ratings only); with no
+  store node answering within :data:`meeple.node.store.READ_TIMEOUT` seconds such a
+  page answers 503 (the site's "unavailable" page) and the edge goes on;
 - ``/ws``: the ``lobby`` topic (the same snapshot as ``/``, published when the edge hears
   a table change and every :data:`LOBBY_REFRESH` seconds while someone watches), the
   ``game`` topic of a running room (:class:`meeple.node.views.ViewRelay`: each edge hears
   a room once for all its spectators), and the play messages;
 - ``/api/cluster`` and ``/static``.
 
-Not served on an edge (they read the database, which edges have no connection to): the
-replays of finished games (``/games/<uid>`` of a stored game says so), the ratings and
-players' pages, accounts (so names reserved with an account are not enforced on
-edges), the CMPN402 console and its topic (``error`` ``refused`` on the socket), and the
-web's "add a bot" (``error`` ``refused``); a Scrabble ``preview`` is answered ``not-now``
-(the edge has no lexicon).
+Not served on an edge: accounts (so names reserved with an account are not enforced on
+edges), a running game's ``history.json`` (the game is on its rooms node), a replay's
+move analysis (no lexicon here), the CMPN402 console and its topic (``error``
+``refused`` on the socket), and the web's "add a bot" (``error`` ``refused``); a
+Scrabble ``preview`` is answered ``not-now`` (the edge has no lexicon).
 """
 
 from __future__ import annotations
@@ -51,6 +58,8 @@ if TYPE_CHECKING:
     from meeple.node.status import ClusterView
     from meeple.node.views import ViewRelay
     from meeple.server.app import Services
+    from meeple.server.store.database import GameRecord
+    from meeple.web.records import Records
 
 __all__ = ["LOBBY_REFRESH", "EdgeConnection", "edge_web_app"]
 
@@ -103,12 +112,15 @@ class EdgeTables:
 
 class _EdgeContext(WebContext):
     """What an edge's pages and sockets read: the services, the relayed feed, the
-    tables; no store, no console."""
+    tables, the store nodes' records over the bus; no console."""
 
-    def __init__(self, services: Services, feed: Feed, tables: EdgeTables) -> None:
+    def __init__(
+        self, services: Services, feed: Feed, tables: EdgeTables, records: Records
+    ) -> None:
         self.services = services
         self.feed = feed
         self.tables = tables
+        self.records = records
         self.lobby = tables  # type: ignore[assignment]  # what the pages read of it
         self._refresher: asyncio.Task[None] | None = None
 
@@ -126,8 +138,8 @@ class _EdgeContext(WebContext):
         more = [lexicon_name(n) for n in self.services.config.table_lexicons]
         return [default, *(n for n in more if n != default)]
 
-    async def recent_games(self, limit: int = 20) -> list[dict[str, Any]]:
-        return []  # stored games are the database's
+    async def analysis(self, record: GameRecord) -> list[dict[str, Any] | None] | None:
+        return None  # an edge has no lexicon to weigh the moves with
 
     def publish_lobby(self) -> None:
         """A fresh lobby snapshot for its watchers (none built while nobody watches)."""
@@ -188,7 +200,7 @@ class EdgeConnection(WebConnection):
 
 
 def edge_web_app(
-    services: Services, view: ClusterView, relay: ViewRelay, edge: EdgeLobby
+    services: Services, view: ClusterView, relay: ViewRelay, edge: EdgeLobby, records: Records
 ) -> Starlette:
     """The edge's ASGI app; serve it with :class:`meeple.web.listener.WebListener`. Its
     WebSockets pass the same gate as ``meeple serve``'s (origin, connections per address:
@@ -200,11 +212,25 @@ def edge_web_app(
 
     from meeple.server.edge.limits import AddressLimiter
     from meeple.server.lobby.bots import LEVELS as BOT_LEVELS
-    from meeple.web.app import HERE, Hub, SecurityHeaders, _WebApp, lobby_page, websocket_endpoint
+    from meeple.server.store.database import StoreUnavailable
+    from meeple.web import ratings as ratings_pages
+    from meeple.web.app import (
+        HERE,
+        Hub,
+        SecurityHeaders,
+        _WebApp,
+        game_by_number,
+        games_page,
+        gcg_download,
+        lobby_page,
+        replay_page,
+        store_timeout,
+        websocket_endpoint,
+    )
     from meeple.web.templating import environment, render
 
     tables = EdgeTables(edge, view)
-    ctx = _EdgeContext(services, relay.feed, tables)
+    ctx = _EdgeContext(services, relay.feed, tables, records)
     edge.on_change.append(lambda _event: ctx.publish_lobby())
     fanout = Fanout(relay.feed, on_first=relay.watch, on_last=relay.unwatch)
     max_size = services.config.web.max_message_size
@@ -238,8 +264,8 @@ def edge_web_app(
                     lexicon=(snapshot.get("view") or {}).get("lexicon") or ctx.lexicon(),
                     clocks=snapshot.get("clocks"),
                 )
-        # A finished game's replay is read from the database: not on an edge.
-        return render(request, "missing.html", status=404, uid=uid)
+        # A finished game's replay, from a store node (404 if it has none).
+        return await replay_page(request, ctx, uid)
 
     def connection(websocket: WebSocket) -> EdgeConnection:
         return EdgeConnection(websocket, ctx, fanout, max_size, relay)
@@ -248,11 +274,16 @@ def edge_web_app(
         routes=[
             Route("/", lobby_page),
             Route("/play", play_page),
+            Route("/games", games_page),
+            Route("/games/n/{number:int}", game_by_number),
+            Route("/games/{uid:str}.gcg", gcg_download),
             Route("/games/{uid:str}", game_page),
+            *ratings_pages.routes(),
             Route("/api/cluster", cluster),
             WebSocketRoute("/ws", websocket_endpoint),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         ],
+        exception_handlers={StoreUnavailable: store_timeout},
         middleware=[Middleware(SecurityHeaders)],
     )
     app.state.ctx = ctx
