@@ -40,6 +40,7 @@ from meeple.server.store.database import (
     Store,
     StoreUnavailable,
 )
+from meeple.web.records import MAX_KEY, findable
 
 __all__ = ["READ_TIMEOUT", "BusRecords", "RemoteRecords", "StoreRole"]
 
@@ -47,8 +48,7 @@ __all__ = ["READ_TIMEOUT", "BusRecords", "RemoteRecords", "StoreRole"]
 READ_TIMEOUT = 3.0
 # The most rows one read answers (the games page asks for 200).
 MAX_ROWS = 200
-# No listener takes a longer name or uid (meeple.web.ratings.MAX_NAME_LENGTH).
-MAX_TEXT = 256
+MAX_TEXT = MAX_KEY
 # What a record in a list keeps of its JSON record: the list shows its summary only
 # (meeple.web.replays.summary), and 200 whole records would not fit one NATS message.
 _LISTED = ("format", "version", "uid", "lexicon")
@@ -62,8 +62,8 @@ def _listed(record: GameRecord) -> GameRecord:
 
 def _text(args: dict[str, Any], key: str) -> str:
     value = args.get(key)
-    if not isinstance(value, str) or len(value) > MAX_TEXT:
-        raise ValueError(f"{key}: a text of at most {MAX_TEXT} characters")
+    if not isinstance(value, str) or not findable(value):
+        raise ValueError(f"{key}: a text of at most {MAX_TEXT} characters, no NUL")
     return value
 
 
@@ -193,8 +193,8 @@ class BusRecords:
         return wire.loads(answer)
 
     async def game_by_uid(self, uid: str) -> GameRecord | None:
-        if len(uid) > MAX_TEXT:
-            return None  # no uid is that long
+        if not findable(uid):
+            return None
         found: GameRecord | None = await self._ask("read_game", uid=uid)
         return found
 
@@ -215,7 +215,7 @@ class BusRecords:
         return found
 
     async def player(self, name: str, *, limit: int) -> PlayerProfile:
-        if len(name) > MAX_TEXT:
+        if not findable(name):
             return PlayerProfile(name, (), ())
         found: PlayerProfile = await self._ask("read_player", name=name, limit=min(limit, MAX_ROWS))
         return found

@@ -25,7 +25,17 @@ from meeple.server.store.database import (
     stored,
 )
 
-__all__ = ["LocalRecords", "Records"]
+__all__ = ["MAX_KEY", "LocalRecords", "Records", "findable"]
+
+# No uid or name is longer (no listener takes a longer name: CMPN402 allows 64 bytes).
+MAX_KEY = 256
+
+
+def findable(key: str) -> bool:
+    """Whether a uid or name from a URL can name a stored game or player: short, and
+    without NUL (which PostgreSQL refuses in a text, so no stored value holds one). The
+    reads of any other answer "none" without asking the database."""
+    return len(key) <= MAX_KEY and "\x00" not in key
 
 
 class Records(Protocol):
@@ -51,6 +61,8 @@ class LocalRecords:
         self._store = store
 
     async def game_by_uid(self, uid: str) -> GameRecord | None:
+        if not findable(uid):
+            return None
         return await stored(self._store().game_by_uid, uid)
 
     async def game(self, game_id: int) -> GameRecord | None:
@@ -63,6 +75,8 @@ class LocalRecords:
         return await stored(self._store().leaderboard, game, limit=limit)
 
     async def player(self, name: str, *, limit: int) -> PlayerProfile:
+        if not findable(name):
+            return PlayerProfile(name, (), ())
         return await stored(self._store().player, name, limit=limit)
 
     async def rating_history(self, game: str, name: str) -> list[RatingPoint]:
