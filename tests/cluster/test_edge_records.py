@@ -58,14 +58,23 @@ _QUERY = st.dictionaries(
     st.one_of(st.text(max_size=30), st.sampled_from(["-9", "99999999999", "scrabble", "%"])),
     max_size=3,
 )
-_ROUTES = ["/games/", "/games/n/", "/players/", "/ratings/", "/games/{}.gcg", "/games/{}/x"]
+_ROUTES = [
+    "/games/",
+    "/games/n/",
+    "/players/",
+    "/ratings/",
+    "/games/{}.gcg",
+    "/games/{}/history.json",
+    "/games/{}/x",
+]
 
 
 async def test_an_edge_serves_a_cluster_games_replay_list_and_ratings_from_a_store_node(
     nodes: Nodes, pg_url: str, browser: Browser, enable: Lexicon
 ) -> None:
     """Two browsers on edge web1 play a Twente-variant table on the cluster until one
-    resigns. Then web1, which has no database connection, serves the game's replay
+    resigns; meanwhile web1 serves the running game's history (from the room's owner).
+    Then web1, which has no database connection, serves the game's replay
     (also in chromium), its GCG, the games list with it, the ratings page with both
     players and each player's page, from the store node. An unknown uid or player is
     404; hostile paths and queries (hypothesis) get error pages, never a 500, and the
@@ -89,7 +98,15 @@ async def test_an_edge_serves_a_cluster_games_replay_list_and_ratings_from_a_sto
     other = asyncio.ensure_future(_play(jon, enable))
     first = await _until(ivy, "seat")
     uid = first["uid"]
-    await _play(ivy, enable, stop_after=2, first=first)
+    view = await _play(ivy, enable, stop_after=2, first=first)
+    async with httpx.AsyncClient(base_url=base) as client:
+        # While it runs: its steps from the room's owner, spectator views only.
+        history = await _get(client, f"/games/{uid}/history.json")
+        assert history.status_code == 200, history.text
+        live = history.json()["steps"]
+        assert live[-1]["view"]["board"] == view["board"]
+        assert live[-1]["view"]["scores"] == view["scores"]
+        assert not any("rack" in step["view"] for step in live)
     await ivy.send(json.dumps({"type": "leave"}))  # resigns: Scrabble's leave rule ends it
     final = await asyncio.wait_for(other, 30)
     assert final["over"]
@@ -122,6 +139,9 @@ async def test_an_edge_serves_a_cluster_games_replay_list_and_ratings_from_a_sto
             assert f"/players/{opponent}" in player.text
             assert f"/games/{uid}" in player.text
             assert "<svg" in player.text  # the rating history's chart, from the store
+        over = await _get(client, f"/games/{uid}/history.json")
+        assert over.status_code == 404  # over: its replay has the steps
+        assert (await _get(client, "/games/no-such-game/history.json")).status_code == 404
         missing = await _get(client, "/games/no-such-game")
         assert missing.status_code == 404
         assert "No such game" in missing.text

@@ -452,12 +452,19 @@ class RoomsRole:
     # --- commands -----------------------------------------------------------------------------
 
     async def _command(self, owned: _Owned, payload: bytes) -> bytes:
-        request: wire.Command | wire.Watch | wire.Rebind | wire.Dropped = wire.loads(payload)
+        request: wire.Command | wire.Watch | wire.History | wire.Rebind | wire.Dropped = wire.loads(
+            payload
+        )
         room = owned.room
         if owned.fenced:
             raise ValueError(f"room {room.uid} moved to another node")
         if isinstance(request, wire.Watch):
             return self.views.watch(room, owned.lease.epoch)
+        if isinstance(request, wire.History):
+            from meeple.web.replays import live_steps
+
+            # Spectator views only, as meeple serve's history.json (web/replays.py).
+            return wire.dumps(None if room.finished else live_steps(room))
         if isinstance(request, wire.Rebind):
             return self._rebind(owned, request)
         if room.finished:

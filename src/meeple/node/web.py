@@ -28,9 +28,11 @@ Served here:
   a room once for all its spectators), and the play messages;
 - ``/api/cluster`` and ``/static``.
 
+- ``/games/<uid>/history.json``: a running game's steps so far, asked of its room's
+  owner (:class:`meeple.node.wire.History`: spectator views only, as ``meeple serve``'s).
+
 Not served on an edge: accounts (so names reserved with an account are not enforced on
-edges), a running game's ``history.json`` (the game is on its rooms node), a replay's
-move analysis (no lexicon here), the CMPN402 console and its topic (``error``
+edges), a replay's move analysis (no lexicon here), the CMPN402 console and its topic (``error``
 ``refused`` on the socket), and the web's "add a bot" (``error`` ``refused``); a
 Scrabble ``preview`` is answered ``not-now`` (the edge has no lexicon).
 """
@@ -40,6 +42,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from meeple.bus.base import BusError, NoResponder
+from meeple.node import wire
 from meeple.protocols import web as proto
 from meeple.protocols.web.errors import ErrorCode
 from meeple.server.feed import Feed, game_topic
@@ -66,6 +70,8 @@ __all__ = ["LOBBY_REFRESH", "EdgeConnection", "edge_web_app"]
 NOT_ON_EDGES = "this cluster edge does not serve that topic (it needs the database)"
 # Seconds between lobby snapshots while someone watches (rooms come from heartbeats).
 LOBBY_REFRESH = 2.0
+# Seconds a running game's history.json waits for the room's owner.
+HISTORY_TIMEOUT = 3.0
 
 
 def _table_json(info: TableInfo) -> dict[str, Any]:
@@ -267,6 +273,24 @@ def edge_web_app(
         # A finished game's replay, from a store node (404 if it has none).
         return await replay_page(request, ctx, uid)
 
+    async def history_json(request: Request) -> Response:
+        """A running game's steps so far (``meeple serve``'s ``history.json``), asked of
+        the room's owner (:class:`meeple.node.wire.History`: spectator views only)."""
+        uid = request.path_params["uid"]
+        try:
+            answer = await relay.bus.request(
+                relay.ns.room_command(uid), wire.dumps(wire.History()), timeout=HISTORY_TIMEOUT
+            )
+        except (ValueError, NoResponder):  # no such subject, or no owner: no running room
+            steps = None
+        except BusError:
+            return JSONResponse({"error": "the game's node did not answer"}, status_code=503)
+        else:
+            steps = wire.loads(answer)
+        if steps is None:
+            return JSONResponse({"error": "no running game with that uid"}, status_code=404)
+        return JSONResponse({"uid": uid, "steps": steps})
+
     def connection(websocket: WebSocket) -> EdgeConnection:
         return EdgeConnection(websocket, ctx, fanout, max_size, relay)
 
@@ -277,6 +301,7 @@ def edge_web_app(
             Route("/games", games_page),
             Route("/games/n/{number:int}", game_by_number),
             Route("/games/{uid:str}.gcg", gcg_download),
+            Route("/games/{uid:str}/history.json", history_json),
             Route("/games/{uid:str}", game_page),
             *ratings_pages.routes(),
             Route("/api/cluster", cluster),

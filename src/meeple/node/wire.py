@@ -36,6 +36,7 @@ __all__ = [
     "Command",
     "Delivery",
     "Dropped",
+    "History",
     "Leave",
     "Rebind",
     "Rejoin",
@@ -130,6 +131,14 @@ class Rejoin:
 class Watch:
     """An edge's spectators watch the room: its owner publishes the room's spectator
     views for a while, and answers with the current one (:mod:`meeple.node.views`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    """An edge asks a running room's owner for its steps so far (a browser's
+    ``history.json``, docs/protocols/web.md): the answer is
+    :func:`meeple.web.replays.live_steps` of the room, spectator views only (never a
+    rack or the bag), or None once the game is over or for a game without steps."""
 
 
 @dataclass(frozen=True, slots=True)
