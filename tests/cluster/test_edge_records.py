@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from urllib.parse import quote
 
@@ -129,6 +130,10 @@ async def test_an_edge_serves_a_cluster_games_replay_list_and_ratings_from_a_sto
         lobby = await _get(client, "/")
         assert lobby.status_code == 200
         assert f"/games/{uid}" in lobby.text  # the recent games, as meeple serve's
+        nav = re.search(r"<nav>(.*?)</nav>", lobby.text, re.S)
+        assert nav is not None
+        for link in re.findall(r'href="([^"]+)"', nav.group(1)):  # every one is served
+            assert (await _get(client, link)).status_code == 200, link
         ratings = await _get(client, "/ratings?game=scrabble")
         assert ratings.status_code == 200
         assert '/players/ivy"' in ratings.text

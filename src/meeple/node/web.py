@@ -313,6 +313,8 @@ def edge_web_app(
     )
     app.state.ctx = ctx
     app.state.templates = environment()
+    # The nav leaves out what an edge does not serve (the CMPN402 console, accounts).
+    app.state.templates.globals["cluster_edge"] = True
     app.state.hub = Hub(fanout)
     app.state.connection = connection
     app.state.origins = frozenset(services.config.web.origins)
