@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import time
 from pathlib import Path
 from typing import Any
@@ -25,9 +26,12 @@ from websockets.asyncio.client import ClientConnection
 
 from meeple.ai.scrabble import ranked_moves
 from meeple.bus.subjects import Namespace
+from meeple.clients.santorini import play_santorini
+from meeple.clients.spectrangle import play_spectrangle
 from meeple.clients.twente import TwenteClient
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
+from meeple.games import santorini
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
 from meeple.games.scrabble.tiles import ENGLISH
@@ -332,6 +336,11 @@ async def test_a_clocked_web_table_goes_on_after_its_rooms_node_is_killed_and_th
 
 
 @pytest.fixture
+async def lobby_and_rooms(nodes: Nodes, pg_url: str) -> tuple[Nodes, Any, Any, Any, Any]:
+    return await _cluster(nodes, pg_url, web2=False)
+
+
+@pytest.fixture
 async def lobby_and_edge(nodes: Nodes) -> tuple[Nodes, Any, Any, Any, Any]:
     return await _cluster(nodes, None, web2=False, rooms=False)
 
@@ -442,3 +451,96 @@ async def test_a_held_browser_seat_is_held_by_a_new_owner_and_leaves_when_its_gr
     assert "rooms2: took room" in log
     assert "hal did not come back within 2 s" in log
     await gus.close()
+
+
+def _santorini_choice(legal: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """A random action of those the seat view lists (the engine's legal actions)."""
+
+    def cell(c: int) -> list[int]:
+        return list(santorini.coordinates(c))
+
+    if legal["gods"]:
+        return {"kind": "god", "god": rng.choice(legal["gods"])}
+    if legal["starters"]:
+        return {"kind": "starter", "player": rng.choice(legal["starters"])}
+    if legal["place"]:
+        return {"kind": "place", "cell": cell(rng.choice(legal["place"]))}
+    if legal["moves"]:
+        src, dst = rng.choice(legal["moves"])
+        return {"kind": "move", "from": cell(src), "to": cell(dst)}
+    if legal["builds"]:
+        src, dst, level = rng.choice(legal["builds"])
+        return {"kind": "build", "from": cell(src), "to": cell(dst), "level": level}
+    return {"kind": "pass"} if legal["pass"] else {"kind": "lose"}
+
+
+def _spectrangle_choice(view: dict[str, Any]) -> dict[str, Any]:
+    """The seat's best placement from ``fits``, else a skip (exchanging whenever nothing
+    fits could go on as long as the bag lasts)."""
+    placements = [
+        (points, tile, index) for tile, at in view["fits"].items() for index, points in at
+    ]
+    if placements:
+        _points, tile, index = max(placements)
+        return {"kind": "place", "tile": tile, "index": index}
+    return {"kind": "skip"}
+
+
+async def _browser_game(ws: ClientConnection, choose: Any) -> dict[str, Any]:
+    """Play the seat's turns with ``choose(view)`` until the game is over; the last view."""
+    while True:
+        message = await _next(ws, 60)
+        assert message["type"] != "error", message
+        if message["type"] != "seat":
+            continue
+        view: dict[str, Any] = message["data"]
+        if view["over"]:
+            return view
+        if view["turn"] == view["you"]:
+            await ws.send(json.dumps({"type": "play", "action": choose(view)}))
+
+
+async def test_browsers_play_santorini_and_spectrangle_on_an_edge_against_bots_on_another(
+    lobby_and_rooms: tuple[Nodes, Any, Any, Any, Any],
+) -> None:
+    """The same browser seat plays every game through an edge: a browser on ``web1``
+    opens a Santorini table and an AM27 bot on the hub's edge sits at it; another opens a
+    Spectrangle table and a Spectrangle bot on the hub's edge sits at that. Each browser
+    plays from its seat views (the legal actions and fits the owner sends) to the end,
+    with no move refused, and ends where its bot ends."""
+    _nodes, hub, web1, _web2, _rooms = lobby_and_rooms
+    rng = random.Random(21)
+    sam, sue = await _web(web1.listeners["api"]), await _web(web1.listeners["api"])
+    for ws, game, name in ((sam, "santorini", "sam"), (sue, "spectrangle", "sue")):
+        await ws.send(
+            json.dumps(
+                {"type": "create", "game": game, "variant": "standard", "size": 2, "name": name}
+            )
+        )
+        assert (await _until(ws, "seated"))["name"] == name
+    bots = asyncio.gather(
+        play_santorini(
+            "127.0.0.1", hub.listeners["santorini"], "cy", players=2, gods=False, search=False
+        ),
+        play_spectrangle("127.0.0.1", hub.listeners["spectrangle"], "eve"),
+    )
+    santorini_view, spectrangle_view = await asyncio.wait_for(
+        asyncio.gather(
+            _browser_game(sam, lambda view: _santorini_choice(view["legal"], rng)),
+            _browser_game(sue, _spectrangle_choice),
+        ),
+        60,
+    )
+    [am27], [tiles] = await asyncio.wait_for(bots, 30)
+    assert sorted(santorini_view["players"]) == ["cy", "sam"]
+    assert am27.refusals == 0
+    assert am27.winner == santorini_view["players"][santorini_view["winner"]]
+    assert spectrangle_view["status"] == "finished"
+    assert sorted(spectrangle_view["players"]) == ["eve", "sue"]
+    assert tiles.refused == 0
+    assert tiles.leaderboard is not None
+    assert dict(tiles.leaderboard) == dict(
+        zip(spectrangle_view["players"], spectrangle_view["scores"], strict=True)
+    )
+    for ws in (sam, sue):
+        await ws.close()
