@@ -176,6 +176,9 @@ class ClusterAdmin:
         elif not _UID.fullmatch(uid) or (uid not in running and not self._moving(uid)):
             raise AdminError(http.HTTPStatus.NOT_FOUND, f"no running game {uid[:64]!r}")
         answer = await self._ask(uid, action, ACT_WAIT, again_for=ACT_FOR)
+        if answer is None and uid not in self.running() and not self._moving(uid):
+            # Its owner, alive, does not list it any more: it ended meanwhile.
+            raise AdminError(http.HTTPStatus.NOT_FOUND, f"no running game {uid}")
         if answer is None:
             raise AdminError(
                 http.HTTPStatus.SERVICE_UNAVAILABLE,
@@ -205,7 +208,10 @@ class ClusterAdmin:
             except BusClosed:
                 return None
             except NoResponder:
-                if time.monotonic() >= until:
+                # Nobody serves the room: asked again while it is being taken over (its
+                # owner fell silent, or still lists it), not once its owner dropped it.
+                wanted = uid in self.running() or self._moving(uid)
+                if time.monotonic() >= until or not wanted:
                     return None
                 await asyncio.sleep(0.1)
                 continue
