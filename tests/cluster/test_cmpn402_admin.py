@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import websockets
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from nats.aio.client import Client
@@ -31,7 +32,7 @@ from meeple.clients.cmpn402 import GameResult, play
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
 from meeple.games.scrabble.lexicon import load_lexicon
-from meeple.protocols.cmpn402.messages import EndReason
+from meeple.protocols.cmpn402.messages import EndReason, MessageType, Name
 from meeple.server.store.database import open_store
 
 pytestmark = pytest.mark.slow
@@ -182,6 +183,50 @@ async def test_status_lists_the_game_with_its_owner_and_stop_ends_it(
     assert status in (404, 409), body
     status, body = await admin(hub.listeners["cmpn402"], "/admin/stop", method="POST")
     assert (status, body) == (409, {"error": "no game runs: say which, ?game=<uid>"})
+
+
+async def test_a_game_whose_agent_never_comes_back_is_stopped_with_end_3_to_the_other(
+    nodes: Nodes,
+    node: Client,
+    nats_ns: Namespace,
+    pg_url: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    hub = await nodes.start("hub", "edge,lobby,store,rooms", pg_url, "--admin-token", TOKEN)
+    edge2 = await nodes.start("edge2", "edge", None, "--admin-token", TOKEN)
+    reader = JetStreamLog(node, nats_ns, open_store(pg_url))
+    ann = Paced(load_lexicon("enable"), {"before": 0.5})
+    playing = asyncio.ensure_future(play(f"ws://127.0.0.1:{hub.listeners['cmpn402']}", "ann", ann))
+    try:
+        # Bob names himself, hears START and is gone for good.
+        async with websockets.connect(f"ws://127.0.0.1:{edge2.listeners['cmpn402']}") as ws:
+            assert await asyncio.wait_for(ws.recv(), 10) == b"\x00"
+            await ws.send(Name("bob").encode())
+            while (await asyncio.wait_for(ws.recv(), 20))[0] != MessageType.START:
+                pass
+        uid = await _room_uid(reader, "cmpn402")
+        port = edge2.listeners["cmpn402"]
+        board = await _boards(port, uid, lambda b: b["waiting"])
+        assert board["owner"] == "hub"
+        assert {a["name"]: a["connected"] for a in board["agents"]} == {"ann": True, "bob": False}
+        assert board["clocks"]["running"] is False
+        status, body = await admin(port, f"/admin/stop?game={uid}", method="POST")
+        assert status == 200, body
+        assert body["result"] == "the waiting game is stopped"
+        (result,) = await asyncio.wait_for(playing, 20)
+    except BaseException:
+        playing.cancel()
+        print(nodes.logs())
+        raise
+    assert result.reason is EndReason.STOPPED
+    assert not _refused_by_agents(caplog)
+    log = await reader.action_log(uid)
+    assert log is not None
+    assert log.end_reason is not None
+    with contextlib.closing(open_store(pg_url)) as records:
+        stored = _stored_once(records, uid, log)
+    assert stored.result["scores"]["ann"] == result.score
+    assert stored.result["scores"]["bob"] == result.opponent_score
 
 
 async def test_a_paused_game_stays_paused_across_a_takeover_and_is_stopped_there(
