@@ -2,8 +2,9 @@
 port, ``meeple node`` processes on loopback, real NATS and PostgreSQL. Two of meeple's
 agents on two edges play a referee game on a rooms node; the organiser, on either edge,
 sees it in ``GET /admin/status`` with its owner, and stops it: END reason 3 to both
-agents, the game stored once. A pause is logged, so that a new owner (the first one
-SIGKILLed) keeps the game paused, and a stop still reaches it. Hostile admin requests
+agents, the game stored once; a game whose agent never comes back is stopped too. A
+pause is logged, so that a new owner (the first one SIGKILLed) keeps the game paused;
+resumed there, it goes on, and a stop reaches it. Hostile admin requests
 (no token, a wrong one, a bad game, a huge body, fuzzed query strings and headers) get
 their error and the edge goes on."""
 
@@ -229,7 +230,7 @@ async def test_a_game_whose_agent_never_comes_back_is_stopped_with_end_3_to_the_
     assert stored.result["scores"]["bob"] == result.opponent_score
 
 
-async def test_a_paused_game_stays_paused_across_a_takeover_and_is_stopped_there(
+async def test_a_paused_game_stays_paused_across_a_takeover_and_is_resumed_there(
     nodes: Nodes,
     node: Client,
     nats_ns: Namespace,
@@ -273,6 +274,14 @@ async def test_a_paused_game_stays_paused_across_a_takeover_and_is_stopped_there
         # hear START when the admin resumes).
         board = await _boards(port, uid, lambda b: b["owner"] == "rooms2", timeout=30)
         assert board["paused"] is True
+        # Resumed there: the agents hear END 2 and START, and play on.
+        status, body = await admin(hub.listeners["cmpn402"], "/admin/resume", method="POST")
+        assert (status, body["result"]) == (200, "resumed"), body
+        loop = asyncio.get_running_loop()
+        until = loop.time() + 20
+        while ann.moves + bob.moves < moves + 3 and loop.time() < until:
+            await asyncio.sleep(0.1)
+        assert ann.moves + bob.moves >= moves + 3, "the game went on after the resume"
         status, body = await admin(hub.listeners["cmpn402"], "/admin/stop", method="POST")
         assert status == 200, body
         assert body["game"]["owner"] == "rooms2"
