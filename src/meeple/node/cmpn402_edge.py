@@ -256,8 +256,12 @@ class EdgeCmpn402Listener(Cmpn402Listener):
         await super().start()
 
     async def close(self, grace: float = 5.0) -> None:
-        await self.admin.stop()
+        # The hub's shutdown first, at once, as meeple serve's listener does: an await
+        # before it lets a seat's task start a flush that the shutdown then cancels (a
+        # flush cancelled in flight breaks nats-py's connection: its PONG finds the
+        # future cancelled).
         await super().close(grace)
+        await self.admin.stop()
 
     async def _http(  # type: ignore[override]
         self, connection: ServerConnection, request: Request
