@@ -15,7 +15,9 @@ from nats.aio.client import Client
 from tests.natsd import NatsEnv
 
 from meeple.bus import Namespace
+from meeple.bus.base import BusError
 from meeple.bus.natsbus import NatsBus
+from meeple.bus.subjects import STORE_READS
 from meeple.cluster.jetstream import connect_node, delete_namespace
 from meeple.cluster.lobbystate import LobbyState
 from meeple.cluster.log import JetStreamLog
@@ -84,7 +86,11 @@ async def test_a_rejoin_token_is_found_by_its_hash_taken_once_and_lapses(
     taken = await asyncio.gather(tokens.take(h), tokens.take(h))
     assert sorted(taken, key=lambda x: x is None) == [RejoinSeat("r1", 1), None]
     assert await tokens.find(h) is None
+    # Where the seat is now (taken back through another edge): kept, then replaced.
+    await tokens.put(h, RejoinSeat("r3", 2, "web2-7", held=True), ttl=30)
+    assert await tokens.find(h) == RejoinSeat("r3", 2, "web2-7", held=True)
     await tokens.put(h, RejoinSeat("r2", 0), ttl=1)
+    assert await tokens.find(h) == RejoinSeat("r2", 0)
     for _ in range(150):
         if await tokens.find(h) is None:
             break
@@ -134,6 +140,8 @@ async def test_an_edge_cannot_read_logs_or_buckets_but_can_do_its_job(
 
     await node_bus.serve(ns.room_command("r1"), answer)
     await node_bus.serve(ns.lobby_request("sit"), answer)
+    for op in (*STORE_READS, "record_game"):
+        await node_bus.serve(ns.store_request(op), answer)
     await nc.flush()
 
     errors: list[str] = []
@@ -159,6 +167,9 @@ async def test_an_edge_cannot_read_logs_or_buckets_but_can_do_its_job(
         bus = NatsBus(edge, owns=False)
         assert await bus.request(ns.room_command("r1"), b"PLAY", timeout=2) == b"ok PLAY"
         assert await bus.request(ns.lobby_request("sit"), b"x", timeout=2) == b"ok x"
+        # The store's reads (public records and ratings), each op the file names.
+        for op in STORE_READS:
+            assert await bus.request(ns.store_read(op), b"{}", timeout=2) == b"ok {}"
         await edge.subscribe(ns.seat("r1", 0), cb=listen)
         await edge.subscribe(ns.view("r1"), cb=listen)
         await edge.subscribe(ns.lobby_events, cb=listen)
@@ -210,7 +221,15 @@ async def test_an_edge_cannot_read_logs_or_buckets_but_can_do_its_job(
             await js.get_last_msg(f"KV_{ns.lobby_bucket}", f"$KV.{ns.lobby_bucket}.state")
         await asyncio.sleep(0.1)
         assert any("permissions violation for publish" in e and "$js.api" in e for e in errors)
-        # Nor may it write a log or pose as a room's owner's answer to seats.
+        # Nor may it store a game (a store's write), nor write a log, nor pose as a
+        # room's owner's answer to seats.
+        with pytest.raises(BusError):
+            await bus.request(ns.store_request("record_game"), b"forged", timeout=0.5)
+        await asyncio.sleep(0.1)
+        assert any(
+            "permissions violation for publish" in e and ns.store_request("record_game") in e
+            for e in errors
+        ), errors
         await edge.publish(ns.log("r1"), b"forged")
         await edge.publish(ns.seat("r1", 1), b"forged")
         await edge.flush()

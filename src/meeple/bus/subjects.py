@@ -15,6 +15,7 @@ subject                        what crosses                                     
 ``meeple.lobby.chat.<game>``   chat outside a game, edge to every edge          publish
 ``meeple.rooms.open``          the lobby asks a rooms node to open a room       request
 ``meeple.store.req.<op>``      finished games and ratings, to the store role    request
+``meeple.store.req.read_<x>``  an edge's read of them (:data:`STORE_READS`)     request
 ``meeple.node.<name>``         a node's heartbeat (roles, pid, listeners)       publish
 ``meeple.log.<uid>``           the room's action log (stream ``MEEPLE_LOGS``)   JetStream
 ``$KV.meeple-leases.<key>``    room and lobby leases (per-key TTL)              KV
@@ -23,10 +24,10 @@ subject                        what crosses                                     
 ``$KV.meeple-lobby.state``     the lobby leader's open tables (fenced by epoch)  KV
 =============================  ===============================================  ==========
 
-Only the first six are for edges (``deploy/nats/meeple-auth.conf``): a log and the KV
-buckets hold racks, bags and seeds. Edges' reply subjects start with
-:attr:`Namespace.edge_inbox`, so they need no right on the other nodes' inboxes (where
-the JetStream API's answers, log reads included, arrive).
+Only the first six and the store's reads are for edges (``deploy/nats/meeple-auth.conf``):
+a log and the KV buckets hold racks, bags and seeds, and the store's other ops write.
+Edges' reply subjects start with :attr:`Namespace.edge_inbox`, so they need no right on
+the other nodes' inboxes (where the JetStream API's answers, log reads included, arrive).
 """
 
 from __future__ import annotations
@@ -34,7 +35,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Namespace", "check_token"]
+__all__ = ["STORE_READS", "Namespace", "check_token"]
+
+# The store role's read-only ops, the ones an edge's pages may ask (meeple.node.store):
+# a finished game's record by uid or by number, the recent games, a game's leaderboard,
+# a player's ratings and games, one rating's history. Public data only (what meeple
+# serve's replay and ratings pages show anyone): never a running game.
+STORE_READS = (
+    "read_game",
+    "read_game_number",
+    "read_games",
+    "read_leaderboard",
+    "read_player",
+    "read_rating_history",
+)
 
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _ROOT = re.compile(r"[a-z][a-z0-9_-]{0,31}")
@@ -97,6 +111,12 @@ class Namespace:
     def store_request(self, op: str) -> str:
         """A request to the store role (queue group ``store``): records and ratings."""
         return f"{self.root}.store.req.{check_token(op, 'store op')}"
+
+    def store_read(self, op: str) -> str:
+        """An edge's read-only request to the store role (one of :data:`STORE_READS`)."""
+        if op not in STORE_READS:
+            raise ValueError(f"not a store read: {op!r}")
+        return self.store_request(op)
 
     @property
     def nodes(self) -> str:

@@ -68,8 +68,8 @@ def register(sub: Any) -> None:
         "--api-port",
         type=int,
         metavar="PORT",
-        help="an edge's web port: GET /api/cluster and spectators' /ws (0: a free port; "
-        "default: none)",
+        help="an edge's web port: the lobby and play pages, the browser's /ws (playing and "
+        "watching), GET /api/cluster (0: a free port; default: none)",
     )
     p.add_argument(
         "--admin-token",

@@ -122,10 +122,26 @@ class Names:
 
 @dataclass(frozen=True, slots=True)
 class RejoinSeat:
-    """The seat a rejoin token takes back: a room and a seat number in it."""
+    """The seat a rejoin token takes back: a room and a seat number in it; ``route``,
+    where the seat's connection is now (the edge seat it was last bound to: a new owner
+    of the room sends its events there, not to the route in the room's genesis); ``held``:
+    its connection is gone and the room holds it for its rejoin (a new owner holds it
+    too)."""
 
     room: str
     seat: int
+    route: str | None = None
+    held: bool = False
+
+
+def _seat(value: Any) -> RejoinSeat:
+    route = value.get("route")
+    return RejoinSeat(
+        str(value["room"]),
+        int(value["seat"]),
+        None if route is None else str(route),
+        bool(value.get("held", False)),
+    )
 
 
 class RejoinTokens:
@@ -146,7 +162,11 @@ class RejoinTokens:
         key = self._key(token_hash)
         for _attempt in range(5):
             _, revision = await self._kv.get(key)
-            value = {"room": seat.room, "seat": seat.seat}
+            value: dict[str, Any] = {"room": seat.room, "seat": seat.seat}
+            if seat.route is not None:
+                value["route"] = seat.route
+            if seat.held:
+                value["held"] = True
             if await self._kv.put(key, value, expect=revision, ttl=ttl) is not None:
                 return
         raise RuntimeError(f"rejoin token {token_hash[:8]}…: written concurrently")
@@ -154,7 +174,7 @@ class RejoinTokens:
     async def find(self, token_hash: str) -> RejoinSeat | None:
         """The seat ``token_hash`` takes back now, if any."""
         value, _ = await self._kv.get(self._key(token_hash))
-        return None if value is None else RejoinSeat(str(value["room"]), int(value["seat"]))
+        return None if value is None else _seat(value)
 
     async def take(self, token_hash: str) -> RejoinSeat | None:
         """The seat, and the token spent: of two takers of one token, one gets it."""
@@ -164,4 +184,4 @@ class RejoinTokens:
             return None
         if await self._kv.put(key, None, expect=revision) is None:
             return None
-        return RejoinSeat(str(value["room"]), int(value["seat"]))
+        return _seat(value)

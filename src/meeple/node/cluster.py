@@ -110,8 +110,8 @@ def up(
             )
             out(f"node{i}     {','.join(node.roles)}  pid {node.pid}  {listeners}")
         out(
-            "web       spectators of running games: ws://<a node's api address>/ws (the web "
-            "protocol); the pages and playing from a browser: meeple serve"
+            "web       the lobby and playing from a browser: http://<a node's api address>/ "
+            "(/play; /api/cluster; spectators on /ws)"
         )
         out(
             f"admin     CMPN402 /admin on any node's cmpn402 port: Authorization: Bearer "

@@ -35,6 +35,11 @@ a join of a queue that filled meanwhile opens a new table). The edge asks the le
 its whole list when it starts and when it misses a number; a new leader publishes its
 whole list when it takes over, which replaces every edge's copy, and an old leader's
 late news is dropped.
+
+The web's browser seats (:mod:`meeple.node.web`) use the same calls and rooms, plus what
+a browser does: a table opened by id (:meth:`EdgeLobby.create_table`, :meth:`EdgeLobby.sit`),
+a seat held when its socket closes (:class:`~meeple.node.wire.Dropped`), and a seat
+taken back by its rejoin token through any edge (:meth:`EdgeLobby.rejoin`).
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import logging
 import secrets
 from collections.abc import Callable, Mapping
@@ -57,6 +63,7 @@ from meeple.server.lobby.tables import (
     Dismissed,
     QueueChanged,
     QueueKey,
+    Replaced,
     RoomFactory,
     RoomRestorer,
     Seated,
@@ -65,8 +72,10 @@ from meeple.server.lobby.tables import (
     TableEvent,
     TableInfo,
     UnknownGame,
+    UnknownToken,
 )
-from meeple.server.rooms.room import Seat
+from meeple.server.rooms.room import Resumed, Seat, token_hash
+from meeple.server.rooms.timecontrol import parse_time_control
 
 __all__ = ["EdgeLobby", "EdgeTable", "LobbyCall", "RemoteRoom", "SeatInfo"]
 
@@ -78,6 +87,8 @@ logger = logging.getLogger(__name__)
 ANSWER_WAIT = 1.0
 # Pause before asking again when nobody serves the room (its owner is being replaced).
 RETRY_PAUSE = 0.05
+# Seconds a rejoin waits for the room's owner (one taking the room over answers then).
+REBIND_PATIENCE = 10.0
 # Pause before asking again for the leader's open tables while nobody leads.
 SYNC_PAUSE = 0.5
 # The lobby request for the leader's whole list of open tables (meeple.node.lobby).
@@ -136,7 +147,14 @@ class LobbyCall:
 class RemoteRoom:
     """A room on a rooms node, as one seat of this edge plays in it."""
 
-    def __init__(self, lobby: EdgeLobby, uid: str, seat: Seat, index: int) -> None:
+    def __init__(
+        self,
+        lobby: EdgeLobby,
+        uid: str,
+        seat: Seat,
+        index: int,
+        first: asyncio.Future[int] | None = None,
+    ) -> None:
         self.lobby = lobby
         self.uid = uid
         self.id = uid
@@ -144,15 +162,21 @@ class RemoteRoom:
         self.index = index
         self.finished = False
         self.game: Any = None  # the seat's view of the game, from the last delivery
+        self.game_name = ""
+        # A browser seat's whole view as its owner built it: (data, JSON), from the last
+        # delivery (meeple.web.seat reads it instead of building one here).
+        self.seat_data: tuple[dict[str, Any], str] | None = None
         self.logged = 0
-        self._numbers = itertools.count(1)
-        self._queue: asyncio.Queue[wire.Command] = asyncio.Queue()
+        # The number of this seat's first command here: 1, or, for a seat taken back
+        # from another connection, what the owner said (its commands go on numbered).
+        self._first = first
+        self._queue: asyncio.Queue[object] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
 
     def submit(self, seat: Seat | None, command: object) -> None:
         if self.finished:
             return
-        self._queue.put_nowait(wire.Command(self.index, next(self._numbers), command))
+        self._queue.put_nowait(command)
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(
                 self._send(), name=f"edge room {self.uid}"
@@ -161,11 +185,19 @@ class RemoteRoom:
     def leave(self, seat: Seat) -> None:
         self.submit(seat, wire.Leave())
 
+    def dropped(self, route: str) -> None:
+        """The browser's connection is gone: the owner holds the seat for its rejoin."""
+        self.submit(self.seat, wire.Dropped(self.index, route))
+
     async def _send(self) -> None:
         subject = self.lobby.ns.room_command(self.uid)
+        numbers = itertools.count(1 if self._first is None else await self._first)
         while not self.finished:
             command = await self._queue.get()
-            payload = wire.dumps(command)
+            if isinstance(command, wire.Dropped):  # not a seat's command: not numbered
+                payload = wire.dumps(command)
+            else:
+                payload = wire.dumps(wire.Command(self.index, next(numbers), command))
             while not self.finished:
                 try:
                     answer = await self.lobby.bus.request(subject, payload, timeout=ANSWER_WAIT)
@@ -192,6 +224,12 @@ class RemoteRoom:
                 # (Clarkson's USERSET right after WINNER is no rename in a game, §3.5).
                 # The owner's RoomOver, and the leader's roomdone, come a moment later.
                 self.finished = True
+        if delivery.game:
+            self.game_name = delivery.game
+        if delivery.view is not None:
+            self.seat_data = (json.loads(delivery.view), delivery.view)
+            if self.seat_data[0].get("over"):
+                self.finished = True
         self.logged = max(self.logged, delivery.logged)
 
     def close(self) -> None:
@@ -203,6 +241,9 @@ class RemoteRoom:
 class EdgeLobby:
     """What an edge's dialects see as the lobby; see the module doc."""
 
+    # The web's "add a bot": bots are not seated from an edge (they would play here).
+    seats_bots = False
+
     def __init__(self, bus: Bus, ns: Namespace, node: str) -> None:
         self.bus = bus
         self.ns = ns
@@ -211,6 +252,8 @@ class EdgeLobby:
         self._seats: dict[str, Seat] = {}  # route -> seat
         self._subs: dict[str, Subscription] = {}
         self._rooms: dict[int, RemoteRoom] = {}  # id(seat) -> its room
+        self._pending_tables: dict[str, EdgeTable] = {}  # created here, nobody sat yet
+        self._creating: list[tuple[Any, ...]] = []  # their create calls, sent with the sit
         self._tables: dict[int, EdgeTable] = {}  # id(seat) -> its table, until it starts
         self._variants: dict[str, Mapping[str, tuple[int, int]] | None] = {}
         self._numbers = itertools.count(1)
@@ -222,6 +265,12 @@ class EdgeLobby:
         self._pending: dict[str, list[object]] = {}  # route -> events before subscribed
         self._open: dict[str, TableInfo] = {}  # the leader's open tables, oldest first
         self._table_sub: Subscription | None = None
+        # The edge's name registry, for a browser seat taken back here (set by the node).
+        self.names: Any = None
+        # Browser seats taking a seat back: its token, the number their commands go on
+        # from (the owner's answer), and whether the seat was told it sits (Seated).
+        self._rejoining: dict[int, tuple[str, asyncio.Future[int], list[bool]]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
         # The copy's version: the leader's lease epoch and the number of its last news.
         self._news_epoch = -1
         self._news_seq = 0
@@ -374,6 +423,154 @@ class EdgeLobby:
                 return list(table.seats)
         return []
 
+    # --- tables by id (the browser's create and sit: meeple.web.seat) ---------------------
+
+    def create_table(
+        self,
+        game: str,
+        variant: str,
+        size: int,
+        start_rule: StartRule = StartRule.FULL,
+        settings: Mapping[str, str] | None = None,
+    ) -> EdgeTable:
+        """Open a table at the leader, under an id chosen here (so the seat can sit at it
+        in the next call, in order); what the leader refuses is told to the seat later.
+        The checks the leader's lobby makes first are made here too, at once."""
+        if game not in self._variants:
+            raise UnknownGame(f"no game named {game!r}")
+        chosen = dict(settings or {})
+        if "clock" in chosen:
+            try:
+                parse_time_control(game, chosen["clock"])
+            except ValueError as e:
+                raise BadTable(str(e)) from None
+        self._check_size(QueueKey(game, size, variant))
+        table_id = f"table-{self.node}-{secrets.token_hex(4)}"
+        key = QueueKey(game, size, variant, tuple(sorted(chosen.items())))
+        self._pending_tables[table_id] = EdgeTable(key, start_rule, table_id)
+        self._creating.append((table_id, game, variant, size, start_rule.value, chosen))
+        return self._pending_tables[table_id]
+
+    def sit(self, table_id: str, seat: Seat) -> None:
+        """Sit ``seat`` at the table ``table_id`` (the leader's ``Lobby.sit``): ``Seated``
+        with its rejoin token comes from the leader, or the refusal."""
+        table = self._pending_tables.pop(table_id, None)
+        created = [c for c in self._creating if c[0] == table_id]
+        for c in created:
+            self._creating.remove(c)  # asked for below, or never (refused here)
+        room = self._rooms.get(id(seat))
+        if room is not None and not (room.finished or getattr(room.game, "is_over", False)):
+            raise AlreadyPlaying(f"{seat.name} is already in a game")
+        if room is not None:
+            room.close()
+            del self._rooms[id(seat)]
+        if table is None:
+            info = self._open.get(table_id)
+            key = (
+                QueueKey(info.game, info.size, info.variant, info.settings)
+                if info is not None
+                else QueueKey("", 0)
+            )
+            rule = info.start_rule if info is not None else StartRule.FULL
+            table = EdgeTable(key, rule, table_id)
+        for c in created:
+            self._call("create", seat, *c)
+        self._tables[id(seat)] = table
+        self._call("sit", seat, table_id)
+
+    def _check_size(self, key: QueueKey) -> None:
+        variants = self._variants[key.game]
+        if variants is not None:
+            if key.variant not in variants:
+                raise BadTable(f"{key.game} has no variant {key.variant!r}")
+            low, high = variants[key.variant]
+            if not low <= key.players <= high:
+                raise BadTable(
+                    f"{key.game} ({key.variant}) takes {low} to {high} players, not {key.players}"
+                )
+
+    # --- a browser seat taken back through this edge --------------------------------------------
+
+    def rejoin(self, token: str, seat: Seat) -> None:
+        """Take back the seat of ``token``, held by its room's owner (its connection or
+        its edge is gone) or still another connection's, through this edge: asked of a
+        lobby node (where the token's seat is) and then of the room's owner, which
+        rebinds the seat to this edge. ``Seated`` (then the game as it is) or a
+        :class:`TableError` is delivered to ``seat`` when they answered."""
+        if id(seat) in self._rooms or id(seat) in self._tables or id(seat) in self._rejoining:
+            raise AlreadyPlaying(f"{seat.name} is already at a table or in a game")
+        task = asyncio.get_running_loop().create_task(self._rejoin(token, seat), name="rejoin")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _rejoin(self, token: str, seat: Seat) -> None:
+        route = self.route(seat)
+        await self._subscribe(seat, route)
+        first: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        told = [False]
+        self._rejoining[id(seat)] = (token, first, told)
+        try:
+            answer = await self._ask_rejoin(token, seat, route)
+        except (BusError, ValueError, KeyError) as e:
+            logger.info("rejoin through %s refused: %s", self.node, e)
+            answer = None
+        # Kept until the room's first delivery here (Resumed) makes the seat's room: the
+        # owner's answer often comes before it.
+        if answer is None:
+            self._rejoining.pop(id(seat), None)
+            first.cancel()
+            room = self._rooms.pop(id(seat), None)
+            if room is not None:
+                room.close()
+            self._tell(seat, UnknownToken("no seat is held for this token"))
+            return
+        uid, index, name, number = answer
+        if self._routes.get(id(seat)) != route:
+            # Its socket closed while the owner was taking it back: held again.
+            self._rejoining.pop(id(seat), None)
+            with contextlib.suppress(BusError):
+                dropped = wire.dumps(wire.Dropped(index, route))
+                await self.bus.request(self.ns.room_command(uid), dropped, timeout=ANSWER_WAIT)
+            return
+        first.set_result(number)
+        if not told[0]:
+            told[0] = True
+            self._rejoined(seat, uid, name, token)
+
+    async def _ask_rejoin(
+        self, token: str, seat: Seat, route: str
+    ) -> tuple[str, int, str, int] | None:
+        found = await self.bus.request(
+            self.ns.lobby_request("rejoin"),
+            json.dumps({"hash": token_hash(token)}).encode(),
+            timeout=5.0,
+        )
+        where = json.loads(found)
+        if not where:
+            return None
+        uid, index = str(where["room"]), int(where["seat"])
+        rebind = wire.dumps(wire.Rebind(index, token, describe(seat, route)))
+        until = asyncio.get_running_loop().time() + REBIND_PATIENCE
+        while asyncio.get_running_loop().time() < until:  # the room may be moving
+            try:
+                answer = await self.bus.request(
+                    self.ns.room_command(uid), rebind, timeout=ANSWER_WAIT
+                )
+            except (NoResponder, BusTimeout):
+                await asyncio.sleep(RETRY_PAUSE)
+                continue
+            if answer == b"busy":
+                continue
+            bound = json.loads(answer)
+            return uid, index, str(bound["name"]), int(bound["next"])
+        return None
+
+    def _rejoined(self, seat: Seat, uid: str, name: str, token: str) -> None:
+        seat.name = name
+        if self.names is not None:
+            self.names.claim(name, seat)
+        self._tell(seat, Seated(uid, token))
+
     def join(self, key: QueueKey, seat: Seat, *, rule: StartRule = StartRule.FULL) -> None:
         if key.game not in self._variants:
             raise UnknownGame(f"no game named {key.game!r}")
@@ -419,17 +616,25 @@ class EdgeLobby:
 
     def disconnect(self, seat: Seat) -> None:
         """The connection is gone: its table seat is freed by the leader; its room (if
-        any) applies its leave rule."""
+        any) applies its leave rule, or holds a browser's seat for its rejoin token."""
+        self._leave_room(seat, dropped=bool(getattr(seat, "rejoinable", False)))
+
+    def quit(self, seat: Seat) -> None:
+        """``seat`` gives up its table or its game on purpose (a browser's leave: the
+        room's leave rule applies at once, nothing is held)."""
+        self._leave_room(seat, dropped=False)
+
+    def _leave_room(self, seat: Seat, *, dropped: bool) -> None:
         room = self._rooms.pop(id(seat), None)
         if room is not None and not room.finished:
-            room.leave(seat)
+            if dropped:
+                room.dropped(self._routes.get(id(seat), ""))
+            else:
+                room.leave(seat)
         self._tables.pop(id(seat), None)
         if id(seat) in self._routes:
             self._call("disconnect", seat)
             self._forget(seat)
-
-    def quit(self, seat: Seat) -> None:
-        self.disconnect(seat)
 
     # --- a seat taken back through this edge (CMPN402: meeple.node.cmpn402_edge) ----------
 
@@ -479,6 +684,11 @@ class EdgeLobby:
                 self._tables.pop(id(seat), None)
                 if self._seat_again(seat, table, message):
                     return
+            elif isinstance(message, Replaced):
+                # Another connection took the seat with its token (a room's owner says).
+                room = self._rooms.pop(id(seat), None)
+                if room is not None:
+                    room.close()
             self._tell(seat, message)
             return
         if isinstance(message, wire.RoomOver):
@@ -502,9 +712,18 @@ class EdgeLobby:
         if room is None or room.uid != message.uid:
             if room is not None:
                 room.close()
-            room = RemoteRoom(self, message.uid, seat, message.seat)
+            rejoining = self._rejoining.pop(id(seat), None)
+            room = RemoteRoom(
+                self, message.uid, seat, message.seat, rejoining[1] if rejoining else None
+            )
             self._rooms[id(seat)] = room
             self._tables.pop(id(seat), None)  # the table became this room
+            if rejoining is not None and isinstance(message.event, Resumed) and not rejoining[2][0]:
+                # Taken back: it sits (Seated) before it hears the game as it is.
+                token, _first, told = rejoining
+                told[0] = True
+                name = message.event.players[message.event.you]
+                self._rejoined(seat, message.uid, name, token)
         room.received(message)
         self._tell(seat, message.event)
 
@@ -536,12 +755,15 @@ class EdgeLobby:
         return True
 
     def _tell(self, seat: Seat, event: object) -> None:
+        if isinstance(event, TableError) and getattr(seat, "protocol", "") != "web":
+            return  # only the web's seat hears the leader's refusals (meeple.web.seat)
         try:
             seat.deliver(event)
         except Exception:
             logger.exception("delivering %s to %s failed", type(event).__name__, seat.name)
 
     def _forget(self, seat: Seat) -> None:
+        self._rejoining.pop(id(seat), None)
         route = self._routes.pop(id(seat), None)
         if route is None:
             return
@@ -586,11 +808,15 @@ class EdgeLobby:
                     return
                 except BusError as e:
                     logger.info("lobby refused %s for %s: %s", call.op, route, e)
-                    if call.op == "join" and seat is not None:
-                        self._tables.pop(id(seat), None)  # it sits nowhere
+                    if call.op in ("join", "sit", "create") and seat is not None:
+                        if call.op != "create":
+                            self._tables.pop(id(seat), None)  # it sits nowhere
+                        self._tell(seat, TableError(str(e)))
                 break
 
     async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
         if self._caller is not None:
             self._caller.cancel()
         if self._syncing is not None:

@@ -73,7 +73,7 @@ FULL = StartRule.FULL
 # Seconds the leader keeps asking for a rooms node to open a room.
 OPEN_PATIENCE = 10.0
 # The lobby calls an edge may make, and nothing else (a LobbyCall names a method).
-CALLS = frozenset({"join", "leave", "disconnect", "quit", "ready", "renamed", "sit"})
+CALLS = frozenset({"join", "leave", "disconnect", "quit", "ready", "renamed", "sit", "create"})
 # Edges whose last call number the state keeps (the oldest are forgotten beyond this).
 CALLERS_KEPT = 1024
 
@@ -581,6 +581,13 @@ class LobbyRole:
 
     def _call(self, op: str, call: LobbyCall) -> None:
         seat = self._seat(call.seat)
+        if op == "create":
+            # A browser's new table, under the id its edge chose (meeple.web.seat).
+            table_id, game, variant, size, rule, settings = call.args
+            self.lobby.create_table(
+                game, variant, int(size), StartRule(rule), dict(settings), table_id=table_id
+            )
+            return
         method = getattr(self.lobby, op)
         if op in ("join", "sit") and isinstance(self.lobby.room_of(seat), RoomTicket):
             # The edge holds the seat's connection and knows its game is over (it

@@ -97,6 +97,7 @@ class Node:
         self.edge: Any = None
         self.chat: Any = None  # an edge's Spectrangle chat outside a game
         self.name_service: Any = None  # a lobby node answers edges' name claims
+        self.rejoin_service: Any = None  # and where a browser's rejoin token leads
         self.seat_finder: Any = None  # a rooms node finds dropped CMPN402 agents' seats
         self._stopping = asyncio.Event()
         self._beat: asyncio.Task[None] | None = None
@@ -150,6 +151,12 @@ class Node:
             # Every lobby node answers edges' name claims (the bucket decides, not a leader).
             self.name_service = NameService(self.bus, self.ns, Names(self.nc, self.ns))
             await self.name_service.start()
+            from meeple.cluster.registry import RejoinTokens
+            from meeple.node.rejoin import RejoinService
+
+            # Where a browser's token takes it back, for any edge (meeple.node.rejoin).
+            self.rejoin_service = RejoinService(self.bus, self.ns, RejoinTokens(self.nc, self.ns))
+            await self.rejoin_service.start()
         if "rooms" in c.roles:
             from meeple.node.rooms import RoomsRole
             from meeple.node.store import RemoteRecords
@@ -176,7 +183,17 @@ class Node:
             self.seat_finder = SeatFinder(self.bus, self.ns, tokens, closed=log.closed)
             referee_rooms(services, games, table_lexicon(services), self.seat_finder)
             await self.seat_finder.start()
-            self.rooms = RoomsRole(c.name, self.bus, self.ns, log, self.leases, games)
+            self.rooms = RoomsRole(
+                c.name,
+                self.bus,
+                self.ns,
+                log,
+                self.leases,
+                games,
+                # Browser seats held for their rejoin token, found by it through any edge.
+                grace=c.server.rejoin_grace,
+                tokens=tokens,
+            )
             await self.rooms.start()
         if "edge" in c.roles:
             await self._start_edge()
@@ -194,6 +211,7 @@ class Node:
         self.services.names = ClusterNames(
             self.bus, self.ns, self.config.name, ttl=self.config.name_ttl
         )
+        self.edge.names = self.services.names
         # An edge checks no word (the rooms nodes do): no lexicon to load.
         self.services.resource(LEXICON_RESOURCE, frozenset)
         # Spectrangle chat outside a game reaches every edge's players (meeple.node.chat).
@@ -224,7 +242,11 @@ class Node:
             self.view = ClusterView(self.bus, self.ns)
             await self.view.start()
             self.relay = ViewRelay(self.bus, self.ns)
-            app = edge_web_app(self.services, self.view, self.relay)
+            from meeple.node.store import BusRecords
+
+            # Finished games and ratings for its pages, from any store node (no database).
+            records = BusRecords(self.bus, self.ns)
+            app = edge_web_app(self.services, self.view, self.relay, self.edge, records)
             self.web = WebListener(
                 self.services, "web", ListenerConfig(port=self.config.api_port), app
             )
@@ -241,7 +263,13 @@ class Node:
             "listeners": {n: f"{host}:{lst.port}" for n, lst in self.listeners.items()},
             "lobby_leader": bool(self.lobby is not None and self.lobby.leader.is_set()),
             "rooms": [
-                {"uid": uid, "game": owned.room.game_name}
+                {
+                    "uid": uid,
+                    "game": owned.room.game_name,
+                    # For the edges' lobby pages: who plays it, on which protocols.
+                    "players": [s.name for s in owned.room.seats],
+                    "protocols": [getattr(s, "protocol", "?") for s in owned.room.seats],
+                }
                 for uid, owned in (self.rooms.rooms.items() if self.rooms is not None else ())
             ],
             "at": time.time(),
@@ -303,6 +331,7 @@ class Node:
             self.rooms,
             self.lobby,
             self.name_service,
+            self.rejoin_service,
             self.seat_finder,
             self.store,
         ):

@@ -43,12 +43,15 @@ from meeple.bus.base import Bus, BusError, Subscription
 from meeple.bus.subjects import Namespace
 from meeple.cluster.lease import Lease, Leases, room_key
 from meeple.cluster.log import JetStreamLog
+from meeple.cluster.registry import RejoinSeat, RejoinTokens
 from meeple.node import spawn, wire
 from meeple.node.views import ViewSource
-from meeple.server.lobby.tables import QueueKey
-from meeple.server.rooms.room import Room
+from meeple.server.clock import Timer
+from meeple.server.lobby.tables import QueueKey, Replaced
+from meeple.server.rooms.room import Room, token_hash
 from meeple.server.rooms.timecontrol import parse_time_control
 from meeple.server.store.database import ActionLog, LogConflict
+from meeple.web.seat import seat_view_json
 
 if TYPE_CHECKING:
     from meeple.server.lobby.tables import Lobby
@@ -62,6 +65,8 @@ logger = logging.getLogger(__name__)
 COMMAND_WAIT = 10.0
 # Seconds without an edge's heartbeat before its seats leave their rooms.
 EDGE_SILENCE = 5.0
+# Seconds a browser seat's token stays findable at most (it is spent when the game ends).
+TOKEN_TTL = 24 * 3600
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +94,7 @@ class _Owned:
         self.seen: dict[int, int] = {}  # seat -> the last command number applied
         self.tags: dict[int, str] = {}  # id(command) -> its tag in the log
         self.waiting: dict[int, asyncio.Future[None]] = {}  # id(command) -> its answer
+        self.held: dict[int, Timer] = {}  # browser seats held for a rejoin: their expiry
         self.serving: Subscription | None = None
         self.keeper: asyncio.Task[None] | None = None
         self.opened = asyncio.Event()  # its genesis is in the log, claimed by this node
@@ -118,11 +124,22 @@ class RemoteSeat:
             return
         room = owned.room
         seen = wire.for_seat(room.game_name, event, self.index)
-        if owned.replaying:
-            delivery = wire.Delivery(room.uid, self.index, 0, seen, replay=True)
-        else:
-            delivery = wire.Delivery(room.uid, self.index, len(room.logged_actions), seen)
+        # A browser's seat renders the whole view after each event: built here, from the
+        # real room, as meeple serve's web seat builds it (its own rack only).
+        view = seat_view_json(room, self.index) if self.protocol == "web" else None
+        logged = 0 if owned.replaying else len(room.logged_actions)
+        delivery = wire.Delivery(
+            room.uid, self.index, logged, seen, owned.replaying, room.game_name, view
+        )
         self._role.send(self._role.ns.seat(self.route, room.uid), wire.dumps(delivery))
+
+    def replay(self, told: object, logged: int) -> wire.Delivery:
+        """``told`` (the log's last action's event) again, as a replay (module doc)."""
+        room = self.owned.room if self.owned is not None else None
+        assert room is not None
+        seen = wire.for_seat(room.game_name, told, self.index)
+        view = seat_view_json(room, self.index) if self.protocol == "web" else None
+        return wire.Delivery(room.uid, self.index, logged, seen, True, room.game_name, view)
 
 
 class ClusterLog:
@@ -181,6 +198,11 @@ class RoomsRole:
     leases: Leases
     lobby: Lobby
     wall_clock: Callable[[], float] = time.time
+    # Seconds a browser seat whose connection or edge is gone is held for its rejoin
+    # token (through any edge); 0: its room's leave rule applies at once.
+    grace: float = 0.0
+    # Where a held seat's token is found by the edges' rejoins (any lobby node reads it).
+    tokens: RejoinTokens | None = None
     rooms: dict[str, _Owned] = field(default_factory=dict)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     _subs: list[Subscription] = field(default_factory=list)
@@ -226,14 +248,118 @@ class RoomsRole:
                     edge = seat.route.rsplit("-", 1)[0]
                     if now - self._heard.get(edge, -1e9) > EDGE_SILENCE:
                         seat.gone = True
+                        held = self._hold(owned, seat)
                         logger.warning(
-                            "%s: room %s: %s's edge %s is silent; the seat leaves",
+                            "%s: room %s: %s's edge %s is silent; the seat %s",
                             self.name,
                             owned.room.uid,
                             seat.name,
                             edge,
+                            "is held for its rejoin" if held else "leaves",
                         )
-                        owned.room.leave(seat)
+                        if not held:
+                            owned.room.leave(seat)
+
+    # --- browser seats that come back (through any edge) -------------------------------------
+
+    def _hold(self, owned: _Owned, seat: RemoteSeat) -> bool:
+        """Hold ``seat`` (a browser's, with a rejoin token) for :attr:`grace` seconds, its
+        token findable by any edge; False: not a seat that comes back (its leave rule
+        applies now)."""
+        room = owned.room
+        hashes = room.rejoin_hashes
+        key = hashes[seat.index] if seat.index < len(hashes) else None
+        if seat.protocol != "web" or not key or self.grace <= 0 or room.finished:
+            return False
+        if seat.index not in owned.held:
+            owned.held[seat.index] = self.lobby.clock.call_later(
+                self.grace, lambda: self._expire(owned, seat)
+            )
+            if self.tokens is not None:  # a node taking the room over holds it too
+                found = RejoinSeat(room.uid, seat.index, seat.route, held=True)
+                self._spawn(self.tokens.put(key, found, ttl=TOKEN_TTL), f"held {room.uid}")
+            room.log.info("%s dropped; seat held for %.0f s", seat.name, self.grace)
+        return True
+
+    async def _tokens(self, owned: _Owned, *, put: bool) -> None:
+        """Make the room's browser seats' tokens findable by any edge (its owner opened or
+        took the room), or spend them (the room is over)."""
+        room = owned.room
+        if self.tokens is None:
+            return
+        for index, seat in enumerate(room.seats):
+            key = room.rejoin_hashes[index] if index < len(room.rejoin_hashes) else None
+            if not key or getattr(seat, "protocol", "") != "web":
+                continue
+            try:
+                if put:
+                    route = getattr(seat, "route", None)
+                    found = RejoinSeat(room.uid, index, route, index in owned.held)
+                    await self.tokens.put(key, found, ttl=TOKEN_TTL)
+                else:
+                    await self.tokens.take(key)
+            except Exception as e:
+                logger.warning("%s: room %s: rejoin token not kept: %r", self.name, room.uid, e)
+
+    async def _routes(self, room: Room) -> list[RemoteSeat]:
+        """A room rebuilt from its log: its browser seats taken back through another edge
+        since its genesis are there now (their tokens' entries say where); the seats its
+        old owner held for their rejoin (to be held here too)."""
+        held: list[RemoteSeat] = []
+        if self.tokens is None:
+            return held
+        departed = set(room.departed())  # their leave is in the log
+        for index, seat in enumerate(room.seats):
+            key = room.rejoin_hashes[index] if index < len(room.rejoin_hashes) else None
+            if not key or not isinstance(seat, RemoteSeat) or seat.protocol != "web":
+                continue
+            try:
+                found = await self.tokens.find(key)
+            except Exception as e:
+                logger.warning("%s: room %s: rejoin token not read: %r", self.name, room.uid, e)
+                continue
+            if found is not None and found.room == room.uid:
+                if found.route:
+                    seat.route = found.route
+                if found.held and index not in departed:
+                    held.append(seat)
+        return held
+
+    def _expire(self, owned: _Owned, seat: RemoteSeat) -> None:
+        owned.held.pop(seat.index, None)
+        room = owned.room
+        if not room.finished and not owned.fenced and seat in room.seats:
+            room.log.info("%s did not come back within %.0f s", seat.name, self.grace)
+            room.leave(seat)
+
+    def _rebind(self, owned: _Owned, request: wire.Rebind) -> bytes:
+        """A new connection on any edge takes seat ``request.seat`` back with its token
+        (as :meth:`meeple.server.lobby.tables.Lobby.rejoin`): the room tells it the game as it
+        is (``Resumed``, on the new seat's subject); a connection still holding the seat
+        is told it was ``Replaced``. The answer: the seat's name, and the number the new
+        edge's commands for it go on from (a command is applied once: module doc)."""
+        room = owned.room
+        index = request.seat
+        hashes = room.rejoin_hashes
+        key = hashes[index] if 0 <= index < len(hashes) else None
+        if room.finished or not key or token_hash(request.token) != key:
+            raise ValueError("no seat is held for this token")
+        old = room.seats[index]
+        timer = owned.held.pop(index, None)
+        if timer is not None:
+            timer.cancel()
+        elif isinstance(old, RemoteSeat) and not old.gone:
+            # Taken from a connection still open (a second tab, another edge).
+            self.send(self.ns.seat(old.route, "lobby"), wire.dumps(Replaced(room.uid)))
+        new = RemoteSeat(self, owned, index, {**request.info, "name": old.name})
+        room.log.info("%s is back (%s)", old.name, new.route)
+        room.rebind(old, new)
+        if self.tokens is not None:
+            # Where the seat is now, for a node that takes the room over later.
+            found = RejoinSeat(room.uid, index, new.route)
+            self._spawn(self.tokens.put(key, found, ttl=TOKEN_TTL), f"route {room.uid}")
+        answer = {"name": old.name, "next": owned.seen.get(index, 0) + 1}
+        return json.dumps(answer).encode()
 
     async def stop(self, *, release: bool = True) -> None:
         """Stop serving; with ``release`` give every lease up at once (a clean stop: the
@@ -318,15 +444,17 @@ class RoomsRole:
             logged = len(room.logged_actions)
             for seat in room.seats:
                 if isinstance(seat, RemoteSeat):
-                    seen = wire.for_seat(room.game_name, told, seat.index)
-                    again = wire.Delivery(room.uid, seat.index, logged, seen, replay=True)
+                    again = seat.replay(told, logged)
                     await self.bus.publish(self.ns.seat(seat.route, room.uid), wire.dumps(again))
         room.start()
+        self._spawn(self._tokens(owned, put=True), f"tokens {room.uid}")
 
     # --- commands -----------------------------------------------------------------------------
 
     async def _command(self, owned: _Owned, payload: bytes) -> bytes:
-        request: wire.Command | wire.Watch | wire.Admin = wire.loads(payload)
+        request: (
+            wire.Command | wire.Watch | wire.History | wire.Rebind | wire.Dropped | wire.Admin
+        ) = wire.loads(payload)
         room = owned.room
         if owned.fenced:
             raise ValueError(f"room {room.uid} moved to another node")
@@ -334,8 +462,21 @@ class RoomsRole:
             return self.views.watch(room, owned.lease.epoch)
         if isinstance(request, wire.Admin):
             return await self._admin(owned, request.action)
+        if isinstance(request, wire.History):
+            from meeple.web.replays import live_steps
+
+            # Spectator views only, as meeple serve's history.json (web/replays.py).
+            return wire.dumps(None if room.finished else live_steps(room))
+        if isinstance(request, wire.Rebind):
+            return self._rebind(owned, request)
         if room.finished:
             return b"over"
+        if isinstance(request, wire.Dropped):
+            seat = room.seats[request.seat] if 0 <= request.seat < len(room.seats) else None
+            mine = isinstance(seat, RemoteSeat) and seat.route == request.route
+            if mine and not self._hold(owned, seat):  # type: ignore[arg-type]
+                room.leave(seat)  # type: ignore[arg-type]
+            return b"ok"
         if isinstance(request.command, wire.Rejoin):
             # A new connection numbers its commands anew, from this one's (0) on.
             owned.seen[request.seat] = request.n - 1
@@ -409,6 +550,7 @@ class RoomsRole:
     async def _close(self, owned: _Owned) -> None:
         room = owned.room
         if not owned.fenced:
+            await self._tokens(owned, put=False)
             over = wire.dumps(wire.RoomOver(room.uid))
             for seat in room.seats:
                 route = getattr(seat, "route", None)
@@ -425,6 +567,9 @@ class RoomsRole:
 
     async def _drop(self, owned: _Owned, *, release: bool) -> None:
         room = owned.room
+        for timer in owned.held.values():
+            timer.cancel()
+        owned.held.clear()
         if self.rooms.get(room.uid) is owned:
             del self.rooms[room.uid]
         if owned.fenced:
@@ -492,6 +637,8 @@ class RoomsRole:
                 return False
             try:
                 owned = self._restore(log, lease)
+                for seat in await self._routes(owned.room):
+                    self._hold(owned, seat)  # held by the old owner: held here (anew)
                 told = wire.LAST_TOLD[log.game](owned.room, log)
             except Exception:
                 logger.exception("%s: room %s does not replay; left to others", self.name, uid)
@@ -528,6 +675,7 @@ class RoomsRole:
                 return
             owned = self._restore(log, lease)
             room = owned.room
+            await self._routes(room)
             told = wire.LAST_TOLD[log.game](room, log)
             over = wire.dumps(wire.RoomOver(uid))
             for seat in room.seats:
@@ -535,8 +683,7 @@ class RoomsRole:
                     continue
                 subject = self.ns.seat(seat.route, uid)
                 if told is not None:
-                    seen = wire.for_seat(room.game_name, told, seat.index)
-                    again = wire.Delivery(uid, seat.index, len(log.entries), seen, replay=True)
+                    again = seat.replay(told, len(log.entries))
                     await self.bus.publish(subject, wire.dumps(again))
                 await self.bus.publish(subject, over)
             with contextlib.suppress(BusError):

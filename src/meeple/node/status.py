@@ -44,6 +44,17 @@ class ClusterView:
             with contextlib.suppress(BusError):
                 await self._sub.close()
 
+    def rooms(self) -> list[dict[str, Any]]:
+        """Every running room as its owner's last heartbeat described it (uid, game,
+        players, protocols) with its ``owner``."""
+        now = time.monotonic()
+        return [
+            {**r, "owner": b["name"]}
+            for at, b in sorted(self._beats.values(), key=lambda ab: ab[1]["name"])
+            if now - at <= SILENCE
+            for r in b.get("rooms", ())
+        ]
+
     def snapshot(self) -> dict[str, Any]:
         """``GET /api/cluster``'s body: nodes (name, roles, pid, address), the lobby's
         leader, every running room with its owner."""

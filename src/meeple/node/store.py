@@ -8,20 +8,88 @@ per room uid. It does so through :class:`RemoteRecords`, the two store calls
 :class:`~meeple.server.store.database.Store` (``--database``: PostgreSQL in the cluster;
 ``record_game`` updates the players' ratings in the same transaction). Rooms nodes
 need no database connection; any number of store nodes may serve.
+
+The same role answers an edge's web pages, which have no database connection either:
+the read-only ops :data:`~meeple.bus.subjects.STORE_READS` (a finished game's record by
+uid or number, the recent games, a leaderboard, a player's profile and rating history),
+which :class:`BusRecords` asks for as the edge's :class:`~meeple.web.records.Records`.
+Only finished, public data is read there (what ``meeple serve``'s replay and ratings
+pages show anyone); an edge's credentials may make these requests and not the writes
+(deploy/nats/meeple-auth.conf). An edge's request is JSON, checked here before the
+database sees it (never a pickle: an edge is not trusted to name classes); the answer
+is the store's own value, pickled (:func:`meeple.node.wire.dumps`), from a node.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import json
+from collections.abc import Callable
 from typing import Any
 
 from meeple.bus.base import Bus, BusError, Subscription
-from meeple.bus.subjects import Namespace
+from meeple.bus.subjects import STORE_READS, Namespace
 from meeple.node import wire
-from meeple.server.store.database import GameRecord, Store
+from meeple.server.store.database import (
+    GameRecord,
+    PlayerProfile,
+    PlayerRating,
+    RatingPoint,
+    Store,
+    StoreUnavailable,
+)
+from meeple.web.records import MAX_KEY, findable
 
-__all__ = ["RemoteRecords", "StoreRole"]
+__all__ = ["READ_TIMEOUT", "BusRecords", "RemoteRecords", "StoreRole"]
+
+# Seconds an edge's page waits for a store node's answer before its 503 page.
+READ_TIMEOUT = 3.0
+# The most rows one read answers (the games page asks for 200).
+MAX_ROWS = 200
+MAX_TEXT = MAX_KEY
+# What a record in a list keeps of its JSON record: the list shows its summary only
+# (meeple.web.replays.summary), and 200 whole records would not fit one NATS message.
+_LISTED = ("format", "version", "uid", "lexicon")
+
+
+def _listed(record: GameRecord) -> GameRecord:
+    """``record`` as a list needs it: without its moves (``record``, most of ``data``)."""
+    data = None if record.data is None else {k: record.data[k] for k in _LISTED if k in record.data}
+    return dataclasses.replace(record, record="", data=data)
+
+
+def _text(args: dict[str, Any], key: str) -> str:
+    value = args.get(key)
+    if not isinstance(value, str) or not findable(value):
+        raise ValueError(f"{key}: a text of at most {MAX_TEXT} characters, no NUL")
+    return value
+
+
+def _count(args: dict[str, Any], key: str, top: int) -> int:
+    value = args.get(key)
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= top:
+        raise ValueError(f"{key}: a whole number from 0 to {top}")
+    return value
+
+
+def _read(store: Store, op: str, args: dict[str, Any]) -> object:
+    """The read ``op`` of an edge's request ``args`` (JSON, checked), on ``store``."""
+    if op == "read_game":
+        return store.game_by_uid(_text(args, "uid"))
+    if op == "read_game_number":
+        return store.game(_count(args, "id", 2**62))
+    if op == "read_games":
+        return [_listed(r) for r in store.games(limit=_count(args, "limit", MAX_ROWS))]
+    if op == "read_leaderboard":
+        return store.leaderboard(_text(args, "game"), limit=_count(args, "limit", MAX_ROWS))
+    if op == "read_player":
+        profile = store.player(_text(args, "name"), limit=_count(args, "limit", MAX_ROWS))
+        return dataclasses.replace(profile, games=tuple(_listed(r) for r in profile.games))
+    if op == "read_rating_history":
+        return store.rating_history(_text(args, "game"), _text(args, "name"))
+    raise ValueError(f"no read {op!r}")
 
 
 class StoreRole:
@@ -40,6 +108,21 @@ class StoreRole:
             self._subs.append(
                 await self.bus.serve(self.ns.store_request(op), self._handler(op), queue="store")
             )
+        for op in STORE_READS:
+            self._subs.append(
+                await self.bus.serve(self.ns.store_read(op), self._reader(op), queue="store")
+            )
+
+    def _reader(self, op: str) -> Callable[[bytes], Any]:
+        """An edge's read (module doc): JSON in, checked; no lock (reads only)."""
+
+        async def handle(payload: bytes) -> bytes:
+            args = json.loads(payload)
+            if not isinstance(args, dict):
+                raise ValueError("a read's arguments are a JSON object")
+            return wire.dumps(await asyncio.to_thread(_read, self.store, op, args))
+
+        return handle
 
     def _handler(self, op: str) -> Any:
         async def handle(payload: bytes) -> bytes:
@@ -86,3 +169,59 @@ class RemoteRecords:
 
     def record_game(self, **game: Any) -> int:
         return int(self._ask("record_game", game))
+
+
+class BusRecords:
+    """An edge's :class:`~meeple.web.records.Records`: each read a request to any store
+    node (queue group ``store``), answered within :data:`READ_TIMEOUT` seconds or
+    :class:`~meeple.server.store.database.StoreUnavailable` (no store node, a slow one, a
+    database that fails: the page answers 503 and the edge goes on)."""
+
+    def __init__(self, bus: Bus, ns: Namespace, timeout: float = READ_TIMEOUT) -> None:
+        self.bus = bus
+        self.ns = ns
+        self.timeout = timeout
+
+    async def _ask(self, op: str, **args: object) -> Any:
+        subject = self.ns.store_read(op)
+        try:
+            answer = await self.bus.request(
+                subject, json.dumps(args).encode(), timeout=self.timeout
+            )
+        except BusError as e:
+            raise StoreUnavailable(f"{subject}: {type(e).__name__}: {e}") from e
+        return wire.loads(answer)
+
+    async def game_by_uid(self, uid: str) -> GameRecord | None:
+        if not findable(uid):
+            return None
+        found: GameRecord | None = await self._ask("read_game", uid=uid)
+        return found
+
+    async def game(self, game_id: int) -> GameRecord | None:
+        if not 0 <= game_id <= 2**62:
+            return None
+        found: GameRecord | None = await self._ask("read_game_number", id=game_id)
+        return found
+
+    async def games(self, *, limit: int) -> list[GameRecord]:
+        found: list[GameRecord] = await self._ask("read_games", limit=min(limit, MAX_ROWS))
+        return found
+
+    async def leaderboard(self, game: str, *, limit: int) -> list[PlayerRating]:
+        found: list[PlayerRating] = await self._ask(
+            "read_leaderboard", game=game[:MAX_TEXT], limit=min(limit, MAX_ROWS)
+        )
+        return found
+
+    async def player(self, name: str, *, limit: int) -> PlayerProfile:
+        if not findable(name):
+            return PlayerProfile(name, (), ())
+        found: PlayerProfile = await self._ask("read_player", name=name, limit=min(limit, MAX_ROWS))
+        return found
+
+    async def rating_history(self, game: str, name: str) -> list[RatingPoint]:
+        found: list[RatingPoint] = await self._ask(
+            "read_rating_history", game=game[:MAX_TEXT], name=name[:MAX_TEXT]
+        )
+        return found

@@ -1,99 +1,320 @@
-"""An edge's web port: ``GET /api/cluster`` and the spectators' WebSocket (``/ws``).
+"""An edge's web port: the pages a player needs, the browser's WebSocket, ``/api/cluster``.
 
-Spectators speak the web protocol (docs/protocols/web.md) as with ``meeple serve``: a
-``subscribe`` to ``game`` with a room's uid gets the whole snapshot at once, then every
-change (as deltas if asked). The room runs on a rooms node; the edge hears its views over
-the bus once for all its spectators (:class:`meeple.node.views.ViewRelay`) and writes
-them with ``meeple serve``'s own :class:`~meeple.web.fanout.Fanout` and listener.
+The browser speaks the web protocol (docs/protocols/web.md) as with ``meeple serve``, and
+its seat is ``meeple serve``'s own :class:`~meeple.web.seat.WebSeat`: what it sees as its
+lobby is the edge's :class:`~meeple.node.edge.EdgeLobby` and a room it plays in a
+:class:`~meeple.node.edge.RemoteRoom`, exactly as a Twente connection on the same edge
+(one mechanism: the seat's calls go to the lobby's leader in order, its commands to the
+room's owner numbered, its events come on its seat subject). What differs is where a
+view is built: the room's owner builds the seat's whole view (its own rack only) and
+sends it with each event (:attr:`meeple.node.wire.Delivery.view`).
 
-What a cluster edge does not serve on its web port (yet): the pages, the lobby and
-console topics, and playing from a browser. Those get the protocol's own ``error``
-reply (``refused``), and the connection goes on.
+Served here:
+
+- ``/`` the lobby (open tables from the edge's copy of the leader's, running rooms from
+  the nodes' heartbeats, the recent games), ``/play`` (sit, create a table, play,
+  rejoin), ``/games/<uid>`` a running game, live (its spectator view over the bus), or
+  a finished one's replay;
+- the pages that read the database, as ``meeple serve``'s own (the same handlers and
+  templates): ``/games`` (running and recent games), a finished game's replay
+  (``/games/<uid>``, ``/games/n/<number>``, ``/games/<uid>.gcg``), ``/ratings`` and
+  ``/players/<name>``. Their data comes from any ``store`` node over the bus
+  (:class:`meeple.node.store.BusRecords`: finished records and ratings only); with no
+  store node answering within :data:`meeple.node.store.READ_TIMEOUT` seconds such a
+  page answers 503 (the site's "unavailable" page) and the edge goes on;
+- ``/ws``: the ``lobby`` topic (the same snapshot as ``/``, published when the edge hears
+  a table change and every :data:`LOBBY_REFRESH` seconds while someone watches), the
+  ``game`` topic of a running room (:class:`meeple.node.views.ViewRelay`: each edge hears
+  a room once for all its spectators), and the play messages;
+- ``/api/cluster`` and ``/static``.
+
+- ``/games/<uid>/history.json``: a running game's steps so far, asked of its room's
+  owner (:class:`meeple.node.wire.History`: spectator views only, as ``meeple serve``'s).
+
+Not served on an edge: accounts (so names reserved with an account are not enforced on
+edges), a replay's move analysis (no lexicon here), the CMPN402 console and its topic (``error``
+``refused`` on the socket), and the web's "add a bot" (``error`` ``refused``); a
+Scrabble ``preview`` is answered ``not-now`` (the edge has no lexicon).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import asyncio
+from typing import TYPE_CHECKING, Any
 
+from meeple.bus.base import BusError, NoResponder
+from meeple.node import wire
 from meeple.protocols import web as proto
 from meeple.protocols.web.errors import ErrorCode
 from meeple.server.feed import Feed, game_topic
+from meeple.server.lobby.tables import LOBBY_TOPIC, TableInfo
 from meeple.web.app import WebConnection, WebContext
 from meeple.web.fanout import Fanout
+from meeple.web.seat import WebSeat, lexicon_name
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
     from starlette.websockets import WebSocket
 
+    from meeple.node.edge import EdgeLobby
     from meeple.node.status import ClusterView
     from meeple.node.views import ViewRelay
     from meeple.server.app import Services
+    from meeple.server.store.database import GameRecord
+    from meeple.web.records import Records
 
-__all__ = ["edge_web_app"]
+__all__ = ["LOBBY_REFRESH", "EdgeConnection", "edge_web_app"]
 
-SPECTATORS_ONLY = "this cluster edge serves spectators of running games (subscribe to a game)"
+NOT_ON_EDGES = "this cluster edge does not serve that topic (it needs the database)"
+# Seconds between lobby snapshots while someone watches (rooms come from heartbeats).
+LOBBY_REFRESH = 2.0
+# Seconds a running game's history.json waits for the room's owner.
+HISTORY_TIMEOUT = 3.0
+
+
+def _table_json(info: TableInfo) -> dict[str, Any]:
+    """An open table as the lobby's snapshot shows it (meeple.server.lobby.tables's shape)."""
+    return {
+        "id": info.id,
+        "game": info.game,
+        "players": info.size,
+        "variant": info.variant,
+        "start": info.start_rule.value,
+        "settings": dict(info.settings),
+        "waiting": [{"name": s.name, "protocol": s.protocol, "ready": s.ready} for s in info.seats],
+    }
+
+
+class EdgeTables:
+    """What the pages read as ``ctx.lobby``: the snapshot of ``meeple serve``'s lobby,
+    from this edge's copy of the open tables and the nodes' heartbeats."""
+
+    def __init__(self, edge: EdgeLobby, view: ClusterView) -> None:
+        self.edge = edge
+        self.view = view
+
+    def snapshot(self) -> dict[str, Any]:
+        tables = [_table_json(t) for t in self.edge.tables()]
+        rooms = [
+            {
+                "uid": r["uid"],
+                "game": r["game"],
+                "players": r.get("players", []),
+                "protocols": r.get("protocols", []),
+                "scores": None,
+                "turn": None,
+            }
+            for r in self.view.rooms()
+        ]
+        return {
+            "queues": [t for t in tables if t["waiting"]],
+            "tables": tables,
+            "rooms": rooms,
+            "store": None,
+        }
 
 
 class _EdgeContext(WebContext):
-    """What an edge's WebSocket needs: the services (limits) and the relayed feed."""
+    """What an edge's pages and sockets read: the services, the relayed feed, the
+    tables, the store nodes' records over the bus; no console."""
 
-    def __init__(self, services: Services, feed: Feed) -> None:  # no lobby, no store here
+    def __init__(
+        self, services: Services, feed: Feed, tables: EdgeTables, records: Records
+    ) -> None:
         self.services = services
         self.feed = feed
+        self.tables = tables
+        self.records = records
+        self.lobby = tables  # type: ignore[assignment]  # what the pages read of it
+        self._refresher: asyncio.Task[None] | None = None
+
+    def store_trouble(self) -> str | None:
+        return None
+
+    def console(self) -> None:
+        return None
+
+    def lexicon(self) -> str:
+        return lexicon_name(self.services.config.lexicon)
+
+    def lexicons(self) -> list[str]:
+        default = self.lexicon()
+        more = [lexicon_name(n) for n in self.services.config.table_lexicons]
+        return [default, *(n for n in more if n != default)]
+
+    async def analysis(self, record: GameRecord) -> list[dict[str, Any] | None] | None:
+        return None  # an edge has no lexicon to weigh the moves with
+
+    def publish_lobby(self) -> None:
+        """A fresh lobby snapshot for its watchers (none built while nobody watches)."""
+        if self.feed.subscribers(LOBBY_TOPIC) == 0:
+            self.feed.forget(LOBBY_TOPIC)
+            return
+        self.feed.publish(LOBBY_TOPIC, self.tables.snapshot)
+        if self._refresher is None or self._refresher.done():
+            self._refresher = asyncio.ensure_future(self._refresh())
+
+    async def _refresh(self) -> None:
+        while self.feed.subscribers(LOBBY_TOPIC) > 0:
+            await asyncio.sleep(LOBBY_REFRESH)
+            self.feed.publish(LOBBY_TOPIC, self.tables.snapshot)  # dropped if unchanged
+
+    def close(self) -> None:
+        if self._refresher is not None:
+            self._refresher.cancel()
 
 
 class EdgeConnection(WebConnection):
-    """One spectator's WebSocket on an edge: rooms' views come through ``relay``."""
+    """One browser's WebSocket on an edge: spectating through ``relay``, playing through
+    the edge's lobby (module doc)."""
 
     def __init__(
-        self, websocket: WebSocket, ctx: WebContext, fanout: Fanout, size: int, relay: ViewRelay
+        self, websocket: WebSocket, ctx: _EdgeContext, fanout: Fanout, size: int, relay: ViewRelay
     ) -> None:
         super().__init__(websocket, ctx, fanout, size)
+        self.edge_ctx = ctx
         self.relay = relay
 
     async def _subscribe(self, message: proto.Subscribe) -> None:
-        if message.topic != "game" or message.uid is None:
+        if message.topic == "lobby":
+            topic = LOBBY_TOPIC
+        elif message.topic == "game" and message.uid is not None:
+            if not await self.relay.exists(message.uid):
+                await self.send(self.session.not_found(message))
+                return
+            topic = game_topic(message.uid)
+        else:
             self.session.not_found(message)  # forgets the subscription
-            await self.send(proto.Error(ErrorCode.REFUSED, SPECTATORS_ONLY))
-            return
-        if not await self.relay.exists(message.uid):
-            await self.send(self.session.not_found(message))
+            await self.send(proto.Error(ErrorCode.REFUSED, NOT_ON_EDGES))
             return
         if self._sink is None:
             raise RuntimeError("the edge's web needs its listener's FrameProtocol")
         if self.spectator is None:
             self.spectator = self.fanout.spectator(self._sink)
-        self.fanout.watch(self.spectator, game_topic(message.uid), delta=message.delta)
+        self.fanout.watch(self.spectator, topic, delta=message.delta)
+        if topic == LOBBY_TOPIC and self.ctx.feed.last(LOBBY_TOPIC) is None:
+            self.edge_ctx.publish_lobby()  # stale while nobody watched: build it now
 
-    async def _play(self, message: proto.ClientMessage) -> None:
-        await self.send(proto.Error(ErrorCode.REFUSED, SPECTATORS_ONLY))
+    def _player(self) -> WebSeat:
+        if self.seat is None:
+            # No account names on edges (the database's): every name may be used.
+            self.seat = WebSeat(self.ctx.services, self.session)
+            self._seat_writer = asyncio.create_task(self._write_seat(self.seat))
+        return self.seat
 
 
-def edge_web_app(services: Services, view: ClusterView, relay: ViewRelay) -> Starlette:
+def edge_web_app(
+    services: Services, view: ClusterView, relay: ViewRelay, edge: EdgeLobby, records: Records
+) -> Starlette:
     """The edge's ASGI app; serve it with :class:`meeple.web.listener.WebListener`. Its
     WebSockets pass the same gate as ``meeple serve``'s (origin, connections per address:
-    :func:`meeple.web.app.websocket_endpoint`)."""
-    from starlette.applications import Starlette
-    from starlette.requests import Request
+    :func:`meeple.web.app.websocket_endpoint`), its pages get the same headers."""
+    from starlette.middleware import Middleware
     from starlette.responses import JSONResponse
-    from starlette.routing import Route, WebSocketRoute
+    from starlette.routing import Mount, Route, WebSocketRoute
+    from starlette.staticfiles import StaticFiles
 
     from meeple.server.edge.limits import AddressLimiter
-    from meeple.web.app import Hub, websocket_endpoint
+    from meeple.server.lobby.bots import LEVELS as BOT_LEVELS
+    from meeple.server.store.database import StoreUnavailable
+    from meeple.web import ratings as ratings_pages
+    from meeple.web.app import (
+        HERE,
+        Hub,
+        SecurityHeaders,
+        _WebApp,
+        game_by_number,
+        games_page,
+        gcg_download,
+        lobby_page,
+        replay_page,
+        store_timeout,
+        websocket_endpoint,
+    )
+    from meeple.web.templating import environment, render
 
-    ctx = _EdgeContext(services, relay.feed)
+    tables = EdgeTables(edge, view)
+    ctx = _EdgeContext(services, relay.feed, tables, records)
+    edge.on_change.append(lambda _event: ctx.publish_lobby())
     fanout = Fanout(relay.feed, on_first=relay.watch, on_last=relay.unwatch)
     max_size = services.config.web.max_message_size
 
-    async def cluster(request: Request) -> JSONResponse:
+    async def cluster(request: Request) -> Response:
         return JSONResponse(view.snapshot())
+
+    async def play_page(request: Request) -> Response:
+        return render(
+            request,
+            "play.html",
+            signed_in=None,
+            lexicon=ctx.lexicon(),
+            lexicons=ctx.lexicons(),
+            invited=request.query_params.get("table"),
+            bot_levels=BOT_LEVELS,
+        )
+
+    async def game_page(request: Request) -> Response:
+        uid = request.path_params["uid"]
+        if await relay.exists(uid):
+            last = relay.feed.last(game_topic(uid))
+            if last is not None and last.data.get("view") is not None:
+                snapshot = last.data
+                return render(
+                    request,
+                    "live.html",
+                    uid=uid,
+                    snapshot=snapshot,
+                    seq=last.seq,
+                    lexicon=(snapshot.get("view") or {}).get("lexicon") or ctx.lexicon(),
+                    clocks=snapshot.get("clocks"),
+                )
+        # A finished game's replay, from a store node (404 if it has none).
+        return await replay_page(request, ctx, uid)
+
+    async def history_json(request: Request) -> Response:
+        """A running game's steps so far (``meeple serve``'s ``history.json``), asked of
+        the room's owner (:class:`meeple.node.wire.History`: spectator views only)."""
+        uid = request.path_params["uid"]
+        try:
+            answer = await relay.bus.request(
+                relay.ns.room_command(uid), wire.dumps(wire.History()), timeout=HISTORY_TIMEOUT
+            )
+        except (ValueError, NoResponder):  # no such subject, or no owner: no running room
+            steps = None
+        except BusError:
+            return JSONResponse({"error": "the game's node did not answer"}, status_code=503)
+        else:
+            steps = wire.loads(answer)
+        if steps is None:
+            return JSONResponse({"error": "no running game with that uid"}, status_code=404)
+        return JSONResponse({"uid": uid, "steps": steps})
 
     def connection(websocket: WebSocket) -> EdgeConnection:
         return EdgeConnection(websocket, ctx, fanout, max_size, relay)
 
-    app = Starlette(
-        routes=[Route("/api/cluster", cluster), WebSocketRoute("/ws", websocket_endpoint)]
+    app = _WebApp(
+        routes=[
+            Route("/", lobby_page),
+            Route("/play", play_page),
+            Route("/games", games_page),
+            Route("/games/n/{number:int}", game_by_number),
+            Route("/games/{uid:str}.gcg", gcg_download),
+            Route("/games/{uid:str}/history.json", history_json),
+            Route("/games/{uid:str}", game_page),
+            *ratings_pages.routes(),
+            Route("/api/cluster", cluster),
+            WebSocketRoute("/ws", websocket_endpoint),
+            Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+        ],
+        exception_handlers={StoreUnavailable: store_timeout},
+        middleware=[Middleware(SecurityHeaders)],
     )
+    app.state.ctx = ctx
+    app.state.templates = environment()
+    # The nav leaves out what an edge does not serve (the CMPN402 console, accounts).
+    app.state.templates.globals["cluster_edge"] = True
     app.state.hub = Hub(fanout)
     app.state.connection = connection
     app.state.origins = frozenset(services.config.web.origins)

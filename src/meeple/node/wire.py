@@ -36,7 +36,10 @@ __all__ = [
     "Admin",
     "Command",
     "Delivery",
+    "Dropped",
+    "History",
     "Leave",
+    "Rebind",
     "Rejoin",
     "RoomOver",
     "TableNews",
@@ -95,6 +98,27 @@ class Leave:
 
 
 @dataclass(frozen=True, slots=True)
+class Dropped:
+    """A browser seat's connection is gone and may come back (its rejoin token): the room
+    holds the seat for the rejoin grace instead of applying its leave rule at once.
+    ``route``: the edge seat that dropped (a seat rebound elsewhere since is not held)."""
+
+    seat: int
+    route: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rebind:
+    """A new connection, on any edge, takes back seat ``seat`` with its rejoin token
+    (the owner checks its hash against the genesis's); ``info`` describes the new seat
+    (its route). Answered with the seat's name and the number its commands go on from."""
+
+    seat: int
+    token: str
+    info: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class Rejoin:
     """A new connection, on edge route ``route``, takes its seat back (a CMPN402 agent
     that reconnected, through any edge): the seat's commands are numbered again from
@@ -121,6 +145,14 @@ class Admin:
 
 
 @dataclass(frozen=True, slots=True)
+class History:
+    """An edge asks a running room's owner for its steps so far (a browser's
+    ``history.json``, docs/protocols/web.md): the answer is
+    :func:`meeple.web.replays.live_steps` of the room, spectator views only (never a
+    rack or the bag), or None once the game is over or for a game without steps."""
+
+
+@dataclass(frozen=True, slots=True)
 class Delivery:
     """One room event for one seat, on the seat's subject: the room, the seat's index,
     and how many actions the room's log held when it was sent.
@@ -137,6 +169,11 @@ class Delivery:
     logged: int
     event: object
     replay: bool = False
+    # For a browser seat: the room's game and the seat's whole view as JSON, built by the
+    # owner from the real room (``games/<game>/view.py`` ``seat_view``: its own rack only),
+    # as ``meeple serve``'s web seat builds it (meeple.web.seat.seat_view_json).
+    game: str = ""
+    view: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,12 +42,13 @@ from meeple.server.lobby.bots import LEVELS as BOT_LEVELS
 from meeple.server.lobby.cmpn402_console import Console
 from meeple.server.lobby.tables import LOBBY_TOPIC, Lobby, server_lobby
 from meeple.server.rooms.scrabble import LEXICON_RESOURCE, TABLE_LEXICONS_RESOURCE
-from meeple.server.store.database import GameRecord, Store, StoreUnavailable, stored
+from meeple.server.store.database import GameRecord, Store, StoreUnavailable
 from meeple.server.store.journal import server_journal, server_store
 from meeple.web import accounts, guide, replays
 from meeple.web import console as console_pages
 from meeple.web import ratings as ratings_pages
 from meeple.web.fanout import Fanout, Spectator, frame_sink
+from meeple.web.records import LocalRecords, Records
 from meeple.web.seat import WebSeat, lexicon_name
 from meeple.web.templating import environment, render
 
@@ -99,7 +100,8 @@ LISTENER_INFO: dict[str, tuple[str, str, str]] = {
 
 
 class WebContext:
-    """What the pages read: the lobby, its feed, the store, the listeners, the console."""
+    """What the pages read: the lobby, its feed, the store (its finished games and
+    ratings through :attr:`records`), the listeners, the console."""
 
     def __init__(self, services: Services) -> None:
         self.services = services
@@ -109,6 +111,8 @@ class WebContext:
         self._analyses: dict[str, list[dict[str, Any] | None]] = {}
         # ``meeple serve`` is one node with every role, named after its host.
         self.node_name = socket.gethostname()
+        # What the replay, games, ratings and player pages read (meeple.web.records).
+        self.records: Records = LocalRecords(lambda: self.store)
 
     @property
     def store(self) -> Store:
@@ -194,7 +198,7 @@ class WebContext:
         """The last stored games; none while the database does not answer (the page
         still shows the live tables, and the banner says what is wrong)."""
         try:
-            games = await stored(self.store.games, limit=limit)
+            games = await self.records.games(limit=limit)
         except Exception as e:
             logger.warning("recent games not read: %s", e)
             return []
@@ -315,7 +319,13 @@ async def game_page(request: Request) -> Response:
                 lexicon=lexicon,
                 clocks=room.clock_view(),
             )
-    record = await stored(replays.find, ctx.store, uid)
+    return await replay_page(request, ctx, uid)
+
+
+async def replay_page(request: Request, ctx: WebContext, uid: str) -> Response:
+    """The replay of the stored game ``uid`` (404 if none), from ``ctx.records``: the
+    one page for ``meeple serve`` and a cluster edge."""
+    record = await ctx.records.game_by_uid(uid)
     if record is None:
         return render(request, "missing.html", status=404, uid=uid)
     replay = replays.build(record)
@@ -328,7 +338,7 @@ async def game_page(request: Request) -> Response:
 async def game_by_number(request: Request) -> Response:
     """A stored game by its row number: games stored before they had a uid."""
     ctx: WebContext = request.app.state.ctx
-    record = await stored(ctx.store.game, request.path_params["number"])
+    record = await ctx.records.game(request.path_params["number"])
     if record is None:
         return render(request, "missing.html", status=404, uid=str(request.path_params["number"]))
     uid = replays.summary(record)["uid"]
@@ -351,7 +361,7 @@ async def history_json(request: Request) -> Response:
 async def gcg_download(request: Request) -> Response:
     ctx: WebContext = request.app.state.ctx
     uid = request.path_params["uid"]
-    record = await stored(replays.find, ctx.store, uid)
+    record = await ctx.records.game_by_uid(uid)
     if record is None or record.game != "scrabble":
         return PlainTextResponse("no Scrabble game with that id\n", status_code=404)
     return PlainTextResponse(

@@ -1,8 +1,10 @@
 """The ratings pages: ``/ratings`` (a leaderboard per game) and ``/players/<name>``.
 
-Both read the store's Glicko-2 tables (docs/server.md, Ratings) and are rendered on
-the server; they need no JavaScript. A player's rating history is drawn as an inline
-SVG here (:func:`history_chart`), so the page needs no chart library.
+Both read the store's Glicko-2 tables (docs/server.md, Ratings) through the context's
+:class:`~meeple.web.records.Records` (the local store, or a store node over the bus on a
+cluster edge) and are rendered on the server; they need no JavaScript. A player's rating
+history is drawn as an inline SVG here (:func:`history_chart`), so the page needs no
+chart library.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from meeple.server.store.database import PlayerRating, RatingPoint, stored
+from meeple.server.store.database import PlayerRating, RatingPoint
 from meeple.web import replays
 from meeple.web.templating import render
 
@@ -120,7 +122,7 @@ async def ratings_page(request: Request) -> Response:
     game = request.query_params.get("game", "scrabble")
     if game not in GAMES:
         return render(request, "player_missing.html", status=404, what=f"game {game[:40]!r}")
-    board = await stored(_ctx(request).store.leaderboard, game, limit=LEADERBOARD_SIZE)
+    board = await _ctx(request).records.leaderboard(game, limit=LEADERBOARD_SIZE)
     return render(
         request,
         "ratings.html",
@@ -133,11 +135,9 @@ async def ratings_page(request: Request) -> Response:
 
 async def player_page(request: Request) -> Response:
     name = request.path_params["name"]
-    store = _ctx(request).store
+    records = _ctx(request).records
     profile = (
-        await stored(store.player, name, limit=PLAYER_GAMES)
-        if len(name) <= MAX_NAME_LENGTH
-        else None
+        await records.player(name, limit=PLAYER_GAMES) if len(name) <= MAX_NAME_LENGTH else None
     )
     if profile is None or (not profile.ratings and not profile.games):
         return render(request, "player_missing.html", status=404, what=f"player {name[:80]!r}")
@@ -145,7 +145,7 @@ async def player_page(request: Request) -> Response:
     for r in profile.ratings:
         row = _row(0, r)
         row["game"] = GAMES.get(r.game, r.game)
-        row["chart"] = history_chart(await stored(store.rating_history, r.game, r.player))
+        row["chart"] = history_chart(await records.rating_history(r.game, r.player))
         rated.append(row)
     games = []
     for record in profile.games:

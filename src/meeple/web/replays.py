@@ -17,17 +17,12 @@ from meeple.games.scrabble import record as scrabble_record
 from meeple.games.scrabble import view as scrabble_view
 from meeple.games.spectrangle import record as spectrangle_record
 from meeple.games.spectrangle import view as spectrangle_view
-from meeple.server.store.database import GameRecord, Store
+from meeple.server.store.database import GameRecord
 
-__all__ = ["MAX_STEPS", "build", "find", "live_steps", "summary", "view_of"]
+__all__ = ["MAX_STEPS", "build", "live_steps", "summary", "view_of"]
 
 # A replay page carries every step; no real game comes near this many actions.
 MAX_STEPS = 2000
-
-
-def find(store: Store, uid: str) -> GameRecord | None:
-    """The stored game with this uid (the URL it had while running), if any."""
-    return store.game_by_uid(uid)
 
 
 def summary(record: GameRecord) -> dict[str, Any]:

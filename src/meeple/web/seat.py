@@ -29,6 +29,12 @@ browser): the old one is told ``unseated`` (reason ``rejoined``) and is back in 
 lobby, its name gone with the seat. Outgoing messages go through a small outbox that
 the connection drains; a view replaces a view not yet sent (only the latest matters),
 so a slow browser never makes the server queue a game's history.
+
+On a cluster edge (:mod:`meeple.node.web`) the same seat plays through the edge's lobby
+(:class:`meeple.node.edge.EdgeLobby`): its lobby calls and rejoin are answered later by
+other nodes (``Seated`` or a :class:`~meeple.server.lobby.tables.TableError` is delivered), and
+its room is a stand-in whose view the room's owner built (``seat_data``,
+:func:`seat_view_json`).
 """
 
 from __future__ import annotations
@@ -59,6 +65,7 @@ from meeple.server.lobby.tables import (
     SeatJoined,
     SeatRenamed,
     StartRule,
+    Table,
     TableError,
     server_lobby,
 )
@@ -70,7 +77,14 @@ from meeple.server.rooms.room import Halted, Room
 if TYPE_CHECKING:
     from meeple.server.app import Services
 
-__all__ = ["OUTBOX_SIZE", "WebSeat", "games_ready", "lexicon_name", "register_games"]
+__all__ = [
+    "OUTBOX_SIZE",
+    "WebSeat",
+    "games_ready",
+    "lexicon_name",
+    "register_games",
+    "seat_view_json",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -185,6 +199,8 @@ class WebSeat:
             elif isinstance(message, proto.Rejoin):
                 self._rejoin(message.token)
             elif isinstance(message, proto.AddBot):
+                if not getattr(self.lobby, "seats_bots", True):
+                    raise _Refused("this server does not seat bots from the web (yet)")
                 try:
                     add_bot(self.services, message.table, level=message.level)
                 except ValueError as e:  # not one of the server's levels
@@ -254,7 +270,12 @@ class WebSeat:
     def _rejoin(self, token: str) -> None:
         self._release()  # the seat's own name comes back with it
         self.name = ""
-        place = self.lobby.rejoin(token, self)  # names this seat; in a game Resumed follows
+        # Names this seat; in a game Resumed follows. None: a cluster edge's lobby.
+        place: Room | Table | None = self.lobby.rejoin(token, self)
+        if place is None:
+            # A cluster edge asks the room's owner: Seated (or a refusal) is delivered
+            # when it answers (meeple.node.edge.EdgeLobby.rejoin).
+            return
         self.token = token
         self.table = place.uid if isinstance(place, Room) else place.id
         self.session.seated()
@@ -299,7 +320,8 @@ class WebSeat:
             return
         room = self.lobby.room_of(self)
         game = getattr(room, "game", None)
-        you = next((i for i, s in enumerate(room.seats) if s is self), None) if room else None
+        # A room on another node (a cluster edge's) has no lexicon here to check words.
+        you = _index(room, self) if room is not None and hasattr(room, "seats") else None
         if you is None or not isinstance(game, scrabble_engine.Game):
             self._put(proto.Error(proto.ErrorCode.NOT_NOW, "no Scrabble game to preview a play in"))
             return
@@ -319,6 +341,12 @@ class WebSeat:
             self.name = self.token = self.table = ""
             self._put(proto.Unseated(event.table, "rejoined"))
             return
+        if isinstance(event, TableError):
+            # A lobby on other nodes answers later (a cluster edge): its refusal.
+            if self.lobby.table_of(self) is None and self.lobby.room_of(self) is None:
+                self._stood_up()
+            self._put(proto.Error(proto.ErrorCode.REFUSED, str(event)[:200]))
+            return
         if isinstance(event, Seated):
             self.token, self.table = event.token, event.table
             self.session.seated()
@@ -337,13 +365,20 @@ class WebSeat:
         room = self.lobby.room_of(self)
         if room is None:
             return
-        you = next((i for i, s in enumerate(room.seats) if s is self), None)
-        if you is None:
-            return
-        data = _seat_view(room, you)
-        if data is None:
-            return
-        self._put(proto.SeatView(room.game_name, room.uid, json.dumps(data, separators=(",", ":"))))
+        told = getattr(room, "seat_data", None)
+        if told is not None:
+            # A room on another node (meeple.node.edge.RemoteRoom): the view its owner
+            # built for this seat with seat_view_json, delivered with the event.
+            data, text = told
+        else:
+            you = _index(room, self)
+            if you is None:
+                return
+            data = _seat_view(room, you)
+            if data is None:
+                return
+            text = json.dumps(data, separators=(",", ":"))
+        self._put(proto.SeatView(room.game_name, room.uid, text))
         if data.get("over") or getattr(getattr(room, "game", None), "is_over", False):
             self._stood_up(keep_name=True)
 
@@ -402,6 +437,17 @@ def lexicon_name(configured: str) -> str:
     return configured if configured in LEXICONS else Path(configured).name
 
 
+def _index(room: Room, seat: object) -> int | None:
+    return next((i for i, s in enumerate(room.seats) if s is seat), None)
+
+
+def seat_view_json(room: Room, you: int) -> str | None:
+    """The ``seat`` message's data for seat ``you`` of ``room`` (None: a game without a
+    view): what a cluster's rooms node sends a browser seat on another node."""
+    data = _seat_view(room, you)
+    return None if data is None else json.dumps(data, separators=(",", ":"))
+
+
 def _seat_view(room: Room, you: int) -> dict[str, Any] | None:
     game = getattr(room, "game", None)
     if isinstance(game, scrabble_engine.Game):
@@ -454,9 +500,13 @@ def _command(room: Room, m: proto.Play) -> object:
 
 def _chat_command(room: Room, text: str) -> object:
     """The room's own chat command for a chat line."""
-    if isinstance(room, spectrangle_room.SpectrangleRoom):
+    # By the game (a cluster edge's room is a stand-in for the one on its rooms node).
+    game = getattr(room, "game", None)
+    if isinstance(room, spectrangle_room.SpectrangleRoom) or isinstance(
+        game, spectrangle_engine.Game
+    ):
         return spectrangle_room.RoomChat(text)
-    if isinstance(room, santorini_room.SantoriniRoom):
+    if isinstance(room, santorini_room.SantoriniRoom) or isinstance(game, santorini_engine.Game):
         return santorini_room.Chat(text)
     return scrabble_room.Chat(text)
 

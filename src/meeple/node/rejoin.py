@@ -1,0 +1,55 @@
+"""Where a browser's rejoin token takes it back: answered by any lobby node.
+
+A browser seat whose connection (or edge) is gone is held by its room's owner for the
+rejoin grace, which writes the token's hash → the room and seat to the tokens bucket
+(:class:`~meeple.cluster.registry.RejoinTokens`, with the grace as its TTL). Edges may not
+read buckets (deploy/nats/meeple-auth.conf), so an edge asks here, on
+``<ns>.lobby.req.rejoin`` (queue group ``rejoin``: any lobby node answers), with the
+token's SHA-256 — never the token — and then sends the token itself to the room's owner
+only (:class:`~meeple.node.wire.Rebind`), which checks it against the genesis's hash.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+
+from meeple.bus.base import Bus, BusError, Subscription
+from meeple.bus.subjects import Namespace
+from meeple.cluster.registry import RejoinTokens
+
+__all__ = ["OP", "RejoinService"]
+
+OP = "rejoin"
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+class RejoinService:
+    """Answers edges' "where is this token's seat" from the tokens bucket: JSON
+    ``{"room", "seat"}``, or ``null`` when no seat is held for it."""
+
+    def __init__(self, bus: Bus, ns: Namespace, tokens: RejoinTokens) -> None:
+        self.bus = bus
+        self.ns = ns
+        self.tokens = tokens
+        self._sub: Subscription | None = None
+
+    async def start(self) -> None:
+        self._sub = await self.bus.serve(self.ns.lobby_request(OP), self._handle, queue=OP)
+
+    async def stop(self) -> None:
+        if self._sub is not None:
+            with contextlib.suppress(BusError):
+                await self._sub.close()
+            self._sub = None
+
+    async def _handle(self, payload: bytes) -> bytes:
+        request = json.loads(payload)
+        key = request.get("hash") if isinstance(request, dict) else None
+        if not isinstance(key, str) or not _SHA256.fullmatch(key):
+            raise ValueError("a rejoin is asked by the token's SHA-256")
+        found = await self.tokens.find(key)
+        if found is None:
+            return b"null"
+        return json.dumps({"room": found.room, "seat": found.seat}).encode()

@@ -1,0 +1,444 @@
+"""Browsers on cluster edges (issue 21, "Tables across nodes"): ``meeple node`` processes
+on loopback with real NATS and PostgreSQL. A browser on one edge, a Twente bot on
+another and a Twente bot on a third sit at one table and play; the browser's edge is
+SIGKILLed mid-game and the browser takes its seat back through another edge with its
+rejoin token; a clocked table between two browsers goes on across its rooms node's
+SIGKILL with the failover gap charged to nobody."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import websockets
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from nats.aio.client import Client
+from playwright.async_api import Browser, expect
+from tests.cluster.test_nodes import Nodes, _room_uid, nodes
+from tests.web.helpers import NEXT_VIEW, _move, browser, type_move
+from websockets.asyncio.client import ClientConnection
+
+from meeple.ai.scrabble import ranked_moves
+from meeple.bus.subjects import Namespace
+from meeple.clients.twente import TwenteClient
+from meeple.cluster.lease import Leases, room_key
+from meeple.cluster.log import JetStreamLog
+from meeple.games.scrabble.board import Board
+from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
+from meeple.games.scrabble.tiles import ENGLISH
+from meeple.protocols.twente.messages import Error, GameOver, NotifyTurn
+from meeple.protocols.web import PROTOCOL
+from meeple.server.store.database import open_store
+
+__all__ = ["browser", "nodes"]
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def enable() -> Lexicon:
+    return load_lexicon("enable")
+
+
+async def _web(port: int) -> ClientConnection:
+    ws = await websockets.connect(f"ws://127.0.0.1:{port}/ws", max_size=2**22)
+    await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
+    assert json.loads(await ws.recv())["type"] == "welcome"
+    return ws
+
+
+async def _next(ws: ClientConnection, timeout: float = 30.0) -> dict[str, Any]:
+    message: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), timeout))
+    return message
+
+
+async def _until(ws: ClientConnection, kind: str, timeout: float = 30.0) -> dict[str, Any]:
+    async with asyncio.timeout(timeout):
+        while True:
+            message = await _next(ws)
+            assert message["type"] != "error" or message["code"] == "illegal", message
+            if message["type"] == kind:
+                return message
+
+
+def _action(view: dict[str, Any], lexicon: Lexicon) -> dict[str, Any]:
+    rack = view["rack"]
+    found = ranked_moves(Board.from_rows(view["board"]), rack, lexicon, ENGLISH)
+    if found:
+        return {"kind": "place", "tiles": [[p.x, p.y, p.tile] for p in found[0].tiles]}
+    if view["bag"] >= 1:
+        return {"kind": "exchange", "tiles": rack.replace("?", "")[:1] or rack[:1]}
+    return {"kind": "pass"}
+
+
+async def _play(
+    ws: ClientConnection,
+    lexicon: Lexicon,
+    *,
+    stop_after: int | None = None,
+    first: dict[str, Any] | None = None,
+    views: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Play from the seat views until the game is over (or ``stop_after`` own moves,
+    returning the view whose turn it is then); the last view."""
+    moves = 0
+    while True:
+        message = first if first is not None else await _next(ws)
+        first = None
+        assert message["type"] != "error" or message["code"] == "illegal", message
+        if message["type"] != "seat":
+            continue
+        view = message["data"]
+        if views is not None:
+            views.append(view)
+        if view["over"]:
+            return view
+        if view["turn"] != view["you"]:
+            continue
+        if stop_after is not None and moves >= stop_after:
+            return view
+        await ws.send(json.dumps({"type": "play", "action": _action(view, lexicon)}))
+        moves += 1
+
+
+async def _twente_bot(port: int, name: str, players: int, lexicon: Lexicon) -> GameOver:
+    client = await TwenteClient.connect("127.0.0.1", port, name)
+    try:
+        await client.request_game(players)
+        skip = 0
+        async for message in client:
+            if isinstance(message, NotifyTurn) and message.your_turn:
+                skip = 0
+                await asyncio.sleep(0.05)
+                await _move(client, lexicon, skip)
+            elif isinstance(message, Error) and client.turn == client.name:
+                skip += 1
+                if skip > 5:
+                    await client.pass_turn()
+                else:
+                    await _move(client, lexicon, skip)
+            elif isinstance(message, GameOver):
+                return message
+    finally:
+        await client.close()
+    raise AssertionError(f"{name}: the connection ended before GAMEOVER")
+
+
+async def _cluster(
+    nodes: Nodes, pg_url: str | None, *, web2: bool = True, rooms: bool = True
+) -> tuple[Nodes, Any, Any, Any, Any]:
+    """A lobby (and store) node with a Twente edge, one or two edges with web ports, a
+    rooms node (each optional but the first two)."""
+    roles = "edge,lobby,store" if pg_url else "edge,lobby"
+    hub = await nodes.start("hub", roles, pg_url)
+    first = await nodes.start("web1", "edge", None, "--api-port", "0")
+    second = await nodes.start("web2", "edge", None, "--api-port", "0") if web2 else None
+    room_node = await nodes.start("rooms1", "rooms") if rooms else None
+    return nodes, hub, first, second, room_node
+
+
+@pytest.fixture
+async def cluster(nodes: Nodes, pg_url: str) -> tuple[Nodes, Any, Any, Any, Any]:
+    return await _cluster(nodes, pg_url)
+
+
+async def test_a_browser_and_twente_bots_on_three_edges_play_and_the_browser_comes_back_elsewhere(
+    cluster: tuple[Nodes, Any, Any, Any, Any],
+    node: Client,
+    nats_ns: Namespace,
+    pg_url: str,
+    enable: Lexicon,
+) -> None:
+    """A browser opens a 3-seat Twente-variant table on edge web1; Twente bots on the
+    hub's and web2's Twente ports fill it; they play; web1 is SIGKILLed mid-game and the
+    browser sends its rejoin token to web2: it is seated again (the game's uid, its name),
+    its view comes back with its own rack, and it plays on with the bots, who never lose
+    their connections; then the room's rooms node is SIGKILLed too, and the node that
+    takes the room over sends the browser's events to web2 (where its token's entry says
+    the seat is now), so the game is played to the end. The game is stored once with its three
+    seats' protocols."""
+    nodes, hub, web1, web2, rooms1 = cluster
+    ws = await _web(web1.listeners["api"])
+    await ws.send(json.dumps({"type": "subscribe", "topic": "lobby"}))
+    create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 3}
+    await ws.send(json.dumps({**create, "name": "wes"}))
+    seated = await _until(ws, "seated")
+    token, table = seated["token"], seated["table"]
+    assert seated["name"] == "wes"
+    assert table.startswith("table-web1-")
+    # The lobby topic shows the table from the edge's copy of the leader's tables.
+    while True:
+        lobby = await _until(ws, "lobby")
+        tables = lobby["data"]["tables"] if "data" in lobby else []
+        if any(t["id"] == table and t["waiting"] for t in tables):
+            break
+    bots = [
+        asyncio.ensure_future(_twente_bot(hub.listeners["twente"], "ann", 3, enable)),
+        asyncio.ensure_future(_twente_bot(web2.listeners["twente"], "bob", 3, enable)),
+    ]
+    reader = JetStreamLog(node, nats_ns, open_store(pg_url))
+    uid = await _room_uid(reader)
+    rooms2 = await nodes.start("rooms2", "rooms")  # after the room opened on rooms1
+    before = await _play(ws, enable, stop_after=2)
+    rack = before["rack"]
+
+    web1.kill()  # the browser's edge dies; the bots' edges live
+    await ws.close()
+    ws = await _web(web2.listeners["api"])
+    started = time.monotonic()
+    await ws.send(json.dumps({"type": "rejoin", "token": token}))
+    again = await _until(ws, "seated")
+    assert again["table"] == uid
+    assert again["name"] == "wes"
+    assert again["token"] == token
+    view = await _until(ws, "seat")
+    assert view["uid"] == uid
+    assert view["data"]["rack"] == rack  # its own rack, as it was: nobody moved meanwhile
+    assert view["data"]["players"][view["data"]["you"]] == "wes"
+    print(f"rejoined through another edge in {time.monotonic() - started:.2f} s")
+    # Its room's owner dies too: the new owner finds the seat where it is now (web2),
+    # not where the genesis put it (web1, dead).
+    mine = await _play(ws, enable, first=view, stop_after=1)
+    rooms1.kill()
+    final = await _play(ws, enable, first={"type": "seat", "data": mine})
+    assert "rooms2: took room" in rooms2.log.read_text()
+    overs = await asyncio.wait_for(asyncio.gather(*bots), 120)
+    assert final["over"]
+    assert all(dict(o.scores) == dict(overs[0].scores) for o in overs)
+    assert dict(overs[0].scores)["wes"] == final["scores"][final["you"]]
+    records = open_store(pg_url)
+    for _ in range(100):
+        stored = records.game_by_uid(uid)
+        if stored is not None:
+            break
+        await asyncio.sleep(0.1)
+    assert stored is not None
+    assert stored.data is not None
+    assert sorted(stored.protocols) == ["twente", "web"]
+    assert sorted(stored.players) == ["ann", "bob", "wes"]
+    await ws.close()
+
+
+async def test_chromium_plays_on_an_edge_against_a_twente_bot_on_another(
+    nodes: Nodes, pg_url: str, browser: Browser, enable: Lexicon
+) -> None:
+    """Debian's chromium opens web1's lobby and play pages, opens a 2-seat Twente table
+    and types its moves; a Twente bot on the hub's edge fills the table and they play
+    (the edge serves the running game's live page meanwhile). After four moves of its
+    own the page resigns: the bot hears GAMEOVER on its edge, with its score as the page
+    showed it."""
+    _nodes, hub, web1, _web2, _rooms = await _cluster(nodes, pg_url, web2=False)
+    base = f"http://127.0.0.1:{web1.listeners['api']}"
+    page = await browser.new_page()
+    await page.goto(f"{base}/")
+    await expect(page.locator("#queues")).to_be_attached()
+    await page.goto(f"{base}/play")
+    await page.fill("#create [name=name]", "pia")
+    await page.select_option("#create [name=game]", "scrabble/twente")
+    await page.fill("#create [name=size]", "2")
+    await page.click("#create button[type=submit]")
+    await expect(page.locator("#play")).to_be_visible()
+    bot = asyncio.ensure_future(_twente_bot(hub.listeners["twente"], "tom", 2, enable))
+    seen = -1
+    for _move_number in range(4):
+        handle = await page.wait_for_function(NEXT_VIEW, arg=seen, timeout=30_000)
+        view: dict[str, Any] = await handle.json_value()
+        assert not view["over"]
+        assert view["players"][view["you"]] == "pia"
+        seen = len(view["moves"])
+        await type_move(page, view, enable)
+    handle = await page.wait_for_function(NEXT_VIEW, arg=seen, timeout=30_000)
+    view = await handle.json_value()
+    assert len(view["moves"]) >= 8  # four of the page's and four of the bot's
+    uid = await page.evaluate("() => window.meeple.uid")
+    live = await browser.new_page()
+    response = await live.goto(f"{base}/games/{uid}")
+    assert response is not None
+    assert response.status == 200
+    await expect(live.locator("#board")).to_be_visible()
+    await live.close()
+    await page.click("#resign")
+    await page.click("#resign-yes")
+    over = await asyncio.wait_for(bot, 30)
+    shown = dict(zip(view["players"], view["scores"], strict=True))
+    assert shown["pia"] > 0
+    assert dict(over.scores)["tom"] == shown["tom"]  # the resigner scores nothing
+
+
+async def test_a_clocked_web_table_goes_on_after_its_rooms_node_is_killed_and_the_gap_is_free(
+    cluster: tuple[Nodes, Any, Any, Any, Any],
+    node: Client,
+    nats_ns: Namespace,
+    enable: Lexicon,
+) -> None:
+    """Two browsers on two edges play a Twente-variant table with a 5-minute clock; its
+    rooms node is SIGKILLed while the first player's clock runs. Another rooms node
+    takes the room over from its log with the clocks as the last entry left them: the
+    player's move after the takeover costs it only the time since the takeover, not the
+    failover gap (docs/cluster.md, "Failures"). The game then goes on to its end."""
+    nodes, _hub, web1, web2, rooms1 = cluster
+    cat = await _web(web1.listeners["api"])
+    create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 2}
+    await cat.send(json.dumps({**create, "name": "cat", "clock": "5+0"}))
+    table = (await _until(cat, "seated"))["table"]
+    dan = await _web(web2.listeners["api"])
+    await dan.send(json.dumps({"type": "sit", "table": table, "name": "dan"}))
+    await _until(dan, "seated")
+    reader = JetStreamLog(node, nats_ns, open_store("sqlite:///:memory:"))
+    uid = await _room_uid(reader)
+    rooms2 = await nodes.start("rooms2", "rooms")  # after the room opened on rooms1
+    other = asyncio.ensure_future(_play(dan, enable))
+    view = await _play(cat, enable, stop_after=2)
+    seen = time.monotonic()
+    clocks = view["clocks"]
+    you = view["you"]
+    assert clocks["control"]["base"] == 300
+    assert clocks["running"] == you
+    left = clocks["remaining"][you]
+
+    # Time on the running clock that no log entry holds: the old owner's, gone with it.
+    await asyncio.sleep(1.0)
+    rooms1.kill()
+    leases = Leases(node, nats_ns)
+    until = time.monotonic() + 20
+    while (holder := await leases.holder(room_key(uid))) is None or holder.owner != "rooms2":
+        assert time.monotonic() < until, "no takeover"
+        await asyncio.sleep(0.05)
+    taken = time.monotonic()
+    gap = taken - seen
+    assert gap > 2.0  # a second, then the lease's lapse: what must not be charged
+    await cat.send(json.dumps({"type": "play", "action": _action(view, enable)}))
+    while True:
+        message = await _until(cat, "seat")
+        after = message["data"]
+        if len(after["moves"]) > len(view["moves"]) and after["clocks"]["running"] != you:
+            break
+    moved = time.monotonic()
+    charged = left - after["clocks"]["remaining"][you]
+    print(f"failover gap {gap:.2f} s; charged {charged:.2f} s of {moved - seen:.2f} s")
+    assert charged >= -0.05  # no time given either
+    assert charged <= (moved - taken) + 0.5  # only the time since the takeover
+    final = await _play(cat, enable, first=message)
+    assert final["over"]
+    assert (await asyncio.wait_for(other, 60))["over"]
+    assert "rooms2: took room" in rooms2.log.read_text()
+    await cat.close()
+    await dan.close()
+
+
+@pytest.fixture
+async def lobby_and_edge(nodes: Nodes) -> tuple[Nodes, Any, Any, Any, Any]:
+    return await _cluster(nodes, None, web2=False, rooms=False)
+
+
+_FIELDS = ["type", "topic", "uid", "token", "table", "name", "game", "variant", "size", "action"]
+_TYPES = ["subscribe", "create", "sit", "rejoin", "play", "ready", "leave", "bot", "chat"]
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    messages=st.lists(
+        st.one_of(
+            st.binary(max_size=48),
+            st.text(max_size=48),
+            st.fixed_dictionaries(
+                {"type": st.sampled_from(_TYPES)},
+                optional={
+                    key: st.one_of(
+                        st.none(), st.integers(-3, 9), st.text(max_size=12), st.lists(st.integers())
+                    )
+                    for key in _FIELDS[1:]
+                },
+            ).map(json.dumps),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+async def test_hostile_messages_to_an_edge_never_close_its_socket(
+    lobby_and_edge: tuple[Nodes, Any, Any, Any, Any], messages: list[str | bytes]
+) -> None:
+    """Whatever a browser sends an edge (tables, rejoins with made-up tokens, plays out of
+    turn, junk), the connection stays: a ping after it is answered."""
+    _nodes, _hub, web1, _web2, _rooms = lobby_and_edge
+    ws = await _web(web1.listeners["api"])
+    for data in messages:
+        await ws.send(data)
+    await ws.send('{"type":"ping","id":7}')
+    async with asyncio.timeout(20):
+        while (reply := await _next(ws)) != {"type": "pong", "id": 7}:
+            assert reply["type"] in ("error", "pong", "lobby", "seated", "game", "seat")
+    await ws.close()
+
+
+async def test_a_browser_whose_socket_closes_is_held_and_comes_back_through_another_edge(
+    cluster: tuple[Nodes, Any, Any, Any, Any], enable: Lexicon
+) -> None:
+    """A browser's socket to a live edge closes mid-game: the room's owner holds its seat
+    (Scrabble's leave rule would end the game: it does not), and the browser's token
+    takes the seat back through the other edge; the two browsers play to the end."""
+    _nodes, _hub, web1, web2, _rooms = cluster
+    eva = await _web(web1.listeners["api"])
+    create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 2}
+    await eva.send(json.dumps({**create, "name": "eva"}))
+    table = (await _until(eva, "seated"))["table"]
+    fay = await _web(web2.listeners["api"])
+    await fay.send(json.dumps({"type": "sit", "table": table, "name": "fay"}))
+    token = (await _until(fay, "seated"))["token"]
+    other = asyncio.ensure_future(_play(eva, enable))
+    await _play(fay, enable, stop_after=1)
+    await fay.close()  # its edge lives: the seat is held, not left
+    await asyncio.sleep(1.0)
+    assert not other.done()  # the game did not end
+    fay = await _web(web1.listeners["api"])
+    await fay.send(json.dumps({"type": "rejoin", "token": token}))
+    again = await _until(fay, "seated")
+    assert again["name"] == "fay"
+    final = await _play(fay, enable)
+    assert final["over"]
+    assert final["result"]["reason"] != "disconnect"
+    assert (await asyncio.wait_for(other, 60))["over"]
+    await fay.close()
+    await eva.close()
+
+
+async def test_a_held_browser_seat_is_held_by_a_new_owner_and_leaves_when_its_grace_ends(
+    nodes: Nodes, pg_url: str, tmp_path: Path, enable: Lexicon
+) -> None:
+    """With a 2-second rejoin grace: a browser's socket closes (its edge lives), then the
+    room's rooms node is SIGKILLed. The node that takes the room over holds the seat
+    anew (its token's entry says it was held), and when nobody takes it back within the
+    grace, the room applies its leave rule: the other browser sees the game end."""
+    config = tmp_path / "meeple.toml"
+    config.write_text("rejoin_grace = 2\n")
+    _n, _hub, web1, web2, rooms1 = await _cluster(nodes, pg_url)
+    rooms1.kill()  # one rooms node with the short grace, then a second one
+    rooms1 = await nodes.start("rooms1b", "rooms", None, "--config", str(config))
+    gus = await _web(web1.listeners["api"])
+    create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 2}
+    await gus.send(json.dumps({**create, "name": "gus"}))
+    table = (await _until(gus, "seated"))["table"]
+    hal = await _web(web2.listeners["api"])
+    await hal.send(json.dumps({"type": "sit", "table": table, "name": "hal"}))
+    await _until(hal, "seated")
+    rooms2 = await nodes.start("rooms2", "rooms", None, "--config", str(config))
+    other = asyncio.ensure_future(_play(gus, enable))
+    await _play(hal, enable, stop_after=1)
+    await hal.close()  # held for 2 s by rooms1b...
+    await asyncio.sleep(0.5)
+    rooms1.kill()  # ...which dies: rooms2 holds it anew, then lets it go
+    started = time.monotonic()
+    final = await asyncio.wait_for(other, 30)
+    assert final["over"]
+    assert time.monotonic() - started > 1.5  # the lease's lapse and the grace, at least
+    log = rooms2.log.read_text()
+    assert "rooms2: took room" in log
+    assert "hal did not come back within 2 s" in log
+    await gus.close()
