@@ -86,6 +86,17 @@ def test_cluster_up_plays_across_nodes_and_down_stops_everything(tmp_path: Path)
         for node in state["nodes"]:
             with websockets.sync.client.connect(f"ws://127.0.0.1:{node['cmpn402']}") as ws:
                 assert ws.recv(timeout=10) == b"\x00"
+        # The CMPN402 admin's token is printed, the same on every edge.
+        (printed,) = [re.search(r"Bearer (\S+)", x) for x in lines if x.startswith("admin ")]
+        assert printed is not None
+        assert state["cmpn402_admin_token"] == printed[1]
+        for node in state["nodes"]:
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{node['cmpn402']}/admin/status",
+                headers={"Authorization": f"Bearer {printed[1]}"},
+            )
+            with urllib.request.urlopen(request, timeout=10) as r:
+                assert json.load(r)["status"]["mode"] == "cluster"
         with urllib.request.urlopen(f"http://127.0.0.1:{api}/api/cluster", timeout=5) as r:
             body = json.load(r)
         assert sorted(n["name"] for n in body["nodes"]) == ["node1", "node2"]

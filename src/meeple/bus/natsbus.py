@@ -13,6 +13,7 @@ permissions expect.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from typing import Any
@@ -67,6 +68,12 @@ async def connect(
     if inbox_prefix is not None:
         kw["inbox_prefix"] = inbox_prefix.encode()
     return await nats.connect(url, **kw)
+
+
+def _retrieved(task: asyncio.Future[None]) -> None:
+    """A shielded flush's outcome, read so that nobody is told it was never retrieved."""
+    if not task.cancelled():
+        task.exception()
 
 
 class _NatsSub(Subscription):
@@ -151,7 +158,13 @@ class NatsBus(Bus):
         # come back before the server had the subscription (seen: 1 request in 10 to a
         # just-served subject got "no responders"). Push the queue out first.
         await self.nc._flush_pending(force_flush=True)
-        await self.nc.flush()
+        # Shielded: nats-py's flush waits on a future its read loop resolves at the PONG;
+        # a flush cancelled in flight (a task cancelled at a close) leaves that future
+        # cancelled, and the PONG then kills the read loop (InvalidStateError): every
+        # later request on the connection times out. The flush itself runs to its end.
+        flushing = asyncio.ensure_future(self.nc.flush())
+        flushing.add_done_callback(_retrieved)
+        await asyncio.shield(flushing)
 
     async def close(self) -> None:
         if self._owns and not self.nc.is_closed:

@@ -39,6 +39,12 @@ def register(sub: Any) -> None:
     p.add_argument("--port", type=int, default=DEFAULT_PORTS["cmpn402"])
     p.add_argument("--name", help="the agent to withdraw (withdraw only)")
     p.add_argument(
+        "--game",
+        metavar="UID",
+        help="on a cluster's edge: the game to stop, pause or resume (with one game "
+        "running it may be left out)",
+    )
+    p.add_argument(
         "--token",
         default=os.environ.get("MEEPLE_CMPN402_TOKEN"),
         help="admin token (default: $MEEPLE_CMPN402_TOKEN)",
@@ -54,8 +60,9 @@ def run(args: argparse.Namespace) -> int:
         print("meeple cmpn402: --name goes with withdraw, and withdraw needs it", file=sys.stderr)
         return 2
     url = f"http://{args.host}:{args.port}/admin/{args.action}"
-    if args.name is not None:
-        url += "?" + urllib.parse.urlencode({"name": args.name})
+    params = {k: v for k, v in (("name", args.name), ("game", args.game)) if v is not None}
+    if params:
+        url += "?" + urllib.parse.urlencode(params)
     request = urllib.request.Request(
         url,
         method="GET" if args.action in READS else "POST",

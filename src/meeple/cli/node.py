@@ -7,6 +7,7 @@ import asyncio
 import os
 import socket
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,14 @@ def register(sub: Any) -> None:
         help="an edge's web port: the lobby and play pages, the browser's /ws (playing and "
         "watching), GET /api/cluster (0: a free port; default: none)",
     )
+    p.add_argument(
+        "--admin-token",
+        default=os.environ.get("MEEPLE_CMPN402_TOKEN"),
+        metavar="TOKEN",
+        help="an edge's CMPN402 admin token (/admin/… on its CMPN402 port; default "
+        "$MEEPLE_CMPN402_TOKEN, else the config's cmpn402.admin_token, else a random one, "
+        "logged): the same on every edge",
+    )
     p.add_argument("--lexicon", help="the rooms' word list (default enable)")
     p.add_argument("--lease", type=int, default=2, metavar="SECONDS", help="room lease TTL")
     p.add_argument("--same-game-seed", type=int, help=argparse.SUPPRESS)  # benchmarks only
@@ -92,6 +101,9 @@ def run(args: argparse.Namespace) -> int:
             .with_port("spectrangle", args.spectrangle_port)
             .with_port("cmpn402", args.cmpn402_port)
         )
+        if args.admin_token:
+            cmpn402 = replace(server.cmpn402, admin_token=args.admin_token)
+            server = server.with_overrides(cmpn402=cmpn402)
         node = Node(
             NodeConfig(
                 name=name,

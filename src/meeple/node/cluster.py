@@ -65,6 +65,9 @@ def up(
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     node_pw, edge_pw = f"pw{secrets.token_hex(16)}", f"pw{secrets.token_hex(16)}"
+    # The CMPN402 admin's token, the same on every edge (in the nodes' environment: ps
+    # shows flags).
+    admin_token = secrets.token_urlsafe(16)
     env = {"MEEPLE_NATS_NODE_PASSWORD": node_pw, "MEEPLE_NATS_EDGE_PASSWORD": edge_pw}
     started: list[NodeProcess] = []
     nats = NatsServer(
@@ -97,6 +100,7 @@ def up(
                 spectrangle_port=0 if base_port is None else base_port + 60 + i,
                 cmpn402_port=0 if base_port is None else base_port + 80 + i,
                 lease=lease,
+                extra_env={"MEEPLE_CMPN402_TOKEN": admin_token},
                 extra_args=["--api-port", "0" if base_port is None else str(base_port + 100 + i)],
             )
             started.append(node)
@@ -109,6 +113,10 @@ def up(
             "web       the lobby and playing from a browser: http://<a node's api address>/ "
             "(/play; /api/cluster; spectators on /ws)"
         )
+        out(
+            f"admin     CMPN402 /admin on any node's cmpn402 port: Authorization: Bearer "
+            f"{admin_token}  (meeple cmpn402 status --port P --token {admin_token})"
+        )
         out(f"logs      {logs}")
         state.write_text(
             json.dumps(
@@ -116,6 +124,7 @@ def up(
                     "pid": os.getpid(),
                     "nats": {"url": nats.url, "pid": nats.pid},
                     "postgres": {"url": database, "pid": pg.pid},
+                    "cmpn402_admin_token": admin_token,
                     "nodes": [
                         {"name": n.name, "roles": list(n.roles), "pid": n.pid, **n.listeners}
                         for n in started

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import logging
 import random
@@ -60,7 +61,7 @@ from meeple.protocols.cmpn402.errors import CloseCode
 from meeple.protocols.cmpn402.messages import EndMessage, EndReason, MessageType
 from meeple.server.app import Services
 from meeple.server.lobby.tables import Lobby, QueueKey, RoomFactory, RoomRestorer
-from meeple.server.rooms.cmpn402 import Referee, RefereeSettings, end_reason
+from meeple.server.rooms.cmpn402 import Referee, RefereeError, RefereeSettings, end_reason
 from meeple.server.rooms.room import Room, Seat, WriteAhead
 from meeple.server.store.database import ActionLog
 
@@ -152,6 +153,25 @@ class _Over:
     """The referee's game is over: the room finishes."""
 
 
+# The admin's actions a referee room takes (docs/protocols/cmpn402.md, "Admin"; on a
+# cluster: "On a cluster"): each is the referee's own button.
+ADMIN_ACTIONS = ("stop", "pause", "resume")
+
+
+class AdminRefused(Exception):
+    """An admin action the referee cannot do now (its RefereeError): ``str()`` says why."""
+
+
+class _Admin:
+    """An organiser's action, in the room's inbox: ``done`` is resolved with its outcome
+    once what it wrote is logged and what it told is sent (``Room.on_committed``)."""
+
+    def __init__(self, action: str) -> None:
+        self.action = action
+        self.done: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self.outcome: str | AdminRefused = AdminRefused("not applied")
+
+
 def rejoin_hash(name: str) -> str:
     """The rejoin bucket's key of a CMPN402 agent's name (the spec's agents come back by
     name: ``meeple serve`` resumes a game with whoever sends NAME)."""
@@ -215,7 +235,8 @@ class _Journal:
     def _noted(self, entry: Mapping[str, Any]) -> Mapping[str, Any]:
         room = self.room
         routes = [getattr(s, "route", None) for s in room.seats]
-        return {**entry, "routes": routes, "present": list(room.present)}
+        paused = room.referee.paused  # the admin's pause, for a new owner (RefereeRoom)
+        return {**entry, "routes": routes, "present": list(room.present), "paused": paused}
 
 
 class RefereeRoom(Room):
@@ -251,8 +272,13 @@ class RefereeRoom(Room):
             self.entries = [e.entry for e in recovered.entries]
             game = self.logged_game(recovered)
             self._view = None if game is None else spectator_view(game)
+        self.on_committed.append(self._admin_committed)
         if recovered is not None and recovered.entries:
             last = recovered.entries[-1].entry
+            if last.get("paused"):
+                # The admin paused it before the takeover: it stays paused until resumed
+                # (the agents hear START then: Referee.resume).
+                self.referee.pause()
             present = last.get("present")
             if isinstance(present, list) and len(present) == len(seats):
                 self.present = [bool(p) for p in present]
@@ -301,6 +327,8 @@ class RefereeRoom(Room):
                 self.kept.forget(self)
         elif isinstance(command, _Resume):
             self._resume()
+        elif isinstance(command, _Admin) and seat is None:
+            self._admin(command)
         elif isinstance(command, wire.Rejoin) and seat is not None:
             self._rejoin(self.seats.index(seat), command)
         elif isinstance(command, AgentMessage) and seat is not None:
@@ -329,6 +357,75 @@ class RefereeRoom(Room):
         elif self._game is None:
             return self._view  # taken over, not resumed yet: the game in its log
         return spectator_view(self._game)
+
+    # --- the admin (docs/protocols/cmpn402.md, "On a cluster") ----------------------------
+
+    def admin_view(self) -> dict[str, Any]:
+        """The game as ``/admin/status`` lists it: :meth:`Referee.admin_view` (running or
+        waiting in its log; before a taken-over room's first step, its log's game) with
+        the room's uid and each agent, whether it is connected and through which edge."""
+        view = self.referee.admin_view()
+        if view is None:  # over, or not started yet
+            view = {"game_id": self.uid, "over": self.finished or bool(self.referee.series.results)}
+        agents = [
+            {
+                "name": seat.name,
+                "connected": self.present[i],
+                "edge": str(getattr(seat, "route", "") or "").rsplit("-", 1)[0] or None,
+            }
+            for i, seat in enumerate(self.seats)
+        ]
+        return {**view, "uid": self.uid, "agents": agents}
+
+    async def admin(self, action: str) -> str:
+        """Do the admin's ``action`` (:data:`ADMIN_ACTIONS`) through the room's inbox, as
+        the referee's own button; its outcome once logged, or :class:`AdminRefused`."""
+        if action not in ADMIN_ACTIONS:
+            raise AdminRefused(f"no admin action {action!r} on a cluster")
+        command = _Admin(action)
+        self.submit(None, command)
+        return await command.done
+
+    def _admin(self, command: _Admin) -> None:
+        referee = self.referee
+        actions: dict[str, Callable[[], str]] = {
+            "stop": referee.stop,
+            "pause": referee.pause,
+            "resume": referee.resume,
+        }
+        waiting = referee.waiting
+        try:
+            result = actions[command.action]()
+        except RefereeError as e:
+            command.outcome = AdminRefused(str(e))
+            return
+        command.outcome = result
+        logger.info("cmpn402: room %s: the admin's %s: %s", self.uid, command.action, result)
+        if command.action == "stop" and waiting:
+            self._stopped_waiting()
+        elif command.action in ("pause", "resume"):
+            referee.checkpoint()  # the log says paused or not (_Journal), for a new owner
+
+    def _stopped_waiting(self) -> None:
+        """A game that waited for an agent was stopped: the referee tells nobody (as in
+        ``meeple serve``); here the agents still connected, who heard END 2 and wait for
+        the game to resume, hear its end, END reason 3, behind the log's close."""
+        results = self.referee.series.results
+        if not results:
+            return
+        # Room seat i is the game's player i (seated in order: on_start).
+        scores = tuple(int(x) for x in results[-1]["scores"])
+        for i, seat in enumerate(self.seats):
+            if self.present[i]:
+                end = seat_view(GameOver(int(EndReason.STOPPED), scores), i)
+                self.ahead.deliver(functools.partial(self._deliver_now, seat, end))
+
+    def _admin_committed(self, seat: Seat | None, command: object) -> None:
+        if isinstance(command, _Admin) and not command.done.done():
+            if isinstance(command.outcome, AdminRefused):
+                command.done.set_exception(command.outcome)
+            else:
+                command.done.set_result(command.outcome)
 
     def resume_log(self, log: ActionLog) -> None:
         """The referee folds its log itself (``Referee(recovered=…)``)."""

@@ -19,8 +19,8 @@ an edge's is an :class:`EdgeHub`:
 - a closed connection is the seat's disconnection (the lobby frees its table seat; its
   room applies the spec's "Disconnection").
 
-The admin endpoint (``/admin/…``) is not served by edges: the referee's games run on the
-rooms nodes, and a cluster has no console for them yet (404).
+The admin endpoint (``/admin/status``, ``/admin/stop|pause|resume?game=<uid>``) is the
+cluster's: :mod:`meeple.node.cmpn402_admin` asks the games' owners over the bus.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from meeple.bus.base import BusClosed, BusError
 from meeple.cluster.registry import RejoinSeat
 from meeple.node import wire
 from meeple.node.cmpn402 import (
+    ADMIN_ACTIONS,
     FINDER,
     GAME,
     KEY,
@@ -46,12 +47,18 @@ from meeple.node.cmpn402 import (
     CloseAgent,
     ToAgent,
 )
+from meeple.node.cmpn402_admin import (
+    ELSEWHERE,
+    AdminError,
+    ClusterAdmin,
+    params_or_error,
+)
 from meeple.node.edge import EdgeLobby
 from meeple.protocols.cmpn402.errors import Answer, CloseCode, RemoteProtocolError
 from meeple.protocols.cmpn402.messages import Name, NameRequest, decode_client
 from meeple.server.app import Services
 from meeple.server.config import ListenerConfig
-from meeple.server.edge.cmpn402 import Cmpn402Listener, _json
+from meeple.server.edge.cmpn402 import Cmpn402Listener, _json, admin_gate
 from meeple.server.edge.limits import AddressLimiter
 from meeple.server.rooms.room import WriteAhead
 
@@ -222,7 +229,14 @@ class EdgeCmpn402Listener(Cmpn402Listener):
         self.services = services
         self.config = config
         self.ping_interval = services.config.cmpn402.ping_interval
-        self.admin_token = secrets.token_urlsafe(16)  # no admin on an edge (module doc)
+        token = services.config.cmpn402.admin_token
+        self.admin_token = token or secrets.token_urlsafe(16)
+        if token is None:
+            logger.warning(
+                "%s: admin token (meeple node --admin-token, or cmpn402.admin_token): %s",
+                name,
+                self.admin_token,
+            )
         self.ahead = WriteAhead(name)
         self.referee = None
         self.contest = None
@@ -231,16 +245,41 @@ class EdgeCmpn402Listener(Cmpn402Listener):
             raise TypeError("the edge's CMPN402 listener needs the edge's lobby")
         lobby.register_game(GAME, _no_room, variants=TABLE_VARIANTS)
         self.hub = EdgeHub(services, lobby)
+        self.admin = ClusterAdmin(lobby.bus, lobby.ns, self.admin_token)
         self._hub = self.hub
         self._server: Server | None = None
         self._handlers: set[asyncio.Task[None]] = set()
         self.addresses = AddressLimiter(services.config.limits.max_connections_per_address)
 
-    def _http(self, connection: ServerConnection, request: Request) -> Response | None:
+    async def start(self) -> None:
+        await self.admin.start()
+        await super().start()
+
+    async def close(self, grace: float = 5.0) -> None:
+        # The hub's shutdown first, at once, as meeple serve's listener does: an await
+        # before it lets a seat's task start a flush that the shutdown then cancels (a
+        # flush cancelled in flight breaks nats-py's connection: its PONG finds the
+        # future cancelled).
+        await super().close(grace)
+        await self.admin.stop()
+
+    async def _http(  # type: ignore[override]
+        self, connection: ServerConnection, request: Request
+    ) -> Response | None:
         refusal: Response | None = self.addresses.refusal(connection)
         if refusal is not None:
             return refusal
-        if request.path.startswith("/admin"):
-            body = {"error": "the CMPN402 admin is not served by cluster edges"}
-            return _json(http.HTTPStatus.NOT_FOUND, body)
-        return None
+        if not request.path.startswith("/admin"):
+            return None  # a WebSocket handshake
+        gate = admin_gate(request, ("status",), ADMIN_ACTIONS, self.admin.check_token, ELSEWHERE)
+        if isinstance(gate, Response):
+            return gate
+        action, query = gate
+        try:
+            if action == "status":
+                return _json(http.HTTPStatus.OK, await self.admin.status())
+            body = await self.admin.act(action, params_or_error(query))
+        except AdminError as e:
+            logger.info("%s: admin %s refused: %s", self.name, action, e)
+            return _json(e.status, {"error": str(e)})
+        return _json(http.HTTPStatus.OK, body)

@@ -452,14 +452,16 @@ class RoomsRole:
     # --- commands -----------------------------------------------------------------------------
 
     async def _command(self, owned: _Owned, payload: bytes) -> bytes:
-        request: wire.Command | wire.Watch | wire.History | wire.Rebind | wire.Dropped = wire.loads(
-            payload
-        )
+        request: (
+            wire.Command | wire.Watch | wire.History | wire.Rebind | wire.Dropped | wire.Admin
+        ) = wire.loads(payload)
         room = owned.room
         if owned.fenced:
             raise ValueError(f"room {room.uid} moved to another node")
         if isinstance(request, wire.Watch):
             return self.views.watch(room, owned.lease.epoch)
+        if isinstance(request, wire.Admin):
+            return await self._admin(owned, request.action)
         if isinstance(request, wire.History):
             from meeple.web.replays import live_steps
 
@@ -502,6 +504,33 @@ class RoomsRole:
         if owned.fenced:
             raise ValueError(f"room {room.uid} moved to another node")
         return b"ok"
+
+    async def _admin(self, owned: _Owned, action: str) -> bytes:
+        """An organiser's request (:class:`~meeple.node.wire.Admin`), answered in JSON:
+        ``{"owner", "view"}`` and, for an action, ``"result"``; ``{"owner", "error"}``
+        when the room has no admin (only the CMPN402 referee's has), is over, or refuses
+        the action now (``"refused": true``: the referee's own reason)."""
+        room = owned.room
+        view = getattr(room, "admin_view", None)
+        act = getattr(room, "admin", None)
+        answer: dict[str, Any] = {"owner": self.name, "epoch": owned.lease.epoch}
+        if view is None or act is None:
+            answer["error"] = f"a {room.game_name} room has no admin"
+        elif action == "status":
+            answer["view"] = view()
+        elif room.finished:
+            answer["error"] = "the game is over"
+        else:
+            try:
+                answer["result"] = await asyncio.wait_for(asyncio.shield(act(action)), COMMAND_WAIT)
+            except TimeoutError:
+                answer["error"] = "the room did not apply it in time"
+            except Exception as e:  # the referee's refusal (AdminRefused): why
+                answer.update(error=str(e), refused=True)
+            if owned.fenced:
+                raise ValueError(f"room {room.uid} moved to another node")
+            answer["view"] = view()
+        return json.dumps(answer).encode()
 
     def _committed(self, owned: _Owned, command: object) -> None:
         if owned.replaying:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "LAST_TOLD",
     "SEAT_VIEWS",
+    "Admin",
     "Command",
     "Delivery",
     "Dropped",
@@ -131,6 +132,16 @@ class Rejoin:
 class Watch:
     """An edge's spectators watch the room: its owner publishes the room's spectator
     views for a while, and answers with the current one (:mod:`meeple.node.views`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Admin:
+    """An organiser's request to a room's owner, from an edge's admin endpoint (the
+    CMPN402 referee's: :mod:`meeple.node.cmpn402_admin`): ``status`` is answered with
+    the room's admin view at once, any other action goes through the room's inbox
+    (``room.admin``). The answer is JSON (:meth:`meeple.node.rooms.RoomsRole._admin`)."""
+
+    action: str
 
 
 @dataclass(frozen=True, slots=True)

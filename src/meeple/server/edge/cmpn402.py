@@ -34,6 +34,7 @@ import json
 import logging
 import secrets
 import urllib.parse
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -57,7 +58,14 @@ from meeple.server.rooms.room import WriteAhead
 from meeple.server.store.database import ActionLog, Store, sqlite_path
 from meeple.server.store.journal import server_journal, server_store
 
-__all__ = ["Cmpn402Listener", "FileGameLog", "create_listener", "referee_logs"]
+__all__ = [
+    "Cmpn402Listener",
+    "FileGameLog",
+    "admin_gate",
+    "admin_params",
+    "create_listener",
+    "referee_logs",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -415,32 +423,12 @@ class Cmpn402Listener:
         refusal: Response | None = self.addresses.refusal(connection)
         if refusal is not None:
             return refusal
-        path, _, query = request.path.partition("?")
-        if not path.startswith("/admin"):
+        if not request.path.startswith("/admin"):
             return None  # a WebSocket handshake, on any other path
-        action = path.removeprefix("/admin/")
-        method = request.method
-        if action in ADMIN_READS:
-            allowed = "GET"
-        elif action in ADMIN_ACTIONS:
-            allowed = "POST"
-        else:
-            return _json(http.HTTPStatus.NOT_FOUND, {"error": f"no admin action {path}"})
-        if method != allowed:
-            return _json(
-                http.HTTPStatus.METHOD_NOT_ALLOWED,
-                {"error": f"{path} takes {allowed} only"},
-                [("Allow", allowed)],
-            )
-        auth = request.headers.get("Authorization", "")
-        if not auth.startswith("Bearer ") or not auth.removeprefix("Bearer ").strip():
-            return _json(
-                http.HTTPStatus.UNAUTHORIZED,
-                {"error": "the admin token is needed (Authorization: Bearer …)"},
-                [("WWW-Authenticate", "Bearer")],
-            )
-        if not self.console.check_token(auth.removeprefix("Bearer ").strip()):
-            return _json(http.HTTPStatus.FORBIDDEN, {"error": "wrong admin token"})
+        gate = admin_gate(request, ADMIN_READS, ADMIN_ACTIONS, self.console.check_token)
+        if isinstance(gate, Response):
+            return gate
+        action, query = gate
         snapshot = self.console.snapshot()
         if action == "standings":
             body = {"mode": snapshot["mode"], "standings": snapshot["standings"]}
@@ -448,7 +436,7 @@ class Cmpn402Listener:
         if action == "status":
             return _json(http.HTTPStatus.OK, self._status(snapshot))
         try:
-            params = _params(query)
+            params = admin_params(query)
             result = self.console.act(action, **params)
         except ConsoleError as e:
             logger.info("%s: admin %s refused: %s", self.name, action, e)
@@ -463,7 +451,46 @@ class Cmpn402Listener:
         return body
 
 
-def _params(query: str) -> dict[str, str]:
+def admin_gate(
+    request: Request,
+    reads: Sequence[str],
+    actions: Sequence[str],
+    check_token: Callable[[str], bool],
+    elsewhere: Mapping[str, str] | None = None,
+) -> Response | tuple[str, str]:
+    """An ``/admin/…`` request's action and query string, or the answer that refuses it:
+    404 for a path that is no action (``elsewhere``: actions served elsewhere, and
+    where), 405 for a GET of an action (``Allow: POST``) or a POST of a read, 401 with
+    no bearer token, 403 with a wrong one (module doc)."""
+    path, _, query = request.path.partition("?")
+    action = path.removeprefix("/admin/")
+    if action in reads:
+        allowed = "GET"
+    elif action in actions:
+        allowed = "POST"
+    elif elsewhere is not None and action in elsewhere:
+        return _json(http.HTTPStatus.NOT_FOUND, {"error": f"{path}: {elsewhere[action]}"})
+    else:
+        return _json(http.HTTPStatus.NOT_FOUND, {"error": f"no admin action {path[:80]}"})
+    if request.method != allowed:
+        return _json(
+            http.HTTPStatus.METHOD_NOT_ALLOWED,
+            {"error": f"{path} takes {allowed} only"},
+            [("Allow", allowed)],
+        )
+    auth = request.headers.get("Authorization", "")
+    if not auth.startswith("Bearer ") or not auth.removeprefix("Bearer ").strip():
+        return _json(
+            http.HTTPStatus.UNAUTHORIZED,
+            {"error": "the admin token is needed (Authorization: Bearer …)"},
+            [("WWW-Authenticate", "Bearer")],
+        )
+    if not check_token(auth.removeprefix("Bearer ").strip()):
+        return _json(http.HTTPStatus.FORBIDDEN, {"error": "wrong admin token"})
+    return action, query
+
+
+def admin_params(query: str) -> dict[str, str]:
     """An admin action's parameters from the query string: small, and each given once."""
     if len(query) > 4 * MAX_PARAM:
         raise ConsoleError("the query string is too long")

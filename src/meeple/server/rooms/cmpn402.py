@@ -355,10 +355,19 @@ class Referee:
 
     @_notifies
     def checkpoint(self) -> None:
-        """Log the times of the game waiting to resume again, as they are (an entry
-        without an action): a cluster's referee room notes who came back in it."""
-        if self.game is None and self._book is not None:
-            self._append(self._book, None)
+        """Log the times as they stood when the clocks last stopped or started (an entry
+        without an action): a cluster's referee room notes in its log who came back to a
+        game waiting to resume, or that the admin paused or resumed a game (called in the
+        same step as the pause or resume, when those times are the times of now)."""
+        if self._book is None:
+            return
+        self._log_moves()  # (nothing: every step logs its settled actions at its end)
+        self._append(self._book, None)
+
+    @property
+    def paused(self) -> bool:
+        """The admin paused the referee (the spec's Pause button)."""
+        return self.mode is _Mode.PAUSED
 
     @property
     def waiting(self) -> bool:
@@ -622,6 +631,37 @@ class Referee:
             "game": game,
         }
 
+    def admin_view(self) -> dict[str, Any] | None:
+        """The game as an organiser sees it on a cluster's ``/admin/status`` (JSON-safe,
+        no rack): :meth:`board_view` of the running game, or the game waiting in its log
+        for its agents (folded from it, with its logged clocks); None without a game.
+        ``waiting`` and ``paused`` say which."""
+        view = self.board_view()
+        if view is not None:
+            view.pop("game")
+            return {**view, "waiting": False, "paused": self.paused}
+        book = self._book
+        if book is None:
+            return None
+        try:
+            game, times, total = self._fold(book, random.Random(0))  # the bag is the log's
+        except (RecordError, KeyError, TypeError, ValueError, IndexError):
+            return None
+        return {
+            "board": 1,
+            "game_id": book.uid,
+            "players": list(game.players),
+            "first": int(book.genesis["record"]["setup"]["first_player"]),
+            "turn": game.turn,
+            "scores": list(game.scores),
+            "bag": len(game.bag),
+            "clocks": {"players_ms": times, "total_ms": total, "running": False},
+            "challenge": {"open": False, "remaining_ms": 0},
+            "moves": moves_of(game),
+            "waiting": True,
+            "paused": self.paused,
+        }
+
     @_notifies
     def shutdown(self) -> None:
         """The server is stopping: log the times like a disconnect, tell both agents."""
@@ -868,11 +908,12 @@ class Referee:
         self.ahead.write(functools.partial(journal.finish, book.uid, stored), f"finish {book.uid}")
         return gcg
 
-    def _fold(self, book: _Book) -> tuple[g.Game, list[int], int]:
+    def _fold(self, book: _Book, rng: random.Random | None = None) -> tuple[g.Game, list[int], int]:
         """The game, both players' times and the game clock (ms) as the log has them."""
         actions = [e["action"] for e in book.entries if e.get("action") is not None]
         record = {**book.genesis["record"], "actions": actions, "result": None}
-        game = resume(record, random.Random(self.rng.getrandbits(64)), lexicon=self.lexicon)
+        rng = rng or random.Random(self.rng.getrandbits(64))
+        game = resume(record, rng, lexicon=self.lexicon)
         clocks = next((e["clocks"] for e in reversed(book.entries) if e.get("clocks")), None)
         if clocks is None:
             settings = book.genesis["clocks"]

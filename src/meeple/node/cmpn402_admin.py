@@ -1,0 +1,241 @@
+"""The CMPN402 referee's admin on a cluster edge: ``/admin/…`` on the edge's CMPN402
+port (docs/protocols/cmpn402.md, "Admin" and "On a cluster").
+
+The referee's games run on the rooms nodes, one room each (:mod:`meeple.node.cmpn402`);
+an edge learns which from the nodes' heartbeats (``<ns>.node.<name>``: each lists the
+rooms it owns) and asks each room's owner over the bus (``<ns>.room.<uid>.cmd``, a
+:class:`~meeple.node.wire.Admin`), as a seat's command goes:
+
+- ``GET /admin/status``: every running referee game, each answered by its owner (the
+  board, scores, clocks, whose turn, its agents and whether each is connected, whether
+  it waits for one, whether it is paused, the owner node);
+- ``POST /admin/stop|pause|resume?game=<uid>``: the referee's own button, applied in the
+  room's inbox and logged before the answer (:meth:`~meeple.node.cmpn402.RefereeRoom.admin`);
+  with one game running, ``game`` may be left out. A game whose owner died is asked
+  again until a node has taken it over (:data:`ACT_FOR`).
+
+The token, the paths, the methods and the answers' statuses are ``meeple serve``'s
+(:func:`~meeple.server.edge.cmpn402.admin_gate`); edges check it (they are trusted
+with the rooms' commands already: every move comes through them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http
+import json
+import logging
+import re
+import time
+from typing import Any
+
+from meeple.bus.base import Bus, BusClosed, BusError, NoResponder, Subscription
+from meeple.bus.subjects import Namespace
+from meeple.node import wire
+from meeple.node.cmpn402 import ADMIN_ACTIONS, GAME
+from meeple.server.lobby.cmpn402_console import ConsoleError, check_token
+
+__all__ = ["ACT_FOR", "ELSEWHERE", "ClusterAdmin"]
+
+logger = logging.getLogger(__name__)
+
+# Seconds an action is asked again while nobody serves its room (its owner died and the
+# room is being taken over: the lease's TTL, then the claim).
+ACT_FOR = 10.0
+# Seconds a node's heartbeat stays news (its rooms are running), as GET /api/cluster.
+SILENCE = 3.0
+# Seconds a game whose owner fell silent is still looked for (a takeover in progress).
+MOVING_FOR = 30.0
+# Seconds an owner has to answer a status request.
+STATUS_WAIT = 2.0
+# The rooms node's own wait for the room (meeple.node.rooms.COMMAND_WAIT), and a margin.
+ACT_WAIT = 12.0
+# ``meeple serve``'s admin paths that are not a cluster's.
+ELSEWHERE = {
+    "standings": "no standings on a cluster: series and contests are meeple serve's",
+    "start": "no manual start on a cluster (games start when two agents sit): meeple serve",
+    "swap": "no series on a cluster: meeple serve",
+    "abort": "contest mode only (meeple serve --contest)",
+    "withdraw": "contest mode only (meeple serve --contest)",
+}
+_UID = re.compile(r"[A-Za-z0-9_-]{1,128}")  # a room uid: one subject token
+
+
+class AdminError(Exception):
+    """An admin request answered with an error: its HTTP status and why."""
+
+    def __init__(self, status: http.HTTPStatus, why: str) -> None:
+        super().__init__(why)
+        self.status = status
+
+
+class ClusterAdmin:
+    """The referee's games on the cluster, as an edge's admin endpoint sees and drives
+    them; see the module doc."""
+
+    def __init__(self, bus: Bus, ns: Namespace, token: str) -> None:
+        self.bus = bus
+        self.ns = ns
+        self._token = token
+        self._beats: dict[str, tuple[float, frozenset[str]]] = {}  # node -> its referee rooms
+        self._last: dict[str, tuple[str, float]] = {}  # room -> its last owner heard, when
+        self._sub: Subscription | None = None
+
+    async def start(self) -> None:
+        self._sub = await self.bus.subscribe(self.ns.nodes, self._heard)
+
+    async def stop(self) -> None:
+        if self._sub is not None:
+            with contextlib.suppress(BusError):
+                await self._sub.close()
+
+    def check_token(self, token: str) -> bool:
+        return check_token(self._token, token)
+
+    async def _heard(self, subject: str, payload: bytes) -> None:
+        try:
+            beat = json.loads(payload)
+            node = str(beat["name"])
+            rooms = frozenset(str(r["uid"]) for r in beat.get("rooms", ()) if r.get("game") == GAME)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return
+        now = time.monotonic()
+        self._beats[node] = (now, rooms)
+        for uid in rooms:
+            self._last[uid] = (node, now)
+        for uid, (_owner, at) in list(self._last.items()):
+            if now - at > MOVING_FOR:
+                del self._last[uid]
+
+    def running(self) -> dict[str, str]:
+        """The referee games running now (in a heartbeat heard lately): uid -> owner."""
+        now = time.monotonic()
+        return {
+            uid: node
+            for node, (at, rooms) in sorted(self._beats.items())
+            if now - at <= SILENCE
+            for uid in sorted(rooms)
+        }
+
+    def _moving(self, uid: str) -> bool:
+        """Game ``uid`` was running lately on a node that fell silent: it is being taken
+        over (or its owner is only late)."""
+        last = self._last.get(uid)
+        if last is None:
+            return False
+        beat = self._beats.get(last[0])
+        return beat is None or time.monotonic() - beat[0] > SILENCE
+
+    # --- the requests ------------------------------------------------------------------
+
+    async def status(self) -> dict[str, Any]:
+        """``GET /admin/status``'s body (docs/protocols/cmpn402.md, "On a cluster")."""
+        running = self.running()
+        asked = await asyncio.gather(*(self._ask(uid, "status", STATUS_WAIT) for uid in running))
+        boards: list[dict[str, Any]] = []
+        unanswered: list[dict[str, Any]] = []
+        for (uid, owner), answer in zip(running.items(), asked, strict=True):
+            view = None if answer is None else answer.get("view")
+            if answer is None or not isinstance(view, dict):
+                unanswered.append({"uid": uid, "owner": owner})
+            elif not view.get("over"):
+                boards.append({**view, "owner": answer.get("owner", owner)})
+        for i, board in enumerate(boards, 1):
+            board["board"] = i
+        agents = [
+            {**agent, "board": board["board"], "game": board["uid"]}
+            for board in boards
+            for agent in board.get("agents", ())
+        ]
+        state = "running" if boards else "idle"
+        return {
+            "status": {
+                "mode": "cluster",
+                "state": state,
+                "agents": agents,
+                "boards": boards,
+                "unanswered": unanswered,
+            }
+        }
+
+    async def act(self, action: str, params: dict[str, str]) -> dict[str, Any]:
+        """``POST /admin/<action>[?game=<uid>]``: the owner's answer (``result``, the
+        game's view with its owner) and the status after it; :class:`AdminError`."""
+        if action not in ADMIN_ACTIONS:
+            raise AdminError(http.HTTPStatus.NOT_FOUND, f"no admin action {action!r}")
+        if set(params) - {"game"}:
+            raise AdminError(http.HTTPStatus.CONFLICT, f"{action} takes game=<uid> only")
+        uid = params.get("game")
+        running = self.running()
+        if uid is None:
+            if len(running) != 1:
+                why = "no game runs" if not running else f"{len(running)} games run"
+                raise AdminError(http.HTTPStatus.CONFLICT, f"{why}: say which, ?game=<uid>")
+            (uid,) = running
+        elif not _UID.fullmatch(uid) or (uid not in running and not self._moving(uid)):
+            raise AdminError(http.HTTPStatus.NOT_FOUND, f"no running game {uid[:64]!r}")
+        answer = await self._ask(uid, action, ACT_WAIT, again_for=ACT_FOR)
+        if answer is None and uid not in self.running() and not self._moving(uid):
+            # Its owner, alive, does not list it any more: it ended meanwhile.
+            raise AdminError(http.HTTPStatus.NOT_FOUND, f"no running game {uid}")
+        if answer is None:
+            raise AdminError(
+                http.HTTPStatus.SERVICE_UNAVAILABLE,
+                f"no node answers for game {uid} now (see /admin/status)",
+            )
+        view = answer.get("view")
+        game = {**view, "owner": answer.get("owner")} if isinstance(view, dict) else None
+        if "error" in answer:
+            status = http.HTTPStatus.CONFLICT
+            if not answer.get("refused") and "no admin" in str(answer["error"]):
+                status = http.HTTPStatus.NOT_FOUND
+            raise AdminError(status, str(answer["error"]))
+        logger.info("cmpn402 admin: %s %s: %s", action, uid, answer.get("result"))
+        return {"result": answer.get("result"), "game": game, **(await self.status())}
+
+    async def _ask(
+        self, uid: str, action: str, timeout: float, *, again_for: float = 0.0
+    ) -> dict[str, Any] | None:
+        """Room ``uid``'s owner's answer to ``action``; None if nobody answers (asked
+        again for ``again_for`` seconds while nobody serves the room: a takeover)."""
+        subject = self.ns.room_command(uid)
+        payload = wire.dumps(wire.Admin(action))
+        until = time.monotonic() + again_for
+        while True:
+            try:
+                reply = await self.bus.request(subject, payload, timeout=timeout)
+            except BusClosed:
+                return None
+            except NoResponder:
+                # Nobody serves the room: asked again while it is being taken over (its
+                # owner fell silent, or still lists it), not once its owner dropped it.
+                wanted = uid in self.running() or self._moving(uid)
+                if time.monotonic() >= until or not wanted:
+                    return None
+                await asyncio.sleep(0.1)
+                continue
+            except BusError as e:
+                # A timeout (the owner died with the request: an action may have been
+                # applied, so it is not asked again) or the owner lost the room (asked
+                # again: it was not applied there).
+                if "moved to another node" in str(e) and time.monotonic() < until:
+                    await asyncio.sleep(0.1)
+                    continue
+                logger.warning("cmpn402 admin: %s %s: %s", action, uid, e)
+                return None
+            try:
+                answer = json.loads(reply)
+            except ValueError:
+                return None
+            return answer if isinstance(answer, dict) else None
+
+
+def params_or_error(query: str) -> dict[str, str]:
+    """The action's parameters (``meeple serve``'s parsing); :class:`AdminError` 409."""
+    from meeple.server.edge.cmpn402 import admin_params
+
+    try:
+        return admin_params(query)
+    except ConsoleError as e:
+        raise AdminError(http.HTTPStatus.CONFLICT, str(e)) from None
