@@ -693,3 +693,36 @@ async def test_a_late_edge_s_seats_freed_by_the_leader_are_seated_again(
     assert len(started) == 2
     assert sorted(cara.players) == ["cara", "dan"]
     assert edge2.log.read_text().count("seated again") == 2, nodes.logs()
+
+
+async def test_a_game_that_ends_while_no_store_node_answers_is_stored_once_one_comes(
+    nodes: Nodes, node: Client, nats_ns: Namespace, pg_url: str
+) -> None:
+    """A Spectrangle game ends on a cluster with no store node: its end is logged and its
+    room waits (no word to the players before the record is stored, as in meeple
+    serve), asking again; a store node started then stores it once, and the players
+    hear the end. Before, the room stopped at the first refusal and they heard nothing."""
+    hub = await nodes.start("hub", "edge,lobby")
+    await nodes.start("rooms1", "rooms")
+    records = open_store(pg_url)
+    reader = JetStreamLog(node, nats_ns, records)
+    port = hub.listeners["spectrangle"]
+    bots = asyncio.gather(*(play_spectrangle("127.0.0.1", port, n) for n in ("eve", "fay")))
+    try:
+        uid = await _room_uid(reader, "spectrangle")
+        until = time.monotonic() + 60
+        while (log := await reader.action_log(uid)) is None or log.end_reason is None:
+            assert time.monotonic() < until, "the game did not end"
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(1.0)  # asked of the store and refused (no responder), again
+        assert not bots.done()
+        await nodes.start("store1", "store", pg_url)
+        [eve], [fay] = await asyncio.wait_for(bots, 30)
+    finally:
+        bots.cancel()
+    assert eve.leaderboard is not None
+    assert eve.leaderboard == fay.leaderboard
+    log = await reader.action_log(uid)
+    assert log is not None
+    stored = _stored_once(records, uid, log)
+    assert dict(eve.leaderboard) == stored.result["scores"]

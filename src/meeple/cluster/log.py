@@ -58,6 +58,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -68,12 +69,19 @@ import nats.errors
 import nats.js.errors
 from nats.aio.client import Client
 
+from meeple.bus.base import BusError
 from meeple.bus.subjects import Namespace, check_token
 from meeple.server.store.database import ActionLog, LogConflict, LogEntry, Store
 
 __all__ = ["BlockingJetStreamLog", "JetStreamLog", "RoomLog"]
 
 _T = TypeVar("_T")
+
+logger = logging.getLogger(__name__)
+
+# A finished game whose store is away (no store node answers): asked again after these
+# seconds, doubling up to the last; its end is in the log meanwhile.
+STORE_RETRY = (0.5, 10.0)
 
 KIND = "Meeple-Kind"
 SEQ = "Meeple-Seq"
@@ -332,7 +340,17 @@ class JetStreamLog:
         end = await self._get(uid)
         assert end is not None
         stored = json.loads(end.data)["game"]
-        return await asyncio.to_thread(self._store_once, uid, stored)
+        pause, longest = STORE_RETRY
+        while True:
+            try:
+                return await asyncio.to_thread(self._store_once, uid, stored)
+            except BusError as e:
+                # No store node now (a cluster's records go to one over the bus): the
+                # end is logged, so the game is kept; its room waits, as a room of
+                # meeple serve waits for its disk, and asks again until one answers.
+                logger.warning("room %s: the store did not answer (%s); asking again", uid, e)
+                await asyncio.sleep(pause)
+                pause = min(2 * pause, longest)
 
     def _store_once(self, uid: str, game: Mapping[str, Any]) -> int:
         found = self.records.game_by_uid(uid)
