@@ -339,11 +339,13 @@ class JetStreamLog:
             self._tails[uid] = _Tail(0, tail.log_seq, msg_id, closed=True, claimed=tail.claimed)
         end = await self._get(uid)
         assert end is not None
-        stored = json.loads(end.data)["game"]
+        return await self._store_once_for_sure(uid, json.loads(end.data)["game"])
+
+    async def _store_once_for_sure(self, uid: str, game: Mapping[str, Any]) -> int:
         pause, longest = STORE_RETRY
         while True:
             try:
-                return await asyncio.to_thread(self._store_once, uid, stored)
+                return await asyncio.to_thread(self._store_once, uid, game)
             except BusError as e:
                 # No store node now (a cluster's records go to one over the bus): the
                 # end is logged, so the game is kept; its room waits, as a room of
@@ -401,7 +403,7 @@ class JetStreamLog:
         end = await self._get(uid)
         if end is None or end.headers.get(KIND) != "end":
             return None
-        return await asyncio.to_thread(self._store_once, uid, json.loads(end.data)["game"])
+        return await self._store_once_for_sure(uid, json.loads(end.data)["game"])
 
     async def closed(self, uid: str) -> bool:
         """Whether room ``uid``'s log has ended (one direct get; False: open, or none)."""
