@@ -44,6 +44,8 @@ def environment() -> jinja2.Environment:
     env.filters["reason"] = reason_text
     env.filters["lexicon"] = lexicon_label
     env.globals["geometry"] = spectrangle_geometry()
+    # A cluster edge sets it: its nav leaves out what an edge does not serve.
+    env.globals["cluster_edge"] = False
     return env
 
 
