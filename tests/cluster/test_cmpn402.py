@@ -63,6 +63,20 @@ class Paced:
         return await asyncio.to_thread(self.inner.want_challenge, view, notice)
 
 
+def paced_agents(
+    ports: tuple[int, int], pace: dict[str, float]
+) -> tuple[Paced, Paced, list[asyncio.Future[Any]]]:
+    """``ann`` and ``bob``, meeple's agents paced by ``pace``, playing through the edges'
+    CMPN402 ports ``ports`` (ann's, bob's); the two agents and their running games."""
+    lexicon = load_lexicon("enable")
+    ann, bob = Paced(lexicon, pace), Paced(lexicon, pace)
+    agents = [
+        asyncio.ensure_future(play(f"ws://127.0.0.1:{port}", name, agent))
+        for port, name, agent in zip(ports, ("ann", "bob"), (ann, bob), strict=True)
+    ]
+    return ann, bob, agents
+
+
 class Relay:
     """One TCP address in front of the edges (a load balancer's): each connection goes
     to the edge port ``target`` names when it is made."""
@@ -147,16 +161,8 @@ async def test_agents_on_two_edges_finish_a_game_whose_referee_s_node_is_killed(
     edge2 = await nodes.start("edge2", "edge", None, "--api-port", "0")
     rooms = {"rooms1": await nodes.start("rooms1", "rooms")}
     reader = JetStreamLog(node, nats_ns, open_store(pg_url))
-    lexicon = load_lexicon("enable")
     pace = {"before": 0.15}
-    ann, bob = Paced(lexicon, pace), Paced(lexicon, pace)
-    agents = [
-        asyncio.ensure_future(play(f"ws://127.0.0.1:{port}", name, agent))
-        for port, name, agent in (
-            (hub.listeners["cmpn402"], "ann", ann),
-            (edge2.listeners["cmpn402"], "bob", bob),
-        )
-    ]
+    ann, bob, agents = paced_agents((hub.listeners["cmpn402"], edge2.listeners["cmpn402"]), pace)
     try:
         uid = await _room_uid(reader, "cmpn402")
         # A spectator on an edge's web port watches the game through the kill.
@@ -224,18 +230,10 @@ async def test_an_agent_that_lost_its_edge_comes_back_through_another(
     hub = await nodes.start("hub", "edge,lobby,store,rooms", pg_url)
     edge2 = await nodes.start("edge2", "edge")
     reader = JetStreamLog(node, nats_ns, open_store(pg_url))
-    lexicon = load_lexicon("enable")
-    pace = {"before": 0.15}
-    ann, bob = Paced(lexicon, pace), Paced(lexicon, pace)
     relay = Relay(edge2.listeners["cmpn402"])  # bob's address: edge2 now
     bob_port = await relay.start()
-    agents = [
-        asyncio.ensure_future(play(f"ws://127.0.0.1:{port}", name, agent))
-        for port, name, agent in (
-            (hub.listeners["cmpn402"], "ann", ann),
-            (bob_port, "bob", bob),
-        )
-    ]
+    pace = {"before": 0.15}
+    _ann, _bob, agents = paced_agents((hub.listeners["cmpn402"], bob_port), pace)
     try:
         uid = await _room_uid(reader, "cmpn402")
         before = await _entries(reader, uid, 6)

@@ -24,7 +24,7 @@ import websockets
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from nats.aio.client import Client
-from tests.cluster.test_cmpn402 import Paced, _stored_once
+from tests.cluster.test_cmpn402 import Paced, _stored_once, paced_agents
 from tests.cluster.test_nodes import Nodes, _entries, _room_uid
 from tests.natsd import NatsEnv
 
@@ -123,16 +123,8 @@ async def test_status_lists_the_game_with_its_owner_and_stop_ends_it(
     rooms1 = await nodes.start("rooms1", "rooms")
     edge2 = await nodes.start("edge2", "edge", None, "--admin-token", TOKEN)
     reader = JetStreamLog(node, nats_ns, open_store(pg_url))
-    lexicon = load_lexicon("enable")
     pace = {"before": 0.3}
-    ann, bob = Paced(lexicon, pace), Paced(lexicon, pace)
-    agents = [
-        asyncio.ensure_future(play(f"ws://127.0.0.1:{port}", name, agent))
-        for port, name, agent in (
-            (hub.listeners["cmpn402"], "ann", ann),
-            (edge2.listeners["cmpn402"], "bob", bob),
-        )
-    ]
+    _ann, _bob, agents = paced_agents((hub.listeners["cmpn402"], edge2.listeners["cmpn402"]), pace)
     try:
         uid = await _room_uid(reader, "cmpn402")
         await _entries(reader, uid, 2)
@@ -241,17 +233,9 @@ async def test_a_paused_game_stays_paused_across_a_takeover_and_is_resumed_there
     rooms = {"rooms1": await nodes.start("rooms1", "rooms")}
     edge2 = await nodes.start("edge2", "edge", None, "--admin-token", TOKEN)
     reader = JetStreamLog(node, nats_ns, open_store(pg_url))
-    lexicon = load_lexicon("enable")
-    pace = {"before": 0.2}
-    ann, bob = Paced(lexicon, pace), Paced(lexicon, pace)
     port = edge2.listeners["cmpn402"]
-    agents = [
-        asyncio.ensure_future(play(f"ws://127.0.0.1:{p}", name, agent))
-        for p, name, agent in (
-            (hub.listeners["cmpn402"], "ann", ann),
-            (edge2.listeners["cmpn402"], "bob", bob),
-        )
-    ]
+    pace = {"before": 0.2}
+    ann, bob, agents = paced_agents((hub.listeners["cmpn402"], edge2.listeners["cmpn402"]), pace)
     try:
         uid = await _room_uid(reader, "cmpn402")
         rooms["rooms2"] = await nodes.start("rooms2", "rooms")
