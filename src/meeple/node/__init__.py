@@ -5,10 +5,16 @@ crosses between them (:mod:`.wire`) and the node that runs any mix (:mod:`.node`
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["spawn"]
+from meeple.bus.base import BusError
+
+if TYPE_CHECKING:
+    from meeple.bus.base import Bus, Subscription
+
+__all__ = ["Service", "spawn"]
 
 
 def spawn(tasks: set[asyncio.Task[Any]], coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
@@ -19,3 +25,27 @@ def spawn(tasks: set[asyncio.Task[Any]], coro: Awaitable[Any], name: str) -> asy
     tasks.add(task)
     task.add_done_callback(tasks.discard)
     return task
+
+
+class Service:
+    """A node's answer to one kind of request: :meth:`handle` serves ``subject`` in the
+    queue group ``queue`` (one member answers each request) from :meth:`start` to
+    :meth:`stop`."""
+
+    def __init__(self, bus: Bus, subject: str, queue: str) -> None:
+        self.bus = bus
+        self.subject = subject
+        self.queue = queue
+        self._sub: Subscription | None = None
+
+    async def handle(self, payload: bytes) -> bytes:
+        raise NotImplementedError
+
+    async def start(self) -> None:
+        self._sub = await self.bus.serve(self.subject, self.handle, queue=self.queue)
+
+    async def stop(self) -> None:
+        if self._sub is not None:
+            with contextlib.suppress(BusError):
+                await self._sub.close()
+            self._sub = None

@@ -32,10 +32,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from meeple.bus.base import Bus, BusClosed, BusError, BusTimeout, NoResponder, Subscription
+from meeple.bus.base import Bus, BusClosed, BusError, BusTimeout, NoResponder
 from meeple.bus.subjects import Namespace
 from meeple.cluster.registry import Names
-from meeple.node import spawn
+from meeple.node import Service, spawn
 from meeple.server.lobby.names import NameRegistry
 
 __all__ = ["NAME_TTL", "ClusterNames", "NameService"]
@@ -169,25 +169,14 @@ class ClusterNames(NameRegistry):
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
 
-class NameService:
+class NameService(Service):
     """Answers edges' name requests from the names bucket; see the module doc."""
 
     def __init__(self, bus: Bus, ns: Namespace, names: Names) -> None:
-        self.bus = bus
-        self.ns = ns
+        super().__init__(bus, ns.lobby_request(OP), OP)
         self.names = names
-        self._sub: Subscription | None = None
 
-    async def start(self) -> None:
-        self._sub = await self.bus.serve(self.ns.lobby_request(OP), self._handle, queue=OP)
-
-    async def stop(self) -> None:
-        if self._sub is not None:
-            with contextlib.suppress(BusError):
-                await self._sub.close()
-            self._sub = None
-
-    async def _handle(self, payload: bytes) -> bytes:
+    async def handle(self, payload: bytes) -> bytes:
         request = json.loads(payload)
         op = request.get("op")
         ttl = int(request["ttl"]) if request.get("ttl") is not None else None

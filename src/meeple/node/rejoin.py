@@ -11,13 +11,13 @@ only (:class:`~meeple.node.wire.Rebind`), which checks it against the genesis's 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 
-from meeple.bus.base import Bus, BusError, Subscription
+from meeple.bus.base import Bus
 from meeple.bus.subjects import Namespace
 from meeple.cluster.registry import RejoinTokens
+from meeple.node import Service
 
 __all__ = ["OP", "RejoinService"]
 
@@ -25,26 +25,15 @@ OP = "rejoin"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
-class RejoinService:
+class RejoinService(Service):
     """Answers edges' "where is this token's seat" from the tokens bucket: JSON
     ``{"room", "seat"}``, or ``null`` when no seat is held for it."""
 
     def __init__(self, bus: Bus, ns: Namespace, tokens: RejoinTokens) -> None:
-        self.bus = bus
-        self.ns = ns
+        super().__init__(bus, ns.lobby_request(OP), OP)
         self.tokens = tokens
-        self._sub: Subscription | None = None
 
-    async def start(self) -> None:
-        self._sub = await self.bus.serve(self.ns.lobby_request(OP), self._handle, queue=OP)
-
-    async def stop(self) -> None:
-        if self._sub is not None:
-            with contextlib.suppress(BusError):
-                await self._sub.close()
-            self._sub = None
-
-    async def _handle(self, payload: bytes) -> bytes:
+    async def handle(self, payload: bytes) -> bytes:
         request = json.loads(payload)
         key = request.get("hash") if isinstance(request, dict) else None
         if not isinstance(key, str) or not _SHA256.fullmatch(key):
