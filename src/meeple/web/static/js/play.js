@@ -22,6 +22,9 @@ const INVITED = PARAMS.get("table");
 let quick = PARAMS.get("bot") && PARAMS.get("game") ? PARAMS.get("game") : null;
 // The server's Scrabble lexicon (the page says it on every Scrabble table and game).
 const LEXICON = document.getElementById("play").dataset.lexicon;
+// A cluster edge seats no server bot (docs/cluster.md): no "Add a bot", no quick game.
+const BOTS = document.getElementById("play").dataset.bots !== "no";
+if (!BOTS) quick = null;
 // Each game's part of the page is loaded when a game of it is about to be played (its
 // table is joined, or its first view comes): the page carries one game's code, not three
 // (issue 24, page weight; docs/web.md).
@@ -215,7 +218,7 @@ function tables(list) {
     el("td", { "data-label": "Waiting" }, t.waiting.map((w) => `${w.name} (${w.protocol})`).join(", ")),
     el("td", {},
       el("button", { type: "button", class: "sit", onclick: () => sit(t.id) }, "Sit"), " ",
-      el("button", { type: "button", class: "addbot", onclick: () => addBot(t.id) }, "Add a bot"))));
+      BOTS ? el("button", { type: "button", class: "addbot", onclick: () => addBot(t.id) }, "Add a bot") : null)));
   page.tables = list;
   rematchOffers(list);
   waiting();
@@ -306,7 +309,7 @@ document.getElementById("resign").addEventListener("click", () => { page.leaving
 document.getElementById("resign-yes").addEventListener("click", resign);
 document.getElementById("resign-no").addEventListener("click", () => shown("confirm-resign", false));
 document.getElementById("again").addEventListener("click", unseated);
-document.getElementById("bot").addEventListener("click", () => addBot(page.table, "bot-level-seated"));
+document.getElementById("bot")?.addEventListener("click", () => addBot(page.table, "bot-level-seated"));
 
 // --- rematch -----------------------------------------------------------------------------
 // At the end, Rematch opens a table of the same game for the same number, and seats a
