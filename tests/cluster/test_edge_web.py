@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from nats.aio.client import Client
 from playwright.async_api import Browser, expect
 from tests.cluster.test_nodes import Nodes, _room_uid, nodes
-from tests.web.helpers import NEXT_VIEW, _move, browser, type_move
+from tests.web.helpers import NEXT_VIEW, _move, browser, screenshot, type_move
 from websockets.asyncio.client import ClientConnection
 
 from meeple.ai.scrabble import ranked_moves
@@ -241,6 +241,7 @@ async def test_chromium_plays_on_an_edge_against_a_twente_bot_on_another(
     page = await browser.new_page()
     await page.goto(f"{base}/")
     await expect(page.locator("#queues")).to_be_attached()
+    await screenshot(page, "edge-lobby")
     await page.goto(f"{base}/play")
     await page.fill("#create [name=name]", "pia")
     await page.select_option("#create [name=game]", "scrabble/twente")
@@ -249,10 +250,12 @@ async def test_chromium_plays_on_an_edge_against_a_twente_bot_on_another(
     await expect(page.locator("#play")).to_be_visible()
     bot = asyncio.ensure_future(_twente_bot(hub.listeners["twente"], "tom", 2, enable))
     seen = -1
-    for _move_number in range(4):
+    for move_number in range(4):
         handle = await page.wait_for_function(NEXT_VIEW, arg=seen, timeout=30_000)
         view: dict[str, Any] = await handle.json_value()
         assert not view["over"]
+        if move_number == 1:
+            await screenshot(page, "edge-play")
         assert view["players"][view["you"]] == "pia"
         seen = len(view["moves"])
         await type_move(page, view, enable)
