@@ -1105,3 +1105,132 @@ async def test_a_bot_gives_up_after_the_reconnect_window(
     await server.stop()
     with pytest.raises(ConnectionError, match=r"no reconnect in 0\.5 s"):
         await asyncio.wait_for(task, 10)
+
+
+# --- what protects a seat (issue 30, item 6) ----------------------------------------
+
+
+async def _closed_with(peer: Peer) -> int | None:
+    """The close code the referee closed ``peer`` with (it must send nothing before)."""
+    try:
+        got = await peer.next()
+    except ConnectionClosed:
+        return peer.ws.close_code
+    raise AssertionError(f"{got} instead of a close")
+
+
+async def _seat_free(server: MeepleServer) -> None:
+    """Until the referee has let go of a refused connection's seat."""
+    referee = server.listeners["cmpn402"].referee
+    for _ in range(300):
+        if any(s is None for s in referee.seats):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("no seat was freed")
+
+
+async def test_a_dropped_agents_seat_is_not_given_to_another_name(make_server: Factory) -> None:
+    """Alice drops: NAME mallory (and NAME bob, whose agent is still here) are closed with
+    1013 and hear no START; alice's agent coming back with her name gets her rack and turn."""
+    server = await make_server(VirtualClock())
+    mover, other, start, other_start = await _pair(server)
+    referee = server.listeners["cmpn402"].referee
+    names = referee.game.players
+    mover_name, other_name = names[referee.game.turn], names[1 - referee.game.turn]
+    await mover.close()
+    await other.expect(EndMessage(EndReason.CONNECTION_ERROR, 0, 0))
+    for impostor in ("mallory", other_name):
+        await _seat_free(server)
+        peer = await (await Peer.open(server)).named(impostor)
+        assert await _closed_with(peer) == 1013
+    await other.quiet()
+    await _seat_free(server)
+    back = await (await Peer.open(server)).named(mover_name)
+    assert await back.next() == Start(1, start.tiles, EMPTY, 0, 0, PLAYER_MS, TOTAL_MS)
+    assert await other.next() == Start(2, other_start.tiles, EMPTY, 0, 0, PLAYER_MS, TOTAL_MS)
+    assert sorted(referee.status()["seats"]) == sorted(names)
+
+
+async def test_a_waiting_game_does_not_resume_with_two_new_agents(make_server: Factory) -> None:
+    """Both agents drop: two fresh agents (carol, dave) are closed with 1013 and the game
+    waits on; it resumes, stored under its own names, when alice and bob come back."""
+    server = await make_server(VirtualClock())
+    mover, other, start, other_start = await _pair(server)
+    referee = server.listeners["cmpn402"].referee
+    names = referee.game.players
+    mover_name = names[referee.game.turn]
+    await mover.close()
+    await other.expect(EndMessage(EndReason.CONNECTION_ERROR, 0, 0))
+    await other.close()
+    for _ in range(300):
+        if referee.seats == [None, None]:
+            break
+        await asyncio.sleep(0.01)
+    carol = await (await Peer.open(server)).named("carol")
+    dave = await (await Peer.open(server)).named("dave")
+    assert await _closed_with(carol) == 1013
+    assert await _closed_with(dave) == 1013
+    assert referee.waiting
+    await _seat_free(server)
+    peers = {n: await (await Peer.open(server)).named(n) for n in ("bob", "alice")}
+    starts = {n: await p.next() for n, p in peers.items()}
+    mine = {mover_name: start, names[1 - names.index(mover_name)]: other_start}
+    for name, got in starts.items():
+        assert isinstance(got, Start)
+        assert got.tiles == mine[name].tiles
+        assert got.order == (1 if name == mover_name else 2)
+    await _admin(server, "stop")
+    await peers["alice"].expect(EndMessage(EndReason.STOPPED, 0, 0))
+    [result] = referee.series.results
+    assert result["players"] == list(names)
+
+
+def _secrets_file(tmp_path: Path) -> Path:
+    path = tmp_path / "agents.secrets"
+    path.write_text("alpha#alpha-s3cret\nbravo#bravo-s3cret\n", encoding="utf-8")
+    return path
+
+
+async def test_a_contest_seat_needs_its_secret(make_server: Factory, tmp_path: Path) -> None:
+    """Contest with a secrets file: alpha drops; NAME alpha, NAME alpha#<wrong> and a name
+    the file does not list are closed with 1008; alpha#<its secret> resumes alpha's game,
+    and the name shown is the bare name."""
+    server = await make_server(
+        VirtualClock(),
+        contest=ContestConfig(boards=1, agents=2),
+        agent_secrets=str(_secrets_file(tmp_path)),
+    )
+    a = await (await Peer.open(server)).named("alpha#alpha-s3cret")
+    b = await (await Peer.open(server)).named("bravo#bravo-s3cret")
+    sa, sb = await a.next(), await b.next()
+    assert isinstance(sa, Start)
+    assert isinstance(sb, Start)
+    _, body = await _admin(server, "status")
+    assert sorted(x["name"] for x in body["status"]["agents"]) == ["alpha", "bravo"]
+    assert sorted(body["status"]["boards"][0]["players"]) == ["alpha", "bravo"]
+    await a.close()
+    await b.expect(EndMessage(EndReason.CONNECTION_ERROR, 0, 0))
+    for wrong in ("alpha", "alpha#bravo-s3cret", "alpha#alpha-s3cre", "mallory#alpha-s3cret"):
+        peer = await (await Peer.open(server)).named(wrong)
+        assert await _closed_with(peer) == 1008, wrong
+    await b.quiet()
+    back = await (await Peer.open(server)).named("alpha#alpha-s3cret")
+    again = await back.next()
+    assert isinstance(again, Start)
+    assert (again.order, again.tiles) == (sa.order, sa.tiles)
+    assert isinstance(await b.next(), Start)
+
+
+async def test_two_agent_mode_checks_secrets_too(make_server: Factory, tmp_path: Path) -> None:
+    """The secrets file in two-agent mode: a bare NAME is closed with 1008; the lines
+    start a game whose players are the bare names."""
+    server = await make_server(agent_secrets=str(_secrets_file(tmp_path)))
+    bare = await (await Peer.open(server)).named("alpha")
+    assert await _closed_with(bare) == 1008
+    await _seat_free(server)
+    a = await (await Peer.open(server)).named("alpha#alpha-s3cret")
+    b = await (await Peer.open(server)).named("bravo#bravo-s3cret")
+    assert isinstance(await a.next(), Start)
+    assert isinstance(await b.next(), Start)
+    referee = server.listeners["cmpn402"].referee
+    assert sorted(referee.game.players) == ["alpha", "bravo"]

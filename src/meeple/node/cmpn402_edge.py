@@ -60,6 +60,7 @@ from meeple.server.app import Services
 from meeple.server.config import ListenerConfig
 from meeple.server.edge.cmpn402 import Cmpn402Listener, _json, admin_gate
 from meeple.server.edge.limits import AddressLimiter
+from meeple.server.rooms.cmpn402_names import AgentSecrets, load_secrets
 from meeple.server.rooms.room import WriteAhead
 
 __all__ = ["EdgeAgent", "EdgeCmpn402Listener", "EdgeHub", "create_listener"]
@@ -109,11 +110,15 @@ class EdgeAgent:
 class EdgeHub:
     """The listener's hub on an edge (``Cmpn402Listener``'s ``_Hub``); module doc."""
 
-    def __init__(self, services: Services, lobby: EdgeLobby) -> None:
+    def __init__(
+        self, services: Services, lobby: EdgeLobby, secrets: AgentSecrets | None = None
+    ) -> None:
         self.services = services
         self.lobby = lobby
         self.agents: set[EdgeAgent] = set()
         self._tasks: set[asyncio.Task[None]] = set()
+        # The organiser's name#secret lines (``meeple serve``'s: cmpn402_names).
+        self.secrets = secrets
 
     def connect(self, link: Any) -> EdgeAgent:
         agent = EdgeAgent(link)
@@ -144,7 +149,12 @@ class EdgeHub:
             return
         if not isinstance(message, Name):
             return  # INIT takes NAME only
-        agent.name = message.name
+        name = message.name if self.secrets is None else self.secrets.check(message.name)
+        if name is None:  # as a bad NAME (docs/protocols/cmpn402.md, "What protects a seat")
+            logger.info("[%s] NAME refused: not a name#secret of the file", agent.link.id)
+            agent.close(int(CloseCode.POLICY_VIOLATION), "wrong name or secret")
+            return
+        agent.name = name
         task = asyncio.get_running_loop().create_task(self._seat(agent))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -244,7 +254,8 @@ class EdgeCmpn402Listener(Cmpn402Listener):
         if not isinstance(lobby, EdgeLobby):
             raise TypeError("the edge's CMPN402 listener needs the edge's lobby")
         lobby.register_game(GAME, _no_room, variants=TABLE_VARIANTS)
-        self.hub = EdgeHub(services, lobby)
+        self.secrets = load_secrets(services.config.cmpn402.agent_secrets)
+        self.hub = EdgeHub(services, lobby, self.secrets)
         self.admin = ClusterAdmin(lobby.bus, lobby.ns, self.admin_token)
         self._hub = self.hub
         self._server: Server | None = None

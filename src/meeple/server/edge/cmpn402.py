@@ -54,6 +54,7 @@ from meeple.server.edge.tcp import BACKLOG, ConnectionLog
 from meeple.server.lobby.cmpn402_console import Console, ConsoleError, SeriesConsole, public
 from meeple.server.lobby.contest import Contest, ContestConsole
 from meeple.server.rooms.cmpn402 import GAME, Referee, RefereeSettings, new_game_id
+from meeple.server.rooms.cmpn402_names import load_secrets
 from meeple.server.rooms.room import WriteAhead
 from meeple.server.store.database import ActionLog, Store, sqlite_path
 from meeple.server.store.journal import server_journal, server_store
@@ -224,6 +225,8 @@ class Cmpn402Listener:
             games=settings.games,
             name_timeout=round(services.config.idle_timeout * 1000),
         )
+        # [cmpn402] agent_secrets: the organiser's name#secret lines (checked at start).
+        self.secrets = load_secrets(settings.agent_secrets)
         self.referee: Referee | None = None
         self.contest: Contest | None = None
         self.console: Console
@@ -255,6 +258,7 @@ class Cmpn402Listener:
                 name_timeout=services.config.idle_timeout,
                 between_games=referee_settings.between_games / 1000,
                 ahead=self.ahead,
+                secrets=self.secrets,
             )
             self.console = ContestConsole(
                 self.contest, token=self.admin_token, log_dir=self.log_dir
@@ -278,6 +282,7 @@ class Cmpn402Listener:
             ahead=self.ahead,
             recovered=self._recovered_log(key),
             open_log=self._open_log,
+            secrets=self.secrets,
         )
 
     def _recovered_log(self, key: str) -> ActionLog | None:
