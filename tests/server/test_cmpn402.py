@@ -1234,3 +1234,89 @@ async def test_two_agent_mode_checks_secrets_too(make_server: Factory, tmp_path:
     assert isinstance(await b.next(), Start)
     referee = server.listeners["cmpn402"].referee
     assert sorted(referee.game.players) == ["alpha", "bravo"]
+
+
+# --- the admin endpoint's attempt limit (issue 30, item 7) ---------------------------
+
+
+async def _admin_head(server: MeepleServer, token: str) -> tuple[int, dict[str, str]]:
+    """GET /admin/status with ``token``: the status and the headers (lower-case names)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.ports["cmpn402"])
+    writer.write(
+        f"GET /admin/status HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n".encode()
+    )
+    head = (await reader.readuntil(b"\r\n\r\n")).decode()
+    writer.close()
+    lines = head.split("\r\n")
+    headers = {
+        k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in lines[1:] if h)
+    }
+    return int(lines[0].split()[1]), headers
+
+
+async def test_admin_wrong_tokens_are_limited_per_address(make_server: Factory) -> None:
+    """Five wrong admin tokens a minute from one address (the console sign-in's limit);
+    then 429 with Retry-After for any token, the right one too, until the minute is
+    over. Right tokens are not counted: an organiser's script may poll."""
+    clock = VirtualClock()
+    server = await make_server(clock)
+    for _ in range(8):
+        assert (await _admin(server, "status"))[0] == 200
+    for i in range(5):
+        await clock.advance(1)
+        assert (await _admin(server, "status", token=f"guess{i}"))[0] == 403
+    code, headers = await _admin_head(server, "guess5")
+    assert code == 429
+    assert headers["retry-after"] == "56"  # the first guess is 56 s from leaving the window
+    code, body = await _admin(server, "status")
+    assert code == 429
+    assert "too many" in body["error"]
+    assert (await _admin(server, "stop"))[0] == 429
+    await clock.advance(56)
+    assert (await _admin(server, "status"))[0] == 200
+    assert (await _admin(server, "status", token="guess6"))[0] == 403  # one slot was free
+    assert (await _admin(server, "status"))[0] == 429
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    tokens=st.lists(
+        st.one_of(st.just(TOKEN), st.text(st.characters(min_codepoint=32, max_codepoint=126))),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_admin_gate_counts_only_wrong_tokens(tokens: list[str]) -> None:
+    """Whatever tokens an address offers, the gate lets the right one through only while
+    fewer than five wrong ones came in the window, and never answers a token after that."""
+    from websockets.datastructures import Headers
+    from websockets.http11 import Request
+
+    from meeple.server.edge.attempts import AttemptLimiter
+    from meeple.server.edge.cmpn402 import admin_gate
+
+    clock = VirtualClock()
+    limiter = AttemptLimiter(clock)
+    wrong = 0
+    for token in [*tokens, TOKEN]:
+        request = Request("/admin/status", Headers([("Authorization", f"Bearer {token}")]))
+        answer = admin_gate(
+            request,
+            ("status",),
+            (),
+            lambda t: t == TOKEN,
+            attempts=limiter,
+            address="10.0.0.1",
+        )
+        status = answer.status_code if not isinstance(answer, tuple) else 200
+        if not token.strip():
+            assert status == 401
+        elif wrong >= 5:
+            assert status == 429
+        elif token.strip() == TOKEN:
+            assert status == 200
+        else:
+            assert status == 403
+            wrong += 1

@@ -58,8 +58,9 @@ from meeple.protocols.cmpn402.errors import Answer, CloseCode, RemoteProtocolErr
 from meeple.protocols.cmpn402.messages import Name, NameRequest, decode_client
 from meeple.server.app import Services
 from meeple.server.config import ListenerConfig
+from meeple.server.edge.attempts import admin_attempts
 from meeple.server.edge.cmpn402 import Cmpn402Listener, _json, admin_gate
-from meeple.server.edge.limits import AddressLimiter
+from meeple.server.edge.limits import AddressLimiter, peer_address
 from meeple.server.rooms.cmpn402_names import AgentSecrets, load_secrets
 from meeple.server.rooms.room import WriteAhead
 
@@ -115,10 +116,10 @@ class EdgeHub:
     ) -> None:
         self.services = services
         self.lobby = lobby
-        self.agents: set[EdgeAgent] = set()
-        self._tasks: set[asyncio.Task[None]] = set()
         # The organiser's name#secret lines (``meeple serve``'s: cmpn402_names).
         self.secrets = secrets
+        self.agents: set[EdgeAgent] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
 
     def connect(self, link: Any) -> EdgeAgent:
         agent = EdgeAgent(link)
@@ -261,6 +262,7 @@ class EdgeCmpn402Listener(Cmpn402Listener):
         self._server: Server | None = None
         self._handlers: set[asyncio.Task[None]] = set()
         self.addresses = AddressLimiter(services.config.limits.max_connections_per_address)
+        self.attempts = admin_attempts(services)  # wrong admin tokens, as meeple serve's
 
     async def start(self) -> None:
         await self.admin.start()
@@ -282,7 +284,15 @@ class EdgeCmpn402Listener(Cmpn402Listener):
             return refusal
         if not request.path.startswith("/admin"):
             return None  # a WebSocket handshake
-        gate = admin_gate(request, ("status",), ADMIN_ACTIONS, self.admin.check_token, ELSEWHERE)
+        gate = admin_gate(
+            request,
+            ("status",),
+            ADMIN_ACTIONS,
+            self.admin.check_token,
+            ELSEWHERE,
+            attempts=self.attempts,
+            address=peer_address(connection),
+        )
         if isinstance(gate, Response):
             return gate
         action, query = gate
