@@ -1221,9 +1221,13 @@ async def test_a_contest_seat_needs_its_secret(make_server: Factory, tmp_path: P
     assert isinstance(await b.next(), Start)
 
 
-async def test_two_agent_mode_checks_secrets_too(make_server: Factory, tmp_path: Path) -> None:
+async def test_two_agent_mode_checks_secrets_too(
+    make_server: Factory, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """The secrets file in two-agent mode: a bare NAME is closed with 1008; the lines
-    start a game whose players are the bare names."""
+    start a game whose players are the bare names; no secret is in a log or a file,
+    not even from a NAME sent twice."""
+    caplog.set_level("DEBUG", logger="meeple")
     server = await make_server(agent_secrets=str(_secrets_file(tmp_path)))
     bare = await (await Peer.open(server)).named("alpha")
     assert await _closed_with(bare) == 1008
@@ -1234,6 +1238,16 @@ async def test_two_agent_mode_checks_secrets_too(make_server: Factory, tmp_path:
     assert isinstance(await b.next(), Start)
     referee = server.listeners["cmpn402"].referee
     assert sorted(referee.game.players) == ["alpha", "bravo"]
+    await a.send(Name("alpha#alpha-s3cret"))  # a second NAME: ignored
+    await a.send(b"\x00alpha#alpha-s3cret\xff")  # not UTF-8: ignored once named
+    await _admin(server, "stop")
+    await a.expect(EndMessage(EndReason.STOPPED, 0, 0))
+    files = [p.read_text(encoding="utf-8") for p in (tmp_path / "cmpn402").iterdir()]
+    assert files
+    for text in [caplog.text, *files]:
+        assert "alpha-s3cret" not in text
+        assert "bravo-s3cret" not in text
+        assert b"s3cret".hex() not in text
 
 
 # --- the admin endpoint's attempt limit (issue 30, item 7) ---------------------------

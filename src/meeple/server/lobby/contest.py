@@ -357,7 +357,8 @@ class Contest:
             table.referee.receive(conn.seat, data)
         else:
             # Not in a game: the spec's READY ignores moves; nothing is answered.
-            logger.debug("[%s] %s between games: ignored %s", conn.link.id, conn.name, data.hex())
+            shown = data[:1] if data[:1] == b"\x00" else data  # a NAME may hold a secret
+            logger.debug("[%s] %s between games: ignored %s", conn.link.id, conn.name, shown.hex())
 
     def _naming(self, conn: _Conn, data: bytes) -> None:
         try:

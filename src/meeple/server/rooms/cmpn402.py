@@ -462,8 +462,10 @@ class Referee:
         # Issue 22: the first few refusals of a connection are logged, the rest counted.
         refusals = getattr(seat.link, "refusals", None)
         note = refusals.note if refusals is not None else logger.info
-        note("%s: %s (%s)", error.answer.value, error.reason, data[:32].hex())
-        self._log_message("in", index, f"refused: {error.reason}", data)
+        # A NAME's bytes may hold a secret (a second NAME, a bad one): never logged.
+        shown = data[:1] if data[:1] == b"\x00" else data
+        note("%s: %s (%s)", error.answer.value, error.reason, shown[:32].hex())
+        self._log_message("in", index, f"refused: {error.reason}", shown)
         if error.answer is Answer.INVALID and self.game is not None and self.game.turn is not None:
             self._send(index, Invalid(*self._times_of(self.game.turn)))
         elif error.answer is Answer.CLOSE:
