@@ -7,7 +7,9 @@ an edge's is an :class:`EdgeHub`:
 
 - on a connection it sends the NAME request and reads NAME (spec, "State: INIT"; a
   connection with no NAME within the server's ``idle_timeout`` is closed with 1008, a
-  bad NAME as the referee closes it);
+  bad NAME as the referee closes it; with ``[cmpn402] agent_secrets`` a NAME must be a
+  ``name#secret`` line of the file, else 1008, and only the bare name goes on:
+  :mod:`meeple.server.rooms.cmpn402_names`);
 - with the name, it asks the rooms nodes whether a game waits for that agent (it dropped,
   and comes back through this edge: :class:`~meeple.node.cmpn402.SeatFinder`); if one
   does, the seat takes it back (:class:`~meeple.node.wire.Rejoin`), else the agent sits at

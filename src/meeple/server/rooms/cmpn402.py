@@ -22,7 +22,9 @@ Write-ahead: what the referee sends is held until the entries made before it are
 written (:class:`~meeple.server.rooms.room.WriteAhead`, shared with every room). A
 disconnect logs the times at that moment (an entry without an action), sends END
 reason 2 to the other agent and goes to INIT; once two agents have sent NAME again
-the game is folded from its log and resumes with a START to each. After a server
+the game is folded from its log and resumes with a START to each. While it waits, only
+the names it was started with may sit (another is closed with 1013), and with a secrets
+file a NAME must be a ``name#secret`` line of it (:mod:`.cmpn402_names`; else 1008). After a server
 restart the listener hands the referee its unfinished log (``recovered``) and the
 same happens.
 
