@@ -1334,3 +1334,28 @@ def test_admin_gate_counts_only_wrong_tokens(tokens: list[str]) -> None:
         else:
             assert status == 403
             wrong += 1
+
+
+def test_agent_secrets_table_and_flag(tmp_path: Path) -> None:
+    """[cmpn402] agent_secrets and --agent-secrets name the file; a missing or bad file
+    is refused when the configuration loads, with the line that is wrong."""
+    from meeple.cli.main import build_parser
+    from meeple.cli.serve import config_from_args
+    from meeple.server.config import ConfigError, config_from_mapping
+
+    good = _secrets_file(tmp_path)
+    config = config_from_mapping({"cmpn402": {"agent_secrets": str(good)}})
+    assert config.cmpn402.agent_secrets == str(good)
+    bad = tmp_path / "bad.secrets"
+    bad.write_text("alpha#alpha-s3cret\nbravo\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="line 2"):
+        config_from_mapping({"cmpn402": {"agent_secrets": str(bad)}})
+    with pytest.raises(ConfigError, match="cannot read"):
+        config_from_mapping({"cmpn402": {"agent_secrets": str(tmp_path / "none")}})
+    with pytest.raises(ConfigError):
+        config_from_mapping({"cmpn402": {"agent_secrets": 1}})
+    args = build_parser().parse_args(["serve", "--agent-secrets", str(good)])
+    assert config_from_args(args).cmpn402.agent_secrets == str(good)
+    args = build_parser().parse_args(["serve", "--agent-secrets", str(bad)])
+    with pytest.raises(ConfigError, match="not name#secret"):
+        config_from_args(args)
