@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import http.client
+import itertools
 import json
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -56,23 +56,25 @@ def _http(
     method: str = "GET",
     token: str | None = TOKEN,
     headers: dict[str, str] | None = None,
+    source: str = "127.0.0.1",
 ) -> tuple[int, dict[str, Any]]:
-    """One admin request: its status and JSON body."""
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}{path}", method=method, headers=dict(headers or {})
+    """One admin request from address ``source`` (any of 127/8): its status and JSON body."""
+    connection = http.client.HTTPConnection(
+        "127.0.0.1", port, timeout=30, source_address=(source, 0)
     )
+    sent = dict(headers or {})
     if token is not None:
-        request.add_header("Authorization", f"Bearer {token}")
+        sent["Authorization"] = f"Bearer {token}"
     try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as e:
-        with contextlib.closing(e):
-            text = e.read()
-        try:
-            return e.code, json.loads(text)
-        except ValueError:  # websockets' own refusal (414, 431): plain text
-            return e.code, {"text": text.decode(errors="replace")}
+        connection.request(method, path, headers=sent)
+        response = connection.getresponse()
+        text = response.read()
+    finally:
+        connection.close()
+    try:
+        return response.status, json.loads(text)
+    except ValueError:  # websockets' own refusal (414, 431): plain text
+        return response.status, {"text": text.decode(errors="replace")}
 
 
 async def admin(port: int, path: str, **kwargs: Any) -> tuple[int, dict[str, Any]]:
@@ -354,14 +356,28 @@ async def test_hostile_admin_requests_get_errors_and_the_edge_goes_on(
     )
     def fuzz(action: str, query: str, token: str | None) -> None:
         method = "GET" if action == "status" else "POST"
-        status, body = _http(port, f"/admin/{action}?{query}", method=method, token=token)
+        # Each wrong token from an address of its own: five from one would be refused
+        # with 429 (the attempt limit, checked below).
+        source = "127.0.0.1" if token == TOKEN else f"127.1.{next(guessers)}.1"
+        path = f"/admin/{action}?{query}"
+        status, body = _http(port, path, method=method, token=token, source=source)
         assert "error" in body or status == 200, (status, body)
         if token != TOKEN:
             assert status in (401, 403, 404, 405), (status, body)
         elif action != "status":
             assert status in (404, 409), (status, body)  # no game runs
 
+    guessers = itertools.count(1)
     await asyncio.to_thread(fuzz)
     # The edge goes on.
     status, body = await admin(port, "/admin/status")
     assert (status, body["status"]["boards"]) == (200, [])
+    # Issue 30.7: five wrong tokens a minute from one address, as at the console's
+    # sign-in; then 429 with Retry-After for any token from it, the right one too.
+    for i in range(5):
+        status, _ = await admin(port, "/admin/status", token=f"guess{i}", source="127.2.0.1")
+        assert status == 403
+    status, body = await admin(port, "/admin/stop?game=x", method="POST", source="127.2.0.1")
+    assert status == 429
+    assert "too many" in body["error"]
+    assert (await admin(port, "/admin/status"))[0] == 200  # another address is not affected

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import websockets
@@ -89,6 +91,50 @@ async def test_what_an_agent_sends_before_its_game(
                 assert await asyncio.wait_for(asked.get(), 5) == name
                 await asyncio.wait_for(await ws.ping(), 5)  # the connection goes on
                 assert asked.empty()  # one ask per connection
+    finally:
+        await listener.close(0.5)
+        await lobby.close()
+        await finder.unsubscribe()
+
+
+async def test_an_edge_checks_the_organisers_secrets(
+    node: Client, nats_ns: Namespace, tmp_path: Path
+) -> None:
+    """With ``[cmpn402] agent_secrets`` an edge closes a NAME that is not a line of the
+    file with 1008 and asks the cluster about nobody; a line's bare name is the one it
+    asks about (the seat a game keeps for alpha), never the secret (issue 30.6)."""
+    asked: asyncio.Queue[str] = asyncio.Queue()
+
+    async def seats(msg: Msg) -> None:
+        await asked.put(msg.data.decode())
+        await msg.respond(b"none")
+
+    secrets = tmp_path / "agents.secrets"
+    secrets.write_text("alpha#alpha-s3cret\n", encoding="utf-8")
+    finder = await node.subscribe(nats_ns.room_command(FINDER), cb=seats)
+    lobby = EdgeLobby(NatsBus(node), nats_ns, "e1")
+    await lobby.start()
+    base = ServerConfig()
+    config = replace(base, cmpn402=replace(base.cmpn402, agent_secrets=str(secrets)))
+    services = Services(config)
+    services.resource("lobby", lambda: lobby)
+    listener = EdgeCmpn402Listener(services, "cmpn402", ListenerConfig(port=0))
+    await listener.start()
+    try:
+        for wrong in ("alpha", "alpha#alpha-s3cre", "bravo#alpha-s3cret"):
+            async with websockets.connect(f"ws://127.0.0.1:{listener.port}") as ws:
+                assert await asyncio.wait_for(ws.recv(), 5) == b"\x00"
+                await ws.send(Name(wrong).encode())
+                with pytest.raises(ConnectionClosed) as closed:
+                    await asyncio.wait_for(ws.recv(), 5)
+                assert closed.value.rcvd is not None
+                assert closed.value.rcvd.code == 1008
+        assert asked.empty()
+        async with websockets.connect(f"ws://127.0.0.1:{listener.port}") as ws:
+            assert await asyncio.wait_for(ws.recv(), 5) == b"\x00"
+            await ws.send(Name("alpha#alpha-s3cret").encode())
+            assert await asyncio.wait_for(asked.get(), 5) == "alpha"
+            await asyncio.wait_for(await ws.ping(), 5)  # seated at the table: it goes on
     finally:
         await listener.close(0.5)
         await lobby.close()

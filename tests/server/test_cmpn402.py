@@ -1105,3 +1105,257 @@ async def test_a_bot_gives_up_after_the_reconnect_window(
     await server.stop()
     with pytest.raises(ConnectionError, match=r"no reconnect in 0\.5 s"):
         await asyncio.wait_for(task, 10)
+
+
+# --- what protects a seat (issue 30, item 6) ----------------------------------------
+
+
+async def _closed_with(peer: Peer) -> int | None:
+    """The close code the referee closed ``peer`` with (it must send nothing before)."""
+    try:
+        got = await peer.next()
+    except ConnectionClosed:
+        return peer.ws.close_code
+    raise AssertionError(f"{got} instead of a close")
+
+
+async def _seat_free(server: MeepleServer) -> None:
+    """Until the referee has let go of a refused connection's seat."""
+    referee = server.listeners["cmpn402"].referee
+    for _ in range(300):
+        if any(s is None for s in referee.seats):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("no seat was freed")
+
+
+async def test_a_dropped_agents_seat_is_not_given_to_another_name(make_server: Factory) -> None:
+    """Alice drops: NAME mallory (and NAME bob, whose agent is still here) are closed with
+    1013 and hear no START; alice's agent coming back with her name gets her rack and turn."""
+    server = await make_server(VirtualClock())
+    mover, other, start, other_start = await _pair(server)
+    referee = server.listeners["cmpn402"].referee
+    names = referee.game.players
+    mover_name, other_name = names[referee.game.turn], names[1 - referee.game.turn]
+    await mover.close()
+    await other.expect(EndMessage(EndReason.CONNECTION_ERROR, 0, 0))
+    for impostor in ("mallory", other_name):
+        await _seat_free(server)
+        peer = await (await Peer.open(server)).named(impostor)
+        assert await _closed_with(peer) == 1013
+    await other.quiet()
+    await _seat_free(server)
+    back = await (await Peer.open(server)).named(mover_name)
+    assert await back.next() == Start(1, start.tiles, EMPTY, 0, 0, PLAYER_MS, TOTAL_MS)
+    assert await other.next() == Start(2, other_start.tiles, EMPTY, 0, 0, PLAYER_MS, TOTAL_MS)
+    assert sorted(referee.status()["seats"]) == sorted(names)
+
+
+async def test_a_waiting_game_does_not_resume_with_two_new_agents(make_server: Factory) -> None:
+    """Both agents drop: two fresh agents (carol, dave) are closed with 1013 and the game
+    waits on; it resumes, stored under its own names, when alice and bob come back."""
+    server = await make_server(VirtualClock())
+    mover, other, start, other_start = await _pair(server)
+    referee = server.listeners["cmpn402"].referee
+    names = referee.game.players
+    mover_name = names[referee.game.turn]
+    await mover.close()
+    await other.expect(EndMessage(EndReason.CONNECTION_ERROR, 0, 0))
+    await other.close()
+    for _ in range(300):
+        if referee.seats == [None, None]:
+            break
+        await asyncio.sleep(0.01)
+    carol = await (await Peer.open(server)).named("carol")
+    dave = await (await Peer.open(server)).named("dave")
+    assert await _closed_with(carol) == 1013
+    assert await _closed_with(dave) == 1013
+    assert referee.waiting
+    await _seat_free(server)
+    peers = {n: await (await Peer.open(server)).named(n) for n in ("bob", "alice")}
+    starts = {n: await p.next() for n, p in peers.items()}
+    mine = {mover_name: start, names[1 - names.index(mover_name)]: other_start}
+    for name, got in starts.items():
+        assert isinstance(got, Start)
+        assert got.tiles == mine[name].tiles
+        assert got.order == (1 if name == mover_name else 2)
+    await _admin(server, "stop")
+    await peers["alice"].expect(EndMessage(EndReason.STOPPED, 0, 0))
+    [result] = referee.series.results
+    assert result["players"] == list(names)
+
+
+def _secrets_file(tmp_path: Path) -> Path:
+    path = tmp_path / "agents.secrets"
+    path.write_text("alpha#alpha-s3cret\nbravo#bravo-s3cret\n", encoding="utf-8")
+    return path
+
+
+async def test_a_contest_seat_needs_its_secret(make_server: Factory, tmp_path: Path) -> None:
+    """Contest with a secrets file: alpha drops; NAME alpha, NAME alpha#<wrong> and a name
+    the file does not list are closed with 1008; alpha#<its secret> resumes alpha's game,
+    and the name shown is the bare name."""
+    server = await make_server(
+        VirtualClock(),
+        contest=ContestConfig(boards=1, agents=2),
+        agent_secrets=str(_secrets_file(tmp_path)),
+    )
+    a = await (await Peer.open(server)).named("alpha#alpha-s3cret")
+    b = await (await Peer.open(server)).named("bravo#bravo-s3cret")
+    sa, sb = await a.next(), await b.next()
+    assert isinstance(sa, Start)
+    assert isinstance(sb, Start)
+    _, body = await _admin(server, "status")
+    assert sorted(x["name"] for x in body["status"]["agents"]) == ["alpha", "bravo"]
+    assert sorted(body["status"]["boards"][0]["players"]) == ["alpha", "bravo"]
+    await a.close()
+    await b.expect(EndMessage(EndReason.CONNECTION_ERROR, 0, 0))
+    for wrong in ("alpha", "alpha#bravo-s3cret", "alpha#alpha-s3cre", "mallory#alpha-s3cret"):
+        peer = await (await Peer.open(server)).named(wrong)
+        assert await _closed_with(peer) == 1008, wrong
+    await b.quiet()
+    back = await (await Peer.open(server)).named("alpha#alpha-s3cret")
+    again = await back.next()
+    assert isinstance(again, Start)
+    assert (again.order, again.tiles) == (sa.order, sa.tiles)
+    assert isinstance(await b.next(), Start)
+
+
+async def test_two_agent_mode_checks_secrets_too(
+    make_server: Factory, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The secrets file in two-agent mode: a bare NAME is closed with 1008; the lines
+    start a game whose players are the bare names; no secret is in a log or a file,
+    not even from a NAME sent twice."""
+    caplog.set_level("DEBUG", logger="meeple")
+    server = await make_server(agent_secrets=str(_secrets_file(tmp_path)))
+    bare = await (await Peer.open(server)).named("alpha")
+    assert await _closed_with(bare) == 1008
+    await _seat_free(server)
+    a = await (await Peer.open(server)).named("alpha#alpha-s3cret")
+    b = await (await Peer.open(server)).named("bravo#bravo-s3cret")
+    assert isinstance(await a.next(), Start)
+    assert isinstance(await b.next(), Start)
+    referee = server.listeners["cmpn402"].referee
+    assert sorted(referee.game.players) == ["alpha", "bravo"]
+    await a.send(Name("alpha#alpha-s3cret"))  # a second NAME: ignored
+    await a.send(b"\x00alpha#alpha-s3cret\xff")  # not UTF-8: ignored once named
+    await _admin(server, "stop")
+    await a.expect(EndMessage(EndReason.STOPPED, 0, 0))
+    files = [p.read_text(encoding="utf-8") for p in (tmp_path / "cmpn402").iterdir()]
+    assert files
+    for text in [caplog.text, *files]:
+        assert "alpha-s3cret" not in text
+        assert "bravo-s3cret" not in text
+        assert b"s3cret".hex() not in text
+
+
+# --- the admin endpoint's attempt limit (issue 30, item 7) ---------------------------
+
+
+async def _admin_head(server: MeepleServer, token: str) -> tuple[int, dict[str, str]]:
+    """GET /admin/status with ``token``: the status and the headers (lower-case names)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.ports["cmpn402"])
+    writer.write(
+        f"GET /admin/status HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n".encode()
+    )
+    head = (await reader.readuntil(b"\r\n\r\n")).decode()
+    writer.close()
+    lines = head.split("\r\n")
+    headers = {
+        k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in lines[1:] if h)
+    }
+    return int(lines[0].split()[1]), headers
+
+
+async def test_admin_wrong_tokens_are_limited_per_address(make_server: Factory) -> None:
+    """Five wrong admin tokens a minute from one address (the console sign-in's limit);
+    then 429 with Retry-After for any token, the right one too, until the minute is
+    over. Right tokens are not counted: an organiser's script may poll."""
+    clock = VirtualClock()
+    server = await make_server(clock)
+    for _ in range(8):
+        assert (await _admin(server, "status"))[0] == 200
+    for i in range(5):
+        await clock.advance(1)
+        assert (await _admin(server, "status", token=f"guess{i}"))[0] == 403
+    code, headers = await _admin_head(server, "guess5")
+    assert code == 429
+    assert headers["retry-after"] == "56"  # the first guess is 56 s from leaving the window
+    code, body = await _admin(server, "status")
+    assert code == 429
+    assert "too many" in body["error"]
+    assert (await _admin(server, "stop"))[0] == 429
+    await clock.advance(56)
+    assert (await _admin(server, "status"))[0] == 200
+    assert (await _admin(server, "status", token="guess6"))[0] == 403  # one slot was free
+    assert (await _admin(server, "status"))[0] == 429
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    tokens=st.lists(
+        st.one_of(st.just(TOKEN), st.text(st.characters(min_codepoint=32, max_codepoint=126))),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_admin_gate_counts_only_wrong_tokens(tokens: list[str]) -> None:
+    """Whatever tokens an address offers, the gate lets the right one through only while
+    fewer than five wrong ones came in the window, and never answers a token after that."""
+    from websockets.datastructures import Headers
+    from websockets.http11 import Request
+
+    from meeple.server.edge.attempts import AttemptLimiter
+    from meeple.server.edge.cmpn402 import admin_gate
+
+    clock = VirtualClock()
+    limiter = AttemptLimiter(clock)
+    wrong = 0
+    for token in [*tokens, TOKEN]:
+        request = Request("/admin/status", Headers([("Authorization", f"Bearer {token}")]))
+        answer = admin_gate(
+            request,
+            ("status",),
+            (),
+            lambda t: t == TOKEN,
+            attempts=limiter,
+            address="10.0.0.1",
+        )
+        status = answer.status_code if not isinstance(answer, tuple) else 200
+        if not token.strip():
+            assert status == 401
+        elif wrong >= 5:
+            assert status == 429
+        elif token.strip() == TOKEN:
+            assert status == 200
+        else:
+            assert status == 403
+            wrong += 1
+
+
+def test_agent_secrets_table_and_flag(tmp_path: Path) -> None:
+    """[cmpn402] agent_secrets and --agent-secrets name the file; a missing or bad file
+    is refused when the configuration loads, with the line that is wrong."""
+    from meeple.cli.main import build_parser
+    from meeple.cli.serve import config_from_args
+    from meeple.server.config import ConfigError, config_from_mapping
+
+    good = _secrets_file(tmp_path)
+    config = config_from_mapping({"cmpn402": {"agent_secrets": str(good)}})
+    assert config.cmpn402.agent_secrets == str(good)
+    bad = tmp_path / "bad.secrets"
+    bad.write_text("alpha#alpha-s3cret\nbravo\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="line 2"):
+        config_from_mapping({"cmpn402": {"agent_secrets": str(bad)}})
+    with pytest.raises(ConfigError, match="cannot read"):
+        config_from_mapping({"cmpn402": {"agent_secrets": str(tmp_path / "none")}})
+    with pytest.raises(ConfigError):
+        config_from_mapping({"cmpn402": {"agent_secrets": 1}})
+    args = build_parser().parse_args(["serve", "--agent-secrets", str(good)])
+    assert config_from_args(args).cmpn402.agent_secrets == str(good)
+    args = build_parser().parse_args(["serve", "--agent-secrets", str(bad)])
+    with pytest.raises(ConfigError, match="not name#secret"):
+        config_from_args(args)

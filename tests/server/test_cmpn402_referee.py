@@ -785,3 +785,49 @@ def test_the_referees_log_replays_to_its_live_game_and_clocks(
 
     _drive(referee, clock, gcide, steps, after)
     assert journal.errors == []
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    names=st.lists(
+        st.one_of(
+            st.sampled_from(["alice", "bob", "Alice", "alice ", "mallory"]),
+            st.text(min_size=1, max_size=20).filter(lambda t: 0 < len(t.encode()) <= 64),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_a_waiting_game_seats_only_its_own_names(gcide: Lexicon, names: list[str]) -> None:
+    """Alice drops: whatever NAMEs come to her seat, none but ``alice`` hears a START or
+    moves the game; each other one is closed (1013, or as a bad NAME); then alice's
+    agent takes her seat and both get START (issue 30.6)."""
+    referee, _clock = _referee(gcide)
+    a, b = FakeLink(1), FakeLink(2)
+    referee.receive(referee.connect(a), Name("alice").encode())
+    referee.receive(referee.connect(b), Name("bob").encode())
+    assert referee.game is not None
+    racks = {"alice": decode_server(a.sent[-1]), "bob": decode_server(b.sent[-1])}
+    referee.disconnect(0)
+    b.sent.clear()
+    for i, name in enumerate(names):
+        if name == "alice":
+            continue
+        link = FakeLink(10 + i)
+        index = referee.connect(link)
+        assert index == 0
+        with contextlib.suppress(UnicodeEncodeError):
+            referee.receive(index, b"\x00" + name.encode())
+        assert link.closed is not None, name
+        assert not any(m[:1] == b"\x01" for m in link.sent)  # no START
+        referee.disconnect(index)
+        assert referee.waiting
+        assert b.sent == []
+    back = FakeLink(99)
+    referee.receive(referee.connect(back), Name("alice").encode())
+    started = decode_server(back.sent[-1])
+    assert isinstance(started, Start)
+    assert started.tiles == racks["alice"].tiles
+    assert decode_server(b.sent[-1]) == racks["bob"]

@@ -162,3 +162,45 @@ async def test_actions_need_the_session_and_its_csrf_token(
     await client.post("/cmpn402/logout", data={"csrf": csrf})
     client.cookies.delete(COOKIE)
     assert (await client.post("/cmpn402/action", data={"action": "pause"})).status_code == 401
+
+
+async def test_sign_in_and_the_admin_endpoint_share_one_limit(
+    tmp_path: Path, console: FakeConsole
+) -> None:
+    """The admin token has two doors, the console's sign-in and the referee's /admin:
+    an address gets five wrong guesses a minute in all (issue 30.7), then 429 at both."""
+    from websockets.datastructures import Headers
+    from websockets.http11 import Request
+
+    from meeple.server.clock import VirtualClock
+    from meeple.server.edge.attempts import admin_attempts
+    from meeple.server.edge.cmpn402 import admin_gate
+
+    clock = VirtualClock()
+    services = Services(ServerConfig(database=str(tmp_path / "db.sqlite3")), clock=clock)
+    services.resource("cmpn402.console", lambda: console)
+    transport = httpx.ASGITransport(app=create_app(services), client=("10.1.2.3", 4567))
+
+    def gate(token: str) -> int:
+        request = Request("/admin/status", Headers([("Authorization", f"Bearer {token}")]))
+        answer = admin_gate(
+            request,
+            ("status",),
+            (),
+            console.check_token,
+            attempts=admin_attempts(services),
+            address="10.1.2.3",
+        )
+        return 200 if isinstance(answer, tuple) else answer.status_code
+
+    async with httpx.AsyncClient(transport=transport, base_url="https://meeple.test") as c:
+        for guess in ("a", "b", "c"):
+            assert (await c.post("/cmpn402/login", data={"token": guess})).status_code == 403
+        assert gate("d") == 403
+        assert gate("e") == 403
+        limited = await c.post("/cmpn402/login", data={"token": "tok"})
+        assert limited.status_code == 429
+        assert gate("tok") == 429
+        await clock.advance(61)
+        assert gate("tok") == 200
+        assert (await c.post("/cmpn402/login", data={"token": "tok"})).status_code == 303

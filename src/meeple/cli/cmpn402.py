@@ -3,6 +3,9 @@
 A thin client of the admin endpoint (see ``docs/protocols/cmpn402.md``): ``status`` and
 ``standings`` are GETs, every action that changes something is a POST, all with the
 token in ``Authorization: Bearer``. Prints the JSON answer; ``standings`` prints a table.
+``secrets --name A --name B …`` asks no referee: it prints a ``name#secret`` line per agent
+for the referee's ``--agent-secrets`` file (docs/protocols/cmpn402.md, "What protects a
+seat").
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import urllib.request
 from typing import Any
 
 from meeple.server.config import DEFAULT_PORTS
+from meeple.server.rooms.cmpn402_names import AgentSecrets, SecretsError
 
 __all__ = ["register"]
 
@@ -31,13 +35,19 @@ def register(sub: Any) -> None:
         help="admin controls of a running CMPN402 referee or contest",
         description=(
             "Press the CMPN402 referee's buttons: status, standings, start, pause, resume, "
-            "stop, swap; in a contest also abort, and withdraw --name AGENT."
+            "stop, swap; in a contest also abort, and withdraw --name AGENT. "
+            "secrets --name A --name B ... prints a name#secret line per agent for the "
+            "referee's --agent-secrets file."
         ),
     )
-    p.add_argument("action", choices=READS + ACTIONS)
+    p.add_argument("action", choices=(*READS, *ACTIONS, "secrets"))
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=DEFAULT_PORTS["cmpn402"])
-    p.add_argument("--name", help="the agent to withdraw (withdraw only)")
+    p.add_argument(
+        "--name",
+        action="append",
+        help="the agent to withdraw (withdraw); each agent to make a secret for (secrets)",
+    )
     p.add_argument(
         "--game",
         metavar="UID",
@@ -53,14 +63,26 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    names: list[str] = args.name or []
+    if args.action == "secrets":
+        try:
+            made = AgentSecrets.generate(names)
+        except SecretsError as e:
+            print(f"meeple cmpn402 secrets: {e}", file=sys.stderr)
+            return 2
+        sys.stdout.write(made.lines())
+        return 0
     if not args.token:
         print("meeple cmpn402: give --token or set MEEPLE_CMPN402_TOKEN", file=sys.stderr)
         return 2
-    if (args.action == "withdraw") != (args.name is not None):
-        print("meeple cmpn402: --name goes with withdraw, and withdraw needs it", file=sys.stderr)
+    if (args.action == "withdraw") != bool(names) or len(names) > 1:
+        print(
+            "meeple cmpn402: one --name goes with withdraw, and withdraw needs it", file=sys.stderr
+        )
         return 2
     url = f"http://{args.host}:{args.port}/admin/{args.action}"
-    params = {k: v for k, v in (("name", args.name), ("game", args.game)) if v is not None}
+    name = names[0] if names else None
+    params = {k: v for k, v in (("name", name), ("game", args.game)) if v is not None}
     if params:
         url += "?" + urllib.parse.urlencode(params)
     request = urllib.request.Request(

@@ -72,6 +72,12 @@ def register(sub: Any) -> None:
     c.add_argument("--player-time", type=float, metavar="SECONDS", help="default 600")
     c.add_argument("--total-time", type=float, metavar="SECONDS", help="default 1200")
     c.add_argument("--challenge-time", type=float, metavar="SECONDS", help="default 10")
+    c.add_argument(
+        "--agent-secrets",
+        metavar="FILE",
+        help="the organiser's name#secret lines: an agent's NAME must be its line"
+        " (docs/protocols/cmpn402.md, What protects a seat)",
+    )
     t = p.add_argument_group("CMPN402 contest mode (docs/contests.md)")
     t.add_argument(
         "--contest",
@@ -111,6 +117,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
             "player_time",
             "total_time",
             "challenge_time",
+            "agent_secrets",
         )
         if getattr(args, key, None) is not None
     }

@@ -7,7 +7,9 @@ an edge's is an :class:`EdgeHub`:
 
 - on a connection it sends the NAME request and reads NAME (spec, "State: INIT"; a
   connection with no NAME within the server's ``idle_timeout`` is closed with 1008, a
-  bad NAME as the referee closes it);
+  bad NAME as the referee closes it; with ``[cmpn402] agent_secrets`` a NAME must be a
+  ``name#secret`` line of the file, else 1008, and only the bare name goes on:
+  :mod:`meeple.server.rooms.cmpn402_names`);
 - with the name, it asks the rooms nodes whether a game waits for that agent (it dropped,
   and comes back through this edge: :class:`~meeple.node.cmpn402.SeatFinder`); if one
   does, the seat takes it back (:class:`~meeple.node.wire.Rejoin`), else the agent sits at
@@ -58,8 +60,10 @@ from meeple.protocols.cmpn402.errors import Answer, CloseCode, RemoteProtocolErr
 from meeple.protocols.cmpn402.messages import Name, NameRequest, decode_client
 from meeple.server.app import Services
 from meeple.server.config import ListenerConfig
+from meeple.server.edge.attempts import admin_attempts
 from meeple.server.edge.cmpn402 import Cmpn402Listener, _json, admin_gate
-from meeple.server.edge.limits import AddressLimiter
+from meeple.server.edge.limits import AddressLimiter, peer_address
+from meeple.server.rooms.cmpn402_names import AgentSecrets, load_secrets
 from meeple.server.rooms.room import WriteAhead
 
 __all__ = ["EdgeAgent", "EdgeCmpn402Listener", "EdgeHub", "create_listener"]
@@ -109,9 +113,13 @@ class EdgeAgent:
 class EdgeHub:
     """The listener's hub on an edge (``Cmpn402Listener``'s ``_Hub``); module doc."""
 
-    def __init__(self, services: Services, lobby: EdgeLobby) -> None:
+    def __init__(
+        self, services: Services, lobby: EdgeLobby, secrets: AgentSecrets | None = None
+    ) -> None:
         self.services = services
         self.lobby = lobby
+        # The organiser's name#secret lines (``meeple serve``'s: cmpn402_names).
+        self.secrets = secrets
         self.agents: set[EdgeAgent] = set()
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -144,7 +152,12 @@ class EdgeHub:
             return
         if not isinstance(message, Name):
             return  # INIT takes NAME only
-        agent.name = message.name
+        name = message.name if self.secrets is None else self.secrets.check(message.name)
+        if name is None:  # as a bad NAME (docs/protocols/cmpn402.md, "What protects a seat")
+            logger.info("[%s] NAME refused: not a name#secret of the file", agent.link.id)
+            agent.close(int(CloseCode.POLICY_VIOLATION), "wrong name or secret")
+            return
+        agent.name = name
         task = asyncio.get_running_loop().create_task(self._seat(agent))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -244,12 +257,14 @@ class EdgeCmpn402Listener(Cmpn402Listener):
         if not isinstance(lobby, EdgeLobby):
             raise TypeError("the edge's CMPN402 listener needs the edge's lobby")
         lobby.register_game(GAME, _no_room, variants=TABLE_VARIANTS)
-        self.hub = EdgeHub(services, lobby)
+        self.secrets = load_secrets(services.config.cmpn402.agent_secrets)
+        self.hub = EdgeHub(services, lobby, self.secrets)
         self.admin = ClusterAdmin(lobby.bus, lobby.ns, self.admin_token)
         self._hub = self.hub
         self._server: Server | None = None
         self._handlers: set[asyncio.Task[None]] = set()
         self.addresses = AddressLimiter(services.config.limits.max_connections_per_address)
+        self.attempts = admin_attempts(services)  # wrong admin tokens, as meeple serve's
 
     async def start(self) -> None:
         await self.admin.start()
@@ -271,7 +286,15 @@ class EdgeCmpn402Listener(Cmpn402Listener):
             return refusal
         if not request.path.startswith("/admin"):
             return None  # a WebSocket handshake
-        gate = admin_gate(request, ("status",), ADMIN_ACTIONS, self.admin.check_token, ELSEWHERE)
+        gate = admin_gate(
+            request,
+            ("status",),
+            ADMIN_ACTIONS,
+            self.admin.check_token,
+            ELSEWHERE,
+            attempts=self.attempts,
+            address=peer_address(connection),
+        )
         if isinstance(gate, Response):
             return gate
         action, query = gate

@@ -171,6 +171,9 @@ class Cmpn402Config:
     total_time: float = 1200.0
     challenge_time: float = 10.0
     contest: ContestConfig | None = None  # None: today's two agents and a series
+    # The organiser's file of ``name#secret`` lines (meeple.server.rooms.cmpn402_names):
+    # an agent's NAME must be its line. None: names are not checked.
+    agent_secrets: str | None = None
 
     def validate(self) -> None:
         if self.contest is not None:
@@ -181,6 +184,13 @@ class Cmpn402Config:
             value = getattr(self, key)
             if not 0 < value <= 2**31 / 1000:
                 raise ConfigError(f"cmpn402.{key} must be positive and fit an int32 of ms")
+        if self.agent_secrets is not None:
+            from meeple.server.rooms.cmpn402_names import AgentSecrets, SecretsError
+
+            try:
+                AgentSecrets.load(self.agent_secrets)
+            except SecretsError as e:
+                raise ConfigError(f"cmpn402.agent_secrets: {e}") from None
 
 
 _CMPN402_TYPES: Mapping[str, tuple[type, ...]] = {
@@ -191,6 +201,7 @@ _CMPN402_TYPES: Mapping[str, tuple[type, ...]] = {
     "player_time": (int, float),
     "total_time": (int, float),
     "challenge_time": (int, float),
+    "agent_secrets": (str,),
 }
 
 

@@ -39,6 +39,7 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from meeple.server.clock import Clock
+from meeple.server.edge.attempts import AttemptLimiter
 from meeple.server.store.database import stored
 from meeple.web.console import Sessions
 from meeple.web.console import _form as read_form
@@ -106,39 +107,6 @@ class Scrypt:
             maxmem=256 * self.n * self.r * self.p,
             dklen=32,
         )
-
-
-class AttemptLimiter:
-    """At most ``attempts`` per key in any ``window`` seconds of ``clock`` (a sliding log).
-
-    Keys are client addresses; at most ``max_keys`` are remembered (the least recently
-    seen go first), so a flood of addresses costs bounded memory.
-    """
-
-    def __init__(
-        self, clock: Clock, attempts: int = ATTEMPTS, window: float = WINDOW, max_keys: int = 4096
-    ) -> None:
-        self._clock = clock
-        self._attempts = attempts
-        self._window = window
-        self._max_keys = max_keys
-        self._log: collections.OrderedDict[str, collections.deque[float]] = (
-            collections.OrderedDict()
-        )
-
-    def allow(self, key: str) -> float | None:
-        """Count an attempt by ``key``: None when allowed, else seconds until the next is."""
-        now = self._clock.now()
-        times = self._log.pop(key, None) or collections.deque()
-        while times and times[0] <= now - self._window:
-            times.popleft()
-        self._log[key] = times
-        while len(self._log) > self._max_keys:
-            self._log.popitem(last=False)
-        if len(times) >= self._attempts:
-            return max(0.0, times[0] + self._window - now)
-        times.append(now)
-        return None
 
 
 class _SignedIn(Sessions):

@@ -660,7 +660,6 @@ def create_app(services: Services, *, max_message_size: int | None = None) -> St
     )
     app.state.templates = environment()
     app.state.console_sessions = console_pages.Sessions()
-    app.state.console_attempts = accounts.AttemptLimiter(services.clock)
     app.state.origins = frozenset(services.config.web.origins)
     app.state.accounts = accounts.Accounts(lambda: ctx.store, services.clock)
     app.state.addresses = AddressLimiter(services.config.limits.max_connections_per_address)

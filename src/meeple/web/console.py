@@ -9,7 +9,8 @@ CMPN402 listener) gives a snapshot, actions, change callbacks and files. Here:
 - ``POST /cmpn402/login`` with the admin token (``token`` form field), once: a random
   session id comes back in a ``Secure; HttpOnly; SameSite=Strict`` cookie, and the
   page's forms carry that session's CSRF token. At most ``ATTEMPTS`` tries a minute
-  per client address, like the account sign-in (429 past it).
+  per client address, like the account sign-in (429 past it), counted with the wrong
+  tokens the referee's ``/admin`` endpoint saw (:mod:`meeple.server.edge.attempts`).
 - ``POST /cmpn402/logout`` (``csrf``): 403 with a wrong or missing CSRF token.
 - ``GET /cmpn402?m=<code>``: the page shows the fixed message of that code
   (:data:`MESSAGES`), never the text of the query (issue 22).
@@ -40,11 +41,11 @@ from starlette.responses import (
 from starlette.routing import BaseRoute, Route
 
 from meeple.games.scrabble.view import spectator_view
+from meeple.server.edge.attempts import admin_attempts
 from meeple.server.lobby.cmpn402_console import Console
 from meeple.web.templating import render
 
 if TYPE_CHECKING:
-    from meeple.web.accounts import AttemptLimiter
     from meeple.web.app import WebContext
 
 __all__ = ["ACTIONS", "COOKIE", "MESSAGES", "Sessions", "public_snapshot", "routes"]
@@ -191,9 +192,11 @@ async def login(request: Request) -> Response:
         return PlainTextResponse("the CMPN402 referee is not running\n", status_code=404)
     if form is None or not _same_origin(request):
         return PlainTextResponse("bad sign-in request\n", status_code=400)
-    # Counted per client address like the account sign-in (issue 22).
-    limiter: AttemptLimiter = request.app.state.console_attempts
-    wait = limiter.allow(request.client.host if request.client is not None else "?")
+    # Counted per client address like the account sign-in (issue 22), in the limiter the
+    # referee's /admin endpoint counts its wrong tokens in (one token, one count).
+    wait = admin_attempts(ctx.services).allow(
+        request.client.host if request.client is not None else "?"
+    )
     if wait is not None:
         return PlainTextResponse(
             "too many attempts from your address; wait a minute\n",

@@ -11,7 +11,9 @@
   (``/admin/status``, ``/admin/standings``); actions change state only on POST
   (``/admin/start|pause|resume|stop|swap``, in contest mode ``abort`` and
   ``withdraw?name=…``), a GET of them is 405. The token goes in
-  ``Authorization: Bearer <token>``: none is 401, a wrong one 403. Answers are JSON.
+  ``Authorization: Bearer <token>``: none is 401, a wrong one 403; an address that sent
+  5 wrong ones within a minute gets 429 for any token until the minute is over (the
+  console sign-in's limiter, :mod:`meeple.server.edge.attempts`). Answers are JSON.
   Without a configured token a random one is made and logged.
 - The console (:mod:`.cmpn402_console`): registered as the ``cmpn402.console``
   service for the web page; the admin endpoint is a thin shell over it.
@@ -32,6 +34,7 @@ import http
 import itertools
 import json
 import logging
+import math
 import secrets
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
@@ -49,11 +52,13 @@ from meeple.protocols.cmpn402.errors import CloseCode
 from meeple.protocols.cmpn402.messages import Start
 from meeple.server.app import Services
 from meeple.server.config import ListenerConfig
-from meeple.server.edge.limits import AddressLimiter, MessageBudget, RefusalLog
+from meeple.server.edge.attempts import AttemptLimiter, admin_attempts
+from meeple.server.edge.limits import AddressLimiter, MessageBudget, RefusalLog, peer_address
 from meeple.server.edge.tcp import BACKLOG, ConnectionLog
 from meeple.server.lobby.cmpn402_console import Console, ConsoleError, SeriesConsole, public
 from meeple.server.lobby.contest import Contest, ContestConsole
 from meeple.server.rooms.cmpn402 import GAME, Referee, RefereeSettings, new_game_id
+from meeple.server.rooms.cmpn402_names import load_secrets
 from meeple.server.rooms.room import WriteAhead
 from meeple.server.store.database import ActionLog, Store, sqlite_path
 from meeple.server.store.journal import server_journal, server_store
@@ -224,6 +229,8 @@ class Cmpn402Listener:
             games=settings.games,
             name_timeout=round(services.config.idle_timeout * 1000),
         )
+        # [cmpn402] agent_secrets: the organiser's name#secret lines (checked at start).
+        self.secrets = load_secrets(settings.agent_secrets)
         self.referee: Referee | None = None
         self.contest: Contest | None = None
         self.console: Console
@@ -255,6 +262,7 @@ class Cmpn402Listener:
                 name_timeout=services.config.idle_timeout,
                 between_games=referee_settings.between_games / 1000,
                 ahead=self.ahead,
+                secrets=self.secrets,
             )
             self.console = ContestConsole(
                 self.contest, token=self.admin_token, log_dir=self.log_dir
@@ -265,6 +273,8 @@ class Cmpn402Listener:
         self._handlers: set[asyncio.Task[None]] = set()
         # [limits]: connections per address (HTTP 503 past it); see server/edge/limits.py.
         self.addresses = AddressLimiter(services.config.limits.max_connections_per_address)
+        # Wrong admin tokens per address: the console sign-in's limiter (one count).
+        self.attempts = admin_attempts(services)
 
     def _referee(self, key: str, settings: RefereeSettings, lexicon: Any) -> Referee:
         """A referee (the series', or a contest board's) with its log, if it left one."""
@@ -278,6 +288,7 @@ class Cmpn402Listener:
             ahead=self.ahead,
             recovered=self._recovered_log(key),
             open_log=self._open_log,
+            secrets=self.secrets,
         )
 
     def _recovered_log(self, key: str) -> ActionLog | None:
@@ -425,7 +436,14 @@ class Cmpn402Listener:
             return refusal
         if not request.path.startswith("/admin"):
             return None  # a WebSocket handshake, on any other path
-        gate = admin_gate(request, ADMIN_READS, ADMIN_ACTIONS, self.console.check_token)
+        gate = admin_gate(
+            request,
+            ADMIN_READS,
+            ADMIN_ACTIONS,
+            self.console.check_token,
+            attempts=self.attempts,
+            address=peer_address(connection),
+        )
         if isinstance(gate, Response):
             return gate
         action, query = gate
@@ -457,11 +475,16 @@ def admin_gate(
     actions: Sequence[str],
     check_token: Callable[[str], bool],
     elsewhere: Mapping[str, str] | None = None,
+    *,
+    attempts: AttemptLimiter | None = None,
+    address: str = "unknown",
 ) -> Response | tuple[str, str]:
     """An ``/admin/…`` request's action and query string, or the answer that refuses it:
     404 for a path that is no action (``elsewhere``: actions served elsewhere, and
     where), 405 for a GET of an action (``Allow: POST``) or a POST of a read, 401 with
-    no bearer token, 403 with a wrong one (module doc)."""
+    no bearer token, 403 with a wrong one (module doc); 429 (``Retry-After``) for any
+    token from an ``address`` that offered too many wrong ones lately (``attempts``, the
+    console sign-in's limiter: wrong tokens count, a right one does not)."""
     path, _, query = request.path.partition("?")
     action = path.removeprefix("/admin/")
     if action in reads:
@@ -485,7 +508,19 @@ def admin_gate(
             {"error": "the admin token is needed (Authorization: Bearer …)"},
             [("WWW-Authenticate", "Bearer")],
         )
+    # Issue 30: guesses are limited as at the console's sign-in. While an address is
+    # over the limit no token it offers is checked (a right one would say it is right).
+    wait = None if attempts is None else attempts.wait(address)
+    if wait is not None:
+        logger.info("admin: %s is over the limit of wrong tokens: refused", address)
+        return _json(
+            http.HTTPStatus.TOO_MANY_REQUESTS,
+            {"error": "too many wrong admin tokens from your address; wait a minute"},
+            [("Retry-After", str(max(1, math.ceil(wait))))],
+        )
     if not check_token(auth.removeprefix("Bearer ").strip()):
+        if attempts is not None:
+            attempts.allow(address)
         return _json(http.HTTPStatus.FORBIDDEN, {"error": "wrong admin token"})
     return action, query
 

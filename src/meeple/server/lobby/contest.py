@@ -61,6 +61,7 @@ from meeple.server.lobby.cmpn402_console import (
     standings,
 )
 from meeple.server.rooms.cmpn402 import Link, Referee, RefereeError
+from meeple.server.rooms.cmpn402_names import AgentSecrets
 from meeple.server.rooms.room import WriteAhead
 
 __all__ = ["Contest", "ContestConsole", "ContestGame", "round_robin", "swiss_pairs"]
@@ -227,8 +228,12 @@ class Contest:
         name_timeout: float = 900.0,
         between_games: float = 1.0,
         ahead: WriteAhead | None = None,
+        secrets: AgentSecrets | None = None,
     ) -> None:
         self.clock = clock
+        # The organiser's name#secret lines: then a NAME must be one of them, and the
+        # names they list are the only ones that may enter (None: any name may).
+        self.secrets = secrets
         self.ahead = ahead if ahead is not None else WriteAhead("contest")
         self.config = config
         self._make_referee = make_referee
@@ -352,7 +357,8 @@ class Contest:
             table.referee.receive(conn.seat, data)
         else:
             # Not in a game: the spec's READY ignores moves; nothing is answered.
-            logger.debug("[%s] %s between games: ignored %s", conn.link.id, conn.name, data.hex())
+            shown = data[:1] if data[:1] == b"\x00" else data  # a NAME may hold a secret
+            logger.debug("[%s] %s between games: ignored %s", conn.link.id, conn.name, shown.hex())
 
     def _naming(self, conn: _Conn, data: bytes) -> None:
         try:
@@ -365,7 +371,13 @@ class Contest:
         if not isinstance(message, Name):
             logger.debug("[%s] %s before NAME: ignored", conn.link.id, type(message).__name__)
             return
-        name = message.name
+        checked = message.name if self.secrets is None else self.secrets.check(message.name)
+        if checked is None:
+            # As a bad NAME: the secret is the agent's proof that the name is its own.
+            logger.info("[%s] NAME refused: not a name#secret of the file", conn.link.id)
+            self._close(conn, int(CloseCode.POLICY_VIOLATION), "wrong name or secret")
+            return
+        name = checked
         agent = self.agents.get(name)
         if agent is not None and agent.conn is not None:
             self._close(conn, int(CloseCode.TRY_AGAIN_LATER), "this name is connected already")

@@ -22,7 +22,9 @@ Write-ahead: what the referee sends is held until the entries made before it are
 written (:class:`~meeple.server.rooms.room.WriteAhead`, shared with every room). A
 disconnect logs the times at that moment (an entry without an action), sends END
 reason 2 to the other agent and goes to INIT; once two agents have sent NAME again
-the game is folded from its log and resumes with a START to each. After a server
+the game is folded from its log and resumes with a START to each. While it waits, only
+the names it was started with may sit (another is closed with 1013), and with a secrets
+file a NAME must be a ``name#secret`` line of it (:mod:`.cmpn402_names`; else 1008). After a server
 restart the listener hands the referee its unfinished log (``recovered``) and the
 same happens.
 
@@ -77,6 +79,7 @@ from meeple.protocols.cmpn402.messages import (
 )
 from meeple.protocols.cmpn402.session import ServerInput, ServerMachine, ServerState
 from meeple.server.clock import Clock, Timer
+from meeple.server.rooms.cmpn402_names import AgentSecrets
 from meeple.server.rooms.room import LogSink, WriteAhead, log_genesis
 
 if TYPE_CHECKING:
@@ -249,7 +252,8 @@ class Referee:
     endpoint calls :meth:`start`, :meth:`pause`, :meth:`stop` and reads :meth:`status`.
 
     ``key`` names the referee in its logs' genesis (``table.referee``), so that after a
-    restart the listener finds them; ``journal`` is where they are written (None: the
+    restart the listener finds them; ``secrets`` the organiser's ``name#secret`` lines
+    that a NAME must match (:mod:`.cmpn402_names`); ``journal`` is where they are written (None: the
     logs are kept in memory only, and games are not stored); ``ahead`` the write-ahead
     queue its sends go through (a contest shares one among its boards); ``recovered``
     the unfinished log of this referee's game after a restart, to resume.
@@ -269,8 +273,11 @@ class Referee:
         open_log: Callable[[tuple[str, ...], str], GameLog] | None = None,
         on_change: Callable[[], None] | None = None,
         on_game_over: Callable[[dict[str, Any]], None] | None = None,
+        secrets: AgentSecrets | None = None,
     ) -> None:
         self.clock = clock
+        # The organiser's name#secret lines: a NAME must be one (None: any name will do).
+        self.secrets = secrets
         self.lexicon = lexicon
         self._lexicon_name: str | None = getattr(lexicon, "name", None)
         self.rng = rng
@@ -334,10 +341,14 @@ class Referee:
         """Seat an agent that has named itself already (the contest did the NAME exchange).
 
         As :meth:`connect` then NAME, without the NAME request: a game starts (or resumes
-        from its log) when both seats are named. None when both seats are taken.
+        from its log) when both seats are named. None when both seats are taken, or when
+        a game waits in its log for other names (the caller's mistake: nothing is sent).
         """
         for i, seat in enumerate(self.seats):
             if seat is None:
+                if not self._may_sit(i, name):
+                    logger.warning("[%s] %s is no agent of the waiting game", link.id, name)
+                    return None
                 self.seats[i] = Seat(link)
                 self.machine.advance(ServerInput.CONNECT)
                 logger.info("[%s] seated as %s, seat %d", link.id, name, i + 1)
@@ -429,10 +440,10 @@ class Referee:
         except RemoteProtocolError as e:
             self._refuse(index, e, data)
             return
-        self._log_message("in", index, message, data)
         if isinstance(message, Name):
-            self._named(index, message.name)
+            self._name(index, message)
             return
+        self._log_message("in", index, message, data)
         assert self.game is not None
         player = self.game.turn
         assert player is not None
@@ -453,17 +464,58 @@ class Referee:
         # Issue 22: the first few refusals of a connection are logged, the rest counted.
         refusals = getattr(seat.link, "refusals", None)
         note = refusals.note if refusals is not None else logger.info
-        note("%s: %s (%s)", error.answer.value, error.reason, data[:32].hex())
-        self._log_message("in", index, f"refused: {error.reason}", data)
+        # A NAME's bytes may hold a secret (a second NAME, a bad one): never logged.
+        shown = data[:1] if data[:1] == b"\x00" else data
+        note("%s: %s (%s)", error.answer.value, error.reason, shown[:32].hex())
+        self._log_message("in", index, f"refused: {error.reason}", shown)
         if error.answer is Answer.INVALID and self.game is not None and self.game.turn is not None:
             self._send(index, Invalid(*self._times_of(self.game.turn)))
         elif error.answer is Answer.CLOSE:
             code = int(error.close_code or CloseCode.PROTOCOL_ERROR)
             self._close(seat.link, code, error.reason)
 
-    def _named(self, index: int, name: str) -> None:
+    def _name(self, index: int, message: Name) -> None:
+        """A NAME: the team name alone (a secret checked and dropped), then :meth:`_named`;
+        a NAME that is not a line of the secrets file is refused as a bad NAME (1008)."""
         seat = self.seats[index]
         assert seat is not None
+        name = message.name if self.secrets is None else self.secrets.check(message.name)
+        if name is None:
+            logger.info("[%s] NAME refused: not a name#secret of the secrets file", seat.link.id)
+            self._log_message("in", index, "NAME refused (wrong name or secret)", b"\x00")
+            self._close(seat.link, int(CloseCode.POLICY_VIOLATION), "wrong name or secret")
+            return
+        named = Name(name)
+        self._log_message("in", index, named, named.encode())  # never the secret
+        self._named(index, name)
+
+    def _may_sit(self, index: int, name: str) -> bool:
+        """Whether ``name`` may take seat ``index``: any name, unless a game waits in its log
+        for its agents; then only a name it was started with that no other seat holds."""
+        if self._book is None:
+            return True
+        wanted = list(self._book.genesis["record"]["players"])
+        for i, other in enumerate(self.seats):
+            if i != index and other is not None and other.named and other.name in wanted:
+                wanted.remove(other.name)
+        return name in wanted
+
+    def _named(self, index: int, name: str) -> bool:
+        """Seat ``index`` is ``name``'s; False when refused (module doc, "What protects a
+        seat": a game waiting in its log resumes only with the names it started with)."""
+        seat = self.seats[index]
+        assert seat is not None
+        if not self._may_sit(index, name):
+            # Not its game: the seat waits for another agent. Try again later (the admin
+            # may stop the waiting game), as a third connection is told.
+            logger.info(
+                "[%s] NAME %s refused: the game here waits for its agents", seat.link.id, name
+            )
+            self._note(f"NAME {name} refused: the waiting game resumes only with its own agents")
+            self._close(
+                seat.link, int(CloseCode.TRY_AGAIN_LATER), "a game waits here for its agents"
+            )
+            return False
         seat.name = name
         logger.info("[%s] NAME %s", seat.link.id, name)
         self.machine.advance(ServerInput.NAME)
@@ -472,6 +524,7 @@ class Referee:
             if self._book is None and self.series.over:
                 self.series = _Series(self.settings.games)  # a new pair: a new series
             self._auto_start()
+        return True
 
     # --- admin controls (the spec's GUI buttons) -----------------------------------
 
@@ -698,7 +751,8 @@ class Referee:
         if self._book is not None:
             self._take_up()
             players = list(self._book.genesis["record"]["players"])
-            # Seats by name when the same two agents came back, else by seat (spec: slots).
+            # Seats by name: only the game's own agents sit while it waits (_may_sit). Two
+            # agents of one name take the seats in order.
             if sorted(names) == sorted(players) and names[0] != names[1]:
                 self.seat_of = [names.index(p) for p in players]
             else:
