@@ -168,10 +168,19 @@ class SantoriniHandler:
 
     # --- ConnectionHandler ------------------------------------------------------------
 
-    # ERRATA (framing): clients send one JSON envelope per line; the listener counts
-    # lines unread. (A client writing a Java object stream has no such end: its
-    # messages are decoded, then refused one by one.)
-    message_end = b"\n"
+    # ERRATA (framing): clients send one JSON envelope per line, or (liberal) a Java
+    # object stream of strings; either way the framer finds the messages' ends unread,
+    # and the listener counts them against the budget (issue 30.2).
+    def message_ends(self, data: bytes, limit: int) -> list[int]:
+        """Where the client's next messages end, unread (the listener's message budget)."""
+        return self.session.message_ends(data, limit)
+
+    def skip_messages(self, data: bytes) -> None:
+        """Messages the listener refused unread: the framer steps over them (an object
+        stream's strings keep their handles); a stream found broken is closed."""
+        self.session.skip_messages(data)
+        if self.session.broken:
+            self.conn.close("unreadable object stream")
 
     def partial_bytes(self) -> int:
         """Bytes of the client's unfinished message (the listener's slowloris timer)."""
