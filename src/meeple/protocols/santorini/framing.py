@@ -304,9 +304,19 @@ class ObjectStreamDecoder:
         while len(ends) < limit:
             if not held_len:
                 if header_seen:
-                    resets = _RESETS.match(data, pos)
-                    if resets is not None:
-                        pos = resets.end()
+                    if pos < size and data[pos] == TC_RESET:
+                        pos += 1
+                        if pos < size and data[pos] == TC_RESET:  # a run: one match
+                            resets = _RESETS.match(data, pos)
+                            assert resets is not None
+                            pos = resets.end()
+                    if pos + 3 <= size and data[pos] == TC_STRING:  # the usual item, inline
+                        end = pos + 3 + (data[pos + 1] << 8 | data[pos + 2])
+                        if end > size:
+                            break
+                        ends.append(end)
+                        pos = end
+                        continue
                 if pos >= size:
                     break
             head = held + data[pos : pos + _LONG_HEAD - len(held)]
@@ -326,7 +336,31 @@ class ObjectStreamDecoder:
     def skip_messages(self, data: bytes) -> None:
         """Step over whole messages refused unread: their strings take their handles
         (raw bytes, never decoded unless referred to), resets clear them."""
-        self._feed(data, decode=False)
+        pos = 0
+        if not (self._buffer or self._skip) and self._header_seen and self.broken is None:
+            # At a boundary (as the listener always is here): resets and short strings
+            # are walked in place, without copying them through the buffer.
+            size, handles = len(data), self._handles
+            while pos < size:
+                code = data[pos]
+                if code == TC_RESET:
+                    pos += 1
+                    if pos < size and data[pos] == TC_RESET:  # a run: one match
+                        resets = _RESETS.match(data, pos)
+                        assert resets is not None
+                        pos = resets.end()
+                    handles.clear()
+                elif code == TC_STRING and pos + 3 <= size:
+                    length = data[pos + 1] << 8 | data[pos + 2]
+                    end = pos + 3 + length
+                    if end > size or length > self.max_message_size:
+                        break
+                    handles.append(data[pos + 3 : end])
+                    pos = end
+                else:
+                    break  # anything else the general way
+        if pos < len(data):
+            self._feed(data[pos:] if pos else data, decode=False)
 
     def receive_data(self, data: bytes) -> list[FrameEvent]:
         return self._feed(data, decode=True)

@@ -43,6 +43,7 @@ from meeple.games import santorini as engine
 from meeple.games.santorini import Game, Phase, RuleError
 from meeple.protocols.santorini import messages as m
 from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejected
+from meeple.protocols.santorini.framing import STREAM_HEADER
 from meeple.protocols.santorini.session import Heartbeat, LocalProtocolError, ServerSession, State
 from meeple.server.config import ListenerConfig
 from meeple.server.edge.tcp import Connection, TcpListener
@@ -165,6 +166,7 @@ class SantoriniHandler:
         self._players: tuple[str, ...] = ()
         self._you = -1
         self._timer: Timer | None = None
+        self._too_fast: tuple[str, bytes] | None = None  # (nickname, INFO WAIT bytes)
 
     # --- ConnectionHandler ------------------------------------------------------------
 
@@ -187,12 +189,19 @@ class SantoriniHandler:
         return self.session.partial
 
     def too_fast(self) -> bytes:
-        """The reply to a line dropped unread by the rate limit: INFO WAIT (ERRATA: "not
-        now"), the state unchanged."""
+        """The reply to a message refused unread by the rate limit: INFO WAIT (ERRATA:
+        "not now"), the state unchanged. Encoded once per nickname: a flood gets
+        thousands of them."""
+        cached = self._too_fast
+        if cached is not None and cached[0] == self.name and self.session.state is not State.CLOSED:
+            return cached[1]
         try:
-            return self.session.send(m.Info(self.name, m.InfoCode.WAIT.value))
+            data = self.session.send(m.Info(self.name, m.InfoCode.WAIT.value))
         except LocalProtocolError:
             return b""
+        if not data.startswith(STREAM_HEADER):  # the header goes once only
+            self._too_fast = (self.name, data)
+        return data
 
     def connection_made(self) -> None:
         self._greet()
