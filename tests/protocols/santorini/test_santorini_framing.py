@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import struct
+import tracemalloc
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meeple.protocols.santorini.framing import (
+    HANDLE_BYTES_KEPT,
     STREAM_HEADER,
     AutoDecoder,
     BrokenStream,
@@ -173,6 +175,11 @@ def test_auto_decoder_picks_the_framing() -> None:
 _SMALL = 64  # max_message_size in these tests: oversized strings are easy to make
 
 
+def _decoder() -> ObjectStreamDecoder:
+    """Small bounds, so that streams of a few dozen items forget strings too."""
+    return ObjectStreamDecoder(_SMALL, handles_kept=4, handle_bytes_kept=40)
+
+
 def _string(raw: bytes, long: bool = False) -> bytes:
     if long:
         return struct.pack(">BQ", 0x7C, len(raw)) + raw
@@ -235,9 +242,9 @@ def test_object_stream_any_split_gives_the_same_messages_and_count(
     per message (string or back-reference; header and resets none), they fall where the
     decoder finishes a message, and the messages are those of the stream read whole."""
     stream, messages = _object_stream(items)
-    whole = ObjectStreamDecoder(_SMALL).receive_data(stream)
+    whole = _decoder().receive_data(stream)
     assert len(whole) == messages
-    decoder = ObjectStreamDecoder(_SMALL)
+    decoder = _decoder()
     events: list[FrameEvent] = []
     counted = 0
     for chunk in _cut(stream, cuts):
@@ -272,8 +279,8 @@ def test_object_stream_skipped_messages_keep_the_stream_in_step(
     unread): the messages read are exactly the ones not refused, each as the whole
     stream gives it, back-references to skipped strings included."""
     stream, messages = _object_stream(items)
-    whole = ObjectStreamDecoder(_SMALL).receive_data(stream)
-    decoder = ObjectStreamDecoder(_SMALL)
+    whole = _decoder().receive_data(stream)
+    decoder = _decoder()
     read: list[FrameEvent] = []
     kept: list[FrameEvent] = []
     index = 0
@@ -323,3 +330,41 @@ def test_auto_decoder_finds_ends_of_either_framing_before_choosing() -> None:
     auto.skip_messages(stream[:9])
     assert auto.framing == "object-stream"
     assert auto.receive_data(stream[9:]) == [Text("b")]
+
+
+def test_a_stream_without_resets_keeps_bounded_memory() -> None:
+    """20 MB of distinct strings without one reset (Java's writeObject without reset()
+    numbers them all): the decoder keeps the recent ones within its bounds, not all."""
+    decoder = ObjectStreamDecoder()
+    decoder.receive_data(STREAM_HEADER)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(20_000):
+            events = decoder.receive_data(_string(b"%05d" % i + b"x" * 1019))
+            assert len(events) == 1
+        del events
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 4 * HANDLE_BYTES_KEPT, grown
+    assert decoder.handles.bytes <= HANDLE_BYTES_KEPT
+
+
+def test_recently_used_strings_stay_referable_and_forgotten_ones_are_refused() -> None:
+    """A string referred to again and again (a Java constant) stays referable however
+    many others follow; one not used since is forgotten: referring to it is an
+    unreadable message, and the stream reads on."""
+    decoder = ObjectStreamDecoder(handles_kept=8, handle_bytes_kept=1000)
+    ping, old = '{"type":"PING","message":"ping"}', "old"
+    data = STREAM_HEADER + _string(ping.encode()) + _string(old.encode())
+    for i in range(100):
+        data += _string(b"s%d" % i) + struct.pack(">BI", 0x71, 0x7E0000)  # then PING again
+    events = decoder.receive_data(data)
+    assert texts(events).count(ping) == 101
+    gone = decoder.receive_data(struct.pack(">BI", 0x71, 0x7E0001) + _string(b"next"))
+    assert isinstance(gone[0], UndecodableMessage)
+    assert gone[1:] == [Text("next")]
+    assert decoder.broken is None
+    assert decoder.handles.kept <= 8
+    assert len(decoder.handles) == 103

@@ -34,12 +34,15 @@ from __future__ import annotations
 
 import re
 import struct
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from meeple.protocols.boundaries import delimited_ends
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
+    "HANDLES_KEPT",
+    "HANDLE_BYTES_KEPT",
     "STREAM_HEADER",
     "TC_LONGSTRING",
     "TC_REFERENCE",
@@ -49,7 +52,9 @@ __all__ = [
     "BrokenStream",
     "Decoder",
     "Encoder",
+    "Forgotten",
     "FrameEvent",
+    "Handles",
     "LineDecoder",
     "LineEncoder",
     "ObjectStreamDecoder",
@@ -71,6 +76,14 @@ _SHORT_MAX = 0xFFFF
 _LONG_HEAD = 9  # TC_LONGSTRING and its 8-byte length: the longest item head
 _RESETS = re.compile(rb"\x79+")  # a run of TC_RESET is one reset
 _LINE_END = re.compile(rb"\n")
+
+# Strings a client's object stream may refer back to (TC_REFERENCE) that a decoder keeps:
+# Java keeps every string written since the last reset(); a client that never resets
+# would make the server keep every message for the connection's life. The most recently
+# used ones are kept within both bounds (issue 30.2); a reference to a string forgotten
+# is an unreadable message (INFO MALFORMED), and the stream stays in step.
+HANDLES_KEPT = 1024
+HANDLE_BYTES_KEPT = 64 * 1024
 
 # Largest message we accept by default. Client envelopes are a few hundred bytes; the
 # largest server message (an UPDATE with every cell of a god's options) is a few KiB.
@@ -261,15 +274,18 @@ class ObjectStreamDecoder:
     __slots__ = ("_buffer", "_handles", "_header_seen", "_skip", "broken", "max_message_size")
 
     def __init__(
-        self, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE, *, header_seen: bool = False
+        self,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        *,
+        header_seen: bool = False,
+        handles_kept: int = HANDLES_KEPT,
+        handle_bytes_kept: int = HANDLE_BYTES_KEPT,
     ) -> None:
         if max_message_size < 1:
             raise ValueError("max_message_size must be positive")
         self.max_message_size = max_message_size
         self._buffer = bytearray()
-        # A string's text; its raw bytes when it was skipped unread or is not modified
-        # UTF-8 (decoded if a back-reference names it); None for an oversized one.
-        self._handles: list[str | bytes | None] = []
+        self._handles = Handles(handles_kept, handle_bytes_kept)
         self._header_seen = header_seen
         self._skip = 0  # bytes of an oversized string still to drop
         self.broken: str | None = None
@@ -282,6 +298,11 @@ class ObjectStreamDecoder:
     def partial(self) -> int:
         """Bytes of the unfinished item (1 while dropping an oversized string)."""
         return len(self._buffer) or int(bool(self._skip))
+
+    @property
+    def handles(self) -> Handles:
+        """The strings kept for back-references (bounded; see :class:`Handles`)."""
+        return self._handles
 
     def message_ends(self, data: bytes, limit: int) -> list[int]:
         """Just past each of the first ``limit`` messages (strings, back-references) that
@@ -417,8 +438,9 @@ class ObjectStreamDecoder:
             index = handle - _BASE_HANDLE
             if not 0 <= index < len(self._handles):
                 return self._fail(f"reference to unknown handle {handle:#x}", events)
+            kept = self._handles.get(index)
             if decode:
-                events.append(self._text_of(index))
+                events.append(self._text_of(kept))
             return True
         if code in (TC_STRING, TC_LONGSTRING):
             head = 3 if code == TC_STRING else 9
@@ -439,34 +461,91 @@ class ObjectStreamDecoder:
                 return False
             raw = bytes(buf[head : head + length])
             del buf[: head + length]
-            if not decode:
-                self._handles.append(raw)
-                return True
-            try:
-                text = decode_modified_utf8(raw)
-            except UnicodeDecodeError as exc:
-                self._handles.append(raw)
-                events.append(UndecodableMessage(f"not modified UTF-8 at byte {exc.start}"))
-                return True
-            self._handles.append(text)
-            events.append(Text(text))
+            self._handles.append(raw)
+            if decode:
+                events.append(self._text_of(raw))
             return True
         return self._fail(f"unexpected type code {code:#04x}", events)
 
-    def _text_of(self, index: int) -> FrameEvent:
-        """The message a back-reference repeats, as the string itself was (a string
-        skipped unread is decoded now)."""
-        kept = self._handles[index]
+    def _text_of(self, kept: bytes | Forgotten | None) -> FrameEvent:
+        """The message a string (or a back-reference to one) is: its text, or why not."""
         if kept is None:
             return OversizedMessage(self.max_message_size)
-        if isinstance(kept, str):
-            return Text(kept)
+        if isinstance(kept, Forgotten):
+            return UndecodableMessage("a back-reference to a string no longer kept")
         try:
-            text = decode_modified_utf8(kept)
+            return Text(decode_modified_utf8(kept))
         except UnicodeDecodeError as exc:
             return UndecodableMessage(f"not modified UTF-8 at byte {exc.start}")
-        self._handles[index] = text
-        return Text(text)
+
+
+class Forgotten:
+    """What :meth:`Handles.get` gives for a string the bounds made it forget."""
+
+    __slots__ = ()
+
+
+_FORGOTTEN = Forgotten()
+
+
+class Handles:
+    """The strings of an object stream since its last reset, by handle (0 for 0x7E0000),
+    each as its raw modified UTF-8 (None for an oversized one, never kept).
+
+    Java's writer numbers every string it writes; the reader must number them alike to
+    resolve back-references, but keeps only the ``max_count`` most recently used within
+    ``max_bytes`` (a reference makes a string recent again): the numbering stays exact,
+    the memory bounded, however long a client writes without a reset.
+    """
+
+    __slots__ = ("_kept", "_next", "bytes", "max_bytes", "max_count")
+
+    def __init__(self, max_count: int = HANDLES_KEPT, max_bytes: int = HANDLE_BYTES_KEPT) -> None:
+        if max_count < 1 or max_bytes < 0:
+            raise ValueError("keep at least one handle, and no negative byte count")
+        self.max_count = max_count
+        self.max_bytes = max_bytes
+        self._kept: OrderedDict[int, bytes | None] = OrderedDict()
+        self._next = 0
+        self.bytes = 0  # bytes of the strings kept
+
+    def __len__(self) -> int:
+        """Handles given out since the last reset (kept or forgotten)."""
+        return self._next
+
+    @property
+    def kept(self) -> int:
+        return len(self._kept)
+
+    def clear(self) -> None:
+        """TC_RESET: numbering starts again."""
+        self._kept.clear()
+        self._next = 0
+        self.bytes = 0
+
+    def append(self, raw: bytes | None) -> None:
+        """The next string took the next handle."""
+        kept = self._kept
+        kept[self._next] = raw
+        self._next += 1
+        if raw is not None:
+            self.bytes += len(raw)
+            while self.bytes > self.max_bytes and kept:
+                self._forget()
+        while len(kept) > self.max_count:
+            self._forget()
+
+    def get(self, index: int) -> bytes | Forgotten | None:
+        """The string of handle ``index`` (``0 <= index < len(self)``), now most recent."""
+        if index not in self._kept:
+            return _FORGOTTEN
+        self._kept.move_to_end(index)
+        return self._kept[index]
+
+    def _forget(self) -> None:
+        _, raw = self._kept.popitem(last=False)
+        if raw is not None:
+            self.bytes -= len(raw)
 
 
 def _item_size(head: bytes, header_seen: bool) -> tuple[int, bool] | None:
