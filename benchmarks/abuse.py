@@ -1,8 +1,8 @@
 """Hostile load on a real ``meeple serve`` (issue 22): the web lobby's latency while
 attackers flood, hold and starve the server.
 
-Run: ``.venv/bin/python benchmarks/abuse.py`` (all three phases), or choose with
-``--phases a,b,c`` and ``--seconds 20`` (length of each flood / hold).
+Run: ``.venv/bin/python benchmarks/abuse.py`` (all four phases), or choose with
+``--phases a,b,c,d`` and ``--seconds 20`` (length of each flood / hold).
 
 The server is a ``meeple serve`` process with every listener on a free port, its log
 (stderr, INFO) written to a file. The attackers run in another process; this one only
@@ -20,9 +20,14 @@ attackers from elsewhere would), its p50 / p99 / max, and the growth of the log.
 - (c) the server under ``RLIMIT_NOFILE`` 1024 (soft and hard, as ``ulimit -n 1024``) and
   1,100 idle connections on the web port, reopened when closed; then whether every
   listener still takes a new client and answers it, and the ``EMFILE`` lines in the log.
+- (d) issue 30.2: four AM27 connections write a Java object stream (the header, then
+  per message TC_RESET and a string: a MOVE out of turn, answered INFO WAIT), 20,000
+  messages a second each, reading their replies; each reconnects at once when closed
+  (``--no-reconnect``: one connection each).
 
 Goals (issue 22): p99 < 200 ms in (a) and (b); every listener accepts in (c); the log
-grows by less than 1 MB a minute in (a).
+grows by less than 1 MB a minute in (a). Issue 30.2: the lobby's latency under (d) was
+18.4 s at most before the object stream was counted.
 """
 
 from __future__ import annotations
@@ -215,6 +220,62 @@ async def _flood_ws(
         if once:
             break
     return connections
+
+
+# One AM27 message as a Java ObjectOutputStream writes it after reset(): TC_RESET,
+# TC_STRING, u16 length, the text; a MOVE before any game (INFO WAIT back).
+_MOVE = b'{"type":"MOVE","message":"{}"}'
+OBJECT_MESSAGE = b"\x79\x74" + len(_MOVE).to_bytes(2, "big") + _MOVE
+OBJECT_HEADER = b"\xac\xed\x00\x05"
+
+
+async def _flood_objects(port: int, i: int, rate: float, stop: float, once: bool) -> int:
+    """One object-stream flooder at ``rate`` messages a second (in 50 ms slices), reading
+    its replies; reconnects when closed unless ``once``. How many connections it made."""
+    slice_ = OBJECT_MESSAGE * max(1, int(rate * 0.05))
+    connections = 0
+    while time.monotonic() < stop:
+        try:
+            reader, writer = await asyncio.open_connection(
+                "127.0.0.1", port, local_addr=(_source(i), 0)
+            )
+        except OSError:
+            await asyncio.sleep(0.01)
+            continue
+        connections += 1
+
+        async def drain(r: asyncio.StreamReader = reader) -> None:
+            with contextlib.suppress(OSError):
+                while await r.read(65536):
+                    pass
+
+        reading = asyncio.create_task(drain())
+        try:
+            writer.write(OBJECT_HEADER)
+            tick = time.monotonic()
+            while time.monotonic() < stop and not reading.done():
+                writer.write(slice_)
+                await writer.drain()
+                tick += 0.05
+                await asyncio.sleep(max(0.0, tick - time.monotonic()))
+        except OSError:
+            pass
+        writer.close()
+        reading.cancel()
+        if once:
+            break
+    return connections
+
+
+def objects_process(port: int, floods: int, seconds: float, once: bool, out: Any) -> None:
+    async def run() -> int:
+        stop = time.monotonic() + seconds
+        made = await asyncio.gather(
+            *(_flood_objects(port, i, 20_000, stop, once) for i in range(floods))
+        )
+        return sum(made)
+
+    out.put(asyncio.run(run()))
 
 
 def flood_process(listener: str, port: int, seconds: float, once: bool, out: Any) -> None:
@@ -412,11 +473,48 @@ def phase_c(seconds: float) -> None:
             server.stop()
 
 
+def phase_d(seconds: float, once: bool) -> None:
+    print(
+        f"(d) four AM27 object-stream floods, 20,000 messages a second each, {seconds:.0f} s"
+        f"{' (no reconnecting)' if once else ', reconnecting when closed'}"
+    )
+    ctx = mp.get_context("spawn")
+    with tempfile.TemporaryDirectory() as tmp:
+        server = Serve(Path(tmp))
+        try:
+            base = asyncio.run(probe(server.ports["web"], 3))
+            print(f"  {'(quiet)':12s} {summary(base)}")
+            out: Any = ctx.Queue()
+            before = server.log_size()
+            attacker = ctx.Process(
+                target=objects_process,
+                args=(server.ports["santorini"], 4, seconds, once, out),
+            )
+            attacker.start()
+            time.sleep(0.5)
+            started = time.monotonic()
+            latencies = asyncio.run(probe(server.ports["web"], seconds - 1))
+            attacker.join(seconds + 60)
+            connections = out.get(timeout=5) if not out.empty() else -1
+            took = time.monotonic() - started + 0.5
+            grew = (server.log_size() - before) / took * 60 / 1e6
+            closed = server.log_text().count("past the hard rate limit")
+            print(
+                f"  {'santorini×4':12s} {summary(latencies)}  log +{grew:.3f} MB/min"
+                f"  ({connections} flood connections, {closed} closed past the hard limit)",
+                flush=True,
+            )
+        finally:
+            server.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--phases", default="a,b,c")
+    parser.add_argument("--phases", default="a,b,c,d")
     parser.add_argument("--seconds", type=float, default=20.0)
-    parser.add_argument("--no-reconnect", action="store_true", help="(a): one connection only")
+    parser.add_argument(
+        "--no-reconnect", action="store_true", help="(a), (d): no new connection once closed"
+    )
     parser.add_argument("--listeners", default=",".join(LISTENERS), help="(a): these only")
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
@@ -427,6 +525,8 @@ def main() -> None:
         phase_b(args.seconds)
     if "c" in phases:
         phase_c(args.seconds)
+    if "d" in phases:
+        phase_d(args.seconds, args.no_reconnect)
 
 
 if __name__ == "__main__":

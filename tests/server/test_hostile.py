@@ -21,7 +21,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.serve import Serve
 
+from meeple.clients.santorini import play_santorini
 from meeple.games.scrabble.lexicon import Lexicon
+from meeple.protocols.santorini import session as santorini_session
+from meeple.protocols.santorini.framing import (
+    STREAM_HEADER,
+    AutoDecoder,
+    ObjectStreamEncoder,
+    Text,
+)
+from meeple.protocols.santorini.messages import Info, decode
 from meeple.server.app import MeepleServer
 from meeple.server.clock import VirtualClock
 from meeple.server.config import ConfigError, LimitsConfig, ServerConfig, config_from_mapping
@@ -231,6 +240,187 @@ async def test_budget_and_turns_keep_every_message_whole(
         writer.close()
     finally:
         await server.stop()
+
+
+# --- floods without line ends (issue 30.2) ---------------------------------------------
+
+# An AM27 client writing a Java object stream: the header once, then per message TC_RESET
+# and a string (as ObjectOutputStream after reset()); here "x", which is no JSON.
+OBJECT = ObjectStreamEncoder().encode("x")
+
+
+class DecodedPerRead:
+    """The most client messages an AM27 server session decoded in one call (one read
+    callback hands the session one slice of a read)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.most = 0
+        self.calls = 0
+        real = santorini_session.ServerSession.receive_data
+
+        def counting(
+            session: santorini_session.ServerSession, data: bytes
+        ) -> list[santorini_session.ServerEvent]:
+            events = real(session, data)
+            self.most = max(self.most, len(events))
+            self.calls += 1
+            return events
+
+        monkeypatch.setattr(santorini_session.ServerSession, "receive_data", counting)
+
+
+def _infos(decoder: AutoDecoder, chunk: bytes) -> list[str]:
+    return [
+        m.information
+        for e in decoder.receive_data(chunk)
+        if isinstance(e, Text) and isinstance(m := decode(e.text), Info)
+    ]
+
+
+async def test_an_object_stream_flood_is_cut_off_like_a_line_flood(
+    make_server: ServerFactory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """2 MB of a Java object stream (400,000 messages, no line end in it) from a client
+    that reads its replies: the budget reads a burst (INFO MALFORMED each), answers the
+    rest INFO WAIT unread, closes the connection past the hard limit, and no read
+    callback decodes more than ``messages_per_turn`` messages."""
+    decoded = DecodedPerRead(monkeypatch)
+    server = await make_server("santorini")
+    caplog.set_level(logging.INFO, logger="meeple")
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.ports["santorini"])
+    replies = AutoDecoder()
+    codes: list[str] = []
+    try:
+        with LoopLag() as lag:
+            writer.write(STREAM_HEADER + OBJECT * (FLOOD_BYTES // len(OBJECT)))
+            closed = False
+            while not closed:
+                try:
+                    chunk = await asyncio.wait_for(reader.read(65536), 20)
+                except ConnectionError:
+                    chunk = b""
+                closed = not chunk
+                codes += _infos(replies, chunk)
+        assert decoded.most <= LimitsConfig().messages_per_turn, decoded.most
+        assert lag.worst < 1.0, f"the loop was held for {lag.worst:.2f} s"
+        limits = LimitsConfig()
+        read, too_fast = codes.count("MALFORMED"), codes.count("WAIT")
+        assert limits.message_burst <= read < limits.message_burst + limits.message_rate * 5
+        assert too_fast > 0
+        # Closed past the hard burst (and what the hard rate gave back meanwhile).
+        assert read + too_fast < limits.hard_message_burst + limits.hard_message_rate * 5
+        lines = [r for r in caplog.records if r.name.startswith("meeple.server")]
+        assert any("past the hard rate limit" in r.getMessage() for r in lines)
+        assert len(lines) < 20, [r.getMessage() for r in lines]
+    finally:
+        writer.close()
+        with contextlib.suppress(ConnectionError):
+            await writer.wait_closed()
+
+
+async def test_past_the_soft_limit_objects_get_info_wait_and_keep_their_handles(
+    make_server: ServerFactory,
+) -> None:
+    """An object stream without resets (Java's writeObject, no reset()): 300 strings with a
+    burst of 200 are 200 read and 100 answered INFO WAIT unread; a back-reference later
+    to one of the strings refused unread still reads as that string."""
+    server = await make_server(
+        "santorini", message_rate=2, message_burst=200, hard_message_burst=1000
+    )
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.ports["santorini"])
+    replies = AutoDecoder()
+    try:
+        codes = _infos(replies, await asyncio.wait_for(reader.read(65536), 5))  # greeting
+        strings = [b"x"] * 300
+        strings[250] = (
+            b'{"type":"REGISTER","message":"{\\"nickname\\":\\"Zed\\",\\"nPlayers\\":5}"}'
+        )
+        writer.write(STREAM_HEADER + b"".join(b"t" + len(s).to_bytes(2) + s for s in strings))
+        while len(codes) < 300:
+            codes += _infos(replies, await asyncio.wait_for(reader.read(65536), 10))
+        # The 200 of the burst are read (2 a second come back meanwhile); the rest not.
+        assert 200 <= codes.count("MALFORMED") <= 210
+        assert codes.count("MALFORMED") + codes.count("WAIT") == 300
+        await asyncio.sleep(1.0)  # the budget refills: 2 a second
+        writer.write(b"q" + (0x7E0000 + 250).to_bytes(4))  # TC_REFERENCE to string 250
+        later: list[str] = []
+        while not later:  # PINGs (every 0.5 s) are no INFO
+            later = _infos(replies, await asyncio.wait_for(reader.read(65536), 10))
+        assert later == ["INVALID"]  # REGISTER with nPlayers 5 (then SERVERSTATE)
+    finally:
+        writer.close()
+
+
+async def test_four_object_stream_floods_leave_the_others_games_going(
+    make_server: ServerFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The issue's attack: four object-stream floods that read their replies, while two
+    bots play a game on the same listener: each flood is closed, no read callback
+    decodes more than ``messages_per_turn`` messages, and the game is played out."""
+    decoded = DecodedPerRead(monkeypatch)
+    server = await make_server("santorini")
+    port = server.ports["santorini"]
+
+    async def flood() -> bool:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            block = OBJECT * (65536 // len(OBJECT))
+            writer.write(STREAM_HEADER)
+
+            async def drain() -> None:
+                with contextlib.suppress(ConnectionError):
+                    while await reader.read(65536):
+                        pass
+
+            reading = asyncio.create_task(drain())
+            with contextlib.suppress(ConnectionError):
+                for _ in range(64):  # 4 MB, or until closed
+                    if reading.done():
+                        break
+                    writer.write(block)
+                    await writer.drain()
+            await asyncio.wait_for(reading, 30)
+            return True
+        except TimeoutError:
+            return False  # still open
+        finally:
+            writer.close()
+
+    with LoopLag() as lag:
+        floods = [asyncio.create_task(flood()) for _ in range(4)]
+        games = await asyncio.wait_for(
+            asyncio.gather(
+                *(play_santorini("127.0.0.1", port, f"bot{i}", seed=i) for i in range(2))
+            ),
+            60,
+        )
+        closed = await asyncio.gather(*floods)
+    assert closed == [True] * 4
+    assert all(len(results) == 1 and results[0].winner in {"bot0", "bot1"} for results in games)
+    assert decoded.most <= LimitsConfig().messages_per_turn, decoded.most
+    assert lag.worst < 2.0, f"the loop was held for {lag.worst:.2f} s"
+
+
+async def test_a_clarkson_flood_of_nul_ended_lines_is_counted(
+    make_server: ServerFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Clarkson's framer ends a line at NUL as at LF (§2, liberal): a flood of NUL-ended
+    lines is charged to the budget like one of LF-ended lines, and closed past the hard
+    limit (not only once its replies fill the write buffer)."""
+    server = await make_server("clarkson")
+    caplog.set_level(logging.INFO, logger="meeple")
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.ports["clarkson"])
+    try:
+        await reader.readline()  # HELLO
+        writer.write(GREETINGS["clarkson"] + b"xyzzy\x00" * (FLOOD_BYTES // 6))
+        _replies, closed = await _drain(reader, timeout=20)
+        assert closed, "the flooding connection is still open"
+        reasons = [r.getMessage() for r in caplog.records if "disconnected" in r.getMessage()]
+        assert any("past the hard rate limit" in r for r in reasons), reasons
+    finally:
+        writer.close()
+        with contextlib.suppress(ConnectionError):
+            await writer.wait_closed()
 
 
 async def test_cmpn402_flood_is_closed_past_the_hard_limit(

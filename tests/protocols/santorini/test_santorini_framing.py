@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import struct
+import tracemalloc
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meeple.protocols.santorini.framing import (
+    HANDLE_BYTES_KEPT,
     STREAM_HEADER,
     AutoDecoder,
     BrokenStream,
@@ -166,3 +168,203 @@ def test_auto_decoder_picks_the_framing() -> None:
     lines = AutoDecoder()
     assert texts(lines.receive_data(b"x\n")) == ["x"]
     assert lines.framing == "lines"
+
+
+# --- message boundaries, for the server's message budget (issue 30.2) ------------------
+
+_SMALL = 64  # max_message_size in these tests: oversized strings are easy to make
+
+
+def _decoder() -> ObjectStreamDecoder:
+    """Small bounds, so that streams of a few dozen items forget strings too."""
+    return ObjectStreamDecoder(_SMALL, handles_kept=4, handle_bytes_kept=40)
+
+
+def _string(raw: bytes, long: bool = False) -> bytes:
+    if long:
+        return struct.pack(">BQ", 0x7C, len(raw)) + raw
+    return struct.pack(">BH", 0x74, len(raw)) + raw
+
+
+_item = st.one_of(
+    st.tuples(st.just("string"), st.text(max_size=20), st.booleans()),
+    st.tuples(st.just("reset"), st.integers(1, 3), st.just(False)),
+    st.tuples(st.just("ref"), st.integers(0, 50), st.just(False)),
+    st.tuples(st.just("big"), st.integers(_SMALL + 1, 3 * _SMALL), st.booleans()),
+    st.tuples(st.just("bad"), st.sampled_from([b"\xff", b"a\xc3", b"\xed\xa0"]), st.just(False)),
+)
+
+
+def _object_stream(items: list[tuple[str, object, bool]]) -> tuple[bytes, int]:
+    """A strings-only object stream made of ``items`` (references only to handles that
+    exist) and how many messages it holds."""
+    out = [STREAM_HEADER]
+    handles = 0
+    messages = 0
+    for kind, value, flag in items:
+        if kind == "reset":
+            assert isinstance(value, int)
+            out.append(b"\x79" * value)
+            handles = 0
+            continue
+        if kind == "ref":
+            if not handles:
+                continue
+            assert isinstance(value, int)
+            out.append(struct.pack(">BI", 0x71, 0x7E0000 + value % handles))
+        elif kind == "string":
+            assert isinstance(value, str)
+            out.append(_string(encode_modified_utf8(value), flag))
+            handles += 1
+        elif kind == "big":
+            assert isinstance(value, int)
+            out.append(_string(b"z" * value, flag))
+            handles += 1
+        else:
+            assert isinstance(value, bytes)
+            out.append(_string(value))
+            handles += 1
+        messages += 1
+    return b"".join(out), messages
+
+
+def _cut(stream: bytes, cuts: list[int]) -> list[bytes]:
+    points = sorted({c % (len(stream) + 1) for c in cuts})
+    return [stream[a:b] for a, b in zip([0, *points], [*points, len(stream)], strict=True)]
+
+
+@given(st.lists(_item, max_size=25), st.lists(st.integers(0, 10_000), max_size=12))
+@settings(max_examples=300)
+def test_object_stream_any_split_gives_the_same_messages_and_count(
+    items: list[tuple[str, object, bool]], cuts: list[int]
+) -> None:
+    """However an object stream is cut into reads, the ends found before decoding are one
+    per message (string or back-reference; header and resets none), they fall where the
+    decoder finishes a message, and the messages are those of the stream read whole."""
+    stream, messages = _object_stream(items)
+    whole = _decoder().receive_data(stream)
+    assert len(whole) == messages
+    decoder = _decoder()
+    events: list[FrameEvent] = []
+    counted = 0
+    for chunk in _cut(stream, cuts):
+        ends = decoder.message_ends(chunk, 10**6)
+        assert ends == decoder.message_ends(chunk, 10**6)  # finding changes nothing
+        assert ends == sorted(set(ends))
+        assert all(0 < e <= len(chunk) for e in ends)
+        at = 0
+        for end in ends:  # fed message by message: each end completes exactly one
+            got = decoder.receive_data(chunk[at:end])
+            assert len(got) == 1, (chunk[at:end], got)
+            events += got
+            at = end
+        events += decoder.receive_data(chunk[at:])
+        counted += len(ends)
+    assert counted == messages
+    assert events == whole
+    assert decoder.partial == 0
+
+
+@given(
+    st.lists(_item, max_size=25),
+    st.lists(st.integers(0, 10_000), max_size=8),
+    st.integers(1, 4),
+    st.lists(st.booleans(), min_size=1, max_size=30),
+)
+@settings(max_examples=300)
+def test_object_stream_skipped_messages_keep_the_stream_in_step(
+    items: list[tuple[str, object, bool]], cuts: list[int], limit: int, refuse: list[bool]
+) -> None:
+    """The listener's way (a few ends a turn, some messages refused and stepped over
+    unread): the messages read are exactly the ones not refused, each as the whole
+    stream gives it, back-references to skipped strings included."""
+    stream, messages = _object_stream(items)
+    whole = _decoder().receive_data(stream)
+    decoder = _decoder()
+    read: list[FrameEvent] = []
+    kept: list[FrameEvent] = []
+    index = 0
+    for chunk in _cut(stream, cuts):
+        data = chunk
+        while True:
+            ends = decoder.message_ends(data, limit)
+            if not ends:
+                read += decoder.receive_data(data)
+                break
+            at = 0
+            for end in ends:
+                if refuse[index % len(refuse)] and decoder.partial == 0:
+                    decoder.skip_messages(data[at:end])
+                else:
+                    read += decoder.receive_data(data[at:end])
+                    kept.append(whole[index])
+                index += 1
+                at = end
+            data = data[at:]
+            if len(ends) < limit:
+                read += decoder.receive_data(data)
+                break
+    assert index == messages
+    assert read == kept
+    assert decoder.broken is None
+
+
+def test_object_stream_reset_runs_cost_one_step() -> None:
+    """A megabyte of TC_RESET is no message, and is stepped over in one go by both the
+    end finder and the decoder (not one Python step a byte)."""
+    flood = STREAM_HEADER + b"\x79" * (1 << 20) + _string(b"hi")
+    decoder = ObjectStreamDecoder()
+    assert decoder.message_ends(flood, 10) == [len(flood)]
+    assert decoder.receive_data(flood) == [Text("hi")]
+
+
+def test_auto_decoder_finds_ends_of_either_framing_before_choosing() -> None:
+    """Before its first byte the auto decoder has chosen nothing; the ends it finds are
+    those of the framing the first byte names, and asking does not choose."""
+    auto = AutoDecoder()
+    stream = STREAM_HEADER + ObjectStreamEncoder().encode("a") + ObjectStreamEncoder().encode("b")
+    assert auto.message_ends(stream, 5) == [9, 14]
+    assert auto.framing is None
+    assert auto.message_ends(b'{"x":1}\n\n{"y"', 5) == [8, 9]
+    assert auto.message_ends(b"", 5) == []
+    auto.skip_messages(stream[:9])
+    assert auto.framing == "object-stream"
+    assert auto.receive_data(stream[9:]) == [Text("b")]
+
+
+def test_a_stream_without_resets_keeps_bounded_memory() -> None:
+    """20 MB of distinct strings without one reset (Java's writeObject without reset()
+    numbers them all): the decoder keeps the recent ones within its bounds, not all."""
+    decoder = ObjectStreamDecoder()
+    decoder.receive_data(STREAM_HEADER)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(20_000):
+            events = decoder.receive_data(_string(b"%05d" % i + b"x" * 1019))
+            assert len(events) == 1
+        del events
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 4 * HANDLE_BYTES_KEPT, grown
+    assert decoder.handles.bytes <= HANDLE_BYTES_KEPT
+
+
+def test_recently_used_strings_stay_referable_and_forgotten_ones_are_refused() -> None:
+    """A string referred to again and again (a Java constant) stays referable however
+    many others follow; one not used since is forgotten: referring to it is an
+    unreadable message, and the stream reads on."""
+    decoder = ObjectStreamDecoder(handles_kept=8, handle_bytes_kept=1000)
+    ping, old = '{"type":"PING","message":"ping"}', "old"
+    data = STREAM_HEADER + _string(ping.encode()) + _string(old.encode())
+    for i in range(100):
+        data += _string(b"s%d" % i) + struct.pack(">BI", 0x71, 0x7E0000)  # then PING again
+    events = decoder.receive_data(data)
+    assert texts(events).count(ping) == 101
+    gone = decoder.receive_data(struct.pack(">BI", 0x71, 0x7E0001) + _string(b"next"))
+    assert isinstance(gone[0], UndecodableMessage)
+    assert gone[1:] == [Text("next")]
+    assert decoder.broken is None
+    assert decoder.handles.kept <= 8
+    assert len(decoder.handles) == 103

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from meeple.protocols.boundaries import delimited_ends
 from meeple.protocols.clarkson.errors import LocalProtocolError
 
 __all__ = [
@@ -45,6 +46,11 @@ DEFAULT_MAX_LINE_SIZE = 4096
 # A run of line ends (LF) and NUL padding ends the line before it. A run split across
 # chunks only produces empty lines, which are dropped.
 _LINE_END = re.compile(rb"[\n\x00]+")
+# For the budget a line ends at an LF or NUL that follows something else: the rest of a
+# run is padding (§2's NUL-filled 4096-byte buffers) that the framer steps over in one
+# match. Whether a run began in an earlier read, ``partial`` says (0 only after an end).
+_MESSAGE_END = re.compile(rb"(?<=[^\n\x00])[\n\x00]")
+_ENDS = (ord("\n"), 0)
 _FORBIDDEN_IN_LINE = re.compile(r"[\r\n\x00]")
 
 
@@ -91,6 +97,21 @@ class LineFramer:
         """Bytes of the unfinished message (1 while dropping an oversized one): 0 only at a
         message boundary. The server's slowloris timer reads it."""
         return len(self._buffer) or int(self._skipping)
+
+    def message_ends(self, data: bytes, limit: int) -> list[int]:
+        """Just past each of the first ``limit`` line ends of ``data``, unread (the server's
+        message budget, :mod:`meeple.protocols.boundaries`): an LF or NUL after anything
+        else (a blank line of spaces too); the rest of a run of them is padding."""
+        if limit < 1 or not data:
+            return []
+        if self.partial and data[0] in _ENDS:  # ends the line held from earlier reads
+            return [1, *delimited_ends(data, _MESSAGE_END, limit - 1)]
+        return delimited_ends(data, _MESSAGE_END, limit)
+
+    def skip_messages(self, data: bytes) -> None:
+        """``data`` holds whole lines refused unread: nothing of them is kept."""
+        self._buffer.clear()
+        self._skipping = False
 
     def receive_data(self, data: bytes) -> list[LineEvent]:
         """Take the next chunk of the stream; return the events of the lines it ends."""

@@ -231,6 +231,22 @@ class _Session:
         between messages. For the server's slowloris timer."""
         return self._decoder.partial
 
+    def message_ends(self, data: bytes, limit: int) -> list[int]:
+        """Where the first ``limit`` messages of ``data`` end, unread (for the server's
+        message budget; :mod:`meeple.protocols.boundaries`); none once closed or broken."""
+        if self.state is State.CLOSED or self.broken:
+            return []
+        return self._decoder.message_ends(data, limit)
+
+    def skip_messages(self, data: bytes) -> None:
+        """Step over whole messages refused unread (the framing stays in step); a stream
+        found broken meanwhile makes the session :attr:`broken`."""
+        if self.state is State.CLOSED or self.broken:
+            return
+        self._decoder.skip_messages(data)
+        if self._decoder.broken is not None:
+            self.broken = True
+
     def _write(self, message: Message) -> bytes:
         data = self._encoder.encode(message.encode())
         if not self._header_sent:

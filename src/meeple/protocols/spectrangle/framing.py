@@ -14,7 +14,10 @@ does not know. Blank lines are ignored.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+from meeple.protocols.boundaries import delimited_ends
 
 __all__ = [
     "DEFAULT_MAX_LINE_SIZE",
@@ -30,6 +33,7 @@ __all__ = [
 DEFAULT_MAX_LINE_SIZE = 4096
 
 _LF = b"\n"
+_LINE_END = re.compile(rb"\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +79,16 @@ class LineFramer:
         """Bytes of the unfinished message (1 while dropping an oversized one): 0 only at a
         message boundary. The server's slowloris timer reads it."""
         return len(self._buffer) or int(self._skipping)
+
+    def message_ends(self, data: bytes, limit: int) -> list[int]:
+        """Just past each of the first ``limit`` ``\\n`` of ``data``, unread (the server's
+        message budget, :mod:`meeple.protocols.boundaries`); blank lines count too."""
+        return delimited_ends(data, _LINE_END, limit)
+
+    def skip_messages(self, data: bytes) -> None:
+        """``data`` holds whole lines refused unread: nothing of them is kept."""
+        self._buffer.clear()
+        self._skipping = False
 
     def receive_data(self, data: bytes) -> list[FrameEvent]:
         """Take the next chunk of the stream; return the events of the lines it ends."""

@@ -158,6 +158,15 @@ class _Session:
         between lines. For the server's slowloris timer."""
         return self._framer.partial
 
+    def message_ends(self, data: bytes, limit: int) -> list[int]:
+        """Where the first ``limit`` messages of ``data`` end, unread (for the server's
+        message budget; :mod:`meeple.protocols.boundaries`)."""
+        return self._framer.message_ends(data, limit)
+
+    def skip_messages(self, data: bytes) -> None:
+        """Step over whole messages refused unread."""
+        self._framer.skip_messages(data)
+
     @property
     def chat_enabled(self) -> bool:
         return CHAT_EXTENSION in self._extensions

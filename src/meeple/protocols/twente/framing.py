@@ -14,9 +14,11 @@ without being kept, so a peer cannot make the buffer grow, and the next message 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from meeple.protocols.boundaries import delimited_ends
 from meeple.protocols.twente.errors import ErrorCode, LocalProtocolError
 
 __all__ = [
@@ -36,6 +38,7 @@ RS = "\x1e"  # the spec's MESSAGE_SEPARATOR: after every message
 _US = US.encode()
 _RS = RS.encode()
 _LINE_ENDS = b"\r\n"
+_MESSAGE_END = re.compile(re.escape(_RS))
 
 # The longest legal message (GAMEOVER with four 32-character names, or a long chat line)
 # is far below this; 4 KiB keeps one peer's buffer small.
@@ -100,6 +103,16 @@ class Framer:
         """Bytes of the unfinished message (1 while dropping an oversized one): 0 only at a
         message boundary. The server's slowloris timer reads it."""
         return len(self._buffer) or int(self._skipping)
+
+    def message_ends(self, data: bytes, limit: int) -> list[int]:
+        """Just past each of the first ``limit`` RS (``0x1E``) of ``data``, unread (the server's
+        message budget, :mod:`meeple.protocols.boundaries`); empty messages count too."""
+        return delimited_ends(data, _MESSAGE_END, limit)
+
+    def skip_messages(self, data: bytes) -> None:
+        """``data`` holds whole messages refused unread: nothing of them is kept."""
+        self._buffer.clear()
+        self._skipping = False
 
     def receive_data(self, data: bytes) -> list[FrameEvent]:
         """Take the next chunk of the stream; return the events of the messages it ends."""

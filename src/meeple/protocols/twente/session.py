@@ -215,6 +215,15 @@ class _Session:
         between messages. For the server's slowloris timer."""
         return self._framer.partial
 
+    def message_ends(self, data: bytes, limit: int) -> list[int]:
+        """Where the first ``limit`` messages of ``data`` end, unread (for the server's
+        message budget; :mod:`meeple.protocols.boundaries`)."""
+        return self._framer.message_ends(data, limit)
+
+    def skip_messages(self, data: bytes) -> None:
+        """Step over whole messages refused unread."""
+        self._framer.skip_messages(data)
+
     def has_extension(self, flag: Flag) -> bool:
         """True if both sides announced ``flag``, so its commands may be used (ERRATA)."""
         return flag in self.client_flags and flag in self.server_flags

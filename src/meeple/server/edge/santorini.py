@@ -43,6 +43,7 @@ from meeple.games import santorini as engine
 from meeple.games.santorini import Game, Phase, RuleError
 from meeple.protocols.santorini import messages as m
 from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejected
+from meeple.protocols.santorini.framing import STREAM_HEADER
 from meeple.protocols.santorini.session import Heartbeat, LocalProtocolError, ServerSession, State
 from meeple.server.config import ListenerConfig
 from meeple.server.edge.tcp import Connection, TcpListener
@@ -165,25 +166,42 @@ class SantoriniHandler:
         self._players: tuple[str, ...] = ()
         self._you = -1
         self._timer: Timer | None = None
+        self._too_fast: tuple[str, bytes] | None = None  # (nickname, INFO WAIT bytes)
 
     # --- ConnectionHandler ------------------------------------------------------------
 
-    # ERRATA (framing): clients send one JSON envelope per line; the listener counts
-    # lines unread. (A client writing a Java object stream has no such end: its
-    # messages are decoded, then refused one by one.)
-    message_end = b"\n"
+    # ERRATA (framing): clients send one JSON envelope per line, or (liberal) a Java
+    # object stream of strings; either way the framer finds the messages' ends unread,
+    # and the listener counts them against the budget (issue 30.2).
+    def message_ends(self, data: bytes, limit: int) -> list[int]:
+        """Where the client's next messages end, unread (the listener's message budget)."""
+        return self.session.message_ends(data, limit)
+
+    def skip_messages(self, data: bytes) -> None:
+        """Messages the listener refused unread: the framer steps over them (an object
+        stream's strings keep their handles); a stream found broken is closed."""
+        self.session.skip_messages(data)
+        if self.session.broken:
+            self.conn.close("unreadable object stream")
 
     def partial_bytes(self) -> int:
         """Bytes of the client's unfinished message (the listener's slowloris timer)."""
         return self.session.partial
 
     def too_fast(self) -> bytes:
-        """The reply to a line dropped unread by the rate limit: INFO WAIT (ERRATA: "not
-        now"), the state unchanged."""
+        """The reply to a message refused unread by the rate limit: INFO WAIT (ERRATA:
+        "not now"), the state unchanged. Encoded once per nickname: a flood gets
+        thousands of them."""
+        cached = self._too_fast
+        if cached is not None and cached[0] == self.name and self.session.state is not State.CLOSED:
+            return cached[1]
         try:
-            return self.session.send(m.Info(self.name, m.InfoCode.WAIT.value))
+            data = self.session.send(m.Info(self.name, m.InfoCode.WAIT.value))
         except LocalProtocolError:
             return b""
+        if not data.startswith(STREAM_HEADER):  # the header goes once only
+            self._too_fast = (self.name, data)
+        return data
 
     def connection_made(self) -> None:
         self._greet()

@@ -166,7 +166,13 @@ class SpectrangleHandler:
     # --- ConnectionHandler ------------------------------------------------------------
 
     # Spec: one command per line: the listener counts lines unread.
-    message_end = b"\n"
+    def message_ends(self, data: bytes, limit: int) -> list[int]:
+        """Where the client's next messages end, unread (the listener's message budget)."""
+        return self.session.message_ends(data, limit)
+
+    def skip_messages(self, data: bytes) -> None:
+        """Messages the listener refused unread: the framer steps over them."""
+        self.session.skip_messages(data)
 
     def partial_bytes(self) -> int:
         """Bytes of the client's unfinished message (the listener's slowloris timer)."""

@@ -8,13 +8,16 @@ address (one more is closed at once), and a handler that reports its unfinished
 message (``partial_bytes``, :class:`PartialMessages`) has its peer dropped once a
 message stays unfinished for ``partial_message_timeout`` seconds (slowloris).
 
-A handler that names the byte string ending its messages (``message_end``,
-:class:`FramedMessages`) has its messages counted as they arrive, before its session
-decodes any of them, against a :class:`~meeple.server.edge.limits.MessageBudget`: past
-the soft limit a message is dropped unread and answered with the handler's
-``too_fast()`` bytes (the protocol's own error), past the hard limit the connection is
-closed. At most ``messages_per_turn`` messages of one read are handed over in one turn
-of the event loop; the rest wait (the socket's reading paused) while other
+A handler whose framer finds its messages' ends unread (:class:`FramedMessages`:
+``message_ends``, ``skip_messages``, ``too_fast``; every TCP protocol's handler is one,
+whatever its framing: delimited lines or an AM27 Java object stream, see
+:mod:`meeple.protocols.boundaries`) has its messages counted as they arrive, before its
+session decodes any of them, against a
+:class:`~meeple.server.edge.limits.MessageBudget`: past the soft limit a message is
+stepped over unread and answered with the handler's ``too_fast()`` bytes (the
+protocol's own error), past the hard limit the connection is closed. At most
+``messages_per_turn`` messages of one read are handed over (or stepped over) in one
+turn of the event loop; the rest wait (the socket's reading paused) while other
 connections, timers and the web get theirs. Refusals are logged through
 ``Connection.refusals`` (the first few, then a count).
 
@@ -35,7 +38,7 @@ import itertools
 import logging
 import socket
 from collections.abc import Callable, MutableMapping
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from meeple.server.clock import Clock, SystemClock, Timer
 from meeple.server.config import LimitsConfig
@@ -93,12 +96,21 @@ class PartialMessages(Protocol):
     def partial_bytes(self) -> int: ...
 
 
+@runtime_checkable
 class FramedMessages(Protocol):
-    """A handler whose messages end with ``message_end`` (``b"\\n"``, ``b"\\x1e"``): the
-    listener can then count and drop them before they are decoded (the message budget).
-    ``too_fast()`` is the protocol's error reply for one message dropped that way."""
+    """A handler that says where its messages end before they are decoded, so the
+    listener can count them against the message budget and hand over only those it
+    may read (:mod:`meeple.protocols.boundaries`); ``too_fast()`` is the protocol's
+    error reply for one message refused that way."""
 
-    message_end: bytes
+    def message_ends(self, data: bytes, limit: int) -> list[int]:
+        """Offsets just past each of the first ``limit`` messages that end in ``data``,
+        from where the handler's framer stands; nothing decoded."""
+        ...
+
+    def skip_messages(self, data: bytes) -> None:
+        """Step over ``data`` (whole messages, refused) without decoding it."""
+        ...
 
     def too_fast(self) -> bytes: ...
 
@@ -226,8 +238,7 @@ class _Link(asyncio.Protocol):
         self.conn: Connection | None = None
         self.handler: ConnectionHandler | None = None
         self.partial_bytes: Callable[[], int] | None = None
-        self.message_end: bytes | None = None
-        self.too_fast: Callable[[], bytes] | None = None
+        self.framed: FramedMessages | None = None
         self.admitted = False
         self._transport: asyncio.Transport | None = None
         self._backlog = b""  # bytes of this read not yet handed over (reading paused)
@@ -268,8 +279,7 @@ class _Link(asyncio.Protocol):
                 conn.partial = PartialMessageWatch(
                     lis._clock, lis.limits.partial_message_timeout, conn._partial_expired
                 )
-            self.message_end = getattr(handler, "message_end", None) or None
-            self.too_fast = getattr(handler, "too_fast", None)
+            self.framed = handler if isinstance(handler, FramedMessages) else None
             limits = lis.limits
             conn.budget = MessageBudget(
                 lis._clock,
@@ -300,19 +310,19 @@ class _Link(asyncio.Protocol):
         conn, handler = self.conn, self.handler
         assert conn is not None
         assert handler is not None
-        end = self.message_end
-        if end is None or conn.budget is None:
+        framed = self.framed
+        if framed is None or conn.budget is None:
             self._feed(data)
             return
-        # Where the first messages end: found by the C of bytes.find, nothing decoded.
+        # Where the first messages end, by the framer, nothing decoded (a delimiter's
+        # C search, or an object stream's item lengths).
         limit = self.listener.limits.messages_per_turn
-        ends: list[int] = []
-        at = data.find(end)
-        while at >= 0:
-            ends.append(at + len(end))
-            if len(ends) == limit:
-                break
-            at = data.find(end, at + len(end))
+        try:
+            ends = framed.message_ends(data, limit)
+        except Exception:
+            conn.log.exception("handler failed; closing the connection")
+            conn.close("internal error")
+            return
         if not ends:
             self._feed(data)  # part of one message: the framer holds it
             return
@@ -323,17 +333,16 @@ class _Link(asyncio.Protocol):
             self._feed(data[: ends[allowed - 1]])
         refused = len(ends) - allowed
         if refused and not conn.closing:
+            self._skip(data[ends[allowed - 1] if allowed else 0 : ends[-1]])
             conn.refusals.add(refused)  # counted; the summary at the close says how many
-            if self.too_fast is not None:
-                too_fast = self.too_fast
-                conn.send(b"".join(too_fast() for _ in range(refused)))
+            conn.send(b"".join(framed.too_fast() for _ in range(refused)))
         if over and not conn.closing:
             conn.close("message flood: past the hard rate limit")
         rest = data[ends[-1] :]
         if not rest or conn.closing:
             self._backlog = b""
             return
-        if len(ends) < limit or rest.find(end) < 0:
+        if len(ends) < limit or not framed.message_ends(rest, 1):
             self._backlog = b""
             self._feed(rest)  # no whole message left: the start of the next one
             return
@@ -351,6 +360,17 @@ class _Link(asyncio.Protocol):
         self._take(rest)
         if not self._backlog and not conn.closing and self._transport is not None:
             self._transport.resume_reading()
+
+    def _skip(self, data: bytes) -> None:
+        """Whole messages refused unread: the framer steps over them, undecoded."""
+        conn, framed = self.conn, self.framed
+        assert conn is not None
+        assert framed is not None
+        try:
+            framed.skip_messages(data)
+        except Exception:
+            conn.log.exception("handler failed; closing the connection")
+            conn.close("internal error")
 
     def _feed(self, data: bytes) -> None:
         conn, handler = self.conn, self.handler
