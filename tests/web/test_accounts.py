@@ -16,7 +16,7 @@ from starlette.requests import Request
 
 from meeple.server.app import Services
 from meeple.server.clock import VirtualClock
-from meeple.server.config import ServerConfig
+from meeple.server.config import ServerConfig, WebConfig
 from meeple.server.store.database import SCHEMA_VERSION, Store
 from meeple.web import accounts
 from meeple.web.accounts import (
@@ -48,7 +48,10 @@ def clock() -> VirtualClock:
 
 @pytest.fixture
 def app(tmp_path: Path, clock: VirtualClock) -> Starlette:
-    services = Services(ServerConfig(database=str(tmp_path / "db.sqlite3")), clock)
+    services = Services(
+        ServerConfig(database=str(tmp_path / "db.sqlite3"), web=WebConfig(hosts=("meeple.test",))),
+        clock,
+    )
     app = create_app(services)
     app.state.accounts.cost = CHEAP
     return app

@@ -38,6 +38,7 @@ A config file looks like this (every key optional)::
     max_message_size = 4096      # bytes of one browser message; larger: an error reply
     trusted_proxies = []         # addresses whose X-Forwarded-For is believed (none)
     origins = []                 # more origins allowed to open /ws (its own always are)
+    hosts = []                   # more Host names answered ("name" or "name:port"; "*": any)
     header_timeout = 10          # seconds to send a request's headers (slowloris)
     keep_alive_timeout = 5       # seconds an idle keep-alive connection is kept
     [santorini]                  # the AM27 listener (see docs/protocols/santorini.md)
@@ -65,6 +66,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from meeple.server.edge.hosts import split_host
 
 __all__ = [
     "CONTEST_FORMATS",
@@ -261,6 +264,7 @@ class WebConfig:
     max_message_size: int = 4096
     trusted_proxies: tuple[str, ...] = ()
     origins: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()
     header_timeout: float = 10.0
     keep_alive_timeout: float = 5.0
 
@@ -278,12 +282,18 @@ class WebConfig:
         for origin in self.origins:
             if not origin.startswith(("http://", "https://")) or origin.count("/") != 2:
                 raise ConfigError(f"web.origins: {origin!r} is no origin (scheme://host[:port])")
+        if len(self.hosts) > 256:
+            raise ConfigError("web.hosts: at most 256 names")
+        for host in self.hosts:
+            if host != "*" and split_host(host) is None:
+                raise ConfigError(f"web.hosts: {host!r} is no host name (name or name:port)")
 
 
 _WEB_TYPES: Mapping[str, tuple[type, ...]] = {
     "max_message_size": (int,),
     "trusted_proxies": (list,),
     "origins": (list,),
+    "hosts": (list,),
     "header_timeout": (int, float),
     "keep_alive_timeout": (int, float),
 }

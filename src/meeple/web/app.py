@@ -36,6 +36,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from meeple.ai import analysis
 from meeple.protocols import web as proto
+from meeple.server.edge.hosts import HostAllowlist
 from meeple.server.edge.limits import AddressLimiter
 from meeple.server.feed import Feed, game_topic
 from meeple.server.lobby.bots import LEVELS as BOT_LEVELS
@@ -521,17 +522,51 @@ class WebConnection:
 
 
 def allowed_origin(websocket: WebSocket) -> bool:
-    """A WebSocket handshake's ``Origin`` is the server's own (the ``Host`` it was asked
-    for) or one of ``[web] origins``; none at all is a client that is no browser."""
+    """A WebSocket handshake's ``Origin`` is one of the server's hosts (issue 30.7:
+    :class:`~meeple.server.edge.hosts.HostAllowlist`, not the ``Host`` the request
+    names, which a rebinding page chooses) or one of ``[web] origins``; none at all is a
+    client that is no browser. (With ``[web] hosts = ["*"]`` the request's own ``Host``
+    is its origin too, as before the allowlist.)"""
     origin = websocket.headers.get("origin")
     if origin is None:
         return True
     allowed: frozenset[str] = websocket.app.state.origins
     if origin in allowed:
         return True
+    hosts: HostAllowlist = websocket.app.state.hosts
+    if hosts.allows_origin(origin, _bound_port(websocket.scope)):
+        return True
     scheme, _, rest = origin.partition("://")
     host = websocket.headers.get("host", "")
-    return scheme in ("http", "https") and bool(host) and rest == host
+    return hosts.anything and scheme in ("http", "https") and bool(host) and rest == host
+
+
+def _bound_port(scope: Scope) -> int | None:
+    """The port the request came in on (the listener's socket), None if unknown."""
+    server = scope.get("server")
+    if isinstance(server, tuple | list) and len(server) == 2 and isinstance(server[1], int):
+        return server[1]
+    return None
+
+
+BAD_HOST = b"this server does not answer to that host name\n"
+
+
+async def _refuse_host(scope: Scope, receive: Receive, send: Send) -> None:
+    """400 to a request for a host not on the allowlist (a WebSocket's handshake gets the
+    same answer, as a denial response)."""
+    prefix = "websocket." if scope["type"] == "websocket" else ""
+    headers = [
+        (b"content-type", b"text/plain; charset=utf-8"),
+        (b"content-length", str(len(BAD_HOST)).encode()),
+        *SECURITY_HEADERS,
+    ]
+    if prefix:
+        await send({"type": "websocket.http.response.start", "status": 400, "headers": headers})
+        await send({"type": "websocket.http.response.body", "body": BAD_HOST})
+        return
+    await send({"type": "http.response.start", "status": 400, "headers": headers})
+    await send({"type": "http.response.body", "body": BAD_HOST})
 
 
 # Issue 22: every page says where its scripts, styles and frames may come from. No inline
@@ -620,6 +655,18 @@ class _WebApp(Starlette):
     frames too (about 4 KiB a socket; docs/benchmarks.md, "Web fan-out")."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            # Issue 30.7: a Host not on the allowlist (DNS rebinding) is 400, /ws too.
+            hosts: HostAllowlist = self.state.hosts
+            host = next((v for k, v in scope["headers"] if k == b"host"), None)
+            text = None if host is None else host.decode("latin-1")
+            if not hosts.allows(text, _bound_port(scope), scope.get("scheme", "http")):
+                churn = getattr(self.state, "churn", None)
+                if churn is not None:
+                    churn.refused("web", "unknown host")
+                logger.debug("web: refused a request for host %.80r", text)
+                await _refuse_host(scope, receive, send)
+                return
         if scope["type"] == "websocket" and scope["path"] == "/ws":
             scope["app"] = self
             await websocket_endpoint(WebSocket(scope, receive, send))
@@ -662,6 +709,7 @@ def create_app(services: Services, *, max_message_size: int | None = None) -> St
     app.state.console_sessions = console_pages.Sessions()
     app.state.console_attempts = accounts.AttemptLimiter(services.clock)
     app.state.origins = frozenset(services.config.web.origins)
+    app.state.hosts = HostAllowlist(services.config.host, services.config.web.hosts)
     app.state.accounts = accounts.Accounts(lambda: ctx.store, services.clock)
     app.state.addresses = AddressLimiter(services.config.limits.max_connections_per_address)
     return app
