@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -21,6 +22,7 @@ import websockets
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from meeple.clients.twente import TwenteClient
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.protocols.web import PROTOCOL
 from meeple.server.app import MeepleServer
@@ -443,3 +445,76 @@ async def test_a_ws_flood_is_answered_too_fast_unread_then_closed(serve: Factory
     assert ws.close_code == 1008
     assert "too-fast" in codes
     assert worst < 1.0
+
+
+# --- issue 30.7: closing a flood says nothing twice; churn is counted -------------------
+
+
+async def _flood_until_closed(port: int) -> int | None:
+    """A browser that floods /ws with previews and reads nothing until it is closed."""
+    ws = await _ws(port)
+    await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
+    preview = json.dumps({"type": "preview", "tiles": [[7, 7, "a"]], "id": 1})
+    chat = json.dumps({"type": "chat", "text": "x"})
+    with contextlib.suppress(websockets.ConnectionClosed):
+        for i in range(4000):
+            await ws.send(preview if i % 2 else chat)
+            if i % 200 == 0:
+                await asyncio.sleep(0)
+        while True:
+            await asyncio.wait_for(ws.recv(), 10)
+    return ws.close_code
+
+
+async def test_a_flood_closed_ws_logs_no_traceback(
+    serve: Factory, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 30.7: a /ws closed for flooding (1008) logs no error and no traceback (the
+    app sent on it after the close: 'Unexpected ASGI message websocket.send')."""
+    server = await serve(
+        limits={
+            "message_rate": 20,
+            "message_burst": 50,
+            "hard_message_rate": 50,
+            "hard_message_burst": 400,
+        }
+    )
+    port = server.ports["web"]
+    with caplog.at_level(logging.DEBUG):
+        codes = await asyncio.gather(*(_flood_until_closed(port) for _ in range(4)))
+        await asyncio.sleep(0.3)
+    assert codes == [1008] * 4
+    bad = [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
+    assert not bad, [r.getMessage() for r in bad]
+
+
+async def test_a_reconnect_loop_logs_counts_not_lines(
+    serve: Factory, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 30.7: 60 connections opened and closed on /ws, and 60 Twente clients that
+    announce, ask for a game and go, log O(1) lines at INFO (each one at DEBUG); the
+    counts come as one line per protocol per period."""
+    server = await serve("twente")
+    port, twente = server.ports["web"], server.ports["twente"]
+
+    async def loop(n: int) -> None:
+        for _ in range(n):
+            ws = await _ws(port)
+            await ws.close()
+            bot = await TwenteClient.connect("127.0.0.1", twente, "loop")
+            await bot.request_game(2)
+            await bot.close()
+
+    with caplog.at_level(logging.INFO):
+        await loop(3)
+        await asyncio.sleep(0.2)
+        few = len(caplog.records)
+        await loop(60)
+        await asyncio.sleep(0.2)
+        many = len(caplog.records)
+    assert many - few <= 4, [r.getMessage() for r in caplog.records[few:]][:10]
+    with caplog.at_level(logging.DEBUG):
+        caplog.clear()
+        await loop(2)
+        await asyncio.sleep(0.2)
+    assert len([r for r in caplog.records if r.levelno == logging.DEBUG]) >= 4

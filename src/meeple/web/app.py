@@ -36,6 +36,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from meeple.ai import analysis
 from meeple.protocols import web as proto
+from meeple.server.edge.churn import ChurnLog, server_churn
 from meeple.server.edge.hosts import HostAllowlist
 from meeple.server.edge.limits import AddressLimiter
 from meeple.server.feed import Feed, game_topic
@@ -417,6 +418,10 @@ class WebConnection:
     async def send(self, message: proto.ServerMessage, encoded: str | None = None) -> None:
         text = self.session.send(message, encoded)
         async with self._send_lock:
+            # Issue 30.7: never a send after the close (the listener closed the socket for
+            # a flood, or the peer went): the connection ends instead.
+            if _closing(self.websocket):
+                raise WebSocketDisconnect(1006)
             await self.websocket.send_text(text)
 
     async def run(self) -> None:
@@ -521,6 +526,12 @@ class WebConnection:
             self.ctx.lobby.publish()  # stale while nobody watched: build it now
 
 
+def _closing(websocket: WebSocket) -> bool:
+    """Whether the socket under ``websocket`` has sent its close or is gone."""
+    sink = frame_sink(websocket.scope)
+    return bool(getattr(sink, "closing", False))
+
+
 def allowed_origin(websocket: WebSocket) -> bool:
     """A WebSocket handshake's ``Origin`` is one of the server's hosts (issue 30.7:
     :class:`~meeple.server.edge.hosts.HostAllowlist`, not the ``Host`` the request
@@ -617,24 +628,31 @@ class SecurityHeaders:
 
 async def websocket_endpoint(websocket: WebSocket) -> None:
     hub: Hub = websocket.app.state.hub
+    # Issue 30.7: opened, closed and refused WebSockets are counted (one line a period,
+    # meeple.server.edge.churn), each one logged at DEBUG only.
+    churn: ChurnLog = websocket.app.state.churn
+    address = websocket.client.host if websocket.client else "unknown"
     if hub.closing:
+        churn.refused("web", "server stopping", address)
         await websocket.close(code=1001)
         return
     # Issue 22: a page of another origin must not ride the visitor's cookies here.
     if not allowed_origin(websocket):
-        logger.info("web: refused a WebSocket from origin %.80r", websocket.headers.get("origin"))
+        churn.refused("web", "foreign origin", f"{address} {websocket.headers.get('origin')!r:.80}")
         await websocket.close(code=1008)
         return
     # [limits] max_connections_per_address, as every listener: refused before the
     # handshake completes (the browser sees the WebSocket fail, HTTP 403).
     addresses: AddressLimiter = websocket.app.state.addresses
-    address = websocket.client.host if websocket.client else "unknown"
     if not addresses.acquire(address):
-        logger.info("web: refused a WebSocket from %s: too many open", address)
+        churn.refused("web", "too many from the address", address)
         await websocket.close(code=1013)
         return
+    reason, opened = "closed", False
     try:
         await websocket.accept()
+        churn.opened("web", address)
+        opened = True
         conn: WebConnection = websocket.app.state.connection(websocket)
         hub.connections.add(conn)
         try:
@@ -643,10 +661,17 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
             pass
         finally:
             hub.connections.discard(conn)
-            with contextlib.suppress(Exception):
-                await websocket.close(code=1001 if hub.closing else 1000)
+            sink = frame_sink(websocket.scope)
+            reason = getattr(sink, "close_reason", None) or (
+                "server stopping" if hub.closing else "closed"
+            )
+            if not _closing(websocket):
+                with contextlib.suppress(Exception):
+                    await websocket.close(code=1001 if hub.closing else 1000)
     finally:
         addresses.release(address)
+        if opened:
+            churn.closed("web", reason, address)
 
 
 class _WebApp(Starlette):
@@ -661,10 +686,8 @@ class _WebApp(Starlette):
             host = next((v for k, v in scope["headers"] if k == b"host"), None)
             text = None if host is None else host.decode("latin-1")
             if not hosts.allows(text, _bound_port(scope), scope.get("scheme", "http")):
-                churn = getattr(self.state, "churn", None)
-                if churn is not None:
-                    churn.refused("web", "unknown host")
-                logger.debug("web: refused a request for host %.80r", text)
+                churn: ChurnLog = self.state.churn
+                churn.refused("web", "unknown host", f"{text!r:.80}")
                 await _refuse_host(scope, receive, send)
                 return
         if scope["type"] == "websocket" and scope["path"] == "/ws":
@@ -710,6 +733,7 @@ def create_app(services: Services, *, max_message_size: int | None = None) -> St
     app.state.console_attempts = accounts.AttemptLimiter(services.clock)
     app.state.origins = frozenset(services.config.web.origins)
     app.state.hosts = HostAllowlist(services.config.host, services.config.web.hosts)
+    app.state.churn = server_churn(services)
     app.state.accounts = accounts.Accounts(lambda: ctx.store, services.clock)
     app.state.addresses = AddressLimiter(services.config.limits.max_connections_per_address)
     return app

@@ -74,6 +74,7 @@ from meeple.protocols.clarkson.session import (
 )
 from meeple.server.app import Services
 from meeple.server.config import ListenerConfig
+from meeple.server.edge.churn import server_churn
 from meeple.server.edge.tcp import Connection, TcpListener
 from meeple.server.lobby.tables import (
     Lobby,
@@ -128,6 +129,7 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
         idle_timeout=services.config.idle_timeout,
         limits=services.config.limits,
         budget=None if services.connections is None else services.connections.share(name),
+        churn=server_churn(services),
     )
 
 
@@ -277,11 +279,11 @@ class ClarksonHandler:
         elif isinstance(event, PeerNok):
             self.conn.refusals.note("client sent NOK %r; not answered", event.description[:80])
         elif isinstance(event, Close):
-            self.conn.log.info("goodbye (%s)", event.reason)
+            self.conn.log.debug("goodbye (%s)", event.reason)
             self.conn.send(event.data)
             self.conn.close(event.reason)
         elif isinstance(event, Greeted):
-            self.conn.log.info(
+            self.conn.log.debug(
                 "hello %s (%s, %s)", event.hello.version, event.hello.program, event.hello.system
             )
             self.conn.send(event.data)

@@ -45,6 +45,7 @@ from meeple.protocols.santorini import messages as m
 from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejected
 from meeple.protocols.santorini.session import Heartbeat, LocalProtocolError, ServerSession, State
 from meeple.server.config import ListenerConfig
+from meeple.server.edge.churn import server_churn
 from meeple.server.edge.tcp import Connection, TcpListener
 from meeple.server.lobby.tables import Lobby, QueueKey, TableError
 from meeple.server.rooms.room import Halted
@@ -111,6 +112,7 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
         idle_timeout=services.config.idle_timeout,
         limits=services.config.limits,
         budget=None if services.connections is None else services.connections.share(name),
+        churn=server_churn(services),
     )
 
 

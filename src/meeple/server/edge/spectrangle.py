@@ -66,6 +66,7 @@ from meeple.protocols.spectrangle import (
     opening_messages,
 )
 from meeple.server.config import ListenerConfig
+from meeple.server.edge.churn import server_churn
 from meeple.server.edge.tcp import Connection, TcpListener
 from meeple.server.lobby.tables import (
     Lobby,
@@ -132,6 +133,7 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
         idle_timeout=services.config.idle_timeout,
         limits=services.config.limits,
         budget=None if services.connections is None else services.connections.share(name),
+        churn=server_churn(services),
     )
 
 
@@ -252,7 +254,7 @@ class SpectrangleHandler:
         self.name = event.name
         self.hub.handlers.add(self)
         welcome = self.session.welcome()
-        self.conn.log.info("connected as %s (extensions: %s)", self.name, welcome.extensions)
+        self.conn.log.debug("connected as %s (extensions: %s)", self.name, welcome.extensions)
         self._send(welcome)
         self._schedule_drain()  # the lines held while the verdict was due
 

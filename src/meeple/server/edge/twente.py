@@ -49,6 +49,7 @@ from meeple.protocols.twente.messages import (
 from meeple.protocols.twente.session import ServerSession, State
 from meeple.server.app import Services
 from meeple.server.config import ListenerConfig
+from meeple.server.edge.churn import server_churn
 from meeple.server.edge.tcp import Connection, TcpListener
 from meeple.server.lobby.tables import AlreadyPlaying, Lobby, QueueChanged, QueueKey, TableError
 from meeple.server.rooms.scrabble import (
@@ -91,6 +92,7 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
         idle_timeout=services.config.idle_timeout,
         limits=services.config.limits,
         budget=None if services.connections is None else services.connections.share(name),
+        churn=server_churn(services),
     )
 
 
@@ -195,7 +197,7 @@ class TwenteHandler:
         else:
             self.name = event.name
             self._flags = event.flags
-            self.conn.log.info("announced as %s", self.name)
+            self.conn.log.debug("announced as %s", self.name)  # per connection: DEBUG (issue 30.7)
             self._send(Welcome(event.name, SERVER_FLAGS))
         # Messages that arrived while the ANNOUNCE awaited its reply are handed out now.
         for held in self.session.receive_data(b""):
