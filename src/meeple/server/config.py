@@ -54,6 +54,8 @@ A config file looks like this (every key optional)::
     hard_message_burst = 2500    # ... and burst, the connection is closed
     messages_per_turn = 32       # messages read from one socket before others get a turn
     descriptor_reserve = 128     # file descriptors kept for the store, logs and listeners
+    max_tables_per_address = 16  # open tables one IP address may have opened; 0: no limit
+    max_tables_per_connection = 4 # ... and one connection
 
 Unknown keys are an error, so a typo does not silently fall back to a default.
 """
@@ -340,6 +342,10 @@ class LimitsConfig:
     hard_message_burst: int = 2500
     messages_per_turn: int = 32
     descriptor_reserve: int = 128
+    # Open tables (not started yet) one client address, and one connection, may have
+    # opened (issue 30.7); one more is the protocol's refusal. 0: no limit.
+    max_tables_per_address: int = 16
+    max_tables_per_connection: int = 4
 
     def validate(self) -> None:
         if self.max_connections_per_address < 0:
@@ -354,6 +360,9 @@ class LimitsConfig:
             raise ConfigError("limits.messages_per_turn must be 1–10000")
         if not 16 <= self.descriptor_reserve <= 100_000:
             raise ConfigError("limits.descriptor_reserve must be 16–100000")
+        for key in ("max_tables_per_address", "max_tables_per_connection"):
+            if not 0 <= getattr(self, key) <= 100_000:
+                raise ConfigError(f"limits.{key} must be 0–100000 (0: no limit)")
 
 
 def _limits(raw: object, base: LimitsConfig) -> LimitsConfig:
@@ -368,6 +377,8 @@ def _limits(raw: object, base: LimitsConfig) -> LimitsConfig:
         "hard_message_burst": (int,),
         "messages_per_turn": (int,),
         "descriptor_reserve": (int,),
+        "max_tables_per_address": (int,),
+        "max_tables_per_connection": (int,),
     }
     unknown = set(raw) - set(types)
     if unknown:

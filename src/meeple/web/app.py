@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import os
 import socket
@@ -42,7 +43,7 @@ from meeple.server.edge.limits import AddressLimiter
 from meeple.server.feed import Feed, game_topic
 from meeple.server.lobby.bots import LEVELS as BOT_LEVELS
 from meeple.server.lobby.cmpn402_console import Console
-from meeple.server.lobby.tables import LOBBY_TOPIC, Lobby, server_lobby
+from meeple.server.lobby.tables import LOBBY_TOPIC, Lobby, Origin, server_lobby
 from meeple.server.rooms.scrabble import LEXICON_RESOURCE, TABLE_LEXICONS_RESOURCE
 from meeple.server.store.database import GameRecord, Store, StoreUnavailable
 from meeple.server.store.journal import server_journal, server_store
@@ -382,6 +383,9 @@ def _int(text: str | None, *, default: int) -> int:
 # --- the WebSocket ----------------------------------------------------------------------
 
 
+_web_ids = itertools.count(1)
+
+
 def _feed_topic(topic: str, uid: str | None) -> str:
     return game_topic(uid) if topic == "game" and uid is not None else topic
 
@@ -485,10 +489,13 @@ class WebConnection:
     def _player(self) -> WebSeat:
         if self.seat is None:
             websocket = self.websocket
+            client = websocket.client
             self.seat = WebSeat(
                 self.ctx.services,
                 self.session,
                 may_use=lambda name: accounts.may_use(name, accounts.session_of(websocket)),
+                # Tables it opens count against its address and connection (issue 30.7).
+                origin=Origin(client.host if client else "unknown", f"web-{next(_web_ids)}"),
             )
             self._seat_writer = asyncio.create_task(self._write_seat(self.seat))
         return self.seat

@@ -78,12 +78,14 @@ from meeple.server.edge.churn import server_churn
 from meeple.server.edge.tcp import Connection, TcpListener
 from meeple.server.lobby.tables import (
     Lobby,
+    Origin,
     QueueChanged,
     QueueKey,
     SeatJoined,
     SeatRenamed,
     StartRule,
     TableError,
+    TooManyTables,
 )
 from meeple.server.rooms.scrabble import (
     GAME,
@@ -155,6 +157,8 @@ class ClarksonHandler:
         max_line_size: int,
     ) -> None:
         self.conn = conn
+        # Counted when it opens a table (issue 30.7: tables per address, per connection).
+        self.origin = Origin(conn.peer_host, conn.id)
         self.names = services.names
         self.lobby = lobby
         self.session = ServerSession(max_line_size=max_line_size)
@@ -342,7 +346,8 @@ class ClarksonHandler:
             # §3.4: NOK with a description. Only the lobby's own state can bring this
             # (the client is only ever offered Clarkson-variant tables).
             self.conn.log.info("no table: %s", error)
-            self.send(Nok(NO_TABLE))
+            # Issue 30.7: the address's or connection's open tables are capped; say so.
+            self.send(Nok(str(error) if isinstance(error, TooManyTables) else NO_TABLE))
 
     def _ready(self) -> None:
         again = self.lobby.is_ready(self)

@@ -47,7 +47,7 @@ from meeple.protocols.santorini.session import Heartbeat, LocalProtocolError, Se
 from meeple.server.config import ListenerConfig
 from meeple.server.edge.churn import server_churn
 from meeple.server.edge.tcp import Connection, TcpListener
-from meeple.server.lobby.tables import Lobby, QueueKey, TableError
+from meeple.server.lobby.tables import Lobby, Origin, QueueKey, TableError
 from meeple.server.rooms.room import Halted
 from meeple.server.rooms.santorini import (
     ATHEIST,
@@ -150,6 +150,8 @@ class SantoriniHandler:
 
     def __init__(self, conn: Connection, services: Services, hub: SantoriniHub) -> None:
         self.conn = conn
+        # Counted when it opens a table (issue 30.7: tables per address, per connection).
+        self.origin = Origin(conn.peer_host, conn.id)
         self.services = services
         self.hub = hub
         self.lobby = hub.lobby

@@ -70,6 +70,7 @@ from meeple.server.edge.churn import server_churn
 from meeple.server.edge.tcp import Connection, TcpListener
 from meeple.server.lobby.tables import (
     Lobby,
+    Origin,
     QueueChanged,
     QueueKey,
     TableError,
@@ -156,6 +157,8 @@ class SpectrangleHandler:
         max_line_size: int = DEFAULT_MAX_LINE_SIZE,
     ) -> None:
         self.conn = conn
+        # Counted when it opens a table (issue 30.7: tables per address, per connection).
+        self.origin = Origin(conn.peer_host, conn.id)
         self.services = services
         self.lobby = lobby
         self.hub = hub
