@@ -11,6 +11,7 @@ A config file looks like this (every key optional)::
     shutdown_grace = 5           # seconds to say goodbye on SIGINT/SIGTERM
     rejoin_grace = 30            # seconds a dropped browser seat is held for its rejoin
     log_backlog = 10000          # log writes kept in memory while the database fails
+    store_wait = 60              # seconds a stop waits for a failing database (0: no bound)
 
     [listeners.twente]
     port = 7777
@@ -416,6 +417,11 @@ class ServerConfig:
     # Log writes the journal keeps in memory while the database fails; past it the games
     # it cannot keep are stopped (docs/durability.md, Faults).
     log_backlog: int = 10_000
+    # Seconds a stop (SIGINT/SIGTERM) waits for a failing store to take the writes the
+    # journal still holds (issue 30.7); 0: no bound. A second signal stops at once; what
+    # is dropped is named in the log (docs/durability.md, "Stopping"). Below systemd's
+    # 90 s TimeoutStopSec, whose SIGKILL would drop them unsaid.
+    store_wait: float = 60.0
     cmpn402: Cmpn402Config = field(default_factory=Cmpn402Config)
     santorini: SantoriniConfig = field(default_factory=SantoriniConfig)
     web: WebConfig = field(default_factory=WebConfig)
@@ -457,6 +463,8 @@ class ServerConfig:
             raise ConfigError("rejoin_grace must be between 0 and 86400 seconds")
         if not 1 <= self.log_backlog <= 10_000_000:
             raise ConfigError("log_backlog must be between 1 and 10000000")
+        if not 0 <= self.store_wait <= 7 * 24 * 3600:
+            raise ConfigError("store_wait must be between 0 (no bound) and 604800 seconds")
         self.santorini.validate()
         self.web.validate()
         for name, listener in self.listeners.items():
@@ -476,6 +484,7 @@ _TYPES: Mapping[str, tuple[type, ...]] = {
     "shutdown_grace": (int, float),
     "rejoin_grace": (int, float),
     "log_backlog": (int,),
+    "store_wait": (int, float),
 }
 
 
