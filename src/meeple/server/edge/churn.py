@@ -46,7 +46,7 @@ class ChurnLog:
         self._closed: dict[str, collections.Counter[str]] = {}
         self._refused: dict[str, collections.Counter[str]] = {}
         self._timer: Timer | None = None
-        self._since = clock.now()
+        self._since: float | None = None  # the period's start (made outside a loop: none)
         self.lines = 0  # count lines logged so far
 
     def opened(self, protocol: str, who: str = "") -> None:
@@ -70,8 +70,9 @@ class ChurnLog:
     def flush(self) -> None:
         """Log the counts since the last line now (a period's end, or the server's stop)."""
         self._timer = None
-        seconds = max(0.0, self._clock.now() - self._since)
-        self._since = self._clock.now()
+        now = self._clock.now()
+        seconds = max(0.0, now - (now if self._since is None else self._since))
+        self._since = now
         protocols = sorted(set(self._opened) | set(self._closed) | set(self._refused))
         for protocol in protocols:
             parts = []
