@@ -17,7 +17,7 @@ from meeple.check.cmpn402 import ws_frame, ws_frame_parts, ws_units
 from meeple.check.core import Level, Result, Status
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.server.app import MeepleServer
-from meeple.server.config import ServerConfig
+from meeple.server.config import ServerConfig, WebConfig
 
 
 @pytest.fixture
@@ -25,6 +25,9 @@ async def web(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[MeepleServer]:
     config = ServerConfig(database=str(tmp_path / "meeple.sqlite3")).only(
         "spectrangle", "web", "cmpn402"
     )
+    # The broken servers are relays on other ports (a port forward): their Host is
+    # 127.0.0.1 with the relay's port (docs/web.md, "Hosts").
+    config = config.with_overrides(web=WebConfig(hosts=("127.0.0.1",)))
     srv = MeepleServer(config, rng=random.Random(5))
     # The Scrabble checks play the engine's moves from the kit's word list (GCIDE, loaded
     # once per test session), and challenge one: the server's must be the same list.

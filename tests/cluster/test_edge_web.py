@@ -390,6 +390,35 @@ async def test_hostile_messages_to_an_edge_never_close_its_socket(
     await ws.close()
 
 
+async def test_an_edge_answers_only_its_hosts(
+    lobby_and_edge: tuple[Nodes, Any, Any, Any, Any],
+) -> None:
+    """Issue 30.7: an edge's web port builds its own app; it refuses a Host that is not
+    on the allowlist (DNS rebinding) with 400, pages and /ws alike, and serves its own."""
+    _nodes, _hub, web1, _web2, _rooms = lobby_and_edge
+    port = web1.listeners["api"]
+
+    async def status(request: bytes) -> int:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(request)
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n"), 10)
+        writer.close()
+        return int(head.split()[1])
+
+    evil = b"evil.example:%d" % port
+    own = b"127.0.0.1:%d" % port
+    page = b"GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n"
+    handshake = (
+        b"GET /ws HTTP/1.1\r\nHost: %s\r\nOrigin: http://%s\r\nUpgrade: websocket\r\n"
+        b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        b"Sec-WebSocket-Version: 13\r\n\r\n"
+    )
+    assert await status(page % evil) == 400
+    assert await status(page % own) == 200
+    assert await status(handshake % (evil, evil)) == 400
+    assert await status(handshake % (own, own)) == 101
+
+
 async def test_a_browser_whose_socket_closes_is_held_and_comes_back_through_another_edge(
     cluster: tuple[Nodes, Any, Any, Any, Any], enable: Lexicon
 ) -> None:

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import resource
+import signal
 import sys
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.serve import Serve, assert_stored_as_logged
@@ -133,3 +135,85 @@ async def test_past_the_bound_a_game_that_cannot_be_kept_is_stopped_in_its_proto
         assert len(steps) < 20  # stopped early, not played out
     finally:
         store.close()
+
+
+# --- issue 30.7: a stop while the store fails ------------------------------------------
+
+
+def _signal(server: Serve) -> None:
+    server.proc.send_signal(signal.SIGTERM)
+
+
+async def _full_disk_game(server: Serve, database: Path, gcide: Lexicon) -> list[Any]:
+    """A whole Twente game played while the disk is full: its log and record are queued."""
+    _disk_full(server, database)
+    port = server.ports["twente"]
+    return await asyncio.wait_for(
+        asyncio.gather(*(play_twente("127.0.0.1", port, n, gcide) for n in ("ann", "bob"))), 90
+    )
+
+
+async def test_a_stop_waits_for_the_store_and_says_so_then_loses_nothing(
+    tmp_path: Path, gcide: Lexicon
+) -> None:
+    """Disk full, a game finished, SIGTERM: the server does not exit; the log and the
+    page's banner say it waits for the database; space back: the game is stored, the
+    server exits 0 and the log says nothing was lost (before: 'N writes still queued at
+    close; they are lost', and the finished game was)."""
+    database = tmp_path / "db.sqlite3"
+    server = Serve(database)
+    try:
+        results = await _full_disk_game(server, database, gcide)
+        _signal(server)
+        await _until(
+            lambda: "waiting until it is back" in server.log or "waiting up to" in server.log
+        )
+        page = _page(server)
+        assert _banner(page)
+        assert "The server is stopping" in page
+        await asyncio.sleep(1.5)
+        assert server.proc.poll() is None, server.log[-2000:]
+        _space_back(server)
+        code = await asyncio.to_thread(server.proc.wait, 30)
+    finally:
+        server.stop()
+    assert code == 0, server.log[-3000:]
+    assert "the store took every game update; nothing is lost" in server.log
+    assert "dropped" not in server.log
+    store = Store(database)
+    try:
+        assert_stored_as_logged(store, dict(results[0][0].scores), gcide)
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("how", ["second signal", "bound"])
+async def test_a_stop_without_the_store_names_what_it_drops(
+    tmp_path: Path, gcide: Lexicon, how: str
+) -> None:
+    """Disk full, a game finished, SIGTERM: a second SIGTERM (or ``--store-wait 2``
+    passing) stops the server without the store; the log names every write dropped, by
+    game (the finished game's ``finish``), and the exit code is 1."""
+    database = tmp_path / "db.sqlite3"
+    extra = ("--store-wait", "2") if how == "bound" else ()
+    server = Serve(database, *extra)
+    try:
+        await _full_disk_game(server, database, gcide)
+        _signal(server)
+        await _until(lambda: "waiting " in server.log and "stopping: the store" in server.log)
+        if how == "second signal":
+            await asyncio.sleep(0.5)
+            assert server.proc.poll() is None
+            _signal(server)
+        code = await asyncio.to_thread(server.proc.wait, 30)
+    finally:
+        server.stop()
+    assert code == 1, server.log[-3000:]
+    reason = "second signal" if how == "second signal" else "2 s passed"
+    assert "stopping without the" in server.log
+    assert reason in server.log
+    dropped = [line for line in server.lines if "journal: dropped" in line]
+    assert len(dropped) == 1, server.log[-3000:]  # one game: one line
+    assert "finish" in dropped[0]
+    assert "did not take" in server.log
+    assert _games(database) == []

@@ -479,7 +479,8 @@ async def test_with_few_descriptors_idle_web_clients_lock_no_listener_out(tmp_pa
         async with websockets.connect(f"ws://127.0.0.1:{server.ports['cmpn402']}/"):
             pass
         reader, writer = await asyncio.open_connection("127.0.0.1", web)
-        writer.write(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        host = b"127.0.0.1:%d" % web
+        writer.write(b"GET / HTTP/1.1\r\nHost: " + host + b"\r\nConnection: close\r\n\r\n")
         answer = await asyncio.wait_for(reader.read(), 10)
         writer.close()
         assert answer.startswith(b"HTTP/1.1 200"), answer[:100]

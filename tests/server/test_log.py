@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from meeple.server.rooms.room import Room
 from meeple.server.store.database import (
@@ -23,7 +25,7 @@ from meeple.server.store.database import (
     Store,
     open_store,
 )
-from meeple.server.store.journal import Health, Journal, Written
+from meeple.server.store.journal import Health, Journal, Written, _dropped_lines
 
 GENESIS = {"version": 1, "game": "counting", "record": {"players": ["ann", "bob"]}}
 
@@ -479,3 +481,32 @@ async def test_a_command_whose_entry_the_log_refuses_is_heard_by_nobody(store: S
         assert [e.entry["action"] for e in log.entries][1:] == ["another writer's"]
     finally:
         journal.close()
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.builds(
+                lambda u, a, b: f"append g-{u}#{a}" + (f"-{a + b}" if b else ""),
+                st.integers(0, 3),
+                st.integers(1, 50),
+                st.integers(0, 3),
+            ),
+            st.builds(lambda u: f"finish g-{u}", st.integers(0, 3)),
+            st.builds(lambda u: f"open g-{u}", st.integers(0, 3)),
+            st.text(alphabet="abcxyz-_", min_size=1, max_size=20),
+        ),
+        max_size=40,
+    )
+)
+def test_dropped_writes_are_named_one_line_per_game(names: list[str]) -> None:
+    """Issue 30.7: whatever a close drops, the log names every write: one line per game
+    (``g-1: open, append #1-3, finish``), in order, each write once."""
+    lines = _dropped_lines(names)
+    games = {n.partition(" ")[2].partition("#")[0] for n in names if " " in n}
+    games.discard("")
+    assert len(lines) <= len(names)
+    for uid in games:
+        [line] = [x for x in lines if x.startswith(f"{uid}: ")]
+        mine = [n for n in names if n.partition(" ")[2].partition("#")[0] == uid]
+        assert line.count(",") == len(mine) - 1

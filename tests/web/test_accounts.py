@@ -16,13 +16,16 @@ from starlette.requests import Request
 
 from meeple.server.app import Services
 from meeple.server.clock import VirtualClock
-from meeple.server.config import ServerConfig
+from meeple.server.config import ServerConfig, WebConfig
 from meeple.server.store.database import SCHEMA_VERSION, Store
 from meeple.web import accounts
 from meeple.web.accounts import (
+    ACCOUNT_ATTEMPTS,
+    ACCOUNT_WINDOW,
     ATTEMPTS,
     COOKIE,
     FORM_COOKIE,
+    KNOWN_COOKIE,
     MAX_NAME_LENGTH,
     MAX_PASSWORD_LENGTH,
     Accounts,
@@ -45,7 +48,10 @@ def clock() -> VirtualClock:
 
 @pytest.fixture
 def app(tmp_path: Path, clock: VirtualClock) -> Starlette:
-    services = Services(ServerConfig(database=str(tmp_path / "db.sqlite3")), clock)
+    services = Services(
+        ServerConfig(database=str(tmp_path / "db.sqlite3"), web=WebConfig(hosts=("meeple.test",))),
+        clock,
+    )
     app = create_app(services)
     app.state.accounts.cost = CHEAP
     return app
@@ -244,6 +250,80 @@ async def test_sign_in_is_rate_limited_per_address(app: Starlette, clock: Virtua
             assert ok.status_code == 303
         await clock.advance(61)
         assert (await http.post("/account/sign-in", data=good)).status_code == 303
+
+
+def _from(app: Starlette, address: str, cookies: dict[str, str] | None = None) -> httpx.AsyncClient:
+    transport = httpx.ASGITransport(app=app, client=(address, 4000))
+    return httpx.AsyncClient(transport=transport, base_url=BASE, cookies=cookies)
+
+
+async def _sign_in(http: httpx.AsyncClient, name: str, password: str) -> int:
+    csrf = await _csrf(http)
+    form = {"csrf": csrf, "name": name, "password": password}
+    return (await http.post("/account/sign-in", data=form)).status_code
+
+
+async def test_sign_in_is_limited_per_name_from_many_addresses(
+    app: Starlette, clock: VirtualClock
+) -> None:
+    """Issue 30.7: 200 guesses at one name from 40 addresses (5 each, within every
+    address's limit): only ACCOUNT_ATTEMPTS are tried, the rest are 429. Meanwhile the
+    owner's browser (its known-browser cookie) signs in; a new browser with the right
+    password waits until the window has passed since the last guess."""
+    async with _client(app) as owner:
+        assert (await _reserve(owner, "ann", "s3cret-pass")).status_code == 303
+        known = owner.cookies[KNOWN_COOKIE]
+    statuses: list[int] = []
+    for i in range(40):
+        async with _from(app, f"10.1.{i}.1") as attacker:
+            for _ in range(ATTEMPTS):
+                statuses.append(await _sign_in(attacker, "ANN", f"guess-{len(statuses):04d}"))
+    assert len(statuses) == 200
+    assert statuses.count(403) == ACCOUNT_ATTEMPTS
+    assert statuses.count(429) == 200 - ACCOUNT_ATTEMPTS
+    # Another name is not held by the guessing at ann.
+    async with _from(app, "10.2.0.1") as bystander:
+        assert (await _reserve(bystander, "bob", "bobs-pass1")).status_code == 303
+    async with _from(app, "10.3.0.1") as elsewhere:
+        assert await _sign_in(elsewhere, "ann", "s3cret-pass") == 429
+    # The owner's browser (a new address: a phone on another network) gets in.
+    async with _from(app, "10.4.0.1", cookies={KNOWN_COOKIE: known}) as phone:
+        assert await _sign_in(phone, "ann", "s3cret-pass") == 303
+    # A right password resets the name's count: the next browser is not held.
+    async with _from(app, "10.5.0.1") as laptop:
+        assert await _sign_in(laptop, "ann", "s3cret-pass") == 303
+
+
+async def test_the_per_name_limit_lifts_after_its_window(
+    app: Starlette, clock: VirtualClock
+) -> None:
+    """Once the guessing stops, the name is free again ACCOUNT_WINDOW seconds later: a
+    guesser cannot lock the owner out for good."""
+    async with _client(app) as owner:
+        assert (await _reserve(owner, "ann", "s3cret-pass")).status_code == 303
+    for i in range(ACCOUNT_ATTEMPTS + 1):
+        async with _from(app, f"10.6.{i}.1") as attacker:
+            await _sign_in(attacker, "ann", "guess-1234")
+    async with _from(app, "10.7.0.1") as fresh:
+        assert await _sign_in(fresh, "ann", "s3cret-pass") == 429
+        await clock.advance(ACCOUNT_WINDOW + 1)
+        assert await _sign_in(fresh, "ann", "s3cret-pass") == 303
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(cookie=st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=126), max_size=60))
+async def test_a_forged_known_browser_cookie_is_held_by_the_name_limit(
+    app: Starlette, cookie: str
+) -> None:
+    """A made-up ``meeple_known`` value does not get past the per-name limit."""
+    accounts_ = app.state.accounts
+    for _ in range(ACCOUNT_ATTEMPTS):
+        accounts_.account_limiter.allow("ann")
+    assert not accounts_.knows(cookie, "ann")
+    async with _from(app, "10.8.0.1", cookies={KNOWN_COOKIE: cookie.replace(";", "")}) as http:
+        assert await _sign_in(http, "ann", "s3cret-pass") == 429
 
 
 def test_limiter_forgets_old_addresses() -> None:

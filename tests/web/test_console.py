@@ -12,7 +12,7 @@ import pytest
 
 from meeple.games.scrabble.game import Game
 from meeple.server.app import Services
-from meeple.server.config import ServerConfig
+from meeple.server.config import ServerConfig, WebConfig
 from meeple.server.lobby.cmpn402_console import ConsoleError
 from meeple.web.app import create_app
 from meeple.web.console import COOKIE
@@ -79,7 +79,9 @@ def console(tmp_path: Path) -> FakeConsole:
 
 @pytest.fixture
 async def client(tmp_path: Path, console: FakeConsole) -> AsyncIterator[httpx.AsyncClient]:
-    services = Services(ServerConfig(database=str(tmp_path / "db.sqlite3")))
+    services = Services(
+        ServerConfig(database=str(tmp_path / "db.sqlite3"), web=WebConfig(hosts=("meeple.test",)))
+    )
     services.resource("cmpn402.console", lambda: console)
     app = create_app(services)
     transport = httpx.ASGITransport(app=app)

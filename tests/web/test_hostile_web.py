@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -21,6 +22,7 @@ import websockets
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from meeple.clients.twente import TwenteClient
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.protocols.web import PROTOCOL
 from meeple.server.app import MeepleServer
@@ -87,7 +89,7 @@ async def test_a_slowloris_request_is_closed_after_the_header_timeout(serve: Fac
     """Headers sent a line every 0.1 s without end: closed after the header timeout."""
     server = await serve(web={"header_timeout": 0.6})
     reader, writer = await asyncio.open_connection("127.0.0.1", server.ports["web"])
-    writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n")
+    writer.write(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
     start = time.monotonic()
     closed = False
     for i in range(50):
@@ -121,7 +123,8 @@ async def test_a_keep_alive_connection_is_closed_when_idle(serve: Factory) -> No
     ``keep_alive_timeout``."""
     server = await serve(web={"keep_alive_timeout": 1})
     reader, writer = await asyncio.open_connection("127.0.0.1", server.ports["web"])
-    writer.write(b"GET /static/meeple.css HTTP/1.1\r\nHost: x\r\n\r\n")
+    host = b"127.0.0.1:%d" % server.ports["web"]
+    writer.write(b"GET /static/meeple.css HTTP/1.1\r\nHost: " + host + b"\r\n\r\n")
     head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
     assert head.startswith(b"HTTP/1.1 200")
     took = await _closed_within(reader, 5)
@@ -209,6 +212,105 @@ async def test_ws_refuses_a_foreign_origin_and_takes_its_own(serve: Factory) -> 
         await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
         assert json.loads(await ws.recv())["type"] == "welcome"
         await ws.close()
+
+
+# --- issue 30.7: the Host allowlist (DNS rebinding) -------------------------------------
+
+
+async def _status_for_host(port: int, host: bytes, path: bytes = b"/") -> int:
+    """The status of a GET with exactly this ``Host`` header (raw, as any client may)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"GET " + path + b" HTTP/1.1\r\nHost: " + host + b"\r\nConnection: close\r\n\r\n")
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n"), 5)
+    writer.close()
+    return int(head.split()[1])
+
+
+async def test_a_host_not_on_the_allowlist_is_400(serve: Factory) -> None:
+    """Issue 30.7: a page of a name rebound to 127.0.0.1 gets 400, with the security
+    headers; localhost, 127.0.0.1 and [::1] with the bound port, and the configured
+    names, are served; another port of localhost is not this server."""
+    server = await serve(web={"hosts": ("meeple.example", "games.example:8443")})
+    port = server.ports["web"]
+    for host in (
+        b"evil.example:%d" % port,
+        b"evil.example",
+        b"localhost:%d" % (port + 1),
+        b"127.0.0.1",
+        b"games.example:8444",
+        b"",
+        b"localhost:",
+        b"[::1",
+    ):
+        assert await _status_for_host(port, host) == 400, host
+    for host in (
+        b"localhost:%d" % port,
+        b"127.0.0.1:%d" % port,
+        b"[::1]:%d" % port,
+        b"LOCALHOST:%d" % port,
+        b"meeple.example",
+        b"meeple.example:9000",
+        b"games.example:8443",
+    ):
+        assert await _status_for_host(port, host) == 200, host
+    async with httpx.AsyncClient() as client:
+        r = await client.get(f"http://127.0.0.1:{port}/", headers={"Host": "evil.example"})
+    assert r.status_code == 400
+    assert r.headers["x-frame-options"] == "DENY"
+
+
+async def _handshake_status(port: int, host: str, origin: str) -> int:
+    """The status of a /ws handshake with exactly this ``Host`` and ``Origin`` (one of
+    each: the websockets client would add its own Host beside ours)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(
+        (
+            f"GET /ws HTTP/1.1\r\nHost: {host}\r\nOrigin: {origin}\r\n"
+            "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        ).encode()
+    )
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n"), 5)
+    writer.close()
+    return int(head.split()[1])
+
+
+async def test_ws_of_a_rebound_name_is_refused(serve: Factory) -> None:
+    """Issue 30.7: a rebinding page's /ws (its Origin is its own Host) is refused with
+    400; its Origin is checked against the allowlist, not against the Host it sends."""
+    server = await serve()
+    port = server.ports["web"]
+    evil = f"evil.example:{port}"
+    assert await _handshake_status(port, evil, f"http://{evil}") == 400
+    # An allowed Host does not make a foreign Origin the server's own.
+    assert await _handshake_status(port, f"127.0.0.1:{port}", f"http://{evil}") == 403
+    # localhost's page may talk to 127.0.0.1 (both are this server).
+    assert await _handshake_status(port, f"127.0.0.1:{port}", f"http://localhost:{port}") == 101
+    ws = await _ws(port, Origin=f"http://localhost:{port}")
+    await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
+    assert json.loads(await ws.recv())["type"] == "welcome"
+    await ws.close()
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(host=st.binary(min_size=1, max_size=300).filter(lambda b: b"\r" not in b and b"\n" not in b))
+async def test_any_host_header_is_200_or_400(tmp_path: Path, host: bytes) -> None:
+    """Whatever the Host header holds, the answer is 200 (an allowed host) or 400 (or
+    h11's own 400 for a malformed header), never a 500 nor a page for a foreign name."""
+    config = ServerConfig(database=str(tmp_path / "h.sqlite3")).only("web")
+    server = MeepleServer(config)
+    await server.start()
+    try:
+        port = server.ports["web"]
+        status = await _status_for_host(port, host, b"/static/meeple.css")
+        assert status in (200, 400)
+        if status == 200:
+            name = host.strip().lower().decode("latin-1")
+            assert name in {f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}"}
+    finally:
+        await server.stop()
 
 
 # --- item 6: security headers -----------------------------------------------------------
@@ -356,3 +458,76 @@ async def test_a_ws_flood_is_answered_too_fast_unread_then_closed(serve: Factory
     assert ws.close_code == 1008
     assert "too-fast" in codes
     assert worst < 1.0
+
+
+# --- issue 30.7: closing a flood says nothing twice; churn is counted -------------------
+
+
+async def _flood_until_closed(port: int) -> int | None:
+    """A browser that floods /ws with previews and reads nothing until it is closed."""
+    ws = await _ws(port)
+    await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
+    preview = json.dumps({"type": "preview", "tiles": [[7, 7, "a"]], "id": 1})
+    chat = json.dumps({"type": "chat", "text": "x"})
+    with contextlib.suppress(websockets.ConnectionClosed):
+        for i in range(4000):
+            await ws.send(preview if i % 2 else chat)
+            if i % 200 == 0:
+                await asyncio.sleep(0)
+        while True:
+            await asyncio.wait_for(ws.recv(), 10)
+    return ws.close_code
+
+
+async def test_a_flood_closed_ws_logs_no_traceback(
+    serve: Factory, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 30.7: a /ws closed for flooding (1008) logs no error and no traceback (the
+    app sent on it after the close: 'Unexpected ASGI message websocket.send')."""
+    server = await serve(
+        limits={
+            "message_rate": 20,
+            "message_burst": 50,
+            "hard_message_rate": 50,
+            "hard_message_burst": 400,
+        }
+    )
+    port = server.ports["web"]
+    with caplog.at_level(logging.DEBUG):
+        codes = await asyncio.gather(*(_flood_until_closed(port) for _ in range(4)))
+        await asyncio.sleep(0.3)
+    assert codes == [1008] * 4
+    bad = [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
+    assert not bad, [r.getMessage() for r in bad]
+
+
+async def test_a_reconnect_loop_logs_counts_not_lines(
+    serve: Factory, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 30.7: 60 connections opened and closed on /ws, and 60 Twente clients that
+    announce, ask for a game and go, log O(1) lines at INFO (each one at DEBUG); the
+    counts come as one line per protocol per period."""
+    server = await serve("twente")
+    port, twente = server.ports["web"], server.ports["twente"]
+
+    async def loop(n: int) -> None:
+        for _ in range(n):
+            ws = await _ws(port)
+            await ws.close()
+            bot = await TwenteClient.connect("127.0.0.1", twente, "loop")
+            await bot.request_game(2)
+            await bot.close()
+
+    with caplog.at_level(logging.INFO):
+        await loop(3)
+        await asyncio.sleep(0.2)
+        few = len(caplog.records)
+        await loop(60)
+        await asyncio.sleep(0.2)
+        many = len(caplog.records)
+    assert many - few <= 4, [r.getMessage() for r in caplog.records[few:]][:10]
+    with caplog.at_level(logging.DEBUG):
+        caplog.clear()
+        await loop(2)
+        await asyncio.sleep(0.2)
+    assert len([r for r in caplog.records if r.levelno == logging.DEBUG]) >= 4

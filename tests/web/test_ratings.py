@@ -12,7 +12,7 @@ import pytest
 from starlette.applications import Starlette
 
 from meeple.server.app import Services
-from meeple.server.config import ServerConfig
+from meeple.server.config import ServerConfig, WebConfig
 from meeple.server.store.database import RatingPoint, Store
 from meeple.web.app import create_app
 from meeple.web.ratings import history_chart, player_url
@@ -56,7 +56,9 @@ def store(tmp_path: Path) -> Store:
 
 @pytest.fixture
 def app(tmp_path: Path, store: Store) -> Starlette:
-    services = Services(ServerConfig(database=str(tmp_path / "db.sqlite3")))
+    services = Services(
+        ServerConfig(database=str(tmp_path / "db.sqlite3"), web=WebConfig(hosts=("meeple.test",)))
+    )
     services.resource("store", lambda: store)
     return create_app(services)
 

@@ -59,6 +59,13 @@ def register(sub: Any) -> None:
     p.add_argument("--idle-timeout", type=float, metavar="SECONDS")
     p.add_argument("--max-message-size", type=int, metavar="BYTES")
     p.add_argument("--shutdown-grace", type=float, metavar="SECONDS")
+    p.add_argument(
+        "--store-wait",
+        type=float,
+        metavar="SECONDS",
+        help="how long a stop waits for a failing database to take the game updates still"
+        " held (default 60; 0: no bound; a second signal stops without them)",
+    )
     c = p.add_argument_group("CMPN402 contest referee")
     c.add_argument(
         "--manual-start",
@@ -106,6 +113,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         idle_timeout=args.idle_timeout,
         max_message_size=args.max_message_size,
         shutdown_grace=args.shutdown_grace,
+        store_wait=args.store_wait,
     )
     cmpn402 = {
         key: getattr(args, key)
@@ -160,17 +168,27 @@ def run(args: argparse.Namespace) -> int:
     from meeple.server.store.database import DatabaseInUse
 
     try:
-        asyncio.run(_serve(config))
+        dropped = asyncio.run(_serve(config))
     except DatabaseInUse as e:
         print(f"meeple serve: {e}", file=sys.stderr)
         return 1
     except OSError as e:
         print(f"meeple serve: {e.strerror or e}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:  # pragma: no cover - a second Ctrl-C during shutdown
+    except KeyboardInterrupt:  # pragma: no cover - a third Ctrl-C during shutdown
         return 130
+    if dropped:
+        print(
+            f"meeple serve: stopped without {dropped} game updates the database did not"
+            " take (the log names them)",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 
-async def _serve(config: ServerConfig) -> None:
-    await MeepleServer(config).serve_forever(start=True)
+async def _serve(config: ServerConfig) -> int:
+    """Serve until stopped; how many writes the stop dropped."""
+    server = MeepleServer(config)
+    await server.serve_forever(start=True)
+    return len(server.dropped)

@@ -432,10 +432,13 @@ class EdgeLobby:
         size: int,
         start_rule: StartRule = StartRule.FULL,
         settings: Mapping[str, str] | None = None,
+        *,
+        opener: object | None = None,
     ) -> EdgeTable:
         """Open a table at the leader, under an id chosen here (so the seat can sit at it
         in the next call, in order); what the leader refuses is told to the seat later.
-        The checks the leader's lobby makes first are made here too, at once."""
+        The checks the leader's lobby makes first are made here too, at once. (``opener``
+        is ``Lobby.create_table``'s; tables per address are not capped on a cluster yet.)"""
         if game not in self._variants:
             raise UnknownGame(f"no game named {game!r}")
         chosen = dict(settings or {})

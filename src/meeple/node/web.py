@@ -216,6 +216,8 @@ def edge_web_app(
     from starlette.routing import Mount, Route, WebSocketRoute
     from starlette.staticfiles import StaticFiles
 
+    from meeple.server.edge.churn import server_churn
+    from meeple.server.edge.hosts import HostAllowlist
     from meeple.server.edge.limits import AddressLimiter
     from meeple.server.lobby.bots import LEVELS as BOT_LEVELS
     from meeple.server.store.database import StoreUnavailable
@@ -318,5 +320,7 @@ def edge_web_app(
     app.state.hub = Hub(fanout)
     app.state.connection = connection
     app.state.origins = frozenset(services.config.web.origins)
+    app.state.hosts = HostAllowlist(services.config.host, services.config.web.hosts)
+    app.state.churn = server_churn(services)
     app.state.addresses = AddressLimiter(services.config.limits.max_connections_per_address)
     return app

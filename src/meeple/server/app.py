@@ -105,6 +105,10 @@ class MeepleServer:
         self.listeners: dict[str, Listener] = {}
         self.recovered: Recovered | None = None
         self._stopping = asyncio.Event()
+        # A second SIGINT/SIGTERM: stop without waiting for the store (issue 30.7).
+        self._stop_now = asyncio.Event()
+        # The writes the stop dropped (named in the log), once stopped.
+        self.dropped: list[str] = []
 
     @property
     def ports(self) -> dict[str, int]:
@@ -184,24 +188,87 @@ class MeepleServer:
                     return
             await self._stopping.wait()
         finally:
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                with contextlib.suppress(NotImplementedError, RuntimeError):
-                    loop.remove_signal_handler(sig)
-            await self.stop()
+            # The handlers stay while stopping: a second signal is "stop now" (issue
+            # 30.7), not the default action that would drop the journal's writes unsaid.
+            try:
+                await self.stop()
+            finally:
+                for sig in (signal.SIGINT, signal.SIGTERM):
+                    with contextlib.suppress(NotImplementedError, RuntimeError):
+                        loop.remove_signal_handler(sig)
 
     def request_stop(self) -> None:
+        """SIGINT/SIGTERM: stop; a second one while the stop waits for the store: stop
+        without the writes it has not taken (named in the log)."""
+        if self._stopping.is_set():
+            if not self._stop_now.is_set():
+                logger.warning("second signal: stopping without waiting for the store")
+            self._stop_now.set()
+            return
         logger.info("shutting down")
         self._stopping.set()
 
+    async def _wait_for_store(self) -> bool:
+        """Issue 30.7: a stop while the journal holds writes the store has not taken
+        waits for them, up to ``store_wait`` seconds (0: no bound) or a second signal,
+        and says so: the log, and the banner of every page and of the lobby's and the
+        console's live view. True when the store took them all (or had nothing to take).
+        """
+        journal = self.services.get("journal")
+        if journal is None or journal.backlog == 0:
+            return True
+        from meeple.server.store.journal import Health
+
+        if journal.health is Health.OK and await journal.drain(self.config.shutdown_grace):
+            return True  # a healthy store's last writes: no fuss
+        bound = self.config.store_wait
+        journal.stopping(bound)
+        lobby = self.services.get("lobby")
+        if lobby is not None:
+            lobby.publish()  # the live banner (the lobby snapshot's ``store``)
+        logger.warning(
+            "stopping: the store has not taken %d game updates (%s); waiting %s for it "
+            "(a second SIGINT/SIGTERM stops without them)",
+            journal.backlog,
+            journal.last_error or "no answer",
+            f"up to {bound:g} s" if bound else "until it is back",
+        )
+        drained = asyncio.ensure_future(journal.drain(bound or None))
+        now = asyncio.ensure_future(self._stop_now.wait())
+        try:
+            await asyncio.wait({drained, now}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            now.cancel()
+            if not drained.done():
+                drained.cancel()
+        took = drained.done() and not drained.cancelled() and drained.result()
+        if took:
+            logger.warning("stopping: the store took every game update; nothing is lost")
+        else:
+            logger.error(
+                "stopping without the %d game updates the store did not take (%s)",
+                journal.backlog,
+                "second signal" if self._stop_now.is_set() else f"{bound:g} s passed",
+            )
+        return bool(took)
+
     async def stop(self) -> None:
-        """Stop accepting, tell every player, close every connection, then close resources."""
+        """Wait for a failing store (:meth:`_wait_for_store`), stop accepting, tell every
+        player, close every connection, then close resources."""
+        stored = True
+        with contextlib.suppress(Exception):
+            stored = await self._wait_for_store()
         listeners, self.listeners = list(self.listeners.values()), {}
         await asyncio.gather(
             *(listener.close(self.config.shutdown_grace) for listener in listeners),
             return_exceptions=True,
         )
         # Last built, first closed: the journal (built on the store) writes what it
-        # holds before the store closes.
+        # holds before the store closes; if the stop gave up on the store, it has a
+        # moment only, then names what it drops.
+        journal = self.services.get("journal")
+        if journal is not None:
+            self.dropped = journal.close(5.0 if stored else 0.5)
         for resource in reversed(self.services._resources.values()):
             close = getattr(resource, "close", None)
             if callable(close):

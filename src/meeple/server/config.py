@@ -11,6 +11,7 @@ A config file looks like this (every key optional)::
     shutdown_grace = 5           # seconds to say goodbye on SIGINT/SIGTERM
     rejoin_grace = 30            # seconds a dropped browser seat is held for its rejoin
     log_backlog = 10000          # log writes kept in memory while the database fails
+    store_wait = 60              # seconds a stop waits for a failing database (0: no bound)
 
     [listeners.twente]
     port = 7777
@@ -38,6 +39,7 @@ A config file looks like this (every key optional)::
     max_message_size = 4096      # bytes of one browser message; larger: an error reply
     trusted_proxies = []         # addresses whose X-Forwarded-For is believed (none)
     origins = []                 # more origins allowed to open /ws (its own always are)
+    hosts = []                   # more Host names answered ("name" or "name:port"; "*": any)
     header_timeout = 10          # seconds to send a request's headers (slowloris)
     keep_alive_timeout = 5       # seconds an idle keep-alive connection is kept
     [santorini]                  # the AM27 listener (see docs/protocols/santorini.md)
@@ -53,6 +55,8 @@ A config file looks like this (every key optional)::
     hard_message_burst = 2500    # ... and burst, the connection is closed
     messages_per_turn = 32       # messages read from one socket before others get a turn
     descriptor_reserve = 128     # file descriptors kept for the store, logs and listeners
+    max_tables_per_address = 16  # open tables one IP address may have opened; 0: no limit
+    max_tables_per_connection = 4 # ... and one connection
 
 Unknown keys are an error, so a typo does not silently fall back to a default.
 """
@@ -65,6 +69,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from meeple.server.edge.hosts import split_host
 
 __all__ = [
     "CONTEST_FORMATS",
@@ -272,6 +278,7 @@ class WebConfig:
     max_message_size: int = 4096
     trusted_proxies: tuple[str, ...] = ()
     origins: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()
     header_timeout: float = 10.0
     keep_alive_timeout: float = 5.0
 
@@ -289,12 +296,18 @@ class WebConfig:
         for origin in self.origins:
             if not origin.startswith(("http://", "https://")) or origin.count("/") != 2:
                 raise ConfigError(f"web.origins: {origin!r} is no origin (scheme://host[:port])")
+        if len(self.hosts) > 256:
+            raise ConfigError("web.hosts: at most 256 names")
+        for host in self.hosts:
+            if host != "*" and split_host(host) is None:
+                raise ConfigError(f"web.hosts: {host!r} is no host name (name or name:port)")
 
 
 _WEB_TYPES: Mapping[str, tuple[type, ...]] = {
     "max_message_size": (int,),
     "trusted_proxies": (list,),
     "origins": (list,),
+    "hosts": (list,),
     "header_timeout": (int, float),
     "keep_alive_timeout": (int, float),
 }
@@ -341,6 +354,10 @@ class LimitsConfig:
     hard_message_burst: int = 2500
     messages_per_turn: int = 32
     descriptor_reserve: int = 128
+    # Open tables (not started yet) one client address, and one connection, may have
+    # opened (issue 30.7); one more is the protocol's refusal. 0: no limit.
+    max_tables_per_address: int = 16
+    max_tables_per_connection: int = 4
 
     def validate(self) -> None:
         if self.max_connections_per_address < 0:
@@ -355,6 +372,9 @@ class LimitsConfig:
             raise ConfigError("limits.messages_per_turn must be 1–10000")
         if not 16 <= self.descriptor_reserve <= 100_000:
             raise ConfigError("limits.descriptor_reserve must be 16–100000")
+        for key in ("max_tables_per_address", "max_tables_per_connection"):
+            if not 0 <= getattr(self, key) <= 100_000:
+                raise ConfigError(f"limits.{key} must be 0–100000 (0: no limit)")
 
 
 def _limits(raw: object, base: LimitsConfig) -> LimitsConfig:
@@ -369,6 +389,8 @@ def _limits(raw: object, base: LimitsConfig) -> LimitsConfig:
         "hard_message_burst": (int,),
         "messages_per_turn": (int,),
         "descriptor_reserve": (int,),
+        "max_tables_per_address": (int,),
+        "max_tables_per_connection": (int,),
     }
     unknown = set(raw) - set(types)
     if unknown:
@@ -406,6 +428,11 @@ class ServerConfig:
     # Log writes the journal keeps in memory while the database fails; past it the games
     # it cannot keep are stopped (docs/durability.md, Faults).
     log_backlog: int = 10_000
+    # Seconds a stop (SIGINT/SIGTERM) waits for a failing store to take the writes the
+    # journal still holds (issue 30.7); 0: no bound. A second signal stops at once; what
+    # is dropped is named in the log (docs/durability.md, "Stopping"). Below systemd's
+    # 90 s TimeoutStopSec, whose SIGKILL would drop them unsaid.
+    store_wait: float = 60.0
     cmpn402: Cmpn402Config = field(default_factory=Cmpn402Config)
     santorini: SantoriniConfig = field(default_factory=SantoriniConfig)
     web: WebConfig = field(default_factory=WebConfig)
@@ -447,6 +474,8 @@ class ServerConfig:
             raise ConfigError("rejoin_grace must be between 0 and 86400 seconds")
         if not 1 <= self.log_backlog <= 10_000_000:
             raise ConfigError("log_backlog must be between 1 and 10000000")
+        if not 0 <= self.store_wait <= 7 * 24 * 3600:
+            raise ConfigError("store_wait must be between 0 (no bound) and 604800 seconds")
         self.santorini.validate()
         self.web.validate()
         for name, listener in self.listeners.items():
@@ -466,6 +495,7 @@ _TYPES: Mapping[str, tuple[type, ...]] = {
     "shutdown_grace": (int, float),
     "rejoin_grace": (int, float),
     "log_backlog": (int,),
+    "store_wait": (int, float),
 }
 
 

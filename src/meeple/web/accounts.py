@@ -13,9 +13,20 @@ play seat calls is :func:`may_use`, with the :func:`session_of` its WebSocket ca
 - ``POST /account/reserve`` and ``/account/sign-in`` (``name``, ``password``, ``csrf``):
   403 without the form session's CSRF token or from a foreign ``Origin``, 400 for a
   field that is too long or malformed, 409 for a name already reserved, 403 for a wrong
-  password, 429 past :data:`ATTEMPTS` tries per address per :data:`WINDOW` seconds.
-  Success signs in: a fresh session id in the ``meeple_account`` cookie
-  (``Secure; HttpOnly; SameSite=Strict``, path ``/`` so the WebSocket carries it).
+  password, 429 past :data:`ATTEMPTS` tries per address per :data:`WINDOW` seconds, or
+  (sign-in) past :data:`ACCOUNT_ATTEMPTS` tries at one name per :data:`ACCOUNT_WINDOW`
+  seconds from all addresses together (issue 30.7), unless the browser carries that
+  name's *known browser* cookie. Success signs in: a fresh session id in the
+  ``meeple_account`` cookie (``Secure; HttpOnly; SameSite=Strict``, path ``/`` so the
+  WebSocket carries it), and a known-browser cookie for the name.
+
+The per-name limit stops a guesser with many addresses (it gets
+:data:`ACCOUNT_ATTEMPTS` guesses per :data:`ACCOUNT_WINDOW` seconds at a name, whatever
+its addresses); it cannot lock the name's owner out for good: the limit is a sliding
+window (a name is free again :data:`ACCOUNT_WINDOW` seconds after the guessing stops),
+a right password resets it, and a browser that has signed in as the name before (its
+``meeple_known`` cookie, a random token the server remembers until it restarts) is not
+held by it at all, only by its own address's limit.
 - ``POST /account/sign-out`` (``csrf``): 401 when not signed in, 403 with a wrong token.
 
 Passwords are hashed with :func:`hashlib.scrypt` and a random salt per account, in a
@@ -50,9 +61,12 @@ if TYPE_CHECKING:
     from meeple.server.store.database import Store
 
 __all__ = [
+    "ACCOUNT_ATTEMPTS",
+    "ACCOUNT_WINDOW",
     "ATTEMPTS",
     "COOKIE",
     "FORM_COOKIE",
+    "KNOWN_COOKIE",
     "MAX_NAME_LENGTH",
     "MAX_PASSWORD_LENGTH",
     "MIN_PASSWORD_LENGTH",
@@ -68,6 +82,7 @@ __all__ = [
 
 COOKIE = "meeple_account"
 FORM_COOKIE = "meeple_account_form"
+KNOWN_COOKIE = "meeple_known"
 # The longest name any listener takes is CMPN402's 64 bytes; no reserved name is longer.
 MAX_NAME_LENGTH = 64
 MIN_PASSWORD_LENGTH = 8
@@ -75,6 +90,16 @@ MAX_PASSWORD_LENGTH = 256
 # Sign-in and reserve attempts (each one costs an scrypt) per client address.
 ATTEMPTS = 5
 WINDOW = 60.0
+# Sign-in attempts at one name from all addresses together (issue 30.7): 40 addresses
+# of 5 a minute each made 200 guesses a minute at one name; now 10 in 5 minutes.
+ACCOUNT_ATTEMPTS = 10
+ACCOUNT_WINDOW = 300.0
+# Names the per-name limit remembers: evicting a name needs this many others tried,
+# which the per-address limit makes slow.
+_ACCOUNT_KEYS = 65_536
+# A known-browser cookie lasts a year; the server remembers this many of them.
+_KNOWN_AGE = 365 * 24 * 3600
+_KNOWN_LIMIT = 65_536
 _CSRF_LENGTH = 64
 
 
@@ -148,6 +173,8 @@ class Accounts:
         sessions: int = 4096,
         attempts: int = ATTEMPTS,
         window: float = WINDOW,
+        account_attempts: int = ACCOUNT_ATTEMPTS,
+        account_window: float = ACCOUNT_WINDOW,
     ) -> None:
         # A callable, so the store opens on first use like the pages'.
         self._store = store
@@ -155,10 +182,28 @@ class Accounts:
         self.signed_in = _SignedIn(sessions)
         self.forms = Sessions(sessions)
         self.limiter = AttemptLimiter(clock, attempts, window)
+        # Issue 30.7: attempts at one name, whatever the address (keys: casefold names).
+        self.account_limiter = AttemptLimiter(
+            clock, account_attempts, account_window, max_keys=_ACCOUNT_KEYS
+        )
+        # Known-browser tokens -> the casefold name they signed in as (oldest forgotten).
+        self._known: collections.OrderedDict[str, str] = collections.OrderedDict()
 
     @property
     def store(self) -> Store:
         return self._store()
+
+    def knows(self, token: str | None, name: str) -> bool:
+        """Whether ``token`` (a ``meeple_known`` cookie) has signed in as ``name``."""
+        return token is not None and self._known.get(token) == name.casefold()
+
+    def remember(self, name: str) -> str:
+        """A new known-browser token for ``name`` (set on a successful sign-in)."""
+        token = secrets.token_urlsafe(24)
+        self._known[token] = name.casefold()
+        while len(self._known) > _KNOWN_LIMIT:
+            self._known.popitem(last=False)
+        return token
 
     def reserved(self, name: str) -> bool:
         return self.store.account(name) is not None
@@ -292,7 +337,7 @@ def _client(request: Request) -> str:
     return request.client.host if request.client is not None else "?"
 
 
-async def _credentials(request: Request) -> tuple[str, str] | Response:
+async def _credentials(request: Request, *, sign_in: bool = False) -> tuple[str, str] | Response:
     accounts = _accounts(request)
     form = await _checked_form(request, accounts.forms, FORM_COOKIE)
     if form is None:
@@ -307,6 +352,18 @@ async def _credentials(request: Request) -> tuple[str, str] | Response:
         response = _answer(429, "too many attempts from your address; wait a minute")
         response.headers["Retry-After"] = str(int(wait) + 1)
         return response
+    if sign_in and not accounts.knows(request.cookies.get(KNOWN_COOKIE), name):
+        # Issue 30.7: and per name, from every address together; a browser that has
+        # signed in as it before is not held (the owner cannot be locked out).
+        wait = accounts.account_limiter.allow(name.casefold())
+        if wait is not None:
+            response = _answer(
+                429,
+                "too many attempts at this name; wait a few minutes, or sign in from a "
+                "browser that has signed in as it before",
+            )
+            response.headers["Retry-After"] = str(int(wait) + 1)
+            return response
     return name, password
 
 
@@ -315,8 +372,18 @@ def _signed_in(request: Request, name: str, code: str) -> Response:
     accounts.signed_in.drop(request.cookies.get(COOKIE))
     accounts.forms.drop(request.cookies.get(FORM_COOKIE))
     session, _csrf = accounts.signed_in.sign_in(name)
+    accounts.account_limiter.forget(name.casefold())
     response = RedirectResponse(f"/account?m={code}", status_code=303)
     _set_cookie(response, COOKIE, session)
+    response.set_cookie(
+        KNOWN_COOKIE,
+        accounts.remember(name),
+        max_age=_KNOWN_AGE,
+        httponly=True,
+        secure=True,
+        samesite="strict",
+        path="/account",
+    )
     _delete_cookie(response, FORM_COOKIE)
     return response
 
@@ -332,7 +399,7 @@ async def reserve(request: Request) -> Response:
 
 
 async def sign_in(request: Request) -> Response:
-    got = await _credentials(request)
+    got = await _credentials(request, sign_in=True)
     if isinstance(got, Response):
         return got
     name, password = got

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import os
 import socket
@@ -36,11 +37,13 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from meeple.ai import analysis
 from meeple.protocols import web as proto
+from meeple.server.edge.churn import ChurnLog, server_churn
+from meeple.server.edge.hosts import HostAllowlist
 from meeple.server.edge.limits import AddressLimiter
 from meeple.server.feed import Feed, game_topic
 from meeple.server.lobby.bots import LEVELS as BOT_LEVELS
 from meeple.server.lobby.cmpn402_console import Console
-from meeple.server.lobby.tables import LOBBY_TOPIC, Lobby, server_lobby
+from meeple.server.lobby.tables import LOBBY_TOPIC, Lobby, Origin, server_lobby
 from meeple.server.rooms.scrabble import LEXICON_RESOURCE, TABLE_LEXICONS_RESOURCE
 from meeple.server.store.database import GameRecord, Store, StoreUnavailable
 from meeple.server.store.journal import server_journal, server_store
@@ -380,6 +383,9 @@ def _int(text: str | None, *, default: int) -> int:
 # --- the WebSocket ----------------------------------------------------------------------
 
 
+_web_ids = itertools.count(1)
+
+
 def _feed_topic(topic: str, uid: str | None) -> str:
     return game_topic(uid) if topic == "game" and uid is not None else topic
 
@@ -416,6 +422,10 @@ class WebConnection:
     async def send(self, message: proto.ServerMessage, encoded: str | None = None) -> None:
         text = self.session.send(message, encoded)
         async with self._send_lock:
+            # Issue 30.7: never a send after the close (the listener closed the socket for
+            # a flood, or the peer went): the connection ends instead.
+            if _closing(self.websocket):
+                raise WebSocketDisconnect(1006)
             await self.websocket.send_text(text)
 
     async def run(self) -> None:
@@ -479,10 +489,13 @@ class WebConnection:
     def _player(self) -> WebSeat:
         if self.seat is None:
             websocket = self.websocket
+            client = websocket.client
             self.seat = WebSeat(
                 self.ctx.services,
                 self.session,
                 may_use=lambda name: accounts.may_use(name, accounts.session_of(websocket)),
+                # Tables it opens count against its address and connection (issue 30.7).
+                origin=Origin(client.host if client else "unknown", f"web-{next(_web_ids)}"),
             )
             self._seat_writer = asyncio.create_task(self._write_seat(self.seat))
         return self.seat
@@ -520,18 +533,58 @@ class WebConnection:
             self.ctx.lobby.publish()  # stale while nobody watched: build it now
 
 
+def _closing(websocket: WebSocket) -> bool:
+    """Whether the socket under ``websocket`` has sent its close or is gone."""
+    sink = frame_sink(websocket.scope)
+    return bool(getattr(sink, "closing", False))
+
+
 def allowed_origin(websocket: WebSocket) -> bool:
-    """A WebSocket handshake's ``Origin`` is the server's own (the ``Host`` it was asked
-    for) or one of ``[web] origins``; none at all is a client that is no browser."""
+    """A WebSocket handshake's ``Origin`` is one of the server's hosts (issue 30.7:
+    :class:`~meeple.server.edge.hosts.HostAllowlist`, not the ``Host`` the request
+    names, which a rebinding page chooses) or one of ``[web] origins``; none at all is a
+    client that is no browser. (With ``[web] hosts = ["*"]`` the request's own ``Host``
+    is its origin too, as before the allowlist.)"""
     origin = websocket.headers.get("origin")
     if origin is None:
         return True
     allowed: frozenset[str] = websocket.app.state.origins
     if origin in allowed:
         return True
+    hosts: HostAllowlist = websocket.app.state.hosts
+    if hosts.allows_origin(origin, _bound_port(websocket.scope)):
+        return True
     scheme, _, rest = origin.partition("://")
     host = websocket.headers.get("host", "")
-    return scheme in ("http", "https") and bool(host) and rest == host
+    return hosts.anything and scheme in ("http", "https") and bool(host) and rest == host
+
+
+def _bound_port(scope: Scope) -> int | None:
+    """The port the request came in on (the listener's socket), None if unknown."""
+    server = scope.get("server")
+    if isinstance(server, tuple | list) and len(server) == 2 and isinstance(server[1], int):
+        return server[1]
+    return None
+
+
+BAD_HOST = b"this server does not answer to that host name\n"
+
+
+async def _refuse_host(scope: Scope, receive: Receive, send: Send) -> None:
+    """400 to a request for a host not on the allowlist (a WebSocket's handshake gets the
+    same answer, as a denial response)."""
+    prefix = "websocket." if scope["type"] == "websocket" else ""
+    headers = [
+        (b"content-type", b"text/plain; charset=utf-8"),
+        (b"content-length", str(len(BAD_HOST)).encode()),
+        *SECURITY_HEADERS,
+    ]
+    if prefix:
+        await send({"type": "websocket.http.response.start", "status": 400, "headers": headers})
+        await send({"type": "websocket.http.response.body", "body": BAD_HOST})
+        return
+    await send({"type": "http.response.start", "status": 400, "headers": headers})
+    await send({"type": "http.response.body", "body": BAD_HOST})
 
 
 # Issue 22: every page says where its scripts, styles and frames may come from. No inline
@@ -582,24 +635,31 @@ class SecurityHeaders:
 
 async def websocket_endpoint(websocket: WebSocket) -> None:
     hub: Hub = websocket.app.state.hub
+    # Issue 30.7: opened, closed and refused WebSockets are counted (one line a period,
+    # meeple.server.edge.churn), each one logged at DEBUG only.
+    churn: ChurnLog = websocket.app.state.churn
+    address = websocket.client.host if websocket.client else "unknown"
     if hub.closing:
+        churn.refused("web", "server stopping", address)
         await websocket.close(code=1001)
         return
     # Issue 22: a page of another origin must not ride the visitor's cookies here.
     if not allowed_origin(websocket):
-        logger.info("web: refused a WebSocket from origin %.80r", websocket.headers.get("origin"))
+        churn.refused("web", "foreign origin", f"{address} {websocket.headers.get('origin')!r:.80}")
         await websocket.close(code=1008)
         return
     # [limits] max_connections_per_address, as every listener: refused before the
     # handshake completes (the browser sees the WebSocket fail, HTTP 403).
     addresses: AddressLimiter = websocket.app.state.addresses
-    address = websocket.client.host if websocket.client else "unknown"
     if not addresses.acquire(address):
-        logger.info("web: refused a WebSocket from %s: too many open", address)
+        churn.refused("web", "too many from the address", address)
         await websocket.close(code=1013)
         return
+    reason, opened = "closed", False
     try:
         await websocket.accept()
+        churn.opened("web", address)
+        opened = True
         conn: WebConnection = websocket.app.state.connection(websocket)
         hub.connections.add(conn)
         try:
@@ -608,10 +668,17 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
             pass
         finally:
             hub.connections.discard(conn)
-            with contextlib.suppress(Exception):
-                await websocket.close(code=1001 if hub.closing else 1000)
+            sink = frame_sink(websocket.scope)
+            reason = getattr(sink, "close_reason", None) or (
+                "server stopping" if hub.closing else "closed"
+            )
+            if not _closing(websocket):
+                with contextlib.suppress(Exception):
+                    await websocket.close(code=1001 if hub.closing else 1000)
     finally:
         addresses.release(address)
+        if opened:
+            churn.closed("web", reason, address)
 
 
 class _WebApp(Starlette):
@@ -620,6 +687,16 @@ class _WebApp(Starlette):
     frames too (about 4 KiB a socket; docs/benchmarks.md, "Web fan-out")."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            # Issue 30.7: a Host not on the allowlist (DNS rebinding) is 400, /ws too.
+            hosts: HostAllowlist = self.state.hosts
+            host = next((v for k, v in scope["headers"] if k == b"host"), None)
+            text = None if host is None else host.decode("latin-1")
+            if not hosts.allows(text, _bound_port(scope), scope.get("scheme", "http")):
+                churn: ChurnLog = self.state.churn
+                churn.refused("web", "unknown host", f"{text!r:.80}")
+                await _refuse_host(scope, receive, send)
+                return
         if scope["type"] == "websocket" and scope["path"] == "/ws":
             scope["app"] = self
             await websocket_endpoint(WebSocket(scope, receive, send))
@@ -661,6 +738,8 @@ def create_app(services: Services, *, max_message_size: int | None = None) -> St
     app.state.templates = environment()
     app.state.console_sessions = console_pages.Sessions()
     app.state.origins = frozenset(services.config.web.origins)
+    app.state.hosts = HostAllowlist(services.config.host, services.config.web.hosts)
+    app.state.churn = server_churn(services)
     app.state.accounts = accounts.Accounts(lambda: ctx.store, services.clock)
     app.state.addresses = AddressLimiter(services.config.limits.max_connections_per_address)
     return app

@@ -14,7 +14,7 @@ import ipaddress
 import logging
 import socket
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import h11
 import uvicorn
@@ -26,6 +26,7 @@ from websockets.http11 import Request
 from meeple.protocols import web as proto
 from meeple.server.clock import Clock, SystemClock
 from meeple.server.config import LimitsConfig, ListenerConfig
+from meeple.server.edge.churn import ChurnLog, server_churn
 from meeple.server.edge.limits import AddressLimiter, ListenerShare, MessageBudget
 from meeple.web.app import create_app
 from meeple.web.fanout import EXTENSION
@@ -75,8 +76,10 @@ class ConnectionGuard:
         budget: ListenerShare | None,
         header_timeout: float,
         trusted_proxies: tuple[str, ...] = (),
+        churn: ChurnLog | None = None,
     ) -> None:
         self.addresses = addresses
+        self.churn = churn
         self.trusted = tuple(ipaddress.ip_network(p, strict=False) for p in trusted_proxies)
         self.budget = budget
         self.header_timeout = header_timeout
@@ -121,13 +124,8 @@ class ConnectionGuard:
             address = ""  # not counted per address
         elif not self.addresses.acquire(address):
             self.refused += 1
-            if self.refused == 1 or self.refused % 1000 == 0:
-                logger.info(
-                    "web: refused %s: %d connections open from it (%d refused so far)",
-                    address,
-                    self.addresses.count(address),
-                    self.refused,
-                )
+            if self.churn is not None:  # issue 30.7: counted, one line a period
+                self.churn.refused("web", "too many from the address", address)
             return False
         budget = self.budget
         if (
@@ -138,6 +136,8 @@ class ConnectionGuard:
             if address:
                 self.addresses.release(address)
             self.refused += 1
+            if self.churn is not None:
+                self.churn.refused("web", "connection budget spent", address)
             return False
         self._held[id(transport)] = address
         self._waiting[id(transport)] = transport
@@ -174,6 +174,20 @@ class FrameProtocol(WebSocketsSansIOProtocol):
     transport, with no ASGI send, task or encoder per spectator."""
 
     _drained: Callable[[], None] | None = None
+    # Why the server closed the socket on its own (the app's churn count says it).
+    close_reason: str | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        # Issue 30.7: uvicorn's and websockets' line per connection ("[accepted]",
+        # "connection open") at DEBUG; the app counts connections (ChurnLog).
+        self.logger = _PER_CONNECTION  # type: ignore[assignment]
+        self.conn.logger = _PER_CONNECTION
+        super().connection_made(transport)
+
+    @property
+    def closing(self) -> bool:
+        """The close is sent or the socket is gone: nothing more may be sent on it."""
+        return bool(self.close_sent or self.disconnected)
 
     def handle_connect(self, event: Request) -> None:
         super().handle_connect(event)
@@ -310,9 +324,13 @@ def guarded_protocols(
                 return
             self.frames = []
             if over:
-                logger.info("web: %s closed: past the hard message rate limit", self.client)
+                self.close_reason = "message flood"
                 # As uvicorn closes for the app: the app hears a disconnect, what comes
-                # is dropped until the peer's close reply, or a close timeout.
+                # is dropped until the peer's close reply, or a close timeout. What the
+                # app has not read yet is dropped too (issue 30.7): it would answer
+                # on a closed socket.
+                while not self.queue.empty():
+                    self.queue.get_nowait()
                 self.queue.put_nowait({"type": "websocket.disconnect", "code": 1008})
                 self.conn.send_close(1008, "too many messages")
                 self.transport.write(b"".join(self.conn.data_to_send()))
@@ -355,6 +373,21 @@ def guarded_protocols(
     return GuardedH11, GuardedWebSocket
 
 
+class _PerConnectionLog(logging.LoggerAdapter[logging.Logger]):
+    """A logger whose INFO lines go out at DEBUG (uvicorn's and websockets' lines per
+    WebSocket); warnings and errors stay as they are."""
+
+    @property
+    def level(self) -> int:  # uvicorn reads its logger's level
+        return self.logger.level
+
+    def info(self, msg: object, *args: object, **kwargs: Any) -> None:
+        self.debug(msg, *args, **kwargs)
+
+
+_PER_CONNECTION = _PerConnectionLog(logging.getLogger("uvicorn.error"))
+
+
 class _Server(uvicorn.Server):
     """uvicorn without its own signal handlers: the meeple server owns SIGINT/SIGTERM."""
 
@@ -386,6 +419,7 @@ class WebListener:
             None if services.connections is None else services.connections.share(name),
             web.header_timeout,
             web.trusted_proxies,
+            server_churn(services),
         )
         http_protocol, ws_protocol = guarded_protocols(
             self.guard, services.config.limits, services.clock

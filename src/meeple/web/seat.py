@@ -59,6 +59,7 @@ from meeple.server.lobby.bots import add_bot
 from meeple.server.lobby.tables import (
     Dismissed,
     Lobby,
+    Origin,
     QueueChanged,
     Replaced,
     Seated,
@@ -168,8 +169,12 @@ class WebSeat:
         services: Services,
         session: proto.ServerSession,
         may_use: Callable[[str], bool] | None = None,
+        origin: Origin | None = None,
     ) -> None:
         self.services = services
+        # The browser's address and connection: tables it opens count against them
+        # (issue 30.7; None: not counted, a cluster edge's, whose leader counts none).
+        self.origin = origin
         # Whether this browser may play as a name (reserved names: web/accounts.py).
         self.may_use = may_use or (lambda _name: True)
         self.lobby = server_lobby(services)
@@ -237,7 +242,7 @@ class WebSeat:
         if m.lexicon:
             settings.update(self._lexicon_setting(m.game, m.lexicon))
         self._claim(m.name)
-        table = self.lobby.create_table(m.game, m.variant, m.size, rule, settings)
+        table = self.lobby.create_table(m.game, m.variant, m.size, rule, settings, opener=self)
         try:
             self._sit(table.id)
         except TableError:

@@ -71,6 +71,10 @@ class AttemptLimiter:
             self._log[key].append(self._clock.now())
         return wait
 
+    def forget(self, key: str) -> None:
+        """Clear ``key``'s attempts (its owner got in: the guessing before is moot)."""
+        self._log.pop(key, None)
+
 
 def admin_attempts(services: Services) -> AttemptLimiter:
     """The process's one limiter of admin-token guesses (see the module doc)."""

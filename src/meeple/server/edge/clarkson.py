@@ -74,15 +74,18 @@ from meeple.protocols.clarkson.session import (
 )
 from meeple.server.app import Services
 from meeple.server.config import ListenerConfig
+from meeple.server.edge.churn import server_churn
 from meeple.server.edge.tcp import Connection, TcpListener
 from meeple.server.lobby.tables import (
     Lobby,
+    Origin,
     QueueChanged,
     QueueKey,
     SeatJoined,
     SeatRenamed,
     StartRule,
     TableError,
+    TooManyTables,
 )
 from meeple.server.rooms.scrabble import (
     GAME,
@@ -128,6 +131,7 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
         idle_timeout=services.config.idle_timeout,
         limits=services.config.limits,
         budget=None if services.connections is None else services.connections.share(name),
+        churn=server_churn(services),
     )
 
 
@@ -153,6 +157,8 @@ class ClarksonHandler:
         max_line_size: int,
     ) -> None:
         self.conn = conn
+        # Counted when it opens a table (issue 30.7: tables per address, per connection).
+        self.origin = Origin(conn.peer_host, conn.id)
         self.names = services.names
         self.lobby = lobby
         self.session = ServerSession(max_line_size=max_line_size)
@@ -283,11 +289,11 @@ class ClarksonHandler:
         elif isinstance(event, PeerNok):
             self.conn.refusals.note("client sent NOK %r; not answered", event.description[:80])
         elif isinstance(event, Close):
-            self.conn.log.info("goodbye (%s)", event.reason)
+            self.conn.log.debug("goodbye (%s)", event.reason)
             self.conn.send(event.data)
             self.conn.close(event.reason)
         elif isinstance(event, Greeted):
-            self.conn.log.info(
+            self.conn.log.debug(
                 "hello %s (%s, %s)", event.hello.version, event.hello.program, event.hello.system
             )
             self.conn.send(event.data)
@@ -346,7 +352,8 @@ class ClarksonHandler:
             # §3.4: NOK with a description. Only the lobby's own state can bring this
             # (the client is only ever offered Clarkson-variant tables).
             self.conn.log.info("no table: %s", error)
-            self.send(Nok(NO_TABLE))
+            # Issue 30.7: the address's or connection's open tables are capped; say so.
+            self.send(Nok(str(error) if isinstance(error, TooManyTables) else NO_TABLE))
 
     def _ready(self) -> None:
         again = self.lobby.is_ready(self)

@@ -46,8 +46,9 @@ from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejecte
 from meeple.protocols.santorini.framing import STREAM_HEADER
 from meeple.protocols.santorini.session import Heartbeat, LocalProtocolError, ServerSession, State
 from meeple.server.config import ListenerConfig
+from meeple.server.edge.churn import server_churn
 from meeple.server.edge.tcp import Connection, TcpListener
-from meeple.server.lobby.tables import Lobby, QueueKey, TableError
+from meeple.server.lobby.tables import Lobby, Origin, QueueKey, TableError
 from meeple.server.rooms.room import Halted
 from meeple.server.rooms.santorini import (
     ATHEIST,
@@ -112,6 +113,7 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
         idle_timeout=services.config.idle_timeout,
         limits=services.config.limits,
         budget=None if services.connections is None else services.connections.share(name),
+        churn=server_churn(services),
     )
 
 
@@ -149,6 +151,8 @@ class SantoriniHandler:
 
     def __init__(self, conn: Connection, services: Services, hub: SantoriniHub) -> None:
         self.conn = conn
+        # Counted when it opens a table (issue 30.7: tables per address, per connection).
+        self.origin = Origin(conn.peer_host, conn.id)
         self.services = services
         self.hub = hub
         self.lobby = hub.lobby

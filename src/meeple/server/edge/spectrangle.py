@@ -66,9 +66,11 @@ from meeple.protocols.spectrangle import (
     opening_messages,
 )
 from meeple.server.config import ListenerConfig
+from meeple.server.edge.churn import server_churn
 from meeple.server.edge.tcp import Connection, TcpListener
 from meeple.server.lobby.tables import (
     Lobby,
+    Origin,
     QueueChanged,
     QueueKey,
     TableError,
@@ -132,6 +134,7 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
         idle_timeout=services.config.idle_timeout,
         limits=services.config.limits,
         budget=None if services.connections is None else services.connections.share(name),
+        churn=server_churn(services),
     )
 
 
@@ -154,6 +157,8 @@ class SpectrangleHandler:
         max_line_size: int = DEFAULT_MAX_LINE_SIZE,
     ) -> None:
         self.conn = conn
+        # Counted when it opens a table (issue 30.7: tables per address, per connection).
+        self.origin = Origin(conn.peer_host, conn.id)
         self.services = services
         self.lobby = lobby
         self.hub = hub
@@ -258,7 +263,7 @@ class SpectrangleHandler:
         self.name = event.name
         self.hub.handlers.add(self)
         welcome = self.session.welcome()
-        self.conn.log.info("connected as %s (extensions: %s)", self.name, welcome.extensions)
+        self.conn.log.debug("connected as %s (extensions: %s)", self.name, welcome.extensions)
         self._send(welcome)
         self._schedule_drain()  # the lines held while the verdict was due
 

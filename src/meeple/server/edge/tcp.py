@@ -42,6 +42,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from meeple.server.clock import Clock, SystemClock, Timer
 from meeple.server.config import LimitsConfig
+from meeple.server.edge.churn import ChurnLog
 from meeple.server.edge.limits import (
     AddressLimiter,
     ListenerShare,
@@ -218,14 +219,14 @@ class Connection:
             return
         idle = self._clock.now() - self._last_activity
         if idle >= self._idle_timeout:
-            self.log.info("idle for %.0f s; closing", idle)
+            self.log.debug("idle for %.0f s; closing", idle)
             self.close("idle timeout")
         else:
             self._arm_watchdog(self._idle_timeout - idle)
 
     def _partial_expired(self, waited: float) -> None:
         if not self._closing:
-            self.log.info("a message unfinished for %.0f s; closing (slowloris)", waited)
+            self.log.debug("a message unfinished for %.0f s; closing (slowloris)", waited)
             self.close("partial message timeout")
 
 
@@ -251,10 +252,8 @@ class _Link(asyncio.Protocol):
         self.conn = conn
         if not lis.addresses.acquire(conn.peer_host):
             # Over the per-address limit: no handler, no greeting; closed at once.
-            conn.log.info(
-                "refused %s: %d connections open from it",
-                conn.peer_host,
-                lis.addresses.count(conn.peer_host),
+            lis.churn.refused(
+                lis.name, "too many from the address", f"[{conn.id}] {conn.peer_host}"
             )
             conn.close("too many connections from the address")
             return
@@ -263,12 +262,14 @@ class _Link(asyncio.Protocol):
             # the store and the other listeners (server.limits.ConnectionBudget).
             conn.close("the server's connection budget is spent")
             lis.addresses.release(conn.peer_host)
+            lis.churn.refused(lis.name, "connection budget spent", f"[{conn.id}] {conn.peer_host}")
             return
         self.admitted = True
         sock = transport.get_extra_info("socket")
         if sock is not None:
             _enable_keepalive(sock)
-        conn.log.info("connected from %s", conn.peer_host)
+        # Issue 30.7: counted (one line a period), each connection at DEBUG only.
+        lis.churn.opened(lis.name, f"[{conn.id}] from {conn.peer_host}")
         try:
             handler = lis._factory(conn)
             self.handler = handler
@@ -415,8 +416,8 @@ class _Link(asyncio.Protocol):
                 self.listener.budget.release()
             summary = conn.refusals.summary()
             if summary is not None:
-                conn.log.info("%s", summary)
-            conn.log.info("disconnected (%s)", reason)
+                conn.log.debug("%s", summary)
+            self.listener.churn.closed(self.listener.name, reason, f"[{conn.id}]")
         if not conn.done.done():
             conn.done.set_result(None)
 
@@ -435,6 +436,7 @@ class TcpListener:
         idle_timeout: float = 900.0,
         limits: LimitsConfig | None = None,
         budget: ListenerShare | None = None,
+        churn: ChurnLog | None = None,
     ) -> None:
         self.name = name
         self.budget = budget
@@ -444,6 +446,9 @@ class TcpListener:
         self.requested_port = port
         self._factory = handler_factory
         self._clock = clock or SystemClock()
+        # Connections opened, closed, refused: counted, one line a period (issue 30.7).
+        self._own_churn = churn is None
+        self.churn = churn or ChurnLog(self._clock)
         self._idle_timeout = idle_timeout
         self._server: asyncio.Server | None = None
         self._ids = itertools.count(1)
@@ -489,6 +494,8 @@ class TcpListener:
         if self._server is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), timeout=grace)
+        if self._own_churn:
+            self.churn.close()
 
 
 def _enable_keepalive(sock: socket.socket) -> None:

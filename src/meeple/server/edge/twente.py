@@ -49,8 +49,16 @@ from meeple.protocols.twente.messages import (
 from meeple.protocols.twente.session import ServerSession, State
 from meeple.server.app import Services
 from meeple.server.config import ListenerConfig
+from meeple.server.edge.churn import server_churn
 from meeple.server.edge.tcp import Connection, TcpListener
-from meeple.server.lobby.tables import AlreadyPlaying, Lobby, QueueChanged, QueueKey, TableError
+from meeple.server.lobby.tables import (
+    AlreadyPlaying,
+    Lobby,
+    Origin,
+    QueueChanged,
+    QueueKey,
+    TableError,
+)
 from meeple.server.rooms.scrabble import (
     GAME,
     Chat,
@@ -91,6 +99,7 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
         idle_timeout=services.config.idle_timeout,
         limits=services.config.limits,
         budget=None if services.connections is None else services.connections.share(name),
+        churn=server_churn(services),
     )
 
 
@@ -109,6 +118,8 @@ class TwenteHandler:
         self, conn: Connection, services: Services, lobby: Lobby, *, max_message_size: int
     ) -> None:
         self.conn = conn
+        # Counted when it opens a table (issue 30.7: tables per address, per connection).
+        self.origin = Origin(conn.peer_host, conn.id)
         self.services = services
         self.lobby = lobby
         self.session = ServerSession(max_message_size=max_message_size)
@@ -201,7 +212,7 @@ class TwenteHandler:
         else:
             self.name = event.name
             self._flags = event.flags
-            self.conn.log.info("announced as %s", self.name)
+            self.conn.log.debug("announced as %s", self.name)  # per connection: DEBUG (issue 30.7)
             self._send(Welcome(event.name, SERVER_FLAGS))
         # Messages that arrived while the ANNOUNCE awaited its reply are handed out now.
         for held in self.session.receive_data(b""):
@@ -217,7 +228,17 @@ class TwenteHandler:
             # not seat): spec E010, the refusal of a game request that sends the client
             # back to the lobby (a Twente client only ever asks for Twente tables).
             self.conn.log.info("game request refused: %s", error)
-            self._send(Error(ErrorCode.WRONG_NUMBER_OF_PLAYERS))
+            self._send(Error(ErrorCode.WRONG_NUMBER_OF_PLAYERS, self._queue_players(players)))
+
+    def _queue_players(self, asked: int) -> int:
+        """E010's player count (the spec requires one: "the queue that already exists"):
+        the oldest open Twente table with a free seat, where a request opens nothing
+        (issue 30.7: the tables this address may open are capped); else the count
+        asked for."""
+        for table in self.lobby.tables(GAME):
+            if table.variant == VARIANT and len(table.seats) < table.size:
+                return table.size
+        return asked
 
     def _to_room(self, command: object) -> None:
         if self._room is None:  # the session only lets moves through in a game

@@ -39,6 +39,7 @@ Exceptions::
 
 from __future__ import annotations
 
+import collections
 import enum
 import itertools
 import logging
@@ -61,12 +62,15 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_GRACE",
     "LOBBY_TOPIC",
+    "MAX_TABLES_PER_ADDRESS",
+    "MAX_TABLES_PER_CONNECTION",
     "AlreadyPlaying",
     "BadTable",
     "Dismissed",
     "Lobby",
     "NameNotExpressible",
     "NoSuchTable",
+    "Origin",
     "QueueChanged",
     "QueueKey",
     "Replaced",
@@ -96,6 +100,22 @@ LOBBY_TOPIC = "lobby"
 # Tables opened that nobody sat at yet (a table whose last seat leaves closes): a cap,
 # so that a client creating tables in a loop cannot grow the lobby without bound.
 MAX_EMPTY_TABLES = 1000
+# Open tables one client address, and one connection, may have opened (issue 30.7: 1,100
+# junk tables grew the lobby page to 268 KB); ``[limits]`` sets them (0: no limit).
+MAX_TABLES_PER_ADDRESS = 16
+MAX_TABLES_PER_CONNECTION = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a seat's connection comes from: the client's address and the connection's
+    id. A seat that has one (its ``origin`` attribute) is counted when it opens a table
+    (:meth:`Lobby.create_table`); bots and stand-ins have none."""
+
+    address: str
+    connection: str
+
+
 _table_ids = itertools.count(1)
 
 
@@ -430,9 +450,17 @@ class Lobby:
         names: NameRegistry | None = None,
         max_empty_tables: int = MAX_EMPTY_TABLES,
         feed: Feed | None = None,
+        max_tables_per_address: int = MAX_TABLES_PER_ADDRESS,
+        max_tables_per_connection: int = MAX_TABLES_PER_CONNECTION,
     ) -> None:
         self.clock: Clock = clock or SystemClock()
         self.max_empty_tables = max_empty_tables
+        self.max_tables_per_address = max_tables_per_address
+        self.max_tables_per_connection = max_tables_per_connection
+        # Open tables by who opened them (issue 30.7): table id -> its opener's origin.
+        self._opened_by: dict[str, Origin] = {}
+        self._open_by_address: collections.Counter[str] = collections.Counter()
+        self._open_by_connection: collections.Counter[str] = collections.Counter()
         self.grace = grace
         self.names = names
         self._games: dict[str, _Game] = {}
@@ -577,11 +605,16 @@ class Lobby:
         settings: Mapping[str, str] | None = None,
         *,
         table_id: str | None = None,
+        opener: Seat | None = None,
     ) -> Table:
         """Open an empty table; someone then sits at it with :meth:`sit`. ``settings``:
         the table's own choices (:class:`QueueKey`), checked by the caller; a ``clock``
         one is refused here if it is not a time control of the game. ``table_id``: the
-        id it had in another process (a lobby leader's takeover; none: a new one)."""
+        id it had in another process (a lobby leader's takeover; none: a new one).
+        ``opener``: the seat that asks; with an ``origin`` (:class:`Origin`), the table
+        counts against its address's and its connection's open tables until it starts or
+        closes, and one past ``max_tables_per_address`` or ``max_tables_per_connection``
+        is refused (:class:`TooManyTables`)."""
         if table_id is not None and table_id in self._tables:
             raise BadTable(f"a table {table_id} is open already")
         chosen = tuple(sorted((settings or {}).items()))
@@ -601,13 +634,46 @@ class Lobby:
             raise BadTable("a table needs at least one seat")
         if sum(1 for t in self._tables.values() if not t.seats) >= self.max_empty_tables:
             raise TooManyTables(f"{self.max_empty_tables} tables are waiting for a first player")
+        origin: Origin | None = getattr(opener, "origin", None)
+        if origin is not None:
+            self._check_opener(origin)
         fewest = spec.variants[variant][0] if spec.variants is not None else 1
         table = Table(
             game, variant, size, start_rule, fewest=fewest, settings=chosen, table_id=table_id
         )
         self._tables[table.id] = table
+        if origin is not None:
+            self._opened_by[table.id] = origin
+            self._open_by_address[origin.address] += 1
+            self._open_by_connection[origin.connection] += 1
         self._publish("opened", table)
         return table
+
+    def _check_opener(self, origin: Origin) -> None:
+        """Refuse a table past the opener's caps (issue 30.7)."""
+        most = self.max_tables_per_connection
+        if most and self._open_by_connection[origin.connection] >= most:
+            raise TooManyTables(f"this connection has {most} open tables already")
+        most = self.max_tables_per_address
+        if most and self._open_by_address[origin.address] >= most:
+            raise TooManyTables(f"your address has {most} open tables already")
+
+    def _closed_table(self, table: Table) -> None:
+        """``table`` is no longer open (it started or closed): its opener may open another."""
+        origin = self._opened_by.pop(table.id, None)
+        if origin is None:
+            return
+        for counts, key in (
+            (self._open_by_address, origin.address),
+            (self._open_by_connection, origin.connection),
+        ):
+            counts[key] -= 1
+            if counts[key] <= 0:
+                del counts[key]
+
+    def open_tables_of(self, address: str) -> int:
+        """How many open tables were opened from ``address``."""
+        return self._open_by_address.get(address, 0)
 
     def join(self, key: QueueKey, seat: Seat, *, rule: StartRule = StartRule.FULL) -> Room | None:
         """Sit ``seat`` at the oldest open table of ``key`` and ``rule`` with a free seat,
@@ -621,7 +687,7 @@ class Lobby:
         self._check_name(seat, key.game, key.variant)
         table = self._match(key, rule, seat)
         if table is None:
-            table = self.create_table(key.game, key.variant, key.players, rule)
+            table = self.create_table(key.game, key.variant, key.players, rule, opener=seat)
         return self.sit(table.id, seat)
 
     def name_rule(
@@ -713,6 +779,7 @@ class Lobby:
                 self._tell(bot, Dismissed(table.id))
         if not table.seats:
             del self._tables[table.id]
+            self._closed_table(table)
             self._publish("closed", table)
         elif table.due:
             self._start(table)
@@ -901,6 +968,7 @@ class Lobby:
 
     def _start(self, table: Table) -> Room:
         del self._tables[table.id]
+        self._closed_table(table)
         players = list(table.seats)
         for p in players:
             del self._table_of[id(p)]
@@ -1033,8 +1101,13 @@ def server_lobby(services: Services) -> Lobby:
     rooms write their logs through the server's journal."""
 
     def create() -> Lobby:
+        limits = services.config.limits
         lobby = Lobby(
-            clock=services.clock, grace=services.config.rejoin_grace, names=services.names
+            clock=services.clock,
+            grace=services.config.rejoin_grace,
+            names=services.names,
+            max_tables_per_address=limits.max_tables_per_address,
+            max_tables_per_connection=limits.max_tables_per_connection,
         )
         lobby.journal = server_journal(services)
         lobby.journal.on_overflow.append(lobby.halt_unwritten)

@@ -75,6 +75,7 @@ class _Job:
     # An append's ``(uid, seq, entries, at)``: a group commit writes its appends together
     # (``Store.append_batch``); alone, :meth:`write` makes it.
     append: tuple[str, int, Sequence[Mapping[str, Any]], float] | None = None
+    done: bool = False  # in the store, or refused by it for good: not the close's to drop
 
     def write(self, store: Any) -> object:
         """Make this write on its own."""
@@ -126,6 +127,11 @@ class Journal:
         self._waiting: set[asyncio.Future[Any]] = set()
         self._watchdog: asyncio.TimerHandle | None = None
         self._busy_since: float | None = None
+        # The batch the writer is on (its names are what a close drops if it never goes
+        # through), and the stop's wait for the store (issue 30.7: the banner says it).
+        self._current: list[_Job] = []
+        self._stopping: float | None = None  # the wait's bound in seconds (0: none)
+        self._closed = False
         self._thread = threading.Thread(target=self._run, name="meeple-journal", daemon=True)
         self._thread.start()
 
@@ -178,6 +184,12 @@ class Journal:
 
     def trouble(self) -> str | None:
         """What the lobby's and the console's banner says while writes fail; None: OK."""
+        if self._stopping is not None and self.backlog:
+            bound = f"up to {self._stopping:g} s" if self._stopping else "until it is back"
+            return (
+                "The server is stopping. The database is not taking writes: it waits "
+                f"{bound} for it to take {self.backlog} game updates before it stops."
+            )
         if self.health is Health.RETRYING:
             # Public text (every page shows it): what went wrong in detail is in the log.
             return (
@@ -207,14 +219,41 @@ class Journal:
             return False
         return True
 
-    def close(self, timeout: float = 5.0) -> None:
-        """Write what is queued (for at most ``timeout`` seconds), then stop the thread."""
+    def stopping(self, bound: float) -> None:
+        """The server stops and waits up to ``bound`` seconds (0: no bound) for the store
+        (:meth:`trouble` says so on the banners)."""
+        self._stopping = bound
+
+    def unwritten(self) -> list[str]:
+        """The writes not in the store, in order (``append g-1#4-6``, ``finish g-1``)."""
+        with self._jobs.mutex:
+            queued = [job for jobs in self._jobs.queue if jobs is not None for job in jobs]
+        jobs = [*self._current, *queued, *self._staged]
+        return [job.name for job in jobs if not job.done and job.what != "drain"]
+
+    def close(self, timeout: float = 5.0) -> list[str]:
+        """Write what is queued (for at most ``timeout`` seconds), then stop the thread.
+
+        The writes still not in the store then are dropped: each is named in the log
+        (issue 30.7: nothing is lost silently), and returned."""
+        if self._closed:
+            return []
+        self._closed = True
         self._flush()
         self._jobs.put(None)
         self._thread.join(timeout)
+        dropped: list[str] = []
         if self._thread.is_alive():
-            logger.error("journal: %d writes still queued at close; they are lost", self._pending)
+            dropped = self.unwritten()
+            logger.error(
+                "journal: the store did not take %d writes; stopped without them (%s)",
+                len(dropped),
+                self.last_error or "no answer",
+            )
+            for line in _dropped_lines(dropped):
+                logger.error("journal: dropped %s", line)
         self._set_health(Health.CLOSED, "")
+        return dropped
 
     # --- internals -------------------------------------------------------------------------
 
@@ -284,11 +323,13 @@ class Journal:
                     break
                 batch.extend(more)
             self._busy_since = time.monotonic()
+            self._current = batch
             try:
                 for start in range(0, len(batch), MAX_BATCH):
                     self._write_batch(batch[start : start + MAX_BATCH])
             finally:
                 self._busy_since = None
+                self._current = []
             with self._count_lock:
                 self._pending -= len(batch)
                 pending = self._pending
@@ -333,6 +374,8 @@ class Journal:
             except Exception:
                 pass  # taken back whole: each write is tried again on its own below
             else:
+                for job in batch:
+                    job.done = True
                 self._resolve_all(list(zip(batch, answers, strict=True)))
                 return
         for job in batch:
@@ -346,6 +389,7 @@ class Journal:
                 job.write(self.store)
             except LogConflict as e:
                 logger.error("journal: %s refused: %s", job.name, e)
+                job.done = True
                 self._resolve_all([(job, e)])
                 return
             except Exception as e:
@@ -357,6 +401,7 @@ class Journal:
                 self._sleep(pause)
                 pause = min(pause * 2, _LAST_RETRY)
                 continue
+            job.done = True
             self._resolve_all([(job, Written.DURABLE)])
             return
 
@@ -408,6 +453,20 @@ class Journal:
                 callback(health)
             except Exception:
                 logger.exception("journal: a health callback failed")
+
+
+def _dropped_lines(names: list[str]) -> list[str]:
+    """``names`` of dropped writes, one line per game: ``g-1: append #4-6, finish``
+    (writes that name no game, one line each)."""
+    by_game: dict[str, list[str]] = {}
+    for name in names:
+        verb, _, rest = name.partition(" ")
+        uid, hash_, seq = rest.partition("#")
+        if not uid:
+            by_game.setdefault(name, [])
+            continue
+        by_game.setdefault(uid, []).append(f"{verb} #{seq}" if hash_ else verb)
+    return [f"{uid}: {', '.join(what)}" if what else uid for uid, what in by_game.items()]
 
 
 def server_store(services: Services) -> Store:
