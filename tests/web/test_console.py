@@ -179,7 +179,10 @@ async def test_sign_in_and_the_admin_endpoint_share_one_limit(
     from meeple.server.edge.cmpn402 import admin_gate
 
     clock = VirtualClock()
-    services = Services(ServerConfig(database=str(tmp_path / "db.sqlite3")), clock=clock)
+    config = ServerConfig(
+        database=str(tmp_path / "db.sqlite3"), web=WebConfig(hosts=("meeple.test",))
+    )
+    services = Services(config, clock=clock)
     services.resource("cmpn402.console", lambda: console)
     transport = httpx.ASGITransport(app=create_app(services), client=("10.1.2.3", 4567))
 
