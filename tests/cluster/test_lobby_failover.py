@@ -202,7 +202,7 @@ class Seats:
             if self.answer:
                 await msg.respond(b"ok")
 
-        await self.nc.subscribe(f"{self.ns.root}.seat.*.lobby", cb=heard)
+        await self.nc.subscribe(f"{self.ns.root}.seat.*.*.lobby", cb=heard)
         await self.nc.subscribe(self.ns.rooms_open, cb=open_room)
         await self.nc.flush()
 
@@ -210,7 +210,9 @@ class Seats:
         payload = wire.dumps(LobbyCall(op, seat, args, "edge.1", n))
         for _ in range(200):  # as an edge does: until a leader answers
             try:
-                msg = await self.nc.request(self.ns.lobby_request(op), payload, timeout=1)
+                # As edge "e", whose seats' routes are e-1, e-2...
+                subject = self.ns.for_node("e").lobby_request(op)
+                msg = await self.nc.request(subject, payload, timeout=1)
             except Exception:
                 await asyncio.sleep(0.05)
                 continue
@@ -345,7 +347,7 @@ async def test_a_paused_leader_is_fenced_out_and_leads_again_from_the_state(
         await asyncio.wait_for(new.leader.wait(), 10)
         assert old.leader.is_set()  # it does not know yet
         zed = wire.dumps(LobbyCall("join", _seat("e-9", "zed"), (KEY,), "edge.9", 1))
-        assert await old._handler("join")(zed) == b"busy"
+        assert await old._handler("join")("t.lobby.req.join.e", zed) == b"busy"
         assert not old.leader.is_set()
         assert await seats.call("join", _seat("e-1", "ann"), (KEY,), 1) == b"ok"
         await _until("ann told", _count(seats.heard.setdefault("e-1", []), 2))
@@ -675,7 +677,7 @@ def test_an_edge_s_copy_is_the_leader_s_tables_whatever_news_is_lost_or_late(
             listed = tuple(truth.values())
             return wire.dumps(wire.TableNews(leader["epoch"], leader["seq"], tables=listed))
 
-        await bus.serve(ns.lobby_request("tables"), tables, queue="lobby")
+        await bus.serve(ns.lobby_requests("tables"), tables, queue="lobby")
         edge = EdgeLobby(bus, ns, "e")
         await edge.start()
 
