@@ -20,7 +20,7 @@ from nats.aio.client import Client
 from tests.cluster.test_nodes import Bot, Nodes
 from tests.natsd import NatsEnv
 
-from meeple.bus.base import BusClosed
+from meeple.bus.base import BusClosed, RemoteError
 from meeple.bus.natsbus import NatsBus, connect
 from meeple.bus.subjects import Namespace
 from meeple.cluster.jetstream import connect_node
@@ -736,3 +736,37 @@ def test_an_edge_s_copy_is_the_leader_s_tables_whatever_news_is_lost_or_late(
         await bus.close()
 
     asyncio.run(run())
+
+
+@pytest.mark.parametrize(
+    ("sender", "route", "served"),
+    [("e", "e-1", True), ("x", "e-1", False), ("e", "ex-1", False), ("e-x", "e-x-4", True)],
+)
+async def test_the_leader_takes_a_call_only_for_the_sending_edges_seats(
+    nats_env: NatsEnv, nats_ns: Namespace, node: Client, sender: str, route: str, served: bool
+) -> None:
+    """A lobby call names its seat's route; the request's subject names its edge (which
+    NATS lets an edge say only of itself). A call for another edge's seat is refused,
+    changes no table and tells no seat anything (issue 30.1)."""
+    seats = Seats(node, nats_ns)
+    await seats.start()
+    a = Role(nats_env, nats_ns, "a")
+    leader = await a.start()
+    try:
+        await asyncio.wait_for(leader.leader.wait(), 5)
+        call = wire.dumps(LobbyCall("join", _seat(route, "ann"), (KEY,), f"{sender}.1", 1))
+        subject = nats_ns.for_node(sender).lobby_request("join")
+        asked = NatsBus(node, owns=False).request(subject, call, timeout=5)
+        if served:
+            assert await asked == b"ok"
+            await _until("ann told", _count(seats.heard.setdefault(route, []), 1))
+            assert [[s.name for s in t.seats] for t in leader.lobby.tables()] == [["ann"]]
+        else:
+            with pytest.raises(RemoteError, match="not a seat of this edge"):
+                await asked
+            await asyncio.sleep(0.2)
+            assert leader.lobby.tables() == []
+            assert seats.heard == {}
+    finally:
+        await leader.stop()
+        await a.nc.close()
