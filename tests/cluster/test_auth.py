@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import itertools
+import re
 import secrets
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -29,6 +31,7 @@ from tests.natsd import AUTH as DEPLOY_FILE
 from meeple.bus import BusError, RemoteError, matches
 from meeple.bus.natsbus import NatsBus
 from meeple.bus.subjects import EDGE_LOBBY_OPS, STORE_READS, Namespace
+from meeple.cli.main import main
 from meeple.cluster.auth import (
     ADMIN_USER,
     DEPLOY_EDGES,
@@ -513,3 +516,58 @@ async def _closed_log(server: Server, uid: str) -> Any:
         raise AssertionError(f"room {uid}'s log did not end")
     finally:
         await nc.close()
+
+
+def test_meeple_cluster_auth_prints_the_users_and_their_password_variables(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``meeple cluster auth`` prints the generator's block and lists each user's
+    password variable on stderr; --out writes the same text."""
+    argv = ["cluster", "auth", "--edge", "edge-1", "--node", "rooms", "--node", "lobby,store"]
+    assert main([*argv, "--admin"]) == 0
+    out, err = capsys.readouterr()
+    assert out == auth_config(NS, ["edge-1"], [("rooms",), ("lobby", "store")], admin=True)
+    assert err.splitlines() == [
+        "meeple-admin: password from MEEPLE_NATS_ADMIN_PASSWORD",
+        "meeple-rooms: password from MEEPLE_NATS_ROOMS_PASSWORD",
+        "meeple-lobby-store: password from MEEPLE_NATS_LOBBY_STORE_PASSWORD",
+        "meeple-edge-edge-1: password from MEEPLE_NATS_EDGE_EDGE_1_PASSWORD",
+    ]
+    assert main([*argv, "--out", str(tmp_path / "auth.conf")]) == 0
+    assert (tmp_path / "auth.conf").read_text() == auth_config(
+        NS, ["edge-1"], [("rooms",), ("lobby", "store")]
+    )
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    edges=st.lists(st.text(max_size=10), max_size=3),
+    roles=st.lists(st.text(alphabet="rlobystem,", max_size=14), max_size=3),
+    namespace=st.text(max_size=8),
+)
+def test_meeple_cluster_auth_writes_a_file_or_refuses_whatever_it_is_given(
+    edges: list[str], roles: list[str], namespace: str
+) -> None:
+    """Whatever names, roles and namespace it is given, it prints users whose subjects
+    are the given names as whole tokens, or exits 2 saying why: no name can widen an
+    edge's rights (a dot, a wildcard, a space) or make two users share a password."""
+    argv = ["cluster", "auth", "--namespace", namespace]
+    argv += [x for e in edges for x in ("--edge", e)]
+    argv += [x for r in roles for x in ("--node", r)]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    if code == 2:
+        assert err.getvalue().startswith("meeple cluster auth: ")
+        return
+    assert code == 0
+    text = out.getvalue()
+    for edge in edges:
+        assert f'user: "meeple-edge-{edge}"' in text
+        assert f'"{namespace}.seat.{edge}.>"' in text
+    subjects = re.findall(r'^ +"([^"]*)",?$', text, flags=re.M)
+    for subject in subjects:
+        tokens = subject.split(".")
+        assert all(tokens), subject
+        assert all(t in ("*", ">") or ("*" not in t and ">" not in t) for t in tokens), subject
+        assert " " not in subject
