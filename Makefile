@@ -29,7 +29,8 @@ native: $(NATIVE_STAMP)
 serve: $(STAMP) $(NATIVE_STAMP)
 	$(BIN)/meeple serve
 
-# NATS, an embedded PostgreSQL and three nodes with every role (docs/cluster.md);
+# NATS, an embedded PostgreSQL, three rooms+lobby+store nodes and three edges, each edge
+# with NATS rights on its own seats only (docs/cluster.md);
 # Ctrl-C, or `meeple cluster down` from another shell, stops them.
 cluster: $(STAMP) $(NATIVE_STAMP)
 	$(BIN)/meeple cluster up --nodes 3

@@ -71,10 +71,10 @@ async def measure(name: str, owner: Bus, edge: Bus, requests: int) -> None:
         if got == count:
             done.set()
 
-    await edge.subscribe(NS.seat("r0", 0), listen)
+    await edge.subscribe(NS.seat("e1-1", "r0"), listen)
     t = time.perf_counter()
     for _ in range(count):
-        await owner.publish(NS.seat("r0", 0), EVENT)
+        await owner.publish(NS.seat("e1-1", "r0"), EVENT)
     await asyncio.wait_for(done.wait(), 60)
     print(f"{name}: seat events {count / (time.perf_counter() - t):,.0f} messages/s")
 

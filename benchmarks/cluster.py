@@ -37,6 +37,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from meeple.bus.subjects import Namespace
+from meeple.cluster.auth import ADMIN_USER, DEPLOY_EDGES, DEPLOY_NODES, users
 from meeple.cluster.jetstream import connect_node
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
@@ -57,7 +58,9 @@ from server_load import (
 ROOT = Path(__file__).resolve().parents[1]
 AUTH = ROOT / "deploy" / "nats" / "meeple-auth.conf"
 TICKS = os.sysconf("SC_CLK_TCK")
-NODE_USER = "meeple-node"
+# The benchmark's nodes run in namespaces of their own, which only the admin user of the
+# permissions file (written for `meeple`) may use.
+NODE_USER = ADMIN_USER
 
 
 def cpu_seconds(pid: int) -> float:
@@ -74,9 +77,10 @@ class Cluster:
     def __init__(self, work: Path) -> None:
         self.work = work
         self.password = f"pw{secrets.token_hex(16)}"
+        # Every user of the file needs a password in the server's environment.
         env = {
-            "MEEPLE_NATS_NODE_PASSWORD": self.password,
-            "MEEPLE_NATS_EDGE_PASSWORD": f"pw{secrets.token_hex(16)}",
+            variable: self.password if user == NODE_USER else f"pw{secrets.token_hex(16)}"
+            for user, variable in users(DEPLOY_EDGES, DEPLOY_NODES, admin=True).items()
         }
         self.nats = NatsServer(include=AUTH, environment=env, max_file="4G")
         self.pg = EmbeddedPostgres()

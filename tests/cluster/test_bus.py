@@ -21,6 +21,7 @@ from meeple.bus import (
     matches,
 )
 from meeple.bus.natsbus import NatsBus, connect
+from meeple.bus.subjects import edge_of
 
 BUSES = ("local", "nats")
 
@@ -170,22 +171,22 @@ async def test_seat_events_reach_their_subscribers_in_order(
 
         return listen
 
-    seat0 = await edge.subscribe(ns.seat("r1", 0), into("seat0"))
-    await edge.subscribe(ns.seats("r1"), into("all"))
+    seat0 = await edge.subscribe(ns.seat("e1-1", "r1"), into("seat0"))
+    await edge.subscribe(ns.edge_seats("e1"), into("all"))
     await edge.subscribe(ns.view("r1"), into("view"))
     await edge.flush()
     for i in range(50):
-        await owner.publish(ns.seat("r1", i % 2), str(i).encode())
-    await owner.publish(ns.seat("r2", 0), b"another room")
+        await owner.publish(ns.seat(f"e1-{i % 2 + 1}", "r1"), str(i).encode())
+    await owner.publish(ns.seat("e2-1", "r1"), b"another edge's seat")
     await owner.publish(ns.view("r1"), b"end")
     await asyncio.wait_for(done.wait(), 5)
     assert [p for _, p in got["seat0"]] == [str(i).encode() for i in range(0, 50, 2)]
     assert [p for _, p in got["all"]] == [str(i).encode() for i in range(50)]
-    assert {s for s, _ in got["all"]} == {ns.seat("r1", 0), ns.seat("r1", 1)}
+    assert {s for s, _ in got["all"]} == {ns.seat("e1-1", "r1"), ns.seat("e1-2", "r1")}
     assert got["view"] == [(ns.view("r1"), b"end")]
     await seat0.close()
     await edge.flush()
-    await owner.publish(ns.seat("r1", 0), b"after")
+    await owner.publish(ns.seat("e1-1", "r1"), b"after")
     await owner.publish(ns.view("r1"), b"end")
     await owner.flush()
     for _ in range(100):
@@ -210,11 +211,17 @@ def test_subject_names_refuse_tokens_that_would_escape() -> None:
     """A room uid or seat with a dot, a wildcard or a space is refused, so no subject can
     reach another room's."""
     ns = Namespace("meeple")
-    assert ns.room_command("3fa9c2") == "meeple.room.3fa9c2.cmd"
-    assert ns.seat("3fa9c2", 1) == "meeple.seat.3fa9c2.1"
+    assert ns.room_command("3fa9c2") == "meeple.room.3fa9c2.cmd._"
+    assert ns.for_node("e1").room_command("3fa9c2") == "meeple.room.3fa9c2.cmd.e1"
+    assert ns.for_node("e1").lobby_request("sit") == "meeple.lobby.req.sit.e1"
+    assert ns.seat("e1-3", "3fa9c2") == "meeple.seat.e1.e1-3.3fa9c2"
     for bad in ("a.b", "*", ">", "a b", ""):
         with pytest.raises(ValueError, match="subject token"):
             ns.room_command(bad)
+        with pytest.raises(ValueError, match="subject token"):
+            ns.for_node(bad)
+        with pytest.raises(ValueError, match="subject token"):
+            ns.seat(bad, "r1")
     with pytest.raises(ValueError, match="namespace"):
         Namespace("Meeple.x")
 
@@ -222,14 +229,18 @@ def test_subject_names_refuse_tokens_that_would_escape() -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=20))
 def test_any_text_is_a_subject_token_or_refused(text: str) -> None:
-    """Whatever a client sends as a room uid or seat, the subject built from it is one
-    subject with exactly the namespace's tokens, or the name is refused."""
+    """Whatever text becomes a seat's route, the subject built from it is one subject
+    with exactly the namespace's tokens, under its own edge's seats and no other's, or
+    the route is refused."""
     ns = Namespace("meeple")
     try:
-        subject = ns.seat(text, 0)
+        subject = ns.seat(text, "r1")
     except ValueError:
-        assert not text or any(not (c.isascii() and (c.isalnum() or c in "_-")) for c in text)
+        bad = any(not (c.isascii() and (c.isalnum() or c in "_-")) for c in text)
+        assert not text or bad or not edge_of(text)
         return
-    assert subject.split(".") == ["meeple", "seat", text, "0"]
-    assert matches(ns.seats(text), subject)
-    assert not matches(ns.seats("other"), subject)
+    edge = edge_of(text)
+    assert subject.split(".") == ["meeple", "seat", edge, text, "r1"]
+    assert matches(ns.edge_seats(edge), subject)
+    assert matches(ns.seat_sources(text), subject)
+    assert not matches(ns.edge_seats(edge + "x"), subject)

@@ -65,7 +65,7 @@ async def test_what_an_agent_sends_before_its_game(
         await asked.put(msg.data.decode())
         await msg.respond(b"none")
 
-    finder = await node.subscribe(nats_ns.room_command(FINDER), cb=seats)
+    finder = await node.subscribe(nats_ns.room_commands(FINDER), cb=seats)
     lobby = EdgeLobby(NatsBus(node), nats_ns, "e1")
     await lobby.start()
     services = Services(ServerConfig())

@@ -20,7 +20,7 @@ from nats.aio.client import Client
 from tests.cluster.test_nodes import Bot, Nodes
 from tests.natsd import NatsEnv
 
-from meeple.bus.base import BusClosed
+from meeple.bus.base import BusClosed, RemoteError
 from meeple.bus.natsbus import NatsBus, connect
 from meeple.bus.subjects import Namespace
 from meeple.cluster.jetstream import connect_node
@@ -202,7 +202,7 @@ class Seats:
             if self.answer:
                 await msg.respond(b"ok")
 
-        await self.nc.subscribe(f"{self.ns.root}.seat.*.lobby", cb=heard)
+        await self.nc.subscribe(f"{self.ns.root}.seat.*.*.lobby", cb=heard)
         await self.nc.subscribe(self.ns.rooms_open, cb=open_room)
         await self.nc.flush()
 
@@ -210,7 +210,9 @@ class Seats:
         payload = wire.dumps(LobbyCall(op, seat, args, "edge.1", n))
         for _ in range(200):  # as an edge does: until a leader answers
             try:
-                msg = await self.nc.request(self.ns.lobby_request(op), payload, timeout=1)
+                # As edge "e", whose seats' routes are e-1, e-2...
+                subject = self.ns.for_node("e").lobby_request(op)
+                msg = await self.nc.request(subject, payload, timeout=1)
             except Exception:
                 await asyncio.sleep(0.05)
                 continue
@@ -345,7 +347,7 @@ async def test_a_paused_leader_is_fenced_out_and_leads_again_from_the_state(
         await asyncio.wait_for(new.leader.wait(), 10)
         assert old.leader.is_set()  # it does not know yet
         zed = wire.dumps(LobbyCall("join", _seat("e-9", "zed"), (KEY,), "edge.9", 1))
-        assert await old._handler("join")(zed) == b"busy"
+        assert await old._handler("join")("t.lobby.req.join.e", zed) == b"busy"
         assert not old.leader.is_set()
         assert await seats.call("join", _seat("e-1", "ann"), (KEY,), 1) == b"ok"
         await _until("ann told", _count(seats.heard.setdefault("e-1", []), 2))
@@ -675,7 +677,7 @@ def test_an_edge_s_copy_is_the_leader_s_tables_whatever_news_is_lost_or_late(
             listed = tuple(truth.values())
             return wire.dumps(wire.TableNews(leader["epoch"], leader["seq"], tables=listed))
 
-        await bus.serve(ns.lobby_request("tables"), tables, queue="lobby")
+        await bus.serve(ns.lobby_requests("tables"), tables, queue="lobby")
         edge = EdgeLobby(bus, ns, "e")
         await edge.start()
 
@@ -734,3 +736,37 @@ def test_an_edge_s_copy_is_the_leader_s_tables_whatever_news_is_lost_or_late(
         await bus.close()
 
     asyncio.run(run())
+
+
+@pytest.mark.parametrize(
+    ("sender", "route", "served"),
+    [("e", "e-1", True), ("x", "e-1", False), ("e", "ex-1", False), ("e-x", "e-x-4", True)],
+)
+async def test_the_leader_takes_a_call_only_for_the_sending_edges_seats(
+    nats_env: NatsEnv, nats_ns: Namespace, node: Client, sender: str, route: str, served: bool
+) -> None:
+    """A lobby call names its seat's route; the request's subject names its edge (which
+    NATS lets an edge say only of itself). A call for another edge's seat is refused,
+    changes no table and tells no seat anything (issue 30.1)."""
+    seats = Seats(node, nats_ns)
+    await seats.start()
+    a = Role(nats_env, nats_ns, "a")
+    leader = await a.start()
+    try:
+        await asyncio.wait_for(leader.leader.wait(), 5)
+        call = wire.dumps(LobbyCall("join", _seat(route, "ann"), (KEY,), f"{sender}.1", 1))
+        subject = nats_ns.for_node(sender).lobby_request("join")
+        asked = NatsBus(node, owns=False).request(subject, call, timeout=5)
+        if served:
+            assert await asked == b"ok"
+            await _until("ann told", _count(seats.heard.setdefault(route, []), 1))
+            assert [[s.name for s in t.seats] for t in leader.lobby.tables()] == [["ann"]]
+        else:
+            with pytest.raises(RemoteError, match="not a seat of this edge"):
+                await asked
+            await asyncio.sleep(0.2)
+            assert leader.lobby.tables() == []
+            assert seats.heard == {}
+    finally:
+        await leader.stop()
+        await a.nc.close()

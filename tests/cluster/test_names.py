@@ -6,11 +6,14 @@ test's own, which the permissions file does not name, so the node user connects.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from nats.aio.client import Client
 from tests.natsd import NatsEnv
 
@@ -140,3 +143,36 @@ async def test_a_clarkson_client_s_next_lines_wait_for_the_cluster_s_answer(
         await asyncio.sleep(0.02)
     else:
         raise AssertionError("Zoe was not released")
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(holder=st.text(max_size=12), sender=st.sampled_from(["e1", "e2"]))
+async def test_an_edge_claims_renews_and_releases_only_its_own_holders_names(
+    node: Client, nats_ns: Namespace, holder: str, sender: str
+) -> None:
+    """The name service acts for the sending edge's holders (``<edge>.<n>``) only,
+    whatever holder a request names: e2 cannot release, renew or claim under e1's
+    holder, so it cannot free e1's player's name to take it (issue 30.1)."""
+    names = Names(node, nats_ns)
+    service = NameService(NatsBus(node, owns=False), nats_ns, names)
+    assert await names.claim("ann", "e1.1")
+    mine = holder.split(".", 1)[0] == sender
+    for request in (
+        {"op": "release", "claims": [["ann", holder]]},
+        {"op": "renew", "claims": [["bob", holder]], "ttl": 5},
+        {"op": "claim", "name": "cy", "holder": holder, "ttl": 5},
+    ):
+        payload = json.dumps(request).encode()
+        if mine:
+            await service.handle(payload, sender)
+        else:
+            with pytest.raises(ValueError, match="holder"):
+                await service.handle(payload, sender)
+    expected = None if mine and holder == "e1.1" else "e1.1"
+    assert await names.holder("ann") == expected
+    for name in ("ann", "bob", "cy"):
+        await names.release(name, await names.holder(name) or "")

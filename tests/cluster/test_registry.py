@@ -121,9 +121,9 @@ async def production(nats_env: NatsEnv) -> AsyncIterator[tuple[Namespace, Client
 async def test_an_edge_cannot_read_logs_or_buckets_but_can_do_its_job(
     nats_env: NatsEnv, production: tuple[Namespace, Client], tmp_path: object
 ) -> None:
-    """Connected as ``meeple-edge``: subscribing to log, KV (the lobby's state included)
-    or other nodes' inbox subjects is refused; reading a log or a bucket through the
-    JetStream API gets nothing; while
+    """Connected as an edge (``meeple-edge-edge-1``): subscribing to log, KV (the
+    lobby's state included) or other nodes' inbox subjects is refused; reading a log or a
+    bucket through the JetStream API gets nothing; while
     commands to rooms, lobby requests, seat, view and lobby subjects work."""
     ns, nc = production
     store = Store(":memory:")
@@ -138,8 +138,8 @@ async def test_an_edge_cannot_read_logs_or_buckets_but_can_do_its_job(
     async def answer(payload: bytes) -> bytes:
         return b"ok " + payload
 
-    await node_bus.serve(ns.room_command("r1"), answer)
-    await node_bus.serve(ns.lobby_request("sit"), answer)
+    await node_bus.serve(ns.room_commands("r1"), answer)
+    await node_bus.serve(ns.lobby_requests("sit"), answer)
     for op in (*STORE_READS, "record_game"):
         await node_bus.serve(ns.store_request(op), answer)
     await nc.flush()
@@ -153,7 +153,7 @@ async def test_an_edge_cannot_read_logs_or_buckets_but_can_do_its_job(
         nats_env.url,
         user=nats_env.EDGE_USER,
         password=nats_env.edge_password,
-        inbox_prefix=ns.edge_inbox.encode(),
+        inbox_prefix=ns.edge_inbox_of(nats_env.EDGE).encode(),
         error_cb=on_error,
         max_reconnect_attempts=0,
     )
@@ -165,12 +165,14 @@ async def test_an_edge_cannot_read_logs_or_buckets_but_can_do_its_job(
 
         # What an edge may do.
         bus = NatsBus(edge, owns=False)
-        assert await bus.request(ns.room_command("r1"), b"PLAY", timeout=2) == b"ok PLAY"
-        assert await bus.request(ns.lobby_request("sit"), b"x", timeout=2) == b"ok x"
+        mine = ns.for_node(nats_env.EDGE)  # its requests end in its name
+        seat = f"{nats_env.EDGE}-1"  # one of its seats' routes
+        assert await bus.request(mine.room_command("r1"), b"PLAY", timeout=2) == b"ok PLAY"
+        assert await bus.request(mine.lobby_request("sit"), b"x", timeout=2) == b"ok x"
         # The store's reads (public records and ratings), each op the file names.
         for op in STORE_READS:
             assert await bus.request(ns.store_read(op), b"{}", timeout=2) == b"ok {}"
-        await edge.subscribe(ns.seat("r1", 0), cb=listen)
+        await edge.subscribe(ns.seat(seat, "r1"), cb=listen)
         await edge.subscribe(ns.view("r1"), cb=listen)
         await edge.subscribe(ns.lobby_events, cb=listen)
         # Chat outside a game: an edge publishes it and hears every edge's.
@@ -199,12 +201,12 @@ async def test_an_edge_cannot_read_logs_or_buckets_but_can_do_its_job(
         await RejoinTokens(nc, ns).put(_hash("u"), RejoinSeat("r1", 1), ttl=30)
         await lobby_state.write("n", {"tables": []})
         assert await log.action_log("r1") is not None  # a read: its answer to a node inbox
-        for subject in (ns.seat("r1", 0), ns.view("r1"), ns.lobby_events):
+        for subject in (ns.seat(seat, "r1"), ns.view("r1"), ns.lobby_events):
             await nc.publish(subject, b"fine")
         await nc.flush()
         await asyncio.sleep(0.2)
         chat = ns.lobby_chat("spectrangle")
-        expected = [chat, ns.seat("r1", 0), ns.view("r1"), ns.lobby_events]
+        expected = [chat, ns.seat(seat, "r1"), ns.view("r1"), ns.lobby_events]
         assert sorted(heard) == sorted(expected)
         assert not any(chat in e for e in errors), errors
         # The JetStream API is closed to it: log reads, KV reads, stream info.
@@ -231,7 +233,7 @@ async def test_an_edge_cannot_read_logs_or_buckets_but_can_do_its_job(
             for e in errors
         ), errors
         await edge.publish(ns.log("r1"), b"forged")
-        await edge.publish(ns.seat("r1", 1), b"forged")
+        await edge.publish(ns.seat(seat, "r1"), b"forged")
         await edge.flush()
         await asyncio.sleep(0.1)
         assert any("permissions violation for publish" in e and ns.log("r1") in e for e in errors)

@@ -112,3 +112,46 @@ def test_a_killed_owner_takes_its_server_with_it() -> None:
         owner.wait(10)
         owner.stdout.close()
         shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_a_server_with_a_password_refuses_connections_without_it() -> None:
+    """With a password (meeple cluster up's), every TCP connection must give it by
+    SCRAM-SHA-256: none, or a wrong one, is refused; the URL carries it (URL-quoted);
+    the server listens on 127.0.0.1 only, and initdb's password file is gone."""
+    secret = "p@ss:w/rd %é"
+    old = os.umask(0o022)
+    try:
+        pg = EmbeddedPostgres(password=secret)
+        pg.start()
+    finally:
+        os.umask(old)
+    try:
+        url = pg.url()
+        assert "p%40ss%3Aw%2Frd%20%25%C3%A9@" in url
+        bare = f"postgresql://postgres@127.0.0.1:{pg.port}/postgres"
+        for refused in (bare, f"postgresql://postgres:wrong@127.0.0.1:{pg.port}/postgres"):
+            with pytest.raises(psycopg.OperationalError, match="password"):
+                psycopg.connect(refused, connect_timeout=10).close()
+        with psycopg.connect(url, autocommit=True) as conn:
+            rules = conn.execute(
+                "SELECT DISTINCT auth_method FROM pg_hba_file_rules WHERE type <> 'local'"
+            ).fetchall()
+            settings = dict(
+                conn.execute(
+                    "SELECT name, setting FROM pg_settings WHERE name IN"
+                    " ('listen_addresses', 'unix_socket_directories', 'password_encryption')"
+                ).fetchall()
+            )
+        assert rules == [("scram-sha-256",)]
+        assert settings == {
+            "listen_addresses": "127.0.0.1",
+            "unix_socket_directories": "",
+            "password_encryption": "scram-sha-256",
+        }
+        assert pg.directory is not None
+        assert not (pg.directory / "pwfile").exists()
+        assert oct((pg.directory / "postgres.log").stat().st_mode & 0o777) == "0o600"
+        pg.create_database("meeple")  # the server's own statements carry it too
+    finally:
+        pg.stop()

@@ -14,6 +14,7 @@ from meeple.bus.base import (
     Listener,
     NoResponder,
     RemoteError,
+    SubjectHandler,
     Subscription,
     matches,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "Namespace",
     "NoResponder",
     "RemoteError",
+    "SubjectHandler",
     "Subscription",
     "check_token",
     "matches",

@@ -42,12 +42,15 @@ __all__ = [
     "Listener",
     "NoResponder",
     "RemoteError",
+    "SubjectHandler",
     "Subscription",
     "matches",
 ]
 
 #: Answers one request: its payload in, the reply's out.
 Handler = Callable[[bytes], Awaitable[bytes]]
+#: Answers one request told its subject too (whose last token may name its sender).
+SubjectHandler = Callable[[str, bytes], Awaitable[bytes]]
 #: Gets one published message: its subject and payload.
 Listener = Callable[[str, bytes], Awaitable[None]]
 
@@ -120,14 +123,26 @@ class Bus(abc.ABC):
     async def request(self, subject: str, payload: bytes, *, timeout: float = 5.0) -> bytes:
         """Ask whoever serves ``subject``; their answer."""
 
-    @abc.abstractmethod
     async def serve(
         self, subject: str, handler: Handler, *, queue: str | None = None
     ) -> Subscription:
-        """Answer requests on ``subject`` with ``handler``; requests made after it returns
-        reach it. Responders that share a ``queue`` name split the requests (one of them
-        answers each); without one, one responder per subject is expected (a room's
-        owner)."""
+        """Answer requests on ``subject`` (a pattern may have wildcards) with
+        ``handler``; requests made after it returns reach it. Responders that share a
+        ``queue`` name split the requests (one of them answers each); without one, one
+        responder per subject is expected (a room's owner)."""
+
+        async def answer(_subject: str, payload: bytes) -> bytes:
+            return await handler(payload)
+
+        return await self.serve_from(subject, answer, queue=queue)
+
+    @abc.abstractmethod
+    async def serve_from(
+        self, pattern: str, handler: SubjectHandler, *, queue: str | None = None
+    ) -> Subscription:
+        """As :meth:`serve`, the handler told each request's subject as well: on
+        ``<ns>.room.<uid>.cmd.*`` its last token is who sent it, which NATS permissions
+        vouch for (:meth:`~meeple.bus.subjects.Namespace.sender_of`)."""
 
     @abc.abstractmethod
     async def publish(self, subject: str, payload: bytes) -> None:

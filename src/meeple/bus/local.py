@@ -19,10 +19,10 @@ from meeple.bus.base import (
     Bus,
     BusClosed,
     BusTimeout,
-    Handler,
     Listener,
     NoResponder,
     RemoteError,
+    SubjectHandler,
     Subscription,
     check_pattern,
     check_subject,
@@ -39,7 +39,7 @@ class _Sub(Subscription):
     bus: LocalBus
     pattern: str
     queue: str | None
-    handler: Handler | None = None
+    handler: SubjectHandler | None = None
     listener: Listener | None = None
     inbox: asyncio.Queue[tuple[str, bytes, asyncio.Future[bytes] | None]] = field(
         default_factory=asyncio.Queue
@@ -72,7 +72,7 @@ class _Sub(Subscription):
                 continue
             assert self.handler is not None
             try:
-                answer = await self.handler(payload)
+                answer = await self.handler(subject, payload)
             except Exception as e:
                 logger.exception("bus: handler of %s failed", self.pattern)
                 if not reply.done():
@@ -85,7 +85,7 @@ class _Sub(Subscription):
 class _Index:
     """Subscriptions by subject: exact ones in a dict (one look-up per message, however
     many rooms), patterns with wildcards in a list scanned per message (few: an owner's
-    ``seat.<uid>.*``)."""
+    ``room.<uid>.cmd.*``)."""
 
     def __init__(self) -> None:
         self.exact: dict[str, list[_Sub]] = {}
@@ -153,8 +153,8 @@ class LocalBus(Bus):
         except TimeoutError:
             raise BusTimeout(f"no answer on {subject} in {timeout} s") from None
 
-    async def serve(
-        self, subject: str, handler: Handler, *, queue: str | None = None
+    async def serve_from(
+        self, subject: str, handler: SubjectHandler, *, queue: str | None = None
     ) -> Subscription:
         check_pattern(subject)
         return self._start(_Sub(self, subject, queue, handler=handler), self._responders)

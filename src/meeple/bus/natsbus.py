@@ -7,8 +7,8 @@ responders" status (the server knows nobody subscribes) becomes
 :class:`~meeple.bus.base.NoResponder` at once.
 
 Make the connection with :func:`connect`: an edge passes ``inbox_prefix`` =
-:attr:`Namespace.edge_inbox <meeple.bus.subjects.Namespace.edge_inbox>`, as its NATS
-permissions expect.
+:meth:`Namespace.edge_inbox_of(name) <meeple.bus.subjects.Namespace.edge_inbox_of>`, as
+its NATS permissions expect (:mod:`meeple.cluster.auth`).
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from meeple.bus.base import (
     Bus,
     BusClosed,
     BusTimeout,
-    Handler,
     Listener,
     NoResponder,
     RemoteError,
+    SubjectHandler,
     Subscription,
     check_pattern,
     check_subject,
@@ -109,8 +109,8 @@ class NatsBus(Bus):
             raise RemoteError(msg.headers[ERROR_HEADER])
         return msg.data
 
-    async def serve(
-        self, subject: str, handler: Handler, *, queue: str | None = None
+    async def serve_from(
+        self, subject: str, handler: SubjectHandler, *, queue: str | None = None
     ) -> Subscription:
         check_pattern(subject)
 
@@ -118,7 +118,7 @@ class NatsBus(Bus):
             if not msg.reply:
                 return  # a publish, not a request: nobody to answer
             try:
-                reply = await handler(msg.data)
+                reply = await handler(msg.subject, msg.data)
             except Exception as e:
                 logger.exception("bus: handler of %s failed", subject)
                 # A header value is one line.

@@ -4,30 +4,39 @@ One :class:`Namespace` (``meeple`` in production, a fresh one per test) prefixes
 all, so two meeple clusters, or two tests, can share a NATS server without seeing each
 other. The names, for the namespace ``meeple`` (docs/cluster.md, Subjects):
 
-=============================  ===============================================  ==========
-subject                        what crosses                                     pattern
-=============================  ===============================================  ==========
-``meeple.room.<uid>.cmd``      a seat's command to the room's owner             request
-``meeple.seat.<uid>.<seat>``   one seat's private events (its rack, its turn)   publish
-``meeple.view.<uid>``          the room's spectator view (no hidden tiles)      publish
-``meeple.lobby.req.<op>``      a lobby request (sit, stand, list) to the leader request
-``meeple.lobby.events``        lobby snapshots and changes, to every edge       publish
-``meeple.lobby.chat.<game>``   chat outside a game, edge to every edge          publish
-``meeple.rooms.open``          the lobby asks a rooms node to open a room       request
-``meeple.store.req.<op>``      finished games and ratings, to the store role    request
-``meeple.store.req.read_<x>``  an edge's read of them (:data:`STORE_READS`)     request
-``meeple.node.<name>``         a node's heartbeat (roles, pid, listeners)       publish
-``meeple.log.<uid>``           the room's action log (stream ``MEEPLE_LOGS``)   JetStream
-``$KV.meeple-leases.<key>``    room and lobby leases (per-key TTL)              KV
-``$KV.meeple-names.<name>``    who uses a name (casefolded)                     KV
-``$KV.meeple-tokens.<hash>``   a rejoin token's hash → the seat it takes back   KV
-``$KV.meeple-lobby.state``     the lobby leader's open tables (fenced by epoch)  KV
-=============================  ===============================================  ==========
+====================================  =====================================  =========
+subject                               what crosses                           pattern
+====================================  =====================================  =========
+``meeple.room.<uid>.cmd.<sender>``    a request to the room's owner          request
+``meeple.seat.<edge>.<route>.<src>``  one edge seat's events (its rack)      publish
+``meeple.view.<uid>``                 the room's spectator view              publish
+``meeple.lobby.req.<op>.<sender>``    a lobby request to the leader          request
+``meeple.lobby.events``               lobby snapshots and changes            publish
+``meeple.lobby.chat.<game>``          chat outside a game, every edge        publish
+``meeple.rooms.open``                 the lobby asks a rooms node            request
+``meeple.store.req.<op>``             finished games and ratings             request
+``meeple.store.req.read_<x>``         an edge's reads (:data:`STORE_READS`)  request
+``meeple.node.<name>``                a node's heartbeat                     publish
+``meeple.log.<uid>``                  a room's log (``MEEPLE_LOGS``)         JetStream
+``$KV.meeple-leases.<key>``           room and lobby leases                  KV
+``$KV.meeple-names.<name>``           who uses a name (casefolded)           KV
+``$KV.meeple-tokens.<hash>``          a rejoin token's seat                  KV
+``$KV.meeple-lobby.state``            the lobby leader's tables              KV
+====================================  =====================================  =========
 
-Only the first six and the store's reads are for edges (``deploy/nats/meeple-auth.conf``):
-a log and the KV buckets hold racks, bags and seeds, and the store's other ops write.
-Edges' reply subjects start with :attr:`Namespace.edge_inbox`, so they need no right on
-the other nodes' inboxes (where the JetStream API's answers, log reads included, arrive).
+``<src>`` is a room's uid, or ``lobby`` for what the lobby's leader tells the seat.
+
+A request's last token, ``<sender>``, is the name of the node that sent it
+(:attr:`Namespace.sender`); a seat's subject names its edge (``<edge>``, the part of its
+*route* ``<edge>-<n>`` before the last ``-``). So NATS permissions can pin an edge to its
+own seats (:mod:`meeple.cluster.auth`, ``deploy/nats/meeple-auth.conf``): edge ``e1``
+may publish only requests ending in ``.e1`` and hear only ``meeple.seat.e1.>``, and the
+owner of a room, told the sender by the subject, takes a seat's command only from the
+edge its route names. Only the room, seat (its own), view, lobby, chat and node subjects
+and the store's reads are for edges: a log and the KV buckets hold racks, bags and seeds,
+and the store's other ops write. An edge's reply subjects start with
+:meth:`Namespace.edge_inbox_of`, so it needs no right on other nodes' inboxes (where the
+JetStream API's answers, log reads included, arrive) nor on another edge's.
 """
 
 from __future__ import annotations
@@ -35,7 +44,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["STORE_READS", "Namespace", "check_token"]
+__all__ = ["ANY_SENDER", "EDGE_LOBBY_OPS", "STORE_READS", "Namespace", "check_token", "edge_of"]
 
 # The store role's read-only ops, the ones an edge's pages may ask (meeple.node.store):
 # a finished game's record by uid or by number, the recent games, a game's leaderboard,
@@ -50,7 +59,35 @@ STORE_READS = (
     "read_rating_history",
 )
 
+# The lobby requests an edge sends (meeple.node.edge, names, rejoin): its seats' calls,
+# the open tables, its players' names, a browser's rejoin token. Not ``roomdone``, which
+# only a room's owner says.
+EDGE_LOBBY_OPS = (
+    "create",
+    "disconnect",
+    "join",
+    "leave",
+    "quit",
+    "ready",
+    "renamed",
+    "sit",
+    "tables",
+    "names",
+    "rejoin",
+)
+
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{1,128}")
+
+#: The sender token of a namespace that no node name was given (tests, tools).
+ANY_SENDER = "_"
+
+
+def edge_of(route: str) -> str:
+    """The edge a seat's route (``<edge>-<n>``, :meth:`meeple.node.edge.EdgeLobby.route`)
+    belongs to: its part before the last ``-``."""
+    return route.rsplit("-", 1)[0]
+
+
 _ROOT = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 
 
@@ -64,35 +101,62 @@ def check_token(value: str, what: str = "token") -> str:
 
 @dataclass(frozen=True, slots=True)
 class Namespace:
-    """The names of one meeple cluster on NATS; see the module doc."""
+    """The names of one meeple cluster on NATS; see the module doc. ``sender``: the
+    node whose requests these are (the last token of :meth:`room_command` and
+    :meth:`lobby_request`; :meth:`for_node` sets it)."""
 
     root: str = "meeple"
+    sender: str = ANY_SENDER
 
     def __post_init__(self) -> None:
         if not _ROOT.fullmatch(self.root):
             raise ValueError(f"not a namespace: {self.root!r} (lowercase, digits, _ and -)")
+        check_token(self.sender, "sender")
+
+    def for_node(self, name: str) -> Namespace:
+        """The same names, for the requests of node ``name``."""
+        return Namespace(self.root, check_token(name, "node"))
+
+    @staticmethod
+    def sender_of(subject: str) -> str:
+        """Who sent a request on a :meth:`room_commands` or :meth:`lobby_requests`
+        subject (its last token; NATS permissions vouch for an edge's)."""
+        return subject.rsplit(".", 1)[1]
 
     # --- the bus -----------------------------------------------------------------------
 
     def room_command(self, uid: str) -> str:
-        """Requests to the owner of room ``uid``."""
-        return f"{self.root}.room.{check_token(uid, 'room')}.cmd"
+        """This node's requests to the owner of room ``uid``."""
+        return f"{self.root}.room.{check_token(uid, 'room')}.cmd.{self.sender}"
 
-    def seat(self, uid: str, seat: int | str) -> str:
-        """Room ``uid``'s private events for one seat."""
-        return f"{self.root}.seat.{check_token(uid, 'room')}.{check_token(str(seat), 'seat')}"
+    def room_commands(self, uid: str) -> str:
+        """Every node's requests to the owner of room ``uid`` (what the owner serves)."""
+        return f"{self.root}.room.{check_token(uid, 'room')}.cmd.*"
 
-    def seats(self, uid: str) -> str:
-        """Every seat subject of room ``uid`` (a wildcard, for the room's owner)."""
-        return f"{self.root}.seat.{check_token(uid, 'room')}.*"
+    def seat(self, route: str, source: str) -> str:
+        """What ``source`` (a room uid, or ``lobby``) tells the edge seat ``route``."""
+        edge = check_token(edge_of(check_token(route, "route")), "edge")
+        return f"{self.root}.seat.{edge}.{route}.{check_token(source, 'source')}"
+
+    def seat_sources(self, route: str) -> str:
+        """Everything for the edge seat ``route`` (a wildcard, for its edge)."""
+        return self.seat(route, "x").rsplit(".", 1)[0] + ".*"
+
+    def edge_seats(self, edge: str) -> str:
+        """Every seat subject of edge ``edge`` (a wildcard: its NATS permission)."""
+        return f"{self.root}.seat.{check_token(edge, 'edge')}.>"
 
     def view(self, uid: str) -> str:
         """Room ``uid``'s spectator view."""
         return f"{self.root}.view.{check_token(uid, 'room')}"
 
     def lobby_request(self, op: str) -> str:
-        """A request to the lobby's leader."""
-        return f"{self.root}.lobby.req.{check_token(op, 'lobby op')}"
+        """This node's request to the lobby's leader."""
+        return f"{self.root}.lobby.req.{check_token(op, 'lobby op')}.{self.sender}"
+
+    def lobby_requests(self, op: str) -> str:
+        """Every node's ``op`` requests (what the lobby serves)."""
+        return f"{self.root}.lobby.req.{check_token(op, 'lobby op')}.*"
 
     @property
     def lobby_events(self) -> str:
@@ -128,8 +192,13 @@ class Namespace:
 
     @property
     def edge_inbox(self) -> str:
-        """The prefix of edges' reply subjects (``nats.connect(inbox_prefix=...)``)."""
+        """The prefix of every edge's reply subjects."""
         return f"_INBOX_{self.root.replace('-', '_')}_edge"
+
+    def edge_inbox_of(self, edge: str) -> str:
+        """The prefix of edge ``edge``'s reply subjects (``nats.connect(inbox_prefix=
+        ...)``): its own, so no other edge may hear the answers to its requests."""
+        return f"{self.edge_inbox}.{check_token(edge, 'edge')}"
 
     # --- JetStream and KV ----------------------------------------------------------------
 

@@ -157,6 +157,59 @@ def register_cluster(sub: Any) -> None:
     d = actions.add_parser("down", help="stop the cluster started by up")
     d.add_argument("--dir", type=Path, default=Path("var/cluster"), help="default var/cluster")
     d.set_defaults(handler=run_down)
+    a = actions.add_parser(
+        "auth",
+        help="print the NATS users and permissions for a cluster's edges and nodes",
+        description="Print the authorization block of a cluster's NATS server (include it "
+        "from nats-server.conf): a user per edge, which may read and write only its own "
+        "seats' subjects, and one per mix of the roles rooms, lobby, store, each with "
+        "the least rights it needs. Passwords are read from nats-server's environment: "
+        "MEEPLE_NATS_<USER>_PASSWORD, listed at the end (docs/cluster.md, Permissions).",
+    )
+    a.add_argument(
+        "--edge",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="an edge's node name (meeple node --name NAME --roles edge); repeatable",
+    )
+    a.add_argument(
+        "--node",
+        action="append",
+        default=[],
+        metavar="ROLES",
+        help="a node user's roles, e.g. rooms or lobby,store (default rooms,lobby,store); "
+        "repeatable",
+    )
+    a.add_argument("--namespace", default="meeple", help="default meeple")
+    a.add_argument(
+        "--admin",
+        action="store_true",
+        help="add meeple-admin, every right (an operator's tools; no node runs with it)",
+    )
+    a.add_argument("--out", type=Path, metavar="FILE", help="write it here (default: stdout)")
+    a.set_defaults(handler=run_auth)
+
+
+def run_auth(args: argparse.Namespace) -> int:
+    from meeple.bus.subjects import Namespace
+    from meeple.cluster.auth import auth_config, users
+
+    try:
+        ns = Namespace(args.namespace)
+        nodes = [tuple(r.strip() for r in roles.split(",")) for roles in args.node] or None
+        text = auth_config(ns, args.edge, *([nodes] if nodes else []), admin=args.admin)
+        names = users(args.edge, *([nodes] if nodes else []), admin=args.admin)
+    except ValueError as e:
+        print(f"meeple cluster auth: {e}", file=sys.stderr)
+        return 2
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        args.out.write_text(text, encoding="utf-8")
+    for user, variable in names.items():
+        print(f"{user}: password from {variable}", file=sys.stderr)
+    return 0
 
 
 def run_up(args: argparse.Namespace) -> int:

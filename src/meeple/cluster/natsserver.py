@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from meeple.childproc import ChildServer, die_with_parent, log_tail, stop_child
+from meeple.private import private_dir, private_file, write_private
 
 __all__ = [
     "MIN_VERSION",
@@ -167,8 +168,7 @@ class NatsServer(ChildServer):
         if self._proc is not None:
             return
         if self._given_dir is not None:
-            self._dir = self._given_dir
-            self._dir.mkdir(parents=True, exist_ok=True)
+            self._dir = private_dir(self._given_dir)
         else:
             self._dir = Path(tempfile.mkdtemp(prefix="meeple-nats-"))
         try:
@@ -203,17 +203,17 @@ class NatsServer(ChildServer):
         ]
         if self._include is not None:
             # NATS includes are relative to the including file: copy the file beside it.
-            shutil.copyfile(self._include, self._dir / self._include.name)
+            write_private(self._dir / self._include.name, self._include.read_text())
             lines.append(f'include "{self._include.name}"')
         return "\n".join(lines) + "\n"
 
     def _launch(self) -> None:
         assert self._dir is not None
         config = self._dir / "nats-server.conf"
-        config.write_text(self._config())
+        write_private(config, self._config())
         for old in self._dir.glob("nats-server_*.ports"):
             old.unlink()
-        log = self._dir / "nats-server.log"
+        log = private_file(self._dir / "nats-server.log")
         env = {k: v for k, v in os.environ.items() if not k.startswith("MEEPLE_NATS_")}
         env.update(self._env)
         with log.open("ab") as out:

@@ -30,7 +30,8 @@ def spawn(tasks: set[asyncio.Task[Any]], coro: Awaitable[Any], name: str) -> asy
 class Service:
     """A node's answer to one kind of request: :meth:`handle` serves ``subject`` in the
     queue group ``queue`` (one member answers each request) from :meth:`start` to
-    :meth:`stop`."""
+    :meth:`stop`. :meth:`handle` is told who sent each request (the subject's last
+    token, :meth:`meeple.bus.subjects.Namespace.sender_of`)."""
 
     def __init__(self, bus: Bus, subject: str, queue: str) -> None:
         self.bus = bus
@@ -38,11 +39,14 @@ class Service:
         self.queue = queue
         self._sub: Subscription | None = None
 
-    async def handle(self, payload: bytes) -> bytes:
+    async def handle(self, payload: bytes, sender: str) -> bytes:
         raise NotImplementedError
 
     async def start(self) -> None:
-        self._sub = await self.bus.serve(self.subject, self.handle, queue=self.queue)
+        async def answer(subject: str, payload: bytes) -> bytes:
+            return await self.handle(payload, subject.rsplit(".", 1)[1])
+
+        self._sub = await self.bus.serve_from(self.subject, answer, queue=self.queue)
 
     async def stop(self) -> None:
         if self._sub is not None:

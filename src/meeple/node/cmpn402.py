@@ -585,7 +585,7 @@ class SeatFinder:
         self._tasks: set[asyncio.Task[Any]] = set()
 
     async def start(self) -> None:
-        self._sub = await self.bus.serve(self.ns.room_command(FINDER), self._find, queue="room")
+        self._sub = await self.bus.serve(self.ns.room_commands(FINDER), self._find, queue="room")
 
     async def stop(self) -> None:
         if self._sub is not None:

@@ -3,7 +3,7 @@ port (docs/protocols/cmpn402.md, "Admin" and "On a cluster").
 
 The referee's games run on the rooms nodes, one room each (:mod:`meeple.node.cmpn402`);
 an edge learns which from the nodes' heartbeats (``<ns>.node.<name>``: each lists the
-rooms it owns) and asks each room's owner over the bus (``<ns>.room.<uid>.cmd``, a
+rooms it owns) and asks each room's owner over the bus (``<ns>.room.<uid>.cmd.<edge>``, a
 :class:`~meeple.node.wire.Admin`), as a seat's command goes:
 
 - ``GET /admin/status``: every running referee game, each answered by its owner (the

@@ -4,18 +4,21 @@ The listeners are ``meeple serve``'s own (``meeple.server.app.LISTENERS``), unch
 what they see as their lobby is an :class:`EdgeLobby`, and a room they play in is a
 :class:`RemoteRoom`. Each connection's seat gets a *route* (``<node>-<n>``, one subject
 token); everything for it — the lobby's events and its rooms' — arrives on
-``<ns>.seat.<route>.*``:
+``<ns>.seat.<node>.<route>.*``, under this edge's own seats (``<ns>.seat.<node>.>``, all
+its NATS user may hear: :mod:`meeple.cluster.auth`):
 
-- ``<ns>.seat.<route>.lobby``: what the lobby's leader tells the seat (a table changed,
-  the queue filled), delivered to the dialect as it is;
-- ``<ns>.seat.<route>.<uid>``: a :class:`~meeple.node.wire.Delivery` of room ``uid``:
+- ``….<route>.lobby``: what the lobby's leader tells the seat (a table changed, the
+  queue filled), delivered to the dialect as it is;
+- ``….<route>.<uid>``: a :class:`~meeple.node.wire.Delivery` of room ``uid``:
   the first one binds the seat to a :class:`RemoteRoom` (``lobby.room_of(seat)``), each
   is delivered to the dialect, and :class:`~meeple.node.wire.RoomOver` forgets it.
 
-A seat's commands go to the room's owner by request (:meth:`RemoteRoom.submit`), one at
-a time and in order, numbered, and asked again with the same number until an answer
-comes: while a rooms node is killed and another takes the room over, the edge keeps the
-connection and the command waits; the new owner applies it once.
+A seat's commands go to the room's owner by request (:meth:`RemoteRoom.submit`) on
+``<ns>.room.<uid>.cmd.<node>``, whose last token the owner checks against the seat's
+route (an edge acts for its own seats only), one at a time and in order, numbered, and
+asked again with the same number until an answer comes: while a rooms node is killed and
+another takes the room over, the edge keeps the connection and the command waits; the
+new owner applies it once.
 
 Lobby calls (join, ready, renamed, leave, disconnect, …) go to the leader as requests, in
 order, each numbered and asked again until a leader answers (a new one after a failover
@@ -246,7 +249,7 @@ class EdgeLobby:
 
     def __init__(self, bus: Bus, ns: Namespace, node: str) -> None:
         self.bus = bus
-        self.ns = ns
+        self.ns = ns.for_node(node)  # its requests name it: NATS lets it send no other's
         self.node = node
         self._routes: dict[int, str] = {}  # id(seat) -> route
         self._seats: dict[str, Seat] = {}  # route -> seat
@@ -667,7 +670,7 @@ class EdgeLobby:
     async def _subscribe(self, seat: Seat, route: str) -> None:
         if route in self._subs:
             return
-        pattern = f"{self.ns.root}.seat.{route}.*"
+        pattern = self.ns.seat_sources(route)
 
         async def heard(subject: str, payload: bytes) -> None:
             self._heard(route, subject.rsplit(".", 1)[1], wire.loads(payload))

@@ -12,6 +12,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from meeple.private import private_file
+
 __all__ = ["NodeProcess", "start_node"]
 
 
@@ -93,7 +95,7 @@ def start_node(
     env = {**os.environ, **(extra_env or {})}
     if password is not None:
         env["MEEPLE_NATS_PASSWORD"] = password
-    with log.open("ab") as err:
+    with private_file(log).open("ab") as err:
         proc = subprocess.Popen(
             command,
             stdout=subprocess.PIPE,

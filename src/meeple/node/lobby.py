@@ -4,7 +4,8 @@ The leader runs ``meeple serve``'s own :class:`~meeple.server.lobby.tables.Lobby
 matching, the variant and name rules where they are decided today), with two stand-ins:
 
 - each edge seat is a :class:`ProxySeat` (its route, name, protocol, variants): what the
-  lobby tells it is published on ``<ns>.seat.<route>.lobby``;
+  lobby tells it is published on ``<ns>.seat.<edge>.<route>.lobby``; a call for a seat
+  whose route is not the sending edge's (the request subject's last token) is refused;
 - a table that starts becomes a :class:`RoomTicket`: the lobby's bookkeeping of a room
   whose actor runs on a rooms node, opened by a request to any of them
   (``<ns>.rooms.open``, queue group ``rooms``); the rooms node tells the leader when the
@@ -46,7 +47,7 @@ from typing import Any
 import nats.errors
 
 from meeple.bus.base import Bus, BusError, BusTimeout, NoResponder, RemoteError, Subscription
-from meeple.bus.subjects import Namespace
+from meeple.bus.subjects import Namespace, edge_of
 from meeple.cluster.lease import Lease, Leases, lobby_key
 from meeple.cluster.lobbystate import LobbyState, StateFenced
 from meeple.node import spawn, wire
@@ -387,12 +388,12 @@ class LobbyRole:
                 continue
             for op in (*CALLS, "roomdone"):
                 self._subs.append(
-                    await self.bus.serve(
-                        self.ns.lobby_request(op), self._handler(op), queue="lobby"
+                    await self.bus.serve_from(
+                        self.ns.lobby_requests(op), self._handler(op), queue="lobby"
                     )
                 )
             self._subs.append(
-                await self.bus.serve(self.ns.lobby_request(TABLES), self._tables, queue="lobby")
+                await self.bus.serve(self.ns.lobby_requests(TABLES), self._tables, queue="lobby")
             )
             self.leader.set()
             tried.set()
@@ -522,22 +523,29 @@ class LobbyRole:
 
     # --- the calls ---------------------------------------------------------------------------
 
-    def _handler(self, op: str) -> Callable[[bytes], Any]:
-        async def handle(payload: bytes) -> bytes:
+    def _handler(self, op: str) -> Callable[[str, bytes], Any]:
+        async def handle(subject: str, payload: bytes) -> bytes:
             async with self._lock:
                 if not self.leader.is_set():
                     return b"busy"
-                return await self._apply(op, payload)
+                return await self._apply(op, payload, Namespace.sender_of(subject))
 
         return handle
 
-    async def _apply(self, op: str, payload: bytes) -> bytes:
-        """Apply one call (once: module doc) as a :meth:`_change`."""
+    async def _apply(self, op: str, payload: bytes, sender: str) -> bytes:
+        """Apply one call (once: module doc) as a :meth:`_change`; ``sender``: the node
+        that sent it (NATS permissions vouch for an edge's)."""
         if op == "roomdone":
             uid = wire.loads(payload)
             ended = getattr(self.lobby.room_by_uid(uid), "ended", None)
             return await self._change(ended if callable(ended) else lambda: None)
         call: LobbyCall = wire.loads(payload)
+        route = str(call.seat.get("route", ""))
+        if edge_of(route) != sender:
+            # An edge calls for its own seats only (issue 30.1): the lobby would tell
+            # another edge's seat what this call changed.
+            logger.warning("lobby: %s from %s for seat %s refused", op, sender, route)
+            raise ValueError("not a seat of this edge")
         # A call is word from its edge, as a heartbeat is: an edge that starts (or wakes
         # up) and calls before its first beat is heard is not taken for a dead one.
         self._heard[str(call.seat.get("route", "")).rsplit("-", 1)[0]] = time.monotonic()

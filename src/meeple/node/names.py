@@ -58,7 +58,7 @@ class ClusterNames(NameRegistry):
     def __init__(self, bus: Bus, ns: Namespace, node: str, *, ttl: int = NAME_TTL) -> None:
         super().__init__()
         self.bus = bus
-        self.ns = ns
+        self.ns = ns.for_node(node)  # its requests name it: NATS lets it send no other's
         self.node = node
         self.ttl = ttl
         self._held: dict[str, tuple[str, str]] = {}  # casefold -> (name, holder) in the bucket
@@ -173,17 +173,18 @@ class NameService(Service):
     """Answers edges' name requests from the names bucket; see the module doc."""
 
     def __init__(self, bus: Bus, ns: Namespace, names: Names) -> None:
-        super().__init__(bus, ns.lobby_request(OP), OP)
+        super().__init__(bus, ns.lobby_requests(OP), OP)
         self.names = names
 
-    async def handle(self, payload: bytes) -> bytes:
+    async def handle(self, payload: bytes, sender: str) -> bytes:
         request = json.loads(payload)
         op = request.get("op")
         ttl = int(request["ttl"]) if request.get("ttl") is not None else None
         if op == "claim":
-            given = await self.names.claim(str(request["name"]), str(request["holder"]), ttl=ttl)
+            holder = _own(str(request["holder"]), sender)
+            given = await self.names.claim(str(request["name"]), holder, ttl=ttl)
             return b"ok" if given else b"taken"
-        claims = [(str(n), str(h)) for n, h in request.get("claims", ())]
+        claims = [(str(n), _own(str(h), sender)) for n, h in request.get("claims", ())]
         if op == "renew":
             renewed = await asyncio.gather(*(self.names.claim(n, h, ttl=ttl) for n, h in claims))
             return json.dumps(
@@ -193,3 +194,11 @@ class NameService(Service):
             await asyncio.gather(*(self.names.release(n, h) for n, h in claims))
             return b"[]"
         raise ValueError(f"no names op {op!r}")
+
+
+def _own(holder: str, sender: str) -> str:
+    """``holder`` (``<edge>.<n>``) if it is the sending edge's: an edge claims, renews
+    and releases its own names only, never another edge's (issue 30.1)."""
+    if holder.split(".", 1)[0] != sender:
+        raise ValueError(f"a holder of {sender}'s names only, not {holder!r}")
+    return holder

@@ -23,7 +23,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from meeple.bus.natsbus import NatsBus
+from meeple.bus.natsbus import NatsBus, connect
 from meeple.bus.subjects import Namespace
 from meeple.cluster.jetstream import connect_node
 from meeple.cluster.lease import Leases
@@ -88,7 +88,9 @@ class Node:
         if "store" in config.roles and not config.database:
             raise ValueError("the store role needs --database")
         self.config = config
-        self.ns = Namespace(config.namespace)
+        # Its requests end in its name (Namespace.sender): an edge's NATS user may send
+        # no other (meeple.cluster.auth).
+        self.ns = Namespace(config.namespace).for_node(config.name)
         self.services = Services(config.server, rng=random.Random())
         self.listeners: dict[str, Listener] = {}
         self.rooms: Any = None
@@ -108,9 +110,22 @@ class Node:
 
     async def start(self) -> None:
         c = self.config
-        self.nc = await connect_node(
-            c.nats_url, self.ns, user=c.nats_user, password=c.nats_password, name=c.name
-        )
+        if c.roles & {"rooms", "lobby"}:
+            self.nc = await connect_node(
+                c.nats_url, self.ns, user=c.nats_user, password=c.nats_password, name=c.name
+            )
+        else:
+            # An edge or a store uses no stream nor bucket: it makes sure of none (its
+            # NATS user may not: meeple.cluster.auth). An edge's answers come to its own
+            # inbox, the only one its user may hear.
+            inbox = self.ns.edge_inbox_of(c.name) if c.roles == {"edge"} else None
+            self.nc = await connect(
+                c.nats_url,
+                user=c.nats_user,
+                password=c.nats_password,
+                name=c.name,
+                inbox_prefix=inbox,
+            )
         self.bus = NatsBus(self.nc)
         self.leases = Leases(self.nc, self.ns, ttl=c.lease_ttl)
         if "store" in c.roles:

@@ -30,10 +30,10 @@ class RejoinService(Service):
     ``{"room", "seat"}``, or ``null`` when no seat is held for it."""
 
     def __init__(self, bus: Bus, ns: Namespace, tokens: RejoinTokens) -> None:
-        super().__init__(bus, ns.lobby_request(OP), OP)
+        super().__init__(bus, ns.lobby_requests(OP), OP)
         self.tokens = tokens
 
-    async def handle(self, payload: bytes) -> bytes:
+    async def handle(self, payload: bytes, sender: str) -> bytes:
         request = json.loads(payload)
         key = request.get("hash") if isinstance(request, dict) else None
         if not isinstance(key, str) or not _SHA256.fullmatch(key):

@@ -4,11 +4,15 @@ A room here is the same :class:`~meeple.server.rooms.room.Room` ``meeple serve``
 the game's own factory; only its ends are different:
 
 - **its seats** are :class:`RemoteSeat`: a delivery is published, as the seat's view
-  (:func:`meeple.node.wire.for_seat`), on the seat's subject ``<ns>.seat.<route>.<uid>``,
-  where the edge holding the connection listens;
-- **its inbox** is served on ``<ns>.room.<uid>.cmd`` (queue group ``room``): a
-  :class:`~meeple.node.wire.Command` from an edge is submitted, and answered once the
-  room has applied it, logged it and made its deliveries (``Room.on_committed``);
+  (:func:`meeple.node.wire.for_seat`), on the seat's subject
+  ``<ns>.seat.<edge>.<route>.<uid>``, where the edge holding the connection listens;
+- **its inbox** is served on ``<ns>.room.<uid>.cmd.*`` (queue group ``room``), the last
+  token the sending node's name: a :class:`~meeple.node.wire.Command` from an edge is
+  submitted, and answered once the room has applied it, logged it and made its
+  deliveries (``Room.on_committed``). A command, ``Dropped`` or ``Rebind`` for a seat
+  whose route is another edge's is refused ("not a seat of this edge"): NATS lets an
+  edge send only in its own name (:mod:`meeple.cluster.auth`), so an edge acts for its
+  own seats only;
 - **its log** is the room's JetStream subject (:class:`ClusterLog`, over
   :class:`~meeple.cluster.log.JetStreamLog`): fenced appends, awaited before any
   delivery (the room's write-ahead), so nothing is told that is not in the log. A write
@@ -40,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from meeple.bus.base import Bus, BusError, Subscription
-from meeple.bus.subjects import Namespace
+from meeple.bus.subjects import Namespace, edge_of
 from meeple.cluster.lease import Lease, Leases, room_key
 from meeple.cluster.log import JetStreamLog
 from meeple.cluster.registry import RejoinSeat, RejoinTokens
@@ -437,8 +441,10 @@ class RoomsRole:
         room.on_finished.append(lambda _room: self._finished(owned))
         self.rooms[room.uid] = owned
         owned.keeper = self.leases.keep(owned.lease, lambda _lease: self._lost(owned))
-        owned.serving = await self.bus.serve(
-            self.ns.room_command(room.uid), lambda p: self._command(owned, p), queue="room"
+        owned.serving = await self.bus.serve_from(
+            self.ns.room_commands(room.uid),
+            lambda s, p: self._command(owned, p, Namespace.sender_of(s)),
+            queue="room",
         )
         if told is not None:
             logged = len(room.logged_actions)
@@ -451,11 +457,25 @@ class RoomsRole:
 
     # --- commands -----------------------------------------------------------------------------
 
-    async def _command(self, owned: _Owned, payload: bytes) -> bytes:
+    async def _command(self, owned: _Owned, payload: bytes, sender: str) -> bytes:
+        """One request on the room's command subject; ``sender``: the node that sent it
+        (the subject's last token, which NATS permissions vouch for on an edge)."""
         request: (
             wire.Command | wire.Watch | wire.History | wire.Rebind | wire.Dropped | wire.Admin
         ) = wire.loads(payload)
         room = owned.room
+        route = _seat_route(room, request)
+        if route is not None and edge_of(route) != sender:
+            # An edge acts for its own seats only (issue 30.1): not for another edge's
+            # seat, nor binding a seat to another edge's route.
+            logger.warning(
+                "room %s: %s from %s refused: seat route %s is another edge's",
+                room.uid,
+                type(request).__name__,
+                sender,
+                route,
+            )
+            raise ValueError("not a seat of this edge")
         if owned.fenced:
             raise ValueError(f"room {room.uid} moved to another node")
         if isinstance(request, wire.Watch):
@@ -719,3 +739,19 @@ class RoomsRole:
 
 def _names(room: Room) -> str:
     return ", ".join(f"{s.name} ({getattr(s, 'protocol', '?')})" for s in room.seats)
+
+
+def _seat_route(room: Room, request: object) -> str | None:
+    """The edge route a request acts for (its sender must be that route's edge), or None
+    for a request any node may send (a spectator's, an organiser's). A seat without a
+    route (a bot's, played by the room itself) gives ``""``: no edge's."""
+    if isinstance(request, wire.Rebind):
+        return str(request.info.get("route") or "")
+    if isinstance(request, wire.Dropped):
+        return request.route
+    if isinstance(request, wire.Command):
+        if isinstance(request.command, wire.Rejoin):
+            return request.command.route
+        if 0 <= request.seat < len(room.seats):
+            return str(getattr(room.seats[request.seat], "route", None) or "")
+    return None

@@ -48,6 +48,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from meeple.games.scrabble.lexicon import load_lexicon
+from meeple.private import private_dir, private_file, write_private
 from meeple.protocols.cmpn402.errors import CloseCode
 from meeple.protocols.cmpn402.messages import Start
 from meeple.server.app import Services
@@ -116,14 +117,15 @@ class FileGameLog:
         self, directory: Path, players: tuple[str, ...], game_id: str | None = None
     ) -> None:
         self.stem = self.game_id = game_id or new_game_id(players)
-        directory.mkdir(parents=True, exist_ok=True)
+        # Both agents' racks, written during play: private (issue 30.5).
+        private_dir(directory)
         self.path = directory / f"{self.stem}.log"
         self._gcg = directory / f"{self.stem}.gcg"
 
     def _write(self, line: str) -> None:
         now = datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
         try:
-            with self.path.open("a", encoding="utf-8") as f:
+            with private_file(self.path).open("a", encoding="utf-8") as f:
                 f.write(f"{now} {line}\n")
         except OSError:
             logger.exception("cmpn402: cannot write %s", self.path)
@@ -141,7 +143,7 @@ class FileGameLog:
 
     def finished(self, gcg: str) -> None:
         try:
-            self._gcg.write_text(gcg, encoding="utf-8")
+            write_private(self._gcg, gcg)
         except OSError:
             logger.exception("cmpn402: cannot write %s", self._gcg)
 

@@ -34,6 +34,7 @@ from typing import Any, ClassVar, Protocol, TypeVar
 from meeple import ratings
 from meeple.games import records
 from meeple.games.records import FORMAT, RecordError
+from meeple.private import private_file
 
 T = TypeVar("T")
 
@@ -500,7 +501,12 @@ class SqliteBackend(Backend):
     def __init__(self, path: str) -> None:
         self.where = path
         if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            # Bag orders and password hashes: the file is made 0600 before SQLite opens
+            # it, and SQLite gives its -wal and -shm files the same mode (issue 30.5).
+            private_file(path)
+            for left in (f"{path}-wal", f"{path}-shm"):  # from a meeple before 0600
+                if Path(left).exists():
+                    private_file(left)
         self._lock = threading.RLock()
         self._batching = False
         self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -1053,8 +1059,7 @@ class DatabaseClaim:
             import fcntl
 
             lock = Path(f"{path}.serve-lock")
-            lock.parent.mkdir(parents=True, exist_ok=True)
-            handle = lock.open("a")
+            handle = private_file(lock).open("a")
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

