@@ -145,4 +145,4 @@ def test_private_paths_whatever_the_umask(
         str(target.relative_to(root)): 0o600,
         str((leaf / "empty").relative_to(root)): 0o600,
     }
-    assert target.read_text(encoding="utf-8") == text
+    assert target.read_bytes() == text.encode("utf-8")
