@@ -61,6 +61,7 @@ def run_scrabble(args: argparse.Namespace) -> int:
 def _run_scrabble(args: argparse.Namespace) -> int:
     from meeple.clients.scrabble_bot import play_twente
     from meeple.clients.twente import TwenteClientError
+    from meeple.clients.watch import NoAnswer
     from meeple.games.scrabble.lexicon import LexiconError, load_lexicon
 
     try:
@@ -81,7 +82,7 @@ def _run_scrabble(args: argparse.Namespace) -> int:
         results = asyncio.run(
             play_twente(args.host, port, args.name, lexicon, players=args.players, games=args.games)
         )
-    except (OSError, TwenteClientError) as e:
+    except (OSError, TwenteClientError, NoAnswer) as e:
         print(f"meeple bot: {e}", file=sys.stderr)
         return 1
     for r in results:
