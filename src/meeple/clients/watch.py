@@ -37,6 +37,7 @@ __all__ = [
     "Unreadable",
     "answered",
     "show_bytes",
+    "within",
 ]
 
 T = TypeVar("T")
@@ -168,3 +169,23 @@ async def answered(
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+async def within(waiting: Awaitable[T], seconds: float | None, clock: Clock) -> T:
+    """``waiting``'s result, or TimeoutError after ``seconds`` on ``clock`` (None: no
+    limit); like :func:`asyncio.wait_for`, but on the injectable clock."""
+    if seconds is None:
+        return await waiting
+    task = asyncio.ensure_future(waiting)
+    sleeper = asyncio.ensure_future(clock.sleep(max(0.0, seconds)))
+    try:
+        await asyncio.wait({task, sleeper}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        sleeper.cancel()
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+    if task.cancelled():
+        raise TimeoutError(f"no result in {seconds:g} s")
+    return task.result()
