@@ -62,7 +62,7 @@ from meeple.protocols.clarkson.messages import (
     Winner,
     meeple_hello,
 )
-from meeple.protocols.clarkson.session import ClientSession, Ignored, State
+from meeple.protocols.clarkson.session import CLIENT_SENDS, ClientSession, Ignored, State
 
 __all__ = ["ClarksonClient", "ClarksonClientError", "NameRefused", "play_clarkson", "run_bot"]
 
@@ -192,6 +192,17 @@ class ClarksonClient:
         return max(0, BAG_SIZE - on_board - 7 * max(1, len(self.players)))
 
     # --- receiving ----------------------------------------------------------------------
+
+    @property
+    def move_due(self) -> bool:
+        """Whether a turn command is allowed now: every line already read is handed out
+        and the session (which has read them all) says it is our turn in a game."""
+        return not self._pending and self.session.state is State.GAME and self.session.your_turn
+
+    @property
+    def may_ready(self) -> bool:
+        """Whether READY is allowed now (greeted, not in a game, not leaving)."""
+        return Ready in CLIENT_SENDS[self.session.state]
 
     @property
     def expected(self) -> Expected | None:
@@ -378,25 +389,32 @@ async def _play_one(client: ClarksonClient, lexicon: Lexicon, players: int) -> B
     refused = 0
     skip = 0
     said_ready = False
-    if len(client.users) + 1 >= players:  # USERJOINs may come before our USERCHANGE
+    owe_move = False  # a TURN named us (or our move was refused) and we have not moved
+    if len(client.users) + 1 >= players and client.may_ready:  # USERJOINs may come first
         await client.ready()
         said_ready = True
     async for message in client:
         if isinstance(message, UserJoin) and not said_ready:
-            if len(client.users) + 1 >= players:
+            if len(client.users) + 1 >= players and client.may_ready:
                 await client.ready()
                 said_ready = True
         elif isinstance(message, Turn):
             skip = 0
-            if client.my_turn:
-                await _move(client, lexicon, skip)
+            owe_move = client.my_turn
         elif isinstance(message, Nok) and client.my_turn:
             logger.info("%s: move refused (%s)", client.name, message.description)
             refused += 1
             skip += 1
-            await _move(client, lexicon, skip)
+            owe_move = True
         elif isinstance(message, Winner) and len(client.winners) == 1:
             return BotResult(tuple(client.players), dict(client.scores), "WIN", refused)
+        # Act on the newest state only (as the Twente bot does, issue 22): once every
+        # line already read is handed out, and only if the session, which has read
+        # them all, still says it is our turn in a game (a WINNER or GOODBYE in the
+        # same read ends it; issue 31: a PLACE there raised LocalProtocolError).
+        if owe_move and client.move_due:
+            owe_move = False
+            await _move(client, lexicon, skip)
     return None
 
 
