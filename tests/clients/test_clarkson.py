@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 
 import pytest
 from tests.clients.peers import serve
@@ -185,3 +186,51 @@ async def test_ok_to_ready_then_no_start(gcide: Lexicon, caplog: pytest.LogCaptu
         bot.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await bot
+
+
+async def test_the_cli_gives_up_with_a_message() -> None:
+    """``meeple bot scrabble --protocol clarkson --notice 0.2 --give-up 0.6`` against a
+    server that never answers READY: the waits in the log, then exit 1 with one line."""
+    readied = asyncio.Event()
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(meeple_hello("test").encode())
+        await reader.readline()
+        writer.write(Ok("send a username").encode())
+        await reader.readline()
+        writer.write(UserChange("127.0.0.1", "bot").encode())
+        assert (await reader.readline()).startswith(b"READY")
+        readied.set()
+        while await reader.readline():
+            pass
+
+    async with serve(silent) as port:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "meeple",
+            "bot",
+            "scrabble",
+            "--protocol",
+            "clarkson",
+            "--players",
+            "1",
+            "--lexicon",
+            "gcide",
+            "--name",
+            "bot",
+            "--port",
+            str(port),
+            "--notice",
+            "0.2",
+            "--give-up",
+            "0.6",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        _, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert readied.is_set()
+    assert proc.returncode == 1
+    text = err.decode()
+    assert "waiting 0.2 s for OK to our READY; no answer yet" in text
+    assert text.strip().splitlines()[-1].startswith("meeple bot: waited 0.6 s for OK to our READY")

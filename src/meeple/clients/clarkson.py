@@ -447,11 +447,22 @@ async def _move(client: ClarksonClient, lexicon: Lexicon, skip: int) -> None:
         await client.place(choice.tiles)
 
 
-def run_bot(host: str, port: int, name: str, lexicon: Lexicon, players: int, games: int) -> int:
+def run_bot(
+    host: str,
+    port: int,
+    name: str,
+    lexicon: Lexicon,
+    players: int,
+    games: int,
+    *,
+    patience: Patience | None = None,
+) -> int:
     """``meeple bot scrabble --protocol clarkson``: play, print each result, exit status."""
     try:
         results = asyncio.run(
-            play_clarkson(host, port, name, lexicon, players=players, games=games)
+            play_clarkson(
+                host, port, name, lexicon, players=players, games=games, patience=patience
+            )
         )
     except (OSError, ClarksonClientError, NoAnswer) as e:
         print(f"meeple bot: {e}", file=sys.stderr)

@@ -438,12 +438,22 @@ async def play(
         delay = min(delay * 2, MAX_RETRY_DELAY)
 
 
-def run_builtin(host: str, port: int, name: str, lexicon: Lexicon, *, games: int = 1) -> int:
+def run_builtin(
+    host: str,
+    port: int,
+    name: str,
+    lexicon: Lexicon,
+    *,
+    games: int = 1,
+    patience: Patience | None = None,
+) -> int:
     """``meeple bot scrabble --protocol cmpn402``: the built-in agent plays ``games`` games
     (in a contest: as it is paired, reconnecting after a drop)."""
     uri = f"ws://{host}:{port}"
     try:
-        results = asyncio.run(play(uri, name, BuiltinAgent(lexicon), games=games))
+        results = asyncio.run(
+            play(uri, name, BuiltinAgent(lexicon), games=games, patience=patience)
+        )
     except (ConnectionError, NoAnswer) as e:
         print(f"meeple bot: {e}", file=sys.stderr)
         return 1

@@ -78,6 +78,11 @@ class NoAnswer(Exception):
     """The server did not answer within :attr:`Patience.give_up`; the message says what."""
 
 
+def _seconds(value: float) -> str:
+    """``10`` for 10.0013, ``0.2`` for 0.200477: a wait as a person reads it."""
+    return f"{round(value, 1):g}"
+
+
 def show_bytes(data: bytes, limit: int = SHOWN_BYTES) -> str:
     """``data`` as a Python bytes literal, cut at ``limit`` bytes with the total length."""
     if len(data) <= limit:
@@ -153,7 +158,7 @@ async def answered(
                 return task.result()
             waited = clock.now() - started
             if expected.owed and patience.give_up is not None and waited >= patience.give_up:
-                text = f"waited {waited:g} s for {expected.what}; no answer: giving up"
+                text = f"waited {_seconds(waited)} s for {expected.what}; no answer: giving up"
                 say(text)
                 raise NoAnswer(text)
             if not expected.owed:
@@ -161,8 +166,8 @@ async def answered(
             elif patience.give_up is None:
                 then = "still waiting"
             else:
-                then = f"waiting until {patience.give_up:g} s, then giving up"
-            say(f"waiting {waited:g} s for {expected.what}; no answer yet, {then}")
+                then = f"waiting until {_seconds(patience.give_up)} s, then giving up"
+            say(f"waiting {_seconds(waited)} s for {expected.what}; no answer yet, {then}")
             next_notice *= 2
     finally:
         if not task.done():
