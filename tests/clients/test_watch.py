@@ -14,6 +14,7 @@ from meeple.clients.watch import (
     Expected,
     NoAnswer,
     Patience,
+    Stopwatch,
     Unreadable,
     answered,
     show_bytes,
@@ -38,6 +39,19 @@ def test_unreadable_logs_the_first_of_each_kind(caplog: pytest.LogCaptureFixture
     assert caplog.records[0].getMessage().startswith("bot: cannot take the server's INFORMMOVE")
     assert seen.summary() == "3 server message(s) ignored: INFORMMOVE x2, SHOUT x1"
     assert Unreadable("x", log).summary() is None
+
+
+@given(st.lists(st.text(max_size=200), max_size=200))
+def test_unreadable_lines_are_bounded(kinds: list[str]) -> None:
+    """Whatever kinds a server provokes, at most 33 lines are logged (32 kinds and one for
+    all the others), each with a kind of at most 60 characters, and every message counts."""
+    log = logging.getLogger("test.watch.bounded")
+    seen = Unreadable("bot", log)
+    lines = [t for t in (seen.note(k, "bad", k.encode()) for k in kinds) if t is not None]
+    assert len(lines) <= 33
+    assert len(seen.counts) <= 33
+    assert all(len(k) <= 60 for k in seen.counts)
+    assert seen.total == len(kinds)
 
 
 @given(st.binary(max_size=400))
@@ -143,3 +157,51 @@ async def test_within_times_out_on_the_clock() -> None:
 
     assert await within(quick(), 5, clock) == 7
     assert await within(quick(), None, clock) == 7
+
+
+async def test_reads_of_other_things_do_not_restart_the_wait() -> None:
+    """A server that PINGs every 3 s but never answers: each read ends with the PING, yet
+    the wait counts from the command, so the notices come at 10 and 20 s and the give-up
+    at 30 s, as with a silent server."""
+    clock = VirtualClock()
+    patience = Patience(10, 30, clock)
+    stopwatch = Stopwatch(clock)
+    expected = Expected("OK to our READY")
+    said: list[str] = []
+    stopwatch.restart()  # READY sent
+    outcome: BaseException | None = None
+    for _ in range(20):
+        ping: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        clock.call_later(3, lambda f=ping: f.done() or f.set_result(b"PING"))
+        read = asyncio.ensure_future(
+            answered(ping, expected, patience, said.append, since=stopwatch.since(expected))
+        )
+        await clock.advance(3)
+        try:
+            await read
+        except NoAnswer as e:
+            outcome = e
+            break
+    assert [s.split(";")[0] for s in said] == [
+        "waiting 10 s for OK to our READY",
+        "waiting 20 s for OK to our READY",
+        "waited 30 s for OK to our READY",
+    ]
+    assert isinstance(outcome, NoAnswer)
+
+
+async def test_stopwatch_restarts_on_a_command_and_on_a_new_wait() -> None:
+    """The same wait keeps its start; a command sent or another wait starts it anew."""
+    clock = VirtualClock()
+    stopwatch = Stopwatch(clock)
+    a, b = Expected("a"), Expected("b")
+    assert stopwatch.since(a) == 0
+    await clock.advance(5)
+    assert stopwatch.since(a) == 0
+    assert stopwatch.since(b) == 5
+    await clock.advance(3)
+    stopwatch.restart()
+    assert stopwatch.since(b) == 8
+    assert stopwatch.since(None) == 8
+    await clock.advance(1)
+    assert stopwatch.since(b) == 9

@@ -32,7 +32,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 
 from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
 from meeple.clients.scrabble_bot import MAX_RETRIES, BotResult
-from meeple.clients.watch import Expected, NoAnswer, Patience, Unreadable, answered
+from meeple.clients.watch import Expected, NoAnswer, Patience, Stopwatch, Unreadable, answered
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.lexicon import Lexicon
@@ -98,6 +98,7 @@ class ClarksonClient:
         # Where notices go: the log by default, a status line in the terminal client.
         self.say: Callable[[str], None] = say or self._log
         self.unreadable = Unreadable("", logger)
+        self._stopwatch = Stopwatch(self.patience.clock)
         self._ready_answered = True  # no READY of ours awaits its OK
         self._move_sent: str | None = None  # our turn command awaiting its answer
         self._pending: list[ServerMessage] = []
@@ -233,8 +234,13 @@ class ClarksonClient:
         come within :attr:`patience` (said through :attr:`say` as the wait goes on)."""
         while not self._pending:
             try:
+                expected = self.expected
                 data = await answered(
-                    self._reader.read(READ_SIZE), self.expected, self.patience, self.say
+                    self._reader.read(READ_SIZE),
+                    expected,
+                    self.patience,
+                    self.say,
+                    since=self._stopwatch.since(expected),
                 )
             except ConnectionError:
                 data = b""  # reset by the server: closed, as far as the client is concerned
@@ -322,6 +328,7 @@ class ClarksonClient:
         if isinstance(message, UserSet):
             self._asked = message.name
         self._writer.write(self.session.send(message))
+        self._stopwatch.restart()
         if isinstance(message, Ready):
             self._ready_answered = False
         elif isinstance(message, Place | Pass | Exchange):

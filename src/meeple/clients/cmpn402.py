@@ -46,7 +46,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, InvalidHandshake
 
 from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
-from meeple.clients.watch import Expected, NoAnswer, Patience, Unreadable, answered
+from meeple.clients.watch import Expected, NoAnswer, Patience, Stopwatch, Unreadable, answered
 from meeple.games.scrabble.board import Board, Direction
 from meeple.games.scrabble.errors import ScrabbleError, WordsNotInLexicon
 from meeple.games.scrabble.lexicon import Lexicon
@@ -232,6 +232,7 @@ class _Runner:
         self.view = View()
         self.patience = patience or Patience()
         self.unreadable = Unreadable(name, logger)
+        self._stopwatch = Stopwatch(self.patience.clock)
 
     def say(self, text: str) -> None:
         logger.warning("%s: %s", self.name, text)
@@ -254,6 +255,7 @@ class _Runner:
         return None
 
     async def send(self, message: Name | Move | NoChallenge | ChallengeMove) -> None:
+        self._stopwatch.restart()
         await self.ws.send(self.session.send(message))
 
     async def think(self) -> None:
@@ -279,7 +281,11 @@ class _Runner:
     async def _run(self, games: int, results: list[GameResult]) -> bool:
         while True:
             try:
-                data = await answered(self.ws.recv(), self.expected, self.patience, self.say)
+                expected = self.expected
+                since = self._stopwatch.since(expected)
+                data = await answered(
+                    self.ws.recv(), expected, self.patience, self.say, since=since
+                )
             except ConnectionClosedOK:
                 return False
             if isinstance(data, str):

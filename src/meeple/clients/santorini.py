@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 from meeple.ai.santorini import search_action
 from meeple.ai.santorini_search import AlphaBetaPlayer
-from meeple.clients.watch import Expected, Patience, Unreadable, answered, within
+from meeple.clients.watch import Expected, Patience, Stopwatch, Unreadable, answered, within
 from meeple.games import santorini as engine
 from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejected
 from meeple.protocols.santorini.messages import (
@@ -110,6 +110,7 @@ class SantoriniClient:
         # Where notices go: the log by default, a status line in the terminal client.
         self.say: Callable[[str], None] = say or self._log
         self.unreadable = Unreadable("", log)
+        self._stopwatch = Stopwatch(self.patience.clock)
         self._pending: list[ServerMessage] = []
         self.nickname = ""
         self.server_state: ServerState | None = None
@@ -176,6 +177,7 @@ class SantoriniClient:
             self.moves_this_turn = self.steps_this_turn = 0
         if isinstance(message, _ANSWERED):
             self.awaiting = message
+        self._stopwatch.restart()
         self._writer.write(data)
         await self._writer.drain()
 
@@ -261,8 +263,13 @@ class SantoriniClient:
         come within :attr:`patience` (said through :attr:`say` as the wait goes on)."""
         while not self._pending:
             try:
+                expected = self.expected
                 data = await answered(
-                    self._reader.read(READ_SIZE), self.expected, self.patience, self.say
+                    self._reader.read(READ_SIZE),
+                    expected,
+                    self.patience,
+                    self.say,
+                    since=self._stopwatch.since(expected),
                 )
             except ConnectionError:
                 data = b""  # reset by the server: closed, as far as the bot is concerned

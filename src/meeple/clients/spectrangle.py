@@ -35,7 +35,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from meeple.ai.spectrangle import turn_options
-from meeple.clients.watch import Expected, NoAnswer, Patience, Unreadable, answered
+from meeple.clients.watch import Expected, NoAnswer, Patience, Stopwatch, Unreadable, answered
 from meeple.games.spectrangle import TILE_SET, Action, Board, Tile
 from meeple.games.spectrangle import Exchange as ExchangeAction
 from meeple.games.spectrangle import Place as PlaceAction
@@ -104,6 +104,7 @@ class SpectrangleClient:
         # Where notices go: the log by default, a status line in the terminal client.
         self.say: Callable[[str], None] = say or self._log
         self.unreadable = Unreadable("", logger)
+        self._stopwatch = Stopwatch(self.patience.clock)
         # Each message with the session state right after it: a 1.3 "skip <name>" means
         # "you must skip" or "your skip was taken" depending on where it found us.
         self._pending: deque[tuple[ServerMessage, State]] = deque()
@@ -198,6 +199,7 @@ class SpectrangleClient:
 
     async def _send(self, message: ClientMessage) -> None:
         self._writer.write(self.session.send(message))
+        self._stopwatch.restart()
         await self._writer.drain()
 
     # --- receiving ----------------------------------------------------------------------
@@ -234,8 +236,13 @@ class SpectrangleClient:
         :attr:`state_after` is then the session state right after that message."""
         while not self._pending:
             try:
+                expected = self.expected
                 data = await answered(
-                    self._reader.read(READ_SIZE), self.expected, self.patience, self.say
+                    self._reader.read(READ_SIZE),
+                    expected,
+                    self.patience,
+                    self.say,
+                    since=self._stopwatch.since(expected),
                 )
             except ConnectionError:
                 data = b""

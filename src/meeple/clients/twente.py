@@ -28,7 +28,7 @@ import logging
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
 
-from meeple.clients.watch import Expected, NoAnswer, Patience, Unreadable, answered
+from meeple.clients.watch import Expected, NoAnswer, Patience, Stopwatch, Unreadable, answered
 from meeple.games.scrabble.board import Board, Direction
 from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.moves import tiles_from_word
@@ -87,6 +87,7 @@ class TwenteClient:
         # Where notices go: the log by default, a status line in the terminal client.
         self.say: Callable[[str], None] = say or self._log
         self.unreadable = Unreadable("", logger)
+        self._stopwatch = Stopwatch(self.patience.clock)
         self._pending: list[Received] = []
         self.name = ""
         self.server_flags: frozenset[Flag] = frozenset()
@@ -190,8 +191,13 @@ class TwenteClient:
         come within :attr:`patience` (said through :attr:`say` as the wait goes on)."""
         while not self._pending:
             try:
+                expected = self.expected
                 data = await answered(
-                    self._reader.read(READ_SIZE), self.expected, self.patience, self.say
+                    self._reader.read(READ_SIZE),
+                    expected,
+                    self.patience,
+                    self.say,
+                    since=self._stopwatch.since(expected),
                 )
             except ConnectionError:
                 data = b""  # reset by the server: closed, as far as the client is concerned
@@ -300,6 +306,7 @@ class TwenteClient:
 
     async def _send(self, message: Announce | RequestGame | MakeWord | MakeSwap | SendChat) -> None:
         self._writer.write(self.session.send(message))
+        self._stopwatch.restart()
         if isinstance(message, MakeWord | MakeSwap):
             self._verdict_due = True
         await self._writer.drain()

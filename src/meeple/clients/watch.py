@@ -34,6 +34,7 @@ __all__ = [
     "Expected",
     "NoAnswer",
     "Patience",
+    "Stopwatch",
     "Unreadable",
     "answered",
     "show_bytes",
@@ -45,6 +46,9 @@ T = TypeVar("T")
 DEFAULT_NOTICE = 10.0  # seconds of silence before a client says it is still waiting
 DEFAULT_GIVE_UP = 120.0  # seconds before it gives up on an answer the server owes at once
 SHOWN_BYTES = 120  # how much of an unreadable message a log line shows
+MAX_KINDS = 32  # kinds told apart per connection; a server cannot flood the log with more
+MAX_KIND_LENGTH = 60  # characters of a kind's name (it may quote the server's bytes)
+OTHER_KINDS = "other kinds"
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +107,13 @@ class Unreadable:
         self.counts: Counter[str] = Counter()
 
     def note(self, kind: str, reason: str, data: bytes) -> str | None:
-        """Count one message of ``kind`` that could not be taken because ``reason``."""
+        """Count one message of ``kind`` that could not be taken because ``reason``.
+
+        At most :data:`MAX_KINDS` kinds are told apart (the rest count as one), so a
+        server cannot write more than that many lines into our log."""
+        kind = kind[:MAX_KIND_LENGTH]
+        if kind not in self.counts and len(self.counts) >= MAX_KINDS:
+            kind = OTHER_KINDS
         self.counts[kind] += 1
         if self.counts[kind] > 1:
             return None
@@ -126,23 +136,51 @@ class Unreadable:
         return f"{self.total} server message(s) ignored: {kinds}"
 
 
+class Stopwatch:
+    """Since when a client has waited for what it waits for now.
+
+    A read that brings something else (a PING, a chat line) does not restart the wait,
+    so a server that pings but never answers is still reported; a change of what is
+    awaited, or a command sent (:meth:`restart`), starts it again."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._expected: Expected | None = None
+        self._since = 0.0
+
+    def restart(self) -> None:
+        """A command went out: what it awaits is awaited from now."""
+        self._expected = None
+
+    def since(self, expected: Expected | None) -> float:
+        """The time the wait for ``expected`` began (now, if it is new)."""
+        if expected is None or expected != self._expected:
+            self._expected, self._since = expected, self._clock.now()
+        return self._since
+
+
 async def answered(
     waiting: Awaitable[T],
     expected: Expected | None,
     patience: Patience,
     say: Callable[[str], None],
+    *,
+    since: float | None = None,
 ) -> T:
     """Await ``waiting`` (a read); while ``expected`` is not None, say each time the
-    wait passes :attr:`Patience.notice` (then twice as long, and so on) and raise
-    :class:`NoAnswer` after :attr:`Patience.give_up` if the answer is owed.
+    wait (counted from ``since``, else from now) passes :attr:`Patience.notice`, then
+    twice as long, and so on, and raise :class:`NoAnswer` after
+    :attr:`Patience.give_up` if the answer is owed.
 
     ``waiting`` is cancelled when the wait is given up (or this coroutine is)."""
     if expected is None:
         return await waiting
     task = asyncio.ensure_future(waiting)
     clock = patience.clock
-    started = clock.now()
+    started = clock.now() if since is None else since
     next_notice = patience.notice
+    while next_notice <= clock.now() - started:  # said during an earlier read
+        next_notice *= 2
     try:
         while True:
             deadline = next_notice
