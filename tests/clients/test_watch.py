@@ -78,8 +78,8 @@ async def _silence(
     patience: Patience, clock: VirtualClock, expected: Expected, until: float
 ) -> tuple[list[str], BaseException | None]:
     said: list[str] = []
-    never: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
-    task = asyncio.ensure_future(answered(never, expected, patience, said.append))
+    never = asyncio.Event()  # a read that never ends (and may be cancelled and redone)
+    task = asyncio.ensure_future(answered(never.wait, expected, patience, said.append))
     await clock.advance(until)
     if not task.done():
         task.cancel()
@@ -129,12 +129,11 @@ async def test_an_answer_in_time_is_handed_back_quietly() -> None:
     """The answer comes before the notice: its value, and not a word said."""
     clock = VirtualClock()
     said: list[str] = []
-    reply: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
-    task = asyncio.ensure_future(
-        answered(reply, Expected("x"), Patience(10, 60, clock), said.append)
-    )
+    replies: asyncio.Queue[bytes] = asyncio.Queue()
+    patience = Patience(10, 60, clock)
+    task = asyncio.ensure_future(answered(replies.get, Expected("x"), patience, said.append))
     await clock.advance(9)
-    reply.set_result(b"OK")
+    replies.put_nowait(b"OK")
     assert await task == b"OK"
     assert said == []
     assert clock.pending == 0
@@ -168,20 +167,29 @@ async def test_reads_of_other_things_do_not_restart_the_wait() -> None:
     stopwatch = Stopwatch(clock)
     expected = Expected("OK to our READY")
     said: list[str] = []
+    pings: asyncio.Queue[bytes] = asyncio.Queue()
+
+    def ping() -> None:
+        pings.put_nowait(b"PING")
+        clock.call_later(3, ping)
+
+    clock.call_later(3, ping)
     stopwatch.restart()  # READY sent
     outcome: BaseException | None = None
-    for _ in range(20):
-        ping: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
-        clock.call_later(3, lambda f=ping: f.done() or f.set_result(b"PING"))
-        read = asyncio.ensure_future(
-            answered(ping, expected, patience, said.append, since=stopwatch.since(expected))
-        )
-        await clock.advance(3)
-        try:
-            await read
-        except NoAnswer as e:
-            outcome = e
-            break
+
+    async def client() -> None:
+        nonlocal outcome
+        while True:
+            since = stopwatch.since(expected)
+            try:
+                await answered(pings.get, expected, patience, said.append, since=since)
+            except NoAnswer as e:
+                outcome = e
+                return
+
+    reading = asyncio.ensure_future(client())
+    await clock.advance(40)
+    await reading
     assert [s.split(";")[0] for s in said] == [
         "waiting 10 s for OK to our READY",
         "waiting 20 s for OK to our READY",

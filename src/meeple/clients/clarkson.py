@@ -236,7 +236,7 @@ class ClarksonClient:
             try:
                 expected = self.expected
                 data = await answered(
-                    self._reader.read(READ_SIZE),
+                    lambda: self._reader.read(READ_SIZE),
                     expected,
                     self.patience,
                     self.say,

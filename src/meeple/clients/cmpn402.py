@@ -283,9 +283,7 @@ class _Runner:
             try:
                 expected = self.expected
                 since = self._stopwatch.since(expected)
-                data = await answered(
-                    self.ws.recv(), expected, self.patience, self.say, since=since
-                )
+                data = await answered(self.ws.recv, expected, self.patience, self.say, since=since)
             except ConnectionClosedOK:
                 return False
             if isinstance(data, str):

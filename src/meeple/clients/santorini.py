@@ -265,7 +265,7 @@ class SantoriniClient:
             try:
                 expected = self.expected
                 data = await answered(
-                    self._reader.read(READ_SIZE),
+                    lambda: self._reader.read(READ_SIZE),
                     expected,
                     self.patience,
                     self.say,
@@ -669,6 +669,8 @@ async def play_santorini(
         # Our session is still in that game as far as the server said: a fresh
         # connection (and REGISTER on its SERVERSTATE) for the next one.
         await client.close()
+        if summary := client.unreadable.summary():
+            log.warning("%s: %s", name, summary)
         client = await SantoriniClient.connect(
             host, port, ping_interval=ping_interval, patience=patience, name=name
         )

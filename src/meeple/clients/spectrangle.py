@@ -238,7 +238,7 @@ class SpectrangleClient:
             try:
                 expected = self.expected
                 data = await answered(
-                    self._reader.read(READ_SIZE),
+                    lambda: self._reader.read(READ_SIZE),
                     expected,
                     self.patience,
                     self.say,

@@ -193,7 +193,7 @@ class TwenteClient:
             try:
                 expected = self.expected
                 data = await answered(
-                    self._reader.read(READ_SIZE),
+                    lambda: self._reader.read(READ_SIZE),
                     expected,
                     self.patience,
                     self.say,

@@ -160,58 +160,67 @@ class Stopwatch:
 
 
 async def answered(
-    waiting: Awaitable[T],
+    read: Callable[[], Awaitable[T]],
     expected: Expected | None,
     patience: Patience,
     say: Callable[[str], None],
     *,
     since: float | None = None,
 ) -> T:
-    """Await ``waiting`` (a read); while ``expected`` is not None, say each time the
+    """``read()`` (a socket read); while ``expected`` is not None, say each time the
     wait (counted from ``since``, else from now) passes :attr:`Patience.notice`, then
     twice as long, and so on, and raise :class:`NoAnswer` after
     :attr:`Patience.give_up` if the answer is owed.
 
-    ``waiting`` is cancelled when the wait is given up (or this coroutine is)."""
+    The read runs in the calling task, as :func:`asyncio.timeout` does it: a timer on
+    the clock cancels it when a notice is due, and a fresh ``read()`` goes on after the
+    notice. ``read`` must therefore be safe to cancel (``StreamReader.read`` and
+    websockets' ``recv`` are: no data is lost), and when nothing is awaited the read
+    costs no more than a bare ``await`` (no task, no timer: the timing of a client
+    that waits on nothing is unchanged)."""
     if expected is None:
-        return await waiting
-    task = asyncio.ensure_future(waiting)
+        return await read()
+    task = asyncio.current_task()
+    if task is None:  # pragma: no cover - always inside a task under asyncio
+        raise RuntimeError("answered() needs a running task")
     clock = patience.clock
     started = clock.now() if since is None else since
     next_notice = patience.notice
     while next_notice <= clock.now() - started:  # said during an earlier read
         next_notice *= 2
-    try:
-        while True:
-            deadline = next_notice
-            if expected.owed and patience.give_up is not None:
-                deadline = min(deadline, patience.give_up)
-            waited = clock.now() - started
-            sleeper = asyncio.ensure_future(clock.sleep(max(0.0, deadline - waited)))
-            try:
-                await asyncio.wait({task, sleeper}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                sleeper.cancel()
-            if task.done():
-                return task.result()
-            waited = clock.now() - started
-            if expected.owed and patience.give_up is not None and waited >= patience.give_up:
-                text = f"waited {_seconds(waited)} s for {expected.what}; no answer: giving up"
-                say(text)
-                raise NoAnswer(text)
-            if not expected.owed:
-                then = "still waiting (other players may be slow)"
-            elif patience.give_up is None:
-                then = "still waiting"
-            else:
-                then = f"waiting until {_seconds(patience.give_up)} s, then giving up"
-            say(f"waiting {_seconds(waited)} s for {expected.what}; no answer yet, {then}")
-            next_notice *= 2
-    finally:
-        if not task.done():
+    while True:
+        deadline = next_notice
+        if expected.owed and patience.give_up is not None:
+            deadline = min(deadline, patience.give_up)
+        fired = False
+
+        def wake() -> None:
+            nonlocal fired
+            fired = True
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+
+        timer = clock.call_later(max(0.0, deadline - (clock.now() - started)), wake)
+        try:
+            return await read()
+        except asyncio.CancelledError:
+            # Ours (the notice is due) unless someone else cancelled the task as well.
+            if not fired or task.uncancel() > 0:
+                raise
+        finally:
+            timer.cancel()
+        waited = clock.now() - started
+        if expected.owed and patience.give_up is not None and waited >= patience.give_up:
+            text = f"waited {_seconds(waited)} s for {expected.what}; no answer: giving up"
+            say(text)
+            raise NoAnswer(text)
+        if not expected.owed:
+            then = "still waiting (other players may be slow)"
+        elif patience.give_up is None:
+            then = "still waiting"
+        else:
+            then = f"waiting until {_seconds(patience.give_up)} s, then giving up"
+        say(f"waiting {_seconds(waited)} s for {expected.what}; no answer yet, {then}")
+        next_notice *= 2
 
 
 async def within(waiting: Awaitable[T], seconds: float | None, clock: Clock) -> T:
