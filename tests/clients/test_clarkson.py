@@ -10,8 +10,15 @@ tile on an occupied square.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
+import sys
+
+import pytest
+from tests.clients.peers import serve
 
 from meeple.clients.clarkson import play_clarkson
+from meeple.clients.watch import NoAnswer, Patience
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.protocols.clarkson.messages import (
@@ -27,6 +34,7 @@ from meeple.protocols.clarkson.messages import (
     Winner,
     meeple_hello,
 )
+from meeple.server.clock import VirtualClock
 
 COMMANDS = (b"PLACE", b"PASS", b"EXCHANGE")
 
@@ -99,3 +107,130 @@ async def test_one_read_with_two_turns_gets_one_move(gcide: Lexicon) -> None:
         for x in (6, 7, 8):
             assert f",{x},7)".encode() not in first
     assert result.refused == 0
+
+
+# --- issue 31: a server that never answers READY -----------------------------------------
+
+
+async def test_ready_never_answered(gcide: Lexicon, caplog: pytest.LogCaptureFixture) -> None:
+    """A server that takes READY and says nothing more: the bot says it is waiting after
+    the notice time, gives up at its bound (virtual time) with a clear NoAnswer, and
+    leaves with QUIT (it used to wait until killed)."""
+    clock = VirtualClock()
+    readied = asyncio.Event()
+    heard: list[bytes] = []
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(meeple_hello("test").encode())
+        await reader.readline()  # the bot's HELLO
+        writer.write(Ok("send a username").encode())
+        await reader.readline()  # USERSET bot
+        writer.write(UserChange("127.0.0.1", "bot").encode())
+        assert (await reader.readline()).startswith(b"READY")
+        readied.set()
+        while line := await reader.readline():  # never a word back
+            heard.append(line)
+
+    caplog.set_level(logging.WARNING, logger="meeple.clients.clarkson")
+    async with serve(silent) as port:
+        bot = asyncio.create_task(
+            play_clarkson(
+                "127.0.0.1", port, "bot", gcide, players=1, patience=Patience(10, 60, clock)
+            )
+        )
+        await asyncio.wait_for(readied.wait(), 10)
+        await clock.advance(9)
+        assert "waiting" not in caplog.text
+        await clock.advance(1)
+        assert "waiting 10 s for OK to our READY; no answer yet" in caplog.text
+        await clock.advance(50)
+        with pytest.raises(NoAnswer, match="waited 60 s for OK to our READY; no answer"):
+            await asyncio.wait_for(bot, 10)
+    assert heard == [b"QUIT\r\n"]
+    assert "waiting 20 s for OK to our READY" in caplog.text
+    assert "waiting 40 s for OK to our READY" in caplog.text
+
+
+async def test_ok_to_ready_then_no_start(gcide: Lexicon, caplog: pytest.LogCaptureFixture) -> None:
+    """OK to READY, then no STARTING: the others may be slow, so the bot says it waits
+    but does not give up at its bound."""
+    clock = VirtualClock()
+    readied = asyncio.Event()
+
+    async def slow_table(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(meeple_hello("test").encode())
+        await reader.readline()
+        writer.write(Ok("send a username").encode())
+        await reader.readline()
+        writer.write(UserChange("127.0.0.1", "bot").encode() + UserJoin("slow").encode())
+        assert (await reader.readline()).startswith(b"READY")
+        writer.write(Ok("when everyone is ready the game will start").encode())
+        readied.set()
+        while await reader.readline():
+            pass
+
+    caplog.set_level(logging.WARNING, logger="meeple.clients.clarkson")
+    async with serve(slow_table) as port:
+        bot = asyncio.create_task(
+            play_clarkson(
+                "127.0.0.1", port, "bot", gcide, players=2, patience=Patience(10, 60, clock)
+            )
+        )
+        await asyncio.wait_for(readied.wait(), 10)
+        await clock.advance(200)
+        assert not bot.done()
+        text = caplog.text
+        assert "waiting 10 s for STARTING (everyone at the table READY); no answer yet" in text
+        assert "waiting 160 s for STARTING" in text
+        assert "giving up" not in text
+        bot.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await bot
+
+
+async def test_the_cli_gives_up_with_a_message() -> None:
+    """``meeple bot scrabble --protocol clarkson --notice 0.2 --give-up 0.6`` against a
+    server that never answers READY: the waits in the log, then exit 1 with one line."""
+    readied = asyncio.Event()
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(meeple_hello("test").encode())
+        await reader.readline()
+        writer.write(Ok("send a username").encode())
+        await reader.readline()
+        writer.write(UserChange("127.0.0.1", "bot").encode())
+        assert (await reader.readline()).startswith(b"READY")
+        readied.set()
+        while await reader.readline():
+            pass
+
+    async with serve(silent) as port:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "meeple",
+            "bot",
+            "scrabble",
+            "--protocol",
+            "clarkson",
+            "--players",
+            "1",
+            "--lexicon",
+            "gcide",
+            "--name",
+            "bot",
+            "--port",
+            str(port),
+            "--notice",
+            "0.2",
+            "--give-up",
+            "0.6",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        _, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert readied.is_set()
+    assert proc.returncode == 1
+    text = err.decode()
+    assert "waiting 0.2 s for OK to our READY; no answer yet" in text
+    assert text.strip().splitlines()[-1].startswith("meeple bot: waited 0.6 s for OK to our READY")

@@ -5,6 +5,7 @@ send, respects ``SERVERSTATE open: false`` and fails loudly when the server hang
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 from dataclasses import dataclass, field
 
@@ -13,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from tests.clients.peers import Chunking, chunkings, serve, write_in_pieces
 
 from meeple.clients.santorini import GameResult, SantoriniClientError, play_santorini
+from meeple.clients.watch import Patience
 from meeple.protocols.santorini.messages import (
     Build,
     Cell,
@@ -21,6 +23,7 @@ from meeple.protocols.santorini.messages import (
     God,
     GodInit,
     GodList,
+    Lose,
     Move,
     Pass,
     Players,
@@ -30,6 +33,7 @@ from meeple.protocols.santorini.messages import (
     Update,
 )
 from meeple.protocols.santorini.session import ServerSession
+from meeple.server.clock import VirtualClock
 
 M, F = Cell(2, 2), Cell(0, 0)  # the bot's workers
 TOWER = Cell(2, 3)  # level 3 next to M, which stands on level 2: a winning step up
@@ -243,3 +247,88 @@ def test_the_cli_exits_non_zero_with_a_message() -> None:
     code, err = asyncio.run(scenario())
     assert code == 1
     assert b"open: false" in err
+
+
+# --- issue 31: a server that sends the loser no ENDGAME ----------------------------------
+
+
+@dataclass
+class Referee:
+    """A server whose games end for the bot with its LOSE: it sends the loser nothing
+    more (AM27 §4.2.6 does not ask it to) and keeps the connection open."""
+
+    games: int = 0
+    loses: list[Lose] = field(default_factory=list)
+    lost: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+async def no_endgame_to_the_loser(
+    referee: Referee, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    session = ServerSession(framing="lines")
+    writer.write(session.send(ServerState(open=True, active=False)))
+    heard: list[object] = []
+    while not any(isinstance(e, Register) for e in heard):
+        data = await reader.read(65536)
+        if not data:
+            return
+        heard += session.receive_data(data)
+    referee.games += 1
+    # The bot's workers are walled in by domes: no move at all, so it must LOSE.
+    walls = tuple(
+        (c, CellState((4, 0))) for c in (*_neighbours(F), *_neighbours(Cell(4, 4))) if c != F
+    )
+    board = (
+        (F, CellState((0,), "bot", "F")),
+        (Cell(4, 4), CellState((0,), "bot", "M")),
+        (Cell(2, 2), CellState((0,), "rival", "M")),
+        (Cell(2, 0), CellState((0,), "rival", "F")),
+        *walls,
+    )
+    writer.write(
+        session.send(Players("rival", (("bot", "Atheist"), ("rival", "Atheist"))))
+        + session.send(Update("bot", board))
+    )
+    while data := await reader.read(65536):
+        for event in session.receive_data(data):
+            if isinstance(event, Lose):
+                referee.loses.append(event)
+                referee.lost.set()  # and not a word more
+
+
+@pytest.mark.parametrize("games", [1, 2])
+async def test_no_endgame_after_our_lose(games: int, caplog: pytest.LogCaptureFixture) -> None:
+    """The bot LOSEs and the server says nothing more: after the answer timeout (virtual
+    time) the game is over for the bot, and a next game is played on a fresh connection
+    (it used to wait until it was killed)."""
+    clock = VirtualClock()
+    referee = Referee()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await no_endgame_to_the_loser(referee, reader, writer)
+
+    caplog.set_level(logging.WARNING, logger="meeple.clients.santorini")
+    async with serve(handle) as port:
+        bot = asyncio.create_task(
+            play_santorini(
+                "127.0.0.1",
+                port,
+                "bot",
+                games=games,
+                seed=3,
+                answer_timeout=5,
+                patience=Patience(10, 60, clock),
+            )
+        )
+        for game in range(games):
+            await asyncio.wait_for(referee.lost.wait(), 10)
+            referee.lost.clear()
+            await clock.advance(4.9)
+            assert len(referee.loses) == game + 1
+            assert not bot.done()
+            await clock.advance(0.1)
+        results = await asyncio.wait_for(bot, 10)
+    assert [(r.winner, r.ended_by) for r in results] == [(None, "bot")] * games
+    assert referee.games == games
+    assert referee.loses == [Lose("bot")] * games
+    assert "no ENDGAME in 5 s after our LOSE: the game is over for us" in caplog.text

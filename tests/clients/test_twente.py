@@ -154,3 +154,102 @@ def test_never_answers_an_error(gcide: Lexicon) -> None:
     assert len(results) == 1
     assert script.errors == 0
     assert script.moves == 7  # five retries after the first move, then the pass
+
+
+# --- issue 31: a server that announces the bot's swap with its letters -------------------
+
+CONSONANTS = "QVJZK"  # no vowel: no word to play, so the bot swaps turn after turn
+
+
+@dataclass
+class SwapScript:
+    """What the letters server saw: the swaps it took, and any it had to refuse."""
+
+    turns: int = 4
+    swaps: list[str] = field(default_factory=list)
+    not_on_rack: list[tuple[str, str]] = field(default_factory=list)
+    errors: int = 0  # ERRORs the bot sent
+    other: list[str] = field(default_factory=list)
+
+
+async def letters_server(
+    script: SwapScript, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    """Deals only consonants and announces every swap as ``INFORMMOVE|bot|SWAP|QVX``
+    (the letters, where the spec has a count), as one Twente server did."""
+    from collections import Counter
+    from itertools import cycle
+
+    framer = Framer()
+    bag = cycle(CONSONANTS)
+    rack: Counter[str] = Counter()
+    name = ""
+
+    def deal(n: int) -> str:
+        tiles = "".join(next(bag) for _ in range(n))
+        rack.update(tiles)
+        return tiles
+
+    while data := await reader.read(65536):
+        for event in framer.receive_data(data):
+            assert isinstance(event, Frame), event
+            if event.command == "ANNOUNCE":
+                name = event.args[0]
+                writer.write(frame("WELCOME", name))
+            elif event.command == "REQUESTGAME":
+                writer.write(
+                    frame("STARTGAME", name, "rival")
+                    + frame("NEWTILES", deal(7))
+                    + frame("NOTIFYTURN", "1", name)
+                )
+            elif event.command == "ERROR":
+                script.errors += 1
+            elif event.command == "MAKEMOVE" and event.args[:1] == ("SWAP",):
+                tiles = event.args[1] if len(event.args) > 1 else ""
+                if Counter(tiles) - rack:
+                    script.not_on_rack.append((tiles, "".join(sorted(rack.elements()))))
+                    writer.write(frame("ERROR", "E008"))
+                    continue
+                rack.subtract(tiles)
+                script.swaps.append(tiles)
+                writer.write(
+                    frame("NEWTILES", deal(len(tiles)))
+                    + frame("INFORMMOVE", name, "SWAP", tiles)  # letters, not a count
+                    + frame("NOTIFYTURN", "0", "rival")
+                )
+                if len(script.swaps) >= script.turns:
+                    writer.write(game_over(name))
+                    await writer.drain()
+                    return
+                writer.write(
+                    frame("INFORMMOVE", "rival", "SWAP", "0") + frame("NOTIFYTURN", "1", name)
+                )
+            else:
+                script.other.append("|".join(event.fields))
+                writer.write(game_over(name))
+                await writer.drain()
+                return
+        await writer.drain()
+
+
+def test_swap_announced_with_letters(gcide: Lexicon) -> None:
+    """INFORMMOVE|bot|SWAP|<letters>: the bot reads it as a swap of that many tiles, keeps
+    a rack of seven (it crashed with "a rack holds at most 7 tiles" on its next turn),
+    sends no ERROR back, and plays the game to its end."""
+    script = SwapScript()
+
+    async def run() -> list[object]:
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await letters_server(script, reader, writer)
+
+        async with serve(handle) as port:
+            return list(
+                await asyncio.wait_for(play_twente("127.0.0.1", port, "bot", gcide, games=1), 30)
+            )
+
+    results = asyncio.run(run())
+    assert len(results) == 1
+    assert script.other == []
+    assert script.not_on_rack == []
+    assert len(script.swaps) == script.turns
+    assert script.errors == 0

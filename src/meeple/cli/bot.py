@@ -9,6 +9,7 @@ from typing import Any
 
 from meeple.cli.santorini import register_bot as register_santorini_bot
 from meeple.cli.spectrangle import register_bot as register_spectrangle_bot
+from meeple.cli.waits import add_patience_arguments, patience_from
 from meeple.server.config import DEFAULT_PORTS
 
 __all__ = ["register"]
@@ -43,6 +44,7 @@ def register(sub: Any) -> None:
         help="seconds per move for the strong level (default 1; CMPN402 also keeps within "
         "the game clock)",
     )
+    add_patience_arguments(s)
     s.set_defaults(handler=run_scrabble)
     register_spectrangle_bot(games)
     register_santorini_bot(games)
@@ -54,6 +56,11 @@ def run_scrabble(args: argparse.Namespace) -> int:
     if not 0 <= args.think_time <= 60:
         print("meeple bot: --think-time must be between 0 and 60 seconds", file=sys.stderr)
         return 2
+    try:
+        patience_from(args)
+    except ValueError as e:
+        print(f"meeple bot: --notice/--give-up: {e}", file=sys.stderr)
+        return 2
     with configure(args.level, args.think_time):
         return _run_scrabble(args)
 
@@ -61,6 +68,7 @@ def run_scrabble(args: argparse.Namespace) -> int:
 def _run_scrabble(args: argparse.Namespace) -> int:
     from meeple.clients.scrabble_bot import play_twente
     from meeple.clients.twente import TwenteClientError
+    from meeple.clients.watch import NoAnswer
     from meeple.games.scrabble.lexicon import LexiconError, load_lexicon
 
     try:
@@ -72,16 +80,34 @@ def _run_scrabble(args: argparse.Namespace) -> int:
     if args.protocol == "cmpn402":
         from meeple.clients.cmpn402 import run_builtin
 
-        return run_builtin(args.host, port, args.name, lexicon, games=args.games)
+        return run_builtin(
+            args.host, port, args.name, lexicon, games=args.games, patience=patience_from(args)
+        )
     if args.protocol == "clarkson":
         from meeple.clients.clarkson import run_bot
 
-        return run_bot(args.host, port, args.name, lexicon, args.players, args.games)
+        return run_bot(
+            args.host,
+            port,
+            args.name,
+            lexicon,
+            args.players,
+            args.games,
+            patience=patience_from(args),
+        )
     try:
         results = asyncio.run(
-            play_twente(args.host, port, args.name, lexicon, players=args.players, games=args.games)
+            play_twente(
+                args.host,
+                port,
+                args.name,
+                lexicon,
+                players=args.players,
+                games=args.games,
+                patience=patience_from(args),
+            )
         )
-    except (OSError, TwenteClientError) as e:
+    except (OSError, TwenteClientError, NoAnswer) as e:
         print(f"meeple bot: {e}", file=sys.stderr)
         return 1
     for r in results:

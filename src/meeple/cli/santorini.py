@@ -7,6 +7,7 @@ import asyncio
 import sys
 from typing import Any
 
+from meeple.cli.waits import add_patience_arguments, patience_from
 from meeple.server.config import DEFAULT_PORTS
 
 __all__ = ["register", "register_bot", "run_bot", "run_match_command"]
@@ -37,14 +38,21 @@ def register_bot(games: Any) -> None:
         metavar="T",
         help="seconds per turn (default: the level's: easy 0.1, medium 0.5, hard 1)",
     )
+    add_patience_arguments(p)
     p.set_defaults(handler=run_bot)
 
 
 def run_bot(args: argparse.Namespace) -> int:
     from meeple.clients.santorini import SantoriniClientError, play_santorini
+    from meeple.clients.watch import NoAnswer
 
     if args.think_time is not None and not 0 < args.think_time <= 60:
         print("meeple bot: --think-time must be in (0, 60] seconds", file=sys.stderr)
+        return 2
+    try:
+        patience = patience_from(args)
+    except ValueError as e:
+        print(f"meeple bot: --notice/--give-up: {e}", file=sys.stderr)
         return 2
     try:
         results = asyncio.run(
@@ -58,9 +66,10 @@ def run_bot(args: argparse.Namespace) -> int:
                 seed=args.seed,
                 level=None if args.level == "classic" else args.level,
                 think_time=args.think_time,
+                patience=patience,
             )
         )
-    except (OSError, SantoriniClientError) as e:
+    except (OSError, SantoriniClientError, NoAnswer) as e:
         print(f"meeple bot: {e}", file=sys.stderr)
         return 1
     for r in results:

@@ -16,6 +16,7 @@ import asyncio
 import sys
 from typing import Any
 
+from meeple.cli.waits import add_patience_arguments, patience_from
 from meeple.server.config import DEFAULT_PORTS
 
 __all__ = ["register_bot", "run_bot"]
@@ -32,15 +33,22 @@ def register_bot(games: Any) -> None:
     s.add_argument("--players", type=int, default=2, choices=(2, 3, 4))
     s.add_argument("--games", type=int, default=1, help="games to play in a row (default 1)")
     s.add_argument("--chat", action="store_true", help="ask for the chat extension")
+    add_patience_arguments(s)
     s.set_defaults(handler=run_bot)
 
 
 def run_bot(args: argparse.Namespace) -> int:
     """Handler of ``meeple bot spectrangle``: 0 after the games, 1 on a connection problem."""
     from meeple.clients.spectrangle import SpectrangleClientError, play_spectrangle
+    from meeple.clients.watch import NoAnswer
 
     if args.games < 1:
         print("meeple bot: --games must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        patience = patience_from(args)
+    except ValueError as e:
+        print(f"meeple bot: --notice/--give-up: {e}", file=sys.stderr)
         return 2
     try:
         results = asyncio.run(
@@ -51,9 +59,10 @@ def run_bot(args: argparse.Namespace) -> int:
                 players=args.players,
                 games=args.games,
                 chat=args.chat,
+                patience=patience,
             )
         )
-    except (OSError, SpectrangleClientError, ValueError) as e:
+    except (OSError, SpectrangleClientError, NoAnswer, ValueError) as e:
         print(f"meeple bot: {e}", file=sys.stderr)
         return 1
     for r in results:

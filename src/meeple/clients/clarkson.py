@@ -12,6 +12,13 @@ Besides handing on messages the client keeps what a player can know: the users a
 table (USERJOIN/USERCHANGE), the board (BOARDPUSH), its hand (TILES), every score
 (SCORE), whose turn it is (TURN) and the winners (WINNER). :func:`play_clarkson`
 is a bot that plays whole games with the best-scoring AI.
+
+A line the client cannot take is logged once per kind with its bytes (never raised:
+:attr:`ClarksonClient.unreadable`); while the server owes an answer (OK to HELLO or
+READY, the verdict on a move) the client says when it waits longer than its
+:class:`~meeple.clients.watch.Patience` allows and then gives up with
+:class:`~meeple.clients.watch.NoAnswer`; waiting for the others' READY it only says so
+(issue 31).
 """
 
 from __future__ import annotations
@@ -21,11 +28,13 @@ import contextlib
 import logging
 import platform
 import sys
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 
 from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
 from meeple.clients.scrabble_bot import MAX_RETRIES, BotResult
+from meeple.clients.watch import Expected, NoAnswer, Patience, Stopwatch, Unreadable, answered
 from meeple.games.scrabble.board import Board
+from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.moves import Placement
 from meeple.games.scrabble.tiles import CLARKSON
@@ -35,6 +44,7 @@ from meeple.protocols.clarkson.messages import (
     Exchange,
     Goodbye,
     Hello,
+    Malformed,
     Nok,
     Ok,
     Pass,
@@ -52,7 +62,7 @@ from meeple.protocols.clarkson.messages import (
     Winner,
     meeple_hello,
 )
-from meeple.protocols.clarkson.session import ClientSession, ConnectionClosed
+from meeple.protocols.clarkson.session import CLIENT_SENDS, ClientSession, Ignored, State
 
 __all__ = ["ClarksonClient", "ClarksonClientError", "NameRefused", "play_clarkson", "run_bot"]
 
@@ -73,10 +83,24 @@ class NameRefused(ClarksonClientError):
 class ClarksonClient:
     """One connection to a Clarkson server. Create it with :meth:`connect`."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        patience: Patience | None = None,
+        say: Callable[[str], None] | None = None,
+    ) -> None:
         self._reader = reader
         self._writer = writer
         self.session = ClientSession()
+        self.patience = patience or Patience()
+        # Where notices go: the log by default, a status line in the terminal client.
+        self.say: Callable[[str], None] = say or self._log
+        self.unreadable = Unreadable("", logger)
+        self._stopwatch = Stopwatch(self.patience.clock)
+        self._ready_answered = True  # no READY of ours awaits its OK
+        self._move_sent: str | None = None  # our turn command awaiting its answer
         self._pending: list[ServerMessage] = []
         self.server_hello: Hello | None = None
         self.name = ""
@@ -91,10 +115,21 @@ class ClarksonClient:
         self._asked: str | None = None  # the name of a USERSET awaiting its USERCHANGE
 
     @classmethod
-    async def connect(cls, host: str, port: int, name: str | None = None) -> ClarksonClient:
-        """Connect, exchange HELLO (§3.1) and, if ``name`` is given, USERSET it (§3.5)."""
+    async def connect(
+        cls,
+        host: str,
+        port: int,
+        name: str | None = None,
+        *,
+        patience: Patience | None = None,
+        say: Callable[[str], None] | None = None,
+    ) -> ClarksonClient:
+        """Connect, exchange HELLO (§3.1) and, if ``name`` is given, USERSET it (§3.5).
+
+        ClarksonClientError when refused, or when an answer does not come in time."""
         reader, writer = await asyncio.open_connection(host, port)
-        client = cls(reader, writer)
+        client = cls(reader, writer, patience=patience, say=say)
+        client.unreadable.who = name or ""
         try:
             hello = await client.receive()
             if not isinstance(hello, Hello):
@@ -112,6 +147,9 @@ class ClarksonClient:
                         break
                     if isinstance(reply, Nok):
                         raise NameRefused(f"name refused: {reply.description}")
+        except NoAnswer as e:
+            await client.close()
+            raise ClarksonClientError(str(e)) from None
         except BaseException:
             await client.close()
             raise
@@ -156,16 +194,65 @@ class ClarksonClient:
 
     # --- receiving ----------------------------------------------------------------------
 
+    @property
+    def move_due(self) -> bool:
+        """Whether a turn command is allowed now: every line already read is handed out
+        and the session (which has read them all) says it is our turn in a game."""
+        return not self._pending and self.session.state is State.GAME and self.session.your_turn
+
+    @property
+    def may_ready(self) -> bool:
+        """Whether READY is allowed now (greeted, not in a game, not leaving)."""
+        return Ready in CLIENT_SENDS[self.session.state]
+
+    @property
+    def expected(self) -> Expected | None:
+        """What the server owes us now (HELLO, OK, the verdict on a move), or the
+        STARTING that waits on the others' READY; None when nothing is awaited."""
+        state = self.session.state
+        if self._pending:
+            return None
+        if state is State.CONNECTED:
+            return Expected("the server's HELLO")
+        if state is State.WELCOMING:
+            return Expected("OK to our HELLO")
+        if self._asked is not None:
+            return Expected("USERCHANGE or NOK to our USERSET")
+        if state is State.READY:
+            if not self._ready_answered:
+                return Expected("OK to our READY")
+            return Expected("STARTING (everyone at the table READY)", owed=False)
+        if state is State.QUITTING:
+            return Expected("GOODBYE to our QUIT")
+        if self._move_sent is not None:
+            return Expected(f"the server's answer to our {self._move_sent}")
+        return None
+
     async def receive(self) -> ServerMessage:
-        """The next server message (state updated first); ClarksonClientError at the end."""
+        """The next server message (state updated first); ClarksonClientError at the end,
+        :class:`~meeple.clients.watch.NoAnswer` when an answer the server owes does not
+        come within :attr:`patience` (said through :attr:`say` as the wait goes on)."""
         while not self._pending:
-            data = await self._reader.read(READ_SIZE)
+            try:
+                expected = self.expected
+                data = await answered(
+                    lambda: self._reader.read(READ_SIZE),
+                    expected,
+                    self.patience,
+                    self.say,
+                    since=self._stopwatch.since(expected),
+                )
+            except ConnectionError:
+                data = b""  # reset by the server: closed, as far as the client is concerned
             events = self.session.receive_data(data) if data else self.session.receive_eof()
             for event in events:
                 if isinstance(event, ServerMessage):
                     self._pending.append(event)
-                elif not isinstance(event, ConnectionClosed):
-                    logger.info("%s: ignored %s", self.name or "client", event)
+                elif isinstance(event, Malformed):
+                    kind = f"line ({event.description.split(':')[0]})"
+                    self._note(kind, event.description, event.line.encode(errors="replace"))
+                elif isinstance(event, Ignored):
+                    self._note(event.message.command, event.reason, data)
             if not data and not self._pending:
                 raise ClarksonClientError("connection closed by the server")
         # What the client knows is as of the message handed out, not of everything in
@@ -189,7 +276,23 @@ class ClarksonClient:
             if isinstance(message, Goodbye):
                 return
 
+    def _log(self, text: str) -> None:
+        logger.warning("%s: %s", self.name or self.unreadable.who or "client", text)
+
+    def _note(self, kind: str, reason: str, data: bytes) -> None:
+        """A server line we cannot take: logged once per kind, never raised."""
+        text = self.unreadable.note(kind, reason, data)
+        if text is not None and self.say != self._log:
+            self.say(text)
+
     def _track(self, message: ServerMessage) -> None:
+        if isinstance(message, Ok | Nok | Starting) and self.session.state in (
+            State.READY,
+            State.GAME,
+        ):
+            self._ready_answered = True
+        if not isinstance(message, UserJoin | UserChange):
+            self._move_sent = None
         if isinstance(message, UserChange):
             if message.new == self._asked and (not self.name or message.old == self.name):
                 # Our own USERSET went through (§3.5): from now on we are this name.
@@ -206,7 +309,10 @@ class ClarksonClient:
                 self.players.append(message.name)
             self.scores[message.name] = message.score
         elif isinstance(message, BoardPush):
-            self.board = message.to_board()
+            try:
+                self.board = message.to_board()
+            except (ScrabbleError, ValueError) as e:
+                self._note("BOARDPUSH", str(e), repr(message).encode())
         elif isinstance(message, Tiles):
             self.rack = message.tiles
         elif isinstance(message, Turn):
@@ -222,6 +328,11 @@ class ClarksonClient:
         if isinstance(message, UserSet):
             self._asked = message.name
         self._writer.write(self.session.send(message))
+        self._stopwatch.restart()
+        if isinstance(message, Ready):
+            self._ready_answered = False
+        elif isinstance(message, Place | Pass | Exchange):
+            self._move_sent = message.command
         await self._writer.drain()
 
 
@@ -237,8 +348,14 @@ async def play_clarkson(
     *,
     players: int = 1,
     games: int = 1,
+    patience: Patience | None = None,
 ) -> list[BotResult]:
     """Play ``games`` games of ``players``, one connection each, one after the other.
+
+    A line the bot cannot take is logged once per kind and skipped; an answer the
+    server owes that does not come within ``patience`` (OK to READY, say) is said in
+    the log as the wait goes on, then :class:`~meeple.clients.watch.NoAnswer` ends
+    the bot (issue 31).
 
     The RFC starts a game once everyone at the table is ready (§3.8), so the bot says
     READY only when it has seen ``players - 1`` others join (USERJOIN). After WINNER a
@@ -248,24 +365,26 @@ async def play_clarkson(
     """
     results: list[BotResult] = []
     for _ in range(games):
-        client = await _connect(host, port, name)
+        client = await _connect(host, port, name, patience)
         try:
             result = await _play_one(client, lexicon, players)
         finally:
             await client.quit()
             await client.close()
+            if summary := client.unreadable.summary():
+                logger.warning("%s: %s", name, summary)
         if result is None:
             break  # the server closed the connection mid-game
         results.append(result)
     return results
 
 
-async def _connect(host: str, port: int, name: str) -> ClarksonClient:
+async def _connect(host: str, port: int, name: str, patience: Patience | None) -> ClarksonClient:
     # Back for a next game, the name may still be held for a moment by the connection
     # that just closed: try again briefly before giving up.
     for attempt in range(NAME_RETRIES):
         try:
-            return await ClarksonClient.connect(host, port, name)
+            return await ClarksonClient.connect(host, port, name, patience=patience)
         except NameRefused:
             if attempt == NAME_RETRIES - 1:
                 raise
@@ -277,25 +396,32 @@ async def _play_one(client: ClarksonClient, lexicon: Lexicon, players: int) -> B
     refused = 0
     skip = 0
     said_ready = False
-    if len(client.users) + 1 >= players:  # USERJOINs may come before our USERCHANGE
+    owe_move = False  # a TURN named us (or our move was refused) and we have not moved
+    if len(client.users) + 1 >= players and client.may_ready:  # USERJOINs may come first
         await client.ready()
         said_ready = True
     async for message in client:
         if isinstance(message, UserJoin) and not said_ready:
-            if len(client.users) + 1 >= players:
+            if len(client.users) + 1 >= players and client.may_ready:
                 await client.ready()
                 said_ready = True
         elif isinstance(message, Turn):
             skip = 0
-            if client.my_turn:
-                await _move(client, lexicon, skip)
+            owe_move = client.my_turn
         elif isinstance(message, Nok) and client.my_turn:
             logger.info("%s: move refused (%s)", client.name, message.description)
             refused += 1
             skip += 1
-            await _move(client, lexicon, skip)
+            owe_move = True
         elif isinstance(message, Winner) and len(client.winners) == 1:
             return BotResult(tuple(client.players), dict(client.scores), "WIN", refused)
+        # Act on the newest state only (as the Twente bot does, issue 22): once every
+        # line already read is handed out, and only if the session, which has read
+        # them all, still says it is our turn in a game (a WINNER or GOODBYE in the
+        # same read ends it; issue 31: a PLACE there raised LocalProtocolError).
+        if owe_move and client.move_due:
+            owe_move = False
+            await _move(client, lexicon, skip)
     return None
 
 
@@ -304,15 +430,20 @@ async def _move(client: ClarksonClient, lexicon: Lexicon, skip: int) -> None:
         # The server keeps refusing (another lexicon, say): passing is always allowed.
         await client.pass_turn()
         return
-    choice = choose(
-        client.board,
-        client.rack,
-        lexicon,
-        tile_set=CLARKSON,
-        bag_count=client.bag_count,
-        skip=skip,
-        exchange_minimum=1,
-    )
+    try:
+        choice = choose(
+            client.board,
+            client.rack,
+            lexicon,
+            tile_set=CLARKSON,
+            bag_count=client.bag_count,
+            skip=skip,
+            exchange_minimum=1,
+        )
+    except ScrabbleError as e:
+        # The server's TILES and BOARDPUSH do not add up to a position: pass, never die.
+        logger.warning("%s: no move from rack %r: %s; passing", client.name, client.rack, e)
+        choice = PassChoice()
     if isinstance(choice, PassChoice):
         await client.pass_turn()
     elif isinstance(choice, ExchangeChoice):
@@ -323,13 +454,24 @@ async def _move(client: ClarksonClient, lexicon: Lexicon, skip: int) -> None:
         await client.place(choice.tiles)
 
 
-def run_bot(host: str, port: int, name: str, lexicon: Lexicon, players: int, games: int) -> int:
+def run_bot(
+    host: str,
+    port: int,
+    name: str,
+    lexicon: Lexicon,
+    players: int,
+    games: int,
+    *,
+    patience: Patience | None = None,
+) -> int:
     """``meeple bot scrabble --protocol clarkson``: play, print each result, exit status."""
     try:
         results = asyncio.run(
-            play_clarkson(host, port, name, lexicon, players=players, games=games)
+            play_clarkson(
+                host, port, name, lexicon, players=players, games=games, patience=patience
+            )
         )
-    except (OSError, ClarksonClientError) as e:
+    except (OSError, ClarksonClientError, NoAnswer) as e:
         print(f"meeple bot: {e}", file=sys.stderr)
         return 1
     for r in results:

@@ -24,6 +24,12 @@ it stays connected and READY for the next START (a series, or a resume after the
 other agent's disconnect, or the next pairing of a contest); if the server goes away it
 reconnects with a bounded backoff (60 s) and sends its NAME again, and the referee
 resumes the game from its log.
+
+A message the client cannot take (unreadable, out of place, a play that does not fit
+the board as it knows it) is logged once per kind with its bytes and never raised; while
+the referee owes an answer (its NAME request, the verdict on our move) the client
+says when it waits longer than its :class:`~meeple.clients.watch.Patience` allows,
+then gives up with :class:`~meeple.clients.watch.NoAnswer` (issue 31).
 """
 
 from __future__ import annotations
@@ -37,9 +43,10 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypeVar, cast
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake
+from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, InvalidHandshake
 
 from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
+from meeple.clients.watch import Expected, NoAnswer, Patience, Stopwatch, Unreadable, answered
 from meeple.games.scrabble.board import Board, Direction
 from meeple.games.scrabble.errors import ScrabbleError, WordsNotInLexicon
 from meeple.games.scrabble.lexicon import Lexicon
@@ -150,14 +157,20 @@ class BuiltinAgent:
         skip = view.refused if view.refused <= 5 else 10**6
         # The referee's clock (ms) bounds the thinking time (issue 14).
         time_left = view.player_time / 1000 if view.player_time > 0 else None
-        choice = choose(
-            view.board,
-            view.rack,
-            self.lexicon,
-            bag_count=view.bag_count,
-            skip=skip,
-            time_left=time_left,
-        )
+        try:
+            choice = choose(
+                view.board,
+                view.rack,
+                self.lexicon,
+                bag_count=view.bag_count,
+                skip=skip,
+                time_left=time_left,
+            )
+        except ScrabbleError as e:
+            # What the referee told us adds up to no position (a rack of more than seven
+            # tiles): pass rather than die (issue 31).
+            logger.warning("no move from rack %r: %s; passing", view.rack, e)
+            return PassMove()
         if isinstance(choice, PassChoice):
             return PassMove()
         if isinstance(choice, ExchangeChoice):
@@ -209,14 +222,40 @@ async def _consult(method: Callable[..., T | Awaitable[T]], *args: object) -> T:
 class _Runner:
     """The client state machine on one connection, with the agent and its view."""
 
-    def __init__(self, ws: ClientConnection, name: str, agent: Agent) -> None:
+    def __init__(
+        self, ws: ClientConnection, name: str, agent: Agent, patience: Patience | None = None
+    ) -> None:
         self.ws = ws
         self.name = name
         self.agent = agent
         self.session = ClientSession()
         self.view = View()
+        self.patience = patience or Patience()
+        self.unreadable = Unreadable(name, logger)
+        self._stopwatch = Stopwatch(self.patience.clock)
+
+    def say(self, text: str) -> None:
+        logger.warning("%s: %s", self.name, text)
+
+    @property
+    def expected(self) -> Expected | None:
+        """What the referee owes us now: its NAME request, the verdict on our move; a
+        START waits on the pairing (notices only)."""
+        state = self.session.state
+        if state is ClientState.INIT:
+            return Expected("the referee's NAME request")
+        if state is ClientState.READY:
+            return Expected("START (the referee pairs the agents)", owed=False)
+        if state in (
+            ClientState.AWAIT_PLAY_RESPONSE,
+            ClientState.AWAIT_EXCHANGE_RESPONSE,
+            ClientState.AWAIT_CHALLENGE_RESPONSE,
+        ):
+            return Expected(f"the referee's answer in {state.value}")
+        return None
 
     async def send(self, message: Name | Move | NoChallenge | ChallengeMove) -> None:
+        self._stopwatch.restart()
         await self.ws.send(self.session.send(message))
 
     async def think(self) -> None:
@@ -229,14 +268,34 @@ class _Runner:
         await self.send(move)
 
     async def run(self, games: int, results: list[GameResult]) -> bool:
-        """Play until ``games`` games have ended (True) or the connection closes (False)."""
-        async for data in self.ws:
+        """Play until ``games`` games have ended (True) or the connection closes (False).
+
+        :class:`~meeple.clients.watch.NoAnswer` if the referee owes an answer that does
+        not come within :attr:`patience`."""
+        try:
+            return await self._run(games, results)
+        finally:
+            if summary := self.unreadable.summary():
+                logger.warning("%s: %s", self.name, summary)
+
+    async def _run(self, games: int, results: list[GameResult]) -> bool:
+        while True:
+            try:
+                expected = self.expected
+                since = self._stopwatch.since(expected)
+                data = await answered(self.ws.recv, expected, self.patience, self.say, since=since)
+            except ConnectionClosedOK:
+                return False
             if isinstance(data, str):
+                self.unreadable.note(
+                    "text message", "the spec's messages are binary", data.encode()
+                )
                 continue
             try:
                 message = self.session.receive(data)
             except ProtocolError as e:
-                logger.warning("%s: %s", self.name, e.reason)
+                kind = f"message ({e.reason.split(':')[0]})"
+                self.unreadable.note(kind, e.reason, data)
                 continue
             if isinstance(message, EndMessage):
                 if message.reason is not EndReason.CONNECTION_ERROR:
@@ -247,7 +306,6 @@ class _Runner:
                         return True
                 continue
             await self.follow(message)
-        return False
 
     async def follow(self, message: ServerMessage) -> None:
         """Keep the view in step with one message, and act when it is our turn."""
@@ -275,7 +333,7 @@ class _Runner:
             view.exchanging = ""
         elif isinstance(message, NoChallengeTiles | ChallengeRejectedTiles):
             if view.pending is not None:
-                _place(view.board, view.pending)
+                self._place(view.pending)
                 view.rack = _take(view.rack, view.pending.tiles) + message.tiles
                 view.score += view.pending.score
                 view.pending = None
@@ -301,10 +359,18 @@ class _Runner:
                 view.refused = 0
             await self.think()
 
+    def _place(self, play: PlayMove | PlayNotice) -> None:
+        """Put a play that stands on our board; one that does not fit the board as we
+        know it is logged (once per kind) and left off, never raised (issue 31)."""
+        try:
+            _place(self.view.board, play)
+        except ScrabbleError as e:
+            self.unreadable.note("play that does not fit the board", str(e), repr(play).encode())
+
     def _opponent_play_stands(self) -> None:
         view = self.view
         if view.opponent_play is not None:
-            _place(view.board, view.opponent_play)
+            self._place(view.opponent_play)
             view.opponent_score += view.opponent_play.score
             view.opponent_play = None
 
@@ -324,6 +390,7 @@ async def play(
     games: int = 1,
     reconnect_for: float = RECONNECT_FOR,
     retry_delay: float = 0.25,
+    patience: Patience | None = None,
 ) -> list[GameResult]:
     """Connect to a referee, play until ``games`` games have ended, and return their ENDs.
 
@@ -347,7 +414,7 @@ async def play(
         try:
             async with connect(uri, max_size=2**16, compression=None) as ws:
                 connected, lost_at, delay = True, None, retry_delay
-                if await _Runner(ws, name, agent).run(games, results):
+                if await _Runner(ws, name, agent, patience).run(games, results):
                     return results
                 code, reason = ws.close_code, ws.close_reason or ""
         except ConnectionClosed as e:
@@ -375,13 +442,23 @@ async def play(
         delay = min(delay * 2, MAX_RETRY_DELAY)
 
 
-def run_builtin(host: str, port: int, name: str, lexicon: Lexicon, *, games: int = 1) -> int:
+def run_builtin(
+    host: str,
+    port: int,
+    name: str,
+    lexicon: Lexicon,
+    *,
+    games: int = 1,
+    patience: Patience | None = None,
+) -> int:
     """``meeple bot scrabble --protocol cmpn402``: the built-in agent plays ``games`` games
     (in a contest: as it is paired, reconnecting after a drop)."""
     uri = f"ws://{host}:{port}"
     try:
-        results = asyncio.run(play(uri, name, BuiltinAgent(lexicon), games=games))
-    except ConnectionError as e:
+        results = asyncio.run(
+            play(uri, name, BuiltinAgent(lexicon), games=games, patience=patience)
+        )
+    except (ConnectionError, NoAnswer) as e:
         print(f"meeple bot: {e}", file=sys.stderr)
         return 1
     for r in results:

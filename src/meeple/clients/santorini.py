@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 from meeple.ai.santorini import search_action
 from meeple.ai.santorini_search import AlphaBetaPlayer
+from meeple.clients.watch import Expected, Patience, Stopwatch, Unreadable, answered, within
 from meeple.games import santorini as engine
 from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejected
 from meeple.protocols.santorini.messages import (
@@ -62,6 +63,7 @@ from meeple.protocols.santorini.messages import (
     WorkerInit,
 )
 from meeple.protocols.santorini.session import CLIENT_SENDS, DEFAULT_PING_INTERVAL, ClientSession
+from meeple.protocols.santorini.session import State as ClientState
 
 __all__ = [
     "GameResult",
@@ -98,10 +100,17 @@ class SantoriniClient:
         writer: asyncio.StreamWriter,
         *,
         ping_interval: float = DEFAULT_PING_INTERVAL,
+        patience: Patience | None = None,
+        say: Callable[[str], None] | None = None,
     ) -> None:
         self._reader = reader
         self._writer = writer
         self.session = ClientSession()
+        self.patience = patience or Patience()
+        # Where notices go: the log by default, a status line in the terminal client.
+        self.say: Callable[[str], None] = say or self._log
+        self.unreadable = Unreadable("", log)
+        self._stopwatch = Stopwatch(self.patience.clock)
         self._pending: list[ServerMessage] = []
         self.nickname = ""
         self.server_state: ServerState | None = None
@@ -126,11 +135,20 @@ class SantoriniClient:
 
     @classmethod
     async def connect(
-        cls, host: str, port: int, *, ping_interval: float = DEFAULT_PING_INTERVAL
+        cls,
+        host: str,
+        port: int,
+        *,
+        ping_interval: float = DEFAULT_PING_INTERVAL,
+        patience: Patience | None = None,
+        say: Callable[[str], None] | None = None,
+        name: str = "",
     ) -> SantoriniClient:
-        """Connect and start pinging; the server's SERVERSTATE is the first message."""
+        """Connect and start pinging; the server's SERVERSTATE is the first message.
+        ``name`` only labels the log lines until REGISTER sets the nickname."""
         reader, writer = await asyncio.open_connection(host, port)
-        client = cls(reader, writer, ping_interval=ping_interval)
+        client = cls(reader, writer, ping_interval=ping_interval, patience=patience, say=say)
+        client.unreadable.who = name
         client._pinger = asyncio.get_running_loop().create_task(client._ping_forever())
         return client
 
@@ -159,6 +177,7 @@ class SantoriniClient:
             self.moves_this_turn = self.steps_this_turn = 0
         if isinstance(message, _ANSWERED):
             self.awaiting = message
+        self._stopwatch.restart()
         self._writer.write(data)
         await self._writer.drain()
 
@@ -216,16 +235,51 @@ class SantoriniClient:
 
     # --- receiving ----------------------------------------------------------------------
 
+    @property
+    def expected(self) -> Expected | None:
+        """What the server owes us now: SERVERSTATE on a new connection; the game that
+        waits for players after REGISTER (notices only: a table fills when it fills)."""
+        if self._pending:
+            return None
+        state = self.session.state
+        if state is ClientState.CONNECTED and self.server_state is None:
+            return Expected("the server's SERVERSTATE")
+        if state is ClientState.REGISTERED:
+            return Expected("a game after our REGISTER", owed=False)
+        return None
+
+    def _log(self, text: str) -> None:
+        log.warning("%s: %s", self.nickname or self.unreadable.who or "client", text)
+
+    def _note(self, kind: str, reason: str, data: bytes) -> None:
+        """A server message we cannot take: logged once per kind, never raised."""
+        text = self.unreadable.note(kind, reason, data)
+        if text is not None and self.say != self._log:
+            self.say(text)
+
     async def receive(self) -> ServerMessage:
-        """The next server message (state tracked first); SantoriniClientError at the end."""
+        """The next server message (state tracked first); SantoriniClientError at the end,
+        :class:`~meeple.clients.watch.NoAnswer` when an answer the server owes does not
+        come within :attr:`patience` (said through :attr:`say` as the wait goes on)."""
         while not self._pending:
             try:
-                data = await self._reader.read(READ_SIZE)
+                expected = self.expected
+                data = await answered(
+                    lambda: self._reader.read(READ_SIZE),
+                    expected,
+                    self.patience,
+                    self.say,
+                    since=self._stopwatch.since(expected),
+                )
             except ConnectionError:
                 data = b""  # reset by the server: closed, as far as the bot is concerned
             events = self.session.receive_data(data) if data else self.session.receive_eof()
             for event in events:
-                if isinstance(event, Ignored | Rejected):
+                if isinstance(event, Rejected):
+                    self._note(f"message ({event.reason.split(':')[0]})", event.reason, data)
+                    continue
+                if isinstance(event, Ignored):
+                    self._note(event.message.TYPE.value, event.reason, data)
                     continue
                 if isinstance(event, ConnectionClosed):
                     break
@@ -536,6 +590,7 @@ async def play_santorini(
     level: str | None = None,
     think_time: float | None = None,
     pace: float | Callable[[], float] = 0.0,
+    patience: Patience | None = None,
 ) -> list[GameResult]:
     """Connect, play ``games`` games in a row on one connection, return how each ended.
 
@@ -552,15 +607,30 @@ async def play_santorini(
     seconds the bot waits before each command of its turn, or a function that says how
     many each time (a game that must last until a test has killed its server), without
     using the CPU meanwhile.
+
+    After its own LOSE (§4.2.6: the player leaves the game) the bot waits at most
+    ``answer_timeout`` for the ENDGAME that meeple's server sends; a server that sends
+    the loser none (the spec does not ask for one) ends the game for the bot all the
+    same (a result with no winner, ``ended_by`` the bot), and a next game is played on
+    a fresh connection. ``patience`` says when the bot reports a wait on a server
+    that owes an answer, and its clock runs every wait of the bot (issue 31).
     """
     rng = random.Random(seed)
     chooser = _chooser(level, think_time) if search else choose
-    client = await SantoriniClient.connect(host, port, ping_interval=ping_interval)
+    patience = patience or Patience()
+    clock = patience.clock
+    client = await SantoriniClient.connect(
+        host, port, ping_interval=ping_interval, patience=patience, name=name
+    )
     results: list[GameResult] = []
     current = GameResult(None, "")
+    lost_until: float | None = None  # our LOSE sent: the game is over for us by then
 
     async def respond(prompt: GodList | Players | Update) -> None:
         """Answer a message that may ask us to act, with nothing the server ignored."""
+        nonlocal lost_until
+        if lost_until is not None:
+            return  # out of the game (§4.2.6): nothing of it asks us to act any more
         if current.refusals > 50:
             raise SantoriniClientError("the server keeps refusing our moves")
         me = client.nickname
@@ -583,13 +653,42 @@ async def play_santorini(
         sent = command is not None and await client.send_if_allowed(command)
         if sent and isinstance(command, Pass):
             current.turns += 1
+        if sent and isinstance(command, Lose):
+            lost_until = clock.now() + answer_timeout
+
+    async def leave_lost_game(why: str) -> bool:
+        """End the game we left with LOSE; True when that was the last game to play."""
+        nonlocal client, current, lost_until
+        log.warning("%s: %s after our LOSE: the game is over for us (AM27 §4.2.6)", name, why)
+        lost_until = None
+        current.ended_by = name
+        results.append(current)
+        current = GameResult(None, "")
+        if len(results) >= games:
+            return True
+        # Our session is still in that game as far as the server said: a fresh
+        # connection (and REGISTER on its SERVERSTATE) for the next one.
+        await client.close()
+        if summary := client.unreadable.summary():
+            log.warning("%s: %s", name, summary)
+        client = await SantoriniClient.connect(
+            host, port, ping_interval=ping_interval, patience=patience, name=name
+        )
+        return False
 
     try:
         while True:
-            timeout = answer_timeout if client.awaiting is not None else None
+            if lost_until is not None:
+                timeout: float | None = max(0.0, lost_until - clock.now())
+            else:
+                timeout = answer_timeout if client.awaiting is not None else None
             try:
-                message = await asyncio.wait_for(client.receive(), timeout)
+                message = await within(client.receive(), timeout, clock)
             except TimeoutError:
+                if lost_until is not None:
+                    if await leave_lost_game(f"no ENDGAME in {answer_timeout:g} s"):
+                        break
+                    continue
                 ignored = client.unanswered_command()
                 log.warning("%s: no answer to %s in %g s", name, ignored, answer_timeout)
                 current.refusals += 1
@@ -597,6 +696,10 @@ async def play_santorini(
                     await respond(client.last_prompt)  # re-read the last prompt
                 continue
             except SantoriniClientError:
+                if lost_until is not None:
+                    if await leave_lost_game("the server closed the connection"):
+                        break
+                    continue
                 if len(results) >= games:
                     break
                 raise SantoriniClientError(_closed_early(client, len(results), games)) from None
@@ -619,12 +722,15 @@ async def play_santorini(
                     current.gods = dict(message.players)
                 await respond(message)
             elif isinstance(message, EndGame):
+                lost_until = None
                 current.winner = message.player if message.is_winner else None
                 current.ended_by = message.player
                 results.append(current)
                 current = GameResult(None, "")
     finally:
         await client.close()
+        if summary := client.unreadable.summary():
+            log.warning("%s: %s", name, summary)
     return results
 
 

@@ -18,6 +18,8 @@ from meeple.ai.scrabble import (
     set_bot_settings,
 )
 from meeple.clients.twente import TwenteClient
+from meeple.clients.watch import Patience
+from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.protocols.twente.events import PeerError
 from meeple.protocols.twente.messages import Error, GameOver
@@ -66,9 +68,14 @@ async def play_twente(
     *,
     players: int = 2,
     games: int = 1,
+    patience: Patience | None = None,
 ) -> list[BotResult]:
-    """Connect, queue for ``games`` games of ``players`` one after the other, play them."""
-    client = await TwenteClient.connect(host, port, name)
+    """Connect, queue for ``games`` games of ``players`` one after the other, play them.
+
+    A server message the bot cannot take is logged (once per kind) and skipped; an
+    answer the server owes that does not come within ``patience`` is said in the log,
+    then :class:`~meeple.clients.watch.NoAnswer` ends the bot (issue 31)."""
+    client = await TwenteClient.connect(host, port, name, patience=patience)
     results: list[BotResult] = []
     try:
         await client.request_game(players)
@@ -95,6 +102,8 @@ async def play_twente(
                 await _move(client, lexicon, client.session.refusals)
     finally:
         await client.close()
+        if summary := client.unreadable.summary():
+            logger.warning("%s: %s", name, summary)
     return results
 
 
@@ -108,17 +117,27 @@ async def _move(client: TwenteClient, lexicon: Lexicon, skip: int) -> None:
     if skip > MAX_RETRIES:
         await client.pass_turn()  # a pass is never refused in one's turn
         return
-    choice = choose(
-        client.board,
-        client.rack,
-        lexicon,
-        bag_count=client.bag_count,
-        skip=skip,
-        exchange_minimum=1,
-    )
+    try:
+        choice = choose(
+            client.board,
+            client.rack,
+            lexicon,
+            bag_count=client.bag_count,
+            skip=skip,
+            exchange_minimum=1,
+        )
+    except ScrabbleError as e:
+        # What the server told us does not add up to a position (a rack of 14 tiles
+        # after a swap we could not follow): say so and pass, never die (issue 31).
+        logger.warning("%s: no move from rack %r: %s; passing", client.name, client.rack, e)
+        choice = PassChoice()
     if isinstance(choice, PassChoice):
         await client.pass_turn()
     elif isinstance(choice, ExchangeChoice):
         await client.swap(choice.tiles)
     else:
-        await client.play_word(choice.x, choice.y, choice.direction, choice.word)
+        try:
+            await client.play_word(choice.x, choice.y, choice.direction, choice.word)
+        except ScrabbleError as e:  # raised before anything is sent
+            logger.warning("%s: cannot send %s: %s; passing", client.name, choice.word, e)
+            await client.pass_turn()

@@ -17,6 +17,12 @@ the one in the shared transcript.
 
 :func:`play_spectrangle` is ``meeple bot spectrangle``: it plays whole games with
 :func:`meeple.ai.spectrangle.turn_options` (the greedy placement first).
+
+A line the client cannot take is logged once per kind with its bytes, never raised
+(:attr:`SpectrangleClient.unreadable`); while the server owes an answer (``welcome``,
+the verdict on a turn command) the client says when it waits longer than its
+:class:`~meeple.clients.watch.Patience` allows, then gives up with
+:class:`~meeple.clients.watch.NoAnswer` (issue 31).
 """
 
 from __future__ import annotations
@@ -29,9 +35,11 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from meeple.ai.spectrangle import turn_options
+from meeple.clients.watch import Expected, NoAnswer, Patience, Stopwatch, Unreadable, answered
 from meeple.games.spectrangle import TILE_SET, Action, Board, Tile
 from meeple.games.spectrangle import Exchange as ExchangeAction
 from meeple.games.spectrangle import Place as PlaceAction
+from meeple.games.spectrangle.errors import SpectrangleError
 from meeple.protocols.spectrangle import (
     Chat,
     ClientMessage,
@@ -81,10 +89,22 @@ class SpectrangleClientError(Exception):
 class SpectrangleClient:
     """One connection to a Spectrangle server. Create it with :meth:`connect`."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        patience: Patience | None = None,
+        say: Callable[[str], None] | None = None,
+    ) -> None:
         self._reader = reader
         self._writer = writer
         self.session = ClientSession()
+        self.patience = patience or Patience()
+        # Where notices go: the log by default, a status line in the terminal client.
+        self.say: Callable[[str], None] = say or self._log
+        self.unreadable = Unreadable("", logger)
+        self._stopwatch = Stopwatch(self.patience.clock)
         # Each message with the session state right after it: a 1.3 "skip <name>" means
         # "you must skip" or "your skip was taken" depending on where it found us.
         self._pending: deque[tuple[ServerMessage, State]] = deque()
@@ -106,14 +126,26 @@ class SpectrangleClient:
 
     @classmethod
     async def connect(
-        cls, host: str, port: int, name: str, *, chat: bool = False
+        cls,
+        host: str,
+        port: int,
+        name: str,
+        *,
+        chat: bool = False,
+        patience: Patience | None = None,
+        say: Callable[[str], None] | None = None,
     ) -> SpectrangleClient:
-        """Connect and register; returns once welcomed (SpectrangleClientError if not)."""
+        """Connect and register; returns once welcomed (SpectrangleClientError if not,
+        or if no answer comes within ``patience``)."""
         reader, writer = await asyncio.open_connection(host, port)
-        client = cls(reader, writer)
+        client = cls(reader, writer, patience=patience, say=say)
+        client.unreadable.who = name
         try:
             await client._send(Connect(name, ("chat",) if chat else ()))
             reply = await client.receive()
+        except NoAnswer as e:
+            await client.close()
+            raise SpectrangleClientError(str(e)) from None
         except BaseException:
             await client.close()
             raise
@@ -167,16 +199,53 @@ class SpectrangleClient:
 
     async def _send(self, message: ClientMessage) -> None:
         self._writer.write(self.session.send(message))
+        self._stopwatch.restart()
         await self._writer.drain()
 
     # --- receiving ----------------------------------------------------------------------
 
+    @property
+    def expected(self) -> Expected | None:
+        """What the server owes us now: ``welcome`` to our ``connect``, the verdict on
+        our turn command; the game after ``request`` waits on other players."""
+        if self._pending:
+            return None
+        state = self.session.state
+        if state is State.NAMING:
+            return Expected("welcome to our connect")
+        if state in (State.DECIDING_TURN, State.DECIDING_SKIP):
+            return Expected("the server's answer to our turn command")
+        if state in (State.REQUESTED, State.QUEUED):
+            return Expected("a game after our request", owed=False)
+        return None
+
+    def _log(self, text: str) -> None:
+        logger.warning("%s: %s", self.name or self.unreadable.who or "client", text)
+
+    def _note(self, kind: str, reason: str, data: bytes) -> None:
+        """A server line we cannot take: logged once per kind, never raised."""
+        text = self.unreadable.note(kind, reason, data)
+        if text is not None and self.say != self._log:
+            self.say(text)
+
     async def receive(self) -> ServerMessage:
-        """The next server message (state updated first); SpectrangleClientError at the end.
+        """The next server message (state updated first); SpectrangleClientError at the
+        end, :class:`~meeple.clients.watch.NoAnswer` when an answer the server owes does
+        not come within :attr:`patience` (said through :attr:`say` as the wait goes on).
 
         :attr:`state_after` is then the session state right after that message."""
         while not self._pending:
-            data = await self._reader.read(READ_SIZE)
+            try:
+                expected = self.expected
+                data = await answered(
+                    lambda: self._reader.read(READ_SIZE),
+                    expected,
+                    self.patience,
+                    self.say,
+                    since=self._stopwatch.since(expected),
+                )
+            except ConnectionError:
+                data = b""
             if not data:
                 raise SpectrangleClientError("connection closed by the server")
             # One line at a time, so the state after each message is known.
@@ -184,7 +253,8 @@ class SpectrangleClient:
                 for event in self.session.receive_data(piece):
                     if isinstance(event, ProtocolViolation):
                         self.violations += 1
-                        logger.warning("%s: server line ignored: %s", self.name, event.error.reason)
+                        reason = event.error.reason
+                        self._note(f"line ({reason.split(':')[0]})", reason, piece)
                         continue
                     self._track(event, self.session.state)
                     self._pending.append((event, self.session.state))
@@ -232,7 +302,10 @@ class SpectrangleClient:
             else:
                 self.turn, self.must_skip = message.name, True
         elif isinstance(message, Move):
-            self.board.put(message.tile, message.index)
+            try:
+                self.board.put(message.tile, message.index)
+            except SpectrangleError as e:  # no such field: keep the board we know
+                self._note("move off the board", str(e), message.to_line().encode())
             self.points[message.name] = self.points.get(message.name, 0) + message.points
             # The placed tile has left the hand. A 1.4 server's next tiles line says so
             # anyway; a 1.3 server may send none before the next move is due (issue 22).
@@ -299,13 +372,14 @@ async def play_spectrangle(
     games: int = 1,
     chat: bool = False,
     pace: float | Callable[[], float] = 0.0,
+    patience: Patience | None = None,
 ) -> list[BotResult]:
     """Connect, queue for ``games`` games of ``players`` one after another, play them.
 
     ``pace``: seconds the bot waits before each turn command, or a function that says how
     many each time (a game that must last until a test has killed its server), without
     using the CPU meanwhile."""
-    client = await SpectrangleClient.connect(host, port, name, chat=chat)
+    client = await SpectrangleClient.connect(host, port, name, chat=chat, patience=patience)
     results: list[BotResult] = []
     refused = 0  # in the whole game
     in_turn = 0  # in the current turn
@@ -344,6 +418,8 @@ async def play_spectrangle(
                 probe = isinstance(action, ExchangeAction) and client.bag_size == 0
     finally:
         await client.close()
+        if summary := client.unreadable.summary():
+            logger.warning("%s: %s", name, summary)
     return results
 
 

@@ -11,16 +11,26 @@
 Besides handing on messages, the client keeps what a player can know: the board
 (every INFORMMOVE word laid on it), its own rack (NEWTILES in, played or swapped
 tiles out), the players, the scores at the end, and whose turn it is.
+
+A server's message the client cannot take (unreadable, or out of place) never raises:
+the first of each kind is logged with its bytes and the rest counted
+(:attr:`TwenteClient.unreadable`). While the server owes an answer (WELCOME to
+ANNOUNCE, the verdict on a move) the client says when it waits longer than its
+:class:`~meeple.clients.watch.Patience` allows, and gives up with
+:class:`TwenteClientError` (issue 31).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
+from meeple.clients.watch import Expected, NoAnswer, Patience, Stopwatch, Unreadable, answered
 from meeple.games.scrabble.board import Board, Direction
+from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.moves import tiles_from_word
 from meeple.games.scrabble.tiles import BLANK
 from meeple.protocols.twente.events import ConnectionClosed, Ignored, PeerError, Rejected
@@ -42,9 +52,11 @@ from meeple.protocols.twente.messages import (
     StartGame,
     Welcome,
 )
-from meeple.protocols.twente.session import ClientSession
+from meeple.protocols.twente.session import ClientSession, State
 
 __all__ = ["Received", "TwenteClient", "TwenteClientError"]
+
+logger = logging.getLogger(__name__)
 
 READ_SIZE = 65536
 
@@ -60,10 +72,22 @@ class TwenteClientError(Exception):
 class TwenteClient:
     """One connection to a Twente server. Create it with :meth:`connect`."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        patience: Patience | None = None,
+        say: Callable[[str], None] | None = None,
+    ) -> None:
         self._reader = reader
         self._writer = writer
         self.session = ClientSession()
+        self.patience = patience or Patience()
+        # Where notices go: the log by default, a status line in the terminal client.
+        self.say: Callable[[str], None] = say or self._log
+        self.unreadable = Unreadable("", logger)
+        self._stopwatch = Stopwatch(self.patience.clock)
         self._pending: list[Received] = []
         self.name = ""
         self.server_flags: frozenset[Flag] = frozenset()
@@ -75,15 +99,34 @@ class TwenteClient:
         self.game_over: GameOver | None = None
         self.last_error: Error | None = None
         self._played: str | None = None  # rack tiles of our last move, until INFORMMOVE
+        self._verdict_due = False  # a move sent, its INFORMMOVE or ERROR not handed out
 
     @classmethod
-    async def connect(cls, host: str, port: int, name: str, *, chat: bool = False) -> TwenteClient:
-        """Connect and ANNOUNCE; returns once WELCOME arrives (TwenteClientError on ERROR)."""
+    async def connect(
+        cls,
+        host: str,
+        port: int,
+        name: str,
+        *,
+        chat: bool = False,
+        patience: Patience | None = None,
+        say: Callable[[str], None] | None = None,
+    ) -> TwenteClient:
+        """Connect and ANNOUNCE; returns once WELCOME arrives (TwenteClientError on ERROR,
+        or when none comes within ``patience``)."""
         reader, writer = await asyncio.open_connection(host, port)
-        client = cls(reader, writer)
+        client = cls(reader, writer, patience=patience, say=say)
+        client.unreadable.who = name
         flags = frozenset({Flag.CHAT}) if chat else frozenset()
         await client._send(Announce(name, flags))
-        reply = await client.receive()
+        try:
+            reply = await client.receive()
+        except NoAnswer as e:
+            await client.close()
+            raise TwenteClientError(str(e)) from None
+        except TwenteClientError:
+            await client.close()
+            raise
         if not isinstance(reply, Welcome):
             await client.close()
             raise TwenteClientError(f"not welcomed: {reply}")
@@ -132,19 +175,44 @@ class TwenteClient:
         """
         return not self._pending and self.session.may_move()
 
+    @property
+    def expected(self) -> Expected | None:
+        """What the server owes us now, if anything: WELCOME to our ANNOUNCE, or the
+        verdict (INFORMMOVE or ERROR) on our move."""
+        if self.session.state is State.ANNOUNCING:
+            return Expected("WELCOME to our ANNOUNCE")
+        if self._verdict_due:
+            return Expected("the server's answer to our MAKEMOVE")
+        return None
+
     async def receive(self) -> Received:
-        """The next server message (state updated first); TwenteClientError at the end."""
+        """The next server message (state updated first); TwenteClientError at the end,
+        :class:`~meeple.clients.watch.NoAnswer` when an answer the server owes does not
+        come within :attr:`patience` (said through :attr:`say` as the wait goes on)."""
         while not self._pending:
-            data = await self._reader.read(READ_SIZE)
+            try:
+                expected = self.expected
+                data = await answered(
+                    lambda: self._reader.read(READ_SIZE),
+                    expected,
+                    self.patience,
+                    self.say,
+                    since=self._stopwatch.since(expected),
+                )
+            except ConnectionError:
+                data = b""  # reset by the server: closed, as far as the client is concerned
             events = self.session.receive_data(data) if data else self.session.receive_eof()
             for event in events:
                 if isinstance(event, ConnectionClosed):
                     if not self._pending:
                         raise TwenteClientError("connection closed by the server")
                 elif isinstance(event, Rejected):
-                    self._writer.write(event.data)
+                    kind = f"message ({event.code.value} {event.reason.split(':')[0]})"
+                    self._note(kind, event.reason, data)
+                    with contextlib.suppress(ConnectionError):
+                        self._writer.write(event.data)
                 elif isinstance(event, Ignored):
-                    continue
+                    self._note(event.message.command.value, event.reason, data)
                 else:
                     self._pending.append(event)
             if not data and not self._pending:
@@ -165,21 +233,45 @@ class TwenteClient:
             except TwenteClientError:
                 return
 
+    def _log(self, text: str) -> None:
+        logger.warning("%s: %s", self.name or self.unreadable.who or "client", text)
+
+    def _note(self, kind: str, reason: str, data: bytes) -> None:
+        """A server message we cannot take: logged once per kind, never raised."""
+        text = self.unreadable.note(kind, reason, data)
+        if text is not None and self.say != self._log:
+            self.say(text)
+
     def _track(self, message: Received) -> None:
+        if isinstance(message, Error | PeerError | NotifyTurn | GameOver | StartGame) or (
+            isinstance(message, InformWord | InformSwap) and message.player == self.name
+        ):
+            self._verdict_due = False
         if isinstance(message, StartGame):
             self.players = message.players
             self.board = Board()
             self.rack = ""
             self.game_over = None
         elif isinstance(message, NewTiles):
+            # NEWTILES to the mover means our move was taken (ERRATA: it comes before
+            # INFORMMOVE): the played tiles leave the rack now, so a server whose
+            # INFORMMOVE we cannot read does not leave them on it (issue 31).
+            self._take_played()
             self.rack += message.tiles.replace(BLANK_ON_RACK, BLANK)
         elif isinstance(message, NotifyTurn):
             self.my_turn = message.your_turn
             self.turn = message.player
         elif isinstance(message, InformWord):
-            for p in tiles_from_word(
-                self.board, message.x, message.y, message.direction, message.word
-            ):
+            try:
+                placed = tiles_from_word(
+                    self.board, message.x, message.y, message.direction, message.word
+                )
+            except ScrabbleError as e:
+                # A word that clashes with the board as we know it: keep our board (the
+                # bot's next move may then be refused, and it retries) rather than die.
+                self._note("INFORMMOVE WORD off our board", str(e), repr(message).encode())
+                placed = ()
+            for p in placed:
                 self.board.place(p.x, p.y, p.tile)
             self._moved(message.player)
         elif isinstance(message, InformSwap):
@@ -195,12 +287,16 @@ class TwenteClient:
             self._played = None
 
     def _moved(self, player: str) -> None:
-        if player == self.name and self._played is not None:
+        if player == self.name:
+            self._take_played()
+        self.my_turn = False
+
+    def _take_played(self) -> None:
+        if self._played is not None:
             left = Counter(self.rack)
             left.subtract(self._played)
             self.rack = "".join(sorted(left.elements()))
             self._played = None
-        self.my_turn = False
 
     @property
     def bag_count(self) -> int:
@@ -210,4 +306,7 @@ class TwenteClient:
 
     async def _send(self, message: Announce | RequestGame | MakeWord | MakeSwap | SendChat) -> None:
         self._writer.write(self.session.send(message))
+        self._stopwatch.restart()
+        if isinstance(message, MakeWord | MakeSwap):
+            self._verdict_due = True
         await self._writer.drain()

@@ -11,15 +11,29 @@ An adapter raises :class:`ConnectFailed` from the connector when it cannot get i
 (refused connection, name taken) and ends ``events()`` when the connection ends; a
 move the protocol cannot even express (bad notation, a word off the board) raises
 :class:`MoveError` from ``send`` with a sentence for the player.
+
+What the client library says about the server while the app waits (a message it could
+not take, a wait on an answer that does not come: issue 31) reaches the app as
+:class:`ServerNotice` events, for its status line; :class:`StatusFeed` is how an
+adapter collects those sentences while a read is still under way.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
-__all__ = ["ConnectFailed", "ConnectOptions", "Connection", "Connector", "MoveError"]
+__all__ = [
+    "ConnectFailed",
+    "ConnectOptions",
+    "Connection",
+    "Connector",
+    "MoveError",
+    "ServerNotice",
+    "StatusFeed",
+]
 
 EventT_co = TypeVar("EventT_co", covariant=True)
 MoveT_contra = TypeVar("MoveT_contra", contravariant=True)
@@ -62,3 +76,38 @@ class Connection(Protocol[EventT_co, MoveT_contra]):
 
 
 Connector = Callable[[ConnectOptions], Awaitable[Connection[EventT_co, MoveT_contra]]]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerNotice:
+    """A sentence about the server for the status line: a message the client could not
+    take (the first of each kind, with its bytes), or how long it has waited on an
+    answer that does not come and what it does then."""
+
+    text: str
+
+
+class StatusFeed:
+    """The sentences a client library says (its ``say`` callback) while the adapter
+    waits on a read, handed to the adapter as they come."""
+
+    def __init__(self) -> None:
+        self._texts: list[str] = []
+        self._said = asyncio.Event()
+
+    def say(self, text: str) -> None:
+        self._texts.append(text)
+        self._said.set()
+
+    async def until(self, task: asyncio.Future[Any]) -> list[str]:
+        """Wait until ``task`` is done or something is said; return what was said."""
+        if not task.done() and not self._texts:
+            said = asyncio.ensure_future(self._said.wait())
+            either: set[asyncio.Future[Any]] = {task, said}
+            try:
+                await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                said.cancel()
+        texts, self._texts = self._texts, []
+        self._said.clear()
+        return texts

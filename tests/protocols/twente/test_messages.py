@@ -153,12 +153,17 @@ LIBERAL: list[tuple[bytes, Message]] = [
     (b"ERROR\x1fe003\x1fsome text\x1e", Error(E.INVALID_ARGUMENT)),
     (b"ERROR\x1fE010\x1e", Error(E.WRONG_NUMBER_OF_PLAYERS)),
     (b"gameover\x1fwin\x1fA\x1f-5\x1fB\x1f10\x1e", GameOver(WIN, (("A", -5), ("B", 10)))),
+    # issue 31: a server that names the swapped tiles where the spec has their count.
+    (b"INFORMMOVE\x1fBob\x1fSWAP\x1fPQG\x1e", InformSwap("Bob", 3)),
+    (b"INFORMMOVE\x1fBob\x1fSWAP\x1fxmn!\x1e", InformSwap("Bob", 4)),
+    (b"INFORMMOVE\x1fBob\x1fSWAP\x1f\x1e", InformSwap("Bob", 0)),
 ]
 
 
 @pytest.mark.parametrize(("data", "message"), LIBERAL)
 def test_liberal_reading(data: bytes, message: Message) -> None:
-    """Case, repeated/unknown flags, empty optional fields and PASS are accepted."""
+    """Case, repeated/unknown flags, empty optional fields, PASS and swapped tiles named
+    for their count are accepted."""
     assert parse(data) == message
 
 
@@ -226,6 +231,8 @@ MALFORMED: list[tuple[bytes, ErrorCode]] = [
     (b"NOTIFYTURN\x1f1\x1e", E.INVALID_ARGUMENT),
     (b"NEWTILES\x1fab\x1e", E.INVALID_ARGUMENT),
     (b"INFORMMOVE\x1fBob\x1fSWAP\x1f8\x1e", E.INVALID_ARGUMENT),
+    (b"INFORMMOVE\x1fBob\x1fSWAP\x1fABCDEFGH\x1e", E.INVALID_ARGUMENT),  # 8 tiles
+    (b"INFORMMOVE\x1fBob\x1fSWAP\x1f3A\x1e", E.INVALID_ARGUMENT),
     (b"INFORMMOVE\x1fBob\x1fSWAP\x1e", E.INVALID_ARGUMENT),
     (b"INFORMMOVE\x1fBob\x1fJUMP\x1f3\x1e", E.INVALID_ARGUMENT),
     (b"INFORMMOVE\x1fBob\x1fWORD\x1fZ9\x1fH\x1fDOG\x1e", E.INVALID_COORDINATE),

@@ -704,8 +704,20 @@ def _inform_move(args: Sequence[str]) -> InformWord | InformSwap:
         return InformWord(args[0], x, y, _direction(args[3]), args[4])
     if kind == "SWAP":
         _arity(args, 3, 3, "INFORMMOVE SWAP")
-        return InformSwap(args[0], _int(args[2], "swapped count"))
+        return InformSwap(args[0], _swapped_count(args[2]))
     raise _Invalid(ErrorCode.INVALID_ARGUMENT, f"move type is WORD or SWAP: {args[1][:20]!r}")
+
+
+def _swapped_count(field: str) -> int:
+    """The count of an INFORMMOVE SWAP (spec), or the swapped tiles themselves, as some
+    servers send them ("PQG" for 3, "" for a pass): be liberal in what we accept (issue
+    31: a bot that took letters for garbage kept the swapped tiles on its rack)."""
+    text = field.strip()
+    if not text.isdigit() and all(t.isascii() and (t.isalpha() or t in "!?") for t in text):
+        if len(text) > RACK_SIZE:
+            raise _Invalid(ErrorCode.INVALID_ARGUMENT, f"swapped count is 0 to {RACK_SIZE}")
+        return len(text)
+    return _int(field, "swapped count")
 
 
 def _game_over(args: Sequence[str]) -> GameOver:

@@ -30,6 +30,7 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 
 from meeple.clients.santorini import SantoriniClient, SantoriniClientError
+from meeple.clients.watch import NoAnswer
 from meeple.protocols.santorini.messages import (
     Build,
     CellState,
@@ -51,7 +52,13 @@ from meeple.protocols.santorini.messages import (
 from meeple.protocols.santorini.messages import Cell as WireCell
 from meeple.protocols.santorini.messages import ChooseStarter as ChooseStarterMessage
 from meeple.protocols.santorini.session import LocalProtocolError
-from meeple.tui.connection import ConnectFailed, ConnectOptions, MoveError
+from meeple.tui.connection import (
+    ConnectFailed,
+    ConnectOptions,
+    MoveError,
+    ServerNotice,
+    StatusFeed,
+)
 from meeple.tui.santorini.events import (
     BuildOn,
     ChooseGod,
@@ -109,6 +116,9 @@ class Am27Connection:
 
     def __init__(self, client: SantoriniClient, name: str) -> None:
         self.client = client
+        # What the client says about the server goes to the status line (issue 31).
+        self._status = StatusFeed()
+        client.say = self._status.say
         self.view = SantoriniView(me=name)
         self._closed = False
 
@@ -118,14 +128,23 @@ class Am27Connection:
 
     async def events(self) -> AsyncIterator[SantoriniEvent]:
         while True:
+            read = asyncio.ensure_future(self.client.receive())
             try:
-                message = await self.client.receive()
+                while not read.done():
+                    for text in await self._status.until(read):
+                        yield ServerNotice(text)
+                message = read.result()
             except SantoriniClientError:
                 yield ConnectionLost("the server closed the connection")
+                return
+            except NoAnswer as e:
+                yield ConnectionLost(str(e))
                 return
             except (OSError, asyncio.IncompleteReadError) as e:
                 yield ConnectionLost(f"connection lost: {e}")
                 return
+            finally:
+                read.cancel()
             over = False
             for event in self._translate(message):
                 yield event

@@ -26,7 +26,13 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Input, RichLog, Static
 
-from meeple.tui.connection import ConnectFailed, Connection, ConnectOptions, MoveError
+from meeple.tui.connection import (
+    ConnectFailed,
+    Connection,
+    ConnectOptions,
+    MoveError,
+    ServerNotice,
+)
 from meeple.tui.santorini.events import (
     BuildOn,
     ChooseGod,
@@ -268,6 +274,8 @@ class SantoriniGameApp(SantoriniApp):
             self._say(event.text)
         elif isinstance(event, ConnectionLost):
             self.closed_reason = event.reason
+        elif isinstance(event, ServerNotice):  # issue 31: said, not logged
+            self._say(event.text, error=True)
         self._redraw()
 
     async def send_move(self, move: SantoriniMove) -> bool:

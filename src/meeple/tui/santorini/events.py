@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from meeple.tui.connection import ServerNotice
 from meeple.tui.santorini.view import SantoriniView, Square
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "Refused",
     "SantoriniEvent",
     "SantoriniMove",
+    "ServerNotice",
     "UndoStep",
     "ViewChanged",
 ]
@@ -74,7 +76,7 @@ class ConnectionLost:
     reason: str
 
 
-SantoriniEvent = ViewChanged | Notice | Prompt | Refused | GameOver | ConnectionLost
+SantoriniEvent = ViewChanged | Notice | Prompt | Refused | GameOver | ConnectionLost | ServerNotice
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,13 @@ from textual.widgets import Footer, Header, Input, RichLog, Static
 from meeple.games.scrabble.board import format_gcg_position
 from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.rules import validate_play
-from meeple.tui.connection import ConnectFailed, Connection, ConnectOptions, MoveError
+from meeple.tui.connection import (
+    ConnectFailed,
+    Connection,
+    ConnectOptions,
+    MoveError,
+    ServerNotice,
+)
 from meeple.tui.scrabble.events import (
     AnswerChallenge,
     ChallengeOffered,
@@ -167,6 +173,8 @@ class ScrabbleApp(App[None]):
                 self.query_one("#chat", RichLog).write(f"{event.player}: {event.text}")
             if isinstance(event, Refused):
                 self._say(event.message, error=True)
+            elif isinstance(event, ServerNotice):  # issue 31: said, not logged
+                self._say(event.text, error=True)
             self._redraw()
 
     async def send_move(self, move: ScrabbleMove) -> bool:

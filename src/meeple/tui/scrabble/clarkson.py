@@ -23,9 +23,11 @@ next; never the word. What the adapter adds to the client library:
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 from meeple.clients.clarkson import ClarksonClient, ClarksonClientError
+from meeple.clients.watch import NoAnswer
 from meeple.games.scrabble.board import Board, Direction
 from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.moves import tiles_from_word
@@ -43,7 +45,13 @@ from meeple.protocols.clarkson.messages import (
     UserJoin,
     Winner,
 )
-from meeple.tui.connection import ConnectFailed, ConnectOptions, MoveError
+from meeple.tui.connection import (
+    ConnectFailed,
+    ConnectOptions,
+    MoveError,
+    ServerNotice,
+    StatusFeed,
+)
 from meeple.tui.scrabble.events import (
     BagCount,
     ConnectionLost,
@@ -104,6 +112,9 @@ class ClarksonScrabble:
 
     def __init__(self, client: ClarksonClient, players: int) -> None:
         self._client = client
+        # What the client says about the server goes to the status line (issue 31).
+        self._status = StatusFeed()
+        client.say = self._status.say
         self._players = players
         self._ready = False
         self._starting = False
@@ -117,11 +128,17 @@ class ClarksonScrabble:
         yield self._queued()
         await self._ready_if_full()
         while True:
+            read = asyncio.ensure_future(self._client.receive())
             try:
-                message = await self._client.receive()
-            except (ClarksonClientError, OSError) as e:
+                while not read.done():
+                    for text in await self._status.until(read):
+                        yield ServerNotice(text)
+                message = read.result()
+            except (ClarksonClientError, NoAnswer, OSError) as e:
                 yield ConnectionLost(str(e) or "connection closed")
                 return
+            finally:
+                read.cancel()
             for event in self._translate(message):
                 yield event
             if isinstance(message, UserJoin):

@@ -44,6 +44,7 @@ from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
+from meeple.clients.watch import Unreadable
 from meeple.games.scrabble.board import Board, Direction
 from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.moves import Placement, tiles_from_new_tiles, tiles_from_word
@@ -76,7 +77,7 @@ from meeple.protocols.cmpn402.messages import (
     Start,
 )
 from meeple.protocols.cmpn402.session import ClientSession, ClientState
-from meeple.tui.connection import ConnectFailed, ConnectOptions, MoveError
+from meeple.tui.connection import ConnectFailed, ConnectOptions, MoveError, ServerNotice
 from meeple.tui.scrabble.events import (
     AnswerChallenge,
     BagCount,
@@ -151,6 +152,7 @@ class Cmpn402Scrabble:
         self.session = session
         self._now = now or asyncio.get_running_loop().time
         self._events: asyncio.Queue[ScrabbleEvent] = asyncio.Queue()
+        self.unreadable = Unreadable(name, logger)
         self._reader: asyncio.Task[None] | None = None
         self._board = Board()
         self._rack = ""
@@ -179,17 +181,23 @@ class Cmpn402Scrabble:
         try:
             async for data in self._ws:
                 if isinstance(data, str):
-                    logger.info("%s: text message ignored: %.40r", self.name, data)
+                    why = "the spec's messages are binary"
+                    self._note("text message", why, data.encode())
                     continue
                 try:
                     message = self.session.receive(data)
                 except ProtocolError as e:
-                    logger.info("%s: referee message ignored: %s", self.name, e.reason)
+                    self._note(f"message ({e.reason.split(':')[0]})", e.reason, data)
                     continue
                 if isinstance(message, NameRequest):  # asked again (a reconnect): answer
                     await self._ws.send(self.session.send(Name(self.name)))
                     continue
-                self._emit(*self._translate(message))
+                try:
+                    events = self._translate(message)
+                except ScrabbleError as e:  # a play that does not fit the board we know
+                    self._note(type(message).__name__, str(e), data)
+                    continue
+                self._emit(*events)
         except ConnectionClosed as e:
             reason = (
                 f"connection closed by the referee ({e.rcvd.reason or e.rcvd.code})"
@@ -202,6 +210,12 @@ class Cmpn402Scrabble:
             logger.exception("%s: reading the referee failed", self.name)
             reason = "internal error reading the referee (see the log)"
         self._emit(ConnectionLost(reason))
+
+    def _note(self, kind: str, reason: str, data: bytes) -> None:
+        """A referee message we cannot take: on the status line once per kind (issue 31)."""
+        text = self.unreadable.note(kind, reason, data)
+        if text is not None:
+            self._emit(ServerNotice(text))
 
     def _emit(self, *events: ScrabbleEvent) -> None:
         for event in events:

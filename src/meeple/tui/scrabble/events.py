@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from meeple.games.scrabble.board import Direction
+from meeple.tui.connection import ServerNotice
 
 __all__ = [
     "AnswerChallenge",
@@ -31,6 +32,7 @@ __all__ = [
     "Say",
     "ScrabbleEvent",
     "ScrabbleMove",
+    "ServerNotice",
     "Started",
     "Swap",
     "Swapped",
@@ -190,7 +192,8 @@ class ConnectionLost:
 
 
 ScrabbleEvent = (
-    Welcomed
+    ServerNotice
+    | Welcomed
     | Queued
     | Started
     | RackChanged

@@ -14,11 +14,13 @@ What the adapter adds to the client library:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections import Counter
 from collections.abc import AsyncIterator
 
 from meeple.clients.twente import Received, TwenteClient, TwenteClientError
+from meeple.clients.watch import NoAnswer
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.moves import tiles_from_word
@@ -42,7 +44,13 @@ from meeple.protocols.twente.messages import (
     PlayerDisconnected,
     StartGame,
 )
-from meeple.tui.connection import ConnectFailed, ConnectOptions, MoveError
+from meeple.tui.connection import (
+    ConnectFailed,
+    ConnectOptions,
+    MoveError,
+    ServerNotice,
+    StatusFeed,
+)
 from meeple.tui.scrabble.events import (
     BagCount,
     ChatReceived,
@@ -98,6 +106,10 @@ class TwenteScrabble:
 
     def __init__(self, client: TwenteClient) -> None:
         self._client = client
+        # What the client says about the server (a message it cannot take, a wait on
+        # an answer) goes to the status line as ServerNotice, not to a log (issue 31).
+        self._status = StatusFeed()
+        client.say = self._status.say
         self._board = Board()
         # Our own account of the rack, message by message: the client's ``rack`` runs
         # ahead when one read brings several messages (STARTGAME and NEWTILES at once).
@@ -108,11 +120,17 @@ class TwenteScrabble:
     async def events(self) -> AsyncIterator[ScrabbleEvent]:
         yield Welcomed(self._client.name, Flag.CHAT in self._client.server_flags)
         while True:
+            read = asyncio.ensure_future(self._client.receive())
             try:
-                message = await self._client.receive()
-            except (TwenteClientError, OSError) as e:
+                while not read.done():
+                    for text in await self._status.until(read):
+                        yield ServerNotice(text)
+                message = read.result()
+            except (TwenteClientError, NoAnswer, OSError) as e:
                 yield ConnectionLost(str(e) or "connection closed")
                 return
+            finally:
+                read.cancel()
             for event in self._translate(message):
                 yield event
 

@@ -20,6 +20,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from meeple.clients.spectrangle import SpectrangleClient, SpectrangleClientError
+from meeple.clients.watch import NoAnswer
 from meeple.protocols.spectrangle.errors import ErrorWord, LocalProtocolError
 from meeple.protocols.spectrangle.messages import (
     CHAT_EXTENSION,
@@ -39,7 +40,13 @@ from meeple.protocols.spectrangle.messages import (
     PlayerLeft as PlayerLeftMessage,
 )
 from meeple.protocols.spectrangle.states import State
-from meeple.tui.connection import ConnectFailed, ConnectOptions, MoveError
+from meeple.tui.connection import (
+    ConnectFailed,
+    ConnectOptions,
+    MoveError,
+    ServerNotice,
+    StatusFeed,
+)
 from meeple.tui.spectrangle.events import (
     ChatReceived,
     ConnectionLost,
@@ -86,16 +93,25 @@ class SpectrangleConnection:
 
     def __init__(self, client: SpectrangleClient) -> None:
         self._client = client
+        # What the client says about the server goes to the status line (issue 31).
+        self._status = StatusFeed()
+        client.say = self._status.say
 
     async def events(self) -> AsyncIterator[SpectrangleEvent]:
         client = self._client
         yield Welcomed(client.name, CHAT_EXTENSION in client.extensions)
         while True:
+            read = asyncio.ensure_future(client.receive())
             try:
-                message = await client.receive()
-            except (SpectrangleClientError, OSError) as e:
+                while not read.done():
+                    for text in await self._status.until(read):
+                        yield ServerNotice(text)
+                message = read.result()
+            except (SpectrangleClientError, NoAnswer, OSError) as e:
                 yield ConnectionLost(str(e) or "connection closed by the server")
                 return
+            finally:
+                read.cancel()
             event = self._translate(message)
             if event is not None:
                 yield event

@@ -19,7 +19,13 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Input, RichLog, Static
 
 from meeple.games.spectrangle.tiles import Tile
-from meeple.tui.connection import ConnectFailed, Connection, ConnectOptions, MoveError
+from meeple.tui.connection import (
+    ConnectFailed,
+    Connection,
+    ConnectOptions,
+    MoveError,
+    ServerNotice,
+)
 from meeple.tui.spectrangle.events import (
     ChatReceived,
     ExchangeTile,
@@ -129,6 +135,8 @@ class SpectrangleApp(App[None]):
                 self.query_one("#chat", RichLog).write(f"{event.player}: {event.text}")
             if isinstance(event, Refused):
                 self._say(event.message, error=True)
+            elif isinstance(event, ServerNotice):  # issue 31: said, not logged
+                self._say(event.text, error=True)
             if self.table.hand != hand_before:
                 self.selected, self.rotation = None, 0
             self._redraw()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from meeple.games.spectrangle.tiles import Tile
+from meeple.tui.connection import ServerNotice
 
 __all__ = [
     "ChatReceived",
@@ -23,6 +24,7 @@ __all__ = [
     "Queued",
     "Refused",
     "Say",
+    "ServerNotice",
     "SkipAnnounced",
     "SkipTurn",
     "Skipped",
@@ -143,7 +145,8 @@ class ConnectionLost:
 
 
 SpectrangleEvent = (
-    Welcomed
+    ServerNotice
+    | Welcomed
     | Queued
     | Started
     | HandsDealt
