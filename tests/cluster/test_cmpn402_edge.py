@@ -111,7 +111,7 @@ async def test_an_edge_checks_the_organisers_secrets(
 
     secrets = tmp_path / "agents.secrets"
     secrets.write_text("alpha#alpha-s3cret\n", encoding="utf-8")
-    finder = await node.subscribe(nats_ns.room_command(FINDER), cb=seats)
+    finder = await node.subscribe(nats_ns.room_commands(FINDER), cb=seats)
     lobby = EdgeLobby(NatsBus(node), nats_ns, "e1")
     await lobby.start()
     base = ServerConfig()
