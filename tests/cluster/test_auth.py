@@ -551,9 +551,10 @@ def test_meeple_cluster_auth_writes_a_file_or_refuses_whatever_it_is_given(
     """Whatever names, roles and namespace it is given, it prints users whose subjects
     are the given names as whole tokens, or exits 2 saying why: no name can widen an
     edge's rights (a dot, a wildcard, a space) or make two users share a password."""
-    argv = ["cluster", "auth", "--namespace", namespace]
-    argv += [x for e in edges for x in ("--edge", e)]
-    argv += [x for r in roles for x in ("--node", r)]
+    # --opt=value: a value that starts with "-" is a value, not another option
+    argv = ["cluster", "auth", f"--namespace={namespace}"]
+    argv += [f"--edge={e}" for e in edges]
+    argv += [f"--node={r}" for r in roles]
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(argv)
