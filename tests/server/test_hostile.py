@@ -286,7 +286,7 @@ async def test_an_object_stream_flood_is_cut_off_like_a_line_flood(
     callback decodes more than ``messages_per_turn`` messages."""
     decoded = DecodedPerRead(monkeypatch)
     server = await make_server("santorini")
-    caplog.set_level(logging.INFO, logger="meeple")
+    caplog.set_level(logging.DEBUG, logger="meeple")
     reader, writer = await asyncio.open_connection("127.0.0.1", server.ports["santorini"])
     replies = AutoDecoder()
     codes: list[str] = []
@@ -408,7 +408,7 @@ async def test_a_clarkson_flood_of_nul_ended_lines_is_counted(
     lines is charged to the budget like one of LF-ended lines, and closed past the hard
     limit (not only once its replies fill the write buffer)."""
     server = await make_server("clarkson")
-    caplog.set_level(logging.INFO, logger="meeple")
+    caplog.set_level(logging.DEBUG, logger="meeple")
     reader, writer = await asyncio.open_connection("127.0.0.1", server.ports["clarkson"])
     try:
         await reader.readline()  # HELLO
