@@ -31,7 +31,7 @@ import random
 import re
 import tempfile
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from meeple.ai.spectrangle import turn_options
@@ -65,6 +65,7 @@ from meeple.protocols.spectrangle.messages import decode_client as decode_spectr
 from meeple.protocols.twente.errors import RemoteProtocolError
 from meeple.protocols.twente.messages import Error, GameOver, NotifyTurn, decode
 from meeple.server.config import ServerConfig
+from meeple.server.edge.hosts import WILDCARD_BINDS
 
 __all__ = ["CLIENT_CHECKS", "CLIENT_KITS", "Observations", "run_client_kit"]
 
@@ -752,6 +753,13 @@ async def run_client_kit(
         # A short grace: at the end the kit's server goes, whoever is still connected.
         config = ServerConfig(database=f"{tmp}/check.sqlite3", shutdown_grace=0.2)
         config = config.only(kit.listener, *filter(None, [kit.opponent_listener]))
+        if "web" in config.listeners:
+            # The client reaches the web through the kit's relay, by the name it was
+            # given for ``host`` and the relay's port: the web answers that name on any
+            # port (its Host allowlist, docs/server.md "Security"), or any name when the
+            # relay listens on every interface.
+            name = "*" if host in WILDCARD_BINDS else host
+            config = config.with_overrides(web=replace(config.web, hosts=(*config.web.hosts, name)))
         if kit.configure is not None:
             config = kit.configure(config, games)
         server = MeepleServer(config, rng=random.Random())
