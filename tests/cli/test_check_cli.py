@@ -22,7 +22,7 @@ def test_check_server_writes_text_json_and_junit(
     """A run against meeple: the table per section on stdout, JSON and JUnit files, exit 0."""
     server = threaded_server("twente")
     port = server.ports["twente"]
-    out_json, out_xml = tmp_path / "r.json", tmp_path / "r.xml"
+    out_json, out_xml, out_html = tmp_path / "r.json", tmp_path / "r.xml", tmp_path / "r.html"
     code = main(
         [
             "check",
@@ -37,11 +37,16 @@ def test_check_server_writes_text_json_and_junit(
             str(out_json),
             "--junit",
             str(out_xml),
+            "--html",
+            str(out_html),
         ]
     )
     assert code == 0
     text = capsys.readouterr().out
-    assert "## E001 - Name already taken" in text
+    assert "Nothing to fix" in text.splitlines()[1]
+    page = out_html.read_text(encoding="utf-8")
+    assert "E001 - Name already taken" in page
+    assert "twente.server.e009" in page
     data = json.loads(out_json.read_text())
     assert data["exit_status"] == 0
     assert {r["id"] for r in data["results"]} >= {"twente.server.e001", "twente.server.e009"}
@@ -121,7 +126,7 @@ def test_check_client_grades_meeples_bot(
     out = capsys.readouterr().out
     assert f"connect your client to 127.0.0.1:{port}" in out
     assert code == 0, out
-    assert "twente.client.whole-game" in out
+    assert "MUST failures: 0" in out
 
 
 @pytest.mark.parametrize(
