@@ -41,6 +41,7 @@ class Mangler:
         keepalive: bytes = b"",
         per_connection: Callable[[], Callable[[bytes], bytes]] | None = None,
         relay: Relay | None = None,
+        close_after: int = 0,
     ) -> None:
         self.upstream = upstream
         self.terminator = terminator
@@ -51,6 +52,7 @@ class Mangler:
         # A deviation with state per connection both ways, which may also write to the
         # server on the client's behalf: given that writer, (to_client, to_server).
         self.relay = relay
+        self.close_after = close_after  # close each connection after that many messages
         self.to_server = to_server or _same
         self.keep_open = keep_open
         self.keepalive = keepalive  # written upstream every 0.2 s: the client never "falls silent"
@@ -91,13 +93,19 @@ class Mangler:
 
         async def outbound() -> None:
             buffer = b""
+            left = self.close_after
             while chunk := await up_reader.read(65536):
                 buffer += chunk
                 messages, buffer = self.cut(buffer)
+                if self.close_after:
+                    messages = messages[:left]
+                    left -= len(messages)
                 out = b"".join(to_client(m) for m in messages)
                 if out:
                     writer.write(out)
                     await writer.drain()
+                if self.close_after and left <= 0:
+                    return
             if self.keep_open:
                 await asyncio.sleep(30)
 

@@ -221,6 +221,21 @@ async def test_a_quirk_is_named_first_and_fails_only_its_rule(
         assert all(r.status is not Status.COULD_NOT_TEST or "decided" in r.detail for r in results)
 
 
+async def test_a_server_that_closes_after_each_message_is_named(
+    server: MeepleServer, gcide: Lexicon
+) -> None:
+    """A connection closed after one answer: named first; checks of one exchange pass."""
+    async with Mangler(server.ports["twente"], TERMINATOR["twente"], close_after=1) as quirky:
+        results = await run_server_kit("twente", "127.0.0.1", quirky.port, lexicon=gcide, wait=0.5)
+    text = to_text("meeple check server twente", results)
+    assert "closes the connection after each message" in "\n".join(text.splitlines()[:3]), text
+    failed = {r.check.id.removeprefix("twente.server.") for r in results if r.status is Status.FAIL}
+    assert failed <= _section("twente", "Delimiters"), text
+    passed = {r.check.id.removeprefix("twente.server.") for r in results if r.status is Status.PASS}
+    assert {"announce", "e013"} <= passed, text
+    assert len(text.splitlines()) <= ONE_SCREEN, text
+
+
 async def test_a_turn_moved_on_after_an_error_is_followed(
     server: MeepleServer, gcide: Lexicon
 ) -> None:

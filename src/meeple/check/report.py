@@ -120,7 +120,8 @@ def causes(results: Sequence[Result]) -> list[Cause]:
         first = next((r for r in rs if r.status is Status.FAIL), rs[0])
         fault = first.fault
         if fault is not None and key[0] == "fault":
-            section = ", ".join(fault.sections) or first.check.section
+            own = list(dict.fromkeys(r.check.section for r in rs))
+            section = ", ".join(fault.sections) or ", ".join(own[:2]) + (", ..." if own[2:] else "")
             got = fault.evidence or first.got
             title, advice = fault.name, fault.advice
         else:
@@ -164,20 +165,17 @@ def _ids(rs: Sequence[Result], width: int) -> str:
 
 
 def _totals(results: Sequence[Result]) -> str:
-    counts = summary(results)
-    parts = [f"{n} {s}" for s, n in counts.items() if s != "MUST failures" and n]
-    return (
-        f"{len(results)} checks: "
-        + ", ".join(parts)
-        + f"; MUST failures: {counts['MUST failures']}"
-    )
+    counts = {s: sum(r.status is s for r in results) for s in Status}
+    parts = [f"{n} {_MARK[s]}" for s, n in counts.items() if n]
+    must = summary(results)["MUST failures"]
+    return f"{len(results)} checks: " + ", ".join(parts) + f"; MUST failures: {must}"
 
 
 def to_text(title: str, results: Sequence[Result], *, transcripts: bool = False) -> str:
     """The one-screen summary: root causes first, then the checks that did not pass.
 
     ``transcripts``: add the bytes of every failure after the summary (long)."""
-    lines = [_clip(f"{title}: {_totals(results)}")]
+    lines = [f"{title}: {_totals(results)}"]
     found = causes(results)
     tolerated = tolerances(results)
     numbers: dict[str, int] = {}

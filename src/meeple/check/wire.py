@@ -69,13 +69,15 @@ def diagnose(
             return fault("UTF-16 text (big-endian, no BOM)", utf8, head[:24])
     run = sample.find(b"\x00\x00")
     if run >= 0:
-        n = len(sample) - len(sample.lstrip(b"\x00")) if run == 0 else 0
-        start = max(0, run - 16)
+        # Show where the padding ends (the next line's start) or, if it never does, begins.
+        rest = sample[run:].lstrip(b"\x00")
+        end = len(sample) - len(rest)
+        n = end - run
+        shown = sample[max(run, end - 8) : end + 24] if rest else sample[max(0, run - 24) : run + 8]
         return fault(
             "NUL padding",
-            "send only the message's bytes, not a whole fixed-size buffer"
-            + (f" ({n}+ NUL bytes)" if n else ""),
-            sample[start : run + 16],
+            f"send only the message's bytes, not a whole fixed-size buffer ({n} NUL bytes)",
+            shown,
         )
     try:
         sample.decode("utf-8")
@@ -202,13 +204,17 @@ class Peer:
     def _closes_after_each(self) -> Fault | None:
         received = self.recorder.received.count(self.terminator)
         if self.eof and received == 1 and self.recorder.sent.count(self.terminator) >= 2:
-            return Fault(
-                "closes the connection after each message",
-                "keep the connection open for the whole session",
-                (self.section,) if self.section else (),
-                evidence=bytes(self.recorder.received[-48:]),
-            )
+            return self.closes_fault()
         return None
+
+    def closes_fault(self) -> Fault:
+        """The fault of a server that closed this connection after one answer."""
+        return Fault(
+            "closes the connection after each message",
+            "keep the connection open for the whole session",
+            (self.section,) if self.section else (),
+            evidence=bytes(self.recorder.received[-48:]),
+        )
 
     @classmethod
     async def open(cls, ctx: Context, label: str, terminator: bytes) -> Peer:
