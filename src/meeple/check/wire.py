@@ -96,14 +96,14 @@ def diagnose(
                 "end each message with RS (0x1E), not a line end (Java: not println)",
                 sample[max(0, at - 24) : at + 1],
             )
-        for end in (b"\x1e\r\n", b"\x1e\n"):
-            at = sample.find(end)
+        for after in (b"\x1e\r\n", b"\x1e\n"):
+            at = sample.find(after)
             if at >= 0:
                 return fault(
                     "a line end after RS",
                     "end each message with RS alone: nothing between messages"
                     " (Java: print, not println)",
-                    sample[max(0, at - 24) : at + len(end)],
+                    sample[max(0, at - 24) : at + len(after)],
                 )
     if terminator == b"\n":
         if b"\n" not in sample and b"\r" in sample:
