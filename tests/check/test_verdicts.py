@@ -163,12 +163,17 @@ def test_diagnose_names_each_transport_fault() -> None:
     assert diagnose(b"WELCOME\x1fname\x1eINFORMQUEUE\x1f1\x1f2\x1e", RS, "Delimiters") is None
     assert diagnose(b"HELLO 1.0.1,a,b/1,c\r\nOK\r\n", b"\n", "2 Grammar") is None
     bare = diagnose(
-        b"HELLO 1.0.1,a,b/1,c\nOK\n", b"\n", "2 Grammar", frozenset({"a bare LF as the line end"})
+        b"HELLO 1.0.1,a,b/1,c\nOK\n",
+        b"\n",
+        "2 Grammar",
+        frozenset({"a bare LF as the line end"}),
+        b"\r\n",
     )
     assert bare is not None
     assert bare.tolerated
     assert bare.sections == ()
     cr = diagnose(b"HELLO 1.0.1,a,b/1,c\rOK\r", b"\n", "2 Grammar")
+    assert diagnose(b"waiting a\nstart with a b\n", b"\n", "T") is None  # LF is the line end
     assert cr is not None
     assert cr.name == "CR alone as the line end"
 

@@ -568,7 +568,7 @@ async def _crlf(ctx: Context) -> None:
     # a line ended some other way (CR alone, UTF-16...) is not.
     p, _ = await solo(ctx, "lf")
     raw = bytes(p.peer.recorder.received)
-    fault = diagnose(raw, b"\n", GRAMMAR, TOLERATED)
+    fault = diagnose(raw, b"\n", GRAMMAR, TOLERATED, b"\r\n")
     if fault is not None and not fault.tolerated:
         ctx.decided += 1
         raise CheckFailed(f"{fault.name}: {fault.evidence!r}", got=fault.evidence, fault=fault)

@@ -37,13 +37,17 @@ def _show(data: bytes, limit: int = 48) -> str:
 
 
 def diagnose(
-    data: bytes, terminator: bytes, section: str = "", tolerates: frozenset[str] = frozenset()
+    data: bytes,
+    terminator: bytes,
+    section: str = "",
+    tolerates: frozenset[str] = frozenset(),
+    line_end: bytes = b"",
 ) -> Fault | None:
     """The transport fault ``data`` (bytes received) shows, or None: an encoding other
     than UTF-8/ASCII, NUL padding, a line end where the spec has ``terminator`` or
-    around it. Pure and total: any bytes in, never raises. ``section`` is the spec's
-    framing section (the fault's); a fault named in ``tolerates`` is one the ERRATA
-    tolerates."""
+    around it (a bare LF only where the spec's ``line_end`` is CRLF). Pure and total:
+    any bytes in, never raises. ``section`` is the spec's framing section (the
+    fault's); a fault named in ``tolerates`` is one the ERRATA tolerates."""
     sample = bytes(data[:DIAGNOSE_LIMIT])
     if not sample:
         return None
@@ -114,7 +118,7 @@ def diagnose(
                 sample[max(0, at - 24) : at + 1],
             )
         lf = sample.replace(b"\r\n", b"").find(b"\n")
-        if lf >= 0 and b"\r\n" not in sample:
+        if line_end == b"\r\n" and lf >= 0 and b"\r\n" not in sample:
             at = sample.find(b"\n")
             return fault(
                 "a bare LF as the line end",
@@ -173,12 +177,13 @@ class Peer:
         self.section = ""
         self.tolerates: frozenset[str] = frozenset()
         self.probe_line_end = False
+        self.line_end = b""  # the spec's line end, if its messages are lines
         self.messages = 0  # whole messages read
 
     def diagnose(self, data: bytes | None = None) -> Fault | None:
         """The transport fault ``data`` (default: all bytes received) shows, if any."""
         raw = bytes(self.recorder.received) if data is None else data
-        return diagnose(raw, self.terminator, self.section, self.tolerates)
+        return diagnose(raw, self.terminator, self.section, self.tolerates, self.line_end)
 
     async def _line_end_probe(self, limit: float) -> Fault | None:
         """A server that said nothing to a message without a line end: send one; an
@@ -365,6 +370,7 @@ class LinePeer:
         self.ctx = ctx
         peer.section = self.section
         peer.tolerates = self.tolerates
+        peer.line_end = self.line_end
 
     @classmethod
     async def open(cls, ctx: Context, label: str) -> Self:
