@@ -165,3 +165,42 @@ def test_check_server_web_adds_the_ws_path(
     )
     assert code == 0
     assert "pass" in capsys.readouterr().out
+
+
+def test_a_slow_word_list_load_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], gcide: Lexicon
+) -> None:
+    """Issue 31.7: a load that takes longer than the progress delay (the first run's
+    compile) prints a line on stderr instead of sitting silent; a quick one prints none."""
+    import io
+    import sys
+
+    import meeple.cli.check as cli
+    import meeple.games.scrabble.lexicon as lexicon
+
+    said = threading.Event()
+
+    class Err(io.StringIO):
+        def write(self, text: str) -> int:
+            if "compiling the word list" in text:
+                said.set()
+            return super().write(text)
+
+    err = Err()
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.setattr(cli, "PROGRESS_AFTER", 0.01)
+
+    def slow(name: str) -> Lexicon:
+        assert said.wait(10), "no progress line while the load was running"
+        return gcide
+
+    monkeypatch.setattr(lexicon, "load_lexicon", slow)
+    assert cli._lexicon("gcide") is gcide
+    assert "meeple check: compiling the word list gcide" in err.getvalue()
+
+    quick = Err()
+    monkeypatch.setattr(sys, "stderr", quick)
+    monkeypatch.setattr(cli, "PROGRESS_AFTER", 5.0)
+    monkeypatch.setattr(lexicon, "load_lexicon", lambda name: gcide)
+    assert cli._lexicon("gcide") is gcide
+    assert quick.getvalue() == ""
