@@ -167,6 +167,14 @@ QUIRKS: dict[str, Quirk] = {
         TEXT_ERRORS,
         TEXT_ERRORS - {"e007", "e002-extension"},  # e007: if the bag ever holds < a rack
     ),
+    "PLAYERDISCONNECTED (allowed at any time) before every ERROR": (
+        "twente",
+        lambda m: b"PLAYERDISCONNECTED\x1fsomeone\x1e" + m if m.startswith(b"ERROR") else m,
+        None,
+        "Nothing to fix",
+        set(),
+        set(),
+    ),
     "NUL-padded Clarkson HELLO": (
         "clarkson",
         lambda m: m.ljust(4096, b"\x00") if m.startswith(b"HELLO") else m,
