@@ -14,7 +14,12 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Mangler"]
+__all__ = ["Mangler", "Relay"]
+
+# Given a writer to the server, a connection's (to_client, to_server) rewrites.
+Relay = Callable[
+    [Callable[[bytes], None]], tuple[Callable[[bytes], bytes], Callable[[bytes], bytes]]
+]
 
 
 def _same(data: bytes) -> bytes:
@@ -35,6 +40,8 @@ class Mangler:
         keep_open: bool = False,
         keepalive: bytes = b"",
         per_connection: Callable[[], Callable[[bytes], bytes]] | None = None,
+        relay: Relay | None = None,
+        close_after: int = 0,
     ) -> None:
         self.upstream = upstream
         self.terminator = terminator
@@ -42,6 +49,10 @@ class Mangler:
         # A rewrite with a state of its own per connection (made for each one): replaces
         # ``to_client`` where a deviation depends on what came before on that connection.
         self.per_connection = per_connection
+        # A deviation with state per connection both ways, which may also write to the
+        # server on the client's behalf: given that writer, (to_client, to_server).
+        self.relay = relay
+        self.close_after = close_after  # close each connection after that many messages
         self.to_server = to_server or _same
         self.keep_open = keep_open
         self.keepalive = keepalive  # written upstream every 0.2 s: the client never "falls silent"
@@ -71,21 +82,30 @@ class Mangler:
         self._tasks.add(task)  # type: ignore[arg-type]
         up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream)
         to_client = self.per_connection() if self.per_connection else self.to_client
+        to_server = self.to_server
+        if self.relay is not None:
+            to_client, to_server = self.relay(up_writer.write)
 
         async def inbound() -> None:
             while chunk := await reader.read(65536):
-                up_writer.write(self.to_server(chunk))
+                up_writer.write(to_server(chunk))
                 await up_writer.drain()
 
         async def outbound() -> None:
             buffer = b""
+            left = self.close_after
             while chunk := await up_reader.read(65536):
                 buffer += chunk
                 messages, buffer = self.cut(buffer)
+                if self.close_after:
+                    messages = messages[:left]
+                    left -= len(messages)
                 out = b"".join(to_client(m) for m in messages)
                 if out:
                     writer.write(out)
                     await writer.drain()
+                if self.close_after and left <= 0:
+                    return
             if self.keep_open:
                 await asyncio.sleep(30)
 
@@ -95,18 +115,18 @@ class Mangler:
                 await asyncio.sleep(0.2)
             await asyncio.Event().wait()
 
+        parts = [
+            asyncio.create_task(inbound()),
+            asyncio.create_task(outbound()),
+            asyncio.create_task(keepalive()),
+        ]
         try:
-            await asyncio.wait(
-                [
-                    asyncio.create_task(inbound()),
-                    asyncio.create_task(outbound()),
-                    asyncio.create_task(keepalive()),
-                ],
-                return_when=asyncio.FIRST_COMPLETED,
-            )
+            await asyncio.wait(parts, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
             pass
         finally:
+            for part in parts:
+                part.cancel()
             for w in (writer, up_writer):
                 with contextlib.suppress(Exception):
                     w.close()

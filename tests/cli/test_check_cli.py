@@ -22,7 +22,7 @@ def test_check_server_writes_text_json_and_junit(
     """A run against meeple: the table per section on stdout, JSON and JUnit files, exit 0."""
     server = threaded_server("twente")
     port = server.ports["twente"]
-    out_json, out_xml = tmp_path / "r.json", tmp_path / "r.xml"
+    out_json, out_xml, out_html = tmp_path / "r.json", tmp_path / "r.xml", tmp_path / "r.html"
     code = main(
         [
             "check",
@@ -37,11 +37,16 @@ def test_check_server_writes_text_json_and_junit(
             str(out_json),
             "--junit",
             str(out_xml),
+            "--html",
+            str(out_html),
         ]
     )
     assert code == 0
     text = capsys.readouterr().out
-    assert "## E001 - Name already taken" in text
+    assert "Nothing to fix" in text.splitlines()[1]
+    page = out_html.read_text(encoding="utf-8")
+    assert "E001 - Name already taken" in page
+    assert "twente.server.e009" in page
     data = json.loads(out_json.read_text())
     assert data["exit_status"] == 0
     assert {r["id"] for r in data["results"]} >= {"twente.server.e001", "twente.server.e009"}
@@ -121,7 +126,7 @@ def test_check_client_grades_meeples_bot(
     out = capsys.readouterr().out
     assert f"connect your client to 127.0.0.1:{port}" in out
     assert code == 0, out
-    assert "twente.client.whole-game" in out
+    assert "MUST failures: 0" in out
 
 
 @pytest.mark.parametrize(
@@ -160,3 +165,42 @@ def test_check_server_web_adds_the_ws_path(
     )
     assert code == 0
     assert "pass" in capsys.readouterr().out
+
+
+def test_a_slow_word_list_load_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], gcide: Lexicon
+) -> None:
+    """Issue 31.7: a load that takes longer than the progress delay (the first run's
+    compile) prints a line on stderr instead of sitting silent; a quick one prints none."""
+    import io
+    import sys
+
+    import meeple.cli.check as cli
+    import meeple.games.scrabble.lexicon as lexicon
+
+    said = threading.Event()
+
+    class Err(io.StringIO):
+        def write(self, text: str) -> int:
+            if "compiling the word list" in text:
+                said.set()
+            return super().write(text)
+
+    err = Err()
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.setattr(cli, "PROGRESS_AFTER", 0.01)
+
+    def slow(name: str) -> Lexicon:
+        assert said.wait(10), "no progress line while the load was running"
+        return gcide
+
+    monkeypatch.setattr(lexicon, "load_lexicon", slow)
+    assert cli._lexicon("gcide") is gcide
+    assert "meeple check: compiling the word list gcide" in err.getvalue()
+
+    quick = Err()
+    monkeypatch.setattr(sys, "stderr", quick)
+    monkeypatch.setattr(cli, "PROGRESS_AFTER", 5.0)
+    monkeypatch.setattr(lexicon, "load_lexicon", lambda name: gcide)
+    assert cli._lexicon("gcide") is gcide
+    assert quick.getvalue() == ""

@@ -3,7 +3,8 @@
 - :mod:`.core`: a check (spec section, MUST/SHOULD, scenario, timeout), its result,
   the runner and shared fixtures;
 - :mod:`.wire`: a recorded TCP connection cut into messages, every wait bounded;
-- :mod:`.report`: text tables per spec section, JSON, JUnit XML, the exit status;
+- :mod:`.report`: the one-screen summary (root causes first), HTML with every
+  transcript, JSON, JUnit XML, the exit status;
 - one module per protocol (:mod:`.twente`, :mod:`.clarkson`, :mod:`.spectrangle`)
   holding its server checks, and :mod:`.clients` the client kits (a relay in front of a
   real meeple server, through which the kit grades what the client sends).
@@ -57,6 +58,7 @@ async def run_server_kit(
     only: Sequence[str] = (),
     progress: Callable[[Result], None] | None = None,
     options: dict[str, Any] | None = None,
+    waiting: Callable[[Check, float], None] | None = None,
 ) -> list[Result]:
     """Run every server check of ``protocol`` against ``host:port``; the results in order.
 
@@ -66,5 +68,5 @@ async def run_server_kit(
     prefix = "ck" + "".join(secrets.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(4))
     target = Target(host, port, {"lexicon": lexicon, "prefix": prefix, **(options or {})})
     return await run_checks(
-        server_checks(protocol), target, wait=wait, only=only, progress=progress
+        server_checks(protocol), target, wait=wait, only=only, progress=progress, waiting=waiting
     )

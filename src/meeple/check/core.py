@@ -15,7 +15,19 @@ expects with :meth:`Context.expect` / :meth:`Context.fail`. Its result is one of
 - ``could not test``: the check could not get the target to the state it needs, or the
   kit itself broke; it says why;
 - ``differs from meeple's reading``: the target follows the other reading of a point
-  the ERRATA settles; not a failure.
+  the ERRATA settles; not a failure;
+- ``tolerated``: every expectation held, but only because the kit read past a quirk
+  the ERRATA tolerates (NUL padding around Clarkson lines, a bare LF); not a failure.
+
+**Every check stands alone.** What a check does to bring the target to the state it
+tests (announce a name, start a game) is a *set-up step*: ``with ctx.setup(what,
+section):``. A failure inside a step is the check's FAIL only when the step's section
+is the check's own (the rule it exercises); otherwise the check **could not test**,
+naming the step and the bytes that came back. A :class:`CheckFailed` carries those
+bytes (``got``) and, when the kit recognised a transport fault (UTF-16, a wrong
+delimiter...), the :class:`Fault`; a transport fault FAILs only the checks of the
+framing rule it breaks (``Fault.sections``) and blocks the others. The report groups
+failures by that first unexpected exchange (:func:`meeple.check.report.causes`).
 
 :func:`run_checks` runs a list of checks one after the other and returns a
 :class:`~meeple.check.report.Report`.
@@ -24,10 +36,11 @@ expects with :meth:`Context.expect` / :meth:`Context.fail`. Its result is one of
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -37,10 +50,12 @@ __all__ = [
     "CheckFailed",
     "Context",
     "Differs",
+    "Fault",
     "Level",
     "NotApplicable",
     "Result",
     "Status",
+    "Step",
     "run_checks",
     "shared",
 ]
@@ -51,6 +66,8 @@ logger = logging.getLogger(__name__)
 CLEANUP_TIMEOUT = 5.0
 # A failure's transcript keeps at most this many bytes per direction per connection.
 TRANSCRIPT_LIMIT = 2048
+# A check still running after this long gets a progress line (and again each time).
+PROGRESS_EVERY = 2.0
 
 
 class Level(enum.Enum):
@@ -66,10 +83,55 @@ class Status(enum.Enum):
     NOT_APPLICABLE = "not applicable"
     COULD_NOT_TEST = "could not test"
     DIFFERS = "differs from meeple's reading"
+    TOLERATED = "tolerated"
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """A fault of the target's transport the kit recognised by name, with what to change.
+
+    ``sections`` are the spec sections of the framing rule it breaks: a check of one of
+    them FAILs on it, every other check it stops could not test. ``tolerated``: the
+    ERRATA tolerates it (the kit read past it; never a failure)."""
+
+    name: str  # "UTF-16 text (little-endian, with a BOM)"
+    advice: str  # what to change, one sentence
+    sections: tuple[str, ...] = ()
+    tolerated: bool = False
+    evidence: bytes = b""  # the bytes that show it
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """A set-up step of a check: what the kit was doing and the spec section it relies on."""
+
+    what: str  # "ANNOUNCE ckabcdan"
+    section: str  # the spec's heading of the rule the step relies on ("ANNOUNCE")
 
 
 class CheckFailed(Exception):
-    """The target broke the rule; the message says how."""
+    """The target broke the rule; the message says how.
+
+    ``got``: the unexpected bytes (the message that came instead, or b"" for nothing);
+    ``fault``: a transport fault the kit recognised; ``step``: the set-up step it
+    happened in (set by :meth:`Context.setup`)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        got: bytes | None = None,
+        fault: Fault | None = None,
+        step: Step | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.got = got
+        self.fault = fault
+        self.step = step
+
+    def renamed(self, prefix: str) -> CheckFailed:
+        """The same failure, its message prefixed (a shared fixture's name)."""
+        return CheckFailed(f"{prefix}: {self}", got=self.got, fault=self.fault, step=self.step)
 
 
 class NotApplicable(Exception):
@@ -96,6 +158,10 @@ class Check:
     timeout: float = 10.0  # the whole scenario; each wait inside has its own, shorter one
     errata: str | None = None  # the ERRATA point whose reading this check follows
 
+    def exercises(self, section: str) -> bool:
+        """Whether a failure in a step relying on ``section`` breaks this check's own rule."""
+        return section == self.section
+
 
 Scenario = Callable[["Context"], Awaitable[None]]
 T = TypeVar("T")
@@ -105,7 +171,9 @@ def shared(
     name: str, factory: Callable[[Context], Awaitable[T]], timeout: float = 50.0
 ) -> Callable[[Context], Awaitable[T]]:
     """A scenario several checks use (a whole game), run once per kit run: the getter
-    each check awaits (see :class:`Fixtures`)."""
+    each check awaits (see :class:`Fixtures`). A failure inside one of the scenario's
+    own set-up steps is judged as the step says; outside them it FAILs every check
+    that uses the scenario."""
 
     async def get(ctx: Context) -> T:
         value: T = await ctx.fixtures.get(ctx, name, factory, timeout)
@@ -154,8 +222,29 @@ class Result:
     seconds: float = 0.0
     transcript: tuple[Exchange, ...] = ()
     kit_error: bool = False  # the kit itself raised: a bug in meeple, never the target's
+    step: Step | None = None  # the set-up step that failed (could not test), if any
+    got: bytes | None = None  # the first unexpected bytes (b"": nothing came)
+    fault: Fault | None = None  # the transport fault the kit recognised
+    tolerated: tuple[Fault, ...] = ()  # quirks the kit read past (ERRATA tolerances)
+
+    @property
+    def blocked(self) -> bool:
+        """Could not test because a set-up step or a transport fault failed."""
+        return self.status is Status.COULD_NOT_TEST and (
+            self.step is not None or self.fault is not None
+        )
 
     def to_json(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {}
+        if self.step is not None:
+            extra["step"] = {"what": self.step.what, "section": self.step.section}
+        if self.got is not None:
+            extra["got"] = self.got.decode("latin-1")
+        if self.fault is not None:
+            extra["fault"] = {"name": self.fault.name, "advice": self.fault.advice}
+        if self.tolerated:
+            extra["tolerated"] = [{"name": f.name, "advice": f.advice} for f in self.tolerated]
+        shown = self.status not in (Status.PASS, Status.TOLERATED, Status.NOT_APPLICABLE)
         return {
             "id": self.check.id,
             "section": self.check.section,
@@ -171,8 +260,9 @@ class Result:
                     "sent": e.sent.decode("latin-1"),
                     "received": e.received.decode("latin-1"),
                 }
-                for e in self.transcript
+                for e in (self.transcript if shown else ())
             ],
+            **extra,
         }
 
 
@@ -205,6 +295,36 @@ class Context:
         self.decided = 0
         self.notes: list[str] = []
         self.cleanups: list[Callable[[], Awaitable[None]]] = []
+        self.steps: list[Step] = []
+        self.failed_step: Step | None = None  # the innermost step a failure left
+        self.tolerated: dict[str, Fault] = {}  # by name: each quirk once
+
+    @contextlib.contextmanager
+    def setup(self, what: str, section: str) -> Iterator[None]:
+        """A set-up step: a failure inside it is could-not-test unless ``section`` is the
+        check's own rule (:meth:`Check.exercises`). Steps nest; the innermost counts."""
+        step = Step(what, section)
+        self.steps.append(step)
+        try:
+            yield
+        except CheckFailed as e:
+            if e.step is None:
+                e.step = step
+            raise
+        except BaseException:  # a timeout cancelling the check inside the step
+            if self.failed_step is None:
+                self.failed_step = step
+            raise
+        finally:
+            self.steps.pop()
+
+    @property
+    def in_setup(self) -> bool:
+        return bool(self.steps)
+
+    def tolerate(self, fault: Fault) -> None:
+        """The kit read past a quirk the ERRATA tolerates: reported, never a failure."""
+        self.tolerated.setdefault(fault.name, fault)
 
     def recorder(self, label: str) -> Recorder:
         rec = Recorder(label)
@@ -239,7 +359,7 @@ class Fixtures:
     def __init__(self, target: Any, wait: float) -> None:
         self._target = target
         self._wait = wait
-        self._done: dict[str, tuple[Any, BaseException | None, list[Recorder]]] = {}
+        self._done: dict[str, tuple[Any, BaseException | None, Context]] = {}
 
     async def get(
         self, ctx: Context, name: str, factory: Callable[[Context], Awaitable[Any]], timeout: float
@@ -248,19 +368,27 @@ class Fixtures:
             sub = Context(self._target, self, wait=self._wait)
             try:
                 value = await asyncio.wait_for(factory(sub), timeout)
-                self._done[name] = (value, None, sub.recorders)
+                self._done[name] = (value, None, sub)
             except (TimeoutError, Exception) as e:
-                self._done[name] = (None, e, sub.recorders)
+                self._done[name] = (None, e, sub)
             finally:
                 for cleanup in reversed(sub.cleanups):
                     await _quietly(cleanup)
-        value, error, recorders = self._done[name]
-        ctx.recorders.extend(r for r in recorders if r not in ctx.recorders)
+        value, error, sub = self._done[name]
+        ctx.recorders.extend(r for r in sub.recorders if r not in ctx.recorders)
+        for fault in sub.tolerated.values():
+            ctx.tolerate(fault)
         if error is not None:
-            if isinstance(error, CheckFailed | NotApplicable | CannotTest | Differs):
+            if isinstance(error, CheckFailed):
+                raise error.renamed(name)
+            if isinstance(error, NotApplicable | CannotTest | Differs):
                 raise type(error)(f"{name}: {error}")
             if isinstance(error, TimeoutError):
-                raise CheckFailed(f"{name}: the scenario did not finish within {timeout:g} s")
+                raise CheckFailed(
+                    f"{name}: the scenario did not finish within {timeout:g} s",
+                    got=b"",
+                    step=sub.failed_step or Step(name, name),
+                )
             raise CannotTest(f"{name}: the scenario broke: {error!r}")
         return value
 
@@ -277,14 +405,20 @@ async def run_check(check: Check, target: Any, fixtures: Fixtures, *, wait: floa
     ctx = Context(target, fixtures, wait=wait)
     started = time.monotonic()
     status, detail, kit_error = Status.PASS, "", False
+    step: Step | None = None
+    got: bytes | None = None
+    fault: Fault | None = None
     try:
         await asyncio.wait_for(check.run(ctx), check.timeout)
         if ctx.decided == 0:
             status, detail = Status.COULD_NOT_TEST, "the scenario decided nothing"
         else:
             detail = "; ".join(ctx.notes)
+            if ctx.tolerated:
+                status = Status.TOLERATED
+                detail = "; ".join(filter(None, [*ctx.tolerated, detail]))
     except CheckFailed as e:
-        status, detail = Status.FAIL, str(e)
+        status, detail, step, got, fault = _verdict(check, e)
     except NotApplicable as e:
         status, detail = Status.NOT_APPLICABLE, str(e)
     except CannotTest as e:
@@ -292,7 +426,12 @@ async def run_check(check: Check, target: Any, fixtures: Fixtures, *, wait: floa
     except Differs as e:
         status, detail = Status.DIFFERS, f"{e} (ERRATA, {check.errata or 'see docs'})"
     except TimeoutError:
-        status, detail = Status.FAIL, f"the scenario did not finish within {check.timeout:g} s"
+        late = CheckFailed(
+            f"the scenario did not finish within {check.timeout:g} s",
+            got=b"",
+            step=ctx.failed_step,
+        )
+        status, detail, step, got, fault = _verdict(check, late)
     except OSError as e:
         status, detail = Status.COULD_NOT_TEST, f"connection failed: {e}"
     except Exception as e:  # a bug in the kit: say so, never blame the target
@@ -301,8 +440,36 @@ async def run_check(check: Check, target: Any, fixtures: Fixtures, *, wait: floa
     finally:
         for cleanup in reversed(ctx.cleanups):
             await _quietly(cleanup)
-    transcript = tuple(r.exchange() for r in ctx.recorders) if status is Status.FAIL else ()
-    return Result(check, status, detail, time.monotonic() - started, transcript, kit_error)
+    transcript = tuple(r.exchange() for r in ctx.recorders)
+    return Result(
+        check,
+        status,
+        detail,
+        time.monotonic() - started,
+        transcript,
+        kit_error,
+        step,
+        got,
+        fault,
+        tuple(ctx.tolerated.values()),
+    )
+
+
+def _verdict(
+    check: Check, e: CheckFailed
+) -> tuple[Status, str, Step | None, bytes | None, Fault | None]:
+    """FAIL when the failure breaks the check's own rule; could not test when it happened
+    in a set-up step of another rule, or is a transport fault of another section."""
+    detail = str(e)
+    if e.fault is not None and e.fault.sections and not e.fault.tolerated:
+        if check.section in e.fault.sections:
+            return Status.FAIL, detail, e.step, e.got, e.fault
+        blocked = f"blocked by {e.fault.name}: {detail}"
+        return Status.COULD_NOT_TEST, blocked, e.step, e.got, e.fault
+    if e.step is not None and not check.exercises(e.step.section):
+        detail = f"set-up step {e.step.what!r} ({e.step.section}) failed: {detail}"
+        return Status.COULD_NOT_TEST, detail, e.step, e.got, e.fault
+    return Status.FAIL, detail, e.step, e.got, e.fault
 
 
 def _selects(pattern: str, check_id: str) -> bool:
@@ -320,14 +487,26 @@ async def run_checks(
     wait: float = 3.0,
     only: Sequence[str] = (),
     progress: Callable[[Result], None] | None = None,
+    waiting: Callable[[Check, float], None] | None = None,
+    progress_every: float = PROGRESS_EVERY,
 ) -> list[Result]:
-    """Run ``checks`` (those ``only`` selects, if given: see :func:`_selects`) in order."""
+    """Run ``checks`` (those ``only`` selects, if given: see :func:`_selects`) in order.
+
+    ``progress`` hears each result; ``waiting`` hears of a check still running, every
+    ``progress_every`` seconds (a whole game, a slow target), with its seconds."""
     fixtures = Fixtures(target, wait)
     results = []
+    loop = asyncio.get_running_loop()
     for check in checks:
         if only and not any(_selects(o, check.id) for o in only):
             continue
-        result = await run_check(check, target, fixtures, wait=wait)
+        task = asyncio.ensure_future(run_check(check, target, fixtures, wait=wait))
+        started = loop.time()
+        while not task.done():
+            await asyncio.wait({task}, timeout=progress_every)
+            if not task.done() and waiting is not None:
+                waiting(check, loop.time() - started)
+        result = task.result()
         if progress is not None:
             progress(result)
         results.append(result)

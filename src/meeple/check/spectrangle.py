@@ -34,17 +34,23 @@ ERRORS = ("invalidMove", "invalidCommand", "invalidName")
 _TILE = re.compile(r"[RGBYPW]{3}[1-6]")
 
 
+TILES = "tiles [<name> [tiles]] turn <name>"
+
+
 class SpPeer(LinePeer):
     """A Spectrangle connection of the kit: lines without their line end; chat skipped."""
 
     skip = ("chat ",)
+    section = "Tabular networking protocol"
 
 
 async def connected(ctx: Context, name: str, *extensions: str) -> SpPeer:
-    p = await SpPeer.open(ctx, name)
-    await p.send(" ".join(("connect", name, *extensions)))
-    line = await p.expect("welcome")
-    ctx.expect(line.split()[0] == "welcome", f"got {line!r}")
+    """A connection that said connect and was welcomed (set-up step "welcome")."""
+    with ctx.setup(f"connect {name}", "welcome [extension]"):
+        p = await SpPeer.open(ctx, name)
+        await p.send(" ".join(("connect", name, *extensions)))
+        line = await p.expect("welcome")
+        ctx.expect(line.split()[0] == "welcome", f"got {line!r}")
     return p
 
 
@@ -106,25 +112,32 @@ async def two_player_game(ctx: Context, tags: tuple[str, str], *extensions: str)
     a = await connected(ctx, a_name, *extensions)
     b = await connected(ctx, b_name, *extensions)
     game = Game({a_name: a, b_name: b})
-    await a.send("request 2")
-    game.waiting[a_name] = [await a.expect("waiting")]
+    with ctx.setup(f"request 2 by {a_name}", "waiting [names in queue]"):
+        await a.send("request 2")
+        game.waiting[a_name] = [await a.expect("waiting")]
     await b.send("request 2")
     for name, peer in game.peers.items():
-        while True:
-            line = await peer.line(ctx.wait, "start with")
-            if line.startswith("waiting"):
-                game.waiting.setdefault(name, []).append(line)
-                continue
-            if not line.startswith("start with"):
-                raise CheckFailed(f"{name}: expected 'start with', got {line!r}")
-            game.start[name] = line
-            break
-        game.order[name] = await peer.expect("order")
-        game.tiles_lines[name] = await peer.expect("tiles")
+        with ctx.setup(f"start with, to {name}", "start with [names]"):
+            while True:
+                line = await peer.line(ctx.wait, "start with")
+                if line.startswith("waiting"):
+                    game.waiting.setdefault(name, []).append(line)
+                    continue
+                if not line.startswith("start with"):
+                    raise CheckFailed(
+                        f"{name}: expected 'start with', got {line!r}", got=line.encode()
+                    )
+                game.start[name] = line
+                break
+        with ctx.setup(f"order, to {name}", "order [names]"):
+            game.order[name] = await peer.expect("order")
+        with ctx.setup(f"the first tiles line, to {name}", TILES):
+            game.tiles_lines[name] = await peer.expect("tiles")
     players = list(game.peers)
-    game.tiles = parse_tiles(game.tiles_lines[a_name], players)
-    if game.tiles.turn not in game.peers:
-        raise CheckFailed(f"the tiles line names {game.tiles.turn!r} to move")
+    with ctx.setup("the first tiles line", TILES):
+        game.tiles = parse_tiles(game.tiles_lines[a_name], players)
+        if game.tiles.turn not in game.peers:
+            raise CheckFailed(f"the tiles line names {game.tiles.turn!r} to move")
     return game
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,11 @@ def register(sub: Any) -> None:
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", metavar="FILE", help="also write the report as JSON (- for stdout)")
     p.add_argument("--junit", metavar="FILE", help="also write the report as JUnit XML")
+    p.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write one HTML page: the causes and every check's bytes (hex and text)",
+    )
     p.add_argument("--only", action="append", default=[], metavar="ID", help="run these checks")
     from meeple.games.scrabble.lexicon import DEFAULT_LEXICON
 
@@ -101,7 +107,7 @@ def _address(text: str) -> tuple[str, int] | None:
 
 
 def _emit(args: argparse.Namespace, title: str, results: Sequence[Any]) -> int:
-    from meeple.check.report import exit_status, to_json, to_junit, to_text
+    from meeple.check.report import exit_status, to_html, to_json, to_junit, to_text
 
     if args.json == "-":
         print(to_json(title, results))
@@ -111,17 +117,41 @@ def _emit(args: argparse.Namespace, title: str, results: Sequence[Any]) -> int:
             Path(args.json).write_text(to_json(title, results) + "\n", encoding="utf-8")
     if args.junit:
         Path(args.junit).write_text(to_junit(title, results), encoding="utf-8")
+    if args.html:
+        Path(args.html).write_text(to_html(title, results), encoding="utf-8")
     return exit_status(results)
+
+
+def _waiting(check: Any, seconds: float) -> None:
+    """The progress line of a check that runs long (a whole game, a slow target)."""
+    print(f"meeple check: {check.id} still running ({seconds:.0f} s)", file=sys.stderr, flush=True)
+
+
+# A wait longer than this gets a line saying what the kit is doing.
+PROGRESS_AFTER = 2.0
 
 
 def _lexicon(name: str) -> Any:
     from meeple.games.scrabble.lexicon import LexiconError, load_lexicon
 
+    # The first run compiles the word list (about a minute): say so rather than sit silent.
+    timer = threading.Timer(
+        PROGRESS_AFTER,
+        lambda: print(
+            f"meeple check: compiling the word list {name} (first run only; a minute or so)",
+            file=sys.stderr,
+            flush=True,
+        ),
+    )
+    timer.daemon = True
+    timer.start()
     try:
         return load_lexicon(name)
     except LexiconError as e:
         print(f"meeple check: {e}", file=sys.stderr)
         return None
+    finally:
+        timer.cancel()
 
 
 def run_server(args: argparse.Namespace) -> int:
@@ -143,6 +173,7 @@ def run_server(args: argparse.Namespace) -> int:
             lexicon=lexicon,
             wait=args.wait,
             only=args.only,
+            waiting=_waiting,
             options={
                 "heartbeat": args.heartbeat,
                 "ping_interval": args.ping_interval,
