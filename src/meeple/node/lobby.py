@@ -534,10 +534,10 @@ class LobbyRole:
     async def _apply(self, op: str, payload: bytes) -> bytes:
         """Apply one call (once: module doc) as a :meth:`_change`."""
         if op == "roomdone":
-            uid = wire.loads(payload)
+            uid = wire.loads(payload, str)
             ended = getattr(self.lobby.room_by_uid(uid), "ended", None)
             return await self._change(ended if callable(ended) else lambda: None)
-        call: LobbyCall = wire.loads(payload)
+        call: LobbyCall = wire.loads(payload, LobbyCall)
         # A call is word from its edge, as a heartbeat is: an edge that starts (or wakes
         # up) and calls before its first beat is heard is not taken for a dead one.
         self._heard[str(call.seat.get("route", "")).rsplit("-", 1)[0]] = time.monotonic()

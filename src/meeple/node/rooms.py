@@ -384,7 +384,7 @@ class RoomsRole:
     # --- opening a room -------------------------------------------------------------------
 
     async def _open(self, payload: bytes) -> bytes:
-        request: OpenRoom = wire.loads(payload)
+        request: OpenRoom = wire.loads(payload, OpenRoom)
         if request.key.game not in wire.SEAT_VIEWS:
             raise ValueError(f"{request.key.game} rooms are not served by rooms nodes yet")
         if request.attempt and await self.log.action_log(request.uid) is not None:
@@ -454,7 +454,10 @@ class RoomsRole:
     async def _command(self, owned: _Owned, payload: bytes) -> bytes:
         request: (
             wire.Command | wire.Watch | wire.History | wire.Rebind | wire.Dropped | wire.Admin
-        ) = wire.loads(payload)
+        ) = wire.loads(
+            payload,
+            wire.Command | wire.Watch | wire.History | wire.Rebind | wire.Dropped | wire.Admin,
+        )
         room = owned.room
         if owned.fenced:
             raise ValueError(f"room {room.uid} moved to another node")
