@@ -3,6 +3,7 @@ seat's view only, and a payload is decoded by the bus's schema, never unpickled.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import os
 import pickle
@@ -305,3 +306,120 @@ def test_a_spectrangle_room_s_last_action_is_told_again_as_it_was(
     assert isinstance(again, SpectrangleUpdate)
     assert again.events == told.events
     assert again.game.state() == told.game.state()
+
+
+# --- every engine event through the seat filter (issue 30.4) ---------------------------
+
+# A tile string no real event holds: what a seat must never hear of another's tiles.
+_SECRET = "QZXJKV"
+# Fields every seat may read whoever they belong to: the words a play formed, the
+# tiles it put on the board (Placement.tile), and the racks left at the end (the end's
+# scoring shows them: GameResult.racks). A new field holding text is private until
+# named here.
+_PUBLIC = {"words", "word", "tile", "racks", "name", "sender", "text"}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    import typing
+
+    return typing.get_type_hints(cls)
+
+
+def _make(hint: Any, name: str, other: int) -> Any:
+    """A value of type ``hint`` for field ``name``, every text the secret, every seat
+    ``other``."""
+    import typing
+
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return _make(next(a for a in args if a is not type(None)), name, other)
+    if origin is tuple and (not args or args[-1] is Ellipsis):
+        item = args[0] if args else str
+        return (_make(item, name, other), _make(item, name, other))
+    if origin is tuple:
+        return tuple(_make(a, name, other) for a in args)
+    if hint is bool:
+        return False
+    if hint is int:
+        return other if name in ("player", "challenger") else 3
+    if hint is str:
+        return _SECRET
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return next(iter(hint))
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return hint(**{f: _make(h, f, other) for f, h in _hints(hint).items()})
+    raise AssertionError(f"no value for {hint!r} ({name})")
+
+
+def _private_texts(value: object, field: str = "") -> Iterator[str]:
+    """Every text in ``value`` outside the public fields, with where it is."""
+    if isinstance(value, str):
+        if field not in _PUBLIC:
+            yield f"{field}={value}"
+    elif isinstance(value, tuple | list):
+        for v in value:
+            yield from _private_texts(v, field)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            yield from _private_texts(getattr(value, f.name), f.name)
+
+
+def _events(module: Any) -> list[type]:
+    """The engine's event types, from its ``Event`` union: a new one is walked too."""
+    import typing
+
+    return list(typing.get_args(module.Event))
+
+
+@pytest.mark.parametrize("event_type", _events(g), ids=lambda t: t.__name__)
+def test_a_scrabble_seat_hears_no_other_seat_s_tiles_in_any_event(event_type: type) -> None:
+    """Each Scrabble engine event, made with another seat's tiles in every text field,
+    reaches seat 0 without them (PlayMade, Passed, PlayWithdrawn, ChallengeFailed and
+    TurnLost carried the rack: issue 30.4), in an Update and in a GameStarted, and the
+    seat's game view holds no other rack or bag."""
+    game = g.Game(["ann", "bob"], random.Random(3), variant=g.VARIANTS["twente"])
+    event = _make(event_type, "", 1)
+    for told in (
+        Update(1, (event,), game),
+        GameStarted(game.players, 0, game, (event,)),
+    ):
+        heard = wire.loads(wire.dumps(wire.for_seat("scrabble", told, 0)))
+        events = heard.events if isinstance(heard, Update) else heard.opening
+        leaked = [t for t in _private_texts(events) if _SECRET in t]
+        assert not leaked, leaked
+        assert set(heard.game.rack(1)) <= {"?"}
+        assert set(heard.game.bag.tiles) <= {"?"}
+    # Its own tiles, the seat hears.
+    own = wire.for_seat("scrabble", Update(0, (_make(event_type, "", 0),), game), 0)
+    assert own.events == (_make(event_type, "", 0),)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("game_name", "module"), [("santorini", sa.game), ("spectrangle", st_.game)]
+)
+def test_every_santorini_and_spectrangle_event_type_crosses_as_it_is(
+    game_name: str, module: Any
+) -> None:
+    """Santorini (open information) and Spectrangle (every hand public in 1.4) events
+    cross whole, each type of the engine's: the seat filter keeps what the spec shows,
+    and the schema carries every one."""
+    for event_type in _events(module):
+        event = _make(event_type, "", 1)
+        assert wire.loads(wire.dumps(wire.for_seat(game_name, event, 0))) == event
+
+
+def test_a_pending_play_s_rack_is_blanked_in_the_other_seat_s_view(gcide: Lexicon) -> None:
+    """A play awaiting a challenge keeps the rack it was made from (to put the tiles
+    back): the other seat's game view has as many ``?`` instead (issue 30.4)."""
+    game = g.Game(["ann", "bob"], random.Random(5), variant=g.VARIANTS["cmpn402"])
+    mover = game.turn
+    assert mover is not None
+    choice = choose(game.board, game.rack(mover), gcide, bag_count=len(game.bag))
+    assert not isinstance(choice, PassChoice | ExchangeChoice)
+    rack = game.rack(mover)
+    game.apply(g.Play(mover, choice.tiles))
+    assert game.pending is not None
+    other = wire.loads(wire.dumps(Update(mover, (), game.seat_view(1 - mover)))).game
+    assert other.pending.rack_before == "?" * len(rack)
+    own = wire.loads(wire.dumps(Update(mover, (), game.seat_view(mover)))).game
+    assert own.pending.rack_before == rack

@@ -16,8 +16,10 @@ kind of fault. Each handler also says which of the registry's types it takes
 **Hidden information.** A seat subject carries one seat's view: before an event goes to
 seat ``i``, :func:`for_seat` replaces the engine game it refers to by that seat's view
 (:meth:`meeple.games.scrabble.game.Game.seat_view`: no bag order, no other rack, no
-lexicon, no RNG) and blanks the tiles other players drew or exchanged; a Spectrangle
-game by its seat view (every hand is public in 1.4, the bag is not); a
+lexicon, no RNG) and blanks what the engine's events say of the other seats' tiles
+(:func:`meeple.games.scrabble.view.seat_event`: the tiles they drew or exchanged, and
+their racks after a play, a pass, a withdrawn play, a failed challenge or a lost turn);
+a Spectrangle game by its seat view (every hand is public in 1.4, the bag is not); a
 Santorini event goes as it is (open information, and no RNG in it). The registry
 declares each engine game attribute by attribute as a seat view (``_rng`` and
 ``lexicon`` None, the first bag empty), so a whole game does not even encode. A game
@@ -126,6 +128,7 @@ def registry() -> Registry:
     from meeple.games.scrabble import errors as sc_errors
     from meeple.games.scrabble import game as sc_game
     from meeple.games.scrabble import moves as sc_moves
+    from meeple.games.scrabble import rules as sc_rules
     from meeple.games.scrabble import tiles as sc_tiles
     from meeple.games.spectrangle import board as sp_board
     from meeple.games.spectrangle import errors as sp_errors
@@ -159,7 +162,7 @@ def registry() -> Registry:
     mine += [GameRecord, PlayerProfile, PlayerRating, RatingPoint]
     engines = _public(
         [
-            sc_game, sc_moves, sc_board, sc_tiles, sc_bag, sc_errors,
+            sc_game, sc_moves, sc_rules, sc_board, sc_tiles, sc_bag, sc_errors,
             sa_game, sa_state, sa_board, sa_gods, sa_errors,
             sp_game, sp_board, sp_tiles, sp_errors,
             sc_room, sa_room, sp_room,
@@ -415,20 +418,19 @@ class TableNews:
 
 
 def _scrabble_seat(event: object, seat: int) -> object:
-    """A Scrabble room event (GameStarted, Update, …) as seat ``seat`` may see it: its
-    game replaced by the seat's view, its engine events by what the seat may know."""
+    """A Scrabble room event (GameStarted, Update, Resumed, …) as seat ``seat`` may see
+    it: its game replaced by the seat's view, its engine events by what the seat may
+    hear of them (:func:`meeple.games.scrabble.view.seat_event`)."""
     from meeple.games.scrabble import game as g
+    from meeple.games.scrabble.view import seat_event
 
     def hide(value: object) -> object:
         if isinstance(value, g.Game):
             return value.seat_view(seat)
-        if isinstance(value, g.TilesDrawn) and value.player != seat:
-            return dataclasses.replace(value, tiles="?" * len(value.tiles))
-        if isinstance(value, g.Exchanged) and value.player != seat:
-            hidden = "?" * len(value.tiles)
-            return dataclasses.replace(value, tiles=hidden, rack="?" * len(value.rack))
         if isinstance(value, tuple):
             return tuple(hide(v) for v in value)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return seat_event(value, seat)  # type: ignore[arg-type]
         return value
 
     if not dataclasses.is_dataclass(event) or isinstance(event, type):
