@@ -132,6 +132,11 @@ class Registry:
                 raise ValueError(f"{cls.__qualname__} is no dataclass, enum or exception")
             self._by_tag[tag] = entry
             self._tag_of[cls] = tag
+        self._members: dict[str, dict[object, enum.Enum]] = {
+            tag: dict(entry._value2member_map_)
+            for tag, entry in self._by_tag.items()
+            if isinstance(entry, type) and issubclass(entry, enum.Enum)
+        }
         names = {cls.__name__: cls for cls in self._tag_of}
         self._hints: dict[type, dict[str, object]] = {}
         self._fields: dict[type, tuple[str, ...]] = {}
@@ -246,21 +251,30 @@ class _Reader:
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
         self.items = 0
+        self.max_items = registry.limits.max_items
+        self.max_depth = registry.limits.max_depth
 
     def value(self, raw: object, depth: int) -> object:
-        limits = self.registry.limits
         self.items += 1
-        if self.items > limits.max_items:
-            raise WireError("items", f"more than {limits.max_items} values")
+        if self.items > self.max_items:
+            raise WireError("items", f"more than {self.max_items} values")
         if type(raw) in _SCALARS:
             return raw
         if type(raw) is not list:
             raise WireError("format", f"a bare {type(raw).__name__}")
-        if depth >= limits.max_depth:
-            raise WireError("depth", f"nested deeper than {limits.max_depth}")
+        if depth >= self.max_depth:
+            raise WireError("depth", f"nested deeper than {self.max_depth}")
         if not raw or not isinstance(raw[0], str):
             raise WireError("format", "an array without its kind")
         kind, rest = raw[0], raw[1:]
+        if kind == "e" and len(rest) == 2 and type(rest[0]) is str and type(rest[1]) in _SCALARS:
+            # An enum member by a plain value (the most frequent object: a board's
+            # premiums): looked up directly.
+            members = self.registry._members.get(rest[0])
+            member = None if members is None else members.get(rest[1])
+            if member is not None and type(member.value) is type(rest[1]):
+                self.items += 1
+                return member
         maker = _CONTAINERS.get(kind)
         if maker is not None:
             items = [self.value(v, depth + 1) for v in rest]
