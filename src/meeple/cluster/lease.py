@@ -77,10 +77,11 @@ def lobby_key() -> str:
 
 
 class _Held(msgspec.Struct, frozen=True):
-    """A lease's value in the bucket (JSON, written by nodes), as it is read back."""
+    """A lease's value in the bucket (JSON, written by nodes), as it is read back: its
+    epoch is None when first taken (the epoch is then the write's revision)."""
 
     owner: str = ""
-    epoch: int = 0
+    epoch: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
