@@ -683,7 +683,11 @@ class EdgeLobby:
         pattern = f"{self.ns.root}.seat.{route}.*"
 
         async def heard(subject: str, payload: bytes) -> None:
-            self._heard(route, subject.rsplit(".", 1)[1], wire.loads(payload))
+            source = subject.rsplit(".", 1)[1]
+            # A room's subject carries its deliveries and its end; the lobby's, what the
+            # leader tells the seat (its table's events, a refusal).
+            expect = object if source == "lobby" else wire.Delivery | wire.RoomOver
+            self._heard(route, source, wire.loads(payload, expect))
 
         self._subs[route] = await self.bus.subscribe(pattern, heard)
 
