@@ -28,6 +28,7 @@ from meeple.bus.base import (
     check_subject,
     matches,
 )
+from meeple.bus.codec import WireError, refused
 
 __all__ = ["LocalBus"]
 
@@ -65,6 +66,8 @@ class _Sub(Subscription):
                 assert self.listener is not None
                 try:
                     await self.listener(subject, payload)
+                except WireError as e:
+                    refused(subject, e)
                 except Exception:
                     logger.exception("bus: listener on %s failed", self.pattern)
                 continue
@@ -73,6 +76,11 @@ class _Sub(Subscription):
             assert self.handler is not None
             try:
                 answer = await self.handler(subject, payload)
+            except WireError as e:
+                refused(subject, e)
+                if not reply.done():
+                    reply.set_exception(RemoteError(f"refused: {e}"))
+                continue
             except Exception as e:
                 logger.exception("bus: handler of %s failed", self.pattern)
                 if not reply.done():

@@ -37,6 +37,7 @@ from meeple.bus.base import (
     check_pattern,
     check_subject,
 )
+from meeple.bus.codec import WireError, refused
 
 __all__ = ["NatsBus", "connect"]
 
@@ -119,6 +120,12 @@ class NatsBus(Bus):
                 return  # a publish, not a request: nobody to answer
             try:
                 reply = await handler(msg.subject, msg.data)
+            except WireError as e:
+                # Not this schema (meeple.bus.codec): refused, logged once, no traceback.
+                refused(msg.subject, e)
+                text = f"refused: {e}".replace("\r", " ").replace("\n", " ")
+                await self.nc.publish(msg.reply, b"", headers={ERROR_HEADER: text})
+                return
             except Exception as e:
                 logger.exception("bus: handler of %s failed", subject)
                 # A header value is one line.
@@ -145,6 +152,8 @@ class NatsBus(Bus):
         async def deliver(msg: Msg) -> None:
             try:
                 await listener(msg.subject, msg.data)
+            except WireError as e:
+                refused(msg.subject, e)
             except Exception:
                 logger.exception("bus: listener on %s failed", pattern)
 

@@ -35,12 +35,14 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 
+import msgspec
 import nats.errors
 import nats.js.errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.api import DeliverPolicy
 
+from meeple.bus.codec import decode_json
 from meeple.bus.subjects import Namespace
 
 __all__ = ["Lease", "LeaseEvent", "LeaseLost", "Leases", "lobby_key", "room_key"]
@@ -72,6 +74,14 @@ def room_key(uid: str) -> str:
 def lobby_key() -> str:
     """The lease key of the lobby's leader."""
     return "lobby"
+
+
+class _Held(msgspec.Struct, frozen=True):
+    """A lease's value in the bucket (JSON, written by nodes), as it is read back: its
+    epoch is None when first taken (the epoch is then the write's revision)."""
+
+    owner: str = ""
+    epoch: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,9 +138,8 @@ class Leases:
         assert msg.seq is not None
         if _freed(msg.headers or {}) is not None:
             return msg.seq
-        value = json.loads(msg.data or b"{}")
-        epoch = value.get("epoch") or msg.seq
-        return Lease(key, str(value.get("owner", "")), int(epoch), msg.seq, self.ttl)
+        value = decode_json(msg.data or b"{}", _Held)
+        return Lease(key, value.owner, value.epoch or msg.seq, msg.seq, self.ttl)
 
     async def acquire(self, key: str, owner: str) -> Lease | None:
         """Take ``key`` for ``owner`` if nobody holds it; the lease, or None when
@@ -237,7 +246,7 @@ class Leases:
                 if why is not None:
                     yield LeaseEvent(msg.subject[start:], why, None, seq)
                 else:
-                    owner = str(json.loads(msg.data or b"{}").get("owner", ""))
+                    owner = decode_json(msg.data or b"{}", _Held).owner
                     yield LeaseEvent(msg.subject[start:], "held", owner, seq)
         finally:
             await sub.unsubscribe()

@@ -25,9 +25,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
 import nats.js.errors
 from nats.aio.client import Client
 
+from meeple.bus.codec import decode_json
 from meeple.bus.subjects import Namespace
 
 __all__ = ["STATE_KEY", "LobbyState", "StateFenced"]
@@ -35,6 +37,13 @@ __all__ = ["STATE_KEY", "LobbyState", "StateFenced"]
 STATE_KEY = "state"
 _EXPECT = "Nats-Expected-Last-Subject-Sequence"
 _WRONG_LAST = (10071, 10164)
+
+
+class _Written(msgspec.Struct, frozen=True):
+    """The lobby's state as its leader wrote it (JSON), read back."""
+
+    state: dict[str, Any] = {}
+    epoch: int = -1
 
 
 class StateFenced(Exception):
@@ -61,8 +70,8 @@ class LobbyState:
         except nats.js.errors.NotFoundError:
             return {}, -1, 0
         assert msg.seq is not None
-        value = json.loads(msg.data or b"{}")
-        return dict(value.get("state", {})), int(value.get("epoch", -1)), msg.seq
+        value = decode_json(msg.data or b"{}", _Written)
+        return value.state, value.epoch, msg.seq
 
     async def claim(self, owner: str, epoch: int) -> dict[str, Any]:
         """Make this writer the state's only one under lease ``epoch``; the state as the

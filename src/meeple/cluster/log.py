@@ -65,11 +65,13 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
+import msgspec
 import nats.errors
 import nats.js.errors
 from nats.aio.client import Client
 
 from meeple.bus.base import BusError
+from meeple.bus.codec import decode_json
 from meeple.bus.subjects import Namespace, check_token
 from meeple.server.store.database import ActionLog, LogConflict, LogEntry, Store
 
@@ -95,6 +97,20 @@ EXPECT = "Nats-Expected-Last-Subject-Sequence"
 _WRONG_LAST = (10071, 10164)
 # Messages per batched direct get.
 _BATCH = 1000
+
+
+# What a room's log holds, as read back (JSON, written by its owners): each entry and the
+# genesis a JSON object, an owner's claim its lease epoch, the end the game to store.
+_Entry = dict[str, Any]
+
+
+class _Owner(msgspec.Struct, frozen=True):
+    epoch: int
+
+
+class _End(msgspec.Struct, frozen=True):
+    game: dict[str, Any] = {}
+    end_reason: str | None = None
 
 
 class RoomLog(Protocol):
@@ -289,7 +305,7 @@ class JetStreamLog:
                 raise LogConflict(f"room {uid}: the log is closed")
             claimed = max(
                 (
-                    int(json.loads(m.data)["epoch"])
+                    decode_json(m.data, _Owner).epoch
                     for m in messages
                     if m.headers.get(KIND) == "owner"
                 ),
@@ -339,7 +355,7 @@ class JetStreamLog:
             self._tails[uid] = _Tail(0, tail.log_seq, msg_id, closed=True, claimed=tail.claimed)
         end = await self._get(uid)
         assert end is not None
-        return await self._store_once_for_sure(uid, json.loads(end.data)["game"])
+        return await self._store_once_for_sure(uid, decode_json(end.data, _End).game)
 
     async def _store_once_for_sure(self, uid: str, game: Mapping[str, Any]) -> int:
         pause, longest = STORE_RETRY
@@ -375,13 +391,14 @@ class JetStreamLog:
             kind = m.headers.get(KIND)
             if kind == "entry":
                 entries.append(
-                    LogEntry(int(m.headers[SEQ]), float(m.headers[AT]), json.loads(m.data))
+                    LogEntry(int(m.headers[SEQ]), float(m.headers[AT]), decode_json(m.data, _Entry))
                 )
             elif kind == "entries":
                 first, at = int(m.headers[FIRST]), float(m.headers[AT])
-                entries.extend(LogEntry(first + i, at, e) for i, e in enumerate(json.loads(m.data)))
+                batch = decode_json(m.data, list[_Entry])
+                entries.extend(LogEntry(first + i, at, e) for i, e in enumerate(batch))
             elif kind == "end":
-                end_reason = json.loads(m.data)["end_reason"]
+                end_reason = decode_json(m.data, _End).end_reason
         game_id = None
         if end_reason is not None:
             found = await asyncio.to_thread(self.records.game_by_uid, uid)
@@ -389,7 +406,7 @@ class JetStreamLog:
         return ActionLog(
             uid,
             head.get(GAME, ""),
-            json.loads(messages[0].data),
+            decode_json(messages[0].data, _Entry),
             float(head.get(AT, 0.0)),
             tuple(entries),
             game_id,
@@ -403,7 +420,7 @@ class JetStreamLog:
         end = await self._get(uid)
         if end is None or end.headers.get(KIND) != "end":
             return None
-        return await self._store_once_for_sure(uid, json.loads(end.data)["game"])
+        return await self._store_once_for_sure(uid, decode_json(end.data, _End).game)
 
     async def closed(self, uid: str) -> bool:
         """Whether room ``uid``'s log has ended (one direct get; False: open, or none)."""

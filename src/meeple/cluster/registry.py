@@ -23,6 +23,7 @@ from typing import Any
 import nats.js.errors
 from nats.aio.client import Client
 
+from meeple.bus.codec import decode_json
 from meeple.bus.subjects import Namespace
 
 __all__ = ["Names", "RejoinSeat", "RejoinTokens", "name_key"]
@@ -61,7 +62,8 @@ class _Bucket:
         assert msg.seq is not None
         if (msg.headers or {}).get(_KV_OP) in ("DEL", "PURGE"):
             return None, msg.seq
-        return json.loads(msg.data or b"{}"), msg.seq
+        found: dict[str, Any] = decode_json(msg.data or b"{}", dict[str, Any])
+        return found, msg.seq
 
     async def put(
         self, key: str, value: dict[str, Any] | None, *, expect: int, ttl: int | None = None

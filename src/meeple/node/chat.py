@@ -23,10 +23,10 @@ import contextlib
 import json
 import logging
 import secrets
-from typing import Any
 
 from meeple.bus.base import Bus, BusClosed, BusError, Subscription
 from meeple.bus.subjects import Namespace
+from meeple.node import wire
 from meeple.server.edge.spectrangle import SpectrangleHub
 from meeple.server.rooms.spectrangle import GAME
 
@@ -74,14 +74,8 @@ class LobbyChat(SpectrangleHub):
                 logger.warning("lobby chat: a line not sent: %s", e)
 
     async def _heard(self, subject: str, payload: bytes) -> None:
-        try:
-            line: Any = json.loads(payload)
-            origin, sender, text = line["origin"], line["sender"], line["text"]
-        except (ValueError, TypeError, KeyError):
-            logger.warning("lobby chat: not a line: %.80r", payload)
-            return
-        if not all(isinstance(v, str) for v in (origin, sender, text)):
-            return
+        line: wire.ChatLine = wire.decode_json(payload, wire.ChatLine)  # else refused, once
+        origin, sender, text = line.origin, line.sender, line.text
         if origin == self.origin or any(c in sender + text for c in "\r\n"):
             return  # this edge's own (its players heard it), or not one line
         super().lobby_chat(sender, text)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import http
-import json
 import logging
 import re
 import time
@@ -94,12 +93,9 @@ class ClusterAdmin:
         return check_token(self._token, token)
 
     async def _heard(self, subject: str, payload: bytes) -> None:
-        try:
-            beat = json.loads(payload)
-            node = str(beat["name"])
-            rooms = frozenset(str(r["uid"]) for r in beat.get("rooms", ()) if r.get("game") == GAME)
-        except (ValueError, KeyError, TypeError, AttributeError):
-            return
+        beat: wire.Beat = wire.decode_json(payload, wire.Beat)  # refused by the bus if not
+        node = beat.name
+        rooms = frozenset(r.uid for r in beat.rooms if r.game == GAME)
         now = time.monotonic()
         self._beats[node] = (now, rooms)
         for uid in rooms:
@@ -225,10 +221,10 @@ class ClusterAdmin:
                 logger.warning("cmpn402 admin: %s %s: %s", action, uid, e)
                 return None
             try:
-                answer = json.loads(reply)
-            except ValueError:
+                answer: dict[str, Any] = wire.decode_json(reply, dict[str, Any])
+            except wire.WireError:
                 return None
-            return answer if isinstance(answer, dict) else None
+            return answer
 
 
 def params_or_error(query: str) -> dict[str, str]:

@@ -190,7 +190,7 @@ class EdgeHub:
                     return None
                 await asyncio.sleep(0.1)
                 continue
-            return None if answer == b"none" else wire.loads(answer)
+            return None if answer == b"none" else wire.loads(answer, RejoinSeat)
 
     async def _rejoin(self, agent: EdgeAgent, found: RejoinSeat) -> bool:
         """Ask room ``found.room`` to give the agent its seat back; whether it did."""

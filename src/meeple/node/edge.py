@@ -57,6 +57,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from meeple.bus.base import Bus, BusClosed, BusError, BusTimeout, NoResponder, Subscription
 from meeple.bus.subjects import Namespace
 from meeple.node import wire
@@ -98,6 +100,20 @@ SYNC_PAUSE = 0.5
 TABLES = "tables"
 
 
+class _Where(msgspec.Struct, frozen=True):
+    """Where a rejoin token's seat is (:class:`meeple.node.rejoin.RejoinService`)."""
+
+    room: str
+    seat: int
+
+
+class _Bound(msgspec.Struct, frozen=True):
+    """A room owner's answer to a Rebind: the seat's name, its next command's number."""
+
+    name: str
+    next: int
+
+
 def describe(seat: Seat, route: str) -> dict[str, Any]:
     """What the lobby and the room know of an edge's seat."""
     variants = getattr(seat, "variants", None)
@@ -127,24 +143,18 @@ class EdgeTable:
     ready: bool = False
 
 
+@dataclass(frozen=True, slots=True)
 class LobbyCall:
     """One lobby call from an edge: the method, the seat, its arguments; ``caller`` (the
     edge, one per process) and ``number`` (its calls', in order) let the leader apply a
-    call asked again once (the leader died, or its answer was late)."""
+    call asked again once (the leader died, or its answer was late). Crosses the bus
+    (meeple.node.wire): the arguments are plain values, a QueueKey and a StartRule."""
 
-    __slots__ = ("args", "caller", "number", "op", "seat")
-
-    def __init__(
-        self, op: str, seat: SeatInfo, args: tuple[Any, ...], caller: str = "", number: int = 0
-    ) -> None:
-        self.op = op
-        self.seat = seat
-        self.args = args
-        self.caller = caller
-        self.number = number
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (LobbyCall, (self.op, dict(self.seat), self.args, self.caller, self.number))
+    op: str
+    seat: SeatInfo
+    args: tuple[Any, ...]
+    caller: str = ""
+    number: int = 0
 
 
 class RemoteRoom:
@@ -288,7 +298,7 @@ class EdgeLobby:
         """Follow the leader's table news, and ask it for its whole list (module doc)."""
 
         async def heard(subject: str, payload: bytes) -> None:
-            self._heard_news(wire.loads(payload))
+            self._heard_news(wire.loads(payload, wire.TableNews | TableEvent))
 
         self._table_sub = await self.bus.subscribe(self.ns.lobby_events, heard)
         self._sync()
@@ -380,7 +390,13 @@ class EdgeLobby:
                 answer = b"busy"
             if answer != b"busy":
                 self._syncing = None  # news it leaves held asks again
-                self._heard_news(wire.loads(answer))
+                try:
+                    news = wire.loads(answer, wire.TableNews)
+                except wire.WireError as e:
+                    logger.warning("lobby: the open tables: %s", e)
+                    await asyncio.sleep(SYNC_PAUSE)
+                    continue
+                self._heard_news(news)
                 return
             await asyncio.sleep(SYNC_PAUSE)
 
@@ -551,10 +567,10 @@ class EdgeLobby:
             json.dumps({"hash": token_hash(token)}).encode(),
             timeout=5.0,
         )
-        where = json.loads(found)
-        if not where:
+        where: _Where | None = wire.decode_json(found, _Where | None)
+        if where is None:
             return None
-        uid, index = str(where["room"]), int(where["seat"])
+        uid, index = where.room, where.seat
         rebind = wire.dumps(wire.Rebind(index, token, describe(seat, route)))
         until = asyncio.get_running_loop().time() + REBIND_PATIENCE
         while asyncio.get_running_loop().time() < until:  # the room may be moving
@@ -567,8 +583,8 @@ class EdgeLobby:
                 continue
             if answer == b"busy":
                 continue
-            bound = json.loads(answer)
-            return uid, index, str(bound["name"]), int(bound["next"])
+            bound: _Bound = wire.decode_json(answer, _Bound)
+            return uid, index, bound.name, bound.next
         return None
 
     def _rejoined(self, seat: Seat, uid: str, name: str, token: str) -> None:
@@ -673,7 +689,11 @@ class EdgeLobby:
         pattern = self.ns.seat_sources(route)
 
         async def heard(subject: str, payload: bytes) -> None:
-            self._heard(route, subject.rsplit(".", 1)[1], wire.loads(payload))
+            source = subject.rsplit(".", 1)[1]
+            # A room's subject carries its deliveries and its end; the lobby's, what the
+            # leader tells the seat (its table's events, a refusal).
+            expect = object if source == "lobby" else wire.Delivery | wire.RoomOver
+            self._heard(route, source, wire.loads(payload, expect))
 
         self._subs[route] = await self.bus.subscribe(pattern, heard)
 

@@ -536,10 +536,10 @@ class LobbyRole:
         """Apply one call (once: module doc) as a :meth:`_change`; ``sender``: the node
         that sent it (NATS permissions vouch for an edge's)."""
         if op == "roomdone":
-            uid = wire.loads(payload)
+            uid = wire.loads(payload, str)
             ended = getattr(self.lobby.room_by_uid(uid), "ended", None)
             return await self._change(ended if callable(ended) else lambda: None)
-        call: LobbyCall = wire.loads(payload)
+        call: LobbyCall = wire.loads(payload, LobbyCall)
         route = str(call.seat.get("route", ""))
         if edge_of(route) != sender:
             # An edge calls for its own seats only (issue 30.1): the lobby would tell

@@ -32,7 +32,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import msgspec
+
 from meeple.bus.base import Bus, BusClosed, BusError, BusTimeout, NoResponder
+from meeple.bus.codec import decode_json
 from meeple.bus.subjects import Namespace
 from meeple.cluster.registry import Names
 from meeple.node import Service, spawn
@@ -169,6 +172,17 @@ class ClusterNames(NameRegistry):
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
 
+class NamesRequest(msgspec.Struct, frozen=True):
+    """An edge's names request (JSON): ``claim`` one name for a holder, ``renew`` or
+    ``release`` many (``claims``: name, holder); every field checked on the way in."""
+
+    op: str
+    name: str = ""
+    holder: str = ""
+    ttl: int | None = None
+    claims: list[tuple[str, str]] = []
+
+
 class NameService(Service):
     """Answers edges' name requests from the names bucket; see the module doc."""
 
@@ -177,14 +191,13 @@ class NameService(Service):
         self.names = names
 
     async def handle(self, payload: bytes, sender: str) -> bytes:
-        request = json.loads(payload)
-        op = request.get("op")
-        ttl = int(request["ttl"]) if request.get("ttl") is not None else None
+        request: NamesRequest = decode_json(payload, NamesRequest)
+        op, ttl = request.op, request.ttl
         if op == "claim":
-            holder = _own(str(request["holder"]), sender)
-            given = await self.names.claim(str(request["name"]), holder, ttl=ttl)
+            holder = _own(request.holder, sender)
+            given = await self.names.claim(request.name, holder, ttl=ttl)
             return b"ok" if given else b"taken"
-        claims = [(str(n), _own(str(h), sender)) for n, h in request.get("claims", ())]
+        claims = [(n, _own(h, sender)) for n, h in request.claims]
         if op == "renew":
             renewed = await asyncio.gather(*(self.names.claim(n, h, ttl=ttl) for n, h in claims))
             return json.dumps(

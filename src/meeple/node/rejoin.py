@@ -14,7 +14,10 @@ from __future__ import annotations
 import json
 import re
 
+import msgspec
+
 from meeple.bus.base import Bus
+from meeple.bus.codec import WireError, decode_json
 from meeple.bus.subjects import Namespace
 from meeple.cluster.registry import RejoinTokens
 from meeple.node import Service
@@ -23,6 +26,10 @@ __all__ = ["OP", "RejoinService"]
 
 OP = "rejoin"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+class _Request(msgspec.Struct, frozen=True):
+    hash: str
 
 
 class RejoinService(Service):
@@ -34,10 +41,9 @@ class RejoinService(Service):
         self.tokens = tokens
 
     async def handle(self, payload: bytes, sender: str) -> bytes:
-        request = json.loads(payload)
-        key = request.get("hash") if isinstance(request, dict) else None
-        if not isinstance(key, str) or not _SHA256.fullmatch(key):
-            raise ValueError("a rejoin is asked by the token's SHA-256")
+        key = decode_json(payload, _Request).hash
+        if not _SHA256.fullmatch(key):
+            raise WireError("shape", "a rejoin is asked by the token's SHA-256")
         found = await self.tokens.find(key)
         if found is None:
             return b"null"

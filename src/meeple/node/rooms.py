@@ -388,7 +388,7 @@ class RoomsRole:
     # --- opening a room -------------------------------------------------------------------
 
     async def _open(self, payload: bytes) -> bytes:
-        request: OpenRoom = wire.loads(payload)
+        request: OpenRoom = wire.loads(payload, OpenRoom)
         if request.key.game not in wire.SEAT_VIEWS:
             raise ValueError(f"{request.key.game} rooms are not served by rooms nodes yet")
         if request.attempt and await self.log.action_log(request.uid) is not None:
@@ -462,7 +462,10 @@ class RoomsRole:
         (the subject's last token, which NATS permissions vouch for on an edge)."""
         request: (
             wire.Command | wire.Watch | wire.History | wire.Rebind | wire.Dropped | wire.Admin
-        ) = wire.loads(payload)
+        ) = wire.loads(
+            payload,
+            wire.Command | wire.Watch | wire.History | wire.Rebind | wire.Dropped | wire.Admin,
+        )
         room = owned.room
         route = _seat_route(room, request)
         if route is not None and edge_of(route) != sender:

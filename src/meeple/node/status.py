@@ -11,12 +11,14 @@ list within that; its rooms appear under their new owner once taken over).
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from typing import Any
 
+import msgspec
+
 from meeple.bus.base import Bus, BusError, Subscription
 from meeple.bus.subjects import Namespace
+from meeple.node import wire
 
 __all__ = ["SILENCE", "ClusterView"]
 
@@ -34,8 +36,8 @@ class ClusterView:
 
     async def start(self) -> None:
         async def heard(subject: str, payload: bytes) -> None:
-            beat = json.loads(payload)
-            self._beats[str(beat["name"])] = (time.monotonic(), beat)
+            beat = msgspec.to_builtins(wire.decode_json(payload, wire.Beat))
+            self._beats[beat["name"]] = (time.monotonic(), beat)
 
         self._sub = await self.bus.subscribe(self.ns.nodes, heard)
 

@@ -16,8 +16,10 @@ which :class:`BusRecords` asks for as the edge's :class:`~meeple.web.records.Rec
 Only finished, public data is read there (what ``meeple serve``'s replay and ratings
 pages show anyone); an edge's credentials may make these requests and not the writes
 (deploy/nats/meeple-auth.conf). An edge's request is JSON, checked here before the
-database sees it (never a pickle: an edge is not trusted to name classes); the answer
-is the store's own value, pickled (:func:`meeple.node.wire.dumps`), from a node.
+database sees it; the answer is the store's own value in the bus's schema
+(:mod:`meeple.node.wire`), decoded and checked against the type the call returns. A
+rooms node's ``record_game`` is a :class:`~meeple.node.wire.RecordGame`, every field
+checked against its declared type before the database sees it.
 """
 
 from __future__ import annotations
@@ -74,6 +76,28 @@ def _count(args: dict[str, Any], key: str, top: int) -> int:
     return value
 
 
+_ARGS: dict[str, dict[str, str | int]] = {
+    "read_game": {"uid": "text"},
+    "read_game_number": {"id": 2**62},
+    "read_games": {"limit": MAX_ROWS},
+    "read_leaderboard": {"game": "text", "limit": MAX_ROWS},
+    "read_player": {"name": "text", "limit": MAX_ROWS},
+    "read_rating_history": {"game": "text", "name": "text"},
+}
+
+
+def _check(op: str, args: dict[str, Any]) -> None:
+    """An edge's read ``op``: its arguments, exactly (ValueError otherwise)."""
+    wanted = _ARGS.get(op)
+    if wanted is None or set(args) != set(wanted):
+        raise ValueError(f"{op} takes {sorted(wanted or ())}")
+    for key, kind in wanted.items():
+        if kind == "text":
+            _text(args, key)
+        else:
+            _count(args, key, int(kind))
+
+
 def _read(store: Store, op: str, args: dict[str, Any]) -> object:
     """The read ``op`` of an edge's request ``args`` (JSON, checked), on ``store``."""
     if op == "read_game":
@@ -117,25 +141,29 @@ class StoreRole:
         """An edge's read (module doc): JSON in, checked; no lock (reads only)."""
 
         async def handle(payload: bytes) -> bytes:
-            args = json.loads(payload)
-            if not isinstance(args, dict):
-                raise ValueError("a read's arguments are a JSON object")
+            args = wire.decode_json(payload, dict[str, str | int])
+            try:
+                _check(op, args)
+            except ValueError as e:
+                raise wire.WireError("shape", str(e)) from None
             return wire.dumps(await asyncio.to_thread(_read, self.store, op, args))
 
         return handle
 
     def _handler(self, op: str) -> Any:
         async def handle(payload: bytes) -> bytes:
-            args = wire.loads(payload)
+            if op == "game_by_uid":
+                uid = wire.loads(payload, str)
+                async with self._lock:
+                    return wire.dumps(await asyncio.to_thread(self.store.game_by_uid, uid))
+            game: wire.RecordGame = wire.loads(payload, wire.RecordGame)
             async with self._lock:
-                if op == "game_by_uid":
-                    found = await asyncio.to_thread(self.store.game_by_uid, str(args))
-                    return wire.dumps(found)
-                uid = (args.get("data") or {}).get("uid")
+                uid = (game.data or {}).get("uid")
                 if isinstance(uid, str):
                     found = await asyncio.to_thread(self.store.game_by_uid, uid)
                     if found is not None:
                         return wire.dumps(found.id)
+                args = {f.name: getattr(game, f.name) for f in dataclasses.fields(game)}
                 return wire.dumps(await asyncio.to_thread(lambda: self.store.record_game(**args)))
 
         return handle
@@ -156,19 +184,21 @@ class RemoteRecords:
         self.ns = ns
         self.loop = loop
 
-    def _ask(self, op: str, args: object) -> Any:
+    def _ask(self, op: str, args: object, expect: object) -> Any:
         future = asyncio.run_coroutine_threadsafe(
             self.bus.request(self.ns.store_request(op), wire.dumps(args), timeout=10.0),
             self.loop,
         )
-        return wire.loads(future.result())
+        return wire.loads(future.result(), expect)
 
     def game_by_uid(self, uid: str) -> GameRecord | None:
-        found: GameRecord | None = self._ask("game_by_uid", uid)
+        found: GameRecord | None = self._ask("game_by_uid", uid, GameRecord | None)
         return found
 
     def record_game(self, **game: Any) -> int:
-        return int(self._ask("record_game", game))
+        game["protocols"] = tuple(game["protocols"])
+        game["players"] = tuple(game["players"])
+        return int(self._ask("record_game", wire.RecordGame(**game), int))
 
 
 class BusRecords:
@@ -182,46 +212,57 @@ class BusRecords:
         self.ns = ns
         self.timeout = timeout
 
-    async def _ask(self, op: str, **args: object) -> Any:
+    async def _ask(self, op: str, expect: object, **args: object) -> Any:
         subject = self.ns.store_read(op)
         try:
             answer = await self.bus.request(
                 subject, json.dumps(args).encode(), timeout=self.timeout
             )
+            return wire.loads(answer, expect)
         except BusError as e:
             raise StoreUnavailable(f"{subject}: {type(e).__name__}: {e}") from e
-        return wire.loads(answer)
+        except wire.WireError as e:
+            raise StoreUnavailable(f"{subject}: the answer did not decode: {e}") from e
 
     async def game_by_uid(self, uid: str) -> GameRecord | None:
         if not findable(uid):
             return None
-        found: GameRecord | None = await self._ask("read_game", uid=uid)
+        found: GameRecord | None = await self._ask("read_game", GameRecord | None, uid=uid)
         return found
 
     async def game(self, game_id: int) -> GameRecord | None:
         if not 0 <= game_id <= 2**62:
             return None
-        found: GameRecord | None = await self._ask("read_game_number", id=game_id)
+        found: GameRecord | None = await self._ask(
+            "read_game_number", GameRecord | None, id=game_id
+        )
         return found
 
     async def games(self, *, limit: int) -> list[GameRecord]:
-        found: list[GameRecord] = await self._ask("read_games", limit=min(limit, MAX_ROWS))
+        found: list[GameRecord] = await self._ask(
+            "read_games", list[GameRecord], limit=min(limit, MAX_ROWS)
+        )
         return found
 
     async def leaderboard(self, game: str, *, limit: int) -> list[PlayerRating]:
         found: list[PlayerRating] = await self._ask(
-            "read_leaderboard", game=game[:MAX_TEXT], limit=min(limit, MAX_ROWS)
+            "read_leaderboard",
+            list[PlayerRating],
+            game=game[:MAX_TEXT],
+            limit=min(limit, MAX_ROWS),
         )
         return found
 
     async def player(self, name: str, *, limit: int) -> PlayerProfile:
         if not findable(name):
             return PlayerProfile(name, (), ())
-        found: PlayerProfile = await self._ask("read_player", name=name, limit=min(limit, MAX_ROWS))
+        found: PlayerProfile = await self._ask(
+            "read_player", PlayerProfile, name=name, limit=min(limit, MAX_ROWS)
+        )
         return found
 
     async def rating_history(self, game: str, name: str) -> list[RatingPoint]:
         found: list[RatingPoint] = await self._ask(
-            "read_rating_history", game=game[:MAX_TEXT], name=name[:MAX_TEXT]
+            "read_rating_history", list[RatingPoint], game=game[:MAX_TEXT], name=name[:MAX_TEXT]
         )
         return found

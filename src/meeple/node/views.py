@@ -33,7 +33,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+
 from meeple.bus.base import Bus, BusError, Subscription
+from meeple.bus.codec import decode_json, refused
 from meeple.bus.subjects import Namespace
 from meeple.node import wire
 from meeple.server.feed import Feed, FeedItem, game_topic
@@ -55,13 +58,16 @@ def _encode(version: Version, item: FeedItem) -> bytes:
     return f'{head[:-1]},"data":{item.json()}}}'.encode()
 
 
+class _Published(msgspec.Struct, frozen=True):
+    """A view as its owner publishes it (:func:`_encode`): its version and its data."""
+
+    v: tuple[int, int, int]
+    data: dict[str, Any]
+
+
 def _decode(payload: bytes) -> tuple[Version, dict[str, Any]]:
-    message = json.loads(payload)
-    a, b, c = (int(x) for x in message["v"])
-    data = message["data"]
-    if not isinstance(data, dict):
-        raise ValueError("a view is a JSON object")
-    return (a, b, c), data
+    message: _Published = decode_json(payload, _Published)
+    return message.v, message.data
 
 
 class _Watched:
@@ -243,8 +249,8 @@ class ViewRelay:
             return
         try:
             version, data = _decode(payload)
-        except (ValueError, KeyError, TypeError):
-            logger.warning("views: room %s: a view that is not one", uid)
+        except wire.WireError as e:
+            refused(self.ns.view(uid), e)  # once per kind of fault, not per message
             return
         if version <= self._versions.get(uid, (-1, -1, -1)):
             return  # older than what the spectators have: frames only move forward

@@ -288,7 +288,10 @@ def edge_web_app(
         except BusError:
             return JSONResponse({"error": "the game's node did not answer"}, status_code=503)
         else:
-            steps = wire.loads(answer)
+            try:
+                steps = wire.loads(answer, list[dict[str, Any]] | None)
+            except wire.WireError:
+                return JSONResponse({"error": "the game's node did not answer"}, status_code=503)
         if steps is None:
             return JSONResponse({"error": "no running game with that uid"}, status_code=404)
         return JSONResponse({"uid": uid, "steps": steps})

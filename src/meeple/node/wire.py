@@ -3,83 +3,298 @@
 The split is at the room's inbox (issue 21): a seat's command is the same Python value
 the dialect hands :meth:`~meeple.server.rooms.room.Room.submit` in one process, and what a
 room delivers to a seat is the same event value the dialect renders. Both cross the bus
-pickled (:func:`dumps`), and are read back with an unpickler that only builds meeple's
-own classes and a few plain builtins (:func:`loads`): nothing else can be named in a
-payload. Only nodes may publish seat events (deploy/nats/meeple-auth.conf).
+in one schema (:func:`dumps`, :func:`loads`: :class:`meeple.bus.codec.Registry`), never
+pickled (issue 30.1): a payload names nothing but a tag of :func:`registry`, the exact
+list of types that may cross, and every field it brings is checked against its declared
+type before the value is built; a message larger than :data:`LIMITS` (1 MiB, 48 levels,
+200,000 values) or of another shape is a :class:`~meeple.bus.codec.WireError`, which the
+bus answers as an error (a request) or drops (a publish), logged once per subject and
+kind of fault. Each handler also says which of the registry's types it takes
+(``loads(payload, OpenRoom)``). Only nodes may publish seat events
+(deploy/nats/meeple-auth.conf).
 
 **Hidden information.** A seat subject carries one seat's view: before an event goes to
 seat ``i``, :func:`for_seat` replaces the engine game it refers to by that seat's view
 (:meth:`meeple.games.scrabble.game.Game.seat_view`: no bag order, no other rack, no
-lexicon, no RNG) and blanks the tiles other players drew or exchanged; a Spectrangle
-game by its seat view (every hand is public in 1.4, the bag is not); a Santorini event
-goes as it is (open information, and no RNG in it). A game that has no seat view is
-refused by the rooms node (:data:`SEAT_VIEWS`).
+lexicon, no RNG) and blanks what the engine's events say of the other seats' tiles
+(:func:`meeple.games.scrabble.view.seat_event`: the tiles they drew or exchanged, and
+their racks after a play, a pass, a withdrawn play, a failed challenge or a lost turn);
+a Spectrangle game by its seat view (every hand is public in 1.4, the bag is not); a
+Santorini event goes as it is (open information, and no RNG in it). The registry
+declares each engine game attribute by attribute as a seat view (``_rng`` and
+``lexicon`` None, the first bag empty), so a whole game does not even encode. A game
+that has no seat view is refused by the rooms node (:data:`SEAT_VIEWS`).
 """
 
 from __future__ import annotations
 
-import copyreg
 import dataclasses
-import io
-import pickle
+import enum
+import functools
+import logging
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from meeple.bus.codec import Attrs, EncodeError, Limits, Registry, WireError, decode_json
 
 if TYPE_CHECKING:
     from meeple.server.store.database import ActionLog
 
 __all__ = [
     "LAST_TOLD",
+    "LIMITS",
     "SEAT_VIEWS",
     "Admin",
+    "Beat",
+    "BeatRoom",
+    "ChatLine",
     "Command",
     "Delivery",
     "Dropped",
+    "EncodeError",
     "History",
     "Leave",
     "Rebind",
+    "RecordGame",
     "Rejoin",
     "RoomOver",
     "TableNews",
     "Watch",
+    "WireError",
+    "decode_json",
     "dumps",
     "for_seat",
     "loads",
+    "registry",
 ]
 
-# Plain builtins a pickled event may use (tuples, frozensets of variants, enums' values).
-_BUILTINS = frozenset(
-    {"frozenset", "set", "tuple", "list", "dict", "int", "float", "str", "bytes", "bool"}
-)
+logger = logging.getLogger(__name__)
 
-
-class _Unpickler(pickle.Unpickler):
-    def find_class(self, module: str, name: str) -> Any:
-        if module == "builtins" and name in _BUILTINS:
-            return super().find_class(module, name)
-        if (module == "meeple" or module.startswith("meeple.")) and not name.startswith("_"):
-            return super().find_class(module, name)
-        if module == "copyreg" and name == "_reconstructor":
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"{module}.{name} may not cross the bus")
-
-
-def read_only(mapping: dict[Any, Any]) -> types.MappingProxyType[Any, Any]:
-    """Rebuilds a read-only mapping (a variant's tile counts) from the bus."""
-    return types.MappingProxyType(mapping)
-
-
-copyreg.pickle(types.MappingProxyType, lambda m: (read_only, (dict(m),)))
+#: How much one message between nodes may hold (meeple.node.codec.Limits): NATS's own
+#: default payload limit, 48 levels of nesting, 200,000 values.
+LIMITS = Limits()
 
 
 def dumps(value: object) -> bytes:
-    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    """``value`` as the bytes that cross the bus (:func:`registry`'s schema)."""
+    return registry().encode(value)
 
 
-def loads(data: bytes) -> Any:
-    return _Unpickler(io.BytesIO(data)).load()
+def loads(data: bytes, expect: object = object) -> Any:
+    """The value ``data`` holds, of the type ``expect`` (a class or a union); a payload
+    that does not decode raises :class:`~meeple.bus.codec.WireError` (the bus's handlers
+    refuse it, logged once per subject and kind of fault: :func:`refused`)."""
+    return registry().decode(data, expect)
+
+
+def _public(modules: Iterable[types.ModuleType]) -> list[type]:
+    """The public dataclasses, enums and exceptions defined in ``modules`` (an engine's
+    values: its actions, events, results and rule errors)."""
+    found: list[type] = []
+    for module in modules:
+        for name, value in vars(module).items():
+            if (
+                isinstance(value, type)
+                and value.__module__ == module.__name__
+                and not name.startswith("_")
+                and (
+                    dataclasses.is_dataclass(value)
+                    or issubclass(value, enum.Enum)
+                    or issubclass(value, Exception)
+                )
+            ):
+                found.append(value)
+    return found
+
+
+@functools.cache
+def registry() -> Registry:
+    """The exact types that may cross between nodes (module doc), by tag: this module's
+    messages, the lobby's and the referee's, each game's room commands and events, and
+    the engines' values; the engines' games and boards attribute by attribute, as seat
+    views only (no RNG, no lexicon: a whole game does not encode)."""
+    from meeple.cluster.registry import RejoinSeat
+    from meeple.games.santorini import board as sa_board
+    from meeple.games.santorini import errors as sa_errors
+    from meeple.games.santorini import game as sa_game
+    from meeple.games.santorini import gods as sa_gods
+    from meeple.games.santorini import state as sa_state
+    from meeple.games.scrabble import bag as sc_bag
+    from meeple.games.scrabble import board as sc_board
+    from meeple.games.scrabble import errors as sc_errors
+    from meeple.games.scrabble import game as sc_game
+    from meeple.games.scrabble import moves as sc_moves
+    from meeple.games.scrabble import rules as sc_rules
+    from meeple.games.scrabble import tiles as sc_tiles
+    from meeple.games.spectrangle import board as sp_board
+    from meeple.games.spectrangle import errors as sp_errors
+    from meeple.games.spectrangle import game as sp_game
+    from meeple.games.spectrangle import tiles as sp_tiles
+    from meeple.node import cmpn402, edge, rooms
+    from meeple.protocols.spectrangle import messages as sp_messages
+    from meeple.server.lobby import tables
+    from meeple.server.rooms import room as server_room
+    from meeple.server.rooms import santorini as sa_room
+    from meeple.server.rooms import scrabble as sc_room
+    from meeple.server.rooms import spectrangle as sp_room
+
+    mine: list[type | Attrs] = [
+        Command, Leave, Dropped, Rebind, Rejoin, Watch, Admin, History, Delivery,
+        RoomOver, TableNews, RecordGame,
+        rooms.OpenRoom, edge.LobbyCall, RejoinSeat,
+        cmpn402.AgentMessage, cmpn402.ToAgent, cmpn402.CloseAgent, cmpn402.GameOver,
+        tables.StartRule, tables.QueueKey, tables.QueueChanged, tables.SeatJoined,
+        tables.SeatRenamed, tables.Seated, tables.Replaced, tables.Dismissed,
+        tables.SeatInfo, tables.TableInfo, tables.TableEvent,
+        tables.TableError, tables.UnknownGame, tables.NoSuchTable, tables.BadTable,
+        tables.AlreadyPlaying, tables.TableFull, tables.TooManyTables,
+        tables.VariantNotExpressible, tables.NameNotExpressible, tables.UnknownToken,
+        server_room.Halted, server_room.Resumed,
+        # A Spectrangle seat's turn, as the protocol read it (rooms.spectrangle.TurnCommand).
+        sp_messages.Place, sp_messages.Skip, sp_messages.Exchange,
+    ]  # fmt: skip
+    from meeple.server.store.database import GameRecord, PlayerProfile, PlayerRating, RatingPoint
+
+    mine += [GameRecord, PlayerProfile, PlayerRating, RatingPoint]
+    engines = _public(
+        [
+            sc_game, sc_moves, sc_rules, sc_board, sc_tiles, sc_bag, sc_errors,
+            sa_game, sa_state, sa_board, sa_gods, sa_errors,
+            sp_game, sp_board, sp_tiles, sp_errors,
+            sc_room, sa_room, sp_room,
+        ]
+    )  # fmt: skip
+    games: list[type | Attrs] = [
+        # A Scrabble game as one seat may know it (Game.seat_view): no RNG, no lexicon,
+        # no first bag or RNG state, no log; the other racks and the bag as "?"s.
+        Attrs(
+            sc_game.Game,
+            {
+                "players": tuple[str, ...],
+                "variant": sc_game.Variant,
+                "lexicon": None,
+                "_rng": None,
+                "_bag": sc_bag.Bag,
+                "_initial_bag": tuple[()],
+                "_initial_rng_state": tuple[()],
+                "_first_player": int,
+                "_board": sc_board.Board,
+                "_racks": list[sc_bag.Rack],
+                "_opening": list[sc_game.Event],
+                "_scores": list[int],
+                "_turn": int,
+                "_status": sc_game.GameStatus,
+                "_pending": sc_game.PendingPlay | None,
+                "_scoreless": int,
+                "_passes": list[int],
+                "_skip": set[int],
+                "_left": set[int],
+                "_result": sc_game.GameResult | None,
+                "_log": list[sc_game.Action],
+                "_events": list[sc_game.Event],
+                "_reshuffles": list[str],
+            },
+        ),
+        Attrs(sc_board.Board, {"layout": sc_board.Layout, "_cells": list[str]}),
+        Attrs(sc_bag.Bag, {"_tiles": list[str]}),
+        Attrs(sc_bag.Rack, {"_tiles": list[str]}),
+        # Santorini is open information and its game holds no RNG (module doc).
+        Attrs(
+            sa_game.Game,
+            {
+                "rules": sa_state.Rules,
+                "challenger": int,
+                "_state": sa_state.GameState,
+                "_turn_states": list[sa_state.GameState],
+                "_log": list[sa_game.Action],
+            },
+        ),
+        # A Spectrangle game as every seat may know it (Game.seat_view): the bag's
+        # size only (None for each tile), no deal order.
+        Attrs(
+            sp_game.Game,
+            {
+                "players": tuple[str, ...],
+                "rules": sp_game.Rules,
+                "_initial_bag": tuple[()],
+                "_bag": list[None],
+                "_set_aside": list[sp_tiles.Tile],
+                "_board": sp_board.Board,
+                "_hands": list[list[sp_tiles.Tile]],
+                "_events": list[sp_game.Event],
+                "order": tuple[int, ...],
+                "_turn": int,
+                "_scores": list[int],
+                "_status": sp_game.GameStatus,
+                "_skips": int,
+                "_result": sp_game.GameResult | None,
+                "_log": list[sp_game.Action],
+            },
+        ),
+        Attrs(sp_board.Board, {"_fields": list[sp_tiles.Tile | None]}),
+    ]
+    everything = mine + [t for t in engines if t not in mine] + games
+    return Registry(everything, tags={_cls(t): _tag(_cls(t)) for t in everything}, limits=LIMITS)
+
+
+def _cls(entry: type | Attrs) -> type:
+    return entry.cls if isinstance(entry, Attrs) else entry
+
+
+def _tag(cls: type) -> str:
+    """A type's tag on the bus: its module under ``meeple.`` and its name."""
+    return f"{cls.__module__.removeprefix('meeple.')}.{cls.__qualname__}"
+
+
+class BeatRoom(msgspec.Struct, frozen=True):
+    """A room in a node's heartbeat: what an edge's lobby page and the API list."""
+
+    uid: str
+    game: str
+    players: list[str] = []
+    protocols: list[str] = []
+
+
+class Beat(msgspec.Struct, frozen=True):
+    """A node's heartbeat on ``<ns>.node.<name>`` (JSON, :meth:`meeple.node.node.Node.info`),
+    as its readers decode it (:func:`decode_json`)."""
+
+    name: str
+    roles: list[str] = []
+    pid: int = 0
+    address: list[str] = []
+    listeners: dict[str, str] = {}
+    lobby_leader: bool = False
+    rooms: list[BeatRoom] = []
+    at: float = 0.0
+
+
+class ChatLine(msgspec.Struct, frozen=True):
+    """One lobby chat line between edges (JSON, :mod:`meeple.node.chat`)."""
+
+    origin: str
+    sender: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecordGame:
+    """A rooms node asks a store node to store a finished game once
+    (:meth:`meeple.server.store.database.Store.record_game`'s arguments)."""
+
+    game: str
+    variant: str
+    protocols: tuple[str, ...]
+    players: tuple[str, ...]
+    started_at: float
+    end_reason: str
+    result: Mapping[str, Any]
+    record: str
+    data: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,20 +418,19 @@ class TableNews:
 
 
 def _scrabble_seat(event: object, seat: int) -> object:
-    """A Scrabble room event (GameStarted, Update, …) as seat ``seat`` may see it: its
-    game replaced by the seat's view, its engine events by what the seat may know."""
+    """A Scrabble room event (GameStarted, Update, Resumed, …) as seat ``seat`` may see
+    it: its game replaced by the seat's view, its engine events by what the seat may
+    hear of them (:func:`meeple.games.scrabble.view.seat_event`)."""
     from meeple.games.scrabble import game as g
+    from meeple.games.scrabble.view import seat_event
 
     def hide(value: object) -> object:
         if isinstance(value, g.Game):
             return value.seat_view(seat)
-        if isinstance(value, g.TilesDrawn) and value.player != seat:
-            return dataclasses.replace(value, tiles="?" * len(value.tiles))
-        if isinstance(value, g.Exchanged) and value.player != seat:
-            hidden = "?" * len(value.tiles)
-            return dataclasses.replace(value, tiles=hidden, rack="?" * len(value.rack))
         if isinstance(value, tuple):
             return tuple(hide(v) for v in value)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return seat_event(value, seat)  # type: ignore[arg-type]
         return value
 
     if not dataclasses.is_dataclass(event) or isinstance(event, type):

@@ -28,6 +28,7 @@ Turn flow (the allowed actions per status are one table, ``_ALLOWED``):
 from __future__ import annotations
 
 import copy
+import dataclasses
 import enum
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -623,8 +624,9 @@ class Game:
     def seat_view(self, player: int) -> Game:
         """A copy of the game as ``player`` may know it, to send to that player's
         connection (a cluster's seat subject): the bag's size but not its order, the
-        other racks' sizes but not their tiles, no RNG, no lexicon, no log of actions or
-        events (the exchanged tiles are in it). It shares the board, the scores and the
+        other racks' sizes but not their tiles (nor the rack another player's pending
+        play was made from), no RNG, no lexicon, no log of actions or events (the
+        exchanged tiles are in it). It shares the board, the scores and the
         like with the game: serialise it at once (as the cluster does), do not keep it."""
         seen = copy.copy(self)
         seen.lexicon = None
@@ -636,6 +638,11 @@ class Game:
             Rack(r.tiles) if i == player else Rack("?" * len(r.tiles))
             for i, r in enumerate(self._racks)
         ]
+        pending = self._pending
+        if pending is not None and pending.player != player:
+            # The rack the play was made from (to put the tiles back on a challenge).
+            hidden = "?" * len(pending.rack_before)
+            seen._pending = dataclasses.replace(pending, rack_before=hidden)
         seen._opening = []
         seen._log = []
         seen._events = []

@@ -5,12 +5,15 @@ the board with its premium squares and blanks, scores, the number of tiles in th
 bag and on each rack, the move log with scores, whose turn it is and the result.
 Never a rack's letters, the bag's order or the letters of an exchange: those are
 the players' (GCG shows them only to the record's owner). :func:`seat_view` adds
-the seat's own rack, for a player's page (issue 13). :func:`preview` says what a play
-of the seat's own tiles would score, or why the rules refuse it, before it is sent.
+the seat's own rack, for a player's page (issue 13). :func:`seat_event` is an engine
+event as one seat may hear it (a cluster's seat subject: issue 30.4). :func:`preview`
+says what a play of the seat's own tiles would score, or why the rules refuse it,
+before it is sent.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
@@ -32,7 +35,21 @@ from meeple.games.scrabble.game import (
 )
 from meeple.games.scrabble.moves import Placement
 
-__all__ = ["END_TEXT", "move_entry", "preview", "seat_view", "spectator_view", "unseen"]
+__all__ = [
+    "END_TEXT",
+    "move_entry",
+    "preview",
+    "seat_event",
+    "seat_view",
+    "spectator_view",
+    "unseen",
+]
+
+# The fields of an engine event that hold the tiles of its ``player``'s rack: the tiles
+# drawn or put back, and the rack a play, pass, withdrawn play, failed challenge or lost
+# turn leaves (PlayMade.rack ... TurnLost.rack, kept for GCG). A tuple of placements
+# (PlayWithdrawn.tiles) was on the board: public.
+_PRIVATE = ("tiles", "rack")
 
 # How each end reads in a move log (issue 24: one human wording everywhere).
 END_TEXT = {
@@ -43,6 +60,23 @@ END_TEXT = {
     EndReason.ADMIN: "stopped by the referee",
     EndReason.DISCONNECT: "a player left",
 }
+
+
+def seat_event(event: Event, player: int) -> Event:
+    """``event`` as seat ``player`` may hear it: another player's tiles (drawn, put
+    back, or left on a rack) become as many ``?``; the final racks of a
+    :class:`~meeple.games.scrabble.game.GameResult` stay (the end's scoring shows them to
+    all). Every engine event with a ``player`` goes through the same rule, so a new
+    event that carries a rack is covered."""
+    owner = getattr(event, "player", None)
+    if owner is None or owner == player or not dataclasses.is_dataclass(event):
+        return event
+    hidden = {
+        name: "?" * len(value)
+        for name in _PRIVATE
+        if isinstance(value := getattr(event, name, None), str)
+    }
+    return dataclasses.replace(event, **hidden) if hidden else event  # type: ignore[arg-type]
 
 
 def _entry(
