@@ -33,6 +33,7 @@ from meeple.clients.cmpn402 import GameResult, play
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
 from meeple.games.scrabble.lexicon import load_lexicon
+from meeple.node import wire
 from meeple.protocols.cmpn402.messages import EndReason, MessageType, Name
 from meeple.server.store.database import open_store
 
@@ -122,7 +123,7 @@ async def test_status_lists_the_game_with_its_owner_and_stop_ends_it(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     hub = await nodes.start("hub", "edge,lobby,store", pg_url, "--admin-token", TOKEN)
-    rooms1 = await nodes.start("rooms1", "rooms")
+    rooms1 = await nodes.start("rooms1", "rooms", None, "--admin-token", TOKEN)
     edge2 = await nodes.start("edge2", "edge", None, "--admin-token", TOKEN)
     reader = JetStreamLog(node, nats_ns, open_store(pg_url))
     pace = {"before": 0.3}
@@ -145,6 +146,18 @@ async def test_status_lists_the_game_with_its_owner_and_stop_ends_it(
         assert len(board["clocks"]["players_ms"]) == 2
         assert board["clocks"]["total_ms"] > 0
         assert "rack" not in json.dumps(board)
+        # Straight to the room's owner, as a stolen edge credential could send it: a stop
+        # without the organiser's token, or with a wrong one, is refused by the owner
+        # (issue 30.1) and the game goes on.
+        for token in ("", "wrong", TOKEN[:-1]):
+            reply = await node.request(
+                nats_ns.room_command(uid), wire.dumps(wire.Admin("stop", token)), timeout=10
+            )
+            answer = json.loads(reply.data)
+            assert answer["error"] == "the admin token is not this node's", answer
+            assert "view" not in answer
+        board = await _boards(hub.listeners["cmpn402"], uid)
+        assert board["owner"] == rooms1.name
         # One game runs: the stop may leave its uid out.
         status, body = await admin(hub.listeners["cmpn402"], "/admin/stop", method="POST")
         assert status == 200, body
@@ -232,7 +245,7 @@ async def test_a_paused_game_stays_paused_across_a_takeover_and_is_resumed_there
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     hub = await nodes.start("hub", "edge,lobby,store", pg_url, "--admin-token", TOKEN)
-    rooms = {"rooms1": await nodes.start("rooms1", "rooms")}
+    rooms = {"rooms1": await nodes.start("rooms1", "rooms", None, "--admin-token", TOKEN)}
     edge2 = await nodes.start("edge2", "edge", None, "--admin-token", TOKEN)
     reader = JetStreamLog(node, nats_ns, open_store(pg_url))
     port = edge2.listeners["cmpn402"]
@@ -240,7 +253,7 @@ async def test_a_paused_game_stays_paused_across_a_takeover_and_is_resumed_there
     ann, bob, agents = paced_agents((hub.listeners["cmpn402"], edge2.listeners["cmpn402"]), pace)
     try:
         uid = await _room_uid(reader, "cmpn402")
-        rooms["rooms2"] = await nodes.start("rooms2", "rooms")
+        rooms["rooms2"] = await nodes.start("rooms2", "rooms", None, "--admin-token", TOKEN)
         await _entries(reader, uid, 3)
         await _boards(port, uid)
         status, body = await admin(port, f"/admin/pause?game={uid}", method="POST")

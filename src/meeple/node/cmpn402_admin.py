@@ -196,7 +196,7 @@ class ClusterAdmin:
         """Room ``uid``'s owner's answer to ``action``; None if nobody answers (asked
         again for ``again_for`` seconds while nobody serves the room: a takeover)."""
         subject = self.ns.room_command(uid)
-        payload = wire.dumps(wire.Admin(action))
+        payload = wire.dumps(wire.Admin(action, self._token))
         until = time.monotonic() + again_for
         while True:
             try:

@@ -17,10 +17,11 @@ import json
 import logging
 import os
 import random
+import secrets
 import signal
 import time
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from meeple.bus.natsbus import NatsBus, connect
@@ -87,6 +88,19 @@ class Node:
             raise ValueError(f"roles are any of {', '.join(ROLES)}: not {sorted(unknown)}")
         if "store" in config.roles and not config.database:
             raise ValueError("the store role needs --database")
+        if {"edge", "rooms"} <= config.roles and config.server.cmpn402.admin_token is None:
+            # One process, one admin token: the edge's referee admin and the rooms role
+            # that checks it again (issue 30.1) must agree on the random one.
+            token = secrets.token_urlsafe(16)
+            server = replace(
+                config.server, cmpn402=replace(config.server.cmpn402, admin_token=token)
+            )
+            config = replace(config, server=server)
+            logger.warning(
+                "%s: admin token (meeple node --admin-token, or cmpn402.admin_token): %s",
+                config.name,
+                token,
+            )
         self.config = config
         # Its requests end in its name (Namespace.sender): an edge's NATS user may send
         # no other (meeple.cluster.auth).
@@ -208,6 +222,7 @@ class Node:
                 # Browser seats held for their rejoin token, found by it through any edge.
                 grace=c.server.rejoin_grace,
                 tokens=tokens,
+                admin_token=c.server.cmpn402.admin_token,
             )
             await self.rooms.start()
         if "edge" in c.roles:

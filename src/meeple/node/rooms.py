@@ -51,6 +51,7 @@ from meeple.cluster.registry import RejoinSeat, RejoinTokens
 from meeple.node import spawn, wire
 from meeple.node.views import ViewSource
 from meeple.server.clock import Timer
+from meeple.server.lobby.cmpn402_console import check_token as same_token
 from meeple.server.lobby.tables import QueueKey, Replaced
 from meeple.server.rooms.room import Room, token_hash
 from meeple.server.rooms.timecontrol import parse_time_control
@@ -207,6 +208,9 @@ class RoomsRole:
     grace: float = 0.0
     # Where a held seat's token is found by the edges' rejoins (any lobby node reads it).
     tokens: RejoinTokens | None = None
+    # The CMPN402 admin token (meeple node --admin-token): an organiser's request to a
+    # room must carry it; None: this node takes no admin request (issue 30.1).
+    admin_token: str | None = None
     rooms: dict[str, _Owned] = field(default_factory=dict)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     _subs: list[Subscription] = field(default_factory=list)
@@ -484,7 +488,7 @@ class RoomsRole:
         if isinstance(request, wire.Watch):
             return self.views.watch(room, owned.lease.epoch)
         if isinstance(request, wire.Admin):
-            return await self._admin(owned, request.action)
+            return await self._admin(owned, request)
         if isinstance(request, wire.History):
             from meeple.web.replays import live_steps
 
@@ -528,16 +532,24 @@ class RoomsRole:
             raise ValueError(f"room {room.uid} moved to another node")
         return b"ok"
 
-    async def _admin(self, owned: _Owned, action: str) -> bytes:
+    async def _admin(self, owned: _Owned, request: wire.Admin) -> bytes:
         """An organiser's request (:class:`~meeple.node.wire.Admin`), answered in JSON:
         ``{"owner", "view"}`` and, for an action, ``"result"``; ``{"owner", "error"}``
-        when the room has no admin (only the CMPN402 referee's has), is over, or refuses
-        the action now (``"refused": true``: the referee's own reason)."""
-        room = owned.room
+        when its token is not this node's (or this node has none), the room has no admin
+        (only the CMPN402 referee's has), is over, or refuses the action now
+        (``"refused": true``: the referee's own reason)."""
+        room, action = owned.room, request.action
         view = getattr(room, "admin_view", None)
         act = getattr(room, "admin", None)
         answer: dict[str, Any] = {"owner": self.name, "epoch": owned.lease.epoch}
-        if view is None or act is None:
+        if self.admin_token is None or not same_token(self.admin_token, request.token):
+            # The edge checked the organiser's token; the owner checks it again, so a
+            # stolen edge credential cannot stop, pause or read a game by itself.
+            logger.warning(
+                "%s: room %s: an admin %s without the admin token", self.name, room.uid, action
+            )
+            answer.update(error="the admin token is not this node's", refused=True)
+        elif view is None or act is None:
             answer["error"] = f"a {room.game_name} room has no admin"
         elif action == "status":
             answer["view"] = view()

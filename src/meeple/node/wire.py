@@ -354,9 +354,13 @@ class Admin:
     """An organiser's request to a room's owner, from an edge's admin endpoint (the
     CMPN402 referee's: :mod:`meeple.node.cmpn402_admin`): ``status`` is answered with
     the room's admin view at once, any other action goes through the room's inbox
-    (``room.admin``). The answer is JSON (:meth:`meeple.node.rooms.RoomsRole._admin`)."""
+    (``room.admin``). The answer is JSON (:meth:`meeple.node.rooms.RoomsRole._admin`).
+
+    ``token``: the organiser's admin token, checked again by the room's owner against its
+    own (issue 30.1): an edge's NATS credentials alone do not stop, pause or read a game."""
 
     action: str
+    token: str = ""
 
 
 @dataclass(frozen=True, slots=True)
