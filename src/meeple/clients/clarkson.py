@@ -32,7 +32,14 @@ from collections.abc import AsyncIterator, Callable, Iterable
 
 from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
 from meeple.clients.scrabble_bot import MAX_RETRIES, BotResult
-from meeple.clients.watch import Expected, NoAnswer, Patience, Stopwatch, Unreadable, answered
+from meeple.clients.watch import (
+    Expected,
+    NoAnswer,
+    Patience,
+    Stopwatch,
+    Unreadable,
+    read_owed,
+)
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.lexicon import Lexicon
@@ -233,17 +240,9 @@ class ClarksonClient:
         :class:`~meeple.clients.watch.NoAnswer` when an answer the server owes does not
         come within :attr:`patience` (said through :attr:`say` as the wait goes on)."""
         while not self._pending:
-            try:
-                expected = self.expected
-                data = await answered(
-                    lambda: self._reader.read(READ_SIZE),
-                    expected,
-                    self.patience,
-                    self.say,
-                    since=self._stopwatch.since(expected),
-                )
-            except ConnectionError:
-                data = b""  # reset by the server: closed, as far as the client is concerned
+            data = await read_owed(
+                self._reader, READ_SIZE, self.expected, self.patience, self.say, self._stopwatch
+            )
             events = self.session.receive_data(data) if data else self.session.receive_eof()
             for event in events:
                 if isinstance(event, ServerMessage):

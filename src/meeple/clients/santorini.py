@@ -38,7 +38,14 @@ from dataclasses import dataclass, field
 
 from meeple.ai.santorini import search_action
 from meeple.ai.santorini_search import AlphaBetaPlayer
-from meeple.clients.watch import Expected, Patience, Stopwatch, Unreadable, answered, within
+from meeple.clients.watch import (
+    Expected,
+    Patience,
+    Stopwatch,
+    Unreadable,
+    read_owed,
+    within,
+)
 from meeple.games import santorini as engine
 from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejected
 from meeple.protocols.santorini.messages import (
@@ -262,17 +269,9 @@ class SantoriniClient:
         :class:`~meeple.clients.watch.NoAnswer` when an answer the server owes does not
         come within :attr:`patience` (said through :attr:`say` as the wait goes on)."""
         while not self._pending:
-            try:
-                expected = self.expected
-                data = await answered(
-                    lambda: self._reader.read(READ_SIZE),
-                    expected,
-                    self.patience,
-                    self.say,
-                    since=self._stopwatch.since(expected),
-                )
-            except ConnectionError:
-                data = b""  # reset by the server: closed, as far as the bot is concerned
+            data = await read_owed(
+                self._reader, READ_SIZE, self.expected, self.patience, self.say, self._stopwatch
+            )
             events = self.session.receive_data(data) if data else self.session.receive_eof()
             for event in events:
                 if isinstance(event, Rejected):

@@ -35,7 +35,14 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from meeple.ai.spectrangle import turn_options
-from meeple.clients.watch import Expected, NoAnswer, Patience, Stopwatch, Unreadable, answered
+from meeple.clients.watch import (
+    Expected,
+    NoAnswer,
+    Patience,
+    Stopwatch,
+    Unreadable,
+    read_owed,
+)
 from meeple.games.spectrangle import TILE_SET, Action, Board, Tile
 from meeple.games.spectrangle import Exchange as ExchangeAction
 from meeple.games.spectrangle import Place as PlaceAction
@@ -235,17 +242,9 @@ class SpectrangleClient:
 
         :attr:`state_after` is then the session state right after that message."""
         while not self._pending:
-            try:
-                expected = self.expected
-                data = await answered(
-                    lambda: self._reader.read(READ_SIZE),
-                    expected,
-                    self.patience,
-                    self.say,
-                    since=self._stopwatch.since(expected),
-                )
-            except ConnectionError:
-                data = b""
+            data = await read_owed(
+                self._reader, READ_SIZE, self.expected, self.patience, self.say, self._stopwatch
+            )
             if not data:
                 raise SpectrangleClientError("connection closed by the server")
             # One line at a time, so the state after each message is known.

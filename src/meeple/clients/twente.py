@@ -28,7 +28,14 @@ import logging
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
 
-from meeple.clients.watch import Expected, NoAnswer, Patience, Stopwatch, Unreadable, answered
+from meeple.clients.watch import (
+    Expected,
+    NoAnswer,
+    Patience,
+    Stopwatch,
+    Unreadable,
+    read_owed,
+)
 from meeple.games.scrabble.board import Board, Direction
 from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.moves import tiles_from_word
@@ -190,17 +197,9 @@ class TwenteClient:
         :class:`~meeple.clients.watch.NoAnswer` when an answer the server owes does not
         come within :attr:`patience` (said through :attr:`say` as the wait goes on)."""
         while not self._pending:
-            try:
-                expected = self.expected
-                data = await answered(
-                    lambda: self._reader.read(READ_SIZE),
-                    expected,
-                    self.patience,
-                    self.say,
-                    since=self._stopwatch.since(expected),
-                )
-            except ConnectionError:
-                data = b""  # reset by the server: closed, as far as the client is concerned
+            data = await read_owed(
+                self._reader, READ_SIZE, self.expected, self.patience, self.say, self._stopwatch
+            )
             events = self.session.receive_data(data) if data else self.session.receive_eof()
             for event in events:
                 if isinstance(event, ConnectionClosed):

@@ -37,6 +37,7 @@ __all__ = [
     "Stopwatch",
     "Unreadable",
     "answered",
+    "read_owed",
     "show_bytes",
     "within",
 ]
@@ -221,6 +222,25 @@ async def answered(
             then = f"waiting until {_seconds(patience.give_up)} s, then giving up"
         say(f"waiting {_seconds(waited)} s for {expected.what}; no answer yet, {then}")
         next_notice *= 2
+
+
+async def read_owed(
+    reader: asyncio.StreamReader,
+    size: int,
+    expected: Expected | None,
+    patience: Patience,
+    say: Callable[[str], None],
+    stopwatch: Stopwatch,
+) -> bytes:
+    """One read of a TCP client's socket through :func:`answered` (the wait for
+    ``expected`` counted by ``stopwatch``); a connection the server reset reads as its
+    end (``b""``), as far as the client is concerned."""
+    try:
+        return await answered(
+            lambda: reader.read(size), expected, patience, say, since=stopwatch.since(expected)
+        )
+    except ConnectionError:
+        return b""
 
 
 async def within(waiting: Awaitable[T], seconds: float | None, clock: Clock) -> T:
