@@ -188,6 +188,43 @@ async def test_ok_to_ready_then_no_start(gcide: Lexicon, caplog: pytest.LogCaptu
             await bot
 
 
+async def test_waiting_for_players_to_join_is_said(
+    gcide: Lexicon, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bot for a 2-player table alone at it says READY only once someone joins (§3.8):
+    it says that it waits for another player, and never gives up on that (it said
+    nothing at all before, however long it sat there)."""
+    clock = VirtualClock()
+    greeted = asyncio.Event()
+
+    async def empty_table(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(meeple_hello("test").encode())
+        await reader.readline()
+        writer.write(Ok("send a username").encode())
+        await reader.readline()
+        writer.write(UserChange("127.0.0.1", "bot").encode())
+        greeted.set()
+        while await reader.readline():
+            pass
+
+    caplog.set_level(logging.WARNING, logger="meeple.clients.clarkson")
+    async with serve(empty_table) as port:
+        bot = asyncio.create_task(
+            play_clarkson(
+                "127.0.0.1", port, "bot", gcide, players=2, patience=Patience(10, 60, clock)
+            )
+        )
+        await asyncio.wait_for(greeted.wait(), 10)
+        await clock.advance(200)
+        assert not bot.done()
+        text = caplog.text
+        assert "waiting 10 s for another player to join the table (USERJOIN)" in text
+        assert "giving up" not in text
+        bot.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await bot
+
+
 async def test_the_cli_gives_up_with_a_message() -> None:
     """``meeple bot scrabble --protocol clarkson --notice 0.2 --give-up 0.6`` against a
     server that never answers READY: the waits in the log, then exit 1 with one line."""

@@ -112,6 +112,9 @@ class ClarksonClient:
         self.server_hello: Hello | None = None
         self.name = ""
         self.users: list[str] = []  # the others at the table, as USERJOIN named them
+        # The players a caller waits for before its READY (the bot's --players): while
+        # fewer are at the table, the wait is said (not owed: a table fills when it fills).
+        self.table_size = 0
         self.players: list[str] = []  # the game's players, from the opening SCOREs
         self.scores: dict[str, int] = {}
         self.board = Board()
@@ -225,6 +228,10 @@ class ClarksonClient:
             return Expected("OK to our HELLO")
         if self._asked is not None:
             return Expected("USERCHANGE or NOK to our USERSET")
+        missing = self.table_size - 1 - len(self.users)
+        if missing > 0 and self.may_ready:
+            others = "another player" if missing == 1 else f"{missing} more players"
+            return Expected(f"{others} to join the table (USERJOIN)", owed=False)
         if state is State.READY:
             if not self._ready_answered:
                 return Expected("OK to our READY")
@@ -396,6 +403,7 @@ async def _play_one(client: ClarksonClient, lexicon: Lexicon, players: int) -> B
     skip = 0
     said_ready = False
     owe_move = False  # a TURN named us (or our move was refused) and we have not moved
+    client.table_size = players  # READY once they are here; the wait for them is said
     if len(client.users) + 1 >= players and client.may_ready:  # USERJOINs may come first
         await client.ready()
         said_ready = True
