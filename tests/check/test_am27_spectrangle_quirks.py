@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.check.broken import Mangler, am27_text
 
 from meeple.check import run_server_kit
@@ -71,18 +73,20 @@ async def _am27(port: int, ids: list[str], wait: float = 1.0) -> dict[str, Resul
 # --- two god lists: the spec's flow (§3.1) ----------------------------------------------
 
 
-class TwoGodLists:
-    """A fake AM27 server (JSON lines) whose god choosing is the spec's flow: one
-    GODLISTMESSAGE per player, each answered GODINIT, then PLAYERSMESSAGE (§3.1, §3.2.1)."""
+class GodLists:
+    """A fake AM27 server (JSON lines) whose god choosing is the spec's flow: ``lists``
+    GODLISTMESSAGEs (by default one per player), the players in turn, each answered
+    GODINIT, then PLAYERSMESSAGE (§3.1, §3.2.1)."""
 
-    GODS = ("Apollo", "Artemis", "Athena")
+    GODS = ("Apollo", "Artemis", "Athena", "Atlas", "Demeter", "Hephaestus", "Minotaur", "Pan")
 
-    def __init__(self) -> None:
+    def __init__(self, lists: int = 2) -> None:
+        self.lists = lists
         self.port = 0
         self.waiting: list[tuple[str, asyncio.StreamWriter]] = []
         self._server: asyncio.Server | None = None
 
-    async def __aenter__(self) -> TwoGodLists:
+    async def __aenter__(self) -> GodLists:
         self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
@@ -109,10 +113,13 @@ class TwoGodLists:
     async def _choose(self, seats: list[tuple[str, asyncio.StreamWriter]]) -> None:
         free = list(self.GODS)
         chosen: dict[str, str] = {}
-        for name, _ in seats:
+        for i in range(self.lists):
+            name = seats[i % len(seats)][0]
             for _, w in seats:
                 w.write(line(GodList(name, tuple(God(g, "a god") for g in free))))
             chosen[name] = free.pop(0)  # the kit chooses the first god listed
+        for name, _ in seats:
+            chosen.setdefault(name, free.pop(0))
         players = Players(seats[0][0], tuple(chosen.items()))
         await asyncio.sleep(0.1)
         for _, w in seats:
@@ -121,10 +128,27 @@ class TwoGodLists:
 
 async def test_two_god_lists_as_the_spec_gives_pass_the_god_checks() -> None:
     """§3.1: one GODLISTMESSAGE per player; the old kit waited for 4 and FAILed."""
-    async with TwoGodLists() as fake:
+    async with GodLists() as fake:
         by_id = await _am27(fake.port, ["godlist", "godinit"])
     for i in ("godlist", "godinit"):
         assert by_id[i].status is Status.PASS, (i, by_id[i].status, by_id[i].detail)
+
+
+@settings(max_examples=8, deadline=None)
+@given(lists=st.integers(min_value=1, max_value=6))
+def test_any_number_of_god_lists_is_judged_by_the_flow(lists: int) -> None:
+    """However many GODLISTMESSAGEs come before PLAYERSMESSAGE, the kit follows them: no
+    kit error; the god checks pass from 2 lists (one per player) up, and FAIL below."""
+
+    async def scenario() -> dict[str, Result]:
+        async with GodLists(lists) as fake:
+            return await _am27(fake.port, ["godlist", "godinit"])
+
+    by_id = asyncio.run(scenario())
+    assert not [r for r in by_id.values() if r.kit_error]
+    want = Status.PASS if lists >= 2 else Status.FAIL
+    assert by_id["godlist"].status is want, (lists, by_id["godlist"])
+    assert by_id["godinit"].status is Status.PASS, (lists, by_id["godinit"])
 
 
 # --- no ENDGAME to the player who sent LOSE (§4.2.6) -----------------------------------
