@@ -324,3 +324,25 @@ async def test_skip_and_exchange_refused_with_invalid_command_pass(
     for r in results:
         assert r.status is Status.PASS, (r.check.id, r.status, r.detail)
     assert len(results) == 2
+
+
+async def test_crlf_accepted_with_a_welcome_the_welcome_check_passes(
+    spectrangle: MeepleServer,
+) -> None:
+    """A server that welcomes with a trailing space (``welcome `` : the welcome check
+    passes it) accepted the CRLF line: crlf must not FAIL it."""
+    ids = ["welcome", "crlf"]
+    async with Mangler(
+        spectrangle.ports["spectrangle"],
+        b"\n",
+        to_client=lambda m: re.sub(rb"^welcome\n", b"welcome \n", m),
+    ) as quirky:
+        results = await run_server_kit(
+            "spectrangle",
+            "127.0.0.1",
+            quirky.port,
+            lexicon=None,
+            wait=1.0,
+            only=[f"spectrangle.server.{i}" for i in ids],
+        )
+    assert [r.status for r in results] == [Status.PASS, Status.PASS], results
