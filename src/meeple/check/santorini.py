@@ -38,8 +38,10 @@ from meeple.check.core import (
     CheckFailed,
     Context,
     Differs,
+    Fault,
     Level,
     Scenario,
+    Step,
     registry,
     shared,
 )
@@ -535,7 +537,8 @@ def to_wire(name: str, action: engine.Action) -> Message | None:
 SERVER_CHECKS, _register = registry("santorini.server")
 
 # Per kit run (its Fixtures): the check during which the server stopped accepting.
-_stopped: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+_stopped: weakref.WeakKeyDictionary[Any, Fault] = weakref.WeakKeyDictionary()
+_CONNECT = Step("connect", "2 Connection")
 
 
 async def _accepts(ctx: Context) -> bool:
@@ -562,17 +565,20 @@ def check(
             stopped = _stopped.get(ctx.fixtures)
             if stopped is not None:
                 if not await _accepts(ctx):
-                    raise CannotTest(stopped)
+                    raise CheckFailed(stopped.name, got=b"", fault=stopped, step=_CONNECT)
                 del _stopped[ctx.fixtures]
             try:
                 await run(ctx)
-            except ConnectionRefusedError as e:
-                said = (
-                    f"the server stopped accepting connections during check "
-                    f"santorini.server.{id} ({e.strerror or e})"
+            except ConnectionRefusedError:
+                # One root cause for the report (a fault), blocking each check it stops.
+                fault = Fault(
+                    f"the server stopped accepting connections during check santorini.server.{id}",
+                    "keep listening for the next client (§2); run that check alone "
+                    f"(--only {id}) to see what brought the server down",
+                    sections=("2 Connection",),  # no check's own: it blocks every one
                 )
-                _stopped[ctx.fixtures] = said
-                raise CannotTest(said) from None
+                _stopped[ctx.fixtures] = fault
+                raise CheckFailed(fault.name, got=b"", fault=fault, step=_CONNECT) from None
 
         _register(id, section, level, title, **kw)(guarded)
         return run
