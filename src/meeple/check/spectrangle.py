@@ -286,9 +286,9 @@ async def _first_move(ctx: Context, tags: tuple[str, str]) -> FirstMove:
     await game.mover.send(f"place {tile.code} on {index}")
     replies = {}
     for name, peer in game.peers.items():
-        got = [await peer.line(ctx.wait * 3, "the move's lines")]
+        got = [await peer.line(ctx.wait * 3, "reply to the move")]
         if got[0].startswith("move"):
-            got.append(await peer.line(ctx.wait * 3, "the next tiles line"))
+            got.append(await peer.line(ctx.wait * 3, "tiles line after the move"))
         replies[name] = got
     return FirstMove(game, (tile.code, index, points), replies)
 
@@ -394,7 +394,7 @@ async def _out_of_turn(ctx: Context) -> None:
     "skip-when-can-place",
     "skip | | exchange <tile>",
     Level.MUST,
-    "skip by a player who can place is invalidMove (the rules)",
+    "skip by a player who can place is refused with an error word (the rules)",
     errata="Spectrangle: a player with no legal placement must skip or exchange",
 )
 async def _skip_refused(ctx: Context) -> None:
@@ -403,14 +403,15 @@ async def _skip_refused(ctx: Context) -> None:
     if not _board_moves(Board(), game.tiles.hands[game.tiles.turn]):
         raise CannotTest("the first player has no placement, so may skip")
     await game.mover.send("skip")
-    await game.mover.error(ctx, ("invalidMove",), "skip with a placement in hand")
+    # The spec names the error words but assigns none to this case: any of them refuses.
+    await game.mover.error(ctx, ERRORS, "skip with a placement in hand")
 
 
 @check(
     "exchange-when-can-place",
     "skip | | exchange <tile>",
     Level.MUST,
-    "exchange by a player who can place is invalidMove (the rules)",
+    "exchange by a player who can place is refused with an error word (the rules)",
     errata="Spectrangle: a player with no legal placement must skip or exchange",
 )
 async def _exchange_refused(ctx: Context) -> None:
@@ -420,7 +421,7 @@ async def _exchange_refused(ctx: Context) -> None:
     if not _board_moves(Board(), hand):
         raise CannotTest("the first player has no placement, so may exchange")
     await game.mover.send(f"exchange {hand[0]}")
-    await game.mover.error(ctx, ("invalidMove",), "exchange with a placement in hand")
+    await game.mover.error(ctx, ERRORS, "exchange with a placement in hand")
 
 
 @check(
@@ -500,7 +501,8 @@ async def _crlf(ctx: Context) -> None:
     line = await p.line(ctx.wait, "welcome")
     if line in ERRORS:
         raise Differs(f"a CRLF line got {line!r}")
-    ctx.expect(line == "welcome", f"got {line!r}")
+    # Accepted is welcomed: judged as the welcome check judges a plain connect.
+    ctx.expect(line.split()[:1] == ["welcome"], f"got {line!r}")
 
 
 @check(
@@ -514,7 +516,7 @@ async def _max_length(ctx: Context) -> None:
     p = await connected(ctx, name)
     await p.peer.send(b"chat " + b"x" * 65536 + b"\n")
     try:
-        line = await p.line(ctx.wait, "a reply to a 64 KiB line")
+        line = await p.line(ctx.wait, "reply to a 64 KiB line")
         ctx.expect(line in ERRORS, f"got {line[:60]!r}")
     except CheckFailed as e:
         if not p.peer.eof:
