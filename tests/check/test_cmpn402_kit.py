@@ -182,10 +182,17 @@ BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
         None,
         ["end"],
     ),
+    # Two runs: after the first, the referee holds the dropped game to resume, and the
+    # second check's set-up is refused (1013): could not test, no longer a FAIL.
     "no END on a disconnect": (
         _kind(10, lambda p: None if p[1:2] == b"\x02" else p),
         None,
-        ["disconnect", "heartbeat-drop"],
+        ["disconnect"],
+    ),
+    "no END on a heartbeat drop": (
+        _kind(10, lambda p: None if p[1:2] == b"\x02" else p),
+        None,
+        ["heartbeat-drop"],
     ),
     "resumes with the scores reset": (
         _kind(1, lambda p: p[: 9 + 225] + bytes(8) + p[9 + 225 + 8 :]),
@@ -612,3 +619,32 @@ async def test_the_client_kit_does_not_take_its_own_shutdown_for_the_planned_dro
     result = await run_check(resume, target, Fixtures(target, 1.0), wait=1.0)
     assert result.status is Status.COULD_NOT_TEST, result
     assert "did not drop" in result.detail, result.detail
+
+
+@pytest.mark.parametrize(
+    ("name", "own", "step"),
+    [
+        ("both agents first", "start", "START to both"),
+        ("text frames", "binary", None),
+    ],
+)
+async def test_a_set_up_that_breaks_another_rule_could_not_test(
+    name: str, own: str, step: str | None, referee: MeepleServer, gcide: Lexicon
+) -> None:
+    """Issue 31, every check stands alone: a referee that breaks START (or sends text
+    frames) FAILs the check of that rule; ``pass``, which only needs a game to start,
+    could not test, naming the set-up step (or the transport fault) that blocked it."""
+    to_client, _, _ = BROKEN[name]
+    async with Mangler(referee.ports["cmpn402"], b"", cut=ws_units, to_client=to_client) as q:
+        results = await _run(q.port, gcide, [f"cmpn402.server.{own}", "cmpn402.server.pass"])
+    by_id = {r.check.id.removeprefix("cmpn402.server."): r for r in results}
+    assert by_id[own].status is Status.FAIL, by_id[own]
+    blocked = by_id["pass"]
+    assert blocked.status is Status.COULD_NOT_TEST, blocked
+    assert blocked.blocked, blocked
+    if step is not None:
+        assert blocked.step is not None
+        assert blocked.step.what == step, blocked.step
+    else:
+        assert blocked.fault is not None
+        assert blocked.fault.name == "text WebSocket frames", blocked.fault

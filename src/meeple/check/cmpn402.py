@@ -38,6 +38,7 @@ from meeple.check.core import (
     CheckFailed,
     Context,
     Differs,
+    Fault,
     Level,
     registry,
     shared,
@@ -90,6 +91,13 @@ HEARTBEAT_BASE = 15.0
 HEARTBEAT_INTERVALS = 4
 HEARTBEAT_CEILING = 300.0
 SIX_PASSES = "ERRATA (cmpn402): six scoreless turns end the game"
+# The spec's framing rule (Websockets: binary messages): a check of it FAILs on text
+# frames, every other check they stop could not test.
+TEXT_FRAMES = Fault(
+    "text WebSocket frames",
+    "send every message as a binary frame (opcode 2): the spec's messages are bytes",
+    sections=("Websockets",),
+)
 M = TypeVar("M")
 
 
@@ -202,7 +210,11 @@ class WsPeer:
         deadline = loop.time() + limit
         while not self.queue:
             if self.text_frames:
-                raise CheckFailed(f"{self.name}: a text frame (the spec: binary messages only)")
+                raise CheckFailed(
+                    f"{self.name}: a text frame (the spec: binary messages only)",
+                    got=b"",
+                    fault=TEXT_FRAMES,
+                )
             if self.eof:
                 code = self.closed_with or self.protocol.close_code
                 raise CheckFailed(f"{self.name}: closed ({code}) while waiting for {what}")
@@ -367,23 +379,25 @@ async def named(ctx: Context, name: str, *, own_close: bool = True) -> WsPeer:
     """A connection that got NAME and answered with ``name``. A referee that closes it
     with 1013 ("try again later": the spec allows it, e.g. while it still holds the
     seats of the last check's agents) is tried again after a back-off, RETRIES times."""
-    delay = BACKOFF
-    for attempt in range(RETRIES + 1):
-        p = await WsPeer.open(ctx, name, own_close=own_close)
-        try:
-            request = await p.next(ctx.wait, "NAME")
-            break
-        except CheckFailed:
-            if (p.closed_with or p.protocol.close_code) != TRY_AGAIN_LATER or attempt == RETRIES:
-                raise
-        await p.close()
-        await asyncio.sleep(delay)
-        delay *= 2
-    if attempt:
-        ctx.notes.append(f"{name}: closed with 1013 {attempt}x, connected after a back-off")
-    if not isinstance(request, NameRequest):
-        raise CheckFailed(f"{name}: the first message is {request!r}, not NAME"[:200])
-    await p.send(Name(name))
+    with ctx.setup(f"NAME {name}", "State: INIT"):
+        delay = BACKOFF
+        for attempt in range(RETRIES + 1):
+            p = await WsPeer.open(ctx, name, own_close=own_close)
+            try:
+                request = await p.next(ctx.wait, "NAME")
+                break
+            except CheckFailed:
+                code = p.closed_with or p.protocol.close_code
+                if code != TRY_AGAIN_LATER or attempt == RETRIES:
+                    raise
+            await p.close()
+            await asyncio.sleep(delay)
+            delay *= 2
+        if attempt:
+            ctx.notes.append(f"{name}: closed with 1013 {attempt}x, connected after a back-off")
+        if not isinstance(request, NameRequest):
+            raise CheckFailed(f"{name}: the first message is {request!r}, not NAME"[:200])
+        await p.send(Name(name))
     return p
 
 
@@ -454,14 +468,15 @@ async def game(ctx: Context, tags: tuple[str, str]) -> Game:
     b = await named(ctx, b_name)
     peers = {a_name: a, b_name: b}
     starts: dict[str, Start] = {}
-    for n, p in peers.items():
-        m = await p.next(ctx.wait, "START")
-        if not isinstance(m, Start):
-            raise CheckFailed(f"{n}: after NAME from both, {m!r} instead of START"[:200])
-        starts[n] = m
-    first = [n for n, s in starts.items() if s.order == 1]
-    if len(first) != 1:
-        raise CheckFailed(f"START orders {[s.order for s in starts.values()]}: not one 1st")
+    with ctx.setup("START to both", "State: READY"):
+        for n, p in peers.items():
+            m = await p.next(ctx.wait, "START")
+            if not isinstance(m, Start):
+                raise CheckFailed(f"{n}: after NAME from both, {m!r} instead of START"[:200])
+            starts[n] = m
+        first = [n for n, s in starts.items() if s.order == 1]
+        if len(first) != 1:
+            raise CheckFailed(f"START orders {[s.order for s in starts.values()]}: not one 1st")
     if any("".join(row) != "." * 15 for s in starts.values() for row in s.board):
         raise CannotTest("the referee resumed a game (START with tiles on the board)")
     table = Table(ENGLISH, _lexicon(ctx), list(peers))
@@ -806,8 +821,9 @@ async def six_passes(ctx: Context, g: Game) -> dict[str, EndMessage]:
     ERRATA's rule only (the spec names no such end): a referee that sends no END is
     :class:`Differs`, and so is one whose END gives another reason than 0. A referee
     that ends the game for one agent only breaks the spec's own rule (END to both)."""
-    for _ in range(5):
-        await g.pass_turn()
+    with ctx.setup("five passes", "Scenarios: Passing a turn"):
+        for _ in range(5):
+            await g.pass_turn()
     await g.mover.send(PassMove())
     g.swap()
     ends: dict[str, EndMessage] = {}
