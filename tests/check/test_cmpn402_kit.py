@@ -6,11 +6,15 @@ that arrive together)."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import hashlib
 import random
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from tests.check.broken import Mangler, assert_fail, ws_first_frame_only, ws_whole_frames_only
@@ -173,15 +177,22 @@ BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
         None,
         ["challenge-accepted"],
     ),
-    "END reason 1 for six passes": (
-        _kind(10, lambda p: p[:1] + (b"\x01" if p[1:2] == b"\x00" else p[1:2]) + p[2:]),
+    "ENDs that disagree on the scores": (
+        _kind(10, lambda p: _int32(p, 2, 1)),
         None,
         ["end"],
     ),
+    # Two runs: after the first, the referee holds the dropped game to resume, and the
+    # second check's set-up is refused (1013): could not test, no longer a FAIL.
     "no END on a disconnect": (
         _kind(10, lambda p: None if p[1:2] == b"\x02" else p),
         None,
-        ["disconnect", "heartbeat-drop"],
+        ["disconnect"],
+    ),
+    "no END on a heartbeat drop": (
+        _kind(10, lambda p: None if p[1:2] == b"\x02" else p),
+        None,
+        ["heartbeat-drop"],
     ),
     "resumes with the scores reset": (
         _kind(1, lambda p: p[: 9 + 225] + bytes(8) + p[9 + 225 + 8 :]),
@@ -395,3 +406,245 @@ async def test_the_client_kit_does_not_grade_what_crossed_end() -> None:
     assert proxy.obs.skips_told == proxy.obs.skips_answered == 0
     proxy.from_client(ws_frame(2, play.encode()))  # a second PLAY: no state allows it
     assert len(proxy.obs.out_of_turn) == 1
+
+
+# --- issue 31: the kit's false FAILs against the course's referee ----------------------
+
+
+async def test_six_passes_without_an_end_differ_and_late_move_cannot_test(
+    referee: MeepleServer, gcide: Lexicon
+) -> None:
+    """Issue 31: six scoreless turns ending the game is the ERRATA's rule only. A referee
+    without it (its END 0 after six passes never sent) "differs" in ``end``, and
+    ``late-move``, which ends its game so, could not test (it used to FAIL "no END")."""
+    no_six_pass_end = _kind(10, lambda p: None if p[1:2] == b"\x00" else p)
+    async with Mangler(
+        referee.ports["cmpn402"], b"", cut=ws_units, to_client=no_six_pass_end
+    ) as quirky:
+        results = await _run(quirky.port, gcide, ["cmpn402.server.end", "late-move"])
+    end, late = results
+    assert end.status is Status.DIFFERS, end
+    assert "six scoreless turns did not end the game" in end.detail, end.detail
+    assert late.status is Status.COULD_NOT_TEST, late
+    assert "ERRATA" in late.detail, late.detail
+    assert "six scoreless" in late.detail, late.detail
+
+
+async def test_an_end_reason_other_than_0_after_six_passes_differs(
+    referee: MeepleServer, gcide: Lexicon
+) -> None:
+    """END reason 0 for six scoreless turns is the ERRATA's too: reason 1 "differs"."""
+    reason_1 = _kind(10, lambda p: p[:1] + (b"\x01" if p[1:2] == b"\x00" else p[1:2]) + p[2:])
+    async with Mangler(referee.ports["cmpn402"], b"", cut=ws_units, to_client=reason_1) as q:
+        (end,) = await _run(q.port, gcide, ["cmpn402.server.end"])
+    assert end.status is Status.DIFFERS, end
+    assert "END reason [1]" in end.detail, end.detail
+
+
+class _SlowToFreeSeats:
+    """A referee that frees an agent's seat only ``hold`` s after its connection closed
+    (the course's referee processes closes late) and, while two seats are taken, shakes
+    hands with a new connection and closes it with 1013 ("try again later"), as the
+    spec allows. Everything else is relayed to meeple's referee unchanged."""
+
+    def __init__(self, upstream: int, hold: float) -> None:
+        self.upstream, self.hold = upstream, hold
+        self.seats = 0
+        self.refused = 0
+        self.port = 0
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    async def __aenter__(self) -> _SlowToFreeSeats:
+        self.server = await asyncio.start_server(self.handle, "127.0.0.1", 0)
+        self.port = self.server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.server.close()
+        for t in list(self.tasks):
+            t.cancel()
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self.tasks.add(task)  # type: ignore[arg-type]
+        try:
+            if self.seats >= 2:
+                await self.refuse(reader, writer)
+                return
+            self.seats += 1
+            try:
+                await self.relay(reader, writer)
+            finally:
+                asyncio.get_running_loop().call_later(self.hold, self.free)
+        finally:
+            self.tasks.discard(task)  # type: ignore[arg-type]
+
+    def free(self) -> None:
+        self.seats -= 1
+
+    async def refuse(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.refused += 1
+        head = await reader.readuntil(b"\r\n\r\n")
+        key = next(
+            line.split(b":", 1)[1].strip()
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"sec-websocket-key:")
+        )
+        accept = base64.b64encode(
+            hashlib.sha1(key + b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest()
+        )
+        writer.write(
+            b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+            b"Connection: Upgrade\r\nSec-WebSocket-Accept: " + accept + b"\r\n\r\n"
+        )
+        writer.write(ws_frame(8, (1013).to_bytes(2, "big") + b"try again later"))
+        with contextlib.suppress(Exception):
+            await writer.drain()
+            await asyncio.wait_for(reader.read(65536), 1.0)  # the client's close
+        writer.close()
+
+    async def relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_r, up_w = await asyncio.open_connection("127.0.0.1", self.upstream)
+
+        async def pipe(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+            while chunk := await r.read(65536):
+                w.write(chunk)
+            w.close()
+
+        try:
+            await asyncio.gather(pipe(reader, up_w), pipe(up_r, writer))
+        except Exception:
+            pass
+        finally:
+            for w in (writer, up_w):
+                with contextlib.suppress(Exception):
+                    w.close()
+
+
+async def test_a_referee_that_frees_seats_late_is_retried_not_failed(
+    referee: MeepleServer, gcide: Lexicon
+) -> None:
+    """Issue 31: the next check's agents reach a referee still holding the last check's
+    seats; it closes them with 1013 (spec: try again later). The kit tries again after
+    a back-off: every check passes (each used to FAIL "closed (1013) while waiting for
+    NAME" after the first)."""
+    async with _SlowToFreeSeats(referee.ports["cmpn402"], hold=0.4) as quirky:
+        results = await _run(quirky.port, gcide, ["pass", "exchange", "binary", "split"])
+    assert [r.status for r in results] == [Status.PASS] * 4, [
+        (r.check.id, r.status, r.detail) for r in results
+    ]
+    assert quirky.refused > 0  # the quirk was met, and retried
+    assert any("1013" in r.detail for r in results)
+
+
+@pytest.fixture
+async def slow_pinging_referee(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[MeepleServer]:
+    config = ServerConfig(database=str(tmp_path / "meeple.sqlite3")).only("cmpn402")
+    config = replace(config, cmpn402=Cmpn402Config(ping_interval=SLOW_PING, challenge_time=1.0))
+    srv = MeepleServer(config, rng=random.Random(402))
+    srv.services.resource("scrabble.lexicon", lambda: gcide)
+    await srv.start()
+    yield srv
+    await srv.stop()
+
+
+SLOW_PING = 7.5  # 2 intervals and a margin: past the old fixed 15 s limit
+
+
+async def test_the_heartbeat_check_waits_as_long_as_the_ping_interval_asks(
+    slow_pinging_referee: MeepleServer, gcide: Lexicon
+) -> None:
+    """Issue 31: with ``--ping-interval 7.5`` the ping check waits two intervals (it used
+    to FAIL at its fixed 15 s limit); it passes at the first ping."""
+    results = await run_server_kit(
+        "cmpn402",
+        "127.0.0.1",
+        slow_pinging_referee.ports["cmpn402"],
+        lexicon=gcide,
+        wait=1.0,
+        only=["cmpn402.server.heartbeat-ping"],
+        options={"ping_interval": SLOW_PING},
+    )
+    assert results[0].status is Status.PASS, results[0]
+    assert results[0].seconds <= 2 * SLOW_PING + 1, results[0].seconds
+
+
+def _client_proxy() -> Any:
+    from meeple.check.clients import Observations
+    from meeple.check.cmpn402_client import _Cmpn402Proxy
+
+    proxy = _Cmpn402Proxy(Observations("cmpn402", 2), 0)
+    proxy.refuse_next = False
+    return proxy
+
+
+async def test_the_client_kit_does_not_grade_a_turn_its_own_drop_took_away() -> None:
+    """Issue 31: the turn reaches the agent coalesced, and the kit's planned drop (END
+    reason 2) 28 ms later: the agent could not move, so that turn is not one it owed
+    (``coalesced`` used to FAIL "0 moves for 1 turns")."""
+    from meeple.protocols.cmpn402 import EndMessage, EndReason, Name, NameRequest, Start
+
+    proxy = _client_proxy()
+    board = tuple("." * 15 for _ in range(15))
+    proxy.to_client(ws_frame(2, NameRequest().encode()), "paced")
+    proxy.from_client(ws_frame(2, Name("Alice").encode()))
+    proxy.to_client(
+        ws_frame(2, Start(1, "ABCDEFG", board, 0, 0, 60_000, 120_000).encode()), "coalesced"
+    )
+    assert proxy.obs.turns["coalesced"] == 1
+    proxy.obs.disconnect_game = True  # the kit's cutter: the planned drop
+    proxy.to_client(ws_frame(2, EndMessage(EndReason.CONNECTION_ERROR, 0, 0).encode()), "paced")
+    assert proxy.obs.turns["coalesced"] == proxy.obs.answered["coalesced"] == 0
+
+
+async def test_the_client_kit_does_not_take_its_own_shutdown_for_the_planned_drop() -> None:
+    """Issue 31: an END 2 when the kit's agent shut down (no planned drop made) is not the
+    drop ``resume`` grades: it stays "could not test" (it used to FAIL)."""
+    from meeple.check.clients import CLIENT_CHECKS
+    from meeple.check.core import Fixtures, run_check
+    from meeple.protocols.cmpn402 import EndMessage, EndReason, Name, NameRequest, Start
+
+    proxy = _client_proxy()
+    board = tuple("." * 15 for _ in range(15))
+    proxy.to_client(ws_frame(2, NameRequest().encode()), "paced")
+    proxy.from_client(ws_frame(2, Name("Alice").encode()))
+    proxy.to_client(
+        ws_frame(2, Start(2, "ABCDEFG", board, 0, 0, 60_000, 120_000).encode()), "paced"
+    )
+    proxy.to_client(ws_frame(2, EndMessage(EndReason.CONNECTION_ERROR, 0, 0).encode()), "paced")
+    proxy.obs.connections = 1
+    resume = next(c for c in CLIENT_CHECKS if c.id == "cmpn402.client.resume")
+    target = SimpleNamespace(obs=proxy.obs)
+    result = await run_check(resume, target, Fixtures(target, 1.0), wait=1.0)
+    assert result.status is Status.COULD_NOT_TEST, result
+    assert "did not drop" in result.detail, result.detail
+
+
+@pytest.mark.parametrize(
+    ("name", "own", "step"),
+    [
+        ("both agents first", "start", "START to both"),
+        ("text frames", "binary", None),
+    ],
+)
+async def test_a_set_up_that_breaks_another_rule_could_not_test(
+    name: str, own: str, step: str | None, referee: MeepleServer, gcide: Lexicon
+) -> None:
+    """Issue 31, every check stands alone: a referee that breaks START (or sends text
+    frames) FAILs the check of that rule; ``pass``, which only needs a game to start,
+    could not test, naming the set-up step (or the transport fault) that blocked it."""
+    to_client, _, _ = BROKEN[name]
+    async with Mangler(referee.ports["cmpn402"], b"", cut=ws_units, to_client=to_client) as q:
+        results = await _run(q.port, gcide, [f"cmpn402.server.{own}", "cmpn402.server.pass"])
+    by_id = {r.check.id.removeprefix("cmpn402.server."): r for r in results}
+    assert by_id[own].status is Status.FAIL, by_id[own]
+    blocked = by_id["pass"]
+    assert blocked.status is Status.COULD_NOT_TEST, blocked
+    assert blocked.blocked, blocked
+    if step is not None:
+        assert blocked.step is not None
+        assert blocked.step.what == step, blocked.step
+    else:
+        assert blocked.fault is not None
+        assert blocked.fault.name == "text WebSocket frames", blocked.fault

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Self, TypeVar
 
@@ -32,7 +33,16 @@ from websockets.frames import Frame, Opcode
 from websockets.http11 import Response
 from websockets.uri import parse_uri
 
-from meeple.check.core import CannotTest, CheckFailed, Context, Level, registry, shared
+from meeple.check.core import (
+    CannotTest,
+    CheckFailed,
+    Context,
+    Differs,
+    Fault,
+    Level,
+    registry,
+    shared,
+)
 from meeple.check.scrabble import Table, best_move, non_word
 from meeple.check.wire import Peer, names
 from meeple.games.scrabble.board import Direction
@@ -70,6 +80,24 @@ __all__ = ["SERVER_CHECKS", "WsPeer", "play_of", "ws_frame", "ws_frame_parts", "
 
 TRY_AGAIN_LATER = 1013  # ERRATA: a third connection is closed with 1013
 MAX_WINDOW = 15.0  # the longest challenge window the kit waits out (s)
+# A connection closed with 1013 ("try again later", which the spec allows) before NAME
+# is tried again after a back-off, doubled each time: 0.1 + 0.2 + ... + 3.2 s at most.
+RETRIES = 6
+BACKOFF = 0.1
+# The heartbeat checks' limit: this much for the set-up and the rejoin, plus
+# HEARTBEAT_INTERVALS ping intervals (``--ping-interval``). The registered timeout is a
+# ceiling (the kit refuses a ping interval that would not fit under it).
+HEARTBEAT_BASE = 15.0
+HEARTBEAT_INTERVALS = 4
+HEARTBEAT_CEILING = 300.0
+SIX_PASSES = "ERRATA (cmpn402): six scoreless turns end the game"
+# The spec's framing rule (Websockets: binary messages): a check of it FAILs on text
+# frames, every other check they stop could not test.
+TEXT_FRAMES = Fault(
+    "text WebSocket frames",
+    "send every message as a binary frame (opcode 2): the spec's messages are bytes",
+    sections=("Websockets",),
+)
 M = TypeVar("M")
 
 
@@ -182,7 +210,11 @@ class WsPeer:
         deadline = loop.time() + limit
         while not self.queue:
             if self.text_frames:
-                raise CheckFailed(f"{self.name}: a text frame (the spec: binary messages only)")
+                raise CheckFailed(
+                    f"{self.name}: a text frame (the spec: binary messages only)",
+                    got=b"",
+                    fault=TEXT_FRAMES,
+                )
             if self.eof:
                 code = self.closed_with or self.protocol.close_code
                 raise CheckFailed(f"{self.name}: closed ({code}) while waiting for {what}")
@@ -215,11 +247,12 @@ class WsPeer:
                 got.append(await self.next(left))
         return got
 
-    async def closed(self, timeout: float) -> int | None:
-        """The close code if the server closes within ``timeout`` (0: closed, no code)."""
+    async def closed(self, timeout: float, *, eof: bool = False) -> int | None:
+        """The close code if the server closes within ``timeout`` (0: closed, no code);
+        with ``eof``, once it has closed the TCP connection too."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        while not self.eof and self.closed_with is None:
+        while not self.eof and (eof or self.closed_with is None):
             left = deadline - loop.time()
             if left <= 0:
                 return None
@@ -250,12 +283,17 @@ class WsPeer:
         await self.peer.send(self.frames(*raw))
 
     async def close(self) -> None:
-        if self._reader is not None:
-            self._reader.cancel()
+        """Close with 1000 and wait (up to the peer's wait) until the referee has closed
+        its side: it has then seen the close, and the next check's connections do not
+        find this one's seat still taken (the course's referee refuses them, 1013)."""
         with contextlib.suppress(Exception):
-            if not self.silent:
+            if not self.silent and not self.eof:
                 self.protocol.send_close(1000)
                 await self._flush()
+                if self._reader is not None:
+                    await self.closed(self.peer.wait, eof=True)
+        if self._reader is not None:
+            self._reader.cancel()
         await self.peer.close()
 
 
@@ -338,11 +376,28 @@ def _lexicon(ctx: Context) -> Lexicon:
 
 
 async def named(ctx: Context, name: str, *, own_close: bool = True) -> WsPeer:
-    p = await WsPeer.open(ctx, name, own_close=own_close)
-    request = await p.next(ctx.wait, "NAME")
-    if not isinstance(request, NameRequest):
-        raise CheckFailed(f"{name}: the first message is {request!r}, not NAME"[:200])
-    await p.send(Name(name))
+    """A connection that got NAME and answered with ``name``. A referee that closes it
+    with 1013 ("try again later": the spec allows it, e.g. while it still holds the
+    seats of the last check's agents) is tried again after a back-off, RETRIES times."""
+    with ctx.setup(f"NAME {name}", "State: INIT"):
+        delay = BACKOFF
+        for attempt in range(RETRIES + 1):
+            p = await WsPeer.open(ctx, name, own_close=own_close)
+            try:
+                request = await p.next(ctx.wait, "NAME")
+                break
+            except CheckFailed:
+                code = p.closed_with or p.protocol.close_code
+                if code != TRY_AGAIN_LATER or attempt == RETRIES:
+                    raise
+            await p.close()
+            await asyncio.sleep(delay)
+            delay *= 2
+        if attempt:
+            ctx.notes.append(f"{name}: closed with 1013 {attempt}x, connected after a back-off")
+        if not isinstance(request, NameRequest):
+            raise CheckFailed(f"{name}: the first message is {request!r}, not NAME"[:200])
+        await p.send(Name(name))
     return p
 
 
@@ -413,14 +468,15 @@ async def game(ctx: Context, tags: tuple[str, str]) -> Game:
     b = await named(ctx, b_name)
     peers = {a_name: a, b_name: b}
     starts: dict[str, Start] = {}
-    for n, p in peers.items():
-        m = await p.next(ctx.wait, "START")
-        if not isinstance(m, Start):
-            raise CheckFailed(f"{n}: after NAME from both, {m!r} instead of START"[:200])
-        starts[n] = m
-    first = [n for n, s in starts.items() if s.order == 1]
-    if len(first) != 1:
-        raise CheckFailed(f"START orders {[s.order for s in starts.values()]}: not one 1st")
+    with ctx.setup("START to both", "State: READY"):
+        for n, p in peers.items():
+            m = await p.next(ctx.wait, "START")
+            if not isinstance(m, Start):
+                raise CheckFailed(f"{n}: after NAME from both, {m!r} instead of START"[:200])
+            starts[n] = m
+        first = [n for n, s in starts.items() if s.order == 1]
+        if len(first) != 1:
+            raise CheckFailed(f"START orders {[s.order for s in starts.values()]}: not one 1st")
     if any("".join(row) != "." * 15 for s in starts.values() for row in s.board):
         raise CannotTest("the referee resumed a game (START with tiles on the board)")
     table = Table(ENGLISH, _lexicon(ctx), list(peers))
@@ -760,32 +816,58 @@ async def _out_of_turn(ctx: Context) -> None:
     await g.pass_turn()
 
 
+async def six_passes(ctx: Context, g: Game) -> dict[str, EndMessage]:
+    """Six scoreless turns (passes), then each agent's END. That they end the game is the
+    ERRATA's rule only (the spec names no such end): a referee that sends no END is
+    :class:`Differs`, and so is one whose END gives another reason than 0. A referee
+    that ends the game for one agent only breaks the spec's own rule (END to both)."""
+    with ctx.setup("five passes", "Scenarios: Passing a turn"):
+        for _ in range(5):
+            await g.pass_turn()
+    await g.mover.send(PassMove())
+    g.swap()
+    ends: dict[str, EndMessage] = {}
+    loop = asyncio.get_running_loop()
+    for n, p in g.peers.items():
+        deadline = loop.time() + ctx.wait  # the sixth PASS told, then END
+        while n not in ends and (left := deadline - loop.time()) > 0:
+            try:
+                m = await p.next(left, "END")
+            except CheckFailed:
+                break
+            if isinstance(m, EndMessage):
+                ends[n] = m
+    if not ends:
+        raise Differs(
+            "six scoreless turns did not end the game (no END within "
+            f"{ctx.wait:g} s): {SIX_PASSES}, the spec names no such end"
+        )
+    g.ended = True
+    g.ends.update(ends)
+    missing = [n for n in g.peers if n not in ends]
+    if missing:
+        raise CheckFailed(f"END to {sorted(ends)} only, none to {missing} (END to both)")
+    return ends
+
+
 @check(
     "end",
     "State: * ANY",
     Level.MUST,
-    "six scoreless turns end the game: END reason 0 with the scores to both",
-    errata="CMPN402: END reason 0 also for the standard end (six scoreless turns)",
+    "END goes to both agents with the same final scores (after six scoreless turns, ERRATA)",
+    errata=SIX_PASSES + " with END reason 0",
 )
 async def _end(ctx: Context) -> None:
     g = await game(ctx, ("ea", "eb"))
-    for _ in range(5):
-        await g.pass_turn()
-    await g.mover.send(PassMove())
-    for n, p in g.peers.items():
-        end = await p.next(ctx.wait, "END")
-        if isinstance(end, PassNotice):  # the sixth pass told, then END
-            end = await p.next(ctx.wait, "END")
-        ctx.expect(isinstance(end, EndMessage), f"{n} got {end!r} after six passes"[:200])
-        assert isinstance(end, EndMessage)
-        g.ends[n] = end
-        ctx.expect(int(end.reason) == 0, f"{n}: END reason {int(end.reason)}")
-    g.ended = True
-    ea, eb = g.ends.values()
+    ends = await six_passes(ctx, g)
+    ea, eb = ends.values()
     ctx.expect(
         (ea.score, ea.opponent_score) == (eb.opponent_score, eb.score),
         f"the two ENDs disagree: {ea} / {eb}",
     )
+    reasons = sorted({int(e.reason) for e in ends.values()})
+    if reasons != [0]:
+        raise Differs(f"six scoreless turns ended the game with END reason {reasons}, not 0")
 
 
 @check(
@@ -793,20 +875,16 @@ async def _end(ctx: Context) -> None:
     "State: * ANY",
     Level.MUST,
     "a PLAY sent after END is not scored: the other agent hears nothing of it",
+    errata=SIX_PASSES + " (the check ends its game so)",
 )
 async def _late_move(ctx: Context) -> None:
     g = await game(ctx, ("za", "zb"))
     move = best_move(g.table.board, g.table.racks[g.turn], _lexicon(ctx), ENGLISH)
-    for _ in range(5):
-        await g.pass_turn()
-    await g.mover.send(PassMove())
-    g.swap()
-    for p in g.peers.values():
-        m = await p.next(ctx.wait, "END")
-        if isinstance(m, PassNotice):
-            m = await p.next(ctx.wait, "END")
-        ctx.expect(isinstance(m, EndMessage), f"{p.name} got {m!r} after six passes"[:200])
-    g.ended = True
+    try:
+        with ctx.setup("six passes to end the game", SIX_PASSES):
+            await six_passes(ctx, g)
+    except Differs as e:
+        raise CannotTest(f"the check ends its game by the ERRATA's rule; here {e}") from None
     if move is None:
         raise CannotTest("no move to send late")
     await g.mover.send(play_of(move))
@@ -874,15 +952,42 @@ async def _resume(ctx: Context) -> None:
     "Websockets",
     Level.MUST,
     "the referee pings every agent (the heartbeat)",
-    timeout=15.0,
+    timeout=HEARTBEAT_CEILING,
 )
 async def _ping(ctx: Context) -> None:
-    (name,) = names(ctx, "hp")
-    p = await named(ctx, name)
+    async with _heartbeat_limit(ctx) as interval:
+        (name,) = names(ctx, "hp")
+        p = await named(ctx, name)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 2 * interval + 0.5
+        while p.pings == 0 and not p.eof and (left := deadline - loop.time()) > 0:
+            await p._wait(left)
+        ctx.expect(p.pings >= 1, f"no ping in {2 * interval + 0.5:g} s")
+
+
+def _ping_interval(ctx: Context) -> float:
+    """The referee's ping interval (``--ping-interval``, the ERRATA's 1 s by default)."""
     interval = float(ctx.target.options.get("ping_interval", 1.0))
-    with contextlib.suppress(CheckFailed):
-        await p.raw(2 * interval + 0.5)
-    ctx.expect(p.pings >= 1, f"no ping in {2 * interval + 0.5:g} s")
+    if HEARTBEAT_BASE + HEARTBEAT_INTERVALS * interval > HEARTBEAT_CEILING:
+        raise CannotTest(f"a ping interval of {interval:g} s is longer than the kit waits")
+    return interval
+
+
+@contextlib.asynccontextmanager
+async def _heartbeat_limit(ctx: Context) -> AsyncIterator[float]:
+    """The heartbeat checks' own limit, scaled with the referee's ping interval (a fixed
+    15 s FAILed them against a referee pinging every 8 s); yields the interval."""
+    interval = _ping_interval(ctx)
+    limit = HEARTBEAT_BASE + HEARTBEAT_INTERVALS * interval
+    try:
+        async with asyncio.timeout(limit):
+            yield interval
+    except TimeoutError:
+        raise CheckFailed(
+            f"the scenario did not finish within {limit:g} s "
+            f"({HEARTBEAT_BASE:g} s and {HEARTBEAT_INTERVALS} ping intervals of {interval:g} s)",
+            got=b"",
+        ) from None
 
 
 @check(
@@ -890,16 +995,16 @@ async def _ping(ctx: Context) -> None:
     "Websockets",
     Level.MUST,
     "an agent that answers no ping is dropped: the other gets END reason 2",
-    timeout=15.0,
+    timeout=HEARTBEAT_CEILING,
 )
 async def _drop(ctx: Context) -> None:
-    g = await game(ctx, ("hd", "he"))
-    interval = float(ctx.target.options.get("ping_interval", 1.0))
-    dead = g.other
-    dead.silent = True
-    end = await g.mover.expect(EndMessage, timeout=3 * interval + 2)
-    ctx.expect(int(end.reason) == 2, f"END reason {int(end.reason)}")
-    await g.rejoin(ctx, dead.name)
+    async with _heartbeat_limit(ctx) as interval:
+        g = await game(ctx, ("hd", "he"))
+        dead = g.other
+        dead.silent = True
+        end = await g.mover.expect(EndMessage, timeout=3 * interval + 2)
+        ctx.expect(int(end.reason) == 2, f"END reason {int(end.reason)}")
+        await g.rejoin(ctx, dead.name)
 
 
 # --- framing ----------------------------------------------------------------------------

@@ -208,10 +208,17 @@ class _Cmpn402Proxy(WsProxy):
         elif isinstance(m, PlayNotice):
             obs.skips_told += 1  # challenge windows opened
         elif isinstance(m, EndMessage):
+            if self.turn_mode is not None and m.reason is EndReason.CONNECTION_ERROR:
+                # The drop took the turn away before the agent could use it (the kit's
+                # own drop arriving just after the turn, issue 31): not a turn it owed.
+                # (END 1 on a turn never answered stays counted: the agent hung.)
+                obs.turns[self.turn_mode] -= 1
             self.my_turn, self.turn_mode = False, None
             if m.reason is EndReason.CONNECTION_ERROR:
-                obs.disconnect_game = True
-                return  # the game waits to resume: the agent stays ready
+                # The game waits to resume: the agent stays ready. Only the kit's planned
+                # drop (``obs.disconnect_game``, set by the cutter) is graded as one; an
+                # END 2 of the kit's agent shutting down or failing is not (issue 31).
+                return
             self.ended, self.in_game = True, False
             obs.ends += 1
             obs.games_won += 1
@@ -285,6 +292,7 @@ async def _cmpn402_opponent(port: int, lexicon: Lexicon, obs: Observations) -> N
         base = len(obs.messages)
         while len(obs.messages) < base + 3:
             await asyncio.sleep(0.02)
+        obs.disconnect_game = True  # the planned drop: its END 2 is the one to grade
         pipe.cut()
 
     task = asyncio.ensure_future(cutter())
