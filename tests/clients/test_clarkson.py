@@ -151,21 +151,34 @@ async def test_ready_never_answered(gcide: Lexicon, caplog: pytest.LogCaptureFix
     assert "waiting 40 s for OK to our READY" in caplog.text
 
 
-async def test_ok_to_ready_then_no_start(gcide: Lexicon, caplog: pytest.LogCaptureFixture) -> None:
-    """OK to READY, then no STARTING: the others may be slow, so the bot says it waits
-    but does not give up at its bound."""
+@pytest.mark.parametrize(
+    ("someone_joins", "awaited"),
+    [
+        (True, "STARTING (everyone at the table READY)"),
+        (False, "another player to join the table (USERJOIN)"),
+    ],
+)
+async def test_waits_on_other_players_are_said_but_never_given_up(
+    gcide: Lexicon, caplog: pytest.LogCaptureFixture, someone_joins: bool, awaited: str
+) -> None:
+    """A bot for a 2-player table waits on the others: after OK to its READY for
+    STARTING, and alone at the table for someone to join before its READY (§3.8; it said
+    nothing at all there before). Either wait is said as it goes on, and never given
+    up at the bound: a table fills when it fills."""
     clock = VirtualClock()
-    readied = asyncio.Event()
+    seated = asyncio.Event()
 
     async def slow_table(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         writer.write(meeple_hello("test").encode())
         await reader.readline()
         writer.write(Ok("send a username").encode())
         await reader.readline()
-        writer.write(UserChange("127.0.0.1", "bot").encode() + UserJoin("slow").encode())
-        assert (await reader.readline()).startswith(b"READY")
-        writer.write(Ok("when everyone is ready the game will start").encode())
-        readied.set()
+        writer.write(UserChange("127.0.0.1", "bot").encode())
+        if someone_joins:
+            writer.write(UserJoin("slow").encode())
+            assert (await reader.readline()).startswith(b"READY")
+            writer.write(Ok("when everyone is ready the game will start").encode())
+        seated.set()
         while await reader.readline():
             pass
 
@@ -176,49 +189,12 @@ async def test_ok_to_ready_then_no_start(gcide: Lexicon, caplog: pytest.LogCaptu
                 "127.0.0.1", port, "bot", gcide, players=2, patience=Patience(10, 60, clock)
             )
         )
-        await asyncio.wait_for(readied.wait(), 10)
+        await asyncio.wait_for(seated.wait(), 10)
         await clock.advance(200)
         assert not bot.done()
         text = caplog.text
-        assert "waiting 10 s for STARTING (everyone at the table READY); no answer yet" in text
-        assert "waiting 160 s for STARTING" in text
-        assert "giving up" not in text
-        bot.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await bot
-
-
-async def test_waiting_for_players_to_join_is_said(
-    gcide: Lexicon, caplog: pytest.LogCaptureFixture
-) -> None:
-    """A bot for a 2-player table alone at it says READY only once someone joins (§3.8):
-    it says that it waits for another player, and never gives up on that (it said
-    nothing at all before, however long it sat there)."""
-    clock = VirtualClock()
-    greeted = asyncio.Event()
-
-    async def empty_table(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        writer.write(meeple_hello("test").encode())
-        await reader.readline()
-        writer.write(Ok("send a username").encode())
-        await reader.readline()
-        writer.write(UserChange("127.0.0.1", "bot").encode())
-        greeted.set()
-        while await reader.readline():
-            pass
-
-    caplog.set_level(logging.WARNING, logger="meeple.clients.clarkson")
-    async with serve(empty_table) as port:
-        bot = asyncio.create_task(
-            play_clarkson(
-                "127.0.0.1", port, "bot", gcide, players=2, patience=Patience(10, 60, clock)
-            )
-        )
-        await asyncio.wait_for(greeted.wait(), 10)
-        await clock.advance(200)
-        assert not bot.done()
-        text = caplog.text
-        assert "waiting 10 s for another player to join the table (USERJOIN)" in text
+        assert f"waiting 10 s for {awaited}; no answer yet" in text
+        assert f"waiting 160 s for {awaited}" in text
         assert "giving up" not in text
         bot.cancel()
         with contextlib.suppress(asyncio.CancelledError):
