@@ -123,6 +123,16 @@ class ClusterAdmin:
         beat = self._beats.get(last[0])
         return beat is None or time.monotonic() - beat[0] > SILENCE
 
+    def only_game(self) -> str:
+        """The one referee game an action without ``?game=`` means: one running, or being
+        taken over (its owner's beats stopped or are only late); :class:`AdminError` if
+        there is none or more than one."""
+        games = sorted(set(self.running()) | {u for u in self._last if self._moving(u)})
+        if len(games) != 1:
+            why = "no game runs" if not games else f"{len(games)} games run"
+            raise AdminError(http.HTTPStatus.CONFLICT, f"{why}: say which, ?game=<uid>")
+        return games[0]
+
     # --- the requests ------------------------------------------------------------------
 
     async def status(self) -> dict[str, Any]:
@@ -165,10 +175,7 @@ class ClusterAdmin:
         uid = params.get("game")
         running = self.running()
         if uid is None:
-            if len(running) != 1:
-                why = "no game runs" if not running else f"{len(running)} games run"
-                raise AdminError(http.HTTPStatus.CONFLICT, f"{why}: say which, ?game=<uid>")
-            (uid,) = running
+            uid = self.only_game()
         elif not _UID.fullmatch(uid) or (uid not in running and not self._moving(uid)):
             raise AdminError(http.HTTPStatus.NOT_FOUND, f"no running game {uid[:64]!r}")
         answer = await self._ask(uid, action, ACT_WAIT, again_for=ACT_FOR)
