@@ -66,7 +66,7 @@ function connect() {
     try { msg = JSON.parse(event.data); } catch { return; }
     if (msg.type === "welcome") {
       send({ type: "subscribe", topic: "lobby" });
-      if (page.token) send({ type: "rejoin", token: page.token });
+      if (page.token) { page.rejoining = true; send({ type: "rejoin", token: page.token }); }
       else if (quick) quickPlay();
     } else if (msg.type === "lobby") { page.rooms = msg.data.rooms ?? []; tables(msg.data.tables); }
     else if (msg.type === "seated") seated(msg);
@@ -77,7 +77,12 @@ function connect() {
     else if (msg.type === "error") {
       // Refused while not seated but holding a token: the rejoin was refused (the game is
       // over, the grace period passed): the token is stale.
-      if (msg.code === "refused" && !page.seated && page.token) { forget(); shown("elsewhere", false); }
+      if (msg.code === "refused" && !page.seated && page.token) {
+        forget(); shown("elsewhere", false);
+        // The stale token was the page's first try: "Play X now" goes on without it.
+        if (page.rejoining && quick) { page.rejoining = false; quickPlay(); return; }
+      }
+      page.rejoining = false;
       if (msg.code === "illegal" && page.view) GAMES[page.view.game]?.refused?.();
       // The game ended while a request of the page's was on its way (a score preview as
       // the last move was made): its "not now" is stale, and "The game is over." stays.
@@ -103,6 +108,18 @@ function seated(msg) {
   document.getElementById("who").textContent = `You are ${msg.name}`;
   document.getElementById("table").textContent = msg.table;
   localStorage.setItem(NAME, msg.name);
+  if (page.rejoining && quick) {
+    // "Play X now" while this browser holds an unfinished game: the game comes back and
+    // the page says why, rather than silently showing another game than the one asked.
+    const asked = quick.split("/")[0];
+    quick = null;
+    history.replaceState(null, "", "/play");
+    const notice = document.getElementById("notice");
+    notice.textContent = `You are back in a game of yours that is not over: finish it, `
+      + `or resign it, before you play ${asked} now.`;
+    notice.hidden = false;
+  }
+  page.rejoining = false;
   if (page.addBot === "next") { page.addBot = null; addBot(msg.table); }
   for (; page.rematchBots > 0; page.rematchBots--) addBot(msg.table);
   if (!page.view || page.view.over) {
@@ -119,7 +136,7 @@ function unseated() {
   showClocks("clocks", null);
   page.seated = false; page.view = null; page.table = "";
   forget();
-  shown("join", true); shown("play", false); shown("over", false);
+  shown("join", true); shown("play", false); shown("over", false); shown("notice", false);
   status("");
 }
 
@@ -149,9 +166,12 @@ document.getElementById("here").addEventListener("click", () => {
 // --- the lobby ---------------------------------------------------------------------------
 
 const NAME = "meeple.name";
+// A guest name until one is typed (the form is never stuck on an empty name); the name
+// last seated under in this browser if there is one.
+function guestName() { return `guest${Math.floor(1000 + Math.random() * 9000)}`; }
 {
   const input = document.querySelector("#create [name=name]");
-  if (!input.value) input.value = localStorage.getItem(NAME) ?? "";
+  if (!input.value) input.value = localStorage.getItem(NAME) ?? guestName();
 }
 
 // The bot level chosen in the form (levels are the server's: docs/server.md, Bots).
@@ -165,7 +185,7 @@ function quickPlay() {
   quick = null;
   history.replaceState(null, "", "/play");
   const input = document.querySelector("#create [name=name]");
-  if (!input.value) input.value = `guest${Math.floor(1000 + Math.random() * 9000)}`;
+  if (!input.value) input.value = guestName();
   const select = document.querySelector("#create [name=game]");
   if ([...select.options].some((o) => o.value === game)) select.value = game;
   const [g, variant] = select.value.split("/");
@@ -297,6 +317,7 @@ function resign() {
   status("You resigned.");
   document.getElementById("result").textContent = "You resigned: the game is over.";
   shown("over", true); shown("leave", false); shown("resign", false); shown("chat", false);
+  shown("notice", false);
   draw();
 }
 function askResign() {
@@ -376,6 +397,7 @@ function seatView(view, uid) {
     document.getElementById("result").textContent = resultText(view);
     document.getElementById("replay").href = `/games/${uid}`;
     shown("over", true); shown("leave", false); shown("chat", false); // chat ends with the game
+    shown("notice", false);
   } else if (view.turn === view.you) {
     status("Your turn.");
   } else {
