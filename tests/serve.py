@@ -38,7 +38,7 @@ class Serve:
             args += [f"--{name}-port", "0"]
         if "--lexicon" not in extra:
             # The tests' clients choose their words with the gcide fixture: the server
-            # judges with the same list (the default, ENABLE, would refuse some).
+            # judges with the same list (the default, Wordnik, would refuse some).
             args += ["--lexicon", "gcide"]
         self.lines: list[str] = []
         self.ports: dict[str, int] = {}

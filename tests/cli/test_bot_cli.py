@@ -34,7 +34,7 @@ def test_two_bot_commands_play_a_game_to_the_end(
             "--think-time",
             "0.05",
             "--lexicon",
-            "gcide",  # the server's (the fixture's); ENABLE is the CLI's default
+            "gcide",  # the server's (the fixture's); Wordnik is the CLI's default
         ]
         codes.append(main(args))
 

@@ -24,7 +24,7 @@ from meeple.bus.subjects import Namespace
 from meeple.clients.cmpn402 import BuiltinAgent, GameResult, View, play
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
-from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
+from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, Lexicon, load_lexicon
 from meeple.protocols.cmpn402.messages import EndReason, PlayNotice
 from meeple.server.store.database import ActionLog, open_store
 
@@ -68,7 +68,7 @@ def paced_agents(
 ) -> tuple[Paced, Paced, list[asyncio.Future[Any]]]:
     """``ann`` and ``bob``, meeple's agents paced by ``pace``, playing through the edges'
     CMPN402 ports ``ports`` (ann's, bob's); the two agents and their running games."""
-    lexicon = load_lexicon("enable")
+    lexicon = load_lexicon(DEFAULT_LEXICON)
     ann, bob = Paced(lexicon, pace), Paced(lexicon, pace)
     agents = [
         asyncio.ensure_future(play(f"ws://127.0.0.1:{port}", name, agent))

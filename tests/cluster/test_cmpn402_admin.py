@@ -32,7 +32,7 @@ from meeple.bus.subjects import Namespace
 from meeple.clients.cmpn402 import GameResult, play
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
-from meeple.games.scrabble.lexicon import load_lexicon
+from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, load_lexicon
 from meeple.node import wire
 from meeple.protocols.cmpn402.messages import EndReason, MessageType, Name
 from meeple.server.store.database import open_store
@@ -203,7 +203,7 @@ async def test_a_game_whose_agent_never_comes_back_is_stopped_with_end_3_to_the_
     hub = await nodes.start("hub", "edge,lobby,store,rooms", pg_url, "--admin-token", TOKEN)
     edge2 = await nodes.start("edge2", "edge", None, "--admin-token", TOKEN)
     reader = JetStreamLog(node, nats_ns, open_store(pg_url))
-    ann = Paced(load_lexicon("enable"), {"before": 0.5})
+    ann = Paced(load_lexicon(DEFAULT_LEXICON), {"before": 0.5})
     playing = asyncio.ensure_future(play(f"ws://127.0.0.1:{hub.listeners['cmpn402']}", "ann", ann))
     try:
         # Bob names himself, hears START and is gone for good.

@@ -22,7 +22,7 @@ from tests.cluster.test_edge_web import _play, _until, _web
 from tests.cluster.test_nodes import Nodes, nodes
 from tests.web.helpers import browser
 
-from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
+from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, Lexicon, load_lexicon
 
 __all__ = ["browser", "nodes"]
 
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def enable() -> Lexicon:
-    return load_lexicon("enable")
+    return load_lexicon(DEFAULT_LEXICON)
 
 
 async def _get(client: httpx.AsyncClient, path: str) -> httpx.Response:

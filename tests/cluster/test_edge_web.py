@@ -33,7 +33,7 @@ from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
 from meeple.games import santorini
 from meeple.games.scrabble.board import Board
-from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
+from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, Lexicon, load_lexicon
 from meeple.games.scrabble.tiles import ENGLISH
 from meeple.protocols.twente.messages import Error, GameOver, NotifyTurn
 from meeple.protocols.web import PROTOCOL
@@ -46,7 +46,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def enable() -> Lexicon:
-    return load_lexicon("enable")
+    return load_lexicon(DEFAULT_LEXICON)
 
 
 async def _web(port: int) -> ClientConnection:

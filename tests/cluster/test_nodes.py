@@ -32,7 +32,7 @@ from meeple.clients.spectrangle import SpectrangleClient, SpectrangleClientError
 from meeple.clients.twente import TwenteClient, TwenteClientError
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
-from meeple.games.scrabble.lexicon import load_lexicon
+from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, load_lexicon
 from meeple.node import wire
 from meeple.node.launch import NodeProcess, start_node
 from meeple.node.node import Node, NodeConfig
@@ -106,7 +106,7 @@ class Bot:
         self.over: GameOver | None = None
 
     async def play(self) -> GameOver:
-        lexicon = load_lexicon("enable")
+        lexicon = load_lexicon(DEFAULT_LEXICON)
         client = await TwenteClient.connect("127.0.0.1", self.port, self.name)
         try:
             await client.request_game(2)
@@ -333,7 +333,7 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
         with pytest.raises(TwenteClientError, match="E001"):
             await TwenteClient.connect("127.0.0.1", edge2.listeners["twente"], "CY")
         # Two Clarkson bots, one on each edge, at one READY table of the leader's.
-        lexicon = load_lexicon("enable")
+        lexicon = load_lexicon(DEFAULT_LEXICON)
         clarkson = [
             asyncio.ensure_future(
                 play_clarkson("127.0.0.1", e.listeners["clarkson"], name, lexicon, players=2)

@@ -73,7 +73,7 @@ async def make_server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[ServerFac
         if table_lexicons:
             config = config.with_overrides(table_lexicons=table_lexicons)
         server = MeepleServer(config, rng=random.Random(seed), clock=clock)
-        if not default_lexicon:  # else the configured one (ENABLE), loaded when needed
+        if not default_lexicon:  # else the configured one (Wordnik), loaded when needed
             server.services.resource("scrabble.lexicon", lambda: gcide)
         await server.start()
         servers.append(server)

@@ -62,7 +62,7 @@ async def test_lobby_first_screen_plays_in_one_click_and_names_the_lexicon(
     make_server: ServerFactory, browser: Browser
 ) -> None:
     """The lobby opens on "Play Scrabble / Santorini / Spectrangle now" and the lexicon
-    (ENABLE, the default); the listeners come after the tables and games; at 390 px
+    (Wordnik, the default); the listeners come after the tables and games; at 390 px
     the tables are cards and the page does not scroll sideways."""
     server = await make_server("santorini", "spectrangle", default_lexicon=True)
     page = await browser.new_page(viewport={"width": 390, "height": 844})
@@ -71,7 +71,7 @@ async def test_lobby_first_screen_plays_in_one_click_and_names_the_lexicon(
     await expect(buttons).to_have_text(
         ["Play Scrabble now", "Play Santorini now", "Play Spectrangle now"]
     )
-    await expect(page.locator("#play-now .lexicon")).to_have_text("ENABLE")
+    await expect(page.locator("#play-now .lexicon")).to_have_text("Wordnik")
     order = await page.evaluate(
         """() => ["play-now", "queues", "rooms", "listeners"].map(
              (id) => document.getElementById(id).getBoundingClientRect().top)"""

@@ -10,6 +10,7 @@ from typing import Any
 from meeple.cli.santorini import register_bot as register_santorini_bot
 from meeple.cli.spectrangle import register_bot as register_spectrangle_bot
 from meeple.cli.waits import add_patience_arguments, patience_from
+from meeple.games.scrabble.lexicon import DEFAULT_LEXICON
 from meeple.server.config import DEFAULT_PORTS
 
 __all__ = ["register"]
@@ -29,7 +30,11 @@ def register(sub: Any) -> None:
     s.add_argument("--name", default="meeple-bot")
     s.add_argument("--players", type=int, default=2, choices=(1, 2, 3, 4))
     s.add_argument("--games", type=int, default=1, help="games to play in a row (default 1)")
-    s.add_argument("--lexicon", default="enable", help="lexicon name or word-list path")
+    s.add_argument(
+        "--lexicon",
+        default=DEFAULT_LEXICON,
+        help=f"lexicon name or word-list path (default {DEFAULT_LEXICON}, as meeple serve's)",
+    )
     s.add_argument(
         "--level",
         choices=("greedy", "strong"),

@@ -3,7 +3,7 @@
 A config file looks like this (every key optional)::
 
     host = "0.0.0.0"
-    lexicon = "enable"           # a name, or a path to a word list
+    lexicon = "wordnik"          # a name, or a path to a word list
     table_lexicons = ["gcide"]   # more word lists a browser's Scrabble table may choose
     database = "var/meeple.sqlite3"
     idle_timeout = 900           # seconds without a byte from a peer before it is closed
@@ -70,6 +70,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from meeple.games.scrabble.lexicon import DEFAULT_LEXICON
 from meeple.server.edge.hosts import split_host
 
 __all__ = [
@@ -415,7 +416,7 @@ class ServerConfig:
     # to a network is a choice the operator makes with --host 0.0.0.0.
     host: str = "127.0.0.1"
     listeners: Mapping[str, ListenerConfig] = field(default_factory=_default_listeners)
-    lexicon: str = "enable"
+    lexicon: str = DEFAULT_LEXICON
     # Word lists loaded at start besides ``lexicon`` that a browser's Scrabble table may
     # choose (docs/web.md, "Word lists"); none by default: a word list is compiled once
     # per machine (seconds), so a server loads only those it is told to.

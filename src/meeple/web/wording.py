@@ -34,6 +34,7 @@ END_REASONS: dict[str, str] = {
 # Registered lexicons (meeple.games.scrabble.lexicon.LEXICONS) as players know them.
 LEXICON_NAMES: dict[str, str] = {
     "enable": "ENABLE",
+    "wordnik": "Wordnik",
     "gcide": "GCIDE",
     "web2": "Webster's 2nd",
 }

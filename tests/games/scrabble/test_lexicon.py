@@ -224,19 +224,41 @@ def test_oversized_word_list_is_refused(tmp_path: Path, monkeypatch: pytest.Monk
         load_lexicon(source, cache_dir=tmp_path / "cache")
 
 
-def test_enable_is_the_default_and_is_a_scrabble_list() -> None:
-    """ENABLE ships in the package (public domain, checked by its digest) and is the
-    default: XU, GOO, QAT and CWM are words; GCIDE's XVIII, RYSH and AFROPAVO are not
-    (issue 24). ENABLE predates QI and ZA (docs/scrabble-engine.md says so)."""
+def test_enable_ships_and_is_a_scrabble_list() -> None:
+    """ENABLE ships in the package (public domain, checked by its digest): XU, GOO, QAT
+    and CWM are words; GCIDE's XVIII, RYSH and AFROPAVO are not (issue 24). ENABLE
+    predates QI and ZA, so it is no longer the default (issue 34: Wordnik is)."""
     import hashlib
     import lzma
 
     from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, ENABLE_SHA256, _enable_file
 
-    assert DEFAULT_LEXICON == "enable"
+    assert DEFAULT_LEXICON == "wordnik"
     raw = lzma.decompress(_enable_file().read_bytes())
     assert hashlib.sha256(raw).hexdigest() == ENABLE_SHA256
     words = set(normalize_words(LEXICONS["enable"]()))
     assert len(words) > 160_000
     assert {"XU", "GOO", "QAT", "CWM", "AA", "ZYZZYVAS"} <= words
     assert not {"XVIII", "RYSH", "AFROPAVO", "QI", "ZA"} & words
+
+
+def test_wordnik_ships_with_its_licence_and_has_the_two_letter_words() -> None:
+    """The Wordnik list ships in the package with its MIT licence beside it, checked by
+    its digest, and has what ENABLE lacks and players use every game: QI, ZA, KI, XU
+    and JO; it keeps ENABLE's words but for a few (issue 34)."""
+    import hashlib
+    import lzma
+
+    from meeple.games.scrabble.lexicon import WORDNIK_SHA256, _wordnik_file
+
+    raw = lzma.decompress(_wordnik_file().read_bytes())
+    assert hashlib.sha256(raw).hexdigest() == WORDNIK_SHA256
+    licence = _wordnik_file().with_name("wordnik-LICENSE.txt").read_text(encoding="ascii")
+    assert licence.startswith("MIT License")
+    assert "Wordnik" in licence
+    words = set(normalize_words(LEXICONS["wordnik"]()))
+    assert len(words) > 190_000
+    assert {"QI", "ZA", "KI", "XU", "JO", "OI", "QAT", "ZAX", "QIS", "ZAS"} <= words
+    assert max(map(len, words)) <= 15  # a longer entry could never be played
+    enable = set(normalize_words(LEXICONS["enable"]()))
+    assert len(enable - words) < 200

@@ -1,7 +1,8 @@
 """Lexicons: the words a game accepts, with the GADDAG move generation walks.
 
-Call :func:`load_lexicon` with a registered name (:data:`LEXICONS`; ``"enable"``, the
-public-domain ENABLE Scrabble word list shipped in this package, is the default) or the
+Call :func:`load_lexicon` with a registered name (:data:`LEXICONS`; ``"wordnik"``, the
+MIT-licensed Wordnik word list for word games shipped in this package, is the default;
+``"enable"``, the public-domain ENABLE list, ships too) or the
 path of a word list, then ask ``word in lexicon`` to validate a play or
 pass the lexicon to :func:`meeple.games.scrabble.movegen.legal_moves`.
 
@@ -38,6 +39,7 @@ __all__ = [
     "LEXICONS",
     "MAX_WORD_LENGTH",
     "MIN_WORD_LENGTH",
+    "WORDNIK_SHA256",
     "Lexicon",
     "LexiconError",
     "default_cache_dir",
@@ -50,7 +52,7 @@ logger = logging.getLogger(__name__)
 
 MIN_WORD_LENGTH = 2
 MAX_WORD_LENGTH = 15
-DEFAULT_LEXICON = "enable"
+DEFAULT_LEXICON = "wordnik"
 
 _WORD = re.compile(r"[A-Za-z]+")
 
@@ -167,10 +169,32 @@ def _enable_words() -> Iterable[str]:
         return f.read().split()
 
 
+# The Wordnik word list (wordlist-20210729.txt of github.com/wordnik/wordlist at commit
+# 46e6215, 198,422 words, "an open-source wordlist for game developers"), MIT-licensed
+# (data/wordnik-LICENSE.txt ships beside it): the one free list found with the two-letter
+# words players use every game (QI, ZA, XU, KI, ...) that ENABLE lacks; shipped
+# xz-compressed, its quotes removed (docs/scrabble-engine.md, "Lexicons").
+WORDNIK_SHA256 = "a030b80c44c5a7172b2c44f34de0715452e5b8d8cba1e2f5573b0b47108a27b1"
+
+
+def _wordnik_file() -> Path:
+    return Path(str(resources.files("meeple.games.scrabble").joinpath("data", "wordnik.txt.xz")))
+
+
+def _wordnik_words() -> Iterable[str]:
+    with lzma.open(_wordnik_file(), "rt", encoding="ascii") as f:
+        return f.read().split()
+
+
 # Name -> word source (uvicorn-style registry). A source returns raw entries; they go
 # through normalize_words like a file's lines do.
 LEXICONS: Mapping[str, Callable[[], Iterable[str]]] = MappingProxyType(
-    {"enable": _enable_words, "gcide": _gcide_words, "web2": _web2_words}
+    {
+        "enable": _enable_words,
+        "wordnik": _wordnik_words,
+        "gcide": _gcide_words,
+        "web2": _web2_words,
+    }
 )
 
 
@@ -197,6 +221,7 @@ def _english_words_file(source: str) -> Path:
 _SOURCE_FILES: Mapping[str, Callable[[], Path]] = MappingProxyType(
     {
         "enable": _enable_file,
+        "wordnik": _wordnik_file,
         "gcide": lambda: _english_words_file("gcide"),
         "web2": lambda: _english_words_file("web2"),
     }

@@ -17,7 +17,7 @@ export const END_REASONS = {
   "halted": "stopped by the server",
 };
 
-export const LEXICON_NAMES = { enable: "ENABLE", gcide: "GCIDE", web2: "Webster's 2nd" };
+export const LEXICON_NAMES = { enable: "ENABLE", wordnik: "Wordnik", gcide: "GCIDE", web2: "Webster's 2nd" };
 
 export function reasonText(reason) {
   if (!reason) return "—";
