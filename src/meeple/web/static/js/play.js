@@ -8,6 +8,7 @@ import { PROTOCOL } from "./ws.js";
 import { el, onRedraw, page, send, status } from "./play/page.js";
 import { lexiconLabel } from "./wording.js";
 import { turnAlert } from "./play/alert.js";
+import { fit, fitSoon } from "./play/fit.js";
 
 // The rejoin token is kept per browser (localStorage), so a new tab or a reload takes
 // the seat back. The page plays with its own copy (page.token): another tab may since
@@ -94,7 +95,10 @@ function connect() {
   socket.addEventListener("close", () => { page.seated = false; setTimeout(connect, 1000); });
 }
 
-function shown(id, on) { document.getElementById(id).hidden = !on; }
+function shown(id, on) {
+  document.getElementById(id).hidden = !on;
+  if (id === "play") { document.body.classList.toggle("seated", on); fitSoon(); }
+}
 
 // Seated: the game takes the page (the form and the open tables come back after it).
 function seated(msg) {
@@ -427,13 +431,14 @@ function draw() {
   replaceChildren("panel", renderPanel(view));
   const moves = renderMoves(view);
   replaceChildren("moves", moves);
-  moves.scrollTop = moves.scrollHeight;
   if (view.over) {
     // Nothing left to play: no rack, hand or buttons (the result says how it ended).
     for (const id of ["mine", "controls"]) document.getElementById(id).replaceChildren();
-    return;
+  } else {
+    GAMES[view.game].drawGame(view);
   }
-  GAMES[view.game].drawGame(view);
+  fit(); // the rack and buttons drawn: what is left for the board and the moves
+  moves.scrollTop = moves.scrollHeight;
 }
 onRedraw(draw);
 

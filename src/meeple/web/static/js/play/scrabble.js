@@ -202,7 +202,8 @@ export function drawGame(view) {
       onpointerdown: (event) => grab(event, { index: i, tile: t }),
       onkeydown: (event) => { if (event.key === "Enter" || event.key === " ") { tapRack(t); event.preventDefault(); event.stopPropagation(); } },
     }, t === "?" ? " " : t)));
-  replaceChildren("mine", el("div", {},
+  // "parts": on a phone the rack comes first and the unseen tiles after the moves (CSS).
+  replaceChildren("mine", el("div", { class: "parts" },
     el("p", { class: "rack-line" }, "Your rack: ", rack, " ", button("Shuffle", shuffle, "shuffle")),
     page.choosing ? chooser() : null, unseenTiles(view)));
   const exchange = el("input", { id: "exchange", placeholder: "tiles to exchange", size: 8, maxlength: 7 });
