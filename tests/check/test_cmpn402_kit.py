@@ -9,6 +9,7 @@ import asyncio
 import base64
 import contextlib
 import hashlib
+import itertools
 import random
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
@@ -220,6 +221,7 @@ def _int(data: bytes, at: int) -> int:
 # MUST checks whose broken referee is a test of its own (``_Referee``, below).
 ELSEWHERE = {
     "late-move": "test_a_referee_that_scores_a_late_move_fails",
+    "end-race": "test_a_play_behind_the_game_ending_no_challenge",
     "out-of-turn": "test_a_referee_that_takes_a_move_out_of_turn_fails",
     "heartbeat-ping": "test_a_referee_that_never_drops_a_silent_agent_fails",
 }
@@ -253,9 +255,20 @@ class _Referee:
     referee that scores a move sent after the game's end, issue 23)."""
 
     def __init__(
-        self, upstream: int, *, late: bool = False, pongs: bool = False, any_turn: bool = False
+        self,
+        upstream: int,
+        *,
+        late: bool = False,
+        pongs: bool = False,
+        any_turn: bool = False,
+        race: str | None = None,
     ) -> None:
         self.upstream, self.late, self.pongs = upstream, late, pongs
+        # race: a PLAY that came in one read behind a NO_CHALLENGE is scored, "before" the
+        # game's END (echoed to the other agent, both ENDs counting it: the course's
+        # referee) or "after" it (echoed to the other agent behind its END).
+        self.race = race
+        self.raced: dict[asyncio.StreamWriter, bytes] = {}
         # any_turn: a PASS from the agent not on turn is told to the one on turn (a referee
         # that takes a move out of turn); the turn as the referee's START and PASS give it.
         self.any_turn = any_turn
@@ -286,6 +299,10 @@ class _Referee:
             buffer = b""
             while chunk := await reader.read(65536):
                 units, buffer = ws_units(buffer + chunk)
+                payloads = [p[1] for p in map(ws_frame_parts, units) if p and p[0] == 2]
+                for first, second in itertools.pairwise(payloads):
+                    if self.race and first == b"\x05" and second[:1] == b"\x04":
+                        self.raced[writer] = second  # before it goes up: END comes back
                 for u in units:
                     parts = ws_frame_parts(u)
                     if parts is not None and self.pongs and parts[0] == 10:
@@ -321,6 +338,9 @@ class _Referee:
                         continue
                     if parts is not None and parts[1][:1] == b"\x0a":
                         self.ended.add(writer)
+                        if self.raced:
+                            self.write_race(writer, parts[1])
+                            continue
                     if parts is not None and (
                         parts[1][:2] == b"\x01\x01" or parts[1][:1] == b"\x02"
                     ):
@@ -337,6 +357,21 @@ class _Referee:
                 with contextlib.suppress(Exception):
                     w.close()
             self.tasks.discard(task)  # type: ignore[arg-type]
+
+    def write_race(self, writer: asyncio.StreamWriter, end: bytes) -> None:
+        """END to ``writer`` with the raced PLAY scored before or after it."""
+        racer, play = next(iter(self.raced.items()))
+        score = _int(play, len(play) - 4)
+        echo = ws_frame(2, play + (1000).to_bytes(4, "big") + bytes(8))
+        if writer is racer:
+            writer.write(ws_frame(2, _int32(end, 2, score) if self.race == "before" else end))
+            return
+        if self.race == "before":
+            writer.write(echo)
+            writer.write(ws_frame(2, _int32(end, 6, score)))
+        else:
+            writer.write(ws_frame(2, end))
+            writer.write(echo)
 
 
 async def test_a_referee_that_scores_a_late_move_fails(
@@ -648,3 +683,27 @@ async def test_a_set_up_that_breaks_another_rule_could_not_test(
     else:
         assert blocked.fault is not None
         assert blocked.fault.name == "text WebSocket frames", blocked.fault
+
+
+@pytest.mark.parametrize(
+    ("race", "status", "said"),
+    [
+        (None, Status.PASS, ""),
+        ("after", Status.FAIL, "after END the referee went on with"),
+        ("before", Status.DIFFERS, "before END"),
+    ],
+)
+async def test_a_play_behind_the_game_ending_no_challenge(
+    race: str | None, status: Status, said: str, referee: MeepleServer, gcide: Lexicon
+) -> None:
+    """Issue 31: a whole game to the PLAY that uses the last tiles; the other agent sends
+    NO_CHALLENGE and its own PLAY in one TCP write. meeple's referee ends the game (END
+    to both, the standard end's scores) and ignores the PLAY: pass. A referee that echoes
+    the PLAY behind END FAILs (READY takes no PLAY); one that scores it before its END,
+    as the course's referee does, differs from meeple's reading."""
+    async with _Referee(referee.ports["cmpn402"], race=race) as relay:
+        (result,) = await _run(relay.port, gcide, ["cmpn402.server.end-race"])
+    assert result.status is status, result
+    assert said in result.detail, result.detail
+    if race is not None:
+        assert relay.raced, "the check sent no PLAY behind its NO_CHALLENGE"
