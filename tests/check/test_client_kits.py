@@ -101,6 +101,25 @@ async def test_meeples_own_bot_passes_every_client_check(protocol: str, gcide: L
         assert r.status is Status.PASS, (name, r.status, r.detail)
 
 
+def test_the_twente_kit_grades_an_announce_after_welcome_per_connection() -> None:
+    """Issue 31: ANNOUNCE after WELCOME on one connection is kept for ``announce-once``
+    (spec E012); a client that connects again and announces anew is not."""
+    from meeple.check.clients import CLIENT_KITS, Observations
+
+    proxy = CLIENT_KITS["twente"].proxy(Observations("twente", 1), 0)
+    announce, welcome = b"ANNOUNCE\x1fAlice\x1e", b"WELCOME\x1fAlice\x1e"
+    proxy.opened()
+    proxy.from_client(announce)
+    proxy.obs.probe_sent = True  # the kit's E002 probe is another check's business
+    proxy.to_client(welcome, "paced")
+    assert proxy.obs.renamed == []
+    proxy.from_client(announce)
+    assert proxy.obs.renamed == ["ANNOUNCE|Alice after WELCOME"]
+    proxy.opened()
+    proxy.from_client(announce)
+    assert len(proxy.obs.renamed) == 1
+
+
 def test_client_checks_are_unique_and_cite_sections() -> None:
     """Each client check has its own id, a section, a level and a title."""
     assert len({c.id for c in CLIENT_CHECKS}) == len(CLIENT_CHECKS)
@@ -111,7 +130,8 @@ def test_client_checks_are_unique_and_cite_sections() -> None:
 # (the kit then stops waiting after --turn-wait) run alone.
 TWENTE = {
     frozenset(): [],
-    frozenset({"announce-late", "out-of-turn", "garbage", "after-end"}): [
+    frozenset({"announce-late", "out-of-turn", "garbage", "after-end", "announce-again"}): [
+        "announce-once",
         "announce-first",
         "in-turn",
         "decodes",
@@ -169,7 +189,8 @@ SANTORINI = {
 
 CMPN402 = {
     frozenset(): [],
-    frozenset({"no-name", "outside-window", "late-move", "out-of-turn"}): [
+    frozenset({"no-name", "outside-window", "late-move", "out-of-turn", "name-again"}): [
+        "name-once",
         "name-first",
         "in-turn",
         "window",

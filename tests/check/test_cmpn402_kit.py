@@ -707,3 +707,27 @@ async def test_a_play_behind_the_game_ending_no_challenge(
     assert said in result.detail, result.detail
     if race is not None:
         assert relay.raced, "the check sent no PLAY behind its NO_CHALLENGE"
+
+
+async def test_the_client_kit_grades_a_name_sent_again_but_not_on_a_new_connection() -> None:
+    """Issue 31: a NAME after the agent was named (here in THINKING) breaks the spec's
+    client state machine (NAME only in INIT, answering the server's NAME) and is kept
+    for ``name-once``; a NAME on a new connection, after the server's NAME, is not."""
+    from meeple.protocols.cmpn402 import Name, NameRequest, Start
+
+    proxy = _client_proxy()
+    board = tuple("." * 15 for _ in range(15))
+    proxy.opened()
+    proxy.to_client(ws_frame(2, NameRequest().encode()), "paced")
+    proxy.from_client(ws_frame(2, Name("Alice").encode()))
+    assert proxy.obs.renamed == []
+    proxy.to_client(
+        ws_frame(2, Start(1, "ABCDEFG", board, 0, 0, 60_000, 120_000).encode()), "paced"
+    )
+    proxy.from_client(ws_frame(2, Name("Alice").encode()))
+    assert len(proxy.obs.renamed) == 1
+    assert "THINKING" in proxy.obs.renamed[0], proxy.obs.renamed
+    proxy.opened()  # the agent connects again: INIT (spec, "Disconnection from Server")
+    proxy.to_client(ws_frame(2, NameRequest().encode()), "paced")
+    proxy.from_client(ws_frame(2, Name("Alice").encode()))
+    assert len(proxy.obs.renamed) == 1

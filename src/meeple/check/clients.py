@@ -108,6 +108,9 @@ class Observations:
     skips_answered: int = 0
     skip_ignored: list[str] = field(default_factory=list)
     client_named: int = 0  # the client's renames confirmed and READYs (Clarkson)
+    # Twente ANNOUNCE / CMPN402 NAME sent again on a connection that had already been
+    # welcomed / named (the message and where it came)
+    renamed: list[str] = field(default_factory=list)
     kit_table_game: int = 0  # the game the kit's player sits at a table for (Clarkson)
     kit_done: bool = False
     heard: list[float] = field(default_factory=list)  # when each client message came (AM27)
@@ -140,6 +143,7 @@ class _Proxy:
         self.obs.connections += 1
         self.connected += 1
         self.away_since = None
+        self.opened()
         self.client_writer = writer
         try:
             up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.server_port)
@@ -249,6 +253,9 @@ class _Proxy:
 
     terminator = b"\n"
 
+    def opened(self) -> None:
+        """A new connection of the client: per-connection state starts again."""
+
     def may_forward(self) -> bool:
         return True
 
@@ -281,6 +288,10 @@ class _Proxy:
 
 class _TwenteProxy(_Proxy):
     terminator = b"\x1e"
+    welcomed = False
+
+    def opened(self) -> None:
+        self.welcomed = False  # WELCOME on this connection: ANNOUNCE again is E012
 
     def from_client(self, message: bytes) -> bool:
         obs = self.obs
@@ -300,6 +311,8 @@ class _TwenteProxy(_Proxy):
             return True
         text = "|".join(fields)
         obs.messages.append(text)
+        if fields[0].upper() == "ANNOUNCE" and self.welcomed:
+            obs.renamed.append(f"{text} after WELCOME")
         if isinstance(decoded, Error):
             if obs.probe_sent and obs.probe_answer is None:
                 obs.probe_answer = text
@@ -327,6 +340,8 @@ class _TwenteProxy(_Proxy):
             decoded = decode(fields)
         except RemoteProtocolError:
             return
+        if fields[0] == "WELCOME":
+            self.welcomed = True
         if fields[0] == "WELCOME" and not self.obs.probe_sent:
             # spec E002: a command of an extension the client did not announce
             self.obs.probe_sent = True
@@ -1036,6 +1051,18 @@ def _tw_delims(ctx: Context, obs: Observations) -> None:
 def _tw_request(ctx: Context, obs: Observations) -> None:
     asks = [m for m in obs.messages if m.upper().startswith("REQUESTGAME")]
     ctx.expect(bool(asks), f"no REQUESTGAME{_why(obs)}")
+
+
+@check(
+    "twente.client.announce-once",
+    "E012 - Client has already announced themselves",
+    Level.MUST,
+    "ANNOUNCE once per connection: a second after WELCOME is the spec's error E012",
+)
+def _tw_announce_once(ctx: Context, obs: Observations) -> None:
+    if not obs.messages:
+        raise CannotTest("the client sent nothing")
+    ctx.expect(not obs.renamed, f"announced again: {obs.renamed[:3]}")
 
 
 @check(

@@ -98,6 +98,12 @@ class _Cmpn402Proxy(WsProxy):
         # be more than one message: NO_CHALLENGE, then at once its own PLAY (THINKING).
         self.before_end: ClientSession | None = None
 
+    def opened(self) -> None:
+        # Spec, Client State Machine: "Disconnection from Server. Goto: INIT": a new
+        # connection starts the client's machine again (NAME asked and answered anew).
+        self.session = ClientSession()
+        self.before_end = None
+
     # -- grading ------------------------------------------------------------------------
 
     def from_client(self, message: bytes) -> bool:
@@ -133,6 +139,10 @@ class _Cmpn402Proxy(WsProxy):
         except LocalProtocolError:
             if self._crossed_end(decoded):
                 return True
+            if kind == "Name":
+                # Client State Machine: NAME only in INIT, as the answer to the server's
+                # NAME; the agent was named on this connection already.
+                obs.renamed.append(f"{shown} in {state.value}")
             if kind in ANSWERS:
                 obs.framing.append(f"{kind} in {state.value}")  # no window open
             elif kind in MOVES:
@@ -391,6 +401,18 @@ register_checks(
 def _cm_window(ctx: Context, obs: Observations) -> None:
     _need_game(obs)
     ctx.expect(not obs.framing, f"outside a window: {obs.framing[:3]}")
+
+
+@check(
+    "cmpn402.client.name-once",
+    "Client State Machine: INIT",
+    Level.MUST,
+    "NAME only in INIT, answering the server's NAME: never again once named",
+)
+def _cm_name_once(ctx: Context, obs: Observations) -> None:
+    if not obs.messages:
+        raise CannotTest("the agent sent nothing")
+    ctx.expect(not obs.renamed, f"NAME again: {obs.renamed[:3]}")
 
 
 @check(
