@@ -731,3 +731,59 @@ async def test_the_client_kit_grades_a_name_sent_again_but_not_on_a_new_connecti
     proxy.to_client(ws_frame(2, NameRequest().encode()), "paced")
     proxy.from_client(ws_frame(2, Name("Alice").encode()))
     assert len(proxy.obs.renamed) == 1
+
+
+async def _resume_result(proxy: Any) -> Result:
+    from meeple.check.clients import CLIENT_CHECKS
+    from meeple.check.core import Fixtures, run_check
+
+    resume = next(c for c in CLIENT_CHECKS if c.id == "cmpn402.client.resume")
+    target = SimpleNamespace(obs=proxy.obs)
+    return await run_check(resume, target, Fixtures(target, 1.0), wait=1.0)
+
+
+def _two_games(proxy: Any, *, second_ends: bool) -> None:
+    """The agent named; a first game to END 0; the second's START (and END 0)."""
+    from meeple.protocols.cmpn402 import EndMessage, EndReason, Name, NameRequest, Start
+
+    board = tuple("." * 15 for _ in range(15))
+    proxy.obs.games = 2
+    proxy.opened()
+    proxy.obs.connections = 1
+    proxy.to_client(ws_frame(2, NameRequest().encode()), "paced")
+    proxy.from_client(ws_frame(2, Name("Alice").encode()))
+    start = Start(2, "ABCDEFG", board, 0, 0, 60_000, 120_000)
+    end = EndMessage(EndReason.ALL_TILES_USED, 9, 7)
+    for m in (start, end, start, *([end] if second_ends else [])):
+        proxy.to_client(ws_frame(2, m.encode()), "paced")
+
+
+async def test_the_client_kit_does_not_grade_a_drop_that_came_too_late() -> None:
+    """Issue 31: the kit's cutter cut its agent's connection only once the last game was
+    over (no END reason 2 reached the agent): nothing of the spec's "Disconnection"
+    happened, so ``resume`` could not test (it used to PASS on the games played)."""
+    proxy = _client_proxy()
+    _two_games(proxy, second_ends=True)
+    assert proxy.obs.ends == 2
+    proxy.obs.disconnect_game = True  # the cut, after the last END
+    result = await _resume_result(proxy)
+    assert result.status is Status.COULD_NOT_TEST, result
+    assert "did not happen as planned" in result.detail, result.detail
+
+
+async def test_the_client_kit_does_not_grade_its_own_agent_failing_after_the_drop() -> None:
+    """Issue 31: the planned drop reached the agent (END 2), then the kit's own agent
+    failed and never came back: the game could not resume through no fault of the
+    agent under test, so ``resume`` could not test (it used to FAIL "1 of 2 games")."""
+    from meeple.protocols.cmpn402 import EndMessage, EndReason
+
+    proxy = _client_proxy()
+    _two_games(proxy, second_ends=False)
+    proxy.obs.disconnect_game = True
+    proxy.to_client(ws_frame(2, EndMessage(EndReason.CONNECTION_ERROR, 0, 0).encode()), "paced")
+    assert proxy.obs.drop_told
+    proxy.obs.kit_player_failed = True
+    proxy.obs.kit_errors.append("the kit's player stopped: ConnectionError()")
+    result = await _resume_result(proxy)
+    assert result.status is Status.COULD_NOT_TEST, result
+    assert "the kit's agent failed" in result.detail, result.detail

@@ -99,6 +99,8 @@ class Observations:
     probe_answer: str | None = None
     games_won: int = 0  # games that ended normally, as the client was told
     disconnect_game: bool = False  # the kit left a game part-way
+    drop_told: bool = False  # CMPN402: that drop reached the client as END reason 2
+    kit_player_failed: bool = False  # the kit's own player raised: not the client's doing
     moves_after_disconnect: int = 0
     quit_after_end: int = 0
     ends: int = 0
@@ -799,6 +801,7 @@ async def run_client_kit(
                 while proxy.connected and asyncio.get_running_loop().time() < last:
                     await asyncio.sleep(0.05)
             except Exception as e:
+                obs.kit_player_failed = True
                 obs.kit_errors.append(f"the kit's player stopped: {e!r}")
         finally:
             opponent.cancel()
@@ -833,6 +836,7 @@ async def _wait_for_client(
             obs.kit_errors.append(f"the client did not move within {turn_wait:g} s of its turn")
             return
         if opponent.done() and opponent.exception() is not None:
+            obs.kit_player_failed = True
             obs.kit_errors.append(f"the kit's player stopped: {opponent.exception()!r}")
             return
         away = proxy.away_since
