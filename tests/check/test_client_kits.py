@@ -103,7 +103,8 @@ async def test_meeples_own_bot_passes_every_client_check(protocol: str, gcide: L
 
 def test_the_twente_kit_grades_an_announce_after_welcome_per_connection() -> None:
     """Issue 31: ANNOUNCE after WELCOME on one connection is kept for ``announce-once``
-    (spec E012); a client that connects again and announces anew is not."""
+    (spec E012), and its E012 is not a refused move; a client that connects again and
+    announces anew is not graded."""
     from meeple.check.clients import CLIENT_KITS, Observations
 
     proxy = CLIENT_KITS["twente"].proxy(Observations("twente", 1), 0)
@@ -115,6 +116,13 @@ def test_the_twente_kit_grades_an_announce_after_welcome_per_connection() -> Non
     assert proxy.obs.renamed == []
     proxy.from_client(announce)
     assert proxy.obs.renamed == ["ANNOUNCE|Alice after WELCOME"]
+    # Its E012 may come once the game has started: the answer to ANNOUNCE, not a refused
+    # move (``legal`` FAILed on it); an E012 nobody asked for still counts.
+    proxy.in_game = True
+    proxy.to_client(b"ERROR\x1fE012\x1e", "paced")
+    assert proxy.obs.refused_by_server == []
+    proxy.to_client(b"ERROR\x1fE012\x1e", "paced")
+    assert proxy.obs.refused_by_server == ["ERROR|E012"]
     proxy.opened()
     proxy.from_client(announce)
     assert len(proxy.obs.renamed) == 1

@@ -62,7 +62,7 @@ from meeple.protocols.spectrangle import ErrorReply as SpErrorReply
 from meeple.protocols.spectrangle import GameFinished, PlayerLeft
 from meeple.protocols.spectrangle.errors import RemoteProtocolError as SpectrangleProtocolError
 from meeple.protocols.spectrangle.messages import decode_client as decode_spectrangle_client
-from meeple.protocols.twente.errors import RemoteProtocolError
+from meeple.protocols.twente.errors import ErrorCode, RemoteProtocolError
 from meeple.protocols.twente.messages import Error, GameOver, NotifyTurn, decode
 from meeple.server.config import ServerConfig
 from meeple.server.edge.hosts import WILDCARD_BINDS
@@ -291,9 +291,11 @@ class _Proxy:
 class _TwenteProxy(_Proxy):
     terminator = b"\x1e"
     welcomed = False
+    reannounced = 0  # ANNOUNCEs after WELCOME whose E012 is still to come
 
     def opened(self) -> None:
         self.welcomed = False  # WELCOME on this connection: ANNOUNCE again is E012
+        self.reannounced = 0
 
     def from_client(self, message: bytes) -> bool:
         obs = self.obs
@@ -315,6 +317,7 @@ class _TwenteProxy(_Proxy):
         obs.messages.append(text)
         if fields[0].upper() == "ANNOUNCE" and self.welcomed:
             obs.renamed.append(f"{text} after WELCOME")
+            self.reannounced += 1
         if isinstance(decoded, Error):
             if obs.probe_sent and obs.probe_answer is None:
                 obs.probe_answer = text
@@ -356,6 +359,12 @@ class _TwenteProxy(_Proxy):
         elif isinstance(decoded, NotifyTurn):
             if decoded.your_turn:
                 self.turn_given(mode)
+        elif (
+            isinstance(decoded, Error)
+            and decoded.code is ErrorCode.ALREADY_ANNOUNCED
+            and self.reannounced
+        ):
+            self.reannounced -= 1  # the answer to ANNOUNCE again (announce-once), not a move's
         elif isinstance(decoded, Error) and self.in_game and not self.ended:
             self.obs.refused_by_server.append("|".join(fields))
             self.my_turn = True
