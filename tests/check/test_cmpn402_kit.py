@@ -18,6 +18,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.check.broken import Mangler, assert_fail, ws_first_frame_only, ws_whole_frames_only
 
 from meeple.check import run_server_kit, server_checks
@@ -787,3 +789,33 @@ async def test_the_client_kit_does_not_grade_its_own_agent_failing_after_the_dro
     result = await _resume_result(proxy)
     assert result.status is Status.COULD_NOT_TEST, result
     assert "the kit's agent failed" in result.detail, result.detail
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.none(), st.binary(max_size=40).filter(lambda b: b[:1] != b"\x00")),
+        max_size=20,
+    )
+)
+def test_the_client_kit_takes_any_frames_and_no_reconnect_is_a_second_name(
+    ops: list[bytes | None],
+) -> None:
+    """Any binary frames both ways (none a NAME) between reconnects (each a new
+    connection: the server's NAME, the agent's): the relay never raises, and no NAME
+    is graded as sent again (``name-once``)."""
+    from meeple.protocols.cmpn402 import Name, NameRequest
+
+    async def run() -> None:
+        proxy = _client_proxy()
+        for op in ops:
+            if op is None:
+                proxy.opened()
+                proxy.to_client(ws_frame(2, NameRequest().encode()), "paced")
+                proxy.from_client(ws_frame(2, Name("Alice").encode(), mask=b"abcd"))
+            else:
+                proxy.from_client(ws_frame(2, op, mask=b"abcd"))
+                proxy.to_client(ws_frame(2, op), "paced")
+        assert proxy.obs.renamed == []
+
+    asyncio.run(run())
