@@ -25,6 +25,7 @@ from tests.check.broken import Mangler, assert_fail, ws_first_frame_only, ws_who
 from meeple.check import run_server_kit, server_checks
 from meeple.check.cmpn402 import ws_frame, ws_frame_parts, ws_units
 from meeple.check.core import Level, Result, Status
+from meeple.check.scrabble import best_move
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.protocols.cmpn402 import PassNotice
 from meeple.server.app import MeepleServer
@@ -819,3 +820,26 @@ def test_the_client_kit_takes_any_frames_and_no_reconnect_is_a_second_name(
         assert proxy.obs.renamed == []
 
     asyncio.run(run())
+
+
+def test_end_race_has_a_play_for_a_rack_that_makes_no_word(gcide: Lexicon) -> None:
+    """Issue 31: at a game's end the other agent may hold a lone Q (seen in a referee
+    test's deal). ``end-race`` then sends one tile beside the board's tiles, scored by the
+    engine with no word looked up (ERRATA: words only on CHALLENGE), rather than could not
+    test; blanks alone give none."""
+    from meeple.check.cmpn402 import placed_play
+    from meeple.games.scrabble.board import Board
+    from meeple.games.scrabble.moves import Placement
+    from meeple.games.scrabble.rules import validate_play
+    from meeple.games.scrabble.tiles import ENGLISH
+
+    board = Board()
+    for x, letter in enumerate("CAT", start=6):
+        board.place(x, 7, letter)
+    assert best_move(board, "Q", gcide, ENGLISH) is None
+    play = placed_play(board, "Q")
+    assert play is not None
+    assert play.tiles == "Q"
+    tile = Placement(y=play.row - 1, x=play.column - 1, tile="Q")
+    assert validate_play(board, (tile,)).score == play.score > 0
+    assert placed_play(board, "??") is None

@@ -45,11 +45,12 @@ from meeple.check.core import (
 )
 from meeple.check.scrabble import Table, best_move, non_word
 from meeple.check.wire import Peer, names
-from meeple.games.scrabble.board import Direction
+from meeple.games.scrabble.board import Board, Direction
+from meeple.games.scrabble.errors import RuleError
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.moves import Move, Placement
 from meeple.games.scrabble.rules import validate_play
-from meeple.games.scrabble.tiles import ENGLISH
+from meeple.games.scrabble.tiles import BLANK, ENGLISH
 from meeple.protocols.cmpn402 import (
     ChallengeAccepted,
     ChallengeAcceptedTimes,
@@ -77,7 +78,15 @@ from meeple.protocols.cmpn402 import (
     decode_server,
 )
 
-__all__ = ["SERVER_CHECKS", "WsPeer", "play_of", "ws_frame", "ws_frame_parts", "ws_units"]
+__all__ = [
+    "SERVER_CHECKS",
+    "WsPeer",
+    "placed_play",
+    "play_of",
+    "ws_frame",
+    "ws_frame_parts",
+    "ws_units",
+]
 
 TRY_AGAIN_LATER = 1013  # ERRATA: a third connection is closed with 1013
 MAX_WINDOW = 15.0  # the longest challenge window the kit waits out (s)
@@ -356,6 +365,25 @@ def ws_frame(opcode: int, payload: bytes, mask: bytes | None = None) -> bytes:
         payload = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
         return head + mask + payload
     return head + payload
+
+
+def placed_play(board: Board, rack: str) -> PlayMove | None:
+    """A one-tile PLAY beside the tiles on ``board``, scored by the engine with no word
+    looked up (ERRATA: the referee checks words only on CHALLENGE, so it must take it at
+    PLAY time): a PLAY for an agent whose rack makes no word. None for blanks only."""
+    letters = [c for c in rack if c != BLANK]
+    if not letters:
+        return None
+    for y in range(board.size):
+        for x in range(board.size):
+            if not board.is_empty_at(x, y):
+                continue
+            try:
+                result = validate_play(board, (Placement(y=y, x=x, tile=letters[0]),))
+            except RuleError:
+                continue
+            return PlayMove(x + 1, y + 1, 0, letters[0], result.score)
+    return None
 
 
 def play_of(move: Move) -> PlayMove:
@@ -958,9 +986,11 @@ async def _end_race(ctx: Context) -> None:
     out, racer = g.turn, g.other.name
     final = t.final_scores()
     move = best_move(t.board, t.racks[racer], _lexicon(ctx), ENGLISH)
+    late = play_of(move) if move is not None else placed_play(t.board, t.racks[racer])
+    if late is None:
+        raise CannotTest(f"{racer} holds only blanks: no PLAY to send behind its NO_CHALLENGE")
     if move is None:
-        raise CannotTest(f"{racer} has no PLAY left to send behind its NO_CHALLENGE")
-    late = play_of(move)
+        ctx.notes.append(f"{racer}'s rack makes no word: its PLAY is {late.tiles} alone")
     await g.other.send_together(NoChallenge(), late)  # two frames, one TCP write
     g.window = False
     heard = await _heard_until_end(ctx, g)
