@@ -23,7 +23,8 @@ def _frame(*fields: str) -> bytes:
 
 
 async def twente_player(port: int, games: int, defects: frozenset[str]) -> None:
-    """Defects: announce-late, out-of-turn, no-retry, garbage, chunks, first-only, after-end."""
+    """Defects: announce-late, out-of-turn, no-retry, garbage, chunks, first-only, after-end,
+    announce-again (ANNOUNCE once more after WELCOME: the spec's E012)."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     name = "Broken"
     try:
@@ -51,6 +52,8 @@ async def twente_player(port: int, games: int, defects: frozenset[str]) -> None:
                 messages = messages[:1]
             for raw in messages:
                 fields = raw.decode("utf-8", "replace").split(US)
+                if fields[0] == "WELCOME" and "announce-again" in defects:
+                    writer.write(_frame("ANNOUNCE", name))
                 if fields[0] == "NOTIFYTURN":
                     my_turn = fields[1] == "1"
                     if my_turn or "out-of-turn" in defects:
@@ -342,7 +345,8 @@ async def cmpn402_player(port: int, games: int, defects: frozenset[str]) -> None
     first-frame-only (handles the first frame of each read, drops the rest: issue 23),
     no-name, late-move (PASS after END), outside-window (NO_CHALLENGE before any PLAY),
     no-retry (INVALID taken as the end of its turn), leaves-on-drop (closes on END 2),
-    out-of-turn (PASS while the other is to move)."""
+    out-of-turn (PASS while the other is to move), name-again (NAME once more after
+    START: the spec's client sends NAME only in INIT)."""
     import base64
     import os
 
@@ -392,6 +396,8 @@ async def cmpn402_player(port: int, games: int, defects: frozenset[str]) -> None
                     send(b"\x00Broken")
                 elif kind == 1:
                     thinking = p[1] == 1
+                    if "name-again" in defects:
+                        send(b"\x00Broken")
                     if not thinking and "out-of-turn" in defects:
                         send(b"\x02")
                 elif kind in (2, 3) and len(p) == 9 + (kind == 3):

@@ -101,6 +101,33 @@ async def test_meeples_own_bot_passes_every_client_check(protocol: str, gcide: L
         assert r.status is Status.PASS, (name, r.status, r.detail)
 
 
+def test_the_twente_kit_grades_an_announce_after_welcome_per_connection() -> None:
+    """Issue 31: ANNOUNCE after WELCOME on one connection is kept for ``announce-once``
+    (spec E012), and its E012 is not a refused move; a client that connects again and
+    announces anew is not graded."""
+    from meeple.check.clients import CLIENT_KITS, Observations
+
+    proxy = CLIENT_KITS["twente"].proxy(Observations("twente", 1), 0)
+    announce, welcome = b"ANNOUNCE\x1fAlice\x1e", b"WELCOME\x1fAlice\x1e"
+    proxy.opened()
+    proxy.from_client(announce)
+    proxy.obs.probe_sent = True  # the kit's E002 probe is another check's business
+    proxy.to_client(welcome, "paced")
+    assert proxy.obs.renamed == []
+    proxy.from_client(announce)
+    assert proxy.obs.renamed == ["ANNOUNCE|Alice after WELCOME"]
+    # Its E012 may come once the game has started: the answer to ANNOUNCE, not a refused
+    # move (``legal`` FAILed on it); an E012 nobody asked for still counts.
+    proxy.in_game = True
+    proxy.to_client(b"ERROR\x1fE012\x1e", "paced")
+    assert proxy.obs.refused_by_server == []
+    proxy.to_client(b"ERROR\x1fE012\x1e", "paced")
+    assert proxy.obs.refused_by_server == ["ERROR|E012"]
+    proxy.opened()
+    proxy.from_client(announce)
+    assert len(proxy.obs.renamed) == 1
+
+
 def test_client_checks_are_unique_and_cite_sections() -> None:
     """Each client check has its own id, a section, a level and a title."""
     assert len({c.id for c in CLIENT_CHECKS}) == len(CLIENT_CHECKS)
@@ -111,7 +138,8 @@ def test_client_checks_are_unique_and_cite_sections() -> None:
 # (the kit then stops waiting after --turn-wait) run alone.
 TWENTE = {
     frozenset(): [],
-    frozenset({"announce-late", "out-of-turn", "garbage", "after-end"}): [
+    frozenset({"announce-late", "out-of-turn", "garbage", "after-end", "announce-again"}): [
+        "announce-once",
         "announce-first",
         "in-turn",
         "decodes",
@@ -169,7 +197,8 @@ SANTORINI = {
 
 CMPN402 = {
     frozenset(): [],
-    frozenset({"no-name", "outside-window", "late-move", "out-of-turn"}): [
+    frozenset({"no-name", "outside-window", "late-move", "out-of-turn", "name-again"}): [
+        "name-once",
         "name-first",
         "in-turn",
         "window",

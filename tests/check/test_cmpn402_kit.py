@@ -9,6 +9,7 @@ import asyncio
 import base64
 import contextlib
 import hashlib
+import itertools
 import random
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
@@ -17,11 +18,14 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.check.broken import Mangler, assert_fail, ws_first_frame_only, ws_whole_frames_only
 
 from meeple.check import run_server_kit, server_checks
 from meeple.check.cmpn402 import ws_frame, ws_frame_parts, ws_units
 from meeple.check.core import Level, Result, Status
+from meeple.check.scrabble import best_move
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.protocols.cmpn402 import PassNotice
 from meeple.server.app import MeepleServer
@@ -220,6 +224,7 @@ def _int(data: bytes, at: int) -> int:
 # MUST checks whose broken referee is a test of its own (``_Referee``, below).
 ELSEWHERE = {
     "late-move": "test_a_referee_that_scores_a_late_move_fails",
+    "end-race": "test_a_play_behind_the_game_ending_no_challenge",
     "out-of-turn": "test_a_referee_that_takes_a_move_out_of_turn_fails",
     "heartbeat-ping": "test_a_referee_that_never_drops_a_silent_agent_fails",
 }
@@ -253,9 +258,20 @@ class _Referee:
     referee that scores a move sent after the game's end, issue 23)."""
 
     def __init__(
-        self, upstream: int, *, late: bool = False, pongs: bool = False, any_turn: bool = False
+        self,
+        upstream: int,
+        *,
+        late: bool = False,
+        pongs: bool = False,
+        any_turn: bool = False,
+        race: str | None = None,
     ) -> None:
         self.upstream, self.late, self.pongs = upstream, late, pongs
+        # race: a PLAY that came in one read behind a NO_CHALLENGE is scored, "before" the
+        # game's END (echoed to the other agent, both ENDs counting it: the course's
+        # referee) or "after" it (echoed to the other agent behind its END).
+        self.race = race
+        self.raced: dict[asyncio.StreamWriter, bytes] = {}
         # any_turn: a PASS from the agent not on turn is told to the one on turn (a referee
         # that takes a move out of turn); the turn as the referee's START and PASS give it.
         self.any_turn = any_turn
@@ -286,6 +302,10 @@ class _Referee:
             buffer = b""
             while chunk := await reader.read(65536):
                 units, buffer = ws_units(buffer + chunk)
+                payloads = [p[1] for p in map(ws_frame_parts, units) if p and p[0] == 2]
+                for first, second in itertools.pairwise(payloads):
+                    if self.race and first == b"\x05" and second[:1] == b"\x04":
+                        self.raced[writer] = second  # before it goes up: END comes back
                 for u in units:
                     parts = ws_frame_parts(u)
                     if parts is not None and self.pongs and parts[0] == 10:
@@ -321,6 +341,9 @@ class _Referee:
                         continue
                     if parts is not None and parts[1][:1] == b"\x0a":
                         self.ended.add(writer)
+                        if self.raced:
+                            self.write_race(writer, parts[1])
+                            continue
                     if parts is not None and (
                         parts[1][:2] == b"\x01\x01" or parts[1][:1] == b"\x02"
                     ):
@@ -337,6 +360,21 @@ class _Referee:
                 with contextlib.suppress(Exception):
                     w.close()
             self.tasks.discard(task)  # type: ignore[arg-type]
+
+    def write_race(self, writer: asyncio.StreamWriter, end: bytes) -> None:
+        """END to ``writer`` with the raced PLAY scored before or after it."""
+        racer, play = next(iter(self.raced.items()))
+        score = _int(play, len(play) - 4)
+        echo = ws_frame(2, play + (1000).to_bytes(4, "big") + bytes(8))
+        if writer is racer:
+            writer.write(ws_frame(2, _int32(end, 2, score) if self.race == "before" else end))
+            return
+        if self.race == "before":
+            writer.write(echo)
+            writer.write(ws_frame(2, _int32(end, 6, score)))
+        else:
+            writer.write(ws_frame(2, end))
+            writer.write(echo)
 
 
 async def test_a_referee_that_scores_a_late_move_fails(
@@ -648,3 +686,160 @@ async def test_a_set_up_that_breaks_another_rule_could_not_test(
     else:
         assert blocked.fault is not None
         assert blocked.fault.name == "text WebSocket frames", blocked.fault
+
+
+@pytest.mark.parametrize(
+    ("race", "status", "said"),
+    [
+        (None, Status.PASS, ""),
+        ("after", Status.FAIL, "after END the referee went on with"),
+        ("before", Status.DIFFERS, "before END"),
+    ],
+)
+async def test_a_play_behind_the_game_ending_no_challenge(
+    race: str | None, status: Status, said: str, referee: MeepleServer, gcide: Lexicon
+) -> None:
+    """Issue 31: a whole game to the PLAY that uses the last tiles; the other agent sends
+    NO_CHALLENGE and its own PLAY in one TCP write. meeple's referee ends the game (END
+    to both, the standard end's scores) and ignores the PLAY: pass. A referee that echoes
+    the PLAY behind END FAILs (READY takes no PLAY); one that scores it before its END,
+    as the course's referee does, differs from meeple's reading."""
+    async with _Referee(referee.ports["cmpn402"], race=race) as relay:
+        (result,) = await _run(relay.port, gcide, ["cmpn402.server.end-race"])
+    assert result.status is status, result
+    assert said in result.detail, result.detail
+    if race is not None:
+        assert relay.raced, "the check sent no PLAY behind its NO_CHALLENGE"
+
+
+async def test_the_client_kit_grades_a_name_sent_again_but_not_on_a_new_connection() -> None:
+    """Issue 31: a NAME after the agent was named (here in THINKING) breaks the spec's
+    client state machine (NAME only in INIT, answering the server's NAME) and is kept
+    for ``name-once``; a NAME on a new connection, after the server's NAME, is not."""
+    from meeple.protocols.cmpn402 import Name, NameRequest, Start
+
+    proxy = _client_proxy()
+    board = tuple("." * 15 for _ in range(15))
+    proxy.opened()
+    proxy.to_client(ws_frame(2, NameRequest().encode()), "paced")
+    proxy.from_client(ws_frame(2, Name("Alice").encode()))
+    assert proxy.obs.renamed == []
+    proxy.to_client(
+        ws_frame(2, Start(1, "ABCDEFG", board, 0, 0, 60_000, 120_000).encode()), "paced"
+    )
+    proxy.from_client(ws_frame(2, Name("Alice").encode()))
+    assert len(proxy.obs.renamed) == 1
+    assert "THINKING" in proxy.obs.renamed[0], proxy.obs.renamed
+    proxy.opened()  # the agent connects again: INIT (spec, "Disconnection from Server")
+    proxy.to_client(ws_frame(2, NameRequest().encode()), "paced")
+    proxy.from_client(ws_frame(2, Name("Alice").encode()))
+    assert len(proxy.obs.renamed) == 1
+
+
+async def _resume_result(proxy: Any) -> Result:
+    from meeple.check.clients import CLIENT_CHECKS
+    from meeple.check.core import Fixtures, run_check
+
+    resume = next(c for c in CLIENT_CHECKS if c.id == "cmpn402.client.resume")
+    target = SimpleNamespace(obs=proxy.obs)
+    return await run_check(resume, target, Fixtures(target, 1.0), wait=1.0)
+
+
+def _two_games(proxy: Any, *, second_ends: bool) -> None:
+    """The agent named; a first game to END 0; the second's START (and END 0)."""
+    from meeple.protocols.cmpn402 import EndMessage, EndReason, Name, NameRequest, Start
+
+    board = tuple("." * 15 for _ in range(15))
+    proxy.obs.games = 2
+    proxy.opened()
+    proxy.obs.connections = 1
+    proxy.to_client(ws_frame(2, NameRequest().encode()), "paced")
+    proxy.from_client(ws_frame(2, Name("Alice").encode()))
+    start = Start(2, "ABCDEFG", board, 0, 0, 60_000, 120_000)
+    end = EndMessage(EndReason.ALL_TILES_USED, 9, 7)
+    for m in (start, end, start, *([end] if second_ends else [])):
+        proxy.to_client(ws_frame(2, m.encode()), "paced")
+
+
+async def test_the_client_kit_does_not_grade_a_drop_that_came_too_late() -> None:
+    """Issue 31: the kit's cutter cut its agent's connection only once the last game was
+    over (no END reason 2 reached the agent): nothing of the spec's "Disconnection"
+    happened, so ``resume`` could not test (it used to PASS on the games played)."""
+    proxy = _client_proxy()
+    _two_games(proxy, second_ends=True)
+    assert proxy.obs.ends == 2
+    proxy.obs.disconnect_game = True  # the cut, after the last END
+    result = await _resume_result(proxy)
+    assert result.status is Status.COULD_NOT_TEST, result
+    assert "did not happen as planned" in result.detail, result.detail
+
+
+async def test_the_client_kit_does_not_grade_its_own_agent_failing_after_the_drop() -> None:
+    """Issue 31: the planned drop reached the agent (END 2), then the kit's own agent
+    failed and never came back: the game could not resume through no fault of the
+    agent under test, so ``resume`` could not test (it used to FAIL "1 of 2 games")."""
+    from meeple.protocols.cmpn402 import EndMessage, EndReason
+
+    proxy = _client_proxy()
+    _two_games(proxy, second_ends=False)
+    proxy.obs.disconnect_game = True
+    proxy.to_client(ws_frame(2, EndMessage(EndReason.CONNECTION_ERROR, 0, 0).encode()), "paced")
+    assert proxy.obs.drop_told
+    proxy.obs.kit_player_failed = True
+    proxy.obs.kit_errors.append("the kit's player stopped: ConnectionError()")
+    result = await _resume_result(proxy)
+    assert result.status is Status.COULD_NOT_TEST, result
+    assert "the kit's agent failed" in result.detail, result.detail
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.none(), st.binary(max_size=40).filter(lambda b: b[:1] != b"\x00")),
+        max_size=20,
+    )
+)
+def test_the_client_kit_takes_any_frames_and_no_reconnect_is_a_second_name(
+    ops: list[bytes | None],
+) -> None:
+    """Any binary frames both ways (none a NAME) between reconnects (each a new
+    connection: the server's NAME, the agent's): the relay never raises, and no NAME
+    is graded as sent again (``name-once``)."""
+    from meeple.protocols.cmpn402 import Name, NameRequest
+
+    async def run() -> None:
+        proxy = _client_proxy()
+        for op in ops:
+            if op is None:
+                proxy.opened()
+                proxy.to_client(ws_frame(2, NameRequest().encode()), "paced")
+                proxy.from_client(ws_frame(2, Name("Alice").encode(), mask=b"abcd"))
+            else:
+                proxy.from_client(ws_frame(2, op, mask=b"abcd"))
+                proxy.to_client(ws_frame(2, op), "paced")
+        assert proxy.obs.renamed == []
+
+    asyncio.run(run())
+
+
+def test_end_race_has_a_play_for_a_rack_that_makes_no_word(gcide: Lexicon) -> None:
+    """Issue 31: at a game's end the other agent may hold a lone Q (seen in a referee
+    test's deal). ``end-race`` then sends one tile beside the board's tiles, scored by the
+    engine with no word looked up (ERRATA: words only on CHALLENGE), rather than could not
+    test; blanks alone give none."""
+    from meeple.check.cmpn402 import placed_play
+    from meeple.games.scrabble.board import Board
+    from meeple.games.scrabble.moves import Placement
+    from meeple.games.scrabble.rules import validate_play
+    from meeple.games.scrabble.tiles import ENGLISH
+
+    board = Board()
+    for x, letter in enumerate("CAT", start=6):
+        board.place(x, 7, letter)
+    assert best_move(board, "Q", gcide, ENGLISH) is None
+    play = placed_play(board, "Q")
+    assert play is not None
+    assert play.tiles == "Q"
+    tile = Placement(y=play.row - 1, x=play.column - 1, tile="Q")
+    assert validate_play(board, (tile,)).score == play.score > 0
+    assert placed_play(board, "??") is None

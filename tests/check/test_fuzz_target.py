@@ -178,6 +178,7 @@ WS_CHECKS = {
         "cmpn402.server.start",
         "cmpn402.server.pass",
         "cmpn402.server.late-move",
+        "cmpn402.server.end-race",
         "cmpn402.server.coalesced",
     ],
     "web": [
@@ -197,6 +198,7 @@ NEVER_PASS = (
     "start",
     "pass",
     "late-move",
+    "end-race",
     "coalesced",
     "hello",
     "lobby",

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -204,3 +208,41 @@ def test_a_slow_word_list_load_says_so(
     monkeypatch.setattr(lexicon, "load_lexicon", lambda name: gcide)
     assert cli._lexicon("gcide") is gcide
     assert quick.getvalue() == ""
+
+
+OPTIONS = ("--lexicon", "gcide", "--timeout", "120")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_check_client_stopped_by_a_signal_removes_its_temporary_database(
+    sig: signal.Signals, gcide: Lexicon, tmp_path: Path
+) -> None:
+    """Issue 31: ``meeple check client`` runs a meeple server on a throw-away database in
+    a temporary directory; stopped with SIGTERM (or Ctrl-C) while it waits for the
+    client, it stops that server and removes the directory, as at a normal end (SIGTERM
+    used to kill it with the directory left behind)."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    src = Path(__file__).resolve().parents[2] / "src"
+    env = {**os.environ, "TMPDIR": str(temp), "PYTHONPATH": str(src)}
+    kit = subprocess.Popen(
+        [sys.executable, "-m", "meeple", "check", "client", "cmpn402", "--port", "0", *OPTIONS],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert kit.stdout is not None
+        line = kit.stdout.readline()  # blocks until the kit is ready (or exits)
+        assert "connect your client to" in line, (line, kit.stderr.read() if kit.stderr else "")
+        assert [p.name for p in temp.iterdir() if p.name.startswith("meeple-check-")]
+        kit.send_signal(sig)
+        out, err = kit.communicate(timeout=60)
+    finally:
+        if kit.poll() is None:
+            kit.kill()
+            kit.wait()
+    assert not list(temp.iterdir()), (list(temp.iterdir()), err)
+    assert kit.returncode == 128 + sig, (kit.returncode, out, err)
+    assert "Traceback" not in err, err

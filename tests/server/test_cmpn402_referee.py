@@ -102,13 +102,14 @@ def _referee(
     journal: Any = None,
     recovered: ActionLog | None = None,
     clock: StepClock | None = None,
+    seed: int = 3,
     **kw: Any,
 ) -> tuple[Referee, StepClock]:
     clock = clock or StepClock()
     referee = Referee(
         clock=clock,
         lexicon=lexicon,
-        rng=random.Random(3),
+        rng=random.Random(seed),
         settings=RefereeSettings(player_time=20_000, total_time=30_000, challenge_time=2_000, **kw),
         journal=journal,
         recovered=recovered,
@@ -144,11 +145,14 @@ def _check(referee: Referee, links: list[FakeLink]) -> None:
         assert len(link.sent) < 10_000
 
 
-def _move_bytes(referee: Referee, lexicon: Lexicon, kind: str) -> bytes:
+def _move_bytes(referee: Referee, lexicon: Lexicon, kind: str, player: int | None = None) -> bytes:
+    """The best move of the player on turn (or of ``player``), as the client's bytes."""
     game = referee.game
-    if game is None or game.turn is None:
+    if player is None and game is not None:
+        player = game.turn
+    if game is None or player is None:
         return PassMove().encode()
-    rack = game.rack(game.turn)
+    rack = game.rack(player)
     if kind == "exchange":
         return ExchangeMove(rack[:3] or "A").encode()
     moves = ranked_moves(game.board, rack, lexicon, ENGLISH)[:1]
@@ -409,6 +413,63 @@ def test_a_stale_move_between_series_games_is_ignored(gcide: Lexicon) -> None:
     starts = [decode_server(link.sent[0]) for link in links]
     assert all(isinstance(s, Start) for s in starts)
     assert referee.series.played == 1
+
+
+def test_a_play_behind_the_game_ending_no_challenge_is_ignored(gcide: Lexicon) -> None:
+    """Issue 31 (docs/protocols/cmpn402.md): the challenger answers the PLAY that used the
+    last tiles with NO_CHALLENGE and, in the same write, plays (THINKING by the spec's
+    client table). The game is over once the play stands: END reason 0 to both with the
+    standard end's scores; the PLAY behind it is neither scored, echoed nor answered, and
+    the series' next game starts at 0-0 on an empty board."""
+    # A deal whose last play leaves the challenger a legal PLAY to send behind it.
+    referee, clock = _referee(gcide, games=2, seed=5)
+    links = [FakeLink(0), FakeLink(1)]
+    for i, link in enumerate(links):
+        referee.connect(link)
+        referee.receive(i, Name(f"p{i}").encode())
+    for _ in range(300):
+        game = referee.game
+        assert game is not None, "the game ended before a play used the last tiles"
+        player = game.turn
+        assert player is not None
+        rack = game.rack(player)
+        moves = ranked_moves(game.board, rack, gcide, ENGLISH)[:1]
+        mover, challenger = referee.seat_of[player], referee.seat_of[1 - player]
+        referee.receive(mover, _move_bytes(referee, gcide, "play"))
+        if not moves:
+            continue  # passed
+        if not game.bag and len(moves[0].tiles) == len(rack):
+            break  # the PLAY that uses the last tiles, its window open
+        referee.receive(challenger, NoChallenge().encode())
+    else:
+        raise AssertionError("no play used the last tiles")
+    late = _move_bytes(referee, gcide, "play", 1 - player)  # the challenger's best PLAY
+    assert late[:1] == b"\x04", game.rack(1 - player)
+    for link in links:
+        link.sent.clear()
+    referee.receive(challenger, NoChallenge().encode())  # one write: both messages
+    referee.receive(challenger, late)
+    assert referee.machine.state is ServerState.READY
+    told = {seat: [decode_server(d) for d in links[seat].sent] for seat in (mover, challenger)}
+    assert [type(m).__name__ for m in told[mover]] == ["NoChallengeTiles", "EndMessage"]
+    assert [type(m).__name__ for m in told[challenger]] == ["EndMessage"]
+    end_mover, end_challenger = told[mover][-1], told[challenger][-1]
+    assert isinstance(end_mover, EndMessage)
+    assert isinstance(end_challenger, EndMessage)
+    assert end_mover.reason is end_challenger.reason is EndReason.ALL_TILES_USED
+    assert (end_mover.score, end_mover.opponent_score) == (
+        end_challenger.opponent_score,
+        end_challenger.score,
+    )
+    result = referee.series.results[-1]
+    assert result["scores"][player] == end_mover.score
+    assert result["scores"][1 - player] == end_challenger.score
+    clock.step(1.01)  # the series' next game
+    for link in links:
+        start = decode_server(link.sent[-1])
+        assert isinstance(start, Start)
+        assert (start.score, start.opponent_score) == (0, 0)
+        assert all(row == "." * 15 for row in start.board)
 
 
 def test_a_client_without_a_name_is_closed_after_the_idle_timeout(gcide: Lexicon) -> None:

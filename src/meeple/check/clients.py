@@ -62,7 +62,7 @@ from meeple.protocols.spectrangle import ErrorReply as SpErrorReply
 from meeple.protocols.spectrangle import GameFinished, PlayerLeft
 from meeple.protocols.spectrangle.errors import RemoteProtocolError as SpectrangleProtocolError
 from meeple.protocols.spectrangle.messages import decode_client as decode_spectrangle_client
-from meeple.protocols.twente.errors import RemoteProtocolError
+from meeple.protocols.twente.errors import ErrorCode, RemoteProtocolError
 from meeple.protocols.twente.messages import Error, GameOver, NotifyTurn, decode
 from meeple.server.config import ServerConfig
 from meeple.server.edge.hosts import WILDCARD_BINDS
@@ -99,6 +99,8 @@ class Observations:
     probe_answer: str | None = None
     games_won: int = 0  # games that ended normally, as the client was told
     disconnect_game: bool = False  # the kit left a game part-way
+    drop_told: bool = False  # CMPN402: that drop reached the client as END reason 2
+    kit_player_failed: bool = False  # the kit's own player raised: not the client's doing
     moves_after_disconnect: int = 0
     quit_after_end: int = 0
     ends: int = 0
@@ -108,6 +110,9 @@ class Observations:
     skips_answered: int = 0
     skip_ignored: list[str] = field(default_factory=list)
     client_named: int = 0  # the client's renames confirmed and READYs (Clarkson)
+    # Twente ANNOUNCE / CMPN402 NAME sent again on a connection that had already been
+    # welcomed / named (the message and where it came)
+    renamed: list[str] = field(default_factory=list)
     kit_table_game: int = 0  # the game the kit's player sits at a table for (Clarkson)
     kit_done: bool = False
     heard: list[float] = field(default_factory=list)  # when each client message came (AM27)
@@ -140,6 +145,7 @@ class _Proxy:
         self.obs.connections += 1
         self.connected += 1
         self.away_since = None
+        self.opened()
         self.client_writer = writer
         try:
             up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.server_port)
@@ -249,6 +255,9 @@ class _Proxy:
 
     terminator = b"\n"
 
+    def opened(self) -> None:
+        """A new connection of the client: per-connection state starts again."""
+
     def may_forward(self) -> bool:
         return True
 
@@ -281,6 +290,12 @@ class _Proxy:
 
 class _TwenteProxy(_Proxy):
     terminator = b"\x1e"
+    welcomed = False
+    reannounced = 0  # ANNOUNCEs after WELCOME whose E012 is still to come
+
+    def opened(self) -> None:
+        self.welcomed = False  # WELCOME on this connection: ANNOUNCE again is E012
+        self.reannounced = 0
 
     def from_client(self, message: bytes) -> bool:
         obs = self.obs
@@ -300,6 +315,9 @@ class _TwenteProxy(_Proxy):
             return True
         text = "|".join(fields)
         obs.messages.append(text)
+        if fields[0].upper() == "ANNOUNCE" and self.welcomed:
+            obs.renamed.append(f"{text} after WELCOME")
+            self.reannounced += 1
         if isinstance(decoded, Error):
             if obs.probe_sent and obs.probe_answer is None:
                 obs.probe_answer = text
@@ -327,6 +345,8 @@ class _TwenteProxy(_Proxy):
             decoded = decode(fields)
         except RemoteProtocolError:
             return
+        if fields[0] == "WELCOME":
+            self.welcomed = True
         if fields[0] == "WELCOME" and not self.obs.probe_sent:
             # spec E002: a command of an extension the client did not announce
             self.obs.probe_sent = True
@@ -339,6 +359,12 @@ class _TwenteProxy(_Proxy):
         elif isinstance(decoded, NotifyTurn):
             if decoded.your_turn:
                 self.turn_given(mode)
+        elif (
+            isinstance(decoded, Error)
+            and decoded.code is ErrorCode.ALREADY_ANNOUNCED
+            and self.reannounced
+        ):
+            self.reannounced -= 1  # the answer to ANNOUNCE again (announce-once), not a move's
         elif isinstance(decoded, Error) and self.in_game and not self.ended:
             self.obs.refused_by_server.append("|".join(fields))
             self.my_turn = True
@@ -784,6 +810,7 @@ async def run_client_kit(
                 while proxy.connected and asyncio.get_running_loop().time() < last:
                     await asyncio.sleep(0.05)
             except Exception as e:
+                obs.kit_player_failed = True
                 obs.kit_errors.append(f"the kit's player stopped: {e!r}")
         finally:
             opponent.cancel()
@@ -818,6 +845,7 @@ async def _wait_for_client(
             obs.kit_errors.append(f"the client did not move within {turn_wait:g} s of its turn")
             return
         if opponent.done() and opponent.exception() is not None:
+            obs.kit_player_failed = True
             obs.kit_errors.append(f"the kit's player stopped: {opponent.exception()!r}")
             return
         away = proxy.away_since
@@ -1036,6 +1064,18 @@ def _tw_delims(ctx: Context, obs: Observations) -> None:
 def _tw_request(ctx: Context, obs: Observations) -> None:
     asks = [m for m in obs.messages if m.upper().startswith("REQUESTGAME")]
     ctx.expect(bool(asks), f"no REQUESTGAME{_why(obs)}")
+
+
+@check(
+    "twente.client.announce-once",
+    "E012 - Client has already announced themselves",
+    Level.MUST,
+    "ANNOUNCE once per connection: a second after WELCOME is the spec's error E012",
+)
+def _tw_announce_once(ctx: Context, obs: Observations) -> None:
+    if not obs.messages:
+        raise CannotTest("the client sent nothing")
+    ctx.expect(not obs.renamed, f"announced again: {obs.renamed[:3]}")
 
 
 @check(

@@ -45,11 +45,12 @@ from meeple.check.core import (
 )
 from meeple.check.scrabble import Table, best_move, non_word
 from meeple.check.wire import Peer, names
-from meeple.games.scrabble.board import Direction
+from meeple.games.scrabble.board import Board, Direction
+from meeple.games.scrabble.errors import RuleError
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.moves import Move, Placement
 from meeple.games.scrabble.rules import validate_play
-from meeple.games.scrabble.tiles import ENGLISH
+from meeple.games.scrabble.tiles import BLANK, ENGLISH
 from meeple.protocols.cmpn402 import (
     ChallengeAccepted,
     ChallengeAcceptedTimes,
@@ -61,6 +62,7 @@ from meeple.protocols.cmpn402 import (
     ExchangeNotice,
     ExchangeTiles,
     Invalid,
+    MessageType,
     Name,
     NameRequest,
     NoChallenge,
@@ -76,7 +78,15 @@ from meeple.protocols.cmpn402 import (
     decode_server,
 )
 
-__all__ = ["SERVER_CHECKS", "WsPeer", "play_of", "ws_frame", "ws_frame_parts", "ws_units"]
+__all__ = [
+    "SERVER_CHECKS",
+    "WsPeer",
+    "placed_play",
+    "play_of",
+    "ws_frame",
+    "ws_frame_parts",
+    "ws_units",
+]
 
 TRY_AGAIN_LATER = 1013  # ERRATA: a third connection is closed with 1013
 MAX_WINDOW = 15.0  # the longest challenge window the kit waits out (s)
@@ -355,6 +365,25 @@ def ws_frame(opcode: int, payload: bytes, mask: bytes | None = None) -> bytes:
         payload = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
         return head + mask + payload
     return head + payload
+
+
+def placed_play(board: Board, rack: str) -> PlayMove | None:
+    """A one-tile PLAY beside the tiles on ``board``, scored by the engine with no word
+    looked up (ERRATA: the referee checks words only on CHALLENGE, so it must take it at
+    PLAY time): a PLAY for an agent whose rack makes no word. None for blanks only."""
+    letters = [c for c in rack if c != BLANK]
+    if not letters:
+        return None
+    for y in range(board.size):
+        for x in range(board.size):
+            if not board.is_empty_at(x, y):
+                continue
+            try:
+                result = validate_play(board, (Placement(y=y, x=x, tile=letters[0]),))
+            except RuleError:
+                continue
+            return PlayMove(x + 1, y + 1, 0, letters[0], result.score)
+    return None
 
 
 def play_of(move: Move) -> PlayMove:
@@ -900,6 +929,118 @@ async def _late_move(ctx: Context) -> None:
     )
 
 
+RACE_READING = (
+    "meeple's reading: the game is over once the PLAY that used the "
+    "last tiles stands, so a PLAY behind its NO_CHALLENGE, in the same write, arrives in "
+    "READY and is ignored"
+)
+
+
+async def _heard_until_end(ctx: Context, g: Game) -> dict[str, list[ServerMessage]]:
+    """What each agent hears until its END (a whole move's replies: 3 × ``--wait``),
+    then half a second more: what a referee sends after END shows there."""
+    heard: dict[str, list[ServerMessage]] = {n: [] for n in g.peers}
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 3 * ctx.wait
+    for n, p in g.peers.items():
+        while not any(isinstance(m, EndMessage) for m in heard[n]):
+            if (left := deadline - loop.time()) <= 0:
+                break
+            try:
+                heard[n].append(await p.next(left, "END"))
+            except CheckFailed:
+                break
+    for n, p in g.peers.items():
+        heard[n] += await p.quiet(0.5)
+    return heard
+
+
+def _kinds(messages: list[ServerMessage]) -> str:
+    """The messages' types as the spec names them: "NO_CHALLENGE, END"."""
+    return ", ".join(MessageType(m.encode()[0]).name for m in messages) or "nothing"
+
+
+@check(
+    "end-race",
+    "State: * ANY",
+    Level.MUST,
+    "a PLAY in the same write as the NO_CHALLENGE that ends the game: END to both, and the "
+    "PLAY not taken after END",
+    timeout=60.0,
+    errata="CMPN402 (proposed): a move behind the game-ending answer is ignored",
+)
+async def _end_race(ctx: Context) -> None:
+    """Spec, AWAIT_AGENT_CHALLENGE → THINKING: an agent answers the window and may play at
+    once, before it can read END. The tables decide the end: the PLAY that used the last
+    tiles stands on NO_CHALLENGE, the game-ending condition (END reason 0, all tiles used)
+    sends END to both and the referee is READY, which takes no PLAY. They do not say
+    whether a referee reads the rest of the write before it sees the end: a referee that
+    takes the PLAY first differs; one that answers it after its END fails."""
+    with ctx.setup("a whole game up to the PLAY that uses the last tiles", "Scenarios: Play tiles"):
+        r = await _whole_game(ctx, ("gr1", "gr2"), to_the_last_play=True)
+    g = r.game
+    assert g is not None
+    if r.out is None:
+        raise CannotTest("the game ended without a PLAY that used the last tiles")
+    t = g.table
+    out, racer = g.turn, g.other.name
+    final = t.final_scores()
+    move = best_move(t.board, t.racks[racer], _lexicon(ctx), ENGLISH)
+    late = play_of(move) if move is not None else placed_play(t.board, t.racks[racer])
+    if late is None:
+        raise CannotTest(f"{racer} holds only blanks: no PLAY to send behind its NO_CHALLENGE")
+    if move is None:
+        ctx.notes.append(f"{racer}'s rack makes no word: its PLAY is {late.tiles} alone")
+    await g.other.send_together(NoChallenge(), late)  # two frames, one TCP write
+    g.window = False
+    heard = await _heard_until_end(ctx, g)
+    told = "; ".join(f"{n} got {_kinds(ms)}" for n, ms in heard.items())
+    ends = {n: [m for m in ms if isinstance(m, EndMessage)] for n, ms in heard.items()}
+    g.ended = all(ends.values())
+    differs: list[str] = []
+    for n, ms in heard.items():
+        if not ends[n]:
+            continue
+        after = ms[ms.index(ends[n][0]) + 1 :]
+        went_on = any(isinstance(m, PlayNotice | EndMessage) for m in after) or any(
+            isinstance(m, Start) and (m.score, m.opponent_score) != (0, 0) for m in after
+        )  # echoed, a second END, or the next game's START counting it
+        ctx.expect(
+            not went_on,
+            f"after END the referee went on with {racer}'s PLAY: {n} got {_kinds(after)} "
+            f"(the game is over: READY takes no PLAY); {told}",
+        )
+    if not g.ended:
+        if any(isinstance(m, PlayNotice) for m in heard[out]):
+            raise Differs(
+                f"the referee took {racer}'s PLAY and played on: {told}, no END to "
+                f"{[n for n in ends if not ends[n]]} within {3 * ctx.wait:g} s; {RACE_READING}"
+            )
+        ctx.fail(
+            f"no END to {[n for n in ends if not ends[n]]} after the PLAY that used the last "
+            f"tiles stood (END reason 0, all tiles used, goes to both); {told}"
+        )
+    before = heard[out][: heard[out].index(ends[out][0])]
+    if any(isinstance(m, PlayNotice) for m in before):
+        differs.append(f"{out} got {racer}'s PLAY before END ({_kinds(heard[out])})")
+    if any(isinstance(m, Invalid) for m in heard[racer]):
+        differs.append(f"{racer}'s PLAY was answered INVALID ({_kinds(heard[racer])})")
+    end = ends[racer][0]
+    if end.score > final[racer]:
+        differs.append(
+            f"{racer}'s END gives {end.score}-{end.opponent_score}: its PLAY counted (the "
+            f"standard end without it: {final[racer]}-{final[out]})"
+        )
+    elif (end.score, end.opponent_score) != (final[racer], final[out]):
+        ctx.notes.append(
+            f"END {end.score}-{end.opponent_score}, the standard end {final[racer]}-"
+            f"{final[out]} (game-end's rule)"
+        )
+    if differs:
+        raise Differs("; ".join(differs) + f"; {RACE_READING}")
+    ctx.passed()
+
+
 @check(
     "disconnect",
     "Scenarios: Disconnection",
@@ -1065,13 +1206,21 @@ class WholeGame:
     final: dict[str, int]
     refused: list[str]
     turns: int
+    game: Game | None = None
+    out: PlayMove | None = None  # the play that used the last tiles, its window open
 
 
-async def _whole_game(ctx: Context) -> WholeGame:
-    g = await game(ctx, ("wg1", "wg2"))
+async def _whole_game(
+    ctx: Context, tags: tuple[str, str] = ("wg1", "wg2"), *, to_the_last_play: bool = False
+) -> WholeGame:
+    """A whole game of the engine's best moves, every PLAY answered NO_CHALLENGE. With
+    ``to_the_last_play`` it stops at the PLAY that empties its player's rack with the bag
+    empty, once the other agent has its echo (the window open, the game not yet over):
+    ``out`` is that PLAY (None if the game ended otherwise, six scoreless turns)."""
+    g = await game(ctx, tags)
     lexicon = _lexicon(ctx)
     t = g.table
-    result = WholeGame({}, {}, {}, [], 0)
+    result = WholeGame({}, {}, {}, [], 0, game=g)
     scoreless = 0
     while not g.ended:
         result.turns += 1
@@ -1092,6 +1241,9 @@ async def _whole_game(ctx: Context) -> WholeGame:
                 raise CheckFailed(f"a legal PLAY was refused: {result.refused[-1]}"[:300])
             t.play(me, move.tiles)
             g.window = True
+            if to_the_last_play and not t.racks[me] and t.bag <= 0:
+                result.out = play
+                return result
             await g.other.send(NoChallenge())
             g.window = False
             new = await g.mover.next(ctx.wait, "NO_CHALLENGE")

@@ -98,6 +98,12 @@ class _Cmpn402Proxy(WsProxy):
         # be more than one message: NO_CHALLENGE, then at once its own PLAY (THINKING).
         self.before_end: ClientSession | None = None
 
+    def opened(self) -> None:
+        # Spec, Client State Machine: "Disconnection from Server. Goto: INIT": a new
+        # connection starts the client's machine again (NAME asked and answered anew).
+        self.session = ClientSession()
+        self.before_end = None
+
     # -- grading ------------------------------------------------------------------------
 
     def from_client(self, message: bytes) -> bool:
@@ -133,6 +139,10 @@ class _Cmpn402Proxy(WsProxy):
         except LocalProtocolError:
             if self._crossed_end(decoded):
                 return True
+            if kind == "Name":
+                # Client State Machine: NAME only in INIT, as the answer to the server's
+                # NAME; the agent was named on this connection already.
+                obs.renamed.append(f"{shown} in {state.value}")
             if kind in ANSWERS:
                 obs.framing.append(f"{kind} in {state.value}")  # no window open
             elif kind in MOVES:
@@ -216,8 +226,11 @@ class _Cmpn402Proxy(WsProxy):
             self.my_turn, self.turn_mode = False, None
             if m.reason is EndReason.CONNECTION_ERROR:
                 # The game waits to resume: the agent stays ready. Only the kit's planned
-                # drop (``obs.disconnect_game``, set by the cutter) is graded as one; an
-                # END 2 of the kit's agent shutting down or failing is not (issue 31).
+                # drop is graded as one: an END 2 once the cutter has cut
+                # (``obs.disconnect_game``); one before it, of the kit's agent shutting
+                # down or failing, is not (issue 31).
+                if obs.disconnect_game:
+                    obs.drop_told = True
                 return
             self.ended, self.in_game = True, False
             obs.ends += 1
@@ -394,6 +407,18 @@ def _cm_window(ctx: Context, obs: Observations) -> None:
 
 
 @check(
+    "cmpn402.client.name-once",
+    "Client State Machine: INIT",
+    Level.MUST,
+    "NAME only in INIT, answering the server's NAME: never again once named",
+)
+def _cm_name_once(ctx: Context, obs: Observations) -> None:
+    if not obs.messages:
+        raise CannotTest("the agent sent nothing")
+    ctx.expect(not obs.renamed, f"NAME again: {obs.renamed[:3]}")
+
+
+@check(
     "cmpn402.client.challenge-answered",
     "Scenarios: Play tiles",
     Level.SHOULD,
@@ -429,5 +454,14 @@ def _cm_resume(ctx: Context, obs: Observations) -> None:
         raise CannotTest("needs --games 2 or more (the kit's agent drops in the last game)")
     if not obs.disconnect_game:
         raise CannotTest("the kit's agent did not drop" + _why(obs))
+    if not obs.drop_told:
+        # Cut too late (the last game was over) or the END 2 never sent: nothing of the
+        # spec's "Disconnection" happened to the agent, so nothing to grade (issue 31).
+        raise CannotTest(
+            "the kit's agent dropped, but no END reason 2 reached the agent after it "
+            "(the drop did not happen as planned)" + _why(obs)
+        )
+    if obs.kit_player_failed and obs.ends < obs.games:
+        raise CannotTest("the kit's agent failed, so the game could not resume" + _why(obs))
     ctx.expect(obs.connections == 1, f"the agent connected {obs.connections} times")
     ctx.expect(obs.ends >= obs.games, f"{obs.ends} of {obs.games} games ended{_why(obs)}")

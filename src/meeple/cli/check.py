@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -186,6 +187,46 @@ def run_server(args: argparse.Namespace) -> int:
     return _emit(args, f"meeple check server {args.protocol} {host}:{port}", results)
 
 
+class _Stopped(Exception):
+    """The run was stopped by a signal (its number): everything was cleaned up."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _run_until_signal(main: Coroutine[Any, Any, Any]) -> Any:
+    """``asyncio.run(main)``, where SIGTERM and SIGINT cancel ``main`` instead of killing
+    the process: its ``finally`` blocks run as at a normal end (the client kit stops its
+    meeple server and removes its temporary database; SIGTERM used to leave it behind).
+    :class:`_Stopped` then says which signal it was."""
+
+    async def run() -> Any:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        got: list[int] = []
+
+        def stop(signum: int) -> None:
+            if not got:  # a second signal waits for the clean-up the first started
+                got.append(signum)
+                task.cancel()
+
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop, signum)
+        try:
+            return await main
+        except asyncio.CancelledError:
+            if got:
+                raise _Stopped(got[0]) from None
+            raise
+        finally:
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(signum)
+
+    return asyncio.run(run())
+
+
 def run_client(args: argparse.Namespace) -> int:
     from meeple.check.clients import run_client_kit
 
@@ -199,16 +240,20 @@ def run_client(args: argparse.Namespace) -> int:
     def ready(host: str, port: int, how: str) -> None:
         print(f"meeple check: connect your client to {host}:{port} — {how}", flush=True)
 
-    results = asyncio.run(
-        run_client_kit(
-            args.protocol,
-            args.host,
-            args.port,
-            lexicon=lexicon,
-            games=args.games,
-            timeout=args.timeout,
-            turn_wait=args.turn_wait,
-            ready=ready,
+    try:
+        results = _run_until_signal(
+            run_client_kit(
+                args.protocol,
+                args.host,
+                args.port,
+                lexicon=lexicon,
+                games=args.games,
+                timeout=args.timeout,
+                turn_wait=args.turn_wait,
+                ready=ready,
+            )
         )
-    )
+    except _Stopped as e:
+        print(f"meeple check: stopped by {e} (no report)", file=sys.stderr)
+        return 128 + e.signum
     return _emit(args, f"meeple check client {args.protocol}", results)
