@@ -19,7 +19,7 @@ import secrets
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from meeple.check.core import Check, Level, Result, Status, Target, run_checks
+from meeple.check.core import Check, Level, Probe, Result, Status, Target, run_checks
 
 __all__ = [
     "SERVER_KITS",
@@ -28,6 +28,7 @@ __all__ = [
     "Result",
     "Status",
     "Target",
+    "probe",
     "run_server_kit",
     "server_checks",
 ]
@@ -41,6 +42,31 @@ SERVER_KITS: dict[str, str] = {
     "cmpn402": "meeple.check.cmpn402",
     "web": "meeple.check.web",
 }
+
+
+def probe(protocol: str, target: Target) -> Probe:
+    """What a new client of ``protocol`` does first, to ask whether the server still
+    answers (:class:`~meeple.check.core.Probe`): AM27 and Clarkson servers speak first;
+    a Twente client ANNOUNCEs, a Spectrangle one says connect (each with a name of the
+    run's prefix); the WebSocket protocols' clients open with the HTTP handshake."""
+    name = f"{target.options.get('prefix', 'ckprobe')}pr"
+    if protocol == "twente":
+        return Probe(
+            f"ANNOUNCE\x1f{name}\x1e\n".encode()
+        )  # ERRATA: a line end after RS is accepted
+    if protocol == "spectrangle":
+        return Probe(f"connect {name}\n".encode())
+    if protocol in ("cmpn402", "web"):
+        uri = str(target.options.get("uri", f"ws://{target.host}:{target.port}/"))
+        path = "/" + uri.split("://", 1)[-1].partition("/")[2]
+        return Probe(
+            (
+                f"GET {path} HTTP/1.1\r\nHost: {target.host}:{target.port}\r\n"
+                "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            ).encode()
+        )
+    return Probe()
 
 
 def server_checks(protocol: str) -> list[Check]:
@@ -68,5 +94,11 @@ async def run_server_kit(
     prefix = "ck" + "".join(secrets.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(4))
     target = Target(host, port, {"lexicon": lexicon, "prefix": prefix, **(options or {})})
     return await run_checks(
-        server_checks(protocol), target, wait=wait, only=only, progress=progress, waiting=waiting
+        server_checks(protocol),
+        target,
+        wait=wait,
+        only=only,
+        progress=progress,
+        waiting=waiting,
+        probe=probe(protocol, target),
     )
