@@ -85,14 +85,30 @@ async def run_server_kit(
     progress: Callable[[Result], None] | None = None,
     options: dict[str, Any] | None = None,
     waiting: Callable[[Check, float], None] | None = None,
+    fresh: str | None = None,
 ) -> list[Result]:
     """Run every server check of ``protocol`` against ``host:port``; the results in order.
 
     Player names start with a random prefix, so two runs against one server never clash.
     ``options`` are the kit's knobs (AM27: ``heartbeat``, the target's timeout in seconds).
+    ``fresh``: a command that starts the target, run afresh for each check and stopped
+    after it (:mod:`meeple.check.fresh`: a server that hosts one game, then must restart).
     """
     prefix = "ck" + "".join(secrets.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(4))
     target = Target(host, port, {"lexicon": lexicon, "prefix": prefix, **(options or {})})
+    if fresh:
+        from meeple.check.fresh import Fresh, run_fresh
+
+        return await run_fresh(
+            server_checks(protocol),
+            target,
+            Fresh(fresh),
+            wait=wait,
+            only=only,
+            progress=progress,
+            waiting=waiting,
+            probe=probe(protocol, target),
+        )
     return await run_checks(
         server_checks(protocol),
         target,
