@@ -46,27 +46,29 @@ SERVER_KITS: dict[str, str] = {
 
 def probe(protocol: str, target: Target) -> Probe:
     """What a new client of ``protocol`` does first, to ask whether the server still
-    answers (:class:`~meeple.check.core.Probe`): AM27 and Clarkson servers speak first;
-    a Twente client ANNOUNCEs, a Spectrangle one says connect (each with a name of the
-    run's prefix); the WebSocket protocols' clients open with the HTTP handshake."""
+    answers (:class:`~meeple.check.core.Probe`), and what it says if nothing comes: AM27
+    and Clarkson servers speak first (nudged with a PING, or an unknown command the RFC
+    answers NOK); a Twente client ANNOUNCEs (nudged with a line end, which the ERRATA
+    asks servers to accept after RS), a Spectrangle one says connect (each with a name of
+    the run's prefix); the WebSocket protocols' clients open with the HTTP handshake."""
     name = f"{target.options.get('prefix', 'ckprobe')}pr"
     if protocol == "twente":
-        return Probe(
-            f"ANNOUNCE\x1f{name}\x1e\n".encode()
-        )  # ERRATA: a line end after RS is accepted
+        return Probe(f"ANNOUNCE\x1f{name}\x1e".encode(), b"\n")
     if protocol == "spectrangle":
-        return Probe(f"connect {name}\n".encode())
-    if protocol in ("cmpn402", "web"):
-        uri = str(target.options.get("uri", f"ws://{target.host}:{target.port}/"))
-        path = "/" + uri.split("://", 1)[-1].partition("/")[2]
-        return Probe(
-            (
-                f"GET {path} HTTP/1.1\r\nHost: {target.host}:{target.port}\r\n"
-                "Upgrade: websocket\r\nConnection: Upgrade\r\n"
-                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
-            ).encode()
-        )
-    return Probe()
+        return Probe(f"connect {name}\n".encode(), b"\r\n")
+    if protocol == "clarkson":
+        return Probe(b"", b"FOOBAR\r\n")
+    if protocol == "santorini":
+        return Probe(b"", b'{"type":"PING","message":"{\\"message\\":\\"AIping\\"}"}\n')
+    uri = str(target.options.get("uri", f"ws://{target.host}:{target.port}/"))
+    path = "/" + uri.split("://", 1)[-1].partition("/")[2]
+    return Probe(
+        (
+            f"GET {path} HTTP/1.1\r\nHost: {target.host}:{target.port}\r\n"
+            "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        ).encode()
+    )
 
 
 def server_checks(protocol: str) -> list[Check]:

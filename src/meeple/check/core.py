@@ -490,10 +490,14 @@ def _selects(pattern: str, check_id: str) -> bool:
 class Probe:
     """How the runner asks whether the target still answers: connect to its host and
     port, write ``greeting`` (b"": a protocol whose server speaks first) and wait for any
-    byte. A kit's probe is what a new client does first (AM27 and Clarkson: nothing, the
-    server speaks; Twente: ANNOUNCE; a WebSocket server: the opening handshake)."""
+    byte; if none comes, write ``nudge`` (if any) and wait once more. A kit's probe is
+    what a new client does first (AM27 and Clarkson: nothing, the server speaks; Twente:
+    ANNOUNCE; a WebSocket server: the opening handshake); the nudge is what a server
+    that is quiet but alive would answer (a line end for one that reads lines, a command
+    for one that never speaks first), so only a target that answers neither is silent."""
 
     greeting: bytes = b""
+    nudge: bytes = b""
 
     async def __call__(self, target: Any, wait: float) -> str | None:
         """None while the target answers; else what it does instead ("refused": nothing
@@ -505,10 +509,11 @@ class Probe:
         except (OSError, TimeoutError):
             return "refused"
         try:
-            if self.greeting:
-                writer.write(self.greeting)
-                await asyncio.wait_for(writer.drain(), wait)
-            data = await asyncio.wait_for(reader.read(1), wait)
+            data = await self._say(reader, writer, self.greeting, wait)
+            if data is None and self.nudge:
+                data = await self._say(reader, writer, self.nudge, wait)
+            if data is None:
+                return "silent"
         except TimeoutError:
             return "silent"
         except OSError:
@@ -520,6 +525,19 @@ class Probe:
         # A connection closed at once, with nothing said: a server that is going away.
         return None if data else "refused"
 
+    @staticmethod
+    async def _say(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter, say: bytes, wait: float
+    ) -> bytes | None:
+        """Write ``say`` (if any); the first byte that comes (b"": closed), None: none."""
+        if say:
+            writer.write(say)
+            await asyncio.wait_for(writer.drain(), wait)
+        try:
+            return await asyncio.wait_for(reader.read(1), wait)
+        except TimeoutError:
+            return None
+
 
 _CONNECT = Step("connect", "connection")
 
@@ -527,7 +545,7 @@ _CONNECT = Step("connect", "connection")
 def _stopped(check: Check, how: str, answered: bool, target: Any) -> Fault:
     """The one root cause of a target that stopped accepting or answering in ``check``."""
     short = check.id.rsplit(".", 1)[-1]
-    alone = f"run --only {short} alone to see what brought it down"
+    alone = f"--only {short} alone shows what stopped it"
     where = f"{getattr(target, 'host', '?')}:{getattr(target, 'port', '?')}"
     if how == "refused":
         if not answered:
@@ -535,7 +553,7 @@ def _stopped(check: Check, how: str, answered: bool, target: Any) -> Fault:
             advice = "start the server, or check the address and port"
         else:
             name = f"the server stopped accepting connections during check {check.id}"
-            advice = f"keep accepting connections; {alone}"
+            advice = f"keep listening, or restart it per check (--fresh COMMAND); {alone}"
     elif not answered:
         name = f"the server accepts connections but never answers (from check {check.id} on)"
         advice = "answer a new client as the spec's first exchange says (check what is read)"
