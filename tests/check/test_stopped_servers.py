@@ -16,10 +16,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.check.broken import Mangler
 
 from meeple.check import run_server_kit
-from meeple.check.core import Result, Status
+from meeple.check.core import Probe, Result, Status, Target
 from meeple.check.report import causes, exit_status, to_text
 from meeple.check.santorini import object_stream_units
 from meeple.games.scrabble.lexicon import Lexicon
@@ -144,3 +146,39 @@ async def test_nothing_listening_is_named_so(gcide: Lexicon) -> None:
     text = to_text("meeple check server clarkson", results)
     assert f"nothing accepts connections at 127.0.0.1:{port}" in text.splitlines()[2], text
     assert len(causes(results)) == 1, text
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    answer=st.binary(max_size=64),
+    close=st.booleans(),
+    greeting=st.binary(max_size=16),
+    nudge=st.binary(max_size=8),
+)
+def test_the_probe_reads_any_bytes_as_alive(
+    answer: bytes, close: bool, greeting: bytes, nudge: bytes
+) -> None:
+    """A target that sends any byte at all answers; one that closes without a word is
+    going away ("refused"); one that says nothing and stays is "silent"."""
+
+    async def probe() -> str | None:
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            writer.write(answer)
+            with contextlib.suppress(Exception):
+                await writer.drain()
+                if not close:
+                    await reader.read()  # until the probe hangs up
+            writer.close()
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        try:
+            return await Probe(greeting, nudge)(Target("127.0.0.1", port), 0.2)
+        finally:
+            server.close()
+
+    got = asyncio.run(probe())
+    if answer:
+        assert got is None
+    else:
+        assert got == ("refused" if close else "silent")
