@@ -275,3 +275,23 @@ async def test_a_server_that_never_drops_a_silent_player_fails(am27: MeepleServe
     ) as broken:
         results = await _run(broken.port, ["santorini.server.heartbeat-timeout"], wait=1.0)
     assert results[0].status is Status.FAIL, results[0]
+
+
+async def test_a_failed_set_up_blocks_the_checks_of_other_rules(am27: MeepleServer) -> None:
+    """Issue 31.1: a server that ignores CHOSESTARTER: ``starter`` FAILs (its rule); the
+    checks that only need the game set up could not test, naming the step, and a timeout
+    shows what the connection last received."""
+    ids = ["starter", "workerinit", "occupied", "move", "build", "lose", "disconnect"]
+    async with Mangler(
+        am27.ports["santorini"], b"", cut=object_stream_units, to_server=_ignores("CHOSESTARTER")
+    ) as broken:
+        results = await _run(broken.port, [f"santorini.server.{i}" for i in ids], wait=0.5)
+    by_id = {r.check.id.removeprefix("santorini.server."): r for r in results}
+    assert by_id["starter"].status is Status.FAIL, by_id["starter"]
+    assert "last bytes received: " in by_id["starter"].detail, by_id["starter"].detail
+    assert "PLAYERSMESSAGE" in by_id["starter"].detail, by_id["starter"].detail
+    for i in ids[1:]:
+        r = by_id[i]
+        assert r.status is Status.COULD_NOT_TEST, (i, r.status, r.detail)
+        assert r.step is not None, (i, r.detail)
+        assert r.step.what.startswith("CHOSESTARTER"), (i, r.step)

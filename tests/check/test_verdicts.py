@@ -20,7 +20,7 @@ from meeple.check.core import (
     run_checks,
 )
 from meeple.check.report import causes, exit_status, to_text
-from meeple.check.wire import diagnose, joined_or_split
+from meeple.check.wire import diagnose, joined_or_split, missing
 
 RS = b"\x1e"
 TARGET = Target("127.0.0.1", 9, {})
@@ -198,3 +198,18 @@ def test_diagnose_is_total(data: bytes, terminator: bytes) -> None:
 @given(st.text(max_size=200), st.text(max_size=200))
 def test_joined_or_split_is_total(word: str, got: str) -> None:
     joined_or_split(word, got, "S")
+
+
+def test_what_did_not_come_is_said_without_a_stray_article() -> None:
+    """Issue 31: "no reply", never "no a reply"; "the move's lines did not come"."""
+    assert missing("a reply") == "no reply"
+    assert missing("an answer") == "no answer"
+    assert missing("WELCOME") == "no WELCOME"
+    assert missing("the move's lines") == "the move's lines did not come"
+
+
+@given(st.text(max_size=40))
+def test_missing_never_says_no_an_article(what: str) -> None:
+    """Whatever the kit waits for, the words never read "no a ", "no an " or "no the "."""
+    said = missing(what)
+    assert not said.startswith(("no a ", "no an ", "no the "))

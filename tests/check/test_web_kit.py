@@ -339,3 +339,20 @@ async def test_a_broken_web_server_fails_its_checks(
         # Half a second a wait: each of these fails, most by a wait that runs out.
         results = await _run(broken.port, gcide, [f"web.server.{i}" for i in ids], wait=0.5)
     assert_fail(results, "web.server.", ids)
+
+
+async def test_a_failed_set_up_blocks_the_checks_of_other_rules(
+    web: MeepleServer, gcide: Lexicon
+) -> None:
+    """Issue 31.1: a server that ignores ``sit``: ``seated`` (the rule of create and sit)
+    FAILs; the checks that only need a full table could not test, naming the step."""
+    ids = ["seated", "seat-private", "fits", "play", "illegal", "out-of-turn", "chat"]
+    async with Mangler(web.ports["web"], b"", cut=ws_units, to_server=_ignores("sit")) as broken:
+        results = await _run(broken.port, gcide, [f"web.server.{i}" for i in ids], wait=0.5)
+    by_id = {r.check.id.removeprefix("web.server."): r for r in results}
+    assert by_id["seated"].status is Status.FAIL, by_id["seated"]
+    for i in ids[1:]:
+        r = by_id[i]
+        assert r.status is Status.COULD_NOT_TEST, (i, r.status, r.detail)
+        assert r.step is not None, (i, r.detail)
+        assert r.step.what == "sit at the table", (i, r.step)

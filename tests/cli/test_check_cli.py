@@ -79,7 +79,25 @@ def test_check_server_exits_1_when_nothing_listens(capsys: pytest.CaptureFixture
         )
         == 1
     )
-    assert "could not test" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "could not test" in out
+    assert f"nothing accepts connections at 127.0.0.1:{port}" in out.splitlines()[2]
+
+
+def test_check_server_fresh_says_when_its_command_fails(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--fresh COMMAND: a command that exits at once is the first cause, with its stderr;
+    nothing passed, so the exit status is 1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    command = f"{sys.executable} -c \"import sys; sys.exit('cannot bind')\""
+    argv = ["check", "server", "santorini", f"127.0.0.1:{port}", "--fresh", command]
+    assert main([*argv, "--wait", "0.3", "--only", "serverstate"]) == 1
+    out = capsys.readouterr().out
+    assert "the --fresh command did not start the server" in out.splitlines()[2], out
+    assert "cannot bind" in out, out
 
 
 def test_check_server_refuses_a_bad_address(capsys: pytest.CaptureFixture[str]) -> None:

@@ -44,7 +44,7 @@ from meeple.check.core import (
     shared,
 )
 from meeple.check.scrabble import Table, best_move, non_word
-from meeple.check.wire import Peer, names
+from meeple.check.wire import Peer, missing, names
 from meeple.games.scrabble.board import Board, Direction
 from meeple.games.scrabble.errors import RuleError
 from meeple.games.scrabble.lexicon import Lexicon
@@ -181,7 +181,7 @@ class WsPeer:
         try:
             more = await self.peer.fill(left)
         except TimeoutError:
-            raise CheckFailed(f"{self.name}: no {what} within {left:.1f} s") from None
+            raise CheckFailed(f"{self.name}: {missing(what)} within {left:.1f} s") from None
         data = bytes(self.peer.buffer)
         self.peer.buffer.clear()
         if data:
@@ -230,7 +230,7 @@ class WsPeer:
                 raise CheckFailed(f"{self.name}: closed ({code}) while waiting for {what}")
             left = deadline - loop.time()
             if left <= 0:
-                raise CheckFailed(f"{self.name}: no {what} within {limit:g} s")
+                raise CheckFailed(f"{self.name}: {missing(what)} within {limit:g} s")
             await self._wait(left)
         return self.queue.pop(0)
 

@@ -53,6 +53,7 @@ __all__ = [
     "Fault",
     "Level",
     "NotApplicable",
+    "Probe",
     "Result",
     "Status",
     "Step",
@@ -99,6 +100,7 @@ class Fault:
     sections: tuple[str, ...] = ()
     tolerated: bool = False
     evidence: bytes = b""  # the bytes that show it
+    stopped: bool = False  # the target stopped accepting or answering: the first cause
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,10 +159,13 @@ class Check:
     run: Callable[[Context], Awaitable[None]]
     timeout: float = 10.0  # the whole scenario; each wait inside has its own, shorter one
     errata: str | None = None  # the ERRATA point whose reading this check follows
+    # Set-up steps' sections that are this check's own rule too, where the spec's heading
+    # is coarser than its rules (meeple-web/1's "Playing": ``seated`` owns "create, sit").
+    own: tuple[str, ...] = ()
 
     def exercises(self, section: str) -> bool:
         """Whether a failure in a step relying on ``section`` breaks this check's own rule."""
-        return section == self.section
+        return section == self.section or section in self.own
 
 
 Scenario = Callable[["Context"], Awaitable[None]]
@@ -195,9 +200,10 @@ def registry(prefix: str) -> tuple[list[Check], Callable[..., Callable[[Scenario
         *,
         timeout: float = 10.0,
         errata: str | None = None,
+        own: tuple[str, ...] = (),
     ) -> Callable[[Scenario], Scenario]:
         def register(run: Scenario) -> Scenario:
-            checks.append(Check(f"{prefix}.{id}", section, level, title, run, timeout, errata))
+            checks.append(Check(f"{prefix}.{id}", section, level, title, run, timeout, errata, own))
             return run
 
         return register
@@ -480,6 +486,104 @@ def _selects(pattern: str, check_id: str) -> bool:
     return check_id == pattern or check_id.endswith("." + pattern)
 
 
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """How the runner asks whether the target still answers: connect to its host and
+    port, write ``greeting`` (b"": a protocol whose server speaks first) and wait for any
+    byte; if none comes, write ``nudge`` (if any) and wait once more. A kit's probe is
+    what a new client does first (AM27 and Clarkson: nothing, the server speaks; Twente:
+    ANNOUNCE; a WebSocket server: the opening handshake); the nudge is what a server
+    that is quiet but alive would answer (a line end for one that reads lines, a command
+    for one that never speaks first), so only a target that answers neither is silent."""
+
+    greeting: bytes = b""
+    nudge: bytes = b""
+
+    async def __call__(self, target: Any, wait: float) -> str | None:
+        """None while the target answers; else what it does instead ("refused": nothing
+        accepts connections; "silent": it accepts, and sends nothing within ``wait``)."""
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(target.host, target.port), wait
+            )
+        except (OSError, TimeoutError):
+            return "refused"
+        try:
+            data = await self._say(reader, writer, self.greeting, wait)
+            if data is None and self.nudge:
+                data = await self._say(reader, writer, self.nudge, wait)
+            if data is None:
+                return "silent"
+        except TimeoutError:
+            return "silent"
+        except OSError:
+            return "refused"
+        finally:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(writer.wait_closed(), CLEANUP_TIMEOUT)
+        # A connection closed at once, with nothing said: a server that is going away.
+        return None if data else "refused"
+
+    @staticmethod
+    async def _say(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter, say: bytes, wait: float
+    ) -> bytes | None:
+        """Write ``say`` (if any); the first byte that comes (b"": closed), None: none."""
+        if say:
+            writer.write(say)
+            await asyncio.wait_for(writer.drain(), wait)
+        try:
+            return await asyncio.wait_for(reader.read(1), wait)
+        except TimeoutError:
+            return None
+
+
+_CONNECT = Step("connect", "connection")
+
+
+def _stopped(check: Check, how: str, answered: bool, target: Any) -> Fault:
+    """The one root cause of a target that stopped accepting or answering in ``check``."""
+    short = check.id.rsplit(".", 1)[-1]
+    alone = f"--only {short} alone shows what stopped it"
+    where = f"{getattr(target, 'host', '?')}:{getattr(target, 'port', '?')}"
+    if how == "refused":
+        if not answered:
+            name = f"nothing accepts connections at {where} (refused from check {check.id} on)"
+            advice = "start the server, or check the address and port"
+        else:
+            name = f"the server stopped accepting connections during check {check.id}"
+            advice = f"keep listening, or restart it per check (--fresh COMMAND); {alone}"
+    elif not answered:
+        name = f"the server accepts connections but never answers (from check {check.id} on)"
+        advice = "answer a new client as the spec's first exchange says (check what is read)"
+    else:
+        name = f"the server stopped answering during check {check.id}"
+        advice = f"keep answering new clients; {alone}"
+    return Fault(name, advice, sections=(_CONNECT.section,), stopped=True)
+
+
+def _blocked(check: Check, fault: Fault, seconds: float = 0.0) -> Result:
+    return Result(
+        check,
+        Status.COULD_NOT_TEST,
+        f"blocked by {fault.name}",
+        seconds,
+        step=_CONNECT,
+        got=b"",
+        fault=fault,
+    )
+
+
+def _suspect(result: Result) -> bool:
+    """A result that a target gone away could explain (so the runner probes it)."""
+    return (
+        result.status in (Status.FAIL, Status.COULD_NOT_TEST)
+        and not result.kit_error
+        and not (result.fault is not None and result.fault.stopped)
+    )
+
+
 async def run_checks(
     checks: Sequence[Check],
     target: Any,
@@ -489,17 +593,41 @@ async def run_checks(
     progress: Callable[[Result], None] | None = None,
     waiting: Callable[[Check, float], None] | None = None,
     progress_every: float = PROGRESS_EVERY,
+    probe: Probe | None = None,
 ) -> list[Result]:
     """Run ``checks`` (those ``only`` selects, if given: see :func:`_selects`) in order.
 
     ``progress`` hears each result; ``waiting`` hears of a check still running, every
-    ``progress_every`` seconds (a whole game, a slow target), with its seconds."""
+    ``progress_every`` seconds (a whole game, a slow target), with its seconds.
+
+    ``probe``: after a check that failed or could not test, the runner asks whether the
+    target still answers (issue 31.8). If it refuses connections, or accepts and says
+    nothing, that is one root cause, "the server stopped accepting connections during
+    check X" (or "stopped answering"), a :class:`Fault` with ``stopped`` set: check X
+    and every later one could not test, blocked by it. A target that refuses is asked
+    again before each later check (if it listens again, the checks run again); one that
+    accepts and stays silent is not (a hung server does not wake up by itself, and each
+    probe would cost ``wait``)."""
     fixtures = Fixtures(target, wait)
-    results = []
+    results: list[Result] = []
     loop = asyncio.get_running_loop()
+    stopped: Fault | None = None
+    answered = False  # whether the target ever sent a byte in this run
     for check in checks:
         if only and not any(_selects(o, check.id) for o in only):
             continue
+        if stopped is not None and probe is not None:
+            if stopped.name.startswith(("the server stopped answering", "the server accepts")):
+                still = True
+            else:
+                still = await probe(target, wait) is not None
+            if still:
+                result = _blocked(check, stopped)
+                if progress is not None:
+                    progress(result)
+                results.append(result)
+                continue
+            stopped = None
         task = asyncio.ensure_future(run_check(check, target, fixtures, wait=wait))
         started = loop.time()
         while not task.done():
@@ -507,6 +635,13 @@ async def run_checks(
             if not task.done() and waiting is not None:
                 waiting(check, loop.time() - started)
         result = task.result()
+        heard = any(e.received for e in result.transcript)
+        if probe is not None and _suspect(result):
+            how = await probe(target, wait)
+            if how is not None:
+                stopped = _stopped(check, how, answered or heard, target)
+                result = _blocked(check, stopped, result.seconds)
+        answered = answered or heard or result.status in (Status.PASS, Status.TOLERATED)
         if progress is not None:
             progress(result)
         results.append(result)

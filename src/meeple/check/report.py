@@ -50,6 +50,8 @@ WIDTH = 110
 # The kit's player names (``ck`` + 4 random letters + a tag): one cause across checks.
 _NAME = re.compile(r"ck[a-z]{4}[a-z0-9]*")
 _NAME_BYTES = re.compile(rb"ck[a-z]{4}[a-z0-9]*")
+# A wait's detail ends with what the connection last received: not part of the cause.
+_LAST = re.compile(r"; (last bytes received: .*|nothing received on this connection)$")
 _SETUP = re.compile(r"^set-up step .*? failed: |^blocked by .*?: ")
 
 
@@ -106,7 +108,7 @@ def _key(r: Result) -> tuple[str, ...]:
     section = r.step.section if r.step is not None else r.check.section
     if r.got:
         return ("got", section, _NAME_BYTES.sub(b"<name>", r.got).decode("latin-1"))
-    return ("detail", section, re.sub(r"\d+(\.\d+)? s\b", "N s", _core(r)))
+    return ("detail", section, re.sub(r"\d+(\.\d+)? s\b", "N s", _LAST.sub("", _core(r))))
 
 
 def causes(results: Sequence[Result]) -> list[Cause]:
@@ -131,8 +133,13 @@ def causes(results: Sequence[Result]) -> list[Cause]:
             if fault is not None and fault.name not in title:
                 title = f"{fault.name}: {title}"
         found.append(Cause(title, section, got, advice, tuple(rs)))
-    found.sort(key=lambda c: (-c.failed - c.blocked, -c.failed))
+    # A target that stopped accepting or answering comes first: it explains the rest.
+    found.sort(key=lambda c: (not _stops(c), -c.failed - c.blocked, -c.failed))
     return found
+
+
+def _stops(cause: Cause) -> bool:
+    return any(r.fault is not None and r.fault.stopped for r in cause.results)
 
 
 def tolerances(results: Sequence[Result]) -> list[tuple[Fault, int]]:

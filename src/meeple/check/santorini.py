@@ -26,7 +26,6 @@ import asyncio
 import contextlib
 import json
 import random
-import weakref
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,14 +37,11 @@ from meeple.check.core import (
     CheckFailed,
     Context,
     Differs,
-    Fault,
     Level,
-    Scenario,
-    Step,
     registry,
     shared,
 )
-from meeple.check.wire import Peer, names
+from meeple.check.wire import Peer, missing, names
 from meeple.games import santorini as engine
 from meeple.protocols.santorini import (
     STREAM_HEADER,
@@ -82,6 +78,7 @@ __all__ = ["SERVER_CHECKS", "AmPeer", "envelope", "object_stream_units"]
 PING_INTERVAL = 0.5  # ERRATA: PING both ways every 0.5 s
 HEARTBEAT_TIMEOUT = 5.0  # ERRATA: 5 s of silence is a disconnect
 MAX_MESSAGE = 1024 * 1024
+LAST_BYTES = 120  # a timeout's detail shows this much of what the connection last received
 M = TypeVar("M", bound=Message)
 
 
@@ -136,6 +133,8 @@ class AmPeer:
         self.decoder = AutoDecoder(MAX_MESSAGE)
         self.queue: deque[Message] = deque()
         self.pings = 0
+        self.pings_since = 0  # PINGs since the last other message
+        self.last_text: str | None = None  # the last message other than PING
         self.board: dict[Cell, CellState] = {}
         self.pinging = False
         self._pinger: asyncio.Task[None] | None = None
@@ -189,7 +188,9 @@ class AmPeer:
                     ) from None
                 if isinstance(message, Ping):
                     self.pings += 1
+                    self.pings_since += 1
                     continue
+                self.last_text, self.pings_since = event.text, 0
                 if isinstance(message, Update):
                     for c, state in message.board:
                         self.board[c] = state
@@ -199,12 +200,30 @@ class AmPeer:
             elif isinstance(event, OversizedMessage | UndecodableMessage):
                 raise CheckFailed(f"{self.name}: a message the kit cannot read: {event}")
 
+    def _late(self, what: str, limit: float) -> CheckFailed:
+        """A wait that ran out: says the last bytes this connection received (docs/check.md:
+        a failure shows what came back), or that nothing came."""
+        return CheckFailed(f"{self.name}: {missing(what)} within {limit:g} s; {self.last_bytes()}")
+
+    def last_bytes(self) -> str:
+        """What this connection last received other than PINGs (the ERRATA's heartbeat
+        would hide it), as the report shows bytes; or that nothing, or only PINGs, came."""
+        if self.last_text is not None:
+            text = self.last_text.encode("utf-8")
+            shown = repr(text[:LAST_BYTES])[2:-1] + ("[...]" if len(text) > LAST_BYTES else "")
+            return f"last bytes received: {shown}" + (
+                f" (then {self.pings_since} PINGs)" if self.pings_since else ""
+            )
+        if self.peer.recorder.received:
+            return f"last bytes received: only PINGs ({self.pings})"
+        return "nothing received on this connection"
+
     async def _pump(self, left: float, what: str, limit: float) -> bool:
         """Read once and decode; False once the connection is closed."""
         try:
             more = await self.peer.fill(left)
         except TimeoutError:
-            raise CheckFailed(f"{self.name}: no {what} within {limit:g} s") from None
+            raise self._late(what, limit) from None
         data = bytes(self.peer.buffer)
         self.peer.buffer.clear()
         self._decode(self.decoder.receive_data(data))
@@ -218,9 +237,11 @@ class AmPeer:
         while not self.queue:
             left = deadline - loop.time()
             if left <= 0:
-                raise CheckFailed(f"{self.name}: no {what} within {limit:g} s")
+                raise self._late(what, limit)
             if not await self._pump(left, what, limit) and not self.queue:
-                raise CheckFailed(f"{self.name}: connection closed while waiting for {what}")
+                raise CheckFailed(
+                    f"{self.name}: connection closed while waiting for {what}; " + self.last_bytes()
+                )
         return self.queue.popleft()
 
     async def expect(
@@ -361,30 +382,52 @@ async def table(
         # §3.1: GODLISTMESSAGE to all, naming who acts; that player sends GODINIT. The
         # spec's flow gives one list per player (2 in a 2-player game); servers with the
         # published rule's offer step first give 2 more. PLAYERSMESSAGE ends the choosing.
+        # Set-up steps: the first list answers REGISTER (§3.1.1), the rest GODINIT (§3.1.2).
         for _ in range(8):
-            m = await a.expect(Message, skip=(ServerState,))
-            if isinstance(m, Players):
-                first = m
-                break
-            if not isinstance(m, GodList):
-                raise CheckFailed(
-                    f"{a.name}: expected GODLISTMESSAGE or PLAYERSMESSAGE, got {m.encode()[:160]}"
-                )
-            gl = m
-            for p in peers.values():
-                if p is not a:
-                    await p.expect(GodList, skip=(ServerState,))
-            god_lists.append(gl)
-            if gl.player not in peers or not gl.gods:
-                raise CheckFailed(f"GODLISTMESSAGE names {gl.player!r} with {len(gl.gods)} gods")
+            if god_lists:
+                last = god_lists[-1]
+                step_ = ctx.setup(f"GODINIT {last.player} {last.gods[0].name}", "3.1.2 chooseGod")
+            else:
+                step_ = ctx.setup("GODLISTMESSAGE after REGISTER with gods", "3.1.1 godList")
+            with step_:
+                m = await a.expect(Message, skip=(ServerState,))
+                if isinstance(m, Players):
+                    first = m
+                    break
+                if not isinstance(m, GodList):
+                    raise CheckFailed(
+                        f"{a.name}: expected GODLISTMESSAGE or PLAYERSMESSAGE, "
+                        f"got {m.encode()[:160]}",
+                        got=m.encode().encode()[:160],
+                    )
+                gl = m
+                for p in peers.values():
+                    if p is not a:
+                        await p.expect(GodList, skip=(ServerState,))
+                god_lists.append(gl)
+                if gl.player not in peers or not gl.gods:
+                    raise CheckFailed(
+                        f"GODLISTMESSAGE names {gl.player!r} with {len(gl.gods)} gods",
+                        got=gl.encode().encode()[:160],
+                    )
             chooser = peers[gl.player]
             await chooser.send(GodInit(gl.player, gl.gods[0].name))
         else:
-            raise CheckFailed(f"{len(god_lists)} GODLISTMESSAGEs and no PLAYERSMESSAGE")
-    players = {
-        n: first if p is a and first is not None else await p.expect(Players, skip=(ServerState,))
-        for n, p in peers.items()
-    }
+            with ctx.setup("GODINIT until PLAYERSMESSAGE", "3.1.2 chooseGod"):
+                raise CheckFailed(f"{len(god_lists)} GODLISTMESSAGEs and no PLAYERSMESSAGE")
+    # PLAYERSMESSAGE answers REGISTER (B) (§2.3), or the last GODINIT (§3.1.2).
+    what, section = (
+        ("PLAYERSMESSAGE after the last GODINIT", "3.1.2 chooseGod")
+        if gods
+        else (f"PLAYERSMESSAGE after REGISTER (B) {b.name}", "2.3 register (B)")
+    )
+    with ctx.setup(what, section):
+        players = {
+            n: first
+            if p is a and first is not None
+            else await p.expect(Players, skip=(ServerState,))
+            for n, p in peers.items()
+        }
     return Table(peers, players[a.name], states, god_lists)
 
 
@@ -421,26 +464,31 @@ def _free_cells(board: dict[Cell, CellState]) -> list[Cell]:
 
 
 async def placed(ctx: Context, tags: tuple[str, str], *, gods: bool = False) -> Placed:
+    """A table after CHOSESTARTER (§3.2.2) and four WORKERINITs (§4.2.1): set-up steps."""
     t = await table(ctx, tags, gods=gods)
     starter = t.players.player
-    got = await step(t, t.challenger, ChooseStarter(starter, starter))
-    update = _next(got, starter, "CHOSESTARTER")
+    with ctx.setup(f"CHOSESTARTER {starter}", "3.2.2 chooseStarter"):
+        got = await step(t, t.challenger, ChooseStarter(starter, starter))
+        update = _next(got, starter, "CHOSESTARTER")
     updates: dict[str, list[Update]] = {n: [] for n in t.peers}
-    for _ in range(4):
-        mover = t.peer(update.player)
-        if not update.can_place_worker:
-            ctx_update = update.encode()[:200]
-            raise CheckFailed(
-                f"the set-up's UPDATE for {mover.name} has canPlaceWorker false: {ctx_update}"
+    with ctx.setup("four WORKERINITs, each answered by UPDATEs", "4.2.1 workerInit"):
+        for _ in range(4):
+            mover = t.peer(update.player)
+            if not update.can_place_worker:
+                raise CheckFailed(
+                    f"the set-up's UPDATE for {mover.name} has canPlaceWorker false: "
+                    f"{update.encode()[:200]}"
+                )
+            mine = [s.sex for s in mover.board.values() if s.owner == mover.name]
+            sex = "F" if "M" in mine else "M"
+            cells = sorted(
+                _free_cells(mover.board), key=lambda c: abs(c.row - 2) + abs(c.column - 2)
             )
-        mine = [s.sex for s in mover.board.values() if s.owner == mover.name]
-        sex = "F" if "M" in mine else "M"
-        cells = sorted(_free_cells(mover.board), key=lambda c: abs(c.row - 2) + abs(c.column - 2))
-        got = await step(t, mover, WorkerInit(mover.name, cells[0], sex))
-        for n, m in got.items():
-            if isinstance(m, Update):
-                updates[n].append(m)
-        update = _next(got, mover.name, "WORKERINIT")
+            got = await step(t, mover, WorkerInit(mover.name, cells[0], sex))
+            for n, m in got.items():
+                if isinstance(m, Update):
+                    updates[n].append(m)
+            update = _next(got, mover.name, "WORKERINIT")
     return Placed(t, starter, update, updates)
 
 
@@ -534,56 +582,9 @@ def to_wire(name: str, action: engine.Action) -> Message | None:
 
 # --- the checks ------------------------------------------------------------------------
 
-SERVER_CHECKS, _register = registry("santorini.server")
-
-# Per kit run (its Fixtures): the check during which the server stopped accepting.
-_stopped: weakref.WeakKeyDictionary[Any, Fault] = weakref.WeakKeyDictionary()
-_CONNECT = Step("connect", "2 Connection")
-
-
-async def _accepts(ctx: Context) -> bool:
-    try:
-        _, writer = await asyncio.open_connection(ctx.target.host, ctx.target.port)
-    except ConnectionRefusedError:
-        return False
-    writer.close()
-    with contextlib.suppress(Exception):
-        await writer.wait_closed()
-    return True
-
-
-def check(
-    id: str, section: str, level: Level, title: str, **kw: Any
-) -> Callable[[Scenario], Scenario]:
-    """The registry's decorator, with the run guarded: a server that refuses connections
-    (it crashed, or stopped listening) is said once, naming the check it happened in;
-    the checks after it could not test, while it still refuses (a server that one check
-    brought down is not failed by every later one)."""
-
-    def register(run: Scenario) -> Scenario:
-        async def guarded(ctx: Context) -> None:
-            stopped = _stopped.get(ctx.fixtures)
-            if stopped is not None:
-                if not await _accepts(ctx):
-                    raise CheckFailed(stopped.name, got=b"", fault=stopped, step=_CONNECT)
-                del _stopped[ctx.fixtures]
-            try:
-                await run(ctx)
-            except ConnectionRefusedError:
-                # One root cause for the report (a fault), blocking each check it stops.
-                fault = Fault(
-                    f"the server stopped accepting connections during check santorini.server.{id}",
-                    "keep listening for the next client (§2); run that check alone "
-                    f"(--only {id}) to see what brought the server down",
-                    sections=("2 Connection",),  # no check's own: it blocks every one
-                )
-                _stopped[ctx.fixtures] = fault
-                raise CheckFailed(fault.name, got=b"", fault=fault, step=_CONNECT) from None
-
-        _register(id, section, level, title, **kw)(guarded)
-        return run
-
-    return register
+# A server that stops accepting connections or answering is the runner's to say, once
+# (core.run_checks with the kit's probe: a new connection, its first bytes).
+SERVER_CHECKS, check = registry("santorini.server")
 
 
 @check("serverstate", "2.1 serverState", Level.MUST, "the first message is SERVERSTATE")
@@ -729,6 +730,13 @@ async def _starter_wait(ctx: Context) -> None:
     await t.other.refusal(ctx, "WAIT", "CHOSESTARTER by the other player")
 
 
+async def _chose_starter(ctx: Context, t: Table) -> None:
+    """Set-up step: the challenger chooses itself to start (§3.2.2); UPDATEs to all."""
+    c = t.challenger.name
+    with ctx.setup(f"CHOSESTARTER {c}", "3.2.2 chooseStarter"):
+        _next(await step(t, t.challenger, ChooseStarter(c, c)), c, "CHOSESTARTER")
+
+
 @check(
     "workerinit",
     "4.2.1 workerInit",
@@ -738,7 +746,7 @@ async def _starter_wait(ctx: Context) -> None:
 async def _workerinit(ctx: Context) -> None:
     t = await table(ctx, ("ia", "ib"))
     c = t.challenger.name
-    await step(t, t.challenger, ChooseStarter(c, c))
+    await _chose_starter(ctx, t)
     got = await step(t, t.challenger, WorkerInit(c, Cell(1, 1), "M"))
     _update(got, c, "WORKERINIT")
     for name, m in got.items():
@@ -759,8 +767,9 @@ async def _workerinit(ctx: Context) -> None:
 async def _occupied(ctx: Context) -> None:
     t = await table(ctx, ("oa", "ob"))
     c = t.challenger.name
-    await step(t, t.challenger, ChooseStarter(c, c))
-    await step(t, t.challenger, WorkerInit(c, Cell(2, 2), "M"))
+    await _chose_starter(ctx, t)
+    with ctx.setup(f"WORKERINIT {c} (2, 2)", "4.2.1 workerInit"):
+        _update(await step(t, t.challenger, WorkerInit(c, Cell(2, 2), "M")), c, "WORKERINIT")
     await t.challenger.send(WorkerInit(c, Cell(2, 2), "F"))
     await t.challenger.refusal(ctx, "OCCUPIED", "WORKERINIT on the worker just placed")
 
@@ -773,8 +782,7 @@ async def _occupied(ctx: Context) -> None:
 )
 async def _worker_wait(ctx: Context) -> None:
     t = await table(ctx, ("xa", "xb"))
-    c = t.challenger.name
-    await step(t, t.challenger, ChooseStarter(c, c))
+    await _chose_starter(ctx, t)
     await t.other.send(WorkerInit(t.other.name, Cell(0, 0), "M"))
     await t.other.refusal(ctx, "WAIT", "WORKERINIT out of turn")
 
@@ -832,13 +840,17 @@ async def _first_steps(ctx: Context, tags: tuple[str, str]) -> FirstSteps:
     if not moves:
         raise CannotTest("no move for the first player")
     mv = moves[0]
-    after_move = await step(t, mover, to_wire(mover.name, mv) or b"")
+    with ctx.setup("the first MOVE, answered by UPDATEs", "4.2.2 move"):
+        after_move = await step(t, mover, to_wire(mover.name, mv) or b"")
+        _update(after_move, mover.name, "MOVE")
     s = engine.advance(s, mv)[0]
     builds = [a for a in engine.legal_steps(s) if isinstance(a, engine.Build)]
     if not builds:
         raise CannotTest("no build after the first move")
     bd = builds[0]
-    after_build = await step(t, mover, to_wire(mover.name, bd) or b"")
+    with ctx.setup("the first BUILD, answered by UPDATEs", "4.2.3 build"):
+        after_build = await step(t, mover, to_wire(mover.name, bd) or b"")
+        _update(after_build, mover.name, "BUILD")
     s = engine.advance(s, bd)[0]
     mw, bw = to_wire(mover.name, mv), to_wire(mover.name, bd)
     assert isinstance(mw, Move)
@@ -1323,64 +1335,68 @@ async def _play(ctx: Context, tags: tuple[str, str], *, gods: bool) -> WholeGame
     result = WholeGame({}, None, 0, [], [], dict(t.players.players), t.god_lists)
     update = pl.update
     state: engine.GameState | None = None
-    while len(result.end) < len(t.peers):
-        result.steps += 1
-        if result.steps > 400:
-            raise CannotTest("the game does not end")
-        me = update.player
-        mover = t.peer(me)
-        moves, builds = lists_of(update)
-        if not (moves or builds or update.can_pass):
-            # Nothing offered: the game ended (ENDGAME follows) or the player is stuck.
-            pending = await mover.drain(0.3)
-            ends = [m for m in pending if isinstance(m, EndGame)]
-            if ends:
-                for name, peer in t.peers.items():
-                    result.end[name] = (
-                        ends[0] if name == me else await peer.expect(EndGame, skip=(Update,))
+    # The play to ENDGAME is a set-up step of the rule of the check that reads it: the
+    # end (§4.1.3) without gods, the whole game (§4) with them; lists-game could not test.
+    play = ctx.setup("the game's steps to ENDGAME", "4 Game" if gods else "4.1.3 endGame")
+    with play:
+        while len(result.end) < len(t.peers):
+            result.steps += 1
+            if result.steps > 400:
+                raise CannotTest("the game does not end")
+            me = update.player
+            mover = t.peer(me)
+            moves, builds = lists_of(update)
+            if not (moves or builds or update.can_pass):
+                # Nothing offered: the game ended (ENDGAME follows) or the player is stuck.
+                pending = await mover.drain(0.3)
+                ends = [m for m in pending if isinstance(m, EndGame)]
+                if ends:
+                    for name, peer in t.peers.items():
+                        result.end[name] = (
+                            ends[0] if name == me else await peer.expect(EndGame, skip=(Update,))
+                        )
+                    break
+                command: Message | None = Lose(me)
+            elif gods:
+                command = _from_lists(me, update, mover.board, rng)
+            else:
+                if state is None or state.turn != seats.index(me):
+                    state = position(mover.board, seats, me)
+                want_moves, want_builds, want_pass = engine_lists(state)
+                if (moves, builds, update.can_pass) != (want_moves, want_builds, want_pass):
+                    result.mismatches.append(
+                        f"{me} step {result.steps}: reachable {sorted(moves)} builds "
+                        f"{sorted(builds)} canPass {update.can_pass}; the rules: "
+                        f"{sorted(want_moves)} {sorted(want_builds)} {want_pass}"
                     )
+                action = search_action(state, rng, width=2)
+                command = to_wire(me, action)
+                state, events = engine.advance(state, action)
+                if any(isinstance(e, engine.GameWon) for e in events):
+                    result.winner = me
+                if isinstance(action, engine.Pass):
+                    state = None
+            assert command is not None
+            got = await step(t, mover, command)
+            for name, m in got.items():
+                if isinstance(m, EndGame):
+                    result.end[name] = m
+                elif isinstance(m, Info):
+                    result.refused.append(f"{command.encode()[:160]} got INFO {m.information}")
+            if result.refused:
+                raise CheckFailed(f"a legal step was refused: {result.refused[0]}")
+            if result.end:
+                for name, peer in t.peers.items():
+                    if name not in result.end:
+                        result.end[name] = await peer.expect(EndGame, skip=(Update,))
                 break
-            command: Message | None = Lose(me)
-        elif gods:
-            command = _from_lists(me, update, mover.board, rng)
-        else:
-            if state is None or state.turn != seats.index(me):
-                state = position(mover.board, seats, me)
-            want_moves, want_builds, want_pass = engine_lists(state)
-            if (moves, builds, update.can_pass) != (want_moves, want_builds, want_pass):
-                result.mismatches.append(
-                    f"{me} step {result.steps}: reachable {sorted(moves)} builds "
-                    f"{sorted(builds)} canPass {update.can_pass}; the rules: "
-                    f"{sorted(want_moves)} {sorted(want_builds)} {want_pass}"
-                )
-            action = search_action(state, rng, width=2)
-            command = to_wire(me, action)
-            state, events = engine.advance(state, action)
-            if any(isinstance(e, engine.GameWon) for e in events):
-                result.winner = me
-            if isinstance(action, engine.Pass):
-                state = None
-        assert command is not None
-        got = await step(t, mover, command)
-        for name, m in got.items():
-            if isinstance(m, EndGame):
-                result.end[name] = m
-            elif isinstance(m, Info):
-                result.refused.append(f"{command.encode()[:160]} got INFO {m.information}")
-        if result.refused:
-            raise CheckFailed(f"a legal step was refused: {result.refused[0]}")
-        if result.end:
-            for name, peer in t.peers.items():
-                if name not in result.end:
+            done = _update(got, me, command.TYPE.value)
+            if done.player not in t.peers:
+                # The last UPDATE of a won game names no one to act (meeple: ""); ENDGAME follows.
+                for name, peer in t.peers.items():
                     result.end[name] = await peer.expect(EndGame, skip=(Update,))
-            break
-        done = _update(got, me, command.TYPE.value)
-        if done.player not in t.peers:
-            # The last UPDATE of a won game names no one to act (meeple: ""); ENDGAME follows.
-            for name, peer in t.peers.items():
-                result.end[name] = await peer.expect(EndGame, skip=(Update,))
-            break
-        update = _next(got, me, command.TYPE.value)
+                break
+            update = _next(got, me, command.TYPE.value)
     return result
 
 

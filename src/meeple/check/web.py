@@ -137,12 +137,24 @@ class WebPeer(WsPeer):
         ctx.expect(m.get("id") == id, f"pong {m}")
 
 
+# Set-up steps' sections: the heading of the rule each relies on, and the rule itself
+# (the document's headings are coarse: every table check is under "Playing"); the check
+# of that rule owns the step (``own=``), every other check could not test when it fails.
+HELLO = "Messages: hello"
+CREATE_SIT = "Playing: create and sit, answered seated"
+FIRST_VIEW = "Playing: the first seat view when the table fills"
+PLACE = "Playing: a legal place, answered a seat view to every seat"
+BOT = "Playing: bot, the game starts"
+
+
 async def hello(ctx: Context, label: str) -> WebPeer:
-    p = await WebPeer.open(ctx, label)
-    await p.say({"type": "hello", "protocol": PROTOCOL})
-    welcome = await p.expect_type("welcome")
-    if welcome.get("protocol") != PROTOCOL:
-        raise CheckFailed(f"welcome {welcome}")
+    """A browser of the kit, welcomed (set-up step: hello, answered welcome)."""
+    with ctx.setup(f"hello from {label}", HELLO):
+        p = await WebPeer.open(ctx, label)
+        await p.say({"type": "hello", "protocol": PROTOCOL})
+        welcome = await p.expect_type("welcome")
+        if welcome.get("protocol") != PROTOCOL:
+            raise CheckFailed(f"welcome {welcome}", got=json.dumps(welcome).encode()[:200])
     return p
 
 
@@ -170,14 +182,17 @@ async def table(ctx: Context, tags: tuple[str, str], game: str = "spectrangle") 
     a_name, b_name = names(ctx, *tags)
     a = await hello(ctx, a_name)
     variant = "double" if game == "scrabble" else "standard"
-    await a.say({"type": "create", "game": game, "variant": variant, "size": 2, "name": a_name})
-    seated_a = await a.expect_type("seated")
+    with ctx.setup(f"create a 2-seat {game} table", CREATE_SIT):
+        await a.say({"type": "create", "game": game, "variant": variant, "size": 2, "name": a_name})
+        seated_a = await a.expect_type("seated")
     b = await hello(ctx, b_name)
-    await b.say({"type": "sit", "table": seated_a["table"], "name": b_name})
-    seated_b = await b.expect_type("seated")
+    with ctx.setup("sit at the table", CREATE_SIT):
+        await b.say({"type": "sit", "table": seated_a["table"], "name": b_name})
+        seated_b = await b.expect_type("seated")
     t = Table({a_name: a, b_name: b}, {a_name: seated_a, b_name: seated_b})
-    for n, p in t.seats.items():
-        t.views[n] = await p.expect_type("seat", skip=("lobby", "seated"), timeout=ctx.wait * 2)
+    with ctx.setup("each seat's first seat view", FIRST_VIEW):
+        for n, p in t.seats.items():
+            t.views[n] = await p.expect_type("seat", skip=("lobby", "seated"), timeout=ctx.wait * 2)
     t.uid = str(t.views[a_name].get("uid", ""))
     return t
 
@@ -204,12 +219,16 @@ async def play_one(ctx: Context, t: Table) -> tuple[str, Any, dict[str, dict[str
     if not found:
         raise CannotTest("no placement for the first hand")
     best = found[0]
-    await t.seats[mover].say(
-        {"type": "play", "action": {"kind": "place", "tile": best.tile.code, "index": best.index}}
-    )
-    views = {}
-    for n, p in t.seats.items():
-        views[n] = await p.expect_type("seat", skip=("lobby",))
+    with ctx.setup(f"{mover} places {best.tile.code} at {best.index}", PLACE):
+        await t.seats[mover].say(
+            {
+                "type": "play",
+                "action": {"kind": "place", "tile": best.tile.code, "index": best.index},
+            }
+        )
+        views = {}
+        for n, p in t.seats.items():
+            views[n] = await p.expect_type("seat", skip=("lobby",))
     t.views.update(views)
     return mover, best, views
 
@@ -335,6 +354,7 @@ async def _lobby(ctx: Context) -> None:
     "Playing",
     Level.MUST,
     "create and sit: each gets seated (table, name, token), then a seat view as the game starts",
+    own=(CREATE_SIT, FIRST_VIEW),
 )
 async def _seated(ctx: Context) -> None:
     t = await table(ctx, ("sa", "sb"))
@@ -382,6 +402,7 @@ async def _fits(ctx: Context) -> None:
     "Playing",
     Level.MUST,
     "a legal place: every seat gets a new view with the tile on the board and the turn passed",
+    own=(PLACE,),
 )
 async def _play(ctx: Context) -> None:
     t = await table(ctx, ("ma", "mb"))
@@ -554,17 +575,18 @@ async def open_table(
     """A browser that opened a table and sits at it alone: its peer and ``seated``."""
     p = await hello(ctx, name)
     variant = "double" if game == "scrabble" else "standard"
-    await p.say(
-        {
-            "type": "create",
-            "game": game,
-            "variant": variant,
-            "size": size,
-            "name": name,
-            "start": start,
-        }
-    )
-    m = await p.expect_type("seated", skip=("lobby",))
+    with ctx.setup(f"create a {size}-seat {game} table", CREATE_SIT):
+        await p.say(
+            {
+                "type": "create",
+                "game": game,
+                "variant": variant,
+                "size": size,
+                "name": name,
+                "start": start,
+            }
+        )
+        m = await p.expect_type("seated", skip=("lobby",))
     return p, m
 
 
@@ -596,8 +618,9 @@ async def with_bot(ctx: Context, name: str) -> tuple[WebPeer, dict[str, Any]]:
     """A game of ``name`` and an ``easy`` server bot: its peer and first seat view."""
     p, seated = await open_table(ctx, name)
     resign_on_cleanup(ctx, p)
-    await p.say({"type": "bot", "table": seated["table"], "level": "easy"})
-    return p, await p.expect_type("seat", timeout=ctx.wait * 2)
+    with ctx.setup("bot easy, then the first seat view", BOT):
+        await p.say({"type": "bot", "table": seated["table"], "level": "easy"})
+        return p, await p.expect_type("seat", timeout=ctx.wait * 2)
 
 
 @check(
@@ -605,6 +628,7 @@ async def with_bot(ctx: Context, name: str) -> tuple[WebPeer, dict[str, Any]]:
     "Playing",
     Level.MUST,
     "bot seats a server bot named after its level; the table fills and the game starts",
+    own=(BOT,),
 )
 async def _bot(ctx: Context) -> None:
     (name,) = names(ctx, "bt")

@@ -21,7 +21,16 @@ from typing import Any, ClassVar, Self
 
 from meeple.check.core import CannotTest, CheckFailed, Context, Fault, Recorder
 
-__all__ = ["MAX_BUFFER", "LinePeer", "Peer", "diagnose", "joined_or_split", "kit_lexicon", "names"]
+__all__ = [
+    "MAX_BUFFER",
+    "LinePeer",
+    "Peer",
+    "diagnose",
+    "joined_or_split",
+    "kit_lexicon",
+    "missing",
+    "names",
+]
 
 # More than any legal message of the five specs; past it the target's message "never ends".
 MAX_BUFFER = 256 * 1024
@@ -151,6 +160,17 @@ def joined_or_split(word: str, got: str, section: str) -> Fault | None:
             evidence=got.encode("utf-8", "replace")[:64],
         )
     return None
+
+
+def missing(what: str) -> str:
+    """What did not come, in words: "no WELCOME", "no reply" (for "a reply"), "the move's
+    lines did not come" (for "the move's lines"), never "no a reply"."""
+    for article in ("a ", "an "):
+        if what.startswith(article):
+            return "no " + what.removeprefix(article)
+    if what.startswith("the "):
+        return f"{what} did not come"
+    return f"no {what}"
 
 
 class Peer:
@@ -304,7 +324,7 @@ class Peer:
             except TimeoutError:
                 fault = self.untolerated() or await self._line_end_probe(limit)
                 raise CheckFailed(
-                    f"{self.label}: no {what} within {limit:g} s"
+                    f"{self.label}: {missing(what)} within {limit:g} s"
                     + (f" ({fault.name})" if fault else ""),
                     got=bytes(self.buffer),
                     fault=fault,

@@ -50,6 +50,12 @@ def register(sub: Any) -> None:
         default=1.0,
         help="cmpn402: the referee's ping interval in seconds (ERRATA: 1)",
     )
+    s.add_argument(
+        "--fresh",
+        metavar="COMMAND",
+        help="a shell command that starts the server at HOST:PORT: started before each "
+        "check, stopped after it (a server that hosts one game, then must restart)",
+    )
     _common(s)
     s.set_defaults(handler=run_server)
     c = sides.add_parser("client", help="run a strict server and grade a client you connect")
@@ -175,6 +181,7 @@ def run_server(args: argparse.Namespace) -> int:
             wait=args.wait,
             only=args.only,
             waiting=_waiting,
+            fresh=args.fresh,
             options={
                 "heartbeat": args.heartbeat,
                 "ping_interval": args.ping_interval,
