@@ -40,7 +40,10 @@ def guide_html() -> tuple[str, markupsafe.Markup]:
         "meeple check",
     )
     body = md.renderer.render(tokens, md.options, {})
-    # The renderer escapes every text and attribute; raw HTML is off (above).
+    # A long sample report scrolls sideways: its block takes the focus, so a keyboard
+    # scrolls it too (axe's scrollable-region-focusable). Every "<pre>" here is the
+    # renderer's: the document's own text is escaped and raw HTML is off (above).
+    body = body.replace("<pre>", '<pre tabindex="0">')
     return title, markupsafe.Markup(body)
 
 

@@ -38,7 +38,9 @@ function scrabbleBoard(view) {
       const code = view.premiums[y][x];
       const t = view.board[y][x];
       const cls = ["sq", PREMIUM[code], pending.has(`${x},${y}`) ? "pending" : ""].filter(Boolean).join(" ");
-      const what = t !== "." ? `${t.toUpperCase()}${t !== t.toUpperCase() ? " (blank)" : ""}` : (PREMIUM_WORDS[code] || "empty");
+      // The name holds the text the square shows ("DW"), as WCAG's label-in-name asks.
+      const what = t !== "." ? `${t.toUpperCase()}${t !== t.toUpperCase() ? " (blank)" : ""}`
+        : code !== "." ? `${PREMIUM_LABEL[code]} (${PREMIUM_WORDS[code]})` : "empty";
       const sq = el("div", { class: cls, "data-x": x, "data-y": y, role: "gridcell", "aria-label": `${LETTERS[x]}${y + 1}: ${what}` });
       if (t !== ".") {
         const blank = t !== t.toUpperCase();

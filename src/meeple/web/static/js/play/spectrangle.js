@@ -114,10 +114,11 @@ export function drawGame(view) {
     const shown = page.tile && sameTile(t, page.tile) ? page.tile : t;
     const b = el("button", {
       type: "button", class: page.tile && sameTile(t, page.tile) ? "htile-btn picked" : "htile-btn",
-      "data-tile": shown, "aria-label": `${shown}: ${tileWords(shown)}`, "aria-pressed": String(shown === page.tile),
+      // The name starts with what the button shows (the value, then the code).
+      "data-tile": shown, "aria-label": `${shown.slice(3)} ${shown}: ${tileWords(shown)}`, "aria-pressed": String(shown === page.tile),
       onclick: () => { page.tile = shown; draw(); },
       onpointerdown: (event) => startDrag(event, shown),
-    }, tileSvg(shown), el("span", { class: "code" }, shown));
+    }, tileSvg(shown), " ", el("span", { class: "code" }, shown));
     return b;
   })));
   const fits = fitsOf(view);
@@ -136,7 +137,9 @@ export function drawGame(view) {
   for (const field of document.querySelectorAll("#board .field.fit")) {
     field.setAttribute("tabindex", "0");
     field.setAttribute("role", "button");
-    field.setAttribute("aria-label", `place ${page.tile} on field ${field.dataset.field}`);
+    // The name holds what the field shows (its points), as WCAG's label-in-name asks.
+    const points = fits.get(Number(field.dataset.field));
+    field.setAttribute("aria-label", `place ${page.tile} on field ${field.dataset.field}: +${points}`);
     field.addEventListener("keydown", (event) => {
       if (event.key !== "Enter" && event.key !== " ") return;
       event.preventDefault();
