@@ -82,5 +82,14 @@ async def test_santorini_and_spectrangle_replays_draw_the_engines_boards(
     assert await page.evaluate(READ_SPECTRANGLE) == expected_tiles
     shown = [int(s) for s in await page.locator("#panel .score").all_inner_texts()]
     assert shown == list(result.scores)
+    # The analysis (issue 34): each placement against the hand's best; greedy play
+    # never misses a point; a line opens to the hand and the best placements.
+    marks = await page.locator("#steps > li > .analysis").all_inner_texts()
+    assert marks, "no analysis shown"
+    assert all(m.startswith("best ") and m.endswith("\u2713") for m in marks if " on " in m)
+    first = page.locator("#steps details.alts").first
+    await first.locator("summary").click()
+    await expect(first).to_contain_text("hand ")
+    await expect(first.locator("li").first).to_be_visible()
     await screenshot(page, "replay-spectrangle")
     await page.close()

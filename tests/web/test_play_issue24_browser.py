@@ -501,7 +501,7 @@ async def test_replay_shows_each_move_against_the_engines_best(
     await page.goto(f"http://127.0.0.1:{server.ports['web']}/games/{record.data['uid']}")
     await expect(page.locator("h1")).to_contain_text("replay")
     await expect(page.locator(".words-lexicon, .sub .lexicon")).to_have_text("GCIDE")
-    shown = page.locator("#steps li")
+    shown = page.locator("#steps > li")
     analysed = [i for i, a in enumerate(expected) if a]
     assert len(analysed) >= 10
     for i in analysed[:5]:
@@ -510,6 +510,11 @@ async def test_replay_shows_each_move_against_the_engines_best(
         text = await shown.nth(i).locator(".analysis").inner_text()
         assert text.startswith(f"best {a['best']} {a['best_score']}")
         assert (f"\u2212{a['equity_lost']}" in text) == (a["equity_lost"] > 0)
+        # Its line opens to the mover's rack and the engine's best (issue 34).
+        details = shown.nth(i).locator("details.alts")
+        await details.locator("summary").click()
+        await expect(details).to_contain_text(f"rack {a['rack']}")
+        await expect(details.locator("li")).to_have_count(len(a["alternatives"]))
     await screenshot(page, "replay-analysis", PHONE_WIDTHS)
     await page.close()
 

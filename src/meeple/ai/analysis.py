@@ -1,4 +1,9 @@
-"""Analysis of a finished Scrabble game: each move against the engine's best (issue 24).
+"""Analysis of a finished game: each move against the engine's best (issues 24, 34).
+
+Scrabble (:func:`analyse`) below; Spectrangle (:func:`analyse_spectrangle`): each turn
+against the placement of the mover's hand that scores most, which is exact for the
+turn (a Spectrangle move's points are all scored at once; what it leaves the next
+player is not weighed). :func:`analyse_game` picks by the record's game.
 
 :func:`analyse` replays a stored record (``meeple.games.records``) and, before every
 play, exchange and pass, asks the move generator for the best play of the mover's rack
@@ -26,7 +31,10 @@ from meeple.games.scrabble.engine import MoveGenerator, get_generator, leave_of,
 from meeple.games.scrabble.game import Exchanged, Passed, PlayMade
 from meeple.games.scrabble.lexicon import Lexicon
 
-__all__ = ["analyse"]
+__all__ = ["ALTERNATIVES", "analyse", "analyse_game", "analyse_spectrangle"]
+
+# How many of the engine's best moves a step lists beside the one played.
+ALTERNATIVES = 5
 
 
 def _minus(rack: str, tiles: str) -> str:
@@ -44,7 +52,9 @@ def analyse(
 ) -> list[dict[str, Any] | None]:
     """One entry per replay step (None where there is nothing to analyse): ``best``
     (the best play's position and word, or ``pass``), ``best_score``, ``equity_lost``
-    (rounded to 0.1) and ``played`` (what was played, as the log writes it)."""
+    (rounded to 0.1), ``played`` (what was played, as the log writes it), ``rack`` (the
+    mover's rack before it) and ``alternatives``: the engine's :data:`ALTERNATIVES` best
+    by equity, each ``{"play", "score", "equity"}``."""
     leaves = leaves if leaves is not None else default_leaves()
     generator = generator if generator is not None else get_generator()
     out: list[dict[str, Any] | None] = []
@@ -81,16 +91,93 @@ def _judge(
     else:
         played = leaves.value(sort_leave(rack.upper()))
         text = "pass"
-    best = generator.best(board, rack, lexicon, game.variant.tile_set, n=1, leave=leaves)
-    if best:
-        move = best[0]
-        top = move.score + leaves.value(leave_of(rack, move))
+    best = generator.best(board, rack, lexicon, game.variant.tile_set, n=ALTERNATIVES, leave=leaves)
+    ranked = [(move, move.score + leaves.value(leave_of(rack, move))) for move in best]
+    alternatives = [
+        {"play": f"{move.position} {move.word}", "score": move.score, "equity": round(eq, 1)}
+        for move, eq in ranked
+    ]
+    if ranked:
+        move, top = max(ranked, key=lambda pair: pair[1])  # the first of equal bests
         name, score = f"{move.position} {move.word}", move.score
     else:
         top, name, score = leaves.value(sort_leave(rack.upper())), "pass", 0
     return {
         "played": text,
+        "rack": sort_leave(rack.upper()),
         "best": name,
         "best_score": score,
         "equity_lost": round(max(0.0, top - played), 1),
+        "alternatives": alternatives,
     }
+
+
+def analyse_spectrangle(record: Mapping[str, Any]) -> list[dict[str, Any] | None]:
+    """One entry per replay step (None where there is nothing to analyse): for each
+    placement, skip and exchange, ``best`` (the tile, as rotated, and its field: "RRG4
+    on 12", or ``skip`` when nothing fitted), ``best_score``, ``equity_lost`` (the
+    points the move scored less than the best; an exchange or a skip scores 0),
+    ``played``, ``rack`` (the mover's hand) and ``alternatives`` (the best placements,
+    one per tile and field)."""
+    from meeple.games.spectrangle.game import Exchanged as SpExchanged
+    from meeple.games.spectrangle.game import Skipped, TilePlaced
+
+    out: list[dict[str, Any] | None] = []
+    seen = 0
+    before: tuple[int, list[Any], tuple[Any, ...]] | None = None
+    for step in records.replay(record):
+        game = step.game
+        entry: dict[str, Any] | None = None
+        for event in game.events[seen:]:
+            if before is None or not isinstance(event, TilePlaced | Skipped | SpExchanged):
+                continue
+            mover, placements, hand = before
+            if event.player != mover:
+                continue
+            if isinstance(event, TilePlaced):
+                played, text = event.points, f"{event.tile} on {event.index}"
+            elif isinstance(event, Skipped):
+                played, text = 0, "skip"
+            else:
+                played, text = 0, f"exchange {event.tile}"
+            entry = _spectrangle_entry(placements, hand, played, text)
+        seen = len(game.events)
+        turn = game.turn
+        if turn is None or game.is_over:
+            before = None
+        else:
+            before = (turn, game.legal_placements(turn), game.hand(turn))
+        out.append(entry)
+    return out
+
+
+def _spectrangle_entry(
+    placements: list[Any], hand: tuple[Any, ...], played: int, text: str
+) -> dict[str, Any]:
+    ranked = sorted(placements, key=lambda p: (-p.points, str(p.tile), p.index))
+    alternatives = [
+        {"play": f"{p.tile} on {p.index}", "score": p.points, "equity": float(p.points)}
+        for p in ranked[:ALTERNATIVES]
+    ]
+    best = ranked[0] if ranked else None
+    return {
+        "played": text,
+        "rack": " ".join(str(t) for t in hand),
+        "best": f"{best.tile} on {best.index}" if best else "skip",
+        "best_score": best.points if best else 0,
+        "equity_lost": float(max(0, (best.points if best else 0) - played)),
+        "alternatives": alternatives,
+    }
+
+
+def analyse_game(
+    record: Mapping[str, Any], lexicon: Lexicon | None
+) -> list[dict[str, Any] | None] | None:
+    """The analysis of a record of any game that has one (None otherwise: Santorini,
+    or Scrabble without its word list)."""
+    game = record.get("game")
+    if game == "scrabble":
+        return None if lexicon is None else analyse(record, lexicon)
+    if game == "spectrangle":
+        return analyse_spectrangle(record)
+    return None

@@ -173,14 +173,17 @@ class WebContext:
         return [default, *(n for n in more if n != default)]
 
     async def analysis(self, record: GameRecord) -> list[dict[str, Any] | None] | None:
-        """A finished Scrabble game's moves against the engine's best (issue 24), when
-        the server's lexicon is the one it was played with; kept for the last games asked
-        (a record never changes). Computed in a worker thread: a 25-move game is ~0.2 s."""
+        """A finished game's moves against the engine's best (issues 24, 34): Scrabble's
+        when the server has the lexicon it was played with, Spectrangle's always; kept
+        for the last games asked (a record never changes). Computed in a worker thread:
+        a 25-move Scrabble game is ~0.2 s."""
         data = record.data
         lexicon = self.services.get(LEXICON_RESOURCE)
-        if record.game != "scrabble" or data is None or lexicon is None:
+        if data is None or record.game not in ("scrabble", "spectrangle"):
             return None
-        if data.get("lexicon") != getattr(lexicon, "name", None):
+        if record.game == "scrabble" and lexicon is None:
+            return None
+        if record.game == "scrabble" and data.get("lexicon") != getattr(lexicon, "name", None):
             # A table's own word list, if the server has it loaded.
             lexicon = (self.services.get(TABLE_LEXICONS_RESOURCE) or {}).get(data.get("lexicon"))
             if lexicon is None:
@@ -188,9 +191,11 @@ class WebContext:
         key = str(data.get("uid") or record.id)
         if key not in self._analyses:
             try:
-                found = await asyncio.to_thread(analysis.analyse, data, lexicon)
+                found = await asyncio.to_thread(analysis.analyse_game, data, lexicon)
             except Exception:  # a record that does not replay has no analysis
                 logger.exception("analysis of %s failed", key)
+                return None
+            if found is None:
                 return None
             self._analyses[key] = found
             while len(self._analyses) > 64:

@@ -12,7 +12,7 @@ function show(n) {
   replaceChildren("board", renderBoard(view));
   replaceChildren("panel", renderPanel(view));
   document.getElementById("stepno").textContent = String(step);
-  list.querySelectorAll("li").forEach((li, i) => li.classList.toggle("current", i === step));
+  list.querySelectorAll(":scope > li").forEach((li, i) => li.classList.toggle("current", i === step));
   list.children[step]?.scrollIntoView({ block: "nearest" });
   history.replaceState(null, "", `?step=${step}`);
 }
@@ -21,7 +21,7 @@ const go = { first: () => show(0), prev: () => show(step - 1), next: () => show(
 document.querySelectorAll("[data-go]").forEach((a) => {
   a.addEventListener("click", (event) => { event.preventDefault(); go[a.dataset.go](); });
 });
-list.querySelectorAll("li a").forEach((a, i) => {
+list.querySelectorAll(":scope > li > a").forEach((a, i) => {
   a.addEventListener("click", (event) => { event.preventDefault(); show(i); });
 });
 document.addEventListener("keydown", (event) => {
