@@ -119,14 +119,14 @@ class CloseAgent:
 class GameOver:
     """A finished game's END, for every seat (seat ``i``'s score is ``scores[i]``): what
     a node that finishes a room whose owner died after logging its end tells again
-    (``wire.LAST_TOLD``); an edge whose agent heard it already drops it."""
+    (:meth:`RefereeRoom.last_told`); an edge whose agent heard it already drops it."""
 
     reason: int
     scores: tuple[int, ...]
 
 
 def seat_view(event: object, seat: int) -> object:
-    """A referee room's event as seat ``seat``'s agent hears it (``wire.SEAT_VIEWS``):
+    """A referee room's event as seat ``seat``'s agent hears it (:meth:`RefereeRoom.seat_event`):
     its own messages as they are; a :class:`GameOver` as its END."""
     if isinstance(event, GameOver):
         mine, theirs = event.scores[seat], event.scores[1 - seat]
@@ -244,6 +244,12 @@ class RefereeRoom(Room):
     """One CMPN402 game on a rooms node; see the module doc."""
 
     game_name = GAME
+
+    def seat_event(self, event: object, index: int) -> object:
+        return seat_view(event, index)
+
+    def last_told(self, log: ActionLog) -> object | None:
+        return last_told(self, log)
 
     def __init__(
         self,

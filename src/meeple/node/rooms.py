@@ -4,7 +4,8 @@ A room here is the same :class:`~meeple.server.rooms.room.Room` ``meeple serve``
 the game's own factory; only its ends are different:
 
 - **its seats** are :class:`RemoteSeat`: a delivery is published, as the seat's view
-  (:func:`meeple.node.wire.for_seat`), on the seat's subject
+  (the room's :meth:`~meeple.server.rooms.room.Room.seat_event`, which the room applies
+  before any seat is handed an event, as in ``meeple serve``), on the seat's subject
   ``<ns>.seat.<edge>.<route>.<uid>``, where the edge holding the connection listens;
 - **its inbox** is served on ``<ns>.room.<uid>.cmd.*`` (queue group ``room``), the last
   token the sending node's name: a :class:`~meeple.node.wire.Command` from an edge is
@@ -61,10 +62,13 @@ from meeple.web.seat import seat_view_json
 if TYPE_CHECKING:
     from meeple.server.lobby.tables import Lobby
 
-__all__ = ["ClusterLog", "OpenRoom", "RemoteSeat", "RoomsRole"]
+__all__ = ["ROOM_GAMES", "ClusterLog", "OpenRoom", "RemoteSeat", "RoomsRole"]
 
 logger = logging.getLogger(__name__)
 
+#: The games whose rooms a rooms node serves (each room hands its seats their views:
+#: Room.seat_event).
+ROOM_GAMES = frozenset({"scrabble", "santorini", "spectrangle", "cmpn402"})
 # How long an edge's command waits for the room to apply it before the node answers
 # "busy" (the edge asks again with the same number: it is applied once).
 COMMAND_WAIT = 10.0
@@ -128,13 +132,13 @@ class RemoteSeat:
         if owned is None or owned.fenced:
             return
         room = owned.room
-        seen = wire.for_seat(room.game_name, event, self.index)
-        # A browser's seat renders the whole view after each event: built here, from the
-        # real room, as meeple serve's web seat builds it (its own rack only).
+        # ``event`` is the seat's view already (Room.seat_event). A browser's seat renders
+        # the whole view after each event: built here, from the real room, as meeple
+        # serve's web seat builds it (its own rack only).
         view = seat_view_json(room, self.index) if self.protocol == "web" else None
         logged = 0 if owned.replaying else len(room.logged_actions)
         delivery = wire.Delivery(
-            room.uid, self.index, logged, seen, owned.replaying, room.game_name, view
+            room.uid, self.index, logged, event, owned.replaying, room.game_name, view
         )
         self._role.send(self._role.ns.seat(self.route, room.uid), wire.dumps(delivery))
 
@@ -142,7 +146,7 @@ class RemoteSeat:
         """``told`` (the log's last action's event) again, as a replay (module doc)."""
         room = self.owned.room if self.owned is not None else None
         assert room is not None
-        seen = wire.for_seat(room.game_name, told, self.index)
+        seen = room.seat_event(told, self.index)
         view = seat_view_json(room, self.index) if self.protocol == "web" else None
         return wire.Delivery(room.uid, self.index, logged, seen, True, room.game_name, view)
 
@@ -393,7 +397,7 @@ class RoomsRole:
 
     async def _open(self, payload: bytes) -> bytes:
         request: OpenRoom = wire.loads(payload, OpenRoom)
-        if request.key.game not in wire.SEAT_VIEWS:
+        if request.key.game not in ROOM_GAMES:
             raise ValueError(f"{request.key.game} rooms are not served by rooms nodes yet")
         if request.attempt and await self.log.action_log(request.uid) is not None:
             return b"ok"  # opened already: its owner serves it, or a takeover will
@@ -674,7 +678,7 @@ class RoomsRole:
                 owned = self._restore(log, lease)
                 for seat in await self._routes(owned.room):
                     self._hold(owned, seat)  # held by the old owner: held here (anew)
-                told = wire.LAST_TOLD[log.game](owned.room, log)
+                told = owned.room.last_told(log)
             except Exception:
                 logger.exception("%s: room %s does not replay; left to others", self.name, uid)
                 await self.leases.release(lease)
@@ -711,7 +715,7 @@ class RoomsRole:
             owned = self._restore(log, lease)
             room = owned.room
             await self._routes(room)
-            told = wire.LAST_TOLD[log.game](room, log)
+            told = room.last_told(log)
             over = wire.dumps(wire.RoomOver(uid))
             for seat in room.seats:
                 if not isinstance(seat, RemoteSeat):
@@ -730,7 +734,7 @@ class RoomsRole:
             await self.leases.release(lease)
 
     def _restore(self, log: ActionLog, lease: Lease) -> _Owned:
-        if log.game not in wire.SEAT_VIEWS:
+        if log.game not in ROOM_GAMES:
             raise ValueError(f"{log.game} rooms are not served by rooms nodes yet")
         _factory, restore = self.lobby.factories(log.game)
         if restore is None:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from meeple.games import santorini as engine
 from meeple.games.santorini import Game, Phase, RuleError, Rules
 from meeple.games.santorini.record import record_actions, to_record
-from meeple.games.santorini.view import spectator_view
+from meeple.games.santorini.view import event_for_seat, spectator_view
 from meeple.server.lobby.tables import Lobby, QueueKey, server_lobby
 from meeple.server.rooms.room import Room, Seat
 
@@ -157,6 +157,25 @@ class SantoriniRoom(Room):
 
     def spectator_view(self) -> dict[str, Any]:
         return spectator_view(self.game, self.names)
+
+    def seat_event(self, event: object, index: int) -> object:
+        return event_for_seat(event, index)
+
+    def last_told(self, log: ActionLog) -> object | None:
+        """The room's :class:`Changed` of the last action in ``log`` (from the state
+        before it), or :class:`Dropped` when a dropped connection ended the game."""
+        if not log.entries:
+            return None
+        last = log.entries[-1].entry.get("action")
+        if isinstance(last, dict) and last.get("type") == "disconnect":
+            player = int(last["player"])
+            return Dropped(player, self.names[player])
+        if not self.game.log:
+            return None
+        before = replace(log, entries=log.entries[:-1]).replay()
+        state = before.state
+        events = before.apply(self.game.log[-1])
+        return Changed(self.game, state, tuple(events))
 
     def record_header(self) -> dict[str, Any]:
         header = to_record(self.game, players=self.names, uid=self.uid)

@@ -10,6 +10,7 @@ the order its spec wants. A refused command is answered to its sender only, as
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import random
 import time
@@ -42,7 +43,7 @@ from meeple.games.scrabble.gcg import to_gcg
 from meeple.games.scrabble.lexicon import load_lexicon
 from meeple.games.scrabble.moves import Placement
 from meeple.games.scrabble.record import record_actions, to_record
-from meeple.games.scrabble.view import spectator_view
+from meeple.games.scrabble.view import event_for_seat, spectator_view
 from meeple.server.lobby.tables import Lobby, QueueKey, RoomFactory, RoomRestorer, server_lobby
 from meeple.server.rooms.room import Room, Seat
 
@@ -211,6 +212,21 @@ class ScrabbleRoom(Room):
 
     def spectator_view(self) -> dict[str, Any]:
         return spectator_view(self.game)
+
+    def seat_event(self, event: object, index: int) -> object:
+        return event_for_seat(event, index)
+
+    def last_told(self, log: ActionLog) -> object | None:
+        """The Update the room told of the last action in ``log``."""
+        if not log.entries:
+            return None
+        earlier = dataclasses.replace(log, entries=log.entries[:-1])
+        before = earlier.replay(lexicon=self.game.lexicon)
+        events = self.game.events[len(before.events) :]
+        actions = self.game.log
+        last = actions[-1] if actions else None
+        actor = None if isinstance(last, End) or last is None else getattr(last, "player", None)
+        return Update(actor, tuple(events), self.game)
 
     def record_header(self) -> dict[str, Any]:
         header = to_record(self.game, lexicon=self.lexicon_name, uid=self.uid)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from meeple.games import spectrangle as engine
 from meeple.games.spectrangle.record import record_actions, to_record
-from meeple.games.spectrangle.view import spectator_view
+from meeple.games.spectrangle.view import event_for_seat, spectator_view
 from meeple.protocols.spectrangle import (
     Exchange,
     Place,
@@ -145,6 +145,16 @@ class SpectrangleRoom(Room):
 
     def spectator_view(self) -> dict[str, Any]:
         return spectator_view(self.game)
+
+    def seat_event(self, event: object, index: int) -> object:
+        return event_for_seat(event, index)
+
+    def last_told(self, log: ActionLog) -> object | None:
+        """The Update the room told of the last action in ``log`` (its events)."""
+        if not log.entries:
+            return None
+        before = replace(log, entries=log.entries[:-1]).replay()
+        return Update(tuple(self.game.events[len(before.events) :]), self.game)
 
     def record_header(self) -> dict[str, Any]:
         header = to_record(self.game, uid=self.uid)
