@@ -86,8 +86,6 @@ KEY = QueueKey(GAME, 2, GAME)  # the table every CMPN402 agent sits at
 TABLE_VARIANTS = {GAME: (2, 2)}
 # The room's uid token the edges ask for a dropped agent's seat (meeple.room.<it>.cmd).
 FINDER = "cmpn402-seats"
-# How long a dropped agent's seat waits in the rejoin bucket (its game waits as long).
-REJOIN_TTL = 24 * 3600
 
 
 @dataclass(frozen=True, slots=True)
@@ -583,8 +581,12 @@ class SeatFinder:
         tokens: RejoinTokens,
         *,
         closed: Callable[[str], Awaitable[bool]] | None = None,
+        ttl: float = 24 * 3600.0,
     ) -> None:
+        """``ttl``: how long a dropped agent's seat waits in the rejoin bucket (its game
+        waits as long: ``token_ttl`` of :class:`~meeple.server.config.ClusterConfig`)."""
         self.bus = bus
+        self.ttl = ttl
         self.ns = ns
         self.tokens = tokens
         self.closed = closed
@@ -605,7 +607,7 @@ class SeatFinder:
         """Seat ``index`` of ``room`` is its agent's to take back by its name."""
         seat = RejoinSeat(room.uid, index)
         key = rejoin_hash(room.seats[index].name)
-        self._spawn(self.tokens.put(key, seat, ttl=REJOIN_TTL), room.uid)
+        self._spawn(self.tokens.put(key, seat, ttl=int(self.ttl)), room.uid)
 
     def forget(self, room: RefereeRoom) -> None:
         """``room`` is over: its seats are nobody's to take back."""

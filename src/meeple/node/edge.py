@@ -59,9 +59,11 @@ from typing import Any
 
 import msgspec
 
-from meeple.bus.base import Bus, BusClosed, BusError, BusTimeout, NoResponder, Subscription
+from meeple.bus.base import Bus, BusClosed, BusError, Subscription
 from meeple.bus.subjects import Namespace
 from meeple.node import wire
+from meeple.node.ask import NoAnswer, ask, passing
+from meeple.server.config import ClusterConfig
 from meeple.server.lobby.tables import (
     AlreadyPlaying,
     BadTable,
@@ -86,16 +88,6 @@ __all__ = ["EdgeLobby", "EdgeTable", "LobbyCall", "RemoteRoom", "SeatInfo"]
 
 logger = logging.getLogger(__name__)
 
-# Seconds an edge waits for one answer before asking again (same command number: the
-# owner applies it once). Short: a request in flight to an owner that died is asked
-# again this soon after the new owner serves.
-ANSWER_WAIT = 1.0
-# Pause before asking again when nobody serves the room (its owner is being replaced).
-RETRY_PAUSE = 0.05
-# Seconds a rejoin waits for the room's owner (one taking the room over answers then).
-REBIND_PATIENCE = 10.0
-# Pause before asking again for the leader's open tables while nobody leads.
-SYNC_PAUSE = 0.5
 # The lobby request for the leader's whole list of open tables (meeple.node.lobby).
 TABLES = "tables"
 
@@ -211,21 +203,28 @@ class RemoteRoom:
                 payload = wire.dumps(command)
             else:
                 payload = wire.dumps(wire.Command(self.index, next(numbers), command))
-            while not self.finished:
-                try:
-                    answer = await self.lobby.bus.request(subject, payload, timeout=ANSWER_WAIT)
-                except (NoResponder, BusTimeout):
-                    await asyncio.sleep(RETRY_PAUSE)  # no owner now: the room is moving
-                    continue
-                except BusClosed:
-                    return
-                except BusError as e:
-                    logger.warning("room %s: %s; asking again", self.uid, e)
-                    await asyncio.sleep(RETRY_PAUSE)
-                    continue
-                if answer == b"busy":
-                    continue
-                break
+            # Asked until the room applied it or is over for this seat (the same number:
+            # the owner applies it once, wherever the room moved meanwhile).
+            try:
+                await ask(
+                    self.lobby.bus,
+                    subject,
+                    payload,
+                    self.lobby.timing,
+                    forever=True,
+                    going=lambda: not self.finished,
+                    again=self._again,
+                )
+            except BusClosed:
+                return
+            except NoAnswer:
+                return  # over for this seat
+
+    def _again(self, error: BusError) -> bool:
+        """Every error is asked again (a room moving, an owner that failed)."""
+        if not passing(error):
+            logger.warning("room %s: %s; asking again", self.uid, error)
+        return True
 
     def received(self, delivery: wire.Delivery) -> None:
         game = getattr(delivery.event, "game", None)
@@ -257,8 +256,11 @@ class EdgeLobby:
     # The web's "add a bot": bots are not seated from an edge (they would play here).
     seats_bots = False
 
-    def __init__(self, bus: Bus, ns: Namespace, node: str) -> None:
+    def __init__(
+        self, bus: Bus, ns: Namespace, node: str, *, timing: ClusterConfig | None = None
+    ) -> None:
         self.bus = bus
+        self.timing = timing or ClusterConfig()
         self.ns = ns.for_node(node)  # its requests name it: NATS lets it send no other's
         self.node = node
         self._routes: dict[int, str] = {}  # id(seat) -> route
@@ -379,26 +381,35 @@ class EdgeLobby:
     async def _ask_tables(self) -> None:
         subject = self.ns.lobby_request(TABLES)
         while True:
+            # Until a leader answers: nobody leads now, and the next leader publishes
+            # its list anyway.
             try:
-                answer = await self.bus.request(subject, b"", timeout=ANSWER_WAIT)
-            except (NoResponder, BusTimeout):
-                answer = b"busy"  # nobody leads now: the next leader publishes its list
+                answer = await ask(
+                    self.bus,
+                    subject,
+                    b"",
+                    self.timing,
+                    forever=True,
+                    pause=self.timing.sync_pause,
+                    again=self._tables_again,
+                )
             except BusClosed:
                 return
-            except BusError as e:
+            self._syncing = None  # news it leaves held asks again
+            try:
+                news = wire.loads(answer, wire.TableNews)
+            except wire.WireError as e:
                 logger.warning("lobby: the open tables: %s", e)
-                answer = b"busy"
-            if answer != b"busy":
-                self._syncing = None  # news it leaves held asks again
-                try:
-                    news = wire.loads(answer, wire.TableNews)
-                except wire.WireError as e:
-                    logger.warning("lobby: the open tables: %s", e)
-                    await asyncio.sleep(SYNC_PAUSE)
-                    continue
-                self._heard_news(news)
-                return
-            await asyncio.sleep(SYNC_PAUSE)
+                await asyncio.sleep(self.timing.sync_pause)
+                continue
+            self._heard_news(news)
+            return
+
+    @staticmethod
+    def _tables_again(error: BusError) -> bool:
+        if not passing(error):
+            logger.warning("lobby: the open tables: %s", error)
+        return True
 
     # --- the games (the listeners register theirs as with meeple serve) --------------------
 
@@ -552,7 +563,9 @@ class EdgeLobby:
             self._rejoining.pop(id(seat), None)
             with contextlib.suppress(BusError):
                 dropped = wire.dumps(wire.Dropped(index, route))
-                await self.bus.request(self.ns.room_command(uid), dropped, timeout=ANSWER_WAIT)
+                await self.bus.request(
+                    self.ns.room_command(uid), dropped, timeout=self.timing.ask_wait
+                )
             return
         first.set_result(number)
         if not told[0]:
@@ -572,20 +585,12 @@ class EdgeLobby:
             return None
         uid, index = where.room, where.seat
         rebind = wire.dumps(wire.Rebind(index, token, describe(seat, route)))
-        until = asyncio.get_running_loop().time() + REBIND_PATIENCE
-        while asyncio.get_running_loop().time() < until:  # the room may be moving
-            try:
-                answer = await self.bus.request(
-                    self.ns.room_command(uid), rebind, timeout=ANSWER_WAIT
-                )
-            except (NoResponder, BusTimeout):
-                await asyncio.sleep(RETRY_PAUSE)
-                continue
-            if answer == b"busy":
-                continue
-            bound: _Bound = wire.decode_json(answer, _Bound)
-            return uid, index, bound.name, bound.next
-        return None
+        try:  # the room may be moving
+            answer = await ask(self.bus, self.ns.room_command(uid), rebind, self.timing)
+        except NoAnswer:
+            return None
+        bound: _Bound = wire.decode_json(answer, _Bound)
+        return uid, index, bound.name, bound.next
 
     def _rejoined(self, seat: Seat, uid: str, name: str, token: str) -> None:
         seat.name = name
@@ -816,29 +821,20 @@ class EdgeLobby:
             seat = self._seats.get(route)
             if seat is not None and call.op != "disconnect":
                 await self._subscribe(seat, route)
-            for attempt in itertools.count():
-                try:
-                    answer = await self.bus.request(
-                        self.ns.lobby_request(call.op), wire.dumps(call), timeout=ANSWER_WAIT
-                    )
-                    if answer == b"busy":  # a leader that just lost the lobby: ask again
-                        raise NoResponder(call.op)
-                except (NoResponder, BusTimeout):
-                    # No leader now (a standby takes over within the lease's TTL).
-                    if attempt > 200:
-                        logger.error("lobby: %s for %s: no leader answers", call.op, route)
-                        break
-                    await asyncio.sleep(RETRY_PAUSE)
-                    continue
-                except BusClosed:
-                    return
-                except BusError as e:
-                    logger.info("lobby refused %s for %s: %s", call.op, route, e)
-                    if call.op in ("join", "sit", "create") and seat is not None:
-                        if call.op != "create":
-                            self._tables.pop(id(seat), None)  # it sits nowhere
-                        self._tell(seat, TableError(str(e)))
-                break
+            # No leader now, or one that just lost the lobby (busy): a standby takes
+            # over within the lease's TTL.
+            try:
+                await ask(self.bus, self.ns.lobby_request(call.op), wire.dumps(call), self.timing)
+            except BusClosed:
+                return
+            except NoAnswer:
+                logger.error("lobby: %s for %s: no leader answers", call.op, route)
+            except BusError as e:
+                logger.info("lobby refused %s for %s: %s", call.op, route, e)
+                if call.op in ("join", "sit", "create") and seat is not None:
+                    if call.op != "create":
+                        self._tables.pop(id(seat), None)  # it sits nowhere
+                    self._tell(seat, TableError(str(e)))
 
     async def close(self) -> None:
         for task in list(self._tasks):

@@ -45,7 +45,6 @@ EDGE_LISTENERS = ("twente", "clarkson", "santorini", "spectrangle", "cmpn402")
 # An edge's own listener where meeple serve's is more than a dialect (the CMPN402
 # referee runs on the rooms nodes: meeple.node.cmpn402).
 EDGE_TARGETS = {"cmpn402": "meeple.node.cmpn402_edge:create_listener"}
-HEARTBEAT = 1.0
 
 
 @dataclass(frozen=True)
@@ -172,6 +171,7 @@ class Node:
                     cmpn402.GAME: cmpn402.TABLE_VARIANTS,
                 },
                 LobbyState(self.nc, self.ns),
+                timing=c.server.cluster,
             )
             await self.lobby.start()
             from meeple.cluster.registry import Names
@@ -201,7 +201,12 @@ class Node:
             scrabble_lobby(services)  # the lexicon and the factories, as meeple serve
             santorini_lobby(services)
             spectrangle_lobby(services)
-            records = RemoteRecords(self.bus, self.ns, asyncio.get_running_loop())
+            records = RemoteRecords(
+                self.bus,
+                self.ns,
+                asyncio.get_running_loop(),
+                timeout=c.server.cluster.command_wait,
+            )
             log = JetStreamLog(self.nc, self.ns, records)  # type: ignore[arg-type]
             # The CMPN402 referee's games (meeple.node.cmpn402), their seats kept in KV.
             from meeple.cluster.registry import RejoinTokens
@@ -209,7 +214,9 @@ class Node:
             from meeple.server.rooms.scrabble import table_lexicon
 
             tokens = RejoinTokens(self.nc, self.ns)
-            self.seat_finder = SeatFinder(self.bus, self.ns, tokens, closed=log.closed)
+            self.seat_finder = SeatFinder(
+                self.bus, self.ns, tokens, closed=log.closed, ttl=c.server.cluster.token_ttl
+            )
             referee_rooms(services, games, table_lexicon(services), self.seat_finder)
             await self.seat_finder.start()
             self.rooms = RoomsRole(
@@ -223,6 +230,7 @@ class Node:
                 grace=c.server.rejoin_grace,
                 tokens=tokens,
                 admin_token=c.server.cmpn402.admin_token,
+                timing=c.server.cluster,
             )
             await self.rooms.start()
         if "edge" in c.roles:
@@ -234,12 +242,13 @@ class Node:
         from meeple.server.app import _create
         from meeple.server.rooms.scrabble import LEXICON_RESOURCE
 
-        self.edge = EdgeLobby(self.bus, self.ns, self.config.name)
+        timing = self.config.server.cluster
+        self.edge = EdgeLobby(self.bus, self.ns, self.config.name, timing=timing)
         await self.edge.start()
         self.services.resource("lobby", lambda: self.edge)
         # Names unique across every edge (the dialects' registry, meeple.node.names).
         self.services.names = ClusterNames(
-            self.bus, self.ns, self.config.name, ttl=self.config.name_ttl
+            self.bus, self.ns, self.config.name, ttl=self.config.name_ttl, timing=timing
         )
         self.edge.names = self.services.names
         # An edge checks no word (the rooms nodes do): no lexicon to load.
@@ -269,13 +278,13 @@ class Node:
             from meeple.server.config import ListenerConfig
             from meeple.web.listener import WebListener
 
-            self.view = ClusterView(self.bus, self.ns)
+            self.view = ClusterView(self.bus, self.ns, timing=timing)
             await self.view.start()
-            self.relay = ViewRelay(self.bus, self.ns)
+            self.relay = ViewRelay(self.bus, self.ns, timing=timing)
             from meeple.node.store import BusRecords
 
             # Finished games and ratings for its pages, from any store node (no database).
-            records = BusRecords(self.bus, self.ns)
+            records = BusRecords(self.bus, self.ns, timing.store_wait)
             app = edge_web_app(self.services, self.view, self.relay, self.edge, records)
             self.web = WebListener(
                 self.services, "web", ListenerConfig(port=self.config.api_port), app
@@ -319,7 +328,7 @@ class Node:
                 await self.bus.publish(
                     self.ns.node(self.config.name), json.dumps(self.info()).encode()
                 )
-            await asyncio.sleep(HEARTBEAT)
+            await asyncio.sleep(self.config.server.cluster.heartbeat)
 
     def request_stop(self) -> None:
         self._stopping.set()

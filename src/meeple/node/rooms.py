@@ -52,6 +52,7 @@ from meeple.cluster.registry import RejoinSeat, RejoinTokens
 from meeple.node import spawn, wire
 from meeple.node.views import ViewSource
 from meeple.server.clock import Timer
+from meeple.server.config import ClusterConfig
 from meeple.server.lobby.cmpn402_console import check_token as same_token
 from meeple.server.lobby.tables import QueueKey, Replaced
 from meeple.server.rooms.room import Room, token_hash
@@ -69,13 +70,6 @@ logger = logging.getLogger(__name__)
 #: The games whose rooms a rooms node serves (each room hands its seats their views:
 #: Room.seat_event).
 ROOM_GAMES = frozenset({"scrabble", "santorini", "spectrangle", "cmpn402"})
-# How long an edge's command waits for the room to apply it before the node answers
-# "busy" (the edge asks again with the same number: it is applied once).
-COMMAND_WAIT = 10.0
-# Seconds without an edge's heartbeat before its seats leave their rooms.
-EDGE_SILENCE = 5.0
-# Seconds a browser seat's token stays findable at most (it is spent when the game ends).
-TOKEN_TTL = 24 * 3600
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +209,9 @@ class RoomsRole:
     # The CMPN402 admin token (meeple node --admin-token): an organiser's request to a
     # room must carry it; None: this node takes no admin request (issue 30.1).
     admin_token: str | None = None
+    # Its timings (command_wait: how long an edge's command waits for the room before
+    # "busy", the edge asking again with the same number; edge_silence; token_ttl).
+    timing: ClusterConfig = field(default_factory=ClusterConfig)
     rooms: dict[str, _Owned] = field(default_factory=dict)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     _subs: list[Subscription] = field(default_factory=list)
@@ -227,7 +224,7 @@ class RoomsRole:
     views: ViewSource = field(init=False)
 
     def __post_init__(self) -> None:
-        self.views = ViewSource(self.bus, self.ns)
+        self.views = ViewSource(self.bus, self.ns, timing=self.timing)
 
     async def start(self) -> None:
         self._subs.append(await self.bus.serve(self.ns.rooms_open, self._open, queue="rooms"))
@@ -243,13 +240,13 @@ class RoomsRole:
         self._heard[subject.rsplit(".", 1)[1]] = time.monotonic()
 
     async def _edges_gone(self) -> None:
-        """A seat whose edge is silent for :data:`EDGE_SILENCE` seconds lost its
+        """A seat whose edge is silent for ``timing.edge_silence`` seconds lost its
         connection with the edge: its room's leave rule applies (Twente: the game ends,
         reason DISCONNECT), as when a connection closes."""
         while True:
-            await asyncio.sleep(1.0)
+            await asyncio.sleep(self.timing.heartbeat)
             now = time.monotonic()
-            if now - self._started < EDGE_SILENCE:
+            if now - self._started < self.timing.edge_silence:
                 continue  # not long enough to have heard every live edge
             for owned in list(self.rooms.values()):
                 if owned.fenced or owned.room.finished:
@@ -258,7 +255,7 @@ class RoomsRole:
                     if not isinstance(seat, RemoteSeat) or seat.gone:
                         continue
                     edge = seat.route.rsplit("-", 1)[0]
-                    if now - self._heard.get(edge, -1e9) > EDGE_SILENCE:
+                    if now - self._heard.get(edge, -1e9) > self.timing.edge_silence:
                         seat.gone = True
                         held = self._hold(owned, seat)
                         logger.warning(
@@ -289,7 +286,9 @@ class RoomsRole:
             )
             if self.tokens is not None:  # a node taking the room over holds it too
                 found = RejoinSeat(room.uid, seat.index, seat.route, held=True)
-                self._spawn(self.tokens.put(key, found, ttl=TOKEN_TTL), f"held {room.uid}")
+                self._spawn(
+                    self.tokens.put(key, found, ttl=int(self.timing.token_ttl)), f"held {room.uid}"
+                )
             room.log.info("%s dropped; seat held for %.0f s", seat.name, self.grace)
         return True
 
@@ -307,7 +306,7 @@ class RoomsRole:
                 if put:
                     route = getattr(seat, "route", None)
                     found = RejoinSeat(room.uid, index, route, index in owned.held)
-                    await self.tokens.put(key, found, ttl=TOKEN_TTL)
+                    await self.tokens.put(key, found, ttl=int(self.timing.token_ttl))
                 else:
                     await self.tokens.take(key)
             except Exception as e:
@@ -369,7 +368,8 @@ class RoomsRole:
         if self.tokens is not None:
             # Where the seat is now, for a node that takes the room over later.
             found = RejoinSeat(room.uid, index, new.route)
-            self._spawn(self.tokens.put(key, found, ttl=TOKEN_TTL), f"route {room.uid}")
+            ttl = int(self.timing.token_ttl)
+            self._spawn(self.tokens.put(key, found, ttl=ttl), f"route {room.uid}")
         answer = {"name": old.name, "next": owned.seen.get(index, 0) + 1}
         return json.dumps(answer).encode()
 
@@ -418,7 +418,7 @@ class RoomsRole:
         await self._serve(owned)
         # Answered once the genesis is logged: from then on a takeover can rebuild the
         # room if this node dies; before, the leader's ask again opens it elsewhere.
-        await asyncio.wait_for(owned.opened.wait(), COMMAND_WAIT)
+        await asyncio.wait_for(owned.opened.wait(), self.timing.command_wait)
         logger.info("%s: opened %s %s for %s", self.name, request.key, room.uid, _names(room))
         return b"ok"
 
@@ -526,7 +526,7 @@ class RoomsRole:
         owned.waiting[id(command)] = answered
         room.submit(seat, command)
         try:
-            await asyncio.wait_for(asyncio.shield(answered), COMMAND_WAIT)
+            await asyncio.wait_for(asyncio.shield(answered), self.timing.command_wait)
         except TimeoutError:
             return b"busy"
         finally:
@@ -561,7 +561,9 @@ class RoomsRole:
             answer["error"] = "the game is over"
         else:
             try:
-                answer["result"] = await asyncio.wait_for(asyncio.shield(act(action)), COMMAND_WAIT)
+                answer["result"] = await asyncio.wait_for(
+                    asyncio.shield(act(action)), self.timing.command_wait
+                )
             except TimeoutError:
                 answer["error"] = "the room did not apply it in time"
             except Exception as e:  # the referee's refusal (AdminRefused): why
@@ -597,7 +599,9 @@ class RoomsRole:
                     await self.bus.publish(self.ns.seat(route, room.uid), over)
             with contextlib.suppress(BusError):
                 await self.bus.request(
-                    self.ns.lobby_request("roomdone"), wire.dumps(room.uid), timeout=2.0
+                    self.ns.lobby_request("roomdone"),
+                    wire.dumps(room.uid),
+                    timeout=self.timing.ask_wait,
                 )
         await self._drop(owned, release=True)
         logger.info(
