@@ -250,7 +250,7 @@ class EdgeCmpn402Listener(Cmpn402Listener):
         self.ahead = WriteAhead(name)
         self.referee = None
         self.contest = None
-        lobby = services.resource("lobby", lambda: None)
+        lobby = services.lobby
         if not isinstance(lobby, EdgeLobby):
             raise TypeError("the edge's CMPN402 listener needs the edge's lobby")
         lobby.register_game(GAME, _no_room, variants=TABLE_VARIANTS)

@@ -81,6 +81,7 @@ from meeple.server.lobby.tables import (
     UnknownGame,
     UnknownToken,
 )
+from meeple.server.ports import LobbyPort, NamesPort, RoomPort, TablePort
 from meeple.server.rooms.room import Resumed, Seat, token_hash
 from meeple.server.rooms.timecontrol import parse_time_control
 
@@ -166,7 +167,7 @@ class RemoteRoom:
         self.seat = seat
         self.index = index
         self.finished = False
-        self.game: Any = None  # the seat's view of the game, from the last delivery
+        self.game: object = None  # the seat's view of the game, from the last delivery
         self.game_name = ""
         # A browser seat's whole view as its owner built it: (data, JSON), from the last
         # delivery (meeple.web.seat reads it instead of building one here).
@@ -281,7 +282,7 @@ class EdgeLobby:
         self._open: dict[str, TableInfo] = {}  # the leader's open tables, oldest first
         self._table_sub: Subscription | None = None
         # The edge's name registry, for a browser seat taken back here (set by the node).
-        self.names: Any = None
+        self.names: NamesPort | None = None
         # Browser seats taking a seat back: its token, the number their commands go on
         # from (the owner's answer), and whether the seat was told it sits (Seated).
         self._rejoining: dict[int, tuple[str, asyncio.Future[int], list[bool]]] = {}
@@ -315,9 +316,10 @@ class EdgeLobby:
     # publishes its whole list when it takes over, so a table its predecessor started
     # or closed and died before telling leaves every edge's copy.
 
-    def tables(self) -> list[TableInfo]:
-        """The leader's open tables as this edge last heard, oldest first."""
-        return list(self._open.values())
+    def tables(self, game: str | None = None) -> list[TableInfo]:
+        """The leader's open tables (of ``game``, or all) as this edge last heard, oldest
+        first."""
+        return [t for t in self._open.values() if game is None or t.game == game]
 
     def _heard_news(self, news: object) -> None:
         if isinstance(news, TableEvent):  # a leader that numbers nothing
@@ -427,7 +429,9 @@ class EdgeLobby:
     def has_game(self, game: str) -> bool:
         return game in self._variants
 
-    def name_rule(self, *args: Any) -> None:
+    def name_rule(
+        self, game: str, variant: str, protocol: str, fits: Callable[[str], bool], rule: str
+    ) -> None:
         """Name rules are the leader's to check, and it has none yet: only Clarkson has
         one (for seats of other protocols at its tables), and of the protocols on edges
         none but Clarkson can sit at a Clarkson table."""
@@ -444,7 +448,7 @@ class EdgeLobby:
         table = self._tables.get(id(seat))
         return table is not None and table.ready
 
-    def waiting(self, key: QueueKey) -> list[Any]:
+    def waiting(self, key: QueueKey) -> list[object]:
         """Who sits at the open table :meth:`join` would put a player of ``key`` at, as
         this edge last heard (``Lobby.waiting``'s answer, a moment late: module doc)."""
         for table in self._open.values():
@@ -575,10 +579,12 @@ class EdgeLobby:
     async def _ask_rejoin(
         self, token: str, seat: Seat, route: str
     ) -> tuple[str, int, str, int] | None:
-        found = await self.bus.request(
+        found = await ask(
+            self.bus,
             self.ns.lobby_request("rejoin"),
             json.dumps({"hash": token_hash(token)}).encode(),
-            timeout=5.0,
+            self.timing,
+            patience=self.timing.names_patience,
         )
         where: _Where | None = wire.decode_json(found, _Where | None)
         if where is None:
@@ -850,6 +856,14 @@ class EdgeLobby:
         for sub in list(self._subs.values()):
             await _close(sub)
         self._subs.clear()
+
+
+def _conforms(
+    lobby: EdgeLobby, room: RemoteRoom, table: EdgeTable
+) -> tuple[LobbyPort, RoomPort, TablePort]:
+    """What mypy checks and nothing calls: an edge's lobby, remote room and table are the
+    ports' (meeple.server.ports), as meeple serve's are."""
+    return lobby, room, table
 
 
 async def _close(sub: Subscription) -> None:

@@ -20,9 +20,9 @@ import random
 import secrets
 import signal
 import time
-from collections.abc import Collection
+from collections.abc import Awaitable, Collection
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from meeple.bus.natsbus import NatsBus, connect
 from meeple.bus.subjects import Namespace
@@ -33,6 +33,19 @@ from meeple.node.names import ClusterNames
 from meeple.server.app import LISTENERS, Listener, Services
 from meeple.server.config import ServerConfig
 from meeple.server.lobby.tables import Lobby
+
+if TYPE_CHECKING:
+    from meeple.node.chat import LobbyChat
+    from meeple.node.cmpn402 import SeatFinder
+    from meeple.node.edge import EdgeLobby
+    from meeple.node.lobby import LobbyRole
+    from meeple.node.names import NameService
+    from meeple.node.rejoin import RejoinService
+    from meeple.node.rooms import RoomsRole
+    from meeple.node.status import ClusterView
+    from meeple.node.store import StoreRole
+    from meeple.node.views import ViewRelay
+    from meeple.web.listener import WebListener
 
 __all__ = ["EDGE_LISTENERS", "ROLES", "Node", "NodeConfig"]
 
@@ -106,19 +119,19 @@ class Node:
         self.ns = Namespace(config.namespace).for_node(config.name)
         self.services = Services(config.server, rng=random.Random())
         self.listeners: dict[str, Listener] = {}
-        self.rooms: Any = None
-        self.lobby: Any = None
-        self.store: Any = None
-        self.edge: Any = None
-        self.chat: Any = None  # an edge's Spectrangle chat outside a game
-        self.name_service: Any = None  # a lobby node answers edges' name claims
-        self.rejoin_service: Any = None  # and where a browser's rejoin token leads
-        self.seat_finder: Any = None  # a rooms node finds dropped CMPN402 agents' seats
+        self.rooms: RoomsRole | None = None
+        self.lobby: LobbyRole | None = None
+        self.store: StoreRole | None = None
+        self.edge: EdgeLobby | None = None
+        self.chat: LobbyChat | None = None  # an edge's Spectrangle chat outside a game
+        self.name_service: NameService | None = None  # a lobby node answers name claims
+        self.rejoin_service: RejoinService | None = None  # where a rejoin token leads
+        self.seat_finder: SeatFinder | None = None  # finds dropped CMPN402 agents' seats
         self._stopping = asyncio.Event()
         self._beat: asyncio.Task[None] | None = None
-        self.view: Any = None
-        self.web: Any = None
-        self.relay: Any = None
+        self.view: ClusterView | None = None
+        self.web: WebListener | None = None
+        self.relay: ViewRelay | None = None
         self.api_port: int | None = None
 
     async def start(self) -> None:
@@ -197,7 +210,7 @@ class Node:
             # Services of the rooms' own: an edge in this process has its lobby there.
             rng = random.Random() if c.same_game_seed is None else _SameSeed(c.same_game_seed)
             services = Services(self.config.server, self.services.clock, rng=rng)
-            services.resource("lobby", lambda: games)
+            services.lobby = games
             scrabble_lobby(services)  # the lexicon and the factories, as meeple serve
             santorini_lobby(services)
             spectrangle_lobby(services)
@@ -207,7 +220,7 @@ class Node:
                 asyncio.get_running_loop(),
                 timeout=c.server.cluster.command_wait,
             )
-            log = JetStreamLog(self.nc, self.ns, records)  # type: ignore[arg-type]
+            log = JetStreamLog(self.nc, self.ns, records)
             # The CMPN402 referee's games (meeple.node.cmpn402), their seats kept in KV.
             from meeple.cluster.registry import RejoinTokens
             from meeple.node.cmpn402 import SeatFinder, referee_rooms
@@ -245,7 +258,7 @@ class Node:
         timing = self.config.server.cluster
         self.edge = EdgeLobby(self.bus, self.ns, self.config.name, timing=timing)
         await self.edge.start()
-        self.services.resource("lobby", lambda: self.edge)
+        self.services.lobby = self.edge
         # Names unique across every edge (the dialects' registry, meeple.node.names).
         self.services.names = ClusterNames(
             self.bus, self.ns, self.config.name, ttl=self.config.name_ttl, timing=timing
@@ -357,16 +370,17 @@ class Node:
             self.relay.close()
         if self.view is not None:
             await self.view.stop()
-        steps: list[Any] = [
+        steps: list[Awaitable[object]] = [
             listener.close(self.config.server.shutdown_grace)
             for listener in self.listeners.values()
         ]
         names = self.services.names
         if self.edge is not None and isinstance(names, ClusterNames):
             steps.append(names.close())
+        for closing in (self.edge, self.chat):
+            if closing is not None:
+                steps.append(closing.close())
         for role in (
-            self.edge,
-            self.chat,
             self.rooms,
             self.lobby,
             self.name_service,
@@ -375,7 +389,7 @@ class Node:
             self.store,
         ):
             if role is not None:
-                steps.append(role.close() if role in (self.edge, self.chat) else role.stop())
+                steps.append(role.stop())
         for step in steps:
             try:
                 await asyncio.wait_for(step, timeout)

@@ -293,6 +293,9 @@ class Room:
 
     # The game's name in URLs, records and the lobby; each subclass sets it.
     game_name = "game"
+    # The engine's game, which each subclass sets (its own type): a seat's dialect may
+    # read it (do not change it); on a cluster edge the seat's view stands for it.
+    game: object
 
     def __init__(self, seats: list[Seat], *, uid: str | None = None) -> None:
         self.id = f"room-{next(_room_ids)}"

@@ -44,11 +44,12 @@ from meeple.games.scrabble.lexicon import load_lexicon
 from meeple.games.scrabble.moves import Placement
 from meeple.games.scrabble.record import record_actions, to_record
 from meeple.games.scrabble.view import event_for_seat, spectator_view
-from meeple.server.lobby.tables import Lobby, QueueKey, RoomFactory, RoomRestorer, server_lobby
+from meeple.server.lobby.tables import QueueKey, RoomFactory, RoomRestorer, lobby_port
 from meeple.server.rooms.room import Room, Seat
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
+    from meeple.server.ports import LobbyPort
     from meeple.server.store.database import ActionLog
 
 __all__ = [
@@ -194,7 +195,7 @@ class ScrabbleRoom(Room):
         self.leave_policy = leave_policy
         self.lexicon_name: str | None = getattr(lexicon, "name", None)
         # ``game``: a game replayed from the room's log (restart recovery).
-        self.game = (
+        self.game: Game = (
             game
             if game is not None
             else Game([s.name for s in seats], rng, variant=variant, lexicon=lexicon)
@@ -407,13 +408,14 @@ def lexicon_of(services: Services, name: str | None) -> Container[str]:
     return table_lexicons(services)[name]
 
 
-def scrabble_lobby(services: Services) -> Lobby:
-    """The server's lobby with Scrabble registered, the lexicon loaded and the store open.
+def scrabble_lobby(services: Services) -> LobbyPort:
+    """The process's lobby (:func:`~meeple.server.lobby.tables.lobby_port`) with Scrabble
+    registered, the lexicon loaded and the store open.
 
     Every Scrabble listener calls this from its factory, so the lexicon is loaded
     (from its compiled cache after the first run) before any listener accepts.
     """
-    lobby = server_lobby(services)
+    lobby = lobby_port(services)
     lexicon = table_lexicon(services)
     table_lexicons(services)
     if not lobby.has_game(GAME):
