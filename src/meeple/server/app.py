@@ -228,8 +228,10 @@ class MeepleServer:
             return True  # a healthy store's last writes: no fuss
         bound = self.config.store_wait
         journal.stopping(bound)
-        lobby = self.services.get("lobby")
-        if lobby is not None:
+        from meeple.server.lobby.tables import Lobby
+
+        lobby = self.services.lobby
+        if isinstance(lobby, Lobby):
             lobby.publish()  # the live banner (the lobby snapshot's ``store``)
         logger.warning(
             "stopping: the store has not taken %d game updates (%s); waiting %s for it "
