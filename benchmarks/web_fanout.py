@@ -60,7 +60,7 @@ from meeple.protocols.web import PROTOCOL
 from meeple.server.app import MeepleServer
 from meeple.server.config import LimitsConfig, ServerConfig
 from meeple.server.feed import FeedItem
-from meeple.server.lobby.tables import Lobby
+from meeple.server.lobby.tables import Lobby, server_lobby
 
 try:
     from meeple.web import fanout
@@ -252,7 +252,7 @@ async def main(spectators: int, moves: int, interval: float, delta: bool, trace:
     players = [await TwenteClient.connect("127.0.0.1", twente, n) for n in ("ann", "bob")]
     for p in players:
         await p.request_game(2)
-    lobby: Lobby = server.services.resource("lobby", Lobby)
+    lobby: Lobby = server_lobby(server.services)
     while not lobby.rooms:
         await asyncio.sleep(0.01)
     uid = lobby.rooms[0].uid

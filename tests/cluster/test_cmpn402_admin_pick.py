@@ -12,7 +12,10 @@ import pytest
 
 from meeple.bus.subjects import Namespace
 from meeple.node import cmpn402_admin, wire
-from meeple.node.cmpn402_admin import SILENCE, AdminError, ClusterAdmin
+from meeple.node.cmpn402_admin import AdminError, ClusterAdmin
+from meeple.server.config import ClusterConfig
+
+SILENCE = ClusterConfig().node_silence
 
 
 class _Clock:

@@ -69,7 +69,7 @@ async def test_what_an_agent_sends_before_its_game(
     lobby = EdgeLobby(NatsBus(node), nats_ns, "e1")
     await lobby.start()
     services = Services(ServerConfig())
-    services.resource("lobby", lambda: lobby)
+    services.lobby = lobby
     listener = EdgeCmpn402Listener(services, "cmpn402", ListenerConfig(port=0))
     await listener.start()
     name, code = _expected(junk)
@@ -117,7 +117,7 @@ async def test_an_edge_checks_the_organisers_secrets(
     base = ServerConfig()
     config = replace(base, cmpn402=replace(base.cmpn402, agent_secrets=str(secrets)))
     services = Services(config)
-    services.resource("lobby", lambda: lobby)
+    services.lobby = lobby
     listener = EdgeCmpn402Listener(services, "cmpn402", ListenerConfig(port=0))
     await listener.start()
     try:

@@ -1,5 +1,5 @@
 """The CMPN402 referee's room on a rooms node, without the bus: what a node that finishes
-a room whose owner died after logging its end tells the agents again (``LAST_TOLD``):
+a room whose owner died after logging its end tells the agents again (``RefereeRoom.last_told``):
 each agent's END, byte for byte what the referee sent it; and nothing for a game still
 open (a takeover resumes it with END 2 and START instead)."""
 
@@ -60,15 +60,15 @@ def test_a_finished_game_s_end_is_told_again_as_each_agent_heard_it(gcide: Lexic
     open_log = journal.store.action_log(uid)
     assert open_log is not None
     room = RefereeRoom([Agent("ann"), Agent("ben")], make, recovered=open_log)
-    assert wire.LAST_TOLD["cmpn402"](room, open_log) is None  # resumed by END 2 + START
+    assert room.last_told(open_log) is None  # resumed by END 2 + START
     clock.step(20)  # the player on turn runs out of time: END reason 1, the game stored
     log = journal.store.action_log(uid)
     assert log is not None
     assert log.end_reason is not None
     room = RefereeRoom([Agent("ann"), Agent("ben")], make, recovered=log)
-    told = wire.LAST_TOLD["cmpn402"](room, log)
+    told = room.last_told(log)
     for i, link in enumerate(links):
-        again = wire.for_seat("cmpn402", told, i)
+        again = room.seat_event(told, i)
         assert isinstance(again, ToAgent)
         assert again.data == link.sent[-1]
         end = decode_server(again.data)

@@ -20,8 +20,11 @@ from hypothesis import strategies as st
 from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
 from meeple.games import santorini as sa
 from meeple.games import spectrangle as st_
+from meeple.games.santorini import view as santorini_view
 from meeple.games.scrabble import game as g
+from meeple.games.scrabble import view as scrabble_view
 from meeple.games.scrabble.lexicon import Lexicon
+from meeple.games.spectrangle import view as spectrangle_view
 from meeple.node import wire
 from meeple.server.rooms.santorini import Changed, SantoriniRoom
 from meeple.server.rooms.santorini import Dropped as SantoriniDropped
@@ -61,7 +64,7 @@ def test_a_seat_hears_its_own_rack_and_nothing_else_hidden(
     game, told = _play(seed, gcide, turns)
     other = 1 - seat
     for event in told:
-        heard = wire.loads(wire.dumps(wire.for_seat("scrabble", event, seat)))
+        heard = wire.loads(wire.dumps(scrabble_view.event_for_seat(event, seat)))
         view = heard.game
         assert view.rack(seat) == game.rack(seat)
         assert set(view.rack(other)) <= {"?"}
@@ -163,7 +166,7 @@ def test_a_spectrangle_seat_hears_every_hand_and_not_the_bag(
     game = st_.Game(["ann", "bob", "cy"], rng)
     heard: list[bytes] = []
     for event in _spectrangle(game, _random_actions(game, rng, turns)):
-        heard.append(wire.dumps(wire.for_seat("spectrangle", event, seat)))
+        heard.append(wire.dumps(spectrangle_view.event_for_seat(event, seat)))
         with pytest.raises(wire.EncodeError):  # the whole game, bag and all: never
             wire.dumps(event)
     # The same game with the tiles still in the bag shuffled: the same deal, the same
@@ -174,7 +177,7 @@ def test_a_spectrangle_seat_hears_every_hand_and_not_the_bag(
     twin = st_.Game(game.players, bag=(*left, *dealt[game.bag_size :]))
     twin_heard: list[bytes] = []
     for event in _spectrangle(twin, game.log):
-        twin_heard.append(wire.dumps(wire.for_seat("spectrangle", event, seat)))
+        twin_heard.append(wire.dumps(spectrangle_view.event_for_seat(event, seat)))
     assert heard == twin_heard
     view = wire.loads(heard[-1]).game
     assert view.hands == game.hands
@@ -209,7 +212,7 @@ def test_a_santorini_seat_hears_the_open_game_and_no_rng(seed: int, steps: int, 
         else:
             events = game.apply(sa.Lose(game.state.turn))
         told.append(Changed(game, before, tuple(events)))
-        payload = wire.dumps(wire.for_seat("santorini", told[-1], rng.randrange(2)))
+        payload = wire.dumps(santorini_view.event_for_seat(told[-1], rng.randrange(2)))
         heard = wire.loads(payload)
         assert heard.game.state == game.state
         assert heard.game.log == game.log
@@ -247,7 +250,7 @@ def _log_of(room: Any) -> ActionLog:
 def test_a_santorini_room_s_last_action_is_told_again_as_it_was(
     seed: int, steps: int, gods: bool, drop: bool
 ) -> None:
-    """LAST_TOLD rebuilds, from a Santorini room's log, what the room told its seats of
+    """``Room.last_told`` rebuilds, from a Santorini room's log, what the room told its seats of
     the last action (a new owner tells it again after a takeover)."""
     rng = random.Random(seed)
     seats = [_Heard("ann"), _Heard("bob")]
@@ -268,9 +271,9 @@ def test_a_santorini_room_s_last_action_is_told_again_as_it_was(
         room.on_seat_left(room.seats[1])
     told = seats[0].heard[-1]
     log = _log_of(room)
-    again = wire.LAST_TOLD["santorini"](
-        SantoriniRoom(list(seats), gods=gods, rng=random.Random(0), game=log.replay()), log
-    )
+    again = SantoriniRoom(
+        list(seats), gods=gods, rng=random.Random(0), game=log.replay()
+    ).last_told(log)
     if isinstance(told, SantoriniDropped):
         assert again == told
         return
@@ -286,7 +289,7 @@ def test_a_santorini_room_s_last_action_is_told_again_as_it_was(
 def test_a_spectrangle_room_s_last_action_is_told_again_as_it_was(
     seed: int, steps: int, leaves: bool
 ) -> None:
-    """LAST_TOLD rebuilds, from a Spectrangle room's log, the Update the room told its
+    """``Room.last_told`` rebuilds, from a Spectrangle room's log, the Update the room told its
     seats of the last action."""
     rng = random.Random(seed)
     seats = [_Heard("ann"), _Heard("bob"), _Heard("cy")]
@@ -299,9 +302,9 @@ def test_a_spectrangle_room_s_last_action_is_told_again_as_it_was(
         return
     told = seats[0].heard[-1]
     log = _log_of(room)
-    again = wire.LAST_TOLD["spectrangle"](
-        SpectrangleRoom(list(seats), rng=random.Random(0), game=log.replay()), log
-    )
+    restored = SpectrangleRoom(list(seats), rng=random.Random(0), game=log.replay())
+    # What seat 0 heard is its view (Room.seat_event): the one told again goes the same way.
+    again = restored.seat_event(restored.last_told(log), 0)
     assert isinstance(told, SpectrangleUpdate)
     assert isinstance(again, SpectrangleUpdate)
     assert again.events == told.events
@@ -383,29 +386,31 @@ def test_a_scrabble_seat_hears_no_other_seat_s_tiles_in_any_event(event_type: ty
         Update(1, (event,), game),
         GameStarted(game.players, 0, game, (event,)),
     ):
-        heard = wire.loads(wire.dumps(wire.for_seat("scrabble", told, 0)))
+        heard = wire.loads(wire.dumps(scrabble_view.event_for_seat(told, 0)))
         events = heard.events if isinstance(heard, Update) else heard.opening
         leaked = [t for t in _private_texts(events) if _SECRET in t]
         assert not leaked, leaked
         assert set(heard.game.rack(1)) <= {"?"}
         assert set(heard.game.bag.tiles) <= {"?"}
     # Its own tiles, the seat hears.
-    own = wire.for_seat("scrabble", Update(0, (_make(event_type, "", 0),), game), 0)
+    own = scrabble_view.event_for_seat(Update(0, (_make(event_type, "", 0),), game), 0)
     assert own.events == (_make(event_type, "", 0),)  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(
-    ("game_name", "module"), [("santorini", sa.game), ("spectrangle", st_.game)]
+    ("view", "module"),
+    [(santorini_view, sa.game), (spectrangle_view, st_.game)],
+    ids=["santorini", "spectrangle"],
 )
 def test_every_santorini_and_spectrangle_event_type_crosses_as_it_is(
-    game_name: str, module: Any
+    view: Any, module: Any
 ) -> None:
     """Santorini (open information) and Spectrangle (every hand public in 1.4) events
     cross whole, each type of the engine's: the seat filter keeps what the spec shows,
     and the schema carries every one."""
     for event_type in _events(module):
         event = _make(event_type, "", 1)
-        assert wire.loads(wire.dumps(wire.for_seat(game_name, event, 0))) == event
+        assert wire.loads(wire.dumps(view.event_for_seat(event, 0))) == event
 
 
 def test_a_pending_play_s_rack_is_blanked_in_the_other_seat_s_view(gcide: Lexicon) -> None:

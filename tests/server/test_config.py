@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from meeple.cli.main import build_parser
 from meeple.cli.serve import config_from_args
-from meeple.server.config import ConfigError, ServerConfig, load_config
+from meeple.server.config import (
+    ClusterConfig,
+    ConfigError,
+    ServerConfig,
+    config_from_mapping,
+    load_config,
+)
 
 
 def test_defaults_name_every_protocol_port() -> None:
@@ -122,3 +131,45 @@ def test_web_port_and_disable_flags() -> None:
     assert config_from_args(args).listeners["web"].port == 8123
     args = build_parser().parse_args(["serve", "--disable", "web"])
     assert config_from_args(args).listeners["web"].enabled is False
+
+
+# --- [cluster]: the timings of meeple node (issue 32.4) --------------------------------
+
+_CLUSTER_KEYS = [f.name for f in dataclasses.fields(ClusterConfig)]
+_VALUES = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-(10**9), 10**9),
+    st.booleans(),
+    st.text(max_size=5),
+    st.none(),
+)
+
+
+def test_the_cluster_table_sets_the_node_timings() -> None:
+    config = config_from_mapping({"cluster": {"heartbeat": 2, "ask_patience": 30.5}})
+    assert config.cluster.heartbeat == 2.0
+    assert config.cluster.ask_patience == 30.5
+    assert config.cluster.ask_wait == ClusterConfig().ask_wait
+    with pytest.raises(ConfigError, match="unknown keys in \\[cluster\\]: heartbeet"):
+        config_from_mapping({"cluster": {"heartbeet": 2}})
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    table=st.dictionaries(
+        st.one_of(st.sampled_from(_CLUSTER_KEYS), st.text(max_size=12)), _VALUES, max_size=6
+    )
+)
+def test_any_cluster_table_is_a_valid_config_or_a_config_error(table: dict[str, object]) -> None:
+    """A ``[cluster]`` table of any keys and values gives timings that are all positive
+    and finite (at most a week), or a ConfigError; never another exception."""
+    try:
+        config = config_from_mapping({"cluster": table})
+    except ConfigError:
+        return
+    for key in _CLUSTER_KEYS:
+        value = getattr(config.cluster, key)
+        assert isinstance(value, float)
+        assert 0 < value <= 7 * 24 * 3600
+        if key in table:
+            assert value == float(table[key])  # type: ignore[arg-type]

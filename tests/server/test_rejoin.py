@@ -55,7 +55,9 @@ class DroppingBot(ScrabbleBot):
             not self.dropped.is_set()
             and game.turn == self.you
             and not game.is_over
-            and len(game.log) >= self.drop_after
+            # The seat's view of the game has no action log (issue 32.3): count the
+            # game's changes this seat was told of.
+            and self.moves >= self.drop_after
         ):
             self.dropped.set()
             self.room = None  # a dead connection says nothing more

@@ -233,7 +233,7 @@ async def test_a_spectator_that_never_reads_does_not_slow_the_game(
     bots = asyncio.gather(
         play_twente("127.0.0.1", port, "ann", gcide), play_twente("127.0.0.1", port, "bob", gcide)
     )
-    lobby = twente.services.resource("lobby", lambda: None)
+    lobby = server_lobby(twente.services)
     while not lobby.rooms:
         await asyncio.sleep(0.001)
     uid = lobby.rooms[0].uid

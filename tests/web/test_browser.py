@@ -13,7 +13,7 @@ from tests.web.helpers import ServerFactory, screenshot, slow_twente_bot
 
 from meeple.clients.scrabble_bot import play_twente
 from meeple.games.scrabble.lexicon import Lexicon
-from meeple.server.lobby.tables import Lobby
+from meeple.server.lobby.tables import Lobby, server_lobby
 from meeple.server.rooms.scrabble import ScrabbleRoom
 from meeple.server.store.database import Store
 from meeple.web.wording import reason_text
@@ -52,7 +52,7 @@ async def test_a_browser_watches_a_whole_twente_game_and_sees_no_racks(
     """Two bots play a whole Twente game while a page watches: after the last move the
     board shown equals the engine's, and no WebSocket frame carried a rack's letters."""
     server = await make_server("twente")
-    lobby: Lobby = server.services.resource("lobby", Lobby)
+    lobby: Lobby = server_lobby(server.services)
     port = server.ports["twente"]
     ready = asyncio.Event()
     bots = asyncio.gather(

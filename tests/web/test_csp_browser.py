@@ -12,7 +12,7 @@ from tests.web.helpers import ServerFactory
 
 from meeple.clients.twente import TwenteClient
 from meeple.protocols.twente.messages import StartGame
-from meeple.server.lobby.tables import Lobby
+from meeple.server.lobby.tables import Lobby, server_lobby
 
 pytestmark = pytest.mark.slow
 
@@ -32,7 +32,7 @@ async def test_every_page_works_under_its_csp(make_server: ServerFactory, browse
     """Lobby, play, games, a live game, the signed-in console, ratings and account load
     with no console error (a CSP violation is one), and their live parts connect."""
     server = await make_server("twente", "cmpn402", admin_token=TOKEN, manual_start=True)
-    lobby: Lobby = server.services.resource("lobby", Lobby)
+    lobby: Lobby = server_lobby(server.services)
     port = server.ports["twente"]
     ann = await TwenteClient.connect("127.0.0.1", port, "ann")
     bob = await TwenteClient.connect("127.0.0.1", port, "bob")

@@ -33,7 +33,7 @@ from meeple.games.scrabble.lexicon import Lexicon
 from meeple.protocols.web import PROTOCOL, apply_patch
 from meeple.server.app import MeepleServer
 from meeple.server.feed import game_topic
-from meeple.server.lobby.tables import Lobby
+from meeple.server.lobby.tables import Lobby, server_lobby
 from meeple.server.store.journal import server_journal
 from meeple.web.fanout import Fanout
 
@@ -136,7 +136,7 @@ async def _watch_a_random_game(
     server: MeepleServer, gcide: Lexicon, kind: str, seed: int, steps: int, join: int, away: int
 ) -> None:
     services = server.services
-    lobby: Lobby = services.resource("lobby", Lobby)
+    lobby: Lobby = server_lobby(services)
     fanout: Fanout = server.listeners["web"].app.state.fanout  # type: ignore[attr-defined]
     rng = random.Random(seed)
     players = 2 if kind == "scrabble" else rng.choice([2, 3])
@@ -218,7 +218,7 @@ async def test_a_spectator_gets_the_whole_snapshot_when_the_patch_is_not_smaller
     """The lobby topic with deltas: the first frame whole; a change that rewrites most of
     the snapshot comes whole again (seq forward), never as a longer patch."""
     server = await make_server("twente")
-    lobby: Lobby = server.services.resource("lobby", Lobby)
+    lobby: Lobby = server_lobby(server.services)
     ws = await web_socket(server)
     await ws.send('{"type":"subscribe","topic":"lobby","delta":true}')
     first = json.loads(await asyncio.wait_for(ws.recv(), 5))
@@ -283,7 +283,7 @@ async def test_a_slow_spectator_is_skipped_then_catches_up_whole(
     socket is full, and once it reads again its frames still only move forward, with a
     gap, and it ends holding the newest snapshot."""
     server = await make_server("twente")
-    lobby: Lobby = server.services.resource("lobby", Lobby)
+    lobby: Lobby = server_lobby(server.services)
     port = server.ports["web"]
     slow = await _RawSocket.open(port)
     await slow.send({"type": "hello", "protocol": PROTOCOL})

@@ -17,7 +17,7 @@ from tests.web.test_browser import READ_BOARD
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.protocols.web import diff
 from meeple.server.app import MeepleServer
-from meeple.server.lobby.tables import Lobby
+from meeple.server.lobby.tables import Lobby, server_lobby
 from meeple.server.rooms.scrabble import ScrabbleRoom
 
 pytestmark = pytest.mark.slow
@@ -30,7 +30,7 @@ async def test_the_watch_page_follows_a_game_through_deltas(
     and once the game is over the page shows the engine's board, scores and moves,
     which it can only have built by applying them."""
     server = await make_server("twente")
-    lobby: Lobby = server.services.resource("lobby", Lobby)
+    lobby: Lobby = server_lobby(server.services)
     port = server.ports["twente"]
     ready = asyncio.Event()
     bots = asyncio.gather(

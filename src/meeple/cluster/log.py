@@ -73,9 +73,9 @@ from nats.aio.client import Client
 from meeple.bus.base import BusError
 from meeple.bus.codec import decode_json
 from meeple.bus.subjects import Namespace, check_token
-from meeple.server.store.database import ActionLog, LogConflict, LogEntry, Store
+from meeple.server.store.database import ActionLog, GameRecord, LogConflict, LogEntry, Store
 
-__all__ = ["BlockingJetStreamLog", "JetStreamLog", "RoomLog"]
+__all__ = ["BlockingJetStreamLog", "GameRecords", "JetStreamLog", "RoomLog"]
 
 _T = TypeVar("_T")
 
@@ -166,6 +166,27 @@ def _wrong_last(e: nats.js.errors.APIError) -> bool:
     return e.err_code in _WRONG_LAST
 
 
+class GameRecords(Protocol):
+    """Where a log stores its finished game once (a :class:`Store`, or a rooms node's
+    :class:`meeple.node.store.RemoteRecords`, asking a store node over the bus)."""
+
+    def game_by_uid(self, uid: str) -> GameRecord | None: ...
+
+    def record_game(
+        self,
+        *,
+        game: str,
+        variant: str,
+        protocols: Sequence[str],
+        players: Sequence[str],
+        started_at: float,
+        end_reason: str,
+        result: Mapping[str, Any],
+        record: str,
+        data: Mapping[str, Any] | None = None,
+    ) -> int: ...
+
+
 class JetStreamLog:
     """Room logs in JetStream, on the event loop; see the module doc.
 
@@ -178,7 +199,7 @@ class JetStreamLog:
         self,
         nc: Client,
         ns: Namespace,
-        records: Store,
+        records: GameRecords,
         *,
         wall_clock: Callable[[], float] = time.time,
         timeout: float = 5.0,

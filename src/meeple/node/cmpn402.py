@@ -86,8 +86,6 @@ KEY = QueueKey(GAME, 2, GAME)  # the table every CMPN402 agent sits at
 TABLE_VARIANTS = {GAME: (2, 2)}
 # The room's uid token the edges ask for a dropped agent's seat (meeple.room.<it>.cmd).
 FINDER = "cmpn402-seats"
-# How long a dropped agent's seat waits in the rejoin bucket (its game waits as long).
-REJOIN_TTL = 24 * 3600
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,14 +117,14 @@ class CloseAgent:
 class GameOver:
     """A finished game's END, for every seat (seat ``i``'s score is ``scores[i]``): what
     a node that finishes a room whose owner died after logging its end tells again
-    (``wire.LAST_TOLD``); an edge whose agent heard it already drops it."""
+    (:meth:`RefereeRoom.last_told`); an edge whose agent heard it already drops it."""
 
     reason: int
     scores: tuple[int, ...]
 
 
 def seat_view(event: object, seat: int) -> object:
-    """A referee room's event as seat ``seat``'s agent hears it (``wire.SEAT_VIEWS``):
+    """A referee room's event as seat ``seat``'s agent hears it (:meth:`RefereeRoom.seat_event`):
     its own messages as they are; a :class:`GameOver` as its END."""
     if isinstance(event, GameOver):
         mine, theirs = event.scores[seat], event.scores[1 - seat]
@@ -244,6 +242,12 @@ class RefereeRoom(Room):
     """One CMPN402 game on a rooms node; see the module doc."""
 
     game_name = GAME
+
+    def seat_event(self, event: object, index: int) -> object:
+        return seat_view(event, index)
+
+    def last_told(self, log: ActionLog) -> object | None:
+        return last_told(self, log)
 
     def __init__(
         self,
@@ -577,8 +581,12 @@ class SeatFinder:
         tokens: RejoinTokens,
         *,
         closed: Callable[[str], Awaitable[bool]] | None = None,
+        ttl: float = 24 * 3600.0,
     ) -> None:
+        """``ttl``: how long a dropped agent's seat waits in the rejoin bucket (its game
+        waits as long: ``token_ttl`` of :class:`~meeple.server.config.ClusterConfig`)."""
         self.bus = bus
+        self.ttl = ttl
         self.ns = ns
         self.tokens = tokens
         self.closed = closed
@@ -599,7 +607,7 @@ class SeatFinder:
         """Seat ``index`` of ``room`` is its agent's to take back by its name."""
         seat = RejoinSeat(room.uid, index)
         key = rejoin_hash(room.seats[index].name)
-        self._spawn(self.tokens.put(key, seat, ttl=REJOIN_TTL), room.uid)
+        self._spawn(self.tokens.put(key, seat, ttl=int(self.ttl)), room.uid)
 
     def forget(self, room: RefereeRoom) -> None:
         """``room`` is over: its seats are nobody's to take back."""

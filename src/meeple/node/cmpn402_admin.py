@@ -12,7 +12,8 @@ rooms it owns) and asks each room's owner over the bus (``<ns>.room.<uid>.cmd.<e
 - ``POST /admin/stop|pause|resume?game=<uid>``: the referee's own button, applied in the
   room's inbox and logged before the answer (:meth:`~meeple.node.cmpn402.RefereeRoom.admin`);
   with one game running, ``game`` may be left out. A game whose owner died is asked
-  again until a node has taken it over (:data:`ACT_FOR`).
+  again until a node has taken it over (``admin_act_for`` of
+  :class:`~meeple.server.config.ClusterConfig`).
 
 The token, the paths, the methods and the answers' statuses are ``meeple serve``'s
 (:func:`~meeple.server.edge.cmpn402.admin_gate`); edges check it (they are trusted
@@ -32,24 +33,15 @@ from typing import Any
 from meeple.bus.base import Bus, BusClosed, BusError, NoResponder, Subscription
 from meeple.bus.subjects import Namespace
 from meeple.node import wire
+from meeple.node.ask import NoAnswer, ask
 from meeple.node.cmpn402 import ADMIN_ACTIONS, GAME
+from meeple.server.config import ClusterConfig
 from meeple.server.lobby.cmpn402_console import ConsoleError, check_token
 
-__all__ = ["ACT_FOR", "ELSEWHERE", "ClusterAdmin"]
+__all__ = ["ELSEWHERE", "ClusterAdmin"]
 
 logger = logging.getLogger(__name__)
 
-# Seconds an action is asked again while nobody serves its room (its owner died and the
-# room is being taken over: the lease's TTL, then the claim).
-ACT_FOR = 10.0
-# Seconds a node's heartbeat stays news (its rooms are running), as GET /api/cluster.
-SILENCE = 3.0
-# Seconds a game whose owner fell silent is still looked for (a takeover in progress).
-MOVING_FOR = 30.0
-# Seconds an owner has to answer a status request.
-STATUS_WAIT = 2.0
-# The rooms node's own wait for the room (meeple.node.rooms.COMMAND_WAIT), and a margin.
-ACT_WAIT = 12.0
 # ``meeple serve``'s admin paths that are not a cluster's.
 ELSEWHERE = {
     "standings": "no standings on a cluster: series and contests are meeple serve's",
@@ -73,8 +65,11 @@ class ClusterAdmin:
     """The referee's games on the cluster, as an edge's admin endpoint sees and drives
     them; see the module doc."""
 
-    def __init__(self, bus: Bus, ns: Namespace, token: str) -> None:
+    def __init__(
+        self, bus: Bus, ns: Namespace, token: str, *, timing: ClusterConfig | None = None
+    ) -> None:
         self.bus = bus
+        self.timing = timing or ClusterConfig()
         self.ns = ns
         self._token = token
         self._beats: dict[str, tuple[float, frozenset[str]]] = {}  # node -> its referee rooms
@@ -101,7 +96,7 @@ class ClusterAdmin:
         for uid in rooms:
             self._last[uid] = (node, now)
         for uid, (_owner, at) in list(self._last.items()):
-            if now - at > MOVING_FOR:
+            if now - at > self.timing.admin_moving_for:
                 del self._last[uid]
 
     def running(self) -> dict[str, str]:
@@ -110,7 +105,7 @@ class ClusterAdmin:
         return {
             uid: node
             for node, (at, rooms) in sorted(self._beats.items())
-            if now - at <= SILENCE
+            if now - at <= self.timing.node_silence
             for uid in sorted(rooms)
         }
 
@@ -121,7 +116,7 @@ class ClusterAdmin:
         if last is None:
             return False
         beat = self._beats.get(last[0])
-        return beat is None or time.monotonic() - beat[0] > SILENCE
+        return beat is None or time.monotonic() - beat[0] > self.timing.node_silence
 
     def only_game(self) -> str:
         """The one referee game an action without ``?game=`` means: one running, or being
@@ -138,7 +133,9 @@ class ClusterAdmin:
     async def status(self) -> dict[str, Any]:
         """``GET /admin/status``'s body (docs/protocols/cmpn402.md, "On a cluster")."""
         running = self.running()
-        asked = await asyncio.gather(*(self._ask(uid, "status", STATUS_WAIT) for uid in running))
+        asked = await asyncio.gather(
+            *(self._ask(uid, "status", self.timing.admin_status_wait) for uid in running)
+        )
         boards: list[dict[str, Any]] = []
         unanswered: list[dict[str, Any]] = []
         for (uid, owner), answer in zip(running.items(), asked, strict=True):
@@ -178,7 +175,9 @@ class ClusterAdmin:
             uid = self.only_game()
         elif not _UID.fullmatch(uid) or (uid not in running and not self._moving(uid)):
             raise AdminError(http.HTTPStatus.NOT_FOUND, f"no running game {uid[:64]!r}")
-        answer = await self._ask(uid, action, ACT_WAIT, again_for=ACT_FOR)
+        answer = await self._ask(
+            uid, action, self.timing.admin_act_wait, again_for=self.timing.admin_act_for
+        )
         if answer is None and uid not in self.running() and not self._moving(uid):
             # Its owner, alive, does not list it any more: it ended meanwhile.
             raise AdminError(http.HTTPStatus.NOT_FOUND, f"no running game {uid}")
@@ -204,34 +203,37 @@ class ClusterAdmin:
         again for ``again_for`` seconds while nobody serves the room: a takeover)."""
         subject = self.ns.room_command(uid)
         payload = wire.dumps(wire.Admin(action, self._token))
-        until = time.monotonic() + again_for
-        while True:
-            try:
-                reply = await self.bus.request(subject, payload, timeout=timeout)
-            except BusClosed:
-                return None
-            except NoResponder:
+
+        def again(error: BusError) -> bool:
+            if isinstance(error, NoResponder):
                 # Nobody serves the room: asked again while it is being taken over (its
                 # owner fell silent, or still lists it), not once its owner dropped it.
-                wanted = uid in self.running() or self._moving(uid)
-                if time.monotonic() >= until or not wanted:
-                    return None
-                await asyncio.sleep(0.1)
-                continue
-            except BusError as e:
-                # A timeout (the owner died with the request: an action may have been
-                # applied, so it is not asked again) or the owner lost the room (asked
-                # again: it was not applied there).
-                if "moved to another node" in str(e) and time.monotonic() < until:
-                    await asyncio.sleep(0.1)
-                    continue
-                logger.warning("cmpn402 admin: %s %s: %s", action, uid, e)
-                return None
-            try:
-                answer: dict[str, Any] = wire.decode_json(reply, dict[str, Any])
-            except wire.WireError:
-                return None
-            return answer
+                return uid in self.running() or self._moving(uid)
+            # A timeout (the owner died with the request: an action may have been
+            # applied, so it is not asked again) or the owner lost the room (asked
+            # again: it was not applied there).
+            return "moved to another node" in str(error)
+
+        try:
+            reply = await ask(
+                self.bus,
+                subject,
+                payload,
+                self.timing,
+                wait=timeout,
+                patience=again_for,
+                again=again,
+            )
+        except (BusClosed, NoAnswer):
+            return None
+        except BusError as e:
+            logger.warning("cmpn402 admin: %s %s: %s", action, uid, e)
+            return None
+        try:
+            answer: dict[str, Any] = wire.decode_json(reply, dict[str, Any])
+        except wire.WireError:
+            return None
+        return answer
 
 
 def params_or_error(query: str) -> dict[str, str]:

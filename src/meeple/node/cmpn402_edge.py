@@ -39,6 +39,7 @@ from websockets.http11 import Request, Response
 from meeple.bus.base import BusClosed, BusError
 from meeple.cluster.registry import RejoinSeat
 from meeple.node import wire
+from meeple.node.ask import NoAnswer, ask
 from meeple.node.cmpn402 import (
     ADMIN_ACTIONS,
     FINDER,
@@ -70,9 +71,10 @@ __all__ = ["EdgeAgent", "EdgeCmpn402Listener", "EdgeHub", "create_listener"]
 
 logger = logging.getLogger(__name__)
 
-# Seconds an edge asks for a dropped agent's seat, and asks its room to take it back,
-# before it seats the agent at a new table instead (no rooms node answers).
-FIND_FOR = 10.0
+
+def _not_closed(error: BusError) -> bool:
+    """Every error but a closed bus is asked again (a room moving, none started yet)."""
+    return True
 
 
 def create_listener(services: Services, name: str, config: ListenerConfig) -> EdgeCmpn402Listener:
@@ -118,6 +120,7 @@ class EdgeHub:
     ) -> None:
         self.services = services
         self.lobby = lobby
+        self.timing = services.config.cluster
         # The organiser's name#secret lines (``meeple serve``'s: cmpn402_names).
         self.secrets = secrets
         self.agents: set[EdgeAgent] = set()
@@ -177,44 +180,38 @@ class EdgeHub:
             self.lobby.join(KEY, agent)
 
     async def _find(self, name: str) -> RejoinSeat | None:
+        """The seat a dropped agent ``name`` had, from any rooms node (asked while none
+        answers, for ``ask_patience``: a rooms node may be starting or taking over)."""
         subject = self.lobby.ns.room_command(FINDER)
-        until = asyncio.get_running_loop().time() + FIND_FOR
-        while True:
-            try:
-                answer = await self.lobby.bus.request(subject, name.encode(), timeout=2.0)
-            except BusClosed:
-                raise
-            except BusError as e:
-                if asyncio.get_running_loop().time() > until:
-                    logger.warning("cmpn402: no rooms node finds %s's seat: %s", name, e)
-                    return None
-                await asyncio.sleep(0.1)
-                continue
-            return None if answer == b"none" else wire.loads(answer, RejoinSeat)
+        try:
+            answer = await ask(
+                self.lobby.bus, subject, name.encode(), self.timing, again=_not_closed
+            )
+        except NoAnswer as e:
+            logger.warning("cmpn402: no rooms node finds %s's seat: %s", name, e)
+            return None
+        return None if answer == b"none" else wire.loads(answer, RejoinSeat)
 
     async def _rejoin(self, agent: EdgeAgent, found: RejoinSeat) -> bool:
         """Ask room ``found.room`` to give the agent its seat back; whether it did."""
         route = await self.lobby.listen(agent)
         command = wire.Command(found.seat, 0, wire.Rejoin(route, agent.name))
         subject = self.lobby.ns.room_command(found.room)
-        until = asyncio.get_running_loop().time() + FIND_FOR
-        while not agent.gone:
-            try:
-                answer = await self.lobby.bus.request(subject, wire.dumps(command), timeout=2.0)
-            except BusClosed:
-                raise
-            except BusError:
-                if asyncio.get_running_loop().time() > until:
-                    return False  # its room is gone
-                await asyncio.sleep(0.05)  # its room is moving to another node
-                continue
-            if answer == b"busy":
-                continue
-            if answer not in (b"ok", b"done"):
-                return False  # its game is over
-            self.lobby.bind(agent, found.room, found.seat)
-            return True
-        return False
+        try:  # its room may be moving to another node
+            answer = await ask(
+                self.lobby.bus,
+                subject,
+                wire.dumps(command),
+                self.timing,
+                going=lambda: not agent.gone,
+                again=_not_closed,
+            )
+        except NoAnswer:
+            return False  # its room is gone, or the agent
+        if answer not in (b"ok", b"done"):
+            return False  # its game is over
+        self.lobby.bind(agent, found.room, found.seat)
+        return True
 
     def disconnect(self, agent: EdgeAgent, /) -> None:
         agent.gone = True
@@ -253,13 +250,15 @@ class EdgeCmpn402Listener(Cmpn402Listener):
         self.ahead = WriteAhead(name)
         self.referee = None
         self.contest = None
-        lobby = services.resource("lobby", lambda: None)
+        lobby = services.lobby
         if not isinstance(lobby, EdgeLobby):
             raise TypeError("the edge's CMPN402 listener needs the edge's lobby")
         lobby.register_game(GAME, _no_room, variants=TABLE_VARIANTS)
         self.secrets = load_secrets(services.config.cmpn402.agent_secrets)
         self.hub = EdgeHub(services, lobby, self.secrets)
-        self.admin = ClusterAdmin(lobby.bus, lobby.ns, self.admin_token)
+        self.admin = ClusterAdmin(
+            lobby.bus, lobby.ns, self.admin_token, timing=services.config.cluster
+        )
         self._hub = self.hub
         self._server: Server | None = None
         self._handlers: set[asyncio.Task[None]] = set()

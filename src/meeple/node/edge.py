@@ -59,9 +59,11 @@ from typing import Any
 
 import msgspec
 
-from meeple.bus.base import Bus, BusClosed, BusError, BusTimeout, NoResponder, Subscription
+from meeple.bus.base import Bus, BusClosed, BusError, Subscription
 from meeple.bus.subjects import Namespace
 from meeple.node import wire
+from meeple.node.ask import NoAnswer, ask, passing
+from meeple.server.config import ClusterConfig
 from meeple.server.lobby.tables import (
     AlreadyPlaying,
     BadTable,
@@ -79,6 +81,7 @@ from meeple.server.lobby.tables import (
     UnknownGame,
     UnknownToken,
 )
+from meeple.server.ports import LobbyPort, NamesPort, RoomPort, TablePort
 from meeple.server.rooms.room import Resumed, Seat, token_hash
 from meeple.server.rooms.timecontrol import parse_time_control
 
@@ -86,16 +89,6 @@ __all__ = ["EdgeLobby", "EdgeTable", "LobbyCall", "RemoteRoom", "SeatInfo"]
 
 logger = logging.getLogger(__name__)
 
-# Seconds an edge waits for one answer before asking again (same command number: the
-# owner applies it once). Short: a request in flight to an owner that died is asked
-# again this soon after the new owner serves.
-ANSWER_WAIT = 1.0
-# Pause before asking again when nobody serves the room (its owner is being replaced).
-RETRY_PAUSE = 0.05
-# Seconds a rejoin waits for the room's owner (one taking the room over answers then).
-REBIND_PATIENCE = 10.0
-# Pause before asking again for the leader's open tables while nobody leads.
-SYNC_PAUSE = 0.5
 # The lobby request for the leader's whole list of open tables (meeple.node.lobby).
 TABLES = "tables"
 
@@ -174,7 +167,7 @@ class RemoteRoom:
         self.seat = seat
         self.index = index
         self.finished = False
-        self.game: Any = None  # the seat's view of the game, from the last delivery
+        self.game: object = None  # the seat's view of the game, from the last delivery
         self.game_name = ""
         # A browser seat's whole view as its owner built it: (data, JSON), from the last
         # delivery (meeple.web.seat reads it instead of building one here).
@@ -211,21 +204,28 @@ class RemoteRoom:
                 payload = wire.dumps(command)
             else:
                 payload = wire.dumps(wire.Command(self.index, next(numbers), command))
-            while not self.finished:
-                try:
-                    answer = await self.lobby.bus.request(subject, payload, timeout=ANSWER_WAIT)
-                except (NoResponder, BusTimeout):
-                    await asyncio.sleep(RETRY_PAUSE)  # no owner now: the room is moving
-                    continue
-                except BusClosed:
-                    return
-                except BusError as e:
-                    logger.warning("room %s: %s; asking again", self.uid, e)
-                    await asyncio.sleep(RETRY_PAUSE)
-                    continue
-                if answer == b"busy":
-                    continue
-                break
+            # Asked until the room applied it or is over for this seat (the same number:
+            # the owner applies it once, wherever the room moved meanwhile).
+            try:
+                await ask(
+                    self.lobby.bus,
+                    subject,
+                    payload,
+                    self.lobby.timing,
+                    forever=True,
+                    going=lambda: not self.finished,
+                    again=self._again,
+                )
+            except BusClosed:
+                return
+            except NoAnswer:
+                return  # over for this seat
+
+    def _again(self, error: BusError) -> bool:
+        """Every error is asked again (a room moving, an owner that failed)."""
+        if not passing(error):
+            logger.warning("room %s: %s; asking again", self.uid, error)
+        return True
 
     def received(self, delivery: wire.Delivery) -> None:
         game = getattr(delivery.event, "game", None)
@@ -257,8 +257,11 @@ class EdgeLobby:
     # The web's "add a bot": bots are not seated from an edge (they would play here).
     seats_bots = False
 
-    def __init__(self, bus: Bus, ns: Namespace, node: str) -> None:
+    def __init__(
+        self, bus: Bus, ns: Namespace, node: str, *, timing: ClusterConfig | None = None
+    ) -> None:
         self.bus = bus
+        self.timing = timing or ClusterConfig()
         self.ns = ns.for_node(node)  # its requests name it: NATS lets it send no other's
         self.node = node
         self._routes: dict[int, str] = {}  # id(seat) -> route
@@ -279,7 +282,7 @@ class EdgeLobby:
         self._open: dict[str, TableInfo] = {}  # the leader's open tables, oldest first
         self._table_sub: Subscription | None = None
         # The edge's name registry, for a browser seat taken back here (set by the node).
-        self.names: Any = None
+        self.names: NamesPort | None = None
         # Browser seats taking a seat back: its token, the number their commands go on
         # from (the owner's answer), and whether the seat was told it sits (Seated).
         self._rejoining: dict[int, tuple[str, asyncio.Future[int], list[bool]]] = {}
@@ -313,9 +316,10 @@ class EdgeLobby:
     # publishes its whole list when it takes over, so a table its predecessor started
     # or closed and died before telling leaves every edge's copy.
 
-    def tables(self) -> list[TableInfo]:
-        """The leader's open tables as this edge last heard, oldest first."""
-        return list(self._open.values())
+    def tables(self, game: str | None = None) -> list[TableInfo]:
+        """The leader's open tables (of ``game``, or all) as this edge last heard, oldest
+        first."""
+        return [t for t in self._open.values() if game is None or t.game == game]
 
     def _heard_news(self, news: object) -> None:
         if isinstance(news, TableEvent):  # a leader that numbers nothing
@@ -379,26 +383,35 @@ class EdgeLobby:
     async def _ask_tables(self) -> None:
         subject = self.ns.lobby_request(TABLES)
         while True:
+            # Until a leader answers: nobody leads now, and the next leader publishes
+            # its list anyway.
             try:
-                answer = await self.bus.request(subject, b"", timeout=ANSWER_WAIT)
-            except (NoResponder, BusTimeout):
-                answer = b"busy"  # nobody leads now: the next leader publishes its list
+                answer = await ask(
+                    self.bus,
+                    subject,
+                    b"",
+                    self.timing,
+                    forever=True,
+                    pause=self.timing.sync_pause,
+                    again=self._tables_again,
+                )
             except BusClosed:
                 return
-            except BusError as e:
+            self._syncing = None  # news it leaves held asks again
+            try:
+                news = wire.loads(answer, wire.TableNews)
+            except wire.WireError as e:
                 logger.warning("lobby: the open tables: %s", e)
-                answer = b"busy"
-            if answer != b"busy":
-                self._syncing = None  # news it leaves held asks again
-                try:
-                    news = wire.loads(answer, wire.TableNews)
-                except wire.WireError as e:
-                    logger.warning("lobby: the open tables: %s", e)
-                    await asyncio.sleep(SYNC_PAUSE)
-                    continue
-                self._heard_news(news)
-                return
-            await asyncio.sleep(SYNC_PAUSE)
+                await asyncio.sleep(self.timing.sync_pause)
+                continue
+            self._heard_news(news)
+            return
+
+    @staticmethod
+    def _tables_again(error: BusError) -> bool:
+        if not passing(error):
+            logger.warning("lobby: the open tables: %s", error)
+        return True
 
     # --- the games (the listeners register theirs as with meeple serve) --------------------
 
@@ -416,7 +429,9 @@ class EdgeLobby:
     def has_game(self, game: str) -> bool:
         return game in self._variants
 
-    def name_rule(self, *args: Any) -> None:
+    def name_rule(
+        self, game: str, variant: str, protocol: str, fits: Callable[[str], bool], rule: str
+    ) -> None:
         """Name rules are the leader's to check, and it has none yet: only Clarkson has
         one (for seats of other protocols at its tables), and of the protocols on edges
         none but Clarkson can sit at a Clarkson table."""
@@ -433,7 +448,7 @@ class EdgeLobby:
         table = self._tables.get(id(seat))
         return table is not None and table.ready
 
-    def waiting(self, key: QueueKey) -> list[Any]:
+    def waiting(self, key: QueueKey) -> list[object]:
         """Who sits at the open table :meth:`join` would put a player of ``key`` at, as
         this edge last heard (``Lobby.waiting``'s answer, a moment late: module doc)."""
         for table in self._open.values():
@@ -552,7 +567,9 @@ class EdgeLobby:
             self._rejoining.pop(id(seat), None)
             with contextlib.suppress(BusError):
                 dropped = wire.dumps(wire.Dropped(index, route))
-                await self.bus.request(self.ns.room_command(uid), dropped, timeout=ANSWER_WAIT)
+                await self.bus.request(
+                    self.ns.room_command(uid), dropped, timeout=self.timing.ask_wait
+                )
             return
         first.set_result(number)
         if not told[0]:
@@ -562,30 +579,24 @@ class EdgeLobby:
     async def _ask_rejoin(
         self, token: str, seat: Seat, route: str
     ) -> tuple[str, int, str, int] | None:
-        found = await self.bus.request(
+        found = await ask(
+            self.bus,
             self.ns.lobby_request("rejoin"),
             json.dumps({"hash": token_hash(token)}).encode(),
-            timeout=5.0,
+            self.timing,
+            patience=self.timing.names_patience,
         )
         where: _Where | None = wire.decode_json(found, _Where | None)
         if where is None:
             return None
         uid, index = where.room, where.seat
         rebind = wire.dumps(wire.Rebind(index, token, describe(seat, route)))
-        until = asyncio.get_running_loop().time() + REBIND_PATIENCE
-        while asyncio.get_running_loop().time() < until:  # the room may be moving
-            try:
-                answer = await self.bus.request(
-                    self.ns.room_command(uid), rebind, timeout=ANSWER_WAIT
-                )
-            except (NoResponder, BusTimeout):
-                await asyncio.sleep(RETRY_PAUSE)
-                continue
-            if answer == b"busy":
-                continue
-            bound: _Bound = wire.decode_json(answer, _Bound)
-            return uid, index, bound.name, bound.next
-        return None
+        try:  # the room may be moving
+            answer = await ask(self.bus, self.ns.room_command(uid), rebind, self.timing)
+        except NoAnswer:
+            return None
+        bound: _Bound = wire.decode_json(answer, _Bound)
+        return uid, index, bound.name, bound.next
 
     def _rejoined(self, seat: Seat, uid: str, name: str, token: str) -> None:
         seat.name = name
@@ -816,29 +827,20 @@ class EdgeLobby:
             seat = self._seats.get(route)
             if seat is not None and call.op != "disconnect":
                 await self._subscribe(seat, route)
-            for attempt in itertools.count():
-                try:
-                    answer = await self.bus.request(
-                        self.ns.lobby_request(call.op), wire.dumps(call), timeout=ANSWER_WAIT
-                    )
-                    if answer == b"busy":  # a leader that just lost the lobby: ask again
-                        raise NoResponder(call.op)
-                except (NoResponder, BusTimeout):
-                    # No leader now (a standby takes over within the lease's TTL).
-                    if attempt > 200:
-                        logger.error("lobby: %s for %s: no leader answers", call.op, route)
-                        break
-                    await asyncio.sleep(RETRY_PAUSE)
-                    continue
-                except BusClosed:
-                    return
-                except BusError as e:
-                    logger.info("lobby refused %s for %s: %s", call.op, route, e)
-                    if call.op in ("join", "sit", "create") and seat is not None:
-                        if call.op != "create":
-                            self._tables.pop(id(seat), None)  # it sits nowhere
-                        self._tell(seat, TableError(str(e)))
-                break
+            # No leader now, or one that just lost the lobby (busy): a standby takes
+            # over within the lease's TTL.
+            try:
+                await ask(self.bus, self.ns.lobby_request(call.op), wire.dumps(call), self.timing)
+            except BusClosed:
+                return
+            except NoAnswer:
+                logger.error("lobby: %s for %s: no leader answers", call.op, route)
+            except BusError as e:
+                logger.info("lobby refused %s for %s: %s", call.op, route, e)
+                if call.op in ("join", "sit", "create") and seat is not None:
+                    if call.op != "create":
+                        self._tables.pop(id(seat), None)  # it sits nowhere
+                    self._tell(seat, TableError(str(e)))
 
     async def close(self) -> None:
         for task in list(self._tasks):
@@ -854,6 +856,14 @@ class EdgeLobby:
         for sub in list(self._subs.values()):
             await _close(sub)
         self._subs.clear()
+
+
+def _conforms(
+    lobby: EdgeLobby, room: RemoteRoom, table: EdgeTable
+) -> tuple[LobbyPort, RoomPort, TablePort]:
+    """What mypy checks and nothing calls: an edge's lobby, remote room and table are the
+    ports' (meeple.server.ports), as meeple serve's are."""
+    return lobby, room, table
 
 
 async def _close(sub: Subscription) -> None:

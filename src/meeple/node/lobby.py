@@ -46,13 +46,15 @@ from typing import Any
 
 import nats.errors
 
-from meeple.bus.base import Bus, BusError, BusTimeout, NoResponder, RemoteError, Subscription
+from meeple.bus.base import Bus, BusError, RemoteError, Subscription
 from meeple.bus.subjects import Namespace, edge_of
 from meeple.cluster.lease import Lease, Leases, lobby_key
 from meeple.cluster.lobbystate import LobbyState, StateFenced
 from meeple.node import spawn, wire
+from meeple.node.ask import NoAnswer, ask, passing
 from meeple.node.edge import TABLES, LobbyCall
-from meeple.node.rooms import EDGE_SILENCE, OpenRoom
+from meeple.node.rooms import OpenRoom
+from meeple.server.config import ClusterConfig
 from meeple.server.lobby.tables import (
     Dismissed,
     Lobby,
@@ -71,8 +73,6 @@ __all__ = ["LobbyRole", "ProxySeat", "RoomTicket"]
 logger = logging.getLogger(__name__)
 
 FULL = StartRule.FULL
-# Seconds the leader keeps asking for a rooms node to open a room.
-OPEN_PATIENCE = 10.0
 # The lobby calls an edge may make, and nothing else (a LobbyCall names a method).
 CALLS = frozenset({"join", "leave", "disconnect", "quit", "ready", "renamed", "sit", "create"})
 # Edges whose last call number the state keeps (the oldest are forgotten beyond this).
@@ -154,25 +154,30 @@ class RoomTicket:
             tuple(self.rejoin_hashes),
             self.attempt,
         )
-        loop = asyncio.get_running_loop()
-        until = loop.time() + OPEN_PATIENCE
-        while True:
-            try:
-                await self._role.bus.request(
-                    self._role.ns.rooms_open, wire.dumps(request), timeout=5.0
-                )
-                return
-            except (NoResponder, BusTimeout, RemoteError) as e:
-                # No rooms node yet, or the one asked died (or failed) opening it: ask
-                # again, saying so (the room may be open already: RoomsRole._open).
-                if loop.time() > until:
-                    logger.error("room %s: no rooms node opened it: %r", self.uid, e)
-                    break
-                request = dataclasses.replace(request, attempt=request.attempt + 1)
-                await asyncio.sleep(0.1)
-            except BusError as e:
-                logger.error("room %s: no rooms node opened it: %r", self.uid, e)
-                break
+        timing = self._role.timing
+
+        def attempt(n: int) -> bytes:
+            # An ask again says so: the room may be open already (RoomsRole._open).
+            return wire.dumps(dataclasses.replace(request, attempt=request.attempt + n))
+
+        def again(error: BusError) -> bool:
+            # No rooms node yet, or the one asked died (or failed) opening it.
+            return passing(error) or isinstance(error, RemoteError)
+
+        try:
+            await ask(
+                self._role.bus,
+                self._role.ns.rooms_open,
+                attempt,
+                timing,
+                wait=timing.open_wait,
+                again=again,
+            )
+            return
+        except NoAnswer as e:
+            logger.error("room %s: no rooms node opened it: %r", self.uid, e.last)
+        except BusError as e:
+            logger.error("room %s: no rooms node opened it: %r", self.uid, e)
         logger.error("room %s: no rooms node answers; the table's players are freed", self.uid)
         self.ended()
 
@@ -212,8 +217,11 @@ class LobbyRole:
         lobby: Lobby,
         games: Mapping[str, Mapping[str, tuple[int, int]] | None],
         state: LobbyState,
+        *,
+        timing: ClusterConfig | None = None,
     ) -> None:
         self.name = name
+        self.timing = timing or ClusterConfig()
         self.bus = bus
         self.ns = ns
         self.leases = leases
@@ -321,20 +329,21 @@ class LobbyRole:
         self._heard[subject.rsplit(".", 1)[1]] = time.monotonic()
 
     async def _edges_gone(self) -> None:
-        """The seats of an edge silent for :data:`EDGE_SILENCE` seconds are disconnected,
+        """The seats of an edge silent for ``timing.edge_silence`` seconds are disconnected,
         as when their connections close: a dead edge's seat must not hold a table (a
         READY table, Clarkson's, would never start; a FULL one would start a game for a
         connection that is gone)."""
         since = time.monotonic()
+        silence = self.timing.edge_silence
         while True:
-            await asyncio.sleep(1.0)
+            await asyncio.sleep(self.timing.heartbeat)
             now = time.monotonic()
-            if not self.leader.is_set() or now - since < EDGE_SILENCE:
+            if not self.leader.is_set() or now - since < silence:
                 continue  # not long enough to have heard every live edge
             gone = [
                 seat
                 for seat in self._seats.values()
-                if now - self._heard.get(seat.route.rsplit("-", 1)[0], since) > EDGE_SILENCE
+                if now - self._heard.get(seat.route.rsplit("-", 1)[0], since) > silence
             ]
             if gone:
                 async with self._lock:

@@ -34,32 +34,38 @@ from typing import Any
 
 import msgspec
 
-from meeple.bus.base import Bus, BusClosed, BusError, BusTimeout, NoResponder
+from meeple.bus.base import Bus, BusClosed, BusError
 from meeple.bus.codec import decode_json
 from meeple.bus.subjects import Namespace
 from meeple.cluster.registry import Names
 from meeple.node import Service, spawn
+from meeple.node.ask import NoAnswer, ask
+from meeple.server.config import ClusterConfig
 from meeple.server.lobby.names import NameRegistry
 
-__all__ = ["NAME_TTL", "ClusterNames", "NameService"]
+__all__ = ["ClusterNames", "NameService"]
 
 logger = logging.getLogger(__name__)
 
-# Seconds a name stays claimed without a renewal (an edge renews every third of it):
-# how long a dead edge's names stay taken.
-NAME_TTL = 6
-# Seconds an edge keeps asking while no lobby node answers (one may be taking over).
-ASK_PATIENCE = 5.0
-ASK_WAIT = 2.0
-RETRY_PAUSE = 0.05
 OP = "names"
 
 
 class ClusterNames(NameRegistry):
     """An edge's names, unique across the cluster; see the module doc."""
 
-    def __init__(self, bus: Bus, ns: Namespace, node: str, *, ttl: int = NAME_TTL) -> None:
+    def __init__(
+        self,
+        bus: Bus,
+        ns: Namespace,
+        node: str,
+        *,
+        ttl: float,
+        timing: ClusterConfig | None = None,
+    ) -> None:
+        """``ttl``: seconds a name stays claimed without a renewal (``meeple node
+        --name-ttl``): how long a dead edge's names stay taken."""
         super().__init__()
+        self.timing = timing or ClusterConfig()
         self.bus = bus
         self.ns = ns.for_node(node)  # its requests name it: NATS lets it send no other's
         self.node = node
@@ -120,7 +126,7 @@ class ClusterNames(NameRegistry):
             self._spawn(self._release([held]), f"release {name}")
 
     async def _release(self, claims: list[tuple[str, str]]) -> None:
-        await self._ask({"op": "release", "claims": claims}, patience=ASK_WAIT)
+        await self._ask({"op": "release", "claims": claims}, patience=self.timing.ask_wait)
 
     async def _renew(self) -> None:
         while True:
@@ -134,26 +140,21 @@ class ClusterNames(NameRegistry):
                     "%s: name %r was taken elsewhere (renewed too late)", self.node, lost
                 )
 
-    async def _ask(
-        self, request: dict[str, Any], *, patience: float = ASK_PATIENCE
-    ) -> bytes | None:
-        """The names service's answer; None if none came within ``patience`` seconds."""
-        loop = asyncio.get_running_loop()
-        until = loop.time() + patience
+    async def _ask(self, request: dict[str, Any], *, patience: float | None = None) -> bytes | None:
+        """The names service's answer; None if none came within ``patience`` seconds
+        (``names_patience``: a lobby node may be taking over)."""
         payload = json.dumps(request).encode()
-        while True:
-            try:
-                return await self.bus.request(self.ns.lobby_request(OP), payload, timeout=ASK_WAIT)
-            except (NoResponder, BusTimeout):
-                if loop.time() > until:
-                    break
-                await asyncio.sleep(RETRY_PAUSE)
-            except BusClosed:
-                return None
-            except BusError as e:
-                logger.warning("%s: names %s: %s", self.node, request["op"], e)
-                return None
-        logger.error("%s: names %s: no lobby node answers", self.node, request["op"])
+        patience = self.timing.names_patience if patience is None else patience
+        try:
+            return await ask(
+                self.bus, self.ns.lobby_request(OP), payload, self.timing, patience=patience
+            )
+        except BusClosed:
+            return None
+        except NoAnswer:
+            logger.error("%s: names %s: no lobby node answers", self.node, request["op"])
+        except BusError as e:
+            logger.warning("%s: names %s: %s", self.node, request["op"], e)
         return None
 
     def _spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
@@ -166,7 +167,7 @@ class ClusterNames(NameRegistry):
         claims, self._held = list(self._held.values()), {}
         if claims:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._release(claims), ASK_WAIT)
+                await asyncio.wait_for(self._release(claims), 2 * self.timing.ask_wait)
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

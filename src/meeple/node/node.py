@@ -20,9 +20,9 @@ import random
 import secrets
 import signal
 import time
-from collections.abc import Collection
+from collections.abc import Awaitable, Collection
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from meeple.bus.natsbus import NatsBus, connect
 from meeple.bus.subjects import Namespace
@@ -33,6 +33,19 @@ from meeple.node.names import ClusterNames
 from meeple.server.app import LISTENERS, Listener, Services
 from meeple.server.config import ServerConfig
 from meeple.server.lobby.tables import Lobby
+
+if TYPE_CHECKING:
+    from meeple.node.chat import LobbyChat
+    from meeple.node.cmpn402 import SeatFinder
+    from meeple.node.edge import EdgeLobby
+    from meeple.node.lobby import LobbyRole
+    from meeple.node.names import NameService
+    from meeple.node.rejoin import RejoinService
+    from meeple.node.rooms import RoomsRole
+    from meeple.node.status import ClusterView
+    from meeple.node.store import StoreRole
+    from meeple.node.views import ViewRelay
+    from meeple.web.listener import WebListener
 
 __all__ = ["EDGE_LISTENERS", "ROLES", "Node", "NodeConfig"]
 
@@ -45,7 +58,6 @@ EDGE_LISTENERS = ("twente", "clarkson", "santorini", "spectrangle", "cmpn402")
 # An edge's own listener where meeple serve's is more than a dialect (the CMPN402
 # referee runs on the rooms nodes: meeple.node.cmpn402).
 EDGE_TARGETS = {"cmpn402": "meeple.node.cmpn402_edge:create_listener"}
-HEARTBEAT = 1.0
 
 
 @dataclass(frozen=True)
@@ -107,19 +119,19 @@ class Node:
         self.ns = Namespace(config.namespace).for_node(config.name)
         self.services = Services(config.server, rng=random.Random())
         self.listeners: dict[str, Listener] = {}
-        self.rooms: Any = None
-        self.lobby: Any = None
-        self.store: Any = None
-        self.edge: Any = None
-        self.chat: Any = None  # an edge's Spectrangle chat outside a game
-        self.name_service: Any = None  # a lobby node answers edges' name claims
-        self.rejoin_service: Any = None  # and where a browser's rejoin token leads
-        self.seat_finder: Any = None  # a rooms node finds dropped CMPN402 agents' seats
+        self.rooms: RoomsRole | None = None
+        self.lobby: LobbyRole | None = None
+        self.store: StoreRole | None = None
+        self.edge: EdgeLobby | None = None
+        self.chat: LobbyChat | None = None  # an edge's Spectrangle chat outside a game
+        self.name_service: NameService | None = None  # a lobby node answers name claims
+        self.rejoin_service: RejoinService | None = None  # where a rejoin token leads
+        self.seat_finder: SeatFinder | None = None  # finds dropped CMPN402 agents' seats
         self._stopping = asyncio.Event()
         self._beat: asyncio.Task[None] | None = None
-        self.view: Any = None
-        self.web: Any = None
-        self.relay: Any = None
+        self.view: ClusterView | None = None
+        self.web: WebListener | None = None
+        self.relay: ViewRelay | None = None
         self.api_port: int | None = None
 
     async def start(self) -> None:
@@ -172,6 +184,7 @@ class Node:
                     cmpn402.GAME: cmpn402.TABLE_VARIANTS,
                 },
                 LobbyState(self.nc, self.ns),
+                timing=c.server.cluster,
             )
             await self.lobby.start()
             from meeple.cluster.registry import Names
@@ -197,19 +210,26 @@ class Node:
             # Services of the rooms' own: an edge in this process has its lobby there.
             rng = random.Random() if c.same_game_seed is None else _SameSeed(c.same_game_seed)
             services = Services(self.config.server, self.services.clock, rng=rng)
-            services.resource("lobby", lambda: games)
+            services.lobby = games
             scrabble_lobby(services)  # the lexicon and the factories, as meeple serve
             santorini_lobby(services)
             spectrangle_lobby(services)
-            records = RemoteRecords(self.bus, self.ns, asyncio.get_running_loop())
-            log = JetStreamLog(self.nc, self.ns, records)  # type: ignore[arg-type]
+            records = RemoteRecords(
+                self.bus,
+                self.ns,
+                asyncio.get_running_loop(),
+                timeout=c.server.cluster.command_wait,
+            )
+            log = JetStreamLog(self.nc, self.ns, records)
             # The CMPN402 referee's games (meeple.node.cmpn402), their seats kept in KV.
             from meeple.cluster.registry import RejoinTokens
             from meeple.node.cmpn402 import SeatFinder, referee_rooms
             from meeple.server.rooms.scrabble import table_lexicon
 
             tokens = RejoinTokens(self.nc, self.ns)
-            self.seat_finder = SeatFinder(self.bus, self.ns, tokens, closed=log.closed)
+            self.seat_finder = SeatFinder(
+                self.bus, self.ns, tokens, closed=log.closed, ttl=c.server.cluster.token_ttl
+            )
             referee_rooms(services, games, table_lexicon(services), self.seat_finder)
             await self.seat_finder.start()
             self.rooms = RoomsRole(
@@ -223,6 +243,7 @@ class Node:
                 grace=c.server.rejoin_grace,
                 tokens=tokens,
                 admin_token=c.server.cmpn402.admin_token,
+                timing=c.server.cluster,
             )
             await self.rooms.start()
         if "edge" in c.roles:
@@ -234,12 +255,13 @@ class Node:
         from meeple.server.app import _create
         from meeple.server.rooms.scrabble import LEXICON_RESOURCE
 
-        self.edge = EdgeLobby(self.bus, self.ns, self.config.name)
+        timing = self.config.server.cluster
+        self.edge = EdgeLobby(self.bus, self.ns, self.config.name, timing=timing)
         await self.edge.start()
-        self.services.resource("lobby", lambda: self.edge)
+        self.services.lobby = self.edge
         # Names unique across every edge (the dialects' registry, meeple.node.names).
         self.services.names = ClusterNames(
-            self.bus, self.ns, self.config.name, ttl=self.config.name_ttl
+            self.bus, self.ns, self.config.name, ttl=self.config.name_ttl, timing=timing
         )
         self.edge.names = self.services.names
         # An edge checks no word (the rooms nodes do): no lexicon to load.
@@ -269,13 +291,13 @@ class Node:
             from meeple.server.config import ListenerConfig
             from meeple.web.listener import WebListener
 
-            self.view = ClusterView(self.bus, self.ns)
+            self.view = ClusterView(self.bus, self.ns, timing=timing)
             await self.view.start()
-            self.relay = ViewRelay(self.bus, self.ns)
+            self.relay = ViewRelay(self.bus, self.ns, timing=timing)
             from meeple.node.store import BusRecords
 
             # Finished games and ratings for its pages, from any store node (no database).
-            records = BusRecords(self.bus, self.ns)
+            records = BusRecords(self.bus, self.ns, timing.store_wait)
             app = edge_web_app(self.services, self.view, self.relay, self.edge, records)
             self.web = WebListener(
                 self.services, "web", ListenerConfig(port=self.config.api_port), app
@@ -319,7 +341,7 @@ class Node:
                 await self.bus.publish(
                     self.ns.node(self.config.name), json.dumps(self.info()).encode()
                 )
-            await asyncio.sleep(HEARTBEAT)
+            await asyncio.sleep(self.config.server.cluster.heartbeat)
 
     def request_stop(self) -> None:
         self._stopping.set()
@@ -348,16 +370,17 @@ class Node:
             self.relay.close()
         if self.view is not None:
             await self.view.stop()
-        steps: list[Any] = [
+        steps: list[Awaitable[object]] = [
             listener.close(self.config.server.shutdown_grace)
             for listener in self.listeners.values()
         ]
         names = self.services.names
         if self.edge is not None and isinstance(names, ClusterNames):
             steps.append(names.close())
+        for closing in (self.edge, self.chat):
+            if closing is not None:
+                steps.append(closing.close())
         for role in (
-            self.edge,
-            self.chat,
             self.rooms,
             self.lobby,
             self.name_service,
@@ -366,7 +389,7 @@ class Node:
             self.store,
         ):
             if role is not None:
-                steps.append(role.close() if role in (self.edge, self.chat) else role.stop())
+                steps.append(role.stop())
         for step in steps:
             try:
                 await asyncio.wait_for(step, timeout)

@@ -4,7 +4,8 @@ A room here is the same :class:`~meeple.server.rooms.room.Room` ``meeple serve``
 the game's own factory; only its ends are different:
 
 - **its seats** are :class:`RemoteSeat`: a delivery is published, as the seat's view
-  (:func:`meeple.node.wire.for_seat`), on the seat's subject
+  (the room's :meth:`~meeple.server.rooms.room.Room.seat_event`, which the room applies
+  before any seat is handed an event, as in ``meeple serve``), on the seat's subject
   ``<ns>.seat.<edge>.<route>.<uid>``, where the edge holding the connection listens;
 - **its inbox** is served on ``<ns>.room.<uid>.cmd.*`` (queue group ``room``), the last
   token the sending node's name: a :class:`~meeple.node.wire.Command` from an edge is
@@ -51,6 +52,7 @@ from meeple.cluster.registry import RejoinSeat, RejoinTokens
 from meeple.node import spawn, wire
 from meeple.node.views import ViewSource
 from meeple.server.clock import Timer
+from meeple.server.config import ClusterConfig
 from meeple.server.lobby.cmpn402_console import check_token as same_token
 from meeple.server.lobby.tables import QueueKey, Replaced
 from meeple.server.rooms.room import Room, token_hash
@@ -60,18 +62,15 @@ from meeple.web.seat import seat_view_json
 
 if TYPE_CHECKING:
     from meeple.server.lobby.tables import Lobby
+    from meeple.server.ports import SeatPort
 
-__all__ = ["ClusterLog", "OpenRoom", "RemoteSeat", "RoomsRole"]
+__all__ = ["ROOM_GAMES", "ClusterLog", "OpenRoom", "RemoteSeat", "RoomsRole"]
 
 logger = logging.getLogger(__name__)
 
-# How long an edge's command waits for the room to apply it before the node answers
-# "busy" (the edge asks again with the same number: it is applied once).
-COMMAND_WAIT = 10.0
-# Seconds without an edge's heartbeat before its seats leave their rooms.
-EDGE_SILENCE = 5.0
-# Seconds a browser seat's token stays findable at most (it is spent when the game ends).
-TOKEN_TTL = 24 * 3600
+#: The games whose rooms a rooms node serves (each room hands its seats their views:
+#: Room.seat_event).
+ROOM_GAMES = frozenset({"scrabble", "santorini", "spectrangle", "cmpn402"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,13 +127,13 @@ class RemoteSeat:
         if owned is None or owned.fenced:
             return
         room = owned.room
-        seen = wire.for_seat(room.game_name, event, self.index)
-        # A browser's seat renders the whole view after each event: built here, from the
-        # real room, as meeple serve's web seat builds it (its own rack only).
+        # ``event`` is the seat's view already (Room.seat_event). A browser's seat renders
+        # the whole view after each event: built here, from the real room, as meeple
+        # serve's web seat builds it (its own rack only).
         view = seat_view_json(room, self.index) if self.protocol == "web" else None
         logged = 0 if owned.replaying else len(room.logged_actions)
         delivery = wire.Delivery(
-            room.uid, self.index, logged, seen, owned.replaying, room.game_name, view
+            room.uid, self.index, logged, event, owned.replaying, room.game_name, view
         )
         self._role.send(self._role.ns.seat(self.route, room.uid), wire.dumps(delivery))
 
@@ -142,7 +141,7 @@ class RemoteSeat:
         """``told`` (the log's last action's event) again, as a replay (module doc)."""
         room = self.owned.room if self.owned is not None else None
         assert room is not None
-        seen = wire.for_seat(room.game_name, told, self.index)
+        seen = room.seat_event(told, self.index)
         view = seat_view_json(room, self.index) if self.protocol == "web" else None
         return wire.Delivery(room.uid, self.index, logged, seen, True, room.game_name, view)
 
@@ -211,6 +210,9 @@ class RoomsRole:
     # The CMPN402 admin token (meeple node --admin-token): an organiser's request to a
     # room must carry it; None: this node takes no admin request (issue 30.1).
     admin_token: str | None = None
+    # Its timings (command_wait: how long an edge's command waits for the room before
+    # "busy", the edge asking again with the same number; edge_silence; token_ttl).
+    timing: ClusterConfig = field(default_factory=ClusterConfig)
     rooms: dict[str, _Owned] = field(default_factory=dict)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     _subs: list[Subscription] = field(default_factory=list)
@@ -223,7 +225,7 @@ class RoomsRole:
     views: ViewSource = field(init=False)
 
     def __post_init__(self) -> None:
-        self.views = ViewSource(self.bus, self.ns)
+        self.views = ViewSource(self.bus, self.ns, timing=self.timing)
 
     async def start(self) -> None:
         self._subs.append(await self.bus.serve(self.ns.rooms_open, self._open, queue="rooms"))
@@ -239,13 +241,13 @@ class RoomsRole:
         self._heard[subject.rsplit(".", 1)[1]] = time.monotonic()
 
     async def _edges_gone(self) -> None:
-        """A seat whose edge is silent for :data:`EDGE_SILENCE` seconds lost its
+        """A seat whose edge is silent for ``timing.edge_silence`` seconds lost its
         connection with the edge: its room's leave rule applies (Twente: the game ends,
         reason DISCONNECT), as when a connection closes."""
         while True:
-            await asyncio.sleep(1.0)
+            await asyncio.sleep(self.timing.heartbeat)
             now = time.monotonic()
-            if now - self._started < EDGE_SILENCE:
+            if now - self._started < self.timing.edge_silence:
                 continue  # not long enough to have heard every live edge
             for owned in list(self.rooms.values()):
                 if owned.fenced or owned.room.finished:
@@ -254,7 +256,7 @@ class RoomsRole:
                     if not isinstance(seat, RemoteSeat) or seat.gone:
                         continue
                     edge = seat.route.rsplit("-", 1)[0]
-                    if now - self._heard.get(edge, -1e9) > EDGE_SILENCE:
+                    if now - self._heard.get(edge, -1e9) > self.timing.edge_silence:
                         seat.gone = True
                         held = self._hold(owned, seat)
                         logger.warning(
@@ -285,7 +287,9 @@ class RoomsRole:
             )
             if self.tokens is not None:  # a node taking the room over holds it too
                 found = RejoinSeat(room.uid, seat.index, seat.route, held=True)
-                self._spawn(self.tokens.put(key, found, ttl=TOKEN_TTL), f"held {room.uid}")
+                self._spawn(
+                    self.tokens.put(key, found, ttl=int(self.timing.token_ttl)), f"held {room.uid}"
+                )
             room.log.info("%s dropped; seat held for %.0f s", seat.name, self.grace)
         return True
 
@@ -303,7 +307,7 @@ class RoomsRole:
                 if put:
                     route = getattr(seat, "route", None)
                     found = RejoinSeat(room.uid, index, route, index in owned.held)
-                    await self.tokens.put(key, found, ttl=TOKEN_TTL)
+                    await self.tokens.put(key, found, ttl=int(self.timing.token_ttl))
                 else:
                     await self.tokens.take(key)
             except Exception as e:
@@ -365,7 +369,8 @@ class RoomsRole:
         if self.tokens is not None:
             # Where the seat is now, for a node that takes the room over later.
             found = RejoinSeat(room.uid, index, new.route)
-            self._spawn(self.tokens.put(key, found, ttl=TOKEN_TTL), f"route {room.uid}")
+            ttl = int(self.timing.token_ttl)
+            self._spawn(self.tokens.put(key, found, ttl=ttl), f"route {room.uid}")
         answer = {"name": old.name, "next": owned.seen.get(index, 0) + 1}
         return json.dumps(answer).encode()
 
@@ -393,7 +398,7 @@ class RoomsRole:
 
     async def _open(self, payload: bytes) -> bytes:
         request: OpenRoom = wire.loads(payload, OpenRoom)
-        if request.key.game not in wire.SEAT_VIEWS:
+        if request.key.game not in ROOM_GAMES:
             raise ValueError(f"{request.key.game} rooms are not served by rooms nodes yet")
         if request.attempt and await self.log.action_log(request.uid) is not None:
             return b"ok"  # opened already: its owner serves it, or a takeover will
@@ -414,7 +419,7 @@ class RoomsRole:
         await self._serve(owned)
         # Answered once the genesis is logged: from then on a takeover can rebuild the
         # room if this node dies; before, the leader's ask again opens it elsewhere.
-        await asyncio.wait_for(owned.opened.wait(), COMMAND_WAIT)
+        await asyncio.wait_for(owned.opened.wait(), self.timing.command_wait)
         logger.info("%s: opened %s %s for %s", self.name, request.key, room.uid, _names(room))
         return b"ok"
 
@@ -501,8 +506,8 @@ class RoomsRole:
         if isinstance(request, wire.Dropped):
             seat = room.seats[request.seat] if 0 <= request.seat < len(room.seats) else None
             mine = isinstance(seat, RemoteSeat) and seat.route == request.route
-            if mine and not self._hold(owned, seat):  # type: ignore[arg-type]
-                room.leave(seat)  # type: ignore[arg-type]
+            if isinstance(seat, RemoteSeat) and mine and not self._hold(owned, seat):
+                room.leave(seat)
             return b"ok"
         if isinstance(request.command, wire.Rejoin):
             # A new connection numbers its commands anew, from this one's (0) on.
@@ -522,7 +527,7 @@ class RoomsRole:
         owned.waiting[id(command)] = answered
         room.submit(seat, command)
         try:
-            await asyncio.wait_for(asyncio.shield(answered), COMMAND_WAIT)
+            await asyncio.wait_for(asyncio.shield(answered), self.timing.command_wait)
         except TimeoutError:
             return b"busy"
         finally:
@@ -557,7 +562,9 @@ class RoomsRole:
             answer["error"] = "the game is over"
         else:
             try:
-                answer["result"] = await asyncio.wait_for(asyncio.shield(act(action)), COMMAND_WAIT)
+                answer["result"] = await asyncio.wait_for(
+                    asyncio.shield(act(action)), self.timing.command_wait
+                )
             except TimeoutError:
                 answer["error"] = "the room did not apply it in time"
             except Exception as e:  # the referee's refusal (AdminRefused): why
@@ -593,7 +600,9 @@ class RoomsRole:
                     await self.bus.publish(self.ns.seat(route, room.uid), over)
             with contextlib.suppress(BusError):
                 await self.bus.request(
-                    self.ns.lobby_request("roomdone"), wire.dumps(room.uid), timeout=2.0
+                    self.ns.lobby_request("roomdone"),
+                    wire.dumps(room.uid),
+                    timeout=self.timing.ask_wait,
                 )
         await self._drop(owned, release=True)
         logger.info(
@@ -674,7 +683,7 @@ class RoomsRole:
                 owned = self._restore(log, lease)
                 for seat in await self._routes(owned.room):
                     self._hold(owned, seat)  # held by the old owner: held here (anew)
-                told = wire.LAST_TOLD[log.game](owned.room, log)
+                told = owned.room.last_told(log)
             except Exception:
                 logger.exception("%s: room %s does not replay; left to others", self.name, uid)
                 await self.leases.release(lease)
@@ -711,7 +720,7 @@ class RoomsRole:
             owned = self._restore(log, lease)
             room = owned.room
             await self._routes(room)
-            told = wire.LAST_TOLD[log.game](room, log)
+            told = room.last_told(log)
             over = wire.dumps(wire.RoomOver(uid))
             for seat in room.seats:
                 if not isinstance(seat, RemoteSeat):
@@ -730,7 +739,7 @@ class RoomsRole:
             await self.leases.release(lease)
 
     def _restore(self, log: ActionLog, lease: Lease) -> _Owned:
-        if log.game not in wire.SEAT_VIEWS:
+        if log.game not in ROOM_GAMES:
             raise ValueError(f"{log.game} rooms are not served by rooms nodes yet")
         _factory, restore = self.lobby.factories(log.game)
         if restore is None:
@@ -770,3 +779,8 @@ def _seat_route(room: Room, request: object) -> str | None:
         if 0 <= request.seat < len(room.seats):
             return str(getattr(room.seats[request.seat], "route", None) or "")
     return None
+
+
+def _conforms(seat: RemoteSeat) -> SeatPort:
+    """What mypy checks and nothing calls: a rooms node's seat is the seat port."""
+    return seat

@@ -4,8 +4,9 @@ answers the same for its one node).
 
 Every node publishes its heartbeat (:meth:`meeple.node.node.Node.info`) on
 ``<ns>.node.<name>`` every second; :class:`ClusterView` keeps the latest of each node
-and forgets a node not heard of for :data:`SILENCE` seconds (a killed node leaves the
-list within that; its rooms appear under their new owner once taken over).
+and forgets a node not heard of for ``node_silence`` seconds
+(:class:`~meeple.server.config.ClusterConfig`: a killed node leaves the list within
+that; its rooms appear under their new owner once taken over).
 """
 
 from __future__ import annotations
@@ -19,17 +20,17 @@ import msgspec
 from meeple.bus.base import Bus, BusError, Subscription
 from meeple.bus.subjects import Namespace
 from meeple.node import wire
+from meeple.server.config import ClusterConfig
 
-__all__ = ["SILENCE", "ClusterView"]
-
-SILENCE = 3.0
+__all__ = ["ClusterView"]
 
 
 class ClusterView:
     """The latest heartbeat of every node heard of lately."""
 
-    def __init__(self, bus: Bus, ns: Namespace) -> None:
+    def __init__(self, bus: Bus, ns: Namespace, *, timing: ClusterConfig | None = None) -> None:
         self.bus = bus
+        self.timing = timing or ClusterConfig()
         self.ns = ns
         self._beats: dict[str, tuple[float, dict[str, Any]]] = {}
         self._sub: Subscription | None = None
@@ -53,7 +54,7 @@ class ClusterView:
         return [
             {**r, "owner": b["name"]}
             for at, b in sorted(self._beats.values(), key=lambda ab: ab[1]["name"])
-            if now - at <= SILENCE
+            if now - at <= self.timing.node_silence
             for r in b.get("rooms", ())
         ]
 
@@ -61,7 +62,7 @@ class ClusterView:
         """``GET /api/cluster``'s body: nodes (name, roles, pid, address), the lobby's
         leader, every running room with its owner."""
         now = time.monotonic()
-        beats = [b for at, b in self._beats.values() if now - at <= SILENCE]
+        beats = [b for at, b in self._beats.values() if now - at <= self.timing.node_silence]
         beats.sort(key=lambda b: b["name"])
         leader = next((b["name"] for b in beats if b.get("lobby_leader")), None)
         return {

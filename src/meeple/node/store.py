@@ -24,6 +24,11 @@ checked against its declared type before the database sees it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from meeple.server.ports import RecordsPort
+
 import asyncio
 import contextlib
 import dataclasses
@@ -44,10 +49,8 @@ from meeple.server.store.database import (
 )
 from meeple.web.records import MAX_KEY, findable
 
-__all__ = ["READ_TIMEOUT", "BusRecords", "RemoteRecords", "StoreRole"]
+__all__ = ["BusRecords", "RemoteRecords", "StoreRole"]
 
-# Seconds an edge's page waits for a store node's answer before its 503 page.
-READ_TIMEOUT = 3.0
 # The most rows one read answers (the games page asks for 200).
 MAX_ROWS = 200
 MAX_TEXT = MAX_KEY
@@ -179,14 +182,19 @@ class RemoteRecords:
     """The store calls of :meth:`~meeple.cluster.log.JetStreamLog.finish_log`, made to
     the store role; called from a thread (``asyncio.to_thread``), answered on ``loop``."""
 
-    def __init__(self, bus: Bus, ns: Namespace, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, bus: Bus, ns: Namespace, loop: asyncio.AbstractEventLoop, *, timeout: float
+    ) -> None:
+        """``timeout``: a store node's answer's wait (``command_wait``: a game is stored
+        before its end is told)."""
         self.bus = bus
         self.ns = ns
         self.loop = loop
+        self.timeout = timeout
 
     def _ask(self, op: str, args: object, expect: object) -> Any:
         future = asyncio.run_coroutine_threadsafe(
-            self.bus.request(self.ns.store_request(op), wire.dumps(args), timeout=10.0),
+            self.bus.request(self.ns.store_request(op), wire.dumps(args), timeout=self.timeout),
             self.loop,
         )
         return wire.loads(future.result(), expect)
@@ -203,11 +211,12 @@ class RemoteRecords:
 
 class BusRecords:
     """An edge's :class:`~meeple.web.records.Records`: each read a request to any store
-    node (queue group ``store``), answered within :data:`READ_TIMEOUT` seconds or
+    node (queue group ``store``), answered within ``timeout`` seconds (``store_wait`` of
+    :class:`~meeple.server.config.ClusterConfig`) or
     :class:`~meeple.server.store.database.StoreUnavailable` (no store node, a slow one, a
     database that fails: the page answers 503 and the edge goes on)."""
 
-    def __init__(self, bus: Bus, ns: Namespace, timeout: float = READ_TIMEOUT) -> None:
+    def __init__(self, bus: Bus, ns: Namespace, timeout: float) -> None:
         self.bus = bus
         self.ns = ns
         self.timeout = timeout
@@ -266,3 +275,9 @@ class BusRecords:
             "read_rating_history", list[RatingPoint], game=game[:MAX_TEXT], name=name[:MAX_TEXT]
         )
         return found
+
+
+def _conforms(records: BusRecords) -> RecordsPort:
+    """What mypy checks and nothing calls: an edge's reads over the bus are the records
+    port (meeple.server.ports), as meeple serve's local ones are."""
+    return records

@@ -10,9 +10,9 @@ views only (no rack, no bag: the game's ``spectator_view``):
   on its view subject only while some edge watches it: an edge asks for them with a
   :class:`~meeple.node.wire.Watch` on the room's command subject (so the owner, and only
   the owner, answers, with the current snapshot), and asks again every
-  :data:`RENEW` seconds while it has spectators; a room nobody asked for within
-  :data:`WATCH_TTL` seconds is built no more. After a failover the next ask reaches the
-  new owner, which starts publishing;
+  ``watch_renew`` seconds while it has spectators; a room nobody asked for within
+  ``watch_ttl`` seconds (:class:`~meeple.server.config.ClusterConfig`) is built no more.
+  After a failover the next ask reaches the new owner, which starts publishing;
 - **the edge** (:class:`ViewRelay`) puts what it hears into its own
   :class:`~meeple.server.feed.Feed`, which its fanout reads as ``meeple serve``'s does.
 
@@ -39,16 +39,13 @@ from meeple.bus.base import Bus, BusError, Subscription
 from meeple.bus.codec import decode_json, refused
 from meeple.bus.subjects import Namespace
 from meeple.node import wire
+from meeple.server.config import ClusterConfig
 from meeple.server.feed import Feed, FeedItem, game_topic
 
-__all__ = ["RENEW", "WATCH_TTL", "ViewRelay", "ViewSource"]
+__all__ = ["ViewRelay", "ViewSource"]
 
 logger = logging.getLogger(__name__)
 
-# Seconds a room's owner goes on publishing its views after an edge last asked.
-WATCH_TTL = 15.0
-# Seconds between an edge's asks while it has spectators of the room.
-RENEW = 5.0
 
 Version = tuple[int, int, int]
 
@@ -84,9 +81,15 @@ class ViewSource:
     go out on their view subjects (module docstring)."""
 
     def __init__(
-        self, bus: Bus, ns: Namespace, *, clock: Callable[[], float] = time.monotonic
+        self,
+        bus: Bus,
+        ns: Namespace,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        timing: ClusterConfig | None = None,
     ) -> None:
         self.bus = bus
+        self.timing = timing or ClusterConfig()
         self.ns = ns
         self.clock = clock
         self.feed = Feed()
@@ -94,19 +97,19 @@ class ViewSource:
         self._sweeper: asyncio.Task[None] | None = None
 
     def watch(self, room: Any, epoch: int) -> bytes:
-        """An edge asks for room ``room``'s views: publish them for :data:`WATCH_TTL`
+        """An edge asks for room ``room``'s views: publish them for ``watch_ttl``
         seconds more; the answer is the current snapshot."""
         uid = room.uid
         topic = game_topic(uid)
         watched = self._watched.get(uid)
         if watched is None:
             watched = self._watched[uid] = _Watched(
-                self.feed.subscribe(topic), self.clock() + WATCH_TTL
+                self.feed.subscribe(topic), self.clock() + self.timing.watch_ttl
             )
             watched.pump = asyncio.ensure_future(self._pump(room, epoch, watched))
             if self._sweeper is None:
                 self._sweeper = asyncio.ensure_future(self._sweep())
-        watched.until = self.clock() + WATCH_TTL
+        watched.until = self.clock() + self.timing.watch_ttl
         if self.feed.last(topic) is None:
             room.publish()  # stale while nobody watched: build it now
         item = self.feed.last(topic)
@@ -166,11 +169,11 @@ class _Relayed:
 class ViewRelay:
     """An edge's side: rooms watched by its spectators, from the bus into :attr:`feed`."""
 
-    def __init__(self, bus: Bus, ns: Namespace, *, ask_timeout: float = 2.0) -> None:
+    def __init__(self, bus: Bus, ns: Namespace, *, timing: ClusterConfig | None = None) -> None:
         self.bus = bus
+        self.timing = timing or ClusterConfig()
         self.ns = ns
         self.feed = Feed()
-        self.ask_timeout = ask_timeout
         self._rooms: dict[str, _Relayed] = {}
         self._versions: dict[str, Version] = {}  # uid -> the newest snapshot's version
         self._closing: set[asyncio.Future[None]] = set()
@@ -186,7 +189,7 @@ class ViewRelay:
             return True
         try:
             answer = await self.bus.request(
-                self.ns.room_command(uid), wire.dumps(wire.Watch()), timeout=self.ask_timeout
+                self.ns.room_command(uid), wire.dumps(wire.Watch()), timeout=self.timing.watch_wait
             )
         except (BusError, ValueError):
             return False
@@ -230,15 +233,18 @@ class ViewRelay:
         while True:
             try:
                 answer = await self.bus.request(
-                    self.ns.room_command(uid), wire.dumps(wire.Watch()), timeout=self.ask_timeout
+                    self.ns.room_command(uid),
+                    wire.dumps(wire.Watch()),
+                    timeout=self.timing.watch_wait,
                 )
             except (BusError, ValueError):
-                await asyncio.sleep(0.5)  # no owner now (a takeover): ask again soon
+                # No owner now (a takeover): ask again soon.
+                await asyncio.sleep(self.timing.watch_pause)
                 continue
             self._heard(uid, answer)
             if self._over(uid):
                 return  # its last snapshot is here; the room is gone from its owner
-            await asyncio.sleep(RENEW)
+            await asyncio.sleep(self.timing.watch_renew)
 
     def _over(self, uid: str) -> bool:
         last = self.feed.last(game_topic(uid))

@@ -20,10 +20,11 @@ Served here:
   (``/games/<uid>``, ``/games/n/<number>``, ``/games/<uid>.gcg``), ``/ratings`` and
   ``/players/<name>``. Their data comes from any ``store`` node over the bus
   (:class:`meeple.node.store.BusRecords`: finished records and ratings only); with no
-  store node answering within :data:`meeple.node.store.READ_TIMEOUT` seconds such a
-  page answers 503 (the site's "unavailable" page) and the edge goes on;
+  store node answering within ``store_wait`` seconds
+  (:class:`~meeple.server.config.ClusterConfig`) such a page answers 503 (the site's
+  "unavailable" page) and the edge goes on;
 - ``/ws``: the ``lobby`` topic (the same snapshot as ``/``, published when the edge hears
-  a table change and every :data:`LOBBY_REFRESH` seconds while someone watches), the
+  a table change and every ``lobby_refresh`` seconds while someone watches), the
   ``game`` topic of a running room (:class:`meeple.node.views.ViewRelay`: each edge hears
   a room once for all its spectators), and the play messages;
 - ``/api/cluster`` and ``/static``.
@@ -65,13 +66,9 @@ if TYPE_CHECKING:
     from meeple.server.store.database import GameRecord
     from meeple.web.records import Records
 
-__all__ = ["LOBBY_REFRESH", "EdgeConnection", "edge_web_app"]
+__all__ = ["EdgeConnection", "edge_web_app"]
 
 NOT_ON_EDGES = "this cluster edge does not serve that topic (it needs the database)"
-# Seconds between lobby snapshots while someone watches (rooms come from heartbeats).
-LOBBY_REFRESH = 2.0
-# Seconds a running game's history.json waits for the room's owner.
-HISTORY_TIMEOUT = 3.0
 
 
 def _table_json(info: TableInfo) -> dict[str, Any]:
@@ -158,7 +155,7 @@ class _EdgeContext(WebContext):
 
     async def _refresh(self) -> None:
         while self.feed.subscribers(LOBBY_TOPIC) > 0:
-            await asyncio.sleep(LOBBY_REFRESH)
+            await asyncio.sleep(self.services.config.cluster.lobby_refresh)
             self.feed.publish(LOBBY_TOPIC, self.tables.snapshot)  # dropped if unchanged
 
     def close(self) -> None:
@@ -281,7 +278,9 @@ def edge_web_app(
         uid = request.path_params["uid"]
         try:
             answer = await relay.bus.request(
-                relay.ns.room_command(uid), wire.dumps(wire.History()), timeout=HISTORY_TIMEOUT
+                relay.ns.room_command(uid),
+                wire.dumps(wire.History()),
+                timeout=services.config.cluster.history_wait,
             )
         except (ValueError, NoResponder):  # no such subject, or no owner: no running room
             steps = None

@@ -13,17 +13,16 @@ kind of fault. Each handler also says which of the registry's types it takes
 (``loads(payload, OpenRoom)``). Only nodes may publish seat events
 (deploy/nats/meeple-auth.conf).
 
-**Hidden information.** A seat subject carries one seat's view: before an event goes to
-seat ``i``, :func:`for_seat` replaces the engine game it refers to by that seat's view
-(:meth:`meeple.games.scrabble.game.Game.seat_view`: no bag order, no other rack, no
-lexicon, no RNG) and blanks what the engine's events say of the other seats' tiles
-(:func:`meeple.games.scrabble.view.seat_event`: the tiles they drew or exchanged, and
-their racks after a play, a pass, a withdrawn play, a failed challenge or a lost turn);
-a Spectrangle game by its seat view (every hand is public in 1.4, the bag is not); a
-Santorini event goes as it is (open information, and no RNG in it). The registry
-declares each engine game attribute by attribute as a seat view (``_rng`` and
-``lexicon`` None, the first bag empty), so a whole game does not even encode. A game
-that has no seat view is refused by the rooms node (:data:`SEAT_VIEWS`).
+**Hidden information.** A seat subject carries one seat's view, and this module knows no
+game's rules: the room hands each seat its event through its own
+:meth:`~meeple.server.rooms.room.Room.seat_event` before a :class:`RemoteSeat
+<meeple.node.rooms.RemoteSeat>` publishes it, the same call ``meeple serve`` makes for
+its seats, built in ``games/<game>/view.py`` (``event_for_seat``: a Scrabble game by its
+seat's view, no bag order, no other rack, no lexicon, no RNG, and the other seats' tiles
+in the engine's events blanked; a Spectrangle game by its seat view; a Santorini event as
+it is). The registry declares each engine game attribute by attribute as a seat view
+(``_rng`` and ``lexicon`` None, the first bag empty), so a whole game does not even
+encode.
 """
 
 from __future__ import annotations
@@ -33,21 +32,16 @@ import enum
 import functools
 import logging
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
 from meeple.bus.codec import Attrs, EncodeError, Limits, Registry, WireError, decode_json
 
-if TYPE_CHECKING:
-    from meeple.server.store.database import ActionLog
-
 __all__ = [
-    "LAST_TOLD",
     "LIMITS",
-    "SEAT_VIEWS",
     "Admin",
     "Beat",
     "BeatRoom",
@@ -67,7 +61,6 @@ __all__ = [
     "WireError",
     "decode_json",
     "dumps",
-    "for_seat",
     "loads",
     "registry",
 ]
@@ -419,145 +412,3 @@ class TableNews:
     seq: int
     event: object = None
     tables: tuple[object, ...] | None = None
-
-
-def _scrabble_seat(event: object, seat: int) -> object:
-    """A Scrabble room event (GameStarted, Update, Resumed, …) as seat ``seat`` may see
-    it: its game replaced by the seat's view, its engine events by what the seat may
-    hear of them (:func:`meeple.games.scrabble.view.seat_event`)."""
-    from meeple.games.scrabble import game as g
-    from meeple.games.scrabble.view import seat_event
-
-    def hide(value: object) -> object:
-        if isinstance(value, g.Game):
-            return value.seat_view(seat)
-        if isinstance(value, tuple):
-            return tuple(hide(v) for v in value)
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            return seat_event(value, seat)  # type: ignore[arg-type]
-        return value
-
-    if not dataclasses.is_dataclass(event) or isinstance(event, type):
-        return event
-    changes = {}
-    for f in dataclasses.fields(event):
-        value = getattr(event, f.name)
-        if isinstance(value, g.Game | tuple):
-            changes[f.name] = hide(value)
-    return dataclasses.replace(event, **changes) if changes else event
-
-
-def _scrabble_last(room: object, log: ActionLog) -> object | None:
-    """What a Scrabble room told its seats of the last action in ``log`` (one Update)."""
-    from meeple.games.scrabble import game as g
-    from meeple.server.rooms.scrabble import ScrabbleRoom, Update
-
-    if not log.entries or not isinstance(room, ScrabbleRoom):
-        return None
-    before = dataclasses.replace(log, entries=log.entries[:-1]).replay(lexicon=room.game.lexicon)
-    events = room.game.events[len(before.events) :]
-    actions = room.game.log
-    last = actions[-1] if actions else None
-    actor = None if isinstance(last, g.End) or last is None else getattr(last, "player", None)
-    return Update(actor, tuple(events), room.game)
-
-
-def _santorini_seat(event: object, seat: int) -> object:
-    """A Santorini room event (GameStarted, Changed, Refused, Fresh, Dropped, ChatSaid)
-    as seat ``seat`` may see it: all of it. Santorini is open information (AM27 shows
-    every worker, level, dome and god to every player: §3.1.1 godList, §3.2.1 players,
-    §4.1.1 update); the room's RNG, which only drew the challenger, is the room's and
-    in no event, and the engine's :class:`~meeple.games.santorini.game.Game` holds none
-    (``tests/cluster/test_wire.py`` walks what crosses to be sure)."""
-    return event
-
-
-def _spectrangle_seat(event: object, seat: int) -> object:
-    """A Spectrangle room event (GameStarted, Update, RoomRejected, ChatSaid) as seat
-    ``seat`` may see it: its game replaced by
-    :meth:`meeple.games.spectrangle.game.Game.seat_view` (the bag's size, not its tiles
-    or order). Every hand is public (spec 1.4, ``tiles [<name> [tiles]]``: "this
-    includes all players") and so are the tiles drawn and exchanged: the engine's events
-    stay as they are."""
-    from meeple.games.spectrangle.game import Game
-
-    if not dataclasses.is_dataclass(event) or isinstance(event, type):
-        return event
-    changes = {
-        f.name: getattr(event, f.name).seat_view(seat)
-        for f in dataclasses.fields(event)
-        if isinstance(getattr(event, f.name), Game)
-    }
-    return dataclasses.replace(event, **changes) if changes else event
-
-
-def _santorini_last(room: object, log: ActionLog) -> object | None:
-    """What a Santorini room told its seats of the last action in ``log``: the game's
-    :class:`~meeple.server.rooms.santorini.Changed` (from the state before it), or
-    :class:`~meeple.server.rooms.santorini.Dropped` when a dropped connection ended the game."""
-    from meeple.server.rooms.santorini import Changed, Dropped, SantoriniRoom
-
-    if not log.entries or not isinstance(room, SantoriniRoom):
-        return None
-    last = log.entries[-1].entry.get("action")
-    if isinstance(last, dict) and last.get("type") == "disconnect":
-        player = int(last["player"])
-        return Dropped(player, room.names[player])
-    if not room.game.log:
-        return None
-    before = dataclasses.replace(log, entries=log.entries[:-1]).replay()
-    state = before.state
-    events = before.apply(room.game.log[-1])
-    return Changed(room.game, state, tuple(events))
-
-
-def _spectrangle_last(room: object, log: ActionLog) -> object | None:
-    """What a Spectrangle room told its seats of the last action in ``log`` (one Update
-    with the action's events)."""
-    from meeple.server.rooms.spectrangle import SpectrangleRoom, Update
-
-    if not log.entries or not isinstance(room, SpectrangleRoom):
-        return None
-    before = dataclasses.replace(log, entries=log.entries[:-1]).replay()
-    return Update(tuple(room.game.events[len(before.events) :]), room.game)
-
-
-def _cmpn402_seat(event: object, seat: int) -> object:
-    """A CMPN402 referee room's event for seat ``seat``: one encoded message the referee
-    sends that agent alone (:mod:`meeple.node.cmpn402`), which holds only what the spec
-    tells it (its own rack and drawn tiles; of the opponent, played tiles and counts);
-    a finished game's END told again, as that seat's END."""
-    from meeple.node.cmpn402 import seat_view
-
-    return seat_view(event, seat)
-
-
-def _cmpn402_last(room: object, log: ActionLog) -> object | None:
-    """A finished game's END (its owner died after logging the end); otherwise nothing:
-    a referee room taken over resumes its game as the spec's recovery from a connection
-    error does, with END reason 2 and a START that holds the whole logged state (board,
-    rack, scores, times) to each agent."""
-    from meeple.node.cmpn402 import last_told
-
-    return last_told(room, log)
-
-
-#: The games whose rooms a rooms node serves: how an event becomes one seat's view.
-SEAT_VIEWS: dict[str, Callable[[object, int], object]] = {
-    "scrabble": _scrabble_seat,
-    "santorini": _santorini_seat,
-    "spectrangle": _spectrangle_seat,
-    "cmpn402": _cmpn402_seat,
-}
-#: What each game's room told its seats of the last action in its log (for a replay).
-LAST_TOLD: dict[str, Callable[[object, ActionLog], object | None]] = {
-    "scrabble": _scrabble_last,
-    "santorini": _santorini_last,
-    "spectrangle": _spectrangle_last,
-    "cmpn402": _cmpn402_last,
-}
-
-
-def for_seat(game: str, event: object, seat: int) -> object:
-    """``event`` as seat ``seat`` of a ``game`` room may see it (module doc)."""
-    return SEAT_VIEWS[game](event, seat)

@@ -25,6 +25,7 @@ from meeple.server.edge.limits import ConnectionBudget, raise_descriptor_limit
 from meeple.server.lobby.names import NameRegistry
 
 if TYPE_CHECKING:
+    from meeple.server.ports import LobbyPort
     from meeple.server.rooms.recovery import Recovered
 
 __all__ = ["LISTENERS", "Listener", "MeepleServer", "Services"]
@@ -64,6 +65,10 @@ class Services:
     config: ServerConfig
     clock: Clock = field(default_factory=SystemClock)
     names: NameRegistry = field(default_factory=NameRegistry)
+    # The lobby this process's dialects sit their seats in (issue 32.1): meeple serve's
+    # own (made at first use: meeple.server.lobby.tables.server_lobby), a rooms node's
+    # (its games' factories), or a cluster edge's (meeple.node.edge.EdgeLobby).
+    lobby: LobbyPort | None = None
     # Rooms seed their own RNG from this one, so a test that seeds it replays exactly.
     rng: random.Random = field(default_factory=random.Random)
     _resources: dict[str, Any] = field(default_factory=dict)
@@ -223,8 +228,10 @@ class MeepleServer:
             return True  # a healthy store's last writes: no fuss
         bound = self.config.store_wait
         journal.stopping(bound)
-        lobby = self.services.get("lobby")
-        if lobby is not None:
+        from meeple.server.lobby.tables import Lobby
+
+        lobby = self.services.lobby
+        if isinstance(lobby, Lobby):
             lobby.publish()  # the live banner (the lobby snapshot's ``store``)
         logger.warning(
             "stopping: the store has not taken %d game updates (%s); waiting %s for it "

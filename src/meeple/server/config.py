@@ -57,6 +57,11 @@ A config file looks like this (every key optional)::
     descriptor_reserve = 128     # file descriptors kept for the store, logs and listeners
     max_tables_per_address = 16  # open tables one IP address may have opened; 0: no limit
     max_tables_per_connection = 4 # ... and one connection
+    [cluster]                    # the timings of meeple node (docs/cluster.md, "Timings")
+    heartbeat = 1.0              # seconds between a node's heartbeats
+    ask_wait = 1.0               # seconds one ask between nodes waits for its answer ...
+    ask_pause = 0.05             # ... the pause before asking again when nobody answers ...
+    ask_patience = 10.0          # ... and how long it asks before it gives up
 
 Unknown keys are an error, so a typo does not silently fall back to a default.
 """
@@ -66,7 +71,7 @@ from __future__ import annotations
 import ipaddress
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +81,7 @@ from meeple.server.edge.hosts import split_host
 __all__ = [
     "CONTEST_FORMATS",
     "DEFAULT_PORTS",
+    "ClusterConfig",
     "Cmpn402Config",
     "ConfigError",
     "ContestConfig",
@@ -404,6 +410,90 @@ def _limits(raw: object, base: LimitsConfig) -> LimitsConfig:
     return config
 
 
+@dataclass(frozen=True, slots=True)
+class ClusterConfig:
+    """The timings of ``meeple node`` (the ``[cluster]`` table; docs/cluster.md,
+    "Timings"), in seconds. Every wait, pause, silence and lifetime a node's roles use is
+    here, none in their modules (issue 32.4).
+
+    One rule for every ask between nodes (:func:`meeple.node.ask.ask`): each request
+    waits ``ask_wait`` for its answer; when nobody answers (no responder, a timeout, or
+    a ``busy`` answer: the owner is being replaced) it pauses ``ask_pause`` and asks
+    again, for ``ask_patience`` in all (a name claim: ``names_patience``), then gives
+    up. A command of a seat is asked again until its room is over (the same number: the
+    owner applies it once).
+    """
+
+    # A node's heartbeat on <ns>.node.<name> (GET /api/cluster, the lobby pages).
+    heartbeat: float = 1.0
+    # A node not heard of for this long is gone from GET /api/cluster and the edges'
+    # lobby pages, and its CMPN402 games are no more "running" for the admin.
+    node_silence: float = 3.0
+    # An edge not heard of for this long: its seats leave their rooms and the lobby.
+    edge_silence: float = 5.0
+    # One ask between nodes: its wait, the pause before asking again, how long in all.
+    ask_wait: float = 1.0
+    ask_pause: float = 0.05
+    ask_patience: float = 10.0
+    # How long an edge asks the lobby nodes for a name (one may be taking over).
+    names_patience: float = 5.0
+    # The pause between an edge's asks for the lobby leader's open tables while nobody
+    # leads (the next leader publishes them anyway).
+    sync_pause: float = 0.5
+    # How long a rooms node waits for its room to apply a command before "busy".
+    command_wait: float = 10.0
+    # How long the leader waits for one rooms node to open a room (its log's claim).
+    open_wait: float = 5.0
+    # How long a browser's rejoin token, and a dropped CMPN402 agent's seat, stay findable.
+    token_ttl: float = 24 * 3600.0
+    # Spectators: an owner publishes a room's views this long after an edge last asked;
+    # an edge asks again this often while it has spectators.
+    # An edge's ask for a room's views waits watch_wait for the owner, and pauses
+    # watch_pause before asking again while nobody serves the room (a takeover).
+    watch_ttl: float = 15.0
+    watch_renew: float = 5.0
+    watch_wait: float = 2.0
+    watch_pause: float = 0.5
+    # An edge's pages: lobby snapshots this often while watched; a store node's answer
+    # and a running game's history within these.
+    lobby_refresh: float = 2.0
+    store_wait: float = 3.0
+    history_wait: float = 3.0
+    # The CMPN402 admin on an edge: how long an action is asked again while its room is
+    # taken over, how long a game whose owner fell silent is still looked for, an
+    # owner's answer to a status request and to an action (the rooms node's
+    # command_wait and a margin).
+    admin_act_for: float = 10.0
+    admin_moving_for: float = 30.0
+    admin_status_wait: float = 2.0
+    admin_act_wait: float = 12.0
+
+    def validate(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if not 0 < value <= 7 * 24 * 3600:
+                raise ConfigError(f"cluster.{f.name} must be above 0 and at most 604800")
+        if self.ask_pause > self.ask_patience:
+            raise ConfigError("cluster: ask_pause must not exceed ask_patience")
+        if self.admin_act_wait < self.command_wait:
+            raise ConfigError("cluster: admin_act_wait must be at least command_wait")
+
+
+def _cluster(raw: object, base: ClusterConfig) -> ClusterConfig:
+    if not isinstance(raw, dict):
+        raise ConfigError("[cluster] must be a table")
+    known = {f.name for f in fields(ClusterConfig)}
+    unknown = set(raw) - known
+    if unknown:
+        raise ConfigError(f"unknown keys in [cluster]: {', '.join(sorted(unknown))}")
+    for key, value in raw.items():
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise ConfigError(f"cluster.{key} has the wrong type: {value!r}")
+    config = replace(base, **{k: float(v) for k, v in raw.items()})
+    config.validate()
+    return config
+
+
 def _default_listeners() -> dict[str, ListenerConfig]:
     return {name: ListenerConfig(port) for name, port in DEFAULT_PORTS.items()}
 
@@ -438,6 +528,7 @@ class ServerConfig:
     santorini: SantoriniConfig = field(default_factory=SantoriniConfig)
     web: WebConfig = field(default_factory=WebConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)
+    cluster: ClusterConfig = field(default_factory=ClusterConfig)
 
     def with_overrides(self, **changes: Any) -> ServerConfig:
         """A copy with the given fields replaced; ``None`` values are ignored (unset flags)."""
@@ -484,6 +575,7 @@ class ServerConfig:
                 raise ConfigError(f"listeners.{name}.port must be 0–65535")
         self.cmpn402.validate()
         self.limits.validate()
+        self.cluster.validate()
 
 
 _TYPES: Mapping[str, tuple[type, ...]] = {
@@ -518,12 +610,14 @@ def _listener(name: str, raw: object, base: ListenerConfig | None) -> ListenerCo
 def config_from_mapping(data: Mapping[str, Any], base: ServerConfig | None = None) -> ServerConfig:
     """Apply a parsed TOML document to ``base`` (the defaults when None)."""
     base = base or ServerConfig()
-    unknown = set(data) - set(_TYPES) - {"listeners", "cmpn402", "santorini", "web", "limits"}
+    unknown = (
+        set(data) - set(_TYPES) - {"listeners", "cmpn402", "santorini", "web", "limits", "cluster"}
+    )
     if unknown:
         raise ConfigError(f"unknown config keys: {', '.join(sorted(unknown))}")
     changes: dict[str, Any] = {}
     for key, value in data.items():
-        if key in ("listeners", "cmpn402", "santorini", "web", "limits"):
+        if key in ("listeners", "cmpn402", "santorini", "web", "limits", "cluster"):
             continue
         if not isinstance(value, _TYPES[key]) or isinstance(value, bool):
             raise ConfigError(f"{key} has the wrong type: {value!r}")
@@ -549,6 +643,8 @@ def config_from_mapping(data: Mapping[str, Any], base: ServerConfig | None = Non
         changes["web"], listeners["web"] = _web(data["web"], base.web, listeners["web"])
     if "limits" in data:
         changes["limits"] = _limits(data["limits"], base.limits)
+    if "cluster" in data:
+        changes["cluster"] = _cluster(data["cluster"], base.cluster)
     config = replace(base, listeners=listeners, **changes)
     config.validate()
     return config

@@ -18,6 +18,11 @@ when done.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from meeple.server.ports import FeedPort
+
 import asyncio
 import collections
 import json
@@ -197,3 +202,8 @@ class Feed:
     def forget(self, topic: str) -> None:
         """Drop a topic's last snapshot (a finished room's, once the store has it)."""
         self._last.pop(topic, None)
+
+
+def _conforms(feed: Feed) -> FeedPort:
+    """What mypy checks and nothing calls: the feed is the feed port."""
+    return feed

@@ -58,7 +58,6 @@ from meeple.protocols import web as proto
 from meeple.server.lobby.bots import add_bot
 from meeple.server.lobby.tables import (
     Dismissed,
-    Lobby,
     Origin,
     QueueChanged,
     Replaced,
@@ -68,7 +67,7 @@ from meeple.server.lobby.tables import (
     StartRule,
     Table,
     TableError,
-    server_lobby,
+    lobby_port,
 )
 from meeple.server.rooms import santorini as santorini_room
 from meeple.server.rooms import scrabble as scrabble_room
@@ -77,6 +76,7 @@ from meeple.server.rooms.room import Halted, Room
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
+    from meeple.server.ports import LobbyPort, RoomPort
 
 __all__ = [
     "OUTBOX_SIZE",
@@ -101,14 +101,14 @@ _CHAT_SAID = (scrabble_room.ChatSaid, santorini_room.ChatSaid, spectrangle_room.
 _TABLE_MESSAGES = (proto.CreateTable, proto.Sit, proto.Rejoin, proto.AddBot)
 
 
-def register_games(services: Services) -> Lobby:
+def register_games(services: Services) -> LobbyPort:
     """The server's lobby with every game registered, so a browser can open any table."""
     santorini_room.santorini_lobby(services)
     spectrangle_room.spectrangle_lobby(services)
     return scrabble_room.scrabble_lobby(services)
 
 
-async def games_ready(services: Services) -> Lobby:
+async def games_ready(services: Services) -> LobbyPort:
     """:func:`register_games` without blocking the event loop.
 
     With no Scrabble listener running, the first browser to open or join a table is
@@ -117,7 +117,7 @@ async def games_ready(services: Services) -> Lobby:
     every other connection. If it cannot be loaded, the error is logged once and the
     other games are still registered (a Scrabble table is then refused as a game the
     lobby does not have)."""
-    lobby = server_lobby(services)
+    lobby = lobby_port(services)
     if not services.has_resource(scrabble_room.TABLE_LEXICONS_RESOURCE):
         # The word lists a table may choose (docs/web.md, "Word lists"), off the loop too.
         loading_more: asyncio.Future[dict[str, Any]] = services.resource(
@@ -177,7 +177,7 @@ class WebSeat:
         self.origin = origin
         # Whether this browser may play as a name (reserved names: web/accounts.py).
         self.may_use = may_use or (lambda _name: True)
-        self.lobby = server_lobby(services)
+        self.lobby = lobby_port(services)
         self.session = session
         self.name = ""
         self.token = ""
@@ -276,8 +276,8 @@ class WebSeat:
         self._release()  # the seat's own name comes back with it
         self.name = ""
         # Names this seat; in a game Resumed follows. None: a cluster edge's lobby.
-        place: Room | Table | None = self.lobby.rejoin(token, self)
-        if place is None:
+        place = self.lobby.rejoin(token, self)
+        if not isinstance(place, Room | Table):
             # A cluster edge asks the room's owner: Seated (or a refusal) is delivered
             # when it answers (meeple.node.edge.EdgeLobby.rejoin).
             return
@@ -324,9 +324,9 @@ class WebSeat:
             self._put(refusal)
             return
         room = self.lobby.room_of(self)
-        game = getattr(room, "game", None)
+        game = None if room is None else room.game
         # A room on another node (a cluster edge's) has no lexicon here to check words.
-        you = _index(room, self) if room is not None and hasattr(room, "seats") else None
+        you = None if room is None else _index(room, self)
         if you is None or not isinstance(game, scrabble_engine.Game):
             self._put(proto.Error(proto.ErrorCode.NOT_NOW, "no Scrabble game to preview a play in"))
             return
@@ -375,7 +375,7 @@ class WebSeat:
             # A room on another node (meeple.node.edge.RemoteRoom): the view its owner
             # built for this seat with seat_view_json, delivered with the event.
             data, text = told
-        else:
+        elif isinstance(room, Room):
             you = _index(room, self)
             if you is None:
                 return
@@ -383,8 +383,10 @@ class WebSeat:
             if data is None:
                 return
             text = json.dumps(data, separators=(",", ":"))
+        else:
+            return
         self._put(proto.SeatView(room.game_name, room.uid, text))
-        if data.get("over") or getattr(getattr(room, "game", None), "is_over", False):
+        if data.get("over") or getattr(room.game, "is_over", False):
             self._stood_up(keep_name=True)
 
     # --- the connection is gone -----------------------------------------------------------
@@ -442,7 +444,11 @@ def lexicon_name(configured: str) -> str:
     return configured if configured in LEXICONS else Path(configured).name
 
 
-def _index(room: Room, seat: object) -> int | None:
+def _index(room: RoomPort, seat: object) -> int | None:
+    """The seat's index in a room of this process; None for a room on another node (a
+    cluster edge's)."""
+    if not isinstance(room, Room):
+        return None
     return next((i for i, s in enumerate(room.seats) if s is seat), None)
 
 
@@ -472,9 +478,9 @@ def _seat_view(room: Room, you: int) -> dict[str, Any] | None:
     return view
 
 
-def _command(room: Room, m: proto.Play) -> object:
+def _command(room: RoomPort, m: proto.Play) -> object:
     """The room command for a play message; ValueError for one this game has not."""
-    game = getattr(room, "game", None)
+    game = room.game
     kind = m.kind
     if isinstance(game, scrabble_engine.Game):
         if kind == "place" and m.get("tiles"):
@@ -503,15 +509,13 @@ def _command(room: Room, m: proto.Play) -> object:
     raise ValueError(f"no {kind} action of that shape in this game")
 
 
-def _chat_command(room: Room, text: str) -> object:
+def _chat_command(room: RoomPort, text: str) -> object:
     """The room's own chat command for a chat line."""
     # By the game (a cluster edge's room is a stand-in for the one on its rooms node).
-    game = getattr(room, "game", None)
-    if isinstance(room, spectrangle_room.SpectrangleRoom) or isinstance(
-        game, spectrangle_engine.Game
-    ):
+    game = room.game
+    if isinstance(game, spectrangle_engine.Game):
         return spectrangle_room.RoomChat(text)
-    if isinstance(room, santorini_room.SantoriniRoom) or isinstance(game, santorini_engine.Game):
+    if isinstance(game, santorini_engine.Game):
         return santorini_room.Chat(text)
     return scrabble_room.Chat(text)
 

@@ -6,6 +6,9 @@ and the action log as text. :func:`seat_view` adds which seat is the viewer's an
 for the seat on turn, what it may do now (:func:`legal_view`, straight from the
 engine's :func:`~meeple.games.santorini.game.legal_actions`: a god's power is just
 more legal steps, so the page needs no god of its own).
+
+:func:`event_for_seat` is a room's event as one seat's connection is handed it
+(issue 32.3): all of it.
 """
 
 from __future__ import annotations
@@ -31,7 +34,17 @@ from meeple.games.santorini.game import (
 from meeple.games.santorini.gods import GODS
 from meeple.games.santorini.state import GameState, Phase, owner, sex_of
 
-__all__ = ["action_text", "legal_view", "seat_view", "spectator_view"]
+__all__ = ["action_text", "event_for_seat", "legal_view", "seat_view", "spectator_view"]
+
+
+def event_for_seat(event: object, seat: int) -> object:
+    """A Santorini room's event (GameStarted, Changed, Refused, Fresh, Dropped, ChatSaid)
+    as seat ``seat`` may have it: all of it. Santorini is open information (AM27 shows
+    every worker, level, dome and god to every player: §3.1.1 godList, §3.2.1 players,
+    §4.1.1 update); the room's RNG, which only drew the challenger, is the room's and
+    in no event, and the engine's :class:`~meeple.games.santorini.game.Game` holds none
+    (``tests/cluster/test_wire.py`` walks what crosses to be sure)."""
+    return event
 
 
 def _square(c: int) -> str:

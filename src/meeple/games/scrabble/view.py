@@ -6,7 +6,9 @@ bag and on each rack, the move log with scores, whose turn it is and the result.
 Never a rack's letters, the bag's order or the letters of an exchange: those are
 the players' (GCG shows them only to the record's owner). :func:`seat_view` adds
 the seat's own rack, for a player's page (issue 13). :func:`seat_event` is an engine
-event as one seat may hear it (a cluster's seat subject: issue 30.4). :func:`preview`
+event as one seat may hear it, and :func:`event_for_seat` a room's event (the game it
+carries, the engine events in it) as that seat's connection is handed it, by
+``meeple serve`` and by a cluster's rooms node alike (issues 30.4, 32.3). :func:`preview`
 says what a play of the seat's own tiles would score, or why the rules refuse it,
 before it is sent.
 """
@@ -14,8 +16,8 @@ before it is sent.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, cast
 
 from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.game import (
@@ -37,6 +39,7 @@ from meeple.games.scrabble.moves import Placement
 
 __all__ = [
     "END_TEXT",
+    "event_for_seat",
     "move_entry",
     "preview",
     "seat_event",
@@ -62,21 +65,79 @@ END_TEXT = {
 }
 
 
+# Per type, what _fields and _private found (a room asks once per seat per event).
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_PRIVATE_OF: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(cls: type) -> tuple[str, ...]:
+    """The field names of dataclass ``cls``; none for another type."""
+    names = _FIELDS.get(cls)
+    if names is None:
+        is_dataclass = dataclasses.is_dataclass(cls)
+        names = tuple(f.name for f in dataclasses.fields(cls)) if is_dataclass else ()
+        _FIELDS[cls] = names
+    return names
+
+
+def _private(cls: type) -> tuple[str, ...]:
+    """The fields of ``cls`` that may hold its player's tiles (``_PRIVATE``), if it has
+    a player."""
+    private = _PRIVATE_OF.get(cls)
+    if private is None:
+        names = _fields(cls)
+        private = tuple(n for n in _PRIVATE if n in names) if "player" in names else ()
+        _PRIVATE_OF[cls] = private
+    return private
+
+
 def seat_event(event: Event, player: int) -> Event:
     """``event`` as seat ``player`` may hear it: another player's tiles (drawn, put
     back, or left on a rack) become as many ``?``; the final racks of a
     :class:`~meeple.games.scrabble.game.GameResult` stay (the end's scoring shows them to
     all). Every engine event with a ``player`` goes through the same rule, so a new
     event that carries a rack is covered."""
-    owner = getattr(event, "player", None)
-    if owner is None or owner == player or not dataclasses.is_dataclass(event):
+    private = _private(type(event))
+    if not private or getattr(event, "player", None) in (None, player):
         return event
     hidden = {
-        name: "?" * len(value)
-        for name in _PRIVATE
-        if isinstance(value := getattr(event, name, None), str)
+        name: "?" * len(value) for name in private if isinstance(value := getattr(event, name), str)
     }
-    return dataclasses.replace(event, **hidden) if hidden else event  # type: ignore[arg-type]
+    return _replace(event, hidden) if hidden else event
+
+
+def _replace(value: Any, changes: Mapping[str, object]) -> Any:
+    """``dataclasses.replace`` of a frozen dataclass whose fields are all ``__init__``'s
+    (the engine's events, the rooms' deliveries), at a fraction of its cost."""
+    cls = type(value)
+    return cls(**{name: changes.get(name, getattr(value, name)) for name in _fields(cls)})
+
+
+def _hide(value: object, seat: int) -> object:
+    if isinstance(value, Game):
+        return value.seat_view(seat)
+    if isinstance(value, tuple):
+        return tuple(_hide(v, seat) for v in value)
+    if _private(type(value)):
+        return seat_event(cast(Event, value), seat)
+    return value
+
+
+def event_for_seat(event: object, seat: int) -> object:
+    """A Scrabble room's event (GameStarted, Update, Resumed, …) as seat ``seat`` may
+    have it: every :class:`~meeple.games.scrabble.game.Game` in its fields replaced by
+    the seat's view (:meth:`Game.seat_view`: no bag order, no other rack, no lexicon,
+    no RNG, no log), every engine event in them by what the seat may hear of it
+    (:func:`seat_event`). Seat ``-1`` (no seat of the room) sees no rack at all. What is
+    not a dataclass instance goes as it is. The one rule for hidden information on both
+    transports: the room applies it before any seat is handed an event
+    (:meth:`meeple.server.rooms.room.Room.seat_event`)."""
+    changes = {}
+    for name in _fields(type(event)):
+        value = getattr(event, name)
+        if isinstance(value, Game | tuple):
+            changes[name] = _hide(value, seat)
+    return _replace(event, changes) if changes else event
 
 
 def _entry(

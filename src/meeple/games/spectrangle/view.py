@@ -10,10 +10,14 @@ each field points.
 maps every rotation of every held tile to its ``[field, points]`` pairs (empty when
 that rotation fits nowhere), straight from :meth:`Game.legal_placements`, so the page
 never needs a copy of the matching or scoring rules.
+
+:func:`event_for_seat` is a room's event as one seat's connection is handed it, by
+``meeple serve`` and a cluster's rooms node alike (issue 32.3): the game's seat view.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from meeple.games.spectrangle.board import BONUSES, FIELD_COUNT, Orientation, orientation
@@ -27,7 +31,23 @@ from meeple.games.spectrangle.game import (
     TilePlaced,
 )
 
-__all__ = ["fits", "move_entry", "seat_view", "spectator_view"]
+__all__ = ["event_for_seat", "fits", "move_entry", "seat_view", "spectator_view"]
+
+
+def event_for_seat(event: object, seat: int) -> object:
+    """A Spectrangle room's event (GameStarted, Update, RoomRejected, ChatSaid) as seat
+    ``seat`` may have it: its game replaced by :meth:`Game.seat_view` (the bag's size,
+    not its tiles or order). Every hand is public (spec 1.4, ``tiles [<name> [tiles]]``:
+    "this includes all players") and so are the tiles drawn and exchanged: the engine's
+    events stay as they are."""
+    if not dataclasses.is_dataclass(event) or isinstance(event, type):
+        return event
+    changes = {
+        f.name: value.seat_view(seat)
+        for f in dataclasses.fields(event)
+        if isinstance(value := getattr(event, f.name), Game)
+    }
+    return dataclasses.replace(event, **changes) if changes else event
 
 
 def move_entry(event: Event) -> dict[str, Any] | None:

@@ -77,7 +77,6 @@ from meeple.server.config import ListenerConfig
 from meeple.server.edge.churn import server_churn
 from meeple.server.edge.tcp import Connection, TcpListener
 from meeple.server.lobby.tables import (
-    Lobby,
     Origin,
     QueueChanged,
     QueueKey,
@@ -87,6 +86,7 @@ from meeple.server.lobby.tables import (
     TableError,
     TooManyTables,
 )
+from meeple.server.ports import LobbyPort, RoomPort
 from meeple.server.rooms.scrabble import (
     GAME,
     ExchangeTiles,
@@ -94,7 +94,6 @@ from meeple.server.rooms.scrabble import (
     PassTurn,
     PlaceTiles,
     PlayerLeft,
-    ScrabbleRoom,
     Update,
     scrabble_lobby,
 )
@@ -151,7 +150,7 @@ class ClarksonHandler:
         self,
         conn: Connection,
         services: Services,
-        lobby: Lobby,
+        lobby: LobbyPort,
         *,
         hello: ServerMessage,
         max_line_size: int,
@@ -164,7 +163,7 @@ class ClarksonHandler:
         self.session = ServerSession(max_line_size=max_line_size)
         self.name = ""
         self._hello = hello
-        self._room: ScrabbleRoom | None = None
+        self._room: RoomPort | None = None
         self._you = -1
         # While a name is asked for (the registry answers later on a cluster edge), the
         # client's next lines wait: the rest of a read, then later reads.
@@ -364,10 +363,10 @@ class ClarksonHandler:
         self.lobby.ready(self)
 
     def _exchange(self, tiles: str | None) -> None:
-        room = self._room
-        if tiles is None and room is not None:
+        game = None if self._room is None else self._room.game
+        if tiles is None and isinstance(game, g.Game):
             # §3.16: a bare EXCHANGE swaps the whole hand.
-            tiles = room.game.rack(self._you)
+            tiles = game.rack(self._you)
         self._to_room(ExchangeTiles(tiles or ""))
 
     def _to_room(self, command: object) -> None:
@@ -397,7 +396,7 @@ class ClarksonHandler:
     def _started(self, event: GameStarted) -> None:
         # A ScrabbleRoom; on a cluster edge a RemoteRoom (meeple.node.edge) with the same
         # submit and the seat's view of the game.
-        self._room = self.lobby.room_of(self)  # type: ignore[assignment]
+        self._room = self.lobby.room_of(self)
         self._you = event.you
         game = event.game
         self.send(Starting())

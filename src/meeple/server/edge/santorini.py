@@ -48,7 +48,8 @@ from meeple.protocols.santorini.session import Heartbeat, LocalProtocolError, Se
 from meeple.server.config import ListenerConfig
 from meeple.server.edge.churn import server_churn
 from meeple.server.edge.tcp import Connection, TcpListener
-from meeple.server.lobby.tables import Lobby, Origin, QueueKey, TableError
+from meeple.server.lobby.tables import Origin, QueueKey, TableError
+from meeple.server.ports import LobbyPort, RoomPort
 from meeple.server.rooms.room import Halted
 from meeple.server.rooms.santorini import (
     ATHEIST,
@@ -62,7 +63,6 @@ from meeple.server.rooms.santorini import (
     PickGod,
     Refresh,
     Refused,
-    SantoriniRoom,
     santorini_lobby,
 )
 
@@ -81,7 +81,7 @@ class SantoriniHub:
     """What the listener's connections share: whether a game waits for players, and
     which one a REGISTER (B) joins."""
 
-    def __init__(self, lobby: Lobby) -> None:
+    def __init__(self, lobby: LobbyPort) -> None:
         self.lobby = lobby
 
     def keys(self) -> list[QueueKey]:
@@ -166,7 +166,7 @@ class SantoriniHandler:
             timeout=options.heartbeat_timeout,
         )
         self.name = ""
-        self._room: SantoriniRoom | None = None
+        self._room: RoomPort | None = None
         self._players: tuple[str, ...] = ()
         self._you = -1
         self._timer: Timer | None = None
@@ -332,7 +332,7 @@ class SantoriniHandler:
 
     def deliver(self, event: object) -> None:
         if isinstance(event, GameStarted):
-            self._room = self.lobby.room_of(self)  # type: ignore[assignment]
+            self._room = self.lobby.room_of(self)
             self._players = event.players
             self._you = event.you
             return

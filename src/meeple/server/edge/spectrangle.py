@@ -69,12 +69,12 @@ from meeple.server.config import ListenerConfig
 from meeple.server.edge.churn import server_churn
 from meeple.server.edge.tcp import Connection, TcpListener
 from meeple.server.lobby.tables import (
-    Lobby,
     Origin,
     QueueChanged,
     QueueKey,
     TableError,
 )
+from meeple.server.ports import LobbyPort, RoomPort
 from meeple.server.rooms.room import Halted
 from meeple.server.rooms.spectrangle import (
     GAME,
@@ -82,7 +82,6 @@ from meeple.server.rooms.spectrangle import (
     GameStarted,
     RoomChat,
     RoomRejected,
-    SpectrangleRoom,
     TurnCommand,
     Update,
     name_rule,
@@ -151,7 +150,7 @@ class SpectrangleHandler:
         self,
         conn: Connection,
         services: Services,
-        lobby: Lobby,
+        lobby: LobbyPort,
         hub: SpectrangleHub,
         *,
         max_line_size: int = DEFAULT_MAX_LINE_SIZE,
@@ -164,7 +163,7 @@ class SpectrangleHandler:
         self.hub = hub
         self.session = ServerSession(max_line_size=max_line_size)
         self.name = ""
-        self.room: SpectrangleRoom | None = None
+        self.room: RoomPort | None = None
         self._closed = False
         self._drain_scheduled = False
 
@@ -320,7 +319,7 @@ class SpectrangleHandler:
     def _started(self, game: engine.Game) -> None:
         # The seat's room: a SpectrangleRoom, or on a cluster edge the remote room
         # (meeple.node.edge.RemoteRoom) that takes its commands to the room's node.
-        self.room = self.lobby.room_of(self)  # type: ignore[assignment]
+        self.room = self.lobby.room_of(self)
         self._send(Waiting(game.players))
         for message in opening_messages(game):
             self._send(message)

@@ -53,12 +53,12 @@ from meeple.server.edge.churn import server_churn
 from meeple.server.edge.tcp import Connection, TcpListener
 from meeple.server.lobby.tables import (
     AlreadyPlaying,
-    Lobby,
     Origin,
     QueueChanged,
     QueueKey,
     TableError,
 )
+from meeple.server.ports import LobbyPort, RoomPort
 from meeple.server.rooms.scrabble import (
     GAME,
     Chat,
@@ -68,7 +68,6 @@ from meeple.server.rooms.scrabble import (
     PassTurn,
     PlaceWord,
     PlayerLeft,
-    ScrabbleRoom,
     Update,
     scrabble_lobby,
 )
@@ -115,7 +114,7 @@ class TwenteHandler:
     variants = frozenset({(GAME, VARIANT)})
 
     def __init__(
-        self, conn: Connection, services: Services, lobby: Lobby, *, max_message_size: int
+        self, conn: Connection, services: Services, lobby: LobbyPort, *, max_message_size: int
     ) -> None:
         self.conn = conn
         # Counted when it opens a table (issue 30.7: tables per address, per connection).
@@ -125,7 +124,7 @@ class TwenteHandler:
         self.session = ServerSession(max_message_size=max_message_size)
         self.name = ""
         self._flags: frozenset[Flag] = frozenset()
-        self._room: ScrabbleRoom | None = None
+        self._room: RoomPort | None = None
         self._you = -1
         self.told_the_end = False  # the shutdown's GAMEOVER was sent (see farewell)
 
@@ -164,10 +163,10 @@ class TwenteHandler:
 
     def farewell(self) -> bytes | None:
         """On shutdown a player in a game hears it end (spec: GAMEOVER DISCONNECT)."""
-        room = self._room
-        if room is None or room.game.is_over or self.session.state is not State.GAME:
+        game = None if self._room is None else self._room.game
+        if not isinstance(game, g.Game) or game.is_over or self.session.state is not State.GAME:
             return None
-        scores = tuple(zip(room.game.players, room.game.scores, strict=True))
+        scores = tuple(zip(game.players, game.scores, strict=True))
         # A move of this player's still in the room's inbox must not change the game
         # after these scores were told (the room skips what this seat sent).
         self.told_the_end = True
@@ -270,7 +269,7 @@ class TwenteHandler:
             self._send(PlayerDisconnected(event.name))
 
     def _started(self, event: GameStarted) -> None:
-        self._room = self.lobby.room_of(self)  # type: ignore[assignment]
+        self._room = self.lobby.room_of(self)
         self._you = event.you
         self._send(StartGame(event.players))
         for e in event.opening:

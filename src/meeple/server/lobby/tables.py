@@ -57,6 +57,7 @@ from meeple.server.store.journal import Journal, server_journal
 if TYPE_CHECKING:
     from meeple.server.app import Services
     from meeple.server.lobby.names import NameRegistry
+    from meeple.server.ports import LobbyPort, RoomPort, TablePort
     from meeple.server.store.database import ActionLog
 
 __all__ = [
@@ -89,6 +90,7 @@ __all__ = [
     "UnknownToken",
     "VariantNotExpressible",
     "expresses",
+    "lobby_port",
     "server_lobby",
 ]
 
@@ -1115,5 +1117,21 @@ def server_lobby(services: Services) -> Lobby:
         lobby.journal.on_health.append(lambda _health: lobby.publish())
         return lobby
 
-    lobby: Lobby = services.resource("lobby", create)
+    if services.lobby is None:
+        services.lobby = create()
+    lobby = services.lobby
+    if not isinstance(lobby, Lobby):
+        raise TypeError("this needs meeple serve's own lobby, not a cluster edge's")
     return lobby
+
+
+def lobby_port(services: Services) -> LobbyPort:
+    """The lobby the dialects and web seats use (``Services.lobby``): a cluster edge's,
+    or else the server's own (:func:`server_lobby`)."""
+    return services.lobby if services.lobby is not None else server_lobby(services)
+
+
+def _conforms(lobby: Lobby, room: Room, table: Table) -> tuple[LobbyPort, RoomPort, TablePort]:
+    """What mypy checks and nothing calls: the in-process lobby, room and table are the
+    ports' (meeple.server.ports)."""
+    return lobby, room, table

@@ -293,6 +293,9 @@ class Room:
 
     # The game's name in URLs, records and the lobby; each subclass sets it.
     game_name = "game"
+    # The engine's game, which each subclass sets (its own type): a seat's dialect may
+    # read it (do not change it); on a cluster edge the seat's view stands for it.
+    game: object
 
     def __init__(self, seats: list[Seat], *, uid: str | None = None) -> None:
         self.id = f"room-{next(_room_ids)}"
@@ -489,6 +492,21 @@ class Room:
         """What anyone may see of the game (``games/<game>/view.py``); None: nothing."""
         return None
 
+    def seat_event(self, event: object, index: int) -> object:
+        """``event`` as seat ``index`` (``-1``: no seat of this room) may have it: what
+        every seat is handed, in ``meeple serve`` and on a cluster's seat subject alike
+        (issue 32.3). Each game's room hands this to ``games/<game>/view.py``'s
+        ``event_for_seat``, the one place that hides what a seat may not know; a
+        dialect never sees more. Here: the event as it is."""
+        return event
+
+    def last_told(self, log: ActionLog) -> object | None:
+        """What this room, restored from ``log``, told its seats of the log's last action
+        (before :meth:`seat_event`), for a node that takes the room over to tell again
+        (its old owner may have died between logging it and telling it); None: nothing
+        to tell again."""
+        return None
+
     def snapshot(self) -> dict[str, Any]:
         """The room for viewers: who plays on which protocol, and the spectator view."""
         return {
@@ -535,7 +553,8 @@ class Room:
 
     def _deliver_now(self, seat: Seat, event: object) -> None:
         try:
-            seat.deliver(event)
+            index = next((i for i, s in enumerate(self.seats) if s is seat), -1)
+            seat.deliver(self.seat_event(event, index))
         except Exception:
             # One seat's failing dialect must not stop the game for the others.
             self.log.exception("delivering %s to %s failed", type(event).__name__, seat.name)

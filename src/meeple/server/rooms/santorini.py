@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING, Any
 from meeple.games import santorini as engine
 from meeple.games.santorini import Game, Phase, RuleError, Rules
 from meeple.games.santorini.record import record_actions, to_record
-from meeple.games.santorini.view import spectator_view
-from meeple.server.lobby.tables import Lobby, QueueKey, server_lobby
+from meeple.games.santorini.view import event_for_seat, spectator_view
+from meeple.server.lobby.tables import QueueKey, lobby_port
 from meeple.server.rooms.room import Room, Seat
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
+    from meeple.server.ports import LobbyPort
     from meeple.server.store.database import ActionLog
 
 __all__ = [
@@ -146,7 +147,7 @@ class SantoriniRoom(Room):
         # (§4.2.6): a stuck player is not eliminated by the server, it sends LOSE.
         rules = Rules(players=len(seats), gods=gods, auto_eliminate=False)
         # ``game``: a game replayed from the room's log (restart recovery).
-        self.game = game if game is not None else Game(rules, challenger)
+        self.game: Game = game if game is not None else Game(rules, challenger)
         self.started_at = time.time()
         self.end_reason = ""
         self.dropped: int | None = None  # the seat whose disconnect ended the game
@@ -157,6 +158,25 @@ class SantoriniRoom(Room):
 
     def spectator_view(self) -> dict[str, Any]:
         return spectator_view(self.game, self.names)
+
+    def seat_event(self, event: object, index: int) -> object:
+        return event_for_seat(event, index)
+
+    def last_told(self, log: ActionLog) -> object | None:
+        """The room's :class:`Changed` of the last action in ``log`` (from the state
+        before it), or :class:`Dropped` when a dropped connection ended the game."""
+        if not log.entries:
+            return None
+        last = log.entries[-1].entry.get("action")
+        if isinstance(last, dict) and last.get("type") == "disconnect":
+            player = int(last["player"])
+            return Dropped(player, self.names[player])
+        if not self.game.log:
+            return None
+        before = replace(log, entries=log.entries[:-1]).replay()
+        state = before.state
+        events = before.apply(self.game.log[-1])
+        return Changed(self.game, state, tuple(events))
 
     def record_header(self) -> dict[str, Any]:
         header = to_record(self.game, players=self.names, uid=self.uid)
@@ -269,9 +289,10 @@ class SantoriniRoom(Room):
 # --- lobby wiring ---------------------------------------------------------------------
 
 
-def santorini_lobby(services: Services) -> Lobby:
-    """The server's lobby with Santorini registered and the store open."""
-    lobby = server_lobby(services)
+def santorini_lobby(services: Services) -> LobbyPort:
+    """The process's lobby (:func:`~meeple.server.lobby.tables.lobby_port`) with
+    Santorini registered and the store open."""
+    lobby = lobby_port(services)
     if not lobby.has_game(GAME):
 
         def record(room: SantoriniRoom) -> None:

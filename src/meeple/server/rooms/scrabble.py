@@ -10,6 +10,7 @@ the order its spec wants. A refused command is answered to its sender only, as
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import random
 import time
@@ -42,12 +43,13 @@ from meeple.games.scrabble.gcg import to_gcg
 from meeple.games.scrabble.lexicon import load_lexicon
 from meeple.games.scrabble.moves import Placement
 from meeple.games.scrabble.record import record_actions, to_record
-from meeple.games.scrabble.view import spectator_view
-from meeple.server.lobby.tables import Lobby, QueueKey, RoomFactory, RoomRestorer, server_lobby
+from meeple.games.scrabble.view import event_for_seat, spectator_view
+from meeple.server.lobby.tables import QueueKey, RoomFactory, RoomRestorer, lobby_port
 from meeple.server.rooms.room import Room, Seat
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
+    from meeple.server.ports import LobbyPort
     from meeple.server.store.database import ActionLog
 
 __all__ = [
@@ -193,7 +195,7 @@ class ScrabbleRoom(Room):
         self.leave_policy = leave_policy
         self.lexicon_name: str | None = getattr(lexicon, "name", None)
         # ``game``: a game replayed from the room's log (restart recovery).
-        self.game = (
+        self.game: Game = (
             game
             if game is not None
             else Game([s.name for s in seats], rng, variant=variant, lexicon=lexicon)
@@ -211,6 +213,21 @@ class ScrabbleRoom(Room):
 
     def spectator_view(self) -> dict[str, Any]:
         return spectator_view(self.game)
+
+    def seat_event(self, event: object, index: int) -> object:
+        return event_for_seat(event, index)
+
+    def last_told(self, log: ActionLog) -> object | None:
+        """The Update the room told of the last action in ``log``."""
+        if not log.entries:
+            return None
+        earlier = dataclasses.replace(log, entries=log.entries[:-1])
+        before = earlier.replay(lexicon=self.game.lexicon)
+        events = self.game.events[len(before.events) :]
+        actions = self.game.log
+        last = actions[-1] if actions else None
+        actor = None if isinstance(last, End) or last is None else getattr(last, "player", None)
+        return Update(actor, tuple(events), self.game)
 
     def record_header(self) -> dict[str, Any]:
         header = to_record(self.game, lexicon=self.lexicon_name, uid=self.uid)
@@ -391,13 +408,14 @@ def lexicon_of(services: Services, name: str | None) -> Container[str]:
     return table_lexicons(services)[name]
 
 
-def scrabble_lobby(services: Services) -> Lobby:
-    """The server's lobby with Scrabble registered, the lexicon loaded and the store open.
+def scrabble_lobby(services: Services) -> LobbyPort:
+    """The process's lobby (:func:`~meeple.server.lobby.tables.lobby_port`) with Scrabble
+    registered, the lexicon loaded and the store open.
 
     Every Scrabble listener calls this from its factory, so the lexicon is loaded
     (from its compiled cache after the first run) before any listener accepts.
     """
-    lobby = server_lobby(services)
+    lobby = lobby_port(services)
     lexicon = table_lexicon(services)
     table_lexicons(services)
     if not lobby.has_game(GAME):

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from meeple.games import spectrangle as engine
 from meeple.games.spectrangle.record import record_actions, to_record
-from meeple.games.spectrangle.view import spectator_view
+from meeple.games.spectrangle.view import event_for_seat, spectator_view
 from meeple.protocols.spectrangle import (
     Exchange,
     Place,
@@ -30,16 +30,16 @@ from meeple.protocols.spectrangle import (
     is_valid_name,
 )
 from meeple.server.lobby.tables import (
-    Lobby,
     QueueKey,
     RoomFactory,
     RoomRestorer,
-    server_lobby,
+    lobby_port,
 )
 from meeple.server.rooms.room import Room, Seat
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
+    from meeple.server.ports import LobbyPort
     from meeple.server.store.database import ActionLog
 
 __all__ = [
@@ -134,7 +134,8 @@ class SpectrangleRoom(Room):
     ) -> None:
         super().__init__(seats, uid=uid)
         # ``game``: a game replayed from the room's log (restart recovery).
-        self.game = game if game is not None else new_game([s.name for s in seats], rng)
+        players = [s.name for s in seats]
+        self.game: engine.Game = game if game is not None else new_game(players, rng)
         self.left: set[int] = set()
         self.flagged: int | None = None  # whose clock ran out (the game is abandoned)
         self.started_at = time.time()
@@ -145,6 +146,16 @@ class SpectrangleRoom(Room):
 
     def spectator_view(self) -> dict[str, Any]:
         return spectator_view(self.game)
+
+    def seat_event(self, event: object, index: int) -> object:
+        return event_for_seat(event, index)
+
+    def last_told(self, log: ActionLog) -> object | None:
+        """The Update the room told of the last action in ``log`` (its events)."""
+        if not log.entries:
+            return None
+        before = replace(log, entries=log.entries[:-1]).replay()
+        return Update(tuple(self.game.events[len(before.events) :]), self.game)
 
     def record_header(self) -> dict[str, Any]:
         header = to_record(self.game, uid=self.uid)
@@ -279,16 +290,17 @@ def record_from_json(text: str) -> engine.GameRecord:
 # --- wiring --------------------------------------------------------------------------
 
 
-def spectrangle_lobby(services: Services) -> Lobby:
-    """The server's lobby with Spectrangle registered and the store open."""
-    lobby = server_lobby(services)
+def spectrangle_lobby(services: Services) -> LobbyPort:
+    """The process's lobby (:func:`~meeple.server.lobby.tables.lobby_port`) with
+    Spectrangle registered and the store open."""
+    lobby = lobby_port(services)
     if not lobby.has_game(GAME):
         create, restore = _room_factory(services)
         lobby.register_game(GAME, create, variants=TABLE_VARIANTS, restore=restore)
     return lobby
 
 
-def name_rule(lobby: Lobby) -> None:
+def name_rule(lobby: LobbyPort) -> None:
     """A browser's name at a Spectrangle table is shown in waiting, start, turn, move …:
     every seat there must have a name the protocol can carry (the lobby's rule)."""
     lobby.name_rule(
