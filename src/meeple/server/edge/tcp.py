@@ -123,6 +123,8 @@ class ConnectionLog(logging.LoggerAdapter[logging.Logger]):
     """A logger that starts every line with the connection's id (``extra["conn"]``)."""
 
     def process(self, msg: Any, kwargs: MutableMapping[str, Any]) -> tuple[Any, Any]:
+        # The id on the record too, for --log-format json (meeple.server.logfmt).
+        kwargs["extra"] = {**(self.extra or {}), **kwargs.get("extra", {})}
         return f"[{self.extra['conn'] if self.extra else '?'}] {msg}", kwargs
 
 
