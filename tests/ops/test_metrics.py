@@ -43,7 +43,13 @@ async def test_counters_move_as_a_game_is_played(
     )
     # The replica's lines, to the last: "game finished leaderboard ...".
     await play_out(dict(zip(("p1", "p2"), peers, strict=True)), known_deal[0])
-    after = await _settled(port, lambda s: _moved(s, before, "meeple_games_finished_total"))
+    after = await _settled(
+        port,
+        lambda s: (
+            _moved(s, before, "meeple_games_finished_total")
+            and value(s, "meeple_journal_queue") == 0
+        ),  # the finished game stored too
+    )
 
     def moved(name: str, **labels: str) -> float:
         return value(after, name, **labels) - value(before, name, **labels)

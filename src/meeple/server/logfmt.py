@@ -44,7 +44,8 @@ class JsonFormatter(logging.Formatter):
             line["exception"] = record.exc_text
         if record.stack_info:
             line["stack"] = self.formatStack(record.stack_info)
-        return json.dumps(line, ensure_ascii=False)
+        # ASCII only: no character of a message (U+2028, NEL) can split the line.
+        return json.dumps(line)
 
 
 def configure(level: str, fmt: str = "text") -> None:

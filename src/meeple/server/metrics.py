@@ -23,6 +23,7 @@ listed in docs/operations.md.
 
 from __future__ import annotations
 
+import bisect
 import threading
 import time
 import weakref
@@ -39,7 +40,7 @@ from prometheus_client import (
     disable_created_metrics,
     generate_latest,
 )
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
 from meeple.server.clock import Clock, Timer
@@ -150,6 +151,51 @@ class _Watched(Collector):
             yield family
 
 
+class _Histogram:
+    """Counts per bucket and a sum, for one writer thread (the event loop)."""
+
+    __slots__ = ("bounds", "counts", "total")
+
+    def __init__(self, bounds: tuple[float, ...]) -> None:
+        self.bounds = bounds
+        self.counts = [0] * (len(bounds) + 1)  # the last: past every bound (+Inf)
+        self.total = 0.0
+
+    def observe(self, value: float) -> None:
+        self.counts[bisect.bisect_left(self.bounds, value)] += 1
+        self.total += value
+
+
+class _Commands(Collector):
+    """``meeple_commands_total`` and ``meeple_command_seconds`` from the hand-kept
+    histograms of :meth:`Metrics.command`, per protocol."""
+
+    def __init__(self, histograms: dict[str, _Histogram]) -> None:
+        self._histograms = histograms
+
+    def collect(self) -> Iterator[CounterMetricFamily | HistogramMetricFamily]:
+        commands = CounterMetricFamily(
+            "meeple_commands", "Players' commands handled by rooms.", labels=["protocol"]
+        )
+        seconds = HistogramMetricFamily(
+            "meeple_command_seconds",
+            "From a command's arrival in its room to its deliveries (its log entry durable).",
+            labels=["protocol"],
+        )
+        for protocol, histogram in sorted(self._histograms.items()):
+            counts = list(histogram.counts)
+            cumulative, buckets = 0, []
+            for bound, count in zip((*histogram.bounds, float("inf")), counts, strict=True):
+                cumulative += count
+                buckets.append(
+                    ("+Inf" if bound == float("inf") else repr(bound), float(cumulative))
+                )
+            commands.add_metric([protocol], float(cumulative))
+            seconds.add_metric([protocol], buckets, histogram.total)
+        yield commands
+        yield seconds
+
+
 # One value of a watched gauge: (metric name, label values, value).
 Sample = tuple[str, tuple[str, ...], float]
 
@@ -197,16 +243,9 @@ class Metrics:
             ["game", "reason"],
             registry=r,
         )
-        self.commands = Counter(
-            "meeple_commands", "Players' commands handled by rooms.", ["protocol"], registry=r
-        )
-        self.command_seconds = Histogram(
-            "meeple_command_seconds",
-            "From a command's arrival in its room to its deliveries (its log entry durable).",
-            ["protocol"],
-            buckets=_LATENCY_BUCKETS,
-            registry=r,
-        )
+        # On every turn: counted by hand, exported at scrape time (_Commands).
+        self._commands: dict[str, _Histogram] = {}
+        r.register(_Commands(self._commands))
         # --- the log (the journal; a cluster's JetStream appends) ---
         self.log_write_seconds = Histogram(
             "meeple_log_write_seconds",
@@ -297,11 +336,20 @@ class Metrics:
             self.rooms_running.labels(game).dec()
 
     def command(self, protocol: str, arrived: float) -> None:
-        """A command that arrived at ``arrived`` (:func:`time.perf_counter`) is delivered."""
+        """A command that arrived at ``arrived`` (:func:`time.perf_counter`) is delivered.
+
+        The turn path: a dict lookup and a bisect, no lock (rooms run on the event loop,
+        and so does a scrape); prometheus_client's labels() and observe() cost several
+        times that (docs/operations.md, the cost figure)."""
         if self.enabled:
-            protocol = bounded("commands", "protocol", protocol)
-            self.commands.labels(protocol).inc()
-            self.command_seconds.labels(protocol).observe(time.perf_counter() - arrived)
+            histogram = self._commands.get(protocol)
+            if histogram is None:
+                label = bounded("commands", "protocol", protocol)
+                histogram = self._commands.setdefault(label, _Histogram(_LATENCY_BUCKETS))
+                if label != protocol:  # an "other": looked up through bounded() each time
+                    histogram.observe(time.perf_counter() - arrived)
+                    return
+            histogram.observe(time.perf_counter() - arrived)
 
     def log_written(self, seconds: float, writes: int = 1) -> None:
         if self.enabled:

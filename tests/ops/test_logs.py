@@ -1,0 +1,102 @@
+"""``--log-format json`` (issue 35): one JSON object per line, with the connection id and
+the room where the line's logger carries them."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import subprocess
+import sys
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from meeple.server.edge.tcp import ConnectionLog
+from meeple.server.logfmt import JsonFormatter
+from meeple.server.rooms.room import _RoomLog
+
+
+def _lines(emit: object) -> list[dict[str, object]]:
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    log = logging.getLogger("meeple.test.json")
+    log.addHandler(handler)
+    log.setLevel(logging.DEBUG)
+    log.propagate = False
+    try:
+        emit(log)  # type: ignore[operator]
+    finally:
+        log.removeHandler(handler)
+    text = stream.getvalue()
+    assert text.endswith("\n")
+    lines = text[:-1].split("\n")
+    assert all(line.isascii() for line in lines)  # nothing a reader splits on
+    return [json.loads(line) for line in lines]
+
+
+def test_a_connection_line_carries_its_id() -> None:
+    """A connection's line: time, level, logger, message, and ``conn``."""
+
+    def emit(log: logging.Logger) -> None:
+        ConnectionLog(log, {"conn": "twente-7"}).warning("peer is not reading; %s", "closing")
+
+    [line] = _lines(emit)
+    assert line["conn"] == "twente-7"
+    assert line["level"] == "WARNING"
+    assert line["logger"] == "meeple.test.json"
+    assert line["message"] == "[twente-7] peer is not reading; closing"
+    assert str(line["time"]).endswith("+00:00")
+
+
+def test_a_room_line_carries_its_room_and_uid_and_the_extra_given() -> None:
+    """A room's line has ``room`` and ``uid``; ``seat`` and ``protocol`` given as extra."""
+
+    def emit(log: logging.Logger) -> None:
+        room = _RoomLog(log, {"room": "room-3", "uid": "ab12cd34ef56"})
+        room.info("seat back", extra={"seat": 1, "protocol": "web"})
+        try:
+            raise ValueError("boom")
+        except ValueError:
+            room.exception("command failed")
+
+    first, second = _lines(emit)
+    assert (first["room"], first["uid"], first["seat"], first["protocol"]) == (
+        "room-3",
+        "ab12cd34ef56",
+        1,
+        "web",
+    )
+    assert "ValueError: boom" in str(second["exception"])
+
+
+@given(st.text(max_size=300), st.from_regex(r"\A[a-z0-9-]{1,24}\Z"))
+def test_any_message_is_one_line_of_json(message: str, conn: str) -> None:
+    """Whatever a message holds (newlines, quotes, any character), it is one line that
+    parses back to itself."""
+
+    def emit(log: logging.Logger) -> None:
+        ConnectionLog(log, {"conn": conn}).info("%s", message)
+
+    [line] = _lines(emit)
+    assert line["message"] == f"[{conn}] {message}"
+    assert line["conn"] == conn
+
+
+def test_the_cli_flag_makes_json_lines() -> None:
+    """``meeple --log-format json`` configures the root logger with the JSON format."""
+    code = (
+        "import logging, sys\n"
+        "from meeple.cli.main import build_parser\n"
+        "from meeple.server.logfmt import configure\n"
+        "args = build_parser().parse_args(['--log-format', 'json', 'serve'])\n"
+        "configure(args.log_level, args.log_format)\n"
+        "logging.getLogger('meeple.x').info('hello %s', 'there')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    line = json.loads(done.stderr.strip())
+    assert line["message"] == "hello there"
+    assert line["logger"] == "meeple.x"
