@@ -183,17 +183,40 @@ class _Commands(Collector):
             labels=["protocol"],
         )
         for protocol, histogram in sorted(self._histograms.items()):
-            counts = list(histogram.counts)
-            cumulative, buckets = 0, []
-            for bound, count in zip((*histogram.bounds, float("inf")), counts, strict=True):
-                cumulative += count
-                buckets.append(
-                    ("+Inf" if bound == float("inf") else repr(bound), float(cumulative))
-                )
+            buckets, cumulative = _buckets(histogram)
             commands.add_metric([protocol], float(cumulative))
             seconds.add_metric([protocol], buckets, histogram.total)
         yield commands
         yield seconds
+
+
+def _buckets(histogram: _Histogram) -> tuple[list[tuple[str, float]], int]:
+    """Prometheus' cumulative buckets of ``histogram``, and its count."""
+    cumulative, buckets = 0, []
+    for bound, count in zip((*histogram.bounds, float("inf")), list(histogram.counts), strict=True):
+        cumulative += count
+        buckets.append(("+Inf" if bound == float("inf") else repr(bound), float(cumulative)))
+    return buckets, cumulative
+
+
+class _LogWrites(Collector):
+    """``meeple_log_write_seconds`` and ``meeple_log_writes_total``, kept by hand."""
+
+    def __init__(self, histogram: _Histogram, writes: list[int]) -> None:
+        self._histogram = histogram
+        self._writes = writes
+
+    def collect(self) -> Iterator[CounterMetricFamily | HistogramMetricFamily]:
+        seconds = HistogramMetricFamily(
+            "meeple_log_write_seconds",
+            "One log write to the store (a group commit of the journal, a JetStream append).",
+        )
+        buckets, _ = _buckets(self._histogram)
+        seconds.add_metric([], buckets, self._histogram.total)
+        yield seconds
+        yield CounterMetricFamily(
+            "meeple_log_writes", "Log writes made durable.", value=float(self._writes[0])
+        )
 
 
 # One value of a watched gauge: (metric name, label values, value).
@@ -247,13 +270,10 @@ class Metrics:
         self._commands: dict[str, _Histogram] = {}
         r.register(_Commands(self._commands))
         # --- the log (the journal; a cluster's JetStream appends) ---
-        self.log_write_seconds = Histogram(
-            "meeple_log_write_seconds",
-            "One log write to the store (a group commit of the journal, a JetStream append).",
-            buckets=_LATENCY_BUCKETS,
-            registry=r,
-        )
-        self.log_writes = Counter("meeple_log_writes", "Log writes made durable.", registry=r)
+        # Kept by hand too (one writer: the journal's thread, or the loop on a node).
+        self._log = _Histogram(_LATENCY_BUCKETS)
+        self._log_writes = [0]
+        r.register(_LogWrites(self._log, self._log_writes))
         self.log_retries = Counter(
             "meeple_log_retries",
             "Log writes that failed and will be tried again (the store failing).",
@@ -353,8 +373,8 @@ class Metrics:
 
     def log_written(self, seconds: float, writes: int = 1) -> None:
         if self.enabled:
-            self.log_write_seconds.observe(seconds)
-            self.log_writes.inc(writes)
+            self._log.observe(seconds)
+            self._log_writes[0] += writes
 
     def log_retry(self) -> None:
         if self.enabled:
