@@ -86,7 +86,7 @@ async def server(tmp_path: Path) -> AsyncIterator[MeepleServer]:
     await srv.stop()
 
 
-def ops_port(server: MeepleServer, name: str = "ops") -> int:
+def ops_port(server: MeepleServer, name: str = "metrics") -> int:
     return next(o.port for o in server.ops if o.name == name)
 
 

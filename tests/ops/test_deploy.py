@@ -17,9 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.natsd import NatsEnv
 from tests.serve import Serve
 
+from meeple.bus.subjects import Namespace
 from meeple.clients.spectrangle import play_spectrangle
+from meeple.node.launch import NodeProcess, start_node
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 RULES = DEPLOY / "prometheus" / "meeple-rules.yml"
@@ -102,22 +105,45 @@ async def test_a_real_prometheus_scrapes_meeple_serve(serve: Serve, tmp_path: Pa
     """Prometheus scrapes meeple serve's web port every second while two bots play:
     rooms_running and the command latency histogram arrive, and every alert rule is
     loaded and evaluated with no error."""
+    await _scraped(tmp_path, [serve.ports["web"]], serve.ports["spectrangle"])
+
+
+def _config(tmp_path: Path, targets: list[int]) -> Path:
+    """A Prometheus config of deploy/'s rules over these meeple ports, every second."""
     rules = tmp_path / "meeple-rules.yml"
     shutil.copy(RULES, rules)
     config = tmp_path / "prometheus.yml"
+    listed = ", ".join(f"'127.0.0.1:{port}'" for port in targets)
     config.write_text(
         "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
         f"rule_files: [{rules}]\n"
         "scrape_configs:\n"
         "  - job_name: meeple\n"
-        f"    static_configs: [{{targets: ['127.0.0.1:{serve.ports['web']}']}}]\n"
+        f"    static_configs: [{{targets: [{listed}]}}]\n"
     )
+    return config
+
+
+async def _scraped(
+    tmp_path: Path, targets: list[int], spectrangle: int, **more: str
+) -> dict[str, list[dict[str, Any]]]:
+    """Prometheus scrapes ``targets`` while two bots play a game on ``spectrangle``:
+    what the queries of ``more`` found (once every one found something)."""
+    config = _config(tmp_path, targets)
     port = _free_port()
     with (tmp_path / "prometheus.log").open("w") as log:
-        await _scrape_with(serve, config, port, tmp_path, log)
+        return await _scrape_with(config, port, tmp_path, log, spectrangle, len(targets), more)
 
 
-async def _scrape_with(serve: Serve, config: Path, port: int, tmp_path: Path, log: Any) -> None:
+async def _scrape_with(
+    config: Path,
+    port: int,
+    tmp_path: Path,
+    log: Any,
+    spectrangle: int,
+    targets: int,
+    more: dict[str, str],
+) -> dict[str, list[dict[str, Any]]]:
     prometheus = subprocess.Popen(
         [
             "prometheus",
@@ -130,15 +156,15 @@ async def _scrape_with(serve: Serve, config: Path, port: int, tmp_path: Path, lo
     )
     try:
         players = [
-            play_spectrangle("127.0.0.1", serve.ports["spectrangle"], name, pace=0.2)
-            for name in ("ann", "bob")
+            play_spectrangle("127.0.0.1", spectrangle, name, pace=0.2) for name in ("ann", "bob")
         ]
         playing = asyncio.ensure_future(asyncio.gather(*players))
         found: dict[str, list[dict[str, Any]]] = {}
         wanted = {
             "rooms": 'meeple_rooms_running{game="spectrangle"}',
             "latency": 'meeple_command_seconds_bucket{protocol="spectrangle"}',
-            "up": 'up{job="meeple"} == 1',
+            "up": f'count(up{{job="meeple"}} == 1) == {targets}',
+            **more,
         }
         for _ in range(300):
             await asyncio.sleep(0.2)
@@ -159,9 +185,58 @@ async def _scrape_with(serve: Serve, config: Path, port: int, tmp_path: Path, lo
                 break
             await asyncio.sleep(0.2)
         assert all(r["health"] == "ok" for r in rules_seen), rules_seen
+        return found
     finally:
         prometheus.terminate()
         try:
             prometheus.wait(30)
         except subprocess.TimeoutExpired:
             prometheus.kill()
+
+
+@pytest.fixture
+def cluster(nats_env: NatsEnv, nats_ns: Namespace, tmp_path: Path) -> Iterator[list[NodeProcess]]:
+    """Three ``meeple node`` processes, each with its metrics port: an edge with the
+    lobby and the store, and two rooms nodes."""
+    started: list[NodeProcess] = []
+    try:
+        for name, roles, database in (
+            ("hub", ["edge", "lobby", "store"], str(tmp_path / "records.sqlite3")),
+            ("rooms1", ["rooms"], None),
+            ("rooms2", ["rooms"], None),
+        ):
+            started.append(
+                start_node(
+                    name,
+                    roles,
+                    nats_env.url,
+                    user=nats_env.NODE_USER,
+                    password=nats_env.node_password,
+                    log_dir=tmp_path,
+                    namespace=nats_ns.root,
+                    database=database,
+                    extra_args=("--metrics-port", "0", "--health-port", "0"),
+                )
+            )
+        yield started
+    finally:
+        for node in started:
+            node.stop(timeout=10)
+
+
+async def test_a_real_prometheus_scrapes_a_three_node_cluster(
+    cluster: list[NodeProcess], tmp_path: Path
+) -> None:
+    """Prometheus scrapes the three nodes' metrics ports while two bots play through the
+    edge: every node is up, one leads the lobby, a rooms node runs the game and times
+    its commands, and every rule evaluates without error."""
+    hub = cluster[0]
+    found = await _scraped(
+        tmp_path,
+        [node.listeners["metrics"] for node in cluster],
+        hub.listeners["spectrangle"],
+        leader="sum(meeple_lobby_leader) == 1",
+        owned="meeple_rooms_owned",
+        ready="count(meeple_ready == 1) == 3",
+    )
+    assert len(found["owned"]) == 2  # one series per rooms node

@@ -58,7 +58,7 @@ async def test_a_node_exports_its_roles_and_answers_readiness(
 ) -> None:
     """The node leads the lobby (gauge and change counter), owns the room it is asked
     to open (rooms owned, bus request latency), and is ready: NATS, leases."""
-    port = _port(hub, "ops")
+    port = _port(hub, "metrics")
     samples = await _until(port, lambda s: value(s, "meeple_lobby_leader", node="ops-a") == 1)
     assert value(samples, "meeple_lobby_leader_changes_total", change="elected") >= 1
     assert value(samples, "meeple_rooms_owned", node="ops-a") == 0

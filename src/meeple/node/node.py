@@ -374,6 +374,7 @@ class Node:
         parts.extend(f"{n}={a}" for n, a in self.info()["listeners"].items())
         if self.api_port is not None:
             parts.append(f"api={self.config.server.host}:{self.api_port}")
+        parts.extend(f"{o.name}={self.config.server.host}:{o.port}" for o in self.ops)
         return " ".join(parts)
 
     async def _heartbeat(self) -> None:

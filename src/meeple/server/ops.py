@@ -66,7 +66,7 @@ class Readiness:
     def __init__(self) -> None:
         self._checks: dict[str, Check] = {}
         self.draining = False
-        self.ready = False  # the last answer (the meeple_ready gauge)
+        self.ready = False  # the last answer (meeple_ready; every scrape asks anew)
         METRICS.watch(self, _samples)
 
     def add(self, name: str, check: Check) -> None:
@@ -138,6 +138,7 @@ def ops_routes(services: Services) -> list[BaseRoute]:
     readiness = server_readiness(services)
 
     async def metrics(request: Request) -> Response:
+        await readiness.problems()  # meeple_ready as of this scrape
         return PlainTextResponse(METRICS.exposition(), media_type=CONTENT_TYPE)
 
     async def healthz(request: Request) -> Response:
@@ -162,6 +163,7 @@ async def answer(readiness: Readiness, head: bytes) -> tuple[int, bytes, bytes]:
     if method not in (b"GET", b"HEAD"):
         return 405, b"text/plain", b"GET only\n"
     if target == b"/metrics":
+        await readiness.problems()  # meeple_ready as of this scrape
         return 200, CONTENT_TYPE.encode(), METRICS.exposition()
     if target == b"/healthz":
         return 200, b"text/plain", b"ok\n"
@@ -181,7 +183,7 @@ class OpsListener:
     one request a connection (a request head past :data:`MAX_REQUEST` bytes or
     :data:`REQUEST_TIMEOUT` seconds is dropped)."""
 
-    name = "ops"
+    name = "metrics"
 
     def __init__(self, readiness: Readiness, host: str, port: int) -> None:
         self.readiness = readiness
