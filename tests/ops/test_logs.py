@@ -9,9 +9,12 @@ import logging
 import subprocess
 import sys
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.ops.conftest import Raw
 
+from meeple.server.app import MeepleServer
 from meeple.server.edge.tcp import ConnectionLog
 from meeple.server.logfmt import JsonFormatter
 from meeple.server.rooms.room import _RoomLog
@@ -100,3 +103,21 @@ def test_the_cli_flag_makes_json_lines() -> None:
     line = json.loads(done.stderr.strip())
     assert line["message"] == "hello there"
     assert line["logger"] == "meeple.x"
+
+
+async def test_a_real_connection_s_lines_name_it_and_its_protocol(
+    server: MeepleServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Over loopback: a Spectrangle connection's own lines carry ``conn`` and
+    ``protocol``, so a JSON line says which connection of which listener it is."""
+    caplog.set_level(logging.DEBUG)
+    peer = await Raw.connect(server, "zed")
+    peer.send("request 7")  # refused in the protocol's words, and logged
+    await peer.next()
+    peer.close()
+    mine = [r for r in caplog.records if getattr(r, "conn", "").startswith("spectrangle-")]
+    assert mine
+    assert all(getattr(r, "protocol", None) == "spectrangle" for r in mine)
+    line = json.loads(JsonFormatter().format(mine[0]))
+    assert line["protocol"] == "spectrangle"
+    assert str(line["conn"]).startswith("spectrangle-")
