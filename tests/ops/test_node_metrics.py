@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 import pytest
 from tests.natsd import NatsEnv
@@ -82,3 +83,29 @@ async def test_a_node_exports_its_roles_and_answers_readiness(
     status, body = await http_get(port, "/readyz")
     assert status == 503
     assert "leases: room.x: timeout" in body
+
+
+async def test_a_draining_rooms_node_waits_for_its_rooms(hub: Node, nats_ns: Namespace) -> None:
+    """SIGTERM on a rooms node with a room: not ready at once, and it waits (its
+    drain_timeout) while it owns the room; a second signal ends the wait."""
+    hub.config = replace(hub.config, server=hub.config.server.with_overrides(drain_timeout=600))
+    seats = tuple(
+        {"route": f"edge-{i}", "name": name, "protocol": "spectrangle", "bot": False}
+        for i, name in enumerate(("cy", "dee"))
+    )
+    request = OpenRoom("1a2b3c4d5e6f", QueueKey("spectrangle", 2, "standard", ()), seats)
+    assert await hub.bus.request(nats_ns.rooms_open, wire.dumps(request), timeout=10) == b"ok"
+    port = _port(hub, "metrics")
+    hub.request_stop()
+    draining = asyncio.ensure_future(hub.drain())
+    for _ in range(100):
+        status, body = await http_get(port, "/readyz")
+        if status == 503:
+            break
+        await asyncio.sleep(0.05)
+    assert "draining" in body
+    await asyncio.sleep(0.3)  # turns of the loop: the drain still waits for the room
+    assert not draining.done()
+    assert list(hub.rooms.rooms) == ["1a2b3c4d5e6f"]
+    hub.request_stop()  # the second signal
+    await asyncio.wait_for(draining, 10)
