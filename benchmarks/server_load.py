@@ -64,6 +64,7 @@ FULL_GAMES = {"twente": 1000, "clarkson": 500, "cmpn402": 100, "santorini": 500,
 LISTENERS = tuple(FULL_GAMES)
 TICKS = os.sysconf("SC_CLK_TCK")
 LOG = [True]  # rooms write their action log (--no-log: they do not)
+METRICS = [True]  # Prometheus metrics counted (--no-metrics: not; issue 35)
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -125,7 +126,9 @@ def percentile(values: list[float], q: float) -> float:
 # --- the server process -----------------------------------------------------------------
 
 
-def server_process(names: tuple[str, ...], db: str, out: Any, stop: Any, log: bool = True) -> None:
+def server_process(
+    names: tuple[str, ...], db: str, out: Any, stop: Any, log: bool = True, metrics: bool = True
+) -> None:
     from meeple.server import config as cfg
     from meeple.server.app import MeepleServer
     from meeple.server.config import Cmpn402Config, SantoriniConfig, ServerConfig
@@ -153,6 +156,8 @@ def server_process(names: tuple[str, ...], db: str, out: Any, stop: Any, log: bo
             ),
             idle_timeout=3600,
         )
+        if hasattr(config, "metrics"):  # a tree before issue 35 has none
+            config = config.with_overrides(metrics=metrics)
         server = MeepleServer(config, rng=SameGameRng(1))
         await server.start()
         if not log:
@@ -181,7 +186,7 @@ class Server:
         self._out: Any = ctx.Queue()
         self._stop = ctx.Event()
         self._proc = ctx.Process(
-            target=server_process, args=(names, str(db), self._out, self._stop, LOG[0])
+            target=server_process, args=(names, str(db), self._out, self._stop, LOG[0], METRICS[0])
         )
 
     def __enter__(self) -> Server:
@@ -851,12 +856,18 @@ def main() -> None:
         help="rooms keep no action log (for the with/without figure of docs/durability.md)",
     )
     parser.add_argument(
+        "--no-metrics",
+        action="store_true",
+        help="count no Prometheus metrics (the baseline of their cost; docs/operations.md)",
+    )
+    parser.add_argument(
         "--scaling",
         help="Twente only: CPU per turn at these numbers of concurrent games, e.g. 100,1000,4000",
     )
     parser.add_argument("--repeats", type=int, default=1, help="runs per size for --scaling")
     args = parser.parse_args()
     LOG[0] = not args.no_log
+    METRICS[0] = not args.no_metrics
     if args.scaling:
         sizes = [int(n) for n in args.scaling.split(",")]
         print(f"machine: {os.cpu_count()} CPUs; server and clients in separate processes")
@@ -867,7 +878,7 @@ def main() -> None:
     lexicon = load_lexicon(DEFAULT_LEXICON)
     print(
         f"machine: {os.cpu_count()} CPUs; server and clients in separate processes;"
-        f" action log {'on' if LOG[0] else 'off'}"
+        f" action log {'on' if LOG[0] else 'off'}; metrics {'on' if METRICS[0] else 'off'}"
     )
     run_echo(min(2 * max(games.values()), 400), 200, args.idle)
     with tempfile.TemporaryDirectory() as tmp:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from typing import Any
 
 import nats
@@ -38,6 +39,7 @@ from meeple.bus.base import (
     check_subject,
 )
 from meeple.bus.codec import WireError, refused
+from meeple.server.metrics import METRICS
 
 __all__ = ["NatsBus", "connect"]
 
@@ -98,14 +100,17 @@ class NatsBus(Bus):
 
     async def request(self, subject: str, payload: bytes, *, timeout: float = 5.0) -> bytes:
         check_subject(subject)
+        began = time.perf_counter()
         try:
             msg = await self.nc.request(subject, payload, timeout=timeout)
         except nats.errors.NoRespondersError:
             raise NoResponder(subject) from None
         except nats.errors.TimeoutError:
+            METRICS.bus_request(timeout, timed_out=True)
             raise BusTimeout(f"no answer on {subject} in {timeout} s") from None
         except nats.errors.ConnectionClosedError:
             raise BusClosed("the NATS connection is closed") from None
+        METRICS.bus_request(time.perf_counter() - began)
         if msg.headers and ERROR_HEADER in msg.headers:
             raise RemoteError(msg.headers[ERROR_HEADER])
         return msg.data

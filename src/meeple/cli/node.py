@@ -79,6 +79,25 @@ def register(sub: Any) -> None:
         "$MEEPLE_CMPN402_TOKEN, else the config's cmpn402.admin_token, else a random one, "
         "logged): the same on every edge",
     )
+    p.add_argument(
+        "--metrics-port",
+        type=int,
+        metavar="PORT",
+        help="/metrics, /healthz, /readyz on this port (docs/operations.md; default: none)",
+    )
+    p.add_argument(
+        "--health-port",
+        type=int,
+        metavar="PORT",
+        help="a TCP load balancer's check: 'ok' or 'not ready', then closed (default: none)",
+    )
+    p.add_argument(
+        "--drain-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="on SIGTERM: not ready, then up to this long for a rooms node's games to"
+        " finish before the rest move to another node (default 0)",
+    )
     p.add_argument("--lexicon", help="the rooms' word list (default enable)")
     p.add_argument("--lease", type=int, default=2, metavar="SECONDS", help="room lease TTL")
     p.add_argument("--same-game-seed", type=int, help=argparse.SUPPRESS)  # benchmarks only
@@ -94,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         server = (
             load_config(args.config)
-            .with_overrides(host=args.host, lexicon=args.lexicon)
+            .with_overrides(host=args.host, lexicon=args.lexicon, drain_timeout=args.drain_timeout)
             .with_port("twente", args.twente_port)
             .with_port("clarkson", args.clarkson_port)
             .with_port("santorini", args.santorini_port)
@@ -118,6 +137,8 @@ def run(args: argparse.Namespace) -> int:
                 same_game_seed=args.same_game_seed,
                 api_port=args.api_port,
                 name_ttl=args.name_ttl,
+                metrics_port=args.metrics_port,
+                health_port=args.health_port,
             )
         )
     except (ValueError, ConfigError) as e:

@@ -66,6 +66,33 @@ def register(sub: Any) -> None:
         help="how long a stop waits for a failing database to take the game updates still"
         " held (default 60; 0: no bound; a second signal stops without them)",
     )
+    o = p.add_argument_group("operations (docs/operations.md)")
+    o.add_argument(
+        "--metrics-port",
+        type=int,
+        metavar="PORT",
+        help="/metrics, /healthz, /readyz on a port of their own (they are on the web port too)",
+    )
+    o.add_argument(
+        "--health-port",
+        type=int,
+        metavar="PORT",
+        help="a TCP load balancer's check: each connection gets 'ok' or 'not ready', closed",
+    )
+    o.add_argument(
+        "--drain-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="on SIGTERM: not ready, no new table, and up to this long for the games running"
+        " to finish before they are stopped (default 0)",
+    )
+    o.add_argument(
+        "--no-metrics",
+        dest="metrics",
+        action="store_false",
+        default=None,
+        help="count no metrics (a benchmark's baseline)",
+    )
     c = p.add_argument_group("CMPN402 contest referee")
     c.add_argument(
         "--manual-start",
@@ -114,6 +141,10 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         max_message_size=args.max_message_size,
         shutdown_grace=args.shutdown_grace,
         store_wait=args.store_wait,
+        metrics_port=args.metrics_port,
+        health_port=args.health_port,
+        drain_timeout=args.drain_timeout,
+        metrics=args.metrics,
     )
     cmpn402 = {
         key: getattr(args, key)

@@ -120,6 +120,8 @@ class Leases:
         self.ns = ns
         self.ttl = int(ttl)
         self._stream = f"KV_{ns.leases_bucket}"
+        # The last renewal's failure, until one succeeds (a rooms node's /readyz).
+        self.failing: str | None = None
 
     def _subject(self, key: str) -> str:
         return f"$KV.{self.ns.leases_bucket}.{key}"
@@ -209,12 +211,14 @@ class Leases:
                 await sleep(period)
                 try:
                     current = await self.renew(current)
+                    self.failing = None
                 except LeaseLost:
                     logger.warning("lease %s of %s lost", current.key, current.owner)
                     on_lost(current)
                     return
                 except (nats.errors.Error, OSError) as e:
                     logger.warning("lease %s: renewal failed: %s", current.key, e)
+                    self.failing = f"{current.key}: {e}"
 
         return asyncio.get_running_loop().create_task(run(), name=f"lease {lease.key}")
 

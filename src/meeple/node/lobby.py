@@ -66,6 +66,7 @@ from meeple.server.lobby.tables import (
     TableError,
     TableEvent,
 )
+from meeple.server.metrics import METRICS
 from meeple.server.rooms.room import Seat
 
 __all__ = ["LobbyRole", "ProxySeat", "RoomTicket"]
@@ -405,6 +406,7 @@ class LobbyRole:
                 await self.bus.serve(self.ns.lobby_requests(TABLES), self._tables, queue="lobby")
             )
             self.leader.set()
+            METRICS.leader_change(True)
             tried.set()
             logger.info(
                 "%s: lobby leader (epoch %d): %d open tables, %d rooms to open taken over",
@@ -416,6 +418,7 @@ class LobbyRole:
             await self._lost.wait()
             logger.warning("%s: lobby lease lost; standing by", self.name)
             self.leader.clear()
+            METRICS.leader_change(False)
             await self._unserve()
             await Leases.stop(self._keeper)
 

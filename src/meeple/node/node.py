@@ -78,6 +78,10 @@ class NodeConfig:
     same_game_seed: int | None = None
     # Seconds an edge's names stay claimed unless renewed (a dead edge's come free).
     name_ttl: int = 6
+    # /metrics, /healthz, /readyz on a port of their own, and the TCP health check
+    # (None: none; the api port serves the first three too). Issue 35.
+    metrics_port: int | None = None
+    health_port: int | None = None
 
 
 class _SameSeed(random.Random):
@@ -128,14 +132,18 @@ class Node:
         self.rejoin_service: RejoinService | None = None  # where a rejoin token leads
         self.seat_finder: SeatFinder | None = None  # finds dropped CMPN402 agents' seats
         self._stopping = asyncio.Event()
+        self._stop_now = False
         self._beat: asyncio.Task[None] | None = None
         self.view: ClusterView | None = None
         self.web: WebListener | None = None
         self.relay: ViewRelay | None = None
         self.api_port: int | None = None
+        self.ops: list[Any] = []
+        self._lag: Any = None
 
     async def start(self) -> None:
         c = self.config
+        await self._start_ops()
         if c.roles & {"rooms", "lobby"}:
             self.nc = await connect_node(
                 c.nats_url, self.ns, user=c.nats_user, password=c.nats_password, name=c.name
@@ -248,7 +256,62 @@ class Node:
             await self.rooms.start()
         if "edge" in c.roles:
             await self._start_edge()
+        self._ready_checks()
         self._beat = asyncio.get_running_loop().create_task(self._heartbeat(), name="heartbeat")
+
+    async def _start_ops(self) -> None:
+        """Issue 35: the metrics switch, the loop-lag tick, the node's gauges, the
+        metrics and health ports (not ready until every role has started)."""
+        from meeple.server.metrics import METRICS, LoopLag
+        from meeple.server.ops import HealthPort, OpsListener, server_readiness
+
+        METRICS.enabled = self.config.server.metrics
+        self._lag = LoopLag(self.services.clock)
+        if METRICS.enabled:
+            self._lag.start()
+        METRICS.watch(self, _node_samples)
+        readiness = server_readiness(self.services)
+        host = self.config.server.host
+        for port, kind in (
+            (self.config.metrics_port, OpsListener),
+            (self.config.health_port, HealthPort),
+        ):
+            if port is not None:
+                listener = kind(readiness, host, port)
+                await listener.start()
+                self.ops.append(listener)
+
+    def _ready_checks(self) -> None:
+        """What a node's /readyz asks: NATS, its listeners, its leases, its database."""
+        from meeple.server.ops import StoreProbe, server_readiness
+
+        readiness = server_readiness(self.services)
+        readiness.add("nats", lambda: None if self.nc.is_connected else "not connected")
+        if self.edge is not None:
+            wanted = [n for n in self.config.listeners if self.config.server.listeners[n].enabled]
+            readiness.add(
+                "listeners",
+                lambda: None if all(n in self.listeners for n in wanted) else "not listening",
+            )
+        if self.rooms is not None:
+            readiness.add("leases", lambda: self.leases.failing)
+        if self.store is not None:
+            readiness.add("store", StoreProbe(self.store.store.ping))
+
+    async def drain(self) -> None:
+        """Issue 35: not ready first; a rooms node then lets its games finish for up to
+        ``drain_timeout`` seconds (those still running move to another rooms node when
+        its leases are released at the stop)."""
+        from meeple.server.ops import server_readiness
+
+        server_readiness(self.services).draining = True
+        bound = self.config.server.drain_timeout
+        if self.rooms is None or bound <= 0:
+            return
+        clock = self.services.clock
+        deadline = clock.now() + bound
+        while self.rooms.rooms and clock.now() < deadline and not self._stop_now:
+            await clock.sleep(min(0.25, max(0.0, deadline - clock.now())))
 
     async def _start_edge(self) -> None:
         from meeple.node.edge import EdgeLobby
@@ -333,6 +396,7 @@ class Node:
         parts.extend(f"{n}={a}" for n, a in self.info()["listeners"].items())
         if self.api_port is not None:
             parts.append(f"api={self.config.server.host}:{self.api_port}")
+        parts.extend(f"{o.name}={self.config.server.host}:{o.port}" for o in self.ops)
         return " ".join(parts)
 
     async def _heartbeat(self) -> None:
@@ -344,6 +408,9 @@ class Node:
             await asyncio.sleep(self.config.server.cluster.heartbeat)
 
     def request_stop(self) -> None:
+        """SIGINT/SIGTERM: drain, then stop; a second one: stop without draining."""
+        if self._stopping.is_set():
+            self._stop_now = True
         self._stopping.set()
 
     async def run(self) -> None:
@@ -356,6 +423,7 @@ class Node:
         print(self.ready_line(), flush=True)
         try:
             await self._stopping.wait()
+            await self.drain()
         finally:
             await self.stop()
 
@@ -363,6 +431,11 @@ class Node:
         """Stop every role (each within ``timeout`` seconds: NATS may be gone)."""
         if self._beat is not None:
             self._beat.cancel()
+        if self._lag is not None:
+            self._lag.stop()
+        for ops in self.ops:
+            await ops.close()
+        self.ops = []
         if self.web is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.web.close(0.5), timeout)
@@ -399,3 +472,19 @@ class Node:
             self.store.store.close()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.bus.close(), timeout)
+
+
+def _node_samples(node: Node) -> list[tuple[str, tuple[str, ...], float]]:
+    """A node's gauges at a scrape (:mod:`meeple.server.metrics`)."""
+    from meeple.server.metrics import bounded
+
+    name = bounded("node", "node", node.config.name)
+    samples: list[tuple[str, tuple[str, ...], float]] = []
+    if node.rooms is not None:
+        samples.append(("meeple_rooms_owned", (name,), float(len(node.rooms.rooms))))
+    if node.lobby is not None:
+        samples.append(("meeple_lobby_leader", (name,), float(node.lobby.leader.is_set())))
+    if node.web is not None:
+        hub = node.web.app.state.hub
+        samples.append(("meeple_spectators", (name,), float(hub.fanout.spectators)))
+    return samples

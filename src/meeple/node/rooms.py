@@ -55,6 +55,7 @@ from meeple.server.clock import Timer
 from meeple.server.config import ClusterConfig
 from meeple.server.lobby.cmpn402_console import check_token as same_token
 from meeple.server.lobby.tables import QueueKey, Replaced
+from meeple.server.metrics import METRICS
 from meeple.server.rooms.room import Room, token_hash
 from meeple.server.rooms.timecontrol import parse_time_control
 from meeple.server.store.database import ActionLog, LogConflict
@@ -183,8 +184,11 @@ class ClusterLog:
         return self._guard(self._log.finish_log(uid, **game))
 
     async def _guard(self, write: Awaitable[object]) -> object:
+        began = time.perf_counter()
         try:
-            return await write
+            written = await write
+            METRICS.log_written(time.perf_counter() - began)
+            return written
         except LogConflict:
             self._owned.fenced = True
             raise
@@ -699,6 +703,7 @@ class RoomsRole:
                 len(log.entries),
                 lease.epoch,
             )
+            METRICS.takeover()
             for callback in self.on_takeover:
                 callback(uid)
             return True

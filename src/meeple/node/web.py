@@ -49,6 +49,7 @@ from meeple.protocols import web as proto
 from meeple.protocols.web.errors import ErrorCode
 from meeple.server.feed import Feed, game_topic
 from meeple.server.lobby.tables import LOBBY_TOPIC, TableInfo
+from meeple.server.ops import ops_routes
 from meeple.web.app import WebConnection, WebContext
 from meeple.web.fanout import Fanout
 from meeple.web.seat import WebSeat, lexicon_name
@@ -309,6 +310,7 @@ def edge_web_app(
             Route("/games/{uid:str}", game_page),
             *ratings_pages.routes(),
             Route("/api/cluster", cluster),
+            *ops_routes(services),
             WebSocketRoute("/ws", websocket_endpoint),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         ],

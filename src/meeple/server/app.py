@@ -23,6 +23,8 @@ from meeple.server.clock import Clock, SystemClock
 from meeple.server.config import ListenerConfig, ServerConfig
 from meeple.server.edge.limits import ConnectionBudget, raise_descriptor_limit
 from meeple.server.lobby.names import NameRegistry
+from meeple.server.metrics import METRICS, LoopLag
+from meeple.server.ops import HealthPort, OpsListener, StoreProbe, server_readiness
 
 if TYPE_CHECKING:
     from meeple.server.ports import LobbyPort
@@ -114,6 +116,10 @@ class MeepleServer:
         self._stop_now = asyncio.Event()
         # The writes the stop dropped (named in the log), once stopped.
         self.dropped: list[str] = []
+        # Issue 35: /metrics, /readyz on a port of their own, the TCP health check, and
+        # the event loop's lag (docs/operations.md).
+        self.ops: list[OpsListener | HealthPort] = []
+        self._lag = LoopLag(self.services.clock)
 
     @property
     def ports(self) -> dict[str, int]:
@@ -138,6 +144,7 @@ class MeepleServer:
             self.services.connections.capacity,
         )
         _quiet_emfile(asyncio.get_running_loop())
+        await self._start_ops()
         built: list[tuple[str, ListenerConfig, Listener]] = []
         for name, listener_config in self.config.listeners.items():
             if not listener_config.enabled:
@@ -171,6 +178,71 @@ class MeepleServer:
                 ) from e
             self.listeners[name] = listener
             self.services.listening[name] = listener.port
+        self._ready_checks([name for name, _, _ in built])
+
+    async def _start_ops(self) -> None:
+        """The metrics switch, the loop-lag tick, ``metrics_port`` and ``health_port``
+        (they answer "not ready" until the listeners are up)."""
+        METRICS.enabled = self.config.metrics
+        if self.config.metrics:
+            self._lag.start()
+        readiness = server_readiness(self.services)
+        host = self.config.host
+        for port, kind in (
+            (self.config.metrics_port, OpsListener),
+            (self.config.health_port, HealthPort),
+        ):
+            if port is not None:
+                listener = kind(readiness, host, port)
+                try:
+                    await listener.start()
+                except OSError as e:
+                    await self.stop()
+                    raise OSError(e.errno, f"{kind.name}: cannot listen on {host}:{port}") from e
+                self.ops.append(listener)
+
+    def _ready_checks(self, names: list[str]) -> None:
+        """What /readyz asks of ``meeple serve``: its listeners, its store."""
+        readiness = server_readiness(self.services)
+        readiness.add(
+            "listeners",
+            lambda: None if names and all(n in self.listeners for n in names) else "not listening",
+        )
+        store = self.services.get("store")
+        if store is not None:
+            probe = StoreProbe(store.ping)
+
+            async def store_check() -> str | None:
+                from meeple.server.store.journal import Health
+
+                journal = self.services.get("journal")
+                if journal is not None and journal.health is not Health.OK:
+                    return f"{journal.health.value} ({journal.backlog} writes held)"
+                return await probe()
+
+            readiness.add("store", store_check)
+
+    async def drain(self) -> None:
+        """Issue 35: turn not ready, refuse new tables, and let the running games finish,
+        for up to ``drain_timeout`` seconds (or until a second signal)."""
+        server_readiness(self.services).draining = True
+        lobby = self.services.get("lobby")
+        if lobby is None:
+            return
+        lobby.draining = True
+        bound = self.config.drain_timeout
+        clock = self.services.clock
+        deadline = clock.now() + bound
+        if bound > 0 and lobby.rooms:
+            logger.warning(
+                "draining: no new table; waiting up to %g s for %d games to finish",
+                bound,
+                len(lobby.rooms),
+            )
+        while lobby.rooms and clock.now() < deadline and not self._stop_now.is_set():
+            await clock.sleep(min(0.25, max(0.0, deadline - clock.now())))
+        if bound > 0 and lobby.rooms:
+            logger.warning("draining: %d games still running; stopping them", len(lobby.rooms))
 
     async def serve_forever(self, *, start: bool = False) -> None:
         """Serve until SIGINT/SIGTERM (or :meth:`request_stop`), then shut down gracefully.
@@ -192,6 +264,7 @@ class MeepleServer:
                     )
                     return
             await self._stopping.wait()
+            await self.drain()
         finally:
             # The handlers stay while stopping: a second signal is "stop now" (issue
             # 30.7), not the default action that would drop the journal's writes unsaid.
@@ -262,10 +335,13 @@ class MeepleServer:
     async def stop(self) -> None:
         """Wait for a failing store (:meth:`_wait_for_store`), stop accepting, tell every
         player, close every connection, then close resources."""
+        server_readiness(self.services).draining = True
+        self._lag.stop()
         stored = True
         with contextlib.suppress(Exception):
             stored = await self._wait_for_store()
-        listeners, self.listeners = list(self.listeners.values()), {}
+        listeners, self.listeners = [*self.listeners.values(), *self.ops], {}
+        self.ops = []
         await asyncio.gather(
             *(listener.close(self.config.shutdown_grace) for listener in listeners),
             return_exceptions=True,

@@ -12,6 +12,10 @@ A config file looks like this (every key optional)::
     rejoin_grace = 30            # seconds a dropped browser seat is held for its rejoin
     log_backlog = 10000          # log writes kept in memory while the database fails
     store_wait = 60              # seconds a stop waits for a failing database (0: no bound)
+    drain_timeout = 0            # seconds a stop waits for running games (docs/operations.md)
+    metrics = true               # Prometheus metrics at /metrics (false: none counted)
+    metrics_port = 9100          # /metrics, /healthz, /readyz on a port of their own
+    health_port = 9101           # a TCP load balancer's check ("ok" or "not ready")
 
     [listeners.twente]
     port = 7777
@@ -524,6 +528,17 @@ class ServerConfig:
     # is dropped is named in the log (docs/durability.md, "Stopping"). Below systemd's
     # 90 s TimeoutStopSec, whose SIGKILL would drop them unsaid.
     store_wait: float = 60.0
+    # Issue 35 (docs/operations.md). A stop (SIGTERM) first turns the process not
+    # ready (/readyz, the health port) and refuses new tables, then waits up to this
+    # many seconds for the games running to finish; 0: no wait (they are stopped, and
+    # resumed from their logs by the next process).
+    drain_timeout: float = 0.0
+    # Prometheus metrics (/metrics); false: none are counted (the benchmarks' baseline).
+    metrics: bool = True
+    # A port of its own for /metrics, /healthz, /readyz (None: only on the web port).
+    metrics_port: int | None = None
+    # A TCP load balancer's check: "ok\n" or "not ready\n", then closed (None: none).
+    health_port: int | None = None
     cmpn402: Cmpn402Config = field(default_factory=Cmpn402Config)
     santorini: SantoriniConfig = field(default_factory=SantoriniConfig)
     web: WebConfig = field(default_factory=WebConfig)
@@ -568,6 +583,12 @@ class ServerConfig:
             raise ConfigError("log_backlog must be between 1 and 10000000")
         if not 0 <= self.store_wait <= 7 * 24 * 3600:
             raise ConfigError("store_wait must be between 0 (no bound) and 604800 seconds")
+        if not 0 <= self.drain_timeout <= 24 * 3600:
+            raise ConfigError("drain_timeout must be between 0 and 86400 seconds")
+        for key in ("metrics_port", "health_port"):
+            port = getattr(self, key)
+            if port is not None and not 0 <= port <= 65535:
+                raise ConfigError(f"{key} must be 0–65535")
         self.santorini.validate()
         self.web.validate()
         for name, listener in self.listeners.items():
@@ -589,6 +610,10 @@ _TYPES: Mapping[str, tuple[type, ...]] = {
     "rejoin_grace": (int, float),
     "log_backlog": (int,),
     "store_wait": (int, float),
+    "drain_timeout": (int, float),
+    "metrics": (bool,),
+    "metrics_port": (int,),
+    "health_port": (int,),
 }
 
 
@@ -619,7 +644,7 @@ def config_from_mapping(data: Mapping[str, Any], base: ServerConfig | None = Non
     for key, value in data.items():
         if key in ("listeners", "cmpn402", "santorini", "web", "limits", "cluster"):
             continue
-        if not isinstance(value, _TYPES[key]) or isinstance(value, bool):
+        if not isinstance(value, _TYPES[key]) or isinstance(value, bool) != (key == "metrics"):
             raise ConfigError(f"{key} has the wrong type: {value!r}")
         if key == "table_lexicons":
             assert isinstance(value, list)

@@ -44,6 +44,7 @@ from meeple.server.feed import Feed, game_topic
 from meeple.server.lobby.bots import LEVELS as BOT_LEVELS
 from meeple.server.lobby.cmpn402_console import Console
 from meeple.server.lobby.tables import LOBBY_TOPIC, Lobby, Origin, server_lobby
+from meeple.server.ops import OPS_PATHS, ops_routes
 from meeple.server.rooms.scrabble import LEXICON_RESOURCE, TABLE_LEXICONS_RESOURCE
 from meeple.server.store.database import GameRecord, Store, StoreUnavailable
 from meeple.server.store.journal import server_journal, server_store
@@ -692,7 +693,11 @@ class _WebApp(Starlette):
     frames too (about 4 KiB a socket; docs/benchmarks.md, "Web fan-out")."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] in ("http", "websocket"):
+        # /metrics, /healthz, /readyz answer a scraper or a load balancer by address:
+        # read-only, nothing a rebound page could use (issue 35).
+        if scope["type"] == "websocket" or (
+            scope["type"] == "http" and scope["path"] not in OPS_PATHS
+        ):
             # Issue 30.7: a Host not on the allowlist (DNS rebinding) is 400, /ws too.
             hosts: HostAllowlist = self.state.hosts
             host = next((v for k, v in scope["headers"] if k == b"host"), None)
@@ -725,6 +730,7 @@ def create_app(services: Services, *, max_message_size: int | None = None) -> St
         *console_pages.routes(),
         *ratings_pages.routes(),
         *accounts.routes(),
+        *ops_routes(services),
         WebSocketRoute("/ws", websocket_endpoint),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]

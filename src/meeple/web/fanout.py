@@ -234,6 +234,11 @@ class Fanout:
             self.unwatch(spectator, topic)
         spectator.sink.on_drain(None)
 
+    @property
+    def spectators(self) -> int:
+        """Watchers of every topic together (a socket watching two rooms counts twice)."""
+        return sum(len(entry.watchers) for entry in self._topics.values())
+
     def watchers(self, topic: str) -> int:
         entry = self._topics.get(topic)
         return 0 if entry is None else len(entry.watchers)

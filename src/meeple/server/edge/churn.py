@@ -22,6 +22,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from meeple.server.clock import Clock, Timer
+from meeple.server.metrics import METRICS
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
@@ -53,18 +54,21 @@ class ChurnLog:
         """A connection of ``protocol`` is open (``who``: its id or address, for DEBUG)."""
         logger.debug("%s: %s connected", protocol, who or "a client")
         self._opened[protocol] += 1
+        METRICS.connection_opened(protocol)
         self._arm()
 
     def closed(self, protocol: str, reason: str, who: str = "") -> None:
         """A connection of ``protocol`` is closed, for ``reason`` (a short fixed text)."""
         logger.debug("%s: %s disconnected (%s)", protocol, who or "a client", reason)
         _count(self._closed.setdefault(protocol, collections.Counter()), reason)
+        METRICS.connection_closed(protocol, reason)
         self._arm()
 
     def refused(self, protocol: str, reason: str, who: str = "") -> None:
         """A connection (or request) of ``protocol`` is refused, for ``reason``."""
         logger.debug("%s: refused %s (%s)", protocol, who or "a client", reason)
         _count(self._refused.setdefault(protocol, collections.Counter()), reason)
+        METRICS.connection_refused(protocol, reason)
         self._arm()
 
     def flush(self) -> None:

@@ -156,7 +156,7 @@ class _Link:
         self.ws = ws
         peer = ws.remote_address
         self.address = f"{peer[0]}:{peer[1]}" if peer else "?"
-        self.log = ConnectionLog(logger, {"conn": self.id})
+        self.log = ConnectionLog(logger, {"conn": self.id, "protocol": "cmpn402"})
         # The referee's refusals of this agent's messages too: the first few, then a count.
         self.refusals = RefusalLog(self.log)
         self.outbox: asyncio.Queue[bytes | tuple[int, str]] = asyncio.Queue()

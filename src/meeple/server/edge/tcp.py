@@ -123,6 +123,8 @@ class ConnectionLog(logging.LoggerAdapter[logging.Logger]):
     """A logger that starts every line with the connection's id (``extra["conn"]``)."""
 
     def process(self, msg: Any, kwargs: MutableMapping[str, Any]) -> tuple[Any, Any]:
+        # The id on the record too, for --log-format json (meeple.server.logfmt).
+        kwargs["extra"] = {**(self.extra or {}), **kwargs.get("extra", {})}
         return f"[{self.extra['conn'] if self.extra else '?'}] {msg}", kwargs
 
 
@@ -135,6 +137,7 @@ class Connection:
         transport: asyncio.Transport,
         clock: Clock,
         idle_timeout: float,
+        protocol: str = "",
     ) -> None:
         self.id = conn_id
         self._transport = transport
@@ -150,7 +153,8 @@ class Connection:
         self.done: asyncio.Future[None] = self._loop.create_future()
         peer = transport.get_extra_info("peername")
         self.peer_host: str = peer[0] if isinstance(peer, tuple) else "unknown"
-        self.log = ConnectionLog(logger, {"conn": conn_id})
+        # The protocol too, for --log-format json (meeple.server.logfmt).
+        self.log = ConnectionLog(logger, {"conn": conn_id, "protocol": protocol or None})
         self.refusals = RefusalLog(self.log)
         self.budget: MessageBudget | None = None
 
@@ -248,7 +252,9 @@ class _Link(asyncio.Protocol):
         assert isinstance(transport, asyncio.Transport)
         lis = self.listener
         self._transport = transport
-        conn = Connection(f"{lis.name}-{next(lis._ids)}", transport, lis._clock, lis._idle_timeout)
+        conn = Connection(
+            f"{lis.name}-{next(lis._ids)}", transport, lis._clock, lis._idle_timeout, lis.name
+        )
         self.conn = conn
         if not lis.addresses.acquire(conn.peer_host):
             # Over the per-address limit: no handler, no greeting; closed at once.

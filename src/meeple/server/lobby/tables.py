@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_GRACE",
+    "DRAINING",
     "LOBBY_TOPIC",
     "MAX_TABLES_PER_ADDRESS",
     "MAX_TABLES_PER_CONNECTION",
@@ -135,6 +136,10 @@ def _table_id(given: str | None) -> str:
 
 
 # --- errors ---------------------------------------------------------------------------
+
+
+# The refusal of a table while the server drains before it stops (issue 35).
+DRAINING = "the server is shutting down: no new game"
 
 
 class TableError(Exception):
@@ -484,6 +489,8 @@ class Lobby:
         self._held_in: dict[int, set[str]] = {}  # id(room) -> keys of its held seats
         self.on_change: list[Callable[[TableEvent], None]] = []
         """Subscribers told of every table opened, changed, started or closed."""
+        # Set when the server drains before it stops (issue 35): no new table, no new game.
+        self.draining = False
 
     # --- games --------------------------------------------------------------------------
 
@@ -617,6 +624,8 @@ class Lobby:
         counts against its address's and its connection's open tables until it starts or
         closes, and one past ``max_tables_per_address`` or ``max_tables_per_connection``
         is refused (:class:`TooManyTables`)."""
+        if self.draining:
+            raise TooManyTables(DRAINING)
         if table_id is not None and table_id in self._tables:
             raise BadTable(f"a table {table_id} is open already")
         chosen = tuple(sorted((settings or {}).items()))
@@ -681,6 +690,8 @@ class Lobby:
         """Sit ``seat`` at the oldest open table of ``key`` and ``rule`` with a free seat,
         opening one when there is none (a queue); start and return the room when due."""
         self._game(key.game)
+        if self.draining:
+            raise TooManyTables(DRAINING)
         # Refusals come before a table is opened for the seat, so none is left empty.
         if id(seat) in self._rooms:
             raise AlreadyPlaying(f"{seat.name} is already in a game")
@@ -713,6 +724,8 @@ class Lobby:
 
     def sit(self, table_id: str, seat: Seat) -> Room | None:
         """Sit ``seat`` at a table by id (leaving any other table); the room if it started."""
+        if self.draining:
+            raise TooManyTables(DRAINING)
         table = self._tables.get(table_id)
         if table is None:
             raise NoSuchTable(table_id)

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from meeple.games.records import RecordError
 from meeple.server.clock import Clock, SystemClock
 from meeple.server.feed import Feed, game_topic
+from meeple.server.metrics import METRICS
 from meeple.server.rooms.timecontrol import Clocks, TimeControl
 from meeple.server.store.journal import Written
 
@@ -321,11 +322,12 @@ class Room:
         self.feed: Feed | None = None
         self.on_changed: list[Callable[[Room], None]] = []
         self.seats = list(seats)
-        self._inbox: asyncio.Queue[tuple[Seat | None, Any]] = asyncio.Queue()
+        # (seat, command, when it arrived: time.perf_counter() for the latency metric)
+        self._inbox: asyncio.Queue[tuple[Seat | None, Any, float]] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self.finished = False
         self.on_finished: list[Callable[[Room], None]] = []
-        self.log = _RoomLog(logger, {"room": self.id})
+        self.log = _RoomLog(logger, {"room": self.id, "uid": self.uid})
         # Hooks for a room served over the bus (meeple.node.rooms): the command being
         # applied and logged now (None between commands), and callbacks told of each
         # command once its entries are taken and its deliveries made ((None, None) for
@@ -348,7 +350,7 @@ class Room:
     def submit(self, seat: Seat | None, command: object) -> None:
         """Queue a command from a seat (None for the server itself, e.g. a timer)."""
         if not self.finished:
-            self._inbox.put_nowait((seat, command))
+            self._inbox.put_nowait((seat, command, time.perf_counter()))
 
     def leave(self, seat: Seat) -> None:
         """A seat's connection is gone; the room decides what that means for the game."""
@@ -566,6 +568,7 @@ class Room:
     # --- the actor loop -------------------------------------------------------------
 
     async def _run(self) -> None:
+        METRICS.room_started(self.game_name)
         try:
             self._outbox = []
             try:
@@ -576,7 +579,8 @@ class Room:
             self._committed(None, None)
             self.publish()
             while not self.finished:
-                seat, command = await self._inbox.get()
+                seat, command, arrived = await self._inbox.get()
+                played = False
                 self._outbox = []
                 self.handling = (seat, command)
                 try:
@@ -598,6 +602,7 @@ class Room:
                         # so the stored end is the one the player was told.
                         pass
                     else:
+                        played = seat is not None
                         self.handle(seat, command)
                 except Exception:
                     # A bug in one command's handling is logged; the game state is only
@@ -607,8 +612,11 @@ class Room:
                 await self._commit()
                 self.handling = None
                 self._committed(seat, command)
+                if played:
+                    METRICS.command(getattr(seat, "protocol", "unknown"), arrived)
                 self.publish()
         finally:
+            METRICS.room_finished(self.game_name, self._ended_why())
             self.finished = True
             if self.timing is not None:
                 self.timing.stop()
@@ -618,6 +626,12 @@ class Room:
                     callback(self)
                 except Exception:
                     self.log.exception("on_finished callback failed")
+
+    def _ended_why(self) -> str:
+        """The end reason of the stored game (the metric's label): the rules' own, or
+        one from outside them; "unfinished" when the process stops with the game on."""
+        reason = (self._conclusion or {}).get("end_reason") or self._end_reason
+        return str(reason) if reason else "unfinished"
 
     def _committed(self, seat: Seat | None, command: object) -> None:
         for callback in self.on_committed:
@@ -766,6 +780,7 @@ class Room:
 
 class _RoomLog(logging.LoggerAdapter[logging.Logger]):
     def process(self, msg: Any, kwargs: Any) -> tuple[Any, Any]:
+        kwargs["extra"] = {**(self.extra or {}), **kwargs.get("extra", {})}
         return f"[{self.extra['room'] if self.extra else '?'}] {msg}", kwargs
 
 

@@ -666,6 +666,12 @@ class Store:
         group commit: one commit for what queued up meanwhile)."""
         return self._db.batch()
 
+    def ping(self) -> None:
+        """One write transaction that changes nothing: raises if the database cannot take
+        a write now (readiness, :class:`meeple.server.ops.StoreProbe`)."""
+        with self._db.transaction() as tx:
+            tx.execute("SELECT 1")
+
     def record_game(
         self,
         *,

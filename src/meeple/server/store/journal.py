@@ -33,12 +33,21 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from meeple.server.metrics import METRICS, Sample
 from meeple.server.store.database import LogConflict, Store, open_store
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
 
-__all__ = ["DEFAULT_BACKLOG", "Health", "Journal", "Written", "server_journal", "server_store"]
+__all__ = [
+    "DEFAULT_BACKLOG",
+    "Health",
+    "Journal",
+    "Written",
+    "journal_samples",
+    "server_journal",
+    "server_store",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -324,9 +333,11 @@ class Journal:
                 batch.extend(more)
             self._busy_since = time.monotonic()
             self._current = batch
+            began = time.perf_counter()
             try:
                 for start in range(0, len(batch), MAX_BATCH):
                     self._write_batch(batch[start : start + MAX_BATCH])
+                METRICS.log_written(time.perf_counter() - began, len(batch))
             finally:
                 self._busy_since = None
                 self._current = []
@@ -394,6 +405,7 @@ class Journal:
                 return
             except Exception as e:
                 # A full disk, a database down: keep the write, let its caller go on.
+                METRICS.log_retry()
                 if not told:
                     told = True
                     self._from_thread(self._set_health, Health.RETRYING, f"{job.name}: {e}")
@@ -481,4 +493,13 @@ def server_journal(services: Services) -> Journal:
         "journal",
         lambda: Journal(server_store(services), max_backlog=services.config.log_backlog),
     )
+    METRICS.watch(journal, journal_samples)
     return journal
+
+
+def journal_samples(journal: Journal) -> list[Sample]:
+    """The journal's gauges at a scrape (:mod:`meeple.server.metrics`): its queue and
+    the store's state."""
+    samples: list[Sample] = [("meeple_journal_queue", (), float(journal.backlog))]
+    samples.extend(("meeple_store_state", (h.value,), float(h is journal.health)) for h in Health)
+    return samples

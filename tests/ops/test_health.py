@@ -1,0 +1,170 @@
+"""Health and draining (issue 35): /healthz and /readyz, the TCP health port, readiness
+that follows a frozen PostgreSQL, and a SIGTERM that drains before it stops."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from tests.ops.conftest import Raw, http_get, make_server, ops_port, play_out, two_players
+
+from meeple.server.app import MeepleServer, Services
+from meeple.server.config import ServerConfig
+from meeple.server.store.database import Store
+from meeple.server.store.pgembed import EmbeddedPostgres
+from meeple.web.app import create_app
+
+
+async def health_line(server: MeepleServer) -> bytes:
+    """What the TCP health port says to one connection (it reads nothing)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", ops_port(server, "health"))
+    line = await asyncio.wait_for(reader.read(-1), 10)
+    writer.close()
+    return line
+
+
+async def until_status(port: int, path: str, status: int, tries: int = 200) -> str:
+    for _ in range(tries):
+        got, body = await http_get(port, path)
+        if got == status:
+            return body
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{path} never answered {status}: {got} {body}")
+
+
+def _family(pid: int) -> list[int]:
+    """``pid`` and every process below it (the postmaster and its backends)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        todo.extend(children.get(p, []))
+    return found
+
+
+def _signal(pids: list[int], sig: signal.Signals) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+
+
+@pytest.fixture
+def postgres() -> Iterator[EmbeddedPostgres]:
+    """A PostgreSQL of this test's own: the session's one is never frozen."""
+    with EmbeddedPostgres() as server:
+        yield server
+
+
+async def test_readiness_follows_a_frozen_postgresql(
+    tmp_path: Path, postgres: EmbeddedPostgres
+) -> None:
+    """Ready on a live PostgreSQL; its processes SIGSTOPped: /readyz 503 naming the
+    store, the health port "not ready"; SIGCONT: ready again. /healthz stays 200."""
+    url = postgres.create_database("ready")
+    server = make_server(tmp_path, health_port=0, database=url)
+    await server.start()
+    assert postgres.pid is not None
+    frozen = _family(postgres.pid)
+    port = ops_port(server)
+    try:
+        assert await until_status(port, "/readyz", 200) == "ready\n"
+        assert await health_line(server) == b"ok\n"
+        _signal(frozen, signal.SIGSTOP)
+        body = await until_status(port, "/readyz", 503)
+        assert "store: no answer" in body
+        assert await health_line(server) == b"not ready\n"
+        assert await http_get(port, "/healthz") == (200, "ok\n")
+        _signal(frozen, signal.SIGCONT)
+        assert await until_status(port, "/readyz", 200) == "ready\n"
+        assert await health_line(server) == b"ok\n"
+    finally:
+        _signal(frozen, signal.SIGCONT)
+        await server.stop()
+
+
+async def test_a_draining_server_refuses_new_tables_and_lets_the_game_finish(
+    tmp_path: Path, known_deal: list[list[str]]
+) -> None:
+    """SIGTERM with a game on: not ready at once, a new request is refused in the
+    protocol's words, the game is played to its end, then the server stops by itself
+    and the finished game is stored as finished."""
+    server = make_server(tmp_path, health_port=0, drain_timeout=600)
+    await server.start()
+    peers = await two_players(server)
+    serving = asyncio.ensure_future(server.serve_forever())
+    port = ops_port(server)
+    try:
+        await until_status(port, "/readyz", 200)
+        os.kill(os.getpid(), signal.SIGTERM)  # the handler serve_forever installed
+        assert "draining" in await until_status(port, "/readyz", 503)
+        assert await health_line(server) == b"not ready\n"
+        late = await Raw.connect(server, "late")
+        late.send("request 2")
+        assert await late.next() == "invalidCommand"
+        late.close()
+        await play_out(dict(zip(("p1", "p2"), peers, strict=True)), known_deal[0])
+        await asyncio.wait_for(serving, 60)  # stopped once its game was over
+    finally:
+        for peer in peers:
+            peer.close()
+        if not serving.done():
+            serving.cancel()
+            await server.stop()
+    store = Store(tmp_path / "meeple.sqlite3")
+    try:
+        [record] = store.games(game="spectrangle")
+        assert record.end_reason == "finished"
+    finally:
+        store.close()
+
+
+async def test_a_second_signal_stops_a_drain_at_once(
+    tmp_path: Path, known_deal: list[list[str]]
+) -> None:
+    """A second SIGTERM while draining: the server stops without waiting for the game."""
+    server = make_server(tmp_path, drain_timeout=600)
+    await server.start()
+    peers = await two_players(server)
+    serving = asyncio.ensure_future(server.serve_forever())
+    try:
+        await asyncio.sleep(0)
+        server.request_stop()
+        await until_status(ops_port(server), "/readyz", 503)
+        server.request_stop()
+        await asyncio.wait_for(serving, 60)  # far less than the 600 s drain
+    finally:
+        for peer in peers:
+            peer.close()
+        if not serving.done():
+            serving.cancel()
+            await server.stop()
+
+
+async def test_the_web_port_answers_probes_whatever_the_host(tmp_path: Path) -> None:
+    """/metrics, /healthz, /readyz on the web port answer a scraper that names the
+    machine by any address; the pages still refuse an unknown Host (issue 30.7)."""
+    services = Services(ServerConfig(database=str(tmp_path / "w.sqlite3")))
+    transport = httpx.ASGITransport(app=create_app(services))
+    async with httpx.AsyncClient(transport=transport, base_url="http://10.1.2.3:8000") as c:
+        assert (await c.get("/healthz")).text == "ok\n"
+        metrics = await c.get("/metrics")
+        assert metrics.status_code == 200
+        assert "meeple_rooms_running" in metrics.text
+        assert (await c.get("/readyz")).status_code == 503  # no listener started here
+        assert (await c.get("/")).status_code == 400

@@ -1,0 +1,111 @@
+"""A cluster node's metrics and readiness (issue 35): a rooms and lobby node in this
+process on the session's NATS, scraped on its own metrics port: it leads the lobby,
+owns the room it opens, counts its bus requests; /readyz checks NATS and its leases."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import replace
+
+import pytest
+from tests.natsd import NatsEnv
+from tests.ops.conftest import Samples, http_get, scrape, value
+
+from meeple.bus.subjects import Namespace
+from meeple.node import wire
+from meeple.node.node import Node, NodeConfig
+from meeple.node.rooms import OpenRoom
+from meeple.server.lobby.tables import QueueKey
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+async def hub(nats_env: NatsEnv, nats_ns: Namespace) -> AsyncIterator[Node]:
+    node = Node(
+        NodeConfig(
+            name="ops-a",
+            roles=frozenset({"rooms", "lobby"}),
+            nats_url=nats_env.url,
+            nats_user=nats_env.NODE_USER,
+            nats_password=nats_env.node_password,
+            namespace=nats_ns.root,
+            metrics_port=0,
+            health_port=0,
+        )
+    )
+    await node.start()
+    yield node
+    await node.stop()
+
+
+def _port(node: Node, name: str) -> int:
+    port: int = next(o.port for o in node.ops if o.name == name)
+    return port
+
+
+async def _until(port: int, done: object) -> Samples:
+    for _ in range(200):
+        samples = await scrape(port)
+        if done(samples):  # type: ignore[operator]
+            return samples
+        await asyncio.sleep(0.05)
+    raise AssertionError("the metrics did not move")
+
+
+async def test_a_node_exports_its_roles_and_answers_readiness(
+    hub: Node, nats_ns: Namespace
+) -> None:
+    """The node leads the lobby (gauge and change counter), owns the room it is asked
+    to open (rooms owned, bus request latency), and is ready: NATS, leases."""
+    port = _port(hub, "metrics")
+    samples = await _until(port, lambda s: value(s, "meeple_lobby_leader", node="ops-a") == 1)
+    assert value(samples, "meeple_lobby_leader_changes_total", change="elected") >= 1
+    assert value(samples, "meeple_rooms_owned", node="ops-a") == 0
+    asked = value(samples, "meeple_bus_request_seconds_count")
+    seats = tuple(
+        {"route": f"edge-{i}", "name": name, "protocol": "spectrangle", "bot": False}
+        for i, name in enumerate(("ann", "bob"))
+    )
+    request = OpenRoom("0a1b2c3d4e5f", QueueKey("spectrangle", 2, "standard", ()), seats)
+    answer = await hub.bus.request(nats_ns.rooms_open, wire.dumps(request), timeout=10)
+    assert answer == b"ok"
+    samples = await _until(port, lambda s: value(s, "meeple_rooms_owned", node="ops-a") == 1)
+    assert value(samples, "meeple_bus_request_seconds_count") > asked
+    assert value(samples, "meeple_rooms_running", game="spectrangle") >= 1
+    assert await http_get(port, "/readyz") == (200, "ready\n")
+    reader, writer = await asyncio.open_connection("127.0.0.1", _port(hub, "health"))
+    assert await asyncio.wait_for(reader.read(-1), 10) == b"ok\n"
+    writer.close()
+    # A renewal that failed (NATS away a moment) makes the rooms node not ready.
+    hub.leases.failing = "room.x: timeout"
+    status, body = await http_get(port, "/readyz")
+    assert status == 503
+    assert "leases: room.x: timeout" in body
+
+
+async def test_a_draining_rooms_node_waits_for_its_rooms(hub: Node, nats_ns: Namespace) -> None:
+    """SIGTERM on a rooms node with a room: not ready at once, and it waits (its
+    drain_timeout) while it owns the room; a second signal ends the wait."""
+    hub.config = replace(hub.config, server=hub.config.server.with_overrides(drain_timeout=600))
+    seats = tuple(
+        {"route": f"edge-{i}", "name": name, "protocol": "spectrangle", "bot": False}
+        for i, name in enumerate(("cy", "dee"))
+    )
+    request = OpenRoom("1a2b3c4d5e6f", QueueKey("spectrangle", 2, "standard", ()), seats)
+    assert await hub.bus.request(nats_ns.rooms_open, wire.dumps(request), timeout=10) == b"ok"
+    port = _port(hub, "metrics")
+    hub.request_stop()
+    draining = asyncio.ensure_future(hub.drain())
+    for _ in range(100):
+        status, body = await http_get(port, "/readyz")
+        if status == 503:
+            break
+        await asyncio.sleep(0.05)
+    assert "draining" in body
+    await asyncio.sleep(0.3)  # turns of the loop: the drain still waits for the room
+    assert not draining.done()
+    assert list(hub.rooms.rooms) == ["1a2b3c4d5e6f"]
+    hub.request_stop()  # the second signal
+    await asyncio.wait_for(draining, 10)
