@@ -67,8 +67,7 @@ class OptionalBuildExt(build_ext):
 
 def _warn(exc: BaseException) -> None:
     print(
-        f"meeple: a compiled core was not built ({exc}); "
-        "meeple will use its pure-Python twin",
+        f"meeple: a compiled core was not built ({exc}); meeple will use its pure-Python twin",
         file=sys.stderr,
     )
 

@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.ai.test_santorini_twin import _played, boards
 
 from meeple.ai.santorini_eval import default_weights, evaluate_gods, evaluate_mortal, god_weights
 from meeple.ai.santorini_native import NativeSearch, core_children, core_module, god_indices
 from meeple.ai.santorini_search import SearchBudget, search_turn
 from meeple.ai.santorini_twin import GodTwin
 from meeple.games.santorini import GODS, GameState, Phase, Rules
-from tests.ai.test_santorini_twin import _played, boards
 
 mod = core_module()
 pytestmark = pytest.mark.skipif(

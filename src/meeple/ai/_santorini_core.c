@@ -33,11 +33,11 @@
 #define MAX_PLY 96
 #define MAX_STEPS 30
 #define MAX_GEN 4096
-#define STACK_MOVES (1 << 17)
+#define STACK_MOVES (1 << 16)
 #define CLOCK_EVERY 1024
-#define EXACT 0
-#define LOWER 1
-#define UPPER 2
+#define EXACT 1
+#define LOWER 2
+#define UPPER 3
 #define BUILD_FLAG (1 << 15)
 
 enum {
@@ -111,12 +111,16 @@ typedef struct {
     uint8_t bc[2], bold[2], bnew[2];
     int8_t won;
     uint8_t mu_new, mu_old;
-    uint8_t nsteps;
+    uint16_t gen; /* its place in the generation order (the root's routes) */
     uint32_t id;
     int32_t score;
     uint64_t key_new, key_old;
-    uint16_t steps[MAX_STEPS];
 } Move;
+
+typedef struct {
+    uint8_t n;
+    uint16_t steps[MAX_STEPS];
+} Route;
 
 static inline int popc(uint32_t x) { return __builtin_popcount(x); }
 
@@ -185,7 +189,8 @@ typedef struct {
     uint8_t bc[2], bold[2], bnew[2];
     int nb;
     Move *out;
-    int n, cap, record, full;
+    Route *routes; /* NULL: routes not recorded */
+    int n, cap, full;
 } Gen;
 
 typedef struct { int d, v, to, up, win; } Step;
@@ -317,11 +322,10 @@ static void end(Gen *g, int up, int won) {
     m->key_old = p0->key;
     m->key_new = k;
     m->score = 0;
-    if (g->record) {
-        m->nsteps = (uint8_t)g->nsteps;
-        memcpy(m->steps, g->steps, sizeof(uint16_t) * g->nsteps);
-    } else {
-        m->nsteps = 0;
+    m->gen = (uint16_t)(g->n - 1);
+    if (g->routes != NULL) {
+        g->routes[g->n - 1].n = (uint8_t)g->nsteps;
+        memcpy(g->routes[g->n - 1].steps, g->steps, sizeof(uint16_t) * g->nsteps);
     }
 }
 
@@ -429,7 +433,7 @@ static void triton(Gen *g, int i) {
 
 /* Every way for the side to move to complete its turn, in the twin's order (with the
  * duplicates the twin drops: a caller that needs them distinct dedups). */
-static int generate(const Pos *p, const int gods[2], Move *out, int cap, int record, int *full) {
+static int generate(const Pos *p, const int gods[2], Move *out, int cap, Route *routes, int *full) {
     Gen G;
     Gen *g = &G;
     g->p0 = p;
@@ -460,7 +464,7 @@ static int generate(const Pos *p, const int gods[2], Move *out, int cap, int rec
     g->out = out;
     g->n = 0;
     g->cap = cap;
-    g->record = record;
+    g->routes = routes;
     g->full = 0;
     if (p->winner >= 0) return 0;
     Step ms[8], ms2[8];
@@ -670,6 +674,7 @@ typedef struct {
     uint64_t key;
     int32_t value;
     uint32_t move; /* id */
+    uint32_t gen; /* the table's generation: older entries count as empty */
     int8_t depth;
     uint8_t flag;
 } TTEntry;
@@ -679,6 +684,8 @@ typedef struct {
     TTEntry *tt;
     size_t tt_mask;
     Move *stack;
+    Route *routes;
+    uint32_t gen;
     int busy;
     uint32_t killers[MAX_PLY][2];
     int32_t history[2][4 * 25 * 26];
@@ -856,7 +863,7 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
     TTEntry *e = NULL;
     if (S->use_tt) {
         e = &S->core->tt[p->key & S->core->tt_mask];
-        if (e->key == p->key && e->flag != 0xFF) {
+        if (e->key == p->key && e->gen == S->core->gen && e->flag != 0) {
             hash_move = e->move;
             if (e->depth >= depth) {
                 int v = e->value;
@@ -870,7 +877,7 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
     }
     if (sp + MAX_GEN > S->core->stack + STACK_MOVES) return evaluate(p, S->gods, &S->W, me);
     int full = 0;
-    int n = generate(p, S->gods, sp, MAX_GEN, 0, &full);
+    int n = generate(p, S->gods, sp, MAX_GEN, NULL, &full);
     if (n == 0) return -(WIN - ply); /* stuck: the side to move loses */
     if (S->dedup) n = dedup(S, sp, n);
     score_moves(S, sp, n, ply, hash_move);
@@ -919,6 +926,7 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
     (void)best_j;
     if (S->use_tt && e != NULL) {
         e->key = p->key;
+        e->gen = S->core->gen;
         e->value = best > MATE ? best + ply : best < -MATE ? best - ply : best;
         e->move = best_id;
         e->depth = (int8_t)(depth > 127 ? 127 : depth);
@@ -1086,10 +1094,10 @@ static PyObject *node_tuple(const Pos *p) {
                          (int)p->winner, (int)p->mu);
 }
 
-static PyObject *steps_tuple(const Move *m) {
-    PyObject *t = PyTuple_New(m->nsteps);
+static PyObject *steps_tuple(const Route *r) {
+    PyObject *t = PyTuple_New(r->n);
     if (t == NULL) return NULL;
-    for (int j = 0; j < m->nsteps; j++) PyTuple_SET_ITEM(t, j, PyLong_FromLong(m->steps[j]));
+    for (int j = 0; j < r->n; j++) PyTuple_SET_ITEM(t, j, PyLong_FromLong(r->steps[j]));
     return t;
 }
 
@@ -1140,14 +1148,19 @@ static PyObject *py_children(PyObject *self, PyObject *args) {
     if (!parse_gods(gobj, gods) || !parse_pos(h, wk, turn, mu, zgods, &p)) return NULL;
     p.key = full_key(&p, gods, zgods);
     Move *ms = (Move *)malloc(sizeof(Move) * MAX_GEN);
-    if (ms == NULL) return PyErr_NoMemory();
+    Route *routes = (Route *)malloc(sizeof(Route) * MAX_GEN);
+    if (ms == NULL || routes == NULL) {
+        free(ms);
+        free(routes);
+        return PyErr_NoMemory();
+    }
     int full = 0;
-    int n = generate(&p, gods, ms, MAX_GEN, 1, &full);
+    int n = generate(&p, gods, ms, MAX_GEN, routes, &full);
     PyObject *out = PyList_New(0);
     for (int j = 0; out != NULL && j < n; j++) {
         Pos q = p;
         make(&q, &ms[j]);
-        PyObject *item = Py_BuildValue("(NN)", steps_tuple(&ms[j]), node_tuple(&q));
+        PyObject *item = Py_BuildValue("(NN)", steps_tuple(&routes[j]), node_tuple(&q));
         if (item == NULL || PyList_Append(out, item) < 0) {
             Py_XDECREF(item);
             Py_CLEAR(out);
@@ -1156,6 +1169,7 @@ static PyObject *py_children(PyObject *self, PyObject *args) {
         Py_DECREF(item);
     }
     free(ms);
+    free(routes);
     return out;
 }
 
@@ -1251,7 +1265,7 @@ static PyObject *py_evaluate(PyObject *self, PyObject *args) {
 
 static int Core_init(CoreObject *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"table_bits", NULL};
-    int bits = 19;
+    int bits = 18;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "|i", kwlist, &bits)) return -1;
     if (bits < 10 || bits > 26) {
         PyErr_SetString(PyExc_ValueError, "table_bits is 10-26");
@@ -1259,22 +1273,27 @@ static int Core_init(CoreObject *self, PyObject *args, PyObject *kwds) {
     }
     free(self->tt);
     free(self->stack);
+    free(self->routes);
+    /* calloc: the table's pages are touched only as the search fills them */
     self->tt = (TTEntry *)calloc((size_t)1 << bits, sizeof(TTEntry));
     self->stack = (Move *)malloc(sizeof(Move) * STACK_MOVES);
-    if (self->tt == NULL || self->stack == NULL) {
+    self->routes = (Route *)malloc(sizeof(Route) * MAX_GEN);
+    if (self->tt == NULL || self->stack == NULL || self->routes == NULL) {
         free(self->tt);
         free(self->stack);
+        free(self->routes);
         self->tt = NULL;
         self->stack = NULL;
+        self->routes = NULL;
         PyErr_NoMemory();
         return -1;
     }
     self->tt_mask = ((size_t)1 << bits) - 1;
-    for (size_t j = 0; j <= self->tt_mask; j++) self->tt[j].flag = 0xFF;
     memset(self->killers, 0, sizeof self->killers);
     memset(self->history, 0, sizeof self->history);
     memset(self->dedup_stamp, 0, sizeof self->dedup_stamp);
     self->stamp = 0;
+    self->gen = 1;
     self->busy = 0;
     return 0;
 }
@@ -1282,6 +1301,7 @@ static int Core_init(CoreObject *self, PyObject *args, PyObject *kwds) {
 static void Core_dealloc(CoreObject *self) {
     free(self->tt);
     free(self->stack);
+    free(self->routes);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -1290,7 +1310,12 @@ static PyObject *Core_clear(CoreObject *self, PyObject *Py_UNUSED(ignored)) {
         PyErr_SetString(PyExc_RuntimeError, "the core is searching");
         return NULL;
     }
-    for (size_t j = 0; j <= self->tt_mask; j++) self->tt[j].flag = 0xFF;
+    /* a new generation: no pass over the table, which may be large */
+    self->gen++;
+    if (self->gen == 0) {
+        memset(self->tt, 0, sizeof(TTEntry) * (self->tt_mask + 1));
+        self->gen = 1;
+    }
     memset(self->killers, 0, sizeof self->killers);
     memset(self->history, 0, sizeof self->history);
     Py_RETURN_NONE;
@@ -1363,8 +1388,9 @@ static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
         S->deadline = start + seconds;
     }
     Move *ms = self->stack;
+    Route *routes = self->routes;
     int full = 0;
-    int n = generate(&S->pos, S->gods, ms, MAX_GEN, 1, &full);
+    int n = generate(&S->pos, S->gods, ms, MAX_GEN, routes, &full);
     PyObject *iters = PyList_New(0);
     if (iters == NULL) {
         free(S);
@@ -1378,12 +1404,12 @@ static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
     /* a winning turn needs no search */
     for (int j = 0; j < n; j++)
         if (ms[j].won == turn) {
-            PyObject *r = Py_BuildValue("(NOiiiN)", steps_tuple(&ms[j]), Py_True, WIN - 1, 1, 1, iters);
+            PyObject *r = Py_BuildValue("(NOiiiN)", steps_tuple(&routes[ms[j].gen]), Py_True, WIN - 1, 1, 1, iters);
             free(S);
             return r;
         }
     if (n == 1) {
-        PyObject *r = Py_BuildValue("(NOiiiN)", steps_tuple(&ms[0]),
+        PyObject *r = Py_BuildValue("(NOiiiN)", steps_tuple(&routes[ms[0].gen]),
                                     ms[0].won >= 0 ? Py_True : Py_False, 0, 0, 1, iters);
         free(S);
         return r;
@@ -1479,7 +1505,7 @@ static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
         free(S);
         return NULL;
     }
-    PyObject *r = Py_BuildValue("(NOiiLN)", steps_tuple(&ms[best_j]),
+    PyObject *r = Py_BuildValue("(NOiiLN)", steps_tuple(&routes[ms[best_j].gen]),
                                 ms[best_j].won >= 0 ? Py_True : Py_False, best_value, done,
                                 S->nodes, iters);
     free(S);
@@ -1538,5 +1564,6 @@ PyMODINIT_FUNC PyInit__santorini_core(void) {
     if (PyModule_AddObject(m, "GODS", names) < 0) return NULL;
     PyModule_AddIntConstant(m, "WIN", WIN);
     PyModule_AddIntConstant(m, "MAX_EXTENSIONS", MAX_EXT);
+    PyModule_AddIntConstant(m, "CLOCK_EVERY", CLOCK_EVERY);
     return m;
 }

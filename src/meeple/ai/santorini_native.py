@@ -44,16 +44,14 @@ _state: dict[str, Any] = {}
 def core_module() -> ModuleType | None:
     """The compiled core, keys set, or None when it is not built (logged once)."""
     if "module" in _state:
-        mod: ModuleType | None = _state["module"]
-        return mod
+        known: ModuleType | None = _state["module"]
+        return known
     with _lock:
         if "module" not in _state:
             try:
                 from meeple.ai import _santorini_core as mod  # type: ignore[attr-defined]
             except ImportError as exc:
-                logger.info(
-                    "santorini search: python (the compiled core is not built: %s)", exc
-                )
+                logger.info("santorini search: python (the compiled core is not built: %s)", exc)
                 _state["module"] = None
             else:
                 mod.set_keys(
@@ -78,7 +76,9 @@ def god_indices(mod: ModuleType, gods: Sequence[str | None]) -> tuple[int, int] 
 
 
 def core_children(
-    mod: ModuleType, twin: GodTwin, node: tuple[int, tuple[int, ...], tuple[int, ...], int, int, int]
+    mod: ModuleType,
+    twin: GodTwin,
+    node: tuple[int, tuple[int, ...], tuple[int, ...], int, int, int],
 ) -> list[tuple[TwinMove, Any]]:
     """The core's turns of a twin node, as :meth:`GodTwin.children` gives them (the
     first route to each distinct end kept)."""
@@ -110,7 +110,7 @@ class CoreResult:
 class NativeSearch:
     """A compiled search context: one search at a time (its table lives on)."""
 
-    def __init__(self, mod: ModuleType, table_bits: int = 19) -> None:
+    def __init__(self, mod: ModuleType, table_bits: int = 18) -> None:
         self._mod = mod
         self._core = mod.Core(table_bits)
 
