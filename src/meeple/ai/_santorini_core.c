@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define WIN 1000000
 #define MATE (WIN - 1000)
@@ -34,7 +35,7 @@
 #define MAX_STEPS 30
 #define MAX_GEN 4096
 #define STACK_MOVES (1 << 16)
-#define CLOCK_EVERY 1024
+#define CLOCK_EVERY 256
 #define EXACT 1
 #define LOWER 2
 #define UPPER 3
@@ -705,6 +706,7 @@ typedef struct {
     PyObject *clock;
     double deadline;
     int timed;
+    int monotonic; /* the clock is CLOCK_MONOTONIC: read it without the GIL */
     int stop;
     int error;
     PyThreadState *ts;
@@ -719,6 +721,12 @@ static void check_clock(Search *S) {
         return;
     }
     if (!S->timed) return;
+    if (S->monotonic) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        if ((double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 >= S->deadline) S->stop = 1;
+        return;
+    }
     PyEval_RestoreThread(S->ts);
     PyObject *r = PyObject_CallNoArgs(S->clock);
     if (r == NULL) {
@@ -1328,15 +1336,15 @@ static PyObject *Core_clear(CoreObject *self, PyObject *Py_UNUSED(ignored)) {
 static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"h", "wk", "turn", "mu", "gods", "zgods", "weights",
                              "god_weights", "max_depth", "max_nodes", "clock", "seconds",
-                             "use_table", "stop_fraction", NULL};
+                             "use_table", "stop_fraction", "monotonic", NULL};
     PyObject *h, *wk, *gobj, *wt, *gwt, *clock = Py_None;
-    int turn, mu, max_depth = 64, use_table = 1;
+    int turn, mu, max_depth = 64, use_table = 1, monotonic = 0;
     long long max_nodes = -1;
     unsigned long long zgods;
-    double seconds = -1.0, stop_fraction = 0.5;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOiiOKOO|iLOdpd", kwlist, &h, &wk, &turn, &mu,
+    double seconds = -1.0, stop_fraction = 0.6;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOiiOKOO|iLOdpdp", kwlist, &h, &wk, &turn, &mu,
                                      &gobj, &zgods, &wt, &gwt, &max_depth, &max_nodes, &clock,
-                                     &seconds, &use_table, &stop_fraction))
+                                     &seconds, &use_table, &stop_fraction, &monotonic))
         return NULL;
     if (self->tt == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "the core is not initialised");
@@ -1371,6 +1379,7 @@ static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
     S->max_nodes = max_nodes < 0 ? ((long long)1 << 62) : max_nodes;
     S->timed = clock != Py_None && seconds >= 0;
     S->clock = clock;
+    S->monotonic = monotonic;
     S->partial_index = -1;
     double start = 0.0;
     if (S->timed) {
@@ -1420,7 +1429,6 @@ static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
     self->busy = 1;
     int best_j = 0, best_value = 0, done = 0;
     int prev = 0;
-    long long it_nodes[MAX_PLY];
     S->ts = PyEval_SaveThread();
     for (int depth = 1; depth <= max_depth; depth++) {
         int alpha = -WIN - 1, beta = WIN + 1;
@@ -1430,7 +1438,6 @@ static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
             beta = prev + window;
         }
         int bj = 0, v;
-        long long before = S->nodes;
         S->partial_index = -1;
         for (;;) {
             v = root_iteration(S, ms, n, depth, alpha, beta, &bj, 0);
@@ -1447,7 +1454,6 @@ static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
             }
             break;
         }
-        it_nodes[depth] = S->nodes - before;
         if (S->stop) {
             /* cut short: a root move proved better than the last best stands */
             if (S->partial_index > 0 && done && S->partial_value > best_value) {
@@ -1488,14 +1494,10 @@ static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
             S->ts = PyEval_SaveThread();
             if (S->error) break;
             double used = now - start, left = S->deadline - now;
-            double growth = 4.0;
-            if (depth >= 2 && it_nodes[depth - 1] > 0) {
-                growth = (double)it_nodes[depth] / (double)it_nodes[depth - 1];
-                if (growth < 1.5) growth = 1.5;
-                if (growth > 30.0) growth = 30.0;
-            }
-            double last = used * ((double)it_nodes[depth] / (double)(S->nodes > 0 ? S->nodes : 1));
-            if (left <= 0 || used > stop_fraction * seconds || last * growth > 2.0 * left) break;
+            /* The next iteration starts unless most of the time is spent: one cut
+             * short still plays a root move it proved better than the last best, and
+             * leaves the table filled for the next turn. */
+            if (left <= 0 || used > stop_fraction * seconds) break;
         }
     }
     PyEval_RestoreThread(S->ts);

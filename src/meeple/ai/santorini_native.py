@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
@@ -36,6 +37,17 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+
+def _reads_clock_monotonic(clock: Callable[[], float]) -> bool:
+    """Whether ``clock`` is a clock of :mod:`time` that reads ``CLOCK_MONOTONIC``
+    (the core then reads that clock itself, without waiting for the GIL)."""
+    for name in ("monotonic", "perf_counter"):
+        if clock is getattr(time, name):
+            info = time.get_clock_info(name)
+            return info.implementation == "clock_gettime(CLOCK_MONOTONIC)"
+    return False
+
 
 _lock = threading.Lock()
 _state: dict[str, Any] = {}
@@ -146,6 +158,7 @@ class NativeSearch:
             clock=clock if seconds is not None else None,
             seconds=-1.0 if seconds is None else seconds,
             use_table=use_table,
+            monotonic=clock is not None and _reads_clock_monotonic(clock),
         )
         return CoreResult(tuple(steps), bool(ended), value, depth, nodes, tuple(iterations))
 
