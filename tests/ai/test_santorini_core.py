@@ -11,6 +11,7 @@ a transposition table, which makes values depend on the order nodes are visited)
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any
 
@@ -131,3 +132,103 @@ def test_at_a_fixed_depth_the_core_finds_the_python_searchs_value(
     assert got is not None
     assert got.value == py.value
     assert got.depth == py.depth
+
+
+JUNK = st.one_of(
+    st.none(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True),
+    st.text(max_size=4),
+    st.lists(st.integers(-3, 30), max_size=30),
+    st.tuples(st.integers(-3, 30), st.integers(-3, 30)),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(st.lists(st.integers(-2, 9), min_size=0, max_size=27), JUNK),
+    st.one_of(st.lists(st.integers(-2, 26), min_size=0, max_size=5), JUNK),
+    st.one_of(st.integers(-2, 3), JUNK),
+    st.one_of(st.integers(-2, 5), JUNK),
+    st.one_of(st.tuples(st.integers(-2, 20), st.integers(-2, 20)), JUNK),
+)
+def test_the_core_refuses_bad_positions_without_crashing(
+    h: Any, wk: Any, turn: Any, mu: Any, gods: Any
+) -> None:
+    """Whatever it is handed, the core answers with a ValueError, TypeError or
+    OverflowError, or (for a well-formed position) with turns and a search result."""
+    assert mod is not None
+    wt = default_weights().weights
+    core = mod.Core(10)
+    calls = (
+        lambda: mod.children(h, wk, turn, mu, gods, 0),
+        lambda: mod.key(h, wk, turn, mu, gods, 0),
+        lambda: mod.can_win(h, wk, turn, mu, gods),
+        lambda: mod.evaluate(h, wk, 0, turn, mu, gods, wt, None),
+        lambda: core.search(h, wk, turn, mu, gods, 0, wt, None, max_depth=2, max_nodes=200),
+    )
+    for call in calls:
+        with contextlib.suppress(ValueError, TypeError, OverflowError):
+            call()
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(st.integers(-(2**40), 2**40), min_size=0, max_size=14),
+    st.one_of(st.none(), st.lists(st.integers(-(2**40), 2**40), min_size=0, max_size=14)),
+)
+def test_the_core_refuses_bad_weights(weights: list[int], god_weights: list[int] | None) -> None:
+    assert mod is not None
+    h, wk = [0] * 25, [0, 1, 23, 24]
+    core = mod.Core(10)
+    ok = len(weights) == 10 and all(abs(w) <= 100_000 for w in weights)
+    ok = ok and (
+        god_weights is None
+        or (len(god_weights) == 13 and all(abs(w) <= 100_000 for w in god_weights))
+    )
+    try:
+        core.search(h, wk, 0, 0, (0, 0), 0, weights, god_weights, max_depth=1, max_nodes=100)
+    except (ValueError, OverflowError):
+        assert not ok
+    else:
+        assert ok
+
+
+def test_without_the_core_meeple_plays_the_python_search_and_says_so(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An install where the extension could not be built: the import fails, the log
+    says once that the Python search plays, and every level still plays."""
+    import logging
+    import random
+    import sys
+
+    from meeple.ai import santorini_native, santorini_search
+    from meeple.ai.santorini_search import AlphaBetaPlayer
+    from meeple.games.santorini import new_game
+
+    monkeypatch.setitem(sys.modules, "meeple.ai._santorini_core", None)  # import fails
+    monkeypatch.setattr(santorini_native, "_state", {})
+    monkeypatch.setattr(santorini_search, "_local", __import__("threading").local())
+    with caplog.at_level(logging.INFO, logger="meeple.ai.santorini_native"):
+        assert santorini_native.core_module() is None
+        assert santorini_native.core_module() is None
+    said = [r.getMessage() for r in caplog.records if "santorini search" in r.getMessage()]
+    assert len(said) == 1
+    assert said[0].startswith("santorini search: python")
+    s = _played(5, ("Apollo", "Artemis"))
+    assert s is not None
+    result = search_turn(s, SearchBudget(max_depth=2))
+    assert result.nodes > 1
+    with pytest.raises(RuntimeError):
+        search_turn(s, SearchBudget(max_depth=1), native=True)
+    player = AlphaBetaPlayer(max_depth=1)
+    rng = random.Random(1)
+    state = new_game(Rules(players=2, gods=False))
+    for _ in range(12):
+        if state.phase is Phase.OVER:
+            break
+        from meeple.games.santorini import advance
+
+        state = advance(state, player.choose(state, rng))[0]
+    assert player._native() is None

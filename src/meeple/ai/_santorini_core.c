@@ -1009,6 +1009,10 @@ static int root_iteration(Search *S, Move *ms, int n, int depth, int alpha, int 
 /* --------------------------------------------------------------- Python glue */
 
 static int parse_gods(PyObject *obj, int gods[2]) {
+    if (!PyTuple_Check(obj) || PyTuple_GET_SIZE(obj) != 2) {
+        PyErr_SetString(PyExc_TypeError, "gods: a tuple of two god numbers");
+        return 0;
+    }
     if (!PyArg_ParseTuple(obj, "ii", &gods[0], &gods[1])) return 0;
     for (int s = 0; s < 2; s++)
         if (gods[s] < 0 || gods[s] >= G_COUNT) {

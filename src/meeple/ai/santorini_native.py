@@ -18,6 +18,7 @@ depth.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import threading
 import time
@@ -61,7 +62,7 @@ def core_module() -> ModuleType | None:
     with _lock:
         if "module" not in _state:
             try:
-                from meeple.ai import _santorini_core as mod  # type: ignore[attr-defined]
+                mod = importlib.import_module("meeple.ai._santorini_core")
             except ImportError as exc:
                 logger.info("santorini search: python (the compiled core is not built: %s)", exc)
                 _state["module"] = None
