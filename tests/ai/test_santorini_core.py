@@ -128,6 +128,7 @@ def test_at_a_fixed_depth_the_core_finds_the_python_searchs_value(
         clock=None,
         seconds=None,
         use_table=False,
+        reductions=False,
     )
     assert got is not None
     assert got.value == py.value

@@ -36,6 +36,9 @@
 #define MAX_GEN 4096
 #define STACK_MOVES (1 << 16)
 #define CLOCK_EVERY 256
+#ifndef LMR_AFTER
+#define LMR_AFTER 4
+#endif
 #define EXACT 1
 #define LOWER 2
 #define UPPER 3
@@ -701,6 +704,7 @@ typedef struct {
     int gods[2];
     Weights W;
     int use_tt;
+    int reduce; /* late move reductions (off: the value at a depth is exact) */
     int dedup;
     long long nodes, max_nodes;
     PyObject *clock;
@@ -900,7 +904,15 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
         if (j == 0) {
             v = child_value(S, sp + n, m, depth, alpha, beta, ply, ext);
         } else {
-            v = child_value(S, sp + n, m, depth, alpha, alpha + 1, ply, ext);
+            /* late quiet moves (no table move, win, killer, block) far from the
+             * horizon: a shallower null-window search first, the full one if it
+             * beats alpha */
+            int r = 0;
+            if (S->reduce && depth >= 3 && j >= LMR_AFTER && m->won < 0 && m->score < (1 << 23))
+                r = (j >= 4 * LMR_AFTER && depth >= 4) ? 2 : 1;
+            v = child_value(S, sp + n, m, depth - r, alpha, alpha + 1, ply, ext);
+            if (!S->stop && r && v > alpha)
+                v = child_value(S, sp + n, m, depth, alpha, alpha + 1, ply, ext);
             if (!S->stop && v > alpha && v < beta)
                 v = child_value(S, sp + n, m, depth, alpha, beta, ply, ext);
         }
@@ -1340,15 +1352,16 @@ static PyObject *Core_clear(CoreObject *self, PyObject *Py_UNUSED(ignored)) {
 static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"h", "wk", "turn", "mu", "gods", "zgods", "weights",
                              "god_weights", "max_depth", "max_nodes", "clock", "seconds",
-                             "use_table", "stop_fraction", "monotonic", NULL};
+                             "use_table", "stop_fraction", "monotonic", "reductions", NULL};
     PyObject *h, *wk, *gobj, *wt, *gwt, *clock = Py_None;
-    int turn, mu, max_depth = 64, use_table = 1, monotonic = 0;
+    int turn, mu, max_depth = 64, use_table = 1, monotonic = 0, reductions = 0;
     long long max_nodes = -1;
     unsigned long long zgods;
     double seconds = -1.0, stop_fraction = 0.6;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOiiOKOO|iLOdpdp", kwlist, &h, &wk, &turn, &mu,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOiiOKOO|iLOdpdpp", kwlist, &h, &wk, &turn, &mu,
                                      &gobj, &zgods, &wt, &gwt, &max_depth, &max_nodes, &clock,
-                                     &seconds, &use_table, &stop_fraction, &monotonic))
+                                     &seconds, &use_table, &stop_fraction, &monotonic,
+                                     &reductions))
         return NULL;
     if (self->tt == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "the core is not initialised");
@@ -1370,6 +1383,7 @@ static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
     if (max_depth > MAX_PLY - 8) max_depth = MAX_PLY - 8;
     S->pos.key = full_key(&S->pos, S->gods, zgods);
     S->use_tt = use_table;
+    S->reduce = reductions;
     {
         int g = S->gods[turn], og = S->gods[1 - turn];
         (void)og;

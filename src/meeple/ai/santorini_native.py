@@ -139,8 +139,13 @@ class NativeSearch:
         clock: Callable[[], float] | None,
         seconds: float | None,
         use_table: bool = True,
+        reductions: bool = False,
     ) -> CoreResult | None:
-        """Search a twin node; None when the core lacks one of the gods."""
+        """Search a twin node; None when the core lacks one of the gods.
+        ``use_table=False`` gives the exact minimax value at a depth (tests compare it
+        with the Python search's); ``reductions`` searches late quiet moves one or two
+        plies shallower first (late move reductions: five times fewer nodes to depth 6
+        without gods, but no stronger in a 30-game match at 0.1 s, so off)."""
         gods = god_indices(self._mod, twin.gods)
         if gods is None:
             return None
@@ -159,6 +164,7 @@ class NativeSearch:
             clock=clock if seconds is not None else None,
             seconds=-1.0 if seconds is None else seconds,
             use_table=use_table,
+            reductions=reductions,
             monotonic=clock is not None and _reads_clock_monotonic(clock),
         )
         return CoreResult(tuple(steps), bool(ended), value, depth, nodes, tuple(iterations))
