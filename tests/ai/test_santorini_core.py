@@ -233,3 +233,57 @@ def test_without_the_core_meeple_plays_the_python_search_and_says_so(
 
         state = advance(state, player.choose(state, rng))[0]
     assert player._native() is None
+
+
+def test_a_context_searching_in_one_thread_does_not_fail_another() -> None:
+    """A bot's player asked again while it searches (two threads, one context): the
+    second search takes its thread's own context and plays a legal turn; the first
+    goes on undisturbed."""
+    import threading
+
+    from meeple.ai.santorini_native import CoreBusy
+    from meeple.games.santorini import advance
+
+    assert mod is not None
+    s = _played(11, ("Apollo", "Artemis"))
+    assert s is not None
+    s = _with_gods(s, (None, None))
+    shared = NativeSearch(mod)
+    inside, release = threading.Event(), threading.Event()
+    ticks = [0.0]
+
+    def clock() -> float:  # the first search's clock: waits while the second runs
+        if shared._lock.locked() and not inside.is_set():  # read from inside the core
+            inside.set()
+            assert release.wait(30)
+        ticks[0] += 0.001
+        return ticks[0]
+
+    first: list[Any] = []
+    worker = threading.Thread(
+        target=lambda: first.append(search_turn(s, SearchBudget(0.05, clock), core=shared))
+    )
+    worker.start()
+    try:
+        assert inside.wait(30)
+        twin = GodTwin((None, None))
+        with pytest.raises(CoreBusy):
+            shared.search(
+                twin,
+                twin.node(s),
+                default_weights().weights,
+                None,
+                max_depth=1,
+                max_nodes=None,
+                clock=None,
+                seconds=None,
+            )
+        second = search_turn(s, SearchBudget(max_depth=2), core=shared)
+    finally:
+        release.set()
+        worker.join(30)
+    for result in (second, first[0]):
+        after = s
+        for action in result.route:
+            after = advance(after, action)[0]
+        assert after.phase is Phase.OVER or after.turn != s.turn

@@ -30,6 +30,7 @@ from typing import Any
 from meeple.ai.santorini_twin import Z_ATHENA_UP, Z_CODE, Z_TURN, Z_WORKER, GodTwin, TwinMove
 
 __all__ = [
+    "CoreBusy",
     "CoreResult",
     "NativeSearch",
     "core_children",
@@ -120,12 +121,18 @@ class CoreResult:
     iterations: tuple[tuple[int, int], ...]
 
 
+class CoreBusy(RuntimeError):
+    """The search context is searching in another thread (one search at a time)."""
+
+
 class NativeSearch:
-    """A compiled search context: one search at a time (its table lives on)."""
+    """A compiled search context: one search at a time (its table lives on); a second
+    search started meanwhile raises :class:`CoreBusy`."""
 
     def __init__(self, mod: ModuleType, table_bits: int = 18) -> None:
         self._mod = mod
         self._core = mod.Core(table_bits)
+        self._lock = threading.Lock()
 
     def search(
         self,
@@ -150,25 +157,32 @@ class NativeSearch:
         if gods is None:
             return None
         _key, h, wk, turn, _winner, mu = node
-        steps, ended, value, depth, nodes, iterations = self._core.search(
-            h,
-            wk,
-            turn,
-            mu,
-            gods,
-            twin.zgods,
-            tuple(weights),
-            None if god_weights is None else tuple(god_weights),
-            max_depth=max_depth,
-            max_nodes=-1 if max_nodes is None else max_nodes,
-            clock=clock if seconds is not None else None,
-            seconds=-1.0 if seconds is None else seconds,
-            use_table=use_table,
-            reductions=reductions,
-            monotonic=clock is not None and _reads_clock_monotonic(clock),
-        )
+        if not self._lock.acquire(blocking=False):
+            raise CoreBusy("this search context is searching in another thread")
+        try:
+            found = self._core.search(
+                h,
+                wk,
+                turn,
+                mu,
+                gods,
+                twin.zgods,
+                tuple(weights),
+                None if god_weights is None else tuple(god_weights),
+                max_depth=max_depth,
+                max_nodes=-1 if max_nodes is None else max_nodes,
+                clock=clock if seconds is not None else None,
+                seconds=-1.0 if seconds is None else seconds,
+                use_table=use_table,
+                reductions=reductions,
+                monotonic=clock is not None and _reads_clock_monotonic(clock),
+            )
+        finally:
+            self._lock.release()
+        steps, ended, value, depth, nodes, iterations = found
         return CoreResult(tuple(steps), bool(ended), value, depth, nodes, tuple(iterations))
 
     def clear(self) -> None:
         """Forget the table, killers and history (a new game)."""
-        self._core.clear()
+        with self._lock:
+            self._core.clear()

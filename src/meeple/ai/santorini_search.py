@@ -60,7 +60,7 @@ from meeple.ai.santorini_eval import (
     evaluate_mortal,
     god_weights,
 )
-from meeple.ai.santorini_native import NativeSearch, core_module, god_indices
+from meeple.ai.santorini_native import CoreBusy, NativeSearch, core_module, god_indices
 from meeple.ai.santorini_twin import BUILD_FLAG, GodTwin
 from meeple.games.santorini import (
     NEIGHBOURS,
@@ -972,16 +972,34 @@ def _native_search(
         g = gweights if gweights is not None else god_weights()
         gw = None if g is None else g.weights
     remaining = budget.remaining()
-    found = core.search(
-        twin,
-        node,
-        weights.weights,
-        gw,
-        max_depth=budget.max_depth,
-        max_nodes=budget.max_nodes,
-        clock=budget.clock,
-        seconds=remaining,
-    )
+    try:
+        found = core.search(
+            twin,
+            node,
+            weights.weights,
+            gw,
+            max_depth=budget.max_depth,
+            max_nodes=budget.max_nodes,
+            clock=budget.clock,
+            seconds=remaining,
+        )
+    except CoreBusy:
+        # The caller's context is searching in another thread (a bot asked twice):
+        # this search takes the thread's own, its table forgotten.
+        spare = _thread_core()
+        if spare is None:  # pragma: no cover - the core is built
+            return None
+        spare.clear()
+        found = spare.search(
+            twin,
+            node,
+            weights.weights,
+            gw,
+            max_depth=budget.max_depth,
+            max_nodes=budget.max_nodes,
+            clock=budget.clock,
+            seconds=remaining,
+        )
     if found is None:  # pragma: no cover - checked above
         return None
     me = s.turn
