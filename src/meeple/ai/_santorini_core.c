@@ -962,6 +962,9 @@ static int root_iteration(Search *S, Move *ms, int n, int depth, int alpha, int 
     Move *sp = ms + n;
     int best = -WIN - 1;
     int a = alpha;
+    /* an earlier attempt at this depth (a failed aspiration window) reordered the
+     * moves: its partial result names a place that is no longer that move's */
+    S->partial_index = -1;
     int vals[MAX_GEN];
     int bj = -1;
     for (int j = 0; j < n; j++) {
@@ -1456,7 +1459,6 @@ static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
             beta = prev + window;
         }
         int bj = 0, v;
-        S->partial_index = -1;
         for (;;) {
             v = root_iteration(S, ms, n, depth, alpha, beta, &bj, 0);
             if (S->stop) break;
