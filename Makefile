@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 # The compiled move generator (optional: without a C compiler meeple runs on the
 # pure-Python one). The editable install builds it; this rebuilds it when the C
 # source changes. MEEPLE_NO_NATIVE=1 skips it.
-NATIVE_SRC   := src/meeple/games/scrabble/_movegen.c
+NATIVE_SRC   := src/meeple/games/scrabble/_movegen.c src/meeple/ai/_santorini_core.c
 NATIVE_STAMP := $(VENV)/.native-stamp
 
 .PHONY: serve cluster test lint typecheck pytest bench fuzz crash clean native

@@ -1,9 +1,10 @@
-"""Build script for the optional compiled move generator (everything else is in pyproject.toml).
+"""Build script for the optional compiled cores (everything else is in pyproject.toml).
 
-The C core ``meeple.games.scrabble._movegen`` is an *optional* extension: when it
-cannot be built (no compiler, ``CC=false``, missing Python headers) the failure is
-logged and the install goes on; meeple then runs on the pure-Python generator and
-says so once in its log. Set ``MEEPLE_NO_NATIVE=1`` to skip the build on purpose.
+The C cores ``meeple.games.scrabble._movegen`` and ``meeple.ai._santorini_core`` are
+*optional* extensions: when one cannot be built (no compiler, ``CC=false``, missing
+Python headers) the failure is logged and the install goes on; meeple then runs on the
+pure-Python generator or search and says so once in its log. Set ``MEEPLE_NO_NATIVE=1``
+to skip the build on purpose.
 """
 
 from __future__ import annotations
@@ -40,6 +41,12 @@ NATIVE = Extension(
     extra_compile_args=_compile_args(),
     optional=True,
 )
+SANTORINI = Extension(
+    "meeple.ai._santorini_core",
+    sources=["src/meeple/ai/_santorini_core.c"],
+    extra_compile_args=_compile_args(),
+    optional=True,
+)
 
 
 class OptionalBuildExt(build_ext):
@@ -60,11 +67,10 @@ class OptionalBuildExt(build_ext):
 
 def _warn(exc: BaseException) -> None:
     print(
-        f"meeple: the compiled move generator was not built ({exc}); "
-        "meeple will use the pure-Python generator",
+        f"meeple: a compiled core was not built ({exc}); meeple will use its pure-Python twin",
         file=sys.stderr,
     )
 
 
-extensions = [] if os.environ.get("MEEPLE_NO_NATIVE") else [NATIVE]
+extensions = [] if os.environ.get("MEEPLE_NO_NATIVE") else [NATIVE, SANTORINI]
 setup(ext_modules=extensions, cmdclass={"build_ext": OptionalBuildExt})

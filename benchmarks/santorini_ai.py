@@ -7,9 +7,12 @@ nodes per second and time per move (best of several runs), and with gods the god
 twin's turns per second (:class:`meeple.ai.santorini_twin.GodTwin`, what the search
 expands).
 Then the alpha-beta search (:func:`meeple.ai.santorini_search.search_turn`) given
-``--think-time`` seconds from the same positions: the depth it finished, its nodes
-and nodes per second, on the process's CPU clock (``--clock cpu``, the default: fair
-on a machine shared with other work) or the wall clock.
+``--think-times`` seconds (0.1 and 1 by default) from the same positions, the Python
+search and the compiled core (``meeple.ai._santorini_core``, when built) one after
+the other: the depth each finished, its nodes and nodes per second, on the process's
+CPU clock (``--clock cpu``, the default: fair on a machine shared with other work) or
+the wall clock; and both at a fixed depth without a clock (depth 4 without gods, 2
+with), nodes per second side by side.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import time
 from collections.abc import Callable
 
 from meeple.ai.santorini import SearchStats, search_action
+from meeple.ai.santorini_native import core_module
 from meeple.ai.santorini_search import SearchBudget, search_turn
 from meeple.ai.santorini_twin import GodTwin
 from meeple.games.santorini import GameState, from_diagram, legal_steps, turns
@@ -71,7 +75,12 @@ def _best(fn: Callable[[], object], repeat: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=5, help="runs per figure (best kept)")
-    parser.add_argument("--think-time", type=float, default=1.0, help="search seconds")
+    parser.add_argument(
+        "--think-times",
+        type=lambda x: [float(t) for t in x.split(",")],
+        default=[0.1, 1.0],
+        help="search seconds a move, comma-separated (default 0.1,1)",
+    )
     parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
     args = parser.parse_args()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -106,18 +115,47 @@ def main() -> None:
             f" {twin_rate:>12}"
         )
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
-    print()
-    print(f"alpha-beta search, {args.think_time:g} s a move ({args.clock} clock)")
-    print(f"{'position':<28} {'depth':>5} {'nodes':>8} {'nodes/s':>9} {'value':>8}  turn")
-    for name, s in POSITIONS.items():
-        start = clock()
-        result = search_turn(s, SearchBudget(args.think_time, clock))
-        spent = clock() - start
-        route = " ".join(type(a).__name__ for a in result.route)
+    searches = [("python", False)]
+    if core_module() is not None:
+        searches.append(("core", True))
+    else:
+        print("\n(the compiled core is not built: the Python search only)")
+    for think in args.think_times:
+        print()
+        print(f"alpha-beta search, {think:g} s a move ({args.clock} clock)")
         print(
-            f"{name:<28} {result.depth:>5} {result.nodes:>8} {result.nodes / spent:>9.0f}"
-            f" {result.value:>8}  {route}"
+            f"{'position':<28} {'search':<6} {'depth':>5} {'nodes':>9} {'nodes/s':>9}"
+            f" {'value':>8}  turn"
         )
+        for name, s in POSITIONS.items():
+            for label, native in searches:
+                start = clock()
+                result = search_turn(s, SearchBudget(think, clock), native=native)
+                spent = clock() - start
+                route = " ".join(type(a).__name__ for a in result.route)
+                print(
+                    f"{name:<28} {label:<6} {result.depth:>5} {result.nodes:>9}"
+                    f" {result.nodes / max(spent, 1e-9):>9.0f} {result.value:>8}  {route}"
+                )
+    if len(searches) > 1:
+        print()
+        print(f"fixed depth, no clock: nodes per second ({args.clock} clock, best of 3)")
+        print(f"{'position':<28} {'depth':>5} {'python n/s':>11} {'core n/s':>11} {'ratio':>6}")
+        for name, s in POSITIONS.items():
+            depth = 4 if not s.rules.gods else 2
+            rates = []
+            for _label, native in searches:
+                best = 0.0
+                for _ in range(3):
+                    start = clock()
+                    result = search_turn(s, SearchBudget(max_depth=depth), native=native)
+                    spent = max(clock() - start, 1e-9)
+                    best = max(best, result.nodes / spent)
+                rates.append(best)
+            print(
+                f"{name:<28} {depth:>5} {rates[0]:>11.0f} {rates[1]:>11.0f}"
+                f" {rates[1] / rates[0]:>6.1f}"
+            )
 
 
 if __name__ == "__main__":

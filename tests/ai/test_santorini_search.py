@@ -15,6 +15,7 @@ from meeple.ai.santorini_match import (
     play_game,
     run_match,
 )
+from meeple.ai.santorini_native import core_module
 from meeple.ai.santorini_search import (
     CLOCK_EVERY,
     LEVELS,
@@ -134,8 +135,18 @@ def test_the_engine_key_tells_gods_and_sides_apart() -> None:
 # ------------------------------------------------------------ legal, every god
 
 
+NATIVE = [
+    False,
+    pytest.param(
+        True, marks=pytest.mark.skipif(core_module() is None, reason="no compiled core built")
+    ),
+]
+"""The searches: the Python one, and the compiled core (where it is built)."""
+
+
+@pytest.mark.parametrize("native", NATIVE)
 @pytest.mark.parametrize("god", sorted(GODS))
-def test_search_plays_legal_turns_with_every_god(god: str) -> None:
+def test_search_plays_legal_turns_with_every_god(god: str, native: bool) -> None:
     """Each god against a random other, on random positions, both seats to move."""
     rng = random.Random(god)
     others = [g for g in sorted(GODS) if g != god]
@@ -145,7 +156,7 @@ def test_search_plays_legal_turns_with_every_god(god: str) -> None:
         s = _random_position(rng.randrange(10**9), pair)
         if s.phase is not Phase.PLAY:
             continue
-        result = search_turn(s, SearchBudget(max_nodes=40, max_depth=2), rng=rng)
+        result = search_turn(s, SearchBudget(max_nodes=40, max_depth=2), rng=rng, native=native)
         after = _play_route(s, result.route)
         assert after.phase is Phase.OVER or (after.turn != s.turn and not after.steps)
 
@@ -176,7 +187,8 @@ def test_player_plays_whole_games_with_gods_step_by_step() -> None:
 # ------------------------------------------------------------------ tactics
 
 
-def test_search_finds_the_win_in_one() -> None:
+@pytest.mark.parametrize("native", NATIVE)
+def test_search_finds_the_win_in_one(native: bool) -> None:
     s = from_diagram(
         """
         0  0  0  0  0
@@ -187,12 +199,15 @@ def test_search_finds_the_win_in_one() -> None:
         """
     )
     for engine_only in (False, True):
-        result = search_turn(s, SearchBudget(max_depth=3), engine_only=engine_only)
+        result = search_turn(
+            s, SearchBudget(max_depth=3), engine_only=engine_only, native=native and not engine_only
+        )
         assert result.route == (Move(0, cell(1, 1), cell(1, 2)),)
         assert result.value >= WIN - 2
 
 
-def test_search_finds_a_gods_win_in_one() -> None:
+@pytest.mark.parametrize("native", NATIVE)
+def test_search_finds_a_gods_win_in_one(native: bool) -> None:
     """Pan wins by moving down two levels: nothing but the engine's rules say so."""
     s = from_diagram(
         """
@@ -204,14 +219,15 @@ def test_search_finds_a_gods_win_in_one() -> None:
         """,
         gods=("Pan", "Atlas"),
     )
-    result = search_turn(s, SearchBudget(max_depth=2))
+    result = search_turn(s, SearchBudget(max_depth=2), native=native)
     after = _play_route(s, result.route)
     assert after.phase is Phase.OVER
     assert after.winner == 0
 
 
+@pytest.mark.parametrize("native", NATIVE)
 @pytest.mark.parametrize("gods", [None, ("Atlas", "Athena"), ("Hephaestus", "Apollo")])
-def test_search_blocks_the_opponents_win_in_one(gods: tuple[str, str] | None) -> None:
+def test_search_blocks_the_opponents_win_in_one(gods: tuple[str, str] | None, native: bool) -> None:
     """The opponent stands on level 2 next to the one level-3 cell: it must be domed
     (or stood on) or the game is lost next turn."""
     s = from_diagram(
@@ -224,13 +240,14 @@ def test_search_blocks_the_opponents_win_in_one(gods: tuple[str, str] | None) ->
         """,
         gods=gods,
     )
-    result = search_turn(s, SearchBudget(max_depth=2))
+    result = search_turn(s, SearchBudget(max_depth=2), native=native)
     after = _play_route(s, result.route)
     assert after.domes[cell(2, 2)] or after.occupant(cell(2, 2)) is not None
     assert result.value > -WIN + 100  # not resigned to a loss: the block holds
 
 
-def test_search_sees_a_double_threat_coming() -> None:
+@pytest.mark.parametrize("native", NATIVE)
+def test_search_sees_a_double_threat_coming(native: bool) -> None:
     """B on level 2 with two level-3 cells beside it (12 and 14) wins next turn unless
     the side to move wins first: the search knows it is lost (or wins)."""
     s = from_diagram(
@@ -242,7 +259,7 @@ def test_search_sees_a_double_threat_coming() -> None:
         a  0  0  0  b
         """
     )
-    result = search_turn(s, SearchBudget(max_depth=3))
+    result = search_turn(s, SearchBudget(max_depth=3), native=native)
     assert result.value <= -(WIN - 10)
 
 
@@ -272,27 +289,34 @@ OPEN = """
 """
 
 
+@pytest.mark.parametrize("native", NATIVE)
 @pytest.mark.parametrize("gods", [None, ("Artemis", "Minotaur")])
-def test_search_keeps_to_its_time_on_an_injected_clock(gods: tuple[str, str] | None) -> None:
-    """With the clock advancing 5 ms a read (one read per CLOCK_EVERY nodes), a 20 ms
-    budget stops within one read after the deadline."""
+def test_search_keeps_to_its_time_on_an_injected_clock(
+    gods: tuple[str, str] | None, native: bool
+) -> None:
+    """With the clock advancing 5 ms a read (one read per CLOCK_EVERY nodes, the
+    compiled core's own CLOCK_EVERY), a 20 ms budget stops within one read after the
+    deadline."""
     s = from_diagram(OPEN, gods=gods)
     clock = FakeClock(0.005)
     budget = SearchBudget(0.02, clock)
-    result = search_turn(s, budget)
+    result = search_turn(s, budget, native=native)
+    mod = core_module()
+    every = mod.CLOCK_EVERY if native and mod is not None else CLOCK_EVERY
     assert clock.now <= 0.02 + 0.005 * 3
-    assert result.nodes <= (clock.reads + 1) * CLOCK_EVERY
+    assert result.nodes <= (clock.reads + 1) * every
     _play_route(s, result.route)
 
 
-def test_search_keeps_to_its_node_budget_and_is_deterministic() -> None:
+@pytest.mark.parametrize("native", NATIVE)
+def test_search_keeps_to_its_node_budget_and_is_deterministic(native: bool) -> None:
     s = from_diagram(OPEN)
-    first = search_turn(s, SearchBudget(max_nodes=500))
+    first = search_turn(s, SearchBudget(max_nodes=500), native=native)
     assert first.nodes <= 500
     assert first.depth >= 1
-    again = search_turn(s, SearchBudget(max_nodes=500))
+    again = search_turn(s, SearchBudget(max_nodes=500), native=native)
     assert (again.route, again.value, again.nodes) == (first.route, first.value, first.nodes)
-    deeper = search_turn(s, SearchBudget(max_nodes=20_000))
+    deeper = search_turn(s, SearchBudget(max_nodes=20_000), native=native)
     assert deeper.depth > first.depth
 
 

@@ -41,10 +41,22 @@ The search
 
 The evaluation (:mod:`meeple.ai.santorini_eval`) is a weighted sum of features fitted
 from self-play (``scripts/train_santorini_eval.py``).
+
+The compiled core
+=================
+
+Where the twins apply (two players at a turn's start, no gods or the god twin's gods)
+:func:`search_turn` hands the position to the compiled core
+(:mod:`meeple.ai.santorini_native`, ``_santorini_core.c``) when it is built: the same
+turns, keys, evaluation and rules of search (proved equal at fixed depths by
+``tests/ai/test_santorini_core.py``) at 30-130 times the nodes a second, principal
+variation search with aspiration windows on top. Everything above is then the
+reference and the fallback (three players, a turn begun, no compiled core).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -59,6 +71,7 @@ from meeple.ai.santorini_eval import (
     evaluate_mortal,
     god_weights,
 )
+from meeple.ai.santorini_native import CoreBusy, NativeSearch, core_module, god_indices
 from meeple.ai.santorini_twin import BUILD_FLAG, GodTwin
 from meeple.games.santorini import (
     NEIGHBOURS,
@@ -325,6 +338,10 @@ class SearchBudget:
 
     __slots__ = ("_clock", "_deadline", "max_depth", "max_nodes", "seconds")
 
+    @property
+    def clock(self) -> Callable[[], float] | None:
+        return self._clock
+
     def __init__(
         self,
         seconds: float | None = None,
@@ -354,6 +371,12 @@ class SearchBudget:
             and self._clock is not None
             and (self._clock() >= self._deadline)
         )
+
+    def remaining(self) -> float | None:
+        """Seconds left (None without a time limit)."""
+        if self._deadline is None or self._clock is None:
+            return None
+        return max(0.0, self._deadline - self._clock())
 
     def elapsed_fraction(self) -> float:
         """How much of the time is spent (0 without a time limit)."""
@@ -907,6 +930,101 @@ def _twin_for(g0: str | None, g1: str | None) -> GodTwin:
     return twin
 
 
+_local = threading.local()
+
+
+def _thread_core() -> NativeSearch | None:
+    """The calling thread's compiled search context (None without the core)."""
+    core: NativeSearch | None = getattr(_local, "core", None)
+    if core is None:
+        mod = core_module()
+        if mod is None:
+            return None
+        core = _local.core = NativeSearch(mod)
+    return core
+
+
+def _native_search(
+    s: GameState,
+    budget: SearchBudget,
+    weights: EvalWeights,
+    gweights: GodWeights | None,
+    core: NativeSearch | None,
+) -> SearchResult | None:
+    """:func:`search_turn` by the compiled core, or None where it does not apply (no
+    core built, three players, a turn begun, a god the core lacks)."""
+    if (
+        s.players != 2
+        or s.phase is not Phase.PLAY
+        or s.steps
+        or any(at is None for at in s.workers)
+    ):
+        return None
+    mortal = not s.rules.gods
+    if not mortal and not GodTwin.covers(s):
+        return None
+    mod = core_module()
+    if mod is None:
+        return None
+    gods = (None, None) if mortal else (s.gods[0], s.gods[1])
+    if god_indices(mod, gods) is None:
+        return None  # pragma: no cover - the core has every god the twin has
+    if core is None:
+        # No context of the caller's: the thread's, its table forgotten (a search on
+        # its own is deterministic, as the Python search with a fresh table is).
+        core = _thread_core()
+        if core is None:  # pragma: no cover - core_module() said it is built
+            return None
+        core.clear()
+    twin = _twin_for(gods[0], gods[1])
+    node = twin.node(s)
+    gw = None
+    if not mortal:
+        g = gweights if gweights is not None else god_weights()
+        gw = None if g is None else g.weights
+    remaining = budget.remaining()
+    try:
+        found = core.search(
+            twin,
+            node,
+            weights.weights,
+            gw,
+            max_depth=budget.max_depth,
+            max_nodes=budget.max_nodes,
+            clock=budget.clock,
+            seconds=remaining,
+        )
+    except CoreBusy:
+        # The caller's context is searching in another thread (a bot asked twice):
+        # this search takes the thread's own, its table forgotten.
+        spare = _thread_core()
+        if spare is None:  # pragma: no cover - the core is built
+            return None
+        spare.clear()
+        found = spare.search(
+            twin,
+            node,
+            weights.weights,
+            gw,
+            max_depth=budget.max_depth,
+            max_nodes=budget.max_nodes,
+            clock=budget.clock,
+            seconds=remaining,
+        )
+    if found is None:  # pragma: no cover - checked above
+        return None
+    me = s.turn
+    if not found.steps:
+        return SearchResult((Lose(me),), -WIN, 0, found.nodes)
+    return SearchResult(
+        twin.route(found.steps, me, found.ended),
+        found.value,
+        found.depth,
+        found.nodes,
+        list(found.iterations),
+    )
+
+
 def search_turn(
     s: GameState,
     budget: SearchBudget,
@@ -918,8 +1036,15 @@ def search_turn(
     engine_only: bool = False,
     expanded: dict[int, tuple[GameState, list[tuple[Any, Any]]]] | None = None,
     gweights: GodWeights | None = None,
+    native: bool | None = None,
+    core: NativeSearch | None = None,
 ) -> SearchResult:
     """The best turn for the seat on turn in ``s`` (phase PLAY) within ``budget``.
+
+    Two players at a turn's start, no gods or gods the god twin covers, are searched by
+    the compiled core (:mod:`meeple.ai.santorini_native`) when it is built, unless
+    ``native`` is False (``native=True`` insists: RuntimeError without it); ``core`` is
+    the search context whose table lives on (the player's), else one per thread.
 
     ``table``, ``history`` and ``expanded`` (engine nodes' turns, which iterative
     deepening would otherwise generate again) may be kept across calls (the player does).
@@ -930,6 +1055,12 @@ def search_turn(
     if s.phase is not Phase.PLAY:
         raise ValueError("no turn to search: not in play")
     weights = weights if weights is not None else default_weights()
+    if native is not False and not engine_only:
+        found = _native_search(s, budget, weights, gweights, core)
+        if found is not None:
+            return found
+        if native:
+            raise RuntimeError("the compiled Santorini core does not cover this position")
     table = table if table is not None else {}
     history = history if history is not None else {}
     me = s.turn
@@ -1039,6 +1170,16 @@ class AlphaBetaPlayer:
         self.expanded: dict[int, tuple[GameState, list[tuple[Any, Any]]]] = {}
         self._plan: list[tuple[GameState, Action]] = []
         self.last: SearchResult | None = None
+        self._core: NativeSearch | None = None
+
+    def _native(self) -> NativeSearch | None:
+        """This player's compiled search context (its table lives across turns), or
+        None without the compiled core."""
+        if self._core is None:
+            mod = core_module()
+            if mod is not None:
+                self._core = NativeSearch(mod)
+        return self._core
 
     @classmethod
     def at_level(
@@ -1087,6 +1228,7 @@ class AlphaBetaPlayer:
                 history=self.history,
                 rng=rng,
                 expanded=self.expanded,
+                core=self._native(),
             )
             if any(isinstance(a, Move) and a.dst in left for a in result.route):
                 onward = [
@@ -1105,6 +1247,7 @@ class AlphaBetaPlayer:
                 history=self.history,
                 rng=rng,
                 expanded=self.expanded,
+                core=self._native(),
             )
         self.last = result
         plan: list[tuple[GameState, Action]] = []

@@ -1,0 +1,289 @@
+"""The compiled search core agrees with the Python twin, which stays the reference.
+
+On random boards (hypothesis: any heights, domes on any level, complete towers, workers
+anywhere, Athena's flags either way, any god pair or none) and on positions reached by
+random turns, the core's turns are the twin's (the same steps, the same positions
+after them, the same keys and winners, in the same order), its "wins at once" is the
+twin's, its evaluation is :mod:`meeple.ai.santorini_eval`'s; and at a fixed depth
+without a time limit its search finds the value the Python search finds (both without
+a transposition table, which makes values depend on the order nodes are visited).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.ai.test_santorini_twin import _played, boards
+
+from meeple.ai.santorini_eval import default_weights, evaluate_gods, evaluate_mortal, god_weights
+from meeple.ai.santorini_native import NativeSearch, core_children, core_module, god_indices
+from meeple.ai.santorini_search import SearchBudget, search_turn
+from meeple.ai.santorini_twin import GodTwin
+from meeple.games.santorini import GODS, GameState, Phase, Rules
+
+mod = core_module()
+pytestmark = pytest.mark.skipif(
+    mod is None, reason="the compiled Santorini core is not built (MEEPLE_NO_NATIVE set?)"
+)
+
+GOD_NAMES = sorted(GODS)
+PAIRS = st.one_of(
+    st.just((None, None)),
+    st.lists(st.sampled_from(GOD_NAMES), min_size=2, max_size=2, unique=True).map(tuple),
+)
+SCALE = int(os.environ.get("MEEPLE_TWIN_SCALE", "1"))
+
+
+def _with_gods(s: GameState, gods: tuple[str | None, str | None]) -> GameState:
+    from dataclasses import replace
+
+    if gods == (None, None):
+        return replace(s, rules=Rules(players=2, gods=False), gods=(None, None))
+    return replace(s, gods=gods)
+
+
+def _agree(s: GameState) -> None:
+    assert mod is not None
+    twin = GodTwin(s.gods)
+    node = twin.node(s)
+    gods = god_indices(mod, twin.gods)
+    assert gods is not None
+    _k, h, wk, turn, _w, mu = node
+    assert mod.key(h, wk, turn, mu, gods, twin.zgods) == node[0]
+    mine = core_children(mod, twin, node)
+    theirs = twin.children(node)
+    assert mine == theirs
+    for seat in (0, 1):
+        assert mod.can_win(h, wk, seat, mu, gods) == twin.can_win(h, wk, seat, mu)
+    wt = default_weights().weights
+    gw = god_weights()
+    for root in (0, 1):
+        assert mod.evaluate(h, wk, root, turn, mu, gods, wt, None) == evaluate_mortal(
+            h, wk, root, turn, wt
+        )
+        if gw is not None:
+            assert mod.evaluate(h, wk, root, turn, mu, gods, wt, gw.weights) == evaluate_gods(
+                h, wk, root, turn, mu, twin.gods, gw.weights
+            )
+
+
+@settings(max_examples=150 * SCALE, deadline=None)
+@given(boards(), PAIRS)
+def test_the_core_gives_the_twins_turns_on_random_boards(
+    s: GameState, gods: tuple[str | None, str | None]
+) -> None:
+    _agree(_with_gods(s, gods))
+
+
+@settings(max_examples=40 * SCALE, deadline=None)
+@given(st.integers(0, 10**9), PAIRS)
+def test_the_core_gives_the_twins_turns_in_played_positions(
+    seed: int, gods: tuple[str | None, str | None]
+) -> None:
+    pair = gods if gods != (None, None) else ("Apollo", "Artemis")
+    s = _played(seed, (pair[0] or "", pair[1] or ""))
+    if s is None:
+        return
+    _agree(_with_gods(s, gods))
+
+
+class _NoTable(dict[int, Any]):
+    """A transposition table that keeps nothing (the Python search without one)."""
+
+    def __setitem__(self, key: int, value: Any) -> None:
+        return None
+
+
+@settings(max_examples=25 * SCALE, deadline=None)
+@given(st.integers(0, 10**9), PAIRS, st.integers(1, 3))
+def test_at_a_fixed_depth_the_core_finds_the_python_searchs_value(
+    seed: int, gods: tuple[str | None, str | None], depth: int
+) -> None:
+    assert mod is not None
+    pair = gods if gods != (None, None) else ("Apollo", "Artemis")
+    s = _played(seed, (pair[0] or "", pair[1] or ""))
+    if s is None:
+        return
+    s = _with_gods(s, gods)
+    if s.phase is not Phase.PLAY:
+        return
+    if gods != (None, None) and depth > 2:
+        depth = 2  # the god games' branching makes depth 3 in Python slow
+    py = search_turn(s, SearchBudget(max_depth=depth), table=_NoTable(), native=False)
+    twin = GodTwin(s.gods)
+    gw = god_weights() if gods != (None, None) else None
+    core = NativeSearch(mod)
+    got = core.search(
+        twin,
+        twin.node(s),
+        default_weights().weights,
+        None if gw is None else gw.weights,
+        max_depth=depth,
+        max_nodes=None,
+        clock=None,
+        seconds=None,
+        use_table=False,
+        reductions=False,
+    )
+    assert got is not None
+    assert got.value == py.value
+    assert got.depth == py.depth
+
+
+JUNK = st.one_of(
+    st.none(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True),
+    st.text(max_size=4),
+    st.lists(st.integers(-3, 30), max_size=30),
+    st.tuples(st.integers(-3, 30), st.integers(-3, 30)),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(st.lists(st.integers(-2, 9), min_size=0, max_size=27), JUNK),
+    st.one_of(st.lists(st.integers(-2, 26), min_size=0, max_size=5), JUNK),
+    st.one_of(st.integers(-2, 3), JUNK),
+    st.one_of(st.integers(-2, 5), JUNK),
+    st.one_of(st.tuples(st.integers(-2, 20), st.integers(-2, 20)), JUNK),
+)
+def test_the_core_refuses_bad_positions_without_crashing(
+    h: Any, wk: Any, turn: Any, mu: Any, gods: Any
+) -> None:
+    """Whatever it is handed, the core answers with a ValueError, TypeError or
+    OverflowError, or (for a well-formed position) with turns and a search result."""
+    assert mod is not None
+    wt = default_weights().weights
+    core = mod.Core(10)
+    calls = (
+        lambda: mod.children(h, wk, turn, mu, gods, 0),
+        lambda: mod.key(h, wk, turn, mu, gods, 0),
+        lambda: mod.can_win(h, wk, turn, mu, gods),
+        lambda: mod.evaluate(h, wk, 0, turn, mu, gods, wt, None),
+        lambda: core.search(h, wk, turn, mu, gods, 0, wt, None, max_depth=2, max_nodes=200),
+    )
+    for call in calls:
+        with contextlib.suppress(ValueError, TypeError, OverflowError):
+            call()
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(st.integers(-(2**40), 2**40), min_size=0, max_size=14),
+    st.one_of(st.none(), st.lists(st.integers(-(2**40), 2**40), min_size=0, max_size=14)),
+)
+def test_the_core_refuses_bad_weights(weights: list[int], god_weights: list[int] | None) -> None:
+    assert mod is not None
+    h, wk = [0] * 25, [0, 1, 23, 24]
+    core = mod.Core(10)
+    ok = len(weights) == 10 and all(abs(w) <= 100_000 for w in weights)
+    ok = ok and (
+        god_weights is None
+        or (len(god_weights) == 13 and all(abs(w) <= 100_000 for w in god_weights))
+    )
+    try:
+        core.search(h, wk, 0, 0, (0, 0), 0, weights, god_weights, max_depth=1, max_nodes=100)
+    except (ValueError, OverflowError):
+        assert not ok
+    else:
+        assert ok
+
+
+def test_without_the_core_meeple_plays_the_python_search_and_says_so(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An install where the extension could not be built: the import fails, the log
+    says once that the Python search plays, and every level still plays."""
+    import logging
+    import random
+    import sys
+
+    from meeple.ai import santorini_native, santorini_search
+    from meeple.ai.santorini_search import AlphaBetaPlayer
+    from meeple.games.santorini import new_game
+
+    monkeypatch.setitem(sys.modules, "meeple.ai._santorini_core", None)  # import fails
+    monkeypatch.setattr(santorini_native, "_state", {})
+    monkeypatch.setattr(santorini_search, "_local", __import__("threading").local())
+    with caplog.at_level(logging.INFO, logger="meeple.ai.santorini_native"):
+        assert santorini_native.core_module() is None
+        assert santorini_native.core_module() is None
+    said = [r.getMessage() for r in caplog.records if "santorini search" in r.getMessage()]
+    assert len(said) == 1
+    assert said[0].startswith("santorini search: python")
+    s = _played(5, ("Apollo", "Artemis"))
+    assert s is not None
+    result = search_turn(s, SearchBudget(max_depth=2))
+    assert result.nodes > 1
+    with pytest.raises(RuntimeError):
+        search_turn(s, SearchBudget(max_depth=1), native=True)
+    player = AlphaBetaPlayer(max_depth=1)
+    rng = random.Random(1)
+    state = new_game(Rules(players=2, gods=False))
+    for _ in range(12):
+        if state.phase is Phase.OVER:
+            break
+        from meeple.games.santorini import advance
+
+        state = advance(state, player.choose(state, rng))[0]
+    assert player._native() is None
+
+
+def test_a_context_searching_in_one_thread_does_not_fail_another() -> None:
+    """A bot's player asked again while it searches (two threads, one context): the
+    second search takes its thread's own context and plays a legal turn; the first
+    goes on undisturbed."""
+    import threading
+
+    from meeple.ai.santorini_native import CoreBusy
+    from meeple.games.santorini import advance
+
+    assert mod is not None
+    s = _played(11, ("Apollo", "Artemis"))
+    assert s is not None
+    s = _with_gods(s, (None, None))
+    shared = NativeSearch(mod)
+    inside, release = threading.Event(), threading.Event()
+    ticks = [0.0]
+
+    def clock() -> float:  # the first search's clock: waits while the second runs
+        if shared._lock.locked() and not inside.is_set():  # read from inside the core
+            inside.set()
+            assert release.wait(30)
+        ticks[0] += 0.001
+        return ticks[0]
+
+    first: list[Any] = []
+    worker = threading.Thread(
+        target=lambda: first.append(search_turn(s, SearchBudget(0.05, clock), core=shared))
+    )
+    worker.start()
+    try:
+        assert inside.wait(30)
+        twin = GodTwin((None, None))
+        with pytest.raises(CoreBusy):
+            shared.search(
+                twin,
+                twin.node(s),
+                default_weights().weights,
+                None,
+                max_depth=1,
+                max_nodes=None,
+                clock=None,
+                seconds=None,
+            )
+        second = search_turn(s, SearchBudget(max_depth=2), core=shared)
+    finally:
+        release.set()
+        worker.join(30)
+    for result in (second, first[0]):
+        after = s
+        for action in result.route:
+            after = advance(after, action)[0]
+        assert after.phase is Phase.OVER or after.turn != s.turn

@@ -1,0 +1,115 @@
+"""benchmarks/santorini_external.py plays whole games against a UCI-like engine over
+pipes, meeple's engine refereeing: here against a stand-in engine (a small script that
+speaks the protocol and plays random legal turns), and one that answers an illegal
+move (refused, scored as its loss)."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from meeple.games.santorini import CELLS
+
+DRIVER = Path(__file__).resolve().parents[2] / "benchmarks" / "santorini_external.py"
+
+
+def _driver() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("santorini_external", DRIVER)
+    assert spec is not None
+    assert spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["santorini_external"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+ext = _driver()
+
+FAKE = """#!{python}
+import importlib.util, json, random, sys
+spec = importlib.util.spec_from_file_location("ext", {driver!r})
+ext = importlib.util.module_from_spec(spec)
+sys.modules["ext"] = ext
+spec.loader.exec_module(ext)
+from meeple.games.santorini import GameState, Phase, Rules, turns
+
+def from_fen(fen):
+    heights, turn, *sides = fen.split("/")
+    gods, workers, moved = [], [], []
+    for section in sides:
+        head, _, tail = section.partition(":")
+        name = head.split("[")[0].replace("#", "")
+        gods.append(None if name == "mortal" else name.capitalize())
+        workers += [ext.cell(x) for x in tail.split(",") if x]
+        moved.append("[^]" in head)
+    with_gods = gods != [None, None]
+    return GameState(
+        rules=Rules(players=2, gods=with_gods), challenger=1, phase=Phase.PLAY,
+        turn=int(turn) - 1, gods=tuple(gods) if with_gods else (None, None), starter=0,
+        levels=tuple(min(int(h), 3) for h in heights),
+        domes=tuple(h == "4" for h in heights), workers=tuple(workers),
+        alive=(True, True), moved_up=tuple(moved),
+    )
+
+rng = random.Random(7)
+print(json.dumps({{"type": "started"}}), flush=True)
+for line in sys.stdin:
+    cmd, _, arg = line.strip().partition(" ")
+    if cmd == "quit":
+        break
+    if cmd == "set_position":
+        s = from_fen(arg)
+        options = list(turns(s))
+        _route, after = rng.choice(options)
+        nxt = arg if {bad} else ext.to_fen(after)
+        print(json.dumps({{"type": "best_move", "original_str": arg, "next_state": nxt,
+                          "meta": {{"calculated_depth": 1, "nodes_visited": len(options)}}}}),
+              flush=True)
+"""
+
+
+def _fake(tmp_path: Path, bad: bool) -> str:
+    path = tmp_path / ("bad_engine" if bad else "engine")
+    path.write_text(FAKE.format(python=sys.executable, driver=str(DRIVER), bad=bad))
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.mark.parametrize("gods", [False, True])
+def test_the_driver_plays_whole_games_against_an_engine(tmp_path: Path, gods: bool) -> None:
+    args = ["--engine", _fake(tmp_path, False), "--games", "2", "--think-time", "0.05"]
+    tally = ext.main([*args, "--gods"] if gods else args)
+    assert tally.wins + tally.losses + tally.draws == 2
+    assert tally.refused == 0
+    assert tally.depth_meeple
+    assert tally.depth_engine
+    assert tally.wins == 2  # random turns lose to the search
+
+
+def test_an_illegal_engine_move_is_refused_and_lost(tmp_path: Path) -> None:
+    tally = ext.main(["--engine", _fake(tmp_path, True), "--games", "2", "--think-time", "0.02"])
+    assert tally.refused == 2
+    assert tally.wins == 2
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(CELLS), min_size=4, max_size=4, unique=True), st.booleans())
+def test_positions_go_to_fen_and_back(placements: list[int], gods: bool) -> None:
+    s = ext.start(("Athena", "Atlas") if gods else None, placements)
+    fen = ext.to_fen(s)
+    assert ext.signature_of_fen(fen) == ext.signature_of_state(s)
+    assert [ext.cell(ext.square(c)) for c in CELLS] == list(CELLS)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=80))
+def test_a_malformed_engine_position_is_a_value_error(text: str) -> None:
+    with contextlib.suppress(ValueError):
+        ext.signature_of_fen(text)
