@@ -47,10 +47,16 @@ def test_two_bot_commands_play_a_game_to_the_end(
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2
     assert lines[0] == lines[1]  # both saw the same result
-    words = lines[0].split()
-    assert words[0] == "WIN:"
+    line, _, who = lines[0].partition(" (")
+    words = line.split()
+    assert words[0] == "WIN:"  # Twente's kind of end
     assert sorted(words[1::2]) == ["ann", "ben"]
     assert all(score.lstrip("-").isdigit() for score in words[2::2])  # racks may outweigh
+    scores = dict(zip(words[1::2], map(int, words[2::2]), strict=True))
+    top = max(scores.values())
+    winners = [n for n, s in scores.items() if s == top]
+    expected = f"{winners[0]} wins)" if len(winners) == 1 else f"a draw: {', '.join(winners)})"
+    assert who == expected, lines[0]  # who won, said in words
 
 
 def test_bot_reports_a_refused_connection(capsys: pytest.CaptureFixture[str]) -> None:
