@@ -127,6 +127,14 @@ async def test_an_edge_serves_a_cluster_games_replay_list_and_ratings_from_a_sto
         games = await _get(client, "/games")
         assert games.status_code == 200
         assert f"/games/{uid}" in games.text
+        # The search (issue 34), asked of the store node over the bus.
+        found = await _get(client, "/games?player=ivy&game=scrabble")
+        assert found.status_code == 200
+        assert f"/games/{uid}" in found.text
+        for miss in ("/games?player=nobody", "/games?game=santorini", "/games?before=1"):
+            page = await _get(client, miss)
+            assert page.status_code == 200, miss
+            assert f"/games/{uid}" not in page.text, miss
         lobby = await _get(client, "/")
         assert lobby.status_code == 200
         assert f"/games/{uid}" in lobby.text  # the recent games, as meeple serve's

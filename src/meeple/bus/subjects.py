@@ -54,6 +54,7 @@ STORE_READS = (
     "read_game",
     "read_game_number",
     "read_games",
+    "search_games",
     "read_leaderboard",
     "read_player",
     "read_rating_history",

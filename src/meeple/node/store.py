@@ -83,6 +83,8 @@ _ARGS: dict[str, dict[str, str | int]] = {
     "read_game": {"uid": "text"},
     "read_game_number": {"id": 2**62},
     "read_games": {"limit": MAX_ROWS},
+    # "" for no filter, 0 for the first page.
+    "search_games": {"game": "text", "player": "text", "before": 2**62, "limit": MAX_ROWS},
     "read_leaderboard": {"game": "text", "limit": MAX_ROWS},
     "read_player": {"name": "text", "limit": MAX_ROWS},
     "read_rating_history": {"game": "text", "name": "text"},
@@ -109,6 +111,14 @@ def _read(store: Store, op: str, args: dict[str, Any]) -> object:
         return store.game(_count(args, "id", 2**62))
     if op == "read_games":
         return [_listed(r) for r in store.games(limit=_count(args, "limit", MAX_ROWS))]
+    if op == "search_games":
+        found = store.search_games(
+            game=_text(args, "game") or None,
+            player=_text(args, "player") or None,
+            before=_count(args, "before", 2**62) or None,
+            limit=_count(args, "limit", MAX_ROWS),
+        )
+        return [_listed(r) for r in found]
     if op == "read_leaderboard":
         return store.leaderboard(_text(args, "game"), limit=_count(args, "limit", MAX_ROWS))
     if op == "read_player":
@@ -250,6 +260,21 @@ class BusRecords:
     async def games(self, *, limit: int) -> list[GameRecord]:
         found: list[GameRecord] = await self._ask(
             "read_games", list[GameRecord], limit=min(limit, MAX_ROWS)
+        )
+        return found
+
+    async def search_games(
+        self, *, game: str | None, player: str | None, before: int | None, limit: int
+    ) -> list[GameRecord]:
+        if player is not None and not findable(player):
+            return []
+        found: list[GameRecord] = await self._ask(
+            "search_games",
+            list[GameRecord],
+            game=(game or "")[:MAX_TEXT],
+            player=player or "",
+            before=before if before is not None and 0 < before <= 2**62 else 0,
+            limit=min(limit, MAX_ROWS),
         )
         return found
 

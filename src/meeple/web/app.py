@@ -22,6 +22,7 @@ import itertools
 import logging
 import os
 import socket
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from meeple.ai import analysis
+from meeple.games import records
 from meeple.protocols import web as proto
 from meeple.server.edge.churn import ChurnLog, server_churn
 from meeple.server.edge.hosts import HostAllowlist
@@ -52,7 +54,7 @@ from meeple.web import accounts, guide, replays
 from meeple.web import console as console_pages
 from meeple.web import ratings as ratings_pages
 from meeple.web.fanout import Fanout, Spectator, frame_sink
-from meeple.web.records import LocalRecords, Records
+from meeple.web.records import MAX_KEY, LocalRecords, Records
 from meeple.web.seat import WebSeat, lexicon_name
 from meeple.web.templating import environment, render
 
@@ -301,10 +303,41 @@ async def play_page(request: Request) -> Response:
     )
 
 
+# Finished games a page of /games lists; "Older games" goes on from the last one.
+GAMES_PAGE = 50
+
+
 async def games_page(request: Request) -> Response:
+    """The tables and games running, then the finished games newest first, filtered by
+    player and game (issue 34: ``?player=ann&game=scrabble``), ``GAMES_PAGE`` a page,
+    ``?before=N`` for the next. Bad parameters are ignored, never an error."""
     ctx: WebContext = request.app.state.ctx
+    params = request.query_params
+    player = params.get("player", "").strip()[:MAX_KEY] or None
+    game = params.get("game") if params.get("game") in records.GAMES else None
+    cursor = _int(params.get("before"), default=0)
+    before = cursor if cursor > 0 else None
+    try:
+        found = await ctx.records.search_games(
+            game=game, player=player, before=before, limit=GAMES_PAGE + 1
+        )
+    except StoreUnavailable as e:
+        logger.warning("finished games not read: %s", e)
+        found = []
+    more = len(found) > GAMES_PAGE
+    found = found[:GAMES_PAGE]
+    older = None
+    if more and found:
+        query = {"player": player or "", "game": game or "", "before": str(found[-1].id)}
+        older = "/games?" + urllib.parse.urlencode({k: v for k, v in query.items() if v})
     return render(
-        request, "games.html", lobby=ctx.lobby.snapshot(), recent=await ctx.recent_games(limit=200)
+        request,
+        "games.html",
+        lobby=ctx.lobby.snapshot(),
+        recent=[replays.summary(r) for r in found],
+        search={"player": player or "", "game": game or "", "paged": before is not None},
+        games=records.GAMES,
+        older=older,
     )
 
 

@@ -59,6 +59,15 @@ class LocalRecords:
     async def games(self, *, limit: int) -> list[GameRecord]:
         return await stored(self._store().games, limit=limit)
 
+    async def search_games(
+        self, *, game: str | None, player: str | None, before: int | None, limit: int
+    ) -> list[GameRecord]:
+        if player is not None and not findable(player):
+            return []
+        return await stored(
+            self._store().search_games, game=game, player=player, before=before, limit=limit
+        )
+
     async def leaderboard(self, game: str, *, limit: int) -> list[PlayerRating]:
         return await stored(self._store().leaderboard, game, limit=limit)
 

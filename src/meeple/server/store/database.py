@@ -971,6 +971,37 @@ class Store:
         args.append(limit)
         return [_record(row) for row in self._db.read(sql, args)]
 
+    def search_games(
+        self,
+        *,
+        game: str | None = None,
+        player: str | None = None,
+        before: int | None = None,
+        limit: int = 50,
+    ) -> list[GameRecord]:
+        """Finished games, newest first (by number), of ``game`` and with ``player``
+        among their players, when given, numbered below ``before`` (the next page's
+        cursor: the last number of this one)."""
+        where: list[str] = []
+        args: list[Any] = []
+        columns = ", ".join(f"g.{c.strip()}" for c in _GAME_COLUMNS.split(","))
+        sql = f"SELECT {columns} FROM games AS g"
+        if player is not None:
+            sql += " JOIN game_players AS p ON p.game_id = g.id"
+            where.append("p.player = ?")
+            args.append(player)
+        if game is not None:
+            where.append("g.game = ?")
+            args.append(game)
+        if before is not None:
+            where.append("g.id < ?")
+            args.append(before)
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY g.id DESC LIMIT ?"
+        args.append(limit)
+        return [_record(row) for row in self._db.read(sql, args)]
+
     def game(self, game_id: int) -> GameRecord | None:
         row = _first(self._db.read(f"SELECT {_GAME_COLUMNS} FROM games WHERE id = ?", (game_id,)))
         return None if row is None else _record(row)
