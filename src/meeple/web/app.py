@@ -272,6 +272,16 @@ async def cluster_api(request: Request) -> Response:
     return JSONResponse(body)
 
 
+# The lobby's "Play a person" grid (issue 34): (label, game/variant, [(clock, words)]);
+# the clocks are the play form's (docs/web.md, "Clocks"), "" for none.
+SEEKS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
+    ("Scrabble", "scrabble/twente", (("", "no clock"), ("25+0", "25 min"), ("5+0", "5 min"))),
+    ("Santorini", "santorini/standard", (("", "no clock"), ("10+5", "10+5"), ("2+1", "2+1"))),
+    ("Santorini, gods", "santorini/gods", (("", "no clock"), ("5+3", "5+3"))),
+    ("Spectrangle", "spectrangle/standard", (("", "no clock"), ("5+3", "5+3"))),
+)
+
+
 async def lobby_page(request: Request) -> Response:
     ctx: WebContext = request.app.state.ctx
     console = ctx.console()
@@ -283,6 +293,7 @@ async def lobby_page(request: Request) -> Response:
         lobby=ctx.lobby.snapshot(),
         recent=await ctx.recent_games(),
         lexicon=ctx.lexicon(),
+        seeks=SEEKS,
     )
 
 

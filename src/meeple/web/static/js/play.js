@@ -21,6 +21,11 @@ page.token = localStorage.getItem(TOKEN);
 const PARAMS = new URLSearchParams(location.search);
 const INVITED = PARAMS.get("table");
 let quick = PARAMS.get("bot") && PARAMS.get("game") ? PARAMS.get("game") : null;
+// The lobby's "Play a person" grid (issue 34): /play?game=scrabble/twente&clock=25+0&seek=1
+// sits at an open 2-seat table of that game and clock where someone waits, else opens
+// one and waits there for the next person who asks the same.
+let seek = PARAMS.get("seek") && PARAMS.get("game") && !quick
+  ? { game: PARAMS.get("game"), clock: PARAMS.get("clock") ?? "" } : null;
 // The server's Scrabble lexicon (the page says it on every Scrabble table and game).
 const LEXICON = document.getElementById("play").dataset.lexicon;
 // A cluster edge seats no server bot (docs/cluster.md): no "Add a bot", no quick game.
@@ -69,7 +74,12 @@ function connect() {
       send({ type: "subscribe", topic: "lobby" });
       if (page.token) { page.rejoining = true; send({ type: "rejoin", token: page.token }); }
       else if (quick) quickPlay();
-    } else if (msg.type === "lobby") { page.rooms = msg.data.rooms ?? []; tables(msg.data.tables); }
+      else if (seek) seek.pending = true; // decided on the lobby's first snapshot
+    } else if (msg.type === "lobby") {
+      page.rooms = msg.data.rooms ?? [];
+      tables(msg.data.tables);
+      seekTable(msg.data.tables);
+    }
     else if (msg.type === "seated") seated(msg);
     else if (msg.type === "unseated") elsewhere();
     else if (msg.type === "seat") showSeat(msg);
@@ -125,11 +135,14 @@ function seated(msg) {
   }
   page.rejoining = false;
   if (page.addBot === "next") { page.addBot = null; addBot(msg.table); }
+  // A seek's table: the lobby may have shown an older one like it before this seat came.
+  if (seek?.waiting) queueMicrotask(() => seekTable(page.tables ?? []));
   for (; page.rematchBots > 0; page.rematchBots--) addBot(msg.table);
   if (!page.view || page.view.over) {
     page.view = null;
     shown("before", true); shown("chat", false); // chat opens when the game starts
-    status("Waiting for the table to fill.");
+    status(seek?.waiting ? "Waiting for an opponent: the next person who asks for this game and clock sits here."
+      : "Waiting for the table to fill.");
     waiting();
   }
 }
@@ -196,6 +209,50 @@ function quickPlay() {
   page.addBot = "next";
   clearChat();
   send({ type: "create", game: g, variant, size: 2, name: input.value, start: "full" });
+}
+
+// "Play a person": a seek's table is an open 2-seat table of its game, variant and clock,
+// with the server's words, starting when full, where people (not bots) wait.
+function seekable(t, s) {
+  const [game, variant] = s.game.split("/");
+  return t.game === game && t.variant === variant && t.players === 2 && t.start === "full"
+    && (t.settings?.clock ?? "") === s.clock && !t.settings?.lexicon
+    && t.waiting.length < t.players && t.waiting.every((w) => w.protocol !== "bot");
+}
+const tableNumber = (id) => Number(String(id).replace(/\D+/g, "")) || 0;
+function seekTable(list) {
+  if (!seek || page.view) return;
+  if (seek.pending) {
+    // First snapshot: sit where someone waits, else open the table and wait there.
+    seek.pending = false;
+    history.replaceState(null, "", "/play");
+    const open = list.filter((t) => seekable(t, seek) && t.waiting.length > 0)
+      .sort((a, b) => tableNumber(a.id) - tableNumber(b.id));
+    const input = document.querySelector("#create [name=name]");
+    if (!input.value) input.value = guestName();
+    clearChat();
+    if (open.length) { send({ type: "sit", table: open[0].id, name: input.value }); seek = null; return; }
+    const [game, variant] = seek.game.split("/");
+    send({ type: "create", game, variant, size: 2, name: input.value, start: "full",
+      ...(seek.clock ? { clock: seek.clock } : {}) });
+    seek.waiting = true;
+    return;
+  }
+  if (!seek.waiting || !page.seated || !page.table) return;
+  // Alone at our table while another person waits at an older table just like it (we
+  // both asked at once): the newer table's person moves to the older one, so two seeks
+  // meet rather than wait side by side. Both pages apply the same rule.
+  const mine = list.find((t) => t.id === page.table);
+  const older = list.filter((t) => t.id !== page.table && seekable(t, seek) && t.waiting.length === 1
+    && tableNumber(t.id) < tableNumber(page.table));
+  // (Our table may not be in the list yet: the lobby's update of it is on its way.)
+  if ((!mine || mine.waiting.length === 1) && older.length) {
+    const name = page.name;
+    send({ type: "leave" });
+    unseated();
+    send({ type: "sit", table: older[0].id, name });
+    seek = null;
+  }
 }
 
 // A table's clock in words: "25 min", "5 min + 3 s" (docs/web.md, "Clocks").
