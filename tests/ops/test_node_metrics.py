@@ -12,6 +12,7 @@ import pytest
 from tests.natsd import NatsEnv
 from tests.ops.conftest import Samples, http_get, scrape, value
 
+from meeple.bus.base import NoResponder
 from meeple.bus.subjects import Namespace
 from meeple.node import wire
 from meeple.node.node import Node, NodeConfig
@@ -106,6 +107,13 @@ async def test_a_draining_rooms_node_waits_for_its_rooms(hub: Node, nats_ns: Nam
     assert "draining" in body
     await asyncio.sleep(0.3)  # turns of the loop: the drain still waits for the room
     assert not draining.done()
+    assert list(hub.rooms.rooms) == ["1a2b3c4d5e6f"]
+    # Draining, it opens no new room (the lobby's request finds no rooms node left to
+    # ask: here, no responder) and takes none over; its own room goes on.
+    request = OpenRoom("2a3b4c5d6e7f", QueueKey("spectrangle", 2, "standard", ()), seats)
+    with pytest.raises(NoResponder):
+        await hub.bus.request(nats_ns.rooms_open, wire.dumps(request), timeout=2)
+    assert not await hub.rooms.take_over("3a4b5c6d7e8f")
     assert list(hub.rooms.rooms) == ["1a2b3c4d5e6f"]
     hub.request_stop()  # the second signal
     await asyncio.wait_for(draining, 10)

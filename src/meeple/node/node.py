@@ -305,6 +305,8 @@ class Node:
         from meeple.server.ops import server_readiness
 
         server_readiness(self.services).draining = True
+        if self.rooms is not None:
+            await self.rooms.stop_opening()  # new tables go to the other rooms nodes
         bound = self.config.server.drain_timeout
         if self.rooms is None or bound <= 0:
             return

@@ -226,13 +226,17 @@ class RoomsRole:
     _heard: dict[str, float] = field(default_factory=dict)  # node -> its last heartbeat
     _started: float = 0.0
     _ended: set[str] = field(default_factory=set)  # rooms whose logs are closed
+    # Draining (issue 35): no new room is opened or taken over here; the others do it.
+    draining: bool = False
+    _opening: Subscription | None = None
     views: ViewSource = field(init=False)
 
     def __post_init__(self) -> None:
         self.views = ViewSource(self.bus, self.ns, timing=self.timing)
 
     async def start(self) -> None:
-        self._subs.append(await self.bus.serve(self.ns.rooms_open, self._open, queue="rooms"))
+        self._opening = await self.bus.serve(self.ns.rooms_open, self._open, queue="rooms")
+        self._subs.append(self._opening)
         self._subs.append(await self.bus.subscribe(self.ns.nodes, self._heartbeat))
         self._started = time.monotonic()
         self._spawn(self._watch(), "rooms-watch")
@@ -377,6 +381,17 @@ class RoomsRole:
             self._spawn(self.tokens.put(key, found, ttl=ttl), f"route {room.uid}")
         answer = {"name": old.name, "next": owned.seen.get(index, 0) + 1}
         return json.dumps(answer).encode()
+
+    async def stop_opening(self) -> None:
+        """Drain (issue 35): leave the queue that opens new rooms (the lobby's requests go
+        to the other rooms nodes) and take no room over; the rooms served go on."""
+        self.draining = True
+        if self._opening is not None:
+            with contextlib.suppress(BusError):
+                await self._opening.close()
+            self._subs.remove(self._opening)
+            self._opening = None
+        logger.info("%s: draining: opens no new room, takes none over", self.name)
 
     async def stop(self, *, release: bool = True) -> None:
         """Stop serving; with ``release`` give every lease up at once (a clean stop: the
@@ -662,7 +677,7 @@ class RoomsRole:
 
     async def take_over(self, uid: str, *, lapsed: bool = False) -> bool:
         """Take room ``uid`` if its lease is free and its log open; whether it did."""
-        if uid in self.rooms or uid in self._taking or uid in self._ended:
+        if uid in self.rooms or uid in self._taking or uid in self._ended or self.draining:
             return False
         self._taking.add(uid)
         try:
