@@ -5,11 +5,14 @@ from __future__ import annotations
 import ast
 import asyncio
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
 import pytest
+from hypothesis import HealthCheck, settings
 from tests.natsd import NatsEnv
 from tests.pg import PgServer
 
@@ -17,6 +20,162 @@ from meeple.bus.subjects import Namespace
 from meeple.cluster.natsserver import NatsServerError, find_binary
 from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
 from meeple.server.store.pgembed import binaries
+
+# --- hypothesis: a fast default for `make test`, a deep run for `make test-deep` ---------
+#
+# "default" (make test, CI): no deadline and no too-slow health check, because both
+# measure wall time and fail on a loaded machine (a 2-core runner shared with others),
+# not on a bug. "deep" (make test-deep, not in CI): every test's max_examples times
+# DEEP_SCALE (the explicit @settings too, see pytest_collection_modifyitems), health
+# checks on. A failure found prints the example to keep as @example.
+
+DEEP_SCALE = 10
+
+settings.register_profile(
+    "default",
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    print_blob=True,
+)
+settings.register_profile("deep", deadline=None, max_examples=100 * DEEP_SCALE, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under the deep profile, scale every hypothesis test's own ``max_examples``."""
+    if settings.get_current_profile_name() != "deep":
+        return
+    for item in items:
+        test = getattr(item, "obj", None)
+        own = getattr(test, "_hypothesis_internal_use_settings", None)
+        if isinstance(own, settings) and own.max_examples < 100 * DEEP_SCALE:
+            test._hypothesis_internal_use_settings = settings(  # type: ignore[union-attr]
+                own, max_examples=own.max_examples * DEEP_SCALE
+            )
+
+
+# --- no leaks: a test that leaves a process, thread or socket behind fails --------------
+
+# How long a test's leftovers may take to go after its teardown (a killed child being
+# reaped, a thread finishing its last line) before they count as leaked.
+LEAK_GRACE = 5.0
+
+
+def _children() -> dict[int, psutil.Process]:
+    """This process's live descendants (zombies excluded: they are only unreaped)."""
+    live: dict[int, psutil.Process] = {}
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if child.status() != psutil.STATUS_ZOMBIE:
+                live[child.pid] = child
+        except psutil.NoSuchProcess:
+            pass
+    return live
+
+
+def _sockets() -> set[tuple[int, object, object]]:
+    """This process's open inet sockets, by file descriptor and addresses."""
+    return {(c.fd, c.laddr, c.raddr) for c in psutil.Process().net_connections(kind="inet")}
+
+
+def _describe(process: psutil.Process) -> str:
+    try:
+        return f"pid {process.pid}: {' '.join(process.cmdline())[:200]}"
+    except psutil.Error:
+        return f"pid {process.pid}"
+
+
+def _new_children(before: dict[int, psutil.Process]) -> list[psutil.Process]:
+    """Descendants that are not in ``before`` nor under one that is: what a session's
+    servers fork (Chromium's renderers, PostgreSQL's backends) is theirs, not the test's."""
+    new: list[psutil.Process] = []
+    for pid, process in _children().items():
+        try:
+            if pid not in before and process.ppid() not in before:
+                new.append(process)
+        except psutil.NoSuchProcess:
+            pass
+    return new
+
+
+def _leftovers(
+    children: dict[int, psutil.Process], threads: set[threading.Thread], sockets: set[object]
+) -> list[str]:
+    found = [f"process {_describe(p)}" for p in _new_children(children)]
+    found += [f"thread {t.name!r}" for t in threading.enumerate() if t not in threads]
+    found += [f"socket {s}" for s in _sockets() - sockets]
+    return found
+
+
+@pytest.fixture(autouse=True)
+def no_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail a test that leaves a child process, a thread or an inet socket behind.
+
+    Session fixtures (NATS, PostgreSQL) start before this function-scoped fixture, so
+    their processes are in the "before" snapshot. After the test's own fixtures are torn
+    down, leftovers get LEAK_GRACE seconds to go (polled, not slept); a process still
+    there is killed so that it cannot disturb the next test (CI once failed an unrelated
+    test on a ``Popen.__del__`` warning), and the test fails naming it.
+    ``@pytest.mark.leaks_ok`` exempts a test that means to leave something behind.
+    """
+    if request.node.get_closest_marker("leaks_ok"):
+        yield
+        return
+    children = _children()
+    threads = set(threading.enumerate())
+    sockets: set[object] = set(_sockets())
+    yield
+    found = _leftovers(children, threads, sockets)
+    if found:
+        found = _wait_for_leftovers(children, threads, sockets)
+    if found:
+        for process in _new_children(children):
+            _kill(process)
+        pytest.fail("the test left behind:\n  " + "\n  ".join(found), pytrace=False)
+
+
+def _wait_for_leftovers(
+    children: dict[int, psutil.Process], threads: set[threading.Thread], sockets: set[object]
+) -> list[str]:
+    """Poll until the leftovers are gone or LEAK_GRACE has passed; what remains.
+
+    A leftover socket may only wait for the garbage collector (an object the test
+    dropped), so one collection runs first; its ResourceWarning, if any, is reported
+    on this test too."""
+    import gc
+    import time
+
+    gc.collect()
+    deadline = time.monotonic() + LEAK_GRACE
+    while True:
+        found = _leftovers(children, threads, sockets)
+        if not found or time.monotonic() > deadline:
+            return found
+        new = _new_children(children)
+        if new:
+            psutil.wait_procs(new, timeout=0.1)
+        else:
+            threading.Event().wait(0.05)
+
+
+def _kill(process: psutil.Process) -> None:
+    try:
+        for child in process.children(recursive=True):
+            child.kill()
+        process.kill()
+        process.wait(5)
+    except psutil.Error:
+        pass
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """At the end (also after Ctrl-C), kill any child process still running: an
+    interrupted cluster test must not leave ``meeple node`` processes behind. (Not in
+    xdist's controller: its children are the workers.)"""
+    if config.pluginmanager.hasplugin("dsession"):
+        return
+    for process in _children().values():
+        _kill(process)
 
 
 @pytest.fixture(scope="session")
