@@ -11,7 +11,12 @@ STAMP  := $(VENV)/.installed-stamp
 NATIVE_SRC   := src/meeple/games/scrabble/_movegen.c
 NATIVE_STAMP := $(VENV)/.native-stamp
 
-.PHONY: serve cluster test lint typecheck pytest bench fuzz crash clean native
+.PHONY: serve cluster test test-fast test-deep lint typecheck pytest collect bench fuzz crash clean native
+
+# Python's bytecode cache stays on for every recipe, whatever the shell says: pytest
+# caches its assertion-rewritten test modules beside them, and without that cache every
+# xdist worker rewrote all ~330 test modules again (about 35 s of a collection of 40 s).
+unexport PYTHONDONTWRITEBYTECODE
 
 $(STAMP): pyproject.toml setup.py Makefile
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "meeple needs Python 3.11 or newer"'
@@ -35,7 +40,27 @@ serve: $(STAMP) $(NATIVE_STAMP)
 cluster: $(STAMP) $(NATIVE_STAMP)
 	$(BIN)/meeple cluster up --nodes 3
 
-test: lint typecheck pytest
+# Lint, type check and the warm-up of the test modules' cache run side by side (mypy
+# keeps one core busy); then every test.
+test: $(STAMP) $(NATIVE_STAMP)
+	$(MAKE) --no-print-directory --output-sync=target -j3 lint typecheck collect
+	$(MAKE) --no-print-directory pytest
+
+# The inner loop (under a minute): the pure and in-memory tests, no sockets, no
+# subprocesses, no browser (docs/benchmarks.md, "The test suite").
+FAST_TESTS := tests/games tests/protocols tests/ai tests/ratings tests/test_layering.py
+test-fast: $(STAMP) $(NATIVE_STAMP)
+	$(BIN)/pytest -n 2 $(FAST_TESTS)
+
+# Every test with ten times the hypothesis examples and its health checks (a nightly
+# style run, not in CI; tests/conftest.py). Examples it finds are kept as @example.
+test-deep: $(STAMP) $(NATIVE_STAMP)
+	HYPOTHESIS_PROFILE=deep $(BIN)/pytest $(PYTEST_ARGS)
+
+# Collects every test once, in one process: writes the bytecode cache that the xdist
+# workers then read instead of each rewriting every test module.
+collect: $(STAMP) $(NATIVE_STAMP)
+	$(BIN)/pytest --collect-only -q -p no:xdist > /dev/null
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
