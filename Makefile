@@ -46,11 +46,12 @@ test: $(STAMP) $(NATIVE_STAMP)
 	$(MAKE) --no-print-directory --output-sync=target -j3 lint typecheck collect
 	$(MAKE) --no-print-directory pytest
 
-# The inner loop (under a minute): the pure and in-memory tests, no sockets, no
-# subprocesses, no browser (docs/benchmarks.md, "The test suite").
+# The inner loop (about a minute): the pure tests (engines, protocols' sans-I/O cores, AI,
+# ratings: no socket, no subprocess, no browser) but those marked slow, with a tenth of
+# each hypothesis test's examples (docs/benchmarks.md, "The test suite").
 FAST_TESTS := tests/games tests/protocols tests/ai tests/ratings tests/test_layering.py
 test-fast: $(STAMP) $(NATIVE_STAMP)
-	$(BIN)/pytest -n 2 $(FAST_TESTS)
+	HYPOTHESIS_PROFILE=fast $(BIN)/pytest -n 2 --dist worksteal -m "not slow" $(FAST_TESTS)
 
 # Every test with ten times the hypothesis examples and its health checks (a nightly
 # style run, not in CI; tests/conftest.py). Examples it finds are kept as @example.
@@ -72,7 +73,9 @@ typecheck: $(STAMP)
 # Three workers on two cores: much of the suite waits on sockets, browsers and timers,
 # so a third worker fills the cores while the others wait. PYTEST_ARGS="-n 0 tests/server"
 # for one process and a part of it.
-PYTEST_ARGS ?= -n 3
+# worksteal: a worker that runs out takes tests from another's queue, so the long ones
+# (browsers, clusters, kills) do not make one worker finish minutes after the others.
+PYTEST_ARGS ?= -n 3 --dist worksteal
 
 pytest: $(STAMP) $(NATIVE_STAMP)
 	$(BIN)/pytest $(PYTEST_ARGS)

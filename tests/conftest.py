@@ -21,36 +21,48 @@ from meeple.cluster.natsserver import NatsServerError, find_binary
 from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
 from meeple.server.store.pgembed import binaries
 
-# --- hypothesis: a fast default for `make test`, a deep run for `make test-deep` ---------
+# --- hypothesis: profiles for make test, make test-fast and make test-deep --------------
 #
-# "default" (make test, CI): no deadline and no too-slow health check, because both
-# measure wall time and fail on a loaded machine (a 2-core runner shared with others),
-# not on a bug. "deep" (make test-deep, not in CI): every test's max_examples times
-# DEEP_SCALE (the explicit @settings too, see pytest_collection_modifyitems), health
-# checks on. A failure found prints the example to keep as @example.
+# "default" (make test, CI): every test's own max_examples, no deadline and no too-slow
+# health check, because both measure wall time and fail on a loaded machine (a 2-core
+# runner shared with others), not on a bug. "fast" (make test-fast, the inner loop): a
+# tenth of each test's examples (at least 5). "deep" (make test-deep, nightly style, not
+# in CI): ten times each test's examples, health checks on. The scale applies to the
+# explicit @settings(max_examples=...) too (pytest_collection_modifyitems). A failure
+# prints its example: keep it as @example.
 
-DEEP_SCALE = 10
+EXAMPLE_SCALE = {"default": 1.0, "fast": 0.1, "deep": 10.0}
 
 settings.register_profile(
-    "default",
+    "default", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.register_profile(
+    "fast",
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
+    max_examples=10,
     print_blob=True,
 )
-settings.register_profile("deep", deadline=None, max_examples=100 * DEEP_SCALE, print_blob=True)
+settings.register_profile("deep", deadline=None, max_examples=1000, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
+def scaled_examples(own: int, profile: str) -> int:
+    """A test's max_examples under ``profile``."""
+    return max(min(own, 5), round(own * EXAMPLE_SCALE.get(profile, 1.0)))
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under the deep profile, scale every hypothesis test's own ``max_examples``."""
-    if settings.get_current_profile_name() != "deep":
+    """Under the fast and deep profiles, scale every hypothesis test's own examples."""
+    profile = settings.get_current_profile_name()
+    if EXAMPLE_SCALE.get(profile, 1.0) == 1.0:
         return
     for item in items:
         test = getattr(item, "obj", None)
         own = getattr(test, "_hypothesis_internal_use_settings", None)
-        if isinstance(own, settings) and own.max_examples < 100 * DEEP_SCALE:
+        if isinstance(own, settings):
             test._hypothesis_internal_use_settings = settings(  # type: ignore[union-attr]
-                own, max_examples=own.max_examples * DEEP_SCALE
+                own, max_examples=scaled_examples(own.max_examples, profile)
             )
 
 
