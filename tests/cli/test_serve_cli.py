@@ -33,6 +33,7 @@ def _start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], int]:
             return proc, int(match.group(1))
         assert line or proc.poll() is None, "server exited early"
     proc.kill()
+    proc.wait(10)
     raise AssertionError("the server did not start listening")
 
 
@@ -54,6 +55,7 @@ def test_serve_answers_then_shuts_down_cleanly_on_signal(
     finally:
         if proc.poll() is None:
             proc.kill()
+            proc.wait(10)  # reaped: a Popen collected while running warns (issue 33)
         if proc.stderr is not None:
             proc.stderr.close()
 

@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 from playwright.async_api import Browser, expect
 from tests.cluster.test_edge_web import _play, _until, _web
 from tests.cluster.test_nodes import Nodes, nodes
-from tests.web.helpers import browser
+from tests.web.helpers import browser, shared_chromium
 
 from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, Lexicon, load_lexicon
 
-__all__ = ["browser", "nodes"]
+__all__ = ["browser", "nodes", "shared_chromium"]
 
 pytestmark = pytest.mark.slow
 

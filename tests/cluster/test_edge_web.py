@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from nats.aio.client import Client
 from playwright.async_api import Browser, expect
 from tests.cluster.test_nodes import Nodes, _room_uid, nodes
-from tests.web.helpers import NEXT_VIEW, _move, browser, screenshot, type_move
+from tests.web.helpers import NEXT_VIEW, _move, browser, screenshot, shared_chromium, type_move
 from websockets.asyncio.client import ClientConnection
 
 from meeple.ai.scrabble import ranked_moves
@@ -39,7 +39,7 @@ from meeple.protocols.twente.messages import Error, GameOver, NotifyTurn
 from meeple.protocols.web import PROTOCOL
 from meeple.server.store.database import open_store
 
-__all__ = ["browser", "nodes"]
+__all__ = ["browser", "nodes", "shared_chromium"]
 
 pytestmark = pytest.mark.slow
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.memory import MemoryWriter, open_memory
 
 from meeple.ai.scrabble import ranked_moves
 from meeple.clients.clarkson import ClarksonClient, play_clarkson
@@ -26,13 +27,13 @@ HELLO = b"HELLO 1.0.1,Linux 6.1,Python/3.11,tester\r\n"
 class Raw:
     """A raw-bytes Clarkson peer."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, reader: asyncio.StreamReader, writer: MemoryWriter) -> None:
         self.reader, self.writer = reader, writer
         self.buffer = b""
 
     @classmethod
     async def open(cls, server: MeepleServer) -> Raw:
-        return cls(*await asyncio.open_connection("127.0.0.1", server.ports["clarkson"]))
+        return cls(*await open_memory(server.listeners["clarkson"]))
 
     def send(self, data: bytes) -> None:
         self.writer.write(data)

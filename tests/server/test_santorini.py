@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.memory import MemoryWriter, open_memory
 
 from meeple.clients.santorini import play_santorini
 from meeple.protocols.santorini.framing import STREAM_HEADER, AutoDecoder, Text
@@ -74,7 +75,7 @@ async def _close_peers() -> AsyncIterator[None]:
 class Raw:
     """A raw AM27 peer: writes JSON lines, reads whatever framing the server writes."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, reader: asyncio.StreamReader, writer: MemoryWriter) -> None:
         self.reader, self.writer = reader, writer
         self.decoder = AutoDecoder()
         self.raw = b""
@@ -82,7 +83,7 @@ class Raw:
 
     @classmethod
     async def open(cls, server: MeepleServer) -> Raw:
-        peer = cls(*await asyncio.open_connection("127.0.0.1", server.ports["santorini"]))
+        peer = cls(*await open_memory(server.listeners["santorini"]))
         OPEN.append(peer)
         return peer
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.memory import MemoryWriter, open_memory
 
 import meeple.server.rooms.spectrangle as spectrangle_server
 from meeple.ai.spectrangle import greedy_action
@@ -43,13 +44,13 @@ async def server(tmp_path: Path) -> AsyncIterator[MeepleServer]:
 class Raw:
     """A raw-lines Spectrangle peer."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, reader: asyncio.StreamReader, writer: MemoryWriter) -> None:
         self.reader, self.writer = reader, writer
         self.buffer = b""
 
     @classmethod
     async def open(cls, server: MeepleServer) -> Raw:
-        return cls(*await asyncio.open_connection("127.0.0.1", server.ports["spectrangle"]))
+        return cls(*await open_memory(server.listeners["spectrangle"]))
 
     def send(self, data: str | bytes) -> None:
         self.writer.write(data.encode() + b"\n" if isinstance(data, str) else data)

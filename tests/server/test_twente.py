@@ -1,4 +1,6 @@
-"""Scrabble over Twente v2 end to end: raw bytes against a real server on 127.0.0.1:0."""
+"""Scrabble over Twente v2 end to end: raw bytes against a real server, in memory
+(tests/memory.py: the listener's own code, no socket), and whole games of bots over
+loopback on 127.0.0.1:0."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.memory import MemoryWriter, open_memory
 
 from meeple.ai.scrabble import ranked_moves
 from meeple.clients.scrabble_bot import play_twente
@@ -29,15 +32,15 @@ def msg(*fields: str) -> bytes:
 
 
 class Raw:
-    """A raw-bytes Twente peer."""
+    """A raw-bytes Twente peer, in memory."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, reader: asyncio.StreamReader, writer: MemoryWriter) -> None:
         self.reader, self.writer = reader, writer
         self.buffer = b""
 
     @classmethod
     async def open(cls, server: MeepleServer) -> Raw:
-        return cls(*await asyncio.open_connection("127.0.0.1", server.ports["twente"]))
+        return cls(*await open_memory(server.listeners["twente"]))
 
     def send(self, data: bytes) -> None:
         self.writer.write(data)

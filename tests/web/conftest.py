@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from tests.web.helpers import browser, make_server
+from tests.web.helpers import browser, make_server, shared_chromium
 
-__all__ = ["browser", "make_server"]
+__all__ = ["browser", "make_server", "shared_chromium"]

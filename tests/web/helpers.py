@@ -11,13 +11,17 @@ import asyncio
 import json
 import os
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable
+import re
+import subprocess
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import websockets
 from playwright.async_api import Browser, Page, async_playwright, expect
+from tests.guard import session_processes
 from websockets.asyncio.client import ClientConnection
 
 from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose, ranked_moves
@@ -84,16 +88,102 @@ async def make_server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[ServerFac
         await server.stop()
 
 
+class SharedChromium:
+    """One headless Chromium per test process (an xdist worker), which each test's
+    :func:`browser` reaches over the DevTools protocol with contexts of its own.
+
+    Launching Chromium cost each of the 46 browser tests a second or more (issue 33);
+    contexts are isolated (cookies, storage, cache), and the contexts a test made are
+    closed when it disconnects. Started on first use; restarted if it died."""
+
+    def __init__(self, profile: Path) -> None:
+        self._profile = profile
+        self._process: subprocess.Popen[bytes] | None = None
+        self._drainer: threading.Thread | None = None
+        self._endpoint = ""
+
+    def endpoint(self) -> str:
+        """The DevTools WebSocket URL of a running Chromium (started if need be)."""
+        if self._process is None or self._process.poll() is not None:
+            self.stop()
+            self._start()
+        return self._endpoint
+
+    def _start(self) -> None:
+        if not CHROMIUM.exists():
+            pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (see .ci/run)")
+        self._process = subprocess.Popen(
+            [str(CHROMIUM), *CHROMIUM_ARGS, "--remote-debugging-port=0",
+             f"--user-data-dir={self._profile}", "about:blank"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        assert self._process.stderr is not None
+        seen: list[str] = []
+        # Chromium prints the endpoint on stderr once it listens; a bounded read of lines.
+        for _ in range(200):
+            line = self._process.stderr.readline(4096).decode("utf-8", "replace")
+            if not line:
+                break
+            seen.append(line)
+            found = re.search(r"DevTools listening on (ws://\S+)", line)
+            if found:
+                self._endpoint = found.group(1)
+                # Drain the rest of stderr so that Chromium never blocks on a full pipe.
+                self._drainer = threading.Thread(
+                    target=self._drain, daemon=True, name="chromium-stderr"
+                )
+                self._drainer.start()
+                return
+        self.stop()
+        pytest.fail("chromium did not start:\n" + "".join(seen[-20:]))
+
+    def _drain(self) -> None:
+        process = self._process
+        if process is not None and process.stderr is not None:
+            while process.stderr.read(65536):
+                pass
+
+    def stop(self) -> None:
+        process, self._process = self._process, None
+        if process is None:
+            return
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        # The drain thread reads to the end of stderr (the process is gone), then the pipe
+        # is closed: closing it under the thread's read raised in that thread.
+        if self._drainer is not None:
+            self._drainer.join(10)
+            self._drainer = None
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+@pytest.fixture(scope="session")
+def shared_chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedChromium]:
+    """This process's Chromium (see :class:`SharedChromium`), stopped at the session's end."""
+    chromium = SharedChromium(tmp_path_factory.mktemp("chromium-profile"))
+    with session_processes():  # the session's, not the test's that asked first
+        chromium.endpoint()
+    yield chromium
+    chromium.stop()
+
+
 @pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    """Debian's chromium, headless, driven by Playwright (never ``playwright install``)."""
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (see .ci/run)")
+async def browser(shared_chromium: SharedChromium) -> AsyncIterator[Browser]:
+    """Debian's chromium, headless, driven by Playwright (never ``playwright install``):
+    the process's shared one, whose contexts and pages this test opens are its own."""
+    endpoint = shared_chromium.endpoint()
     async with async_playwright() as p:
-        chromium = await p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        chromium = await p.chromium.connect_over_cdp(endpoint)
         try:
             yield chromium
         finally:
+            for context in chromium.contexts[1:]:  # [0] is Chromium's default context
+                await context.close()
             await chromium.close()
 
 

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.applications import Starlette
 from starlette.requests import Request
+from tests.services import close_services
 
 from meeple.server.app import Services
 from meeple.server.clock import VirtualClock
@@ -47,14 +48,15 @@ def clock() -> VirtualClock:
 
 
 @pytest.fixture
-def app(tmp_path: Path, clock: VirtualClock) -> Starlette:
+async def app(tmp_path: Path, clock: VirtualClock) -> AsyncIterator[Starlette]:
     services = Services(
         ServerConfig(database=str(tmp_path / "db.sqlite3"), web=WebConfig(hosts=("meeple.test",))),
         clock,
     )
     app = create_app(services)
     app.state.accounts.cost = CHEAP
-    return app
+    yield app
+    await close_services(services)  # the journal's writer thread ends with the test
 
 
 def _client(app: Starlette) -> httpx.AsyncClient:

@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
+from tests.services import close_services
 
 from meeple.games.scrabble.game import Game
 from meeple.server.app import Services
@@ -87,6 +88,7 @@ async def client(tmp_path: Path, console: FakeConsole) -> AsyncIterator[httpx.As
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="https://meeple.test") as c:
         yield c
+    await close_services(services)  # the journal's writer thread ends with the test
 
 
 async def _sign_in(client: httpx.AsyncClient) -> str:
@@ -209,3 +211,4 @@ async def test_sign_in_and_the_admin_endpoint_share_one_limit(
         await clock.advance(61)
         assert gate("tok") == 200
         assert (await c.post("/cmpn402/login", data={"token": "tok"})).status_code == 303
+    await close_services(services)

@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 from starlette.applications import Starlette
+from tests.services import close_services
 
 from meeple.server.app import Services
 from meeple.server.config import ServerConfig, WebConfig
@@ -55,12 +56,13 @@ def store(tmp_path: Path) -> Store:
 
 
 @pytest.fixture
-def app(tmp_path: Path, store: Store) -> Starlette:
+async def app(tmp_path: Path, store: Store) -> AsyncIterator[Starlette]:
     services = Services(
         ServerConfig(database=str(tmp_path / "db.sqlite3"), web=WebConfig(hosts=("meeple.test",)))
     )
     services.resource("store", lambda: store)
-    return create_app(services)
+    yield create_app(services)
+    await close_services(services)  # the journal's writer thread ends with the test
 
 
 @pytest.fixture

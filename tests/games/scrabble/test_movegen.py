@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from itertools import product
+from itertools import combinations
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -181,12 +181,20 @@ def _connected(board: Board, span: list[tuple[int, int]], through: bool) -> bool
 def _payments(
     new: list[tuple[tuple[int, int], str]], have: Counter[str]
 ) -> Iterator[dict[tuple[int, int], str]]:
-    """Each way to lay ``new`` letters from the rack: a letter tile or a blank per square."""
-    options = [(letter, letter.lower()) for _, letter in new]
-    for choice in product(*options):
-        need = Counter("?" if c.islower() else c for c in choice)
-        if all(have[c] >= n for c, n in need.items()):
-            yield {sq: c for (sq, _), c in zip(new, choice, strict=True)}
+    """Each way to lay ``new`` letters from the rack: a letter tile or a blank per square.
+
+    The squares paid by a blank are each subset of at most as many squares as the rack
+    has blanks (every other choice of letter-or-blank per square needs a blank the rack
+    lacks): the same payments as trying all 2**n choices, without the 2**n."""
+    letters = [letter for _, letter in new]
+    for count in range(min(have["?"], len(new)) + 1):
+        for blanks in combinations(range(len(new)), count):
+            need = Counter(c for i, c in enumerate(letters) if i not in blanks)
+            if all(have[c] >= n for c, n in need.items()):
+                yield {
+                    sq: letter.lower() if i in blanks else letter
+                    for i, (sq, letter) in enumerate(new)
+                }
 
 
 def key(move: Move) -> PlayKey:
