@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 from tests.ops.conftest import Raw, http_get, make_server, ops_port, play_out, two_players
+from tests.services import close_services
 
 from meeple.server.app import MeepleServer, Services
 from meeple.server.config import ServerConfig
@@ -161,10 +162,13 @@ async def test_the_web_port_answers_probes_whatever_the_host(tmp_path: Path) -> 
     machine by any address; the pages still refuse an unknown Host (issue 30.7)."""
     services = Services(ServerConfig(database=str(tmp_path / "w.sqlite3")))
     transport = httpx.ASGITransport(app=create_app(services))
-    async with httpx.AsyncClient(transport=transport, base_url="http://10.1.2.3:8000") as c:
-        assert (await c.get("/healthz")).text == "ok\n"
-        metrics = await c.get("/metrics")
-        assert metrics.status_code == 200
-        assert "meeple_rooms_running" in metrics.text
-        assert (await c.get("/readyz")).status_code == 503  # no listener started here
-        assert (await c.get("/")).status_code == 400
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://10.1.2.3:8000") as c:
+            assert (await c.get("/healthz")).text == "ok\n"
+            metrics = await c.get("/metrics")
+            assert metrics.status_code == 200
+            assert "meeple_rooms_running" in metrics.text
+            assert (await c.get("/readyz")).status_code == 503  # no listener started here
+            assert (await c.get("/")).status_code == 400
+    finally:
+        await close_services(services)  # the store's writer thread ends

@@ -225,9 +225,11 @@ class MeepleServer:
     async def drain(self) -> None:
         """Issue 35: turn not ready, refuse new tables, and let the running games finish,
         for up to ``drain_timeout`` seconds (or until a second signal)."""
+        from meeple.server.lobby.tables import Lobby
+
         server_readiness(self.services).draining = True
-        lobby = self.services.get("lobby")
-        if lobby is None:
+        lobby = self.services.lobby
+        if not isinstance(lobby, Lobby):  # none made yet: no table, no game to wait for
             return
         lobby.draining = True
         bound = self.config.drain_timeout
