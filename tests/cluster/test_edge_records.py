@@ -127,6 +127,7 @@ async def test_an_edge_serves_a_cluster_games_replay_list_and_ratings_from_a_sto
         games = await _get(client, "/games")
         assert games.status_code == 200
         assert f"/games/{uid}" in games.text
+
         # The search (issue 34), asked of the store node over the bus.
         def finished(html: str) -> str:  # the finished games' list, not the live tables
             return html.split('<section id="recent">', 1)[1].split("</section>", 1)[0]
