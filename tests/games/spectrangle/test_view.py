@@ -33,6 +33,31 @@ def test_view_follows_a_greedy_game() -> None:
     assert sum(f["bonus"] > 1 for f in view["fields"]) == 9
 
 
+@pytest.mark.parametrize(("players", "seed"), [(2, 5), (3, 2), (4, 11)])
+def test_the_move_log_ends_on_the_final_scores(players: int, seed: int) -> None:
+    """Issue 34: after "game over" the log deducts each hand's tiles, so every player's
+    last total in the log is their final score (not the score before the deduction)."""
+    game = Game([f"p{i}" for i in range(players)], random.Random(seed))
+    while not game.is_over:
+        player = game.turn
+        assert player is not None
+        game.apply(greedy_action(game, player))
+    result = game.result
+    assert result is not None
+    moves = spectator_view(game)["moves"]
+    last: dict[int, int] = {}
+    for entry in moves:
+        if entry["player"] is not None and entry["total"] is not None:
+            last[entry["player"]] = entry["total"]
+    assert [last.get(p, 0) for p in range(players)] == list(result.scores)
+    ended = [e["text"] for e in moves].index("game over")
+    deducted = moves[ended + 1 :]
+    assert [e["score"] for e in deducted] == [-d for d in result.deductions if d]
+    for entry in deducted:
+        held = result.hands[entry["player"]]
+        assert entry["text"] == "left in hand: " + " ".join(str(t) for t in held)
+
+
 def _apply_to_copy(game: Game, action: Place) -> list[TilePlaced]:
     copy = replay(game.record())
     return [e for e in copy.apply(action) if isinstance(e, TilePlaced)]

@@ -34,7 +34,14 @@ from meeple.games.santorini.game import (
 from meeple.games.santorini.gods import GODS
 from meeple.games.santorini.state import GameState, Phase, owner, sex_of
 
-__all__ = ["action_text", "event_for_seat", "legal_view", "seat_view", "spectator_view"]
+__all__ = [
+    "action_text",
+    "event_for_seat",
+    "how_won",
+    "legal_view",
+    "seat_view",
+    "spectator_view",
+]
 
 
 def event_for_seat(event: object, seat: int) -> object:
@@ -125,9 +132,39 @@ def spectator_view(game: Game, players: tuple[str, ...] | None = None) -> dict[s
         "result": (
             None
             if state.winner is None
-            else {"winners": [state.winner], "reason": "win", "scores": None}
+            else {
+                "winners": [state.winner],
+                "reason": "win",
+                "scores": None,
+                "how": how_won(game, names),
+            }
         ),
     }
+
+
+def how_won(game: Game, names: Sequence[str]) -> str | None:
+    """How the winner won, in words (issue 34: "hardbot1 wins." said nothing): the last
+    player left because the others resigned or could not move, a worker on the third
+    level, or the winner's god's own condition (Pan's fall, Chronus' towers…)."""
+    state = game.state
+    winner = state.winner
+    if winner is None:
+        return None
+    others = [i for i in range(state.players) if i != winner]
+    log = game.log
+    if log and isinstance(log[-1], Lose):
+        quitter = names[log[-1].player] if log[-1].player < len(names) else "the other"
+        return f"{quitter} resigned"
+    on_top = any(
+        at is not None and owner(w) == winner and state.levels[at] == 3
+        for w, at in enumerate(state.workers)
+    )
+    if on_top:
+        return "moved up to the third level"
+    if state.alive and not any(state.alive[i] for i in others):
+        return "the others could not move" if len(others) > 1 else "the other could not move"
+    god = state.gods[winner] if state.gods else None
+    return f"by {god}'s power" if god else None
 
 
 def seat_view(game: Game, player: int, players: tuple[str, ...] | None = None) -> dict[str, Any]:

@@ -76,6 +76,26 @@ def move_entry(event: Event) -> dict[str, Any] | None:
     return None
 
 
+def _moves(game: Game) -> list[dict[str, Any]]:
+    """The public move log; at the end, after "game over", each player's deduction for
+    the tiles left in hand (issue 34: the log's last totals are the final scores)."""
+    out: list[dict[str, Any]] = []
+    for event in game.events:
+        entry = move_entry(event)
+        if entry is not None:
+            out.append(entry)
+        if isinstance(event, GameEnded):
+            result = event.result
+            for player, (lost, final) in enumerate(
+                zip(result.deductions, result.scores, strict=True)
+            ):
+                if lost:
+                    held = " ".join(str(t) for t in result.hands[player])
+                    text = f"left in hand: {held}"
+                    out.append({"player": player, "text": text, "score": -lost, "total": final})
+    return out
+
+
 def spectator_view(game: Game) -> dict[str, Any]:
     """The game as anyone may see it; JSON-safe."""
     result = game.result
@@ -98,7 +118,7 @@ def spectator_view(game: Game) -> dict[str, Any]:
         "bag": game.bag_size,
         "turn": game.turn,
         "status": game.status.value,
-        "moves": [e for e in (move_entry(ev) for ev in game.events) if e is not None],
+        "moves": _moves(game),
         "result": (
             {"reason": "abandoned", "scores": None, "winners": []}
             if game.status.value == "abandoned"

@@ -475,7 +475,8 @@ function resultText(view) {
   const scores = r.scores ? ` (${r.scores.map((s, i) => `${view.players[i]} ${s}`).join(", ")})` : "";
   if (!names.length) return `No winner${scores}.`;
   if (names.length > 1) return `A draw between ${names.join(" and ")}${scores}.`;
-  return `${names[0]} ${names[0] === "You" ? "win" : "wins"}${scores}.`;
+  const how = r.how ? `: ${r.how}` : ""; // Santorini: how (issue 34)
+  return `${names[0]} ${names[0] === "You" ? "win" : "wins"}${scores}${how}.`;
 }
 
 function draw() {

@@ -169,7 +169,8 @@ export function renderPanel(view) {
   const section = el("section", { class: "players" }, el("table", {}, el("thead", {}, head), body), facts);
   if (view.result) {
     const winners = view.result.winners.map((w) => view.players[w]).join(", ");
-    section.append(el("p", { class: "result" }, `Game over (${reasonText(view.result.reason)}).`,
+    const how = view.result.how ? `: ${view.result.how}` : ""; // Santorini (issue 34)
+    section.append(el("p", { class: "result" }, `Game over (${reasonText(view.result.reason)}${how}).`,
       winners ? ` Winner: ${winners}.` : ""));
   }
   return section;
