@@ -24,12 +24,15 @@ export function fit() {
   // One column (a phone): the rack, buttons, scores and the first lines of the moves
   // come under the board; the board gives up what they lack.
   const aside = document.querySelector("#play aside");
-  if (moves && aside && aside.getBoundingClientRect().top >= board.getBoundingClientRect().bottom) {
+  // A board narrower by N px is less than N px shorter (Spectrangle's triangle): ask
+  // again, a few times, until nothing lacks.
+  for (let i = 0; i < 4 && moves && aside
+       && aside.getBoundingClientRect().top >= board.getBoundingClientRect().bottom; i++) {
     const lacking = documentTop(moves) + MIN_MOVES + MARGIN - window.innerHeight;
-    if (lacking > 0) {
-      const size = Math.max(MIN_BOARD, board.getBoundingClientRect().width - lacking);
-      board.style.setProperty("--board-size", `${Math.floor(size)}px`);
-    }
+    const width = board.getBoundingClientRect().width;
+    if (lacking <= 0 || width <= MIN_BOARD) break;
+    const size = Math.max(MIN_BOARD, width - Math.ceil(lacking));
+    board.style.setProperty("--board-size", `${Math.floor(size)}px`);
   }
   if (moves) {
     const left = window.innerHeight - documentTop(moves) - MARGIN;
