@@ -60,3 +60,4 @@ def test_lone_clarkson_bot_plays_two_games(
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2
     assert all(line.startswith("WIN: solo ") for line in lines)
+    assert all(line.endswith(" (solo wins)") for line in lines)  # who won, in words

@@ -116,16 +116,5 @@ def _run_scrabble(args: argparse.Namespace) -> int:
         print(f"meeple bot: {e}", file=sys.stderr)
         return 1
     for r in results:
-        scores = "  ".join(f"{n} {s}" for n, s in r.scores.items())
-        print(f"{r.reason}: {scores}{_who_won(r.scores)}")
+        print(r.line())
     return 0
-
-
-def _who_won(scores: dict[str, int]) -> str:
-    """ " (bob wins)", " (a draw: ann, bob)": the protocol's reason (Twente's "WIN" is
-    the kind of end, not this bot's win) does not say who won; the scores do."""
-    if not scores:
-        return ""
-    top = max(scores.values())
-    best = [n for n, s in scores.items() if s == top]
-    return f" ({best[0]} wins)" if len(best) == 1 else f" (a draw: {', '.join(best)})"

@@ -482,6 +482,5 @@ def run_bot(
         print(f"meeple bot: {e}", file=sys.stderr)
         return 1
     for r in results:
-        scores = "  ".join(f"{n} {s}" for n, s in r.scores.items())
-        print(f"{r.reason}: {scores}")
+        print(r.line())
     return 0

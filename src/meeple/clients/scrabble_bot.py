@@ -59,6 +59,18 @@ class BotResult:
     reason: str
     refused: int
 
+    def line(self) -> str:
+        """The bot's last line: "WIN: ann 384  bob 452 (bob wins)". The protocol's reason
+        (Twente's and Clarkson's "WIN" is the kind of end, not this bot's win) does not
+        say who won; the scores do."""
+        scores = "  ".join(f"{n} {s}" for n, s in self.scores.items())
+        if not self.scores:
+            return f"{self.reason}: {scores}"
+        top = max(self.scores.values())
+        best = [n for n, s in self.scores.items() if s == top]
+        who = f"{best[0]} wins" if len(best) == 1 else f"a draw: {', '.join(best)}"
+        return f"{self.reason}: {scores} ({who})"
+
 
 async def play_twente(
     host: str,
