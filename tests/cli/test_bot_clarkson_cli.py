@@ -45,9 +45,17 @@ def test_three_clarkson_bots_play_to_the_end(
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 3
     assert len(set(lines)) == 1
-    words = lines[0].split()
+    line, _, who = lines[0].partition(" (")
+    words = line.split()
     assert words[0] == "WIN:"
     assert sorted(words[1::2]) == ["ann", "ben", "cy"]
+    scores = dict(zip(words[1::2], map(int, words[2::2]), strict=True))
+    best = {n for n, x in scores.items() if x == max(scores.values())}
+    if len(best) == 1:
+        assert who == f"{best.pop()} wins)", lines[0]  # who won, in words
+    else:
+        assert who.startswith("a draw: "), lines[0]
+        assert set(who.removeprefix("a draw: ").rstrip(")").split(", ")) == best
 
 
 def test_lone_clarkson_bot_plays_two_games(
