@@ -81,24 +81,13 @@ def test_scrabble_rack_and_alternatives(gcide: Lexicon) -> None:
     """A played Scrabble game: every analysed move names the mover's rack (7 tiles or
     fewer), lists up to five alternatives, the best first by equity, and the loss is
     measured against the best of them."""
-    from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
+    from tests.games.scrabble.test_view import _play_out
+
     from meeple.games.scrabble import record as scrabble_record
-    from meeple.games.scrabble.game import Exchange, Pass, Play
     from meeple.games.scrabble.game import Game as ScrabbleGame
 
     game = ScrabbleGame(["ann", "bob"], random.Random(5), lexicon=gcide)
-    for _ in range(12):
-        if game.is_over:
-            break
-        player = game.turn
-        assert player is not None
-        choice = choose(game.board, game.rack(player), gcide, bag_count=len(game.bag))
-        if isinstance(choice, ExchangeChoice):
-            game.apply(Exchange(player, choice.tiles))
-        elif isinstance(choice, PassChoice):
-            game.apply(Pass(player))
-        else:
-            game.apply(Play.from_move(player, choice))
+    _play_out(game, gcide, limit=12)
     record = scrabble_record.to_record(game, uid="b1b2c3d4e5f6")
     found = [e for e in analyse(record, gcide) if e]
     assert found
