@@ -425,7 +425,9 @@ async def gcg_download(request: Request) -> Response:
 
 
 def _int(text: str | None, *, default: int) -> int:
-    if text is None or not text.lstrip("-").isdigit() or len(text) > 9:
+    """A whole number from a URL, else ``default`` (ASCII digits only: "²" is a digit to
+    ``str.isdigit`` but not to ``int``)."""
+    if text is None or not text.isascii() or not text.lstrip("-").isdigit() or len(text) > 9:
         return default
     return int(text)
 
