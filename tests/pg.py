@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
+import signal
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from meeple.server.store.pgembed import EmbeddedPostgres
 from meeple.server.store.postgres import PgStore
@@ -40,3 +43,39 @@ class PgServer:
         name = f"test_{next(self._numbers)}"
         url = self.server.create_database(name, template=self.template if migrated else None)
         return name, url
+
+
+def postmaster_family(pid: int) -> list[int]:
+    """``pid`` and every process below it (the postmaster and its backends), from /proc:
+    what a test SIGSTOPs to freeze a PostgreSQL of its own."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        todo.extend(children.get(p, []))
+    return found
+
+
+def signal_all(pids: list[int], sig: signal.Signals) -> None:
+    """``sig`` to each of ``pids`` that still runs."""
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+
+
+@contextlib.contextmanager
+def own_postgres() -> Iterator[EmbeddedPostgres]:
+    """A PostgreSQL of the test's own, for tests that freeze or kill it (the session's
+    one is shared and never frozen)."""
+    with EmbeddedPostgres() as server:
+        yield server

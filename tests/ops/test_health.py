@@ -4,7 +4,6 @@ that follows a frozen PostgreSQL, and a SIGTERM that drains before it stops."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
 from collections.abc import Iterator
@@ -13,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 from tests.ops.conftest import Raw, http_get, make_server, ops_port, play_out, two_players
+from tests.pg import own_postgres, postmaster_family, signal_all
 from tests.services import close_services
 
 from meeple.server.app import MeepleServer, Services
@@ -39,36 +39,10 @@ async def until_status(port: int, path: str, status: int, tries: int = 200) -> s
     raise AssertionError(f"{path} never answered {status}: {got} {body}")
 
 
-def _family(pid: int) -> list[int]:
-    """``pid`` and every process below it (the postmaster and its backends)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        children.setdefault(ppid, []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        found.append(p)
-        todo.extend(children.get(p, []))
-    return found
-
-
-def _signal(pids: list[int], sig: signal.Signals) -> None:
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, sig)
-
-
 @pytest.fixture
 def postgres() -> Iterator[EmbeddedPostgres]:
     """A PostgreSQL of this test's own: the session's one is never frozen."""
-    with EmbeddedPostgres() as server:
+    with own_postgres() as server:
         yield server
 
 
@@ -81,21 +55,21 @@ async def test_readiness_follows_a_frozen_postgresql(
     server = make_server(tmp_path, health_port=0, database=url)
     await server.start()
     assert postgres.pid is not None
-    frozen = _family(postgres.pid)
+    frozen = postmaster_family(postgres.pid)
     port = ops_port(server)
     try:
         assert await until_status(port, "/readyz", 200) == "ready\n"
         assert await health_line(server) == b"ok\n"
-        _signal(frozen, signal.SIGSTOP)
+        signal_all(frozen, signal.SIGSTOP)
         body = await until_status(port, "/readyz", 503)
         assert "store: no answer" in body
         assert await health_line(server) == b"not ready\n"
         assert await http_get(port, "/healthz") == (200, "ok\n")
-        _signal(frozen, signal.SIGCONT)
+        signal_all(frozen, signal.SIGCONT)
         assert await until_status(port, "/readyz", 200) == "ready\n"
         assert await health_line(server) == b"ok\n"
     finally:
-        _signal(frozen, signal.SIGCONT)
+        signal_all(frozen, signal.SIGCONT)
         await server.stop()
 
 

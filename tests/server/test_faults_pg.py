@@ -6,15 +6,13 @@ lobby says so, and everything is written once PostgreSQL answers again
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
 import random
 import signal
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
+from tests.pg import own_postgres, postmaster_family, signal_all
 from tests.serve import assert_stored_as_logged
 
 from meeple.clients.scrabble_bot import play_twente
@@ -28,36 +26,10 @@ from meeple.server.store.pgembed import EmbeddedPostgres
 pytestmark = pytest.mark.slow
 
 
-def _family(pid: int) -> list[int]:
-    """``pid`` and every process below it (the postmaster and its backends)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        children.setdefault(ppid, []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        found.append(p)
-        todo.extend(children.get(p, []))
-    return found
-
-
-def _signal(pids: list[int], sig: signal.Signals) -> None:
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, sig)
-
-
 @pytest.fixture
 def postgres() -> Iterator[EmbeddedPostgres]:
-    """A PostgreSQL of this test's own (the session's stays out of the freezer)."""
-    with EmbeddedPostgres() as server:
+    """A PostgreSQL of this test's own: the session's one is never frozen."""
+    with own_postgres() as server:
         yield server
 
 
@@ -85,12 +57,12 @@ async def test_a_postgresql_that_stops_answering_costs_no_game(
     server.services.resource("scrabble.lexicon", lambda: gcide)
     await server.start()
     assert postgres.pid is not None
-    frozen = _family(postgres.pid)
+    frozen = postmaster_family(postgres.pid)
     try:
         journal = server_journal(server.services)
         journal.write_timeout = 0.5
         lobby = server_lobby(server.services)
-        _signal(frozen, signal.SIGSTOP)
+        signal_all(frozen, signal.SIGSTOP)
         port = server.ports["twente"]
         web = httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.ports['web']}", timeout=30)
         async with web:
@@ -108,11 +80,11 @@ async def test_a_postgresql_that_stops_answering_costs_no_game(
         assert "not taking writes" in lobby_page.text
         assert ratings_page.status_code == 503  # its read got no answer: said so, not a hang
         assert "not answering" in ratings_page.text
-        _signal(frozen, signal.SIGCONT)
+        signal_all(frozen, signal.SIGCONT)
         await _until(lambda: journal.health is Health.OK)
         assert lobby.snapshot()["store"] is None
         store = server_store(server.services)
         assert_stored_as_logged(store, dict(results[0][0].scores), gcide)
     finally:
-        _signal(frozen, signal.SIGCONT)
+        signal_all(frozen, signal.SIGCONT)
         await server.stop()
