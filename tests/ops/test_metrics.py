@@ -5,7 +5,10 @@ request head without harm."""
 from __future__ import annotations
 
 import asyncio
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -23,6 +26,8 @@ from tests.ops.conftest import (
 from meeple.server.app import MeepleServer
 from meeple.server.metrics import MAX_LABEL_VALUES, METRICS, Metrics, bounded
 from meeple.server.ops import Readiness, answer
+from meeple.server.store.database import Store, open_store
+from meeple.server.store.journal import Journal, journal_samples
 
 
 async def test_counters_move_as_a_game_is_played(
@@ -34,49 +39,53 @@ async def test_counters_move_as_a_game_is_played(
     port = ops_port(server)
     before = await scrape(port)
     peers = await two_players(server)
-    during = await scrape(port)
-    assert value(during, "meeple_rooms_running", game="spectrangle") == 1 + value(
-        before, "meeple_rooms_running", game="spectrangle"
-    )
-    assert value(during, "meeple_connections_open", protocol="spectrangle") == 2 + value(
-        before, "meeple_connections_open", protocol="spectrangle"
-    )
-    # The replica's lines, to the last: "game finished leaderboard ...".
-    await play_out(dict(zip(("p1", "p2"), peers, strict=True)), known_deal[0])
-    after = await _settled(
-        port,
-        lambda s: (
-            _moved(s, before, "meeple_games_finished_total")
-            and value(s, "meeple_journal_queue") == 0
-        ),  # the finished game stored too
-    )
+    try:
+        during = await scrape(port)
+        assert value(during, "meeple_rooms_running", game="spectrangle") == 1 + value(
+            before, "meeple_rooms_running", game="spectrangle"
+        )
+        assert value(during, "meeple_connections_open", protocol="spectrangle") == 2 + value(
+            before, "meeple_connections_open", protocol="spectrangle"
+        )
+        # The replica's lines, to the last: "game finished leaderboard ...".
+        await play_out(dict(zip(("p1", "p2"), peers, strict=True)), known_deal[0])
+        after = await _settled(
+            port,
+            lambda s: (
+                _moved(s, before, "meeple_games_finished_total")
+                and value(s, "meeple_journal_queue") == 0
+            ),  # the finished game stored too
+        )
 
-    def moved(name: str, **labels: str) -> float:
-        return value(after, name, **labels) - value(before, name, **labels)
+        def moved(name: str, **labels: str) -> float:
+            return value(after, name, **labels) - value(before, name, **labels)
 
-    assert moved("meeple_connections_opened_total", protocol="spectrangle") == 2
-    assert moved("meeple_games_started_total", game="spectrangle") == 1
-    assert moved("meeple_games_finished_total", game="spectrangle", reason="finished") == 1
-    assert moved("meeple_rooms_running", game="spectrangle") == 0
-    commands = moved("meeple_commands_total", protocol="spectrangle")
-    assert commands >= 10  # a whole game's moves
-    assert moved("meeple_command_seconds_count", protocol="spectrangle") == commands
-    assert moved("meeple_command_seconds_sum", protocol="spectrangle") > 0
-    assert moved("meeple_log_writes_total") >= commands  # each move's entry, and more
-    assert moved("meeple_log_write_seconds_count") >= 1
-    assert value(after, "meeple_store_state", state="ok") >= 1
-    assert value(after, "meeple_journal_queue") == 0
-    assert value(after, "meeple_event_loop_lag_seconds_count") >= 0
-    assert value(after, "process_open_fds") > 0  # the process collector
-    for peer in peers:
-        peer.close()
-    await _settled(
-        port,
-        lambda s: (
-            value(s, "meeple_connections_open", protocol="spectrangle")
-            == value(before, "meeple_connections_open", protocol="spectrangle")
-        ),
-    )
+        assert moved("meeple_connections_opened_total", protocol="spectrangle") == 2
+        assert moved("meeple_games_started_total", game="spectrangle") == 1
+        assert moved("meeple_games_finished_total", game="spectrangle", reason="finished") == 1
+        assert moved("meeple_rooms_running", game="spectrangle") == 0
+        commands = moved("meeple_commands_total", protocol="spectrangle")
+        assert commands >= 10  # a whole game's moves
+        assert moved("meeple_command_seconds_count", protocol="spectrangle") == commands
+        assert moved("meeple_command_seconds_sum", protocol="spectrangle") > 0
+        assert moved("meeple_log_writes_total") >= commands  # each move's entry, and more
+        assert moved("meeple_log_write_seconds_count") >= 1
+        assert value(after, "meeple_store_state", state="ok") >= 1
+        assert value(after, "meeple_journal_queue") == 0
+        assert value(after, "meeple_event_loop_lag_seconds_count") >= 0
+        assert value(after, "process_open_fds") > 0  # the process collector
+        for peer in peers:
+            peer.close()
+        await _settled(
+            port,
+            lambda s: (
+                value(s, "meeple_connections_open", protocol="spectrangle")
+                == value(before, "meeple_connections_open", protocol="spectrangle")
+            ),
+        )
+    finally:
+        for peer in peers:
+            peer.close()
 
 
 def _moved(samples: Samples, before: Samples, name: str) -> bool:
@@ -85,14 +94,18 @@ def _moved(samples: Samples, before: Samples, name: str) -> bool:
     )
 
 
-async def _settled(port: int, done: object, tries: int = 100) -> Samples:
-    """Scrape until ``done(samples)`` (a count moved by the room's last step)."""
-    for _ in range(tries):
+async def _settled(port: int, done: Callable[[Samples], bool], within: float = 30.0) -> Samples:
+    """Scrape until ``done(samples)`` (a count moved by the room's last step), for at most
+    ``within`` seconds (a loaded machine's store may take a while)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while True:
         samples = await scrape(port)
-        if done(samples):  # type: ignore[operator]
+        if done(samples):
             return samples
+        if loop.time() > deadline:
+            raise AssertionError(f"the metrics did not move: {sorted(samples.items())}")
         await asyncio.sleep(0.05)
-    raise AssertionError("the metrics did not move")
 
 
 ODD_NAMES = ("Zoë", "a_b", "x" * 15, "EVE", "mallory", "t0", "bob_2")
@@ -222,3 +235,38 @@ def test_the_process_has_one_registry_with_every_family() -> None:
         "process_open_fds",
     ):
         assert name in names, name
+
+
+class _Stuck:
+    """A store whose log writes wait until ``gate`` is set."""
+
+    def __init__(self, store: Store) -> None:
+        self.store, self.gate = store, threading.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def open_log(self, *a: Any, **kw: Any) -> None:
+        self.gate.wait(10)
+        self.store.open_log(*a, **kw)
+
+
+async def test_a_closed_journal_is_no_queue(tmp_path: Path) -> None:
+    """A journal closed with writes the store did not take (each logged as dropped at
+    the close) belongs to no running server: while it is still alive it adds nothing to
+    what a scrape reports, so a later server's queue reads 0."""
+    store = open_store(f"sqlite:///{tmp_path / 'games.db'}")
+    stuck = _Stuck(store)
+    journal = Journal(stuck)  # type: ignore[arg-type]
+    try:
+        writes = [asyncio.ensure_future(journal.open(f"r{n}", "counting", {})) for n in range(3)]
+        await asyncio.sleep(0.05)
+        assert ("meeple_journal_queue", (), 3.0) in journal_samples(journal)
+        assert journal.close(timeout=0.05)  # dropped
+        assert journal_samples(journal) == []
+    finally:
+        stuck.gate.set()
+        journal.close()
+        for write in writes:
+            write.cancel()
+        store.close()

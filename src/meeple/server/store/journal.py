@@ -499,7 +499,10 @@ def server_journal(services: Services) -> Journal:
 
 def journal_samples(journal: Journal) -> list[Sample]:
     """The journal's gauges at a scrape (:mod:`meeple.server.metrics`): its queue and
-    the store's state."""
+    the store's state. A closed journal says nothing: it belongs to no running server,
+    and the writes it dropped (logged at its close) are no queue that will drain."""
+    if journal.health is Health.CLOSED:
+        return []
     samples: list[Sample] = [("meeple_journal_queue", (), float(journal.backlog))]
     samples.extend(("meeple_store_state", (h.value,), float(h is journal.health)) for h in Health)
     return samples
