@@ -12,7 +12,7 @@ from tests.natsd import NatsEnv
 
 from meeple.bus.subjects import Namespace
 from meeple.cluster.jetstream import connect_node
-from meeple.cluster.log import BlockingJetStreamLog, RoomLog
+from meeple.cluster.log import BlockingJetStreamLog, JetStreamLog, RoomLog
 from meeple.server.store.database import Store, open_store
 
 # Every room-log implementation, by name: each log test runs on each.
@@ -31,6 +31,17 @@ async def node(nats_env: NatsEnv, nats_ns: Namespace) -> AsyncIterator[Client]:
     )
     yield nc
     await nc.close()
+
+
+@pytest.fixture
+def pg_reader(node: Client, nats_ns: Namespace, pg_url: str) -> Iterator[JetStreamLog]:
+    """The test's own reader of the room logs, finished games in the test's PostgreSQL
+    (its store closed at the end, whatever the test did)."""
+    store = open_store(pg_url)
+    try:
+        yield JetStreamLog(node, nats_ns, store)
+    finally:
+        store.close()
 
 
 @pytest.fixture

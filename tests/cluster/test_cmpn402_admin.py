@@ -121,11 +121,12 @@ async def test_status_lists_the_game_with_its_owner_and_stop_ends_it(
     nats_ns: Namespace,
     pg_url: str,
     caplog: pytest.LogCaptureFixture,
+    pg_reader: JetStreamLog,
 ) -> None:
     hub = await nodes.start("hub", "edge,lobby,store", pg_url, "--admin-token", TOKEN)
     rooms1 = await nodes.start("rooms1", "rooms", None, "--admin-token", TOKEN)
     edge2 = await nodes.start("edge2", "edge", None, "--admin-token", TOKEN)
-    reader = JetStreamLog(node, nats_ns, open_store(pg_url))
+    reader = pg_reader
     pace = {"before": 0.3}
     _ann, _bob, agents = paced_agents((hub.listeners["cmpn402"], edge2.listeners["cmpn402"]), pace)
     try:
@@ -199,10 +200,11 @@ async def test_a_game_whose_agent_never_comes_back_is_stopped_with_end_3_to_the_
     nats_ns: Namespace,
     pg_url: str,
     caplog: pytest.LogCaptureFixture,
+    pg_reader: JetStreamLog,
 ) -> None:
     hub = await nodes.start("hub", "edge,lobby,store,rooms", pg_url, "--admin-token", TOKEN)
     edge2 = await nodes.start("edge2", "edge", None, "--admin-token", TOKEN)
-    reader = JetStreamLog(node, nats_ns, open_store(pg_url))
+    reader = pg_reader
     ann = Paced(load_lexicon(DEFAULT_LEXICON), {"before": 0.5})
     playing = asyncio.ensure_future(play(f"ws://127.0.0.1:{hub.listeners['cmpn402']}", "ann", ann))
     try:
@@ -243,11 +245,12 @@ async def test_a_paused_game_stays_paused_across_a_takeover_and_is_resumed_there
     nats_ns: Namespace,
     pg_url: str,
     caplog: pytest.LogCaptureFixture,
+    pg_reader: JetStreamLog,
 ) -> None:
     hub = await nodes.start("hub", "edge,lobby,store", pg_url, "--admin-token", TOKEN)
     rooms = {"rooms1": await nodes.start("rooms1", "rooms", None, "--admin-token", TOKEN)}
     edge2 = await nodes.start("edge2", "edge", None, "--admin-token", TOKEN)
-    reader = JetStreamLog(node, nats_ns, open_store(pg_url))
+    reader = pg_reader
     port = edge2.listeners["cmpn402"]
     pace = {"before": 0.2}
     ann, bob, agents = paced_agents((hub.listeners["cmpn402"], edge2.listeners["cmpn402"]), pace)

@@ -157,6 +157,7 @@ async def test_a_browser_and_twente_bots_on_three_edges_play_and_the_browser_com
     nats_ns: Namespace,
     pg_url: str,
     enable: Lexicon,
+    pg_reader: JetStreamLog,
 ) -> None:
     """A browser opens a 3-seat Twente-variant table on edge web1; Twente bots on the
     hub's and web2's Twente ports fill it; they play; web1 is SIGKILLed mid-game and the
@@ -185,7 +186,7 @@ async def test_a_browser_and_twente_bots_on_three_edges_play_and_the_browser_com
         asyncio.ensure_future(_twente_bot(hub.listeners["twente"], "ann", 3, enable)),
         asyncio.ensure_future(_twente_bot(web2.listeners["twente"], "bob", 3, enable)),
     ]
-    reader = JetStreamLog(node, nats_ns, open_store(pg_url))
+    reader = pg_reader
     uid = await _room_uid(reader)
     rooms2 = await nodes.start("rooms2", "rooms")  # after the room opened on rooms1
     before = await _play(ws, enable, stop_after=2)

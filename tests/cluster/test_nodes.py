@@ -131,7 +131,9 @@ class Spectator:
     def __init__(self, port: int, uid: str) -> None:
         self.port, self.uid = port, uid
         self.seqs: list[int] = []
-        self.moves: list[int] = []  # the move log's length after each frame
+        # The move log's decided lines after each frame (a play in its challenge window
+        # is not one yet: docs/protocols/web.md, "Watching").
+        self.moves: list[int] = []
         self.data: Any = None
         self.errors: list[dict[str, Any]] = []
 
@@ -158,7 +160,8 @@ class Spectator:
                     else:
                         self.data = message["data"]
                     self.seqs.append(message["seq"])
-                    self.moves.append(len(self.data["view"]["moves"]))
+                    moves = self.data["view"]["moves"]
+                    self.moves.append(sum(not m.get("pending") for m in moves))
                     if self.data["finished"]:
                         return
 

@@ -5,8 +5,20 @@ from __future__ import annotations
 import json
 import random
 
+from tests.games.scrabble.test_game import double, play_word
+
 from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
-from meeple.games.scrabble.game import End, EndReason, Exchange, Game, Pass, Play, TimePenalty
+from meeple.games.scrabble.game import (
+    Accept,
+    Challenge,
+    End,
+    EndReason,
+    Exchange,
+    Game,
+    Pass,
+    Play,
+    TimePenalty,
+)
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.view import seat_view, spectator_view
 
@@ -123,3 +135,23 @@ def test_the_game_over_line_comes_after_an_overtime_penalty(gcide: Lexicon) -> N
     assert [m["kind"] for m in moves[-2:]] == ["time", "end"]
     assert moves[-2]["score"] == -100
     assert moves[-2]["total"] == spectator_view(game)["scores"][0]
+
+
+def test_a_play_in_its_challenge_window_is_marked_undecided(words: frozenset[str]) -> None:
+    """The play awaiting its verdict is the one line marked pending (no log holds it yet:
+    a viewer does not count it among the moves that stay); its verdict decides it, and
+    one challenged off leaves its lines decided too."""
+    for verdict in (Accept(1), Challenge(1)):
+        game = double(words, "CATQQQQ", "DOGAIRE")
+        play_word(game, 0, 7, 7, "CAT")
+        lines = spectator_view(game)["moves"]
+        assert [m.get("pending", False) for m in lines] == [True]
+        assert lines[0]["text"].endswith("CAT")
+        game.apply(verdict)
+        assert not any(m.get("pending") for m in spectator_view(game)["moves"])
+    game = double(words, "QXZCATS", "DOGAIRE")
+    play_word(game, 0, 7, 7, "QXZ")
+    game.apply(Challenge(1))  # upheld: withdrawn
+    assert not any(m.get("pending") for m in spectator_view(game)["moves"])
+    play_word(game, 1, 7, 7, "DOG")
+    assert [m.get("pending", False) for m in spectator_view(game)["moves"]][-1] is True

@@ -196,10 +196,19 @@ def _log(game: Game) -> list[dict[str, Any]]:
     overtime penalty, taken off the final score after the end, comes before it."""
     log: list[dict[str, Any]] = []
     end: dict[str, Any] | None = None
-    for ev in game.events:
+    # The play in its challenge window (the last one made, while one is pending) is not
+    # decided yet: its line says so. No log holds it until its verdict (a referee that
+    # dies in the window takes it back, as its agents' START then says), so a viewer
+    # must not count it among the moves that stay.
+    undecided = -1
+    if game.pending is not None:
+        undecided = max(i for i, ev in enumerate(game.events) if isinstance(ev, PlayMade))
+    for i, ev in enumerate(game.events):
         entry = move_entry(ev, game.players)
         if entry is None:
             continue
+        if i == undecided:
+            entry["pending"] = True
         if isinstance(ev, GameEnded):
             result = ev.result
             for i, adjustment in enumerate(result.adjustments):

@@ -179,9 +179,10 @@ export function renderPanel(view) {
 export function renderMoves(view) {
   const list = el("ol", { class: "moves" });
   for (const m of view.moves) {
-    list.append(el("li", {},
+    list.append(el("li", m.pending ? { class: "pending", title: "in its challenge window" } : {},
       m.player !== null && m.player !== undefined ? [el("b", {}, view.players[m.player]), " "] : null,
       m.text,
+      m.pending ? " (challenge window)" : null,
       m.score ? [" ", el("span", { class: m.score < 0 ? "pts neg" : "pts" }, (m.score > 0 ? "+" : "") + m.score)] : null,
       m.total !== null && m.total !== undefined ? [" ", el("span", { class: "tot" }, m.total)] : null));
   }
