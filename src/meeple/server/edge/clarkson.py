@@ -165,6 +165,9 @@ class ClarksonHandler:
         self._hello = hello
         self._room: RoomPort | None = None
         self._you = -1
+        # The game as this seat was last told it (its own view: its rack, no other),
+        # which the dialect reads; never the room's engine game (issue 32.3).
+        self._seen: g.Game | None = None
         # While a name is asked for (the registry answers later on a cluster edge), the
         # client's next lines wait: the rest of a read, then later reads.
         self._asking = False
@@ -363,8 +366,8 @@ class ClarksonHandler:
         self.lobby.ready(self)
 
     def _exchange(self, tiles: str | None) -> None:
-        game = None if self._room is None else self._room.game
-        if tiles is None and isinstance(game, g.Game):
+        game = None if self._room is None else self._seen
+        if tiles is None and game is not None:
             # §3.16: a bare EXCHANGE swaps the whole hand.
             tiles = game.rack(self._you)
         self._to_room(ExchangeTiles(tiles or ""))
@@ -398,6 +401,7 @@ class ClarksonHandler:
         # submit and the seat's view of the game.
         self._room = self.lobby.room_of(self)
         self._you = event.you
+        self._seen = event.game
         game = event.game
         self.send(Starting())
         for name in event.players:
@@ -412,6 +416,7 @@ class ClarksonHandler:
 
     def _update(self, update: Update) -> None:
         game = update.game
+        self._seen = game
         for e in update.events:
             if isinstance(e, g.PlayMade | g.Exchanged | g.Passed):
                 self._turn_done(game, e)

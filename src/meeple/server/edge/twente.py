@@ -126,6 +126,9 @@ class TwenteHandler:
         self._flags: frozenset[Flag] = frozenset()
         self._room: RoomPort | None = None
         self._you = -1
+        # The game as this seat was last told it (its own view: its rack, no other),
+        # which the dialect reads; never the room's engine game (issue 32.3).
+        self._seen: g.Game | None = None
         self.told_the_end = False  # the shutdown's GAMEOVER was sent (see farewell)
 
     # --- ConnectionHandler ------------------------------------------------------------
@@ -163,8 +166,8 @@ class TwenteHandler:
 
     def farewell(self) -> bytes | None:
         """On shutdown a player in a game hears it end (spec: GAMEOVER DISCONNECT)."""
-        game = None if self._room is None else self._room.game
-        if not isinstance(game, g.Game) or game.is_over or self.session.state is not State.GAME:
+        game = None if self._room is None else self._seen
+        if game is None or game.is_over or self.session.state is not State.GAME:
             return None
         scores = tuple(zip(game.players, game.scores, strict=True))
         # A move of this player's still in the room's inbox must not change the game
@@ -271,6 +274,7 @@ class TwenteHandler:
     def _started(self, event: GameStarted) -> None:
         self._room = self.lobby.room_of(self)
         self._you = event.you
+        self._seen = event.game
         self._send(StartGame(event.players))
         for e in event.opening:
             if isinstance(e, g.TilesDrawn) and e.player == event.you:
@@ -284,6 +288,7 @@ class TwenteHandler:
 
     def _update(self, update: Update) -> None:
         game = update.game
+        self._seen = game
         tiles: list[ServerMessage] = []
         moves: list[ServerMessage] = []
         after: list[ServerMessage] = []
