@@ -90,6 +90,7 @@ async def clarkson_player(port: int, games: int, lexicon: Lexicon, defects: froz
         last_turn = ""
         buffer = b""
         done = False
+        named = False  # USERCHANGE … Broken heard (§3.6)
         try:
             while not done:
                 chunk = await reader.read(65536)
@@ -117,7 +118,14 @@ async def clarkson_player(port: int, games: int, lexicon: Lexicon, defects: froz
                             rows = []
                         continue
                     word = line.split(" ", 1)[0]
-                    if word == "USERJOIN":
+                    if word == "USERCHANGE" and line.split(" ")[-1] == "Broken":
+                        named = True
+                    elif word == "NOK" and not named:
+                        # The name is still held by this client's connection of the game
+                        # before, closing as this one opens (§3.5): ask again.
+                        await asyncio.sleep(0.1)
+                        writer.write(b"USERSET Broken\r\n")
+                    elif word == "USERJOIN":
                         if not ready:
                             writer.write(b"READY\r\n")
                             ready = True
