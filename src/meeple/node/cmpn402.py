@@ -293,6 +293,11 @@ class RefereeRoom(Room):
                     if isinstance(route, str) and hasattr(seat, "route"):
                         seat.route = route
 
+    def _ended_why(self) -> str:
+        # The referee stores its game itself (its _Journal, not Room.conclude): the
+        # metric's end reason is the one its record got, as meeple serve counts it.
+        return self.referee.last_end or super()._ended_why()
+
     def logged_game(self, log: ActionLog) -> Game | None:
         """The game in ``log``, folded from its actions (the spectators' view until the
         referee resumes it; its end, for a replay); None if it does not fold."""
