@@ -144,9 +144,20 @@ class Node:
     async def start(self) -> None:
         c = self.config
         await self._start_ops()
+        # A silent network (no FIN, no RST) is noticed by pings: nats_ping apart, two
+        # unanswered (the connection then reconnects and /readyz says so meanwhile).
+        pings: dict[str, Any] = {
+            "ping_interval": c.server.cluster.nats_ping,
+            "max_outstanding_pings": 2,
+        }
         if c.roles & {"rooms", "lobby"}:
             self.nc = await connect_node(
-                c.nats_url, self.ns, user=c.nats_user, password=c.nats_password, name=c.name
+                c.nats_url,
+                self.ns,
+                user=c.nats_user,
+                password=c.nats_password,
+                name=c.name,
+                **pings,
             )
         else:
             # An edge or a store uses no stream nor bucket: it makes sure of none (its
@@ -159,6 +170,7 @@ class Node:
                 password=c.nats_password,
                 name=c.name,
                 inbox_prefix=inbox,
+                **pings,
             )
         self.bus = NatsBus(self.nc)
         self.leases = Leases(self.nc, self.ns, ttl=c.lease_ttl)
@@ -277,7 +289,11 @@ class Node:
             (self.config.health_port, HealthPort),
         ):
             if port is not None:
-                listener = kind(readiness, host, port)
+                listener = (
+                    HealthPort(readiness, host, port, clock=self.services.clock)
+                    if kind is HealthPort
+                    else OpsListener(readiness, host, port)
+                )
                 await listener.start()
                 self.ops.append(listener)
 

@@ -193,7 +193,11 @@ class MeepleServer:
             (self.config.health_port, HealthPort),
         ):
             if port is not None:
-                listener = kind(readiness, host, port)
+                listener = (
+                    HealthPort(readiness, host, port, clock=self.services.clock)
+                    if kind is HealthPort
+                    else OpsListener(readiness, host, port)
+                )
                 try:
                     await listener.start()
                 except OSError as e:

@@ -471,6 +471,10 @@ class ClusterConfig:
     admin_moving_for: float = 30.0
     admin_status_wait: float = 2.0
     admin_act_wait: float = 12.0
+    # A node pings its NATS server this often; two pings unanswered and the connection
+    # counts as lost (/readyz not ready; it reconnects): a silent network is noticed in
+    # two or three of these, not in nats-py's four minutes (issue 35).
+    nats_ping: float = 5.0
 
     def validate(self) -> None:
         for f in fields(self):
