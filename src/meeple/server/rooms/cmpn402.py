@@ -257,7 +257,8 @@ class Referee:
     that a NAME must match (:mod:`.cmpn402_names`); ``journal`` is where they are written (None: the
     logs are kept in memory only, and games are not stored); ``ahead`` the write-ahead
     queue its sends go through (a contest shares one among its boards); ``recovered``
-    the unfinished log of this referee's game after a restart, to resume.
+    the unfinished log of this referee's game after a restart, to resume; ``metrics``
+    whether it counts its games and commands (not inside a room that does).
     """
 
     def __init__(
@@ -275,8 +276,12 @@ class Referee:
         on_change: Callable[[], None] | None = None,
         on_game_over: Callable[[dict[str, Any]], None] | None = None,
         secrets: AgentSecrets | None = None,
+        metrics: bool = True,
     ) -> None:
         self.clock = clock
+        # Its games and commands counted in the metrics as a room's (issue 35); False
+        # inside a room that counts them itself (a cluster's RefereeRoom).
+        self.metrics = metrics
         # The organiser's name#secret lines: a NAME must be one (None: any name will do).
         self.secrets = secrets
         self.lexicon = lexicon
@@ -476,7 +481,7 @@ class Referee:
         """A player's command (meeple_commands_total, meeple_command_seconds): counted when
         the last thing it made the referee send is released, behind its log entries
         (write-ahead), as a room counts a command once its deliveries are made."""
-        if METRICS.enabled:
+        if METRICS.enabled and self.metrics:
             self._arrivals.append(arrived)
 
     def _refuse(self, index: int, error: RemoteProtocolError, data: bytes) -> None:
@@ -742,7 +747,7 @@ class Referee:
         if self.game is not None:
             self._note("the server stops; the game waits to resume")
             self._interrupt()
-        if self._counted:
+        if self._counted and self.metrics:
             # A game on at the stop (running, or waiting for an agent) stays in its log,
             # counted as a room's: "unfinished".
             self._counted = False
@@ -824,7 +829,7 @@ class Referee:
             self._start_clock()
 
     def _count_start(self) -> None:
-        if not self._counted:
+        if not self._counted and self.metrics:
             self._counted = True
             METRICS.room_started(PROTOCOL)
 
@@ -881,10 +886,11 @@ class Referee:
             logger.exception("cmpn402: recording the game failed")
         # The room's counters, by the stored end reason (a game that waited in its log
         # since a restart and ends there, never resumed, counts as started now).
-        self._count_start()
-        self._counted = False
         self.last_end = reason.name.lower()
-        METRICS.room_finished(PROTOCOL, self.last_end)
+        if self.metrics:
+            self._count_start()
+            self._counted = False
+            METRICS.room_finished(PROTOCOL, self.last_end)
         self.game = None
         self._book = None
         self._file = None
