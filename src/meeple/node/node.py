@@ -315,21 +315,43 @@ class Node:
             readiness.add("store", StoreProbe(self.store.store.ping))
 
     async def drain(self) -> None:
-        """Issue 35: not ready first; a rooms node then lets its games finish for up to
-        ``drain_timeout`` seconds (those still running move to another rooms node when
-        its leases are released at the stop)."""
+        """Issue 35: not ready first (the health port closes); then, for up to
+        ``drain_timeout`` seconds, a rooms node lets its games finish (those still running
+        move to another rooms node when its leases are released at the stop), and an
+        edge, its listeners closed to new connections and no new table for its players,
+        lets the games its players are in finish (each hears at the stop, in its
+        protocol's words where the spec has them, that the server goes: the listeners'
+        farewell). A second signal ends the wait."""
         from meeple.server.ops import server_readiness
 
         server_readiness(self.services).draining = True
         if self.rooms is not None:
             await self.rooms.stop_opening()  # new tables go to the other rooms nodes
+        edge = self.edge
+        if edge is not None:
+            edge.draining = True  # the dialects refuse new tables in their own words
+            for listener in self.listeners.values():
+                listener.stop_accepting()  # a load balancer's next client goes elsewhere
         bound = self.config.server.drain_timeout
-        if self.rooms is None or bound <= 0:
+        if bound <= 0:
             return
+        rooms = self.rooms
+
+        def busy() -> int:
+            return (len(rooms.rooms) if rooms is not None else 0) + (
+                edge.playing if edge is not None else 0
+            )
+
+        if busy():
+            logger.warning(
+                "%s: draining: waiting up to %g s for %d games", self.config.name, bound, busy()
+            )
         clock = self.services.clock
         deadline = clock.now() + bound
-        while self.rooms.rooms and clock.now() < deadline and not self._stop_now:
+        while busy() and clock.now() < deadline and not self._stop_now:
             await clock.sleep(min(0.25, max(0.0, deadline - clock.now())))
+        if busy():
+            logger.warning("%s: draining: %d games still on; stopping", self.config.name, busy())
 
     async def _start_edge(self) -> None:
         from meeple.node.edge import EdgeLobby
