@@ -15,7 +15,7 @@ A config file looks like this (every key optional)::
     drain_timeout = 0            # seconds a stop waits for running games (docs/operations.md)
     metrics = true               # Prometheus metrics at /metrics (false: none counted)
     metrics_port = 9100          # /metrics, /healthz, /readyz on a port of their own
-    health_port = 9101           # a TCP load balancer's check ("ok" or "not ready")
+    health_port = 9101           # a TCP load balancer's check (open and "ok" while ready)
 
     [listeners.twente]
     port = 7777
@@ -541,7 +541,7 @@ class ServerConfig:
     metrics: bool = True
     # A port of its own for /metrics, /healthz, /readyz (None: only on the web port).
     metrics_port: int | None = None
-    # A TCP load balancer's check: "ok\n" or "not ready\n", then closed (None: none).
+    # A TCP load balancer's check: open and "ok\n" while ready, closed while not (None: none).
     health_port: int | None = None
     cmpn402: Cmpn402Config = field(default_factory=Cmpn402Config)
     santorini: SantoriniConfig = field(default_factory=SantoriniConfig)
