@@ -7,6 +7,8 @@ is played to its end, and only then does the drain end."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import random
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from tests.ops.conftest import Raw, http_get, play_out
 
 from meeple.bus.subjects import Namespace
 from meeple.node.node import Node, NodeConfig
+from meeple.server.app import MeepleServer
 from meeple.server.config import ServerConfig
 
 pytestmark = pytest.mark.slow
@@ -152,3 +155,31 @@ async def test_a_second_signal_ends_an_edge_drain(
     finally:
         a.close()
         b.close()
+
+
+@pytest.mark.parametrize(
+    "name", ["twente", "clarkson", "santorini", "spectrangle", "cmpn402", "web"]
+)
+async def test_a_listener_that_stops_accepting_keeps_its_connections(
+    name: str, tmp_path: Path
+) -> None:
+    """Listener.stop_accepting, what a draining edge calls on each of its listeners: a
+    new connection is refused, one open before stays open (it gets no EOF), and the
+    listener still names its port."""
+    config = ServerConfig(database=str(tmp_path / "m.sqlite3")).only(name)
+    server = MeepleServer(config, rng=random.Random(1))
+    await server.start()
+    try:
+        listener = server.listeners[name]
+        port = listener.port
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        listener.stop_accepting()
+        assert listener.port == port
+        assert await _refused(port)
+        with contextlib.suppress(TimeoutError):  # a greeting, or nothing: not closed
+            data = await asyncio.wait_for(reader.read(4096), 0.3)
+            assert data != b""
+        assert not reader.at_eof()
+        writer.close()
+    finally:
+        await server.stop()
