@@ -8,6 +8,8 @@ import random
 from dataclasses import replace
 from pathlib import Path
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
 from tests.ops.conftest import Samples, scrape, value
 from tests.server.test_cmpn402 import _admin, _config, _pair
@@ -17,6 +19,7 @@ from meeple.protocols.cmpn402 import EndMessage, EndReason, PassMove, PassNotice
 from meeple.server.app import MeepleServer
 from meeple.server.clock import VirtualClock
 from meeple.server.metrics import METRICS
+from meeple.server.rooms.cmpn402 import Referee, RefereeSettings
 
 
 async def _server(tmp_path: Path, gcide: Lexicon) -> MeepleServer:
@@ -100,3 +103,57 @@ def _scrape_registry() -> Samples:
         for sample in family.samples:
             samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
     return samples
+
+
+class _Link:
+    def __init__(self, n: int) -> None:
+        self.id = f"agent-{n}"
+
+    def send(self, data: bytes) -> None:
+        pass
+
+    def close(self, code: int, reason: str) -> None:
+        pass
+
+
+def _sample(name: str, **labels: str) -> float:
+    return METRICS.registry.get_sample_value(name, labels) or 0.0
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    messages=st.lists(
+        st.tuples(
+            st.integers(0, 1),
+            st.one_of(
+                st.binary(max_size=24),
+                st.sampled_from([b"\x01", b"\x02", b"\x05", b"\x06", b"\x00ann"]),
+            ),
+        ),
+        max_size=30,
+    )
+)
+def test_whatever_named_agents_send_is_counted_once_per_message(
+    gcide: Lexicon, messages: list[tuple[int, bytes]]
+) -> None:
+    """Any bytes from the two named agents (moves, junk, a second NAME): each message is
+    one command, counted with its latency; the game started once, and it runs unless it
+    ended (running = started - finished), whatever the bytes did to it."""
+    keys = ("meeple_commands_total", "meeple_command_seconds_count")
+    before = [_sample(k, protocol="cmpn402") for k in keys]
+    games = [_sample(f"meeple_games_{k}_total", game="cmpn402") for k in ("started", "finished")]
+    running = _sample("meeple_rooms_running", game="cmpn402")
+    settings_ = RefereeSettings(player_time=60_000, total_time=100_000, challenge_time=5_000)
+    referee = Referee(clock=VirtualClock(), lexicon=gcide, rng=random.Random(3), settings=settings_)
+    referee.seat(_Link(0), "ann")
+    referee.seat(_Link(1), "bob")
+    for seat, data in messages:
+        referee.receive(seat, data)
+    after = [_sample(k, protocol="cmpn402") for k in keys]
+    assert [a - b for a, b in zip(after, before, strict=True)] == [len(messages)] * 2
+    started = _sample("meeple_games_started_total", game="cmpn402") - games[0]
+    finished = _sample("meeple_games_finished_total", game="cmpn402") - games[1]
+    assert started == 1
+    assert _sample("meeple_rooms_running", game="cmpn402") - running == started - finished
+    referee.shutdown()  # a game still on: "unfinished", and it runs no more
+    assert _sample("meeple_rooms_running", game="cmpn402") == running
