@@ -23,6 +23,7 @@ from meeple.protocols.cmpn402.messages import (
     Start,
     decode_server,
 )
+from meeple.server.metrics import METRICS
 from meeple.server.rooms.cmpn402 import Referee, RefereeSettings
 
 
@@ -160,3 +161,27 @@ async def test_stale_moves_are_dropped_and_a_seat_comes_back(gcide: Lexicon) -> 
 def _scores(start: object) -> tuple[int, int]:
     assert isinstance(start, Start)
     return start.score, start.opponent_score
+
+
+def _finished(reason: str) -> float:
+    value = METRICS.registry.get_sample_value(
+        "meeple_games_finished_total", {"game": "cmpn402", "reason": reason}
+    )
+    return value or 0.0
+
+
+async def test_a_room_s_end_is_counted_by_its_record_s_reason(gcide: Lexicon) -> None:
+    """The admin stops the room's game: meeple_games_finished_total counts it by the end
+    reason its record got, ``stopped``, as meeple serve's referee does (issue 35), not as
+    a room that stopped with its game on ("unfinished")."""
+    before = {reason: _finished(reason) for reason in ("stopped", "unfinished")}
+    seats = [Wired("ann", "e1-1"), Wired("ben", "e2-1")]
+    room = RefereeRoom(list(seats), _make(gcide, StepClock()))
+    room.journal = InlineJournal()
+    room.start()
+    await _settle(room)
+    assert await room.admin("stop") == "stopped"
+    await _settle(room)
+    assert room.finished
+    assert _finished("stopped") == before["stopped"] + 1
+    assert _finished("unfinished") == before["unfinished"]

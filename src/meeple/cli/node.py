@@ -89,7 +89,7 @@ def register(sub: Any) -> None:
         "--health-port",
         type=int,
         metavar="PORT",
-        help="a TCP load balancer's check: 'ok' or 'not ready', then closed (default: none)",
+        help="a TCP load balancer's check: open and 'ok' while ready, closed while not",
     )
     p.add_argument(
         "--drain-timeout",

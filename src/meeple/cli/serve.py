@@ -77,7 +77,7 @@ def register(sub: Any) -> None:
         "--health-port",
         type=int,
         metavar="PORT",
-        help="a TCP load balancer's check: each connection gets 'ok' or 'not ready', closed",
+        help="a TCP load balancer's check: open and 'ok' while ready, closed while not",
     )
     o.add_argument(
         "--drain-timeout",

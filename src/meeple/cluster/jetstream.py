@@ -19,6 +19,7 @@ bucket ``<ns>-lobby``  history 1 (the lobby leader's open tables, fenced writes)
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
 import nats.js.errors
 from nats.aio.client import Client
@@ -106,9 +107,11 @@ async def connect_node(
     password: str | None,
     name: str,
     replicas: int = 1,
+    **options: Any,
 ) -> Client:
-    """A rooms, lobby or store node's connection, the namespace made sure of."""
-    nc = await connect(url, user=user, password=password, name=name)
+    """A rooms, lobby or store node's connection, the namespace made sure of
+    (``options``: nats.connect's, as :func:`meeple.bus.natsbus.connect`)."""
+    nc = await connect(url, user=user, password=password, name=name, **options)
     try:
         await ensure_namespace(nc.jetstream(), ns, replicas=replicas)
     except BaseException:

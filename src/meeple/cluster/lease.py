@@ -32,6 +32,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 
@@ -113,15 +114,40 @@ class Lease:
 class Leases:
     """The namespace's leases bucket over one node's connection; see the module doc."""
 
-    def __init__(self, nc: Client, ns: Namespace, *, ttl: int = 2, timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        nc: Client,
+        ns: Namespace,
+        *,
+        ttl: int = 2,
+        timeout: float = 5.0,
+        now: Callable[[], float] = time.monotonic,
+    ) -> None:
         if int(ttl) != ttl or ttl < 1:
             raise ValueError(f"a lease's TTL is whole seconds, at least 1: {ttl!r}")
         self._js = nc.jetstream(timeout=timeout)
         self.ns = ns
         self.ttl = int(ttl)
         self._stream = f"KV_{ns.leases_bucket}"
-        # The last renewal's failure, until one succeeds (a rooms node's /readyz).
-        self.failing: str | None = None
+        self._now = now
+        # Each lease kept (:meth:`keep`): when it was last written (taken or renewed)
+        # and the last renewal's failure since (a rooms node's /readyz: :attr:`failing`).
+        self._kept: dict[str, tuple[float, str | None]] = {}
+
+    @property
+    def failing(self) -> str | None:
+        """Why the leases kept are not renewing now, or None: a renewal failed and none
+        succeeded since, or none succeeded for a TTL (one that hangs: the lease lapses in
+        the bucket meanwhile). A lease no longer kept (its room ended, moved or was lost)
+        says nothing."""
+        now = self._now()
+        for key, (since, error) in sorted(self._kept.items()):
+            late = now - since
+            if error is not None:
+                return f"{key}: {error} (renewed {late:.1f} s ago)"
+            if late > self.ttl:
+                return f"{key}: not renewed for {late:.1f} s (TTL {self.ttl} s)"
+        return None
 
     def _subject(self, key: str) -> str:
         return f"$KV.{self.ns.leases_bucket}.{key}"
@@ -204,21 +230,27 @@ class Leases:
         next tick: the lease may lapse meanwhile, and the next renewal then says so.
         ``sleep`` waits between renewals (injectable; the TTL itself is the server's)."""
         period = self.ttl / 3 if every is None else every
+        kept = self._kept
 
         async def run() -> None:
             current = lease
-            while True:
-                await sleep(period)
-                try:
-                    current = await self.renew(current)
-                    self.failing = None
-                except LeaseLost:
-                    logger.warning("lease %s of %s lost", current.key, current.owner)
-                    on_lost(current)
-                    return
-                except (nats.errors.Error, OSError) as e:
-                    logger.warning("lease %s: renewal failed: %s", current.key, e)
-                    self.failing = f"{current.key}: {e}"
+            kept[lease.key] = (self._now(), None)
+            try:
+                while True:
+                    await sleep(period)
+                    try:
+                        current = await self.renew(current)
+                        kept[lease.key] = (self._now(), None)
+                    except LeaseLost:
+                        logger.warning("lease %s of %s lost", current.key, current.owner)
+                        on_lost(current)
+                        return
+                    except (nats.errors.Error, OSError) as e:
+                        logger.warning("lease %s: renewal failed: %s", current.key, e)
+                        since = kept.get(lease.key, (self._now(), None))[0]
+                        kept[lease.key] = (since, str(e) or type(e).__name__)
+            finally:
+                kept.pop(lease.key, None)
 
         return asyncio.get_running_loop().create_task(run(), name=f"lease {lease.key}")
 

@@ -265,7 +265,10 @@ class RefereeRoom(Room):
         self.restored = recovered is not None
         self._tell_end: set[int] = set()  # seats told END 2 before their resumed START
         self.ahead = WriteAhead(f"cmpn402-{id(self)}")
-        self.referee = make_referee(journal=_Journal(self), ahead=self.ahead, recovered=recovered)
+        # The room counts its game and commands in the metrics (Room), not the referee.
+        self.referee = make_referee(
+            journal=_Journal(self), ahead=self.ahead, recovered=recovered, metrics=False
+        )
         self.referee.new_id = lambda _players: self.uid
         self.referee.on_game_over = lambda _outcome: self.submit(None, _Over())
         self.links = [_SeatLink(self, i) for i in range(len(seats))]
@@ -292,6 +295,11 @@ class RefereeRoom(Room):
                 for seat, route in zip(seats, routes, strict=True):
                     if isinstance(route, str) and hasattr(seat, "route"):
                         seat.route = route
+
+    def _ended_why(self) -> str:
+        # The referee stores its game itself (its _Journal, not Room.conclude): the
+        # metric's end reason is the one its record got, as meeple serve counts it.
+        return self.referee.last_end or super()._ended_why()
 
     def logged_game(self, log: ActionLog) -> Game | None:
         """The game in ``log``, folded from its actions (the spectators' view until the

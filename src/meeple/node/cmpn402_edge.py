@@ -261,6 +261,7 @@ class EdgeCmpn402Listener(Cmpn402Listener):
         )
         self._hub = self.hub
         self._server: Server | None = None
+        self._bound = 0
         self._handlers: set[asyncio.Task[None]] = set()
         self.addresses = AddressLimiter(services.config.limits.max_connections_per_address)
         self.attempts = admin_attempts(services)  # wrong admin tokens, as meeple serve's

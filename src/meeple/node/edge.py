@@ -65,6 +65,7 @@ from meeple.node import wire
 from meeple.node.ask import NoAnswer, ask, passing
 from meeple.server.config import ClusterConfig
 from meeple.server.lobby.tables import (
+    DRAINING,
     AlreadyPlaying,
     BadTable,
     Dismissed,
@@ -78,6 +79,7 @@ from meeple.server.lobby.tables import (
     TableError,
     TableEvent,
     TableInfo,
+    TooManyTables,
     UnknownGame,
     UnknownToken,
 )
@@ -292,6 +294,9 @@ class EdgeLobby:
         self._news_seq = 0
         self._syncing: asyncio.Task[None] | None = None
         self._held: list[wire.TableNews] = []  # news after a gap, until the whole list
+        # Set when the edge drains before it stops (issue 35): no new table, no new game;
+        # the games its seats play go on (:attr:`playing`).
+        self.draining = False
         self.on_change: list[Callable[[TableEvent], None]] = []
         """Told of every change of this edge's copy of the open tables, as
         :attr:`meeple.server.lobby.tables.Lobby.on_change` is (a whole list taken from the
@@ -438,6 +443,11 @@ class EdgeLobby:
 
     # --- what the dialects call ------------------------------------------------------------
 
+    @property
+    def playing(self) -> int:
+        """Games this edge's seats play, not over for them (a drain waits for them)."""
+        return len({room.uid for room in self._rooms.values() if not room.finished})
+
     def room_of(self, seat: Seat) -> RemoteRoom | None:
         return self._rooms.get(id(seat))
 
@@ -473,6 +483,8 @@ class EdgeLobby:
         in the next call, in order); what the leader refuses is told to the seat later.
         The checks the leader's lobby makes first are made here too, at once. (``opener``
         is ``Lobby.create_table``'s; tables per address are not capped on a cluster yet.)"""
+        if self.draining:
+            raise TooManyTables(DRAINING)
         if game not in self._variants:
             raise UnknownGame(f"no game named {game!r}")
         chosen = dict(settings or {})
@@ -491,6 +503,8 @@ class EdgeLobby:
     def sit(self, table_id: str, seat: Seat) -> None:
         """Sit ``seat`` at the table ``table_id`` (the leader's ``Lobby.sit``): ``Seated``
         with its rejoin token comes from the leader, or the refusal."""
+        if self.draining:
+            raise TooManyTables(DRAINING)
         table = self._pending_tables.pop(table_id, None)
         created = [c for c in self._creating if c[0] == table_id]
         for c in created:
@@ -605,6 +619,8 @@ class EdgeLobby:
         self._tell(seat, Seated(uid, token))
 
     def join(self, key: QueueKey, seat: Seat, *, rule: StartRule = StartRule.FULL) -> None:
+        if self.draining:
+            raise TooManyTables(DRAINING)
         if key.game not in self._variants:
             raise UnknownGame(f"no game named {key.game!r}")
         room = self._rooms.get(id(seat))

@@ -144,9 +144,20 @@ class Node:
     async def start(self) -> None:
         c = self.config
         await self._start_ops()
+        # A silent network (no FIN, no RST) is noticed by pings: nats_ping apart, two
+        # unanswered (the connection then reconnects and /readyz says so meanwhile).
+        pings: dict[str, Any] = {
+            "ping_interval": c.server.cluster.nats_ping,
+            "max_outstanding_pings": 2,
+        }
         if c.roles & {"rooms", "lobby"}:
             self.nc = await connect_node(
-                c.nats_url, self.ns, user=c.nats_user, password=c.nats_password, name=c.name
+                c.nats_url,
+                self.ns,
+                user=c.nats_user,
+                password=c.nats_password,
+                name=c.name,
+                **pings,
             )
         else:
             # An edge or a store uses no stream nor bucket: it makes sure of none (its
@@ -159,6 +170,7 @@ class Node:
                 password=c.nats_password,
                 name=c.name,
                 inbox_prefix=inbox,
+                **pings,
             )
         self.bus = NatsBus(self.nc)
         self.leases = Leases(self.nc, self.ns, ttl=c.lease_ttl)
@@ -277,7 +289,11 @@ class Node:
             (self.config.health_port, HealthPort),
         ):
             if port is not None:
-                listener = kind(readiness, host, port)
+                listener = (
+                    HealthPort(readiness, host, port, clock=self.services.clock)
+                    if kind is HealthPort
+                    else OpsListener(readiness, host, port)
+                )
                 await listener.start()
                 self.ops.append(listener)
 
@@ -299,21 +315,43 @@ class Node:
             readiness.add("store", StoreProbe(self.store.store.ping))
 
     async def drain(self) -> None:
-        """Issue 35: not ready first; a rooms node then lets its games finish for up to
-        ``drain_timeout`` seconds (those still running move to another rooms node when
-        its leases are released at the stop)."""
+        """Issue 35: not ready first (the health port closes); then, for up to
+        ``drain_timeout`` seconds, a rooms node lets its games finish (those still running
+        move to another rooms node when its leases are released at the stop), and an
+        edge, its listeners closed to new connections and no new table for its players,
+        lets the games its players are in finish (each hears at the stop, in its
+        protocol's words where the spec has them, that the server goes: the listeners'
+        farewell). A second signal ends the wait."""
         from meeple.server.ops import server_readiness
 
         server_readiness(self.services).draining = True
         if self.rooms is not None:
             await self.rooms.stop_opening()  # new tables go to the other rooms nodes
+        edge = self.edge
+        if edge is not None:
+            edge.draining = True  # the dialects refuse new tables in their own words
+            for listener in self.listeners.values():
+                listener.stop_accepting()  # a load balancer's next client goes elsewhere
         bound = self.config.server.drain_timeout
-        if self.rooms is None or bound <= 0:
+        if bound <= 0:
             return
+        rooms = self.rooms
+
+        def busy() -> int:
+            return (len(rooms.rooms) if rooms is not None else 0) + (
+                edge.playing if edge is not None else 0
+            )
+
+        if busy():
+            logger.warning(
+                "%s: draining: waiting up to %g s for %d games", self.config.name, bound, busy()
+            )
         clock = self.services.clock
         deadline = clock.now() + bound
-        while self.rooms.rooms and clock.now() < deadline and not self._stop_now:
+        while busy() and clock.now() < deadline and not self._stop_now:
             await clock.sleep(min(0.25, max(0.0, deadline - clock.now())))
+        if busy():
+            logger.warning("%s: draining: %d games still on; stopping", self.config.name, busy())
 
     async def _start_edge(self) -> None:
         from meeple.node.edge import EdgeLobby

@@ -45,6 +45,9 @@ class Listener(Protocol):
 
     async def start(self) -> None: ...
 
+    def stop_accepting(self) -> None:
+        """Accept no new connection (the port closes); those open go on (a drain)."""
+
     async def close(self, grace: float = 5.0) -> None: ...
 
 
@@ -182,7 +185,7 @@ class MeepleServer:
 
     async def _start_ops(self) -> None:
         """The metrics switch, the loop-lag tick, ``metrics_port`` and ``health_port``
-        (they answer "not ready" until the listeners are up)."""
+        (not ready until the listeners are up: the health port closes meanwhile)."""
         METRICS.enabled = self.config.metrics
         if self.config.metrics:
             self._lag.start()
@@ -193,7 +196,11 @@ class MeepleServer:
             (self.config.health_port, HealthPort),
         ):
             if port is not None:
-                listener = kind(readiness, host, port)
+                listener = (
+                    HealthPort(readiness, host, port, clock=self.services.clock)
+                    if kind is HealthPort
+                    else OpsListener(readiness, host, port)
+                )
                 try:
                     await listener.start()
                 except OSError as e:

@@ -15,7 +15,7 @@ A config file looks like this (every key optional)::
     drain_timeout = 0            # seconds a stop waits for running games (docs/operations.md)
     metrics = true               # Prometheus metrics at /metrics (false: none counted)
     metrics_port = 9100          # /metrics, /healthz, /readyz on a port of their own
-    health_port = 9101           # a TCP load balancer's check ("ok" or "not ready")
+    health_port = 9101           # a TCP load balancer's check (open and "ok" while ready)
 
     [listeners.twente]
     port = 7777
@@ -471,6 +471,10 @@ class ClusterConfig:
     admin_moving_for: float = 30.0
     admin_status_wait: float = 2.0
     admin_act_wait: float = 12.0
+    # A node pings its NATS server this often; two pings unanswered and the connection
+    # counts as lost (/readyz not ready; it reconnects): a silent network is noticed in
+    # two or three of these, not in nats-py's four minutes (issue 35).
+    nats_ping: float = 5.0
 
     def validate(self) -> None:
         for f in fields(self):
@@ -537,7 +541,7 @@ class ServerConfig:
     metrics: bool = True
     # A port of its own for /metrics, /healthz, /readyz (None: only on the web port).
     metrics_port: int | None = None
-    # A TCP load balancer's check: "ok\n" or "not ready\n", then closed (None: none).
+    # A TCP load balancer's check: open and "ok\n" while ready, closed while not (None: none).
     health_port: int | None = None
     cmpn402: Cmpn402Config = field(default_factory=Cmpn402Config)
     santorini: SantoriniConfig = field(default_factory=SantoriniConfig)

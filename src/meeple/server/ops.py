@@ -9,8 +9,8 @@
 They are routes of the web (``meeple serve``) or api (``meeple node``) port
 (:func:`ops_routes`), and of a port of their own, ``--metrics-port``
 (:class:`OpsListener`), for a process without one. ``--health-port``
-(:class:`HealthPort`) is for a TCP load balancer: each connection is answered
-``ok\\n`` or ``not ready\\n`` and closed, nothing read.
+(:class:`HealthPort`) is for a TCP load balancer: open while ready, each connection
+answered ``ok\\n`` and closed, nothing read; closed (connections refused) while not.
 
 The checks are plain callables (a problem in words, or None); the store's is
 :class:`StoreProbe`, one write transaction that changes nothing, run off the loop with a
@@ -27,6 +27,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from meeple.server.clock import Clock, SystemClock
 from meeple.server.metrics import CONTENT_TYPE, METRICS, Sample
 
 if TYPE_CHECKING:
@@ -55,6 +56,8 @@ CHECK_TIMEOUT = 2.0
 # The request head the ops port reads at most, and how long it waits for it.
 MAX_REQUEST = 8192
 REQUEST_TIMEOUT = 5.0
+# How often the TCP health port asks the readiness, to close or open again.
+HEALTH_EVERY = 1.0
 
 Check = Callable[[], "str | Awaitable[str | None] | None"]
 
@@ -232,30 +235,76 @@ class OpsListener:
 
 
 class HealthPort:
-    """``--health-port``: a TCP load balancer's check. Each connection gets ``ok\\n`` or
-    ``not ready\\n`` and is closed; nothing is read from it."""
+    """``--health-port``: a TCP load balancer's check. While the process is ready it
+    listens, and each connection gets ``ok\\n`` and is closed, nothing read; while it
+    is not (starting, draining, a check failing) the port is closed, so a connection is
+    refused: a load balancer that only connects (a plain TCP check) sees it down too.
+
+    The readiness is asked every ``every`` seconds on ``clock`` (and at each connection:
+    one that finds it not ready is told ``not ready\\n`` and the port closes at once);
+    the port opens again on the same number when it is ready again."""
 
     name = "health"
 
-    def __init__(self, readiness: Readiness, host: str, port: int) -> None:
+    def __init__(
+        self,
+        readiness: Readiness,
+        host: str,
+        port: int,
+        *,
+        clock: Clock | None = None,
+        every: float = HEALTH_EVERY,
+    ) -> None:
         self.readiness = readiness
         self.host = host
         self.requested_port = port
+        self.every = every
+        self._clock: Clock = clock if clock is not None else SystemClock()
         self._server: asyncio.Server | None = None
+        self._bound = port  # the number it listens on, kept while closed
+        self._watch: asyncio.Task[None] | None = None
 
     @property
     def port(self) -> int:
-        if self._server is None or not self._server.sockets:
-            return self.requested_port
-        return int(self._server.sockets[0].getsockname()[1])
+        return self._bound
+
+    @property
+    def listening(self) -> bool:
+        return self._server is not None
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._serve, self.host, self.requested_port)
+        await self._open()
         logger.info("TCP health check on %s:%d", self.host, self.port)
+        self._watch = asyncio.get_running_loop().create_task(self._watching(), name="health")
+
+    async def _open(self) -> None:
+        self._server = await asyncio.start_server(self._serve, self.host, self._bound)
+        self._bound = int(self._server.sockets[0].getsockname()[1])
+
+    def _shut(self) -> None:
+        if self._server is not None:
+            self._server.close()  # the listening socket only: connections answered go on
+            self._server = None
+            logger.info("TCP health check %s:%d closed: not ready", self.host, self._bound)
+
+    async def _watching(self) -> None:
+        while True:
+            found = await self.readiness.problems()
+            if found:
+                self._shut()
+            elif self._server is None:
+                try:
+                    await self._open()
+                    logger.info("TCP health check %s:%d open: ready", self.host, self._bound)
+                except OSError as e:  # the number taken meanwhile: tried again next time
+                    logger.warning("TCP health check %s:%d: %s", self.host, self._bound, e)
+            await self._clock.sleep(self.every)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             found = await self.readiness.problems()
+            if found:
+                self._shut()
             writer.write(b"not ready\n" if found else b"ok\n")
             await writer.drain()
         except OSError:
@@ -266,7 +315,13 @@ class HealthPort:
                 await writer.wait_closed()
 
     async def close(self, grace: float = 1.0) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._watch
+            self._watch = None
         if self._server is not None:
-            self._server.close()
+            server, self._server = self._server, None
+            server.close()
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), grace)
+                await asyncio.wait_for(server.wait_closed(), grace)

@@ -471,6 +471,11 @@ class WebListener:
             await asyncio.sleep(0.01)
         logger.info("web: listening on http://%s:%d/", self.services.config.host, self._port)
 
+    def stop_accepting(self) -> None:
+        """A drain (issue 35): the port closes; the pages and sockets open go on."""
+        for server in self._server.servers:
+            server.close()
+
     async def close(self, grace: float = 5.0) -> None:
         """Stop accepting, close the WebSockets (their feeds end), wait up to ``grace``."""
         if self._task is None:

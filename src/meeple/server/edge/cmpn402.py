@@ -272,6 +272,7 @@ class Cmpn402Listener:
             self._hub = self.contest
         services.resource("cmpn402.console", lambda: self.console)
         self._server: Server | None = None
+        self._bound = 0  # the port bound, kept once it stops accepting
         self._handlers: set[asyncio.Task[None]] = set()
         # [limits]: connections per address (HTTP 503 past it); see server/edge/limits.py.
         self.addresses = AddressLimiter(services.config.limits.max_connections_per_address)
@@ -303,7 +304,15 @@ class Cmpn402Listener:
     def port(self) -> int:
         assert self._server is not None
         sockets = list(self._server.sockets)
-        return int(sockets[0].getsockname()[1])
+        return int(sockets[0].getsockname()[1]) if sockets else self._bound
+
+    def stop_accepting(self) -> None:
+        """A drain (issue 35): the port closes (asyncio's server, not websockets': its
+        close would end the agents' connections too); the agents connected play on."""
+        if self._server is not None and self._server.sockets:
+            self._bound = self.port
+            self._server.server.close()
+            logger.info("%s: draining: no new connection on port %d", self.name, self._bound)
 
     async def start(self) -> None:
         self._server = await serve(
@@ -321,6 +330,7 @@ class Cmpn402Listener:
             compression=None,
             backlog=BACKLOG,  # a contest's agents connect in a burst (see server.tcp)
         )
+        self._bound = self.port
         logger.info("%s: listening on %s:%d", self.name, self.services.config.host, self.port)
 
     async def close(self, grace: float = 5.0) -> None:

@@ -457,14 +457,15 @@ class TcpListener:
         self.churn = churn or ChurnLog(self._clock)
         self._idle_timeout = idle_timeout
         self._server: asyncio.Server | None = None
+        self._bound = 0
         self._ids = itertools.count(1)
         self._connections: dict[Connection, ConnectionHandler] = {}
 
     @property
     def port(self) -> int:
-        """The port actually bound (useful with port 0)."""
+        """The port actually bound (useful with port 0), kept once it stops accepting."""
         if self._server is None or not self._server.sockets:
-            return self.requested_port
+            return self._bound or self.requested_port
         return int(self._server.sockets[0].getsockname()[1])
 
     @property
@@ -476,7 +477,15 @@ class TcpListener:
         self._server = await loop.create_server(
             lambda: _Link(self), self.host, self.requested_port, backlog=BACKLOG
         )
+        self._bound = self.port
         logger.info("%s listening on %s:%d", self.name, self.host, self.port)
+
+    def stop_accepting(self) -> None:
+        """A drain (issue 35): the port closes, a new connection is refused; the open
+        ones go on until :meth:`close`."""
+        if self._server is not None and self._server.sockets:
+            self._server.close()
+            logger.info("%s: draining: no new connection on %s:%d", self.name, self.host, self.port)
 
     async def close(self, grace: float = 5.0) -> None:
         """Stop accepting, send each connection the protocol's farewell, and close them all."""

@@ -79,6 +79,7 @@ from meeple.protocols.cmpn402.messages import (
 )
 from meeple.protocols.cmpn402.session import ServerInput, ServerMachine, ServerState
 from meeple.server.clock import Clock, Timer
+from meeple.server.metrics import METRICS
 from meeple.server.rooms.cmpn402_names import AgentSecrets
 from meeple.server.rooms.room import LogSink, WriteAhead, log_genesis
 
@@ -256,7 +257,8 @@ class Referee:
     that a NAME must match (:mod:`.cmpn402_names`); ``journal`` is where they are written (None: the
     logs are kept in memory only, and games are not stored); ``ahead`` the write-ahead
     queue its sends go through (a contest shares one among its boards); ``recovered``
-    the unfinished log of this referee's game after a restart, to resume.
+    the unfinished log of this referee's game after a restart, to resume; ``metrics``
+    whether it counts its games and commands (not inside a room that does).
     """
 
     def __init__(
@@ -274,8 +276,12 @@ class Referee:
         on_change: Callable[[], None] | None = None,
         on_game_over: Callable[[dict[str, Any]], None] | None = None,
         secrets: AgentSecrets | None = None,
+        metrics: bool = True,
     ) -> None:
         self.clock = clock
+        # Its games and commands counted in the metrics as a room's (issue 35); False
+        # inside a room that counts them itself (a cluster's RefereeRoom).
+        self.metrics = metrics
         # The organiser's name#secret lines: a NAME must be one (None: any name will do).
         self.secrets = secrets
         self.lexicon = lexicon
@@ -316,7 +322,16 @@ class Referee:
         # What the referee sent during the entry point running: released at its end,
         # behind the log entries it made (write-ahead).
         self._outbox: list[Callable[[], object]] = []
+        # When the commands of the entry point running arrived (counted at its end).
+        self._arrivals: list[float] = []
         self._book: _Book | None = None
+        # The game of the book is counted in meeple_rooms_running (issue 35): from its
+        # first START (new, or resumed from its log after a restart) to its end, or to
+        # the server's stop; an agent away meanwhile does not end it (as a cluster's
+        # RefereeRoom, which runs on while the game waits for its agent).
+        self._counted = False
+        # The stored end reason of the last game that ended (its record's end_reason).
+        self.last_end: str | None = None
         if recovered is not None:
             self._recover(recovered)
 
@@ -434,6 +449,10 @@ class Referee:
         seat = self.seats[index]
         if seat is None:
             return
+        if seat.named:
+            # A named agent's message is a command, refused or not (a room counts each
+            # command its seats send; the NAME exchange is the lobby's part).
+            self._counted_command(time.perf_counter())
         on_turn = self.game is not None and self.seat_of[self.game.turn or 0] == index
         try:
             message = self.machine.receive(data, named=seat.named, on_turn=on_turn)
@@ -457,6 +476,13 @@ class Referee:
             self._accept(player, timed_out=False)
         elif isinstance(message, ChallengeMove):
             self._challenge(player)
+
+    def _counted_command(self, arrived: float) -> None:
+        """A player's command (meeple_commands_total, meeple_command_seconds): counted when
+        the last thing it made the referee send is released, behind its log entries
+        (write-ahead), as a room counts a command once its deliveries are made."""
+        if METRICS.enabled and self.metrics:
+            self._arrivals.append(arrived)
 
     def _refuse(self, index: int, error: RemoteProtocolError, data: bytes) -> None:
         seat = self.seats[index]
@@ -721,6 +747,11 @@ class Referee:
         if self.game is not None:
             self._note("the server stops; the game waits to resume")
             self._interrupt()
+        if self._counted and self.metrics:
+            # A game on at the stop (running, or waiting for an agent) stays in its log,
+            # counted as a room's: "unfinished".
+            self._counted = False
+            METRICS.room_finished(PROTOCOL, "unfinished")
         for i, seat in enumerate(self.seats):
             if seat is not None:
                 self._close(seat.link, 1001, "server shutting down")
@@ -780,6 +811,7 @@ class Referee:
         self.machine.advance(ServerInput.START)
         game = self.game
         assert game is not None
+        self._count_start()
         if game.result is not None:
             # The log's last action ended the game, but the server stopped before it
             # stored the game: END now, from the log.
@@ -795,6 +827,11 @@ class Referee:
             )  # fmt: skip
         if self.mode is _Mode.RUNNING:
             self._start_clock()
+
+    def _count_start(self) -> None:
+        if not self._counted and self.metrics:
+            self._counted = True
+            METRICS.room_started(PROTOCOL)
 
     def _after(self, events: list[g.Event]) -> bool:
         """After an action: end the game if it is over (True)."""
@@ -847,6 +884,13 @@ class Referee:
                 self._file.finished(gcg)
         except Exception:
             logger.exception("cmpn402: recording the game failed")
+        # The room's counters, by the stored end reason (a game that waited in its log
+        # since a restart and ends there, never resumed, counts as started now).
+        self.last_end = reason.name.lower()
+        if self.metrics:
+            self._count_start()
+            self._counted = False
+            METRICS.room_finished(PROTOCOL, self.last_end)
         self.game = None
         self._book = None
         self._file = None
@@ -1014,6 +1058,12 @@ class Referee:
         self._log_moves()
         self._write_entries()
         outbox, self._outbox = self._outbox, []
+        arrivals, self._arrivals = self._arrivals, []
+        if arrivals:
+            if outbox:  # counted as the step's last delivery is made
+                outbox[-1] = functools.partial(_counting, outbox[-1], arrivals)
+            else:  # nothing to tell (a refusal the spec answers with silence)
+                _counting(None, arrivals)
         for call in outbox:
             self.ahead.deliver(call)
 
@@ -1241,6 +1291,16 @@ class Referee:
         logger.info("cmpn402: %s", text)
         if self._file is not None:
             self._file.note(text)
+
+
+def _counting(deliver: Callable[[], object] | None, arrivals: list[float]) -> None:
+    """Make a delivery, then count the commands that led to it (:meth:`Referee._commit`)."""
+    try:
+        if deliver is not None:
+            deliver()
+    finally:
+        for arrived in arrivals:
+            METRICS.command(PROTOCOL, arrived)
 
 
 def moves_of(game: g.Game) -> list[dict[str, Any]]:
