@@ -254,9 +254,6 @@ class RemoteRoom:
 class EdgeLobby:
     """What an edge's dialects see as the lobby; see the module doc."""
 
-    # The web's "add a bot": bots are not seated from an edge (they would play here).
-    seats_bots = False
-
     def __init__(
         self, bus: Bus, ns: Namespace, node: str, *, timing: ClusterConfig | None = None
     ) -> None:
@@ -635,6 +632,13 @@ class EdgeLobby:
             table.ready = True
             self._call("ready", seat)
 
+    def add_bot(self, table_id: str, level: str, *, by: Seat) -> None:
+        """The web's "add a bot" (asked by the browser seat ``by``): the leader seats a
+        server bot at ``table_id``; the bot plays on the rooms node that runs the table's
+        room, never here (:mod:`meeple.node.lobby`, :class:`meeple.node.rooms.RoomBots`).
+        A refusal comes back to ``by`` as a TableError."""
+        self._call("addbot", by, table_id, level)
+
     def renamed(self, seat: Seat, old: str) -> None:
         """``seat`` took a new name: the leader tells its table (Clarkson RFC §3.6)."""
         if id(seat) in self._tables:
@@ -837,8 +841,8 @@ class EdgeLobby:
                 logger.error("lobby: %s for %s: no leader answers", call.op, route)
             except BusError as e:
                 logger.info("lobby refused %s for %s: %s", call.op, route, e)
-                if call.op in ("join", "sit", "create") and seat is not None:
-                    if call.op != "create":
+                if call.op in ("join", "sit", "create", "addbot") and seat is not None:
+                    if call.op in ("join", "sit"):
                         self._tables.pop(id(seat), None)  # it sits nowhere
                     self._tell(seat, TableError(str(e)))
 

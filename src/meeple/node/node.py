@@ -173,6 +173,7 @@ class Node:
             await self.store.start()
         if "lobby" in c.roles:
             from meeple.cluster.lobbystate import LobbyState
+            from meeple.cluster.registry import Names
             from meeple.node import cmpn402
             from meeple.node.lobby import LobbyRole
             from meeple.server.rooms import santorini, scrabble, spectrangle
@@ -193,9 +194,10 @@ class Node:
                 },
                 LobbyState(self.nc, self.ns),
                 timing=c.server.cluster,
+                # Server bots' names, claimed where the edges' names are (meeple.node.names).
+                names=Names(self.nc, self.ns),
             )
             await self.lobby.start()
-            from meeple.cluster.registry import Names
             from meeple.node.names import NameService
 
             # Every lobby node answers edges' name claims (the bucket decides, not a leader).
@@ -252,6 +254,8 @@ class Node:
                 tokens=tokens,
                 admin_token=c.server.cmpn402.admin_token,
                 timing=c.server.cluster,
+                # Server bots play here, in their rooms (their lexicons, their threads).
+                services=services,
             )
             await self.rooms.start()
         if "edge" in c.roles:

@@ -141,6 +141,11 @@ class LobbyPort(Protocol):
 
     def ready(self, seat: SeatPort) -> object: ...
 
+    def add_bot(self, table_id: str, level: str, *, by: SeatPort) -> object:
+        """Seat a server bot at the open table ``table_id`` (the web's "add a bot",
+        asked by ``by``); it plays where the table's room runs (a rooms node on a
+        cluster). Refusals: the lobby's TableError kinds, ValueError for a level."""
+
     def is_ready(self, seat: SeatPort) -> bool: ...
 
     def renamed(self, seat: SeatPort, old: str) -> None: ...

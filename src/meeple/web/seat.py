@@ -55,7 +55,6 @@ from meeple.games.scrabble.lexicon import LEXICONS, Lexicon, load_lexicon
 from meeple.games.scrabble.moves import Placement
 from meeple.games.spectrangle import view as spectrangle_view
 from meeple.protocols import web as proto
-from meeple.server.lobby.bots import add_bot
 from meeple.server.lobby.tables import (
     Dismissed,
     Origin,
@@ -204,10 +203,8 @@ class WebSeat:
             elif isinstance(message, proto.Rejoin):
                 self._rejoin(message.token)
             elif isinstance(message, proto.AddBot):
-                if not getattr(self.lobby, "seats_bots", True):
-                    raise _Refused("this server does not seat bots from the web (yet)")
                 try:
-                    add_bot(self.services, message.table, level=message.level)
+                    self.lobby.add_bot(message.table, message.level, by=self)
                 except ValueError as e:  # not one of the server's levels
                     raise _Refused(str(e)) from None
             elif isinstance(message, proto.Ready):

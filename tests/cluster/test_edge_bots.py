@@ -1,0 +1,127 @@
+"""Server bots on a cluster (issue 32.6): the web's "add a bot" (the lobby's one-click
+"Play X now" sends it) on any edge. The lobby's leader seats the bot; it plays on the
+rooms node that runs the table's room, never on the edge, and a node that takes the room
+over seats it again from the log. ``meeple node`` processes on loopback with real NATS:
+a browser (the web protocol over a real WebSocket on an edge's web port) plays whole
+Scrabble games against a server bot."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import pytest
+from nats.aio.client import Client
+from tests.cluster.test_edge_web import _action, _next, _play, _until, _web
+from tests.cluster.test_nodes import Nodes, _room_uid, nodes
+
+from meeple.bus.subjects import Namespace
+from meeple.cluster.lease import Leases, room_key
+from meeple.cluster.log import JetStreamLog
+from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, Lexicon, load_lexicon
+from meeple.server.store.database import open_store
+
+__all__ = ["nodes"]
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def enable() -> Lexicon:
+    return load_lexicon(DEFAULT_LEXICON)
+
+
+async def _against_a_bot(port: int, name: str, level: str = "easy") -> tuple[Any, str]:
+    """A browser on the edge at ``port`` opens a Scrabble table and adds a server bot (as
+    the lobby's "Play Scrabble now" does); its socket and the bot's name, once seated."""
+    ws = await _web(port)
+    create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 2}
+    await ws.send(json.dumps({**create, "name": name}))
+    table = (await _until(ws, "seated"))["table"]
+    await ws.send(json.dumps({"type": "bot", "table": table, "level": level}))
+    return ws, f"{level}bot"
+
+
+async def test_a_browser_plays_a_whole_game_against_a_server_bot_on_a_three_node_cluster(
+    nodes: Nodes, pg_url: str, enable: Lexicon
+) -> None:
+    """A lobby node, an edge with a web port, a rooms node: the browser's "add a bot"
+    seats a server bot, the game starts, and the two play it to its end; the bot's seat
+    is played on the rooms node (the edge has none: its log names no bot)."""
+    await nodes.start("hub", "lobby,store", pg_url)
+    web1 = await nodes.start("web1", "edge", None, "--api-port", "0")
+    rooms1 = await nodes.start("rooms1", "rooms")
+    ws, bot = await _against_a_bot(web1.listeners["api"], "amy")
+    views: list[dict[str, Any]] = []
+    final = await asyncio.wait_for(_play(ws, enable, views=views), 300)
+    assert final["over"]
+    players = final["players"]
+    assert "amy" in players
+    (name,) = [p for p in players if p != "amy"]
+    assert name.startswith(bot)
+    # The bot moved: a move of the game is by its seat (it did not leave nor time out).
+    them = players.index(name)
+    assert any(m.get("player") == them for m in final["moves"]), final["moves"]
+    assert f"{name} (bot)" in rooms1.log.read_text()  # its room's seats, where it plays
+    await ws.close()
+
+
+async def test_a_bot_whose_rooms_node_is_killed_plays_on_on_the_other(
+    nodes: Nodes, pg_url: str, node: Client, nats_ns: Namespace, enable: Lexicon
+) -> None:
+    """The bot's rooms node is SIGKILLed mid-game: the other rooms node takes the room
+    over from its log and seats the bot again (it is a seat of the room, as the
+    browser's), which plays on to the game's end."""
+    await nodes.start("hub", "lobby,store", pg_url)
+    web1 = await nodes.start("web1", "edge", None, "--api-port", "0")
+    await nodes.start("rooms1", "rooms")
+    await nodes.start("rooms2", "rooms")
+    ws, _bot = await _against_a_bot(web1.listeners["api"], "bea")
+    reader = JetStreamLog(node, nats_ns, open_store("sqlite:///:memory:"))
+    uid = await _room_uid(reader)
+    view = await asyncio.wait_for(_play(ws, enable, stop_after=3), 120)
+    leases = Leases(node, nats_ns)
+    owner = await leases.holder(room_key(uid))
+    assert owner is not None
+    killed = next(n for n in nodes.started if n.name == owner.owner)
+    survivor = next(n for n in nodes.started if n.name in ("rooms1", "rooms2") and n is not killed)
+    before = len(view["moves"])
+    killed.kill()
+    until = time.monotonic() + 30
+    while (holder := await leases.holder(room_key(uid))) is None or holder.owner != survivor.name:
+        assert time.monotonic() < until, "no takeover"
+        await asyncio.sleep(0.05)
+    await ws.send(json.dumps({"type": "play", "action": _action(view, enable)}))
+    final = await asyncio.wait_for(_play(ws, enable), 300)
+    assert final["over"]
+    you = final["you"]
+    # The bot moved after the takeover: a move of its seat beyond the moves before the kill.
+    later = final["moves"][before + 1 :]
+    assert any(m.get("player") != you for m in later), final["moves"]
+    assert f"{survivor.name}: took room {uid}" in survivor.log.read_text()
+    await ws.close()
+
+
+async def test_a_bot_level_the_server_does_not_have_is_refused_on_the_edge(
+    nodes: Nodes, pg_url: str
+) -> None:
+    """The leader refuses a bot of an unknown level, or for a table that does not exist;
+    the browser hears ``error`` ``refused`` and keeps its seat and socket."""
+    await nodes.start("hub", "lobby,store", pg_url)
+    web1 = await nodes.start("web1", "edge", None, "--api-port", "0")
+    await nodes.start("rooms1", "rooms")
+    ws = await _web(web1.listeners["api"])
+    create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 2}
+    await ws.send(json.dumps({**create, "name": "cy"}))
+    table = (await _until(ws, "seated"))["table"]
+    for asked in ({"table": table, "level": "godlike"}, {"table": "table-none", "level": "easy"}):
+        await ws.send(json.dumps({"type": "bot", **asked}))
+        while (message := await _next(ws))["type"] != "error":
+            pass
+        assert message["code"] == "refused", message
+    # The seat is still at its table: a bot added now starts the game.
+    await ws.send(json.dumps({"type": "bot", "table": table, "level": "easy"}))
+    assert (await _until(ws, "seat"))["data"]["players"][0] in ("cy", "easybot1")
+    await ws.close()
