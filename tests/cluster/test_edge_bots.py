@@ -8,19 +8,27 @@ Scrabble games against a server bot."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import time
 from typing import Any
 
+import httpx
 import pytest
 from nats.aio.client import Client
 from tests.cluster.test_edge_web import _action, _next, _play, _until, _web
 from tests.cluster.test_nodes import Nodes, _room_uid, nodes
 
+from meeple.ai.scrabble import ranked_moves
 from meeple.bus.subjects import Namespace
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
+from meeple.games.scrabble.board import Board
+from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, Lexicon, load_lexicon
+from meeple.games.scrabble.moves import Placement
+from meeple.games.scrabble.rules import validate_play
+from meeple.games.scrabble.tiles import ENGLISH
 from meeple.server.store.database import open_store
 
 __all__ = ["nodes"]
@@ -125,3 +133,81 @@ async def test_a_bot_level_the_server_does_not_have_is_refused_on_the_edge(
     await ws.send(json.dumps({"type": "bot", "table": table, "level": "easy"}))
     assert (await _until(ws, "seat"))["data"]["players"][0] in ("cy", "easybot1")
     await ws.close()
+
+
+def _phony(view: dict[str, Any], lexicon: Lexicon) -> list[list[Any]] | None:
+    """Tiles of the seat's own rack that make a legal play on the board but a word not
+    in ``lexicon`` (the best play's tiles in another order), or None this turn."""
+    board = Board.from_rows(view["board"])
+    found = ranked_moves(board, view["rack"], lexicon, ENGLISH)
+    if not found:
+        return None
+    best = found[0].tiles
+    for order in itertools.islice(itertools.permutations(p.tile for p in best), 1, 50):
+        tiles = [Placement(y=p.y, x=p.x, tile=t) for p, t in zip(best, order, strict=True)]
+        try:
+            validate_play(board, tiles, rack=view["rack"])  # legal without the words
+        except ScrabbleError:
+            continue
+        try:
+            validate_play(board, tiles, rack=view["rack"], lexicon=lexicon)
+        except ScrabbleError:
+            return [[p.x, p.y, p.tile] for p in tiles]
+    return None
+
+
+async def test_the_preview_and_the_analysis_answer_on_an_edge(
+    nodes: Nodes, pg_url: str, enable: Lexicon
+) -> None:
+    """On an edge, as in ``meeple serve``: the Scrabble preview scores a tentative play
+    from the seat's own rack and refuses a word the table's word list lacks (the Twente
+    variant checks words on play: the edge loads the word list), and a finished game's
+    replay shows each move against the engine's best (its record from the store node
+    over the bus)."""
+    await nodes.start("hub", "lobby,store", pg_url)
+    web1 = await nodes.start("web1", "edge", None, "--api-port", "0")
+    await nodes.start("rooms1", "rooms")
+    port = web1.listeners["api"]
+    ws, _bot = await _against_a_bot(port, "dee")
+    scored = refused = 0
+    uid = ""
+    while True:
+        message = await _next(ws, 60)
+        assert message["type"] not in ("error",) or message["code"] == "illegal", message
+        if message["type"] != "seat":
+            continue
+        uid = message["uid"]
+        view = message["data"]
+        if view["over"]:
+            break
+        if view["turn"] != view["you"]:
+            continue
+        action = _action(view, enable)
+        if action["kind"] == "place":
+            await ws.send(json.dumps({"type": "preview", "id": 1, "action": action}))
+            reply = await _until(ws, "preview", 60)
+            best = ranked_moves(Board.from_rows(view["board"]), view["rack"], enable, ENGLISH)
+            assert reply["id"] == 1
+            assert reply["score"] == best[0].score, reply
+            scored += 1
+            phony = _phony(view, enable)
+            if phony is not None:
+                place = {"kind": "place", "tiles": phony}
+                await ws.send(json.dumps({"type": "preview", "id": 2, "action": place}))
+                reply = await _until(ws, "preview", 60)
+                assert reply["id"] == 2
+                assert "refusal" in reply, reply
+                assert "score" not in reply
+                refused += 1
+        await ws.send(json.dumps({"type": "play", "action": action}))
+    assert scored > 0
+    assert refused > 0
+    await ws.close()
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+        until = time.monotonic() + 60
+        while (page := await client.get(f"/games/{uid}")).status_code != 200 or (
+            "Each move against the engine" not in page.text
+        ):
+            assert time.monotonic() < until, page.status_code
+            await asyncio.sleep(0.5)
+    assert 'class="analysis' in page.text

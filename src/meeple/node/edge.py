@@ -179,6 +179,18 @@ class RemoteRoom:
         self._queue: asyncio.Queue[object] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
 
+    @property
+    def lexicon_name(self) -> str | None:
+        """A Scrabble room's word list (its seat's view names it), for the preview."""
+        if self.seat_data is None:
+            return None
+        name = self.seat_data[0].get("lexicon")
+        return name if isinstance(name, str) else None
+
+    def seat_index(self, seat: Seat) -> int | None:
+        """The index of the seat this edge plays here (None: another seat)."""
+        return self.index if seat is self.seat else None
+
     def submit(self, seat: Seat | None, command: object) -> None:
         if self.finished:
             return

@@ -322,7 +322,6 @@ class Node:
     async def _start_edge(self) -> None:
         from meeple.node.edge import EdgeLobby
         from meeple.server.app import _create
-        from meeple.server.rooms.scrabble import LEXICON_RESOURCE
 
         timing = self.config.server.cluster
         self.edge = EdgeLobby(self.bus, self.ns, self.config.name, timing=timing)
@@ -333,8 +332,10 @@ class Node:
             self.bus, self.ns, self.config.name, ttl=self.config.name_ttl, timing=timing
         )
         self.edge.names = self.services.names
-        # An edge checks no word (the rooms nodes do): no lexicon to load.
-        self.services.resource(LEXICON_RESOURCE, frozenset)
+        # An edge plays no word (the rooms nodes check them), but loads the word lists
+        # for the Scrabble preview and a finished game's analysis (issue 32.6), as
+        # meeple serve: its Twente listener at its start, else the first browser that
+        # needs them (meeple.web.seat.games_ready).
         # Spectrangle chat outside a game reaches every edge's players (meeple.node.chat).
         from meeple.node.chat import LobbyChat
         from meeple.server.edge.spectrangle import HUB_RESOURCE

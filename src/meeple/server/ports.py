@@ -89,6 +89,9 @@ class RoomPort(Protocol):
         ``meeple serve``, the seat's view from its last delivery on a cluster edge."""
         ...
 
+    def seat_index(self, seat: SeatPort) -> int | None:
+        """``seat``'s index in the room (None: not one of its seats)."""
+
     def submit(self, seat: SeatPort | None, command: object) -> None:
         """A seat's command to the room's inbox (applied in order, once)."""
 
