@@ -204,7 +204,9 @@ async def test_an_edge_serves_a_cluster_games_replay_list_and_ratings_from_a_sto
         assert shown is not None
         assert shown.status == 200
         await expect(page.locator("#board")).to_be_visible()
-        await expect(page.locator("#steps li")).to_have_count(len(steps))
+        # Each step (the analysis, issue 32.6, nests the engine's best in a step's line).
+        await expect(page.locator("#steps > li")).to_have_count(len(steps))
+        assert await page.locator("#steps > li .analysis").count() > 0
         await page.close()
         print(f"chromium's replay page in {time.monotonic() - started:.1f} s")
 
