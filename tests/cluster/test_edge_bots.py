@@ -10,13 +10,23 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import random
 import time
 from typing import Any
 
 import httpx
 import pytest
 from nats.aio.client import Client
-from tests.cluster.test_edge_web import _action, _next, _play, _until, _web
+from tests.cluster.test_edge_web import (
+    _action,
+    _browser_game,
+    _next,
+    _play,
+    _santorini_choice,
+    _spectrangle_choice,
+    _until,
+    _web,
+)
 from tests.cluster.test_nodes import Nodes, _room_uid, nodes
 
 from meeple.ai.scrabble import ranked_moves
@@ -211,3 +221,41 @@ async def test_the_preview_and_the_analysis_answer_on_an_edge(
             assert time.monotonic() < until, page.status_code
             await asyncio.sleep(0.5)
     assert 'class="analysis' in page.text
+
+
+async def test_play_santorini_and_spectrangle_now_on_an_edge_against_server_bots(
+    nodes: Nodes, pg_url: str
+) -> None:
+    """The lobby's "Play Santorini now" and "Play Spectrangle now" on an edge: each
+    browser opens its table and adds a server bot (a ``medium`` Santorini search, an
+    ``easy`` Spectrangle bot), which play on the rooms node to the game's end."""
+    await nodes.start("hub", "lobby,store", pg_url)
+    web1 = await nodes.start("web1", "edge", None, "--api-port", "0")
+    rooms1 = await nodes.start("rooms1", "rooms")
+    rng = random.Random(32)
+    port = web1.listeners["api"]
+    sam, sue = await _web(port), await _web(port)
+    for ws, game, name, level in (
+        (sam, "santorini", "sam", "medium"),
+        (sue, "spectrangle", "sue", "easy"),
+    ):
+        create = {"type": "create", "game": game, "variant": "standard", "size": 2}
+        await ws.send(json.dumps({**create, "name": name}))
+        table = (await _until(ws, "seated"))["table"]
+        await ws.send(json.dumps({"type": "bot", "table": table, "level": level}))
+    santorini_view, spectrangle_view = await asyncio.wait_for(
+        asyncio.gather(
+            _browser_game(sam, lambda view: _santorini_choice(view["legal"], rng)),
+            _browser_game(sue, _spectrangle_choice),
+        ),
+        240,
+    )
+    assert sorted(santorini_view["players"]) == ["mediumbot1", "sam"]
+    assert santorini_view["winner"] is not None
+    assert spectrangle_view["status"] == "finished"
+    assert sorted(spectrangle_view["players"]) == ["easybot1", "sue"]
+    log = rooms1.log.read_text()
+    assert "mediumbot1 (bot)" in log
+    assert "easybot1 (bot)" in log
+    for ws in (sam, sue):
+        await ws.close()

@@ -240,7 +240,6 @@ class LobbyRole:
         self.timing = timing or ClusterConfig()
         # The names bucket, where a server bot's name is claimed (None: names unchecked).
         self.names = names
-        self._bot_numbers = itertools.count(1)
         self.bus = bus
         self.ns = ns
         self.leases = leases
@@ -286,10 +285,12 @@ class LobbyRole:
     async def _bot_name(self, level: str) -> str:
         """A free name for a new bot at ``level`` (``<level>bot<n>``, as meeple serve's),
         claimed in the names bucket so that no player takes it while the bot plays."""
-        for n in self._bot_numbers:
+        # The first number free, as meeple serve's: the bucket is asked only for a name
+        # no bot of this lobby holds (one bot of an old leader's may: then the next).
+        held = {s.name.casefold() for s in self._seats.values() if s.bot}
+        for n in itertools.count(1):
             name = f"{level}bot{n}"
-            taken = any(s.name.casefold() == name for s in self._seats.values())
-            if taken:
+            if name in held:
                 continue
             if self.names is None or await self.names.claim(name, BOTS_HOLDER):
                 return name
