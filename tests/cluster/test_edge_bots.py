@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 from nats.aio.client import Client
+from playwright.async_api import Browser, expect
 from tests.cluster.test_edge_web import (
     _action,
     _browser_game,
@@ -28,6 +29,8 @@ from tests.cluster.test_edge_web import (
     _web,
 )
 from tests.cluster.test_nodes import Nodes, _room_uid, nodes
+from tests.web.helpers import NEXT_VIEW, browser, shared_chromium
+from tests.web.test_play_scrabble_browser import NO_CURSOR, square
 
 from meeple.ai.scrabble import ranked_moves
 from meeple.bus.subjects import Namespace
@@ -41,7 +44,7 @@ from meeple.games.scrabble.rules import validate_play
 from meeple.games.scrabble.tiles import ENGLISH
 from meeple.server.store.database import open_store
 
-__all__ = ["nodes"]
+__all__ = ["browser", "nodes", "shared_chromium"]
 
 pytestmark = pytest.mark.slow
 
@@ -259,3 +262,47 @@ async def test_play_santorini_and_spectrangle_now_on_an_edge_against_server_bots
     assert "easybot1 (bot)" in log
     for ws in (sam, sue):
         await ws.close()
+
+
+async def test_chromium_plays_scrabble_now_on_an_edge_and_previews_its_play(
+    nodes: Nodes, pg_url: str, browser: Browser, enable: Lexicon
+) -> None:
+    """Debian's chromium on an edge's lobby clicks "Play Scrabble now": it is seated
+    against a server bot at once, types the engine's best play, and the page's preview
+    shows its score before it is sent; the bot answers the move, and the page resigns."""
+    await nodes.start("hub", "lobby,store", pg_url)
+    web1 = await nodes.start("web1", "edge", None, "--api-port", "0")
+    await nodes.start("rooms1", "rooms")
+    base = f"http://127.0.0.1:{web1.listeners['api']}"
+    page = await browser.new_page()
+    await page.goto(f"{base}/")
+    await page.click("#play-now a[data-game=scrabble]")
+    await expect(page.locator("#play")).to_be_visible(timeout=30_000)
+    handle = await page.wait_for_function(NEXT_VIEW, arg=-1, timeout=60_000)
+    view: dict[str, Any] = await handle.json_value()
+    assert not view["over"]
+    (bot,) = [p for i, p in enumerate(view["players"]) if i != view["you"]]
+    assert bot.startswith("hardbot"), bot  # the page's default level
+    await page.evaluate(NO_CURSOR)
+    best = ranked_moves(Board.from_rows(view["board"]), view["rack"], enable, ENGLISH)[0]
+    tiles = sorted(best.tiles, key=lambda t: (t.y, t.x))
+    await square(page, tiles[0].x, tiles[0].y).click()
+    if len(tiles) > 1 and tiles[1].x == tiles[0].x:
+        await square(page, tiles[0].x, tiles[0].y).click()
+    for t in tiles:
+        if t.tile.islower():
+            await page.keyboard.press("?")
+        await page.keyboard.press(t.tile.upper())
+    await expect(page.locator("#preview")).to_contain_text(f"{best.score} points: ")
+    seen = len(view["moves"])
+    await page.click("#controls .send")
+    handle = await page.wait_for_function(NEXT_VIEW, arg=seen + 1, timeout=60_000)
+    after: dict[str, Any] = await handle.json_value()
+    mine, theirs = after["moves"][seen], after["moves"][seen + 1]
+    assert mine["player"] == view["you"]
+    assert mine["score"] == best.score
+    assert theirs["player"] != view["you"]  # the bot moved
+    await page.click("#resign")
+    await page.click("#resign-yes")
+    await expect(page.locator("#over")).to_be_visible()
+    await page.close()
