@@ -33,6 +33,7 @@ from tests.web.helpers import NEXT_VIEW, browser, shared_chromium
 from tests.web.test_play_scrabble_browser import NO_CURSOR, square
 
 from meeple.ai.scrabble import ranked_moves
+from meeple.bus.natsbus import NatsBus
 from meeple.bus.subjects import Namespace
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
@@ -42,6 +43,8 @@ from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, Lexicon, load_lexicon
 from meeple.games.scrabble.moves import Placement
 from meeple.games.scrabble.rules import validate_play
 from meeple.games.scrabble.tiles import ENGLISH
+from meeple.node import wire
+from meeple.node.edge import LobbyCall
 from meeple.server.store.database import open_store
 
 __all__ = ["browser", "nodes", "shared_chromium"]
@@ -306,3 +309,31 @@ async def test_chromium_plays_scrabble_now_on_an_edge_and_previews_its_play(
     await page.click("#resign-yes")
     await expect(page.locator("#over")).to_be_visible()
     await page.close()
+
+
+async def test_an_edge_cannot_make_its_seat_a_server_bot(
+    nodes: Nodes, pg_url: str, node: Client, nats_ns: Namespace
+) -> None:
+    """Only the lobby's leader seats a server bot: an edge's call whose seat says it is
+    one (a stolen edge credential, say) sits a connection's seat, which the rooms node
+    does not play itself (its log's genesis names no bot for it)."""
+    await nodes.start("hub", "lobby,store", pg_url)
+    web1 = await nodes.start("web1", "edge", None, "--api-port", "0")
+    rooms1 = await nodes.start("rooms1", "rooms")
+    ws = await _web(web1.listeners["api"])
+    create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 2}
+    await ws.send(json.dumps({**create, "name": "eve"}))
+    table = (await _until(ws, "seated"))["table"]
+    forged = {"route": "web9-1", "name": "forger", "protocol": "twente", "variants": None}
+    call = LobbyCall("sit", {**forged, "bot": True, "level": "easy"}, (table,), "web9.x", 1)
+    bus = NatsBus(node)
+    await bus.request(nats_ns.for_node("web9").lobby_request("sit"), wire.dumps(call), timeout=10)
+    reader = JetStreamLog(node, nats_ns, open_store("sqlite:///:memory:"))
+    uid = await _room_uid(reader)
+    log = await reader.action_log(uid)
+    assert log is not None
+    seats = {s["name"]: s for s in log.genesis["seats"]}
+    assert seats["forger"]["bot"] is None
+    assert seats["forger"]["protocol"] == "twente"
+    assert "forger (bot)" not in rooms1.log.read_text()
+    await ws.close()

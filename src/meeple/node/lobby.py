@@ -693,7 +693,9 @@ class LobbyRole:
         return b"ok"
 
     def _call(self, op: str, call: LobbyCall) -> None:
-        seat = self._seat(call.seat)
+        # An edge's seat is a connection's, never a server bot (only the leader seats
+        # one: _seat_bot; a rooms node plays a seat marked so itself).
+        seat = self._seat({**call.seat, "bot": False, "level": None})
         if op == "addbot":
             # The web's "add a bot" (meeple.node.edge.EdgeLobby.add_bot): _seat_bot.
             self.lobby.add_bot(str(call.args[0]), str(call.args[1]), by=seat)
