@@ -146,12 +146,11 @@ async def test_an_edge_serves_a_cluster_games_replay_list_and_ratings_from_a_sto
         assert nav is not None
         for link in re.findall(r'href="([^"]+)"', nav.group(1)):  # every one is served
             assert (await _get(client, link)).status_code == 200, link
-        # No server bot is seated on a cluster: no one-click game against one, no "Add a bot".
-        assert "bot=1" not in lobby.text
-        assert 'href="/play">Open a table' in lobby.text
+        # Server bots on a cluster (issue 32.6): the one-click games and "Add a bot".
+        assert "/play?game=scrabble/twente&amp;bot=1" in lobby.text
         play = await _get(client, "/play")
-        assert 'id="bot"' not in play.text
-        assert 'data-bots="no"' in play.text
+        assert 'id="bot"' in play.text
+        assert 'data-bots="yes"' in play.text
         ratings = await _get(client, "/ratings?game=scrabble")
         assert ratings.status_code == 200
         assert '/players/ivy"' in ratings.text
@@ -205,7 +204,9 @@ async def test_an_edge_serves_a_cluster_games_replay_list_and_ratings_from_a_sto
         assert shown is not None
         assert shown.status == 200
         await expect(page.locator("#board")).to_be_visible()
-        await expect(page.locator("#steps li")).to_have_count(len(steps))
+        # Each step (the analysis, issue 32.6, nests the engine's best in a step's line).
+        await expect(page.locator("#steps > li")).to_have_count(len(steps))
+        assert await page.locator("#steps > li .analysis").count() > 0
         await page.close()
         print(f"chromium's replay page in {time.monotonic() - started:.1f} s")
 

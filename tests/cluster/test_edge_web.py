@@ -349,8 +349,13 @@ async def lobby_and_edge(nodes: Nodes) -> tuple[Nodes, Any, Any, Any, Any]:
     return await _cluster(nodes, None, web2=False, rooms=False)
 
 
-_FIELDS = ["type", "topic", "uid", "token", "table", "name", "game", "variant", "size", "action"]
+_FIELDS = [
+    *("type", "topic", "uid", "token", "table", "name", "game", "variant", "size", "action"),
+    *("level", "id"),
+]
+# "bot" is a call to the lobby's leader, "preview" is scored on the edge (issue 32.6).
 _TYPES = ["subscribe", "create", "sit", "rejoin", "play", "ready", "leave", "bot", "chat"]
+_TYPES += ["preview"]
 
 
 @settings(
@@ -387,7 +392,7 @@ async def test_hostile_messages_to_an_edge_never_close_its_socket(
     await ws.send('{"type":"ping","id":7}')
     async with asyncio.timeout(20):
         while (reply := await _next(ws)) != {"type": "pong", "id": 7}:
-            assert reply["type"] in ("error", "pong", "lobby", "seated", "game", "seat")
+            assert reply["type"] in ("error", "pong", "lobby", "seated", "game", "seat", "preview")
     await ws.close()
 
 

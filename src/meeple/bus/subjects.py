@@ -64,6 +64,7 @@ STORE_READS = (
 # the open tables, its players' names, a browser's rejoin token. Not ``roomdone``, which
 # only a room's owner says.
 EDGE_LOBBY_OPS = (
+    "addbot",  # the web's "add a bot": the leader seats a server bot (issue 32.6)
     "create",
     "disconnect",
     "join",

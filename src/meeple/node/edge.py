@@ -181,6 +181,18 @@ class RemoteRoom:
         self._queue: asyncio.Queue[object] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
 
+    @property
+    def lexicon_name(self) -> str | None:
+        """A Scrabble room's word list (its seat's view names it), for the preview."""
+        if self.seat_data is None:
+            return None
+        name = self.seat_data[0].get("lexicon")
+        return name if isinstance(name, str) else None
+
+    def seat_index(self, seat: Seat) -> int | None:
+        """The index of the seat this edge plays here (None: another seat)."""
+        return self.index if seat is self.seat else None
+
     def submit(self, seat: Seat | None, command: object) -> None:
         if self.finished:
             return
@@ -255,9 +267,6 @@ class RemoteRoom:
 
 class EdgeLobby:
     """What an edge's dialects see as the lobby; see the module doc."""
-
-    # The web's "add a bot": bots are not seated from an edge (they would play here).
-    seats_bots = False
 
     def __init__(
         self, bus: Bus, ns: Namespace, node: str, *, timing: ClusterConfig | None = None
@@ -651,6 +660,13 @@ class EdgeLobby:
             table.ready = True
             self._call("ready", seat)
 
+    def add_bot(self, table_id: str, level: str, *, by: Seat) -> None:
+        """The web's "add a bot" (asked by the browser seat ``by``): the leader seats a
+        server bot at ``table_id``; the bot plays on the rooms node that runs the table's
+        room, never here (:mod:`meeple.node.lobby`, :class:`meeple.node.rooms.RoomBots`).
+        A refusal comes back to ``by`` as a TableError."""
+        self._call("addbot", by, table_id, level)
+
     def renamed(self, seat: Seat, old: str) -> None:
         """``seat`` took a new name: the leader tells its table (Clarkson RFC §3.6)."""
         if id(seat) in self._tables:
@@ -853,8 +869,8 @@ class EdgeLobby:
                 logger.error("lobby: %s for %s: no leader answers", call.op, route)
             except BusError as e:
                 logger.info("lobby refused %s for %s: %s", call.op, route, e)
-                if call.op in ("join", "sit", "create") and seat is not None:
-                    if call.op != "create":
+                if call.op in ("join", "sit", "create", "addbot") and seat is not None:
+                    if call.op in ("join", "sit"):
                         self._tables.pop(id(seat), None)  # it sits nowhere
                     self._tell(seat, TableError(str(e)))
 

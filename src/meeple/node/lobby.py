@@ -38,6 +38,7 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
+import itertools
 import logging
 import secrets
 import time
@@ -50,14 +51,17 @@ from meeple.bus.base import Bus, BusError, RemoteError, Subscription
 from meeple.bus.subjects import Namespace, edge_of
 from meeple.cluster.lease import Lease, Leases, lobby_key
 from meeple.cluster.lobbystate import LobbyState, StateFenced
+from meeple.cluster.registry import Names
 from meeple.node import spawn, wire
 from meeple.node.ask import NoAnswer, ask, passing
 from meeple.node.edge import TABLES, LobbyCall
 from meeple.node.rooms import OpenRoom
 from meeple.server.config import ClusterConfig
+from meeple.server.lobby.bots import LEVELS, check_bot
 from meeple.server.lobby.tables import (
     Dismissed,
     Lobby,
+    NoSuchTable,
     QueueChanged,
     QueueKey,
     RoomFactory,
@@ -75,7 +79,11 @@ logger = logging.getLogger(__name__)
 
 FULL = StartRule.FULL
 # The lobby calls an edge may make, and nothing else (a LobbyCall names a method).
-CALLS = frozenset({"join", "leave", "disconnect", "quit", "ready", "renamed", "sit", "create"})
+CALLS = frozenset(
+    {"join", "leave", "disconnect", "quit", "ready", "renamed", "sit", "create", "addbot"}
+)
+# Who holds a server bot's name in the names bucket (any leader releases it).
+BOTS_HOLDER = "lobby.bots"
 # Edges whose last call number the state keeps (the oldest are forgotten beyond this).
 CALLERS_KEPT = 1024
 
@@ -102,6 +110,12 @@ class ProxySeat:
         self.info = dict(info)
 
     def deliver(self, event: object) -> None:
+        if self.bot:
+            # A server bot has no edge: it plays on its room's rooms node. A table of
+            # bots alone is closed (Dismissed): its name is free again.
+            if isinstance(event, Dismissed):
+                self._role.bot_gone(self)
+            return
         self._role.send(self._role.ns.seat(self.route, "lobby"), wire.dumps(event))
 
 
@@ -220,9 +234,12 @@ class LobbyRole:
         state: LobbyState,
         *,
         timing: ClusterConfig | None = None,
+        names: Names | None = None,
     ) -> None:
         self.name = name
         self.timing = timing or ClusterConfig()
+        # The names bucket, where a server bot's name is claimed (None: names unchecked).
+        self.names = names
         self.bus = bus
         self.ns = ns
         self.leases = leases
@@ -231,9 +248,11 @@ class LobbyRole:
         for game, variants in games.items():
             lobby.register_game(game, self._factory(), variants=variants)
         lobby.on_change.append(self._table_changed)
+        lobby.seat_bot = self._seat_bot
         self.lease: Lease | None = None
         self.leader = asyncio.Event()
         self._seats: dict[str, ProxySeat] = {}
+        self._naming: dict[str, str] = {}  # level -> the bot name claimed for the call
         self._opening: dict[str, RoomTicket] = {}  # rooms asked for, not yet opened
         self._applied: dict[str, int] = {}  # edge -> the number of its last call applied
         self._outbox: list[Callable[[], object]] | None = None  # while a call is applied
@@ -248,9 +267,69 @@ class LobbyRole:
 
     def _factory(self) -> RoomFactory:
         def create(key: QueueKey, seats: list[Seat]) -> Any:
-            return RoomTicket(self, key, seats)
+            return self._ticket(RoomTicket(self, key, seats))
 
         return create
+
+    def _ticket(self, ticket: RoomTicket) -> RoomTicket:
+        ticket.on_finished.append(self._room_over)
+        return ticket
+
+    # --- server bots (the web's "add a bot") ------------------------------------------------
+    #
+    # The leader seats a bot at the table as a ProxySeat with no edge (``bot``: its level),
+    # under a name claimed in the names bucket; the table's room, opened on a rooms node,
+    # gets the bot's seat as any other (OpenRoom) and plays it there
+    # (meeple.node.rooms.RoomBots): a takeover restarts it from the log like any seat.
+
+    async def _bot_name(self, level: str) -> str:
+        """A free name for a new bot at ``level`` (``<level>bot<n>``, as meeple serve's),
+        claimed in the names bucket so that no player takes it while the bot plays."""
+        # The first number free, as meeple serve's: the bucket is asked only for a name
+        # no bot of this lobby holds (one bot of an old leader's may: then the next).
+        held = {s.name.casefold() for s in self._seats.values() if s.bot}
+        for n in itertools.count(1):
+            name = f"{level}bot{n}"
+            if name in held:
+                continue
+            if self.names is None or await self.names.claim(name, BOTS_HOLDER):
+                return name
+        raise AssertionError("unreachable")
+
+    def _seat_bot(self, table_id: str, level: str) -> object:
+        """Seat the bot the current ``addbot`` call named (:meth:`_apply`) at
+        ``table_id``: the hook of the leader's lobby (Lobby.add_bot)."""
+        table = self.lobby.table(table_id)
+        if table is None:
+            raise NoSuchTable(table_id)
+        check_bot(table.game, level)
+        name = self._naming.pop(level, None)
+        if name is None:
+            raise TableError("no bot name was claimed for this call")
+        seat = self._seat(
+            {"route": f"bot~{name}", "name": name, "protocol": "bot", "bot": True, "level": level}
+        )
+        try:
+            self.lobby.sit(table_id, seat)
+        except TableError:
+            self.bot_gone(seat)
+            raise
+        if table.start_rule is StartRule.READY:
+            self.lobby.ready(seat)
+        return seat
+
+    def bot_gone(self, seat: ProxySeat) -> None:
+        """A bot's table closed, or its room ended: it leaves the lobby, its name is free."""
+        if self._seats.get(seat.route) is seat:
+            del self._seats[seat.route]
+        if self.names is not None:
+            names = self.names
+            self.spawn(names.release(seat.name, BOTS_HOLDER), f"bot {seat.name}")
+
+    def _room_over(self, ticket: RoomTicket) -> None:
+        for seat in ticket.seats:
+            if isinstance(seat, ProxySeat) and seat.bot:
+                self.bot_gone(seat)
 
     # --- the edges' copies of the open tables --------------------------------------------
 
@@ -344,7 +423,8 @@ class LobbyRole:
             gone = [
                 seat
                 for seat in self._seats.values()
-                if now - self._heard.get(seat.route.rsplit("-", 1)[0], since) > silence
+                if not seat.bot
+                and now - self._heard.get(seat.route.rsplit("-", 1)[0], since) > silence
             ]
             if gone:
                 async with self._lock:
@@ -527,7 +607,8 @@ class LobbyRole:
         for saved in state.get("opening", ()):
             game, players, variant, settings = saved["key"]
             key = QueueKey(game, int(players), variant, tuple((k, v) for k, v in settings))
-            ticket = RoomTicket(self, key, [self._seat(i) for i in saved["seats"]], saved["uid"])
+            seats: list[Seat] = [self._seat(i) for i in saved["seats"]]
+            ticket = self._ticket(RoomTicket(self, key, seats, saved["uid"]))
             ticket.rejoin_hashes = list(saved["rejoin"])
             self._opening[ticket.uid] = ticket
             # Asked again, saying so: a rooms node that opened it answers from its log.
@@ -564,6 +645,13 @@ class LobbyRole:
         caller, number = getattr(call, "caller", ""), getattr(call, "number", 0)
         if caller and number <= self._applied.get(caller, 0):
             return b"ok"  # applied before (the edge asked again): not twice
+        if op == "addbot":
+            level = str(call.args[1]) if len(call.args) > 1 else ""
+            if level not in LEVELS:
+                raise ValueError(f"no bot level {level!r} (levels: {', '.join(LEVELS)})")
+            # Claimed before the change (the bucket is asked, the lock held); freed if
+            # the change does not seat it.
+            self._naming[level] = await self._bot_name(level)
 
         def change() -> None:
             if caller:
@@ -573,7 +661,12 @@ class LobbyRole:
                     del self._applied[next(iter(self._applied))]
             self._call(op, call)
 
-        return await self._change(change)
+        try:
+            return await self._change(change)
+        finally:
+            unused = self._naming.pop(level, None) if op == "addbot" else None
+            if unused is not None and self.names is not None:
+                self.spawn(self.names.release(unused, BOTS_HOLDER), f"bot {unused}")
 
     async def _change(self, change: Callable[[], object]) -> bytes:
         """Change the lobby (the lock held), write the state, then let out what the
@@ -600,7 +693,13 @@ class LobbyRole:
         return b"ok"
 
     def _call(self, op: str, call: LobbyCall) -> None:
-        seat = self._seat(call.seat)
+        # An edge's seat is a connection's, never a server bot (only the leader seats
+        # one: _seat_bot; a rooms node plays a seat marked so itself).
+        seat = self._seat({**call.seat, "bot": False, "level": None})
+        if op == "addbot":
+            # The web's "add a bot" (meeple.node.edge.EdgeLobby.add_bot): _seat_bot.
+            self.lobby.add_bot(str(call.args[0]), str(call.args[1]), by=seat)
+            return
         if op == "create":
             # A browser's new table, under the id its edge chose (meeple.web.seat).
             table_id, game, variant, size, rule, settings = call.args

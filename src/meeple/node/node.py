@@ -185,6 +185,7 @@ class Node:
             await self.store.start()
         if "lobby" in c.roles:
             from meeple.cluster.lobbystate import LobbyState
+            from meeple.cluster.registry import Names
             from meeple.node import cmpn402
             from meeple.node.lobby import LobbyRole
             from meeple.server.rooms import santorini, scrabble, spectrangle
@@ -205,9 +206,10 @@ class Node:
                 },
                 LobbyState(self.nc, self.ns),
                 timing=c.server.cluster,
+                # Server bots' names, claimed where the edges' names are (meeple.node.names).
+                names=Names(self.nc, self.ns),
             )
             await self.lobby.start()
-            from meeple.cluster.registry import Names
             from meeple.node.names import NameService
 
             # Every lobby node answers edges' name claims (the bucket decides, not a leader).
@@ -264,6 +266,8 @@ class Node:
                 tokens=tokens,
                 admin_token=c.server.cmpn402.admin_token,
                 timing=c.server.cluster,
+                # Server bots play here, in their rooms (their lexicons, their threads).
+                services=services,
             )
             await self.rooms.start()
         if "edge" in c.roles:
@@ -356,7 +360,6 @@ class Node:
     async def _start_edge(self) -> None:
         from meeple.node.edge import EdgeLobby
         from meeple.server.app import _create
-        from meeple.server.rooms.scrabble import LEXICON_RESOURCE
 
         timing = self.config.server.cluster
         self.edge = EdgeLobby(self.bus, self.ns, self.config.name, timing=timing)
@@ -367,8 +370,10 @@ class Node:
             self.bus, self.ns, self.config.name, ttl=self.config.name_ttl, timing=timing
         )
         self.edge.names = self.services.names
-        # An edge checks no word (the rooms nodes do): no lexicon to load.
-        self.services.resource(LEXICON_RESOURCE, frozenset)
+        # An edge plays no word (the rooms nodes check them), but loads the word lists
+        # for the Scrabble preview and a finished game's analysis (issue 32.6), as
+        # meeple serve: its Twente listener at its start, else the first browser that
+        # needs them (meeple.web.seat.games_ready).
         # Spectrangle chat outside a game reaches every edge's players (meeple.node.chat).
         from meeple.node.chat import LobbyChat
         from meeple.server.edge.spectrangle import HUB_RESOURCE

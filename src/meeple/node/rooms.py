@@ -53,6 +53,7 @@ from meeple.node import spawn, wire
 from meeple.node.views import ViewSource
 from meeple.server.clock import Timer
 from meeple.server.config import ClusterConfig
+from meeple.server.lobby.bots import make_bot, restore_bot
 from meeple.server.lobby.cmpn402_console import check_token as same_token
 from meeple.server.lobby.tables import QueueKey, Replaced
 from meeple.server.metrics import METRICS
@@ -62,10 +63,13 @@ from meeple.server.store.database import ActionLog, LogConflict
 from meeple.web.seat import seat_view_json
 
 if TYPE_CHECKING:
+    from meeple.server.app import Services
+    from meeple.server.lobby.bots import BotHost
     from meeple.server.lobby.tables import Lobby
     from meeple.server.ports import SeatPort
+    from meeple.server.rooms.room import Seat
 
-__all__ = ["ROOM_GAMES", "ClusterLog", "OpenRoom", "RemoteSeat", "RoomsRole"]
+__all__ = ["ROOM_GAMES", "ClusterLog", "OpenRoom", "RemoteSeat", "RoomBots", "RoomsRole"]
 
 logger = logging.getLogger(__name__)
 
@@ -145,6 +149,50 @@ class RemoteSeat:
         seen = room.seat_event(told, self.index)
         view = seat_view_json(room, self.index) if self.protocol == "web" else None
         return wire.Delivery(room.uid, self.index, logged, seen, True, room.game_name, view)
+
+
+class RoomBots:
+    """The server bots seated in this node's rooms: what a bot asks of where it plays
+    (:class:`~meeple.server.lobby.bots.BotHost`). A bot's seat has no edge: the lobby's
+    leader seated it (the web's "add a bot"), the room's genesis names its level, and it
+    plays here, in the room's own process, with the room's own events (each is the
+    bot's seat's view: :meth:`~meeple.server.rooms.room.Room.seat_event`), as in
+    ``meeple serve``. A node that takes the room over seats it again from the log."""
+
+    def __init__(self) -> None:
+        self._owned: dict[int, _Owned] = {}  # id(bot) -> the room it plays in
+
+    def add(self, bot: Seat, owned: _Owned) -> None:
+        self._owned[id(bot)] = owned
+
+    def room_of(self, seat: Seat) -> Room | None:
+        owned = self._owned.get(id(seat))
+        return None if owned is None or owned.fenced else owned.room
+
+    def leave(self, seat: Seat) -> None:
+        """A bot's table became its room before it got here: nothing to stand up from."""
+
+    def forget(self, owned: _Owned) -> None:
+        """``owned``'s room is no longer served here: its bots stop (their thoughts are
+        dropped: a fenced room's room_of is None, and its task is cancelled)."""
+        for key in [k for k, o in self._owned.items() if o is owned]:
+            del self._owned[key]
+
+    def __len__(self) -> int:
+        return len(self._owned)
+
+
+class _Waiting:
+    """A bot's seat in a room rebuilt from its log, until the bot sits again
+    (:func:`~meeple.server.lobby.bots.restore_bot`)."""
+
+    protocol = "bot"
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def deliver(self, event: object) -> None:
+        """Nothing reaches a bot before it sits again."""
 
 
 class ClusterLog:
@@ -228,6 +276,10 @@ class RoomsRole:
     _ended: set[str] = field(default_factory=set)  # rooms whose logs are closed
     # Draining (issue 35): no new room is opened or taken over here; the others do it.
     draining: bool = False
+    # The rooms' own services (their lexicons, names, rng): what server bots play with.
+    # None: this node seats no bot (a room with one is not opened here).
+    services: Services | None = None
+    bots: RoomBots = field(default_factory=RoomBots)
     _opening: Subscription | None = None
     views: ViewSource = field(init=False)
 
@@ -426,12 +478,18 @@ class RoomsRole:
             return b"ok"  # another node opened it meanwhile
         factory, _restore = self.lobby.factories(request.key.game)
         owned = _Owned(Room([], uid=request.uid), lease)  # the real room comes next
-        seats = [RemoteSeat(self, owned, i, info) for i, info in enumerate(request.seats)]
+        settings = dict(request.key.settings)
+        seats: list[Seat] = []
+        for i, info in enumerate(request.seats):
+            if info.get("bot"):
+                seats.append(self._bot(owned, request.key.game, info, settings.get("lexicon")))
+            else:
+                seats.append(RemoteSeat(self, owned, i, info))
         room = factory(request.key, list(seats))
         room.uid = request.uid
         room.rejoin_hashes = list(request.rejoin) or [None] * len(seats)
         room.clock = self.lobby.clock
-        clock = dict(request.key.settings).get("clock")
+        clock = settings.get("clock")
         if clock:  # the table's time control, as the lobby sets it in meeple serve
             room.time_control = parse_time_control(request.key.game, clock)
         owned.room = room
@@ -630,6 +688,7 @@ class RoomsRole:
 
     async def _drop(self, owned: _Owned, *, release: bool) -> None:
         room = owned.room
+        self.bots.forget(owned)
         for timer in owned.held.values():
             timer.cancel()
         owned.held.clear()
@@ -737,7 +796,7 @@ class RoomsRole:
             log = await self.log.action_log(uid)
             if log is None:
                 return
-            owned = self._restore(log, lease)
+            owned = self._restore(log, lease, bots=False)
             room = owned.room
             await self._routes(room)
             told = room.last_told(log)
@@ -758,7 +817,22 @@ class RoomsRole:
         finally:
             await self.leases.release(lease)
 
-    def _restore(self, log: ActionLog, lease: Lease) -> _Owned:
+    def _bot(self, owned: _Owned, game: str, info: Mapping[str, Any], lexicon: str | None) -> Seat:
+        """The server bot the lobby seated at a table (``info``: its name, its level), to
+        play in the table's room here (:class:`RoomBots`)."""
+        if self.services is None:
+            raise ValueError("this rooms node seats no bots")
+        level = info.get("level") or info.get("bot")
+        bot = make_bot(
+            self.services, game, str(info["name"]), str(level), self.bots, lexicon_name=lexicon
+        )
+        self.services.names.claim(bot.name, bot)  # the cluster's claim is the leader's
+        self.bots.add(bot, owned)
+        return bot
+
+    def _restore(self, log: ActionLog, lease: Lease, *, bots: bool = True) -> _Owned:
+        """Rebuild a room from its log under ``lease``; ``bots``: seat its server bots
+        again (not for a room only finished for its dead owner)."""
         if log.game not in ROOM_GAMES:
             raise ValueError(f"{log.game} rooms are not served by rooms nodes yet")
         _factory, restore = self.lobby.factories(log.game)
@@ -767,12 +841,24 @@ class RoomsRole:
         owned = _Owned(Room([], uid=log.uid), lease)
         owned.replaying = True  # its start was told to the players by the old owner
         infos = log.genesis["seats"]
-        seats = [RemoteSeat(self, owned, i, info) for i, info in enumerate(infos)]
+        seats: list[Seat] = [
+            _Waiting(info["name"]) if info.get("bot") else RemoteSeat(self, owned, i, info)
+            for i, info in enumerate(infos)
+        ]
         room = restore(log, list(seats))
         room.clock = self.lobby.clock
         room.resume_log(log)
         room.rejoin_hashes = [s.get("rejoin") for s in infos]
         owned.room = room
+        departed = set(room.departed())
+        for index, (waiting, info) in enumerate(zip(seats, infos, strict=True)):
+            if bots and isinstance(waiting, _Waiting) and index not in departed:
+                # The bot sits again (its Resumed comes once the room starts), as after
+                # a restart of meeple serve (meeple.server.lobby.tables.Lobby.restore).
+                if self.services is None:
+                    raise ValueError("this rooms node seats no bots")
+                bot = restore_bot(self.services, room, waiting, info, host=self.bots)
+                self.bots.add(bot, owned)
         for entry in log.entries:
             tag = entry.entry.get("cmd")
             if isinstance(tag, str):
@@ -801,6 +887,7 @@ def _seat_route(room: Room, request: object) -> str | None:
     return None
 
 
-def _conforms(seat: RemoteSeat) -> SeatPort:
-    """What mypy checks and nothing calls: a rooms node's seat is the seat port."""
-    return seat
+def _conforms(seat: RemoteSeat, bots: RoomBots) -> tuple[SeatPort, BotHost]:
+    """What mypy checks and nothing calls: a rooms node's seat is the seat port, and
+    its bots' host what a bot needs (as meeple serve's lobby)."""
+    return seat, bots

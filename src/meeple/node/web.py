@@ -32,10 +32,15 @@ Served here:
 - ``/games/<uid>/history.json``: a running game's steps so far, asked of its room's
   owner (:class:`meeple.node.wire.History`: spectator views only, as ``meeple serve``'s).
 
+As in ``meeple serve`` (issue 32.6): the web's "add a bot" (and the lobby's one-click
+"Play X now"), a lobby call the leader answers by seating a server bot that plays on the
+room's rooms node (:mod:`meeple.node.lobby`, :class:`meeple.node.rooms.RoomBots`); the
+Scrabble ``preview``, scored here from the seat's view with the table's word list, which
+the edge loads as ``meeple serve`` does; a finished game's move analysis
+(:meth:`meeple.web.app.WebContext.analysis`, with the same word lists).
+
 Not served on an edge: accounts (so names reserved with an account are not enforced on
-edges), a replay's move analysis (no lexicon here), the CMPN402 console and its topic (``error``
-``refused`` on the socket), and the web's "add a bot" (``error`` ``refused``); a
-Scrabble ``preview`` is answered ``not-now`` (the edge has no lexicon).
+edges) and the CMPN402 console and its topic (``error`` ``refused`` on the socket).
 """
 
 from __future__ import annotations
@@ -52,7 +57,7 @@ from meeple.server.lobby.tables import LOBBY_TOPIC, TableInfo
 from meeple.server.ops import ops_routes
 from meeple.web.app import WebConnection, WebContext
 from meeple.web.fanout import Fanout
-from meeple.web.seat import WebSeat, lexicon_name
+from meeple.web.seat import WebSeat
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -64,7 +69,6 @@ if TYPE_CHECKING:
     from meeple.node.status import ClusterView
     from meeple.node.views import ViewRelay
     from meeple.server.app import Services
-    from meeple.server.store.database import GameRecord
     from meeple.web.records import Records
 
 __all__ = ["EdgeConnection", "edge_web_app"]
@@ -126,6 +130,9 @@ class _EdgeContext(WebContext):
         self.tables = tables
         self.records = records
         self.lobby = tables  # type: ignore[assignment]  # what the pages read of it
+        # A finished game's analysis, as meeple serve's (WebContext.analysis): with the
+        # word lists this edge loads (the Scrabble preview's too).
+        self._analyses: dict[str, list[dict[str, Any] | None]] = {}
         self._refresher: asyncio.Task[None] | None = None
 
     def store_trouble(self) -> str | None:
@@ -133,17 +140,6 @@ class _EdgeContext(WebContext):
 
     def console(self) -> None:
         return None
-
-    def lexicon(self) -> str:
-        return lexicon_name(self.services.config.lexicon)
-
-    def lexicons(self) -> list[str]:
-        default = self.lexicon()
-        more = [lexicon_name(n) for n in self.services.config.table_lexicons]
-        return [default, *(n for n in more if n != default)]
-
-    async def analysis(self, record: GameRecord) -> list[dict[str, Any] | None] | None:
-        return None  # an edge has no lexicon to weigh the moves with
 
     def publish_lobby(self) -> None:
         """A fresh lobby snapshot for its watchers (none built while nobody watches)."""

@@ -89,6 +89,9 @@ class RoomPort(Protocol):
         ``meeple serve``, the seat's view from its last delivery on a cluster edge."""
         ...
 
+    def seat_index(self, seat: SeatPort) -> int | None:
+        """``seat``'s index in the room (None: not one of its seats)."""
+
     def submit(self, seat: SeatPort | None, command: object) -> None:
         """A seat's command to the room's inbox (applied in order, once)."""
 
@@ -140,6 +143,11 @@ class LobbyPort(Protocol):
     def sit(self, table_id: str, seat: SeatPort) -> object: ...
 
     def ready(self, seat: SeatPort) -> object: ...
+
+    def add_bot(self, table_id: str, level: str, *, by: SeatPort) -> object:
+        """Seat a server bot at the open table ``table_id`` (the web's "add a bot",
+        asked by ``by``); it plays where the table's room runs (a rooms node on a
+        cluster). Refusals: the lobby's TableError kinds, ValueError for a level."""
 
     def is_ready(self, seat: SeatPort) -> bool: ...
 

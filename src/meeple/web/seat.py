@@ -55,7 +55,6 @@ from meeple.games.scrabble.lexicon import LEXICONS, Lexicon, load_lexicon
 from meeple.games.scrabble.moves import Placement
 from meeple.games.spectrangle import view as spectrangle_view
 from meeple.protocols import web as proto
-from meeple.server.lobby.bots import add_bot
 from meeple.server.lobby.tables import (
     Dismissed,
     Origin,
@@ -190,7 +189,9 @@ class WebSeat:
     async def prepare(self, message: object) -> None:
         """Before :meth:`handle`: a message that opens or joins a table needs every game
         at the lobby (the lexicon loads once, off the loop: :func:`games_ready`)."""
-        if isinstance(message, _TABLE_MESSAGES):
+        if isinstance(message, (*_TABLE_MESSAGES, proto.Preview)):
+            # A preview checks words with the table's word list (a cluster edge's
+            # room has only the seat's view, without it: _preview).
             await games_ready(self.services)
 
     def handle(self, message: object) -> None:
@@ -204,10 +205,8 @@ class WebSeat:
             elif isinstance(message, proto.Rejoin):
                 self._rejoin(message.token)
             elif isinstance(message, proto.AddBot):
-                if not getattr(self.lobby, "seats_bots", True):
-                    raise _Refused("this server does not seat bots from the web (yet)")
                 try:
-                    add_bot(self.services, message.table, level=message.level)
+                    self.lobby.add_bot(message.table, message.level, by=self)
                 except ValueError as e:  # not one of the server's levels
                     raise _Refused(str(e)) from None
             elif isinstance(message, proto.Ready):
@@ -325,13 +324,23 @@ class WebSeat:
             return
         room = self.lobby.room_of(self)
         game = None if room is None else room.game
-        # A room on another node (a cluster edge's) has no lexicon here to check words.
-        you = None if room is None else _index(room, self)
-        if you is None or not isinstance(game, scrabble_engine.Game):
+        you = None if room is None else room.seat_index(self)
+        if room is None or you is None or not isinstance(game, scrabble_engine.Game):
             self._put(proto.Error(proto.ErrorCode.NOT_NOW, "no Scrabble game to preview a play in"))
             return
+        words = None
+        if game.lexicon is None and game.variant.challenge.checks_on_play:
+            # The seat's view of a room on another node (a cluster edge's): its table's
+            # word list, loaded here too (prepare).
+            try:
+                words = scrabble_room.lexicon_of(self.services, getattr(room, "lexicon_name", None))
+            except KeyError:
+                self._put(
+                    proto.Error(proto.ErrorCode.NOT_NOW, "this server lacks the game's words")
+                )
+                return
         tiles = tuple(Placement(y=y, x=x, tile=t) for x, y, t in m.tiles)
-        result = scrabble_view.preview(game, you, tiles)
+        result = scrabble_view.preview(game, you, tiles, lexicon=words)
         self._put(proto.PreviewReply(m.id, tuple(result.items())))
 
     # --- deliveries from the lobby and the room (Seat) ------------------------------------
@@ -376,7 +385,7 @@ class WebSeat:
             # built for this seat with seat_view_json, delivered with the event.
             data, text = told
         elif isinstance(room, Room):
-            you = _index(room, self)
+            you = room.seat_index(self)
             if you is None:
                 return
             data = _seat_view(room, you)
@@ -442,14 +451,6 @@ class _Refused(TableError):
 def lexicon_name(configured: str) -> str:
     """The name a configured lexicon (a registered name or a word-list path) loads as."""
     return configured if configured in LEXICONS else Path(configured).name
-
-
-def _index(room: RoomPort, seat: object) -> int | None:
-    """The seat's index in a room of this process; None for a room on another node (a
-    cluster edge's)."""
-    if not isinstance(room, Room):
-        return None
-    return next((i for i, s in enumerate(room.seats) if s is seat), None)
 
 
 def seat_view_json(room: Room, you: int) -> str | None:

@@ -758,19 +758,28 @@ class Game:
             tuple(self._log),
         )
 
-    def validate(self, tiles: Iterable[Placement], player: int | None = None) -> PlayResult:
+    def validate(
+        self,
+        tiles: Iterable[Placement],
+        player: int | None = None,
+        *,
+        lexicon: Container[str] | None = None,
+    ) -> PlayResult:
         """Check a play for ``player`` (default: the player on turn) without making it.
 
-        Words are checked only in the void-challenge variant, as :meth:`apply` does.
+        Words are checked only in the void-challenge variant, as :meth:`apply` does,
+        against ``lexicon`` if given (a seat's view has none: :meth:`seat_view`), else
+        the game's own.
         """
         p = self._turn if player is None else player
         v = self.variant
+        words = self.lexicon if lexicon is None else lexicon
         return validate_play(
             self._board,
             tiles,
             tile_set=v.tile_set,
             rack=self._racks[p],
-            lexicon=self.lexicon if v.challenge.checks_on_play else None,
+            lexicon=words if v.challenge.checks_on_play else None,
             bingo_size=v.bingo_size,
             bingo_bonus=v.bingo_bonus,
         )

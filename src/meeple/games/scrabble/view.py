@@ -16,7 +16,7 @@ before it is sent.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from typing import Any, cast
 
 from meeple.games.scrabble.errors import ScrabbleError
@@ -296,7 +296,13 @@ def seat_view(game: Game, player: int) -> dict[str, Any]:
     return view
 
 
-def preview(game: Game, player: int, tiles: Iterable[Placement]) -> dict[str, Any]:
+def preview(
+    game: Game,
+    player: int,
+    tiles: Iterable[Placement],
+    *,
+    lexicon: Container[str] | None = None,
+) -> dict[str, Any]:
     """What ``tiles`` from ``player``'s own rack would score now, or the rules' refusal.
 
     The engine's own check (:meth:`Game.validate`, the same one :meth:`Game.apply`
@@ -305,12 +311,14 @@ def preview(game: Game, player: int, tiles: Iterable[Placement]) -> dict[str, An
     checks them on play (void challenge: a phony would be refused on sending anyway).
     Where words are checked only on a challenge, a phony previews like a good word, so
     a preview is no free challenge. The turn is not checked: a player may plan ahead.
-    ``{"score", "words": [{"word", "score"}], "bingo"}`` or ``{"refusal": reason}``.
+    ``lexicon``: the word list when ``game`` is a seat's view, which has none (a
+    cluster edge's: :meth:`Game.seat_view`). ``{"score", "words": [{"word", "score"}],
+    "bingo"}`` or ``{"refusal": reason}``.
     """
     if game.is_over:
         return {"refusal": "the game is over"}
     try:
-        result = game.validate(tiles, player)
+        result = game.validate(tiles, player, lexicon=lexicon)
     except ScrabbleError as e:
         return {"refusal": str(e)[:200]}
     return {

@@ -33,7 +33,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Container, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from meeple.ai import santorini as santorini_ai
 from meeple.ai import scrabble as scrabble_ai
@@ -64,11 +64,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LEVELS",
+    "BotHost",
     "BotSeat",
     "SantoriniBot",
     "ScrabbleBot",
     "SpectrangleBot",
     "add_bot",
+    "make_bot",
     "restore_bot",
 ]
 
@@ -80,6 +82,17 @@ LEVELS = ("easy", "medium", "hard")
 MAX_REFUSALS = 5
 EASY_SPREAD = 8
 MEDIUM_SPREAD = 3
+
+
+class BotHost(Protocol):
+    """What a bot asks of where it plays: the room its seat is in, and standing up from
+    its table. In ``meeple serve`` the lobby that seated it
+    (:class:`~meeple.server.lobby.tables.Lobby`); on a cluster the rooms node that runs
+    its room (:class:`meeple.node.rooms.RoomBots`: the bot plays there, not on an edge)."""
+
+    def room_of(self, seat: Seat) -> Room | None: ...
+
+    def leave(self, seat: Seat) -> object: ...
 
 
 class _AnyVariantOf:
@@ -102,7 +115,7 @@ class BotSeat:
     GAME = ""
 
     def __init__(
-        self, name: str, lobby: Lobby, names: NameRegistry, *, level: str, rng: random.Random
+        self, name: str, lobby: BotHost, names: NameRegistry, *, level: str, rng: random.Random
     ) -> None:
         if level not in LEVELS:
             raise ValueError(f"no bot level {level!r} (levels: {', '.join(LEVELS)})")
@@ -374,20 +387,14 @@ def add_bot(services: Services, table_id: str, *, level: str = "hard") -> BotSea
     table = lobby.table(table_id)
     if table is None:
         raise NoSuchTable(table_id)
-    cls = _BOTS.get(table.game)
-    if cls is None:
-        raise UnknownGame(f"no bot plays {table.game!r}")
-    if level not in LEVELS:
-        raise ValueError(f"no bot level {level!r} (levels: {', '.join(LEVELS)})")
+    check_bot(table.game, level)
+    if table.game == ScrabbleBot.GAME:
+        services.resource("scrabble.lexicon", _no_lexicon)
     placeholder = object()
     name = _claim_name(services.names, placeholder, level)
-    rng = random.Random(services.rng.getrandbits(64))
-    extra: dict[str, Any] = {}
-    if cls is ScrabbleBot:
-        services.resource("scrabble.lexicon", _no_lexicon)
-        # The bot plays with the table's word list (docs/web.md, "Word lists").
-        extra["lexicon"] = scrabble_room.lexicon_of(services, dict(table.settings).get("lexicon"))
-    bot = cls(name, lobby, services.names, level=level, rng=rng, **extra)
+    # The bot plays with the table's word list (docs/web.md, "Word lists").
+    words = dict(table.settings).get("lexicon")
+    bot = make_bot(services, table.game, name, level, lobby, lexicon_name=words)
     services.names.release(name, placeholder)
     services.names.claim(name, bot)
     try:
@@ -400,25 +407,68 @@ def add_bot(services: Services, table_id: str, *, level: str = "hard") -> BotSea
     return bot
 
 
-def restore_bot(services: Services, room: Room, absent: Seat, info: Mapping[str, Any]) -> None:
-    """Seat a server bot again in ``room``, restored from its log after a restart: the
-    bot of the log's name and level takes the stand-in ``absent`` seat and plays on."""
-    lobby = server_lobby(services)
-    cls = _BOTS[room.game_name]
+def check_bot(game: str, level: str) -> None:
+    """Refuse a bot for ``game`` at ``level`` (UnknownGame: no bot plays it; ValueError:
+    no such level), as :func:`add_bot` does; a cluster's lobby leader asks this before it
+    seats one."""
+    if game not in _BOTS:
+        raise UnknownGame(f"no bot plays {game!r}")
+    if level not in LEVELS:
+        raise ValueError(f"no bot level {level!r} (levels: {', '.join(LEVELS)})")
+
+
+def make_bot(
+    services: Services,
+    game: str,
+    name: str,
+    level: str,
+    host: BotHost,
+    *,
+    lexicon_name: str | None = None,
+    lexicon: Lexicon | None = None,
+) -> BotSeat:
+    """A bot named ``name`` (claimed already) that plays ``game`` at ``level`` in the
+    rooms ``host`` seats it in; a Scrabble bot checks words with ``lexicon``, else the
+    loaded word list ``lexicon_name`` (None: the server's)."""
+    check_bot(game, level)
+    cls = _BOTS[game]
+    rng = random.Random(services.rng.getrandbits(64))
     extra: dict[str, Any] = {}
     if cls is ScrabbleBot:
-        # The restored game's own word list (the table's, or the server's).
-        game = getattr(room, "game", None)
-        extra["lexicon"] = getattr(game, "lexicon", None) or services.resource(
-            "scrabble.lexicon", _no_lexicon
+        extra["lexicon"] = (
+            lexicon if lexicon is not None else scrabble_room.lexicon_of(services, lexicon_name)
         )
-    level = info.get("bot") if info.get("bot") in LEVELS else "hard"
-    rng = random.Random(services.rng.getrandbits(64))
-    bot = cls(absent.name, lobby, services.names, level=str(level), rng=rng, **extra)
+    return cls(name, host, services.names, level=level, rng=rng, **extra)
+
+
+def restore_bot(
+    services: Services,
+    room: Room,
+    absent: Seat,
+    info: Mapping[str, Any],
+    *,
+    host: BotHost | None = None,
+) -> BotSeat:
+    """Seat a server bot again in ``room``, restored from its log after a restart (or
+    taken over by another rooms node: ``host``, that node's): the bot of the log's name
+    and level takes the stand-in ``absent`` seat and plays on."""
+    lobby: Lobby | None = None
+    if host is None:
+        lobby = server_lobby(services)
+        host = lobby
+    game = getattr(room, "game", None)
+    # The restored game's own word list (the table's, or the server's).
+    words = getattr(game, "lexicon", None) if room.game_name == ScrabbleBot.GAME else None
+    if room.game_name == ScrabbleBot.GAME and words is None:
+        words = services.resource("scrabble.lexicon", _no_lexicon)
+    level = str(info.get("bot")) if info.get("bot") in LEVELS else "hard"
+    bot = make_bot(services, room.game_name, absent.name, level, host, lexicon=words)
     if not services.names.claim(bot.name, bot):
         logger.warning("%s: the name is taken; the restored bot plays under it anyway", bot.name)
-    lobby.seat_restored(bot, room)
+    if lobby is not None:
+        lobby.seat_restored(bot, room)
     room.rebind(absent, bot)
+    return bot
 
 
 def _no_lexicon() -> Lexicon:

@@ -480,7 +480,11 @@ class Lobby:
         # Where every room started here writes its log (None: rooms keep no log).
         self.journal: Journal | None = None
         # Seats a server bot again in a restored room (set by meeple.server.lobby.bots).
-        self.restore_bot: Callable[[Room, Seat, Mapping[str, Any]], None] | None = None
+        self.restore_bot: Callable[[Room, Seat, Mapping[str, Any]], object] | None = None
+        # Seats a new server bot at a table (its id, the level): the web's "add a bot"
+        # (:meth:`add_bot`). meeple serve's: meeple.server.lobby.bots.add_bot; a cluster's
+        # lobby leader's: meeple.node.lobby (the bot then plays on the room's rooms node).
+        self.seat_bot: Callable[[str, str], object] | None = None
         # Viewers (the web) watch the lobby and every room through this one feed.
         self.feed = feed if feed is not None else Feed()
         self._tokens: dict[str, Seat] = {}
@@ -905,6 +909,15 @@ class Lobby:
                 room.log.error("halted: the store cannot keep this game's log")
                 room.halt(END_STORE_UNAVAILABLE)
 
+    def add_bot(self, table_id: str, level: str, *, by: Seat) -> object:
+        """Seat a server bot at level ``level`` at the open table ``table_id``, asked by
+        the seat ``by`` (the web's "add a bot"). Refused with the lobby's
+        :class:`TableError` kinds (no such table, a full one, a game no bot plays, a
+        server that seats no bots) or ValueError (no such level)."""
+        if self.seat_bot is None:
+            raise UnknownGame("this server seats no bots")
+        return self.seat_bot(table_id, level)
+
     def seat_restored(self, seat: Seat, room: Room) -> None:
         """``seat`` (a server bot made again after a restart) plays in ``room``."""
         self._rooms.put(seat, room)
@@ -1128,6 +1141,9 @@ def server_lobby(services: Services) -> Lobby:
         lobby.journal.on_overflow.append(lobby.halt_unwritten)
         # The lobby's snapshot carries the store's banner: a new one when health changes.
         lobby.journal.on_health.append(lambda _health: lobby.publish())
+        from meeple.server.lobby import bots  # it imports this module
+
+        lobby.seat_bot = lambda table, level: bots.add_bot(services, table, level=level)
         return lobby
 
     if services.lobby is None:

@@ -352,6 +352,10 @@ class Room:
         if not self.finished:
             self._inbox.put_nowait((seat, command, time.perf_counter()))
 
+    def seat_index(self, seat: Seat) -> int | None:
+        """``seat``'s index in this room (None: not one of its seats)."""
+        return next((i for i, s in enumerate(self.seats) if s is seat), None)
+
     def leave(self, seat: Seat) -> None:
         """A seat's connection is gone; the room decides what that means for the game."""
         self.submit(None, _SeatLeft(seat))
