@@ -294,8 +294,8 @@ def main() -> None:
     weights, loss = fit(xs, ys, args.l2, args.iterations)
     points = {f: round(w * args.scale, 2) for f, w in zip(NAMES, weights, strict=True)}
     # The immediate win of the side to move is never left to the evaluation's scale.
-    points["threat_to_move"] = max(
-        points["threat_to_move"], 10 * max(abs(v) for v in points.values() if v)
+    points["threat_to_move"] = round(
+        max(points["threat_to_move"], 10 * max(abs(v) for v in points.values() if v)), 2
     )
     provenance = (
         f"{command} on {datetime.date.today().isoformat()}: {len(xs)} positions from "

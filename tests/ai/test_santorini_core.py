@@ -28,6 +28,7 @@ from meeple.ai.santorini_eval import (
     evaluate_mortal,
     god_weights,
     learned_weights,
+    play_weights,
 )
 from meeple.ai.santorini_native import NativeSearch, core_children, core_module, god_indices
 from meeple.ai.santorini_search import SearchBudget, search_turn
@@ -71,9 +72,10 @@ def _agree(s: GameState) -> None:
     wt = default_weights().weights
     gw = god_weights()
     for root in (0, 1):
-        assert mod.evaluate(h, wk, root, turn, mu, gods, wt, None) == evaluate_mortal(
-            h, wk, root, turn, wt
-        )
+        for w in (wt, play_weights().weights):
+            assert mod.evaluate(h, wk, root, turn, mu, gods, w, None) == evaluate_mortal(
+                h, wk, root, turn, w
+            )
         if gw is not None:
             assert mod.evaluate(h, wk, root, turn, mu, gods, wt, gw.weights) == evaluate_gods(
                 h, wk, root, turn, mu, twin.gods, gw.weights
@@ -122,7 +124,8 @@ def test_the_shipped_learned_weights_are_the_learned_evaluation() -> None:
     learned = learned_weights()
     assert learned is not None
     assert len(learned.weights) == 10 + len(LEARNED_FEATURES)
-    assert "--learned" in learned.provenance
+    assert "train_santorini_learned.py" in learned.provenance
+    assert play_weights() == learned
 
 
 class _NoTable(dict[int, Any]):
@@ -154,7 +157,7 @@ def test_at_a_fixed_depth_the_core_finds_the_python_searchs_value(
     got = core.search(
         twin,
         twin.node(s),
-        default_weights().weights,
+        play_weights().weights,
         None if gw is None else gw.weights,
         max_depth=depth,
         max_nodes=None,

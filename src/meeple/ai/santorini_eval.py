@@ -25,8 +25,9 @@ worker):
 
 The learned evaluation (issue 36) adds :data:`LEARNED_FEATURES` to these in games of
 two players: a weight vector of ``len(FEATURES) + len(LEARNED_FEATURES)`` integers
-(:func:`learned_weights`, fitted by ``scripts/train_santorini_eval.py --learned``)
-selects it wherever a weight vector is taken, here and in the compiled core.
+(:func:`learned_weights`, fitted by ``scripts/train_santorini_learned.py``) selects it
+wherever a weight vector is taken, here and in the compiled core; the search plays
+with it by default (:func:`play_weights`).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ __all__ = [
     "god_weights",
     "learned_seat_features",
     "learned_weights",
+    "play_weights",
     "seat_features",
 ]
 
@@ -144,6 +146,14 @@ def learned_weights() -> EvalWeights | None:
     return EvalWeights(
         tuple(round(float(weights[f])) for f in names), str(data.get("provenance", "fitted"))
     )
+
+
+def play_weights() -> EvalWeights:
+    """The weights the search plays with when it is given none: the learned evaluation
+    when meeple ships it (it beat the ten-feature weights at equal nodes, see
+    ``docs/santorini-engine.md``), else :func:`default_weights`."""
+    learned = learned_weights()
+    return learned if learned is not None else default_weights()
 
 
 def learned_seat_features(h: Sequence[int], wk: Sequence[int], seat: int) -> list[int]:
