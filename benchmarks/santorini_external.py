@@ -23,7 +23,17 @@ it sends is taken and the wait counted). ``--pin`` pins meeple to one core and t
 engine to another (``os.sched_setaffinity``).
 
 It prints meeple's wins, losses and draws with a 95 % (Wilson) interval, both sides'
-median depth and nodes per move, and the engine's refused moves.
+median depth and nodes per move, and the engine's refused moves (each also with its
+position as it happens).
+
+santorini-ai's ``uci`` binary is built outside this repository, offline, as
+``docs/santorini-engine.md`` ("Building santorini-ai here") describes: its source at
+6807a80, Debian's ``librust-*-dev`` crates and six upstream ones as a cargo directory
+source, the workspace cut to ``santorini_core`` and ``uci``, then
+``RUSTC_BOOTSTRAP=1 cargo build --release -p uci``; then::
+
+    nice -n 19 .venv/bin/python benchmarks/santorini_external.py \
+        --engine /tmp/santorini-ai/target/release/uci --games 20 --think-time 1 --pin [--gods]
 """
 
 from __future__ import annotations
@@ -279,6 +289,7 @@ def play(
             msg, late = engine.best_move(to_fen(s), think)
             tally.late.append(late)
             if msg is None:
+                print(f"  refused: no move for {to_fen(s)}", flush=True)
                 tally.refused += 1
                 tally.wins += 1
                 return
@@ -290,6 +301,7 @@ def play(
             except (KeyError, ValueError):
                 route = None
             if route is None:
+                print(f"  refused: {to_fen(s)} -> {msg.get('next_state')}", flush=True)
                 tally.refused += 1
                 tally.wins += 1
                 return
