@@ -12,8 +12,10 @@ heights row by row from ``A5`` (a dome is ``4`` whatever is under it), squares a
 
 meeple's engine is the referee: the external engine's move is the ``next_state`` of its
 last ``best_move`` line, matched against meeple's :func:`~meeple.games.santorini.turns`
-of the position (heights with any dome as 4, each side's workers, the winner); a move
-that matches none is refused and the game is scored as the external engine's loss
+of the position (heights with any dome as 4, each side's workers, the winner, which
+is left out when only it differs: a turn that leaves the opponent stuck ends the game
+in meeple's engine, not yet in the engine's position); a move that matches none is
+refused and the game is scored as the external engine's loss
 (counted apart). A fresh engine process and a fresh meeple player (``hard``, the
 compiled core when built) play each game; in each pair of games the same random worker
 placements (and god pair, from those both support, Pan v Hades redrawn) are played
@@ -23,7 +25,17 @@ it sends is taken and the wait counted). ``--pin`` pins meeple to one core and t
 engine to another (``os.sched_setaffinity``).
 
 It prints meeple's wins, losses and draws with a 95 % (Wilson) interval, both sides'
-median depth and nodes per move, and the engine's refused moves.
+median depth and nodes per move, and the engine's refused moves (each also with its
+position as it happens).
+
+santorini-ai's ``uci`` binary is built outside this repository, offline, as
+``docs/santorini-engine.md`` ("Building santorini-ai here") describes: its source at
+6807a80, Debian's ``librust-*-dev`` crates and six upstream ones as a cargo directory
+source, the workspace cut to ``santorini_core`` and ``uci``, then
+``RUSTC_BOOTSTRAP=1 cargo build --release -p uci``; then::
+
+    nice -n 19 .venv/bin/python benchmarks/santorini_external.py \
+        --engine /tmp/santorini-ai/target/release/uci --games 20 --think-time 1 --pin [--gods]
 """
 
 from __future__ import annotations
@@ -57,14 +69,14 @@ from meeple.games.santorini import (
     turns,
 )
 
-# meeple's gods the external engine knows by the same name (santorini-ai at 6807a80
-# has no Triton); --gods-list overrides.
+# meeple's gods the external engine knows by the same name: santorini-ai at 6807a80
+# has neither Triton nor Chronus (its FEN parser refuses "chronus"), which leaves the
+# issue's 15; --gods-list overrides.
 COMMON_GODS = (
     "Apollo",
     "Artemis",
     "Athena",
     "Atlas",
-    "Chronus",
     "Demeter",
     "Hades",
     "Hephaestus",
@@ -131,6 +143,31 @@ def signature_of_fen(fen: str) -> Signature:
 def signature_of_state(s: GameState) -> Signature:
     sig = signature_of_fen(to_fen(s))
     return (sig[0], sig[1], sig[2], s.winner if s.phase is Phase.OVER else -1)
+
+
+def route_for(s: GameState, fen: str) -> tuple[Any, ...] | None:
+    """meeple's route from ``s`` to the engine's ``next_state`` ``fen``, or None when no
+    turn of ``s`` ends there. A turn after which the opponent is stuck ends the game in
+    meeple's engine (the stuck player loses at once) while the engine's position marks
+    no winner yet (and meeple's has taken the loser's workers off): when no turn matches
+    exactly, a turn that ends the game so, with the engine's heights and the winner's
+    workers where the engine put them, is the one."""
+    want = signature_of_fen(fen)
+    loose: tuple[Any, ...] | None = None
+    for route, after in turns(s):
+        got = signature_of_state(after)
+        if got == want:
+            return tuple(route)
+        winner = got[3]
+        if (
+            loose is None
+            and want[3] == -1
+            and winner in (0, 1)
+            and got[0] == want[0]
+            and got[1 + winner] == want[1 + winner]
+        ):
+            loose = tuple(route)
+    return loose
 
 
 class Engine:
@@ -273,12 +310,12 @@ def play(
                     tally.depth_meeple.append(player.last.depth)
                     tally.nodes_meeple.append(player.last.nodes)
                 continue
-            options = {signature_of_state(after): route for route, after in turns(s)}
-            if not options:
+            if next(iter(turns(s)), None) is None:
                 break  # stuck: the engine's rules end the game (auto-elimination)
             msg, late = engine.best_move(to_fen(s), think)
             tally.late.append(late)
             if msg is None:
+                print(f"  refused: no move for {to_fen(s)}", flush=True)
                 tally.refused += 1
                 tally.wins += 1
                 return
@@ -286,10 +323,11 @@ def play(
             tally.depth_engine.append(int(meta.get("calculated_depth") or 0))
             tally.nodes_engine.append(int(meta.get("nodes_visited") or 0))
             try:
-                route = options.get(signature_of_fen(str(msg["next_state"])))
+                route = route_for(s, str(msg["next_state"]))
             except (KeyError, ValueError):
                 route = None
             if route is None:
+                print(f"  refused: {to_fen(s)} -> {msg.get('next_state')}", flush=True)
                 tally.refused += 1
                 tally.wins += 1
                 return

@@ -20,7 +20,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.ai.test_santorini_twin import _played, boards
 
-from meeple.ai.santorini_eval import default_weights, evaluate_gods, evaluate_mortal, god_weights
+from meeple.ai.santorini_eval import (
+    LEARNED_FEATURES,
+    EvalWeights,
+    default_weights,
+    evaluate_gods,
+    evaluate_mortal,
+    god_weights,
+    learned_weights,
+    play_weights,
+)
 from meeple.ai.santorini_native import NativeSearch, core_children, core_module, god_indices
 from meeple.ai.santorini_search import SearchBudget, search_turn
 from meeple.ai.santorini_twin import GodTwin
@@ -63,9 +72,10 @@ def _agree(s: GameState) -> None:
     wt = default_weights().weights
     gw = god_weights()
     for root in (0, 1):
-        assert mod.evaluate(h, wk, root, turn, mu, gods, wt, None) == evaluate_mortal(
-            h, wk, root, turn, wt
-        )
+        for w in (wt, play_weights().weights):
+            assert mod.evaluate(h, wk, root, turn, mu, gods, w, None) == evaluate_mortal(
+                h, wk, root, turn, w
+            )
         if gw is not None:
             assert mod.evaluate(h, wk, root, turn, mu, gods, wt, gw.weights) == evaluate_gods(
                 h, wk, root, turn, mu, twin.gods, gw.weights
@@ -90,6 +100,32 @@ def test_the_core_gives_the_twins_turns_in_played_positions(
     if s is None:
         return
     _agree(_with_gods(s, gods))
+
+
+_NW = 10 + len(LEARNED_FEATURES)
+LEARNED = st.lists(st.integers(-5000, 5000), min_size=_NW, max_size=_NW).map(tuple)
+
+
+@settings(max_examples=300 * SCALE, deadline=None)
+@given(boards(), LEARNED, st.integers(0, 1))
+def test_the_core_evaluates_the_learned_terms_as_python_does(
+    s: GameState, wt: tuple[int, ...], root: int
+) -> None:
+    """The learned evaluation (16 weights) in C is the Python twin's, on random boards."""
+    assert mod is not None
+    twin = GodTwin((None, None))
+    _k, h, wk, turn, _w, mu = twin.node(_with_gods(s, (None, None)))
+    assert mod.evaluate(h, wk, root, turn, mu, (0, 0), wt, None) == evaluate_mortal(
+        h, wk, root, turn, wt
+    )
+
+
+def test_the_shipped_learned_weights_are_the_learned_evaluation() -> None:
+    learned = learned_weights()
+    assert learned is not None
+    assert len(learned.weights) == 10 + len(LEARNED_FEATURES)
+    assert "train_santorini_learned.py" in learned.provenance
+    assert play_weights() == learned
 
 
 class _NoTable(dict[int, Any]):
@@ -121,7 +157,7 @@ def test_at_a_fixed_depth_the_core_finds_the_python_searchs_value(
     got = core.search(
         twin,
         twin.node(s),
-        default_weights().weights,
+        play_weights().weights,
         None if gw is None else gw.weights,
         max_depth=depth,
         max_nodes=None,
@@ -133,6 +169,40 @@ def test_at_a_fixed_depth_the_core_finds_the_python_searchs_value(
     assert got is not None
     assert got.value == py.value
     assert got.depth == py.depth
+
+
+@settings(max_examples=25 * SCALE, deadline=None)
+@given(st.integers(0, 10**9), st.integers(1, 3), LEARNED)
+def test_with_learned_weights_the_core_finds_the_python_searchs_value(
+    seed: int, depth: int, wt: tuple[int, ...]
+) -> None:
+    """At a fixed depth without a table, the learned evaluation's search in C and in
+    Python (the fast twin's leaves) find the same value."""
+    assert mod is not None
+    s = _played(seed, ("Apollo", "Artemis"))
+    if s is None:
+        return
+    s = _with_gods(s, (None, None))
+    if s.phase is not Phase.PLAY:
+        return
+    weights = EvalWeights(wt, "test")
+    py = search_turn(
+        s, SearchBudget(max_depth=depth), weights=weights, table=_NoTable(), native=False
+    )
+    twin = GodTwin(s.gods)
+    got = NativeSearch(mod).search(
+        twin,
+        twin.node(s),
+        wt,
+        None,
+        max_depth=depth,
+        max_nodes=None,
+        clock=None,
+        seconds=None,
+        use_table=False,
+    )
+    assert got is not None
+    assert (got.value, got.depth) == (py.value, py.depth)
 
 
 JUNK = st.one_of(
@@ -175,14 +245,14 @@ def test_the_core_refuses_bad_positions_without_crashing(
 
 @settings(max_examples=50, deadline=None)
 @given(
-    st.lists(st.integers(-(2**40), 2**40), min_size=0, max_size=14),
-    st.one_of(st.none(), st.lists(st.integers(-(2**40), 2**40), min_size=0, max_size=14)),
+    st.lists(st.integers(-(2**40), 2**40), min_size=0, max_size=18),
+    st.one_of(st.none(), st.lists(st.integers(-(2**40), 2**40), min_size=0, max_size=18)),
 )
 def test_the_core_refuses_bad_weights(weights: list[int], god_weights: list[int] | None) -> None:
     assert mod is not None
     h, wk = [0] * 25, [0, 1, 23, 24]
     core = mod.Core(10)
-    ok = len(weights) == 10 and all(abs(w) <= 100_000 for w in weights)
+    ok = len(weights) in (10, 16) and all(abs(w) <= 100_000 for w in weights)
     ok = ok and (
         god_weights is None
         or (len(god_weights) == 13 and all(abs(w) <= 100_000 for w in god_weights))

@@ -99,6 +99,28 @@ def test_an_illegal_engine_move_is_refused_and_lost(tmp_path: Path) -> None:
     assert tally.wins == 2
 
 
+def test_a_move_that_leaves_the_opponent_stuck_is_the_engines_win() -> None:
+    """santorini-ai's Athena climbs and walls Demeter in: its position marks no winner,
+    meeple's engine ends the game there (Demeter is stuck); the move is accepted (it
+    was refused, and scored as meeple's win, in a real match)."""
+    from meeple.games.santorini import Phase, advance
+    from meeple.games.santorini.diagram import from_diagram
+
+    s = from_diagram(
+        "1 1 1 0 0\n0b 0 1A 2 2\n3X 2 2a 0 1\n0 3X 1 1 1\n0 1 0B 1 0",
+        gods=("Athena", "Demeter"),
+        turn=0,
+    )
+    assert ext.to_fen(s) == "1110000122422010411101010/1/athena:C4,C3/demeter:C1,A4"
+    route = ext.route_for(s, "1110001122422010411101010/2/athena[^]:B3,C3/demeter:A4,C1")
+    assert route is not None
+    for action in route:
+        s = advance(s, action)[0]
+    assert s.phase is Phase.OVER
+    assert s.winner == 0
+    assert ext.route_for(s, "1110001122422010411101010/2/athena:B2,C3/demeter:A4,C1") is None
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.sampled_from(CELLS), min_size=4, max_size=4, unique=True), st.booleans())
 def test_positions_go_to_fen_and_back(placements: list[int], gods: bool) -> None:

@@ -565,8 +565,32 @@ static int can_win(const Pos *p, const int gods[2], int seat) {
 
 /* ------------------------------------------------------------------- evaluation */
 
-/* santorini_eval.evaluate_mortal, from `root`'s view (weights: the 10 FEATURES). */
-static int eval_mortal(const Pos *p, int root, const int *wt) {
+#define N_LEARNED 6
+
+/* santorini_eval.learned_seat_features, weighted by `ext` (LEARNED_FEATURES). */
+static int eval_learned(const Pos *p, int seat, uint32_t domes, uint32_t free_, const uint32_t *le,
+                        const int *ext) {
+    int a = p->wk[2 * seat], b = p->wk[2 * seat + 1];
+    uint32_t mine = NBM[a] | NBM[b];
+    uint32_t theirs = NBM[p->wk[2 - 2 * seat]] | NBM[p->wk[3 - 2 * seat]];
+    uint32_t own = mine & free_ & ~theirs;
+    int v = popc(own & p->lv[1]) * ext[0] + popc(own & p->lv[2]) * ext[1] +
+            popc(own & p->lv[3]) * ext[2];
+    int cramped = 0;
+    int ws[2] = {a, b};
+    for (int k = 0; k < 2; k++) {
+        int top = p->h[ws[k]] + 1;
+        if (popc(NBM[ws[k]] & free_ & le[top > 3 ? 3 : top]) <= 1) cramped++;
+    }
+    int dr = a / 5 - b / 5, dc = a % 5 - b % 5;
+    if (dr < 0) dr = -dr;
+    if (dc < 0) dc = -dc;
+    return v + cramped * ext[3] + (dr > dc ? dr : dc) * ext[4] + popc(mine & domes) * ext[5];
+}
+
+/* santorini_eval.evaluate_mortal, from `root`'s view (weights: the 10 FEATURES, then
+   the LEARNED_FEATURES' when `ext` is not NULL). */
+static int eval_mortal(const Pos *p, int root, const int *wt, const int *ext) {
     int total = 0;
     uint32_t domes = p->lv[4] | p->lv[5] | p->lv[6] | p->lv[7];
     uint32_t free_ = ~(p->occ | domes) & 0x1FFFFFF;
@@ -603,6 +627,7 @@ static int eval_mortal(const Pos *p, int root, const int *wt) {
         if (p->h[o2] == 2) hot |= NBM[o2] & hotcells;
         if (hot) v += popc(hot & (NBM[a] | NBM[b])) * wt[8];
         if (seat == p->turn) v += wt[9];
+        if (ext != NULL) v += eval_learned(p, seat, domes, free_, le, ext);
         total += seat == root ? v : -v;
     }
     return total;
@@ -652,15 +677,17 @@ typedef struct {
     int wt[10];   /* evaluate_mortal's weights */
     int gwt[13];  /* evaluate_gods' weights (GOD_FEATURES) */
     int has_gods; /* evaluate with gwt (evaluate_gods) */
+    int ext[N_LEARNED]; /* the learned evaluation's LEARNED_FEATURES weights */
+    int has_ext;  /* a mortal game evaluated with ext too */
 } Weights;
 
 static int evaluate(const Pos *p, const int gods[2], const Weights *W, int root) {
-    if (!W->has_gods) return eval_mortal(p, root, W->wt);
+    if (!W->has_gods) return eval_mortal(p, root, W->wt, W->has_ext ? W->ext : NULL);
     int base[10];
     memcpy(base, W->gwt, sizeof base);
     int w_tm = base[4], w_tw = base[5];
     base[4] = base[5] = 0;
-    int total = eval_mortal(p, root, base);
+    int total = eval_mortal(p, root, base, NULL);
     for (int seat = 0; seat < 2; seat++) {
         int wins, twice;
         god_threats(p, gods, seat, &wins, &twice);
@@ -1224,12 +1251,13 @@ static PyObject *py_can_win(PyObject *self, PyObject *args) {
 static int parse_weights(PyObject *wt, PyObject *gwt, Weights *W) {
     PyObject *s = PySequence_Fast(wt, "weights");
     if (s == NULL) return 0;
-    if (PySequence_Fast_GET_SIZE(s) != 10) {
+    Py_ssize_t nw = PySequence_Fast_GET_SIZE(s);
+    if (nw != 10 && nw != 10 + N_LEARNED) {
         Py_DECREF(s);
-        PyErr_SetString(PyExc_ValueError, "10 weights");
+        PyErr_SetString(PyExc_ValueError, "10 weights, or 16 (the learned evaluation)");
         return 0;
     }
-    for (int j = 0; j < 10; j++) {
+    for (int j = 0; j < nw; j++) {
         long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(s, j));
         if (v == -1 && PyErr_Occurred()) {
             Py_DECREF(s);
@@ -1240,9 +1268,11 @@ static int parse_weights(PyObject *wt, PyObject *gwt, Weights *W) {
             PyErr_SetString(PyExc_ValueError, "a weight beyond 100,000");
             return 0;
         }
-        W->wt[j] = (int)v;
+        if (j < 10) W->wt[j] = (int)v;
+        else W->ext[j - 10] = (int)v;
     }
     Py_DECREF(s);
+    W->has_ext = nw > 10;
     W->has_gods = 0;
     if (gwt == Py_None) return 1;
     s = PySequence_Fast(gwt, "god weights");

@@ -22,6 +22,12 @@ worker):
 - ``guard``: cells where an opponent's level-2 worker could win or make a threat that
   one of its workers stands next to (and could dome or fill);
 - ``tempo``: 1 for the side to move.
+
+The learned evaluation (issue 36) adds :data:`LEARNED_FEATURES` to these in games of
+two players: a weight vector of ``len(FEATURES) + len(LEARNED_FEATURES)`` integers
+(:func:`learned_weights`, fitted by ``scripts/train_santorini_learned.py``) selects it
+wherever a weight vector is taken, here and in the compiled core; the search plays
+with it by default (:func:`play_weights`).
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ __all__ = [
     "FEATURES",
     "GOD_FEATURES",
     "HAND_WEIGHTS",
+    "LEARNED_FEATURES",
     "EvalWeights",
     "GodWeights",
     "default_weights",
@@ -47,6 +54,9 @@ __all__ = [
     "god_seat_features",
     "god_threats",
     "god_weights",
+    "learned_seat_features",
+    "learned_weights",
+    "play_weights",
     "seat_features",
 ]
 
@@ -66,13 +76,32 @@ FEATURES: tuple[str, ...] = (
 HAND_WEIGHTS: tuple[float, ...] = (30, 90, 4, 8, 900, 150, 12, 3, 10, 10)
 """The hand-written weights (points; a level-2 worker is worth 90)."""
 
+LEARNED_FEATURES: tuple[str, ...] = (
+    "own_l1",
+    "own_l2",
+    "own_l3",
+    "cramped",
+    "apart",
+    "dome_near",
+)
+"""The learned evaluation's features of a seat beyond :data:`FEATURES` (two players,
+four workers; "free" as above):
+
+- ``own_l1``, ``own_l2``, ``own_l3``: free cells of level 1, 2, 3 next to one of its
+  workers and next to none of the opponent's (ground only it can use next turn);
+- ``cramped``: its workers with at most one cell to step to;
+- ``apart``: how far apart its two workers stand (king's moves, 1–4);
+- ``dome_near``: domes next to its workers (each cell once).
+"""
+
 _CENTRE = tuple(2 - max(abs(c // 5 - 2), abs(c % 5 - 2)) for c in range(25))
 _N = len(FEATURES)
 
 
 @dataclass(frozen=True, slots=True)
 class EvalWeights:
-    """One integer weight per feature (:data:`FEATURES`), and where they came from."""
+    """One integer weight per feature (:data:`FEATURES`; then one per
+    :data:`LEARNED_FEATURES` for the learned evaluation), and where they came from."""
 
     weights: tuple[int, ...]
     provenance: str = "hand-written"
@@ -99,6 +128,64 @@ def default_weights() -> EvalWeights:
                 str(data.get("provenance", "fitted")),
             )
     return EvalWeights(tuple(int(w) for w in HAND_WEIGHTS))
+
+
+@cache
+def learned_weights() -> EvalWeights | None:
+    """The learned evaluation's weights (:data:`FEATURES` then
+    :data:`LEARNED_FEATURES`) shipped with meeple, if they are."""
+    try:
+        text = resources.files("meeple.ai").joinpath("data/santorini_eval_learned.json").read_text()
+    except (FileNotFoundError, OSError):
+        return None
+    data = json.loads(text)
+    weights = data.get("weights")
+    names = (*FEATURES, *LEARNED_FEATURES)
+    if not isinstance(weights, dict) or set(weights) != set(names):
+        return None
+    return EvalWeights(
+        tuple(round(float(weights[f])) for f in names), str(data.get("provenance", "fitted"))
+    )
+
+
+def play_weights() -> EvalWeights:
+    """The weights the search plays with when it is given none: the learned evaluation
+    when meeple ships it (it beat the ten-feature weights at equal nodes, see
+    ``docs/santorini-engine.md``), else :func:`default_weights`."""
+    learned = learned_weights()
+    return learned if learned is not None else default_weights()
+
+
+def learned_seat_features(h: Sequence[int], wk: Sequence[int], seat: int) -> list[int]:
+    """The :data:`LEARNED_FEATURES` of ``seat`` in a two-player position with all four
+    workers (``wk``) on the board; ``h`` heights, 4 or more a dome."""
+    mine = (wk[2 * seat], wk[2 * seat + 1])
+    theirs = (wk[2 - 2 * seat], wk[3 - 2 * seat])
+    near_them = set(NEIGHBOURS[theirs[0]]) | set(NEIGHBOURS[theirs[1]])
+    own = [0, 0, 0]
+    cramped = 0
+    domes: set[int] = set()
+    seen: set[int] = set()
+    for src in mine:
+        top = h[src] + 1
+        steps = 0
+        for d in NEIGHBOURS[src]:
+            hd = h[d]
+            if hd >= 4:
+                domes.add(d)
+                continue
+            if d in wk:
+                continue
+            if hd <= top:
+                steps += 1
+            if 1 <= hd <= 3 and d not in near_them and d not in seen:
+                own[hd - 1] += 1
+            seen.add(d)
+        if steps <= 1:
+            cramped += 1
+    a, b = mine
+    apart = max(abs(a // 5 - b // 5), abs(a % 5 - b % 5))
+    return [*own, cramped, apart, len(domes)]
 
 
 def seat_features(
@@ -154,8 +241,13 @@ def evaluate_mortal(
 ) -> int:
     """:func:`evaluate_board` for two players with all four workers on the board, in
     one pass (the fast twin's leaves); the agreement is tested."""
-    w_l1, w_l2, w_mob, w_climb, w_tm, w_tw, w_setup, w_centre, w_guard, w_tempo = wt
+    w_l1, w_l2, w_mob, w_climb, w_tm, w_tw, w_setup, w_centre, w_guard, w_tempo = wt[:_N]
     total = 0
+    if len(wt) > _N:
+        ext = wt[_N:]
+        for seat in (0, 1):
+            v = sum(a * b for a, b in zip(ext, learned_seat_features(h, wk, seat), strict=True))
+            total += v if seat == root else -v
     for seat in (0, 1):
         a, b = wk[2 * seat], wk[2 * seat + 1]
         v = 0
@@ -221,8 +313,12 @@ def evaluate_board(
     alive: Sequence[bool] | None = None,
 ) -> int:
     """The value of a position for ``root``: its weighted features minus those of its
-    strongest living opponent. ``h`` heights (4 a dome), ``workers`` by worker number."""
-    wt = weights.weights
+    strongest living opponent. ``h`` heights (4 a dome), ``workers`` by worker number.
+    The learned evaluation's terms count between two players with four workers."""
+    wt = weights.weights[:_N]
+    if len(weights.weights) > _N and players == 2 and None not in workers[:4]:
+        wk = [w for w in workers[:4] if w is not None]
+        return evaluate_mortal(h, wk, root, turn, weights.weights)
     mine = sum(a * b for a, b in zip(wt, seat_features(h, workers, root, turn), strict=True))
     best_other: int | None = None
     for seat in range(players):

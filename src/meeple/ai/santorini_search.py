@@ -65,11 +65,11 @@ from meeple.ai.santorini import _setup_action
 from meeple.ai.santorini_eval import (
     EvalWeights,
     GodWeights,
-    default_weights,
     evaluate_board,
     evaluate_gods,
     evaluate_mortal,
     god_weights,
+    play_weights,
 )
 from meeple.ai.santorini_native import CoreBusy, NativeSearch, core_module, god_indices
 from meeple.ai.santorini_twin import BUILD_FLAG, GodTwin
@@ -1054,7 +1054,7 @@ def search_turn(
     """
     if s.phase is not Phase.PLAY:
         raise ValueError("no turn to search: not in play")
-    weights = weights if weights is not None else default_weights()
+    weights = weights if weights is not None else play_weights()
     if native is not False and not engine_only:
         found = _native_search(s, budget, weights, gweights, core)
         if found is not None:
@@ -1163,7 +1163,7 @@ class AlphaBetaPlayer:
         self.max_depth = max_depth
         self.max_nodes = max_nodes
         self.clock = clock
-        self.weights = weights if weights is not None else default_weights()
+        self.weights = weights if weights is not None else play_weights()
         self.name = name
         self.table: dict[int, tuple[int, int, int, Any]] = {}
         self.history: dict[Any, int] = {}
