@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -262,3 +264,55 @@ def test_wordnik_ships_with_its_licence_and_has_the_two_letter_words() -> None:
     assert max(map(len, words)) <= 15  # a longer entry could never be played
     enable = set(normalize_words(LEXICONS["enable"]()))
     assert len(enable - words) < 200
+
+
+def test_loads_at_once_compile_a_word_list_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two loaders that miss the cache together (a cluster's nodes starting on a fresh
+    machine): the second waits for the first's compile and maps its file, instead of
+    compiling the same list again (the compile lock is an advisory lock on a file, so
+    it holds between threads as between processes)."""
+    from meeple.games.scrabble import lexicon as module
+
+    source = tmp_path / "words.txt"
+    source.write_text(WORD_LIST, encoding="utf-8")
+    cache = tmp_path / "cache"
+    compiling, go_on = threading.Event(), threading.Event()
+    compiled: list[int] = []
+    real_build, real_load = module.build_gaddag, module._load_cached
+
+    def build(*args: Any, **kwargs: Any) -> Gaddag:
+        compiled.append(1)
+        if len(compiled) == 1:  # the first compile lasts until the second loader looked
+            compiling.set()
+            assert go_on.wait(10)
+        return real_build(*args, **kwargs)
+
+    second_looked = threading.Event()
+
+    def load_cached(path: Path) -> Gaddag | None:
+        if threading.current_thread().name == "second":
+            second_looked.set()
+        return real_load(path)
+
+    monkeypatch.setattr(module, "build_gaddag", build)
+    monkeypatch.setattr(module, "_load_cached", load_cached)
+    results: dict[str, Lexicon] = {}
+
+    def load(who: str) -> None:
+        results[who] = load_lexicon(source, cache_dir=cache)
+
+    first = threading.Thread(target=load, args=("first",), name="first")
+    second = threading.Thread(target=load, args=("second",), name="second")
+    first.start()
+    assert compiling.wait(10)
+    second.start()
+    assert second_looked.wait(10)
+    go_on.set()
+    first.join(10)
+    second.join(10)
+    assert not first.is_alive()
+    assert not second.is_alive()
+    assert len(compiled) == 1
+    assert results["second"].words == results["first"].words

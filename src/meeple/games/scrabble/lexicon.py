@@ -354,7 +354,36 @@ def load_lexicon(
     gaddag = _load_cached(path)
     if gaddag is not None:
         return Lexicon(name, None, gaddag, blob=gaddag.payload)
-    words = _words_of(name_or_path, kind)
-    gaddag = build_gaddag(words, payload="\n".join(words).encode("ascii"))
-    _store_cached(path, gaddag)
+    with _compiling(path):
+        # Another process may have compiled it while this one waited for the lock.
+        gaddag = _load_cached(path)
+        if gaddag is not None:
+            return Lexicon(name, None, gaddag, blob=gaddag.payload)
+        words = _words_of(name_or_path, kind)
+        gaddag = build_gaddag(words, payload="\n".join(words).encode("ascii"))
+        _store_cached(path, gaddag)
     return Lexicon(name, words, gaddag)
+
+
+@contextlib.contextmanager
+def _compiling(path: Path) -> Iterator[None]:
+    """Hold ``path``'s compile lock (an advisory lock on ``<path>.lock``): processes that
+    start together on a fresh machine (a cluster's nodes, test workers) compile a word
+    list once, the others waiting to map the result, instead of each spending seconds of
+    CPU on the same file. Where no lock can be taken (no fcntl, a read-only cache
+    directory) each compiles on its own, as before."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX
+        yield
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = path.with_name(f"{path.name}.lock").open("a")
+    except OSError:
+        yield
+        return
+    with lock:
+        with contextlib.suppress(OSError):
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        yield  # the lock goes with the file's close
