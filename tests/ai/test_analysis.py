@@ -99,3 +99,146 @@ def test_scrabble_rack_and_alternatives(gcide: Lexicon) -> None:
         assert alternatives[0]["equity"] == top
         best = next(a for a in alternatives if a["equity"] == top)
         assert (entry["best"], entry["best_score"]) == (best["play"], best["score"])
+
+
+# --- Santorini (issue 34.7) -------------------------------------------------------------
+
+
+def _santorini(seed: int, gods: bool, searchers: tuple[bool, bool]) -> dict[str, Any]:
+    """A finished two-player game: per seat a shallow searching bot or random play."""
+    from meeple.ai.santorini import random_action as santorini_random
+    from meeple.ai.santorini_search import AlphaBetaPlayer
+    from meeple.games.santorini import record as santorini_record
+    from meeple.games.santorini.game import Game as SantoriniGame
+    from meeple.games.santorini.state import Rules
+
+    rng = random.Random(seed)
+    game = SantoriniGame(Rules(players=2, gods=gods), challenger=seed % 2)
+    bots = [AlphaBetaPlayer(max_depth=1, max_nodes=5000) if s else None for s in searchers]
+    while not game.is_over:
+        s = game.state
+        bot = bots[s.turn]
+        game.apply(bot.choose(s, rng) if bot is not None else santorini_random(s, rng))
+    return santorini_record.to_record(game, players=["ann", "bob"], uid="5a5a5a5a5a5a")
+
+
+def _turn_words(route: Any) -> str:
+    """A turn as the analysis writes it, spelt out here from the engine's actions."""
+    from meeple.games.santorini import Build, Move
+    from meeple.games.santorini.record import cell_label
+
+    words = []
+    for a in route:
+        if isinstance(a, Move):
+            words.append(f"{cell_label(a.src)}\u2192{cell_label(a.dst)}")
+        elif isinstance(a, Build):
+            words.append(f"{'dome' if a.level == 4 else 'build'} {cell_label(a.dst)}")
+    return " ".join(words) or "pass"
+
+
+def _santorini_turns(record: dict[str, Any]) -> list[tuple[Any, Any] | None]:
+    """Per replay step, for a step that completes a turn: the state the turn began in
+    and the state it ended in (None for any other step)."""
+    from meeple.games.santorini import Phase
+
+    out: list[tuple[Any, Any] | None] = []
+    start = None
+    for step in records.replay(record):
+        s = step.game.state
+        done = s.phase is Phase.OVER or (s.phase is Phase.PLAY and not s.steps)
+        out.append((start, s) if start is not None and done and s != start else None)
+        if done and start is not None and s != start:
+            start = None
+        if s.phase is Phase.PLAY and not s.steps:
+            start = s
+    return out
+
+
+@settings(max_examples=6, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    gods=st.booleans(),
+    searchers=st.tuples(st.booleans(), st.booleans()),
+)
+def test_santorini_best_is_a_legal_turn_and_the_best_loses_nothing(
+    seed: int, gods: bool, searchers: tuple[bool, bool]
+) -> None:
+    """Bot and random games, gods or not: every analysed turn's ``played`` and
+    ``best`` are turns the engine lists for the position the turn began in, the
+    alternatives are legal and in falling order with the best first, a turn played
+    equal to the best loses 0, and every completed turn of the game is analysed."""
+    from meeple.games.santorini import turns
+
+    record = _santorini(seed, gods, searchers)
+    found = analyse_game(record, None)
+    assert found is not None
+    positions = _santorini_turns(record)
+    assert len(found) == len(positions)
+    checked = 0
+    for entry, where in zip(found, positions, strict=True):
+        if where is None:
+            assert entry is None
+            continue
+        start, after = where
+        options = {_turn_words(route): end for route, end in turns(start)}
+        assert entry is not None, start
+        assert entry["best"] in options
+        assert options[entry["played"]] == after
+        scores = [a["score"] for a in entry["alternatives"]]
+        assert scores == sorted(scores, reverse=True)
+        assert 1 <= len(scores) <= ALTERNATIVES
+        assert all(a["play"] in options for a in entry["alternatives"])
+        assert entry["best_score"] == scores[0]
+        lost = round(entry["best_score"] - entry["played_score"], 1)
+        assert entry["equity_lost"] == max(0.0, lost)
+        if entry["played"] == entry["best"]:
+            assert entry["equity_lost"] == 0
+            assert entry["verdict"] is None
+        checked += 1
+    assert checked > 0
+
+
+def _missed_win() -> tuple[dict[str, Any], int, set[str]]:
+    """A random game without gods in which a player could step up to level 3 and did
+    not: the record, the step that completed that turn, and the winning turns."""
+    from meeple.games.santorini import Phase, turns
+
+    for seed in range(200):
+        record = _santorini(seed, False, (False, False))
+        for i, where in enumerate(_santorini_turns(record)):
+            if where is None:
+                continue
+            start, after = where
+            wins = {
+                _turn_words(route)
+                for route, end in turns(start)
+                if end.phase is Phase.OVER and end.winner == start.turn
+            }
+            if wins and after.phase is not Phase.OVER:
+                return record, i, wins
+    raise AssertionError("no random game missed a win")
+
+
+def test_santorini_a_missed_winning_move_is_named() -> None:
+    """Where the mover could have won at once and played something else, the entry's
+    best is a winning turn, its chance 100 %, and the verdict says the win was missed."""
+    record, i, wins = _missed_win()
+    found = analyse_game(record, None)
+    assert found is not None
+    entry = found[i]
+    assert entry is not None
+    assert entry["best"] in wins
+    assert entry["played"] not in wins
+    assert entry["best_score"] == 100.0
+    assert entry["verdict"] == "winning move missed"
+    assert entry["equity_lost"] > 0
+    assert entry["alternatives"][0]["play"] in wins
+
+
+def test_santorini_analysis_is_deterministic() -> None:
+    """The same record gives the same analysis (a depth budget, no clock)."""
+    record = _santorini(3, True, (True, False))
+    first = analyse_game(record, None)
+    assert first is not None
+    assert any(first)
+    assert analyse_game(record, None) == first

@@ -20,8 +20,9 @@ the engine: no I/O, no clock.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from meeple.ai.leaves import LeaveValues, default_leaves
@@ -31,7 +32,15 @@ from meeple.games.scrabble.engine import MoveGenerator, get_generator, leave_of,
 from meeple.games.scrabble.game import Exchanged, Passed, PlayMade
 from meeple.games.scrabble.lexicon import Lexicon
 
-__all__ = ["ALTERNATIVES", "analyse", "analyse_game", "analyse_spectrangle"]
+__all__ = [
+    "ALTERNATIVES",
+    "SANTORINI_DEPTH",
+    "WIN_SCALE",
+    "analyse",
+    "analyse_game",
+    "analyse_santorini",
+    "analyse_spectrangle",
+]
 
 # How many of the engine's best moves a step lists beside the one played.
 ALTERNATIVES = 5
@@ -173,11 +182,156 @@ def _spectrangle_entry(
 def analyse_game(
     record: Mapping[str, Any], lexicon: Lexicon | None
 ) -> list[dict[str, Any] | None] | None:
-    """The analysis of a record of any game that has one (None otherwise: Santorini,
-    or Scrabble without its word list)."""
+    """The analysis of a record of any game (None for Scrabble without its word list)."""
     game = record.get("game")
     if game == "scrabble":
         return None if lexicon is None else analyse(record, lexicon)
     if game == "spectrangle":
         return analyse_spectrangle(record)
+    if game == "santorini":
+        return analyse_santorini(record)
     return None
+
+
+# --------------------------------------------------------------------------- Santorini
+
+SANTORINI_DEPTH = 3
+"""Turns the Santorini analysis looks ahead: the mover's turn, the reply, its own next
+(each candidate turn is searched :data:`SANTORINI_DEPTH` - 1 turns deeper)."""
+
+WIN_SCALE = 100.0
+"""Engine units per logit: the evaluation was fitted as a logistic regression of the
+result on it at this scale (``scripts/train_santorini_eval.py --scale 100``), so
+``1 / (1 + exp(-value / WIN_SCALE))`` reads a value as the mover's chance to win."""
+
+_SANTORINI_WIN = 1_000_000  # santorini_search.WIN: a value past WIN - 1000 is a forced result
+_SANTORINI_MATE = _SANTORINI_WIN - 1000
+
+
+def _win_chance(value: int) -> float:
+    """The mover's chance to win, in per cent (0.1), of an engine value: 100 for a
+    forced win, 0 for a forced loss."""
+    if value > _SANTORINI_MATE:
+        return 100.0
+    if value < -_SANTORINI_MATE:
+        return 0.0
+    return round(100.0 / (1.0 + math.exp(-value / WIN_SCALE)), 1)
+
+
+def _turn_text(route: Sequence[Any]) -> str:
+    """A turn's steps as the board labels cells: ``c3→d4 build e5`` (``dome e5``);
+    a Pass is left out."""
+    from meeple.games.santorini import Build as SBuild
+    from meeple.games.santorini import Move as SMove
+    from meeple.games.santorini.record import cell_label
+
+    parts: list[str] = []
+    for a in route:
+        if isinstance(a, SMove):
+            parts.append(f"{cell_label(a.src)}→{cell_label(a.dst)}")
+        elif isinstance(a, SBuild):
+            parts.append(f"{'dome' if a.level == 4 else 'build'} {cell_label(a.dst)}")
+    return " ".join(parts) or "pass"
+
+
+def _forced(value: int) -> int | None:
+    """Turns to a forced end (positive: a win, negative: a loss), None when the search
+    found none."""
+    if value > _SANTORINI_MATE:
+        return (_SANTORINI_WIN - value + 1) // 2 or 1
+    if value < -_SANTORINI_MATE:
+        return -((_SANTORINI_WIN + value + 1) // 2 or 1)
+    return None
+
+
+def analyse_santorini(
+    record: Mapping[str, Any], *, depth: int = SANTORINI_DEPTH
+) -> list[dict[str, Any] | None]:
+    """One entry per replay step (None where there is nothing to analyse: the set-up,
+    a step inside a turn, a give-up, three-player games): at the step that completes a
+    turn, every way the mover could have completed it is searched ``depth`` - 1 turns
+    deeper by :func:`~meeple.ai.santorini_search.search_turn` (a depth budget, no
+    clock: the same record gives the same analysis), which ranks them as a ``depth``
+    turn search would. The entry: ``played`` and ``best`` (``c3→d4 build e5``),
+    ``best_score`` and ``played_score`` (the mover's chance to win after them, per
+    cent, from the evaluation's logistic scale :data:`WIN_SCALE`; 100 a forced win, 0 a
+    forced loss), ``equity_lost`` (the difference, in points of that chance),
+    ``best_value``/``played_value`` (engine units), ``verdict`` (None, or what went
+    wrong in words: "winning move missed", "forced win missed", "walked into a forced
+    loss"), ``depth`` and ``alternatives``: the :data:`ALTERNATIVES` best turns, each
+    ``{"play", "score", "equity"}`` (chance per cent, engine value)."""
+    from meeple.games.santorini import Phase, turns
+
+    out: list[dict[str, Any] | None] = []
+    start: Any = None  # the state at the start of the turn in progress (two players)
+    for step in records.replay(record):
+        s = step.game.state
+        entry: dict[str, Any] | None = None
+        if (
+            start is not None
+            and s != start
+            and (s.phase is Phase.OVER or (s.phase is Phase.PLAY and not s.steps))
+        ):
+            entry = _santorini_entry(start, s, list(turns(start)), depth)
+            start = None
+        if s.phase is Phase.PLAY and not s.steps and s.players == 2:
+            start = s
+        elif s.phase is not Phase.PLAY:
+            start = None
+        out.append(entry)
+    return out
+
+
+def _santorini_value(after: Any, me: int, depth: int) -> int:
+    """The value for ``me`` of the position after one of its turns: a finished game is
+    won or lost; else the opponent's best reply searched ``depth`` - 1 turns, negated."""
+    from meeple.ai.santorini_search import SearchBudget, search_turn
+    from meeple.games.santorini import Phase
+
+    if after.phase is Phase.OVER:
+        return _SANTORINI_WIN - 1 if after.winner == me else -(_SANTORINI_WIN - 1)
+    found = search_turn(after, SearchBudget(max_depth=max(depth - 1, 1)))
+    value = found.value if after.turn == me else -found.value
+    if abs(value) > _SANTORINI_MATE:
+        # A forced result counted from the reply: one turn (this one) further away.
+        value -= 1 if value > 0 else -1
+    return value
+
+
+def _santorini_entry(
+    start: Any, after: Any, options: list[tuple[Any, Any]], depth: int
+) -> dict[str, Any] | None:
+    me = start.turn
+    played = next((i for i, (_r, s) in enumerate(options) if s == after), None)
+    if played is None:
+        return None  # a give-up, or a turn the engine does not list
+    scored = [(_santorini_value(s, me, depth), i) for i, (_r, s) in enumerate(options)]
+    # Best first; of equal values the turn the engine lists first.
+    ranked = sorted(scored, key=lambda vi: (-vi[0], vi[1]))
+    best_value, best_i = ranked[0]
+    played_value = scored[played][0]
+    if played_value >= best_value:
+        best_value, best_i = played_value, played  # the move played was a best
+    best_f, played_f = _forced(best_value), _forced(played_value)
+    verdict: str | None = None
+    if best_f == 1 and played_f != 1:
+        verdict = "winning move missed"
+    elif best_f is not None and best_f > 0 and (played_f is None or played_f <= 0):
+        verdict = f"forced win in {best_f} missed"
+    elif played_f is not None and played_f < 0 and (best_f is None or best_f > 0):
+        verdict = "walked into a forced loss"
+    return {
+        "played": _turn_text(options[played][0]),
+        "best": _turn_text(options[best_i][0]),
+        "best_score": _win_chance(best_value),
+        "played_score": _win_chance(played_value),
+        "equity_lost": round(max(0.0, _win_chance(best_value) - _win_chance(played_value)), 1),
+        "best_value": best_value,
+        "played_value": played_value,
+        "verdict": verdict,
+        "depth": depth,
+        "alternatives": [
+            {"play": _turn_text(options[i][0]), "score": _win_chance(v), "equity": v}
+            for v, i in ranked[:ALTERNATIVES]
+        ],
+    }

@@ -177,12 +177,13 @@ class WebContext:
 
     async def analysis(self, record: GameRecord) -> list[dict[str, Any] | None] | None:
         """A finished game's moves against the engine's best (issues 24, 34): Scrabble's
-        when the server has the lexicon it was played with, Spectrangle's always; kept
-        for the last games asked (a record never changes). Computed in a worker thread:
-        a 25-move Scrabble game is ~0.2 s."""
+        when the server has the lexicon it was played with, Spectrangle's and
+        Santorini's always; kept for the last games asked (a record never changes).
+        Computed in a worker thread: a 25-move Scrabble game is ~0.2 s, a 40-turn
+        Santorini game well under a second (docs/benchmarks.md, "Replay analysis")."""
         data = record.data
         lexicon = self.services.get(LEXICON_RESOURCE)
-        if data is None or record.game not in ("scrabble", "spectrangle"):
+        if data is None or record.game not in ("scrabble", "spectrangle", "santorini"):
             return None
         if record.game == "scrabble" and lexicon is None:
             return None
