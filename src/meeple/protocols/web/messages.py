@@ -4,7 +4,7 @@ Every message is one WebSocket text message holding one JSON object with a
 ``"type"``. Browser → server: :class:`Hello`, :class:`Subscribe`,
 :class:`Unsubscribe`, :class:`Ping`, and to play (issue 13) :class:`CreateTable`,
 :class:`Sit`, :class:`Rejoin`, :class:`AddBot`, :class:`Ready`, :class:`Leave`,
-:class:`Play`. Server → browser: :class:`Welcome`, :class:`Snapshot` (``lobby``,
+:class:`Abort`, :class:`Play`. Server → browser: :class:`Welcome`, :class:`Snapshot` (``lobby``,
 ``game`` and ``console`` topics), :class:`Pong`, :class:`Error`, and to a player
 :class:`Seated`, :class:`SeatView` and :class:`Unseated`. :func:`decode` takes a size
 limit and raises :class:`~.errors.RemoteProtocolError` for anything malformed, which
@@ -35,6 +35,7 @@ __all__ = [
     "MAX_CHAT_LENGTH",
     "PROTOCOL",
     "TOPICS",
+    "Abort",
     "AddBot",
     "Chat",
     "ChatLine",
@@ -182,6 +183,12 @@ class Leave:
 
 
 @dataclass(frozen=True, slots=True)
+class Abort:
+    """End the seat's game unrated while its player has not moved yet (issue 34.4); once
+    they have, the server answers ``error`` ``illegal`` and only ``leave`` (resign) is left."""
+
+
+@dataclass(frozen=True, slots=True)
 class Play:
     """One game action of the seat's own player; ``kind`` and its fields, shape-checked.
 
@@ -253,6 +260,7 @@ ClientMessage = (
     | AddBot
     | Ready
     | Leave
+    | Abort
     | Play
     | Chat
     | Preview
@@ -547,6 +555,9 @@ def _play_message(kind: str, obj: dict[str, Any]) -> ClientMessage:
     if kind == "leave":
         _fields(obj, _NONE)
         return Leave()
+    if kind == "abort":
+        _fields(obj, _NONE)
+        return Abort()
     if kind == "play":
         _fields(obj, {"action"})
         return _action(obj["action"])

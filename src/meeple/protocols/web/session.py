@@ -29,6 +29,7 @@ from meeple.protocols.web.errors import ErrorCode, LocalProtocolError, RemotePro
 from meeple.protocols.web.messages import (
     DEFAULT_MAX_MESSAGE_SIZE,
     PROTOCOL,
+    Abort,
     AddBot,
     Chat,
     ClientMessage,
@@ -97,6 +98,7 @@ TRANSITIONS: Mapping[State, Mapping[type, State]] = MappingProxyType(
             AddBot: State.SEATED,
             Ready: State.SEATED,
             Leave: State.SEATED,
+            Abort: State.SEATED,
             Play: State.SEATED,
             Chat: State.SEATED,
             Preview: State.SEATED,  # issue 13: only a seated player has a rack to preview
@@ -123,6 +125,7 @@ class Request:
         | AddBot
         | Ready
         | Leave
+        | Abort
         | Play
         | Chat
         | Preview
