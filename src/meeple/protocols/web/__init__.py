@@ -47,6 +47,8 @@ from meeple.protocols.web.messages import (
     Subscribe,
     Unseated,
     Unsubscribe,
+    WatchChat,
+    WatchChatLine,
     Welcome,
     decode,
 )
@@ -107,6 +109,8 @@ __all__ = [
     "Subscribe",
     "Unseated",
     "Unsubscribe",
+    "WatchChat",
+    "WatchChatLine",
     "WebProtocolError",
     "Welcome",
     "apply_patch",

@@ -12,7 +12,8 @@ the session turns into an :class:`Error` reply. A :class:`Play` action is checke
 here (kinds, coordinates, lengths); what it means is the game's (the server's web
 seat turns it into a room command, and the engine says whether it is legal).
 :class:`Chat` (browser → server) and :class:`ChatLine` (server → browser) carry a
-player's chat line to and from the seat's room.
+player's chat line to and from the seat's room; :class:`WatchChat` and
+:class:`WatchChatLine` the spectators' own chat of a game they watch (issue 34.5).
 
 A Scrabble player may also ask what a play would score before sending it (issue 13):
 :class:`Preview` in, :class:`PreviewReply` out.
@@ -60,6 +61,8 @@ __all__ = [
     "Subscribe",
     "Unseated",
     "Unsubscribe",
+    "WatchChat",
+    "WatchChatLine",
     "Welcome",
     "chat_text_problem",
     "decode",
@@ -236,6 +239,31 @@ class ChatLine:
         return _dump({"type": "chat", "from": self.sender, "text": self.text})
 
 
+# The spectators' chat (issue 34.5): apart from the players', for those watching a game.
+@dataclass(frozen=True, slots=True)
+class WatchChat:
+    """A spectator's line for the others watching game ``uid`` (the sender must watch it:
+    ``subscribe`` ``game``), said as ``name``: the players do not hear it."""
+
+    uid: str
+    name: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class WatchChatLine:
+    """A line of the spectators' chat of game ``uid``; written to every watcher of the
+    game at once (web/fanout.py), so it is encoded once."""
+
+    uid: str
+    sender: str
+    text: str
+
+    def encode(self) -> str:
+        line = {"type": "watch-chat", "uid": self.uid, "from": self.sender, "text": self.text}
+        return _dump(line)
+
+
 # The Scrabble preview (issue 13): what a play would score, before it is sent.
 @dataclass(frozen=True, slots=True)
 class Preview:
@@ -263,6 +291,7 @@ ClientMessage = (
     | Abort
     | Play
     | Chat
+    | WatchChat
     | Preview
 )
 
@@ -413,6 +442,7 @@ ServerMessage = (
     | Unseated
     | SeatView
     | ChatLine
+    | WatchChatLine
     | PreviewReply
 )
 
@@ -484,6 +514,8 @@ def decode(data: str | bytes, max_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> Clien
         if not isinstance(ident, int) or isinstance(ident, bool) or not 0 <= ident <= _MAX_ID:
             raise _bad("id must be an integer 0 to 2147483647")
         return Ping(ident)
+    if kind == "watch-chat":
+        return _watch_chat(obj)
     if kind == "chat":
         return _chat(obj)
     if kind == "preview":
@@ -628,12 +660,23 @@ def chat_text_problem(text: str) -> str | None:
     return None
 
 
+def _watch_chat(obj: dict[str, Any]) -> WatchChat:
+    _fields(obj, {"uid", "name", "text"})
+    uid = _text(obj, "uid", _UID, "a game's uid")
+    name = _text(obj, "name", _NAME, "letters, digits, _ . - (1 to 24)")
+    return WatchChat(uid, name, _chat_text(obj))
+
+
 def _chat(obj: dict[str, Any]) -> Chat:
     _fields(obj, {"text"})
+    return Chat(_chat_text(obj))
+
+
+def _chat_text(obj: dict[str, Any]) -> str:
     text = obj["text"]
     if not isinstance(text, str):
         raise _bad("text must be a string")
     problem = chat_text_problem(text)
     if problem is not None:
         raise _bad(problem)
-    return Chat(text)
+    return text

@@ -49,6 +49,7 @@ from meeple.protocols.web.messages import (
     Snapshot,
     Subscribe,
     Unsubscribe,
+    WatchChat,
     Welcome,
     decode,
 )
@@ -90,6 +91,7 @@ TRANSITIONS: Mapping[State, Mapping[type, State]] = MappingProxyType(
             Sit: State.OPEN,
             Rejoin: State.OPEN,
             AddBot: State.OPEN,
+            WatchChat: State.OPEN,  # issue 34.5: a spectator's line (it must watch the game)
         },
         State.SEATED: {
             Subscribe: State.SEATED,
@@ -101,6 +103,7 @@ TRANSITIONS: Mapping[State, Mapping[type, State]] = MappingProxyType(
             Abort: State.SEATED,
             Play: State.SEATED,
             Chat: State.SEATED,
+            WatchChat: State.SEATED,
             Preview: State.SEATED,  # issue 13: only a seated player has a rack to preview
         },
         State.CLOSED: {},
@@ -128,6 +131,7 @@ class Request:
         | Abort
         | Play
         | Chat
+        | WatchChat
         | Preview
         | None
     )
@@ -230,6 +234,13 @@ class ServerSession:
     def preview_refusal(self, now: float) -> Error | None:
         """None when a preview at time ``now`` is within the rate limit, else the reply."""
         return _too_fast(self.previews, "previews", now)
+
+    def watch_chat_refusal(self, message: WatchChat, now: float) -> Error | None:
+        """None when a spectators' chat line may go out: the browser watches that game
+        (``subscribe`` ``game``) and is within the chat rate limit; else the reply."""
+        if ("game", message.uid) not in self.subscriptions:
+            return Error(ErrorCode.NOT_NOW, "watch the game to chat with its spectators")
+        return self.chat_refusal(now)
 
     def chat_refusal(self, now: float) -> Error | None:
         """None when a chat line at time ``now`` is within the rate limit, else the reply."""
