@@ -320,3 +320,13 @@ async def open_table(
         await page.check("#create [name=ready]")
     await page.click("#create button[type=submit]")
     await expect(page.locator("#play")).to_be_visible()
+
+
+async def end_game(page: Page) -> None:
+    """End the play page's game as a player would: Abort before their first move (issue
+    34.4: the only button then), else Resign after the page asks."""
+    if await page.evaluate("() => !!window.meeple.view?.may_abort"):
+        await page.click("#abort")
+    else:
+        await page.click("#resign")
+        await page.click("#resign-yes")

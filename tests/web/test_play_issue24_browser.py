@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from axe_playwright_python.async_playwright import Axe
 from playwright.async_api import Browser, Page, expect
-from tests.web.helpers import NEXT_VIEW, PHONE_WIDTHS, ServerFactory, screenshot
+from tests.web.helpers import NEXT_VIEW, PHONE_WIDTHS, ServerFactory, end_game, screenshot
 from tests.web.test_play_santorini_browser import click_step
 
 from meeple.ai.analysis import analyse
@@ -204,16 +204,22 @@ async def test_play_santorini_now_turn_flow_resign_and_rematch(
     await page.keyboard.press("Escape")
     await expect(page.locator("#history-bar")).to_be_hidden()
     await expect(page.locator("#moves ol.steps")).to_have_count(0)
-    # Resign: asked first; "Keep playing" keeps the game.
+    # Resign: asked first; "Keep playing" keeps the game. (Before the player's first
+    # move the button is Abort, issue 34.4: the placement is no move.)
     await my_turn(page)
-    await page.click("#resign")
-    await expect(page.locator("#confirm-resign")).to_be_visible()
-    await page.click("#resign-no")
-    await expect(page.locator("#confirm-resign")).to_be_hidden()
-    await page.click("#resign")
-    await page.click("#resign-yes")
+    if await page.evaluate("() => window.meeple.view.may_abort"):
+        await expect(page.locator("#resign")).to_be_hidden()
+        await page.click("#abort")
+        await expect(page.locator("#result")).to_contain_text("Game aborted by you")
+    else:
+        await page.click("#resign")
+        await expect(page.locator("#confirm-resign")).to_be_visible()
+        await page.click("#resign-no")
+        await expect(page.locator("#confirm-resign")).to_be_hidden()
+        await page.click("#resign")
+        await page.click("#resign-yes")
+        await expect(page.locator("#result")).to_contain_text("wins")
     await expect(page.locator("#over")).to_be_visible()
-    await expect(page.locator("#result")).to_contain_text("wins")
     # Rematch: a new table of the same game, a bot seated again, a new game.
     await page.click("#rematch")
     await page.wait_for_function(
@@ -247,10 +253,11 @@ async def test_scrabble_page_shows_lexicon_unseen_tiles_and_resigns(
     letters = await page.locator(".unseen-letter").all_inner_texts()
     assert sum(len(s) for s in letters) == unseen["count"]
     await screenshot(page, "play-scrabble-unseen", PHONE_WIDTHS)
-    await page.click("#resign")
-    await expect(page.locator("#confirm-resign")).to_be_visible()
-    await page.click("#resign-yes")
+    # Before its first move the page offers Abort, not Resign (issue 34.4).
+    await expect(page.locator("#resign")).to_be_hidden()
+    await page.click("#abort")
     await expect(page.locator("#over")).to_be_visible()
+    await expect(page.locator("#result")).to_have_text("Game aborted by you: it is not rated.")
     await expect(page.locator("#rematch")).to_be_visible()
     await page.close()
 
@@ -346,8 +353,7 @@ async def test_axe_finds_nothing_critical_or_serious_on_the_play_pages(
         await watcher.goto(f"{base}/games/{uid}")
         found[f"{game} watched"] = await serious_violations(watcher)
         await watcher.close()
-        await page.click("#resign")
-        await page.click("#resign-yes")
+        await end_game(page)
         await expect(page.locator("#over")).to_be_visible()
         await page.wait_for_function("() => !window.meeple.seated")
     assert found == {k: [] for k in found}, found

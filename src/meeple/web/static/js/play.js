@@ -387,7 +387,13 @@ function abortGame() {
 }
 function askResign() {
   if (!page.view || page.view.over) { leaveNow(); return; }
-  if (page.view.may_abort) { abortGame(); return; } // Leave before moving aborts
+  if (page.view.may_abort) {
+    // Before the player's first move nothing is resigned (issue 34.4): Abort ends the
+    // game unrated; Leave aborts it and stands up at once.
+    abortGame();
+    if (page.leaving) { page.leaving = false; leaveNow(); }
+    return;
+  }
   shown("confirm-resign", true);
   document.getElementById("resign-yes").focus();
 }
@@ -462,6 +468,7 @@ function seatView(view, uid) {
   if (view.over) {
     remember(view);
     forget();
+    page.seated = false; // the server unseats every seat of a finished game
     status("The game is over.");
     document.getElementById("result").textContent = resultText(view);
     document.getElementById("replay").href = `/games/${uid}`;
