@@ -323,10 +323,13 @@ async def open_table(
 
 
 async def end_game(page: Page) -> None:
-    """End the play page's game as a player would: Abort before their first move (issue
-    34.4: the only button then), else Resign after the page asks."""
+    """Give the play page's game up as a player would, and stand up: before their first
+    move Leave aborts it (issue 34.4) and the tables come back; after it Resign, after
+    the page asks, and the result shows. Either way the name is free again at once."""
     if await page.evaluate("() => !!window.meeple.view?.may_abort"):
-        await page.click("#abort")
+        await page.click("#leave")
+        await expect(page.locator("#join")).to_be_visible()
     else:
         await page.click("#resign")
         await page.click("#resign-yes")
+        await expect(page.locator("#over")).to_be_visible()

@@ -53,7 +53,7 @@ async def test_after_a_move_the_button_is_resign_and_the_resignation_is_rated(
     browser: Browser, make_server: ServerFactory
 ) -> None:
     """The Scrabble player to move passes: their page's button becomes Resign while the
-    other's is still Abort. They resign (after the page asks): the other page says
+    other's is still Abort. They resign (the page asks; Keep playing keeps it): the other page says
     "<name> resigned. <other> wins", the store says "resigned" and both are rated."""
     server, pages = await _two_players(browser, make_server, "scrabble/twente")
     [room] = server_lobby(server.services).rooms
@@ -64,6 +64,10 @@ async def test_after_a_move_the_button_is_resign_and_the_resignation_is_rated(
     await expect(mover.locator("#resign")).to_be_visible()
     await expect(mover.locator("#abort")).to_be_hidden()
     await expect(other.locator("#abort")).to_be_visible()
+    await mover.click("#resign")  # asked first; "Keep playing" keeps the game
+    await expect(mover.locator("#confirm-resign")).to_be_visible()
+    await mover.click("#resign-no")
+    await expect(mover.locator("#confirm-resign")).to_be_hidden()
     await mover.click("#resign")
     await mover.click("#resign-yes")
     await expect(other.locator("#result")).to_contain_text(f"{names[turn]} resigned. You win")

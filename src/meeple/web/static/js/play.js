@@ -50,6 +50,9 @@ function loadGame(name) {
 // replaces the one waiting (each view is whole).
 let waitingSeat = null;
 function showSeat(msg) {
+  // A view of the game this page just left (its abort's end, on its way as the page
+  // stood up): the page is back at the tables and stays there.
+  if (page.leftGame && msg.uid === page.leftGame) return;
   const name = msg.data?.game;
   if (GAMES[name]) { seatView(msg.data, msg.uid); return; }
   waitingSeat = msg;
@@ -356,7 +359,7 @@ document.getElementById("ready").addEventListener("click", () => send({ type: "r
 // is resigned, after a confirmation in the page (issue 24): Santorini's give-up (LOSE;
 // with three players the others play on), in Scrabble and Spectrangle the seat leaves,
 // which ends the game by the table's leave rule.
-function leaveNow() { send({ type: "leave" }); unseated(); }
+function leaveNow() { page.leftGame = page.uid ?? null; send({ type: "leave" }); unseated(); }
 function resign() {
   shown("confirm-resign", false);
   const leaving = page.leaving;
