@@ -65,3 +65,22 @@ def test_unrated_games() -> None:
     assert not rated({"players": ["a", "b"], "actions": [], "result": None})
     before = [Rating(1600, 90), Rating(1400, 120)]
     assert rate_game({"players": ["a", "b"], "result": None}, before) == before
+
+
+def test_an_aborted_game_is_not_rated_and_a_resignation_is_a_loss() -> None:
+    """Issue 34.4: an abort leaves ratings as they were; issue 34.9: the one who resigned
+    loses to everyone else, even ahead on points (a Spectrangle resignation mid-game)."""
+    aborted = _record(["a", "b"], [0, 0], [], "aborted", 1)
+    assert not rated(aborted)
+    assert pairings(aborted) == []
+    before = [Rating(1600, 90), Rating(1400, 120)]
+    assert rate_game(aborted, before) == before
+    resigned = _record(["a", "b", "c"], [40, 30, 35], [2], "resigned", 0)
+    assert [(p.a, p.b, p.score) for p in pairings(resigned)] == [
+        (0, 1, 0.0),
+        (0, 2, 0.0),
+        (1, 2, 0.0),
+    ]
+    after = rate_game(_record(["a", "b"], [40, 30], [1], "resigned", 0), before)
+    assert after[0].rating < 1600
+    assert after[1].rating > 1400

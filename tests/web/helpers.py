@@ -320,3 +320,16 @@ async def open_table(
         await page.check("#create [name=ready]")
     await page.click("#create button[type=submit]")
     await expect(page.locator("#play")).to_be_visible()
+
+
+async def end_game(page: Page) -> None:
+    """Give the play page's game up as a player would, and stand up: before their first
+    move Leave aborts it (issue 34.4) and the tables come back; after it Resign, after
+    the page asks, and the result shows. Either way the name is free again at once."""
+    if await page.evaluate("() => !!window.meeple.view?.may_abort"):
+        await page.click("#leave")
+        await expect(page.locator("#join")).to_be_visible()
+    else:
+        await page.click("#resign")
+        await page.click("#resign-yes")
+        await expect(page.locator("#over")).to_be_visible()

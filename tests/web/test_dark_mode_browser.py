@@ -11,7 +11,7 @@ from typing import Any, Literal
 import pytest
 from axe_playwright_python.async_playwright import Axe
 from playwright.async_api import Browser, Page, expect
-from tests.web.helpers import ServerFactory, screenshot
+from tests.web.helpers import ServerFactory, end_game, screenshot
 from tests.web.test_play_issue24_browser import my_turn
 
 pytestmark = pytest.mark.slow
@@ -101,9 +101,7 @@ async def test_every_page_follows_the_system_scheme_with_readable_text(
         schemes[f"{game} watched"] = await _scheme(watcher)
         found[f"{game} watched"] = await _contrast(watcher)
         await watcher.close()
-        await page.click("#resign")
-        await page.click("#resign-yes")
-        await expect(page.locator("#over")).to_be_visible()
+        await end_game(page)
         await page.wait_for_function("() => !window.meeple.seated")
     assert schemes == dict.fromkeys(schemes, scheme), schemes
     assert found == {k: [] for k in found}, found

@@ -9,7 +9,7 @@ import json
 import pytest
 from playwright.async_api import Browser, expect
 from tests.serve import next_of
-from tests.web.helpers import ServerFactory, screenshot, stored_game, web_socket
+from tests.web.helpers import ServerFactory, end_game, screenshot, stored_game, web_socket
 
 from meeple.server.lobby.bots import BotSeat
 from meeple.server.lobby.tables import server_lobby
@@ -66,8 +66,7 @@ async def test_a_table_plays_with_the_word_list_it_chose(
         await expect(watcher.locator(".sub .lexicon")).to_have_text("ENABLE")
         await watcher.close()
 
-        await page.click("#resign")
-        await page.click("#resign-yes")
+        await end_game(page)
         record = await stored_game(server, "scrabble")
         assert record.data is not None
         assert record.data["lexicon"] == "enable"

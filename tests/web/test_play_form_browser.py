@@ -8,7 +8,7 @@ import re
 
 import pytest
 from playwright.async_api import Browser, expect
-from tests.web.helpers import ServerFactory
+from tests.web.helpers import ServerFactory, end_game
 from tests.web.test_play_issue24_browser import my_turn
 
 pytestmark = pytest.mark.slow
@@ -61,9 +61,7 @@ async def test_play_now_while_a_game_is_unfinished_says_so(
     await expect(notice).to_contain_text("You are back in a game of yours that is not over")
     await expect(notice).to_contain_text("before you play santorini now")
     assert page.url == f"{base}/play"  # a reload does not ask again
-    await page.click("#resign")
-    await page.click("#resign-yes")
-    await expect(page.locator("#over")).to_be_visible()
+    await end_game(page)
     await expect(notice).to_be_hidden()
     await context.close()
 

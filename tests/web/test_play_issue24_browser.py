@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from axe_playwright_python.async_playwright import Axe
 from playwright.async_api import Browser, Page, expect
-from tests.web.helpers import NEXT_VIEW, PHONE_WIDTHS, ServerFactory, screenshot
+from tests.web.helpers import NEXT_VIEW, PHONE_WIDTHS, ServerFactory, end_game, screenshot
 from tests.web.test_play_santorini_browser import click_step
 
 from meeple.ai.analysis import analyse
@@ -204,16 +204,22 @@ async def test_play_santorini_now_turn_flow_resign_and_rematch(
     await page.keyboard.press("Escape")
     await expect(page.locator("#history-bar")).to_be_hidden()
     await expect(page.locator("#moves ol.steps")).to_have_count(0)
-    # Resign: asked first; "Keep playing" keeps the game.
+    # Resign: asked first; "Keep playing" keeps the game. (Before the player's first
+    # move the button is Abort, issue 34.4: the placement is no move.)
     await my_turn(page)
-    await page.click("#resign")
-    await expect(page.locator("#confirm-resign")).to_be_visible()
-    await page.click("#resign-no")
-    await expect(page.locator("#confirm-resign")).to_be_hidden()
-    await page.click("#resign")
-    await page.click("#resign-yes")
+    if await page.evaluate("() => window.meeple.view.may_abort"):
+        await expect(page.locator("#resign")).to_be_hidden()
+        await page.click("#abort")
+        await expect(page.locator("#result")).to_contain_text("Game aborted by you")
+    else:
+        await page.click("#resign")
+        await expect(page.locator("#confirm-resign")).to_be_visible()
+        await page.click("#resign-no")
+        await expect(page.locator("#confirm-resign")).to_be_hidden()
+        await page.click("#resign")
+        await page.click("#resign-yes")
+        await expect(page.locator("#result")).to_contain_text("wins")
     await expect(page.locator("#over")).to_be_visible()
-    await expect(page.locator("#result")).to_contain_text("wins")
     # Rematch: a new table of the same game, a bot seated again, a new game.
     await page.click("#rematch")
     await page.wait_for_function(
@@ -247,10 +253,11 @@ async def test_scrabble_page_shows_lexicon_unseen_tiles_and_resigns(
     letters = await page.locator(".unseen-letter").all_inner_texts()
     assert sum(len(s) for s in letters) == unseen["count"]
     await screenshot(page, "play-scrabble-unseen", PHONE_WIDTHS)
-    await page.click("#resign")
-    await expect(page.locator("#confirm-resign")).to_be_visible()
-    await page.click("#resign-yes")
+    # Before its first move the page offers Abort, not Resign (issue 34.4).
+    await expect(page.locator("#resign")).to_be_hidden()
+    await page.click("#abort")
     await expect(page.locator("#over")).to_be_visible()
+    await expect(page.locator("#result")).to_have_text("Game aborted by you: it is not rated.")
     await expect(page.locator("#rematch")).to_be_visible()
     await page.close()
 
@@ -346,9 +353,7 @@ async def test_axe_finds_nothing_critical_or_serious_on_the_play_pages(
         await watcher.goto(f"{base}/games/{uid}")
         found[f"{game} watched"] = await serious_violations(watcher)
         await watcher.close()
-        await page.click("#resign")
-        await page.click("#resign-yes")
-        await expect(page.locator("#over")).to_be_visible()
+        await end_game(page)
         await page.wait_for_function("() => !window.meeple.seated")
     assert found == {k: [] for k in found}, found
     await page.close()
@@ -587,12 +592,22 @@ def _rotations(code: str) -> list[str]:
 async def test_a_whole_spectrangle_game_by_keyboard_alone(
     make_server: ServerFactory, browser: Browser
 ) -> None:
-    """Tab, Enter only: a hand tile picked, Rotate pressed until the rotation fits, the
-    highlighted field reached by Tab and placed with Enter; Skip when nothing fits."""
+    """Keys only, counted (issue 34: reaching the field took 22 Tabs): a digit picks the
+    hand tile, R rotates it until the rotation fits, F goes to the best field (the
+    fields that fit are one Tab stop), the arrows to the wanted one, Enter places it;
+    Tab reaches Skip when nothing fits. No move takes more than 8 keys."""
     server = await make_server("spectrangle")
     page = await browser.new_page(viewport={"width": 1280, "height": 900})
     await page.goto(f"http://127.0.0.1:{server.ports['web']}/play?game=spectrangle/standard&bot=1")
     seen = -1
+    most = 0
+    keys: list[str] = []
+    keys_checked = False
+
+    async def press(key: str) -> None:
+        keys.append(key)
+        await page.keyboard.press(key)
+
     for _ in range(80):
         handle = await page.wait_for_function(NEXT_VIEW, arg=seen, timeout=30_000)
         view: dict[str, Any] = await handle.json_value()
@@ -601,6 +616,7 @@ async def test_a_whole_spectrangle_game_by_keyboard_alone(
         seen = len(view["moves"])
         hand = view["hands"][view["you"]]
         fitting = [(c, f) for c, f in view["fits"].items() if f]
+        keys.clear()
         if not fitting:
             await tab_to(page, "#controls .skip")
             await page.keyboard.press("Enter")
@@ -608,19 +624,32 @@ async def test_a_whole_spectrangle_game_by_keyboard_alone(
             code, fields = max(fitting, key=lambda cf: max(p for _f, p in cf[1]))
             field = max(fields, key=lambda fp: fp[1])[0]
             held = next(i for i, t in enumerate(hand) if code in _rotations(t))
-            await tab_to(page, f"#mine button.htile-btn >> nth={held}")
-            await page.keyboard.press("Enter")
+            await press(str(held + 1))
+            if not keys_checked:
+                # The board is the next Tab stop back from the hand: one key.
+                await page.keyboard.press("Shift+Tab")
+                assert await page.evaluate(
+                    "() => document.activeElement.matches('#board .field.fit')"
+                )
+                keys_checked = True
             for _ in range(3):
                 if await page.evaluate("() => window.meeple.tile") == code:
                     break
-                await tab_to(page, "#controls .rotate")
-                await page.keyboard.press("Enter")
-            await tab_to(page, f'#board .field.fit[data-field="{field}"]')
-            await page.keyboard.press("Enter")
+                await press("r")
+            await press("f")  # the best field: the one wanted here
+            target = page.locator(f'#board .field.fit[data-field="{field}"]')
+            for _ in range(len(fields)):
+                if await target.evaluate("(node) => node === document.activeElement"):
+                    break
+                await press("ArrowRight")
+            await press("Enter")
+            most = max(most, len(keys))
+            assert len(keys) <= 8, keys
         await page.wait_for_function(
             "(n) => window.meeple.view.over || window.meeple.view.moves.length > n", arg=seen
         )
     else:
         raise AssertionError("the game did not end")
+    assert 3 <= most <= 8
     await expect(page.locator("#over")).to_be_visible()
     await page.close()

@@ -147,6 +147,7 @@ def registry() -> Registry:
         tables.AlreadyPlaying, tables.TableFull, tables.TooManyTables,
         tables.VariantNotExpressible, tables.NameNotExpressible, tables.UnknownToken,
         server_room.Halted, server_room.Resumed,
+        server_room.Abort, server_room.Resign, server_room.AbortRefused,
         # A Spectrangle seat's turn, as the protocol read it (rooms.spectrangle.TurnCommand).
         sp_messages.Place, sp_messages.Skip, sp_messages.Exchange,
     ]  # fmt: skip

@@ -4,12 +4,15 @@ A game of n players counts as the n(n-1)/2 pairwise results between them, each
 weighted 1/(n-1) — so every player's game weighs as much in total as one two-player
 game, whatever the table size. For each pair:
 
-1. a player who forfeited (left or disconnected: Scrabble ``leave`` actions and a
-   ``disconnect`` end, a Spectrangle ``player-left`` end, a Santorini ``disconnect``)
-   loses to one who did not;
+1. a player who forfeited (left, disconnected or resigned: Scrabble ``leave`` actions
+   and a ``disconnect`` or ``resigned`` end, a Spectrangle ``player-left`` or
+   ``resigned`` end, a Santorini ``disconnect``) loses to one who did not;
 2. otherwise a winner (``result.winners``) beats a non-winner;
 3. otherwise the higher final score wins and equal scores draw; with no winners at
    all (an abandoned Spectrangle game) the remaining players draw.
+
+An aborted game (``result.reason`` ``aborted``: a player called it off before their
+first move, issue 34.4) is not rated at all.
 
 Santorini's scores are 1 for the winner and 0 for the others, so in a three-player
 game the two losers draw with each other.
@@ -23,7 +26,9 @@ from typing import Any
 
 __all__ = ["Pairing", "forfeits", "pairings", "rated"]
 
-_FORFEIT_ENDS = frozenset({"disconnect", "player-left"})
+_FORFEIT_ENDS = frozenset({"disconnect", "player-left", "resigned"})
+# Ends that leave the game unrated (issue 34.4).
+_UNRATED_ENDS = frozenset({"aborted"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +42,8 @@ class Pairing:
 
 
 def rated(record: Mapping[str, Any]) -> bool:
-    """Whether a record counts: finished, two or more distinct non-empty names."""
+    """Whether a record counts: finished (not aborted), two or more distinct non-empty
+    names."""
     players = record.get("players")
     result = record.get("result")
     return (
@@ -46,6 +52,7 @@ def rated(record: Mapping[str, Any]) -> bool:
         and all(isinstance(p, str) and p.strip() for p in players)
         and len(set(players)) == len(players)
         and isinstance(result, Mapping)
+        and result.get("reason") not in _UNRATED_ENDS
         and isinstance(result.get("scores"), list)
         and len(result["scores"]) == len(players)
         and isinstance(result.get("winners"), list)

@@ -53,7 +53,7 @@ from meeple.server.store.journal import server_journal, server_store
 from meeple.web import accounts, guide, replays
 from meeple.web import console as console_pages
 from meeple.web import ratings as ratings_pages
-from meeple.web.fanout import Fanout, Spectator, frame_sink
+from meeple.web.fanout import Fanout, Spectator, frame_sink, text_frame
 from meeple.web.records import MAX_KEY, LocalRecords, Records
 from meeple.web.seat import WebSeat, lexicon_name
 from meeple.web.templating import environment, render
@@ -530,6 +530,8 @@ class WebConnection:
                 m = request.message
                 if self.spectator is not None:
                     self.fanout.unwatch(self.spectator, _feed_topic(m.topic, m.uid))
+            elif isinstance(request.message, proto.WatchChat):
+                await self._watch_chat(request.message)
             elif request.message is not None:
                 await self._play(request.message)
 
@@ -538,6 +540,32 @@ class WebConnection:
         seat = self._player()
         await seat.prepare(message)
         seat.handle(message)
+
+    async def _watch_chat(self, m: proto.WatchChat) -> None:
+        """A spectators' chat line (issue 34.5; docs/web.md, "Live game"): to everyone
+        watching the game on this edge, never to its players' seats. Refused to a player
+        of the game while it runs, as a player's name, or a name reserved by an account."""
+        refusal = self.session.watch_chat_refusal(m, self.ctx.services.clock.now())
+        if refusal is not None:
+            await self.send(refusal)
+            return
+        topic = game_topic(m.uid)
+        last = self.ctx.feed.last(topic)
+        data = last.data if last is not None and isinstance(last.data, dict) else {}
+        players = [str(p) for p in data.get("players") or ()]
+        playing = None if self.seat is None else self.ctx.lobby.room_of(self.seat)
+        problem = None
+        if playing is not None and playing.uid == m.uid and not playing.finished:
+            problem = "players do not write to the spectators during their game"
+        elif m.name in players:
+            problem = f"{m.name} plays this game: pick another name to chat as a spectator"
+        elif not accounts.may_use(m.name, accounts.session_of(self.websocket)):
+            problem = f"the name {m.name} is reserved: sign in as it at /account"
+        if problem is not None:
+            await self.send(proto.Error(proto.ErrorCode.REFUSED, problem))
+            return
+        line = proto.WatchChatLine(m.uid, m.name, m.text)
+        self.fanout.say(topic, text_frame(line.encode().encode()))
 
     def _player(self) -> WebSeat:
         if self.seat is None:

@@ -234,6 +234,16 @@ class Fanout:
             self.unwatch(spectator, topic)
         spectator.sink.on_drain(None)
 
+    def say(self, topic: str, frame: bytes) -> int:
+        """Write ``frame`` (a spectators' chat line, issue 34.5: no snapshot, so nothing
+        to catch up on) to every watcher of ``topic`` on this edge now, in one loop like
+        a snapshot's; a watcher whose socket cannot take more misses the line. Returns
+        how many took it."""
+        entry = self._topics.get(topic)
+        if entry is None:
+            return 0
+        return sum(1 for spectator in list(entry.watchers) if spectator.sink.write_frame(frame))
+
     @property
     def spectators(self) -> int:
         """Watchers of every topic together (a socket watching two rooms counts twice)."""

@@ -71,7 +71,7 @@ from meeple.server.lobby.tables import (
 from meeple.server.rooms import santorini as santorini_room
 from meeple.server.rooms import scrabble as scrabble_room
 from meeple.server.rooms import spectrangle as spectrangle_room
-from meeple.server.rooms.room import Halted, Room
+from meeple.server.rooms.room import Abort, AbortRefused, Halted, Resign, Room
 
 if TYPE_CHECKING:
     from meeple.server.app import Services
@@ -212,9 +212,15 @@ class WebSeat:
             elif isinstance(message, proto.Ready):
                 self.lobby.ready(self)
             elif isinstance(message, proto.Leave):
-                # Mid-game this resigns: the room's leave rule applies (issue 24).
+                # Mid-game this resigns (issue 24): the room ends the game "resigned"
+                # (issue 34.9), or applies its leave rule where the others play on.
+                room = self.lobby.room_of(self)
+                if room is not None and not room.finished:
+                    room.submit(self, Resign())
                 self.lobby.quit(self)
                 self._stood_up()
+            elif isinstance(message, proto.Abort):
+                self._abort()
             elif isinstance(message, proto.Play):
                 self._play(message)
             elif isinstance(message, proto.Chat):
@@ -297,6 +303,15 @@ class WebSeat:
             return
         room.submit(self, command)
 
+    def _abort(self) -> None:
+        """Issue 34.4: the room ends the game "aborted" if this seat's player has not
+        moved yet, else refuses (``error`` ``illegal``); either way a view follows."""
+        room = self.lobby.room_of(self)
+        if room is None or room.finished:
+            self._put(proto.Error(proto.ErrorCode.NOT_NOW, "no game to abort"))
+            return
+        room.submit(self, Abort())
+
     def _chat(self, m: proto.Chat) -> None:
         room = self.lobby.room_of(self)
         if room is None or room.finished:
@@ -369,6 +384,8 @@ class WebSeat:
             return  # the lobby topic shows tables to every page
         elif isinstance(event, _REFUSALS):
             self._put(proto.Error(proto.ErrorCode.ILLEGAL, str(event.error)[:200]))
+        elif isinstance(event, AbortRefused):
+            self._put(proto.Error(proto.ErrorCode.ILLEGAL, event.reason[:200]))
         elif isinstance(event, Halted):
             self._put(proto.Error(proto.ErrorCode.NOT_NOW, HALTED))
             self._stood_up(keep_name=True)
@@ -476,6 +493,11 @@ def _seat_view(room: Room, you: int) -> dict[str, Any] | None:
     # before play) is over too.
     view["over"] = bool(game.is_over) or room.finished
     view["clocks"] = room.clock_view()
+    early = room.early_result()
+    if early is not None and view.get("result") is None:
+        view["result"] = early  # an abort the engine does not model (Santorini's)
+    # Issue 34.4: the page offers Abort while this is true, Resign after.
+    view["may_abort"] = not view["over"] and room.may_abort(you)
     return view
 
 

@@ -22,7 +22,7 @@ END_REASONS: dict[str, str] = {
     "time": "out of time",
     "timeout": "out of time",
     "admin": "stopped by the referee",
-    "aborted": "stopped by the referee",
+    "aborted": "aborted",
     "disconnect": "a player left",
     "resigned": "resigned",
     "win": "a player won",

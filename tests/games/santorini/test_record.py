@@ -82,6 +82,25 @@ def test_random_games_replay_exactly_after_a_json_round_trip(
         assert result is None
 
 
+def test_an_abort_in_the_set_up_replays_with_no_winner() -> None:
+    """Issue 34.4: a game aborted during the workers' placement is recorded with an
+    ``abort`` last, replays, and has no winner (nothing may follow it either)."""
+    game = Game(Rules(gods=False), challenger=0)
+    rng = random.Random(3)
+    while game.phase is not Phase.PLAY:
+        game.apply(rng.choice(game.legal_actions()))
+    record = json.loads(
+        json.dumps(to_record(game, players=["a", "b"], disconnected=1, aborted=True))
+    )
+    assert record["actions"][-1] == {"type": "abort", "player": 1}
+    assert record["result"] == {"reason": "aborted", "player": 1, "scores": [0, 0], "winners": []}
+    steps = list(replay(record))
+    assert steps[-1].text == "b aborted the game"
+    record["actions"].append({"type": "pass", "player": 0})
+    with pytest.raises(RecordError, match="disconnect"):
+        replay(record)
+
+
 def test_labels_read_like_a_move_list() -> None:
     """Moves and builds are labelled with A–E columns and 1–5 rows."""
     game = Game(Rules(gods=False), challenger=0)

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from meeple.games import records
-from meeple.games.spectrangle import Abandon, Game, GameState, Place, Rules
+from meeple.games.spectrangle import ABANDON_REASONS, Abandon, Game, GameState, Place, Rules
 from meeple.games.spectrangle.record import RecordError, replay, to_record
 
 
@@ -26,7 +26,8 @@ def _live_game(
         turn = game.turn
         assert turn is not None
         if abandon_at is not None and len(game.log) >= abandon_at:
-            game.apply(Abandon(rng.randrange(players)))
+            # Issue 34.4, 34.9: a player leaves, resigns or aborts.
+            game.apply(Abandon(rng.randrange(players), rng.choice(ABANDON_REASONS)))
         else:
             game.apply(rng.choice(game.legal_actions(turn)))
         states.append(game.state())
@@ -56,8 +57,19 @@ def test_random_games_replay_exactly_after_a_json_round_trip(
         assert record["result"]["scores"] == list(game.result.scores)
         assert record["result"]["winners"] == list(game.result.winners)
     else:
-        assert record["result"]["reason"] == "player-left"
-        assert record["result"]["winners"] == []
+        end = game.abandoned
+        assert end is not None
+        reason = {"left": "player-left"}.get(end.reason, end.reason)
+        assert record["result"]["reason"] == reason
+        assert record["result"]["player"] == end.player
+        if end.reason == "resigned":  # the best of the others win
+            others = [s for i, s in enumerate(game.scores) if i != end.player]
+            winners = record["result"]["winners"]
+            assert winners
+            assert end.player not in winners
+            assert all(game.scores[w] == max(others) for w in winners)
+        else:
+            assert record["result"]["winners"] == []
 
 
 def test_labels_name_tile_field_and_points() -> None:

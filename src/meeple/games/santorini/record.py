@@ -16,6 +16,8 @@ column A–E and row 1–5 (``B2``). Actions, one object each:
 - ``{"type": "move", "player": 0, "src": 12, "dst": 13}``;
 - ``{"type": "build", "player": 0, "src": 13, "dst": 14, "level": 1}`` (4: a dome);
 - ``{"type": "pass" | "lose", "player": 0}``; ``{"type": "undo", "player": 0, "all": false}``;
+- ``{"type": "abort", "player": 0}`` — last, when the player aborted the game before
+  their first move (issue 34.4): no winner, never rated;
 - ``{"type": "disconnect", "player": 0}`` — last, when a dropped connection ended the
   game (AM27 rooms end the game then; the engine has no such action).
 
@@ -75,6 +77,7 @@ RECORD_VERSION = 1
 GAME = "santorini"
 REASON_WIN = "win"
 REASON_DISCONNECT = "disconnect"
+REASON_ABORTED = "aborted"
 _MAX_CELL = len(CELLS) - 1
 
 
@@ -84,13 +87,15 @@ def variant_name(rules: Rules) -> str:
 
 
 def record_actions(
-    game: Game, start: int = 0, *, disconnected: int | None = None
+    game: Game, start: int = 0, *, disconnected: int | None = None, aborted: bool = False
 ) -> list[dict[str, Any]]:
     """The record's actions from number ``start`` (0-based) on: what :func:`to_record`
-    lists under ``actions``, cut; a room's log appends these as they come."""
+    lists under ``actions``, cut; a room's log appends these as they come. ``aborted``:
+    ``disconnected`` is the seat that aborted the game."""
     actions = [_action_dict(a) for a in game.log[start:]]
     if disconnected is not None and start <= len(game.log):
-        actions.append({"type": "disconnect", "player": disconnected})
+        kind = "abort" if aborted else "disconnect"
+        actions.append({"type": kind, "player": disconnected})
     return actions
 
 
@@ -99,6 +104,7 @@ def to_record(
     *,
     players: Sequence[str] | None = None,
     disconnected: int | None = None,
+    aborted: bool = False,
     **meta: Any,
 ) -> dict[str, Any]:
     """The game so far as a JSON-safe record (``result`` None while it runs).
@@ -106,10 +112,11 @@ def to_record(
     ``players`` are the names by seat (the engine knows only seats; default
     ``player 1``, ``player 2``, ...). ``disconnected``: the seat whose dropped
     connection ended the game, which the engine does not model (AM27 rooms end the
-    game then); it becomes the last action.
+    game then); it becomes the last action. ``aborted``: that seat aborted the game
+    instead (issue 34.4).
     """
     record = game.record()
-    actions = record_actions(game, disconnected=disconnected)
+    actions = record_actions(game, disconnected=disconnected, aborted=aborted)
     r = record.rules
     return {
         "format": "meeple.record",
@@ -128,14 +135,19 @@ def to_record(
             "challenger": record.challenger,
         },
         "actions": actions,
-        "result": result_of(game, disconnected),
+        "result": result_of(game, disconnected, aborted),
         **check_meta(meta),
     }
 
 
-def result_of(game: Game, disconnected: int | None = None) -> dict[str, Any] | None:
+def result_of(
+    game: Game, disconnected: int | None = None, aborted: bool = False
+) -> dict[str, Any] | None:
     """The record's ``result``: None while the game runs."""
     n = game.rules.players
+    if aborted and disconnected is not None and game.winner is None:
+        # Nobody wins an aborted game, and it is not rated (meeple.ratings.rated).
+        return {"reason": REASON_ABORTED, "player": disconnected, "scores": [0] * n, "winners": []}
     if game.winner is not None:
         winners = [game.winner]
         reason, player = REASON_WIN, game.winner
@@ -251,7 +263,7 @@ def _action(d: Mapping[str, Any], i: int, n: int) -> Action | None:
         return Pass(p)
     if kind == "lose":
         return Lose(p)
-    if kind == "disconnect":
+    if kind in ("disconnect", "abort"):
         return None
     raise RecordError(f"unknown action type {kind!r}", index=i)
 
@@ -263,19 +275,22 @@ def _steps(p: _Parsed) -> Iterator[Step[Game]]:
         raise RecordError(f"cannot set up the game: {e}") from None
     yield Step(0, None, "start", game)
     disconnected: int | None = None
+    aborted = False
     for i, (raw, action) in enumerate(p.actions, 1):
         if action is None:
             if game.is_over:
                 raise RecordError("a disconnect after the game was over", index=i)
             disconnected = int(raw["player"])
-            yield Step(i, raw, f"{p.players[disconnected]} disconnected: game over", game)
+            aborted = raw.get("type") == "abort"
+            what = "aborted the game" if aborted else "disconnected: game over"
+            yield Step(i, raw, f"{p.players[disconnected]} {what}", game)
             continue
         try:
             game.apply(action)
         except SantoriniError as e:
             raise RecordError(f"{raw.get('type')} does not replay: {e}", index=i) from None
         yield Step(i, raw, _text(p.players, action), game)
-    check_result(p.result, result_of(game, disconnected))
+    check_result(p.result, result_of(game, disconnected, aborted))
 
 
 def cell_label(c: int) -> str:

@@ -250,7 +250,7 @@ class Accept:
 
 
 class EndReason(enum.Enum):
-    """Why a game ended. The last three come from outside the rules, through :class:`End`."""
+    """Why a game ended. The last five come from outside the rules, through :class:`End`."""
 
     WENT_OUT = "went-out"
     SCORELESS_TURNS = "scoreless-turns"
@@ -258,10 +258,20 @@ class EndReason(enum.Enum):
     TIME = "time"
     ADMIN = "admin"
     DISCONNECT = "disconnect"
+    # A player gave up (the others win, as after a disconnect) or, before their first
+    # move, called the game off (nobody wins; not rated): issue 34.4, 34.9.
+    RESIGNED = "resigned"
+    ABORTED = "aborted"
 
     @property
     def is_external(self) -> bool:
-        return self in (EndReason.TIME, EndReason.ADMIN, EndReason.DISCONNECT)
+        return self in (
+            EndReason.TIME,
+            EndReason.ADMIN,
+            EndReason.DISCONNECT,
+            EndReason.RESIGNED,
+            EndReason.ABORTED,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -965,9 +975,13 @@ class Game:
         return [TimePenalized(p, action.points, scores[p], self._result)]
 
     def _winners(self, reason: EndReason, player: int | None) -> tuple[int, ...]:
-        # Players who left, or whose disconnect ended the game, win only if nobody remains.
+        # Players who left, or whose disconnect or resignation ended the game, win only if
+        # nobody remains; an aborted game has no winner.
         n = len(self.players)
-        gone = self._left | ({player} if reason is EndReason.DISCONNECT else set())
+        if reason is EndReason.ABORTED:
+            return ()
+        quit_ = reason in (EndReason.DISCONNECT, EndReason.RESIGNED)
+        gone = self._left | ({player} if quit_ else set())
         eligible = [i for i in range(n) if i not in gone] or list(range(n))
         best = max(self._scores[i] for i in eligible)
         return tuple(i for i in eligible if self._scores[i] == best)

@@ -62,6 +62,8 @@ END_TEXT = {
     EndReason.TIME: "out of time",
     EndReason.ADMIN: "stopped by the referee",
     EndReason.DISCONNECT: "a player left",
+    EndReason.RESIGNED: "resigned",
+    EndReason.ABORTED: "aborted",
 }
 
 

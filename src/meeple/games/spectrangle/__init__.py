@@ -19,10 +19,14 @@ from meeple.games.spectrangle.board import (
 )
 from meeple.games.spectrangle.errors import *  # noqa: F403  (the error tree is public as a whole)
 from meeple.games.spectrangle.game import (
+    ABANDON_REASONS,
+    ABORTED,
     DEFAULT_RULES,
     HAND_SIZE,
+    LEFT,
     MAX_PLAYERS,
     MIN_PLAYERS,
+    RESIGNED,
     Abandon,
     Action,
     Event,
@@ -49,13 +53,17 @@ from meeple.games.spectrangle.game import (
 from meeple.games.spectrangle.tiles import TILE_SET, Colour, Tile, tile_set
 
 __all__ = [
+    "ABANDON_REASONS",
+    "ABORTED",
     "BONUSES",
     "DEFAULT_RULES",
     "FIELD_COUNT",
     "HAND_SIZE",
+    "LEFT",
     "MAX_PLAYERS",
     "MIN_PLAYERS",
     "NEIGHBOURS",
+    "RESIGNED",
     "ROWS",
     "SIDE_ON_EDGE",
     "TILE_SET",

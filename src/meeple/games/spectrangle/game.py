@@ -48,10 +48,14 @@ from meeple.games.spectrangle.errors import (
 from meeple.games.spectrangle.tiles import TILE_SET, Tile
 
 __all__ = [
+    "ABANDON_REASONS",
+    "ABORTED",
     "DEFAULT_RULES",
     "HAND_SIZE",
+    "LEFT",
     "MAX_PLAYERS",
     "MIN_PLAYERS",
+    "RESIGNED",
     "Abandon",
     "Action",
     "Event",
@@ -119,11 +123,24 @@ class Exchange:
     tile: Tile
 
 
+# Why a player ended the game early (:class:`Abandon`): they left (the spec's only
+# early end), resigned, or aborted it before their first move (issue 34.4, 34.9).
+LEFT = "left"
+RESIGNED = "resigned"
+ABORTED = "aborted"
+ABANDON_REASONS = (LEFT, RESIGNED, ABORTED)
+
+
 @dataclass(frozen=True, slots=True)
 class Abandon:
-    """A player left: the game ends at once with no points (spec, "General information")."""
+    """A player left: the game ends at once with no points (spec, "General information").
+
+    ``reason`` says how: :data:`LEFT` (the spec's disconnect), :data:`RESIGNED` (the
+    others win on the scores so far) or :data:`ABORTED` (nobody wins; not rated).
+    """
 
     player: int
+    reason: str = LEFT
 
 
 Action = Place | Skip | Exchange | Abandon
@@ -206,9 +223,11 @@ class GameEnded:
 
 @dataclass(frozen=True, slots=True)
 class GameAbandoned:
-    """``player`` left; the game ended without a result."""
+    """``player`` left (or resigned, or aborted: ``reason``); the game ended without the
+    rules' result."""
 
     player: int
+    reason: str = LEFT
 
 
 Event = TilesDrawn | TurnStarted | TilePlaced | Skipped | Exchanged | GameEnded | GameAbandoned
@@ -349,6 +368,25 @@ class Game:
         return tuple(self._scores)
 
     @property
+    def abandoned(self) -> Abandon | None:
+        """How the game ended early (its last action), None if it did not."""
+        last = self._log[-1] if self._log else None
+        if self._status is GameStatus.ABANDONED and isinstance(last, Abandon):
+            return last
+        return None
+
+    def abandon_winners(self) -> tuple[int, ...]:
+        """Who won a game that ended early: after a resignation the best score so far
+        among the others (with two players, the other one); nobody after a leave (the
+        spec's "no points") or an abort."""
+        end = self.abandoned
+        if end is None or end.reason != RESIGNED:
+            return ()
+        others = [i for i in range(len(self.players)) if i != end.player]
+        best = max(self._scores[i] for i in others)
+        return tuple(i for i in others if self._scores[i] == best)
+
+    @property
     def bag_size(self) -> int:
         return len(self._bag)
 
@@ -448,8 +486,10 @@ class Game:
         if self.is_over:
             raise GameIsOver("the game is over")
         if isinstance(action, Abandon):
+            if action.reason not in ABANDON_REASONS:
+                raise ValueError(f"no way to abandon a game: {action.reason!r}")
             self._status = GameStatus.ABANDONED
-            events: list[Event] = [GameAbandoned(action.player)]
+            events: list[Event] = [GameAbandoned(action.player, action.reason)]
         else:
             if action.player != self._turn:
                 raise NotYourTurn(action.player, self._turn)

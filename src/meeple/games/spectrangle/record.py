@@ -12,11 +12,13 @@ each taking from the end). Actions:
   rotated on the board, field 0–35;
 - ``{"type": "skip", "player": 0}``; ``{"type": "exchange", "player": 0, "tile": "RGB4"}``;
 - ``{"type": "abandon", "player": 0}`` — the player left, ending the game (spec,
-  "General information").
+  "General information"); with ``"reason": "resigned"`` they resigned, with
+  ``"reason": "aborted"`` they aborted it before their first move (issue 34.4, 34.9).
 
 ``result``: ``{"reason": "finished", "player": null, "scores": [final...],
 "winners": [seat, ...]}``, or for an abandoned game ``{"reason": "player-left",
-"player": seat, "scores": [scores when it stopped], "winners": []}``.
+"player": seat, "scores": [scores when it stopped], "winners": []}``; ``"resigned"``
+has the best of the others' scores as ``winners``, ``"aborted"`` none (never rated).
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ from meeple.games.records import (
 from meeple.games.spectrangle.board import FIELD_COUNT
 from meeple.games.spectrangle.errors import SpectrangleError
 from meeple.games.spectrangle.game import (
+    ABANDON_REASONS,
+    LEFT,
     MAX_PLAYERS,
     MIN_PLAYERS,
     Abandon,
@@ -47,7 +51,6 @@ from meeple.games.spectrangle.game import (
     Event,
     Exchange,
     Game,
-    GameStatus,
     Place,
     Rules,
     Skip,
@@ -86,7 +89,10 @@ def record_actions(game: Game, start: int = 0) -> list[dict[str, Any]]:
         elif isinstance(a, Skip):
             actions.append({"type": "skip", "player": a.player})
         else:
-            actions.append({"type": "abandon", "player": a.player})
+            end: dict[str, Any] = {"type": "abandon", "player": a.player}
+            if a.reason != LEFT:
+                end["reason"] = a.reason
+            actions.append(end)
     return actions
 
 
@@ -115,9 +121,16 @@ def to_record(game: Game, **meta: Any) -> dict[str, Any]:
 
 def result_of(game: Game) -> dict[str, Any] | None:
     """The record's ``result``: None while the game runs."""
-    if game.status is GameStatus.ABANDONED:
-        left = game.log[-1].player
-        return {"reason": REASON_LEFT, "player": left, "scores": list(game.scores), "winners": []}
+    end = game.abandoned
+    if end is not None:
+        reason = REASON_LEFT if end.reason == LEFT else end.reason
+        winners = list(game.abandon_winners())
+        return {
+            "reason": reason,
+            "player": end.player,
+            "scores": list(game.scores),
+            "winners": winners,
+        }
     result = game.result
     if result is None:
         return None
@@ -187,7 +200,10 @@ def _parse(record: Mapping[str, Any]) -> _Parsed:
         elif kind == "skip":
             action = Skip(player)
         elif kind == "abandon":
-            action = Abandon(player)
+            why = d.get("reason", LEFT)
+            if why not in ABANDON_REASONS:
+                raise RecordError(f"not a way to abandon a game: {str(why)[:20]!r}", index=i)
+            action = Abandon(player, why)
         else:
             raise RecordError(f"unknown action type {kind!r}", index=i)
         actions.append((d, action))

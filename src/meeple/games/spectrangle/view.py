@@ -22,6 +22,8 @@ from typing import Any
 
 from meeple.games.spectrangle.board import BONUSES, FIELD_COUNT, Orientation, orientation
 from meeple.games.spectrangle.game import (
+    ABORTED,
+    RESIGNED,
     Event,
     Exchanged,
     Game,
@@ -72,7 +74,8 @@ def move_entry(event: Event) -> dict[str, Any] | None:
     if isinstance(event, GameEnded):
         return {"player": None, "text": "game over", "score": 0, "total": None}
     if isinstance(event, GameAbandoned):
-        return {"player": event.player, "text": "left: game abandoned", "score": 0, "total": None}
+        text = _ABANDON_TEXT.get(event.reason, "left: game abandoned")
+        return {"player": event.player, "text": text, "score": 0, "total": None}
     return None
 
 
@@ -120,8 +123,8 @@ def spectator_view(game: Game) -> dict[str, Any]:
         "status": game.status.value,
         "moves": _moves(game),
         "result": (
-            {"reason": "abandoned", "scores": None, "winners": []}
-            if game.status.value == "abandoned"
+            _abandoned(game)
+            if game.abandoned is not None
             else None
             if result is None
             else {
@@ -132,6 +135,29 @@ def spectator_view(game: Game) -> dict[str, Any]:
             }
         ),
     }
+
+
+# How an early end reads in the move log (issue 34.9: a resignation is not "left").
+_ABANDON_TEXT = {
+    RESIGNED: "resigned",
+    ABORTED: "aborted the game",
+}
+
+
+def _abandoned(game: Game) -> dict[str, Any]:
+    """The result of a game that ended early: a resigned one has its winners and the
+    scores so far; one a player left or aborted has neither (docs/web.md)."""
+    end = game.abandoned
+    assert end is not None
+    if end.reason == RESIGNED:
+        return {
+            "reason": "resigned",
+            "player": end.player,
+            "scores": list(game.scores),
+            "winners": list(game.abandon_winners()),
+        }
+    reason = "aborted" if end.reason == ABORTED else "abandoned"
+    return {"reason": reason, "player": end.player, "scores": None, "winners": []}
 
 
 def fits(game: Game, player: int) -> dict[str, list[list[int]]]:

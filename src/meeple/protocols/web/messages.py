@@ -4,7 +4,7 @@ Every message is one WebSocket text message holding one JSON object with a
 ``"type"``. Browser → server: :class:`Hello`, :class:`Subscribe`,
 :class:`Unsubscribe`, :class:`Ping`, and to play (issue 13) :class:`CreateTable`,
 :class:`Sit`, :class:`Rejoin`, :class:`AddBot`, :class:`Ready`, :class:`Leave`,
-:class:`Play`. Server → browser: :class:`Welcome`, :class:`Snapshot` (``lobby``,
+:class:`Abort`, :class:`Play`. Server → browser: :class:`Welcome`, :class:`Snapshot` (``lobby``,
 ``game`` and ``console`` topics), :class:`Pong`, :class:`Error`, and to a player
 :class:`Seated`, :class:`SeatView` and :class:`Unseated`. :func:`decode` takes a size
 limit and raises :class:`~.errors.RemoteProtocolError` for anything malformed, which
@@ -12,7 +12,8 @@ the session turns into an :class:`Error` reply. A :class:`Play` action is checke
 here (kinds, coordinates, lengths); what it means is the game's (the server's web
 seat turns it into a room command, and the engine says whether it is legal).
 :class:`Chat` (browser → server) and :class:`ChatLine` (server → browser) carry a
-player's chat line to and from the seat's room.
+player's chat line to and from the seat's room; :class:`WatchChat` and
+:class:`WatchChatLine` the spectators' own chat of a game they watch (issue 34.5).
 
 A Scrabble player may also ask what a play would score before sending it (issue 13):
 :class:`Preview` in, :class:`PreviewReply` out.
@@ -35,6 +36,7 @@ __all__ = [
     "MAX_CHAT_LENGTH",
     "PROTOCOL",
     "TOPICS",
+    "Abort",
     "AddBot",
     "Chat",
     "ChatLine",
@@ -59,6 +61,8 @@ __all__ = [
     "Subscribe",
     "Unseated",
     "Unsubscribe",
+    "WatchChat",
+    "WatchChatLine",
     "Welcome",
     "chat_text_problem",
     "decode",
@@ -182,6 +186,12 @@ class Leave:
 
 
 @dataclass(frozen=True, slots=True)
+class Abort:
+    """End the seat's game unrated while its player has not moved yet (issue 34.4); once
+    they have, the server answers ``error`` ``illegal`` and only ``leave`` (resign) is left."""
+
+
+@dataclass(frozen=True, slots=True)
 class Play:
     """One game action of the seat's own player; ``kind`` and its fields, shape-checked.
 
@@ -229,6 +239,31 @@ class ChatLine:
         return _dump({"type": "chat", "from": self.sender, "text": self.text})
 
 
+# The spectators' chat (issue 34.5): apart from the players', for those watching a game.
+@dataclass(frozen=True, slots=True)
+class WatchChat:
+    """A spectator's line for the others watching game ``uid`` (the sender must watch it:
+    ``subscribe`` ``game``), said as ``name``: the players do not hear it."""
+
+    uid: str
+    name: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class WatchChatLine:
+    """A line of the spectators' chat of game ``uid``; written to every watcher of the
+    game at once (web/fanout.py), so it is encoded once."""
+
+    uid: str
+    sender: str
+    text: str
+
+    def encode(self) -> str:
+        line = {"type": "watch-chat", "uid": self.uid, "from": self.sender, "text": self.text}
+        return _dump(line)
+
+
 # The Scrabble preview (issue 13): what a play would score, before it is sent.
 @dataclass(frozen=True, slots=True)
 class Preview:
@@ -253,8 +288,10 @@ ClientMessage = (
     | AddBot
     | Ready
     | Leave
+    | Abort
     | Play
     | Chat
+    | WatchChat
     | Preview
 )
 
@@ -405,6 +442,7 @@ ServerMessage = (
     | Unseated
     | SeatView
     | ChatLine
+    | WatchChatLine
     | PreviewReply
 )
 
@@ -476,6 +514,8 @@ def decode(data: str | bytes, max_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> Clien
         if not isinstance(ident, int) or isinstance(ident, bool) or not 0 <= ident <= _MAX_ID:
             raise _bad("id must be an integer 0 to 2147483647")
         return Ping(ident)
+    if kind == "watch-chat":
+        return _watch_chat(obj)
     if kind == "chat":
         return _chat(obj)
     if kind == "preview":
@@ -547,6 +587,9 @@ def _play_message(kind: str, obj: dict[str, Any]) -> ClientMessage:
     if kind == "leave":
         _fields(obj, _NONE)
         return Leave()
+    if kind == "abort":
+        _fields(obj, _NONE)
+        return Abort()
     if kind == "play":
         _fields(obj, {"action"})
         return _action(obj["action"])
@@ -617,12 +660,23 @@ def chat_text_problem(text: str) -> str | None:
     return None
 
 
+def _watch_chat(obj: dict[str, Any]) -> WatchChat:
+    _fields(obj, {"uid", "name", "text"})
+    uid = _text(obj, "uid", _UID, "a game's uid")
+    name = _text(obj, "name", _NAME, "letters, digits, _ . - (1 to 24)")
+    return WatchChat(uid, name, _chat_text(obj))
+
+
 def _chat(obj: dict[str, Any]) -> Chat:
     _fields(obj, {"text"})
+    return Chat(_chat_text(obj))
+
+
+def _chat_text(obj: dict[str, Any]) -> str:
     text = obj["text"]
     if not isinstance(text, str):
         raise _bad("text must be a string")
     problem = chat_text_problem(text)
     if problem is not None:
         raise _bad(problem)
-    return Chat(text)
+    return text

@@ -29,6 +29,7 @@ from meeple.protocols.web.errors import ErrorCode, LocalProtocolError, RemotePro
 from meeple.protocols.web.messages import (
     DEFAULT_MAX_MESSAGE_SIZE,
     PROTOCOL,
+    Abort,
     AddBot,
     Chat,
     ClientMessage,
@@ -48,6 +49,7 @@ from meeple.protocols.web.messages import (
     Snapshot,
     Subscribe,
     Unsubscribe,
+    WatchChat,
     Welcome,
     decode,
 )
@@ -89,6 +91,7 @@ TRANSITIONS: Mapping[State, Mapping[type, State]] = MappingProxyType(
             Sit: State.OPEN,
             Rejoin: State.OPEN,
             AddBot: State.OPEN,
+            WatchChat: State.OPEN,  # issue 34.5: a spectator's line (it must watch the game)
         },
         State.SEATED: {
             Subscribe: State.SEATED,
@@ -97,8 +100,10 @@ TRANSITIONS: Mapping[State, Mapping[type, State]] = MappingProxyType(
             AddBot: State.SEATED,
             Ready: State.SEATED,
             Leave: State.SEATED,
+            Abort: State.SEATED,
             Play: State.SEATED,
             Chat: State.SEATED,
+            WatchChat: State.SEATED,
             Preview: State.SEATED,  # issue 13: only a seated player has a rack to preview
         },
         State.CLOSED: {},
@@ -123,8 +128,10 @@ class Request:
         | AddBot
         | Ready
         | Leave
+        | Abort
         | Play
         | Chat
+        | WatchChat
         | Preview
         | None
     )
@@ -227,6 +234,13 @@ class ServerSession:
     def preview_refusal(self, now: float) -> Error | None:
         """None when a preview at time ``now`` is within the rate limit, else the reply."""
         return _too_fast(self.previews, "previews", now)
+
+    def watch_chat_refusal(self, message: WatchChat, now: float) -> Error | None:
+        """None when a spectators' chat line may go out: the browser watches that game
+        (``subscribe`` ``game``) and is within the chat rate limit; else the reply."""
+        if ("game", message.uid) not in self.subscriptions:
+            return Error(ErrorCode.NOT_NOW, "watch the game to chat with its spectators")
+        return self.chat_refusal(now)
 
     def chat_refusal(self, now: float) -> Error | None:
         """None when a chat line at time ``now`` is within the rate limit, else the reply."""

@@ -106,6 +106,10 @@ def _wire_tiles(rack: str) -> str:
     return rack.replace(BLANK, BLANK_ON_RACK)
 
 
+# The ends a player's leaving caused, told as GAMEOVER DISCONNECT (issue 34.9).
+_LEFT_ENDS = (g.EndReason.DISCONNECT, g.EndReason.RESIGNED, g.EndReason.ABORTED)
+
+
 class TwenteHandler:
     """One Twente client: its session, its name, and its seat in the lobby and a room."""
 
@@ -314,8 +318,9 @@ class TwenteHandler:
             self._room = None
 
     def _game_over(self, game: g.Game, result: g.GameResult) -> GameOver:
-        if result.reason is g.EndReason.DISCONNECT:
-            # ERRATA: no winner; the disconnected player's score is 0.
+        if result.reason in _LEFT_ENDS:
+            # ERRATA: no winner; the disconnected player's score is 0. Twente has no word
+            # for a resigned or aborted game: the player who quit counts as disconnected.
             scores = tuple(
                 (name, 0 if i == result.player else score)
                 for i, (name, score) in enumerate(zip(game.players, result.scores, strict=True))

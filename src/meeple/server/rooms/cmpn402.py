@@ -117,6 +117,10 @@ _END_REASONS = {
     g.EndReason.TIME: EndReason.TIME_ENDED,
     g.EndReason.DISCONNECT: EndReason.CONNECTION_ERROR,
     g.EndReason.ADMIN: EndReason.STOPPED,
+    # Browser seats' ends (issue 34.4, 34.9); a referee's game never has them, and END
+    # has no word of its own for either.
+    g.EndReason.RESIGNED: EndReason.CONNECTION_ERROR,
+    g.EndReason.ABORTED: EndReason.STOPPED,
 }
 
 

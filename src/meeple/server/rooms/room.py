@@ -48,11 +48,16 @@ if TYPE_CHECKING:
     from meeple.server.store.database import ActionLog
 
 __all__ = [
+    "END_ABORTED",
+    "END_RESIGNED",
     "END_SERVER_RESTART",
     "END_STORE_UNAVAILABLE",
     "LOG_VERSION",
+    "Abort",
+    "AbortRefused",
     "Halted",
     "LogSink",
+    "Resign",
     "Resumed",
     "Room",
     "Seat",
@@ -67,6 +72,10 @@ LOG_VERSION = 1
 END_SERVER_RESTART = "server-restart"
 # The end reason of a game stopped because the store could not keep its log.
 END_STORE_UNAVAILABLE = "store-unavailable"
+# The end reasons of a game a player aborted before moving (not rated) or resigned
+# (issue 34.4, 34.9; docs/web.md, "Abort and resign").
+END_ABORTED = "aborted"
+END_RESIGNED = "resigned"
 
 
 def log_genesis(
@@ -262,6 +271,25 @@ class Seat(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class Abort:
+    """A seat's command: end the game unrated, as lichess's abort, while the seat's own
+    player has not made a move yet (:meth:`Room.may_abort`; issue 34.4)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resign:
+    """A seat's command: its player gives the game up (issue 34.9); the room ends it with
+    the reason ``resigned`` (or, where the game goes on without them, drops the player)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AbortRefused:
+    """The seat asked to abort once its player had moved: it may only resign now."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class Halted:
     """The server stopped this game from outside its rules (its store cannot keep it)."""
 
@@ -379,6 +407,24 @@ class Room:
 
     def on_seat_left(self, seat: Seat) -> None:
         """A player disconnected mid-game."""
+
+    def may_abort(self, player: int) -> bool:
+        """Whether ``player`` may still abort the game: they have not made a move of
+        their own yet (each game says what counts as one; docs/web.md). False: no abort."""
+        return False
+
+    def on_abort(self, player: int) -> None:
+        """End the game unrated with the reason ``aborted`` (asked only while
+        :meth:`may_abort`)."""
+
+    def early_result(self) -> dict[str, Any] | None:
+        """The result of a game the room ended outside its engine (an abort the engine
+        does not model), for the views; None: the engine's own result stands."""
+        return None
+
+    def on_resign(self, seat: Seat) -> None:
+        """``seat``'s player gives up; the base applies the room's leave rule."""
+        self.on_seat_left(seat)
 
     def clock_turn(self) -> int | None:
         """Whose clock runs now (the seat to move); None: nobody's (the game is over).
@@ -596,6 +642,8 @@ class Room:
                         self._halt(command.reason)
                     elif isinstance(command, _SeatBack):
                         self._seat_back(command.old, command.new)
+                    elif isinstance(command, Abort | Resign) and seat is not None:
+                        self._abort_or_resign(seat, command)
                     elif isinstance(command, _Flag):
                         if self.timing is not None and self.timing.fall(command.player):
                             self.log.info("%s's clock ran out", self.seats[command.player].name)
@@ -773,6 +821,20 @@ class Room:
         finally:
             self._end_reason = None
         self.finish()
+
+    def _abort_or_resign(self, seat: Seat, command: Abort | Resign) -> None:
+        if self.finished:
+            return
+        player = next((i for i, s in enumerate(self.seats) if s is seat), None)
+        if player is None:
+            return
+        if isinstance(command, Resign):
+            self.on_resign(seat)
+        elif self.may_abort(player):
+            self.log.info("%s aborts the game", seat.name)
+            self.on_abort(player)
+        else:
+            self.deliver(seat, AbortRefused("you have moved: the game can only be resigned now"))
 
     def _seat_back(self, old: Seat, new: Seat) -> None:
         for i, seat in enumerate(self.seats):

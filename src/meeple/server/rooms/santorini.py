@@ -151,13 +151,11 @@ class SantoriniRoom(Room):
         self.started_at = time.time()
         self.end_reason = ""
         self.dropped: int | None = None  # the seat whose disconnect ended the game
+        self.aborted = False  # the ``dropped`` seat aborted it (issue 34.4)
         self.on_game_over: list[object] = []
 
     def index(self, seat: Seat) -> int:
         return next(i for i, s in enumerate(self.seats) if s is seat)
-
-    def spectator_view(self) -> dict[str, Any]:
-        return spectator_view(self.game, self.names)
 
     def seat_event(self, event: object, index: int) -> object:
         return event_for_seat(event, index)
@@ -168,7 +166,7 @@ class SantoriniRoom(Room):
         if not log.entries:
             return None
         last = log.entries[-1].entry.get("action")
-        if isinstance(last, dict) and last.get("type") == "disconnect":
+        if isinstance(last, dict) and last.get("type") in ("disconnect", "abort"):
             player = int(last["player"])
             return Dropped(player, self.names[player])
         if not self.game.log:
@@ -187,7 +185,7 @@ class SantoriniRoom(Room):
         return {"variant": VARIANTS[self.game.rules.gods]}
 
     def log_actions(self, start: int = 0) -> list[dict[str, Any]]:
-        return record_actions(self.game, start, disconnected=self.dropped)
+        return record_actions(self.game, start, disconnected=self.dropped, aborted=self.aborted)
 
     def on_start(self) -> None:
         players = self.names
@@ -270,6 +268,40 @@ class SantoriniRoom(Room):
             if i != player and self.game.state.alive[i]:
                 self.deliver(other, notice)
 
+    def may_abort(self, player: int) -> bool:
+        # Issue 34.4: gods, the starter and the workers' placement are set-up, not moves:
+        # a player may abort until their own first move.
+        if self.game.is_over or not self.game.state.alive[player]:
+            return False
+        return not any(
+            isinstance(a, engine.Move | engine.Build | engine.Lose) and a.player == player
+            for a in self.game.log
+        )
+
+    def on_abort(self, player: int) -> None:
+        self.end_reason = "aborted"
+        self.dropped, self.aborted = player, True
+        self._over()
+        # AM27 has no word for an abort: its players hear the game end as at a dropped
+        # connection (EndGame, not won); a browser's seat gets the game as it is.
+        notice = Dropped(player, self.names[player])
+        for i, other in enumerate(self.seats):
+            if i != player and self.game.state.alive[i]:
+                self.deliver(other, notice)
+        self.deliver(self.seats[player], Changed(self.game, self.game.state, ()))
+
+    def early_result(self) -> dict[str, Any] | None:
+        if not self.aborted or self.dropped is None:
+            return None
+        return {"reason": "aborted", "player": self.dropped, "winners": [], "scores": None}
+
+    def spectator_view(self) -> dict[str, Any]:
+        view = spectator_view(self.game, self.names)
+        early = self.early_result()
+        if early is not None and view.get("result") is None:
+            view["result"] = early
+        return view
+
     def on_halt(self) -> None:
         # AM27 has no message for a game the server stops: the seats hear Halted
         # (their connections close, as at a shutdown) and the game is stored.
@@ -312,7 +344,13 @@ def santorini_lobby(services: Services) -> LobbyPort:
                         "gods": [g or ATHEIST for g in game.state.gods] if game.rules.gods else [],
                     },
                     "record": json.dumps([repr(a) for a in game.log]),
-                    "data": to_record(game, players=names, disconnected=room.dropped, uid=room.uid),
+                    "data": to_record(
+                        game,
+                        players=names,
+                        disconnected=room.dropped,
+                        aborted=room.aborted,
+                        uid=room.uid,
+                    ),
                 }
             )
 
@@ -333,10 +371,11 @@ def santorini_lobby(services: Services) -> LobbyPort:
             room.on_game_over.append(record)
             room.started_at = log.created_at
             last = log.entries[-1].entry.get("action") if log.entries else None
-            if isinstance(last, dict) and last.get("type") == "disconnect":
-                # A dropped player ended the game (the record's own last action, not the
-                # engine's) and the process died before the game was stored.
-                room.end_reason = "disconnect"
+            if isinstance(last, dict) and last.get("type") in ("disconnect", "abort"):
+                # A dropped player (or an abort) ended the game (the record's own last
+                # action, not the engine's) and the process died before it was stored.
+                room.aborted = last["type"] == "abort"
+                room.end_reason = "aborted" if room.aborted else "disconnect"
                 room.dropped = int(last["player"])
                 room._over()
             elif game.is_over:

@@ -315,6 +315,25 @@ class ScrabbleRoom(Room):
                 self.deliver(seat, update)
 
     def on_seat_left(self, seat: Seat) -> None:
+        self._leave(seat, EndReason.DISCONNECT)
+
+    def on_resign(self, seat: Seat) -> None:
+        # Issue 34.9: as a player leaving (the table's leave rule), but a game it ends
+        # ends "resigned". The other seats' protocols hear what they hear of a leave
+        # (Twente: PLAYERDISCONNECTED, then GAMEOVER DISCONNECT; neither spec has a resign).
+        self._leave(seat, EndReason.RESIGNED)
+
+    def may_abort(self, player: int) -> bool:
+        # Issue 34.4: until the player's own first play, exchange or pass.
+        if self.game.is_over or player in self.left:
+            return False
+        moves = (Play, Exchange, Pass)
+        return not any(isinstance(a, moves) and a.player == player for a in self.game.log)
+
+    def on_abort(self, player: int) -> None:
+        self._publish(None, self.game.apply(End(EndReason.ABORTED, player)))
+
+    def _leave(self, seat: Seat, reason: EndReason) -> None:
         player = self.index(seat)
         if player in self.left or self.game.is_over:
             return
@@ -325,7 +344,7 @@ class ScrabbleRoom(Room):
                 self.deliver(other, notice)
         remaining = len(self.seats) - len(self.left)
         if self.leave_policy is LeavePolicy.END_GAME or remaining == 0:
-            self._publish(None, self.game.apply(End(EndReason.DISCONNECT, player)))
+            self._publish(None, self.game.apply(End(reason, player)))
         else:
             self._publish(None, self.game.drop_player(player))
 

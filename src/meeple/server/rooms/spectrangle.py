@@ -211,6 +211,27 @@ class SpectrangleRoom(Room):
         self.left.add(player)
         self._publish(self.game.apply(engine.Abandon(player)))
 
+    def on_resign(self, seat: Seat) -> None:
+        # Issue 34.9: the game ends "resigned", the others winning on the scores so far;
+        # the protocol's players hear "player <name> left" (spec 1.4 has no resign).
+        player = self.index(seat)
+        if self.game.is_over:
+            return
+        self.left.add(player)
+        self._publish(self.game.apply(engine.Abandon(player, engine.RESIGNED)))
+
+    def may_abort(self, player: int) -> bool:
+        # Issue 34.4: until the player's own first place, exchange or skip.
+        if self.game.is_over:
+            return False
+        return not any(
+            isinstance(a, engine.Place | engine.Exchange | engine.Skip) and a.player == player
+            for a in self.game.log
+        )
+
+    def on_abort(self, player: int) -> None:
+        self._publish(self.game.apply(engine.Abandon(player, engine.ABORTED)))
+
     def _publish(self, events: list[engine.Event]) -> None:
         update = Update(tuple(events), self.game)
         if self.game.is_over:
@@ -259,8 +280,10 @@ def record_json(record: engine.GameRecord) -> str:
             actions.append(["exchange", action.player, str(action.tile)])
         elif isinstance(action, engine.Skip):
             actions.append(["skip", action.player])
-        else:
+        elif action.reason == engine.LEFT:
             actions.append(["abandon", action.player])
+        else:
+            actions.append(["abandon", action.player, action.reason])
     return json.dumps(
         {
             "players": list(record.players),
@@ -282,7 +305,7 @@ def record_from_json(text: str) -> engine.GameRecord:
         elif kind == "skip":
             actions.append(engine.Skip(player))
         else:
-            actions.append(engine.Abandon(player))
+            actions.append(engine.Abandon(player, *args[:1]))
     bag = tuple(engine.Tile.parse(t) for t in data["bag"])
     return engine.GameRecord(tuple(data["players"]), bag, actions=tuple(actions))
 
@@ -317,7 +340,16 @@ def _room_factory(services: Services) -> tuple[RoomFactory, RoomRestorer]:
         game = room.game
         result = game.result
         summary: dict[str, Any]
-        if result is None:
+        end = game.abandoned
+        if end is not None and end.reason != engine.LEFT:
+            # Resigned (the others win on the scores so far) or aborted (nobody wins).
+            end_reason = end.reason
+            summary = {
+                "by": game.players[end.player],
+                "scores": dict(zip(game.players, game.scores, strict=True)),
+                "winners": [game.players[w] for w in game.abandon_winners()],
+            }
+        elif result is None:
             gone = room.left if room.flagged is None else {*room.left, room.flagged}
             left = [game.players[p] for p in sorted(gone)]
             end_reason, summary = END_PLAYER_LEFT, {"left": left}

@@ -16,7 +16,7 @@ let data = null; // the snapshot at seq, once the server has sent one whole
   if (clocks) showClocks("clocks", clocks, JSON.parse(game.dataset.players));
 }
 
-watch([{ topic: "game", uid, delta: true }], (msg) => {
+const socket = watch([{ topic: "game", uid, delta: true }], (msg) => {
   if (msg.type !== "game" || msg.uid !== uid) return;
   const next = follow(data, seq, msg);
   if (next === null) return;
@@ -37,5 +37,41 @@ watch([{ topic: "game", uid, delta: true }], (msg) => {
   if (data.finished) document.getElementById("ended").hidden = false;
 }, {
   // The game ended and was stored between page load and subscribing: show the replay.
-  onError: (msg) => { if (msg.code === "not-found") location.reload(); },
+  onError: (msg) => {
+    if (msg.code === "not-found") location.reload();
+    else document.getElementById("watch-chat-status").textContent = msg.message ?? "";
+  },
+  onMessage: (msg) => { if (msg.type === "watch-chat" && msg.uid === uid) watchChatLine(msg); },
+  onOpen: () => { document.getElementById("watch-chat").hidden = false; },
 });
+
+// --- the spectators' chat (issue 34.5) ----------------------------------------------------
+// Apart from the players' chat: whoever watches reads and writes it under a name of their
+// choosing (kept per browser); the players do not see it during the game. Lines are text
+// nodes, never HTML.
+const NAME = "meeple.watch-name";
+const form = document.getElementById("watch-chat");
+form.elements.name.value = localStorage.getItem(NAME) ?? "";
+form.addEventListener("submit", (event) => {
+  event.preventDefault();
+  const name = form.elements.name.value.trim();
+  const text = form.elements.text.value;
+  if (!name || !text.trim()) return;
+  localStorage.setItem(NAME, name);
+  document.getElementById("watch-chat-status").textContent = "";
+  socket.send({ type: "watch-chat", uid, name, text });
+  form.elements.text.value = "";
+});
+
+function watchChatLine(msg) {
+  const log = document.getElementById("watch-chat-log");
+  const line = document.createElement("p");
+  line.className = msg.from === form.elements.name.value.trim() ? "line mine" : "line";
+  const from = document.createElement("span");
+  from.className = "from";
+  from.textContent = msg.from;
+  line.append(from, " ", msg.text);
+  log.append(line);
+  while (log.childElementCount > 200) log.firstElementChild.remove();
+  log.scrollTop = log.scrollHeight;
+}

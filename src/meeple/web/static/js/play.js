@@ -50,6 +50,9 @@ function loadGame(name) {
 // replaces the one waiting (each view is whole).
 let waitingSeat = null;
 function showSeat(msg) {
+  // A view of the game this page just left (its abort's end, on its way as the page
+  // stood up): the page is back at the tables and stays there.
+  if (page.leftGame && msg.uid === page.leftGame) return;
   const name = msg.data?.game;
   if (GAMES[name]) { seatView(msg.data, msg.uid); return; }
   waitingSeat = msg;
@@ -356,7 +359,7 @@ document.getElementById("ready").addEventListener("click", () => send({ type: "r
 // is resigned, after a confirmation in the page (issue 24): Santorini's give-up (LOSE;
 // with three players the others play on), in Scrabble and Spectrangle the seat leaves,
 // which ends the game by the table's leave rule.
-function leaveNow() { send({ type: "leave" }); unseated(); }
+function leaveNow() { page.leftGame = page.uid ?? null; send({ type: "leave" }); unseated(); }
 function resign() {
   shown("confirm-resign", false);
   const leaving = page.leaving;
@@ -377,17 +380,29 @@ function resign() {
   turnAlert(false);
   status("You resigned.");
   document.getElementById("result").textContent = "You resigned: the game is over.";
-  shown("over", true); shown("leave", false); shown("resign", false); shown("chat", false);
+  shown("over", true); shown("leave", false); shown("resign", false); shown("abort", false); shown("chat", false);
   shown("notice", false);
   draw();
 }
+function abortGame() {
+  shown("confirm-resign", false);
+  send({ type: "abort" }); // the game's end comes back as a view ("Game aborted")
+}
 function askResign() {
   if (!page.view || page.view.over) { leaveNow(); return; }
+  if (page.view.may_abort) {
+    // Before the player's first move nothing is resigned (issue 34.4): Abort ends the
+    // game unrated; Leave aborts it and stands up at once.
+    abortGame();
+    if (page.leaving) { page.leaving = false; leaveNow(); }
+    return;
+  }
   shown("confirm-resign", true);
   document.getElementById("resign-yes").focus();
 }
 document.getElementById("leave").addEventListener("click", () => { page.leaving = true; askResign(); });
 document.getElementById("resign").addEventListener("click", () => { page.leaving = false; askResign(); });
+document.getElementById("abort").addEventListener("click", abortGame);
 document.getElementById("resign-yes").addEventListener("click", resign);
 document.getElementById("resign-no").addEventListener("click", () => shown("confirm-resign", false));
 document.getElementById("again").addEventListener("click", unseated);
@@ -440,7 +455,9 @@ function seatView(view, uid) {
   if (past.steps && !view.over && before?.moves.length !== view.moves.length) loadHistory(true);
   if (view.over) closeHistory(false);
   shown("join", false); shown("play", true); shown("before", false); shown("chat", !view.over);
-  shown("resign", !view.over);
+  // Issue 34.4: Abort until this player's first move (the server says when), then Resign.
+  shown("abort", !view.over && !!view.may_abort);
+  shown("resign", !view.over && !view.may_abort);
   document.getElementById("waiting").replaceChildren(`· ${view.game}${view.variant ? ` (${view.variant})` : ""}`,
     view.game === "scrabble" ? el("span", { class: "lexicon" }, " · words: ", el("b", {}, lexiconLabel(view.lexicon ?? LEXICON))) : "");
   turnAlert(!view.over && view.turn === view.you);
@@ -454,6 +471,7 @@ function seatView(view, uid) {
   if (view.over) {
     remember(view);
     forget();
+    page.seated = false; // the server unseats every seat of a finished game
     status("The game is over.");
     document.getElementById("result").textContent = resultText(view);
     document.getElementById("replay").href = `/games/${uid}`;
@@ -471,12 +489,16 @@ function seatView(view, uid) {
 function resultText(view) {
   const r = view.result;
   if (!r) return "The game was abandoned.";
+  // Issue 34.4 and 34.9: an abort and a resignation say who.
+  const by = Number.isInteger(r.player) ? (r.player === view.you ? "you" : view.players[r.player]) : null;
+  if (r.reason === "aborted") return `Game aborted${by ? ` by ${by}` : ""}: it is not rated.`;
   const names = (r.winners ?? []).map((w) => (w === view.you ? "You" : view.players[w]));
   const scores = r.scores ? ` (${r.scores.map((s, i) => `${view.players[i]} ${s}`).join(", ")})` : "";
-  if (!names.length) return `No winner${scores}.`;
-  if (names.length > 1) return `A draw between ${names.join(" and ")}${scores}.`;
+  const resigned = r.reason === "resigned" && by ? `${by === "you" ? "You" : by} resigned. ` : "";
+  if (!names.length) return `${resigned}No winner${scores}.`;
+  if (names.length > 1) return `${resigned}A draw between ${names.join(" and ")}${scores}.`;
   const how = r.how ? `: ${r.how}` : ""; // Santorini: how (issue 34)
-  return `${names[0]} ${names[0] === "You" ? "win" : "wins"}${scores}${how}.`;
+  return `${resigned}${names[0]} ${names[0] === "You" ? "win" : "wins"}${scores}${how}.`;
 }
 
 function draw() {

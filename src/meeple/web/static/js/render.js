@@ -168,10 +168,14 @@ export function renderPanel(view) {
   }
   const section = el("section", { class: "players" }, el("table", {}, el("thead", {}, head), body), facts);
   if (view.result) {
-    const winners = view.result.winners.map((w) => view.players[w]).join(", ");
-    const how = view.result.how ? `: ${view.result.how}` : ""; // Santorini (issue 34)
-    section.append(el("p", { class: "result" }, `Game over (${reasonText(view.result.reason)}${how}).`,
-      winners ? ` Winner: ${winners}.` : ""));
+    const r = view.result;
+    const winners = r.winners.map((w) => view.players[w]).join(", ");
+    // Santorini says how it was won (issue 34); a resignation or an abort says who.
+    const by = Number.isInteger(r.player) ? view.players[r.player] : null;
+    const how = r.how ? `: ${r.how}` : r.reason === "resigned" && by ? `: ${by} resigned` : "";
+    const over = r.reason === "aborted" ? `Game aborted${by ? ` by ${by}` : ""}.`
+      : `Game over (${reasonText(r.reason)}${how}).`;
+    section.append(el("p", { class: "result" }, over, winners ? ` Winner: ${winners}.` : ""));
   }
   return section;
 }

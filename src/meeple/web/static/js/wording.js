@@ -8,7 +8,7 @@ export const END_REASONS = {
   "time": "out of time",
   "timeout": "out of time",
   "admin": "stopped by the referee",
-  "aborted": "stopped by the referee",
+  "aborted": "aborted",
   "disconnect": "a player left",
   "resigned": "resigned",
   "win": "a player won",

@@ -2,7 +2,9 @@
 // hand every snapshot to the page; reconnect with backoff when the socket drops.
 export const PROTOCOL = "meeple-web/1";
 
-export function watch(subscriptions, onSnapshot, { onError = () => {} } = {}) {
+// ``onMessage`` takes what is neither a snapshot nor an error (the spectators' chat);
+// the returned stop function has ``send`` for the page's own messages.
+export function watch(subscriptions, onSnapshot, { onError = () => {}, onMessage = () => {}, onOpen = () => {} } = {}) {
   const live = document.getElementById("live");
   let delay = 500;
   let socket = null;
@@ -20,10 +22,13 @@ export function watch(subscriptions, onSnapshot, { onError = () => {} } = {}) {
         delay = 500;
         if (live) live.hidden = false;
         for (const sub of subscriptions) socket.send(JSON.stringify({ type: "subscribe", ...sub }));
+        onOpen();
       } else if (msg.type === "error") {
         onError(msg);
       } else if (msg.type === "lobby" || msg.type === "game" || msg.type === "console") {
         onSnapshot(msg);
+      } else {
+        onMessage(msg);
       }
     });
     socket.addEventListener("close", () => {
@@ -33,5 +38,7 @@ export function watch(subscriptions, onSnapshot, { onError = () => {} } = {}) {
     });
   }
   open();
-  return () => { stopped = true; socket?.close(); };
+  const stop = () => { stopped = true; socket?.close(); };
+  stop.send = (msg) => { if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify(msg)); };
+  return stop;
 }

@@ -107,15 +107,87 @@ function placeOn(view, code, field) {
   play({ kind: "place", tile: code, index });
 }
 
+// --- keyboard reach (issue 34) -----------------------------------------------------------
+// The hand and the fields where the picked tile fits are one Tab stop each (a roving
+// tabindex: the arrow keys move within them), and keys reach them from anywhere on the
+// page: 1–4 pick that hand tile, R rotates it, F goes to its best field; Enter or Space
+// places it there. A redraw (every view, every pick) puts the focus back where it was,
+// so a keyboard player never starts again from the top of the page.
+let focusWas = null; // what had the focus: {hand: i}, {field: n} or {control: "rotate"}
+document.addEventListener("focusin", (event) => {
+  const t = event.target;
+  if (t.closest?.("#mine .htile-btn")) focusWas = { hand: Number(t.dataset.index) };
+  else if (t.closest?.("#board .field.fit")) focusWas = { field: Number(t.dataset.field) };
+  else if (t.closest?.("#controls button")) focusWas = { control: t.className };
+  else focusWas = null;
+});
+
+function refocus(fits) {
+  if (!focusWas || (document.activeElement && document.activeElement !== document.body)) return;
+  let target = null;
+  if (focusWas.hand !== undefined) target = document.querySelector(`#mine .htile-btn[data-index="${focusWas.hand}"]`);
+  else if (focusWas.field !== undefined) {
+    target = document.querySelector(`#board .field.fit[data-field="${focusWas.field}"]`)
+      ?? document.querySelector("#board .field.fit[tabindex='0']");
+  } else if (focusWas.control) target = document.querySelector(`#controls button.${focusWas.control.split(" ")[0]}`);
+  // The field it was on is gone (placed, or the turn passed): back to the hand.
+  (target ?? (fits.size ? null : document.querySelector("#mine .htile-btn[tabindex='0']")))?.focus();
+}
+
+function best(fits) {
+  let top = null;
+  for (const [field, points] of fits) if (top === null || points > fits.get(top)) top = field;
+  return top;
+}
+
+// Arrows within a roving group: the hand's tiles, or the fields that fit.
+function rove(event, selector) {
+  const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[event.key];
+  const items = [...document.querySelectorAll(selector)];
+  const at = items.indexOf(event.target);
+  if (!step || at < 0) return false;
+  const next = items[(at + step + items.length) % items.length];
+  for (const item of items) item.setAttribute("tabindex", item === next ? "0" : "-1");
+  next.focus();
+  event.preventDefault();
+  return true;
+}
+
+export function keydown(event) {
+  if (event.target.closest?.("input, textarea, select") || event.altKey || event.ctrlKey || event.metaKey) return;
+  const view = page.view;
+  if (!view || view.over) return;
+  if (rove(event, "#mine .htile-btn") || rove(event, "#board .field.fit")) return;
+  const hand = view.hands[view.you] ?? [];
+  const n = Number(event.key);
+  if (Number.isInteger(n) && n >= 1 && n <= hand.length) {
+    page.tile = hand[n - 1];
+    focusWas = { hand: n - 1 };
+    document.activeElement?.blur?.();
+    draw();
+  } else if ((event.key === "r" || event.key === "R") && page.tile) {
+    page.tile = rotate(page.tile);
+    if (!focusWas) focusWas = { hand: hand.findIndex((t) => sameTile(t, page.tile)) };
+    document.activeElement?.blur?.();
+    draw();
+  } else if ((event.key === "f" || event.key === "F") && page.tile) {
+    document.querySelector("#board .field.fit[tabindex='0']")?.focus();
+  } else return;
+  event.preventDefault();
+}
+
 export function drawGame(view) {
   const hand = view.hands[view.you] ?? [];
   if (page.tile && !hand.some((t) => sameTile(t, page.tile))) page.tile = null;
-  replaceChildren("mine", el("div", { class: "hand", role: "group", "aria-label": "Your hand" }, "Your hand: ", hand.map((t) => {
+  const picked = Math.max(0, hand.findIndex((t) => page.tile && sameTile(t, page.tile)));
+  replaceChildren("mine", el("div", { class: "hand", role: "group", "aria-label": "Your hand (1–4 pick, R rotates, F goes to the best field)" }, "Your hand: ", hand.map((t, i) => {
     const shown = page.tile && sameTile(t, page.tile) ? page.tile : t;
     const b = el("button", {
       type: "button", class: page.tile && sameTile(t, page.tile) ? "htile-btn picked" : "htile-btn",
       // The name starts with what the button shows (the value, then the code).
-      "data-tile": shown, "aria-label": `${shown.slice(3)} ${shown}: ${tileWords(shown)}`, "aria-pressed": String(shown === page.tile),
+      "data-tile": shown, "data-index": String(i), tabindex: i === picked ? "0" : "-1",
+      "aria-label": `${shown.slice(3)} ${shown}: ${tileWords(shown)}`, "aria-pressed": String(shown === page.tile),
+      "aria-keyshortcuts": String(i + 1),
       onclick: () => { page.tile = shown; draw(); },
       onpointerdown: (event) => startDrag(event, shown),
     }, tileSvg(shown), " ", el("span", { class: "code" }, shown));
@@ -133,9 +205,10 @@ export function drawGame(view) {
     button("Skip", () => play({ kind: "skip" }), "skip")),
     el("p", { class: "fits-hint" }, hint)));
   highlight(view, fits);
-  // Keyboard: the fields where the picked tile fits are in the tab order.
+  // Keyboard: the fields where the picked tile fits are one Tab stop, the best first.
+  const top = best(fits);
   for (const field of document.querySelectorAll("#board .field.fit")) {
-    field.setAttribute("tabindex", "0");
+    field.setAttribute("tabindex", Number(field.dataset.field) === top ? "0" : "-1");
     field.setAttribute("role", "button");
     // The name holds what the field shows (its points), as WCAG's label-in-name asks.
     const points = fits.get(Number(field.dataset.field));
@@ -146,6 +219,7 @@ export function drawGame(view) {
       placeOn(view, page.tile, field);
     });
   }
+  refocus(fits);
   document.querySelector("#board .rboard").addEventListener("click", (event) => {
     const field = event.target.closest(".field");
     if (!field || !page.tile || view.turn !== view.you) return;
