@@ -10,6 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.memory import MemoryWriter, open_memory
+from tests.patience import PATIENCE
 
 from meeple.ai.scrabble import ranked_moves
 from meeple.clients.clarkson import ClarksonClient, play_clarkson
@@ -59,7 +60,7 @@ class Raw:
 
     async def closed(self) -> None:
         """The server closed the connection (after GOODBYE)."""
-        assert await asyncio.wait_for(self.reader.read(), 2) == b""
+        assert await asyncio.wait_for(self.reader.read(), PATIENCE) == b""
         self.writer.close()
 
     async def quiet(self, wait: float = 0.1) -> None:

@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from tests.patience import GAME_PATIENCE
 
 from meeple.clients.clarkson import play_clarkson
 from meeple.clients.cmpn402 import BuiltinAgent, play
@@ -133,7 +134,7 @@ async def test_a_santorini_disconnect_is_the_last_action(server: MeepleServer) -
     await bob.register("bob", 2, gods=False)
     await asyncio.sleep(0.3)
     await bob.close()
-    await asyncio.wait_for(ann, 30)
+    await asyncio.wait_for(ann, GAME_PATIENCE)
     [stored] = _stored(server, "santorini")
     assert stored.end_reason == "disconnect"
     assert stored.data["actions"][-1] == {

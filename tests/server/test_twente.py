@@ -12,6 +12,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.memory import MemoryWriter, open_memory
+from tests.patience import GAME_PATIENCE
 
 from meeple.ai.scrabble import ranked_moves
 from meeple.clients.scrabble_bot import play_twente
@@ -227,7 +228,7 @@ async def test_swap_with_too_few_tiles_in_the_bag_is_e007(
                 c.last_error = None
                 await c.pass_turn()
 
-    await asyncio.wait_for(asyncio.gather(*(drive(c) for c in clients.values())), 30)
+    await asyncio.wait_for(asyncio.gather(*(drive(c) for c in clients.values())), GAME_PATIENCE)
     assert "E007" in errors
     for c in clients.values():
         await c.close()

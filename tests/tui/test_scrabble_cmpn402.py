@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.patience import PATIENCE
 
 from meeple.ai.scrabble import ranked_moves
 from meeple.clients.cmpn402 import BuiltinAgent, play
@@ -97,7 +98,7 @@ def check_snapshot(app: ScrabbleApp, name: str) -> None:
     assert svg == path.read_text(encoding="utf-8"), f"screen differs from {path.name}"
 
 
-async def until(pilot: Any, condition: Callable[[], bool], timeout: float = 15.0) -> None:
+async def until(pilot: Any, condition: Callable[[], bool], timeout: float = PATIENCE) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not condition():
@@ -260,7 +261,7 @@ async def test_a_game_against_the_builtin_agent(
         assert t.clocks is not None
         assert not t.clocks.player_running
         assert not t.clocks.total_running
-        results = await asyncio.wait_for(bot, 10)
+        results = await asyncio.wait_for(bot, PATIENCE)
         assert results[0].score == t.scores[OPPONENT]
         assert results[0].opponent_score == t.scores["human"]
         [record] = Store(server.config.database).games()

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from playwright.async_api import Browser, WebSocket, expect
+from tests.patience import GAME_PATIENCE
 from tests.web.helpers import ServerFactory, screenshot, slow_twente_bot
 
 from meeple.clients.scrabble_bot import play_twente
@@ -90,7 +91,7 @@ async def test_a_browser_watches_a_whole_twente_game_and_sees_no_racks(
         "0 – 0", timeout=10000
     )
     await screenshot(lobby_page, "lobby-live")
-    scores, _ = await asyncio.wait_for(bots, 60)
+    scores, _ = await asyncio.wait_for(bots, GAME_PATIENCE)
 
     await expect(page.locator("#ended")).to_be_visible(timeout=5000)
     # The lobby page followed the game live: the finished game left "Playing now".

@@ -8,6 +8,7 @@ import contextlib
 import httpx
 import pytest
 from playwright.async_api import Browser, expect
+from tests.patience import eventually
 from tests.web.helpers import ServerFactory, screenshot
 
 from meeple.clients.cmpn402 import BuiltinAgent, Move, View, play
@@ -40,11 +41,14 @@ async def test_console_pauses_and_resumes_a_game_and_refuses_without_the_token(
         for name in ("alice", "bob")
     ]
     try:
-        for _ in range(500):
-            agents_now = console.snapshot()["agents"]
-            if sum(a["connected"] and a["name"] is not None for a in agents_now) == 2:
-                break
-            await asyncio.sleep(0.01)
+        await eventually(
+            lambda: (
+                sum(a["connected"] and a["name"] is not None for a in console.snapshot()["agents"])
+                == 2
+            ),
+            "two agents named",
+            every=0.01,
+        )
         base = f"http://127.0.0.1:{server.ports['web']}"
         context = await browser.new_context()
         page = await context.new_page()
