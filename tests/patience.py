@@ -15,7 +15,7 @@ import inspect
 import time
 from collections.abc import Awaitable, Callable
 
-__all__ = ["GAME_PATIENCE", "PATIENCE", "eventually"]
+__all__ = ["GAME_PATIENCE", "PATIENCE", "PATIENCE_MS", "eventually"]
 
 PATIENCE = 60.0
 """Seconds a test waits for something that should happen soon before it fails."""
@@ -46,3 +46,6 @@ GAME_PATIENCE = 300.0
 """Seconds a test waits for a whole game (bots and clients playing to the end), a hang
 bound under pytest-timeout's 600 s: a game that takes 20 s on a quiet machine took over
 60 s at load 20 (tests/tui/test_santorini_game.py, issue 33)."""
+
+PATIENCE_MS = PATIENCE * 1000
+""":data:`PATIENCE` in milliseconds, for Playwright's ``timeout=`` arguments."""

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from axe_playwright_python.async_playwright import Axe
 from playwright.async_api import Browser, Page, expect
+from tests.patience import PATIENCE_MS
 from tests.web.helpers import NEXT_VIEW, PHONE_WIDTHS, ServerFactory, screenshot
 from tests.web.test_play_santorini_browser import click_step
 
@@ -165,7 +166,7 @@ async def test_play_santorini_now_turn_flow_resign_and_rematch(
             await expect(note).to_contain_text("Turn ends in")
         # Nothing clicked: the turn ends by itself, the bot moves.
         await page.wait_for_function(
-            "() => window.meeple.view.turn !== window.meeple.view.you", timeout=10_000
+            "() => window.meeple.view.turn !== window.meeple.view.you", timeout=PATIENCE_MS
         )
         turns += 1
     log = await page.locator("#moves li").all_inner_texts()
@@ -423,7 +424,7 @@ async def test_a_whole_santorini_game_by_keyboard_alone(
                 await page.keyboard.press("Enter")
         elif legal["pass"]:
             await page.wait_for_function(  # the turn ends by itself
-                "(n) => window.meeple.view.moves.length > n", arg=seen, timeout=5_000
+                "(n) => window.meeple.view.moves.length > n", arg=seen, timeout=PATIENCE_MS
             )
             continue
         else:
