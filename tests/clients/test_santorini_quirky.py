@@ -164,7 +164,7 @@ async def _play(peer: Peer, **options: object) -> list[GameResult]:
             play_santorini(
                 "127.0.0.1", port, "bot", gods=True, seed=3, ping_interval=0.2, **options
             ),  # type: ignore[arg-type]
-            10,
+            GAME_PATIENCE,
         )
 
 

@@ -559,7 +559,7 @@ async def test_browsers_play_santorini_and_spectrangle_on_an_edge_against_bots_o
             _browser_game(sam, lambda view: _santorini_choice(view["legal"], rng)),
             _browser_game(sue, _spectrangle_choice),
         ),
-        60,
+        GAME_PATIENCE,
     )
     [am27], [tiles] = await asyncio.wait_for(bots, GAME_PATIENCE)
     assert sorted(santorini_view["players"]) == ["cy", "sam"]

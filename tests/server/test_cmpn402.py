@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.patience import eventually
+from tests.patience import GAME_PATIENCE, eventually
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
@@ -389,7 +389,7 @@ async def test_whole_game_agent_vs_agent(make_server: Factory, gcide: Lexicon) -
         asyncio.gather(
             play(uri, "alice", BuiltinAgent(gcide)), play(uri, "bob", BuiltinAgent(gcide))
         ),
-        60,
+        GAME_PATIENCE,
     )
     assert ra[0].reason is EndReason.ALL_TILES_USED
     assert (ra[0].score, ra[0].opponent_score) == (rb[0].opponent_score, rb[0].score)

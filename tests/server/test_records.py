@@ -68,7 +68,7 @@ async def test_scrabble_bots_store_a_record_that_replays_to_the_stored_scores(
     bot = play_twente if protocol == "twente" else play_clarkson
     await asyncio.wait_for(
         asyncio.gather(*(bot("127.0.0.1", port, n, gcide, players=2) for n in ("ann", "bob"))),
-        60,
+        GAME_PATIENCE,
     )
     [stored] = _stored(server, "scrabble")
     assert stored.variant == protocol
@@ -88,7 +88,7 @@ async def test_cmpn402_agents_store_a_record_that_replays(
         asyncio.gather(
             play(uri, "ann", BuiltinAgent(gcide)), play(uri, "bob", BuiltinAgent(gcide))
         ),
-        60,
+        GAME_PATIENCE,
     )
     [stored] = _stored(server, "scrabble")
     assert stored.variant == "cmpn402"

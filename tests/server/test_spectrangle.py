@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.memory import MemoryWriter, open_memory
-from tests.patience import PATIENCE
+from tests.patience import GAME_PATIENCE, PATIENCE
 
 import meeple.server.rooms.spectrangle as spectrangle_server
 from meeple.ai.spectrangle import greedy_action
@@ -443,7 +443,7 @@ async def test_whole_bot_games_match_the_stored_record(server: MeepleServer, pla
     names = [f"bot{players}{i}" for i in range(players)]
     results = await asyncio.wait_for(
         asyncio.gather(*(play_spectrangle("127.0.0.1", port, n, players=players) for n in names)),
-        30,
+        GAME_PATIENCE,
     )
     boards = {r[0].leaderboard for r in results}
     assert len(boards) == 1

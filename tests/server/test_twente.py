@@ -244,7 +244,7 @@ async def test_whole_bot_games_match_the_engine_replay(
             asyncio.gather(
                 *(play_twente("127.0.0.1", port, f"bot{n}{i}", gcide, players=n) for i in range(n))
             ),
-            60,
+            GAME_PATIENCE,
         )
         seen = {tuple(sorted(r[0].scores.items())) for r in results}
         assert len(seen) == 1, "every bot saw the same final scores"

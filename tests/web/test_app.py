@@ -132,7 +132,7 @@ async def test_a_finished_game_is_a_replay_with_its_gcg(
             play_twente("127.0.0.1", port, "ann", gcide),
             play_twente("127.0.0.1", port, "bob", gcide),
         ),
-        60,
+        GAME_PATIENCE,
     )
     store: Store = twente.services.resource("store", lambda: None)
     [record] = store.games()

@@ -131,7 +131,7 @@ async def test_a_replay_stepped_to_the_end_shows_the_stored_final_scores(
             play_twente("127.0.0.1", port, "cat", gcide),
             play_twente("127.0.0.1", port, "dog", gcide),
         ),
-        60,
+        GAME_PATIENCE,
     )
     store: Store = server.services.resource("store", lambda: None)
     [record] = store.games()

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from axe_playwright_python.async_playwright import Axe
 from playwright.async_api import Browser, Page, expect
-from tests.patience import PATIENCE_MS
+from tests.patience import GAME_PATIENCE, PATIENCE_MS
 from tests.web.helpers import NEXT_VIEW, PHONE_WIDTHS, ServerFactory, screenshot
 from tests.web.test_play_santorini_browser import click_step
 
@@ -510,7 +510,7 @@ async def test_replay_shows_each_move_against_the_engines_best(
             play_twente("127.0.0.1", port, "cat", gcide),
             play_twente("127.0.0.1", port, "dog", gcide),
         ),
-        60,
+        GAME_PATIENCE,
     )
     store: Store = server.services.resource("store", lambda: None)
     [record] = store.games()
