@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import sys
 
 import pytest
@@ -246,5 +247,7 @@ async def test_the_cli_gives_up_with_a_message() -> None:
     assert readied.is_set()
     assert proc.returncode == 1
     text = err.decode()
-    assert "waiting 0.2 s for OK to our READY; no answer yet" in text
-    assert text.strip().splitlines()[-1].startswith("meeple bot: waited 0.6 s for OK to our READY")
+    # The seconds in the lines are measured on the real clock: 0.3 s at load 20 (issue 33).
+    assert re.search(r"waiting 0\.\d s for OK to our READY; no answer yet", text), text
+    last = text.strip().splitlines()[-1]
+    assert re.match(r"meeple bot: waited (0\.[6-9]|\d+\.\d) s for OK to our READY", last), last

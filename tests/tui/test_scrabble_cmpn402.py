@@ -199,10 +199,11 @@ async def test_a_game_against_the_builtin_agent(
                 offer = t.challenge
                 status = str(app.query_one("#status").render())
                 assert f"{OPPONENT} plays" in status
-                # The app counts down on the real clock: a second may pass on a busy
-                # machine before the status is read (as the clocks line allows 9:5x).
-                left = int(CHALLENGE_S)
-                assert re.search(rf"\b({left}|{left - 1}) s left", status), status
+                # The app counts down on the real clock: seconds may pass on a busy
+                # machine before the status is read (6 of them at load 20, issue 33).
+                shown = re.search(r"\b(\d+) s left", status)
+                assert shown is not None, status
+                assert 0 <= int(shown.group(1)) <= int(CHALLENGE_S), status
                 assert offer.window_ms == CHALLENGE_S * 1000
                 assert not t.clocks.player_running
                 assert not t.clocks.total_running
