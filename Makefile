@@ -53,8 +53,9 @@ FAST_TESTS := tests/games tests/protocols tests/ai tests/ratings tests/test_laye
 test-fast: $(STAMP) $(NATIVE_STAMP)
 	HYPOTHESIS_PROFILE=fast $(BIN)/pytest -n 2 --dist worksteal -m "not slow" $(FAST_TESTS)
 
-# Every test with ten times the hypothesis examples and its health checks (a nightly
-# style run, not in CI; tests/conftest.py). Examples it finds are kept as @example.
+# Every test with ten times the hypothesis examples and its health checks, and the whole
+# sets that make test only samples (positions, seeds: tests/depth.py); a nightly style
+# run, not in CI (tests/conftest.py). Examples it finds are kept as @example.
 test-deep: $(STAMP) $(NATIVE_STAMP)
 	HYPOTHESIS_PROFILE=deep $(BIN)/pytest $(PYTEST_ARGS)
 

@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 import websockets
+from tests.patience import GAME_PATIENCE, PATIENCE
 from tests.serve import Serve
 from websockets.asyncio.client import ClientConnection
 
@@ -326,7 +327,7 @@ def _free_port(rng: random.Random) -> int:
 async def _web(port: int) -> ClientConnection:
     ws = await websockets.connect(f"ws://{HOST}:{port}/ws", max_size=2**22, open_timeout=10)
     await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
-    welcome = json.loads(await asyncio.wait_for(ws.recv(), 10))
+    welcome = json.loads(await asyncio.wait_for(ws.recv(), PATIENCE))
     if welcome.get("type") != "welcome":
         raise ConnectionError(f"no welcome: {welcome}")
     return ws
@@ -734,7 +735,10 @@ class _Harness:
         if create:
             message = {"type": "create", "game": seen.game, "variant": variant, "size": 2}
         else:
-            message = {"type": "sit", "table": await asyncio.wait_for(asyncio.shield(table), 60)}
+            message = {
+                "type": "sit",
+                "table": await asyncio.wait_for(asyncio.shield(table), GAME_PATIENCE),
+            }
         await ws.send(json.dumps(message | {"name": seen.name}))
         seated = await _reply(ws, "seated")
         if seated["type"] == "error":

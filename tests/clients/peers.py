@@ -12,6 +12,7 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 from hypothesis import strategies as st
+from tests.patience import PATIENCE
 
 __all__ = ["Chunking", "chunkings", "serve", "write_in_pieces"]
 
@@ -65,7 +66,7 @@ async def serve(
             # bytes (pings) in our buffer would reset the connection, and a reset may
             # drop our last messages before the client reads them.
             writer.write_eof()
-            await asyncio.wait_for(_until_eof(reader), 5)
+            await asyncio.wait_for(_until_eof(reader), PATIENCE)
         except (ConnectionError, asyncio.IncompleteReadError, TimeoutError):
             pass
         except Exception as exc:  # reported to the test below

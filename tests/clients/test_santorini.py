@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import pytest
+from tests.patience import GAME_PATIENCE
 
 from meeple.clients.santorini import play_santorini
 from meeple.protocols.santorini.messages import (
@@ -85,7 +86,7 @@ async def test_bot_reports_a_game_the_server_ended_first(scripted_port: int, sea
         play_santorini(
             "127.0.0.1", scripted_port, "bot", gods=True, seed=1, search=search, ping_interval=60
         ),
-        10,
+        GAME_PATIENCE,
     )
     assert len(results) == 1
     assert results[0].winner == "them"

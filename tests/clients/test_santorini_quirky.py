@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import pytest
 from hypothesis import HealthCheck, given, settings
 from tests.clients.peers import Chunking, chunkings, serve, write_in_pieces
+from tests.patience import GAME_PATIENCE, PATIENCE
 
 from meeple.clients.santorini import GameResult, SantoriniClientError, play_santorini
 from meeple.clients.watch import Patience
@@ -163,7 +164,7 @@ async def _play(peer: Peer, **options: object) -> list[GameResult]:
             play_santorini(
                 "127.0.0.1", port, "bot", gods=True, seed=3, ping_interval=0.2, **options
             ),  # type: ignore[arg-type]
-            10,
+            GAME_PATIENCE,
         )
 
 
@@ -240,7 +241,7 @@ def test_the_cli_exits_non_zero_with_a_message() -> None:
                 stderr=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
             )
-            _, err = await asyncio.wait_for(proc.communicate(), 30)
+            _, err = await asyncio.wait_for(proc.communicate(), GAME_PATIENCE)
             assert proc.returncode is not None
             return proc.returncode, err
 
@@ -321,13 +322,13 @@ async def test_no_endgame_after_our_lose(games: int, caplog: pytest.LogCaptureFi
             )
         )
         for game in range(games):
-            await asyncio.wait_for(referee.lost.wait(), 10)
+            await asyncio.wait_for(referee.lost.wait(), PATIENCE)
             referee.lost.clear()
             await clock.advance(4.9)
             assert len(referee.loses) == game + 1
             assert not bot.done()
             await clock.advance(0.1)
-        results = await asyncio.wait_for(bot, 10)
+        results = await asyncio.wait_for(bot, PATIENCE)
     assert [(r.winner, r.ended_by) for r in results] == [(None, "bot")] * games
     assert referee.games == games
     assert referee.loses == [Lose("bot")] * games

@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import pytest
+from tests.patience import PATIENCE
 
 from meeple.ai.spectrangle import turn_options
 from meeple.clients.spectrangle import play_spectrangle
@@ -16,7 +17,7 @@ HAND = "RRR6 GGB5 YBP3 WWW1"
 
 
 async def _readline(reader: asyncio.StreamReader) -> str:
-    return (await asyncio.wait_for(reader.readline(), 5)).decode().rstrip("\n")
+    return (await asyncio.wait_for(reader.readline(), PATIENCE)).decode().rstrip("\n")
 
 
 async def _script(
@@ -71,7 +72,7 @@ async def test_bot_exchanges_though_it_counts_an_empty_bag(
     """Unable to place, the bot offers an exchange even when its own count of the bag is
     0, and falls back to skip only when the server refuses the exchange."""
     port, transcripts = scripted
-    results = await asyncio.wait_for(play_spectrangle("127.0.0.1", port, "bot"), 10)
+    results = await asyncio.wait_for(play_spectrangle("127.0.0.1", port, "bot"), PATIENCE)
     assert results[0].leaderboard == (("zed", 28), ("bot", 0))
     assert transcripts == [["connect bot", "request 2", *expected]]
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, given, settings
 from tests.clients.peers import Chunking, chunkings, serve, write_in_pieces
+from tests.patience import PATIENCE
 
 from meeple.clients.spectrangle import BotResult, play_spectrangle
 from meeple.games.spectrangle import Tile
@@ -27,7 +28,7 @@ class Peer:
 
 
 async def _line(reader: asyncio.StreamReader) -> str:
-    data = await asyncio.wait_for(reader.readline(), 5)
+    data = await asyncio.wait_for(reader.readline(), PATIENCE)
     if not data:
         raise ConnectionResetError("the bot hung up")
     return data.decode().rstrip("\n")
@@ -84,7 +85,7 @@ async def _play(peer: Peer) -> list[BotResult]:
         await quirky_spectrangle(peer, reader, writer)
 
     async with serve(handle) as port:
-        return await asyncio.wait_for(play_spectrangle("127.0.0.1", port, "bot"), 10)
+        return await asyncio.wait_for(play_spectrangle("127.0.0.1", port, "bot"), PATIENCE)
 
 
 def test_game_end_behind_a_13_skip_and_a_move_without_tiles() -> None:

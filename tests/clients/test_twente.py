@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.clients.peers import Chunking, chunkings, serve, write_in_pieces
+from tests.patience import GAME_PATIENCE
 
 from meeple.clients.scrabble_bot import play_twente
 from meeple.games.scrabble.lexicon import Lexicon
@@ -244,7 +245,9 @@ def test_swap_announced_with_letters(gcide: Lexicon) -> None:
 
         async with serve(handle) as port:
             return list(
-                await asyncio.wait_for(play_twente("127.0.0.1", port, "bot", gcide, games=1), 30)
+                await asyncio.wait_for(
+                    play_twente("127.0.0.1", port, "bot", gcide, games=1), GAME_PATIENCE
+                )
             )
 
     results = asyncio.run(run())

@@ -27,6 +27,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from tests.cluster.test_nodes import Bot
 from tests.natsd import AUTH as DEPLOY_FILE
+from tests.patience import PATIENCE, eventually
 
 from meeple.bus import BusError, RemoteError, matches
 from meeple.bus.natsbus import NatsBus
@@ -292,12 +293,14 @@ async def test_whatever_an_edge_publishes_it_reaches_only_what_is_its_own(
             await admin.nc.subscribe(pattern, cb=hear)
         await admin.nc.flush()
         ready = f"{sentinel}-ready"
-        for _ in range(100):  # until the listener hears e1 at all
+
+        async def heard() -> bool:  # until the listener hears e1 at all
             await e1.nc.publish(ready, b"")
             await e1.nc.flush()
             await asyncio.sleep(0.05)
-            if any(subject == ready for subject, _ in got):
-                break
+            return any(subject == ready for subject, _ in got)
+
+        await eventually(heard, "the listener hearing e1", every=0)
         got.clear()
         for i, subject in enumerate(subjects):
             await e1.nc.publish(subject, f"m{i}".encode())
@@ -357,7 +360,7 @@ async def test_each_role_user_does_its_job_and_no_more(server: Server) -> None:
             lease = await leases.acquire(room_key(uid), "rooms1")
             assert lease is not None
             lease = await leases.renew(lease)
-            event = await asyncio.wait_for(events.get(), 10)
+            event = await asyncio.wait_for(events.get(), PATIENCE)
             assert event.key == room_key(uid)
             await leases.release(lease)
         finally:

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.natsd import NatsEnv
+from tests.patience import PATIENCE, eventually
 
 from meeple.bus import (
     Bus,
@@ -179,7 +180,7 @@ async def test_seat_events_reach_their_subscribers_in_order(
         await owner.publish(ns.seat(f"e1-{i % 2 + 1}", "r1"), str(i).encode())
     await owner.publish(ns.seat("e2-1", "r1"), b"another edge's seat")
     await owner.publish(ns.view("r1"), b"end")
-    await asyncio.wait_for(done.wait(), 5)
+    await asyncio.wait_for(done.wait(), PATIENCE)
     assert [p for _, p in got["seat0"]] == [str(i).encode() for i in range(0, 50, 2)]
     assert [p for _, p in got["all"]] == [str(i).encode() for i in range(50)]
     assert {s for s, _ in got["all"]} == {ns.seat("e1-1", "r1"), ns.seat("e1-2", "r1")}
@@ -189,10 +190,9 @@ async def test_seat_events_reach_their_subscribers_in_order(
     await owner.publish(ns.seat("e1-1", "r1"), b"after")
     await owner.publish(ns.view("r1"), b"end")
     await owner.flush()
-    for _ in range(100):
-        if len(got["view"]) == 2 and got["all"][-1][1] == b"after":
-            break
-        await asyncio.sleep(0.01)
+    await eventually(
+        lambda: len(got["view"]) == 2 and got["all"][-1][1] == b"after", "both heard", every=0.01
+    )
     assert got["all"][-1][1] == b"after"
     assert [p for _, p in got["seat0"]][-1] == b"48"
 

@@ -27,6 +27,7 @@ from nats.aio.client import Client
 from tests.cluster.test_cmpn402 import Paced, _stored_once, paced_agents
 from tests.cluster.test_nodes import Nodes, _entries, _room_uid
 from tests.natsd import NatsEnv
+from tests.patience import GAME_PATIENCE, PATIENCE, eventually
 
 from meeple.bus.subjects import Namespace
 from meeple.clients.cmpn402 import GameResult, play
@@ -164,7 +165,7 @@ async def test_status_lists_the_game_with_its_owner_and_stop_ends_it(
         assert status == 200, body
         assert body["result"] == "stopped"
         assert body["game"]["owner"] == rooms1.name
-        results = await asyncio.wait_for(asyncio.gather(*agents), 30)
+        results = await asyncio.wait_for(asyncio.gather(*agents), GAME_PATIENCE)
     except BaseException:
         for a in agents:
             a.cancel()
@@ -179,13 +180,15 @@ async def test_status_lists_the_game_with_its_owner_and_stop_ends_it(
         stored = _stored_once(records, uid, log)
     assert stored.result["scores"] == {"ann": a.score, "bob": b.score}
     assert stored.data["actions"][-1]["type"] == "end"
+
     # The game is not listed any more; a stop of it is a 404, or a 409 while its owner
     # still closes it.
-    for _ in range(50):
-        status, body = await admin(hub.listeners["cmpn402"], "/admin/status")
-        if not body["status"]["boards"]:
-            break
-        await asyncio.sleep(0.1)
+    async def unlisted() -> bool:
+        _status, body = await admin(hub.listeners["cmpn402"], "/admin/status")
+        return not body["status"]["boards"]
+
+    await eventually(unlisted, "the game unlisted", every=0.1)
+    status, body = await admin(hub.listeners["cmpn402"], "/admin/status")
     assert body["status"]["boards"] == []
     assert body["status"]["state"] == "idle"
     status, body = await admin(hub.listeners["cmpn402"], f"/admin/stop?game={uid}", method="POST")
@@ -212,7 +215,7 @@ async def test_a_game_whose_agent_never_comes_back_is_stopped_with_end_3_to_the_
         async with websockets.connect(f"ws://127.0.0.1:{edge2.listeners['cmpn402']}") as ws:
             assert await asyncio.wait_for(ws.recv(), 10) == b"\x00"
             await ws.send(Name("bob").encode())
-            while (await asyncio.wait_for(ws.recv(), 20))[0] != MessageType.START:
+            while (await asyncio.wait_for(ws.recv(), PATIENCE))[0] != MessageType.START:
                 pass
         uid = await _room_uid(reader, "cmpn402")
         port = edge2.listeners["cmpn402"]
@@ -223,7 +226,7 @@ async def test_a_game_whose_agent_never_comes_back_is_stopped_with_end_3_to_the_
         status, body = await admin(port, f"/admin/stop?game={uid}", method="POST")
         assert status == 200, body
         assert body["result"] == "the waiting game is stopped"
-        (result,) = await asyncio.wait_for(playing, 20)
+        (result,) = await asyncio.wait_for(playing, PATIENCE)
     except BaseException:
         playing.cancel()
         print(nodes.logs())
@@ -287,7 +290,7 @@ async def test_a_paused_game_stays_paused_across_a_takeover_and_is_resumed_there
         status, body = await admin(hub.listeners["cmpn402"], "/admin/stop", method="POST")
         assert status == 200, body
         assert body["game"]["owner"] == "rooms2"
-        results = await asyncio.wait_for(asyncio.gather(*agents), 30)
+        results = await asyncio.wait_for(asyncio.gather(*agents), GAME_PATIENCE)
     except BaseException:
         for a in agents:
             a.cancel()

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from nats.aio.client import Client
 from nats.aio.msg import Msg
+from tests.patience import PATIENCE
 from websockets.exceptions import ConnectionClosed
 
 from meeple.bus.natsbus import NatsBus
@@ -88,8 +89,8 @@ async def test_what_an_agent_sends_before_its_game(
                 assert closed.value.rcvd.code == code
                 assert asked.empty()
             else:
-                assert await asyncio.wait_for(asked.get(), 5) == name
-                await asyncio.wait_for(await ws.ping(), 5)  # the connection goes on
+                assert await asyncio.wait_for(asked.get(), PATIENCE) == name
+                await asyncio.wait_for(await ws.ping(), PATIENCE)  # the connection goes on
                 assert asked.empty()  # one ask per connection
     finally:
         await listener.close(0.5)
@@ -131,10 +132,10 @@ async def test_an_edge_checks_the_organisers_secrets(
                 assert closed.value.rcvd.code == 1008
         assert asked.empty()
         async with websockets.connect(f"ws://127.0.0.1:{listener.port}") as ws:
-            assert await asyncio.wait_for(ws.recv(), 5) == b"\x00"
+            assert await asyncio.wait_for(ws.recv(), PATIENCE) == b"\x00"
             await ws.send(Name("alpha#alpha-s3cret").encode())
-            assert await asyncio.wait_for(asked.get(), 5) == "alpha"
-            await asyncio.wait_for(await ws.ping(), 5)  # seated at the table: it goes on
+            assert await asyncio.wait_for(asked.get(), PATIENCE) == "alpha"
+            await asyncio.wait_for(await ws.ping(), PATIENCE)  # seated at the table: it goes on
     finally:
         await listener.close(0.5)
         await lobby.close()

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from playwright.async_api import Browser, expect
 from tests.cluster.test_edge_web import _play, _until, _web
 from tests.cluster.test_nodes import Nodes, nodes
+from tests.patience import GAME_PATIENCE
 from tests.web.helpers import browser, shared_chromium
 
 from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, Lexicon, load_lexicon
@@ -109,7 +110,7 @@ async def test_an_edge_serves_a_cluster_games_replay_list_and_ratings_from_a_sto
         assert live[-1]["view"]["scores"] == view["scores"]
         assert not any("rack" in step["view"] for step in live)
     await ivy.send(json.dumps({"type": "leave"}))  # resigns: Scrabble's leave rule ends it
-    final = await asyncio.wait_for(other, 30)
+    final = await asyncio.wait_for(other, GAME_PATIENCE)
     assert final["over"]
     await ivy.close()
     await jon.close()

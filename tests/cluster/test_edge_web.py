@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from nats.aio.client import Client
 from playwright.async_api import Browser, expect
 from tests.cluster.test_nodes import Nodes, _room_uid, nodes
+from tests.patience import GAME_PATIENCE, PATIENCE, eventually
 from tests.web.helpers import NEXT_VIEW, _move, browser, screenshot, shared_chromium, type_move
 from websockets.asyncio.client import ClientConnection
 
@@ -217,11 +218,8 @@ async def test_a_browser_and_twente_bots_on_three_edges_play_and_the_browser_com
     assert all(dict(o.scores) == dict(overs[0].scores) for o in overs)
     assert dict(overs[0].scores)["wes"] == final["scores"][final["you"]]
     records = open_store(pg_url)
-    for _ in range(100):
-        stored = records.game_by_uid(uid)
-        if stored is not None:
-            break
-        await asyncio.sleep(0.1)
+    await eventually(lambda: records.game_by_uid(uid) is not None, "the game stored", every=0.1)
+    stored = records.game_by_uid(uid)
     assert stored is not None
     assert stored.data is not None
     assert sorted(stored.protocols) == ["twente", "web"]
@@ -272,7 +270,7 @@ async def test_chromium_plays_on_an_edge_against_a_twente_bot_on_another(
     await live.close()
     await page.click("#resign")
     await page.click("#resign-yes")
-    over = await asyncio.wait_for(bot, 30)
+    over = await asyncio.wait_for(bot, GAME_PATIENCE)
     shown = dict(zip(view["players"], view["scores"], strict=True))
     assert shown["pia"] > 0
     assert dict(over.scores)["tom"] == shown["tom"]  # the resigner scores nothing
@@ -333,7 +331,7 @@ async def test_a_clocked_web_table_goes_on_after_its_rooms_node_is_killed_and_th
     assert charged <= (moved - taken) + 0.5  # only the time since the takeover
     final = await _play(cat, enable, first=message)
     assert final["over"]
-    assert (await asyncio.wait_for(other, 60))["over"]
+    assert (await asyncio.wait_for(other, GAME_PATIENCE))["over"]
     assert "rooms2: took room" in rooms2.log.read_text()
     await cat.close()
     await dan.close()
@@ -390,7 +388,7 @@ async def test_hostile_messages_to_an_edge_never_close_its_socket(
     for data in messages:
         await ws.send(data)
     await ws.send('{"type":"ping","id":7}')
-    async with asyncio.timeout(20):
+    async with asyncio.timeout(PATIENCE):
         while (reply := await _next(ws)) != {"type": "pong", "id": 7}:
             assert reply["type"] in ("error", "pong", "lobby", "seated", "game", "seat", "preview")
     await ws.close()
@@ -407,7 +405,7 @@ async def test_an_edge_answers_only_its_hosts(
     async def status(request: bytes) -> int:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(request)
-        head = await asyncio.wait_for(reader.readuntil(b"\r\n"), 10)
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n"), PATIENCE)
         writer.close()
         return int(head.split()[1])
 
@@ -451,7 +449,7 @@ async def test_a_browser_whose_socket_closes_is_held_and_comes_back_through_anot
     final = await _play(fay, enable)
     assert final["over"]
     assert final["result"]["reason"] != "disconnect"
-    assert (await asyncio.wait_for(other, 60))["over"]
+    assert (await asyncio.wait_for(other, GAME_PATIENCE))["over"]
     await fay.close()
     await eva.close()
 
@@ -482,7 +480,7 @@ async def test_a_held_browser_seat_is_held_by_a_new_owner_and_leaves_when_its_gr
     await asyncio.sleep(0.5)
     rooms1.kill()  # ...which dies: rooms2 holds it anew, then lets it go
     started = time.monotonic()
-    final = await asyncio.wait_for(other, 30)
+    final = await asyncio.wait_for(other, GAME_PATIENCE)
     assert final["over"]
     assert time.monotonic() - started > 1.5  # the lease's lapse and the grace, at least
     log = rooms2.log.read_text()
@@ -567,9 +565,9 @@ async def test_browsers_play_santorini_and_spectrangle_on_an_edge_against_bots_o
             _browser_game(sam, lambda view: _santorini_choice(view["legal"], rng)),
             _browser_game(sue, _spectrangle_choice),
         ),
-        60,
+        GAME_PATIENCE,
     )
-    [am27], [tiles] = await asyncio.wait_for(bots, 30)
+    [am27], [tiles] = await asyncio.wait_for(bots, GAME_PATIENCE)
     assert sorted(santorini_view["players"]) == ["cy", "sam"]
     assert am27.refusals == 0
     assert am27.winner == santorini_view["players"][santorini_view["winner"]]

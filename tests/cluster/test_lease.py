@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from nats.aio.client import Client
 from tests.natsd import NatsEnv
+from tests.patience import PATIENCE
 
 from meeple.bus.subjects import Namespace
 from meeple.cluster.jetstream import connect_node
@@ -107,7 +108,7 @@ async def test_keep_renews_until_the_lease_is_taken(node: Client, nats_ns: Names
     assert held.owner == "a"
     # An operator's forced takeover: the key rewritten under the keeper's feet.
     await node.jetstream().publish(f"$KV.{nats_ns.leases_bucket}.{room_key('r1')}", b"{}")
-    await asyncio.wait_for(task, 2)
+    await asyncio.wait_for(task, PATIENCE)
     assert [x.key for x in lost] == [room_key("r1")]
 
 
@@ -129,7 +130,7 @@ async def test_a_watcher_hears_of_each_lease_held_released_and_lapsed(
     watcher = asyncio.get_running_loop().create_task(watch())
 
     async def next_event() -> LeaseEvent:
-        return await asyncio.wait_for(events.get(), 5)
+        return await asyncio.wait_for(events.get(), PATIENCE)
 
     try:
         e = await next_event()

@@ -19,6 +19,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from nats.aio.client import Client
 from tests.cluster.test_nodes import Bot, Nodes
 from tests.natsd import NatsEnv
+from tests.patience import GAME_PATIENCE, PATIENCE, eventually
 
 from meeple.bus.base import BusClosed, RemoteError
 from meeple.bus.natsbus import NatsBus, connect
@@ -232,7 +233,7 @@ async def test_a_call_asked_again_is_applied_once_by_the_leader_or_its_successor
     await seats.start()
     a, b = Role(nats_env, nats_ns, "a"), Role(nats_env, nats_ns, "b")
     leader = await a.start()
-    await asyncio.wait_for(leader.leader.wait(), 5)
+    await asyncio.wait_for(leader.leader.wait(), PATIENCE)
     standby = await b.start()
     try:
         ann, bob = _seat("e-1", "ann"), _seat("e-2", "bob")
@@ -243,7 +244,7 @@ async def test_a_call_asked_again_is_applied_once_by_the_leader_or_its_successor
         assert [e.waiting for e in told["e-2"] if isinstance(e, QueueChanged)] == [2]
         assert await seats.call("join", bob, (KEY,), 2) == b"ok"  # the answer was lost
         await a.crash()
-        await asyncio.wait_for(standby.leader.wait(), 10)
+        await asyncio.wait_for(standby.leader.wait(), PATIENCE)
         assert await seats.call("join", bob, (KEY,), 2) == b"ok"  # asked of the new leader
         assert standby.lobby.tables() == []
         cy = _seat("e-3", "cy")
@@ -267,7 +268,7 @@ async def test_a_leader_stopped_cleanly_hands_its_tables_over_at_once(
     await seats.start()
     a, b = Role(nats_env, nats_ns, "a"), Role(nats_env, nats_ns, "b")
     leader = await a.start()
-    await asyncio.wait_for(leader.leader.wait(), 5)
+    await asyncio.wait_for(leader.leader.wait(), PATIENCE)
     standby = await b.start()
     try:
         assert await seats.call("join", _seat("e-1", "ann"), (KEY,), 1) == b"ok"
@@ -275,7 +276,7 @@ async def test_a_leader_stopped_cleanly_hands_its_tables_over_at_once(
         await leader.stop()
         held = await Leases(node, nats_ns).holder(lobby_key())
         assert held is None or held.owner == "b"
-        await asyncio.wait_for(standby.leader.wait(), 5)
+        await asyncio.wait_for(standby.leader.wait(), PATIENCE)
         assert [[s.name for s in t.seats] for t in standby.lobby.tables()] == [["ann"]]
         assert [t.id for t in standby.lobby.tables()] == [t.id for t in leader.lobby.tables()]
     finally:
@@ -296,7 +297,7 @@ async def test_the_rooms_a_dead_leader_asked_for_are_asked_for_again_saying_so(
     seats.answer = False
     a, b = Role(nats_env, nats_ns, "a"), Role(nats_env, nats_ns, "b")
     leader = await a.start()
-    await asyncio.wait_for(leader.leader.wait(), 5)
+    await asyncio.wait_for(leader.leader.wait(), PATIENCE)
     standby = await b.start()
     try:
         for n, (route, name) in enumerate(
@@ -309,7 +310,7 @@ async def test_the_rooms_a_dead_leader_asked_for_are_asked_for_again_saying_so(
         asked = dict(seats.seated)
         await a.crash()
         seats.answer = True
-        await asyncio.wait_for(standby.leader.wait(), 10)
+        await asyncio.wait_for(standby.leader.wait(), PATIENCE)
         await _until("both asked for again", _count(seats.opened, 4))
 
         async def forgotten() -> bool:
@@ -339,7 +340,7 @@ async def test_a_paused_leader_is_fenced_out_and_leads_again_from_the_state(
     await seats.start()
     a, b = Role(nats_env, nats_ns, "a"), Role(nats_env, nats_ns, "b")
     old = await a.start()
-    await asyncio.wait_for(old.leader.wait(), 5)
+    await asyncio.wait_for(old.leader.wait(), PATIENCE)
     new = await b.start()
     try:
         assert old._keeper is not None
@@ -355,7 +356,7 @@ async def test_a_paused_leader_is_fenced_out_and_leads_again_from_the_state(
         assert "e-9" not in seats.heard
         (table,) = new.lobby.tables()
         await b.crash()
-        await asyncio.wait_for(old.leader.wait(), 10)
+        await asyncio.wait_for(old.leader.wait(), PATIENCE)
         assert [(t.id, [s.name for s in t.seats]) for t in old.lobby.tables()] == [
             (table.id, ["ann"])
         ]
@@ -433,7 +434,7 @@ async def test_a_table_the_old_leader_started_without_telling_leaves_the_edges_c
     await seats.start()
     a, b = Role(nats_env, nats_ns, "a"), Role(nats_env, nats_ns, "b")
     leader = await a.start()
-    await asyncio.wait_for(leader.leader.wait(), 5)
+    await asyncio.wait_for(leader.leader.wait(), PATIENCE)
     standby = await b.start()
     edge = await _edge(nats_env, nats_ns)
     try:
@@ -441,8 +442,8 @@ async def test_a_table_the_old_leader_started_without_telling_leaves_the_edges_c
         await _until("ann's table in the edge's copy", _holds(edge, [["ann"]]))
         wake = await _pause_leader_at_next_write(a)
         bob = asyncio.ensure_future(seats.call("join", _seat("e-2", "bob"), (KEY,), 2))
-        await asyncio.wait_for(standby.leader.wait(), 10)
-        assert await asyncio.wait_for(bob, 10) == b"ok"  # asked again: applied once
+        await asyncio.wait_for(standby.leader.wait(), PATIENCE)
+        assert await asyncio.wait_for(bob, PATIENCE) == b"ok"  # asked again: applied once
         await _until("the started table gone from the edge's copy", _holds(edge, []))
         assert edge.waiting(KEY) == []
         await _until("the room asked for by the new leader", _count(seats.opened, 1))
@@ -477,7 +478,7 @@ async def test_an_old_leader_s_late_news_does_not_change_the_edges_copy(
     await seats.start()
     a, b = Role(nats_env, nats_ns, "a"), Role(nats_env, nats_ns, "b")
     leader = await a.start()
-    await asyncio.wait_for(leader.leader.wait(), 5)
+    await asyncio.wait_for(leader.leader.wait(), PATIENCE)
     standby = await b.start()
     edge = await _edge(nats_env, nats_ns)
     try:
@@ -488,8 +489,8 @@ async def test_an_old_leader_s_late_news_does_not_change_the_edges_copy(
         joined = asyncio.ensure_future(seats.call("join", bob, (key,), 2))
         # Hang bounds: the takeover waits on the lease's TTL in NATS (real time), and
         # 10 s failed twice under `pytest -n 3` at load 6-10 (issue 33).
-        await asyncio.wait_for(standby.leader.wait(), 60)
-        assert await asyncio.wait_for(joined, 60) == b"ok"
+        await asyncio.wait_for(standby.leader.wait(), GAME_PATIENCE)
+        assert await asyncio.wait_for(joined, GAME_PATIENCE) == b"ok"
         await _until("bob in the edge's copy", _holds(edge, [["ann", "bob"]]))
         assert await seats.call("leave", bob, (), 3) == b"ok"
         await _until("bob gone from the edge's copy", _holds(edge, [["ann"]]))
@@ -728,10 +729,9 @@ def test_an_edge_s_copy_is_the_leader_s_tables_whatever_news_is_lost_or_late(
         leader["seq"] += 1
         last = wire.TableNews(leader["epoch"], leader["seq"], TableEvent("opened", truth["t9"]))
         await send(last, True)
-        for _ in range(50):
-            if edge.tables() == list(truth.values()):
-                break
-            await asyncio.sleep(0.01)
+        await eventually(
+            lambda: edge.tables() == list(truth.values()), "the edge caught up", every=0.01
+        )
         assert {t.id: t for t in edge.tables()} == truth
         assert epochs == sorted(epochs)  # never back to an older leader
         await edge.close()

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from nats.aio.client import Client
 from tests.natsd import NatsEnv
+from tests.patience import PATIENCE, eventually
 
 from meeple.bus.natsbus import NatsBus, connect
 from meeple.bus.subjects import Namespace
@@ -57,7 +58,7 @@ async def edge(nats_env: NatsEnv, nats_ns: Namespace, node: Client) -> AsyncIter
 async def _claim(names: ClusterNames, name: str, owner: object) -> bool:
     answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
     names.claim_then(name, owner, answer.set_result)
-    return await asyncio.wait_for(answer, 10)
+    return await asyncio.wait_for(answer, PATIENCE)
 
 
 async def test_a_name_taken_on_one_edge_is_refused_on_another_until_released(
@@ -73,10 +74,8 @@ async def test_a_name_taken_on_one_edge_is_refused_on_another_until_released(
     assert not await _claim(a, "ann", other)  # the same edge answers at once
     assert await _claim(a, "ANN", ann)  # its holder may claim it again
     a.release("ann", ann)
-    for _ in range(100):  # the release crosses the bus in the background
-        if await _claim(b, "ann", other):
-            break
-        await asyncio.sleep(0.02)
+    # The release crosses the bus in the background.
+    await eventually(lambda: _claim(b, "ann", other), "ann released on edge b")
     assert b.holder("Ann") is other
     assert not await _claim(a, "Ann", ann)
 
@@ -93,13 +92,7 @@ async def test_a_dead_edge_s_names_come_free_after_the_ttl_and_a_live_one_s_do_n
     assert not await _claim(b, "cara", object())
     assert not await _claim(b, "dan", object())
     await a.bus.close()  # edge a dies: its connection is gone, no renewal, no release
-    taken_again = False
-    for _ in range(60):
-        if await _claim(b, "cara", object()):
-            taken_again = True
-            break
-        await asyncio.sleep(0.1)
-    assert taken_again
+    await eventually(lambda: _claim(b, "cara", object()), "cara free after the TTL", every=0.1)
     assert not await _claim(b, "dan", object())  # c lives
 
 
@@ -126,7 +119,7 @@ async def test_a_clarkson_client_s_next_lines_wait_for_the_cluster_s_answer(
         reader, writer = await asyncio.open_connection("127.0.0.1", server.ports["clarkson"])
         assert (await reader.readline()).startswith(b"HELLO ")
         writer.write(b"HELLO 1.0.1,test,test\r\nUSERSET zed\r\nUSERSET Zoe\r\nQUIT\r\n")
-        lines = (await asyncio.wait_for(reader.read(), 10)).decode().splitlines()
+        lines = (await asyncio.wait_for(reader.read(), PATIENCE)).decode().splitlines()
         writer.close()
     finally:
         await server.stop()
@@ -137,12 +130,8 @@ async def test_a_clarkson_client_s_next_lines_wait_for_the_cluster_s_answer(
         f"USERCHANGE {default} Zoe",
         "GOODBYE",
     ]
-    for _ in range(100):  # Zoe's connection ended: the name is free on every edge
-        if await _claim(a, "zoe", object()):
-            break
-        await asyncio.sleep(0.02)
-    else:
-        raise AssertionError("Zoe was not released")
+    # Zoe's connection ended: the name is free on every edge.
+    await eventually(lambda: _claim(a, "zoe", object()), "Zoe released")
 
 
 @settings(

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from nats.aio.client import Client
 from tests.natsd import NatsEnv
+from tests.patience import GAME_PATIENCE, PATIENCE, eventually
 
 from meeple.bus.subjects import Namespace
 from meeple.clients.clarkson import ClarksonClient, NameRefused, play_clarkson
@@ -166,19 +167,28 @@ class Spectator:
                         return
 
 
-async def _api_cluster(port: int, room: str | None = None) -> dict[str, Any]:
+async def _api_cluster(
+    port: int, room: str | None = None, *, settled: bool = True
+) -> dict[str, Any]:
+    """GET /api/cluster; ``settled``: once it lists the four nodes and ``room`` (or any
+    room), by their heartbeats."""
+
     def get() -> dict[str, Any]:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/cluster", timeout=5) as r:
             body: dict[str, Any] = json.load(r)
             return body
 
-    for _ in range(50):  # until every node's heartbeat and the room's owner are heard
-        body = await asyncio.to_thread(get)
-        uids = [r["uid"] for r in body["rooms"]]
-        if len(body["nodes"]) == 4 and uids and (room is None or room in uids):
-            return body
-        await asyncio.sleep(0.1)
-    return body
+    if not settled:
+        return await asyncio.to_thread(get)
+    bodies: list[dict[str, Any]] = []
+
+    async def heard() -> bool:  # every node's heartbeat and the room's owner
+        bodies.append(await asyncio.to_thread(get))
+        uids = [r["uid"] for r in bodies[-1]["rooms"]]
+        return len(bodies[-1]["nodes"]) == 4 and bool(uids) and (room is None or room in uids)
+
+    await eventually(heard, "every node and the room listed", every=0.1)
+    return bodies[-1]
 
 
 async def _room_uid(
@@ -307,7 +317,7 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
 
     cy = am27(hub.listeners["santorini"], "cy", 2)
     while True:  # the leader told the edges of cy's table
-        news = wire.loads((await asyncio.wait_for(tables.get(), 20)).data)
+        news = wire.loads((await asyncio.wait_for(tables.get(), PATIENCE)).data)
         table = getattr(news.event, "table", None)
         if table is not None and table.game == "santorini" and table.seats:
             break
@@ -377,11 +387,11 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
         killed.kill()
         killed_at = time.monotonic()
         pace["before"] = 0.0
-        overs = await asyncio.wait_for(asyncio.gather(*games), 60)
+        overs = await asyncio.wait_for(asyncio.gather(*games), GAME_PATIENCE)
         overs = overs[:2]
-        played = await asyncio.wait_for(asyncio.gather(*clarkson), 60)
-        am27_results = await asyncio.wait_for(asyncio.gather(*santorinis), 60)
-        spectrangle_results = await asyncio.wait_for(asyncio.gather(*spectrangle), 60)
+        played = await asyncio.wait_for(asyncio.gather(*clarkson), GAME_PATIENCE)
+        am27_results = await asyncio.wait_for(asyncio.gather(*santorinis), GAME_PATIENCE)
+        spectrangle_results = await asyncio.wait_for(asyncio.gather(*spectrangle), GAME_PATIENCE)
     except BaseException:
         for g in [*games, *clarkson, *santorinis, *spectrangle]:
             g.cancel()
@@ -407,7 +417,7 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
         await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
         await ws.send(json.dumps({"type": "subscribe", "topic": "game", "uid": "0123456789ab"}))
         await ws.send(json.dumps({"type": "ping", "id": 7}))
-        replies = [json.loads(await asyncio.wait_for(ws.recv(), 10)) for _ in range(3)]
+        replies = [json.loads(await asyncio.wait_for(ws.recv(), PATIENCE)) for _ in range(3)]
     assert [r["type"] for r in replies] == ["welcome", "error", "pong"]
     assert replies[1]["code"] == "not-found"
     assert not any(isinstance(m, Error) for m in ann.messages + bob.messages)
@@ -469,11 +479,13 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
         assert sorted(listed.players) == ["eve", "fay"]
         assert listed.end_reason == "finished"
     assert time.monotonic() - killed_at < 60
-    for _ in range(60):  # the killed node leaves the list once its heartbeat is silent
-        seen = await _api_cluster(hub.listeners["api"])
-        if killed.name not in {n["name"] for n in seen["nodes"]}:
-            break
-        await asyncio.sleep(0.1)
+
+    async def left() -> bool:  # the killed node leaves the list once its heartbeat is silent
+        seen = await _api_cluster(hub.listeners["api"], settled=False)
+        return killed.name not in {n["name"] for n in seen["nodes"]}
+
+    await eventually(left, f"{killed.name} leaving the list", every=0.1)
+    seen = await _api_cluster(hub.listeners["api"], settled=False)
     assert {n["name"] for n in seen["nodes"]} == {"hub", "edge2", survivor}
 
 
@@ -497,7 +509,7 @@ async def test_a_killed_edge_s_players_leave_their_games_by_the_protocol_s_rule(
         await _entries(reader, uid, 3)
         edge2.kill()
         # Twente (ERRATA): a player's disconnection ends the game, reason DISCONNECT.
-        over = await asyncio.wait_for(games[0], 30)
+        over = await asyncio.wait_for(games[0], GAME_PATIENCE)
         # The dead edge's names: free once their TTL passed without a renewal.
         await _welcomed(hub.listeners["twente"], "bob")
         await _welcomed(hub.listeners["twente"], "cara")
@@ -526,7 +538,9 @@ async def test_a_killed_edge_s_players_leave_their_games_by_the_protocol_s_rule(
         assert stored.end_reason == "disconnect"
 
 
-async def _chat_lines(client: SpectrangleClient, n: int, timeout: float = 10.0) -> list[ChatFrom]:
+async def _chat_lines(
+    client: SpectrangleClient, n: int, timeout: float = PATIENCE
+) -> list[ChatFrom]:
     """The next ``n`` chat lines ``client`` hears."""
     lines: list[ChatFrom] = []
     async with asyncio.timeout(timeout):
@@ -609,14 +623,14 @@ async def test_a_clarkson_client_renames_right_after_winner_on_a_cluster(
     try:
         for game, (old, new) in enumerate((("cara", "cora"), ("cora", "cleo"))):
             await cara.ready()
-            async with asyncio.timeout(30):
+            async with asyncio.timeout(GAME_PATIENCE):
                 async for message in cara:
                     if isinstance(message, Turn) and cara.my_turn:
                         await cara.pass_turn()
                     elif isinstance(message, Winner):
                         break
             await cara._send(UserSet(new))  # at once: the room's end is on its way
-            reply = await asyncio.wait_for(_first_of(cara, UserChange, Nok), 10)
+            reply = await asyncio.wait_for(_first_of(cara, UserChange, Nok), PATIENCE)
             assert reply == UserChange(old, new), (game, reply)
             told_over.set()
             await _welcomed(edge2.listeners["twente"], old)
@@ -677,10 +691,10 @@ async def test_a_late_edge_s_seats_freed_by_the_leader_are_seated_again(
         os.kill(edge2.pid, signal.SIGCONT)
         paused = False
         twente.append(asyncio.ensure_future(bob.play()))
-        overs = await asyncio.wait_for(asyncio.gather(*twente), 60)
+        overs = await asyncio.wait_for(asyncio.gather(*twente), GAME_PATIENCE)
         await dan.ready()
-        started = [await asyncio.wait_for(_first(c, Starting), 20) for c in (dan, cara)]
-        await asyncio.wait_for(_first(cara, Turn), 10)  # after the opening SCOREs
+        started = [await asyncio.wait_for(_first(c, Starting), PATIENCE) for c in (dan, cara)]
+        await asyncio.wait_for(_first(cara, Turn), PATIENCE)  # after the opening SCOREs
     except BaseException:
         for game in twente:
             game.cancel()
@@ -720,7 +734,7 @@ async def test_a_game_that_ends_while_no_store_node_answers_is_stored_once_one_c
         await asyncio.sleep(1.0)  # asked of the store and refused (no responder), again
         assert not bots.done()
         await nodes.start("store1", "store", pg_url)
-        [eve], [fay] = await asyncio.wait_for(bots, 30)
+        [eve], [fay] = await asyncio.wait_for(bots, GAME_PATIENCE)
     finally:
         bots.cancel()
     assert eve.leaderboard is not None

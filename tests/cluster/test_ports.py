@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
+from tests.patience import eventually
+
 from meeple.bus.local import LocalBus
 from meeple.bus.subjects import Namespace
 from meeple.node import wire
@@ -36,10 +38,7 @@ def test_an_edge_lists_one_game_s_open_tables_as_meeple_serve_s_lobby_does() -> 
         await bus.serve(ns.lobby_requests(TABLES), leader)
         edge = EdgeLobby(bus, ns, "e1")
         await edge.start()
-        for _ in range(200):
-            if edge.tables():
-                break
-            await asyncio.sleep(0.01)
+        await eventually(lambda: bool(edge.tables()), "the tables heard", every=0.01)
         assert [t.id for t in edge.tables()] == ["t1", "t2", "t3"]
         assert [t.id for t in edge.tables("scrabble")] == ["t2", "t3"]
         assert [t.id for t in edge.tables("spectrangle")] == []

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from nats.aio.client import Client
 from tests.natsd import NatsEnv
+from tests.patience import PATIENCE
 
 from meeple.bus.subjects import Namespace
 from meeple.cluster.log import JetStreamLog
@@ -48,7 +49,7 @@ class Owner:
         )
         return cls(proc)
 
-    async def until(self, prefix: str, timeout: float = 10.0) -> str:
+    async def until(self, prefix: str, timeout: float = PATIENCE) -> str:
         """Read lines until one starts with ``prefix``; that line."""
         assert self.proc.stdout is not None
 
@@ -94,11 +95,11 @@ async def test_a_stopped_owner_that_wakes_up_cannot_append(
             await a.until("appended")
         a.proc.send_signal(signal.SIGSTOP)
         b = await Owner.start(nats_env, nats_ns, "r1", "B", tmp_path / "records.sqlite3", "--hold")
-        claimed = (await b.until("claimed", timeout=15)).split()
+        claimed = (await b.until("claimed")).split()
         replayed = int(claimed[2])
         a.proc.send_signal(signal.SIGCONT)
-        refused = await a.until("refused", timeout=10)
-        assert await asyncio.wait_for(a.proc.wait(), 10) == 3
+        refused = await a.until("refused")
+        assert await asyncio.wait_for(a.proc.wait(), PATIENCE) == 3
         assert b.proc.stdin is not None
         b.proc.stdin.write(b"go\n")
         await b.proc.stdin.drain()

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from tests.patience import PATIENCE
 
 import meeple.server.rooms.spectrangle as spectrangle_server
 from meeple.ai.spectrangle import greedy_action
@@ -94,7 +95,7 @@ async def http_get(port: int, path: str, host: str = "127.0.0.1") -> tuple[int, 
     """A GET over a real socket: (status, body)."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
-    data = await asyncio.wait_for(reader.read(-1), 10)
+    data = await asyncio.wait_for(reader.read(-1), PATIENCE)
     writer.close()
     head, _, body = data.partition(b"\r\n\r\n")
     return int(head.split(b" ", 2)[1]), body.decode()

@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 from tests.ops.conftest import Raw, http_get, make_server, ops_port, play_out, two_players
+from tests.patience import GAME_PATIENCE, PATIENCE, eventually
 from tests.pg import own_postgres, postmaster_family, signal_all
 from tests.services import close_services
 
@@ -29,28 +30,31 @@ async def health_line(server: MeepleServer) -> bytes | None:
         reader, writer = await asyncio.open_connection("127.0.0.1", ops_port(server, "health"))
     except ConnectionRefusedError:
         return None
-    line = await asyncio.wait_for(reader.read(-1), 10)
+    line = await asyncio.wait_for(reader.read(-1), PATIENCE)
     writer.close()
     return line
 
 
-async def until_health(server: MeepleServer, expected: bytes | None, tries: int = 600) -> None:
+async def until_health(server: MeepleServer, expected: bytes | None) -> None:
     """Ask the health port until it answers ``expected`` (None: refuses)."""
-    for _ in range(tries):
-        got = await health_line(server)
-        if got == expected:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"the health port never said {expected!r}: {got!r}")
+    said: list[bytes | None] = []
+
+    async def answered() -> bool:
+        said.append(await health_line(server))
+        return said[-1] == expected
+
+    await eventually(answered, f"the health port saying {expected!r}", every=0.05)
 
 
-async def until_status(port: int, path: str, status: int, tries: int = 200) -> str:
-    for _ in range(tries):
-        got, body = await http_get(port, path)
-        if got == status:
-            return body
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"{path} never answered {status}: {got} {body}")
+async def until_status(port: int, path: str, status: int) -> str:
+    answers: list[tuple[int, str]] = []
+
+    async def answered() -> bool:
+        answers.append(await http_get(port, path))
+        return answers[-1][0] == status
+
+    await eventually(answered, f"{path} answering {status}", every=0.05)
+    return answers[-1][1]
 
 
 @pytest.fixture
@@ -109,7 +113,7 @@ async def test_a_draining_server_refuses_new_tables_and_lets_the_game_finish(
         assert await late.next() == "invalidCommand"
         late.close()
         await play_out(dict(zip(("p1", "p2"), peers, strict=True)), known_deal[0])
-        await asyncio.wait_for(serving, 60)  # stopped once its game was over
+        await asyncio.wait_for(serving, GAME_PATIENCE)  # stopped once its game was over
     finally:
         for peer in peers:
             peer.close()
@@ -137,7 +141,7 @@ async def test_a_second_signal_stops_a_drain_at_once(
         server.request_stop()
         await until_status(ops_port(server), "/readyz", 503)
         server.request_stop()
-        await asyncio.wait_for(serving, 60)  # far less than the 600 s drain
+        await asyncio.wait_for(serving, GAME_PATIENCE)  # far less than the 600 s drain
     finally:
         for peer in peers:
             peer.close()

@@ -22,6 +22,7 @@ from tests.ops.conftest import (
     two_players,
     value,
 )
+from tests.patience import PATIENCE
 
 from meeple.server.app import MeepleServer
 from meeple.server.metrics import MAX_LABEL_VALUES, METRICS, Metrics, bounded
@@ -197,7 +198,7 @@ async def test_the_ops_port_drops_a_head_past_its_limit(server: MeepleServer) ->
     """A request head past 8 KiB gets no answer, and the port still answers the next."""
     reader, writer = await asyncio.open_connection("127.0.0.1", ops_port(server))
     writer.write(b"GET /metrics HTTP/1.1\r\nX: " + b"a" * 20000 + b"\r\n\r\n")
-    assert await asyncio.wait_for(reader.read(-1), 10) == b""
+    assert await asyncio.wait_for(reader.read(-1), PATIENCE) == b""
     writer.close()
     assert await scrape(ops_port(server))
 

@@ -5,13 +5,13 @@ owns the room it opens, counts its bus requests; /readyz checks NATS and its lea
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import replace
 
 import pytest
 from tests.natsd import NatsEnv
 from tests.ops.conftest import Samples, http_get, scrape, value
+from tests.patience import PATIENCE, eventually
 
 from meeple.bus.base import NoResponder
 from meeple.bus.subjects import Namespace
@@ -48,12 +48,14 @@ def _port(node: Node, name: str) -> int:
 
 
 async def _until(port: int, done: object) -> Samples:
-    for _ in range(200):
-        samples = await scrape(port)
-        if done(samples):  # type: ignore[operator]
-            return samples
-        await asyncio.sleep(0.05)
-    raise AssertionError("the metrics did not move")
+    found: list[Samples] = []
+
+    async def moved() -> bool:
+        found.append(await scrape(port))
+        return bool(done(found[-1]))  # type: ignore[operator]
+
+    await eventually(moved, "the metrics moving", every=0.05)
+    return found[-1]
 
 
 async def test_a_node_exports_its_roles_and_answers_readiness(
@@ -78,15 +80,19 @@ async def test_a_node_exports_its_roles_and_answers_readiness(
     assert value(samples, "meeple_rooms_running", game="spectrangle") >= 1
     assert await http_get(port, "/readyz") == (200, "ready\n")
     # The health port opens within its period once the node is ready.
-    for _ in range(200):
-        with contextlib.suppress(ConnectionRefusedError):
+    opened: list[bytes] = []
+
+    async def answered() -> bool:
+        try:
             reader, writer = await asyncio.open_connection("127.0.0.1", _port(hub, "health"))
-            assert await asyncio.wait_for(reader.read(-1), 10) == b"ok\n"
-            writer.close()
-            break
-        await asyncio.sleep(0.05)
-    else:
-        raise AssertionError("the health port never opened")
+        except ConnectionRefusedError:
+            return False
+        opened.append(await asyncio.wait_for(reader.read(-1), PATIENCE))
+        writer.close()
+        return True
+
+    await eventually(answered, "the health port opening", every=0.05)
+    assert opened == [b"ok\n"]
     # NATS lost and leases that stop renewing: tests/ops/test_node_nats.py.
 
 
@@ -103,12 +109,14 @@ async def test_a_draining_rooms_node_waits_for_its_rooms(hub: Node, nats_ns: Nam
     port = _port(hub, "metrics")
     hub.request_stop()
     draining = asyncio.ensure_future(hub.drain())
-    for _ in range(100):
-        status, body = await http_get(port, "/readyz")
-        if status == 503:
-            break
-        await asyncio.sleep(0.05)
-    assert "draining" in body
+    answers: list[tuple[int, str]] = []
+
+    async def unready() -> bool:
+        answers.append(await http_get(port, "/readyz"))
+        return answers[-1][0] == 503
+
+    await eventually(unready, "/readyz answering 503", every=0.05)
+    assert "draining" in answers[-1][1]
     await asyncio.sleep(0.3)  # turns of the loop: the drain still waits for the room
     assert not draining.done()
     assert list(hub.rooms.rooms) == ["1a2b3c4d5e6f"]
@@ -120,4 +128,4 @@ async def test_a_draining_rooms_node_waits_for_its_rooms(hub: Node, nats_ns: Nam
     assert not await hub.rooms.take_over("3a4b5c6d7e8f")
     assert list(hub.rooms.rooms) == ["1a2b3c4d5e6f"]
     hub.request_stop()  # the second signal
-    await asyncio.wait_for(draining, 10)
+    await asyncio.wait_for(draining, PATIENCE)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from tests.patience import PATIENCE
 
 from meeple.server.app import MeepleServer, Services
 from meeple.server.config import ListenerConfig, ServerConfig
@@ -62,7 +63,7 @@ async def test_serve_forever_stops_gracefully_on_request() -> None:
     task = asyncio.create_task(server.serve_forever())
     await asyncio.sleep(0)
     server.request_stop()
-    await asyncio.wait_for(task, 2)
+    await asyncio.wait_for(task, PATIENCE)
     assert server.listeners == {}
 
 
@@ -94,5 +95,5 @@ async def test_a_stop_requested_during_start_up_is_a_clean_stop() -> None:
     """serve_forever(start=True): a signal while listeners start still closes them all."""
     server = MeepleServer(_config(), listeners=REGISTRY)
     server.request_stop()  # as if SIGTERM came while the lexicon was loading
-    await asyncio.wait_for(server.serve_forever(start=True), 2)
+    await asyncio.wait_for(server.serve_forever(start=True), PATIENCE)
     assert server.listeners == {}

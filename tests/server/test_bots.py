@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from tests.patience import PATIENCE, eventually
 
 from meeple.clients.clarkson import play_clarkson
 from meeple.clients.santorini import SantoriniClient, play_santorini
@@ -32,11 +33,7 @@ def _store(server: MeepleServer) -> Store:
 async def _idle(server: MeepleServer) -> None:
     """Until the lobby has no running room (the last one recorded its game)."""
     lobby = server_lobby(server.services)
-    for _ in range(200):
-        if not any(not r.finished for r in lobby.rooms):
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("a room is still running")
+    await eventually(lambda: all(r.finished for r in lobby.rooms), "every room finishing")
 
 
 async def test_twente_client_and_server_bot_play_scrabble_at_one_table(
@@ -170,9 +167,9 @@ async def test_am27_clients_hear_of_a_table_a_bot_opened(server: MeepleServer) -
         table = lobby.create_table("santorini", "standard", 2)
         bot = add_bot(server.services, table.id, level="easy")
         newcomer = await SantoriniClient.connect("127.0.0.1", server.ports["santorini"])
-        assert await asyncio.wait_for(newcomer.receive(), 5) == ServerState(True, True)
+        assert await asyncio.wait_for(newcomer.receive(), PATIENCE) == ServerState(True, True)
         await client.register("gus")  # (B): the fullest waiting game
-        players = await asyncio.wait_for(client.receive(), 5)  # no SERVERSTATE before it
+        players = await asyncio.wait_for(client.receive(), PATIENCE)  # no SERVERSTATE before it
         assert isinstance(players, Players)
         assert [name for name, _ in players.players] == [bot.name, "gus"]
     finally:

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 import pytest
+from tests.patience import GAME_PATIENCE, eventually
 from tests.web.helpers import web_socket
 from websockets.asyncio.client import ClientConnection
 
@@ -27,7 +28,7 @@ from meeple.server.rooms.scrabble import DOUBLE_VARIANT
 async def _view(ws: ClientConnection, until: Any) -> dict[str, Any]:
     """Seat views until one satisfies ``until`` (errors other than illegal fail)."""
     while True:
-        message = json.loads(await asyncio.wait_for(ws.recv(), 30))
+        message = json.loads(await asyncio.wait_for(ws.recv(), GAME_PATIENCE))
         if message["type"] == "error":
             raise AssertionError(message)
         if message["type"] == "seat" and until(message["data"]):
@@ -68,7 +69,7 @@ async def test_the_bot_challenges_a_phony_and_accepts_a_good_play(
     assert view["variant"] == "double"
     # Nothing to challenge yet: the engine's refusal, to this seat only.
     await _play(ws, kind="challenge")
-    refusal = json.loads(await asyncio.wait_for(ws.recv(), 30))
+    refusal = json.loads(await asyncio.wait_for(ws.recv(), GAME_PATIENCE))
     assert refusal == {"type": "error", "code": "illegal", "message": "no play to challenge"}
     await _play(ws, kind="place", tiles=_phony(view["rack"], gcide))
     # Unchecked on play: pending, then challenged by the bot and withdrawn.
@@ -107,10 +108,7 @@ async def test_twente_and_clarkson_clients_never_sit_at_a_double_table(
     twente = await TwenteClient.connect("127.0.0.1", server.ports["twente"], "tom")
     try:
         await twente.request_game(2)
-        for _ in range(100):
-            if len(lobby.tables("scrabble")) == 2:
-                break
-            await asyncio.sleep(0.01)
+        await eventually(lambda: len(lobby.tables("scrabble")) == 2, "two tables", every=0.01)
         tables = {t.variant: [s.name for s in t.seats] for t in lobby.tables("scrabble")}
         assert tables == {"double": ["ida"], "twente": ["tom"]}
         for handler in (TwenteHandler, ClarksonHandler):

@@ -10,6 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.memory import MemoryWriter, open_memory
+from tests.patience import GAME_PATIENCE, PATIENCE
 
 from meeple.ai.scrabble import ranked_moves
 from meeple.clients.clarkson import ClarksonClient, play_clarkson
@@ -59,7 +60,7 @@ class Raw:
 
     async def closed(self) -> None:
         """The server closed the connection (after GOODBYE)."""
-        assert await asyncio.wait_for(self.reader.read(), 2) == b""
+        assert await asyncio.wait_for(self.reader.read(), PATIENCE) == b""
         self.writer.close()
 
     async def quiet(self, wait: float = 0.1) -> None:
@@ -295,7 +296,7 @@ async def test_three_bots_play_to_winner_matching_the_engine_replay(
     names = ("ann", "bob", "cyd")
     results = await asyncio.wait_for(
         asyncio.gather(*(play_clarkson("127.0.0.1", port, n, gcide, players=3) for n in names)),
-        60,
+        GAME_PATIENCE,
     )
     store: Store = server.services.resource("store", lambda: None)
     [record] = store.games()

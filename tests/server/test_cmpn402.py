@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.patience import GAME_PATIENCE, eventually
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
@@ -388,7 +389,7 @@ async def test_whole_game_agent_vs_agent(make_server: Factory, gcide: Lexicon) -
         asyncio.gather(
             play(uri, "alice", BuiltinAgent(gcide)), play(uri, "bob", BuiltinAgent(gcide))
         ),
-        60,
+        GAME_PATIENCE,
     )
     assert ra[0].reason is EndReason.ALL_TILES_USED
     assert (ra[0].score, ra[0].opponent_score) == (rb[0].opponent_score, rb[0].score)
@@ -918,10 +919,7 @@ async def test_heartbeat_drops_a_silent_client(make_server: Factory) -> None:
     transport.pause_reading()
     listener = server.listeners["cmpn402"]
     assert isinstance(listener, Cmpn402Listener)
-    for _ in range(100):
-        if listener.referee.seats[0] is None:
-            break
-        await asyncio.sleep(0.02)
+    await eventually(lambda: listener.referee.seats[0] is None, "the seat freed")
     assert listener.referee.seats == [None, None]
     transport.resume_reading()
     b = await (await Peer.open(server)).named("bob")
@@ -1082,10 +1080,9 @@ async def test_a_bot_reconnects_after_a_restart_and_resumes(
 
     games = asyncio.gather(play(uri, "alice", Slow(gcide)), play(uri, "bob", Slow(gcide)))
     referee = server.listeners["cmpn402"].referee
-    for _ in range(100):
-        if referee.game is not None and len(referee.game.log) >= 3:
-            break
-        await asyncio.sleep(0.05)
+    await eventually(
+        lambda: referee.game is not None and len(referee.game.log) >= 3, "three moves", every=0.05
+    )
     assert referee.game is not None
     await server.stop()
     await asyncio.sleep(6.5)  # the old client gave up after 5 retries a second apart
@@ -1131,11 +1128,7 @@ async def _closed_with(peer: Peer) -> int | None:
 async def _seat_free(server: MeepleServer) -> None:
     """Until the referee has let go of a refused connection's seat."""
     referee = server.listeners["cmpn402"].referee
-    for _ in range(300):
-        if any(s is None for s in referee.seats):
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("no seat was freed")
+    await eventually(lambda: any(s is None for s in referee.seats), "a seat freed")
 
 
 async def test_a_dropped_agents_seat_is_not_given_to_another_name(make_server: Factory) -> None:
@@ -1171,10 +1164,7 @@ async def test_a_waiting_game_does_not_resume_with_two_new_agents(make_server: F
     await mover.close()
     await other.expect(EndMessage(EndReason.CONNECTION_ERROR, 0, 0))
     await other.close()
-    for _ in range(300):
-        if referee.seats == [None, None]:
-            break
-        await asyncio.sleep(0.01)
+    await eventually(lambda: referee.seats == [None, None], "both seats freed")
     carol = await (await Peer.open(server)).named("carol")
     dave = await (await Peer.open(server)).named("dave")
     assert await _closed_with(carol) == 1013

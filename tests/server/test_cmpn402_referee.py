@@ -234,7 +234,8 @@ STEP = st.one_of(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# 12 orders in make test (each a whole game, stored and replayed), 120 in make test-deep.
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(STEP, min_size=20, max_size=60))
 def test_random_orders_never_break_the_referee(
     gcide: Lexicon, inline_journal: Any, steps: list[Any]

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.patience import GAME_PATIENCE
 
 from meeple.clients.cmpn402 import BuiltinAgent, play
 from meeple.games.scrabble.lexicon import Lexicon
@@ -76,7 +77,7 @@ async def test_a_serve_data_directory_is_private_after_a_cmpn402_game(
             while not list((data / "cmpn402").glob("*.log")) and not game.done():
                 await asyncio.sleep(0.01)
             during = loose(data)
-            ra, _rb = await asyncio.wait_for(game, 60)
+            ra, _rb = await asyncio.wait_for(game, GAME_PATIENCE)
             assert ra[0].reason is EndReason.ALL_TILES_USED
             files = set(modes(data))
             assert {"meeple.sqlite3", "meeple.sqlite3-wal", "meeple.sqlite3-shm"} <= files

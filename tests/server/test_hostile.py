@@ -19,6 +19,7 @@ import pytest
 import websockets
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.patience import GAME_PATIENCE, PATIENCE, eventually
 from tests.serve import Serve
 
 from meeple.clients.santorini import play_santorini
@@ -162,7 +163,7 @@ async def test_past_the_soft_limit_lines_get_the_protocols_error_unread(
         writer.write(GREETINGS["clarkson"])
         assert (await reader.readline()).startswith(b"OK")
         writer.write(b"xyzzy\r\n" * 300)
-        lines = [await asyncio.wait_for(reader.readline(), 10) for _ in range(300)]
+        lines = [await asyncio.wait_for(reader.readline(), PATIENCE) for _ in range(300)]
         read = sum(b"unrecognized command" in line for line in lines)
         too_fast = sum(b"too many commands" in line for line in lines)
         # The HELLO took one message of the burst of 200; 2 a second come back meanwhile.
@@ -171,7 +172,7 @@ async def test_past_the_soft_limit_lines_get_the_protocols_error_unread(
         assert all(line.startswith(b"NOK") for line in lines)
         await asyncio.sleep(1.0)  # the budget refills: 2 a second
         writer.write(b"xyzzy\r\n")
-        assert b"unrecognized command" in await asyncio.wait_for(reader.readline(), 10)
+        assert b"unrecognized command" in await asyncio.wait_for(reader.readline(), PATIENCE)
     finally:
         writer.close()
 
@@ -196,7 +197,7 @@ async def test_one_read_is_handed_over_a_few_messages_a_turn(
             got = 0
             want = len(b"invalidCommand\n") * 100_000
             while got < want:
-                chunk = await asyncio.wait_for(reader.read(65536), 30)
+                chunk = await asyncio.wait_for(reader.read(65536), GAME_PATIENCE)
                 assert chunk
                 got += len(chunk)
         assert got == want
@@ -239,7 +240,7 @@ async def test_budget_and_turns_keep_every_message_whole(
             await writer.drain()
             await asyncio.sleep(0)
         writer.write(stream[at:])
-        lines = [await asyncio.wait_for(reader.readline(), 10) for _ in range(60)]
+        lines = [await asyncio.wait_for(reader.readline(), PATIENCE) for _ in range(60)]
         assert all(b"unrecognized command" in line for line in lines), lines
         writer.close()
     finally:
@@ -341,7 +342,7 @@ async def test_past_the_soft_limit_objects_get_info_wait_and_keep_their_handles(
         )
         writer.write(STREAM_HEADER + b"".join(b"t" + len(s).to_bytes(2) + s for s in strings))
         while len(codes) < 300:
-            codes += _infos(replies, await asyncio.wait_for(reader.read(65536), 10))
+            codes += _infos(replies, await asyncio.wait_for(reader.read(65536), PATIENCE))
         # The 200 of the burst are read (2 a second come back meanwhile); the rest not.
         assert 200 <= codes.count("MALFORMED") <= 210
         assert codes.count("MALFORMED") + codes.count("WAIT") == 300
@@ -349,7 +350,7 @@ async def test_past_the_soft_limit_objects_get_info_wait_and_keep_their_handles(
         writer.write(b"q" + (0x7E0000 + 250).to_bytes(4))  # TC_REFERENCE to string 250
         later: list[str] = []
         while not later:  # PINGs (every 0.5 s) are no INFO
-            later = _infos(replies, await asyncio.wait_for(reader.read(65536), 10))
+            later = _infos(replies, await asyncio.wait_for(reader.read(65536), PATIENCE))
         assert later == ["INVALID"]  # REGISTER with nPlayers 5 (then SERVERSTATE)
     finally:
         writer.close()
@@ -485,7 +486,7 @@ async def test_with_few_descriptors_idle_web_clients_lock_no_listener_out(tmp_pa
         reader, writer = await asyncio.open_connection("127.0.0.1", web)
         host = b"127.0.0.1:%d" % web
         writer.write(b"GET / HTTP/1.1\r\nHost: " + host + b"\r\nConnection: close\r\n\r\n")
-        answer = await asyncio.wait_for(reader.read(), 10)
+        answer = await asyncio.wait_for(reader.read(), PATIENCE)
         writer.close()
         assert answer.startswith(b"HTTP/1.1 200"), answer[:100]
     finally:
@@ -539,20 +540,20 @@ async def _lines_to_finish_one(rooms: int) -> int:
     sys.settrace(trace)
     try:
         room.submit(first, "end")
-        for _ in range(100):
-            if room.finished and lobby.room_of(first) is None:
-                break
-            await asyncio.sleep(0.01)
+        await eventually(
+            lambda: room.finished and lobby.room_of(first) is None, "the room finished", every=0.01
+        )
     finally:
         sys.settrace(None)
     assert lobby.room_of(first) is None
     others = list(lobby._by_uid.values())
     for other in others:
         other.halt("test over")
-    for _ in range(500):
-        if all(other.finished for other in others) and not lobby._by_uid:
-            break
-        await asyncio.sleep(0.01)
+    await eventually(
+        lambda: all(other.finished for other in others) and not lobby._by_uid,
+        "every room finished",
+        every=0.01,
+    )
     assert not lobby._by_uid
     return count
 

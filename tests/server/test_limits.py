@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from tests.patience import PATIENCE, eventually
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
@@ -127,11 +128,12 @@ async def _closed(reader: asyncio.StreamReader, wait: float = 1.0) -> bool:
 
 
 async def _settled(server: MeepleServer, name: str, count: int) -> None:
-    for _ in range(200):
-        if len(server.listeners[name].connections) == count:  # type: ignore[attr-defined]
-            return
-        await asyncio.sleep(0.005)
-    raise AssertionError(f"{name}: not {count} connections")
+    listener = server.listeners[name]
+    await eventually(
+        lambda: len(listener.connections) == count,  # type: ignore[attr-defined]
+        f"{name}: {count} connections",
+        every=0.005,
+    )
 
 
 @pytest.mark.parametrize("name", ["twente", "clarkson", "santorini", "spectrangle"])
@@ -288,4 +290,4 @@ async def test_websocket_slowloris_handshake_and_frame_are_dropped(
     async with connect(f"ws://127.0.0.1:{port}/") as ws:
         transport = ws.transport
         transport.write(b"\x82\x85\x00\x00\x00\x00\x01")  # a masked binary frame, 1 of 5 bytes
-        await asyncio.wait_for(ws.wait_closed(), 3)
+        await asyncio.wait_for(ws.wait_closed(), PATIENCE)

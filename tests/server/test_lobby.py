@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from tests.patience import PATIENCE
 
 from meeple.server.lobby.tables import BadTable, Lobby, NameNotExpressible, QueueChanged, QueueKey
 from meeple.server.rooms.room import Room, Seat
@@ -107,7 +108,7 @@ async def test_room_runs_commands_in_order_and_survives_bugs() -> None:
     room.submit(None, "explode")
     room.submit(b, "two")
     room.submit(a, "end")
-    await asyncio.wait_for(room.wait_finished(), 1)
+    await asyncio.wait_for(room.wait_finished(), PATIENCE)
     played = ["started", ("a", "one"), ("b", "two"), ("a", "end")]
     assert a.events[-4:] == played
     assert b.events[-4:] == played
@@ -125,7 +126,7 @@ async def test_disconnect_in_queue_and_in_room() -> None:
     room = lobby.join(QueueKey("echo", 2), b)
     assert room is not None
     lobby.disconnect(a)
-    await asyncio.wait_for(room.wait_finished(), 1)
+    await asyncio.wait_for(room.wait_finished(), PATIENCE)
     assert b.events[-1] == ("left", "a")
     assert lobby.room_of(b) is None
 

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.patience import PATIENCE, eventually
 
 from meeple.server.rooms.room import Room
 from meeple.server.store.database import (
@@ -245,19 +246,13 @@ async def test_journal_keeps_failed_writes_retries_and_reports_each_change(store
         await journal.open("r1", "counting", GENESIS)
         flaky.failing = True
         assert await journal.append("r1", 1, {"action": 1}, 1.0) is Written.DEFERRED
-        for _ in range(50):
-            if journal.health is Health.RETRYING:
-                break
-            await asyncio.sleep(0.01)
+        await eventually(lambda: journal.health is Health.RETRYING, "the journal retrying")
         assert journal.health is Health.RETRYING
         assert await journal.append("r1", 2, {"action": 2}, 2.0) is Written.DEFERRED
         assert journal.backlog == 2
         flaky.failing = False
-        assert await journal.drain(5)
-        for _ in range(50):
-            if journal.health is Health.OK:
-                break
-            await asyncio.sleep(0.01)
+        assert await journal.drain(PATIENCE)
+        await eventually(lambda: journal.health is Health.OK, "the journal healthy again")
         assert seen == [Health.RETRYING, Health.OK]
         log = store.action_log("r1")
         assert log is not None
@@ -277,16 +272,13 @@ async def test_journal_overflow_is_told(store: Store) -> None:
         await journal.open("r1", "counting", GENESIS)
         flaky.failing = True
         await journal.append("r1", 1, {"action": 1}, 1.0)
-        for _ in range(50):
-            if journal.health is Health.RETRYING:
-                break
-            await asyncio.sleep(0.01)
+        await eventually(lambda: journal.health is Health.RETRYING, "the journal retrying")
         for n in range(2, 6):
             await journal.append("r1", n, {"action": n}, float(n))
         assert journal.health is Health.OVERFLOWING
         assert overflows
         flaky.failing = False
-        assert await journal.drain(5)
+        assert await journal.drain(PATIENCE)
         log = store.action_log("r1")
         assert log is not None
         assert [e.entry["action"] for e in log.entries] == [1, 2, 3, 4, 5]
@@ -374,12 +366,8 @@ class _CountingRoom(Room):
         self.broadcast(f"counted {len(self.actions)}")
 
 
-async def _until(predicate: Any, timeout: float = 5.0) -> None:
-    for _ in range(int(timeout / 0.01)):
-        if predicate():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("timed out")
+async def _until(predicate: Any) -> None:
+    await eventually(predicate, every=0.01)
 
 
 async def test_nobody_hears_of_an_action_before_its_entry_is_written(store: Store) -> None:
@@ -427,7 +415,7 @@ async def test_a_refused_command_is_not_logged_and_the_end_is_stored_from_the_lo
         room.submit(ann, "count")
         room.submit(bob, "refused")
         room.submit(ann, "stop")
-        await asyncio.wait_for(room.wait_finished(), 5)
+        await asyncio.wait_for(room.wait_finished(), PATIENCE)
         assert ann.heard == ["counted 1", "refused", "counted 2"]
         log = store.action_log(room.uid)
         assert log is not None
@@ -474,7 +462,7 @@ async def test_a_command_whose_entry_the_log_refuses_is_heard_by_nobody(store: S
         await _until(lambda: ann.heard == ["counted 1"])
         store.append_log(room.uid, 2, {"action": "another writer's"})
         room.submit(bob, "count")
-        await asyncio.wait_for(room.wait_finished(), 5)
+        await asyncio.wait_for(room.wait_finished(), PATIENCE)
         assert ann.heard == bob.heard == ["counted 1"]
         log = store.action_log(room.uid)
         assert log is not None

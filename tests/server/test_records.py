@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from tests.patience import GAME_PATIENCE
 
 from meeple.clients.clarkson import play_clarkson
 from meeple.clients.cmpn402 import BuiltinAgent, play
@@ -67,7 +68,7 @@ async def test_scrabble_bots_store_a_record_that_replays_to_the_stored_scores(
     bot = play_twente if protocol == "twente" else play_clarkson
     await asyncio.wait_for(
         asyncio.gather(*(bot("127.0.0.1", port, n, gcide, players=2) for n in ("ann", "bob"))),
-        60,
+        GAME_PATIENCE,
     )
     [stored] = _stored(server, "scrabble")
     assert stored.variant == protocol
@@ -87,7 +88,7 @@ async def test_cmpn402_agents_store_a_record_that_replays(
         asyncio.gather(
             play(uri, "ann", BuiltinAgent(gcide)), play(uri, "bob", BuiltinAgent(gcide))
         ),
-        60,
+        GAME_PATIENCE,
     )
     [stored] = _stored(server, "scrabble")
     assert stored.variant == "cmpn402"
@@ -133,7 +134,7 @@ async def test_a_santorini_disconnect_is_the_last_action(server: MeepleServer) -
     await bob.register("bob", 2, gods=False)
     await asyncio.sleep(0.3)
     await bob.close()
-    await asyncio.wait_for(ann, 30)
+    await asyncio.wait_for(ann, GAME_PATIENCE)
     [stored] = _stored(server, "santorini")
     assert stored.end_reason == "disconnect"
     assert stored.data["actions"][-1] == {

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.patience import PATIENCE, eventually
 from tests.serve import Serve, next_of, web_client
 from websockets.asyncio.client import ClientConnection
 
@@ -61,12 +62,10 @@ def _stored_games(database: Path, game: str) -> list[Any]:
 
 async def _stored_soon(database: Path, game: str, count: int = 1) -> list[Any]:
     """The stored games once there are ``count`` (the restored rooms end on their own task)."""
-    for _ in range(200):
-        games = _stored_games(database, game)
-        if len(games) >= count:
-            return games
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"fewer than {count} {game} games stored")
+    await eventually(
+        lambda: len(_stored_games(database, game)) >= count, f"{count} {game} games stored"
+    )
+    return _stored_games(database, game)
 
 
 async def test_a_browser_game_against_a_bot_goes_on_after_a_crash(
@@ -140,7 +139,7 @@ async def _twente_peer(port: int, name: str) -> tuple[asyncio.StreamReader, asyn
 
 
 async def _fields(reader: asyncio.StreamReader) -> list[str]:
-    frame = await asyncio.wait_for(reader.readuntil(RS), 10)
+    frame = await asyncio.wait_for(reader.readuntil(RS), PATIENCE)
     return frame[:-1].decode().split("\x1f")
 
 
@@ -208,10 +207,10 @@ async def test_a_clarkson_game_a_player_quit_before_the_crash_ends_after_it(
         ann = await ClarksonClient.connect("127.0.0.1", port, "ann")
         bob = await ClarksonClient.connect("127.0.0.1", port, "bob")
         while "ann" not in bob.users:
-            await asyncio.wait_for(bob.receive(), 10)
+            await asyncio.wait_for(bob.receive(), PATIENCE)
         await ann.ready()
         await bob.ready()
-        while not isinstance(await asyncio.wait_for(bob.receive(), 10), Turn):
+        while not isinstance(await asyncio.wait_for(bob.receive(), PATIENCE), Turn):
             pass
         await ann.quit()
         await ann.close()

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.patience import GAME_PATIENCE, PATIENCE
 
 from meeple.clients.scrabble_bot import play_twente
 from meeple.clients.twente import TwenteClient
@@ -96,7 +97,7 @@ async def _dropped_mid_game(
     ann = asyncio.create_task(
         play_twente("127.0.0.1", server.ports["twente"], "ann", gcide, players=2)
     )
-    await asyncio.wait_for(bot.dropped.wait(), 30)
+    await asyncio.wait_for(bot.dropped.wait(), GAME_PATIENCE)
     await asyncio.sleep(0.05)
     assert lobby.held == 1
     assert lobby.room_of(bot) is not None
@@ -126,7 +127,7 @@ async def test_a_seat_back_within_the_grace_period_finishes_the_game(
     room = lobby.rejoin(old.token, new)
     assert new.name == "web1"
     assert lobby.held == 0
-    [result] = await asyncio.wait_for(ann, 60)
+    [result] = await asyncio.wait_for(ann, GAME_PATIENCE)
     assert result.reason == "WIN"
     assert set(result.players) == {"web1", "ann"}
     resumed = [e for e in seen if isinstance(e, Resumed)]
@@ -149,7 +150,7 @@ async def test_a_seat_not_back_in_time_meets_the_leave_policy(
     await clock.advance(29.9)
     assert not ann.done()
     await clock.advance(0.2)
-    [result] = await asyncio.wait_for(ann, 10)
+    [result] = await asyncio.wait_for(ann, PATIENCE)
     assert result.reason == "DISCONNECT"
     assert lobby.held == 0
     assert "web1" not in vserver.services.names

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from tests.patience import PATIENCE
+
 from meeple.server.feed import Feed, game_topic
 from meeple.server.rooms.room import Room, WriteAhead
 
@@ -140,4 +142,4 @@ async def test_a_seat_told_the_end_sends_nothing_more_that_counts() -> None:
     await _settle()
     assert room.count == 2
     room.submit(None, "stop")
-    await asyncio.wait_for(room.wait_finished(), 5)
+    await asyncio.wait_for(room.wait_finished(), PATIENCE)

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.memory import MemoryWriter, open_memory
+from tests.patience import GAME_PATIENCE, PATIENCE
 
 import meeple.server.rooms.spectrangle as spectrangle_server
 from meeple.ai.spectrangle import greedy_action
@@ -442,7 +443,7 @@ async def test_whole_bot_games_match_the_stored_record(server: MeepleServer, pla
     names = [f"bot{players}{i}" for i in range(players)]
     results = await asyncio.wait_for(
         asyncio.gather(*(play_spectrangle("127.0.0.1", port, n, players=players) for n in names)),
-        30,
+        GAME_PATIENCE,
     )
     boards = {r[0].leaderboard for r in results}
     assert len(boards) == 1
@@ -473,7 +474,7 @@ async def test_client_keeps_what_a_player_can_know(server: MeepleServer) -> None
     await b.request_game(2)
     for client in (a, b):
         while client.turn is None:
-            await asyncio.wait_for(client.receive(), 2)
+            await asyncio.wait_for(client.receive(), PATIENCE)
     assert a.my_turn != b.my_turn
     mover = a if a.my_turn else b
     assert mover.order[0] == mover.name
@@ -483,9 +484,9 @@ async def test_client_keeps_what_a_player_can_know(server: MeepleServer) -> None
     best = max(mover.board.placements(mover.hand), key=lambda p: p.points)
     await mover.place(best.tile, best.index)
     assert not mover.my_turn
-    while not isinstance(await asyncio.wait_for(mover.receive(), 2), Move):
+    while not isinstance(await asyncio.wait_for(mover.receive(), PATIENCE), Move):
         pass
-    assert isinstance(await asyncio.wait_for(mover.receive(), 2), Tiles)
+    assert isinstance(await asyncio.wait_for(mover.receive(), PATIENCE), Tiles)
     assert mover.board.tile(best.index) == best.tile
     assert mover.points[mover.name] == best.points
     assert mover.bag_size == 36 - 8 - 1

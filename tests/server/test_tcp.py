@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
+from tests.patience import PATIENCE
 
 from meeple.server.clock import VirtualClock
 from meeple.server.config import LimitsConfig
@@ -171,7 +172,7 @@ async def test_a_burst_of_connections_is_greeted_whole(
 
     async def one() -> tuple[bytes, asyncio.StreamWriter]:
         reader, writer = await asyncio.open_connection("127.0.0.1", lis.port)
-        return await asyncio.wait_for(reader.readline(), 10), writer
+        return await asyncio.wait_for(reader.readline(), PATIENCE), writer
 
     results = await asyncio.gather(*(one() for _ in range(600)))
     try:

@@ -12,6 +12,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.memory import MemoryWriter, open_memory
+from tests.patience import GAME_PATIENCE
 
 from meeple.ai.scrabble import ranked_moves
 from meeple.clients.scrabble_bot import play_twente
@@ -227,7 +228,7 @@ async def test_swap_with_too_few_tiles_in_the_bag_is_e007(
                 c.last_error = None
                 await c.pass_turn()
 
-    await asyncio.wait_for(asyncio.gather(*(drive(c) for c in clients.values())), 30)
+    await asyncio.wait_for(asyncio.gather(*(drive(c) for c in clients.values())), GAME_PATIENCE)
     assert "E007" in errors
     for c in clients.values():
         await c.close()
@@ -243,7 +244,7 @@ async def test_whole_bot_games_match_the_engine_replay(
             asyncio.gather(
                 *(play_twente("127.0.0.1", port, f"bot{n}{i}", gcide, players=n) for i in range(n))
             ),
-            60,
+            GAME_PATIENCE,
         )
         seen = {tuple(sorted(r[0].scores.items())) for r in results}
         assert len(seen) == 1, "every bot saw the same final scores"

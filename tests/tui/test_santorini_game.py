@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from tests.patience import GAME_PATIENCE, PATIENCE
 from textual.pilot import Pilot
 from textual.widgets import RichLog
 
@@ -49,7 +50,7 @@ async def _wait_for_waiting_game(port: int) -> None:
 
     The server greets once per connection and never pushes a second SERVERSTATE (issue
     22), so the probe connects again until one says so."""
-    async with asyncio.timeout(5):
+    async with asyncio.timeout(PATIENCE):
         while True:
             probe = await SantoriniClient.connect("127.0.0.1", port)
             try:
@@ -112,7 +113,7 @@ async def test_a_whole_game_against_the_bot(am27: MeepleServer, gods: bool) -> N
         acted_on: SantoriniView | None = None
         answered = False
         steps = 0
-        async with asyncio.timeout(60):
+        async with asyncio.timeout(GAME_PATIENCE):
             while not app.over:
                 await pilot.pause(0.01)
                 if app.prompt and app.prompt.startswith("You are the challenger") and not answered:
@@ -169,7 +170,7 @@ async def test_refusals_are_shown_in_words(am27: MeepleServer) -> None:
         bot = asyncio.create_task(
             play_santorini("127.0.0.1", port, "bot", players=2, gods=False, seed=3)
         )
-        async with asyncio.timeout(20):
+        async with asyncio.timeout(PATIENCE):
             while not (app.view.players and app.prompt is None and app.view.active):
                 if app.prompt and app.prompt.startswith("You are the challenger"):
                     await pilot.press(*"starter ann", "enter")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.patience import PATIENCE
 
 from meeple.ai.scrabble import ranked_moves
 from meeple.clients.cmpn402 import BuiltinAgent, play
@@ -97,7 +98,7 @@ def check_snapshot(app: ScrabbleApp, name: str) -> None:
     assert svg == path.read_text(encoding="utf-8"), f"screen differs from {path.name}"
 
 
-async def until(pilot: Any, condition: Callable[[], bool], timeout: float = 15.0) -> None:
+async def until(pilot: Any, condition: Callable[[], bool], timeout: float = PATIENCE) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not condition():
@@ -198,10 +199,11 @@ async def test_a_game_against_the_builtin_agent(
                 offer = t.challenge
                 status = str(app.query_one("#status").render())
                 assert f"{OPPONENT} plays" in status
-                # The app counts down on the real clock: a second may pass on a busy
-                # machine before the status is read (as the clocks line allows 9:5x).
-                left = int(CHALLENGE_S)
-                assert re.search(rf"\b({left}|{left - 1}) s left", status), status
+                # The app counts down on the real clock: seconds may pass on a busy
+                # machine before the status is read (6 of them at load 20, issue 33).
+                shown = re.search(r"\b(\d+) s left", status)
+                assert shown is not None, status
+                assert 0 <= int(shown.group(1)) <= int(CHALLENGE_S), status
                 assert offer.window_ms == CHALLENGE_S * 1000
                 assert not t.clocks.player_running
                 assert not t.clocks.total_running
@@ -260,7 +262,7 @@ async def test_a_game_against_the_builtin_agent(
         assert t.clocks is not None
         assert not t.clocks.player_running
         assert not t.clocks.total_running
-        results = await asyncio.wait_for(bot, 10)
+        results = await asyncio.wait_for(bot, PATIENCE)
         assert results[0].score == t.scores[OPPONENT]
         assert results[0].opponent_score == t.scores["human"]
         [record] = Store(server.config.database).games()

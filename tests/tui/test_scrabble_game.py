@@ -7,6 +7,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from tests.patience import PATIENCE
+
 from meeple.ai.scrabble import ranked_moves
 from meeple.clients.scrabble_bot import play_twente
 from meeple.clients.twente import TwenteClient
@@ -26,7 +28,7 @@ from meeple.tui.scrabble.widgets import BoardView
 SIZE = (110, 34)
 
 
-async def until(pilot: Any, condition: Callable[[], bool], timeout: float = 15.0) -> None:
+async def until(pilot: Any, condition: Callable[[], bool], timeout: float = PATIENCE) -> None:
     """Let the app run until ``condition()`` holds (fail after ``timeout`` seconds)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
@@ -72,7 +74,7 @@ async def test_a_whole_game_typed_into_the_app_against_the_bot(
             await until(pilot, lambda b=before: len(app.table.log) > b)  # type: ignore[misc]
             assert not app.table.log[-1].startswith("refused"), app.table.log[-1]
         await until(pilot, lambda: app.table.phase is Phase.OVER)
-        results = await asyncio.wait_for(bot, 10)
+        results = await asyncio.wait_for(bot, PATIENCE)
         assert typed >= 3
         # The app's final scores are the server's, and they add up with the log.
         assert dict(app.table.scores) == results[0].scores
@@ -109,7 +111,7 @@ async def test_refusal_board_placement_and_chat_against_a_real_player(
         await until(pilot, lambda: app.table.turn is not None)
         if not app.table.my_turn:
             while not bob.my_turn:
-                await asyncio.wait_for(bob.receive(), 5)
+                await asyncio.wait_for(bob.receive(), PATIENCE)
             await bob.pass_turn()
             await until(pilot, lambda: app.table.my_turn)
         rack = app.table.rack.replace("?", "")
@@ -131,7 +133,7 @@ async def test_refusal_board_placement_and_chat_against_a_real_player(
         await until(pilot, lambda: len(app.table.rack) == 7)
         assert not Counter(before) - Counter(swapped) - Counter(app.table.rack)
         while not bob.my_turn:
-            await asyncio.wait_for(bob.receive(), 5)
+            await asyncio.wait_for(bob.receive(), PATIENCE)
         await bob.pass_turn()
         await until(pilot, lambda: app.table.my_turn)
         # Now the best opening, laid tile by tile on the board from the keyboard.
@@ -163,7 +165,7 @@ async def test_refusal_board_placement_and_chat_against_a_real_player(
         app.query_one("#command").value = "say thanks"  # type: ignore[attr-defined]
         await pilot.press("enter")
         while True:
-            got = await asyncio.wait_for(bob.receive(), 5)
+            got = await asyncio.wait_for(bob.receive(), PATIENCE)
             if isinstance(got, NotifyChat) and got.player == "human":
                 break
         assert got.text == "thanks"

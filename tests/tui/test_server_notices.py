@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 from tests.clients.peers import serve
+from tests.patience import PATIENCE
 
 from meeple.clients.clarkson import ClarksonClient
 from meeple.clients.twente import TwenteClient
@@ -49,13 +50,13 @@ async def test_clarkson_ready_never_answered_on_the_status_line() -> None:
                 events.append(event)
 
         reading = asyncio.create_task(collect())
-        await asyncio.wait_for(readied.wait(), 10)
+        await asyncio.wait_for(readied.wait(), PATIENCE)
         await clock.advance(10)
         assert events[-1] == ServerNotice(
             "waiting 10 s for OK to our READY; no answer yet, waiting until 60 s, then giving up"
         )
         await clock.advance(50)
-        await asyncio.wait_for(reading, 10)
+        await asyncio.wait_for(reading, PATIENCE)
         await connection.close()
     notices = [e.text for e in events if isinstance(e, ServerNotice)]
     assert [n.split(";")[0] for n in notices] == [

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.patience import PATIENCE
 
 from meeple.tui.connection import ConnectOptions
 from meeple.tui.spectrangle.adapter import connect
@@ -36,7 +37,7 @@ class Peer:
         self.writer.write("".join(f"{line}\n" for line in lines).encode())
 
     async def expect(self, line: str) -> None:
-        got = await asyncio.wait_for(self.reader.readline(), 5)
+        got = await asyncio.wait_for(self.reader.readline(), PATIENCE)
         assert got == f"{line}\n".encode()
 
 
@@ -61,7 +62,7 @@ async def listener() -> AsyncIterator[tuple[int, asyncio.Queue[Peer]]]:
     await server.wait_closed()
 
 
-async def until(pilot: Any, condition: Callable[[], bool], timeout: float = 5.0) -> None:
+async def until(pilot: Any, condition: Callable[[], bool], timeout: float = PATIENCE) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not condition():
@@ -115,7 +116,7 @@ async def test_a_game_by_typing_keys_and_mouse(
     port, peers = listener
     app = SpectrangleApp(connect, ConnectOptions("127.0.0.1", port, "ann"), protocol="spectrangle")
     async with app.run_test(size=SIZE) as pilot:
-        peer = await asyncio.wait_for(peers.get(), 5)
+        peer = await asyncio.wait_for(peers.get(), PATIENCE)
         await peer.expect("connect ann chat")
         peer.send("welcome chat")
         await peer.expect("request 2")
@@ -213,7 +214,7 @@ async def test_mouse_picks_a_field_and_a_second_click_on_a_tile_rotates(
     port, peers = listener
     app = SpectrangleApp(connect, ConnectOptions("127.0.0.1", port, "ann"))
     async with app.run_test(size=SIZE) as pilot:
-        peer = await asyncio.wait_for(peers.get(), 5)
+        peer = await asyncio.wait_for(peers.get(), PATIENCE)
         await peer.expect("connect ann chat")
         peer.send("welcome chat")
         await peer.expect("request 2")
@@ -240,7 +241,7 @@ async def test_a_name_refused_by_the_server_is_shown(
     port, peers = listener
     app = SpectrangleApp(connect, ConnectOptions("127.0.0.1", port, "ann"))
     async with app.run_test(size=SIZE) as pilot:
-        peer = await asyncio.wait_for(peers.get(), 5)
+        peer = await asyncio.wait_for(peers.get(), PATIENCE)
         await peer.expect("connect ann chat")
         peer.send("invalidName")
         await until(pilot, lambda: app.table.phase is Phase.CLOSED)
@@ -249,7 +250,7 @@ async def test_a_name_refused_by_the_server_is_shown(
 
 async def _start_1_3_game(pilot: Any, app: SpectrangleApp, peers: asyncio.Queue[Peer]) -> Peer:
     """Handshake and a game of ann and bob, bob on turn."""
-    peer = await asyncio.wait_for(peers.get(), 5)
+    peer = await asyncio.wait_for(peers.get(), PATIENCE)
     await peer.expect("connect ann chat")
     peer.send("welcome chat")
     await peer.expect("request 2")

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tests.patience import PATIENCE
+
 from meeple.clients.spectrangle import play_spectrangle
 from meeple.games.spectrangle import replay
 from meeple.games.spectrangle.board import coordinates
@@ -30,7 +32,7 @@ from meeple.tui.spectrangle.table import Phase
 from meeple.tui.spectrangle.widgets import FIELD_WIDTH, TriangleBoard
 
 
-async def until(pilot: Any, condition: Callable[[], bool], timeout: float = 10.0) -> None:
+async def until(pilot: Any, condition: Callable[[], bool], timeout: float = PATIENCE) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not condition():
@@ -81,7 +83,7 @@ async def test_a_whole_game_against_meeple_bot_on_a_real_server(tmp_path: Path) 
                 moves += 1
                 await until(pilot, lambda n=log_size: len(app.table.log) > n)  # type: ignore[misc]
                 assert not app.table.log[log_size].startswith("refused"), app.table.log
-            results = await asyncio.wait_for(bot, 10)
+            results = await asyncio.wait_for(bot, PATIENCE)
             assert app.table.phase is Phase.OVER
             assert "Game over" in str(app.query_one("#status").render())
             assert moves >= 5

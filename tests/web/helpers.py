@@ -22,6 +22,7 @@ import pytest
 import websockets
 from playwright.async_api import Browser, Page, async_playwright, expect
 from tests.guard import session_processes
+from tests.patience import eventually
 from websockets.asyncio.client import ClientConnection
 
 from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose, ranked_moves
@@ -255,10 +256,7 @@ async def _move(client: TwenteClient, lexicon: Lexicon, skip: int) -> None:
 async def stored_game(server: MeepleServer, game: str) -> GameRecord:
     """The one stored game of ``game`` (waiting a moment for the room to store it)."""
     store: Store = server.services.resource("store", lambda: None)
-    for _ in range(100):
-        if store.games(game=game):
-            break
-        await asyncio.sleep(0.02)
+    await eventually(lambda: bool(store.games(game=game)), f"a {game} game stored")
     [record] = store.games(game=game)
     return record
 

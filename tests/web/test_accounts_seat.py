@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import websockets
+from tests.patience import PATIENCE
 from tests.web.helpers import ServerFactory
 from websockets.asyncio.client import ClientConnection
 
@@ -53,7 +54,7 @@ async def _ws(server: MeepleServer, session: str | None = None) -> ClientConnect
 
 
 async def _reply(ws: ClientConnection) -> dict[str, Any]:
-    reply: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), 10))
+    reply: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), PATIENCE))
     return reply
 
 

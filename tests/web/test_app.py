@@ -16,6 +16,7 @@ import pytest
 import websockets
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.patience import GAME_PATIENCE, PATIENCE
 from tests.web.helpers import ServerFactory, web_socket
 from websockets.asyncio.client import ClientConnection
 
@@ -44,7 +45,7 @@ async def http(twente: MeepleServer) -> AsyncIterator[httpx.AsyncClient]:
 
 
 async def _reply(ws: ClientConnection) -> dict[str, Any]:
-    reply: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), 5))
+    reply: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), PATIENCE))
     return reply
 
 
@@ -131,7 +132,7 @@ async def test_a_finished_game_is_a_replay_with_its_gcg(
             play_twente("127.0.0.1", port, "ann", gcide),
             play_twente("127.0.0.1", port, "bob", gcide),
         ),
-        60,
+        GAME_PATIENCE,
     )
     store: Store = twente.services.resource("store", lambda: None)
     [record] = store.games()
@@ -245,7 +246,7 @@ async def test_a_spectator_that_never_reads_does_not_slow_the_game(
         await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
         await ws.send(json.dumps({"type": "subscribe", "topic": "game", "uid": uid}))
         sleepers.append(ws)
-    await asyncio.wait_for(bots, 60)
+    await asyncio.wait_for(bots, GAME_PATIENCE)
     for ws in sleepers:
         last: dict[str, Any] = {}
         while not last.get("data", {}).get("finished"):

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from playwright.async_api import Browser, WebSocket, expect
+from tests.patience import GAME_PATIENCE, PATIENCE_MS
 from tests.web.helpers import ServerFactory, screenshot, slow_twente_bot
 
 from meeple.clients.scrabble_bot import play_twente
@@ -87,12 +88,12 @@ async def test_a_browser_watches_a_whole_twente_game_and_sees_no_racks(
     ready.set()
     # While the game runs, the lobby's row shows the scores as they change.
     await expect(lobby_page.locator(f"#rooms tr[data-uid='{room.uid}'] .num")).not_to_have_text(
-        "0 – 0", timeout=10000
+        "0 – 0", timeout=PATIENCE_MS
     )
     await screenshot(lobby_page, "lobby-live")
-    scores, _ = await asyncio.wait_for(bots, 60)
+    scores, _ = await asyncio.wait_for(bots, GAME_PATIENCE)
 
-    await expect(page.locator("#ended")).to_be_visible(timeout=5000)
+    await expect(page.locator("#ended")).to_be_visible(timeout=PATIENCE_MS)
     # The lobby page followed the game live: the finished game left "Playing now".
     await expect(lobby_page.locator("#rooms")).to_contain_text("No game is running.")
     await lobby_page.close()
@@ -130,7 +131,7 @@ async def test_a_replay_stepped_to_the_end_shows_the_stored_final_scores(
             play_twente("127.0.0.1", port, "cat", gcide),
             play_twente("127.0.0.1", port, "dog", gcide),
         ),
-        60,
+        GAME_PATIENCE,
     )
     store: Store = server.services.resource("store", lambda: None)
     [record] = store.games()

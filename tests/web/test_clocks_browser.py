@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from playwright.async_api import Browser, expect
+from tests.patience import PATIENCE_MS
 from tests.web.helpers import ServerFactory, screenshot
 from tests.web.test_play_issue24_browser import serious_violations
 
@@ -47,7 +48,7 @@ async def test_a_scrabble_table_with_a_clock_runs_and_flags(
         await expect(mine.locator(".who")).to_have_text("kim")
         before = await mine.locator(".time").inner_text()
         assert before in ("5:00", "4:59")
-        await expect(mine.locator(".time")).not_to_have_text(before, timeout=3000)  # it runs
+        await expect(mine.locator(".time")).not_to_have_text(before, timeout=PATIENCE_MS)  # it runs
         await expect(page.locator("#clocks .clock-rule")).to_contain_text("overtime 10 min")
 
         room = server_lobby(server.services).rooms[0]

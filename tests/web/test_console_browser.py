@@ -8,6 +8,7 @@ import contextlib
 import httpx
 import pytest
 from playwright.async_api import Browser, expect
+from tests.patience import PATIENCE_MS, eventually
 from tests.web.helpers import ServerFactory, screenshot
 
 from meeple.clients.cmpn402 import BuiltinAgent, Move, View, play
@@ -40,11 +41,14 @@ async def test_console_pauses_and_resumes_a_game_and_refuses_without_the_token(
         for name in ("alice", "bob")
     ]
     try:
-        for _ in range(500):
-            agents_now = console.snapshot()["agents"]
-            if sum(a["connected"] and a["name"] is not None for a in agents_now) == 2:
-                break
-            await asyncio.sleep(0.01)
+        await eventually(
+            lambda: (
+                sum(a["connected"] and a["name"] is not None for a in console.snapshot()["agents"])
+                == 2
+            ),
+            "two agents named",
+            every=0.01,
+        )
         base = f"http://127.0.0.1:{server.ports['web']}"
         context = await browser.new_context()
         page = await context.new_page()
@@ -68,10 +72,10 @@ async def test_console_pauses_and_resumes_a_game_and_refuses_without_the_token(
         await expect(page.locator("#console-live[data-ready]")).to_be_attached()
         await page.click("[data-action=start]")
         await expect(page.locator(".flash")).to_be_visible()
-        await expect(page.locator("#state")).to_have_text("running", timeout=5000)
-        await expect(page.locator(".cboard .tile").first).to_be_visible(timeout=10000)
+        await expect(page.locator("#state")).to_have_text("running", timeout=PATIENCE_MS)
+        await expect(page.locator(".cboard .tile").first).to_be_visible(timeout=PATIENCE_MS)
         await page.click("[data-action=pause]")
-        await expect(page.locator("#state")).to_have_text("paused", timeout=5000)
+        await expect(page.locator("#state")).to_have_text("paused", timeout=PATIENCE_MS)
         assert console.snapshot()["state"] == "paused"
         [board] = console.snapshot()["boards"]
         assert board["clocks"]["running"] is False
@@ -93,12 +97,12 @@ async def test_console_pauses_and_resumes_a_game_and_refuses_without_the_token(
         await expect(lobby.locator("#contest")).to_contain_text("State paused")
 
         await page.click("[data-action=resume]")
-        await expect(page.locator("#state")).to_have_text("running", timeout=5000)
+        await expect(page.locator("#state")).to_have_text("running", timeout=PATIENCE_MS)
         assert console.snapshot()["state"] == "running"
         await expect(lobby.locator("#contest")).to_contain_text("State running")  # live
         await lobby.close()
         await page.click("[data-action=stop]")
-        await expect(page.locator("#state")).not_to_have_text("running", timeout=5000)
+        await expect(page.locator("#state")).not_to_have_text("running", timeout=PATIENCE_MS)
         await context.close()
     finally:
         for task in agents:

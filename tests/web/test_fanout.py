@@ -18,6 +18,7 @@ from typing import Any
 import websockets
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.patience import PATIENCE, eventually
 from tests.server.test_log_replay import (
     _idle,
     _room,
@@ -57,14 +58,14 @@ class Watcher:
         self.joined.clear()
         await self.ws.send(json.dumps({**message, "delta": True} if self.delta else message))
         self.task = asyncio.create_task(self._read())
-        await asyncio.wait_for(self.joined.wait(), 5)
+        await asyncio.wait_for(self.joined.wait(), PATIENCE)
 
     async def unsubscribe(self) -> None:
         await self.ws.send(json.dumps({"type": "unsubscribe", "topic": "game", "uid": self.uid}))
         # Past the unsubscribe: a pong says the server has read it.
         await self.ws.send('{"type":"ping","id":1}')
         assert self.task is not None
-        await asyncio.wait_for(self.task, 5)
+        await asyncio.wait_for(self.task, PATIENCE)
 
     async def _read(self) -> None:
         async for text in self.ws:
@@ -180,13 +181,11 @@ async def _watch_a_random_game(
     watchers = [w for w in (whole, early, leaver, late) if w is not None]
     assert fanout.watchers(topic) == len(watchers)
     for w in watchers:
-        for _ in range(500):
-            final = lobby.feed.last(topic)
-            assert final is not None
-            if w.held == final.seq:
-                break
-            await asyncio.sleep(0.01)
-        assert w.held == final.seq
+        final = lobby.feed.last(topic)
+        assert final is not None
+        await eventually(
+            lambda w=w, seq=final.seq: w.held == seq, "the watcher caught up", every=0.01
+        )
         assert w.data == final.data
         for seq, state in w.states.items():
             if seq in whole.states:
@@ -202,12 +201,8 @@ async def _watch_a_random_game(
     for w in watchers:
         await w.ws.close()
         if w.task is not None:
-            await asyncio.wait_for(w.task, 5)
-    for _ in range(100):
-        if fanout.watchers(topic) == 0:
-            break
-        await asyncio.sleep(0.01)
-    assert fanout.watchers(topic) == 0
+            await asyncio.wait_for(w.task, PATIENCE)
+    await eventually(lambda: fanout.watchers(topic) == 0, "every watcher gone", every=0.01)
     assert lobby.feed.subscribers(topic) == 0, "the last spectator gone, the edge stops listening"
     lobby._by_uid.pop(room.uid, None)
 
@@ -221,16 +216,16 @@ async def test_a_spectator_gets_the_whole_snapshot_when_the_patch_is_not_smaller
     lobby: Lobby = server_lobby(server.services)
     ws = await web_socket(server)
     await ws.send('{"type":"subscribe","topic":"lobby","delta":true}')
-    first = json.loads(await asyncio.wait_for(ws.recv(), 5))
+    first = json.loads(await asyncio.wait_for(ws.recv(), PATIENCE))
     assert first["type"] == "lobby"
     assert "data" in first
     # A table appears: a small change of a small snapshot.
     lobby.feed.publish("lobby", lambda: {**first["data"], "tables": [{"id": "t1"}]})
-    second = json.loads(await asyncio.wait_for(ws.recv(), 5))
+    second = json.loads(await asyncio.wait_for(ws.recv(), PATIENCE))
     assert second["seq"] > first["seq"]
     whole = {"queues": ["x" * 50], "tables": [], "rooms": [], "store": "y" * 50}
     lobby.feed.publish("lobby", lambda: whole)
-    third = json.loads(await asyncio.wait_for(ws.recv(), 5))
+    third = json.loads(await asyncio.wait_for(ws.recv(), PATIENCE))
     assert third["seq"] > second["seq"]
     assert third["data"] == whole
     assert "patch" not in third
@@ -306,7 +301,7 @@ async def test_a_slow_spectator_is_skipped_then_catches_up_whole(
     seqs: list[int] = []
     held, data = first["seq"], first["data"]
     while held < last.seq:
-        message = await asyncio.wait_for(slow.recv(), 10)
+        message = await asyncio.wait_for(slow.recv(), PATIENCE)
         assert message["type"] == "lobby"
         assert message["seq"] > held
         if "patch" in message:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.patience import PATIENCE
 from tests.web.helpers import web_socket
 
 from meeple.games.scrabble.lexicon import Lexicon, LexiconError
@@ -28,7 +29,7 @@ from meeple.web import seat
 
 async def _until(ws: Any, kind: str) -> dict[str, Any]:
     while True:
-        message: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), 20))
+        message: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), PATIENCE))
         if message["type"] == kind:
             return message
 

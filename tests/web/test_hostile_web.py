@@ -21,6 +21,7 @@ import pytest
 import websockets
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.patience import PATIENCE
 
 from meeple.clients.twente import TwenteClient
 from meeple.games.scrabble.lexicon import Lexicon
@@ -125,7 +126,7 @@ async def test_a_keep_alive_connection_is_closed_when_idle(serve: Factory) -> No
     reader, writer = await asyncio.open_connection("127.0.0.1", server.ports["web"])
     host = b"127.0.0.1:%d" % server.ports["web"]
     writer.write(b"GET /static/meeple.css HTTP/1.1\r\nHost: " + host + b"\r\n\r\n")
-    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), PATIENCE)
     assert head.startswith(b"HTTP/1.1 200")
     took = await _closed_within(reader, 5)
     writer.close()
@@ -140,7 +141,7 @@ async def test_plain_http_connections_are_capped_per_address(serve: Factory) -> 
     port = server.ports["web"]
     held = [await asyncio.open_connection("127.0.0.1", port) for _ in range(3)]
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    answer = await asyncio.wait_for(reader.read(), 5)
+    answer = await asyncio.wait_for(reader.read(), PATIENCE)
     writer.close()
     assert answer.startswith(b"HTTP/1.1 503")
     held[0][1].close()
@@ -221,7 +222,7 @@ async def _status_for_host(port: int, host: bytes, path: bytes = b"/") -> int:
     """The status of a GET with exactly this ``Host`` header (raw, as any client may)."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.write(b"GET " + path + b" HTTP/1.1\r\nHost: " + host + b"\r\nConnection: close\r\n\r\n")
-    head = await asyncio.wait_for(reader.readuntil(b"\r\n"), 5)
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n"), PATIENCE)
     writer.close()
     return int(head.split()[1])
 
@@ -270,7 +271,7 @@ async def _handshake_status(port: int, host: str, origin: str) -> int:
             "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
         ).encode()
     )
-    head = await asyncio.wait_for(reader.readuntil(b"\r\n"), 5)
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n"), PATIENCE)
     writer.close()
     return int(head.split()[1])
 
@@ -475,7 +476,7 @@ async def _flood_until_closed(port: int) -> int | None:
             if i % 200 == 0:
                 await asyncio.sleep(0)
         while True:
-            await asyncio.wait_for(ws.recv(), 10)
+            await asyncio.wait_for(ws.recv(), PATIENCE)
     return ws.close_code
 
 

@@ -11,6 +11,7 @@ import json
 import random
 from typing import Any
 
+from tests.patience import GAME_PATIENCE, eventually
 from tests.web.helpers import ServerFactory, stored_game, web_socket
 from websockets.asyncio.client import ClientConnection
 
@@ -108,7 +109,7 @@ async def test_a_browser_seat_plays_scrabble_against_a_twente_bot(
         play_twente("127.0.0.1", server.ports["twente"], "ann", gcide, players=2)
     )
     last = await _play_scrabble(ws, gcide)
-    [result] = await asyncio.wait_for(twente, 60)
+    [result] = await asyncio.wait_for(twente, GAME_PATIENCE)
     assert result.reason == "WIN"
     assert result.refused == 0
     assert last["result"] is not None
@@ -140,10 +141,7 @@ async def test_a_browser_that_drops_takes_its_seat_back_with_its_token(
     before = await _play_scrabble(ws, gcide, stop_after=2)
     await ws.close()
     lobby = server_lobby(server.services)
-    for _ in range(100):
-        if lobby.held:
-            break
-        await asyncio.sleep(0.02)
+    await eventually(lambda: bool(lobby.held), "the seat held")
     assert lobby.held == 1
     again = await web_socket(server)
     await again.send(json.dumps({"type": "rejoin", "token": "x" * 24}))
@@ -157,7 +155,7 @@ async def test_a_browser_that_drops_takes_its_seat_back_with_its_token(
     assert view["type"] == "seat"
     assert view["data"]["moves"][: len(before["moves"])] == before["moves"]
     last = await _play_scrabble(again, gcide, first=view, try_illegal=False)
-    [result] = await asyncio.wait_for(twente, 60)
+    [result] = await asyncio.wait_for(twente, GAME_PATIENCE)
     assert result.reason == "WIN"
     assert last["over"]
     await again.close()

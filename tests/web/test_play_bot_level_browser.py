@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from playwright.async_api import Browser
+from tests.patience import eventually
 from tests.web.helpers import ServerFactory, open_table
 
 from meeple.server.lobby.bots import BotSeat
@@ -25,12 +24,12 @@ async def test_the_bot_menu_picks_the_bots_level(
         await page.select_option("#bot-level-seated", level)
         await page.click("#bot")
         lobby = server_lobby(server.services)
-        bots: list[BotSeat] = []
-        for _ in range(200):
-            bots = [s for room in lobby.rooms for s in room.seats if isinstance(s, BotSeat)]
-            if bots:
-                break
-            await asyncio.sleep(0.02)
+
+        def bots_now() -> list[BotSeat]:
+            return [s for room in lobby.rooms for s in room.seats if isinstance(s, BotSeat)]
+
+        await eventually(lambda: bool(bots_now()), "a bot seated")
+        bots = bots_now()
         assert [b.level for b in bots] == [level]
         assert bots[0].player.max_depth == {"easy": 1, "medium": 3}[level]
     finally:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from playwright.async_api import Browser, Page, expect
+from tests.patience import GAME_PATIENCE
 from tests.web.helpers import NEXT_VIEW, ServerFactory, open_table, screenshot, type_move
 from tests.web.test_play_santorini_browser import click_step
 
@@ -68,7 +69,7 @@ async def test_a_person_plays_a_whole_scrabble_game_against_a_twente_bot(
             continue
         seen = len(view["moves"])
         await type_move(page, view, gcide)
-    [result] = await asyncio.wait_for(twente, 60)
+    [result] = await asyncio.wait_for(twente, GAME_PATIENCE)
     assert reloaded
     assert result.reason == "WIN"  # not DISCONNECT: the reload did not end the game
     assert dict(zip(view["players"], view["result"]["scores"], strict=True)) == result.scores
@@ -152,7 +153,7 @@ async def test_a_person_plays_santorini_with_gods_against_the_am27_bot(
             shot = True
         seen = len(view["moves"])
         await _santorini_step(page, room.game.state, view["you"], rng)  # type: ignore[attr-defined]
-    [result] = await asyncio.wait_for(am27, 60)
+    [result] = await asyncio.wait_for(am27, GAME_PATIENCE)
     assert result.winner == view["players"][view["winner"]]
     assert set(result.gods) == {"pia", "ace"}
     assert "Atheist" not in result.gods.values()
@@ -221,7 +222,7 @@ async def test_a_person_plays_spectrangle_against_two_spectrangle_clients(
             await screenshot(page, "play-spectrangle")  # a tile that fits on several fields
             shot = True
         await page.click(f'#board .field[data-field="{action.index}"]')
-    results = await asyncio.wait_for(bots, 60)
+    results = await asyncio.wait_for(bots, GAME_PATIENCE)
     assert chatted
     for [result] in results:
         assert result.leaderboard is not None

@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from tests.patience import PATIENCE
 from tests.web.helpers import ServerFactory, web_socket
 from websockets.asyncio.client import ClientConnection
 
@@ -27,7 +28,7 @@ Message = dict[str, Any]
 async def _until(ws: ClientConnection, wanted: Callable[[Message], bool]) -> Message:
     """The next message ``wanted`` accepts (seat views and the like are skipped)."""
     while True:
-        message: Message = json.loads(await asyncio.wait_for(ws.recv(), 10))
+        message: Message = json.loads(await asyncio.wait_for(ws.recv(), PATIENCE))
         if wanted(message):
             return message
 
@@ -49,7 +50,7 @@ async def _create(ws: ClientConnection, game: str, variant: str, size: int, name
 
 async def _heard(client: SpectrangleClient, text: str) -> ChatFrom:
     while True:
-        message = await asyncio.wait_for(client.receive(), 10)
+        message = await asyncio.wait_for(client.receive(), PATIENCE)
         if isinstance(message, ChatFrom) and message.text == text:
             return message
 
@@ -131,7 +132,7 @@ async def test_a_browser_and_a_twente_chat_client_hear_each_other(
     await ws.send(json.dumps({"type": "chat", "text": "hello from the web"}))
     await _until(ws, _chat("wes", "hello from the web"))
     while True:
-        message = await asyncio.wait_for(ann.receive(), 10)
+        message = await asyncio.wait_for(ann.receive(), PATIENCE)
         if isinstance(message, NotifyChat):
             assert (message.player, message.text) == ("wes", "hello from the web")
             break

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from axe_playwright_python.async_playwright import Axe
 from playwright.async_api import Browser, Page, expect
+from tests.patience import GAME_PATIENCE, PATIENCE_MS
 from tests.web.helpers import NEXT_VIEW, PHONE_WIDTHS, ServerFactory, end_game, screenshot
 from tests.web.test_play_santorini_browser import click_step
 
@@ -165,7 +166,7 @@ async def test_play_santorini_now_turn_flow_resign_and_rematch(
             await expect(note).to_contain_text("Turn ends in")
         # Nothing clicked: the turn ends by itself, the bot moves.
         await page.wait_for_function(
-            "() => window.meeple.view.turn !== window.meeple.view.you", timeout=10_000
+            "() => window.meeple.view.turn !== window.meeple.view.you", timeout=PATIENCE_MS
         )
         turns += 1
     log = await page.locator("#moves li").all_inner_texts()
@@ -361,14 +362,25 @@ async def test_axe_finds_nothing_critical_or_serious_on_the_play_pages(
 
 FOCUSED_CELL = "() => document.activeElement?.dataset?.cell ?? null"
 
+# Where the focus is from a node: 0 on it, 1 before it (or nowhere), -1 after it.
+FOCUS_SIDE = """(node) => {
+  const focused = document.activeElement;
+  if (focused === node) return 0;
+  if (!focused || focused === document.body) return 1;
+  return node.compareDocumentPosition(focused) & Node.DOCUMENT_POSITION_PRECEDING ? 1 : -1;
+}"""
+
 
 async def tab_to(page: Page, selector: str) -> None:
-    """Press Tab until ``selector`` has the focus (the keyboard alone reaches it)."""
+    """Press Tab, or Shift+Tab when the focus is past it, until ``selector`` has the
+    focus (the keyboard alone reaches it, the short way round: the pages' tab order is
+    their document order)."""
     target = page.locator(selector)
     for _ in range(150):
-        if await target.evaluate("(node) => node === document.activeElement"):
+        side = await target.evaluate(FOCUS_SIDE)
+        if side == 0:
             return
-        await page.keyboard.press("Tab")
+        await page.keyboard.press("Tab" if side > 0 else "Shift+Tab")
     raise AssertionError(f"Tab never reached {selector}")
 
 
@@ -379,6 +391,13 @@ async def test_a_whole_santorini_game_by_keyboard_alone(
     each move and build, until the game is over; the turns end by themselves."""
     server = await make_server("santorini")
     page = await browser.new_page(viewport={"width": 1280, "height": 900})
+    # The quick game's bot at level easy, as if picked in the lobby's form beforehand:
+    # its turns take 0.1 s, not hard's 1 s, and it ends the game sooner (36 moves, not
+    # 60, in a run at load 20). The keys pressed are the same.
+    await page.add_init_script(
+        "document.addEventListener('DOMContentLoaded', () => {"
+        " document.getElementById('bot-level').value = 'easy'; })"
+    )
     await page.goto(f"http://127.0.0.1:{server.ports['web']}/play?game=santorini/standard&bot=1")
     await page.evaluate("() => { window.meeple.autoEndMs = 300; }")
     for _ in range(200):
@@ -410,7 +429,7 @@ async def test_a_whole_santorini_game_by_keyboard_alone(
                 await page.keyboard.press("Enter")
         elif legal["pass"]:
             await page.wait_for_function(  # the turn ends by itself
-                "(n) => window.meeple.view.moves.length > n", arg=seen, timeout=5_000
+                "(n) => window.meeple.view.moves.length > n", arg=seen, timeout=PATIENCE_MS
             )
             continue
         else:
@@ -496,7 +515,7 @@ async def test_replay_shows_each_move_against_the_engines_best(
             play_twente("127.0.0.1", port, "cat", gcide),
             play_twente("127.0.0.1", port, "dog", gcide),
         ),
-        60,
+        GAME_PATIENCE,
     )
     store: Store = server.services.resource("store", lambda: None)
     [record] = store.games()

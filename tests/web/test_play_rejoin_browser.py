@@ -4,11 +4,11 @@ forgotten. Real Chromium; the tabs of one browser are the pages of one context."
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, expect
+from tests.patience import eventually
 from tests.web.helpers import NEXT_VIEW, ServerFactory, open_table, screenshot, type_move
 
 from meeple.games.scrabble.lexicon import Lexicon
@@ -55,10 +55,7 @@ async def test_a_closed_tab_s_seat_comes_back_in_a_new_tab(
     token = await page.evaluate(TOKEN)
     await page.close()
     lobby = server_lobby(server.services)
-    for _ in range(100):
-        if lobby.held:
-            break
-        await asyncio.sleep(0.02)
+    await eventually(lambda: bool(lobby.held), "the seat held")
     assert lobby.held == 1
     again = await _new_tab(context, server)
     await expect(again.locator("#who")).to_have_text("You are pat")

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from playwright.async_api import Browser, Page, expect
+from tests.patience import PATIENCE
 from tests.web.helpers import ServerFactory, screenshot
 
 from meeple.games.santorini import DOME, Action, Build, Game, Move, Pass, Phase, Undo
@@ -41,7 +42,7 @@ async def view_after(page: Page, n: int) -> dict[str, Any]:
 
 async def until(done: Callable[[], bool]) -> None:
     """Wait until ``done()`` (the room runs in this process, on this event loop)."""
-    async with asyncio.timeout(15):
+    async with asyncio.timeout(PATIENCE):
         while not done():
             await asyncio.sleep(0.01)
 

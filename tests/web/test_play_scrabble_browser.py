@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from playwright.async_api import Browser, Locator, Page, expect
+from tests.patience import GAME_PATIENCE
 from tests.web.helpers import (
     NEXT_VIEW,
     ServerFactory,
@@ -237,7 +238,7 @@ async def test_a_person_drags_a_whole_game_against_a_clarkson_bot_at_a_clarkson_
         score = await _drag_move(page, view, gcide, shoot=len(scored) == 3)
         if score is not None:
             scored.append(score)
-    [result] = await asyncio.wait_for(bot, 60)
+    [result] = await asyncio.wait_for(bot, GAME_PATIENCE)
     final = dict(zip(view["players"], view["result"]["scores"], strict=True))
     assert sorted(view["players"]) == ["cora", "pat"]
     assert result.scores == final

@@ -7,6 +7,7 @@ import asyncio
 import json
 from typing import Any
 
+from tests.patience import GAME_PATIENCE
 from tests.web.helpers import ServerFactory, web_socket
 from websockets.asyncio.client import ClientConnection
 
@@ -22,7 +23,7 @@ from meeple.server.lobby.tables import server_lobby
 async def _next(ws: ClientConnection, kind: str | None = None) -> dict[str, Any]:
     """The next message (of type ``kind`` when given, skipping others)."""
     while True:
-        reply: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), 30))
+        reply: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), GAME_PATIENCE))
         if kind is None or reply["type"] == kind:
             return reply
 

@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 from playwright.async_api import Browser, expect
+from tests.patience import GAME_PATIENCE
 from tests.web.helpers import ServerFactory, screenshot
 
 from meeple.clients.scrabble_bot import play_twente
@@ -28,7 +29,7 @@ async def test_ratings_page_links_to_the_players_page_with_the_game(
             play_twente("127.0.0.1", port, "ann<&>", gcide),
             play_twente("127.0.0.1", port, "bob/b", gcide),
         ),
-        60,
+        GAME_PATIENCE,
     )
     store: Store = server.services.resource("store", lambda: None)
     board = store.leaderboard("scrabble")

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.patience import PATIENCE, eventually
 from tests.web.helpers import ServerFactory, web_socket
 from websockets.asyncio.client import ClientConnection
 
@@ -54,26 +55,26 @@ async def test_every_protocol_refuses_a_table_past_the_address_cap(
 
     second = await TwenteClient.connect(host, server.ports["twente"], "ben")
     await second.request_game(3)
-    reply = await asyncio.wait_for(second.receive(), 5)
+    reply = await asyncio.wait_for(second.receive(), PATIENCE)
     assert isinstance(reply, Error)
     assert reply.code is ErrorCode.WRONG_NUMBER_OF_PLAYERS
     assert reply.players == 2  # ann's table has a free seat: joining it opens nothing
 
     clarkson = await ClarksonClient.connect(host, server.ports["clarkson"])
-    nok = await asyncio.wait_for(clarkson.receive(), 5)
+    nok = await asyncio.wait_for(clarkson.receive(), PATIENCE)
     assert isinstance(nok, Nok)
     assert "open tables" in nok.description
 
     santorini = await SantoriniClient.connect(host, server.ports["santorini"])
     await santorini.register("sam", 3, False)
-    info = await asyncio.wait_for(santorini.receive(), 5)
+    info = await asyncio.wait_for(santorini.receive(), PATIENCE)
     while not isinstance(info, Info):  # its server state first
-        info = await asyncio.wait_for(santorini.receive(), 5)
+        info = await asyncio.wait_for(santorini.receive(), PATIENCE)
     assert info.information == "INVALID"
 
     spectrangle = await SpectrangleClient.connect(host, server.ports["spectrangle"], "spe")
     await spectrangle.request_game(3)
-    refused = await asyncio.wait_for(spectrangle.receive(), 5)
+    refused = await asyncio.wait_for(spectrangle.receive(), PATIENCE)
     assert isinstance(refused, ErrorReply)
     assert refused.word is ErrorWord.INVALID_COMMAND
 
@@ -87,10 +88,11 @@ async def test_every_protocol_refuses_a_table_past_the_address_cap(
     assert await _open_tables(server) == 1
 
     await first.close()
-    for _ in range(50):
-        if await _open_tables(server) == 0:
-            break
-        await asyncio.sleep(0.05)
+
+    async def closed() -> bool:
+        return await _open_tables(server) == 0
+
+    await eventually(closed, "the closed socket's table gone", every=0.05)
     await ws.send(json.dumps({**create, "name": "wes"}))
     assert (await _next(ws, "seated"))["type"] == "seated"
     for client in (second, clarkson, santorini, spectrangle):

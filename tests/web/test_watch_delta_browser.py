@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from playwright.async_api import Browser, Page, WebSocket, expect
+from tests.patience import GAME_PATIENCE, PATIENCE_MS
 from tests.protocols.web.test_delta import JSON
 from tests.web.helpers import ServerFactory, slow_twente_bot
 from tests.web.test_browser import READ_BOARD
@@ -54,8 +55,8 @@ async def test_the_watch_page_follows_a_game_through_deltas(
     await page.goto(f"http://127.0.0.1:{server.ports['web']}/games/{room.uid}")
     await expect(page.locator("#live")).to_be_visible()
     ready.set()
-    await asyncio.wait_for(bots, 60)
-    await expect(page.locator("#ended")).to_be_visible(timeout=10000)
+    await asyncio.wait_for(bots, GAME_PATIENCE)
+    await expect(page.locator("#ended")).to_be_visible(timeout=PATIENCE_MS)
 
     assert {"type": "subscribe", "topic": "game", "uid": room.uid, "delta": True} in sent
     game = [f for f in frames if f.get("type") == "game"]

@@ -39,7 +39,8 @@ def _position(seed: int, plays: int, lexicon: Lexicon) -> tuple[Board, str]:
     return board, "".join(rack)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# 8 positions in make test (each lists and validates hundreds of moves), 80 in make test-deep.
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32), plays=st.integers(0, 8), blanks=st.integers(0, 2))
 def test_every_generated_move_is_accepted_by_the_validator_with_its_score(
     seed: int, plays: int, blanks: int, gcide: Lexicon
