@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Literal
 
-from meeple.ai.leaves import LeaveValues, default_leaves
+from meeple.ai.leaves import LeaveModel, leaves_for
 from meeple.games.rng import Random
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.engine import (
@@ -222,14 +222,14 @@ class StrongPlayer(Player):
     def __init__(
         self,
         lexicon: Lexicon,
-        leaves: LeaveValues | None = None,
+        leaves: LeaveModel | None = None,
         generator: MoveGenerator | None = None,
         *,
         candidates: int = 8,
         exchange_margin: float = 10.0,
     ) -> None:
         self.lexicon = lexicon
-        self.leaves = leaves if leaves is not None else default_leaves()
+        self.leaves = leaves if leaves is not None else leaves_for(lexicon.name)
         self.generator = generator or get_generator()
         self.candidates = candidates
         self.exchange_margin = exchange_margin
