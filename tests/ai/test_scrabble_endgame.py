@@ -86,3 +86,26 @@ def test_endgame_choice_is_the_brute_force_optimum(word: str, mine: str, theirs:
     best = _exact(board, mine, theirs)
     assert _value(board, choice, mine, theirs) == best
     assert strong.last_value == best
+    assert strong.last_line[0] == choice
+    assert _line_value(strong.last_line, mine, theirs) == best
+
+
+def _line_value(line: list[Choice], me: str, opp: str) -> float:
+    """The spread for the first mover when both sides play ``line`` out."""
+    total = 0.0
+    sign = 1.0
+    passed = False
+    for action in line:
+        if isinstance(action, PassChoice):
+            if passed:
+                return total + sign * (_points(opp) - _points(me))
+            passed = True
+        else:
+            assert isinstance(action, Move)
+            passed = False
+            total += sign * action.score
+            me = leave_of(me, action)
+            if not me:
+                return total + sign * 2 * _points(opp)
+        me, opp, sign = opp, me, -sign
+    raise AssertionError(f"the line does not end the game: {line}")
