@@ -106,6 +106,14 @@ def test_hostile_bytes_raise_only_the_table_error(data: bytes) -> None:
             SuperLeaves.from_bytes(blob)
 
 
+def test_a_deeply_nested_header_is_a_table_error() -> None:
+    """A header of nested JSON arrays (json's recursion limit) fails as a table error."""
+    header = b"[" * 20_000 + b"]" * 20_000
+    blob = lzma.compress(MAGIC + len(header).to_bytes(4, "little") + header)
+    with pytest.raises(LeaveTableError):
+        SuperLeaves.from_bytes(blob)
+
+
 def test_a_table_over_the_size_limit_is_refused() -> None:
     """Decompression stops at max_size: an xz bomb costs no memory."""
     bomb = lzma.compress(MAGIC + bytes(10_000_000))

@@ -278,7 +278,7 @@ class SuperLeaves:
             scale = header["scale"]
             fallback = header["fallback"]
             info = header["info"]
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
             raise LeaveTableError(f"bad header: {exc}") from None
         if not (
             isinstance(alphabet, str)
