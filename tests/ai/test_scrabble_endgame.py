@@ -1,0 +1,111 @@
+"""Scrabble endgame (bag empty): the strong player's exact search against brute force."""
+
+from __future__ import annotations
+
+from random import Random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from meeple.ai.leaves import LeaveValues
+from meeple.ai.scrabble import Budget, Choice, PassChoice, Position, StrongPlayer
+from meeple.games.scrabble.board import Board
+from meeple.games.scrabble.engine import get_generator, leave_of
+from meeple.games.scrabble.lexicon import Lexicon
+from meeple.games.scrabble.moves import Move
+from meeple.games.scrabble.tiles import ENGLISH
+
+WORDS = """
+AA AB AD AE AG AH AI AL AM AN AR AS AT AW AX AY BA BE BI BO BY DA DE DO ED EF EH EL EM
+EN ER ES EX FA FE GO HA HE HI HM HO ID IF IN IS IT JO KA KI LA LI LO MA ME MI MO MU MY
+NA NE NO NU OD OE OF OH OI OM ON OP OR OS OW OX OY PA PE PI QI RE SH SI SO TA TI TO UH
+UM UN UP US UT WE WO XI XU YA YE YO ZA
+ACE ACT ADO AGE AID AIL AIM AIR ALE ANT ANE ANY APE ARE ARM ART ATE BAD BAT BED BET BIT
+CAT COT DOE DOT EAR EAT EEL END ERA ETA HAT HEN HER HIT ICE ION IRE ITS LET LIE LIT MAT
+NET NIT NOR NOT OAR OAT ODE ONE ORE OUR OUT PAT PEN PET PIE PIN PIT RAN RAT RED RET RID
+ROE ROT SAT SEA SET SIN SIR SIT SON TAN TAR TEA TEN TIE TIN TOE TON TOR USE CATS RATS
+ARTS ATES EARN EAST EATS IONS IRES NEAR NEST NETS NOTE RAIN RANT RATE REST RIOT RISE
+"""
+LEXICON = Lexicon.from_words(WORDS.split(), name="small")
+LETTERS = "AAEEIOSTRNQZXJ"
+BOARDS = ["CATS", "QI", "ZA", "OX", "JO"]
+
+
+def _points(rack: str) -> int:
+    return sum(ENGLISH.value(t) for t in rack)
+
+
+def _exact(board: Board, me: str, opp: str, passed: bool = False) -> float:
+    """The side to move's best final spread from here: every line, no pruning.
+
+    Rules: going out gains twice the other rack; two passes in a row end the game and
+    each side loses its own rack.
+    """
+    best = -1e9
+    for m in get_generator("python").plays(board, me, LEXICON):
+        best = max(best, _after(board, m, me, opp))
+    if passed:
+        return max(best, float(_points(opp) - _points(me)))
+    return max(best, -_exact(board, opp, me, passed=True))
+
+
+def _after(board: Board, m: Move, me: str, opp: str) -> float:
+    left = leave_of(me, m)
+    if not left:
+        return m.score + 2.0 * _points(opp)
+    after = board.copy()
+    for t in m.tiles:
+        after.place(t.x, t.y, t.tile)
+    return m.score - _exact(after, opp, left)
+
+
+def _value(board: Board, choice: Choice, me: str, opp: str) -> float:
+    if isinstance(choice, Move):
+        return _after(board, choice, me, opp)
+    assert isinstance(choice, PassChoice)
+    return -_exact(board, opp, me, passed=True)
+
+
+racks = st.text(alphabet=LETTERS, min_size=1, max_size=3)
+
+
+@settings(max_examples=60)
+@given(word=st.sampled_from(BOARDS), mine=racks, theirs=racks)
+def test_endgame_choice_is_the_brute_force_optimum(word: str, mine: str, theirs: str) -> None:
+    """Bag empty: the strong player's choice (a play or a pass) has the brute-force value."""
+    board = Board()
+    for i, c in enumerate(word):
+        board.place(6 + i, 7, c)
+    strong = StrongPlayer(LEXICON, LeaveValues({}))
+    position = Position(board, mine, 0, unseen=theirs)
+    choice = strong.choose(position, Budget(5.0, None), Random(1))
+    if strong.last_method != "endgame-exact":  # no play at all: a pass
+        assert isinstance(choice, PassChoice)
+        assert not get_generator("python").plays(board, mine, LEXICON)
+        return
+    best = _exact(board, mine, theirs)
+    assert _value(board, choice, mine, theirs) == best
+    assert strong.last_value == best
+    assert strong.last_line[0] == choice
+    assert _line_value(strong.last_line, mine, theirs) == best
+
+
+def _line_value(line: list[Choice], me: str, opp: str) -> float:
+    """The spread for the first mover when both sides play ``line`` out."""
+    total = 0.0
+    sign = 1.0
+    passed = False
+    for action in line:
+        if isinstance(action, PassChoice):
+            if passed:
+                return total + sign * (_points(opp) - _points(me))
+            passed = True
+        else:
+            assert isinstance(action, Move)
+            passed = False
+            total += sign * action.score
+            me = leave_of(me, action)
+            if not me:
+                return total + sign * 2 * _points(opp)
+        me, opp, sign = opp, me, -sign
+    raise AssertionError(f"the line does not end the game: {line}")
