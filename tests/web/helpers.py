@@ -163,10 +163,10 @@ class SharedChromium:
             process.stderr.close()
 
 
-# A page's assertions wait up to 15 s (Playwright's default is 5 s): under make test's
+# A page's assertions wait up to 30 s (Playwright's default is 5 s): under make test's
 # load (three workers and Chromium on two cores) a lobby update or a bot's move can take
 # longer than 5 s to show, and a test must not fail on the machine's speed (issue 33).
-EXPECT_TIMEOUT_MS = 15_000
+EXPECT_TIMEOUT_MS = 30_000
 expect.set_options(timeout=EXPECT_TIMEOUT_MS)
 
 
