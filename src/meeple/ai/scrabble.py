@@ -560,7 +560,10 @@ class _Endgame:
             moves.remove(first)
             moves.insert(0, first)
         for m in moves:
-            value = m.score - self._after(board, m, rack, opp, depth - 1, -beta, -alpha)
+            # The child's window is this one's, less the play's score (value = score -
+            # child): without the shift a child cut off against the wrong bounds.
+            window = (m.score - beta, m.score - alpha)
+            value = m.score - self._after(board, m, rack, opp, depth - 1, *window)
             if value > best:
                 best, best_action = value, m
             if best > alpha:
