@@ -49,7 +49,7 @@ MY_TURN = """() => {
 
 
 async def my_turn(page: Page) -> dict[str, Any]:
-    handle = await page.wait_for_function(MY_TURN, timeout=20_000)
+    handle = await page.wait_for_function(MY_TURN, timeout=PATIENCE_MS)
     view: dict[str, Any] = await handle.json_value()
     return view
 

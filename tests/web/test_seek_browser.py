@@ -8,6 +8,7 @@ import asyncio
 
 import pytest
 from playwright.async_api import Browser, Page, expect
+from tests.patience import PATIENCE_MS
 from tests.web.helpers import ServerFactory, screenshot
 from tests.web.test_play_issue24_browser import MY_TURN
 
@@ -42,7 +43,7 @@ async def test_two_people_who_pick_the_same_cell_play_each_other(
     await screenshot(first, "seek-waiting")
     second = await _seek(browser, base, "scrabble/twente 5+0")
     for page in (first, second):
-        await page.wait_for_function(STARTED, timeout=20_000)
+        await page.wait_for_function(STARTED, timeout=PATIENCE_MS)
         await expect(page.locator("#clocks .clock")).to_have_count(2)
     assert sorted(await _opponents(first)) == sorted(await _opponents(second))
     assert await first.evaluate("() => window.meeple.view.game") == "scrabble"
@@ -69,7 +70,7 @@ async def test_two_people_who_ask_at_once_meet_at_one_table(
     await asyncio.gather(*(page.goto(url) for page in pages))
     for page in pages:
         try:
-            await page.wait_for_function(STARTED, timeout=20_000)
+            await page.wait_for_function(STARTED, timeout=PATIENCE_MS)
         except Exception:
             said = [await p.locator("#status").inner_text() for p in pages]
             where = [await p.locator("#table").inner_text() for p in pages]

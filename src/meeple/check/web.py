@@ -192,7 +192,9 @@ async def table(ctx: Context, tags: tuple[str, str], game: str = "spectrangle") 
     t = Table({a_name: a, b_name: b}, {a_name: seated_a, b_name: seated_b})
     with ctx.setup("each seat's first seat view", FIRST_VIEW):
         for n, p in t.seats.items():
-            t.views[n] = await p.expect_type("seat", skip=("lobby", "seated"), timeout=ctx.wait * 2)
+            t.views[n] = await p.expect_type(
+                "seat", skip=("lobby", "seated"), timeout=_seat_wait(ctx)
+            )
     t.uid = str(t.views[a_name].get("uid", ""))
     return t
 
@@ -614,13 +616,24 @@ async def heard(p: WebPeer, seconds: float) -> list[dict[str, Any]]:
     return out
 
 
+# What must come (a filled table's first seat views, the other seat's view after a
+# leave, the lobby after a table opens) is waited for at least this long whatever --wait
+# says: a short --wait is for answers that may rightly never come, and a loaded server
+# is neither one that could not be tested nor one that failed.
+SEAT_WAIT_FLOOR = 5.0
+
+
+def _seat_wait(ctx: Context) -> float:
+    return max(ctx.wait * 2, SEAT_WAIT_FLOOR)
+
+
 async def with_bot(ctx: Context, name: str) -> tuple[WebPeer, dict[str, Any]]:
     """A game of ``name`` and an ``easy`` server bot: its peer and first seat view."""
     p, seated = await open_table(ctx, name)
     resign_on_cleanup(ctx, p)
     with ctx.setup("bot easy, then the first seat view", BOT):
         await p.say({"type": "bot", "table": seated["table"], "level": "easy"})
-        return p, await p.expect_type("seat", timeout=ctx.wait * 2)
+        return p, await p.expect_type("seat", timeout=_seat_wait(ctx))
 
 
 @check(
@@ -686,7 +699,7 @@ async def _ready(ctx: Context) -> None:
     ctx.expect(not early, "the game started before every seat said ready")
     await b.say({"type": "ready"})
     for p in (a, b):
-        v = await p.expect_type("seat", timeout=ctx.wait * 2)
+        v = await p.expect_type("seat", timeout=_seat_wait(ctx))
         ctx.expect(v.get("game") == "spectrangle", f"{p.name}: seat {str(v)[:200]}")
 
 
@@ -716,7 +729,7 @@ async def _leave_game(ctx: Context) -> None:
     leaver = next(iter(t.seats))
     before = t.views[t.other(leaver)]["data"]
     await t.seats[leaver].say({"type": "leave"})
-    after = (await t.seats[t.other(leaver)].expect_type("seat", timeout=ctx.wait * 2))["data"]
+    after = (await t.seats[t.other(leaver)].expect_type("seat", timeout=_seat_wait(ctx)))["data"]
     ctx.expect(after != before, "the other seat's view did not change")
     await t.seats[leaver].say({"type": "play", "action": {"kind": "skip"}})
     await t.seats[leaver].error(ctx, "not-now", "play after leave", skip=("lobby", "seat"))
@@ -891,7 +904,7 @@ async def _unsubscribe(ctx: Context) -> None:
     await w.expect_type("pong", skip=("lobby",))
     opener, _ = await open_table(ctx, tn)  # the lobby changes: a table opens
     resign_on_cleanup(ctx, opener)
-    m = await control.expect_type("lobby", skip=(), timeout=ctx.wait * 2)
+    m = await control.expect_type("lobby", skip=(), timeout=_seat_wait(ctx))
     ctx.expect(tn in json.dumps(m), f"the subscriber's lobby has no {tn}: {str(m)[:200]}")
     late = [m for m in await heard(w, 0.3) if m["type"] == "lobby"]
     ctx.expect(not late, f"a lobby snapshot after unsubscribe: {str(late[:1])[:200]}")
