@@ -160,3 +160,31 @@ async def two_players(server: MeepleServer, first: str = "p1", second: str = "p2
     for peer in (a, b):
         await peer.until("tiles")
     return [a, b]
+
+
+def ops_node(
+    name: str, nats_url: str, nats_env: Any, ns: Any, server: ServerConfig | None = None
+) -> Any:
+    """A rooms and lobby node of the test's namespace with metrics and health ports of its
+    own (port 0), on ``nats_url`` (the session's NATS, or a relay to it)."""
+    from meeple.node.node import Node, NodeConfig
+
+    return Node(
+        NodeConfig(
+            name=name,
+            roles=frozenset({"rooms", "lobby"}),
+            nats_url=nats_url,
+            nats_user=nats_env.NODE_USER,
+            nats_password=nats_env.node_password,
+            namespace=ns.root,
+            server=server or ServerConfig(),
+            metrics_port=0,
+            health_port=0,
+        )
+    )
+
+
+def node_port(node: Any, name: str) -> int:
+    """The port of a node's ``metrics`` or ``health`` listener."""
+    port: int = next(o.port for o in node.ops if o.name == name)
+    return port

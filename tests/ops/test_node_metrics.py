@@ -10,13 +10,13 @@ from dataclasses import replace
 
 import pytest
 from tests.natsd import NatsEnv
-from tests.ops.conftest import Samples, http_get, scrape, value
+from tests.ops.conftest import Samples, http_get, node_port, ops_node, scrape, value
 from tests.patience import PATIENCE, eventually
 
 from meeple.bus.base import NoResponder
 from meeple.bus.subjects import Namespace
 from meeple.node import wire
-from meeple.node.node import Node, NodeConfig
+from meeple.node.node import Node
 from meeple.node.rooms import OpenRoom
 from meeple.server.lobby.tables import QueueKey
 
@@ -25,26 +25,10 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 async def hub(nats_env: NatsEnv, nats_ns: Namespace) -> AsyncIterator[Node]:
-    node = Node(
-        NodeConfig(
-            name="ops-a",
-            roles=frozenset({"rooms", "lobby"}),
-            nats_url=nats_env.url,
-            nats_user=nats_env.NODE_USER,
-            nats_password=nats_env.node_password,
-            namespace=nats_ns.root,
-            metrics_port=0,
-            health_port=0,
-        )
-    )
+    node: Node = ops_node("ops-a", nats_env.url, nats_env, nats_ns)
     await node.start()
     yield node
     await node.stop()
-
-
-def _port(node: Node, name: str) -> int:
-    port: int = next(o.port for o in node.ops if o.name == name)
-    return port
 
 
 async def _until(port: int, done: object) -> Samples:
@@ -63,7 +47,7 @@ async def test_a_node_exports_its_roles_and_answers_readiness(
 ) -> None:
     """The node leads the lobby (gauge and change counter), owns the room it is asked
     to open (rooms owned, bus request latency), and is ready: NATS, leases."""
-    port = _port(hub, "metrics")
+    port = node_port(hub, "metrics")
     samples = await _until(port, lambda s: value(s, "meeple_lobby_leader", node="ops-a") == 1)
     assert value(samples, "meeple_lobby_leader_changes_total", change="elected") >= 1
     assert value(samples, "meeple_rooms_owned", node="ops-a") == 0
@@ -84,7 +68,7 @@ async def test_a_node_exports_its_roles_and_answers_readiness(
 
     async def answered() -> bool:
         try:
-            reader, writer = await asyncio.open_connection("127.0.0.1", _port(hub, "health"))
+            reader, writer = await asyncio.open_connection("127.0.0.1", node_port(hub, "health"))
         except ConnectionRefusedError:
             return False
         opened.append(await asyncio.wait_for(reader.read(-1), PATIENCE))
@@ -106,7 +90,7 @@ async def test_a_draining_rooms_node_waits_for_its_rooms(hub: Node, nats_ns: Nam
     )
     request = OpenRoom("1a2b3c4d5e6f", QueueKey("spectrangle", 2, "standard", ()), seats)
     assert await hub.bus.request(nats_ns.rooms_open, wire.dumps(request), timeout=10) == b"ok"
-    port = _port(hub, "metrics")
+    port = node_port(hub, "metrics")
     hub.request_stop()
     draining = asyncio.ensure_future(hub.drain())
     answers: list[tuple[int, str]] = []

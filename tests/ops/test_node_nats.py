@@ -10,12 +10,12 @@ from dataclasses import replace
 
 import pytest
 from tests.natsd import NatsEnv
-from tests.ops.conftest import http_get
+from tests.ops.conftest import http_get, node_port, ops_node
 from tests.relay import Relay
 
 from meeple.bus.subjects import Namespace
 from meeple.node import wire
-from meeple.node.node import Node, NodeConfig
+from meeple.node.node import Node
 from meeple.node.rooms import OpenRoom
 from meeple.server.config import ServerConfig
 from meeple.server.lobby.tables import QueueKey
@@ -39,33 +39,16 @@ async def relay(nats_env: NatsEnv) -> AsyncIterator[Relay]:
 async def node(nats_env: NatsEnv, nats_ns: Namespace, relay: Relay) -> AsyncIterator[Node]:
     server = ServerConfig()
     server = replace(server, cluster=replace(server.cluster, nats_ping=0.5))
-    node = Node(
-        NodeConfig(
-            name="nats-a",
-            roles=frozenset({"rooms", "lobby"}),
-            nats_url=relay.url,
-            nats_user=nats_env.NODE_USER,
-            nats_password=nats_env.node_password,
-            namespace=nats_ns.root,
-            server=server,
-            metrics_port=0,
-            health_port=0,
-        )
-    )
+    node: Node = ops_node("nats-a", relay.url, nats_env, nats_ns, server)
     await node.start()
     yield node
     await node.stop()
 
 
-def _port(node: Node, name: str) -> int:
-    port: int = next(o.port for o in node.ops if o.name == name)
-    return port
-
-
 async def _health(node: Node) -> bytes | None:
     """What the TCP health port says; None: the connection is refused."""
     try:
-        reader, writer = await asyncio.open_connection("127.0.0.1", _port(node, "health"))
+        reader, writer = await asyncio.open_connection("127.0.0.1", node_port(node, "health"))
     except ConnectionRefusedError:
         return None
     try:
@@ -79,7 +62,7 @@ async def _until(node: Node, status: int, health: bytes | None) -> str:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + BOUND
     while True:
-        got, body = await http_get(_port(node, "metrics"), "/readyz")
+        got, body = await http_get(node_port(node, "metrics"), "/readyz")
         said = await _health(node)
         if got == status and said == health:
             return body
