@@ -31,8 +31,8 @@ from meeple.games.santorini.game import (
     Undo,
     legal_actions,
 )
-from meeple.games.santorini.gods import GODS
-from meeple.games.santorini.state import GameState, Phase, owner, sex_of
+from meeple.games.santorini.gods import GODS, MORTAL
+from meeple.games.santorini.state import GameState, MoveStep, Phase, owner, sex_of
 
 __all__ = [
     "action_text",
@@ -155,14 +155,18 @@ def how_won(game: Game, names: Sequence[str]) -> str | None:
     if log and isinstance(log[-1], Lose):
         quitter = names[log[-1].player] if log[-1].player < len(names) else "the other"
         return f"{quitter} resigned"
-    on_top = any(
-        at is not None and owner(w) == winner and state.levels[at] == 3
-        for w, at in enumerate(state.workers)
-    )
-    if on_top:
-        return "moved up to the third level"
     if state.alive and not any(state.alive[i] for i in others):
         return "the others could not move" if len(others) > 1 else "the other could not move"
+    # The engine's own test on the winning step (game.py: "level3" when a mortal's move
+    # would have won too). Standing on level 3 is not it: a worker can stay up there
+    # (moved 3 to 3) while its god wins by the board, as Chronus' towers do.
+    last = state.steps[-1] if state.steps else None
+    if (
+        isinstance(last, MoveStep)
+        and owner(last.worker) == winner
+        and MORTAL.wins_by_move(state, winner, last)
+    ):
+        return "moved up to the third level"
     god = state.gods[winner] if state.gods else None
     return f"by {god}'s power" if god else None
 
