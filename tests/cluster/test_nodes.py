@@ -718,15 +718,27 @@ async def test_a_game_that_ends_while_no_store_node_answers_is_stored_once_one_c
     """A Spectrangle game ends on a cluster with no store node: its end is logged and its
     room waits (no word to the players before the record is stored, as in meeple
     serve), asking again; a store node started then stores it once, and the players
-    hear the end. Before, the room stopped at the first refusal and they heard nothing."""
+    hear the end. Before, the room stopped at the first refusal and they heard nothing.
+    (The players' names are taken while a store node answers, which the edge asks
+    whether a name is an account's: it refuses every name while none answers.)"""
     hub = await nodes.start("hub", "edge,lobby")
     await nodes.start("rooms1", "rooms")
+    store0 = await nodes.start("store0", "store", pg_url)
     records = open_store(pg_url)
     reader = JetStreamLog(node, nats_ns, records)
     port = hub.listeners["spectrangle"]
-    bots = asyncio.gather(*(play_spectrangle("127.0.0.1", port, n) for n in ("eve", "fay")))
+    gone = asyncio.Event()  # the bots play slowly until the store node is gone
+
+    def pace() -> float:
+        return 0.0 if gone.is_set() else 0.2
+
+    bots = asyncio.gather(
+        *(play_spectrangle("127.0.0.1", port, n, pace=pace) for n in ("eve", "fay"))
+    )
     try:
         uid = await _room_uid(reader, "spectrangle")
+        store0.kill()
+        gone.set()
         until = time.monotonic() + 60
         while (log := await reader.action_log(uid)) is None or log.end_reason is None:
             assert time.monotonic() < until, "the game did not end"
