@@ -39,8 +39,12 @@ Scrabble ``preview``, scored here from the seat's view with the table's word lis
 the edge loads as ``meeple serve`` does; a finished game's move analysis
 (:meth:`meeple.web.app.WebContext.analysis`, with the same word lists).
 
-Not served on an edge: accounts (so names reserved with an account are not enforced on
-edges) and the CMPN402 console and its topic (``error`` ``refused`` on the socket).
+Accounts (``/account``: reserve, sign in, sign out) as ``meeple serve``'s, from a store
+node (:mod:`meeple.node.accounts`): a browser's seat and its spectators' chat check
+reserved names against the browser's session there, refused when no store node answers.
+
+Not served on an edge: the CMPN402 console and its topic (``error`` ``refused`` on the
+socket).
 """
 
 from __future__ import annotations
