@@ -552,13 +552,13 @@ async def _chat_lines(
 
 
 async def test_spectrangle_chat_outside_a_game_reaches_every_edge_s_players_once_in_order(
-    nodes: Nodes,
+    nodes: Nodes, pg_url: str
 ) -> None:
     """ann (on hub) and bob (on edge2), at no game with the chat extension, hear every
     chat line outside a game, theirs included, each once and in each sender's order
     (spec 1.4, "Chat extension": ``chat <name> <message>``); cy, without the extension,
-    hears none."""
-    hub = await nodes.start("hub", "edge,lobby")
+    hears none. (A store node answers whether a name is an account's.)"""
+    hub = await nodes.start("hub", "edge,lobby,store", pg_url)
     edge2 = await nodes.start("edge2", "edge")
     ann = await SpectrangleClient.connect(
         "127.0.0.1", hub.listeners["spectrangle"], "ann", chat=True
