@@ -15,6 +15,8 @@ from typing import Any
 import httpx
 import pytest
 import websockets
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from playwright.async_api import Browser, expect
 from tests.cluster.test_edge_web import _play, _until
 from tests.cluster.test_nodes import Nodes, nodes
@@ -30,7 +32,7 @@ from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, Lexicon, load_lexicon
 from meeple.games.scrabble.tiles import ENGLISH
 from meeple.protocols.web import PROTOCOL
 from meeple.server.store.database import open_store
-from meeple.web.accounts import COOKIE, FORM_COOKIE, KNOWN_COOKIE
+from meeple.web.accounts import COOKIE, FORM_COOKIE, KNOWN_COOKIE, MAX_NAME_LENGTH
 
 __all__ = ["browser", "nodes", "shared_chromium"]
 
@@ -291,3 +293,81 @@ async def test_chromium_signs_up_on_an_edge_and_plays_a_server_bot(
         await expect(page.locator("#over")).to_be_visible(timeout=PATIENCE_MS)
     finally:
         await context.close()
+
+
+_COOKIE_TEXT = st.text(
+    st.characters(min_codepoint=33, max_codepoint=126, exclude_characters=';,"\\'), max_size=80
+)
+
+
+async def test_hostile_account_forms_and_cookies_on_an_edge_never_fail(
+    nodes: Nodes, pg_url: str
+) -> None:
+    """Whatever a form holds (hypothesis: fields, raw bodies, content types, with and
+    without the form cookie and its token, made-up session cookies), an edge answers
+    one of ``meeple serve``'s statuses, never a 500; a name is reserved only through a
+    well-formed form with the cookie's own token; and the edge goes on answering."""
+    await nodes.start("hub", "lobby,store", pg_url)
+    web1 = await nodes.start("web1", "edge", None, "--api-port", "0")
+    port = web1.listeners["api"]
+    visitor = Visitor()
+    page = await visitor.get(port, "/account")
+    token = visitor.cookies[FORM_COOKIE]
+    assert f'name="csrf" value="{token}"' in page.text
+    base = f"http://127.0.0.1:{port}"
+    answered: list[int] = []
+
+    @settings(
+        max_examples=40,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+    @given(
+        path=st.sampled_from(["/account/reserve", "/account/sign-in", "/account/sign-out"]),
+        fields=st.dictionaries(
+            st.one_of(st.sampled_from(["name", "password", "csrf"]), st.text(max_size=10)),
+            st.one_of(st.text(max_size=300), st.sampled_from(["", "a" * 65, "\x00", "p" * 300])),
+            max_size=6,
+        ),
+        raw=st.one_of(st.none(), st.binary(max_size=3000)),
+        content_type=st.sampled_from(
+            ["application/x-www-form-urlencoded", "multipart/form-data", "text/plain", ""]
+        ),
+        use_token=st.booleans(),
+        form_cookie=st.one_of(st.none(), st.just(token), _COOKIE_TEXT),
+        session=st.one_of(st.none(), _COOKIE_TEXT),
+    )
+    def hostile(
+        path: str,
+        fields: dict[str, str],
+        raw: bytes | None,
+        content_type: str,
+        use_token: bool,
+        form_cookie: str | None,
+        session: str | None,
+    ) -> None:
+        if use_token:
+            fields = {**fields, "csrf": token}
+        cookies = {FORM_COOKIE: form_cookie, COOKIE: session}
+        header = "; ".join(f"{k}={v}" for k, v in cookies.items() if v)
+        headers = {"cookie": header} if header else {}
+        if content_type:
+            headers["content-type"] = content_type
+        with httpx.Client(base_url=base, timeout=10) as http:
+            if raw is not None:
+                reply = http.post(path, content=raw, headers=headers)
+            elif content_type == "application/x-www-form-urlencoded":
+                reply = http.post(path, data=fields, headers=headers)
+            else:
+                reply = http.post(path, content=repr(fields).encode(), headers=headers)
+        assert reply.status_code in (303, 400, 401, 403, 409, 429), (path, reply.text)
+        if reply.status_code == 303:
+            assert path != "/account/sign-out"
+            assert use_token
+            assert form_cookie == token
+            assert 0 < len(fields.get("name", "")) <= MAX_NAME_LENGTH
+        answered.append(reply.status_code)
+
+    await asyncio.to_thread(hostile)
+    assert answered
+    assert (await visitor.get(port, "/account")).status_code == 200
