@@ -118,7 +118,8 @@ async def test_an_account_made_on_one_edge_signs_in_plays_and_is_rated_on_every_
     second browser signs in on web2 (a wrong password 403, a taken name 409, as
     ``meeple serve``). An anonymous browser and a Twente and Clarkson client on web2
     are refused the name (any casing); the signed-in browser plays a rated game against
-    a server bot on web2 as Ann, and web1's player page shows the game. A sign-out on
+    a server bot on web2 as Ann (a spectator on web1 may not chat as ANN, may as zed),
+    and web1's player page shows the game. A sign-out on
     web1 signs that session out on web2. The database holds a scrypt hash; no password
     crossed to anywhere but the store node."""
     await nodes.start("hub", "lobby,store", pg_url)
@@ -173,6 +174,16 @@ async def test_an_account_made_on_one_edge_signs_in_plays_and_is_rated_on_every_
     await ws.send(json.dumps({"type": "bot", "table": table, "level": "easy"}))
     first = await _until(ws, "seat")
     uid = first["uid"]
+    # A spectator on web1 may not chat as the account's name; as another, it may.
+    watcher = await anonymous.socket(one)
+    await watcher.send(json.dumps({"type": "subscribe", "topic": "game", "uid": uid}))
+    say = {"type": "watch-chat", "uid": uid, "text": "hello"}
+    await watcher.send(json.dumps({**say, "name": "ANN"}))
+    assert "reserved" in await _refused(watcher)
+    await watcher.send(json.dumps({**say, "name": "zed"}))
+    line = await _until(watcher, "watch-chat")
+    assert (line["from"], line["text"]) == ("zed", "hello")
+    await watcher.close()
     await _play(ws, enable, stop_after=2, first=first)
     await ws.send(json.dumps({"type": "leave"}))
     await ws.close()
