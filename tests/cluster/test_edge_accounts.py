@@ -223,7 +223,8 @@ async def test_a_reserved_name_is_refused_while_no_store_node_answers(
     nodes: Nodes, pg_url: str
 ) -> None:
     """Fail closed: with its store node SIGKILLed an edge cannot read the reservations,
-    so a Twente client's name is refused (E001) and the account pages answer 503; a new
+    so a Twente client's name and a browser's are refused (E001, ``error`` ``refused``)
+    and the account pages answer 503; a new
     store node brings both back, and the reserved name stays refused."""
     await nodes.start("hub", "lobby")
     store1 = await nodes.start("store1", "store", pg_url)
@@ -236,6 +237,11 @@ async def test_a_reserved_name_is_refused_while_no_store_node_answers(
     store1.kill()
     with pytest.raises(TwenteClientError, match="E001"):
         await TwenteClient.connect("127.0.0.1", twente, "dan")
+    ws = await eve.socket(api)
+    create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 2}
+    await ws.send(json.dumps({**create, "name": "dan"}))
+    assert "cannot be checked" in await _refused(ws)
+    await ws.close()
     assert (await eve.get(api, "/account")).status_code == 503
     await nodes.start("store2", "store", pg_url)
 

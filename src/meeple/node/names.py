@@ -17,6 +17,11 @@ the casefold of the name, compare-and-set, a per-key TTL). Edges may not touch b
 
 A holder is ``<edge>.<n>``, one per claim, so the bucket says which edge holds a name.
 
+A dialect's claim (:meth:`ClusterNames.claim_then`) is also refused for a name an account
+reserved, asked of a store node at the same time (``reserved``:
+:meth:`meeple.node.accounts.BusAccounts.reserved`), and for any name while no store node
+answers (fail closed; docs/cluster.md, "Accounts on edges").
+
 Requests (JSON): ``{"op": "claim", "name", "holder", "ttl"}`` → ``ok`` or ``taken``;
 ``{"op": "renew" | "release", "claims": [[name, holder], …], "ttl"}`` → the JSON list of
 the names renewed that another holder had taken meanwhile (a renewal came too late).
