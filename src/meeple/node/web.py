@@ -185,7 +185,8 @@ class EdgeConnection(WebConnection):
         self.edge_ctx = ctx
         self.relay = relay
         self.accounts = accounts
-        # The names this browser's last create or sit asked about: may it use them.
+        # The name this browser's last create or sit asked for: may it use it (one entry:
+        # the seat asks right after, in the same message's turn).
         self._allowed: dict[str, bool] = {}
 
     async def _subscribe(self, message: proto.Subscribe) -> None:
@@ -228,6 +229,7 @@ class EdgeConnection(WebConnection):
             except StoreUnavailable:
                 await self.send(proto.Error(ErrorCode.REFUSED, NO_ACCOUNTS))
                 return
+            self._allowed.clear()
             self._allowed[key] = allowed
         await super()._play(message)
 
