@@ -23,7 +23,7 @@ from nats.aio.client import Client
 from tests.cluster.test_nodes import Bot, Nodes, _room_uid
 from tests.natsd import NatsEnv
 
-from meeple.bus.subjects import STORE_READS, Namespace
+from meeple.bus.subjects import STORE_ACCOUNTS, STORE_READS, Namespace
 from meeple.cluster.log import JetStreamLog
 from meeple.node import wire
 from meeple.node.cmpn402 import FINDER
@@ -108,6 +108,7 @@ async def test_junk_on_every_subject_runs_nothing_and_the_game_finishes(
             nats_ns.store_request("game_by_uid"),
             nats_ns.store_request("record_game"),
             *(nats_ns.store_read(op) for op in STORE_READS),
+            *(nats_ns.store_account(op) for op in STORE_ACCOUNTS),
         ]
         heard = [
             nats_ns.lobby_events,

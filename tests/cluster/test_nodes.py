@@ -552,13 +552,13 @@ async def _chat_lines(
 
 
 async def test_spectrangle_chat_outside_a_game_reaches_every_edge_s_players_once_in_order(
-    nodes: Nodes,
+    nodes: Nodes, pg_url: str
 ) -> None:
     """ann (on hub) and bob (on edge2), at no game with the chat extension, hear every
     chat line outside a game, theirs included, each once and in each sender's order
     (spec 1.4, "Chat extension": ``chat <name> <message>``); cy, without the extension,
-    hears none."""
-    hub = await nodes.start("hub", "edge,lobby")
+    hears none. (A store node answers whether a name is an account's.)"""
+    hub = await nodes.start("hub", "edge,lobby,store", pg_url)
     edge2 = await nodes.start("edge2", "edge")
     ann = await SpectrangleClient.connect(
         "127.0.0.1", hub.listeners["spectrangle"], "ann", chat=True
@@ -718,15 +718,27 @@ async def test_a_game_that_ends_while_no_store_node_answers_is_stored_once_one_c
     """A Spectrangle game ends on a cluster with no store node: its end is logged and its
     room waits (no word to the players before the record is stored, as in meeple
     serve), asking again; a store node started then stores it once, and the players
-    hear the end. Before, the room stopped at the first refusal and they heard nothing."""
+    hear the end. Before, the room stopped at the first refusal and they heard nothing.
+    (The players' names are taken while a store node answers, which the edge asks
+    whether a name is an account's: it refuses every name while none answers.)"""
     hub = await nodes.start("hub", "edge,lobby")
     await nodes.start("rooms1", "rooms")
+    store0 = await nodes.start("store0", "store", pg_url)
     records = open_store(pg_url)
     reader = JetStreamLog(node, nats_ns, records)
     port = hub.listeners["spectrangle"]
-    bots = asyncio.gather(*(play_spectrangle("127.0.0.1", port, n) for n in ("eve", "fay")))
+    gone = asyncio.Event()  # the bots play slowly until the store node is gone
+
+    def pace() -> float:
+        return 0.0 if gone.is_set() else 0.2
+
+    bots = asyncio.gather(
+        *(play_spectrangle("127.0.0.1", port, n, pace=pace) for n in ("eve", "fay"))
+    )
     try:
         uid = await _room_uid(reader, "spectrangle")
+        store0.kill()
+        gone.set()
         until = time.monotonic() + 60
         while (log := await reader.action_log(uid)) is None or log.end_reason is None:
             assert time.monotonic() < until, "the game did not end"

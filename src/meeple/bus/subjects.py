@@ -16,6 +16,7 @@ subject                               what crosses                           pat
 ``meeple.rooms.open``                 the lobby asks a rooms node            request
 ``meeple.store.req.<op>``             finished games and ratings             request
 ``meeple.store.req.read_<x>``         an edge's reads (:data:`STORE_READS`)  request
+``meeple.store.req.account_<x>``      accounts (:data:`STORE_ACCOUNTS`)      request
 ``meeple.node.<name>``                a node's heartbeat                     publish
 ``meeple.log.<uid>``                  a room's log (``MEEPLE_LOGS``)         JetStream
 ``$KV.meeple-leases.<key>``           room and lobby leases                  KV
@@ -44,7 +45,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["ANY_SENDER", "EDGE_LOBBY_OPS", "STORE_READS", "Namespace", "check_token", "edge_of"]
+__all__ = [
+    "ANY_SENDER",
+    "EDGE_LOBBY_OPS",
+    "STORE_ACCOUNTS",
+    "STORE_READS",
+    "Namespace",
+    "check_token",
+    "edge_of",
+]
 
 # The store role's read-only ops, the ones an edge's pages may ask (meeple.node.store):
 # a finished game's record by uid or by number, the recent games, a game's leaderboard,
@@ -58,6 +67,17 @@ STORE_READS = (
     "read_leaderboard",
     "read_player",
     "read_rating_history",
+)
+
+# The store role's account ops an edge's pages and names ask (meeple.node.accounts):
+# reserve a name, sign in (each with the password, hashed on the store node only), a
+# session's name, sign out, whether a name is reserved. None answers a password hash.
+STORE_ACCOUNTS = (
+    "account_reserve",
+    "account_sign_in",
+    "account_session",
+    "account_sign_out",
+    "account_reserved",
 )
 
 # The lobby requests an edge sends (meeple.node.edge, names, rejoin): its seats' calls,
@@ -182,6 +202,12 @@ class Namespace:
         """An edge's read-only request to the store role (one of :data:`STORE_READS`)."""
         if op not in STORE_READS:
             raise ValueError(f"not a store read: {op!r}")
+        return self.store_request(op)
+
+    def store_account(self, op: str) -> str:
+        """An edge's account request to the store role (one of :data:`STORE_ACCOUNTS`)."""
+        if op not in STORE_ACCOUNTS:
+            raise ValueError(f"not an account op: {op!r}")
         return self.store_request(op)
 
     @property

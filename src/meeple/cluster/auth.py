@@ -10,7 +10,8 @@ user's is read from nats-server's environment (:func:`password_variable`).
 
 - An **edge** ``e`` (user ``meeple-edge-e``) publishes only requests that end in its own
   name (room commands ``<ns>.room.*.cmd.e``, lobby requests ``<ns>.lobby.req.*.e``), the
-  store's read-only requests, chat outside a game and its own heartbeat; it hears only
+  store's read-only requests and its account requests (``STORE_ACCOUNTS``: none answers
+  a password hash), chat outside a game and its own heartbeat; it hears only
   its own seats (``<ns>.seat.e.>``), spectators' views, the lobby's events, chat,
   heartbeats and the answers to its own requests (``_INBOX_<ns>_edge.e.>``). No log, no
   bucket, no JetStream API, no other edge's seats or answers: the room's owner, told the
@@ -35,7 +36,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from meeple.bus.subjects import EDGE_LOBBY_OPS, STORE_READS, Namespace, check_token
+from meeple.bus.subjects import EDGE_LOBBY_OPS, STORE_ACCOUNTS, STORE_READS, Namespace, check_token
 
 __all__ = [
     "ADMIN_USER",
@@ -180,6 +181,8 @@ def _edge_permissions(ns: Namespace, edge: str) -> tuple[list[str], list[str]]:
         f"{r}.lobby.chat.*",
         ns.node(edge),
         *(ns.store_read(op) for op in STORE_READS),
+        # Accounts (meeple.node.accounts): none of them answers a password hash.
+        *(ns.store_account(op) for op in STORE_ACCOUNTS),
     ]
     subscribe = [
         ns.edge_seats(edge),

@@ -17,6 +17,11 @@ the casefold of the name, compare-and-set, a per-key TTL). Edges may not touch b
 
 A holder is ``<edge>.<n>``, one per claim, so the bucket says which edge holds a name.
 
+A dialect's claim (:meth:`ClusterNames.claim_then`) is also refused for a name an account
+reserved, asked of a store node at the same time (``reserved``:
+:meth:`meeple.node.accounts.BusAccounts.reserved`), and for any name while no store node
+answers (fail closed; docs/cluster.md, "Accounts on edges").
+
 Requests (JSON): ``{"op": "claim", "name", "holder", "ttl"}`` → ``ok`` or ``taken``;
 ``{"op": "renew" | "release", "claims": [[name, holder], …], "ttl"}`` → the JSON list of
 the names renewed that another holder had taken meanwhile (a renewal came too late).
@@ -61,10 +66,15 @@ class ClusterNames(NameRegistry):
         *,
         ttl: float,
         timing: ClusterConfig | None = None,
+        reserved: Callable[[str], Awaitable[bool]] | None = None,
     ) -> None:
         """``ttl``: seconds a name stays claimed without a renewal (``meeple node
-        --name-ttl``): how long a dead edge's names stay taken."""
+        --name-ttl``): how long a dead edge's names stay taken. ``reserved``: whether a
+        name is an account's (:meth:`meeple.node.accounts.BusAccounts.reserved`), asked
+        beside the cluster's claim for a dialect's :meth:`claim_then`; a reserved name,
+        or one it cannot tell (it raises: no store node answers), is refused."""
         super().__init__()
+        self.reserved = reserved
         self.timing = timing or ClusterConfig()
         self.bus = bus
         self.ns = ns.for_node(node)  # its requests name it: NATS lets it send no other's
@@ -104,7 +114,18 @@ class ClusterNames(NameRegistry):
     ) -> None:
         holder = f"{self.node}.{next(self._numbers)}"
         request = {"op": "claim", "name": name, "holder": holder, "ttl": self.ttl}
-        given = await self._ask(request) == b"ok"
+        if self.reserved is None or keep:
+            given = await self._ask(request) == b"ok"
+        else:
+            # The account check and the claim at once: a claim costs the slower of two
+            # round trips, not both. A name found reserved is given back.
+            answer, free = await asyncio.gather(
+                self._ask(request), self._unreserved(name), return_exceptions=False
+            )
+            given = answer == b"ok"
+            if given and not free:
+                self._spawn(self._release([(name, holder)]), f"release {name}")
+                given = False
         if given and self.holder(name) is not owner:
             # Released here while the cluster was asked (its connection ended).
             self._spawn(self._release([(name, holder)]), f"release {name}")
@@ -116,6 +137,16 @@ class ClusterNames(NameRegistry):
         elif not keep and self.holder(name) is owner:
             super().release(name, owner)
         then(given)
+
+    async def _unreserved(self, name: str) -> bool:
+        """Whether ``name`` is no account's; False when that cannot be told (fail
+        closed: a reserved name is never given while its reservation cannot be read)."""
+        assert self.reserved is not None
+        try:
+            return not await self.reserved(name)
+        except Exception as e:  # no store node answers, or a bad answer
+            logger.warning("%s: name %r refused: no account check: %s", self.node, name, e)
+            return False
 
     def release(self, name: str, owner: object) -> None:
         if self.holder(name) is not owner:

@@ -35,6 +35,7 @@ from meeple.server.config import ServerConfig
 from meeple.server.lobby.tables import Lobby
 
 if TYPE_CHECKING:
+    from meeple.node.accounts import BusAccounts
     from meeple.node.chat import LobbyChat
     from meeple.node.cmpn402 import SeatFinder
     from meeple.node.edge import EdgeLobby
@@ -126,6 +127,7 @@ class Node:
         self.rooms: RoomsRole | None = None
         self.lobby: LobbyRole | None = None
         self.store: StoreRole | None = None
+        self.accounts: BusAccounts | None = None  # an edge's, from the store nodes
         self.edge: EdgeLobby | None = None
         self.chat: LobbyChat | None = None  # an edge's Spectrangle chat outside a game
         self.name_service: NameService | None = None  # a lobby node answers name claims
@@ -180,7 +182,10 @@ class Node:
 
             assert c.database is not None
             self.store = StoreRole(
-                self.bus, self.ns, await asyncio.to_thread(open_store, c.database)
+                self.bus,
+                self.ns,
+                await asyncio.to_thread(open_store, c.database),
+                clock=self.services.clock,
             )
             await self.store.start()
         if "lobby" in c.roles:
@@ -366,8 +371,18 @@ class Node:
         await self.edge.start()
         self.services.lobby = self.edge
         # Names unique across every edge (the dialects' registry, meeple.node.names).
+        from meeple.node.accounts import BusAccounts
+
+        # Accounts from any store node (no database here): the web's pages and seats, and
+        # the reserved names every protocol's names are checked against (fail closed).
+        self.accounts = BusAccounts(self.bus, self.ns, timing.store_wait)
         self.services.names = ClusterNames(
-            self.bus, self.ns, self.config.name, ttl=self.config.name_ttl, timing=timing
+            self.bus,
+            self.ns,
+            self.config.name,
+            ttl=self.config.name_ttl,
+            timing=timing,
+            reserved=self.accounts.reserved,
         )
         self.edge.names = self.services.names
         # An edge plays no word (the rooms nodes check them), but loads the word lists
@@ -406,7 +421,9 @@ class Node:
 
             # Finished games and ratings for its pages, from any store node (no database).
             records = BusRecords(self.bus, self.ns, timing.store_wait)
-            app = edge_web_app(self.services, self.view, self.relay, self.edge, records)
+            app = edge_web_app(
+                self.services, self.view, self.relay, self.edge, records, self.accounts
+            )
             self.web = WebListener(
                 self.services, "web", ListenerConfig(port=self.config.api_port), app
             )

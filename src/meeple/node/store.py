@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from meeple.server.clock import Clock
     from meeple.server.ports import RecordsPort
 
 import asyncio
@@ -130,17 +131,25 @@ def _read(store: Store, op: str, args: dict[str, Any]) -> object:
 
 
 class StoreRole:
-    """Serves the store requests on ``store`` (the node's records and ratings)."""
+    """Serves the store requests on ``store`` (the node's records and ratings) and the
+    edges' accounts (:class:`meeple.node.accounts.AccountService`, on ``clock``)."""
 
-    def __init__(self, bus: Bus, ns: Namespace, store: Store) -> None:
+    def __init__(
+        self, bus: Bus, ns: Namespace, store: Store, *, clock: Clock | None = None
+    ) -> None:
+        from meeple.node.accounts import AccountService
+        from meeple.server.clock import SystemClock
+
         self.bus = bus
         self.ns = ns
         self.store = store
+        self.accounts = AccountService(bus, ns, store, clock or SystemClock())
         self._subs: list[Subscription] = []
         # One write at a time: "once per uid" is a read, then a write.
         self._lock = asyncio.Lock()
 
     async def start(self) -> None:
+        await self.accounts.start()
         for op in ("game_by_uid", "record_game"):
             self._subs.append(
                 await self.bus.serve(self.ns.store_request(op), self._handler(op), queue="store")
@@ -182,6 +191,7 @@ class StoreRole:
         return handle
 
     async def stop(self) -> None:
+        await self.accounts.stop()
         for sub in self._subs:
             with contextlib.suppress(BusError):
                 await sub.close()

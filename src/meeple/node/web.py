@@ -39,8 +39,12 @@ Scrabble ``preview``, scored here from the seat's view with the table's word lis
 the edge loads as ``meeple serve`` does; a finished game's move analysis
 (:meth:`meeple.web.app.WebContext.analysis`, with the same word lists).
 
-Not served on an edge: accounts (so names reserved with an account are not enforced on
-edges) and the CMPN402 console and its topic (``error`` ``refused`` on the socket).
+Accounts (``/account``: reserve, sign in, sign out) as ``meeple serve``'s, from a store
+node (:mod:`meeple.node.accounts`): a browser's seat and its spectators' chat check
+reserved names against the browser's session there, refused when no store node answers.
+
+Not served on an edge: the CMPN402 console and its topic (``error`` ``refused`` on the
+socket).
 """
 
 from __future__ import annotations
@@ -55,6 +59,8 @@ from meeple.protocols.web.errors import ErrorCode
 from meeple.server.feed import Feed, game_topic
 from meeple.server.lobby.tables import LOBBY_TOPIC, TableInfo
 from meeple.server.ops import ops_routes
+from meeple.server.store.database import StoreUnavailable
+from meeple.web.accounts import COOKIE
 from meeple.web.app import WebConnection, WebContext
 from meeple.web.fanout import Fanout
 from meeple.web.seat import WebSeat
@@ -65,6 +71,7 @@ if TYPE_CHECKING:
     from starlette.responses import Response
     from starlette.websockets import WebSocket
 
+    from meeple.node.accounts import BusAccounts
     from meeple.node.edge import EdgeLobby
     from meeple.node.status import ClusterView
     from meeple.node.views import ViewRelay
@@ -74,6 +81,7 @@ if TYPE_CHECKING:
 __all__ = ["EdgeConnection", "edge_web_app"]
 
 NOT_ON_EDGES = "this cluster edge does not serve that topic (it needs the database)"
+NO_ACCOUNTS = "names cannot be checked against the accounts now (no store node answers); try again"
 
 
 def _table_json(info: TableInfo) -> dict[str, Any]:
@@ -165,11 +173,21 @@ class EdgeConnection(WebConnection):
     the edge's lobby (module doc)."""
 
     def __init__(
-        self, websocket: WebSocket, ctx: _EdgeContext, fanout: Fanout, size: int, relay: ViewRelay
+        self,
+        websocket: WebSocket,
+        ctx: _EdgeContext,
+        fanout: Fanout,
+        size: int,
+        relay: ViewRelay,
+        accounts: BusAccounts,
     ) -> None:
         super().__init__(websocket, ctx, fanout, size)
         self.edge_ctx = ctx
         self.relay = relay
+        self.accounts = accounts
+        # The name this browser's last create or sit asked for: may it use it (one entry:
+        # the seat asks right after, in the same message's turn).
+        self._allowed: dict[str, bool] = {}
 
     async def _subscribe(self, message: proto.Subscribe) -> None:
         if message.topic == "lobby":
@@ -191,16 +209,49 @@ class EdgeConnection(WebConnection):
         if topic == LOBBY_TOPIC and self.ctx.feed.last(LOBBY_TOPIC) is None:
             self.edge_ctx.publish_lobby()  # stale while nobody watched: build it now
 
+    async def _may_use(self, name: str) -> bool:
+        """``meeple serve``'s check, asked of a store node; False when none answers
+        (fail closed: :mod:`meeple.node.accounts`)."""
+        try:
+            return await self.accounts.may_use(name, self.websocket.cookies.get(COOKIE))
+        except StoreUnavailable:
+            return False
+
+    async def _play(self, message: proto.ClientMessage) -> None:
+        """As ``meeple serve``'s, with the name a ``create`` or ``sit`` takes checked
+        first against the accounts (a store node's answer: the seat's check is sync)."""
+        if isinstance(message, (proto.CreateTable, proto.Sit)):
+            key = message.name.casefold()
+            try:
+                allowed = await self.accounts.may_use(
+                    message.name, self.websocket.cookies.get(COOKIE)
+                )
+            except StoreUnavailable:
+                await self.send(proto.Error(ErrorCode.REFUSED, NO_ACCOUNTS))
+                return
+            self._allowed.clear()
+            self._allowed[key] = allowed
+        await super()._play(message)
+
     def _player(self) -> WebSeat:
         if self.seat is None:
-            # No account names on edges (the database's): every name may be used.
-            self.seat = WebSeat(self.ctx.services, self.session)
+            allowed = self._allowed
+            self.seat = WebSeat(
+                self.ctx.services,
+                self.session,
+                may_use=lambda name: allowed.get(name.casefold(), False),
+            )
             self._seat_writer = asyncio.create_task(self._write_seat(self.seat))
         return self.seat
 
 
 def edge_web_app(
-    services: Services, view: ClusterView, relay: ViewRelay, edge: EdgeLobby, records: Records
+    services: Services,
+    view: ClusterView,
+    relay: ViewRelay,
+    edge: EdgeLobby,
+    records: Records,
+    accounts: BusAccounts,
 ) -> Starlette:
     """The edge's ASGI app; serve it with :class:`meeple.web.listener.WebListener`. Its
     WebSockets pass the same gate as ``meeple serve``'s (origin, connections per address:
@@ -210,12 +261,14 @@ def edge_web_app(
     from starlette.routing import Mount, Route, WebSocketRoute
     from starlette.staticfiles import StaticFiles
 
+    from meeple.node.accounts import edge_routes as edge_account_routes
+    from meeple.server.edge.attempts import AttemptLimiter
     from meeple.server.edge.churn import server_churn
     from meeple.server.edge.hosts import HostAllowlist
     from meeple.server.edge.limits import AddressLimiter
     from meeple.server.lobby.bots import LEVELS as BOT_LEVELS
-    from meeple.server.store.database import StoreUnavailable
     from meeple.web import ratings as ratings_pages
+    from meeple.web.accounts import ATTEMPTS, WINDOW
     from meeple.web.app import (
         HERE,
         Hub,
@@ -241,10 +294,14 @@ def edge_web_app(
         return JSONResponse(view.snapshot())
 
     async def play_page(request: Request) -> Response:
+        try:
+            session = await accounts.session(request.cookies.get(COOKIE))
+        except StoreUnavailable:
+            session = None  # the page without the name filled in; the seat asks again
         return render(
             request,
             "play.html",
-            signed_in=None,
+            signed_in=None if session is None else session.name,
             lexicon=ctx.lexicon(),
             lexicons=ctx.lexicons(),
             invited=request.query_params.get("table"),
@@ -293,7 +350,7 @@ def edge_web_app(
         return JSONResponse({"uid": uid, "steps": steps})
 
     def connection(websocket: WebSocket) -> EdgeConnection:
-        return EdgeConnection(websocket, ctx, fanout, max_size, relay)
+        return EdgeConnection(websocket, ctx, fanout, max_size, relay, accounts)
 
     app = _WebApp(
         routes=[
@@ -305,6 +362,7 @@ def edge_web_app(
             Route("/games/{uid:str}/history.json", history_json),
             Route("/games/{uid:str}", game_page),
             *ratings_pages.routes(),
+            *edge_account_routes(accounts, AttemptLimiter(services.clock, ATTEMPTS, WINDOW)),
             Route("/api/cluster", cluster),
             *ops_routes(services),
             WebSocketRoute("/ws", websocket_endpoint),
@@ -315,7 +373,7 @@ def edge_web_app(
     )
     app.state.ctx = ctx
     app.state.templates = environment()
-    # The nav leaves out what an edge does not serve (the CMPN402 console, accounts).
+    # The nav leaves out what an edge does not serve (the CMPN402 console).
     app.state.templates.globals["cluster_edge"] = True
     app.state.hub = Hub(fanout)
     app.state.connection = connection

@@ -154,6 +154,12 @@ def registry() -> Registry:
     from meeple.server.store.database import GameRecord, PlayerProfile, PlayerRating, RatingPoint
 
     mine += [GameRecord, PlayerProfile, PlayerRating, RatingPoint]
+    from meeple.node import accounts
+
+    mine += [
+        accounts.Credentials, accounts.SignedIn, accounts.AccountRefused, accounts.SessionOf,
+        accounts.SessionFound, accounts.SignOut, accounts.IsReserved,
+    ]  # fmt: skip
     engines = _public(
         [
             sc_game, sc_moves, sc_rules, sc_board, sc_tiles, sc_bag, sc_errors,

@@ -559,13 +559,18 @@ class WebConnection:
             problem = "players do not write to the spectators during their game"
         elif m.name in players:
             problem = f"{m.name} plays this game: pick another name to chat as a spectator"
-        elif not accounts.may_use(m.name, accounts.session_of(self.websocket)):
+        elif not await self._may_use(m.name):
             problem = f"the name {m.name} is reserved: sign in as it at /account"
         if problem is not None:
             await self.send(proto.Error(proto.ErrorCode.REFUSED, problem))
             return
         line = proto.WatchChatLine(m.uid, m.name, m.text)
         self.fanout.say(topic, text_frame(line.encode().encode()))
+
+    async def _may_use(self, name: str) -> bool:
+        """Whether this browser may use ``name`` (reserved names: web/accounts.py); a
+        cluster edge asks a store node (meeple.node.web)."""
+        return accounts.may_use(name, accounts.session_of(self.websocket))
 
     def _player(self) -> WebSeat:
         if self.seat is None:

@@ -162,6 +162,18 @@ _MIGRATIONS: Sequence[str] = (
         PRIMARY KEY (uid, seq)
     )
     """,
+    # 6: browsers signed in to an account on a cluster's edges (meeple.node.accounts):
+    # a session by the SHA-256 of its cookie (never the cookie), so a browser balanced
+    # across edges stays signed in and a sign-out on one edge holds on every edge.
+    """
+    CREATE TABLE account_sessions (
+        id_hash TEXT PRIMARY KEY,
+        folded TEXT NOT NULL REFERENCES accounts (folded),
+        csrf TEXT NOT NULL,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX account_sessions_age ON account_sessions (created_at)
+    """,
 )
 
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -1037,6 +1049,33 @@ class Store:
             )
         )
         return None if row is None else Account(*row)
+
+    def add_session(self, id_hash: str, name: str, csrf: str, *, older_than: float) -> None:
+        """Sign a browser in as the account ``name``: its session's hash and CSRF token;
+        sessions created before ``older_than`` (a wall-clock time) are dropped."""
+        with self._db.transaction() as tx:
+            tx.execute("DELETE FROM account_sessions WHERE created_at < ?", (older_than,))
+            tx.execute(
+                "INSERT INTO account_sessions (id_hash, folded, csrf, created_at)"
+                " VALUES (?, ?, ?, ?)",
+                (id_hash, name.casefold(), csrf, self._now()),
+            )
+
+    def session(self, id_hash: str, *, older_than: float) -> tuple[str, str] | None:
+        """The account name (as reserved) and CSRF token of a session created at or
+        after ``older_than``, if any."""
+        row = _first(
+            self._db.read(
+                "SELECT a.name, s.csrf FROM account_sessions s JOIN accounts a"
+                " ON a.folded = s.folded WHERE s.id_hash = ? AND s.created_at >= ?",
+                (id_hash, older_than),
+            )
+        )
+        return None if row is None else (str(row[0]), str(row[1]))
+
+    def drop_session(self, id_hash: str) -> None:
+        with self._db.transaction() as tx:
+            tx.execute("DELETE FROM account_sessions WHERE id_hash = ?", (id_hash,))
 
     def save_checkpoint(self, key: str, state: Mapping[str, Any]) -> None:
         """Durably replace the checkpoint under ``key`` (a JSON-serialisable mapping)."""

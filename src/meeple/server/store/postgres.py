@@ -174,6 +174,16 @@ _MIGRATIONS: Sequence[str] = (
         PRIMARY KEY (uid, seq)
     )
     """,
+    # 6: browsers signed in on a cluster's edges, by their cookie's SHA-256.
+    """
+    CREATE TABLE account_sessions (
+        id_hash TEXT COLLATE "C" PRIMARY KEY,
+        folded TEXT NOT NULL REFERENCES accounts (folded),
+        csrf TEXT NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX account_sessions_age ON account_sessions (created_at)
+    """,
 )
 
 
