@@ -171,6 +171,7 @@ class MeepleServer:
                 await self.stop()
                 raise
             self.recovered = recover(self.services)
+            self._reserve_names()
         for name, listener_config, listener in built:
             try:
                 await listener.start()
@@ -182,6 +183,16 @@ class MeepleServer:
             self.listeners[name] = listener
             self.services.listening[name] = listener.port
         self._ready_checks([name for name, _, _ in built])
+
+    def _reserve_names(self) -> None:
+        """Issue 32.6: a wire client's name (Twente, Clarkson, AM27, Spectrangle) is
+        refused when an account reserved it at ``/account``, as on a cluster's edges
+        (:class:`~meeple.server.lobby.names.StoreReservations`, read here once)."""
+        from meeple.server.lobby.names import server_reservations
+
+        names = self.services.names
+        if names.reserved is None and names.reserved_now is None:
+            names.reserved_now = server_reservations(self.services).reserved
 
     async def _start_ops(self) -> None:
         """The metrics switch, the loop-lag tick, ``metrics_port`` and ``health_port``
@@ -358,6 +369,7 @@ class MeepleServer:
         # Last built, first closed: the journal (built on the store) writes what it
         # holds before the store closes; if the stop gave up on the store, it has a
         # moment only, then names what it drops.
+        await self.services.names.close()  # the name checks under way: nobody waits
         journal = self.services.get("journal")
         if journal is not None:
             self.dropped = journal.close(5.0 if stored else 0.5)

@@ -58,6 +58,7 @@ from meeple.web.console import _same_origin as same_origin
 from meeple.web.templating import render
 
 if TYPE_CHECKING:
+    from meeple.server.lobby.names import StoreReservations
     from meeple.server.store.database import Store
 
 __all__ = [
@@ -175,9 +176,13 @@ class Accounts:
         window: float = WINDOW,
         account_attempts: int = ACCOUNT_ATTEMPTS,
         account_window: float = ACCOUNT_WINDOW,
+        reservations: Callable[[], StoreReservations] | None = None,
     ) -> None:
         # A callable, so the store opens on first use like the pages'.
         self._store = store
+        # meeple serve's reserved names in memory (issue 32.6), which its wire clients'
+        # names are checked against too: kept current here; None: the store is asked.
+        self._reservations = reservations
         self.cost = cost or Scrypt()
         self.signed_in = _SignedIn(sessions)
         self.forms = Sessions(sessions)
@@ -206,6 +211,8 @@ class Accounts:
         return token
 
     def reserved(self, name: str) -> bool:
+        if self._reservations is not None:
+            return self._reservations().reserved(name)
         return self.store.account(name) is not None
 
     async def reserve(self, name: str, password: str) -> bool:
@@ -214,7 +221,10 @@ class Accounts:
             return False
         salt = secrets.token_bytes(16)
         digest = await asyncio.to_thread(self.cost.hash, password, salt)
-        return self.store.add_account(name, digest, salt, self.cost.kdf)
+        added = self.store.add_account(name, digest, salt, self.cost.kdf)
+        if added and self._reservations is not None:
+            self._reservations().add(name)  # refused to the wire clients from now on
+        return added
 
     async def check(self, name: str, password: str) -> str | None:
         """The reserved name as stored when ``password`` is right, else None.

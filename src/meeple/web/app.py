@@ -45,6 +45,7 @@ from meeple.server.edge.limits import AddressLimiter
 from meeple.server.feed import Feed, game_topic
 from meeple.server.lobby.bots import LEVELS as BOT_LEVELS
 from meeple.server.lobby.cmpn402_console import Console
+from meeple.server.lobby.names import server_reservations
 from meeple.server.lobby.tables import LOBBY_TOPIC, Lobby, Origin, server_lobby
 from meeple.server.ops import OPS_PATHS, ops_routes
 from meeple.server.rooms.scrabble import LEXICON_RESOURCE, TABLE_LEXICONS_RESOURCE
@@ -831,6 +832,8 @@ def create_app(services: Services, *, max_message_size: int | None = None) -> St
     app.state.origins = frozenset(services.config.web.origins)
     app.state.hosts = HostAllowlist(services.config.host, services.config.web.hosts)
     app.state.churn = server_churn(services)
-    app.state.accounts = accounts.Accounts(lambda: ctx.store, services.clock)
+    app.state.accounts = accounts.Accounts(
+        lambda: ctx.store, services.clock, reservations=lambda: server_reservations(services)
+    )
     app.state.addresses = AddressLimiter(services.config.limits.max_connections_per_address)
     return app

@@ -26,6 +26,7 @@ __all__ = [
     "NAME_TAKEN",
     "NOT_STARTED",
     "NOT_YOUR_TURN",
+    "NO_NAME_NOW",
     "PASS_OK",
     "READY_OK",
     "TURN_OK",
@@ -53,6 +54,7 @@ NOT_YOUR_TURN = "cannot do that when it's not your turn"
 GAME_IS_OVER = "the game is over: send QUIT"
 LINE_TOO_LONG = "line too long: at most {limit} bytes"
 NAME_TAKEN = "name already taken"
+NO_NAME_NOW = "no name can be given now: try again later"
 NAME_IN_GAME = "names cannot change during a game"
 ALREADY_READY = "already ready: the game starts when everyone is ready"
 GOODBYE_BEFORE_HELLO = "HELLO must come first"

@@ -139,6 +139,11 @@ def _clamp(score: int) -> int:
     return max(0, score)
 
 
+# Default names (<ip>, <ip>-2, …) tried before the connection is given up (issue 32.6:
+# with the reserved names unreadable every one is refused).
+DEFAULT_NAME_TRIES = 16
+
+
 class ClarksonHandler:
     """One Clarkson client: its session, its name, its table, and its seat in a room."""
 
@@ -261,7 +266,7 @@ class ClarksonHandler:
             return None
         return self.session.send(Goodbye())
 
-    def _default_name(self, host: str, n: int) -> None:
+    def _default_name(self, host: str, n: int, tries: int = 1) -> None:
         # Several clients from one address would share a name the RFC says must refer to
         # one client (§3.5): the second is "<ip>-2", and so on. Names held here are
         # skipped at once; one held elsewhere (another cluster edge) is refused later.
@@ -277,8 +282,18 @@ class ClarksonHandler:
                 self.names.release(candidate, self)
             elif given:
                 self.name = self.session.name = candidate
-            elif not self._gone:
-                self._default_name(host, n + 1)
+            elif self._gone:
+                pass
+            elif tries < DEFAULT_NAME_TRIES:
+                self._default_name(host, n + 1, tries + 1)
+            else:
+                # Every candidate refused: the names cannot be checked against the
+                # reserved names now (fail closed, issue 32.6) and the client would have
+                # no name; it hears why and GOODBYE rather than waiting on a loop.
+                self.conn.log.warning("no default name for %s: closing", host)
+                self.send(Nok(replies.NO_NAME_NOW))
+                self.conn.send(self.session.send(Goodbye()))
+                self.conn.close("no name can be given")
 
         self._ask_name(candidate, answered)
 

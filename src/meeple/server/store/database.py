@@ -1040,6 +1040,11 @@ class Store:
                 ).rowcount
             )
 
+    def reserved_names(self) -> list[str]:
+        """The casefold of every reserved name (``meeple serve`` keeps them in memory:
+        :class:`meeple.server.lobby.names.StoreReservations`)."""
+        return [row[0] for row in self._db.read("SELECT folded FROM accounts", ())]
+
     def account(self, name: str) -> Account | None:
         """The account that reserves ``name`` (compared by casefold), if any."""
         row = _first(
