@@ -11,6 +11,7 @@ import itertools
 import random
 from pathlib import Path
 
+import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -147,6 +148,13 @@ async def test_a_reserved_name_is_refused_to_every_wire_client(
     for name in ("Ann", "ANN", "aNn"):
         await _refused_everywhere(server, name)
     await _allowed_everywhere(server, "Anna")
+    # The pages say so (they said wire clients could still connect under the name).
+    async with httpx.AsyncClient(base_url=f"http://{HOST}:{server.ports['web']}") as http:
+        account = " ".join((await http.get("/account")).text.split())
+        ratings = " ".join((await http.get("/ratings")).text.split())
+    assert "Twente, Clarkson, AM27 and Spectrangle cannot take it" in account
+    assert "refuses it to Twente, Clarkson, AM27 and Spectrangle clients" in ratings
+    assert "does not stop a client" not in ratings
     # The browser's seat keeps its path: signed in, it plays as the name.
     owner = await _ws(server, session)
     await owner.send(_create("ann"))

@@ -1,10 +1,12 @@
 """Reserved names: a name with a password, so a rated name cannot be taken from the browser.
 
 None of the five wire protocols authenticates a name: whoever connects as ``ann`` over
-Twente, Clarkson, CMPN402, AM27 or Spectrangle plays, and is rated, as ``ann``. The web
-can do better for its own seats: a name reserved here (``POST /account/reserve``) may
-be used by a browser only when that browser is signed in as it. The check the browser's
-play seat calls is :func:`may_use`, with the :func:`session_of` its WebSocket carries.
+Twente, Clarkson, CMPN402, AM27 or Spectrangle plays, and is rated, as ``ann``. A name
+reserved here (``POST /account/reserve``) may be used by a browser only when that
+browser is signed in as it, and is refused to Twente, Clarkson, AM27 and Spectrangle
+clients (issue 32.6: :class:`meeple.server.lobby.names.StoreReservations`, which
+:meth:`Accounts.reserve` keeps current). The check the browser's play seat calls is
+:func:`may_use`, with the :func:`session_of` its WebSocket carries.
 
 - ``GET /account``: the forms (reserve, sign in) or, signed in, the name and sign-out.
   An anonymous visitor gets a form session (:class:`~meeple.web.console.Sessions`, the
