@@ -178,6 +178,12 @@ async def test_the_connection_goes_on_after_a_refusal(make_server: ServerFactory
     assert await lines.ask("connect ZOE") == "invalidName"
     assert await lines.ask("connect Zack") == "welcome"
     await lines.close()
+    # A Clarkson client's default name (its address, §3.5) skips a reserved one.
+    _reserve_behind(server, HOST)
+    unnamed = await ClarksonClient.connect(HOST, server.ports["clarkson"])
+    await eventually(lambda: server.services.names.holder(f"{HOST}-2") is not None, "<ip>-2")
+    assert HOST not in server.services.names
+    await unnamed.close()
 
 
 async def test_fail_closed_while_the_reservations_are_unknown(make_server: ServerFactory) -> None:
