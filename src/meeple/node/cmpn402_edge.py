@@ -56,14 +56,18 @@ from meeple.node.cmpn402_admin import (
     ClusterAdmin,
     params_or_error,
 )
+from meeple.node.contest import CONTEST_GAME, CONTEST_KEY, CONTEST_VARIANTS, RemoteConsole
 from meeple.node.edge import EdgeLobby
 from meeple.protocols.cmpn402.errors import Answer, CloseCode, RemoteProtocolError
 from meeple.protocols.cmpn402.messages import Name, NameRequest, decode_client
 from meeple.server.app import Services
 from meeple.server.config import ListenerConfig
 from meeple.server.edge.attempts import admin_attempts
-from meeple.server.edge.cmpn402 import Cmpn402Listener, _json, admin_gate
+from meeple.server.edge.cmpn402 import ADMIN_ACTIONS as CONTEST_ACTIONS
+from meeple.server.edge.cmpn402 import ADMIN_READS as CONTEST_READS
+from meeple.server.edge.cmpn402 import Cmpn402Listener, _json, admin_gate, admin_params
 from meeple.server.edge.limits import AddressLimiter, peer_address
+from meeple.server.lobby.cmpn402_console import ConsoleError, public
 from meeple.server.rooms.cmpn402_names import AgentSecrets, load_secrets
 from meeple.server.rooms.room import WriteAhead
 
@@ -116,10 +120,18 @@ class EdgeHub:
     """The listener's hub on an edge (``Cmpn402Listener``'s ``_Hub``); module doc."""
 
     def __init__(
-        self, services: Services, lobby: EdgeLobby, secrets: AgentSecrets | None = None
+        self,
+        services: Services,
+        lobby: EdgeLobby,
+        secrets: AgentSecrets | None = None,
+        *,
+        contest: bool = False,
     ) -> None:
         self.services = services
         self.lobby = lobby
+        # A contest ([cmpn402.contest]): an agent enters it (the leader schedules its
+        # games: meeple.node.contest) instead of sitting at the two-agent table.
+        self.contest = contest
         self.timing = services.config.cluster
         # The organiser's name#secret lines (``meeple serve``'s: cmpn402_names).
         self.secrets = secrets
@@ -166,7 +178,11 @@ class EdgeHub:
         task.add_done_callback(self._tasks.discard)
 
     async def _seat(self, agent: EdgeAgent) -> None:
-        """Back to a game that waits for the agent, or to the lobby's table."""
+        """Back to a game that waits for the agent, or to the lobby's table; in a contest,
+        into the contest first (its leader learns the agent's route), then back to its
+        game if one waits for it."""
+        if self.contest:
+            self.lobby.join(CONTEST_KEY, agent)
         try:
             found = await self._find(agent.name)
             if found is not None and not agent.gone and await self._rejoin(agent, found):
@@ -176,7 +192,7 @@ class EdgeHub:
                 return
         except BusClosed:
             return
-        if not agent.gone:
+        if not agent.gone and not self.contest:
             self.lobby.join(KEY, agent)
 
     async def _find(self, name: str) -> RejoinSeat | None:
@@ -254,11 +270,23 @@ class EdgeCmpn402Listener(Cmpn402Listener):
         if not isinstance(lobby, EdgeLobby):
             raise TypeError("the edge's CMPN402 listener needs the edge's lobby")
         lobby.register_game(GAME, _no_room, variants=TABLE_VARIANTS)
+        contest = services.config.cmpn402.contest is not None
+        if contest:
+            lobby.register_game(CONTEST_GAME, _no_room, variants=CONTEST_VARIANTS)
         self.secrets = load_secrets(services.config.cmpn402.agent_secrets)
-        self.hub = EdgeHub(services, lobby, self.secrets)
+        self.hub = EdgeHub(services, lobby, self.secrets, contest=contest)
         self.admin = ClusterAdmin(
             lobby.bus, lobby.ns, self.admin_token, timing=services.config.cluster
         )
+        # The contest's console (meeple.node.contest): /admin/… here, /cmpn402 on the
+        # edge's web port (the same resource meeple serve's listener registers).
+        self.contest_console: RemoteConsole | None = None
+        if contest:
+            console = RemoteConsole(
+                lobby.bus, lobby.ns, self.admin_token, self.admin, timing=services.config.cluster
+            )
+            self.contest_console = console
+            services.resource("cmpn402.console", lambda: console)
         self._hub = self.hub
         self._server: Server | None = None
         self._bound = 0
@@ -268,6 +296,8 @@ class EdgeCmpn402Listener(Cmpn402Listener):
 
     async def start(self) -> None:
         await self.admin.start()
+        if self.contest_console is not None:
+            await self.contest_console.start()
         await super().start()
 
     async def close(self, grace: float = 5.0) -> None:
@@ -276,6 +306,8 @@ class EdgeCmpn402Listener(Cmpn402Listener):
         # flush cancelled in flight breaks nats-py's connection: its PONG finds the
         # future cancelled).
         await super().close(grace)
+        if self.contest_console is not None:
+            await self.contest_console.stop()
         await self.admin.stop()
 
     async def _http(  # type: ignore[override]
@@ -286,6 +318,8 @@ class EdgeCmpn402Listener(Cmpn402Listener):
             return refusal
         if not request.path.startswith("/admin"):
             return None  # a WebSocket handshake
+        if self.contest_console is not None:
+            return await self._contest_http(connection, request, self.contest_console)
         gate = admin_gate(
             request,
             ("status",),
@@ -306,3 +340,34 @@ class EdgeCmpn402Listener(Cmpn402Listener):
             logger.info("%s: admin %s refused: %s", self.name, action, e)
             return _json(e.status, {"error": str(e)})
         return _json(http.HTTPStatus.OK, body)
+
+    async def _contest_http(
+        self, connection: ServerConnection, request: Request, console: RemoteConsole
+    ) -> Response:
+        """``meeple serve``'s contest admin (``/admin/status|standings``, ``/admin/start|
+        pause|resume|stop|abort|withdraw``), through the contest's leader (module doc)."""
+        gate = admin_gate(
+            request,
+            CONTEST_READS,
+            CONTEST_ACTIONS,
+            console.check_token,
+            attempts=self.attempts,
+            address=peer_address(connection),
+        )
+        if isinstance(gate, Response):
+            return gate
+        action, query = gate
+        if action in CONTEST_READS:
+            await console.refresh()
+            snapshot = console.snapshot()
+            if action == "standings":
+                body = {"mode": snapshot["mode"], "standings": snapshot["standings"]}
+                return _json(http.HTTPStatus.OK, body)
+            return _json(http.HTTPStatus.OK, {"status": public(snapshot)})
+        try:
+            result = await console.act(action, **admin_params(query))
+        except ConsoleError as e:
+            logger.info("%s: admin %s refused: %s", self.name, action, e)
+            return _json(http.HTTPStatus.CONFLICT, {"error": str(e)})
+        logger.info("%s: admin %s: %s", self.name, action, result)
+        return _json(http.HTTPStatus.OK, {"result": result, "status": public(console.snapshot())})
