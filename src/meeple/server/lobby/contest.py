@@ -917,7 +917,7 @@ class Contest:
         return swiss_round_count(len(self.roster), self.config)
 
     def _next_swiss_round(self) -> None:
-        withdrawn = {n for n in self.roster if self.agents[n].withdrawn}
+        withdrawn = self._withdrawn()
         paired = next_swiss_round(self.games, self.roster, withdrawn, self.rounds_made, self.config)
         if paired is not None:
             self.rounds_made, added = paired
@@ -928,8 +928,13 @@ class Contest:
     def results(self) -> list[dict[str, Any]]:
         return contest_results(self.games)
 
+    def _withdrawn(self) -> set[str]:
+        """The roster's withdrawn agents (a name the agents no longer hold, after a new
+        contest was refused for want of agents, is not)."""
+        return {n for n in self.roster if (a := self.agents.get(n)) is not None and a.withdrawn}
+
     def games_left(self) -> dict[str, int]:
-        withdrawn = {n for n in self.roster if self.agents[n].withdrawn}
+        withdrawn = self._withdrawn()
         return games_left(
             self.games, self.roster, withdrawn, self.state, self.rounds_made, self.config
         )
