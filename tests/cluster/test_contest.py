@@ -68,12 +68,12 @@ class Brief:
         return False
 
 
-def _config(tmp_path: Path, fmt: str, agents: int, boards: int) -> str:
+def _config(tmp_path: Path, fmt: str, agents: int, boards: int, rounds: int = 0) -> str:
     path = tmp_path / "contest.toml"
     path.write_text(
         "[cmpn402]\nchallenge_time = 1\n"
         f'[cmpn402.contest]\nformat = "{fmt}"\ngames = 1\nboards = {boards}\n'
-        f"agents = {agents}\nshow_timeout = 60\nresume_window = 60\n"
+        f"agents = {agents}\nrounds = {rounds}\nshow_timeout = 60\nresume_window = 60\n"
     )
     return str(path)
 
@@ -183,6 +183,71 @@ async def test_a_round_robin_on_a_cluster_survives_a_rooms_node_killed(
         assert "finished" in page
         for name in AGENTS:
             assert f"<td>{name}</td>" in page
+
+
+async def test_a_swiss_goes_on_through_the_lobby_leader_killed(
+    nodes: Nodes, pg_url: str, tmp_path: Path
+) -> None:
+    """The contest is the lobby's state: the leader SIGKILLed after the first round, the
+    standby takes it over and pairs the next rounds from the results so far and the
+    games that ran meanwhile (read from their logs); every game counted and stored
+    once, nobody meets anyone twice."""
+    config = _config(tmp_path, "swiss", len(AGENTS), 2, rounds=3)
+    common = ("--config", config, "--admin-token", TOKEN)
+    lead1 = await nodes.start("lead1", "lobby", None, *common)
+    lead2 = await nodes.start("lead2", "lobby,store,rooms", pg_url, *common)
+    edge1 = await nodes.start("edge1", "edge", None, *common)
+    edge2 = await nodes.start("edge2", "edge", None, *common)
+    lexicon = load_lexicon(DEFAULT_LEXICON)
+    ports = [edge1.listeners["cmpn402"], edge2.listeners["cmpn402"]] * 2
+    agents = [
+        asyncio.ensure_future(play(f"ws://127.0.0.1:{port}", name, Brief(lexicon), games=3))
+        for port, name in zip(ports, AGENTS, strict=True)
+    ]
+    seen: list[dict[str, Any]] = []
+    try:
+
+        async def round_one() -> bool:
+            snapshot = await _standings(edge2.listeners["cmpn402"])
+            seen.append(snapshot)
+            return snapshot["series"]["played"] >= 2
+
+        await eventually(round_one, "round one played", every=0.2, limit=GAME_PATIENCE)
+        lead1.kill()
+
+        async def over() -> bool:
+            snapshot = await _standings(edge1.listeners["cmpn402"])
+            seen.append(snapshot)
+            return snapshot["state"] == "finished"
+
+        await eventually(over, "the contest finished", every=0.5, limit=2 * GAME_PATIENCE)
+        results = await asyncio.wait_for(asyncio.gather(*agents), GAME_PATIENCE)
+    except BaseException:
+        for a in agents:
+            a.cancel()
+        print(nodes.logs())
+        raise
+    assert "lead2: lobby leader" in lead2.log.read_text()
+    final = seen[-1]
+    assert final["mode"] == "swiss"
+    played = final["series"]["results"]
+    assert len(played) == final["series"]["played"] == final["series"]["games"] == 6
+    pairs = [frozenset(r["players"]) for r in played]
+    assert len(set(pairs)) == 6  # three rounds of four: everybody met everybody once
+    assert all(len(games) == 3 for games in results)
+    rows = {r["name"]: r for r in final["standings"]}
+    assert sum(r["wins"] + r["losses"] + r["draws"] for r in rows.values()) == 12
+    with contextlib.closing(open_store(pg_url)) as records:
+        for result in played:
+            uid = result["game_id"]
+            stored = records.game_by_uid(uid)
+            assert stored is not None
+            assert [g.id for g in records.games() if (g.data or {}).get("uid") == uid] == [
+                stored.id
+            ]
+            assert [stored.result["scores"][p] for p in result["players"]] == result["scores"]
+    for name, games in zip(AGENTS, results, strict=True):
+        assert rows[name]["points"] == sum(g.score for g in games)
 
 
 async def test_the_console_acts_through_the_leader_with_the_token(

@@ -477,7 +477,23 @@ class ClusterContest:
             return True
         if any(now - since >= self.config.show_timeout for since in self.due_since.values()):
             return True
-        return any(self._resume_over(g, now) for g in self.games if g.status == "playing")
+        if any(self._resume_over(g, now) for g in self.games if g.status == "playing"):
+            return True
+        return self._startable(now)
+
+    def _startable(self, now: float) -> bool:
+        """A free board and a game that could take it now, or a Swiss round to pair: a
+        leader that took the contest over (or a change that left one) starts them."""
+        running = sum(g.status == "playing" for g in self.games)
+        if running >= self.config.boards:
+            return False
+        if not any(g.status in ("pending", "playing") for g in self.games):
+            return True  # the next Swiss round, or the end to notice
+        return any(
+            g.status == "pending"
+            and all(self._idle(p, now) and p in self.present for p in g.players)
+            for g in self.games
+        )
 
     def _resume_over(self, game: ContestGame, now: float) -> bool:
         return game.loser is None and any(
