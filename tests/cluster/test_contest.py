@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import websockets
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.cluster.test_cmpn402_admin import TOKEN, admin
@@ -28,7 +29,7 @@ from meeple.clients.cmpn402 import BuiltinAgent, GameResult, View, play
 from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, Lexicon, load_lexicon
 from meeple.node import wire
 from meeple.node.contest import ContestAnswer, ContestCall
-from meeple.protocols.cmpn402.messages import PassMove, PlayNotice
+from meeple.protocols.cmpn402.messages import MessageType, Name, PassMove, PlayNotice
 from meeple.server.store.database import open_store
 
 pytestmark = pytest.mark.slow
@@ -317,6 +318,59 @@ async def test_the_console_acts_through_the_leader_with_the_token(
         return (await _standings(hub.listeners["cmpn402"]))["state"] == "aborted"
 
     await eventually(aborted, "aborted everywhere")
+
+
+async def _drops_at_its_first_start(port: int, name: str) -> None:
+    """An agent that sends NAME, leaves at its first START and never comes back."""
+    async with websockets.connect(f"ws://127.0.0.1:{port}", compression=None) as ws:
+        await ws.recv()  # the NAME request
+        await ws.send(Name(name).encode())
+        while True:
+            data = await ws.recv()
+            if isinstance(data, bytes) and data[:1] == bytes((MessageType.START,)):
+                return
+
+
+async def test_an_agent_that_leaves_loses_its_game_and_forfeits_the_next(
+    nodes: Nodes, pg_url: str, tmp_path: Path
+) -> None:
+    """``meeple serve``'s absentee rules through the split: cat leaves at its first
+    START; after ``resume_window`` the leader stops that game (END 3 to the other, the
+    game stored) and counts it as cat's loss; cat's other game, due while it is away,
+    waits ``show_timeout`` and is forfeited."""
+    config = _config(tmp_path, "round-robin", 3, 1)
+    text = Path(config).read_text().replace("show_timeout = 60", "show_timeout = 2")
+    Path(config).write_text(text.replace("resume_window = 60", "resume_window = 2"))
+    common = ("--config", config, "--admin-token", TOKEN)
+    hub = await nodes.start("hub", "edge,lobby,store,rooms", pg_url, *common)
+    port = hub.listeners["cmpn402"]
+    lexicon = load_lexicon(DEFAULT_LEXICON)
+    players = [
+        asyncio.ensure_future(play(f"ws://127.0.0.1:{port}", name, Brief(lexicon), games=2))
+        for name in ("ann", "bob")
+    ]
+    cat = asyncio.ensure_future(_drops_at_its_first_start(port, "cat"))
+    try:
+
+        async def over() -> bool:
+            return (await _standings(port))["state"] == "finished"
+
+        await eventually(over, "the contest finished", every=0.5, limit=GAME_PATIENCE)
+        await asyncio.wait_for(asyncio.gather(cat, *players), GAME_PATIENCE)
+    except BaseException:
+        for a in (cat, *players):
+            a.cancel()
+        print(nodes.logs())
+        raise
+    final = await _standings(port)
+    rows = {r["name"]: r for r in final["standings"]}
+    assert (rows["cat"]["wins"], rows["cat"]["losses"]) == (0, 2)
+    reasons = sorted(r["reason"] for r in final["series"]["results"] if "cat" in r["players"])
+    assert reasons == ["FORFEIT", "STOPPED"]
+    stopped = next(r for r in final["series"]["results"] if r["reason"] == "STOPPED")
+    assert stopped["winner"] != "cat"
+    with contextlib.closing(open_store(pg_url)) as records:
+        assert records.game_by_uid(stopped["game_id"]) is not None
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
