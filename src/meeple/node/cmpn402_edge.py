@@ -31,6 +31,7 @@ import asyncio
 import http
 import logging
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection
@@ -56,7 +57,13 @@ from meeple.node.cmpn402_admin import (
     ClusterAdmin,
     params_or_error,
 )
-from meeple.node.contest import CONTEST_GAME, CONTEST_KEY, CONTEST_VARIANTS, RemoteConsole
+from meeple.node.contest import (
+    CONTEST_GAME,
+    CONTEST_KEY,
+    CONTEST_VARIANTS,
+    LeaveContest,
+    RemoteConsole,
+)
 from meeple.node.edge import EdgeLobby
 from meeple.protocols.cmpn402.errors import Answer, CloseCode, RemoteProtocolError
 from meeple.protocols.cmpn402.messages import Name, NameRequest, decode_client
@@ -93,8 +100,22 @@ class EdgeAgent:
     level = None
     variants = None
 
-    def __init__(self, link: Any) -> None:
+    def __init__(
+        self,
+        link: Any,
+        playing: Callable[[], bool] = lambda: False,
+        *,
+        leave_pause: float = 0.05,
+        leave_wait: float = 10.0,
+    ) -> None:
         self.link = link
+        # Whether a game of the agent is still open on this edge (its room's END and
+        # "over" not heard yet): a contest's LeaveContest waits for it, looking every
+        # ``leave_pause`` seconds for ``leave_wait`` at most (ClusterConfig's ask_pause
+        # and command_wait), then closes anyway.
+        self.playing = playing
+        self.leave_pause = leave_pause
+        self.leave_wait = leave_wait
         self.name = ""
         self.session = ""  # the session of the last START it heard (meeple.node.cmpn402)
         self.gone = False
@@ -113,7 +134,20 @@ class EdgeAgent:
             self.link.send(event.data)
         elif isinstance(event, CloseAgent):
             self.close(event.code, event.reason)
+        elif isinstance(event, LeaveContest):
+            self._leave(event, int(self.leave_wait / self.leave_pause))
         # The lobby's news of its table: the spec has no word for it (the agent waits).
+
+    def _leave(self, event: LeaveContest, tries: int) -> None:
+        """Close once the agent's game on this edge is over (its END first), or after
+        ``tries`` looks (a room that never says it is over)."""
+        if self.gone or self.closing:
+            return
+        if tries > 0 and self.playing():
+            loop = asyncio.get_running_loop()
+            loop.call_later(self.leave_pause, self._leave, event, tries - 1)
+            return
+        self.close(event.code, event.reason)
 
 
 class EdgeHub:
@@ -139,7 +173,10 @@ class EdgeHub:
         self._tasks: set[asyncio.Task[None]] = set()
 
     def connect(self, link: Any) -> EdgeAgent:
-        agent = EdgeAgent(link)
+        agent = EdgeAgent(
+            link, leave_pause=self.timing.ask_pause, leave_wait=self.timing.command_wait
+        )
+        agent.playing = lambda: self.lobby.room_of(agent) is not None
         self.agents.add(agent)
         link.send(NameRequest().encode())  # spec, "State: INIT": send NAME to the client
         timeout = self.services.config.idle_timeout

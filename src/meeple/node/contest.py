@@ -90,6 +90,7 @@ __all__ = [
     "ClusterContest",
     "ContestAnswer",
     "ContestCall",
+    "LeaveContest",
     "RemoteConsole",
 ]
 
@@ -124,6 +125,17 @@ class ContestAnswer:
     ok: bool
     text: str = ""
     snapshot: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LeaveContest:
+    """The leader lets an agent go (the contest is over, or the agent withdrawn): its
+    edge closes the connection with ``code`` once the agent's game, if one is still
+    open on the edge, is over there (its END comes from the room, on another subject:
+    the close must not overtake it)."""
+
+    code: int
+    reason: str
 
 
 class ClusterContest:
@@ -328,7 +340,7 @@ class ClusterContest:
                 self._forfeit(game, [p for p in game.players if p in self.withdrawn])
         seat = self.present.pop(name, None)
         if seat is not None:
-            seat.deliver(CloseAgent(int(CloseCode.POLICY_VIOLATION), "withdrawn by the admin"))
+            seat.deliver(LeaveContest(int(CloseCode.POLICY_VIOLATION), "withdrawn by the admin"))
         self.schedule()
         return f"{name} withdrawn"
 
@@ -417,7 +429,7 @@ class ClusterContest:
         logger.info("contest: %s", reason)
         for name, seat in list(self.present.items()):
             if not self._busy(name):
-                seat.deliver(CloseAgent(CLOSE_DONE, reason))
+                seat.deliver(LeaveContest(CLOSE_DONE, reason))
 
     # --- results and time (the role's tick) --------------------------------------------
 
@@ -464,7 +476,7 @@ class ClusterContest:
             seats = [self.present.get(p) for p in game.players]
             for seat in seats:
                 if seat is not None:
-                    seat.deliver(CloseAgent(CLOSE_DONE, "contest aborted"))
+                    seat.deliver(LeaveContest(CLOSE_DONE, "contest aborted"))
         self.schedule()
         return True
 

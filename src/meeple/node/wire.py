@@ -140,7 +140,7 @@ def registry() -> Registry:
         RoomOver, TableNews, RecordGame,
         rooms.OpenRoom, edge.LobbyCall, RejoinSeat,
         cmpn402.AgentMessage, cmpn402.ToAgent, cmpn402.CloseAgent, cmpn402.GameOver,
-        contest.ContestCall, contest.ContestAnswer,
+        contest.ContestCall, contest.ContestAnswer, contest.LeaveContest,
         tables.StartRule, tables.QueueKey, tables.QueueChanged, tables.SeatJoined,
         tables.SeatRenamed, tables.Seated, tables.Replaced, tables.Dismissed,
         tables.SeatInfo, tables.TableInfo, tables.TableEvent,
