@@ -328,7 +328,7 @@ async def test_hostile_admin_requests_get_errors_and_the_edge_goes_on(
     assert status == 409
     status, body = await admin(port, "/admin/standings")
     assert status == 404
-    assert "meeple serve" in body["error"]
+    assert "[cmpn402.contest]" in body["error"]  # no contest here: how to run one
     status, body = await admin(port, "/admin/start", method="POST")
     assert status == 404
     # A body (the admin takes none), small or huge: websockets' HTTP parser closes the

@@ -85,6 +85,7 @@ STORE_ACCOUNTS = (
 # only a room's owner says.
 EDGE_LOBBY_OPS = (
     "addbot",  # the web's "add a bot": the leader seats a server bot (issue 32.6)
+    "contest",  # the CMPN402 contest's console: reads and actions (meeple.node.contest)
     "create",
     "disconnect",
     "join",

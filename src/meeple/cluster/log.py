@@ -75,7 +75,7 @@ from meeple.bus.codec import decode_json
 from meeple.bus.subjects import Namespace, check_token
 from meeple.server.store.database import ActionLog, GameRecord, LogConflict, LogEntry, Store
 
-__all__ = ["BlockingJetStreamLog", "GameRecords", "JetStreamLog", "RoomLog"]
+__all__ = ["BlockingJetStreamLog", "GameRecords", "JetStreamLog", "LogEnds", "RoomLog"]
 
 _T = TypeVar("_T")
 
@@ -543,6 +543,27 @@ def _tail(m: _Msg) -> _Tail:
     """What a room's last message says of its log."""
     h = m.headers
     return _Tail(m.seq, int(h.get(SEQ, 0)), h.get(MSG_ID, ""), closed=h.get(KIND) == "end")
+
+
+class LogEnds:
+    """How rooms' logs ended, read from JetStream by a node that writes none (the lobby's
+    leader, for a CMPN402 contest's results: :mod:`meeple.node.contest`)."""
+
+    def __init__(self, nc: Client, ns: Namespace, *, timeout: float = 5.0) -> None:
+        self._js = nc.jetstream(timeout=timeout)
+        self.ns = ns
+
+    async def end(self, uid: str) -> dict[str, Any] | None:
+        """The game room ``uid``'s log ended with (what its owner stored: players,
+        result, end reason), or None while it is open (or there is none). One direct get."""
+        try:
+            m = await self._js.get_last_msg(self.ns.log_stream, self.ns.log(uid), direct=True)
+        except nats.js.errors.NotFoundError:
+            return None
+        if str((m.headers or {}).get(KIND)) != "end":
+            return None
+        end: _End = decode_json(m.data or b"", _End)
+        return end.game
 
 
 class BlockingJetStreamLog:

@@ -149,7 +149,15 @@ class _Resume:
 
 
 class _Over:
-    """The referee's game is over: the room finishes."""
+    """The referee's game is over: the room finishes, in the next command (:class:`_Finish`)."""
+
+
+class _Finish:
+    """The room finishes: a command of its own, so that the END the game's last step
+    sent (behind the log's end, in the write-ahead queue) is out before the room's
+    "over" (a timer's end, a challenge window's, goes out with the step that handles
+    :class:`_Over`; its RoomOver must not overtake it: an edge lets a contest's agent go
+    once its game is over there, :class:`meeple.node.contest.LeaveContest`)."""
 
 
 # The admin's actions a referee room takes (docs/protocols/cmpn402.md, "Admin"; on a
@@ -335,6 +343,8 @@ class RefereeRoom(Room):
 
     def handle(self, seat: Seat | None, command: object) -> None:
         if isinstance(command, _Over):
+            self.submit(None, _Finish())  # after this step's commit: its END is out
+        elif isinstance(command, _Finish):
             self.finish()
             if self.kept is not None:
                 self.kept.forget(self)

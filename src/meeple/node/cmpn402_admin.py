@@ -44,11 +44,11 @@ logger = logging.getLogger(__name__)
 
 # ``meeple serve``'s admin paths that are not a cluster's.
 ELSEWHERE = {
-    "standings": "no standings on a cluster: series and contests are meeple serve's",
-    "start": "no manual start on a cluster (games start when two agents sit): meeple serve",
+    "standings": "no contest runs on this cluster (the nodes' [cmpn402.contest] table)",
+    "start": "no manual start without a contest (games start when two agents sit)",
     "swap": "no series on a cluster: meeple serve",
-    "abort": "contest mode only (meeple serve --contest)",
-    "withdraw": "contest mode only (meeple serve --contest)",
+    "abort": "contest mode only (the nodes' [cmpn402.contest] table)",
+    "withdraw": "contest mode only (the nodes' [cmpn402.contest] table)",
 }
 _UID = re.compile(r"[A-Za-z0-9_-]{1,128}")  # a room uid: one subject token
 

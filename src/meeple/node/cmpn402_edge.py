@@ -31,6 +31,7 @@ import asyncio
 import http
 import logging
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection
@@ -56,14 +57,24 @@ from meeple.node.cmpn402_admin import (
     ClusterAdmin,
     params_or_error,
 )
+from meeple.node.contest import (
+    CONTEST_GAME,
+    CONTEST_KEY,
+    CONTEST_VARIANTS,
+    LeaveContest,
+    RemoteConsole,
+)
 from meeple.node.edge import EdgeLobby
 from meeple.protocols.cmpn402.errors import Answer, CloseCode, RemoteProtocolError
 from meeple.protocols.cmpn402.messages import Name, NameRequest, decode_client
 from meeple.server.app import Services
 from meeple.server.config import ListenerConfig
 from meeple.server.edge.attempts import admin_attempts
-from meeple.server.edge.cmpn402 import Cmpn402Listener, _json, admin_gate
+from meeple.server.edge.cmpn402 import ADMIN_ACTIONS as CONTEST_ACTIONS
+from meeple.server.edge.cmpn402 import ADMIN_READS as CONTEST_READS
+from meeple.server.edge.cmpn402 import Cmpn402Listener, _json, admin_gate, admin_params
 from meeple.server.edge.limits import AddressLimiter, peer_address
+from meeple.server.lobby.cmpn402_console import ConsoleError, public
 from meeple.server.rooms.cmpn402_names import AgentSecrets, load_secrets
 from meeple.server.rooms.room import WriteAhead
 
@@ -89,8 +100,22 @@ class EdgeAgent:
     level = None
     variants = None
 
-    def __init__(self, link: Any) -> None:
+    def __init__(
+        self,
+        link: Any,
+        playing: Callable[[], bool] = lambda: False,
+        *,
+        leave_pause: float = 0.05,
+        leave_wait: float = 10.0,
+    ) -> None:
         self.link = link
+        # Whether a game of the agent is still open on this edge (its room's END and
+        # "over" not heard yet): a contest's LeaveContest waits for it, looking every
+        # ``leave_pause`` seconds for ``leave_wait`` at most (ClusterConfig's ask_pause
+        # and command_wait), then closes anyway.
+        self.playing = playing
+        self.leave_pause = leave_pause
+        self.leave_wait = leave_wait
         self.name = ""
         self.session = ""  # the session of the last START it heard (meeple.node.cmpn402)
         self.gone = False
@@ -109,17 +134,38 @@ class EdgeAgent:
             self.link.send(event.data)
         elif isinstance(event, CloseAgent):
             self.close(event.code, event.reason)
+        elif isinstance(event, LeaveContest):
+            self._leave(event, int(self.leave_wait / self.leave_pause))
         # The lobby's news of its table: the spec has no word for it (the agent waits).
+
+    def _leave(self, event: LeaveContest, tries: int) -> None:
+        """Close once the agent's game on this edge is over (its END first), or after
+        ``tries`` looks (a room that never says it is over)."""
+        if self.gone or self.closing:
+            return
+        if tries > 0 and self.playing():
+            loop = asyncio.get_running_loop()
+            loop.call_later(self.leave_pause, self._leave, event, tries - 1)
+            return
+        self.close(event.code, event.reason)
 
 
 class EdgeHub:
     """The listener's hub on an edge (``Cmpn402Listener``'s ``_Hub``); module doc."""
 
     def __init__(
-        self, services: Services, lobby: EdgeLobby, secrets: AgentSecrets | None = None
+        self,
+        services: Services,
+        lobby: EdgeLobby,
+        secrets: AgentSecrets | None = None,
+        *,
+        contest: bool = False,
     ) -> None:
         self.services = services
         self.lobby = lobby
+        # A contest ([cmpn402.contest]): an agent enters it (the leader schedules its
+        # games: meeple.node.contest) instead of sitting at the two-agent table.
+        self.contest = contest
         self.timing = services.config.cluster
         # The organiser's name#secret lines (``meeple serve``'s: cmpn402_names).
         self.secrets = secrets
@@ -127,7 +173,10 @@ class EdgeHub:
         self._tasks: set[asyncio.Task[None]] = set()
 
     def connect(self, link: Any) -> EdgeAgent:
-        agent = EdgeAgent(link)
+        agent = EdgeAgent(
+            link, leave_pause=self.timing.ask_pause, leave_wait=self.timing.command_wait
+        )
+        agent.playing = lambda: self.lobby.room_of(agent) is not None
         self.agents.add(agent)
         link.send(NameRequest().encode())  # spec, "State: INIT": send NAME to the client
         timeout = self.services.config.idle_timeout
@@ -166,7 +215,11 @@ class EdgeHub:
         task.add_done_callback(self._tasks.discard)
 
     async def _seat(self, agent: EdgeAgent) -> None:
-        """Back to a game that waits for the agent, or to the lobby's table."""
+        """Back to a game that waits for the agent, or to the lobby's table; in a contest,
+        into the contest first (its leader learns the agent's route), then back to its
+        game if one waits for it."""
+        if self.contest:
+            self.lobby.join(CONTEST_KEY, agent)
         try:
             found = await self._find(agent.name)
             if found is not None and not agent.gone and await self._rejoin(agent, found):
@@ -176,7 +229,7 @@ class EdgeHub:
                 return
         except BusClosed:
             return
-        if not agent.gone:
+        if not agent.gone and not self.contest:
             self.lobby.join(KEY, agent)
 
     async def _find(self, name: str) -> RejoinSeat | None:
@@ -254,11 +307,23 @@ class EdgeCmpn402Listener(Cmpn402Listener):
         if not isinstance(lobby, EdgeLobby):
             raise TypeError("the edge's CMPN402 listener needs the edge's lobby")
         lobby.register_game(GAME, _no_room, variants=TABLE_VARIANTS)
+        contest = services.config.cmpn402.contest is not None
+        if contest:
+            lobby.register_game(CONTEST_GAME, _no_room, variants=CONTEST_VARIANTS)
         self.secrets = load_secrets(services.config.cmpn402.agent_secrets)
-        self.hub = EdgeHub(services, lobby, self.secrets)
+        self.hub = EdgeHub(services, lobby, self.secrets, contest=contest)
         self.admin = ClusterAdmin(
             lobby.bus, lobby.ns, self.admin_token, timing=services.config.cluster
         )
+        # The contest's console (meeple.node.contest): /admin/… here, /cmpn402 on the
+        # edge's web port (the same resource meeple serve's listener registers).
+        self.contest_console: RemoteConsole | None = None
+        if contest:
+            console = RemoteConsole(
+                lobby.bus, lobby.ns, self.admin_token, self.admin, timing=services.config.cluster
+            )
+            self.contest_console = console
+            services.resource("cmpn402.console", lambda: console)
         self._hub = self.hub
         self._server: Server | None = None
         self._bound = 0
@@ -268,6 +333,8 @@ class EdgeCmpn402Listener(Cmpn402Listener):
 
     async def start(self) -> None:
         await self.admin.start()
+        if self.contest_console is not None:
+            await self.contest_console.start()
         await super().start()
 
     async def close(self, grace: float = 5.0) -> None:
@@ -276,6 +343,8 @@ class EdgeCmpn402Listener(Cmpn402Listener):
         # flush cancelled in flight breaks nats-py's connection: its PONG finds the
         # future cancelled).
         await super().close(grace)
+        if self.contest_console is not None:
+            await self.contest_console.stop()
         await self.admin.stop()
 
     async def _http(  # type: ignore[override]
@@ -286,6 +355,8 @@ class EdgeCmpn402Listener(Cmpn402Listener):
             return refusal
         if not request.path.startswith("/admin"):
             return None  # a WebSocket handshake
+        if self.contest_console is not None:
+            return await self._contest_http(connection, request, self.contest_console)
         gate = admin_gate(
             request,
             ("status",),
@@ -306,3 +377,34 @@ class EdgeCmpn402Listener(Cmpn402Listener):
             logger.info("%s: admin %s refused: %s", self.name, action, e)
             return _json(e.status, {"error": str(e)})
         return _json(http.HTTPStatus.OK, body)
+
+    async def _contest_http(
+        self, connection: ServerConnection, request: Request, console: RemoteConsole
+    ) -> Response:
+        """``meeple serve``'s contest admin (``/admin/status|standings``, ``/admin/start|
+        pause|resume|stop|abort|withdraw``), through the contest's leader (module doc)."""
+        gate = admin_gate(
+            request,
+            CONTEST_READS,
+            CONTEST_ACTIONS,
+            console.check_token,
+            attempts=self.attempts,
+            address=peer_address(connection),
+        )
+        if isinstance(gate, Response):
+            return gate
+        action, query = gate
+        if action in CONTEST_READS:
+            await console.refresh()
+            snapshot = console.snapshot()
+            if action == "standings":
+                body = {"mode": snapshot["mode"], "standings": snapshot["standings"]}
+                return _json(http.HTTPStatus.OK, body)
+            return _json(http.HTTPStatus.OK, {"status": public(snapshot)})
+        try:
+            result = await console.act(action, **admin_params(query))
+        except ConsoleError as e:
+            logger.info("%s: admin %s refused: %s", self.name, action, e)
+            return _json(http.HTTPStatus.CONFLICT, {"error": str(e)})
+        logger.info("%s: admin %s: %s", self.name, action, result)
+        return _json(http.HTTPStatus.OK, {"result": result, "status": public(console.snapshot())})

@@ -54,9 +54,10 @@ from meeple.cluster.lobbystate import LobbyState, StateFenced
 from meeple.cluster.registry import Names
 from meeple.node import spawn, wire
 from meeple.node.ask import NoAnswer, ask, passing
+from meeple.node.contest import CONTEST_GAME, CONTEST_OP, ClusterContest, ContestAnswer, ContestCall
 from meeple.node.edge import TABLES, LobbyCall
 from meeple.node.rooms import OpenRoom
-from meeple.server.config import ClusterConfig
+from meeple.server.config import ClusterConfig, ContestConfig
 from meeple.server.lobby.bots import LEVELS, check_bot
 from meeple.server.lobby.tables import (
     Dismissed,
@@ -235,6 +236,9 @@ class LobbyRole:
         *,
         timing: ClusterConfig | None = None,
         names: Names | None = None,
+        contest: ContestConfig | None = None,
+        admin_token: str | None = None,
+        log_ends: Callable[[str], Awaitable[Mapping[str, Any] | None]] | None = None,
     ) -> None:
         self.name = name
         self.timing = timing or ClusterConfig()
@@ -264,6 +268,13 @@ class LobbyRole:
         self._heard: dict[str, float] = {}  # node -> its last heartbeat
         self._news_seq = 0  # the table news published under this lease's epoch
         self._beats: Subscription | None = None
+        self.admin_token = admin_token
+        # A CMPN402 contest (meeple.node.contest): a policy of this lobby when it leads;
+        # its results are the logs' ends (``log_ends``: room uid -> the stored game).
+        self.contest: ClusterContest | None = None
+        self._log_ends = log_ends
+        if contest is not None and log_ends is not None:
+            self.contest = ClusterContest(self, contest, token=admin_token, ended=log_ends)
 
     def _factory(self) -> RoomFactory:
         def create(key: QueueKey, seats: list[Seat]) -> Any:
@@ -330,6 +341,96 @@ class LobbyRole:
         for seat in ticket.seats:
             if isinstance(seat, ProxySeat) and seat.bot:
                 self.bot_gone(seat)
+
+    # --- a CMPN402 contest (meeple.node.contest) -------------------------------------------
+
+    def seat_of(self, info: Mapping[str, Any]) -> ProxySeat:
+        """The seat an edge described (a contest's agent, restored from the state)."""
+        return self._seat(info)
+
+    def later(self, action: Callable[[], object]) -> None:
+        """``action`` once the change being applied is written (or now, outside one)."""
+        self._later(action)
+
+    def contest_room(self, key: QueueKey, seats: list[Seat]) -> RoomTicket:
+        """A contest game's room, to open on a rooms node as a started table's is."""
+        return self._ticket(RoomTicket(self, key, seats))
+
+    def admin_room(self, uid: str, action: str) -> None:
+        """The referee's ``action`` (stop, pause, resume) on a contest game's room, asked
+        of its owner as an edge's admin asks (:class:`~meeple.node.wire.Admin`), again
+        while the room is being taken over."""
+        self.spawn(self._admin_room(uid, action), f"contest {action} {uid}")
+
+    async def _admin_room(self, uid: str, action: str) -> None:
+        payload = wire.dumps(wire.Admin(action, self.admin_token or ""))
+
+        def again(error: BusError) -> bool:
+            return passing(error) or "moved to another node" in str(error)
+
+        try:
+            answer = await ask(
+                self.bus,
+                self.ns.room_command(uid),
+                payload,
+                self.timing,
+                wait=self.timing.admin_act_wait,
+                patience=self.timing.admin_act_for,
+                again=again,
+            )
+        except BusError as e:
+            logger.warning("%s: contest: %s of room %s: %s", self.name, action, uid, e)
+            return
+        logger.info("%s: contest: %s of room %s: %s", self.name, action, uid, answer[:200])
+
+    async def _contest_call(self, payload: bytes) -> bytes:
+        """An edge's console (:class:`~meeple.node.contest.ContestCall`): a read answered
+        at once, an action applied as a change (written before it is answered)."""
+        call: ContestCall = wire.loads(payload, ContestCall)
+        async with self._lock:
+            if not self.leader.is_set():
+                return b"busy"
+            contest = self.contest
+            if contest is None:
+                return wire.dumps(ContestAnswer(False, "no CMPN402 contest on this cluster"))
+            if call.action == "status":
+                return wire.dumps(contest.answer(call))
+            answers: list[ContestAnswer] = []
+            done = await self._change(lambda: answers.append(contest.answer(call)))
+            if done != b"ok" or not answers:
+                return b"busy"
+            return wire.dumps(answers[0])
+
+    async def _contest_ticks(self) -> None:
+        """Every ``heartbeat`` while leading: the running games' logs' ends (their
+        results, once) and what time alone changes (rests, forfeits, resume windows)."""
+        while True:
+            await asyncio.sleep(self.timing.heartbeat)
+            contest = self.contest
+            if contest is None or not self.leader.is_set():
+                continue
+            try:
+                for uid in contest.playing():
+                    await self._contest_result(uid)
+                if contest.due():
+                    async with self._lock:
+                        if self.leader.is_set():
+                            await self._change(contest.tick)
+            except (BusError, nats.errors.Error, OSError) as e:
+                logger.warning("%s: contest: %s", self.name, e)
+            except Exception:
+                logger.exception("%s: contest tick failed", self.name)
+
+    async def _contest_result(self, uid: str) -> None:
+        contest, ends = self.contest, self._log_ends
+        if contest is None or ends is None:
+            return
+        end = await ends(uid)
+        if end is None:
+            return
+        async with self._lock:
+            if self.leader.is_set() and uid in contest.playing():
+                await self._change(lambda: contest.record(uid, end))
 
     # --- the edges' copies of the open tables --------------------------------------------
 
@@ -403,6 +504,8 @@ class LobbyRole:
         tried = asyncio.Event()
         self.spawn(self._campaign(tried), "lobby-campaign")
         self.spawn(self._edges_gone(), "lobby-edges")
+        if self.contest is not None:
+            self.spawn(self._contest_ticks(), "lobby-contest")
         await tried.wait()
 
     async def _heartbeat(self, subject: str, payload: bytes) -> None:
@@ -442,6 +545,8 @@ class LobbyRole:
             edge = seat.route.rsplit("-", 1)[0]
             logger.warning("%s: %s's edge %s is silent; seat freed", self.name, seat.name, edge)
             self._seats.pop(seat.route, None)
+            if self.contest is not None:
+                self.contest.gone(seat)
             table = self.lobby.table_of(seat)
             if table is not None:  # if the edge lives after all, it hears of it
                 seat.deliver(Dismissed(table.id))
@@ -484,6 +589,11 @@ class LobbyRole:
                 )
             self._subs.append(
                 await self.bus.serve(self.ns.lobby_requests(TABLES), self._tables, queue="lobby")
+            )
+            self._subs.append(
+                await self.bus.serve(
+                    self.ns.lobby_requests(CONTEST_OP), self._contest_call, queue="lobby"
+                )
             )
             self.leader.set()
             METRICS.leader_change(True)
@@ -547,7 +657,15 @@ class LobbyRole:
             }
             for t in self._opening.values()
         ]
-        return {"version": 1, "tables": tables, "opening": opening, "callers": self._applied}
+        snapshot: dict[str, Any] = {
+            "version": 1,
+            "tables": tables,
+            "opening": opening,
+            "callers": self._applied,
+        }
+        if self.contest is not None:
+            snapshot["contest"] = self.contest.snapshot()
+        return snapshot
 
     def _stand_down(self, why: Exception) -> None:
         """The state was not written: this node's lobby is ahead of it, so it leads no
@@ -592,6 +710,8 @@ class LobbyRole:
                         self.lobby.ready(self._seats[route])
                 except TableError as e:  # a game this node does not have, say
                     logger.error("%s: a table not taken over: %s: %r", self.name, e, saved)
+            if self.contest is not None:
+                self.contest.restore(state.get("contest"))
         finally:
             self._outbox = None
         # What the old leader may have died before telling (after it wrote the state):
@@ -630,6 +750,10 @@ class LobbyRole:
         that sent it (NATS permissions vouch for an edge's)."""
         if op == "roomdone":
             uid = wire.loads(payload, str)
+            if self.contest is not None and uid in self.contest.playing():
+                # A contest's game: its result is its log's end, read outside the lock.
+                self.spawn(self._contest_result(uid), f"contest result {uid}")
+                return b"ok"
             ended = getattr(self.lobby.room_by_uid(uid), "ended", None)
             return await self._change(ended if callable(ended) else lambda: None)
         call: LobbyCall = wire.loads(payload, LobbyCall)
@@ -707,6 +831,11 @@ class LobbyRole:
                 game, variant, int(size), StartRule(rule), dict(settings), table_id=table_id
             )
             return
+        if self.contest is not None and op == "join" and call.args[0].game == CONTEST_GAME:
+            self.contest.enter(seat)  # an agent that sent NAME (meeple.node.contest)
+            return
+        if self.contest is not None and op in ("disconnect", "quit"):
+            self.contest.gone(seat)
         method = getattr(self.lobby, op)
         if op in ("join", "sit") and isinstance(self.lobby.room_of(seat), RoomTicket):
             # The edge holds the seat's connection and knows its game is over (it

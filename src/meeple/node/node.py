@@ -28,7 +28,7 @@ from meeple.bus.natsbus import NatsBus, connect
 from meeple.bus.subjects import Namespace
 from meeple.cluster.jetstream import connect_node
 from meeple.cluster.lease import Leases
-from meeple.cluster.log import JetStreamLog
+from meeple.cluster.log import JetStreamLog, LogEnds
 from meeple.node.names import ClusterNames
 from meeple.server.app import LISTENERS, Listener, Services
 from meeple.server.config import ServerConfig
@@ -213,6 +213,10 @@ class Node:
                 timing=c.server.cluster,
                 # Server bots' names, claimed where the edges' names are (meeple.node.names).
                 names=Names(self.nc, self.ns),
+                # A CMPN402 contest ([cmpn402.contest]): its results are the rooms' logs' ends.
+                contest=c.server.cmpn402.contest,
+                admin_token=c.server.cmpn402.admin_token,
+                log_ends=LogEnds(self.nc, self.ns).end,
             )
             await self.lobby.start()
             from meeple.node.names import NameService

@@ -43,13 +43,14 @@ Accounts (``/account``: reserve, sign in, sign out) as ``meeple serve``'s, from 
 node (:mod:`meeple.node.accounts`): a browser's seat and its spectators' chat check
 reserved names against the browser's session there, refused when no store node answers.
 
-Not served on an edge: the CMPN402 console and its topic (``error`` ``refused`` on the
-socket).
+The CMPN402 contest's console, ``/cmpn402`` and the ``console`` topic, is served when
+the edge's CMPN402 listener runs a contest (:mod:`meeple.node.contest`).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from meeple.bus.base import BusError, NoResponder
@@ -61,7 +62,7 @@ from meeple.server.lobby.tables import LOBBY_TOPIC, TableInfo
 from meeple.server.ops import ops_routes
 from meeple.server.store.database import StoreUnavailable
 from meeple.web.accounts import COOKIE
-from meeple.web.app import WebConnection, WebContext
+from meeple.web.app import CONSOLE_TOPIC, WebConnection, WebContext
 from meeple.web.fanout import Fanout
 from meeple.web.seat import WebSeat
 
@@ -128,7 +129,7 @@ class EdgeTables:
 
 class _EdgeContext(WebContext):
     """What an edge's pages and sockets read: the services, the relayed feed, the
-    tables, the store nodes' records over the bus; no console."""
+    tables, the store nodes' records over the bus; a contest's console if one runs."""
 
     def __init__(
         self, services: Services, feed: Feed, tables: EdgeTables, records: Records
@@ -142,11 +143,11 @@ class _EdgeContext(WebContext):
         # word lists this edge loads (the Scrabble preview's too).
         self._analyses: dict[str, list[dict[str, Any] | None]] = {}
         self._refresher: asyncio.Task[None] | None = None
+        # The CMPN402 contest's console (meeple.node.contest.RemoteConsole), when this
+        # edge's CMPN402 listener runs a contest: WebContext.console() finds it.
+        self._console_unsubscribe: Callable[[], None] | None = None
 
     def store_trouble(self) -> str | None:
-        return None
-
-    def console(self) -> None:
         return None
 
     def publish_lobby(self) -> None:
@@ -192,6 +193,8 @@ class EdgeConnection(WebConnection):
     async def _subscribe(self, message: proto.Subscribe) -> None:
         if message.topic == "lobby":
             topic = LOBBY_TOPIC
+        elif message.topic == "console" and self.ctx.console() is not None:
+            topic = CONSOLE_TOPIC  # a contest's console (meeple.node.contest)
         elif message.topic == "game" and message.uid is not None:
             if not await self.relay.exists(message.uid):
                 await self.send(self.session.not_found(message))
@@ -267,6 +270,7 @@ def edge_web_app(
     from meeple.server.edge.hosts import HostAllowlist
     from meeple.server.edge.limits import AddressLimiter
     from meeple.server.lobby.bots import LEVELS as BOT_LEVELS
+    from meeple.web import console as console_pages
     from meeple.web import ratings as ratings_pages
     from meeple.web.accounts import ATTEMPTS, WINDOW
     from meeple.web.app import (
@@ -363,6 +367,7 @@ def edge_web_app(
             Route("/games/{uid:str}", game_page),
             *ratings_pages.routes(),
             *edge_account_routes(accounts, AttemptLimiter(services.clock, ATTEMPTS, WINDOW)),
+            *console_pages.routes(),  # a CMPN402 contest's console, when one runs
             Route("/api/cluster", cluster),
             *ops_routes(services),
             WebSocketRoute("/ws", websocket_endpoint),
@@ -372,9 +377,11 @@ def edge_web_app(
         middleware=[Middleware(SecurityHeaders)],
     )
     app.state.ctx = ctx
+    app.state.console_sessions = console_pages.Sessions()
     app.state.templates = environment()
-    # The nav leaves out what an edge does not serve (the CMPN402 console).
+    # The nav leaves out the CMPN402 console while no contest runs on the edge.
     app.state.templates.globals["cluster_edge"] = True
+    app.state.templates.globals["contest_console"] = services.config.cmpn402.contest is not None
     app.state.hub = Hub(fanout)
     app.state.connection = connection
     app.state.origins = frozenset(services.config.web.origins)

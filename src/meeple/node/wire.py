@@ -127,7 +127,7 @@ def registry() -> Registry:
     from meeple.games.spectrangle import errors as sp_errors
     from meeple.games.spectrangle import game as sp_game
     from meeple.games.spectrangle import tiles as sp_tiles
-    from meeple.node import cmpn402, edge, rooms
+    from meeple.node import cmpn402, contest, edge, rooms
     from meeple.protocols.spectrangle import messages as sp_messages
     from meeple.server.lobby import tables
     from meeple.server.rooms import room as server_room
@@ -140,6 +140,7 @@ def registry() -> Registry:
         RoomOver, TableNews, RecordGame,
         rooms.OpenRoom, edge.LobbyCall, RejoinSeat,
         cmpn402.AgentMessage, cmpn402.ToAgent, cmpn402.CloseAgent, cmpn402.GameOver,
+        contest.ContestCall, contest.ContestAnswer, contest.LeaveContest,
         tables.StartRule, tables.QueueKey, tables.QueueChanged, tables.SeatJoined,
         tables.SeatRenamed, tables.Seated, tables.Replaced, tables.Dismissed,
         tables.SeatInfo, tables.TableInfo, tables.TableEvent,

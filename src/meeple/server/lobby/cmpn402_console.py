@@ -8,6 +8,7 @@ contract (kept stable for the web console, issue 12; extend only by adding keys)
   it as it is: it holds the racks and the bag).
 - :meth:`act` — the buttons: ``start``, ``pause``, ``resume``, ``stop``, ``swap``; in
   contest mode also ``abort`` and ``withdraw`` (``name=``). Raises :class:`ConsoleError`.
+  On a cluster's edge the outcome is awaited (the contest's leader answers over the bus).
 - :meth:`subscribe` — a callback after every change; returns the unsubscribe function.
 - :meth:`file` — a game's message log or GCG on disk; :meth:`check_token` — the admin token.
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 import hmac
 import logging
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -52,7 +53,10 @@ class Console(Protocol):
 
     def snapshot(self) -> dict[str, Any]: ...
 
-    def act(self, action: str, **params: str) -> str: ...
+    def act(self, action: str, **params: str) -> str | Awaitable[str]:
+        """An action's outcome: at once in ``meeple serve``; awaited on a cluster's edge,
+        whose console asks the lobby's leader (:class:`meeple.node.contest.RemoteConsole`)."""
+        ...
 
     def subscribe(self, callback: Callable[[], None]) -> Callable[[], None]: ...
 

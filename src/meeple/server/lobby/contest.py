@@ -64,7 +64,18 @@ from meeple.server.rooms.cmpn402 import Link, Referee, RefereeError
 from meeple.server.rooms.cmpn402_names import AgentSecrets
 from meeple.server.rooms.room import WriteAhead
 
-__all__ = ["Contest", "ContestConsole", "ContestGame", "round_robin", "swiss_pairs"]
+__all__ = [
+    "Contest",
+    "ContestConsole",
+    "ContestGame",
+    "contest_results",
+    "games_left",
+    "next_swiss_round",
+    "planned_games",
+    "round_robin",
+    "swiss_pairs",
+    "swiss_round_count",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -165,6 +176,102 @@ def swiss_pairs(ranked: list[str], met: dict[frozenset[str], int]) -> list[tuple
         if found is not None:
             return found
     return [(ranked[i], ranked[i + 1]) for i in range(0, len(ranked) - 1, 2)]
+
+
+def swiss_round_count(agents: int, config: ContestConfig) -> int:
+    """How many Swiss rounds a field of ``agents`` plays: ``config.rounds`` (0: ceil(log2)),
+    at most ``agents - 1`` (plus one for an odd field's byes)."""
+    wanted = config.rounds or max(1, math.ceil(math.log2(max(2, agents))))
+    return min(wanted, max(1, agents - 1 + agents % 2))
+
+
+def next_swiss_round(
+    games: list[ContestGame],
+    roster: list[str],
+    withdrawn: set[str],
+    rounds_made: int,
+    config: ContestConfig,
+) -> tuple[int, list[ContestGame]] | None:
+    """The next Swiss round once every game of the last one is over: the new count of
+    rounds made and the round's games (a bye first, for an odd field), numbered after
+    ``games``; None when no round is due. The one pairing rule of ``meeple serve``'s
+    contest and of a cluster's (``meeple.node.contest``)."""
+    rounds = swiss_round_count(len(roster), config)
+    if rounds_made >= rounds:
+        return None
+    if any(g.status in ("pending", "playing") for g in games):
+        return None
+    active = [n for n in roster if n not in withdrawn]
+    if len(active) < 2:
+        return rounds, []
+    results = [g.result for g in games if g.status == "done" and g.result is not None]
+    ranked = [r["name"] for r in standings(roster, results) if r["name"] in active]
+    round_no = rounds_made + 1
+    added: list[ContestGame] = []
+    if len(ranked) % 2:
+        byes = {g.players[0] for g in games if len(g.players) == 1}
+        bye = next((n for n in reversed(ranked) if n not in byes), ranked[-1])
+        ranked.remove(bye)
+        game = ContestGame(len(games), [bye], round_no, status="done")
+        game.result = {
+            "game_id": None, "players": [bye], "scores": [0], "winners": [bye],
+            "winner": bye, "reason": "BYE",
+        }  # fmt: skip
+        added.append(game)
+    met: dict[frozenset[str], int] = {}
+    firsts: dict[str, int] = dict.fromkeys(active, 0)
+    for g in games:
+        if len(g.players) == 2 and g.status != "cancelled":
+            key = frozenset(g.players)
+            met[key] = met.get(key, 0) + 1
+            firsts[g.players[0]] = firsts.get(g.players[0], 0) + 1
+    for a, b in swiss_pairs(ranked, met):
+        if firsts[a] > firsts[b]:
+            a, b = b, a
+        for k in range(config.games):
+            first, second = (a, b) if k % 2 == 0 else (b, a)
+            added.append(ContestGame(len(games) + len(added), [first, second], round_no))
+    logger.info("contest: Swiss round %d paired", round_no)
+    return round_no, added
+
+
+def games_left(
+    games: list[ContestGame],
+    roster: list[str],
+    withdrawn: set[str],
+    state: str,
+    rounds_made: int,
+    config: ContestConfig,
+) -> dict[str, int]:
+    """Each agent's games still to play: scheduled, and a Swiss contest's rounds to come."""
+    left = dict.fromkeys(roster, 0)
+    for g in games:
+        if g.status in ("pending", "playing"):
+            for p in g.players:
+                left[p] = left.get(p, 0) + 1
+    if config.format == "swiss" and state in ("running", "paused"):
+        future = max(0, swiss_round_count(len(roster), config) - rounds_made) * config.games
+        for n in roster:
+            if n not in withdrawn:
+                left[n] += future
+    return left
+
+
+def planned_games(
+    games: list[ContestGame], roster: list[str], state: str, rounds_made: int, config: ContestConfig
+) -> int:
+    """The games of the whole contest, the Swiss rounds to come counted (their byes too)."""
+    planned = len(games)
+    if config.format == "swiss" and state in ("running", "paused"):
+        per_round = (len(roster) // 2) * config.games
+        rounds_left = max(0, swiss_round_count(len(roster), config) - rounds_made)
+        planned += rounds_left * (per_round + len(roster) % 2)
+    return planned
+
+
+def contest_results(games: list[ContestGame]) -> list[dict[str, Any]]:
+    """The results of the games played (byes and forfeits too), in the schedule's order."""
+    return [g.result for g in games if g.status == "done" and g.result is not None]
 
 
 class _Conn:
@@ -807,64 +914,30 @@ class Contest:
     # --- Swiss -----------------------------------------------------------------------
 
     def _swiss_rounds(self) -> int:
-        n = len(self.roster)
-        wanted = self.config.rounds or max(1, math.ceil(math.log2(max(2, n))))
-        return min(wanted, max(1, n - 1 + n % 2))
+        return swiss_round_count(len(self.roster), self.config)
 
     def _next_swiss_round(self) -> None:
-        if self.rounds_made >= self._swiss_rounds():
-            return
-        if any(g.status in ("pending", "playing") for g in self.games):
-            return
-        active = [n for n in self.roster if not self.agents[n].withdrawn]
-        if len(active) < 2:
-            self.rounds_made = self._swiss_rounds()
-            return
-        ranked = [r["name"] for r in self.standings() if r["name"] in active]
-        self.rounds_made += 1
-        round_no = self.rounds_made
-        if len(ranked) % 2:
-            byes = {g.players[0] for g in self.games if len(g.players) == 1}
-            bye = next((n for n in reversed(ranked) if n not in byes), ranked[-1])
-            ranked.remove(bye)
-            game = ContestGame(len(self.games), [bye], round_no, status="done")
-            game.result = {
-                "game_id": None, "players": [bye], "scores": [0], "winners": [bye],
-                "winner": bye, "reason": "BYE",
-            }  # fmt: skip
-            self.games.append(game)
-        met: dict[frozenset[str], int] = {}
-        firsts: dict[str, int] = dict.fromkeys(active, 0)
-        for g in self.games:
-            if len(g.players) == 2 and g.status != "cancelled":
-                key = frozenset(g.players)
-                met[key] = met.get(key, 0) + 1
-                firsts[g.players[0]] = firsts.get(g.players[0], 0) + 1
-        for a, b in swiss_pairs(ranked, met):
-            if firsts[a] > firsts[b]:
-                a, b = b, a
-            for k in range(self.config.games):
-                first, second = (a, b) if k % 2 == 0 else (b, a)
-                self.games.append(ContestGame(len(self.games), [first, second], round_no))
-        logger.info("contest: Swiss round %d paired", round_no)
+        withdrawn = self._withdrawn()
+        paired = next_swiss_round(self.games, self.roster, withdrawn, self.rounds_made, self.config)
+        if paired is not None:
+            self.rounds_made, added = paired
+            self.games.extend(added)
 
     # --- reading -------------------------------------------------------------------
 
     def results(self) -> list[dict[str, Any]]:
-        return [g.result for g in self.games if g.status == "done" and g.result is not None]
+        return contest_results(self.games)
+
+    def _withdrawn(self) -> set[str]:
+        """The roster's withdrawn agents (a name the agents no longer hold, after a new
+        contest was refused for want of agents, is not)."""
+        return {n for n in self.roster if (a := self.agents.get(n)) is not None and a.withdrawn}
 
     def games_left(self) -> dict[str, int]:
-        left = dict.fromkeys(self.roster, 0)
-        for g in self.games:
-            if g.status in ("pending", "playing"):
-                for p in g.players:
-                    left[p] = left.get(p, 0) + 1
-        if self.config.format == "swiss" and self.state in ("running", "paused"):
-            future = max(0, self._swiss_rounds() - self.rounds_made) * self.config.games
-            for n in self.roster:
-                if not self.agents[n].withdrawn:
-                    left[n] += future
-        return left
+        withdrawn = self._withdrawn()
+        return games_left(
+            self.games, self.roster, withdrawn, self.state, self.rounds_made, self.config
+        )
 
     def standings(self) -> list[dict[str, Any]]:
         rows = standings(self.roster, self.results(), self.games_left())
@@ -911,11 +984,9 @@ class ContestConsole:
         if state == "running" and not boards:
             state = "between-games"
         done = [g for g in contest.games if g.status == "done"]
-        planned = len(contest.games)
-        if contest.config.format == "swiss" and contest.state in ("running", "paused"):
-            per_round = (len(contest.roster) // 2) * contest.config.games
-            rounds_left = max(0, contest._swiss_rounds() - contest.rounds_made)
-            planned += rounds_left * (per_round + len(contest.roster) % 2)
+        planned = planned_games(
+            contest.games, contest.roster, contest.state, contest.rounds_made, contest.config
+        )
         results = [result_entry(r) for r in contest.results()]
         ids = [r["game_id"] for r in results if r["game_id"]] + [b["game_id"] for b in boards]
         return {
