@@ -30,20 +30,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 
-import msgspec
 import nats.errors
 import nats.js.errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.api import DeliverPolicy
 
-from meeple.bus.codec import decode_json
+from meeple.bus.schema import LeaseValue, decode, encode
 from meeple.bus.subjects import Namespace
 
 __all__ = ["Lease", "LeaseEvent", "LeaseLost", "Leases", "lobby_key", "room_key"]
@@ -75,14 +73,6 @@ def room_key(uid: str) -> str:
 def lobby_key() -> str:
     """The lease key of the lobby's leader."""
     return "lobby"
-
-
-class _Held(msgspec.Struct, frozen=True):
-    """A lease's value in the bucket (JSON, written by nodes), as it is read back: its
-    epoch is None when first taken (the epoch is then the write's revision)."""
-
-    owner: str = ""
-    epoch: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +156,7 @@ class Leases:
         assert msg.seq is not None
         if _freed(msg.headers or {}) is not None:
             return msg.seq
-        value = decode_json(msg.data or b"{}", _Held)
+        value = decode(msg.data or b"{}", LeaseValue)
         return Lease(key, value.owner, value.epoch or msg.seq, msg.seq, self.ttl)
 
     async def acquire(self, key: str, owner: str) -> Lease | None:
@@ -176,7 +166,7 @@ class Leases:
         if isinstance(found, Lease):
             return None
         try:
-            seq = await self._write(key, {"owner": owner, "epoch": None}, expect=found or 0)
+            seq = await self._write(key, LeaseValue(owner=owner), expect=found or 0)
         except LeaseLost:
             return None  # another node acquired it between our read and our write
         return Lease(key, owner, seq, seq, self.ttl)
@@ -184,7 +174,7 @@ class Leases:
     async def renew(self, lease: Lease) -> Lease:
         """Extend ``lease`` by its TTL from now; the renewed lease. LeaseLost when it
         lapsed or was taken."""
-        value = {"owner": lease.owner, "epoch": lease.epoch}
+        value = LeaseValue(owner=lease.owner, epoch=lease.epoch)
         seq = await self._write(lease.key, value, expect=lease.revision)
         return replace(lease, revision=seq)
 
@@ -205,9 +195,9 @@ class Leases:
                 return  # lapsed, or another's now
             lease = current
 
-    async def _write(self, key: str, value: dict[str, object], *, expect: int) -> int:
+    async def _write(self, key: str, value: LeaseValue, *, expect: int) -> int:
         headers = {_EXPECT: str(expect), _TTL: f"{self.ttl}s"}
-        body = json.dumps(value, separators=(",", ":")).encode()
+        body = encode(value)
         try:
             ack = await self._js.publish(self._subject(key), body, headers=headers)
         except nats.js.errors.APIError as e:
@@ -282,7 +272,7 @@ class Leases:
                 if why is not None:
                     yield LeaseEvent(msg.subject[start:], why, None, seq)
                 else:
-                    owner = decode_json(msg.data or b"{}", _Held).owner
+                    owner = decode(msg.data or b"{}", LeaseValue).owner
                     yield LeaseEvent(msg.subject[start:], "held", owner, seq)
         finally:
             await sub.unsubscribe()

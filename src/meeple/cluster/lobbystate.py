@@ -21,15 +21,13 @@ the old one wrote.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-import msgspec
 import nats.js.errors
 from nats.aio.client import Client
 
-from meeple.bus.codec import decode_json
+from meeple.bus.schema import LobbyStateValue, decode, encode
 from meeple.bus.subjects import Namespace
 
 __all__ = ["STATE_KEY", "LobbyState", "StateFenced"]
@@ -37,13 +35,6 @@ __all__ = ["STATE_KEY", "LobbyState", "StateFenced"]
 STATE_KEY = "state"
 _EXPECT = "Nats-Expected-Last-Subject-Sequence"
 _WRONG_LAST = (10071, 10164)
-
-
-class _Written(msgspec.Struct, frozen=True):
-    """The lobby's state as its leader wrote it (JSON), read back."""
-
-    state: dict[str, Any] = {}
-    epoch: int = -1
 
 
 class StateFenced(Exception):
@@ -70,7 +61,7 @@ class LobbyState:
         except nats.js.errors.NotFoundError:
             return {}, -1, 0
         assert msg.seq is not None
-        value = decode_json(msg.data or b"{}", _Written)
+        value = decode(msg.data or b"{}", LobbyStateValue)
         return value.state, value.epoch, msg.seq
 
     async def claim(self, owner: str, epoch: int) -> dict[str, Any]:
@@ -96,9 +87,7 @@ class LobbyState:
         self._revision = await self._put(owner, self.epoch, state, self._revision)
 
     async def _put(self, owner: str, epoch: int, state: Mapping[str, Any], expect: int) -> int:
-        body = json.dumps(
-            {"owner": owner, "epoch": epoch, "state": state}, separators=(",", ":")
-        ).encode()
+        body = encode(LobbyStateValue(owner=owner, epoch=epoch, state=dict(state)))
         try:
             ack = await self._js.publish(self._subject, body, headers={_EXPECT: str(expect)})
         except nats.js.errors.APIError as e:

@@ -36,12 +36,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import msgspec
-
 from meeple.bus.codec import Attrs, EncodeError, Limits, Registry, WireError, decode_json
+from meeple.bus.schema import SCHEMA, Beat, BeatRoom, ChatLine
 
 __all__ = [
     "LIMITS",
+    "SCHEMA",
     "Admin",
     "Beat",
     "BeatRoom",
@@ -232,7 +232,8 @@ def registry() -> Registry:
         Attrs(sp_board.Board, {"_fields": list[sp_tiles.Tile | None]}),
     ]
     everything = mine + [t for t in engines if t not in mine] + games
-    return Registry(everything, tags={_cls(t): _tag(_cls(t)) for t in everything}, limits=LIMITS)
+    tags = {_cls(t): _tag(_cls(t)) for t in everything}
+    return Registry(everything, tags=tags, limits=LIMITS, version=SCHEMA)
 
 
 def _cls(entry: type | Attrs) -> type:
@@ -242,37 +243,6 @@ def _cls(entry: type | Attrs) -> type:
 def _tag(cls: type) -> str:
     """A type's tag on the bus: its module under ``meeple.`` and its name."""
     return f"{cls.__module__.removeprefix('meeple.')}.{cls.__qualname__}"
-
-
-class BeatRoom(msgspec.Struct, frozen=True):
-    """A room in a node's heartbeat: what an edge's lobby page and the API list."""
-
-    uid: str
-    game: str
-    players: list[str] = []
-    protocols: list[str] = []
-
-
-class Beat(msgspec.Struct, frozen=True):
-    """A node's heartbeat on ``<ns>.node.<name>`` (JSON, :meth:`meeple.node.node.Node.info`),
-    as its readers decode it (:func:`decode_json`)."""
-
-    name: str
-    roles: list[str] = []
-    pid: int = 0
-    address: list[str] = []
-    listeners: dict[str, str] = {}
-    lobby_leader: bool = False
-    rooms: list[BeatRoom] = []
-    at: float = 0.0
-
-
-class ChatLine(msgspec.Struct, frozen=True):
-    """One lobby chat line between edges (JSON, :mod:`meeple.node.chat`)."""
-
-    origin: str
-    sender: str
-    text: str
 
 
 @dataclass(frozen=True, slots=True)
