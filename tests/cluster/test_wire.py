@@ -272,7 +272,7 @@ def test_a_santorini_room_s_last_action_is_told_again_as_it_was(
     told = seats[0].heard[-1]
     log = _log_of(room)
     again = SantoriniRoom(
-        list(seats), gods=gods, rng=random.Random(0), game=log.replay()
+        list(seats), gods=gods, rng=random.Random(0), uid=room.uid, game=log.replay()
     ).last_told(log)
     if isinstance(told, SantoriniDropped):
         assert again == told
