@@ -43,6 +43,7 @@ from nats.js.api import DeliverPolicy
 
 from meeple.bus.schema import LeaseValue, decode, encode
 from meeple.bus.subjects import Namespace
+from meeple.server.config import ClusterConfig
 
 __all__ = ["Lease", "LeaseEvent", "LeaseLost", "Leases", "lobby_key", "room_key"]
 
@@ -53,6 +54,9 @@ _TTL = "Nats-TTL"
 _KV_OP = "KV-Operation"
 _MARKER = "Nats-Marker-Reason"
 _WRONG_LAST = (10071, 10164)
+
+# One JetStream call's wait unless told (the node passes its config's).
+_DEFAULT = ClusterConfig()
 
 
 def _freed(headers: Mapping[str, str]) -> str | None:
@@ -110,7 +114,7 @@ class Leases:
         ns: Namespace,
         *,
         ttl: int = 2,
-        timeout: float = 5.0,
+        timeout: float = _DEFAULT.jetstream_wait,
         now: Callable[[], float] = time.monotonic,
     ) -> None:
         if int(ttl) != ttl or ttl < 1:
@@ -248,7 +252,7 @@ class Leases:
         """Every change of the leases whose keys start with ``prefix`` from now on, the
         current state of each first: how a rooms node learns that a room's lease lapsed
         (the bucket's marker, within about the TTL) or was released, and takes it over.
-        A key whose marker is gone (:data:`~meeple.cluster.jetstream.LAPSE_MARKER`) is
+        A key whose marker is gone (``ClusterConfig.lapse_marker``, the bucket's) is
         not reported: a node that starts late finds such rooms among the open logs."""
         queue: asyncio.Queue[Msg] = asyncio.Queue()
 

@@ -29,12 +29,16 @@ from nats.aio.client import Client
 
 from meeple.bus.schema import LobbyStateValue, decode, encode
 from meeple.bus.subjects import Namespace
+from meeple.server.config import ClusterConfig
 
 __all__ = ["STATE_KEY", "LobbyState", "StateFenced"]
 
 STATE_KEY = "state"
 _EXPECT = "Nats-Expected-Last-Subject-Sequence"
 _WRONG_LAST = (10071, 10164)
+
+# One JetStream call's wait unless told (the node passes its config's).
+_DEFAULT = ClusterConfig()
 
 
 class StateFenced(Exception):
@@ -45,7 +49,9 @@ class LobbyState:
     """The lobby's state as one leader writes it; see the module doc. One instance is one
     writer: it remembers the revision of its last write."""
 
-    def __init__(self, nc: Client, ns: Namespace, *, timeout: float = 5.0) -> None:
+    def __init__(
+        self, nc: Client, ns: Namespace, *, timeout: float = _DEFAULT.jetstream_wait
+    ) -> None:
         self._js = nc.jetstream(timeout=timeout)
         self.ns = ns
         self._stream = f"KV_{ns.lobby_bucket}"

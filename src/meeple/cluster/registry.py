@@ -24,6 +24,7 @@ from nats.aio.client import Client
 
 from meeple.bus.schema import Message, NameValue, TokenValue, decode, encode
 from meeple.bus.subjects import Namespace
+from meeple.server.config import ClusterConfig
 
 __all__ = ["Names", "RejoinSeat", "RejoinTokens", "name_key"]
 
@@ -33,6 +34,9 @@ _KV_OP = "KV-Operation"
 _WRONG_LAST = (10071, 10164)
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _V = TypeVar("_V", bound=Message)
+
+# One JetStream call's wait unless told (the node passes its config's).
+_DEFAULT = ClusterConfig()
 
 
 def name_key(name: str) -> str:
@@ -90,7 +94,12 @@ class Names:
     claim lapse unless renewed (for holders that may die without releasing)."""
 
     def __init__(
-        self, nc: Client, ns: Namespace, *, ttl: int | None = None, timeout: float = 5.0
+        self,
+        nc: Client,
+        ns: Namespace,
+        *,
+        ttl: int | None = None,
+        timeout: float = _DEFAULT.jetstream_wait,
     ) -> None:
         self._kv = _Bucket(nc, ns.names_bucket, timeout)
         self.ttl = ttl
@@ -143,7 +152,9 @@ def _seat(value: TokenValue) -> RejoinSeat:
 class RejoinTokens:
     """Rejoin tokens by their SHA-256; see the module doc."""
 
-    def __init__(self, nc: Client, ns: Namespace, *, timeout: float = 5.0) -> None:
+    def __init__(
+        self, nc: Client, ns: Namespace, *, timeout: float = _DEFAULT.jetstream_wait
+    ) -> None:
         self._kv = _Bucket(nc, ns.tokens_bucket, timeout)
 
     @staticmethod
