@@ -503,8 +503,9 @@ def _make(hint: object) -> _Check:
 
 
 def decode_json(data: bytes, expect: Any, *, limits: Limits = Limits()) -> Any:
-    """A JSON message between nodes (heartbeats, chat lines, names and rejoin requests,
-    an edge's store reads), decoded by ``msgspec`` into ``expect`` (a ``msgspec.Struct``
+    """JSON between nodes that is not one of :mod:`meeple.bus.schema`'s messages (a room
+    log's entries, in the log's own format; an edge's store reads), decoded by
+    ``msgspec`` into ``expect`` (a ``msgspec.Struct``
     or a type hint it knows: every field checked, unknown ones ignored); a
     :class:`WireError` for bytes over ``limits.max_bytes``, bytes that are not JSON, or
     JSON of another shape."""
