@@ -23,6 +23,8 @@ from nats.aio.client import Client
 from tests.cluster.test_nodes import Bot, Nodes, _room_uid
 from tests.natsd import NatsEnv
 
+from meeple.bus import schema
+from meeple.bus.schema import SCHEMA
 from meeple.bus.subjects import STORE_ACCOUNTS, STORE_READS, Namespace
 from meeple.cluster.log import JetStreamLog
 from meeple.node import wire
@@ -140,7 +142,12 @@ async def test_junk_on_every_subject_runs_nothing_and_the_game_finishes(
             subject=st.sampled_from(served + heard),
             payload=st.sampled_from(crafted)
             | st.binary(max_size=200)
-            | _junk_trees(tags).map(msgspec.msgpack.encode),
+            | _junk_trees(tags).map(msgspec.msgpack.encode)
+            # The same junk under this schema's version, so it reaches the tree's checks.
+            | _junk_trees(tags).map(lambda tree: msgspec.msgpack.encode(["V", SCHEMA, tree]))
+            # JSON messages of the schema, of other kinds and versions, on every subject.
+            | st.sampled_from([schema.OK, schema.BUSY, schema.encode(schema.Beat(name="x"))])
+            | st.sampled_from([b'{"t":"ack","say":"ok"}', b'{"t":"ack","say":"ok","v":99}']),
         )
         def fuzz(subject: str, payload: bytes) -> None:
             asyncio.run_coroutine_threadsafe(send(subject, payload), loop).result(timeout=10)

@@ -29,6 +29,7 @@ from tests.cluster.test_nodes import Nodes, _entries, _room_uid
 from tests.natsd import NatsEnv
 from tests.patience import GAME_PATIENCE, PATIENCE, eventually
 
+from meeple.bus import schema
 from meeple.bus.subjects import Namespace
 from meeple.clients.cmpn402 import GameResult, play
 from meeple.cluster.lease import Leases, room_key
@@ -155,9 +156,10 @@ async def test_status_lists_the_game_with_its_owner_and_stop_ends_it(
             reply = await node.request(
                 nats_ns.room_command(uid), wire.dumps(wire.Admin("stop", token)), timeout=10
             )
-            answer = json.loads(reply.data)
-            assert answer["error"] == "the admin token is not this node's", answer
-            assert "view" not in answer
+            answer = schema.decode(reply.data, schema.AdminAnswer)
+            assert answer.error == "the admin token is not this node's", answer
+            assert answer.refused
+            assert answer.view is None
         board = await _boards(hub.listeners["cmpn402"], uid)
         assert board["owner"] == rooms1.name
         # One game runs: the stop may leave its uid out.

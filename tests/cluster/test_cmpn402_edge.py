@@ -21,6 +21,7 @@ from websockets.exceptions import ConnectionClosed
 
 from meeple.bus.natsbus import NatsBus
 from meeple.bus.subjects import Namespace
+from meeple.node import wire
 from meeple.node.cmpn402 import FINDER
 from meeple.node.cmpn402_edge import EdgeCmpn402Listener
 from meeple.node.edge import EdgeLobby
@@ -63,8 +64,8 @@ async def test_what_an_agent_sends_before_its_game(
     asked: asyncio.Queue[str] = asyncio.Queue()
 
     async def seats(msg: Msg) -> None:  # a rooms node that keeps no seat for anyone
-        await asked.put(msg.data.decode())
-        await msg.respond(b"none")
+        await asked.put(wire.loads(msg.data, str))
+        await msg.respond(wire.dumps(None))
 
     finder = await node.subscribe(nats_ns.room_commands(FINDER), cb=seats)
     lobby = EdgeLobby(NatsBus(node), nats_ns, "e1")
@@ -107,8 +108,8 @@ async def test_an_edge_checks_the_organisers_secrets(
     asked: asyncio.Queue[str] = asyncio.Queue()
 
     async def seats(msg: Msg) -> None:
-        await asked.put(msg.data.decode())
-        await msg.respond(b"none")
+        await asked.put(wire.loads(msg.data, str))
+        await msg.respond(wire.dumps(None))
 
     secrets = tmp_path / "agents.secrets"
     secrets.write_text("alpha#alpha-s3cret\n", encoding="utf-8")

@@ -37,7 +37,8 @@ _TAGS = list(wire.registry().tags)
 
 
 def _enc(tree: object) -> bytes:
-    return msgspec.msgpack.encode(tree)
+    """``tree`` as a message of this schema (its version first)."""
+    return msgspec.msgpack.encode(["V", wire.SCHEMA, tree])
 
 
 def test_every_registered_type_has_its_field_types_resolved() -> None:

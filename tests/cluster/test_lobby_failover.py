@@ -21,6 +21,7 @@ from tests.cluster.test_nodes import Bot, Nodes
 from tests.natsd import NatsEnv
 from tests.patience import GAME_PATIENCE, PATIENCE, eventually
 
+from meeple.bus import schema
 from meeple.bus.base import BusClosed, RemoteError
 from meeple.bus.natsbus import NatsBus, connect
 from meeple.bus.subjects import Namespace
@@ -201,7 +202,7 @@ class Seats:
             self.seated[request.uid] = [s["name"] for s in request.seats]
             self.attempts.append(request.attempt)
             if self.answer:
-                await msg.respond(b"ok")
+                await msg.respond(schema.OK)
 
         await self.nc.subscribe(f"{self.ns.root}.seat.*.*.lobby", cb=heard)
         await self.nc.subscribe(self.ns.rooms_open, cb=open_room)
@@ -217,7 +218,7 @@ class Seats:
             except Exception:
                 await asyncio.sleep(0.05)
                 continue
-            if msg.data != b"busy":
+            if msg.data != schema.BUSY:
                 return bytes(msg.data)
             await asyncio.sleep(0.05)
         raise AssertionError(f"no lobby leader answered {op}")
@@ -237,18 +238,18 @@ async def test_a_call_asked_again_is_applied_once_by_the_leader_or_its_successor
     standby = await b.start()
     try:
         ann, bob = _seat("e-1", "ann"), _seat("e-2", "bob")
-        assert await seats.call("join", ann, (KEY,), 1) == b"ok"
-        assert await seats.call("join", bob, (KEY,), 2) == b"ok"
+        assert await seats.call("join", ann, (KEY,), 1) == schema.OK
+        assert await seats.call("join", bob, (KEY,), 2) == schema.OK
         await _until("the room asked for", _count(seats.opened, 1))
         told = {route: list(events) for route, events in seats.heard.items()}
         assert [e.waiting for e in told["e-2"] if isinstance(e, QueueChanged)] == [2]
-        assert await seats.call("join", bob, (KEY,), 2) == b"ok"  # the answer was lost
+        assert await seats.call("join", bob, (KEY,), 2) == schema.OK  # the answer was lost
         await a.crash()
         await asyncio.wait_for(standby.leader.wait(), PATIENCE)
-        assert await seats.call("join", bob, (KEY,), 2) == b"ok"  # asked of the new leader
+        assert await seats.call("join", bob, (KEY,), 2) == schema.OK  # asked of the new leader
         assert standby.lobby.tables() == []
         cy = _seat("e-3", "cy")
-        assert await seats.call("join", cy, (KEY,), 3) == b"ok"  # a new call: served
+        assert await seats.call("join", cy, (KEY,), 3) == schema.OK  # a new call: served
         await _until("cy's table", _count(seats.heard.setdefault("e-3", []), 2))
         await asyncio.sleep(0.2)
         assert seats.opened[:1] == seats.opened  # one room, asked for once
@@ -271,7 +272,7 @@ async def test_a_leader_stopped_cleanly_hands_its_tables_over_at_once(
     await asyncio.wait_for(leader.leader.wait(), PATIENCE)
     standby = await b.start()
     try:
-        assert await seats.call("join", _seat("e-1", "ann"), (KEY,), 1) == b"ok"
+        assert await seats.call("join", _seat("e-1", "ann"), (KEY,), 1) == schema.OK
         await asyncio.sleep(0.5)  # renewed since it was taken (every third of 1 s)
         await leader.stop()
         held = await Leases(node, nats_ns).holder(lobby_key())
@@ -303,7 +304,7 @@ async def test_the_rooms_a_dead_leader_asked_for_are_asked_for_again_saying_so(
         for n, (route, name) in enumerate(
             [("e-1", "ann"), ("e-2", "bob"), ("e-3", "cy"), ("e-4", "dee")], start=1
         ):
-            assert await seats.call("join", _seat(route, name), (KEY,), n) == b"ok"
+            assert await seats.call("join", _seat(route, name), (KEY,), n) == schema.OK
         await _until("two rooms asked for", _count(seats.opened, 2))
         state, _epoch, _revision = await LobbyState(node, nats_ns).read()
         assert [o["uid"] for o in state["opening"]] == seats.opened
@@ -348,9 +349,9 @@ async def test_a_paused_leader_is_fenced_out_and_leads_again_from_the_state(
         await asyncio.wait_for(new.leader.wait(), 10)
         assert old.leader.is_set()  # it does not know yet
         zed = wire.dumps(LobbyCall("join", _seat("e-9", "zed"), (KEY,), "edge.9", 1))
-        assert await old._handler("join")("t.lobby.req.join.e", zed) == b"busy"
+        assert await old._handler("join")("t.lobby.req.join.e", zed) == schema.BUSY
         assert not old.leader.is_set()
-        assert await seats.call("join", _seat("e-1", "ann"), (KEY,), 1) == b"ok"
+        assert await seats.call("join", _seat("e-1", "ann"), (KEY,), 1) == schema.OK
         await _until("ann told", _count(seats.heard.setdefault("e-1", []), 2))
         await asyncio.sleep(0.2)
         assert "e-9" not in seats.heard
@@ -438,18 +439,18 @@ async def test_a_table_the_old_leader_started_without_telling_leaves_the_edges_c
     standby = await b.start()
     edge = await _edge(nats_env, nats_ns)
     try:
-        assert await seats.call("join", _seat("e-1", "ann"), (KEY,), 1) == b"ok"
+        assert await seats.call("join", _seat("e-1", "ann"), (KEY,), 1) == schema.OK
         await _until("ann's table in the edge's copy", _holds(edge, [["ann"]]))
         wake = await _pause_leader_at_next_write(a)
         bob = asyncio.ensure_future(seats.call("join", _seat("e-2", "bob"), (KEY,), 2))
         await asyncio.wait_for(standby.leader.wait(), PATIENCE)
-        assert await asyncio.wait_for(bob, PATIENCE) == b"ok"  # asked again: applied once
+        assert await asyncio.wait_for(bob, PATIENCE) == schema.OK  # asked again: applied once
         await _until("the started table gone from the edge's copy", _holds(edge, []))
         assert edge.waiting(KEY) == []
         await _until("the room asked for by the new leader", _count(seats.opened, 1))
         assert seats.seated[seats.opened[0]] == ["ann", "bob"]
         cy = _seat("e-3", "cy")
-        assert await seats.call("join", cy, (KEY,), 3) == b"ok"
+        assert await seats.call("join", cy, (KEY,), 3) == schema.OK
         await _until("cy's table in the edge's copy", _holds(edge, [["cy"]]))
         late = await _edge(nats_env, nats_ns)  # an edge that starts now asks for the list
         await _until("cy's table in the late edge's copy", _holds(late, [["cy"]]))
@@ -482,7 +483,7 @@ async def test_an_old_leader_s_late_news_does_not_change_the_edges_copy(
     standby = await b.start()
     edge = await _edge(nats_env, nats_ns)
     try:
-        assert await seats.call("join", _seat("e-1", "ann"), (key,), 1) == b"ok"
+        assert await seats.call("join", _seat("e-1", "ann"), (key,), 1) == schema.OK
         await _until("ann's table in the edge's copy", _holds(edge, [["ann"]]))
         wake = await _pause_leader_at_next_write(a)
         bob = _seat("e-2", "bob")
@@ -490,9 +491,9 @@ async def test_an_old_leader_s_late_news_does_not_change_the_edges_copy(
         # Hang bounds: the takeover waits on the lease's TTL in NATS (real time), and
         # 10 s failed twice under `pytest -n 3` at load 6-10 (issue 33).
         await asyncio.wait_for(standby.leader.wait(), GAME_PATIENCE)
-        assert await asyncio.wait_for(joined, GAME_PATIENCE) == b"ok"
+        assert await asyncio.wait_for(joined, GAME_PATIENCE) == schema.OK
         await _until("bob in the edge's copy", _holds(edge, [["ann", "bob"]]))
-        assert await seats.call("leave", bob, (), 3) == b"ok"
+        assert await seats.call("leave", bob, (), 3) == schema.OK
         await _until("bob gone from the edge's copy", _holds(edge, [["ann"]]))
         wake.set()
         await _until("the old leader's news sent", _told_twice(seats, "e-2"))
@@ -760,7 +761,7 @@ async def test_the_leader_takes_a_call_only_for_the_sending_edges_seats(
         subject = nats_ns.for_node(sender).lobby_request("join")
         asked = NatsBus(node, owns=False).request(subject, call, timeout=5)
         if served:
-            assert await asked == b"ok"
+            assert await asked == schema.OK
             await _until("ann told", _count(seats.heard.setdefault(route, []), 1))
             assert [[s.name for s in t.seats] for t in leader.lobby.tables()] == [["ann"]]
         else:

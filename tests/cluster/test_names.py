@@ -6,7 +6,6 @@ test's own, which the permissions file does not name, so the node user connects.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -18,6 +17,7 @@ from nats.aio.client import Client
 from tests.natsd import NatsEnv
 from tests.patience import PATIENCE, eventually
 
+from meeple.bus import schema
 from meeple.bus.natsbus import NatsBus, connect
 from meeple.bus.subjects import Namespace
 from meeple.cluster.registry import Names
@@ -151,11 +151,11 @@ async def test_an_edge_claims_renews_and_releases_only_its_own_holders_names(
     assert await names.claim("ann", "e1.1")
     mine = holder.split(".", 1)[0] == sender
     for request in (
-        {"op": "release", "claims": [["ann", holder]]},
-        {"op": "renew", "claims": [["bob", holder]], "ttl": 5},
-        {"op": "claim", "name": "cy", "holder": holder, "ttl": 5},
+        schema.NamesRequest(op="release", claims=[("ann", holder)]),
+        schema.NamesRequest(op="renew", claims=[("bob", holder)], ttl=5),
+        schema.NamesRequest(op="claim", name="cy", holder=holder, ttl=5),
     ):
-        payload = json.dumps(request).encode()
+        payload = schema.encode(request)
         if mine:
             await service.handle(payload, sender)
         else:

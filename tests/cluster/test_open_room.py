@@ -13,6 +13,7 @@ import pytest
 from nats.aio.client import Client
 from tests.natsd import NatsEnv
 
+from meeple.bus import schema
 from meeple.bus.base import RemoteError
 from meeple.bus.natsbus import NatsBus
 from meeple.bus.subjects import Namespace
@@ -67,7 +68,7 @@ async def test_a_room_whose_opener_died_is_opened_by_the_next_ask(
     answer = await bus.request(
         nats_ns.rooms_open, wire.dumps(replace(first, attempt=1)), timeout=10
     )
-    assert answer == b"ok"
+    assert answer == schema.OK
     opened = await log.action_log(uid)
     assert opened is not None
     holder = await Leases(node, nats_ns).holder(room_key(uid))
@@ -75,7 +76,7 @@ async def test_a_room_whose_opener_died_is_opened_by_the_next_ask(
     assert holder.owner == "rooms-a"
     # Asked once more (an answer lost on the way): "ok", and the room is not opened twice.
     again = await bus.request(nats_ns.rooms_open, wire.dumps(replace(first, attempt=2)), timeout=10)
-    assert again == b"ok"
+    assert again == schema.OK
     assert list(rooms_node.rooms.rooms) == [uid]
     after = await log.action_log(uid)
     assert after is not None

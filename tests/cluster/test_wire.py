@@ -272,7 +272,7 @@ def test_a_santorini_room_s_last_action_is_told_again_as_it_was(
     told = seats[0].heard[-1]
     log = _log_of(room)
     again = SantoriniRoom(
-        list(seats), gods=gods, rng=random.Random(0), game=log.replay()
+        list(seats), gods=gods, rng=random.Random(0), uid=room.uid, game=log.replay()
     ).last_told(log)
     if isinstance(told, SantoriniDropped):
         assert again == told
@@ -428,3 +428,34 @@ def test_a_pending_play_s_rack_is_blanked_in_the_other_seat_s_view(gcide: Lexico
     assert other.pending.rack_before == "?" * len(rack)
     own = wire.loads(wire.dumps(Update(mover, (), game.seat_view(mover)))).game
     assert own.pending.rack_before == rack
+
+
+def test_wire_knows_no_game_s_insides() -> None:
+    """What a seat's copy of a game holds is declared by each game's view
+    (games/<game>/view.py, issue 32.3): wire.py names no engine attribute."""
+    source = Path(wire.__file__).read_text()
+    for attribute in ("_rng", "_racks", "_bag", "_hands", "lexicon", "_initial_bag"):
+        assert f'"{attribute}"' not in source, attribute
+
+
+def test_each_game_s_seat_copy_is_what_its_view_declares() -> None:
+    """A seat's copy of each engine game has exactly the attributes its view declares,
+    each of the declared type, so it crosses; the whole game does not (its RNG)."""
+    from meeple.bus.codec import _attributes, fits
+
+    scrabble = g.Game(["ann", "bob"], random.Random(3), variant=g.VARIANTS["twente"])
+    spectrangle = st_.Game(["ann", "bob"], random.Random(4))
+    santorini = sa.Game(sa.Rules(players=2, gods=True, auto_eliminate=False), 0)
+    for view, game, copy in (
+        (scrabble_view, scrabble, scrabble.seat_view(0)),
+        (spectrangle_view, spectrangle, spectrangle.seat_view(1)),
+        (santorini_view, santorini, santorini),
+    ):
+        declared = view.seat_copy_fields()
+        assert _attributes(copy) == set(declared[type(copy)])
+        for name, hint in declared[type(copy)].items():
+            assert fits(getattr(copy, name), hint), (type(copy).__name__, name)
+        assert wire.loads(wire.dumps(copy)) is not None
+        if game is not copy:
+            with pytest.raises(wire.EncodeError):
+                wire.dumps(game)

@@ -13,6 +13,7 @@ from tests.natsd import NatsEnv
 from tests.ops.conftest import Samples, http_get, node_port, ops_node, scrape, value
 from tests.patience import PATIENCE, eventually
 
+from meeple.bus import schema
 from meeple.bus.base import NoResponder
 from meeple.bus.subjects import Namespace
 from meeple.node import wire
@@ -58,7 +59,7 @@ async def test_a_node_exports_its_roles_and_answers_readiness(
     )
     request = OpenRoom("0a1b2c3d4e5f", QueueKey("spectrangle", 2, "standard", ()), seats)
     answer = await hub.bus.request(nats_ns.rooms_open, wire.dumps(request), timeout=10)
-    assert answer == b"ok"
+    assert answer == schema.OK
     samples = await _until(port, lambda s: value(s, "meeple_rooms_owned", node="ops-a") == 1)
     assert value(samples, "meeple_bus_request_seconds_count") > asked
     assert value(samples, "meeple_rooms_running", game="spectrangle") >= 1
@@ -89,7 +90,7 @@ async def test_a_draining_rooms_node_waits_for_its_rooms(hub: Node, nats_ns: Nam
         for i, name in enumerate(("cy", "dee"))
     )
     request = OpenRoom("1a2b3c4d5e6f", QueueKey("spectrangle", 2, "standard", ()), seats)
-    assert await hub.bus.request(nats_ns.rooms_open, wire.dumps(request), timeout=10) == b"ok"
+    assert await hub.bus.request(nats_ns.rooms_open, wire.dumps(request), timeout=10) == schema.OK
     port = node_port(hub, "metrics")
     hub.request_stop()
     draining = asyncio.ensure_future(hub.drain())

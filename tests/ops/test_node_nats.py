@@ -13,6 +13,7 @@ from tests.natsd import NatsEnv
 from tests.ops.conftest import http_get, node_port, ops_node
 from tests.relay import Relay
 
+from meeple.bus import schema
 from meeple.bus.subjects import Namespace
 from meeple.node import wire
 from meeple.node.node import Node
@@ -77,7 +78,7 @@ async def _open_room(node: Node, ns: Namespace, uid: str) -> None:
         for i, name in enumerate(("ann", "bob"))
     )
     request = OpenRoom(uid, QueueKey("spectrangle", 2, "standard", ()), seats)
-    assert await node.bus.request(ns.rooms_open, wire.dumps(request), timeout=10) == b"ok"
+    assert await node.bus.request(ns.rooms_open, wire.dumps(request), timeout=10) == schema.OK
 
 
 async def test_a_cut_connection_makes_the_node_not_ready_until_it_reconnects(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import meeple
 from meeple.cli.main import build_parser
 from meeple.cli.serve import config_from_args
 from meeple.server.config import (
@@ -173,3 +175,46 @@ def test_any_cluster_table_is_a_valid_config_or_a_config_error(table: dict[str, 
         assert 0 < value <= 7 * 24 * 3600
         if key in table:
             assert value == float(table[key])  # type: ignore[arg-type]
+
+
+def test_the_jetstream_and_store_retry_timings_are_cluster_keys() -> None:
+    """The waits that were constants of node/ and cluster/ are [cluster] keys with the
+    same defaults (issue 32.4); a first retry pause above its cap is refused."""
+    config = config_from_mapping(
+        {"cluster": {"jetstream_wait": 8, "store_retry": 1, "open_poll": 0.5, "stop_wait": 4}}
+    )
+    assert (config.cluster.jetstream_wait, config.cluster.store_retry) == (8.0, 1.0)
+    assert (config.cluster.open_poll, config.cluster.stop_wait) == (0.5, 4.0)
+    default = ClusterConfig()
+    assert (default.duplicate_window, default.lapse_marker, default.watch_sweep) == (120, 60, 1)
+    assert (default.store_retry, default.store_retry_max) == (0.5, 10.0)
+    with pytest.raises(ConfigError, match="store_retry"):
+        config_from_mapping({"cluster": {"store_retry": 20}})
+
+
+# The node roles' modules (not `meeple cluster`'s process launcher, nor the nats-server
+# runner, which are command-line tools): every pause is the config's.
+_ROLES = [
+    p
+    for d in ("node", "bus", "cluster")
+    for p in sorted((Path(meeple.__file__).parent / d).glob("*.py"))
+    if p.name not in ("cluster.py", "launch.py", "natsserver.py")
+]
+
+
+@pytest.mark.parametrize("path", _ROLES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_node_role_has_no_timing_constant_of_its_own(path: Path) -> None:
+    """No ``sleep(<number>)`` and no module-level constant of seconds in node/, bus/ and
+    cluster/: their waits, pauses and windows are ClusterConfig's (STYLE rule 15)."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "sleep":
+            assert not any(isinstance(a, ast.Constant) for a in node.args), (
+                f"{path.name}:{node.lineno}: sleep of a constant"
+            )
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign | ast.AnnAssign):
+            value = statement.value
+            values = value.elts if isinstance(value, ast.Tuple) else [value]
+            floats = [v for v in values if isinstance(v, ast.Constant) and type(v.value) is float]
+            assert not floats, f"{path.name}:{statement.lineno}: a module-level number of seconds"

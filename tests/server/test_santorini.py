@@ -356,9 +356,30 @@ def test_bot_command_is_registered() -> None:
     assert (args.game, args.gods, args.players, args.port) == ("santorini", True, 3, 7778)
 
 
-async def test_three_players_one_gives_up_and_plays_again(server: MeepleServer) -> None:
+@pytest.fixture(params=["in-process", "copied"])
+def deliveries(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """How a seat is handed its events: the room's own values (meeple serve), or copies
+    that crossed the bus's schema, as a cluster edge's seat hears them (issue 32.3)."""
+    if request.param == "copied":
+        from meeple.games.santorini.view import event_for_seat
+        from meeple.node import wire
+        from meeple.server.rooms.santorini import SantoriniRoom
+
+        def copied(room: SantoriniRoom, event: object, index: int) -> object:
+            return wire.loads(wire.dumps(event_for_seat(event, index)))
+
+        monkeypatch.setattr(SantoriniRoom, "seat_event", copied)
+    return str(request.param)
+
+
+async def test_three_players_one_gives_up_and_plays_again(
+    server: MeepleServer, deliveries: str
+) -> None:
     """3 players: the one who sends LOSE gets ENDGAME (itself, false) and SERVERSTATE and
-    may register again at once; the others see its workers go and play on."""
+    may register again at once; the others see its workers go and play on, and their
+    game's end does not reach it in its next game. The AM27 dialect tells the two games
+    apart by the room each delivery names, so copies of the game (a cluster edge's) do
+    as well as the room's own."""
     peers = {}
     for name in ("Ann", "Bob", "Cid"):
         peer = await Raw.open(server)
@@ -399,3 +420,20 @@ async def test_three_players_one_gives_up_and_plays_again(server: MeepleServer) 
     peers[loser].send(Register(loser, 2, False))
     newcomer = await Raw.open(server)
     assert await newcomer.next() == ServerState(True, True)
+    newcomer.send(Register("Dee", 2, False))
+    started = await peers[loser].next()
+    assert isinstance(started, Players)
+    assert await newcomer.next() == started
+    # The old game ends: the one on turn there gives up, the last one wins.
+    on_turn = seen.player
+    peers[on_turn].send(b'{"type":"LOSE","message":"{}"}\n')
+    winner = next(n for n in rest if n != on_turn)
+    for name in rest:
+        message = await peers[name].next()
+        while not isinstance(message, EndGame):
+            message = await peers[name].next()
+        assert message == EndGame(winner, True)
+    # The new game goes on for the one who left the old one: its chooser is asked.
+    {loser: peers[loser], "Dee": newcomer}[started.player].send(ChooseStarter("", started.player))
+    first = await peers[loser].next()
+    assert isinstance(first, Update), first

@@ -25,6 +25,11 @@ what it is:
   attribute the registry declares for it, with its declared type, and no other.
 
 Limits (:class:`Limits`): bytes per message, nesting depth, values per message.
+
+**Version.** A registry made with a ``version`` (the cluster's:
+:data:`meeple.bus.schema.SCHEMA`) sends every message as ``["V", version, value]`` and
+reads only messages of its own version: another version's, or one without the header
+(an older node's), is a :class:`WireError` of kind ``version`` (issue 32.4).
 """
 
 from __future__ import annotations
@@ -115,8 +120,11 @@ class Registry:
         *,
         tags: Mapping[type, str] | None = None,
         limits: Limits = Limits(),
+        version: int | None = None,
     ) -> None:
         self.limits = limits
+        self.version = version
+        """The schema version every message carries and must carry (None: none)."""
         self._by_tag: dict[str, type | Attrs] = {}
         self._tag_of: dict[type, str] = {}
         for entry in types_:
@@ -183,8 +191,11 @@ class Registry:
 
     def encode(self, value: object) -> bytes:
         """``value`` as bytes; :class:`EncodeError` for a value that may not cross."""
+        tree = self._tree(value)
+        if self.version is not None:
+            tree = ["V", self.version, tree]
         try:
-            return msgspec.msgpack.encode(self._tree(value))
+            return msgspec.msgpack.encode(tree)
         except OverflowError as e:
             raise EncodeError(f"an integer too big to cross: {e}") from None
 
@@ -239,10 +250,22 @@ class Registry:
             raw = msgspec.msgpack.decode(data)
         except (msgspec.DecodeError, RecursionError, ValueError, TypeError) as e:
             raise WireError("format", str(e)[:200]) from None
+        if self.version is not None:
+            raw = self._versioned(raw)
         value = _Reader(self).value(raw, 0)
         if not fits(value, expect):
             raise WireError("type", f"a {type(value).__name__} where {_name(expect)} belongs")
         return value
+
+    def _versioned(self, raw: object) -> object:
+        """The value of a ``["V", version, value]`` message of this registry's version."""
+        if type(raw) is list and len(raw) == 3 and raw[0] == "V" and type(raw[1]) is int:
+            if raw[1] == self.version:
+                return raw[2]
+            found = f"schema {raw[1]}"
+        else:
+            found = "no schema version (an older node's)"
+        raise WireError("version", f"a message of {found}; this node reads schema {self.version}")
 
 
 class _Reader:
@@ -480,8 +503,9 @@ def _make(hint: object) -> _Check:
 
 
 def decode_json(data: bytes, expect: Any, *, limits: Limits = Limits()) -> Any:
-    """A JSON message between nodes (heartbeats, chat lines, names and rejoin requests,
-    an edge's store reads), decoded by ``msgspec`` into ``expect`` (a ``msgspec.Struct``
+    """JSON between nodes that is not one of :mod:`meeple.bus.schema`'s messages (a room
+    log's entries, in the log's own format; an edge's store reads), decoded by
+    ``msgspec`` into ``expect`` (a ``msgspec.Struct``
     or a type hint it knows: every field checked, unknown ones ignored); a
     :class:`WireError` for bytes over ``limits.max_bytes``, bytes that are not JSON, or
     JSON of another shape."""

@@ -28,24 +28,31 @@ from nats.js.api import DiscardPolicy, KeyValueConfig, RetentionPolicy, StorageT
 
 from meeple.bus.natsbus import connect
 from meeple.bus.subjects import Namespace
+from meeple.server.config import ClusterConfig
 
 __all__ = [
-    "DUPLICATE_WINDOW",
-    "LAPSE_MARKER",
     "connect_node",
     "delete_namespace",
     "ensure_namespace",
 ]
 
-#: How long JetStream remembers a message id (seconds): a retry within it is acknowledged
-#: as a duplicate; a later one is recognised by the fence and the stored message.
-DUPLICATE_WINDOW = 120.0
-#: How long the marker a lapsed lease leaves stays in the bucket (seconds).
-LAPSE_MARKER = 60.0
+_DEFAULT = ClusterConfig()
 
 
-async def ensure_namespace(js: JetStreamContext, ns: Namespace, *, replicas: int = 1) -> None:
-    """Create the namespace's log stream and buckets, or leave them as they are."""
+async def ensure_namespace(
+    js: JetStreamContext,
+    ns: Namespace,
+    *,
+    replicas: int = 1,
+    duplicate_window: float = _DEFAULT.duplicate_window,
+    lapse_marker: float = _DEFAULT.lapse_marker,
+) -> None:
+    """Create the namespace's log stream and buckets, or leave them as they are.
+
+    ``duplicate_window``: how long JetStream remembers a message id (seconds): a retry
+    within it is acknowledged as a duplicate; a later one is recognised by the fence and
+    the stored message. ``lapse_marker``: how long the marker a lapsed lease leaves stays
+    in the bucket (seconds). Both :class:`~meeple.server.config.ClusterConfig`'s."""
     with contextlib.suppress(nats.js.errors.BadRequestError):
         # BadRequest: it exists (with this configuration or another, which we keep).
         await js.add_stream(
@@ -61,7 +68,7 @@ async def ensure_namespace(js: JetStreamContext, ns: Namespace, *, replicas: int
                 max_age=0,
                 max_msgs_per_subject=-1,
                 discard=DiscardPolicy.NEW,
-                duplicate_window=DUPLICATE_WINDOW,
+                duplicate_window=duplicate_window,
                 allow_direct=True,
                 deny_delete=True,
                 deny_purge=True,
@@ -69,9 +76,9 @@ async def ensure_namespace(js: JetStreamContext, ns: Namespace, *, replicas: int
         )
     for bucket in ns.buckets:
         # create_key_value allows per-message TTLs on the bucket's stream. The leases
-        # bucket leaves a marker when a key's TTL passes (kept LAPSE_MARKER seconds), so a
+        # bucket leaves a marker when a key's TTL passes (kept lapse_marker seconds), so a
         # watcher learns that a lease lapsed (meeple.cluster.lease.Leases.watch).
-        markers = LAPSE_MARKER if bucket == ns.leases_bucket else None
+        markers = lapse_marker if bucket == ns.leases_bucket else None
         with contextlib.suppress(nats.js.errors.BadRequestError):
             await js.create_key_value(
                 KeyValueConfig(
@@ -107,13 +114,21 @@ async def connect_node(
     password: str | None,
     name: str,
     replicas: int = 1,
+    timing: ClusterConfig = _DEFAULT,
     **options: Any,
 ) -> Client:
     """A rooms, lobby or store node's connection, the namespace made sure of
-    (``options``: nats.connect's, as :func:`meeple.bus.natsbus.connect`)."""
+    (``options``: nats.connect's, as :func:`meeple.bus.natsbus.connect`; ``timing``: the
+    stream's and buckets' settings, :func:`ensure_namespace`)."""
     nc = await connect(url, user=user, password=password, name=name, **options)
     try:
-        await ensure_namespace(nc.jetstream(), ns, replicas=replicas)
+        await ensure_namespace(
+            nc.jetstream(),
+            ns,
+            replicas=replicas,
+            duplicate_window=timing.duplicate_window,
+            lapse_marker=timing.lapse_marker,
+        )
     except BaseException:
         await nc.close()
         raise

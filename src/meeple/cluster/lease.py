@@ -30,21 +30,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 
-import msgspec
 import nats.errors
 import nats.js.errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.api import DeliverPolicy
 
-from meeple.bus.codec import decode_json
+from meeple.bus.schema import LeaseValue, decode, encode
 from meeple.bus.subjects import Namespace
+from meeple.server.config import ClusterConfig
 
 __all__ = ["Lease", "LeaseEvent", "LeaseLost", "Leases", "lobby_key", "room_key"]
 
@@ -55,6 +54,9 @@ _TTL = "Nats-TTL"
 _KV_OP = "KV-Operation"
 _MARKER = "Nats-Marker-Reason"
 _WRONG_LAST = (10071, 10164)
+
+# One JetStream call's wait unless told (the node passes its config's).
+_DEFAULT = ClusterConfig()
 
 
 def _freed(headers: Mapping[str, str]) -> str | None:
@@ -75,14 +77,6 @@ def room_key(uid: str) -> str:
 def lobby_key() -> str:
     """The lease key of the lobby's leader."""
     return "lobby"
-
-
-class _Held(msgspec.Struct, frozen=True):
-    """A lease's value in the bucket (JSON, written by nodes), as it is read back: its
-    epoch is None when first taken (the epoch is then the write's revision)."""
-
-    owner: str = ""
-    epoch: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +114,7 @@ class Leases:
         ns: Namespace,
         *,
         ttl: int = 2,
-        timeout: float = 5.0,
+        timeout: float = _DEFAULT.jetstream_wait,
         now: Callable[[], float] = time.monotonic,
     ) -> None:
         if int(ttl) != ttl or ttl < 1:
@@ -166,7 +160,7 @@ class Leases:
         assert msg.seq is not None
         if _freed(msg.headers or {}) is not None:
             return msg.seq
-        value = decode_json(msg.data or b"{}", _Held)
+        value = decode(msg.data or b"{}", LeaseValue)
         return Lease(key, value.owner, value.epoch or msg.seq, msg.seq, self.ttl)
 
     async def acquire(self, key: str, owner: str) -> Lease | None:
@@ -176,7 +170,7 @@ class Leases:
         if isinstance(found, Lease):
             return None
         try:
-            seq = await self._write(key, {"owner": owner, "epoch": None}, expect=found or 0)
+            seq = await self._write(key, LeaseValue(owner=owner), expect=found or 0)
         except LeaseLost:
             return None  # another node acquired it between our read and our write
         return Lease(key, owner, seq, seq, self.ttl)
@@ -184,7 +178,7 @@ class Leases:
     async def renew(self, lease: Lease) -> Lease:
         """Extend ``lease`` by its TTL from now; the renewed lease. LeaseLost when it
         lapsed or was taken."""
-        value = {"owner": lease.owner, "epoch": lease.epoch}
+        value = LeaseValue(owner=lease.owner, epoch=lease.epoch)
         seq = await self._write(lease.key, value, expect=lease.revision)
         return replace(lease, revision=seq)
 
@@ -205,9 +199,9 @@ class Leases:
                 return  # lapsed, or another's now
             lease = current
 
-    async def _write(self, key: str, value: dict[str, object], *, expect: int) -> int:
+    async def _write(self, key: str, value: LeaseValue, *, expect: int) -> int:
         headers = {_EXPECT: str(expect), _TTL: f"{self.ttl}s"}
-        body = json.dumps(value, separators=(",", ":")).encode()
+        body = encode(value)
         try:
             ack = await self._js.publish(self._subject(key), body, headers=headers)
         except nats.js.errors.APIError as e:
@@ -258,7 +252,7 @@ class Leases:
         """Every change of the leases whose keys start with ``prefix`` from now on, the
         current state of each first: how a rooms node learns that a room's lease lapsed
         (the bucket's marker, within about the TTL) or was released, and takes it over.
-        A key whose marker is gone (:data:`~meeple.cluster.jetstream.LAPSE_MARKER`) is
+        A key whose marker is gone (``ClusterConfig.lapse_marker``, the bucket's) is
         not reported: a node that starts late finds such rooms among the open logs."""
         queue: asyncio.Queue[Msg] = asyncio.Queue()
 
@@ -282,7 +276,7 @@ class Leases:
                 if why is not None:
                     yield LeaseEvent(msg.subject[start:], why, None, seq)
                 else:
-                    owner = decode_json(msg.data or b"{}", _Held).owner
+                    owner = decode(msg.data or b"{}", LeaseValue).owner
                     yield LeaseEvent(msg.subject[start:], "held", owner, seq)
         finally:
             await sub.unsubscribe()

@@ -21,16 +21,15 @@ the old one wrote.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-import msgspec
 import nats.js.errors
 from nats.aio.client import Client
 
-from meeple.bus.codec import decode_json
+from meeple.bus.schema import LobbyStateValue, decode, encode
 from meeple.bus.subjects import Namespace
+from meeple.server.config import ClusterConfig
 
 __all__ = ["STATE_KEY", "LobbyState", "StateFenced"]
 
@@ -38,12 +37,8 @@ STATE_KEY = "state"
 _EXPECT = "Nats-Expected-Last-Subject-Sequence"
 _WRONG_LAST = (10071, 10164)
 
-
-class _Written(msgspec.Struct, frozen=True):
-    """The lobby's state as its leader wrote it (JSON), read back."""
-
-    state: dict[str, Any] = {}
-    epoch: int = -1
+# One JetStream call's wait unless told (the node passes its config's).
+_DEFAULT = ClusterConfig()
 
 
 class StateFenced(Exception):
@@ -54,7 +49,9 @@ class LobbyState:
     """The lobby's state as one leader writes it; see the module doc. One instance is one
     writer: it remembers the revision of its last write."""
 
-    def __init__(self, nc: Client, ns: Namespace, *, timeout: float = 5.0) -> None:
+    def __init__(
+        self, nc: Client, ns: Namespace, *, timeout: float = _DEFAULT.jetstream_wait
+    ) -> None:
         self._js = nc.jetstream(timeout=timeout)
         self.ns = ns
         self._stream = f"KV_{ns.lobby_bucket}"
@@ -70,7 +67,7 @@ class LobbyState:
         except nats.js.errors.NotFoundError:
             return {}, -1, 0
         assert msg.seq is not None
-        value = decode_json(msg.data or b"{}", _Written)
+        value = decode(msg.data or b"{}", LobbyStateValue)
         return value.state, value.epoch, msg.seq
 
     async def claim(self, owner: str, epoch: int) -> dict[str, Any]:
@@ -96,9 +93,7 @@ class LobbyState:
         self._revision = await self._put(owner, self.epoch, state, self._revision)
 
     async def _put(self, owner: str, epoch: int, state: Mapping[str, Any], expect: int) -> int:
-        body = json.dumps(
-            {"owner": owner, "epoch": epoch, "state": state}, separators=(",", ":")
-        ).encode()
+        body = encode(LobbyStateValue(owner=owner, epoch=epoch, state=dict(state)))
         try:
             ack = await self._js.publish(self._subject, body, headers={_EXPECT: str(expect)})
         except nats.js.errors.APIError as e:

@@ -65,14 +65,15 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
-import msgspec
 import nats.errors
 import nats.js.errors
 from nats.aio.client import Client
 
 from meeple.bus.base import BusError
 from meeple.bus.codec import decode_json
+from meeple.bus.schema import LogEnd, LogOwner, decode, encode
 from meeple.bus.subjects import Namespace, check_token
+from meeple.server.config import ClusterConfig
 from meeple.server.store.database import ActionLog, GameRecord, LogConflict, LogEntry, Store
 
 __all__ = ["BlockingJetStreamLog", "GameRecords", "JetStreamLog", "LogEnds", "RoomLog"]
@@ -80,10 +81,6 @@ __all__ = ["BlockingJetStreamLog", "GameRecords", "JetStreamLog", "LogEnds", "Ro
 _T = TypeVar("_T")
 
 logger = logging.getLogger(__name__)
-
-# A finished game whose store is away (no store node answers): asked again after these
-# seconds, doubling up to the last; its end is in the log meanwhile.
-STORE_RETRY = (0.5, 10.0)
 
 KIND = "Meeple-Kind"
 SEQ = "Meeple-Seq"
@@ -93,6 +90,8 @@ FIRST = "Meeple-First"
 MSG_ID = "Nats-Msg-Id"
 EXPECT = "Nats-Expected-Last-Subject-Sequence"
 
+_DEFAULT = ClusterConfig()
+
 # JSStreamWrongLastSequenceErrF and its constant form: the fence refused the publish.
 _WRONG_LAST = (10071, 10164)
 # Messages per batched direct get.
@@ -100,17 +99,10 @@ _BATCH = 1000
 
 
 # What a room's log holds, as read back (JSON, written by its owners): each entry and the
-# genesis a JSON object, an owner's claim its lease epoch, the end the game to store.
+# genesis a JSON object in the room log's own format (docs/durability.md, versioned by its
+# genesis), an owner's claim (meeple.bus.schema.LogOwner: its lease epoch), the end
+# (meeple.bus.schema.LogEnd: the game to store).
 _Entry = dict[str, Any]
-
-
-class _Owner(msgspec.Struct, frozen=True):
-    epoch: int
-
-
-class _End(msgspec.Struct, frozen=True):
-    game: dict[str, Any] = {}
-    end_reason: str | None = None
 
 
 class RoomLog(Protocol):
@@ -202,9 +194,15 @@ class JetStreamLog:
         records: GameRecords,
         *,
         wall_clock: Callable[[], float] = time.time,
-        timeout: float = 5.0,
+        timeout: float = _DEFAULT.jetstream_wait,
+        store_retry: tuple[float, float] = (_DEFAULT.store_retry, _DEFAULT.store_retry_max),
     ) -> None:
+        """``timeout``: one JetStream call's wait; ``store_retry``: a finished game whose
+        store is away (no store node answers) is asked again after the first seconds,
+        doubling up to the second; its end is in the log meanwhile (both
+        :class:`~meeple.server.config.ClusterConfig`'s)."""
         self._nc = nc
+        self._store_retry = store_retry
         self._js = nc.jetstream(timeout=timeout)
         self.ns = ns
         self.records = records
@@ -315,7 +313,7 @@ class JetStreamLog:
         LogConflict when there is no open log, or an owner with a later epoch claimed it
         (an old owner that wakes up between its lease and its claim).
         """
-        body = _body({"owner": owner, "epoch": epoch})
+        body = encode(LogOwner(epoch=epoch, owner=owner))
         msg_id = f"{check_token(uid, 'room')}.owner.{epoch}"
         for _attempt in range(10):
             messages = await self._read(uid)
@@ -326,7 +324,7 @@ class JetStreamLog:
                 raise LogConflict(f"room {uid}: the log is closed")
             claimed = max(
                 (
-                    decode_json(m.data, _Owner).epoch
+                    decode(m.data, LogOwner).epoch
                     for m in messages
                     if m.headers.get(KIND) == "owner"
                 ),
@@ -354,7 +352,7 @@ class JetStreamLog:
         ``end`` message (the first finish's, as with the SQL stores). A retry finds the
         stored game by ``data["uid"]`` (every room's record has it): a game without one
         may be stored again by a retry."""
-        body = _body({"end_reason": game["end_reason"], "game": game})
+        body = encode(LogEnd(game=game, end_reason=game["end_reason"]))
         msg_id = f"{check_token(uid, 'room')}.end.{_digest(body)}"
         tail = self._tails.get(uid) or await self._read_tail(uid)
         if tail.refused:
@@ -376,10 +374,10 @@ class JetStreamLog:
             self._tails[uid] = _Tail(0, tail.log_seq, msg_id, closed=True, claimed=tail.claimed)
         end = await self._get(uid)
         assert end is not None
-        return await self._store_once_for_sure(uid, decode_json(end.data, _End).game)
+        return await self._store_once_for_sure(uid, decode(end.data, LogEnd).game)
 
     async def _store_once_for_sure(self, uid: str, game: Mapping[str, Any]) -> int:
-        pause, longest = STORE_RETRY
+        pause, longest = self._store_retry
         while True:
             try:
                 return await asyncio.to_thread(self._store_once, uid, game)
@@ -419,7 +417,7 @@ class JetStreamLog:
                 batch = decode_json(m.data, list[_Entry])
                 entries.extend(LogEntry(first + i, at, e) for i, e in enumerate(batch))
             elif kind == "end":
-                end_reason = decode_json(m.data, _End).end_reason
+                end_reason = decode(m.data, LogEnd).end_reason
         game_id = None
         if end_reason is not None:
             found = await asyncio.to_thread(self.records.game_by_uid, uid)
@@ -441,7 +439,7 @@ class JetStreamLog:
         end = await self._get(uid)
         if end is None or end.headers.get(KIND) != "end":
             return None
-        return await self._store_once_for_sure(uid, decode_json(end.data, _End).game)
+        return await self._store_once_for_sure(uid, decode(end.data, LogEnd).game)
 
     async def closed(self, uid: str) -> bool:
         """Whether room ``uid``'s log has ended (one direct get; False: open, or none)."""
@@ -562,8 +560,7 @@ class LogEnds:
             return None
         if str((m.headers or {}).get(KIND)) != "end":
             return None
-        end: _End = decode_json(m.data or b"", _End)
-        return end.game
+        return decode(m.data or b"", LogEnd).game
 
 
 class BlockingJetStreamLog:

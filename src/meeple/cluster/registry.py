@@ -15,16 +15,16 @@ them over the bus (deploy/nats/meeple-auth.conf).
 from __future__ import annotations
 
 import base64
-import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeVar
 
 import nats.js.errors
 from nats.aio.client import Client
 
-from meeple.bus.codec import decode_json
+from meeple.bus.schema import Message, NameValue, TokenValue, decode, encode
 from meeple.bus.subjects import Namespace
+from meeple.server.config import ClusterConfig
 
 __all__ = ["Names", "RejoinSeat", "RejoinTokens", "name_key"]
 
@@ -33,6 +33,10 @@ _TTL = "Nats-TTL"
 _KV_OP = "KV-Operation"
 _WRONG_LAST = (10071, 10164)
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+_V = TypeVar("_V", bound=Message)
+
+# One JetStream call's wait unless told (the node passes its config's).
+_DEFAULT = ClusterConfig()
 
 
 def name_key(name: str) -> str:
@@ -53,8 +57,9 @@ class _Bucket:
     def _subject(self, key: str) -> str:
         return f"$KV.{self._bucket}.{key}"
 
-    async def get(self, key: str) -> tuple[dict[str, Any] | None, int]:
-        """The key's value (None: none, deleted or lapsed) and its revision (0: none)."""
+    async def get(self, key: str, kind: type[_V]) -> tuple[_V | None, int]:
+        """The key's value, a ``kind`` (None: none, deleted or lapsed), and its revision
+        (0: none)."""
         try:
             msg = await self._js.get_last_msg(self._stream, self._subject(key), direct=True)
         except nats.js.errors.NotFoundError:
@@ -62,11 +67,10 @@ class _Bucket:
         assert msg.seq is not None
         if (msg.headers or {}).get(_KV_OP) in ("DEL", "PURGE"):
             return None, msg.seq
-        found: dict[str, Any] = decode_json(msg.data or b"{}", dict[str, Any])
-        return found, msg.seq
+        return decode(msg.data or b"{}", kind), msg.seq
 
     async def put(
-        self, key: str, value: dict[str, Any] | None, *, expect: int, ttl: int | None = None
+        self, key: str, value: Message | None, *, expect: int, ttl: int | None = None
     ) -> int | None:
         """Write ``value`` (None: a delete marker) if the key is at revision ``expect``;
         the new revision, or None when it is not."""
@@ -75,7 +79,7 @@ class _Bucket:
             headers[_TTL] = f"{int(ttl)}s"
         if value is None:
             headers[_KV_OP] = "DEL"
-        body = b"" if value is None else json.dumps(value, separators=(",", ":")).encode()
+        body = b"" if value is None else encode(value)
         try:
             ack = await self._js.publish(self._subject(key), body, headers=headers)
         except nats.js.errors.APIError as e:
@@ -90,7 +94,12 @@ class Names:
     claim lapse unless renewed (for holders that may die without releasing)."""
 
     def __init__(
-        self, nc: Client, ns: Namespace, *, ttl: int | None = None, timeout: float = 5.0
+        self,
+        nc: Client,
+        ns: Namespace,
+        *,
+        ttl: int | None = None,
+        timeout: float = _DEFAULT.jetstream_wait,
     ) -> None:
         self._kv = _Bucket(nc, ns.names_bucket, timeout)
         self.ttl = ttl
@@ -100,24 +109,24 @@ class Names:
         it. Claiming a name one already holds renews it. ``ttl``: this claim's, instead
         of the registry's."""
         key = name_key(name)
-        value, revision = await self._kv.get(key)
-        if value is not None and value.get("holder") != holder:
+        value, revision = await self._kv.get(key, NameValue)
+        if value is not None and value.holder != holder:
             return False
         written = await self._kv.put(
-            key, {"name": name, "holder": holder}, expect=revision, ttl=ttl or self.ttl
+            key, NameValue(name=name, holder=holder), expect=revision, ttl=ttl or self.ttl
         )
         return written is not None
 
     async def holder(self, name: str) -> str | None:
         """Who uses ``name`` (compared by casefold) now."""
-        value, _ = await self._kv.get(name_key(name))
-        return None if value is None else str(value["holder"])
+        value, _ = await self._kv.get(name_key(name), NameValue)
+        return None if value is None else value.holder
 
     async def release(self, name: str, holder: str) -> bool:
         """Free ``name`` if ``holder`` has it; whether it did."""
         key = name_key(name)
-        value, revision = await self._kv.get(key)
-        if value is None or value.get("holder") != holder:
+        value, revision = await self._kv.get(key, NameValue)
+        if value is None or value.holder != holder:
             return False
         return await self._kv.put(key, None, expect=revision) is not None
 
@@ -136,20 +145,16 @@ class RejoinSeat:
     held: bool = False
 
 
-def _seat(value: Any) -> RejoinSeat:
-    route = value.get("route")
-    return RejoinSeat(
-        str(value["room"]),
-        int(value["seat"]),
-        None if route is None else str(route),
-        bool(value.get("held", False)),
-    )
+def _seat(value: TokenValue) -> RejoinSeat:
+    return RejoinSeat(value.room, value.seat, value.route, value.held)
 
 
 class RejoinTokens:
     """Rejoin tokens by their SHA-256; see the module doc."""
 
-    def __init__(self, nc: Client, ns: Namespace, *, timeout: float = 5.0) -> None:
+    def __init__(
+        self, nc: Client, ns: Namespace, *, timeout: float = _DEFAULT.jetstream_wait
+    ) -> None:
         self._kv = _Bucket(nc, ns.tokens_bucket, timeout)
 
     @staticmethod
@@ -163,25 +168,21 @@ class RejoinTokens:
         took before)."""
         key = self._key(token_hash)
         for _attempt in range(5):
-            _, revision = await self._kv.get(key)
-            value: dict[str, Any] = {"room": seat.room, "seat": seat.seat}
-            if seat.route is not None:
-                value["route"] = seat.route
-            if seat.held:
-                value["held"] = True
+            _, revision = await self._kv.get(key, TokenValue)
+            value = TokenValue(room=seat.room, seat=seat.seat, route=seat.route, held=seat.held)
             if await self._kv.put(key, value, expect=revision, ttl=ttl) is not None:
                 return
         raise RuntimeError(f"rejoin token {token_hash[:8]}…: written concurrently")
 
     async def find(self, token_hash: str) -> RejoinSeat | None:
         """The seat ``token_hash`` takes back now, if any."""
-        value, _ = await self._kv.get(self._key(token_hash))
+        value, _ = await self._kv.get(self._key(token_hash), TokenValue)
         return None if value is None else _seat(value)
 
     async def take(self, token_hash: str) -> RejoinSeat | None:
         """The seat, and the token spent: of two takers of one token, one gets it."""
         key = self._key(token_hash)
-        value, revision = await self._kv.get(key)
+        value, revision = await self._kv.get(key, TokenValue)
         if value is None:
             return None
         if await self._kv.put(key, None, expect=revision) is None:

@@ -6,10 +6,10 @@ node makes that must reach *some* owner goes through :func:`ask`, with one rule 
 asking again and giving up, its timings in :class:`~meeple.server.config.ClusterConfig`:
 
 - each request waits ``ask_wait`` seconds for its answer;
-- no responder, a timeout, or an answer ``b"busy"`` (an owner that cannot take it
-  now: a leader that just lost the lobby, a room still applying) is asked again after
-  ``ask_pause`` seconds (a ``busy`` at once), and so is any error ``again`` says is
-  passing (a room "moved to another node");
+- no responder, a timeout, or an answer ``busy`` (:data:`~meeple.bus.schema.BUSY`: an
+  owner that cannot take it now: a leader that just lost the lobby, a room still
+  applying) is asked again after ``ask_pause`` seconds (a ``busy`` at once), and so is
+  any error ``again`` says is passing (a room "moved to another node");
 - after ``patience`` seconds (``ask_patience`` unless told) of that, or as soon as
   ``going()`` is false (the seat's game ended, the agent left), it gives up:
   :class:`NoAnswer`, a :class:`~meeple.bus.base.BusError` that says how many times it
@@ -30,13 +30,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from meeple.bus.base import Bus, BusClosed, BusError, BusTimeout, NoResponder
+from meeple.bus.schema import BUSY
 from meeple.server.clock import Clock, SystemClock
 from meeple.server.config import ClusterConfig
 
 __all__ = ["BUSY", "NoAnswer", "ask", "passing"]
-
-#: An owner's answer that says "not now, ask again" (the same request).
-BUSY = b"busy"
 
 _SYSTEM = SystemClock()
 

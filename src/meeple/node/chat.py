@@ -11,7 +11,8 @@ other edge hears it there and tells its own players. So each player hears a line
 edge publishes them in order from one connection; NATS keeps one publisher's order, and
 a subscription is read in order).
 
-What crosses is the sender's name and the text it typed (JSON), nothing of any game:
+What crosses is the sender's name and the text it typed (a
+:class:`~meeple.bus.schema.ChatLine`), nothing of any game:
 no hidden information can be in it. A line that is not one (an edge of another version,
 a newline in it) is dropped. Chat in a game goes through the game's room, as before.
 """
@@ -20,13 +21,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import secrets
 
 from meeple.bus.base import Bus, BusClosed, BusError, Subscription
+from meeple.bus.schema import ChatLine, decode, encode
 from meeple.bus.subjects import Namespace
-from meeple.node import wire
 from meeple.server.edge.spectrangle import SpectrangleHub
 from meeple.server.rooms.spectrangle import GAME
 
@@ -57,9 +57,9 @@ class LobbyChat(SpectrangleHub):
 
     def lobby_chat(self, sender: str, text: str) -> None:
         super().lobby_chat(sender, text)  # this edge's players, the sender among them
-        line = {"origin": self.origin, "sender": sender, "text": text}
+        line = ChatLine(origin=self.origin, sender=sender, text=text)
         try:
-            self._outbox.put_nowait(json.dumps(line).encode())
+            self._outbox.put_nowait(encode(line))
         except asyncio.QueueFull:
             logger.warning("lobby chat: %d lines not sent yet; %s's dropped", OUTBOX, sender)
 
@@ -74,7 +74,7 @@ class LobbyChat(SpectrangleHub):
                 logger.warning("lobby chat: a line not sent: %s", e)
 
     async def _heard(self, subject: str, payload: bytes) -> None:
-        line: wire.ChatLine = wire.decode_json(payload, wire.ChatLine)  # else refused, once
+        line = decode(payload, ChatLine)  # else refused, once
         origin, sender, text = line.origin, line.sender, line.text
         if origin == self.origin or any(c in sender + text for c in "\r\n"):
             return  # this edge's own (its players heard it), or not one line

@@ -50,7 +50,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from meeple.bus.base import Bus, BusError, Subscription
-from meeple.bus.codec import WireError
 from meeple.bus.subjects import Namespace
 from meeple.cluster.registry import RejoinSeat, RejoinTokens
 from meeple.games.records import RecordError
@@ -650,11 +649,8 @@ class SeatFinder:
             logger.exception("cmpn402: room %s: its seats in the rejoin bucket", uid)
 
     async def _find(self, payload: bytes) -> bytes:
-        try:
-            name = payload.decode("utf-8")
-        except UnicodeDecodeError:
-            raise WireError("format", "a name is UTF-8 text") from None
+        name: str = wire.loads(payload, str)  # the schema's; else a WireError
         seat = await self.tokens.take(rejoin_hash(name))
         if seat is None or (self.closed is not None and await self.closed(seat.room)):
-            return b"none"
+            return wire.dumps(None)
         return wire.dumps(seat)

@@ -30,6 +30,7 @@ import re
 import time
 from typing import Any
 
+from meeple.bus import schema
 from meeple.bus.base import Bus, BusClosed, BusError, NoResponder, Subscription
 from meeple.bus.subjects import Namespace
 from meeple.node import wire
@@ -88,7 +89,7 @@ class ClusterAdmin:
         return check_token(self._token, token)
 
     async def _heard(self, subject: str, payload: bytes) -> None:
-        beat: wire.Beat = wire.decode_json(payload, wire.Beat)  # refused by the bus if not
+        beat = schema.decode(payload, schema.Beat)  # refused by the bus if not
         node = beat.name
         rooms = frozenset(r.uid for r in beat.rooms if r.game == GAME)
         now = time.monotonic()
@@ -230,9 +231,18 @@ class ClusterAdmin:
             logger.warning("cmpn402 admin: %s %s: %s", action, uid, e)
             return None
         try:
-            answer: dict[str, Any] = wire.decode_json(reply, dict[str, Any])
-        except wire.WireError:
+            found = schema.decode(reply, schema.AdminAnswer)
+        except wire.WireError as e:
+            logger.warning("cmpn402 admin: %s %s: the owner's answer: %s", action, uid, e)
             return None
+        answer: dict[str, Any] = {
+            "owner": found.owner,
+            "view": found.view,
+            "result": found.result,
+            "refused": found.refused,
+        }
+        if found.error is not None:
+            answer["error"] = found.error
         return answer
 
 

@@ -37,6 +37,7 @@ from typing import Any
 from websockets.asyncio.server import Server, ServerConnection
 from websockets.http11 import Request, Response
 
+from meeple.bus import schema
 from meeple.bus.base import BusClosed, BusError
 from meeple.cluster.registry import RejoinSeat
 from meeple.node import wire
@@ -238,12 +239,13 @@ class EdgeHub:
         subject = self.lobby.ns.room_command(FINDER)
         try:
             answer = await ask(
-                self.lobby.bus, subject, name.encode(), self.timing, again=_not_closed
+                self.lobby.bus, subject, wire.dumps(name), self.timing, again=_not_closed
             )
         except NoAnswer as e:
             logger.warning("cmpn402: no rooms node finds %s's seat: %s", name, e)
             return None
-        return None if answer == b"none" else wire.loads(answer, RejoinSeat)
+        found: RejoinSeat | None = wire.loads(answer, RejoinSeat | None)
+        return found
 
     async def _rejoin(self, agent: EdgeAgent, found: RejoinSeat) -> bool:
         """Ask room ``found.room`` to give the agent its seat back; whether it did."""
@@ -261,7 +263,7 @@ class EdgeHub:
             )
         except NoAnswer:
             return False  # its room is gone, or the agent
-        if answer not in (b"ok", b"done"):
+        if answer not in (schema.OK, schema.DONE):
             return False  # its game is over
         self.lobby.bind(agent, found.room, found.seat)
         return True

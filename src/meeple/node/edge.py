@@ -57,8 +57,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import msgspec
-
+from meeple.bus import schema
 from meeple.bus.base import Bus, BusClosed, BusError, Subscription
 from meeple.bus.subjects import Namespace
 from meeple.node import wire
@@ -93,20 +92,6 @@ logger = logging.getLogger(__name__)
 
 # The lobby request for the leader's whole list of open tables (meeple.node.lobby).
 TABLES = "tables"
-
-
-class _Where(msgspec.Struct, frozen=True):
-    """Where a rejoin token's seat is (:class:`meeple.node.rejoin.RejoinService`)."""
-
-    room: str
-    seat: int
-
-
-class _Bound(msgspec.Struct, frozen=True):
-    """A room owner's answer to a Rebind: the seat's name, its next command's number."""
-
-    name: str
-    next: int
 
 
 def describe(seat: Seat, route: str) -> dict[str, Any]:
@@ -605,12 +590,12 @@ class EdgeLobby:
         found = await ask(
             self.bus,
             self.ns.lobby_request("rejoin"),
-            json.dumps({"hash": token_hash(token)}).encode(),
+            schema.encode(schema.RejoinAsk(hash=token_hash(token))),
             self.timing,
             patience=self.timing.names_patience,
         )
-        where: _Where | None = wire.decode_json(found, _Where | None)
-        if where is None:
+        where = schema.decode(found, schema.SeatAt)
+        if where.room is None:
             return None
         uid, index = where.room, where.seat
         rebind = wire.dumps(wire.Rebind(index, token, describe(seat, route)))
@@ -618,7 +603,7 @@ class EdgeLobby:
             answer = await ask(self.bus, self.ns.room_command(uid), rebind, self.timing)
         except NoAnswer:
             return None
-        bound: _Bound = wire.decode_json(answer, _Bound)
+        bound = schema.decode(answer, schema.Rebound)
         return uid, index, bound.name, bound.next
 
     def _rejoined(self, seat: Seat, uid: str, name: str, token: str) -> None:

@@ -48,6 +48,7 @@ from typing import Any
 import nats.errors
 
 from meeple.bus.base import Bus, BusError, RemoteError, Subscription
+from meeple.bus.schema import BUSY, OK
 from meeple.bus.subjects import Namespace, edge_of
 from meeple.cluster.lease import Lease, Leases, lobby_key
 from meeple.cluster.lobbystate import LobbyState, StateFenced
@@ -460,7 +461,7 @@ class LobbyRole:
         last news published, the lock held so that no change is half told."""
         async with self._lock:
             if not self.leader.is_set():
-                return b"busy"
+                return BUSY
             return wire.dumps(self._news(tables=self._all_tables()))
 
     def spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
@@ -740,7 +741,7 @@ class LobbyRole:
         async def handle(subject: str, payload: bytes) -> bytes:
             async with self._lock:
                 if not self.leader.is_set():
-                    return b"busy"
+                    return BUSY
                 return await self._apply(op, payload, Namespace.sender_of(subject))
 
         return handle
@@ -768,7 +769,7 @@ class LobbyRole:
         self._heard[str(call.seat.get("route", "")).rsplit("-", 1)[0]] = time.monotonic()
         caller, number = getattr(call, "caller", ""), getattr(call, "number", 0)
         if caller and number <= self._applied.get(caller, 0):
-            return b"ok"  # applied before (the edge asked again): not twice
+            return OK  # applied before (the edge asked again): not twice
         if op == "addbot":
             level = str(call.args[1]) if len(call.args) > 1 else ""
             if level not in LEVELS:
@@ -809,12 +810,12 @@ class LobbyRole:
             await self._commit()
         except (StateFenced, nats.errors.Error, OSError) as e:
             self._stand_down(e)
-            return b"busy"
+            return BUSY
         for action in outbox:
             action()
         if failed is not None:
             raise failed
-        return b"ok"
+        return OK
 
     def _call(self, op: str, call: LobbyCall) -> None:
         # An edge's seat is a connection's, never a server bot (only the leader seats

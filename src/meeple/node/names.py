@@ -22,9 +22,10 @@ reserved, asked of a store node at the same time (``reserved``:
 :meth:`meeple.node.accounts.BusAccounts.reserved`), and for any name while no store node
 answers (fail closed; docs/cluster.md, "Accounts on edges").
 
-Requests (JSON): ``{"op": "claim", "name", "holder", "ttl"}`` → ``ok`` or ``taken``;
-``{"op": "renew" | "release", "claims": [[name, holder], …], "ttl"}`` → the JSON list of
-the names renewed that another holder had taken meanwhile (a renewal came too late).
+Requests (:class:`~meeple.bus.schema.NamesRequest`): ``claim`` a name for a holder →
+:class:`~meeple.bus.schema.Ack` ``ok`` or ``taken``; ``renew`` or ``release`` many
+(``claims``: name, holder) → :class:`~meeple.bus.schema.NamesLost`, the names renewed
+that another holder had taken meanwhile (a renewal came too late).
 """
 
 from __future__ import annotations
@@ -32,15 +33,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import msgspec
-
 from meeple.bus.base import Bus, BusClosed, BusError
-from meeple.bus.codec import decode_json
+from meeple.bus.codec import WireError
+from meeple.bus.schema import OK, TAKEN, NamesLost, NamesRequest, decode, encode
 from meeple.bus.subjects import Namespace
 from meeple.cluster.registry import Names
 from meeple.node import Service, spawn
@@ -113,16 +112,16 @@ class ClusterNames(NameRegistry):
         self, name: str, owner: object, then: Callable[[bool], None], *, keep: bool = False
     ) -> None:
         holder = f"{self.node}.{next(self._numbers)}"
-        request = {"op": "claim", "name": name, "holder": holder, "ttl": self.ttl}
+        request = NamesRequest(op="claim", name=name, holder=holder, ttl=self.ttl)
         if self.reserved is None or keep:
-            given = await self._ask(request) == b"ok"
+            given = await self._ask(request) == OK
         else:
             # The account check and the claim at once: a claim costs the slower of two
             # round trips, not both. A name found reserved is given back.
             answer, free = await asyncio.gather(
                 self._ask(request), self._unreserved(name), return_exceptions=False
             )
-            given = answer == b"ok"
+            given = answer == OK
             if given and not free:
                 self._spawn(self._release([(name, holder)]), f"release {name}")
                 given = False
@@ -157,7 +156,8 @@ class ClusterNames(NameRegistry):
             self._spawn(self._release([held]), f"release {name}")
 
     async def _release(self, claims: list[tuple[str, str]]) -> None:
-        await self._ask({"op": "release", "claims": claims}, patience=self.timing.ask_wait)
+        request = NamesRequest(op="release", claims=claims)
+        await self._ask(request, patience=self.timing.ask_wait)
 
     async def _renew(self) -> None:
         while True:
@@ -165,16 +165,21 @@ class ClusterNames(NameRegistry):
             if not self._held:
                 continue
             claims = list(self._held.values())
-            answer = await self._ask({"op": "renew", "claims": claims, "ttl": self.ttl})
-            for lost in json.loads(answer or b"[]"):
+            answer = await self._ask(NamesRequest(op="renew", claims=claims, ttl=self.ttl))
+            try:
+                lost_names = [] if answer is None else decode(answer, NamesLost).names
+            except WireError as e:
+                logger.warning("%s: names renew: the answer: %s", self.node, e)
+                continue
+            for lost in lost_names:
                 logger.warning(
                     "%s: name %r was taken elsewhere (renewed too late)", self.node, lost
                 )
 
-    async def _ask(self, request: dict[str, Any], *, patience: float | None = None) -> bytes | None:
+    async def _ask(self, request: NamesRequest, *, patience: float | None = None) -> bytes | None:
         """The names service's answer; None if none came within ``patience`` seconds
         (``names_patience``: a lobby node may be taking over)."""
-        payload = json.dumps(request).encode()
+        payload = encode(request)
         patience = self.timing.names_patience if patience is None else patience
         try:
             return await ask(
@@ -183,9 +188,9 @@ class ClusterNames(NameRegistry):
         except BusClosed:
             return None
         except NoAnswer:
-            logger.error("%s: names %s: no lobby node answers", self.node, request["op"])
+            logger.error("%s: names %s: no lobby node answers", self.node, request.op)
         except BusError as e:
-            logger.warning("%s: names %s: %s", self.node, request["op"], e)
+            logger.warning("%s: names %s: %s", self.node, request.op, e)
         return None
 
     def _spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
@@ -204,17 +209,6 @@ class ClusterNames(NameRegistry):
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
 
-class NamesRequest(msgspec.Struct, frozen=True):
-    """An edge's names request (JSON): ``claim`` one name for a holder, ``renew`` or
-    ``release`` many (``claims``: name, holder); every field checked on the way in."""
-
-    op: str
-    name: str = ""
-    holder: str = ""
-    ttl: int | None = None
-    claims: list[tuple[str, str]] = []
-
-
 class NameService(Service):
     """Answers edges' name requests from the names bucket; see the module doc."""
 
@@ -223,22 +217,20 @@ class NameService(Service):
         self.names = names
 
     async def handle(self, payload: bytes, sender: str) -> bytes:
-        request: NamesRequest = decode_json(payload, NamesRequest)
-        op, ttl = request.op, request.ttl
+        request = decode(payload, NamesRequest)
+        op = request.op
+        ttl = None if request.ttl is None else max(1, round(request.ttl))
         if op == "claim":
             holder = _own(request.holder, sender)
             given = await self.names.claim(request.name, holder, ttl=ttl)
-            return b"ok" if given else b"taken"
+            return OK if given else TAKEN
         claims = [(n, _own(h, sender)) for n, h in request.claims]
         if op == "renew":
             renewed = await asyncio.gather(*(self.names.claim(n, h, ttl=ttl) for n, h in claims))
-            return json.dumps(
-                [n for (n, _), ok in zip(claims, renewed, strict=True) if not ok]
-            ).encode()
-        if op == "release":
-            await asyncio.gather(*(self.names.release(n, h) for n, h in claims))
-            return b"[]"
-        raise ValueError(f"no names op {op!r}")
+            lost = [n for (n, _), ok in zip(claims, renewed, strict=True) if not ok]
+            return encode(NamesLost(names=lost))
+        await asyncio.gather(*(self.names.release(n, h) for n, h in claims))
+        return encode(NamesLost())
 
 
 def _own(holder: str, sender: str) -> str:

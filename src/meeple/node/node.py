@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import random
@@ -24,6 +23,9 @@ from collections.abc import Awaitable, Collection
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
+from meeple.bus import schema
 from meeple.bus.natsbus import NatsBus, connect
 from meeple.bus.subjects import Namespace
 from meeple.cluster.jetstream import connect_node
@@ -159,6 +161,7 @@ class Node:
                 user=c.nats_user,
                 password=c.nats_password,
                 name=c.name,
+                timing=c.server.cluster,
                 **pings,
             )
         else:
@@ -175,7 +178,8 @@ class Node:
                 **pings,
             )
         self.bus = NatsBus(self.nc)
-        self.leases = Leases(self.nc, self.ns, ttl=c.lease_ttl)
+        wait = c.server.cluster.jetstream_wait  # one JetStream call's
+        self.leases = Leases(self.nc, self.ns, ttl=c.lease_ttl, timeout=wait)
         if "store" in c.roles:
             from meeple.node.store import StoreRole
             from meeple.server.store.database import open_store
@@ -209,26 +213,30 @@ class Node:
                     spectrangle.GAME: spectrangle.TABLE_VARIANTS,
                     cmpn402.GAME: cmpn402.TABLE_VARIANTS,
                 },
-                LobbyState(self.nc, self.ns),
+                LobbyState(self.nc, self.ns, timeout=wait),
                 timing=c.server.cluster,
                 # Server bots' names, claimed where the edges' names are (meeple.node.names).
-                names=Names(self.nc, self.ns),
+                names=Names(self.nc, self.ns, timeout=wait),
                 # A CMPN402 contest ([cmpn402.contest]): its results are the rooms' logs' ends.
                 contest=c.server.cmpn402.contest,
                 admin_token=c.server.cmpn402.admin_token,
-                log_ends=LogEnds(self.nc, self.ns).end,
+                log_ends=LogEnds(self.nc, self.ns, timeout=wait).end,
             )
             await self.lobby.start()
             from meeple.node.names import NameService
 
             # Every lobby node answers edges' name claims (the bucket decides, not a leader).
-            self.name_service = NameService(self.bus, self.ns, Names(self.nc, self.ns))
+            self.name_service = NameService(
+                self.bus, self.ns, Names(self.nc, self.ns, timeout=wait)
+            )
             await self.name_service.start()
             from meeple.cluster.registry import RejoinTokens
             from meeple.node.rejoin import RejoinService
 
             # Where a browser's token takes it back, for any edge (meeple.node.rejoin).
-            self.rejoin_service = RejoinService(self.bus, self.ns, RejoinTokens(self.nc, self.ns))
+            self.rejoin_service = RejoinService(
+                self.bus, self.ns, RejoinTokens(self.nc, self.ns, timeout=wait)
+            )
             await self.rejoin_service.start()
         if "rooms" in c.roles:
             from meeple.node.rooms import RoomsRole
@@ -251,13 +259,19 @@ class Node:
                 asyncio.get_running_loop(),
                 timeout=c.server.cluster.command_wait,
             )
-            log = JetStreamLog(self.nc, self.ns, records)
+            log = JetStreamLog(
+                self.nc,
+                self.ns,
+                records,
+                timeout=wait,
+                store_retry=(c.server.cluster.store_retry, c.server.cluster.store_retry_max),
+            )
             # The CMPN402 referee's games (meeple.node.cmpn402), their seats kept in KV.
             from meeple.cluster.registry import RejoinTokens
             from meeple.node.cmpn402 import SeatFinder, referee_rooms
             from meeple.server.rooms.scrabble import table_lexicon
 
-            tokens = RejoinTokens(self.nc, self.ns)
+            tokens = RejoinTokens(self.nc, self.ns, timeout=wait)
             self.seat_finder = SeatFinder(
                 self.bus, self.ns, tokens, closed=log.closed, ttl=c.server.cluster.token_ttl
             )
@@ -468,9 +482,8 @@ class Node:
     async def _heartbeat(self) -> None:
         while True:
             with contextlib.suppress(Exception):
-                await self.bus.publish(
-                    self.ns.node(self.config.name), json.dumps(self.info()).encode()
-                )
+                beat = msgspec.convert(self.info(), schema.Beat)
+                await self.bus.publish(self.ns.node(self.config.name), schema.encode(beat))
             await asyncio.sleep(self.config.server.cluster.heartbeat)
 
     def request_stop(self) -> None:
@@ -493,8 +506,11 @@ class Node:
         finally:
             await self.stop()
 
-    async def stop(self, timeout: float = 3.0) -> None:
-        """Stop every role (each within ``timeout`` seconds: NATS may be gone)."""
+    async def stop(self, timeout: float | None = None) -> None:
+        """Stop every role (each within ``timeout`` seconds, ``cluster.stop_wait`` unless
+        told: NATS may be gone)."""
+        if timeout is None:
+            timeout = self.config.server.cluster.stop_wait
         if self._beat is not None:
             self._beat.cancel()
         if self._lag is not None:

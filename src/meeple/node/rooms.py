@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -45,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from meeple.bus.base import Bus, BusError, Subscription
+from meeple.bus.schema import BUSY, DONE, OK, OVER, AdminAnswer, Rebound, encode
 from meeple.bus.subjects import Namespace, edge_of
 from meeple.cluster.lease import Lease, Leases, room_key
 from meeple.cluster.log import JetStreamLog
@@ -431,8 +431,7 @@ class RoomsRole:
             found = RejoinSeat(room.uid, index, new.route)
             ttl = int(self.timing.token_ttl)
             self._spawn(self.tokens.put(key, found, ttl=ttl), f"route {room.uid}")
-        answer = {"name": old.name, "next": owned.seen.get(index, 0) + 1}
-        return json.dumps(answer).encode()
+        return encode(Rebound(name=old.name, next=owned.seen.get(index, 0) + 1))
 
     async def stop_opening(self) -> None:
         """Drain (issue 35): leave the queue that opens new rooms (the lobby's requests go
@@ -472,10 +471,10 @@ class RoomsRole:
         if request.key.game not in ROOM_GAMES:
             raise ValueError(f"{request.key.game} rooms are not served by rooms nodes yet")
         if request.attempt and await self.log.action_log(request.uid) is not None:
-            return b"ok"  # opened already: its owner serves it, or a takeover will
+            return OK  # opened already: its owner serves it, or a takeover will
         lease = await self._open_lease(request)
         if lease is None:
-            return b"ok"  # another node opened it meanwhile
+            return OK  # another node opened it meanwhile
         factory, _restore = self.lobby.factories(request.key.game)
         owned = _Owned(Room([], uid=request.uid), lease)  # the real room comes next
         settings = dict(request.key.settings)
@@ -498,7 +497,7 @@ class RoomsRole:
         # room if this node dies; before, the leader's ask again opens it elsewhere.
         await asyncio.wait_for(owned.opened.wait(), self.timing.command_wait)
         logger.info("%s: opened %s %s for %s", self.name, request.key, room.uid, _names(room))
-        return b"ok"
+        return OK
 
     async def _open_lease(self, request: OpenRoom) -> Lease | None:
         """The new room's lease, or None if another node opened the room meanwhile.
@@ -508,7 +507,7 @@ class RoomsRole:
         lease = await self.leases.acquire(room_key(uid), self.name)
         until = time.monotonic() + 3 * self.leases.ttl + 1
         while lease is None and request.attempt and time.monotonic() < until:
-            await asyncio.sleep(0.2)
+            await asyncio.sleep(self.timing.open_poll)
             if await self.log.action_log(uid) is not None:
                 return None
             lease = await self.leases.acquire(room_key(uid), self.name)
@@ -579,25 +578,25 @@ class RoomsRole:
         if isinstance(request, wire.Rebind):
             return self._rebind(owned, request)
         if room.finished:
-            return b"over"
+            return OVER
         if isinstance(request, wire.Dropped):
             seat = room.seats[request.seat] if 0 <= request.seat < len(room.seats) else None
             mine = isinstance(seat, RemoteSeat) and seat.route == request.route
             if isinstance(seat, RemoteSeat) and mine and not self._hold(owned, seat):
                 room.leave(seat)
-            return b"ok"
+            return OK
         if isinstance(request.command, wire.Rejoin):
             # A new connection numbers its commands anew, from this one's (0) on.
             owned.seen[request.seat] = request.n - 1
         if request.n <= owned.seen.get(request.seat, 0):
-            return b"done"  # applied already (a retry after a lost answer)
+            return DONE  # applied already (a retry after a lost answer)
         if not 0 <= request.seat < len(room.seats):
             raise ValueError(f"no seat {request.seat}")
         owned.seen[request.seat] = request.n
         seat = room.seats[request.seat]
         if isinstance(request.command, wire.Leave):
             room.leave(seat)
-            return b"ok"
+            return OK
         command = request.command
         answered: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         owned.tags[id(command)] = f"{request.seat}:{request.n}"
@@ -606,20 +605,21 @@ class RoomsRole:
         try:
             await asyncio.wait_for(asyncio.shield(answered), self.timing.command_wait)
         except TimeoutError:
-            return b"busy"
+            return BUSY
         finally:
             owned.tags.pop(id(command), None)
             owned.waiting.pop(id(command), None)
         if owned.fenced:
             raise ValueError(f"room {room.uid} moved to another node")
-        return b"ok"
+        return OK
 
     async def _admin(self, owned: _Owned, request: wire.Admin) -> bytes:
         """An organiser's request (:class:`~meeple.node.wire.Admin`), answered in JSON:
         ``{"owner", "view"}`` and, for an action, ``"result"``; ``{"owner", "error"}``
         when its token is not this node's (or this node has none), the room has no admin
         (only the CMPN402 referee's has), is over, or refuses the action now
-        (``"refused": true``: the referee's own reason)."""
+        (``"refused": true``: the referee's own reason): an
+        :class:`~meeple.bus.schema.AdminAnswer`."""
         room, action = owned.room, request.action
         view = getattr(room, "admin_view", None)
         act = getattr(room, "admin", None)
@@ -649,7 +649,7 @@ class RoomsRole:
             if owned.fenced:
                 raise ValueError(f"room {room.uid} moved to another node")
             answer["view"] = view()
-        return json.dumps(answer).encode()
+        return encode(AdminAnswer(**answer))
 
     def _committed(self, owned: _Owned, command: object) -> None:
         if owned.replaying:

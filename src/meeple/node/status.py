@@ -17,9 +17,9 @@ from typing import Any
 
 import msgspec
 
+from meeple.bus import schema
 from meeple.bus.base import Bus, BusError, Subscription
 from meeple.bus.subjects import Namespace
-from meeple.node import wire
 from meeple.server.config import ClusterConfig
 
 __all__ = ["ClusterView"]
@@ -37,7 +37,7 @@ class ClusterView:
 
     async def start(self) -> None:
         async def heard(subject: str, payload: bytes) -> None:
-            beat = msgspec.to_builtins(wire.decode_json(payload, wire.Beat))
+            beat = msgspec.to_builtins(schema.decode(payload, schema.Beat))
             self._beats[beat["name"]] = (time.monotonic(), beat)
 
         self._sub = await self.bus.subscribe(self.ns.nodes, heard)

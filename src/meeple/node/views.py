@@ -16,7 +16,9 @@ views only (no rack, no bag: the game's ``spectator_view``):
 - **the edge** (:class:`ViewRelay`) puts what it hears into its own
   :class:`~meeple.server.feed.Feed`, which its fanout reads as ``meeple serve``'s does.
 
-Every snapshot carries a *version*: the actions logged, the owner's lease epoch, and the
+A snapshot crosses as a :class:`~meeple.bus.schema.ViewFrame` (the spectator view's JSON
+carried as it is, encoded once per frame). Every snapshot carries a *version* (its
+``at``): the actions logged, the owner's lease epoch, and the
 owner's count of snapshots. An edge keeps only what is newer than what it has, so a
 spectator's frames only move forward, across a failover too (a new owner has a higher
 epoch; a snapshot of the same logged actions from the old owner that arrives late is
@@ -27,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from collections.abc import Callable
@@ -35,10 +36,12 @@ from typing import Any
 
 import msgspec
 
-from meeple.bus.base import Bus, BusError, Subscription
-from meeple.bus.codec import decode_json, refused
+from meeple.bus.base import Bus, BusClosed, BusError, Subscription
+from meeple.bus.codec import WireError, refused
+from meeple.bus.schema import ViewFrame, decode, encode
 from meeple.bus.subjects import Namespace
 from meeple.node import wire
+from meeple.node.ask import ask
 from meeple.server.config import ClusterConfig
 from meeple.server.feed import Feed, FeedItem, game_topic
 
@@ -51,20 +54,16 @@ Version = tuple[int, int, int]
 
 
 def _encode(version: Version, item: FeedItem) -> bytes:
-    head = json.dumps({"v": list(version)}, separators=(",", ":"))
-    return f'{head[:-1]},"data":{item.json()}}}'.encode()
-
-
-class _Published(msgspec.Struct, frozen=True):
-    """A view as its owner publishes it (:func:`_encode`): its version and its data."""
-
-    v: tuple[int, int, int]
-    data: dict[str, Any]
+    return encode(ViewFrame(at=version, data=msgspec.Raw(item.json().encode())))
 
 
 def _decode(payload: bytes) -> tuple[Version, dict[str, Any]]:
-    message: _Published = decode_json(payload, _Published)
-    return message.v, message.data
+    frame = decode(payload, ViewFrame)
+    try:
+        data = msgspec.json.decode(frame.data, type=dict[str, Any])
+    except (msgspec.DecodeError, msgspec.ValidationError) as e:
+        raise WireError("type", f"a view's data: {e}"[:200]) from None
+    return frame.at, data
 
 
 class _Watched:
@@ -127,7 +126,7 @@ class ViewSource:
 
     async def _sweep(self) -> None:
         while self._watched:
-            await asyncio.sleep(1.0)
+            await asyncio.sleep(self.timing.watch_sweep)
             now = self.clock()
             for uid, watched in list(self._watched.items()):
                 if now > watched.until:
@@ -232,15 +231,20 @@ class ViewRelay:
             return
         while True:
             try:
-                answer = await self.bus.request(
+                # No owner now (a takeover), or one that fails: asked again, for as
+                # long as the edge has spectators of the room (unwatch cancels this).
+                answer = await ask(
+                    self.bus,
                     self.ns.room_command(uid),
                     wire.dumps(wire.Watch()),
-                    timeout=self.timing.watch_wait,
+                    self.timing,
+                    wait=self.timing.watch_wait,
+                    pause=self.timing.watch_pause,
+                    forever=True,
+                    again=_always,
                 )
-            except (BusError, ValueError):
-                # No owner now (a takeover): ask again soon.
-                await asyncio.sleep(self.timing.watch_pause)
-                continue
+            except BusClosed:
+                return
             self._heard(uid, answer)
             if self._over(uid):
                 return  # its last snapshot is here; the room is gone from its owner
@@ -266,6 +270,11 @@ class ViewRelay:
     def close(self) -> None:
         for topic in [game_topic(uid) for uid in self._rooms]:
             self.unwatch(topic)
+
+
+def _always(error: BusError) -> bool:
+    """A view's ask: every error is asked again (the room may be moving)."""
+    return True
 
 
 async def _close(subscription: Subscription) -> None:

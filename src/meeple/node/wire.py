@@ -4,7 +4,9 @@ The split is at the room's inbox (issue 21): a seat's command is the same Python
 the dialect hands :meth:`~meeple.server.rooms.room.Room.submit` in one process, and what a
 room delivers to a seat is the same event value the dialect renders. Both cross the bus
 in one schema (:func:`dumps`, :func:`loads`: :class:`meeple.bus.codec.Registry`), never
-pickled (issue 30.1): a payload names nothing but a tag of :func:`registry`, the exact
+pickled (issue 30.1), every message led by the schema's version
+(:data:`meeple.bus.schema.SCHEMA`: a message of another version is refused, issue 32.4):
+a payload names nothing but a tag of :func:`registry`, the exact
 list of types that may cross, and every field it brings is checked against its declared
 type before the value is built; a message larger than :data:`LIMITS` (1 MiB, 48 levels,
 200,000 values) or of another shape is a :class:`~meeple.bus.codec.WireError`, which the
@@ -20,9 +22,10 @@ game's rules: the room hands each seat its event through its own
 its seats, built in ``games/<game>/view.py`` (``event_for_seat``: a Scrabble game by its
 seat's view, no bag order, no other rack, no lexicon, no RNG, and the other seats' tiles
 in the engine's events blanked; a Spectrangle game by its seat view; a Santorini event as
-it is). The registry declares each engine game attribute by attribute as a seat view
-(``_rng`` and ``lexicon`` None, the first bag empty), so a whole game does not even
-encode.
+it is). The registry takes each engine game attribute by attribute as its game's view
+declares a seat's copy (``seat_copy_fields`` in ``games/<game>/view.py``: ``_rng`` and
+``lexicon`` None, the first bag empty), so a whole game does not even encode. The
+control messages and stored values between nodes are :mod:`meeple.bus.schema`'s.
 """
 
 from __future__ import annotations
@@ -36,12 +39,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import msgspec
-
 from meeple.bus.codec import Attrs, EncodeError, Limits, Registry, WireError, decode_json
+from meeple.bus.schema import SCHEMA, Beat, BeatRoom, ChatLine
 
 __all__ = [
     "LIMITS",
+    "SCHEMA",
     "Admin",
     "Beat",
     "BeatRoom",
@@ -116,6 +119,7 @@ def registry() -> Registry:
     from meeple.games.santorini import game as sa_game
     from meeple.games.santorini import gods as sa_gods
     from meeple.games.santorini import state as sa_state
+    from meeple.games.santorini import view as sa_view
     from meeple.games.scrabble import bag as sc_bag
     from meeple.games.scrabble import board as sc_board
     from meeple.games.scrabble import errors as sc_errors
@@ -123,10 +127,12 @@ def registry() -> Registry:
     from meeple.games.scrabble import moves as sc_moves
     from meeple.games.scrabble import rules as sc_rules
     from meeple.games.scrabble import tiles as sc_tiles
+    from meeple.games.scrabble import view as sc_view
     from meeple.games.spectrangle import board as sp_board
     from meeple.games.spectrangle import errors as sp_errors
     from meeple.games.spectrangle import game as sp_game
     from meeple.games.spectrangle import tiles as sp_tiles
+    from meeple.games.spectrangle import view as sp_view
     from meeple.node import cmpn402, contest, edge, rooms
     from meeple.protocols.spectrangle import messages as sp_messages
     from meeple.server.lobby import tables
@@ -169,77 +175,16 @@ def registry() -> Registry:
             sc_room, sa_room, sp_room,
         ]
     )  # fmt: skip
+    # The engines' games (and their boards, bags, racks) as each game's view says a seat's
+    # copy holds them (games/<game>/view.py: seat_copy_fields): this module knows none.
     games: list[type | Attrs] = [
-        # A Scrabble game as one seat may know it (Game.seat_view): no RNG, no lexicon,
-        # no first bag or RNG state, no log; the other racks and the bag as "?"s.
-        Attrs(
-            sc_game.Game,
-            {
-                "players": tuple[str, ...],
-                "variant": sc_game.Variant,
-                "lexicon": None,
-                "_rng": None,
-                "_bag": sc_bag.Bag,
-                "_initial_bag": tuple[()],
-                "_initial_rng_state": tuple[()],
-                "_first_player": int,
-                "_board": sc_board.Board,
-                "_racks": list[sc_bag.Rack],
-                "_opening": list[sc_game.Event],
-                "_scores": list[int],
-                "_turn": int,
-                "_status": sc_game.GameStatus,
-                "_pending": sc_game.PendingPlay | None,
-                "_scoreless": int,
-                "_passes": list[int],
-                "_skip": set[int],
-                "_left": set[int],
-                "_result": sc_game.GameResult | None,
-                "_log": list[sc_game.Action],
-                "_events": list[sc_game.Event],
-                "_reshuffles": list[str],
-            },
-        ),
-        Attrs(sc_board.Board, {"layout": sc_board.Layout, "_cells": list[str]}),
-        Attrs(sc_bag.Bag, {"_tiles": list[str]}),
-        Attrs(sc_bag.Rack, {"_tiles": list[str]}),
-        # Santorini is open information and its game holds no RNG (module doc).
-        Attrs(
-            sa_game.Game,
-            {
-                "rules": sa_state.Rules,
-                "challenger": int,
-                "_state": sa_state.GameState,
-                "_turn_states": list[sa_state.GameState],
-                "_log": list[sa_game.Action],
-            },
-        ),
-        # A Spectrangle game as every seat may know it (Game.seat_view): the bag's
-        # size only (None for each tile), no deal order.
-        Attrs(
-            sp_game.Game,
-            {
-                "players": tuple[str, ...],
-                "rules": sp_game.Rules,
-                "_initial_bag": tuple[()],
-                "_bag": list[None],
-                "_set_aside": list[sp_tiles.Tile],
-                "_board": sp_board.Board,
-                "_hands": list[list[sp_tiles.Tile]],
-                "_events": list[sp_game.Event],
-                "order": tuple[int, ...],
-                "_turn": int,
-                "_scores": list[int],
-                "_status": sp_game.GameStatus,
-                "_skips": int,
-                "_result": sp_game.GameResult | None,
-                "_log": list[sp_game.Action],
-            },
-        ),
-        Attrs(sp_board.Board, {"_fields": list[sp_tiles.Tile | None]}),
+        Attrs(cls, fields)
+        for view in (sc_view, sa_view, sp_view)
+        for cls, fields in view.seat_copy_fields().items()
     ]
     everything = mine + [t for t in engines if t not in mine] + games
-    return Registry(everything, tags={_cls(t): _tag(_cls(t)) for t in everything}, limits=LIMITS)
+    tags = {_cls(t): _tag(_cls(t)) for t in everything}
+    return Registry(everything, tags=tags, limits=LIMITS, version=SCHEMA)
 
 
 def _cls(entry: type | Attrs) -> type:
@@ -249,37 +194,6 @@ def _cls(entry: type | Attrs) -> type:
 def _tag(cls: type) -> str:
     """A type's tag on the bus: its module under ``meeple.`` and its name."""
     return f"{cls.__module__.removeprefix('meeple.')}.{cls.__qualname__}"
-
-
-class BeatRoom(msgspec.Struct, frozen=True):
-    """A room in a node's heartbeat: what an edge's lobby page and the API list."""
-
-    uid: str
-    game: str
-    players: list[str] = []
-    protocols: list[str] = []
-
-
-class Beat(msgspec.Struct, frozen=True):
-    """A node's heartbeat on ``<ns>.node.<name>`` (JSON, :meth:`meeple.node.node.Node.info`),
-    as its readers decode it (:func:`decode_json`)."""
-
-    name: str
-    roles: list[str] = []
-    pid: int = 0
-    address: list[str] = []
-    listeners: dict[str, str] = {}
-    lobby_leader: bool = False
-    rooms: list[BeatRoom] = []
-    at: float = 0.0
-
-
-class ChatLine(msgspec.Struct, frozen=True):
-    """One lobby chat line between edges (JSON, :mod:`meeple.node.chat`)."""
-
-    origin: str
-    sender: str
-    text: str
 
 
 @dataclass(frozen=True, slots=True)

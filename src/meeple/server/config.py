@@ -475,6 +475,26 @@ class ClusterConfig:
     # counts as lost (/readyz not ready; it reconnects): a silent network is noticed in
     # two or three of these, not in nats-py's four minutes (issue 35).
     nats_ping: float = 5.0
+    # One JetStream API call (a KV read or compare-and-set, a log append or read) waits
+    # this long for NATS's answer.
+    jetstream_wait: float = 5.0
+    # A finished game whose store node does not answer is asked again after store_retry
+    # seconds, doubling up to store_retry_max (its end is in the log meanwhile).
+    store_retry: float = 0.5
+    store_retry_max: float = 10.0
+    # A room asked again of a rooms node while another node's lease on it may still
+    # lapse: checked this often for its log or a free lease (for 3 lease TTLs and 1 s).
+    open_poll: float = 0.2
+    # An owner looks this often for the rooms no edge watches any more (watch_ttl).
+    watch_sweep: float = 1.0
+    # The log stream's de-duplication window (a retried append within it is known by
+    # its message id; a later one by the fence), and how long a lapsed lease's marker
+    # stays in the leases bucket (a watcher learns of the lapse). Applied when a
+    # namespace's stream and buckets are created; existing ones keep their settings.
+    duplicate_window: float = 120.0
+    lapse_marker: float = 60.0
+    # A node's stop: each role's close waits this long (NATS may be gone).
+    stop_wait: float = 3.0
 
     def validate(self) -> None:
         for f in fields(self):
@@ -485,6 +505,8 @@ class ClusterConfig:
             raise ConfigError("cluster: ask_pause must not exceed ask_patience")
         if self.admin_act_wait < self.command_wait:
             raise ConfigError("cluster: admin_act_wait must be at least command_wait")
+        if self.store_retry > self.store_retry_max:
+            raise ConfigError("cluster: store_retry must not exceed store_retry_max")
 
 
 def _cluster(raw: object, base: ClusterConfig) -> ClusterConfig:

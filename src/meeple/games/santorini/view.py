@@ -8,7 +8,7 @@ engine's :func:`~meeple.games.santorini.game.legal_actions`: a god's power is ju
 more legal steps, so the page needs no god of its own).
 
 :func:`event_for_seat` is a room's event as one seat's connection is handed it
-(issue 32.3): all of it.
+(issue 32.3): all of it. :func:`seat_copy_fields` says what a copy of a game holds.
 """
 
 from __future__ import annotations
@@ -39,9 +39,27 @@ __all__ = [
     "event_for_seat",
     "how_won",
     "legal_view",
+    "seat_copy_fields",
     "seat_view",
     "spectator_view",
 ]
+
+
+def seat_copy_fields() -> dict[type, dict[str, object]]:
+    """What a copy of a game holds, attribute by attribute with each attribute's type
+    (for what carries it between processes): Santorini is open information and its game
+    holds no RNG, so a seat's copy is the whole game."""
+    from meeple.games.santorini.state import Rules
+
+    return {
+        Game: {
+            "rules": Rules,
+            "challenger": int,
+            "_state": GameState,
+            "_turn_states": list[GameState],
+            "_log": list[Action],
+        }
+    }
 
 
 def event_for_seat(event: object, seat: int) -> object:

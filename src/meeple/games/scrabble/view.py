@@ -10,7 +10,9 @@ event as one seat may hear it, and :func:`event_for_seat` a room's event (the ga
 carries, the engine events in it) as that seat's connection is handed it, by
 ``meeple serve`` and by a cluster's rooms node alike (issues 30.4, 32.3). :func:`preview`
 says what a play of the seat's own tiles would score, or why the rules refuse it,
-before it is sent.
+before it is sent. :func:`seat_copy_fields` says, attribute by attribute, what a seat's
+copy of a game (:meth:`Game.seat_view`) holds, so what carries it between processes needs
+to know nothing of Scrabble (meeple.node.wire).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ __all__ = [
     "event_for_seat",
     "move_entry",
     "preview",
+    "seat_copy_fields",
     "seat_event",
     "seat_view",
     "spectator_view",
@@ -65,6 +68,48 @@ END_TEXT = {
     EndReason.RESIGNED: "resigned",
     EndReason.ABORTED: "aborted",
 }
+
+
+def seat_copy_fields() -> dict[type, dict[str, object]]:
+    """What a seat's copy of a game (:meth:`Game.seat_view`) holds, per class that is no
+    dataclass (the game, its board, bag and racks), attribute by attribute with each
+    attribute's type: no RNG, no lexicon, no first bag or RNG state (``None`` and the
+    empty tuple are the only values those may hold); the other racks and the bag are
+    ``?``s already. A copy with anything else — a whole game, its RNG — does not fit."""
+    from meeple.games.scrabble.bag import Bag, Rack
+    from meeple.games.scrabble.board import Board, Layout
+    from meeple.games.scrabble.game import Action, GameResult, GameStatus, PendingPlay, Variant
+
+    return {
+        Game: {
+            "players": tuple[str, ...],
+            "variant": Variant,
+            "lexicon": None,
+            "_rng": None,
+            "_bag": Bag,
+            "_initial_bag": tuple[()],
+            "_initial_rng_state": tuple[()],
+            "_first_player": int,
+            "_board": Board,
+            "_racks": list[Rack],
+            "_opening": list[Event],
+            "_scores": list[int],
+            "_turn": int,
+            "_status": GameStatus,
+            "_pending": PendingPlay | None,
+            "_scoreless": int,
+            "_passes": list[int],
+            "_skip": set[int],
+            "_left": set[int],
+            "_result": GameResult | None,
+            "_log": list[Action],
+            "_events": list[Event],
+            "_reshuffles": list[str],
+        },
+        Board: {"layout": Layout, "_cells": list[str]},
+        Bag: {"_tiles": list[str]},
+        Rack: {"_tiles": list[str]},
+    }
 
 
 # Per type, what _fields and _private found (a room asks once per seat per event).

@@ -13,6 +13,7 @@ never needs a copy of the matching or scoring rules.
 
 :func:`event_for_seat` is a room's event as one seat's connection is handed it, by
 ``meeple serve`` and a cluster's rooms node alike (issue 32.3): the game's seat view.
+:func:`seat_copy_fields` says, attribute by attribute, what that copy holds.
 """
 
 from __future__ import annotations
@@ -33,7 +34,44 @@ from meeple.games.spectrangle.game import (
     TilePlaced,
 )
 
-__all__ = ["event_for_seat", "fits", "move_entry", "seat_view", "spectator_view"]
+__all__ = [
+    "event_for_seat",
+    "fits",
+    "move_entry",
+    "seat_copy_fields",
+    "seat_view",
+    "spectator_view",
+]
+
+
+def seat_copy_fields() -> dict[type, dict[str, object]]:
+    """What a seat's copy of a game (:meth:`Game.seat_view`) holds, per class that is no
+    dataclass, attribute by attribute with each attribute's type: the bag's size only
+    (None for each tile), no deal order."""
+    from meeple.games.spectrangle.board import Board
+    from meeple.games.spectrangle.game import Action, GameResult, GameStatus, Rules
+    from meeple.games.spectrangle.tiles import Tile
+
+    return {
+        Game: {
+            "players": tuple[str, ...],
+            "rules": Rules,
+            "_initial_bag": tuple[()],
+            "_bag": list[None],
+            "_set_aside": list[Tile],
+            "_board": Board,
+            "_hands": list[list[Tile]],
+            "_events": list[Event],
+            "order": tuple[int, ...],
+            "_turn": int,
+            "_scores": list[int],
+            "_status": GameStatus,
+            "_skips": int,
+            "_result": GameResult | None,
+            "_log": list[Action],
+        },
+        Board: {"_fields": list[Tile | None]},
+    }
 
 
 def event_for_seat(event: object, seat: int) -> object:

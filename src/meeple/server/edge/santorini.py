@@ -167,6 +167,9 @@ class SantoriniHandler:
         )
         self.name = ""
         self._room: RoomPort | None = None
+        # The room of the game this client plays now, as its deliveries name it: a left
+        # game's deliveries (out of a 3-player game) name another (issue 32.3).
+        self._uid = ""
         self._players: tuple[str, ...] = ()
         self._you = -1
         self._timer: Timer | None = None
@@ -333,6 +336,7 @@ class SantoriniHandler:
     def deliver(self, event: object) -> None:
         if isinstance(event, GameStarted):
             self._room = self.lobby.room_of(self)
+            self._uid = event.room
             self._players = event.players
             self._you = event.you
             return
@@ -340,8 +344,7 @@ class SantoriniHandler:
             # AM27 has no word for a game the server stops: the connection closes.
             self.conn.close("the server stopped the game (its store cannot keep it)")
             return
-        game = getattr(event, "game", None)
-        if self._room is None or (game is not None and game is not self._room.game):
+        if self._room is None or getattr(event, "room", self._uid) != self._uid:
             return  # from a game this client has left (out of a 3-player game)
         if isinstance(event, Changed):
             self._changed(event)
@@ -448,6 +451,7 @@ class SantoriniHandler:
     def _back_to_lobby(self) -> None:
         """The game is over for this client: SERVERSTATE again, ready to register."""
         self._room = None
+        self._uid = ""
         self._players = ()
         self._you = -1
         self._release_name()

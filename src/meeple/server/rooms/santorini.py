@@ -72,11 +72,18 @@ class Refresh:
     """Send the seat a fresh state message (after a refusal the session made itself)."""
 
 
+# Every delivery of a game names its room (``room``: the room's uid), so a seat tells a
+# game it left (out of a 3-player game, then at another table) from the one it plays now
+# by the delivery alone, never by the room's engine game (issue 32.3): on a cluster edge
+# the game in a delivery is the seat's own copy.
+
+
 @dataclass(frozen=True, slots=True)
 class GameStarted:
     players: tuple[str, ...]
     you: int
     game: Game
+    room: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,17 +93,20 @@ class Changed:
     game: Game
     before: engine.GameState
     events: tuple[engine.Event, ...]
+    room: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class Refused:
     error: RuleError
     game: Game
+    room: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class Fresh:
     game: Game
+    room: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +115,7 @@ class Dropped:
 
     player: int
     name: str
+    room: str = ""
 
 
 # Chat (issue 13): for the seats whose protocol has it; AM27 has none.
@@ -168,13 +179,13 @@ class SantoriniRoom(Room):
         last = log.entries[-1].entry.get("action")
         if isinstance(last, dict) and last.get("type") in ("disconnect", "abort"):
             player = int(last["player"])
-            return Dropped(player, self.names[player])
+            return Dropped(player, self.names[player], self.uid)
         if not self.game.log:
             return None
         before = replace(log, entries=log.entries[:-1]).replay()
         state = before.state
         events = before.apply(self.game.log[-1])
-        return Changed(self.game, state, tuple(events))
+        return Changed(self.game, state, tuple(events), self.uid)
 
     def record_header(self) -> dict[str, Any]:
         header = to_record(self.game, players=self.names, uid=self.uid)
@@ -190,8 +201,8 @@ class SantoriniRoom(Room):
     def on_start(self) -> None:
         players = self.names
         for i, seat in enumerate(self.seats):
-            self.deliver(seat, GameStarted(players, i, self.game))
-        self.broadcast(Changed(self.game, self.game.state, ()))
+            self.deliver(seat, GameStarted(players, i, self.game, self.uid))
+        self.broadcast(Changed(self.game, self.game.state, (), self.uid))
 
     def handle(self, seat: Seat | None, command: object) -> None:
         if seat is None or self.game.is_over:
@@ -203,7 +214,7 @@ class SantoriniRoom(Room):
         if not self.game.state.alive[player]:
             return
         if isinstance(command, Refresh):
-            self.deliver(seat, Fresh(self.game))
+            self.deliver(seat, Fresh(self.game, self.uid))
             return
         try:
             if isinstance(command, PickGod):
@@ -218,9 +229,9 @@ class SantoriniRoom(Room):
             before = self.game.state
             events = self.game.apply(action)
         except RuleError as e:
-            self.deliver(seat, Refused(e, self.game))
+            self.deliver(seat, Refused(e, self.game, self.uid))
             return
-        changed = Changed(self.game, before, tuple(events))
+        changed = Changed(self.game, before, tuple(events), self.uid)
         if any(isinstance(e, engine.GameWon) for e in events):
             # Stored before anyone is told, so a player who has seen the end finds the record.
             self.end_reason = "win"
@@ -242,11 +253,11 @@ class SantoriniRoom(Room):
             self.end_reason = "time"
             self.dropped = player
             self._over()
-            self.broadcast(Changed(self.game, self.game.state, ()))
+            self.broadcast(Changed(self.game, self.game.state, (), self.uid))
             return
         before = self.game.state
         events = self.game.apply(engine.Lose(player))
-        changed = Changed(self.game, before, tuple(events))
+        changed = Changed(self.game, before, tuple(events), self.uid)
         if any(isinstance(e, engine.GameWon) for e in events):
             self.end_reason = "time"
             self._over()
@@ -262,7 +273,7 @@ class SantoriniRoom(Room):
             return  # already out of a 3-player game: the others play on
         self.end_reason = "disconnect"
         self.dropped = player
-        notice = Dropped(player, self.names[player])
+        notice = Dropped(player, self.names[player], self.uid)
         self._over()
         for i, other in enumerate(self.seats):
             if i != player and self.game.state.alive[i]:
@@ -284,11 +295,11 @@ class SantoriniRoom(Room):
         self._over()
         # AM27 has no word for an abort: its players hear the game end as at a dropped
         # connection (EndGame, not won); a browser's seat gets the game as it is.
-        notice = Dropped(player, self.names[player])
+        notice = Dropped(player, self.names[player], self.uid)
         for i, other in enumerate(self.seats):
             if i != player and self.game.state.alive[i]:
                 self.deliver(other, notice)
-        self.deliver(self.seats[player], Changed(self.game, self.game.state, ()))
+        self.deliver(self.seats[player], Changed(self.game, self.game.state, (), self.uid))
 
     def early_result(self) -> dict[str, Any] | None:
         if not self.aborted or self.dropped is None:
