@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from meeple.games.spectrangle.tiles import Tile
 from meeple.tui.connection import ServerNotice
+from meeple.tui.table import ChatReceived, ConnectionLost, Refused, Say
 
 __all__ = [
     "ChatReceived",
@@ -108,22 +109,6 @@ class Exchanged:
 
 
 @dataclass(frozen=True, slots=True)
-class Refused:
-    """The server refused our last line: ``code`` as on the wire, ``message`` in words."""
-
-    code: str
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class ChatReceived:
-    """A chat line to the table (ours come back too)."""
-
-    player: str
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
 class PlayerLeft:
     """``player`` disconnected: the game is over, without scores (spec)."""
 
@@ -135,13 +120,6 @@ class GameEnded:
     """The final leaderboard, best first."""
 
     leaderboard: tuple[tuple[str, int], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectionLost:
-    """The connection ended (the last event)."""
-
-    reason: str
 
 
 SpectrangleEvent = (
@@ -180,13 +158,6 @@ class ExchangeTile:
     """Give back ``tile`` for a new one; that ends the turn."""
 
     tile: Tile
-
-
-@dataclass(frozen=True, slots=True)
-class Say:
-    """A chat line to the table."""
-
-    text: str
 
 
 SpectrangleMove = PlaceTile | SkipTurn | ExchangeTile | Say
