@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from typing import Any
 
-from meeple.cli.waits import add_patience_arguments, patience_from
+from meeple.cli.waits import add_patience_arguments, bot_patience, play_games
 from meeple.server.config import DEFAULT_PORTS
 
 __all__ = ["register", "register_bot", "run_bot", "run_match_command"]
@@ -44,33 +43,27 @@ def register_bot(games: Any) -> None:
 
 def run_bot(args: argparse.Namespace) -> int:
     from meeple.clients.santorini import SantoriniClientError, play_santorini
-    from meeple.clients.watch import NoAnswer
 
     if args.think_time is not None and not 0 < args.think_time <= 60:
         print("meeple bot: --think-time must be in (0, 60] seconds", file=sys.stderr)
         return 2
-    try:
-        patience = patience_from(args)
-    except ValueError as e:
-        print(f"meeple bot: --notice/--give-up: {e}", file=sys.stderr)
+    patience = bot_patience(args)
+    if patience is None:
         return 2
-    try:
-        results = asyncio.run(
-            play_santorini(
-                args.host,
-                args.port,
-                args.name,
-                players=args.players,
-                gods=args.gods,
-                games=args.games,
-                seed=args.seed,
-                level=None if args.level == "classic" else args.level,
-                think_time=args.think_time,
-                patience=patience,
-            )
-        )
-    except (OSError, SantoriniClientError, NoAnswer) as e:
-        print(f"meeple bot: {e}", file=sys.stderr)
+    games = play_santorini(
+        args.host,
+        args.port,
+        args.name,
+        players=args.players,
+        gods=args.gods,
+        games=args.games,
+        seed=args.seed,
+        level=None if args.level == "classic" else args.level,
+        think_time=args.think_time,
+        patience=patience,
+    )
+    results = play_games(games, (SantoriniClientError,))
+    if results is None:
         return 1
     for r in results:
         gods = ", ".join(f"{n} ({g})" for n, g in r.gods.items())
