@@ -24,13 +24,32 @@ is what a session over such a framer shows the server of it.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import ClassVar, Generic, Protocol, TypeVar
 
 from meeple.protocols.boundaries import MessageBoundaries, delimited_ends
 
-__all__ = ["DelimitedFramer", "FramedSession"]
+__all__ = ["DelimitedFramer", "FramedSession", "Line", "LineEvent", "OversizedLine"]
 
 E = TypeVar("E")
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One complete, non-blank line as text, without its line end (Clarkson and
+    Spectrangle; each framing says what else it strips)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class OversizedLine:
+    """A line longer than ``limit`` bytes; it was dropped up to its end."""
+
+    limit: int
+
+
+LineEvent = Line | OversizedLine
 
 
 class DelimitedFramer(Generic[E]):

@@ -22,11 +22,10 @@ Tolerance, because real clients need it (ERRATA, Clarkson; docs/protocols/clarks
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from meeple.protocols.boundaries import delimited_ends
 from meeple.protocols.clarkson.errors import LocalProtocolError
-from meeple.protocols.framing import DelimitedFramer
+from meeple.protocols.framing import DelimitedFramer, Line, LineEvent, OversizedLine
 
 __all__ = [
     "CRLF",
@@ -53,23 +52,6 @@ _LINE_END = re.compile(rb"[\n\x00]+")
 _MESSAGE_END = re.compile(rb"(?<=[^\n\x00])[\n\x00]")
 _ENDS = (ord("\n"), 0)
 _FORBIDDEN_IN_LINE = re.compile(r"[\r\n\x00]")
-
-
-@dataclass(frozen=True, slots=True)
-class Line:
-    """One line of text, stripped of its line end, NUL padding and surrounding blanks."""
-
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class OversizedLine:
-    """A line longer than ``limit`` bytes; it was dropped up to its end."""
-
-    limit: int
-
-
-LineEvent = Line | OversizedLine
 
 
 class LineFramer(DelimitedFramer[LineEvent]):

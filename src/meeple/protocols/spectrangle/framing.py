@@ -15,9 +15,9 @@ does not know. Blank lines are ignored.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-from meeple.protocols.framing import DelimitedFramer
+from meeple.protocols.framing import DelimitedFramer, Line, OversizedLine
+from meeple.protocols.framing import LineEvent as FrameEvent
 
 __all__ = [
     "DEFAULT_MAX_LINE_SIZE",
@@ -36,27 +36,10 @@ _LF = b"\n"
 _LINE_END = re.compile(rb"\n")
 
 
-@dataclass(frozen=True, slots=True)
-class Line:
-    """One complete, non-blank line as text, without its line end."""
-
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class OversizedLine:
-    """A line longer than ``limit`` bytes; it was dropped up to its ``\\n``."""
-
-    limit: int
-
-
-FrameEvent = Line | OversizedLine
-
-
 class LineFramer(DelimitedFramer[FrameEvent]):
     """Incremental splitter of a byte stream into lines (:mod:`meeple.protocols.framing`).
 
-    Holds at most ``max_line_size`` bytes of one unfinished line (and a ``\r``), however
+    Holds at most ``max_line_size`` bytes of one unfinished line (and a ``\\r``), however
     the stream is chunked. Call :meth:`receive_data` with each chunk as it arrives.
     """
 
