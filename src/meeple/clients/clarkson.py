@@ -30,9 +30,9 @@ import platform
 import sys
 from collections.abc import Callable, Iterable
 
-from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
+from meeple.ai.scrabble import ExchangeChoice, PassChoice
 from meeple.clients.connection import ClientConnection
-from meeple.clients.scrabble_bot import MAX_RETRIES, BotResult
+from meeple.clients.scrabble_bot import MAX_RETRIES, BotResult, choose_or_pass
 from meeple.clients.watch import (
     Expected,
     NoAnswer,
@@ -406,20 +406,10 @@ async def _move(client: ClarksonClient, lexicon: Lexicon, skip: int) -> None:
         # The server keeps refusing (another lexicon, say): passing is always allowed.
         await client.pass_turn()
         return
-    try:
-        choice = choose(
-            client.board,
-            client.rack,
-            lexicon,
-            tile_set=CLARKSON,
-            bag_count=client.bag_count,
-            skip=skip,
-            exchange_minimum=1,
-        )
-    except ScrabbleError as e:
-        # The server's TILES and BOARDPUSH do not add up to a position: pass, never die.
-        logger.warning("%s: no move from rack %r: %s; passing", client.name, client.rack, e)
-        choice = PassChoice()
+    # The server's TILES and BOARDPUSH may not add up to a position: then it passes.
+    choice = choose_or_pass(
+        client.name, client.board, client.rack, lexicon, client.bag_count, skip, tile_set=CLARKSON
+    )
     if isinstance(choice, PassChoice):
         await client.pass_turn()
     elif isinstance(choice, ExchangeChoice):
