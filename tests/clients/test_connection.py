@@ -16,7 +16,7 @@ from meeple.clients.connection import ClientConnection
 from meeple.clients.santorini import SantoriniClient
 from meeple.clients.spectrangle import SpectrangleClient
 from meeple.clients.twente import TwenteClient
-from meeple.clients.watch import Expected
+from meeple.clients.watch import Expected, NoAnswer
 
 logger = logging.getLogger("test.connection")
 
@@ -110,3 +110,19 @@ async def test_a_last_message_ends_the_iteration(lines: list[str]) -> None:
         await server.wait_closed()
     upto = lines.index("BYE") + 1 if "BYE" in lines else len(lines)
     assert got == lines[:upto]
+
+
+async def test_an_opening_gone_wrong_closes_the_connection() -> None:
+    """No answer to the hello is the client's own error; any other failure is raised as it
+    is; either way the connection is closed (no socket left behind)."""
+    for raised, expected in ((NoAnswer("waited 120 s"), _Ended), (ValueError("bad"), ValueError)):
+        client, server = await _client_of(b"")
+        try:
+            with pytest.raises(expected):
+                async with client._opening():
+                    raise raised
+            assert client._writer.is_closing()
+        finally:
+            await client.close()
+            server.close()
+            await server.wait_closed()

@@ -133,7 +133,7 @@ class ClarksonClient(ClientConnection[ServerMessage]):
         reader, writer = await asyncio.open_connection(host, port)
         client = cls(reader, writer, patience=patience, say=say)
         client.unreadable.who = name or ""
-        try:
+        async with client._opening():
             hello = await client.receive()
             if not isinstance(hello, Hello):
                 raise ClarksonClientError(f"the server did not say HELLO: {hello}")
@@ -150,12 +150,6 @@ class ClarksonClient(ClientConnection[ServerMessage]):
                         break
                     if isinstance(reply, Nok):
                         raise NameRefused(f"name refused: {reply.description}")
-        except NoAnswer as e:
-            await client.close()
-            raise ClarksonClientError(str(e)) from None
-        except BaseException:
-            await client.close()
-            raise
         return client
 
     # --- actions ------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 :class:`ClientConnection` holds what the Twente, Clarkson, Spectrangle and AM27 clients
 do alike with their socket: read within :class:`~meeple.clients.watch.Patience` while
 the server owes an answer (:meth:`~ClientConnection._read`), write a command and restart
-the wait (:meth:`~ClientConnection._put`), log a server message it cannot take once per
+the wait (:meth:`~ClientConnection._put`), close the connection when its opening goes
+wrong (:meth:`~ClientConnection._opening`), log a server message it cannot take once per
 kind (:meth:`~ClientConnection._note`), iterate over the server's messages until the
 client's own error ends the stream, and close. A client subclasses it with its session,
 what it tracks of the game, :attr:`~ClientConnection.expected` and
@@ -18,7 +19,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from typing import ClassVar, Generic, TypeVar
 
-from meeple.clients.watch import Expected, Patience, Stopwatch, Unreadable, read_owed
+from meeple.clients.watch import Expected, NoAnswer, Patience, Stopwatch, Unreadable, read_owed
 
 __all__ = ["READ_SIZE", "ClientConnection"]
 
@@ -80,6 +81,20 @@ class ClientConnection(Generic[M]):
             yield message
             if self._ends_stream(message):
                 return
+
+    @contextlib.asynccontextmanager
+    async def _opening(self) -> AsyncIterator[None]:
+        """Around a client's opening exchange (its hello, the server's welcome): whatever
+        goes wrong closes the connection, and an answer the server never gives
+        (:class:`~meeple.clients.watch.NoAnswer`) is raised as :attr:`ERROR`."""
+        try:
+            yield
+        except NoAnswer as e:
+            await self.close()
+            raise self.ERROR(str(e)) from None
+        except BaseException:
+            await self.close()
+            raise
 
     def _ends_stream(self, message: M) -> bool:
         """Whether nothing follows ``message`` (Clarkson's GOODBYE); by default no message."""

@@ -37,7 +37,6 @@ from meeple.ai.spectrangle import turn_options
 from meeple.clients.connection import ClientConnection
 from meeple.clients.watch import (
     Expected,
-    NoAnswer,
     Patience,
 )
 from meeple.games.spectrangle import TILE_SET, Action, Board, Tile
@@ -139,15 +138,9 @@ class SpectrangleClient(ClientConnection[ServerMessage]):
         reader, writer = await asyncio.open_connection(host, port)
         client = cls(reader, writer, patience=patience, say=say)
         client.unreadable.who = name
-        try:
+        async with client._opening():
             await client._send(Connect(name, ("chat",) if chat else ()))
             reply = await client.receive()
-        except NoAnswer as e:
-            await client.close()
-            raise SpectrangleClientError(str(e)) from None
-        except BaseException:
-            await client.close()
-            raise
         if not isinstance(reply, Welcome):
             await client.close()
             raise SpectrangleClientError(f"not welcomed as {name!r}: {reply.to_line()}")

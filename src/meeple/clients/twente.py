@@ -31,7 +31,6 @@ from collections.abc import Callable
 from meeple.clients.connection import ClientConnection
 from meeple.clients.watch import (
     Expected,
-    NoAnswer,
     Patience,
 )
 from meeple.games.scrabble.board import Board, Direction
@@ -118,15 +117,9 @@ class TwenteClient(ClientConnection[Received]):
         client = cls(reader, writer, patience=patience, say=say)
         client.unreadable.who = name
         flags = frozenset({Flag.CHAT}) if chat else frozenset()
-        await client._send(Announce(name, flags))
-        try:
+        async with client._opening():
+            await client._send(Announce(name, flags))
             reply = await client.receive()
-        except NoAnswer as e:
-            await client.close()
-            raise TwenteClientError(str(e)) from None
-        except TwenteClientError:
-            await client.close()
-            raise
         if not isinstance(reply, Welcome):
             await client.close()
             raise TwenteClientError(f"not welcomed: {reply}")
