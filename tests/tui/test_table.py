@@ -23,7 +23,7 @@ from meeple.tui.table import (
 
 
 def test_the_shared_events_are_one_class_in_every_game() -> None:
-    for name in ("Refused", "ChatReceived", "ConnectionLost", "Say"):
+    for name in ("Welcomed", "Refused", "ChatReceived", "ConnectionLost", "Say"):
         assert getattr(scrabble_events, name) is getattr(table, name)
         assert getattr(spectrangle_events, name) is getattr(table, name)
     assert santorini_events.ConnectionLost is table.ConnectionLost

@@ -22,6 +22,7 @@ from textual.app import App
 from textual.widgets import Input, RichLog, Static
 
 from meeple.tui.connection import ConnectFailed, Connection, ConnectOptions, MoveError, ServerNotice
+from meeple.tui.notation import CommandError
 from meeple.tui.table import BaseTable, ChatReceived, Phase, Refused, Say
 
 __all__ = ["TableApp"]
@@ -111,7 +112,7 @@ class TableApp(App[None], Generic[E, M]):
     # --- input ----------------------------------------------------------------------------
 
     def _parse(self, text: str) -> M:
-        """The move a typed command stands for; ValueError (the notation's CommandError)
+        """The move a typed command stands for; :class:`~meeple.tui.notation.CommandError`
         says in words why it stands for none."""
         raise NotImplementedError
 
@@ -123,7 +124,7 @@ class TableApp(App[None], Generic[E, M]):
             return
         try:
             move = self._parse(text)
-        except ValueError as e:
+        except CommandError as e:
             self._say(str(e), error=True)
             return
         if await self.send_move(move):

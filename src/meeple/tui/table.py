@@ -23,6 +23,7 @@ __all__ = [
     "Refused",
     "Say",
     "SharedEvent",
+    "Welcomed",
     "standings",
 ]
 
@@ -39,6 +40,15 @@ class Phase(enum.Enum):
     PLAYING = "playing"
     OVER = "over"
     CLOSED = "closed"
+
+
+@dataclass(frozen=True, slots=True)
+class Welcomed:
+    """The server let us in under ``name`` (and the game was asked for); ``chat`` when
+    chat is on."""
+
+    name: str
+    chat: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +74,7 @@ class ConnectionLost:
     reason: str
 
 
-SharedEvent = Refused | ChatReceived | ConnectionLost
+SharedEvent = Welcomed | Refused | ChatReceived | ConnectionLost
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +114,10 @@ class BaseTable(Generic[E]):
 
     def apply_shared(self, event: SharedEvent) -> None:
         """Take one of the events every game sends alike into account."""
-        if isinstance(event, Refused):
+        if isinstance(event, Welcomed):
+            self.name, self.chat = event.name, event.chat
+            self.phase = Phase.QUEUED
+        elif isinstance(event, Refused):
             self.refusal = event.message
             self._log(f"refused: {event.message}")
         elif isinstance(event, ChatReceived):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from meeple.games.scrabble.board import Direction
 from meeple.tui.connection import ServerNotice
-from meeple.tui.table import ChatReceived, ConnectionLost, Refused, Say
+from meeple.tui.table import ChatReceived, ConnectionLost, Refused, Say, Welcomed
 
 __all__ = [
     "AnswerChallenge",
@@ -41,14 +41,6 @@ __all__ = [
     "Welcomed",
     "WordPlayed",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class Welcomed:
-    """The server let us in under ``name`` and the game was asked for."""
-
-    name: str
-    chat: bool
 
 
 @dataclass(frozen=True, slots=True)

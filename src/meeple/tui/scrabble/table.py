@@ -52,8 +52,7 @@ class Table(BaseTable[ScrabbleEvent]):
     def apply(self, event: ScrabbleEvent) -> None:
         """Take one event into account."""
         if isinstance(event, Welcomed):
-            self.name, self.chat = event.name, event.chat
-            self.phase = Phase.QUEUED
+            self.apply_shared(event)
         elif isinstance(event, Queued):
             self.queue = (event.waiting, event.required)
             self.phase = Phase.QUEUED

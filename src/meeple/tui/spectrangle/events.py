@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from meeple.games.spectrangle.tiles import Tile
 from meeple.tui.connection import ServerNotice
-from meeple.tui.table import ChatReceived, ConnectionLost, Refused, Say
+from meeple.tui.table import ChatReceived, ConnectionLost, Refused, Say, Welcomed
 
 __all__ = [
     "ChatReceived",
@@ -34,14 +34,6 @@ __all__ = [
     "Started",
     "Welcomed",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class Welcomed:
-    """The server let us in under ``name``; ``chat`` when chat is on."""
-
-    name: str
-    chat: bool
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,8 +54,7 @@ class Table(BaseTable[SpectrangleEvent]):
     def apply(self, event: SpectrangleEvent) -> None:
         """Take one event into account."""
         if isinstance(event, Welcomed):
-            self.name, self.chat = event.name, event.chat
-            self.phase = Phase.QUEUED
+            self.apply_shared(event)
         elif isinstance(event, Queued):
             self.queue = event.names
             self.phase = Phase.QUEUED
