@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from meeple.cli.progress import add_progress_argument, progress_every
 from meeple.cli.waits import add_patience_arguments, bot_patience, play_games
 from meeple.server.config import DEFAULT_PORTS
 
@@ -108,9 +109,7 @@ def register(sub: Any) -> None:
         help="what the think time counts: wall-clock seconds (default) or this process's "
         "CPU seconds (fair on a machine shared with other work)",
     )
-    match.add_argument(
-        "--progress", type=int, default=0, metavar="K", help="report every K games on stderr"
-    )
+    add_progress_argument(match)
     match.set_defaults(handler=run_match_command)
 
 
@@ -119,7 +118,7 @@ def run_match_command(args: argparse.Namespace) -> int:
     import random
     import time
 
-    from meeple.ai.santorini_match import SantoriniMatch, make_player, run_match
+    from meeple.ai.santorini_match import make_player, run_match
 
     if args.games < 1:
         print("meeple santorini: error: --games must be at least 1", file=sys.stderr)
@@ -135,17 +134,13 @@ def run_match_command(args: argparse.Namespace) -> int:
     if players[0].name == players[1].name:
         players[1].name = f"{players[1].name}'"
 
-    def progress(done: int, result: SantoriniMatch) -> None:
-        if args.progress and done % args.progress == 0:
-            print(f"{done} games: {result.summary()}", file=sys.stderr, flush=True)
-
     result = run_match(
         players,
         args.games,
         lambda g: random.Random(f"{args.seed}/{g}"),
         gods=args.gods,
         clock=clock,
-        progress=progress,
+        progress=progress_every(args.progress),
     )
     print(result.summary())
     return 0
