@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from typing import Any
 
 from meeple.cli.santorini import register_bot as register_santorini_bot
 from meeple.cli.spectrangle import register_bot as register_spectrangle_bot
-from meeple.cli.waits import add_patience_arguments, patience_from
+from meeple.cli.waits import add_patience_arguments, bot_patience, patience_from, play_games
 from meeple.games.scrabble.lexicon import DEFAULT_LEXICON
 from meeple.server.config import DEFAULT_PORTS
 
@@ -61,10 +60,7 @@ def run_scrabble(args: argparse.Namespace) -> int:
     if not 0 <= args.think_time <= 60:
         print("meeple bot: --think-time must be between 0 and 60 seconds", file=sys.stderr)
         return 2
-    try:
-        patience_from(args)
-    except ValueError as e:
-        print(f"meeple bot: --notice/--give-up: {e}", file=sys.stderr)
+    if bot_patience(args) is None:
         return 2
     with configure(args.level, args.think_time):
         return _run_scrabble(args)
@@ -73,7 +69,6 @@ def run_scrabble(args: argparse.Namespace) -> int:
 def _run_scrabble(args: argparse.Namespace) -> int:
     from meeple.clients.scrabble_bot import play_twente
     from meeple.clients.twente import TwenteClientError
-    from meeple.clients.watch import NoAnswer
     from meeple.games.scrabble.lexicon import LexiconError, load_lexicon
 
     try:
@@ -100,20 +95,17 @@ def _run_scrabble(args: argparse.Namespace) -> int:
             args.games,
             patience=patience_from(args),
         )
-    try:
-        results = asyncio.run(
-            play_twente(
-                args.host,
-                port,
-                args.name,
-                lexicon,
-                players=args.players,
-                games=args.games,
-                patience=patience_from(args),
-            )
-        )
-    except (OSError, TwenteClientError, NoAnswer) as e:
-        print(f"meeple bot: {e}", file=sys.stderr)
+    games = play_twente(
+        args.host,
+        port,
+        args.name,
+        lexicon,
+        players=args.players,
+        games=args.games,
+        patience=patience_from(args),
+    )
+    results = play_games(games, (TwenteClientError,))
+    if results is None:
         return 1
     for r in results:
         print(r.line())

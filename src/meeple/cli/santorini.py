@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from typing import Any
 
-from meeple.cli.waits import add_patience_arguments, patience_from
+from meeple.cli.progress import add_progress_argument, progress_every
+from meeple.cli.waits import add_patience_arguments, bot_patience, play_games
 from meeple.server.config import DEFAULT_PORTS
 
 __all__ = ["register", "register_bot", "run_bot", "run_match_command"]
@@ -44,33 +44,27 @@ def register_bot(games: Any) -> None:
 
 def run_bot(args: argparse.Namespace) -> int:
     from meeple.clients.santorini import SantoriniClientError, play_santorini
-    from meeple.clients.watch import NoAnswer
 
     if args.think_time is not None and not 0 < args.think_time <= 60:
         print("meeple bot: --think-time must be in (0, 60] seconds", file=sys.stderr)
         return 2
-    try:
-        patience = patience_from(args)
-    except ValueError as e:
-        print(f"meeple bot: --notice/--give-up: {e}", file=sys.stderr)
+    patience = bot_patience(args)
+    if patience is None:
         return 2
-    try:
-        results = asyncio.run(
-            play_santorini(
-                args.host,
-                args.port,
-                args.name,
-                players=args.players,
-                gods=args.gods,
-                games=args.games,
-                seed=args.seed,
-                level=None if args.level == "classic" else args.level,
-                think_time=args.think_time,
-                patience=patience,
-            )
-        )
-    except (OSError, SantoriniClientError, NoAnswer) as e:
-        print(f"meeple bot: {e}", file=sys.stderr)
+    games = play_santorini(
+        args.host,
+        args.port,
+        args.name,
+        players=args.players,
+        gods=args.gods,
+        games=args.games,
+        seed=args.seed,
+        level=None if args.level == "classic" else args.level,
+        think_time=args.think_time,
+        patience=patience,
+    )
+    results = play_games(games, (SantoriniClientError,))
+    if results is None:
         return 1
     for r in results:
         gods = ", ".join(f"{n} ({g})" for n, g in r.gods.items())
@@ -115,9 +109,7 @@ def register(sub: Any) -> None:
         help="what the think time counts: wall-clock seconds (default) or this process's "
         "CPU seconds (fair on a machine shared with other work)",
     )
-    match.add_argument(
-        "--progress", type=int, default=0, metavar="K", help="report every K games on stderr"
-    )
+    add_progress_argument(match)
     match.set_defaults(handler=run_match_command)
 
 
@@ -126,7 +118,7 @@ def run_match_command(args: argparse.Namespace) -> int:
     import random
     import time
 
-    from meeple.ai.santorini_match import SantoriniMatch, make_player, run_match
+    from meeple.ai.santorini_match import make_player, run_match
 
     if args.games < 1:
         print("meeple santorini: error: --games must be at least 1", file=sys.stderr)
@@ -142,17 +134,13 @@ def run_match_command(args: argparse.Namespace) -> int:
     if players[0].name == players[1].name:
         players[1].name = f"{players[1].name}'"
 
-    def progress(done: int, result: SantoriniMatch) -> None:
-        if args.progress and done % args.progress == 0:
-            print(f"{done} games: {result.summary()}", file=sys.stderr, flush=True)
-
     result = run_match(
         players,
         args.games,
         lambda g: random.Random(f"{args.seed}/{g}"),
         gods=args.gods,
         clock=clock,
-        progress=progress,
+        progress=progress_every(args.progress),
     )
     print(result.summary())
     return 0

@@ -20,8 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from meeple.ai.match import MatchResult, run_match
+from meeple.ai.match import run_match
 from meeple.ai.scrabble import DEFAULT_THINK_TIME, LEVELS, make_player
+from meeple.cli.progress import add_progress_argument, progress_every
 from meeple.games.scrabble.cgp import MAX_CGP_LENGTH, CgpPosition, parse_cgp
 from meeple.games.scrabble.engine import ENGINES, EngineUnavailable, get_generator, rank_key
 from meeple.games.scrabble.errors import NotationError
@@ -99,9 +100,7 @@ def register(sub: Any) -> None:
         help=f"seconds per move for the strong level (default {DEFAULT_THINK_TIME:g})",
     )
     match.add_argument("--engine", choices=("auto", *ENGINES), default="auto")
-    match.add_argument(
-        "--progress", type=int, default=0, metavar="K", help="report every K games on stderr"
-    )
+    add_progress_argument(match)
     match.set_defaults(handler=run_match_command)
 
 
@@ -233,17 +232,13 @@ def run_match_command(args: argparse.Namespace) -> int:
         make_player(args.level_b, lexicon, generator=generator),
     )
 
-    def progress(done: int, result: MatchResult) -> None:
-        if args.progress and done % args.progress == 0:
-            print(f"{done} games: {result.summary()}", file=sys.stderr, flush=True)
-
     result = run_match(
         players,
         args.games,
         lambda g: random.Random(f"{args.seed}/{g}"),
         think_time=args.think_time,
         clock=time.perf_counter,
-        progress=progress,
+        progress=progress_every(args.progress),
     )
     print(result.summary())
     return 0

@@ -12,11 +12,10 @@ leaderboard (``finished: bot1 97 bot2 74 ...``) or who left (``abandoned: bot2 l
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from typing import Any
 
-from meeple.cli.waits import add_patience_arguments, patience_from
+from meeple.cli.waits import add_patience_arguments, bot_patience, play_games
 from meeple.server.config import DEFAULT_PORTS
 
 __all__ = ["register_bot", "run_bot"]
@@ -40,30 +39,24 @@ def register_bot(games: Any) -> None:
 def run_bot(args: argparse.Namespace) -> int:
     """Handler of ``meeple bot spectrangle``: 0 after the games, 1 on a connection problem."""
     from meeple.clients.spectrangle import SpectrangleClientError, play_spectrangle
-    from meeple.clients.watch import NoAnswer
 
     if args.games < 1:
         print("meeple bot: --games must be at least 1", file=sys.stderr)
         return 2
-    try:
-        patience = patience_from(args)
-    except ValueError as e:
-        print(f"meeple bot: --notice/--give-up: {e}", file=sys.stderr)
+    patience = bot_patience(args)
+    if patience is None:
         return 2
-    try:
-        results = asyncio.run(
-            play_spectrangle(
-                args.host,
-                args.port,
-                args.name,
-                players=args.players,
-                games=args.games,
-                chat=args.chat,
-                patience=patience,
-            )
-        )
-    except (OSError, SpectrangleClientError, NoAnswer, ValueError) as e:
-        print(f"meeple bot: {e}", file=sys.stderr)
+    games = play_spectrangle(
+        args.host,
+        args.port,
+        args.name,
+        players=args.players,
+        games=args.games,
+        chat=args.chat,
+        patience=patience,
+    )
+    results = play_games(games, (SpectrangleClientError, ValueError))
+    if results is None:
         return 1
     for r in results:
         if r.leaderboard is not None:

@@ -28,17 +28,15 @@ import contextlib
 import logging
 import platform
 import sys
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import Callable, Iterable
 
-from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
-from meeple.clients.scrabble_bot import MAX_RETRIES, BotResult
+from meeple.ai.scrabble import ExchangeChoice, PassChoice
+from meeple.clients.connection import ClientConnection
+from meeple.clients.scrabble_bot import MAX_RETRIES, BotResult, choose_or_pass
 from meeple.clients.watch import (
     Expected,
     NoAnswer,
     Patience,
-    Stopwatch,
-    Unreadable,
-    read_owed,
 )
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.errors import ScrabbleError
@@ -75,7 +73,6 @@ __all__ = ["ClarksonClient", "ClarksonClientError", "NameRefused", "play_clarkso
 
 logger = logging.getLogger(__name__)
 
-READ_SIZE = 65536
 BAG_SIZE = 100  # RFC §4: 98 letters and 2 random ones
 
 
@@ -87,8 +84,10 @@ class NameRefused(ClarksonClientError):
     """The server answered USERSET with NOK (§3.5): the name is taken or not allowed."""
 
 
-class ClarksonClient:
+class ClarksonClient(ClientConnection[ServerMessage]):
     """One connection to a Clarkson server. Create it with :meth:`connect`."""
+
+    ERROR = ClarksonClientError
 
     def __init__(
         self,
@@ -98,14 +97,8 @@ class ClarksonClient:
         patience: Patience | None = None,
         say: Callable[[str], None] | None = None,
     ) -> None:
-        self._reader = reader
-        self._writer = writer
+        super().__init__(reader, writer, logger, patience=patience, say=say)
         self.session = ClientSession()
-        self.patience = patience or Patience()
-        # Where notices go: the log by default, a status line in the terminal client.
-        self.say: Callable[[str], None] = say or self._log
-        self.unreadable = Unreadable("", logger)
-        self._stopwatch = Stopwatch(self.patience.clock)
         self._ready_answered = True  # no READY of ours awaits its OK
         self._move_sent: str | None = None  # our turn command awaiting its answer
         self._pending: list[ServerMessage] = []
@@ -140,7 +133,7 @@ class ClarksonClient:
         reader, writer = await asyncio.open_connection(host, port)
         client = cls(reader, writer, patience=patience, say=say)
         client.unreadable.who = name or ""
-        try:
+        async with client._opening():
             hello = await client.receive()
             if not isinstance(hello, Hello):
                 raise ClarksonClientError(f"the server did not say HELLO: {hello}")
@@ -157,12 +150,6 @@ class ClarksonClient:
                         break
                     if isinstance(reply, Nok):
                         raise NameRefused(f"name refused: {reply.description}")
-        except NoAnswer as e:
-            await client.close()
-            raise ClarksonClientError(str(e)) from None
-        except BaseException:
-            await client.close()
-            raise
         return client
 
     # --- actions ------------------------------------------------------------------------
@@ -190,11 +177,6 @@ class ClarksonClient:
         if not self.session.closed:
             with contextlib.suppress(Exception):
                 await self._send(Quit())
-
-    async def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self._writer.close()
-            await self._writer.wait_closed()
 
     @property
     def bag_count(self) -> int:
@@ -247,9 +229,7 @@ class ClarksonClient:
         :class:`~meeple.clients.watch.NoAnswer` when an answer the server owes does not
         come within :attr:`patience` (said through :attr:`say` as the wait goes on)."""
         while not self._pending:
-            data = await read_owed(
-                self._reader, READ_SIZE, self.expected, self.patience, self.say, self._stopwatch
-            )
+            data = await self._read()
             events = self.session.receive_data(data) if data else self.session.receive_eof()
             for event in events:
                 if isinstance(event, ServerMessage):
@@ -269,27 +249,11 @@ class ClarksonClient:
         self._track(message)
         return message
 
-    def __aiter__(self) -> AsyncIterator[ServerMessage]:
-        return self._iterate()
+    def _ends_stream(self, message: ServerMessage) -> bool:
+        return isinstance(message, Goodbye)
 
-    async def _iterate(self) -> AsyncIterator[ServerMessage]:
-        while True:
-            try:
-                message = await self.receive()
-            except ClarksonClientError:
-                return
-            yield message
-            if isinstance(message, Goodbye):
-                return
-
-    def _log(self, text: str) -> None:
-        logger.warning("%s: %s", self.name or self.unreadable.who or "client", text)
-
-    def _note(self, kind: str, reason: str, data: bytes) -> None:
-        """A server line we cannot take: logged once per kind, never raised."""
-        text = self.unreadable.note(kind, reason, data)
-        if text is not None and self.say != self._log:
-            self.say(text)
+    def _who(self) -> str:
+        return self.name
 
     def _track(self, message: ServerMessage) -> None:
         if isinstance(message, Ok | Nok | Starting) and self.session.state in (
@@ -333,8 +297,7 @@ class ClarksonClient:
     async def _send(self, message: ClientMessage) -> None:
         if isinstance(message, UserSet):
             self._asked = message.name
-        self._writer.write(self.session.send(message))
-        self._stopwatch.restart()
+        self._put(self.session.send(message))
         if isinstance(message, Ready):
             self._ready_answered = False
         elif isinstance(message, Place | Pass | Exchange):
@@ -437,20 +400,10 @@ async def _move(client: ClarksonClient, lexicon: Lexicon, skip: int) -> None:
         # The server keeps refusing (another lexicon, say): passing is always allowed.
         await client.pass_turn()
         return
-    try:
-        choice = choose(
-            client.board,
-            client.rack,
-            lexicon,
-            tile_set=CLARKSON,
-            bag_count=client.bag_count,
-            skip=skip,
-            exchange_minimum=1,
-        )
-    except ScrabbleError as e:
-        # The server's TILES and BOARDPUSH do not add up to a position: pass, never die.
-        logger.warning("%s: no move from rack %r: %s; passing", client.name, client.rack, e)
-        choice = PassChoice()
+    # The server's TILES and BOARDPUSH may not add up to a position: then it passes.
+    choice = choose_or_pass(
+        client.name, client.board, client.rack, lexicon, client.bag_count, skip, tile_set=CLARKSON
+    )
     if isinstance(choice, PassChoice):
         await client.pass_turn()
     elif isinstance(choice, ExchangeChoice):

@@ -33,17 +33,15 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from meeple.ai.santorini import search_action
 from meeple.ai.santorini_search import AlphaBetaPlayer
+from meeple.clients.connection import ClientConnection
 from meeple.clients.watch import (
     Expected,
     Patience,
-    Stopwatch,
-    Unreadable,
-    read_owed,
     within,
 )
 from meeple.games import santorini as engine
@@ -83,7 +81,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-READ_SIZE = 65536
 MAX_SEARCH_MOVES = 3  # moves in one turn after which the search player stops planning
 # How long the bot waits for the server to answer a command of its turn before it takes
 # the command as ignored and chooses again from the last update (issue 22): the
@@ -98,8 +95,10 @@ class SantoriniClientError(Exception):
     """The connection ended, or the server would not let us in."""
 
 
-class SantoriniClient:
+class SantoriniClient(ClientConnection[ServerMessage]):
     """One connection to an AM27 server. Create it with :meth:`connect`."""
+
+    ERROR = SantoriniClientError
 
     def __init__(
         self,
@@ -110,14 +109,8 @@ class SantoriniClient:
         patience: Patience | None = None,
         say: Callable[[str], None] | None = None,
     ) -> None:
-        self._reader = reader
-        self._writer = writer
+        super().__init__(reader, writer, log, patience=patience, say=say)
         self.session = ClientSession()
-        self.patience = patience or Patience()
-        # Where notices go: the log by default, a status line in the terminal client.
-        self.say: Callable[[str], None] = say or self._log
-        self.unreadable = Unreadable("", log)
-        self._stopwatch = Stopwatch(self.patience.clock)
         self._pending: list[ServerMessage] = []
         self.nickname = ""
         self.server_state: ServerState | None = None
@@ -232,9 +225,7 @@ class SantoriniClient:
     async def close(self) -> None:
         if self._pinger is not None:
             self._pinger.cancel()
-        with contextlib.suppress(Exception):
-            self._writer.close()
-            await self._writer.wait_closed()
+        await super().close()
 
     def my_turn(self, update: Update) -> bool:
         """Whether ``update`` asks us to act (ERRATA: off turn, maps empty, flags false)."""
@@ -255,23 +246,15 @@ class SantoriniClient:
             return Expected("a game after our REGISTER", owed=False)
         return None
 
-    def _log(self, text: str) -> None:
-        log.warning("%s: %s", self.nickname or self.unreadable.who or "client", text)
-
-    def _note(self, kind: str, reason: str, data: bytes) -> None:
-        """A server message we cannot take: logged once per kind, never raised."""
-        text = self.unreadable.note(kind, reason, data)
-        if text is not None and self.say != self._log:
-            self.say(text)
+    def _who(self) -> str:
+        return self.nickname
 
     async def receive(self) -> ServerMessage:
         """The next server message (state tracked first); SantoriniClientError at the end,
         :class:`~meeple.clients.watch.NoAnswer` when an answer the server owes does not
         come within :attr:`patience` (said through :attr:`say` as the wait goes on)."""
         while not self._pending:
-            data = await read_owed(
-                self._reader, READ_SIZE, self.expected, self.patience, self.say, self._stopwatch
-            )
+            data = await self._read()
             events = self.session.receive_data(data) if data else self.session.receive_eof()
             for event in events:
                 if isinstance(event, Rejected):
@@ -288,16 +271,6 @@ class SantoriniClient:
             if not data and not self._pending:
                 raise SantoriniClientError("connection closed by the server")
         return self._pending.pop(0)
-
-    def __aiter__(self) -> AsyncIterator[ServerMessage]:
-        return self._iterate()
-
-    async def _iterate(self) -> AsyncIterator[ServerMessage]:
-        while True:
-            try:
-                yield await self.receive()
-            except SantoriniClientError:
-                return
 
     def _track(self, message: ServerMessage) -> None:
         if not isinstance(message, Ping):

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from meeple.ai.scrabble import (
     BotSettings,
+    Choice,
     ExchangeChoice,
     PassChoice,
     bot_settings,
@@ -19,19 +20,50 @@ from meeple.ai.scrabble import (
 )
 from meeple.clients.twente import TwenteClient
 from meeple.clients.watch import Patience
+from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.lexicon import Lexicon
+from meeple.games.scrabble.tiles import ENGLISH, TileSet
 from meeple.protocols.twente.events import PeerError
 from meeple.protocols.twente.messages import Error, GameOver
 from meeple.protocols.twente.session import State
 
-__all__ = ["BotResult", "configure", "play_twente"]
+__all__ = ["BotResult", "choose_or_pass", "configure", "play_twente"]
 
 logger = logging.getLogger(__name__)
 
 # After this many refused moves in one turn the bot passes rather than loop forever
 # on a disagreement with the server (a different lexicon, say).
 MAX_RETRIES = 5
+
+
+def choose_or_pass(
+    name: str,
+    board: Board,
+    rack: str,
+    lexicon: Lexicon,
+    bag_count: int,
+    skip: int,
+    *,
+    tile_set: TileSet = ENGLISH,
+) -> Choice:
+    """A protocol bot's move (:func:`~meeple.ai.scrabble.choose`, skipping ``skip`` plays
+    the server refused; one tile is enough to exchange), or a pass when what the server
+    told us does not add up to a position (a rack of 14 tiles after a swap we could not
+    follow): said in the log under ``name``, never raised (issue 31)."""
+    try:
+        return choose(
+            board,
+            rack,
+            lexicon,
+            tile_set=tile_set,
+            bag_count=bag_count,
+            skip=skip,
+            exchange_minimum=1,
+        )
+    except ScrabbleError as e:
+        logger.warning("%s: no move from rack %r: %s; passing", name, rack, e)
+        return PassChoice()
 
 
 @contextmanager
@@ -129,20 +161,7 @@ async def _move(client: TwenteClient, lexicon: Lexicon, skip: int) -> None:
     if skip > MAX_RETRIES:
         await client.pass_turn()  # a pass is never refused in one's turn
         return
-    try:
-        choice = choose(
-            client.board,
-            client.rack,
-            lexicon,
-            bag_count=client.bag_count,
-            skip=skip,
-            exchange_minimum=1,
-        )
-    except ScrabbleError as e:
-        # What the server told us does not add up to a position (a rack of 14 tiles
-        # after a swap we could not follow): say so and pass, never die (issue 31).
-        logger.warning("%s: no move from rack %r: %s; passing", client.name, client.rack, e)
-        choice = PassChoice()
+    choice = choose_or_pass(client.name, client.board, client.rack, lexicon, client.bag_count, skip)
     if isinstance(choice, PassChoice):
         await client.pass_turn()
     elif isinstance(choice, ExchangeChoice):

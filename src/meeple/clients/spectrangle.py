@@ -28,20 +28,16 @@ the verdict on a turn command) the client says when it waits longer than its
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from meeple.ai.spectrangle import turn_options
+from meeple.clients.connection import ClientConnection
 from meeple.clients.watch import (
     Expected,
-    NoAnswer,
     Patience,
-    Stopwatch,
-    Unreadable,
-    read_owed,
 )
 from meeple.games.spectrangle import TILE_SET, Action, Board, Tile
 from meeple.games.spectrangle import Exchange as ExchangeAction
@@ -83,7 +79,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-READ_SIZE = 65536
 # After this many refused turn commands in one turn the bot gives up on the game
 # rather than loop on a disagreement with the server about the rules.
 MAX_REFUSALS = 5
@@ -93,8 +88,10 @@ class SpectrangleClientError(Exception):
     """The server refused the name, or the connection ended."""
 
 
-class SpectrangleClient:
+class SpectrangleClient(ClientConnection[ServerMessage]):
     """One connection to a Spectrangle server. Create it with :meth:`connect`."""
+
+    ERROR = SpectrangleClientError
 
     def __init__(
         self,
@@ -104,14 +101,8 @@ class SpectrangleClient:
         patience: Patience | None = None,
         say: Callable[[str], None] | None = None,
     ) -> None:
-        self._reader = reader
-        self._writer = writer
+        super().__init__(reader, writer, logger, patience=patience, say=say)
         self.session = ClientSession()
-        self.patience = patience or Patience()
-        # Where notices go: the log by default, a status line in the terminal client.
-        self.say: Callable[[str], None] = say or self._log
-        self.unreadable = Unreadable("", logger)
-        self._stopwatch = Stopwatch(self.patience.clock)
         # Each message with the session state right after it: a 1.3 "skip <name>" means
         # "you must skip" or "your skip was taken" depending on where it found us.
         self._pending: deque[tuple[ServerMessage, State]] = deque()
@@ -147,15 +138,9 @@ class SpectrangleClient:
         reader, writer = await asyncio.open_connection(host, port)
         client = cls(reader, writer, patience=patience, say=say)
         client.unreadable.who = name
-        try:
+        async with client._opening():
             await client._send(Connect(name, ("chat",) if chat else ()))
             reply = await client.receive()
-        except NoAnswer as e:
-            await client.close()
-            raise SpectrangleClientError(str(e)) from None
-        except BaseException:
-            await client.close()
-            raise
         if not isinstance(reply, Welcome):
             await client.close()
             raise SpectrangleClientError(f"not welcomed as {name!r}: {reply.to_line()}")
@@ -199,14 +184,8 @@ class SpectrangleClient:
     async def chat(self, text: str) -> None:
         await self._send(Chat(text))
 
-    async def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self._writer.close()
-            await self._writer.wait_closed()
-
     async def _send(self, message: ClientMessage) -> None:
-        self._writer.write(self.session.send(message))
-        self._stopwatch.restart()
+        self._put(self.session.send(message))
         await self._writer.drain()
 
     # --- receiving ----------------------------------------------------------------------
@@ -226,14 +205,8 @@ class SpectrangleClient:
             return Expected("a game after our request", owed=False)
         return None
 
-    def _log(self, text: str) -> None:
-        logger.warning("%s: %s", self.name or self.unreadable.who or "client", text)
-
-    def _note(self, kind: str, reason: str, data: bytes) -> None:
-        """A server line we cannot take: logged once per kind, never raised."""
-        text = self.unreadable.note(kind, reason, data)
-        if text is not None and self.say != self._log:
-            self.say(text)
+    def _who(self) -> str:
+        return self.name
 
     async def receive(self) -> ServerMessage:
         """The next server message (state updated first); SpectrangleClientError at the
@@ -242,9 +215,7 @@ class SpectrangleClient:
 
         :attr:`state_after` is then the session state right after that message."""
         while not self._pending:
-            data = await read_owed(
-                self._reader, READ_SIZE, self.expected, self.patience, self.say, self._stopwatch
-            )
+            data = await self._read()
             if not data:
                 raise SpectrangleClientError("connection closed by the server")
             # One line at a time, so the state after each message is known.
@@ -259,17 +230,6 @@ class SpectrangleClient:
                     self._pending.append((event, self.session.state))
         message, self.state_after = self._pending.popleft()
         return message
-
-    def __aiter__(self) -> AsyncIterator[ServerMessage]:
-        return self._iterate()
-
-    async def _iterate(self) -> AsyncIterator[ServerMessage]:
-        while True:
-            try:
-                message = await self.receive()
-            except SpectrangleClientError:
-                return
-            yield message
 
     def _next_in_order(self, name: str) -> str | None:
         if name not in self.order:

@@ -26,15 +26,12 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
+from meeple.clients.connection import ClientConnection
 from meeple.clients.watch import (
     Expected,
-    NoAnswer,
     Patience,
-    Stopwatch,
-    Unreadable,
-    read_owed,
 )
 from meeple.games.scrabble.board import Board, Direction
 from meeple.games.scrabble.errors import ScrabbleError
@@ -65,7 +62,6 @@ __all__ = ["Received", "TwenteClient", "TwenteClientError"]
 
 logger = logging.getLogger(__name__)
 
-READ_SIZE = 65536
 
 # What :meth:`TwenteClient.receive` hands out: the server's messages, and an ERROR the
 # session could not read (a refusal all the same, never answered).
@@ -76,8 +72,10 @@ class TwenteClientError(Exception):
     """The server refused to let us in (name taken) or the connection ended early."""
 
 
-class TwenteClient:
+class TwenteClient(ClientConnection[Received]):
     """One connection to a Twente server. Create it with :meth:`connect`."""
+
+    ERROR = TwenteClientError
 
     def __init__(
         self,
@@ -87,14 +85,8 @@ class TwenteClient:
         patience: Patience | None = None,
         say: Callable[[str], None] | None = None,
     ) -> None:
-        self._reader = reader
-        self._writer = writer
+        super().__init__(reader, writer, logger, patience=patience, say=say)
         self.session = ClientSession()
-        self.patience = patience or Patience()
-        # Where notices go: the log by default, a status line in the terminal client.
-        self.say: Callable[[str], None] = say or self._log
-        self.unreadable = Unreadable("", logger)
-        self._stopwatch = Stopwatch(self.patience.clock)
         self._pending: list[Received] = []
         self.name = ""
         self.server_flags: frozenset[Flag] = frozenset()
@@ -125,15 +117,9 @@ class TwenteClient:
         client = cls(reader, writer, patience=patience, say=say)
         client.unreadable.who = name
         flags = frozenset({Flag.CHAT}) if chat else frozenset()
-        await client._send(Announce(name, flags))
-        try:
+        async with client._opening():
+            await client._send(Announce(name, flags))
             reply = await client.receive()
-        except NoAnswer as e:
-            await client.close()
-            raise TwenteClientError(str(e)) from None
-        except TwenteClientError:
-            await client.close()
-            raise
         if not isinstance(reply, Welcome):
             await client.close()
             raise TwenteClientError(f"not welcomed: {reply}")
@@ -164,11 +150,6 @@ class TwenteClient:
     async def chat(self, text: str) -> None:
         await self._send(SendChat(text))
 
-    async def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self._writer.close()
-            await self._writer.wait_closed()
-
     # --- receiving ----------------------------------------------------------------------
 
     @property
@@ -197,9 +178,7 @@ class TwenteClient:
         :class:`~meeple.clients.watch.NoAnswer` when an answer the server owes does not
         come within :attr:`patience` (said through :attr:`say` as the wait goes on)."""
         while not self._pending:
-            data = await read_owed(
-                self._reader, READ_SIZE, self.expected, self.patience, self.say, self._stopwatch
-            )
+            data = await self._read()
             events = self.session.receive_data(data) if data else self.session.receive_eof()
             for event in events:
                 if isinstance(event, ConnectionClosed):
@@ -222,24 +201,8 @@ class TwenteClient:
         self._track(message)
         return message
 
-    def __aiter__(self) -> AsyncIterator[Received]:
-        return self._iterate()
-
-    async def _iterate(self) -> AsyncIterator[Received]:
-        while True:
-            try:
-                yield await self.receive()
-            except TwenteClientError:
-                return
-
-    def _log(self, text: str) -> None:
-        logger.warning("%s: %s", self.name or self.unreadable.who or "client", text)
-
-    def _note(self, kind: str, reason: str, data: bytes) -> None:
-        """A server message we cannot take: logged once per kind, never raised."""
-        text = self.unreadable.note(kind, reason, data)
-        if text is not None and self.say != self._log:
-            self.say(text)
+    def _who(self) -> str:
+        return self.name
 
     def _track(self, message: Received) -> None:
         if isinstance(message, Error | PeerError | NotifyTurn | GameOver | StartGame) or (
@@ -304,8 +267,7 @@ class TwenteClient:
         return max(0, 100 - on_board - 7 * max(1, len(self.players)))
 
     async def _send(self, message: Announce | RequestGame | MakeWord | MakeSwap | SendChat) -> None:
-        self._writer.write(self.session.send(message))
-        self._stopwatch.restart()
+        self._put(self.session.send(message))
         if isinstance(message, MakeWord | MakeSwap):
             self._verdict_due = True
         await self._writer.drain()

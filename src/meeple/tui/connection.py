@@ -21,9 +21,11 @@ adapter collects those sentences while a read is still under way.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
+
+from meeple.tui.table import ConnectionLost
 
 __all__ = [
     "ConnectFailed",
@@ -37,6 +39,11 @@ __all__ = [
 
 EventT_co = TypeVar("EventT_co", covariant=True)
 MoveT_contra = TypeVar("MoveT_contra", contravariant=True)
+T = TypeVar("T")
+
+
+def _closed(error: Exception) -> str:
+    return str(error) or "connection closed"
 
 
 class ConnectFailed(Exception):
@@ -111,3 +118,28 @@ class StatusFeed:
         texts, self._texts = self._texts, []
         self._said.clear()
         return texts
+
+    async def messages(
+        self,
+        receive: Callable[[], Awaitable[T]],
+        errors: tuple[type[Exception], ...],
+        reason: Callable[[Exception], str] = _closed,
+    ) -> AsyncGenerator[T | ServerNotice | ConnectionLost, None]:
+        """Every message of a client library, one ``receive()`` at a time, with what it
+        says while a read is under way (:class:`ServerNotice`); the first of ``errors``
+        ends them with :class:`~meeple.tui.table.ConnectionLost` (``reason`` of it: by
+        default its text, else "connection closed"). What an adapter's ``events()``
+        reads; close it (``contextlib.aclosing``) when stopping early."""
+        while True:
+            read = asyncio.ensure_future(receive())
+            try:
+                while not read.done():
+                    for text in await self.until(read):
+                        yield ServerNotice(text)
+                message = read.result()
+            except errors as e:
+                yield ConnectionLost(reason(e))
+                return
+            finally:
+                read.cancel()
+            yield message

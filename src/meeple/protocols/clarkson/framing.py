@@ -22,10 +22,10 @@ Tolerance, because real clients need it (ERRATA, Clarkson; docs/protocols/clarks
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from meeple.protocols.boundaries import delimited_ends
 from meeple.protocols.clarkson.errors import LocalProtocolError
+from meeple.protocols.framing import DelimitedFramer, Line, LineEvent, OversizedLine
 
 __all__ = [
     "CRLF",
@@ -54,49 +54,19 @@ _ENDS = (ord("\n"), 0)
 _FORBIDDEN_IN_LINE = re.compile(r"[\r\n\x00]")
 
 
-@dataclass(frozen=True, slots=True)
-class Line:
-    """One line of text, stripped of its line end, NUL padding and surrounding blanks."""
-
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class OversizedLine:
-    """A line longer than ``limit`` bytes; it was dropped up to its end."""
-
-    limit: int
-
-
-LineEvent = Line | OversizedLine
-
-
-class LineFramer:
-    """Incremental splitter of a Clarkson byte stream into lines.
+class LineFramer(DelimitedFramer[LineEvent]):
+    """Incremental splitter of a Clarkson byte stream into lines (:mod:`meeple.protocols.framing`).
 
     Call :meth:`receive_data` with each chunk as it arrives and :meth:`finish` at the end
     of the stream. Holds at most ``max_line_size`` bytes of one unfinished line.
     """
 
-    __slots__ = ("_buffer", "_skipping", "max_line_size")
+    __slots__ = ()
+
+    DELIMITER = _LINE_END
 
     def __init__(self, max_line_size: int = DEFAULT_MAX_LINE_SIZE) -> None:
-        if max_line_size < 1:
-            raise ValueError("max_line_size must be positive")
-        self.max_line_size = max_line_size
-        self._buffer = bytearray()
-        self._skipping = False  # inside an oversized line, dropping bytes up to its end
-
-    @property
-    def buffered(self) -> int:
-        """Bytes of an unfinished line held now (never more than the limit)."""
-        return len(self._buffer)
-
-    @property
-    def partial(self) -> int:
-        """Bytes of the unfinished message (1 while dropping an oversized one): 0 only at a
-        message boundary. The server's slowloris timer reads it."""
-        return len(self._buffer) or int(self._skipping)
+        super().__init__(max_line_size)
 
     def message_ends(self, data: bytes, limit: int) -> list[int]:
         """Just past each of the first ``limit`` line ends of ``data``, unread (the server's
@@ -108,46 +78,18 @@ class LineFramer:
             return [1, *delimited_ends(data, _MESSAGE_END, limit - 1)]
         return delimited_ends(data, _MESSAGE_END, limit)
 
-    def skip_messages(self, data: bytes) -> None:
-        """``data`` holds whole lines refused unread: nothing of them is kept."""
-        self._buffer.clear()
-        self._skipping = False
-
-    def receive_data(self, data: bytes) -> list[LineEvent]:
-        """Take the next chunk of the stream; return the events of the lines it ends."""
-        events: list[LineEvent] = []
-        start = 0
-        for match in _LINE_END.finditer(data):
-            self._take(data[start : match.start()], events)
-            self._end_line(events)
-            start = match.end()
-        self._take(data[start:], events)
-        return events
-
     def finish(self) -> list[LineEvent]:
         """The stream ended: a last line without a line end still counts (liberal)."""
         events: list[LineEvent] = []
-        self._end_line(events)
+        self._end(events)
         return events
 
-    def _take(self, piece: bytes, events: list[LineEvent]) -> None:
-        if self._skipping or not piece:
-            return
-        if len(self._buffer) + len(piece) > self.max_line_size:
-            self._buffer.clear()
-            self._skipping = True
-            events.append(OversizedLine(self.max_line_size))
-            return
-        self._buffer += piece
+    def _oversized(self) -> LineEvent:
+        return OversizedLine(self.max_message_size)
 
-    def _end_line(self, events: list[LineEvent]) -> None:
-        if self._skipping:
-            self._skipping = False
-            return
-        raw = bytes(self._buffer).strip()  # ASCII blanks and the CR of CRLF
-        self._buffer.clear()
-        if raw:
-            events.append(Line(raw.decode("utf-8", errors="replace")))
+    def _message(self, raw: bytes) -> LineEvent | None:
+        raw = raw.strip()  # ASCII blanks and the CR of CRLF
+        return Line(raw.decode("utf-8", errors="replace")) if raw else None
 
 
 def encode_line(text: str) -> bytes:

@@ -73,6 +73,7 @@ from meeple.protocols.clarkson.messages import (
     decode_client,
     is_supported_version,
 )
+from meeple.protocols.framing import FramedSession
 
 __all__ = [
     "CLIENT_SENDS",
@@ -250,34 +251,14 @@ ServerEvent = (
 ClientEvent = ServerMessage | Malformed | Ignored | ConnectionClosed
 
 
-class _Session:
+class _Session(FramedSession):
     """What both sides share: the framer, the state, and what the server told the client."""
 
     def __init__(self, max_line_size: int) -> None:
-        self._framer = LineFramer(max_line_size)
+        self._framer: LineFramer = LineFramer(max_line_size)
         self.state = State.CONNECTED
         self.name: str | None = None  # the client's name as the server uses it
         self.turn: str | None = None  # whose turn it is (last TURN), None outside a game
-
-    @property
-    def buffered(self) -> int:
-        """Bytes of an unfinished line held by the framer (bounded by the limit)."""
-        return self._framer.buffered
-
-    @property
-    def partial(self) -> int:
-        """Bytes of an unfinished message (1 while an oversized one is dropped); 0 only
-        between messages. For the server's slowloris timer."""
-        return self._framer.partial
-
-    def message_ends(self, data: bytes, limit: int) -> list[int]:
-        """Where the first ``limit`` messages of ``data`` end, unread (for the server's
-        message budget; :mod:`meeple.protocols.boundaries`)."""
-        return self._framer.message_ends(data, limit)
-
-    def skip_messages(self, data: bytes) -> None:
-        """Step over whole messages refused unread."""
-        self._framer.skip_messages(data)
 
     @property
     def closed(self) -> bool:

@@ -37,7 +37,7 @@ import struct
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from meeple.protocols.boundaries import delimited_ends
+from meeple.protocols.framing import DelimitedFramer
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
@@ -191,70 +191,34 @@ Encoder = ObjectStreamEncoder | LineEncoder
 # --- decoders --------------------------------------------------------------------------
 
 
-class LineDecoder:
-    """Incremental splitter of ``\\n``-ended lines; holds at most ``max_message_size`` bytes."""
+class LineDecoder(DelimitedFramer[FrameEvent]):
+    """Incremental splitter of ``\\n``-ended lines (:mod:`meeple.protocols.framing`); holds
+    at most ``max_message_size`` bytes (and a ``\\r`` at a line's end)."""
 
-    __slots__ = ("_buffer", "_skipping", "max_message_size")
+    __slots__ = ()
+
+    DELIMITER = _LINE_END
 
     def __init__(self, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
-        if max_message_size < 1:
-            raise ValueError("max_message_size must be positive")
-        self.max_message_size = max_message_size
-        self._buffer = bytearray()
-        self._skipping = False
+        super().__init__(max_message_size)
 
-    @property
-    def buffered(self) -> int:
-        return len(self._buffer)
+    def _fits(self, size: int, ends_here: bool) -> bool:
+        # +1 when the line ends here: a trailing "\r" does not count.
+        return size <= self.max_message_size + ends_here
 
-    @property
-    def partial(self) -> int:
-        """Bytes of the unfinished message (1 while dropping an oversized one)."""
-        return len(self._buffer) or int(self._skipping)
+    def _oversized(self) -> FrameEvent:
+        return OversizedMessage(self.max_message_size)
 
-    def message_ends(self, data: bytes, limit: int) -> list[int]:
-        """Just past each of the first ``limit`` ``\\n`` of ``data`` (blank lines count)."""
-        return delimited_ends(data, _LINE_END, limit)
-
-    def skip_messages(self, data: bytes) -> None:
-        """``data`` holds whole lines refused unread: nothing to keep of them."""
-        self._buffer.clear()
-        self._skipping = False
-
-    def receive_data(self, data: bytes) -> list[FrameEvent]:
-        events: list[FrameEvent] = []
-        start = 0
-        while True:
-            end = data.find(b"\n", start)
-            piece = data[start:] if end < 0 else data[start:end]
-            if not self._skipping:
-                if len(self._buffer) + len(piece) > self.max_message_size + (end >= 0):
-                    # +1 when the line ends here: a trailing "\r" does not count.
-                    self._buffer.clear()
-                    self._skipping = True
-                    events.append(OversizedMessage(self.max_message_size))
-                else:
-                    self._buffer += piece
-            if end < 0:
-                return events
-            self._end_line(events)
-            start = end + 1
-
-    def _end_line(self, events: list[FrameEvent]) -> None:
-        if self._skipping:
-            self._skipping = False
-            return
-        raw = bytes(self._buffer).rstrip(b"\r")
-        self._buffer.clear()
+    def _message(self, raw: bytes) -> FrameEvent | None:
+        raw = raw.rstrip(b"\r")
         if len(raw) > self.max_message_size:
-            events.append(OversizedMessage(self.max_message_size))
-            return
+            return OversizedMessage(self.max_message_size)
         if not raw.strip():
-            return  # empty lines are no messages
+            return None  # empty lines are no messages
         try:
-            events.append(Text(raw.decode("utf-8")))
+            return Text(raw.decode("utf-8"))
         except UnicodeDecodeError as exc:
-            events.append(UndecodableMessage(f"not UTF-8 at byte {exc.start}"))
+            return UndecodableMessage(f"not UTF-8 at byte {exc.start}")
 
 
 class ObjectStreamDecoder:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 
+from meeple.protocols.framing import FramedSession
 from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejected
 from meeple.protocols.santorini.framing import (
     DEFAULT_MAX_MESSAGE_SIZE,
@@ -207,9 +208,11 @@ def _encoder(framing: str) -> Encoder:
     raise ValueError(f"framing is one of {', '.join(FRAMINGS)}, not {framing!r}")
 
 
-class _Session:
+class _Session(FramedSession):
+    """What both sides share: the decoder, the encoder, the state and the nickname."""
+
     def __init__(self, max_message_size: int, framing: str) -> None:
-        self._decoder = AutoDecoder(max_message_size)
+        self._framer: AutoDecoder = AutoDecoder(max_message_size)
         self._encoder = _encoder(framing)
         self._header_sent = False
         self.state = State.CONNECTED
@@ -221,30 +224,20 @@ class _Session:
         """How this side writes: ``object-stream`` or ``lines``."""
         return self._encoder.framing
 
-    @property
-    def buffered(self) -> int:
-        return self._decoder.buffered
-
-    @property
-    def partial(self) -> int:
-        """Bytes of an unfinished message (1 while an oversized one is dropped); 0 only
-        between messages. For the server's slowloris timer."""
-        return self._decoder.partial
-
     def message_ends(self, data: bytes, limit: int) -> list[int]:
         """Where the first ``limit`` messages of ``data`` end, unread (for the server's
         message budget; :mod:`meeple.protocols.boundaries`); none once closed or broken."""
         if self.state is State.CLOSED or self.broken:
             return []
-        return self._decoder.message_ends(data, limit)
+        return super().message_ends(data, limit)
 
     def skip_messages(self, data: bytes) -> None:
         """Step over whole messages refused unread (the framing stays in step); a stream
         found broken meanwhile makes the session :attr:`broken`."""
         if self.state is State.CLOSED or self.broken:
             return
-        self._decoder.skip_messages(data)
-        if self._decoder.broken is not None:
+        super().skip_messages(data)
+        if self._framer.broken is not None:
             self.broken = True
 
     def _write(self, message: Message) -> bytes:
@@ -287,7 +280,7 @@ class ServerSession(_Session):
         """Take bytes from the client; return what to do about each message, in order."""
         if self.state is State.CLOSED or self.broken:
             return []
-        return [self._handle(e) for e in self._decoder.receive_data(data)]
+        return [self._handle(e) for e in self._framer.receive_data(data)]
 
     def receive_eof(self) -> list[ServerEvent]:
         if self.state is State.CLOSED:
@@ -351,7 +344,7 @@ class ClientSession(_Session):
     @property
     def server_framing(self) -> str | None:
         """How the server writes, once its first byte arrived."""
-        return self._decoder.framing
+        return self._framer.framing
 
     def send(self, message: ClientMessage) -> bytes:
         """The bytes of ``message`` for the server; moves the state on.
@@ -371,7 +364,7 @@ class ClientSession(_Session):
     def receive_data(self, data: bytes) -> list[ClientEvent]:
         if self.state is State.CLOSED or self.broken:
             return []
-        return [self._handle(e) for e in self._decoder.receive_data(data)]
+        return [self._handle(e) for e in self._framer.receive_data(data)]
 
     def receive_eof(self) -> list[ClientEvent]:
         if self.state is State.CLOSED:

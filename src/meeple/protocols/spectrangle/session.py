@@ -32,6 +32,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from meeple.protocols.framing import FramedSession
 from meeple.protocols.spectrangle.errors import (
     ErrorWord,
     LocalProtocolError,
@@ -128,11 +129,11 @@ def _rejected(error: RemoteProtocolError) -> Rejected:
     return Rejected(error, ErrorReply(error.word).encode())
 
 
-class _Session:
+class _Session(FramedSession):
     """What both sides share: the state, the player's name and the agreed extensions."""
 
     def __init__(self, max_line_size: int) -> None:
-        self._framer = LineFramer(max_line_size)
+        self._framer: LineFramer = LineFramer(max_line_size)
         self._state = State.CONNECTING
         self._name: str | None = None
         self._requested: tuple[str, ...] = ()
@@ -151,21 +152,6 @@ class _Session:
     def extensions(self) -> frozenset[str]:
         """The extensions in use: asked for by the client and named in the welcome."""
         return self._extensions
-
-    @property
-    def partial(self) -> int:
-        """Bytes of an unfinished line (1 while an oversized one is dropped); 0 only
-        between lines. For the server's slowloris timer."""
-        return self._framer.partial
-
-    def message_ends(self, data: bytes, limit: int) -> list[int]:
-        """Where the first ``limit`` messages of ``data`` end, unread (for the server's
-        message budget; :mod:`meeple.protocols.boundaries`)."""
-        return self._framer.message_ends(data, limit)
-
-    def skip_messages(self, data: bytes) -> None:
-        """Step over whole messages refused unread."""
-        self._framer.skip_messages(data)
 
     @property
     def chat_enabled(self) -> bool:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from meeple.protocols.boundaries import delimited_ends
+from meeple.protocols.framing import DelimitedFramer
 from meeple.protocols.twente.errors import ErrorCode, LocalProtocolError
 
 __all__ = [
@@ -77,84 +77,33 @@ class UndecodableFrame:
 FrameEvent = Frame | OversizedFrame | UndecodableFrame
 
 
-class Framer:
-    """Incremental splitter of a Twente byte stream into frames.
+class Framer(DelimitedFramer[FrameEvent]):
+    """Incremental splitter of a Twente byte stream into frames (:mod:`meeple.protocols.framing`).
 
     Holds at most ``max_message_size`` bytes of one unfinished message, however the
     stream is chunked. Call :meth:`receive_data` with each chunk as it arrives.
     """
 
-    __slots__ = ("_buffer", "_skipping", "max_message_size")
+    __slots__ = ()
+
+    DELIMITER = _MESSAGE_END
+    # ERRATA: "\n" or "\r\n" right after RS belongs to no message.
+    LEADING = _LINE_ENDS
 
     def __init__(self, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
-        if max_message_size < 1:
-            raise ValueError("max_message_size must be positive")
-        self.max_message_size = max_message_size
-        self._buffer = bytearray()
-        self._skipping = False  # inside an oversized message, dropping bytes up to RS
+        super().__init__(max_message_size)
 
-    @property
-    def buffered(self) -> int:
-        """Bytes of an unfinished message held now (never more than the limit)."""
-        return len(self._buffer)
+    def _oversized(self) -> FrameEvent:
+        return OversizedFrame(self.max_message_size)
 
-    @property
-    def partial(self) -> int:
-        """Bytes of the unfinished message (1 while dropping an oversized one): 0 only at a
-        message boundary. The server's slowloris timer reads it."""
-        return len(self._buffer) or int(self._skipping)
-
-    def message_ends(self, data: bytes, limit: int) -> list[int]:
-        """Just past each of the first ``limit`` RS (``0x1E``) of ``data``, unread (the server's
-        message budget, :mod:`meeple.protocols.boundaries`); empty messages count too."""
-        return delimited_ends(data, _MESSAGE_END, limit)
-
-    def skip_messages(self, data: bytes) -> None:
-        """``data`` holds whole messages refused unread: nothing of them is kept."""
-        self._buffer.clear()
-        self._skipping = False
-
-    def receive_data(self, data: bytes) -> list[FrameEvent]:
-        """Take the next chunk of the stream; return the events of the messages it ends."""
-        events: list[FrameEvent] = []
-        start = 0
-        while True:
-            end = data.find(_RS, start)
-            if end < 0:
-                self._take(data[start:], events)
-                return events
-            self._take(data[start:end], events)
-            self._end_message(events)
-            start = end + 1
-
-    def _take(self, piece: bytes, events: list[FrameEvent]) -> None:
-        if self._skipping or not piece:
-            return
-        if not self._buffer:
-            # ERRATA: "\n" or "\r\n" right after RS belongs to no message. Stripping at
-            # the start of each message also covers the pair split across two chunks.
-            piece = piece.lstrip(_LINE_ENDS)
-        if len(self._buffer) + len(piece) > self.max_message_size:
-            self._buffer.clear()
-            self._skipping = True
-            events.append(OversizedFrame(self.max_message_size))
-            return
-        self._buffer += piece
-
-    def _end_message(self, events: list[FrameEvent]) -> None:
-        if self._skipping:
-            self._skipping = False
-            return
-        if not self._buffer:
-            return  # ERRATA: empty messages are ignored
-        raw = bytes(self._buffer)
-        self._buffer.clear()
+    def _message(self, raw: bytes) -> FrameEvent | None:
+        if not raw:
+            return None  # ERRATA: empty messages are ignored
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            events.append(UndecodableFrame(f"not UTF-8 at byte {exc.start}"))
-            return
-        events.append(Frame(tuple(text.split(US))))
+            return UndecodableFrame(f"not UTF-8 at byte {exc.start}")
+        return Frame(tuple(text.split(US)))
 
 
 def encode_frame(fields: Iterable[str]) -> bytes:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import enum
 from collections import deque
 
+from meeple.protocols.framing import FramedSession
 from meeple.protocols.twente.errors import ErrorCode, LocalProtocolError, RemoteProtocolError
 from meeple.protocols.twente.events import (
     Chat,
@@ -191,11 +192,11 @@ def _reject_frame(event: FrameEvent) -> Rejected:
     return _reject(ErrorCode.INVALID_ARGUMENT, event.reason)
 
 
-class _Session:
+class _Session(FramedSession):
     """What both sides share: the framer, the state, names and flags."""
 
     def __init__(self, max_message_size: int) -> None:
-        self._framer = Framer(max_message_size)
+        self._framer: Framer = Framer(max_message_size)
         self.state = State.NEW
         self.name: str | None = None  # the client's name, once welcomed
         self.client_flags: frozenset[Flag] = frozenset()  # announced by the client
@@ -203,26 +204,6 @@ class _Session:
         self.players: tuple[str, ...] = ()  # the current game's players, in seat order
         self.your_turn = False  # the server told this client it may move
         self._queue_acknowledged = False  # INFORMQUEUE seen since the last REQUESTGAME
-
-    @property
-    def buffered(self) -> int:
-        """Bytes of an unfinished message held by the framer (bounded by the limit)."""
-        return self._framer.buffered
-
-    @property
-    def partial(self) -> int:
-        """Bytes of an unfinished message (1 while an oversized one is dropped); 0 only
-        between messages. For the server's slowloris timer."""
-        return self._framer.partial
-
-    def message_ends(self, data: bytes, limit: int) -> list[int]:
-        """Where the first ``limit`` messages of ``data`` end, unread (for the server's
-        message budget; :mod:`meeple.protocols.boundaries`)."""
-        return self._framer.message_ends(data, limit)
-
-    def skip_messages(self, data: bytes) -> None:
-        """Step over whole messages refused unread."""
-        self._framer.skip_messages(data)
 
     def has_extension(self, flag: Flag) -> bool:
         """True if both sides announced ``flag``, so its commands may be used (ERRATA)."""

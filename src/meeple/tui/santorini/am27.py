@@ -26,6 +26,7 @@ the app has no "play again" yet, so the adapter ends the event stream there.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import replace
 
@@ -111,6 +112,15 @@ def _cell(state: CellState) -> Cell:
     return Cell.from_level_list(state.levels, worker)
 
 
+def _lost(error: Exception) -> str:
+    """Why the connection ended, for the player."""
+    if isinstance(error, SantoriniClientError):
+        return "the server closed the connection"
+    if isinstance(error, NoAnswer):
+        return str(error)
+    return f"connection lost: {error}"
+
+
 class Am27Connection:
     """One AM27 seat as the Santorini app sees it (a :class:`~meeple.tui.connection.Connection`)."""
 
@@ -127,36 +137,25 @@ class Am27Connection:
         return self.view.me
 
     async def events(self) -> AsyncIterator[SantoriniEvent]:
-        while True:
-            read = asyncio.ensure_future(self.client.receive())
-            try:
-                while not read.done():
-                    for text in await self._status.until(read):
-                        yield ServerNotice(text)
-                message = read.result()
-            except SantoriniClientError:
-                yield ConnectionLost("the server closed the connection")
-                return
-            except NoAnswer as e:
-                yield ConnectionLost(str(e))
-                return
-            except (OSError, asyncio.IncompleteReadError) as e:
-                yield ConnectionLost(f"connection lost: {e}")
-                return
-            finally:
-                read.cancel()
-            over = False
-            for event in self._translate(message):
-                yield event
-                over = over or isinstance(event, GameOver)
-                if isinstance(message, Info) and message.information == "NICKNAME":
+        errors = (SantoriniClientError, NoAnswer, OSError, asyncio.IncompleteReadError)
+        got = self._status.messages(self.client.receive, errors, _lost)
+        async with contextlib.aclosing(got):
+            async for message in got:
+                if isinstance(message, ServerNotice | ConnectionLost):
+                    yield message
+                    continue
+                over = False
+                for event in self._translate(message):
+                    yield event
+                    over = over or isinstance(event, GameOver)
+                    if isinstance(message, Info) and message.information == "NICKNAME":
+                        await self.close()
+                        yield ConnectionLost("the server refused the name")
+                        return
+                if over:
                     await self.close()
-                    yield ConnectionLost("the server refused the name")
+                    yield ConnectionLost("the game is over")
                     return
-            if over:
-                await self.close()
-                yield ConnectionLost("the game is over")
-                return
 
     def _translate(self, message: ServerMessage) -> list[SantoriniEvent]:
         me = self.name

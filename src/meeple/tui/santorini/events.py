@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from meeple.tui.connection import ServerNotice
 from meeple.tui.santorini.view import SantoriniView, Square
+from meeple.tui.table import ConnectionLost
 
 __all__ = [
     "BuildOn",
@@ -67,13 +68,6 @@ class GameOver:
 
     winner: str | None
     text: str
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectionLost:
-    """The connection ended; the last event."""
-
-    reason: str
 
 
 SantoriniEvent = ViewChanged | Notice | Prompt | Refused | GameOver | ConnectionLost | ServerNotice

@@ -17,9 +17,9 @@ from rich.text import Text
 from textual import events
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widget import Widget
 
 from meeple.tui.santorini.view import SIZE, Cell, SantoriniView, Square
+from meeple.tui.widgets import BoardWidget
 
 __all__ = ["CELL_HEIGHT", "CELL_WIDTH", "PLAYER_COLOURS", "SantoriniBoard"]
 
@@ -33,7 +33,7 @@ _DOME = Style(color="white", bgcolor="#1e4fa3", bold=True)
 _LABEL = Style(color="#9aa0a6")
 
 
-class SantoriniBoard(Widget, can_focus=True):
+class SantoriniBoard(BoardWidget):
     """The 5×5 board of a :class:`SantoriniView`, with a cursor and a selected worker."""
 
     DEFAULT_CSS = f"""
@@ -111,15 +111,6 @@ class SantoriniBoard(Widget, can_focus=True):
             step = _STEPS[cell.height] * 7
             out.append(f"{mark}{step:<7}{mark}", base)
         return out
-
-    def on_focus(self) -> None:
-        self.refresh()
-
-    def on_blur(self) -> None:
-        self.refresh()
-
-    def watch_cursor(self) -> None:
-        self.refresh()
 
     def on_click(self, event: events.Click) -> None:
         row, column = (event.y - 1) // CELL_HEIGHT, (event.x - LABEL) // CELL_WIDTH

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
@@ -27,25 +27,21 @@ from textual.widgets import Footer, Header, Input, RichLog, Static
 from meeple.games.scrabble.board import format_gcg_position
 from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.rules import validate_play
+from meeple.tui.app import TableApp
 from meeple.tui.connection import (
-    ConnectFailed,
     Connection,
     ConnectOptions,
-    MoveError,
-    ServerNotice,
 )
 from meeple.tui.scrabble.events import (
     AnswerChallenge,
     ChallengeOffered,
-    ChatReceived,
     Clocks,
     PlayWord,
-    Refused,
     Say,
     ScrabbleEvent,
     ScrabbleMove,
 )
-from meeple.tui.scrabble.notation import USAGE, CommandError, CommandSuggester, parse_command
+from meeple.tui.scrabble.notation import USAGE, CommandSuggester, parse_command
 from meeple.tui.scrabble.table import Phase, Table
 from meeple.tui.scrabble.widgets import BoardView, rack_text
 
@@ -67,7 +63,7 @@ def format_ms(ms: float) -> str:
     return f"{seconds // 60}:{seconds % 60:02d}"
 
 
-class ScrabbleApp(App[None]):
+class ScrabbleApp(TableApp[ScrabbleEvent, ScrabbleMove]):
     """One human player's Scrabble client."""
 
     TITLE = "meeple · Scrabble"
@@ -94,6 +90,9 @@ class ScrabbleApp(App[None]):
         Binding("f6", "challenge(False)", "Let it stand", show=False),
     ]
 
+    USAGE = USAGE
+    table: Table
+
     def __init__(
         self,
         connector: Any,
@@ -102,16 +101,11 @@ class ScrabbleApp(App[None]):
         protocol: str = "twente",
         now: Callable[[], float] = time.monotonic,
     ) -> None:
-        super().__init__()
+        super().__init__(connector, options, Table(name=options.name), protocol=protocol)
         self.now = now  # for the countdowns; tests pass a fixed clock
         self._clocks_at = 0.0
         self._challenge_at = 0.0
-        self.connector = connector
-        self.options = options
         self.protocol = protocol
-        self.table = Table(name=options.name)
-        self.connection: ScrabbleConnection | None = None
-        self.sub_title = f"{protocol} {options.host}:{options.port} · {options.name}"
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="")
@@ -133,83 +127,22 @@ class ScrabbleApp(App[None]):
         )
         yield Footer()
 
-    def on_mount(self) -> None:
-        self.query_one("#moves", RichLog).border_title = "moves"
-        self.query_one("#chat", RichLog).border_title = "chat"
-        self.query_one("#board-box").border_title = "board"
-        self.query_one("#command", Input).focus()
-        self._redraw()
+    def _mounted(self) -> None:
         self.set_interval(TICK, self._tick)
-        self.run_worker(self._pump(), name="connection", exit_on_error=False)
 
-    async def on_unmount(self) -> None:
-        if self.connection is not None:
-            await self.connection.close()
+    def _apply(self, event: ScrabbleEvent) -> None:
+        super()._apply(event)
+        if isinstance(event, Clocks):
+            self._clocks_at = self.now()
+        elif isinstance(event, ChallengeOffered):
+            self._challenge_at = self.now()
 
-    # --- network --------------------------------------------------------------------------
+    def _parse(self, text: str) -> ScrabbleMove:
+        return parse_command(text)
 
-    async def _pump(self) -> None:
-        """Connect, then apply every event until the connection ends."""
-        try:
-            self.connection = await self.connector(self.options)
-        except ConnectFailed as e:
-            self.table.phase = Phase.CLOSED
-            self.table.closed_reason = str(e)
-            self._say(str(e), error=True)
-            self._redraw()
-            return
-        shown_log = len(self.table.log)
-        async for event in self.connection.events():
-            self.table.apply(event)
-            if isinstance(event, Clocks):
-                self._clocks_at = self.now()
-            elif isinstance(event, ChallengeOffered):
-                self._challenge_at = self.now()
-            moves = self.query_one("#moves", RichLog)
-            for line in self.table.log[shown_log:]:
-                moves.write(line)
-            shown_log = len(self.table.log)
-            if isinstance(event, ChatReceived):
-                self.query_one("#chat", RichLog).write(f"{event.player}: {event.text}")
-            if isinstance(event, Refused):
-                self._say(event.message, error=True)
-            elif isinstance(event, ServerNotice):  # issue 31: said, not logged
-                self._say(event.text, error=True)
-            self._redraw()
-
-    async def send_move(self, move: ScrabbleMove) -> bool:
-        """Send a move; show why if it cannot go. True when it was sent."""
-        if self.connection is None or self.table.phase is Phase.CLOSED:
-            self._say("not connected", error=True)
-            return False
-        try:
-            await self.connection.send(move)
-        except MoveError as e:
-            self._say(str(e), error=True)
-            return False
-        # Our own chat line comes back as an event (Twente NOTIFYCHAT goes to "all
-        # clients"), so it is not written here.
+    def _typed(self, move: ScrabbleMove) -> None:
         if not isinstance(move, Say):
-            self._say("sent; waiting for the server")
-        return True
-
-    # --- input ----------------------------------------------------------------------------
-
-    @on(Input.Submitted, "#command")
-    async def _command(self, event: Input.Submitted) -> None:
-        text = event.value
-        if not text.strip():
-            self._say(USAGE)
-            return
-        try:
-            move = parse_command(text)
-        except CommandError as e:
-            self._say(str(e), error=True)
-            return
-        if await self.send_move(move):
-            event.input.value = ""
-            if not isinstance(move, Say):
-                self.query_one(BoardView).clear_pending()
+            self.query_one(BoardView).clear_pending()
 
     @on(BoardView.Submitted)
     async def _placed(self, event: BoardView.Submitted) -> None:
@@ -240,15 +173,7 @@ class ScrabbleApp(App[None]):
     def action_focus_board(self) -> None:
         self.query_one(BoardView).focus()
 
-    def action_focus_command(self) -> None:
-        self.query_one("#command", Input).focus()
-
     # --- drawing --------------------------------------------------------------------------
-
-    def _say(self, text: str, *, error: bool = False) -> None:
-        message = self.query_one("#message", Static)
-        message.update(Text(text))
-        message.set_class(error, "error")
 
     def _redraw(self) -> None:
         t = self.table

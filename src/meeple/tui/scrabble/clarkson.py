@@ -23,7 +23,7 @@ next; never the word. What the adapter adds to the client library:
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 
 from meeple.clients.clarkson import ClarksonClient, ClarksonClientError
@@ -127,25 +127,19 @@ class ClarksonScrabble:
         yield Welcomed(self._client.name, False)
         yield self._queued()
         await self._ready_if_full()
-        while True:
-            read = asyncio.ensure_future(self._client.receive())
-            try:
-                while not read.done():
-                    for text in await self._status.until(read):
-                        yield ServerNotice(text)
-                message = read.result()
-            except (ClarksonClientError, NoAnswer, OSError) as e:
-                yield ConnectionLost(str(e) or "connection closed")
-                return
-            finally:
-                read.cancel()
-            for event in self._translate(message):
-                yield event
-            if isinstance(message, UserJoin):
-                await self._ready_if_full()
-            if isinstance(message, Goodbye):
-                yield ConnectionLost("the server said goodbye")
-                return
+        errors = (ClarksonClientError, NoAnswer, OSError)
+        async with contextlib.aclosing(self._status.messages(self._client.receive, errors)) as got:
+            async for message in got:
+                if isinstance(message, ServerNotice | ConnectionLost):
+                    yield message
+                    continue
+                for event in self._translate(message):
+                    yield event
+                if isinstance(message, UserJoin):
+                    await self._ready_if_full()
+                if isinstance(message, Goodbye):
+                    yield ConnectionLost("the server said goodbye")
+                    return
 
     def _queued(self) -> Queued:
         return Queued(min(len(self._client.users) + 1, self._players), self._players)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from meeple.games.scrabble.board import Direction
 from meeple.tui.connection import ServerNotice
+from meeple.tui.table import ChatReceived, ConnectionLost, Refused, Say, Welcomed
 
 __all__ = [
     "AnswerChallenge",
@@ -40,14 +41,6 @@ __all__ = [
     "Welcomed",
     "WordPlayed",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class Welcomed:
-    """The server let us in under ``name`` and the game was asked for."""
-
-    name: str
-    chat: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,22 +107,6 @@ class Swapped:
 
 
 @dataclass(frozen=True, slots=True)
-class Refused:
-    """The server refused our last message: ``code`` as on the wire, ``message`` in words."""
-
-    code: str
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class ChatReceived:
-    """A chat line to the table; our own lines come back too (adapters make sure of it)."""
-
-    player: str
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
 class PlayerLeft:
     """``player`` disconnected; the game may go on or end, as the server decides."""
 
@@ -184,13 +161,6 @@ class Noted:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class ConnectionLost:
-    """The connection ended (the last event)."""
-
-    reason: str
-
-
 ScrabbleEvent = (
     ServerNotice
     | Welcomed
@@ -233,13 +203,6 @@ class Swap:
 @dataclass(frozen=True, slots=True)
 class Pass:
     """Pass the turn."""
-
-
-@dataclass(frozen=True, slots=True)
-class Say:
-    """Send a chat line to the table."""
-
-    text: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,15 +18,13 @@ blanks would need two blanks in a two-letter word, which nobody plays on purpose
 
 from __future__ import annotations
 
-from textual.suggester import Suggester
-
 from meeple.games.scrabble.board import Direction, parse_gcg_position, parse_square
 from meeple.games.scrabble.errors import NotationError
+from meeple.tui.notation import MAX_COMMAND_LENGTH, CommandError, KeywordSuggester
 from meeple.tui.scrabble.events import AnswerChallenge, Pass, PlayWord, Say, ScrabbleMove, Swap
 
 __all__ = ["KEYWORDS", "CommandError", "CommandSuggester", "parse_command"]
 
-MAX_COMMAND_LENGTH = 1000
 # "accept" is not completed: "A" starts a square in column A far more often.
 KEYWORDS = ("pass", "swap ", "exchange ", "say ", "chat ", "challenge")
 _DIRECTIONS = {
@@ -38,10 +36,6 @@ _DIRECTIONS = {
     "v": Direction.DOWN,
 }
 USAGE = "type 'H8 across WORD', '8H WORD', 'swap ABC', 'pass' or 'say hello'"
-
-
-class CommandError(ValueError):
-    """A typed command that is not a move; the message says what is wrong, for the player."""
 
 
 def _word(text: str) -> str:
@@ -102,19 +96,13 @@ def parse_command(text: str) -> ScrabbleMove:
     raise CommandError(f"{stripped[:40]!r} is not a command; {USAGE}")
 
 
-class CommandSuggester(Suggester):
+class CommandSuggester(KeywordSuggester):
     """Completes keywords (``pa`` → ``pass``) and directions (``H8 a`` → ``H8 across ``)."""
 
     def __init__(self) -> None:
-        super().__init__(use_cache=False, case_sensitive=True)
+        super().__init__(KEYWORDS)
 
-    async def get_suggestion(self, value: str) -> str | None:
-        lowered = value.lower()
-        if not lowered.strip():
-            return None
-        for keyword in KEYWORDS:
-            if keyword.startswith(lowered) and keyword != lowered:
-                return value + keyword[len(value) :]
+    def complete(self, value: str) -> str | None:
         fields = value.split(" ")
         if len(fields) == 2 and fields[0]:
             try:

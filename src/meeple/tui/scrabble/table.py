@@ -7,7 +7,6 @@ board, rack, scores, whose turn it is, the move log and the chat.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 
 from meeple.games.scrabble.board import Board, format_gcg_position
@@ -31,42 +30,21 @@ from meeple.tui.scrabble.events import (
     Welcomed,
     WordPlayed,
 )
+from meeple.tui.table import BaseTable, Phase, standings
 
 __all__ = ["Phase", "Table"]
 
-MAX_LOG = 500  # lines kept in the move log and in the chat
-
-
-class Phase(enum.Enum):
-    """Where the player is: the app shows a different status line for each."""
-
-    CONNECTING = "connecting"
-    QUEUED = "queued"
-    PLAYING = "playing"
-    OVER = "over"
-    CLOSED = "closed"
-
 
 @dataclass
-class Table:
-    """One player's view of one game (and of the lobby before it)."""
+class Table(BaseTable[ScrabbleEvent]):
+    """One player's view of one Scrabble game (and of the lobby before it)."""
 
-    name: str = ""
-    chat: bool = False
-    phase: Phase = Phase.CONNECTING
-    players: tuple[str, ...] = ()
     scores: dict[str, int] = field(default_factory=dict)
-    turn: str | None = None
-    my_turn: bool = False
     rack: str = ""
     board: Board = field(default_factory=Board)
     queue: tuple[int, int] = (0, 0)
     bag: int | None = None  # tiles left in the bag, when the protocol lets us know
-    log: list[str] = field(default_factory=list)
-    chat_lines: list[tuple[str, str]] = field(default_factory=list)
-    refusal: str | None = None  # the last refusal, until the next move is accepted
     result: GameEnded | None = None
-    closed_reason: str = ""
     left: set[str] = field(default_factory=set)
     clocks: Clocks | None = None  # when the protocol has clocks (CMPN402)
     challenge: ChallengeOffered | None = None  # a play awaiting our verdict
@@ -74,8 +52,7 @@ class Table:
     def apply(self, event: ScrabbleEvent) -> None:
         """Take one event into account."""
         if isinstance(event, Welcomed):
-            self.name, self.chat = event.name, event.chat
-            self.phase = Phase.QUEUED
+            self.apply_shared(event)
         elif isinstance(event, Queued):
             self.queue = (event.waiting, event.required)
             self.phase = Phase.QUEUED
@@ -101,12 +78,8 @@ class Table:
                 self.refusal = None
             what = "passes" if event.count == 0 else f"swaps {event.count} tiles"
             self._log(f"{event.player} {what}")
-        elif isinstance(event, Refused):
-            self.refusal = event.message
-            self._log(f"refused: {event.message}")
-        elif isinstance(event, ChatReceived):
-            self.chat_lines.append((event.player, event.text))
-            del self.chat_lines[:-MAX_LOG]
+        elif isinstance(event, Refused | ChatReceived):
+            self.apply_shared(event)
         elif isinstance(event, PlayerLeft):
             self.left.add(event.player)
             self._log(f"{event.player} left the game")
@@ -128,9 +101,7 @@ class Table:
         elif isinstance(event, Noted):
             self._log(event.text)
         elif isinstance(event, ConnectionLost):
-            self.phase = Phase.CLOSED
-            self.closed_reason = event.reason
-            self.my_turn = False
+            self.apply_shared(event)
             self.challenge = None
 
     def _word(self, event: WordPlayed) -> None:
@@ -145,17 +116,6 @@ class Table:
         where = format_gcg_position(event.x, event.y, event.direction)
         self._log(f"{event.player}: {where} {event.word} {event.score}")
 
-    def _log(self, line: str) -> None:
-        self.log.append(line)
-        del self.log[:-MAX_LOG]
-
     def result_line(self) -> str:
         """``Alice 312, Bob 280: Alice wins`` (or a tie), from the final scores."""
-        if self.result is None:
-            return ""
-        scores = self.result.scores
-        text = ", ".join(f"{n} {s}" for n, s in scores)
-        best = [n for n, s in scores if s == scores[0][1]] if scores else []
-        if len(best) == 1:
-            return f"{text}: {best[0]} wins"
-        return f"{text}: a tie"
+        return "" if self.result is None else standings(self.result.scores)

@@ -14,7 +14,6 @@ What the adapter adds to the client library:
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -119,20 +118,14 @@ class TwenteScrabble:
 
     async def events(self) -> AsyncIterator[ScrabbleEvent]:
         yield Welcomed(self._client.name, Flag.CHAT in self._client.server_flags)
-        while True:
-            read = asyncio.ensure_future(self._client.receive())
-            try:
-                while not read.done():
-                    for text in await self._status.until(read):
-                        yield ServerNotice(text)
-                message = read.result()
-            except (TwenteClientError, NoAnswer, OSError) as e:
-                yield ConnectionLost(str(e) or "connection closed")
-                return
-            finally:
-                read.cancel()
-            for event in self._translate(message):
-                yield event
+        errors = (TwenteClientError, NoAnswer, OSError)
+        async with contextlib.aclosing(self._status.messages(self._client.receive, errors)) as got:
+            async for message in got:
+                if isinstance(message, ServerNotice | ConnectionLost):
+                    yield message
+                    continue
+                for event in self._translate(message):
+                    yield event
 
     def _translate(self, message: Received) -> list[ScrabbleEvent]:
         if isinstance(message, InformQueue):

@@ -24,11 +24,11 @@ from rich.text import Text
 from textual import events
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widget import Widget
 
 from meeple.games.scrabble.board import Board, Direction, Premium, format_square
 from meeple.games.scrabble.moves import Placement
 from meeple.games.scrabble.tiles import BLANK, ENGLISH, TileSet
+from meeple.tui.widgets import BoardWidget
 
 __all__ = ["BoardView", "rack_text"]
 
@@ -68,7 +68,7 @@ def _subscript(n: int) -> str:
     return str(n).translate(str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉"))
 
 
-class BoardView(Widget, can_focus=True):
+class BoardView(BoardWidget):
     """The board, and the player's tiles being placed on it."""
 
     DEFAULT_CSS = """
@@ -161,15 +161,6 @@ class BoardView(Widget, can_focus=True):
             label, style = _PREMIUM[premium]
             return f"{label} ", style
         return " · ", _PLAIN
-
-    def on_focus(self) -> None:
-        self.refresh()
-
-    def on_blur(self) -> None:
-        self.refresh()
-
-    def watch_cursor(self) -> None:
-        self.refresh()
 
     def watch_direction(self) -> None:
         self.refresh()

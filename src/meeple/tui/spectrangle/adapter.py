@@ -17,6 +17,7 @@ players; what the adapter adds:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 
 from meeple.clients.spectrangle import SpectrangleClient, SpectrangleClientError
@@ -100,21 +101,19 @@ class SpectrangleConnection:
     async def events(self) -> AsyncIterator[SpectrangleEvent]:
         client = self._client
         yield Welcomed(client.name, CHAT_EXTENSION in client.extensions)
-        while True:
-            read = asyncio.ensure_future(client.receive())
-            try:
-                while not read.done():
-                    for text in await self._status.until(read):
-                        yield ServerNotice(text)
-                message = read.result()
-            except (SpectrangleClientError, NoAnswer, OSError) as e:
-                yield ConnectionLost(str(e) or "connection closed by the server")
-                return
-            finally:
-                read.cancel()
-            event = self._translate(message)
-            if event is not None:
-                yield event
+        got = self._status.messages(
+            client.receive,
+            (SpectrangleClientError, NoAnswer, OSError),
+            lambda e: str(e) or "connection closed by the server",
+        )
+        async with contextlib.aclosing(got):
+            async for message in got:
+                if isinstance(message, ServerNotice | ConnectionLost):
+                    yield message
+                    continue
+                event = self._translate(message)
+                if event is not None:
+                    yield event
 
     def _translate(self, message: ServerMessage) -> SpectrangleEvent | None:
         client = self._client

@@ -13,30 +13,25 @@ from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Input, RichLog, Static
 
 from meeple.games.spectrangle.tiles import Tile
+from meeple.tui.app import TableApp
 from meeple.tui.connection import (
-    ConnectFailed,
     Connection,
     ConnectOptions,
-    MoveError,
-    ServerNotice,
 )
 from meeple.tui.spectrangle.events import (
-    ChatReceived,
     ExchangeTile,
     PlaceTile,
-    Refused,
-    Say,
     SkipTurn,
     SpectrangleEvent,
     SpectrangleMove,
 )
-from meeple.tui.spectrangle.notation import USAGE, CommandError, CommandSuggester, parse_command
+from meeple.tui.spectrangle.notation import USAGE, CommandSuggester, parse_command
 from meeple.tui.spectrangle.table import Phase, Table
 from meeple.tui.spectrangle.widgets import BOARD_WIDTH, HandView, TriangleBoard, tile_text
 
@@ -45,7 +40,7 @@ __all__ = ["SpectrangleApp"]
 SpectrangleConnection = Connection[SpectrangleEvent, SpectrangleMove]
 
 
-class SpectrangleApp(App[None]):
+class SpectrangleApp(TableApp[SpectrangleEvent, SpectrangleMove]):
     """One human player's Spectrangle client."""
 
     TITLE = "meeple · Spectrangle"
@@ -69,15 +64,13 @@ class SpectrangleApp(App[None]):
         Binding("f3", "focus_command", "Command"),
     ]
 
+    USAGE = USAGE
+    table: Table
+
     def __init__(self, connector: Any, options: ConnectOptions, *, protocol: str = "") -> None:
-        super().__init__()
-        self.connector = connector
-        self.options = options
-        self.table = Table(name=options.name)
-        self.connection: SpectrangleConnection | None = None
+        super().__init__(connector, options, Table(name=options.name), protocol=protocol)
         self.selected: int | None = None
         self.rotation = 0
-        self.sub_title = f"{protocol} {options.host}:{options.port} · {options.name}"
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="")
@@ -100,75 +93,14 @@ class SpectrangleApp(App[None]):
         )
         yield Footer()
 
-    def on_mount(self) -> None:
-        self.query_one("#moves", RichLog).border_title = "moves"
-        self.query_one("#chat", RichLog).border_title = "chat"
-        self.query_one("#board-box").border_title = "board"
-        self.query_one("#command", Input).focus()
-        self._redraw()
-        self.run_worker(self._pump(), name="connection", exit_on_error=False)
+    def _apply(self, event: SpectrangleEvent) -> None:
+        hand_before = self.table.hand
+        super()._apply(event)
+        if self.table.hand != hand_before:
+            self.selected, self.rotation = None, 0
 
-    async def on_unmount(self) -> None:
-        if self.connection is not None:
-            await self.connection.close()
-
-    # --- network --------------------------------------------------------------------------
-
-    async def _pump(self) -> None:
-        try:
-            self.connection = await self.connector(self.options)
-        except ConnectFailed as e:
-            self.table.phase = Phase.CLOSED
-            self.table.closed_reason = str(e)
-            self._say(str(e), error=True)
-            self._redraw()
-            return
-        shown = len(self.table.log)
-        async for event in self.connection.events():
-            hand_before = self.table.hand
-            self.table.apply(event)
-            moves = self.query_one("#moves", RichLog)
-            for line in self.table.log[shown:]:
-                moves.write(line)
-            shown = len(self.table.log)
-            if isinstance(event, ChatReceived):
-                self.query_one("#chat", RichLog).write(f"{event.player}: {event.text}")
-            if isinstance(event, Refused):
-                self._say(event.message, error=True)
-            elif isinstance(event, ServerNotice):  # issue 31: said, not logged
-                self._say(event.text, error=True)
-            if self.table.hand != hand_before:
-                self.selected, self.rotation = None, 0
-            self._redraw()
-
-    async def send_move(self, move: SpectrangleMove) -> bool:
-        """Send a move; show why if it cannot go. True when it was sent."""
-        if self.connection is None or self.table.phase is Phase.CLOSED:
-            self._say("not connected", error=True)
-            return False
-        try:
-            await self.connection.send(move)
-        except MoveError as e:
-            self._say(str(e), error=True)
-            return False
-        if not isinstance(move, Say):
-            self._say("sent; waiting for the server")
-        return True
-
-    # --- input ----------------------------------------------------------------------------
-
-    @on(Input.Submitted, "#command")
-    async def _command(self, event: Input.Submitted) -> None:
-        if not event.value.strip():
-            self._say(USAGE)
-            return
-        try:
-            move = parse_command(event.value)
-        except CommandError as e:
-            self._say(str(e), error=True)
-            return
-        if await self.send_move(move):
-            event.input.value = ""
+    def _parse(self, text: str) -> SpectrangleMove:
+        return parse_command(text)
 
     def selected_tile(self) -> Tile | None:
         """The picked hand tile in its current rotation."""
@@ -222,15 +154,7 @@ class SpectrangleApp(App[None]):
     def action_focus_board(self) -> None:
         self.query_one(TriangleBoard).focus()
 
-    def action_focus_command(self) -> None:
-        self.query_one("#command", Input).focus()
-
     # --- drawing --------------------------------------------------------------------------
-
-    def _say(self, text: str, *, error: bool = False) -> None:
-        message = self.query_one("#message", Static)
-        message.update(Text(text))
-        message.set_class(error, "error")
 
     def _redraw(self) -> None:
         t = self.table

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from meeple.games.spectrangle.tiles import Tile
 from meeple.tui.connection import ServerNotice
+from meeple.tui.table import ChatReceived, ConnectionLost, Refused, Say, Welcomed
 
 __all__ = [
     "ChatReceived",
@@ -33,14 +34,6 @@ __all__ = [
     "Started",
     "Welcomed",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class Welcomed:
-    """The server let us in under ``name``; ``chat`` when chat is on."""
-
-    name: str
-    chat: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,22 +101,6 @@ class Exchanged:
 
 
 @dataclass(frozen=True, slots=True)
-class Refused:
-    """The server refused our last line: ``code`` as on the wire, ``message`` in words."""
-
-    code: str
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class ChatReceived:
-    """A chat line to the table (ours come back too)."""
-
-    player: str
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
 class PlayerLeft:
     """``player`` disconnected: the game is over, without scores (spec)."""
 
@@ -135,13 +112,6 @@ class GameEnded:
     """The final leaderboard, best first."""
 
     leaderboard: tuple[tuple[str, int], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectionLost:
-    """The connection ended (the last event)."""
-
-    reason: str
 
 
 SpectrangleEvent = (
@@ -180,13 +150,6 @@ class ExchangeTile:
     """Give back ``tile`` for a new one; that ends the turn."""
 
     tile: Tile
-
-
-@dataclass(frozen=True, slots=True)
-class Say:
-    """A chat line to the table."""
-
-    text: str
 
 
 SpectrangleMove = PlaceTile | SkipTurn | ExchangeTile | Say

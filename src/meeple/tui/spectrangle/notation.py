@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from textual.suggester import Suggester
-
 from meeple.games.spectrangle.board import FIELD_COUNT
 from meeple.games.spectrangle.errors import NotationError
 from meeple.games.spectrangle.tiles import Tile
+from meeple.tui.notation import MAX_COMMAND_LENGTH, CommandError, KeywordSuggester
 from meeple.tui.spectrangle.events import (
     ExchangeTile,
     PlaceTile,
@@ -27,13 +26,8 @@ from meeple.tui.spectrangle.events import (
 
 __all__ = ["KEYWORDS", "USAGE", "CommandError", "CommandSuggester", "parse_command"]
 
-MAX_COMMAND_LENGTH = 1000
 KEYWORDS = ("place ", "skip", "exchange ", "say ", "chat ")
 USAGE = "type 'place RGB4 on 11', 'skip', 'exchange RGB4' or 'say hello'"
-
-
-class CommandError(ValueError):
-    """A typed command that is not a move; the message says what is wrong, for the player."""
 
 
 def _tile(text: str) -> Tile:
@@ -79,20 +73,14 @@ def parse_command(text: str) -> SpectrangleMove:
     raise CommandError(f"{text.strip()[:40]!r} is not a command; {USAGE}")
 
 
-class CommandSuggester(Suggester):
+class CommandSuggester(KeywordSuggester):
     """Completes keywords, then the tiles in hand (``place r`` → ``place RGB4 on ``)."""
 
     def __init__(self, hand: Callable[[], Sequence[Tile]]) -> None:
-        super().__init__(use_cache=False, case_sensitive=True)
+        super().__init__(KEYWORDS)
         self._hand = hand
 
-    async def get_suggestion(self, value: str) -> str | None:
-        lowered = value.lower()
-        if not lowered.strip():
-            return None
-        for keyword in KEYWORDS:
-            if keyword.startswith(lowered) and keyword != lowered:
-                return value + keyword[len(value) :]
+    def complete(self, value: str) -> str | None:
         head, _, partial = value.partition(" ")
         if head.lower() in ("place", "exchange") and " " not in partial:
             ending = " on " if head.lower() == "place" else ""

@@ -8,7 +8,6 @@ leaderboard replaces them.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 
 from meeple.clients.spectrangle import swap_tile
@@ -30,43 +29,22 @@ from meeple.tui.spectrangle.events import (
     Started,
     Welcomed,
 )
+from meeple.tui.table import BaseTable, Phase, standings
 
 __all__ = ["Phase", "Table"]
 
-MAX_LOG = 500
-
-
-class Phase(enum.Enum):
-    """Where the player is; the app shows a different status line for each."""
-
-    CONNECTING = "connecting"
-    QUEUED = "queued"
-    PLAYING = "playing"
-    OVER = "over"
-    CLOSED = "closed"
-
 
 @dataclass
-class Table:
+class Table(BaseTable[SpectrangleEvent]):
     """One player's view of one Spectrangle game (and of the lobby before it)."""
 
-    name: str = ""
-    chat: bool = False
-    phase: Phase = Phase.CONNECTING
     queue: tuple[str, ...] = ()
-    players: tuple[str, ...] = ()
     order: tuple[str, ...] = ()
     hands: dict[str, tuple[Tile, ...]] = field(default_factory=dict)
-    turn: str | None = None
     must_skip: bool = False
-    my_turn: bool = False
     board: Board = field(default_factory=Board)
     scores: dict[str, int] = field(default_factory=dict)
-    log: list[str] = field(default_factory=list)
-    chat_lines: list[tuple[str, str]] = field(default_factory=list)
-    refusal: str | None = None
     result: GameEnded | None = None
-    closed_reason: str = ""
 
     @property
     def hand(self) -> tuple[Tile, ...]:
@@ -76,8 +54,7 @@ class Table:
     def apply(self, event: SpectrangleEvent) -> None:
         """Take one event into account."""
         if isinstance(event, Welcomed):
-            self.name, self.chat = event.name, event.chat
-            self.phase = Phase.QUEUED
+            self.apply_shared(event)
         elif isinstance(event, Queued):
             self.queue = event.names
             self.phase = Phase.QUEUED
@@ -114,12 +91,8 @@ class Table:
             )
             self._pass_turn(event.player)
             self._log(f"{event.player} exchanges {event.tile} for {event.new_tile}")
-        elif isinstance(event, Refused):
-            self.refusal = event.message
-            self._log(f"refused: {event.message}")
-        elif isinstance(event, ChatReceived):
-            self.chat_lines.append((event.player, event.text))
-            del self.chat_lines[:-MAX_LOG]
+        elif isinstance(event, Refused | ChatReceived | ConnectionLost):
+            self.apply_shared(event)
         elif isinstance(event, PlayerLeft):
             self._log(f"{event.player} left: the game is over, no scores (spec)")
             self.turn, self.my_turn = None, False
@@ -130,10 +103,6 @@ class Table:
             self.turn, self.my_turn = None, False
             self.phase = Phase.OVER
             self._log(f"Game over: {self.result_line()}")
-        elif isinstance(event, ConnectionLost):
-            self.phase = Phase.CLOSED
-            self.closed_reason = event.reason
-            self.my_turn = False
 
     def _pass_turn(self, player: str) -> None:
         """``player``'s turn is over: the next in order is on turn until a tiles line
@@ -142,15 +111,6 @@ class Table:
             self.turn = self.order[(self.order.index(player) + 1) % len(self.order)]
         self.must_skip = self.my_turn = False
 
-    def _log(self, line: str) -> None:
-        self.log.append(line)
-        del self.log[:-MAX_LOG]
-
     def result_line(self) -> str:
         """``ann 40, bob 31: ann wins`` from the leaderboard (or "a tie")."""
-        if self.result is None:
-            return ""
-        board = self.result.leaderboard
-        text = ", ".join(f"{n} {p}" for n, p in board)
-        best = [n for n, p in board if p == board[0][1]] if board else []
-        return f"{text}: {best[0]} wins" if len(best) == 1 else f"{text}: a tie"
+        return "" if self.result is None else standings(self.result.leaderboard)

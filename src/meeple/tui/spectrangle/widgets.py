@@ -35,6 +35,7 @@ from meeple.games.spectrangle.board import (
     orientation,
 )
 from meeple.games.spectrangle.tiles import Colour, Tile
+from meeple.tui.widgets import BoardWidget
 
 __all__ = ["FIELD_WIDTH", "HandView", "TriangleBoard", "field_at", "tile_text"]
 
@@ -130,7 +131,7 @@ def tile_text(tile: Tile) -> Text:
     return text
 
 
-class TriangleBoard(Widget, can_focus=True):
+class TriangleBoard(BoardWidget):
     """The board, a cursor field, and a preview of the selected tile on it."""
 
     DEFAULT_CSS = f"""
@@ -189,15 +190,6 @@ class TriangleBoard(Widget, can_focus=True):
             if row < ROWS - 1:
                 text.append("\n")
         return text
-
-    def on_focus(self) -> None:
-        self.refresh()
-
-    def on_blur(self) -> None:
-        self.refresh()
-
-    def watch_cursor(self) -> None:
-        self.refresh()
 
     def on_click(self, event: events.Click) -> None:
         index = field_at(event.x, event.y)

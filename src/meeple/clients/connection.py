@@ -1,0 +1,126 @@
+"""The connection every TCP protocol client shares: the stream, the patience, the notes.
+
+:class:`ClientConnection` holds what the Twente, Clarkson, Spectrangle and AM27 clients
+do alike with their socket: read within :class:`~meeple.clients.watch.Patience` while
+the server owes an answer (:meth:`~ClientConnection._read`), write a command and restart
+the wait (:meth:`~ClientConnection._put`), close the connection when its opening goes
+wrong (:meth:`~ClientConnection._opening`), log a server message it cannot take once per
+kind (:meth:`~ClientConnection._note`), iterate over the server's messages until the
+client's own error ends the stream, and close. A client subclasses it with its session,
+what it tracks of the game, :attr:`~ClientConnection.expected` and
+:meth:`~ClientConnection.receive`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import ClassVar, Generic, TypeVar
+
+from meeple.clients.watch import Expected, NoAnswer, Patience, Stopwatch, Unreadable, read_owed
+
+__all__ = ["READ_SIZE", "ClientConnection"]
+
+READ_SIZE = 65536  # bytes asked of the socket per read
+
+M = TypeVar("M")
+
+
+class ClientConnection(Generic[M]):
+    """One client's connection to a server; ``M`` is what :meth:`receive` hands out.
+
+    ``ERROR`` is the client's own exception: :meth:`receive` raises it when the stream
+    ends, and iterating over the client (``async for message in client``) stops there.
+    """
+
+    ERROR: ClassVar[type[Exception]]
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        logger: logging.Logger,
+        *,
+        patience: Patience | None = None,
+        say: Callable[[str], None] | None = None,
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._logger = logger
+        self.patience = patience or Patience()
+        # Where notices go: the log by default, a status line in the terminal client.
+        self.say: Callable[[str], None] = say or self._log
+        self.unreadable = Unreadable("", logger)
+        self._stopwatch = Stopwatch(self.patience.clock)
+
+    @property
+    def expected(self) -> Expected | None:
+        """What the server owes us now, if anything (None: nothing is awaited)."""
+        return None
+
+    async def receive(self) -> M:
+        """The next server message; :attr:`ERROR` at the end of the stream."""
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._writer.close()
+            await self._writer.wait_closed()
+
+    def __aiter__(self) -> AsyncIterator[M]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[M]:
+        while True:
+            try:
+                message = await self.receive()
+            except self.ERROR:
+                return
+            yield message
+            if self._ends_stream(message):
+                return
+
+    @contextlib.asynccontextmanager
+    async def _opening(self) -> AsyncIterator[None]:
+        """Around a client's opening exchange (its hello, the server's welcome): whatever
+        goes wrong closes the connection, and an answer the server never gives
+        (:class:`~meeple.clients.watch.NoAnswer`) is raised as :attr:`ERROR`."""
+        try:
+            yield
+        except NoAnswer as e:
+            await self.close()
+            raise self.ERROR(str(e)) from None
+        except BaseException:
+            await self.close()
+            raise
+
+    def _ends_stream(self, message: M) -> bool:
+        """Whether nothing follows ``message`` (Clarkson's GOODBYE); by default no message."""
+        return False
+
+    async def _read(self) -> bytes:
+        """One read of the socket, within :attr:`patience` while :attr:`expected` is owed
+        (said through :attr:`say`); ``b""`` at the end of the stream."""
+        return await read_owed(
+            self._reader, READ_SIZE, self.expected, self.patience, self.say, self._stopwatch
+        )
+
+    def _put(self, data: bytes) -> None:
+        """Write a command's bytes: what it awaits is awaited from now (drain after)."""
+        self._writer.write(data)
+        self._stopwatch.restart()
+
+    def _who(self) -> str:
+        """The name this client goes by, for its log lines."""
+        return self.unreadable.who
+
+    def _log(self, text: str) -> None:
+        self._logger.warning("%s: %s", self._who() or self.unreadable.who or "client", text)
+
+    def _note(self, kind: str, reason: str, data: bytes) -> None:
+        """A server message we cannot take: logged once per kind, never raised."""
+        text = self.unreadable.note(kind, reason, data)
+        if text is not None and self.say != self._log:
+            self.say(text)
