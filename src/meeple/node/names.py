@@ -72,8 +72,7 @@ class ClusterNames(NameRegistry):
         name is an account's (:meth:`meeple.node.accounts.BusAccounts.reserved`), asked
         beside the cluster's claim for a dialect's :meth:`claim_then`; a reserved name,
         or one it cannot tell (it raises: no store node answers), is refused."""
-        super().__init__()
-        self.reserved = reserved
+        super().__init__(reserved=reserved)
         self.timing = timing or ClusterConfig()
         self.bus = bus
         self.ns = ns.for_node(node)  # its requests name it: NATS lets it send no other's
@@ -81,7 +80,6 @@ class ClusterNames(NameRegistry):
         self.ttl = ttl
         self._held: dict[str, tuple[str, str]] = {}  # casefold -> (name, holder) in the bucket
         self._numbers = itertools.count(1)
-        self._tasks: set[asyncio.Task[Any]] = set()
         self._renewer: asyncio.Task[None] | None = None
 
     def claim_then(self, name: str, owner: object, then: Callable[[bool], None]) -> None:
@@ -136,16 +134,6 @@ class ClusterNames(NameRegistry):
         elif not keep and self.holder(name) is owner:
             super().release(name, owner)
         then(given)
-
-    async def _unreserved(self, name: str) -> bool:
-        """Whether ``name`` is no account's; False when that cannot be told (fail
-        closed: a reserved name is never given while its reservation cannot be read)."""
-        assert self.reserved is not None
-        try:
-            return not await self.reserved(name)
-        except Exception as e:  # no store node answers, or a bad answer
-            logger.warning("%s: name %r refused: no account check: %s", self.node, name, e)
-            return False
 
     def release(self, name: str, owner: object) -> None:
         if self.holder(name) is not owner:
