@@ -83,8 +83,8 @@ async def test_a_clarkson_seat_hears_winner_when_a_browser_aborts(
             while True:
                 message = await cora.receive()
                 seen.append(message)
-                if isinstance(message, Winner):
-                    break
+                if sum(isinstance(m, Winner) for m in seen) == 2:
+                    break  # a tie at 0: one WINNER each
             await aborting
         finals = [m for m in seen if isinstance(m, Score)][-2:]
         assert {(s.score, s.name) for s in finals} == {(0, "ann"), (0, "cora")}
