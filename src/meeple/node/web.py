@@ -29,6 +29,9 @@ Served here:
   a room once for all its spectators), and the play messages;
 - ``/api/cluster`` and ``/static``.
 
+- the spectators' chat of a running game (issue 34.5): a line from a watcher on any edge
+  reaches the game's watchers on every edge (:class:`meeple.node.chat.WatchChatRelay`,
+  ``<ns>.watchchat.<uid>``), never its players' seats;
 - ``/games/<uid>/history.json``: a running game's steps so far, asked of its room's
   owner (:class:`meeple.node.wire.History`: spectator views only, as ``meeple serve``'s).
 
@@ -65,6 +68,7 @@ if TYPE_CHECKING:
     from starlette.responses import Response
     from starlette.websockets import WebSocket
 
+    from meeple.node.chat import WatchChatRelay
     from meeple.node.edge import EdgeLobby
     from meeple.node.status import ClusterView
     from meeple.node.views import ViewRelay
@@ -165,11 +169,25 @@ class EdgeConnection(WebConnection):
     the edge's lobby (module doc)."""
 
     def __init__(
-        self, websocket: WebSocket, ctx: _EdgeContext, fanout: Fanout, size: int, relay: ViewRelay
+        self,
+        websocket: WebSocket,
+        ctx: _EdgeContext,
+        fanout: Fanout,
+        size: int,
+        relay: ViewRelay,
+        chat: WatchChatRelay,
     ) -> None:
         super().__init__(websocket, ctx, fanout, size)
         self.edge_ctx = ctx
         self.relay = relay
+        self.chat = chat
+
+    def _may_use(self, name: str) -> bool:
+        return True  # no accounts on edges (the database's): every name may be used
+
+    def _say_to_spectators(self, uid: str, sender: str, text: str) -> None:
+        # This edge's watchers now, the other edges' over the bus (issue 34.5).
+        self.chat.say(uid, sender, text)
 
     async def _subscribe(self, message: proto.Subscribe) -> None:
         if message.topic == "lobby":
@@ -200,11 +218,18 @@ class EdgeConnection(WebConnection):
 
 
 def edge_web_app(
-    services: Services, view: ClusterView, relay: ViewRelay, edge: EdgeLobby, records: Records
+    services: Services,
+    view: ClusterView,
+    relay: ViewRelay,
+    edge: EdgeLobby,
+    records: Records,
+    chat: WatchChatRelay,
 ) -> Starlette:
     """The edge's ASGI app; serve it with :class:`meeple.web.listener.WebListener`. Its
     WebSockets pass the same gate as ``meeple serve``'s (origin, connections per address:
-    :func:`meeple.web.app.websocket_endpoint`), its pages get the same headers."""
+    :func:`meeple.web.app.websocket_endpoint`), its pages get the same headers. ``chat``:
+    the spectators' chat across the edges (its watch follows the fanout's, as the views'
+    relay does)."""
     from starlette.middleware import Middleware
     from starlette.responses import JSONResponse
     from starlette.routing import Mount, Route, WebSocketRoute
@@ -234,7 +259,17 @@ def edge_web_app(
     tables = EdgeTables(edge, view)
     ctx = _EdgeContext(services, relay.feed, tables, records)
     edge.on_change.append(lambda _event: ctx.publish_lobby())
-    fanout = Fanout(relay.feed, on_first=relay.watch, on_last=relay.unwatch)
+
+    def first(topic: str) -> None:
+        relay.watch(topic)
+        chat.watch(topic)
+
+    def last(topic: str) -> None:
+        relay.unwatch(topic)
+        chat.unwatch(topic)
+
+    fanout = Fanout(relay.feed, on_first=first, on_last=last)
+    chat.say_here = fanout.say
     max_size = services.config.web.max_message_size
 
     async def cluster(request: Request) -> Response:
@@ -293,7 +328,7 @@ def edge_web_app(
         return JSONResponse({"uid": uid, "steps": steps})
 
     def connection(websocket: WebSocket) -> EdgeConnection:
-        return EdgeConnection(websocket, ctx, fanout, max_size, relay)
+        return EdgeConnection(websocket, ctx, fanout, max_size, relay, chat)
 
     app = _WebApp(
         routes=[

@@ -58,6 +58,7 @@ __all__ = [
     "RoomOver",
     "TableNews",
     "Watch",
+    "WatchChatLine",
     "WireError",
     "decode_json",
     "dumps",
@@ -271,6 +272,17 @@ class ChatLine(msgspec.Struct, frozen=True):
     """One lobby chat line between edges (JSON, :mod:`meeple.node.chat`)."""
 
     origin: str
+    sender: str
+    text: str
+
+
+class WatchChatLine(msgspec.Struct, frozen=True):
+    """One line of a game's spectators' chat between edges (JSON, issue 34.5:
+    :class:`meeple.node.chat.WatchChatRelay`): the edge process it came from, the game,
+    the sender's name and the text, as a browser sent them (checked again on arrival)."""
+
+    origin: str
+    uid: str
     sender: str
     text: str
 
