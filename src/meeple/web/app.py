@@ -295,6 +295,7 @@ async def lobby_page(request: Request) -> Response:
         recent=await ctx.recent_games(),
         lexicon=ctx.lexicon(),
         seeks=SEEKS,
+        bot_levels=BOT_LEVELS,
     )
 
 

@@ -21,6 +21,9 @@ page.token = localStorage.getItem(TOKEN);
 const PARAMS = new URLSearchParams(location.search);
 const INVITED = PARAMS.get("table");
 let quick = PARAMS.get("bot") && PARAMS.get("game") ? PARAMS.get("game") : null;
+// Its options (issue 34, the lobby's "Against a bot" choices): the bot's level, the
+// table's clock (one the game takes, else none), Santorini's gods.
+const QUICK = { level: PARAMS.get("level"), clock: PARAMS.get("clock") ?? "", gods: PARAMS.get("gods") === "1" };
 // The lobby's "Play a person" grid (issue 34): /play?game=scrabble/twente&clock=25+0&seek=1
 // sits at an open 2-seat table of that game and clock where someone waits, else opens
 // one and waits there for the next person who asks the same.
@@ -207,11 +210,18 @@ function quickPlay() {
   const input = document.querySelector("#create [name=name]");
   if (!input.value) input.value = guestName();
   const select = document.querySelector("#create [name=game]");
-  if ([...select.options].some((o) => o.value === game)) select.value = game;
+  const wanted = QUICK.gods && game.startsWith("santorini/") ? "santorini/gods" : game;
+  if ([...select.options].some((o) => o.value === wanted)) select.value = wanted;
   const [g, variant] = select.value.split("/");
+  const level = document.getElementById("bot-level");
+  if (QUICK.level && [...level.options].some((o) => o.value === QUICK.level)) level.value = QUICK.level;
+  const clockOption = [...document.querySelector("#create [name=clock]").options]
+    .find((o) => o.value === QUICK.clock && (!o.dataset.games || o.dataset.games.split(" ").includes(g)));
+  const clock = clockOption?.value ?? "";
   page.addBot = "next";
   clearChat();
-  send({ type: "create", game: g, variant, size: 2, name: input.value, start: "full" });
+  send({ type: "create", game: g, variant, size: 2, name: input.value, start: "full",
+    ...(clock ? { clock } : {}) });
 }
 
 // "Play a person": a seek's table is an open 2-seat table of its game, variant and clock,
