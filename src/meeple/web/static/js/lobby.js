@@ -145,3 +145,16 @@ if (quickOptions) {
   quickOptions.addEventListener("change", quickLinks);
   quickLinks();
 }
+
+// "Play a person" with a wait after which the play page offers a bot (issue 34).
+const seekBot = document.getElementById("seek-bot");
+function seekLinks() {
+  for (const link of document.querySelectorAll("#seek a.seek")) {
+    link.dataset.plain ??= link.getAttribute("href");
+    link.setAttribute("href", link.dataset.plain + (seekBot.value ? `&botafter=${seekBot.value}` : ""));
+  }
+}
+if (seekBot) {
+  seekBot.addEventListener("change", seekLinks);
+  seekLinks();
+}

@@ -27,8 +27,11 @@ const QUICK = { level: PARAMS.get("level"), clock: PARAMS.get("clock") ?? "", go
 // The lobby's "Play a person" grid (issue 34): /play?game=scrabble/twente&clock=25+0&seek=1
 // sits at an open 2-seat table of that game and clock where someone waits, else opens
 // one and waits there for the next person who asks the same.
+// ``botafter`` (seconds, the lobby's "if nobody comes" choice): after that wait alone at
+// the table, the page offers a bot (issue 34: "or offers a bot after a wait you choose").
 let seek = PARAMS.get("seek") && PARAMS.get("game") && !quick
-  ? { game: PARAMS.get("game"), clock: PARAMS.get("clock") ?? "" } : null;
+  ? { game: PARAMS.get("game"), clock: PARAMS.get("clock") ?? "",
+      botAfter: Math.min(3600, Math.max(0, Number(PARAMS.get("botafter")) || 0)) } : null;
 // The server's Scrabble lexicon (the page says it on every Scrabble table and game).
 const LEXICON = document.getElementById("play").dataset.lexicon;
 // A cluster edge seats no server bot (docs/cluster.md): no "Add a bot", no quick game.
@@ -143,6 +146,9 @@ function seated(msg) {
   if (page.addBot === "next") { page.addBot = null; addBot(msg.table); }
   // A seek's table: the lobby may have shown an older one like it before this seat came.
   if (seek?.waiting) queueMicrotask(() => seekTable(page.tables ?? []));
+  if (seek?.waiting && seek.botAfter && !seek.timer) {
+    seek.timer = setTimeout(offerBot, seek.botAfter * 1000);
+  }
   for (; page.rematchBots > 0; page.rematchBots--) addBot(msg.table);
   if (!page.view || page.view.over) {
     page.view = null;
@@ -266,6 +272,15 @@ function seekTable(list) {
     send({ type: "sit", table: older[0].id, name });
     seek = null;
   }
+}
+
+// Nobody came within the seek's wait: say so, and offer the table's "Add a bot".
+function offerBot() {
+  if (!seek?.waiting || !page.seated || page.view) return;
+  status("Nobody has come yet: add a bot to play now, or keep waiting.");
+  const button = document.getElementById("bot");
+  button?.classList.add("offered");
+  button?.focus();
 }
 
 // A table's clock in words: "25 min", "5 min + 3 s" (docs/web.md, "Clocks").
