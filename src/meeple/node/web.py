@@ -182,7 +182,7 @@ class EdgeConnection(WebConnection):
         self.relay = relay
         self.chat = chat
 
-    def _may_use(self, name: str) -> bool:
+    async def _may_use(self, name: str) -> bool:
         return True  # no accounts on edges (the database's): every name may be used
 
     def _say_to_spectators(self, uid: str, sender: str, text: str) -> None:

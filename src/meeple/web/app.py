@@ -561,15 +561,16 @@ class WebConnection:
             problem = "players do not write to the spectators during their game"
         elif m.name in players:
             problem = f"{m.name} plays this game: pick another name to chat as a spectator"
-        elif not self._may_use(m.name):
+        elif not await self._may_use(m.name):
             problem = f"the name {m.name} is reserved: sign in as it at /account"
         if problem is not None:
             await self.send(proto.Error(proto.ErrorCode.REFUSED, problem))
             return
         self._say_to_spectators(m.uid, m.name, m.text)
 
-    def _may_use(self, name: str) -> bool:
-        """Whether this browser may use ``name`` (reserved names: web/accounts.py)."""
+    async def _may_use(self, name: str) -> bool:
+        """Whether this browser may use ``name`` (reserved names: web/accounts.py); a
+        cluster edge asks a store node (meeple.node.web)."""
         return accounts.may_use(name, accounts.session_of(self.websocket))
 
     def _say_to_spectators(self, uid: str, sender: str, text: str) -> None:
