@@ -98,6 +98,7 @@ bench: $(STAMP) $(NATIVE_STAMP)
 	$(BIN)/python benchmarks/check_kits.py
 	$(BIN)/python benchmarks/abuse.py
 	$(BIN)/python benchmarks/page_weight.py
+	$(BIN)/python benchmarks/lobby_to_game.py
 	$(BIN)/python benchmarks/replay_analysis.py
 	$(BIN)/python benchmarks/cluster.py
 	$(BIN)/python benchmarks/cluster_fanout.py

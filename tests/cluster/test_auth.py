@@ -263,6 +263,7 @@ _SUBJECTS = st.one_of(
     st.just("_INBOX.abc.1"),
     st.just(f"$JS.API.STREAM.INFO.{NS.log_stream}"),
     st.builds(lambda u: NS.view(u), _UIDS),
+    st.builds(lambda u: NS.watch_chat(u), _UIDS),
 )
 _sentinels = itertools.count()
 
@@ -281,6 +282,7 @@ async def test_whatever_an_edge_publishes_it_reaches_only_what_is_its_own(
     request in another edge's name, a log, a bucket, an inbox, a seat event."""
     allowed = [
         *(f"{NS.root}.room.*.cmd.e1", NS.node("e1"), f"{NS.root}.lobby.chat.*"),
+        f"{NS.root}.watchchat.*",  # a game's spectators' chat (issue 34.5)
         *(NS.for_node("e1").lobby_request(op) for op in EDGE_LOBBY_OPS),
         *(NS.store_read(op) for op in STORE_READS),
         *(NS.store_account(op) for op in STORE_ACCOUNTS),

@@ -580,3 +580,76 @@ async def test_browsers_play_santorini_and_spectrangle_on_an_edge_against_bots_o
     )
     for ws in (sam, sue):
         await ws.close()
+
+
+async def _watch_chat_lines(ws: ClientConnection) -> list[dict[str, Any]]:
+    """The spectators' chat lines ``ws`` has had until the answer to a ping."""
+    await ws.send(json.dumps({"type": "ping", "id": 34}))
+    lines: list[dict[str, Any]] = []
+    while True:
+        message = await _next(ws)
+        if message == {"type": "pong", "id": 34}:
+            return lines
+        if message["type"] == "watch-chat":
+            lines.append(message)
+
+
+async def test_the_spectators_chat_of_a_game_reaches_its_watchers_on_every_edge(
+    nodes: Nodes,
+) -> None:
+    """Issue 34.5 across a cluster: pia plays Santorini on edge web2 against a server bot;
+    sam watches on web1, tia on web2. sam's line reaches tia once (over
+    ``<ns>.watchchat.<uid>``) and sam once (his own edge at once, never again from the
+    bus); tia's answer reaches sam; pia, the player, hears neither during the game, and
+    may not write to the spectators while she plays. A line with markup arrives as the
+    text it was (the page sets it as text)."""
+    _nodes, _hub, web1, web2, _rooms = await _cluster(nodes, None)
+    pia = await _web(web2.listeners["api"])
+    create = {"type": "create", "game": "santorini", "variant": "standard", "size": 2}
+    await pia.send(json.dumps({**create, "name": "pia"}))
+    table = (await _until(pia, "seated"))["table"]
+    await pia.send(json.dumps({"type": "bot", "table": table, "level": "easy"}))
+    uid = (await _until(pia, "seat"))["uid"]
+    watchers = []
+    for edge in (web1, web2):
+        ws = await _web(edge.listeners["api"])
+        await ws.send(json.dumps({"type": "subscribe", "topic": "game", "uid": uid}))
+        await _until(ws, "game")
+        watchers.append(ws)
+    sam, tia = watchers
+
+    def say(name: str, text: str) -> str:
+        return json.dumps({"type": "watch-chat", "uid": uid, "name": name, "text": text})
+
+    hello = "<b>hi</b> & all"
+
+    async def heard(ws: ClientConnection, want: list[tuple[str, str]]) -> None:
+        got: list[tuple[str, str]] = []
+
+        async def all_in() -> bool:
+            got.extend((m["from"], m["text"]) for m in await _watch_chat_lines(ws))
+            return len(got) >= len(want)
+
+        await eventually(all_in, "the spectators' chat across the edges")
+        assert got == want
+
+    try:
+        await sam.send(say("sam", hello))
+        await heard(tia, [("sam", hello)])
+        await heard(sam, [("sam", hello)])
+        await tia.send(say("tia", "bonjour"))
+        await heard(sam, [("tia", "bonjour")])
+        await heard(tia, [("tia", "bonjour")])
+        assert await _watch_chat_lines(sam) == []  # each line once
+        assert await _watch_chat_lines(pia) == []  # the player hears none of it
+        await pia.send(json.dumps({"type": "subscribe", "topic": "game", "uid": uid}))
+        await _until(pia, "game")
+        await pia.send(say("pia2", "psst"))
+        refused = await _next(pia)
+        while refused["type"] != "error":
+            refused = await _next(pia)
+        assert "players do not write" in refused["message"]
+        assert await _watch_chat_lines(sam) == []
+    finally:
+        for ws in (pia, sam, tia):
+            await ws.close()

@@ -32,6 +32,7 @@ SAMPLES: list[schema.Message] = [
     schema.Ack(say="busy"),
     schema.Beat(name="rooms-1", roles=["rooms"], rooms=[schema.BeatRoom(uid="r1", game="g")]),
     schema.ChatLine(origin="e.1", sender="ann", text="hi"),
+    schema.WatchChatLine(origin="e.1", uid="r1", sender="zed", text="nice move"),
     schema.NamesRequest(op="renew", claims=[("ann", "e.1")], ttl=6.0),
     schema.NamesLost(names=["bob"]),
     schema.RejoinAsk(hash="0" * 64),

@@ -201,10 +201,22 @@ async def screenshot(page: Page, name: str, widths: tuple[tuple[int, int], ...] 
         return
     DOCS.mkdir(parents=True, exist_ok=True)
     size = page.viewport_size
-    for width, height in widths:
-        await page.set_viewport_size({"width": width, "height": height})
-        await page.wait_for_timeout(100)
-        await page.screenshot(path=str(DOCS / f"{name}-{width}.png"), full_page=True)
+    # Scrollbars drawn as a phone's are (over the page, taking no width): a full-page shot
+    # is cut to the width measured beside the desktop's scrollbar (15 px less) while the
+    # page is laid out without it, so its right edge looked cut (issue 34, 390 px).
+    # (Set through the CSSOM, which the pages' CSP allows, and taken back after.)
+    await page.evaluate("() => { document.documentElement.style.scrollbarWidth = 'none'; }")
+    try:
+        for width, height in widths:
+            await page.set_viewport_size({"width": width, "height": height})
+            await page.wait_for_timeout(100)
+            await page.screenshot(path=str(DOCS / f"{name}-{width}.png"), full_page=True)
+    finally:
+        # The page measures itself again with the scrollbar back (the play page's fit).
+        await page.evaluate(
+            "() => { document.documentElement.style.scrollbarWidth = '';"
+            " window.dispatchEvent(new Event('resize')); }"
+        )
     if size is not None:
         await page.set_viewport_size(size)
 

@@ -13,9 +13,13 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from tests.patience import eventually
 from tests.web.helpers import ServerFactory, stored_game, web_socket
 from websockets.asyncio.client import ClientConnection
 
+from meeple.games.santorini import Phase
+from meeple.games.santorini import record as santorini_record
+from meeple.games.santorini.view import legal_view
 from meeple.games.spectrangle.view import seat_view
 from meeple.server.app import MeepleServer
 from meeple.server.lobby.tables import server_lobby
@@ -125,4 +129,75 @@ async def test_after_a_move_abort_is_refused_and_a_resignation_is_rated(
     assert set(ratings) == {"ann", "bob"}
     assert ratings[names[1 - turn]] > 1500 > ratings[names[turn]]
     for ws in seats:
+        await ws.close()
+
+
+def _santorini_action(legal: Message) -> dict[str, Any]:
+    """The first legal action of a Santorini seat view's ``legal`` (set-up or a turn)."""
+
+    def at(c: int) -> list[int]:
+        return [c // 5, c % 5]
+
+    if legal["starters"]:
+        return {"kind": "starter", "player": legal["starters"][0]}
+    if legal["place"]:
+        return {"kind": "place", "cell": at(legal["place"][0])}
+    if legal["moves"]:
+        src, dst = legal["moves"][0]
+        return {"kind": "move", "from": at(src), "to": at(dst)}
+    if legal["builds"]:
+        src, dst, level = legal["builds"][0]
+        return {"kind": "build", "from": at(src), "to": at(dst), "level": level}
+    assert legal["pass"], legal
+    return {"kind": "pass"}
+
+
+@pytest.mark.parametrize("in_play", [False, True])
+async def test_a_santorini_resignation_out_of_turn_is_resigned_not_a_disconnect(
+    make_server: ServerFactory, in_play: bool
+) -> None:
+    """Issue 34.9: a Santorini player who resigns while it is the other's turn (in play,
+    once both have moved; or during the workers' placement, once they have moved) ends
+    the game "resigned", not "disconnect": the other's page says so with them as winner,
+    the store keeps the reason and a ``resign`` action that replays, and it is rated as
+    the resigner's loss."""
+    server = await make_server()
+    ann, bob = await _table(server, "santorini", "standard")
+    seats = {0: ann, 1: bob}
+    [room] = server_lobby(server.services).rooms
+    game = room.game  # type: ignore[attr-defined]
+    done: dict[str, set[int]] = {"move": set(), "place": set()}
+    # Each plays legal actions until both have moved (a move and a build) and it is
+    # someone's turn in play, or (set-up) until the first worker is down.
+    while True:
+        turn = game.turn
+        state = game.state
+        if in_play and state.phase is Phase.PLAY and done["move"] == {0, 1} and not state.steps:
+            break
+        if not in_play and state.phase is Phase.PLACE and done["place"]:
+            break
+        legal = legal_view(state, turn, undo=False)
+        assert legal is not None
+        action = _santorini_action(legal)
+        await seats[turn].send(json.dumps({"type": "play", "action": action}))
+        done.setdefault(action["kind"], set()).add(turn)
+        await eventually(lambda s=state: game.state is not s, "the action applied")
+    resigner = 1 - game.turn  # the one whose turn it is not
+    names = ("ann", "bob")
+    await seats[resigner].send(json.dumps({"type": "leave"}))
+    other = seats[1 - resigner]
+    end = (await _next(other, lambda m: _seat(m) and m["data"]["over"]))["data"]
+    assert end["result"]["reason"] == "resigned"
+    assert end["result"]["player"] == resigner
+    assert end["result"]["winners"] == [1 - resigner]
+    record = await stored_game(server, "santorini")
+    assert record.end_reason == "resigned"
+    assert record.data["result"]["reason"] == "resigned"
+    assert record.data["actions"][-1] == {"type": "resign", "player": resigner}
+    assert record.result["winner"] == names[1 - resigner]
+    steps = list(santorini_record.replay(record.data))  # checks the stored result too
+    assert steps[-1].text == f"{names[resigner]} resigned: game over"
+    ratings = _ratings(server, "santorini")
+    assert ratings[names[1 - resigner]] > 1500 > ratings[names[resigner]]
+    for ws in (ann, bob):
         await ws.close()

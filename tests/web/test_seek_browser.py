@@ -79,3 +79,27 @@ async def test_two_people_who_ask_at_once_meet_at_one_table(
     assert await pages[0].evaluate("() => window.meeple.view.game") == "santorini"
     tables = await asyncio.gather(*(p.locator("#table").inner_text() for p in pages))
     assert tables[0] == tables[1]  # one table, the older one
+
+
+async def test_a_seek_nobody_answers_offers_a_bot_after_the_wait_chosen(
+    make_server: ServerFactory, browser: Browser
+) -> None:
+    """The lobby's "if nobody comes" choice goes into every cell's link; after that wait
+    alone at the table the page says so and offers "Add a bot", which starts the game
+    with the clock picked (the page's own 1 s here, as a link may say)."""
+    server = await make_server("twente")
+    base = f"http://127.0.0.1:{server.ports['web']}"
+    context = await browser.new_context()
+    page = await context.new_page()
+    await page.goto(f"{base}/")
+    cell = page.locator('#seek a[data-seek="scrabble/twente 5+0"]')
+    await page.select_option("#seek-bot", "60")
+    assert (await cell.get_attribute("href") or "").endswith("&clock=5%2B0&botafter=60")
+    await page.goto(f"{base}/play?game=scrabble/twente&seek=1&clock=5%2B0&botafter=1")
+    await expect(page.locator("#status")).to_contain_text("Nobody has come yet")
+    await expect(page.locator("#bot")).to_be_focused()
+    await page.click("#bot")
+    await page.wait_for_function(STARTED, timeout=PATIENCE_MS)
+    await expect(page.locator("#clocks .clock")).to_have_count(2)
+    assert any("bot" in name for name in await _opponents(page))
+    await context.close()

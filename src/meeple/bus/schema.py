@@ -64,6 +64,7 @@ __all__ = [
     "SeatAt",
     "TokenValue",
     "ViewFrame",
+    "WatchChatLine",
     "decode",
     "encode",
     "version_of",
@@ -182,6 +183,17 @@ class ChatLine(Message, frozen=True, tag="chat"):
     edge process that sent it (it does not hear its own again)."""
 
     origin: str
+    sender: str
+    text: str
+
+
+class WatchChatLine(Message, frozen=True, tag="watchchat"):
+    """One line of a game's spectators' chat between edges (issue 34.5:
+    :class:`meeple.node.chat.WatchChatRelay`): the edge process it came from, the game,
+    the sender's name and the text, as a browser sent them (checked again on arrival)."""
+
+    origin: str
+    uid: str
     sender: str
     text: str
 
@@ -330,6 +342,7 @@ KINDS: dict[str, type[Message]] = {
         Ack,
         Beat,
         ChatLine,
+        WatchChatLine,
         NamesRequest,
         NamesLost,
         RejoinAsk,

@@ -13,6 +13,7 @@ subject                               what crosses                           pat
 ``meeple.lobby.req.<op>.<sender>``    a lobby request to the leader          request
 ``meeple.lobby.events``               lobby snapshots and changes            publish
 ``meeple.lobby.chat.<game>``          chat outside a game, every edge        publish
+``meeple.watchchat.<uid>``            a game's spectators' chat, every edge  publish
 ``meeple.rooms.open``                 the lobby asks a rooms node            request
 ``meeple.store.req.<op>``             finished games and ratings             request
 ``meeple.store.req.read_<x>``         an edge's reads (:data:`STORE_READS`)  request
@@ -34,7 +35,8 @@ own seats (:mod:`meeple.cluster.auth`, ``deploy/nats/meeple-auth.conf``): edge `
 may publish only requests ending in ``.e1`` and hear only ``meeple.seat.e1.>``, and the
 owner of a room, told the sender by the subject, takes a seat's command only from the
 edge its route names. Only the room, seat (its own), view, lobby, chat and node subjects
-and the store's reads are for edges: a log and the KV buckets hold racks, bags and seeds,
+and the store's reads are for edges (the spectators' chat too: what spectators typed, no
+game state): a log and the KV buckets hold racks, bags and seeds,
 and the store's other ops write. An edge's reply subjects start with
 :meth:`Namespace.edge_inbox_of`, so it needs no right on other nodes' inboxes (where the
 JetStream API's answers, log reads included, arrive) nor on another edge's.
@@ -189,6 +191,10 @@ class Namespace:
     def lobby_chat(self, game: str) -> str:
         """Chat outside a game, for ``game``'s players on every edge."""
         return f"{self.root}.lobby.chat.{check_token(game, 'game')}"
+
+    def watch_chat(self, uid: str) -> str:
+        """Room ``uid``'s spectators' chat, for its watchers on every edge (issue 34.5)."""
+        return f"{self.root}.watchchat.{check_token(uid, 'room')}"
 
     @property
     def rooms_open(self) -> str:

@@ -11,9 +11,10 @@ user's is read from nats-server's environment (:func:`password_variable`).
 - An **edge** ``e`` (user ``meeple-edge-e``) publishes only requests that end in its own
   name (room commands ``<ns>.room.*.cmd.e``, lobby requests ``<ns>.lobby.req.*.e``), the
   store's read-only requests and its account requests (``STORE_ACCOUNTS``: none answers
-  a password hash), chat outside a game and its own heartbeat; it hears only
-  its own seats (``<ns>.seat.e.>``), spectators' views, the lobby's events, chat,
-  heartbeats and the answers to its own requests (``_INBOX_<ns>_edge.e.>``). No log, no
+  a password hash), chat outside a game, spectators' chat and its own heartbeat; it
+  hears only its own seats (``<ns>.seat.e.>``), spectators' views and chat, the lobby's
+  events, chat, heartbeats and the answers to its own requests
+  (``_INBOX_<ns>_edge.e.>``). No log, no
   bucket, no JetStream API, no other edge's seats or answers: the room's owner, told the
   sender by the subject, takes a seat's command only from the edge that seat is on.
 - **rooms**: serves room commands and ``rooms.open``; publishes seats, views, the
@@ -179,6 +180,7 @@ def _edge_permissions(ns: Namespace, edge: str) -> tuple[list[str], list[str]]:
         f"{r}.room.*.cmd.{edge}",
         *(f"{r}.lobby.req.{op}.{edge}" for op in EDGE_LOBBY_OPS),
         f"{r}.lobby.chat.*",
+        f"{r}.watchchat.*",
         ns.node(edge),
         *(ns.store_read(op) for op in STORE_READS),
         # Accounts (meeple.node.accounts): none of them answers a password hash.
@@ -189,6 +191,7 @@ def _edge_permissions(ns: Namespace, edge: str) -> tuple[list[str], list[str]]:
         f"{r}.view.*",
         ns.lobby_events,
         f"{r}.lobby.chat.*",
+        f"{r}.watchchat.*",
         ns.nodes,
         ns.edge_inbox_of(edge) + ".>",
     ]

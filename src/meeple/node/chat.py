@@ -15,6 +15,18 @@ What crosses is the sender's name and the text it typed (a
 :class:`~meeple.bus.schema.ChatLine`), nothing of any game:
 no hidden information can be in it. A line that is not one (an edge of another version,
 a newline in it) is dropped. Chat in a game goes through the game's room, as before.
+
+**The spectators' chat of a game** (issue 34.5; docs/web.md, "Live game") works the same
+way (:class:`WatchChatRelay`): a browser watching a game on one edge writes a line; its
+edge writes it to its own watchers of the game at once (``meeple serve``'s path) and
+publishes it on ``<ns>.watchchat.<uid>`` (:class:`~meeple.bus.schema.WatchChatLine`); each
+edge with watchers of the game subscribes there (from its first watcher to its last,
+as it does to the game's views) and writes what it hears to its own watchers. The edge
+checks a browser's line (it watches the game, is within the chat rate, is no player of
+the game while it runs, the name is one: ``meeple.web.app``) before it publishes; a
+line heard from the bus is checked again against the same limits (a game's uid, a name,
+one line of at most 500 characters, no control characters) and any other is dropped.
+The players' seats never hear it: it goes only to the game's watchers.
 """
 
 from __future__ import annotations
@@ -23,14 +35,19 @@ import asyncio
 import contextlib
 import logging
 import secrets
+from collections.abc import Callable
 
 from meeple.bus.base import Bus, BusClosed, BusError, Subscription
-from meeple.bus.schema import ChatLine, decode, encode
+from meeple.bus.codec import WireError
+from meeple.bus.schema import ChatLine, WatchChatLine, decode, encode
 from meeple.bus.subjects import Namespace
+from meeple.protocols import web as proto
 from meeple.server.edge.spectrangle import SpectrangleHub
+from meeple.server.feed import game_topic
 from meeple.server.rooms.spectrangle import GAME
+from meeple.web.fanout import text_frame
 
-__all__ = ["LobbyChat"]
+__all__ = ["LobbyChat", "WatchChatRelay"]
 
 logger = logging.getLogger(__name__)
 
@@ -88,3 +105,120 @@ class LobbyChat(SpectrangleHub):
         if self._sub is not None:
             with contextlib.suppress(BusError):
                 await self._sub.close()
+
+
+#: The most bytes a spectators' chat line between edges may hold: the browser's line (500
+#: characters of at most 4 bytes, a 24-character name, a uid) with room to spare.
+WATCH_CHAT_BYTES = 4096
+
+#: Where an edge writes a game's spectators' chat line: its fanout's ``say`` (the topic,
+#: one encoded frame; meeple.web.fanout.Fanout.say).
+Say = Callable[[str, bytes], object]
+
+
+class WatchChatRelay:
+    """An edge's side of the spectators' chat across a cluster; read the module doc.
+
+    :meth:`watch` and :meth:`unwatch` follow the edge's first and last watcher of a game
+    (the fanout's ``on_first`` and ``on_last``, beside the views' relay); :meth:`say`
+    writes a browser's line here and publishes it for the other edges."""
+
+    def __init__(self, bus: Bus, ns: Namespace, node: str, say: Say | None = None) -> None:
+        self.bus = bus
+        self.ns = ns
+        self.say_here: Say = say or (lambda _topic, _frame: 0)
+        # This process's lines (a restarted edge is another origin).
+        self.origin = f"{node}.{secrets.token_hex(4)}"
+        self._outbox: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue(OUTBOX)
+        self._sender: asyncio.Task[None] | None = None
+        self._subs: dict[str, asyncio.Task[Subscription | None]] = {}
+        self._closing: set[asyncio.Task[None]] = set()
+
+    def watch(self, topic: str) -> None:
+        """The edge's first watcher of ``topic``: hear the game's spectators' chat."""
+        uid = _uid_of(topic)
+        if uid is None or uid in self._subs:
+            return
+        self._subs[uid] = asyncio.ensure_future(self._subscribe(uid))
+
+    def unwatch(self, topic: str) -> None:
+        """The edge's last watcher of ``topic`` left: hear it no more."""
+        uid = _uid_of(topic)
+        task = None if uid is None else self._subs.pop(uid, None)
+        if task is None:
+            return
+        closing = asyncio.ensure_future(_unsubscribe(task))
+        self._closing.add(closing)
+        closing.add_done_callback(self._closing.discard)
+
+    def say(self, uid: str, sender: str, text: str) -> None:
+        """A browser's line (checked by its connection): to this edge's watchers of game
+        ``uid`` now, and on the bus for the others'."""
+        self.say_here(game_topic(uid), _frame(uid, sender, text))
+        line = WatchChatLine(origin=self.origin, uid=uid, sender=sender, text=text)
+        if self._sender is None:
+            self._sender = asyncio.ensure_future(self._send())
+        try:
+            self._outbox.put_nowait((self.ns.watch_chat(uid), encode(line)))
+        except asyncio.QueueFull:
+            logger.warning("watch chat: %d lines not sent yet; %s's dropped", OUTBOX, sender)
+
+    async def _subscribe(self, uid: str) -> Subscription | None:
+        async def heard(_subject: str, payload: bytes) -> None:
+            self._heard(uid, payload)
+
+        try:
+            return await self.bus.subscribe(self.ns.watch_chat(uid), heard)
+        except BusError as e:
+            logger.warning("watch chat: cannot subscribe to game %s: %r", uid, e)
+            return None
+
+    def _heard(self, uid: str, payload: bytes) -> None:
+        if len(payload) > WATCH_CHAT_BYTES:
+            raise WireError("size", f"a spectators' chat line of {len(payload)} bytes")
+        line = decode(payload, WatchChatLine)  # else refused, once per kind of fault
+        if line.origin == self.origin:
+            return  # this edge's own: its watchers had it at once
+        if line.uid != uid or proto.watch_chat_problem(line.uid, line.sender, line.text):
+            logger.debug("watch chat: a line for game %s dropped", uid)
+            return
+        self.say_here(game_topic(uid), _frame(uid, line.sender, line.text))
+
+    async def _send(self) -> None:
+        while True:
+            subject, payload = await self._outbox.get()
+            try:
+                await self.bus.publish(subject, payload)
+            except BusClosed:
+                return
+            except BusError as e:
+                logger.warning("watch chat: a line not sent: %s", e)
+
+    async def close(self) -> None:
+        if self._sender is not None:
+            self._sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sender
+        for uid in list(self._subs):
+            self.unwatch(game_topic(uid))
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
+
+
+def _uid_of(topic: str) -> str | None:
+    return topic.removeprefix("game:") if topic.startswith("game:") else None
+
+
+def _frame(uid: str, sender: str, text: str) -> bytes:
+    """The browser's frame of a line (the same as ``meeple serve``'s: its escaping too)."""
+    return text_frame(proto.WatchChatLine(uid, sender, text).encode().encode())
+
+
+async def _unsubscribe(task: asyncio.Task[Subscription | None]) -> None:
+    try:
+        subscription = await task
+    except (asyncio.CancelledError, BusError):
+        return
+    if subscription is not None:
+        with contextlib.suppress(BusError):
+            await subscription.close()

@@ -38,7 +38,7 @@ from meeple.server.lobby.tables import Lobby
 
 if TYPE_CHECKING:
     from meeple.node.accounts import BusAccounts
-    from meeple.node.chat import LobbyChat
+    from meeple.node.chat import LobbyChat, WatchChatRelay
     from meeple.node.cmpn402 import SeatFinder
     from meeple.node.edge import EdgeLobby
     from meeple.node.lobby import LobbyRole
@@ -141,6 +141,7 @@ class Node:
         self.view: ClusterView | None = None
         self.web: WebListener | None = None
         self.relay: ViewRelay | None = None
+        self.watch_chat: WatchChatRelay | None = None  # an edge's spectators' chat
         self.api_port: int | None = None
         self.ops: list[Any] = []
         self._lag: Any = None
@@ -439,8 +440,18 @@ class Node:
 
             # Finished games and ratings for its pages, from any store node (no database).
             records = BusRecords(self.bus, self.ns, timing.store_wait)
+            # The spectators' chat of a game, across the edges (issue 34.5).
+            from meeple.node.chat import WatchChatRelay
+
+            self.watch_chat = WatchChatRelay(self.bus, self.ns, self.config.name)
             app = edge_web_app(
-                self.services, self.view, self.relay, self.edge, records, self.accounts
+                self.services,
+                self.view,
+                self.relay,
+                self.edge,
+                records,
+                self.accounts,
+                self.watch_chat,
             )
             self.web = WebListener(
                 self.services, "web", ListenerConfig(port=self.config.api_port), app
@@ -532,7 +543,7 @@ class Node:
         names = self.services.names
         if self.edge is not None and isinstance(names, ClusterNames):
             steps.append(names.close())
-        for closing in (self.edge, self.chat):
+        for closing in (self.edge, self.chat, self.watch_chat):
             if closing is not None:
                 steps.append(closing.close())
         for role in (

@@ -29,6 +29,9 @@ Served here:
   a room once for all its spectators), and the play messages;
 - ``/api/cluster`` and ``/static``.
 
+- the spectators' chat of a running game (issue 34.5): a line from a watcher on any edge
+  reaches the game's watchers on every edge (:class:`meeple.node.chat.WatchChatRelay`,
+  ``<ns>.watchchat.<uid>``), never its players' seats;
 - ``/games/<uid>/history.json``: a running game's steps so far, asked of its room's
   owner (:class:`meeple.node.wire.History`: spectator views only, as ``meeple serve``'s).
 
@@ -73,6 +76,7 @@ if TYPE_CHECKING:
     from starlette.websockets import WebSocket
 
     from meeple.node.accounts import BusAccounts
+    from meeple.node.chat import WatchChatRelay
     from meeple.node.edge import EdgeLobby
     from meeple.node.status import ClusterView
     from meeple.node.views import ViewRelay
@@ -181,6 +185,7 @@ class EdgeConnection(WebConnection):
         size: int,
         relay: ViewRelay,
         accounts: BusAccounts,
+        chat: WatchChatRelay,
     ) -> None:
         super().__init__(websocket, ctx, fanout, size)
         self.edge_ctx = ctx
@@ -189,6 +194,11 @@ class EdgeConnection(WebConnection):
         # The name this browser's last create or sit asked for: may it use it (one entry:
         # the seat asks right after, in the same message's turn).
         self._allowed: dict[str, bool] = {}
+        self.chat = chat
+
+    def _say_to_spectators(self, uid: str, sender: str, text: str) -> None:
+        # This edge's watchers now, the other edges' over the bus (issue 34.5).
+        self.chat.say(uid, sender, text)
 
     async def _subscribe(self, message: proto.Subscribe) -> None:
         if message.topic == "lobby":
@@ -255,10 +265,13 @@ def edge_web_app(
     edge: EdgeLobby,
     records: Records,
     accounts: BusAccounts,
+    chat: WatchChatRelay,
 ) -> Starlette:
     """The edge's ASGI app; serve it with :class:`meeple.web.listener.WebListener`. Its
     WebSockets pass the same gate as ``meeple serve``'s (origin, connections per address:
-    :func:`meeple.web.app.websocket_endpoint`), its pages get the same headers."""
+    :func:`meeple.web.app.websocket_endpoint`), its pages get the same headers. ``chat``:
+    the spectators' chat across the edges (its watch follows the fanout's, as the views'
+    relay does)."""
     from starlette.middleware import Middleware
     from starlette.responses import JSONResponse
     from starlette.routing import Mount, Route, WebSocketRoute
@@ -291,7 +304,17 @@ def edge_web_app(
     tables = EdgeTables(edge, view)
     ctx = _EdgeContext(services, relay.feed, tables, records)
     edge.on_change.append(lambda _event: ctx.publish_lobby())
-    fanout = Fanout(relay.feed, on_first=relay.watch, on_last=relay.unwatch)
+
+    def first(topic: str) -> None:
+        relay.watch(topic)
+        chat.watch(topic)
+
+    def last(topic: str) -> None:
+        relay.unwatch(topic)
+        chat.unwatch(topic)
+
+    fanout = Fanout(relay.feed, on_first=first, on_last=last)
+    chat.say_here = fanout.say
     max_size = services.config.web.max_message_size
 
     async def cluster(request: Request) -> Response:
@@ -354,7 +377,7 @@ def edge_web_app(
         return JSONResponse({"uid": uid, "steps": steps})
 
     def connection(websocket: WebSocket) -> EdgeConnection:
-        return EdgeConnection(websocket, ctx, fanout, max_size, relay, accounts)
+        return EdgeConnection(websocket, ctx, fanout, max_size, relay, accounts, chat)
 
     app = _WebApp(
         routes=[

@@ -6,7 +6,7 @@ game, whatever the table size. For each pair:
 
 1. a player who forfeited (left, disconnected or resigned: Scrabble ``leave`` actions
    and a ``disconnect`` or ``resigned`` end, a Spectrangle ``player-left`` or
-   ``resigned`` end, a Santorini ``disconnect``) loses to one who did not;
+   ``resigned`` end, a Santorini ``disconnect`` or ``resigned``) loses to one who did not;
 2. otherwise a winner (``result.winners``) beats a non-winner;
 3. otherwise the higher final score wins and equal scores draw; with no winners at
    all (an abandoned Spectrangle game) the remaining players draw.

@@ -296,6 +296,7 @@ async def lobby_page(request: Request) -> Response:
         recent=await ctx.recent_games(),
         lexicon=ctx.lexicon(),
         seeks=SEEKS,
+        bot_levels=BOT_LEVELS,
     )
 
 
@@ -544,8 +545,9 @@ class WebConnection:
 
     async def _watch_chat(self, m: proto.WatchChat) -> None:
         """A spectators' chat line (issue 34.5; docs/web.md, "Live game"): to everyone
-        watching the game on this edge, never to its players' seats. Refused to a player
-        of the game while it runs, as a player's name, or a name reserved by an account."""
+        watching the game (:meth:`_say_to_spectators`), never to its players' seats.
+        Refused to a player of the game while it runs, as a player's name, or a name
+        reserved by an account."""
         refusal = self.session.watch_chat_refusal(m, self.ctx.services.clock.now())
         if refusal is not None:
             await self.send(refusal)
@@ -554,7 +556,7 @@ class WebConnection:
         last = self.ctx.feed.last(topic)
         data = last.data if last is not None and isinstance(last.data, dict) else {}
         players = [str(p) for p in data.get("players") or ()]
-        playing = None if self.seat is None else self.ctx.lobby.room_of(self.seat)
+        playing = None if self.seat is None else self.seat.lobby.room_of(self.seat)
         problem = None
         if playing is not None and playing.uid == m.uid and not playing.finished:
             problem = "players do not write to the spectators during their game"
@@ -565,13 +567,18 @@ class WebConnection:
         if problem is not None:
             await self.send(proto.Error(proto.ErrorCode.REFUSED, problem))
             return
-        line = proto.WatchChatLine(m.uid, m.name, m.text)
-        self.fanout.say(topic, text_frame(line.encode().encode()))
+        self._say_to_spectators(m.uid, m.name, m.text)
 
     async def _may_use(self, name: str) -> bool:
         """Whether this browser may use ``name`` (reserved names: web/accounts.py); a
         cluster edge asks a store node (meeple.node.web)."""
         return accounts.may_use(name, accounts.session_of(self.websocket))
+
+    def _say_to_spectators(self, uid: str, sender: str, text: str) -> None:
+        """A checked spectators' chat line: to every watcher of game ``uid`` here (a
+        cluster edge also tells the other edges': meeple.node.chat.WatchChatRelay)."""
+        line = proto.WatchChatLine(uid, sender, text)
+        self.fanout.say(game_topic(uid), text_frame(line.encode().encode()))
 
     def _player(self) -> WebSeat:
         if self.seat is None:

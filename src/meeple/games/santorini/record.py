@@ -18,12 +18,16 @@ column A–E and row 1–5 (``B2``). Actions, one object each:
 - ``{"type": "pass" | "lose", "player": 0}``; ``{"type": "undo", "player": 0, "all": false}``;
 - ``{"type": "abort", "player": 0}`` — last, when the player aborted the game before
   their first move (issue 34.4): no winner, never rated;
+- ``{"type": "resign", "player": 0}`` — last, when the player resigned out of turn (the
+  rules' give-up, ``lose``, is theirs only on their own turn in play): the game is over,
+  the others win, and it is rated as the resigner's loss;
 - ``{"type": "disconnect", "player": 0}`` — last, when a dropped connection ended the
   game (AM27 rooms end the game then; the engine has no such action).
 
 ``result``: ``{"reason": "win", "player": winner, "scores": [1, 0], "winners": [winner]}``,
 or after a disconnect ``{"reason": "disconnect", "player": who, "scores": [...],
-"winners": [the players still in the game]}`` — scores are 1 for a winner, else 0.
+"winners": [the players still in the game]}`` (after a resignation out of turn the
+same with ``"reason": "resigned"``) — scores are 1 for a winner, else 0.
 """
 
 from __future__ import annotations
@@ -78,6 +82,10 @@ GAME = "santorini"
 REASON_WIN = "win"
 REASON_DISCONNECT = "disconnect"
 REASON_ABORTED = "aborted"
+REASON_RESIGNED = "resigned"
+# The record's last action when the room, not the engine, ended the game: a dropped
+# connection, an abort, a resignation out of turn.
+_ENDINGS = ("disconnect", "abort", "resign")  # a tuple: a hostile type may be a list
 _MAX_CELL = len(CELLS) - 1
 
 
@@ -87,14 +95,20 @@ def variant_name(rules: Rules) -> str:
 
 
 def record_actions(
-    game: Game, start: int = 0, *, disconnected: int | None = None, aborted: bool = False
+    game: Game,
+    start: int = 0,
+    *,
+    disconnected: int | None = None,
+    aborted: bool = False,
+    resigned: bool = False,
 ) -> list[dict[str, Any]]:
     """The record's actions from number ``start`` (0-based) on: what :func:`to_record`
     lists under ``actions``, cut; a room's log appends these as they come. ``aborted``:
-    ``disconnected`` is the seat that aborted the game."""
+    ``disconnected`` is the seat that aborted the game; ``resigned``: the seat that
+    resigned out of turn (issue 34.9)."""
     actions = [_action_dict(a) for a in game.log[start:]]
     if disconnected is not None and start <= len(game.log):
-        kind = "abort" if aborted else "disconnect"
+        kind = "abort" if aborted else "resign" if resigned else "disconnect"
         actions.append({"type": kind, "player": disconnected})
     return actions
 
@@ -105,6 +119,7 @@ def to_record(
     players: Sequence[str] | None = None,
     disconnected: int | None = None,
     aborted: bool = False,
+    resigned: bool = False,
     **meta: Any,
 ) -> dict[str, Any]:
     """The game so far as a JSON-safe record (``result`` None while it runs).
@@ -113,10 +128,10 @@ def to_record(
     ``player 1``, ``player 2``, ...). ``disconnected``: the seat whose dropped
     connection ended the game, which the engine does not model (AM27 rooms end the
     game then); it becomes the last action. ``aborted``: that seat aborted the game
-    instead (issue 34.4).
+    instead (issue 34.4); ``resigned``: that seat resigned out of turn (issue 34.9).
     """
     record = game.record()
-    actions = record_actions(game, disconnected=disconnected, aborted=aborted)
+    actions = record_actions(game, disconnected=disconnected, aborted=aborted, resigned=resigned)
     r = record.rules
     return {
         "format": "meeple.record",
@@ -135,13 +150,13 @@ def to_record(
             "challenger": record.challenger,
         },
         "actions": actions,
-        "result": result_of(game, disconnected, aborted),
+        "result": result_of(game, disconnected, aborted, resigned),
         **check_meta(meta),
     }
 
 
 def result_of(
-    game: Game, disconnected: int | None = None, aborted: bool = False
+    game: Game, disconnected: int | None = None, aborted: bool = False, resigned: bool = False
 ) -> dict[str, Any] | None:
     """The record's ``result``: None while the game runs."""
     n = game.rules.players
@@ -154,7 +169,7 @@ def result_of(
     elif disconnected is not None:
         alive = game.state.alive
         winners = [i for i in range(n) if alive[i] and i != disconnected]
-        reason, player = REASON_DISCONNECT, disconnected
+        reason, player = (REASON_RESIGNED if resigned else REASON_DISCONNECT), disconnected
     else:
         return None
     return {
@@ -263,7 +278,7 @@ def _action(d: Mapping[str, Any], i: int, n: int) -> Action | None:
         return Pass(p)
     if kind == "lose":
         return Lose(p)
-    if kind in ("disconnect", "abort"):
+    if kind in _ENDINGS:
         return None
     raise RecordError(f"unknown action type {kind!r}", index=i)
 
@@ -275,14 +290,21 @@ def _steps(p: _Parsed) -> Iterator[Step[Game]]:
         raise RecordError(f"cannot set up the game: {e}") from None
     yield Step(0, None, "start", game)
     disconnected: int | None = None
-    aborted = False
+    aborted = resigned = False
     for i, (raw, action) in enumerate(p.actions, 1):
         if action is None:
             if game.is_over:
                 raise RecordError("a disconnect after the game was over", index=i)
             disconnected = int(raw["player"])
             aborted = raw.get("type") == "abort"
-            what = "aborted the game" if aborted else "disconnected: game over"
+            resigned = raw.get("type") == "resign"
+            what = (
+                "aborted the game"
+                if aborted
+                else "resigned: game over"
+                if resigned
+                else "disconnected: game over"
+            )
             yield Step(i, raw, f"{p.players[disconnected]} {what}", game)
             continue
         try:
@@ -290,7 +312,7 @@ def _steps(p: _Parsed) -> Iterator[Step[Game]]:
         except SantoriniError as e:
             raise RecordError(f"{raw.get('type')} does not replay: {e}", index=i) from None
         yield Step(i, raw, _text(p.players, action), game)
-    check_result(p.result, result_of(game, disconnected, aborted))
+    check_result(p.result, result_of(game, disconnected, aborted, resigned))
 
 
 def cell_label(c: int) -> str:

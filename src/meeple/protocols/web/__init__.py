@@ -51,6 +51,7 @@ from meeple.protocols.web.messages import (
     WatchChatLine,
     Welcome,
     decode,
+    watch_chat_problem,
 )
 from meeple.protocols.web.session import (
     CHAT_BURST,
@@ -116,4 +117,5 @@ __all__ = [
     "apply_patch",
     "decode",
     "diff",
+    "watch_chat_problem",
 ]

@@ -66,6 +66,7 @@ __all__ = [
     "Welcome",
     "chat_text_problem",
     "decode",
+    "watch_chat_problem",
 ]
 
 PROTOCOL = "meeple-web/1"
@@ -658,6 +659,17 @@ def chat_text_problem(text: str) -> str | None:
     if any(unicodedata.category(c) in _FORBIDDEN_CATEGORIES for c in text):
         return "a chat line is one line of text without control characters"
     return None
+
+
+def watch_chat_problem(uid: str, name: str, text: str) -> str | None:
+    """Why a spectators' chat line is not one a browser could have sent (a game's uid, a
+    name, one line of text within the limits), or None if it is: for lines that come from
+    elsewhere than a browser (another cluster edge, :mod:`meeple.node.chat`)."""
+    if not _UID.fullmatch(uid):
+        return "not a game's uid"
+    if not _NAME.fullmatch(name):
+        return "not a name"
+    return chat_text_problem(text)
 
 
 def _watch_chat(obj: dict[str, Any]) -> WatchChat:

@@ -134,6 +134,12 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
     )
 
 
+def _highest(scores: tuple[int, ...]) -> tuple[int, ...]:
+    """The seats with the highest of ``scores`` (every seat when they are all equal)."""
+    best = max(scores, default=0)
+    return tuple(i for i, score in enumerate(scores) if score == best)
+
+
 def _clamp(score: int) -> int:
     # RFC §2 <number> has no sign; a total below zero (rack penalties) is sent as 0.
     return max(0, score)
@@ -457,8 +463,12 @@ class ClarksonHandler:
     def _game_over(self, game: g.Game, result: g.GameResult) -> None:
         for name, score in zip(game.players, result.scores, strict=True):
             self.send(Score(_clamp(score), name))  # final totals, after the rack rule
-        for w in result.winners:
-            self.send(Winner(_clamp(result.scores[w]), game.players[w]))  # §3.17
+        # §3.17: the server MUST send WINNER when the game ends, an end with no winner
+        # too (an abort from a browser seat, issue 34.4, stored unrated and winnerless):
+        # then the highest score at that moment, as at an early QUIT (§4; ERRATA).
+        winners = result.winners or _highest(result.scores)
+        for w in winners:
+            self.send(Winner(_clamp(result.scores[w]), game.players[w]))
         self._room = None
 
     # --- output ------------------------------------------------------------------------

@@ -163,6 +163,7 @@ class SantoriniRoom(Room):
         self.end_reason = ""
         self.dropped: int | None = None  # the seat whose disconnect ended the game
         self.aborted = False  # the ``dropped`` seat aborted it (issue 34.4)
+        self.resigned = False  # the ``dropped`` seat resigned out of turn (issue 34.9)
         self.on_game_over: list[object] = []
 
     def index(self, seat: Seat) -> int:
@@ -177,7 +178,7 @@ class SantoriniRoom(Room):
         if not log.entries:
             return None
         last = log.entries[-1].entry.get("action")
-        if isinstance(last, dict) and last.get("type") in ("disconnect", "abort"):
+        if isinstance(last, dict) and last.get("type") in ("disconnect", "abort", "resign"):
             player = int(last["player"])
             return Dropped(player, self.names[player], self.uid)
         if not self.game.log:
@@ -196,7 +197,13 @@ class SantoriniRoom(Room):
         return {"variant": VARIANTS[self.game.rules.gods]}
 
     def log_actions(self, start: int = 0) -> list[dict[str, Any]]:
-        return record_actions(self.game, start, disconnected=self.dropped, aborted=self.aborted)
+        return record_actions(
+            self.game,
+            start,
+            disconnected=self.dropped,
+            aborted=self.aborted,
+            resigned=self.resigned,
+        )
 
     def on_start(self) -> None:
         players = self.names
@@ -279,6 +286,29 @@ class SantoriniRoom(Room):
             if i != player and self.game.state.alive[i]:
                 self.deliver(other, notice)
 
+    def on_resign(self, seat: Seat) -> None:
+        # Issue 34.9: a resignation is "resigned" in the record, the pages and the ratings,
+        # never a dropped connection. On the player's own turn in play it is the rules'
+        # give-up (LOSE, spec §4.2.6: with three players the others play on); out of turn
+        # (the other's turn, or the set-up) the engine has no give-up, so the room ends
+        # the game as at a disconnect, the others winning, with the reason "resigned".
+        # AM27 seats hear EndGame (the resigner, not a winner), as at a drop.
+        if self.game.is_over:
+            return
+        player = self.index(seat)
+        if not self.game.state.alive[player]:
+            return
+        if self.game.phase is Phase.PLAY and self.game.turn == player:
+            self.handle(seat, engine.Lose(player))
+            return
+        self.end_reason = "resigned"
+        self.dropped, self.resigned = player, True
+        self._over()
+        notice = Dropped(player, self.names[player])
+        for i, other in enumerate(self.seats):
+            if i != player and self.game.state.alive[i]:
+                self.deliver(other, notice)
+
     def may_abort(self, player: int) -> bool:
         # Issue 34.4: gods, the starter and the workers' placement are set-up, not moves:
         # a player may abort until their own first move.
@@ -302,9 +332,19 @@ class SantoriniRoom(Room):
         self.deliver(self.seats[player], Changed(self.game, self.game.state, (), self.uid))
 
     def early_result(self) -> dict[str, Any] | None:
-        if not self.aborted or self.dropped is None:
+        if self.dropped is None or not (self.aborted or self.resigned):
             return None
-        return {"reason": "aborted", "player": self.dropped, "winners": [], "scores": None}
+        if self.aborted:
+            return {"reason": "aborted", "player": self.dropped, "winners": [], "scores": None}
+        alive = self.game.state.alive
+        winners = [i for i in range(len(self.names)) if alive[i] and i != self.dropped]
+        return {
+            "reason": "resigned",
+            "player": self.dropped,
+            "winners": winners,
+            "scores": None,
+            "how": f"{self.names[self.dropped]} resigned",
+        }
 
     def spectator_view(self) -> dict[str, Any]:
         view = spectator_view(self.game, self.names)
@@ -342,6 +382,9 @@ def santorini_lobby(services: Services) -> LobbyPort:
             game = room.game
             names = list(room.names)
             winner = game.winner
+            early = room.early_result()  # a resignation out of turn names its winner
+            if winner is None and early is not None and len(early["winners"]) == 1:
+                winner = early["winners"][0]
             room.conclude(
                 {
                     "game": GAME,
@@ -360,6 +403,7 @@ def santorini_lobby(services: Services) -> LobbyPort:
                         players=names,
                         disconnected=room.dropped,
                         aborted=room.aborted,
+                        resigned=room.resigned,
                         uid=room.uid,
                     ),
                 }
@@ -382,11 +426,15 @@ def santorini_lobby(services: Services) -> LobbyPort:
             room.on_game_over.append(record)
             room.started_at = log.created_at
             last = log.entries[-1].entry.get("action") if log.entries else None
-            if isinstance(last, dict) and last.get("type") in ("disconnect", "abort"):
-                # A dropped player (or an abort) ended the game (the record's own last
-                # action, not the engine's) and the process died before it was stored.
+            if isinstance(last, dict) and last.get("type") in ("disconnect", "abort", "resign"):
+                # A dropped player (an abort, a resignation) ended the game (the record's
+                # own last action, not the engine's) and the process died before it was
+                # stored.
                 room.aborted = last["type"] == "abort"
-                room.end_reason = "aborted" if room.aborted else "disconnect"
+                room.resigned = last["type"] == "resign"
+                room.end_reason = (
+                    "aborted" if room.aborted else "resigned" if room.resigned else "disconnect"
+                )
                 room.dropped = int(last["player"])
                 room._over()
             elif game.is_over:

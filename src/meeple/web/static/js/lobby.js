@@ -123,3 +123,38 @@ function trouble(text) {
   banner.textContent = text || "";
   banner.hidden = !text;
 }
+
+// "Play X now" with the options chosen above it (issue 34): the bot's level, a clock the
+// game takes, Santorini's gods; the links stay plain links (no choice: the defaults).
+const quickOptions = document.getElementById("quick-options");
+function quickLinks() {
+  const level = quickOptions.querySelector("[name=level]").value;
+  const clock = quickOptions.querySelector("[name=clock]").selectedOptions[0];
+  const gods = quickOptions.querySelector("[name=gods]").checked;
+  for (const link of document.querySelectorAll("#play-now a[data-game]")) {
+    const game = link.dataset.game;
+    link.dataset.plain ??= link.getAttribute("href");
+    const fits = clock?.value && (!clock.dataset.games || clock.dataset.games.split(" ").includes(game));
+    const extra = [level !== "hard" ? `level=${encodeURIComponent(level)}` : null,
+      fits ? `clock=${encodeURIComponent(clock.value)}` : null,
+      gods && game === "santorini" ? "gods=1" : null].filter(Boolean);
+    link.setAttribute("href", [link.dataset.plain, ...extra].join("&"));
+  }
+}
+if (quickOptions) {
+  quickOptions.addEventListener("change", quickLinks);
+  quickLinks();
+}
+
+// "Play a person" with a wait after which the play page offers a bot (issue 34).
+const seekBot = document.getElementById("seek-bot");
+function seekLinks() {
+  for (const link of document.querySelectorAll("#seek a.seek")) {
+    link.dataset.plain ??= link.getAttribute("href");
+    link.setAttribute("href", link.dataset.plain + (seekBot.value ? `&botafter=${seekBot.value}` : ""));
+  }
+}
+if (seekBot) {
+  seekBot.addEventListener("change", seekLinks);
+  seekLinks();
+}

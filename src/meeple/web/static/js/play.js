@@ -21,11 +21,17 @@ page.token = localStorage.getItem(TOKEN);
 const PARAMS = new URLSearchParams(location.search);
 const INVITED = PARAMS.get("table");
 let quick = PARAMS.get("bot") && PARAMS.get("game") ? PARAMS.get("game") : null;
+// Its options (issue 34, the lobby's "Against a bot" choices): the bot's level, the
+// table's clock (one the game takes, else none), Santorini's gods.
+const QUICK = { level: PARAMS.get("level"), clock: PARAMS.get("clock") ?? "", gods: PARAMS.get("gods") === "1" };
 // The lobby's "Play a person" grid (issue 34): /play?game=scrabble/twente&clock=25+0&seek=1
 // sits at an open 2-seat table of that game and clock where someone waits, else opens
 // one and waits there for the next person who asks the same.
+// ``botafter`` (seconds, the lobby's "if nobody comes" choice): after that wait alone at
+// the table, the page offers a bot (issue 34: "or offers a bot after a wait you choose").
 let seek = PARAMS.get("seek") && PARAMS.get("game") && !quick
-  ? { game: PARAMS.get("game"), clock: PARAMS.get("clock") ?? "" } : null;
+  ? { game: PARAMS.get("game"), clock: PARAMS.get("clock") ?? "",
+      botAfter: Math.min(3600, Math.max(0, Number(PARAMS.get("botafter")) || 0)) } : null;
 // The server's Scrabble lexicon (the page says it on every Scrabble table and game).
 const LEXICON = document.getElementById("play").dataset.lexicon;
 // A cluster edge seats no server bot (docs/cluster.md): no "Add a bot", no quick game.
@@ -140,6 +146,9 @@ function seated(msg) {
   if (page.addBot === "next") { page.addBot = null; addBot(msg.table); }
   // A seek's table: the lobby may have shown an older one like it before this seat came.
   if (seek?.waiting) queueMicrotask(() => seekTable(page.tables ?? []));
+  if (seek?.waiting && seek.botAfter && !seek.timer) {
+    seek.timer = setTimeout(offerBot, seek.botAfter * 1000);
+  }
   for (; page.rematchBots > 0; page.rematchBots--) addBot(msg.table);
   if (!page.view || page.view.over) {
     page.view = null;
@@ -207,11 +216,18 @@ function quickPlay() {
   const input = document.querySelector("#create [name=name]");
   if (!input.value) input.value = guestName();
   const select = document.querySelector("#create [name=game]");
-  if ([...select.options].some((o) => o.value === game)) select.value = game;
+  const wanted = QUICK.gods && game.startsWith("santorini/") ? "santorini/gods" : game;
+  if ([...select.options].some((o) => o.value === wanted)) select.value = wanted;
   const [g, variant] = select.value.split("/");
+  const level = document.getElementById("bot-level");
+  if (QUICK.level && [...level.options].some((o) => o.value === QUICK.level)) level.value = QUICK.level;
+  const clockOption = [...document.querySelector("#create [name=clock]").options]
+    .find((o) => o.value === QUICK.clock && (!o.dataset.games || o.dataset.games.split(" ").includes(g)));
+  const clock = clockOption?.value ?? "";
   page.addBot = "next";
   clearChat();
-  send({ type: "create", game: g, variant, size: 2, name: input.value, start: "full" });
+  send({ type: "create", game: g, variant, size: 2, name: input.value, start: "full",
+    ...(clock ? { clock } : {}) });
 }
 
 // "Play a person": a seek's table is an open 2-seat table of its game, variant and clock,
@@ -256,6 +272,15 @@ function seekTable(list) {
     send({ type: "sit", table: older[0].id, name });
     seek = null;
   }
+}
+
+// Nobody came within the seek's wait: say so, and offer the table's "Add a bot".
+function offerBot() {
+  if (!seek?.waiting || !page.seated || page.view) return;
+  status("Nobody has come yet: add a bot to play now, or keep waiting.");
+  const button = document.getElementById("bot");
+  button?.classList.add("offered");
+  button?.focus();
 }
 
 // A table's clock in words: "25 min", "5 min + 3 s" (docs/web.md, "Clocks").
