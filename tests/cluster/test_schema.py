@@ -242,3 +242,24 @@ async def test_a_busy_owner_is_asked_again_by_its_typed_answer() -> None:
     finally:
         await sub.close()
         await bus.close()
+
+
+def test_no_node_answers_with_a_bare_flag() -> None:
+    """Issue 32.4: an answer between nodes is a message of the schema (``schema.OK``,
+    ``schema.BUSY``…), never the bare bytes of schema 1: a node of this version refuses
+    those (a contest console once got a bare ``b"busy"`` from its leader and failed)."""
+    import ast
+    from pathlib import Path
+
+    import meeple
+
+    flags = {b"ok", b"busy", b"done", b"taken", b"none", b"over"}
+    root = Path(meeple.__file__).parent
+    found = [
+        f"{path.relative_to(root)}:{node.lineno}: {node.value!r}"
+        for folder in ("node", "cluster", "bus")
+        for path in sorted((root / folder).glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Constant) and node.value in flags
+    ]
+    assert found == []

@@ -390,7 +390,7 @@ class LobbyRole:
         call: ContestCall = wire.loads(payload, ContestCall)
         async with self._lock:
             if not self.leader.is_set():
-                return b"busy"
+                return BUSY
             contest = self.contest
             if contest is None:
                 return wire.dumps(ContestAnswer(False, "no CMPN402 contest on this cluster"))
@@ -398,8 +398,8 @@ class LobbyRole:
                 return wire.dumps(contest.answer(call))
             answers: list[ContestAnswer] = []
             done = await self._change(lambda: answers.append(contest.answer(call)))
-            if done != b"ok" or not answers:
-                return b"busy"
+            if done != OK or not answers:
+                return BUSY
             return wire.dumps(answers[0])
 
     async def _contest_ticks(self) -> None:
@@ -754,7 +754,7 @@ class LobbyRole:
             if self.contest is not None and uid in self.contest.playing():
                 # A contest's game: its result is its log's end, read outside the lock.
                 self.spawn(self._contest_result(uid), f"contest result {uid}")
-                return b"ok"
+                return OK
             ended = getattr(self.lobby.room_by_uid(uid), "ended", None)
             return await self._change(ended if callable(ended) else lambda: None)
         call: LobbyCall = wire.loads(payload, LobbyCall)
