@@ -16,9 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.patience import eventually
 
+from meeple.bus import schema
 from meeple.bus.local import LocalBus
+from meeple.bus.schema import SCHEMA
 from meeple.bus.subjects import Namespace
-from meeple.node import wire
 from meeple.node.chat import WatchChatRelay
 from meeple.protocols.web import MAX_CHAT_LENGTH
 from meeple.server.feed import game_topic
@@ -58,7 +59,9 @@ async def _settled(bus: LocalBus, edge: Edge, n: int) -> None:
     """Wait until a sentinel line published after the others reached ``edge``."""
     await bus.publish(
         NS.watch_chat(UID),
-        msgspec.json.encode(wire.WatchChatLine("other.1", UID, "zed", f"end {n}")),
+        schema.encode(
+            schema.WatchChatLine(origin="other.1", uid=UID, sender="zed", text=f"end {n}")
+        ),
     )
     await eventually(lambda: any(f[1]["text"] == f"end {n}" for f in edge.frames), "sentinel")
 
@@ -92,8 +95,12 @@ async def test_an_edge_that_stops_watching_hears_no_more(
 _BAD_LINES = st.one_of(
     st.binary(max_size=200),
     st.builds(
-        lambda uid, sender, text: msgspec.json.encode(
-            {"origin": "x.1", "uid": uid, "sender": sender, "text": text}
+        lambda head, uid, sender, text: msgspec.json.encode(
+            {**head, "origin": "x.1", "uid": uid, "sender": sender, "text": text}
+        ),
+        # The schema's own head, another version's, another kind's, none (schema 1).
+        st.sampled_from(
+            [{"t": "watchchat", "v": SCHEMA}, {"t": "watchchat", "v": 1}, {"t": "chat"}, {}]
         ),
         st.one_of(st.just(UID), st.text(max_size=40)),
         st.one_of(st.just("ann"), st.text(max_size=40)),
@@ -105,7 +112,10 @@ _BAD_LINES = st.one_of(
         ),
     ),
     st.just(b"x" * 5000),
-    st.just(b'{"origin": "x.1", "uid": "abc123", "sender": "ann", "text": ["hi"]}'),
+    st.just(
+        b'{"t": "watchchat", "v": 2, "origin": "x.1", "uid": "abc123", "sender": "ann", '
+        b'"text": ["hi"]}'
+    ),
 )
 
 
@@ -114,8 +124,10 @@ def _valid(payload: bytes) -> bool:
         obj = json.loads(payload)
     except ValueError:
         return False
-    if not isinstance(obj, dict) or set(obj) != {"origin", "uid", "sender", "text"}:
+    if not isinstance(obj, dict) or set(obj) != {"t", "v", "origin", "uid", "sender", "text"}:
         return False
+    if (obj["t"], obj["v"]) != ("watchchat", SCHEMA):
+        return False  # another kind, or a version this node does not read
     from meeple.protocols.web import watch_chat_problem
 
     return (
