@@ -68,7 +68,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TextIO
@@ -86,7 +86,7 @@ from meeple.ai.scrabble import (
 )
 from meeple.games.scrabble.bag import RACK_SIZE
 from meeple.games.scrabble.board import STANDARD_LAYOUT, Board, Direction, Layout
-from meeple.games.scrabble.errors import RuleError
+from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.game import (
     STANDARD_VARIANT,
     Exchange,
@@ -163,7 +163,7 @@ def parse_choice(words: Sequence[str], board: Board) -> tuple[Choice, float]:
             return ExchangeChoice(words[1].upper()), float(words[2])
         if kind == "pass" and len(words) == 2:
             return PassChoice(), float(words[1])
-    except (ValueError, RuleError) as e:
+    except (ValueError, ScrabbleError) as e:
         raise EngineError(f"cannot read {' '.join(words)!r}: {e}") from e
     raise EngineError(f"cannot read {' '.join(words)!r}")
 
@@ -202,7 +202,14 @@ class Engine(Protocol):
 class LineEngine:
     """An engine process speaking the line protocol; replies read by a thread."""
 
-    def __init__(self, argv: Sequence[str], name: str, *, layout: Layout = STANDARD_LAYOUT) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        name: str,
+        *,
+        layout: Layout = STANDARD_LAYOUT,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         self.name = name
         self.proc = subprocess.Popen(
             list(argv),
@@ -211,6 +218,7 @@ class LineEngine:
             stderr=subprocess.DEVNULL,
             text=True,
             bufsize=1,
+            env=None if env is None else dict(env),
         )
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -334,6 +342,8 @@ class MeepleEngine:
         self.racks = [RACK_SIZE, RACK_SIZE]
 
     def set_rack(self, rack: str) -> None:
+        if len(rack) > RACK_SIZE or any(t not in ENGLISH.counts for t in rack):
+            raise EngineError(f"not a rack: {rack!r}")
         self.rack = rack
 
     def _next(self) -> None:
@@ -342,20 +352,20 @@ class MeepleEngine:
     def play(self, move: Move) -> int:
         try:
             result = validate_play(self.board, move.tiles, lexicon=self.lexicon)
-        except RuleError as e:
+        except ScrabbleError as e:
             raise EngineError(f"refused play {move}: {e}") from e
-        for p in move.tiles:
-            self.board.place(p.x, p.y, p.tile)
-        used = len(move.tiles)
-        drawn = min(used, self.bag)
-        self.bag -= drawn
-        self.racks[self.turn] += drawn - used
         if self.turn == 0:
             left = Counter(self.rack)
             left.subtract(p.rack_tile for p in move.tiles)
             if any(n < 0 for n in left.values()):
                 raise EngineError(f"the engine does not hold the tiles of {move}")
             self.rack = "".join(left.elements())
+        for p in move.tiles:
+            self.board.place(p.x, p.y, p.tile)
+        used = len(move.tiles)
+        drawn = min(used, self.bag)
+        self.bag -= drawn
+        self.racks[self.turn] += drawn - used
         self.scores[self.turn] += result.score
         self._next()
         return result.score
@@ -483,7 +493,7 @@ def play_game(
         action = _action(seat, choice)
         try:
             events = game.apply(action)
-        except RuleError as e:
+        except ScrabbleError as e:
             if seat != engine_seat:
                 raise  # meeple's own move refused: a bug to see, not a result
             # The engine's move is refused: the game is its loss, whatever the scores.
@@ -676,18 +686,15 @@ def bridge_argv(args: argparse.Namespace) -> list[str]:
     ]
 
 
-def serve_meeple(
-    level: str, lexicon_name: str, think_time: float, stdin: TextIO, stdout: TextIO
-) -> None:
-    """Speak the engine's protocol on ``stdin``/``stdout`` with a meeple player."""
-    lexicon = load_lexicon(lexicon_name)
-    engine = MeepleEngine(make_player(level, lexicon), lexicon, think_time=think_time)
+def serve_meeple(engine: MeepleEngine, stdin: TextIO, stdout: TextIO) -> None:
+    """Speak the engine's protocol on ``stdin``/``stdout`` with a meeple player: one
+    reply line (``ok ...`` or ``err ...``) for each command line."""
 
     def say(line: str) -> None:
         stdout.write(line + "\n")
         stdout.flush()
 
-    say(f"ok meeple-{level}")
+    say(f"ok {engine.name}")
     for raw in stdin:
         if len(raw) > MAX_LINE:
             say("err line too long")
@@ -732,7 +739,7 @@ def serve_meeple(
                     say(f"ok pass {cpu:.6f}")
             else:
                 say(f"err cannot do {raw.strip()[:80]!r}")
-        except (EngineError, ValueError) as e:
+        except (EngineError, ScrabbleError, ValueError) as e:
             say(f"err {e}")
 
 
@@ -764,7 +771,10 @@ def main(argv: list[str] | None = None) -> MatchTally | None:
         build(Path(args.quackle), args.lexicon, args.jobs, sys.stdout)
         return None
     if args.command == "serve-meeple":
-        serve_meeple(args.level, args.lexicon, args.think_time, sys.stdin, sys.stdout)
+        served = load_lexicon(args.lexicon)
+        player = make_player(args.level, served)
+        engine_ = MeepleEngine(player, served, think_time=args.think_time)
+        serve_meeple(engine_, sys.stdin, sys.stdout)
         return None
     lexicon = load_lexicon(args.lexicon)
     meeple = make_player(args.level, lexicon)
