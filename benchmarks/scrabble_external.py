@@ -73,6 +73,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TextIO
 
+from meeple.ai.leaves import leaves_for
 from meeple.ai.match import wilson_interval
 from meeple.ai.scrabble import (
     Budget,
@@ -81,6 +82,7 @@ from meeple.ai.scrabble import (
     PassChoice,
     Player,
     Position,
+    StrongPlayer,
     make_player,
     unseen_tiles,
 )
@@ -761,6 +763,12 @@ def main(argv: list[str] | None = None) -> MatchTally | None:
         "--cpu-limit", type=float, default=None, help="Quackle's CPU cap (default: --think-time)"
     )
     m.add_argument("--level", default="strong", help="meeple's player level")
+    m.add_argument(
+        "--leaves",
+        default=None,
+        help="the strong player's leave values: another lexicon's (e.g. wordnik); "
+        "default: the played lexicon's, as the bots get them (leaves_for)",
+    )
     m.add_argument("--seed", type=int, default=0)
     s = sub.add_parser("serve-meeple", help="speak the engine's protocol with a meeple player")
     s.add_argument("--level", default="greedy")
@@ -778,8 +786,18 @@ def main(argv: list[str] | None = None) -> MatchTally | None:
         return None
     lexicon = load_lexicon(args.lexicon)
     meeple = make_player(args.level, lexicon)
+    if args.leaves is not None:
+        if args.level != "strong":
+            parser.error("--leaves is for the strong player")
+        meeple = StrongPlayer(lexicon, leaves_for(args.leaves))
+    leaves = getattr(meeple, "leaves", None)
     engine = LineEngine(bridge_argv(args), f"quackle-{args.player}")
-    print(f"engine: {' '.join(engine.hello)}; load {os.getloadavg()[0]:.1f}", flush=True)
+    print(
+        f"engine: {' '.join(engine.hello)}; meeple {args.level}, leaves "
+        f"{type(leaves).__name__} ({args.leaves or args.lexicon}); "
+        f"load {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
     started = time.monotonic()
 
     def progress(g: int, outcome: GameOutcome, tally: MatchTally) -> None:
