@@ -420,6 +420,9 @@ class GameOutcome:
     meeple_cpu: float = 0.0
     engine_cpu: float = 0.0
     refused: str | None = None  # the engine's move the referee refused (its loss)
+    # meeple's lead when the bag first ran empty (None: it never did): what the
+    # endgame then added or lost is spread - bag_empty_spread.
+    bag_empty_spread: int | None = None
 
 
 def bag_for_pair(seed: int) -> tuple[str, ...]:
@@ -465,6 +468,9 @@ def play_game(
     turns = 0
     while not game.is_over and turns < MAX_TURNS:
         turns += 1
+        if out.bag_empty_spread is None and len(game.bag) == 0:
+            lead = game.scores[1 - engine_seat] - game.scores[engine_seat]
+            out.bag_empty_spread = lead
         seat = game.turn
         assert seat is not None
         if seat == engine_seat:
@@ -532,6 +538,7 @@ class MatchTally:
     engine_moves: int = 0
     meeple_cpu: float = 0.0
     engine_cpu: float = 0.0
+    endgame_gains: list[int] = field(default_factory=list)
 
     @property
     def games(self) -> int:
@@ -551,6 +558,8 @@ class MatchTally:
         self.spreads.append(outcome.spread)
         if outcome.refused is not None:
             self.refused.append(outcome.refused)
+        elif outcome.bag_empty_spread is not None:
+            self.endgame_gains.append(outcome.spread - outcome.bag_empty_spread)
         self.meeple_moves += outcome.meeple_moves
         self.engine_moves += outcome.engine_moves
         self.meeple_cpu += outcome.meeple_cpu
@@ -567,6 +576,12 @@ class MatchTally:
             f"mean spread {mean:+.1f}, CPU s/move {a:.3f} / {b:.3f}, "
             f"engine moves refused {len(self.refused)}"
         )
+
+    def endgame_line(self) -> str:
+        """What meeple's spread gained from the bag's emptying to the end, on average."""
+        n = len(self.endgame_gains)
+        mean = sum(self.endgame_gains) / n if n else 0.0
+        return f"from an empty bag to the end: mean {mean:+.1f} for meeple over {n} games"
 
 
 def run_match(
@@ -800,15 +815,20 @@ def main(argv: list[str] | None = None) -> MatchTally | None:
     )
     started = time.monotonic()
 
+    name_a = f"meeple {args.level} {args.think_time:g} s"
+
     def progress(g: int, outcome: GameOutcome, tally: MatchTally) -> None:
         first = "quackle" if g % 2 else "meeple"
         print(
             f"game {g + 1} ({first} first): {outcome.meeple_score}-{outcome.engine_score}"
+            f" (bag emptied at {outcome.bag_empty_spread})"
             f"{' refused ' + outcome.refused if outcome.refused else ''}; "
             f"{tally.wins}-{tally.losses}-{tally.draws}, "
             f"{time.monotonic() - started:.0f} s, load {os.getloadavg()[0]:.1f}",
             flush=True,
         )
+        if g % 2 == 1:  # a running summary after each pair: a stopped match keeps its figures
+            print(f"  after {g + 1}: {tally.summary(name_a, engine.name)}", flush=True)
 
     try:
         tally = run_match(
@@ -822,7 +842,8 @@ def main(argv: list[str] | None = None) -> MatchTally | None:
         )
     finally:
         engine.close()
-    print(tally.summary(f"meeple {args.level} {args.think_time:g} s", engine.name), flush=True)
+    print(tally.summary(name_a, engine.name), flush=True)
+    print(tally.endgame_line(), flush=True)
     return tally
 
 
