@@ -88,9 +88,11 @@ def test_a_pair_of_mirror_games_cancels_out(lexicon: Lexicon) -> None:
     swapped, so their spreads are opposite and the pair's wins and losses even."""
     engine = Counting(ext.MeepleEngine(GreedyPlayer(lexicon), lexicon))
     seen: list[tuple[int, int, int]] = []
+    emptied: list[int | None] = []
 
     def progress(g: int, outcome: object, tally: object) -> None:
         seen.append((g, outcome.meeple_score, outcome.engine_score))  # type: ignore[attr-defined]
+        emptied.append(outcome.bag_empty_spread)  # type: ignore[attr-defined]
 
     tally = ext.run_match(
         engine, GreedyPlayer(lexicon), lexicon, 6, seed=3, think_time=0.0, progress=progress
@@ -102,10 +104,14 @@ def test_a_pair_of_mirror_games_cancels_out(lexicon: Lexicon) -> None:
         _, m2, e2 = seen[2 * k + 1]
         assert (m1, e1) == (e2, m2)  # the same game, names swapped
         assert tally.spreads[2 * k] == -tally.spreads[2 * k + 1]
+        # meeple's lead when the bag ran empty is the engine's in the other game
+        lead = emptied[2 * k]
+        assert emptied[2 * k + 1] == (None if lead is None else -lead)
     assert sum(tally.spreads) == 0
     assert tally.wins == tally.losses
     assert tally.win_rate == pytest.approx(0.5)
     assert tally.refused == []
+    assert tally.endgame_gains and sum(tally.endgame_gains) == 0
     # Every engine move was preceded by its rack and a check that passed; both sides
     # passed or exchanged at least once on this small word list.
     assert engine.counts["go"] == engine.counts["check"] == engine.counts["set_rack"]
