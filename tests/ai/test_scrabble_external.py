@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from meeple.ai.match import wilson_interval
 from meeple.ai.scrabble import Choice, ExchangeChoice, GreedyPlayer, PassChoice
 from meeple.games.scrabble.board import Board, Direction
-from meeple.games.scrabble.lexicon import Lexicon
+from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
 from meeple.games.scrabble.moves import Move, Placement
 
 DRIVER = Path(__file__).resolve().parents[2] / "benchmarks" / "scrabble_external.py"
@@ -111,13 +111,31 @@ def test_a_pair_of_mirror_games_cancels_out(lexicon: Lexicon) -> None:
     assert tally.wins == tally.losses
     assert tally.win_rate == pytest.approx(0.5)
     assert tally.refused == []
-    assert tally.endgame_gains and sum(tally.endgame_gains) == 0
+    assert sum(tally.endgame_gains) == 0
     # Every engine move was preceded by its rack and a check that passed; both sides
     # passed or exchanged at least once on this small word list.
     assert engine.counts["go"] == engine.counts["check"] == engine.counts["set_rack"]
     assert engine.counts["new_game"] == 6
     assert engine.counts.get("exchange", 0) + engine.counts.get("pass_", 0) > 0
     assert tally.engine_moves == engine.counts["go"]
+
+
+def test_on_enable_the_endgame_is_measured_and_mirrored() -> None:
+    """On ENABLE (the match's word list) the bag runs empty: meeple's lead then and
+    what the endgame added mirror between the games of a pair."""
+    enable = load_lexicon("enable")
+    tally = ext.run_match(
+        ext.MeepleEngine(GreedyPlayer(enable), enable),
+        GreedyPlayer(enable),
+        enable,
+        2,
+        seed=0,
+        think_time=0.0,
+    )
+    assert len(tally.endgame_gains) == 2
+    assert tally.endgame_gains[0] == -tally.endgame_gains[1]
+    assert tally.spreads[0] == -tally.spreads[1]
+    assert "over 2 games" in tally.endgame_line()
 
 
 def test_pairs_share_the_bag_and_swap_who_starts(lexicon: Lexicon) -> None:
