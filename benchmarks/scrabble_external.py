@@ -16,7 +16,11 @@ games. meeple thinks within ``--think-time`` seconds of its process CPU time a m
 (its :class:`~meeple.ai.scrabble.Budget` reads ``time.process_time``); the engine
 reports the CPU time of each of its moves. It prints meeple's W-L-D with a 95 %
 (Wilson) interval, as ``meeple scrabble match`` does (draws count half), the mean
-spread, and the CPU seconds per move of each side.
+spread, and the CPU seconds per move of each side (again after every pair, so a
+stopped match keeps its figures); and, for where the games are won or lost, meeple's
+lead when the bag ran empty in each game and what the endgame added to it on average.
+``--leaves wordnik`` plays the strong player with another lexicon's leave table
+(on ENABLE the bots get the GCIDE feature model: no ENABLE table ships).
 
 Building Quackle (GPL v3; never committed here) in a scratch directory, on Debian 12
 with ``qtbase5-dev``, cmake and g++ (``apt-get install -y --no-install-recommends
