@@ -595,7 +595,7 @@ async def _watch_chat_lines(ws: ClientConnection) -> list[dict[str, Any]]:
 
 
 async def test_the_spectators_chat_of_a_game_reaches_its_watchers_on_every_edge(
-    nodes: Nodes,
+    cluster: tuple[Nodes, Any, Any, Any, Any],
 ) -> None:
     """Issue 34.5 across a cluster: pia plays Santorini on edge web2 against a server bot;
     sam watches on web1, tia on web2. sam's line reaches tia once (over
@@ -603,8 +603,20 @@ async def test_the_spectators_chat_of_a_game_reaches_its_watchers_on_every_edge(
     bus); tia's answer reaches sam; pia, the player, hears neither during the game, and
     may not write to the spectators while she plays. A line with markup arrives as the
     text it was (the page sets it as text)."""
-    _nodes, _hub, web1, web2, _rooms = await _cluster(nodes, None)
+    # A store node beside the lobby: edges refuse names they cannot check against the
+    # accounts (issue 32.6).
+    _nodes, _hub, web1, web2, _rooms = cluster
+    opened: list[ClientConnection] = []
+    try:
+        await _chat_across_edges(web1, web2, opened)
+    finally:
+        for ws in opened:
+            await ws.close()
+
+
+async def _chat_across_edges(web1: Any, web2: Any, opened: list[ClientConnection]) -> None:
     pia = await _web(web2.listeners["api"])
+    opened.append(pia)
     create = {"type": "create", "game": "santorini", "variant": "standard", "size": 2}
     await pia.send(json.dumps({**create, "name": "pia"}))
     table = (await _until(pia, "seated"))["table"]
@@ -613,6 +625,7 @@ async def test_the_spectators_chat_of_a_game_reaches_its_watchers_on_every_edge(
     watchers = []
     for edge in (web1, web2):
         ws = await _web(edge.listeners["api"])
+        opened.append(ws)
         await ws.send(json.dumps({"type": "subscribe", "topic": "game", "uid": uid}))
         await _until(ws, "game")
         watchers.append(ws)
@@ -633,23 +646,19 @@ async def test_the_spectators_chat_of_a_game_reaches_its_watchers_on_every_edge(
         await eventually(all_in, "the spectators' chat across the edges")
         assert got == want
 
-    try:
-        await sam.send(say("sam", hello))
-        await heard(tia, [("sam", hello)])
-        await heard(sam, [("sam", hello)])
-        await tia.send(say("tia", "bonjour"))
-        await heard(sam, [("tia", "bonjour")])
-        await heard(tia, [("tia", "bonjour")])
-        assert await _watch_chat_lines(sam) == []  # each line once
-        assert await _watch_chat_lines(pia) == []  # the player hears none of it
-        await pia.send(json.dumps({"type": "subscribe", "topic": "game", "uid": uid}))
-        await _until(pia, "game")
-        await pia.send(say("pia2", "psst"))
+    await sam.send(say("sam", hello))
+    await heard(tia, [("sam", hello)])
+    await heard(sam, [("sam", hello)])
+    await tia.send(say("tia", "bonjour"))
+    await heard(sam, [("tia", "bonjour")])
+    await heard(tia, [("tia", "bonjour")])
+    assert await _watch_chat_lines(sam) == []  # each line once
+    assert await _watch_chat_lines(pia) == []  # the player hears none of it
+    await pia.send(json.dumps({"type": "subscribe", "topic": "game", "uid": uid}))
+    await _until(pia, "game")
+    await pia.send(say("pia2", "psst"))
+    refused = await _next(pia)
+    while refused["type"] != "error":
         refused = await _next(pia)
-        while refused["type"] != "error":
-            refused = await _next(pia)
-        assert "players do not write" in refused["message"]
-        assert await _watch_chat_lines(sam) == []
-    finally:
-        for ws in (pia, sam, tia):
-            await ws.close()
+    assert "players do not write" in refused["message"]
+    assert await _watch_chat_lines(sam) == []
