@@ -41,6 +41,7 @@ from meeple.bus.base import Bus, BusError, Subscription
 from meeple.bus.subjects import STORE_READS, Namespace
 from meeple.node import wire
 from meeple.server.store.database import (
+    OUTCOMES,
     GameRecord,
     PlayerProfile,
     PlayerRating,
@@ -84,8 +85,16 @@ _ARGS: dict[str, dict[str, str | int]] = {
     "read_game": {"uid": "text"},
     "read_game_number": {"id": 2**62},
     "read_games": {"limit": MAX_ROWS},
-    # "" for no filter, 0 for the first page.
-    "search_games": {"game": "text", "player": "text", "before": 2**62, "limit": MAX_ROWS},
+    # "" for no filter, 0 for the first page or no date bound (Unix seconds).
+    "search_games": {
+        "game": "text",
+        "player": "text",
+        "result": "text",
+        "ended_from": 2**40,
+        "ended_to": 2**40,
+        "before": 2**62,
+        "limit": MAX_ROWS,
+    },
     "read_leaderboard": {"game": "text", "limit": MAX_ROWS},
     "read_player": {"name": "text", "limit": MAX_ROWS},
     "read_rating_history": {"game": "text", "name": "text"},
@@ -113,9 +122,15 @@ def _read(store: Store, op: str, args: dict[str, Any]) -> object:
     if op == "read_games":
         return [_listed(r) for r in store.games(limit=_count(args, "limit", MAX_ROWS))]
     if op == "search_games":
+        result = _text(args, "result") or None
+        if result is not None and result not in OUTCOMES:
+            raise ValueError(f"result: one of {', '.join(OUTCOMES)}, or none")
         found = store.search_games(
             game=_text(args, "game") or None,
             player=_text(args, "player") or None,
+            result=result,
+            ended_from=_count(args, "ended_from", 2**40) or None,
+            ended_to=_count(args, "ended_to", 2**40) or None,
             before=_count(args, "before", 2**62) or None,
             limit=_count(args, "limit", MAX_ROWS),
         )
@@ -274,7 +289,15 @@ class BusRecords:
         return found
 
     async def search_games(
-        self, *, game: str | None, player: str | None, before: int | None, limit: int
+        self,
+        *,
+        game: str | None,
+        player: str | None,
+        before: int | None,
+        limit: int,
+        result: str | None = None,
+        ended_from: int | None = None,
+        ended_to: int | None = None,
     ) -> list[GameRecord]:
         if player is not None and not findable(player):
             return []
@@ -283,10 +306,20 @@ class BusRecords:
             list[GameRecord],
             game=(game or "")[:MAX_TEXT],
             player=player or "",
+            result=result if result in OUTCOMES else "",
+            ended_from=ended_from if ended_from is not None and 0 < ended_from <= 2**40 else 0,
+            ended_to=ended_to if ended_to is not None and 0 < ended_to <= 2**40 else 0,
             before=before if before is not None and 0 < before <= 2**62 else 0,
             limit=min(limit, MAX_ROWS),
         )
         return found
+
+    async def analysis(self, uid: str, version: int) -> dict[str, Any] | None:
+        """None: an edge keeps the analyses it computed in memory only (docs/cluster.md)."""
+        return None
+
+    async def keep_analysis(self, uid: str, version: int, analysis: dict[str, Any]) -> None:
+        """Nothing: an edge does not write to the store node (docs/cluster.md)."""
 
     async def leaderboard(self, game: str, *, limit: int) -> list[PlayerRating]:
         found: list[PlayerRating] = await self._ask(
