@@ -136,10 +136,28 @@ async def test_an_edge_serves_a_cluster_games_replay_list_and_ratings_from_a_sto
         found = await _get(client, "/games?player=ivy&game=scrabble")
         assert found.status_code == 200
         assert f"/games/{uid}" in finished(found.text)
-        for miss in ("/games?player=nobody", "/games?game=santorini", "/games?before=1"):
+        # By result and day (issue 34): ivy left, so she lost (resigned) and jon won.
+        today = time.strftime("%Y-%m-%d", time.gmtime())
+        for hit in (
+            "/games?player=ivy&result=lost",
+            "/games?player=jon&result=won",
+            f"/games?game=scrabble&from={today}&to={today}",
+        ):
+            page = await _get(client, hit)
+            assert page.status_code == 200, hit
+            assert f"/games/{uid}" in finished(page.text), hit
+        for miss in (
+            "/games?player=nobody",
+            "/games?game=santorini",
+            "/games?before=1",
+            "/games?player=ivy&result=won",
+            "/games?result=drawn",
+            "/games?from=2000-01-01&to=2000-01-02",
+        ):
             page = await _get(client, miss)
             assert page.status_code == 200, miss
             assert f"/games/{uid}" not in finished(page.text), miss
+        assert (await _get(client, "/games?from=2026-13-01")).status_code == 400
         lobby = await _get(client, "/")
         assert lobby.status_code == 200
         assert f"/games/{uid}" in lobby.text  # the recent games, as meeple serve's

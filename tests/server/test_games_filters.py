@@ -255,3 +255,30 @@ def test_an_analysis_is_kept_by_uid_and_version(store: Store) -> None:
     assert store.analysis("u1", 1) == steps
     assert store.analysis("u1", 2) is None
     assert store.analysis("u2", 1) is None
+
+
+def test_the_store_nodes_search_read_takes_the_filters(tmp_path: Path) -> None:
+    """A cluster edge's ``search_games`` read (meeple.node.store): the new filters by
+    their wire names, 0 and "" for none; a result that is no outcome is refused."""
+    from meeple.node.store import _check, _read
+
+    clock = Clock()
+    store = Store(tmp_path / "s.sqlite3", wall_clock=clock)
+    try:
+        made = _fill(store, clock, 12)
+        args: dict[str, Any] = {
+            "game": "", "player": "ann", "result": "lost", "ended_from": 0,
+            "ended_to": int(made[6][1]), "before": 0, "limit": 50,
+        }  # fmt: skip
+        _check("search_games", args)
+        found = _read(store, "search_games", args)
+        assert isinstance(found, list)
+        assert [r.id for r in found] == _want(made, "ann", "lost", None, made[6][1], None)
+        with pytest.raises(ValueError, match="result"):
+            _read(store, "search_games", {**args, "result": "maybe"})
+        with pytest.raises(ValueError, match="takes"):
+            _check("search_games", {k: v for k, v in args.items() if k != "result"})
+        with pytest.raises(ValueError, match="ended_to"):
+            _check("search_games", {**args, "ended_to": -1})
+    finally:
+        store.close()
