@@ -282,3 +282,62 @@ def test_the_store_nodes_search_read_takes_the_filters(tmp_path: Path) -> None:
             _check("search_games", {**args, "ended_to": -1})
     finally:
         store.close()
+
+
+def test_the_store_node_keeps_an_edges_analysis_only_of_a_stored_game(
+    tmp_path: Path,
+) -> None:
+    """``keep_analysis`` (meeple.node.store): kept for a game the store holds, then read
+    back by ``read_analysis``; nothing for an unknown uid; junk, a wrong shape or too
+    many bytes refused as a wire error, nothing kept."""
+    import asyncio
+    import json
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from meeple.bus.subjects import Namespace
+    from meeple.node import wire
+    from meeple.node.store import MAX_ANALYSIS, StoreRole, _read
+
+    store = Store(tmp_path / "s.sqlite3", wall_clock=Clock())
+    try:
+        _fill(store, Clock(), 2)
+        role = StoreRole(None, Namespace("meeple"), store)  # type: ignore[arg-type]
+
+        def keep(payload: bytes) -> bytes:
+            return asyncio.run(role._keep(payload))
+
+        steps = [None, {"best": "GGG6 on 0", "equity_lost": 0.0}]
+        body = {"uid": "g1", "version": 3, "steps": steps}
+        assert wire.loads(keep(json.dumps(body).encode()), bool) is True
+        assert _read(store, "read_analysis", {"uid": "g1", "version": 3}) == {"steps": steps}
+        unknown = {**body, "uid": "nosuchgame"}
+        assert wire.loads(keep(json.dumps(unknown).encode()), bool) is False
+        assert store.analysis("nosuchgame", 3) is None
+        refused = [
+            b"not json",
+            json.dumps({**body, "extra": 1}).encode(),
+            json.dumps({**body, "version": -1}).encode(),
+            json.dumps({**body, "steps": "x"}).encode(),
+            json.dumps({**body, "uid": "g1\x00"}).encode(),
+            json.dumps({**body, "steps": ["x" * MAX_ANALYSIS]}).encode(),
+        ]
+        for payload in refused:
+            with pytest.raises(wire.WireError):
+                keep(payload)
+
+        @settings(max_examples=150, deadline=None)
+        @given(st.binary(max_size=200) | st.text(max_size=200).map(str.encode))
+        def junk(payload: bytes) -> None:
+            try:
+                answer = keep(payload)
+            except wire.WireError:
+                return
+            assert wire.loads(answer, bool) in (True, False)
+
+        junk()
+        assert store.analysis("g0", 3) is None
+        assert _read(store, "read_analysis", {"uid": "g1", "version": 3}) == {"steps": steps}
+    finally:
+        store.close()
