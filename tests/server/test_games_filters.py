@@ -179,6 +179,8 @@ def test_sqlite_searches_through_the_indexes(tmp_path: Path) -> None:
     theirs = _sqlite_plan(path, result="drawn", before=20)
     assert "USING INDEX games_outcome" in theirs, theirs
     assert "SCAN g" not in theirs, theirs
+    days = _sqlite_plan(path, ended_from=Clock().now + DAY, ended_to=Clock().now + 2 * DAY)
+    assert "USING INDEX games_ended" in days, days
     kind = _sqlite_plan(path, game="scrabble", before=20)
     # One kind of game only here: the planner may walk the ids down instead.
     assert "USING INDEX games_game_id" in kind or "USING INTEGER PRIMARY KEY" in kind, kind
@@ -199,6 +201,7 @@ def test_postgresql_searches_through_the_indexes(pg_url: str) -> None:
             ({"player": "ann", "result": "lost"}, "game_players_outcome"),
             ({"result": "drawn"}, "games_outcome"),
             ({"game": "scrabble", "before": 20}, "games_game_id"),
+            ({"ended_from": Clock().now + DAY, "ended_to": Clock().now + 2 * DAY}, "games_ended"),
         ):
             sql, args = _query(search)
             plan = "\n".join(r[0] for r in conn.execute(_pg("EXPLAIN " + sql), args))
