@@ -31,7 +31,7 @@ from tests.patience import PATIENCE, eventually
 
 from meeple.bus import BusError, RemoteError, matches
 from meeple.bus.natsbus import NatsBus
-from meeple.bus.subjects import EDGE_LOBBY_OPS, STORE_ACCOUNTS, STORE_READS, Namespace
+from meeple.bus.subjects import EDGE_LOBBY_OPS, STORE_ACCOUNTS, STORE_KEEPS, STORE_READS, Namespace
 from meeple.cli.main import main
 from meeple.cluster.auth import (
     ADMIN_USER,
@@ -159,12 +159,14 @@ async def test_an_edge_reads_and_writes_only_its_own_seats(server: Server) -> No
             await node.serve_from(NS.store_read(op), answer)
         for op in STORE_ACCOUNTS:  # issue 32.6: the account pages' requests
             await node.serve_from(NS.store_account(op), answer)
+        for op in STORE_KEEPS:  # issue 34: a replay's analysis
+            await node.serve_from(NS.store_keep(op), answer)
         await admin.nc.flush()
         mine = NsBus(e1.nc, "e1")
         # What it may do: requests in its own name (the owner is told it is e1).
         assert await mine.ask(mine.ns.room_command("r1")) == b"e1:x"
         assert await mine.ask(mine.ns.lobby_request("sit")) == b"e1:x"
-        for op in (*STORE_READS, *STORE_ACCOUNTS):
+        for op in (*STORE_READS, *STORE_KEEPS, *STORE_ACCOUNTS):
             assert await mine.ask(NS.store_request(op)) == f"{op}:x".encode()
         heard: dict[str, list[str]] = {"e1": [], "e2": []}
 
@@ -252,7 +254,9 @@ _SUBJECTS = st.one_of(
     ),
     st.builds(
         lambda op: NS.store_request(op),
-        st.sampled_from([*STORE_READS, *STORE_ACCOUNTS, "record_game", "account_hash"]),
+        st.sampled_from(
+            [*STORE_READS, *STORE_KEEPS, *STORE_ACCOUNTS, "record_game", "account_hash"]
+        ),
     ),
     st.builds(lambda e: NS.node(e), _EDGES),
     st.builds(lambda e: NS.edge_inbox_of(e) + ".abc.1", _EDGES),
@@ -285,6 +289,7 @@ async def test_whatever_an_edge_publishes_it_reaches_only_what_is_its_own(
         f"{NS.root}.watchchat.*",  # a game's spectators' chat (issue 34.5)
         *(NS.for_node("e1").lobby_request(op) for op in EDGE_LOBBY_OPS),
         *(NS.store_read(op) for op in STORE_READS),
+        *(NS.store_keep(op) for op in STORE_KEEPS),
         *(NS.store_account(op) for op in STORE_ACCOUNTS),
     ]
     async with connect(server, ADMIN_USER) as admin, edge_conn(server, "e1") as e1:

@@ -14,6 +14,7 @@ import time
 from urllib.parse import quote
 
 import httpx
+import psycopg
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -22,8 +23,13 @@ from tests.cluster.test_edge_web import _play, _until, _web
 from tests.cluster.test_nodes import Nodes, nodes
 from tests.patience import GAME_PATIENCE
 from tests.web.helpers import browser, shared_chromium
+from tests.web.test_analysis_kept import UID as SPECTRANGLE_UID
+from tests.web.test_analysis_kept import _record as spectrangle_record
 
+from meeple.ai import analysis
+from meeple.ai.analysis import analyse_game
 from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, Lexicon, load_lexicon
+from meeple.server.store.database import open_store
 
 __all__ = ["browser", "nodes", "shared_chromium"]
 
@@ -129,6 +135,35 @@ async def test_an_edge_serves_a_cluster_games_replay_list_and_ratings_from_a_sto
         assert games.status_code == 200
         assert f"/games/{uid}" in games.text
 
+        # A replay's analysis (issue 34): computed on the edge, kept by the store node;
+        # another edge reads it from there (it shows what the store holds).
+        data = spectrangle_record()
+        pg = open_store(pg_url)
+        try:
+            pg.record_game(
+                game="spectrangle", variant="standard", protocols=["web"],
+                players=["ann", "bob"], started_at=0.0, end_reason="finished", result={},
+                record="", data=data,
+            )  # fmt: skip
+        finally:
+            pg.close()
+        assert (await _get(client, f"/games/{SPECTRANGLE_UID}")).status_code == 200
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            kept = conn.execute(
+                "SELECT analysis FROM game_analyses WHERE uid = %s AND version = %s",
+                (SPECTRANGLE_UID, analysis.VERSION),
+            ).fetchall()
+            assert [json.loads(k) for (k,) in kept] == [{"steps": analyse_game(data, None)}]
+            conn.execute(
+                'UPDATE game_analyses SET analysis = replace(analysis, \'"best":"\', '
+                '\'"best":"KEPT \') WHERE uid = %s',
+                (SPECTRANGLE_UID,),
+            )
+        web2 = await nodes.start("web2", "edge", None, "--api-port", "0")
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{web2.listeners['api']}") as c2:
+            other_edge = await _get(c2, f"/games/{SPECTRANGLE_UID}")
+        assert "best KEPT " in other_edge.text
+
         # The search (issue 34), asked of the store node over the bus.
         def finished(html: str) -> str:  # the finished games' list, not the live tables
             return html.split('<section id="recent">', 1)[1].split("</section>", 1)[0]
@@ -136,10 +171,28 @@ async def test_an_edge_serves_a_cluster_games_replay_list_and_ratings_from_a_sto
         found = await _get(client, "/games?player=ivy&game=scrabble")
         assert found.status_code == 200
         assert f"/games/{uid}" in finished(found.text)
-        for miss in ("/games?player=nobody", "/games?game=santorini", "/games?before=1"):
+        # By result and day (issue 34): ivy left, so she lost (resigned) and jon won.
+        today = time.strftime("%Y-%m-%d", time.gmtime())
+        for hit in (
+            "/games?player=ivy&result=lost",
+            "/games?player=jon&result=won",
+            f"/games?game=scrabble&from={today}&to={today}",
+        ):
+            page = await _get(client, hit)
+            assert page.status_code == 200, hit
+            assert f"/games/{uid}" in finished(page.text), hit
+        for miss in (
+            "/games?player=nobody",
+            "/games?game=santorini",
+            "/games?before=1",
+            "/games?player=ivy&result=won",
+            "/games?result=drawn",
+            "/games?from=2000-01-01&to=2000-01-02",
+        ):
             page = await _get(client, miss)
             assert page.status_code == 200, miss
             assert f"/games/{uid}" not in finished(page.text), miss
+        assert (await _get(client, "/games?from=2026-13-01")).status_code == 400
         lobby = await _get(client, "/")
         assert lobby.status_code == 200
         assert f"/games/{uid}" in lobby.text  # the recent games, as meeple serve's

@@ -101,21 +101,86 @@ async def test_the_page_filters_and_pages(server: MeepleServer, http: httpx.Asyn
     assert "No finished game matches." in none.text
 
 
+async def test_the_page_filters_by_result_and_days(
+    server: MeepleServer, http: httpx.AsyncClient
+) -> None:
+    """ann's lost games (her resignations too), then the games of one day (UTC, the
+    two ends inclusive), "Older games" keeping the filters; days that are no day are
+    the form's error with a 400."""
+    store: Store = server.services.resource("store", lambda: None)
+    clock = [1_767_225_600.0 - 3600]  # 2025-12-31 23:00 UTC
+    store._now = lambda: clock[0]
+    made: list[tuple[int, str]] = []
+    for i in range(130):
+        clock[0] += 1200  # three games an hour
+        reason = ("finished", "resigned", "finished")[i % 3]
+        number = store.record_game(
+            game="santorini", variant="standard", protocols=["web", "web"],
+            players=["ann", "bob"], started_at=0.0, end_reason=reason,
+            result={"winner": "ann" if i % 3 == 0 else "bob"}, record="",
+        )  # fmt: skip
+        made.append((number, "won" if i % 3 == 0 else "lost"))
+    lost = [str(n) for n, r in reversed(made) if r == "lost"]
+    seen: list[str] = []
+    url: str | None = "/games?player=ann&result=lost"
+    while url is not None:
+        page = await http.get(url)
+        assert page.status_code == 200
+        assert 'value="lost" selected' in page.text
+        seen += _listed(page.text)
+        older = re.search(r'id="older" class="btn" href="([^"]+)"', page.text)
+        url = older.group(1).replace("&amp;", "&") if older else None
+    assert seen == lost
+    assert len(lost) > GAMES_PAGE  # so it went over two pages
+
+    resigned = await http.get("/games", params={"result": "resigned"})
+    assert _listed(resigned.text) == [str(n) for n, _r in reversed(made) if n % 3 == 2][:GAMES_PAGE]
+    # 2026-01-01, 00:00 to 23:59:59 UTC: game i ended at 23:00 on Dec 31 plus (i + 1)
+    # times 20 minutes, so the third (at midnight) to the 74th (at 23:40).
+    day = await http.get("/games", params={"from": "2026-01-01", "to": "2026-01-01"})
+    assert day.status_code == 200
+    in_day = [str(n) for i, (n, _r) in enumerate(made) if 2 <= i <= 73]
+    everything: list[str] = []
+    url = "/games?from=2026-01-01&to=2026-01-01"
+    while url is not None:
+        page = await http.get(url)
+        everything += _listed(page.text)
+        older = re.search(r'id="older" class="btn" href="([^"]+)"', page.text)
+        url = older.group(1).replace("&amp;", "&") if older else None
+    assert everything == in_day[::-1]
+    assert 'value="2026-01-01"' in day.text
+
+    for bad in ({"from": "2026-02-30"}, {"to": "yesterday"}, {"result": "maybe"},
+                {"from": "2026-01-02", "to": "2026-01-01"}):  # fmt: skip
+        page = await http.get("/games", params=bad)
+        assert page.status_code == 400, bad
+        assert 'id="search-errors"' in page.text
+        assert _listed(page.text) == []
+
+
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     query=st.dictionaries(
-        st.sampled_from(["player", "game", "before", "x"]),
-        st.text(st.characters(codec="utf-8"), max_size=300),
-        max_size=4,
+        st.sampled_from(["player", "game", "before", "result", "from", "to", "x"]),
+        st.one_of(
+            st.text(st.characters(codec="utf-8"), max_size=300),
+            st.dates().map(str),
+            st.sampled_from(["won", "lost", "drawn", "aborted", "resigned", "0000-00-00"]),
+        ),
+        max_size=6,
     )
 )
 @example(query={"before": "\u00b2"})  # a digit to str.isdigit, not to int: was a 500
 @example(query={"before": "-0", "player": "\x00", "game": "scrabble"})
+@example(query={"from": "0001-01-01", "to": "9999-12-31", "result": "won"})
+@example(query={"from": "\uff12\uff10\uff12\uff16-01-01"})  # fullwidth digits
 async def test_any_query_gets_the_page(http: httpx.AsyncClient, query: dict[str, str]) -> None:
-    """Hostile parameters (NUL, huge numbers, long names, markup) are ignored or find
-    nothing: always the page, and nothing of them unescaped in it."""
+    """Hostile parameters (NUL, huge numbers, long names, markup, days out of range) are
+    ignored, find nothing or are the form's error: always the page (200, or 400 for a
+    result or day the form could not send), and nothing of them unescaped in it."""
     page = await http.get("/games?" + urllib.parse.urlencode(query))
-    assert page.status_code == 200, (query, page.text[:300])
+    assert page.status_code in (200, 400), (query, page.text[:300])
     assert "<script>alert" not in page.text
+    assert (page.status_code == 400) == ('id="search-errors"' in page.text)

@@ -35,12 +35,18 @@ from meeple.games.scrabble.lexicon import Lexicon
 __all__ = [
     "ALTERNATIVES",
     "SANTORINI_DEPTH",
+    "VERSION",
     "WIN_SCALE",
     "analyse",
     "analyse_game",
     "analyse_santorini",
     "analyse_spectrangle",
 ]
+
+# The analysis' version: the store keeps each game's analysis under it (meeple.web.app,
+# WebContext.analysis), so one more when what analyse_game returns changes makes every
+# replay compute its analysis again.
+VERSION = 1
 
 # How many of the engine's best moves a step lists beside the one played.
 ALTERNATIVES = 5

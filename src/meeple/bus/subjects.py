@@ -18,6 +18,7 @@ subject                               what crosses                           pat
 ``meeple.store.req.<op>``             finished games and ratings             request
 ``meeple.store.req.read_<x>``         an edge's reads (:data:`STORE_READS`)  request
 ``meeple.store.req.account_<x>``      accounts (:data:`STORE_ACCOUNTS`)      request
+``meeple.store.req.keep_<x>``         an edge's keeps (:data:`STORE_KEEPS`)  request
 ``meeple.node.<name>``                a node's heartbeat                     publish
 ``meeple.log.<uid>``                  a room's log (``MEEPLE_LOGS``)         JetStream
 ``$KV.meeple-leases.<key>``           room and lobby leases                  KV
@@ -51,6 +52,7 @@ __all__ = [
     "ANY_SENDER",
     "EDGE_LOBBY_OPS",
     "STORE_ACCOUNTS",
+    "STORE_KEEPS",
     "STORE_READS",
     "Namespace",
     "check_token",
@@ -69,7 +71,13 @@ STORE_READS = (
     "read_leaderboard",
     "read_player",
     "read_rating_history",
+    "read_analysis",  # a finished game's replay analysis, kept by a keep_analysis
 )
+
+# What an edge computed from a finished game's public record and asks the store role
+# to keep beside it (meeple.node.store): a replay's analysis (issue 34). The store node
+# keeps it only for a stored game, once per analysis version, within a size limit.
+STORE_KEEPS = ("keep_analysis",)
 
 # The store role's account ops an edge's pages and names ask (meeple.node.accounts):
 # reserve a name, sign in (each with the password, hashed on the store node only), a
@@ -209,6 +217,12 @@ class Namespace:
         """An edge's read-only request to the store role (one of :data:`STORE_READS`)."""
         if op not in STORE_READS:
             raise ValueError(f"not a store read: {op!r}")
+        return self.store_request(op)
+
+    def store_keep(self, op: str) -> str:
+        """An edge's keep request to the store role (one of :data:`STORE_KEEPS`)."""
+        if op not in STORE_KEEPS:
+            raise ValueError(f"not a store keep: {op!r}")
         return self.store_request(op)
 
     def store_account(self, op: str) -> str:

@@ -37,7 +37,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from meeple.bus.subjects import EDGE_LOBBY_OPS, STORE_ACCOUNTS, STORE_READS, Namespace, check_token
+from meeple.bus.subjects import (
+    EDGE_LOBBY_OPS,
+    STORE_ACCOUNTS,
+    STORE_KEEPS,
+    STORE_READS,
+    Namespace,
+    check_token,
+)
 
 __all__ = [
     "ADMIN_USER",
@@ -183,6 +190,8 @@ def _edge_permissions(ns: Namespace, edge: str) -> tuple[list[str], list[str]]:
         f"{r}.watchchat.*",
         ns.node(edge),
         *(ns.store_read(op) for op in STORE_READS),
+        # A replay's analysis it computed (issue 34): kept only for a stored game.
+        *(ns.store_keep(op) for op in STORE_KEEPS),
         # Accounts (meeple.node.accounts): none of them answers a password hash.
         *(ns.store_account(op) for op in STORE_ACCOUNTS),
     ]

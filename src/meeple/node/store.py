@@ -38,9 +38,10 @@ from collections.abc import Callable
 from typing import Any
 
 from meeple.bus.base import Bus, BusError, Subscription
-from meeple.bus.subjects import STORE_READS, Namespace
+from meeple.bus.subjects import STORE_KEEPS, STORE_READS, Namespace
 from meeple.node import wire
 from meeple.server.store.database import (
+    OUTCOMES,
     GameRecord,
     PlayerProfile,
     PlayerRating,
@@ -84,12 +85,24 @@ _ARGS: dict[str, dict[str, str | int]] = {
     "read_game": {"uid": "text"},
     "read_game_number": {"id": 2**62},
     "read_games": {"limit": MAX_ROWS},
-    # "" for no filter, 0 for the first page.
-    "search_games": {"game": "text", "player": "text", "before": 2**62, "limit": MAX_ROWS},
+    # "" for no filter, 0 for the first page or no date bound (Unix seconds).
+    "search_games": {
+        "game": "text",
+        "player": "text",
+        "result": "text",
+        "ended_from": 2**40,
+        "ended_to": 2**40,
+        "before": 2**62,
+        "limit": MAX_ROWS,
+    },
     "read_leaderboard": {"game": "text", "limit": MAX_ROWS},
     "read_player": {"name": "text", "limit": MAX_ROWS},
     "read_rating_history": {"game": "text", "name": "text"},
+    "read_analysis": {"uid": "text", "version": 2**31},
 }
+
+# The most bytes of one kept analysis (a 100-move Scrabble game's is ~60 kB).
+MAX_ANALYSIS = 512 * 1024
 
 
 def _check(op: str, args: dict[str, Any]) -> None:
@@ -113,9 +126,15 @@ def _read(store: Store, op: str, args: dict[str, Any]) -> object:
     if op == "read_games":
         return [_listed(r) for r in store.games(limit=_count(args, "limit", MAX_ROWS))]
     if op == "search_games":
+        result = _text(args, "result") or None
+        if result is not None and result not in OUTCOMES:
+            raise ValueError(f"result: one of {', '.join(OUTCOMES)}, or none")
         found = store.search_games(
             game=_text(args, "game") or None,
             player=_text(args, "player") or None,
+            result=result,
+            ended_from=_count(args, "ended_from", 2**40) or None,
+            ended_to=_count(args, "ended_to", 2**40) or None,
             before=_count(args, "before", 2**62) or None,
             limit=_count(args, "limit", MAX_ROWS),
         )
@@ -127,6 +146,8 @@ def _read(store: Store, op: str, args: dict[str, Any]) -> object:
         return dataclasses.replace(profile, games=tuple(_listed(r) for r in profile.games))
     if op == "read_rating_history":
         return store.rating_history(_text(args, "game"), _text(args, "name"))
+    if op == "read_analysis":
+        return store.analysis(_text(args, "uid"), _count(args, "version", 2**31))
     raise ValueError(f"no read {op!r}")
 
 
@@ -158,6 +179,30 @@ class StoreRole:
             self._subs.append(
                 await self.bus.serve(self.ns.store_read(op), self._reader(op), queue="store")
             )
+        for op in STORE_KEEPS:
+            self._subs.append(
+                await self.bus.serve(self.ns.store_keep(op), self._keep, queue="store")
+            )
+
+    async def _keep(self, payload: bytes) -> bytes:
+        """An edge's ``keep_analysis``: ``{"uid", "version", "steps"}`` as JSON, at most
+        :data:`MAX_ANALYSIS` bytes, for a game the store holds; whether it was kept."""
+        if len(payload) > MAX_ANALYSIS:
+            raise wire.WireError("size", f"an analysis of {len(payload)} bytes")
+        args = wire.decode_json(payload, dict[str, str | int | list[dict[str, Any] | None]])
+        steps = args.get("steps")
+        try:
+            if set(args) != {"uid", "version", "steps"} or not isinstance(steps, list):
+                raise ValueError("keep_analysis takes uid, version and steps")
+            uid = _text(args, "uid")
+            version = _count(args, "version", 2**31)
+        except ValueError as e:
+            raise wire.WireError("shape", str(e)) from None
+        found = await asyncio.to_thread(self.store.game_by_uid, uid)
+        if found is None:
+            return wire.dumps(False)
+        await asyncio.to_thread(self.store.keep_analysis, uid, version, {"steps": steps})
+        return wire.dumps(True)
 
     def _reader(self, op: str) -> Callable[[bytes], Any]:
         """An edge's read (module doc): JSON in, checked; no lock (reads only)."""
@@ -274,7 +319,15 @@ class BusRecords:
         return found
 
     async def search_games(
-        self, *, game: str | None, player: str | None, before: int | None, limit: int
+        self,
+        *,
+        game: str | None,
+        player: str | None,
+        before: int | None,
+        limit: int,
+        result: str | None = None,
+        ended_from: int | None = None,
+        ended_to: int | None = None,
     ) -> list[GameRecord]:
         if player is not None and not findable(player):
             return []
@@ -283,10 +336,34 @@ class BusRecords:
             list[GameRecord],
             game=(game or "")[:MAX_TEXT],
             player=player or "",
+            result=result if result in OUTCOMES else "",
+            ended_from=ended_from if ended_from is not None and 0 < ended_from <= 2**40 else 0,
+            ended_to=ended_to if ended_to is not None and 0 < ended_to <= 2**40 else 0,
             before=before if before is not None and 0 < before <= 2**62 else 0,
             limit=min(limit, MAX_ROWS),
         )
         return found
+
+    async def analysis(self, uid: str, version: int) -> dict[str, Any] | None:
+        if not findable(uid) or not 0 <= version <= 2**31:
+            return None
+        found: dict[str, Any] | None = await self._ask(
+            "read_analysis", dict[str, Any] | None, uid=uid, version=version
+        )
+        return found
+
+    async def keep_analysis(self, uid: str, version: int, analysis: dict[str, Any]) -> None:
+        """Ask a store node to keep the analysis this edge computed (docs/cluster.md)."""
+        if not findable(uid) or not 0 <= version <= 2**31:
+            return
+        subject = self.ns.store_keep("keep_analysis")
+        body = json.dumps({"uid": uid, "version": version, "steps": analysis.get("steps")})
+        if len(body) > MAX_ANALYSIS:
+            return  # computed again after a restart: nothing is lost but the time
+        try:
+            await self.bus.request(subject, body.encode(), timeout=self.timeout)
+        except BusError as e:
+            raise StoreUnavailable(f"{subject}: {type(e).__name__}: {e}") from e
 
     async def leaderboard(self, game: str, *, limit: int) -> list[PlayerRating]:
         found: list[PlayerRating] = await self._ask(

@@ -219,8 +219,23 @@ class RecordsPort(Protocol):
     async def games(self, *, limit: int) -> list[GameRecord]: ...
 
     async def search_games(
-        self, *, game: str | None, player: str | None, before: int | None, limit: int
+        self,
+        *,
+        game: str | None,
+        player: str | None,
+        before: int | None,
+        limit: int,
+        result: str | None = None,
+        ended_from: int | None = None,
+        ended_to: int | None = None,
     ) -> list[GameRecord]: ...
+
+    async def analysis(self, uid: str, version: int) -> dict[str, Any] | None:
+        """The analysis kept with the game ``uid`` at analysis ``version``, if any."""
+
+    async def keep_analysis(self, uid: str, version: int, analysis: dict[str, Any]) -> None:
+        """Keep the analysis of the game ``uid`` beside its record (or do nothing where
+        the pages cannot write)."""
 
     async def leaderboard(self, game: str, *, limit: int) -> list[PlayerRating]: ...
 

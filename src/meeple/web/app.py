@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import itertools
 import logging
 import os
@@ -49,7 +50,7 @@ from meeple.server.lobby.names import server_reservations
 from meeple.server.lobby.tables import LOBBY_TOPIC, Lobby, Origin, server_lobby
 from meeple.server.ops import OPS_PATHS, ops_routes
 from meeple.server.rooms.scrabble import LEXICON_RESOURCE, TABLE_LEXICONS_RESOURCE
-from meeple.server.store.database import GameRecord, Store, StoreUnavailable
+from meeple.server.store.database import OUTCOMES, GameRecord, Store, StoreUnavailable
 from meeple.server.store.journal import server_journal, server_store
 from meeple.web import accounts, guide, replays
 from meeple.web import console as console_pages
@@ -179,7 +180,8 @@ class WebContext:
     async def analysis(self, record: GameRecord) -> list[dict[str, Any] | None] | None:
         """A finished game's moves against the engine's best (issues 24, 34): Scrabble's
         when the server has the lexicon it was played with, Spectrangle's and
-        Santorini's always; kept for the last games asked (a record never changes).
+        Santorini's always; kept in the store beside the record (by uid and
+        :data:`meeple.ai.analysis.VERSION`) and in memory for the last games asked.
         Computed in a worker thread: a 25-move Scrabble game is ~0.2 s, a 40-turn
         Santorini game well under a second (docs/benchmarks.md, "Replay analysis")."""
         data = record.data
@@ -194,7 +196,20 @@ class WebContext:
             if lexicon is None:
                 return None
         key = str(data.get("uid") or record.id)
-        if key not in self._analyses:
+        if key in self._analyses:
+            return self._analyses[key]
+        # Kept beside the record (issue 34): computed once, read back after a restart,
+        # computed again by a newer analysis (its version).
+        uid = data.get("uid")
+        kept: dict[str, Any] | None = None
+        if isinstance(uid, str):
+            try:
+                kept = await self.records.analysis(uid, analysis.VERSION)
+            except StoreUnavailable as e:
+                logger.warning("analysis of %s not read: %s", uid, e)
+        steps = kept.get("steps") if kept is not None else None
+        found: list[dict[str, Any] | None] | None = steps if isinstance(steps, list) else None
+        if found is None:
             try:
                 found = await asyncio.to_thread(analysis.analyse_game, data, lexicon)
             except Exception:  # a record that does not replay has no analysis
@@ -202,10 +217,15 @@ class WebContext:
                 return None
             if found is None:
                 return None
-            self._analyses[key] = found
-            while len(self._analyses) > 64:
-                self._analyses.pop(next(iter(self._analyses)))
-        return self._analyses[key]
+            if isinstance(uid, str):
+                try:
+                    await self.records.keep_analysis(uid, analysis.VERSION, {"steps": found})
+                except StoreUnavailable as e:
+                    logger.warning("analysis of %s not kept: %s", uid, e)
+        self._analyses[key] = found
+        while len(self._analyses) > 64:
+            self._analyses.pop(next(iter(self._analyses)))
+        return found
 
     async def recent_games(self, limit: int = 20) -> list[dict[str, Any]]:
         """The last stored games; none while the database does not answer (the page
@@ -323,36 +343,91 @@ GAMES_PAGE = 50
 
 async def games_page(request: Request) -> Response:
     """The tables and games running, then the finished games newest first, filtered by
-    player and game (issue 34: ``?player=ann&game=scrabble``), ``GAMES_PAGE`` a page,
-    ``?before=N`` for the next. Bad parameters are ignored, never an error."""
+    player, game, result and the days they ended on (issue 34:
+    ``?player=ann&game=scrabble&result=won&from=2026-01-01&to=2026-01-31``; days in UTC,
+    both inclusive), ``GAMES_PAGE`` a page, ``?before=N`` for the next. A result or a
+    day the form could not have sent is a 400 with the form's error; other bad
+    parameters are ignored."""
     ctx: WebContext = request.app.state.ctx
     params = request.query_params
     player = params.get("player", "").strip()[:MAX_KEY] or None
     game = params.get("game") if params.get("game") in records.GAMES else None
     cursor = _int(params.get("before"), default=0)
     before = cursor if cursor > 0 else None
-    try:
-        found = await ctx.records.search_games(
-            game=game, player=player, before=before, limit=GAMES_PAGE + 1
-        )
-    except StoreUnavailable as e:
-        logger.warning("finished games not read: %s", e)
-        found = []
+    errors: list[str] = []
+    result = params.get("result", "").strip() or None
+    if result is not None and result not in OUTCOMES:
+        errors.append(f"Result: one of {', '.join(OUTCOMES)}.")
+        result = None
+    days: dict[str, datetime.date | None] = {}
+    for key, label in (("from", "From"), ("to", "To")):
+        days[key] = _day(params.get(key, ""))
+        if days[key] is None and params.get(key, "").strip():
+            errors.append(f"{label}: a day as YYYY-MM-DD.")
+    start, end = days["from"], days["to"]
+    if start is not None and end is not None and start > end:
+        errors.append("From: a day on or before To.")
+    ended_from = None if start is None else _midnight(start)
+    ended_to = None if end is None else _midnight(end) + 86400
+    search = {
+        "player": player or "",
+        "game": game or "",
+        "result": result or "",
+        "from": "" if start is None else start.isoformat(),
+        "to": "" if end is None else end.isoformat(),
+        "paged": before is not None,
+    }
+    found = []
+    if not errors:
+        try:
+            found = await ctx.records.search_games(
+                game=game,
+                player=player,
+                result=result,
+                ended_from=ended_from,
+                ended_to=ended_to,
+                before=before,
+                limit=GAMES_PAGE + 1,
+            )
+        except StoreUnavailable as e:
+            logger.warning("finished games not read: %s", e)
     more = len(found) > GAMES_PAGE
     found = found[:GAMES_PAGE]
     older = None
     if more and found:
-        query = {"player": player or "", "game": game or "", "before": str(found[-1].id)}
+        query = {**{k: str(v) for k, v in search.items() if k != "paged"}}
+        query["before"] = str(found[-1].id)
         older = "/games?" + urllib.parse.urlencode({k: v for k, v in query.items() if v})
     return render(
         request,
         "games.html",
+        status=400 if errors else 200,
         lobby=ctx.lobby.snapshot(),
         recent=[replays.summary(r) for r in found],
-        search={"player": player or "", "game": game or "", "paged": before is not None},
+        search=search,
+        errors=errors,
         games=records.GAMES,
+        outcomes=OUTCOMES,
         older=older,
     )
+
+
+def _day(text: str) -> datetime.date | None:
+    """A day as the form's date field sends it (YYYY-MM-DD, years 1970 to 9999), else
+    None."""
+    text = text.strip()
+    if len(text) != 10 or not text.isascii():
+        return None
+    try:
+        day = datetime.date.fromisoformat(text)
+    except ValueError:
+        return None
+    return day if day.year >= 1970 else None
+
+
+def _midnight(day: datetime.date) -> int:
+    """The Unix time of ``day``'s start in UTC."""
+    return int(datetime.datetime.combine(day, datetime.time(), datetime.UTC).timestamp())
 
 
 async def game_page(request: Request) -> Response:

@@ -14,6 +14,7 @@ records and ratings, never a running game.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from meeple.server.ports import RecordsPort
 from meeple.server.store.database import (
@@ -60,13 +61,37 @@ class LocalRecords:
         return await stored(self._store().games, limit=limit)
 
     async def search_games(
-        self, *, game: str | None, player: str | None, before: int | None, limit: int
+        self,
+        *,
+        game: str | None,
+        player: str | None,
+        before: int | None,
+        limit: int,
+        result: str | None = None,
+        ended_from: int | None = None,
+        ended_to: int | None = None,
     ) -> list[GameRecord]:
         if player is not None and not findable(player):
             return []
         return await stored(
-            self._store().search_games, game=game, player=player, before=before, limit=limit
+            self._store().search_games,
+            game=game,
+            player=player,
+            result=result,
+            ended_from=ended_from,
+            ended_to=ended_to,
+            before=before,
+            limit=limit,
         )
+
+    async def analysis(self, uid: str, version: int) -> dict[str, Any] | None:
+        if not findable(uid):
+            return None
+        return await stored(self._store().analysis, uid, version)
+
+    async def keep_analysis(self, uid: str, version: int, analysis: dict[str, Any]) -> None:
+        if findable(uid):
+            await stored(self._store().keep_analysis, uid, version, analysis)
 
     async def leaderboard(self, game: str, *, limit: int) -> list[PlayerRating]:
         return await stored(self._store().leaderboard, game, limit=limit)

@@ -39,6 +39,7 @@ from meeple.private import private_file
 T = TypeVar("T")
 
 __all__ = [
+    "OUTCOMES",
     "SCHEMA_VERSION",
     "Account",
     "ActionLog",
@@ -50,6 +51,7 @@ __all__ = [
     "GameRecord",
     "LogConflict",
     "LogEntry",
+    "Migration",
     "PlayerProfile",
     "PlayerRating",
     "RatingPoint",
@@ -58,13 +60,18 @@ __all__ = [
     "StoreUnavailable",
     "Transaction",
     "open_store",
+    "outcomes",
     "sqlite_path",
     "stored",
 ]
 
 logger = logging.getLogger(__name__)
 
-_MIGRATIONS: Sequence[str] = (
+#: A migration: its SQL script, or the script then a named step in Python run in the same
+#: transaction (:data:`_STEPS`: what SQL alone cannot say the same way on both backends).
+Migration = str | tuple[str, str]
+
+_MIGRATIONS: Sequence[Migration] = (
     # 1: finished games, and checkpoints to resume games after a disconnect or restart.
     """
     CREATE TABLE games (
@@ -174,6 +181,27 @@ _MIGRATIONS: Sequence[str] = (
     );
     CREATE INDEX account_sessions_age ON account_sessions (created_at)
     """,
+    # 7: how each game ended for each seat (``game_players.outcome``: won, lost, drawn,
+    # aborted, resigned) and for the game (``games.outcome``: won, drawn, aborted,
+    # resigned), filled from the games already stored; the /games search's indexes; and
+    # each replay's analysis, computed once and kept (issue 34).
+    (
+        """
+    ALTER TABLE games ADD COLUMN outcome TEXT NULL;
+    ALTER TABLE game_players ADD COLUMN outcome TEXT NULL;
+    CREATE INDEX games_outcome ON games (outcome, id);
+    CREATE INDEX games_game_id ON games (game, id);
+    CREATE INDEX game_players_outcome ON game_players (player, outcome, game_id);
+    CREATE TABLE game_analyses (
+        uid TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        analysis TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (uid, version)
+    )
+    """,
+        "fill outcomes",
+    ),
 )
 
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -406,7 +434,7 @@ class Backend(abc.ABC):
     """
 
     #: One SQL script per schema version, the first first.
-    migrations: ClassVar[Sequence[str]]
+    migrations: ClassVar[Sequence[Migration]]
     #: A condition on ``games``: its JSON record's ``uid`` equals the one parameter.
     uid_matches: ClassVar[str]
     #: Where the data lives, for the log (never a password).
@@ -490,8 +518,12 @@ class Backend(abc.ABC):
                 version = self._version(tx)
                 if version >= len(self.migrations):
                     return
-                for statement in self._statements(self.migrations[version]):
+                step = self.migrations[version]
+                script, named = (step, None) if isinstance(step, str) else step
+                for statement in self._statements(script):
                     tx.execute(statement)
+                if named is not None:
+                    _STEPS[named](tx)
                 self._set_version(tx, version + 1)
             logger.info("store %s: schema migrated to version %d", self.where, version + 1)
 
@@ -731,9 +763,10 @@ class Store:
         data: Mapping[str, Any] | None = None,
     ) -> int:
         now = self._now()
+        overall, seats = outcomes(players, end_reason, result, data)
         game_id = tx.insert(
             "INSERT INTO games (game, variant, protocols, players, started_at, ended_at,"
-            " end_reason, result, record, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " end_reason, result, record, data, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 game,
                 variant,
@@ -745,11 +778,12 @@ class Store:
                 json.dumps(result, sort_keys=True),
                 record,
                 None if data is None else json.dumps(data, separators=(",", ":")),
+                overall,
             ),
         )
         tx.executemany(
-            "INSERT INTO game_players (game_id, seat, player) VALUES (?, ?, ?)",
-            [(game_id, seat, name) for seat, name in enumerate(players)],
+            "INSERT INTO game_players (game_id, seat, player, outcome) VALUES (?, ?, ?, ?)",
+            [(game_id, seat, name, seats[seat]) for seat, name in enumerate(players)],
         )
         if data is not None and list(data.get("players", ())) == list(players):
             self._rate(tx, game, list(players), data, game_id, now)
@@ -988,31 +1022,47 @@ class Store:
         *,
         game: str | None = None,
         player: str | None = None,
+        result: str | None = None,
+        ended_from: float | None = None,
+        ended_to: float | None = None,
         before: int | None = None,
         limit: int = 50,
     ) -> list[GameRecord]:
         """Finished games, newest first (by number), of ``game`` and with ``player``
         among their players, when given, numbered below ``before`` (the next page's
-        cursor: the last number of this one)."""
-        where: list[str] = []
-        args: list[Any] = []
-        columns = ", ".join(f"g.{c.strip()}" for c in _GAME_COLUMNS.split(","))
-        sql = f"SELECT {columns} FROM games AS g"
-        if player is not None:
-            sql += " JOIN game_players AS p ON p.game_id = g.id"
-            where.append("p.player = ?")
-            args.append(player)
-        if game is not None:
-            where.append("g.game = ?")
-            args.append(game)
-        if before is not None:
-            where.append("g.id < ?")
-            args.append(before)
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY g.id DESC LIMIT ?"
-        args.append(limit)
-        return [_record(row) for row in self._db.read(sql, args)]
+        cursor: the last number of this one).
+
+        ``result`` is one of :data:`OUTCOMES`: with a player, how the game ended for
+        them ("lost" includes their resignations); without one, how it ended ("won" and
+        "lost" are the games someone won, "resigned" those someone resigned). The game
+        ended at or after ``ended_from`` and before ``ended_to`` (Unix times) when given.
+        """
+        return [_record(row) for row in self._db.read(*_search_sql(
+            game=game, player=player, result=result, ended_from=ended_from,
+            ended_to=ended_to, before=before, limit=limit,
+        ))]  # fmt: skip
+
+    def analysis(self, uid: str, version: int) -> dict[str, Any] | None:
+        """The analysis kept for the game ``uid`` at analysis ``version``, if any."""
+        row = _first(
+            self._db.read(
+                "SELECT analysis FROM game_analyses WHERE uid = ? AND version = ?", (uid, version)
+            )
+        )
+        if row is None:
+            return None
+        value = json.loads(row[0])
+        return value if isinstance(value, dict) else None
+
+    def keep_analysis(self, uid: str, version: int, analysis: Mapping[str, Any]) -> None:
+        """Keep the analysis of the game ``uid`` at ``version`` (the first one kept stays:
+        the same code computes the same analysis of the same record)."""
+        with self._db.transaction() as tx:
+            tx.execute(
+                "INSERT INTO game_analyses (uid, version, analysis, created_at)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT (uid, version) DO NOTHING",
+                (uid, version, json.dumps(analysis, separators=(",", ":")), self._now()),
+            )
 
     def game(self, game_id: int) -> GameRecord | None:
         row = _first(self._db.read(f"SELECT {_GAME_COLUMNS} FROM games WHERE id = ?", (game_id,)))
@@ -1291,3 +1341,150 @@ def _record(row: tuple[Any, ...]) -> GameRecord:
         record=record,
         data=None if data is None else json.loads(data),
     )
+
+
+#: The results ``/games`` filters by (:meth:`Store.search_games`).
+OUTCOMES = ("won", "lost", "drawn", "aborted", "resigned")
+
+# Seat outcomes each result filter takes, with a player; game outcomes, without one.
+_SEAT_FILTER = {
+    "won": ("won",),
+    "lost": ("lost", "resigned"),
+    "drawn": ("drawn",),
+    "aborted": ("aborted",),
+    "resigned": ("resigned",),
+}
+_GAME_FILTER = {
+    "won": ("won", "resigned"),
+    "lost": ("won", "resigned"),
+    "drawn": ("drawn",),
+    "aborted": ("aborted",),
+    "resigned": ("resigned",),
+}
+
+
+def _search_sql(
+    *,
+    game: str | None,
+    player: str | None,
+    result: str | None,
+    ended_from: float | None,
+    ended_to: float | None,
+    before: int | None,
+    limit: int,
+) -> tuple[str, list[Any]]:
+    """:meth:`Store.search_games`' query and its parameters (the tests explain it)."""
+    if result is not None and result not in OUTCOMES:
+        raise ValueError(f"no such result: {result!r}")
+    where: list[str] = []
+    args: list[Any] = []
+    columns = ", ".join(f"g.{c.strip()}" for c in _GAME_COLUMNS.split(","))
+    sql = f"SELECT {columns} FROM games AS g"
+    if player is not None:
+        sql += " JOIN game_players AS p ON p.game_id = g.id"
+        where.append("p.player = ?")
+        args.append(player)
+        if result is not None:
+            chosen = _SEAT_FILTER[result]
+            where.append(f"p.outcome IN ({', '.join('?' * len(chosen))})")
+            args += chosen
+    elif result is not None:
+        chosen = _GAME_FILTER[result]
+        where.append(f"g.outcome IN ({', '.join('?' * len(chosen))})")
+        args += chosen
+    if game is not None:
+        where.append("g.game = ?")
+        args.append(game)
+    if ended_from is not None:
+        where.append("g.ended_at >= ?")
+        args.append(ended_from)
+    if ended_to is not None:
+        where.append("g.ended_at < ?")
+        args.append(ended_to)
+    if before is not None:
+        where.append("g.id < ?")
+        args.append(before)
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += " ORDER BY g.id DESC LIMIT ?"
+    args.append(limit)
+    return sql, args
+
+
+def outcomes(
+    players: Sequence[str],
+    end_reason: str,
+    result: Mapping[str, Any] | None,
+    data: Mapping[str, Any] | None,
+) -> tuple[str, list[str]]:
+    """How a finished game ended, as a whole (won, drawn, aborted, resigned) and for
+    each seat (won, lost, drawn, aborted, resigned), from its JSON record's ``result``
+    (seats) or, for games stored without one, the stored result (names).
+
+    Aborted games, and games that ended with nobody winning because the server
+    stopped, are aborted for everyone; a game everyone or nobody won is drawn; the
+    seat that resigned has "resigned" (a loss) and the game too.
+    """
+    n = len(players)
+    res = data.get("result") if isinstance(data, Mapping) else None
+    res = res if isinstance(res, Mapping) else None
+    reason = str(res.get("reason")) if res is not None else end_reason
+    winners: set[int] = set()
+    if res is not None and isinstance(res.get("winners"), list):
+        winners = {w for w in res["winners"] if isinstance(w, int) and 0 <= w < n}
+    elif isinstance(result, Mapping):
+        named = result.get("winners")
+        if not isinstance(named, list):
+            named = [result.get("winner")]
+        winners = {i for i, p in enumerate(players) if p in named}
+    if "aborted" in (reason, end_reason) or (
+        not winners and end_reason in ("server-restart", "store-unavailable")
+    ):
+        return "aborted", ["aborted"] * n
+    resigner = None
+    if "resigned" in (reason, end_reason):
+        who = res.get("player") if res is not None else None
+        if isinstance(who, int) and 0 <= who < n:
+            resigner = who
+        elif n == 2 and len(winners) == 1:
+            resigner = 1 - next(iter(winners))
+    if len(winners) in (0, n):
+        seats = ["drawn"] * n
+        overall = "drawn"
+    else:
+        seats = ["won" if i in winners else "lost" for i in range(n)]
+        overall = "won"
+    if resigner is not None:
+        seats[resigner] = "resigned"
+        overall = "resigned"
+    return overall, seats
+
+
+def _fill_outcomes(tx: Transaction) -> None:
+    """Schema 7's step: the outcomes of the games stored before it."""
+    rows = tx.execute(
+        "SELECT id, players, end_reason, result, data FROM games WHERE outcome IS NULL"
+    ).fetchall()
+    for gid, players, end_reason, result, data in rows:
+        try:
+            names = json.loads(players)
+            stored = json.loads(result)
+            record = None if data is None else json.loads(data)
+        except ValueError:
+            continue
+        if not isinstance(names, list):
+            continue
+        overall, seats = outcomes(
+            [str(p) for p in names],
+            str(end_reason),
+            stored if isinstance(stored, Mapping) else None,
+            record if isinstance(record, Mapping) else None,
+        )
+        tx.execute("UPDATE games SET outcome = ? WHERE id = ?", (overall, gid))
+        tx.executemany(
+            "UPDATE game_players SET outcome = ? WHERE game_id = ? AND seat = ?",
+            [(outcome, gid, seat) for seat, outcome in enumerate(seats)],
+        )
+
+
+_STEPS: Mapping[str, Callable[[Transaction], None]] = {"fill outcomes": _fill_outcomes}

@@ -49,7 +49,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import TupleRow
 from psycopg_pool import ConnectionPool
 
-from meeple.server.store.database import Backend, Cursor, Store, Transaction
+from meeple.server.store.database import Backend, Cursor, Migration, Store, Transaction
 
 __all__ = ["PgBackend", "PgStore"]
 
@@ -64,7 +64,7 @@ _APPEND = (
     " INSERT INTO room_log_entries (uid, seq, at, entry) SELECT uid, %s, %s, %s FROM fenced"
 )
 
-_MIGRATIONS: Sequence[str] = (
+_MIGRATIONS: Sequence[Migration] = (
     # 1: finished games, and checkpoints to resume games after a disconnect or restart.
     """
     CREATE TABLE games (
@@ -184,6 +184,25 @@ _MIGRATIONS: Sequence[str] = (
     );
     CREATE INDEX account_sessions_age ON account_sessions (created_at)
     """,
+    # 7: each seat's and each game's outcome (filled from the games already stored), the
+    # /games search's indexes, and each replay's analysis, computed once and kept.
+    (
+        """
+    ALTER TABLE games ADD COLUMN outcome TEXT COLLATE "C" NULL;
+    ALTER TABLE game_players ADD COLUMN outcome TEXT COLLATE "C" NULL;
+    CREATE INDEX games_outcome ON games (outcome, id);
+    CREATE INDEX games_game_id ON games (game, id);
+    CREATE INDEX game_players_outcome ON game_players (player, outcome, game_id);
+    CREATE TABLE game_analyses (
+        uid TEXT COLLATE "C" NOT NULL,
+        version INTEGER NOT NULL,
+        analysis TEXT NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (uid, version)
+    )
+    """,
+        "fill outcomes",
+    ),
 )
 
 
