@@ -131,8 +131,10 @@ class ClusterAdmin:
 
     # --- the requests ------------------------------------------------------------------
 
-    async def status(self) -> dict[str, Any]:
-        """``GET /admin/status``'s body (docs/protocols/cmpn402.md, "On a cluster")."""
+    async def status(self, *, pictures: bool = False) -> dict[str, Any]:
+        """``GET /admin/status``'s body (docs/protocols/cmpn402.md, "On a cluster");
+        with ``pictures`` each board keeps its room's spectator view (``spectator``: the
+        contest console's board picture, meeple.node.contest.RemoteConsole)."""
         running = self.running()
         asked = await asyncio.gather(
             *(self._ask(uid, "status", self.timing.admin_status_wait) for uid in running)
@@ -144,7 +146,10 @@ class ClusterAdmin:
             if answer is None or not isinstance(view, dict):
                 unanswered.append({"uid": uid, "owner": owner})
             elif not view.get("over"):
-                boards.append({**view, "owner": answer.get("owner", owner)})
+                board = {**view, "owner": answer.get("owner", owner)}
+                if not pictures:
+                    board.pop("spectator", None)
+                boards.append(board)
         for i, board in enumerate(boards, 1):
             board["board"] = i
         agents = [
@@ -189,6 +194,8 @@ class ClusterAdmin:
             )
         view = answer.get("view")
         game = {**view, "owner": answer.get("owner")} if isinstance(view, dict) else None
+        if game is not None:
+            game.pop("spectator", None)  # the board picture is the console's (status)
         if "error" in answer:
             status = http.HTTPStatus.CONFLICT
             if not answer.get("refused") and "no admin" in str(answer["error"]):

@@ -806,7 +806,7 @@ class RemoteConsole:
 
     async def _views(self) -> dict[str, dict[str, Any]]:
         try:
-            status = await self.admin.status()
+            status = await self.admin.status(pictures=True)
         except BusError:
             return {}
         boards = status.get("status", {}).get("boards", [])
