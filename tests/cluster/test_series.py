@@ -122,12 +122,17 @@ async def test_a_three_game_series_on_a_cluster(nodes: Nodes, pg_url: str, tmp_p
     lexicon = load_lexicon(DEFAULT_LEXICON)
     agents: list[asyncio.Future[list[GameResult]]] = []
     firsts: list[str] = []
-    killed = ""
+    killed = taken = ""
     seen: list[dict[str, Any]] = []
     try:
         agents.append(
             asyncio.ensure_future(
-                play(f"ws://127.0.0.1:{hub.listeners['cmpn402']}", "ann", Brief(lexicon), games=3)
+                play(
+                    f"ws://127.0.0.1:{hub.listeners['cmpn402']}",
+                    "ann",
+                    Brief(lexicon, pause=0.4),
+                    games=3,
+                )
             )
         )
 
@@ -136,7 +141,9 @@ async def test_a_three_game_series_on_a_cluster(nodes: Nodes, pg_url: str, tmp_p
 
         await eventually(ann_in, "ann in the series", every=0.2)
         agents.append(
-            asyncio.ensure_future(play(f"ws://127.0.0.1:{port}", "bob", Brief(lexicon), games=3))
+            asyncio.ensure_future(
+                play(f"ws://127.0.0.1:{port}", "bob", Brief(lexicon, pause=0.4), games=3)
+            )
         )
 
         async def both_in() -> bool:
@@ -204,7 +211,7 @@ async def test_a_three_game_series_on_a_cluster(nodes: Nodes, pg_url: str, tmp_p
 
                 await eventually(pictured, "the board pictured on the edge", every=0.2)
                 # SIGKILL the running game's owner: its room is taken over from its log.
-                killed = board["owner"]
+                killed, taken = board["owner"], board["game_id"]
                 rooms[killed].kill()
 
             async def played(game: int = game) -> bool:
@@ -229,6 +236,9 @@ async def test_a_three_game_series_on_a_cluster(nodes: Nodes, pg_url: str, tmp_p
         print(nodes.logs())
         raise
     assert killed in rooms
+    # The killed node's game was running: the other rooms node took it over from its log.
+    (survivor,) = (node for name, node in rooms.items() if name != killed)
+    assert f"took room {taken} over" in survivor.log.read_text()
     assert "hub: lobby leader" in hub.log.read_text()
     # serve's rule: the first player alternates, swap flipped it (seat 2, 1, 2).
     assert firsts == ["bob", "ann", "bob"]
@@ -245,6 +255,7 @@ async def test_a_three_game_series_on_a_cluster(nodes: Nodes, pg_url: str, tmp_p
         assert row["points"] == sum(g.score for g in games)
         assert row["spread"] == sum(g.score - g.opponent_score for g in games)
     uids = [r["game_id"] for r in played]
+    assert taken == uids[1]
     assert len(set(uids)) == 3
     with contextlib.closing(open_store(pg_url)) as records:
         stored = {}
