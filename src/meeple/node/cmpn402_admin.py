@@ -46,8 +46,9 @@ logger = logging.getLogger(__name__)
 # ``meeple serve``'s admin paths that are not a cluster's.
 ELSEWHERE = {
     "standings": "no contest runs on this cluster (the nodes' [cmpn402.contest] table)",
-    "start": "no manual start without a contest (games start when two agents sit)",
-    "swap": "no series on a cluster: meeple serve",
+    "start": "no manual start without a series or a contest (games start when two agents "
+    "sit; [cmpn402] manual_start or games N makes a series)",
+    "swap": "no series runs on this cluster (the nodes' [cmpn402] games N or manual_start)",
     "abort": "contest mode only (the nodes' [cmpn402.contest] table)",
     "withdraw": "contest mode only (the nodes' [cmpn402.contest] table)",
 }
