@@ -397,7 +397,8 @@ class RefereeRoom(Room):
             }
             for i, seat in enumerate(self.seats)
         ]
-        return {**view, "uid": self.uid, "agents": agents}
+        # The board picture of the console (meeple.web.console): anyone's view, no rack.
+        return {**view, "uid": self.uid, "agents": agents, "spectator": self.spectator_view()}
 
     async def admin(self, action: str) -> str:
         """Do the admin's ``action`` (:data:`ADMIN_ACTIONS`) through the room's inbox, as

@@ -46,8 +46,9 @@ logger = logging.getLogger(__name__)
 # ``meeple serve``'s admin paths that are not a cluster's.
 ELSEWHERE = {
     "standings": "no contest runs on this cluster (the nodes' [cmpn402.contest] table)",
-    "start": "no manual start without a contest (games start when two agents sit)",
-    "swap": "no series on a cluster: meeple serve",
+    "start": "no manual start without a series or a contest (games start when two agents "
+    "sit; [cmpn402] manual_start or games N makes a series)",
+    "swap": "no series runs on this cluster (the nodes' [cmpn402] games N or manual_start)",
     "abort": "contest mode only (the nodes' [cmpn402.contest] table)",
     "withdraw": "contest mode only (the nodes' [cmpn402.contest] table)",
 }
@@ -131,8 +132,10 @@ class ClusterAdmin:
 
     # --- the requests ------------------------------------------------------------------
 
-    async def status(self) -> dict[str, Any]:
-        """``GET /admin/status``'s body (docs/protocols/cmpn402.md, "On a cluster")."""
+    async def status(self, *, pictures: bool = False) -> dict[str, Any]:
+        """``GET /admin/status``'s body (docs/protocols/cmpn402.md, "On a cluster");
+        with ``pictures`` each board keeps its room's spectator view (``spectator``: the
+        contest console's board picture, meeple.node.contest.RemoteConsole)."""
         running = self.running()
         asked = await asyncio.gather(
             *(self._ask(uid, "status", self.timing.admin_status_wait) for uid in running)
@@ -144,7 +147,10 @@ class ClusterAdmin:
             if answer is None or not isinstance(view, dict):
                 unanswered.append({"uid": uid, "owner": owner})
             elif not view.get("over"):
-                boards.append({**view, "owner": answer.get("owner", owner)})
+                board = {**view, "owner": answer.get("owner", owner)}
+                if not pictures:
+                    board.pop("spectator", None)
+                boards.append(board)
         for i, board in enumerate(boards, 1):
             board["board"] = i
         agents = [
@@ -189,6 +195,8 @@ class ClusterAdmin:
             )
         view = answer.get("view")
         game = {**view, "owner": answer.get("owner")} if isinstance(view, dict) else None
+        if game is not None:
+            game.pop("spectator", None)  # the board picture is the console's (status)
         if "error" in answer:
             status = http.HTTPStatus.CONFLICT
             if not answer.get("refused") and "no admin" in str(answer["error"]):

@@ -64,6 +64,7 @@ from meeple.node.contest import (
     CONTEST_VARIANTS,
     LeaveContest,
     RemoteConsole,
+    cluster_contest,
 )
 from meeple.node.edge import EdgeLobby
 from meeple.protocols.cmpn402.errors import Answer, CloseCode, RemoteProtocolError
@@ -309,7 +310,7 @@ class EdgeCmpn402Listener(Cmpn402Listener):
         if not isinstance(lobby, EdgeLobby):
             raise TypeError("the edge's CMPN402 listener needs the edge's lobby")
         lobby.register_game(GAME, _no_room, variants=TABLE_VARIANTS)
-        contest = services.config.cmpn402.contest is not None
+        contest = cluster_contest(services.config.cmpn402) is not None
         if contest:
             lobby.register_game(CONTEST_GAME, _no_room, variants=CONTEST_VARIANTS)
         self.secrets = load_secrets(services.config.cmpn402.agent_secrets)

@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -54,13 +55,15 @@ from meeple.bus.subjects import Namespace
 from meeple.node import wire
 from meeple.node.ask import NoAnswer, ask
 from meeple.node.cmpn402 import GAME, KEY, CloseAgent
+from meeple.node.store import BusRecords
 from meeple.protocols.cmpn402.errors import CloseCode
 from meeple.server.clock import Clock, SystemClock
-from meeple.server.config import ClusterConfig, ContestConfig
+from meeple.server.config import ClusterConfig, Cmpn402Config, ContestConfig
 from meeple.server.lobby.cmpn402_console import (
     ConsoleError,
     Watchers,
     check_token,
+    file_wanted,
     result_entry,
     standings,
 )
@@ -76,6 +79,7 @@ from meeple.server.lobby.contest import (
     swiss_round_count,
 )
 from meeple.server.lobby.tables import QueueKey
+from meeple.server.rooms.cmpn402 import series_first
 
 if TYPE_CHECKING:
     from meeple.node.cmpn402_admin import ClusterAdmin
@@ -87,11 +91,13 @@ __all__ = [
     "CONTEST_KEY",
     "CONTEST_OP",
     "CONTEST_VARIANTS",
+    "SERIES",
     "ClusterContest",
     "ContestAnswer",
     "ContestCall",
     "LeaveContest",
     "RemoteConsole",
+    "cluster_contest",
 ]
 
 logger = logging.getLogger(__name__)
@@ -104,6 +110,22 @@ CONTEST_OP = "contest"  # the lobby request of the console: lobby.req.contest.<e
 CALL_ACTIONS = ("status", "start", "pause", "resume", "stop", "abort", "withdraw", "swap")
 # The longest agent name a call may carry (the spec's NAME: 1–64 bytes).
 MAX_NAME = 64
+# The two-agent series (``[cmpn402] games`` > 1 or ``manual_start``, no contest table):
+# a contest of this format between the first two agents (cluster_contest).
+SERIES = "series"
+
+
+def cluster_contest(cmpn402: Cmpn402Config) -> ContestConfig | None:
+    """What the lobby's leader runs for ``[cmpn402]``: its contest table, or a two-agent
+    series (``games`` N, ``manual_start``: meeple serve's two-agent mode) as a contest of
+    format :data:`SERIES` on one board; None: one game per pairing (the lobby's table)."""
+    if cmpn402.contest is not None:
+        return cmpn402.contest
+    if cmpn402.games > 1 or cmpn402.manual_start:
+        return ContestConfig(
+            format=SERIES, games=cmpn402.games, boards=1, agents=0 if cmpn402.manual_start else 2
+        )
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +191,10 @@ class ClusterContest:
         self.away_since: dict[str, float] = {}  # a roster agent not connected, since
         self.cooling: dict[str, float] = {}  # name -> until when it rests between games
         self.due_since: dict[int, float] = {}  # a game held up by an absent agent, since
+        # A series (SERIES): the console's swap, and a manual start's "start the next game".
+        self.series = config.format == SERIES
+        self.swapped = False
+        self.armed = False
 
     # --- the state (a part of the lobby's) ---------------------------------------------
 
@@ -181,6 +207,8 @@ class ClusterContest:
             "games": [copy.deepcopy(g.to_dict()) for g in self.games],
             "rounds_made": self.rounds_made,
             "present": {n: dict(s.info) for n, s in self.present.items()},
+            "swapped": self.swapped,
+            "armed": self.armed,
         }
 
     def restore(self, saved: Mapping[str, Any] | None) -> None:
@@ -201,6 +229,10 @@ class ClusterContest:
             self.serial = int(saved["serial"])
             self.rounds_made = int(saved["rounds_made"])
             self.withdrawn = {str(n) for n in saved["withdrawn"]}
+            swapped, armed = saved.get("swapped", False), saved.get("armed", False)
+            if not isinstance(swapped, bool) or not isinstance(armed, bool):
+                raise ValueError("swapped and armed are flags")
+            self.swapped, self.armed = swapped, armed
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             logger.error("contest: the saved contest is unreadable (%s); a new one", e)
             self.state, self.roster, self.games, self.rounds_made = "waiting", [], [], 0
@@ -221,6 +253,14 @@ class ClusterContest:
         held = self.present.get(name)
         if held is not None and held is not seat:
             seat.deliver(CloseAgent(int(CloseCode.TRY_AGAIN_LATER), "this name is connected"))
+            return
+        if (
+            self.series
+            and name not in self.roster
+            and (self.state in ("running", "paused") or len(self.present) >= 2)
+        ):
+            # meeple serve's referee: two seats; a third agent may try again later.
+            seat.deliver(CloseAgent(int(CloseCode.TRY_AGAIN_LATER), "the series has two agents"))
             return
         if name in self.roster and self.state in ("finished", "aborted"):
             seat.deliver(CloseAgent(CLOSE_DONE, f"contest {self.state}"))
@@ -255,6 +295,8 @@ class ClusterContest:
     # --- the console's actions ---------------------------------------------------------
 
     def act(self, action: str, name: str = "") -> str:
+        if self.series:
+            return self._series_act(action, name)
         if action == "withdraw":
             if not name:
                 raise ConsoleError("withdraw takes name=AGENT")
@@ -274,12 +316,60 @@ class ClusterContest:
             raise ConsoleError(f"no action {action!r}")
         return actions[action]()
 
+    def _series_act(self, action: str, name: str) -> str:
+        """meeple serve's two-agent buttons (SeriesConsole.act): start (each game, with
+        a manual start), pause, resume, stop, swap."""
+        if action in ("abort", "withdraw"):
+            raise ConsoleError(f"{action} is for contests (meeple serve --contest)")
+        if name:
+            raise ConsoleError(f"{action} takes no parameters")
+        if action == "swap":
+            self.swapped = not self.swapped
+            first = series_first(self._played(), self.swapped)
+            return f"the next game's first player is seat {first + 1}"
+        actions: dict[str, Callable[[], str]] = {
+            "start": self.start,
+            "pause": self.pause,
+            "resume": self.resume,
+            "stop": self._stop_series,
+        }
+        if action not in actions:
+            raise ConsoleError(f"no action {action!r}")
+        return actions[action]()
+
+    def _stop_series(self) -> str:
+        """The series ends: END reason 3 on a running game (stored, counted as any)."""
+        if self.state in ("finished", "aborted"):
+            raise ConsoleError("nothing to stop")
+        said = "series stopped"
+        for game in self.games:
+            if game.status == "playing":
+                self._board(game, "stop")
+                said = "stopped"
+            elif game.status == "pending":
+                game.status = "cancelled"
+        self.state = "finished"
+        self._finish("series stopped")
+        return said
+
+    def _played(self) -> int:
+        return sum(g.status == "done" for g in self.games)
+
     def start(self) -> str:
         if self.state == "paused":
             return self.resume()
+        if self.state == "running" and self.series:
+            # A manual start: the next game of the series, once the last is over.
+            if any(g.status in ("pending", "playing") for g in self.games):
+                raise ConsoleError("cannot start in a game")
+            self.armed = True
+            self.schedule()
+            return "started"
         if self.state == "running":
             raise ConsoleError("the contest is running")
         names = list(self.present)
+        if self.series:
+            names = names[:2]
         if len(names) < 2:
             raise ConsoleError(f"a contest needs two agents at least ({len(names)} connected)")
         self.serial += 1
@@ -289,6 +379,7 @@ class ClusterContest:
         self.rounds_made = 0
         self.away_since.clear()
         self.due_since.clear()
+        self.armed = True
         if self.config.format == "round-robin":
             for i, (first, second, r) in enumerate(round_robin(names, self.config.games)):
                 self.games.append(ContestGame(i, [first, second], r))
@@ -371,6 +462,8 @@ class ClusterContest:
         """Pair the next Swiss round when due, put due games on free boards, notice the end."""
         if self.state != "running":
             return
+        if self.series:
+            self._next_in_series()
         if self.config.format == "swiss":
             paired = next_swiss_round(
                 self.games, self.roster, self.withdrawn, self.rounds_made, self.config
@@ -394,12 +487,31 @@ class ClusterContest:
             else:
                 # Someone is absent: the game waits show_timeout for them (tick).
                 self.due_since.setdefault(game.id, now)
-        rounds_done = self.config.format != "swiss" or self.rounds_made >= swiss_round_count(
-            len(self.roster), self.config
-        )
+        if self.series:
+            rounds_done = self._played() >= self.config.games
+        else:
+            rounds_done = self.config.format != "swiss" or self.rounds_made >= swiss_round_count(
+                len(self.roster), self.config
+            )
         if rounds_done and all(g.status in ("done", "cancelled") for g in self.games):
             self.state = "finished"
             self._finish("contest finished")
+
+    def _next_in_series(self) -> None:
+        """A series' next game, once the last is over (with a manual start, once the
+        organiser said start): its first player by meeple serve's rule (series_first),
+        the roster in the order the agents came (seat 1, seat 2)."""
+        if any(g.status in ("pending", "playing") for g in self.games):
+            return
+        played = self._played()
+        if played >= self.config.games or len(self.roster) != 2:
+            return
+        if self.config.agents == 0 and not self.armed:
+            return
+        self.armed = False
+        first = series_first(played, self.swapped)
+        order = [self.roster[first], self.roster[1 - first]]
+        self.games.append(ContestGame(len(self.games), order, played + 1))
 
     def _open(self, game: ContestGame, number: int) -> None:
         seats: list[Seat] = [self.present[p] for p in game.players]
@@ -472,7 +584,7 @@ class ClusterContest:
         for p in game.players:
             self.cooling[p] = until
         logger.info("contest: game %d over: %s %s (%s)", game.id, game.players, scores, reason)
-        if self.state == "aborted":
+        if self.state in ("aborted", "finished"):
             seats = [self.present.get(p) for p in game.players]
             for seat in seats:
                 if seat is not None:
@@ -500,6 +612,8 @@ class ClusterContest:
         if running >= self.config.boards:
             return False
         if not any(g.status in ("pending", "playing") for g in self.games):
+            if self.series:  # the next game of the series, unless it waits for start
+                return self.armed or self.config.agents != 0
             return True  # the next Swiss round, or the end to notice
         return any(
             g.status == "pending"
@@ -546,6 +660,10 @@ class ClusterContest:
         left = games_left(
             self.games, self.roster, self.withdrawn, self.state, self.rounds_made, self.config
         )
+        if self.series:
+            left = dict.fromkeys(self.roster, max(0, self.config.games - self._played()))
+            if self.state in ("finished", "aborted"):
+                left = dict.fromkeys(self.roster, 0)
         rows = standings(self.roster, results, left)
         for row in rows:
             row["withdrawn"] = row["name"] in self.withdrawn
@@ -571,6 +689,9 @@ class ClusterContest:
         state = self.state
         if state == "running" and not boards:
             state = "between-games"
+        planned = planned_games(self.games, self.roster, self.state, self.rounds_made, self.config)
+        if self.series:
+            planned = self.config.games
         return {
             "mode": self.config.format,
             "state": state,
@@ -578,9 +699,7 @@ class ClusterContest:
             "agents": agents,
             "boards": boards,
             "series": {
-                "games": planned_games(
-                    self.games, self.roster, self.state, self.rounds_made, self.config
-                ),
+                "games": planned,
                 "played": sum(g.status == "done" for g in self.games),
                 "results": [result_entry(r) for r in results],
             },
@@ -641,6 +760,7 @@ class RemoteConsole:
             "files": [],
         }
         self._task: asyncio.Task[None] | None = None
+        self.records = BusRecords(bus, ns, self.timing.store_wait)
 
     async def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._refreshing(), name="console")
@@ -686,7 +806,7 @@ class RemoteConsole:
 
     async def _views(self) -> dict[str, dict[str, Any]]:
         try:
-            status = await self.admin.status()
+            status = await self.admin.status(pictures=True)
         except BusError:
             return {}
         boards = status.get("status", {}).get("boards", [])
@@ -703,10 +823,15 @@ class RemoteConsole:
                         merged[key] = view[key]
                 merged["players"] = view.get("players", board["players"])
                 merged["owner"] = view.get("owner")
+                if isinstance(view.get("spectator"), dict):
+                    merged["view"] = view["spectator"]
             else:
                 merged.update(_quiet_board(len(board["players"])))
             boards.append(merged)
-        fresh = {**snapshot, "boards": boards}
+        # The stored games' downloads (file): the games the contest counted.
+        ids = [r.get("game_id") for r in snapshot.get("series", {}).get("results", [])]
+        stored = [{"game_id": i, "log": True, "gcg": True} for i in ids if isinstance(i, str)]
+        fresh = {**snapshot, "boards": boards, "files": stored}
         if fresh != self._snapshot:
             self._snapshot = fresh
             self._watchers.notify()
@@ -731,9 +856,22 @@ class RemoteConsole:
     def subscribe(self, callback: Callable[[], None]) -> Callable[[], None]:
         return self._watchers.subscribe(callback)
 
-    def file(self, game_id: str, kind: str) -> None:
-        """The referee's message logs and GCG files are ``meeple serve``'s (on a cluster a
-        game's record is its stored game: ``/games/<uid>``)."""
+    async def file(self, game_id: str, kind: str) -> bytes | None:
+        """A counted game's ``gcg`` (the stored game's GCG) or ``log`` (its stored record:
+        the setup and every action with its time, JSON), read from a store node as
+        ``/games/<uid>`` is (:class:`~meeple.node.store.BusRecords`); None for a game
+        the contest did not count or not stored. The wire bytes of ``meeple serve``'s
+        message log are not kept on a cluster (docs/contests.md)."""
+        if not file_wanted(game_id, kind):
+            return None
+        if game_id not in {f["game_id"] for f in self._snapshot.get("files", [])}:
+            return None
+        record = await self.records.game_by_uid(game_id)
+        if record is None:
+            return None
+        if kind == "gcg":
+            return record.record.encode()
+        return (json.dumps(record.data, indent=1, sort_keys=True) + "\n").encode()
 
     def check_token(self, token: str) -> bool:
         return check_token(self._token, token)

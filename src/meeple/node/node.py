@@ -31,6 +31,7 @@ from meeple.bus.subjects import Namespace
 from meeple.cluster.jetstream import connect_node
 from meeple.cluster.lease import Leases
 from meeple.cluster.log import JetStreamLog, LogEnds
+from meeple.node.contest import cluster_contest
 from meeple.node.names import ClusterNames
 from meeple.server.app import LISTENERS, Listener, Services
 from meeple.server.config import ServerConfig
@@ -218,8 +219,9 @@ class Node:
                 timing=c.server.cluster,
                 # Server bots' names, claimed where the edges' names are (meeple.node.names).
                 names=Names(self.nc, self.ns, timeout=wait),
-                # A CMPN402 contest ([cmpn402.contest]): its results are the rooms' logs' ends.
-                contest=c.server.cmpn402.contest,
+                # A CMPN402 contest ([cmpn402.contest]) or a two-agent series (games N,
+                # manual_start): its results are the rooms' logs' ends.
+                contest=cluster_contest(c.server.cmpn402),
                 admin_token=c.server.cmpn402.admin_token,
                 log_ends=LogEnds(self.nc, self.ns, timeout=wait).end,
             )

@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Any
 
 from meeple.bus.base import BusError, NoResponder
 from meeple.node import wire
+from meeple.node.contest import cluster_contest
 from meeple.protocols import web as proto
 from meeple.protocols.web.errors import ErrorCode
 from meeple.server.feed import Feed, game_topic
@@ -404,7 +405,9 @@ def edge_web_app(
     app.state.templates = environment()
     # The nav leaves out the CMPN402 console while no contest runs on the edge.
     app.state.templates.globals["cluster_edge"] = True
-    app.state.templates.globals["contest_console"] = services.config.cmpn402.contest is not None
+    app.state.templates.globals["contest_console"] = (
+        cluster_contest(services.config.cmpn402) is not None
+    )
     app.state.hub = Hub(fanout)
     app.state.connection = connection
     app.state.origins = frozenset(services.config.web.origins)

@@ -27,6 +27,7 @@ import collections
 import hmac
 import inspect
 import secrets
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, quote
 
@@ -44,6 +45,7 @@ from starlette.routing import BaseRoute, Route
 from meeple.games.scrabble.view import spectator_view
 from meeple.server.edge.attempts import admin_attempts
 from meeple.server.lobby.cmpn402_console import Console
+from meeple.server.store.database import StoreUnavailable
 from meeple.web.templating import render
 
 if TYPE_CHECKING:
@@ -70,7 +72,8 @@ def public_snapshot(console: Console) -> dict[str, Any]:
     for board in snapshot.get("boards", []):
         board = dict(board)
         game = board.pop("game", None)
-        board["view"] = None if game is None else spectator_view(game)
+        # A cluster edge's board comes with its room's spectator view (RemoteConsole).
+        board["view"] = board.get("view") if game is None else spectator_view(game)
         boards.append(board)
     snapshot["boards"] = boards
     return snapshot
@@ -276,10 +279,26 @@ async def download(request: Request) -> Response:
     game_id = request.path_params["game_id"]
     if console is None or kind not in ("log", "gcg"):
         return PlainTextResponse("no such file\n", status_code=404)
-    path = console.file(game_id, kind)
-    if path is None:
+    asked = console.file(game_id, kind)
+    found: Path | bytes | None
+    if inspect.isawaitable(asked):  # a cluster edge's reads the stored game (a store node)
+        try:
+            found = await asked
+        except StoreUnavailable:
+            return PlainTextResponse("no store node answers now\n", status_code=503)
+    else:
+        found = asked
+    if found is None:
         return PlainTextResponse("no such file\n", status_code=404)
-    return FileResponse(path, media_type="text/plain; charset=utf-8", filename=path.name)
+    if isinstance(found, bytes):
+        # The name is a game id of file_wanted's letters: nothing to quote in the header.
+        disposition = f'attachment; filename="{game_id}.{kind}"'
+        return Response(
+            found,
+            media_type="text/plain; charset=utf-8",
+            headers={"Content-Disposition": disposition},
+        )
+    return FileResponse(found, media_type="text/plain; charset=utf-8", filename=found.name)
 
 
 def routes() -> list[BaseRoute]:

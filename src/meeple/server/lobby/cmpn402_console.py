@@ -33,6 +33,7 @@ __all__ = [
     "ConsoleError",
     "SeriesConsole",
     "Watchers",
+    "file_wanted",
     "public",
     "standings",
 ]
@@ -60,7 +61,10 @@ class Console(Protocol):
 
     def subscribe(self, callback: Callable[[], None]) -> Callable[[], None]: ...
 
-    def file(self, game_id: str, kind: str) -> Path | None: ...
+    def file(self, game_id: str, kind: str) -> Path | Awaitable[bytes | None] | None:
+        """A game's ``log`` or ``gcg``: a file in ``meeple serve``; on a cluster's edge
+        the stored game's text, read from a store node (RemoteConsole.file)."""
+        ...
 
     def check_token(self, token: str) -> bool: ...
 
@@ -99,9 +103,15 @@ def check_token(expected: str, token: str) -> bool:
     return hmac.compare_digest(token.encode("utf-8", "replace"), expected.encode())
 
 
+def file_wanted(game_id: str, kind: str) -> bool:
+    """Whether a download request names a file a console may have: a ``log`` or ``gcg``
+    of a game id of the allowed letters (no path, no quote, 200 characters at most)."""
+    return kind in FILE_KINDS and _GAME_ID.fullmatch(game_id) is not None
+
+
 def game_file(log_dir: Path | None, game_id: str, kind: str) -> Path | None:
     """The path of a game's ``log`` or ``gcg`` when it exists; None for any bad request."""
-    if log_dir is None or kind not in FILE_KINDS or not _GAME_ID.fullmatch(game_id):
+    if log_dir is None or not file_wanted(game_id, kind):
         return None
     path = log_dir / f"{game_id}.{kind}"
     return path if path.is_file() else None

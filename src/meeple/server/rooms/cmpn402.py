@@ -97,6 +97,7 @@ __all__ = [
     "end_reason",
     "moves_of",
     "new_game_id",
+    "series_first",
 ]
 
 logger = logging.getLogger(__name__)
@@ -190,6 +191,13 @@ class Seat:
     @property
     def named(self) -> bool:
         return bool(self.name)
+
+
+def series_first(played: int, swapped: bool) -> int:
+    """The seat (0 or 1) that moves first in a series' next game, ``played`` games in:
+    ``--games N`` alternates the first player; the console's ``swap`` flips the
+    alternation (meeple serve's referee and a cluster's series, meeple.node.contest)."""
+    return (played + swapped) % 2
 
 
 class RefereeError(ValueError):
@@ -626,8 +634,7 @@ class Referee:
         return f"the next game's first player is seat {self._next_first() + 1}"
 
     def _next_first(self) -> int:
-        # --games N: the first player alternates; "swap" flips the alternation.
-        return (self.series.played + self._swapped) % 2
+        return series_first(self.series.played, self._swapped)
 
     @_notifies
     def end_disconnected(self, name: str) -> bool:
