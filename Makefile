@@ -10,6 +10,10 @@ STAMP  := $(VENV)/.installed-stamp
 # source changes. MEEPLE_NO_NATIVE=1 skips it.
 NATIVE_SRC   := src/meeple/games/scrabble/_movegen.c src/meeple/ai/_santorini_core.c
 NATIVE_STAMP := $(VENV)/.native-stamp
+# axe-core, the accessibility engine of the browser tests, at its current release: on npm
+# only, so fetched from the npm registry once and checked against its pinned integrity
+# hash (scripts/fetch_axe.py); kept in .venv, never in the repository.
+AXE := $(VENV)/share/axe-core/axe.min.js
 
 .PHONY: serve cluster test test-fast test-deep lint typecheck pytest collect bench fuzz crash clean native
 
@@ -31,6 +35,9 @@ $(NATIVE_STAMP): $(STAMP) $(NATIVE_SRC) setup.py
 
 native: $(NATIVE_STAMP)
 
+$(AXE): $(STAMP) scripts/fetch_axe.py
+	$(BIN)/python scripts/fetch_axe.py $@
+
 serve: $(STAMP) $(NATIVE_STAMP)
 	$(BIN)/meeple serve
 
@@ -42,7 +49,7 @@ cluster: $(STAMP) $(NATIVE_STAMP)
 
 # Lint, type check and the warm-up of the test modules' cache run side by side (mypy
 # keeps one core busy); then every test.
-test: $(STAMP) $(NATIVE_STAMP)
+test: $(STAMP) $(NATIVE_STAMP) $(AXE)
 	$(MAKE) --no-print-directory --output-sync=target -j3 lint typecheck collect
 	$(MAKE) --no-print-directory pytest
 
@@ -56,7 +63,7 @@ test-fast: $(STAMP) $(NATIVE_STAMP)
 # Every test with ten times the hypothesis examples and its health checks, and the whole
 # sets that make test only samples (positions, seeds: tests/depth.py); a nightly style
 # run, not in CI (tests/conftest.py). Examples it finds are kept as @example.
-test-deep: $(STAMP) $(NATIVE_STAMP)
+test-deep: $(STAMP) $(NATIVE_STAMP) $(AXE)
 	HYPOTHESIS_PROFILE=deep $(BIN)/pytest $(PYTEST_ARGS)
 
 # Collects every test once, in one process: writes the bytecode cache that the xdist
@@ -81,7 +88,7 @@ typecheck: $(STAMP)
 # (browsers, clusters, kills) do not make one worker finish minutes after the others.
 PYTEST_ARGS ?= -n 3 --dist worksteal
 
-pytest: $(STAMP) $(NATIVE_STAMP)
+pytest: $(STAMP) $(NATIVE_STAMP) $(AXE)
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 bench: $(STAMP) $(NATIVE_STAMP)

@@ -13,6 +13,7 @@ import os
 import random
 import re
 import subprocess
+import sys
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any
 
 import pytest
 import websockets
+from axe_playwright_python.async_playwright import Axe
 from playwright.async_api import Browser, Page, async_playwright, expect
 from tests.guard import session_processes
 from tests.patience import eventually
@@ -343,3 +345,15 @@ async def end_game(page: Page) -> None:
         await page.click("#resign")
         await page.click("#resign-yes")
         await expect(page.locator("#over")).to_be_visible()
+
+
+# axe-core at the release the tests pin (scripts/fetch_axe.py; `make test` fetches it into
+# the virtual environment): the wrapper's bundled copy is older, with laxer rules.
+AXE_SCRIPT = Path(sys.prefix) / "share" / "axe-core" / "axe.min.js"
+
+
+def axe() -> Axe:
+    """An axe-core runner of the pinned release (never the wrapper's bundled one)."""
+    if not AXE_SCRIPT.is_file():
+        pytest.fail(f"{AXE_SCRIPT} is missing: `make test` fetches it (scripts/fetch_axe.py)")
+    return Axe(axe_script=AXE_SCRIPT.read_text(encoding="utf-8"))

@@ -9,9 +9,8 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import pytest
-from axe_playwright_python.async_playwright import Axe
 from playwright.async_api import Browser, Page, expect
-from tests.web.helpers import ServerFactory, end_game, screenshot
+from tests.web.helpers import ServerFactory, axe, end_game, screenshot
 from tests.web.test_play_issue24_browser import my_turn
 
 pytestmark = pytest.mark.slow
@@ -56,7 +55,7 @@ async def _contrast(page: Page) -> list[str]:
         "runOnly": {"type": "rule", "values": ["color-contrast"]},
         "resultTypes": ["violations"],
     }
-    results = await Axe().run(page, options=options)
+    results = await axe().run(page, options=options)
     return [
         f"{node['target']}: {node.get('failureSummary', '')[:160]}"
         for violation in results.response["violations"]

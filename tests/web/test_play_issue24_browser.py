@@ -21,10 +21,9 @@ import re
 from typing import Any
 
 import pytest
-from axe_playwright_python.async_playwright import Axe
 from playwright.async_api import Browser, Page, expect
 from tests.patience import GAME_PATIENCE, PATIENCE_MS
-from tests.web.helpers import NEXT_VIEW, PHONE_WIDTHS, ServerFactory, end_game, screenshot
+from tests.web.helpers import NEXT_VIEW, PHONE_WIDTHS, ServerFactory, axe, end_game, screenshot
 from tests.web.test_play_santorini_browser import click_step
 
 from meeple.ai.analysis import analyse
@@ -322,7 +321,7 @@ AXE_OPTIONS: dict[str, Any] = {
 
 async def serious_violations(page: Page) -> list[str]:
     """axe-core's critical and serious findings on the page as it is now."""
-    results = await Axe().run(page, options=AXE_OPTIONS)
+    results = await axe().run(page, options=AXE_OPTIONS)
     return [
         f"{v['id']} ({v['impact']}): {len(v['nodes'])} × {[n['target'] for n in v['nodes'][:4]]}"
         for v in results.response["violations"]
