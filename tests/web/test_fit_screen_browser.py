@@ -81,6 +81,37 @@ async def test_board_rack_scores_and_moves_fit_both_windows(
         await context.close()
 
 
+GROWS = """() => { const list = document.querySelector('#moves .moves');
+  const top = list.getBoundingClientRect().top;
+  return top + parseFloat(getComputedStyle(list).maxHeight); }"""
+
+
+async def test_the_page_fits_again_when_what_is_above_the_board_grows(
+    make_server: ServerFactory, browser: Browser
+) -> None:
+    """The header taking another row after the page fitted (its links wrapping once the
+    theme button is drawn: no window resize) fits the
+    board and the moves again: under load the first fit could run before the phone
+    header wrapped, and the move list then reached 19 px past the window's bottom."""
+    server = await make_server("spectrangle")
+    context = await browser.new_context(viewport={"width": 390, "height": 844})
+    page = await context.new_page()
+    url = f"http://127.0.0.1:{server.ports['web']}/play?game=spectrangle/standard&bot=1"
+    await page.goto(url)
+    await my_turn(page)
+    before = await page.evaluate(GROWS)
+    assert before <= 844.5
+    # One more row of links in the header, as a late wrap would give.
+    await page.evaluate(
+        """() => { const extra = document.createElement('div');
+          extra.style.cssText = 'flex: 1 0 100%; height: 24px';
+          document.querySelector('header.top').append(extra); }"""
+    )
+    await page.wait_for_function(f"() => ({GROWS})() <= 844.5", timeout=10_000)
+    await _on_screen(page, "spectrangle", 390, 844)
+    await context.close()
+
+
 async def test_a_clocked_scrabble_game_fits_a_phone(
     make_server: ServerFactory, browser: Browser
 ) -> None:

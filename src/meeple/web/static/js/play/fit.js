@@ -5,7 +5,9 @@
 // phone without scrolling. CSS places them (meeple.css, "The play page fits the
 // screen"); this measures what CSS cannot: the height above the board.
 const MIN_BOARD = 260;
-const MIN_MOVES = 72;
+// Two lines of the move list at least (it scrolls within): on a phone a Spectrangle
+// board at MIN_BOARD and a header of three rows leave no more.
+const MIN_MOVES = 48;
 const MARGIN = 8;
 
 function documentTop(node) {
@@ -49,3 +51,15 @@ export function fitSoon() {
 
 window.addEventListener("resize", fitSoon);
 window.visualViewport?.addEventListener("resize", fitSoon);
+
+// What sits above the board or, on a phone, above the moves can change height after a
+// fit with no resize of the window (the header's links wrapping once its button is
+// drawn, a status line of two rows, the scores' table filled in): fit again then. A fit
+// that changes nothing of these changes no size, so this does not loop.
+if (typeof ResizeObserver === "function") {
+  const watcher = new ResizeObserver(fitSoon);
+  for (const selector of ["header.top", "#status", ".seat-bar", "#mine", "#controls", "#panel"]) {
+    const node = document.querySelector(selector);
+    if (node) watcher.observe(node);
+  }
+}
