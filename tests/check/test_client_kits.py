@@ -16,7 +16,7 @@ from tests.check.clients import (
     web_player,
 )
 
-from meeple.check.clients import CLIENT_CHECKS, run_client_kit
+from meeple.check.clients import CLIENT_CHECKS, LAST_WORDS, run_client_kit
 from meeple.check.core import Result, Status
 from meeple.clients.clarkson import play_clarkson
 from meeple.clients.cmpn402 import BuiltinAgent
@@ -39,6 +39,7 @@ async def _kit(
     # longer than a team's default; a stalled client is caught by turn_wait instead.
     timeout: float = 120.0,
     turn_wait: float = 30.0,
+    last_words: float = LAST_WORDS,
 ) -> dict[str, Result]:
     results = await run_client_kit(
         protocol,
@@ -49,6 +50,7 @@ async def _kit(
         timeout=timeout,
         after_ready=client,
         turn_wait=turn_wait,
+        last_words=last_words,
     )
     return {r.check.id.split(".", 2)[2]: r for r in results}
 
@@ -62,6 +64,12 @@ STALLS = frozenset(
 
 def _turn_wait(defects: frozenset[str]) -> float:
     return 3.0 if defects & STALLS else 15.0
+
+
+def _last_words(defects: frozenset[str]) -> float:
+    """A stalled client is still connected when the kit gives up on it, and says no
+    goodbye: the kit's full LAST_WORDS (3 s) only added to each stalled run (issue 33)."""
+    return 0.5 if defects & STALLS else LAST_WORDS
 
 
 # A check that depends on the deal: whether a game tells the client to skip.
@@ -285,6 +293,7 @@ async def test_a_broken_client_fails_its_checks(
         _player(protocol, gcide, games, defects),
         games=games,
         turn_wait=_turn_wait(defects),
+        last_words=_last_words(defects),
     )
     for name in failing:
         want = Status.DIFFERS if (protocol, name) in DIFFERS else Status.FAIL

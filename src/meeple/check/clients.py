@@ -67,7 +67,7 @@ from meeple.protocols.twente.messages import Error, GameOver, NotifyTurn, decode
 from meeple.server.config import ServerConfig
 from meeple.server.edge.hosts import WILDCARD_BINDS
 
-__all__ = ["CLIENT_CHECKS", "CLIENT_KITS", "Observations", "run_client_kit"]
+__all__ = ["CLIENT_CHECKS", "CLIENT_KITS", "LAST_WORDS", "Observations", "run_client_kit"]
 
 logger = logging.getLogger(__name__)
 
@@ -765,11 +765,13 @@ async def run_client_kit(
     ready: Callable[[str, int, str], None] | None = None,
     after_ready: Callable[[int], Coroutine[Any, Any, Any]] | None = None,
     turn_wait: float = TURN_WAIT,
+    last_words: float = LAST_WORDS,
 ) -> list[Result]:
     """Serve the kit on ``host:port``, wait for the client to play ``games`` games, grade.
 
     ``ready(host, port, how)`` is told where to connect; ``after_ready(port)`` (tests)
-    is started then, e.g. to run a client in the same process.
+    is started then, e.g. to run a client in the same process. ``last_words``: how long
+    the kit then listens for the client's goodbye while it is still connected.
     """
     from meeple.server.app import MeepleServer
 
@@ -805,8 +807,9 @@ async def run_client_kit(
             try:
                 await _wait_for_client(opponent, proxy, obs, timeout, turn_wait)
                 # The client's last words (QUIT after the end): until it hangs up, for at
-                # most LAST_WORDS seconds (a loaded machine delays them past half a second).
-                last = asyncio.get_running_loop().time() + LAST_WORDS
+                # most ``last_words`` seconds (a loaded machine delays them past half a
+                # second).
+                last = asyncio.get_running_loop().time() + last_words
                 while proxy.connected and asyncio.get_running_loop().time() < last:
                     await asyncio.sleep(0.05)
             except Exception as e:
