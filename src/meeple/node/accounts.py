@@ -59,7 +59,6 @@ from meeple.web.accounts import (
     KNOWN_COOKIE,
     MAX_NAME_LENGTH,
     MAX_PASSWORD_LENGTH,
-    MIN_PASSWORD_LENGTH,
     Accounts,
     Scrypt,
     valid_name,
@@ -361,10 +360,15 @@ def edge_routes(accounts: BusAccounts, limiter: AttemptLimiter) -> list[BaseRout
     from starlette.responses import RedirectResponse
     from starlette.routing import Route
 
-    from meeple.web.accounts import _answer, _client, _delete_cookie, _message, _set_cookie
+    from meeple.web.accounts import (
+        _account_response,
+        _answer,
+        _client,
+        _delete_cookie,
+        _set_cookie,
+    )
     from meeple.web.console import _form as read_form
     from meeple.web.console import _same_origin as same_origin
-    from meeple.web.templating import render
 
     async def account_page(request: Request) -> Response:
         found = await accounts.session(request.cookies.get(COOKIE))
@@ -375,20 +379,7 @@ def edge_routes(accounts: BusAccounts, limiter: AttemptLimiter) -> list[BaseRout
             name, csrf = None, request.cookies.get(FORM_COOKIE) or ""
             if not _token(csrf):
                 created = csrf = secrets.token_urlsafe(32)
-        response = render(
-            request,
-            "account.html",
-            me=name,
-            csrf=csrf,
-            message=_message(request.query_params.get("m", ""), name),
-            max_name=MAX_NAME_LENGTH,
-            min_password=MIN_PASSWORD_LENGTH,
-            max_password=MAX_PASSWORD_LENGTH,
-        )
-        response.headers["Cache-Control"] = "no-store"
-        if created is not None:
-            _set_cookie(response, FORM_COOKIE, created)
-        return response
+        return _account_response(request, name, csrf, created)
 
     async def checked_form(request: Request, csrf: str | None) -> dict[str, str] | None:
         form = await read_form(request)

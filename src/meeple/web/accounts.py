@@ -307,6 +307,15 @@ async def account_page(request: Request) -> Response:
         csrf = accounts.forms.csrf(form_session)
         if csrf is None:
             created, csrf = accounts.forms.create()
+    return _account_response(request, name, csrf, created)
+
+
+def _account_response(
+    request: Request, name: str | None, csrf: str | None, created: str | None
+) -> Response:
+    """``/account`` for the browser signed in as ``name`` (None: nobody), its forms
+    carrying ``csrf``; ``created``: a form session made for it, set as its cookie (also
+    a cluster edge's page: meeple.node.accounts)."""
     response = render(
         request,
         "account.html",
