@@ -21,6 +21,7 @@ from types import ModuleType
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.ai.words import WORDS, small_lexicon
 
 from meeple.ai.match import wilson_interval
 from meeple.ai.scrabble import Choice, ExchangeChoice, GreedyPlayer, PassChoice
@@ -43,26 +44,10 @@ def _driver() -> ModuleType:
 
 ext = _driver()
 
-# A small word list: games on it pass and exchange often, so those paths are played.
-WORDS = """
-AA AB AD AE AG AH AI AL AM AN AR AS AT AW AX AY BA BE BI BO BY DA DE DO ED EF EH EL EM
-EN ER ES EX FA FE GO HA HE HI HM HO ID IF IN IS IT JO KA KI LA LI LO MA ME MI MO MU MY
-NA NE NO NU OD OE OF OH OI OM ON OP OR OS OW OX OY PA PE PI QI RE SH SI SO TA TI TO UH
-UM UN UP US UT WE WO XI XU YA YE YO ZA
-ACE ACT ADO AGE AID AIL AIM AIR ALE ANT ANE ANY APE ARE ARM ART ATE BAD BAT BED BET BIT
-CAT COT DOE DOT EAR EAT EEL END ERA ETA HAT HEN HER HIT ICE ION IRE ITS LET LIE LIT MAT
-NET NIT NOR NOT OAR OAT ODE ONE ORE OUR OUT PAT PEN PET PIE PIN PIT RAN RAT RED RET RID
-ROE ROT SAT SEA SET SIN SIR SIT SON TAN TAR TEA TEN TIE TIN TOE TON TOR USE CATS RATS
-ARTS ATES EARN EAST EATS IONS IRES NEAR NEST NETS NOTE RAIN RANT RATE REST RIOT RISE
-ROTE SANE SEAT SENT SITE SNOT SORE SORT STAR TAIL TALE TEAR TERN TIER TIES TINE TOES
-TONE TORE TRIO SNORE STONE STARE RATES ASTER TEARS TONES NOTES RAINS STAIN SATIN
-TRAIN TRAINS RETAIN RETAINS NASTIER STAINER ORIENTS STONIER ATONERS SENATOR TREASON
-"""
-
 
 @pytest.fixture(scope="module")
 def lexicon() -> Lexicon:
-    return Lexicon.from_words(WORDS.split(), name="small")
+    return small_lexicon()
 
 
 class Counting:
