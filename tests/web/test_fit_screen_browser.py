@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from playwright.async_api import Browser, Page, expect
+from tests.patience import PATIENCE_MS
 from tests.web.helpers import ServerFactory, screenshot
 from tests.web.test_play_issue24_browser import my_turn
 
@@ -89,26 +90,27 @@ GROWS = """() => { const list = document.querySelector('#moves .moves');
 async def test_the_page_fits_again_when_what_is_above_the_board_grows(
     make_server: ServerFactory, browser: Browser
 ) -> None:
-    """The header taking another row after the page fitted (its links wrapping once the
-    theme button is drawn: no window resize) fits the
-    board and the moves again: under load the first fit could run before the phone
-    header wrapped, and the move list then reached 19 px past the window's bottom."""
+    """The header taking more height after the page fitted (its links wrapping once the
+    theme button is drawn: no window resize) fits the moves again: under load the first
+    fit could run before the phone header wrapped, and the move list then reached past
+    the window's bottom. A phone taller than the board needs, so that the fit is only
+    the move list's: the list ends inside the window again."""
+    height = 1000
     server = await make_server("spectrangle")
-    context = await browser.new_context(viewport={"width": 390, "height": 844})
+    context = await browser.new_context(viewport={"width": 390, "height": height})
     page = await context.new_page()
     url = f"http://127.0.0.1:{server.ports['web']}/play?game=spectrangle/standard&bot=1"
     await page.goto(url)
     await my_turn(page)
-    before = await page.evaluate(GROWS)
-    assert before <= 844.5
-    # One more row of links in the header, as a late wrap would give.
+    await page.wait_for_function(f"() => ({GROWS})() <= {height + 0.5}", timeout=PATIENCE_MS)
+    # Two more rows in the header, as a late wrap would give.
     await page.evaluate(
         """() => { const extra = document.createElement('div');
-          extra.style.cssText = 'flex: 1 0 100%; height: 24px';
+          extra.style.cssText = 'flex: 1 0 100%; height: 48px';
           document.querySelector('header.top').append(extra); }"""
     )
-    await page.wait_for_function(f"() => ({GROWS})() <= 844.5", timeout=10_000)
-    await _on_screen(page, "spectrangle", 390, 844)
+    await page.wait_for_function(f"() => ({GROWS})() <= {height + 0.5}", timeout=PATIENCE_MS)
+    await _on_screen(page, "spectrangle", 390, height)
     await context.close()
 
 
