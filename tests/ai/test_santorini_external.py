@@ -6,31 +6,20 @@ move (refused, scored as its loss)."""
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.scripts import ROOT, load_script
 
 from meeple.games.santorini import CELLS
 
-DRIVER = Path(__file__).resolve().parents[2] / "benchmarks" / "santorini_external.py"
+DRIVER = ROOT / "benchmarks/santorini_external.py"
 
 
-def _driver() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("santorini_external", DRIVER)
-    assert spec is not None
-    assert spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["santorini_external"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-ext = _driver()
+ext = load_script("benchmarks/santorini_external.py")
 
 FAKE = """#!{python}
 import importlib.util, json, random, sys

@@ -11,17 +11,16 @@ stays the referee's through plays, exchanges and passes."""
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import os
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.ai.words import WORDS, small_lexicon
+from tests.scripts import ROOT, load_script
 
 from meeple.ai.match import wilson_interval
 from meeple.ai.scrabble import Choice, ExchangeChoice, GreedyPlayer, PassChoice
@@ -29,20 +28,10 @@ from meeple.games.scrabble.board import Board, Direction
 from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
 from meeple.games.scrabble.moves import Move, Placement
 
-DRIVER = Path(__file__).resolve().parents[2] / "benchmarks" / "scrabble_external.py"
+DRIVER = ROOT / "benchmarks/scrabble_external.py"
 
 
-def _driver() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("scrabble_external", DRIVER)
-    assert spec is not None
-    assert spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["scrabble_external"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-ext = _driver()
+ext = load_script("benchmarks/scrabble_external.py")
 
 
 @pytest.fixture(scope="module")

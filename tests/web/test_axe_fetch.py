@@ -6,31 +6,17 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import importlib.util
 import io
 import sys
 import tarfile
-from pathlib import Path
-from types import ModuleType
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.scripts import load_script
 from tests.web.helpers import AXE_SCRIPT
 
-SCRIPT = Path(__file__).parents[2] / "scripts" / "fetch_axe.py"
-
-
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("fetch_axe", SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-fetch_axe = _load()
+fetch_axe = load_script("scripts/fetch_axe.py")
 
 
 def _package(member: str, body: bytes) -> bytes:
