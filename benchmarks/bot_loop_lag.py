@@ -71,7 +71,7 @@ async def _game(services: Services, game: str, variant: str) -> None:
     cls = PersonScrabble if game == "scrabble" else PersonSantorini
     extra: dict[str, Any] = {}
     if game == "scrabble":
-        extra["lexicon"] = services.resource("scrabble.lexicon", lambda: None)
+        extra["lexicon"] = services.lexicon
     person = cls("person", lobby, services.names, level="hard", rng=random.Random(7), **extra)
     person.decisions, person.thought = 0, 0.0
     services.names.claim("person", person)
@@ -108,7 +108,7 @@ async def _main(games: int) -> None:
         for _ in range(games):
             await _game(services, "scrabble", "twente")
             await _game(services, "santorini", "gods")
-        services.resource("store", lambda: None).close()
+        services.store.close()
 
 
 def main() -> None:

@@ -61,7 +61,7 @@ async def server_run(protocol: str, lexicon: Lexicon) -> tuple[float, str, dict[
     with tempfile.TemporaryDirectory() as tmp:
         config = _config(protocol, f"{tmp}/bench.sqlite3")
         server = MeepleServer(config, rng=random.Random(7))
-        server.services.resource("scrabble.lexicon", lambda: lexicon)
+        server.services.lexicon = lexicon
         await server.start()
         try:
             started = time.perf_counter()

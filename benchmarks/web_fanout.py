@@ -246,7 +246,7 @@ async def main(spectators: int, moves: int, interval: float, delta: bool, trace:
         .with_overrides(limits=LimitsConfig(max_connections_per_address=0)),
         rng=random.Random(1),
     )
-    lexicon = server.services.resource("scrabble.lexicon", lambda: load_lexicon("gcide"))
+    lexicon = server.services.lexicon = load_lexicon("gcide")
     await server.start()
     twente, web = server.ports["twente"], server.ports["web"]
     players = [await TwenteClient.connect("127.0.0.1", twente, n) for n in ("ann", "bob")]

@@ -20,7 +20,7 @@ async def server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[MeepleServer]:
         "twente", "clarkson", "spectrangle"
     )
     srv = MeepleServer(config, rng=random.Random(1234))
-    srv.services.resource("scrabble.lexicon", lambda: gcide)
+    srv.services.lexicon = gcide
     await srv.start()
     yield srv
     await srv.stop()

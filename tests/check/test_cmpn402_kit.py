@@ -39,7 +39,7 @@ async def referee(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[MeepleServer]
     config = ServerConfig(database=str(tmp_path / "meeple.sqlite3")).only("cmpn402")
     config = replace(config, cmpn402=Cmpn402Config(ping_interval=PING, challenge_time=1.0))
     srv = MeepleServer(config, rng=random.Random(402))
-    srv.services.resource("scrabble.lexicon", lambda: gcide)
+    srv.services.lexicon = gcide
     await srv.start()
     yield srv
     await srv.stop()
@@ -581,7 +581,7 @@ async def slow_pinging_referee(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[
     config = ServerConfig(database=str(tmp_path / "meeple.sqlite3")).only("cmpn402")
     config = replace(config, cmpn402=Cmpn402Config(ping_interval=SLOW_PING, challenge_time=1.0))
     srv = MeepleServer(config, rng=random.Random(402))
-    srv.services.resource("scrabble.lexicon", lambda: gcide)
+    srv.services.lexicon = gcide
     await srv.start()
     yield srv
     await srv.stop()

@@ -31,7 +31,7 @@ async def web(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[MeepleServer]:
     srv = MeepleServer(config, rng=random.Random(5))
     # The Scrabble checks play the engine's moves from the kit's word list (GCIDE, loaded
     # once per test session), and challenge one: the server's must be the same list.
-    srv.services.resource("scrabble.lexicon", lambda: gcide)
+    srv.services.lexicon = gcide
     await srv.start()
     yield srv
     await srv.stop()

@@ -34,7 +34,7 @@ def threaded_server(tmp_path: Path, gcide: Lexicon) -> Iterator[ServerFactory]:
         base = ServerConfig(database=str(tmp_path / f"db{len(stops)}.sqlite3"))
         listeners = {n: ListenerConfig(0, enabled=not names or n in names) for n in base.listeners}
         server = MeepleServer(replace(base, listeners=listeners, **config), rng=random.Random(seed))
-        server.services.resource("scrabble.lexicon", lambda: gcide)
+        server.services.lexicon = gcide
         loop = asyncio.new_event_loop()
         started = threading.Event()
 

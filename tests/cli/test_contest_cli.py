@@ -40,7 +40,7 @@ def _config(tmp_path: Path, port: int) -> ServerConfig:
 
 async def _server(config: ServerConfig, gcide: Lexicon) -> MeepleServer:
     server = MeepleServer(config, rng=random.Random(11))
-    server.services.resource("scrabble.lexicon", lambda: gcide)
+    server.services.lexicon = gcide
     await server.start()
     return server
 

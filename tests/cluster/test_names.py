@@ -101,7 +101,7 @@ async def _clarkson_edge(names: ClusterNames, tmp_path: Path, lexicon: Lexicon) 
     config = ServerConfig(database=str(tmp_path / f"{names.node}.sqlite3")).only("clarkson")
     server = MeepleServer(config, rng=random.Random(1))
     server.services.names = names
-    server.services.resource("scrabble.lexicon", lambda: lexicon)
+    server.services.lexicon = lexicon
     await server.start()
     return server
 

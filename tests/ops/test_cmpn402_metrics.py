@@ -25,7 +25,7 @@ from meeple.server.rooms.cmpn402 import Referee, RefereeSettings
 async def _server(tmp_path: Path, gcide: Lexicon) -> MeepleServer:
     config = replace(_config(tmp_path), metrics_port=0)
     server = MeepleServer(config, clock=VirtualClock(), rng=random.Random(7))
-    server.services.resource("scrabble.lexicon", lambda: gcide)
+    server.services.lexicon = gcide
     await server.start()
     return server
 

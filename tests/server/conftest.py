@@ -86,7 +86,7 @@ async def server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[MeepleServer]:
     for name in config.listeners:
         config = config.with_port(name, 0)
     srv = MeepleServer(config, rng=random.Random(1234))
-    srv.services.resource("scrabble.lexicon", lambda: gcide)
+    srv.services.lexicon = gcide
     await srv.start()
     yield srv
     await srv.stop()

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 from tests.patience import PATIENCE
 
+from meeple.games.scrabble.lexicon import Lexicon
 from meeple.server.app import MeepleServer, Services
 from meeple.server.config import ListenerConfig, ServerConfig
+from meeple.server.edge.attempts import admin_attempts
+from meeple.server.edge.churn import server_churn
 from meeple.server.edge.tcp import Connection, TcpListener
+from meeple.server.ops import server_readiness
+from meeple.server.rooms import scrabble as scrabble_room
+from meeple.server.store.database import DatabaseClaim, open_store
+from meeple.server.store.journal import server_journal, server_store
 
 
 class Greeter:
@@ -81,14 +89,56 @@ async def test_port_in_use_is_reported_with_the_listener_name() -> None:
         await first.stop()
 
 
-def test_services_build_shared_resources_once() -> None:
-    """A resource is built on first use and shared after that."""
-    services = Services(ServerConfig())
-    built: list[int] = []
-    a = services.resource("x", lambda: built.append(1) or object())
-    b = services.resource("x", lambda: built.append(2) or object())
-    assert a is b
-    assert built == [1]
+def test_services_build_each_shared_object_once_into_its_typed_field() -> None:
+    """Issue 32.1: what listeners share is a typed field of ``Services``, filled by its
+    accessor on first use and the same object after that (no string-keyed lookup)."""
+    services = Services(ServerConfig(database=":memory:"))
+    assert services.churn is None
+    assert services.readiness is None
+    churn = server_churn(services)
+    assert services.churn is churn
+    assert server_churn(services) is churn
+    readiness = server_readiness(services)
+    assert services.readiness is readiness
+    assert server_readiness(services) is readiness
+    limiter = admin_attempts(services)
+    assert services.admin_attempts is limiter
+    assert admin_attempts(services) is limiter
+    store = server_store(services)
+    assert services.store is store
+    assert server_store(services) is store
+    services.close()
+
+
+def test_a_lexicon_put_in_first_is_the_one_every_scrabble_table_checks_with(
+    gcide: Lexicon,
+) -> None:
+    """A test, the check kits or a node that loaded the word list already puts it in
+    ``Services.lexicon``; the tables' accessor keeps it rather than loading the config's."""
+    services = Services(ServerConfig(lexicon="no-such-word-list"))
+    services.lexicon = gcide
+    assert scrabble_room.table_lexicon(services) is gcide
+    assert scrabble_room.lexicon_of(services, None) is gcide
+
+
+async def test_closing_the_services_writes_the_journal_before_the_store_closes(
+    tmp_path: Path,
+) -> None:
+    """``Services.close``: the journal writes what it holds, then the store closes, then
+    the database claim goes (a second claim on the database succeeds)."""
+    database = str(tmp_path / "db.sqlite3")
+    services = Services(ServerConfig(database=database))
+    services.database_claim = DatabaseClaim(database)
+    journal = server_journal(services)
+    journal.open("g1", "santorini", {"players": ["ann", "bob"]})  # not awaited: held
+    assert services.close() == []
+    claim = DatabaseClaim(database)  # DatabaseInUse while the first claim is held
+    claim.close()
+    again = open_store(database)
+    try:
+        assert again.open_logs() == ["g1"]
+    finally:
+        again.close()
 
 
 async def test_a_stop_requested_during_start_up_is_a_clean_stop() -> None:

@@ -26,7 +26,7 @@ from meeple.server.store.database import Store
 
 
 def _store(server: MeepleServer) -> Store:
-    store: Store = server.services.resource("store", lambda: None)
+    store: Store = server.services.store
     return store
 
 

@@ -298,7 +298,7 @@ async def test_three_bots_play_to_winner_matching_the_engine_replay(
         asyncio.gather(*(play_clarkson("127.0.0.1", port, n, gcide, players=3) for n in names)),
         GAME_PATIENCE,
     )
-    store: Store = server.services.resource("store", lambda: None)
+    store: Store = server.services.store
     [record] = store.games()
     assert set(record.players) == set(names)
     assert record.protocols == ("clarkson",)
@@ -323,7 +323,7 @@ async def test_two_bots_play_three_games_each_together(
         ),
         120,
     )
-    store: Store = server.services.resource("store", lambda: None)
+    store: Store = server.services.store
     records = store.games()
     assert len(records) == 3
     assert all(set(r.players) == {"x", "y"} for r in records)
@@ -383,7 +383,7 @@ def test_garbage_never_disturbs_a_running_game(junk: bytes, gcide: Lexicon, tmp_
         config = ServerConfig(database=":memory:").only("clarkson")
         config = config.with_overrides(listeners={"clarkson": config.listeners["clarkson"]})
         srv = MeepleServer(config, rng=random.Random(7))
-        srv.services.resource("scrabble.lexicon", lambda: gcide)
+        srv.services.lexicon = gcide
         await srv.start()
         try:
             a = await _joined(srv, "Ann")

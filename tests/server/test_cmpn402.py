@@ -96,7 +96,7 @@ async def make_server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[Factory]:
         server = MeepleServer(
             _config(tmp_path, **cmpn402), clock=clock or VirtualClock(), rng=random.Random(seed)
         )
-        server.services.resource("scrabble.lexicon", lambda: gcide)
+        server.services.lexicon = gcide
         await server.start()
         servers.append(server)
         return server
@@ -826,7 +826,7 @@ async def test_console_snapshot_follows_the_game(make_server: Factory, gcide: Le
     challenge window and the moves, and its JSON part holds no rack letter."""
     clock = VirtualClock()
     server = await make_server(clock)
-    console = server.services.resource("cmpn402.console", lambda: None)
+    console = server.services.console
     assert console is server.listeners["cmpn402"].console
     assert console.snapshot()["state"] == "waiting"
     mover, other, start, _ = await _pair(server)
@@ -936,7 +936,7 @@ def test_random_binary_over_the_wire(
     async def scenario() -> None:
         config = _config(tmp_path_factory.mktemp("junk"))
         server = MeepleServer(config, clock=VirtualClock(), rng=random.Random(1))
-        server.services.resource("scrabble.lexicon", lambda: gcide)
+        server.services.lexicon = gcide
         await server.start()
         try:
             mover, other, _, _ = await _pair(server)
@@ -1089,7 +1089,7 @@ async def test_a_bot_reconnects_after_a_restart_and_resumes(
     config = replace(server.config, listeners={**server.config.listeners})
     config = config.with_port("cmpn402", port)
     again = MeepleServer(config, clock=SystemClock(), rng=random.Random(7))
-    again.services.resource("scrabble.lexicon", lambda: gcide)
+    again.services.lexicon = gcide
     await again.start()
     try:
         ra, rb = await asyncio.wait_for(games, 60)

@@ -54,7 +54,7 @@ async def test_a_postgresql_that_stops_answering_costs_no_game(
         ServerConfig(database=url).only("twente", "web").with_port("twente", 0).with_port("web", 0)
     )
     server = MeepleServer(config, rng=random.Random(11))
-    server.services.resource("scrabble.lexicon", lambda: gcide)
+    server.services.lexicon = gcide
     await server.start()
     assert postgres.pid is not None
     frozen = postmaster_family(postgres.pid)

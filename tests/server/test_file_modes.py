@@ -66,7 +66,7 @@ async def test_a_serve_data_directory_is_private_after_a_cmpn402_game(
     config = replace(base, listeners=listeners, cmpn402=replace(base.cmpn402, admin_token="t0ken"))
     with umask(0o022):
         server = MeepleServer(config, clock=SystemClock(), rng=random.Random(7))
-        server.services.resource("scrabble.lexicon", lambda: gcide)
+        server.services.lexicon = gcide
         await server.start()
         during: dict[str, str] = {}
         try:

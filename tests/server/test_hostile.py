@@ -67,7 +67,7 @@ async def make_server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[ServerFac
         if limits:
             config = config.with_overrides(limits=LimitsConfig(**limits))
         server = MeepleServer(config, rng=random.Random(5))
-        server.services.resource("scrabble.lexicon", lambda: gcide)
+        server.services.lexicon = gcide
         await server.start()
         servers.append(server)
         return server
@@ -225,7 +225,7 @@ async def test_budget_and_turns_keep_every_message_whole(
         limits=LimitsConfig(messages_per_turn=per_turn, message_burst=1000)
     )
     server = MeepleServer(config)
-    server.services.resource("scrabble.lexicon", lambda: gcide)
+    server.services.lexicon = gcide
     await server.start()
     try:
         reader, writer = await asyncio.open_connection("127.0.0.1", server.ports["clarkson"])

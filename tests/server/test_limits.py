@@ -109,7 +109,7 @@ async def tcp_server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[MeepleServ
     """The four TCP listeners, two connections per address, on the virtual clock."""
     names = ("twente", "clarkson", "santorini", "spectrangle")
     srv = MeepleServer(_config(tmp_path, *names), clock=VirtualClock(), rng=random.Random(1))
-    srv.services.resource("scrabble.lexicon", lambda: gcide)
+    srv.services.lexicon = gcide
     await srv.start()
     yield srv
     await srv.stop()
@@ -241,7 +241,7 @@ async def ws_server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[MeepleServe
         cmpn402=Cmpn402Config(admin_token="t", ping_interval=0.2),
     )
     srv = MeepleServer(config, rng=random.Random(1))
-    srv.services.resource("scrabble.lexicon", lambda: gcide)
+    srv.services.lexicon = gcide
     await srv.start()
     yield srv
     await srv.stop()

@@ -34,7 +34,7 @@ async def vserver(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[MeepleServer]
     """A Twente-only server on a free port, its timers on a virtual clock."""
     config = ServerConfig(database=str(tmp_path / "meeple.sqlite3")).only("twente")
     srv = MeepleServer(config, clock=VirtualClock(), rng=random.Random(99))
-    srv.services.resource("scrabble.lexicon", lambda: gcide)
+    srv.services.lexicon = gcide
     await srv.start()
     yield srv
     await srv.stop()

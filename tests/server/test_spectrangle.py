@@ -366,7 +366,7 @@ async def test_a_player_leaving_ends_the_game_without_points(
     await p3.ask("request 2", "waiting p1 p3")
     await p1.expect("waiting p1 p3")
     assert (await p1.next()).startswith("start with")
-    store: Store = server.services.resource("store", lambda: None)
+    store: Store = server.services.store
     record = store.games(game="spectrangle")[0]
     assert record.end_reason == "player-left"
     assert record.result == {"left": ["p2"]}
@@ -452,7 +452,7 @@ async def test_whole_bot_games_match_the_stored_record(server: MeepleServer, pla
     assert sorted(n for n, _ in board) == sorted(names)
     assert [p for _, p in board] == sorted((p for _, p in board), reverse=True)
     assert all(r[0].refused == 0 for r in results)
-    store: Store = server.services.resource("store", lambda: None)
+    store: Store = server.services.store
     record = store.games(game="spectrangle")[0]
     assert record.players == tuple(names)
     assert record.end_reason == "finished"

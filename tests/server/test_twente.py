@@ -249,7 +249,7 @@ async def test_whole_bot_games_match_the_engine_replay(
         seen = {tuple(sorted(r[0].scores.items())) for r in results}
         assert len(seen) == 1, "every bot saw the same final scores"
         assert all(r[0].reason == "WIN" for r in results)
-        store: Store = server.services.resource("store", lambda: None)
+        store: Store = server.services.store
         record = store.games()[0]
         assert record.players == tuple(f"bot{n}{i}" for i in range(n))
         assert dict(results[0][0].scores) == record.result["scores"]
@@ -285,7 +285,7 @@ async def test_shutdown_tells_players_in_a_game(tmp_path: Path, gcide: Lexicon) 
     """Stopping the server sends GAMEOVER DISCONNECT to players mid-game, then closes."""
     config = ServerConfig(database=str(tmp_path / "db.sqlite3")).only("twente")
     srv = MeepleServer(config, rng=random.Random(5))
-    srv.services.resource("scrabble.lexicon", lambda: gcide)
+    srv.services.lexicon = gcide
     await srv.start()
     a, b, _, _ = await _two_player_game(srv)
     await srv.stop()
@@ -326,7 +326,7 @@ def test_garbage_never_disturbs_a_running_game(junk: bytes, gcide: Lexicon, tmp_
     async def scenario() -> None:
         config = ServerConfig(database=":memory:").only("twente")
         srv = MeepleServer(config, rng=random.Random(7))
-        srv.services.resource("scrabble.lexicon", lambda: gcide)
+        srv.services.lexicon = gcide
         await srv.start()
         try:
             a, b, _, first = await _two_player_game(srv)
@@ -374,7 +374,7 @@ def test_out_of_order_messages_are_answered_and_the_game_goes_on(
     async def scenario() -> None:
         config = ServerConfig(database=":memory:").only("twente")
         srv = MeepleServer(config, rng=random.Random(11))
-        srv.services.resource("scrabble.lexicon", lambda: gcide)
+        srv.services.lexicon = gcide
         await srv.start()
         try:
             a, b, _, first = await _two_player_game(srv)

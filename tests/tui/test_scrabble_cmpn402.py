@@ -124,7 +124,7 @@ async def referee(
     server = MeepleServer(
         replace(base, listeners=listeners, cmpn402=settings), clock=clock, rng=random.Random(11)
     )
-    server.services.resource("scrabble.lexicon", lambda: gcide)
+    server.services.lexicon = gcide
     await server.start()
     yield server, clock
     await server.stop()

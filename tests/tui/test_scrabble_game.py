@@ -83,7 +83,7 @@ async def test_a_whole_game_typed_into_the_app_against_the_bot(
         assert app.table.result_line() in status
         # Every play in the log, with the score the adapter worked out, is the server's
         # record of the game; the board shown is the record's board.
-        store: Store = server.services.resource("store", lambda: None)
+        store: Store = server.services.store
         record = parse_gcg(store.games()[0].record)
         plays = [
             f"{e.nick}: {e.position} {e.word} {e.score}"

@@ -87,7 +87,7 @@ async def test_a_whole_game_against_meeple_bot_on_a_real_server(tmp_path: Path) 
             assert app.table.phase is Phase.OVER
             assert "Game over" in str(app.query_one("#status").render())
             assert moves >= 5
-            store: Store = server.services.resource("store", lambda: None)
+            store: Store = server.services.store
             record = store.games(game="spectrangle")[0]
             assert record.end_reason == "finished"
             assert set(record.players) == {"ann", "bot"}

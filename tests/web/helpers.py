@@ -81,7 +81,7 @@ async def make_server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[ServerFac
             config = config.with_overrides(table_lexicons=table_lexicons)
         server = MeepleServer(config, rng=random.Random(seed), clock=clock)
         if not default_lexicon:  # else the configured one (Wordnik), loaded when needed
-            server.services.resource("scrabble.lexicon", lambda: gcide)
+            server.services.lexicon = gcide
         await server.start()
         servers.append(server)
         return server
@@ -269,7 +269,7 @@ async def _move(client: TwenteClient, lexicon: Lexicon, skip: int) -> None:
 
 async def stored_game(server: MeepleServer, game: str) -> GameRecord:
     """The one stored game of ``game`` (waiting a moment for the room to store it)."""
-    store: Store = server.services.resource("store", lambda: None)
+    store: Store = server.services.store
     await eventually(lambda: bool(store.games(game=game)), f"a {game} game stored")
     [record] = store.games(game=game)
     return record

@@ -55,7 +55,7 @@ async def _table(server: MeepleServer, game: str, variant: str) -> list[ClientCo
 
 
 def _ratings(server: MeepleServer, game: str) -> dict[str, float]:
-    store: Store = server.services.resource("store", lambda: None)
+    store: Store = server.services.store
     return {r.player: r.rating for r in store.leaderboard(game)}
 
 

@@ -77,5 +77,5 @@ async def test_after_a_move_the_button_is_resign_and_the_resignation_is_rated(
     await screenshot(other, "play-resigned")
     record = await stored_game(server, "scrabble")
     assert record.end_reason == "resigned"
-    store: Store = server.services.resource("store", lambda: None)
+    store: Store = server.services.store
     assert {r.player for r in store.leaderboard("scrabble")} == {"ann", "bob"}

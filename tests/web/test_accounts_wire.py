@@ -213,7 +213,7 @@ async def test_reservations_are_read_at_start_and_kept_in_memory(
     _add_account(store, "Dora")
     store.close()
     server = MeepleServer(config, rng=random.Random(3))
-    server.services.resource("scrabble.lexicon", lambda: gcide)
+    server.services.lexicon = gcide
     await server.start()
     try:
 

@@ -38,7 +38,7 @@ async def _replay(database: Path, store_first: dict[str, Any] | None = None) -> 
     await server.start()
     try:
         if store_first is not None:
-            store: Store = server.services.resource("store", lambda: None)
+            store: Store = server.services.store
             store.record_game(
                 game="spectrangle", variant="standard", protocols=["web"],
                 players=["ann", "bob"], started_at=0.0, end_reason="finished",

@@ -134,7 +134,7 @@ async def test_a_finished_game_is_a_replay_with_its_gcg(
         ),
         GAME_PATIENCE,
     )
-    store: Store = twente.services.resource("store", lambda: None)
+    store: Store = twente.services.store
     [record] = store.games()
     assert record.data is not None
     uid = record.data["uid"]
@@ -259,7 +259,7 @@ async def test_an_old_row_shows_its_result_and_says_it_cannot_be_replayed(
 ) -> None:
     """A game stored before structured records (no data, no uid) is listed with a link by
     its row number, and its page shows the result and says it is not replayable."""
-    store: Store = twente.services.resource("store", lambda: None)
+    store: Store = twente.services.store
     number = store.record_game(
         game="santorini", variant="gods", protocols=["am27"], players=["old", "timer"],
         started_at=1.0, end_reason="win", result={"winner": "old"}, record="['Move(...)']",

@@ -31,7 +31,7 @@ async def test_santorini_and_spectrangle_replays_draw_the_engines_boards(
 ) -> None:
     """Each step drawn by the page's script matches the engine's board at that step."""
     server = await make_server("santorini", "spectrangle")
-    store: Store = server.services.resource("store", lambda: None)
+    store: Store = server.services.store
     rng = random.Random(8)
 
     santorini = SantoriniGame(Rules(players=2, gods=True), challenger=0)

@@ -104,7 +104,7 @@ async def test_a_browser_watches_a_whole_twente_game_and_sees_no_racks(
 
     # The racks of the whole game: every one the engine held when a frame arrived,
     # and every rack in the record's GCG (the rack before each move).
-    store: Store = server.services.resource("store", lambda: None)
+    store: Store = server.services.store
     record = store.game_by_uid(room.uid)
     assert record is not None
     racks_seen.update(re.findall(r"^>\w+: (\S+)", record.record, flags=re.MULTILINE))
@@ -133,7 +133,7 @@ async def test_a_replay_stepped_to_the_end_shows_the_stored_final_scores(
         ),
         GAME_PATIENCE,
     )
-    store: Store = server.services.resource("store", lambda: None)
+    store: Store = server.services.store
     [record] = store.games()
     assert record.data is not None
     uid = record.data["uid"]

@@ -83,7 +83,7 @@ async def client(tmp_path: Path, console: FakeConsole) -> AsyncIterator[httpx.As
     services = Services(
         ServerConfig(database=str(tmp_path / "db.sqlite3"), web=WebConfig(hosts=("meeple.test",)))
     )
-    services.resource("cmpn402.console", lambda: console)
+    services.console = console
     app = create_app(services)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="https://meeple.test") as c:
@@ -185,7 +185,7 @@ async def test_sign_in_and_the_admin_endpoint_share_one_limit(
         database=str(tmp_path / "db.sqlite3"), web=WebConfig(hosts=("meeple.test",))
     )
     services = Services(config, clock=clock)
-    services.resource("cmpn402.console", lambda: console)
+    services.console = console
     transport = httpx.ASGITransport(app=create_app(services), client=("10.1.2.3", 4567))
 
     def gate(token: str) -> int:

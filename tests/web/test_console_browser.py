@@ -33,7 +33,7 @@ async def test_console_pauses_and_resumes_a_game_and_refuses_without_the_token(
     """Signed in with the admin token the page starts, pauses and resumes the game; the
     same action without the session cookie is 401, with a wrong CSRF token 403."""
     server = await make_server("cmpn402", admin_token=TOKEN, manual_start=True, challenge_time=0.2)
-    console = server.services.get("cmpn402.console")
+    console = server.services.console
     assert console is not None
     uri = f"ws://127.0.0.1:{server.ports['cmpn402']}"
     agents = [

@@ -79,7 +79,7 @@ def _listed(html: str) -> list[str]:
 async def test_the_page_filters_and_pages(server: MeepleServer, http: httpx.AsyncClient) -> None:
     """ann's Scrabble games, then all games page by page: each page newest first, the
     pages together every game once, the last page with no "Older games"."""
-    store: Store = server.services.resource("store", lambda: None)
+    store: Store = server.services.store
     made = _fill(store, 130)
     page = await http.get("/games", params={"player": "ann", "game": "scrabble"})
     assert page.status_code == 200
@@ -107,7 +107,7 @@ async def test_the_page_filters_by_result_and_days(
     """ann's lost games (her resignations too), then the games of one day (UTC, the
     two ends inclusive), "Older games" keeping the filters; days that are no day are
     the form's error with a 400."""
-    store: Store = server.services.resource("store", lambda: None)
+    store: Store = server.services.store
     clock = [1_767_225_600.0 - 3600]  # 2025-12-31 23:00 UTC
     store._now = lambda: clock[0]
     made: list[tuple[int, str]] = []

@@ -52,7 +52,7 @@ async def serve(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[Factory]:
             cmpn402=Cmpn402Config(admin_token=TOKEN, manual_start=True),
         )
         server = MeepleServer(config, rng=random.Random(3))
-        server.services.resource("scrabble.lexicon", lambda: gcide)
+        server.services.lexicon = gcide
         await server.start()
         servers.append(server)
         return server

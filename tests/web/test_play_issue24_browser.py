@@ -516,7 +516,7 @@ async def test_replay_shows_each_move_against_the_engines_best(
         ),
         GAME_PATIENCE,
     )
-    store: Store = server.services.resource("store", lambda: None)
+    store: Store = server.services.store
     [record] = store.games()
     assert record.data is not None
     expected = analyse(record.data, gcide)

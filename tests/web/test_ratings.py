@@ -60,7 +60,7 @@ async def app(tmp_path: Path, store: Store) -> AsyncIterator[Starlette]:
     services = Services(
         ServerConfig(database=str(tmp_path / "db.sqlite3"), web=WebConfig(hosts=("meeple.test",)))
     )
-    services.resource("store", lambda: store)
+    services.store = store
     yield create_app(services)
     await close_services(services)  # the journal's writer thread ends with the test
 

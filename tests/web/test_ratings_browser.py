@@ -31,7 +31,7 @@ async def test_ratings_page_links_to_the_players_page_with_the_game(
         ),
         GAME_PATIENCE,
     )
-    store: Store = server.services.resource("store", lambda: None)
+    store: Store = server.services.store
     board = store.leaderboard("scrabble")
     assert len(board) == 2
     [record] = store.games()

@@ -48,7 +48,7 @@ async def test_santorini_replay_shows_the_engines_best_turn(
     expected = analyse_game(data, None)
     assert expected is not None
     server = await make_server("santorini")
-    store: Store = server.services.resource("store", lambda: None)
+    store: Store = server.services.store
     names = ("ann", "bob")
     store.record_game(
         game="santorini", variant="gods", protocols=["am27"], players=names, started_at=0.0,

@@ -791,7 +791,7 @@ async def run_client_kit(
         if kit.configure is not None:
             config = kit.configure(config, games)
         server = MeepleServer(config, rng=random.Random())
-        server.services.resource("scrabble.lexicon", lambda: lexicon)
+        server.services.lexicon = lexicon
         await server.start()
         proxy = kit.proxy(obs, server.ports[kit.listener])
         listener = await asyncio.start_server(proxy.handle, host, port)

@@ -326,7 +326,8 @@ class EdgeCmpn402Listener(Cmpn402Listener):
                 lobby.bus, lobby.ns, self.admin_token, self.admin, timing=services.config.cluster
             )
             self.contest_console = console
-            services.resource("cmpn402.console", lambda: console)
+            if services.console is None:
+                services.console = console
         self._hub = self.hub
         self._server: Server | None = None
         self._bound = 0

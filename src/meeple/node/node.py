@@ -412,11 +412,10 @@ class Node:
         # needs them (meeple.web.seat.games_ready).
         # Spectrangle chat outside a game reaches every edge's players (meeple.node.chat).
         from meeple.node.chat import LobbyChat
-        from meeple.server.edge.spectrangle import HUB_RESOURCE
 
         self.chat = LobbyChat(self.bus, self.ns, self.config.name)
         await self.chat.start()
-        self.services.resource(HUB_RESOURCE, lambda: self.chat)
+        self.services.chat_hub = self.chat
         for name in self.config.listeners:
             listener_config = self.config.server.listeners[name]
             if not listener_config.enabled:

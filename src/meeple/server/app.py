@@ -27,8 +27,17 @@ from meeple.server.metrics import METRICS, LoopLag
 from meeple.server.ops import HealthPort, OpsListener, StoreProbe, server_readiness
 
 if TYPE_CHECKING:
+    from meeple.games.scrabble.lexicon import Lexicon
+    from meeple.server.edge.attempts import AttemptLimiter
+    from meeple.server.edge.churn import ChurnLog
+    from meeple.server.edge.spectrangle import SpectrangleHub
+    from meeple.server.lobby.cmpn402_console import Console
+    from meeple.server.lobby.names import StoreReservations
+    from meeple.server.ops import Readiness
     from meeple.server.ports import LobbyPort
     from meeple.server.rooms.recovery import Recovered
+    from meeple.server.store.database import DatabaseClaim, Store
+    from meeple.server.store.journal import Journal
 
 __all__ = ["LISTENERS", "Listener", "MeepleServer", "Services"]
 
@@ -65,7 +74,12 @@ LISTENERS: Mapping[str, str] = {
 
 @dataclass
 class Services:
-    """What every listener shares: config, clock, name registry, and lazily built resources."""
+    """What every listener shares: config, clock, names, the lobby, and the objects built
+    once per process on first use, each a typed field (issue 32.1: no string-keyed
+    lookup). A field is filled by its accessor in the module that owns the type
+    (``server_store``, ``server_journal``, ``table_lexicon``, ``server_churn``, …); a test
+    or a cluster node may fill one first (a lexicon already loaded, a node's chat hub)
+    and the accessor then keeps it. :meth:`close` closes what was built."""
 
     config: ServerConfig
     clock: Clock = field(default_factory=SystemClock)
@@ -76,26 +90,48 @@ class Services:
     lobby: LobbyPort | None = None
     # Rooms seed their own RNG from this one, so a test that seeds it replays exactly.
     rng: random.Random = field(default_factory=random.Random)
-    _resources: dict[str, Any] = field(default_factory=dict)
     # Bound port per running listener, filled in as they start (the web lobby shows them).
     listening: dict[str, int] = field(default_factory=dict)
     # Client connections of every listener together (set by MeepleServer.start): the
     # descriptors below the open-file limit minus ``[limits] descriptor_reserve``.
     connections: ConnectionBudget | None = None
+    # /readyz and the health port (meeple.server.ops.server_readiness).
+    readiness: Readiness | None = None
+    # One meeple serve per database, held from before the logs are read until the stop.
+    database_claim: DatabaseClaim | None = None
+    # The store and the journal over it (meeple.server.store.journal.server_store, …).
+    store: Store | None = None
+    journal: Journal | None = None
+    # The names accounts reserved (meeple.server.lobby.names.server_reservations).
+    reservations: StoreReservations | None = None
+    # Connections opened, closed and refused (meeple.server.edge.churn.server_churn).
+    churn: ChurnLog | None = None
+    # The word list Scrabble tables check with, and those a table may choose, by name
+    # (meeple.server.rooms.scrabble.table_lexicon, table_lexicons), and their loads in a
+    # worker thread while the web serves (meeple.web.seat.games_ready).
+    lexicon: Lexicon | None = None
+    table_lexicons: Mapping[str, Lexicon] | None = None
+    lexicon_loading: asyncio.Future[Lexicon] | None = None
+    table_lexicons_loading: asyncio.Future[dict[str, Lexicon]] | None = None
+    # The CMPN402 console (the listener's, or a cluster edge's RemoteConsole) the web's
+    # /cmpn402 page drives, and the limiter of admin-token guesses.
+    console: Console | None = None
+    admin_attempts: AttemptLimiter | None = None
+    # The Spectrangle listeners' players, for chat outside a game (a cluster edge puts
+    # its meeple.node.chat.LobbyChat here first, so the chat reaches every edge).
+    chat_hub: SpectrangleHub | None = None
 
-    def get(self, key: str) -> Any | None:
-        """A shared resource if some listener made it (the web finds the CMPN402 console)."""
-        return self._resources.get(key)
-
-    def resource(self, key: str, build: Callable[[], Any]) -> Any:
-        """A shared object built once on first use (the lexicon, the store, a lobby)."""
-        if key not in self._resources:
-            self._resources[key] = build()
-        return self._resources[key]
-
-    def has_resource(self, key: str) -> bool:
-        """Whether :meth:`resource` has built ``key`` already."""
-        return key in self._resources
+    def close(self, journal_grace: float = 5.0) -> list[str]:
+        """Close what was built, each after what is built on it: the journal (it writes
+        what it holds, for up to ``journal_grace`` seconds), the churn log, the store,
+        then the database claim. Returns the writes the journal dropped (named)."""
+        dropped: list[str] = []
+        if self.journal is not None:
+            dropped = self.journal.close(journal_grace)
+        for resource in (self.churn, self.store, self.database_claim):
+            if resource is not None:
+                resource.close()
+        return dropped
 
 
 class MeepleServer:
@@ -166,7 +202,8 @@ class MeepleServer:
             # Before any log is read: one meeple serve per database (DatabaseClaim).
             database = self.config.database
             try:
-                self.services.resource("database.claim", lambda: DatabaseClaim(database))
+                if self.services.database_claim is None:
+                    self.services.database_claim = DatabaseClaim(database)
             except DatabaseInUse:
                 await self.stop()
                 raise
@@ -226,14 +263,14 @@ class MeepleServer:
             "listeners",
             lambda: None if names and all(n in self.listeners for n in names) else "not listening",
         )
-        store = self.services.get("store")
+        store = self.services.store
         if store is not None:
             probe = StoreProbe(store.ping)
 
             async def store_check() -> str | None:
                 from meeple.server.store.journal import Health
 
-                journal = self.services.get("journal")
+                journal = self.services.journal
                 if journal is not None and journal.health is not Health.OK:
                     return f"{journal.health.value} ({journal.backlog} writes held)"
                 return await probe()
@@ -312,7 +349,7 @@ class MeepleServer:
         and says so: the log, and the banner of every page and of the lobby's and the
         console's live view. True when the store took them all (or had nothing to take).
         """
-        journal = self.services.get("journal")
+        journal = self.services.journal
         if journal is None or journal.backlog == 0:
             return True
         from meeple.server.store.journal import Health
@@ -370,15 +407,7 @@ class MeepleServer:
         # holds before the store closes; if the stop gave up on the store, it has a
         # moment only, then names what it drops.
         await self.services.names.close()  # the name checks under way: nobody waits
-        journal = self.services.get("journal")
-        if journal is not None:
-            self.dropped = journal.close(5.0 if stored else 0.5)
-        for resource in reversed(self.services._resources.values()):
-            close = getattr(resource, "close", None)
-            if callable(close):
-                result = close()
-                if asyncio.iscoroutine(result):
-                    await result
+        self.dropped = self.services.close(5.0 if stored else 0.5)
 
 
 def _create(target: str, services: Services, name: str, config: ListenerConfig) -> Listener:
@@ -391,31 +420,39 @@ def _create(target: str, services: Services, name: str, config: ListenerConfig) 
 _DESCRIPTOR_ERRORS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 
 
-def _quiet_emfile(loop: asyncio.AbstractEventLoop) -> None:
+class _QuietEmfile:
     """asyncio reports every accept() that found no free descriptor (and retries a second
-    later, per listener): log the first one, then a count every minute at most."""
-    previous = loop.get_exception_handler()
-    if getattr(previous, "_meeple_emfile", False):
-        return
-    state = {"count": 0, "logged_at": -1e9}
+    later, per listener): this exception handler logs the first one, then a count every
+    minute at most, and passes anything else to the handler it replaced."""
 
-    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    def __init__(
+        self, previous: Callable[[asyncio.AbstractEventLoop, dict[str, Any]], object] | None
+    ) -> None:
+        self.previous = previous
+        self.count = 0
+        self.logged_at = -1e9
+
+    def __call__(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         exc = context.get("exception")
         if isinstance(exc, OSError) and exc.errno in _DESCRIPTOR_ERRORS:
-            state["count"] += 1
+            self.count += 1
             now = loop.time()
-            if now - state["logged_at"] >= 60:
+            if now - self.logged_at >= 60:
                 logger.error(
                     "accept() failed: %s (%d times so far; accepting again in a moment)",
                     exc.strerror,
-                    state["count"],
+                    self.count,
                 )
-                state["logged_at"] = now
+                self.logged_at = now
             return
-        if previous is not None:
-            previous(loop, context)
+        if self.previous is not None:
+            self.previous(loop, context)
         else:
             loop.default_exception_handler(context)
 
-    handler._meeple_emfile = True  # type: ignore[attr-defined]
-    loop.set_exception_handler(handler)
+
+def _quiet_emfile(loop: asyncio.AbstractEventLoop) -> None:
+    """Install :class:`_QuietEmfile` on ``loop`` (once)."""
+    previous = loop.get_exception_handler()
+    if not isinstance(previous, _QuietEmfile):
+        loop.set_exception_handler(_QuietEmfile(previous))

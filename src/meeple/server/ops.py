@@ -105,8 +105,9 @@ def _samples(readiness: Readiness) -> list[Sample]:
 
 def server_readiness(services: Services) -> Readiness:
     """The process's one :class:`Readiness`."""
-    readiness: Readiness = services.resource("readiness", Readiness)
-    return readiness
+    if services.readiness is None:
+        services.readiness = Readiness()
+    return services.readiness
 
 
 class StoreProbe:

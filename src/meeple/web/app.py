@@ -49,7 +49,6 @@ from meeple.server.lobby.cmpn402_console import Console
 from meeple.server.lobby.names import server_reservations
 from meeple.server.lobby.tables import LOBBY_TOPIC, Lobby, Origin, server_lobby
 from meeple.server.ops import OPS_PATHS, ops_routes
-from meeple.server.rooms.scrabble import LEXICON_RESOURCE, TABLE_LEXICONS_RESOURCE
 from meeple.server.store.database import OUTCOMES, GameRecord, Store, StoreUnavailable
 from meeple.server.store.journal import server_journal, server_store
 from meeple.web import accounts, guide, replays
@@ -150,7 +149,7 @@ class WebContext:
 
     def console(self) -> Console | None:
         """The CMPN402 console when that listener runs; its changes go to the feed."""
-        console: Console | None = self.services.get("cmpn402.console")
+        console = self.services.console
         if console is not None and self._console_unsubscribe is None:
 
             def changed() -> None:
@@ -162,14 +161,14 @@ class WebContext:
 
     def lexicon(self) -> str:
         """The name of the lexicon the server's Scrabble tables check words with."""
-        loaded = getattr(self.services.get(LEXICON_RESOURCE), "name", None)
+        loaded = getattr(self.services.lexicon, "name", None)
         return str(loaded or lexicon_name(self.services.config.lexicon))
 
     def lexicons(self) -> list[str]:
         """The word lists a browser's Scrabble table may choose, the default first (the
         others as configured: ``table_lexicons``; docs/web.md, "Word lists")."""
         default = self.lexicon()
-        loaded = self.services.get(TABLE_LEXICONS_RESOURCE)
+        loaded = self.services.table_lexicons
         more = (
             list(loaded)
             if loaded is not None
@@ -185,14 +184,16 @@ class WebContext:
         Computed in a worker thread: a 25-move Scrabble game is ~0.2 s, a 40-turn
         Santorini game well under a second (docs/benchmarks.md, "Replay analysis")."""
         data = record.data
-        lexicon = self.services.get(LEXICON_RESOURCE)
+        lexicon = self.services.lexicon
         if data is None or record.game not in ("scrabble", "spectrangle", "santorini"):
             return None
         if record.game == "scrabble" and lexicon is None:
             return None
         if record.game == "scrabble" and data.get("lexicon") != getattr(lexicon, "name", None):
             # A table's own word list, if the server has it loaded.
-            lexicon = (self.services.get(TABLE_LEXICONS_RESOURCE) or {}).get(data.get("lexicon"))
+            wanted = data.get("lexicon")
+            tables = self.services.table_lexicons or {}
+            lexicon = tables.get(wanted) if isinstance(wanted, str) else None
             if lexicon is None:
                 return None
         key = str(data.get("uid") or record.id)
@@ -484,9 +485,9 @@ async def history_json(request: Request) -> Response:
     ctx: WebContext = request.app.state.ctx
     room = ctx.lobby.room_by_uid(request.path_params["uid"])
     steps = None if room is None or room.finished else replays.live_steps(room)
-    if steps is None:
+    if room is None or steps is None:
         return JSONResponse({"error": "no running game with that uid"}, status_code=404)
-    return JSONResponse({"uid": room.uid, "steps": steps})  # type: ignore[union-attr]
+    return JSONResponse({"uid": room.uid, "steps": steps})
 
 
 async def gcg_download(request: Request) -> Response:

@@ -1,7 +1,7 @@
 """The CMPN402 contest console: ``/cmpn402``, read-only for all, controls for the admin.
 
-The referee's console object (``services.get("cmpn402.console")``, made by the
-CMPN402 listener) gives a snapshot, actions, change callbacks and files. Here:
+The referee's console object (``Services.console``, made by the CMPN402
+listener) gives a snapshot, actions, change callbacks and files. Here:
 
 - ``GET /cmpn402``: the board, clocks, challenge window, agents, series and standings
   for anyone (the board through the Scrabble spectator view: never rack letters);

@@ -66,8 +66,8 @@ class FrameSink(Protocol):
 
 def frame_sink(scope: Mapping[str, Any]) -> FrameSink | None:
     """The WebSocket's :class:`FrameSink` from its ASGI scope, if its server offers one."""
-    sink = scope.get("extensions", {}).get(EXTENSION, {}).get("sink")
-    return sink  # type: ignore[no-any-return]
+    sink: FrameSink | None = scope.get("extensions", {}).get(EXTENSION, {}).get("sink")
+    return sink
 
 
 def text_frame(payload: bytes) -> bytes:

@@ -177,9 +177,10 @@ class FrameProtocol(WebSocketsSansIOProtocol):
     # Why the server closed the socket on its own (the app's churn count says it).
     close_reason: str | None = None
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # Issue 30.7: uvicorn's and websockets' line per connection ("[accepted]",
-        # "connection open") at DEBUG; the app counts connections (ChurnLog).
+        # "connection open") at DEBUG; the app counts connections (ChurnLog). uvicorn
+        # types its logger as a Logger and reads only its level and methods.
         self.logger = _PER_CONNECTION  # type: ignore[assignment]
         self.conn.logger = _PER_CONNECTION
         super().connection_made(transport)
@@ -239,6 +240,8 @@ def guarded_protocols(
         _upgraded = False
         _header_timer: asyncio.TimerHandle | None = None
 
+        # uvicorn's H11Protocol takes a Transport where asyncio says BaseTransport (a
+        # uvloop transport is no asyncio.Transport: no isinstance narrowing).
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             if not guard.admit(transport):

@@ -117,31 +117,30 @@ async def games_ready(services: Services) -> LobbyPort:
     other games are still registered (a Scrabble table is then refused as a game the
     lobby does not have)."""
     lobby = lobby_port(services)
-    if not services.has_resource(scrabble_room.TABLE_LEXICONS_RESOURCE):
+    if services.table_lexicons is None:
         # The word lists a table may choose (docs/web.md, "Word lists"), off the loop too.
-        loading_more: asyncio.Future[dict[str, Any]] = services.resource(
-            "web.table-lexicons-loading",
-            lambda: asyncio.ensure_future(
+        if services.table_lexicons_loading is None:
+            services.table_lexicons_loading = asyncio.ensure_future(
                 asyncio.to_thread(scrabble_room.load_table_lexicons, services.config.table_lexicons)
-            ),
-        )
+            )
         try:
-            more = await asyncio.shield(loading_more)
+            more = await asyncio.shield(services.table_lexicons_loading)
         except Exception as e:
             logger.error("the tables' other word lists are unavailable: %s", e)
             more = {}
-        services.resource(scrabble_room.TABLE_LEXICONS_RESOURCE, lambda: more)
-    if lobby.has_game(scrabble_room.GAME) or services.has_resource(scrabble_room.LEXICON_RESOURCE):
+        if services.table_lexicons is None:
+            services.table_lexicons = more
+    if lobby.has_game(scrabble_room.GAME) or services.lexicon is not None:
         return register_games(services)
-    loading: asyncio.Future[Lexicon] = services.resource(
-        "web.lexicon-loading", lambda: _load_lexicon(services)
-    )
+    if services.lexicon_loading is None:
+        services.lexicon_loading = _load_lexicon(services)
     try:
-        lexicon = await asyncio.shield(loading)
+        lexicon = await asyncio.shield(services.lexicon_loading)
     except Exception:  # reported by _lexicon_failed
         santorini_room.santorini_lobby(services)
         return spectrangle_room.spectrangle_lobby(services)
-    services.resource(scrabble_room.LEXICON_RESOURCE, lambda: lexicon)
+    if services.lexicon is None:
+        services.lexicon = lexicon
     return register_games(services)
 
 
@@ -260,7 +259,7 @@ class WebSeat:
         if game != scrabble_room.GAME:
             raise _Refused(f"a {game} table has no word list")
         default = lexicon_name(self.services.config.lexicon)
-        loaded = self.services.get(scrabble_room.LEXICON_RESOURCE)
+        loaded = self.services.lexicon
         if name == getattr(loaded, "name", default):
             return {}
         offered = scrabble_room.table_lexicons(self.services)

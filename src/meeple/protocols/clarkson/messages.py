@@ -79,9 +79,10 @@ _VERSION = re.compile(r"(\d{1,9})\.(\d{1,9})(?:\.(\d{1,9})?)?")
 _NUMBER = re.compile(r"-?\d{1,9}")  # the RFC's <number> is unsigned; "-" read liberally
 _COMMAND = re.compile(r"(\S+)(?:[ \t](.*))?", re.DOTALL)
 _PLACEMENT = re.compile(r"\(\s*([^\s,()]*)\s*,\s*([^\s,()]*)\s*,\s*([^\s,()]*)\s*\)")
-_BETWEEN_PLACEMENTS = re.compile(r"[\s,]*")
 _CELL = re.compile(r"\(\s*([A-Za-z0])\s*,\s*([0-9])\s*\)")
-_BETWEEN_CELLS = re.compile(r"[\s,]*")
+# Between PLACE's (L,x,y) groups and BOARDPUSH's (X,m) cells: blanks and commas, read
+# liberally.
+_SEPARATORS = re.compile(r"[\s,]*")
 
 
 def is_valid_name(name: str) -> bool:
@@ -504,13 +505,19 @@ def _coordinate(text: str) -> int:
     return int(text)
 
 
+def _skip_separators(text: str, pos: int) -> int:
+    """The first position from ``pos`` that is not a blank or a comma."""
+    match = _SEPARATORS.match(text, pos)
+    return pos if match is None else match.end()
+
+
 def _decode_place(rest: str | None) -> Place:
     rest = rest or ""
     placements = []
     pos = 0
     usage = "PLACE takes tiles as (L,x,y) (L,x,y) ... with x the column and y the row"
     while True:
-        pos = _BETWEEN_PLACEMENTS.match(rest, pos).end()  # type: ignore[union-attr]
+        pos = _skip_separators(rest, pos)
         if pos == len(rest):
             break
         match = _PLACEMENT.match(rest, pos)
@@ -621,7 +628,7 @@ def _decode_board_row(line: str) -> tuple[str, tuple[Premium, ...]]:
     tiles, premiums = [], []
     pos = 0
     while True:
-        pos = _BETWEEN_CELLS.match(line, pos).end()  # type: ignore[union-attr]
+        pos = _skip_separators(line, pos)
         if pos == len(line):
             break
         match = _CELL.match(line, pos)

@@ -316,7 +316,7 @@ class ServerSession(_Session):
             # An error report from the peer is never answered with one: two peers that
             # both did so would bounce INFO between them for ever (issue 16).
             return Ignored(message, "INFO from a client")
-        if kind not in CLIENT_TYPES:
+        if not isinstance(message, ClientMessage):  # its kind is not in CLIENT_TYPES
             return Rejected(InfoCode.INVALID, f"{kind.value} is a server message", in_game)
         next_state = CLIENT_SENDS[self.state].get(kind)
         if next_state is None:
@@ -331,7 +331,7 @@ class ServerSession(_Session):
         if isinstance(message, Register):
             self.nickname = message.nickname
         self.state = next_state
-        return message  # type: ignore[return-value]
+        return message
 
 
 class ClientSession(_Session):
@@ -381,10 +381,10 @@ class ClientSession(_Session):
             message = decode(event.text)
         except MessageError as exc:
             return Rejected(InfoCode.MALFORMED, str(exc))
-        if message.TYPE not in SERVER_TYPES:
+        if not isinstance(message, ServerMessage):  # its kind is not in SERVER_TYPES
             return Rejected(InfoCode.INVALID, f"{message.TYPE.value} is a client message")
         next_state = SERVER_SENDS[self.state].get(message.TYPE)
         if next_state is None:
             return Ignored(message, f"{message.TYPE.value} in {self.state.name}")
         self._server_sent(message, next_state)
-        return message  # type: ignore[return-value]
+        return message

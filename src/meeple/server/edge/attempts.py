@@ -78,7 +78,6 @@ class AttemptLimiter:
 
 def admin_attempts(services: Services) -> AttemptLimiter:
     """The process's one limiter of admin-token guesses (see the module doc)."""
-    limiter: AttemptLimiter = services.resource(
-        "cmpn402.attempts", lambda: AttemptLimiter(services.clock)
-    )
-    return limiter
+    if services.admin_attempts is None:
+        services.admin_attempts = AttemptLimiter(services.clock)
+    return services.admin_attempts

@@ -116,5 +116,6 @@ def _count(counts: collections.Counter[str], reason: str) -> None:
 
 def server_churn(services: Services) -> ChurnLog:
     """The server's one :class:`ChurnLog` (every listener's, on the server's clock)."""
-    churn: ChurnLog = services.resource("churn", lambda: ChurnLog(services.clock))
-    return churn
+    if services.churn is None:
+        services.churn = ChurnLog(services.clock)
+    return services.churn

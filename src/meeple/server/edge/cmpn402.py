@@ -47,7 +47,6 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from meeple.games.scrabble.lexicon import load_lexicon
 from meeple.private import private_dir, private_file, write_private
 from meeple.protocols.cmpn402.errors import CloseCode
 from meeple.protocols.cmpn402.messages import Start
@@ -61,6 +60,7 @@ from meeple.server.lobby.contest import Contest, ContestConsole
 from meeple.server.rooms.cmpn402 import GAME, Referee, RefereeSettings, new_game_id
 from meeple.server.rooms.cmpn402_names import load_secrets
 from meeple.server.rooms.room import WriteAhead
+from meeple.server.rooms.scrabble import table_lexicon
 from meeple.server.store.database import ActionLog, Store, sqlite_path
 from meeple.server.store.journal import server_journal, server_store
 
@@ -205,9 +205,7 @@ class Cmpn402Listener:
         self.admin_token = settings.admin_token or secrets.token_urlsafe(16)
         if settings.admin_token is None:
             logger.warning("%s: admin token (set cmpn402.admin_token): %s", name, self.admin_token)
-        lexicon = services.resource(
-            "scrabble.lexicon", lambda: load_lexicon(services.config.lexicon)
-        )
+        lexicon = table_lexicon(services)
         database = sqlite_path(services.config.database)
         self.store: Store = server_store(services)
         # The referee's message logs lie beside the SQLite file (var/ for another store).
@@ -270,7 +268,8 @@ class Cmpn402Listener:
                 self.contest, token=self.admin_token, log_dir=self.log_dir
             )
             self._hub = self.contest
-        services.resource("cmpn402.console", lambda: self.console)
+        if services.console is None:
+            services.console = self.console
         self._server: Server | None = None
         self._bound = 0  # the port bound, kept once it stops accepting
         self._handlers: set[asyncio.Task[None]] = set()

@@ -98,11 +98,6 @@ __all__ = [
 ]
 
 
-# The services' resource of the Spectrangle listeners' hub (a cluster edge puts its own
-# there first: meeple.node.chat, so chat outside a game reaches every edge's players).
-HUB_RESOURCE = "spectrangle.hub"
-
-
 class SpectrangleHub:
     """The listener's registered players, for chat outside a game."""
 
@@ -118,7 +113,11 @@ class SpectrangleHub:
 def create_listener(services: Services, name: str, config: ListenerConfig) -> TcpListener:
     lobby = spectrangle_lobby(services)
     name_rule(lobby)
-    hub: SpectrangleHub = services.resource(HUB_RESOURCE, SpectrangleHub)
+    # A cluster edge puts its own hub there first (meeple.node.chat), so that chat
+    # outside a game reaches every edge's players.
+    if services.chat_hub is None:
+        services.chat_hub = SpectrangleHub()
+    hub = services.chat_hub
     max_line = services.config.max_message_size
 
     def handler(conn: Connection) -> SpectrangleHandler:

@@ -105,6 +105,19 @@ class _AnyVariantOf:
         return isinstance(item, tuple) and len(item) == 2 and item[0] == self.game
 
 
+class _CarriesGame(Protocol):
+    """A room's delivery that carries the game as the seat may read it."""
+
+    @property
+    def game(self) -> object: ...
+
+
+class _NoDelivery:
+    """What no room delivers (the base seat's reactions: none)."""
+
+    game: object = None
+
+
 class BotSeat:
     """The game-independent part of a bot: its name, table, room and thinking thread."""
 
@@ -146,9 +159,9 @@ class BotSeat:
         elif isinstance(event, self.STARTED):
             self._in_room(self._seat_index(event))
             if self.THINK_AT_START:
-                self.consider(event.game)  # type: ignore[attr-defined]
+                self.consider(event.game)
         elif isinstance(event, self.CHANGED):
-            self._changed(event.game)  # type: ignore[attr-defined]
+            self._changed(event.game)
         elif isinstance(event, self.REFUSED):
             self.refusals += 1
             self.moves += 1
@@ -169,10 +182,11 @@ class BotSeat:
     # --- for the game bots ------------------------------------------------------------
 
     # The room's deliveries a game bot reacts to: the game started (carrying ``game``),
-    # the game changed (carrying ``game``), this bot's command was refused.
-    STARTED: type = type(None)
-    CHANGED: type = type(None)
-    REFUSED: type = type(None)
+    # the game changed (carrying ``game``), this bot's command was refused. The base
+    # seat reacts to none of them.
+    STARTED: type[_CarriesGame] = _NoDelivery
+    CHANGED: type[_CarriesGame] = _NoDelivery
+    REFUSED: type = _NoDelivery
     THINK_AT_START = True  # False where the room's first change follows the start at once
 
     def _seat_index(self, started: Any) -> int:
@@ -389,7 +403,7 @@ def add_bot(services: Services, table_id: str, *, level: str = "hard") -> BotSea
         raise NoSuchTable(table_id)
     check_bot(table.game, level)
     if table.game == ScrabbleBot.GAME:
-        services.resource("scrabble.lexicon", _no_lexicon)
+        _served_lexicon(services)
     placeholder = object()
     name = _claim_name(services.names, placeholder, level)
     # The bot plays with the table's word list (docs/web.md, "Word lists").
@@ -460,7 +474,7 @@ def restore_bot(
     # The restored game's own word list (the table's, or the server's).
     words = getattr(game, "lexicon", None) if room.game_name == ScrabbleBot.GAME else None
     if room.game_name == ScrabbleBot.GAME and words is None:
-        words = services.resource("scrabble.lexicon", _no_lexicon)
+        words = _served_lexicon(services)
     level = str(info.get("bot")) if info.get("bot") in LEVELS else "hard"
     bot = make_bot(services, room.game_name, absent.name, level, host, lexicon=words)
     if not services.names.claim(bot.name, bot):
@@ -471,5 +485,9 @@ def restore_bot(
     return bot
 
 
-def _no_lexicon() -> Lexicon:
-    raise UnknownGame("Scrabble is not served here (no lexicon loaded)")
+def _served_lexicon(services: Services) -> Lexicon:
+    """The lexicon this server's Scrabble tables check words with; a server that has not
+    loaded one does not serve Scrabble (its bots are refused)."""
+    if services.lexicon is None:
+        raise UnknownGame("Scrabble is not served here (no lexicon loaded)")
+    return services.lexicon

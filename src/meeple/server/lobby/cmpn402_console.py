@@ -1,6 +1,6 @@
 """The CMPN402 console: one object the admin endpoint and the web page read and drive.
 
-The listener registers it as ``services.resource("cmpn402.console", ...)``. Its
+The listener puts it in ``Services.console`` (a typed field). Its
 contract (kept stable for the web console, issue 12; extend only by adding keys):
 
 - :meth:`snapshot` — everything the judge's window shows, JSON-safe except each

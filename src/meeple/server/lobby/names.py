@@ -184,10 +184,9 @@ def server_reservations(services: Services) -> StoreReservations:
     """``meeple serve``'s one :class:`StoreReservations`, read from its store on first use."""
     from meeple.server.store.journal import server_store
 
-    reservations: StoreReservations = services.resource(
-        "reservations", lambda: StoreReservations.load(server_store(services))
-    )
-    return reservations
+    if services.reservations is None:
+        services.reservations = StoreReservations.load(server_store(services))
+    return services.reservations
 
 
 def _conforms(names: NameRegistry) -> NamesPort:

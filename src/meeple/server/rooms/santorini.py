@@ -27,6 +27,8 @@ from meeple.server.lobby.tables import QueueKey, lobby_port
 from meeple.server.rooms.room import Room, Seat
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from meeple.server.app import Services
     from meeple.server.ports import LobbyPort
     from meeple.server.store.database import ActionLog
@@ -164,7 +166,7 @@ class SantoriniRoom(Room):
         self.dropped: int | None = None  # the seat whose disconnect ended the game
         self.aborted = False  # the ``dropped`` seat aborted it (issue 34.4)
         self.resigned = False  # the ``dropped`` seat resigned out of turn (issue 34.9)
-        self.on_game_over: list[object] = []
+        self.on_game_over: list[Callable[[SantoriniRoom], None]] = []
 
     def index(self, seat: Seat) -> int:
         return next(i for i, s in enumerate(self.seats) if s is seat)
@@ -230,9 +232,11 @@ class SantoriniRoom(Room):
                     if self.game.phase is Phase.POOL
                     else engine.ChooseGod(player, command.god)
                 )
-            else:
+            elif isinstance(command, engine.Action):
                 # The sender is the seat, never what the message claims.
-                action = replace(command, player=player)  # type: ignore[type-var,assignment]
+                action = replace(command, player=player)
+            else:
+                raise TypeError(f"not a Santorini command: {command!r}")
             before = self.game.state
             events = self.game.apply(action)
         except RuleError as e:
@@ -363,7 +367,7 @@ class SantoriniRoom(Room):
     def _over(self) -> None:
         for callback in self.on_game_over:
             try:
-                callback(self)  # type: ignore[operator]
+                callback(self)
             except Exception:
                 self.log.exception("recording the game failed")
         self.finish()

@@ -40,7 +40,7 @@ from meeple.games.scrabble.game import (
     Variant,
 )
 from meeple.games.scrabble.gcg import to_gcg
-from meeple.games.scrabble.lexicon import load_lexicon
+from meeple.games.scrabble.lexicon import Lexicon, load_lexicon
 from meeple.games.scrabble.moves import Placement
 from meeple.games.scrabble.record import record_actions, to_record
 from meeple.games.scrabble.view import event_for_seat, spectator_view
@@ -148,7 +148,7 @@ class Update:
 class Rejected:
     """The seat's last command was refused, and why."""
 
-    command: Command
+    command: object  # as the seat submitted it (a :data:`Command`, or what is none)
     error: ScrabbleError
 
 
@@ -281,7 +281,7 @@ class ScrabbleRoom(Room):
             action = self._action(player, command)
             events = self.game.apply(action)
         except ScrabbleError as e:
-            self.deliver(seat, Rejected(command, e))  # type: ignore[arg-type]
+            self.deliver(seat, Rejected(command, e))
             return
         self._publish(player, events)
 
@@ -392,30 +392,29 @@ TABLE_VARIANTS[DOUBLE_VARIANT.name] = (DOUBLE_VARIANT.min_players, DOUBLE_VARIAN
 _TABLE_RULES = {**VARIANTS, DOUBLE_VARIANT.name: DOUBLE_VARIANT}
 
 
-LEXICON_RESOURCE = "scrabble.lexicon"
-TABLE_LEXICONS_RESOURCE = "scrabble.table-lexicons"
+def table_lexicon(services: Services) -> Lexicon:
+    """The lexicon every Scrabble table checks words with, loaded once per server
+    (``Services.lexicon``; a test may put one there first)."""
+    if services.lexicon is None:
+        services.lexicon = load_lexicon(services.config.lexicon)
+    return services.lexicon
 
 
-def table_lexicon(services: Services) -> Container[str]:
-    """The lexicon every Scrabble table checks words with, loaded once per server."""
-    return services.resource(LEXICON_RESOURCE, lambda: load_lexicon(services.config.lexicon))  # type: ignore[no-any-return]
-
-
-def load_table_lexicons(names: Sequence[str]) -> dict[str, Container[str]]:
+def load_table_lexicons(names: Sequence[str]) -> dict[str, Lexicon]:
     """Load the word lists ``names`` (the config's ``table_lexicons``), by their names."""
-    loaded: dict[str, Container[str]] = {}
+    loaded: dict[str, Lexicon] = {}
     for configured in names:
         lexicon = load_lexicon(configured)
         loaded[str(getattr(lexicon, "name", configured))] = lexicon
     return loaded
 
 
-def table_lexicons(services: Services) -> Mapping[str, Container[str]]:
+def table_lexicons(services: Services) -> Mapping[str, Lexicon]:
     """The word lists a browser's table may choose besides the default (docs/web.md,
     "Word lists"): those the server was started with (``table_lexicons``), by name."""
-    return services.resource(  # type: ignore[no-any-return]
-        TABLE_LEXICONS_RESOURCE, lambda: load_table_lexicons(services.config.table_lexicons)
-    )
+    if services.table_lexicons is None:
+        services.table_lexicons = load_table_lexicons(services.config.table_lexicons)
+    return services.table_lexicons
 
 
 def lexicon_of(services: Services, name: str | None) -> Container[str]:

@@ -483,16 +483,16 @@ def _dropped_lines(names: list[str]) -> list[str]:
 
 def server_store(services: Services) -> Store:
     """The server's one store, opened from ``--database`` on first use."""
-    store: Store = services.resource("store", lambda: open_store(services.config.database))
-    return store
+    if services.store is None:
+        services.store = open_store(services.config.database)
+    return services.store
 
 
 def server_journal(services: Services) -> Journal:
     """The server's one journal over its store (closed with the server's resources)."""
-    journal: Journal = services.resource(
-        "journal",
-        lambda: Journal(server_store(services), max_backlog=services.config.log_backlog),
-    )
+    if services.journal is None:
+        services.journal = Journal(server_store(services), max_backlog=services.config.log_backlog)
+    journal = services.journal
     METRICS.watch(journal, journal_samples)
     return journal
 
