@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from typing import get_args
 
 import pytest
 from hypothesis import given, settings
@@ -16,10 +17,13 @@ from meeple.protocols.santorini.framing import (
     Text,
 )
 from meeple.protocols.santorini.messages import (
+    CLIENT_TYPES,
+    SERVER_TYPES,
     Build,
     Cell,
     CellState,
     ChooseStarter,
+    ClientMessage,
     EndGame,
     God,
     GodInit,
@@ -33,6 +37,7 @@ from meeple.protocols.santorini.messages import (
     Ping,
     Players,
     Register,
+    ServerMessage,
     ServerState,
     Undo,
     Update,
@@ -210,3 +215,10 @@ def test_random_json_only_message_error(kind: str, body: object, as_string: bool
     except MessageError:
         return
     assert decode(message.encode()) == message
+
+
+def test_the_message_unions_are_the_kinds_each_side_sends() -> None:
+    """The sessions tell a client's message from a server's by the unions (their types
+    narrow there): each union's classes are exactly that side's kinds."""
+    assert {cls.TYPE for cls in get_args(ClientMessage)} == CLIENT_TYPES
+    assert {cls.TYPE for cls in get_args(ServerMessage)} == SERVER_TYPES
