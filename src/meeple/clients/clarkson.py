@@ -43,30 +43,7 @@ from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.moves import Placement
 from meeple.games.scrabble.tiles import CLARKSON
-from meeple.protocols.clarkson.messages import (
-    BoardPush,
-    ClientMessage,
-    Exchange,
-    Goodbye,
-    Hello,
-    Malformed,
-    Nok,
-    Ok,
-    Pass,
-    Place,
-    Quit,
-    Ready,
-    Score,
-    ServerMessage,
-    Starting,
-    Tiles,
-    Turn,
-    UserChange,
-    UserJoin,
-    UserSet,
-    Winner,
-    meeple_hello,
-)
+from meeple.protocols.clarkson import messages
 from meeple.protocols.clarkson.session import CLIENT_SENDS, ClientSession, Ignored, State
 
 __all__ = ["ClarksonClient", "ClarksonClientError", "NameRefused", "play_clarkson", "run_bot"]
@@ -84,7 +61,7 @@ class NameRefused(ClarksonClientError):
     """The server answered USERSET with NOK (§3.5): the name is taken or not allowed."""
 
 
-class ClarksonClient(ClientConnection[ServerMessage]):
+class ClarksonClient(ClientConnection[messages.ServerMessage]):
     """One connection to a Clarkson server. Create it with :meth:`connect`."""
 
     ERROR = ClarksonClientError
@@ -101,8 +78,8 @@ class ClarksonClient(ClientConnection[ServerMessage]):
         self.session = ClientSession()
         self._ready_answered = True  # no READY of ours awaits its OK
         self._move_sent: str | None = None  # our turn command awaiting its answer
-        self._pending: list[ServerMessage] = []
-        self.server_hello: Hello | None = None
+        self._pending: list[messages.ServerMessage] = []
+        self.server_hello: messages.Hello | None = None
         self.name = ""
         self.users: list[str] = []  # the others at the table, as USERJOIN named them
         # The players a caller waits for before its READY (the bot's --players): while
@@ -113,8 +90,8 @@ class ClarksonClient(ClientConnection[ServerMessage]):
         self.board = Board()
         self.rack = ""
         self.turn: str | None = None
-        self.winners: list[Winner] = []
-        self.last_nok: Nok | None = None
+        self.winners: list[messages.Winner] = []
+        self.last_nok: messages.Nok | None = None
         self._asked: str | None = None  # the name of a USERSET awaiting its USERCHANGE
 
     @classmethod
@@ -135,20 +112,20 @@ class ClarksonClient(ClientConnection[ServerMessage]):
         client.unreadable.who = name or ""
         async with client._opening():
             hello = await client.receive()
-            if not isinstance(hello, Hello):
+            if not isinstance(hello, messages.Hello):
                 raise ClarksonClientError(f"the server did not say HELLO: {hello}")
             client.server_hello = hello
-            await client._send(meeple_hello(platform.platform()))
+            await client._send(messages.meeple_hello(platform.platform()))
             reply = await client.receive()
-            if not isinstance(reply, Ok):
+            if not isinstance(reply, messages.Ok):
                 raise ClarksonClientError(f"not welcomed: {reply}")
             if name is not None:
-                await client._send(UserSet(name))
+                await client._send(messages.UserSet(name))
                 while True:
                     reply = await client.receive()
-                    if isinstance(reply, UserChange) and reply.new == name:
+                    if isinstance(reply, messages.UserChange) and reply.new == name:
                         break
-                    if isinstance(reply, Nok):
+                    if isinstance(reply, messages.Nok):
                         raise NameRefused(f"name refused: {reply.description}")
         return client
 
@@ -160,23 +137,23 @@ class ClarksonClient(ClientConnection[ServerMessage]):
         return self.turn is not None and self.turn == self.name
 
     async def ready(self) -> None:
-        await self._send(Ready())
+        await self._send(messages.Ready())
 
     async def place(self, placements: Iterable[Placement]) -> None:
-        await self._send(Place(tuple(placements)))
+        await self._send(messages.Place(tuple(placements)))
 
     async def pass_turn(self) -> None:
-        await self._send(Pass())
+        await self._send(messages.Pass())
 
     async def exchange(self, tile: str | None = None) -> None:
         """Swap one tile, or the whole hand when ``tile`` is None (§3.16)."""
-        await self._send(Exchange(tile))
+        await self._send(messages.Exchange(tile))
 
     async def quit(self) -> None:
         """QUIT (§3.2); the server answers GOODBYE and closes."""
         if not self.session.closed:
             with contextlib.suppress(Exception):
-                await self._send(Quit())
+                await self._send(messages.Quit())
 
     @property
     def bag_count(self) -> int:
@@ -195,7 +172,7 @@ class ClarksonClient(ClientConnection[ServerMessage]):
     @property
     def may_ready(self) -> bool:
         """Whether READY is allowed now (greeted, not in a game, not leaving)."""
-        return Ready in CLIENT_SENDS[self.session.state]
+        return messages.Ready in CLIENT_SENDS[self.session.state]
 
     @property
     def expected(self) -> Expected | None:
@@ -224,7 +201,7 @@ class ClarksonClient(ClientConnection[ServerMessage]):
             return Expected(f"the server's answer to our {self._move_sent}")
         return None
 
-    async def receive(self) -> ServerMessage:
+    async def receive(self) -> messages.ServerMessage:
         """The next server message (state updated first); ClarksonClientError at the end,
         :class:`~meeple.clients.watch.NoAnswer` when an answer the server owes does not
         come within :attr:`patience` (said through :attr:`say` as the wait goes on)."""
@@ -232,9 +209,9 @@ class ClarksonClient(ClientConnection[ServerMessage]):
             data = await self._read()
             events = self.session.receive_data(data) if data else self.session.receive_eof()
             for event in events:
-                if isinstance(event, ServerMessage):
+                if isinstance(event, messages.ServerMessage):
                     self._pending.append(event)
-                elif isinstance(event, Malformed):
+                elif isinstance(event, messages.Malformed):
                     kind = f"line ({event.description.split(':')[0]})"
                     self._note(kind, event.description, event.line.encode(errors="replace"))
                 elif isinstance(event, Ignored):
@@ -249,58 +226,60 @@ class ClarksonClient(ClientConnection[ServerMessage]):
         self._track(message)
         return message
 
-    def _ends_stream(self, message: ServerMessage) -> bool:
-        return isinstance(message, Goodbye)
+    def _ends_stream(self, message: messages.ServerMessage) -> bool:
+        return isinstance(message, messages.Goodbye)
 
     def _who(self) -> str:
         return self.name
 
-    def _track(self, message: ServerMessage) -> None:
-        if isinstance(message, Ok | Nok | Starting) and self.session.state in (
+    def _track(self, message: messages.ServerMessage) -> None:
+        if isinstance(
+            message, messages.Ok | messages.Nok | messages.Starting
+        ) and self.session.state in (
             State.READY,
             State.GAME,
         ):
             self._ready_answered = True
-        if not isinstance(message, UserJoin | UserChange):
+        if not isinstance(message, messages.UserJoin | messages.UserChange):
             self._move_sent = None
-        if isinstance(message, UserChange):
+        if isinstance(message, messages.UserChange):
             if message.new == self._asked and (not self.name or message.old == self.name):
                 # Our own USERSET went through (§3.5): from now on we are this name.
                 self.name = self.session.name = message.new
                 self._asked = None
             self.users = [message.new if u == message.old else u for u in self.users]
-        elif isinstance(message, UserJoin):
+        elif isinstance(message, messages.UserJoin):
             self.users.append(message.name)
-        elif isinstance(message, Starting):
+        elif isinstance(message, messages.Starting):
             self.players, self.scores, self.winners = [], {}, []
             self.board, self.rack = Board(), ""
-        elif isinstance(message, Score):
+        elif isinstance(message, messages.Score):
             if message.name not in self.scores:
                 self.players.append(message.name)
             self.scores[message.name] = message.score
-        elif isinstance(message, BoardPush):
+        elif isinstance(message, messages.BoardPush):
             try:
                 self.board = message.to_board()
             except (ScrabbleError, ValueError) as e:
                 self._note("BOARDPUSH", str(e), repr(message).encode())
-        elif isinstance(message, Tiles):
+        elif isinstance(message, messages.Tiles):
             self.rack = message.tiles
-        elif isinstance(message, Turn):
+        elif isinstance(message, messages.Turn):
             self.turn = message.name
-        elif isinstance(message, Winner):
+        elif isinstance(message, messages.Winner):
             self.winners.append(message)
             self.turn = None
             self.users = []
-        elif isinstance(message, Nok):
+        elif isinstance(message, messages.Nok):
             self.last_nok = message
 
-    async def _send(self, message: ClientMessage) -> None:
-        if isinstance(message, UserSet):
+    async def _send(self, message: messages.ClientMessage) -> None:
+        if isinstance(message, messages.UserSet):
             self._asked = message.name
         self._put(self.session.send(message))
-        if isinstance(message, Ready):
+        if isinstance(message, messages.Ready):
             self._ready_answered = False
-        elif isinstance(message, Place | Pass | Exchange):
+        elif isinstance(message, messages.Place | messages.Pass | messages.Exchange):
             self._move_sent = message.command
         await self._writer.drain()
 
@@ -371,19 +350,19 @@ async def _play_one(client: ClarksonClient, lexicon: Lexicon, players: int) -> B
         await client.ready()
         said_ready = True
     async for message in client:
-        if isinstance(message, UserJoin) and not said_ready:
+        if isinstance(message, messages.UserJoin) and not said_ready:
             if len(client.users) + 1 >= players and client.may_ready:
                 await client.ready()
                 said_ready = True
-        elif isinstance(message, Turn):
+        elif isinstance(message, messages.Turn):
             skip = 0
             owe_move = client.my_turn
-        elif isinstance(message, Nok) and client.my_turn:
+        elif isinstance(message, messages.Nok) and client.my_turn:
             logger.info("%s: move refused (%s)", client.name, message.description)
             refused += 1
             skip += 1
             owe_move = True
-        elif isinstance(message, Winner) and len(client.winners) == 1:
+        elif isinstance(message, messages.Winner) and len(client.winners) == 1:
             return BotResult(tuple(client.players), dict(client.scores), "WIN", refused)
         # Act on the newest state only (as the Twente bot does, issue 22): once every
         # line already read is handed out, and only if the session, which has read

@@ -53,31 +53,8 @@ from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.moves import tiles_from_new_tiles
 from meeple.games.scrabble.rules import validate_play
 from meeple.games.scrabble.tiles import ENGLISH
+from meeple.protocols.cmpn402 import messages
 from meeple.protocols.cmpn402.errors import ProtocolError
-from meeple.protocols.cmpn402.messages import (
-    ChallengeAccepted,
-    ChallengeAcceptedTimes,
-    ChallengeMove,
-    ChallengeRejected,
-    ChallengeRejectedTiles,
-    EndMessage,
-    EndReason,
-    ExchangeMove,
-    ExchangeNotice,
-    ExchangeTiles,
-    Invalid,
-    Name,
-    NameRequest,
-    NoChallenge,
-    NoChallengeTiles,
-    NoChallengeTimes,
-    PassMove,
-    PassNotice,
-    PlayMove,
-    PlayNotice,
-    ServerMessage,
-    Start,
-)
 from meeple.protocols.cmpn402.session import ClientSession, ClientState
 
 __all__ = ["Agent", "BuiltinAgent", "GameResult", "Move", "View", "play", "run_builtin"]
@@ -86,7 +63,7 @@ T = TypeVar("T")
 
 logger = logging.getLogger(__name__)
 
-Move = PlayMove | ExchangeMove | PassMove
+Move = messages.PlayMove | messages.ExchangeMove | messages.PassMove
 TILES_IN_GAME = 100  # the English tile set
 
 
@@ -102,9 +79,9 @@ class View:
     player_time: int = 0
     total_time: int = 0
     refused: int = 0
-    pending: PlayMove | None = None  # our play awaiting its challenge verdict
+    pending: messages.PlayMove | None = None  # our play awaiting its challenge verdict
     exchanging: str = ""  # tiles we gave back, until the new ones arrive
-    opponent_play: PlayNotice | None = None
+    opponent_play: messages.PlayNotice | None = None
 
     @property
     def bag_count(self) -> int:
@@ -118,19 +95,19 @@ class Agent(Protocol):
 
     def choose_move(self, view: View) -> Move | Awaitable[Move]: ...
 
-    def want_challenge(self, view: View, play: PlayNotice) -> bool | Awaitable[bool]: ...
+    def want_challenge(self, view: View, play: messages.PlayNotice) -> bool | Awaitable[bool]: ...
 
 
 @dataclass(frozen=True, slots=True)
 class GameResult:
     """One END as the client saw it."""
 
-    reason: EndReason
+    reason: messages.EndReason
     score: int
     opponent_score: int
 
 
-def _place(board: Board, play: PlayMove | PlayNotice) -> list[tuple[int, int]]:
+def _place(board: Board, play: messages.PlayMove | messages.PlayNotice) -> list[tuple[int, int]]:
     direction = Direction.ACROSS if play.direction == 0 else Direction.DOWN
     tiles = tiles_from_new_tiles(board, play.column - 1, play.row - 1, direction, play.tiles)
     for t in tiles:
@@ -170,14 +147,14 @@ class BuiltinAgent:
             # What the referee told us adds up to no position (a rack of more than seven
             # tiles): pass rather than die (issue 31).
             logger.warning("no move from rack %r: %s; passing", view.rack, e)
-            return PassMove()
+            return messages.PassMove()
         if isinstance(choice, PassChoice):
-            return PassMove()
+            return messages.PassMove()
         if isinstance(choice, ExchangeChoice):
-            return ExchangeMove(choice.tiles)
+            return messages.ExchangeMove(choice.tiles)
         tiles = sorted(choice.tiles, key=lambda p: (p.y, p.x))
         first = tiles[0]
-        return PlayMove(
+        return messages.PlayMove(
             first.x + 1,
             first.y + 1,
             0 if choice.direction is Direction.ACROSS else 1,
@@ -185,7 +162,7 @@ class BuiltinAgent:
             choice.score,
         )
 
-    def want_challenge(self, view: View, play: PlayNotice) -> bool:
+    def want_challenge(self, view: View, play: messages.PlayNotice) -> bool:
         board = view.board.copy()
         direction = Direction.ACROSS if play.direction == 0 else Direction.DOWN
         try:
@@ -254,16 +231,18 @@ class _Runner:
             return Expected(f"the referee's answer in {state.value}")
         return None
 
-    async def send(self, message: Name | Move | NoChallenge | ChallengeMove) -> None:
+    async def send(
+        self, message: messages.Name | Move | messages.NoChallenge | messages.ChallengeMove
+    ) -> None:
         self._stopwatch.restart()
         await self.ws.send(self.session.send(message))
 
     async def think(self) -> None:
         view = self.view
         move = cast(Move, await _consult(self.agent.choose_move, view))
-        if isinstance(move, PlayMove):
+        if isinstance(move, messages.PlayMove):
             view.pending = move
-        elif isinstance(move, ExchangeMove):
+        elif isinstance(move, messages.ExchangeMove):
             view.exchanging = move.tiles
         await self.send(move)
 
@@ -297,8 +276,8 @@ class _Runner:
                 kind = f"message ({e.reason.split(':')[0]})"
                 self.unreadable.note(kind, e.reason, data)
                 continue
-            if isinstance(message, EndMessage):
-                if message.reason is not EndReason.CONNECTION_ERROR:
+            if isinstance(message, messages.EndMessage):
+                if message.reason is not messages.EndReason.CONNECTION_ERROR:
                     results.append(
                         GameResult(message.reason, message.score, message.opponent_score)
                     )
@@ -307,13 +286,13 @@ class _Runner:
                 continue
             await self.follow(message)
 
-    async def follow(self, message: ServerMessage) -> None:
+    async def follow(self, message: messages.ServerMessage) -> None:
         """Keep the view in step with one message, and act when it is our turn."""
         view = self.view
-        if isinstance(message, NameRequest):
-            await self.send(Name(self.name))
+        if isinstance(message, messages.NameRequest):
+            await self.send(messages.Name(self.name))
             return
-        if isinstance(message, Start):
+        if isinstance(message, messages.Start):
             self.view = view = View(
                 message.order,
                 Board.from_rows(message.board),
@@ -323,43 +302,49 @@ class _Runner:
                 message.player_time,
                 message.total_time,
             )
-        elif isinstance(message, PassNotice | ExchangeNotice | Invalid | NoChallengeTimes):
+        elif isinstance(
+            message,
+            messages.PassNotice
+            | messages.ExchangeNotice
+            | messages.Invalid
+            | messages.NoChallengeTimes,
+        ):
             view.player_time, view.total_time = message.player_time, message.total_time
-        if isinstance(message, Invalid):
+        if isinstance(message, messages.Invalid):
             view.refused += 1
             view.pending = None
-        elif isinstance(message, ExchangeTiles):
+        elif isinstance(message, messages.ExchangeTiles):
             view.rack = _take(view.rack, view.exchanging) + message.tiles
             view.exchanging = ""
-        elif isinstance(message, NoChallengeTiles | ChallengeRejectedTiles):
+        elif isinstance(message, messages.NoChallengeTiles | messages.ChallengeRejectedTiles):
             if view.pending is not None:
                 self._place(view.pending)
                 view.rack = _take(view.rack, view.pending.tiles) + message.tiles
                 view.score += view.pending.score
                 view.pending = None
-            if isinstance(message, ChallengeRejectedTiles):
+            if isinstance(message, messages.ChallengeRejectedTiles):
                 view.player_time, view.total_time = message.player_time, message.total_time
-        elif isinstance(message, ChallengeAccepted):
+        elif isinstance(message, messages.ChallengeAccepted):
             view.pending = None  # our play was withdrawn; the rack is as before
-        elif isinstance(message, PlayNotice):
+        elif isinstance(message, messages.PlayNotice):
             view.player_time, view.total_time = message.player_time, message.total_time
             view.opponent_play = message
             if await _consult(self.agent.want_challenge, view, message):
-                await self.send(ChallengeMove())
+                await self.send(messages.ChallengeMove())
                 return
             self._opponent_play_stands()
-            await self.send(NoChallenge())
-        elif isinstance(message, ChallengeAcceptedTimes):
+            await self.send(messages.NoChallenge())
+        elif isinstance(message, messages.ChallengeAcceptedTimes):
             view.player_time, view.total_time = message.player_time, message.total_time
             view.opponent_play = None  # the phony is off the board
-        elif isinstance(message, ChallengeRejected | NoChallengeTimes):
+        elif isinstance(message, messages.ChallengeRejected | messages.NoChallengeTimes):
             self._opponent_play_stands()
         if self.session.state is ClientState.THINKING:
-            if not isinstance(message, Invalid):
+            if not isinstance(message, messages.Invalid):
                 view.refused = 0
             await self.think()
 
-    def _place(self, play: PlayMove | PlayNotice) -> None:
+    def _place(self, play: messages.PlayMove | messages.PlayNotice) -> None:
         """Put a play that stands on our board; one that does not fit the board as we
         know it is logged (once per kind) and left off, never raised (issue 31)."""
         try:

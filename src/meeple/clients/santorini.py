@@ -45,28 +45,8 @@ from meeple.clients.watch import (
     within,
 )
 from meeple.games import santorini as engine
+from meeple.protocols.santorini import messages
 from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejected
-from meeple.protocols.santorini.messages import (
-    Build,
-    Cell,
-    CellState,
-    ChooseStarter,
-    ClientMessage,
-    EndGame,
-    GodInit,
-    GodList,
-    Info,
-    Lose,
-    Move,
-    Pass,
-    Ping,
-    Players,
-    Register,
-    ServerMessage,
-    ServerState,
-    Update,
-    WorkerInit,
-)
 from meeple.protocols.santorini.session import CLIENT_SENDS, DEFAULT_PING_INTERVAL, ClientSession
 from meeple.protocols.santorini.session import State as ClientState
 
@@ -88,14 +68,21 @@ MAX_SEARCH_MOVES = 3  # moves in one turn after which the search player stops pl
 ANSWER_TIMEOUT = 5.0
 # Commands a server answers at once: GODINIT with GODLISTMESSAGE or PLAYERSMESSAGE,
 # CHOSESTARTER and the steps of a turn with UPDATE (or INFO).
-_ANSWERED = (GodInit, ChooseStarter, WorkerInit, Move, Build, Pass)
+_ANSWERED = (
+    messages.GodInit,
+    messages.ChooseStarter,
+    messages.WorkerInit,
+    messages.Move,
+    messages.Build,
+    messages.Pass,
+)
 
 
 class SantoriniClientError(Exception):
     """The connection ended, or the server would not let us in."""
 
 
-class SantoriniClient(ClientConnection[ServerMessage]):
+class SantoriniClient(ClientConnection[messages.ServerMessage]):
     """One connection to an AM27 server. Create it with :meth:`connect`."""
 
     ERROR = SantoriniClientError
@@ -111,13 +98,13 @@ class SantoriniClient(ClientConnection[ServerMessage]):
     ) -> None:
         super().__init__(reader, writer, log, patience=patience, say=say)
         self.session = ClientSession()
-        self._pending: list[ServerMessage] = []
+        self._pending: list[messages.ServerMessage] = []
         self.nickname = ""
-        self.server_state: ServerState | None = None
+        self.server_state: messages.ServerState | None = None
         self.players: dict[str, str] = {}  # nickname -> god
-        self.board: dict[Cell, CellState] = {}
-        self.last_update: Update | None = None
-        self.last_info: Info | None = None
+        self.board: dict[messages.Cell, messages.CellState] = {}
+        self.last_update: messages.Update | None = None
+        self.last_info: messages.Info | None = None
         self.moves_this_turn = 0  # our MOVEs since our turn began (gods may allow more)
         self.steps_this_turn = 0  # our MOVEs and BUILDs since our turn began
         self.challenger = ""
@@ -125,11 +112,11 @@ class SantoriniClient(ClientConnection[ServerMessage]):
         # The last command of ours in a turn that the server has not answered yet, and
         # those of this turn it never answered (issue 22: a server may ignore a command
         # without a word; the bot times out and chooses again without them).
-        self.awaiting: ClientMessage | None = None
-        self.unanswered: set[ClientMessage] = set()
+        self.awaiting: messages.ClientMessage | None = None
+        self.unanswered: set[messages.ClientMessage] = set()
         # The last GODLISTMESSAGE, PLAYERSMESSAGE or UPDATE: what a bot re-reads when
         # the server does not answer it.
-        self.last_prompt: GodList | Players | Update | None = None
+        self.last_prompt: messages.GodList | messages.Players | messages.Update | None = None
         self.ping_interval = ping_interval
         self._pinger: asyncio.Task[None] | None = None
 
@@ -155,7 +142,7 @@ class SantoriniClient(ClientConnection[ServerMessage]):
     async def _ping_forever(self) -> None:
         with contextlib.suppress(Exception):
             while not self._writer.is_closing():
-                self._writer.write(self.session.send(Ping("AIping")))
+                self._writer.write(self.session.send(messages.Ping("AIping")))
                 await asyncio.sleep(self.ping_interval)
 
     # --- actions ------------------------------------------------------------------------
@@ -165,15 +152,17 @@ class SantoriniClient(ClientConnection[ServerMessage]):
     ) -> None:
         """REGISTER (A) with ``players`` and ``gods``, or (B) without them."""
         self.nickname = nickname
-        await self.send(Register(nickname, players, None if players is None else bool(gods)))
+        await self.send(
+            messages.Register(nickname, players, None if players is None else bool(gods))
+        )
 
-    async def send(self, message: ClientMessage) -> None:
+    async def send(self, message: messages.ClientMessage) -> None:
         data = self.session.send(message)
-        if isinstance(message, Move):
+        if isinstance(message, messages.Move):
             self.moves_this_turn += 1
-        if isinstance(message, Move | Build):
+        if isinstance(message, messages.Move | messages.Build):
             self.steps_this_turn += 1
-        elif isinstance(message, Pass):
+        elif isinstance(message, messages.Pass):
             self.moves_this_turn = self.steps_this_turn = 0
         if isinstance(message, _ANSWERED):
             self.awaiting = message
@@ -181,7 +170,7 @@ class SantoriniClient(ClientConnection[ServerMessage]):
         self._writer.write(data)
         await self._writer.drain()
 
-    def unanswered_command(self) -> ClientMessage | None:
+    def unanswered_command(self) -> messages.ClientMessage | None:
         """Give up waiting for the answer to :attr:`awaiting` (the server ignored it):
         it counts as not sent, and joins :attr:`unanswered` for the rest of the turn.
         Returns it (None if nothing was awaited)."""
@@ -189,18 +178,18 @@ class SantoriniClient(ClientConnection[ServerMessage]):
         if message is None:
             return None
         self.unanswered.add(message)
-        if isinstance(message, Move):
+        if isinstance(message, messages.Move):
             self.moves_this_turn -= 1
-        if isinstance(message, Move | Build):
+        if isinstance(message, messages.Move | messages.Build):
             self.steps_this_turn -= 1
         return message
 
-    def may_send(self, message: ClientMessage) -> bool:
+    def may_send(self, message: messages.ClientMessage) -> bool:
         """Whether the session allows ``message`` now. False once a server message we
         already read moved the session on (an ENDGAME behind the UPDATE we answer)."""
         return message.TYPE in CLIENT_SENDS[self.session.state]
 
-    async def send_if_allowed(self, message: ClientMessage) -> bool:
+    async def send_if_allowed(self, message: messages.ClientMessage) -> bool:
         """Send ``message`` unless the server has moved on or hung up; say whether sent.
 
         A decision and the server's message can cross on the wire (the server ends
@@ -227,7 +216,7 @@ class SantoriniClient(ClientConnection[ServerMessage]):
             self._pinger.cancel()
         await super().close()
 
-    def my_turn(self, update: Update) -> bool:
+    def my_turn(self, update: messages.Update) -> bool:
         """Whether ``update`` asks us to act (ERRATA: off turn, maps empty, flags false)."""
         return update.player == self.nickname
 
@@ -249,7 +238,7 @@ class SantoriniClient(ClientConnection[ServerMessage]):
     def _who(self) -> str:
         return self.nickname
 
-    async def receive(self) -> ServerMessage:
+    async def receive(self) -> messages.ServerMessage:
         """The next server message (state tracked first); SantoriniClientError at the end,
         :class:`~meeple.clients.watch.NoAnswer` when an answer the server owes does not
         come within :attr:`patience` (said through :attr:`say` as the wait goes on)."""
@@ -266,39 +255,40 @@ class SantoriniClient(ClientConnection[ServerMessage]):
                 if isinstance(event, ConnectionClosed):
                     break
                 self._track(event)
-                if not isinstance(event, Ping):
+                if not isinstance(event, messages.Ping):
                     self._pending.append(event)
             if not data and not self._pending:
                 raise SantoriniClientError("connection closed by the server")
         return self._pending.pop(0)
 
-    def _track(self, message: ServerMessage) -> None:
-        if not isinstance(message, Ping):
+    def _track(self, message: messages.ServerMessage) -> None:
+        if not isinstance(message, messages.Ping):
             self.awaiting = None  # answered (or overtaken): the server has spoken
-        if isinstance(message, EndGame) or (
-            isinstance(message, Update | GodList) and message.player != self.nickname
+        if isinstance(message, messages.EndGame) or (
+            isinstance(message, messages.Update | messages.GodList)
+            and message.player != self.nickname
         ):
             self.unanswered.clear()  # our turn is over: what was ignored may be fine later
-        if isinstance(message, GodList | Players | Update):
+        if isinstance(message, messages.GodList | messages.Players | messages.Update):
             self.last_prompt = message
-        if isinstance(message, ServerState):
+        if isinstance(message, messages.ServerState):
             self.server_state = message
-        elif isinstance(message, Players):
+        elif isinstance(message, messages.Players):
             self.players = dict(message.players)
             self.challenger = message.player
             self.board = {}
-        elif isinstance(message, Update):
+        elif isinstance(message, messages.Update):
             if message.player != self.nickname:
                 self.moves_this_turn = self.steps_this_turn = 0
             for c, state in message.board:
                 self.board[c] = state
             self.last_update = message
-        elif isinstance(message, Info):
+        elif isinstance(message, messages.Info):
             self.last_info = message
-        elif isinstance(message, GodList) and not self.players:
+        elif isinstance(message, messages.GodList) and not self.players:
             self.board = {}
 
-    def level(self, c: Cell) -> int:
+    def level(self, c: messages.Cell) -> int:
         """The height of ``c`` (4: a dome)."""
         state = self.board.get(c)
         return state.levels[0] if state and state.levels else 0
@@ -318,60 +308,65 @@ class GameResult:
     gods: dict[str, str] = field(default_factory=dict)
 
 
-def _neighbours(c: Cell) -> list[Cell]:
+def _neighbours(c: messages.Cell) -> list[messages.Cell]:
     return [
-        Cell(c.row + dr, c.column + dc)
+        messages.Cell(c.row + dr, c.column + dc)
         for dr in (-1, 0, 1)
         for dc in (-1, 0, 1)
         if (dr or dc) and 0 <= c.row + dr < 5 and 0 <= c.column + dc < 5
     ]
 
 
-def choose(client: SantoriniClient, update: Update, rng: random.Random) -> ClientMessage | None:
+def choose(
+    client: SantoriniClient, update: messages.Update, rng: random.Random
+) -> messages.ClientMessage | None:
     """The bot's next command for an UPDATE naming it (None: nothing to do)."""
     me = client.nickname
     if update.can_place_worker:
         mine = [s.sex for s in client.board.values() if s.owner == me]
         sex = "F" if "M" in mine else "M"
         free = [
-            Cell(r, c)
+            messages.Cell(r, c)
             for r in range(5)
             for c in range(5)
-            if client.board.get(Cell(r, c), CellState((0,))).owner is None
+            if client.board.get(messages.Cell(r, c), messages.CellState((0,))).owner is None
         ]
-        free = [c for c in free if WorkerInit(me, c, sex) not in client.unanswered]
+        free = [c for c in free if messages.WorkerInit(me, c, sex) not in client.unanswered]
         if not free:
             return None
         free.sort(key=lambda x: (abs(x.row - 2) + abs(x.column - 2), rng.random()))
-        return WorkerInit(me, free[0], sex)
+        return messages.WorkerInit(me, free[0], sex)
     # Only what the update lists (issue 22): the server knows the gods' restrictions
     # (Athena) that the board does not show; and nothing the server ignored this turn.
     ignored = client.unanswered
     moves = [
-        (w, d) for w, cells in update.reachable for d in cells if Move(me, w, d) not in ignored
+        (w, d)
+        for w, cells in update.reachable
+        for d in cells
+        if messages.Move(me, w, d) not in ignored
     ]
     builds = [
         (w, c, lv)
         for w, options in update.buildable
         for c, levels in options
         for lv in levels
-        if Build(me, w, c, lv) not in ignored
+        if messages.Build(me, w, c, lv) not in ignored
     ]
     if client.moves_this_turn and builds:
         moves = [(w, d) for w, d in moves if client.level(d) == 3 and client.level(w) == 2]
     if moves:
         for w, d in moves:
             if client.level(d) == 3 and client.level(w) == 2:
-                return Move(me, w, d)  # a win
+                return messages.Move(me, w, d)  # a win
         if not update.can_pass:
             w, d = max(moves, key=lambda wd: (client.level(wd[1]), rng.random()))
-            return Move(me, w, d)
-    if update.can_pass and Pass(me) not in ignored:
-        return Pass(me)
+            return messages.Move(me, w, d)
+    if update.can_pass and messages.Pass(me) not in ignored:
+        return messages.Pass(me)
     if builds:
         rivals = [c for c, s in client.board.items() if s.owner not in (None, me)]
 
-        def score(b: tuple[Cell, Cell, int]) -> tuple[int, float]:
+        def score(b: tuple[messages.Cell, messages.Cell, int]) -> tuple[int, float]:
             w, c, level = b
             danger = level == 3 and any(
                 client.level(r) >= 2 and c in _neighbours(r) for r in rivals
@@ -383,31 +378,31 @@ def choose(client: SantoriniClient, update: Update, rng: random.Random) -> Clien
             return (-3 * danger + 2 * blocks + climb, rng.random())
 
         w, c, level = max(builds, key=score)
-        return Build(me, w, c, level)
-    return Lose(me)  # on turn with no option at all: §4.2.6
+        return messages.Build(me, w, c, level)
+    return messages.Lose(me)  # on turn with no option at all: §4.2.6
 
 
-def listed(update: Update, message: ClientMessage) -> bool:
+def listed(update: messages.Update, message: messages.ClientMessage) -> bool:
     """Whether ``update`` offers ``message``: the server's lists, not our reading of the
     rules, say what is legal (gods such as Athena restrict what the board allows)."""
-    if isinstance(message, Move):
+    if isinstance(message, messages.Move):
         return any(
             w == message.source and message.destination in cells for w, cells in update.reachable
         )
-    if isinstance(message, Build):
+    if isinstance(message, messages.Build):
         return any(
             w == message.source and c == message.destination and message.level in levels
             for w, options in update.buildable
             for c, levels in options
         )
-    if isinstance(message, Pass):
+    if isinstance(message, messages.Pass):
         return update.can_pass
-    if isinstance(message, WorkerInit):
+    if isinstance(message, messages.WorkerInit):
         return update.can_place_worker
     return True  # LOSE is always ours to send
 
 
-def _no_step_up(client: SantoriniClient, update: Update) -> bool:
+def _no_step_up(client: SantoriniClient, update: messages.Update) -> bool:
     """True when the board has a step up for one of our listed workers (a free cell one
     level higher next to it) but the update lists none: an opponent's Athena moved up."""
     if not update.reachable:
@@ -445,8 +440,8 @@ class SearchPlayer:
         self._refusals_seen = 0
 
     def __call__(
-        self, client: SantoriniClient, update: Update, rng: random.Random
-    ) -> ClientMessage | None:
+        self, client: SantoriniClient, update: messages.Update, rng: random.Random
+    ) -> messages.ClientMessage | None:
         if update.can_place_worker or not client.players:
             return choose(client, update, rng)
         refused = client.refusals != self._refusals_seen
@@ -518,27 +513,29 @@ class SearchPlayer:
             moved_up=moved_up,
         )
 
-    def _to_wire(self, client: SantoriniClient, action: engine.Action) -> ClientMessage | None:
+    def _to_wire(
+        self, client: SantoriniClient, action: engine.Action
+    ) -> messages.ClientMessage | None:
         me = client.nickname
 
-        def wire(c: int) -> Cell:
+        def wire(c: int) -> messages.Cell:
             row, column = engine.coordinates(c)
-            return Cell(row, column)
+            return messages.Cell(row, column)
 
         if isinstance(action, engine.Move):
-            return Move(me, wire(action.src), wire(action.dst))
+            return messages.Move(me, wire(action.src), wire(action.dst))
         if isinstance(action, engine.Build):
-            return Build(me, wire(action.src), wire(action.dst), action.level)
+            return messages.Build(me, wire(action.src), wire(action.dst), action.level)
         if isinstance(action, engine.Pass):
-            return Pass(me)
+            return messages.Pass(me)
         if isinstance(action, engine.Lose):
-            return Lose(me)
+            return messages.Lose(me)
         return None
 
 
 def _chooser(
     level: str | None = None, think_time: float | None = None
-) -> Callable[[SantoriniClient, Update, random.Random], ClientMessage | None]:
+) -> Callable[[SantoriniClient, messages.Update, random.Random], messages.ClientMessage | None]:
     """The search player (falling back to :func:`choose`): the two-ply one, or with a
     ``level`` the alpha-beta player on the monotonic clock."""
     if level is None:
@@ -598,7 +595,7 @@ async def play_santorini(
     current = GameResult(None, "")
     lost_until: float | None = None  # our LOSE sent: the game is over for us by then
 
-    async def respond(prompt: GodList | Players | Update) -> None:
+    async def respond(prompt: messages.GodList | messages.Players | messages.Update) -> None:
         """Answer a message that may ask us to act, with nothing the server ignored."""
         nonlocal lost_until
         if lost_until is not None:
@@ -606,26 +603,26 @@ async def play_santorini(
         if current.refusals > 50:
             raise SantoriniClientError("the server keeps refusing our moves")
         me = client.nickname
-        command: ClientMessage | None = None
-        if isinstance(prompt, GodList) and prompt.player == me:
-            offered = [GodInit(me, g.name) for g in prompt.gods]
+        command: messages.ClientMessage | None = None
+        if isinstance(prompt, messages.GodList) and prompt.player == me:
+            offered = [messages.GodInit(me, g.name) for g in prompt.gods]
             fresh = [c for c in offered if c not in client.unanswered]
             command = rng.choice(fresh or offered) if offered else None
-        elif isinstance(prompt, Players) and prompt.player == me:
-            starters = [ChooseStarter(me, me)] + [
-                ChooseStarter(me, n) for n, _ in prompt.players if n != me
+        elif isinstance(prompt, messages.Players) and prompt.player == me:
+            starters = [messages.ChooseStarter(me, me)] + [
+                messages.ChooseStarter(me, n) for n, _ in prompt.players if n != me
             ]
             command = next((c for c in starters if c not in client.unanswered), starters[0])
-        elif isinstance(prompt, Update) and client.my_turn(prompt):
+        elif isinstance(prompt, messages.Update) and client.my_turn(prompt):
             wait = pace() if callable(pace) else pace
             if wait:
                 await asyncio.sleep(wait)
             # In a worker thread: the pinger goes on while the bot thinks.
             command = await asyncio.to_thread(chooser, client, prompt, rng)
         sent = command is not None and await client.send_if_allowed(command)
-        if sent and isinstance(command, Pass):
+        if sent and isinstance(command, messages.Pass):
             current.turns += 1
-        if sent and isinstance(command, Lose):
+        if sent and isinstance(command, messages.Lose):
             lost_until = clock.now() + answer_timeout
 
     async def leave_lost_game(why: str) -> bool:
@@ -675,7 +672,7 @@ async def play_santorini(
                 if len(results) >= games:
                     break
                 raise SantoriniClientError(_closed_early(client, len(results), games)) from None
-            if isinstance(message, ServerState):
+            if isinstance(message, messages.ServerState):
                 if len(results) >= games:
                     break
                 if not message.open:
@@ -684,16 +681,16 @@ async def play_santorini(
                     log.warning("%s: the server is not open to new players", name)
                 elif client.session.state.value == "connected":
                     await client.register(name, players, gods)
-            elif isinstance(message, Info):
+            elif isinstance(message, messages.Info):
                 if message.information == "NICKNAME":
                     raise SantoriniClientError(f"nickname {name!r} refused")
                 current.refusals += 1
                 client.refusals += 1
-            elif isinstance(message, GodList | Players | Update):
-                if isinstance(message, Players):
+            elif isinstance(message, messages.GodList | messages.Players | messages.Update):
+                if isinstance(message, messages.Players):
                     current.gods = dict(message.players)
                 await respond(message)
-            elif isinstance(message, EndGame):
+            elif isinstance(message, messages.EndGame):
                 lost_until = None
                 current.winner = message.player if message.is_winner else None
                 current.ended_by = message.player

@@ -37,25 +37,8 @@ from meeple.games.scrabble.board import Board, Direction
 from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.moves import tiles_from_word
 from meeple.games.scrabble.tiles import BLANK
+from meeple.protocols.twente import messages
 from meeple.protocols.twente.events import ConnectionClosed, Ignored, PeerError, Rejected
-from meeple.protocols.twente.messages import (
-    BLANK_ON_RACK,
-    Announce,
-    Error,
-    Flag,
-    GameOver,
-    InformSwap,
-    InformWord,
-    MakeSwap,
-    MakeWord,
-    NewTiles,
-    NotifyTurn,
-    RequestGame,
-    SendChat,
-    ServerMessage,
-    StartGame,
-    Welcome,
-)
 from meeple.protocols.twente.session import ClientSession, State
 
 __all__ = ["Received", "TwenteClient", "TwenteClientError"]
@@ -65,7 +48,7 @@ logger = logging.getLogger(__name__)
 
 # What :meth:`TwenteClient.receive` hands out: the server's messages, and an ERROR the
 # session could not read (a refusal all the same, never answered).
-Received = ServerMessage | PeerError
+Received = messages.ServerMessage | PeerError
 
 
 class TwenteClientError(Exception):
@@ -89,14 +72,14 @@ class TwenteClient(ClientConnection[Received]):
         self.session = ClientSession()
         self._pending: list[Received] = []
         self.name = ""
-        self.server_flags: frozenset[Flag] = frozenset()
+        self.server_flags: frozenset[messages.Flag] = frozenset()
         self.players: tuple[str, ...] = ()
         self.board = Board()
         self.rack = ""
         self.my_turn = False
         self.turn: str | None = None
-        self.game_over: GameOver | None = None
-        self.last_error: Error | None = None
+        self.game_over: messages.GameOver | None = None
+        self.last_error: messages.Error | None = None
         self._played: str | None = None  # rack tiles of our last move, until INFORMMOVE
         self._verdict_due = False  # a move sent, its INFORMMOVE or ERROR not handed out
 
@@ -116,11 +99,11 @@ class TwenteClient(ClientConnection[Received]):
         reader, writer = await asyncio.open_connection(host, port)
         client = cls(reader, writer, patience=patience, say=say)
         client.unreadable.who = name
-        flags = frozenset({Flag.CHAT}) if chat else frozenset()
+        flags = frozenset({messages.Flag.CHAT}) if chat else frozenset()
         async with client._opening():
-            await client._send(Announce(name, flags))
+            await client._send(messages.Announce(name, flags))
             reply = await client.receive()
-        if not isinstance(reply, Welcome):
+        if not isinstance(reply, messages.Welcome):
             await client.close()
             raise TwenteClientError(f"not welcomed: {reply}")
         client.name = reply.name
@@ -130,25 +113,25 @@ class TwenteClient(ClientConnection[Received]):
     # --- actions ------------------------------------------------------------------------
 
     async def request_game(self, players: int = 2) -> None:
-        await self._send(RequestGame(players))
+        await self._send(messages.RequestGame(players))
 
     async def play_word(self, x: int, y: int, direction: Direction, word: str) -> None:
         """Play ``word`` (the whole word, blanks lower-case) from ``(x, y)``."""
         new = tiles_from_word(self.board, x, y, direction, word)
         self._played = "".join(p.rack_tile for p in new)
-        await self._send(MakeWord(x, y, direction, word))
+        await self._send(messages.MakeWord(x, y, direction, word))
 
     async def swap(self, tiles: str) -> None:
         """Exchange rack tiles (``?`` or ``!`` for a blank); an empty string passes."""
-        wire = tiles.replace(BLANK, BLANK_ON_RACK)
-        self._played = wire.replace(BLANK_ON_RACK, BLANK)
-        await self._send(MakeSwap(wire))
+        wire = tiles.replace(BLANK, messages.BLANK_ON_RACK)
+        self._played = wire.replace(messages.BLANK_ON_RACK, BLANK)
+        await self._send(messages.MakeSwap(wire))
 
     async def pass_turn(self) -> None:
         await self.swap("")
 
     async def chat(self, text: str) -> None:
-        await self._send(SendChat(text))
+        await self._send(messages.SendChat(text))
 
     # --- receiving ----------------------------------------------------------------------
 
@@ -205,25 +188,33 @@ class TwenteClient(ClientConnection[Received]):
         return self.name
 
     def _track(self, message: Received) -> None:
-        if isinstance(message, Error | PeerError | NotifyTurn | GameOver | StartGame) or (
-            isinstance(message, InformWord | InformSwap) and message.player == self.name
+        if isinstance(
+            message,
+            messages.Error
+            | PeerError
+            | messages.NotifyTurn
+            | messages.GameOver
+            | messages.StartGame,
+        ) or (
+            isinstance(message, messages.InformWord | messages.InformSwap)
+            and message.player == self.name
         ):
             self._verdict_due = False
-        if isinstance(message, StartGame):
+        if isinstance(message, messages.StartGame):
             self.players = message.players
             self.board = Board()
             self.rack = ""
             self.game_over = None
-        elif isinstance(message, NewTiles):
+        elif isinstance(message, messages.NewTiles):
             # NEWTILES to the mover means our move was taken (ERRATA: it comes before
             # INFORMMOVE): the played tiles leave the rack now, so a server whose
             # INFORMMOVE we cannot read does not leave them on it (issue 31).
             self._take_played()
-            self.rack += message.tiles.replace(BLANK_ON_RACK, BLANK)
-        elif isinstance(message, NotifyTurn):
+            self.rack += message.tiles.replace(messages.BLANK_ON_RACK, BLANK)
+        elif isinstance(message, messages.NotifyTurn):
             self.my_turn = message.your_turn
             self.turn = message.player
-        elif isinstance(message, InformWord):
+        elif isinstance(message, messages.InformWord):
             try:
                 placed = tiles_from_word(
                     self.board, message.x, message.y, message.direction, message.word
@@ -236,13 +227,13 @@ class TwenteClient(ClientConnection[Received]):
             for p in placed:
                 self.board.place(p.x, p.y, p.tile)
             self._moved(message.player)
-        elif isinstance(message, InformSwap):
+        elif isinstance(message, messages.InformSwap):
             self._moved(message.player)
-        elif isinstance(message, GameOver):
+        elif isinstance(message, messages.GameOver):
             self.game_over = message
             self.my_turn = False
             self.turn = None
-        elif isinstance(message, Error):
+        elif isinstance(message, messages.Error):
             self.last_error = message
             self._played = None
         elif isinstance(message, PeerError):
@@ -266,8 +257,15 @@ class TwenteClient(ClientConnection[Received]):
         on_board = sum(1 for _ in self.board.tiles())
         return max(0, 100 - on_board - 7 * max(1, len(self.players)))
 
-    async def _send(self, message: Announce | RequestGame | MakeWord | MakeSwap | SendChat) -> None:
+    async def _send(
+        self,
+        message: messages.Announce
+        | messages.RequestGame
+        | messages.MakeWord
+        | messages.MakeSwap
+        | messages.SendChat,
+    ) -> None:
         self._put(self.session.send(message))
-        if isinstance(message, MakeWord | MakeSwap):
+        if isinstance(message, messages.MakeWord | messages.MakeSwap):
             self._verdict_due = True
         await self._writer.drain()

@@ -52,31 +52,8 @@ from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.gcg import to_gcg
 from meeple.games.scrabble.moves import tiles_from_new_tiles
 from meeple.games.scrabble.record import resume, to_record
+from meeple.protocols.cmpn402 import messages
 from meeple.protocols.cmpn402.errors import Answer, CloseCode, RemoteProtocolError
-from meeple.protocols.cmpn402.messages import (
-    ChallengeAccepted,
-    ChallengeAcceptedTimes,
-    ChallengeMove,
-    ChallengeRejected,
-    ChallengeRejectedTiles,
-    EndMessage,
-    EndReason,
-    ExchangeMove,
-    ExchangeNotice,
-    ExchangeTiles,
-    Invalid,
-    Name,
-    NameRequest,
-    NoChallenge,
-    NoChallengeTiles,
-    NoChallengeTimes,
-    PassMove,
-    PassNotice,
-    PlayMove,
-    PlayNotice,
-    ServerMessage,
-    Start,
-)
 from meeple.protocols.cmpn402.session import ServerInput, ServerMachine, ServerState
 from meeple.server.clock import Clock, Timer
 from meeple.server.metrics import METRICS
@@ -112,20 +89,20 @@ MAX_HELD = 16
 
 # Engine end reasons to END's reason byte (ERRATA: the standard ends are reason 0).
 _END_REASONS = {
-    g.EndReason.WENT_OUT: EndReason.ALL_TILES_USED,
-    g.EndReason.SCORELESS_TURNS: EndReason.ALL_TILES_USED,
-    g.EndReason.PASSES: EndReason.ALL_TILES_USED,
-    g.EndReason.TIME: EndReason.TIME_ENDED,
-    g.EndReason.DISCONNECT: EndReason.CONNECTION_ERROR,
-    g.EndReason.ADMIN: EndReason.STOPPED,
+    g.EndReason.WENT_OUT: messages.EndReason.ALL_TILES_USED,
+    g.EndReason.SCORELESS_TURNS: messages.EndReason.ALL_TILES_USED,
+    g.EndReason.PASSES: messages.EndReason.ALL_TILES_USED,
+    g.EndReason.TIME: messages.EndReason.TIME_ENDED,
+    g.EndReason.DISCONNECT: messages.EndReason.CONNECTION_ERROR,
+    g.EndReason.ADMIN: messages.EndReason.STOPPED,
     # Browser seats' ends (issue 34.4, 34.9); a referee's game never has them, and END
     # has no word of its own for either.
-    g.EndReason.RESIGNED: EndReason.CONNECTION_ERROR,
-    g.EndReason.ABORTED: EndReason.STOPPED,
+    g.EndReason.RESIGNED: messages.EndReason.CONNECTION_ERROR,
+    g.EndReason.ABORTED: messages.EndReason.STOPPED,
 }
 
 
-def end_reason(reason: g.EndReason) -> EndReason:
+def end_reason(reason: g.EndReason) -> messages.EndReason:
     """END's reason byte for an engine end."""
     return _END_REASONS[reason]
 
@@ -357,7 +334,7 @@ class Referee:
                 new = self.seats[i] = Seat(link)
                 self.machine.advance(ServerInput.CONNECT)
                 logger.info("[%s] connected, seat %d", link.id, i + 1)
-                self._send(i, NameRequest())
+                self._send(i, messages.NameRequest())
                 timeout = self.settings.name_timeout / 1000
                 self.clock.call_later(timeout, functools.partial(self._name_timed_out, new))
                 return i
@@ -446,7 +423,7 @@ class Referee:
             scores[game.pending.player] -= game.pending.score
         for player, i in enumerate(self.seat_of):
             mine, theirs = scores[player], scores[1 - player]
-            self._send(i, EndMessage(EndReason.CONNECTION_ERROR, mine, theirs))
+            self._send(i, messages.EndMessage(messages.EndReason.CONNECTION_ERROR, mine, theirs))
         self.game = None
         self._file = None
         self._held.clear()
@@ -471,22 +448,22 @@ class Referee:
         except RemoteProtocolError as e:
             self._refuse(index, e, data)
             return
-        if isinstance(message, Name):
+        if isinstance(message, messages.Name):
             self._name(index, message)
             return
         self._log_message("in", index, message, data)
         assert self.game is not None
         player = self.game.turn
         assert player is not None
-        if isinstance(message, PassMove):
+        if isinstance(message, messages.PassMove):
             self._pass(player)
-        elif isinstance(message, ExchangeMove):
+        elif isinstance(message, messages.ExchangeMove):
             self._exchange(player, message)
-        elif isinstance(message, PlayMove):
+        elif isinstance(message, messages.PlayMove):
             self._play(player, message)
-        elif isinstance(message, NoChallenge):
+        elif isinstance(message, messages.NoChallenge):
             self._accept(player, timed_out=False)
-        elif isinstance(message, ChallengeMove):
+        elif isinstance(message, messages.ChallengeMove):
             self._challenge(player)
 
     def _counted_command(self, arrived: float) -> None:
@@ -507,12 +484,12 @@ class Referee:
         note("%s: %s (%s)", error.answer.value, error.reason, shown[:32].hex())
         self._log_message("in", index, f"refused: {error.reason}", shown)
         if error.answer is Answer.INVALID and self.game is not None and self.game.turn is not None:
-            self._send(index, Invalid(*self._times_of(self.game.turn)))
+            self._send(index, messages.Invalid(*self._times_of(self.game.turn)))
         elif error.answer is Answer.CLOSE:
             code = int(error.close_code or CloseCode.PROTOCOL_ERROR)
             self._close(seat.link, code, error.reason)
 
-    def _name(self, index: int, message: Name) -> None:
+    def _name(self, index: int, message: messages.Name) -> None:
         """A NAME: the team name alone (a secret checked and dropped), then :meth:`_named`;
         a NAME that is not a line of the secrets file is refused as a bad NAME (1008)."""
         seat = self.seats[index]
@@ -523,7 +500,7 @@ class Referee:
             self._log_message("in", index, "NAME refused (wrong name or secret)", b"\x00")
             self._close(seat.link, int(CloseCode.POLICY_VIOLATION), "wrong name or secret")
             return
-        named = Name(name)
+        named = messages.Name(name)
         self._log_message("in", index, named, named.encode())  # never the secret
         self._named(index, name)
 
@@ -833,7 +810,7 @@ class Referee:
             mine, theirs = game.scores[player], game.scores[1 - player]
             self._send(
                 i,
-                Start(order, game.rack(player), tuple(game.board.rows()), mine, theirs,
+                messages.Start(order, game.rack(player), tuple(game.board.rows()), mine, theirs,
                       *self._times_of(player)),
             )  # fmt: skip
         if self.mode is _Mode.RUNNING:
@@ -872,7 +849,7 @@ class Referee:
         for player, i in enumerate(self.seat_of):
             if tell and self.seats[i] is not None:
                 mine, theirs = result.scores[player], result.scores[1 - player]
-                self._send(i, EndMessage(reason, mine, theirs))
+                self._send(i, messages.EndMessage(reason, mine, theirs))
         if self.machine.can(ServerInput.GAME_OVER):
             self.machine.advance(ServerInput.GAME_OVER)
         self.series.played += 1
@@ -989,7 +966,7 @@ class Referee:
             call = functools.partial(journal.append_many, book.uid, first, new, at)
         self.ahead.write(call, f"append {book.uid}#{first}-{last}")
 
-    def _close_book(self, game: g.Game, reason: EndReason) -> str:
+    def _close_book(self, game: g.Game, reason: messages.EndReason) -> str:
         """Store the finished game as its log closes; returns its GCG."""
         gcg = to_gcg(game, lexicon=self._lexicon_name)
         self._write_entries()
@@ -1096,15 +1073,15 @@ class Referee:
         self.machine.advance(ServerInput.PASS)
         if self._after(events):
             return
-        self._send(self._other(player), PassNotice(*self._times_of(1 - player)))
+        self._send(self._other(player), messages.PassNotice(*self._times_of(1 - player)))
         self._start_clock()
 
     def _invalid(self, player: int, why: str) -> None:
         self.machine.advance(ServerInput.MOVE_INVALID)
         self._note(f"INVALID for {self.game.players[player] if self.game else player}: {why}")
-        self._send(self.seat_of[player], Invalid(*self._times_of(player)))
+        self._send(self.seat_of[player], messages.Invalid(*self._times_of(player)))
 
-    def _exchange(self, player: int, message: ExchangeMove) -> None:
+    def _exchange(self, player: int, message: messages.ExchangeMove) -> None:
         game = self.game
         assert game is not None
         self._stop_clock()
@@ -1116,14 +1093,14 @@ class Referee:
             return
         self.machine.advance(ServerInput.EXCHANGE_VALID)
         drawn = _drawn(events, player)
-        self._send(self.seat_of[player], ExchangeTiles(drawn))
+        self._send(self.seat_of[player], messages.ExchangeTiles(drawn))
         if self._after(events):
             return
         count = len(message.tiles)
-        self._send(self._other(player), ExchangeNotice(count, *self._times_of(1 - player)))
+        self._send(self._other(player), messages.ExchangeNotice(count, *self._times_of(1 - player)))
         self._start_clock()
 
-    def _play(self, player: int, message: PlayMove) -> None:
+    def _play(self, player: int, message: messages.PlayMove) -> None:
         game = self.game
         assert game is not None
         direction = Direction.ACROSS if message.direction == 0 else Direction.DOWN
@@ -1145,7 +1122,7 @@ class Referee:
         # Not logged until its verdict (spec, "Disconnection": any action except PLAY).
         self._send(
             self._other(player),
-            PlayNotice(
+            messages.PlayNotice(
                 message.column,
                 message.row,
                 message.direction,
@@ -1167,10 +1144,12 @@ class Referee:
         events = game.apply(g.Accept(challenger))
         if timed_out:
             self.machine.advance(ServerInput.CHALLENGE_TIMEOUT)
-            self._send(self.seat_of[challenger], NoChallengeTimes(*self._times_of(challenger)))
+            self._send(
+                self.seat_of[challenger], messages.NoChallengeTimes(*self._times_of(challenger))
+            )
         else:
             self.machine.advance(ServerInput.NO_CHALLENGE)
-        self._send(self.seat_of[played], NoChallengeTiles(_drawn(events, played)))
+        self._send(self.seat_of[played], messages.NoChallengeTiles(_drawn(events, played)))
         if self._after(events):
             return
         self._start_clock()
@@ -1183,15 +1162,19 @@ class Referee:
         events = game.apply(g.Challenge(challenger))
         if any(isinstance(e, g.ChallengeUpheld) for e in events):
             self.machine.advance(ServerInput.CHALLENGE_UPHELD)
-            self._send(self.seat_of[played], ChallengeAccepted())
+            self._send(self.seat_of[played], messages.ChallengeAccepted())
             self._send(
-                self.seat_of[challenger], ChallengeAcceptedTimes(*self._times_of(challenger))
+                self.seat_of[challenger],
+                messages.ChallengeAcceptedTimes(*self._times_of(challenger)),
             )
         else:
             self.machine.advance(ServerInput.CHALLENGE_REJECTED)
             tiles = _drawn(events, played)
-            self._send(self.seat_of[played], ChallengeRejectedTiles(tiles, *self._times_of(played)))
-            self._send(self.seat_of[challenger], ChallengeRejected())
+            self._send(
+                self.seat_of[played],
+                messages.ChallengeRejectedTiles(tiles, *self._times_of(played)),
+            )
+            self._send(self.seat_of[challenger], messages.ChallengeRejected())
         if self._after(events):
             return
         self._start_clock()
@@ -1279,7 +1262,7 @@ class Referee:
 
     # --- output --------------------------------------------------------------------
 
-    def _send(self, index: int, message: ServerMessage) -> None:
+    def _send(self, index: int, message: messages.ServerMessage) -> None:
         seat = self.seats[index]
         if seat is None:
             return

@@ -32,24 +32,7 @@ from dataclasses import replace
 
 from meeple.clients.santorini import SantoriniClient, SantoriniClientError
 from meeple.clients.watch import NoAnswer
-from meeple.protocols.santorini.messages import (
-    Build,
-    CellState,
-    ClientMessage,
-    EndGame,
-    GodInit,
-    GodList,
-    Info,
-    Lose,
-    Move,
-    Pass,
-    Players,
-    ServerMessage,
-    ServerState,
-    Undo,
-    Update,
-    WorkerInit,
-)
+from meeple.protocols.santorini import messages
 from meeple.protocols.santorini.messages import Cell as WireCell
 from meeple.protocols.santorini.messages import ChooseStarter as ChooseStarterMessage
 from meeple.protocols.santorini.session import LocalProtocolError
@@ -107,7 +90,7 @@ def _wire(square: Square) -> WireCell:
     return WireCell(row, column)
 
 
-def _cell(state: CellState) -> Cell:
+def _cell(state: messages.CellState) -> Cell:
     worker = Worker(state.owner, state.sex or "M") if state.owner else None
     return Cell.from_level_list(state.levels, worker)
 
@@ -148,7 +131,7 @@ class Am27Connection:
                 for event in self._translate(message):
                     yield event
                     over = over or isinstance(event, GameOver)
-                    if isinstance(message, Info) and message.information == "NICKNAME":
+                    if isinstance(message, messages.Info) and message.information == "NICKNAME":
                         await self.close()
                         yield ConnectionLost("the server refused the name")
                         return
@@ -157,16 +140,16 @@ class Am27Connection:
                     yield ConnectionLost("the game is over")
                     return
 
-    def _translate(self, message: ServerMessage) -> list[SantoriniEvent]:
+    def _translate(self, message: messages.ServerMessage) -> list[SantoriniEvent]:
         me = self.name
-        if isinstance(message, GodList):
+        if isinstance(message, messages.GodList):
             self.view = SantoriniView(me=me)
             names = ", ".join(g.name for g in message.gods)
             if message.player == me:
                 cards = [Notice(f"  {g.name}: {g.description}") for g in message.gods]
                 return [Prompt(f"Your pick of the gods (god NAME): {names}"), *cards]
             return [Notice(f"{message.player} is choosing a god among {names}")]
-        if isinstance(message, Players):
+        if isinstance(message, messages.Players):
             seats = tuple(name for name, _ in message.players)
             self.view = SantoriniView(me=me, players=seats, gods=dict(message.players))
             out: list[SantoriniEvent] = [
@@ -179,24 +162,24 @@ class Am27Connection:
             else:
                 out.append(Notice(f"{message.player} chooses who starts"))
             return out
-        if isinstance(message, Update):
+        if isinstance(message, messages.Update):
             before, actor = self.view, self.view.active
             view = self._apply(message)
             return [*self._changes(before, view, actor), ViewChanged(view)]
-        if isinstance(message, Info):
+        if isinstance(message, messages.Info):
             return [Refused(refusal_text(message.information))]
-        if isinstance(message, EndGame):
+        if isinstance(message, messages.EndGame):
             if message.is_winner:
                 self.view = replace(self.view, winner=message.player, active=None)
                 text = "You win!" if message.player == me else f"{message.player} wins"
                 return [ViewChanged(self.view), GameOver(message.player, text)]
             who = "you" if message.player == me else message.player
             return [GameOver(None, f"The game ended: {who} left or lost")]
-        if isinstance(message, ServerState):
+        if isinstance(message, messages.ServerState):
             return []
         return []
 
-    def _apply(self, update: Update) -> SantoriniView:
+    def _apply(self, update: messages.Update) -> SantoriniView:
         view = self.view.with_cells((_square(c), _cell(s)) for c, s in update.board)
         self.view = replace(
             view,
@@ -232,13 +215,13 @@ class Am27Connection:
                 lines.append(Notice(f"{actor or 'a player'} took back a build on {row} {column}"))
         return lines
 
-    def _message(self, move: SantoriniMove) -> ClientMessage:
+    def _message(self, move: SantoriniMove) -> messages.ClientMessage:
         me = self.name
         if isinstance(move, PlaceWorker):
             mine = [c.worker.sex for c in self.view.cells if c.worker and c.worker.owner == me]
-            return WorkerInit(me, _wire(move.cell), "F" if "M" in mine else "M")
+            return messages.WorkerInit(me, _wire(move.cell), "F" if "M" in mine else "M")
         if isinstance(move, MoveWorker):
-            return Move(me, _wire(move.source), _wire(move.destination))
+            return messages.Move(me, _wire(move.source), _wire(move.destination))
         if isinstance(move, BuildOn):
             level = move.level
             if level is None:
@@ -247,15 +230,15 @@ class Am27Connection:
                 level = min(offered) if offered else (4 if cell.height >= 3 else cell.height + 1)
             if not 1 <= level <= 4:
                 raise MoveError("a level is 1-3, or 4 for a dome")
-            return Build(me, _wire(move.source), _wire(move.destination), level)
+            return messages.Build(me, _wire(move.source), _wire(move.destination), level)
         if isinstance(move, PassTurn):
-            return Pass(me)
+            return messages.Pass(me)
         if isinstance(move, UndoStep):
-            return Undo(me, move.all)
+            return messages.Undo(me, move.all)
         if isinstance(move, Concede):
-            return Lose(me)
+            return messages.Lose(me)
         if isinstance(move, ChooseGod):
-            return GodInit(me, move.name)
+            return messages.GodInit(me, move.name)
         return ChooseStarterMessage(me, move.name)
 
     async def send(self, move: SantoriniMove) -> None:
@@ -284,7 +267,7 @@ async def connect(options: ConnectOptions) -> Am27Connection:
         raise ConnectFailed(f"cannot connect to {options.host}:{options.port}: {e}") from None
     try:
         first = await asyncio.wait_for(client.receive(), HANDSHAKE_TIMEOUT)
-        if not isinstance(first, ServerState):
+        if not isinstance(first, messages.ServerState):
             raise ConnectFailed(f"not an AM27 server (it sent {first.TYPE.value} first)")
         await client.register(options.name, options.players, options.gods)
     except (SantoriniClientError, OSError, TimeoutError) as e:

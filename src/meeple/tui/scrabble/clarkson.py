@@ -31,20 +31,8 @@ from meeple.clients.watch import NoAnswer
 from meeple.games.scrabble.board import Board, Direction
 from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.moves import tiles_from_word
+from meeple.protocols.clarkson import messages
 from meeple.protocols.clarkson.errors import LocalProtocolError
-from meeple.protocols.clarkson.messages import (
-    RACK_SIZE,
-    BoardPush,
-    Goodbye,
-    Nok,
-    Score,
-    ServerMessage,
-    Starting,
-    Tiles,
-    Turn,
-    UserJoin,
-    Winner,
-)
 from meeple.tui.connection import (
     ConnectFailed,
     ConnectOptions,
@@ -135,9 +123,9 @@ class ClarksonScrabble:
                     continue
                 for event in self._translate(message):
                     yield event
-                if isinstance(message, UserJoin):
+                if isinstance(message, messages.UserJoin):
                     await self._ready_if_full()
-                if isinstance(message, Goodbye):
+                if isinstance(message, messages.Goodbye):
                     yield ConnectionLost("the server said goodbye")
                     return
 
@@ -149,17 +137,17 @@ class ClarksonScrabble:
             self._ready = True
             await self._client.ready()
 
-    def _translate(self, message: ServerMessage) -> list[ScrabbleEvent]:
+    def _translate(self, message: messages.ServerMessage) -> list[ScrabbleEvent]:
         client = self._client
-        if isinstance(message, UserJoin):
+        if isinstance(message, messages.UserJoin):
             return [] if self._ready else [self._queued()]
-        if isinstance(message, Starting):
+        if isinstance(message, messages.Starting):
             self._starting, self._ended = True, False
             self._board, self._scores, self._turn = Board(), {}, None
             return []
-        if isinstance(message, Score):
+        if isinstance(message, messages.Score):
             return []  # the client keeps the totals; a board push reports them
-        if isinstance(message, BoardPush):
+        if isinstance(message, messages.BoardPush):
             board = message.to_board()
             if self._starting:
                 self._starting = False
@@ -170,14 +158,14 @@ class ClarksonScrabble:
             self._board = board
             self._scores = dict(client.scores)
             return [*events, self._bag_count()]
-        if isinstance(message, Tiles):
+        if isinstance(message, messages.Tiles):
             return [RackChanged(message.tiles)]
-        if isinstance(message, Turn):
+        if isinstance(message, messages.Turn):
             self._turn = message.name
             return [TurnChanged(message.name, message.name == client.name)]
-        if isinstance(message, Nok):
+        if isinstance(message, messages.Nok):
             return [Refused("NOK", message.description or "refused by the server")]
-        if isinstance(message, Winner):
+        if isinstance(message, messages.Winner):
             if self._ended:
                 return []
             self._ended = True
@@ -214,7 +202,7 @@ class ClarksonScrabble:
                     await client.exchange(move.tiles)
                 else:
                     raise MoveError(
-                        f"Clarkson swaps one tile or the whole hand ({RACK_SIZE} tiles), "
+                        f"Clarkson swaps one tile or the whole hand ({messages.RACK_SIZE} tiles), "
                         "not some of them"
                     )
             elif isinstance(move, Pass):

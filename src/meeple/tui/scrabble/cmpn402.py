@@ -50,32 +50,8 @@ from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.moves import Placement, tiles_from_new_tiles, tiles_from_word
 from meeple.games.scrabble.rules import PlayResult, validate_play
 from meeple.games.scrabble.tiles import BLANK
+from meeple.protocols.cmpn402 import messages
 from meeple.protocols.cmpn402.errors import ProtocolError
-from meeple.protocols.cmpn402.messages import (
-    ChallengeAccepted,
-    ChallengeAcceptedTimes,
-    ChallengeMove,
-    ChallengeRejected,
-    ChallengeRejectedTiles,
-    ClientMessage,
-    EndMessage,
-    EndReason,
-    ExchangeMove,
-    ExchangeNotice,
-    ExchangeTiles,
-    Invalid,
-    Name,
-    NameRequest,
-    NoChallenge,
-    NoChallengeTiles,
-    NoChallengeTimes,
-    PassMove,
-    PassNotice,
-    PlayMove,
-    PlayNotice,
-    ServerMessage,
-    Start,
-)
 from meeple.protocols.cmpn402.session import ClientSession, ClientState
 from meeple.tui.connection import ConnectFailed, ConnectOptions, MoveError, ServerNotice
 from meeple.tui.scrabble.events import (
@@ -116,12 +92,12 @@ INVALID_TEXT = (
     "INVALID: the referee refused the move (tiles not in one line or not touching, a "
     "square taken, tiles you do not hold, or an exchange with fewer than 7 tiles in the bag)"
 )
-END_REASONS: dict[EndReason, str] = {
-    EndReason.ALL_TILES_USED: "the game is over",
-    EndReason.TIME_ENDED: "the game ended: a clock ran out",
-    EndReason.CONNECTION_ERROR: "the game stopped: the other agent lost its connection "
+END_REASONS: dict[messages.EndReason, str] = {
+    messages.EndReason.ALL_TILES_USED: "the game is over",
+    messages.EndReason.TIME_ENDED: "the game ended: a clock ran out",
+    messages.EndReason.CONNECTION_ERROR: "the game stopped: the other agent lost its connection "
     "(it resumes when the agent is back)",
-    EndReason.STOPPED: "the game was stopped by the referee's admin",
+    messages.EndReason.STOPPED: "the game was stopped by the referee's admin",
 }
 
 
@@ -157,9 +133,13 @@ class Cmpn402Scrabble:
         self._board = Board()
         self._rack = ""
         self._scores: dict[str, int] = {}
-        self._pending: tuple[PlayMove, PlayResult] | None = None  # our play, awaiting verdict
+        self._pending: tuple[messages.PlayMove, PlayResult] | None = (
+            None  # our play, awaiting verdict
+        )
         self._exchanging = ""
-        self._offered: tuple[PlayNotice, tuple[Placement, ...], PlayResult | None] | None = None
+        self._offered: (
+            tuple[messages.PlayNotice, tuple[Placement, ...], PlayResult | None] | None
+        ) = None
         self._player_ms = self._total_ms = 0
         self._player_running = self._total_running = False
         self._anchor = 0.0
@@ -189,8 +169,8 @@ class Cmpn402Scrabble:
                 except ProtocolError as e:
                     self._note(f"message ({e.reason.split(':')[0]})", e.reason, data)
                     continue
-                if isinstance(message, NameRequest):  # asked again (a reconnect): answer
-                    await self._ws.send(self.session.send(Name(self.name)))
+                if isinstance(message, messages.NameRequest):  # asked again (a reconnect): answer
+                    await self._ws.send(self.session.send(messages.Name(self.name)))
                     continue
                 try:
                     events = self._translate(message)
@@ -221,9 +201,9 @@ class Cmpn402Scrabble:
         for event in events:
             self._events.put_nowait(event)
 
-    def _translate(self, message: ServerMessage) -> list[ScrabbleEvent]:
+    def _translate(self, message: messages.ServerMessage) -> list[ScrabbleEvent]:
         me = self.name
-        if isinstance(message, Start):
+        if isinstance(message, messages.Start):
             self._board = Board.from_rows(message.board)
             self._rack = message.tiles
             self._pending, self._offered, self._exchanging = None, None, ""
@@ -242,13 +222,13 @@ class Cmpn402Scrabble:
                 TurnChanged(me if mine else OPPONENT, mine),
                 self._clocks(message.player_time, message.total_time, mine, True),
             ]
-        if isinstance(message, Invalid):
+        if isinstance(message, messages.Invalid):
             self._pending, self._exchanging = None, ""
             return [
                 Refused("INVALID", INVALID_TEXT),
                 self._clocks(message.player_time, message.total_time, True, True),
             ]
-        if isinstance(message, ExchangeTiles):
+        if isinstance(message, messages.ExchangeTiles):
             count = len(self._exchanging)
             self._rack = _take(self._rack, self._exchanging) + message.tiles
             self._exchanging = ""
@@ -258,9 +238,9 @@ class Cmpn402Scrabble:
                 TurnChanged(OPPONENT, False),
                 self._clocks(None, None, False, True),
             ]
-        if isinstance(message, NoChallengeTiles | ChallengeRejectedTiles):
+        if isinstance(message, messages.NoChallengeTiles | messages.ChallengeRejectedTiles):
             events = self._our_play_stands(message.tiles)
-            if isinstance(message, NoChallengeTiles):
+            if isinstance(message, messages.NoChallengeTiles):
                 return [
                     *events,
                     TurnChanged(OPPONENT, False),
@@ -272,7 +252,7 @@ class Cmpn402Scrabble:
                 TurnChanged(me, True),
                 self._clocks(message.player_time, message.total_time, True, True),
             ]
-        if isinstance(message, ChallengeAccepted):
+        if isinstance(message, messages.ChallengeAccepted):
             words = ", ".join(w.text for w in self._pending[1].words) if self._pending else ""
             self._pending = None
             return [
@@ -280,16 +260,16 @@ class Cmpn402Scrabble:
                 TurnChanged(OPPONENT, False),
                 self._clocks(None, None, False, True),
             ]
-        if isinstance(message, PassNotice | ExchangeNotice):
-            count = message.count if isinstance(message, ExchangeNotice) else 0
+        if isinstance(message, messages.PassNotice | messages.ExchangeNotice):
+            count = message.count if isinstance(message, messages.ExchangeNotice) else 0
             return [
                 Swapped(OPPONENT, count),
                 TurnChanged(me, True),
                 self._clocks(message.player_time, message.total_time, True, True),
             ]
-        if isinstance(message, PlayNotice):
+        if isinstance(message, messages.PlayNotice):
             return self._offer(message)
-        if isinstance(message, NoChallengeTimes):  # the window ran out: the play stands
+        if isinstance(message, messages.NoChallengeTimes):  # the window ran out: the play stands
             return [
                 ChallengeClosed(),
                 *self._their_play_stands(),
@@ -297,7 +277,7 @@ class Cmpn402Scrabble:
                 TurnChanged(me, True),
                 self._clocks(message.player_time, message.total_time, True, True),
             ]
-        if isinstance(message, ChallengeAcceptedTimes):
+        if isinstance(message, messages.ChallengeAcceptedTimes):
             words = self._offered_words()
             self._offered = None
             return [
@@ -305,14 +285,14 @@ class Cmpn402Scrabble:
                 TurnChanged(me, True),
                 self._clocks(message.player_time, message.total_time, True, True),
             ]
-        if isinstance(message, ChallengeRejected):
+        if isinstance(message, messages.ChallengeRejected):
             return [
                 *self._their_play_stands(),
                 Noted("challenge lost: every word is good; you lose your turn"),
                 TurnChanged(OPPONENT, False),
                 self._clocks(None, None, False, True),
             ]
-        if isinstance(message, EndMessage):
+        if isinstance(message, messages.EndMessage):
             self._scores = {me: message.score, OPPONENT: message.opponent_score}
             scores = tuple(sorted(self._scores.items(), key=lambda s: -s[1]))
             self._offered = self._pending = None
@@ -323,7 +303,7 @@ class Cmpn402Scrabble:
             ]
         return []
 
-    def _offer(self, message: PlayNotice) -> list[ScrabbleEvent]:
+    def _offer(self, message: messages.PlayNotice) -> list[ScrabbleEvent]:
         """The other agent's play, for our verdict: its words, worked out on our board."""
         direction = _direction(message.direction)
         placed: tuple[Placement, ...] = ()
@@ -404,18 +384,18 @@ class Cmpn402Scrabble:
     async def send(self, move: ScrabbleMove) -> None:
         if isinstance(move, Say):
             raise MoveError("CMPN402 has no chat")
-        message: ClientMessage
+        message: messages.ClientMessage
         local: list[ScrabbleEvent] = []
         after: Callable[[], list[ScrabbleEvent]] | None = None  # events once it is sent
         if isinstance(move, AnswerChallenge):
             if self.session.state is not ClientState.AWAIT_AGENT_CHALLENGE:
                 raise MoveError("there is no play to challenge now")
             if move.challenge:
-                message = ChallengeMove()
+                message = messages.ChallengeMove()
                 words = self._offered_words()
                 local = [ChallengeClosed(), Noted(f"you challenge {words}; the referee looks")]
             else:
-                message = NoChallenge()
+                message = messages.NoChallenge()
                 after = self._accepted
         elif self.session.state is not ClientState.THINKING:
             raise MoveError("not now: wait for your turn")
@@ -423,11 +403,11 @@ class Cmpn402Scrabble:
             message = self._play(move)
             local = [self._clocks(None, None, False, False)]  # paused if the referee takes it
         elif isinstance(move, Swap):
-            message = ExchangeMove(move.tiles)
+            message = messages.ExchangeMove(move.tiles)
             self._exchanging = move.tiles
         else:
             assert isinstance(move, Pass)
-            message = PassMove()
+            message = messages.PassMove()
             local = [
                 Swapped(self.name, 0),
                 TurnChanged(OPPONENT, False),
@@ -457,7 +437,7 @@ class Cmpn402Scrabble:
             self._clocks(None, None, True, True),
         ]
 
-    def _play(self, move: PlayWord) -> PlayMove:
+    def _play(self, move: PlayWord) -> messages.PlayMove:
         """The word as CMPN402 carries it: the new tiles from the first, and their score."""
         try:
             placed = tiles_from_word(self._board, move.x, move.y, move.direction, move.word)
@@ -466,7 +446,7 @@ class Cmpn402Scrabble:
             raise MoveError(str(e)) from None
         tiles = sorted(result.tiles, key=lambda p: (p.y, p.x))
         first = tiles[0]
-        play = PlayMove(
+        play = messages.PlayMove(
             first.x + 1,
             first.y + 1,
             0 if move.direction is Direction.ACROSS else 1,
@@ -499,8 +479,10 @@ async def connect(options: ConnectOptions) -> Cmpn402Scrabble:
         async with asyncio.timeout(HANDSHAKE_TIMEOUT):
             while session.state is ClientState.INIT:
                 data = await ws.recv()
-                if isinstance(data, bytes) and isinstance(session.receive(data), NameRequest):
-                    await ws.send(session.send(Name(options.name)))
+                if isinstance(data, bytes) and isinstance(
+                    session.receive(data), messages.NameRequest
+                ):
+                    await ws.send(session.send(messages.Name(options.name)))
     except ConnectionClosed as e:
         why = e.rcvd.reason if e.rcvd and e.rcvd.reason else "closed"
         raise ConnectFailed(f"the referee did not seat us: {why}") from None

@@ -25,24 +25,9 @@ from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.moves import tiles_from_word
 from meeple.games.scrabble.rules import validate_play
 from meeple.games.scrabble.tiles import BLANK, ENGLISH
+from meeple.protocols.twente import messages
 from meeple.protocols.twente.errors import ErrorCode, ProtocolError
 from meeple.protocols.twente.events import PeerError
-from meeple.protocols.twente.messages import (
-    BLANK_ON_RACK,
-    RACK_SIZE,
-    Error,
-    Flag,
-    GameOver,
-    GameOverReason,
-    InformQueue,
-    InformSwap,
-    InformWord,
-    NewTiles,
-    NotifyChat,
-    NotifyTurn,
-    PlayerDisconnected,
-    StartGame,
-)
 from meeple.tui.connection import (
     ConnectFailed,
     ConnectOptions,
@@ -117,7 +102,7 @@ class TwenteScrabble:
         self._players = 2
 
     async def events(self) -> AsyncIterator[ScrabbleEvent]:
-        yield Welcomed(self._client.name, Flag.CHAT in self._client.server_flags)
+        yield Welcomed(self._client.name, messages.Flag.CHAT in self._client.server_flags)
         errors = (TwenteClientError, NoAnswer, OSError)
         async with contextlib.aclosing(self._status.messages(self._client.receive, errors)) as got:
             async for message in got:
@@ -128,19 +113,19 @@ class TwenteScrabble:
                     yield event
 
     def _translate(self, message: Received) -> list[ScrabbleEvent]:
-        if isinstance(message, InformQueue):
+        if isinstance(message, messages.InformQueue):
             return [Queued(message.waiting, message.required)]
-        if isinstance(message, StartGame):
+        if isinstance(message, messages.StartGame):
             self._board = Board()
             self._rack = ""
             self._players = len(message.players)
             return [Started(message.players), self._bag_count()]
-        if isinstance(message, NewTiles):
-            self._rack += message.tiles.replace(BLANK_ON_RACK, BLANK)
+        if isinstance(message, messages.NewTiles):
+            self._rack += message.tiles.replace(messages.BLANK_ON_RACK, BLANK)
             return [RackChanged(self._rack)]
-        if isinstance(message, NotifyTurn):
+        if isinstance(message, messages.NotifyTurn):
             return [TurnChanged(message.player, message.your_turn)]
-        if isinstance(message, InformWord):
+        if isinstance(message, messages.InformWord):
             score = 0
             used = ""
             with contextlib.suppress(ScrabbleError):
@@ -157,23 +142,23 @@ class TwenteScrabble:
             if message.player != self._client.name:
                 return [played, self._bag_count()]
             return [played, self._take_from_rack(used), self._bag_count()]
-        if isinstance(message, InformSwap):
+        if isinstance(message, messages.InformSwap):
             swapped = Swapped(message.player, message.count)
             if message.player != self._client.name or message.count == 0:
                 return [swapped]
             return [swapped, self._take_from_rack(self._swapping)]
-        if isinstance(message, Error | PeerError) and message.code is not None:
+        if isinstance(message, messages.Error | PeerError) and message.code is not None:
             return [Refused(message.code.value, refusal_text(message.code))]
         if isinstance(message, PeerError):
             return [Refused("ERROR", "the server sent an error this client cannot read")]
-        if isinstance(message, NotifyChat):
+        if isinstance(message, messages.NotifyChat):
             return [ChatReceived(message.player, message.text)]
-        if isinstance(message, PlayerDisconnected):
+        if isinstance(message, messages.PlayerDisconnected):
             return [PlayerLeft(message.player)]
-        if isinstance(message, GameOver):
+        if isinstance(message, messages.GameOver):
             reason = (
                 "the game is over"
-                if message.reason is GameOverReason.WIN
+                if message.reason is messages.GameOverReason.WIN
                 else "the game ended: a player disconnected"
             )
             scores = tuple(sorted(message.scores, key=lambda s: -s[1]))
@@ -184,7 +169,7 @@ class TwenteScrabble:
         # Twente never says how many tiles are left, but every rack holds seven while
         # the bag holds any (ENGLISH: 100 tiles), so the board tells.
         on_board = sum(1 for _ in self._board.tiles())
-        return BagCount(max(0, ENGLISH.total - on_board - RACK_SIZE * self._players))
+        return BagCount(max(0, ENGLISH.total - on_board - messages.RACK_SIZE * self._players))
 
     def _take_from_rack(self, tiles: str) -> RackChanged:
         left = Counter(self._rack)
