@@ -40,28 +40,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 
 from meeple.games.scrabble import game as g
-from meeple.protocols.clarkson import replies
-from meeple.protocols.clarkson.messages import (
-    BoardPush,
-    Exchange,
-    Goodbye,
-    Nok,
-    Ok,
-    Pass,
-    Place,
-    Ready,
-    Score,
-    ServerMessage,
-    Starting,
-    Tiles,
-    Turn,
-    UserChange,
-    UserJoin,
-    UserSet,
-    Winner,
-    is_valid_name,
-    meeple_hello,
-)
+from meeple.protocols.clarkson import messages, replies
 from meeple.protocols.clarkson.session import (
     Close,
     ConnectionClosed,
@@ -74,8 +53,7 @@ from meeple.protocols.clarkson.session import (
 )
 from meeple.server.app import Services
 from meeple.server.config import ListenerConfig
-from meeple.server.edge.churn import server_churn
-from meeple.server.edge.tcp import Connection, TcpListener
+from meeple.server.edge.tcp import Connection, SessionFraming, TcpListener
 from meeple.server.lobby.tables import (
     Origin,
     QueueChanged,
@@ -113,25 +91,19 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
     lobby = scrabble_lobby(services)
     # Seats of other kinds (a browser) at a Clarkson table are shown in USERJOIN & co.
     lobby.name_rule(
-        "scrabble", VARIANT, "clarkson", is_valid_name, "RFC §2: a letter, then letters and digits"
+        "scrabble",
+        VARIANT,
+        "clarkson",
+        messages.is_valid_name,
+        "RFC §2: a letter, then letters and digits",
     )
-    hello = meeple_hello(platform.platform())
+    hello = messages.meeple_hello(platform.platform())
     max_size = services.config.max_message_size
 
     def handler(conn: Connection) -> ClarksonHandler:
         return ClarksonHandler(conn, services, lobby, hello=hello, max_line_size=max_size)
 
-    return TcpListener(
-        name,
-        services.config.host,
-        config.port,
-        handler,
-        clock=services.clock,
-        idle_timeout=services.config.idle_timeout,
-        limits=services.config.limits,
-        budget=None if services.connections is None else services.connections.share(name),
-        churn=server_churn(services),
-    )
+    return TcpListener.serving(services, name, config, handler)
 
 
 def _highest(scores: tuple[int, ...]) -> tuple[int, ...]:
@@ -150,7 +122,7 @@ def _clamp(score: int) -> int:
 DEFAULT_NAME_TRIES = 16
 
 
-class ClarksonHandler:
+class ClarksonHandler(SessionFraming):
     """One Clarkson client: its session, its name, its table, and its seat in a room."""
 
     protocol = "clarkson"
@@ -163,7 +135,7 @@ class ClarksonHandler:
         services: Services,
         lobby: LobbyPort,
         *,
-        hello: ServerMessage,
+        hello: messages.ServerMessage,
         max_line_size: int,
     ) -> None:
         self.conn = conn
@@ -171,7 +143,7 @@ class ClarksonHandler:
         self.origin = Origin(conn.peer_host, conn.id)
         self.names = services.names
         self.lobby = lobby
-        self.session = ServerSession(max_line_size=max_line_size)
+        self.session: ServerSession = ServerSession(max_line_size=max_line_size)
         self.name = ""
         self._hello = hello
         self._room: RoomPort | None = None
@@ -189,23 +161,12 @@ class ClarksonHandler:
 
     # --- ConnectionHandler ------------------------------------------------------------
 
-    # §2: lines end with CRLF (a bare LF, or NUL, accepted): the listener counts them unread.
-    def message_ends(self, data: bytes, limit: int) -> list[int]:
-        """Where the client's next messages end, unread (the listener's message budget)."""
-        return self.session.message_ends(data, limit)
-
-    def skip_messages(self, data: bytes) -> None:
-        """Messages the listener refused unread: the framer steps over them."""
-        self.session.skip_messages(data)
-
-    def partial_bytes(self) -> int:
-        """Bytes of the client's unfinished message (the listener's slowloris timer)."""
-        return self.session.partial
-
+    # The framing (SessionFraming): §2, lines end with CRLF (a bare LF, or NUL,
+    # accepted); the listener counts them unread.
     def too_fast(self) -> bytes:
         """The reply to a line dropped unread by the rate limit: NOK (§3.4, the one
         error reply: the command failed and changed nothing)."""
-        return Nok(replies.TOO_FAST).encode()
+        return messages.Nok(replies.TOO_FAST).encode()
 
     def connection_made(self) -> None:
         """§3.1: the server says HELLO first; §3.5: the default name is the client's IP."""
@@ -270,7 +231,7 @@ class ClarksonHandler:
         """On shutdown every client hears GOODBYE (§3.1: the server ends the connection)."""
         if self.session.closed:
             return None
-        return self.session.send(Goodbye())
+        return self.session.send(messages.Goodbye())
 
     def _default_name(self, host: str, n: int, tries: int = 1) -> None:
         # Several clients from one address would share a name the RFC says must refer to
@@ -297,8 +258,8 @@ class ClarksonHandler:
                 # reserved names now (fail closed, issue 32.6) and the client would have
                 # no name; it hears why and GOODBYE rather than waiting on a loop.
                 self.conn.log.warning("no default name for %s: closing", host)
-                self.send(Nok(replies.NO_NAME_NOW))
-                self.conn.send(self.session.send(Goodbye()))
+                self.send(messages.Nok(replies.NO_NAME_NOW))
+                self.conn.send(self.session.send(messages.Goodbye()))
                 self.conn.close("no name can be given")
 
         self._ask_name(candidate, answered)
@@ -321,22 +282,22 @@ class ClarksonHandler:
             )
             self.conn.send(event.data)
             self._sit()
-        elif isinstance(event, UserSet):
+        elif isinstance(event, messages.UserSet):
             self._rename(event.name)
-        elif isinstance(event, Ready):
+        elif isinstance(event, messages.Ready):
             self._ready()
-        elif isinstance(event, Place):
+        elif isinstance(event, messages.Place):
             self._to_room(PlaceTiles(event.placements))
-        elif isinstance(event, Pass):
+        elif isinstance(event, messages.Pass):
             self._to_room(PassTurn())
-        elif isinstance(event, Exchange):
+        elif isinstance(event, messages.Exchange):
             self._exchange(event.tiles)
         elif isinstance(event, ConnectionClosed):
             pass
 
     def _rename(self, new: str) -> None:
         if self._seated:  # the table started; the game's names are fixed
-            self.send(Nok(replies.NAME_IN_GAME))
+            self.send(messages.Nok(replies.NAME_IN_GAME))
             return
         self._ask_name(new, lambda given: self._renamed(new, given))
 
@@ -348,17 +309,17 @@ class ClarksonHandler:
         if self._gone:
             return
         if not given:
-            self.send(Nok(replies.NAME_TAKEN))  # §3.5
+            self.send(messages.Nok(replies.NAME_TAKEN))  # §3.5
             return
         if self._seated:
-            self.send(Nok(replies.NAME_IN_GAME))
+            self.send(messages.Nok(replies.NAME_IN_GAME))
             return
         if not same:
             self.names.release(old, self)
         self.name = new
         self.conn.log.info("renamed %s -> %s", old, new)
         # §3.6: USERCHANGE to everyone at the table; the client itself first (§4.1).
-        self.send(UserChange(old, new))
+        self.send(messages.UserChange(old, new))
         self.lobby.renamed(self, old)
 
     @property
@@ -376,11 +337,11 @@ class ClarksonHandler:
             # (the client is only ever offered Clarkson-variant tables).
             self.conn.log.info("no table: %s", error)
             # Issue 30.7: the address's or connection's open tables are capped; say so.
-            self.send(Nok(str(error) if isinstance(error, TooManyTables) else NO_TABLE))
+            self.send(messages.Nok(str(error) if isinstance(error, TooManyTables) else NO_TABLE))
 
     def _ready(self) -> None:
         again = self.lobby.is_ready(self)
-        self.send(Ok(replies.ALREADY_READY if again else replies.READY_OK))
+        self.send(messages.Ok(replies.ALREADY_READY if again else replies.READY_OK))
         if self.lobby.table_of(self) is None:
             # Back from a game (or never seated): READY seats the client again.
             self._sit()
@@ -395,7 +356,7 @@ class ClarksonHandler:
 
     def _to_room(self, command: object) -> None:
         if self._room is None:  # the session only lets turns through in a game
-            self.send(Nok(replies.NOT_STARTED))
+            self.send(messages.Nok(replies.NOT_STARTED))
             return
         self._room.submit(self, command)
 
@@ -405,9 +366,9 @@ class ClarksonHandler:
         if isinstance(event, QueueChanged):
             pass  # the table, not a queue, is what a Clarkson client knows of
         elif isinstance(event, SeatJoined):
-            self.send(UserJoin(event.name))  # §3.7
+            self.send(messages.UserJoin(event.name))  # §3.7
         elif isinstance(event, SeatRenamed):
-            self.send(UserChange(event.old, event.new))  # §3.6
+            self.send(messages.UserChange(event.old, event.new))  # §3.6
         elif isinstance(event, GameStarted):
             self._started(event)
         elif isinstance(event, Update):
@@ -424,16 +385,16 @@ class ClarksonHandler:
         self._you = event.you
         self._seen = event.game
         game = event.game
-        self.send(Starting())
+        self.send(messages.Starting())
         for name in event.players:
-            self.send(Score(0, name))  # §3.10: SHOULD be sent at the beginning
-        self.send(BoardPush.from_board(game.board))
+            self.send(messages.Score(0, name))  # §3.10: SHOULD be sent at the beginning
+        self.send(messages.BoardPush.from_board(game.board))
         for e in event.opening:
             if isinstance(e, g.TilesDrawn) and e.player == event.you:
-                self.send(Tiles(e.tiles))  # §3.12: also at the start of the game
+                self.send(messages.Tiles(e.tiles))  # §3.12: also at the start of the game
         for e in event.opening:
             if isinstance(e, g.TurnPassedTo):
-                self.send(Turn(game.players[e.player]))
+                self.send(messages.Turn(game.players[e.player]))
 
     def _update(self, update: Update) -> None:
         game = update.game
@@ -442,7 +403,7 @@ class ClarksonHandler:
             if isinstance(e, g.PlayMade | g.Exchanged | g.Passed):
                 self._turn_done(game, e)
             elif isinstance(e, g.TurnPassedTo):
-                self.send(Turn(game.players[e.player]))
+                self.send(messages.Turn(game.players[e.player]))
             elif isinstance(e, g.GameEnded):
                 self._game_over(game, e.result)
 
@@ -455,25 +416,27 @@ class ClarksonHandler:
                 if isinstance(e, g.Exchanged)
                 else replies.PASS_OK
             )
-            self.send(Ok(text))
-            self.send(Tiles(game.rack(self._you)))  # §3.12: at the end of the client's turn
-        self.send(Score(_clamp(e.total), game.players[e.player]))  # §3.10: the total
-        self.send(BoardPush.from_board(game.board))  # §3.11: after every turn
+            self.send(messages.Ok(text))
+            self.send(
+                messages.Tiles(game.rack(self._you))
+            )  # §3.12: at the end of the client's turn
+        self.send(messages.Score(_clamp(e.total), game.players[e.player]))  # §3.10: the total
+        self.send(messages.BoardPush.from_board(game.board))  # §3.11: after every turn
 
     def _game_over(self, game: g.Game, result: g.GameResult) -> None:
         for name, score in zip(game.players, result.scores, strict=True):
-            self.send(Score(_clamp(score), name))  # final totals, after the rack rule
+            self.send(messages.Score(_clamp(score), name))  # final totals, after the rack rule
         # §3.17: the server MUST send WINNER when the game ends, an end with no winner
         # too (an abort from a browser seat, issue 34.4, stored unrated and winnerless):
         # then the highest score at that moment, as at an early QUIT (§4; ERRATA).
         winners = result.winners or _highest(result.scores)
         for w in winners:
-            self.send(Winner(_clamp(result.scores[w]), game.players[w]))
+            self.send(messages.Winner(_clamp(result.scores[w]), game.players[w]))
         self._room = None
 
     # --- output ------------------------------------------------------------------------
 
-    def send(self, message: ServerMessage) -> None:
+    def send(self, message: messages.ServerMessage) -> None:
         """Send one message now; dropped once the connection is closing."""
         # A room may still deliver to a seat whose connection just went (the room hears
         # of it through its inbox, after events already queued): drop those.

@@ -46,8 +46,7 @@ from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejecte
 from meeple.protocols.santorini.framing import STREAM_HEADER
 from meeple.protocols.santorini.session import Heartbeat, LocalProtocolError, ServerSession, State
 from meeple.server.config import ListenerConfig
-from meeple.server.edge.churn import server_churn
-from meeple.server.edge.tcp import Connection, TcpListener
+from meeple.server.edge.tcp import Connection, SessionFraming, TcpListener
 from meeple.server.lobby.tables import Origin, QueueKey, TableError
 from meeple.server.ports import LobbyPort, RoomPort
 from meeple.server.rooms.room import Halted
@@ -104,17 +103,7 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
     def handler(conn: Connection) -> SantoriniHandler:
         return SantoriniHandler(conn, services, hub)
 
-    return TcpListener(
-        name,
-        services.config.host,
-        config.port,
-        handler,
-        clock=services.clock,
-        idle_timeout=services.config.idle_timeout,
-        limits=services.config.limits,
-        budget=None if services.connections is None else services.connections.share(name),
-        churn=server_churn(services),
-    )
+    return TcpListener.serving(services, name, config, handler)
 
 
 # --- the handler = seat ---------------------------------------------------------------
@@ -143,7 +132,7 @@ def _info_code(error: RuleError) -> m.InfoCode:
     return m.InfoCode.INVALID
 
 
-class SantoriniHandler:
+class SantoriniHandler(SessionFraming):
     """One AM27 client: its session, heartbeat, nickname, and seat in a room."""
 
     protocol = "santorini"
@@ -157,7 +146,7 @@ class SantoriniHandler:
         self.hub = hub
         self.lobby = hub.lobby
         options = services.config.santorini
-        self.session = ServerSession(
+        self.session: ServerSession = ServerSession(
             max_message_size=services.config.max_message_size, framing=options.framing
         )
         self.heartbeat = Heartbeat(
@@ -179,21 +168,13 @@ class SantoriniHandler:
 
     # ERRATA (framing): clients send one JSON envelope per line, or (liberal) a Java
     # object stream of strings; either way the framer finds the messages' ends unread,
-    # and the listener counts them against the budget (issue 30.2).
-    def message_ends(self, data: bytes, limit: int) -> list[int]:
-        """Where the client's next messages end, unread (the listener's message budget)."""
-        return self.session.message_ends(data, limit)
-
+    # and the listener counts them against the budget (issue 30.2; SessionFraming).
     def skip_messages(self, data: bytes) -> None:
         """Messages the listener refused unread: the framer steps over them (an object
         stream's strings keep their handles); a stream found broken is closed."""
-        self.session.skip_messages(data)
+        super().skip_messages(data)
         if self.session.broken:
             self.conn.close("unreadable object stream")
-
-    def partial_bytes(self) -> int:
-        """Bytes of the client's unfinished message (the listener's slowloris timer)."""
-        return self.session.partial
 
     def too_fast(self) -> bytes:
         """The reply to a message refused unread by the rate limit: INFO WAIT (ERRATA:

@@ -66,8 +66,7 @@ from meeple.protocols.spectrangle import (
     opening_messages,
 )
 from meeple.server.config import ListenerConfig
-from meeple.server.edge.churn import server_churn
-from meeple.server.edge.tcp import Connection, TcpListener
+from meeple.server.edge.tcp import Connection, SessionFraming, TcpListener
 from meeple.server.lobby.tables import (
     Origin,
     QueueChanged,
@@ -123,23 +122,13 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
     def handler(conn: Connection) -> SpectrangleHandler:
         return SpectrangleHandler(conn, services, lobby, hub, max_line_size=max_line)
 
-    return TcpListener(
-        name,
-        services.config.host,
-        config.port,
-        handler,
-        clock=services.clock,
-        idle_timeout=services.config.idle_timeout,
-        limits=services.config.limits,
-        budget=None if services.connections is None else services.connections.share(name),
-        churn=server_churn(services),
-    )
+    return TcpListener.serving(services, name, config, handler)
 
 
 # --- the handler: one connection, one seat --------------------------------------------
 
 
-class SpectrangleHandler:
+class SpectrangleHandler(SessionFraming):
     """One Spectrangle client: its session, its name, and its seat in the lobby and a room."""
 
     protocol = "spectrangle"
@@ -160,7 +149,7 @@ class SpectrangleHandler:
         self.services = services
         self.lobby = lobby
         self.hub = hub
-        self.session = ServerSession(max_line_size=max_line_size)
+        self.session: ServerSession = ServerSession(max_line_size=max_line_size)
         self.name = ""
         self.room: RoomPort | None = None
         self._closed = False
@@ -168,19 +157,8 @@ class SpectrangleHandler:
 
     # --- ConnectionHandler ------------------------------------------------------------
 
-    # Spec: one command per line: the listener counts lines unread.
-    def message_ends(self, data: bytes, limit: int) -> list[int]:
-        """Where the client's next messages end, unread (the listener's message budget)."""
-        return self.session.message_ends(data, limit)
-
-    def skip_messages(self, data: bytes) -> None:
-        """Messages the listener refused unread: the framer steps over them."""
-        self.session.skip_messages(data)
-
-    def partial_bytes(self) -> int:
-        """Bytes of the client's unfinished message (the listener's slowloris timer)."""
-        return self.session.partial
-
+    # The framing (SessionFraming): spec, one command per line; the listener counts lines
+    # unread.
     def too_fast(self) -> bytes:
         """The reply to a line dropped unread by the rate limit: ``invalidCommand``
         (spec, "Errors"), what any line it cannot take gets."""

@@ -38,11 +38,12 @@ import itertools
 import logging
 import socket
 from collections.abc import Callable, MutableMapping
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from meeple.protocols.boundaries import MessageBoundaries
 from meeple.server.clock import Clock, SystemClock, Timer
-from meeple.server.config import LimitsConfig
-from meeple.server.edge.churn import ChurnLog
+from meeple.server.config import LimitsConfig, ListenerConfig
+from meeple.server.edge.churn import ChurnLog, server_churn
 from meeple.server.edge.limits import (
     AddressLimiter,
     ListenerShare,
@@ -51,6 +52,9 @@ from meeple.server.edge.limits import (
     RefusalLog,
 )
 
+if TYPE_CHECKING:
+    from meeple.server.app import Services
+
 __all__ = [
     "Connection",
     "ConnectionHandler",
@@ -58,6 +62,7 @@ __all__ = [
     "FramedMessages",
     "HandlerFactory",
     "PartialMessages",
+    "SessionFraming",
     "TcpListener",
 ]
 
@@ -114,6 +119,31 @@ class FramedMessages(Protocol):
         ...
 
     def too_fast(self) -> bytes: ...
+
+
+class _Framing(MessageBoundaries, Protocol):
+    @property
+    def partial(self) -> int: ...
+
+
+class SessionFraming:
+    """:class:`FramedMessages` and :class:`PartialMessages` as a handler's sans-I/O
+    ``session`` answers them (its framer finds the messages' ends unread, and holds the
+    unfinished one): a handler inherits these and says its own ``too_fast`` reply."""
+
+    session: _Framing
+
+    def message_ends(self, data: bytes, limit: int) -> list[int]:
+        """Where the client's next messages end, unread (the listener's message budget)."""
+        return self.session.message_ends(data, limit)
+
+    def skip_messages(self, data: bytes) -> None:
+        """Messages the listener refused unread: the framer steps over them."""
+        self.session.skip_messages(data)
+
+    def partial_bytes(self) -> int:
+        """Bytes of the client's unfinished message (the listener's slowloris timer)."""
+        return self.session.partial
 
 
 HandlerFactory = Callable[["Connection"], ConnectionHandler]
@@ -460,6 +490,28 @@ class TcpListener:
         self._bound = 0
         self._ids = itertools.count(1)
         self._connections: dict[Connection, ConnectionHandler] = {}
+
+    @classmethod
+    def serving(
+        cls,
+        services: Services,
+        name: str,
+        config: ListenerConfig,
+        handler_factory: HandlerFactory,
+    ) -> TcpListener:
+        """The server's listener ``name``: its host and port, clock, idle timeout, limits,
+        share of the connection budget and churn log are the server's (``services``)."""
+        return cls(
+            name,
+            services.config.host,
+            config.port,
+            handler_factory,
+            clock=services.clock,
+            idle_timeout=services.config.idle_timeout,
+            limits=services.config.limits,
+            budget=None if services.connections is None else services.connections.share(name),
+            churn=server_churn(services),
+        )
 
     @property
     def port(self) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from meeple.games.scrabble import game as g
 from meeple.games.scrabble.tiles import BLANK
+from meeple.protocols.twente import messages
 from meeple.protocols.twente.errors import ErrorCode, error_code_for
 from meeple.protocols.twente.events import (
     Chat as ChatRequest,
@@ -29,28 +30,10 @@ from meeple.protocols.twente.events import (
 from meeple.protocols.twente.events import (
     Pass as PassRequest,
 )
-from meeple.protocols.twente.messages import (
-    BLANK_ON_RACK,
-    Error,
-    Flag,
-    GameOver,
-    GameOverReason,
-    InformQueue,
-    InformSwap,
-    InformWord,
-    NewTiles,
-    NotifyChat,
-    NotifyTurn,
-    PlayerDisconnected,
-    ServerMessage,
-    StartGame,
-    Welcome,
-)
 from meeple.protocols.twente.session import ServerSession, State
 from meeple.server.app import Services
 from meeple.server.config import ListenerConfig
-from meeple.server.edge.churn import server_churn
-from meeple.server.edge.tcp import Connection, TcpListener
+from meeple.server.edge.tcp import Connection, SessionFraming, TcpListener
 from meeple.server.lobby.tables import (
     AlreadyPlaying,
     Origin,
@@ -78,7 +61,7 @@ from meeple.server.rooms.scrabble import (
 __all__ = ["SERVER_FLAGS", "TwenteHandler", "create_listener"]
 
 # meeple relays chat and runs 3- and 4-player games (ERRATA: TEAMPLAY means that).
-SERVER_FLAGS = frozenset({Flag.CHAT, Flag.TEAMPLAY})
+SERVER_FLAGS = frozenset({messages.Flag.CHAT, messages.Flag.TEAMPLAY})
 VARIANT = "twente"
 
 
@@ -89,28 +72,18 @@ def create_listener(services: Services, name: str, config: ListenerConfig) -> Tc
     def handler(conn: Connection) -> TwenteHandler:
         return TwenteHandler(conn, services, lobby, max_message_size=max_size)
 
-    return TcpListener(
-        name,
-        services.config.host,
-        config.port,
-        handler,
-        clock=services.clock,
-        idle_timeout=services.config.idle_timeout,
-        limits=services.config.limits,
-        budget=None if services.connections is None else services.connections.share(name),
-        churn=server_churn(services),
-    )
+    return TcpListener.serving(services, name, config, handler)
 
 
 def _wire_tiles(rack: str) -> str:
-    return rack.replace(BLANK, BLANK_ON_RACK)
+    return rack.replace(BLANK, messages.BLANK_ON_RACK)
 
 
 # The ends a player's leaving caused, told as GAMEOVER DISCONNECT (issue 34.9).
 _LEFT_ENDS = (g.EndReason.DISCONNECT, g.EndReason.RESIGNED, g.EndReason.ABORTED)
 
 
-class TwenteHandler:
+class TwenteHandler(SessionFraming):
     """One Twente client: its session, its name, and its seat in the lobby and a room."""
 
     protocol = "twente"
@@ -125,9 +98,9 @@ class TwenteHandler:
         self.origin = Origin(conn.peer_host, conn.id)
         self.services = services
         self.lobby = lobby
-        self.session = ServerSession(max_message_size=max_message_size)
+        self.session: ServerSession = ServerSession(max_message_size=max_message_size)
         self.name = ""
-        self._flags: frozenset[Flag] = frozenset()
+        self._flags: frozenset[messages.Flag] = frozenset()
         self._room: RoomPort | None = None
         self._you = -1
         # The game as this seat was last told it (its own view: its rack, no other),
@@ -137,23 +110,12 @@ class TwenteHandler:
 
     # --- ConnectionHandler ------------------------------------------------------------
 
-    # Spec "Messages": every message ends with 0x1E; the listener counts them unread.
-    def message_ends(self, data: bytes, limit: int) -> list[int]:
-        """Where the client's next messages end, unread (the listener's message budget)."""
-        return self.session.message_ends(data, limit)
-
-    def skip_messages(self, data: bytes) -> None:
-        """Messages the listener refused unread: the framer steps over them."""
-        self.session.skip_messages(data)
-
-    def partial_bytes(self) -> int:
-        """Bytes of the client's unfinished message (the listener's slowloris timer)."""
-        return self.session.partial
-
+    # The framing (SessionFraming): spec "Messages", every message ends with 0x1E; the
+    # listener counts them unread.
     def too_fast(self) -> bytes:
         """The reply to a message dropped unread by the rate limit: E003 (spec "Errors",
         "Invalid argument"), what an unreadable message gets; the state is unchanged."""
-        return Rejected(Error(ErrorCode.INVALID_ARGUMENT), "too fast").data
+        return Rejected(messages.Error(ErrorCode.INVALID_ARGUMENT), "too fast").data
 
     def connection_made(self) -> None:
         """Twente clients speak first (ANNOUNCE); nothing to send."""
@@ -177,7 +139,7 @@ class TwenteHandler:
         # A move of this player's still in the room's inbox must not change the game
         # after these scores were told (the room skips what this seat sent).
         self.told_the_end = True
-        return self._encode(GameOver(GameOverReason.DISCONNECT, scores))
+        return self._encode(messages.GameOver(messages.GameOverReason.DISCONNECT, scores))
 
     # --- requests from the client ----------------------------------------------------
 
@@ -192,7 +154,7 @@ class TwenteHandler:
         elif isinstance(event, PlayWord):
             self._to_room(PlaceWord(event.x, event.y, event.direction, event.word))
         elif isinstance(event, ExchangeRequest):
-            self._to_room(ExchangeTiles(event.tiles.replace(BLANK_ON_RACK, BLANK)))
+            self._to_room(ExchangeTiles(event.tiles.replace(messages.BLANK_ON_RACK, BLANK)))
         elif isinstance(event, PassRequest):
             self._to_room(PassTurn())
         elif isinstance(event, ChatRequest):
@@ -214,12 +176,12 @@ class TwenteHandler:
                 self.services.names.release(event.name, self)
             return
         if not given:
-            self._send(Error(ErrorCode.NAME_TAKEN))  # spec E001
+            self._send(messages.Error(ErrorCode.NAME_TAKEN))  # spec E001
         else:
             self.name = event.name
             self._flags = event.flags
             self.conn.log.debug("announced as %s", self.name)  # per connection: DEBUG (issue 30.7)
-            self._send(Welcome(event.name, SERVER_FLAGS))
+            self._send(messages.Welcome(event.name, SERVER_FLAGS))
         # Messages that arrived while the ANNOUNCE awaited its reply are handed out now.
         for held in self.session.receive_data(b""):
             self._on_event(held)
@@ -228,13 +190,15 @@ class TwenteHandler:
         try:
             self.lobby.join(QueueKey(GAME, players, VARIANT), self)
         except AlreadyPlaying:
-            self._send(Error(ErrorCode.GAME_ALREADY_STARTED))  # spec E015
+            self._send(messages.Error(ErrorCode.GAME_ALREADY_STARTED))  # spec E015
         except TableError as error:
             # No table of this kind can be had (a player count or variant the lobby does
             # not seat): spec E010, the refusal of a game request that sends the client
             # back to the lobby (a Twente client only ever asks for Twente tables).
             self.conn.log.info("game request refused: %s", error)
-            self._send(Error(ErrorCode.WRONG_NUMBER_OF_PLAYERS, self._queue_players(players)))
+            self._send(
+                messages.Error(ErrorCode.WRONG_NUMBER_OF_PLAYERS, self._queue_players(players))
+            )
 
     def _queue_players(self, asked: int) -> int:
         """E010's player count (the spec requires one: "the queue that already exists"):
@@ -248,7 +212,7 @@ class TwenteHandler:
 
     def _to_room(self, command: object) -> None:
         if self._room is None:  # the session only lets moves through in a game
-            self._send(Error(ErrorCode.NOT_IN_GAME))
+            self._send(messages.Error(ErrorCode.NOT_IN_GAME))
             return
         self._room.submit(self, command)
 
@@ -262,52 +226,54 @@ class TwenteHandler:
 
     def deliver(self, event: object) -> None:
         if isinstance(event, QueueChanged):
-            self._send(InformQueue(event.waiting, event.key.players))
+            self._send(messages.InformQueue(event.waiting, event.key.players))
         elif isinstance(event, GameStarted):
             self._started(event)
         elif isinstance(event, Update):
             self._update(event)
         elif isinstance(event, RoomRejected):
-            self._send(Error(error_code_for(event.error)))
+            self._send(messages.Error(error_code_for(event.error)))
         elif isinstance(event, ChatSaid):
-            if Flag.CHAT in self._flags:
-                self._send(NotifyChat(event.sender, event.text))
+            if messages.Flag.CHAT in self._flags:
+                self._send(messages.NotifyChat(event.sender, event.text))
         elif isinstance(event, PlayerLeft):
-            self._send(PlayerDisconnected(event.name))
+            self._send(messages.PlayerDisconnected(event.name))
 
     def _started(self, event: GameStarted) -> None:
         self._room = self.lobby.room_of(self)
         self._you = event.you
         self._seen = event.game
-        self._send(StartGame(event.players))
+        self._send(messages.StartGame(event.players))
         for e in event.opening:
             if isinstance(e, g.TilesDrawn) and e.player == event.you:
-                self._send(NewTiles(_wire_tiles(e.tiles)))
+                self._send(messages.NewTiles(_wire_tiles(e.tiles)))
         for e in event.opening:
             if isinstance(e, g.TurnPassedTo):
                 self._send(self._notify_turn(event.game, e.player))
 
-    def _notify_turn(self, game: g.Game, player: int) -> NotifyTurn:
-        return NotifyTurn(player == self._you, game.players[player])
+    def _notify_turn(self, game: g.Game, player: int) -> messages.NotifyTurn:
+        return messages.NotifyTurn(player == self._you, game.players[player])
 
     def _update(self, update: Update) -> None:
         game = update.game
         self._seen = game
-        tiles: list[ServerMessage] = []
-        moves: list[ServerMessage] = []
-        after: list[ServerMessage] = []
+        tiles: list[messages.ServerMessage] = []
+        moves: list[messages.ServerMessage] = []
+        after: list[messages.ServerMessage] = []
         for e in update.events:
             if isinstance(e, g.TilesDrawn):
                 if e.player == self._you and e.tiles:
-                    tiles.append(NewTiles(_wire_tiles(e.tiles)))
+                    tiles.append(messages.NewTiles(_wire_tiles(e.tiles)))
             elif isinstance(e, g.PlayMade):
                 m = e.move
-                moves.append(InformWord(game.players[e.player], m.x, m.y, m.direction, m.word))
+                moves.append(
+                    messages.InformWord(game.players[e.player], m.x, m.y, m.direction, m.word)
+                )
             elif isinstance(e, g.Exchanged):
-                moves.append(InformSwap(game.players[e.player], e.count))
+                moves.append(messages.InformSwap(game.players[e.player], e.count))
             elif isinstance(e, g.Passed):
                 # ERRATA: a pass is announced as a swap of no tiles.
-                moves.append(InformSwap(game.players[e.player], 0))
+                moves.append(messages.InformSwap(game.players[e.player], 0))
             elif isinstance(e, g.TurnPassedTo):
                 after.append(self._notify_turn(game, e.player))
             elif isinstance(e, g.GameEnded):
@@ -317,7 +283,7 @@ class TwenteHandler:
         if game.is_over:
             self._room = None
 
-    def _game_over(self, game: g.Game, result: g.GameResult) -> GameOver:
+    def _game_over(self, game: g.Game, result: g.GameResult) -> messages.GameOver:
         if result.reason in _LEFT_ENDS:
             # ERRATA: no winner; the disconnected player's score is 0. Twente has no word
             # for a resigned or aborted game: the player who quit counts as disconnected.
@@ -325,15 +291,17 @@ class TwenteHandler:
                 (name, 0 if i == result.player else score)
                 for i, (name, score) in enumerate(zip(game.players, result.scores, strict=True))
             )
-            return GameOver(GameOverReason.DISCONNECT, scores)
-        return GameOver(GameOverReason.WIN, tuple(zip(game.players, result.scores, strict=True)))
+            return messages.GameOver(messages.GameOverReason.DISCONNECT, scores)
+        return messages.GameOver(
+            messages.GameOverReason.WIN, tuple(zip(game.players, result.scores, strict=True))
+        )
 
     # --- output ------------------------------------------------------------------------
 
-    def _encode(self, message: ServerMessage) -> bytes:
+    def _encode(self, message: messages.ServerMessage) -> bytes:
         return self.session.send(message)
 
-    def _send(self, message: ServerMessage) -> None:
+    def _send(self, message: messages.ServerMessage) -> None:
         # A room may still deliver to a seat whose connection just went (the room hears
         # of it through its inbox, after events already queued): drop those.
         if self.conn.closing or self.session.state is State.CLOSED:
