@@ -384,6 +384,11 @@ class Room:
         """``seat``'s index in this room (None: not one of its seats)."""
         return next((i for i, s in enumerate(self.seats) if s is seat), None)
 
+    def index(self, seat: Seat) -> int:
+        """The index of ``seat``, one of this room's seats (a game's room asks it of the
+        seat whose command it handles)."""
+        return next(i for i, s in enumerate(self.seats) if s is seat)
+
     def leave(self, seat: Seat) -> None:
         """A seat's connection is gone; the room decides what that means for the game."""
         self.submit(None, _SeatLeft(seat))

@@ -168,9 +168,6 @@ class SantoriniRoom(Room):
         self.resigned = False  # the ``dropped`` seat resigned out of turn (issue 34.9)
         self.on_game_over: list[Callable[[SantoriniRoom], None]] = []
 
-    def index(self, seat: Seat) -> int:
-        return next(i for i, s in enumerate(self.seats) if s is seat)
-
     def seat_event(self, event: object, index: int) -> object:
         return event_for_seat(event, index)
 

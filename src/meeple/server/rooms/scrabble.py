@@ -204,9 +204,6 @@ class ScrabbleRoom(Room):
         self.started_at = 0.0
         self._on_game_over = on_game_over
 
-    def index(self, seat: Seat) -> int:
-        return next(i for i, s in enumerate(self.seats) if s is seat)
-
     @property
     def result(self) -> GameResult | None:
         return self.game.result

@@ -141,9 +141,6 @@ class SpectrangleRoom(Room):
         self.started_at = time.time()
         self._on_game_over = on_game_over
 
-    def index(self, seat: Seat) -> int:
-        return next(i for i, s in enumerate(self.seats) if s is seat)
-
     def spectator_view(self) -> dict[str, Any]:
         return spectator_view(self.game)
 
