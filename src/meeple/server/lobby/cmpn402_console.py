@@ -30,6 +30,7 @@ from meeple.server.rooms.cmpn402 import Referee, RefereeError
 
 __all__ = [
     "Console",
+    "ConsoleBase",
     "ConsoleError",
     "SeriesConsole",
     "Watchers",
@@ -197,14 +198,31 @@ def result_entry(result: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-class SeriesConsole:
-    """The console of today's two-agent referee (``mode`` "series")."""
+class ConsoleBase:
+    """What every console does alike: its change callbacks, its games' files by game id
+    and its admin token. A console adds its snapshot, actions and running games."""
 
-    def __init__(self, referee: Referee, *, token: str, log_dir: Path | None) -> None:
-        self.referee = referee
+    def __init__(self, *, token: str, log_dir: Path | None) -> None:
         self._token = token
         self._log_dir = log_dir
         self._watchers = Watchers()
+
+    def subscribe(self, callback: Callable[[], None]) -> Callable[[], None]:
+        return self._watchers.subscribe(callback)
+
+    def file(self, game_id: str, kind: str) -> Path | None:
+        return game_file(self._log_dir, game_id, kind)
+
+    def check_token(self, token: str) -> bool:
+        return check_token(self._token, token)
+
+
+class SeriesConsole(ConsoleBase):
+    """The console of today's two-agent referee (``mode`` "series")."""
+
+    def __init__(self, referee: Referee, *, token: str, log_dir: Path | None) -> None:
+        super().__init__(token=token, log_dir=log_dir)
+        self.referee = referee
         self._game_ids: list[str] = []
         referee.on_change = self._changed
 
@@ -287,15 +305,6 @@ class SeriesConsole:
             return actions[action]()
         except RefereeError as e:
             raise ConsoleError(str(e)) from None
-
-    def subscribe(self, callback: Callable[[], None]) -> Callable[[], None]:
-        return self._watchers.subscribe(callback)
-
-    def file(self, game_id: str, kind: str) -> Path | None:
-        return game_file(self._log_dir, game_id, kind)
-
-    def check_token(self, token: str) -> bool:
-        return check_token(self._token, token)
 
     def running_games(self) -> list[str]:
         referee = self.referee

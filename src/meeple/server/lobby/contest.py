@@ -45,22 +45,20 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from meeple.protocols.cmpn402.errors import Answer, CloseCode, RemoteProtocolError
 from meeple.protocols.cmpn402.messages import Name, NameRequest, decode_client
 from meeple.server.clock import Clock, Timer
 from meeple.server.config import ContestConfig
 from meeple.server.lobby.cmpn402_console import (
+    ConsoleBase,
     ConsoleError,
-    Watchers,
-    check_token,
     files,
-    game_file,
     result_entry,
     standings,
 )
-from meeple.server.rooms.cmpn402 import Link, Referee, RefereeError
+from meeple.server.rooms.cmpn402 import Link, Referee, RefereeError, outermost
 from meeple.server.rooms.cmpn402_names import AgentSecrets
 from meeple.server.rooms.room import WriteAhead
 
@@ -79,7 +77,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_R = TypeVar("_R")
 
 STATES = ("waiting", "running", "paused", "finished", "aborted")
 # Close codes: 1000 the contest is over for everyone; 1008 this agent may not play
@@ -305,20 +302,12 @@ class _Table:
     seats: dict[str, int] = field(default_factory=dict)
 
 
-def _notifies(method: Callable[..., _R]) -> Callable[..., _R]:
-    """Tell the watcher once, after the outermost contest entry point."""
+def _told(contest: Contest) -> None:
+    contest._tell()
 
-    @functools.wraps(method)
-    def wrapper(self: Contest, *args: Any, **kwargs: Any) -> _R:
-        self._depth += 1
-        try:
-            return method(self, *args, **kwargs)
-        finally:
-            self._depth -= 1
-            if self._depth == 0:
-                self._tell()
 
-    return wrapper
+# Tell the watcher once, after the outermost contest entry point.
+_notifies = outermost(_told)
 
 
 class Contest:
@@ -947,14 +936,12 @@ class Contest:
         return rows
 
 
-class ContestConsole:
+class ContestConsole(ConsoleBase):
     """The console (see :mod:`.cmpn402_console`) of a contest: ``mode`` is its format."""
 
     def __init__(self, contest: Contest, *, token: str, log_dir: Path | None) -> None:
+        super().__init__(token=token, log_dir=log_dir)
         self.contest = contest
-        self._token = token
-        self._log_dir = log_dir
-        self._watchers = Watchers()
         contest.on_change = self._watchers.notify
 
     def snapshot(self) -> dict[str, Any]:
@@ -1020,15 +1007,6 @@ class ContestConsole:
         if action not in actions:
             raise ConsoleError(f"no action {action!r}")
         return actions[action]()
-
-    def subscribe(self, callback: Callable[[], None]) -> Callable[[], None]:
-        return self._watchers.subscribe(callback)
-
-    def file(self, game_id: str, kind: str) -> Path | None:
-        return game_file(self._log_dir, game_id, kind)
-
-    def check_token(self, token: str) -> bool:
-        return check_token(self._token, token)
 
     def running_games(self) -> list[str]:
         tables = self.contest.tables

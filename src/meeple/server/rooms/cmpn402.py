@@ -74,6 +74,7 @@ __all__ = [
     "end_reason",
     "moves_of",
     "new_game_id",
+    "outermost",
     "series_first",
 ]
 
@@ -181,29 +182,44 @@ class RefereeError(ValueError):
     """An admin action that cannot be done now, with the reason (the console's ConsoleError)."""
 
 
-def _notifies(method: Callable[..., _R]) -> Callable[..., _R]:
-    """An entry point: at the outermost call, once it ran, its log entries are queued,
-    then what it sent (write-ahead), and the referee's watcher is told."""
+def outermost(
+    after: Callable[[Any], None],
+) -> Callable[[Callable[..., _R]], Callable[..., _R]]:
+    """Decorate an object's entry points, which call one another: ``after(obj)`` runs once
+    the outermost call returns (or raises), never within. The object counts the depth in
+    its ``_depth`` (an int, 0 to start)."""
 
-    @functools.wraps(method)
-    def wrapper(self: Referee, *args: Any, **kwargs: Any) -> _R:
-        self._depth += 1
+    def decorate(method: Callable[..., _R]) -> Callable[..., _R]:
+        @functools.wraps(method)
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> _R:
+            self._depth += 1
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    after(self)
+
+        return wrapper
+
+    return decorate
+
+
+def _committed(referee: Referee) -> None:
+    """After an entry point: its log entries are queued, then what it sent (write-ahead),
+    and the referee's watcher is told."""
+    try:
+        referee._commit()
+    except Exception:
+        logger.exception("cmpn402: writing the log failed")
+    if referee.on_change is not None:
         try:
-            return method(self, *args, **kwargs)
-        finally:
-            self._depth -= 1
-            if self._depth == 0:
-                try:
-                    self._commit()
-                except Exception:
-                    logger.exception("cmpn402: writing the log failed")
-                if self.on_change is not None:
-                    try:
-                        self.on_change()
-                    except Exception:
-                        logger.exception("cmpn402: a change watcher failed")
+            referee.on_change()
+        except Exception:
+            logger.exception("cmpn402: a change watcher failed")
 
-    return wrapper
+
+_notifies = outermost(_committed)
 
 
 class _Mode(enum.Enum):
