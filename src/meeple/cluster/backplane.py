@@ -117,11 +117,13 @@ class LogStream(Protocol):
         self, subject: str, data: bytes, headers: Mapping[str, str], *, msg_id: str, expect: int
     ) -> int:
         """Append a message to ``subject`` if its last message has stream sequence
-        ``expect`` (0: it has none); its stream sequence. The same ``msg_id`` within the
+        ``expect`` (0: it has none); its stream sequence. :class:`Fenced` when the
+        subject's last sequence differs. Past the fence, a ``msg_id`` seen within the
         duplicate window is a retry: acknowledged with the first one's sequence, not
-        stored again (checked before the fence, as JetStream does). The stored message
-        keeps ``msg_id`` in its header :data:`MSG_ID`. :class:`Fenced` when the
-        subject's last sequence differs."""
+        stored again (JetStream's order: the fence first, then the window; a writer whose
+        append was refused finds its own message id in the subject to tell a retry from
+        a conflict, as :class:`~meeple.cluster.log.JetStreamLog` does). The stored message
+        keeps ``msg_id`` in its header :data:`MSG_ID`."""
         ...
 
     async def last(self, subject: str) -> Stored | None:
