@@ -166,7 +166,7 @@ class Role:
             Leases(JetStreamBackplane(self.nc), self.ns, ttl=1),
             Lobby(grace=0),
             {GAME: TABLE_VARIANTS},
-            PausingState(self.nc, self.ns),
+            PausingState(JetStreamBackplane(self.nc), self.ns),
         )
         self.state = self.role.state  # type: ignore[assignment]
         await self.role.start()
