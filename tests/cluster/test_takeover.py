@@ -46,7 +46,8 @@ class Owner:
             cwd=ROOT,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            # The tree under test first (a worktree beside an installed checkout).
+            env={**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT / "src"), str(ROOT)))},
         )
         return cls(proc)
 
