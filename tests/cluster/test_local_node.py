@@ -15,17 +15,22 @@ from typing import Any
 
 import pytest
 import websockets
+from tests.cluster.test_nodes import Bot
 from tests.patience import GAME_PATIENCE, PATIENCE, eventually
 from websockets.asyncio.client import ClientConnection
 
 from meeple.ai.scrabble import ranked_moves
+from meeple.bus.subjects import Namespace
 from meeple.clients.scrabble_bot import _move
 from meeple.clients.twente import TwenteClient
+from meeple.cluster.local import LocalBackplane
+from meeple.cluster.log import JetStreamLog
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, Lexicon, load_lexicon
 from meeple.games.scrabble.tiles import ENGLISH
+from meeple.node.launch import NodeProcess, start_node
 from meeple.node.node import ROLES, Node, NodeConfig
-from meeple.protocols.twente.messages import GameOver
+from meeple.protocols.twente.messages import GameOver, NotifyTurn
 from meeple.protocols.web import PROTOCOL
 from meeple.server.config import ServerConfig
 from meeple.server.store.database import open_store
@@ -240,3 +245,55 @@ async def _play_from(
     if view["turn"] == view["you"]:
         await ws.send(json.dumps({"type": "play", "action": _action(view, lexicon)}))
     return await _play(ws, lexicon)
+
+
+# --- meeple node --local ---------------------------------------------------------------------
+
+
+async def test_meeple_node_local_takes_its_games_over_after_a_crash(tmp_path: Path) -> None:
+    """``meeple node --local FILE`` runs every role in one process (no NATS); two Twente
+    bots start a game through it; the process is SIGKILLed mid-game (no lease released)
+    and started again on the same file: the room's lease, kept in the file, lapses when
+    its TTL would have, and the new process takes the room over from its log."""
+    file = tmp_path / "meeple.sqlite3"
+
+    def start() -> NodeProcess:
+        return start_node(
+            "solo",
+            ROLES,
+            "",
+            user=None,
+            password=None,
+            log_dir=tmp_path,
+            extra_args=("--local", str(file)),
+        )
+
+    node = start()
+    bots = [Bot(name, node.listeners["twente"], 0.2) for name in ("ann", "bob")]
+    games = [asyncio.ensure_future(bot.play()) for bot in bots]
+    try:
+
+        def moved() -> bool:
+            return sum(isinstance(m, NotifyTurn) for m in bots[0].messages) >= 4
+
+        await eventually(moved, "four turns played")
+        node.kill()
+        await asyncio.gather(*games, return_exceptions=True)
+        plane = await LocalBackplane.open(file, Namespace("meeple"))
+        try:
+            records = open_store(f"sqlite:///{tmp_path / 'meeple-records.sqlite3'}")
+            (uid,) = await JetStreamLog(plane, Namespace("meeple"), records).open_logs()
+            records.close()
+        finally:
+            await plane.close()
+        node = start()
+
+        def taken() -> bool:
+            return f"solo: took room {uid} over" in node.log.read_text()
+
+        await eventually(taken, "the room taken over")
+    finally:
+        for game in games:
+            game.cancel()
+        await asyncio.gather(*games, return_exceptions=True)
+        node.stop()

@@ -114,6 +114,9 @@ class Node:
         unknown = set(config.roles) - set(ROLES)
         if unknown or not config.roles:
             raise ValueError(f"roles are any of {', '.join(ROLES)}: not {sorted(unknown)}")
+        if config.local is not None and config.roles != frozenset(ROLES):
+            # Nothing outside this process reaches an in-process backplane.
+            raise ValueError("a local backplane is one process's: it runs every role")
         if "store" in config.roles and not config.database:
             raise ValueError("the store role needs --database")
         if {"edge", "rooms"} <= config.roles and config.server.cmpn402.admin_token is None:
