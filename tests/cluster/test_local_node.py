@@ -20,6 +20,7 @@ from tests.patience import GAME_PATIENCE, PATIENCE, eventually
 from websockets.asyncio.client import ClientConnection
 
 from meeple.ai.scrabble import ranked_moves
+from meeple.bus.local import LocalBus
 from meeple.bus.subjects import Namespace
 from meeple.clients.scrabble_bot import _move
 from meeple.clients.twente import TwenteClient
@@ -30,10 +31,11 @@ from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, Lexicon, load_lexicon
 from meeple.games.scrabble.tiles import ENGLISH
 from meeple.node.launch import NodeProcess, start_node
 from meeple.node.node import ROLES, Node, NodeConfig
+from meeple.node.store import RemoteRecords, StoreRole
 from meeple.protocols.twente.messages import GameOver, NotifyTurn
 from meeple.protocols.web import PROTOCOL
 from meeple.server.config import ServerConfig
-from meeple.server.store.database import open_store
+from meeple.server.store.database import Store, open_store
 
 pytestmark = pytest.mark.slow
 
@@ -297,3 +299,25 @@ async def test_meeple_node_local_takes_its_games_over_after_a_crash(tmp_path: Pa
             game.cancel()
         await asyncio.gather(*games, return_exceptions=True)
         node.stop()
+
+
+async def test_many_games_stored_at_once_through_the_store_role_in_the_same_process(
+    tmp_path: Path,
+) -> None:
+    """A rooms role stores finished games through the store role from the event loop's
+    default executor (RemoteRecords waits there for the answer); with more games ending
+    at once than that executor has threads, the store role still answers every one (its
+    database calls have threads of their own), as in a one-process node."""
+    bus = LocalBus()
+    ns = Namespace("meeple")
+    store = Store(tmp_path / "records.sqlite3")
+    role = StoreRole(bus, ns, store)
+    await role.start()
+    try:
+        records = RemoteRecords(bus, ns, asyncio.get_running_loop(), timeout=PATIENCE)
+        asks = [asyncio.to_thread(records.game_by_uid, f"r{i}") for i in range(40)]
+        assert await asyncio.gather(*asks) == [None] * 40
+    finally:
+        await role.stop()
+        await bus.close()
+        store.close()
