@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import secrets
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -475,3 +476,39 @@ def test_any_sequence_of_writes_keeps_the_fences(
             await plane.close()
 
     asyncio.run(run_nats())
+
+
+# --- the local backplane only --------------------------------------------------------------
+
+
+async def test_a_local_lease_kept_through_a_stalled_event_loop_does_not_lapse(
+    tmp_path: Path,
+) -> None:
+    """In one process the holder and the leases' clock stall together: a lease whose
+    keeper renews it lives through event-loop stalls longer than its TTL (a loaded
+    machine; here the loop is blocked by hand), and lapses once nobody keeps it."""
+    ns = Namespace("meeple")
+    plane = await LocalBackplane.open(tmp_path / "plane.sqlite3", ns)
+    try:
+        leases = Leases(plane, ns, ttl=1)
+        key = room_key("r1")
+        lease = await leases.acquire(key, "a")
+        assert lease is not None
+        lost: list[object] = []
+        keeper = leases.keep(lease, lost.append)
+        await asyncio.sleep(0)
+        for _ in range(3):
+            time.sleep(1.5)  # the event loop does nothing for longer than the TTL
+            await asyncio.sleep(0.01)
+        assert lost == []
+        held = await leases.holder(key)
+        assert held is not None
+        assert (held.owner, held.epoch) == ("a", lease.epoch)
+        await Leases.stop(keeper)
+
+        async def lapsed() -> bool:
+            return await leases.holder(key) is None
+
+        await eventually(lapsed, "the lease nobody keeps lapsing")
+    finally:
+        await plane.close()

@@ -13,6 +13,10 @@ passes without a renewal. Every write is a compare-and-set on the key's revision
 - :meth:`Leases.release` gives it up at once (a clean shutdown), again only if it is
   still the caller's.
 
+The bucket is the node's backplane's (:mod:`meeple.cluster.backplane`): JetStream's KV
+on a cluster, where the headers below do the work, or the in-process backplane's, which
+keeps the same rules (:mod:`meeple.cluster.local`).
+
 The **epoch** of a lease is the bucket's stream sequence of the write that acquired it:
 every later lease of the same key has a greater one. A new owner claims the room's log
 with it (:meth:`meeple.cluster.log.JetStreamLog.claim`), and that fences the old owner
@@ -42,10 +46,6 @@ from meeple.cluster.backplane import Backplane, Fenced, KvEntry
 __all__ = ["Lease", "LeaseEvent", "LeaseLost", "Leases", "lobby_key", "room_key"]
 
 logger = logging.getLogger(__name__)
-
-# What a renewal may fail with other than the lease's loss (NATS away for a moment, a
-# timeout, a closed connection, the disk): tried again at the next tick.
-_TRANSIENT = (Exception,)
 
 
 def _freed(entry: KvEntry) -> str | None:
@@ -214,7 +214,9 @@ class Leases:
                         logger.warning("lease %s of %s lost", current.key, current.owner)
                         on_lost(current)
                         return
-                    except _TRANSIENT as e:
+                    except Exception as e:
+                        # Not the lease's loss: NATS away for a moment, a timeout, a
+                        # closed connection, the local file's disk. Tried again next tick.
                         logger.warning("lease %s: renewal failed: %s", current.key, e)
                         since = kept.get(lease.key, (self._now(), None))[0]
                         kept[lease.key] = (since, str(e) or type(e).__name__)

@@ -59,6 +59,10 @@ CREATE INDEX IF NOT EXISTS messages_subject ON messages (stream, subject, seq);
 MAX_PAYLOAD = 1 << 20
 
 _DEFAULT = ClusterConfig()
+# Turns of the event loop a passed TTL waits before the key lapses (_Bucket._due): a
+# sleeping task woken by a timer runs two turns later (its future's callback, then its
+# step).
+_LAPSE_TURNS = 2
 
 
 @dataclass(slots=True)
@@ -144,7 +148,20 @@ class _Bucket:
         return entry.revision
 
     def _timer(self, key: str, revision: int, after: float) -> Timer:
-        return self._plane.clock.call_later(max(0.0, after), lambda: self._lapse(key, revision))
+        return self._plane.clock.call_later(max(0.0, after), lambda: self._due(key, revision))
+
+    def _due(self, key: str, revision: int, turns: int = _LAPSE_TURNS) -> None:
+        """The TTL passed: the lapse is applied once the callbacks already due have run.
+        On a cluster the leases' keeper of time is another process: a node stalled past
+        a TTL loses its leases, rightly (it may be gone; another node takes its rooms).
+        Here the holder and the keeper of time stall together (a loaded machine), so a
+        stall says nothing of the holder: its renewal, due before the TTL and woken in
+        the same turn of the loop as this timer but queued behind it, must win. A holder
+        that is gone (a crashed process, a stopped keeper) renews nothing: it lapses."""
+        if turns <= 0:
+            self._lapse(key, revision)
+            return
+        asyncio.get_running_loop().call_soon(self._due, key, revision, turns - 1)
 
     def _lapse(self, key: str, revision: int) -> None:
         """The TTL of ``key``'s entry at ``revision`` passed: a marker where the bucket
