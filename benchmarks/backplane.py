@@ -46,7 +46,13 @@ def node_process(names: tuple[str, ...], db: str, out: Any, stop: Any) -> None:
         await asyncio.get_running_loop().run_in_executor(None, stop.wait)
         await node.stop()
 
-    asyncio.run(run())
+    profile = os.environ.get("MEEPLE_BENCH_PROFILE")
+    if profile:  # cProfile the node's process, stats written to this path
+        import cProfile
+
+        cProfile.runctx("asyncio.run(run())", globals(), locals(), f"{profile}.node")
+    else:
+        asyncio.run(run())
 
 
 class NodeServer:
