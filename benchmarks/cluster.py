@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from meeple.bus.subjects import Namespace
 from meeple.cluster.auth import ADMIN_USER, DEPLOY_EDGES, DEPLOY_NODES, users
-from meeple.cluster.jetstream import connect_node
+from meeple.cluster.jetstream import JetStreamBackplane, connect_node
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
 from meeple.cluster.natsserver import NatsServer
@@ -245,8 +245,8 @@ async def failover(cluster: Cluster, kills: int, pairs: int) -> dict[str, Any]:
         cluster.nats.url, ns, user=NODE_USER, password=cluster.password, name="bench"
     )
     records = open_store(database)
-    log = JetStreamLog(nc, ns, records)
-    leases = Leases(nc, ns)
+    log = JetStreamLog(JetStreamBackplane(nc), ns, records)
+    leases = Leases(JetStreamBackplane(nc), ns)
     stop = asyncio.Event()
     errors: list[str] = []
     bots = [

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from meeple.bus import Namespace
 from meeple.bus.natsbus import NatsBus, connect
-from meeple.cluster.jetstream import ensure_namespace
+from meeple.cluster.jetstream import JetStreamBackplane, ensure_namespace
 from meeple.cluster.natsserver import NatsServer
 from meeple.cluster.registry import Names
 from meeple.node.accounts import AccountService, BusAccounts, SignedIn
@@ -56,7 +56,7 @@ async def run(count: int, directory: Path) -> None:
         store = Store(directory / "db.sqlite3")
         service = AccountService(NatsBus(store_nc), NS, store, SystemClock())
         await service.start()
-        names_service = NameService(NatsBus(lobby_nc), NS, Names(lobby_nc, NS))
+        names_service = NameService(NatsBus(lobby_nc), NS, Names(JetStreamBackplane(lobby_nc), NS))
         await names_service.start()
         edge_bus = NatsBus(edge_nc)
         accounts = BusAccounts(edge_bus, NS, timeout=5.0)

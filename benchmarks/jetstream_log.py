@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from meeple.bus.subjects import Namespace
-from meeple.cluster.jetstream import connect_node
+from meeple.cluster.jetstream import JetStreamBackplane, connect_node
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.lobbystate import LobbyState
 from meeple.cluster.log import JetStreamLog
@@ -56,7 +56,7 @@ def _ms(values: list[float], q: float) -> float:
 async def run(url: str, appends: int, records: Store) -> None:
     ns = Namespace("bench")
     nc = await connect_node(url, ns, user=None, password=None, name="bench")
-    log = JetStreamLog(nc, ns, records)
+    log = JetStreamLog(JetStreamBackplane(nc), ns, records)
 
     await log.open_log("one", "scrabble", GENESIS)
     times: list[float] = []
@@ -93,12 +93,14 @@ async def run(url: str, appends: int, records: Store) -> None:
     claims = []
     for r in range(20):
         t = time.perf_counter()
-        replay = await JetStreamLog(nc, ns, records).claim(f"r{r}", "new", epoch=10 + r)
+        replay = await JetStreamLog(JetStreamBackplane(nc), ns, records).claim(
+            f"r{r}", "new", epoch=10 + r
+        )
         claims.append(time.perf_counter() - t)
         assert len(replay.entries) == each
     print(f"claim + replay of a {each}-entry log: p50 {_ms(claims, 0.5):.1f} ms")
 
-    leases = Leases(nc, ns, ttl=2)
+    leases = Leases(JetStreamBackplane(nc), ns, ttl=2)
     lease = await leases.acquire(room_key("one"), "bench")
     assert lease is not None
     renewals = []
@@ -108,7 +110,7 @@ async def run(url: str, appends: int, records: Store) -> None:
         renewals.append(time.perf_counter() - t)
     print(f"lease renewal: p50 {_ms(renewals, 0.5):.3f} ms, p99 {_ms(renewals, 0.99):.3f} ms")
 
-    state = LobbyState(nc, ns)
+    state = LobbyState(JetStreamBackplane(nc), ns)
     await state.claim("bench", epoch=1)
     seat = {"protocol": "twente", "variants": [["scrabble", "twente"]], "bot": False}
     tables = [

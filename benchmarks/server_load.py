@@ -126,38 +126,46 @@ def percentile(values: list[float], q: float) -> float:
 # --- the server process -----------------------------------------------------------------
 
 
+def bench_config(names: tuple[str, ...], db: str, metrics: bool = True) -> Any:
+    """The measured server's configuration: only ``names`` listening, limits off,
+    heartbeats slowed (also the one-process node's: benchmarks/backplane.py)."""
+    from meeple.server import config as cfg
+    from meeple.server.config import Cmpn402Config, SantoriniConfig, ServerConfig
+
+    config = ServerConfig(database=db).only(*names)
+    # (Without [limits], e.g. the tree before issue 16, for before/after figures.)
+    limits = getattr(cfg, "LimitsConfig", None)
+    if limits is not None:
+        try:  # the message budget (issue 22) too: the clients replay as fast as they can
+            off = limits(
+                max_connections_per_address=0,
+                message_rate=1e9,
+                message_burst=10**9,
+                hard_message_rate=1e9,
+                hard_message_burst=10**9,
+            )
+        except TypeError:  # a tree before issue 22
+            off = limits(max_connections_per_address=0)
+        config = config.with_overrides(limits=off)
+    config = config.with_overrides(
+        santorini=SantoriniConfig(framing="lines", ping_interval=60, heartbeat_timeout=600),
+        cmpn402=Cmpn402Config(
+            admin_token="bench", ping_interval=60, games=10**6, challenge_time=30
+        ),
+        idle_timeout=3600,
+    )
+    if hasattr(config, "metrics"):  # a tree before issue 35 has none
+        config = config.with_overrides(metrics=metrics)
+    return config
+
+
 def server_process(
     names: tuple[str, ...], db: str, out: Any, stop: Any, log: bool = True, metrics: bool = True
 ) -> None:
-    from meeple.server import config as cfg
     from meeple.server.app import MeepleServer
-    from meeple.server.config import Cmpn402Config, SantoriniConfig, ServerConfig
 
     async def run() -> None:
-        config = ServerConfig(database=db).only(*names)
-        # (Without [limits], e.g. the tree before issue 16, for before/after figures.)
-        limits = getattr(cfg, "LimitsConfig", None)
-        if limits is not None:
-            try:  # the message budget (issue 22) too: the clients replay as fast as they can
-                off = limits(
-                    max_connections_per_address=0,
-                    message_rate=1e9,
-                    message_burst=10**9,
-                    hard_message_rate=1e9,
-                    hard_message_burst=10**9,
-                )
-            except TypeError:  # a tree before issue 22
-                off = limits(max_connections_per_address=0)
-            config = config.with_overrides(limits=off)
-        config = config.with_overrides(
-            santorini=SantoriniConfig(framing="lines", ping_interval=60, heartbeat_timeout=600),
-            cmpn402=Cmpn402Config(
-                admin_token="bench", ping_interval=60, games=10**6, challenge_time=30
-            ),
-            idle_timeout=3600,
-        )
-        if hasattr(config, "metrics"):  # a tree before issue 35 has none
-            config = config.with_overrides(metrics=metrics)
+        config = bench_config(names, db, metrics)
         server = MeepleServer(config, rng=SameGameRng(1))
         await server.start()
         if not log:
@@ -675,10 +683,14 @@ def run_listener(
     idle: int,
     recorded: dict[int, list[ScrabbleMove]],
     tmp: Path,
+    server_class: Callable[[tuple[str, ...], Path], Any] | None = None,
+    title: str = "meeple",
 ) -> float:
-    """Run one listener's load and print its figures; the server CPU seconds per turn."""
+    """Run one listener's load and print its figures; the server CPU seconds per turn.
+    ``server_class``: the measured process (:class:`Server`, ``meeple serve``'s, unless
+    told; benchmarks/backplane.py passes the one-process node's)."""
     tmp.mkdir(parents=True, exist_ok=True)
-    with Server((name,), tmp / f"{name}.sqlite3") as server:
+    with (server_class or Server)((name,), tmp / f"{name}.sqlite3") as server:
         port = server.ports[name]
         # First, on the fresh server: after a load, freed memory would hide the cost.
         # (CMPN402 seats two agents; a third connection is refused: no idle figure.)
@@ -720,7 +732,7 @@ def run_listener(
     if name == "cmpn402":
         played = f"{games} games one after another (one referee game at a time)"
     report(
-        f"meeple {name}: {played}, {finished} finished, {turns} turns in {wall:.2f} s",
+        f"{title} {name}: {played}, {finished} finished, {turns} turns in {wall:.2f} s",
         turns,
         wall,
         cpu,

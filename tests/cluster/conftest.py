@@ -11,7 +11,7 @@ from nats.aio.client import Client
 from tests.natsd import NatsEnv
 
 from meeple.bus.subjects import Namespace
-from meeple.cluster.jetstream import connect_node
+from meeple.cluster.jetstream import JetStreamBackplane, connect_node
 from meeple.cluster.log import BlockingJetStreamLog, JetStreamLog, RoomLog
 from meeple.server.store.database import Store, open_store
 
@@ -39,7 +39,7 @@ def pg_reader(node: Client, nats_ns: Namespace, pg_url: str) -> Iterator[JetStre
     (its store closed at the end, whatever the test did)."""
     store = open_store(pg_url)
     try:
-        yield JetStreamLog(node, nats_ns, store)
+        yield JetStreamLog(JetStreamBackplane(node), nats_ns, store)
     finally:
         store.close()
 

@@ -16,7 +16,7 @@ import asyncio
 import sys
 
 from meeple.bus.subjects import Namespace
-from meeple.cluster.jetstream import connect_node
+from meeple.cluster.jetstream import JetStreamBackplane, connect_node
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
 from meeple.server.store.database import LogConflict, Store
@@ -27,8 +27,8 @@ REFUSED = 3
 async def main(args: argparse.Namespace) -> int:
     ns = Namespace(args.ns)
     nc = await connect_node(args.url, ns, user=args.user, password=args.password, name=args.name)
-    leases = Leases(nc, ns, ttl=args.ttl)
-    log = JetStreamLog(nc, ns, Store(args.records))
+    leases = Leases(JetStreamBackplane(nc), ns, ttl=args.ttl)
+    log = JetStreamLog(JetStreamBackplane(nc), ns, Store(args.records))
     while (lease := await leases.acquire(room_key(args.uid), args.name)) is None:
         await asyncio.sleep(0.05)
     replay = await log.claim(args.uid, args.name, lease.epoch)

@@ -42,7 +42,7 @@ from meeple.cluster.auth import (
     node_user,
     users,
 )
-from meeple.cluster.jetstream import connect_node
+from meeple.cluster.jetstream import JetStreamBackplane, connect_node
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.lobbystate import LobbyState
 from meeple.cluster.log import JetStreamLog
@@ -353,7 +353,7 @@ async def test_each_role_user_does_its_job_and_no_more(server: Server) -> None:
     )
     try:
         # rooms: a log, a lease (watched), a token.
-        log = JetStreamLog(rooms_nc, NS, store)
+        log = JetStreamLog(JetStreamBackplane(rooms_nc), NS, store)
         uid = f"r{secrets.token_hex(4)}"
         await log.open_log(uid, "scrabble", {"rack": "SECRET"})
         await log.append_log(uid, 1, {"a": 1})
@@ -361,7 +361,7 @@ async def test_each_role_user_does_its_job_and_no_more(server: Server) -> None:
         assert found is not None
         assert [e.entry for e in found.entries] == [{"a": 1}]
         assert uid in await log.open_logs()
-        leases = Leases(rooms_nc, NS, ttl=2)
+        leases = Leases(JetStreamBackplane(rooms_nc), NS, ttl=2)
         events: asyncio.Queue[Any] = asyncio.Queue()
 
         async def watch() -> None:
@@ -381,17 +381,21 @@ async def test_each_role_user_does_its_job_and_no_more(server: Server) -> None:
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
         token = secrets.token_hex(32)
-        await RejoinTokens(rooms_nc, NS).put(token, RejoinSeat(uid, 0), ttl=30)
+        await RejoinTokens(JetStreamBackplane(rooms_nc), NS).put(token, RejoinSeat(uid, 0), ttl=30)
         # lobby: its state, names, the tokens, its lease.
-        state = LobbyState(lobby_nc, NS)
+        state = LobbyState(JetStreamBackplane(lobby_nc), NS)
         await state.claim("lobby1", 1)
         await state.write("lobby1", {"tables": []})
         assert (await state.read())[0] == {"tables": []}
-        names = Names(lobby_nc, NS)
+        names = Names(JetStreamBackplane(lobby_nc), NS)
         holder = f"e1.{secrets.token_hex(2)}"
         assert await names.claim(f"ann{secrets.token_hex(2)}", holder)
-        assert await RejoinTokens(lobby_nc, NS).find(token) == RejoinSeat(uid, 0)
-        held = await Leases(lobby_nc, NS).acquire(f"lobby-{secrets.token_hex(2)}", "lobby1")
+        assert await RejoinTokens(JetStreamBackplane(lobby_nc), NS).find(token) == RejoinSeat(
+            uid, 0
+        )
+        held = await Leases(JetStreamBackplane(lobby_nc), NS).acquire(
+            f"lobby-{secrets.token_hex(2)}", "lobby1"
+        )
         assert held is not None
         # No more than that.
         async with (
@@ -474,7 +478,7 @@ async def test_a_game_through_nodes_each_with_its_own_user_survives_a_kill(
         rooms = {"rooms1": await start("rooms1", ("rooms",))}
         e1 = await start("e1", ("edge",))
         e2 = await start("e2", ("edge",))
-        reader = JetStreamLog(admin, NS, Store(":memory:"))
+        reader = JetStreamLog(JetStreamBackplane(admin), NS, Store(":memory:"))
         before = set(await reader.open_logs())
         ann = Bot("ann", e1.listeners["twente"], pace=0.15)
         bob = Bot("bob", e2.listeners["twente"], pace=0.15)
@@ -502,7 +506,7 @@ async def test_a_game_through_nodes_each_with_its_own_user_survives_a_kill(
                 await NatsBus(forger.nc, owns=False).request(
                     NS.for_node("e2").room_command(uid), forged, timeout=5
                 )
-        lease = await Leases(admin, NS).holder(room_key(uid))
+        lease = await Leases(JetStreamBackplane(admin), NS).holder(room_key(uid))
         assert lease is not None
         rooms[lease.owner].kill()
         overs = await asyncio.wait_for(asyncio.gather(*games), 90)
@@ -522,7 +526,7 @@ async def test_a_game_through_nodes_each_with_its_own_user_survives_a_kill(
 async def _closed_log(server: Server, uid: str) -> Any:
     nc = await nats.connect(server.url, user=ADMIN_USER, password=server.passwords[ADMIN_USER])
     try:
-        log = JetStreamLog(nc, NS, Store(":memory:"))
+        log = JetStreamLog(JetStreamBackplane(nc), NS, Store(":memory:"))
         until = time.monotonic() + 30
         while time.monotonic() < until:
             found = await log.action_log(uid)

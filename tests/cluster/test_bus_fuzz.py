@@ -26,6 +26,7 @@ from tests.natsd import NatsEnv
 from meeple.bus import schema
 from meeple.bus.schema import SCHEMA
 from meeple.bus.subjects import STORE_ACCOUNTS, STORE_READS, Namespace
+from meeple.cluster.jetstream import JetStreamBackplane
 from meeple.cluster.log import JetStreamLog
 from meeple.node import wire
 from meeple.node.cmpn402 import FINDER
@@ -94,7 +95,7 @@ async def test_junk_on_every_subject_runs_nothing_and_the_game_finishes(
     store = f"sqlite:///{tmp_path / 'store.sqlite3'}"
     hub = await nodes.start("hub", "edge,lobby,store", store)
     await nodes.start("rooms1", "rooms")
-    reader = JetStreamLog(node, nats_ns, open_store(store))
+    reader = JetStreamLog(JetStreamBackplane(node), nats_ns, open_store(store))
     ann = Bot("ann", hub.listeners["twente"], pace=0.25)
     bob = Bot("bob", hub.listeners["twente"], pace=0.25)
     games = [asyncio.ensure_future(b.play()) for b in (ann, bob)]

@@ -22,6 +22,7 @@ from tests.natsd import NatsEnv
 
 from meeple.bus.subjects import Namespace
 from meeple.clients.cmpn402 import BuiltinAgent, GameResult, View, play
+from meeple.cluster.jetstream import JetStreamBackplane
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
 from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, Lexicon, load_lexicon
@@ -153,7 +154,7 @@ def _stored_once(records: Any, uid: str, log: ActionLog) -> Any:
 async def _owner(node: Client, ns: Namespace, uid: str, within: float = 30.0) -> str:
     """The node that holds room ``uid``'s lease (waiting for one: between a lapse and a
     takeover nobody holds it)."""
-    leases = Leases(node, ns)
+    leases = Leases(JetStreamBackplane(node), ns)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within
     while (lease := await leases.holder(room_key(uid))) is None:

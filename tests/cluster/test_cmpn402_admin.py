@@ -32,6 +32,7 @@ from tests.patience import GAME_PATIENCE, PATIENCE, eventually
 from meeple.bus import schema
 from meeple.bus.subjects import Namespace
 from meeple.clients.cmpn402 import GameResult, play
+from meeple.cluster.jetstream import JetStreamBackplane
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
 from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, load_lexicon
@@ -273,7 +274,7 @@ async def test_a_paused_game_stays_paused_across_a_takeover_and_is_resumed_there
         moves = ann.moves + bob.moves
         await asyncio.sleep(1.0)
         assert ann.moves + bob.moves <= moves + 1  # the one on move waits for its answer
-        lease = await Leases(node, nats_ns).holder(room_key(uid))
+        lease = await Leases(JetStreamBackplane(node), nats_ns).holder(room_key(uid))
         assert lease is not None
         assert lease.owner == "rooms1"
         rooms["rooms1"].kill()

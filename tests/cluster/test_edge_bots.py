@@ -35,6 +35,7 @@ from tests.web.test_play_scrabble_browser import NO_CURSOR, square
 from meeple.ai.scrabble import ranked_moves
 from meeple.bus.natsbus import NatsBus
 from meeple.bus.subjects import Namespace
+from meeple.cluster.jetstream import JetStreamBackplane
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
 from meeple.games.scrabble.board import Board
@@ -103,10 +104,10 @@ async def test_a_bot_whose_rooms_node_is_killed_plays_on_on_the_other(
     await nodes.start("rooms1", "rooms")
     await nodes.start("rooms2", "rooms")
     ws, _bot = await _against_a_bot(web1.listeners["api"], "bea")
-    reader = JetStreamLog(node, nats_ns, open_store("sqlite:///:memory:"))
+    reader = JetStreamLog(JetStreamBackplane(node), nats_ns, open_store("sqlite:///:memory:"))
     uid = await _room_uid(reader)
     view = await asyncio.wait_for(_play(ws, enable, stop_after=3), 120)
-    leases = Leases(node, nats_ns)
+    leases = Leases(JetStreamBackplane(node), nats_ns)
     owner = await leases.holder(room_key(uid))
     assert owner is not None
     killed = next(n for n in nodes.started if n.name == owner.owner)
@@ -328,7 +329,7 @@ async def test_an_edge_cannot_make_its_seat_a_server_bot(
     call = LobbyCall("sit", {**forged, "bot": True, "level": "easy"}, (table,), "web9.x", 1)
     bus = NatsBus(node)
     await bus.request(nats_ns.for_node("web9").lobby_request("sit"), wire.dumps(call), timeout=10)
-    reader = JetStreamLog(node, nats_ns, open_store("sqlite:///:memory:"))
+    reader = JetStreamLog(JetStreamBackplane(node), nats_ns, open_store("sqlite:///:memory:"))
     uid = await _room_uid(reader)
     log = await reader.action_log(uid)
     assert log is not None

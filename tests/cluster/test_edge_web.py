@@ -30,6 +30,7 @@ from meeple.bus.subjects import Namespace
 from meeple.clients.santorini import play_santorini
 from meeple.clients.spectrangle import play_spectrangle
 from meeple.clients.twente import TwenteClient
+from meeple.cluster.jetstream import JetStreamBackplane
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
 from meeple.games import santorini
@@ -295,7 +296,7 @@ async def test_a_clocked_web_table_goes_on_after_its_rooms_node_is_killed_and_th
     dan = await _web(web2.listeners["api"])
     await dan.send(json.dumps({"type": "sit", "table": table, "name": "dan"}))
     await _until(dan, "seated")
-    reader = JetStreamLog(node, nats_ns, open_store("sqlite:///:memory:"))
+    reader = JetStreamLog(JetStreamBackplane(node), nats_ns, open_store("sqlite:///:memory:"))
     uid = await _room_uid(reader)
     rooms2 = await nodes.start("rooms2", "rooms")  # after the room opened on rooms1
     other = asyncio.ensure_future(_play(dan, enable))
@@ -310,7 +311,7 @@ async def test_a_clocked_web_table_goes_on_after_its_rooms_node_is_killed_and_th
     # Time on the running clock that no log entry holds: the old owner's, gone with it.
     await asyncio.sleep(1.0)
     rooms1.kill()
-    leases = Leases(node, nats_ns)
+    leases = Leases(JetStreamBackplane(node), nats_ns)
     until = time.monotonic() + 20
     while (holder := await leases.holder(room_key(uid))) is None or holder.owner != "rooms2":
         assert time.monotonic() < until, "no takeover"

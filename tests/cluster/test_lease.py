@@ -20,7 +20,7 @@ from tests.natsd import NatsEnv
 from tests.patience import PATIENCE
 
 from meeple.bus.subjects import Namespace
-from meeple.cluster.jetstream import connect_node
+from meeple.cluster.jetstream import JetStreamBackplane, connect_node
 from meeple.cluster.lease import Lease, LeaseEvent, LeaseLost, Leases, room_key
 from meeple.cluster.log import JetStreamLog
 from meeple.server.store.database import LogConflict, Store
@@ -41,7 +41,7 @@ async def test_a_lease_is_exclusive_renewable_and_lapses(node: Client, nats_ns: 
     """One holder at a time; renewals keep it past its TTL; unrenewed, it lapses in about
     the TTL and another node takes it with a greater epoch; the old holder's renewal is
     then refused."""
-    leases = Leases(node, nats_ns, ttl=2)
+    leases = Leases(JetStreamBackplane(node), nats_ns, ttl=2)
     a = await leases.acquire(room_key("r1"), "a")
     assert a is not None
     assert await leases.acquire(room_key("r1"), "b") is None
@@ -66,7 +66,7 @@ async def test_a_released_lease_is_free_at_once_and_a_stale_release_does_nothing
 ) -> None:
     """Releasing frees the key for another node without waiting for the TTL; an old
     holder's release after that leaves the new holder's lease alone."""
-    leases = Leases(node, nats_ns, ttl=5)
+    leases = Leases(JetStreamBackplane(node), nats_ns, ttl=5)
     a = await leases.acquire(room_key("r1"), "a")
     assert a is not None
     await leases.release(a)
@@ -83,7 +83,7 @@ async def test_a_lease_renewed_since_is_released_from_an_older_copy(
 ) -> None:
     """The holder's copy is the one it acquired; its keeper renewed the lease since
     (the revision moved on): releasing that copy still frees the key at once."""
-    leases = Leases(node, nats_ns, ttl=5)
+    leases = Leases(JetStreamBackplane(node), nats_ns, ttl=5)
     a = await leases.acquire(room_key("r2"), "a")
     assert a is not None
     await leases.renew(await leases.renew(a))
@@ -96,7 +96,7 @@ async def test_a_lease_renewed_since_is_released_from_an_older_copy(
 async def test_keep_renews_until_the_lease_is_taken(node: Client, nats_ns: Namespace) -> None:
     """A kept lease outlives its TTL; when someone else writes the key, the keeper tells
     its owner once."""
-    leases = Leases(node, nats_ns, ttl=1)
+    leases = Leases(JetStreamBackplane(node), nats_ns, ttl=1)
     a = await leases.acquire(room_key("r1"), "a")
     assert a is not None
     lost: list[Lease] = []
@@ -118,8 +118,8 @@ async def test_a_watcher_hears_of_each_lease_held_released_and_lapsed(
     """The current holders first, then each change as it happens: a release at once, a
     lapse about one TTL after the holder's last write (the server's marker), after which
     another node acquires the key."""
-    leases = Leases(node, nats_ns, ttl=1)
-    first = await Leases(node, nats_ns, ttl=30).acquire(room_key("r0"), "a")
+    leases = Leases(JetStreamBackplane(node), nats_ns, ttl=1)
+    first = await Leases(JetStreamBackplane(node), nats_ns, ttl=30).acquire(room_key("r0"), "a")
     assert first is not None
     events: asyncio.Queue[LeaseEvent] = asyncio.Queue()
 
@@ -165,7 +165,7 @@ def test_leases_refuse_a_ttl_the_server_cannot_keep(node: Client, nats_ns: Names
     """TTLs are whole seconds, at least one."""
     for bad in (0, 0.5, 1.5):
         with pytest.raises(ValueError, match="TTL"):
-            Leases(node, nats_ns, ttl=bad)  # type: ignore[arg-type]
+            Leases(JetStreamBackplane(node), nats_ns, ttl=bad)  # type: ignore[arg-type]
 
 
 # --- the state machine --------------------------------------------------------------------
@@ -205,8 +205,10 @@ def test_lease_takeover_and_stale_owners_state_machine(
                     )
                 )
                 self.conns[name] = nc
-                self.logs[name] = JetStreamLog(nc, nats_ns, records)
-            self.leases = {n: Leases(self.conns[n], nats_ns, ttl=1) for n in NODES}
+                self.logs[name] = JetStreamLog(JetStreamBackplane(nc), nats_ns, records)
+            self.leases = {
+                n: Leases(JetStreamBackplane(self.conns[n]), nats_ns, ttl=1) for n in NODES
+            }
             self.run(self.logs["a"].open_log(self.uid, "counting", GENESIS))
             # The model.
             self.held: dict[str, Lease] = {}  # what each node believes it holds

@@ -25,7 +25,7 @@ from meeple.bus import schema
 from meeple.bus.base import BusClosed, RemoteError
 from meeple.bus.natsbus import NatsBus, connect
 from meeple.bus.subjects import Namespace
-from meeple.cluster.jetstream import connect_node
+from meeple.cluster.jetstream import JetStreamBackplane, connect_node
 from meeple.cluster.lease import Lease, Leases, lobby_key
 from meeple.cluster.lobbystate import LobbyState, StateFenced
 from meeple.node import wire
@@ -62,7 +62,7 @@ async def test_a_player_waiting_when_the_lobby_leader_is_killed_is_matched_by_th
     is SIGKILLed; bob asks for a game: the standby, with ann's table restored, matches
     them, their room opens on the rooms node, and the game is played to its end on the
     connections they started with."""
-    leases = Leases(node, nats_ns)
+    leases = Leases(JetStreamBackplane(node), nats_ns)
     # 1 s leases: the gap a kill leaves is about the lease's TTL.
     edge, leader = await asyncio.gather(
         nodes.start("edge", "edge,rooms,store", pg_url),
@@ -84,7 +84,7 @@ async def test_a_player_waiting_when_the_lobby_leader_is_killed_is_matched_by_th
             return any(isinstance(m, InformQueue) for m in ann.messages)
 
         await _until("ann's INFORMQUEUE", ann_waits)
-        state, _epoch, _revision = await LobbyState(node, nats_ns).read()
+        state, _epoch, _revision = await LobbyState(JetStreamBackplane(node), nats_ns).read()
         assert [[s["name"] for s in t["seats"]] for t in state["tables"]] == [["ann"]]
         leader.kill()
         games.append(asyncio.ensure_future(bob.play()))
@@ -113,7 +113,7 @@ async def test_a_player_waiting_when_the_lobby_leader_is_killed_is_matched_by_th
     assert overs[0].scores == overs[1].scores
     assert sorted(name for name, _ in overs[0].scores) == ["ann", "bob"]
     # Nobody waits any more: the state the new leader wrote has no open table.
-    state, epoch, _revision = await LobbyState(node, nats_ns).read()
+    state, epoch, _revision = await LobbyState(JetStreamBackplane(node), nats_ns).read()
     assert epoch == now.epoch
     assert state["tables"] == []
 
@@ -163,10 +163,10 @@ class Role:
             self.name,
             NatsBus(self.nc),
             self.ns,
-            Leases(self.nc, self.ns, ttl=1),
+            Leases(JetStreamBackplane(self.nc), self.ns, ttl=1),
             Lobby(grace=0),
             {GAME: TABLE_VARIANTS},
-            PausingState(self.nc, self.ns),
+            PausingState(JetStreamBackplane(self.nc), self.ns),
         )
         self.state = self.role.state  # type: ignore[assignment]
         await self.role.start()
@@ -275,7 +275,7 @@ async def test_a_leader_stopped_cleanly_hands_its_tables_over_at_once(
         assert await seats.call("join", _seat("e-1", "ann"), (KEY,), 1) == schema.OK
         await asyncio.sleep(0.5)  # renewed since it was taken (every third of 1 s)
         await leader.stop()
-        held = await Leases(node, nats_ns).holder(lobby_key())
+        held = await Leases(JetStreamBackplane(node), nats_ns).holder(lobby_key())
         assert held is None or held.owner == "b"
         await asyncio.wait_for(standby.leader.wait(), PATIENCE)
         assert [[s.name for s in t.seats] for t in standby.lobby.tables()] == [["ann"]]
@@ -306,7 +306,7 @@ async def test_the_rooms_a_dead_leader_asked_for_are_asked_for_again_saying_so(
         ):
             assert await seats.call("join", _seat(route, name), (KEY,), n) == schema.OK
         await _until("two rooms asked for", _count(seats.opened, 2))
-        state, _epoch, _revision = await LobbyState(node, nats_ns).read()
+        state, _epoch, _revision = await LobbyState(JetStreamBackplane(node), nats_ns).read()
         assert [o["uid"] for o in state["opening"]] == seats.opened
         asked = dict(seats.seated)
         await a.crash()
@@ -315,7 +315,7 @@ async def test_the_rooms_a_dead_leader_asked_for_are_asked_for_again_saying_so(
         await _until("both asked for again", _count(seats.opened, 4))
 
         async def forgotten() -> bool:
-            state, _epoch, _revision = await LobbyState(node, nats_ns).read()
+            state, _epoch, _revision = await LobbyState(JetStreamBackplane(node), nats_ns).read()
             return state["opening"] == []
 
         await _until("the rooms opened", forgotten)
@@ -361,7 +361,7 @@ async def test_a_paused_leader_is_fenced_out_and_leads_again_from_the_state(
         assert [(t.id, [s.name for s in t.seats]) for t in old.lobby.tables()] == [
             (table.id, ["ann"])
         ]
-        state, epoch, _revision = await LobbyState(node, nats_ns).read()
+        state, epoch, _revision = await LobbyState(JetStreamBackplane(node), nats_ns).read()
         assert old.lease is not None
         assert epoch == old.lease.epoch
         assert [[s["name"] for s in t["seats"]] for t in state["tables"]] == [["ann"]]
@@ -561,8 +561,10 @@ def test_the_lobby_state_s_fenced_writes_state_machine(
                         name=name,
                     )
                 )
-            self.states = {n: LobbyState(self.conns[n], self.ns) for n in NODES}
-            self.leases = {n: Leases(self.conns[n], self.ns, ttl=30) for n in NODES}
+            self.states = {n: LobbyState(JetStreamBackplane(self.conns[n]), self.ns) for n in NODES}
+            self.leases = {
+                n: Leases(JetStreamBackplane(self.conns[n]), self.ns, ttl=30) for n in NODES
+            }
             self.lease: Lease | None = None  # the live lease
             self.epochs: dict[str, int] = {}  # the epoch each node last claimed under
             self.claimer: str | None = None  # who claimed the state last
@@ -627,7 +629,9 @@ def test_the_lobby_state_s_fenced_writes_state_machine(
 
         @invariant()
         def the_state_is_the_last_acknowledged_write(self) -> None:
-            state, epoch, _revision = self.run(LobbyState(self.conns["a"], self.ns).read())
+            state, epoch, _revision = self.run(
+                LobbyState(JetStreamBackplane(self.conns["a"]), self.ns).read()
+            )
             assert state == self.written
             if self.claimer is not None:
                 assert epoch == self.epochs[self.claimer]

@@ -20,6 +20,7 @@ from tests.patience import PATIENCE, eventually
 from meeple.bus import schema
 from meeple.bus.natsbus import NatsBus, connect
 from meeple.bus.subjects import Namespace
+from meeple.cluster.jetstream import JetStreamBackplane
 from meeple.cluster.registry import Names
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.node.names import ClusterNames, NameService
@@ -33,7 +34,7 @@ Edge = Callable[[str], Awaitable[ClusterNames]]
 async def edge(nats_env: NatsEnv, nats_ns: Namespace, node: Client) -> AsyncIterator[Edge]:
     """``await edge(name)``: an edge's registry on a connection of its own; a lobby
     node's NameService answers them all."""
-    service = NameService(NatsBus(node), nats_ns, Names(node, nats_ns))
+    service = NameService(NatsBus(node), nats_ns, Names(JetStreamBackplane(node), nats_ns))
     await service.start()
     made: list[tuple[ClusterNames, NatsBus]] = []
 
@@ -146,7 +147,7 @@ async def test_an_edge_claims_renews_and_releases_only_its_own_holders_names(
     """The name service acts for the sending edge's holders (``<edge>.<n>``) only,
     whatever holder a request names: e2 cannot release, renew or claim under e1's
     holder, so it cannot free e1's player's name to take it (issue 30.1)."""
-    names = Names(node, nats_ns)
+    names = Names(JetStreamBackplane(node), nats_ns)
     service = NameService(NatsBus(node, owns=False), nats_ns, names)
     assert await names.claim("ann", "e1.1")
     mine = holder.split(".", 1)[0] == sender

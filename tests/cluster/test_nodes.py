@@ -31,6 +31,7 @@ from meeple.clients.santorini import SantoriniClient, play_santorini
 from meeple.clients.scrabble_bot import _move
 from meeple.clients.spectrangle import SpectrangleClient, SpectrangleClientError, play_spectrangle
 from meeple.clients.twente import TwenteClient, TwenteClientError
+from meeple.cluster.jetstream import JetStreamBackplane
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
 from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, load_lexicon
@@ -290,8 +291,8 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
     edge2 = await nodes.start("edge2", "edge", None, "--api-port", "0")
     rooms = {"rooms1": await nodes.start("rooms1", "rooms")}
     records = open_store(pg_url)
-    reader = JetStreamLog(node, nats_ns, records)  # the test's eyes on the log
-    leases = Leases(node, nats_ns)
+    reader = JetStreamLog(JetStreamBackplane(node), nats_ns, records)  # the test's eyes on the log
+    leases = Leases(JetStreamBackplane(node), nats_ns)
     ann = Bot("ann", hub.listeners["twente"], pace=0.12)
     bob = Bot("bob", edge2.listeners["twente"], pace=0.12)
     games = [asyncio.ensure_future(b.play()) for b in (ann, bob)]
@@ -497,7 +498,7 @@ async def test_a_killed_edge_s_players_leave_their_games_by_the_protocol_s_rule(
     hub = await nodes.start("hub", "edge,lobby,store,rooms", pg_url)
     edge2 = await nodes.start("edge2", "edge", None, "--name-ttl", "1")
     records = open_store(pg_url)
-    reader = JetStreamLog(node, nats_ns, records)
+    reader = JetStreamLog(JetStreamBackplane(node), nats_ns, records)
     # cara waits at edge2's Clarkson table (the leader's); her name is the cluster's.
     cara = await ClarksonClient.connect("127.0.0.1", edge2.listeners["clarkson"], "cara")
     await _refused_everywhere("cara", hub)
@@ -725,7 +726,7 @@ async def test_a_game_that_ends_while_no_store_node_answers_is_stored_once_one_c
     await nodes.start("rooms1", "rooms")
     store0 = await nodes.start("store0", "store", pg_url)
     records = open_store(pg_url)
-    reader = JetStreamLog(node, nats_ns, records)
+    reader = JetStreamLog(JetStreamBackplane(node), nats_ns, records)
     port = hub.listeners["spectrangle"]
     gone = asyncio.Event()  # the bots play slowly until the store node is gone
 

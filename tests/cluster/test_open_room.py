@@ -17,6 +17,7 @@ from meeple.bus import schema
 from meeple.bus.base import RemoteError
 from meeple.bus.natsbus import NatsBus
 from meeple.bus.subjects import Namespace
+from meeple.cluster.jetstream import JetStreamBackplane
 from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
 from meeple.node import wire
@@ -55,10 +56,10 @@ async def test_a_room_whose_opener_died_is_opened_by_the_next_ask(
     rooms_node: Node, node: Client, nats_ns: Namespace, records: Store
 ) -> None:
     bus = NatsBus(node)
-    log = JetStreamLog(node, nats_ns, records)
+    log = JetStreamLog(JetStreamBackplane(node), nats_ns, records)
     uid = "0a1b2c3d4e5f"
     # A node took the room's lease and died before its genesis was logged.
-    ghost = await Leases(node, nats_ns, ttl=1).acquire(room_key(uid), "ghost")
+    ghost = await Leases(JetStreamBackplane(node), nats_ns, ttl=1).acquire(room_key(uid), "ghost")
     assert ghost is not None
     first = _request(uid)
     with pytest.raises(RemoteError, match="owned already"):  # the leader's first ask
@@ -71,7 +72,7 @@ async def test_a_room_whose_opener_died_is_opened_by_the_next_ask(
     assert answer == schema.OK
     opened = await log.action_log(uid)
     assert opened is not None
-    holder = await Leases(node, nats_ns).holder(room_key(uid))
+    holder = await Leases(JetStreamBackplane(node), nats_ns).holder(room_key(uid))
     assert holder is not None
     assert holder.owner == "rooms-a"
     # Asked once more (an answer lost on the way): "ok", and the room is not opened twice.

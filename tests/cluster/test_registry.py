@@ -19,7 +19,7 @@ from meeple.bus import Namespace
 from meeple.bus.base import BusError
 from meeple.bus.natsbus import NatsBus
 from meeple.bus.subjects import STORE_READS
-from meeple.cluster.jetstream import connect_node, delete_namespace
+from meeple.cluster.jetstream import JetStreamBackplane, connect_node, delete_namespace
 from meeple.cluster.lobbystate import LobbyState
 from meeple.cluster.log import JetStreamLog
 from meeple.cluster.registry import Names, RejoinSeat, RejoinTokens, name_key
@@ -34,7 +34,7 @@ async def test_a_name_is_used_by_one_holder_whatever_its_casing(
     node: Client, nats_ns: Namespace
 ) -> None:
     """ "Ann" and "ANN" are one name: one holder at a time; released, it is free."""
-    names = Names(node, nats_ns)
+    names = Names(JetStreamBackplane(node), nats_ns)
     assert await names.claim("Ann", "edge1/7")
     assert not await names.claim("ANN", "edge2/3")
     assert await names.claim("ann", "edge1/7")  # its holder again: fine
@@ -47,7 +47,7 @@ async def test_a_name_is_used_by_one_holder_whatever_its_casing(
 
 async def test_racing_claims_of_one_name_have_one_winner(node: Client, nats_ns: Namespace) -> None:
     """Ten holders claim one name at once: exactly one gets it."""
-    names = Names(node, nats_ns)
+    names = Names(JetStreamBackplane(node), nats_ns)
     won = await asyncio.gather(*(names.claim("Zoë", f"h{i}") for i in range(10)))
     assert sum(won) == 1
     assert await names.holder("ZOË") == f"h{won.index(True)}"
@@ -55,7 +55,7 @@ async def test_racing_claims_of_one_name_have_one_winner(node: Client, nats_ns: 
 
 async def test_a_claim_with_a_ttl_lapses(node: Client, nats_ns: Namespace) -> None:
     """A holder that dies without releasing frees its name after the TTL."""
-    names = Names(node, nats_ns, ttl=1)
+    names = Names(JetStreamBackplane(node), nats_ns, ttl=1)
     assert await names.claim("bob", "edge1/1")
 
     async def lapsed() -> bool:
@@ -80,7 +80,7 @@ async def test_a_rejoin_token_is_found_by_its_hash_taken_once_and_lapses(
 ) -> None:
     """The seat a token's hash takes back; two takers: one gets it; a put token lapses
     with its TTL; a raw token is refused as a key."""
-    tokens = RejoinTokens(node, nats_ns)
+    tokens = RejoinTokens(JetStreamBackplane(node), nats_ns)
     h = _hash("secret-token")
     await tokens.put(h, RejoinSeat("r1", 1), ttl=30)
     assert await tokens.find(h) == RejoinSeat("r1", 1)
@@ -128,10 +128,10 @@ async def test_an_edge_cannot_read_logs_or_buckets_but_can_do_its_job(
     commands to rooms, lobby requests, seat, view and lobby subjects work."""
     ns, nc = production
     store = Store(":memory:")
-    log = JetStreamLog(nc, ns, store)
+    log = JetStreamLog(JetStreamBackplane(nc), ns, store)
     await log.open_log("r1", "scrabble", {"rack": "SECRET"})
-    await RejoinTokens(nc, ns).put(_hash("t"), RejoinSeat("r1", 0), ttl=30)
-    lobby_state = LobbyState(nc, ns)
+    await RejoinTokens(JetStreamBackplane(nc), ns).put(_hash("t"), RejoinSeat("r1", 0), ttl=30)
+    lobby_state = LobbyState(JetStreamBackplane(nc), ns)
     await lobby_state.claim("n", 1)
     await lobby_state.write("n", {"tables": [{"seats": [{"route": "e-1", "name": "ann"}]}]})
     node_bus = NatsBus(nc, owns=False)
@@ -199,7 +199,7 @@ async def test_an_edge_cannot_read_logs_or_buckets_but_can_do_its_job(
             ), (forbidden, errors)
         # Nodes write logs and KV, and answer each other, while the edge listens.
         await log.append_log("r1", 1, {"rack": "SECRET2"})
-        await RejoinTokens(nc, ns).put(_hash("u"), RejoinSeat("r1", 1), ttl=30)
+        await RejoinTokens(JetStreamBackplane(nc), ns).put(_hash("u"), RejoinSeat("r1", 1), ttl=30)
         await lobby_state.write("n", {"tables": []})
         assert await log.action_log("r1") is not None  # a read: its answer to a node inbox
         for subject in (ns.seat(seat, "r1"), ns.view("r1"), ns.lobby_events):

@@ -12,6 +12,7 @@ from nats.aio.client import Client
 from tests.cluster.conftest import records_of
 
 from meeple.bus.subjects import Namespace
+from meeple.cluster.jetstream import JetStreamBackplane
 from meeple.cluster.log import JetStreamLog, RoomLog
 from meeple.server.store.database import LogConflict, Store
 from meeple.server.store.journal import Journal, Written
@@ -137,8 +138,8 @@ async def test_a_stale_owner_is_fenced_out_by_a_claim(
     """Owner A writes; B claims the room (a later lease) and replays what A wrote; every
     later append or finish of A is refused, even at the right sequence, and A's claim
     under its old lease too; B goes on."""
-    a = JetStreamLog(node, nats_ns, records)
-    b = JetStreamLog(node, nats_ns, records)
+    a = JetStreamLog(JetStreamBackplane(node), nats_ns, records)
+    b = JetStreamLog(JetStreamBackplane(node), nats_ns, records)
     await a.open_log("r1", "counting", GENESIS)
     await a.claim("r1", "a", epoch=1)
     await a.append_log("r1", 1, {"action": 1})
@@ -166,7 +167,7 @@ async def test_racing_writers_one_wins_each_sequence(
 ) -> None:
     """Two writers append the same sequences at the same time, each its own entries: each
     sequence is written once, by one of them; the other is told."""
-    w = [JetStreamLog(node, nats_ns, records) for _ in range(2)]
+    w = [JetStreamLog(JetStreamBackplane(node), nats_ns, records) for _ in range(2)]
     await w[0].open_log("r1", "counting", GENESIS)
     for seq in range(1, 11):
         results = await asyncio.gather(
@@ -186,10 +187,10 @@ async def test_a_retry_of_a_lost_acknowledgement_is_applied_once(
     """An append whose acknowledgement was lost is sent again by a writer that does not
     know it landed (a fresh writer, as after a reconnect): it is recognised by its
     message id, within JetStream's duplicate window and through the fence."""
-    a = JetStreamLog(node, nats_ns, records)
+    a = JetStreamLog(JetStreamBackplane(node), nats_ns, records)
     await a.open_log("r1", "counting", GENESIS)
     await a.append_log("r1", 1, {"action": 1})
-    again = JetStreamLog(node, nats_ns, records)
+    again = JetStreamLog(JetStreamBackplane(node), nats_ns, records)
     await again.append_log("r1", 1, {"action": 1})
     await again.append_log("r1", 2, {"action": 2})
     info = await node.jetstream().stream_info(nats_ns.log_stream)
@@ -202,13 +203,13 @@ async def test_an_owner_whose_acknowledgement_was_lost_goes_on(
     """The owner's append lands but its acknowledgement never arrives (the journal then
     retries it): the retry is recognised, and the owner's next append is accepted, not
     taken for another writer's."""
-    a = JetStreamLog(node, nats_ns, records)
+    a = JetStreamLog(JetStreamBackplane(node), nats_ns, records)
     await a.open_log("r1", "counting", GENESIS)
     await a.claim("r1", "a", epoch=1)
     await a.append_log("r1", 1, {"action": 1})
     # Entry 2 written as append_log writes it, but behind the writer's back: to the writer
     # this is an append whose acknowledgement was lost.
-    shadow = JetStreamLog(node, nats_ns, records)
+    shadow = JetStreamLog(JetStreamBackplane(node), nats_ns, records)
     await shadow.append_log("r1", 2, {"action": 2})
     await a.append_log("r1", 2, {"action": 2})  # the retry
     await a.append_log("r1", 3, {"action": 3})
@@ -223,8 +224,8 @@ async def test_a_stale_owner_cannot_end_the_game_or_store_its_version(
 ) -> None:
     """After a takeover the old owner's finish is refused; the game stored is the new
     owner's, once."""
-    a = JetStreamLog(node, nats_ns, records)
-    b = JetStreamLog(node, nats_ns, records)
+    a = JetStreamLog(JetStreamBackplane(node), nats_ns, records)
+    b = JetStreamLog(JetStreamBackplane(node), nats_ns, records)
     await a.open_log("r1", "counting", GENESIS)
     await a.claim("r1", "a", epoch=1)
     await b.claim("r1", "b", epoch=2)

@@ -20,6 +20,7 @@ from tests.patience import PATIENCE, eventually
 from meeple.bus import LocalBus, Namespace, RemoteError, schema
 from meeple.bus.codec import WireError
 from meeple.bus.natsbus import NatsBus
+from meeple.cluster.jetstream import JetStreamBackplane
 from meeple.cluster.registry import Names
 from meeple.node import wire
 from meeple.node.ask import ask
@@ -209,7 +210,7 @@ async def test_an_old_edges_request_is_answered_with_an_error_not_a_crash(
     refused: the asker hears an error at once, nothing is claimed, and the service goes
     on answering this schema's claims."""
     bus = NatsBus(node, owns=False)
-    names = Names(node, nats_ns)
+    names = Names(JetStreamBackplane(node), nats_ns)
     service = NameService(bus, nats_ns, names)
     await service.start()
     try:

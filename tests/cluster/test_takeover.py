@@ -17,6 +17,7 @@ from tests.natsd import NatsEnv
 from tests.patience import PATIENCE
 
 from meeple.bus.subjects import Namespace
+from meeple.cluster.jetstream import JetStreamBackplane
 from meeple.cluster.log import JetStreamLog
 from meeple.server.store.database import Store
 
@@ -45,7 +46,8 @@ class Owner:
             cwd=ROOT,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            # The tree under test first (a worktree beside an installed checkout).
+            env={**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT / "src"), str(ROOT)))},
         )
         return cls(proc)
 
@@ -85,7 +87,7 @@ async def test_a_stopped_owner_that_wakes_up_cannot_append(
     is refused although its sequence is the log's next (the claim fenced it out); then B
     appends, and the log is A's acknowledged appends then B's, each once, without a gap."""
     records = Store(tmp_path / "records.sqlite3")
-    log = JetStreamLog(node, nats_ns, records)
+    log = JetStreamLog(JetStreamBackplane(node), nats_ns, records)
     await log.open_log("r1", "counting", GENESIS)
     a = await Owner.start(nats_env, nats_ns, "r1", "A", tmp_path / "records.sqlite3")
     b: Owner | None = None

@@ -19,12 +19,24 @@ __all__ = ["register"]
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "node",
-        help="run one cluster node (roles edge, rooms, lobby, store) over NATS",
+        help="run one cluster node (roles edge, rooms, lobby, store) over NATS, or every "
+        "role in one process (--local)",
         description="Run one meeple cluster node: any mix of the roles edge (the protocol "
         "listeners), rooms (room actors), lobby (tables; one leader) and store (finished "
-        "games and ratings in PostgreSQL), talking over NATS JetStream.",
+        "games and ratings in PostgreSQL), talking over NATS JetStream; or, with --local, "
+        "every role in this process over the in-process backplane (one SQLite file).",
     )
-    p.add_argument("--roles", required=True, help="comma-separated: edge,rooms,lobby,store")
+    p.add_argument(
+        "--roles", help="comma-separated: edge,rooms,lobby,store (with --local: all of them)"
+    )
+    p.add_argument(
+        "--local",
+        metavar="FILE",
+        help="no NATS: every role in this process over the in-process backplane, its "
+        "leases, names, tokens, lobby state and room logs in this SQLite file (a restart "
+        "on the same file takes its games over); finished games go to --database, by "
+        "default FILE's name with -records",
+    )
     p.add_argument(
         "--nats",
         default=os.environ.get("MEEPLE_NATS_URL", "nats://127.0.0.1:4222"),
@@ -106,9 +118,18 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from meeple.node.node import Node, NodeConfig
+    from meeple.node.node import ROLES, Node, NodeConfig
 
-    roles = frozenset(r.strip() for r in args.roles.split(",") if r.strip())
+    if args.roles is None and args.local is None:
+        print("meeple node: --roles is needed (or --local)", file=sys.stderr)
+        return 2
+    roles = frozenset(
+        ROLES if args.roles is None else (r.strip() for r in args.roles.split(",") if r.strip())
+    )
+    database = args.database
+    if args.local is not None and database is None:
+        local = Path(args.local)
+        database = f"sqlite:///{local.with_name(local.stem + '-records' + local.suffix)}"
     name = args.name or f"{socket.gethostname().split('.')[0]}-{os.getpid()}"
     try:
         server = (
@@ -131,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
                 nats_user=args.nats_user,
                 nats_password=os.environ.get(args.nats_password_env),
                 namespace=args.namespace,
-                database=args.database,
+                database=database,
                 server=server,
                 lease_ttl=args.lease,
                 same_game_seed=args.same_game_seed,
@@ -139,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
                 name_ttl=args.name_ttl,
                 metrics_port=args.metrics_port,
                 health_port=args.health_port,
+                local=args.local,
             )
         )
     except (ValueError, ConfigError) as e:

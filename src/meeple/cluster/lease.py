@@ -13,6 +13,10 @@ passes without a renewal. Every write is a compare-and-set on the key's revision
 - :meth:`Leases.release` gives it up at once (a clean shutdown), again only if it is
   still the caller's.
 
+The bucket is the node's backplane's (:mod:`meeple.cluster.backplane`): JetStream's KV
+on a cluster, where the headers below do the work, or the in-process backplane's, which
+keeps the same rules (:mod:`meeple.cluster.local`).
+
 The **epoch** of a lease is the bucket's stream sequence of the write that acquired it:
 every later lease of the same key has a greater one. A new owner claims the room's log
 with it (:meth:`meeple.cluster.log.JetStreamLog.claim`), and that fences the old owner
@@ -32,39 +36,24 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
-
-import nats.errors
-import nats.js.errors
-from nats.aio.client import Client
-from nats.aio.msg import Msg
-from nats.js.api import DeliverPolicy
 
 from meeple.bus.schema import LeaseValue, decode, encode
 from meeple.bus.subjects import Namespace
-from meeple.server.config import ClusterConfig
+from meeple.cluster.backplane import Backplane, Fenced, KvEntry
 
 __all__ = ["Lease", "LeaseEvent", "LeaseLost", "Leases", "lobby_key", "room_key"]
 
 logger = logging.getLogger(__name__)
 
-_EXPECT = "Nats-Expected-Last-Subject-Sequence"
-_TTL = "Nats-TTL"
-_KV_OP = "KV-Operation"
-_MARKER = "Nats-Marker-Reason"
-_WRONG_LAST = (10071, 10164)
 
-# One JetStream call's wait unless told (the node passes its config's).
-_DEFAULT = ClusterConfig()
-
-
-def _freed(headers: Mapping[str, str]) -> str | None:
-    """Why a message of the bucket frees its key: "released" (a delete marker), "lapsed"
-    (the server's marker when the TTL passed); None for a lease."""
-    if headers.get(_KV_OP) in ("DEL", "PURGE"):
+def _freed(entry: KvEntry) -> str | None:
+    """Why an entry of the bucket frees its key: "released" (a delete marker), "lapsed"
+    (the marker left when the TTL passed); None for a lease."""
+    if entry.op == "del":
         return "released"
-    if headers.get(_MARKER):
+    if entry.op == "lapsed":
         return "lapsed"
     return None
 
@@ -106,23 +95,21 @@ class Lease:
 
 
 class Leases:
-    """The namespace's leases bucket over one node's connection; see the module doc."""
+    """The namespace's leases bucket on a node's backplane; see the module doc."""
 
     def __init__(
         self,
-        nc: Client,
+        plane: Backplane,
         ns: Namespace,
         *,
         ttl: int = 2,
-        timeout: float = _DEFAULT.jetstream_wait,
         now: Callable[[], float] = time.monotonic,
     ) -> None:
         if int(ttl) != ttl or ttl < 1:
             raise ValueError(f"a lease's TTL is whole seconds, at least 1: {ttl!r}")
-        self._js = nc.jetstream(timeout=timeout)
+        self._kv = plane.bucket(ns.leases_bucket)
         self.ns = ns
         self.ttl = int(ttl)
-        self._stream = f"KV_{ns.leases_bucket}"
         self._now = now
         # Each lease kept (:meth:`keep`): when it was last written (taken or renewed)
         # and the last renewal's failure since (a rooms node's /readyz: :attr:`failing`).
@@ -143,9 +130,6 @@ class Leases:
                 return f"{key}: not renewed for {late:.1f} s (TTL {self.ttl} s)"
         return None
 
-    def _subject(self, key: str) -> str:
-        return f"$KV.{self.ns.leases_bucket}.{key}"
-
     async def holder(self, key: str) -> Lease | None:
         """Who holds ``key`` now, as the bucket says (None: nobody)."""
         found = await self._current(key)
@@ -153,15 +137,13 @@ class Leases:
 
     async def _current(self, key: str) -> Lease | int | None:
         """The live lease on ``key``; else the revision of its delete marker, or None."""
-        try:
-            msg = await self._js.get_last_msg(self._stream, self._subject(key), direct=True)
-        except nats.js.errors.NotFoundError:
+        entry = await self._kv.get(key)
+        if entry is None:
             return None
-        assert msg.seq is not None
-        if _freed(msg.headers or {}) is not None:
-            return msg.seq
-        value = decode(msg.data or b"{}", LeaseValue)
-        return Lease(key, value.owner, value.epoch or msg.seq, msg.seq, self.ttl)
+        if _freed(entry) is not None:
+            return entry.revision
+        value = decode(entry.value or b"{}", LeaseValue)
+        return Lease(key, value.owner, value.epoch or entry.revision, entry.revision, self.ttl)
 
     async def acquire(self, key: str, owner: str) -> Lease | None:
         """Take ``key`` for ``owner`` if nobody holds it; the lease, or None when
@@ -187,28 +169,21 @@ class Leases:
         caller's copy may be older than the bucket's (its keeper renewed it since): the
         lease held under the same owner and epoch is the caller's, at its revision now."""
         for _ in range(2):
-            headers = {_KV_OP: "DEL", _EXPECT: str(lease.revision)}
             try:
-                await self._js.publish(self._subject(lease.key), b"", headers=headers)
+                await self._kv.delete(lease.key, expect=lease.revision)
                 return
-            except nats.js.errors.APIError as e:
-                if e.err_code not in _WRONG_LAST:
-                    raise
+            except Fenced:
+                pass
             current = await self.holder(lease.key)
             if current is None or (current.owner, current.epoch) != (lease.owner, lease.epoch):
                 return  # lapsed, or another's now
             lease = current
 
     async def _write(self, key: str, value: LeaseValue, *, expect: int) -> int:
-        headers = {_EXPECT: str(expect), _TTL: f"{self.ttl}s"}
-        body = encode(value)
         try:
-            ack = await self._js.publish(self._subject(key), body, headers=headers)
-        except nats.js.errors.APIError as e:
-            if e.err_code in _WRONG_LAST:
-                raise LeaseLost(f"lease {key}: written by someone else since {expect}") from None
-            raise
-        return int(ack.seq)
+            return await self._kv.put(key, encode(value), expect=expect, ttl=self.ttl)
+        except Fenced:
+            raise LeaseLost(f"lease {key}: written by someone else since {expect}") from None
 
     def keep(
         self,
@@ -239,7 +214,9 @@ class Leases:
                         logger.warning("lease %s of %s lost", current.key, current.owner)
                         on_lost(current)
                         return
-                    except (nats.errors.Error, OSError) as e:
+                    except Exception as e:
+                        # Not the lease's loss: NATS away for a moment, a timeout, a
+                        # closed connection, the local file's disk. Tried again next tick.
                         logger.warning("lease %s: renewal failed: %s", current.key, e)
                         since = kept.get(lease.key, (self._now(), None))[0]
                         kept[lease.key] = (since, str(e) or type(e).__name__)
@@ -254,32 +231,13 @@ class Leases:
         (the bucket's marker, within about the TTL) or was released, and takes it over.
         A key whose marker is gone (``ClusterConfig.lapse_marker``, the bucket's) is
         not reported: a node that starts late finds such rooms among the open logs."""
-        queue: asyncio.Queue[Msg] = asyncio.Queue()
-
-        async def put(msg: Msg) -> None:
-            queue.put_nowait(msg)
-
-        subject = f"$KV.{self.ns.leases_bucket}.{prefix}>"
-        sub = await self._js.subscribe(
-            subject,
-            cb=put,
-            ordered_consumer=True,
-            deliver_policy=DeliverPolicy.LAST_PER_SUBJECT,
-        )
-        start = len(f"$KV.{self.ns.leases_bucket}.")
-        try:
-            while True:
-                msg = await queue.get()
-                headers = msg.headers or {}
-                seq = msg.metadata.sequence.stream
-                why = _freed(headers)
-                if why is not None:
-                    yield LeaseEvent(msg.subject[start:], why, None, seq)
-                else:
-                    owner = decode(msg.data or b"{}", LeaseValue).owner
-                    yield LeaseEvent(msg.subject[start:], "held", owner, seq)
-        finally:
-            await sub.unsubscribe()
+        async for entry in self._kv.watch(prefix):
+            why = _freed(entry)
+            if why is not None:
+                yield LeaseEvent(entry.key, why, None, entry.revision)
+            else:
+                owner = decode(entry.value or b"{}", LeaseValue).owner
+                yield LeaseEvent(entry.key, "held", owner, entry.revision)
 
     @staticmethod
     async def stop(task: asyncio.Task[None]) -> None:

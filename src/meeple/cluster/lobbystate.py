@@ -24,21 +24,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import nats.js.errors
-from nats.aio.client import Client
-
 from meeple.bus.schema import LobbyStateValue, decode, encode
 from meeple.bus.subjects import Namespace
-from meeple.server.config import ClusterConfig
+from meeple.cluster.backplane import Backplane, Fenced
 
 __all__ = ["STATE_KEY", "LobbyState", "StateFenced"]
 
 STATE_KEY = "state"
-_EXPECT = "Nats-Expected-Last-Subject-Sequence"
-_WRONG_LAST = (10071, 10164)
-
-# One JetStream call's wait unless told (the node passes its config's).
-_DEFAULT = ClusterConfig()
 
 
 class StateFenced(Exception):
@@ -49,26 +41,20 @@ class LobbyState:
     """The lobby's state as one leader writes it; see the module doc. One instance is one
     writer: it remembers the revision of its last write."""
 
-    def __init__(
-        self, nc: Client, ns: Namespace, *, timeout: float = _DEFAULT.jetstream_wait
-    ) -> None:
-        self._js = nc.jetstream(timeout=timeout)
+    def __init__(self, plane: Backplane, ns: Namespace) -> None:
+        self._kv = plane.bucket(ns.lobby_bucket)
         self.ns = ns
-        self._stream = f"KV_{ns.lobby_bucket}"
-        self._subject = f"$KV.{ns.lobby_bucket}.{STATE_KEY}"
         self.epoch: int | None = None  # the epoch this writer claimed under
         self._revision = 0  # the key's revision after this writer's last write
 
     async def read(self) -> tuple[dict[str, Any], int, int]:
         """The state as stored (``{}``: none yet), the epoch it was written under (-1:
         none) and its revision (0: none)."""
-        try:
-            msg = await self._js.get_last_msg(self._stream, self._subject, direct=True)
-        except nats.js.errors.NotFoundError:
+        entry = await self._kv.get(STATE_KEY)
+        if entry is None:
             return {}, -1, 0
-        assert msg.seq is not None
-        value = decode(msg.data or b"{}", LobbyStateValue)
-        return value.state, value.epoch, msg.seq
+        value = decode(entry.value or b"{}", LobbyStateValue)
+        return value.state, value.epoch, entry.revision
 
     async def claim(self, owner: str, epoch: int) -> dict[str, Any]:
         """Make this writer the state's only one under lease ``epoch``; the state as the
@@ -95,12 +81,7 @@ class LobbyState:
     async def _put(self, owner: str, epoch: int, state: Mapping[str, Any], expect: int) -> int:
         body = encode(LobbyStateValue(owner=owner, epoch=epoch, state=dict(state)))
         try:
-            ack = await self._js.publish(self._subject, body, headers={_EXPECT: str(expect)})
-        except nats.js.errors.APIError as e:
-            if e.err_code in _WRONG_LAST:
-                self.epoch = None  # fenced out for good, until it claims again
-                raise StateFenced(
-                    f"the lobby's state was written by another since {expect}"
-                ) from None
-            raise
-        return int(ack.seq)
+            return await self._kv.put(STATE_KEY, body, expect=expect)
+        except Fenced:
+            self.epoch = None  # fenced out for good, until it claims again
+            raise StateFenced(f"the lobby's state was written by another since {expect}") from None

@@ -65,14 +65,11 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
-import nats.errors
-import nats.js.errors
-from nats.aio.client import Client
-
 from meeple.bus.base import BusError
 from meeple.bus.codec import decode_json
 from meeple.bus.schema import LogEnd, LogOwner, decode, encode
 from meeple.bus.subjects import Namespace, check_token
+from meeple.cluster.backplane import MSG_ID, Backplane, Fenced, Stored
 from meeple.server.config import ClusterConfig
 from meeple.server.store.database import ActionLog, GameRecord, LogConflict, LogEntry, Store
 
@@ -87,15 +84,9 @@ SEQ = "Meeple-Seq"
 AT = "Meeple-At"
 GAME = "Meeple-Game"
 FIRST = "Meeple-First"
-MSG_ID = "Nats-Msg-Id"
-EXPECT = "Nats-Expected-Last-Subject-Sequence"
+
 
 _DEFAULT = ClusterConfig()
-
-# JSStreamWrongLastSequenceErrF and its constant form: the fence refused the publish.
-_WRONG_LAST = (10071, 10164)
-# Messages per batched direct get.
-_BATCH = 1000
 
 
 # What a room's log holds, as read back (JSON, written by its owners): each entry and the
@@ -125,15 +116,6 @@ class RoomLog(Protocol):
     def open_logs(self, game: str | None = None) -> list[str]: ...
 
 
-@dataclass(frozen=True, slots=True)
-class _Msg:
-    """One stored message of a room: its stream sequence, headers and body."""
-
-    seq: int
-    headers: dict[str, str]
-    data: bytes
-
-
 @dataclass
 class _Tail:
     """What a writer knows of a room's log: its last message."""
@@ -152,10 +134,6 @@ def _body(value: Mapping[str, Any]) -> bytes:
 
 def _digest(body: bytes) -> str:
     return hashlib.sha256(body).hexdigest()[:16]
-
-
-def _wrong_last(e: nats.js.errors.APIError) -> bool:
-    return e.err_code in _WRONG_LAST
 
 
 class GameRecords(Protocol):
@@ -180,34 +158,31 @@ class GameRecords(Protocol):
 
 
 class JetStreamLog:
-    """Room logs in JetStream, on the event loop; see the module doc.
+    """Room logs in the backplane's log stream (JetStream on a cluster, the local
+    backplane's SQLite in one process), on the event loop; see the module doc.
 
-    ``nc`` is a node's connection (the namespace made sure of:
+    ``plane`` is a node's backplane (for JetStream: the namespace made sure of,
     :func:`meeple.cluster.jetstream.connect_node`), ``records`` the store of finished
     games. One instance is one writer: it remembers the end of each log it wrote.
     """
 
     def __init__(
         self,
-        nc: Client,
+        plane: Backplane,
         ns: Namespace,
         records: GameRecords,
         *,
         wall_clock: Callable[[], float] = time.time,
-        timeout: float = _DEFAULT.jetstream_wait,
         store_retry: tuple[float, float] = (_DEFAULT.store_retry, _DEFAULT.store_retry_max),
     ) -> None:
-        """``timeout``: one JetStream call's wait; ``store_retry``: a finished game whose
-        store is away (no store node answers) is asked again after the first seconds,
-        doubling up to the second; its end is in the log meanwhile (both
-        :class:`~meeple.server.config.ClusterConfig`'s)."""
-        self._nc = nc
+        """``store_retry``: a finished game whose store is away (no store node answers)
+        is asked again after the first seconds, doubling up to the second; its end is in
+        the log meanwhile (:class:`~meeple.server.config.ClusterConfig`'s)."""
+        self._stream = plane.stream(ns.log_stream)
         self._store_retry = store_retry
-        self._js = nc.jetstream(timeout=timeout)
         self.ns = ns
         self.records = records
         self._now = wall_clock
-        self._timeout = timeout
         self._tails: dict[str, _Tail] = {}
 
     # --- writing ---------------------------------------------------------------------------
@@ -402,7 +377,7 @@ class JetStreamLog:
         messages = await self._read(uid)
         return None if messages is None else await self._build(uid, messages)
 
-    async def _build(self, uid: str, messages: list[_Msg]) -> ActionLog:
+    async def _build(self, uid: str, messages: list[Stored]) -> ActionLog:
         head = messages[0].headers
         entries: list[LogEntry] = []
         end_reason: str | None = None
@@ -448,13 +423,11 @@ class JetStreamLog:
 
     async def open_logs(self, game: str | None = None) -> list[str]:
         """The uids of the rooms whose logs are not closed, oldest first."""
-        try:
-            info = await self._js.stream_info(self.ns.log_stream, subjects_filter=self.ns.logs)
-        except nats.js.errors.NotFoundError:
-            return []
         rooms: list[tuple[float, str]] = []
         prefix = self.ns.log("x")[:-1]
-        for subject in info.state.subjects or {}:
+        for subject in await self._stream.subjects():
+            if not subject.startswith(prefix):
+                continue
             uid = subject.removeprefix(prefix)
             tail = await self._read_tail(uid)
             if tail.closed:
@@ -466,69 +439,32 @@ class JetStreamLog:
                 rooms.append((float(h.get(AT, 0.0)), uid))
         return [uid for _, uid in sorted(rooms)]
 
-    # --- JetStream ---------------------------------------------------------------------------
+    # --- the stream --------------------------------------------------------------------------
 
     async def _publish(
         self, uid: str, body: bytes, headers: dict[str, str], msg_id: str, expect: int
     ) -> int:
-        """Publish one message of room ``uid``, fenced on ``expect``; its stream sequence.
+        """Append one message of room ``uid``, fenced on ``expect``; its stream sequence.
         LogConflict when the fence refuses it."""
-        headers = {**headers, MSG_ID: msg_id, EXPECT: str(expect)}
         try:
-            ack = await self._js.publish(
-                self.ns.log(uid), body, headers=headers, stream=self.ns.log_stream
+            return await self._stream.append(
+                self.ns.log(uid), body, headers, msg_id=msg_id, expect=expect
             )
-        except nats.js.errors.APIError as e:
-            if _wrong_last(e):
-                raise LogConflict(f"room {uid}: the log moved on from {expect}") from None
-            raise
-        return int(ack.seq)
+        except Fenced:
+            raise LogConflict(f"room {uid}: the log moved on from {expect}") from None
 
-    async def _get(self, uid: str, *, seq: int | None = None) -> _Msg | None:
+    async def _get(self, uid: str, *, seq: int | None = None) -> Stored | None:
         """The room's last message, or its first at or after stream sequence ``seq``."""
-        try:
-            if seq is None:
-                m = await self._js.get_last_msg(self.ns.log_stream, self.ns.log(uid), direct=True)
-            else:
-                m = await self._js.get_msg(
-                    self.ns.log_stream, seq=seq, subject=self.ns.log(uid), direct=True, next=True
-                )
-        except nats.js.errors.NotFoundError:
-            return None
-        assert m.seq is not None
-        return _Msg(m.seq, {str(k): str(v) for k, v in (m.headers or {}).items()}, m.data or b"")
+        if seq is None:
+            return await self._stream.last(self.ns.log(uid))
+        return await self._stream.next(self.ns.log(uid), seq)
 
-    async def _first(self, uid: str) -> _Msg | None:
+    async def _first(self, uid: str) -> Stored | None:
         return await self._get(uid, seq=1)
 
-    async def _read(self, uid: str) -> list[_Msg] | None:
-        """Every message of the room, in order (None: no log): batched direct gets
-        (NATS >= 2.11, ADR-31), one round trip per :data:`_BATCH` messages."""
-        out: list[_Msg] = []
-        inbox = self._nc.new_inbox()
-        sub = await self._nc.subscribe(inbox)
-        try:
-            start = 1
-            while True:
-                request = {"seq": start, "next_by_subj": self.ns.log(uid), "batch": _BATCH}
-                await self._nc.publish(
-                    f"$JS.API.DIRECT.GET.{self.ns.log_stream}",
-                    json.dumps(request).encode(),
-                    reply=inbox,
-                )
-                got = 0
-                while True:
-                    m = await sub.next_msg(timeout=self._timeout)
-                    h = {str(k): str(v) for k, v in (m.headers or {}).items()}
-                    if "Status" in h:  # 204: the end of the batch; 404: nothing (more)
-                        break
-                    out.append(_Msg(int(h["Nats-Sequence"]), h, m.data))
-                    got += 1
-                if got < _BATCH:
-                    return out or None
-                start = out[-1].seq + 1
-        finally:
-            await sub.unsubscribe()
+    async def _read(self, uid: str) -> list[Stored] | None:
+        """Every message of the room, in order (None: no log)."""
+        return await self._stream.read(self.ns.log(uid)) or None
 
     async def _read_tail(self, uid: str) -> _Tail:
         m = await self._get(uid)
@@ -537,28 +473,25 @@ class JetStreamLog:
         return _tail(m)
 
 
-def _tail(m: _Msg) -> _Tail:
+def _tail(m: Stored) -> _Tail:
     """What a room's last message says of its log."""
     h = m.headers
     return _Tail(m.seq, int(h.get(SEQ, 0)), h.get(MSG_ID, ""), closed=h.get(KIND) == "end")
 
 
 class LogEnds:
-    """How rooms' logs ended, read from JetStream by a node that writes none (the lobby's
-    leader, for a CMPN402 contest's results: :mod:`meeple.node.contest`)."""
+    """How rooms' logs ended, read from the log stream by a node that writes none (the
+    lobby's leader, for a CMPN402 contest's results: :mod:`meeple.node.contest`)."""
 
-    def __init__(self, nc: Client, ns: Namespace, *, timeout: float = 5.0) -> None:
-        self._js = nc.jetstream(timeout=timeout)
+    def __init__(self, plane: Backplane, ns: Namespace) -> None:
+        self._stream = plane.stream(ns.log_stream)
         self.ns = ns
 
     async def end(self, uid: str) -> dict[str, Any] | None:
         """The game room ``uid``'s log ended with (what its owner stored: players,
         result, end reason), or None while it is open (or there is none). One direct get."""
-        try:
-            m = await self._js.get_last_msg(self.ns.log_stream, self.ns.log(uid), direct=True)
-        except nats.js.errors.NotFoundError:
-            return None
-        if str((m.headers or {}).get(KIND)) != "end":
+        m = await self._stream.last(self.ns.log(uid))
+        if m is None or m.headers.get(KIND) != "end":
             return None
         return decode(m.data or b"", LogEnd).game
 
@@ -579,7 +512,7 @@ class BlockingJetStreamLog:
         password: str | None = None,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
-        from meeple.cluster.jetstream import connect_node
+        from meeple.cluster.jetstream import JetStreamBackplane, connect_node
 
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
@@ -588,7 +521,7 @@ class BlockingJetStreamLog:
         self._thread.start()
         self.records = records
         self._nc = self._call(connect_node(url, ns, user=user, password=password, name="log"))
-        self.log = JetStreamLog(self._nc, ns, records, wall_clock=wall_clock)
+        self.log = JetStreamLog(JetStreamBackplane(self._nc), ns, records, wall_clock=wall_clock)
 
     def _call(self, coro: Coroutine[Any, Any, _T]) -> _T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()

@@ -19,24 +19,14 @@ import re
 from dataclasses import dataclass
 from typing import TypeVar
 
-import nats.js.errors
-from nats.aio.client import Client
-
 from meeple.bus.schema import Message, NameValue, TokenValue, decode, encode
 from meeple.bus.subjects import Namespace
-from meeple.server.config import ClusterConfig
+from meeple.cluster.backplane import Backplane, Fenced, KeyValue
 
 __all__ = ["Names", "RejoinSeat", "RejoinTokens", "name_key"]
 
-_EXPECT = "Nats-Expected-Last-Subject-Sequence"
-_TTL = "Nats-TTL"
-_KV_OP = "KV-Operation"
-_WRONG_LAST = (10071, 10164)
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _V = TypeVar("_V", bound=Message)
-
-# One JetStream call's wait unless told (the node passes its config's).
-_DEFAULT = ClusterConfig()
 
 
 def name_key(name: str) -> str:
@@ -47,61 +37,42 @@ def name_key(name: str) -> str:
 
 
 class _Bucket:
-    """Compare-and-set writes on one KV bucket's keys, with per-key TTLs."""
+    """Compare-and-set writes of schema values on one KV bucket's keys, with TTLs."""
 
-    def __init__(self, nc: Client, bucket: str, timeout: float) -> None:
-        self._js = nc.jetstream(timeout=timeout)
-        self._bucket = bucket
-        self._stream = f"KV_{bucket}"
-
-    def _subject(self, key: str) -> str:
-        return f"$KV.{self._bucket}.{key}"
+    def __init__(self, kv: KeyValue) -> None:
+        self._kv = kv
 
     async def get(self, key: str, kind: type[_V]) -> tuple[_V | None, int]:
         """The key's value, a ``kind`` (None: none, deleted or lapsed), and its revision
         (0: none)."""
-        try:
-            msg = await self._js.get_last_msg(self._stream, self._subject(key), direct=True)
-        except nats.js.errors.NotFoundError:
+        entry = await self._kv.get(key)
+        if entry is None:
             return None, 0
-        assert msg.seq is not None
-        if (msg.headers or {}).get(_KV_OP) in ("DEL", "PURGE"):
-            return None, msg.seq
-        return decode(msg.data or b"{}", kind), msg.seq
+        if entry.op != "put":
+            return None, entry.revision
+        return decode(entry.value or b"{}", kind), entry.revision
 
     async def put(
         self, key: str, value: Message | None, *, expect: int, ttl: int | None = None
     ) -> int | None:
         """Write ``value`` (None: a delete marker) if the key is at revision ``expect``;
         the new revision, or None when it is not."""
-        headers = {_EXPECT: str(expect)}
-        if ttl is not None:
-            headers[_TTL] = f"{int(ttl)}s"
-        if value is None:
-            headers[_KV_OP] = "DEL"
-        body = b"" if value is None else encode(value)
         try:
-            ack = await self._js.publish(self._subject(key), body, headers=headers)
-        except nats.js.errors.APIError as e:
-            if e.err_code in _WRONG_LAST:
-                return None
-            raise
-        return int(ack.seq)
+            if value is None:
+                return await self._kv.delete(key, expect=expect)
+            return await self._kv.put(
+                key, encode(value), expect=expect, ttl=None if ttl is None else int(ttl)
+            )
+        except Fenced:
+            return None
 
 
 class Names:
     """The names in use now, cluster-wide; see the module doc. ``ttl`` (seconds) makes a
     claim lapse unless renewed (for holders that may die without releasing)."""
 
-    def __init__(
-        self,
-        nc: Client,
-        ns: Namespace,
-        *,
-        ttl: int | None = None,
-        timeout: float = _DEFAULT.jetstream_wait,
-    ) -> None:
-        self._kv = _Bucket(nc, ns.names_bucket, timeout)
+    def __init__(self, plane: Backplane, ns: Namespace, *, ttl: int | None = None) -> None:
+        self._kv = _Bucket(plane.bucket(ns.names_bucket))
         self.ttl = ttl
 
     async def claim(self, name: str, holder: str, *, ttl: int | None = None) -> bool:
@@ -152,10 +123,8 @@ def _seat(value: TokenValue) -> RejoinSeat:
 class RejoinTokens:
     """Rejoin tokens by their SHA-256; see the module doc."""
 
-    def __init__(
-        self, nc: Client, ns: Namespace, *, timeout: float = _DEFAULT.jetstream_wait
-    ) -> None:
-        self._kv = _Bucket(nc, ns.tokens_bucket, timeout)
+    def __init__(self, plane: Backplane, ns: Namespace) -> None:
+        self._kv = _Bucket(plane.bucket(ns.tokens_bucket))
 
     @staticmethod
     def _key(token_hash: str) -> str:

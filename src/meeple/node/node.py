@@ -1,5 +1,8 @@
 """``meeple node``: one process with any mix of the roles ``edge``, ``rooms``, ``lobby``,
-``store`` (docs/cluster.md), over one NATS connection.
+``store`` (docs/cluster.md), over one backplane (:mod:`meeple.cluster.backplane`): a NATS
+connection (:class:`~meeple.cluster.jetstream.JetStreamBackplane`), or, with
+``NodeConfig.local``, the in-process one (:class:`~meeple.cluster.local.LocalBackplane`:
+every role in this process, their state in one SQLite file, no NATS).
 
 A node prints one line when it is ready — ``node <name> ready roles=… pid=…`` and, for
 an edge, ``<protocol>=<host>:<port>`` per listener — so whoever started it (``meeple
@@ -26,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from meeple.bus import schema
-from meeple.bus.natsbus import NatsBus, connect
+from meeple.bus.base import Bus
 from meeple.bus.subjects import Namespace
-from meeple.cluster.jetstream import connect_node
+from meeple.cluster.backplane import Backplane
 from meeple.cluster.lease import Leases
 from meeple.cluster.log import JetStreamLog, LogEnds
 from meeple.node.contest import cluster_contest
@@ -68,6 +71,7 @@ EDGE_TARGETS = {"cmpn402": "meeple.node.cmpn402_edge:create_listener"}
 class NodeConfig:
     name: str
     roles: frozenset[str]
+    # The NATS server's URL; unused with ``local``.
     nats_url: str
     nats_user: str | None = None
     nats_password: str | None = None
@@ -86,6 +90,10 @@ class NodeConfig:
     # (None: none; the api port serves the first three too). Issue 35.
     metrics_port: int | None = None
     health_port: int | None = None
+    # The in-process backplane's SQLite file (issue 32.2): the bus in this process, the
+    # leases, names, tokens, lobby state and room logs in this file; no NATS. Every
+    # role this node needs runs here (a role elsewhere cannot reach it).
+    local: str | None = None
 
 
 class _SameSeed(random.Random):
@@ -106,6 +114,9 @@ class Node:
         unknown = set(config.roles) - set(ROLES)
         if unknown or not config.roles:
             raise ValueError(f"roles are any of {', '.join(ROLES)}: not {sorted(unknown)}")
+        if config.local is not None and config.roles != frozenset(ROLES):
+            # Nothing outside this process reaches an in-process backplane.
+            raise ValueError("a local backplane is one process's: it runs every role")
         if "store" in config.roles and not config.database:
             raise ValueError("the store role needs --database")
         if {"edge", "rooms"} <= config.roles and config.server.cmpn402.admin_token is None:
@@ -146,10 +157,20 @@ class Node:
         self.api_port: int | None = None
         self.ops: list[Any] = []
         self._lag: Any = None
+        self.plane: Backplane | None = None
 
-    async def start(self) -> None:
+    async def _connect(self) -> Backplane:
+        """The node's backplane: the local one (``local``), or NATS."""
         c = self.config
-        await self._start_ops()
+        if c.local is not None:
+            from meeple.cluster.local import LocalBackplane
+
+            return await LocalBackplane.open(
+                c.local, self.ns, clock=self.services.clock, timing=c.server.cluster
+            )
+        from meeple.bus.natsbus import connect
+        from meeple.cluster.jetstream import JetStreamBackplane, connect_node
+
         # A silent network (no FIN, no RST) is noticed by pings: nats_ping apart, two
         # unanswered (the connection then reconnects and /readyz says so meanwhile).
         pings: dict[str, Any] = {
@@ -157,7 +178,7 @@ class Node:
             "max_outstanding_pings": 2,
         }
         if c.roles & {"rooms", "lobby"}:
-            self.nc = await connect_node(
+            nc = await connect_node(
                 c.nats_url,
                 self.ns,
                 user=c.nats_user,
@@ -171,7 +192,7 @@ class Node:
             # NATS user may not: meeple.cluster.auth). An edge's answers come to its own
             # inbox, the only one its user may hear.
             inbox = self.ns.edge_inbox_of(c.name) if c.roles == {"edge"} else None
-            self.nc = await connect(
+            nc = await connect(
                 c.nats_url,
                 user=c.nats_user,
                 password=c.nats_password,
@@ -179,9 +200,15 @@ class Node:
                 inbox_prefix=inbox,
                 **pings,
             )
-        self.bus = NatsBus(self.nc)
-        wait = c.server.cluster.jetstream_wait  # one JetStream call's
-        self.leases = Leases(self.nc, self.ns, ttl=c.lease_ttl, timeout=wait)
+        # One JetStream call's wait.
+        return JetStreamBackplane(nc, timeout=c.server.cluster.jetstream_wait)
+
+    async def start(self) -> None:
+        c = self.config
+        await self._start_ops()
+        self.plane = plane = await self._connect()
+        self.bus: Bus = plane.bus
+        self.leases = Leases(plane, self.ns, ttl=c.lease_ttl, now=self.services.clock.now)
         if "store" in c.roles:
             from meeple.node.store import StoreRole
             from meeple.server.store.database import open_store
@@ -215,31 +242,27 @@ class Node:
                     spectrangle.GAME: spectrangle.TABLE_VARIANTS,
                     cmpn402.GAME: cmpn402.TABLE_VARIANTS,
                 },
-                LobbyState(self.nc, self.ns, timeout=wait),
+                LobbyState(plane, self.ns),
                 timing=c.server.cluster,
                 # Server bots' names, claimed where the edges' names are (meeple.node.names).
-                names=Names(self.nc, self.ns, timeout=wait),
+                names=Names(plane, self.ns),
                 # A CMPN402 contest ([cmpn402.contest]) or a two-agent series (games N,
                 # manual_start): its results are the rooms' logs' ends.
                 contest=cluster_contest(c.server.cmpn402),
                 admin_token=c.server.cmpn402.admin_token,
-                log_ends=LogEnds(self.nc, self.ns, timeout=wait).end,
+                log_ends=LogEnds(plane, self.ns).end,
             )
             await self.lobby.start()
             from meeple.node.names import NameService
 
             # Every lobby node answers edges' name claims (the bucket decides, not a leader).
-            self.name_service = NameService(
-                self.bus, self.ns, Names(self.nc, self.ns, timeout=wait)
-            )
+            self.name_service = NameService(self.bus, self.ns, Names(plane, self.ns))
             await self.name_service.start()
             from meeple.cluster.registry import RejoinTokens
             from meeple.node.rejoin import RejoinService
 
             # Where a browser's token takes it back, for any edge (meeple.node.rejoin).
-            self.rejoin_service = RejoinService(
-                self.bus, self.ns, RejoinTokens(self.nc, self.ns, timeout=wait)
-            )
+            self.rejoin_service = RejoinService(self.bus, self.ns, RejoinTokens(plane, self.ns))
             await self.rejoin_service.start()
         if "rooms" in c.roles:
             from meeple.node.rooms import RoomsRole
@@ -263,10 +286,9 @@ class Node:
                 timeout=c.server.cluster.command_wait,
             )
             log = JetStreamLog(
-                self.nc,
+                plane,
                 self.ns,
                 records,
-                timeout=wait,
                 store_retry=(c.server.cluster.store_retry, c.server.cluster.store_retry_max),
             )
             # The CMPN402 referee's games (meeple.node.cmpn402), their seats kept in KV.
@@ -274,7 +296,7 @@ class Node:
             from meeple.node.cmpn402 import SeatFinder, referee_rooms
             from meeple.server.rooms.scrabble import table_lexicon
 
-            tokens = RejoinTokens(self.nc, self.ns, timeout=wait)
+            tokens = RejoinTokens(plane, self.ns)
             self.seat_finder = SeatFinder(
                 self.bus, self.ns, tokens, closed=log.closed, ttl=c.server.cluster.token_ttl
             )
@@ -332,7 +354,10 @@ class Node:
         from meeple.server.ops import StoreProbe, server_readiness
 
         readiness = server_readiness(self.services)
-        readiness.add("nats", lambda: None if self.nc.is_connected else "not connected")
+        plane = self.plane
+        assert plane is not None
+        # A node on NATS: its connection; the local backplane: open.
+        readiness.add("nats", lambda: None if plane.connected else "not connected")
         if self.edge is not None:
             wanted = [n for n in self.config.listeners if self.config.server.listeners[n].enabled]
             readiness.add(
@@ -564,8 +589,9 @@ class Node:
                 logger.warning("%s: a role did not stop cleanly: %r", self.config.name, e)
         if self.store is not None:
             self.store.store.close()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.bus.close(), timeout)
+        if self.plane is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.plane.close(), timeout)
 
 
 def _node_samples(node: Node) -> list[tuple[str, tuple[str, ...], float]]:

@@ -33,9 +33,11 @@ if TYPE_CHECKING:
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import json
 from collections.abc import Callable
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from meeple.bus.base import Bus, BusError, Subscription
 from meeple.bus.subjects import STORE_KEEPS, STORE_READS, Namespace
@@ -52,6 +54,8 @@ from meeple.server.store.database import (
 from meeple.web.records import MAX_KEY, findable
 
 __all__ = ["BusRecords", "RemoteRecords", "StoreRole"]
+
+_T = TypeVar("_T")
 
 # The most rows one read answers (the games page asks for 200).
 MAX_ROWS = 200
@@ -168,6 +172,17 @@ class StoreRole:
         self._subs: list[Subscription] = []
         # One write at a time: "once per uid" is a read, then a write.
         self._lock = asyncio.Lock()
+        # The database's calls run on threads of their own, not the event loop's default
+        # executor: a rooms role in this process stores its finished games through this
+        # role from that executor's threads (RemoteRecords, which wait for the answer),
+        # and with as many games ending at once as it has threads the answers would
+        # queue behind the waiters (a one-process node, `meeple node --local`).
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="meeple-store")
+
+    async def _run(self, call: Callable[..., _T], *args: Any, **kw: Any) -> _T:
+        """``call(*args, **kw)`` on the role's database threads."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, functools.partial(call, *args, **kw))
 
     async def start(self) -> None:
         await self.accounts.start()
@@ -198,10 +213,10 @@ class StoreRole:
             version = _count(args, "version", 2**31)
         except ValueError as e:
             raise wire.WireError("shape", str(e)) from None
-        found = await asyncio.to_thread(self.store.game_by_uid, uid)
+        found = await self._run(self.store.game_by_uid, uid)
         if found is None:
             return wire.dumps(False)
-        await asyncio.to_thread(self.store.keep_analysis, uid, version, {"steps": steps})
+        await self._run(self.store.keep_analysis, uid, version, {"steps": steps})
         return wire.dumps(True)
 
     def _reader(self, op: str) -> Callable[[bytes], Any]:
@@ -213,7 +228,7 @@ class StoreRole:
                 _check(op, args)
             except ValueError as e:
                 raise wire.WireError("shape", str(e)) from None
-            return wire.dumps(await asyncio.to_thread(_read, self.store, op, args))
+            return wire.dumps(await self._run(_read, self.store, op, args))
 
         return handle
 
@@ -222,16 +237,16 @@ class StoreRole:
             if op == "game_by_uid":
                 uid = wire.loads(payload, str)
                 async with self._lock:
-                    return wire.dumps(await asyncio.to_thread(self.store.game_by_uid, uid))
+                    return wire.dumps(await self._run(self.store.game_by_uid, uid))
             game: wire.RecordGame = wire.loads(payload, wire.RecordGame)
             async with self._lock:
                 uid = (game.data or {}).get("uid")
                 if isinstance(uid, str):
-                    found = await asyncio.to_thread(self.store.game_by_uid, uid)
+                    found = await self._run(self.store.game_by_uid, uid)
                     if found is not None:
                         return wire.dumps(found.id)
                 args = {f.name: getattr(game, f.name) for f in dataclasses.fields(game)}
-                return wire.dumps(await asyncio.to_thread(lambda: self.store.record_game(**args)))
+                return wire.dumps(await self._run(self.store.record_game, **args))
 
         return handle
 
@@ -241,6 +256,7 @@ class StoreRole:
             with contextlib.suppress(BusError):
                 await sub.close()
         self._subs.clear()
+        self._pool.shutdown(wait=True)  # the calls under way (short) end first
 
 
 class RemoteRecords:
