@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.check.broken import Mangler
+from tests.patience import PATIENCE
 
 from meeple.check import run_server_kit
 from meeple.check.core import Probe, Result, Status, Target
@@ -182,3 +183,32 @@ def test_the_probe_reads_any_bytes_as_alive(
         assert got is None
     else:
         assert got == ("refused" if close else "silent")
+
+
+async def test_the_probe_nudges_a_server_that_reads_lines_in_its_first_write() -> None:
+    """Issue 33: the probe writes its nudge with its greeting, so a server that answers
+    only after a line end answers at once; none of the probe's waits runs out (its wait
+    here is PATIENCE: a nudge sent only after a silence would come after it, a second
+    write, and a probe after every check would cost a whole --wait)."""
+    writes: list[bytes] = []
+
+    async def reads_lines(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(Exception):
+            while chunk := await reader.read(65536):
+                writes.append(chunk)
+                if b"\n" in b"".join(writes):
+                    writer.write(b"WELCOME\x1fckpr\x1e")
+                    await writer.drain()
+                    await reader.read()  # until the probe hangs up
+                    break
+        writer.close()
+
+    server = await asyncio.start_server(reads_lines, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        probe = Probe(b"ANNOUNCE\x1fckpr\x1e", b"\n")
+        assert await probe(Target("127.0.0.1", port), PATIENCE) is None
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert writes == [b"ANNOUNCE\x1fckpr\x1e\n"]

@@ -489,12 +489,18 @@ def _selects(pattern: str, check_id: str) -> bool:
 @dataclass(frozen=True, slots=True)
 class Probe:
     """How the runner asks whether the target still answers: connect to its host and
-    port, write ``greeting`` (b"": a protocol whose server speaks first) and wait for any
-    byte; if none comes, write ``nudge`` (if any) and wait once more. A kit's probe is
-    what a new client does first (AM27 and Clarkson: nothing, the server speaks; Twente:
-    ANNOUNCE; a WebSocket server: the opening handshake); the nudge is what a server
-    that is quiet but alive would answer (a line end for one that reads lines, a command
-    for one that never speaks first), so only a target that answers neither is silent."""
+    port, write ``greeting`` (b"": a protocol whose server speaks first) and ``nudge``
+    in one write, and wait for any byte. A kit's probe is what a new client does first
+    (AM27 and Clarkson: nothing, the server speaks; Twente: ANNOUNCE; a WebSocket
+    server: the opening handshake); the nudge is what a server that is quiet but alive
+    would answer (a line end for one that reads lines, a command for one that never
+    speaks first), so only a target that answers neither is silent.
+
+    The nudge goes with the greeting, not after a silence: each is something the spec
+    (or the ERRATA) has a server answer or read past, so a live server answers at once
+    and the probe costs one round trip, and a silent one costs one ``wait``. (Sent only
+    after the greeting's silence, it cost a whole ``wait`` per probe of a server that
+    reads lines, once after every check: issue 33.)"""
 
     greeting: bytes = b""
     nudge: bytes = b""
@@ -509,9 +515,7 @@ class Probe:
         except (OSError, TimeoutError):
             return "refused"
         try:
-            data = await self._say(reader, writer, self.greeting, wait)
-            if data is None and self.nudge:
-                data = await self._say(reader, writer, self.nudge, wait)
+            data = await self._say(reader, writer, self.greeting + self.nudge, wait)
             if data is None:
                 return "silent"
         except TimeoutError:
