@@ -118,13 +118,7 @@ class TwPeer:
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
-            fault = self.peer.diagnose(data) or self.peer.diagnose()
-            raise CheckFailed(
-                f"{self.peer.label}: message is not UTF-8 text: {body[:40]!r}"
-                + (f" ({fault.name})" if fault else ""),
-                got=data,
-                fault=fault,
-            ) from None
+            raise self.peer.not_text(data, "message is not UTF-8 text", body) from None
         fields = text.split(US)
         self.seen.append(fields)
         return fields
