@@ -225,8 +225,9 @@ async def test_a_server_that_reads_lines_costs_one_wait_per_check(
 ) -> None:
     """Issue 33: a Twente server that answers only after a line end is named first and
     FAILs only the framing rule, and the kit waits out at most one silence per check:
-    the probe after a failed check sends its line end with the ANNOUNCE, it does not
-    wait out a silence first (which doubled every check's wait)."""
+    once a check found it answers only after a line end, the probe after a failed check
+    sends its line end with the ANNOUNCE, it does not wait out a silence first (which
+    doubled every check's wait)."""
     reads_lines = _ReadsLines()
     results = await _run("twente", server, gcide, None, reads_lines)
     _judge(

@@ -51,8 +51,8 @@ def probe(protocol: str, target: Target) -> Probe:
     answers NOK); a Twente client ANNOUNCEs (nudged with a line end, which the ERRATA
     asks servers to accept after RS), a Spectrangle one says connect (each with a name of
     the run's prefix); the WebSocket protocols' clients open with the HTTP handshake.
-    The nudge goes in the same write as the first words, so a live server answers at
-    once and only a silent one costs a wait."""
+    Once a server has answered only the nudge, the runner's probes send it with the
+    first words, so that no probe waits out a silence the run already knows of."""
     name = f"{target.options.get('prefix', 'ckprobe')}pr"
     if protocol == "twente":
         return Probe(f"ANNOUNCE\x1f{name}\x1e".encode(), b"\n")

@@ -242,6 +242,7 @@ class Peer:
             " (Java: not BufferedReader.readLine)",
             (self.section,) if self.section else (),
             evidence=sent[-48:],
+            nudged=True,
         )
 
     def _closes_after_each(self) -> Fault | None:
