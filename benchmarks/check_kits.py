@@ -11,6 +11,12 @@ times; prints the checks, the outcome counts and the wall time of each run. Then
 client kit with meeple's own bot as the client (two games). ``--samples DIR`` also
 writes each first run's text report to ``DIR/check-<side>-<protocol>.txt``
 (docs/check.md quotes them).
+
+``--reads-lines S`` (repeatable) instead runs the Twente server kit with ``--wait S``
+against meeple behind a relay that reads lines (a server that answers only after a line
+end, tests/check/test_quirky_servers.py): every check waits out one silence, and the
+probe after it none (issue 33); prints the wall time, the outcome counts and the
+silences the kit waited out.
 """
 
 from __future__ import annotations
@@ -75,6 +81,29 @@ async def server_run(protocol: str, lexicon: Lexicon) -> tuple[float, str, dict[
     return took, to_text(title, results), summary(results)
 
 
+async def reads_lines_run(wait: float, lexicon: Lexicon) -> tuple[float, str, dict[str, int]]:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.check.broken import Mangler
+    from tests.check.test_quirky_servers import _ReadsLines
+
+    with tempfile.TemporaryDirectory() as tmp:
+        server = MeepleServer(_config("twente", f"{tmp}/bench.sqlite3"), rng=random.Random(7))
+        server.services.resource("scrabble.lexicon", lambda: lexicon)
+        await server.start()
+        reads_lines = _ReadsLines()
+        try:
+            async with Mangler(server.ports["twente"], b"\x1e", relay=reads_lines) as relay:
+                started = time.perf_counter()
+                results = await run_server_kit(
+                    "twente", "127.0.0.1", relay.port, lexicon=lexicon, wait=wait
+                )
+                took = time.perf_counter() - started
+        finally:
+            await server.stop()
+    title = f"meeple check server twente --wait {wait:g} (a server that reads lines)"
+    return took, to_text(title, results), {**summary(results), "silences": reads_lines.waits}
+
+
 async def client_run(protocol: str, lexicon: Lexicon) -> tuple[float, str, dict[str, int]]:
     async def bot(port: int) -> object:
         if protocol == "twente":
@@ -110,12 +139,27 @@ def main() -> None:
     parser.add_argument(
         "--kit", action="append", default=[], help="only these kits: server-web, client-twente, …"
     )
+    parser.add_argument(
+        "--reads-lines",
+        type=float,
+        action="append",
+        default=[],
+        metavar="S",
+        help="only the Twente server kit at --wait S against a server that reads lines",
+    )
     args = parser.parse_args()
     lexicon = load_lexicon("gcide")
     print(
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
         f"load {os.getloadavg()[0]:.1f}, CPython {platform.python_version()}"
     )
+    for wait in args.reads_lines:
+        for i in range(args.runs):
+            took, _, counts = asyncio.run(reads_lines_run(wait, lexicon))
+            shown = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+            print(f"reads lines --wait {wait:g} run {i + 1}: {took:6.2f} s  ({shown})")
+    if args.reads_lines:
+        return
     for side, kits, run in (
         ("server", SERVER_KITS, server_run),
         ("client", CLIENT_KITS, client_run),

@@ -91,6 +91,7 @@ async def clarkson_player(port: int, games: int, lexicon: Lexicon, defects: froz
         buffer = b""
         done = False
         named = False  # USERCHANGE … Broken heard (§3.6)
+        joined = False  # the kit's player's USERJOIN heard
         try:
             while not done:
                 chunk = await reader.read(65536)
@@ -118,15 +119,23 @@ async def clarkson_player(port: int, games: int, lexicon: Lexicon, defects: froz
                             rows = []
                         continue
                     word = line.split(" ", 1)[0]
+                    # READY once named and joined: a READY before the name (still held
+                    # by the last game's connection) let the game start, and the name's
+                    # retry got NOK "names cannot change during a game" (a flaky FAIL
+                    # of the kit's `legal` under load).
                     if word == "USERCHANGE" and line.split(" ")[-1] == "Broken":
                         named = True
+                        if joined and not ready:
+                            writer.write(b"READY\r\n")
+                            ready = True
                     elif word == "NOK" and not named:
                         # The name is still held by this client's connection of the game
                         # before, closing as this one opens (§3.5): ask again.
                         await asyncio.sleep(0.1)
                         writer.write(b"USERSET Broken\r\n")
                     elif word == "USERJOIN":
-                        if not ready:
+                        joined = True
+                        if named and not ready:
                             writer.write(b"READY\r\n")
                             ready = True
                     elif word == "BOARDPUSH":

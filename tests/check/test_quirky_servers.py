@@ -32,20 +32,31 @@ def _same(data: bytes) -> bytes:
     return data
 
 
-def _needs_line_end(inject: Callable[[bytes], None]) -> tuple[Callable[[bytes], bytes], ...]:
-    """A server that reads lines: what the client sent reaches it only up to a line end."""
-    held = bytearray()
+class _ReadsLines:
+    """A server that reads lines: what the client sent reaches it only up to a line end.
 
-    def to_server(chunk: bytes) -> bytes:
-        held.extend(chunk)
-        end = held.rfind(b"\n")
-        if end < 0:
-            return b""
-        out = bytes(held[: end + 1])
-        del held[: end + 1]
-        return out
+    ``waits`` counts the kit's waits that ran out on it: the kit sends a line end alone,
+    after bytes that had none, only once a wait for an answer to them ran out (a
+    check's own connection, or a probe that sent its nudge only after a silence)."""
 
-    return _same, to_server
+    def __init__(self) -> None:
+        self.waits = 0
+
+    def __call__(self, inject: Callable[[bytes], None]) -> tuple[Callable[[bytes], bytes], ...]:
+        held = bytearray()
+
+        def to_server(chunk: bytes) -> bytes:
+            if chunk == b"\n" and held:
+                self.waits += 1
+            held.extend(chunk)
+            end = held.rfind(b"\n")
+            if end < 0:
+                return b""
+            out = bytes(held[: end + 1])
+            del held[: end + 1]
+            return out
+
+        return _same, to_server
 
 
 class _TurnMovesOn:
@@ -143,14 +154,6 @@ QUIRKS: dict[str, Quirk] = {
         _section("twente", "Delimiters"),
         {"delimiters-strict"},
     ),
-    "answers only after a line end after RS": (
-        "twente",
-        None,
-        _needs_line_end,
-        "answers only after a line end",
-        _section("twente", "Delimiters"),
-        {"split", "coalesced"},
-    ),
     "a line end after each RS": (
         "twente",
         lambda m: m + b"\n",
@@ -214,6 +217,32 @@ async def test_a_quirk_is_named_first_and_fails_only_its_rule(
     """The report's first three lines name the fault; FAILs only on the rules it breaks."""
     protocol, to_client, relay, words, may_fail, must_fail = QUIRKS[name]
     results = await _run(protocol, server, gcide, to_client, relay)
+    _judge(protocol, results, words, may_fail, must_fail)
+
+
+async def test_a_server_that_reads_lines_costs_one_wait_per_check(
+    server: MeepleServer, gcide: Lexicon
+) -> None:
+    """Issue 33: a Twente server that answers only after a line end is named first and
+    FAILs only the framing rule, and the kit waits out at most one silence per check:
+    once a check found it answers only after a line end, the probe after a failed check
+    sends its line end with the ANNOUNCE, it does not wait out a silence first (which
+    doubled every check's wait)."""
+    reads_lines = _ReadsLines()
+    results = await _run("twente", server, gcide, None, reads_lines)
+    _judge(
+        "twente",
+        results,
+        "answers only after a line end",
+        _section("twente", "Delimiters"),
+        {"split", "coalesced"},
+    )
+    assert 0 < reads_lines.waits <= len(results), (reads_lines.waits, len(results))
+
+
+def _judge(
+    protocol: str, results: list[Result], words: str, may_fail: set[str], must_fail: set[str]
+) -> None:
     text = to_text(f"meeple check server {protocol}", results)
     head = "\n".join(text.splitlines()[:3])
     assert words in head, text

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from tests.check.broken import Mangler
 
 from meeple.check import run_server_kit
-from meeple.check.core import Probe, Result, Status, Target
+from meeple.check.core import Check, Context, Level, Probe, Result, Status, Target, run_checks
 from meeple.check.report import causes, exit_status, to_text
 from meeple.check.santorini import object_stream_units
 from meeple.games.scrabble.lexicon import Lexicon
@@ -182,3 +182,39 @@ def test_the_probe_reads_any_bytes_as_alive(
         assert got is None
     else:
         assert got == ("refused" if close else "silent")
+
+
+async def test_the_probe_waits_out_a_silence_it_knows_of_once() -> None:
+    """Issue 33: against a server that answers only after a line end, the probe after a
+    failed check waits out its greeting's silence once; once the nudge was what got an
+    answer, every later probe sends it with the greeting, in one write (before, each
+    probe waited a whole --wait first, doubling every check's wait)."""
+    connections: list[list[bytes]] = []
+
+    async def reads_lines(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writes: list[bytes] = []
+        connections.append(writes)
+        with contextlib.suppress(Exception):
+            while chunk := await reader.read(65536):
+                writes.append(chunk)
+                if b"\n" in chunk:
+                    writer.write(b"WELCOME\x1fckpr\x1e")
+                    await writer.drain()
+        writer.close()
+
+    async def fails(ctx: Context) -> None:
+        ctx.fail("the rule is broken")
+
+    checks = [Check(f"t.server.c{i}", "s", Level.MUST, "a rule", fails) for i in range(4)]
+    server = await asyncio.start_server(reads_lines, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        probe = Probe(b"ANNOUNCE\x1fckpr\x1e", b"\n")
+        results = await run_checks(checks, Target("127.0.0.1", port), wait=0.2, probe=probe)
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert [r.status for r in results] == [Status.FAIL] * 4  # alive: no check blocked
+    first, *later = connections
+    assert first == [b"ANNOUNCE\x1fckpr\x1e", b"\n"]
+    assert later == [[b"ANNOUNCE\x1fckpr\x1e\n"]] * 3

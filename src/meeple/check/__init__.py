@@ -46,11 +46,13 @@ SERVER_KITS: dict[str, str] = {
 
 def probe(protocol: str, target: Target) -> Probe:
     """What a new client of ``protocol`` does first, to ask whether the server still
-    answers (:class:`~meeple.check.core.Probe`), and what it says if nothing comes: AM27
+    answers (:class:`~meeple.check.core.Probe`), and what it adds for a quiet server: AM27
     and Clarkson servers speak first (nudged with a PING, or an unknown command the RFC
     answers NOK); a Twente client ANNOUNCEs (nudged with a line end, which the ERRATA
     asks servers to accept after RS), a Spectrangle one says connect (each with a name of
-    the run's prefix); the WebSocket protocols' clients open with the HTTP handshake."""
+    the run's prefix); the WebSocket protocols' clients open with the HTTP handshake.
+    Once a server has answered only the nudge, the runner's probes send it with the
+    first words, so that no probe waits out a silence the run already knows of."""
     name = f"{target.options.get('prefix', 'ckprobe')}pr"
     if protocol == "twente":
         return Probe(f"ANNOUNCE\x1f{name}\x1e".encode(), b"\n")

@@ -32,7 +32,7 @@ import re
 import tempfile
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from meeple.ai.spectrangle import turn_options
 from meeple.check.core import (
@@ -70,6 +70,8 @@ from meeple.server.edge.hosts import WILDCARD_BINDS
 __all__ = ["CLIENT_CHECKS", "CLIENT_KITS", "LAST_WORDS", "Observations", "run_client_kit"]
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 KIT_NAME = "kitbot"
 TURN_WAIT = 30.0  # how long a client may think about one move
@@ -168,6 +170,31 @@ class _Proxy:
             for w in (writer, up_writer):
                 with contextlib.suppress(Exception):
                     w.close()
+
+    def read_text(
+        self,
+        message: bytes,
+        body: bytes,
+        encoding: str,
+        parse: Callable[[str], T],
+        errors: tuple[type[Exception], ...],
+        shown: Callable[[str], str] = str,
+    ) -> tuple[str, T] | None:
+        """A text protocol's client message: ``body`` (``message`` without its framing)
+        as text and as ``parse`` (the spec's decoder) reads it, if it is ``encoding`` and
+        the spec's; else None, noted undecodable. The first message is noted (``shown``)
+        either way."""
+        obs = self.obs
+        if obs.first is None:  # the first message, readable or not
+            obs.first = shown(body.decode(encoding, "replace"))
+        caught: tuple[type[Exception], ...] = (UnicodeDecodeError, *errors)
+        try:
+            text = body.decode(encoding)
+            parsed = parse(text)
+        except caught as e:
+            obs.undecodable.append(f"{message[:60]!r}: {e}")
+            return None
+        return text, parsed
 
     def cut_client(self, buffer: bytes) -> tuple[list[bytes], bytes]:
         """The client's whole messages in ``buffer`` and the unfinished rest (a protocol
@@ -305,14 +332,18 @@ class _TwenteProxy(_Proxy):
             body = body.lstrip(b"\r\n")
         if not body:
             return True
-        if obs.first is None:  # the first message, readable or not
-            obs.first = body.decode("utf-8", "replace").replace("\x1f", "|")
-        try:
-            fields = body.decode("utf-8").split("\x1f")
-            decoded = decode(fields)
-        except (UnicodeDecodeError, RemoteProtocolError) as e:
-            obs.undecodable.append(f"{message[:60]!r}: {e}")
+        got = self.read_text(
+            message,
+            body,
+            "utf-8",
+            lambda t: decode(t.split("\x1f")),
+            (RemoteProtocolError,),
+            lambda t: t.replace("\x1f", "|"),
+        )
+        if got is None:
             return True
+        fields = got[0].split("\x1f")
+        decoded = got[1]
         text = "|".join(fields)
         obs.messages.append(text)
         if fields[0].upper() == "ANNOUNCE" and self.welcomed:
@@ -403,14 +434,10 @@ class _ClarksonProxy(_Proxy):
         line = raw.rstrip(b"\r\n").strip(b"\x00")
         if not line:
             return True
-        if obs.first is None:  # the first line, readable or not
-            obs.first = line.decode("ascii", "replace")
-        try:
-            text = line.decode("ascii")
-            decode_client(text)
-        except (UnicodeDecodeError, ClarksonProtocolError) as e:
-            obs.undecodable.append(f"{message[:60]!r}: {e}")
+        got = self.read_text(message, line, "ascii", decode_client, (ClarksonProtocolError,))
+        if got is None:
             return True
+        text = got[0]
         obs.messages.append(text)
         word = text.split(" ", 1)[0].upper()
         if word == "HELLO" and obs.hello is None:
@@ -500,14 +527,12 @@ class _SpectrangleProxy(_Proxy):
             raw = raw.rstrip(b"\r")
         if not raw:
             return True
-        if obs.first is None:  # the first line, readable or not
-            obs.first = raw.decode("utf-8", "replace")
-        try:
-            text = raw.decode("utf-8")
-            decode_spectrangle_client(text)
-        except (UnicodeDecodeError, SpectrangleProtocolError) as e:
-            obs.undecodable.append(f"{message[:60]!r}: {e}")
+        got = self.read_text(
+            message, raw, "utf-8", decode_spectrangle_client, (SpectrangleProtocolError,)
+        )
+        if got is None:
             return True
+        text = got[0]
         obs.messages.append(text)
         word = text.split(" ", 1)[0]
         if word == "connect" and not self.name:
@@ -960,6 +985,55 @@ def games_finished(left: bool) -> Grade:
     return grade
 
 
+def games_ended(ctx: Context, obs: Observations) -> None:
+    """Every game the client was to play (``--games``) reached its end."""
+    ctx.expect(obs.ends >= obs.games, f"{obs.ends} of {obs.games} games ended{_why(obs)}")
+
+
+def framing_differs(what: str) -> Grade:
+    """The ERRATA's other reading of the line ends: the client's quirks (``obs.framing``)
+    "differ", never fail; ``what`` names them ("line ends after RS")."""
+
+    def grade(ctx: Context, obs: Observations) -> None:
+        if obs.framing:
+            raise Differs(f"{len(obs.framing)} {what} {obs.framing[0]}")
+        ctx.passed()
+
+    return grade
+
+
+def said_once(nothing: str, again: str) -> Grade:
+    """The client names itself once per connection (``obs.renamed``: each time again);
+    ``nothing``: why a client that sent nothing cannot be judged."""
+
+    def grade(ctx: Context, obs: Observations) -> None:
+        if not obs.messages:
+            raise CannotTest(nothing)
+        ctx.expect(not obs.renamed, f"{again}: {obs.renamed[:3]}")
+
+    return grade
+
+
+def need_leave(obs: Observations, last_game: str, never_left: str) -> None:
+    """Could not test unless the kit's player left the client's last game (``--games 2``
+    or more; ``last_game`` says which game that is, ``never_left`` why none was left)."""
+    if obs.games < 2:
+        raise CannotTest(f"needs --games 2 or more ({last_game})")
+    if not obs.disconnect_game:
+        raise CannotTest(never_left + _why(obs))
+
+
+def quiet_after_leaving(last_game: str, never_left: str, moves: str) -> Grade:
+    """Once the kit's player left the last game (:func:`need_leave`), the client sends
+    no more ``moves`` in it."""
+
+    def grade(ctx: Context, obs: Observations) -> None:
+        need_leave(obs, last_game, never_left)
+        ctx.expect(not obs.after_end, f"{moves} after the game's end: {obs.after_end[:3]}")
+
+    return grade
+
+
 DECODES, IN_TURN, NOT_AFTER_END, LEGAL, SPLIT, COALESCED = (
     _decodes,
     _in_turn,
@@ -968,6 +1042,9 @@ DECODES, IN_TURN, NOT_AFTER_END, LEGAL, SPLIT, COALESCED = (
     _split,
     _coalesced,
 )
+
+# Why a client kit's leave checks need two games (the kit's player leaves the last one).
+LEAVES_LAST = "the last game is the one the kit leaves"
 
 # (id's last part, the spec's section, MUST/SHOULD, title, grader[, the ERRATA point])
 Row = tuple[Any, ...]
@@ -1045,17 +1122,19 @@ register_checks(
 )
 
 
-@check(
-    "twente.client.delimiters",
-    "Delimiters",
-    Level.SHOULD,
-    "messages end with RS and nothing else",
-    "Twente: a server accepts \\n or \\r\\n after RS",
+register_checks(
+    "twente",
+    [
+        (
+            "delimiters",
+            "Delimiters",
+            Level.SHOULD,
+            "messages end with RS and nothing else",
+            framing_differs("line ends after RS, e.g."),
+            "Twente: a server accepts \\n or \\r\\n after RS",
+        )
+    ],
 )
-def _tw_delims(ctx: Context, obs: Observations) -> None:
-    if obs.framing:
-        raise Differs(f"{len(obs.framing)} line ends after RS, e.g. {obs.framing[0]}")
-    ctx.passed()
 
 
 @check(
@@ -1069,16 +1148,18 @@ def _tw_request(ctx: Context, obs: Observations) -> None:
     ctx.expect(bool(asks), f"no REQUESTGAME{_why(obs)}")
 
 
-@check(
-    "twente.client.announce-once",
-    "E012 - Client has already announced themselves",
-    Level.MUST,
-    "ANNOUNCE once per connection: a second after WELCOME is the spec's error E012",
+register_checks(
+    "twente",
+    [
+        (
+            "announce-once",
+            "E012 - Client has already announced themselves",
+            Level.MUST,
+            "ANNOUNCE once per connection: a second after WELCOME is the spec's error E012",
+            said_once("the client sent nothing", "announced again"),
+        )
+    ],
 )
-def _tw_announce_once(ctx: Context, obs: Observations) -> None:
-    if not obs.messages:
-        raise CannotTest("the client sent nothing")
-    ctx.expect(not obs.renamed, f"announced again: {obs.renamed[:3]}")
 
 
 @check(
@@ -1105,18 +1186,22 @@ def _turns(ctx: Context, obs: Observations, mode: str) -> None:
     )
 
 
-@check(
-    "twente.client.disconnect",
-    "PLAYERDISCONNECTED",
-    Level.MUST,
-    "after the other player's disconnect (GAMEOVER DISCONNECT) it sends no move",
+register_checks(
+    "twente",
+    [
+        (
+            "disconnect",
+            "PLAYERDISCONNECTED",
+            Level.MUST,
+            "after the other player's disconnect (GAMEOVER DISCONNECT) it sends no move",
+            quiet_after_leaving(
+                "the last game is the disconnect game",
+                "the disconnect game did not get under way",
+                "moves",
+            ),
+        )
+    ],
 )
-def _tw_disconnect(ctx: Context, obs: Observations) -> None:
-    if obs.games < 2:
-        raise CannotTest("needs --games 2 or more (the last game is the disconnect game)")
-    if not obs.disconnect_game:
-        raise CannotTest("the disconnect game did not get under way" + _why(obs))
-    ctx.expect(not obs.after_end, f"moves after the game's end: {obs.after_end[:3]}")
 
 
 # Clarkson -------------------------------------------------------------------------------
@@ -1202,17 +1287,19 @@ def _cl_version(ctx: Context, obs: Observations) -> None:
     ctx.expect((obs.hello or "").startswith("HELLO 1.0.1,"), f"HELLO: {obs.hello!r}")
 
 
-@check(
-    "clarkson.client.crlf",
-    "2 Grammar",
-    Level.SHOULD,
-    "lines end with CRLF, unpadded",
-    "Clarkson: accept LF and NUL padding",
+register_checks(
+    "clarkson",
+    [
+        (
+            "crlf",
+            "2 Grammar",
+            Level.SHOULD,
+            "lines end with CRLF, unpadded",
+            framing_differs("lines: e.g."),
+            "Clarkson: accept LF and NUL padding",
+        )
+    ],
 )
-def _cl_crlf(ctx: Context, obs: Observations) -> None:
-    if obs.framing:
-        raise Differs(f"{len(obs.framing)} lines: e.g. {obs.framing[0]}")
-    ctx.passed()
 
 
 @check("clarkson.client.ready", "3.8 READY", Level.MUST, "the client says READY")
@@ -1243,10 +1330,7 @@ def _cl_quit(ctx: Context, obs: Observations) -> None:
     "Clarkson: the game continues for the rest",
 )
 def _cl_other_quits(ctx: Context, obs: Observations) -> None:
-    if obs.games < 2:
-        raise CannotTest("needs --games 2 or more (the last game is the one the kit leaves)")
-    if not obs.disconnect_game:
-        raise CannotTest("the kit's player never left a game" + _why(obs))
+    need_leave(obs, LEAVES_LAST, "the kit's player never left a game")
     ctx.expect(
         obs.moves_after_disconnect > 0 and obs.games_won >= obs.games,
         f"after the other player quit the client made {obs.moves_after_disconnect} moves and "
@@ -1326,17 +1410,19 @@ register_checks(
 )
 
 
-@check(
-    "spectrangle.client.line-ends",
-    "General information",
-    Level.SHOULD,
-    "lines end with \\n",
-    "Spectrangle: a server accepts \\r\\n",
+register_checks(
+    "spectrangle",
+    [
+        (
+            "line-ends",
+            "General information",
+            Level.SHOULD,
+            "lines end with \\n",
+            framing_differs("lines end with CRLF, e.g."),
+            "Spectrangle: a server accepts \\r\\n",
+        )
+    ],
 )
-def _sp_lines(ctx: Context, obs: Observations) -> None:
-    if obs.framing:
-        raise Differs(f"{len(obs.framing)} lines end with CRLF, e.g. {obs.framing[0]}")
-    ctx.passed()
 
 
 @check(
@@ -1349,18 +1435,18 @@ def _sp_request(ctx: Context, obs: Observations) -> None:
     ctx.expect(any(m.startswith("request ") for m in obs.messages), f"no request{_why(obs)}")
 
 
-@check(
-    "spectrangle.client.player-left",
-    "player <name> left",
-    Level.MUST,
-    "after player <name> left it sends no move",
+register_checks(
+    "spectrangle",
+    [
+        (
+            "player-left",
+            "player <name> left",
+            Level.MUST,
+            "after player <name> left it sends no move",
+            quiet_after_leaving(LEAVES_LAST, "the kit's player never left a game", "moves"),
+        )
+    ],
 )
-def _sp_left(ctx: Context, obs: Observations) -> None:
-    if obs.games < 2:
-        raise CannotTest("needs --games 2 or more (the last game is the one the kit leaves)")
-    if not obs.disconnect_game:
-        raise CannotTest("the kit's player never left a game" + _why(obs))
-    ctx.expect(not obs.after_end, f"moves after the game's end: {obs.after_end[:3]}")
 
 
 @check(

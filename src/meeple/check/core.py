@@ -101,6 +101,9 @@ class Fault:
     tolerated: bool = False
     evidence: bytes = b""  # the bytes that show it
     stopped: bool = False  # the target stopped accepting or answering: the first cause
+    # The target answered only once the kit nudged it (a line end after a silence): the
+    # runner's probe then sends its nudge with its first words, not after a silence.
+    nudged: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -494,7 +497,13 @@ class Probe:
     what a new client does first (AM27 and Clarkson: nothing, the server speaks; Twente:
     ANNOUNCE; a WebSocket server: the opening handshake); the nudge is what a server
     that is quiet but alive would answer (a line end for one that reads lines, a command
-    for one that never speaks first), so only a target that answers neither is silent."""
+    for one that never speaks first), so only a target that answers neither is silent.
+
+    ``eager`` (:meth:`ask`): the nudge goes in the same write as the greeting, for a
+    target known to answer only the nudge, so that no silence is waited out (issue 33:
+    a probe after every check of a server that reads lines doubled each check's wait).
+    It is not the default: a target that answers the greeting is asked just that, as a
+    new client would (a server that reads one message per read may ignore more)."""
 
     greeting: bytes = b""
     nudge: bytes = b""
@@ -502,28 +511,42 @@ class Probe:
     async def __call__(self, target: Any, wait: float) -> str | None:
         """None while the target answers; else what it does instead ("refused": nothing
         accepts connections; "silent": it accepts, and sends nothing within ``wait``)."""
+        how, _ = await self.ask(target, wait)
+        return how
+
+    async def ask(
+        self, target: Any, wait: float, *, eager: bool = False
+    ) -> tuple[str | None, bool]:
+        """What :meth:`__call__` says, and whether the target answered only the nudge
+        (then the next probe may be ``eager``)."""
         try:
             reader, writer = await asyncio.wait_for(
                 asyncio.open_connection(target.host, target.port), wait
             )
         except (OSError, TimeoutError):
-            return "refused"
+            return "refused", False
+        nudged = False
         try:
-            data = await self._say(reader, writer, self.greeting, wait)
-            if data is None and self.nudge:
-                data = await self._say(reader, writer, self.nudge, wait)
+            if eager and self.nudge:
+                data = await self._say(reader, writer, self.greeting + self.nudge, wait)
+                nudged = bool(data)
+            else:
+                data = await self._say(reader, writer, self.greeting, wait)
+                if data is None and self.nudge:
+                    data = await self._say(reader, writer, self.nudge, wait)
+                    nudged = bool(data)
             if data is None:
-                return "silent"
+                return "silent", False
         except TimeoutError:
-            return "silent"
+            return "silent", False
         except OSError:
-            return "refused"
+            return "refused", False
         finally:
             writer.close()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(writer.wait_closed(), CLEANUP_TIMEOUT)
         # A connection closed at once, with nothing said: a server that is going away.
-        return None if data else "refused"
+        return (None, nudged) if data else ("refused", False)
 
     @staticmethod
     async def _say(
@@ -607,12 +630,16 @@ async def run_checks(
     and every later one could not test, blocked by it. A target that refuses is asked
     again before each later check (if it listens again, the checks run again); one that
     accepts and stays silent is not (a hung server does not wake up by itself, and each
-    probe would cost ``wait``)."""
+    probe would cost ``wait``). Once the target has answered only a nudge (a check's
+    connection found it answers only after a line end, or a probe's greeting went
+    unanswered and its nudge was), every later probe sends the nudge at once: a probe
+    never waits out a silence the run already knows of."""
     fixtures = Fixtures(target, wait)
     results: list[Result] = []
     loop = asyncio.get_running_loop()
     stopped: Fault | None = None
     answered = False  # whether the target ever sent a byte in this run
+    eager = False  # the target answers only the probe's nudge: send it with the greeting
     for check in checks:
         if only and not any(_selects(o, check.id) for o in only):
             continue
@@ -620,7 +647,8 @@ async def run_checks(
             if stopped.name.startswith(("the server stopped answering", "the server accepts")):
                 still = True
             else:
-                still = await probe(target, wait) is not None
+                how, nudged = await probe.ask(target, wait, eager=eager)
+                still, eager = how is not None, eager or nudged
             if still:
                 result = _blocked(check, stopped)
                 if progress is not None:
@@ -636,8 +664,10 @@ async def run_checks(
                 waiting(check, loop.time() - started)
         result = task.result()
         heard = any(e.received for e in result.transcript)
+        eager = eager or (result.fault is not None and result.fault.nudged)
         if probe is not None and _suspect(result):
-            how = await probe(target, wait)
+            how, nudged = await probe.ask(target, wait, eager=eager)
+            eager = eager or nudged
             if how is not None:
                 stopped = _stopped(check, how, answered or heard, target)
                 result = _blocked(check, stopped, result.seconds)

@@ -13,6 +13,7 @@ in place of ``turn <name>``, errors as the words ``invalidMove``, ``invalidComma
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from meeple.check.core import (
@@ -345,83 +346,110 @@ async def _tiles_after(ctx: Context) -> None:
         ctx.expect(t.turn == nxt, f"{name}: the turn went to {t.turn!r}, not {nxt!r}")
 
 
-@check(
-    "invalid-move-bonus",
-    "Errors to be defined",
-    Level.MUST,
-    "a first tile on a bonus field is invalidMove",
-    errata="Spectrangle: first tile not on a bonus field",
-)
-async def _invalid_bonus(ctx: Context) -> None:
-    game = await two_player_game(ctx, ("ba", "bb"))
+# A line made from the game the check started: who sends it ("mover" or "other"), the
+# line, the error words that refuse it, and how the report names it.
+LineOf = Callable[[Game], tuple[str, str, tuple[str, ...], str]]
+
+
+def _bonus_first(game: Game) -> tuple[str, str, tuple[str, ...], str]:
     assert game.tiles is not None
     tile = game.tiles.hands[game.tiles.turn][0]
-    await game.mover.send(f"place {tile} on 11")
-    await game.mover.error(ctx, ("invalidMove",), f"place {tile} on 11 (a ×4 field) first")
+    line = f"place {tile} on 11"
+    return "mover", line, ("invalidMove",), f"{line} (a ×4 field) first"
 
 
-@check(
-    "invalid-move-hand",
-    "Errors to be defined",
-    Level.MUST,
-    "placing a tile not in hand is invalidMove",
-)
-async def _invalid_hand(ctx: Context) -> None:
-    game = await two_player_game(ctx, ("ha", "hb"))
+def _not_in_hand(game: Game) -> tuple[str, str, tuple[str, ...], str]:
     assert game.tiles is not None
     held = {Tile.parse(t).code for h in game.tiles.hands.values() for t in h}
     absent = next(t for t in TILE_SET if all(r.code not in held for r in t.rotations()))
-    await game.mover.send(f"place {absent.code} on 0")
-    await game.mover.error(ctx, ("invalidMove",), f"place {absent.code} (not in hand)")
+    line = f"place {absent.code} on 0"
+    return "mover", line, ("invalidMove",), f"place {absent.code} (not in hand)"
 
 
-@check(
-    "out-of-turn",
-    "Errors to be defined",
-    Level.MUST,
-    "a place by the player not to move is refused",
-)
-async def _out_of_turn(ctx: Context) -> None:
-    game = await two_player_game(ctx, ("ua", "ub"))
+def _out_of_turn(game: Game) -> tuple[str, str, tuple[str, ...], str]:
     assert game.tiles is not None
     other = next(n for n in game.peers if n != game.tiles.turn)
     tile = game.tiles.hands[other][0]
-    await game.other.send(f"place {tile} on 0")
-    await game.other.error(ctx, ("invalidMove", "invalidCommand"), "place out of turn")
+    return "other", f"place {tile} on 0", ("invalidMove", "invalidCommand"), "place out of turn"
 
 
-@check(
-    "skip-when-can-place",
-    "skip | | exchange <tile>",
-    Level.MUST,
-    "skip by a player who can place is refused with an error word (the rules)",
-    errata="Spectrangle: a player with no legal placement must skip or exchange",
-)
-async def _skip_refused(ctx: Context) -> None:
-    game = await two_player_game(ctx, ("ka", "kb"))
+def _skip_with_a_placement(game: Game) -> tuple[str, str, tuple[str, ...], str]:
     assert game.tiles is not None
     if not _board_moves(Board(), game.tiles.hands[game.tiles.turn]):
         raise CannotTest("the first player has no placement, so may skip")
-    await game.mover.send("skip")
     # The spec names the error words but assigns none to this case: any of them refuses.
-    await game.mover.error(ctx, ERRORS, "skip with a placement in hand")
+    return "mover", "skip", ERRORS, "skip with a placement in hand"
 
 
-@check(
-    "exchange-when-can-place",
-    "skip | | exchange <tile>",
-    Level.MUST,
-    "exchange by a player who can place is refused with an error word (the rules)",
-    errata="Spectrangle: a player with no legal placement must skip or exchange",
-)
-async def _exchange_refused(ctx: Context) -> None:
-    game = await two_player_game(ctx, ("xa", "xb"))
+def _exchange_with_a_placement(game: Game) -> tuple[str, str, tuple[str, ...], str]:
     assert game.tiles is not None
     hand = game.tiles.hands[game.tiles.turn]
     if not _board_moves(Board(), hand):
         raise CannotTest("the first player has no placement, so may exchange")
-    await game.mover.send(f"exchange {hand[0]}")
-    await game.mover.error(ctx, ERRORS, "exchange with a placement in hand")
+    return "mover", f"exchange {hand[0]}", ERRORS, "exchange with a placement in hand"
+
+
+_MUST_SKIP = "Spectrangle: a player with no legal placement must skip or exchange"
+
+# Errors one line provokes in a game: (id, section, title, the ERRATA point, the players'
+# tags, the line made from the game).
+IN_GAME_ERRORS: list[tuple[str, str, str, str | None, tuple[str, str], LineOf]] = [
+    (
+        "invalid-move-bonus",
+        "Errors to be defined",
+        "a first tile on a bonus field is invalidMove",
+        "Spectrangle: first tile not on a bonus field",
+        ("ba", "bb"),
+        _bonus_first,
+    ),
+    (
+        "invalid-move-hand",
+        "Errors to be defined",
+        "placing a tile not in hand is invalidMove",
+        None,
+        ("ha", "hb"),
+        _not_in_hand,
+    ),
+    (
+        "out-of-turn",
+        "Errors to be defined",
+        "a place by the player not to move is refused",
+        None,
+        ("ua", "ub"),
+        _out_of_turn,
+    ),
+    (
+        "skip-when-can-place",
+        "skip | | exchange <tile>",
+        "skip by a player who can place is refused with an error word (the rules)",
+        _MUST_SKIP,
+        ("ka", "kb"),
+        _skip_with_a_placement,
+    ),
+    (
+        "exchange-when-can-place",
+        "skip | | exchange <tile>",
+        "exchange by a player who can place is refused with an error word (the rules)",
+        _MUST_SKIP,
+        ("xa", "xb"),
+        _exchange_with_a_placement,
+    ),
+]
+
+
+def _refused_in_game(tags: tuple[str, str], line_of: LineOf) -> Scenario:
+    async def run(ctx: Context) -> None:
+        game = await two_player_game(ctx, tags)
+        who, line, words, why = line_of(game)
+        sender = game.mover if who == "mover" else game.other
+        await sender.send(line)
+        await sender.error(ctx, words, why)
+
+    return run
+
+
+for _id, _section, _title, _errata, _tags, _line_of in IN_GAME_ERRORS:
+    check(_id, _section, Level.MUST, _title, errata=_errata)(_refused_in_game(_tags, _line_of))
 
 
 @check(

@@ -17,6 +17,7 @@ line end after RS is read past and reported "tolerated" (ERRATA).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from meeple.check.core import (
@@ -118,13 +119,7 @@ class TwPeer:
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
-            fault = self.peer.diagnose(data) or self.peer.diagnose()
-            raise CheckFailed(
-                f"{self.peer.label}: message is not UTF-8 text: {body[:40]!r}"
-                + (f" ({fault.name})" if fault else ""),
-                got=data,
-                fault=fault,
-            ) from None
+            raise self.peer.not_text(data, "message is not UTF-8 text", body) from None
         fields = text.split(US)
         self.seen.append(fields)
         return fields
@@ -526,9 +521,42 @@ async def _notifyturn_opening(ctx: Context) -> None:
         ctx.expect(turn[1] == ("1" if name == game.first else "0"), f"{name} told {show(turn)!r}")
 
 
+# A move made from the game the check started: its fields and how the report names it.
+MoveOf = Callable[[Context, Game], tuple[tuple[str, ...], str]]
+
+
+def _two_letters_at(square: str) -> MoveOf:
+    """A 2-letter word of the mover's rack, across from ``square``."""
+
+    def move(ctx: Context, game: Game) -> tuple[tuple[str, ...], str]:
+        word = two_letter_word(game.racks[game.first], _lexicon(ctx))
+        if word is None:
+            raise CannotTest(f"no 2-letter word in the rack {game.racks[game.first]}")
+        fields = ("MAKEMOVE", "WORD", square, "H", word)
+        return fields, show(fields)
+
+    return move
+
+
+def _tiles_not_held(ctx: Context, game: Game) -> tuple[tuple[str, ...], str]:
+    rack = game.racks[game.first]
+    absent = next(c for c in "QZXJKVWYBCFHMP" if c not in rack)
+    fields = ("MAKEMOVE", "WORD", "H8", "H", absent * 2)
+    return fields, f"{show(fields)} with rack {rack}"
+
+
+def _not_a_word(ctx: Context, game: Game) -> tuple[tuple[str, ...], str]:
+    rack = game.racks[game.first]
+    bad = non_word(rack, _lexicon(ctx))
+    if bad is None:
+        raise CannotTest(f"every pair of letters in {rack} is a word")
+    fields = ("MAKEMOVE", "WORD", "H8", "H", bad)
+    return fields, show(fields)
+
+
 # Errors one message provokes in a game (spec "Errors"): (id, section, title, who sends,
-# the message's fields, the players' tags).
-IN_GAME_ERRORS = [
+# the message's fields or a move made from the game (the mover's), the players' tags).
+IN_GAME_ERRORS: list[tuple[str, str, str, str, tuple[str, ...] | MoveOf, tuple[str, str]]] = [
     (
         "e009",
         "E009 - It is not your turn",
@@ -561,81 +589,59 @@ IN_GAME_ERRORS = [
         ("MAKEMOVE", "JUMP", "H8"),
         ("xa", "xb"),
     ),
+    (
+        "e005",
+        "E005 - Word does not fit on board",
+        "a word running off the board gets E005",
+        "mover",
+        _two_letters_at("O8"),
+        ("fa5", "fb5"),
+    ),
+    (
+        "e011",
+        "E011 - Word not connected to other tiles",
+        "a first word off the centre square gets E011",
+        "mover",
+        _two_letters_at("A1"),
+        ("ja", "jb"),
+    ),
+    (
+        "e008",
+        "E008 - You do not have the required tiles",
+        "a word with tiles not on the rack gets E008",
+        "mover",
+        _tiles_not_held,
+        ("ha", "hb"),
+    ),
+    (
+        "e006",
+        "E006 - Unknown word",
+        "a word not in the dictionary gets E006",
+        "mover",
+        _not_a_word,
+        ("ua", "ub"),
+    ),
 ]
 
 
 def _refused_in_game(
-    code: str, who: str, fields: tuple[str, ...], tags: tuple[str, str]
+    code: str, who: str, move: tuple[str, ...] | MoveOf, tags: tuple[str, str]
 ) -> Scenario:
     async def run(ctx: Context) -> None:
         game = await two_player_game(ctx, tags=tags)
         sender = game.mover if who == "mover" else game.other
+        if callable(move):
+            fields, why = move(ctx, game)
+        else:
+            fields, why = move, f"{show(move)} by the {who}"
         await sender.send(*fields)
-        await sender.error(ctx, code, f"{show(fields)} by the {who}")
+        await sender.error(ctx, code, why)
 
     return run
 
 
-for _id, _section, _title, _who, _fields, _tags in IN_GAME_ERRORS:
-    check(_id, _section, Level.MUST, _title)(_refused_in_game(_section[:4], _who, _fields, _tags))
-
-
-async def _word_or_untestable(game: Game, ctx: Context) -> str:
-    word = two_letter_word(game.racks[game.first], _lexicon(ctx))
-    if word is None:
-        raise CannotTest(f"no 2-letter word in the rack {game.racks[game.first]}")
-    return word
-
-
-@check(
-    "e005",
-    "E005 - Word does not fit on board",
-    Level.MUST,
-    "a word running off the board gets E005",
-)
-async def _e005(ctx: Context) -> None:
-    game = await two_player_game(ctx, tags=("fa5", "fb5"))
-    word = await _word_or_untestable(game, ctx)
-    await game.mover.send("MAKEMOVE", "WORD", "O8", "H", word)
-    await game.mover.error(ctx, "E005", f"MAKEMOVE|WORD|O8|H|{word}")
-
-
-@check(
-    "e011",
-    "E011 - Word not connected to other tiles",
-    Level.MUST,
-    "a first word off the centre square gets E011",
-)
-async def _e011(ctx: Context) -> None:
-    game = await two_player_game(ctx, tags=("ja", "jb"))
-    word = await _word_or_untestable(game, ctx)
-    await game.mover.send("MAKEMOVE", "WORD", "A1", "H", word)
-    await game.mover.error(ctx, "E011", f"MAKEMOVE|WORD|A1|H|{word}")
-
-
-@check(
-    "e008",
-    "E008 - You do not have the required tiles",
-    Level.MUST,
-    "a word with tiles not on the rack gets E008",
-)
-async def _e008(ctx: Context) -> None:
-    game = await two_player_game(ctx, tags=("ha", "hb"))
-    rack = game.racks[game.first]
-    absent = next(c for c in "QZXJKVWYBCFHMP" if c not in rack)
-    await game.mover.send("MAKEMOVE", "WORD", "H8", "H", absent * 2)
-    await game.mover.error(ctx, "E008", f"MAKEMOVE|WORD|H8|H|{absent * 2} with rack {rack}")
-
-
-@check("e006", "E006 - Unknown word", Level.MUST, "a word not in the dictionary gets E006")
-async def _e006(ctx: Context) -> None:
-    game = await two_player_game(ctx, tags=("ua", "ub"))
-    rack = game.racks[game.first]
-    bad = non_word(rack, _lexicon(ctx))
-    if bad is None:
-        raise CannotTest(f"every pair of letters in {rack} is a word")
-    await game.mover.send("MAKEMOVE", "WORD", "H8", "H", bad)
-    await game.mover.error(ctx, "E006", f"MAKEMOVE|WORD|H8|H|{bad}")
+for _id, _section, _title, _who, _move, _tags in IN_GAME_ERRORS:
+    check(_id, _section, Level.MUST, _title)(_refused_in_game(_section[:4], _who, _move, _tags))
 
 
 @dataclass

@@ -29,16 +29,15 @@ from meeple.check.clients import (
     ClientKit,
     Observations,
     _spectrangle_opponent,
-    _why,
-    check,
     first_message,
     games_finished,
+    quiet_after_leaving,
     register_checks,
     retried,
 )
 from meeple.check.cmpn402 import ws_frame, ws_frame_parts
 from meeple.check.cmpn402_client import WsProxy
-from meeple.check.core import CannotTest, Context, Level
+from meeple.check.core import Level
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.protocols.web.errors import RemoteProtocolError
 from meeple.protocols.web.messages import decode
@@ -204,15 +203,19 @@ register_checks(
 )
 
 
-@check(
-    "web.client.other-leaves",
-    "Playing",
-    Level.MUST,
-    "after the other player leaves (the game abandoned) it plays no more",
+register_checks(
+    "web",
+    [
+        (
+            "other-leaves",
+            "Playing",
+            Level.MUST,
+            "after the other player leaves (the game abandoned) it plays no more",
+            quiet_after_leaving(
+                "the kit's player leaves the last game",
+                "the kit's player never left a game",
+                "plays",
+            ),
+        )
+    ],
 )
-def _web_other_leaves(ctx: Context, obs: Observations) -> None:
-    if obs.games < 2:
-        raise CannotTest("needs --games 2 or more (the kit's player leaves the last game)")
-    if not obs.disconnect_game:
-        raise CannotTest("the kit's player never left a game" + _why(obs))
-    ctx.expect(not obs.after_end, f"plays after the game's end: {obs.after_end[:3]}")

@@ -205,6 +205,18 @@ class Peer:
         raw = bytes(self.recorder.received) if data is None else data
         return diagnose(raw, self.terminator, self.section, self.tolerates, self.line_end)
 
+    def not_text(self, data: bytes, what: str, shown: bytes | None = None) -> CheckFailed:
+        """The failure of a message ``data`` that does not decode: ``what`` it is not
+        ("message is not UTF-8 text") and its start (of ``shown``: the message without
+        its delimiter), with the transport fault its bytes (or all bytes received) show."""
+        fault = self.diagnose(data) or self.diagnose()
+        start = (data if shown is None else shown)[:40]
+        return CheckFailed(
+            f"{self.label}: {what}: {start!r}" + (f" ({fault.name})" if fault else ""),
+            got=data,
+            fault=fault,
+        )
+
     def untolerated(self) -> Fault | None:
         """:meth:`diagnose` of all bytes received, unless the ERRATA tolerates it (a
         tolerated quirk explains no missing answer)."""
@@ -230,6 +242,7 @@ class Peer:
             " (Java: not BufferedReader.readLine)",
             (self.section,) if self.section else (),
             evidence=sent[-48:],
+            nudged=True,
         )
 
     def _closes_after_each(self) -> Fault | None:
@@ -420,13 +433,7 @@ class LinePeer:
         try:
             return data.decode(self.encoding).rstrip("\r\n")
         except UnicodeDecodeError:
-            fault = self.peer.diagnose(data) or self.peer.diagnose()
-            raise CheckFailed(
-                f"{self.peer.label}: a line is not {self.encoding}: {data[:40]!r}"
-                + (f" ({fault.name})" if fault else ""),
-                got=data,
-                fault=fault,
-            ) from None
+            raise self.peer.not_text(data, f"a line is not {self.encoding}") from None
 
     async def skipped(self, line: str) -> None:
         """Called for a line stepped over by :meth:`expect` (to read what follows it)."""
