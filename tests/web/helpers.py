@@ -335,11 +335,16 @@ async def open_table(
 
 
 async def end_game(page: Page) -> None:
-    """Give the play page's game up as a player would, and stand up: before their first
-    move Leave aborts it (issue 34.4) and the tables come back; after it Resign, after
-    the page asks, and the result shows. Either way the name is free again at once."""
+    """Give the play page's game up as a player would: before their first move Abort
+    (issue 34.4), after it Resign, after the page asks. Either way this waits for the
+    server's word that the game is over (the result shows), so the name is free when the
+    caller goes on: Leave would stand up at once, before the server had the abort, and a
+    "Play X now" that followed could find the old seat still held and bring that game
+    back (a flake under load)."""
     if await page.evaluate("() => !!window.meeple.view?.may_abort"):
-        await page.click("#leave")
+        await page.click("#abort")
+        await expect(page.locator("#result")).to_contain_text("Game aborted")
+        await page.click("#again")
         await expect(page.locator("#join")).to_be_visible()
     else:
         await page.click("#resign")

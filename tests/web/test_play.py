@@ -358,3 +358,38 @@ async def test_a_name_another_protocol_at_the_table_cannot_show_is_refused(
         assert seated["type"] != "error", seated
         seated = await _next(alone)
     await alone.close()
+
+
+async def test_a_name_another_connection_holds_is_name_taken_and_other_refusals_stay_refused(
+    make_server: ServerFactory,
+) -> None:
+    """The wire codes the play page tells apart (docs/protocols/web.md): a name held by
+    another connection is ``name-taken`` (the page may ask again: it may be its own
+    closing page), any other refusal stays ``refused``; once the holder's socket closes,
+    the name is given."""
+    server = await make_server("twente")
+    create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 2}
+    first, second = await web_socket(server), await web_socket(server)
+    await first.send(json.dumps(create | {"name": "ann"}))
+    assert (await _next(first))["type"] == "seated"
+    await second.send(json.dumps(create | {"name": "ANN"}))
+    reply = await _next(second)
+    while reply["type"] != "error":
+        reply = await _next(second)
+    assert (reply["code"], reply["message"]) == ("name-taken", "the name ANN is taken")
+    await second.send(json.dumps({"type": "sit", "table": "no-such-table", "name": "bea"}))
+    reply = await _next(second)
+    while reply["type"] != "error":
+        reply = await _next(second)
+    assert reply["code"] == "refused"
+    await first.close()
+
+    async def given() -> bool:
+        await second.send(json.dumps(create | {"name": "ann"}))
+        reply = await _next(second)
+        while reply["type"] not in ("error", "seated"):
+            reply = await _next(second)
+        return reply["type"] == "seated"
+
+    await eventually(given, "ann free once the first socket closed")
+    await second.close()

@@ -1,14 +1,17 @@
 """The play form's first minute (issue 34.10), in real Chromium: a fresh visit has a name
 and "Open a table" opens one at once; "Play X now" while this browser holds an unfinished
-game brings that game back and says why; with a stale rejoin token it plays X now."""
+game brings that game back and says why; with a stale rejoin token it plays X now; the
+name this browser last played under is not kept from it by its own previous page."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 from playwright.async_api import Browser, expect
-from tests.web.helpers import ServerFactory, end_game
+from tests.patience import eventually
+from tests.web.helpers import ServerFactory, end_game, web_socket
 from tests.web.test_play_issue24_browser import my_turn
 
 pytestmark = pytest.mark.slow
@@ -74,3 +77,80 @@ async def test_play_now_while_a_game_is_unfinished_says_so(
     assert view["game"] == "santorini"
     await expect(page.locator("#notice")).to_be_hidden()
     await stale.close()
+
+
+async def test_play_now_waits_for_this_browser_s_closing_page_to_let_its_name_go(
+    make_server: ServerFactory, browser: Browser
+) -> None:
+    """The name this browser last sat as is still held by its previous page (a reload,
+    or "Play X now" right after a game, before the server has seen the old socket
+    close): the server answers ``name-taken`` and the page asks again until the old
+    page is gone, then plays. A name typed in another browser, held by someone, is
+    refused at once (no asking again)."""
+    server = await make_server("santorini")
+    base = f"http://127.0.0.1:{server.ports['web']}"
+    context = await browser.new_context()
+    old = await context.new_page()
+    await old.goto(f"{base}/play")
+    await old.fill("#create [name=name]", "ann")
+    await old.click("#create button[type=submit]")
+    await old.click("#bot")
+    await my_turn(old)
+    await old.click("#abort")  # over: the seat (and its rejoin token) gone, the name kept
+    await expect(old.locator("#result")).to_contain_text("Game aborted by you")
+
+    page = await context.new_page()
+    await page.goto(f"{base}/play?game=santorini/standard&bot=1")
+    await expect(page.locator("#status")).to_contain_text("the name ann is taken: asking again")
+    await old.close()  # its socket closes: the name comes free
+    view = await my_turn(page)
+    assert view["game"] == "santorini"
+    assert view["players"][view["you"]] == "ann"
+
+    other = await browser.new_context()  # another person, typing the held name
+    theirs = await other.new_page()
+    await theirs.goto(f"{base}/play")
+    await theirs.fill("#create [name=name]", "ann")
+    await theirs.click("#create button[type=submit]")
+    await expect(theirs.locator("#status")).to_have_text("the name ann is taken")
+    await theirs.wait_for_timeout(1200)  # past a retry's delay: none was made
+    await expect(theirs.locator("#status")).to_have_text("the name ann is taken")
+    await other.close()
+    await context.close()
+
+
+async def test_a_page_left_for_another_lets_its_name_go_and_connects_again_when_back(
+    make_server: ServerFactory, browser: Browser
+) -> None:
+    """After a game the page keeps its name (for a rematch). Left for another page in the
+    same tab, which Chromium keeps frozen in its back/forward cache, its socket closes,
+    so the name is free at once (it was held for as long as the frozen page lived: a
+    "Play X now" from the next page found it taken); back, the page connects again."""
+    server = await make_server("santorini")
+    base = f"http://127.0.0.1:{server.ports['web']}"
+    context = await browser.new_context()
+    page = await context.new_page()
+    await page.goto(f"{base}/play")
+    await page.fill("#create [name=name]", "cy")
+    await page.click("#create button[type=submit]")
+    await page.click("#bot")
+    await my_turn(page)
+    await page.click("#abort")
+    await expect(page.locator("#result")).to_contain_text("Game aborted by you")
+    await page.goto(f"{base}/games")
+
+    ws = await web_socket(server)
+    create = {"type": "create", "game": "santorini", "variant": "standard", "size": 2}
+
+    async def free() -> bool:
+        await ws.send(json.dumps(create | {"name": "cy"}))
+        reply = json.loads(await ws.recv())
+        while reply["type"] not in ("error", "seated"):
+            reply = json.loads(await ws.recv())
+        return reply["type"] == "seated"
+
+    await eventually(free, "cy free once the page was left")
+    await ws.close()
+    await page.go_back(wait_until="commit")  # from the cache: no load event
+    await page.wait_for_function("() => window.meeple.socket?.readyState === WebSocket.OPEN")
+    await context.close()

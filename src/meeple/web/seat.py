@@ -227,14 +227,16 @@ class WebSeat:
             elif isinstance(message, proto.Preview):
                 self._preview(message)
         except TableError as e:
-            self._put(proto.Error(proto.ErrorCode.REFUSED, str(e)[:200]))
+            taken = isinstance(e, _NameTaken)
+            code = proto.ErrorCode.NAME_TAKEN if taken else proto.ErrorCode.REFUSED
+            self._put(proto.Error(code, str(e)[:200]))
 
     def _claim(self, name: str) -> None:
         if name != self.name:
             if not self.may_use(name):
                 raise _Refused(f"the name {name} is reserved: sign in as it at /account")
             if not self.services.names.claim(name, self):
-                raise _Refused(f"the name {name} is taken")
+                raise _NameTaken(f"the name {name} is taken")
             if self.name:
                 self.services.names.release(self.name, self)
             self.name = name
@@ -462,6 +464,10 @@ def _too_fast(message: proto.ServerMessage) -> bool:
 
 class _Refused(TableError):
     pass
+
+
+class _NameTaken(_Refused):
+    """Another connection holds the name (answered ``name-taken``, not ``refused``)."""
 
 
 def lexicon_name(configured: str) -> str:

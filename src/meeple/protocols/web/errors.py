@@ -25,7 +25,10 @@ class ErrorCode(enum.Enum):
     NOT_NOW = "not-now"  # a valid message the session's state does not allow
     NOT_FOUND = "not-found"  # no game with that id (running or recorded)
     TOO_MANY = "too-many"  # too many subscriptions on one connection
-    REFUSED = "refused"  # the lobby says no: no such table, full, a taken name, ...
+    REFUSED = "refused"  # the lobby says no: no such table, full, a reserved name, ...
+    # The name is held by another connection: maybe this browser's page that is closing
+    # (a reload, "Play X now" from a finished game), so the page may ask again shortly.
+    NAME_TAKEN = "name-taken"
     ILLEGAL = "illegal"  # the game's rules refuse the move (the message says which rule)
     TOO_FAST = "too-fast"  # chat lines or previews past their rate limit (socket stays)
 

@@ -95,6 +95,7 @@ function connect() {
     else if (msg.type === "chat") chatLine(msg);
     else if (msg.type === "preview" && page.view) GAMES[page.view.game]?.preview?.(msg);
     else if (msg.type === "error") {
+      if (msg.code === "name-taken" && askAgain(msg)) return;
       // Refused while not seated but holding a token: the rejoin was refused (the game is
       // over, the grace period passed): the token is stale.
       if (msg.code === "refused" && !page.seated && page.token) {
@@ -111,16 +112,48 @@ function connect() {
     }
   });
   // A dropped socket comes back and presents the page's token: the seat is held meanwhile.
-  socket.addEventListener("close", () => { page.seated = false; setTimeout(connect, 1000); });
+  // (Not a socket this page closed on leaving, nor one a newer socket replaced.)
+  socket.addEventListener("close", () => {
+    if (page.socket !== socket) return;
+    page.seated = false;
+    setTimeout(connect, 1000);
+  });
 }
+// Leaving the page for another in this tab, which the browser may keep frozen to come
+// back to (the back/forward cache): the socket closes as a closed tab's would, so the
+// server lets this page's name go, and a seat mid-game is held for its rejoin, by the
+// usual rules, not kept for a frozen page (whose name a "Play X now" in the next page
+// would find taken). Coming back connects again and takes the seat back by its token.
+window.addEventListener("pagehide", () => {
+  const socket = page.socket;
+  page.socket = null;
+  socket?.close();
+});
+window.addEventListener("pageshow", (event) => { if (event.persisted && !page.socket) connect(); });
 
 function shown(id, on) {
   document.getElementById(id).hidden = !on;
   if (id === "play") { document.body.classList.toggle("seated", on); fitSoon(); }
 }
 
+// Asking for a seat (create, sit). A name another connection holds may be this browser's
+// own page that is closing (a reload, "Play X now" from a finished game): the server lets
+// the name go when that socket closes, so an ask under the name this browser last sat as
+// is made again a few times before the refusal stands.
+const NAME_TRIES = 5;
+function ask(msg) { page.ask = { msg, tries: 0 }; send(msg); }
+function askAgain(msg) {
+  const asked = page.ask;
+  if (!asked || asked.msg.name !== localStorage.getItem(NAME) || asked.tries >= NAME_TRIES) return false;
+  asked.tries += 1;
+  status(`${msg.message}: asking again…`);
+  setTimeout(() => { if (page.ask === asked) send(asked.msg); }, 800);
+  return true;
+}
+
 // Seated: the game takes the page (the form and the open tables come back after it).
 function seated(msg) {
+  page.ask = null;
   page.seated = true;
   page.name = msg.name;
   page.table = msg.table;
@@ -226,7 +259,7 @@ function quickPlay() {
   const clock = clockOption?.value ?? "";
   page.addBot = "next";
   clearChat();
-  send({ type: "create", game: g, variant, size: 2, name: input.value, start: "full",
+  ask({ type: "create", game: g, variant, size: 2, name: input.value, start: "full",
     ...(clock ? { clock } : {}) });
 }
 
@@ -250,9 +283,9 @@ function seekTable(list) {
     const input = document.querySelector("#create [name=name]");
     if (!input.value) input.value = guestName();
     clearChat();
-    if (open.length) { send({ type: "sit", table: open[0].id, name: input.value }); seek = null; return; }
+    if (open.length) { ask({ type: "sit", table: open[0].id, name: input.value }); seek = null; return; }
     const [game, variant] = seek.game.split("/");
-    send({ type: "create", game, variant, size: 2, name: input.value, start: "full",
+    ask({ type: "create", game, variant, size: 2, name: input.value, start: "full",
       ...(seek.clock ? { clock: seek.clock } : {}) });
     seek.waiting = true;
     return;
@@ -269,7 +302,7 @@ function seekTable(list) {
     const name = page.name;
     send({ type: "leave" });
     unseated();
-    send({ type: "sit", table: older[0].id, name });
+    ask({ type: "sit", table: older[0].id, name });
     seek = null;
   }
 }
@@ -363,7 +396,7 @@ function nameInput() {
 
 function sit(table) {
   const name = nameInput();
-  if (name) { clearChat(); send({ type: "sit", table, name }); }
+  if (name) { clearChat(); ask({ type: "sit", table, name }); }
 }
 
 document.getElementById("create").addEventListener("submit", (event) => {
@@ -375,7 +408,7 @@ document.getElementById("create").addEventListener("submit", (event) => {
   clearChat();
   const clock = String(form.get("clock") ?? "");
   const lexicon = game === "scrabble" ? String(form.get("lexicon") ?? "") : "";
-  send({ type: "create", game, variant, size: Number(form.get("size")), name,
+  ask({ type: "create", game, variant, size: Number(form.get("size")), name,
     start: form.get("ready") ? "ready" : "full", ...(clock ? { clock } : {}),
     ...(lexicon && lexicon !== LEXICON ? { lexicon } : {}) });
 });
@@ -453,7 +486,7 @@ function rematch() {
   page.rematchBots = bots;
   page.view = null;
   clearChat();
-  send({ type: "create", game, variant, size, name: page.name || nameInput(), start: "full",
+  ask({ type: "create", game, variant, size, name: page.name || nameInput(), start: "full",
     ...(clock ? { clock } : {}), ...(lexicon ? { lexicon } : {}) });
 }
 document.getElementById("rematch").addEventListener("click", rematch);

@@ -11,17 +11,18 @@ export function watch(subscriptions, onSnapshot, { onError = () => {}, onMessage
   let stopped = false;
   function open() {
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-    socket = new WebSocket(`${scheme}//${location.host}/ws`);
-    socket.addEventListener("open", () => {
-      socket.send(JSON.stringify({ type: "hello", protocol: PROTOCOL }));
+    const mine = new WebSocket(`${scheme}//${location.host}/ws`);
+    socket = mine;
+    mine.addEventListener("open", () => {
+      mine.send(JSON.stringify({ type: "hello", protocol: PROTOCOL }));
     });
-    socket.addEventListener("message", (event) => {
+    mine.addEventListener("message", (event) => {
       let msg;
       try { msg = JSON.parse(event.data); } catch { return; }
       if (msg.type === "welcome") {
         delay = 500;
         if (live) live.hidden = false;
-        for (const sub of subscriptions) socket.send(JSON.stringify({ type: "subscribe", ...sub }));
+        for (const sub of subscriptions) mine.send(JSON.stringify({ type: "subscribe", ...sub }));
         onOpen();
       } else if (msg.type === "error") {
         onError(msg);
@@ -31,13 +32,18 @@ export function watch(subscriptions, onSnapshot, { onError = () => {}, onMessage
         onMessage(msg);
       }
     });
-    socket.addEventListener("close", () => {
+    mine.addEventListener("close", () => {
+      if (socket !== mine) return; // closed on leaving the page, or replaced since
       if (live) live.hidden = true;
       if (!stopped) setTimeout(open, delay);
       delay = Math.min(delay * 2, 10000);
     });
   }
   open();
+  // Leaving the page (the browser may keep it frozen in its back/forward cache): the
+  // socket closes, so the server keeps nothing for a page nobody sees; back, it opens again.
+  window.addEventListener("pagehide", () => { const s = socket; socket = null; s?.close(); });
+  window.addEventListener("pageshow", (event) => { if (event.persisted && !stopped && !socket) open(); });
   const stop = () => { stopped = true; socket?.close(); };
   stop.send = (msg) => { if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify(msg)); };
   return stop;
