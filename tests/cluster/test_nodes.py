@@ -408,7 +408,9 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
         assert dict(zip(w.data["players"], w.data["view"]["scores"], strict=True)) == dict(
             overs[0].scores
         )
-        assert [e["code"] for e in w.errors] == ["refused"]  # play: spectators only
+        # Its sit as eve, a player of this game, at a table t1 no longer open, is refused:
+        # watchers only watch (name-taken when this edge already knows eve's claim).
+        assert [e["code"] for e in w.errors] in (["refused"], ["name-taken"])
     # A room no node runs: the protocol's not-found, and the connection goes on.
     import websockets
 
