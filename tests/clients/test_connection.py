@@ -30,9 +30,9 @@ class _Lines(ClientConnection[str]):
     cannot be taken."""
 
     ERROR = _Ended
+    LOGGER = logger
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        super().__init__(reader, writer, logger)
+    def _setup(self) -> None:
         self._held = b""
         self.name = self.unreadable.who = "lines"
 
