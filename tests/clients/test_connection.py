@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meeple.clients.clarkson import ClarksonClient
-from meeple.clients.connection import ClientConnection
+from meeple.clients.connection import ClientConnection, SessionClient
 from meeple.clients.santorini import SantoriniClient
 from meeple.clients.spectrangle import SpectrangleClient
 from meeple.clients.twente import TwenteClient
@@ -30,9 +30,9 @@ class _Lines(ClientConnection[str]):
     cannot be taken."""
 
     ERROR = _Ended
+    LOGGER = logger
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        super().__init__(reader, writer, logger)
+    def _setup(self) -> None:
         self._held = b""
         self.name = self.unreadable.who = "lines"
 
@@ -76,6 +76,14 @@ def test_every_tcp_client_is_one_connection() -> None:
     """Twente, Clarkson, Spectrangle and AM27 clients share ClientConnection."""
     for client in (TwenteClient, ClarksonClient, SpectrangleClient, SantoriniClient):
         assert issubclass(client, ClientConnection)
+
+
+def test_the_session_clients_read_with_one_loop() -> None:
+    """Twente, Clarkson and AM27 clients hand out messages with SessionClient's receive
+    (Spectrangle reads line by line for the state after each message)."""
+    for client in (TwenteClient, ClarksonClient, SantoriniClient):
+        assert issubclass(client, SessionClient)
+        assert client.receive is SessionClient.receive
 
 
 async def test_iteration_stops_at_the_end_of_the_stream_and_notes_once(

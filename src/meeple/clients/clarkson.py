@@ -31,7 +31,7 @@ import sys
 from collections.abc import Callable, Iterable
 
 from meeple.ai.scrabble import ExchangeChoice, PassChoice
-from meeple.clients.connection import ClientConnection
+from meeple.clients.connection import SessionClient
 from meeple.clients.scrabble_bot import MAX_RETRIES, BotResult, choose_or_pass
 from meeple.clients.watch import (
     Expected,
@@ -44,6 +44,7 @@ from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.moves import Placement
 from meeple.games.scrabble.tiles import CLARKSON
 from meeple.protocols.clarkson import messages
+from meeple.protocols.clarkson import session as protocol
 from meeple.protocols.clarkson.session import CLIENT_SENDS, ClientSession, Ignored, State
 
 __all__ = ["ClarksonClient", "ClarksonClientError", "NameRefused", "play_clarkson", "run_bot"]
@@ -61,24 +62,18 @@ class NameRefused(ClarksonClientError):
     """The server answered USERSET with NOK (§3.5): the name is taken or not allowed."""
 
 
-class ClarksonClient(ClientConnection[messages.ServerMessage]):
+class ClarksonClient(SessionClient[protocol.ClientEvent, messages.ServerMessage]):
     """One connection to a Clarkson server. Create it with :meth:`connect`."""
 
     ERROR = ClarksonClientError
+    LOGGER = logger
+    session: ClientSession
 
-    def __init__(
-        self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        *,
-        patience: Patience | None = None,
-        say: Callable[[str], None] | None = None,
-    ) -> None:
-        super().__init__(reader, writer, logger, patience=patience, say=say)
+    def _setup(self) -> None:
         self.session = ClientSession()
+        self._pending = []
         self._ready_answered = True  # no READY of ours awaits its OK
         self._move_sent: str | None = None  # our turn command awaiting its answer
-        self._pending: list[messages.ServerMessage] = []
         self.server_hello: messages.Hello | None = None
         self.name = ""
         self.users: list[str] = []  # the others at the table, as USERJOIN named them
@@ -201,30 +196,15 @@ class ClarksonClient(ClientConnection[messages.ServerMessage]):
             return Expected(f"the server's answer to our {self._move_sent}")
         return None
 
-    async def receive(self) -> messages.ServerMessage:
-        """The next server message (state updated first); ClarksonClientError at the end,
-        :class:`~meeple.clients.watch.NoAnswer` when an answer the server owes does not
-        come within :attr:`patience` (said through :attr:`say` as the wait goes on)."""
-        while not self._pending:
-            data = await self._read()
-            events = self.session.receive_data(data) if data else self.session.receive_eof()
-            for event in events:
-                if isinstance(event, messages.ServerMessage):
-                    self._pending.append(event)
-                elif isinstance(event, messages.Malformed):
-                    kind = f"line ({event.description.split(':')[0]})"
-                    self._note(kind, event.description, event.line.encode(errors="replace"))
-                elif isinstance(event, Ignored):
-                    self._note(event.message.command, event.reason, data)
-            if not data and not self._pending:
-                raise ClarksonClientError("connection closed by the server")
-        # What the client knows is as of the message handed out, not of everything in
-        # the same read: one read can hold TURN for the other player and, after their
-        # move, TURN for us; acting on the first with the second's state played a move
-        # twice (NOK, or a tile on an occupied square).
-        message = self._pending.pop(0)
-        self._track(message)
-        return message
+    def _take(self, event: protocol.ClientEvent, data: bytes) -> messages.ServerMessage | None:
+        if isinstance(event, messages.ServerMessage):
+            return event
+        if isinstance(event, messages.Malformed):
+            kind = f"line ({event.description.split(':')[0]})"
+            self._note(kind, event.description, event.line.encode(errors="replace"))
+        elif isinstance(event, Ignored):
+            self._note(event.message.command, event.reason, data)
+        return None
 
     def _ends_stream(self, message: messages.ServerMessage) -> bool:
         return isinstance(message, messages.Goodbye)
@@ -232,7 +212,7 @@ class ClarksonClient(ClientConnection[messages.ServerMessage]):
     def _who(self) -> str:
         return self.name
 
-    def _track(self, message: messages.ServerMessage) -> None:
+    def _handed(self, message: messages.ServerMessage) -> None:
         if isinstance(
             message, messages.Ok | messages.Nok | messages.Starting
         ) and self.session.state in (

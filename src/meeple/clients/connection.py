@@ -8,7 +8,8 @@ wrong (:meth:`~ClientConnection._opening`), log a server message it cannot take 
 kind (:meth:`~ClientConnection._note`), iterate over the server's messages until the
 client's own error ends the stream, and close. A client subclasses it with its session,
 what it tracks of the game, :attr:`~ClientConnection.expected` and
-:meth:`~ClientConnection.receive`.
+:meth:`~ClientConnection.receive`; :class:`SessionClient` is the :meth:`receive` of a
+client whose session turns each read into events (Twente, Clarkson, AM27).
 """
 
 from __future__ import annotations
@@ -16,16 +17,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
-from typing import ClassVar, Generic, TypeVar
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import ClassVar, Generic, Protocol, TypeVar
 
 from meeple.clients.watch import Expected, NoAnswer, Patience, Stopwatch, Unreadable, read_owed
 
-__all__ = ["READ_SIZE", "ClientConnection"]
+__all__ = ["READ_SIZE", "ClientConnection", "EventSource", "SessionClient"]
 
 READ_SIZE = 65536  # bytes asked of the socket per read
 
 M = TypeVar("M")
+E = TypeVar("E")
+E_co = TypeVar("E_co", covariant=True)
+
+
+class EventSource(Protocol[E_co]):
+    """A client session as :class:`SessionClient` reads it: bytes in, events out."""
+
+    def receive_data(self, data: bytes) -> Sequence[E_co]: ...
+
+    def receive_eof(self) -> Sequence[E_co]: ...
 
 
 class ClientConnection(Generic[M]):
@@ -33,27 +44,32 @@ class ClientConnection(Generic[M]):
 
     ``ERROR`` is the client's own exception: :meth:`receive` raises it when the stream
     ends, and iterating over the client (``async for message in client``) stops there.
+    ``LOGGER`` is where its notes go; :meth:`_setup` makes the rest of its state.
     """
 
     ERROR: ClassVar[type[Exception]]
+    LOGGER: ClassVar[logging.Logger]  # the client module's log
 
     def __init__(
         self,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
-        logger: logging.Logger,
         *,
         patience: Patience | None = None,
         say: Callable[[str], None] | None = None,
     ) -> None:
         self._reader = reader
         self._writer = writer
-        self._logger = logger
         self.patience = patience or Patience()
         # Where notices go: the log by default, a status line in the terminal client.
         self.say: Callable[[str], None] = say or self._log
-        self.unreadable = Unreadable("", logger)
+        self.unreadable = Unreadable("", self.LOGGER)
         self._stopwatch = Stopwatch(self.patience.clock)
+        self._setup()
+
+    def _setup(self) -> None:
+        """The client's own state, set last by ``__init__``: its session and what it
+        tracks of the game (by default nothing)."""
 
     @property
     def expected(self) -> Expected | None:
@@ -117,10 +133,52 @@ class ClientConnection(Generic[M]):
         return self.unreadable.who
 
     def _log(self, text: str) -> None:
-        self._logger.warning("%s: %s", self._who() or self.unreadable.who or "client", text)
+        self.LOGGER.warning("%s: %s", self._who() or self.unreadable.who or "client", text)
 
     def _note(self, kind: str, reason: str, data: bytes) -> None:
         """A server message we cannot take: logged once per kind, never raised."""
         text = self.unreadable.note(kind, reason, data)
         if text is not None and self.say != self._log:
             self.say(text)
+
+
+class SessionClient(ClientConnection[M], Generic[E, M]):
+    """A client whose :attr:`session` turns each read into events ``E``, of which the
+    server's messages ``M`` are handed out one at a time by :meth:`receive`.
+
+    A subclass sets :attr:`session` and says what each event is (:meth:`_take`: a message
+    to hand out, or None for one it noted or ignored) and what it learns from a message
+    when it hands it out (:meth:`_handed`).
+    """
+
+    session: EventSource[E]
+    _pending: list[M]  # what was read and not yet handed out; set by the subclass
+
+    async def receive(self) -> M:
+        """The next server message (state updated first); :attr:`ERROR` at the end,
+        :class:`~meeple.clients.watch.NoAnswer` when an answer the server owes does not
+        come within :attr:`patience` (said through :attr:`say` as the wait goes on)."""
+        while not self._pending:
+            data = await self._read()
+            events = self.session.receive_data(data) if data else self.session.receive_eof()
+            for event in events:
+                message = self._take(event, data)
+                if message is not None:
+                    self._pending.append(message)
+            if not data and not self._pending:
+                raise self.ERROR("connection closed by the server")
+        # What the client knows is as of the message handed out, not of everything in
+        # the same read: one read can hold a turn for the other player and, after their
+        # move, a turn for us; acting on the first with the second's state played a move
+        # twice (Clarkson: NOK, or a tile on an occupied square).
+        message = self._pending.pop(0)
+        self._handed(message)
+        return message
+
+    def _take(self, event: E, data: bytes) -> M | None:
+        """What an event of the session is: a message to hand out, or None (noted with
+        :meth:`_note`, or nothing to say); ``data`` is the read it came in."""
+        raise NotImplementedError
+
+    def _handed(self, message: M) -> None:
+        """What the client learns from ``message`` as it hands it out (by default nothing)."""

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 from meeple.ai.santorini import search_action
 from meeple.ai.santorini_search import AlphaBetaPlayer
-from meeple.clients.connection import ClientConnection
+from meeple.clients.connection import SessionClient
 from meeple.clients.watch import (
     Expected,
     Patience,
@@ -47,7 +47,12 @@ from meeple.clients.watch import (
 from meeple.games import santorini as engine
 from meeple.protocols.santorini import messages
 from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejected
-from meeple.protocols.santorini.session import CLIENT_SENDS, DEFAULT_PING_INTERVAL, ClientSession
+from meeple.protocols.santorini.session import (
+    CLIENT_SENDS,
+    DEFAULT_PING_INTERVAL,
+    ClientEvent,
+    ClientSession,
+)
 from meeple.protocols.santorini.session import State as ClientState
 
 __all__ = [
@@ -82,10 +87,12 @@ class SantoriniClientError(Exception):
     """The connection ended, or the server would not let us in."""
 
 
-class SantoriniClient(ClientConnection[messages.ServerMessage]):
+class SantoriniClient(SessionClient[ClientEvent, messages.ServerMessage]):
     """One connection to an AM27 server. Create it with :meth:`connect`."""
 
     ERROR = SantoriniClientError
+    LOGGER = log
+    session: ClientSession
 
     def __init__(
         self,
@@ -96,9 +103,13 @@ class SantoriniClient(ClientConnection[messages.ServerMessage]):
         patience: Patience | None = None,
         say: Callable[[str], None] | None = None,
     ) -> None:
-        super().__init__(reader, writer, log, patience=patience, say=say)
+        self.ping_interval = ping_interval
+        self._pinger: asyncio.Task[None] | None = None
+        super().__init__(reader, writer, patience=patience, say=say)
+
+    def _setup(self) -> None:
         self.session = ClientSession()
-        self._pending: list[messages.ServerMessage] = []
+        self._pending = []
         self.nickname = ""
         self.server_state: messages.ServerState | None = None
         self.players: dict[str, str] = {}  # nickname -> god
@@ -117,8 +128,6 @@ class SantoriniClient(ClientConnection[messages.ServerMessage]):
         # The last GODLISTMESSAGE, PLAYERSMESSAGE or UPDATE: what a bot re-reads when
         # the server does not answer it.
         self.last_prompt: messages.GodList | messages.Players | messages.Update | None = None
-        self.ping_interval = ping_interval
-        self._pinger: asyncio.Task[None] | None = None
 
     @classmethod
     async def connect(
@@ -238,28 +247,19 @@ class SantoriniClient(ClientConnection[messages.ServerMessage]):
     def _who(self) -> str:
         return self.nickname
 
-    async def receive(self) -> messages.ServerMessage:
-        """The next server message (state tracked first); SantoriniClientError at the end,
-        :class:`~meeple.clients.watch.NoAnswer` when an answer the server owes does not
-        come within :attr:`patience` (said through :attr:`say` as the wait goes on)."""
-        while not self._pending:
-            data = await self._read()
-            events = self.session.receive_data(data) if data else self.session.receive_eof()
-            for event in events:
-                if isinstance(event, Rejected):
-                    self._note(f"message ({event.reason.split(':')[0]})", event.reason, data)
-                    continue
-                if isinstance(event, Ignored):
-                    self._note(event.message.TYPE.value, event.reason, data)
-                    continue
-                if isinstance(event, ConnectionClosed):
-                    break
-                self._track(event)
-                if not isinstance(event, messages.Ping):
-                    self._pending.append(event)
-            if not data and not self._pending:
-                raise SantoriniClientError("connection closed by the server")
-        return self._pending.pop(0)
+    def _take(self, event: ClientEvent, data: bytes) -> messages.ServerMessage | None:
+        # What the client knows is tracked as each message arrives (a ping is answered
+        # by the keep-alive, never handed out).
+        if isinstance(event, Rejected):
+            self._note(f"message ({event.reason.split(':')[0]})", event.reason, data)
+            return None
+        if isinstance(event, Ignored):
+            self._note(event.message.TYPE.value, event.reason, data)
+            return None
+        if isinstance(event, ConnectionClosed):
+            return None
+        self._track(event)
+        return None if isinstance(event, messages.Ping) else event
 
     def _track(self, message: messages.ServerMessage) -> None:
         if not isinstance(message, messages.Ping):

@@ -92,16 +92,9 @@ class SpectrangleClient(ClientConnection[ServerMessage]):
     """One connection to a Spectrangle server. Create it with :meth:`connect`."""
 
     ERROR = SpectrangleClientError
+    LOGGER = logger
 
-    def __init__(
-        self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        *,
-        patience: Patience | None = None,
-        say: Callable[[str], None] | None = None,
-    ) -> None:
-        super().__init__(reader, writer, logger, patience=patience, say=say)
+    def _setup(self) -> None:
         self.session = ClientSession()
         # Each message with the session state right after it: a 1.3 "skip <name>" means
         # "you must skip" or "your skip was taken" depending on where it found us.

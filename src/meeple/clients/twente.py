@@ -28,7 +28,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable
 
-from meeple.clients.connection import ClientConnection
+from meeple.clients.connection import SessionClient
 from meeple.clients.watch import (
     Expected,
     Patience,
@@ -39,7 +39,7 @@ from meeple.games.scrabble.moves import tiles_from_word
 from meeple.games.scrabble.tiles import BLANK
 from meeple.protocols.twente import messages
 from meeple.protocols.twente.events import ConnectionClosed, Ignored, PeerError, Rejected
-from meeple.protocols.twente.session import ClientSession, State
+from meeple.protocols.twente.session import ClientEvent, ClientSession, State
 
 __all__ = ["Received", "TwenteClient", "TwenteClientError"]
 
@@ -55,22 +55,16 @@ class TwenteClientError(Exception):
     """The server refused to let us in (name taken) or the connection ended early."""
 
 
-class TwenteClient(ClientConnection[Received]):
+class TwenteClient(SessionClient[ClientEvent, Received]):
     """One connection to a Twente server. Create it with :meth:`connect`."""
 
     ERROR = TwenteClientError
+    LOGGER = logger
+    session: ClientSession
 
-    def __init__(
-        self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        *,
-        patience: Patience | None = None,
-        say: Callable[[str], None] | None = None,
-    ) -> None:
-        super().__init__(reader, writer, logger, patience=patience, say=say)
+    def _setup(self) -> None:
         self.session = ClientSession()
-        self._pending: list[Received] = []
+        self._pending = []
         self.name = ""
         self.server_flags: frozenset[messages.Flag] = frozenset()
         self.players: tuple[str, ...] = ()
@@ -156,38 +150,25 @@ class TwenteClient(ClientConnection[Received]):
             return Expected("the server's answer to our MAKEMOVE")
         return None
 
-    async def receive(self) -> Received:
-        """The next server message (state updated first); TwenteClientError at the end,
-        :class:`~meeple.clients.watch.NoAnswer` when an answer the server owes does not
-        come within :attr:`patience` (said through :attr:`say` as the wait goes on)."""
-        while not self._pending:
-            data = await self._read()
-            events = self.session.receive_data(data) if data else self.session.receive_eof()
-            for event in events:
-                if isinstance(event, ConnectionClosed):
-                    if not self._pending:
-                        raise TwenteClientError("connection closed by the server")
-                elif isinstance(event, Rejected):
-                    kind = f"message ({event.code.value} {event.reason.split(':')[0]})"
-                    self._note(kind, event.reason, data)
-                    with contextlib.suppress(ConnectionError):
-                        self._writer.write(event.data)
-                elif isinstance(event, Ignored):
-                    self._note(event.message.command.value, event.reason, data)
-                else:
-                    self._pending.append(event)
-            if not data and not self._pending:
+    def _take(self, event: ClientEvent, data: bytes) -> Received | None:
+        if isinstance(event, ConnectionClosed):
+            if not self._pending:
                 raise TwenteClientError("connection closed by the server")
-        # What the client knows is as of the message handed out, not of everything in
-        # the same read: a bot acting on a turn must not see the moves after it.
-        message = self._pending.pop(0)
-        self._track(message)
-        return message
+        elif isinstance(event, Rejected):
+            kind = f"message ({event.code.value} {event.reason.split(':')[0]})"
+            self._note(kind, event.reason, data)
+            with contextlib.suppress(ConnectionError):
+                self._writer.write(event.data)
+        elif isinstance(event, Ignored):
+            self._note(event.message.command.value, event.reason, data)
+        else:
+            return event
+        return None
 
     def _who(self) -> str:
         return self.name
 
-    def _track(self, message: Received) -> None:
+    def _handed(self, message: Received) -> None:
         if isinstance(
             message,
             messages.Error

@@ -179,6 +179,21 @@ async def answer(readiness: Readiness, head: bytes) -> tuple[int, bytes, bytes]:
     return 404, b"text/plain", b"not found\n"
 
 
+async def _hang_up(writer: asyncio.StreamWriter) -> None:
+    """Close a connection the ops or health port answered (or gave up on), whatever the
+    peer did meanwhile."""
+    writer.close()
+    with contextlib.suppress(Exception):
+        await writer.wait_closed()
+
+
+async def _stop_listening(server: asyncio.Server, grace: float) -> None:
+    """Stop a port listening; its connections get ``grace`` seconds to finish."""
+    server.close()
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(server.wait_closed(), grace)
+
+
 _REASONS = {200: b"OK", 400: b"Bad Request", 404: b"Not Found", 405: b"Method Not Allowed"}
 
 
@@ -224,15 +239,11 @@ class OpsListener:
         except ValueError:  # the head past the reader's limit
             pass
         finally:
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
+            await _hang_up(writer)
 
     async def close(self, grace: float = 1.0) -> None:
         if self._server is not None:
-            self._server.close()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), grace)
+            await _stop_listening(self._server, grace)
 
 
 class HealthPort:
@@ -311,9 +322,7 @@ class HealthPort:
         except OSError:
             pass
         finally:
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
+            await _hang_up(writer)
 
     async def close(self, grace: float = 1.0) -> None:
         if self._watch is not None:
@@ -323,6 +332,4 @@ class HealthPort:
             self._watch = None
         if self._server is not None:
             server, self._server = self._server, None
-            server.close()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(server.wait_closed(), grace)
+            await _stop_listening(server, grace)

@@ -66,6 +66,7 @@ __all__ = [
     "ChooseStarter",
     "Event",
     "Game",
+    "GameRecord",
     "GameWon",
     "GodChosen",
     "GodOffered",

@@ -12,86 +12,9 @@ library); here one WebSocket binary message is one ``bytes``. See
 
 from __future__ import annotations
 
-from meeple.protocols.cmpn402.errors import (
-    Answer,
-    CloseCode,
-    Cmpn402Error,
-    LocalProtocolError,
-    ProtocolError,
-    RemoteProtocolError,
-)
-from meeple.protocols.cmpn402.messages import (
-    ChallengeAccepted,
-    ChallengeAcceptedTimes,
-    ChallengeMove,
-    ChallengeRejected,
-    ChallengeRejectedTiles,
-    ClientMessage,
-    EndMessage,
-    EndReason,
-    ExchangeMove,
-    ExchangeNotice,
-    ExchangeTiles,
-    Invalid,
-    MessageType,
-    Name,
-    NameRequest,
-    NoChallenge,
-    NoChallengeTiles,
-    NoChallengeTimes,
-    PassMove,
-    PassNotice,
-    PlayMove,
-    PlayNotice,
-    ServerMessage,
-    Start,
-    decode_client,
-    decode_server,
-)
-from meeple.protocols.cmpn402.session import (
-    ClientSession,
-    ClientState,
-    ServerInput,
-    ServerMachine,
-    ServerState,
-)
+from meeple.protocols.cmpn402 import errors, messages, session
+from meeple.protocols.cmpn402.errors import *  # noqa: F403
+from meeple.protocols.cmpn402.messages import *  # noqa: F403
+from meeple.protocols.cmpn402.session import *  # noqa: F403
 
-__all__ = [
-    "Answer",
-    "ChallengeAccepted",
-    "ChallengeAcceptedTimes",
-    "ChallengeMove",
-    "ChallengeRejected",
-    "ChallengeRejectedTiles",
-    "ClientMessage",
-    "ClientSession",
-    "ClientState",
-    "CloseCode",
-    "Cmpn402Error",
-    "EndMessage",
-    "EndReason",
-    "ExchangeMove",
-    "ExchangeNotice",
-    "ExchangeTiles",
-    "Invalid",
-    "LocalProtocolError",
-    "MessageType",
-    "Name",
-    "NameRequest",
-    "NoChallenge",
-    "NoChallengeTiles",
-    "NoChallengeTimes",
-    "PassMove",
-    "PassNotice",
-    "PlayMove",
-    "PlayNotice",
-    "ProtocolError",
-    "RemoteProtocolError",
-    "ServerInput",
-    "ServerMachine",
-    "ServerMessage",
-    "ServerState",
-    "Start",
-    "decode_client",
-    "decode_server",
-]
+__all__ = [*errors.__all__, *messages.__all__, *session.__all__]

@@ -41,6 +41,7 @@ __all__ = [
     "Chat",
     "ChatLine",
     "ClientMessage",
+    "Command",
     "CreateTable",
     "Delta",
     "Error",
@@ -278,11 +279,11 @@ class Preview:
     id: int | None = None
 
 
-ClientMessage = (
-    Hello
-    | Subscribe
+# What the listener acts on: every client message but the two the session answers
+# itself (Hello with Welcome, Ping with Pong).
+Command = (
+    Subscribe
     | Unsubscribe
-    | Ping
     | CreateTable
     | Sit
     | Rejoin
@@ -295,6 +296,8 @@ ClientMessage = (
     | WatchChat
     | Preview
 )
+
+ClientMessage = Hello | Ping | Command
 
 
 @dataclass(frozen=True, slots=True)

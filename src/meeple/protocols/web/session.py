@@ -33,6 +33,7 @@ from meeple.protocols.web.messages import (
     AddBot,
     Chat,
     ClientMessage,
+    Command,
     CreateTable,
     Delta,
     Error,
@@ -119,22 +120,7 @@ class Request:
     in order either way.
     """
 
-    message: (
-        Subscribe
-        | Unsubscribe
-        | CreateTable
-        | Sit
-        | Rejoin
-        | AddBot
-        | Ready
-        | Leave
-        | Abort
-        | Play
-        | Chat
-        | WatchChat
-        | Preview
-        | None
-    )
+    message: Command | None
     replies: tuple[ServerMessage, ...] = ()
 
 

@@ -697,11 +697,7 @@ class Lobby:
         if self.draining:
             raise TooManyTables(DRAINING)
         # Refusals come before a table is opened for the seat, so none is left empty.
-        if id(seat) in self._rooms:
-            raise AlreadyPlaying(f"{seat.name} is already in a game")
-        if not expresses(seat, key.game, key.variant):
-            raise VariantNotExpressible(_protocol(seat), key.game, key.variant)
-        self._check_name(seat, key.game, key.variant)
+        self._check_seat(seat, key.game, key.variant)
         table = self._match(key, rule, seat)
         if table is None:
             table = self.create_table(key.game, key.variant, key.players, rule, opener=seat)
@@ -721,6 +717,15 @@ class Lobby:
         if all(p != protocol for p, _, _ in rules):
             rules.append((protocol, fits, rule))
 
+    def _check_seat(self, seat: Seat, game: str, variant: str) -> None:
+        """Refuse ``seat`` a table of ``variant`` of ``game`` if it is in a game already,
+        its protocol cannot express the variant, or its name breaks a name rule there."""
+        if id(seat) in self._rooms:
+            raise AlreadyPlaying(f"{seat.name} is already in a game")
+        if not expresses(seat, game, variant):
+            raise VariantNotExpressible(_protocol(seat), game, variant)
+        self._check_name(seat, game, variant)
+
     def _check_name(self, seat: Seat, game: str, variant: str) -> None:
         for protocol, fits, rule in self._name_rules.get((game, variant), ()):
             if protocol != _protocol(seat) and not fits(seat.name):
@@ -733,11 +738,7 @@ class Lobby:
         table = self._tables.get(table_id)
         if table is None:
             raise NoSuchTable(table_id)
-        if id(seat) in self._rooms:
-            raise AlreadyPlaying(f"{seat.name} is already in a game")
-        if not expresses(seat, table.game, table.variant):
-            raise VariantNotExpressible(_protocol(seat), table.game, table.variant)
-        self._check_name(seat, table.game, table.variant)
+        self._check_seat(seat, table.game, table.variant)
         if self._table_of.get(id(seat)) is table:
             return None
         if len(table.seats) >= table.size:

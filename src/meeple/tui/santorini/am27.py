@@ -43,23 +43,7 @@ from meeple.tui.connection import (
     ServerNotice,
     StatusFeed,
 )
-from meeple.tui.santorini.events import (
-    BuildOn,
-    ChooseGod,
-    Concede,
-    ConnectionLost,
-    GameOver,
-    MoveWorker,
-    Notice,
-    PassTurn,
-    PlaceWorker,
-    Prompt,
-    Refused,
-    SantoriniEvent,
-    SantoriniMove,
-    UndoStep,
-    ViewChanged,
-)
+from meeple.tui.santorini import events as ui
 from meeple.tui.santorini.view import SIZE, Cell, SantoriniView, Square, Worker
 
 __all__ = ["HANDSHAKE_TIMEOUT", "REFUSALS", "Am27Connection", "connect", "refusal_text"]
@@ -119,62 +103,64 @@ class Am27Connection:
     def name(self) -> str:
         return self.view.me
 
-    async def events(self) -> AsyncIterator[SantoriniEvent]:
+    async def events(self) -> AsyncIterator[ui.SantoriniEvent]:
         errors = (SantoriniClientError, NoAnswer, OSError, asyncio.IncompleteReadError)
         got = self._status.messages(self.client.receive, errors, _lost)
         async with contextlib.aclosing(got):
             async for message in got:
-                if isinstance(message, ServerNotice | ConnectionLost):
+                if isinstance(message, ServerNotice | ui.ConnectionLost):
                     yield message
                     continue
                 over = False
                 for event in self._translate(message):
                     yield event
-                    over = over or isinstance(event, GameOver)
+                    over = over or isinstance(event, ui.GameOver)
                     if isinstance(message, messages.Info) and message.information == "NICKNAME":
                         await self.close()
-                        yield ConnectionLost("the server refused the name")
+                        yield ui.ConnectionLost("the server refused the name")
                         return
                 if over:
                     await self.close()
-                    yield ConnectionLost("the game is over")
+                    yield ui.ConnectionLost("the game is over")
                     return
 
-    def _translate(self, message: messages.ServerMessage) -> list[SantoriniEvent]:
+    def _translate(self, message: messages.ServerMessage) -> list[ui.SantoriniEvent]:
         me = self.name
         if isinstance(message, messages.GodList):
             self.view = SantoriniView(me=me)
             names = ", ".join(g.name for g in message.gods)
             if message.player == me:
-                cards = [Notice(f"  {g.name}: {g.description}") for g in message.gods]
-                return [Prompt(f"Your pick of the gods (god NAME): {names}"), *cards]
-            return [Notice(f"{message.player} is choosing a god among {names}")]
+                cards = [ui.Notice(f"  {g.name}: {g.description}") for g in message.gods]
+                return [ui.Prompt(f"Your pick of the gods (god NAME): {names}"), *cards]
+            return [ui.Notice(f"{message.player} is choosing a god among {names}")]
         if isinstance(message, messages.Players):
             seats = tuple(name for name, _ in message.players)
             self.view = SantoriniView(me=me, players=seats, gods=dict(message.players))
-            out: list[SantoriniEvent] = [
-                ViewChanged(self.view),
-                Notice("Players: " + ", ".join(f"{n} ({g})" for n, g in message.players)),
+            out: list[ui.SantoriniEvent] = [
+                ui.ViewChanged(self.view),
+                ui.Notice("Players: " + ", ".join(f"{n} ({g})" for n, g in message.players)),
             ]
             if message.player == me:
                 others = ", ".join(s for s in seats if s != me)
-                out.append(Prompt(f"You are the challenger: who starts? starter {me} or {others}"))
+                out.append(
+                    ui.Prompt(f"You are the challenger: who starts? starter {me} or {others}")
+                )
             else:
-                out.append(Notice(f"{message.player} chooses who starts"))
+                out.append(ui.Notice(f"{message.player} chooses who starts"))
             return out
         if isinstance(message, messages.Update):
             before, actor = self.view, self.view.active
             view = self._apply(message)
-            return [*self._changes(before, view, actor), ViewChanged(view)]
+            return [*self._changes(before, view, actor), ui.ViewChanged(view)]
         if isinstance(message, messages.Info):
-            return [Refused(refusal_text(message.information))]
+            return [ui.Refused(refusal_text(message.information))]
         if isinstance(message, messages.EndGame):
             if message.is_winner:
                 self.view = replace(self.view, winner=message.player, active=None)
                 text = "You win!" if message.player == me else f"{message.player} wins"
-                return [ViewChanged(self.view), GameOver(message.player, text)]
+                return [ui.ViewChanged(self.view), ui.GameOver(message.player, text)]
             who = "you" if message.player == me else message.player
-            return [GameOver(None, f"The game ended: {who} left or lost")]
+            return [ui.GameOver(None, f"The game ended: {who} left or lost")]
         if isinstance(message, messages.ServerState):
             return []
         return []
@@ -198,31 +184,33 @@ class Am27Connection:
     @staticmethod
     def _changes(
         before: SantoriniView, after: SantoriniView, actor: str | None
-    ) -> list[SantoriniEvent]:
+    ) -> list[ui.SantoriniEvent]:
         """Log lines for what an UPDATE changed: workers placed or moved, blocks built."""
-        lines: list[SantoriniEvent] = []
+        lines: list[ui.SantoriniEvent] = []
         for index, (old, new) in enumerate(zip(before.cells, after.cells, strict=True)):
             row, column = divmod(index, SIZE)
             if new.worker is not None and new.worker != old.worker:
                 placed = not any(c.worker == new.worker for c in before.cells)
                 verb = "placed a worker on" if placed else "moved to"
-                lines.append(Notice(f"{new.worker.owner} {verb} {row} {column}"))
+                lines.append(ui.Notice(f"{new.worker.owner} {verb} {row} {column}"))
             built = (new.height, new.dome) > (old.height, old.dome)
             if built and actor is not None:
                 what = "a dome" if new.dome and not old.dome else f"level {new.height}"
-                lines.append(Notice(f"{actor} built {what} on {row} {column}"))
+                lines.append(ui.Notice(f"{actor} built {what} on {row} {column}"))
             if (new.height, new.dome) < (old.height, old.dome):
-                lines.append(Notice(f"{actor or 'a player'} took back a build on {row} {column}"))
+                lines.append(
+                    ui.Notice(f"{actor or 'a player'} took back a build on {row} {column}")
+                )
         return lines
 
-    def _message(self, move: SantoriniMove) -> messages.ClientMessage:
+    def _message(self, move: ui.SantoriniMove) -> messages.ClientMessage:
         me = self.name
-        if isinstance(move, PlaceWorker):
+        if isinstance(move, ui.PlaceWorker):
             mine = [c.worker.sex for c in self.view.cells if c.worker and c.worker.owner == me]
             return messages.WorkerInit(me, _wire(move.cell), "F" if "M" in mine else "M")
-        if isinstance(move, MoveWorker):
+        if isinstance(move, ui.MoveWorker):
             return messages.Move(me, _wire(move.source), _wire(move.destination))
-        if isinstance(move, BuildOn):
+        if isinstance(move, ui.BuildOn):
             level = move.level
             if level is None:
                 offered = self.view.buildable.get(move.source, {}).get(move.destination, ())
@@ -231,17 +219,17 @@ class Am27Connection:
             if not 1 <= level <= 4:
                 raise MoveError("a level is 1-3, or 4 for a dome")
             return messages.Build(me, _wire(move.source), _wire(move.destination), level)
-        if isinstance(move, PassTurn):
+        if isinstance(move, ui.PassTurn):
             return messages.Pass(me)
-        if isinstance(move, UndoStep):
+        if isinstance(move, ui.UndoStep):
             return messages.Undo(me, move.all)
-        if isinstance(move, Concede):
+        if isinstance(move, ui.Concede):
             return messages.Lose(me)
-        if isinstance(move, ChooseGod):
+        if isinstance(move, ui.ChooseGod):
             return messages.GodInit(me, move.name)
         return ChooseStarterMessage(me, move.name)
 
-    async def send(self, move: SantoriniMove) -> None:
+    async def send(self, move: ui.SantoriniMove) -> None:
         if self._closed:
             raise MoveError("not connected")
         try:

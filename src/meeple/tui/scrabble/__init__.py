@@ -2,48 +2,8 @@
 
 from __future__ import annotations
 
-from meeple.tui.scrabble.events import (
-    ChatReceived,
-    ConnectionLost,
-    GameEnded,
-    Pass,
-    PlayerLeft,
-    PlayWord,
-    Queued,
-    RackChanged,
-    Refused,
-    Say,
-    ScrabbleEvent,
-    ScrabbleMove,
-    Started,
-    Swap,
-    Swapped,
-    TurnChanged,
-    Welcomed,
-    WordPlayed,
-)
-from meeple.tui.scrabble.notation import CommandError, CommandSuggester, parse_command
+from meeple.tui.scrabble import events, notation
+from meeple.tui.scrabble.events import *  # noqa: F403
+from meeple.tui.scrabble.notation import *  # noqa: F403
 
-__all__ = [
-    "ChatReceived",
-    "CommandError",
-    "CommandSuggester",
-    "ConnectionLost",
-    "GameEnded",
-    "Pass",
-    "PlayWord",
-    "PlayerLeft",
-    "Queued",
-    "RackChanged",
-    "Refused",
-    "Say",
-    "ScrabbleEvent",
-    "ScrabbleMove",
-    "Started",
-    "Swap",
-    "Swapped",
-    "TurnChanged",
-    "Welcomed",
-    "WordPlayed",
-    "parse_command",
-]
+__all__ = [*events.__all__, *notation.__all__]

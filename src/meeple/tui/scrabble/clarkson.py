@@ -40,24 +40,7 @@ from meeple.tui.connection import (
     ServerNotice,
     StatusFeed,
 )
-from meeple.tui.scrabble.events import (
-    BagCount,
-    ConnectionLost,
-    GameEnded,
-    Pass,
-    PlayWord,
-    Queued,
-    RackChanged,
-    Refused,
-    ScrabbleEvent,
-    ScrabbleMove,
-    Started,
-    Swap,
-    Swapped,
-    TurnChanged,
-    Welcomed,
-    WordPlayed,
-)
+from meeple.tui.scrabble import events as ui
 
 __all__ = ["ClarksonScrabble", "connect", "word_from_boards"]
 
@@ -111,14 +94,14 @@ class ClarksonScrabble:
         self._turn: str | None = None
         self._ended = False
 
-    async def events(self) -> AsyncIterator[ScrabbleEvent]:
-        yield Welcomed(self._client.name, False)
+    async def events(self) -> AsyncIterator[ui.ScrabbleEvent]:
+        yield ui.Welcomed(self._client.name, False)
         yield self._queued()
         await self._ready_if_full()
         errors = (ClarksonClientError, NoAnswer, OSError)
         async with contextlib.aclosing(self._status.messages(self._client.receive, errors)) as got:
             async for message in got:
-                if isinstance(message, ServerNotice | ConnectionLost):
+                if isinstance(message, ServerNotice | ui.ConnectionLost):
                     yield message
                     continue
                 for event in self._translate(message):
@@ -126,18 +109,18 @@ class ClarksonScrabble:
                 if isinstance(message, messages.UserJoin):
                     await self._ready_if_full()
                 if isinstance(message, messages.Goodbye):
-                    yield ConnectionLost("the server said goodbye")
+                    yield ui.ConnectionLost("the server said goodbye")
                     return
 
-    def _queued(self) -> Queued:
-        return Queued(min(len(self._client.users) + 1, self._players), self._players)
+    def _queued(self) -> ui.Queued:
+        return ui.Queued(min(len(self._client.users) + 1, self._players), self._players)
 
     async def _ready_if_full(self) -> None:
         if not self._ready and len(self._client.users) + 1 >= self._players:
             self._ready = True
             await self._client.ready()
 
-    def _translate(self, message: messages.ServerMessage) -> list[ScrabbleEvent]:
+    def _translate(self, message: messages.ServerMessage) -> list[ui.ScrabbleEvent]:
         client = self._client
         if isinstance(message, messages.UserJoin):
             return [] if self._ready else [self._queued()]
@@ -153,49 +136,49 @@ class ClarksonScrabble:
                 self._starting = False
                 self._board = board
                 self._scores = dict(client.scores)
-                return [Started(tuple(client.players)), self._bag_count()]
+                return [ui.Started(tuple(client.players)), self._bag_count()]
             events = self._turn_played(board)
             self._board = board
             self._scores = dict(client.scores)
             return [*events, self._bag_count()]
         if isinstance(message, messages.Tiles):
-            return [RackChanged(message.tiles)]
+            return [ui.RackChanged(message.tiles)]
         if isinstance(message, messages.Turn):
             self._turn = message.name
-            return [TurnChanged(message.name, message.name == client.name)]
+            return [ui.TurnChanged(message.name, message.name == client.name)]
         if isinstance(message, messages.Nok):
-            return [Refused("NOK", message.description or "refused by the server")]
+            return [ui.Refused("NOK", message.description or "refused by the server")]
         if isinstance(message, messages.Winner):
             if self._ended:
                 return []
             self._ended = True
             scores = tuple(sorted(client.scores.items(), key=lambda s: -s[1]))
-            return [GameEnded("the game is over", scores)]
+            return [ui.GameEnded("the game is over", scores)]
         return []
 
-    def _turn_played(self, board: Board) -> list[ScrabbleEvent]:
+    def _turn_played(self, board: Board) -> list[ui.ScrabbleEvent]:
         mover = self._turn
         if mover is None:
             return []
         gained = self._client.scores.get(mover, 0) - self._scores.get(mover, 0)
         word = word_from_boards(self._board, board)
         if word is None:
-            return [Swapped(mover, 0)]
+            return [ui.Swapped(mover, 0)]
         x, y, direction, letters = word
-        return [WordPlayed(mover, x, y, direction, letters, gained)]
+        return [ui.WordPlayed(mover, x, y, direction, letters, gained)]
 
-    def _bag_count(self) -> BagCount:
-        return BagCount(self._client.bag_count)
+    def _bag_count(self) -> ui.BagCount:
+        return ui.BagCount(self._client.bag_count)
 
-    async def send(self, move: ScrabbleMove) -> None:
+    async def send(self, move: ui.ScrabbleMove) -> None:
         client = self._client
         try:
-            if isinstance(move, PlayWord):
+            if isinstance(move, ui.PlayWord):
                 if any(c.islower() for c in move.word):
                     raise MoveError("Clarkson has no blanks: every tile is a letter")
                 placed = tiles_from_word(self._board, move.x, move.y, move.direction, move.word)
                 await client.place(placed)
-            elif isinstance(move, Swap):
+            elif isinstance(move, ui.Swap):
                 if sorted(move.tiles) == sorted(client.rack):
                     await client.exchange(None)
                 elif len(move.tiles) == 1:
@@ -205,7 +188,7 @@ class ClarksonScrabble:
                         f"Clarkson swaps one tile or the whole hand ({messages.RACK_SIZE} tiles), "
                         "not some of them"
                     )
-            elif isinstance(move, Pass):
+            elif isinstance(move, ui.Pass):
                 await client.pass_turn()
             else:
                 raise MoveError("Clarkson has no chat and no challenges")

@@ -54,29 +54,7 @@ from meeple.protocols.cmpn402 import messages
 from meeple.protocols.cmpn402.errors import ProtocolError
 from meeple.protocols.cmpn402.session import ClientSession, ClientState
 from meeple.tui.connection import ConnectFailed, ConnectOptions, MoveError, ServerNotice
-from meeple.tui.scrabble.events import (
-    AnswerChallenge,
-    BagCount,
-    ChallengeClosed,
-    ChallengeOffered,
-    Clocks,
-    ConnectionLost,
-    GameEnded,
-    Noted,
-    Pass,
-    PlayWord,
-    RackChanged,
-    Refused,
-    Say,
-    ScrabbleEvent,
-    ScrabbleMove,
-    Started,
-    Swap,
-    Swapped,
-    TurnChanged,
-    Welcomed,
-    WordPlayed,
-)
+from meeple.tui.scrabble import events as ui
 
 __all__ = ["END_REASONS", "INVALID_TEXT", "OPPONENT", "Cmpn402Scrabble", "connect"]
 
@@ -127,7 +105,7 @@ class Cmpn402Scrabble:
         self.name = name
         self.session = session
         self._now = now or asyncio.get_running_loop().time
-        self._events: asyncio.Queue[ScrabbleEvent] = asyncio.Queue()
+        self._events: asyncio.Queue[ui.ScrabbleEvent] = asyncio.Queue()
         self.unreadable = Unreadable(name, logger)
         self._reader: asyncio.Task[None] | None = None
         self._board = Board()
@@ -146,14 +124,14 @@ class Cmpn402Scrabble:
 
     # --- events ---------------------------------------------------------------------------
 
-    async def events(self) -> AsyncIterator[ScrabbleEvent]:
-        yield Welcomed(self.name, False)
+    async def events(self) -> AsyncIterator[ui.ScrabbleEvent]:
+        yield ui.Welcomed(self.name, False)
         if self._reader is None:
             self._reader = asyncio.create_task(self._read(), name=f"cmpn402-{self.name}")
         while True:
             event = await self._events.get()
             yield event
-            if isinstance(event, ConnectionLost):
+            if isinstance(event, ui.ConnectionLost):
                 return
 
     async def _read(self) -> None:
@@ -189,7 +167,7 @@ class Cmpn402Scrabble:
         except Exception:  # a bug here must end the game on screen, not hang it
             logger.exception("%s: reading the referee failed", self.name)
             reason = "internal error reading the referee (see the log)"
-        self._emit(ConnectionLost(reason))
+        self._emit(ui.ConnectionLost(reason))
 
     def _note(self, kind: str, reason: str, data: bytes) -> None:
         """A referee message we cannot take: on the status line once per kind (issue 31)."""
@@ -197,11 +175,11 @@ class Cmpn402Scrabble:
         if text is not None:
             self._emit(ServerNotice(text))
 
-    def _emit(self, *events: ScrabbleEvent) -> None:
+    def _emit(self, *events: ui.ScrabbleEvent) -> None:
         for event in events:
             self._events.put_nowait(event)
 
-    def _translate(self, message: messages.ServerMessage) -> list[ScrabbleEvent]:
+    def _translate(self, message: messages.ServerMessage) -> list[ui.ScrabbleEvent]:
         me = self.name
         if isinstance(message, messages.Start):
             self._board = Board.from_rows(message.board)
@@ -210,22 +188,22 @@ class Cmpn402Scrabble:
             self._scores = {me: message.score, OPPONENT: message.opponent_score}
             players = (me, OPPONENT) if message.order == 1 else (OPPONENT, me)
             mine = message.order == 1
-            started = Started(
+            started = ui.Started(
                 players,
                 board=tuple(message.board),
                 scores=tuple(self._scores.items()),
             )
             return [
                 started,
-                RackChanged(self._rack),
+                ui.RackChanged(self._rack),
                 self._bag(),
-                TurnChanged(me if mine else OPPONENT, mine),
+                ui.TurnChanged(me if mine else OPPONENT, mine),
                 self._clocks(message.player_time, message.total_time, mine, True),
             ]
         if isinstance(message, messages.Invalid):
             self._pending, self._exchanging = None, ""
             return [
-                Refused("INVALID", INVALID_TEXT),
+                ui.Refused("INVALID", INVALID_TEXT),
                 self._clocks(message.player_time, message.total_time, True, True),
             ]
         if isinstance(message, messages.ExchangeTiles):
@@ -233,9 +211,9 @@ class Cmpn402Scrabble:
             self._rack = _take(self._rack, self._exchanging) + message.tiles
             self._exchanging = ""
             return [
-                Swapped(me, count),
-                RackChanged(self._rack),
-                TurnChanged(OPPONENT, False),
+                ui.Swapped(me, count),
+                ui.RackChanged(self._rack),
+                ui.TurnChanged(OPPONENT, False),
                 self._clocks(None, None, False, True),
             ]
         if isinstance(message, messages.NoChallengeTiles | messages.ChallengeRejectedTiles):
@@ -243,53 +221,53 @@ class Cmpn402Scrabble:
             if isinstance(message, messages.NoChallengeTiles):
                 return [
                     *events,
-                    TurnChanged(OPPONENT, False),
+                    ui.TurnChanged(OPPONENT, False),
                     self._clocks(None, None, False, True),
                 ]
             return [
                 *events,
-                Noted(f"{OPPONENT} challenged and lost: every word is good; your turn again"),
-                TurnChanged(me, True),
+                ui.Noted(f"{OPPONENT} challenged and lost: every word is good; your turn again"),
+                ui.TurnChanged(me, True),
                 self._clocks(message.player_time, message.total_time, True, True),
             ]
         if isinstance(message, messages.ChallengeAccepted):
             words = ", ".join(w.text for w in self._pending[1].words) if self._pending else ""
             self._pending = None
             return [
-                Noted(f"{OPPONENT} challenged {words}: not all in the lexicon; play withdrawn"),
-                TurnChanged(OPPONENT, False),
+                ui.Noted(f"{OPPONENT} challenged {words}: not all in the lexicon; play withdrawn"),
+                ui.TurnChanged(OPPONENT, False),
                 self._clocks(None, None, False, True),
             ]
         if isinstance(message, messages.PassNotice | messages.ExchangeNotice):
             count = message.count if isinstance(message, messages.ExchangeNotice) else 0
             return [
-                Swapped(OPPONENT, count),
-                TurnChanged(me, True),
+                ui.Swapped(OPPONENT, count),
+                ui.TurnChanged(me, True),
                 self._clocks(message.player_time, message.total_time, True, True),
             ]
         if isinstance(message, messages.PlayNotice):
             return self._offer(message)
         if isinstance(message, messages.NoChallengeTimes):  # the window ran out: the play stands
             return [
-                ChallengeClosed(),
+                ui.ChallengeClosed(),
                 *self._their_play_stands(),
-                Noted("the challenge time ran out: the play stands"),
-                TurnChanged(me, True),
+                ui.Noted("the challenge time ran out: the play stands"),
+                ui.TurnChanged(me, True),
                 self._clocks(message.player_time, message.total_time, True, True),
             ]
         if isinstance(message, messages.ChallengeAcceptedTimes):
             words = self._offered_words()
             self._offered = None
             return [
-                Noted(f"challenge upheld: {words} withdrawn; your turn"),
-                TurnChanged(me, True),
+                ui.Noted(f"challenge upheld: {words} withdrawn; your turn"),
+                ui.TurnChanged(me, True),
                 self._clocks(message.player_time, message.total_time, True, True),
             ]
         if isinstance(message, messages.ChallengeRejected):
             return [
                 *self._their_play_stands(),
-                Noted("challenge lost: every word is good; you lose your turn"),
-                TurnChanged(OPPONENT, False),
+                ui.Noted("challenge lost: every word is good; you lose your turn"),
+                ui.TurnChanged(OPPONENT, False),
                 self._clocks(None, None, False, True),
             ]
         if isinstance(message, messages.EndMessage):
@@ -297,13 +275,13 @@ class Cmpn402Scrabble:
             scores = tuple(sorted(self._scores.items(), key=lambda s: -s[1]))
             self._offered = self._pending = None
             return [
-                ChallengeClosed(),
+                ui.ChallengeClosed(),
                 self._clocks(None, None, False, False),
-                GameEnded(END_REASONS.get(message.reason, "the game ended"), scores),
+                ui.GameEnded(END_REASONS.get(message.reason, "the game ended"), scores),
             ]
         return []
 
-    def _offer(self, message: messages.PlayNotice) -> list[ScrabbleEvent]:
+    def _offer(self, message: messages.PlayNotice) -> list[ui.ScrabbleEvent]:
         """The other agent's play, for our verdict: its words, worked out on our board."""
         direction = _direction(message.direction)
         placed: tuple[Placement, ...] = ()
@@ -322,7 +300,7 @@ class Cmpn402Scrabble:
             words = tuple(w.text for w in result.words)
         return [
             self._clocks(message.player_time, message.total_time, False, False),
-            ChallengeOffered(
+            ui.ChallengeOffered(
                 OPPONENT, x, y, direction, words, message.score, message.challenge_time
             ),
         ]
@@ -333,7 +311,7 @@ class Cmpn402Scrabble:
         _, _, result = self._offered
         return ", ".join(w.text for w in result.words) if result else self._offered[0].tiles
 
-    def _their_play_stands(self) -> list[ScrabbleEvent]:
+    def _their_play_stands(self) -> list[ui.ScrabbleEvent]:
         if self._offered is None:
             return []
         message, placed, result = self._offered
@@ -343,14 +321,14 @@ class Cmpn402Scrabble:
         self._scores[OPPONENT] = self._scores.get(OPPONENT, 0) + message.score
         if result is None:  # the referee took it, so this cannot happen with a true board
             logger.warning("%s: a play we cannot place: %s", self.name, message)
-            return [Noted(f"{OPPONENT} played {message.tiles} for {message.score}")]
+            return [ui.Noted(f"{OPPONENT} played {message.tiles} for {message.score}")]
         main = result.main_word
-        played = WordPlayed(OPPONENT, main.x, main.y, main.direction, main.text, message.score)
+        played = ui.WordPlayed(OPPONENT, main.x, main.y, main.direction, main.text, message.score)
         return [played, self._bag()]
 
-    def _our_play_stands(self, new_tiles: str) -> list[ScrabbleEvent]:
+    def _our_play_stands(self, new_tiles: str) -> list[ui.ScrabbleEvent]:
         if self._pending is None:
-            return [RackChanged(self._rack)]
+            return [ui.RackChanged(self._rack)]
         move, result = self._pending
         self._pending = None
         for p in result.tiles:
@@ -358,16 +336,16 @@ class Cmpn402Scrabble:
         self._rack = _take(self._rack, move.tiles) + new_tiles
         self._scores[self.name] = self._scores.get(self.name, 0) + move.score
         main = result.main_word
-        played = WordPlayed(self.name, main.x, main.y, main.direction, main.text, move.score)
-        return [played, RackChanged(self._rack), self._bag()]
+        played = ui.WordPlayed(self.name, main.x, main.y, main.direction, main.text, move.score)
+        return [played, ui.RackChanged(self._rack), self._bag()]
 
-    def _bag(self) -> BagCount:
+    def _bag(self) -> ui.BagCount:
         on_board = sum(1 for _ in self._board.tiles())
-        return BagCount(max(0, TILES_IN_GAME - on_board - len(self._rack) - RACK_SIZE))
+        return ui.BagCount(max(0, TILES_IN_GAME - on_board - len(self._rack) - RACK_SIZE))
 
     def _clocks(
         self, player_ms: int | None, total_ms: int | None, player: bool, total: bool
-    ) -> Clocks:
+    ) -> ui.Clocks:
         """The clocks now: from a message's times, or run on from the last ones we had."""
         now = self._now()
         elapsed = round((now - self._anchor) * 1000)
@@ -377,40 +355,43 @@ class Cmpn402Scrabble:
             total_ms = max(0, self._total_ms - (elapsed if self._total_running else 0))
         self._player_ms, self._total_ms, self._anchor = player_ms, total_ms, now
         self._player_running, self._total_running = player, total
-        return Clocks(player_ms, total_ms, player, total)
+        return ui.Clocks(player_ms, total_ms, player, total)
 
     # --- moves ----------------------------------------------------------------------------
 
-    async def send(self, move: ScrabbleMove) -> None:
-        if isinstance(move, Say):
+    async def send(self, move: ui.ScrabbleMove) -> None:
+        if isinstance(move, ui.Say):
             raise MoveError("CMPN402 has no chat")
         message: messages.ClientMessage
-        local: list[ScrabbleEvent] = []
-        after: Callable[[], list[ScrabbleEvent]] | None = None  # events once it is sent
-        if isinstance(move, AnswerChallenge):
+        local: list[ui.ScrabbleEvent] = []
+        after: Callable[[], list[ui.ScrabbleEvent]] | None = None  # events once it is sent
+        if isinstance(move, ui.AnswerChallenge):
             if self.session.state is not ClientState.AWAIT_AGENT_CHALLENGE:
                 raise MoveError("there is no play to challenge now")
             if move.challenge:
                 message = messages.ChallengeMove()
                 words = self._offered_words()
-                local = [ChallengeClosed(), Noted(f"you challenge {words}; the referee looks")]
+                local = [
+                    ui.ChallengeClosed(),
+                    ui.Noted(f"you challenge {words}; the referee looks"),
+                ]
             else:
                 message = messages.NoChallenge()
                 after = self._accepted
         elif self.session.state is not ClientState.THINKING:
             raise MoveError("not now: wait for your turn")
-        elif isinstance(move, PlayWord):
+        elif isinstance(move, ui.PlayWord):
             message = self._play(move)
             local = [self._clocks(None, None, False, False)]  # paused if the referee takes it
-        elif isinstance(move, Swap):
+        elif isinstance(move, ui.Swap):
             message = messages.ExchangeMove(move.tiles)
             self._exchanging = move.tiles
         else:
-            assert isinstance(move, Pass)
+            assert isinstance(move, ui.Pass)
             message = messages.PassMove()
             local = [
-                Swapped(self.name, 0),
-                TurnChanged(OPPONENT, False),
+                ui.Swapped(self.name, 0),
+                ui.TurnChanged(OPPONENT, False),
                 self._clocks(None, None, False, True),
             ]
         try:
@@ -428,16 +409,16 @@ class Cmpn402Scrabble:
         except (ConnectionClosed, OSError) as e:
             raise MoveError(f"could not send: {e}") from None
 
-    def _accepted(self) -> list[ScrabbleEvent]:
+    def _accepted(self) -> list[ui.ScrabbleEvent]:
         """We let the other agent's play stand: it goes on the board and we move."""
         return [
-            ChallengeClosed(),
+            ui.ChallengeClosed(),
             *self._their_play_stands(),
-            TurnChanged(self.name, True),
+            ui.TurnChanged(self.name, True),
             self._clocks(None, None, True, True),
         ]
 
-    def _play(self, move: PlayWord) -> messages.PlayMove:
+    def _play(self, move: ui.PlayWord) -> messages.PlayMove:
         """The word as CMPN402 carries it: the new tiles from the first, and their score."""
         try:
             placed = tiles_from_word(self._board, move.x, move.y, move.direction, move.word)

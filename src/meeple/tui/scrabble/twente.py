@@ -35,27 +35,7 @@ from meeple.tui.connection import (
     ServerNotice,
     StatusFeed,
 )
-from meeple.tui.scrabble.events import (
-    BagCount,
-    ChatReceived,
-    ConnectionLost,
-    GameEnded,
-    Pass,
-    PlayerLeft,
-    PlayWord,
-    Queued,
-    RackChanged,
-    Refused,
-    Say,
-    ScrabbleEvent,
-    ScrabbleMove,
-    Started,
-    Swap,
-    Swapped,
-    TurnChanged,
-    Welcomed,
-    WordPlayed,
-)
+from meeple.tui.scrabble import events as ui
 
 __all__ = ["REFUSALS", "TwenteScrabble", "connect", "refusal_text"]
 
@@ -101,30 +81,30 @@ class TwenteScrabble:
         self._swapping = ""
         self._players = 2
 
-    async def events(self) -> AsyncIterator[ScrabbleEvent]:
-        yield Welcomed(self._client.name, messages.Flag.CHAT in self._client.server_flags)
+    async def events(self) -> AsyncIterator[ui.ScrabbleEvent]:
+        yield ui.Welcomed(self._client.name, messages.Flag.CHAT in self._client.server_flags)
         errors = (TwenteClientError, NoAnswer, OSError)
         async with contextlib.aclosing(self._status.messages(self._client.receive, errors)) as got:
             async for message in got:
-                if isinstance(message, ServerNotice | ConnectionLost):
+                if isinstance(message, ServerNotice | ui.ConnectionLost):
                     yield message
                     continue
                 for event in self._translate(message):
                     yield event
 
-    def _translate(self, message: Received) -> list[ScrabbleEvent]:
+    def _translate(self, message: Received) -> list[ui.ScrabbleEvent]:
         if isinstance(message, messages.InformQueue):
-            return [Queued(message.waiting, message.required)]
+            return [ui.Queued(message.waiting, message.required)]
         if isinstance(message, messages.StartGame):
             self._board = Board()
             self._rack = ""
             self._players = len(message.players)
-            return [Started(message.players), self._bag_count()]
+            return [ui.Started(message.players), self._bag_count()]
         if isinstance(message, messages.NewTiles):
             self._rack += message.tiles.replace(messages.BLANK_ON_RACK, BLANK)
-            return [RackChanged(self._rack)]
+            return [ui.RackChanged(self._rack)]
         if isinstance(message, messages.NotifyTurn):
-            return [TurnChanged(message.player, message.your_turn)]
+            return [ui.TurnChanged(message.player, message.your_turn)]
         if isinstance(message, messages.InformWord):
             score = 0
             used = ""
@@ -136,25 +116,25 @@ class TwenteScrabble:
                 used = "".join(p.rack_tile for p in placed)
                 for p in placed:
                     self._board.place(p.x, p.y, p.tile)
-            played = WordPlayed(
+            played = ui.WordPlayed(
                 message.player, message.x, message.y, message.direction, message.word, score
             )
             if message.player != self._client.name:
                 return [played, self._bag_count()]
             return [played, self._take_from_rack(used), self._bag_count()]
         if isinstance(message, messages.InformSwap):
-            swapped = Swapped(message.player, message.count)
+            swapped = ui.Swapped(message.player, message.count)
             if message.player != self._client.name or message.count == 0:
                 return [swapped]
             return [swapped, self._take_from_rack(self._swapping)]
         if isinstance(message, messages.Error | PeerError) and message.code is not None:
-            return [Refused(message.code.value, refusal_text(message.code))]
+            return [ui.Refused(message.code.value, refusal_text(message.code))]
         if isinstance(message, PeerError):
-            return [Refused("ERROR", "the server sent an error this client cannot read")]
+            return [ui.Refused("ERROR", "the server sent an error this client cannot read")]
         if isinstance(message, messages.NotifyChat):
-            return [ChatReceived(message.player, message.text)]
+            return [ui.ChatReceived(message.player, message.text)]
         if isinstance(message, messages.PlayerDisconnected):
-            return [PlayerLeft(message.player)]
+            return [ui.PlayerLeft(message.player)]
         if isinstance(message, messages.GameOver):
             reason = (
                 "the game is over"
@@ -162,31 +142,31 @@ class TwenteScrabble:
                 else "the game ended: a player disconnected"
             )
             scores = tuple(sorted(message.scores, key=lambda s: -s[1]))
-            return [GameEnded(reason, scores)]
+            return [ui.GameEnded(reason, scores)]
         return []  # WELCOME comes before events() starts
 
-    def _bag_count(self) -> BagCount:
+    def _bag_count(self) -> ui.BagCount:
         # Twente never says how many tiles are left, but every rack holds seven while
         # the bag holds any (ENGLISH: 100 tiles), so the board tells.
         on_board = sum(1 for _ in self._board.tiles())
-        return BagCount(max(0, ENGLISH.total - on_board - messages.RACK_SIZE * self._players))
+        return ui.BagCount(max(0, ENGLISH.total - on_board - messages.RACK_SIZE * self._players))
 
-    def _take_from_rack(self, tiles: str) -> RackChanged:
+    def _take_from_rack(self, tiles: str) -> ui.RackChanged:
         left = Counter(self._rack)
         left.subtract(tiles)
         self._rack = "".join(sorted(left.elements()))
-        return RackChanged(self._rack)
+        return ui.RackChanged(self._rack)
 
-    async def send(self, move: ScrabbleMove) -> None:
+    async def send(self, move: ui.ScrabbleMove) -> None:
         try:
-            if isinstance(move, PlayWord):
+            if isinstance(move, ui.PlayWord):
                 await self._client.play_word(move.x, move.y, move.direction, move.word)
-            elif isinstance(move, Swap):
+            elif isinstance(move, ui.Swap):
                 await self._client.swap(move.tiles)
                 self._swapping = move.tiles
-            elif isinstance(move, Pass):
+            elif isinstance(move, ui.Pass):
                 await self._client.pass_turn()
-            elif isinstance(move, Say):
+            elif isinstance(move, ui.Say):
                 await self._client.chat(move.text)
             else:
                 raise MoveError("Twente has no challenges: the server checks every word")

@@ -48,27 +48,7 @@ from meeple.tui.connection import (
     ServerNotice,
     StatusFeed,
 )
-from meeple.tui.spectrangle.events import (
-    ChatReceived,
-    ConnectionLost,
-    Exchanged,
-    ExchangeTile,
-    GameEnded,
-    HandsDealt,
-    Placed,
-    PlaceTile,
-    PlayerLeft,
-    Queued,
-    Refused,
-    Say,
-    SkipAnnounced,
-    Skipped,
-    SkipTurn,
-    SpectrangleEvent,
-    SpectrangleMove,
-    Started,
-    Welcomed,
-)
+from meeple.tui.spectrangle import events as ui
 
 __all__ = ["HANDSHAKE_TIMEOUT", "REFUSALS", "SpectrangleConnection", "connect", "refusal_text"]
 
@@ -98,9 +78,9 @@ class SpectrangleConnection:
         self._status = StatusFeed()
         client.say = self._status.say
 
-    async def events(self) -> AsyncIterator[SpectrangleEvent]:
+    async def events(self) -> AsyncIterator[ui.SpectrangleEvent]:
         client = self._client
-        yield Welcomed(client.name, CHAT_EXTENSION in client.extensions)
+        yield ui.Welcomed(client.name, CHAT_EXTENSION in client.extensions)
         got = self._status.messages(
             client.receive,
             (SpectrangleClientError, NoAnswer, OSError),
@@ -108,60 +88,60 @@ class SpectrangleConnection:
         )
         async with contextlib.aclosing(got):
             async for message in got:
-                if isinstance(message, ServerNotice | ConnectionLost):
+                if isinstance(message, ServerNotice | ui.ConnectionLost):
                     yield message
                     continue
                 event = self._translate(message)
                 if event is not None:
                     yield event
 
-    def _translate(self, message: ServerMessage) -> SpectrangleEvent | None:
+    def _translate(self, message: ServerMessage) -> ui.SpectrangleEvent | None:
         client = self._client
         if isinstance(message, Waiting):
-            return Queued(message.names)
+            return ui.Queued(message.names)
         if isinstance(message, Order):  # the client took the players from "start with"
-            return Started(client.players or message.names, message.names)
+            return ui.Started(client.players or message.names, message.names)
         if isinstance(message, Tiles):
             hands = tuple((h.name, h.held) for h in message.hands)
             mine = message.player == client.name
-            return HandsDealt(hands, message.player, message.must_skip, mine)
+            return ui.HandsDealt(hands, message.player, message.must_skip, mine)
         if isinstance(message, Move):
-            return Placed(message.name, message.tile, message.index, message.points)
+            return ui.Placed(message.name, message.tile, message.index, message.points)
         if isinstance(message, PlayerSkipped):
-            return Skipped(message.name)
+            return ui.Skipped(message.name)
         if isinstance(message, SkipNotice):
             # 1.3: "skip <name>" alone. To us in MUST_SKIP it asks us to skip; right after
             # our own skip it is the server taking it (the session tells which).
             mine = client.state_after is State.MUST_SKIP
             if message.name == client.name and not mine:
-                return Skipped(message.name)
-            return SkipAnnounced(message.name, mine)
+                return ui.Skipped(message.name)
+            return ui.SkipAnnounced(message.name, mine)
         if isinstance(message, Replace):
-            return Exchanged(message.name, message.tile, message.new_tile)
+            return ui.Exchanged(message.name, message.tile, message.new_tile)
         if isinstance(message, ErrorReply):
-            return Refused(message.word.value, refusal_text(message.word))
+            return ui.Refused(message.word.value, refusal_text(message.word))
         if isinstance(message, ChatFrom):
-            return ChatReceived(message.name, message.text)
+            return ui.ChatReceived(message.name, message.text)
         if isinstance(message, PlayerLeftMessage):
-            return PlayerLeft(message.name)
+            return ui.PlayerLeft(message.name)
         if isinstance(message, GameFinished):
-            return GameEnded(message.leaderboard)
+            return ui.GameEnded(message.leaderboard)
         # "start with" is reported with the order that follows at once.
         return None
 
-    async def send(self, move: SpectrangleMove) -> None:
+    async def send(self, move: ui.SpectrangleMove) -> None:
         client = self._client
         try:
-            if isinstance(move, PlaceTile):
+            if isinstance(move, ui.PlaceTile):
                 await client.place(move.tile, move.index)
-            elif isinstance(move, SkipTurn):
+            elif isinstance(move, ui.SkipTurn):
                 await client.skip()
-            elif isinstance(move, ExchangeTile):
+            elif isinstance(move, ui.ExchangeTile):
                 await client.exchange(move.tile)
             else:
                 await client.chat(move.text)
         except LocalProtocolError:
-            if isinstance(move, Say):
+            if isinstance(move, ui.Say):
                 raise MoveError("chat is not on: the server did not agree to it") from None
             raise MoveError("not now: wait for your turn") from None
         except ValueError as e:
