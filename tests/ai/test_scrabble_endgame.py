@@ -247,3 +247,23 @@ def _board(word: str) -> Board:
     for i, c in enumerate(word):
         board.place(6 + i, 7, c)
     return board
+
+
+@settings(max_examples=20)
+@given(word=st.sampled_from(BOARDS), mine=racks, theirs=racks, behind=st.integers(0, 5))
+def test_strong_player_knows_when_a_pass_ends_the_game(
+    word: str, mine: str, theirs: str, behind: int
+) -> None:
+    """After five scoreless turns a pass ends the game at once (the standard variant's
+    six); before that, the search's two-passes end gives the same value."""
+    board = _board(word)
+    strong = StrongPlayer(LEXICON, LeaveValues({}))
+    position = Position(board, mine, 0, unseen=theirs, scoreless_turns=behind)
+    choice = strong.choose(position, Budget(5.0, None), Random(1))
+    passed = behind == 5
+    best = _exact(board, mine, theirs, passed=passed)
+    assert strong.last_value == best
+    if isinstance(choice, PassChoice) and passed:  # the pass ends the game
+        assert best == _points(theirs) - _points(mine)
+    else:
+        assert _value(board, choice, mine, theirs) == best

@@ -130,7 +130,10 @@ class Position:
     """What the player to move can see.
 
     ``unseen`` is the tiles it cannot see (bag + opponent's rack); left ``None`` it is
-    worked out from the tile set, the board and the rack.
+    worked out from the tile set, the board and the rack. ``scoreless_turns`` is how
+    many scoreless turns in a row came before this one, ``scoreless_limit`` how many
+    end the game (the variant's; ``None``: no such end): the endgame search needs to
+    know when a pass ends the game at once.
     """
 
     board: Board
@@ -140,6 +143,13 @@ class Position:
     exchange_minimum: int = 7
     scores: tuple[int, int] = (0, 0)
     unseen: str | None = None
+    scoreless_turns: int = 0
+    scoreless_limit: int | None = 6
+
+    def pass_ends_game(self) -> bool:
+        """Whether a pass now is the scoreless turn that ends the game."""
+        limit = self.scoreless_limit
+        return limit is not None and self.scoreless_turns >= limit - 1
 
     def unseen_tiles(self) -> str:
         if self.unseen is not None:
@@ -382,7 +392,9 @@ class StrongPlayer(Player):
         solver = EndgameSolver(
             self.generator, self.lexicon, position.tile_set, expired=budget.expired
         )
-        result = solver.solve(position.board, position.rack, opp_rack)
+        result = solver.solve(
+            position.board, position.rack, opp_rack, passed=position.pass_ends_game()
+        )
         if result is None:  # not even one iteration in the time: equity decides
             return None
         self.last_method = "endgame-exact" if result.exact else "endgame"
