@@ -305,7 +305,8 @@ class StrongPlayer(Player):
     ) -> Choice:
         self.last_rounds = 0
         unseen = position.unseen_tiles()
-        if position.bag_count == 0 and skip == 0 and 0 < len(unseen) <= RACK_SIZE:
+        endgame = position.bag_count == 0 and 0 < len(unseen) <= RACK_SIZE
+        if endgame and skip == 0 and not budget.expired():
             action = self._endgame(position, unseen, budget)
             if action is not None:
                 return action
