@@ -114,6 +114,7 @@ class _Entry:
     value: float
     bound: int
     best: Move | None  # None: passing was best
+    narrowed: bool  # some node below kept only part of its plays
 
 
 class _OrderLeave:
@@ -367,12 +368,16 @@ class EndgameSolver:
                 ):
                     if entry.depth != _DONE:
                         self._cut = True
+                    if entry.narrowed:  # its value is the narrow tree's, not the full one's
+                        self._truncated = True
                     return v
         else:
             first = self._hints.get(key)
         alpha0 = alpha
         cut_above = self._cut
+        truncated_above = self._truncated
         self._cut = False
+        self._truncated = False
         best = -math.inf
         best_action: Move | None = None
         for m in self._moves(board, rack, opp, ply, first):
@@ -397,8 +402,11 @@ class EndgameSolver:
         bound = _UPPER if best <= alpha0 else _LOWER if best >= beta else _EXACT
         if len(self._table) >= MAX_TABLE:
             self._table.clear()
-        self._table[key] = _Entry(depth if self._cut else _DONE, best, bound, best_action)
+        self._table[key] = _Entry(
+            depth if self._cut else _DONE, best, bound, best_action, self._truncated
+        )
         self._cut = self._cut or cut_above
+        self._truncated = self._truncated or truncated_above
         return best
 
 
