@@ -17,11 +17,13 @@ protocol: give it what the player can see (:class:`Position`), a time
      value of our leave then. Every candidate sees the same draws in a round (common random
      numbers); rounds go on until the budget is spent; the best mean wins, each
      mean shrunk toward the static equity by a prior worth 12 rounds;
-  3. with the bag empty, the opponent's rack is known: an alpha-beta search over
-     every play of both sides, deepened one ply at a time while the budget lasts.
-     It is exact when an iteration finishes with every line played out (someone
-     goes out or both pass); otherwise the deepest finished iteration decides, its
-     cut-off lines scored by the spread.
+  3. with one tile in the bag, a pre-endgame: each candidate play weighed over the
+     tile it may draw, each case an endgame (:func:`~meeple.ai.scrabble_endgame.preendgame`);
+     by the chance to win when the game is close, else by the expected spread;
+  4. with the bag empty, the opponent's rack is known: the endgame solver
+     (:class:`~meeple.ai.scrabble_endgame.EndgameSolver`), a narrow alpha-beta search
+     deepened while the budget lasts, then full width, exact when an iteration
+     finishes with every line played out.
 
 :func:`choose` is the one-call form the protocol bots use.
 """
