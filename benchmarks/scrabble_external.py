@@ -496,6 +496,8 @@ def play_game(
                 exchange_minimum=game.variant.exchange_minimum,
                 scores=(game.scores[seat], game.scores[1 - seat]),
                 unseen=unseen_tiles(game.board, game.rack(seat)),
+                scoreless_turns=game.scoreless_turns,
+                scoreless_limit=game.variant.scoreless_turns,
             )
             start = clock()
             budget = Budget(think_time, clock, max_rounds=max_rounds)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from random import Random
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from meeple.ai.leaves import LeaveValues
 from meeple.ai.scrabble import Budget, Choice, PassChoice, Position, StrongPlayer
+from meeple.ai.scrabble_endgame import EndgameSolver, PreendgameResult, draws, preendgame
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.engine import get_generator, leave_of
 from meeple.games.scrabble.lexicon import Lexicon
@@ -112,3 +114,166 @@ def _line_value(line: list[Choice], me: str, opp: str) -> float:
                 return total + sign * 2 * _points(opp)
         me, opp, sign = opp, me, -sign
     raise AssertionError(f"the line does not end the game: {line}")
+
+
+# --- the solver on its own: narrow search labelled, full width exact ---
+
+
+@settings(max_examples=20)
+@given(word=st.sampled_from(BOARDS), mine=racks, theirs=racks, passed=st.booleans())
+def test_solver_value_is_the_brute_force_value(
+    word: str, mine: str, theirs: str, passed: bool
+) -> None:
+    """With time to finish, the solver's value is exact and equals the full tree's, also
+    when a pass now ends the game (five scoreless turns behind the root)."""
+    board = _board(word)
+    solver = EndgameSolver(get_generator(), LEXICON, expired=lambda: False)
+    result = solver.solve(board, mine, theirs, passed=passed)
+    assert result is not None
+    assert result.exact
+    assert result.value == _exact(board, mine, theirs, passed=passed)
+    if result.move is not None:
+        assert _after(board, result.move, mine, theirs) == result.value
+
+
+@settings(max_examples=30)
+@given(word=st.sampled_from(BOARDS), mine=racks, theirs=racks)
+# Found by the suite: a narrowed subtree's table entry, reused by the next iteration,
+# let the narrow search call 11 exact where the game is worth 3.
+@example(word="QI", mine="AIO", theirs="AIO")
+def test_narrow_search_is_never_labelled_exact_when_it_left_plays_out(
+    word: str, mine: str, theirs: str
+) -> None:
+    """A width-limited search that dropped plays anywhere says so (``exact`` is False);
+    when it kept every play it is the full search, and exact."""
+    board = _board(word)
+    solver = EndgameSolver(get_generator(), LEXICON, width=1, root_width=1)
+    result = solver.solve(board, mine, theirs, full=False)
+    assert result is not None
+    assert result.narrow
+    if len(get_generator().plays(board, mine, LEXICON)) > 1:
+        assert not result.exact
+    if result.exact:
+        assert result.value == _exact(board, mine, theirs)
+    # The bots' widths: a subtree narrowed in one iteration and reused from the table
+    # in the next still marks the result not exact.
+    result = EndgameSolver(get_generator(), LEXICON).solve(board, mine, theirs, full=False)
+    assert result is not None
+    if result.exact:
+        assert result.value == _exact(board, mine, theirs)
+
+
+def test_a_search_out_of_time_before_its_first_iteration_gives_nothing() -> None:
+    """Time spent before the first node: no result (the player falls back on equity)."""
+    solver = EndgameSolver(get_generator(), LEXICON, expired=lambda: True)
+    # The clock is read every 16 nodes: a position with plays reaches the 16th at once.
+    assert solver.solve(_board("CATS"), "AERST", "EINOT") is None
+
+
+# --- pre-endgame: one tile in the bag ---
+
+
+def _pre_value(board: Board, m: Move, mine: str, unseen: str) -> float:
+    """A play's expected final spread with one tile in the bag, by the full tree."""
+    left = leave_of(mine, m)
+    after = board.copy()
+    for t in m.tiles:
+        after.place(t.x, t.y, t.tile)
+    total = 0.0
+    for i, tile in enumerate(unseen):
+        if tile in unseen[:i]:
+            continue
+        weight = unseen.count(tile) / len(unseen)
+        opp = unseen.replace(tile, "", 1)
+        total += weight * (m.score - _exact(after, opp, left + tile))
+    return total
+
+
+pre_racks = st.text(alphabet=LETTERS, min_size=1, max_size=2)
+
+
+@settings(max_examples=30)
+@given(
+    word=st.sampled_from(BOARDS), mine=pre_racks, unseen=st.text(LETTERS, min_size=2, max_size=3)
+)
+def test_preendgame_values_are_the_brute_force_expectations(
+    word: str, mine: str, unseen: str
+) -> None:
+    """Each candidate's value is its expected final spread over the tile the bag holds."""
+    board = _board(word)
+    plays = list(get_generator().best(board, mine, LEXICON, n=3))
+    result = preendgame(get_generator(), LEXICON, board, mine, unseen, plays)
+    if not plays:
+        return
+    assert result is not None
+    assert result.exact
+    for m, value in zip(plays, result.values, strict=True):
+        assert value == pytest.approx(_pre_value(board, m, mine, unseen))
+
+
+@settings(max_examples=20)
+@given(
+    word=st.sampled_from(BOARDS), mine=pre_racks, unseen=st.text(LETTERS, min_size=2, max_size=3)
+)
+def test_strong_player_with_one_tile_in_the_bag_plays_the_best_expectation(
+    word: str, mine: str, unseen: str
+) -> None:
+    """Bag of one: the strong player's play has the best expected spread of its candidates
+    (far ahead, so the spread decides, not the chance to win)."""
+    board = _board(word)
+    strong = StrongPlayer(LEXICON, LeaveValues({}), candidates=20)
+    position = Position(board, mine, 1, unseen=unseen, scores=(400, 100))
+    choice = strong.choose(position, Budget(5.0, None), Random(1))
+    plays = get_generator().best(board, mine, LEXICON, n=20, leave=LeaveValues({}))
+    if not plays:
+        return
+    assert strong.last_method == "preendgame-exact"
+    assert isinstance(choice, Move)
+    best = max(_pre_value(board, m, mine, unseen) for m in plays)
+    assert _pre_value(board, choice, mine, unseen) == pytest.approx(best)
+    assert strong.last_value == pytest.approx(best)
+
+
+def test_preendgame_plays_to_win_when_the_game_is_close() -> None:
+    """Close game: the candidate with the better chance to win beats a higher mean."""
+    result = PreendgameResult(values=(10.0, 4.0), wins=(0.5, 0.75), depth=1, exact=True)
+    assert result.best(by_wins=True) == 1
+    assert result.best(by_wins=False) == 0
+
+
+def test_draws_weigh_each_unseen_tile_by_its_count() -> None:
+    """One tile in the bag: each distinct unseen tile, its share, the opponent's rack."""
+    got = draws("AAB?")
+    assert [(d.tile, d.weight, sorted(d.opp)) for d in got] == [
+        ("A", 0.5, sorted("AB?")),
+        ("B", 0.25, sorted("AA?")),
+        ("?", 0.25, sorted("AAB")),
+    ]
+
+
+def _board(word: str) -> Board:
+    board = Board()
+    for i, c in enumerate(word):
+        board.place(6 + i, 7, c)
+    return board
+
+
+@settings(max_examples=20)
+@given(word=st.sampled_from(BOARDS), mine=racks, theirs=racks, behind=st.integers(0, 5))
+@example(word="QI", mine="AIO", theirs="AIO", behind=2)
+def test_strong_player_knows_when_a_pass_ends_the_game(
+    word: str, mine: str, theirs: str, behind: int
+) -> None:
+    """After five scoreless turns a pass ends the game at once (the standard variant's
+    six); before that, the search's two-passes end gives the same value."""
+    board = _board(word)
+    strong = StrongPlayer(LEXICON, LeaveValues({}))
+    position = Position(board, mine, 0, unseen=theirs, scoreless_turns=behind)
+    choice = strong.choose(position, Budget(5.0, None), Random(1))
+    passed = behind == 5
+    best = _exact(board, mine, theirs, passed=passed)
+    assert strong.last_value == best
+    if isinstance(choice, PassChoice) and passed:  # the pass ends the game
+        assert best == _points(theirs) - _points(mine)
+    else:
+        assert _value(board, choice, mine, theirs) == best

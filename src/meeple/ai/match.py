@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from meeple.ai.scrabble import Budget, ExchangeChoice, PassChoice, Player, Position
-from meeple.ai.selfplay import SimGame
+from meeple.ai.selfplay import SCORELESS_TURNS, SimGame
 from meeple.games.rng import Random
 from meeple.games.scrabble.tiles import ENGLISH, TileSet
 
@@ -106,6 +106,8 @@ def play_game(
             exchange_minimum=game.exchange_minimum,
             scores=(game.scores[p], game.scores[1 - p]),
             unseen=game.unseen(p),
+            scoreless_turns=game.scoreless,
+            scoreless_limit=SCORELESS_TURNS,
         )
         start = clock() if clock is not None else 0.0
         choice = players[p].choose(position, Budget(think_time, clock, max_rounds=max_rounds), rng)

@@ -17,18 +17,19 @@ protocol: give it what the player can see (:class:`Position`), a time
      value of our leave then. Every candidate sees the same draws in a round (common random
      numbers); rounds go on until the budget is spent; the best mean wins, each
      mean shrunk toward the static equity by a prior worth 12 rounds;
-  3. with the bag empty, the opponent's rack is known: an alpha-beta search over
-     every play of both sides, deepened one ply at a time while the budget lasts.
-     It is exact when an iteration finishes with every line played out (someone
-     goes out or both pass); otherwise the deepest finished iteration decides, its
-     cut-off lines scored by the spread.
+  3. with one tile in the bag, a pre-endgame: each candidate play weighed over the
+     tile it may draw, each case an endgame (:func:`~meeple.ai.scrabble_endgame.preendgame`);
+     by the chance to win when the game is close, else by the expected spread;
+  4. with the bag empty, the opponent's rack is known: the endgame solver
+     (:class:`~meeple.ai.scrabble_endgame.EndgameSolver`), a narrow alpha-beta search
+     deepened while the budget lasts, then full width, exact when an iteration
+     finishes with every line played out.
 
 :func:`choose` is the one-call form the protocol bots use.
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ from itertools import combinations
 from typing import Literal
 
 from meeple.ai.leaves import LeaveModel, leaves_for
+from meeple.ai.scrabble_endgame import EndgameSolver, preendgame
 from meeple.games.rng import Random
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.engine import (
@@ -73,6 +75,7 @@ Level = Literal["greedy", "strong"]
 DEFAULT_THINK_TIME = 1.0
 CLOCKLESS_ROUNDS = 32
 PRIOR_RUNS = 12
+CLOSE_GAME = 30  # |expected final lead| within which the pre-endgame plays to win
 RACK_SIZE = 7
 
 
@@ -129,7 +132,10 @@ class Position:
     """What the player to move can see.
 
     ``unseen`` is the tiles it cannot see (bag + opponent's rack); left ``None`` it is
-    worked out from the tile set, the board and the rack.
+    worked out from the tile set, the board and the rack. ``scoreless_turns`` is how
+    many scoreless turns in a row came before this one, ``scoreless_limit`` how many
+    end the game (the variant's; ``None``: no such end): the endgame search needs to
+    know when a pass ends the game at once.
     """
 
     board: Board
@@ -139,6 +145,13 @@ class Position:
     exchange_minimum: int = 7
     scores: tuple[int, int] = (0, 0)
     unseen: str | None = None
+    scoreless_turns: int = 0
+    scoreless_limit: int | None = 6
+
+    def pass_ends_game(self) -> bool:
+        """Whether a pass now is the scoreless turn that ends the game."""
+        limit = self.scoreless_limit
+        return limit is not None and self.scoreless_turns >= limit - 1
 
     def unseen_tiles(self) -> str:
         if self.unseen is not None:
@@ -240,6 +253,7 @@ class StrongPlayer(Player):
         # After an endgame search: the value of the position for the side to move (final
         # spread from here when exact) and the best sequence found, both sides in turn.
         self.last_value = 0.0
+        self.last_depth = 0
         self.last_line: list[Choice] = []
 
     # --- candidates by equity ---
@@ -293,7 +307,8 @@ class StrongPlayer(Player):
     ) -> Choice:
         self.last_rounds = 0
         unseen = position.unseen_tiles()
-        if position.bag_count == 0 and skip == 0 and 0 < len(unseen) <= RACK_SIZE:
+        endgame = position.bag_count == 0 and 0 < len(unseen) <= RACK_SIZE
+        if endgame and skip == 0 and not budget.expired():
             action = self._endgame(position, unseen, budget)
             if action is not None:
                 return action
@@ -301,6 +316,10 @@ class StrongPlayer(Player):
         if not candidates:
             self.last_method = "static"
             return _fallback_exchange(position) if skip == 0 else PassChoice()
+        if position.bag_count == 1 and skip == 0 and not budget.expired():
+            action = self._preendgame(position, candidates, unseen, budget)
+            if action is not None:
+                return action
         if len(candidates) == 1 or rng is None or position.bag_count == 0 or budget.expired():
             self.last_method = "static"
             return candidates[0].choice
@@ -373,23 +392,49 @@ class StrongPlayer(Player):
     # --- endgame ---
 
     def _endgame(self, position: Position, opp_rack: str, budget: Budget) -> Choice | None:
-        search = _Endgame(self.generator, self.lexicon, position.tile_set, budget)
-        board = position.board.copy()
-        best: Choice | None = None
-        depth = 1
-        while True:
-            result = search.root(board, position.rack, opp_rack, depth)
-            if result is None:  # ran out of time inside this iteration
-                break
-            best, value, complete = result
-            self.last_method = "endgame-exact" if complete else "endgame"
-            self.last_value = value
-            if complete or depth >= 4 * RACK_SIZE or budget.expired():
-                break
-            depth += 1
-        if best is not None:
-            self.last_line = search.line(board, position.rack, opp_rack)
-        return best
+        solver = EndgameSolver(
+            self.generator, self.lexicon, position.tile_set, expired=budget.expired
+        )
+        result = solver.solve(
+            position.board, position.rack, opp_rack, passed=position.pass_ends_game()
+        )
+        if result is None:  # not even one iteration in the time: equity decides
+            return None
+        self.last_method = "endgame-exact" if result.exact else "endgame"
+        self.last_value = result.value
+        self.last_depth = result.depth
+        self.last_line = [m if m is not None else PassChoice() for m in result.line]
+        return result.move if result.move is not None else PassChoice()
+
+    # --- pre-endgame ---
+
+    def _preendgame(
+        self, position: Position, candidates: list[_Candidate], unseen: str, budget: Budget
+    ) -> Choice | None:
+        plays = [c.choice for c in candidates if isinstance(c.choice, Move)]
+        if not plays:
+            return None
+        lead = position.scores[0] - position.scores[1]
+        result = preendgame(
+            self.generator,
+            self.lexicon,
+            position.board,
+            position.rack,
+            unseen,
+            plays,
+            tile_set=position.tile_set,
+            lead=lead,
+            expired=budget.expired,
+        )
+        if result is None:
+            return None
+        # Close games are decided by the chance to win, the others by the spread.
+        by_wins = abs(lead + max(result.values)) <= CLOSE_GAME
+        best = result.best(by_wins=by_wins)
+        self.last_method = "preendgame-exact" if result.exact else "preendgame"
+        self.last_value = result.values[best]
+        self.last_depth = result.depth
+        return plays[best]
 
 
 def _posterior(c: _Candidate) -> tuple[float, float]:
@@ -403,187 +448,6 @@ def _posterior(c: _Candidate) -> tuple[float, float]:
     prior = c.equity + c.offset
     value = (c.runs * c.mean + PRIOR_RUNS * prior) / (c.runs + PRIOR_RUNS)
     return value, c.equity
-
-
-class _Timeout(Exception):
-    pass
-
-
-_EXACT, _LOWER, _UPPER = range(3)
-_DONE = 1 << 30  # an entry's depth when no line below it was cut off: good for any depth
-_MAX_TABLE = 1 << 20
-
-
-@dataclass(frozen=True, slots=True)
-class _Entry:
-    depth: int
-    value: float
-    bound: int
-    best: Move | None  # None: passing was best
-
-
-class _Endgame:
-    """Negamax with alpha-beta over every play and a pass of both sides, bag empty.
-
-    A transposition table keyed by the tiles put down since the root (a set, so
-    two orders of the same plays meet), both racks and whether the last turn was a
-    pass holds each position's value with its bound, the depth it was searched to
-    (:data:`_DONE` when no line below was cut off) and its best action, which is
-    tried first on the next visit and gives :meth:`line`. Rules as the referee's:
-    going out gains twice the other rack; two passes in a row end the game and each
-    side loses its own rack.
-    """
-
-    def __init__(
-        self, generator: MoveGenerator, lexicon: Lexicon, tile_set: TileSet, budget: Budget
-    ) -> None:
-        self.gen = generator
-        self.lexicon = lexicon
-        self.tile_set = tile_set
-        self.budget = budget
-        self.nodes = 0
-        self.cut = False  # some line stopped at the depth limit
-        self.placed: set[tuple[int, int, str]] = set()
-        self.table: dict[tuple[frozenset[tuple[int, int, str]], str, str, bool], _Entry] = {}
-
-    def _key(
-        self, rack: str, opp: str, passed: bool
-    ) -> tuple[frozenset[tuple[int, int, str]], str, str, bool]:
-        return frozenset(self.placed), sort_leave(rack), sort_leave(opp), passed
-
-    def root(
-        self, board: Board, rack: str, opp: str, depth: int
-    ) -> tuple[Choice | None, float, bool] | None:
-        """(best action, its value, exact) searched ``depth`` plies deep; ``None`` on timeout.
-
-        The best action is ``None`` when the rack has no play (the caller passes or
-        exchanges)."""
-        self.cut = False
-        try:
-            value = self._negamax(board, rack, opp, depth, -math.inf, math.inf, passed=False)
-        except _Timeout:
-            return None
-        entry = self.table.get(self._key(rack, opp, False))
-        if entry is None or (entry.best is None and not self._moves(board, rack)):
-            return None, value, not self.cut
-        return entry.best if entry.best is not None else PassChoice(), value, not self.cut
-
-    def line(self, board: Board, rack: str, opp: str) -> list[Choice]:
-        """The best sequence found from the root, both sides' actions in turn."""
-        out: list[Choice] = []
-        board = board.copy()
-        placed = set(self.placed)
-        passed = False
-        while len(out) < 4 * RACK_SIZE:
-            self.placed = placed
-            entry = self.table.get(self._key(rack, opp, passed))
-            if entry is None:
-                break
-            if entry.best is None:
-                out.append(PassChoice())
-                if passed:
-                    break
-                rack, opp, passed = opp, rack, True
-                continue
-            m = entry.best
-            out.append(m)
-            for t in m.tiles:
-                board.place(t.x, t.y, t.tile)
-                placed.add((t.x, t.y, t.tile))
-            rack = _minus(rack, m.rack_tiles)
-            if not rack:
-                break
-            rack, opp, passed = opp, rack, False
-        self.placed = set()
-        return out
-
-    def _moves(self, board: Board, rack: str) -> list[Move]:
-        return sorted(self.gen.plays(board, rack, self.lexicon, self.tile_set), key=rank_key)
-
-    def _after(
-        self, board: Board, m: Move, rack: str, opp: str, depth: int, alpha: float, beta: float
-    ) -> float:
-        """The opponent's best outcome after ``m`` (from their side)."""
-        left = _minus(rack, m.rack_tiles)
-        if not left:  # went out: the opponent's rack counts twice in the spread
-            return -2.0 * _rack_points(opp, self.tile_set)
-        new = [(t.x, t.y, t.tile) for t in m.tiles]
-        for t in m.tiles:
-            board.place(t.x, t.y, t.tile)
-        self.placed.update(new)
-        try:
-            return self._negamax(board, opp, left, depth, alpha, beta, passed=False)
-        finally:
-            self.placed.difference_update(new)
-            for t in m.tiles:
-                board.remove(t.x, t.y)
-
-    def _negamax(
-        self,
-        board: Board,
-        rack: str,
-        opp: str,
-        depth: int,
-        alpha: float,
-        beta: float,
-        *,
-        passed: bool,
-    ) -> float:
-        self.nodes += 1
-        if self.nodes % 16 == 0 and self.budget.expired():
-            raise _Timeout
-        if depth <= 0:
-            self.cut = True
-            return 0.0
-        key = self._key(rack, opp, passed)
-        entry = self.table.get(key)
-        first: Move | None = None
-        if entry is not None:
-            first = entry.best
-            if entry.depth >= depth:
-                v = entry.value
-                if (
-                    entry.bound == _EXACT
-                    or (entry.bound == _LOWER and v >= beta)
-                    or (entry.bound == _UPPER and v <= alpha)
-                ):
-                    if entry.depth != _DONE:
-                        self.cut = True
-                    return v
-        alpha0 = alpha
-        cut_above = self.cut
-        self.cut = False
-        best = -math.inf
-        best_action: Move | None = None
-        moves = self._moves(board, rack)
-        if first is not None and first in moves:
-            moves.remove(first)
-            moves.insert(0, first)
-        for m in moves:
-            # The child's window is this one's, less the play's score (value = score -
-            # child): without the shift a child cut off against the wrong bounds.
-            window = (m.score - beta, m.score - alpha)
-            value = m.score - self._after(board, m, rack, opp, depth - 1, *window)
-            if value > best:
-                best, best_action = value, m
-            if best > alpha:
-                alpha = best
-            if alpha >= beta:
-                break
-        if alpha < beta:
-            # Passing: after two passes in a row the game ends and each loses their rack.
-            if passed:
-                value = float(_rack_points(opp, self.tile_set) - _rack_points(rack, self.tile_set))
-            else:
-                value = -self._negamax(board, opp, rack, depth - 1, -beta, -alpha, passed=True)
-            if value > best:
-                best, best_action = value, None
-        bound = _UPPER if best <= alpha0 else _LOWER if best >= beta else _EXACT
-        if len(self.table) >= _MAX_TABLE:
-            self.table.clear()
-        self.table[key] = _Entry(depth if self.cut else _DONE, best, bound, best_action)
-        self.cut = self.cut or cut_above
-        return best
 
 
 def _minus(rack: str, tiles: str) -> str:
