@@ -56,7 +56,9 @@ def pytest_configure(config: pytest.Config) -> None:
     path = config.getoption(OPTION)
     if not path:
         return
-    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    # An xdist worker's id (not from the environment: a pytest that a test runs in a
+    # subprocess inherits PYTEST_XDIST_WORKER but is no worker).
+    worker = getattr(config, "workerinput", {}).get("workerid")
     if worker is None and config.pluginmanager.hasplugin("dsession"):
         return  # xdist's controller runs no test: its workers write
     target = Path(f"{path}.{worker}" if worker else path)
