@@ -1,6 +1,8 @@
-"""Fixtures for the web tests: a real server on loopback, Debian's chromium, screenshots.
+"""Fixtures for the web tests: a real server on loopback, Debian's headless Chromium,
+screenshots.
 
-Browser tests never skip: without /usr/bin/chromium they fail (``.ci/run`` installs it).
+Browser tests never skip: without /usr/bin/chromium-headless-shell they fail (``.ci/run``
+installs it).
 With ``MEEPLE_SCREENSHOTS=1`` they also write ``docs/web/<name>-<width>.png`` at a
 phone's width (390 px) and a wide window; normal runs leave the tree alone.
 """
@@ -39,7 +41,12 @@ from meeple.server.clock import Clock
 from meeple.server.config import Cmpn402Config, LimitsConfig, ServerConfig
 from meeple.server.store.database import GameRecord, Store
 
-CHROMIUM = Path("/usr/bin/chromium")
+# Debian's chromium-headless-shell (Chromium's headless-only build, the one Playwright
+# itself runs headless by default), not the full /usr/bin/chromium in its headless mode:
+# the same Blink and V8 at the same version, without the desktop browser's machinery.
+# The same pages and contexts cost about a quarter of the CPU (docs/benchmarks.md, "The
+# test suite", fourth pass): the browser was the suite's largest CPU consumer (issue 33).
+CHROMIUM = Path("/usr/bin/chromium-headless-shell")
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -114,7 +121,9 @@ class SharedChromium:
 
     def _start(self) -> None:
         if not CHROMIUM.exists():
-            pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (see .ci/run)")
+            pytest.fail(
+                f"{CHROMIUM} is missing: install Debian's chromium-headless-shell (see .ci/run)"
+            )
         self._process = subprocess.Popen(
             [str(CHROMIUM), *CHROMIUM_ARGS, "--remote-debugging-port=0",
              f"--user-data-dir={self._profile}", "about:blank"],
