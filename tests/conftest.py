@@ -14,6 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 from hypothesis import HealthCheck, settings
+from tests.cputime import pytest_addoption, pytest_configure  # noqa: F401 (hooks: --cputime)
 from tests.guard import (
     LEAK_GRACE,
     children,

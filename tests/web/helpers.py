@@ -1,6 +1,8 @@
-"""Fixtures for the web tests: a real server on loopback, Debian's chromium, screenshots.
+"""Fixtures for the web tests: a real server on loopback, Debian's headless Chromium,
+screenshots.
 
-Browser tests never skip: without /usr/bin/chromium they fail (``.ci/run`` installs it).
+Browser tests never skip: without Debian's chromium-headless-shell they fail (``.ci/run``
+installs it).
 With ``MEEPLE_SCREENSHOTS=1`` they also write ``docs/web/<name>-<width>.png`` at a
 phone's width (390 px) and a wide window; normal runs leave the tree alone.
 """
@@ -8,6 +10,7 @@ phone's width (390 px) and a wide window; normal runs leave the tree alone.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -19,6 +22,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 import websockets
 from axe_playwright_python.async_playwright import Axe
@@ -39,7 +43,15 @@ from meeple.server.clock import Clock
 from meeple.server.config import Cmpn402Config, LimitsConfig, ServerConfig
 from meeple.server.store.database import GameRecord, Store
 
-CHROMIUM = Path("/usr/bin/chromium")
+# Debian's chromium-headless-shell (Chromium's headless-only build, the one Playwright
+# itself runs headless by default), not the full /usr/bin/chromium in its headless mode:
+# the same Blink and V8 at the same version, without the desktop browser's machinery.
+# The same pages and contexts cost about a quarter of the CPU (docs/benchmarks.md, "The
+# test suite", fourth pass): the browser was the suite's largest CPU consumer (issue 33).
+# The binary itself: Debian's /usr/bin/chromium-headless-shell is a shell script that
+# runs it without exec, so stopping the script's process left the browser running (and
+# holding the stderr pipe that the drainer thread reads).
+CHROMIUM = Path("/usr/lib/chromium/chromium-headless-shell")
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -114,7 +126,9 @@ class SharedChromium:
 
     def _start(self) -> None:
         if not CHROMIUM.exists():
-            pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (see .ci/run)")
+            pytest.fail(
+                f"{CHROMIUM} is missing: install Debian's chromium-headless-shell (see .ci/run)"
+            )
         self._process = subprocess.Popen(
             [str(CHROMIUM), *CHROMIUM_ARGS, "--remote-debugging-port=0",
              f"--user-data-dir={self._profile}", "about:blank"],
@@ -150,12 +164,22 @@ class SharedChromium:
         process, self._process = self._process, None
         if process is None:
             return
+        # Its descendants too (the renderers, or a browser a wrapper script started):
+        # whatever still holds the stderr pipe keeps the drainer reading.
+        try:
+            descendants = psutil.Process(process.pid).children(recursive=True)
+        except psutil.Error:
+            descendants = []
         process.terminate()
         try:
             process.wait(10)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        for child in descendants:
+            with contextlib.suppress(psutil.Error):
+                child.kill()
+        psutil.wait_procs(descendants, timeout=10)
         # The drain thread reads to the end of stderr (the process is gone), then the pipe
         # is closed: closing it under the thread's read raised in that thread.
         if self._drainer is not None:

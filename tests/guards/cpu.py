@@ -1,0 +1,74 @@
+"""Tests whose CPU tests/test_cputime.py checks the --cputime plugin's lines against (not
+collected by the suite: the file name has no ``test_`` prefix)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+from tests.guard import session_processes
+
+BURN = 0.3  # CPU seconds each burner spends
+
+# A child that waits for a line, burns BURN seconds of CPU, says so, and waits again.
+BURNER = (
+    "import sys, time\n"
+    "while sys.stdin.readline():\n"
+    "    t = time.process_time()\n"
+    f"    while time.process_time() - t < {BURN}: pass\n"
+    "    print('done', flush=True)\n"
+)
+
+
+def burn() -> None:
+    start = time.process_time()
+    while time.process_time() - start < BURN:
+        pass
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[subprocess.Popen[str]]:
+    """A session's server (as NATS or Chromium are), stopped at the session's end."""
+    with session_processes():
+        process = subprocess.Popen(
+            [sys.executable, "-c", BURNER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+    yield process
+    assert process.stdin is not None
+    assert process.stdout is not None
+    process.stdin.close()
+    process.wait(60)
+    process.stdout.close()
+
+
+def test_burns_in_its_process() -> None:
+    burn()
+
+
+def test_burns_in_a_child() -> None:
+    subprocess.run([sys.executable, "-c", BURNER], input="go\n", text=True, check=True,
+                   capture_output=True, timeout=120)  # fmt: skip
+
+
+def test_burns_in_a_thread() -> None:
+    thread = threading.Thread(target=burn)
+    thread.start()
+    thread.join()
+
+
+def test_asks_the_session_server(server: subprocess.Popen[str]) -> None:
+    assert server.stdin is not None
+    assert server.stdout is not None
+    server.stdin.write("go\n")
+    server.stdin.flush()
+    assert server.stdout.readline() == "done\n"
+
+
+def test_waits(server: subprocess.Popen[str]) -> None:
+    """Last: the session's server stops in its teardown, which is not this test's CPU."""
+    threading.Event().wait(BURN)

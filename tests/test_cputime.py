@@ -1,0 +1,85 @@
+"""The --cputime plugin (tests/cputime.py): each test's CPU in its process, in the
+processes it started, and in the session's servers, apart (issue 33)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.cputime import folder_of, report
+
+ROOT = Path(__file__).resolve().parents[1]
+BURN = 0.3  # tests/guards/cpu.py's burners
+SMALL = 0.15  # well under BURN: what an idle test or an idle part may spend
+
+
+@pytest.fixture(scope="module")
+def rows(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """The plugin's lines for a pytest run over tests/guards/cpu.py, by test name."""
+    target = tmp_path_factory.mktemp("cputime") / "cpu.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:cacheprovider",
+         "-q", f"--cputime={target}", "tests/guards/cpu.py"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
+    return {row["nodeid"].rsplit("::", 1)[-1]: row for row in lines}
+
+
+def test_cpu_in_the_test_process_counts_as_its_own(rows: dict[str, dict[str, Any]]) -> None:
+    for name in ("test_burns_in_its_process", "test_burns_in_a_thread"):
+        row = rows[name]
+        assert row["own"] >= BURN * 0.9, row
+        assert row["children"] < SMALL, row
+        assert row["session"] < SMALL, row
+
+
+def test_cpu_in_a_reaped_child_counts_as_the_tests(rows: dict[str, dict[str, Any]]) -> None:
+    row = rows["test_burns_in_a_child"]
+    assert row["children"] >= BURN * 0.9, row
+    assert row["session"] < SMALL, row
+
+
+def test_a_session_servers_cpu_is_apart(rows: dict[str, dict[str, Any]]) -> None:
+    """What a session's server spends for a test is the session's, and its stop in the
+    last test's teardown (it is reaped with its whole CPU then) is not that test's."""
+    row = rows["test_asks_the_session_server"]
+    assert row["session"] >= BURN * 0.9, row
+    assert row["children"] < SMALL, row
+    last = rows["test_waits"]
+    assert last["session_ended"], last
+    assert last["own"] < SMALL, last
+    assert last["children"] < SMALL, last
+    assert last["wall"] >= BURN * 0.9, last
+
+
+def test_collection_has_a_line_of_its_own(rows: dict[str, dict[str, Any]]) -> None:
+    assert rows["<collection>"]["items"] == 5
+
+
+def test_the_report_lists_the_top_tests_and_the_folders() -> None:
+    lines = [
+        {"nodeid": "<collection>", "own": 3.0, "children": 0.0, "session": 0.0, "wall": 0.0},
+        {"nodeid": "tests/web/a.py::t", "own": 1.0, "children": 4.0, "session": 2.0, "wall": 9.0},
+        {"nodeid": "tests/web/b.py::t", "own": 0.5, "children": 0.0, "session": 0.0, "wall": 1.0},
+        {"nodeid": "tests/x.py::t[1]", "own": 2.0, "children": 0.0, "session": 0.0, "wall": 2.0},
+    ]
+    out = io.StringIO()
+    report(lines, top=2, out=out)
+    text = out.getvalue()
+    top, folders = text.split("\n\n")
+    assert [line.split()[-1] for line in top.splitlines()[1:]] == [
+        "tests/web/a.py::t",
+        "tests/x.py::t[1]",
+    ]
+    assert folders.splitlines()[1].split() == ["2", "1.5", "4.0", "2.0", "10.0", "tests/web"]
+    assert folder_of("tests/x.py::t[1]") == "tests"
+    assert folder_of("tests/cluster/sub/y.py::t") == "tests/cluster"
