@@ -17,7 +17,10 @@
  * windows at the root, a transposition table (always replace), two killers per ply and a
  * history table; a side to move that can win at once has won; at the horizon a side
  * facing an opponent's win gets up to MAX_EXT more plies to find its block (the Python
- * search's rule). Moves are applied by make/unmake with an incremental key. The clock is
+ * search's rule). That is the exact search (selective 0) the tests compare with Python;
+ * the players add the SEL_* features (issue 36): late move reductions, reverse futility,
+ * null move, threats resolved up to MAX_QEXT extensions, late move pruning at the
+ * frontier. Moves are applied by make/unmake with an incremental key. The clock is
  * the caller's (an injected callable), read every CLOCK_EVERY nodes with the GIL taken
  * back; the search itself runs without the GIL.
  */
