@@ -433,3 +433,24 @@ def test_a_context_searching_in_one_thread_does_not_fail_another() -> None:
         for action in result.route:
             after = advance(after, action)[0]
         assert after.phase is Phase.OVER or after.turn != s.turn
+
+
+def test_the_self_match_names_features_and_plays(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """benchmarks/santorini_selfmatch.py: feature names to masks, and a short match."""
+    from tests.scripts import load_script
+
+    selfmatch = load_script("benchmarks/santorini_selfmatch.py")
+    assert selfmatch.mask_of("none") == 0
+    assert selfmatch.mask_of("play") == PLAY_SELECTIVE
+    assert selfmatch.mask_of("lmr,qs") == SELECTIVE["lmr"] | SELECTIVE["qs"]
+    with pytest.raises(SystemExit):
+        selfmatch.mask_of("lmr,nope")
+    argv = "santorini_selfmatch.py --a lmr --b none --games 2 --think-time 0.01"
+    monkeypatch.setattr("sys.argv", argv.split())
+    selfmatch.main()
+    out = capsys.readouterr().out
+    assert "lmr v none: " in out
+    assert "A score" in out
+    assert "median depth" in out
