@@ -49,7 +49,8 @@
 #define SEL_NMP 4   /* null move: passing still beats beta at a reduced depth */
 #define SEL_QS 8    /* threats resolved: up to MAX_QEXT extensions, and one per threat inside */
 #define SEL_LMP 16  /* late quiet moves at the frontier left out */
-#define SEL_ALL (SEL_LMR | SEL_RFP | SEL_NMP | SEL_QS | SEL_LMP)
+#define SEL_IIR 32  /* internal iterative reduction: a node without a table move, a ply less */
+#define SEL_ALL (SEL_LMR | SEL_RFP | SEL_NMP | SEL_QS | SEL_LMP | SEL_IIR)
 #define MAX_QEXT 16
 #ifndef RFP_MARGIN
 #define RFP_MARGIN 120
@@ -978,6 +979,9 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
             }
         }
     }
+    /* no table move four or more plies from the horizon: this node was not worth
+     * keeping before, search it a ply shallower (santorini-ai's rule) */
+    if ((sel & SEL_IIR) && depth >= 4 && !hash_move) depth--;
     int pv = beta - alpha > 1;
     if (sel && !pv && !in_check && beta < MATE && beta > -MATE) {
         int ev = evaluate(p, S->gods, &S->W, me);
@@ -1738,6 +1742,7 @@ PyMODINIT_FUNC PyInit__santorini_core(void) {
     PyModule_AddIntConstant(m, "SELECTIVE_NMP", SEL_NMP);
     PyModule_AddIntConstant(m, "SELECTIVE_QS", SEL_QS);
     PyModule_AddIntConstant(m, "SELECTIVE_LMP", SEL_LMP);
+    PyModule_AddIntConstant(m, "SELECTIVE_IIR", SEL_IIR);
     PyModule_AddIntConstant(m, "SELECTIVE_ALL", SEL_ALL);
     PyModule_AddIntConstant(m, "MAX_QEXT", MAX_QEXT);
     return m;

@@ -52,13 +52,14 @@ def _reads_clock_monotonic(clock: Callable[[], float]) -> bool:
     return False
 
 
-SELECTIVE: dict[str, int] = {"lmr": 1, "rfp": 2, "nmp": 4, "qs": 8, "lmp": 16}
+SELECTIVE: dict[str, int] = {"lmr": 1, "rfp": 2, "nmp": 4, "qs": 8, "lmp": 16, "iir": 32}
 """The compiled core's selective features by name (its ``SELECTIVE_*`` bits):
 ``lmr`` late move reductions with re-search, ``rfp`` reverse futility pruning, ``nmp``
 null move pruning, ``qs`` threats resolved to the end (a side facing a win to stop is
 searched on, up to the core's ``MAX_QEXT`` extensions a line, inside the tree and at
 its horizon), ``lmp`` late quiet moves left out at the frontier (searched after all
-when the rest lose)."""
+when the rest lose), ``iir`` internal iterative reduction (a node four or more plies
+from the horizon without a table move searched a ply shallower)."""
 
 _lock = threading.Lock()
 _state: dict[str, Any] = {}
