@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 from typing import Any
 
 import pytest
@@ -30,10 +31,16 @@ from meeple.ai.santorini_eval import (
     learned_weights,
     play_weights,
 )
-from meeple.ai.santorini_native import NativeSearch, core_children, core_module, god_indices
-from meeple.ai.santorini_search import SearchBudget, search_turn
+from meeple.ai.santorini_native import (
+    SELECTIVE,
+    NativeSearch,
+    core_children,
+    core_module,
+    god_indices,
+)
+from meeple.ai.santorini_search import PLAY_SELECTIVE, SearchBudget, search_turn
 from meeple.ai.santorini_twin import GodTwin
-from meeple.games.santorini import GODS, GameState, Phase, Rules
+from meeple.games.santorini import GODS, GameState, Phase, Rules, turns
 
 mod = core_module()
 pytestmark = pytest.mark.skipif(
@@ -205,6 +212,93 @@ def test_with_learned_weights_the_core_finds_the_python_searchs_value(
     assert (got.value, got.depth) == (py.value, py.depth)
 
 
+MATE = 1_000_000 - 1000
+
+
+@settings(max_examples=30 * SCALE, deadline=None)
+@given(
+    st.integers(0, 10**9),
+    PAIRS,
+    st.integers(2, 4),
+    st.one_of(st.just(PLAY_SELECTIVE), st.integers(1, sum(SELECTIVE.values()))),
+)
+def test_the_selective_search_proves_only_real_wins_and_losses(
+    seed: int, gods: tuple[str | None, str | None], depth: int, mask: int
+) -> None:
+    """Issue 36: the selective search (the players' features or any mix of them:
+    reductions, futility, null move, late moves left out, threats resolved to the end)
+    may misjudge a quiet position, never a won or lost one: a win or loss it claims in
+    k turns, the exact full-width search (no table) finds at depth k + 1 too, at least as
+    soon (a win) or as late (a loss)."""
+    assert mod is not None
+    pair = gods if gods != (None, None) else ("Apollo", "Artemis")
+    s = _played(seed, (pair[0] or "", pair[1] or ""))
+    if s is None:
+        return
+    s = _with_gods(s, gods)
+    # later in the game, where wins and losses are found (about half the positions)
+    rng = random.Random(seed)
+    for _ in range(rng.randrange(8, 20)):
+        if s.phase is not Phase.PLAY:
+            return
+        options = list(turns(s))
+        if not options:
+            return
+        s = rng.choice(options)[1]
+    if s.phase is not Phase.PLAY:
+        return
+    twin = GodTwin(s.gods)
+    gw = god_weights() if gods != (None, None) else None
+
+    def search(depth: int, selective: int, use_table: bool) -> Any:
+        found = NativeSearch(mod).search(
+            twin,
+            twin.node(s),
+            play_weights().weights,
+            None if gw is None else gw.weights,
+            max_depth=depth,
+            max_nodes=None,
+            clock=None,
+            seconds=None,
+            use_table=use_table,
+            selective=selective,
+        )
+        assert found is not None
+        return found
+
+    got = search(depth, mask, True)
+    assert got.steps or got.value < -MATE
+    if abs(got.value) <= MATE:
+        return
+    # k turns, and one more: a side left without a turn is seen to lose only inside
+    # the tree (the exact search evaluates a stuck side at its horizon)
+    horizon = 1_000_000 - abs(got.value) + 1
+    if horizon > (5 if gods == (None, None) else 3):
+        return  # the exact search would take too long
+    exact = search(horizon, 0, False)
+    if got.value > MATE:
+        assert exact.value >= got.value
+    else:
+        assert -MATE > exact.value >= got.value
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(st.integers(-(2**40), 2**40), st.none(), st.text(max_size=3)))
+def test_the_core_refuses_a_bad_selective_mask(mask: Any) -> None:
+    assert mod is not None
+    h, wk = [0] * 25, [0, 1, 23, 24]
+    core = mod.Core(10)
+    wt = default_weights().weights
+    ok = isinstance(mask, int) and 0 <= mask <= mod.SELECTIVE_ALL
+    try:
+        core.search(h, wk, 0, 0, (0, 0), 0, wt, None, max_depth=2, max_nodes=500, selective=mask)
+    except (ValueError, OverflowError, TypeError):
+        assert not ok
+    else:
+        assert ok
+    assert sum(SELECTIVE.values()) == mod.SELECTIVE_ALL
+
+
 JUNK = st.one_of(
     st.none(),
     st.integers(-(2**70), 2**70),
@@ -357,3 +451,24 @@ def test_a_context_searching_in_one_thread_does_not_fail_another() -> None:
         for action in result.route:
             after = advance(after, action)[0]
         assert after.phase is Phase.OVER or after.turn != s.turn
+
+
+def test_the_self_match_names_features_and_plays(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """benchmarks/santorini_selfmatch.py: feature names to masks, and a short match."""
+    from tests.scripts import load_script
+
+    selfmatch = load_script("benchmarks/santorini_selfmatch.py")
+    assert selfmatch.mask_of("none") == 0
+    assert selfmatch.mask_of("play") == PLAY_SELECTIVE
+    assert selfmatch.mask_of("lmr,qs") == SELECTIVE["lmr"] | SELECTIVE["qs"]
+    with pytest.raises(SystemExit):
+        selfmatch.mask_of("lmr,nope")
+    argv = "santorini_selfmatch.py --a lmr --b none --games 2 --think-time 0.01"
+    monkeypatch.setattr("sys.argv", argv.split())
+    selfmatch.main()
+    out = capsys.readouterr().out
+    assert "lmr v none: " in out
+    assert "A score" in out
+    assert "median depth" in out

@@ -17,7 +17,10 @@
  * windows at the root, a transposition table (always replace), two killers per ply and a
  * history table; a side to move that can win at once has won; at the horizon a side
  * facing an opponent's win gets up to MAX_EXT more plies to find its block (the Python
- * search's rule). Moves are applied by make/unmake with an incremental key. The clock is
+ * search's rule). That is the exact search (selective 0) the tests compare with Python;
+ * the players add the SEL_* features (issue 36): late move reductions, reverse futility,
+ * null move, threats resolved up to MAX_QEXT extensions, late move pruning at the
+ * frontier. Moves are applied by make/unmake with an incremental key. The clock is
  * the caller's (an injected callable), read every CLOCK_EVERY nodes with the GIL taken
  * back; the search itself runs without the GIL.
  */
@@ -38,6 +41,22 @@
 #define CLOCK_EVERY 256
 #ifndef LMR_AFTER
 #define LMR_AFTER 4
+#endif
+/* The selective search (issue 36), each a bit of `selective`; 0 is the exact
+ * full-width search the Python search's values are compared with. */
+#define SEL_LMR 1   /* late move reductions at every node, re-searched when they beat alpha */
+#define SEL_RFP 2   /* reverse futility: a quiet node far above beta near the horizon */
+#define SEL_NMP 4   /* null move: passing still beats beta at a reduced depth */
+#define SEL_QS 8    /* threats resolved: up to MAX_QEXT extensions, and one per threat inside */
+#define SEL_LMP 16  /* late quiet moves at the frontier left out */
+#define SEL_IIR 32  /* internal iterative reduction: a node without a table move, a ply less */
+#define SEL_ALL (SEL_LMR | SEL_RFP | SEL_NMP | SEL_QS | SEL_LMP | SEL_IIR)
+#define MAX_QEXT 16
+#ifndef RFP_MARGIN
+#define RFP_MARGIN 120
+#endif
+#ifndef LMP_COUNT
+#define LMP_COUNT 10
 #endif
 #define EXACT 1
 #define LOWER 2
@@ -732,6 +751,8 @@ typedef struct {
     Weights W;
     int use_tt;
     int reduce; /* late move reductions (off: the value at a depth is exact) */
+    int sel;    /* SEL_* bits (0: the exact full-width search) */
+    uint8_t nulled[MAX_PLY + 1]; /* the move into this ply was a null move */
     int dedup;
     long long nodes, max_nodes;
     PyObject *clock;
@@ -882,19 +903,63 @@ static inline int child_value(Search *S, Move *sp, Move *m, int depth, int alpha
     return v;
 }
 
+/* Whether a turn is quiet for the selective search: no win, no table move, killer,
+ * block or step onto a threat cell (all scored at 1 << 23 or more), no worker of the
+ * mover going up. */
+static inline int quiet_move(const Pos *p, const Move *m) {
+    if (m->won >= 0 || m->score >= (1 << 23)) return 0;
+    for (int w = 0; w < m->nw; w++)
+        if ((m->wi[w] >> 1) == p->turn && p->h[m->wto[w]] > p->h[m->wfrom[w]]) return 0;
+    return 1;
+}
+
+static int LMR_TABLE[32][64];
+
+static void init_lmr(void) {
+    /* reduction = 0.5 + ln(depth) ln(move index) / 2.25, in whole plies (no libm: a
+     * table of ln at the integers, computed by series once) */
+    double ln[64];
+    ln[0] = 0.0;
+    for (int k = 1; k < 64; k++) {
+        /* ln k = 2 atanh((k-1)/(k+1)) */
+        double x = (double)(k - 1) / (double)(k + 1), x2 = x * x, t = x, sum = 0.0;
+        for (int q = 1; q < 200; q += 2) {
+            sum += t / q;
+            t *= x2;
+        }
+        ln[k] = 2.0 * sum;
+    }
+    for (int d = 0; d < 32; d++)
+        for (int j = 0; j < 64; j++)
+            LMR_TABLE[d][j] = (d && j) ? (int)(0.5 + ln[d] * ln[j] / 2.25) : 0;
+}
+
 static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply, int ext) {
     Pos *p = &S->pos;
     S->nodes++;
     if ((S->nodes & (CLOCK_EVERY - 1)) == 0 || S->nodes >= S->max_nodes) check_clock(S);
     if (S->stop) return 0;
     int me = p->turn;
+    int sel = S->sel;
     if (can_win(p, S->gods, me)) return WIN - ply - 1;
+    /* in_check: the opponent wins on its next move unless this turn stops it */
+    int in_check = 0;
     if (depth <= 0) {
-        if (ext < MAX_EXT && can_win(p, S->gods, 1 - me)) {
+        int max_ext = (sel & SEL_QS) ? MAX_QEXT : MAX_EXT;
+        if (ext < max_ext && can_win(p, S->gods, 1 - me)) {
             depth = 1;
             ext++;
+            in_check = 1;
         } else {
             return evaluate(p, S->gods, &S->W, me);
+        }
+    } else if (sel) {
+        in_check = can_win(p, S->gods, 1 - me);
+        /* a threat answered inside the tree costs no depth (santorini-ai's check
+         * extension), within the line's budget of extensions */
+        if (in_check && (sel & SEL_QS) && ext < MAX_QEXT) {
+            depth++;
+            ext++;
         }
     }
     if (ply >= MAX_PLY - 2) return evaluate(p, S->gods, &S->W, me);
@@ -914,6 +979,29 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
             }
         }
     }
+    /* no table move four or more plies from the horizon: this node was not worth
+     * keeping before, search it a ply shallower (santorini-ai's rule) */
+    if ((sel & SEL_IIR) && depth >= 4 && !hash_move) depth--;
+    int pv = beta - alpha > 1;
+    if (sel && !pv && !in_check && beta < MATE && beta > -MATE) {
+        int ev = evaluate(p, S->gods, &S->W, me);
+        /* reverse futility: near the horizon, far above beta with nothing to answer */
+        if ((sel & SEL_RFP) && depth <= 3 && ev - RFP_MARGIN * depth >= beta) return ev - RFP_MARGIN * depth;
+        /* null move: the opponent moving twice still cannot bring it below beta */
+        if ((sel & SEL_NMP) && depth >= 3 && !S->nulled[ply] && ev >= beta) {
+            int r = 2 + depth / 4;
+            uint64_t key = p->key;
+            p->turn ^= 1;
+            p->key ^= Z_TURN[0] ^ Z_TURN[1];
+            S->nulled[ply + 1] = 1;
+            int v = -negamax(S, sp, depth - 1 - r, -beta, -beta + 1, ply + 1, ext);
+            S->nulled[ply + 1] = 0;
+            p->turn ^= 1;
+            p->key = key;
+            if (S->stop) return 0;
+            if (v >= beta) return v > MATE ? beta : v;
+        }
+    }
     if (sp + MAX_GEN > S->core->stack + STACK_MOVES) return evaluate(p, S->gods, &S->W, me);
     int full = 0;
     int n = generate(p, S->gods, sp, MAX_GEN, NULL, &full);
@@ -923,54 +1011,78 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
     int a0 = alpha;
     int best = -WIN - 1;
     uint32_t best_id = sp[0].id;
-    int best_j = -1;
-    for (int j = 0; j < n; j++) {
-        pick(sp, j, n);
-        Move *m = &sp[j];
-        int v;
-        if (j == 0) {
-            v = child_value(S, sp + n, m, depth, alpha, beta, ply, ext);
-        } else {
-            /* late quiet moves (no table move, win, killer, block) far from the
-             * horizon: a shallower null-window search first, the full one if it
-             * beats alpha */
-            int r = 0;
-            if (S->reduce && depth >= 3 && j >= LMR_AFTER && m->won < 0 && m->score < (1 << 23))
-                r = (j >= 4 * LMR_AFTER && depth >= 4) ? 2 : 1;
-            v = child_value(S, sp + n, m, depth - r, alpha, alpha + 1, ply, ext);
-            if (!S->stop && r && v > alpha)
-                v = child_value(S, sp + n, m, depth, alpha, alpha + 1, ply, ext);
-            if (!S->stop && v > alpha && v < beta)
-                v = child_value(S, sp + n, m, depth, alpha, beta, ply, ext);
+    int skipped_from = -1; /* late move pruning: the first move left out */
+    for (int pass = 0; pass < 2; pass++) {
+        int j0 = 0;
+        if (pass == 1) {
+            /* moves were left out and the rest all lose: search them after all, so
+             * that a loss (or an opponent's win) is never claimed on a pruned line */
+            if (skipped_from < 0 || best > -MATE || alpha >= beta) break;
+            j0 = skipped_from;
         }
-        if (S->stop) return 0;
-        if (v > best) {
-            best = v;
-            best_id = m->id;
-            best_j = j;
-            if (v > alpha) {
-                alpha = v;
-                if (alpha >= beta) {
-                    if (m->won < 0 && ply < MAX_PLY) {
-                        uint32_t *k = S->core->killers[ply];
-                        if (k[0] != m->id) {
-                            k[1] = k[0];
-                            k[0] = m->id;
+        for (int j = j0; j < n; j++) {
+            if (pass == 0) pick(sp, j, n);
+            Move *m = &sp[j];
+            int quiet = sel && !in_check && quiet_move(p, m);
+            if (pass == 1 && !(quiet && j >= LMP_COUNT)) continue;
+            int v;
+            if (j == 0) {
+                v = child_value(S, sp + n, m, depth, alpha, beta, ply, ext);
+            } else if (sel) {
+                if (pass == 0 && (sel & SEL_LMP) && !pv && depth == 1 && quiet && j >= LMP_COUNT) {
+                    if (skipped_from < 0) skipped_from = j;
+                    continue;
+                }
+                int r = 0;
+                if ((sel & SEL_LMR) && depth >= 2 && j >= 2 && quiet) {
+                    r = LMR_TABLE[depth < 31 ? depth : 31][j < 63 ? j : 63] + !pv;
+                    if (r > depth - 1) r = depth - 1;
+                }
+                v = child_value(S, sp + n, m, depth - r, alpha, alpha + 1, ply, ext);
+                if (!S->stop && r && v > alpha)
+                    v = child_value(S, sp + n, m, depth, alpha, alpha + 1, ply, ext);
+                if (!S->stop && v > alpha && v < beta)
+                    v = child_value(S, sp + n, m, depth, alpha, beta, ply, ext);
+            } else {
+                /* late quiet moves (no table move, win, killer, block) far from the
+                 * horizon: a shallower null-window search first, the full one if it
+                 * beats alpha */
+                int r = 0;
+                if (S->reduce && depth >= 3 && j >= LMR_AFTER && m->won < 0 && m->score < (1 << 23))
+                    r = (j >= 4 * LMR_AFTER && depth >= 4) ? 2 : 1;
+                v = child_value(S, sp + n, m, depth - r, alpha, alpha + 1, ply, ext);
+                if (!S->stop && r && v > alpha)
+                    v = child_value(S, sp + n, m, depth, alpha, alpha + 1, ply, ext);
+                if (!S->stop && v > alpha && v < beta)
+                    v = child_value(S, sp + n, m, depth, alpha, beta, ply, ext);
+            }
+            if (S->stop) return 0;
+            if (v > best) {
+                best = v;
+                best_id = m->id;
+                if (v > alpha) {
+                    alpha = v;
+                    if (alpha >= beta) {
+                        if (m->won < 0 && ply < MAX_PLY) {
+                            uint32_t *k = S->core->killers[ply];
+                            if (k[0] != m->id) {
+                                k[1] = k[0];
+                                k[0] = m->id;
+                            }
+                            int32_t *hh = &S->core->history[me][hist_index(m)];
+                            *hh += depth * depth;
+                            if (*hh > (1 << 22)) {
+                                /* age the table: halve every entry */
+                                int32_t *all = S->core->history[me];
+                                for (int q = 0; q < 4 * 25 * 26; q++) all[q] /= 2;
+                            }
                         }
-                        int32_t *hh = &S->core->history[me][hist_index(m)];
-                        *hh += depth * depth;
-                        if (*hh > (1 << 22)) {
-                            /* age the table: halve every entry */
-                            int32_t *all = S->core->history[me];
-                            for (int q = 0; q < 4 * 25 * 26; q++) all[q] /= 2;
-                        }
+                        break;
                     }
-                    break;
                 }
             }
         }
     }
-    (void)best_j;
     if (S->use_tt && e != NULL) {
         e->key = p->key;
         e->gen = S->core->gen;
@@ -1385,16 +1497,17 @@ static PyObject *Core_clear(CoreObject *self, PyObject *Py_UNUSED(ignored)) {
 static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"h", "wk", "turn", "mu", "gods", "zgods", "weights",
                              "god_weights", "max_depth", "max_nodes", "clock", "seconds",
-                             "use_table", "stop_fraction", "monotonic", "reductions", NULL};
+                             "use_table", "stop_fraction", "monotonic", "reductions",
+                             "selective", NULL};
     PyObject *h, *wk, *gobj, *wt, *gwt, *clock = Py_None;
-    int turn, mu, max_depth = 64, use_table = 1, monotonic = 0, reductions = 0;
+    int turn, mu, max_depth = 64, use_table = 1, monotonic = 0, reductions = 0, selective = 0;
     long long max_nodes = -1;
     unsigned long long zgods;
     double seconds = -1.0, stop_fraction = 0.6;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOiiOKOO|iLOdpdpp", kwlist, &h, &wk, &turn, &mu,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOiiOKOO|iLOdpdppi", kwlist, &h, &wk, &turn, &mu,
                                      &gobj, &zgods, &wt, &gwt, &max_depth, &max_nodes, &clock,
                                      &seconds, &use_table, &stop_fraction, &monotonic,
-                                     &reductions))
+                                     &reductions, &selective))
         return NULL;
     if (self->tt == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "the core is not initialised");
@@ -1417,6 +1530,12 @@ static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
     S->pos.key = full_key(&S->pos, S->gods, zgods);
     S->use_tt = use_table;
     S->reduce = reductions;
+    if (selective < 0 || selective > SEL_ALL) {
+        free(S);
+        PyErr_SetString(PyExc_ValueError, "selective: a mask of SELECTIVE_* bits");
+        return NULL;
+    }
+    S->sel = selective;
     {
         int g = S->gods[turn], og = S->gods[1 - turn];
         (void)og;
@@ -1599,6 +1718,7 @@ static struct PyModuleDef moduledef = {
 
 PyMODINIT_FUNC PyInit__santorini_core(void) {
     init_tables();
+    init_lmr();
     if (PyType_Ready(&CoreType) < 0) return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL) return NULL;
@@ -1617,5 +1737,13 @@ PyMODINIT_FUNC PyInit__santorini_core(void) {
     PyModule_AddIntConstant(m, "WIN", WIN);
     PyModule_AddIntConstant(m, "MAX_EXTENSIONS", MAX_EXT);
     PyModule_AddIntConstant(m, "CLOCK_EVERY", CLOCK_EVERY);
+    PyModule_AddIntConstant(m, "SELECTIVE_LMR", SEL_LMR);
+    PyModule_AddIntConstant(m, "SELECTIVE_RFP", SEL_RFP);
+    PyModule_AddIntConstant(m, "SELECTIVE_NMP", SEL_NMP);
+    PyModule_AddIntConstant(m, "SELECTIVE_QS", SEL_QS);
+    PyModule_AddIntConstant(m, "SELECTIVE_LMP", SEL_LMP);
+    PyModule_AddIntConstant(m, "SELECTIVE_IIR", SEL_IIR);
+    PyModule_AddIntConstant(m, "SELECTIVE_ALL", SEL_ALL);
+    PyModule_AddIntConstant(m, "MAX_QEXT", MAX_QEXT);
     return m;
 }

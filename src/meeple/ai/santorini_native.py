@@ -30,6 +30,7 @@ from typing import Any
 from meeple.ai.santorini_twin import Z_ATHENA_UP, Z_CODE, Z_TURN, Z_WORKER, GodTwin, TwinMove
 
 __all__ = [
+    "SELECTIVE",
     "CoreBusy",
     "CoreResult",
     "NativeSearch",
@@ -50,6 +51,15 @@ def _reads_clock_monotonic(clock: Callable[[], float]) -> bool:
             return info.implementation == "clock_gettime(CLOCK_MONOTONIC)"
     return False
 
+
+SELECTIVE: dict[str, int] = {"lmr": 1, "rfp": 2, "nmp": 4, "qs": 8, "lmp": 16, "iir": 32}
+"""The compiled core's selective features by name (its ``SELECTIVE_*`` bits):
+``lmr`` late move reductions with re-search, ``rfp`` reverse futility pruning, ``nmp``
+null move pruning, ``qs`` threats resolved to the end (a side facing a win to stop is
+searched on, up to the core's ``MAX_QEXT`` extensions a line, inside the tree and at
+its horizon), ``lmp`` late quiet moves left out at the frontier (searched after all
+when the rest lose), ``iir`` internal iterative reduction (a node four or more plies
+from the horizon without a table move searched a ply shallower)."""
 
 _lock = threading.Lock()
 _state: dict[str, Any] = {}
@@ -147,12 +157,16 @@ class NativeSearch:
         seconds: float | None,
         use_table: bool = True,
         reductions: bool = False,
+        selective: int = 0,
     ) -> CoreResult | None:
         """Search a twin node; None when the core lacks one of the gods.
-        ``use_table=False`` gives the exact minimax value at a depth (tests compare it
-        with the Python search's); ``reductions`` searches late quiet moves one or two
-        plies shallower first (late move reductions: five times fewer nodes to depth 6
-        without gods, but no stronger in a 30-game match at 0.1 s, so off)."""
+        ``use_table=False`` and ``selective=0`` give the exact minimax value at a depth
+        (tests compare it with the Python search's); ``reductions`` searches late quiet
+        moves one or two plies shallower first (the first late move reductions, kept
+        for comparison). ``selective`` is a mask of the core's ``SELECTIVE_*`` bits
+        (:data:`SELECTIVE`; late move reductions with re-search, reverse futility, null
+        move, threats resolved to the end, late move pruning at the frontier): what the
+        players search with."""
         gods = god_indices(self._mod, twin.gods)
         if gods is None:
             return None
@@ -175,6 +189,7 @@ class NativeSearch:
                 seconds=-1.0 if seconds is None else seconds,
                 use_table=use_table,
                 reductions=reductions,
+                selective=selective,
                 monotonic=clock is not None and _reads_clock_monotonic(clock),
             )
         finally:

@@ -71,7 +71,13 @@ from meeple.ai.santorini_eval import (
     god_weights,
     play_weights,
 )
-from meeple.ai.santorini_native import CoreBusy, NativeSearch, core_module, god_indices
+from meeple.ai.santorini_native import (
+    SELECTIVE,
+    CoreBusy,
+    NativeSearch,
+    core_module,
+    god_indices,
+)
 from meeple.ai.santorini_twin import BUILD_FLAG, GodTwin
 from meeple.games.santorini import (
     NEIGHBOURS,
@@ -95,6 +101,7 @@ __all__ = [
     "DEFAULT_THINK_TIME",
     "LEVELS",
     "MAX_EXTENSIONS",
+    "PLAY_SELECTIVE",
     "WIN",
     "AlphaBetaPlayer",
     "Level",
@@ -116,6 +123,9 @@ BEAM = 8  # engine nodes (gods, three players) at depth 2 or more search this ma
 ROOT_BEAM = 12  # and the root, from depth 2 on, this many of the last iteration's best
 EXPANDED_LIMIT = 3000  # engine nodes whose turns are kept (iterative deepening re-expands)
 DEFAULT_THINK_TIME = 1.0
+PLAY_SELECTIVE = sum(SELECTIVE.values())
+"""The compiled core's selective features the players search with (issue 36; each
+was kept after a self-match against the search without it, docs/santorini-engine.md)."""
 
 _EXACT, _LOWER, _UPPER = 0, 1, 2
 
@@ -950,6 +960,7 @@ def _native_search(
     weights: EvalWeights,
     gweights: GodWeights | None,
     core: NativeSearch | None,
+    selective: int = 0,
 ) -> SearchResult | None:
     """:func:`search_turn` by the compiled core, or None where it does not apply (no
     core built, three players, a turn begun, a god the core lacks)."""
@@ -993,6 +1004,7 @@ def _native_search(
             max_nodes=budget.max_nodes,
             clock=budget.clock,
             seconds=remaining,
+            selective=selective,
         )
     except CoreBusy:
         # The caller's context is searching in another thread (a bot asked twice):
@@ -1010,6 +1022,7 @@ def _native_search(
             max_nodes=budget.max_nodes,
             clock=budget.clock,
             seconds=remaining,
+            selective=selective,
         )
     if found is None:  # pragma: no cover - checked above
         return None
@@ -1038,6 +1051,7 @@ def search_turn(
     gweights: GodWeights | None = None,
     native: bool | None = None,
     core: NativeSearch | None = None,
+    selective: int | None = None,
 ) -> SearchResult:
     """The best turn for the seat on turn in ``s`` (phase PLAY) within ``budget``.
 
@@ -1045,6 +1059,9 @@ def search_turn(
     the compiled core (:mod:`meeple.ai.santorini_native`) when it is built, unless
     ``native`` is False (``native=True`` insists: RuntimeError without it); ``core`` is
     the search context whose table lives on (the player's), else one per thread.
+    ``selective`` is the core's mask of selective features
+    (:data:`~meeple.ai.santorini_native.SELECTIVE`; None: :data:`PLAY_SELECTIVE`, 0:
+    the exact full-width search); the Python search ignores it.
 
     ``table``, ``history`` and ``expanded`` (engine nodes' turns, which iterative
     deepening would otherwise generate again) may be kept across calls (the player does).
@@ -1056,7 +1073,8 @@ def search_turn(
         raise ValueError("no turn to search: not in play")
     weights = weights if weights is not None else play_weights()
     if native is not False and not engine_only:
-        found = _native_search(s, budget, weights, gweights, core)
+        mask = PLAY_SELECTIVE if selective is None else selective
+        found = _native_search(s, budget, weights, gweights, core, mask)
         if found is not None:
             return found
         if native:
@@ -1158,6 +1176,7 @@ class AlphaBetaPlayer:
         clock: Callable[[], float] | None = None,
         weights: EvalWeights | None = None,
         name: str = "alphabeta",
+        selective: int | None = None,
     ) -> None:
         self.think_time = think_time
         self.max_depth = max_depth
@@ -1165,6 +1184,7 @@ class AlphaBetaPlayer:
         self.clock = clock
         self.weights = weights if weights is not None else play_weights()
         self.name = name
+        self.selective = selective
         self.table: dict[int, tuple[int, int, int, Any]] = {}
         self.history: dict[Any, int] = {}
         self.expanded: dict[int, tuple[GameState, list[tuple[Any, Any]]]] = {}
@@ -1229,6 +1249,7 @@ class AlphaBetaPlayer:
                 rng=rng,
                 expanded=self.expanded,
                 core=self._native(),
+                selective=self.selective,
             )
             if any(isinstance(a, Move) and a.dst in left for a in result.route):
                 onward = [
@@ -1248,6 +1269,7 @@ class AlphaBetaPlayer:
                 rng=rng,
                 expanded=self.expanded,
                 core=self._native(),
+                selective=self.selective,
             )
         self.last = result
         plan: list[tuple[GameState, Action]] = []
