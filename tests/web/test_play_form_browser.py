@@ -9,7 +9,7 @@ import json
 import re
 
 import pytest
-from playwright.async_api import Browser, expect
+from playwright.async_api import Browser, BrowserContext, Page, expect
 from tests.patience import eventually
 from tests.web.helpers import ServerFactory, end_game, web_socket
 from tests.web.test_play_issue24_browser import my_turn
@@ -79,6 +79,20 @@ async def test_play_now_while_a_game_is_unfinished_says_so(
     await stale.close()
 
 
+async def _aborted_game(context: BrowserContext, base: str, name: str) -> Page:
+    """A page that played ``name`` against a bot and aborted the game: it is over (the
+    seat and its rejoin token gone) and the page keeps the name, for a rematch."""
+    page = await context.new_page()
+    await page.goto(f"{base}/play")
+    await page.fill("#create [name=name]", name)
+    await page.click("#create button[type=submit]")
+    await page.click("#bot")
+    await my_turn(page)
+    await page.click("#abort")
+    await expect(page.locator("#result")).to_contain_text("Game aborted by you")
+    return page
+
+
 async def test_play_now_waits_for_this_browser_s_closing_page_to_let_its_name_go(
     make_server: ServerFactory, browser: Browser
 ) -> None:
@@ -90,14 +104,7 @@ async def test_play_now_waits_for_this_browser_s_closing_page_to_let_its_name_go
     server = await make_server("santorini")
     base = f"http://127.0.0.1:{server.ports['web']}"
     context = await browser.new_context()
-    old = await context.new_page()
-    await old.goto(f"{base}/play")
-    await old.fill("#create [name=name]", "ann")
-    await old.click("#create button[type=submit]")
-    await old.click("#bot")
-    await my_turn(old)
-    await old.click("#abort")  # over: the seat (and its rejoin token) gone, the name kept
-    await expect(old.locator("#result")).to_contain_text("Game aborted by you")
+    old = await _aborted_game(context, base, "ann")
 
     page = await context.new_page()
     await page.goto(f"{base}/play?game=santorini/standard&bot=1")
@@ -129,14 +136,7 @@ async def test_a_page_left_for_another_lets_its_name_go_and_connects_again_when_
     server = await make_server("santorini")
     base = f"http://127.0.0.1:{server.ports['web']}"
     context = await browser.new_context()
-    page = await context.new_page()
-    await page.goto(f"{base}/play")
-    await page.fill("#create [name=name]", "cy")
-    await page.click("#create button[type=submit]")
-    await page.click("#bot")
-    await my_turn(page)
-    await page.click("#abort")
-    await expect(page.locator("#result")).to_contain_text("Game aborted by you")
+    page = await _aborted_game(context, base, "cy")
     await page.goto(f"{base}/games")
 
     ws = await web_socket(server)
