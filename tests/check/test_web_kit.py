@@ -127,6 +127,11 @@ def _ignores(kind: str) -> Callable[[bytes], bytes]:
     return chunk
 
 
+def _refusals_as_illegal(message: dict[str, Any]) -> None:
+    if message.get("code") in ("refused", "name-taken"):
+        message["code"] = "illegal"
+
+
 def _drop_error(code: str) -> Callable[[bytes], bytes]:
     """A server that answers nothing where it should say error ``code``."""
     return _json(lambda m: None if m.get("type") == "error" and m.get("code") == code else m)
@@ -249,7 +254,7 @@ BROKEN: dict[str, tuple[Rewrite, Rewrite, list[str]]] = {
     "ignores bot": (None, _ignores("bot"), ["bot"]),
     "bots not named after their level": (_when("seat", _rename_bots), None, ["bot"]),
     "refusals as illegal": (
-        _when("error", lambda m: m.update(code="illegal") if m.get("code") == "refused" else None),
+        _when("error", _refusals_as_illegal),
         None,
         ["refused", "bot-level", "name-taken"],
     ),

@@ -263,13 +263,8 @@ async def test_a_tables_word_list_is_its_rooms_and_comes_back_after_a_restart(
     genesis names it, and a restored room takes the same list up again; a server that
     has not loaded it refuses the log rather than judge the game by another list."""
     other = Lexicon.from_words(["QI", "ZA", "AA"], name="tiny")
-    resources = {
-        scrabble_room.LEXICON_RESOURCE: gcide,
-        scrabble_room.TABLE_LEXICONS_RESOURCE: {"tiny": other},
-    }
-    services: Any = SimpleNamespace(
-        rng=random.Random(7), resource=lambda name, _make: resources[name]
-    )
+    lists = {"tiny": other}
+    services: Any = SimpleNamespace(rng=random.Random(7), lexicon=gcide, table_lexicons=lists)
     store = Store(tmp_path / "db")
     lobby = Lobby(clock=VirtualClock(), grace=600)
     lobby.journal = InlineJournal(store)  # type: ignore[assignment]
@@ -289,6 +284,6 @@ async def test_a_tables_word_list_is_its_rooms_and_comes_back_after_a_restart(
     again.register_game("scrabble", create, variants=scrabble_room.TABLE_VARIANTS, restore=restore)
     restored = again.restore(log)
     assert restored.game.lexicon is other  # type: ignore[attr-defined]
-    del resources[scrabble_room.TABLE_LEXICONS_RESOURCE]["tiny"]
+    del lists["tiny"]
     with pytest.raises(RecordError, match="tiny"):
         restore(log, [])

@@ -61,6 +61,7 @@ ERROR_CODES = (
     "too-many",
     "too-fast",
     "refused",
+    "name-taken",
     "illegal",
 )
 
@@ -666,7 +667,7 @@ async def _bot_level(ctx: Context) -> None:
     "name-taken",
     "Playing",
     Level.MUST,
-    "create with a name a player has is error refused (names are unique on the server)",
+    "create with a name a player has is error name-taken (names are unique on the server)",
 )
 async def _name_taken(ctx: Context) -> None:
     a_name, b_name = names(ctx, "na", "nb")
@@ -676,7 +677,7 @@ async def _name_taken(ctx: Context) -> None:
     await b.say(
         {"type": "create", "game": "spectrangle", "variant": "standard", "size": 2, "name": a_name}
     )
-    await b.error(ctx, "refused", f"create as {a_name}, who sits at a table", skip=("lobby",))
+    await b.error(ctx, "name-taken", f"create as {a_name}, who sits at a table", skip=("lobby",))
     await b.alive(ctx)
 
 
