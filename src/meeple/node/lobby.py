@@ -584,8 +584,11 @@ class LobbyRole:
                 continue
             for op in (*CALLS, "roomdone"):
                 self._subs.append(
-                    await self.bus.serve_from(
-                        self.ns.lobby_requests(op), self._handler(op), queue="lobby"
+                    await self.bus.answer(
+                        self.ns.lobby_requests(op),
+                        self._handler(op),
+                        wire.registry(),
+                        queue="lobby",
                     )
                 )
             self._subs.append(
@@ -737,27 +740,32 @@ class LobbyRole:
 
     # --- the calls ---------------------------------------------------------------------------
 
-    def _handler(self, op: str) -> Callable[[str, bytes], Any]:
-        async def handle(subject: str, payload: bytes) -> bytes:
+    def _handler(self, op: str) -> Callable[[str, Any], Any]:
+        async def handle(subject: str, value: object) -> bytes:
             async with self._lock:
                 if not self.leader.is_set():
                     return BUSY
-                return await self._apply(op, payload, Namespace.sender_of(subject))
+                return await self._apply(op, value, Namespace.sender_of(subject))
 
         return handle
 
-    async def _apply(self, op: str, payload: bytes, sender: str) -> bytes:
-        """Apply one call (once: module doc) as a :meth:`_change`; ``sender``: the node
-        that sent it (NATS permissions vouch for an edge's)."""
+    async def _apply(self, op: str, value: object, sender: str) -> bytes:
+        """Apply one call (once: module doc) as a :meth:`_change`, handed over as a
+        value (by reference in one process); ``sender``: the node that sent it (NATS
+        permissions vouch for an edge's)."""
         if op == "roomdone":
-            uid = wire.loads(payload, str)
+            if not isinstance(value, str):
+                raise wire.WireError("type", f"a {type(value).__name__} for roomdone")
+            uid = value
             if self.contest is not None and uid in self.contest.playing():
                 # A contest's game: its result is its log's end, read outside the lock.
                 self.spawn(self._contest_result(uid), f"contest result {uid}")
                 return OK
             ended = getattr(self.lobby.room_by_uid(uid), "ended", None)
             return await self._change(ended if callable(ended) else lambda: None)
-        call: LobbyCall = wire.loads(payload, LobbyCall)
+        if not isinstance(value, LobbyCall):
+            raise wire.WireError("type", f"a {type(value).__name__} for {op}")
+        call = value
         route = str(call.seat.get("route", ""))
         if edge_of(route) != sender:
             # An edge calls for its own seats only (issue 30.1): the lobby would tell
