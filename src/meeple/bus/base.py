@@ -63,6 +63,7 @@ __all__ = [
     "Subscription",
     "ValueHandler",
     "ValueListener",
+    "as_bytes",
     "matches",
     "opened",
 ]
