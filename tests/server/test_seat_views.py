@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meeple.ai.scrabble import ExchangeChoice, PassChoice, choose
+from meeple.bus.base import Payload, as_bytes
 from meeple.bus.subjects import Namespace
 from meeple.games.scrabble import game as g
 from meeple.games.scrabble.lexicon import Lexicon
@@ -47,9 +48,9 @@ class _Publisher:
 
     def __init__(self) -> None:
         self.ns = Namespace("t")
-        self.sent: list[tuple[str, bytes]] = []
+        self.sent: list[tuple[str, Payload]] = []
 
-    def send(self, subject: str, payload: bytes) -> None:
+    def send(self, subject: str, payload: Payload) -> None:
         self.sent.append((subject, payload))
 
 
@@ -155,6 +156,7 @@ def test_a_seat_is_handed_no_other_seat_s_tiles_in_serve_and_on_a_cluster(
             _assert_private(event, i)
     assert publisher.sent
     for _subject, payload in publisher.sent:
-        delivery = wire.loads(payload, wire.Delivery)
+        # What crosses to another node: the bytes a sealed delivery is encoded as.
+        delivery = wire.loads(as_bytes(payload), wire.Delivery)
         assert delivery.seat == 2
         _assert_private(delivery.event, 2)

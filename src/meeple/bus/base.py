@@ -12,8 +12,20 @@ Two patterns, on subjects named by :class:`~meeple.bus.subjects.Namespace`:
   token, ``>`` the rest). A listener gets one publisher's messages in the order they
   were published.
 
-Payloads are bytes (the caller encodes, JSON in meeple): the two implementations carry
-exactly the same thing, so what works in one process works across machines.
+Payloads are bytes, or a :class:`Sealed` value: a value and the :class:`Codec` that
+turns it into bytes (issue 32.2). Over NATS a sealed value is encoded by its codec where
+it is sent, so the bytes on the wire are the codec's, as if the caller had encoded it.
+In one process (:class:`~meeple.bus.local.LocalBus`) it crosses **by reference**: a
+receiver that asked for values (:meth:`Bus.listen`, :meth:`Bus.answer`) is handed the
+very object the sender sealed, checked against the type it expects, never encoded; a
+receiver that asked for bytes (:meth:`Bus.subscribe`, :meth:`Bus.serve_from`) gets the
+codec's bytes. Either way what works in one process works across machines.
+
+**The copy rule.** A value crosses by reference only as an immutable one: a frozen
+dataclass (or msgspec Struct) whose fields are immutable too (tuples, frozensets,
+strings, read-only mappings), or a value its sender built for this message and never
+touches again (a seat's view of an event, a fresh dict of a reply). A receiver never
+changes what it is handed: it is the sender's object.
 
 - :class:`~meeple.bus.local.LocalBus`: in-process, for ``meeple serve``.
 - :class:`~meeple.bus.natsbus.NatsBus`: NATS, for the cluster.
@@ -32,27 +44,98 @@ from __future__ import annotations
 import abc
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 __all__ = [
     "Bus",
     "BusClosed",
     "BusError",
     "BusTimeout",
+    "Codec",
     "Handler",
     "Listener",
     "NoResponder",
+    "Payload",
     "RemoteError",
+    "Sealed",
     "SubjectHandler",
     "Subscription",
+    "ValueHandler",
+    "ValueListener",
+    "as_bytes",
     "matches",
+    "opened",
 ]
 
+
+class Codec(Protocol):
+    """What turns a value into a bus message's bytes and back (the cluster's:
+    :func:`meeple.node.wire.registry`, :data:`meeple.bus.schema.CODEC`)."""
+
+    def encode(self, value: Any) -> bytes:
+        """``value`` as bytes."""
+        ...
+
+    def decode(self, data: bytes, expect: Any = object) -> Any:
+        """The value ``data`` holds, of the type ``expect``; a
+        :class:`~meeple.bus.codec.WireError` if it does not decode."""
+        ...
+
+    def fits(self, value: object, expect: Any) -> bool:
+        """Whether ``value`` (handed over by reference) is of the type ``expect``."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Sealed:
+    """A value sent as it is where the bus allows (one process), else as ``codec``'s
+    bytes (module doc: the copy rule)."""
+
+    value: object
+    codec: Codec
+
+    def encode(self) -> bytes:
+        """The bytes this value crosses a network as: its codec's, exactly."""
+        return self.codec.encode(self.value)
+
+
+#: What a message carries: bytes, or a value with its codec.
+Payload = bytes | Sealed
+
+
+def opened(payload: Payload, codec: Codec, expect: Any = object) -> Any:
+    """The value ``payload`` holds for a receiver that reads it with ``codec`` as
+    ``expect``: a value sealed with the same codec is itself (checked against
+    ``expect``, never copied: the copy rule), any other payload is decoded from bytes.
+    A payload that is not of ``expect`` is a :class:`~meeple.bus.codec.WireError`, as
+    its bytes would be."""
+    if isinstance(payload, Sealed):
+        if payload.codec is codec:
+            if not codec.fits(payload.value, expect):
+                from meeple.bus.codec import WireError
+
+                raise WireError("type", f"a {type(payload.value).__name__} not of {expect!r}")
+            return payload.value
+        payload = payload.encode()
+    return codec.decode(payload, expect)
+
+
+def as_bytes(payload: Payload) -> bytes:
+    """``payload`` as the bytes it crosses a network as."""
+    return payload.encode() if isinstance(payload, Sealed) else payload
+
+
 #: Answers one request: its payload in, the reply's out.
-Handler = Callable[[bytes], Awaitable[bytes]]
+Handler = Callable[[bytes], Awaitable[Payload]]
 #: Answers one request told its subject too (whose last token may name its sender).
-SubjectHandler = Callable[[str, bytes], Awaitable[bytes]]
+SubjectHandler = Callable[[str, bytes], Awaitable[Payload]]
 #: Gets one published message: its subject and payload.
 Listener = Callable[[str, bytes], Awaitable[None]]
+#: Answers one request as a value (:meth:`Bus.answer`): its subject and value in.
+ValueHandler = Callable[[str, Any], Awaitable[Payload]]
+#: Gets one published message as a value (:meth:`Bus.listen`): its subject and value.
+ValueListener = Callable[[str, Any], Awaitable[None]]
 
 #: The header (NATS) that marks a reply as the responder's failure.
 ERROR_HEADER = "Meeple-Error"
@@ -120,8 +203,21 @@ class Bus(abc.ABC):
     """Request/reply and publish/subscribe between meeple's parts; see the module doc."""
 
     @abc.abstractmethod
-    async def request(self, subject: str, payload: bytes, *, timeout: float = 5.0) -> bytes:
-        """Ask whoever serves ``subject``; their answer."""
+    async def request(self, subject: str, payload: Payload, *, timeout: float = 5.0) -> bytes:
+        """Ask whoever serves ``subject``; their answer (as bytes: see :meth:`ask`)."""
+
+    async def ask(
+        self,
+        subject: str,
+        payload: Payload,
+        codec: Codec,
+        expect: Any = object,
+        *,
+        timeout: float = 5.0,
+    ) -> Any:
+        """As :meth:`request`, the answer read with ``codec`` as ``expect`` (by reference
+        in one process)."""
+        return opened(await self.request(subject, payload, timeout=timeout), codec, expect)
 
     async def serve(
         self, subject: str, handler: Handler, *, queue: str | None = None
@@ -131,7 +227,7 @@ class Bus(abc.ABC):
         ``queue`` name split the requests (one of them answers each); without one, one
         responder per subject is expected (a room's owner)."""
 
-        async def answer(_subject: str, payload: bytes) -> bytes:
+        async def answer(_subject: str, payload: bytes) -> Payload:
             return await handler(payload)
 
         return await self.serve_from(subject, answer, queue=queue)
@@ -144,14 +240,44 @@ class Bus(abc.ABC):
         ``<ns>.room.<uid>.cmd.*`` its last token is who sent it, which NATS permissions
         vouch for (:meth:`~meeple.bus.subjects.Namespace.sender_of`)."""
 
+    async def answer(
+        self,
+        pattern: str,
+        handler: ValueHandler,
+        codec: Codec,
+        expect: Any = object,
+        *,
+        queue: str | None = None,
+    ) -> Subscription:
+        """As :meth:`serve_from`, the handler handed each request as a value of
+        ``expect`` read with ``codec`` (by reference in one process); a request that is
+        not one is refused (:class:`RemoteError` to its sender)."""
+
+        async def answer(subject: str, payload: bytes) -> Payload:
+            return await handler(subject, opened(payload, codec, expect))
+
+        return await self.serve_from(pattern, answer, queue=queue)
+
     @abc.abstractmethod
-    async def publish(self, subject: str, payload: bytes) -> None:
+    async def publish(self, subject: str, payload: Payload) -> None:
         """Send ``payload`` to the listeners of ``subject`` now (none is fine)."""
 
     @abc.abstractmethod
     async def subscribe(self, pattern: str, listener: Listener) -> Subscription:
         """Call ``listener`` for each message published on a subject ``pattern`` matches
         after it returns, one at a time, in the order each publisher sent them."""
+
+    async def listen(
+        self, pattern: str, listener: ValueListener, codec: Codec, expect: Any = object
+    ) -> Subscription:
+        """As :meth:`subscribe`, the listener handed each message as a value of
+        ``expect`` read with ``codec`` (by reference in one process); a message that is
+        not one is dropped (logged once per subject and kind of fault)."""
+
+        async def heard(subject: str, payload: bytes) -> None:
+            await listener(subject, opened(payload, codec, expect))
+
+        return await self.subscribe(pattern, heard)
 
     async def flush(self) -> None:  # noqa: B027 (a default, not a stub)
         """Return when what was published before has reached the server (NATS); a

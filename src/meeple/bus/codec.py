@@ -257,6 +257,12 @@ class Registry:
             raise WireError("type", f"a {type(value).__name__} where {_name(expect)} belongs")
         return value
 
+    def fits(self, value: object, expect: object) -> bool:
+        """Whether ``value``, handed over in one process without bytes
+        (:class:`~meeple.bus.base.Sealed`), is of the type ``expect``: the check
+        :meth:`decode` makes of what it built."""
+        return fits(value, expect)
+
     def _versioned(self, raw: object) -> object:
         """The value of a ``["V", version, value]`` message of this registry's version."""
         if type(raw) is list and len(raw) == 3 and raw[0] == "V" and type(raw[1]) is int:

@@ -3,8 +3,12 @@ without a network, on the event loop.
 
 Each subscription and each responder has its own queue and task, as a NATS
 subscription has: a listener or a handler sees one message at a time, in order, and a
-slow one delays only itself. Payloads are passed as they are (bytes are immutable), so
-the only cost over a direct call is a queue hop.
+slow one delays only itself. Payloads are passed as they are: bytes (immutable), and a
+:class:`~meeple.bus.base.Sealed` value by reference to a receiver that reads values
+(:meth:`~meeple.bus.base.Bus.listen`, :meth:`~meeple.bus.base.Bus.answer`,
+:meth:`~meeple.bus.base.Bus.ask`), never encoded (the copy rule: meeple.bus.base), so
+the only cost over a direct call is a queue hop. A receiver that reads bytes gets the
+value's codec's bytes, as over NATS.
 """
 
 from __future__ import annotations
@@ -13,20 +17,29 @@ import asyncio
 import contextlib
 import itertools
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from meeple.bus.base import (
     Bus,
     BusClosed,
     BusTimeout,
+    Codec,
     Listener,
     NoResponder,
+    Payload,
     RemoteError,
+    Sealed,
     SubjectHandler,
     Subscription,
+    ValueHandler,
+    ValueListener,
+    as_bytes,
     check_pattern,
     check_subject,
     matches,
+    opened,
 )
 from meeple.bus.codec import WireError, refused
 
@@ -35,14 +48,20 @@ __all__ = ["LocalBus"]
 logger = logging.getLogger(__name__)
 
 
+#: A responder as the bus calls it: the request as it was sent (bytes or sealed).
+_Answers = Callable[[str, Payload], Awaitable[Payload]]
+#: A listener as the bus calls it.
+_Hears = Callable[[str, Payload], Awaitable[None]]
+
+
 @dataclass(eq=False)
 class _Sub(Subscription):
     bus: LocalBus
     pattern: str
     queue: str | None
-    handler: SubjectHandler | None = None
-    listener: Listener | None = None
-    inbox: asyncio.Queue[tuple[str, bytes, asyncio.Future[bytes] | None]] = field(
+    handler: _Answers | None = None
+    listener: _Hears | None = None
+    inbox: asyncio.Queue[tuple[str, Payload, asyncio.Future[Payload] | None]] = field(
         default_factory=asyncio.Queue
     )
     task: asyncio.Task[None] | None = None
@@ -87,40 +106,56 @@ class _Sub(Subscription):
                     reply.set_exception(RemoteError(str(e) or type(e).__name__))
                 continue
             if not reply.done():
-                reply.set_result(bytes(answer))
+                reply.set_result(answer if isinstance(answer, Sealed) else bytes(answer))
+
+
+def _prefix(pattern: str) -> str | None:
+    """The literal tokens of a wildcard pattern before its first wildcard (None: the
+    pattern has no wildcard)."""
+    tokens = pattern.split(".")
+    for i, token in enumerate(tokens):
+        if token in ("*", ">"):
+            return ".".join(tokens[:i])
+    return None
 
 
 class _Index:
     """Subscriptions by subject: exact ones in a dict (one look-up per message, however
-    many rooms), patterns with wildcards in a list scanned per message (few: an owner's
-    ``room.<uid>.cmd.*``)."""
+    many rooms), patterns with wildcards by their literal prefix (``ns.room.<uid>.cmd``
+    for an owner's ``ns.room.<uid>.cmd.*``), so a message is matched against the
+    patterns of its own prefixes only (one look-up per token of its subject), not
+    against every room's."""
 
     def __init__(self) -> None:
         self.exact: dict[str, list[_Sub]] = {}
-        self.wild: list[_Sub] = []
+        self.wild: dict[str, list[_Sub]] = {}
 
     def add(self, sub: _Sub) -> None:
-        if "*" in sub.pattern.split(".") or sub.pattern.endswith(">"):
-            self.wild.append(sub)
-        else:
-            self.exact.setdefault(sub.pattern, []).append(sub)
+        prefix = _prefix(sub.pattern)
+        into = self.exact if prefix is None else self.wild
+        into.setdefault(sub.pattern if prefix is None else prefix, []).append(sub)
 
     def remove(self, sub: _Sub) -> None:
-        if sub in self.wild:
-            self.wild.remove(sub)
-        group = self.exact.get(sub.pattern)
+        prefix = _prefix(sub.pattern)
+        into, key = (self.exact, sub.pattern) if prefix is None else (self.wild, prefix)
+        group = into.get(key)
         if group is not None and sub in group:
             group.remove(sub)
             if not group:
-                del self.exact[sub.pattern]
+                del into[key]
 
     def match(self, subject: str) -> list[_Sub]:
         found = list(self.exact.get(subject, ()))
-        found.extend(sub for sub in self.wild if matches(sub.pattern, subject))
+        if self.wild:
+            tokens = subject.split(".")
+            for i in range(len(tokens)):
+                group = self.wild.get(".".join(tokens[:i]))
+                if group:
+                    found.extend(sub for sub in group if matches(sub.pattern, subject))
         return found
 
     def all(self) -> list[_Sub]:
-        return [*self.wild, *(sub for group in self.exact.values() for sub in group)]
+        return [sub for index in (self.wild, self.exact) for g in index.values() for sub in g]
 
 
 class LocalBus(Bus):
@@ -143,7 +178,21 @@ class LocalBus(Bus):
         self._listeners.remove(sub)
         self._responders.remove(sub)
 
-    async def request(self, subject: str, payload: bytes, *, timeout: float = 5.0) -> bytes:
+    async def request(self, subject: str, payload: Payload, *, timeout: float = 5.0) -> bytes:
+        return as_bytes(await self._request(subject, payload, timeout))
+
+    async def ask(
+        self,
+        subject: str,
+        payload: Payload,
+        codec: Codec,
+        expect: Any = object,
+        *,
+        timeout: float = 5.0,
+    ) -> Any:
+        return opened(await self._request(subject, payload, timeout), codec, expect)
+
+    async def _request(self, subject: str, payload: Payload, timeout: float) -> Payload:
         check_subject(subject)
         if self._closed:
             raise BusClosed("the bus is closed")
@@ -153,7 +202,7 @@ class LocalBus(Bus):
         # NATS gives a request to every plain responder and to one member of each queue
         # group, and the first answer wins; here one responder answers, taken in turn.
         chosen = candidates[next(self._turn) % len(candidates)]
-        reply: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        reply: asyncio.Future[Payload] = asyncio.get_running_loop().create_future()
         chosen.inbox.put_nowait((subject, payload, reply))
         try:
             async with asyncio.timeout(timeout):
@@ -162,12 +211,32 @@ class LocalBus(Bus):
             raise BusTimeout(f"no answer on {subject} in {timeout} s") from None
 
     async def serve_from(
-        self, subject: str, handler: SubjectHandler, *, queue: str | None = None
+        self, pattern: str, handler: SubjectHandler, *, queue: str | None = None
     ) -> Subscription:
-        check_pattern(subject)
-        return self._start(_Sub(self, subject, queue, handler=handler), self._responders)
+        async def answer(subject: str, payload: Payload) -> Payload:
+            return await handler(subject, as_bytes(payload))
 
-    async def publish(self, subject: str, payload: bytes) -> None:
+        return self._serve(pattern, answer, queue)
+
+    async def answer(
+        self,
+        pattern: str,
+        handler: ValueHandler,
+        codec: Codec,
+        expect: Any = object,
+        *,
+        queue: str | None = None,
+    ) -> Subscription:
+        async def answer(subject: str, payload: Payload) -> Payload:
+            return await handler(subject, opened(payload, codec, expect))
+
+        return self._serve(pattern, answer, queue)
+
+    def _serve(self, pattern: str, handler: _Answers, queue: str | None) -> Subscription:
+        check_pattern(pattern)
+        return self._start(_Sub(self, pattern, queue, handler=handler), self._responders)
+
+    async def publish(self, subject: str, payload: Payload) -> None:
         check_subject(subject)
         if self._closed:
             raise BusClosed("the bus is closed")
@@ -175,6 +244,20 @@ class LocalBus(Bus):
             sub.inbox.put_nowait((subject, payload, None))
 
     async def subscribe(self, pattern: str, listener: Listener) -> Subscription:
+        async def heard(subject: str, payload: Payload) -> None:
+            await listener(subject, as_bytes(payload))
+
+        return self._listen(pattern, heard)
+
+    async def listen(
+        self, pattern: str, listener: ValueListener, codec: Codec, expect: Any = object
+    ) -> Subscription:
+        async def heard(subject: str, payload: Payload) -> None:
+            await listener(subject, opened(payload, codec, expect))
+
+        return self._listen(pattern, heard)
+
+    def _listen(self, pattern: str, listener: _Hears) -> Subscription:
         check_pattern(pattern)
         return self._start(_Sub(self, pattern, None, listener=listener), self._listeners)
 

@@ -32,9 +32,11 @@ from meeple.bus.base import (
     BusTimeout,
     Listener,
     NoResponder,
+    Payload,
     RemoteError,
     SubjectHandler,
     Subscription,
+    as_bytes,
     check_pattern,
     check_subject,
 )
@@ -98,11 +100,11 @@ class NatsBus(Bus):
         self.nc = nc
         self._owns = owns
 
-    async def request(self, subject: str, payload: bytes, *, timeout: float = 5.0) -> bytes:
+    async def request(self, subject: str, payload: Payload, *, timeout: float = 5.0) -> bytes:
         check_subject(subject)
         began = time.perf_counter()
         try:
-            msg = await self.nc.request(subject, payload, timeout=timeout)
+            msg = await self.nc.request(subject, as_bytes(payload), timeout=timeout)
         except nats.errors.NoRespondersError:
             raise NoResponder(subject) from None
         except nats.errors.TimeoutError:
@@ -138,16 +140,16 @@ class NatsBus(Bus):
                 await self.nc.publish(msg.reply, b"", headers={ERROR_HEADER: text})
                 return
             # Not Msg.respond: it would send the request's headers back with the answer.
-            await self.nc.publish(msg.reply, bytes(reply))
+            await self.nc.publish(msg.reply, bytes(as_bytes(reply)))
 
         sub = await self.nc.subscribe(subject, queue=queue or "", cb=answer)
         await self.flush()
         return _NatsSub(sub)
 
-    async def publish(self, subject: str, payload: bytes) -> None:
+    async def publish(self, subject: str, payload: Payload) -> None:
         check_subject(subject)
         try:
-            await self.nc.publish(subject, payload)
+            await self.nc.publish(subject, as_bytes(payload))
         except nats.errors.ConnectionClosedError:
             raise BusClosed("the NATS connection is closed") from None
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from meeple.bus.base import Bus, BusClosed, BusError, BusTimeout, NoResponder
+from meeple.bus.base import Bus, BusClosed, BusError, BusTimeout, NoResponder, Payload
 from meeple.bus.schema import BUSY
 from meeple.server.clock import Clock, SystemClock
 from meeple.server.config import ClusterConfig
@@ -59,7 +59,7 @@ def passing(error: BusError) -> bool:
 async def ask(
     bus: Bus,
     subject: str,
-    payload: bytes | Callable[[int], bytes],
+    payload: Payload | Callable[[int], Payload],
     timing: ClusterConfig,
     *,
     patience: float | None = None,

@@ -200,9 +200,9 @@ class RemoteRoom:
         while not self.finished:
             command = await self._queue.get()
             if isinstance(command, wire.Dropped):  # not a seat's command: not numbered
-                payload = wire.dumps(command)
+                payload = wire.seal(command)
             else:
-                payload = wire.dumps(wire.Command(self.index, next(numbers), command))
+                payload = wire.seal(wire.Command(self.index, next(numbers), command))
             # Asked until the room applied it or is over for this seat (the same number:
             # the owner applies it once, wherever the room moved meanwhile).
             try:
@@ -299,10 +299,12 @@ class EdgeLobby:
     async def start(self) -> None:
         """Follow the leader's table news, and ask it for its whole list (module doc)."""
 
-        async def heard(subject: str, payload: bytes) -> None:
-            self._heard_news(wire.loads(payload, wire.TableNews | TableEvent))
+        async def heard(subject: str, news: wire.TableNews | TableEvent) -> None:
+            self._heard_news(news)
 
-        self._table_sub = await self.bus.subscribe(self.ns.lobby_events, heard)
+        self._table_sub = await self.bus.listen(
+            self.ns.lobby_events, heard, wire.registry(), wire.TableNews | TableEvent
+        )
         self._sync()
 
     # --- the leader's open tables: this edge's copy --------------------------------------
@@ -574,7 +576,7 @@ class EdgeLobby:
             # Its socket closed while the owner was taking it back: held again.
             self._rejoining.pop(id(seat), None)
             with contextlib.suppress(BusError):
-                dropped = wire.dumps(wire.Dropped(index, route))
+                dropped = wire.seal(wire.Dropped(index, route))
                 await self.bus.request(
                     self.ns.room_command(uid), dropped, timeout=self.timing.ask_wait
                 )
@@ -598,7 +600,7 @@ class EdgeLobby:
         if where.room is None:
             return None
         uid, index = where.room, where.seat
-        rebind = wire.dumps(wire.Rebind(index, token, describe(seat, route)))
+        rebind = wire.seal(wire.Rebind(index, token, describe(seat, route)))
         try:  # the room may be moving
             answer = await ask(self.bus, self.ns.room_command(uid), rebind, self.timing)
         except NoAnswer:
@@ -716,14 +718,16 @@ class EdgeLobby:
             return
         pattern = self.ns.seat_sources(route)
 
-        async def heard(subject: str, payload: bytes) -> None:
+        async def heard(subject: str, message: object) -> None:
             source = subject.rsplit(".", 1)[1]
             # A room's subject carries its deliveries and its end; the lobby's, what the
             # leader tells the seat (its table's events, a refusal).
-            expect = object if source == "lobby" else wire.Delivery | wire.RoomOver
-            self._heard(route, source, wire.loads(payload, expect))
+            if source != "lobby" and not isinstance(message, wire.Delivery | wire.RoomOver):
+                raise wire.WireError("type", f"a {type(message).__name__} from a room")
+            self._heard(route, source, message)
 
-        self._subs[route] = await self.bus.subscribe(pattern, heard)
+        # Values by reference in one process, decoded from the schema over NATS.
+        self._subs[route] = await self.bus.listen(pattern, heard, wire.registry())
 
     def _heard(self, route: str, source: str, message: object) -> None:
         seat = self._seats.get(route)
@@ -847,7 +851,7 @@ class EdgeLobby:
             # No leader now, or one that just lost the lobby (busy): a standby takes
             # over within the lease's TTL.
             try:
-                await ask(self.bus, self.ns.lobby_request(call.op), wire.dumps(call), self.timing)
+                await ask(self.bus, self.ns.lobby_request(call.op), wire.seal(call), self.timing)
             except BusClosed:
                 return
             except NoAnswer:

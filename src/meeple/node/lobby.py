@@ -47,7 +47,7 @@ from typing import Any
 
 import nats.errors
 
-from meeple.bus.base import Bus, BusError, RemoteError, Subscription
+from meeple.bus.base import Bus, BusError, Payload, RemoteError, Subscription
 from meeple.bus.schema import BUSY, OK
 from meeple.bus.subjects import Namespace, edge_of
 from meeple.cluster.lease import Lease, Leases, lobby_key
@@ -118,7 +118,7 @@ class ProxySeat:
             if isinstance(event, Dismissed):
                 self._role.bot_gone(self)
             return
-        self._role.send(self._role.ns.seat(self.route, "lobby"), wire.dumps(event))
+        self._role.send(self._role.ns.seat(self.route, "lobby"), wire.seal(event))
 
 
 class _TicketLog(logging.LoggerAdapter[logging.Logger]):
@@ -173,9 +173,9 @@ class RoomTicket:
         )
         timing = self._role.timing
 
-        def attempt(n: int) -> bytes:
+        def attempt(n: int) -> Payload:
             # An ask again says so: the room may be open already (RoomsRole._open).
-            return wire.dumps(dataclasses.replace(request, attempt=request.attempt + n))
+            return wire.seal(dataclasses.replace(request, attempt=request.attempt + n))
 
         def again(error: BusError) -> bool:
             # No rooms node yet, or the one asked died (or failed) opening it.
@@ -364,7 +364,7 @@ class LobbyRole:
         self.spawn(self._admin_room(uid, action), f"contest {action} {uid}")
 
     async def _admin_room(self, uid: str, action: str) -> None:
-        payload = wire.dumps(wire.Admin(action, self.admin_token or ""))
+        payload = wire.seal(wire.Admin(action, self.admin_token or ""))
 
         def again(error: BusError) -> bool:
             return passing(error) or "moved to another node" in str(error)
@@ -384,7 +384,7 @@ class LobbyRole:
             return
         logger.info("%s: contest: %s of room %s: %s", self.name, action, uid, answer[:200])
 
-    async def _contest_call(self, payload: bytes) -> bytes:
+    async def _contest_call(self, payload: bytes) -> Payload:
         """An edge's console (:class:`~meeple.node.contest.ContestCall`): a read answered
         at once, an action applied as a change (written before it is answered)."""
         call: ContestCall = wire.loads(payload, ContestCall)
@@ -393,14 +393,14 @@ class LobbyRole:
                 return BUSY
             contest = self.contest
             if contest is None:
-                return wire.dumps(ContestAnswer(False, "no CMPN402 contest on this cluster"))
+                return wire.seal(ContestAnswer(False, "no CMPN402 contest on this cluster"))
             if call.action == "status":
-                return wire.dumps(contest.answer(call))
+                return wire.seal(contest.answer(call))
             answers: list[ContestAnswer] = []
             done = await self._change(lambda: answers.append(contest.answer(call)))
             if done != OK or not answers:
                 return BUSY
-            return wire.dumps(answers[0])
+            return wire.seal(answers[0])
 
     async def _contest_ticks(self) -> None:
         """Every ``heartbeat`` while leading: the running games' logs' ends (their
@@ -450,19 +450,19 @@ class LobbyRole:
         return wire.TableNews(self.lease.epoch, self._news_seq, **what)
 
     def _publish_news(self, **what: Any) -> None:
-        payload = wire.dumps(self._news(**what))
+        payload = wire.seal(self._news(**what))
         self.spawn(self.bus.publish(self.ns.lobby_events, payload), "publish")
 
     def _all_tables(self) -> tuple[Any, ...]:
         return tuple(self.lobby.tables())
 
-    async def _tables(self, payload: bytes) -> bytes:
+    async def _tables(self, payload: bytes) -> Payload:
         """An edge asks for the whole list (it started, or missed some news): as of the
         last news published, the lock held so that no change is half told."""
         async with self._lock:
             if not self.leader.is_set():
                 return BUSY
-            return wire.dumps(self._news(tables=self._all_tables()))
+            return wire.seal(self._news(tables=self._all_tables()))
 
     def spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
         return spawn(self._tasks, coro, name)
@@ -474,7 +474,7 @@ class LobbyRole:
         else:
             self._outbox.append(action)
 
-    def send(self, subject: str, payload: bytes) -> None:
+    def send(self, subject: str, payload: Payload) -> None:
         self._later(lambda: self.spawn(self.bus.publish(subject, payload), "publish"))
 
     def opening(self, ticket: RoomTicket) -> None:
@@ -584,8 +584,11 @@ class LobbyRole:
                 continue
             for op in (*CALLS, "roomdone"):
                 self._subs.append(
-                    await self.bus.serve_from(
-                        self.ns.lobby_requests(op), self._handler(op), queue="lobby"
+                    await self.bus.answer(
+                        self.ns.lobby_requests(op),
+                        self._handler(op),
+                        wire.registry(),
+                        queue="lobby",
                     )
                 )
             self._subs.append(
@@ -737,27 +740,32 @@ class LobbyRole:
 
     # --- the calls ---------------------------------------------------------------------------
 
-    def _handler(self, op: str) -> Callable[[str, bytes], Any]:
-        async def handle(subject: str, payload: bytes) -> bytes:
+    def _handler(self, op: str) -> Callable[[str, Any], Any]:
+        async def handle(subject: str, value: object) -> bytes:
             async with self._lock:
                 if not self.leader.is_set():
                     return BUSY
-                return await self._apply(op, payload, Namespace.sender_of(subject))
+                return await self._apply(op, value, Namespace.sender_of(subject))
 
         return handle
 
-    async def _apply(self, op: str, payload: bytes, sender: str) -> bytes:
-        """Apply one call (once: module doc) as a :meth:`_change`; ``sender``: the node
-        that sent it (NATS permissions vouch for an edge's)."""
+    async def _apply(self, op: str, value: object, sender: str) -> bytes:
+        """Apply one call (once: module doc) as a :meth:`_change`, handed over as a
+        value (by reference in one process); ``sender``: the node that sent it (NATS
+        permissions vouch for an edge's)."""
         if op == "roomdone":
-            uid = wire.loads(payload, str)
+            if not isinstance(value, str):
+                raise wire.WireError("type", f"a {type(value).__name__} for roomdone")
+            uid = value
             if self.contest is not None and uid in self.contest.playing():
                 # A contest's game: its result is its log's end, read outside the lock.
                 self.spawn(self._contest_result(uid), f"contest result {uid}")
                 return OK
             ended = getattr(self.lobby.room_by_uid(uid), "ended", None)
             return await self._change(ended if callable(ended) else lambda: None)
-        call: LobbyCall = wire.loads(payload, LobbyCall)
+        if not isinstance(value, LobbyCall):
+            raise wire.WireError("type", f"a {type(value).__name__} for {op}")
+        call = value
         route = str(call.seat.get("route", ""))
         if edge_of(route) != sender:
             # An edge calls for its own seats only (issue 30.1): the lobby would tell

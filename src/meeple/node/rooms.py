@@ -43,7 +43,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from meeple.bus.base import Bus, BusError, Subscription
+from meeple.bus.base import Bus, BusError, Payload, Subscription
 from meeple.bus.schema import BUSY, DONE, OK, OVER, AdminAnswer, Rebound, encode
 from meeple.bus.subjects import Namespace, edge_of
 from meeple.cluster.lease import Lease, Leases, room_key
@@ -72,6 +72,10 @@ if TYPE_CHECKING:
 __all__ = ["ROOM_GAMES", "ClusterLog", "OpenRoom", "RemoteSeat", "RoomBots", "RoomsRole"]
 
 logger = logging.getLogger(__name__)
+
+#: What a room's owner answers on its command subject.
+_RoomRequest = wire.Command | wire.Watch | wire.History | wire.Rebind | wire.Dropped | wire.Admin
+_ROOM_REQUEST: Any = _RoomRequest
 
 #: The games whose rooms a rooms node serves (each room hands its seats their views:
 #: Room.seat_event).
@@ -140,7 +144,7 @@ class RemoteSeat:
         delivery = wire.Delivery(
             room.uid, self.index, logged, event, owned.replaying, room.game_name, view
         )
-        self._role.send(self._role.ns.seat(self.route, room.uid), wire.dumps(delivery))
+        self._role.send(self._role.ns.seat(self.route, room.uid), wire.seal(delivery))
 
     def replay(self, told: object, logged: int) -> wire.Delivery:
         """``told`` (the log's last action's event) again, as a replay (module doc)."""
@@ -422,7 +426,7 @@ class RoomsRole:
             timer.cancel()
         elif isinstance(old, RemoteSeat) and not old.gone:
             # Taken from a connection still open (a second tab, another edge).
-            self.send(self.ns.seat(old.route, "lobby"), wire.dumps(Replaced(room.uid)))
+            self.send(self.ns.seat(old.route, "lobby"), wire.seal(Replaced(room.uid)))
         new = RemoteSeat(self, owned, index, {**request.info, "name": old.name})
         room.log.info("%s is back (%s)", old.name, new.route)
         room.rebind(old, new)
@@ -457,7 +461,7 @@ class RoomsRole:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    def send(self, subject: str, payload: bytes) -> None:
+    def send(self, subject: str, payload: Payload) -> None:
         """Publish from a room's delivery (which must not block)."""
         self._spawn(self.bus.publish(subject, payload), "publish")
 
@@ -526,9 +530,11 @@ class RoomsRole:
         room.on_finished.append(lambda _room: self._finished(owned))
         self.rooms[room.uid] = owned
         owned.keeper = self.leases.keep(owned.lease, lambda _lease: self._lost(owned))
-        owned.serving = await self.bus.serve_from(
+        owned.serving = await self.bus.answer(
             self.ns.room_commands(room.uid),
-            lambda s, p: self._command(owned, p, Namespace.sender_of(s)),
+            lambda s, request: self._command(owned, request, Namespace.sender_of(s)),
+            wire.registry(),
+            _ROOM_REQUEST,
             queue="room",
         )
         if told is not None:
@@ -536,21 +542,16 @@ class RoomsRole:
             for seat in room.seats:
                 if isinstance(seat, RemoteSeat):
                     again = seat.replay(told, logged)
-                    await self.bus.publish(self.ns.seat(seat.route, room.uid), wire.dumps(again))
+                    await self.bus.publish(self.ns.seat(seat.route, room.uid), wire.seal(again))
         room.start()
         self._spawn(self._tokens(owned, put=True), f"tokens {room.uid}")
 
     # --- commands -----------------------------------------------------------------------------
 
-    async def _command(self, owned: _Owned, payload: bytes, sender: str) -> bytes:
-        """One request on the room's command subject; ``sender``: the node that sent it
-        (the subject's last token, which NATS permissions vouch for on an edge)."""
-        request: (
-            wire.Command | wire.Watch | wire.History | wire.Rebind | wire.Dropped | wire.Admin
-        ) = wire.loads(
-            payload,
-            wire.Command | wire.Watch | wire.History | wire.Rebind | wire.Dropped | wire.Admin,
-        )
+    async def _command(self, owned: _Owned, request: _RoomRequest, sender: str) -> Payload:
+        """One request on the room's command subject (by reference in one process);
+        ``sender``: the node that sent it (the subject's last token, which NATS
+        permissions vouch for on an edge)."""
         room = owned.room
         route = _seat_route(room, request)
         if route is not None and edge_of(route) != sender:
@@ -574,7 +575,7 @@ class RoomsRole:
             from meeple.web.replays import live_steps
 
             # Spectator views only, as meeple serve's history.json (web/replays.py).
-            return wire.dumps(None if room.finished else live_steps(room))
+            return wire.seal(None if room.finished else live_steps(room))
         if isinstance(request, wire.Rebind):
             return self._rebind(owned, request)
         if room.finished:
@@ -670,7 +671,7 @@ class RoomsRole:
         room = owned.room
         if not owned.fenced:
             await self._tokens(owned, put=False)
-            over = wire.dumps(wire.RoomOver(room.uid))
+            over = wire.seal(wire.RoomOver(room.uid))
             for seat in room.seats:
                 route = getattr(seat, "route", None)
                 if route:
@@ -678,7 +679,7 @@ class RoomsRole:
             with contextlib.suppress(BusError):
                 await self.bus.request(
                     self.ns.lobby_request("roomdone"),
-                    wire.dumps(room.uid),
+                    wire.seal(room.uid),
                     timeout=self.timing.ask_wait,
                 )
         await self._drop(owned, release=True)
@@ -800,17 +801,17 @@ class RoomsRole:
             room = owned.room
             await self._routes(room)
             told = room.last_told(log)
-            over = wire.dumps(wire.RoomOver(uid))
+            over = wire.seal(wire.RoomOver(uid))
             for seat in room.seats:
                 if not isinstance(seat, RemoteSeat):
                     continue
                 subject = self.ns.seat(seat.route, uid)
                 if told is not None:
                     again = seat.replay(told, len(log.entries))
-                    await self.bus.publish(subject, wire.dumps(again))
+                    await self.bus.publish(subject, wire.seal(again))
                 await self.bus.publish(subject, over)
             with contextlib.suppress(BusError):
-                await self.bus.request(self.ns.lobby_request("roomdone"), wire.dumps(uid))
+                await self.bus.request(self.ns.lobby_request("roomdone"), wire.seal(uid))
             logger.info("%s: room %s's owner died after its end; finished for it", self.name, uid)
         except Exception:
             logger.exception("%s: finishing room %s for its dead owner failed", self.name, uid)

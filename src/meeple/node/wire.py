@@ -39,6 +39,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from meeple.bus.base import Sealed
 from meeple.bus.codec import Attrs, EncodeError, Limits, Registry, WireError, decode_json
 from meeple.bus.schema import SCHEMA, Beat, BeatRoom, ChatLine
 
@@ -66,6 +67,7 @@ __all__ = [
     "dumps",
     "loads",
     "registry",
+    "seal",
 ]
 
 logger = logging.getLogger(__name__)
@@ -78,6 +80,13 @@ LIMITS = Limits()
 def dumps(value: object) -> bytes:
     """``value`` as the bytes that cross the bus (:func:`registry`'s schema)."""
     return registry().encode(value)
+
+
+def seal(value: object) -> Sealed:
+    """``value`` as it crosses the bus: by reference in one process, as :func:`dumps`'s
+    bytes over NATS (:class:`~meeple.bus.base.Sealed`; the copy rule: the value is
+    frozen, or its sender never touches it again)."""
+    return Sealed(value, registry())
 
 
 def loads(data: bytes, expect: object = object) -> Any:

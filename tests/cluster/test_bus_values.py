@@ -1,0 +1,265 @@
+"""Values on the bus (issue 32.2): a :class:`~meeple.bus.base.Sealed` value crosses the
+in-process bus by reference and NATS as its codec's bytes, exactly; a receiver that reads
+values gets, in one process, the very object the NATS path would decode an equal copy
+of; and the one-process node's rooms and edges hand each other their deliveries and
+commands without encoding them."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.cluster.test_local_node import _config, _twente_bot
+from tests.natsd import NatsEnv
+from tests.patience import GAME_PATIENCE, PATIENCE, eventually
+
+from meeple.bus import Bus, LocalBus, Namespace, RemoteError
+from meeple.bus.base import Sealed, matches
+from meeple.bus.codec import Registry
+from meeple.bus.local import _Index, _Sub
+from meeple.bus.natsbus import NatsBus, connect
+from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, Lexicon, load_lexicon
+from meeple.node import wire
+from meeple.node.node import Node
+
+BUSES = ("local", "nats")
+MakeBus = Callable[[], Awaitable[Bus]]
+
+
+@pytest.fixture(params=BUSES)
+async def make_bus(request: pytest.FixtureRequest) -> AsyncIterator[MakeBus]:
+    """``await make_bus()``: another side of the same bus."""
+    made: list[Bus] = []
+    local = LocalBus()
+
+    async def make() -> Bus:
+        if request.param == "local":
+            return local
+        env: NatsEnv = request.getfixturevalue("nats_env")
+        nc = await connect(env.url, user=env.NODE_USER, password=env.node_password)
+        bus = NatsBus(nc)
+        made.append(bus)
+        return bus
+
+    yield make
+    for bus in made:
+        await bus.close()
+    await local.close()
+
+
+@pytest.fixture
+def ns(request: pytest.FixtureRequest) -> Namespace:
+    return Namespace(f"v{abs(hash(request.node.nodeid)) % 10**8}")
+
+
+# --- the schema's message kinds -------------------------------------------------------------
+
+_text = st.text(max_size=12)
+_plain = st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**63 - 1), _text)
+_leaf = st.one_of(_plain, st.binary(max_size=8))
+_nested = st.recursive(_leaf, lambda inner: st.tuples(inner, inner), max_leaves=6)
+_inner = st.one_of(
+    st.builds(wire.Leave),
+    st.builds(wire.Rejoin, _text, _text),
+    st.builds(wire.RoomOver, _text),
+    _nested,
+)
+MESSAGES = st.one_of(
+    st.builds(wire.Command, st.integers(0, 3), st.integers(0, 10**6), _inner),
+    st.builds(wire.Dropped, st.integers(0, 3), _text),
+    st.builds(wire.Rebind, st.integers(0, 3), _text, st.dictionaries(_text, _plain, max_size=3)),
+    st.builds(wire.Watch),
+    st.builds(wire.History),
+    st.builds(wire.Admin, _text, _text),
+    st.builds(
+        wire.Delivery,
+        _text,
+        st.integers(0, 3),
+        st.integers(0, 10**6),
+        _inner,
+        st.booleans(),
+        _text,
+        st.none() | _text,
+    ),
+    st.builds(wire.RoomOver, _text),
+    st.builds(
+        wire.TableNews,
+        st.integers(0, 10**6),
+        st.integers(0, 10**6),
+        _inner,
+        st.none() | st.tuples(_inner),
+    ),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(message=MESSAGES)
+def test_the_local_path_hands_over_what_the_nats_path_decodes(message: object) -> None:
+    """For each of the schema's message kinds: what a value reader gets on the local bus
+    is the sender's own object, and it equals what the schema's bytes decode to; a
+    bytes reader gets exactly those bytes."""
+    sealed = wire.seal(message)
+    assert sealed.encode() == wire.dumps(message)  # the NATS path's bytes, unchanged
+
+    async def run() -> tuple[object, bytes]:
+        bus = LocalBus()
+        values: asyncio.Queue[object] = asyncio.Queue()
+        raw: asyncio.Queue[bytes] = asyncio.Queue()
+
+        async def value(_s: str, v: object) -> None:
+            values.put_nowait(v)
+
+        async def data(_s: str, b: bytes) -> None:
+            raw.put_nowait(b)
+
+        try:
+            await bus.listen("t.>", value, wire.registry())
+            await bus.subscribe("t.>", data)
+            await bus.publish("t.one", sealed)
+            async with asyncio.timeout(PATIENCE):
+                return await values.get(), await raw.get()
+        finally:
+            await bus.close()
+
+    handed, data = asyncio.run(run())
+    assert handed is message  # by reference: nothing encoded
+    assert wire.loads(wire.dumps(message)) == handed
+    assert data == wire.dumps(message)
+
+
+async def test_values_cross_each_bus_and_nats_carries_the_schemas_bytes(
+    make_bus: MakeBus, ns: Namespace
+) -> None:
+    """A request and its answer as values, on both buses; over NATS a bytes reader sees
+    the schema's bytes exactly (the wire format is the codec's)."""
+    owner, edge = await make_bus(), await make_bus()
+    asked: list[object] = []
+
+    async def handle(_subject: str, request: wire.Command) -> Sealed:
+        asked.append(request)
+        return wire.seal(wire.RoomOver(f"over {request.n}"))
+
+    subject = ns.room_command("r1")
+    await owner.answer(ns.room_commands("r1"), handle, wire.registry(), wire.Command)
+    raw: list[bytes] = []
+
+    async def heard(_s: str, data: bytes) -> None:
+        raw.append(data)
+
+    await owner.subscribe(ns.seat("e-1", "r1"), heard)
+    await edge.flush()
+    command = wire.Command(0, 7, wire.Leave())
+    answer = await edge.ask(subject, wire.seal(command), wire.registry(), wire.RoomOver)
+    assert answer == wire.RoomOver("over 7")
+    assert asked == [command]
+    delivery = wire.Delivery("r1", 0, 3, wire.Leave(), False, "scrabble", '{"a": 1}')
+    await edge.publish(ns.seat("e-1", "r1"), wire.seal(delivery))
+    await eventually(lambda: raw == [wire.dumps(delivery)], "the schema's bytes")
+
+
+async def test_a_value_of_another_kind_is_refused_on_each_bus(
+    make_bus: MakeBus, ns: Namespace
+) -> None:
+    """A value reader that expects a kind refuses another, by reference as from bytes:
+    the requester is told, a listener is not called."""
+    owner, edge = await make_bus(), await make_bus()
+
+    async def handle(_subject: str, request: wire.Command) -> bytes:
+        return b"ok"
+
+    await owner.answer(ns.room_commands("r2"), handle, wire.registry(), wire.Command)
+    heard: list[object] = []
+
+    async def listener(_s: str, v: object) -> None:
+        heard.append(v)
+
+    await owner.listen(ns.seat("e-1", "r2"), listener, wire.registry(), wire.Delivery)
+    await edge.flush()
+    with pytest.raises(RemoteError, match="refused"):
+        await edge.request(ns.room_command("r2"), wire.seal(wire.Watch()))
+    await edge.publish(ns.seat("e-1", "r2"), wire.seal(wire.RoomOver("r2")))
+    good = wire.Delivery("r2", 0, 0, None)
+    await edge.publish(ns.seat("e-1", "r2"), wire.seal(good))
+    await eventually(lambda: heard == [good], "only the delivery")
+    assert await edge.request(ns.room_command("r2"), wire.seal(wire.Command(0, 1, None))) == b"ok"
+
+
+# --- the wildcard index ---------------------------------------------------------------------
+
+_token = st.sampled_from(["a", "b", "c"])
+_pattern_token = st.sampled_from(["a", "b", "*"])
+_patterns = st.builds(
+    lambda tokens, tail: ".".join([*tokens, *([">"] if tail else [])]),
+    st.lists(_pattern_token, min_size=1, max_size=4),
+    st.booleans(),
+) | st.just(">")
+_subjects = st.lists(_token, min_size=1, max_size=5).map(".".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(patterns=st.lists(_patterns, max_size=8), subject=_subjects)
+def test_the_index_finds_the_subscriptions_nats_would_match(
+    patterns: list[str], subject: str
+) -> None:
+    """Exact subjects and wildcard patterns by their literal prefix: the subscriptions
+    found for a subject are those :func:`matches` says, each once."""
+    bus = LocalBus()
+    index = _Index()
+    subs = [_Sub(bus, pattern, None) for pattern in patterns]
+    for sub in subs:
+        index.add(sub)
+    found = index.match(subject)
+    assert sorted(map(id, found)) == sorted(id(s) for s in subs if matches(s.pattern, subject))
+    for sub in subs:
+        index.remove(sub)
+    assert index.match(subject) == []
+    assert index.all() == []
+
+
+# --- the one-process node -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def lexicon() -> Lexicon:
+    return load_lexicon(DEFAULT_LEXICON)
+
+
+@pytest.mark.slow
+async def test_a_one_process_node_encodes_no_delivery_nor_command(
+    tmp_path: Path, lexicon: Lexicon, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two Twente bots play a whole game through one node on the local backplane: the
+    room's deliveries and the seats' commands cross its bus by reference (the schema
+    encodes and decodes none of them; it did each one twice: 2/3 of the node's CPU)."""
+    coded: list[str] = []
+    encode, decode = Registry.encode, Registry.decode
+
+    def counted_encode(self: Registry, value: object) -> bytes:
+        coded.append(type(value).__name__)
+        return encode(self, value)
+
+    def counted_decode(self: Registry, data: bytes, expect: object = object) -> Any:
+        value = decode(self, data, expect)
+        coded.append(type(value).__name__)
+        return value
+
+    monkeypatch.setattr(Registry, "encode", counted_encode)
+    monkeypatch.setattr(Registry, "decode", counted_decode)
+    node = Node(_config(tmp_path))
+    await node.start()
+    try:
+        port = node.listeners["twente"].port
+        overs = await asyncio.wait_for(
+            asyncio.gather(_twente_bot(port, "ann", lexicon), _twente_bot(port, "bob", lexicon)),
+            GAME_PATIENCE,
+        )
+        assert dict(overs[0].scores) == dict(overs[1].scores)
+    finally:
+        await node.stop()
+    assert "Delivery" not in coded, sorted(set(coded))
+    assert "Command" not in coded, sorted(set(coded))
