@@ -3,13 +3,15 @@ and a room log of each kind (SQLite, PostgreSQL, JetStream)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
 from nats.aio.client import Client
 from tests.natsd import NatsEnv
 
+from meeple.bus import Bus, LocalBus
+from meeple.bus.natsbus import NatsBus, connect
 from meeple.bus.subjects import Namespace
 from meeple.cluster.jetstream import JetStreamBackplane, connect_node
 from meeple.cluster.log import BlockingJetStreamLog, JetStreamLog, RoomLog
@@ -78,3 +80,29 @@ def room_log(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RoomLog
 def records_of(log: RoomLog) -> Store:
     """Where ``log`` stores finished games: the store itself, or a JetStream log's."""
     return log.records if isinstance(log, BlockingJetStreamLog) else log  # type: ignore[return-value]
+
+
+# Two sides of one bus: a room's owner and an edge, in one process or two connections
+# (tests/cluster/test_bus.py, test_bus_values.py).
+MakeBus = Callable[[], Awaitable[Bus]]
+
+
+@pytest.fixture(params=("local", "nats"))
+async def make_bus(request: pytest.FixtureRequest) -> AsyncIterator[MakeBus]:
+    """``await make_bus()``: another side of the same bus."""
+    made: list[Bus] = []
+    local = LocalBus()
+
+    async def make() -> Bus:
+        if request.param == "local":
+            return local
+        env: NatsEnv = request.getfixturevalue("nats_env")
+        nc = await connect(env.url, user=env.NODE_USER, password=env.node_password)
+        bus = NatsBus(nc)
+        made.append(bus)
+        return bus
+
+    yield make
+    for bus in made:
+        await bus.close()
+    await local.close()

@@ -4,51 +4,22 @@ owner, publish/subscribe with NATS wildcards, errors that say what went wrong.""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.natsd import NatsEnv
+from tests.cluster.conftest import MakeBus
 from tests.patience import PATIENCE, eventually
 
 from meeple.bus import (
-    Bus,
     BusTimeout,
-    LocalBus,
     Namespace,
     NoResponder,
     RemoteError,
     matches,
 )
-from meeple.bus.natsbus import NatsBus, connect
 from meeple.bus.subjects import edge_of
-
-BUSES = ("local", "nats")
-
-# Two sides of one bus: a room's owner and an edge, in one process or two connections.
-MakeBus = Callable[[], Awaitable[Bus]]
-
-
-@pytest.fixture(params=BUSES)
-async def make_bus(request: pytest.FixtureRequest) -> AsyncIterator[MakeBus]:
-    """``await make_bus()``: another side of the same bus."""
-    made: list[Bus] = []
-    local = LocalBus()
-
-    async def make() -> Bus:
-        if request.param == "local":
-            return local
-        env: NatsEnv = request.getfixturevalue("nats_env")
-        nc = await connect(env.url, user=env.NODE_USER, password=env.node_password)
-        bus = NatsBus(nc)
-        made.append(bus)
-        return bus
-
-    yield make
-    for bus in made:
-        await bus.close()
-    await local.close()
 
 
 @pytest.fixture

@@ -7,49 +7,23 @@ commands without encoding them."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.cluster.conftest import MakeBus
 from tests.cluster.test_local_node import _config, _twente_bot
-from tests.natsd import NatsEnv
 from tests.patience import GAME_PATIENCE, PATIENCE, eventually
 
-from meeple.bus import Bus, LocalBus, Namespace, RemoteError
+from meeple.bus import LocalBus, Namespace, RemoteError
 from meeple.bus.base import Sealed, matches
 from meeple.bus.codec import Registry
 from meeple.bus.local import _Index, _Sub
-from meeple.bus.natsbus import NatsBus, connect
 from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, Lexicon, load_lexicon
 from meeple.node import wire
 from meeple.node.node import Node
-
-BUSES = ("local", "nats")
-MakeBus = Callable[[], Awaitable[Bus]]
-
-
-@pytest.fixture(params=BUSES)
-async def make_bus(request: pytest.FixtureRequest) -> AsyncIterator[MakeBus]:
-    """``await make_bus()``: another side of the same bus."""
-    made: list[Bus] = []
-    local = LocalBus()
-
-    async def make() -> Bus:
-        if request.param == "local":
-            return local
-        env: NatsEnv = request.getfixturevalue("nats_env")
-        nc = await connect(env.url, user=env.NODE_USER, password=env.node_password)
-        bus = NatsBus(nc)
-        made.append(bus)
-        return bus
-
-    yield make
-    for bus in made:
-        await bus.close()
-    await local.close()
 
 
 @pytest.fixture
