@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from meeple.ai.analysis import ALTERNATIVES, analyse, analyse_game, analyse_spectrangle
@@ -154,6 +154,8 @@ def _santorini_turns(record: dict[str, Any]) -> list[tuple[Any, Any] | None]:
     return out
 
 
+# Triton walks up and down again: the game keeps the flag, turns() the shortest route.
+@example(seed=250, gods=True, searchers=(False, False))
 @settings(max_examples=6, deadline=None)
 @given(
     seed=st.integers(0, 10_000),
@@ -167,7 +169,7 @@ def test_santorini_best_is_a_legal_turn_and_the_best_loses_nothing(
     ``best`` are turns the engine lists for the position the turn began in, the
     alternatives are legal and in falling order with the best first, a turn played
     equal to the best loses 0, and every completed turn of the game is analysed."""
-    from meeple.games.santorini import turns
+    from meeple.games.santorini import same_turn_end, turns
 
     record = _santorini(seed, gods, searchers)
     found = analyse_game(record, None)
@@ -183,7 +185,7 @@ def test_santorini_best_is_a_legal_turn_and_the_best_loses_nothing(
         options = {_turn_words(route): end for route, end in turns(start)}
         assert entry is not None, start
         assert entry["best"] in options
-        assert options[entry["played"]] == after
+        assert same_turn_end(options[entry["played"]], after)
         scores = [a["score"] for a in entry["alternatives"]]
         assert scores == sorted(scores, reverse=True)
         assert 1 <= len(scores) <= ALTERNATIVES

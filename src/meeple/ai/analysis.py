@@ -308,7 +308,9 @@ def _santorini_entry(
     start: Any, after: Any, options: list[tuple[Any, Any]], depth: int
 ) -> dict[str, Any] | None:
     me = start.turn
-    played = next((i for i, (_r, s) in enumerate(options) if s == after), None)
+    from meeple.games.santorini import same_turn_end
+
+    played = next((i for i, (_r, s) in enumerate(options) if same_turn_end(s, after)), None)
     if played is None:
         return None  # a give-up, or a turn the engine does not list
     scored = [(_santorini_value(s, me, depth), i) for i, (_r, s) in enumerate(options)]

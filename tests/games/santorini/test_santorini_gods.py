@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from meeple.games.santorini import (
@@ -16,6 +18,8 @@ from meeple.games.santorini import (
     WorkerForced,
     advance,
     can_pass,
+    same_turn_end,
+    turns,
 )
 
 from .positions import at, builds, play, reach
@@ -381,6 +385,37 @@ def test_athena_only_restricts_after_moving_up() -> None:
     assert reach(s, at(4, 4)) == {at(3, 3), at(3, 4)}
     with pytest.raises(GodForbids):
         advance(s, Move(1, at(4, 4), at(4, 3)))
+
+
+def test_a_triton_walking_up_and_down_again_ends_where_the_shortest_route_does() -> None:
+    """Triton on the perimeter steps up onto a block and down again: the game keeps
+    the flag that it moved up, which only Athena reads, so the end is the same turn
+    end as that of the route :func:`turns` gives (straight along the edge). Athena's
+    own flag is never ignored."""
+    board = "0 1 0 0 0\n0 0 0 0 0\nA 0 0 0 0\n0 0 0 0 0\n0 0 0 0 B"
+    start, _ = play(board, ("Triton", None), [])
+    s, _ = play(
+        board,
+        ("Triton", None),
+        [
+            Move(0, at(2, 0), at(1, 0)),
+            Move(0, at(1, 0), at(0, 0)),
+            Move(0, at(0, 0), at(0, 1)),
+            Move(0, at(0, 1), at(0, 0)),
+            Build(0, at(0, 0), at(1, 1), 1),
+            Pass(0),
+        ],
+    )
+    assert s.moved_up == (True, False)
+    ends = [end for _route, end in turns(start)]
+    assert s not in ends
+    assert [end for end in ends if same_turn_end(end, s)] == [replace(s, moved_up=(False, False))]
+    athena, _ = play(
+        board,
+        ("Athena", None),
+        [Move(0, at(2, 0), at(1, 0)), Build(0, at(1, 0), at(2, 0), 1), Pass(0)],
+    )
+    assert not same_turn_end(athena, replace(athena, moved_up=(True, False)))
 
 
 def test_every_god_has_a_description() -> None:

@@ -97,6 +97,7 @@ __all__ = [
     "new_game",
     "reachable_cells",
     "replay",
+    "same_turn_end",
     "turns",
 ]
 
@@ -465,6 +466,21 @@ def turns(s: GameState) -> Iterator[tuple[tuple[Move | Build | Pass, ...], GameS
             if end not in done:
                 done.add(end)
                 yield route, nxt
+
+
+def same_turn_end(a: GameState, b: GameState) -> bool:
+    """Whether two positions are the same for the game from here on: equal, or equal
+    but for a ``moved_up`` flag no power reads (only Athena reads hers, on the
+    opponents' turns). A Triton walking up and down again ends its turn with the flag
+    set, the shortest route :func:`turns` gives to the same cell without it."""
+    return a == b or _read_flags(a) == _read_flags(b)
+
+
+def _read_flags(s: GameState) -> GameState:
+    kept = tuple(
+        up and s.rules.gods and s.gods[seat] == "Athena" for seat, up in enumerate(s.moved_up)
+    )
+    return replace(s, moved_up=kept)
 
 
 def legal_steps(s: GameState) -> list[Move | Build | Pass]:
