@@ -10,7 +10,7 @@ import random
 from typing import Any
 
 from tests.server.conftest import InlineJournal
-from tests.server.test_cmpn402_referee import FakeLink, StepClock
+from tests.server.test_cmpn402_referee import FakeLink, StepClock, _opening_play
 
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.node import wire
@@ -23,6 +23,7 @@ from meeple.protocols.cmpn402.messages import (
     Start,
     decode_server,
 )
+from meeple.server.feed import Feed, Subscription, game_topic
 from meeple.server.metrics import METRICS
 from meeple.server.rooms.cmpn402 import Referee, RefereeSettings
 
@@ -98,9 +99,9 @@ class Wired:
 
 
 async def _settle(room: RefereeRoom) -> None:
+    """Let the room's task take what is in its inbox (the journal writes inline)."""
     for _ in range(20):
         await asyncio.sleep(0)
-    await room.ahead.drain()
 
 
 async def test_stale_moves_are_dropped_and_a_seat_comes_back(gcide: Lexicon) -> None:
@@ -185,3 +186,46 @@ async def test_a_room_s_end_is_counted_by_its_record_s_reason(gcide: Lexicon) ->
     assert room.finished
     assert _finished("stopped") == before["stopped"] + 1
     assert _finished("unfinished") == before["unfinished"]
+
+
+async def test_a_challenge_window_that_runs_out_is_a_step_of_the_room(gcide: Lexicon) -> None:
+    """The referee's timers are the room's commands: a play whose challenge window runs
+    out stands in a step of the room's own task (nothing changes the game outside it),
+    so spectators see the verdict at once and the room's watchers (a rooms node's
+    ``on_committed``) hear of the step, as after any command."""
+    clock = StepClock()
+    seats = [Wired("ann", "e1-1"), Wired("ben", "e2-1")]
+    room = RefereeRoom(list(seats), _make(gcide, clock))
+    room.journal = journal = InlineJournal()
+    room.feed = Feed()
+    viewer = room.feed.subscribe(game_topic(room.uid))
+    steps: list[object] = []
+    room.on_committed.append(lambda _seat, command: steps.append(command))
+    room.start()
+    await _settle(room)
+    mover, play = _opening_play(room.referee, gcide)  # room seat i is the referee's slot i
+    room.submit(seats[mover], AgentMessage(play, seats[mover].session()))
+    await _settle(room)
+    assert _view(viewer)["pending"] is not None  # in its challenge window
+    before = len(steps)
+    clock.step(2)  # the window runs out: NO_CHALLENGE, the play stands
+    await _settle(room)
+    view = _view(viewer)
+    assert view["pending"] is None
+    assert view["scores"][room.referee.game.players.index(seats[mover].name)] > 0
+    assert len(steps) == before + 1
+    log = journal.store.action_log(room.uid)
+    assert log is not None
+    assert [e.entry["action"]["type"] for e in log.entries] == ["play", "accept"]
+    assert await room.admin("stop") == "stopped"
+    await room.wait_finished()
+
+
+def _view(viewer: Subscription) -> dict[str, Any]:
+    """The newest snapshot a viewer was handed (the game's spectator view)."""
+    last = None
+    while (item := viewer.get_nowait()) is not None:
+        last = item
+    assert last is not None, "no snapshot was handed out since the last look"
+    view: dict[str, Any] = last.data["view"]
+    return view
