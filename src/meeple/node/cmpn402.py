@@ -13,8 +13,11 @@ The started table is a :class:`RefereeRoom` on a rooms node, served like every r
   encoded message) or :class:`CloseAgent` on that seat's subject;
 - the referee writes its game's log itself (the spec's checkpoints, as in ``meeple
   serve``: docs/protocols/cmpn402.md) through the room's journal, the log's uid being the
-  room's; every entry also notes each seat's edge route and whether its agent is there,
-  so a new owner knows where the agents are;
+  room's, and through the room's write-ahead queue; every entry also notes each seat's
+  edge route and whether its agent is there, so a new owner knows where the agents are;
+- the referee's timers (the players' clocks, the game's, a challenge window) are the
+  room's commands (:class:`~meeple.server.rooms.room.RoomClock`): the referee changes
+  only in the room's task, and each step is published to spectators as a move is;
 - every seat of a running game is kept in the rejoin bucket under its agent's name
   (:func:`rejoin_hash`, :class:`SeatFinder`): an agent that sends NAME on any edge takes
   its seat back if a game holds one for that name (:class:`~meeple.node.wire.Rejoin`), as
