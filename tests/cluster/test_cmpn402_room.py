@@ -6,18 +6,25 @@ open (a takeover resumes it with END 2 and START instead)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from typing import Any
 
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from tests.depth import heavy
 from tests.server.conftest import InlineJournal
-from tests.server.test_cmpn402_referee import FakeLink, StepClock, _opening_play
+from tests.server.test_cmpn402_referee import FakeLink, StepClock, _move_bytes, _opening_play
 
 from meeple.games.scrabble.lexicon import Lexicon
+from meeple.games.scrabble.record import to_record
 from meeple.node import wire
-from meeple.node.cmpn402 import AgentMessage, RefereeRoom, ToAgent
+from meeple.node.cmpn402 import AdminRefused, AgentMessage, RefereeRoom, ToAgent
 from meeple.protocols.cmpn402.messages import (
+    ChallengeMove,
     EndMessage,
     EndReason,
+    NoChallenge,
     PassMove,
     PassNotice,
     Start,
@@ -229,3 +236,83 @@ def _view(viewer: Subscription) -> dict[str, Any]:
     assert last is not None, "no snapshot was handed out since the last look"
     view: dict[str, Any] = last.data["view"]
     return view
+
+
+ROOM_STEP = st.one_of(
+    st.tuples(
+        st.sampled_from(["pass", "exchange", "play", "play", "wrong-score", "accept", "challenge"]),
+        st.sampled_from([0, 1, 2, 2]),  # 2: the seat on turn
+        st.none(),
+    ),
+    st.tuples(st.just("bytes"), st.integers(0, 1), st.binary(max_size=12)),
+    st.tuples(st.just("time"), st.just(0), st.floats(0, 3)),
+    st.tuples(st.sampled_from(["pause", "resume"]), st.just(0), st.none()),
+)
+
+
+# Random orders of moves, stray bytes, time (the clocks and challenge windows running
+# out) and the admin's pause and resume, through a referee room's inbox.
+@settings(max_examples=heavy(8, 80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(ROOM_STEP, min_size=5, max_size=30))
+@example(steps=[("pass", 2, None), ("play", 2, None), ("time", 0, 2.5)])  # a window runs out
+def test_viewers_see_every_step_of_a_referee_room(gcide: Lexicon, steps: list[Any]) -> None:
+    """Whatever its agents send and however time runs, a referee room's spectators are
+    handed each step as it is made, the referee's timers' steps too: after every step
+    the feed's last snapshot is the room's view now; the log the room wrote holds the
+    game's settled actions."""
+    asyncio.run(_drive_room(gcide, steps))
+
+
+async def _drive_room(lexicon: Lexicon, steps: list[Any]) -> None:
+    clock = StepClock()
+    journal = InlineJournal()
+    seats = [Wired("ann", "e1-1"), Wired("ben", "e2-1")]
+    room = RefereeRoom(list(seats), _make(lexicon, clock))
+    room.journal = journal
+    room.feed = Feed()
+    viewer = room.feed.subscribe(game_topic(room.uid))
+    room.start()
+    await _settle(room)
+    referee = room.referee
+    for kind, chosen, arg in steps:
+        game = referee.game
+        who = chosen
+        if chosen == 2:
+            who = referee.seat_of[game.turn] if game is not None and game.turn is not None else 0
+        if kind == "time":
+            clock.step(arg)
+        elif kind in ("pause", "resume"):
+            with contextlib.suppress(AdminRefused):
+                await room.admin(kind)
+        else:
+            if kind == "bytes":
+                data = arg
+            elif kind == "accept":
+                data = NoChallenge().encode()
+            elif kind == "challenge":
+                data = ChallengeMove().encode()
+            elif kind == "pass":
+                data = PassMove().encode()
+            else:
+                data = _move_bytes(referee, lexicon, kind)
+            room.submit(seats[who], AgentMessage(data, seats[who].session()))
+        await _settle(room)
+        assert not journal.errors
+        last = room.feed.last(game_topic(room.uid))
+        assert last is not None
+        assert last.data["view"] == room.spectator_view(), f"after {kind}"
+        while viewer.get_nowait() is not None:
+            pass
+        log = journal.store.action_log(room.uid)
+        assert log is not None
+        logged = [e.entry["action"] for e in log.entries if e.entry.get("action") is not None]
+        game = referee.game
+        if game is not None:
+            settled = to_record(game)["actions"]
+            assert logged == settled[: len(settled) - (game.pending is not None)]
+        if room.finished:
+            break
+    if not room.finished:
+        await room.admin("stop")
+    await room.wait_finished()
+    viewer.close()
