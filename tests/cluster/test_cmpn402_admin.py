@@ -258,7 +258,9 @@ async def test_a_paused_game_stays_paused_across_a_takeover_and_is_resumed_there
     edge2 = await nodes.start("edge2", "edge", None, "--admin-token", TOKEN)
     reader = pg_reader
     port = edge2.listeners["cmpn402"]
-    pace = {"before": 0.2}
+    # Slow until the pause: rooms2 starts meanwhile (seconds on a loaded machine), and a
+    # game at 0.2 s a move could be over before it is paused.
+    pace = {"before": 1.0}
     ann, bob, agents = paced_agents((hub.listeners["cmpn402"], edge2.listeners["cmpn402"]), pace)
     try:
         uid = await _room_uid(reader, "cmpn402")
@@ -271,6 +273,7 @@ async def test_a_paused_game_stays_paused_across_a_takeover_and_is_resumed_there
         assert (status, body) == (409, {"error": "already paused"})
         paused = await _entries(reader, uid, 1)
         assert paused.entries[-1].entry["paused"] is True
+        pace["before"] = 0.2
         moves = ann.moves + bob.moves
         await asyncio.sleep(1.0)
         assert ann.moves + bob.moves <= moves + 1  # the one on move waits for its answer

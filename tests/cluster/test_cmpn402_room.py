@@ -6,23 +6,31 @@ open (a takeover resumes it with END 2 and START instead)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from typing import Any
 
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from tests.depth import heavy
 from tests.server.conftest import InlineJournal
-from tests.server.test_cmpn402_referee import FakeLink, StepClock
+from tests.server.test_cmpn402_referee import FakeLink, StepClock, _move_bytes, _opening_play
 
 from meeple.games.scrabble.lexicon import Lexicon
+from meeple.games.scrabble.record import to_record
 from meeple.node import wire
-from meeple.node.cmpn402 import AgentMessage, RefereeRoom, ToAgent
+from meeple.node.cmpn402 import AdminRefused, AgentMessage, RefereeRoom, ToAgent
 from meeple.protocols.cmpn402.messages import (
+    ChallengeMove,
     EndMessage,
     EndReason,
+    NoChallenge,
     PassMove,
     PassNotice,
     Start,
     decode_server,
 )
+from meeple.server.feed import Feed, Subscription, game_topic
 from meeple.server.metrics import METRICS
 from meeple.server.rooms.cmpn402 import Referee, RefereeSettings
 
@@ -98,9 +106,9 @@ class Wired:
 
 
 async def _settle(room: RefereeRoom) -> None:
+    """Let the room's task take what is in its inbox (the journal writes inline)."""
     for _ in range(20):
         await asyncio.sleep(0)
-    await room.ahead.drain()
 
 
 async def test_stale_moves_are_dropped_and_a_seat_comes_back(gcide: Lexicon) -> None:
@@ -185,3 +193,126 @@ async def test_a_room_s_end_is_counted_by_its_record_s_reason(gcide: Lexicon) ->
     assert room.finished
     assert _finished("stopped") == before["stopped"] + 1
     assert _finished("unfinished") == before["unfinished"]
+
+
+async def test_a_challenge_window_that_runs_out_is_a_step_of_the_room(gcide: Lexicon) -> None:
+    """The referee's timers are the room's commands: a play whose challenge window runs
+    out stands in a step of the room's own task (nothing changes the game outside it),
+    so spectators see the verdict at once and the room's watchers (a rooms node's
+    ``on_committed``) hear of the step, as after any command."""
+    clock = StepClock()
+    seats = [Wired("ann", "e1-1"), Wired("ben", "e2-1")]
+    room = RefereeRoom(list(seats), _make(gcide, clock))
+    room.journal = journal = InlineJournal()
+    room.feed = Feed()
+    viewer = room.feed.subscribe(game_topic(room.uid))
+    steps: list[object] = []
+    room.on_committed.append(lambda _seat, command: steps.append(command))
+    room.start()
+    await _settle(room)
+    mover, play = _opening_play(room.referee, gcide)  # room seat i is the referee's slot i
+    room.submit(seats[mover], AgentMessage(play, seats[mover].session()))
+    await _settle(room)
+    assert _view(viewer)["pending"] is not None  # in its challenge window
+    before = len(steps)
+    clock.step(2)  # the window runs out: NO_CHALLENGE, the play stands
+    await _settle(room)
+    view = _view(viewer)
+    assert view["pending"] is None
+    assert view["scores"][room.referee.game.players.index(seats[mover].name)] > 0
+    assert len(steps) == before + 1
+    log = journal.store.action_log(room.uid)
+    assert log is not None
+    assert [e.entry["action"]["type"] for e in log.entries] == ["play", "accept"]
+    assert await room.admin("stop") == "stopped"
+    await room.wait_finished()
+
+
+def _view(viewer: Subscription) -> dict[str, Any]:
+    """The newest snapshot a viewer was handed (the game's spectator view)."""
+    last = None
+    while (item := viewer.get_nowait()) is not None:
+        last = item
+    assert last is not None, "no snapshot was handed out since the last look"
+    view: dict[str, Any] = last.data["view"]
+    return view
+
+
+ROOM_STEP = st.one_of(
+    st.tuples(
+        st.sampled_from(["pass", "exchange", "play", "play", "wrong-score", "accept", "challenge"]),
+        st.sampled_from([0, 1, 2, 2]),  # 2: the seat on turn
+        st.none(),
+    ),
+    st.tuples(st.just("bytes"), st.integers(0, 1), st.binary(max_size=12)),
+    st.tuples(st.just("time"), st.just(0), st.floats(0, 3)),
+    st.tuples(st.sampled_from(["pause", "resume"]), st.just(0), st.none()),
+)
+
+
+# Random orders of moves, stray bytes, time (the clocks and challenge windows running
+# out) and the admin's pause and resume, through a referee room's inbox.
+@settings(max_examples=heavy(8, 80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(ROOM_STEP, min_size=5, max_size=30))
+@example(steps=[("pass", 2, None), ("play", 2, None), ("time", 0, 2.5)])  # a window runs out
+def test_viewers_see_every_step_of_a_referee_room(gcide: Lexicon, steps: list[Any]) -> None:
+    """Whatever its agents send and however time runs, a referee room's spectators are
+    handed each step as it is made, the referee's timers' steps too: after every step
+    the feed's last snapshot is the room's view now; the log the room wrote holds the
+    game's settled actions."""
+    asyncio.run(_drive_room(gcide, steps))
+
+
+async def _drive_room(lexicon: Lexicon, steps: list[Any]) -> None:
+    clock = StepClock()
+    journal = InlineJournal()
+    seats = [Wired("ann", "e1-1"), Wired("ben", "e2-1")]
+    room = RefereeRoom(list(seats), _make(lexicon, clock))
+    room.journal = journal
+    room.feed = Feed()
+    viewer = room.feed.subscribe(game_topic(room.uid))
+    room.start()
+    await _settle(room)
+    referee = room.referee
+    for kind, chosen, arg in steps:
+        game = referee.game
+        who = chosen
+        if chosen == 2:
+            who = referee.seat_of[game.turn] if game is not None and game.turn is not None else 0
+        if kind == "time":
+            clock.step(arg)
+        elif kind in ("pause", "resume"):
+            with contextlib.suppress(AdminRefused):
+                await room.admin(kind)
+        else:
+            if kind == "bytes":
+                data = arg
+            elif kind == "accept":
+                data = NoChallenge().encode()
+            elif kind == "challenge":
+                data = ChallengeMove().encode()
+            elif kind == "pass":
+                data = PassMove().encode()
+            else:
+                data = _move_bytes(referee, lexicon, kind)
+            room.submit(seats[who], AgentMessage(data, seats[who].session()))
+        await _settle(room)
+        assert not journal.errors
+        last = room.feed.last(game_topic(room.uid))
+        assert last is not None
+        assert last.data["view"] == room.spectator_view(), f"after {kind}"
+        while viewer.get_nowait() is not None:
+            pass
+        log = journal.store.action_log(room.uid)
+        assert log is not None
+        logged = [e.entry["action"] for e in log.entries if e.entry.get("action") is not None]
+        game = referee.game
+        if game is not None:
+            settled = to_record(game)["actions"]
+            assert logged == settled[: len(settled) - (game.pending is not None)]
+        if room.finished:
+            break
+    if not room.finished:
+        await room.admin("stop")
+    await room.wait_finished()
+    viewer.close()

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from tests.patience import PATIENCE
 
 from meeple.server.feed import Feed, game_topic
-from meeple.server.rooms.room import Room, WriteAhead
+from meeple.server.rooms.room import Room, RoomClock, WriteAhead
 
 
 class _Seat:
@@ -141,5 +142,79 @@ async def test_a_seat_told_the_end_sends_nothing_more_that_counts() -> None:
     room.submit(room.seats[1], "tick")
     await _settle()
     assert room.count == 2
+    room.submit(None, "stop")
+    await asyncio.wait_for(room.wait_finished(), PATIENCE)
+
+
+class _Due:
+    """A timer of :class:`_HandClock`: the test says when it is due."""
+
+    def __init__(self, callback: Callable[[], object]) -> None:
+        self.callback = callback
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class _HandClock:
+    """A clock whose timers fall due when the test says (``due``), not by time."""
+
+    def __init__(self) -> None:
+        self.timers: list[_Due] = []
+
+    def now(self) -> float:
+        return 0.0
+
+    async def sleep(self, seconds: float) -> None:  # pragma: no cover - unused
+        raise NotImplementedError
+
+    def call_later(self, seconds: float, callback: Callable[[], object]) -> _Due:
+        self.timers.append(_Due(callback))
+        return self.timers[-1]
+
+    def due(self, index: int) -> None:
+        timer = self.timers[index]
+        assert not timer.cancelled
+        timer.callback()
+
+
+async def test_a_room_clock_s_timers_run_as_the_room_s_commands() -> None:
+    """A RoomClock's timer that is due runs in the room's task as a command of its own
+    (``on_committed`` hears of it, viewers get a snapshot); one cancelled once due, while
+    it waits in the inbox, does nothing."""
+    clock = _HandClock()
+    room = _CountingRoom()
+    room.feed = Feed()
+    viewer = room.feed.subscribe(game_topic(room.uid))
+    steps: list[object] = []
+    room.on_committed.append(lambda _seat, command: steps.append(command))
+    timers = RoomClock(room, clock)
+    inside: list[bool] = []
+
+    def tick() -> None:
+        inside.append(room.handling is not None)  # in a step of the room's task
+        room.count += 1
+
+    room.start()
+    await _settle()
+    timers.call_later(1.0, tick)
+    late = timers.call_later(2.0, tick)
+    timers.call_later(3.0, tick).cancel()
+    assert clock.timers[2].cancelled  # cancelled before it is due: the clock's own timer
+    clock.due(0)
+    assert room.count == 0  # queued, not run: the room's task runs it
+    await _settle()
+    assert inside == [True]
+    last = None
+    while (item := viewer.get_nowait()) is not None:
+        last = item
+    assert last is not None
+    assert last.data["view"] == {"count": 1}
+    clock.due(1)  # due: queued in the inbox, then cancelled before its turn
+    late.cancel()
+    await _settle()
+    assert room.count == 1
+    assert len([s for s in steps if s is not None]) == 2  # each due timer was a step
     room.submit(None, "stop")
     await asyncio.wait_for(room.wait_finished(), PATIENCE)

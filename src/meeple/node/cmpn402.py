@@ -13,8 +13,11 @@ The started table is a :class:`RefereeRoom` on a rooms node, served like every r
   encoded message) or :class:`CloseAgent` on that seat's subject;
 - the referee writes its game's log itself (the spec's checkpoints, as in ``meeple
   serve``: docs/protocols/cmpn402.md) through the room's journal, the log's uid being the
-  room's; every entry also notes each seat's edge route and whether its agent is there,
-  so a new owner knows where the agents are;
+  room's, and through the room's write-ahead queue; every entry also notes each seat's
+  edge route and whether its agent is there, so a new owner knows where the agents are;
+- the referee's timers (the players' clocks, the game's, a challenge window) are the
+  room's commands (:class:`~meeple.server.rooms.room.RoomClock`): the referee changes
+  only in the room's task, and each step is published to spectators as a move is;
 - every seat of a running game is kept in the rejoin bucket under its agent's name
   (:func:`rejoin_hash`, :class:`SeatFinder`): an agent that sends NAME on any edge takes
   its seat back if a game holds one for that name (:class:`~meeple.node.wire.Rejoin`), as
@@ -62,7 +65,7 @@ from meeple.protocols.cmpn402.messages import EndMessage, EndReason, MessageType
 from meeple.server.app import Services
 from meeple.server.lobby.tables import Lobby, QueueKey, RoomFactory, RoomRestorer
 from meeple.server.rooms.cmpn402 import Referee, RefereeError, RefereeSettings, end_reason
-from meeple.server.rooms.room import Room, Seat, WriteAhead
+from meeple.server.rooms.room import Room, RoomClock, Seat
 from meeple.server.store.database import ActionLog
 
 __all__ = [
@@ -148,15 +151,10 @@ class _Resume:
 
 
 class _Over:
-    """The referee's game is over: the room finishes, in the next command (:class:`_Finish`)."""
-
-
-class _Finish:
-    """The room finishes: a command of its own, so that the END the game's last step
-    sent (behind the log's end, in the write-ahead queue) is out before the room's
-    "over" (a timer's end, a challenge window's, goes out with the step that handles
-    :class:`_Over`; its RoomOver must not overtake it: an edge lets a contest's agent go
-    once its game is over there, :class:`meeple.node.contest.LeaveContest`)."""
+    """The referee's game is over: the room finishes, in the next command, once the END
+    of the step that ended it is out (behind the log's end): the room's "over" must not
+    overtake it (an edge lets a contest's agent go once its game is over there,
+    :class:`meeple.node.contest.LeaveContest`)."""
 
 
 # The admin's actions a referee room takes (docs/protocols/cmpn402.md, "Admin"; on a
@@ -271,11 +269,14 @@ class RefereeRoom(Room):
         self.kept = seats_kept
         self.restored = recovered is not None
         self._tell_end: set[int] = set()  # seats told END 2 before their resumed START
-        self.ahead = WriteAhead(f"cmpn402-{id(self)}")
         # The room counts its game and commands in the metrics (Room), not the referee.
+        # Its log writes and sends go through the room's own write-ahead queue, drained
+        # in each command's commit (its timers are commands too: RoomClock).
         self.referee = make_referee(
-            journal=_Journal(self), ahead=self.ahead, recovered=recovered, metrics=False
+            journal=_Journal(self), ahead=self._ahead, recovered=recovered, metrics=False
         )
+        # Its timers are the room's commands: the referee changes only in the room's task.
+        self.referee.clock = RoomClock(self, self.referee.clock)
         self.referee.new_id = lambda _players: self.uid
         self.referee.on_game_over = lambda _outcome: self.submit(None, _Over())
         self.links = [_SeatLink(self, i) for i in range(len(seats))]
@@ -342,8 +343,6 @@ class RefereeRoom(Room):
 
     def handle(self, seat: Seat | None, command: object) -> None:
         if isinstance(command, _Over):
-            self.submit(None, _Finish())  # after this step's commit: its END is out
-        elif isinstance(command, _Finish):
             self.finish()
             if self.kept is not None:
                 self.kept.forget(self)
@@ -441,7 +440,7 @@ class RefereeRoom(Room):
         for i, seat in enumerate(self.seats):
             if self.present[i]:
                 end = seat_view(GameOver(int(EndReason.STOPPED), scores), i)
-                self.ahead.deliver(functools.partial(self._deliver_now, seat, end))
+                self._ahead.deliver(functools.partial(self._deliver_now, seat, end))
 
     def _admin_committed(self, seat: Seat | None, command: object) -> None:
         if isinstance(command, _Admin) and not command.done.done():
@@ -452,12 +451,6 @@ class RefereeRoom(Room):
 
     def resume_log(self, log: ActionLog) -> None:
         """The referee folds its log itself (``Referee(recovered=…)``)."""
-
-    async def _commit(self) -> None:
-        # The referee's writes and what it sent go through its own write-ahead queue (its
-        # timers write outside commands): a command is done once they are too.
-        await super()._commit()
-        await self.ahead.drain()
 
     # --- the agents ---------------------------------------------------------------------
 

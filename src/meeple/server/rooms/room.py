@@ -20,7 +20,9 @@ built from the logged actions.
 
 The write-ahead itself is :class:`WriteAhead`, one queue of log writes and deliveries in
 the order they were made, shared with the rooms that are not :class:`Room` subclasses
-(the CMPN402 referee, :mod:`meeple.server.rooms.cmpn402`).
+(the CMPN402 referee, :mod:`meeple.server.rooms.cmpn402`, in ``meeple serve``). What a
+room holds that keeps timers of its own (the referee, in a cluster's referee room) takes
+a :class:`RoomClock`: its timers are the room's commands.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from meeple.games.records import RecordError
-from meeple.server.clock import Clock, SystemClock
+from meeple.server.clock import Clock, SystemClock, Timer
 from meeple.server.feed import Feed, game_topic
 from meeple.server.metrics import METRICS
 from meeple.server.rooms.timecontrol import Clocks, TimeControl
@@ -60,6 +62,7 @@ __all__ = [
     "Resign",
     "Resumed",
     "Room",
+    "RoomClock",
     "Seat",
     "WriteAhead",
     "log_genesis",
@@ -649,6 +652,8 @@ class Room:
                         self._seat_back(command.old, command.new)
                     elif isinstance(command, Abort | Resign) and seat is not None:
                         self._abort_or_resign(seat, command)
+                    elif isinstance(command, _RoomTimer):
+                        command.fire()
                     elif isinstance(command, _Flag):
                         if self.timing is not None and self.timing.fall(command.player):
                             self.log.info("%s's clock ran out", self.seats[command.player].name)
@@ -847,6 +852,51 @@ class Room:
                 self.seats[i] = new
                 self.on_seat_back(i, new)
                 return
+
+
+class RoomClock:
+    """A clock for what a room holds (the CMPN402 referee's clocks and windows): time is
+    ``clock``'s; a timer that is due is a command in the room's inbox, run in the room's
+    task. So what it changes is one step of the room's, as a seat's command: its log
+    entries written and its deliveries made in that step's commit, then published to
+    viewers and told to ``on_committed``. A timer cancelled once due, while its command
+    waits in the inbox, does nothing."""
+
+    def __init__(self, room: Room, clock: Clock) -> None:
+        self.room = room
+        self.clock = clock
+
+    def now(self) -> float:
+        return self.clock.now()
+
+    async def sleep(self, seconds: float) -> None:
+        await self.clock.sleep(seconds)
+
+    def call_later(self, seconds: float, callback: Callable[[], object]) -> _RoomTimer:
+        timer = _RoomTimer(callback)
+        timer.due = self.clock.call_later(seconds, lambda: self.room.submit(None, timer))
+        return timer
+
+
+class _RoomTimer:
+    """A :class:`RoomClock`'s timer; once due, the room's command that runs it."""
+
+    __slots__ = ("callback", "cancelled", "due")
+
+    def __init__(self, callback: Callable[[], object]) -> None:
+        self.callback = callback
+        self.cancelled = False
+        self.due: Timer | None = None
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        if self.due is not None:
+            self.due.cancel()
+
+    def fire(self) -> None:
+        if not self.cancelled:
+            self.cancelled = True
+            self.callback()
 
 
 class _RoomLog(logging.LoggerAdapter[logging.Logger]):
