@@ -46,9 +46,20 @@ TOKEN = "organiser-s3cret"
 _URL_CHARS = st.characters(min_codepoint=33, max_codepoint=126, exclude_characters="#")
 
 
+class _SlowPing(Nodes):
+    """Nodes whose CMPN402 referee pings every 30 s, not every second: these tests are
+    about the admin, not heartbeats, and under load the agents in this test process
+    missed a 1 s pong and were dropped mid-game (a stop then found no game running)."""
+
+    async def start(self, name: str, roles: str, database: str | None = None, *extra: str) -> Any:
+        config = self.log_dir / "slow-ping.toml"
+        config.write_text("[cmpn402]\nping_interval = 30.0\n")
+        return await super().start(name, roles, database, "--config", str(config), *extra)
+
+
 @pytest.fixture
 def nodes(nats_env: NatsEnv, nats_ns: Namespace, tmp_path: Path) -> Iterator[Nodes]:
-    group = Nodes(nats_env, nats_ns, tmp_path)
+    group = _SlowPing(nats_env, nats_ns, tmp_path)
     yield group
     group.stop_all()
 
