@@ -22,7 +22,6 @@ from playwright.async_api import Browser, expect
 from tests.cluster.test_edge_web import _play, _until, _web
 from tests.cluster.test_nodes import Nodes, nodes
 from tests.patience import GAME_PATIENCE
-from tests.web.helpers import browser, shared_chromium
 from tests.web.test_analysis_kept import UID as SPECTRANGLE_UID
 from tests.web.test_analysis_kept import _record as spectrangle_record
 
@@ -31,7 +30,7 @@ from meeple.ai.analysis import analyse_game
 from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, Lexicon, load_lexicon
 from meeple.server.store.database import open_store
 
-__all__ = ["browser", "nodes", "shared_chromium"]
+__all__ = ["nodes"]
 
 pytestmark = pytest.mark.slow
 
