@@ -68,13 +68,17 @@ class Visitor:
                     self.cookies[key] = morsel.value
 
     async def get(self, port: int, path: str) -> httpx.Response:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as http:
+        async with httpx.AsyncClient(
+            verify=False, base_url=f"http://127.0.0.1:{port}", timeout=10
+        ) as http:
             response = await http.get(path, headers=self.header())
         self.keep(response)
         return response
 
     async def post(self, port: int, path: str, form: dict[str, str]) -> httpx.Response:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as http:
+        async with httpx.AsyncClient(
+            verify=False, base_url=f"http://127.0.0.1:{port}", timeout=10
+        ) as http:
             response = await http.post(path, data=form, headers=self.header())
         self.keep(response)
         return response
@@ -370,7 +374,7 @@ async def test_hostile_account_forms_and_cookies_on_an_edge_never_fail(
         headers = {"cookie": header} if header else {}
         if content_type:
             headers["content-type"] = content_type
-        with httpx.Client(base_url=base, timeout=10) as http:
+        with httpx.Client(verify=False, base_url=base, timeout=10) as http:
             if raw is not None:
                 reply = http.post(path, content=raw, headers=headers)
             elif content_type == "application/x-www-form-urlencoded":
