@@ -5,9 +5,11 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import inspect
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +27,11 @@ from tests.guard import (
 )
 from tests.natsd import NatsEnv
 from tests.pg import PgServer
+from tests.web.helpers import (  # noqa: F401 (fixtures: every folder's browser tests)
+    browser,
+    playwright_driver,
+    shared_chromium,
+)
 
 from meeple.bus.subjects import Namespace
 from meeple.cluster.natsserver import NatsServerError, find_binary
@@ -63,7 +70,11 @@ def scaled_examples(own: int, profile: str) -> int:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under the fast and deep profiles, scale every hypothesis test's own examples."""
+    """Browser tests run on the session's event loop (see :func:`session_loop`); under
+    the fast and deep profiles, every hypothesis test's own examples are scaled."""
+    for item in items:
+        if SESSION_LOOP_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.asyncio(loop_scope="session"), append=False)
     profile = settings.get_current_profile_name()
     if EXAMPLE_SCALE.get(profile, 1.0) == 1.0:
         return
@@ -74,6 +85,68 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             test._hypothesis_internal_use_settings = settings(  # type: ignore[union-attr]
                 own, max_examples=scaled_examples(own.max_examples, profile)
             )
+
+
+# --- the session's event loop, for the tests that share the worker's Playwright ----------
+#
+# One Playwright driver per xdist worker (tests/web/helpers.py ``playwright_driver``)
+# lives on one event loop, so the tests that use it run on pytest-asyncio's session loop
+# rather than a loop of their own, and so do their function-scoped async fixtures (their
+# servers, nodes and clients must be on the test's loop). What a loop of its own gave a
+# test at its end, :func:`session_loop` does: the tasks it left are cancelled and its
+# default executor's threads are joined, before the leak guard looks.
+
+SESSION_LOOP_FIXTURES = frozenset({"browser", "playwright_driver"})
+
+
+def _on_session_loop(item: pytest.Item | None) -> bool:
+    marker = item.get_closest_marker("asyncio") if item is not None else None
+    return marker is not None and marker.kwargs.get("loop_scope") == "session"
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_fixture_setup(
+    fixturedef: pytest.FixtureDef[object], request: pytest.FixtureRequest
+) -> Generator[None, object, object]:
+    """A function-scoped async fixture of a session-loop test runs on that loop too
+    (pytest-asyncio reads the loop scope from the fixture function when it sets it up)."""
+    func = fixturedef.func
+    item = getattr(request, "_pyfuncitem", None)
+    retarget = (
+        fixturedef.scope == "function"
+        and (inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func))
+        and getattr(func, "_loop_scope", None) is None
+        and _on_session_loop(item)
+    )
+    if not retarget:
+        return (yield)
+    func._loop_scope = "session"  # type: ignore[attr-defined]
+    try:
+        return (yield)
+    finally:
+        del func._loop_scope  # type: ignore[attr-defined]
+
+
+@pytest.fixture(autouse=True)
+def session_loop(request: pytest.FixtureRequest) -> Iterator[None]:
+    """For a test on the session's event loop: a default executor of its own (joined at
+    its end), and the tasks it left behind cancelled, as its own loop's close would."""
+    if not _on_session_loop(request.node):
+        yield
+        return
+    loop: asyncio.AbstractEventLoop = request.getfixturevalue("_session_scoped_runner").get_loop()
+    if "playwright_driver" in request.fixturenames:
+        request.getfixturevalue("playwright_driver")  # the session's tasks, not the test's
+    executor = ThreadPoolExecutor(thread_name_prefix="asyncio")
+    loop.set_default_executor(executor)
+    before = asyncio.all_tasks(loop)
+    yield
+    left = asyncio.all_tasks(loop) - before
+    if left:
+        for task in left:
+            task.cancel()
+        loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+    executor.shutdown(wait=True)
 
 
 # --- no leaks: a test that leaves a process, thread or socket behind fails --------------

@@ -13,6 +13,7 @@ import psutil
 __all__ = [
     "LEAK_GRACE",
     "SESSION_PIDS",
+    "SESSION_THREADS",
     "children",
     "describe",
     "leftovers",
@@ -24,16 +25,22 @@ __all__ = [
 # Processes a session-scoped fixture started (NATS, PostgreSQL, Chromium), even when a
 # test's fixture asked for it first (``request.getfixturevalue``): never a test's leak.
 SESSION_PIDS: set[int] = set()
+# Threads a session fixture started with its processes (asyncio's child watcher waits on
+# each subprocess of an event loop in a thread of its own: the Playwright driver's).
+SESSION_THREADS: set[threading.Thread] = set()
 
 
 @contextmanager
 def session_processes() -> Iterator[None]:
-    """Around a session fixture's start: the child processes it starts are the session's."""
+    """Around a session fixture's start: the child processes (and the threads) it
+    starts are the session's."""
     before = children().keys()
+    threads = set(threading.enumerate())
     try:
         yield
     finally:
         SESSION_PIDS.update(children().keys() - before)
+        SESSION_THREADS.update(set(threading.enumerate()) - threads)
 
 
 # How long a test's leftovers may take to go after its teardown (a killed child being
@@ -87,6 +94,10 @@ def leftovers(
 ) -> list[str]:
     """What runs or is open now that was not (the processes, threads and sockets given)."""
     found = [f"process {describe(p)}" for p in new_children(before)]
-    found += [f"thread {t.name!r}" for t in threading.enumerate() if t not in threads]
+    found += [
+        f"thread {t.name!r}"
+        for t in threading.enumerate()
+        if t not in threads and t not in SESSION_THREADS
+    ]
     found += [f"socket {s}" for s in sockets() - open_sockets]
     return found

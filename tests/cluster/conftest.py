@@ -1,20 +1,25 @@
 """Fixtures for the cluster's tests: a node's NATS connection in the test's namespace,
-and a room log of each kind (SQLite, PostgreSQL, JetStream)."""
+a room log of each kind (SQLite, PostgreSQL, JetStream), and ``meeple node`` processes
+that the tests of a module share."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
 from nats.aio.client import Client
+from tests.guard import session_processes
 from tests.natsd import NatsEnv
+from tests.pg import PgServer
 
 from meeple.bus import Bus, LocalBus
 from meeple.bus.natsbus import NatsBus, connect
 from meeple.bus.subjects import Namespace
-from meeple.cluster.jetstream import JetStreamBackplane, connect_node
+from meeple.cluster.jetstream import JetStreamBackplane, connect_node, delete_namespace
 from meeple.cluster.log import BlockingJetStreamLog, JetStreamLog, RoomLog
+from meeple.node.launch import NodeProcess, start_node
 from meeple.server.store.database import Store, open_store
 
 # Every room-log implementation, by name: each log test runs on each.
@@ -106,3 +111,72 @@ async def make_bus(request: pytest.FixtureRequest) -> AsyncIterator[MakeBus]:
     for bus in made:
         await bus.close()
     await local.close()
+
+
+class ModuleNodes:
+    """``meeple node`` processes that the tests of one module share (issue 33.3): a
+    node's start is 1–2 s of CPU and a test often starts three. In a namespace and a
+    PostgreSQL database of the module's own; a test that kills or restarts a node keeps
+    nodes of its own (tests/cluster/test_nodes.py ``Nodes``). The tests that share them
+    play at tables of their own under names of their own, and assert nothing that another
+    test's games could make true (a server bot's number, "the one room")."""
+
+    def __init__(self, env: NatsEnv, ns: Namespace, pg_url: str, log_dir: Path) -> None:
+        self.env, self.ns, self.pg_url, self.log_dir = env, ns, pg_url, log_dir
+        self.started: dict[str, tuple[tuple[str, ...], NodeProcess]] = {}
+
+    async def node(self, name: str, roles: str, *extra: str, store: bool = False) -> NodeProcess:
+        """The module's node ``name`` with ``roles`` (and the module's database when
+        ``store``), started by the first test that asks for it; the same ask each time."""
+        asked = (roles, *extra, *(("store",) if store else ()))
+        if name in self.started:
+            had, running = self.started[name]
+            assert had == asked, f"{name} was started as {had}, not {asked}"
+            assert running.proc.poll() is None, f"the module's {name} died:\n" + self.logs()
+            return running
+        with session_processes():  # the module's, not the test's that asked first
+            running = await asyncio.to_thread(
+                start_node,
+                name,
+                roles.split(","),
+                self.env.url,
+                user=self.env.NODE_USER,
+                password=self.env.node_password,
+                log_dir=self.log_dir,
+                namespace=self.ns.root,
+                database=self.pg_url if store else None,
+                extra_args=extra,
+            )
+        self.started[name] = (asked, running)
+        return running
+
+    def logs(self) -> str:
+        return "\n".join(
+            f"== {n.name}\n{n.log.read_text(errors='replace')[-3000:]}"
+            for _, n in self.started.values()
+        )
+
+    def stop_all(self) -> None:
+        for _, running in self.started.values():
+            running.stop(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def module_nodes(
+    nats_env: NatsEnv, postgres: PgServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ModuleNodes]:
+    """The module's shared nodes (:class:`ModuleNodes`), stopped at its end, their
+    namespace and database deleted."""
+    ns = Namespace(nats_env.new_namespace())
+    database, url = postgres.new_database()
+    group = ModuleNodes(nats_env, ns, url, tmp_path_factory.mktemp("module-nodes"))
+    try:
+        yield group
+    finally:
+        group.stop_all()
+        postgres.server.drop_database(database)
+        asyncio.run(
+            delete_namespace(
+                nats_env.url, ns, user=nats_env.NODE_USER, password=nats_env.node_password
+            )
+        )

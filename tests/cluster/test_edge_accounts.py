@@ -21,7 +21,7 @@ from playwright.async_api import Browser, expect
 from tests.cluster.test_edge_web import _play, _until
 from tests.cluster.test_nodes import Nodes, nodes
 from tests.patience import GAME_PATIENCE, PATIENCE, PATIENCE_MS, eventually
-from tests.web.helpers import NEXT_VIEW, browser, shared_chromium
+from tests.web.helpers import NEXT_VIEW, wait_for
 from tests.web.test_play_scrabble_browser import NO_CURSOR, square
 
 from meeple.ai.scrabble import ranked_moves
@@ -34,7 +34,7 @@ from meeple.protocols.web import PROTOCOL
 from meeple.server.store.database import open_store
 from meeple.web.accounts import COOKIE, FORM_COOKIE, KNOWN_COOKIE, MAX_NAME_LENGTH
 
-__all__ = ["browser", "nodes", "shared_chromium"]
+__all__ = ["nodes"]
 
 pytestmark = pytest.mark.slow
 
@@ -68,13 +68,17 @@ class Visitor:
                     self.cookies[key] = morsel.value
 
     async def get(self, port: int, path: str) -> httpx.Response:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as http:
+        async with httpx.AsyncClient(
+            verify=False, base_url=f"http://127.0.0.1:{port}", timeout=10
+        ) as http:
             response = await http.get(path, headers=self.header())
         self.keep(response)
         return response
 
     async def post(self, port: int, path: str, form: dict[str, str]) -> httpx.Response:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as http:
+        async with httpx.AsyncClient(
+            verify=False, base_url=f"http://127.0.0.1:{port}", timeout=10
+        ) as http:
             response = await http.post(path, data=form, headers=self.header())
         self.keep(response)
         return response
@@ -283,7 +287,7 @@ async def test_chromium_signs_up_on_an_edge_and_plays_a_server_bot(
         await page.goto(base + "/")
         await page.click("#play-now a[data-game=scrabble]")
         await expect(page.locator("#play")).to_be_visible(timeout=PATIENCE_MS)
-        handle = await page.wait_for_function(NEXT_VIEW, arg=-1, timeout=PATIENCE_MS)
+        handle = await wait_for(page, NEXT_VIEW, arg=-1, timeout=PATIENCE_MS)
         view: dict[str, Any] = await handle.json_value()
         assert view["players"][view["you"]] == "Zoe"
         (bot,) = [p for i, p in enumerate(view["players"]) if i != view["you"]]
@@ -301,7 +305,7 @@ async def test_chromium_signs_up_on_an_edge_and_plays_a_server_bot(
             await page.keyboard.press(t.tile.upper())
         seen = len(view["moves"])
         await page.click("#controls .send")
-        handle = await page.wait_for_function(NEXT_VIEW, arg=seen + 1, timeout=PATIENCE_MS)
+        handle = await wait_for(page, NEXT_VIEW, arg=seen + 1, timeout=PATIENCE_MS)
         after: dict[str, Any] = await handle.json_value()
         assert after["moves"][seen]["player"] == view["you"]
         assert after["moves"][seen + 1]["player"] != view["you"]
@@ -370,7 +374,7 @@ async def test_hostile_account_forms_and_cookies_on_an_edge_never_fail(
         headers = {"cookie": header} if header else {}
         if content_type:
             headers["content-type"] = content_type
-        with httpx.Client(base_url=base, timeout=10) as http:
+        with httpx.Client(verify=False, base_url=base, timeout=10) as http:
             if raw is not None:
                 reply = http.post(path, content=raw, headers=headers)
             elif content_type == "application/x-www-form-urlencoded":

@@ -22,7 +22,6 @@ from playwright.async_api import Browser, expect
 from tests.cluster.test_edge_web import _play, _until, _web
 from tests.cluster.test_nodes import Nodes, nodes
 from tests.patience import GAME_PATIENCE
-from tests.web.helpers import browser, shared_chromium
 from tests.web.test_analysis_kept import UID as SPECTRANGLE_UID
 from tests.web.test_analysis_kept import _record as spectrangle_record
 
@@ -31,7 +30,7 @@ from meeple.ai.analysis import analyse_game
 from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, Lexicon, load_lexicon
 from meeple.server.store.database import open_store
 
-__all__ = ["browser", "nodes", "shared_chromium"]
+__all__ = ["nodes"]
 
 pytestmark = pytest.mark.slow
 
@@ -107,7 +106,7 @@ async def test_an_edge_serves_a_cluster_games_replay_list_and_ratings_from_a_sto
     first = await _until(ivy, "seat")
     uid = first["uid"]
     view = await _play(ivy, enable, stop_after=2, first=first)
-    async with httpx.AsyncClient(base_url=base) as client:
+    async with httpx.AsyncClient(verify=False, base_url=base) as client:
         # While it runs: its steps from the room's owner, spectator views only.
         history = await _get(client, f"/games/{uid}/history.json")
         assert history.status_code == 200, history.text
@@ -122,7 +121,7 @@ async def test_an_edge_serves_a_cluster_games_replay_list_and_ratings_from_a_sto
     await jon.close()
 
     print(f"cluster up and game played in {time.monotonic() - started:.1f} s")
-    async with httpx.AsyncClient(base_url=base) as client:
+    async with httpx.AsyncClient(verify=False, base_url=base) as client:
         replay = await _stored_replay(client, uid)
         steps = json.loads(replay.text.split('id="replay-data">', 1)[1].split("</script>", 1)[0])
         assert len(steps) >= 5  # the start, then four moves at least
@@ -160,7 +159,9 @@ async def test_an_edge_serves_a_cluster_games_replay_list_and_ratings_from_a_sto
                 (SPECTRANGLE_UID,),
             )
         web2 = await nodes.start("web2", "edge", None, "--api-port", "0")
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{web2.listeners['api']}") as c2:
+        async with httpx.AsyncClient(
+            verify=False, base_url=f"http://127.0.0.1:{web2.listeners['api']}"
+        ) as c2:
             other_edge = await _get(c2, f"/games/{SPECTRANGLE_UID}")
         assert "best KEPT " in other_edge.text
 
@@ -237,7 +238,7 @@ async def test_an_edge_serves_a_cluster_games_replay_list_and_ratings_from_a_sto
         def hostile(route: str, segment: str, query: dict[str, str]) -> None:
             escaped = quote(segment, safe="%")
             path = route.format(escaped) if "{}" in route else route + escaped
-            with httpx.Client(base_url=base, timeout=10) as sync:
+            with httpx.Client(verify=False, base_url=base, timeout=10) as sync:
                 response = sync.get(path, params=query)
             assert response.status_code in (200, 301, 307, 308, 400, 404, 405), (
                 path,

@@ -22,7 +22,7 @@ from nats.aio.client import Client
 from playwright.async_api import Browser, expect
 from tests.cluster.test_nodes import Nodes, _room_uid, nodes
 from tests.patience import GAME_PATIENCE, PATIENCE, eventually
-from tests.web.helpers import NEXT_VIEW, _move, browser, screenshot, shared_chromium, type_move
+from tests.web.helpers import NEXT_VIEW, _move, screenshot, type_move, wait_for
 from websockets.asyncio.client import ClientConnection
 
 from meeple.ai.scrabble import ranked_moves
@@ -41,7 +41,7 @@ from meeple.protocols.twente.messages import Error, GameOver, NotifyTurn
 from meeple.protocols.web import PROTOCOL
 from meeple.server.store.database import open_store
 
-__all__ = ["browser", "nodes", "shared_chromium"]
+__all__ = ["nodes"]
 
 pytestmark = pytest.mark.slow
 
@@ -251,7 +251,7 @@ async def test_chromium_plays_on_an_edge_against_a_twente_bot_on_another(
     bot = asyncio.ensure_future(_twente_bot(hub.listeners["twente"], "tom", 2, enable))
     seen = -1
     for move_number in range(4):
-        handle = await page.wait_for_function(NEXT_VIEW, arg=seen, timeout=30_000)
+        handle = await wait_for(page, NEXT_VIEW, arg=seen, timeout=30_000)
         view: dict[str, Any] = await handle.json_value()
         assert not view["over"]
         if move_number == 1:
@@ -259,7 +259,7 @@ async def test_chromium_plays_on_an_edge_against_a_twente_bot_on_another(
         assert view["players"][view["you"]] == "pia"
         seen = len(view["moves"])
         await type_move(page, view, enable)
-    handle = await page.wait_for_function(NEXT_VIEW, arg=seen, timeout=30_000)
+    handle = await wait_for(page, NEXT_VIEW, arg=seen, timeout=30_000)
     view = await handle.json_value()
     assert len(view["moves"]) >= 8  # four of the page's and four of the bot's
     uid = await page.evaluate("() => window.meeple.uid")

@@ -1,7 +1,8 @@
-"""Fixtures for the web tests (see :mod:`tests.web.helpers`)."""
+"""Fixtures for the web tests (see :mod:`tests.web.helpers`; the browser's are in
+tests/conftest.py, for every folder's browser tests)."""
 
 from __future__ import annotations
 
-from tests.web.helpers import browser, make_server, shared_chromium
+from tests.web.helpers import make_server
 
-__all__ = ["browser", "make_server", "shared_chromium"]
+__all__ = ["make_server"]

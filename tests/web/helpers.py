@@ -22,9 +22,17 @@ from typing import Any
 
 import psutil
 import pytest
+import pytest_asyncio
 import websockets
 from axe_playwright_python.async_playwright import Axe
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import (
+    Browser,
+    JSHandle,
+    Page,
+    Playwright,
+    async_playwright,
+    expect,
+)
 from tests.guard import session_processes
 from tests.patience import eventually
 from websockets.asyncio.client import ClientConnection
@@ -60,6 +68,11 @@ WIDTHS = ((390, 844), (1280, 900))  # a phone (issue 24) and a desktop
 PHONE_WIDTHS = WIDTHS
 
 ServerFactory = Callable[..., Awaitable[MeepleServer]]
+
+# The tests' HTTP clients on loopback pass ``verify=False``: an ``httpx.AsyncClient()``
+# otherwise builds an SSL context with certifi's CA bundle, 0.04 s of CPU a client when
+# the machine is quiet, for plain HTTP that never uses it; the hypothesis tests make one
+# per example (issue 33).
 
 
 @pytest.fixture
@@ -198,19 +211,60 @@ def shared_chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shared
     chromium.stop()
 
 
-@pytest.fixture
-async def browser(shared_chromium: SharedChromium) -> AsyncIterator[Browser]:
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def playwright_driver() -> AsyncIterator[Playwright]:
+    """This process's Playwright: one driver (a node.js process) for every browser test
+    of an xdist worker, on the session's event loop, stopped at the session's end.
+
+    Starting one per test cost each browser test about 1.5 s of CPU (issue 33). It holds
+    no browser state of its own: each test's :func:`browser` connects anew and closes the
+    contexts it made. The tests that use a browser run on the session's event loop
+    (tests/conftest.py ``SESSION_LOOP_FIXTURES``), where the driver's pipes live."""
+    with session_processes():  # the driver and its child watcher's thread
+        driver = await async_playwright().start()
+    try:
+        yield driver
+    finally:
+        await driver.stop()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def browser(
+    shared_chromium: SharedChromium, playwright_driver: Playwright
+) -> AsyncIterator[Browser]:
     """Debian's chromium, headless, driven by Playwright (never ``playwright install``):
-    the process's shared one, whose contexts and pages this test opens are its own."""
+    the process's shared one, whose contexts and pages this test opens are its own (a
+    new connection per test; its contexts are closed at the test's end, so no cookie,
+    storage or page reaches the next test)."""
     endpoint = shared_chromium.endpoint()
-    async with async_playwright() as p:
-        chromium = await p.chromium.connect_over_cdp(endpoint)
-        try:
-            yield chromium
-        finally:
-            for context in chromium.contexts[1:]:  # [0] is Chromium's default context
-                await context.close()
-            await chromium.close()
+    chromium = await playwright_driver.chromium.connect_over_cdp(endpoint)
+    try:
+        yield chromium
+    finally:
+        await release(chromium)
+
+
+async def release(chromium: Browser) -> None:
+    """A test's end in the shared Chromium: the contexts it made (their pages, cookies
+    and storage) closed, and its connection."""
+    for context in chromium.contexts[1:]:  # [0] is Chromium's default context
+        await context.close()
+    await chromium.close()
+
+
+# How often a page's waiting condition is checked. Playwright's default for
+# wait_for_function ("raf": every animation frame) keeps Chromium drawing frames for as
+# long as a test waits: 0.13 s of Chromium's CPU per second of waiting, against 0.006 s
+# when checked every 100 ms (measured, issue 33). Every 50 ms stays close to a frame.
+POLL_MS = 50
+
+
+async def wait_for(
+    page: Page, expression: str, *, arg: Any = None, timeout: float | None = None
+) -> JSHandle:
+    """``page.wait_for_function`` checked every :data:`POLL_MS` rather than every frame:
+    the page's JS ``expression`` (given ``arg``) until it is truthy; its value."""
+    return await page.wait_for_function(expression, arg=arg, timeout=timeout, polling=POLL_MS)
 
 
 async def screenshot(page: Page, name: str, widths: tuple[tuple[int, int], ...] = WIDTHS) -> None:

@@ -44,7 +44,9 @@ async def _replay(database: Path, store_first: dict[str, Any] | None = None) -> 
                 players=["ann", "bob"], started_at=0.0, end_reason="finished",
                 result={}, record="", data=store_first,
             )  # fmt: skip
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.ports['web']}") as web:
+        async with httpx.AsyncClient(
+            verify=False, base_url=f"http://127.0.0.1:{server.ports['web']}"
+        ) as web:
             page = await web.get(f"/games/{UID}")
         assert page.status_code == 200
         return page.text

@@ -40,7 +40,9 @@ async def twente(make_server: ServerFactory) -> MeepleServer:
 
 @pytest.fixture
 async def http(twente: MeepleServer) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{twente.ports['web']}") as client:
+    async with httpx.AsyncClient(
+        verify=False, base_url=f"http://127.0.0.1:{twente.ports['web']}"
+    ) as client:
         yield client
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from playwright.async_api import Browser, expect
 from tests.patience import PATIENCE_MS
-from tests.web.helpers import ServerFactory, screenshot
+from tests.web.helpers import ServerFactory, screenshot, wait_for
 from tests.web.test_play_issue24_browser import serious_violations
 
 from meeple.server.clock import VirtualClock
@@ -39,7 +39,7 @@ async def test_a_scrabble_table_with_a_clock_runs_and_flags(
         await page.click("#create button[type=submit]")
         await expect(page.locator("#waiting")).to_contain_text("clock: 5 min")
         await page.click("#bot")
-        await page.wait_for_function(MY_TURN, timeout=PATIENCE_MS)
+        await wait_for(page, MY_TURN, timeout=PATIENCE_MS)
 
         clocks = page.locator("#clocks .clock")
         await expect(clocks).to_have_count(2)
@@ -60,7 +60,7 @@ async def test_a_scrabble_table_with_a_clock_runs_and_flags(
         # server's times, and kim's clock is low.
         await clock.advance(296)
         await page.reload()
-        await page.wait_for_function(MY_TURN, timeout=PATIENCE_MS)
+        await wait_for(page, MY_TURN, timeout=PATIENCE_MS)
         await expect(page.locator("#clocks .clock.running.low .who")).to_have_text("kim")
         await screenshot(page, "play-clock")
         assert await serious_violations(page) == []  # axe-core, with the clocks shown
@@ -101,7 +101,7 @@ async def test_a_clock_with_an_increment_flags(
         await page.click("#create button[type=submit]")
         await expect(page.locator("#waiting")).to_contain_text("clock: 2 min + 1 s")
         await page.click("#bot")
-        await page.wait_for_function(MY_TURN, timeout=PATIENCE_MS)
+        await wait_for(page, MY_TURN, timeout=PATIENCE_MS)
         await expect(page.locator("#clocks .clock-rule")).to_have_text("2 min + 1 s a move")
         await expect(page.locator("#clocks .clock.running .who")).to_have_text("ida")
         await clock.advance(121)

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import pytest
 from playwright.async_api import Browser, Page, expect
-from tests.web.helpers import ServerFactory, axe, end_game, screenshot
+from tests.web.helpers import ServerFactory, axe, end_game, screenshot, wait_for
 from tests.web.test_play_issue24_browser import my_turn
 
 pytestmark = pytest.mark.slow
@@ -101,7 +101,7 @@ async def test_every_page_follows_the_system_scheme_with_readable_text(
         found[f"{game} watched"] = await _contrast(watcher)
         await watcher.close()
         await end_game(page)
-        await page.wait_for_function("() => !window.meeple.seated")
+        await wait_for(page, "() => !window.meeple.seated")
     assert schemes == dict.fromkeys(schemes, scheme), schemes
     assert found == {k: [] for k in found}, found
     await context.close()
@@ -140,7 +140,7 @@ async def test_the_header_button_picks_a_scheme_kept_per_browser(
     assert await _scheme(page) == "light"
     kept = await page.evaluate("() => localStorage.getItem('meeple-theme')")
     assert kept is None  # the system's own scheme: nothing kept
-    await other.wait_for_function("() => !document.documentElement.dataset.theme")
+    await wait_for(other, "() => !document.documentElement.dataset.theme")
     assert await _scheme(other) == "light"
     await context.close()
 

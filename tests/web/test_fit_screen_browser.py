@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page, expect
 from tests.patience import PATIENCE_MS
-from tests.web.helpers import ServerFactory, screenshot
+from tests.web.helpers import ServerFactory, screenshot, wait_for
 from tests.web.test_play_issue24_browser import my_turn
 
 pytestmark = pytest.mark.slow
@@ -102,14 +102,14 @@ async def test_the_page_fits_again_when_what_is_above_the_board_grows(
     url = f"http://127.0.0.1:{server.ports['web']}/play?game=spectrangle/standard&bot=1"
     await page.goto(url)
     await my_turn(page)
-    await page.wait_for_function(f"() => ({GROWS})() <= {height + 0.5}", timeout=PATIENCE_MS)
+    await wait_for(page, f"() => ({GROWS})() <= {height + 0.5}", timeout=PATIENCE_MS)
     # Two more rows in the header, as a late wrap would give.
     await page.evaluate(
         """() => { const extra = document.createElement('div');
           extra.style.cssText = 'flex: 1 0 100%; height: 48px';
           document.querySelector('header.top').append(extra); }"""
     )
-    await page.wait_for_function(f"() => ({GROWS})() <= {height + 0.5}", timeout=PATIENCE_MS)
+    await wait_for(page, f"() => ({GROWS})() <= {height + 0.5}", timeout=PATIENCE_MS)
     await _on_screen(page, "spectrangle", 390, height)
     await context.close()
 

@@ -68,7 +68,9 @@ async def server(make_server: ServerFactory) -> MeepleServer:
 
 @pytest.fixture
 async def http(server: MeepleServer) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.ports['web']}") as client:
+    async with httpx.AsyncClient(
+        verify=False, base_url=f"http://127.0.0.1:{server.ports['web']}"
+    ) as client:
         yield client
 
 

@@ -149,7 +149,7 @@ async def test_plain_http_connections_are_capped_per_address(serve: Factory) -> 
     assert answer.startswith(b"HTTP/1.1 503")
     held[0][1].close()
     await asyncio.sleep(0.2)
-    async with httpx.AsyncClient() as client:
+    async with httpx.AsyncClient(verify=False) as client:
         assert (await client.get(f"http://127.0.0.1:{port}/")).status_code == 200
     for _, w in held[1:]:
         w.close()
@@ -182,7 +182,7 @@ async def test_forwarded_headers_are_not_believed_by_default(serve: Factory) -> 
         await _ws(port, **{"X-Forwarded-For": "10.0.0.3"})
     await first.close()
     await second.close()
-    async with httpx.AsyncClient() as client:
+    async with httpx.AsyncClient(verify=False) as client:
         statuses = []
         for i in range(8):
             r = await client.post(
@@ -266,7 +266,7 @@ async def test_a_host_not_on_the_allowlist_is_400(serve: Factory) -> None:
         b"games.example:8443",
     ):
         assert await _status_for_host(port, host) == 200, host
-    async with httpx.AsyncClient() as client:
+    async with httpx.AsyncClient(verify=False) as client:
         r = await client.get(f"http://127.0.0.1:{port}/", headers={"Host": "evil.example"})
     assert r.status_code == 400
     assert r.headers["x-frame-options"] == "DENY"
@@ -343,7 +343,7 @@ async def test_every_page_has_the_security_headers(serve: Factory, path: str) ->
     """CSP without inline script and with frame-ancestors 'none', X-Frame-Options DENY,
     nosniff and a Referrer-Policy on every page."""
     server = await serve("cmpn402")
-    async with httpx.AsyncClient() as client:
+    async with httpx.AsyncClient(verify=False) as client:
         r = await client.get(f"http://127.0.0.1:{server.ports['web']}{path}")
     assert r.status_code == 200
     csp = {
@@ -365,7 +365,7 @@ async def test_the_admin_token_sign_in_is_limited_per_address(serve: Factory) ->
     """Five wrong tokens a minute, then 429, even for the right token."""
     server = await serve("cmpn402")
     url = f"http://127.0.0.1:{server.ports['web']}/cmpn402/login"
-    async with httpx.AsyncClient() as client:
+    async with httpx.AsyncClient(verify=False) as client:
         statuses = [(await client.post(url, data={"token": "wrong"})).status_code for _ in range(5)]
         assert statuses == [403] * 5
         late = await client.post(url, data={"token": TOKEN})
@@ -381,7 +381,7 @@ async def test_the_console_shows_no_text_from_the_query(web_only: MeepleServer, 
     (the page is the same as with no ``m`` at all). One server for the examples (issue
     33): these GETs change nothing on it."""
     base = f"http://127.0.0.1:{web_only.ports['web']}/cmpn402"
-    async with httpx.AsyncClient() as client:
+    async with httpx.AsyncClient(verify=False) as client:
         plain = (await client.get(base)).text
         planted = await client.get(f"{base}?m={quote(text)}")
         known = await client.get(f"{base}?m=start")
@@ -434,7 +434,7 @@ async def test_console_sign_out_needs_its_csrf_token(console: _Console, wrong: s
     right one the session ends."""
     await console.clock.advance(WINDOW)
     base = f"http://127.0.0.1:{console.server.ports['web']}"
-    async with httpx.AsyncClient() as client:
+    async with httpx.AsyncClient(verify=False) as client:
         session, csrf = await _signed_in(client, base)
         cookie = {"Cookie": f"{COOKIE}={session}"}
         if wrong != csrf:

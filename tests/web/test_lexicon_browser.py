@@ -10,7 +10,7 @@ import pytest
 from playwright.async_api import Browser, expect
 from tests.patience import PATIENCE_MS
 from tests.serve import next_of
-from tests.web.helpers import ServerFactory, end_game, screenshot, stored_game, web_socket
+from tests.web.helpers import ServerFactory, end_game, screenshot, stored_game, wait_for, web_socket
 
 from meeple.server.lobby.bots import BotSeat
 from meeple.server.lobby.tables import server_lobby
@@ -55,7 +55,7 @@ async def test_a_table_plays_with_the_word_list_it_chose(
         )
         await other.close()
         await page.click("#bot")
-        await page.wait_for_function(MY_TURN, timeout=PATIENCE_MS)
+        await wait_for(page, MY_TURN, timeout=PATIENCE_MS)
         await expect(page.locator("#waiting .lexicon")).to_contain_text("ENABLE")
 
         room = server_lobby(server.services).rooms[0]

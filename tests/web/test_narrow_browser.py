@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import pytest
 from playwright.async_api import Browser, Page, expect
-from tests.web.helpers import ServerFactory, end_game, screenshot
+from tests.web.helpers import ServerFactory, end_game, screenshot, wait_for
 from tests.web.test_play_issue24_browser import my_turn, serious_violations
 
 pytestmark = pytest.mark.slow
@@ -88,7 +88,7 @@ async def test_no_page_scrolls_sideways_or_is_cut_on_a_phone(
         await _fits(watcher, f"{game} watched")
         await watcher.close()
         await end_game(page)
-        await page.wait_for_function("() => !window.meeple.seated")
+        await wait_for(page, "() => !window.meeple.seated")
     for uid in uids:  # the finished games' replays
         await page.goto(f"{base}/games/{uid}")
         await expect(page.locator("#board")).to_be_visible()

@@ -11,7 +11,7 @@ import re
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, expect
 from tests.patience import eventually
-from tests.web.helpers import ServerFactory, end_game, web_socket
+from tests.web.helpers import ServerFactory, end_game, wait_for, web_socket
 from tests.web.test_play_issue24_browser import my_turn
 
 pytestmark = pytest.mark.slow
@@ -152,5 +152,5 @@ async def test_a_page_left_for_another_lets_its_name_go_and_connects_again_when_
     await eventually(free, "cy free once the page was left")
     await ws.close()
     await page.go_back(wait_until="commit")  # from the cache: no load event
-    await page.wait_for_function("() => window.meeple.socket?.readyState === WebSocket.OPEN")
+    await wait_for(page, "() => window.meeple.socket?.readyState === WebSocket.OPEN")
     await context.close()

@@ -23,7 +23,15 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page, expect
 from tests.patience import GAME_PATIENCE, PATIENCE_MS
-from tests.web.helpers import NEXT_VIEW, PHONE_WIDTHS, ServerFactory, axe, end_game, screenshot
+from tests.web.helpers import (
+    NEXT_VIEW,
+    PHONE_WIDTHS,
+    ServerFactory,
+    axe,
+    end_game,
+    screenshot,
+    wait_for,
+)
 from tests.web.test_play_santorini_browser import click_step
 
 from meeple.ai.analysis import analyse
@@ -48,7 +56,7 @@ MY_TURN = """() => {
 
 
 async def my_turn(page: Page) -> dict[str, Any]:
-    handle = await page.wait_for_function(MY_TURN, timeout=PATIENCE_MS)
+    handle = await wait_for(page, MY_TURN, timeout=PATIENCE_MS)
     view: dict[str, Any] = await handle.json_value()
     return view
 
@@ -109,14 +117,14 @@ async def test_play_santorini_now_turn_flow_resign_and_rematch(
     assert me.startswith("guest")
     # Rejoin from the player's side: the tab closed, the site opened again, one click
     # and the page is back at the table (the token is kept per browser).
-    await page.wait_for_function("() => window.meeple?.view")
+    await wait_for(page, "() => window.meeple?.view")
     await page.close()
     page = await context.new_page()
     await page.goto(f"http://127.0.0.1:{server.ports['web']}/")
     await expect(page.locator("#back-to-table")).to_be_visible()
     await page.click("#back-to-table a")
     await page.wait_for_url("**/play")
-    await page.wait_for_function("() => window.meeple?.view && window.meeple.name")
+    await wait_for(page, "() => window.meeple?.view && window.meeple.name")
     assert await page.evaluate("() => window.meeple.name") == me
     await page.evaluate("() => { window.meeple.autoEndMs = 1500; }")
     turns = 0
@@ -130,21 +138,22 @@ async def test_play_santorini_now_turn_flow_resign_and_rematch(
         legal = view["legal"]
         if view["phase"] == "starter":
             await page.locator("#controls button.starter").first.click()
-            await page.wait_for_function(
-                "(n) => window.meeple.view.moves.length > n", arg=len(view["moves"])
+            await wait_for(
+                page, "(n) => window.meeple.view.moves.length > n", arg=len(view["moves"])
             )
             continue
         if view["phase"] == "place":
             await page.click(f'#board .cell[data-cell="{legal["place"][0]}"]')
-            await page.wait_for_function(
-                "(n) => window.meeple.view.moves.length > n", arg=len(view["moves"])
+            await wait_for(
+                page, "(n) => window.meeple.view.moves.length > n", arg=len(view["moves"])
             )
             continue
         src, dst = legal["moves"][0]
         await click_step(page, Move(you, src, dst))
-        built = await page.wait_for_function(
+        built = await wait_for(
+            page,
             """() => { const v = window.meeple.view;
-                 return v.legal && v.legal.builds.length ? v : null; }"""
+                 return v.legal && v.legal.builds.length ? v : null; }""",
         )
         after_move = await built.json_value()
         a, b, level = after_move["legal"]["builds"][0]
@@ -155,17 +164,18 @@ async def test_play_santorini_now_turn_flow_resign_and_rematch(
             # Undo inside the window: the build is taken back, the turn does not end.
             await page.click("#controls .undo")
             await expect(note).to_have_count(0)
-            again = await page.wait_for_function(
+            again = await wait_for(
+                page,
                 """() => { const v = window.meeple.view;
-                     return v.legal && v.legal.builds.length ? v : null; }"""
+                     return v.legal && v.legal.builds.length ? v : null; }""",
             )
             assert (await again.json_value())["levels"] == after_move["levels"]
             undone = True
             await click_step(page, Build(you, a, b, level))
             await expect(note).to_contain_text("Turn ends in")
         # Nothing clicked: the turn ends by itself, the bot moves.
-        await page.wait_for_function(
-            "() => window.meeple.view.turn !== window.meeple.view.you", timeout=PATIENCE_MS
+        await wait_for(
+            page, "() => window.meeple.view.turn !== window.meeple.view.you", timeout=PATIENCE_MS
         )
         turns += 1
     log = await page.locator("#moves li").all_inner_texts()
@@ -222,8 +232,8 @@ async def test_play_santorini_now_turn_flow_resign_and_rematch(
     await expect(page.locator("#over")).to_be_visible()
     # Rematch: a new table of the same game, a bot seated again, a new game.
     await page.click("#rematch")
-    await page.wait_for_function(
-        "() => window.meeple.view && !window.meeple.view.over && window.meeple.view.phase"
+    await wait_for(
+        page, "() => window.meeple.view && !window.meeple.view.over && window.meeple.view.phase"
     )
     rooms = [r for r in server_lobby(server.services).rooms if not r.finished]
     assert len(rooms) == 1
@@ -354,7 +364,7 @@ async def test_axe_finds_nothing_critical_or_serious_on_the_play_pages(
         found[f"{game} watched"] = await serious_violations(watcher)
         await watcher.close()
         await end_game(page)
-        await page.wait_for_function("() => !window.meeple.seated")
+        await wait_for(page, "() => !window.meeple.seated")
     assert found == {k: [] for k in found}, found
     await page.close()
 
@@ -427,15 +437,18 @@ async def test_a_whole_santorini_game_by_keyboard_alone(
                 await tab_to(page, f'#board .choice button[data-level="{level}"]')
                 await page.keyboard.press("Enter")
         elif legal["pass"]:
-            await page.wait_for_function(  # the turn ends by itself
-                "(n) => window.meeple.view.moves.length > n", arg=seen, timeout=PATIENCE_MS
+            await wait_for(
+                page,  # the turn ends by itself
+                "(n) => window.meeple.view.moves.length > n",
+                arg=seen,
+                timeout=PATIENCE_MS,
             )
             continue
         else:
             await tab_to(page, "#controls .lose")
             await page.keyboard.press("Enter")
-        await page.wait_for_function(
-            "(n) => window.meeple.view.over || window.meeple.view.moves.length > n", arg=seen
+        await wait_for(
+            page, "(n) => window.meeple.view.over || window.meeple.view.moves.length > n", arg=seen
         )
     else:
         raise AssertionError("the game did not end")
@@ -587,14 +600,14 @@ async def test_a_whole_scrabble_game_by_keyboard_alone(
     await page.goto(f"http://127.0.0.1:{server.ports['web']}/play?game=scrabble/twente&bot=1")
     seen = -1
     for _ in range(120):
-        handle = await page.wait_for_function(NEXT_VIEW, arg=seen, timeout=30_000)
+        handle = await wait_for(page, NEXT_VIEW, arg=seen, timeout=30_000)
         view: dict[str, Any] = await handle.json_value()
         if view["over"]:
             break
         seen = len(view["moves"])
         await keyboard_move(page, view, gcide)
-        await page.wait_for_function(
-            "(n) => window.meeple.view.over || window.meeple.view.moves.length > n", arg=seen
+        await wait_for(
+            page, "(n) => window.meeple.view.over || window.meeple.view.moves.length > n", arg=seen
         )
     else:
         raise AssertionError("the game did not end")
@@ -627,7 +640,7 @@ async def test_a_whole_spectrangle_game_by_keyboard_alone(
         await page.keyboard.press(key)
 
     for _ in range(80):
-        handle = await page.wait_for_function(NEXT_VIEW, arg=seen, timeout=30_000)
+        handle = await wait_for(page, NEXT_VIEW, arg=seen, timeout=30_000)
         view: dict[str, Any] = await handle.json_value()
         if view["over"]:
             break
@@ -663,8 +676,8 @@ async def test_a_whole_spectrangle_game_by_keyboard_alone(
             await press("Enter")
             most = max(most, len(keys))
             assert len(keys) <= 8, keys
-        await page.wait_for_function(
-            "(n) => window.meeple.view.over || window.meeple.view.moves.length > n", arg=seen
+        await wait_for(
+            page, "(n) => window.meeple.view.over || window.meeple.view.moves.length > n", arg=seen
         )
     else:
         raise AssertionError("the game did not end")

@@ -17,6 +17,7 @@ from tests.web.helpers import (
     screenshot,
     stored_game,
     type_move,
+    wait_for,
 )
 
 from meeple.ai.scrabble import ranked_moves
@@ -76,9 +77,7 @@ async def test_tiles_are_dragged_blanks_ask_their_letter_and_plays_are_previewed
     page = await browser.new_page(viewport={"width": 1280, "height": 1100})
     await open_table(page, server, "pat", "scrabble/twente", 2)
     await page.click("#bot")
-    view: dict[str, Any] = await (
-        await page.wait_for_function(MY_TURN, timeout=30_000)
-    ).json_value()
+    view: dict[str, Any] = await (await wait_for(page, MY_TURN, timeout=30_000)).json_value()
     assert sorted(view["rack"]) == sorted("SEILMM?")
     assert sorted(await rack(page)) == sorted(view["rack"])
 
@@ -175,7 +174,7 @@ async def test_tiles_are_dragged_blanks_ask_their_letter_and_plays_are_previewed
         await page.keyboard.press(t.tile.upper())
     await expect(page.locator("#preview")).to_contain_text(f"{best.score} points: ")
     await page.click("#controls .send")
-    await page.wait_for_function("() => window.meeple.view.moves.length > 0")
+    await wait_for(page, "() => window.meeple.view.moves.length > 0")
     moves = await page.evaluate("() => window.meeple.view.moves")
     assert moves[0]["player"] == view["you"]
     assert moves[0]["score"] == best.score
@@ -228,7 +227,7 @@ async def test_a_person_drags_a_whole_game_against_a_clarkson_bot_at_a_clarkson_
     seen = -1
     scored: list[int] = []
     while True:
-        handle = await page.wait_for_function(NEXT_VIEW, arg=seen, timeout=30_000)
+        handle = await wait_for(page, NEXT_VIEW, arg=seen, timeout=30_000)
         view: dict[str, Any] = await handle.json_value()
         if view["over"]:
             break
@@ -266,7 +265,7 @@ async def test_tiles_are_dragged_by_touch_too(make_server: ServerFactory, browse
     page = await context.new_page()
     await open_table(page, server, "tia", "scrabble/twente", 2)
     await page.click("#bot")
-    await page.wait_for_function(MY_TURN, timeout=30_000)
+    await wait_for(page, MY_TURN, timeout=30_000)
     cdp = await context.new_cdp_session(page)
 
     async def swipe(source: Locator, target: Locator) -> None:
@@ -317,7 +316,7 @@ async def test_a_person_challenges_and_is_challenged_at_a_double_challenge_table
     seen = -1
     phony = challenged = False
     while True:
-        handle = await page.wait_for_function(NEXT_VIEW, arg=seen, timeout=30_000)
+        handle = await wait_for(page, NEXT_VIEW, arg=seen, timeout=30_000)
         view: dict[str, Any] = await handle.json_value()
         if view["over"]:
             break
@@ -352,7 +351,7 @@ async def test_a_person_challenges_and_is_challenged_at_a_double_challenge_table
             if view["bag"] == 0:  # the play may end the game: it must be accepted first
                 await page.click("#controls .accept")
                 done = "() => window.meeple.view.over || !window.meeple.view.pending"
-                await page.wait_for_function(done)
+                await wait_for(page, done)
                 view = await page.evaluate("() => window.meeple.view")
                 if view["over"]:
                     break

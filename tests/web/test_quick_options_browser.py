@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from playwright.async_api import Browser, expect
 from tests.patience import PATIENCE_MS
-from tests.web.helpers import ServerFactory
+from tests.web.helpers import ServerFactory, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +36,7 @@ async def test_play_now_takes_a_level_a_clock_and_gods(
     scrabble = await page.locator("#play-now a[data-game=scrabble]").get_attribute("href")
     assert scrabble == "/play?game=scrabble/twente&bot=1&level=easy"
     await santorini.click()
-    handle = await page.wait_for_function(SEATED, timeout=PATIENCE_MS)
+    handle = await wait_for(page, SEATED, timeout=PATIENCE_MS)
     view = await handle.json_value()
     assert view["gods_in_play"] is True
     bot = next(p for p in view["players"] if p != view["players"][view["you"]])

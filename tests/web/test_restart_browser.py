@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page, expect
 from tests.serve import Serve
-from tests.web.helpers import NEXT_VIEW, type_move
+from tests.web.helpers import NEXT_VIEW, type_move, wait_for
 
 from meeple.games.scrabble.lexicon import Lexicon
 
@@ -31,9 +31,7 @@ def _free_port() -> int:
 
 
 async def _my_turn(page: Page) -> dict[str, Any]:
-    view: dict[str, Any] = await (
-        await page.wait_for_function(MY_TURN, timeout=60_000)
-    ).json_value()
+    view: dict[str, Any] = await (await wait_for(page, MY_TURN, timeout=60_000)).json_value()
     return view
 
 
@@ -52,7 +50,7 @@ async def _play_one(page: Page, view: dict[str, Any], lexicon: Lexicon) -> dict[
     seen = len(view["moves"])
     await type_move(page, view, lexicon)
     after: dict[str, Any] = await (
-        await page.wait_for_function(NEXT_VIEW, arg=seen, timeout=60_000)
+        await wait_for(page, NEXT_VIEW, arg=seen, timeout=60_000)
     ).json_value()
     return after
 
@@ -75,11 +73,11 @@ async def test_the_open_tab_is_back_in_its_seat_after_a_crash(
         first.kill()
     # The page sees its socket close; its last view is dropped so that only a view from
     # the new process counts below.
-    await page.wait_for_function("() => !window.meeple.seated", timeout=30_000)
+    await wait_for(page, "() => !window.meeple.seated", timeout=30_000)
     await page.evaluate("() => { window.meeple.view = null; }")
     second = Serve(database, "--web-port", str(port))
     try:
-        await page.wait_for_function("() => window.meeple.seated", timeout=30_000)
+        await wait_for(page, "() => window.meeple.seated", timeout=30_000)
         await expect(page.locator("#who")).to_have_text("You are pat", timeout=30_000)
         back = await _my_turn(page)
         for key in ("board", "rack", "moves", "scores"):

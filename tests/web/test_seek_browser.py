@@ -9,7 +9,7 @@ import asyncio
 import pytest
 from playwright.async_api import Browser, Page, expect
 from tests.patience import PATIENCE_MS
-from tests.web.helpers import ServerFactory, screenshot
+from tests.web.helpers import ServerFactory, screenshot, wait_for
 from tests.web.test_play_issue24_browser import MY_TURN
 
 pytestmark = pytest.mark.slow
@@ -43,7 +43,7 @@ async def test_two_people_who_pick_the_same_cell_play_each_other(
     await screenshot(first, "seek-waiting")
     second = await _seek(browser, base, "scrabble/twente 5+0")
     for page in (first, second):
-        await page.wait_for_function(STARTED, timeout=PATIENCE_MS)
+        await wait_for(page, STARTED, timeout=PATIENCE_MS)
         await expect(page.locator("#clocks .clock")).to_have_count(2)
     assert sorted(await _opponents(first)) == sorted(await _opponents(second))
     assert await first.evaluate("() => window.meeple.view.game") == "scrabble"
@@ -70,7 +70,7 @@ async def test_two_people_who_ask_at_once_meet_at_one_table(
     await asyncio.gather(*(page.goto(url) for page in pages))
     for page in pages:
         try:
-            await page.wait_for_function(STARTED, timeout=PATIENCE_MS)
+            await wait_for(page, STARTED, timeout=PATIENCE_MS)
         except Exception:
             said = [await p.locator("#status").inner_text() for p in pages]
             where = [await p.locator("#table").inner_text() for p in pages]
@@ -99,7 +99,7 @@ async def test_a_seek_nobody_answers_offers_a_bot_after_the_wait_chosen(
     await expect(page.locator("#status")).to_contain_text("Nobody has come yet")
     await expect(page.locator("#bot")).to_be_focused()
     await page.click("#bot")
-    await page.wait_for_function(STARTED, timeout=PATIENCE_MS)
+    await wait_for(page, STARTED, timeout=PATIENCE_MS)
     await expect(page.locator("#clocks .clock")).to_have_count(2)
     assert any("bot" in name for name in await _opponents(page))
     await context.close()
