@@ -4,7 +4,7 @@ LOG --engine PATH [--meeple-time T] [--engine-time T] [--pin]``.
 ``LOG`` is the move log of ``benchmarks/santorini_external.py --log`` (games without
 gods). For each game meeple lost it prints the engine's score after every move (its
 ``best_move`` score, from the engine's side: about 100 a pawn of advantage, 9,990 and
-more a proved win, 10,000 − plies to the end), meeple's own value, and then the turning
+more a proved win, 10,000 minus the plies to the end), meeple's own value, and then the turning
 point: meeple's last move before the engine's score first reached ``--swing``
 (default 1,000). That position is searched again, by meeple for ``--meeple-time``
 seconds (ten times its match time, say) and by the engine for ``--engine-time``; the
@@ -22,15 +22,16 @@ import argparse
 import json
 import os
 import random
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
-from santorini_external import COMMON_GODS, Engine, route_for, to_fen
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from meeple.ai.santorini_search import AlphaBetaPlayer
 from meeple.games.santorini import GameState, Phase, advance, from_diagram
-
-_ = COMMON_GODS  # the same module's gods; this tool reads games without gods
+from santorini_external import Engine, route_for, to_fen
 
 
 def state_of_fen(fen: str) -> GameState:
@@ -88,17 +89,11 @@ def main(argv: list[str] | None = None) -> None:
         moves = rows[:-1]
         proof = next((r for r in moves if r["side"] == "engine" and r["score"] >= 9900), None)
         seen = next((r for r in moves if r["side"] == "meeple" and r["score"] <= -900000), None)
-        swing = next(
-            (r for r in moves if r["side"] == "engine" and r["score"] >= args.swing), None
-        )
+        swing = next((r for r in moves if r["side"] == "engine" and r["score"] >= args.swing), None)
         turning = None
         if swing is not None:
             turning = next(
-                (
-                    r
-                    for r in reversed(moves)
-                    if r["side"] == "meeple" and r["ply"] < swing["ply"]
-                ),
+                (r for r in reversed(moves) if r["side"] == "meeple" and r["ply"] < swing["ply"]),
                 None,
             )
         print(
