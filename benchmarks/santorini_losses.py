@@ -29,6 +29,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import itertools
+
 from meeple.ai.santorini_search import AlphaBetaPlayer
 from meeple.games.santorini import GameState, Phase, advance, from_diagram
 from santorini_external import Engine, route_for, to_fen
@@ -66,6 +68,43 @@ def engine_score(path: str, fen: str, seconds: float, pin: bool) -> int | None:
     return int(msg.get("meta", {}).get("score", 0))
 
 
+def summary(games: dict[int, list[dict[str, Any]]]) -> None:
+    """How well meeple's value follows the engine's score: each meeple move's value
+    beside the engine's next score negated (both from meeple's side), over moves where
+    neither has proved a result; their correlation, and how often meeple's value is
+    negative once the engine's reached 300 and 1,000."""
+    pairs: list[tuple[float, float]] = []
+    for rows in games.values():
+        moves = [r for r in rows if not r.get("end")]
+        for a, b in itertools.pairwise(moves):
+            if a["side"] != "meeple" or b["side"] != "engine":
+                continue
+            if abs(a["score"]) >= 900000 or abs(b["score"]) >= 9900:
+                continue
+            pairs.append((float(a["score"]), -float(b["score"])))
+    n = len(pairs)
+    if n < 2:
+        print("too few moves")
+        return
+    mx = sum(x for x, _ in pairs) / n
+    my = sum(y for _, y in pairs) / n
+    sxy = sum((x - mx) * (y - my) for x, y in pairs)
+    sxx = sum((x - mx) ** 2 for x, _ in pairs)
+    syy = sum((y - my) ** 2 for _, y in pairs)
+    r = sxy / (sxx * syy) ** 0.5 if sxx and syy else float("nan")
+    line = f"{n} moves: correlation of meeple's value with the engine's score {r:.2f}"
+    for cut in (300, 1000):
+        behind = [x for x, y in pairs if y <= -cut]
+        if behind:
+            neg = sum(1 for x in behind if x < 0)
+            mean = sum(behind) / len(behind)
+            line += (
+                f"; engine ahead by {cut}+: {len(behind)} moves, meeple's value below 0 in "
+                f"{neg} (mean {mean:.0f})"
+            )
+    print(line)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("log")
@@ -74,6 +113,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--meeple-time", type=float, default=3.0)
     parser.add_argument("--engine-time", type=float, default=2.0)
     parser.add_argument("--pin", action="store_true")
+    parser.add_argument(
+        "--summary", action="store_true", help="only the agreement of the two sides' scores"
+    )
     args = parser.parse_args(argv)
     if args.pin:
         os.sched_setaffinity(0, {0})
@@ -82,6 +124,9 @@ def main(argv: list[str] | None = None) -> None:
         for line in f:
             row = json.loads(line)
             games.setdefault(row["game"], []).append(row)
+    if args.summary:
+        summary(games)
+        return
     for g, rows in sorted(games.items()):
         end = rows[-1]
         if not end.get("end") or end["winner"] == end["meeple_seat"]:
