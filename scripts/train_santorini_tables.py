@@ -128,11 +128,20 @@ def main() -> None:
     )
     parser.add_argument("--record", action="store_true", help="duel: add it to the provenance")
     parser.add_argument("--progress", type=int, default=0)
+    parser.add_argument(
+        "--play-with",
+        type=Path,
+        default=None,
+        help="self-play with the table weights of this file (a second round) instead of "
+        "the learned evaluation; the duel's opponent too",
+    )
     args = parser.parse_args()
     command = " ".join(["scripts/train_santorini_tables.py", *sys.argv[1:]])
     learned = learned_weights()
     if learned is None:
         raise SystemExit("the learned evaluation's weights are missing")
+    players = learned if args.play_with is None else load(args.play_with)[0]
+    players_name = "learned" if args.play_with is None else f"table ({args.play_with.name})"
     if args.duel:
         tables, data = load(args.out)
         nodes = None if args.think_time is not None else args.duel_nodes
@@ -140,7 +149,7 @@ def main() -> None:
             random.Random(args.seed),
             args.duel,
             tables,
-            learned,
+            players,
             nodes,
             args.think_time,
             args.progress,
@@ -148,7 +157,7 @@ def main() -> None:
         lo, hi = wilson(w + d / 2, args.duel)
         budget = f"{nodes} nodes" if nodes is not None else f"{args.think_time} s CPU"
         line = (
-            f"{command}: tables v learned evaluation at {budget} a turn, {args.duel} games "
+            f"{command}: tables v {players_name} evaluation at {budget} a turn, {args.duel} games "
             f"without gods, seats alternating: {w}-{lost}-{d}, "
             f"{100 * (w + d / 2) / args.duel:.1f} % (95 % CI {100 * lo:.1f}-{100 * hi:.1f} %)"
         )
@@ -164,7 +173,7 @@ def main() -> None:
     wins = [0, 0, 0]
     start = time.perf_counter()
     for g in range(args.games):
-        rows, winner = self_play(rng, args.nodes, args.explore, args.epsilon, learned)
+        rows, winner = self_play(rng, args.nodes, args.explore, args.epsilon, players)
         wins[2 if winner is None else winner] += 1
         if winner is not None:
             for x, mover in rows:
@@ -184,7 +193,7 @@ def main() -> None:
     provenance = (
         f"{command} on {datetime.date.today().isoformat()}: {len(xs)} positions from "
         f"{args.games} self-play games without gods, the compiled core's selective search "
-        f"at {args.nodes} nodes a turn with the learned evaluation (seat 0 won {wins[0]}, "
+        f"at {args.nodes} nodes a turn with the {players_name} evaluation (seat 0 won {wins[0]}, "
         f"seat 1 {wins[1]}, unfinished {wins[2]}), Newton logistic regression, "
         f"log-loss {loss:.4f}"
     )
