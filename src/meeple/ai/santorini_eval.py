@@ -27,7 +27,9 @@ The learned evaluation (issue 36) adds :data:`LEARNED_FEATURES` to these in game
 two players: a weight vector of ``len(FEATURES) + len(LEARNED_FEATURES)`` integers
 (:func:`learned_weights`, fitted by ``scripts/train_santorini_learned.py``) selects it
 wherever a weight vector is taken, here and in the compiled core; the search plays
-with it by default (:func:`play_weights`).
+with it by default (:func:`play_weights`) unless the table evaluation ships: its
+:data:`TABLE_FEATURES` come on top of those (44 weights, :func:`table_weights`, fitted by
+``scripts/train_santorini_tables.py``) and it is then what the players use.
 """
 
 from __future__ import annotations
