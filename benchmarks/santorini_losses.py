@@ -77,7 +77,7 @@ def summary(games: dict[int, list[dict[str, Any]]]) -> None:
     for rows in games.values():
         moves = [r for r in rows if not r.get("end")]
         for a, b in itertools.pairwise(moves):
-            if a["side"] != "meeple" or b["side"] != "engine":
+            if a["side"] != "meeple" or b["side"] != "engine" or b["score"] is None:
                 continue
             if abs(a["score"]) >= 900000 or abs(b["score"]) >= 9900:
                 continue
@@ -123,6 +123,8 @@ def main(argv: list[str] | None = None) -> None:
     with open(args.log) as f:
         for line in f:
             row = json.loads(line)
+            if not row.get("end") and row.get("score") is None:
+                row["score"] = 0  # an engine that sends no score
             games.setdefault(row["game"], []).append(row)
     if args.summary:
         summary(games)
