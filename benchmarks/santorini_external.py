@@ -292,6 +292,8 @@ def play(
     tally: Tally,
     rng: random.Random,
     pin: bool,
+    log: Any = None,
+    game: int = 0,
 ) -> None:
     s = start(gods, placements)
     player = AlphaBetaPlayer(think_time=think, clock=time.monotonic, name="meeple")
@@ -300,6 +302,7 @@ def play(
         plies = 0
         while s.phase is Phase.PLAY and plies < MAX_PLIES:
             plies += 1
+            fen_before = to_fen(s)
             if s.turn == meeple_seat:
                 while s.phase is Phase.PLAY and s.turn == meeple_seat:
                     before = s.turn
@@ -309,6 +312,22 @@ def play(
                 if player.last is not None:
                     tally.depth_meeple.append(player.last.depth)
                     tally.nodes_meeple.append(player.last.nodes)
+                    if log is not None:
+                        log.write(
+                            json.dumps(
+                                {
+                                    "game": game,
+                                    "ply": plies,
+                                    "side": "meeple",
+                                    "fen": fen_before,
+                                    "next": to_fen(s),
+                                    "score": player.last.value,
+                                    "depth": player.last.depth,
+                                    "nodes": player.last.nodes,
+                                }
+                            )
+                            + "\n"
+                        )
                 continue
             if next(iter(turns(s)), None) is None:
                 break  # stuck: the engine's rules end the game (auto-elimination)
@@ -322,6 +341,22 @@ def play(
             meta = msg.get("meta", {})
             tally.depth_engine.append(int(meta.get("calculated_depth") or 0))
             tally.nodes_engine.append(int(meta.get("nodes_visited") or 0))
+            if log is not None:
+                log.write(
+                    json.dumps(
+                        {
+                            "game": game,
+                            "ply": plies,
+                            "side": "engine",
+                            "fen": fen_before,
+                            "next": msg.get("next_state"),
+                            "score": meta.get("score"),
+                            "depth": meta.get("calculated_depth"),
+                            "nodes": meta.get("nodes_visited"),
+                        }
+                    )
+                    + "\n"
+                )
             try:
                 route = route_for(s, str(msg["next_state"]))
             except (KeyError, ValueError):
@@ -333,6 +368,21 @@ def play(
                 return
             for action in route:
                 s = advance(s, action)[0]
+        if log is not None:
+            won = s.winner if s.phase is Phase.OVER else -1
+            log.write(
+                json.dumps(
+                    {
+                        "game": game,
+                        "end": True,
+                        "meeple_seat": meeple_seat,
+                        "winner": won,
+                        "plies": plies,
+                    }
+                )
+                + "\n"
+            )
+            log.flush()
         if s.phase is not Phase.OVER:
             tally.draws += 1
         elif s.winner == meeple_seat:
@@ -356,7 +406,11 @@ def main(argv: list[str] | None = None) -> Tally:
     parser.add_argument("--gods-list", default=",".join(COMMON_GODS), help="the gods to draw from")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--pin", action="store_true", help="meeple on core 0, engine on 1")
+    parser.add_argument(
+        "--log", default=None, help="write every move (position, score, depth) as JSON lines"
+    )
     args = parser.parse_args(argv)
+    log = open(args.log, "w") if args.log else None  # noqa: SIM115 (closed below)
     if args.pin:
         os.sched_setaffinity(0, {0})
     pool = [g for g in args.gods_list.split(",") if g]
@@ -381,12 +435,16 @@ def main(argv: list[str] | None = None) -> Tally:
             tally,
             random.Random(args.seed * 1000 + g),
             args.pin,
+            log,
+            g,
         )
         print(
             f"game {g + 1}: meeple seat {g % 2}, gods {pair}: "
             f"{tally.wins}-{tally.losses}-{tally.draws}",
             flush=True,
         )
+    if log is not None:
+        log.close()
     n = tally.wins + tally.losses + tally.draws
     rate = (tally.wins + 0.5 * tally.draws) / n if n else 0.0
     lo, hi = wilson_interval(rate, n)

@@ -23,6 +23,7 @@ from tests.ai.test_santorini_twin import _played, boards
 
 from meeple.ai.santorini_eval import (
     LEARNED_FEATURES,
+    TABLE_FEATURES,
     EvalWeights,
     default_weights,
     evaluate_gods,
@@ -30,6 +31,8 @@ from meeple.ai.santorini_eval import (
     god_weights,
     learned_weights,
     play_weights,
+    table_seat_features,
+    table_weights,
 )
 from meeple.ai.santorini_native import (
     SELECTIVE,
@@ -110,7 +113,60 @@ def test_the_core_gives_the_twins_turns_in_played_positions(
 
 
 _NW = 10 + len(LEARNED_FEATURES)
+_NT = _NW + len(TABLE_FEATURES)
 LEARNED = st.lists(st.integers(-5000, 5000), min_size=_NW, max_size=_NW).map(tuple)
+TABLES = st.lists(st.integers(-5000, 5000), min_size=_NT, max_size=_NT).map(tuple)
+
+
+@settings(max_examples=300 * SCALE, deadline=None)
+@given(boards(), TABLES, st.integers(0, 1))
+def test_the_core_evaluates_the_table_terms_as_python_does(
+    s: GameState, wt: tuple[int, ...], root: int
+) -> None:
+    """The table evaluation (44 weights) in C is the Python twin's, on random boards."""
+    assert mod is not None
+    twin = GodTwin((None, None))
+    _k, h, wk, turn, _w, mu = twin.node(_with_gods(s, (None, None)))
+    assert mod.evaluate(h, wk, root, turn, mu, (0, 0), wt, None) == evaluate_mortal(
+        h, wk, root, turn, wt
+    )
+
+
+@settings(max_examples=200 * SCALE, deadline=None)
+@given(boards(), st.integers(0, len(TABLE_FEATURES) - 1), st.integers(0, 1))
+def test_each_table_feature_is_counted_alike(s: GameState, j: int, root: int) -> None:
+    """One table feature alone (weight 1, every other 0) is the same count in C and
+    Python: the difference of the two seats' counts."""
+    assert mod is not None
+    twin = GodTwin((None, None))
+    _k, h, wk, turn, _w, mu = twin.node(_with_gods(s, (None, None)))
+    wt = [0] * _NT
+    wt[_NW + j] = 1
+    mine = table_seat_features(h, wk, root)[j]
+    theirs = table_seat_features(h, wk, 1 - root)[j]
+    assert mod.evaluate(h, wk, root, turn, mu, (0, 0), wt, None) == mine - theirs
+
+
+def test_the_table_features_count_what_they_say() -> None:
+    """By hand: seat 0's workers on the middle (level 2) and a corner (level 1)."""
+    h = [0] * 25
+    h[12] = 2  # the middle, seat 0's first worker
+    h[13] = 3  # a free level-3 cell beside it: a threat
+    h[11] = 3  # another: a double threat
+    h[0] = 1  # a corner, seat 0's second worker
+    h[1] = 2  # a level-2 cell beside it with a level-3 cell (none here) ...
+    h[6] = 3  # ... now there is one: a threat in the making
+    h[5] = 4  # a dome beside the corner worker
+    wk = [12, 0, 24, 20]
+    f = dict(zip(TABLE_FEATURES, table_seat_features(h, wk, 0), strict=True))
+    assert f["w_mid_2"] == 1
+    assert f["w_corner_1"] == 1
+    assert sum(v for k, v in f.items() if k.startswith("w_")) == 2
+    assert f["double_threat"] == 1
+    assert f["unguarded"] == 3  # 6, 11 and 13 (next to the level-2 middle worker)
+    assert f["pre_threat"] == 1  # cell 1: level 2, beside the level-1 corner worker and 6
+    assert f["nb_dome"] == 1
+    assert f["reach_l2"] == 1
 
 
 @settings(max_examples=300 * SCALE, deadline=None)
@@ -132,7 +188,14 @@ def test_the_shipped_learned_weights_are_the_learned_evaluation() -> None:
     assert learned is not None
     assert len(learned.weights) == 10 + len(LEARNED_FEATURES)
     assert "train_santorini_learned.py" in learned.provenance
-    assert play_weights() == learned
+
+
+def test_the_shipped_table_weights_are_what_the_players_use() -> None:
+    tables = table_weights()
+    assert tables is not None
+    assert len(tables.weights) == _NT
+    assert "train_santorini_tables.py" in tables.provenance
+    assert play_weights() == tables
 
 
 class _NoTable(dict[int, Any]):
@@ -179,12 +242,13 @@ def test_at_a_fixed_depth_the_core_finds_the_python_searchs_value(
 
 
 @settings(max_examples=25 * SCALE, deadline=None)
-@given(st.integers(0, 10**9), st.integers(1, 3), LEARNED)
+@given(st.integers(0, 10**9), st.integers(1, 3), st.one_of(LEARNED, TABLES))
 def test_with_learned_weights_the_core_finds_the_python_searchs_value(
     seed: int, depth: int, wt: tuple[int, ...]
 ) -> None:
-    """At a fixed depth without a table, the learned evaluation's search in C and in
-    Python (the fast twin's leaves) find the same value."""
+    """At a fixed depth without a table, the learned (16 weights) or table (44)
+    evaluation's search in C and in Python (the fast twin's leaves) find the same
+    value."""
     assert mod is not None
     s = _played(seed, ("Apollo", "Artemis"))
     if s is None:
@@ -339,14 +403,18 @@ def test_the_core_refuses_bad_positions_without_crashing(
 
 @settings(max_examples=50, deadline=None)
 @given(
-    st.lists(st.integers(-(2**40), 2**40), min_size=0, max_size=18),
+    st.one_of(
+        st.lists(st.integers(-(2**40), 2**40), min_size=0, max_size=18),
+        st.lists(st.integers(-(2**40), 2**40), min_size=42, max_size=46),
+        st.lists(st.integers(-200_000, 200_000), min_size=44, max_size=44),
+    ),
     st.one_of(st.none(), st.lists(st.integers(-(2**40), 2**40), min_size=0, max_size=18)),
 )
 def test_the_core_refuses_bad_weights(weights: list[int], god_weights: list[int] | None) -> None:
     assert mod is not None
     h, wk = [0] * 25, [0, 1, 23, 24]
     core = mod.Core(10)
-    ok = len(weights) in (10, 16) and all(abs(w) <= 100_000 for w in weights)
+    ok = len(weights) in (10, 16, 44) and all(abs(w) <= 100_000 for w in weights)
     ok = ok and (
         god_weights is None
         or (len(god_weights) == 13 and all(abs(w) <= 100_000 for w in god_weights))

@@ -20,6 +20,7 @@ DRIVER = ROOT / "benchmarks/santorini_external.py"
 
 
 ext = load_script("benchmarks/santorini_external.py")
+losses = load_script("benchmarks/santorini_losses.py")
 
 FAKE = """#!{python}
 import importlib.util, json, random, sys
@@ -124,3 +125,53 @@ def test_positions_go_to_fen_and_back(placements: list[int], gods: bool) -> None
 def test_a_malformed_engine_position_is_a_value_error(text: str) -> None:
     with contextlib.suppress(ValueError):
         ext.signature_of_fen(text)
+
+
+def test_the_move_log_has_every_move_and_each_games_end(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--log`` (issue 36.1) writes one line a move with the mover's score and one a
+    game's end; ``santorini_losses.py --summary`` reads it."""
+    import json
+
+    log = tmp_path / "moves.jsonl"
+    args = ["--engine", _fake(tmp_path, False), "--games", "2", "--think-time", "0.02"]
+    tally = ext.main([*args, "--log", str(log)])
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    ends = [r for r in rows if r.get("end")]
+    moves = [r for r in rows if not r.get("end")]
+    assert [e["game"] for e in ends] == [0, 1]
+    assert sum(1 for e in ends if e["winner"] == e["meeple_seat"]) == tally.wins
+    assert {r["side"] for r in moves} == {"meeple", "engine"}
+    assert len(moves) == len(tally.depth_meeple) + len(tally.depth_engine)
+    for r in moves:
+        assert ext.signature_of_fen(r["fen"])
+        assert ext.signature_of_fen(r["next"])
+        # the stand-in engine sends no score; meeple always has its value
+        assert isinstance(r["score"], int) or (r["side"] == "engine" and r["score"] is None)
+    losses.main([str(log), "--engine", "unused", "--summary"])
+    assert "moves: correlation" in capsys.readouterr().out or len(moves) < 4
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 10**6))
+def test_the_losses_tool_reads_the_engines_positions(seed: int) -> None:
+    """A position without gods goes to the engine's FEN and back unchanged (heights,
+    each side's workers, the side to move)."""
+    import random
+
+    from meeple.games.santorini import Phase, advance, turns
+
+    rng = random.Random(seed)
+    s = ext.start(None, rng.sample(list(CELLS), 4))
+    for _ in range(rng.randint(0, 30)):
+        options = list(turns(s))
+        if s.phase is not Phase.PLAY or not options:
+            break
+        for action in rng.choice(options)[0]:
+            s = advance(s, action)[0]
+    if s.phase is not Phase.PLAY:
+        return
+    back = losses.state_of_fen(ext.to_fen(s))
+    assert ext.signature_of_state(back) == ext.signature_of_state(s)
+    assert back.turn == s.turn

@@ -82,6 +82,7 @@ static uint32_t NBM[25];
 static int BEHIND[25][25];
 static uint32_t EDGE;
 static int CENTRE[25];
+static int CLS[25]; /* the cell's class under the board's symmetry (santorini_eval._CLASS) */
 
 static uint64_t Z_CODE[25][8];
 static uint64_t Z_WORKER[4][25];
@@ -104,6 +105,12 @@ static void init_tables(void) {
         NBN[c] = n;
         int dr = abs(r - 2), dk = abs(k - 2);
         CENTRE[c] = 2 - (dr > dk ? dr : dk);
+        {
+            int a = r < 4 - r ? r : 4 - r, b = k < 4 - k ? k : 4 - k;
+            if (a > b) { int t = a; a = b; b = t; }
+            /* (0,0) corner, (0,1) edge1, (0,2) edge2, (1,1) diag, (1,2) orth, (2,2) mid */
+            CLS[c] = a == 0 ? b : a == 1 ? 2 + b : 5;
+        }
         if (r == 0 || r == 4 || k == 0 || k == 4) EDGE |= 1u << c;
     }
     for (int s = 0; s < 25; s++)
@@ -607,9 +614,41 @@ static int eval_learned(const Pos *p, int seat, uint32_t domes, uint32_t free_, 
     return v + cramped * ext[3] + (dr > dc ? dr : dc) * ext[4] + popc(mine & domes) * ext[5];
 }
 
+#define N_TABLE 28
+
+/* santorini_eval.table_seat_features, weighted by `tab` (TABLE_FEATURES). */
+static int eval_table(const Pos *p, int seat, uint32_t domes, uint32_t free_, const uint32_t *le,
+                      const int *tab) {
+    int v = 0;
+    uint32_t threats = 0, pre = 0, reach2 = 0;
+    uint32_t l3free = p->lv[3] & ~p->occ;
+    for (int k = 0; k < 2; k++) {
+        int src = p->wk[2 * seat + k], hs = p->h[src];
+        uint32_t nbm = NBM[src], fr = nbm & free_;
+        if (hs < 3) v += tab[3 * CLS[src] + hs];
+        int down = hs ? popc(fr & le[hs - 1]) : 0;
+        int same = popc(fr & p->lv[hs]);
+        int up = hs < 3 ? popc(fr & p->lv[hs + 1]) : 0;
+        int high = popc(fr) - down - same - up;
+        v += down * tab[18] + same * tab[19] + up * tab[20] + high * tab[21] +
+             popc(nbm & domes & ~p->occ) * tab[22] + popc(nbm & p->occ) * tab[23];
+        if (hs == 2) threats |= fr & p->lv[3];
+        if (hs >= 1) {
+            uint32_t two = fr & p->lv[2];
+            reach2 |= two;
+            if (hs == 1)
+                for (uint32_t b = two; b; b &= b - 1)
+                    if (NBM[__builtin_ctz(b)] & l3free) pre |= b & -b;
+        }
+    }
+    uint32_t near_them = NBM[p->wk[2 - 2 * seat]] | NBM[p->wk[3 - 2 * seat]];
+    return v + popc(pre) * tab[24] + (popc(threats) >= 2) * tab[25] +
+           popc(threats & ~near_them) * tab[26] + popc(reach2) * tab[27];
+}
+
 /* santorini_eval.evaluate_mortal, from `root`'s view (weights: the 10 FEATURES, then
    the LEARNED_FEATURES' when `ext` is not NULL). */
-static int eval_mortal(const Pos *p, int root, const int *wt, const int *ext) {
+static int eval_mortal(const Pos *p, int root, const int *wt, const int *ext, const int *tab) {
     int total = 0;
     uint32_t domes = p->lv[4] | p->lv[5] | p->lv[6] | p->lv[7];
     uint32_t free_ = ~(p->occ | domes) & 0x1FFFFFF;
@@ -647,6 +686,7 @@ static int eval_mortal(const Pos *p, int root, const int *wt, const int *ext) {
         if (hot) v += popc(hot & (NBM[a] | NBM[b])) * wt[8];
         if (seat == p->turn) v += wt[9];
         if (ext != NULL) v += eval_learned(p, seat, domes, free_, le, ext);
+        if (tab != NULL) v += eval_table(p, seat, domes, free_, le, tab);
         total += seat == root ? v : -v;
     }
     return total;
@@ -698,15 +738,18 @@ typedef struct {
     int has_gods; /* evaluate with gwt (evaluate_gods) */
     int ext[N_LEARNED]; /* the learned evaluation's LEARNED_FEATURES weights */
     int has_ext;  /* a mortal game evaluated with ext too */
+    int tab[N_TABLE]; /* the table evaluation's TABLE_FEATURES weights */
+    int has_tab;  /* a mortal game evaluated with tab too */
 } Weights;
 
 static int evaluate(const Pos *p, const int gods[2], const Weights *W, int root) {
-    if (!W->has_gods) return eval_mortal(p, root, W->wt, W->has_ext ? W->ext : NULL);
+    if (!W->has_gods)
+        return eval_mortal(p, root, W->wt, W->has_ext ? W->ext : NULL, W->has_tab ? W->tab : NULL);
     int base[10];
     memcpy(base, W->gwt, sizeof base);
     int w_tm = base[4], w_tw = base[5];
     base[4] = base[5] = 0;
-    int total = eval_mortal(p, root, base, NULL);
+    int total = eval_mortal(p, root, base, NULL, NULL);
     for (int seat = 0; seat < 2; seat++) {
         int wins, twice;
         god_threats(p, gods, seat, &wins, &twice);
@@ -1364,9 +1407,10 @@ static int parse_weights(PyObject *wt, PyObject *gwt, Weights *W) {
     PyObject *s = PySequence_Fast(wt, "weights");
     if (s == NULL) return 0;
     Py_ssize_t nw = PySequence_Fast_GET_SIZE(s);
-    if (nw != 10 && nw != 10 + N_LEARNED) {
+    if (nw != 10 && nw != 10 + N_LEARNED && nw != 10 + N_LEARNED + N_TABLE) {
         Py_DECREF(s);
-        PyErr_SetString(PyExc_ValueError, "10 weights, or 16 (the learned evaluation)");
+        PyErr_SetString(PyExc_ValueError,
+                        "10 weights, 16 (the learned evaluation) or 44 (the table evaluation)");
         return 0;
     }
     for (int j = 0; j < nw; j++) {
@@ -1381,10 +1425,12 @@ static int parse_weights(PyObject *wt, PyObject *gwt, Weights *W) {
             return 0;
         }
         if (j < 10) W->wt[j] = (int)v;
-        else W->ext[j - 10] = (int)v;
+        else if (j < 10 + N_LEARNED) W->ext[j - 10] = (int)v;
+        else W->tab[j - 10 - N_LEARNED] = (int)v;
     }
     Py_DECREF(s);
     W->has_ext = nw > 10;
+    W->has_tab = nw > 10 + N_LEARNED;
     W->has_gods = 0;
     if (gwt == Py_None) return 1;
     s = PySequence_Fast(gwt, "god weights");

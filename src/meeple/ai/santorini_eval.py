@@ -27,7 +27,9 @@ The learned evaluation (issue 36) adds :data:`LEARNED_FEATURES` to these in game
 two players: a weight vector of ``len(FEATURES) + len(LEARNED_FEATURES)`` integers
 (:func:`learned_weights`, fitted by ``scripts/train_santorini_learned.py``) selects it
 wherever a weight vector is taken, here and in the compiled core; the search plays
-with it by default (:func:`play_weights`).
+with it by default (:func:`play_weights`) unless the table evaluation ships: its
+:data:`TABLE_FEATURES` come on top of those (44 weights, :func:`table_weights`, fitted by
+``scripts/train_santorini_tables.py``) and it is then what the players use.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ __all__ = [
     "GOD_FEATURES",
     "HAND_WEIGHTS",
     "LEARNED_FEATURES",
+    "TABLE_FEATURES",
     "EvalWeights",
     "GodWeights",
     "default_weights",
@@ -58,6 +61,8 @@ __all__ = [
     "learned_weights",
     "play_weights",
     "seat_features",
+    "table_seat_features",
+    "table_weights",
 ]
 
 FEATURES: tuple[str, ...] = (
@@ -94,8 +99,47 @@ four workers; "free" as above):
 - ``dome_near``: domes next to its workers (each cell once).
 """
 
+_CLASSES = ("corner", "edge1", "edge2", "diag", "orth", "mid")
+TABLE_FEATURES: tuple[str, ...] = (
+    *(f"w_{k}_{h}" for k in _CLASSES for h in range(3)),
+    "nb_down",
+    "nb_same",
+    "nb_up",
+    "nb_high",
+    "nb_dome",
+    "nb_worker",
+    "pre_threat",
+    "double_threat",
+    "unguarded",
+    "reach_l2",
+)
+"""The table evaluation's features of a seat beyond :data:`LEARNED_FEATURES` (issue 36,
+after the losses to santorini-ai were found to be a positional drift; two players):
+
+- ``w_{class}_{h}``: its workers standing on level ``h`` (0–2) on a cell of that class
+  of the board's symmetry (``corner``; ``edge1`` an edge cell beside a corner;
+  ``edge2`` an edge's middle; ``diag`` an inner cell on a diagonal; ``orth`` an inner
+  cell beside the middle; ``mid`` the middle): a worker-on-cell table by height;
+- ``nb_down``, ``nb_same``, ``nb_up``, ``nb_high``, ``nb_dome``, ``nb_worker``: the
+  neighbours of its workers (each worker's counted) lower than it, as high, one level
+  up, two or more up, domed, or holding a worker;
+- ``pre_threat``: free level-2 cells next to its level-1 workers with a free level-3
+  cell beside them (a step up there threatens to win);
+- ``double_threat``: 1 when it has two or more level-3 threats (one block cannot stop
+  both);
+- ``unguarded``: its level-3 threats next to no opponent worker (they cannot be domed);
+- ``reach_l2``: free level-2 cells next to its workers standing on level 1 or 2.
+"""
+
 _CENTRE = tuple(2 - max(abs(c // 5 - 2), abs(c % 5 - 2)) for c in range(25))
+_CLASS = tuple(
+    {(0, 0): 0, (0, 1): 1, (0, 2): 2, (1, 1): 3, (1, 2): 4, (2, 2): 5}[
+        tuple(sorted((min(c // 5, 4 - c // 5), min(c % 5, 4 - c % 5))))  # type: ignore[index]
+    ]
+    for c in range(25)
+)
 _N = len(FEATURES)
+_NL = _N + len(LEARNED_FEATURES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,12 +192,76 @@ def learned_weights() -> EvalWeights | None:
     )
 
 
+@cache
+def table_weights() -> EvalWeights | None:
+    """The table evaluation's weights (:data:`FEATURES`, :data:`LEARNED_FEATURES`, then
+    :data:`TABLE_FEATURES`) shipped with meeple, if they are."""
+    try:
+        text = resources.files("meeple.ai").joinpath("data/santorini_eval_tables.json").read_text()
+    except (FileNotFoundError, OSError):
+        return None
+    data = json.loads(text)
+    weights = data.get("weights")
+    names = (*FEATURES, *LEARNED_FEATURES, *TABLE_FEATURES)
+    if not isinstance(weights, dict) or set(weights) != set(names):
+        return None
+    return EvalWeights(
+        tuple(round(float(weights[f])) for f in names), str(data.get("provenance", "fitted"))
+    )
+
+
 def play_weights() -> EvalWeights:
-    """The weights the search plays with when it is given none: the learned evaluation
-    when meeple ships it (it beat the ten-feature weights at equal nodes, see
-    ``docs/santorini-engine.md``), else :func:`default_weights`."""
-    learned = learned_weights()
-    return learned if learned is not None else default_weights()
+    """The weights the search plays with when it is given none: the table evaluation
+    when meeple ships it, else the learned one (each beat the one before at equal time,
+    see ``docs/santorini-engine.md``), else :func:`default_weights`."""
+    for found in (table_weights(), learned_weights()):
+        if found is not None:
+            return found
+    return default_weights()
+
+
+def table_seat_features(h: Sequence[int], wk: Sequence[int], seat: int) -> list[int]:
+    """The :data:`TABLE_FEATURES` of ``seat`` in a two-player position with all four
+    workers (``wk``) on the board; ``h`` heights, 4 or more a dome."""
+    f = [0] * len(TABLE_FEATURES)
+    mine = (wk[2 * seat], wk[2 * seat + 1])
+    theirs = (wk[2 - 2 * seat], wk[3 - 2 * seat])
+    nb = 18
+    threats: set[int] = set()
+    pre: set[int] = set()
+    reach2: set[int] = set()
+    for src in mine:
+        hs = h[src]
+        if hs < 3:
+            f[3 * _CLASS[src] + hs] += 1
+        for d in NEIGHBOURS[src]:
+            hd = h[d]
+            if d in wk:
+                f[nb + 5] += 1
+            elif hd >= 4:
+                f[nb + 4] += 1
+            elif hd < hs:
+                f[nb] += 1
+            elif hd == hs:
+                f[nb + 1] += 1
+            elif hd == hs + 1:
+                f[nb + 2] += 1
+            else:
+                f[nb + 3] += 1
+            if d in wk or hd >= 4:
+                continue
+            if hs == 2 and hd == 3:
+                threats.add(d)
+            if hd == 2 and hs >= 1:
+                reach2.add(d)
+                if hs == 1 and any(h[e] == 3 and e not in wk for e in NEIGHBOURS[d]):
+                    pre.add(d)
+    near_them = set(NEIGHBOURS[theirs[0]]) | set(NEIGHBOURS[theirs[1]])
+    f[nb + 6] = len(pre)
+    f[nb + 7] = 1 if len(threats) >= 2 else 0
+    f[nb + 8] = len(threats - near_them)
+    f[nb + 9] = len(reach2)
+    return f
 
 
 def learned_seat_features(h: Sequence[int], wk: Sequence[int], seat: int) -> list[int]:
@@ -244,9 +352,12 @@ def evaluate_mortal(
     w_l1, w_l2, w_mob, w_climb, w_tm, w_tw, w_setup, w_centre, w_guard, w_tempo = wt[:_N]
     total = 0
     if len(wt) > _N:
-        ext = wt[_N:]
+        ext = wt[_N:_NL]
+        tab = wt[_NL:]
         for seat in (0, 1):
             v = sum(a * b for a, b in zip(ext, learned_seat_features(h, wk, seat), strict=True))
+            if tab:
+                v += sum(a * b for a, b in zip(tab, table_seat_features(h, wk, seat), strict=True))
             total += v if seat == root else -v
     for seat in (0, 1):
         a, b = wk[2 * seat], wk[2 * seat + 1]
