@@ -189,14 +189,10 @@ class _Bucket:
         if ttl is not None:
             wall = plane.wall() + ttl
             deadline = plane.clock.now() + ttl
-        done = self._stage(entry, deadline, wall, tell=True)
-        assert done is not None
-        await done  # durable before it is told
+        await plane.committed(self._stage(entry, deadline, wall))  # durable before it is told
         return entry.revision
 
-    def _stage(
-        self, entry: KvEntry, deadline: float | None, wall: float | None, *, tell: bool
-    ) -> asyncio.Future[None] | None:
+    def _stage(self, entry: KvEntry, deadline: float | None, wall: float | None) -> _Batch:
         staged = self.staged[entry.key] = _Staged(entry)
         row = (self.name, entry.key, entry.revision, entry.op, entry.value, wall)
 
@@ -214,7 +210,7 @@ class _Bucket:
             self._tell(entry)
 
         return self._plane.stage(
-            [(_PUT_KEY, row)], apply, counter=(f"kv:{self.name}", entry.revision), tell=tell
+            [(_PUT_KEY, row)], apply, counter=(f"kv:{self.name}", entry.revision)
         )
 
     def unstage(self) -> None:
@@ -260,13 +256,11 @@ class _Bucket:
                     del self.staged[key]
                 self.keys.pop(key, None)
 
-            plane.stage([(_DROP_KEY, (self.name, key))], drop, tell=False)
+            plane.stage([(_DROP_KEY, (self.name, key))], drop)
             return
         self.top += 1
         entry = KvEntry(key, b"", self.top, "lapsed")
-        self._stage(
-            entry, plane.clock.now() + self._marker, plane.wall() + self._marker, tell=False
-        )
+        self._stage(entry, plane.clock.now() + self._marker, plane.wall() + self._marker)
 
     def _tell(self, entry: KvEntry) -> None:
         for prefix, queue in self._watchers:
@@ -356,9 +350,7 @@ class _Stream:
             self.tails[subject] = stored
             self.ids[msg_id] = (stored.seq, now)
 
-        done = plane.stage([(_PUT_MESSAGE, row)], apply, tell=True)
-        assert done is not None
-        await done  # durable before it is told
+        await plane.committed(plane.stage([(_PUT_MESSAGE, row)], apply))  # durable, then told
         return stored.seq
 
     def unstage(self) -> None:
@@ -403,7 +395,8 @@ class _Batch:
     statements: list[tuple[str, tuple[object, ...]]] = field(default_factory=list)
     counters: dict[str, int] = field(default_factory=dict)  # each bucket's last revision
     applies: list[Callable[[], None]] = field(default_factory=list)  # once committed
-    waiters: list[asyncio.Future[None]] = field(default_factory=list)  # the writers
+    done: bool = False
+    error: Exception | None = None  # why its transaction failed
     after: list[Callable[[], None]] = field(default_factory=list)  # committed or failed
 
 
@@ -550,40 +543,44 @@ class LocalBackplane:
         apply: Callable[[], None],
         *,
         counter: tuple[str, int] | None = None,
-        tell: bool,
-    ) -> asyncio.Future[None] | None:
+    ) -> _Batch:
         """Stage a write (module doc, group commit): ``statements`` run in this turn's
         transaction, ``counter`` (a counter's name and value) is written with it, and
-        ``apply`` makes the write visible once it has committed. ``tell``: a future its
-        writer awaits (done once committed; the error if the transaction failed)."""
+        ``apply`` makes the write visible once it has committed; the batch it is in
+        (its writer awaits :meth:`committed`)."""
         self.check_open()
         batch = self._batch
-        loop = asyncio.get_running_loop()
         if batch is None:
             batch = self._batch = _Batch()
-            loop.call_soon(self._commit)
+            asyncio.get_running_loop().call_soon(self._commit)
         batch.statements.extend(statements)
         if counter is not None:
             batch.counters[counter[0]] = counter[1]
         batch.applies.append(apply)
-        if not tell:
-            return None
-        done: asyncio.Future[None] = loop.create_future()
-        batch.waiters.append(done)
-        return done
+        return batch
+
+    async def committed(self, batch: _Batch) -> None:
+        """Return once ``batch`` has committed; its error if it failed. The commit was
+        queued on the loop when the batch opened, before the caller's step that staged
+        into it: one turn of the loop later it is done (a writer waits one turn, not
+        two: no future's wake-up between)."""
+        await asyncio.sleep(0)
+        if not batch.done:  # not reached with a FIFO loop; safe all the same
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            batch.after.append(lambda: None if done.done() else done.set_result(None))
+            await done
+        if batch.error is not None:
+            raise batch.error
 
     async def settled(self) -> None:
         """Return once the writes staged now have committed (or failed)."""
-        if self._batch is None:
-            return
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-        def settle() -> None:
-            if not done.done():
-                done.set_result(None)
-
-        self._batch.after.append(settle)
-        await done
+        batch = self._batch
+        if batch is not None:
+            await asyncio.sleep(0)  # its commit is queued before this step (committed)
+            if not batch.done:
+                done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+                batch.after.append(lambda: None if done.done() else done.set_result(None))
+                await done
 
     def after(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` once the writes staged now have committed or failed."""
@@ -593,9 +590,10 @@ class LocalBackplane:
             self._batch.after.append(callback)
 
     def _commit(self) -> None:
-        """Commit the staged writes in one transaction, then tell of them: their writers
-        return, watchers hear, readers see. If it fails, none of them happened: each
-        writer gets the error and the staged state is forgotten."""
+        """Commit the staged writes in one transaction, then tell of them (they become
+        visible, watchers hear; their writers go on at their next step). If it fails,
+        none of them happened: each writer gets the error, the staged state is
+        forgotten."""
         batch, self._batch = self._batch, None
         if batch is None or self.closed:
             return
@@ -615,20 +613,16 @@ class LocalBackplane:
             logger.exception(
                 "local backplane: a transaction of %d writes failed", len(batch.applies)
             )
+            batch.error = e
             for bucket in self._buckets.values():
                 bucket.unstage()
             for stream in self._streams.values():
                 stream.unstage()
-            for waiter in batch.waiters:
-                if not waiter.done():
-                    waiter.set_exception(e)
         else:
             self.commits += 1
             for apply in batch.applies:
                 apply()
-            for waiter in batch.waiters:
-                if not waiter.done():
-                    waiter.set_result(None)
+        batch.done = True
         for callback in batch.after:
             callback()
 
