@@ -298,22 +298,32 @@ _subjects = st.lists(_token, min_size=1, max_size=5).map(".".join)
 
 
 @settings(max_examples=200, deadline=None)
-@given(patterns=st.lists(_patterns, max_size=8), subject=_subjects)
+@given(
+    patterns=st.lists(_patterns, max_size=8), subjects=st.lists(_subjects, min_size=1, max_size=3)
+)
 def test_the_index_finds_the_subscriptions_nats_would_match(
-    patterns: list[str], subject: str
+    patterns: list[str], subjects: list[str]
 ) -> None:
     """Exact subjects and wildcard patterns by their literal prefix: the subscriptions
-    found for a subject are those :func:`matches` says, each once."""
+    found for a subject are those :func:`matches` says, each once, however subscriptions
+    came and went since the subject was last matched (what it matched is remembered)."""
     bus = LocalBus()
     index = _Index()
     subs = [_Sub(bus, pattern, None) for pattern in patterns]
-    for sub in subs:
+
+    def check(live: list[_Sub]) -> None:
+        for subject in subjects:
+            for _ in range(2):  # found, then remembered
+                found = index.match(subject)
+                want = sorted(id(s) for s in live if matches(s.pattern, subject))
+                assert sorted(map(id, found)) == want
+
+    for n, sub in enumerate(subs):
         index.add(sub)
-    found = index.match(subject)
-    assert sorted(map(id, found)) == sorted(id(s) for s in subs if matches(s.pattern, subject))
-    for sub in subs:
+        check(subs[: n + 1])
+    for n, sub in enumerate(subs):
         index.remove(sub)
-    assert index.match(subject) == []
+        check(subs[n + 1 :])
     assert index.all() == []
 
 
