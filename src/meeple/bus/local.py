@@ -109,6 +109,10 @@ class _Sub(Subscription):
                 reply.set_result(answer if isinstance(answer, Sealed) else bytes(answer))
 
 
+#: The most subjects an index remembers the matches of.
+_REMEMBERED = 65536
+
+
 def _prefix(pattern: str) -> str | None:
     """The literal tokens of a wildcard pattern before its first wildcard (None: the
     pattern has no wildcard)."""
@@ -124,18 +128,23 @@ class _Index:
     many rooms), patterns with wildcards by their literal prefix (``ns.room.<uid>.cmd``
     for an owner's ``ns.room.<uid>.cmd.*``), so a message is matched against the
     patterns of its own prefixes only (one look-up per token of its subject), not
-    against every room's."""
+    against every room's. What a subject matched is remembered until the next
+    subscription comes or goes (a seat's subject, a room's command subject: each is
+    matched once, then looked up)."""
 
     def __init__(self) -> None:
         self.exact: dict[str, list[_Sub]] = {}
         self.wild: dict[str, list[_Sub]] = {}
+        self._found: dict[str, tuple[_Sub, ...]] = {}
 
     def add(self, sub: _Sub) -> None:
+        self._found.clear()
         prefix = _prefix(sub.pattern)
         into = self.exact if prefix is None else self.wild
         into.setdefault(sub.pattern if prefix is None else prefix, []).append(sub)
 
     def remove(self, sub: _Sub) -> None:
+        self._found.clear()
         prefix = _prefix(sub.pattern)
         into, key = (self.exact, sub.pattern) if prefix is None else (self.wild, prefix)
         group = into.get(key)
@@ -144,7 +153,10 @@ class _Index:
             if not group:
                 del into[key]
 
-    def match(self, subject: str) -> list[_Sub]:
+    def match(self, subject: str) -> tuple[_Sub, ...]:
+        known = self._found.get(subject)
+        if known is not None:
+            return known
         found = list(self.exact.get(subject, ()))
         if self.wild:
             tokens = subject.split(".")
@@ -152,7 +164,10 @@ class _Index:
                 group = self.wild.get(".".join(tokens[:i]))
                 if group:
                     found.extend(sub for sub in group if matches(sub.pattern, subject))
-        return found
+        if len(self._found) >= _REMEMBERED:
+            self._found.clear()  # many one-off subjects (reply inboxes): start again
+        result = self._found[subject] = tuple(found)
+        return result
 
     def all(self) -> list[_Sub]:
         return [sub for index in (self.wild, self.exact) for g in index.values() for sub in g]

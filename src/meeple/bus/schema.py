@@ -40,6 +40,7 @@ from meeple.bus.codec import Limits, WireError
 
 __all__ = [
     "BUSY",
+    "CODEC",
     "DONE",
     "KINDS",
     "OK",
@@ -61,6 +62,7 @@ __all__ = [
     "NamesRequest",
     "Rebound",
     "RejoinAsk",
+    "SchemaCodec",
     "SeatAt",
     "TokenValue",
     "ViewFrame",
@@ -131,6 +133,48 @@ def decode(data: bytes, kind: type[_M]) -> _M:
     except msgspec.ValidationError as e:
         raise WireError("type", str(e)[:200]) from None
     except (msgspec.DecodeError, RecursionError, ValueError, TypeError) as e:
+        raise WireError("format", str(e)[:200]) from None
+
+
+class SchemaCodec:
+    """This schema as a bus :class:`~meeple.bus.base.Codec`: a control message sealed
+    with it (``Sealed(message, CODEC)``) crosses one process by reference to a receiver
+    reading with the same codec (:meth:`~meeple.bus.base.Bus.listen`,
+    :meth:`~meeple.bus.base.Bus.answer`, :meth:`~meeple.bus.base.Bus.ask`), and NATS as
+    :func:`encode`'s bytes, exactly; bytes are read by :func:`decode` (the version rule),
+    at most ``max_bytes`` of them. ``expect``: a :class:`Message` kind (``object``: any
+    kind of this schema)."""
+
+    def __init__(self, max_bytes: int | None = None) -> None:
+        self.max_bytes = LIMITS.max_bytes if max_bytes is None else max_bytes
+
+    def encode(self, value: Any) -> bytes:
+        if not isinstance(value, Message):
+            raise TypeError(f"not a message of the schema: {type(value).__name__}")
+        return encode(value)
+
+    def decode(self, data: bytes, expect: Any = object) -> Any:
+        if len(data) > self.max_bytes:
+            raise WireError("size", f"{len(data)} bytes, more than {self.max_bytes}")
+        if expect is object:
+            kind = KINDS.get(_kind_of(data))
+            if kind is None:
+                raise WireError("type", "not a message of the schema")
+            return decode(data, kind)
+        return decode(data, expect)
+
+    def fits(self, value: object, expect: Any) -> bool:
+        return isinstance(value, Message if expect is object else expect)
+
+
+class _Kind(msgspec.Struct):
+    t: str = ""
+
+
+def _kind_of(data: bytes) -> str:
+    try:
+        return msgspec.json.decode(data, type=_Kind).t
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, ValueError) as e:
         raise WireError("format", str(e)[:200]) from None
 
 
@@ -358,3 +402,6 @@ KINDS: dict[str, type[Message]] = {
         LogEnd,
     )
 }
+
+#: The schema's codec for the bus (:class:`SchemaCodec`, NATS's payload limit).
+CODEC = SchemaCodec()

@@ -19,19 +19,29 @@ one SQLite file (issue 32.2; the seam is :mod:`meeple.cluster.backplane`).
 
 The file is SQLite in WAL mode with ``synchronous=NORMAL``, as the store
 (:mod:`meeple.server.store.database`): a write is durable once its call returns, against
-a crash of the process (not of the machine's power). Writes are made on the event loop:
-each is one small transaction. One process opens a file at a time.
+a crash of the process (not of the machine's power: WAL pages are synced at checkpoints,
+not at each commit). **Group commit**: the writes made in one turn of the event loop (a
+turn's log appends, lease renewals and token writes of every room) are staged and
+committed together, in one transaction, at the end of that turn (a callback queued by the
+first of them). Nobody is told of a staged write before its transaction commits: the
+writer's call returns then, a watcher hears of it then, and :meth:`_Bucket.get`,
+:meth:`_Stream.last`, :meth:`_Stream.next` and :meth:`_Stream.read` show only committed
+state. A staged write does count for the compare-and-set of the next one (two writers
+with the same expected revision: the second is refused), and a writer refused by a
+staged write, or retrying a staged message id, is answered once that write has committed
+(a crash meanwhile loses both, and neither was told). One process opens a file at a time.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sqlite3
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from meeple.bus.base import Bus, BusClosed
@@ -42,6 +52,8 @@ from meeple.server.clock import Clock, SystemClock, Timer
 from meeple.server.config import ClusterConfig
 
 __all__ = ["LocalBackplane"]
+
+logger = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS kv (
@@ -78,6 +90,26 @@ def _checked(what: str, size: int) -> None:
         raise ValueError(f"{what}: {size} bytes, more than {MAX_PAYLOAD}")
 
 
+@dataclass(eq=False, slots=True)
+class _Staged:
+    """A key's staged write (``entry`` None: the key is to be removed), compared by
+    identity: the write that staged it is the one that unstages it."""
+
+    entry: KvEntry | None
+
+
+_PUT_KEY = (
+    "INSERT OR REPLACE INTO kv (bucket, key, revision, op, value, deadline)"
+    " VALUES (?, ?, ?, ?, ?, ?)"
+)
+_DROP_KEY = "DELETE FROM kv WHERE bucket = ? AND key = ?"
+_PUT_COUNTER = "INSERT OR REPLACE INTO counters (name, last) VALUES (?, ?)"
+_PUT_MESSAGE = (
+    "INSERT INTO messages (stream, seq, subject, headers, data, msg_id, at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+
+
 class _Bucket:
     """One bucket of :class:`LocalBackplane` (:class:`~meeple.cluster.backplane.KeyValue`)."""
 
@@ -85,8 +117,12 @@ class _Bucket:
         self._plane = plane
         self.name = name
         self._marker = marker  # how long a lapse marker stays (None: no marker)
-        self.keys: dict[str, _Key] = {}
-        self.revision = 0
+        self.keys: dict[str, _Key] = {}  # committed: what anyone may be told
+        self.revision = 0  # the committed counter
+        # Staged and not committed yet (module doc, group commit): each key's latest
+        # staged write, and the counter with them.
+        self.staged: dict[str, _Staged] = {}
+        self.top = 0
         self._watchers: list[tuple[str, asyncio.Queue[KvEntry]]] = []
 
     # --- the KeyValue protocol ---------------------------------------------------------------
@@ -100,10 +136,10 @@ class _Bucket:
         _checked(f"{self.name} {key}", len(value))
         if ttl is not None and (int(ttl) != ttl or ttl < 1):
             raise ValueError(f"a TTL is whole seconds, at least 1: {ttl!r}")
-        return self._write(key, bytes(value), "put", expect=expect, ttl=ttl)
+        return await self._write(key, bytes(value), "put", expect=expect, ttl=ttl)
 
     async def delete(self, key: str, *, expect: int) -> int:
-        return self._write(key, b"", "del", expect=expect, ttl=None)
+        return await self._write(key, b"", "del", expect=expect, ttl=None)
 
     async def watch(self, prefix: str) -> AsyncIterator[KvEntry]:
         self._plane.check_open()
@@ -126,26 +162,61 @@ class _Bucket:
 
     # --- inside ------------------------------------------------------------------------------
 
-    def _write(self, key: str, value: bytes, op: Op, *, expect: int, ttl: float | None) -> int:
-        plane = self._plane
-        plane.check_open()
+    def _latest(self, key: str) -> int:
+        """The revision a write of ``key`` must expect now: its staged write's, else its
+        committed entry's (0: none)."""
+        staged = self.staged.get(key)
+        if staged is not None:
+            return 0 if staged.entry is None else staged.entry.revision
         found = self.keys.get(key)
-        have = 0 if found is None else found.entry.revision
-        if have != expect:
-            raise Fenced(f"{self.name} {key}: at revision {have}, not {expect}")
-        entry = KvEntry(key, value, self.revision + 1, op)
-        wall = None if ttl is None else plane.wall() + ttl
-        plane.save_key(self.name, entry, wall, entry.revision)  # durable before it is told
-        self.revision = entry.revision
-        if found is not None and found.timer is not None:
-            found.timer.cancel()
-        deadline = timer = None
+        return 0 if found is None else found.entry.revision
+
+    async def _write(self, key: str, value: bytes, op: Op, *, expect: int, ttl: int | None) -> int:
+        plane = self._plane
+        while True:
+            plane.check_open()
+            have = self._latest(key)
+            if have == expect:
+                break
+            if key not in self.staged:
+                raise Fenced(f"{self.name} {key}: at revision {have}, not {expect}")
+            # Refused by a staged write: told once that write is durable (or, if its
+            # transaction failed, judged again against what is).
+            await plane.settled()
+        self.top += 1
+        entry = KvEntry(key, value, self.top, op)
+        wall = deadline = None
         if ttl is not None:
+            wall = plane.wall() + ttl
             deadline = plane.clock.now() + ttl
-            timer = self._timer(key, entry.revision, ttl)
-        self.keys[key] = _Key(entry, deadline, wall, timer)
-        self._tell(entry)
+        await plane.committed(self._stage(entry, deadline, wall))  # durable before it is told
         return entry.revision
+
+    def _stage(self, entry: KvEntry, deadline: float | None, wall: float | None) -> _Batch:
+        staged = self.staged[entry.key] = _Staged(entry)
+        row = (self.name, entry.key, entry.revision, entry.op, entry.value, wall)
+
+        def apply() -> None:
+            if self.staged.get(entry.key) is staged:
+                del self.staged[entry.key]
+            self.revision = max(self.revision, entry.revision)
+            found = self.keys.get(entry.key)
+            if found is not None and found.timer is not None:
+                found.timer.cancel()
+            timer = None
+            if deadline is not None:
+                timer = self._timer(entry.key, entry.revision, deadline - self._plane.clock.now())
+            self.keys[entry.key] = _Key(entry, deadline, wall, timer)
+            self._tell(entry)
+
+        return self._plane.stage(
+            [(_PUT_KEY, row)], apply, counter=(f"kv:{self.name}", entry.revision)
+        )
+
+    def unstage(self) -> None:
+        """A batch's transaction failed: what was staged is forgotten."""
+        self.staged.clear()
+        self.top = self.revision
 
     def _timer(self, key: str, revision: int, after: float) -> Timer:
         return self._plane.clock.call_later(max(0.0, after), lambda: self._due(key, revision))
@@ -165,23 +236,31 @@ class _Bucket:
 
     def _lapse(self, key: str, revision: int) -> None:
         """The TTL of ``key``'s entry at ``revision`` passed: a marker where the bucket
-        leaves one (for a value), else the key is gone, as NATS does."""
-        if self._plane.closed:
+        leaves one (for a value), else the key is gone, as NATS does. Staged like a
+        write; a write of the key already staged decides (a renewal that came in time):
+        the lapse is judged again once it has committed or failed."""
+        plane = self._plane
+        if plane.closed:
             return
         found = self.keys.get(key)
         if found is None or found.entry.revision != revision:
             return  # written again since
-        if self._marker is None or found.entry.op != "put":
-            del self.keys[key]
-            self._plane.drop_key(self.name, key)
+        if key in self.staged:
+            plane.after(lambda: self._lapse(key, revision))
             return
-        entry = KvEntry(key, b"", self.revision + 1, "lapsed")
-        wall = self._plane.wall() + self._marker
-        self._plane.save_key(self.name, entry, wall, entry.revision)
-        self.revision = entry.revision
-        timer = self._timer(key, entry.revision, self._marker)
-        self.keys[key] = _Key(entry, self._plane.clock.now() + self._marker, wall, timer)
-        self._tell(entry)
+        if self._marker is None or found.entry.op != "put":
+            staged = self.staged[key] = _Staged(None)
+
+            def drop() -> None:
+                if self.staged.get(key) is staged:
+                    del self.staged[key]
+                self.keys.pop(key, None)
+
+            plane.stage([(_DROP_KEY, (self.name, key))], drop)
+            return
+        self.top += 1
+        entry = KvEntry(key, b"", self.top, "lapsed")
+        self._stage(entry, plane.clock.now() + self._marker, plane.wall() + self._marker)
 
     def _tell(self, entry: KvEntry) -> None:
         for prefix, queue in self._watchers:
@@ -211,10 +290,14 @@ class _Stream:
         self._plane = plane
         self.name = name
         self._window = window
-        self.seq = 0
-        self.tails: dict[str, Stored] = {}  # each subject's last message
+        self.seq = 0  # the committed last sequence
+        self.tails: dict[str, Stored] = {}  # each subject's last committed message
         # Message id -> (stream sequence, when on the clock), oldest first.
         self.ids: OrderedDict[str, tuple[int, float]] = OrderedDict()
+        # Staged and not committed yet (module doc, group commit).
+        self.top = 0
+        self.staged_tails: dict[str, Stored] = {}
+        self.staged_ids: dict[str, int] = {}
 
     async def append(
         self, subject: str, data: bytes, headers: Mapping[str, str], *, msg_id: str, expect: int
@@ -222,26 +305,59 @@ class _Stream:
         plane = self._plane
         plane.check_open()
         _checked(subject, len(data) + sum(len(k) + len(v) for k, v in headers.items()))
-        now = plane.clock.now()
-        while self.ids:
-            oldest = next(iter(self.ids.values()))
-            if oldest[1] > now - self._window:
-                break
-            self.ids.popitem(last=False)
-        # The fence first, then the duplicate window: JetStream's order.
-        last = self.tails.get(subject)
-        have = 0 if last is None else last.seq
-        if have != expect:
-            raise Fenced(f"{subject}: the last message is {have}, not {expect}")
-        seen = self.ids.get(msg_id)
-        if seen is not None:
-            return seen[0]  # a retry within the window: JetStream's duplicate
-        self.seq += 1
-        stored = Stored(self.seq, subject, {**headers, MSG_ID: msg_id}, bytes(data))
-        plane.save_message(self.name, stored, msg_id)
-        self.tails[subject] = stored
-        self.ids[msg_id] = (self.seq, now)
-        return self.seq
+        while True:
+            plane.check_open()
+            now = plane.clock.now()
+            while self.ids:
+                oldest = next(iter(self.ids.values()))
+                if oldest[1] > now - self._window:
+                    break
+                self.ids.popitem(last=False)
+            # The fence first, then the duplicate window: JetStream's order.
+            last = self.staged_tails.get(subject) or self.tails.get(subject)
+            have = 0 if last is None else last.seq
+            if have != expect:
+                if subject not in self.staged_tails:
+                    raise Fenced(f"{subject}: the last message is {have}, not {expect}")
+            else:
+                seen = self.ids.get(msg_id)
+                if seen is not None:
+                    return seen[0]  # a retry within the window: JetStream's duplicate
+                if msg_id not in self.staged_ids:
+                    break
+            # Refused by, or a retry of, a staged append: answered once it is durable.
+            await plane.settled()
+        self.top += 1
+        stored = Stored(self.top, subject, {**headers, MSG_ID: msg_id}, bytes(data))
+        self.staged_tails[subject] = stored
+        self.staged_ids[msg_id] = stored.seq
+        row = (
+            self.name,
+            stored.seq,
+            subject,
+            json.dumps(dict(stored.headers), separators=(",", ":")),
+            stored.data,
+            msg_id,
+            plane.wall(),
+        )
+
+        def apply() -> None:
+            if self.staged_tails.get(subject) is stored:
+                del self.staged_tails[subject]
+            if self.staged_ids.get(msg_id) == stored.seq:
+                del self.staged_ids[msg_id]
+            self.seq = max(self.seq, stored.seq)
+            self.tails[subject] = stored
+            self.ids[msg_id] = (stored.seq, now)
+
+        await plane.committed(plane.stage([(_PUT_MESSAGE, row)], apply))  # durable, then told
+        return stored.seq
+
+    def unstage(self) -> None:
+        """A batch's transaction failed: what was staged is forgotten."""
+        self.staged_tails.clear()
+        self.staged_ids.clear()
+        self.top = self.seq
 
     async def last(self, subject: str) -> Stored | None:
         self._plane.check_open()
@@ -270,6 +386,18 @@ class _Stream:
 def _stored(subject: str, row: tuple[int, str, bytes]) -> Stored:
     seq, headers, data = row
     return Stored(int(seq), subject, json.loads(headers), bytes(data))
+
+
+@dataclass(eq=False)
+class _Batch:
+    """The writes staged in one turn of the event loop, committed together."""
+
+    statements: list[tuple[str, tuple[object, ...]]] = field(default_factory=list)
+    counters: dict[str, int] = field(default_factory=dict)  # each bucket's last revision
+    applies: list[Callable[[], None]] = field(default_factory=list)  # once committed
+    done: bool = False
+    error: Exception | None = None  # why its transaction failed
+    after: list[Callable[[], None]] = field(default_factory=list)  # committed or failed
 
 
 class LocalBackplane:
@@ -302,6 +430,8 @@ class LocalBackplane:
         self._db.executescript(_SCHEMA)
         self._buckets: dict[str, _Bucket] = {}
         self._streams: dict[str, _Stream] = {}
+        self._batch: _Batch | None = None
+        self.commits = 0  # transactions committed (group commit: one per turn of writes)
         for name in ns.buckets:
             self._bucket(name)
         self._stream(ns.log_stream)
@@ -340,6 +470,7 @@ class LocalBackplane:
     async def close(self) -> None:
         if self.closed:
             return
+        self._commit()  # what is staged is kept: its writers are waiting to be told
         self.closed = True
         for bucket in self._buckets.values():
             bucket.stop()
@@ -401,57 +532,100 @@ class LocalBackplane:
             now, wall = self.clock.now(), self.wall()
             for msg_id, seq, at in recent.fetchall():
                 s.ids[str(msg_id)] = (int(seq), now - (wall - float(at)))
+        for bucket in self._buckets.values():
+            bucket.top = bucket.revision
+        for s in self._streams.values():
+            s.top = s.seq
 
-    def save_key(self, bucket: str, entry: KvEntry, wall: float | None, revision: int) -> None:
-        with self._tx() as db:
-            db.execute(
-                "INSERT OR REPLACE INTO kv (bucket, key, revision, op, value, deadline)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (bucket, entry.key, entry.revision, entry.op, entry.value, wall),
-            )
-            db.execute(
-                "INSERT OR REPLACE INTO counters (name, last) VALUES (?, ?)",
-                (f"kv:{bucket}", revision),
-            )
+    def stage(
+        self,
+        statements: list[tuple[str, tuple[object, ...]]],
+        apply: Callable[[], None],
+        *,
+        counter: tuple[str, int] | None = None,
+    ) -> _Batch:
+        """Stage a write (module doc, group commit): ``statements`` run in this turn's
+        transaction, ``counter`` (a counter's name and value) is written with it, and
+        ``apply`` makes the write visible once it has committed; the batch it is in
+        (its writer awaits :meth:`committed`)."""
+        self.check_open()
+        batch = self._batch
+        if batch is None:
+            batch = self._batch = _Batch()
+            asyncio.get_running_loop().call_soon(self._commit)
+        batch.statements.extend(statements)
+        if counter is not None:
+            batch.counters[counter[0]] = counter[1]
+        batch.applies.append(apply)
+        return batch
 
-    def drop_key(self, bucket: str, key: str) -> None:
-        with self._tx() as db:
-            db.execute("DELETE FROM kv WHERE bucket = ? AND key = ?", (bucket, key))
+    async def committed(self, batch: _Batch) -> None:
+        """Return once ``batch`` has committed; its error if it failed. The commit was
+        queued on the loop when the batch opened, before the caller's step that staged
+        into it: one turn of the loop later it is done (a writer waits one turn, not
+        two: no future's wake-up between)."""
+        await asyncio.sleep(0)
+        if not batch.done:  # not reached with a FIFO loop; safe all the same
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            batch.after.append(lambda: None if done.done() else done.set_result(None))
+            await done
+        if batch.error is not None:
+            raise batch.error
 
-    def save_message(self, stream: str, stored: Stored, msg_id: str) -> None:
-        with self._tx() as db:
-            db.execute(
-                "INSERT INTO messages (stream, seq, subject, headers, data, msg_id, at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    stream,
-                    stored.seq,
-                    stored.subject,
-                    json.dumps(dict(stored.headers), separators=(",", ":")),
-                    stored.data,
-                    msg_id,
-                    self.wall(),
-                ),
+    async def settled(self) -> None:
+        """Return once the writes staged now have committed (or failed)."""
+        batch = self._batch
+        if batch is not None:
+            await asyncio.sleep(0)  # its commit is queued before this step (committed)
+            if not batch.done:
+                done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+                batch.after.append(lambda: None if done.done() else done.set_result(None))
+                await done
+
+    def after(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once the writes staged now have committed or failed."""
+        if self._batch is None:
+            asyncio.get_running_loop().call_soon(callback)
+        else:
+            self._batch.after.append(callback)
+
+    def _commit(self) -> None:
+        """Commit the staged writes in one transaction, then tell of them (they become
+        visible, watchers hear; their writers go on at their next step). If it fails,
+        none of them happened: each writer gets the error, the staged state is
+        forgotten."""
+        batch, self._batch = self._batch, None
+        if batch is None or self.closed:
+            return
+        db = self._db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for sql, args in batch.statements:
+                    db.execute(sql, args)
+                if batch.counters:
+                    db.executemany(_PUT_COUNTER, batch.counters.items())
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        except Exception as e:
+            logger.exception(
+                "local backplane: a transaction of %d writes failed", len(batch.applies)
             )
+            batch.error = e
+            for bucket in self._buckets.values():
+                bucket.unstage()
+            for stream in self._streams.values():
+                stream.unstage()
+        else:
+            self.commits += 1
+            for apply in batch.applies:
+                apply()
+        batch.done = True
+        for callback in batch.after:
+            callback()
 
     def messages(self, sql: str, args: tuple[object, ...]) -> list[tuple[int, str, bytes]]:
         self.check_open()
         return list(self._db.execute(sql, args).fetchall())
-
-    def _tx(self) -> _Transaction:
-        self.check_open()
-        return _Transaction(self._db)
-
-
-class _Transaction:
-    """One write transaction on the file (BEGIN … COMMIT, ROLLBACK on an error)."""
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self._db = db
-
-    def __enter__(self) -> sqlite3.Connection:
-        self._db.execute("BEGIN IMMEDIATE")
-        return self._db
-
-    def __exit__(self, kind: object, _e: object, _tb: object) -> None:
-        self._db.execute("COMMIT" if kind is None else "ROLLBACK")

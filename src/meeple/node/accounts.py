@@ -49,7 +49,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from meeple.bus.base import Bus, BusError, Subscription
+from meeple.bus.base import Bus, BusError, Sealed, Subscription, ValueHandler
 from meeple.bus.subjects import STORE_ACCOUNTS, Namespace
 from meeple.node import wire
 from meeple.server.store.database import StoreUnavailable
@@ -166,15 +166,37 @@ def _token(value: str) -> bool:
     return 0 < len(value) <= MAX_TOKEN and value.isascii() and value.isprintable()
 
 
-def _decode(payload: bytes, expect: type) -> Any:
-    """An account request: at most :data:`MAX_REQUEST` bytes, of the type ``expect``."""
-    if len(payload) > MAX_REQUEST:
-        raise wire.WireError("size", f"an account request of {len(payload)} bytes")
-    return wire.loads(payload, expect)
+class _Codec:
+    """The accounts' codec: :func:`meeple.node.wire.registry`'s, a request's bytes (from
+    another process) at most :data:`MAX_REQUEST`; a value sealed in this process is
+    handed over as it is (:class:`~meeple.bus.base.Sealed`), its fields checked by the
+    handler as any request's."""
+
+    def __init__(self) -> None:
+        self._registry = wire.registry()
+
+    def encode(self, value: Any) -> bytes:
+        return self._registry.encode(value)
+
+    def decode(self, data: bytes, expect: Any = object) -> Any:
+        if len(data) > MAX_REQUEST:
+            raise wire.WireError("size", f"an account request of {len(data)} bytes")
+        return self._registry.decode(data, expect)
+
+    def fits(self, value: object, expect: Any) -> bool:
+        return self._registry.fits(value, expect)
 
 
-def _credentials(payload: bytes) -> Credentials:
-    form: Credentials = _decode(payload, Credentials)
+#: The one instance: a sealed value is handed over by reference only to a receiver
+#: reading with the codec it was sealed with.
+CODEC = _Codec()
+
+
+def _seal(value: object) -> Sealed:
+    return Sealed(value, CODEC)
+
+
+def _credentials(form: Credentials) -> Credentials:
     why = valid_name(form.name) or valid_password(form.password)
     if why is None and form.known and not _token(form.known):
         why = "a known-browser token is a short ASCII text"
@@ -205,17 +227,26 @@ class AccountService:
         self._subs: list[Subscription] = []
 
     async def start(self) -> None:
-        handlers = {
+        handlers: dict[str, ValueHandler] = {
             "account_reserve": self._reserve,
             "account_sign_in": self._sign_in,
             "account_session": self._session,
             "account_sign_out": self._sign_out,
             "account_reserved": self._reserved,
         }
-        assert set(handlers) == set(STORE_ACCOUNTS)
+        kinds: dict[str, type] = {
+            "account_reserve": Credentials,
+            "account_sign_in": Credentials,
+            "account_session": SessionOf,
+            "account_sign_out": SignOut,
+            "account_reserved": IsReserved,
+        }
+        assert set(handlers) == set(STORE_ACCOUNTS) == set(kinds)
         for op, handler in handlers.items():
             self._subs.append(
-                await self.bus.serve(self.ns.store_account(op), handler, queue="store")
+                await self.bus.answer(
+                    self.ns.store_account(op), handler, CODEC, kinds[op], queue="store"
+                )
             )
 
     async def stop(self) -> None:
@@ -224,54 +255,51 @@ class AccountService:
                 await sub.close()
         self._subs.clear()
 
-    async def _signed_in(self, name: str) -> bytes:
+    async def _signed_in(self, name: str) -> Sealed:
         session, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
         oldest = self.wall_clock() - SESSION_TTL
         await asyncio.to_thread(
             self.store.add_session, _hash(session), name, csrf, older_than=oldest
         )
         self.accounts.account_limiter.forget(name.casefold())
-        return wire.dumps(SignedIn(name, session, self.accounts.remember(name)))
+        return _seal(SignedIn(name, session, self.accounts.remember(name)))
 
-    async def _reserve(self, payload: bytes) -> bytes:
-        form = _credentials(payload)
+    async def _reserve(self, _subject: str, asked: Credentials) -> Sealed:
+        form = _credentials(asked)
         if not await self.accounts.reserve(form.name, form.password):
-            return wire.dumps(AccountRefused(409))
+            return _seal(AccountRefused(409))
         return await self._signed_in(form.name)
 
-    async def _sign_in(self, payload: bytes) -> bytes:
-        form = _credentials(payload)
+    async def _sign_in(self, _subject: str, asked: Credentials) -> Sealed:
+        form = _credentials(asked)
         if not self.accounts.knows(form.known or None, form.name):
             # Issue 30.7: tries at one name from every address (and every edge) together;
             # a browser that signed in as it before is not held.
             wait = self.accounts.account_limiter.allow(form.name.casefold())
             if wait is not None:
-                return wire.dumps(AccountRefused(429, wait))
+                return _seal(AccountRefused(429, wait))
         name = await self.accounts.check(form.name, form.password)
         if name is None:
-            return wire.dumps(AccountRefused(403))
+            return _seal(AccountRefused(403))
         return await self._signed_in(name)
 
-    async def _session(self, payload: bytes) -> bytes:
-        asked: SessionOf = _decode(payload, SessionOf)
+    async def _session(self, _subject: str, asked: SessionOf) -> Sealed:
         if not _token(asked.session):
-            return wire.dumps(None)
+            return _seal(None)
         oldest = self.wall_clock() - SESSION_TTL
         found = await asyncio.to_thread(self.store.session, _hash(asked.session), older_than=oldest)
-        return wire.dumps(None if found is None else SessionFound(*found))
+        return _seal(None if found is None else SessionFound(*found))
 
-    async def _sign_out(self, payload: bytes) -> bytes:
-        asked: SignOut = _decode(payload, SignOut)
+    async def _sign_out(self, _subject: str, asked: SignOut) -> Sealed:
         if _token(asked.session):
             await asyncio.to_thread(self.store.drop_session, _hash(asked.session))
-        return wire.dumps(None)
+        return _seal(None)
 
-    async def _reserved(self, payload: bytes) -> bytes:
-        asked: IsReserved = _decode(payload, IsReserved)
+    async def _reserved(self, _subject: str, asked: IsReserved) -> Sealed:
         if valid_name(asked.name) is not None:
-            return wire.dumps(False)  # no such name can be reserved
+            return _seal(False)  # no such name can be reserved
         account = await asyncio.to_thread(self.store.account, asked.name)
-        return wire.dumps(account is not None)
+        return _seal(account is not None)
 
 
 class BusAccounts:
@@ -288,8 +316,7 @@ class BusAccounts:
     async def _ask(self, op: str, message: object, expect: object) -> Any:
         subject = self.ns.store_account(op)
         try:
-            answer = await self.bus.request(subject, wire.dumps(message), timeout=self.timeout)
-            return wire.loads(answer, expect)
+            return await self.bus.ask(subject, _seal(message), CODEC, expect, timeout=self.timeout)
         except BusError as e:
             raise StoreUnavailable(f"{subject}: {type(e).__name__}: {e}") from e
         except wire.WireError as e:

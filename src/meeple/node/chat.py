@@ -37,9 +37,8 @@ import logging
 import secrets
 from collections.abc import Callable
 
-from meeple.bus.base import Bus, BusClosed, BusError, Subscription
-from meeple.bus.codec import WireError
-from meeple.bus.schema import ChatLine, WatchChatLine, decode, encode
+from meeple.bus.base import Bus, BusClosed, BusError, Sealed, Subscription
+from meeple.bus.schema import CODEC, ChatLine, SchemaCodec, WatchChatLine
 from meeple.bus.subjects import Namespace
 from meeple.protocols import web as proto
 from meeple.server.edge.spectrangle import SpectrangleHub
@@ -64,19 +63,19 @@ class LobbyChat(SpectrangleHub):
         self.subject = ns.lobby_chat(game)
         # This process's lines (a restarted edge is another origin).
         self.origin = f"{node}.{secrets.token_hex(4)}"
-        self._outbox: asyncio.Queue[bytes] = asyncio.Queue(OUTBOX)
+        self._outbox: asyncio.Queue[Sealed] = asyncio.Queue(OUTBOX)
         self._sender: asyncio.Task[None] | None = None
         self._sub: Subscription | None = None
 
     async def start(self) -> None:
-        self._sub = await self.bus.subscribe(self.subject, self._heard)
+        self._sub = await self.bus.listen(self.subject, self._heard, CODEC, ChatLine)
         self._sender = asyncio.get_running_loop().create_task(self._send(), name="lobby chat")
 
     def lobby_chat(self, sender: str, text: str) -> None:
         super().lobby_chat(sender, text)  # this edge's players, the sender among them
         line = ChatLine(origin=self.origin, sender=sender, text=text)
         try:
-            self._outbox.put_nowait(encode(line))
+            self._outbox.put_nowait(Sealed(line, CODEC))  # frozen: by reference in one process
         except asyncio.QueueFull:
             logger.warning("lobby chat: %d lines not sent yet; %s's dropped", OUTBOX, sender)
 
@@ -90,8 +89,7 @@ class LobbyChat(SpectrangleHub):
             except BusError as e:
                 logger.warning("lobby chat: a line not sent: %s", e)
 
-    async def _heard(self, subject: str, payload: bytes) -> None:
-        line = decode(payload, ChatLine)  # else refused, once
+    async def _heard(self, subject: str, line: ChatLine) -> None:
         origin, sender, text = line.origin, line.sender, line.text
         if origin == self.origin or any(c in sender + text for c in "\r\n"):
             return  # this edge's own (its players heard it), or not one line
@@ -115,6 +113,9 @@ WATCH_CHAT_BYTES = 4096
 #: one encoded frame; meeple.web.fanout.Fanout.say).
 Say = Callable[[str, bytes], object]
 
+#: The spectators' chat lines' codec: the schema's, at most :data:`WATCH_CHAT_BYTES`.
+WATCH_CODEC = SchemaCodec(WATCH_CHAT_BYTES)
+
 
 class WatchChatRelay:
     """An edge's side of the spectators' chat across a cluster; read the module doc.
@@ -129,7 +130,7 @@ class WatchChatRelay:
         self.say_here: Say = say or (lambda _topic, _frame: 0)
         # This process's lines (a restarted edge is another origin).
         self.origin = f"{node}.{secrets.token_hex(4)}"
-        self._outbox: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue(OUTBOX)
+        self._outbox: asyncio.Queue[tuple[str, Sealed]] = asyncio.Queue(OUTBOX)
         self._sender: asyncio.Task[None] | None = None
         self._subs: dict[str, asyncio.Task[Subscription | None]] = {}
         self._closing: set[asyncio.Task[None]] = set()
@@ -159,24 +160,24 @@ class WatchChatRelay:
         if self._sender is None:
             self._sender = asyncio.ensure_future(self._send())
         try:
-            self._outbox.put_nowait((self.ns.watch_chat(uid), encode(line)))
+            self._outbox.put_nowait((self.ns.watch_chat(uid), Sealed(line, WATCH_CODEC)))
         except asyncio.QueueFull:
             logger.warning("watch chat: %d lines not sent yet; %s's dropped", OUTBOX, sender)
 
     async def _subscribe(self, uid: str) -> Subscription | None:
-        async def heard(_subject: str, payload: bytes) -> None:
-            self._heard(uid, payload)
+        async def heard(_subject: str, line: WatchChatLine) -> None:
+            self._heard(uid, line)
 
         try:
-            return await self.bus.subscribe(self.ns.watch_chat(uid), heard)
+            return await self.bus.listen(self.ns.watch_chat(uid), heard, WATCH_CODEC, WatchChatLine)
         except BusError as e:
             logger.warning("watch chat: cannot subscribe to game %s: %r", uid, e)
             return None
 
-    def _heard(self, uid: str, payload: bytes) -> None:
-        if len(payload) > WATCH_CHAT_BYTES:
-            raise WireError("size", f"a spectators' chat line of {len(payload)} bytes")
-        line = decode(payload, WatchChatLine)  # else refused, once per kind of fault
+    def _heard(self, uid: str, line: WatchChatLine) -> None:
+        """A line from the bus (bytes from another edge decoded by :data:`WATCH_CODEC`,
+        at most :data:`WATCH_CHAT_BYTES`, else refused once per kind of fault; in one
+        process the sender's own value), checked again as a browser's."""
         if line.origin == self.origin:
             return  # this edge's own: its watchers had it at once
         if line.uid != uid or proto.watch_chat_problem(line.uid, line.sender, line.text):

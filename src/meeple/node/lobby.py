@@ -384,10 +384,10 @@ class LobbyRole:
             return
         logger.info("%s: contest: %s of room %s: %s", self.name, action, uid, answer[:200])
 
-    async def _contest_call(self, payload: bytes) -> Payload:
-        """An edge's console (:class:`~meeple.node.contest.ContestCall`): a read answered
-        at once, an action applied as a change (written before it is answered)."""
-        call: ContestCall = wire.loads(payload, ContestCall)
+    async def _contest_call(self, _subject: str, call: ContestCall) -> Payload:
+        """An edge's console (:class:`~meeple.node.contest.ContestCall`, by reference
+        from an edge in this process): a read answered at once, an action applied as a
+        change (written before it is answered)."""
         async with self._lock:
             if not self.leader.is_set():
                 return BUSY
@@ -595,8 +595,12 @@ class LobbyRole:
                 await self.bus.serve(self.ns.lobby_requests(TABLES), self._tables, queue="lobby")
             )
             self._subs.append(
-                await self.bus.serve(
-                    self.ns.lobby_requests(CONTEST_OP), self._contest_call, queue="lobby"
+                await self.bus.answer(
+                    self.ns.lobby_requests(CONTEST_OP),
+                    self._contest_call,
+                    wire.registry(),
+                    ContestCall,
+                    queue="lobby",
                 )
             )
             self.leader.set()

@@ -37,9 +37,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from meeple.bus.base import Bus, BusClosed, BusError
+from meeple.bus.base import Bus, BusClosed, BusError, Payload, Sealed
 from meeple.bus.codec import WireError
-from meeple.bus.schema import OK, TAKEN, NamesLost, NamesRequest, decode, encode
+from meeple.bus.schema import CODEC, OK, TAKEN, NamesLost, NamesRequest, decode
 from meeple.bus.subjects import Namespace
 from meeple.cluster.registry import Names
 from meeple.node import Service, spawn
@@ -167,7 +167,7 @@ class ClusterNames(NameRegistry):
     async def _ask(self, request: NamesRequest, *, patience: float | None = None) -> bytes | None:
         """The names service's answer; None if none came within ``patience`` seconds
         (``names_patience``: a lobby node may be taking over)."""
-        payload = encode(request)
+        payload = Sealed(request, CODEC)  # frozen: by reference in one process
         patience = self.timing.names_patience if patience is None else patience
         try:
             return await ask(
@@ -204,8 +204,22 @@ class NameService(Service):
         super().__init__(bus, ns.lobby_requests(OP), OP)
         self.names = names
 
+    async def start(self) -> None:
+        async def answer(subject: str, request: NamesRequest) -> Payload:
+            return await self.answer(request, subject.rsplit(".", 1)[1])
+
+        # Read as a value: an edge's request in this process is its own (sealed) object.
+        self._sub = await self.bus.answer(
+            self.subject, answer, CODEC, NamesRequest, queue=self.queue
+        )
+
     async def handle(self, payload: bytes, sender: str) -> bytes:
-        request = decode(payload, NamesRequest)
+        """A request as bytes (from another process): :meth:`answer`'s bytes."""
+        answer = await self.answer(decode(payload, NamesRequest), sender)
+        return answer.encode() if isinstance(answer, Sealed) else answer
+
+    async def answer(self, request: NamesRequest, sender: str) -> Payload:
+        """The answer to ``request`` from the edge ``sender``."""
         op = request.op
         ttl = None if request.ttl is None else max(1, round(request.ttl))
         if op == "claim":
@@ -216,9 +230,9 @@ class NameService(Service):
         if op == "renew":
             renewed = await asyncio.gather(*(self.names.claim(n, h, ttl=ttl) for n, h in claims))
             lost = [n for (n, _), ok in zip(claims, renewed, strict=True) if not ok]
-            return encode(NamesLost(names=lost))
+            return Sealed(NamesLost(names=lost), CODEC)
         await asyncio.gather(*(self.names.release(n, h) for n, h in claims))
-        return encode(NamesLost())
+        return Sealed(NamesLost(), CODEC)
 
 
 def _own(holder: str, sender: str) -> str:

@@ -39,7 +39,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from meeple.bus.base import Bus, BusError, Subscription
+from meeple.bus.base import Bus, BusError, Sealed, Subscription
 from meeple.bus.subjects import STORE_KEEPS, STORE_READS, Namespace
 from meeple.node import wire
 from meeple.server.store.database import (
@@ -186,10 +186,25 @@ class StoreRole:
 
     async def start(self) -> None:
         await self.accounts.start()
-        for op in ("game_by_uid", "record_game"):
-            self._subs.append(
-                await self.bus.serve(self.ns.store_request(op), self._handler(op), queue="store")
+        registry = wire.registry()
+        self._subs.append(
+            await self.bus.answer(
+                self.ns.store_request("game_by_uid"),
+                self._game_by_uid,
+                registry,
+                str,
+                queue="store",
             )
+        )
+        self._subs.append(
+            await self.bus.answer(
+                self.ns.store_request("record_game"),
+                self._record_game,
+                registry,
+                wire.RecordGame,
+                queue="store",
+            )
+        )
         for op in STORE_READS:
             self._subs.append(
                 await self.bus.serve(self.ns.store_read(op), self._reader(op), queue="store")
@@ -199,7 +214,7 @@ class StoreRole:
                 await self.bus.serve(self.ns.store_keep(op), self._keep, queue="store")
             )
 
-    async def _keep(self, payload: bytes) -> bytes:
+    async def _keep(self, payload: bytes) -> Sealed:
         """An edge's ``keep_analysis``: ``{"uid", "version", "steps"}`` as JSON, at most
         :data:`MAX_ANALYSIS` bytes, for a game the store holds; whether it was kept."""
         if len(payload) > MAX_ANALYSIS:
@@ -215,40 +230,40 @@ class StoreRole:
             raise wire.WireError("shape", str(e)) from None
         found = await self._run(self.store.game_by_uid, uid)
         if found is None:
-            return wire.dumps(False)
+            return wire.seal(False)
         await self._run(self.store.keep_analysis, uid, version, {"steps": steps})
-        return wire.dumps(True)
+        return wire.seal(True)
 
     def _reader(self, op: str) -> Callable[[bytes], Any]:
         """An edge's read (module doc): JSON in, checked; no lock (reads only)."""
 
-        async def handle(payload: bytes) -> bytes:
+        async def handle(payload: bytes) -> Sealed:
             args = wire.decode_json(payload, dict[str, str | int])
             try:
                 _check(op, args)
             except ValueError as e:
                 raise wire.WireError("shape", str(e)) from None
-            return wire.dumps(await self._run(_read, self.store, op, args))
+            # The store built it for this answer and keeps no hold of it (the copy rule).
+            return wire.seal(await self._run(_read, self.store, op, args))
 
         return handle
 
-    def _handler(self, op: str) -> Any:
-        async def handle(payload: bytes) -> bytes:
-            if op == "game_by_uid":
-                uid = wire.loads(payload, str)
-                async with self._lock:
-                    return wire.dumps(await self._run(self.store.game_by_uid, uid))
-            game: wire.RecordGame = wire.loads(payload, wire.RecordGame)
-            async with self._lock:
-                uid = (game.data or {}).get("uid")
-                if isinstance(uid, str):
-                    found = await self._run(self.store.game_by_uid, uid)
-                    if found is not None:
-                        return wire.dumps(found.id)
-                args = {f.name: getattr(game, f.name) for f in dataclasses.fields(game)}
-                return wire.dumps(await self._run(self.store.record_game, **args))
+    async def _game_by_uid(self, _subject: str, uid: str) -> Sealed:
+        async with self._lock:
+            return wire.seal(await self._run(self.store.game_by_uid, uid))
 
-        return handle
+    async def _record_game(self, _subject: str, game: wire.RecordGame) -> Sealed:
+        """A rooms node's finished game, stored once per uid; the stored game's id. In
+        one process ``game`` is the rooms role's own value (by reference: its record is
+        neither encoded nor checked item by item again)."""
+        async with self._lock:
+            uid = (game.data or {}).get("uid")
+            if isinstance(uid, str):
+                found = await self._run(self.store.game_by_uid, uid)
+                if found is not None:
+                    return wire.seal(found.id)
+            args = {f.name: getattr(game, f.name) for f in dataclasses.fields(game)}
+            return wire.seal(await self._run(self.store.record_game, **args))
 
     async def stop(self) -> None:
         await self.accounts.stop()
@@ -274,11 +289,19 @@ class RemoteRecords:
         self.timeout = timeout
 
     def _ask(self, op: str, args: object, expect: object) -> Any:
+        # Sealed: in one process the store role is handed ``args`` itself (built here
+        # for this request, never touched again), and its answer comes back the same way.
         future = asyncio.run_coroutine_threadsafe(
-            self.bus.request(self.ns.store_request(op), wire.dumps(args), timeout=self.timeout),
+            self.bus.ask(
+                self.ns.store_request(op),
+                wire.seal(args),
+                wire.registry(),
+                expect,
+                timeout=self.timeout,
+            ),
             self.loop,
         )
-        return wire.loads(future.result(), expect)
+        return future.result()
 
     def game_by_uid(self, uid: str) -> GameRecord | None:
         found: GameRecord | None = self._ask("game_by_uid", uid, GameRecord | None)
@@ -305,10 +328,13 @@ class BusRecords:
     async def _ask(self, op: str, expect: object, **args: object) -> Any:
         subject = self.ns.store_read(op)
         try:
-            answer = await self.bus.request(
-                subject, json.dumps(args).encode(), timeout=self.timeout
+            return await self.bus.ask(
+                subject,
+                json.dumps(args).encode(),
+                wire.registry(),
+                expect,
+                timeout=self.timeout,
             )
-            return wire.loads(answer, expect)
         except BusError as e:
             raise StoreUnavailable(f"{subject}: {type(e).__name__}: {e}") from e
         except wire.WireError as e:

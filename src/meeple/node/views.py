@@ -17,7 +17,10 @@ views only (no rack, no bag: the game's ``spectator_view``):
   :class:`~meeple.server.feed.Feed`, which its fanout reads as ``meeple serve``'s does.
 
 A snapshot crosses as a :class:`~meeple.bus.schema.ViewFrame` (the spectator view's JSON
-carried as it is, encoded once per frame). Every snapshot carries a *version* (its
+carried as it is, encoded once per frame) between processes; in one process a published
+snapshot is handed to the edge by reference (:data:`VIEW_CODEC`: the owner's view, never
+encoded nor decoded; the copy rule of :mod:`meeple.bus.base`: nobody changes a feed's
+snapshot). Every snapshot carries a *version* (its
 ``at``): the actions logged, the owner's lease epoch, and the
 owner's count of snapshots. An edge keeps only what is newer than what it has, so a
 spectator's frames only move forward, across a failover too (a new owner has a higher
@@ -32,11 +35,12 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
-from meeple.bus.base import Bus, BusClosed, BusError, Subscription
+from meeple.bus.base import Bus, BusClosed, BusError, Sealed, Subscription
 from meeple.bus.codec import WireError, refused
 from meeple.bus.schema import ViewFrame, decode, encode
 from meeple.bus.subjects import Namespace
@@ -45,7 +49,7 @@ from meeple.node.ask import ask
 from meeple.server.config import ClusterConfig
 from meeple.server.feed import Feed, FeedItem, game_topic
 
-__all__ = ["ViewRelay", "ViewSource"]
+__all__ = ["VIEW_CODEC", "View", "ViewCodec", "ViewRelay", "ViewSource"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,17 +57,50 @@ logger = logging.getLogger(__name__)
 Version = tuple[int, int, int]
 
 
+@dataclass(frozen=True, slots=True)
+class View:
+    """A room's spectator snapshot on the bus: its version (module doc) and the view as
+    the web pages read it; ``item``: the owner's feed item it is (its JSON made once),
+    None for one decoded from bytes."""
+
+    at: Version
+    data: dict[str, Any]
+    item: FeedItem | None = None
+
+
+class ViewCodec:
+    """:class:`View` as a :class:`~meeple.bus.schema.ViewFrame`'s bytes and back (a bus
+    :class:`~meeple.bus.base.Codec`); a view sealed with it crosses one process as it
+    is (:data:`VIEW_CODEC`)."""
+
+    def encode(self, value: Any) -> bytes:
+        view: View = value
+        text = view.item.json() if view.item is not None else msgspec.json.encode(view.data)
+        raw = text.encode() if isinstance(text, str) else text
+        return encode(ViewFrame(at=view.at, data=msgspec.Raw(raw)))
+
+    def decode(self, data: bytes, expect: Any = object) -> Any:
+        frame = decode(data, ViewFrame)
+        try:
+            view = msgspec.json.decode(frame.data, type=dict[str, Any])
+        except (msgspec.DecodeError, msgspec.ValidationError) as e:
+            raise WireError("type", f"a view's data: {e}"[:200]) from None
+        return View(frame.at, view)
+
+    def fits(self, value: object, expect: Any) -> bool:
+        return isinstance(value, View)
+
+
+#: The views' codec (a view sealed with it is read by reference with it).
+VIEW_CODEC = ViewCodec()
+
+
 def _encode(version: Version, item: FeedItem) -> bytes:
-    return encode(ViewFrame(at=version, data=msgspec.Raw(item.json().encode())))
+    return VIEW_CODEC.encode(View(version, item.data, item))
 
 
-def _decode(payload: bytes) -> tuple[Version, dict[str, Any]]:
-    frame = decode(payload, ViewFrame)
-    try:
-        data = msgspec.json.decode(frame.data, type=dict[str, Any])
-    except (msgspec.DecodeError, msgspec.ValidationError) as e:
-        raise WireError("type", f"a view's data: {e}"[:200]) from None
-    return frame.at, data
+def _sealed(version: Version, item: FeedItem) -> Sealed:
+    return Sealed(View(version, item.data, item), VIEW_CODEC)
 
 
 class _Watched:
@@ -122,7 +159,7 @@ class ViewSource:
             item = await watched.subscription.get()
             version = (len(room.logged_actions), epoch, item.seq)
             with contextlib.suppress(BusError):
-                await self.bus.publish(subject, _encode(version, item))
+                await self.bus.publish(subject, _sealed(version, item))
 
     async def _sweep(self) -> None:
         while self._watched:
@@ -148,7 +185,7 @@ class ViewSource:
             while (item := watched.subscription.get_nowait()) is not None:
                 version = (len(room.logged_actions), epoch, item.seq)
                 with contextlib.suppress(BusError):
-                    await self.bus.publish(self.ns.view(room.uid), _encode(version, item))
+                    await self.bus.publish(self.ns.view(room.uid), _sealed(version, item))
         self.forget(room.uid)
         self.feed.forget(game_topic(room.uid))
 
@@ -192,7 +229,7 @@ class ViewRelay:
             )
         except (BusError, ValueError):
             return False
-        self._heard(uid, answer)
+        self._answer(uid, answer)
         return self.feed.last(game_topic(uid)) is not None
 
     def watch(self, topic: str) -> None:
@@ -219,13 +256,13 @@ class ViewRelay:
         self.feed.forget(topic)  # nobody here watches it: a stale snapshot helps nobody
 
     async def _ask(self, uid: str, relayed: _Relayed) -> None:
-        async def heard(_subject: str, payload: bytes) -> None:
-            self._heard(uid, payload)
+        async def heard(_subject: str, view: View) -> None:
+            self._heard(uid, view)
             if self._over(uid) and relayed.asker is not None:
                 relayed.asker.cancel()  # no more asks: the room is over
 
         try:
-            relayed.subscription = await self.bus.subscribe(self.ns.view(uid), heard)
+            relayed.subscription = await self.bus.listen(self.ns.view(uid), heard, VIEW_CODEC, View)
         except BusError as e:
             logger.warning("views: cannot subscribe to room %s: %r", uid, e)
             return
@@ -245,7 +282,7 @@ class ViewRelay:
                 )
             except BusClosed:
                 return
-            self._heard(uid, answer)
+            self._answer(uid, answer)
             if self._over(uid):
                 return  # its last snapshot is here; the room is gone from its owner
             await asyncio.sleep(self.timing.watch_renew)
@@ -254,17 +291,22 @@ class ViewRelay:
         last = self.feed.last(game_topic(uid))
         return last is not None and bool(last.data.get("finished"))
 
-    def _heard(self, uid: str, payload: bytes) -> None:
+    def _answer(self, uid: str, payload: bytes) -> None:
+        """An owner's answer to a ``Watch``: its current snapshot (none: empty)."""
         if not payload:
             return
         try:
-            version, data = _decode(payload)
+            view = VIEW_CODEC.decode(payload, View)
         except wire.WireError as e:
             refused(self.ns.view(uid), e)  # once per kind of fault, not per message
             return
-        if version <= self._versions.get(uid, (-1, -1, -1)):
+        self._heard(uid, view)
+
+    def _heard(self, uid: str, view: View) -> None:
+        if view.at <= self._versions.get(uid, (-1, -1, -1)):
             return  # older than what the spectators have: frames only move forward
-        self._versions[uid] = version
+        self._versions[uid] = view.at
+        data = view.data
         self.feed.publish(game_topic(uid), lambda: data)
 
     def close(self) -> None:
