@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,10 +20,11 @@ from tests.patience import PATIENCE
 from meeple.clients.clarkson import ClarksonClient
 from meeple.clients.spectrangle import SpectrangleClient
 from meeple.games.scrabble.lexicon import Lexicon
-from meeple.node.node import ROLES, SERVE_LISTENERS, Node, NodeConfig
+from meeple.node.node import Node, serve_config
 from meeple.protocols.web import PROTOCOL
 from meeple.server.app import LISTENERS, MeepleServer
 from meeple.server.config import ServerConfig
+from meeple.server.store.database import DatabaseInUse
 
 pytestmark = pytest.mark.slow
 
@@ -57,36 +59,33 @@ def _config(tmp_path: Path) -> ServerConfig:
     return config
 
 
-@pytest.fixture(params=["serve", "node"])
-async def running(
-    request: pytest.FixtureRequest, tmp_path: Path, gcide: Lexicon
-) -> AsyncIterator[Running]:
+@asynccontextmanager
+async def _started(kind: str, tmp_path: Path, gcide: Lexicon) -> AsyncIterator[Running]:
+    """``meeple serve``'s runtime of that kind on the files in ``tmp_path``."""
     config = _config(tmp_path)
-    if request.param == "serve":
+    if kind == "serve":
         server = MeepleServer(config)
         server.services.lexicon = gcide
-        await server.start()
         try:
+            await server.start()
             yield Running("serve", server.ports)
         finally:
             await server.stop()
         return
-    node = Node(
-        NodeConfig(
-            name="solo",
-            roles=frozenset(ROLES),
-            nats_url="",
-            local=str(tmp_path / "backplane.sqlite3"),
-            database=f"sqlite:///{tmp_path / 'records.sqlite3'}",
-            server=config,
-            listeners=SERVE_LISTENERS,
-        )
-    )
+    node = Node(serve_config(config))
     try:
         await node.start()
         yield Running("node", {name: lst.port for name, lst in node.listeners.items()})
     finally:
         await node.stop()
+
+
+@pytest.fixture(params=["serve", "node"])
+async def running(
+    request: pytest.FixtureRequest, tmp_path: Path, gcide: Lexicon
+) -> AsyncIterator[Running]:
+    async with _started(request.param, tmp_path, gcide) as started:
+        yield started
 
 
 async def test_the_same_listeners_as_meeple_serve(running: Running) -> None:
@@ -129,3 +128,13 @@ async def test_wire_greetings(running: Running) -> None:
         await clarkson.close()
     spectrangle = await SpectrangleClient.connect("127.0.0.1", running.ports["spectrangle"], "bob")
     await spectrangle.close()
+
+
+async def test_a_second_one_on_the_same_database_is_refused(
+    running: Running, tmp_path: Path, gcide: Lexicon
+) -> None:
+    """One process per database: a second start on the same files is refused before it
+    reads a log (it would take the first one's games over while they are played)."""
+    with pytest.raises(DatabaseInUse):
+        async with _started(running.kind, tmp_path, gcide):
+            pass  # pragma: no cover - refused at the start

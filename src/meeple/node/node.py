@@ -52,9 +52,18 @@ if TYPE_CHECKING:
     from meeple.node.status import ClusterView
     from meeple.node.store import StoreRole
     from meeple.node.views import ViewRelay
+    from meeple.server.store.database import DatabaseClaim
     from meeple.web.listener import WebListener
 
-__all__ = ["EDGE_LISTENERS", "ROLES", "SERVE_LISTENERS", "Node", "NodeConfig"]
+__all__ = [
+    "EDGE_LISTENERS",
+    "ROLES",
+    "SERVE_LISTENERS",
+    "Node",
+    "NodeConfig",
+    "backplane_file",
+    "serve_config",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -102,6 +111,38 @@ class NodeConfig:
     # leases, names, tokens, lobby state and room logs in this file; no NATS. Every
     # role this node needs runs here (a role elsewhere cannot reach it).
     local: str | None = None
+
+
+def backplane_file(database: str) -> str:
+    """The local backplane's SQLite file for ``meeple serve``'s ``database``: beside a
+    SQLite database (``var/meeple.sqlite3`` -> ``var/meeple-backplane.sqlite3``), in
+    ``var/`` for PostgreSQL. The same database, the same file: a restart takes its rooms
+    over."""
+    from pathlib import Path
+
+    from meeple.server.store.database import sqlite_path
+
+    path = sqlite_path(database)
+    if path is None:
+        return "var/meeple-backplane.sqlite3"
+    if path == ":memory:":
+        return ":memory:"
+    file = Path(path)
+    return str(file.with_name(f"{file.stem}-backplane{file.suffix or '.sqlite3'}"))
+
+
+def serve_config(server: ServerConfig, *, name: str = "serve") -> NodeConfig:
+    """``meeple serve``: one node with every role over the local backplane, every
+    listener of ``server`` on its port, finished games in ``server.database``."""
+    return NodeConfig(
+        name=name,
+        roles=frozenset(ROLES),
+        nats_url="",
+        database=server.database,
+        server=server,
+        listeners=SERVE_LISTENERS,
+        local=backplane_file(server.database),
+    )
 
 
 class _SameSeed(random.Random):
@@ -166,6 +207,7 @@ class Node:
         self.ops: list[Any] = []
         self._lag: Any = None
         self.plane: Backplane | None = None
+        self._claim: DatabaseClaim | None = None  # a local backplane's file, held
 
     async def _connect(self) -> Backplane:
         """The node's backplane: the local one (``local``), or NATS."""
@@ -214,6 +256,12 @@ class Node:
     async def start(self) -> None:
         c = self.config
         await self._start_ops()
+        if c.local is not None and self._claim is None:
+            from meeple.server.store.database import DatabaseClaim
+
+            # Before any log is read: one process per local backplane (a second one would
+            # take the first one's rooms over while it plays them).
+            self._claim = DatabaseClaim(c.local)
         self.plane = plane = await self._connect()
         self.bus: Bus = plane.bus
         self.leases = Leases(plane, self.ns, ttl=c.lease_ttl, now=self.services.clock.now)
@@ -562,7 +610,11 @@ class Node:
     def request_stop(self) -> None:
         """SIGINT/SIGTERM: drain, then stop; a second one: stop without draining."""
         if self._stopping.is_set():
+            if not self._stop_now:
+                logger.warning("%s: second signal: stopping now", self.config.name)
             self._stop_now = True
+        else:
+            logger.info("%s: shutting down", self.config.name)
         self._stopping.set()
 
     async def run(self) -> None:
@@ -633,6 +685,9 @@ class Node:
         if self.plane is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.plane.close(), timeout)
+        if self._claim is not None:
+            self._claim.close()
+            self._claim = None
 
 
 def _node_samples(node: Node) -> list[tuple[str, tuple[str, ...], float]]:
