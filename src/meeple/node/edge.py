@@ -269,6 +269,11 @@ class EdgeLobby:
         self._tables: dict[int, EdgeTable] = {}  # id(seat) -> its table, until it starts
         self._variants: dict[str, Mapping[str, tuple[int, int]] | None] = {}
         self._numbers = itertools.count(1)
+        # Seat routes are this start's own: a room taken over after a crash still names
+        # the dead process's routes, which a restarted edge of the same name must not
+        # hand out again (its new connection would be told the old seat's news, rack
+        # included, or that it was replaced). The edge stays what precedes the last "-".
+        self._boot = secrets.token_hex(3)
         # Lobby calls are numbered per process (a restarted edge is another caller).
         self._caller_id = f"{node}.{secrets.token_hex(4)}"
         self._call_numbers = itertools.count(1)
@@ -708,7 +713,7 @@ class EdgeLobby:
     def route(self, seat: Seat) -> str:
         route = self._routes.get(id(seat))
         if route is None:
-            route = f"{self.node}-{next(self._numbers)}"
+            route = f"{self.node}-{self._boot}_{next(self._numbers)}"
             self._routes[id(seat)] = route
             self._seats[route] = seat
         return route
