@@ -208,6 +208,8 @@ class Node:
         self._lag: Any = None
         self.plane: Backplane | None = None
         self._claim: DatabaseClaim | None = None  # a local backplane's file, held
+        # This start's id in its edge's seat routes (meeple.node.edge.EdgeLobby.start_id).
+        self._start_id = secrets.token_hex(3)
 
     async def _connect(self) -> Backplane:
         """The node's backplane: the local one (``local``), or NATS."""
@@ -372,6 +374,9 @@ class Node:
                 timing=c.server.cluster,
                 # Server bots play here, in their rooms (their lexicons, their threads).
                 services=services,
+                # This process's edge, if it runs one: its earlier starts' seats are gone.
+                edge_name=c.name if "edge" in c.roles else None,
+                edge_start=self._start_id,
             )
             await self.rooms.start()
         if "edge" in c.roles:
@@ -482,7 +487,9 @@ class Node:
             self.services,
             sum(1 for n in self.config.listeners if n in serving and serving[n].enabled),
         )
-        self.edge = EdgeLobby(self.bus, self.ns, self.config.name, timing=timing)
+        self.edge = EdgeLobby(
+            self.bus, self.ns, self.config.name, timing=timing, start=self._start_id
+        )
         await self.edge.start()
         self.services.lobby = self.edge
         # Names unique across every edge (the dialects' registry, meeple.node.names).
