@@ -37,12 +37,14 @@ def _start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], int]:
     raise AssertionError("the server did not start listening")
 
 
+@pytest.mark.parametrize("runtime", ["server", "node"])
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_serve_answers_then_shuts_down_cleanly_on_signal(
-    tmp_path: Path, gcide: Lexicon, sig: signal.Signals
+    tmp_path: Path, gcide: Lexicon, sig: signal.Signals, runtime: str
 ) -> None:
-    """The server answers a Twente ANNOUNCE, and on SIGTERM/SIGINT says goodbye and exits 0."""
-    proc, port = _start(tmp_path)
+    """The server answers a Twente ANNOUNCE, and on SIGTERM/SIGINT says goodbye and exits 0
+    (either runtime: ``--runtime node`` is one node with every role, issue 32.2)."""
+    proc, port = _start(tmp_path, "--runtime", runtime)
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
             conn.sendall(b"ANNOUNCE\x1fAlice\x1e")
@@ -73,3 +75,29 @@ def test_bad_config_is_one_line_and_exit_code_2(tmp_path: Path) -> None:
     )
     assert out.returncode == 2
     assert out.stderr.strip() == "meeple serve: idle_timeout must be positive"
+
+
+def test_a_second_node_runtime_on_the_same_database_is_refused(
+    tmp_path: Path, gcide: Lexicon
+) -> None:
+    """``--runtime node`` twice on one database: the second says so in one line and exits
+    1 before it reads a log (the first one's games are not taken from it)."""
+    proc, _ = _start(tmp_path, "--runtime", "node")
+    try:
+        args = [sys.executable, "-m", "meeple", "serve", "--database", str(tmp_path / "db.sqlite3")]
+        for name in ("twente", "clarkson", "cmpn402", "santorini", "spectrangle", "web"):
+            args += [f"--{name}-port", "0"]
+        out = subprocess.run(
+            [*args, "--runtime", "node"], capture_output=True, text=True, timeout=60, check=False
+        )
+        assert out.returncode == 1, out.stderr
+        assert (
+            out.stderr.strip()
+            .splitlines()[-1]
+            .startswith("meeple serve: another meeple serve is running on")
+        ), out.stderr
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0
+        if proc.stderr is not None:
+            proc.stderr.close()

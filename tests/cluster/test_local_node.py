@@ -8,6 +8,7 @@ their seats back with their rejoin tokens, kept in the file's tokens bucket."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 import websockets
 from tests.cluster.test_nodes import Bot
 from tests.patience import GAME_PATIENCE, PATIENCE, eventually
+from tests.serve import Serve, next_of, web_client
 from websockets.asyncio.client import ClientConnection
 
 from meeple.ai.scrabble import ranked_moves
@@ -321,3 +323,59 @@ async def test_many_games_stored_at_once_through_the_store_role_in_the_same_proc
         await role.stop()
         await bus.close()
         store.close()
+
+
+async def _seat_messages(ws: ClientConnection, uid: str, seconds: float) -> list[dict[str, Any]]:
+    """What ``ws`` hears within ``seconds`` (a spy's inbox) about game ``uid`` or a seat."""
+    heard: list[dict[str, Any]] = []
+    with contextlib.suppress(TimeoutError):
+        while True:
+            message = json.loads(await asyncio.wait_for(ws.recv(), seconds))
+            if message.get("uid") == uid or message["type"] in ("unseated", "seated"):
+                heard.append(message)
+    return heard
+
+
+async def test_after_a_crash_a_new_connection_never_gets_a_dead_seat_s_route(
+    tmp_path: Path,
+) -> None:
+    """``meeple serve --runtime node``: a browser plays a server bot; SIGKILL; a new
+    process on the same database. Another browser connects first and sits at a table of
+    its own; then the first takes its seat back with its token and plays on (the bot
+    answers). The other browser is never told of that game (no rack of another seat, no
+    "unseated: rejoined"): a restarted edge's seat routes are not the dead process's."""
+    database = tmp_path / "db.sqlite3"
+    first = Serve(database, "--runtime", "node")
+    try:
+        ws = await web_client(first.ports["web"])
+        create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 2}
+        await ws.send(json.dumps({**create, "name": "wes"}))
+        seated = await next_of(ws, "seated")
+        await ws.send(json.dumps({"type": "bot", "table": seated["table"], "level": "easy"}))
+        view = (await next_of(ws, "seat", GAME_PATIENCE))["data"]
+        while view["turn"] != view["you"]:
+            view = (await next_of(ws, "seat", GAME_PATIENCE))["data"]
+    finally:
+        first.kill()  # the browser's connection open: its seat was never held
+    await ws.close()
+    second = Serve(database, "--runtime", "node")
+    try:
+        spy = await web_client(second.ports["web"])
+        await spy.send(json.dumps({**create, "name": "spy"}))
+        assert (await next_of(spy, "seated"))["name"] == "spy"
+        back = await web_client(second.ports["web"])
+        await back.send(json.dumps({"type": "rejoin", "token": seated["token"]}))
+        assert (await next_of(back, "seated", GAME_PATIENCE))["name"] == "wes"
+        resumed = await next_of(back, "seat", GAME_PATIENCE)
+        uid = resumed["uid"]
+        assert resumed["data"]["rack"] == view["rack"]
+        await back.send(json.dumps({"type": "play", "action": {"kind": "pass"}}))
+        after = (await next_of(back, "seat", GAME_PATIENCE))["data"]
+        while after["turn"] != after["you"] and not after["over"]:
+            after = (await next_of(back, "seat", GAME_PATIENCE))["data"]  # the bot played
+        assert len(after["moves"]) > len(view["moves"])
+        assert await _seat_messages(spy, uid, 1.0) == []
+        await spy.close()
+        await back.close()
+    finally:
+        second.stop()

@@ -143,14 +143,16 @@ async def _fields(reader: asyncio.StreamReader) -> list[str]:
     return frame[:-1].decode().split("\x1f")
 
 
+@pytest.mark.parametrize("runtime", ["server", "node"])
 async def test_a_twente_game_cut_by_a_crash_is_stored_as_server_restart(
-    tmp_path: Path, gcide: Lexicon
+    tmp_path: Path, gcide: Lexicon, runtime: str
 ) -> None:
     """Twente clients lose their connection with the process: on restart their game ends
     by Twente's disconnect rule, is stored once with the reason server-restart and its
-    log, and replays; the names are free to play again."""
+    log, and replays; the names are free to play again. Either runtime (issue 32.2): the
+    node's takeover applies the same rule to the seats of its crashed predecessor."""
     database = tmp_path / "db.sqlite3"
-    first = Serve(database)
+    first = Serve(database, "--runtime", runtime)
     try:
         port = first.ports["twente"]
         ra, wa = await _twente_peer(port, "Alice")
@@ -171,7 +173,7 @@ async def test_a_twente_game_cut_by_a_crash_is_stored_as_server_restart(
     for writer in (wa, wb):
         writer.close()
         await writer.wait_closed()
-    second = Serve(database)
+    second = Serve(database, "--runtime", runtime)
     try:
         [stored] = await _stored_soon(database, "scrabble")
         assert stored.end_reason == "server-restart"
@@ -185,7 +187,8 @@ async def test_a_twente_game_cut_by_a_crash_is_stored_as_server_restart(
         await wa.wait_closed()
     finally:
         second.stop()
-    second_again = Serve(database)  # a third start recovers nothing more, stores nothing twice
+    # A third start recovers nothing more, stores nothing twice.
+    second_again = Serve(database, "--runtime", runtime)
     try:
         assert len(_stored_games(database, "scrabble")) == 1
         assert "restored from its log" not in second_again.log

@@ -55,15 +55,17 @@ async def _play_one(page: Page, view: dict[str, Any], lexicon: Lexicon) -> dict[
     return after
 
 
+@pytest.mark.parametrize("runtime", ["server", "node"])
 async def test_the_open_tab_is_back_in_its_seat_after_a_crash(
-    tmp_path: Path, browser: Browser, gcide: Lexicon
+    tmp_path: Path, browser: Browser, gcide: Lexicon, runtime: str
 ) -> None:
     """The tab stays open across SIGKILL and restart: it reconnects, its token (kept per
-    browser) takes the seat back, the board and rack are as they were, and it plays on."""
+    browser) takes the seat back, the board and rack are as they were, and it plays on.
+    Either runtime (issue 32.2: the node's restart is a takeover of its own rooms)."""
     database, port = tmp_path / "db.sqlite3", _free_port()
     context = await browser.new_context(viewport={"width": 1280, "height": 1100})
     page = await context.new_page()
-    first = Serve(database, "--web-port", str(port))
+    first = Serve(database, "--web-port", str(port), "--runtime", runtime)
     try:
         view = await _sit_against_a_bot(page, port)
         before = await _play_one(page, view, gcide)
@@ -75,7 +77,7 @@ async def test_the_open_tab_is_back_in_its_seat_after_a_crash(
     # the new process counts below.
     await wait_for(page, "() => !window.meeple.seated", timeout=30_000)
     await page.evaluate("() => { window.meeple.view = null; }")
-    second = Serve(database, "--web-port", str(port))
+    second = Serve(database, "--web-port", str(port), "--runtime", runtime)
     try:
         await wait_for(page, "() => window.meeple.seated", timeout=30_000)
         await expect(page.locator("#who")).to_have_text("You are pat", timeout=30_000)

@@ -70,6 +70,13 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--cmpn402-port", type=int, default=DEFAULT_PORTS["cmpn402"], metavar="PORT")
     p.add_argument(
+        "--web-port",
+        type=int,
+        metavar="PORT",
+        help="with --local: the web (pages, /ws), as meeple serve's (default"
+        f" {DEFAULT_PORTS['web']}; --api-port wins)",
+    )
+    p.add_argument(
         "--name-ttl",
         type=int,
         default=6,
@@ -118,7 +125,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from meeple.node.node import ROLES, Node, NodeConfig
+    from meeple.node.node import EDGE_LISTENERS, ROLES, SERVE_LISTENERS, Node, NodeConfig
 
     if args.roles is None and args.local is None:
         print("meeple node: --roles is needed (or --local)", file=sys.stderr)
@@ -141,6 +148,8 @@ def run(args: argparse.Namespace) -> int:
             .with_port("spectrangle", args.spectrangle_port)
             .with_port("cmpn402", args.cmpn402_port)
         )
+        if args.web_port is not None:
+            server = server.with_port("web", args.web_port)
         if args.admin_token:
             cmpn402 = replace(server.cmpn402, admin_token=args.admin_token)
             server = server.with_overrides(cmpn402=cmpn402)
@@ -157,6 +166,8 @@ def run(args: argparse.Namespace) -> int:
                 lease_ttl=args.lease,
                 same_game_seed=args.same_game_seed,
                 api_port=args.api_port,
+                # One process: every listener meeple serve opens, the web on its port.
+                listeners=SERVE_LISTENERS if args.local is not None else EDGE_LISTENERS,
                 name_ttl=args.name_ttl,
                 metrics_port=args.metrics_port,
                 health_port=args.health_port,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from dataclasses import replace
 from typing import Any
@@ -19,7 +20,13 @@ from meeple.server.config import (
     load_config,
 )
 
-__all__ = ["config_from_args", "register"]
+__all__ = ["RUNTIMES", "config_from_args", "register"]
+
+# What runs the listeners (issue 32.2): ``server``, MeepleServer (today's default);
+# ``node``, one Node with every role over the local backplane beside the database
+# (docs/server.md, "One node"). The default comes from $MEEPLE_SERVE_RUNTIME, so a test
+# suite that starts ``meeple serve`` runs against either.
+RUNTIMES = ("server", "node")
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +62,14 @@ def register(sub: Any) -> None:
         metavar="URL",
         help="SQLite file, sqlite:///PATH or postgresql://user@host:port/db"
         " (default var/meeple.sqlite3; docs/server.md, Database)",
+    )
+    p.add_argument(
+        "--runtime",
+        choices=RUNTIMES,
+        default=os.environ.get("MEEPLE_SERVE_RUNTIME") or "server",
+        help="server: today's runtime; node: the cluster's roles in this process over the"
+        " local backplane (a restart takes the games over; default $MEEPLE_SERVE_RUNTIME,"
+        " else server)",
     )
     p.add_argument("--idle-timeout", type=float, metavar="SECONDS")
     p.add_argument("--max-message-size", type=int, metavar="BYTES")
@@ -198,8 +213,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from meeple.server.store.database import DatabaseInUse
 
+    if args.runtime not in RUNTIMES:  # from the environment
+        print(f"meeple serve: no runtime {args.runtime!r} ({', '.join(RUNTIMES)})", file=sys.stderr)
+        return 2
     try:
-        dropped = asyncio.run(_serve(config))
+        dropped = asyncio.run(_serve_node(config) if args.runtime == "node" else _serve(config))
     except DatabaseInUse as e:
         print(f"meeple serve: {e}", file=sys.stderr)
         return 1
@@ -223,3 +241,13 @@ async def _serve(config: ServerConfig) -> int:
     server = MeepleServer(config)
     await server.serve_forever(start=True)
     return len(server.dropped)
+
+
+async def _serve_node(config: ServerConfig) -> int:
+    """``--runtime node``: serve until stopped as one node with every role over the
+    local backplane (:func:`meeple.node.node.serve_config`). A finished game goes to the
+    store when its room ends; nothing is held to drop at the stop."""
+    from meeple.node.node import Node, serve_config
+
+    await Node(serve_config(config)).run()
+    return 0

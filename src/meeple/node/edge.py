@@ -254,8 +254,16 @@ class EdgeLobby:
     """What an edge's dialects see as the lobby; see the module doc."""
 
     def __init__(
-        self, bus: Bus, ns: Namespace, node: str, *, timing: ClusterConfig | None = None
+        self,
+        bus: Bus,
+        ns: Namespace,
+        node: str,
+        *,
+        timing: ClusterConfig | None = None,
+        start: str | None = None,
     ) -> None:
+        """``start``: this start's id in its seats' routes (random unless told: a node
+        tells its rooms role the same, :attr:`meeple.node.rooms.RoomsRole.edge_start`)."""
         self.bus = bus
         self.timing = timing or ClusterConfig()
         self.ns = ns.for_node(node)  # its requests name it: NATS lets it send no other's
@@ -269,6 +277,11 @@ class EdgeLobby:
         self._tables: dict[int, EdgeTable] = {}  # id(seat) -> its table, until it starts
         self._variants: dict[str, Mapping[str, tuple[int, int]] | None] = {}
         self._numbers = itertools.count(1)
+        # Seat routes are this start's own: a room taken over after a crash still names
+        # the dead process's routes, which a restarted edge of the same name must not
+        # hand out again (its new connection would be told the old seat's news, rack
+        # included, or that it was replaced). The edge stays what precedes the last "-".
+        self.start_id = start or secrets.token_hex(3)
         # Lobby calls are numbered per process (a restarted edge is another caller).
         self._caller_id = f"{node}.{secrets.token_hex(4)}"
         self._call_numbers = itertools.count(1)
@@ -708,7 +721,7 @@ class EdgeLobby:
     def route(self, seat: Seat) -> str:
         route = self._routes.get(id(seat))
         if route is None:
-            route = f"{self.node}-{next(self._numbers)}"
+            route = f"{self.node}-{self.start_id}_{next(self._numbers)}"
             self._routes[id(seat)] = route
             self._seats[route] = seat
         return route

@@ -52,9 +52,18 @@ if TYPE_CHECKING:
     from meeple.node.status import ClusterView
     from meeple.node.store import StoreRole
     from meeple.node.views import ViewRelay
+    from meeple.server.store.database import DatabaseClaim
     from meeple.web.listener import WebListener
 
-__all__ = ["EDGE_LISTENERS", "ROLES", "Node", "NodeConfig"]
+__all__ = [
+    "EDGE_LISTENERS",
+    "ROLES",
+    "SERVE_LISTENERS",
+    "Node",
+    "NodeConfig",
+    "backplane_file",
+    "serve_config",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +71,10 @@ ROLES = ("edge", "rooms", "lobby", "store")
 # The listeners an edge runs through the split (their dialects only use what
 # meeple.node.edge.EdgeLobby carries); the others need more of the lobby over the bus.
 EDGE_LISTENERS = ("twente", "clarkson", "santorini", "spectrangle", "cmpn402")
+# Every listener ``meeple serve`` opens: the protocols' and the web on its own port
+# (``[web] port``, the edge's web app: meeple.node.web). A one-process node opens these
+# (issue 32.2).
+SERVE_LISTENERS = (*EDGE_LISTENERS, "web")
 # An edge's own listener where meeple serve's is more than a dialect (the CMPN402
 # referee runs on the rooms nodes: meeple.node.cmpn402).
 EDGE_TARGETS = {"cmpn402": "meeple.node.cmpn402_edge:create_listener"}
@@ -79,21 +92,57 @@ class NodeConfig:
     database: str | None = None
     server: ServerConfig = field(default_factory=ServerConfig)
     lease_ttl: int = 2
+    # The listeners an edge opens, each on its ``server.listeners`` port when enabled
+    # there; "web" is the edge's web app (as ``api_port``, which wins when set).
     listeners: Collection[str] = EDGE_LISTENERS
-    # An edge's GET /api/cluster (None: not served; 0: a free port).
+    # An edge's web port: its pages, /ws and GET /api/cluster (None: the "web" listener's
+    # port if ``listeners`` has it, else none; 0: a free port).
     api_port: int | None = None
     # Benchmarks only: every room seeds its game with this, so every game deals the same.
     same_game_seed: int | None = None
     # Seconds an edge's names stay claimed unless renewed (a dead edge's come free).
     name_ttl: int = 6
     # /metrics, /healthz, /readyz on a port of their own, and the TCP health check
-    # (None: none; the api port serves the first three too). Issue 35.
+    # (None: ``server``'s, as ``meeple serve``'s; the web port serves the first three
+    # too). Issue 35.
     metrics_port: int | None = None
     health_port: int | None = None
     # The in-process backplane's SQLite file (issue 32.2): the bus in this process, the
     # leases, names, tokens, lobby state and room logs in this file; no NATS. Every
     # role this node needs runs here (a role elsewhere cannot reach it).
     local: str | None = None
+
+
+def backplane_file(database: str) -> str:
+    """The local backplane's SQLite file for ``meeple serve``'s ``database``: beside a
+    SQLite database (``var/meeple.sqlite3`` -> ``var/meeple-backplane.sqlite3``), in
+    ``var/`` for PostgreSQL. The same database, the same file: a restart takes its rooms
+    over."""
+    from pathlib import Path
+
+    from meeple.server.store.database import sqlite_path
+
+    path = sqlite_path(database)
+    if path is None:
+        return "var/meeple-backplane.sqlite3"
+    if path == ":memory:":
+        return ":memory:"
+    file = Path(path)
+    return str(file.with_name(f"{file.stem}-backplane{file.suffix or '.sqlite3'}"))
+
+
+def serve_config(server: ServerConfig, *, name: str = "serve") -> NodeConfig:
+    """``meeple serve``: one node with every role over the local backplane, every
+    listener of ``server`` on its port, finished games in ``server.database``."""
+    return NodeConfig(
+        name=name,
+        roles=frozenset(ROLES),
+        nats_url="",
+        database=server.database,
+        server=server,
+        listeners=SERVE_LISTENERS,
+        local=backplane_file(server.database),
+    )
 
 
 class _SameSeed(random.Random):
@@ -158,6 +207,9 @@ class Node:
         self.ops: list[Any] = []
         self._lag: Any = None
         self.plane: Backplane | None = None
+        self._claim: DatabaseClaim | None = None  # a local backplane's file, held
+        # This start's id in its edge's seat routes (meeple.node.edge.EdgeLobby.start_id).
+        self._start_id = secrets.token_hex(3)
 
     async def _connect(self) -> Backplane:
         """The node's backplane: the local one (``local``), or NATS."""
@@ -206,6 +258,12 @@ class Node:
     async def start(self) -> None:
         c = self.config
         await self._start_ops()
+        if c.local is not None and self._claim is None:
+            from meeple.server.store.database import DatabaseClaim
+
+            # Before any log is read: one process per local backplane (a second one would
+            # take the first one's rooms over while it plays them).
+            self._claim = DatabaseClaim(c.local)
         self.plane = plane = await self._connect()
         self.bus: Bus = plane.bus
         self.leases = Leases(plane, self.ns, ttl=c.lease_ttl, now=self.services.clock.now)
@@ -316,6 +374,9 @@ class Node:
                 timing=c.server.cluster,
                 # Server bots play here, in their rooms (their lexicons, their threads).
                 services=services,
+                # This process's edge, if it runs one: its earlier starts' seats are gone.
+                edge_name=c.name if "edge" in c.roles else None,
+                edge_start=self._start_id,
             )
             await self.rooms.start()
         if "edge" in c.roles:
@@ -336,9 +397,12 @@ class Node:
         METRICS.watch(self, _node_samples)
         readiness = server_readiness(self.services)
         host = self.config.server.host
+        server = self.config.server
+        metrics_port = self.config.metrics_port
+        health_port = self.config.health_port
         for port, kind in (
-            (self.config.metrics_port, OpsListener),
-            (self.config.health_port, HealthPort),
+            (server.metrics_port if metrics_port is None else metrics_port, OpsListener),
+            (server.health_port if health_port is None else health_port, HealthPort),
         ):
             if port is not None:
                 listener = (
@@ -346,7 +410,11 @@ class Node:
                     if kind is HealthPort
                     else OpsListener(readiness, host, port)
                 )
-                await listener.start()
+                try:
+                    await listener.start()
+                except OSError as e:
+                    await self.stop()
+                    raise OSError(e.errno, f"{kind.name}: cannot listen on {host}:{port}") from e
                 self.ops.append(listener)
 
     def _ready_checks(self) -> None:
@@ -410,10 +478,18 @@ class Node:
 
     async def _start_edge(self) -> None:
         from meeple.node.edge import EdgeLobby
-        from meeple.server.app import _create
+        from meeple.server.app import _create, budget_connections
 
         timing = self.config.server.cluster
-        self.edge = EdgeLobby(self.bus, self.ns, self.config.name, timing=timing)
+        # As meeple serve's listeners: a connection budget under the open-file limit.
+        serving = self.config.server.listeners
+        budget_connections(
+            self.services,
+            sum(1 for n in self.config.listeners if n in serving and serving[n].enabled),
+        )
+        self.edge = EdgeLobby(
+            self.bus, self.ns, self.config.name, timing=timing, start=self._start_id
+        )
         await self.edge.start()
         self.services.lobby = self.edge
         # Names unique across every edge (the dialects' registry, meeple.node.names).
@@ -443,14 +519,24 @@ class Node:
         self.services.chat_hub = self.chat
         for name in self.config.listeners:
             listener_config = self.config.server.listeners[name]
-            if not listener_config.enabled:
-                continue
+            if not listener_config.enabled or name == "web":
+                continue  # the web: below, with the edge's app
             target = EDGE_TARGETS.get(name, LISTENERS[name])
             listener = _create(target, self.services, name, listener_config)
-            await listener.start()
+            try:
+                await listener.start()
+            except OSError as e:
+                host = self.config.server.host
+                raise OSError(
+                    e.errno, f"{name}: cannot listen on {host}:{listener_config.port}"
+                ) from e
             self.listeners[name] = listener
             self.services.listening[name] = listener.port
-        if self.config.api_port is not None:
+        web_port = self.config.api_port
+        web = self.config.server.listeners.get("web")
+        if web_port is None and "web" in self.config.listeners and web is not None and web.enabled:
+            web_port = web.port  # meeple serve's web port (issue 32.2)
+        if web_port is not None:
             # The edge's web port: GET /api/cluster, and spectators on /ws (their rooms'
             # views heard over the bus once per watched room: meeple.node.views).
             from meeple.node.status import ClusterView
@@ -479,11 +565,16 @@ class Node:
                 self.accounts,
                 self.watch_chat,
             )
-            self.web = WebListener(
-                self.services, "web", ListenerConfig(port=self.config.api_port), app
-            )
-            await self.web.start()
+            self.web = WebListener(self.services, "web", ListenerConfig(port=web_port), app)
+            try:
+                await self.web.start()
+            except OSError as e:
+                host = self.config.server.host
+                raise OSError(e.errno, f"web: cannot listen on {host}:{web_port}") from e
             self.api_port = self.web.port
+            if "web" in self.config.listeners:  # a listener as the protocols' (drain, readyz)
+                self.listeners["web"] = self.web
+                self.services.listening["web"] = self.web.port
 
     def info(self) -> dict[str, Any]:
         host = self.config.server.host
@@ -526,7 +617,11 @@ class Node:
     def request_stop(self) -> None:
         """SIGINT/SIGTERM: drain, then stop; a second one: stop without draining."""
         if self._stopping.is_set():
+            if not self._stop_now:
+                logger.warning("%s: second signal: stopping now", self.config.name)
             self._stop_now = True
+        else:
+            logger.info("%s: shutting down", self.config.name)
         self._stopping.set()
 
     async def run(self) -> None:
@@ -535,7 +630,11 @@ class Node:
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, self.request_stop)
-        await self.start()
+        try:
+            await self.start()
+        except BaseException:
+            await self.stop()  # what did start closes again: ports, leases, the file
+            raise
         print(self.ready_line(), flush=True)
         try:
             await self._stopping.wait()
@@ -565,6 +664,7 @@ class Node:
         steps: list[Awaitable[object]] = [
             listener.close(self.config.server.shutdown_grace)
             for listener in self.listeners.values()
+            if listener is not self.web  # closed above
         ]
         names = self.services.names
         if self.edge is not None and isinstance(names, ClusterNames):
@@ -592,6 +692,9 @@ class Node:
         if self.plane is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.plane.close(), timeout)
+        if self._claim is not None:
+            self._claim.close()
+            self._claim = None
 
 
 def _node_samples(node: Node) -> list[tuple[str, tuple[str, ...], float]]:

@@ -284,6 +284,12 @@ class RoomsRole:
     # None: this node seats no bot (a room with one is not opened here).
     services: Services | None = None
     bots: RoomBots = field(default_factory=RoomBots)
+    # An edge in this process (its name, and its start's id in its seats' routes,
+    # meeple.node.edge.EdgeLobby.start_id): a room taken over whose seat was on an
+    # earlier start of that edge (this process's predecessor, which crashed) lost its
+    # connection with that process: held for its rejoin or gone, as a silent edge's.
+    edge_name: str | None = None
+    edge_start: str | None = None
     _opening: Subscription | None = None
     views: ViewSource = field(init=False)
 
@@ -300,6 +306,59 @@ class RoomsRole:
         self._spawn(self._edges_gone(), "rooms-edges")
 
     # --- edges that die ----------------------------------------------------------------------
+
+    def _stale(self, route: str) -> bool:
+        """Whether ``route`` is a seat of an earlier start of this process's edge."""
+        if self.edge_name is None or self.edge_start is None:
+            return False
+        edge, _, rest = route.rpartition("-")
+        return edge == self.edge_name and not rest.startswith(f"{self.edge_start}_")
+
+    def _seats_of_the_dead(self, owned: _Owned, entries: int) -> None:
+        """A room just taken over: its seats on an earlier start of this process's edge
+        are gone with that process (its connections died with it). A browser's is held
+        for its rejoin; the others leave by their protocol's rule (Twente: the game ends,
+        stored as ``server-restart``), as ``meeple serve``'s restart recovery does
+        (:meth:`~meeple.server.rooms.room.Room.leave_at_restart`; docs/durability.md)."""
+        room = owned.room
+        stale = [
+            index
+            for index, seat in enumerate(room.seats)
+            if isinstance(seat, RemoteSeat) and self._stale(seat.route)
+        ]
+        if room.finished or not stale:
+            return  # a failover from another node, or nothing left to decide
+        departed = set(room.departed())
+        gone: list[RemoteSeat] = []
+        for index in stale:
+            seat = room.seats[index]
+            assert isinstance(seat, RemoteSeat)
+            if seat.gone or index in departed or index in owned.held:
+                continue
+            seat.gone = True
+            held = self._hold(owned, seat)
+            logger.info(
+                "%s: room %s: %s's connection ended with the last process; the seat %s",
+                self.name,
+                room.uid,
+                seat.name,
+                "is held for its rejoin" if held else "leaves",
+            )
+            if not held:
+                gone.append(seat)
+        if gone:
+            # Room.leave_at_restart, as meeple serve's recovery: a game that ends from it
+            # is stored as server-restart.
+            room.leave_at_restart(gone)
+        # The line meeple serve's recovery writes (meeple.server.lobby.tables.Lobby.restore).
+        logger.info(
+            "%s: %s %s restored from its log (%d entries)%s",
+            self.name,
+            room.game_name,
+            room.uid,
+            entries,
+            f"; gone: {', '.join(s.name for s in gone)}" if gone else "",
+        )
 
     async def _heartbeat(self, subject: str, payload: bytes) -> None:
         self._heard[subject.rsplit(".", 1)[1]] = time.monotonic()
@@ -768,6 +827,7 @@ class RoomsRole:
                 await self.leases.release(lease)
                 return False
             await self._serve(owned, told)
+            self._seats_of_the_dead(owned, len(log.entries))
             # Edges whose spectators watched it under the old owner hear it go on now,
             # not at their next ask (meeple.node.views).
             self.views.watch(owned.room, lease.epoch)

@@ -285,6 +285,7 @@ def edge_web_app(
     from meeple.server.edge.limits import AddressLimiter
     from meeple.server.lobby.bots import LEVELS as BOT_LEVELS
     from meeple.web import console as console_pages
+    from meeple.web import guide
     from meeple.web import ratings as ratings_pages
     from meeple.web.accounts import ATTEMPTS, WINDOW
     from meeple.web.app import (
@@ -384,6 +385,7 @@ def edge_web_app(
         routes=[
             Route("/", lobby_page),
             Route("/play", play_page),
+            Route("/check", guide.check_page),
             Route("/games", games_page),
             Route("/games/n/{number:int}", game_by_number),
             Route("/games/{uid:str}.gcg", gcg_download),

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from meeple.server.store.database import DatabaseClaim, Store
     from meeple.server.store.journal import Journal
 
-__all__ = ["LISTENERS", "Listener", "MeepleServer", "Services"]
+__all__ = ["LISTENERS", "Listener", "MeepleServer", "Services", "budget_connections"]
 
 logger = logging.getLogger(__name__)
 
@@ -172,17 +172,9 @@ class MeepleServer:
         # Issue 22: the soft open-file limit up to the hard one, and a connection budget
         # below it, so that idle clients can never take the descriptors the store, the
         # logs and accept() need; an EMFILE that happens all the same is logged once.
-        limit = raise_descriptor_limit()
-        enabled = sum(1 for c in self.config.listeners.values() if c.enabled)
-        self.services.connections = ConnectionBudget(
-            limit, self.config.limits.descriptor_reserve, listeners=enabled
+        budget_connections(
+            self.services, sum(1 for c in self.config.listeners.values() if c.enabled)
         )
-        logger.info(
-            "open-file limit %d: up to %d client connections",
-            limit,
-            self.services.connections.capacity,
-        )
-        _quiet_emfile(asyncio.get_running_loop())
         await self._start_ops()
         built: list[tuple[str, ListenerConfig, Listener]] = []
         for name, listener_config in self.config.listeners.items():
@@ -408,6 +400,22 @@ class MeepleServer:
         # moment only, then names what it drops.
         await self.services.names.close()  # the name checks under way: nobody waits
         self.dropped = self.services.close(5.0 if stored else 0.5)
+
+
+def budget_connections(services: Services, listeners: int) -> None:
+    """Issue 22: the soft open-file limit up to the hard one, and a connection budget
+    below it shared by ``listeners`` listeners (``services.connections``), so that idle
+    clients can never take the descriptors the store, the logs and accept() need; an
+    EMFILE that happens all the same is logged once (:class:`_QuietEmfile`). Called by
+    whatever starts listeners: :class:`MeepleServer`, a node's edge."""
+    limit = raise_descriptor_limit()
+    services.connections = ConnectionBudget(
+        limit, services.config.limits.descriptor_reserve, listeners=listeners
+    )
+    logger.info(
+        "open-file limit %d: up to %d client connections", limit, services.connections.capacity
+    )
+    _quiet_emfile(asyncio.get_running_loop())
 
 
 def _create(target: str, services: Services, name: str, config: ListenerConfig) -> Listener:

@@ -1,0 +1,140 @@
+"""What a one-process node serves is what ``meeple serve`` serves (issue 32.2, step 1):
+the same listeners from the same ``ServerConfig``, the same pages and operations paths on
+the web port, the same wire greetings. Each test runs against both, selected by name
+(STYLE rule 10): ``serve`` (:class:`~meeple.server.app.MeepleServer`) and ``node`` (a
+:class:`~meeple.node.node.Node` with every role over the local backplane)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+import websockets
+from tests.patience import PATIENCE
+
+from meeple.clients.clarkson import ClarksonClient
+from meeple.clients.spectrangle import SpectrangleClient
+from meeple.games.scrabble.lexicon import Lexicon
+from meeple.node.node import Node, serve_config
+from meeple.protocols.web import PROTOCOL
+from meeple.server.app import LISTENERS, MeepleServer
+from meeple.server.config import ServerConfig
+from meeple.server.store.database import DatabaseInUse
+
+pytestmark = pytest.mark.slow
+
+# Every page and path meeple serve's web port answers 200 without a game or an account.
+PAGES = (
+    "/",
+    "/play",
+    "/check",
+    "/games",
+    "/ratings",
+    "/account",
+    "/api/cluster",
+    "/healthz",
+    "/readyz",
+    "/metrics",
+    "/static/meeple.css",
+)
+
+
+@dataclass
+class Running:
+    """A server of either kind: its ports by listener name."""
+
+    kind: str
+    ports: dict[str, int]
+
+
+def _config(tmp_path: Path) -> ServerConfig:
+    config = ServerConfig(database=str(tmp_path / "meeple.sqlite3"), lexicon="gcide")
+    for name in config.listeners:
+        config = config.with_port(name, 0)
+    return config
+
+
+@asynccontextmanager
+async def _started(kind: str, tmp_path: Path, gcide: Lexicon) -> AsyncIterator[Running]:
+    """``meeple serve``'s runtime of that kind on the files in ``tmp_path``."""
+    config = _config(tmp_path)
+    if kind == "serve":
+        server = MeepleServer(config)
+        server.services.lexicon = gcide
+        try:
+            await server.start()
+            yield Running("serve", server.ports)
+        finally:
+            await server.stop()
+        return
+    node = Node(serve_config(config))
+    try:
+        await node.start()
+        yield Running("node", {name: lst.port for name, lst in node.listeners.items()})
+    finally:
+        await node.stop()
+
+
+@pytest.fixture(params=["serve", "node"])
+async def running(
+    request: pytest.FixtureRequest, tmp_path: Path, gcide: Lexicon
+) -> AsyncIterator[Running]:
+    async with _started(request.param, tmp_path, gcide) as started:
+        yield started
+
+
+async def test_the_same_listeners_as_meeple_serve(running: Running) -> None:
+    """Every listener ``meeple serve`` runs is open, the web on a port of its own."""
+    assert sorted(running.ports) == sorted(LISTENERS)
+    assert all(port > 0 for port in running.ports.values())
+
+
+async def test_the_same_pages_on_the_web_port(running: Running) -> None:
+    """The lobby, play, the guide, the games, ratings, accounts, the cluster API and the
+    operations paths (/healthz, /readyz, /metrics) answer 200 on the web port."""
+    base = f"http://127.0.0.1:{running.ports['web']}"
+    async with httpx.AsyncClient(base_url=base, timeout=PATIENCE) as client:
+        for path in PAGES:
+            response = await client.get(path)
+            assert response.status_code == 200, (running.kind, path, response.status_code)
+
+
+async def test_the_browser_protocol_and_the_lobby_topic(running: Running) -> None:
+    """/ws: hello, welcome, then the lobby topic's snapshot."""
+    url = f"ws://127.0.0.1:{running.ports['web']}/ws"
+    async with websockets.connect(url, open_timeout=PATIENCE) as ws:
+        await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
+        assert json.loads(await ws.recv())["type"] == "welcome"
+        await ws.send(json.dumps({"type": "subscribe", "topic": "lobby"}))
+        while True:
+            message = json.loads(await ws.recv())
+            if message["type"] != "ack":
+                break
+        assert message["type"] == "lobby", message
+        assert message["data"]["tables"] == []
+
+
+async def test_wire_greetings(running: Running) -> None:
+    """A Clarkson and a Spectrangle client are welcomed under their names."""
+    clarkson = await ClarksonClient.connect("127.0.0.1", running.ports["clarkson"], "ann")
+    try:
+        assert clarkson.name == "ann"
+    finally:
+        await clarkson.close()
+    spectrangle = await SpectrangleClient.connect("127.0.0.1", running.ports["spectrangle"], "bob")
+    await spectrangle.close()
+
+
+async def test_a_second_one_on_the_same_database_is_refused(
+    running: Running, tmp_path: Path, gcide: Lexicon
+) -> None:
+    """One process per database: a second start on the same files is refused before it
+    reads a log (it would take the first one's games over while they are played)."""
+    with pytest.raises(DatabaseInUse):
+        async with _started(running.kind, tmp_path, gcide):
+            pass  # pragma: no cover - refused at the start
