@@ -427,6 +427,11 @@ class GameOutcome:
     # meeple's lead when the bag first ran empty (None: it never did): what the
     # endgame then added or lost is spread - bag_empty_spread.
     bag_empty_spread: int | None = None
+    # Whether meeple's move emptied the bag (None: it never ran empty). The other side
+    # then moves first in the endgame and may go out first, which gains it twice the
+    # rack left: the endgame's gain is mostly who emptied the bag, not how well each
+    # side searched (issue 37, first item).
+    meeple_emptied_bag: bool | None = None
 
 
 def bag_for_pair(seed: int) -> tuple[str, ...]:
@@ -505,6 +510,7 @@ def play_game(
             out.meeple_cpu += clock() - start
             out.meeple_moves += 1
         action = _action(seat, choice)
+        bag_before = len(game.bag)
         try:
             events = game.apply(action)
         except ScrabbleError as e:
@@ -515,6 +521,8 @@ def play_game(
             out.meeple_score, out.engine_score = game.scores[1 - seat], game.scores[seat]
             out.spread = max(1, out.meeple_score - out.engine_score)
             return out
+        if bag_before > 0 and len(game.bag) == 0:
+            out.meeple_emptied_bag = seat != engine_seat
         for event in events:
             if isinstance(event, PlayMade):
                 score = engine.play(event.move)
@@ -545,6 +553,9 @@ class MatchTally:
     meeple_cpu: float = 0.0
     engine_cpu: float = 0.0
     endgame_gains: list[int] = field(default_factory=list)
+    # the same gains, split by who emptied the bag: meeple, the engine
+    endgame_gains_meeple_emptied: list[int] = field(default_factory=list)
+    endgame_gains_engine_emptied: list[int] = field(default_factory=list)
 
     @property
     def games(self) -> int:
@@ -565,7 +576,12 @@ class MatchTally:
         if outcome.refused is not None:
             self.refused.append(outcome.refused)
         elif outcome.bag_empty_spread is not None:
-            self.endgame_gains.append(outcome.spread - outcome.bag_empty_spread)
+            gain = outcome.spread - outcome.bag_empty_spread
+            self.endgame_gains.append(gain)
+            if outcome.meeple_emptied_bag:
+                self.endgame_gains_meeple_emptied.append(gain)
+            else:
+                self.endgame_gains_engine_emptied.append(gain)
         self.meeple_moves += outcome.meeple_moves
         self.engine_moves += outcome.engine_moves
         self.meeple_cpu += outcome.meeple_cpu
@@ -584,10 +600,20 @@ class MatchTally:
         )
 
     def endgame_line(self) -> str:
-        """What meeple's spread gained from the bag's emptying to the end, on average."""
-        n = len(self.endgame_gains)
-        mean = sum(self.endgame_gains) / n if n else 0.0
-        return f"from an empty bag to the end: mean {mean:+.1f} for meeple over {n} games"
+        """What meeple's spread gained from the bag's emptying to the end, on average,
+        in all and split by who emptied the bag (the other side moves first after it)."""
+
+        def mean(gains: list[int]) -> str:
+            return f"{sum(gains) / len(gains):+.1f}" if gains else "-"
+
+        return (
+            f"from an empty bag to the end: mean {mean(self.endgame_gains)} for meeple over "
+            f"{len(self.endgame_gains)} games; meeple emptied it in "
+            f"{len(self.endgame_gains_meeple_emptied)} "
+            f"({mean(self.endgame_gains_meeple_emptied)}), the engine in "
+            f"{len(self.endgame_gains_engine_emptied)} "
+            f"({mean(self.endgame_gains_engine_emptied)})"
+        )
 
 
 def run_match(
