@@ -5,11 +5,11 @@ from __future__ import annotations
 from random import Random
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from meeple.ai.leaves import LeaveValues
-from meeple.ai.scrabble import Budget, Choice, PassChoice, Position, StrongPlayer
+from meeple.ai.scrabble import Budget, Choice, PassChoice, Position, StrongPlayer, _Candidate
 from meeple.ai.scrabble_endgame import EndgameSolver, PreendgameResult, draws, preendgame
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.engine import get_generator, leave_of
@@ -277,3 +277,46 @@ def test_strong_player_knows_when_a_pass_ends_the_game(
         assert best == _points(theirs) - _points(mine)
     else:
         assert _value(board, choice, mine, theirs) == best
+
+
+@settings(max_examples=60)
+@given(
+    word=st.sampled_from(BOARDS),
+    mine=st.text(alphabet=LETTERS, min_size=2, max_size=4),
+    theirs=st.sampled_from("AEIOST"),
+    bag=st.text(alphabet="QZXJKV", min_size=1, max_size=2),
+    pick=st.integers(0, 7),
+)
+@example(word="CATS", mine="QEA", theirs="O", bag="Z", pick=0)
+def test_simulation_scores_an_emptied_bag_as_an_endgame(
+    word: str, mine: str, theirs: str, bag: str, pick: int
+) -> None:
+    """A simulated play that empties the bag hands the opponent the first move of the
+    endgame: an opponent who goes out then takes twice our rack (issue 37). Before, the
+    simulation scored the line as if the game went on (our next play plus a leave value)."""
+    board = _board(word)
+    plays = sorted(
+        (
+            m
+            for m in get_generator("python").plays(board, mine, LEXICON)
+            if len(m.tiles) >= len(bag)
+        ),
+        key=lambda m: (-m.score, str(m)),
+    )
+    assume(plays)
+    m = plays[pick % len(plays)]
+    after = board.copy()
+    for t in m.tiles:
+        after.place(t.x, t.y, t.tile)
+    replies = [r.score for r in get_generator("python").plays(after, theirs, LEXICON)]
+    assume(replies)  # a one-tile rack that can play goes out
+    leave = leave_of(mine, m)
+    held = leave + bag  # we drew the whole bag
+    strong = StrongPlayer(LEXICON, LeaveValues({"tile:Q": 9.0}))
+    value = strong._run_once(
+        Position(board, mine, len(bag)),
+        _Candidate(m, float(m.score), leave),
+        theirs,
+        list(bag),
+    )
+    assert value == m.score - max(replies) - 2 * _points(held)

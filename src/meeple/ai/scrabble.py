@@ -37,7 +37,7 @@ from itertools import combinations
 from typing import Literal
 
 from meeple.ai.leaves import LeaveModel, leaves_for
-from meeple.ai.scrabble_endgame import EndgameSolver, preendgame
+from meeple.ai.scrabble_endgame import EndgameLeave, EndgameSolver, preendgame
 from meeple.games.rng import Random
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.engine import (
@@ -360,6 +360,18 @@ class StrongPlayer(Player):
                 c.offset = offset
 
     def _run_once(self, position: Position, c: _Candidate, opp_rack: str, bag: list[str]) -> float:
+        """One simulated continuation of ``c``: the opponent's reply, then our answer.
+
+        A ply played with the bag empty is an endgame ply (issue 37): the side chooses
+        by score plus :class:`~meeple.ai.scrabble_endgame.EndgameLeave` (going out wins
+        twice the other rack, tiles kept cost their points) instead of leave values,
+        a reply that goes out ends the line with twice our rack against us, and a line
+        that ends in the endgame is scored by the racks' points (what each would lose),
+        not by the leave values of a game that goes on. Without this, a play that
+        empties the bag was valued as if the game went on after it, though it hands the
+        opponent the first move of the endgame and the chance to go out first.
+        """
+        ts = position.tile_set
         board = position.board.copy()
         draw = list(bag)  # drawn from the end, like SimGame
         value = 0.0
@@ -369,25 +381,50 @@ class StrongPlayer(Player):
             value += c.choice.score
             mine = c.leave + _take(draw, RACK_SIZE - len(c.leave))
             if not mine:  # went out
-                return value + 2 * _rack_points(opp_rack, position.tile_set)
+                return value + 2 * _rack_points(opp_rack, ts)
         else:
             got = _take(draw, len(c.choice.tiles))
             draw[:0] = list(c.choice.tiles)  # given tiles go back under the others
             mine = c.leave + got
-        gen, lex, ts, leaves = self.generator, self.lexicon, position.tile_set, self.leaves
-        reply = gen.best(board, opp_rack, lex, ts, n=1, leave=leaves)
+        gen, lex, leaves = self.generator, self.lexicon, self.leaves
+        theirs = opp_rack
+        end = not draw  # the opponent moves first in an endgame
+        reply = gen.best(
+            board,
+            theirs,
+            lex,
+            ts,
+            n=1,
+            leave=EndgameLeave(_rack_points(mine, ts), ts) if end else leaves,
+        )
         if reply:
             r = reply[0]
             value -= r.score
             for t in r.tiles:
                 board.place(t.x, t.y, t.tile)
-        ours = gen.best(board, mine, lex, ts, n=1, leave=leaves)
+            theirs = _minus(theirs, r.rack_tiles)
+            if end and not theirs:  # they went out: our rack counts twice against us
+                return value - 2 * _rack_points(mine, ts)
+            theirs += _take(draw, len(r.rack_tiles))
+        end = not draw
+        ours = gen.best(
+            board,
+            mine,
+            lex,
+            ts,
+            n=1,
+            leave=EndgameLeave(_rack_points(theirs, ts), ts) if end else leaves,
+        )
+        kept = mine
         if ours:
             m = ours[0]
-            value += m.score + leaves.value(leave_of(mine, m))
-        else:
-            value += leaves.value(sort_leave(mine))
-        return value
+            value += m.score
+            kept = leave_of(mine, m)
+            if end and not kept:  # we went out
+                return value + 2 * _rack_points(theirs, ts)
+        if end:  # the line stops in the endgame: the racks as they stand
+            return value + _rack_points(theirs, ts) - _rack_points(kept, ts)
+        return value + leaves.value(sort_leave(kept))
 
     # --- endgame ---
 
