@@ -320,3 +320,25 @@ def test_simulation_scores_an_emptied_bag_as_an_endgame(
         list(bag),
     )
     assert value == m.score - max(replies) - 2 * _points(held)
+
+
+@settings(max_examples=60)
+@given(
+    word=st.sampled_from(BOARDS),
+    mine=st.text(alphabet=LETTERS, min_size=3, max_size=7),
+    bag=st.integers(2, 7),
+)
+@example(word="CATS", mine="AEIRST", bag=2)
+def test_candidates_near_the_end_include_a_play_that_keeps_the_bag(
+    word: str, mine: str, bag: int
+) -> None:
+    """With 2-7 tiles in the bag, when every candidate by equity would empty it, the
+    best play that leaves tiles in it is simulated too (issue 37): emptying the bag
+    hands the opponent the endgame's first move."""
+    board = _board(word)
+    plays = list(get_generator("python").plays(board, mine, LEXICON))
+    keepers = [m for m in plays if len(m.tiles) < bag]
+    assume(keepers and len(plays) <= 50)  # all within the look past the candidates
+    strong = StrongPlayer(LEXICON, LeaveValues({}), candidates=2)
+    candidates = strong._candidates(Position(board, mine, bag), 0)
+    assert any(isinstance(c.choice, Move) and len(c.choice.tiles) < bag for c in candidates)

@@ -77,6 +77,7 @@ CLOCKLESS_ROUNDS = 32
 PRIOR_RUNS = 12
 CLOSE_GAME = 30  # |expected final lead| within which the pre-endgame plays to win
 RACK_SIZE = 7
+KEEP_BAG_SEARCH = 56  # plays looked at past the candidates for one that keeps the bag
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +269,21 @@ class StrongPlayer(Player):
             n=self.candidates + skip,
             leave=self.leaves,
         )[skip:]
+        bag = position.bag_count
+        if 1 < bag <= RACK_SIZE and plays and all(len(m.tiles) >= bag for m in plays):
+            # Every candidate empties the bag and hands the opponent the endgame's first
+            # move: the simulation also weighs the best play that keeps tiles in it.
+            wider = self.generator.best(
+                position.board,
+                rack,
+                self.lexicon,
+                position.tile_set,
+                n=self.candidates + skip + KEEP_BAG_SEARCH,
+                leave=self.leaves,
+            )[skip:]
+            keeper = next((m for m in wider if len(m.tiles) < bag), None)
+            if keeper is not None:
+                plays = [*plays, keeper]
         out = []
         for m in plays:
             kept = leave_of(rack, m)
