@@ -432,6 +432,10 @@ class GameOutcome:
     # rack left: the endgame's gain is mostly who emptied the bag, not how well each
     # side searched (issue 37, first item).
     meeple_emptied_bag: bool | None = None
+    # meeple's lead at the first turn with at most a rack's worth of tiles in the bag
+    # (None: never): what the pre-endgame and the endgame together added is
+    # spread - low_bag_spread, free of who made the play that emptied the bag.
+    low_bag_spread: int | None = None
 
 
 def bag_for_pair(seed: int) -> tuple[str, ...]:
@@ -477,8 +481,10 @@ def play_game(
     turns = 0
     while not game.is_over and turns < MAX_TURNS:
         turns += 1
+        lead = game.scores[1 - engine_seat] - game.scores[engine_seat]
+        if out.low_bag_spread is None and len(game.bag) <= RACK_SIZE:
+            out.low_bag_spread = lead
         if out.bag_empty_spread is None and len(game.bag) == 0:
-            lead = game.scores[1 - engine_seat] - game.scores[engine_seat]
             out.bag_empty_spread = lead
         seat = game.turn
         assert seat is not None
@@ -556,6 +562,8 @@ class MatchTally:
     # the same gains, split by who emptied the bag: meeple, the engine
     endgame_gains_meeple_emptied: list[int] = field(default_factory=list)
     endgame_gains_engine_emptied: list[int] = field(default_factory=list)
+    # what meeple's spread gained from the first turn with <= 7 tiles in the bag
+    late_gains: list[int] = field(default_factory=list)
 
     @property
     def games(self) -> int:
@@ -575,13 +583,16 @@ class MatchTally:
         self.spreads.append(outcome.spread)
         if outcome.refused is not None:
             self.refused.append(outcome.refused)
-        elif outcome.bag_empty_spread is not None:
-            gain = outcome.spread - outcome.bag_empty_spread
-            self.endgame_gains.append(gain)
-            if outcome.meeple_emptied_bag:
-                self.endgame_gains_meeple_emptied.append(gain)
-            else:
-                self.endgame_gains_engine_emptied.append(gain)
+        else:
+            if outcome.low_bag_spread is not None:
+                self.late_gains.append(outcome.spread - outcome.low_bag_spread)
+            if outcome.bag_empty_spread is not None:
+                gain = outcome.spread - outcome.bag_empty_spread
+                self.endgame_gains.append(gain)
+                if outcome.meeple_emptied_bag:
+                    self.endgame_gains_meeple_emptied.append(gain)
+                else:
+                    self.endgame_gains_engine_emptied.append(gain)
         self.meeple_moves += outcome.meeple_moves
         self.engine_moves += outcome.engine_moves
         self.meeple_cpu += outcome.meeple_cpu
@@ -612,7 +623,8 @@ class MatchTally:
             f"{len(self.endgame_gains_meeple_emptied)} "
             f"({mean(self.endgame_gains_meeple_emptied)}), the engine in "
             f"{len(self.endgame_gains_engine_emptied)} "
-            f"({mean(self.endgame_gains_engine_emptied)})"
+            f"({mean(self.endgame_gains_engine_emptied)}); from <= {RACK_SIZE} tiles in the "
+            f"bag to the end: mean {mean(self.late_gains)} over {len(self.late_gains)} games"
         )
 
 
