@@ -18,7 +18,9 @@ reports the CPU time of each of its moves. It prints meeple's W-L-D with a 95 %
 (Wilson) interval, as ``meeple scrabble match`` does (draws count half), the mean
 spread, and the CPU seconds per move of each side (again after every pair, so a
 stopped match keeps its figures); and, for where the games are won or lost, meeple's
-lead when the bag ran empty in each game and what the endgame added to it on average.
+lead when the bag ran empty in each game and what the endgame added to it on average,
+split by who emptied the bag (the other side moves first in the endgame), and what
+meeple gained from its first turn with at most 7 tiles in the bag to the end.
 ``--leaves wordnik`` plays the strong player with another lexicon's leave table
 (on ENABLE the bots get the GCIDE feature model: no ENABLE table ships).
 
