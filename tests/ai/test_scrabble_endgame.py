@@ -342,3 +342,20 @@ def test_candidates_near_the_end_include_a_play_that_keeps_the_bag(
     strong = StrongPlayer(LEXICON, LeaveValues({}), candidates=2)
     candidates = strong._candidates(Position(board, mine, bag), 0)
     assert any(isinstance(c.choice, Move) and len(c.choice.tiles) < bag for c in candidates)
+
+
+def test_simulation_from_a_fuller_bag_keeps_leave_values() -> None:
+    """From a root with more than 7 tiles in the bag the simulation scores every line
+    by leave values, also one whose reply empties the bag: the example above's play,
+    draw and reply give 8 - 3 + 9 here (we cannot play QZ, whose leave value is 9),
+    not 8 - 3 - 2 * 20 (their going out)."""
+    board = _board("CATS")
+    mine = "QEA"
+    m = max(get_generator("python").plays(board, mine, LEXICON), key=lambda p: (p.score, str(p)))
+    strong = StrongPlayer(LEXICON, LeaveValues({"tile:Q": 9.0}))
+    leave = leave_of(mine, m)
+    value = strong._run_once(
+        Position(board, mine, 8), _Candidate(m, float(m.score), leave), "O", ["Z"]
+    )
+    assert value != m.score - 3 - 2 * _points(leave + "Z")  # not the endgame's
+    assert value == 14.0
