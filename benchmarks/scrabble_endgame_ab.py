@@ -1,6 +1,6 @@
 """The strong player's endgame (and one-tile pre-endgame) against an older meeple's, on
 the same positions with the seats swapped (issue 37):
-``python benchmarks/scrabble_endgame_ab.py --old-src DIR [--bag 0|1] [--positions N]``.
+``python benchmarks/scrabble_endgame_ab.py --old-src DIR [--bag 0-7] [--positions N]``.
 
 ``DIR`` is the ``src`` of an older meeple (``git archive <commit> src | tar x -C DIR/..``,
 with its compiled ``_movegen`` copied beside its sources); its ``meeple/ai/scrabble.py``
@@ -109,7 +109,7 @@ def play_out(
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--old-src", required=True, type=Path)
-    parser.add_argument("--bag", type=int, default=0, choices=(0, 1))
+    parser.add_argument("--bag", type=int, default=0, choices=range(8))
     parser.add_argument("--positions", type=int, default=50)
     parser.add_argument("--think-time", type=float, default=0.2)
     parser.add_argument("--seed", type=int, default=0)

@@ -18,7 +18,9 @@ reports the CPU time of each of its moves. It prints meeple's W-L-D with a 95 %
 (Wilson) interval, as ``meeple scrabble match`` does (draws count half), the mean
 spread, and the CPU seconds per move of each side (again after every pair, so a
 stopped match keeps its figures); and, for where the games are won or lost, meeple's
-lead when the bag ran empty in each game and what the endgame added to it on average.
+lead when the bag ran empty in each game and what the endgame added to it on average,
+split by who emptied the bag (the other side moves first in the endgame), and what
+meeple gained from its first turn with at most 7 tiles in the bag to the end.
 ``--leaves wordnik`` plays the strong player with another lexicon's leave table
 (on ENABLE the bots get the GCIDE feature model: no ENABLE table ships).
 
@@ -427,6 +429,15 @@ class GameOutcome:
     # meeple's lead when the bag first ran empty (None: it never did): what the
     # endgame then added or lost is spread - bag_empty_spread.
     bag_empty_spread: int | None = None
+    # Whether meeple's move emptied the bag (None: it never ran empty). The other side
+    # then moves first in the endgame and may go out first, which gains it twice the
+    # rack left: the endgame's gain is mostly who emptied the bag, not how well each
+    # side searched (issue 37, first item).
+    meeple_emptied_bag: bool | None = None
+    # meeple's lead at the first turn with at most a rack's worth of tiles in the bag
+    # (None: never): what the pre-endgame and the endgame together added is
+    # spread - low_bag_spread, free of who made the play that emptied the bag.
+    low_bag_spread: int | None = None
 
 
 def bag_for_pair(seed: int) -> tuple[str, ...]:
@@ -472,8 +483,10 @@ def play_game(
     turns = 0
     while not game.is_over and turns < MAX_TURNS:
         turns += 1
+        lead = game.scores[1 - engine_seat] - game.scores[engine_seat]
+        if out.low_bag_spread is None and len(game.bag) <= RACK_SIZE:
+            out.low_bag_spread = lead
         if out.bag_empty_spread is None and len(game.bag) == 0:
-            lead = game.scores[1 - engine_seat] - game.scores[engine_seat]
             out.bag_empty_spread = lead
         seat = game.turn
         assert seat is not None
@@ -505,6 +518,7 @@ def play_game(
             out.meeple_cpu += clock() - start
             out.meeple_moves += 1
         action = _action(seat, choice)
+        bag_before = len(game.bag)
         try:
             events = game.apply(action)
         except ScrabbleError as e:
@@ -515,6 +529,8 @@ def play_game(
             out.meeple_score, out.engine_score = game.scores[1 - seat], game.scores[seat]
             out.spread = max(1, out.meeple_score - out.engine_score)
             return out
+        if bag_before > 0 and len(game.bag) == 0:
+            out.meeple_emptied_bag = seat != engine_seat
         for event in events:
             if isinstance(event, PlayMade):
                 score = engine.play(event.move)
@@ -545,6 +561,11 @@ class MatchTally:
     meeple_cpu: float = 0.0
     engine_cpu: float = 0.0
     endgame_gains: list[int] = field(default_factory=list)
+    # the same gains, split by who emptied the bag: meeple, the engine
+    endgame_gains_meeple_emptied: list[int] = field(default_factory=list)
+    endgame_gains_engine_emptied: list[int] = field(default_factory=list)
+    # what meeple's spread gained from the first turn with <= 7 tiles in the bag
+    late_gains: list[int] = field(default_factory=list)
 
     @property
     def games(self) -> int:
@@ -564,8 +585,16 @@ class MatchTally:
         self.spreads.append(outcome.spread)
         if outcome.refused is not None:
             self.refused.append(outcome.refused)
-        elif outcome.bag_empty_spread is not None:
-            self.endgame_gains.append(outcome.spread - outcome.bag_empty_spread)
+        else:
+            if outcome.low_bag_spread is not None:
+                self.late_gains.append(outcome.spread - outcome.low_bag_spread)
+            if outcome.bag_empty_spread is not None:
+                gain = outcome.spread - outcome.bag_empty_spread
+                self.endgame_gains.append(gain)
+                if outcome.meeple_emptied_bag:
+                    self.endgame_gains_meeple_emptied.append(gain)
+                else:
+                    self.endgame_gains_engine_emptied.append(gain)
         self.meeple_moves += outcome.meeple_moves
         self.engine_moves += outcome.engine_moves
         self.meeple_cpu += outcome.meeple_cpu
@@ -584,10 +613,21 @@ class MatchTally:
         )
 
     def endgame_line(self) -> str:
-        """What meeple's spread gained from the bag's emptying to the end, on average."""
-        n = len(self.endgame_gains)
-        mean = sum(self.endgame_gains) / n if n else 0.0
-        return f"from an empty bag to the end: mean {mean:+.1f} for meeple over {n} games"
+        """What meeple's spread gained from the bag's emptying to the end, on average,
+        in all and split by who emptied the bag (the other side moves first after it)."""
+
+        def mean(gains: list[int]) -> str:
+            return f"{sum(gains) / len(gains):+.1f}" if gains else "-"
+
+        return (
+            f"from an empty bag to the end: mean {mean(self.endgame_gains)} for meeple over "
+            f"{len(self.endgame_gains)} games; meeple emptied it in "
+            f"{len(self.endgame_gains_meeple_emptied)} "
+            f"({mean(self.endgame_gains_meeple_emptied)}), the engine in "
+            f"{len(self.endgame_gains_engine_emptied)} "
+            f"({mean(self.endgame_gains_engine_emptied)}); from <= {RACK_SIZE} tiles in the "
+            f"bag to the end: mean {mean(self.late_gains)} over {len(self.late_gains)} games"
+        )
 
 
 def run_match(

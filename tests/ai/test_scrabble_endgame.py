@@ -5,11 +5,11 @@ from __future__ import annotations
 from random import Random
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from meeple.ai.leaves import LeaveValues
-from meeple.ai.scrabble import Budget, Choice, PassChoice, Position, StrongPlayer
+from meeple.ai.scrabble import Budget, Choice, PassChoice, Position, StrongPlayer, _Candidate
 from meeple.ai.scrabble_endgame import EndgameSolver, PreendgameResult, draws, preendgame
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.engine import get_generator, leave_of
@@ -277,3 +277,85 @@ def test_strong_player_knows_when_a_pass_ends_the_game(
         assert best == _points(theirs) - _points(mine)
     else:
         assert _value(board, choice, mine, theirs) == best
+
+
+@settings(max_examples=60)
+@given(
+    word=st.sampled_from(BOARDS),
+    mine=st.text(alphabet=LETTERS, min_size=2, max_size=4),
+    theirs=st.sampled_from("AEIOST"),
+    bag=st.text(alphabet="QZXJKV", min_size=1, max_size=2),
+    pick=st.integers(0, 7),
+)
+@example(word="CATS", mine="QEA", theirs="O", bag="Z", pick=0)
+def test_simulation_scores_an_emptied_bag_as_an_endgame(
+    word: str, mine: str, theirs: str, bag: str, pick: int
+) -> None:
+    """A simulated play that empties the bag hands the opponent the first move of the
+    endgame: an opponent who goes out then takes twice our rack (issue 37). Before, the
+    simulation scored the line as if the game went on (our next play plus a leave value)."""
+    board = _board(word)
+    plays = sorted(
+        (
+            m
+            for m in get_generator("python").plays(board, mine, LEXICON)
+            if len(m.tiles) >= len(bag)
+        ),
+        key=lambda m: (-m.score, str(m)),
+    )
+    assume(plays)
+    m = plays[pick % len(plays)]
+    after = board.copy()
+    for t in m.tiles:
+        after.place(t.x, t.y, t.tile)
+    replies = [r.score for r in get_generator("python").plays(after, theirs, LEXICON)]
+    assume(replies)  # a one-tile rack that can play goes out
+    leave = leave_of(mine, m)
+    held = leave + bag  # we drew the whole bag
+    strong = StrongPlayer(LEXICON, LeaveValues({"tile:Q": 9.0}))
+    value = strong._run_once(
+        Position(board, mine, len(bag)),
+        _Candidate(m, float(m.score), leave),
+        theirs,
+        list(bag),
+    )
+    assert value == m.score - max(replies) - 2 * _points(held)
+
+
+@settings(max_examples=60)
+@given(
+    word=st.sampled_from(BOARDS),
+    mine=st.text(alphabet=LETTERS, min_size=3, max_size=7),
+    bag=st.integers(2, 7),
+)
+@example(word="CATS", mine="AEIRST", bag=2)
+def test_candidates_near_the_end_include_a_play_that_keeps_the_bag(
+    word: str, mine: str, bag: int
+) -> None:
+    """With 2-7 tiles in the bag, when every candidate by equity would empty it, the
+    best play that leaves tiles in it is simulated too (issue 37): emptying the bag
+    hands the opponent the endgame's first move."""
+    board = _board(word)
+    plays = list(get_generator("python").plays(board, mine, LEXICON))
+    keepers = [m for m in plays if len(m.tiles) < bag]
+    assume(keepers and len(plays) <= 50)  # all within the look past the candidates
+    strong = StrongPlayer(LEXICON, LeaveValues({}), candidates=2)
+    candidates = strong._candidates(Position(board, mine, bag), 0)
+    assert any(isinstance(c.choice, Move) and len(c.choice.tiles) < bag for c in candidates)
+
+
+def test_simulation_from_a_fuller_bag_keeps_leave_values() -> None:
+    """From a root with more than 7 tiles in the bag the simulation scores every line
+    by leave values, also one whose reply empties the bag: the example above's play,
+    draw and reply give 8 - 3 + 9 here (we cannot play QZ, whose leave value is 9),
+    not 8 - 3 - 2 * 20 (their going out)."""
+    board = _board("CATS")
+    mine = "QEA"
+    m = max(get_generator("python").plays(board, mine, LEXICON), key=lambda p: (p.score, str(p)))
+    strong = StrongPlayer(LEXICON, LeaveValues({"tile:Q": 9.0}))
+    leave = leave_of(mine, m)
+    value = strong._run_once(
+        Position(board, mine, 8), _Candidate(m, float(m.score), leave), "O", ["Z"]
+    )
+    assert value != m.score - 3 - 2 * _points(leave + "Z")  # not the endgame's
+    assert value == 14.0

@@ -110,6 +110,16 @@ def test_on_enable_the_endgame_is_measured_and_mirrored() -> None:
     assert tally.endgame_gains[0] == -tally.endgame_gains[1]
     assert tally.spreads[0] == -tally.spreads[1]
     assert "over 2 games" in tally.endgame_line()
+    # The same side emptied the bag in both games, meeple in one and the engine in the
+    # other; the endgame's gain is split by it (the side that did not move first).
+    assert len(tally.endgame_gains_meeple_emptied) == 1
+    assert len(tally.endgame_gains_engine_emptied) == 1
+    assert tally.endgame_gains_meeple_emptied[0] == -tally.endgame_gains_engine_emptied[0]
+    assert "meeple emptied it in 1" in tally.endgame_line()
+    # From the first turn with <= 7 tiles in the bag: one game's gain is the other's loss.
+    assert len(tally.late_gains) == 2
+    assert tally.late_gains[0] == -tally.late_gains[1]
+    assert "to the end: mean +0.0 over 2 games" in tally.endgame_line()
 
 
 def test_pairs_share_the_bag_and_swap_who_starts(lexicon: Lexicon) -> None:

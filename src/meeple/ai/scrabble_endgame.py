@@ -51,6 +51,7 @@ __all__ = [
     "ROOT_WIDTH",
     "WIDTH",
     "Draw",
+    "EndgameLeave",
     "EndgameResult",
     "EndgameSolver",
     "PreendgameResult",
@@ -117,12 +118,14 @@ class _Entry:
     narrowed: bool  # some node below kept only part of its plays
 
 
-class _OrderLeave:
-    """The order estimate as a leave table for the generator's best-N by equity.
+class EndgameLeave:
+    """The value of a leave with the bag empty, as a leave table for the generator's
+    best-N by equity: the solver's move order and the simulation's plays once the bag
+    has run out.
 
-    Keeping nothing (going out) is worth twice the other rack; keeping tiles costs their
-    points. The generator adds it to each play's score in C, so ordering costs no
-    Python per play.
+    Keeping nothing (going out) is worth twice the other rack (``opp_points``); keeping
+    tiles costs their points. The generator adds it to each play's score in C, so it
+    costs no Python per play.
     """
 
     __slots__ = ("out", "tile_set")
@@ -172,7 +175,7 @@ class EndgameSolver:
         self._placed: set[tuple[int, int, str]] = set()
         self._table: dict[Key, _Entry] = {}
         self._hints: dict[Key, Move | None] = {}
-        self._orders: dict[int, _OrderLeave] = {}
+        self._orders: dict[int, EndgameLeave] = {}
 
     # --- the API ---
 
@@ -269,11 +272,11 @@ class EndgameSolver:
             self._placed = saved
         return tuple(out)
 
-    def _order(self, opp: str) -> _OrderLeave:
+    def _order(self, opp: str) -> EndgameLeave:
         points = rack_points(opp, self.tile_set)
         hit = self._orders.get(points)
         if hit is None:
-            hit = self._orders[points] = _OrderLeave(points, self.tile_set)
+            hit = self._orders[points] = EndgameLeave(points, self.tile_set)
         return hit
 
     def _moves(
