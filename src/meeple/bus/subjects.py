@@ -31,17 +31,18 @@ subject                               what crosses                           pat
 
 A request's last token, ``<sender>``, is the name of the node that sent it
 (:attr:`Namespace.sender`); a seat's subject names its edge (``<edge>``, the part of its
-*route* ``<edge>-<n>`` before the last ``-``). So NATS permissions can pin an edge to its
-own seats (:mod:`meeple.cluster.auth`, ``deploy/nats/meeple-auth.conf``): edge ``e1``
-may publish only requests ending in ``.e1`` and hear only ``meeple.seat.e1.>``, and the
-owner of a room, told the sender by the subject, takes a seat's command only from the
-edge its route names. Only the room, seat (its own), view, lobby, chat and node subjects
-and the store's reads are for edges (the spectators' chat too: what spectators typed, no
-game state): a log and the KV buckets hold racks, bags and seeds,
-and the store's other ops write. An edge's reply subjects start with
-:meth:`Namespace.edge_inbox_of`, so it needs no right on other nodes' inboxes (where the
-JetStream API's answers, log reads included, arrive) nor on another edge's.
-"""
+*route* ``<edge>-<start>_<n>`` before the last ``-``; ``<start>``, new at each start of
+the edge, keeps a restarted edge's new seats off its predecessor's routes). So NATS
+permissions can pin an edge to its own seats (:mod:`meeple.cluster.auth`,
+``deploy/nats/meeple-auth.conf``): edge ``e1`` may publish only requests ending in
+``.e1`` and hear only ``meeple.seat.e1.>``, and the owner of a room, told the sender by
+the subject, takes a seat's command only from the edge its route names. Only the room,
+seat (its own), view, lobby, chat and node subjects and the store's reads are for edges
+(the spectators' chat too: what spectators typed, no game state): a log and the KV
+buckets hold racks, bags and seeds, and the store's other ops write. An edge's reply
+subjects start with :meth:`Namespace.edge_inbox_of`, so it needs no right on other
+nodes' inboxes (where the JetStream API's answers, log reads included, arrive) nor on
+another edge's."""
 
 from __future__ import annotations
 
@@ -116,7 +117,7 @@ ANY_SENDER = "_"
 
 
 def edge_of(route: str) -> str:
-    """The edge a seat's route (``<edge>-<n>``, :meth:`meeple.node.edge.EdgeLobby.route`)
+    """The edge a seat's route (``<edge>-<start>_<n>``, :meth:`meeple.node.edge.EdgeLobby.route`)
     belongs to: its part before the last ``-``."""
     return route.rsplit("-", 1)[0]
 
