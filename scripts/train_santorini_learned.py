@@ -223,10 +223,11 @@ def duel(
     return score[0], score[1], score[2]
 
 
-def load(path: Path) -> tuple[EvalWeights, dict[str, object]]:
+def load(path: Path, names: tuple[str, ...] = NAMES) -> tuple[EvalWeights, dict[str, object]]:
+    """A weights file's weights (in the order of ``names``) and the file's whole data."""
     data = json.loads(path.read_text())
     weights = data["weights"]
-    return EvalWeights(tuple(round(float(weights[f])) for f in NAMES), "file"), data
+    return EvalWeights(tuple(round(float(weights[f])) for f in names), "file"), data
 
 
 def main() -> None:

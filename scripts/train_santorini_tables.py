@@ -41,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from train_santorini_learned import MAX_TURNS, _heights, _placed, duel, fit, wilson
+from train_santorini_learned import MAX_TURNS, _heights, _placed, duel, fit, load, wilson
 
 from meeple.ai.santorini_eval import (
     FEATURES,
@@ -102,12 +102,6 @@ def self_play(
     return rows, s.winner if s.phase is Phase.OVER else None
 
 
-def load(path: Path) -> tuple[EvalWeights, dict[str, object]]:
-    data = json.loads(path.read_text())
-    weights = data["weights"]
-    return EvalWeights(tuple(round(float(weights[f])) for f in NAMES), "file"), data
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -140,10 +134,10 @@ def main() -> None:
     learned = learned_weights()
     if learned is None:
         raise SystemExit("the learned evaluation's weights are missing")
-    players = learned if args.play_with is None else load(args.play_with)[0]
+    players = learned if args.play_with is None else load(args.play_with, NAMES)[0]
     players_name = "learned" if args.play_with is None else f"table ({args.play_with.name})"
     if args.duel:
-        tables, data = load(args.out)
+        tables, data = load(args.out, NAMES)
         nodes = None if args.think_time is not None else args.duel_nodes
         w, lost, d = duel(
             random.Random(args.seed),
