@@ -113,6 +113,30 @@ async def make_bus(request: pytest.FixtureRequest) -> AsyncIterator[MakeBus]:
     await local.close()
 
 
+def launch(
+    env: NatsEnv,
+    ns: Namespace,
+    log_dir: Path,
+    name: str,
+    roles: str,
+    database: str | None,
+    extra: tuple[str, ...],
+) -> NodeProcess:
+    """A ``meeple node`` process ``name`` with ``roles`` (comma-separated) on the session's
+    NATS in namespace ``ns``, its log in ``log_dir``."""
+    return start_node(
+        name,
+        roles.split(","),
+        env.url,
+        user=env.NODE_USER,
+        password=env.node_password,
+        log_dir=log_dir,
+        namespace=ns.root,
+        database=database,
+        extra_args=extra,
+    )
+
+
 class ModuleNodes:
     """``meeple node`` processes that the tests of one module share (issue 33.3): a
     node's start is 1–2 s of CPU and a test often starts three. In a namespace and a
@@ -136,16 +160,14 @@ class ModuleNodes:
             return running
         with session_processes():  # the module's, not the test's that asked first
             running = await asyncio.to_thread(
-                start_node,
+                launch,
+                self.env,
+                self.ns,
+                self.log_dir,
                 name,
-                roles.split(","),
-                self.env.url,
-                user=self.env.NODE_USER,
-                password=self.env.node_password,
-                log_dir=self.log_dir,
-                namespace=self.ns.root,
-                database=self.pg_url if store else None,
-                extra_args=extra,
+                roles,
+                self.pg_url if store else None,
+                extra,
             )
         self.started[name] = (asked, running)
         return running

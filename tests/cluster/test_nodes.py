@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from nats.aio.client import Client
+from tests.cluster.conftest import launch
 from tests.natsd import NatsEnv
 from tests.patience import GAME_PATIENCE, PATIENCE, eventually
 
@@ -36,7 +37,7 @@ from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
 from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, load_lexicon
 from meeple.node import wire
-from meeple.node.launch import NodeProcess, start_node
+from meeple.node.launch import NodeProcess
 from meeple.node.node import Node, NodeConfig
 from meeple.protocols.clarkson.messages import (
     Nok,
@@ -67,16 +68,7 @@ class Nodes:
         self, name: str, roles: str, database: str | None = None, *extra: str
     ) -> NodeProcess:
         node = await asyncio.to_thread(
-            start_node,
-            name,
-            roles.split(","),
-            self.env.url,
-            user=self.env.NODE_USER,
-            password=self.env.node_password,
-            log_dir=self.log_dir,
-            namespace=self.ns.root,
-            database=database,
-            extra_args=extra,
+            launch, self.env, self.ns, self.log_dir, name, roles, database, extra
         )
         self.started.append(node)
         return node
