@@ -269,7 +269,7 @@ async def test_meeple_node_local_takes_its_games_over_after_a_crash(tmp_path: Pa
             user=None,
             password=None,
             log_dir=tmp_path,
-            extra_args=("--local", str(file)),
+            extra_args=("--local", str(file), "--web-port", "0"),
         )
 
     node = start()
@@ -379,3 +379,49 @@ async def test_after_a_crash_a_new_connection_never_gets_a_dead_seat_s_route(
         await back.close()
     finally:
         second.stop()
+
+
+def _senders(uid: str) -> list[asyncio.Task[Any]]:
+    """The edge's command senders of room ``uid`` still running (one per seat's room)."""
+    return [t for t in asyncio.all_tasks() if t.get_name() == f"edge room {uid}" and not t.done()]
+
+
+async def test_a_dropped_browser_s_command_sender_ends_once_the_room_heard_of_it(
+    tmp_path: Path, enable: Lexicon, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A browser seat's connection drops and it comes back by its token: the sender of the
+    gone connection's commands ends once the owner heard the drop, so the edge keeps one
+    sender per seat and none is left waiting for a command that cannot come (such a task,
+    held by nothing, was collected while pending: asyncio's "Task was destroyed but it is
+    pending!" in `meeple serve --runtime node`'s log)."""
+    node = Node(_config(tmp_path, api=True))
+    await node.start()
+    seats: list[ClientConnection] = []
+    try:
+        assert node.api_port is not None
+        assert node.rooms is not None
+        wes = await _web(node.api_port)
+        seats.append(wes)
+        create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 2}
+        await wes.send(json.dumps({**create, "name": "wes"}))
+        wes_seat = await _until(wes, "seated")
+        kim = await _web(node.api_port)
+        seats.append(kim)
+        await kim.send(json.dumps({"type": "sit", "table": wes_seat["table"], "name": "kim"}))
+        await _until(kim, "seated")
+        await asyncio.gather(_play(wes, enable, until_move=2), _play(kim, enable, until_move=2))
+        (uid,) = node.rooms.rooms
+        assert len(_senders(uid)) == 2
+        await wes.close()  # dropped: the seat is held for its token
+        back = await _web(node.api_port)
+        seats.append(back)
+        await back.send(json.dumps({"type": "rejoin", "token": wes_seat["token"]}))
+        await _until(back, "seated")
+        # Both play on (each sends commands: the comeback has a sender of its own).
+        await asyncio.gather(_play(back, enable, until_move=4), _play(kim, enable, until_move=4))
+        await eventually(lambda: len(_senders(uid)) == 2, "the dropped seat's sender ended")
+        assert "Task was destroyed" not in caplog.text
+    finally:
+        for ws in seats:
+            await ws.close()
+        await node.stop()

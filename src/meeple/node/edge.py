@@ -183,8 +183,10 @@ class RemoteRoom:
             return
         self._queue.put_nowait(command)
         if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(
-                self._send(), name=f"edge room {self.uid}"
+            # Kept by the lobby until done: a seat's handler may let go of its room while
+            # the last command (its Dropped) is still on its way.
+            self._task = self.lobby.keep(
+                asyncio.get_running_loop().create_task(self._send(), name=f"edge room {self.uid}")
             )
 
     def leave(self, seat: Seat) -> None:
@@ -219,6 +221,12 @@ class RemoteRoom:
                 return
             except NoAnswer:
                 return  # over for this seat
+            if isinstance(command, wire.Dropped | wire.Leave):
+                # The seat left, or its connection is gone: nothing more comes from it here
+                # (a rejoin plays on through a room of its own), so the sender ends rather
+                # than wait forever.
+                self.finished = True
+                return
 
     def _again(self, error: BusError) -> bool:
         """Every error is asked again (a room moving, an owner that failed)."""
@@ -559,9 +567,7 @@ class EdgeLobby:
         :class:`TableError` is delivered to ``seat`` when they answered."""
         if id(seat) in self._rooms or id(seat) in self._tables or id(seat) in self._rejoining:
             raise AlreadyPlaying(f"{seat.name} is already at a table or in a game")
-        task = asyncio.get_running_loop().create_task(self._rejoin(token, seat), name="rejoin")
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self.keep(asyncio.get_running_loop().create_task(self._rejoin(token, seat), name="rejoin"))
 
     async def _rejoin(self, token: str, seat: Seat) -> None:
         route = self.route(seat)
@@ -875,6 +881,13 @@ class EdgeLobby:
                     if call.op in ("join", "sit"):
                         self._tables.pop(id(seat), None)  # it sits nowhere
                     self._tell(seat, TableError(str(e)))
+
+    def keep(self, task: asyncio.Task[Any]) -> asyncio.Task[Any]:
+        """Hold ``task`` until it is done (a task nobody holds may be collected while it
+        waits), and cancel it at :meth:`close`."""
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
 
     async def close(self) -> None:
         for task in list(self._tasks):
