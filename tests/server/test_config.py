@@ -205,11 +205,13 @@ _ROLES = [
 @pytest.mark.parametrize("path", _ROLES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_a_node_role_has_no_timing_constant_of_its_own(path: Path) -> None:
     """No ``sleep(<number>)`` and no module-level constant of seconds in node/, bus/ and
-    cluster/: their waits, pauses and windows are ClusterConfig's (STYLE rule 15)."""
+    cluster/: their waits, pauses and windows are ClusterConfig's (STYLE rule 15).
+    ``sleep(0)`` is no wait: it yields to the loop once (the local backplane's writer
+    waits so for its group commit)."""
     tree = ast.parse(path.read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "sleep":
-            assert not any(isinstance(a, ast.Constant) for a in node.args), (
+            assert not any(isinstance(a, ast.Constant) and a.value != 0 for a in node.args), (
                 f"{path.name}:{node.lineno}: sleep of a constant"
             )
     for statement in tree.body:

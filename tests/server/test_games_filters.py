@@ -309,7 +309,8 @@ def test_the_store_node_keeps_an_edges_analysis_only_of_a_stored_game(
         role = StoreRole(None, Namespace("meeple"), store)  # type: ignore[arg-type]
 
         def keep(payload: bytes) -> bytes:
-            return asyncio.run(role._keep(payload))
+            """The answer as the bytes it crosses a network as (sealed in one process)."""
+            return asyncio.run(role._keep(payload)).encode()
 
         steps = [None, {"best": "GGG6 on 0", "equity_lost": 0.0}]
         body = {"uid": "g1", "version": 3, "steps": steps}
