@@ -230,6 +230,24 @@ def load(path: Path, names: tuple[str, ...] = NAMES) -> tuple[EvalWeights, dict[
     return EvalWeights(tuple(round(float(weights[f])) for f in names), "file"), data
 
 
+def to_points(weights: list[float], names: tuple[str, ...], scale: float) -> dict[str, float]:
+    """Fitted weights (log-odds a unit) as the evaluation's points, by feature name; the
+    immediate win of the side to move is never left to the evaluation's scale."""
+    points = {f: round(w * scale, 2) for f, w in zip(names, weights, strict=True)}
+    points["threat_to_move"] = round(
+        max(points["threat_to_move"], 10 * max(abs(v) for v in points.values() if v)), 2
+    )
+    return points
+
+
+def write(out: Path, names: tuple[str, ...], points: dict[str, float], provenance: str) -> None:
+    """The weights file: its features in order, their points and how they were made."""
+    data = {"features": list(names), "weights": points, "provenance": provenance}
+    out.write_text(json.dumps(data, indent=2) + "\n")
+    print(provenance)
+    print(json.dumps(points, indent=2))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -293,11 +311,7 @@ def main() -> None:
         if (g + 1) % 50 == 0:
             print(f"{g + 1} games, {len(xs)} positions, {time.perf_counter() - start:.0f} s")
     weights, loss = fit(xs, ys, args.l2, args.iterations)
-    points = {f: round(w * args.scale, 2) for f, w in zip(NAMES, weights, strict=True)}
-    # The immediate win of the side to move is never left to the evaluation's scale.
-    points["threat_to_move"] = round(
-        max(points["threat_to_move"], 10 * max(abs(v) for v in points.values() if v)), 2
-    )
+    points = to_points(weights, NAMES, args.scale)
     provenance = (
         f"{command} on {datetime.date.today().isoformat()}: {len(xs)} positions from "
         f"{args.games} self-play games without gods at depth {args.depth} with the shipped "
@@ -305,10 +319,7 @@ def main() -> None:
         f"seat 1 {wins[1]}, unfinished {wins[2]}), Newton logistic regression, "
         f"log-loss {loss:.4f}"
     )
-    data = {"features": list(NAMES), "weights": points, "provenance": provenance}
-    args.out.write_text(json.dumps(data, indent=2) + "\n")
-    print(provenance)
-    print(json.dumps(points, indent=2))
+    write(args.out, NAMES, points, provenance)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from train_santorini_learned import MAX_TURNS, _heights, _placed, duel, fit, load, wilson
+from train_santorini_learned import (
+    MAX_TURNS,
+    _heights,
+    _placed,
+    duel,
+    fit,
+    load,
+    to_points,
+    wilson,
+    write,
+)
 
 from meeple.ai.santorini_eval import (
     FEATURES,
@@ -179,11 +189,7 @@ def main() -> None:
                 flush=True,
             )
     weights, loss = fit(xs, ys, args.l2, args.iterations)
-    points = {f: round(w * args.scale, 2) for f, w in zip(NAMES, weights, strict=True)}
-    # The immediate win of the side to move is never left to the evaluation's scale.
-    points["threat_to_move"] = round(
-        max(points["threat_to_move"], 10 * max(abs(v) for v in points.values() if v)), 2
-    )
+    points = to_points(weights, NAMES, args.scale)
     provenance = (
         f"{command} on {datetime.date.today().isoformat()}: {len(xs)} positions from "
         f"{args.games} self-play games without gods, the compiled core's selective search "
@@ -191,10 +197,7 @@ def main() -> None:
         f"seat 1 {wins[1]}, unfinished {wins[2]}), Newton logistic regression, "
         f"log-loss {loss:.4f}"
     )
-    data = {"features": list(NAMES), "weights": points, "provenance": provenance}
-    args.out.write_text(json.dumps(data, indent=2) + "\n")
-    print(provenance)
-    print(json.dumps(points, indent=2))
+    write(args.out, NAMES, points, provenance)
 
 
 if __name__ == "__main__":
