@@ -177,7 +177,7 @@ class Node:
             )
             config = replace(config, server=server)
             logger.warning(
-                "%s: admin token (meeple node --admin-token, or cmpn402.admin_token): %s",
+                "%s: admin token (--admin-token, or cmpn402.admin_token): %s",
                 config.name,
                 token,
             )
