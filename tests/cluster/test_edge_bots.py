@@ -30,6 +30,7 @@ from tests.cluster.test_edge_web import (
     _web,
 )
 from tests.cluster.test_nodes import Nodes, _room_uid, nodes
+from tests.patience import GAME_PATIENCE
 from tests.web.helpers import NEXT_VIEW, wait_for
 from tests.web.test_play_scrabble_browser import NO_CURSOR, square
 
@@ -227,11 +228,13 @@ async def test_the_preview_and_the_analysis_answer_on_an_edge(
     assert refused > 0
     await ws.close()
     async with httpx.AsyncClient(verify=False, base_url=f"http://127.0.0.1:{port}") as client:
-        until = time.monotonic() + 60
+        # Stored by the store node, then analysed on the edge when asked: a whole game's
+        # way through the bus, bounded as a game is (CI at load ~8 passed 60 s once).
+        until = time.monotonic() + GAME_PATIENCE
         while (page := await client.get(f"/games/{uid}")).status_code != 200 or (
             "Each move against the engine" not in page.text
         ):
-            assert time.monotonic() < until, page.status_code
+            assert time.monotonic() < until, (page.status_code, page.text[:2000])
             await asyncio.sleep(0.5)
     assert 'class="analysis' in page.text
 
