@@ -248,26 +248,31 @@ def write(out: Path, names: tuple[str, ...], points: dict[str, float], provenanc
     print(json.dumps(points, indent=2))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
-    )
-    parser.add_argument("--games", type=int, default=400)
-    parser.add_argument("--seed", type=int, default=36)
-    parser.add_argument("--depth", type=int, default=3, help="self-play search depth (turns)")
+def fit_options(parser: argparse.ArgumentParser, *, games: int, seed: int, out: Path) -> None:
+    """The options the training scripts share: self-play, the fit, the duel."""
+    parser.add_argument("--games", type=int, default=games)
+    parser.add_argument("--seed", type=int, default=seed)
     parser.add_argument("--explore", type=int, default=8)
     parser.add_argument("--epsilon", type=float, default=0.3)
     parser.add_argument("--l2", type=float, default=1e-4)
     parser.add_argument("--iterations", type=int, default=8, help="Newton steps")
     parser.add_argument("--scale", type=float, default=100.0, help="points per unit of log-odds")
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--out", type=Path, default=out)
     parser.add_argument("--duel", type=int, default=0, help="play this many games instead")
-    parser.add_argument("--nodes", type=int, default=20000, help="duel: nodes a turn")
     parser.add_argument(
         "--think-time", type=float, default=None, help="duel: CPU seconds a turn instead"
     )
     parser.add_argument("--record", action="store_true", help="duel: add it to the provenance")
     parser.add_argument("--progress", type=int, default=0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    fit_options(parser, games=400, seed=36, out=OUT)
+    parser.add_argument("--depth", type=int, default=3, help="self-play search depth (turns)")
+    parser.add_argument("--nodes", type=int, default=20000, help="duel: nodes a turn")
     args = parser.parse_args()
     command = " ".join(["scripts/train_santorini_learned.py", *sys.argv[1:]])
     if args.duel:

@@ -47,6 +47,7 @@ from train_santorini_learned import (
     _placed,
     duel,
     fit,
+    fit_options,
     load,
     to_points,
     wilson,
@@ -116,22 +117,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
-    parser.add_argument("--games", type=int, default=800)
-    parser.add_argument("--seed", type=int, default=46)
+    fit_options(parser, games=800, seed=46, out=OUT)
     parser.add_argument("--nodes", type=int, default=3000, help="self-play nodes a turn")
-    parser.add_argument("--explore", type=int, default=8)
-    parser.add_argument("--epsilon", type=float, default=0.3)
-    parser.add_argument("--l2", type=float, default=1e-4)
-    parser.add_argument("--iterations", type=int, default=8, help="Newton steps")
-    parser.add_argument("--scale", type=float, default=100.0, help="points per unit of log-odds")
-    parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--duel", type=int, default=0, help="play this many games instead")
     parser.add_argument("--duel-nodes", type=int, default=20000, help="duel: nodes a turn")
-    parser.add_argument(
-        "--think-time", type=float, default=None, help="duel: CPU seconds a turn instead"
-    )
-    parser.add_argument("--record", action="store_true", help="duel: add it to the provenance")
-    parser.add_argument("--progress", type=int, default=0)
     parser.add_argument(
         "--play-with",
         type=Path,
