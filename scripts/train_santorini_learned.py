@@ -248,6 +248,34 @@ def write(out: Path, names: tuple[str, ...], points: dict[str, float], provenanc
     print(json.dumps(points, indent=2))
 
 
+def report_duel(
+    args: argparse.Namespace,
+    command: str,
+    title: str,
+    new: EvalWeights,
+    old: EvalWeights,
+    nodes: int | None,
+    data: dict[str, object],
+) -> None:
+    """Play ``args.duel`` games of ``new`` v ``old`` (``nodes`` a turn, else
+    ``args.think_time`` CPU seconds), print the score with its interval and, with
+    ``args.record``, add that line to the weights file's provenance."""
+    w, lost, d = duel(
+        random.Random(args.seed), args.duel, new, old, nodes, args.think_time, args.progress
+    )
+    lo, hi = wilson(w + d / 2, args.duel)
+    budget = f"{nodes} nodes" if nodes is not None else f"{args.think_time} s CPU"
+    line = (
+        f"{command}: {title} evaluation at {budget} a turn, {args.duel} games "
+        f"without gods, seats alternating: {w}-{lost}-{d}, "
+        f"{100 * (w + d / 2) / args.duel:.1f} % (95 % CI {100 * lo:.1f}-{100 * hi:.1f} %)"
+    )
+    print(line)
+    if args.record:
+        data["provenance"] = f"{data['provenance']}; {line}"
+        args.out.write_text(json.dumps(data, indent=2) + "\n")
+
+
 def fit_options(parser: argparse.ArgumentParser, *, games: int, seed: int, out: Path) -> None:
     """The options the training scripts share: self-play, the fit, the duel."""
     parser.add_argument("--games", type=int, default=games)
@@ -278,26 +306,7 @@ def main() -> None:
     if args.duel:
         learned, data = load(args.out)
         nodes = None if args.think_time is not None else args.nodes
-        w, lost, d = duel(
-            random.Random(args.seed),
-            args.duel,
-            learned,
-            default_weights(),
-            nodes,
-            args.think_time,
-            args.progress,
-        )
-        lo, hi = wilson(w + d / 2, args.duel)
-        budget = f"{nodes} nodes" if nodes is not None else f"{args.think_time} s CPU"
-        line = (
-            f"{command}: learned v shipped evaluation at {budget} a turn, {args.duel} games "
-            f"without gods, seats alternating: {w}-{lost}-{d}, "
-            f"{100 * (w + d / 2) / args.duel:.1f} % (95 % CI {100 * lo:.1f}-{100 * hi:.1f} %)"
-        )
-        print(line)
-        if args.record:
-            data["provenance"] = f"{data['provenance']}; {line}"
-            args.out.write_text(json.dumps(data, indent=2) + "\n")
+        report_duel(args, command, "learned v shipped", learned, default_weights(), nodes, data)
         return
 
     rng = random.Random(args.seed)

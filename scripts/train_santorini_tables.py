@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import random
 import sys
 import time
@@ -45,12 +44,11 @@ from train_santorini_learned import (
     MAX_TURNS,
     _heights,
     _placed,
-    duel,
     fit,
     fit_options,
     load,
+    report_duel,
     to_points,
-    wilson,
     write,
 )
 
@@ -137,26 +135,7 @@ def main() -> None:
     if args.duel:
         tables, data = load(args.out, NAMES)
         nodes = None if args.think_time is not None else args.duel_nodes
-        w, lost, d = duel(
-            random.Random(args.seed),
-            args.duel,
-            tables,
-            players,
-            nodes,
-            args.think_time,
-            args.progress,
-        )
-        lo, hi = wilson(w + d / 2, args.duel)
-        budget = f"{nodes} nodes" if nodes is not None else f"{args.think_time} s CPU"
-        line = (
-            f"{command}: tables v {players_name} evaluation at {budget} a turn, {args.duel} games "
-            f"without gods, seats alternating: {w}-{lost}-{d}, "
-            f"{100 * (w + d / 2) / args.duel:.1f} % (95 % CI {100 * lo:.1f}-{100 * hi:.1f} %)"
-        )
-        print(line)
-        if args.record:
-            data["provenance"] = f"{data['provenance']}; {line}"
-            args.out.write_text(json.dumps(data, indent=2) + "\n")
+        report_duel(args, command, f"tables v {players_name}", tables, players, nodes, data)
         return
 
     rng = random.Random(args.seed)
