@@ -37,6 +37,7 @@ from meeple.cluster.lease import Leases, room_key
 from meeple.cluster.log import JetStreamLog
 from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, load_lexicon
 from meeple.node import wire
+from meeple.node.launch import NodeProcess
 from meeple.protocols.cmpn402.messages import EndReason, MessageType, Name
 from meeple.server.store.database import open_store
 
@@ -51,7 +52,9 @@ class _SlowPing(Nodes):
     about the admin, not heartbeats, and under load the agents in this test process
     missed a 1 s pong and were dropped mid-game (a stop then found no game running)."""
 
-    async def start(self, name: str, roles: str, database: str | None = None, *extra: str) -> Any:
+    async def start(
+        self, name: str, roles: str, database: str | None = None, *extra: str
+    ) -> NodeProcess:
         config = self.log_dir / "slow-ping.toml"
         config.write_text("[cmpn402]\nping_interval = 30.0\n")
         return await super().start(name, roles, database, "--config", str(config), *extra)
