@@ -777,7 +777,18 @@ class RoomsRole:
         logger.warning("%s: lease of room %s lost", self.name, owned.room.uid)
         owned.fenced = True
         owned.keeper = None
-        self._spawn(self._drop(owned, release=False), "room-lost")
+        self._spawn(self._drop_lost(owned), "room-lost")
+
+    async def _drop_lost(self, owned: _Owned) -> None:
+        """Drop a room whose lease lapsed under this node, then take it again if nobody
+        else did. A lapse is reported once (:meth:`_watch`), and this node heard it while
+        the room was still its own (a renewal late behind a stalled loop, a restore slower
+        than the TTL): no event brings the room back, and with no other rooms node taking
+        it the game would wait forever. :meth:`take_over` asks the lease and the log: a
+        room another node took, or one that ended, stays where it is."""
+        uid = owned.room.uid
+        await self._drop(owned, release=False)
+        await self.take_over(uid, lapsed=True)
 
     # --- taking rooms over ------------------------------------------------------------------
 
