@@ -8,11 +8,13 @@ SIGKILL with the failover gap charged to nobody."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
 import time
+from collections.abc import AsyncIterator, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 import websockets
@@ -43,6 +45,8 @@ from meeple.server.store.database import open_store
 
 __all__ = ["nodes"]
 
+T = TypeVar("T")
+
 pytestmark = pytest.mark.slow
 
 
@@ -51,8 +55,33 @@ def enable() -> Lexicon:
     return load_lexicon(DEFAULT_LEXICON)
 
 
+# What a test opened: closed (cancelled) at its end even when it fails, so that a
+# failing test leaves no socket or task to fail the next one on the same worker.
+_OPENED: list[ClientConnection] = []
+_STARTED: list[asyncio.Future[Any]] = []
+
+
+@pytest.fixture(autouse=True)
+async def _tidy() -> AsyncIterator[None]:
+    yield
+    while _STARTED:
+        task = _STARTED.pop()
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
+    while _OPENED:
+        await _OPENED.pop().close()
+
+
+def _spawn(coro: Coroutine[Any, Any, T]) -> asyncio.Future[T]:
+    task = asyncio.ensure_future(coro)
+    _STARTED.append(task)
+    return task
+
+
 async def _web(port: int) -> ClientConnection:
     ws = await websockets.connect(f"ws://127.0.0.1:{port}/ws", max_size=2**22)
+    _OPENED.append(ws)
     await ws.send(json.dumps({"type": "hello", "protocol": PROTOCOL}))
     assert json.loads(await ws.recv())["type"] == "welcome"
     return ws
@@ -185,8 +214,8 @@ async def test_a_browser_and_twente_bots_on_three_edges_play_and_the_browser_com
         if any(t["id"] == table and t["waiting"] for t in tables):
             break
     bots = [
-        asyncio.ensure_future(_twente_bot(hub.listeners["twente"], "ann", 3, enable)),
-        asyncio.ensure_future(_twente_bot(web2.listeners["twente"], "bob", 3, enable)),
+        _spawn(_twente_bot(hub.listeners["twente"], "ann", 3, enable)),
+        _spawn(_twente_bot(web2.listeners["twente"], "bob", 3, enable)),
     ]
     reader = pg_reader
     uid = await _room_uid(reader)
@@ -248,7 +277,7 @@ async def test_chromium_plays_on_an_edge_against_a_twente_bot_on_another(
     await page.fill("#create [name=size]", "2")
     await page.click("#create button[type=submit]")
     await expect(page.locator("#play")).to_be_visible()
-    bot = asyncio.ensure_future(_twente_bot(hub.listeners["twente"], "tom", 2, enable))
+    bot = _spawn(_twente_bot(hub.listeners["twente"], "tom", 2, enable))
     seen = -1
     for move_number in range(4):
         handle = await wait_for(page, NEXT_VIEW, arg=seen, timeout=30_000)
@@ -299,7 +328,7 @@ async def test_a_clocked_web_table_goes_on_after_its_rooms_node_is_killed_and_th
     reader = JetStreamLog(JetStreamBackplane(node), nats_ns, open_store("sqlite:///:memory:"))
     uid = await _room_uid(reader)
     rooms2 = await nodes.start("rooms2", "rooms")  # after the room opened on rooms1
-    other = asyncio.ensure_future(_play(dan, enable))
+    other = _spawn(_play(dan, enable))
     view = await _play(cat, enable, stop_after=2)
     seen = time.monotonic()
     clocks = view["clocks"]
@@ -438,7 +467,7 @@ async def test_a_browser_whose_socket_closes_is_held_and_comes_back_through_anot
     fay = await _web(web2.listeners["api"])
     await fay.send(json.dumps({"type": "sit", "table": table, "name": "fay"}))
     token = (await _until(fay, "seated"))["token"]
-    other = asyncio.ensure_future(_play(eva, enable))
+    other = _spawn(_play(eva, enable))
     await _play(fay, enable, stop_after=1)
     await fay.close()  # its edge lives: the seat is held, not left
     await asyncio.sleep(1.0)
@@ -475,7 +504,7 @@ async def test_a_held_browser_seat_is_held_by_a_new_owner_and_leaves_when_its_gr
     await hal.send(json.dumps({"type": "sit", "table": table, "name": "hal"}))
     await _until(hal, "seated")
     rooms2 = await nodes.start("rooms2", "rooms", None, "--config", str(config))
-    other = asyncio.ensure_future(_play(gus, enable))
+    other = _spawn(_play(gus, enable))
     await _play(hal, enable, stop_after=1)
     await hal.close()  # held for 2 s by rooms1b...
     await asyncio.sleep(0.5)

@@ -39,7 +39,12 @@ async def test_a_rooms_node_whose_lease_lapsed_while_it_was_paused_takes_its_roo
     plane = JetStreamBackplane(node)
     reader = JetStreamLog(plane, nats_ns, open_store("sqlite:///:memory:"))
     leases = Leases(plane, nats_ns)
-    bots = [Bot(name, hub.listeners["twente"], pace=0.1) for name in ("ann", "bob")]
+    # Two moves each, then none until the pause is over: the game is on when it lands.
+    resumed = asyncio.Event()
+    bots = [
+        Bot(name, hub.listeners["twente"], pace=0.1, gate=resumed, free=2)
+        for name in ("ann", "bob")
+    ]
     games = [asyncio.ensure_future(bot.play()) for bot in bots]
     paused = False
     try:
@@ -57,6 +62,7 @@ async def test_a_rooms_node_whose_lease_lapsed_while_it_was_paused_takes_its_roo
         await eventually(lapsed, "the paused owner's lease lapsed", every=0.05)
         os.kill(rooms1.pid, signal.SIGCONT)
         paused = False
+        resumed.set()
 
         async def taken_again() -> bool:
             holder = await leases.holder(room_key(uid))

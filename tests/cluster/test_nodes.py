@@ -91,11 +91,21 @@ def nodes(nats_env: NatsEnv, nats_ns: Namespace, tmp_path: Path) -> Iterator[Nod
 
 
 class Bot:
-    """A Twente bot that waits ``pace`` seconds before each move (so a kill lands
-    mid-game) and keeps every message it was sent."""
+    """A Twente bot that waits ``pace`` seconds before each move and keeps every message
+    it was sent; with a ``gate``, its moves after the first ``free`` wait until the gate
+    opens (so that a kill lands mid-game however fast or slow the machine is)."""
 
-    def __init__(self, name: str, port: int, pace: float) -> None:
+    def __init__(
+        self,
+        name: str,
+        port: int,
+        pace: float,
+        *,
+        gate: asyncio.Event | None = None,
+        free: int = 0,
+    ) -> None:
         self.name, self.port, self.pace = name, port, pace
+        self.gate, self.free = gate, free
         self.messages: list[object] = []
         self.over: GameOver | None = None
 
@@ -104,6 +114,7 @@ class Bot:
         client = await TwenteClient.connect("127.0.0.1", self.port, self.name)
         try:
             await client.request_game(2)
+            moves = 0
             async for message in client:
                 self.messages.append(message)
                 if isinstance(message, GameOver):
@@ -111,7 +122,10 @@ class Bot:
                     return message
                 if client.move_due:
                     await asyncio.sleep(self.pace)
+                    if self.gate is not None and moves >= self.free:
+                        await self.gate.wait()
                     if client.move_due:
+                        moves += 1
                         await _move(client, lexicon, client.session.refusals)
         finally:
             await client.close()
@@ -285,8 +299,10 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
     records = open_store(pg_url)
     reader = JetStreamLog(JetStreamBackplane(node), nats_ns, records)  # the test's eyes on the log
     leases = Leases(JetStreamBackplane(node), nats_ns)
-    ann = Bot("ann", hub.listeners["twente"], pace=0.12)
-    bob = Bot("bob", edge2.listeners["twente"], pace=0.12)
+    # Three moves each, then none until the kill: the game is on when it lands.
+    killing = asyncio.Event()
+    ann = Bot("ann", hub.listeners["twente"], pace=0.12, gate=killing, free=3)
+    bob = Bot("bob", edge2.listeners["twente"], pace=0.12, gate=killing, free=3)
     games = [asyncio.ensure_future(b.play()) for b in (ann, bob)]
     clarkson: list[asyncio.Future[Any]] = []
     # An AM27 Santorini game with gods and a Spectrangle game, each between the two
@@ -379,6 +395,7 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
         killed = rooms[lease.owner]
         killed.kill()
         pace["before"] = 0.0
+        killing.set()
         overs = await asyncio.wait_for(asyncio.gather(*games), GAME_PATIENCE)
         overs = overs[:2]
         played = await asyncio.wait_for(asyncio.gather(*clarkson), GAME_PATIENCE)
@@ -450,17 +467,26 @@ async def test_a_killed_rooms_node_s_game_goes_on_on_another_with_the_same_conne
         (clarkson_game,) = [g for g in records.games() if sorted(g.players) == ["cara", "dan"]]
         assert clarkson_game.data is not None
         assert clarkson_game.data["variant"] == "clarkson"
-    took = [line for line in rooms[survivor].log.read_text().splitlines() if "took room" in line]
-    assert len([line for line in took if uid in line]) == 1, nodes.logs()
+    lines = rooms[survivor].log.read_text().splitlines()
+    took = [line for line in lines if "took room" in line]
+
+    def taken_once(room: str) -> bool:
+        """The survivor took ``room`` once, or once more for each time it lost the lease
+        under it and took it back (docs/cluster.md, "Failures": NATS has been seen to
+        leave a lapse marker on a lease a moment after its new owner took it)."""
+        again = sum(f"lease of room {room} lost" in line for line in lines)
+        return sum(room in line for line in took) == 1 + again
+
+    assert taken_once(uid), nodes.logs()
     # The Santorini game went on through the kill: the edges kept answering AM27's
     # heartbeat meanwhile; both players saw the same winner, and it is stored once.
-    assert len([line for line in took if santorini in line]) == 1, nodes.logs()
+    assert taken_once(santorini), nodes.logs()
     assert [r.winner for r in am27_results[0]] == [r.winner for r in am27_results[1]]
     assert am27_results[0][0].winner in ("cy", "dee")
     assert santorini_log.entries[: len(kept.entries)] == kept.entries
     assert len(santorini_log.entries) > len(kept.entries)
     # So did the Spectrangle game: taken over once, seen alike by both, stored once.
-    assert len([line for line in took if tiles in line]) == 1, nodes.logs()
+    assert taken_once(tiles), nodes.logs()
     assert tiles_log.entries[: len(dealt.entries)] == dealt.entries
     assert spectrangle_results[0] == spectrangle_results[1]
     assert spectrangle_results[0][0].leaderboard is not None

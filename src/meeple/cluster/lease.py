@@ -179,6 +179,20 @@ class Leases:
                 return  # lapsed, or another's now
             lease = current
 
+    async def _describe(self, key: str) -> str:
+        """What the bucket holds at ``key`` now, for a log line."""
+        try:
+            entry = await self._kv.get(key)
+        except Exception as e:  # the line is for the reader: never the keeper's failure
+            return f"unreadable: {e!r}"
+        if entry is None:
+            return "nothing"
+        freed = _freed(entry)
+        if freed is not None:
+            return f"{freed} at revision {entry.revision}"
+        owner = decode(entry.value or b"{}", LeaseValue).owner
+        return f"{owner}'s at revision {entry.revision}"
+
     async def _write(self, key: str, value: LeaseValue, *, expect: int) -> int:
         try:
             return await self._kv.put(key, encode(value), expect=expect, ttl=self.ttl)
@@ -211,7 +225,13 @@ class Leases:
                         current = await self.renew(current)
                         kept[lease.key] = (self._now(), None)
                     except LeaseLost:
-                        logger.warning("lease %s of %s lost", current.key, current.owner)
+                        logger.warning(
+                            "lease %s of %s lost (held at revision %d; now %s)",
+                            current.key,
+                            current.owner,
+                            current.revision,
+                            await self._describe(current.key),
+                        )
                         on_lost(current)
                         return
                     except Exception as e:
