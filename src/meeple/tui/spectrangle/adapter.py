@@ -45,7 +45,6 @@ from meeple.tui.connection import (
     ConnectFailed,
     ConnectOptions,
     MoveError,
-    ServerNotice,
     StatusFeed,
 )
 from meeple.tui.spectrangle import events as ui
@@ -81,19 +80,19 @@ class SpectrangleConnection:
     async def events(self) -> AsyncIterator[ui.SpectrangleEvent]:
         client = self._client
         yield ui.Welcomed(client.name, CHAT_EXTENSION in client.extensions)
-        got = self._status.messages(
+        got = self._status.relay(
             client.receive,
             (SpectrangleClientError, NoAnswer, OSError),
+            self._events_of,
             lambda e: str(e) or "connection closed by the server",
         )
         async with contextlib.aclosing(got):
-            async for message in got:
-                if isinstance(message, ServerNotice | ui.ConnectionLost):
-                    yield message
-                    continue
-                event = self._translate(message)
-                if event is not None:
-                    yield event
+            async for event in got:
+                yield event
+
+    async def _events_of(self, message: ServerMessage) -> list[ui.SpectrangleEvent]:
+        event = self._translate(message)
+        return [] if event is None else [event]
 
     def _translate(self, message: ServerMessage) -> ui.SpectrangleEvent | None:
         client = self._client
