@@ -283,6 +283,18 @@ class _Session(FramedSession, Generic[EventT]):
     def _handle(self, event: FrameEvent) -> EventT:
         raise NotImplementedError
 
+    def _decode(self, event: FrameEvent, in_game: bool) -> Message | Rejected:
+        """The message a frame holds, or the MALFORMED to answer; a stream found broken
+        makes the session :attr:`broken` (nothing more is read)."""
+        if isinstance(event, BrokenStream):
+            self.broken = True
+        if not isinstance(event, Text):
+            return _frame_problem(event, in_game)
+        try:
+            return decode(event.text)
+        except MessageError as exc:
+            return Rejected(InfoCode.MALFORMED, str(exc), in_game)
+
 
 class ServerSession(_Session[ServerEvent]):
     """One client connection, seen from the server: bytes in, client messages out;
@@ -312,14 +324,9 @@ class ServerSession(_Session[ServerEvent]):
 
     def _handle(self, event: FrameEvent) -> ServerEvent:
         in_game = self.state is State.PLAYING
-        if isinstance(event, BrokenStream):
-            self.broken = True
-        if not isinstance(event, Text):
-            return _frame_problem(event, in_game)
-        try:
-            message = decode(event.text)
-        except MessageError as exc:
-            return Rejected(InfoCode.MALFORMED, str(exc), in_game)
+        message = self._decode(event, in_game)
+        if isinstance(message, Rejected):
+            return message
         kind = message.TYPE
         if kind is MessageType.INFO:
             # An error report from the peer is never answered with one: two peers that
@@ -371,14 +378,9 @@ class ClientSession(_Session[ClientEvent]):
         return data
 
     def _handle(self, event: FrameEvent) -> ClientEvent:
-        if isinstance(event, BrokenStream):
-            self.broken = True
-        if not isinstance(event, Text):
-            return _frame_problem(event, False)
-        try:
-            message = decode(event.text)
-        except MessageError as exc:
-            return Rejected(InfoCode.MALFORMED, str(exc))
+        message = self._decode(event, False)
+        if isinstance(message, Rejected):
+            return message
         if not isinstance(message, ServerMessage):  # its kind is not in SERVER_TYPES
             return Rejected(InfoCode.INVALID, f"{message.TYPE.value} is a client message")
         next_state = SERVER_SENDS[self.state].get(message.TYPE)
