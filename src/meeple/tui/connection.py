@@ -29,6 +29,7 @@ from typing import Any, Protocol, TypeVar
 from meeple.tui.table import ConnectionLost
 
 __all__ = [
+    "HANDSHAKE_TIMEOUT",
     "ConnectFailed",
     "ConnectOptions",
     "Connection",
@@ -37,6 +38,10 @@ __all__ = [
     "ServerNotice",
     "StatusFeed",
 ]
+
+# Seconds an adapter waits to be let in (the server's welcome or first message) before
+# the connector raises ConnectFailed.
+HANDSHAKE_TIMEOUT = 10.0
 
 EventT_co = TypeVar("EventT_co", covariant=True)
 MoveT_contra = TypeVar("MoveT_contra", contravariant=True)

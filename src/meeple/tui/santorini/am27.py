@@ -37,6 +37,7 @@ from meeple.protocols.santorini.messages import Cell as WireCell
 from meeple.protocols.santorini.messages import ChooseStarter as ChooseStarterMessage
 from meeple.protocols.santorini.session import LocalProtocolError
 from meeple.tui.connection import (
+    HANDSHAKE_TIMEOUT,
     ConnectFailed,
     ConnectOptions,
     MoveError,
@@ -45,9 +46,7 @@ from meeple.tui.connection import (
 from meeple.tui.santorini import events as ui
 from meeple.tui.santorini.view import SIZE, Cell, SantoriniView, Square, Worker
 
-__all__ = ["HANDSHAKE_TIMEOUT", "REFUSALS", "Am27Connection", "connect", "refusal_text"]
-
-HANDSHAKE_TIMEOUT = 10.0
+__all__ = ["REFUSALS", "Am27Connection", "connect", "refusal_text"]
 
 REFUSALS: dict[str, str] = {
     "NICKNAME": "that name is taken or not allowed (1-32 printable characters); "

@@ -5,8 +5,8 @@ The client library does the handshake, the reading (sans-I/O
 :class:`~meeple.protocols.spectrangle.session.ClientSession` under it) and keeps the
 players; what the adapter adds:
 
-- the lobby step: ``connect <name> chat`` (within :data:`HANDSHAKE_TIMEOUT`), then
-  ``request <players>``;
+- the lobby step: ``connect <name> chat`` (within
+  :data:`~meeple.tui.connection.HANDSHAKE_TIMEOUT`), then ``request <players>``;
 - events in game terms, error words in sentences (:data:`REFUSALS`);
 - lines the session refuses to send (a move out of turn, chat the server did not
   agree to) turned into :class:`~meeple.tui.connection.MoveError` instead of bytes;
@@ -42,6 +42,7 @@ from meeple.protocols.spectrangle.messages import (
 )
 from meeple.protocols.spectrangle.states import State
 from meeple.tui.connection import (
+    HANDSHAKE_TIMEOUT,
     ConnectFailed,
     ConnectOptions,
     MoveError,
@@ -49,9 +50,7 @@ from meeple.tui.connection import (
 )
 from meeple.tui.spectrangle import events as ui
 
-__all__ = ["HANDSHAKE_TIMEOUT", "REFUSALS", "SpectrangleConnection", "connect", "refusal_text"]
-
-HANDSHAKE_TIMEOUT = 10.0
+__all__ = ["REFUSALS", "SpectrangleConnection", "connect", "refusal_text"]
 
 REFUSALS: dict[ErrorWord, str] = {
     ErrorWord.INVALID_MOVE: "that tile cannot go there: it must touch a tile and match "
