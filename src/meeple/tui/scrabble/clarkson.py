@@ -33,12 +33,7 @@ from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.moves import tiles_from_word
 from meeple.protocols.clarkson import messages
 from meeple.protocols.clarkson.errors import LocalProtocolError
-from meeple.tui.connection import (
-    ConnectFailed,
-    ConnectOptions,
-    MoveError,
-    StatusFeed,
-)
+from meeple.tui.connection import ConnectFailed, ConnectOptions, MoveError, StatusFeed
 from meeple.tui.scrabble import events as ui
 
 __all__ = ["ClarksonScrabble", "connect", "word_from_boards"]

@@ -28,12 +28,7 @@ from meeple.games.scrabble.tiles import BLANK, ENGLISH
 from meeple.protocols.twente import messages
 from meeple.protocols.twente.errors import ErrorCode, ProtocolError
 from meeple.protocols.twente.events import PeerError
-from meeple.tui.connection import (
-    ConnectFailed,
-    ConnectOptions,
-    MoveError,
-    StatusFeed,
-)
+from meeple.tui.connection import ConnectFailed, ConnectOptions, MoveError, StatusFeed
 from meeple.tui.scrabble import events as ui
 
 __all__ = ["REFUSALS", "TwenteScrabble", "connect", "refusal_text"]
