@@ -445,7 +445,7 @@ async def spectrangle_player(
 ) -> None:
     """A Spectrangle client: the best-scoring placement, else exchange/skip (cheap and
     deterministic, so with every room's bag the same, every game is the same game)."""
-    from meeple.clients.spectrangle import SpectrangleClient, _take_turn
+    from meeple.clients.spectrangle import SpectrangleClient, take_turn
     from meeple.protocols import spectrangle as sp
 
     client = await SpectrangleClient.connect("127.0.0.1", port, name)
@@ -465,7 +465,7 @@ async def spectrangle_player(
             return
         if client.my_turn and not client._pending:
             stats.moved(key)
-            await _take_turn(client, 0, exchange=True)
+            await take_turn(client, 0, exchange=True)
 
 
 async def santorini_player(

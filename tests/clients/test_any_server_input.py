@@ -380,7 +380,7 @@ def test_spectrangle_bot_survives_any_server(messages: list[bytes]) -> None:
 
 def drive_spectrangle(messages: list[bytes]) -> bytes:
     """Play the opening and ``messages`` to the client and bot; what the bot wrote."""
-    from meeple.clients.spectrangle import SpectrangleClient, SpectrangleClientError, _take_turn
+    from meeple.clients.spectrangle import SpectrangleClient, SpectrangleClientError, take_turn
     from meeple.protocols.spectrangle import Connect, ErrorReply, Request
 
     async def run() -> bytes:
@@ -399,7 +399,7 @@ def drive_spectrangle(messages: list[bytes]) -> bytes:
                 message = await client.receive()
                 refusals = refusals + 1 if isinstance(message, ErrorReply) else 0
                 if client.my_turn and not client._pending:
-                    await _take_turn(client, refusals, exchange=True)
+                    await take_turn(client, refusals, exchange=True)
         except SpectrangleClientError:
             return sink.data
 

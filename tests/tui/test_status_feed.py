@@ -1,4 +1,4 @@
-"""tui/connection.py StatusFeed.messages: the one read loop of every protocol adapter
+"""tui/connection.py StatusFeed.messages and .relay: the one read loop of every protocol adapter
 (Twente, Clarkson, Spectrangle, AM27): what the client says while it waits comes first,
 then its message; the end of the connection is one ConnectionLost."""
 
@@ -82,3 +82,32 @@ async def test_closing_early_cancels_the_read_under_way() -> None:
         assert not reads[0].done()
     await asyncio.sleep(0)
     assert reads[0].cancelled()
+
+
+@given(
+    said=st.lists(st.lists(st.text(max_size=5), max_size=3), max_size=5),
+    reads=st.integers(0, 5),
+    last=st.integers(0, 6),
+)
+async def test_relay_translates_messages_and_ends_at_a_translated_connection_lost(
+    said: list[list[str]], reads: int, last: int
+) -> None:
+    """relay: notices pass as they are, message n becomes [n, -n], and a ConnectionLost
+    the translator makes (message ``last``) is the last event: nothing is read after it."""
+    feed = StatusFeed()
+    client = _Client(feed, said, reads)
+
+    async def translate(n: int) -> list[int | ConnectionLost]:
+        return [n, -n, ConnectionLost("said goodbye")] if n == last else [n, -n]
+
+    got = [m async for m in feed.relay(client.receive, (_Gone,), translate)]
+    expected: list[object] = []
+    for n in range(reads):
+        expected += [ServerNotice(t) for t in (said[n] if n < len(said) else [])]
+        expected += [n, -n]
+        if n == last:
+            assert got == [*expected, ConnectionLost("said goodbye")]
+            assert client._n == n + 1  # no read after the end
+            return
+    reason = "connection closed" if reads % 2 else f"gone after {reads}"
+    assert got == [*expected, ConnectionLost(reason)]

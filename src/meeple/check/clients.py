@@ -34,7 +34,6 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from meeple.ai.spectrangle import turn_options
 from meeple.check.core import (
     CannotTest,
     Check,
@@ -47,13 +46,11 @@ from meeple.check.core import (
 )
 from meeple.check.scrabble import best_move
 from meeple.clients.clarkson import ClarksonClient, NameRefused
-from meeple.clients.spectrangle import SpectrangleClient
+from meeple.clients.spectrangle import SpectrangleClient, take_turn
 from meeple.clients.twente import TwenteClient
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.tiles import CLARKSON, ENGLISH
 from meeple.games.spectrangle import Board as SpBoard
-from meeple.games.spectrangle import Exchange as SpExchange
-from meeple.games.spectrangle import Place as SpPlace
 from meeple.games.spectrangle import Tile
 from meeple.games.spectrangle.errors import SpectrangleError
 from meeple.protocols.clarkson.errors import ProtocolError as ClarksonProtocolError
@@ -726,14 +723,7 @@ async def _spectrangle_opponent(
                         obs.disconnect_game = True
                         return
                     moves += 1
-                    options = turn_options(client.board, client.hand, must_skip=client.must_skip)
-                    action = options[min(refusals, len(options) - 1)]
-                    if isinstance(action, SpPlace):
-                        await client.place(action.tile, action.index)
-                    elif isinstance(action, SpExchange):
-                        await client.exchange(action.tile)
-                    else:
-                        await client.skip()
+                    await take_turn(client, refusals, exchange=True)
                 elif not client.my_turn:
                     refusals = 0
     finally:

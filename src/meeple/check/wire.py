@@ -66,6 +66,11 @@ def diagnose(
         ok = name in tolerates
         return Fault(name, advice, () if ok else sections, ok, evidence[:64])
 
+    def fault_at(name: str, advice: str, found: bytes) -> Fault:
+        """The fault, shown by the first ``found`` in the sample and the 24 bytes before."""
+        at = sample.find(found)
+        return fault(name, advice, sample[max(0, at - 24) : at + len(found)])
+
     utf8 = "encode every message as UTF-8 (Java: an OutputStreamWriter with UTF_8)"
     for bom, order in _BOMS:
         at = sample.find(bom)
@@ -103,36 +108,28 @@ def diagnose(
             )
     if terminator == b"\x1e":
         if b"\x1e" not in sample and b"\n" in sample:
-            at = sample.find(b"\n")
-            return fault(
+            return fault_at(
                 "a line end instead of RS",
                 "end each message with RS (0x1E), not a line end (Java: not println)",
-                sample[max(0, at - 24) : at + 1],
+                b"\n",
             )
         for after in (b"\x1e\r\n", b"\x1e\n"):
-            at = sample.find(after)
-            if at >= 0:
-                return fault(
+            if after in sample:
+                return fault_at(
                     "a line end after RS",
                     "end each message with RS alone: nothing between messages"
                     " (Java: print, not println)",
-                    sample[max(0, at - 24) : at + len(after)],
+                    after,
                 )
     if terminator == b"\n":
         if b"\n" not in sample and b"\r" in sample:
-            at = sample.find(b"\r")
-            return fault(
-                "CR alone as the line end",
-                "end each line with CRLF (\\r\\n)",
-                sample[max(0, at - 24) : at + 1],
-            )
+            return fault_at("CR alone as the line end", "end each line with CRLF (\\r\\n)", b"\r")
         lf = sample.replace(b"\r\n", b"").find(b"\n")
         if line_end == b"\r\n" and lf >= 0 and b"\r\n" not in sample:
-            at = sample.find(b"\n")
-            return fault(
+            return fault_at(
                 "a bare LF as the line end",
                 "end each line with CRLF (\\r\\n), as the grammar says",
-                sample[max(0, at - 24) : at + 1],
+                b"\n",
             )
     return None
 

@@ -6,10 +6,10 @@ import argparse
 import sys
 from typing import Any
 
+from meeple.cli.options import add_lexicon_argument
 from meeple.cli.santorini import register_bot as register_santorini_bot
 from meeple.cli.spectrangle import register_bot as register_spectrangle_bot
 from meeple.cli.waits import add_patience_arguments, bot_patience, patience_from, play_games
-from meeple.games.scrabble.lexicon import DEFAULT_LEXICON
 from meeple.server.config import DEFAULT_PORTS
 
 __all__ = ["register"]
@@ -29,10 +29,8 @@ def register(sub: Any) -> None:
     s.add_argument("--name", default="meeple-bot")
     s.add_argument("--players", type=int, default=2, choices=(1, 2, 3, 4))
     s.add_argument("--games", type=int, default=1, help="games to play in a row (default 1)")
-    s.add_argument(
-        "--lexicon",
-        default=DEFAULT_LEXICON,
-        help=f"lexicon name or word-list path (default {DEFAULT_LEXICON}, as meeple serve's)",
+    add_lexicon_argument(
+        s, "lexicon name or word-list path (default %(default)s, as meeple serve's)"
     )
     s.add_argument(
         "--level",

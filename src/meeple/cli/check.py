@@ -85,14 +85,13 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="also write one HTML page: the causes and every check's bytes (hex and text)",
     )
     p.add_argument("--only", action="append", default=[], metavar="ID", help="run these checks")
-    from meeple.games.scrabble.lexicon import DEFAULT_LEXICON
+    from meeple.cli.options import add_lexicon_argument
 
-    p.add_argument(
-        "--lexicon",
-        default=DEFAULT_LEXICON,
-        help="the target's word list, which the kit's moves and unknown words come from"
-        f" (default {DEFAULT_LEXICON}, as meeple serve's; a server on another list"
-        " refuses the kit's words)",
+    add_lexicon_argument(
+        p,
+        "the target's word list, which the kit's moves and unknown words come from"
+        " (default %(default)s, as meeple serve's; a server on another list refuses the"
+        " kit's words)",
     )
 
 

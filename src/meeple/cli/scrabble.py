@@ -22,11 +22,12 @@ from typing import Any
 
 from meeple.ai.match import run_match
 from meeple.ai.scrabble import DEFAULT_THINK_TIME, LEVELS, make_player
+from meeple.cli.options import add_lexicon_argument
 from meeple.cli.progress import add_progress_argument, progress_every
 from meeple.games.scrabble.cgp import MAX_CGP_LENGTH, CgpPosition, parse_cgp
 from meeple.games.scrabble.engine import ENGINES, EngineUnavailable, get_generator, rank_key
 from meeple.games.scrabble.errors import NotationError
-from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, LexiconError, load_lexicon
+from meeple.games.scrabble.lexicon import LexiconError, load_lexicon
 from meeple.games.scrabble.moves import Move
 
 __all__ = ["move_sort_key", "register", "run_match_command", "run_moves"]
@@ -58,11 +59,7 @@ def register(sub: Any) -> None:
         "needs --count or --top N",
     )
     moves.add_argument("--rack", help="rack to use instead of the CGP's (? for a blank)")
-    moves.add_argument(
-        "--lexicon",
-        default=DEFAULT_LEXICON,
-        help=f"lexicon name or word-list path (default {DEFAULT_LEXICON})",
-    )
+    add_lexicon_argument(moves, "lexicon name or word-list path (default %(default)s)")
     moves.add_argument(
         "--cache-dir", help="where compiled lexicons are kept (default $MEEPLE_CACHE_DIR)"
     )
@@ -87,11 +84,7 @@ def register(sub: Any) -> None:
     match.add_argument("level_b", choices=LEVELS, metavar="LEVEL_B", help="greedy or strong")
     match.add_argument("--games", type=int, default=100, help="games to play (default 100)")
     match.add_argument("--seed", type=int, default=0, help="seed of the games' RNGs")
-    match.add_argument(
-        "--lexicon",
-        default=DEFAULT_LEXICON,
-        help=f"lexicon name or word-list path (default {DEFAULT_LEXICON})",
-    )
+    add_lexicon_argument(match, "lexicon name or word-list path (default %(default)s)")
     match.add_argument(
         "--think-time",
         type=float,

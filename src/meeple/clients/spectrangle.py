@@ -75,6 +75,7 @@ __all__ = [
     "drop_tile",
     "play_spectrangle",
     "swap_tile",
+    "take_turn",
 ]
 
 logger = logging.getLogger(__name__)
@@ -366,7 +367,7 @@ async def play_spectrangle(
                 wait = pace() if callable(pace) else pace
                 if wait:
                     await asyncio.sleep(wait)
-                action = await _take_turn(client, in_turn, exchange=not bag_empty)
+                action = await take_turn(client, in_turn, exchange=not bag_empty)
                 probe = isinstance(action, ExchangeAction) and client.bag_size == 0
     finally:
         await client.close()
@@ -375,9 +376,10 @@ async def play_spectrangle(
     return results
 
 
-async def _take_turn(client: SpectrangleClient, refusals: int, *, exchange: bool) -> Action:
-    """The greedy choice; after each refusal the next option: the next-best placement,
-    then an exchange, then a skip (:func:`meeple.ai.spectrangle.turn_options`)."""
+async def take_turn(client: SpectrangleClient, refusals: int, *, exchange: bool) -> Action:
+    """Play our turn (the bot's, the client kit's opponent's): the greedy choice; after
+    each refusal the next option: the next-best placement, then an exchange, then a skip
+    (:func:`meeple.ai.spectrangle.turn_options`)."""
     # Options in order: when we cannot place (or the server refused what we tried) an
     # exchange comes next, then a skip, whatever our own count of the bag says (issue
     # 16: a server that kept a placed tile in a hand still had tiles to give).

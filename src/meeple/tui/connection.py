@@ -21,13 +21,15 @@ adapter collects those sentences while a read is still under way.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from meeple.tui.table import ConnectionLost
 
 __all__ = [
+    "HANDSHAKE_TIMEOUT",
     "ConnectFailed",
     "ConnectOptions",
     "Connection",
@@ -37,9 +39,14 @@ __all__ = [
     "StatusFeed",
 ]
 
+# Seconds an adapter waits to be let in (the server's welcome or first message) before
+# the connector raises ConnectFailed.
+HANDSHAKE_TIMEOUT = 10.0
+
 EventT_co = TypeVar("EventT_co", covariant=True)
 MoveT_contra = TypeVar("MoveT_contra", contravariant=True)
 T = TypeVar("T")
+E = TypeVar("E")
 
 
 def _closed(error: Exception) -> str:
@@ -143,3 +150,24 @@ class StatusFeed:
             finally:
                 read.cancel()
             yield message
+
+    async def relay(
+        self,
+        receive: Callable[[], Awaitable[T]],
+        errors: tuple[type[Exception], ...],
+        translate: Callable[[T], Awaitable[Sequence[E]]],
+        reason: Callable[[Exception], str] = _closed,
+    ) -> AsyncGenerator[E | ServerNotice | ConnectionLost, None]:
+        """What an adapter's ``events()`` hands the app: :meth:`messages`, each message as
+        the app's events ``translate`` makes of it. Notices and the end pass as they are;
+        a :class:`~meeple.tui.table.ConnectionLost` that ``translate`` makes (the adapter
+        saw the end in a message: a goodbye, a refused name) is the last event."""
+        async with contextlib.aclosing(self.messages(receive, errors, reason)) as got:
+            async for message in got:
+                if isinstance(message, ServerNotice | ConnectionLost):
+                    yield message
+                    continue
+                for event in await translate(message):
+                    yield event
+                    if isinstance(event, ConnectionLost):
+                        return

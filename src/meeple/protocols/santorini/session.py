@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
+from typing import Generic, TypeVar
 
 from meeple.protocols.framing import FramedSession
 from meeple.protocols.santorini.events import ConnectionClosed, Ignored, Rejected
@@ -208,8 +209,12 @@ def _encoder(framing: str) -> Encoder:
     raise ValueError(f"framing is one of {', '.join(FRAMINGS)}, not {framing!r}")
 
 
-class _Session(FramedSession):
-    """What both sides share: the decoder, the encoder, the state and the nickname."""
+EventT = TypeVar("EventT")
+
+
+class _Session(FramedSession, Generic[EventT]):
+    """What both sides share: the decoder, the encoder, the state and the nickname, and
+    reading: a subclass says what each frame is (:meth:`_handle`, an ``EventT``)."""
 
     def __init__(self, max_message_size: int, framing: str) -> None:
         self._framer: AutoDecoder = AutoDecoder(max_message_size)
@@ -262,8 +267,36 @@ class _Session(FramedSession):
         if self.state is State.CLOSED:
             raise LocalProtocolError(f"{what} after the stream closed")
 
+    def receive_data(self, data: bytes) -> list[EventT]:
+        """Take bytes from the peer; return what to do about each message, in order."""
+        if self.state is State.CLOSED or self.broken:
+            return []
+        return [self._handle(e) for e in self._framer.receive_data(data)]
 
-class ServerSession(_Session):
+    def receive_eof(self) -> list[ConnectionClosed]:
+        """The peer's stream ended: the session is CLOSED."""
+        if self.state is State.CLOSED:
+            return []
+        self.state = State.CLOSED
+        return [ConnectionClosed()]
+
+    def _handle(self, event: FrameEvent) -> EventT:
+        raise NotImplementedError
+
+    def _decode(self, event: FrameEvent, in_game: bool) -> Message | Rejected:
+        """The message a frame holds, or the MALFORMED to answer; a stream found broken
+        makes the session :attr:`broken` (nothing more is read)."""
+        if isinstance(event, BrokenStream):
+            self.broken = True
+        if not isinstance(event, Text):
+            return _frame_problem(event, in_game)
+        try:
+            return decode(event.text)
+        except MessageError as exc:
+            return Rejected(InfoCode.MALFORMED, str(exc), in_game)
+
+
+class ServerSession(_Session[ServerEvent]):
     """One client connection, seen from the server: bytes in, client messages out;
     server messages in, bytes out (``framing``: ``object-stream`` by default, or
     ``lines``). Never raises for anything the client sends."""
@@ -275,18 +308,6 @@ class ServerSession(_Session):
         framing: str = "object-stream",
     ) -> None:
         super().__init__(max_message_size, framing)
-
-    def receive_data(self, data: bytes) -> list[ServerEvent]:
-        """Take bytes from the client; return what to do about each message, in order."""
-        if self.state is State.CLOSED or self.broken:
-            return []
-        return [self._handle(e) for e in self._framer.receive_data(data)]
-
-    def receive_eof(self) -> list[ServerEvent]:
-        if self.state is State.CLOSED:
-            return []
-        self.state = State.CLOSED
-        return [ConnectionClosed()]
 
     def send(self, message: ServerMessage) -> bytes:
         """The bytes of ``message`` for this client (the stream header before the first);
@@ -303,14 +324,9 @@ class ServerSession(_Session):
 
     def _handle(self, event: FrameEvent) -> ServerEvent:
         in_game = self.state is State.PLAYING
-        if isinstance(event, BrokenStream):
-            self.broken = True
-        if not isinstance(event, Text):
-            return _frame_problem(event, in_game)
-        try:
-            message = decode(event.text)
-        except MessageError as exc:
-            return Rejected(InfoCode.MALFORMED, str(exc), in_game)
+        message = self._decode(event, in_game)
+        if isinstance(message, Rejected):
+            return message
         kind = message.TYPE
         if kind is MessageType.INFO:
             # An error report from the peer is never answered with one: two peers that
@@ -334,7 +350,7 @@ class ServerSession(_Session):
         return message
 
 
-class ClientSession(_Session):
+class ClientSession(_Session[ClientEvent]):
     """The connection to a server, seen from a client: reads either framing the server
     writes (detected from the first byte), writes JSON lines."""
 
@@ -361,26 +377,10 @@ class ClientSession(_Session):
         self.state = next_state
         return data
 
-    def receive_data(self, data: bytes) -> list[ClientEvent]:
-        if self.state is State.CLOSED or self.broken:
-            return []
-        return [self._handle(e) for e in self._framer.receive_data(data)]
-
-    def receive_eof(self) -> list[ClientEvent]:
-        if self.state is State.CLOSED:
-            return []
-        self.state = State.CLOSED
-        return [ConnectionClosed()]
-
     def _handle(self, event: FrameEvent) -> ClientEvent:
-        if isinstance(event, BrokenStream):
-            self.broken = True
-        if not isinstance(event, Text):
-            return _frame_problem(event, False)
-        try:
-            message = decode(event.text)
-        except MessageError as exc:
-            return Rejected(InfoCode.MALFORMED, str(exc))
+        message = self._decode(event, False)
+        if isinstance(message, Rejected):
+            return message
         if not isinstance(message, ServerMessage):  # its kind is not in SERVER_TYPES
             return Rejected(InfoCode.INVALID, f"{message.TYPE.value} is a client message")
         next_state = SERVER_SENDS[self.state].get(message.TYPE)

@@ -166,6 +166,19 @@ class _Session(FramedSession):
             return self._state  # an answer to a bad line: allowed, changes nothing
         return following
 
+    def _encode(self, message: ClientMessage | ServerMessage, chat: Trigger) -> bytes:
+        """The bytes of ``message`` this side sends, whose chat trigger is ``chat``;
+        advances the state. LocalProtocolError if not allowed now."""
+        trigger = trigger_of(message, self._name)
+        following = self._next(trigger)
+        if following is None or (trigger is chat and not self.chat_enabled):
+            raise LocalProtocolError(
+                f"cannot send {type(message).__name__} in state {self._state.value}"
+            )
+        data = message.encode()
+        self._note(message, following)
+        return data
+
     def _note(self, message: ClientMessage | ServerMessage, following: State) -> None:
         """Remember what the conversation established, then move to ``following``."""
         if isinstance(message, Connect):
@@ -247,15 +260,7 @@ class ServerSession(_Session):
 
     def send(self, message: ServerMessage) -> bytes:
         """The bytes of ``message``; advances the state. LocalProtocolError if not allowed."""
-        trigger = trigger_of(message, self._name)
-        following = self._next(trigger)
-        if following is None or (trigger is Trigger.CHAT_FROM and not self.chat_enabled):
-            raise LocalProtocolError(
-                f"cannot send {type(message).__name__} in state {self._state.value}"
-            )
-        data = message.encode()
-        self._note(message, following)
-        return data
+        return self._encode(message, Trigger.CHAT_FROM)
 
 
 class ClientSession(_Session):
@@ -267,15 +272,7 @@ class ClientSession(_Session):
     def send(self, message: ClientMessage) -> bytes:
         """The bytes of ``message``; advances the state. LocalProtocolError if not allowed
         (out of turn, before welcome, chat without the extension, ...)."""
-        trigger = trigger_of(message, self._name)
-        following = self._next(trigger)
-        if following is None or (trigger is Trigger.CHAT and not self.chat_enabled):
-            raise LocalProtocolError(
-                f"cannot send {type(message).__name__} in state {self._state.value}"
-            )
-        data = message.encode()
-        self._note(message, following)
-        return data
+        return self._encode(message, Trigger.CHAT)
 
     def receive_data(self, data: bytes) -> list[ClientEvent]:
         """Take bytes from the server; return its messages and any violations."""

@@ -37,18 +37,16 @@ from meeple.protocols.santorini.messages import Cell as WireCell
 from meeple.protocols.santorini.messages import ChooseStarter as ChooseStarterMessage
 from meeple.protocols.santorini.session import LocalProtocolError
 from meeple.tui.connection import (
+    HANDSHAKE_TIMEOUT,
     ConnectFailed,
     ConnectOptions,
     MoveError,
-    ServerNotice,
     StatusFeed,
 )
 from meeple.tui.santorini import events as ui
 from meeple.tui.santorini.view import SIZE, Cell, SantoriniView, Square, Worker
 
-__all__ = ["HANDSHAKE_TIMEOUT", "REFUSALS", "Am27Connection", "connect", "refusal_text"]
-
-HANDSHAKE_TIMEOUT = 10.0
+__all__ = ["REFUSALS", "Am27Connection", "connect", "refusal_text"]
 
 REFUSALS: dict[str, str] = {
     "NICKNAME": "that name is taken or not allowed (1-32 printable characters); "
@@ -105,24 +103,22 @@ class Am27Connection:
 
     async def events(self) -> AsyncIterator[ui.SantoriniEvent]:
         errors = (SantoriniClientError, NoAnswer, OSError, asyncio.IncompleteReadError)
-        got = self._status.messages(self.client.receive, errors, _lost)
+        got = self._status.relay(self.client.receive, errors, self._events_of, _lost)
         async with contextlib.aclosing(got):
-            async for message in got:
-                if isinstance(message, ServerNotice | ui.ConnectionLost):
-                    yield message
-                    continue
-                over = False
-                for event in self._translate(message):
-                    yield event
-                    over = over or isinstance(event, ui.GameOver)
-                    if isinstance(message, messages.Info) and message.information == "NICKNAME":
-                        await self.close()
-                        yield ui.ConnectionLost("the server refused the name")
-                        return
-                if over:
-                    await self.close()
-                    yield ui.ConnectionLost("the game is over")
-                    return
+            async for event in got:
+                yield event
+
+    async def _events_of(self, message: messages.ServerMessage) -> list[ui.SantoriniEvent]:
+        """The app's events for ``message``; after a refused name (its first event) or
+        the game's end, the connection is closed and that is the end."""
+        events = self._translate(message)
+        if events and isinstance(message, messages.Info) and message.information == "NICKNAME":
+            await self.close()
+            return [events[0], ui.ConnectionLost("the server refused the name")]
+        if any(isinstance(event, ui.GameOver) for event in events):
+            await self.close()
+            return [*events, ui.ConnectionLost("the game is over")]
+        return events
 
     def _translate(self, message: messages.ServerMessage) -> list[ui.SantoriniEvent]:
         me = self.name

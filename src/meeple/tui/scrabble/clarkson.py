@@ -33,13 +33,7 @@ from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.moves import tiles_from_word
 from meeple.protocols.clarkson import messages
 from meeple.protocols.clarkson.errors import LocalProtocolError
-from meeple.tui.connection import (
-    ConnectFailed,
-    ConnectOptions,
-    MoveError,
-    ServerNotice,
-    StatusFeed,
-)
+from meeple.tui.connection import ConnectFailed, ConnectOptions, MoveError, StatusFeed
 from meeple.tui.scrabble import events as ui
 
 __all__ = ["ClarksonScrabble", "connect", "word_from_boards"]
@@ -99,18 +93,20 @@ class ClarksonScrabble:
         yield self._queued()
         await self._ready_if_full()
         errors = (ClarksonClientError, NoAnswer, OSError)
-        async with contextlib.aclosing(self._status.messages(self._client.receive, errors)) as got:
-            async for message in got:
-                if isinstance(message, ServerNotice | ui.ConnectionLost):
-                    yield message
-                    continue
-                for event in self._translate(message):
-                    yield event
-                if isinstance(message, messages.UserJoin):
-                    await self._ready_if_full()
-                if isinstance(message, messages.Goodbye):
-                    yield ui.ConnectionLost("the server said goodbye")
-                    return
+        got = self._status.relay(self._client.receive, errors, self._events_of)
+        async with contextlib.aclosing(got):
+            async for event in got:
+                yield event
+
+    async def _events_of(self, message: messages.ServerMessage) -> list[ui.ScrabbleEvent]:
+        """The app's events for ``message``; READY once the table is full (§3.8), the
+        end after GOODBYE."""
+        events = self._translate(message)
+        if isinstance(message, messages.UserJoin):
+            await self._ready_if_full()
+        if isinstance(message, messages.Goodbye):
+            events.append(ui.ConnectionLost("the server said goodbye"))
+        return events
 
     def _queued(self) -> ui.Queued:
         return ui.Queued(min(len(self._client.users) + 1, self._players), self._players)

@@ -53,7 +53,13 @@ from meeple.games.scrabble.tiles import BLANK
 from meeple.protocols.cmpn402 import messages
 from meeple.protocols.cmpn402.errors import ProtocolError
 from meeple.protocols.cmpn402.session import ClientSession, ClientState
-from meeple.tui.connection import ConnectFailed, ConnectOptions, MoveError, ServerNotice
+from meeple.tui.connection import (
+    HANDSHAKE_TIMEOUT,
+    ConnectFailed,
+    ConnectOptions,
+    MoveError,
+    ServerNotice,
+)
 from meeple.tui.scrabble import events as ui
 
 __all__ = ["END_REASONS", "INVALID_TEXT", "OPPONENT", "Cmpn402Scrabble", "connect"]
@@ -63,7 +69,6 @@ logger = logging.getLogger(__name__)
 OPPONENT = "opponent"
 TILES_IN_GAME = 100  # the English tile set
 RACK_SIZE = 7
-HANDSHAKE_TIMEOUT = 10.0
 MAX_MESSAGE_SIZE = 2**16
 
 INVALID_TEXT = (

@@ -28,13 +28,7 @@ from meeple.games.scrabble.tiles import BLANK, ENGLISH
 from meeple.protocols.twente import messages
 from meeple.protocols.twente.errors import ErrorCode, ProtocolError
 from meeple.protocols.twente.events import PeerError
-from meeple.tui.connection import (
-    ConnectFailed,
-    ConnectOptions,
-    MoveError,
-    ServerNotice,
-    StatusFeed,
-)
+from meeple.tui.connection import ConnectFailed, ConnectOptions, MoveError, StatusFeed
 from meeple.tui.scrabble import events as ui
 
 __all__ = ["REFUSALS", "TwenteScrabble", "connect", "refusal_text"]
@@ -84,15 +78,12 @@ class TwenteScrabble:
     async def events(self) -> AsyncIterator[ui.ScrabbleEvent]:
         yield ui.Welcomed(self._client.name, messages.Flag.CHAT in self._client.server_flags)
         errors = (TwenteClientError, NoAnswer, OSError)
-        async with contextlib.aclosing(self._status.messages(self._client.receive, errors)) as got:
-            async for message in got:
-                if isinstance(message, ServerNotice | ui.ConnectionLost):
-                    yield message
-                    continue
-                for event in self._translate(message):
-                    yield event
+        got = self._status.relay(self._client.receive, errors, self._translate)
+        async with contextlib.aclosing(got):
+            async for event in got:
+                yield event
 
-    def _translate(self, message: Received) -> list[ui.ScrabbleEvent]:
+    async def _translate(self, message: Received) -> list[ui.ScrabbleEvent]:
         if isinstance(message, messages.InformQueue):
             return [ui.Queued(message.waiting, message.required)]
         if isinstance(message, messages.StartGame):

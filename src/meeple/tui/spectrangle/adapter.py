@@ -5,8 +5,8 @@ The client library does the handshake, the reading (sans-I/O
 :class:`~meeple.protocols.spectrangle.session.ClientSession` under it) and keeps the
 players; what the adapter adds:
 
-- the lobby step: ``connect <name> chat`` (within :data:`HANDSHAKE_TIMEOUT`), then
-  ``request <players>``;
+- the lobby step: ``connect <name> chat`` (within
+  :data:`~meeple.tui.connection.HANDSHAKE_TIMEOUT`), then ``request <players>``;
 - events in game terms, error words in sentences (:data:`REFUSALS`);
 - lines the session refuses to send (a move out of turn, chat the server did not
   agree to) turned into :class:`~meeple.tui.connection.MoveError` instead of bytes;
@@ -42,17 +42,15 @@ from meeple.protocols.spectrangle.messages import (
 )
 from meeple.protocols.spectrangle.states import State
 from meeple.tui.connection import (
+    HANDSHAKE_TIMEOUT,
     ConnectFailed,
     ConnectOptions,
     MoveError,
-    ServerNotice,
     StatusFeed,
 )
 from meeple.tui.spectrangle import events as ui
 
-__all__ = ["HANDSHAKE_TIMEOUT", "REFUSALS", "SpectrangleConnection", "connect", "refusal_text"]
-
-HANDSHAKE_TIMEOUT = 10.0
+__all__ = ["REFUSALS", "SpectrangleConnection", "connect", "refusal_text"]
 
 REFUSALS: dict[ErrorWord, str] = {
     ErrorWord.INVALID_MOVE: "that tile cannot go there: it must touch a tile and match "
@@ -81,19 +79,19 @@ class SpectrangleConnection:
     async def events(self) -> AsyncIterator[ui.SpectrangleEvent]:
         client = self._client
         yield ui.Welcomed(client.name, CHAT_EXTENSION in client.extensions)
-        got = self._status.messages(
+        got = self._status.relay(
             client.receive,
             (SpectrangleClientError, NoAnswer, OSError),
+            self._events_of,
             lambda e: str(e) or "connection closed by the server",
         )
         async with contextlib.aclosing(got):
-            async for message in got:
-                if isinstance(message, ServerNotice | ui.ConnectionLost):
-                    yield message
-                    continue
-                event = self._translate(message)
-                if event is not None:
-                    yield event
+            async for event in got:
+                yield event
+
+    async def _events_of(self, message: ServerMessage) -> list[ui.SpectrangleEvent]:
+        event = self._translate(message)
+        return [] if event is None else [event]
 
     def _translate(self, message: ServerMessage) -> ui.SpectrangleEvent | None:
         client = self._client
