@@ -114,17 +114,22 @@ async def next_of(ws: ClientConnection, kind: str, timeout: float = 30) -> dict[
             return message
 
 
-def assert_stored_as_logged(store: Any, scores: dict[str, int], lexicon: Any) -> None:
+def assert_stored_as_logged(
+    store: Any, scores: dict[str, int], lexicon: Any, logs: Any = None
+) -> None:
     """The store holds one finished game, with ``scores``, closed on its room's log: the
-    record's actions are the log's, it replays to the end, and no log is left open."""
+    record's actions are the log's, it replays to the end, and no log is left open.
+    ``logs``: where the logs are read (``meeple.node.logfile.room_logs``; the store's
+    own table unless told)."""
     from meeple.games import records
 
+    logs = store if logs is None else logs
     [stored] = store.games()
     assert stored.result["scores"] == scores
     assert stored.data is not None
-    log = store.action_log(stored.data["uid"])
+    log = logs.action_log(stored.data["uid"])
     assert log is not None
     assert log.game_id == stored.id
     assert [e.entry["action"] for e in log.entries] == stored.data["actions"]
     assert list(records.replay(stored.data, lexicon=lexicon))[-1].game.is_over
-    assert store.open_logs() == []
+    assert logs.open_logs() == []

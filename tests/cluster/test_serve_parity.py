@@ -138,3 +138,25 @@ async def test_a_second_one_on_the_same_database_is_refused(
     with pytest.raises(DatabaseInUse):
         async with _started(running.kind, tmp_path, gcide):
             pass  # pragma: no cover - refused at the start
+
+
+async def test_games_left_open_by_the_old_runtime_are_named_at_the_start(
+    tmp_path: Path, gcide: Lexicon, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A database whose ``room_logs`` hold a game ``--runtime server`` left open (the
+    node keeps its logs elsewhere and does not resume it): the node's start names it and
+    the runtime that finishes it, rather than leaving it unsaid."""
+    from meeple.server.store.database import Store
+
+    config = _config(tmp_path)
+    store = Store(config.database)
+    try:
+        store.open_log("old-1", "scrabble", {"seed": 1})
+    finally:
+        store.close()
+    with caplog.at_level("WARNING", logger="meeple.node.node"):
+        async with _started("node", tmp_path, gcide):
+            pass
+    [line] = [r.getMessage() for r in caplog.records if "left open" in r.getMessage()]
+    assert "old-1" in line
+    assert "--runtime server" in line

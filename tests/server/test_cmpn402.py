@@ -494,6 +494,10 @@ async def _serve_process(database: Path, *extra: str) -> tuple[subprocess.Popen[
     """`meeple serve` in a process of its own, every port 0, the referee's times as in
     :func:`_config`; returns it and the referee's port, read from its log."""
     args = [sys.executable, "-m", "meeple", "serve", "--database", str(database)]
+    # MeepleServer's runtime: the restart below is one in this process (make_server),
+    # which resumes the referee's logs from the store (the node's takeover of a killed
+    # referee: tests/cluster/test_cmpn402.py).
+    args += ["--runtime", "server"]
     args += ["--admin-token", TOKEN, "--player-time", str(PLAYER_MS / 1000)]
     args += ["--total-time", str(TOTAL_MS / 1000), "--challenge-time", str(CHALLENGE_MS / 1000)]
     # Not a heartbeat test: a ping a second with a second to answer dropped agents (1011)

@@ -20,6 +20,7 @@ from tests.serve import Serve, assert_stored_as_logged
 from meeple.clients.scrabble_bot import play_twente
 from meeple.games import records
 from meeple.games.scrabble.lexicon import Lexicon
+from meeple.node.logfile import room_logs
 from meeple.server.store.database import Store
 
 pytestmark = [
@@ -28,6 +29,14 @@ pytestmark = [
 ]
 
 _UNLIMITED = (resource.RLIM_INFINITY, resource.RLIM_INFINITY)
+
+
+@pytest.fixture(params=["server", "node"])
+def runtime(request: pytest.FixtureRequest) -> tuple[str, str]:
+    """Either runtime of ``meeple serve`` (issue 32.2): MeepleServer's journal, or the
+    one-process node's write-behind over its backplane file (meeple.node.writebehind);
+    the same behaviour when the store fails."""
+    return ("--runtime", str(request.param))
 
 
 def _disk_full(server: Serve, database: Path) -> None:
@@ -68,13 +77,13 @@ def _banner(page: str) -> bool:
 
 
 async def test_a_full_disk_keeps_games_going_and_writes_them_when_space_is_back(
-    tmp_path: Path, gcide: Lexicon
+    tmp_path: Path, gcide: Lexicon, runtime: tuple[str, str]
 ) -> None:
     """Disk full: a whole Twente game is played to its end from memory, the lobby page
     shows the banner, nothing is stored; space back: the finished game and its log are
     written, once, and the banner goes."""
     database = tmp_path / "db.sqlite3"
-    server = Serve(database)
+    server = Serve(database, *runtime)
     try:
         assert not _banner(_page(server))
         _disk_full(server, database)
@@ -94,14 +103,15 @@ async def test_a_full_disk_keeps_games_going_and_writes_them_when_space_is_back(
         server.stop()
     store = Store(database)
     try:
-        assert_stored_as_logged(store, dict(results[0][0].scores), gcide)
+        with room_logs(database) as logs:
+            assert_stored_as_logged(store, dict(results[0][0].scores), gcide, logs)
     finally:
         store.close()
     assert "the store takes writes again" in server.log
 
 
 async def test_past_the_bound_a_game_that_cannot_be_kept_is_stopped_in_its_protocol(
-    tmp_path: Path, gcide: Lexicon
+    tmp_path: Path, gcide: Lexicon, runtime: tuple[str, str]
 ) -> None:
     """The journal keeps at most 6 writes: the running Twente game is stopped (GAMEOVER
     to both players, Twente's one way to end a game) and stored as store-unavailable
@@ -109,7 +119,7 @@ async def test_past_the_bound_a_game_that_cannot_be_kept_is_stopped_in_its_proto
     database = tmp_path / "db.sqlite3"
     config = tmp_path / "meeple.toml"
     config.write_text("log_backlog = 6\n")
-    server = Serve(database, "--config", str(config))
+    server = Serve(database, "--config", str(config), *runtime)
     try:
         _disk_full(server, database)
         port = server.ports["twente"]
@@ -154,14 +164,14 @@ async def _full_disk_game(server: Serve, database: Path, gcide: Lexicon) -> list
 
 
 async def test_a_stop_waits_for_the_store_and_says_so_then_loses_nothing(
-    tmp_path: Path, gcide: Lexicon
+    tmp_path: Path, gcide: Lexicon, runtime: tuple[str, str]
 ) -> None:
     """Disk full, a game finished, SIGTERM: the server does not exit; the log and the
     page's banner say it waits for the database; space back: the game is stored, the
     server exits 0 and the log says nothing was lost (before: 'N writes still queued at
     close; they are lost', and the finished game was)."""
     database = tmp_path / "db.sqlite3"
-    server = Serve(database)
+    server = Serve(database, *runtime)
     try:
         results = await _full_disk_game(server, database, gcide)
         _signal(server)
@@ -182,21 +192,22 @@ async def test_a_stop_waits_for_the_store_and_says_so_then_loses_nothing(
     assert "dropped" not in server.log
     store = Store(database)
     try:
-        assert_stored_as_logged(store, dict(results[0][0].scores), gcide)
+        with room_logs(database) as logs:
+            assert_stored_as_logged(store, dict(results[0][0].scores), gcide, logs)
     finally:
         store.close()
 
 
 @pytest.mark.parametrize("how", ["second signal", "bound"])
 async def test_a_stop_without_the_store_names_what_it_drops(
-    tmp_path: Path, gcide: Lexicon, how: str
+    tmp_path: Path, gcide: Lexicon, how: str, runtime: tuple[str, str]
 ) -> None:
     """Disk full, a game finished, SIGTERM: a second SIGTERM (or ``--store-wait 2``
     passing) stops the server without the store; the log names every write dropped, by
     game (the finished game's ``finish``), and the exit code is 1."""
     database = tmp_path / "db.sqlite3"
     extra = ("--store-wait", "2") if how == "bound" else ()
-    server = Serve(database, *extra)
+    server = Serve(database, *extra, *runtime)
     try:
         await _full_disk_game(server, database, gcide)
         _signal(server)

@@ -21,12 +21,20 @@ from meeple.games import records
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.tiles import ENGLISH
+from meeple.node.logfile import room_logs
 from meeple.protocols.clarkson.messages import Turn
 from meeple.server.store.database import Store
 
 pytestmark = pytest.mark.slow
 
 RS, US = b"\x1e", b"\x1f"
+
+
+@pytest.fixture(params=["server", "node"])
+def runtime(request: pytest.FixtureRequest) -> tuple[str, str]:
+    """Either runtime of ``meeple serve`` (issue 32.2): a restart on the same files
+    resumes every game from its log (the node: its takeover of its own rooms)."""
+    return ("--runtime", str(request.param))
 
 
 async def _my_turn(ws: ClientConnection) -> dict[str, Any]:
@@ -69,13 +77,13 @@ async def _stored_soon(database: Path, game: str, count: int = 1) -> list[Any]:
 
 
 async def test_a_browser_game_against_a_bot_goes_on_after_a_crash(
-    tmp_path: Path, gcide: Lexicon
+    tmp_path: Path, gcide: Lexicon, runtime: tuple[str, str]
 ) -> None:
     """A browser and a server bot mid-game; SIGKILL; a new process on the same file: the
     browser's token takes its seat back, its board and rack as they were, the bot plays
     on, and the finished game's record, logged across both processes, replays."""
     database = tmp_path / "db.sqlite3"
-    first = Serve(database)
+    first = Serve(database, *runtime)
     try:
         ws = await web_client(first.ports["web"])
         await ws.send(
@@ -98,7 +106,7 @@ async def test_a_browser_game_against_a_bot_goes_on_after_a_crash(
         assert not before["over"]
     finally:
         first.kill()
-    second = Serve(database)
+    second = Serve(database, *runtime)
     try:
         ws2 = await web_client(second.ports["web"])
         await ws2.send(json.dumps({"type": "rejoin", "token": seated["token"]}))
@@ -120,11 +128,8 @@ async def test_a_browser_game_against_a_bot_goes_on_after_a_crash(
     assert stored.data is not None
     steps = list(records.replay(stored.data, lexicon=gcide))
     assert steps[-1].game.is_over
-    store = Store(database)
-    try:
-        log = store.action_log(stored.data["uid"])
-    finally:
-        store.close()
+    with room_logs(database) as logs:
+        log = logs.action_log(stored.data["uid"])
     assert log is not None
     assert log.game_id == stored.id
     assert len(log.entries) == len(stored.data["actions"]) > 3
@@ -197,14 +202,14 @@ async def test_a_twente_game_cut_by_a_crash_is_stored_as_server_restart(
 
 
 async def test_a_clarkson_game_a_player_quit_before_the_crash_ends_after_it(
-    tmp_path: Path, gcide: Lexicon
+    tmp_path: Path, gcide: Lexicon, runtime: tuple[str, str]
 ) -> None:
     """Clarkson §4: ann quits mid-game and bob plays on, her leave in the log; SIGKILL; on
     restart ann does not leave a second time, bob's seat leaves by the rule, and the game
     ends and is stored once, its record replaying the log (found by the crash test, seed
     31 of `python -m tests.crash --lanes clarkson --kills 12 --kill-after 1 5`)."""
     database = tmp_path / "db.sqlite3"
-    first = Serve(database)
+    first = Serve(database, *runtime)
     try:
         port = first.ports["clarkson"]
         ann = await ClarksonClient.connect("127.0.0.1", port, "ann")
@@ -221,7 +226,7 @@ async def test_a_clarkson_game_a_player_quit_before_the_crash_ends_after_it(
     finally:
         first.kill()
     await bob.close()
-    second = Serve(database)
+    second = Serve(database, *runtime)
     try:
         [stored] = await _stored_soon(database, "scrabble")
     finally:
@@ -230,26 +235,23 @@ async def test_a_clarkson_game_a_player_quit_before_the_crash_ends_after_it(
     assert stored.data is not None
     assert [a["type"] for a in stored.data["actions"]] == ["leave", "end"]
     assert list(records.replay(stored.data, lexicon=gcide))[-1].game.is_over
-    store = Store(database)
-    try:
-        log = store.action_log(uid)
+    with room_logs(database) as logs:
+        log = logs.action_log(uid)
         assert log is not None
         assert log.game_id == stored.id
-        assert store.open_logs() == []
-    finally:
-        store.close()
+        assert logs.open_logs() == []
     assert "failed" not in second.log
 
 
 async def test_a_santorini_disconnect_logged_but_not_stored_is_stored_after_a_crash(
-    tmp_path: Path,
+    tmp_path: Path, runtime: tuple[str, str]
 ) -> None:
     """The process dies between a dropped AM27 player's ``disconnect`` entry and the
     stored game (here: the entry is appended to the killed process's log, as the room
     writes it). On restart the log's last entry ends the game: it is stored once with
     that player as the one who dropped, and its record replays."""
     database = tmp_path / "db.sqlite3"
-    first = Serve(database)
+    first = Serve(database, *runtime)
     players = []
     try:
         port = first.ports["santorini"]
@@ -261,16 +263,13 @@ async def test_a_santorini_disconnect_logged_but_not_stored_is_stored_after_a_cr
     finally:
         first.kill()
     await asyncio.gather(*players, return_exceptions=True)
-    store = Store(database)
-    try:
-        log = store.action_log(uid)
+    with room_logs(database) as logs:
+        log = logs.action_log(uid)
         assert log is not None
         last = log.entries[-1]
         dropped = {"action": {"type": "disconnect", "player": 1}, "clocks": last.entry["clocks"]}
-        store.append_log(uid, last.seq + 1, dropped)
-    finally:
-        store.close()
-    second = Serve(database)
+        logs.append_log(uid, last.seq + 1, dropped)
+    second = Serve(database, *runtime)
     try:
         [stored] = await _stored_soon(database, "santorini")
     finally:
@@ -281,15 +280,12 @@ async def test_a_santorini_disconnect_logged_but_not_stored_is_stored_after_a_cr
     assert stored.data["result"]["winners"] == [0]
     steps = list(records.replay(stored.data))
     assert len(steps) == len(stored.data["actions"]) + 1
-    store = Store(database)
-    try:
-        assert store.open_logs() == []
-        log = store.action_log(uid)
+    with room_logs(database) as logs:
+        assert logs.open_logs() == []
+        log = logs.action_log(uid)
         assert log is not None
         assert log.game_id == stored.id
         assert [e.entry["action"] for e in log.entries] == stored.data["actions"]
-    finally:
-        store.close()
     assert "ERROR" not in second.log
 
 
@@ -297,19 +293,21 @@ async def _open_log_with(
     database: Path, action: dict[str, Any] | None, entries: int = 1
 ) -> list[str]:
     """The open logs once one holds ``action`` (or, None, ``entries`` entries)."""
-    for _ in range(200):
-        store = Store(database)
-        try:
-            for uid in store.open_logs():
-                log = store.action_log(uid)
+    found: list[str] = []
+
+    def logged() -> bool:
+        with room_logs(database) as logs:
+            for uid in logs.open_logs():
+                log = logs.action_log(uid)
                 assert log is not None
                 actions = [e.entry["action"] for e in log.entries]
                 if (action in actions) if action is not None else len(actions) >= entries:
-                    return [uid]
-        finally:
-            store.close()
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"no open log with {action or entries}")
+                    found.append(uid)
+                    return True
+        return False
+
+    await eventually(logged, f"an open log with {action or entries}")
+    return found[:1]
 
 
 async def test_a_second_server_on_the_same_database_refuses_to_start(tmp_path: Path) -> None:

@@ -13,16 +13,17 @@ from tests.serve import Serve, next_of, web_client
 from tests.server.test_recovery import _move, _my_turn
 
 from meeple.games.scrabble.lexicon import Lexicon
-from meeple.server.store.database import Store
+from meeple.node.logfile import room_logs
 
 pytestmark = pytest.mark.slow
 
 
+@pytest.mark.parametrize("runtime", ["server", "node"])
 async def test_a_clock_running_at_a_crash_comes_back_with_its_time(
-    tmp_path: Path, gcide: Lexicon
+    tmp_path: Path, gcide: Lexicon, runtime: str
 ) -> None:
     database = tmp_path / "db.sqlite3"
-    first = Serve(database)
+    first = Serve(database, "--runtime", runtime)
     try:
         ws = await web_client(first.ports["web"])
         create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 2}
@@ -39,12 +40,9 @@ async def test_a_clock_running_at_a_crash_comes_back_with_its_time(
         assert all(t < 1500 for t in clocks["remaining"])  # both were charged
     finally:
         first.kill()
-    store = Store(database)
-    try:
-        [uid] = store.open_logs()
-        log = store.action_log(uid)
-    finally:
-        store.close()
+    with room_logs(database) as logs:
+        [uid] = logs.open_logs()
+        log = logs.action_log(uid)
     assert log is not None
     assert log.genesis["clocks"] == {
         "base": 1500.0,
@@ -53,7 +51,7 @@ async def test_a_clock_running_at_a_crash_comes_back_with_its_time(
         "penalty": 10,
     }
     logged = log.entries[-1].entry["clocks"]
-    second = Serve(database)
+    second = Serve(database, "--runtime", runtime)
     try:
         ws2 = await web_client(second.ports["web"])
         await ws2.send(json.dumps({"type": "rejoin", "token": seated["token"]}))

@@ -245,9 +245,10 @@ async def _serve(config: ServerConfig) -> int:
 
 async def _serve_node(config: ServerConfig) -> int:
     """``--runtime node``: serve until stopped as one node with every role over the
-    local backplane (:func:`meeple.node.node.serve_config`). A finished game goes to the
-    store when its room ends; nothing is held to drop at the stop."""
+    local backplane (:func:`meeple.node.node.serve_config`); how many game updates the
+    stop dropped (its file failed: :mod:`meeple.node.writebehind`)."""
     from meeple.node.node import Node, serve_config
 
-    await Node(serve_config(config)).run()
-    return 0
+    node = Node(serve_config(config))
+    await node.run()
+    return len(node.dropped)

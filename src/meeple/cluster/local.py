@@ -432,6 +432,14 @@ class LocalBackplane:
         self._streams: dict[str, _Stream] = {}
         self._batch: _Batch | None = None
         self.commits = 0  # transactions committed (group commit: one per turn of writes)
+        # How a turn's writes reach the file: :meth:`transaction`, unless a write-behind
+        # holds them while the file fails (meeple serve: meeple.node.writebehind).
+        self.write: Callable[[list[tuple[str, tuple[object, ...]]], Mapping[str, int]], None] = (
+            self.transaction
+        )
+        self.read: Callable[[str, tuple[object, ...]], list[tuple[int, str, bytes]]] = (
+            self.read_file
+        )  # and the messages it holds
         for name in ns.buckets:
             self._bucket(name)
         self._stream(ns.log_stream)
@@ -597,18 +605,8 @@ class LocalBackplane:
         batch, self._batch = self._batch, None
         if batch is None or self.closed:
             return
-        db = self._db
         try:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                for sql, args in batch.statements:
-                    db.execute(sql, args)
-                if batch.counters:
-                    db.executemany(_PUT_COUNTER, batch.counters.items())
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
+            self.write(batch.statements, batch.counters)
         except Exception as e:
             logger.exception(
                 "local backplane: a transaction of %d writes failed", len(batch.applies)
@@ -626,6 +624,27 @@ class LocalBackplane:
         for callback in batch.after:
             callback()
 
+    def transaction(
+        self, statements: list[tuple[str, tuple[object, ...]]], counters: Mapping[str, int]
+    ) -> None:
+        """Run ``statements`` and write ``counters`` in one transaction (all or none)."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for sql, args in statements:
+                db.execute(sql, args)
+            if counters:
+                db.executemany(_PUT_COUNTER, counters.items())
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:  # SQLite rolls back itself on some errors (a full disk)
+                db.execute("ROLLBACK")
+            raise
+
     def messages(self, sql: str, args: tuple[object, ...]) -> list[tuple[int, str, bytes]]:
         self.check_open()
+        return self.read(sql, args)
+
+    def read_file(self, sql: str, args: tuple[object, ...]) -> list[tuple[int, str, bytes]]:
+        """A query of the file's messages (rows of seq, headers, data)."""
         return list(self._db.execute(sql, args).fetchall())

@@ -69,11 +69,11 @@ from meeple.bus.base import BusError
 from meeple.bus.codec import decode_json
 from meeple.bus.schema import LogEnd, LogOwner, decode, encode
 from meeple.bus.subjects import Namespace, check_token
-from meeple.cluster.backplane import MSG_ID, Backplane, Fenced, Stored
+from meeple.cluster.backplane import MSG_ID, Fenced, LogStream, Stored
 from meeple.server.config import ClusterConfig
 from meeple.server.store.database import ActionLog, GameRecord, LogConflict, LogEntry, Store
 
-__all__ = ["BlockingJetStreamLog", "GameRecords", "JetStreamLog", "LogEnds", "RoomLog"]
+__all__ = ["BlockingJetStreamLog", "GameRecords", "JetStreamLog", "LogEnds", "RoomLog", "Streams"]
 
 _T = TypeVar("_T")
 
@@ -157,6 +157,13 @@ class GameRecords(Protocol):
     ) -> int: ...
 
 
+class Streams(Protocol):
+    """Where a log's stream comes from: a :class:`~meeple.cluster.backplane.Backplane`,
+    or a read-only view of one's file (:mod:`meeple.node.logfile`)."""
+
+    def stream(self, name: str) -> LogStream: ...
+
+
 class JetStreamLog:
     """Room logs in the backplane's log stream (JetStream on a cluster, the local
     backplane's SQLite in one process), on the event loop; see the module doc.
@@ -168,18 +175,25 @@ class JetStreamLog:
 
     def __init__(
         self,
-        plane: Backplane,
+        plane: Streams,
         ns: Namespace,
         records: GameRecords,
         *,
         wall_clock: Callable[[], float] = time.time,
         store_retry: tuple[float, float] = (_DEFAULT.store_retry, _DEFAULT.store_retry_max),
+        store_later: bool = False,
     ) -> None:
         """``store_retry``: a finished game whose store is away (no store node answers)
         is asked again after the first seconds, doubling up to the second; its end is in
-        the log meanwhile (:class:`~meeple.server.config.ClusterConfig`'s)."""
+        the log meanwhile (:class:`~meeple.server.config.ClusterConfig`'s).
+        ``store_later``: meanwhile :meth:`finish_log` returns (0, no id yet) and a task
+        of its own asks on (:attr:`storing`), so the room tells its players the end at
+        once, as ``meeple serve``'s journal lets a room go on while its store fails."""
         self._stream = plane.stream(ns.log_stream)
         self._store_retry = store_retry
+        self._store_later = store_later
+        # The finished games being stored by a task of their own (store_later), by uid.
+        self.storing: dict[str, asyncio.Task[int]] = {}
         self.ns = ns
         self.records = records
         self._now = wall_clock
@@ -349,7 +363,22 @@ class JetStreamLog:
             self._tails[uid] = _Tail(0, tail.log_seq, msg_id, closed=True, claimed=tail.claimed)
         end = await self._get(uid)
         assert end is not None
-        return await self._store_once_for_sure(uid, decode(end.data, LogEnd).game)
+        game = decode(end.data, LogEnd).game
+        if not self._store_later:
+            return await self._store_once_for_sure(uid, game)
+        try:
+            return await asyncio.to_thread(self._store_once, uid, game)
+        except BusError as e:
+            logger.warning(
+                "room %s: the store did not take the finished game (%s); it is stored when"
+                " the store is back",
+                uid,
+                e,
+            )
+        task = asyncio.ensure_future(self._store_once_for_sure(uid, game))
+        self.storing[uid] = task
+        task.add_done_callback(lambda _task: self.storing.pop(uid, None))
+        return 0
 
     async def _store_once_for_sure(self, uid: str, game: Mapping[str, Any]) -> int:
         pause, longest = self._store_retry
@@ -483,7 +512,7 @@ class LogEnds:
     """How rooms' logs ended, read from the log stream by a node that writes none (the
     lobby's leader, for a CMPN402 contest's results: :mod:`meeple.node.contest`)."""
 
-    def __init__(self, plane: Backplane, ns: Namespace) -> None:
+    def __init__(self, plane: Streams, ns: Namespace) -> None:
         self._stream = plane.stream(ns.log_stream)
         self.ns = ns
 

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from meeple.node.status import ClusterView
     from meeple.node.store import StoreRole
     from meeple.node.views import ViewRelay
+    from meeple.node.writebehind import WriteBehind
     from meeple.server.store.database import DatabaseClaim
     from meeple.web.listener import WebListener
 
@@ -208,6 +209,10 @@ class Node:
         self._lag: Any = None
         self.plane: Backplane | None = None
         self._claim: DatabaseClaim | None = None  # a local backplane's file, held
+        # A local backplane's writes held while its file fails (meeple serve's journal).
+        self.behind: WriteBehind | None = None
+        self.dropped: list[str] = []  # the game updates a stop went without (named)
+        self.log: JetStreamLog | None = None  # the rooms role's
         # This start's id in its edge's seat routes (meeple.node.edge.EdgeLobby.start_id).
         self._start_id = secrets.token_hex(3)
 
@@ -216,10 +221,16 @@ class Node:
         c = self.config
         if c.local is not None:
             from meeple.cluster.local import LocalBackplane
+            from meeple.node.writebehind import WriteBehind
 
-            return await LocalBackplane.open(
+            local = await LocalBackplane.open(
                 c.local, self.ns, clock=self.services.clock, timing=c.server.cluster
             )
+            # A file that fails: the games go on from memory (meeple.node.writebehind).
+            self.behind = WriteBehind(local, self.ns, max_backlog=c.server.log_backlog)
+            self.behind.on_overflow.append(self._halt_unwritten)
+            self.behind.on_health.append(lambda _health: self._health_changed())
+            return local
         from meeple.bus.natsbus import connect
         from meeple.cluster.jetstream import JetStreamBackplane, connect_node
 
@@ -279,6 +290,8 @@ class Node:
                 clock=self.services.clock,
             )
             await self.store.start()
+            if c.local is not None:
+                await self._legacy_logs()
         if "lobby" in c.roles:
             from meeple.cluster.lobbystate import LobbyState
             from meeple.cluster.registry import Names
@@ -348,7 +361,11 @@ class Node:
                 self.ns,
                 records,
                 store_retry=(c.server.cluster.store_retry, c.server.cluster.store_retry_max),
+                # One process: a finished game waits for its store in a task of its own,
+                # its players told the end at once (as meeple serve's journal).
+                store_later=c.local is not None,
             )
+            self.log = log
             # The CMPN402 referee's games (meeple.node.cmpn402), their seats kept in KV.
             from meeple.cluster.registry import RejoinTokens
             from meeple.node.cmpn402 import SeatFinder, referee_rooms
@@ -435,7 +452,17 @@ class Node:
         if self.rooms is not None:
             readiness.add("leases", lambda: self.leases.failing)
         if self.store is not None:
-            readiness.add("store", StoreProbe(self.store.store.ping))
+            probe = StoreProbe(self.store.store.ping)
+            behind = self.behind
+
+            async def store_check() -> str | None:
+                from meeple.server.store.journal import Health
+
+                if behind is not None and behind.health is not Health.OK:
+                    return f"{behind.health.value} ({behind.backlog} writes held)"
+                return await probe()
+
+            readiness.add("store", store_check)
 
     async def drain(self) -> None:
         """Issue 35: not ready first (the health port closes); then, for up to
@@ -453,7 +480,11 @@ class Node:
         edge = self.edge
         if edge is not None:
             edge.draining = True  # the dialects refuse new tables in their own words
-            for listener in self.listeners.values():
+            for name, listener in self.listeners.items():
+                if name == "web" and self.config.local is not None:
+                    # One process (meeple serve): nowhere else to go; its pages say it
+                    # stops (and, while it waits for a failing store, why).
+                    continue
                 listener.stop_accepting()  # a load balancer's next client goes elsewhere
         bound = self.config.server.drain_timeout
         if bound <= 0:
@@ -475,6 +506,92 @@ class Node:
             await clock.sleep(min(0.25, max(0.0, deadline - clock.now())))
         if busy():
             logger.warning("%s: draining: %d games still on; stopping", self.config.name, busy())
+
+    async def _legacy_logs(self) -> None:
+        """Games left open by ``meeple serve --runtime server`` on this database (their
+        logs in its ``room_logs`` table, which this runtime does not read): named, so
+        that the operator runs that runtime once more to finish them."""
+        assert self.store is not None
+        try:
+            open_logs = await asyncio.to_thread(self.store.store.open_logs)
+        except Exception:  # the database's trouble is the store check's to report
+            return
+        if open_logs:
+            logger.warning(
+                "%s: %d games left open by `meeple serve --runtime server` on this database"
+                " (%s); this runtime does not resume them: run that one to finish them",
+                self.config.name,
+                len(open_logs),
+                ", ".join(open_logs[:10]) + (", …" if len(open_logs) > 10 else ""),
+            )
+
+    def _halt_unwritten(self, uids: set[str]) -> None:
+        """The write-behind overflows: stop every running game whose updates it holds
+        (each tells its seats in its protocol), stored when the file is back."""
+        from meeple.server.rooms.room import END_STORE_UNAVAILABLE
+
+        rooms = self.rooms.rooms if self.rooms is not None else {}
+        for uid in uids:
+            owned = rooms.get(uid)
+            if owned is not None and not owned.room.finished:
+                owned.room.log.error("halted: the store cannot keep this game's log")
+                owned.room.halt(END_STORE_UNAVAILABLE)
+
+    def _health_changed(self) -> None:
+        """The store's health changed: the lobby's live banner follows."""
+        if self.web is not None:
+            with contextlib.suppress(Exception):
+                self.web.app.state.ctx.publish_lobby()
+
+    def _storing(self) -> bool:
+        """Game updates not yet in the store: held by the write-behind, or a finished
+        game its room is still storing."""
+        if self.behind is not None and self.behind.held:
+            return True
+        if self.log is not None and self.log.storing:
+            return True
+        rooms = self.rooms.rooms if self.rooms is not None else {}
+        return any(owned.room.finished for owned in rooms.values())
+
+    async def wait_for_store(self) -> bool:
+        """Issue 30.7, as ``meeple serve``: a stop while the store has not taken every
+        game update waits for it, up to ``store_wait`` seconds (0: no bound) or a second
+        signal, and says so (the log, every page's banner). True when the store took
+        them all (or had nothing to take)."""
+        behind = self.behind
+        if behind is None or not self._storing():
+            return True
+        from meeple.server.store.journal import Health
+
+        clock = self.services.clock
+        if behind.health is Health.OK:
+            deadline = clock.now() + self.config.server.shutdown_grace
+            while self._storing() and clock.now() < deadline and not self._stop_now:
+                await clock.sleep(0.05)
+            if not self._storing():
+                return True  # a healthy store's last writes: no fuss
+        bound = self.config.server.store_wait
+        behind.stopping(bound)
+        self._health_changed()
+        logger.warning(
+            "stopping: the store has not taken %d game updates (%s); waiting %s for it "
+            "(a second SIGINT/SIGTERM stops without them)",
+            behind.backlog,
+            behind.last_error or "no answer",
+            f"up to {bound:g} s" if bound else "until it is back",
+        )
+        deadline = clock.now() + bound
+        while self._storing() and not self._stop_now and (not bound or clock.now() < deadline):
+            await clock.sleep(0.05)
+        if not self._storing():
+            logger.warning("stopping: the store took every game update; nothing is lost")
+            return True
+        logger.error(
+            "stopping without the %d game updates the store did not take (%s)",
+            behind.backlog,
+            "second signal" if self._stop_now else f"{bound:g} s passed",
+        )
+        return False
 
     async def _start_edge(self) -> None:
         from meeple.node.edge import EdgeLobby
@@ -564,6 +681,7 @@ class Node:
                 records,
                 self.accounts,
                 self.watch_chat,
+                trouble=self.behind.trouble if self.behind is not None else lambda: None,
             )
             self.web = WebListener(self.services, "web", ListenerConfig(port=web_port), app)
             try:
@@ -639,6 +757,8 @@ class Node:
         try:
             await self._stopping.wait()
             await self.drain()
+            with contextlib.suppress(Exception):
+                await self.wait_for_store()
         finally:
             await self.stop()
 
@@ -687,6 +807,17 @@ class Node:
                 await asyncio.wait_for(step, timeout)
             except Exception as e:
                 logger.warning("%s: a role did not stop cleanly: %r", self.config.name, e)
+        if self.log is not None and self.log.storing:
+            # Their ends are in the log: the next start stores them (the takeover).
+            logger.warning(
+                "%s: %d finished games not stored yet; the next start stores them from their logs",
+                self.config.name,
+                len(self.log.storing),
+            )
+            for task in list(self.log.storing.values()):
+                task.cancel()
+        if self.behind is not None:
+            self.dropped = self.behind.close()
         if self.store is not None:
             self.store.store.close()
         if self.plane is not None:

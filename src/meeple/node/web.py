@@ -107,7 +107,13 @@ class EdgeTables:
     """What the pages read as ``ctx.lobby``: the snapshot of ``meeple serve``'s lobby,
     from this edge's copy of the open tables and the nodes' heartbeats."""
 
-    def __init__(self, edge: EdgeLobby, view: ClusterView) -> None:
+    def __init__(
+        self,
+        edge: EdgeLobby,
+        view: ClusterView,
+        trouble: Callable[[], str | None] = lambda: None,
+    ) -> None:
+        self.trouble = trouble  # the banner's words while the store fails (None: fine)
         self.edge = edge
         self.view = view
 
@@ -128,7 +134,7 @@ class EdgeTables:
             "queues": [t for t in tables if t["waiting"]],
             "tables": tables,
             "rooms": rooms,
-            "store": None,
+            "store": self.trouble(),
         }
 
 
@@ -153,7 +159,7 @@ class _EdgeContext(WebContext):
         self._console_unsubscribe: Callable[[], None] | None = None
 
     def store_trouble(self) -> str | None:
-        return None
+        return self.tables.trouble()
 
     def publish_lobby(self) -> None:
         """A fresh lobby snapshot for its watchers (none built while nobody watches)."""
@@ -267,12 +273,14 @@ def edge_web_app(
     records: Records,
     accounts: BusAccounts,
     chat: WatchChatRelay,
+    trouble: Callable[[], str | None] = lambda: None,
 ) -> Starlette:
     """The edge's ASGI app; serve it with :class:`meeple.web.listener.WebListener`. Its
     WebSockets pass the same gate as ``meeple serve``'s (origin, connections per address:
     :func:`meeple.web.app.websocket_endpoint`), its pages get the same headers. ``chat``:
     the spectators' chat across the edges (its watch follows the fanout's, as the views'
-    relay does)."""
+    relay does). ``trouble``: what every page's banner says while this process's store
+    fails (a one-process node's write-behind, :mod:`meeple.node.writebehind`)."""
     from starlette.middleware import Middleware
     from starlette.responses import JSONResponse
     from starlette.routing import Mount, Route, WebSocketRoute
@@ -303,7 +311,7 @@ def edge_web_app(
     )
     from meeple.web.templating import environment, render
 
-    tables = EdgeTables(edge, view)
+    tables = EdgeTables(edge, view, trouble)
     ctx = _EdgeContext(services, relay.feed, tables, records)
     edge.on_change.append(lambda _event: ctx.publish_lobby())
 
