@@ -142,24 +142,40 @@ class _Index:
     many rooms), patterns with wildcards by their literal prefix (``ns.room.<uid>.cmd``
     for an owner's ``ns.room.<uid>.cmd.*``), so a message is matched against the
     patterns of its own prefixes only (one look-up per token of its subject), not
-    against every room's. What a subject matched is remembered until the next
-    subscription comes or goes (a seat's subject, a room's command subject: each is
-    matched once, then looked up)."""
+    against every room's. What a subject matched is remembered until a subscription
+    that may match it comes or goes (a seat's subject, a room's command subject: each
+    is matched once, then looked up; a game's seats and room coming and going forget
+    their own subjects only, not every other game's)."""
 
     def __init__(self) -> None:
         self.exact: dict[str, list[_Sub]] = {}
         self.wild: dict[str, list[_Sub]] = {}
         self._found: dict[str, tuple[_Sub, ...]] = {}
 
+    def _forget(self, pattern: str, prefix: str | None) -> None:
+        """Forget what the subjects ``pattern`` may match matched."""
+        if prefix is None:
+            self._found.pop(pattern, None)
+        elif not prefix:
+            self._found.clear()  # a pattern that begins with a wildcard
+        else:
+            under = prefix + "."
+            for subject in [s for s in self._found if s.startswith(under)]:
+                del self._found[subject]
+
+    def known(self, subject: str) -> bool:
+        """Whether ``subject`` was matched before (so it was checked: a subject)."""
+        return subject in self._found
+
     def add(self, sub: _Sub) -> None:
-        self._found.clear()
         prefix = _prefix(sub.pattern)
+        self._forget(sub.pattern, prefix)
         into = self.exact if prefix is None else self.wild
         into.setdefault(sub.pattern if prefix is None else prefix, []).append(sub)
 
     def remove(self, sub: _Sub) -> None:
-        self._found.clear()
         prefix = _prefix(sub.pattern)
+        self._forget(sub.pattern, prefix)
         into, key = (self.exact, sub.pattern) if prefix is None else (self.wild, prefix)
         group = into.get(key)
         if group is not None and sub in group:
@@ -224,7 +240,8 @@ class LocalBus(Bus):
         return opened(await self._request(subject, payload, timeout), codec, expect)
 
     async def _request(self, subject: str, payload: Payload, timeout: float) -> Payload:
-        check_subject(subject)
+        if not self._responders.known(subject):
+            check_subject(subject)
         if self._closed:
             raise BusClosed("the bus is closed")
         candidates = self._responders.match(subject)
@@ -294,7 +311,8 @@ class LocalBus(Bus):
         self.post(subject, payload)
 
     def post(self, subject: str, payload: Payload) -> bool:
-        check_subject(subject)
+        if not self._listeners.known(subject):
+            check_subject(subject)
         if self._closed:
             raise BusClosed("the bus is closed")
         for sub in self._listeners.match(subject):

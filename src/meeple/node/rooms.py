@@ -130,6 +130,15 @@ class RemoteSeat:
         self.bot = bool(info.get("bot"))
         self.level = info.get("bot") if isinstance(info.get("bot"), str) else info.get("level")
         self.gone = False  # its edge died: its leave was applied
+        self._subject = ("", "")  # (route, subject): its deliveries' subject, made once
+
+    def subject(self, uid: str) -> str:
+        """The seat's subject for room ``uid`` (formatted once per route)."""
+        route, subject = self._subject
+        if route != self.route:
+            subject = self._role.ns.seat(self.route, uid)
+            self._subject = (self.route, subject)
+        return subject
 
     def deliver(self, event: object) -> None:
         owned = self.owned
@@ -144,7 +153,7 @@ class RemoteSeat:
         delivery = wire.Delivery(
             room.uid, self.index, logged, event, owned.replaying, room.game_name, view
         )
-        self._role.send(self._role.ns.seat(self.route, room.uid), wire.seal(delivery))
+        self._role.send(self.subject(room.uid), wire.seal(delivery))
 
     def replay(self, told: object, logged: int) -> wire.Delivery:
         """``told`` (the log's last action's event) again, as a replay (module doc)."""
