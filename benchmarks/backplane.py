@@ -8,6 +8,11 @@ room deals the same bag), the server's CPU time (user + system) over the load di
 the turns played. The node's rooms log to the backplane's SQLite file and its store
 keeps the finished games in another; ``meeple serve`` logs to its store. The best of
 ``--repeats`` runs is kept for each (the machine is shared).
+
+Where the node's time goes: ``MEEPLE_BENCH_PROFILE=path`` writes the node process's
+cProfile stats to ``path.node``; ``MEEPLE_BENCH_PYSPY=path`` has py-spy (``pip install
+py-spy``; next to this Python) sample it at 250 Hz into ``path.node`` (collapsed stacks),
+with less overhead than cProfile (docs/benchmarks.md, "No hop in one process").
 """
 
 from __future__ import annotations
@@ -16,6 +21,9 @@ import argparse
 import asyncio
 import multiprocessing as mp
 import os
+import signal
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -46,6 +54,14 @@ def node_process(names: tuple[str, ...], db: str, out: Any, stop: Any) -> None:
         await asyncio.get_running_loop().run_in_executor(None, stop.wait)
         await node.stop()
 
+    spy = None
+    sampled = os.environ.get("MEEPLE_BENCH_PYSPY")
+    if sampled:  # py-spy samples the node's process, its stacks (collapsed) to this path
+        spy = subprocess.Popen(
+            [str(Path(sys.executable).with_name("py-spy")), "record", "--pid", str(os.getpid()),
+             "--rate", "250", "--nonblocking", "--format", "raw", "-o", f"{sampled}.node"],
+            stdout=subprocess.DEVNULL,
+        )  # fmt: skip
     profile = os.environ.get("MEEPLE_BENCH_PROFILE")
     if profile:  # cProfile the node's process, stats written to this path
         import cProfile
@@ -53,6 +69,9 @@ def node_process(names: tuple[str, ...], db: str, out: Any, stop: Any) -> None:
         cProfile.runctx("asyncio.run(run())", globals(), locals(), f"{profile}.node")
     else:
         asyncio.run(run())
+    if spy is not None:
+        spy.send_signal(signal.SIGINT)
+        spy.wait(60)
 
 
 class NodeServer:

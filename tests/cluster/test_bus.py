@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from tests.cluster.conftest import MakeBus
 from tests.patience import PATIENCE, eventually
@@ -19,6 +19,9 @@ from meeple.bus import (
     RemoteError,
     matches,
 )
+from meeple.bus.base import Sealed, Subscription
+from meeple.bus.local import LocalBus
+from meeple.bus.schema import CODEC, OK, NamesLost, NameValue
 from meeple.bus.subjects import edge_of
 
 
@@ -215,3 +218,109 @@ def test_any_text_is_a_subject_token_or_refused(text: str) -> None:
     assert matches(ns.edge_seats(edge), subject)
     assert matches(ns.seat_sources(text), subject)
     assert not matches(ns.edge_seats(edge + "x"), subject)
+
+
+# --- the local bus's shortcuts (issue 32.2, the seam's cost) --------------------------------
+
+# Few subjects, so that one is published again after subscriptions came and went.
+_TOKENS = st.sampled_from(["a", "b"])
+_SUBJECTS = st.lists(_TOKENS, min_size=1, max_size=3).map(".".join)
+_PATTERNS = st.lists(st.sampled_from(["a", "b", "*"]), min_size=1, max_size=3).flatmap(
+    lambda tokens: st.sampled_from([".".join(tokens), ".".join([*tokens, ">"])])
+)
+_OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("sub"), _PATTERNS),
+        st.tuples(st.just("unsub"), st.integers(0, 20)),
+        st.tuples(st.just("pub"), _SUBJECTS),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_OPS)
+@example([("pub", "a.b"), ("sub", "a.*"), ("pub", "a.b"), ("unsub", 0), ("pub", "a.b")])
+@example([("sub", "a.>"), ("pub", "a.b.a"), ("sub", "a.b.*"), ("pub", "a.b.a")])
+def test_the_local_bus_hears_whoever_matches_now_whatever_it_matched_before(
+    ops: list[tuple[str, object]],
+) -> None:
+    """Any sequence of subscriptions coming and going and publishes: each publish on the
+    in-process bus reaches exactly the subscriptions whose pattern matches it now, though
+    the bus remembers what each subject matched before."""
+
+    async def run() -> None:
+        bus = LocalBus()
+        live: list[tuple[str, Subscription, list[str]]] = []
+        for op, arg in ops:
+            if op == "sub":
+                assert isinstance(arg, str)
+                got: list[str] = []
+                sub = await bus.hear(arg, lambda s, _v, got=got: got.append(s), CODEC)
+                live.append((arg, sub, got))
+            elif op == "unsub" and live:
+                assert isinstance(arg, int)
+                _, sub, _ = live.pop(arg % len(live))
+                await sub.close()
+            elif op == "pub":
+                assert isinstance(arg, str)
+                for _, _, got in live:
+                    got.clear()
+                assert bus.post(arg, Sealed(NamesLost(), CODEC))
+                for pattern, _, got in live:
+                    assert got == ([arg] if matches(pattern, arg) else []), (pattern, arg)
+        await bus.close()
+
+    asyncio.run(run())
+
+
+async def test_a_hearer_is_told_in_the_publisher_s_step_and_its_failure_stays_its_own() -> None:
+    """A listener that hears at once (Bus.hear) has each message before post returns, in
+    order; one that raises, or is handed a value not of its type, does not stop the
+    publisher nor the other listeners."""
+    bus = LocalBus()
+    heard: list[object] = []
+    other = NameValue(name="ann", holder="e1.1")
+
+    def fails(_subject: str, _value: object) -> None:
+        raise RuntimeError("a broken seat")
+
+    await bus.hear("s.>", fails, CODEC)
+    await bus.hear("s.*", lambda _s, v: heard.append(v), CODEC, NamesLost)
+    await bus.hear("s.one", lambda _s, v: heard.append(v), CODEC)
+    for n in range(3):
+        assert bus.post("s.one", Sealed(NamesLost(names=[str(n)]), CODEC))
+        await bus.publish("s.one", Sealed(NamesLost(names=[f"{n}!"]), CODEC))
+        assert bus.post("s.one", Sealed(other, CODEC))  # not a NamesLost: s.* refuses it
+    names = [v.names if isinstance(v, NamesLost) else v for v in heard]
+    assert names == [x for n in range(3) for x in ([str(n)],) * 2 + ([f"{n}!"],) * 2 + (other,)]
+    await bus.close()
+
+
+async def test_an_inline_responder_answers_in_the_asker_s_step_and_says_why_it_failed() -> None:
+    """A responder served inline runs in the requester's own step, several requests at
+    once; a failure is the requester's RemoteError, a refused value too."""
+    bus = LocalBus()
+    running: list[asyncio.Task[object] | None] = []
+    both = asyncio.Event()
+
+    async def handler(_subject: str, value: object) -> bytes:
+        running.append(asyncio.current_task())
+        if len(running) == 2:
+            both.set()
+        await both.wait()  # two at once: neither waits for the other to finish
+        if value.names:
+            raise ValueError("no such seat")
+        return OK
+
+    await bus.answer("r.cmd.*", handler, CODEC, NamesLost, inline=True)
+    one = asyncio.ensure_future(bus.request("r.cmd.e1", Sealed(NamesLost(), CODEC)))
+    two = asyncio.ensure_future(bus.request("r.cmd.e1", Sealed(NamesLost(), CODEC)))
+    assert await one == OK
+    assert await two == OK
+    assert running == [one, two]  # each in its asker's own task
+    with pytest.raises(RemoteError, match="no such seat"):
+        await bus.request("r.cmd.e1", Sealed(NamesLost(names=["x"]), CODEC))
+    with pytest.raises(RemoteError, match="refused"):
+        await bus.request("r.cmd.e1", Sealed(NameValue(name="a", holder="e1.1"), CODEC))
+    await bus.close()

@@ -23,20 +23,23 @@ from websockets.asyncio.client import ClientConnection
 
 from meeple.ai.scrabble import ranked_moves
 from meeple.bus.local import LocalBus
+from meeple.bus.schema import DONE, OK
 from meeple.bus.subjects import Namespace
 from meeple.clients.scrabble_bot import _move
 from meeple.clients.twente import TwenteClient
 from meeple.cluster.local import LocalBackplane
-from meeple.cluster.log import JetStreamLog
+from meeple.cluster.log import SEQ, JetStreamLog
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, Lexicon, load_lexicon
 from meeple.games.scrabble.tiles import ENGLISH
+from meeple.node import wire
 from meeple.node.launch import NodeProcess, start_node
 from meeple.node.node import ROLES, Node, NodeConfig
 from meeple.node.store import RemoteRecords, StoreRole
 from meeple.protocols.twente.messages import GameOver, NotifyTurn
 from meeple.protocols.web import PROTOCOL
 from meeple.server.config import ServerConfig
+from meeple.server.rooms.scrabble import GameStarted, PassTurn, Rejected
 from meeple.server.store.database import Store, open_store
 
 pytestmark = pytest.mark.slow
@@ -424,4 +427,97 @@ async def test_a_dropped_browser_s_command_sender_ends_once_the_room_heard_of_it
     finally:
         for ws in seats:
             await ws.close()
+        await node.stop()
+
+
+# --- the seam in one process: deliveries heard in the room's step, commands inline -------
+
+
+async def test_a_seat_hears_a_delivery_only_once_its_entry_is_committed(
+    tmp_path: Path, enable: Lexicon
+) -> None:
+    """An edge's seat hears a room's delivery in the room's own step (no queue hop), yet
+    never before the log entry it tells of is committed in the backplane's file: each
+    delivery's ``logged`` count is at most the committed log's last entry when heard."""
+    node = Node(_config(tmp_path))
+    await node.start()
+    heard: list[tuple[int, int]] = []  # (delivery.logged, committed entries then)
+    try:
+        assert isinstance(node.plane, LocalBackplane)
+        stream = node.plane.stream(node.ns.log_stream)
+
+        def check(subject: str, message: object) -> None:
+            if isinstance(message, wire.Delivery) and not message.replay:
+                tail = stream.tails.get(node.ns.log(message.uid))
+                committed = 0 if tail is None else int(tail.headers[SEQ])
+                heard.append((message.logged, committed))
+
+        # Heard as the edge's seats hear (Bus.hear: in the publisher's step).
+        sub = await node.bus.hear(f"{node.ns.root}.seat.>", check, wire.registry())
+        port = node.listeners["twente"].port
+        await asyncio.wait_for(
+            asyncio.gather(_twente_bot(port, "ann", enable), _twente_bot(port, "bob", enable)),
+            GAME_PATIENCE,
+        )
+        await sub.close()
+    finally:
+        await node.stop()
+    assert max(logged for logged, _ in heard) > 10  # a whole game was heard
+    early = [(logged, committed) for logged, committed in heard if logged > committed]
+    assert not early, f"deliveries heard before their entries committed: {early[:5]}"
+
+
+async def test_a_command_asked_again_after_its_answer_was_lost_is_applied_once(
+    tmp_path: Path,
+) -> None:
+    """A seat's command runs in its asker's step in one process (an inline responder);
+    an asker that stops waiting (its answer lost) and asks again with the same number
+    is answered "done": the room applies the command once (no second pass, refused as
+    out of turn), and its log entry carries the command's tag (what a new owner reads
+    to answer a retry after a restart)."""
+    node = Node(_config(tmp_path))
+    await node.start()
+    started: dict[int, wire.Delivery] = {}
+    events: list[tuple[int, object]] = []
+    clients: list[TwenteClient] = []
+    try:
+        assert node.rooms is not None
+        assert node.rooms.log is not None
+
+        def seen(subject: str, message: object) -> None:
+            if isinstance(message, wire.Delivery):
+                events.append((message.seat, message.event))
+                if isinstance(message.event, GameStarted):
+                    started[message.seat] = message
+
+        sub = await node.bus.hear(f"{node.ns.root}.seat.>", seen, wire.registry())
+        port = node.listeners["twente"].port
+        for name in ("ann", "bob"):
+            client = await TwenteClient.connect("127.0.0.1", port, name)
+            clients.append(client)
+            await client.request_game(2)
+        await eventually(lambda: len(started) == 2, "the game started")
+        first = started[0]
+        assert isinstance(first.event, GameStarted)
+        mover = first.event.game.turn
+        assert mover is not None
+        subject = node.ns.room_command(first.uid)
+        command = wire.seal(wire.Command(mover, 1, PassTurn()))
+        # Asked, then the asker stops waiting before the answer (its answer is lost).
+        lost = asyncio.ensure_future(node.bus.request(subject, command, timeout=PATIENCE))
+        await asyncio.sleep(0)
+        lost.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await lost
+        # Asked again with the same number, twice: applied once.
+        assert await node.bus.request(subject, command, timeout=PATIENCE) in (OK, DONE)
+        assert await node.bus.request(subject, command, timeout=PATIENCE) == DONE
+        log = await node.rooms.log.action_log(first.uid)
+        assert log is not None
+        assert [e.entry.get("cmd") for e in log.entries] == [f"{mover}:1"]
+        assert not [e for seat, e in events if seat == mover and isinstance(e, Rejected)]
+        await sub.close()
+    finally:
+        for client in clients:
+            await client.close()
         await node.stop()

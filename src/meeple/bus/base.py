@@ -62,6 +62,7 @@ __all__ = [
     "SubjectHandler",
     "Subscription",
     "ValueHandler",
+    "ValueHearer",
     "ValueListener",
     "as_bytes",
     "matches",
@@ -136,6 +137,8 @@ Listener = Callable[[str, bytes], Awaitable[None]]
 ValueHandler = Callable[[str, Any], Awaitable[Payload]]
 #: Gets one published message as a value (:meth:`Bus.listen`): its subject and value.
 ValueListener = Callable[[str, Any], Awaitable[None]]
+#: Gets one published message as a value without awaiting (:meth:`Bus.hear`).
+ValueHearer = Callable[[str, Any], None]
 
 #: The header (NATS) that marks a reply as the responder's failure.
 ERROR_HEADER = "Meeple-Error"
@@ -248,15 +251,30 @@ class Bus(abc.ABC):
         expect: Any = object,
         *,
         queue: str | None = None,
+        inline: bool = False,
     ) -> Subscription:
         """As :meth:`serve_from`, the handler handed each request as a value of
         ``expect`` read with ``codec`` (by reference in one process); a request that is
-        not one is refused (:class:`RemoteError` to its sender)."""
+        not one is refused (:class:`RemoteError` to its sender).
+
+        ``inline``: the handler may answer several requests at once and bounds its own
+        wait (a room's owner: its ``command_wait``, then ``busy``), and a requester that
+        stops waiting (cancelled) does not undo what it asked. In one process it then
+        runs in the requester's own step, as a direct call: no queue, no task, no timer
+        (the request's ``timeout`` is the handler's own bound); over NATS it changes
+        nothing."""
 
         async def answer(subject: str, payload: bytes) -> Payload:
             return await handler(subject, opened(payload, codec, expect))
 
         return await self.serve_from(pattern, answer, queue=queue)
+
+    def post(self, subject: str, payload: Payload) -> bool:
+        """Publish ``payload`` now without awaiting, if this bus can (one process: a
+        listener that hears at once, :meth:`hear`, is called here, the others are
+        queued); False: it cannot, and the caller awaits :meth:`publish` (in a task of
+        its own when it must not block: a room's delivery)."""
+        return False
 
     @abc.abstractmethod
     async def publish(self, subject: str, payload: Payload) -> None:
@@ -278,6 +296,20 @@ class Bus(abc.ABC):
             await listener(subject, opened(payload, codec, expect))
 
         return await self.subscribe(pattern, heard)
+
+    async def hear(
+        self, pattern: str, listener: ValueHearer, codec: Codec, expect: Any = object
+    ) -> Subscription:
+        """As :meth:`listen`, with a listener that does not await. In one process it is
+        called in the publisher's own step, as ``meeple serve``'s room calls its seat's
+        ``deliver`` (no queue hop, no task): it must be quick, and what it raises is
+        logged, not the publisher's. One publisher's messages still reach it in order.
+        Over NATS it is called from the subscription's task, as :meth:`listen`'s."""
+
+        async def heard(subject: str, value: Any) -> None:
+            listener(subject, value)
+
+        return await self.listen(pattern, heard, codec, expect)
 
     async def flush(self) -> None:  # noqa: B027 (a default, not a stub)
         """Return when what was published before has reached the server (NATS); a

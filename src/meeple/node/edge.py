@@ -737,7 +737,7 @@ class EdgeLobby:
             return
         pattern = self.ns.seat_sources(route)
 
-        async def heard(subject: str, message: object) -> None:
+        def heard(subject: str, message: object) -> None:
             source = subject.rsplit(".", 1)[1]
             # A room's subject carries its deliveries and its end; the lobby's, what the
             # leader tells the seat (its table's events, a refusal).
@@ -745,8 +745,9 @@ class EdgeLobby:
                 raise wire.WireError("type", f"a {type(message).__name__} from a room")
             self._heard(route, source, message)
 
-        # Values by reference in one process, decoded from the schema over NATS.
-        self._subs[route] = await self.bus.listen(pattern, heard, wire.registry())
+        # Values by reference in one process, handed to the seat in the room's own step
+        # (as meeple serve's room calls its seat); decoded from the schema over NATS.
+        self._subs[route] = await self.bus.hear(pattern, heard, wire.registry())
 
     def _heard(self, route: str, source: str, message: object) -> None:
         seat = self._seats.get(route)

@@ -43,7 +43,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from meeple.bus.base import Bus, BusError, Payload, Subscription
+from meeple.bus.base import Bus, BusClosed, BusError, Payload, Subscription
 from meeple.bus.schema import BUSY, DONE, OK, OVER, AdminAnswer, Rebound, encode
 from meeple.bus.subjects import Namespace, edge_of
 from meeple.cluster.lease import Lease, Leases, room_key
@@ -130,6 +130,15 @@ class RemoteSeat:
         self.bot = bool(info.get("bot"))
         self.level = info.get("bot") if isinstance(info.get("bot"), str) else info.get("level")
         self.gone = False  # its edge died: its leave was applied
+        self._subject = ("", "")  # (route, subject): its deliveries' subject, made once
+
+    def subject(self, uid: str) -> str:
+        """The seat's subject for room ``uid`` (formatted once per route)."""
+        route, subject = self._subject
+        if route != self.route:
+            subject = self._role.ns.seat(self.route, uid)
+            self._subject = (self.route, subject)
+        return subject
 
     def deliver(self, event: object) -> None:
         owned = self.owned
@@ -144,7 +153,7 @@ class RemoteSeat:
         delivery = wire.Delivery(
             room.uid, self.index, logged, event, owned.replaying, room.game_name, view
         )
-        self._role.send(self._role.ns.seat(self.route, room.uid), wire.seal(delivery))
+        self._role.send(self.subject(room.uid), wire.seal(delivery))
 
     def replay(self, told: object, logged: int) -> wire.Delivery:
         """``told`` (the log's last action's event) again, as a replay (module doc)."""
@@ -521,7 +530,15 @@ class RoomsRole:
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
     def send(self, subject: str, payload: Payload) -> None:
-        """Publish from a room's delivery (which must not block)."""
+        """Publish from a room's delivery (which must not block): at once where the bus
+        can (one process: the edge's seat hears it in this step, as ``meeple serve``'s
+        room calls its seat), else in a task of its own. Called from the room's
+        write-ahead step, after the command's entries are committed."""
+        try:
+            if self.bus.post(subject, payload):
+                return
+        except BusClosed:
+            return
         self._spawn(self.bus.publish(subject, payload), "publish")
 
     def _spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
@@ -595,6 +612,9 @@ class RoomsRole:
             wire.registry(),
             _ROOM_REQUEST,
             queue="room",
+            # Bounded by command_wait (then busy), and a command's tag outlives an asker
+            # that stops waiting: a direct call in one process (Bus.answer).
+            inline=True,
         )
         if told is not None:
             logged = len(room.logged_actions)
@@ -659,15 +679,18 @@ class RoomsRole:
             return OK
         command = request.command
         answered: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        # The tag goes with the command until the room has handled it (_committed), even
+        # if this wait ends first (busy, or an asker that stopped waiting): its entries
+        # are tagged all the same, so a new owner applies it once.
         owned.tags[id(command)] = f"{request.seat}:{request.n}"
         owned.waiting[id(command)] = answered
         room.submit(seat, command)
         try:
-            await asyncio.wait_for(asyncio.shield(answered), self.timing.command_wait)
+            async with asyncio.timeout(self.timing.command_wait):
+                await answered
         except TimeoutError:
             return BUSY
         finally:
-            owned.tags.pop(id(command), None)
             owned.waiting.pop(id(command), None)
         if owned.fenced:
             raise ValueError(f"room {room.uid} moved to another node")
@@ -714,6 +737,7 @@ class RoomsRole:
     def _committed(self, owned: _Owned, command: object) -> None:
         if owned.replaying:
             owned.replaying = False  # a restored room's start is done
+        owned.tags.pop(id(command), None)
         waiting = owned.waiting.get(id(command))
         if waiting is not None and not waiting.done():
             waiting.set_result(None)
