@@ -212,6 +212,20 @@ def fit_net(args: argparse.Namespace, command: str) -> None:
         assert list(us[i]) == features(h, wk, int(movers[i]))
         assert list(them[i]) == features(h, wk, 1 - int(movers[i]))
     print(f"{n0} positions x 8 symmetries encoded in {time.perf_counter() - start:.0f} s")
+    # --residual: the table evaluation's value (log-odds) is a fixed part of the output
+    base = np.zeros(len(labels), dtype=np.float32)
+    if args.residual:
+        mod = core_module()
+        table = table_weights()
+        if mod is None or table is None:
+            raise SystemExit("--residual needs the compiled core and the table weights")
+        for i in range(len(labels)):
+            t = int(movers[i])
+            base[i] = mod.evaluate(
+                heights[i].tolist(), workers[i].tolist(), t, t, 0, (0, 0), table.weights, None
+            )
+        base = np.clip(base / args.scale, -20.0, 20.0)
+        print(f"table values in {time.perf_counter() - start:.0f} s")
 
     rng = np.random.default_rng(args.seed)
     # validation: whole positions (all 8 symmetries of one) kept apart
@@ -237,7 +251,7 @@ def fit_net(args: argparse.Namespace, command: str) -> None:
         a_them = x_them @ w1 + b1
         h_us = np.clip(a_us, 0.0, 1.0)
         h_them = np.clip(a_them, 0.0, 1.0)
-        out = h_us @ w2[:HIDDEN] + h_them @ w2[HIDDEN:] + b2[0]
+        out = h_us @ w2[:HIDDEN] + h_them @ w2[HIDDEN:] + b2[0] + base[idx]
         return x_us, x_them, a_us, a_them, h_us, h_them, out
 
     def loss_of(idx: np.ndarray) -> float:
@@ -301,7 +315,7 @@ def fit_net(args: argparse.Namespace, command: str) -> None:
     for i in sample:
         h = [int(x) for x in heights[i]]
         wk = [int(x) for x in workers[i]]
-        t = evaluate_net(qnet, h, wk, int(movers[i])) / args.scale
+        t = evaluate_net(qnet, h, wk, int(movers[i])) / args.scale + float(base[i])
         pq = 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, t))))
         y = float(labels[i])
         qloss -= y * math.log(pq + 1e-7) + (1 - y) * math.log(1 - pq + 1e-7)
@@ -309,7 +323,9 @@ def fit_net(args: argparse.Namespace, command: str) -> None:
     provenance = (
         f"{command} on {datetime.date.today().isoformat()}: {n0} positions (x 8 symmetries) "
         f"from [{sources}]; label {args.mix} x result + {1 - args.mix:.2f} x "
-        f"sigmoid(value / {args.scale:g}); Adam, {args.epochs} epochs, batch {args.batch}, "
+        f"sigmoid(value / {args.scale:g}); "
+        f"{'residual on the table evaluation; ' if args.residual else ''}"
+        f"Adam, {args.epochs} epochs, batch {args.batch}, "
         f"lr {args.lr}, L2 {args.l2}, seed {args.seed}; held-out log-loss {valid_loss:.4f} "
         f"(quantised, {len(sample)} of them: {qloss:.4f})"
     )
@@ -323,6 +339,7 @@ def fit_net(args: argparse.Namespace, command: str) -> None:
         "b1": qb1.tolist(),
         "w2": qw2.tolist(),
         "b2": qb2,
+        "residual": bool(args.residual),
         "provenance": provenance,
     }
     args.out.write_text(json.dumps(data, separators=(",", ":")) + "\n")
@@ -408,6 +425,11 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1024)
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--l2", type=float, default=1e-6)
+    parser.add_argument(
+        "--residual",
+        action="store_true",
+        help="fit what the table evaluation misses (the search adds both)",
+    )
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--duel", type=int, default=0, help="play this many games instead")
     parser.add_argument("--think-time", type=float, default=None, help="duel: CPU s a turn")

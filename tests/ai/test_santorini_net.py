@@ -1,5 +1,6 @@
 """The network evaluation: the core's incremental accumulators and values are the Python
-twin's (:mod:`meeple.ai.santorini_net`), and both searches find the same value with it.
+twin's (:mod:`meeple.ai.santorini_net`), and both searches find the same value with it
+(a plain network, or a residual one added to the table evaluation).
 
 On random boards (hypothesis: any heights, domes on any level, towers, any god pair or
 none) and random networks, the core's value is the twin's from scratch; along random
@@ -71,6 +72,7 @@ def _random_net(seed: int, spread: int = 400) -> NetWeights:
         tuple(r.randint(-5000, 5000) for _ in range(2 * HIDDEN)),
         r.randint(-(10**6), 10**6),
         r.randint(1, 300),
+        residual=r.random() < 0.5,
     )
 
 
@@ -104,10 +106,12 @@ def test_the_core_evaluates_the_network_as_the_twin_does(
     _k, h, wk, turn, _w, mu = twin.node(s)
     gods = god_indices(mod, twin.gods)
     value = evaluate_net(net, h, wk, turn)
-    got = mod.evaluate(
-        h, wk, root, turn, mu, gods, play_weights().weights, None, native_net(mod, net)
-    )
-    assert got == (value if root == turn else -value)
+    wt = play_weights().weights
+    got = mod.evaluate(h, wk, root, turn, mu, gods, wt, None, native_net(mod, net))
+    expected = value if root == turn else -value
+    if net.residual:
+        expected += mod.evaluate(h, wk, root, turn, mu, gods, wt, None)
+    assert got == expected
 
 
 @settings(max_examples=150, deadline=None)
@@ -267,6 +271,7 @@ def _file(**change: Any) -> str:
         "b1": list(net.b1),
         "w2": list(net.w2),
         "b2": net.b2,
+        "residual": False,
         "provenance": "test",
     }
     data.update(change)
@@ -276,11 +281,12 @@ def _file(**change: Any) -> str:
 def test_a_weights_file_reads_back_as_its_network() -> None:
     net = _random_net(5)
     assert parse_net(_file()) == NetWeights(net.w1, net.b1, net.w2, net.b2, net.scale, "test")
+    assert parse_net(_file(residual=True)).residual
 
 
 @settings(max_examples=150, deadline=None)
 @given(
-    st.sampled_from(["inputs", "hidden", "qa", "qb", "scale", "w1", "b1", "w2", "b2"]),
+    st.sampled_from(["inputs", "hidden", "qa", "qb", "scale", "w1", "b1", "w2", "b2", "residual"]),
     st.one_of(
         JUNK,
         st.integers(-(2**40), 2**40),

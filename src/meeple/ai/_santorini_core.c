@@ -138,6 +138,7 @@ typedef struct {
     int16_t w2[2 * NET_H];
     int32_t b2;
     int32_t scale;
+    int residual; /* the value is the weights' evaluation plus the network's */
 } NetObject;
 
 typedef struct {
@@ -864,7 +865,10 @@ typedef struct {
 static int evaluate(const Pos *p, const int gods[2], const Weights *W, int root) {
     if (p->net != NULL && !W->has_gods) {
         int v = net_eval(p);
-        return root == p->turn ? v : -v;
+        v = root == p->turn ? v : -v;
+        if (p->net->residual)
+            v += eval_mortal(p, root, W->wt, W->has_ext ? W->ext : NULL, W->has_tab ? W->tab : NULL);
+        return v;
     }
     if (!W->has_gods)
         return eval_mortal(p, root, W->wt, W->has_ext ? W->ext : NULL, W->has_tab ? W->tab : NULL);
@@ -1586,8 +1590,9 @@ static int parse_weights(PyObject *wt, PyObject *gwt, Weights *W) {
 
 static PyTypeObject NetType;
 
-/* Net(w1, b1, w2, b2, scale): w1 NET_IN * NET_H ints row by row, b1 NET_H, w2 2 * NET_H
- * (int16 each), b2 within 2^30, scale 1-10,000 (santorini_net.NetWeights). */
+/* Net(w1, b1, w2, b2, scale, residual=False): w1 NET_IN * NET_H ints row by row, b1 NET_H,
+ * w2 2 * NET_H (int16 each), b2 within 2^30, scale 1-10,000; residual: the search's
+ * weights evaluate too and the network's value is added (santorini_net.NetWeights). */
 static int read_i16(PyObject *obj, int16_t *out, Py_ssize_t n, const char *what) {
     PyObject *s = PySequence_Fast(obj, what);
     if (s == NULL) return 0;
@@ -1614,12 +1619,14 @@ static int read_i16(PyObject *obj, int16_t *out, Py_ssize_t n, const char *what)
 }
 
 static int Net_init(NetObject *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"w1", "b1", "w2", "b2", "scale", NULL};
+    static char *kwlist[] = {"w1", "b1", "w2", "b2", "scale", "residual", NULL};
     PyObject *w1, *b1, *w2;
     long long b2;
-    int scale;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOLi", kwlist, &w1, &b1, &w2, &b2, &scale))
+    int scale, residual = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOLi|p", kwlist, &w1, &b1, &w2, &b2, &scale,
+                                     &residual))
         return -1;
+    self->residual = residual;
     if (b2 > (1LL << 30) || b2 < -(1LL << 30)) {
         PyErr_SetString(PyExc_ValueError, "b2: within 2^30");
         return -1;

@@ -130,7 +130,7 @@ def native_net(mod: ModuleType, net: NetWeights) -> Any:
     with _lock:
         if len(_nets) > 8:
             _nets.clear()
-        made = mod.Net(net.w1, net.b1, net.w2, net.b2, net.scale)
+        made = mod.Net(net.w1, net.b1, net.w2, net.b2, net.scale, net.residual)
         _nets[id(net)] = (net, made)
     return made
 

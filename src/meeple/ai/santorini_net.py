@@ -18,7 +18,9 @@ side to move is
 
 (a clipped ReLU, one output; ``w2`` int16 at :data:`QB` a unit), in the evaluation's
 points (``scale`` points a unit of log-odds of winning, the table evaluation's scale).
-``scripts/train_santorini_net.py`` fits it on meeple's own self-play.
+A ``residual`` network learned what the weights of the search miss: its value is added
+to theirs (the search's evaluation with the network is then the table evaluation plus
+the network). ``scripts/train_santorini_net.py`` fits it on meeple's own self-play.
 """
 
 from __future__ import annotations
@@ -68,6 +70,8 @@ class NetWeights:
     b2: int
     scale: int
     provenance: str = ""
+    residual: bool = False
+    """The network learned what the search's weights miss: a search adds their value."""
 
 
 def features(h: Sequence[int], wk: Sequence[int], seat: int) -> list[int]:
@@ -142,6 +146,9 @@ def parse_net(text: str) -> NetWeights:
     if not isinstance(scale, int) or isinstance(scale, bool) or not 1 <= scale <= 10_000:
         raise ValueError("scale: an integer 1-10,000")
     provenance = data.get("provenance", "")
+    residual = data.get("residual", False)
+    if not isinstance(residual, bool):
+        raise ValueError("residual: true or false")
     return NetWeights(
         tuple(flat),
         _ints(data.get("b1"), HIDDEN, "b1"),
@@ -149,6 +156,7 @@ def parse_net(text: str) -> NetWeights:
         b2,
         scale,
         provenance if isinstance(provenance, str) else "",
+        residual,
     )
 
 

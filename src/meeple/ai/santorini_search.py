@@ -758,7 +758,10 @@ class _Searcher:
         weights'."""
         if self.net is not None:
             v = evaluate_net(self.net, h, wk, turn)
-            return v if turn == self.root else -v
+            v = v if turn == self.root else -v
+            if self.net.residual:
+                v += evaluate_mortal(h, wk, self.root, turn, self.weights.weights)
+            return v
         return evaluate_mortal(h, wk, self.root, turn, self.weights.weights)
 
     def _store(
