@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from meeple.ai.match import wilson_interval
-from meeple.ai.santorini_search import AlphaBetaPlayer
+from meeple.ai.santorini_search import EVALUATIONS, PLAY_EVALUATION, AlphaBetaPlayer
 from meeple.games.santorini import (
     CELLS,
     ChooseGod,
@@ -294,9 +294,12 @@ def play(
     pin: bool,
     log: Any = None,
     game: int = 0,
+    evaluation: str = PLAY_EVALUATION,
 ) -> None:
     s = start(gods, placements)
-    player = AlphaBetaPlayer(think_time=think, clock=time.monotonic, name="meeple")
+    player = AlphaBetaPlayer(
+        think_time=think, clock=time.monotonic, name="meeple", evaluation=evaluation
+    )
     engine = Engine(engine_path, 1 if pin else None)
     try:
         plies = 0
@@ -409,6 +412,12 @@ def main(argv: list[str] | None = None) -> Tally:
     parser.add_argument(
         "--log", default=None, help="write every move (position, score, depth) as JSON lines"
     )
+    parser.add_argument(
+        "--evaluation",
+        choices=EVALUATIONS,
+        default=PLAY_EVALUATION,
+        help="meeple's evaluation (the network applies to games without gods)",
+    )
     args = parser.parse_args(argv)
     log = open(args.log, "w") if args.log else None  # noqa: SIM115 (closed below)
     if args.pin:
@@ -437,6 +446,7 @@ def main(argv: list[str] | None = None) -> Tally:
             args.pin,
             log,
             g,
+            args.evaluation,
         )
         print(
             f"game {g + 1}: meeple seat {g % 2}, gods {pair}: "
@@ -451,7 +461,8 @@ def main(argv: list[str] | None = None) -> Tally:
     print(
         f"meeple v engine: {tally.wins}-{tally.losses}-{tally.draws}, "
         f"score {100 * rate:.1f} % (95 % CI {100 * lo:.1f}–{100 * hi:.1f}), "
-        f"{args.think_time:g} s a move, {'gods' if args.gods else 'no gods'}"
+        f"{args.think_time:g} s a move, {'gods' if args.gods else 'no gods'}, "
+        f"meeple's evaluation {args.evaluation}"
     )
     print(
         f"median depth meeple {_median(tally.depth_meeple):g}, "

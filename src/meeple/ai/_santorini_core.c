@@ -124,6 +124,23 @@ static void init_tables(void) {
 
 /* --------------------------------------------------------------------- positions */
 
+/* The network evaluation (santorini_net.py, its Python twin): NET_IN inputs a side, NET_H
+ * hidden units a side, clipped ReLU at NET_QA, one output at NET_QA * NET_QB a unit. */
+#define NET_IN 325
+#define NET_H 32
+#define NET_QA 256
+#define NET_QB 64
+
+typedef struct {
+    PyObject_HEAD
+    int16_t w1[NET_IN][NET_H];
+    int16_t b1[NET_H];
+    int16_t w2[2 * NET_H];
+    int32_t b2;
+    int32_t scale;
+    int residual; /* the value is the weights' evaluation plus the network's */
+} NetObject;
+
 typedef struct {
     uint8_t h[25];
     uint8_t wk[4];
@@ -133,6 +150,8 @@ typedef struct {
     uint32_t lv[8];  /* cells of each code */
     uint32_t occ;    /* cells with a worker */
     uint64_t key;
+    const NetObject *net;     /* NULL: no accumulators kept */
+    int32_t acc[2][NET_H];    /* each side's accumulator (net_refresh, updated by make) */
 } Pos;
 
 typedef struct {
@@ -167,7 +186,101 @@ static inline int worker_at(const uint8_t *wk, int d) {
     return -1;
 }
 
+/* ------------------------------------------------------------- the network */
+
+static inline void acc_row(int32_t *acc, const int16_t *row, int sign) {
+    if (sign > 0)
+        for (int i = 0; i < NET_H; i++) acc[i] += row[i];
+    else
+        for (int i = 0; i < NET_H; i++) acc[i] -= row[i];
+}
+
+static inline int net_worker_input(int v, int c, int code, int seat) {
+    return ((v >> 1) == seat ? 125 : 225) + c * 4 + (code > 3 ? 3 : code);
+}
+
+/* Both accumulators from scratch (santorini_net.accumulator). */
+static void net_refresh(Pos *p) {
+    const NetObject *n = p->net;
+    for (int s = 0; s < 2; s++) {
+        for (int i = 0; i < NET_H; i++) p->acc[s][i] = n->b1[i];
+        for (int c = 0; c < 25; c++) acc_row(p->acc[s], n->w1[c * 5 + (p->h[c] > 4 ? 4 : p->h[c])], 1);
+        for (int v = 0; v < 4; v++)
+            acc_row(p->acc[s], n->w1[net_worker_input(v, p->wk[v], p->h[p->wk[v]], s)], 1);
+    }
+}
+
+/* A worker's inputs out of (sign -1) or into (+1) both accumulators. */
+static inline void net_worker(Pos *p, int v, int c, int code, int sign) {
+    const NetObject *n = p->net;
+    acc_row(p->acc[0], n->w1[net_worker_input(v, c, code, 0)], sign);
+    acc_row(p->acc[1], n->w1[net_worker_input(v, c, code, 1)], sign);
+}
+
+/* A cell's height input changed from code a to b, in both accumulators. */
+static inline void net_cell(Pos *p, int c, int a, int b) {
+    if (a > 4) a = 4;
+    if (b > 4) b = 4;
+    if (a == b) return;
+    const int16_t *ra = p->net->w1[c * 5 + a], *rb = p->net->w1[c * 5 + b];
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < NET_H; i++) p->acc[s][i] += rb[i] - ra[i];
+}
+
+/* The value for the side to move (santorini_net.evaluate_net). */
+static int net_eval(const Pos *p) {
+    const NetObject *n = p->net;
+    int64_t t = n->b2;
+    const int32_t *us = p->acc[p->turn], *them = p->acc[p->turn ^ 1];
+    for (int i = 0; i < NET_H; i++) {
+        int32_t a = us[i] < 0 ? 0 : us[i] > NET_QA ? NET_QA : us[i];
+        int32_t b = them[i] < 0 ? 0 : them[i] > NET_QA ? NET_QA : them[i];
+        t += (int64_t)a * n->w2[i] + (int64_t)b * n->w2[NET_H + i];
+    }
+    int64_t num = t * n->scale, den = (int64_t)NET_QA * NET_QB;
+    int64_t q = num / den;
+    if ((num % den != 0) && ((num < 0) != (den < 0))) q--; /* floor, as Python's // */
+    return (int)q;
+}
+
+/* The workers a turn moves (Apollo's and Minotaur's forced ones too) or builds under
+ * (Zeus), as (worker, cell, code) before a make or an unmake. */
+typedef struct { int n; int v[4], c[4], code[4]; } Touched;
+
+static void net_before(const Pos *p, const Move *m, Touched *t) {
+    t->n = 0;
+    for (int v = 0; v < 4; v++) {
+        int hit = 0;
+        for (int j = 0; j < m->nw; j++)
+            if (m->wi[j] == v) hit = 1;
+        int here = p->wk[v];
+        for (int j = 0; j < m->nb; j++)
+            if (m->bc[j] == here) hit = 1;
+        if (hit) {
+            t->v[t->n] = v;
+            t->c[t->n] = here;
+            t->code[t->n] = p->h[here];
+            t->n++;
+        }
+    }
+}
+
+static void net_after(Pos *p, const Touched *t) {
+    for (int k = 0; k < t->n; k++) {
+        int v = t->v[k], c = p->wk[v], code = p->h[c];
+        int a = t->code[k] > 3 ? 3 : t->code[k], b = code > 3 ? 3 : code;
+        if (c == t->c[k] && a == b) continue;
+        net_worker(p, v, t->c[k], t->code[k], -1);
+        net_worker(p, v, c, code, 1);
+    }
+}
+
 static void make(Pos *p, const Move *m) {
+    Touched t;
+    if (p->net) {
+        net_before(p, m, &t);
+        for (int j = 0; j < m->nb; j++) net_cell(p, m->bc[j], m->bold[j], m->bnew[j]);
+    }
     for (int j = 0; j < m->nb; j++) {
         int c = m->bc[j];
         p->lv[m->bold[j]] ^= 1u << c;
@@ -183,9 +296,15 @@ static void make(Pos *p, const Move *m) {
     p->key = m->key_new;
     p->winner = m->won;
     if (m->won < 0) p->turn ^= 1;
+    if (p->net) net_after(p, &t);
 }
 
 static void unmake(Pos *p, const Move *m) {
+    Touched t;
+    if (p->net) {
+        net_before(p, m, &t);
+        for (int j = m->nb - 1; j >= 0; j--) net_cell(p, m->bc[j], m->bnew[j], m->bold[j]);
+    }
     if (m->won < 0) p->turn ^= 1;
     p->winner = -1;
     p->key = m->key_old;
@@ -201,6 +320,7 @@ static void unmake(Pos *p, const Move *m) {
         p->lv[m->bold[j]] ^= 1u << c;
         p->h[c] = m->bold[j];
     }
+    if (p->net) net_after(p, &t);
 }
 
 /* ---------------------------------------------------------------- move generation */
@@ -743,6 +863,13 @@ typedef struct {
 } Weights;
 
 static int evaluate(const Pos *p, const int gods[2], const Weights *W, int root) {
+    if (p->net != NULL && !W->has_gods) {
+        int v = net_eval(p);
+        v = root == p->turn ? v : -v;
+        if (p->net->residual)
+            v += eval_mortal(p, root, W->wt, W->has_ext ? W->ext : NULL, W->has_tab ? W->tab : NULL);
+        return v;
+    }
     if (!W->has_gods)
         return eval_mortal(p, root, W->wt, W->has_ext ? W->ext : NULL, W->has_tab ? W->tab : NULL);
     int base[10];
@@ -1277,6 +1404,7 @@ static int parse_pos(PyObject *h, PyObject *wk, int turn, int mu, unsigned long 
     p->turn = (uint8_t)turn;
     p->mu = (uint8_t)mu;
     p->winner = -1;
+    p->net = NULL;
     pos_bitboards(p);
     return 1;
 }
@@ -1458,6 +1586,170 @@ static int parse_weights(PyObject *wt, PyObject *gwt, Weights *W) {
     return 1;
 }
 
+/* ------------------------------------------------------------------ Net type */
+
+static PyTypeObject NetType;
+
+/* Net(w1, b1, w2, b2, scale, residual=False): w1 NET_IN * NET_H ints row by row, b1 NET_H,
+ * w2 2 * NET_H (int16 each), b2 within 2^30, scale 1-10,000; residual: the search's
+ * weights evaluate too and the network's value is added (santorini_net.NetWeights). */
+static int read_i16(PyObject *obj, int16_t *out, Py_ssize_t n, const char *what) {
+    PyObject *s = PySequence_Fast(obj, what);
+    if (s == NULL) return 0;
+    if (PySequence_Fast_GET_SIZE(s) != n) {
+        Py_DECREF(s);
+        PyErr_Format(PyExc_ValueError, "%s: %zd integers", what, n);
+        return 0;
+    }
+    for (Py_ssize_t j = 0; j < n; j++) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(s, j));
+        if (v == -1 && PyErr_Occurred()) {
+            Py_DECREF(s);
+            return 0;
+        }
+        if (v > 32767 || v < -32767) {
+            Py_DECREF(s);
+            PyErr_Format(PyExc_ValueError, "%s: integers within 32767", what);
+            return 0;
+        }
+        out[j] = (int16_t)v;
+    }
+    Py_DECREF(s);
+    return 1;
+}
+
+static int Net_init(NetObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"w1", "b1", "w2", "b2", "scale", "residual", NULL};
+    PyObject *w1, *b1, *w2;
+    long long b2;
+    int scale, residual = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOLi|p", kwlist, &w1, &b1, &w2, &b2, &scale,
+                                     &residual))
+        return -1;
+    self->residual = residual;
+    if (b2 > (1LL << 30) || b2 < -(1LL << 30)) {
+        PyErr_SetString(PyExc_ValueError, "b2: within 2^30");
+        return -1;
+    }
+    if (scale < 1 || scale > 10000) {
+        PyErr_SetString(PyExc_ValueError, "scale: 1-10,000");
+        return -1;
+    }
+    if (!read_i16(w1, &self->w1[0][0], NET_IN * NET_H, "w1") || !read_i16(b1, self->b1, NET_H, "b1") ||
+        !read_i16(w2, self->w2, 2 * NET_H, "w2"))
+        return -1;
+    self->b2 = (int32_t)b2;
+    self->scale = scale;
+    return 0;
+}
+
+static PyTypeObject NetType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "meeple.ai._santorini_core.Net",
+    .tp_basicsize = sizeof(NetObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Net_init,
+    .tp_doc = "The network evaluation's weights (santorini_net.NetWeights).",
+};
+
+/* A position's network: None (none) or a Net; its accumulators computed from scratch. */
+static int net_arg(PyObject *net, Pos *p) {
+    if (net == Py_None) {
+        p->net = NULL;
+        return 1;
+    }
+    if (!PyObject_TypeCheck(net, &NetType)) {
+        PyErr_SetString(PyExc_TypeError, "net: a Net or None");
+        return 0;
+    }
+    p->net = (const NetObject *)net;
+    net_refresh(p);
+    return 1;
+}
+
+static PyObject *acc_tuple(const Pos *p) {
+    PyObject *t = PyTuple_New(2 * NET_H);
+    if (t == NULL) return NULL;
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < NET_H; i++) PyTuple_SET_ITEM(t, s * NET_H + i, PyLong_FromLong(p->acc[s][i]));
+    return t;
+}
+
+/* net_walk(net, h, wk, turn, mu, gods, zgods, choices) -> [(accumulators kept by make and
+ * unmake, accumulators from scratch, value for the side to move, node)] after each make
+ * along the turns `choices` pick (index modulo the turns' count) and after each unmake
+ * back: the test that the incremental update is exact. */
+static PyObject *py_net_walk(PyObject *self, PyObject *args) {
+    PyObject *net, *h, *wk, *gobj, *choices;
+    int turn, mu;
+    unsigned long long zgods;
+    int gods[2];
+    Pos p;
+    if (!PyArg_ParseTuple(args, "OOOiiOKO", &net, &h, &wk, &turn, &mu, &gobj, &zgods, &choices))
+        return NULL;
+    if (net == Py_None) {
+        PyErr_SetString(PyExc_TypeError, "net: a Net");
+        return NULL;
+    }
+    if (!parse_gods(gobj, gods) || !parse_pos(h, wk, turn, mu, zgods, &p) || !net_arg(net, &p))
+        return NULL;
+    p.key = full_key(&p, gods, zgods);
+    PyObject *cs = PySequence_Fast(choices, "choices must be a sequence");
+    if (cs == NULL) return NULL;
+    Py_ssize_t nc = PySequence_Fast_GET_SIZE(cs);
+    if (nc > 64) {
+        Py_DECREF(cs);
+        PyErr_SetString(PyExc_ValueError, "at most 64 choices");
+        return NULL;
+    }
+    Move *ms = (Move *)malloc(sizeof(Move) * MAX_GEN);
+    Move *chain = (Move *)malloc(sizeof(Move) * 64);
+    PyObject *out = PyList_New(0);
+    if (ms == NULL || chain == NULL || out == NULL) {
+        free(ms);
+        free(chain);
+        Py_DECREF(cs);
+        Py_XDECREF(out);
+        return PyErr_NoMemory();
+    }
+    int made = 0;
+    for (int pass = 0; pass < 2 && out != NULL; pass++) {
+        int steps = pass == 0 ? (int)nc : made;
+        for (int k = 0; k < steps && out != NULL; k++) {
+            if (pass == 0) {
+                if (p.winner >= 0) break;
+                long c = PyLong_AsLong(PySequence_Fast_GET_ITEM(cs, k));
+                if (c == -1 && PyErr_Occurred()) {
+                    Py_CLEAR(out);
+                    break;
+                }
+                int full = 0;
+                int n = generate(&p, gods, ms, MAX_GEN, NULL, &full);
+                if (n == 0) break;
+                chain[made] = ms[(c < 0 ? -c : c) % n];
+                make(&p, &chain[made]);
+                made++;
+            } else {
+                unmake(&p, &chain[made - 1 - k]);
+            }
+            Pos fresh = p;
+            net_refresh(&fresh);
+            PyObject *item = Py_BuildValue("(NNiN)", acc_tuple(&p), acc_tuple(&fresh), net_eval(&p),
+                                           node_tuple(&p));
+            if (item == NULL || PyList_Append(out, item) < 0) {
+                Py_XDECREF(item);
+                Py_CLEAR(out);
+                break;
+            }
+            Py_DECREF(item);
+        }
+    }
+    Py_DECREF(cs);
+    free(ms);
+    free(chain);
+    return out;
+}
+
 /* evaluate(h, wk, root, turn, mu, gods, weights, god_weights or None) */
 static PyObject *py_evaluate(PyObject *self, PyObject *args) {
     PyObject *h, *wk, *gobj, *wt, *gwt;
@@ -1465,7 +1757,8 @@ static PyObject *py_evaluate(PyObject *self, PyObject *args) {
     int gods[2];
     Pos p;
     Weights W;
-    if (!PyArg_ParseTuple(args, "OOiiiOOO", &h, &wk, &root, &turn, &mu, &gobj, &wt, &gwt))
+    PyObject *net = Py_None;
+    if (!PyArg_ParseTuple(args, "OOiiiOOO|O", &h, &wk, &root, &turn, &mu, &gobj, &wt, &gwt, &net))
         return NULL;
     if (!parse_gods(gobj, gods) || !parse_pos(h, wk, turn, mu, 0, &p) || !parse_weights(wt, gwt, &W))
         return NULL;
@@ -1473,6 +1766,7 @@ static PyObject *py_evaluate(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "root is 0 or 1");
         return NULL;
     }
+    if (!net_arg(net, &p)) return NULL;
     return PyLong_FromLong(evaluate(&p, gods, &W, root));
 }
 
@@ -1544,16 +1838,16 @@ static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"h", "wk", "turn", "mu", "gods", "zgods", "weights",
                              "god_weights", "max_depth", "max_nodes", "clock", "seconds",
                              "use_table", "stop_fraction", "monotonic", "reductions",
-                             "selective", NULL};
-    PyObject *h, *wk, *gobj, *wt, *gwt, *clock = Py_None;
+                             "selective", "net", NULL};
+    PyObject *h, *wk, *gobj, *wt, *gwt, *clock = Py_None, *net = Py_None;
     int turn, mu, max_depth = 64, use_table = 1, monotonic = 0, reductions = 0, selective = 0;
     long long max_nodes = -1;
     unsigned long long zgods;
     double seconds = -1.0, stop_fraction = 0.6;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOiiOKOO|iLOdpdppi", kwlist, &h, &wk, &turn, &mu,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOiiOKOO|iLOdpdppiO", kwlist, &h, &wk, &turn, &mu,
                                      &gobj, &zgods, &wt, &gwt, &max_depth, &max_nodes, &clock,
                                      &seconds, &use_table, &stop_fraction, &monotonic,
-                                     &reductions, &selective))
+                                     &reductions, &selective, &net))
         return NULL;
     if (self->tt == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "the core is not initialised");
@@ -1571,6 +1865,14 @@ static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
         free(S);
         return NULL;
     }
+    /* the network evaluates games without gods (with gods the god weights do) */
+    if (net != Py_None && !PyObject_TypeCheck(net, &NetType)) {
+        free(S);
+        PyErr_SetString(PyExc_TypeError, "net: a Net or None");
+        return NULL;
+    }
+    if (S->W.has_gods || S->gods[0] || S->gods[1]) net = Py_None;
+    net_arg(net, &S->pos);
     if (max_depth < 1) max_depth = 1;
     if (max_depth > MAX_PLY - 8) max_depth = MAX_PLY - 8;
     S->pos.key = full_key(&S->pos, S->gods, zgods);
@@ -1753,6 +2055,7 @@ static PyMethodDef module_methods[] = {
     {"key", py_key, METH_VARARGS, "A position's Zobrist key."},
     {"can_win", py_can_win, METH_VARARGS, "Whether a seat on turn wins at once."},
     {"evaluate", py_evaluate, METH_VARARGS, "The evaluation of a position."},
+    {"net_walk", py_net_walk, METH_VARARGS, "The network's accumulators along made and unmade turns."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1765,7 +2068,7 @@ static struct PyModuleDef moduledef = {
 PyMODINIT_FUNC PyInit__santorini_core(void) {
     init_tables();
     init_lmr();
-    if (PyType_Ready(&CoreType) < 0) return NULL;
+    if (PyType_Ready(&CoreType) < 0 || PyType_Ready(&NetType) < 0) return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL) return NULL;
     Py_INCREF(&CoreType);
@@ -1774,6 +2077,16 @@ PyMODINIT_FUNC PyInit__santorini_core(void) {
         Py_DECREF(m);
         return NULL;
     }
+    Py_INCREF(&NetType);
+    if (PyModule_AddObject(m, "Net", (PyObject *)&NetType) < 0) {
+        Py_DECREF(&NetType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    PyModule_AddIntConstant(m, "NET_INPUTS", NET_IN);
+    PyModule_AddIntConstant(m, "NET_HIDDEN", NET_H);
+    PyModule_AddIntConstant(m, "NET_QA", NET_QA);
+    PyModule_AddIntConstant(m, "NET_QB", NET_QB);
     PyObject *names = PyTuple_New(G_COUNT);
     if (names == NULL) return NULL;
     PyTuple_SET_ITEM(names, 0, Py_None);

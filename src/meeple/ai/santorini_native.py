@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from meeple.ai.santorini_net import NetWeights
 from meeple.ai.santorini_twin import Z_ATHENA_UP, Z_CODE, Z_TURN, Z_WORKER, GodTwin, TwinMove
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "core_children",
     "core_module",
     "god_indices",
+    "native_net",
 ]
 
 logger = logging.getLogger(__name__)
@@ -117,6 +119,22 @@ def core_children(
     return list(seen.values())
 
 
+_nets: dict[int, tuple[NetWeights, Any]] = {}
+
+
+def native_net(mod: ModuleType, net: NetWeights) -> Any:
+    """The core's ``Net`` of a network's weights (made once per weights object)."""
+    known = _nets.get(id(net))
+    if known is not None and known[0] is net:
+        return known[1]
+    with _lock:
+        if len(_nets) > 8:
+            _nets.clear()
+        made = mod.Net(net.w1, net.b1, net.w2, net.b2, net.scale, net.residual)
+        _nets[id(net)] = (net, made)
+    return made
+
+
 @dataclass(frozen=True, slots=True)
 class CoreResult:
     """A search's answer: the turn (twin steps; empty when the mover has no turn),
@@ -158,6 +176,7 @@ class NativeSearch:
         use_table: bool = True,
         reductions: bool = False,
         selective: int = 0,
+        net: NetWeights | None = None,
     ) -> CoreResult | None:
         """Search a twin node; None when the core lacks one of the gods.
         ``use_table=False`` and ``selective=0`` give the exact minimax value at a depth
@@ -166,7 +185,8 @@ class NativeSearch:
         for comparison). ``selective`` is a mask of the core's ``SELECTIVE_*`` bits
         (:data:`SELECTIVE`; late move reductions with re-search, reverse futility, null
         move, threats resolved to the end, late move pruning at the frontier): what the
-        players search with."""
+        players search with. ``net`` evaluates a game without gods by the network
+        (:mod:`meeple.ai.santorini_net`) instead of ``weights``."""
         gods = god_indices(self._mod, twin.gods)
         if gods is None:
             return None
@@ -191,6 +211,7 @@ class NativeSearch:
                 reductions=reductions,
                 selective=selective,
                 monotonic=clock is not None and _reads_clock_monotonic(clock),
+                net=None if net is None else native_net(self._mod, net),
             )
         finally:
             self._lock.release()

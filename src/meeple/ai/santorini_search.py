@@ -78,6 +78,7 @@ from meeple.ai.santorini_native import (
     core_module,
     god_indices,
 )
+from meeple.ai.santorini_net import NetWeights, evaluate_net, net_weights
 from meeple.ai.santorini_twin import BUILD_FLAG, GodTwin
 from meeple.games.santorini import (
     NEIGHBOURS,
@@ -99,8 +100,10 @@ if TYPE_CHECKING:
 __all__ = [
     "CLOCK_EVERY",
     "DEFAULT_THINK_TIME",
+    "EVALUATIONS",
     "LEVELS",
     "MAX_EXTENSIONS",
+    "PLAY_EVALUATION",
     "PLAY_SELECTIVE",
     "WIN",
     "AlphaBetaPlayer",
@@ -110,6 +113,7 @@ __all__ = [
     "engine_key",
     "mortal_children",
     "mortal_node",
+    "play_net",
     "search_turn",
 ]
 
@@ -428,9 +432,11 @@ class _Searcher:
         expanded: dict[int, tuple[GameState, list[tuple[Any, Any]]]] | None = None,
         twin: GodTwin | None = None,
         gweights: GodWeights | None = None,
+        net: NetWeights | None = None,
     ) -> None:
         self.twin = twin
         self.gweights = gweights
+        self.net = net
         self.root = root_seat
         self.expanded = expanded if expanded is not None else {}
         self.zroot = Z_ROOT[root_seat]
@@ -666,7 +672,7 @@ class _Searcher:
             if ext < MAX_EXTENSIONS and _mortal_can_win(h, wk, 1 - turn):
                 depth, ext = 1, ext + 1
             else:
-                return evaluate_mortal(h, wk, root, turn, self.weights.weights)
+                return self._mortal_leaf(h, wk, turn)
         tkey = key ^ self.zroot
         entry = self.table.get(tkey)
         hash_move = -1
@@ -695,7 +701,6 @@ class _Searcher:
         other = 1 - turn
         zt = Z_TURN[turn] ^ Z_TURN[other]
         leaf = depth == 1
-        wt = self.weights.weights
         for code in moves:
             m = code & 0xFFF
             i, dst, b = m >> 10, (m >> 5) & 31, (m & 31) - 1
@@ -726,7 +731,7 @@ class _Searcher:
                         v = self.mortal_ab(child, 0, alpha, beta, ply + 1, ext)
                     else:
                         self.nodes += 1
-                        v = evaluate_mortal(nh, nw, root, other, wt)
+                        v = self._mortal_leaf(nh, nw, other)
                 else:
                     v = self.mortal_ab(child, depth - 1, alpha, beta, ply + 1, ext)
             if maximizing:
@@ -746,6 +751,18 @@ class _Searcher:
                         break
         self._store(tkey, depth, best, best_move, ply, a0, b0)
         return best
+
+    def _mortal_leaf(self, h: Sequence[int], wk: Sequence[int], turn: int) -> int:
+        """A horizon node of a game without gods, from the root's view: the network's
+        value when the search has one (the core's, computed from scratch), else the
+        weights'."""
+        if self.net is not None:
+            v = evaluate_net(self.net, h, wk, turn)
+            v = v if turn == self.root else -v
+            if self.net.residual:
+                v += evaluate_mortal(h, wk, self.root, turn, self.weights.weights)
+            return v
+        return evaluate_mortal(h, wk, self.root, turn, self.weights.weights)
 
     def _store(
         self, tkey: Any, depth: int, best: int, best_move: Any, ply: int, a0: int, b0: int
@@ -961,6 +978,7 @@ def _native_search(
     gweights: GodWeights | None,
     core: NativeSearch | None,
     selective: int = 0,
+    net: NetWeights | None = None,
 ) -> SearchResult | None:
     """:func:`search_turn` by the compiled core, or None where it does not apply (no
     core built, three players, a turn begun, a god the core lacks)."""
@@ -1005,6 +1023,7 @@ def _native_search(
             clock=budget.clock,
             seconds=remaining,
             selective=selective,
+            net=net,
         )
     except CoreBusy:
         # The caller's context is searching in another thread (a bot asked twice):
@@ -1023,6 +1042,7 @@ def _native_search(
             clock=budget.clock,
             seconds=remaining,
             selective=selective,
+            net=net,
         )
     if found is None:  # pragma: no cover - checked above
         return None
@@ -1052,6 +1072,7 @@ def search_turn(
     native: bool | None = None,
     core: NativeSearch | None = None,
     selective: int | None = None,
+    net: NetWeights | None = None,
 ) -> SearchResult:
     """The best turn for the seat on turn in ``s`` (phase PLAY) within ``budget``.
 
@@ -1061,7 +1082,10 @@ def search_turn(
     the search context whose table lives on (the player's), else one per thread.
     ``selective`` is the core's mask of selective features
     (:data:`~meeple.ai.santorini_native.SELECTIVE`; None: :data:`PLAY_SELECTIVE`, 0:
-    the exact full-width search); the Python search ignores it.
+    the exact full-width search); the Python search ignores it. ``net`` evaluates a
+    game without gods by the network (:mod:`meeple.ai.santorini_net`) instead of
+    ``weights``: incrementally in the core, from scratch in the Python search (its
+    reference, some ten times slower a node; the player passes it only to the core).
 
     ``table``, ``history`` and ``expanded`` (engine nodes' turns, which iterative
     deepening would otherwise generate again) may be kept across calls (the player does).
@@ -1074,7 +1098,7 @@ def search_turn(
     weights = weights if weights is not None else play_weights()
     if native is not False and not engine_only:
         mask = PLAY_SELECTIVE if selective is None else selective
-        found = _native_search(s, budget, weights, gweights, core, mask)
+        found = _native_search(s, budget, weights, gweights, core, mask, net)
         if found is not None:
             return found
         if native:
@@ -1091,7 +1115,7 @@ def search_turn(
             twin = _twin_for(s.gods[0], s.gods[1])
             node = twin.node(s)
     gw = gweights if gweights is not None else god_weights()
-    searcher = _Searcher(me, budget, table, weights, history, mortal, expanded, twin, gw)
+    searcher = _Searcher(me, budget, table, weights, history, mortal, expanded, twin, gw, net)
     children = searcher._children(node)
     if (mortal or twin is not None) and not children:
         return SearchResult((Lose(me),), -WIN, 0, 1)
@@ -1142,12 +1166,32 @@ def search_turn(
 # ---------------------------------------------------------------------------- player
 
 
+EVALUATIONS = ("net", "table")
+"""The evaluations a player can search with: ``net`` the network
+(:mod:`meeple.ai.santorini_net`, games without gods searched by the compiled core; else
+the table), ``table`` the table evaluation (:func:`~meeple.ai.santorini_eval.play_weights`)."""
+PLAY_EVALUATION = "table"
+"""The players' evaluation unless a level or a player names another (the network lost
+its ablation at equal time, docs/santorini-engine.md)."""
+
+_shipped_net: list[NetWeights | None] = []
+
+
+def play_net() -> NetWeights | None:
+    """The network meeple ships (read once), or None."""
+    if not _shipped_net:
+        _shipped_net.append(net_weights())
+    return _shipped_net[0]
+
+
 @dataclass(frozen=True, slots=True)
 class Level:
-    """A playing strength: seconds per turn and the deepest search (turns)."""
+    """A playing strength: seconds per turn, the deepest search (turns) and the
+    evaluation (:data:`EVALUATIONS`)."""
 
     think_time: float
     max_depth: int | None
+    evaluation: str = PLAY_EVALUATION
 
 
 LEVELS: dict[str, Level] = {
@@ -1177,7 +1221,14 @@ class AlphaBetaPlayer:
         weights: EvalWeights | None = None,
         name: str = "alphabeta",
         selective: int | None = None,
+        evaluation: str = PLAY_EVALUATION,
     ) -> None:
+        if evaluation not in EVALUATIONS:
+            raise ValueError(f"evaluation: one of {', '.join(EVALUATIONS)}")
+        self.evaluation = evaluation
+        # the network needs the compiled core (the Python search is its slow reference):
+        # without it the player plays the table evaluation
+        self.net = play_net() if evaluation == "net" and core_module() is not None else None
         self.think_time = think_time
         self.max_depth = max_depth
         self.max_nodes = max_nodes
@@ -1208,14 +1259,17 @@ class AlphaBetaPlayer:
         *,
         clock: Callable[[], float] | None = None,
         think_time: float | None = None,
+        evaluation: str | None = None,
     ) -> AlphaBetaPlayer:
-        """The player of a level (:data:`LEVELS`); ``think_time`` overrides its time."""
+        """The player of a level (:data:`LEVELS`); ``think_time`` overrides its time,
+        ``evaluation`` its evaluation (:data:`EVALUATIONS`)."""
         spec = LEVELS[level]
         return cls(
             think_time=spec.think_time if think_time is None else think_time,
             max_depth=spec.max_depth,
             clock=clock,
             name=level,
+            evaluation=spec.evaluation if evaluation is None else evaluation,
         )
 
     def budget(self) -> SearchBudget:
@@ -1250,6 +1304,7 @@ class AlphaBetaPlayer:
                 expanded=self.expanded,
                 core=self._native(),
                 selective=self.selective,
+                net=self.net,
             )
             if any(isinstance(a, Move) and a.dst in left for a in result.route):
                 onward = [
@@ -1270,6 +1325,7 @@ class AlphaBetaPlayer:
                 expanded=self.expanded,
                 core=self._native(),
                 selective=self.selective,
+                net=self.net,
             )
         self.last = result
         plan: list[tuple[GameState, Action]] = []
