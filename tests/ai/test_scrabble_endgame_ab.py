@@ -30,6 +30,12 @@ def test_the_driver_plays_a_position_both_ways_and_prints_the_gain(
     out = capsys.readouterr().out
     assert out.startswith("position 1 (seed ")
     assert "gain" in out
+    assert "games won +0.000" in out  # the same player both ways: one game, seats swapped
+
+
+def test_a_game_won_counts_one_a_draw_half() -> None:
+    """The games-won gain: a win 1, a draw 0.5, a loss 0."""
+    assert (ab._won(5), ab._won(0), ab._won(-3)) == (1.0, 0.5, 0.0)
 
 
 def test_either_modules_choices_are_applied_by_kind() -> None:
