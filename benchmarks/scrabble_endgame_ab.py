@@ -13,7 +13,9 @@ to move's final spread in the first game minus in the second. Both think ``--thi
 CPU seconds a move (``time.process_time``). Prints the mean gain with a 95 % interval,
 the new player's gain in games won (a win 1, a draw 0.5, over the two games, so between
 -1 and +1 a position), how often each game's first move differed, and the CPU a move.
-``--bag`` up to 86 (e.g. 20 for the simulation by the chance to win near the end).
+``--bag`` up to 86 (e.g. 20 for the simulation by the chance to win near the end);
+``--no-by-wins`` and ``--no-prune`` turn those parts of the new player off, to measure
+each alone.
 """
 
 from __future__ import annotations
@@ -120,10 +122,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--think-time", type=float, default=0.2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--lexicon", default="enable")
+    parser.add_argument(
+        "--no-by-wins", action="store_true", help="the new player chooses by value only"
+    )
+    parser.add_argument("--no-prune", action="store_true", help="the new player drops nothing")
     args = parser.parse_args(argv)
     old = load_old(args.old_src)
     lexicon = load_lexicon(args.lexicon)
-    new_player = StrongPlayer(lexicon)
+    new_player = StrongPlayer(lexicon, by_wins=not args.no_by_wins, prune=not args.no_prune)
     old_player = old.StrongPlayer(lexicon)
     gains: list[float] = []
     win_gains: list[float] = []

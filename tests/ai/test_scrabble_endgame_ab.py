@@ -22,11 +22,12 @@ def test_a_position_starts_with_that_many_tiles_in_the_bag(bag: int) -> None:
     assert all(len(g.bag) == bag and not g.over for g in found)
 
 
+@pytest.mark.parametrize("flags", [[], ["--no-by-wins", "--no-prune"]])
 def test_the_driver_plays_a_position_both_ways_and_prints_the_gain(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], flags: list[str]
 ) -> None:
     """Against itself (this tree's src as the "old" one): one position, two games, a line."""
-    ab.main(["--old-src", str(ROOT / "src"), "--positions", "1", "--think-time", "0"])
+    ab.main(["--old-src", str(ROOT / "src"), "--positions", "1", "--think-time", "0", *flags])
     out = capsys.readouterr().out
     assert out.startswith("position 1 (seed ")
     assert "gain" in out
