@@ -15,7 +15,7 @@ the new player's gain in games won (a win 1, a draw 0.5, over the two games, so 
 -1 and +1 a position), how often each game's first move differed, and the CPU a move.
 ``--bag`` up to 86 (e.g. 20 for the simulation by the chance to win near the end);
 ``--no-by-wins`` and ``--no-prune`` turn those parts of the new player off, to measure
-each alone.
+each alone; ``--close N`` keeps only the positions with a lead of at most ``N`` points.
 """
 
 from __future__ import annotations
@@ -126,6 +126,12 @@ def main(argv: list[str] | None = None) -> None:
         "--no-by-wins", action="store_true", help="the new player chooses by value only"
     )
     parser.add_argument("--no-prune", action="store_true", help="the new player drops nothing")
+    parser.add_argument(
+        "--close",
+        type=int,
+        default=None,
+        help="only positions whose lead is at most this many points either way",
+    )
     args = parser.parse_args(argv)
     old = load_old(args.old_src)
     lexicon = load_lexicon(args.lexicon)
@@ -140,6 +146,8 @@ def main(argv: list[str] | None = None) -> None:
         seed += 1
         game = start(seed, args.bag, lexicon)
         if game is None:
+            continue
+        if args.close is not None and abs(game.scores[0] - game.scores[1]) > args.close:
             continue
         a, first_new = play_out(game.copy(), (new_player, old_player), old, args.think_time, cpu)
         b, first_old = play_out(game.copy(), (old_player, new_player), old, args.think_time, cpu)

@@ -22,7 +22,7 @@ def test_a_position_starts_with_that_many_tiles_in_the_bag(bag: int) -> None:
     assert all(len(g.bag) == bag and not g.over for g in found)
 
 
-@pytest.mark.parametrize("flags", [[], ["--no-by-wins", "--no-prune"]])
+@pytest.mark.parametrize("flags", [[], ["--no-by-wins", "--no-prune", "--close", "400"]])
 def test_the_driver_plays_a_position_both_ways_and_prints_the_gain(
     capsys: pytest.CaptureFixture[str], flags: list[str]
 ) -> None:
