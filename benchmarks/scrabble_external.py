@@ -20,7 +20,11 @@ spread, and the CPU seconds per move of each side (again after every pair, so a
 stopped match keeps its figures); and, for where the games are won or lost, meeple's
 lead when the bag ran empty in each game and what the endgame added to it on average,
 split by who emptied the bag (the other side moves first in the endgame), and what
-meeple gained from its first turn with at most 7 tiles in the bag to the end.
+meeple gained from its first turn with at most 7 tiles in the bag to the end; and the
+phase split (:meth:`MatchTally.phase_table`): the mean gain in the mid-game (to the first
+turn with at most 7 tiles in the bag), from there to the empty bag, and in the endgame,
+with each loss (win) counted in the last phase that took meeple's lead below (above)
+zero. ``--record FILE`` appends each game's leads at those turns as a JSON line.
 ``--leaves wordnik`` plays the strong player with another lexicon's leave table
 (on ENABLE the bots get the GCIDE feature model: no ENABLE table ships).
 
