@@ -11,7 +11,11 @@ over). Each position is played to the end twice: the new player on the side to m
 the old one on the other, then the other way round; the new player's gain is the side
 to move's final spread in the first game minus in the second. Both think ``--think-time``
 CPU seconds a move (``time.process_time``). Prints the mean gain with a 95 % interval,
-how often each game's first move differed, and the CPU a move.
+the new player's gain in games won (a win 1, a draw 0.5, over the two games, so between
+-1 and +1 a position), how often each game's first move differed, and the CPU a move.
+``--bag`` up to 86 (e.g. 20 for the simulation by the chance to win near the end);
+``--no-by-wins`` and ``--no-prune`` turn those parts of the new player off, to measure
+each alone; ``--close N`` keeps only the positions with a lead of at most ``N`` points.
 """
 
 from __future__ import annotations
@@ -106,20 +110,35 @@ def play_out(
     return game.scores[first] - game.scores[1 - first], opening
 
 
+def _won(spread: int) -> float:
+    return 1.0 if spread > 0 else 0.5 if spread == 0 else 0.0
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--old-src", required=True, type=Path)
-    parser.add_argument("--bag", type=int, default=0, choices=range(8))
+    parser.add_argument("--bag", type=int, default=0, choices=range(87))
     parser.add_argument("--positions", type=int, default=50)
     parser.add_argument("--think-time", type=float, default=0.2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--lexicon", default="enable")
+    parser.add_argument(
+        "--no-by-wins", action="store_true", help="the new player chooses by value only"
+    )
+    parser.add_argument("--no-prune", action="store_true", help="the new player drops nothing")
+    parser.add_argument(
+        "--close",
+        type=int,
+        default=None,
+        help="only positions whose lead is at most this many points either way",
+    )
     args = parser.parse_args(argv)
     old = load_old(args.old_src)
     lexicon = load_lexicon(args.lexicon)
-    new_player = StrongPlayer(lexicon)
+    new_player = StrongPlayer(lexicon, by_wins=not args.no_by_wins, prune=not args.no_prune)
     old_player = old.StrongPlayer(lexicon)
     gains: list[float] = []
+    win_gains: list[float] = []
     differ = 0
     cpu = [0.0, 0]
     seed = args.seed
@@ -128,16 +147,22 @@ def main(argv: list[str] | None = None) -> None:
         game = start(seed, args.bag, lexicon)
         if game is None:
             continue
+        if args.close is not None and abs(game.scores[0] - game.scores[1]) > args.close:
+            continue
         a, first_new = play_out(game.copy(), (new_player, old_player), old, args.think_time, cpu)
         b, first_old = play_out(game.copy(), (old_player, new_player), old, args.think_time, cpu)
         gains.append(a - b)
+        win_gains.append(_won(a) - _won(b))
         differ += first_new != first_old
         n = len(gains)
         mean = statistics.fmean(gains)
         half = 1.96 * statistics.stdev(gains) / math.sqrt(n) if n > 1 else math.inf
+        wins = statistics.fmean(win_gains)
+        win_half = 1.96 * statistics.stdev(win_gains) / math.sqrt(n) if n > 1 else math.inf
         print(
             f"position {n} (seed {seed}): new first {a:+d}, old first {b:+d}; "
-            f"gain {mean:+.1f} ± {half:.1f} a position, first moves differ {differ}/{n}, "
+            f"gain {mean:+.1f} ± {half:.1f} a position, games won {wins:+.3f} ± "
+            f"{win_half:.3f} a position, first moves differ {differ}/{n}, "
             f"CPU {cpu[0] / max(1, int(cpu[1])):.3f} s a move",
             flush=True,
         )

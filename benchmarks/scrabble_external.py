@@ -20,7 +20,11 @@ spread, and the CPU seconds per move of each side (again after every pair, so a
 stopped match keeps its figures); and, for where the games are won or lost, meeple's
 lead when the bag ran empty in each game and what the endgame added to it on average,
 split by who emptied the bag (the other side moves first in the endgame), and what
-meeple gained from its first turn with at most 7 tiles in the bag to the end.
+meeple gained from its first turn with at most 7 tiles in the bag to the end; and the
+phase split (:meth:`MatchTally.phase_table`): the mean gain in the mid-game (to the first
+turn with at most 7 tiles in the bag), from there to the empty bag, and in the endgame,
+with each loss (win) counted in the last phase that took meeple's lead below (above)
+zero. ``--record FILE`` appends each game's leads at those turns as a JSON line.
 ``--leaves wordnik`` plays the strong player with another lexicon's leave table
 (on ENABLE the bots get the GCIDE feature model: no ENABLE table ships).
 
@@ -65,6 +69,7 @@ protocol.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import queue
 import random
@@ -438,6 +443,19 @@ class GameOutcome:
     # (None: never): what the pre-endgame and the endgame together added is
     # spread - low_bag_spread, free of who made the play that emptied the bag.
     low_bag_spread: int | None = None
+    # the tiles in the bag at that first turn (1-7; 0 when a play emptied a fuller bag)
+    tiles_in_bag_at_low: int | None = None
+
+    def phases(self) -> dict[str, int | bool | None]:
+        """The game's lead at each phase boundary, from meeple's side (a JSON line)."""
+        return {
+            "spread": self.spread,
+            "lead_at_7": self.low_bag_spread,
+            "bag_at_7": self.tiles_in_bag_at_low,
+            "lead_at_empty": self.bag_empty_spread,
+            "meeple_emptied": self.meeple_emptied_bag,
+            "refused": self.refused is not None,
+        }
 
 
 def bag_for_pair(seed: int) -> tuple[str, ...]:
@@ -486,6 +504,7 @@ def play_game(
         lead = game.scores[1 - engine_seat] - game.scores[engine_seat]
         if out.low_bag_spread is None and len(game.bag) <= RACK_SIZE:
             out.low_bag_spread = lead
+            out.tiles_in_bag_at_low = len(game.bag)
         if out.bag_empty_spread is None and len(game.bag) == 0:
             out.bag_empty_spread = lead
         seat = game.turn
@@ -566,6 +585,8 @@ class MatchTally:
     endgame_gains_engine_emptied: list[int] = field(default_factory=list)
     # what meeple's spread gained from the first turn with <= 7 tiles in the bag
     late_gains: list[int] = field(default_factory=list)
+    # every game's lead at the phase boundaries (GameOutcome.phases), for phase_line
+    phases: list[dict[str, int | bool | None]] = field(default_factory=list)
 
     @property
     def games(self) -> int:
@@ -583,6 +604,7 @@ class MatchTally:
         else:
             self.draws += 1
         self.spreads.append(outcome.spread)
+        self.phases.append(outcome.phases())
         if outcome.refused is not None:
             self.refused.append(outcome.refused)
         else:
@@ -628,6 +650,81 @@ class MatchTally:
             f"({mean(self.endgame_gains_engine_emptied)}); from <= {RACK_SIZE} tiles in the "
             f"bag to the end: mean {mean(self.late_gains)} over {len(self.late_gains)} games"
         )
+
+    def phase_table(self) -> dict[str, dict[str, float]]:
+        """Where the games are won and lost (issue 37.1). Three phases, from meeple's
+        side, between the leads L0 = 0 (the start), L1 (the first turn with at most 7
+        tiles in the bag), L2 (the first turn with the bag empty) and L3 (the final
+        spread): *mid* gains L1 - L0, *pre* L2 - L1, *end* L3 - L2. Per phase: the mean
+        gain over all games and over the lost ones, half a 95 % interval of the mean,
+        and the games *lost there*: a lost game counts in the last phase that took the
+        lead from >= 0 to < 0 (so the losses split over the three phases exactly), a
+        won game in the last phase that took it from <= 0 to > 0. Games whose bag never
+        ran empty or that an engine's refused move ended are left out."""
+        rows = [
+            p
+            for p in self.phases
+            if not p["refused"] and p["lead_at_7"] is not None and p["lead_at_empty"] is not None
+        ]
+        names = ("mid", "pre", "end")
+        gains: dict[str, list[float]] = {n: [] for n in names}
+        lost: dict[str, list[float]] = {n: [] for n in names}
+        lost_in = dict.fromkeys(names, 0)
+        won_in = dict.fromkeys(names, 0)
+        for p in rows:
+            leads = (
+                0,
+                int(p["lead_at_7"] or 0),
+                int(p["lead_at_empty"] or 0),
+                int(p["spread"] or 0),
+            )
+            for k, name in enumerate(names):
+                gains[name].append(leads[k + 1] - leads[k])
+                if leads[3] < 0:
+                    lost[name].append(leads[k + 1] - leads[k])
+            if leads[3] < 0:
+                k = max(k for k in range(3) if leads[k] >= 0 > leads[k + 1])
+                lost_in[names[k]] += 1
+            elif leads[3] > 0:
+                k = max(k for k in range(3) if leads[k] <= 0 < leads[k + 1])
+                won_in[names[k]] += 1
+        return {
+            name: {
+                "games": len(gains[name]),
+                "mean": _mean(gains[name]),
+                "ci": _half_ci(gains[name]),
+                "mean_lost": _mean(lost[name]),
+                "lost_here": lost_in[name],
+                "won_here": won_in[name],
+            }
+            for name in names
+        }
+
+    def phase_line(self) -> str:
+        table = self.phase_table()
+        labels = {"mid": "to <= 7 in the bag", "pre": "<= 7 to empty", "end": "empty to end"}
+        return (
+            "phases: "
+            + "; ".join(
+                f"{labels[k]} {v['mean']:+.1f} ± {v['ci']:.1f} (lost games {v['mean_lost']:+.1f}, "
+                f"lost here {v['lost_here']:.0f}, won here {v['won_here']:.0f})"
+                for k, v in table.items()
+            )
+            + f" over {table['mid']['games']:.0f} games"
+        )
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs) if xs else 0.0
+
+
+def _half_ci(xs: Sequence[float]) -> float:
+    """Half a 95 % normal interval of the mean."""
+    if len(xs) < 2:
+        return 0.0
+    m = _mean(xs)
+    var = sum((x - m) ** 2 for x in xs) / (len(xs) - 1)
+    return 1.96 * (var / len(xs)) ** 0.5
 
 
 def run_match(
@@ -831,6 +928,9 @@ def main(argv: list[str] | None = None) -> MatchTally | None:
         "default: the played lexicon's, as the bots get them (leaves_for)",
     )
     m.add_argument("--seed", type=int, default=0)
+    m.add_argument(
+        "--record", default=None, help="append each game's phase leads to this file (JSON lines)"
+    )
     s = sub.add_parser("serve-meeple", help="speak the engine's protocol with a meeple player")
     s.add_argument("--level", default="greedy")
     s.add_argument("--lexicon", default="enable")
@@ -873,8 +973,13 @@ def main(argv: list[str] | None = None) -> MatchTally | None:
             f"{time.monotonic() - started:.0f} s, load {os.getloadavg()[0]:.1f}",
             flush=True,
         )
+        if args.record is not None:
+            with open(args.record, "a", encoding="utf-8") as f:
+                row = {"seed": args.seed, "game": g, "meeple_first": g % 2 == 0}
+                f.write(json.dumps(row | outcome.phases()) + "\n")
         if g % 2 == 1:  # a running summary after each pair: a stopped match keeps its figures
             print(f"  after {g + 1}: {tally.summary(name_a, engine.name)}", flush=True)
+            print(f"  {tally.phase_line()}", flush=True)
 
     try:
         tally = run_match(
@@ -890,6 +995,7 @@ def main(argv: list[str] | None = None) -> MatchTally | None:
         engine.close()
     print(tally.summary(name_a, engine.name), flush=True)
     print(tally.endgame_line(), flush=True)
+    print(tally.phase_line(), flush=True)
     return tally
 
 

@@ -7,7 +7,7 @@ from random import Random
 import pytest
 from tests.ai.words import small_lexicon
 
-from meeple.ai.leaves import LeaveValues, default_leaves, features
+from meeple.ai.leaves import LeaveValues, SuperLeaves, default_leaves, features, leaves_for
 from meeple.ai.match import MatchResult, play_game, run_match, wilson_interval
 from meeple.ai.scrabble import (
     BotSettings,
@@ -271,3 +271,15 @@ def test_wilson_interval_and_summary_format() -> None:
     )
     lo, hi = wilson_interval(0.5, 100)
     assert lo < 0.5 < hi
+
+
+def test_enable_is_played_with_its_own_self_play_table() -> None:
+    """ENABLE (the benchmark's list and a table option) gets its self-play leave table
+    (issue 37), not the GCIDE feature model that valued S below nothing: on a list with
+    plurals an S kept is worth points."""
+    table = leaves_for("enable")
+    assert isinstance(table, SuperLeaves)
+    assert table.info["lexicon"] == "enable"
+    assert str(table.info["command"]).startswith("python scripts/fit_superleaves.py")
+    assert table.value("?") > table.value("S") > 0 > table.value("Q")
+    assert default_leaves().value("S") < 0  # what ENABLE was played with before

@@ -318,7 +318,7 @@ def test_simulation_scores_an_emptied_bag_as_an_endgame(
         _Candidate(m, float(m.score), leave),
         theirs,
         list(bag),
-    )
+    )[0]
     assert value == m.score - max(replies) - 2 * _points(held)
 
 
@@ -356,6 +356,6 @@ def test_simulation_from_a_fuller_bag_keeps_leave_values() -> None:
     leave = leave_of(mine, m)
     value = strong._run_once(
         Position(board, mine, 8), _Candidate(m, float(m.score), leave), "O", ["Z"]
-    )
+    )[0]
     assert value != m.score - 3 - 2 * _points(leave + "Z")  # not the endgame's
     assert value == 14.0

@@ -22,14 +22,21 @@ def test_a_position_starts_with_that_many_tiles_in_the_bag(bag: int) -> None:
     assert all(len(g.bag) == bag and not g.over for g in found)
 
 
+@pytest.mark.parametrize("flags", [[], ["--no-by-wins", "--no-prune", "--close", "400"]])
 def test_the_driver_plays_a_position_both_ways_and_prints_the_gain(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], flags: list[str]
 ) -> None:
     """Against itself (this tree's src as the "old" one): one position, two games, a line."""
-    ab.main(["--old-src", str(ROOT / "src"), "--positions", "1", "--think-time", "0"])
+    ab.main(["--old-src", str(ROOT / "src"), "--positions", "1", "--think-time", "0", *flags])
     out = capsys.readouterr().out
     assert out.startswith("position 1 (seed ")
     assert "gain" in out
+    assert "games won +0.000" in out  # the same player both ways: one game, seats swapped
+
+
+def test_a_game_won_counts_one_a_draw_half() -> None:
+    """The games-won gain: a win 1, a draw 0.5, a loss 0."""
+    assert (ab._won(5), ab._won(0), ab._won(-3)) == (1.0, 0.5, 0.0)
 
 
 def test_either_modules_choices_are_applied_by_kind() -> None:

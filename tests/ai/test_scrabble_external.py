@@ -294,3 +294,45 @@ def test_serve_meeple_answers_every_command_once(lexicon: Lexicon, lines: list[s
             break
     assert len(replies) == 1 + len(expected)
     assert all(r.split()[0] in ("ok", "err") for r in replies[1:])
+
+
+def _outcome(at7: int, at0: int, final: int, refused: bool = False) -> object:
+    out = ext.GameOutcome(final, 0, 0)
+    out.low_bag_spread, out.bag_empty_spread = at7, at0
+    out.meeple_emptied_bag = True
+    if refused:
+        out.refused = "X: refused"
+    return out
+
+
+def test_phase_table_counts_each_game_where_it_turned() -> None:
+    """Issue 37.1: a loss counts in the last phase that took the lead below zero, a win
+    in the last that took it above; the gains are the leads' differences."""
+    tally = ext.MatchTally()
+    tally.add(_outcome(-30, -40, -50))  # lost in the mid-game
+    tally.add(_outcome(20, -5, -10))  # lost from <= 7 tiles to the empty bag
+    tally.add(_outcome(20, 15, -6))  # lost in the endgame
+    tally.add(_outcome(-20, 10, -4))  # back ahead, then lost in the endgame
+    tally.add(_outcome(-10, 5, 12))  # won from <= 7 tiles to the empty bag
+    tally.add(_outcome(50, 50, 50, refused=True))  # left out
+    table = tally.phase_table()
+    assert [table[p]["lost_here"] for p in ("mid", "pre", "end")] == [1, 1, 2]
+    assert [table[p]["won_here"] for p in ("mid", "pre", "end")] == [0, 1, 0]
+    assert table["mid"]["games"] == 5
+    assert table["mid"]["mean"] == pytest.approx((-30 + 20 + 20 - 20 - 10) / 5)
+    assert table["end"]["mean_lost"] == pytest.approx((-10 - 5 - 21 - 14) / 4)
+    assert "lost here 2" in tally.phase_line()
+
+
+@settings(max_examples=200)
+@given(st.lists(st.tuples(*(st.integers(-150, 150),) * 3), max_size=30))
+def test_phase_table_splits_every_loss_and_win_once(games: list[tuple[int, int, int]]) -> None:
+    """Over any games, the losses (wins) counted per phase add up to the losses (wins)."""
+    tally = ext.MatchTally()
+    for at7, at0, final in games:
+        tally.add(_outcome(at7, at0, final))
+    table = tally.phase_table()
+    assert sum(v["lost_here"] for v in table.values()) == sum(f < 0 for _, _, f in games)
+    assert sum(v["won_here"] for v in table.values()) == sum(f > 0 for _, _, f in games)
+    total = sum(v["mean"] for v in table.values()) * len(games)
+    assert total == pytest.approx(sum(f for _, _, f in games))

@@ -30,6 +30,7 @@ protocol: give it what the player can see (:class:`Position`), a time
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from typing import Literal
 
 from meeple.ai.leaves import LeaveModel, leaves_for
 from meeple.ai.scrabble_endgame import EndgameLeave, EndgameSolver, preendgame
+from meeple.ai.scrabble_winprob import WinTable, default_win_table
 from meeple.games.rng import Random
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.engine import (
@@ -78,6 +80,18 @@ PRIOR_RUNS = 12
 CLOSE_GAME = 30  # |expected final lead| within which the pre-endgame plays to win
 RACK_SIZE = 7
 KEEP_BAG_SEARCH = 56  # plays looked at past the candidates for one that keeps the bag
+# Win probability (issue 37): with at most WIN_BAG tiles in the bag the simulation
+# chooses by the mean chance to win of its lines (the win table), unless the game is
+# already decided either way (every candidate's chance below WIN_DECIDED or above
+# 1 - WIN_DECIDED), where the spread is the better guide.
+WIN_BAG = 25
+WIN_DECIDED = 0.02
+# The stopping rule: after PRUNE_ROUNDS rounds (and every PRUNE_EVERY after), a
+# candidate whose mean is below the best's by more than PRUNE_Z standard errors of the
+# difference is dropped and simulated no more; its rounds go to the others.
+PRUNE_ROUNDS = 16
+PRUNE_EVERY = 4
+PRUNE_Z = 2.6
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +162,9 @@ class Position:
     unseen: str | None = None
     scoreless_turns: int = 0
     scoreless_limit: int | None = 6
+    # False when the caller did not say the scores (``choose`` without ``scores``): the
+    # lead is then unknown and the simulation does not choose by the chance to win.
+    scores_known: bool = True
 
     def pass_ends_game(self) -> bool:
         """Whether a pass now is the scoreless turn that ends the game."""
@@ -226,6 +243,30 @@ class _Candidate:
     runs: int = 0
     mean: float = 0.0
     offset: float = 0.0  # mean (simulated - static) over the candidates simulated
+    squares: float = 0.0  # sum of the squared line values (for the stopping rule)
+    wins: float = 0.0  # sum of the lines' chances to win
+    win_squares: float = 0.0
+    dropped: bool = False  # the stopping rule ruled it out
+
+    def add(self, value: float, win: float) -> None:
+        self.total += value
+        self.squares += value * value
+        self.wins += win
+        self.win_squares += win * win
+        self.runs += 1
+        self.mean = self.total / self.runs
+
+    @property
+    def win_mean(self) -> float:
+        return self.wins / self.runs if self.runs else 0.0
+
+    def stats(self, by_wins: bool) -> tuple[float, float]:
+        """(mean, variance of the mean) of the line values or of the chances to win."""
+        n = self.runs
+        total, squares = (self.wins, self.win_squares) if by_wins else (self.total, self.squares)
+        mean = total / n
+        var = max(0.0, squares / n - mean * mean) * n / (n - 1) if n > 1 else math.inf
+        return mean, var / n
 
 
 class StrongPlayer(Player):
@@ -241,16 +282,27 @@ class StrongPlayer(Player):
         *,
         candidates: int = 8,
         exchange_margin: float = 10.0,
+        win_table: WinTable | None = None,
+        by_wins: bool = True,
+        prune: bool = True,
     ) -> None:
         self.lexicon = lexicon
+        self.win_table = win_table if win_table is not None else default_win_table()
+        self.by_wins = by_wins  # choose by the chance to win near the end of close games
+        self.prune = prune  # the stopping rule
         self.leaves = leaves if leaves is not None else leaves_for(lexicon.name)
         self.generator = generator or get_generator()
         self.candidates = candidates
         self.exchange_margin = exchange_margin
         # What the last choose() did, for tests and logs: "static", "simulation",
-        # "endgame" or "endgame-exact"; and how many simulation rounds it ran.
+        # "simulation-win" (chosen by the chance to win), "preendgame[-exact]",
+        # "endgame" or "endgame-exact"; how many simulation rounds it ran and how many
+        # candidates the stopping rule dropped.
         self.last_method = ""
         self.last_rounds = 0
+        self.last_dropped = 0
+        # The candidates of the last simulation (for tests and logs).
+        self.last_candidates: list[_Candidate] = []
         # After an endgame search: the value of the position for the side to move (final
         # spread from here when exact) and the best sequence found, both sides in turn.
         self.last_value = 0.0
@@ -322,6 +374,8 @@ class StrongPlayer(Player):
         self, position: Position, budget: Budget, rng: Random | None = None, *, skip: int = 0
     ) -> Choice:
         self.last_rounds = 0
+        self.last_dropped = 0
+        self.last_candidates = []
         unseen = position.unseen_tiles()
         endgame = position.bag_count == 0 and 0 < len(unseen) <= RACK_SIZE
         if endgame and skip == 0 and not budget.expired():
@@ -339,9 +393,9 @@ class StrongPlayer(Player):
         if len(candidates) == 1 or rng is None or position.bag_count == 0 or budget.expired():
             self.last_method = "static"
             return candidates[0].choice
-        self._simulate(position, candidates, unseen, budget, rng)
-        self.last_method = "simulation"
-        return max(candidates, key=_posterior).choice
+        by_wins = self._simulate(position, candidates, unseen, budget, rng)
+        self.last_method = "simulation-win" if by_wins else "simulation"
+        return _pick(candidates, by_wins).choice
 
     # --- simulation ---
 
@@ -352,9 +406,23 @@ class StrongPlayer(Player):
         unseen: str,
         budget: Budget,
         rng: Random,
-    ) -> None:
+    ) -> bool:
+        """Simulate until the budget is spent; whether to choose by the chance to win.
+
+        Each line's value is also turned into our chance to win (:class:`WinTable`, from
+        the lead at the line's end and the tiles the opponent cannot see then; a line
+        that ends the game is a win, a draw or a loss). With at most :data:`WIN_BAG`
+        tiles in the bag and a game not yet decided, the candidates are compared by
+        that chance, else by the value. Every :data:`PRUNE_EVERY` rounds past
+        :data:`PRUNE_ROUNDS`, the stopping rule drops the candidates that are behind
+        the best by more than :data:`PRUNE_Z` standard errors on the measure in use.
+        """
         tiles = list(unseen)
+        lead = position.scores[0] - position.scores[1]
+        near_end = self.by_wins and position.scores_known and position.bag_count <= WIN_BAG
+        self.last_candidates = candidates
         rounds = 0
+        by_wins = False
         while not budget.expired():
             if budget.max_rounds is not None and rounds >= budget.max_rounds:
                 break
@@ -362,21 +430,38 @@ class StrongPlayer(Player):
             opp_rack = "".join(tiles[:RACK_SIZE])
             bag = tiles[RACK_SIZE:]
             for c in candidates:
+                if c.dropped:
+                    continue
                 if budget.expired():
                     break
-                c.total += self._run_once(position, c, opp_rack, bag)
-                c.runs += 1
-                c.mean = c.total / c.runs
+                value, unseen_after, final = self._run_once(position, c, opp_rack, bag)
+                c.add(value, self._line_win(lead + value, unseen_after, final))
             rounds += 1
+            by_wins = near_end and _undecided(candidates)
+            if self.prune and rounds >= PRUNE_ROUNDS and rounds % PRUNE_EVERY == 0:
+                self.last_dropped += _drop(candidates, by_wins)
         self.last_rounds = rounds
         done = [c for c in candidates if c.runs]
         if done:
             offset = sum(c.mean - c.equity for c in done) / len(done)
             for c in candidates:
                 c.offset = offset
+        return near_end and _undecided(candidates)
 
-    def _run_once(self, position: Position, c: _Candidate, opp_rack: str, bag: list[str]) -> float:
+    def _line_win(self, lead: float, unseen_by_opponent: int, final: bool) -> float:
+        """Our chance to win when a line stops at ``lead`` with the opponent to move."""
+        if final:
+            return 1.0 if lead > 0 else 0.5 if lead == 0 else 0.0
+        return self.win_table.after_line(lead, unseen_by_opponent)
+
+    def _run_once(
+        self, position: Position, c: _Candidate, opp_rack: str, bag: list[str]
+    ) -> tuple[float, int, bool]:
         """One simulated continuation of ``c``: the opponent's reply, then our answer.
+
+        Returns the line's value (our spread gain, plus our leave's value when the game
+        goes on), the tiles the opponent cannot see when it stops (the bag and our
+        rack, for the chance to win) and whether the game ended in it (someone went out).
 
         From a root with at most 7 tiles in the bag, a ply played with the bag empty is
         an endgame ply (issue 37): the side chooses
@@ -398,7 +483,7 @@ class StrongPlayer(Player):
             value += c.choice.score
             mine = c.leave + _take(draw, RACK_SIZE - len(c.leave))
             if not mine:  # went out
-                return value + 2 * _rack_points(opp_rack, ts)
+                return value + 2 * _rack_points(opp_rack, ts), 0, True
         else:
             got = _take(draw, len(c.choice.tiles))
             draw[:0] = list(c.choice.tiles)  # given tiles go back under the others
@@ -426,7 +511,7 @@ class StrongPlayer(Player):
                 board.place(t.x, t.y, t.tile)
             theirs = _minus(theirs, r.rack_tiles)
             if end and not theirs:  # they went out: our rack counts twice against us
-                return value - 2 * _rack_points(mine, ts)
+                return value - 2 * _rack_points(mine, ts), 0, True
             theirs += _take(draw, len(r.rack_tiles))
         end = endgame_plies and not draw
         ours = gen.best(
@@ -443,10 +528,11 @@ class StrongPlayer(Player):
             value += m.score
             kept = leave_of(mine, m)
             if end and not kept:  # we went out
-                return value + 2 * _rack_points(theirs, ts)
+                return value + 2 * _rack_points(theirs, ts), 0, True
+        unseen_after = len(draw) + len(kept)  # we draw from the bag: the same count
         if end:  # the line stops in the endgame: the racks as they stand
-            return value + _rack_points(theirs, ts) - _rack_points(kept, ts)
-        return value + leaves.value(sort_leave(kept))
+            return value + _rack_points(theirs, ts) - _rack_points(kept, ts), unseen_after, False
+        return value + leaves.value(sort_leave(kept)), unseen_after, False
 
     # --- endgame ---
 
@@ -494,6 +580,48 @@ class StrongPlayer(Player):
         self.last_value = result.values[best]
         self.last_depth = result.depth
         return plays[best]
+
+
+def _undecided(candidates: list[_Candidate]) -> bool:
+    """Whether some simulated candidate's mean chance to win is neither ~0 nor ~1."""
+    return any(
+        WIN_DECIDED < c.win_mean < 1.0 - WIN_DECIDED for c in candidates if c.runs and not c.dropped
+    )
+
+
+def _drop(candidates: list[_Candidate], by_wins: bool) -> int:
+    """The stopping rule: drop every candidate behind the best one (by its mean) by more
+    than :data:`PRUNE_Z` standard errors of the difference. Returns how many it dropped."""
+    live = [c for c in candidates if not c.dropped and c.runs > 1]
+    if len(live) < 2:
+        return 0
+    best = max(live, key=lambda c: c.stats(by_wins)[0])
+    top, top_var = best.stats(by_wins)
+    dropped = 0
+    for c in live:
+        if c is best:
+            continue
+        mean, var = c.stats(by_wins)
+        if top - mean > PRUNE_Z * math.sqrt(top_var + var):
+            c.dropped = True
+            dropped += 1
+    return dropped
+
+
+def _pick(candidates: list[_Candidate], by_wins: bool) -> _Candidate:
+    """The candidate to play after a simulation: among those not dropped, the best mean
+    chance to win (shrunk like the values, ties by value) or the best value."""
+    live = [c for c in candidates if not c.dropped] or candidates
+    if not by_wins:
+        return max(live, key=_posterior)
+    simulated = [c for c in live if c.runs]
+    prior = sum(c.win_mean for c in simulated) / len(simulated) if simulated else 0.5
+
+    def key(c: _Candidate) -> tuple[float, float, float]:
+        win = (c.wins + PRIOR_RUNS * prior) / (c.runs + PRIOR_RUNS)
+        return (win, *_posterior(c))
+
+    return max(live, key=key)
 
 
 def _posterior(c: _Candidate) -> tuple[float, float]:
@@ -599,8 +727,12 @@ def choose(
     budget: Budget | None = None,
     rng: Random | None = None,
     time_left: float | None = None,
+    scores: tuple[int, int] | None = None,
 ) -> Choice:
     """The move to make. ``skip`` passes over the best plays (after the server refused them).
+
+    ``scores`` (the player's, then the opponent's) lets the strong player play for the
+    win near the end of a close game; without them it plays for spread.
 
     Without ``player``, the installed :class:`BotSettings` decide (greedy unless the
     bot runner chose otherwise), with their budget cut to ``time_left`` seconds of
@@ -608,7 +740,13 @@ def choose(
     strong player then ranks by equity without simulating).
     """
     position = Position(
-        board, rack, bag_count, tile_set=tile_set, exchange_minimum=exchange_minimum
+        board,
+        rack,
+        bag_count,
+        tile_set=tile_set,
+        exchange_minimum=exchange_minimum,
+        scores=scores if scores is not None else (0, 0),
+        scores_known=scores is not None,
     )
     if player is None:
         settings = _bot_settings
