@@ -8,6 +8,7 @@ import contextlib
 import inspect
 import os
 import threading
+import unittest
 from collections.abc import Generator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -43,10 +44,13 @@ from meeple.server.store.pgembed import binaries
 # "default" (make test, CI): every test's own max_examples, no deadline and no too-slow
 # health check, because both measure wall time and fail on a loaded machine (a 2-core
 # runner shared with others), not on a bug. "fast" (make test-fast, the inner loop): a
-# tenth of each test's examples (at least 5). "deep" (make test-deep, nightly style, not
-# in CI): ten times each test's examples, health checks on. The scale applies to the
-# explicit @settings(max_examples=...) too (pytest_collection_modifyitems). A failure
-# prints its example: keep it as @example.
+# tenth of each test's examples (at least 3: each property is still tried, on fewer
+# cases; make test tries them all). "deep" (make test-deep, nightly style, not in CI):
+# ten times each test's examples, health checks on. The scale applies to the explicit
+# @settings(max_examples=...) too (pytest_collection_modifyitems), and under "fast" to
+# the stateful machines' ``TestCase.settings`` (their step counts kept: a run is still
+# as long; deep keeps the machines' own, already the heaviest tests). A failure prints
+# its example: keep it as @example.
 
 EXAMPLE_SCALE = {"default": 1.0, "fast": 0.1, "deep": 10.0}
 
@@ -64,9 +68,14 @@ settings.register_profile("deep", deadline=None, max_examples=1000, print_blob=T
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
+# The fewest examples a scaled-down test keeps (issue 33.3: the fast set's CPU is mostly
+# tests whose every example is a whole game or a long run; 3 still tries each property).
+FAST_FLOOR = 3
+
+
 def scaled_examples(own: int, profile: str) -> int:
     """A test's max_examples under ``profile``."""
-    return max(min(own, 5), round(own * EXAMPLE_SCALE.get(profile, 1.0)))
+    return max(min(own, FAST_FLOOR), round(own * EXAMPLE_SCALE.get(profile, 1.0)))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -85,6 +94,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             test._hypothesis_internal_use_settings = settings(  # type: ignore[union-attr]
                 own, max_examples=scaled_examples(own.max_examples, profile)
             )
+        machine = getattr(item, "cls", None)
+        if (
+            profile == "fast"
+            and machine is not None
+            and issubclass(machine, unittest.TestCase)
+            and isinstance(getattr(machine, "settings", None), settings)
+            and not getattr(machine, "_meeple_scaled", False)
+        ):
+            # A stateful machine's TestCase reads its class's settings when it runs.
+            own = machine.settings
+            fewer = scaled_examples(own.max_examples, profile)
+            machine.settings = settings(own, max_examples=fewer)
+            machine._meeple_scaled = True
 
 
 # --- the session's event loop, for the tests that share the worker's Playwright ----------

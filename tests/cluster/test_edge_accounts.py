@@ -18,6 +18,7 @@ import websockets
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from playwright.async_api import Browser, expect
+from tests.cluster.conftest import ModuleNodes
 from tests.cluster.test_edge_web import _play, _until
 from tests.cluster.test_nodes import Nodes, nodes
 from tests.patience import GAME_PATIENCE, PATIENCE, PATIENCE_MS, eventually
@@ -30,6 +31,7 @@ from meeple.clients.twente import TwenteClient, TwenteClientError
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.lexicon import DEFAULT_LEXICON, Lexicon, load_lexicon
 from meeple.games.scrabble.tiles import ENGLISH
+from meeple.node.launch import NodeProcess
 from meeple.protocols.web import PROTOCOL
 from meeple.server.store.database import open_store
 from meeple.web.accounts import COOKIE, FORM_COOKIE, KNOWN_COOKIE, MAX_NAME_LENGTH
@@ -44,6 +46,19 @@ PASSWORD = "correct horse battery"
 @pytest.fixture(scope="module")
 def enable() -> Lexicon:
     return load_lexicon(DEFAULT_LEXICON)
+
+
+async def _hub(shared: ModuleNodes) -> NodeProcess:
+    """The module's lobby and store node, on the module's database (``shared.pg_url``)."""
+    return await shared.node("hub", "lobby,store", store=True)
+
+
+async def _edge(shared: ModuleNodes, name: str) -> NodeProcess:
+    """The module's edge ``name``, with the web and account pages on its API port. The
+    tests that share one reserve names of their own ("Ann", "Zoe") and sign in a few
+    times at most: under its 5 attempts a minute per address. The hostile forms, which
+    try many, have an edge to themselves."""
+    return await shared.node(name, "edge", "--api-port", "0")
 
 
 class Visitor:
@@ -116,7 +131,7 @@ async def _refused(ws: Any, timeout: float = 30.0) -> str:
 
 
 async def test_an_account_made_on_one_edge_signs_in_plays_and_is_rated_on_every_edge(
-    nodes: Nodes, pg_url: str, enable: Lexicon
+    module_nodes: ModuleNodes, enable: Lexicon
 ) -> None:
     """Reserve "Ann" on edge web1; its session cookie is signed in on web2 too, and a
     second browser signs in on web2 (a wrong password 403, a taken name 409, as
@@ -126,10 +141,9 @@ async def test_an_account_made_on_one_edge_signs_in_plays_and_is_rated_on_every_
     and web1's player page shows the game. A sign-out on
     web1 signs that session out on web2. The database holds a scrypt hash; no password
     crossed to anywhere but the store node."""
-    await nodes.start("hub", "lobby,store", pg_url)
-    web1 = await nodes.start("web1", "edge", None, "--api-port", "0")
-    web2 = await nodes.start("web2", "edge", None, "--api-port", "0")
-    await nodes.start("rooms1", "rooms")
+    await _hub(module_nodes)
+    web1, web2 = await _edge(module_nodes, "web1"), await _edge(module_nodes, "web2")
+    await module_nodes.node("rooms1", "rooms")
     one, two = web1.listeners["api"], web2.listeners["api"]
 
     ann = Visitor()
@@ -213,7 +227,7 @@ async def test_an_account_made_on_one_edge_signs_in_plays_and_is_rated_on_every_
     assert _signed_in_as(await stale.get(two, "/account")) is None
     assert _signed_in_as(await bea.get(two, "/account")) == "Ann"
 
-    store = open_store(pg_url)
+    store = open_store(module_nodes.pg_url)
     try:
         account = store.account("ann")
         assert account is not None
@@ -264,14 +278,14 @@ async def test_a_reserved_name_is_refused_while_no_store_node_answers(
 
 
 async def test_chromium_signs_up_on_an_edge_and_plays_a_server_bot(
-    nodes: Nodes, pg_url: str, browser: Browser, enable: Lexicon
+    module_nodes: ModuleNodes, browser: Browser, enable: Lexicon
 ) -> None:
     """Debian's chromium on an edge: the nav's Account link, the reserve form, signed
     in; /play has the name filled in, and the lobby's "Play Scrabble now" starts a game
     against a server bot as the account's name."""
-    await nodes.start("hub", "lobby,store", pg_url)
-    web1 = await nodes.start("web1", "edge", None, "--api-port", "0")
-    await nodes.start("rooms1", "rooms")
+    await _hub(module_nodes)
+    web1 = await _edge(module_nodes, "web1")
+    await module_nodes.node("rooms1", "rooms")
     base = f"http://127.0.0.1:{web1.listeners['api']}"
     context = await browser.new_context()
     try:
@@ -322,15 +336,14 @@ _COOKIE_TEXT = st.text(
 
 
 async def test_hostile_account_forms_and_cookies_on_an_edge_never_fail(
-    nodes: Nodes, pg_url: str
+    module_nodes: ModuleNodes,
 ) -> None:
     """Whatever a form holds (hypothesis: fields, raw bodies, content types, with and
     without the form cookie and its token, made-up session cookies), an edge answers
     one of ``meeple serve``'s statuses, never a 500; a name is reserved only through a
     well-formed form with the cookie's own token; and the edge goes on answering."""
-    await nodes.start("hub", "lobby,store", pg_url)
-    web1 = await nodes.start("web1", "edge", None, "--api-port", "0")
-    port = web1.listeners["api"]
+    await _hub(module_nodes)
+    port = (await _edge(module_nodes, "hostile")).listeners["api"]
     visitor = Visitor()
     page = await visitor.get(port, "/account")
     token = visitor.cookies[FORM_COOKIE]

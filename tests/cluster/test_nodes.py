@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from nats.aio.client import Client
-from tests.cluster.conftest import launch
+from tests.cluster.conftest import ModuleNodes, launch
 from tests.natsd import NatsEnv
 from tests.patience import GAME_PATIENCE, PATIENCE, eventually
 
@@ -570,15 +570,21 @@ async def _chat_lines(
     return lines
 
 
+async def _hub_and_edge2(shared: ModuleNodes) -> tuple[NodeProcess, NodeProcess]:
+    """The module's edge, lobby and store node and a second edge, which the tests that
+    kill, stop or hold no node share (no rooms node: a test brings its own)."""
+    hub = await shared.node("hub", "edge,lobby,store", store=True)
+    return hub, await shared.node("edge2", "edge")
+
+
 async def test_spectrangle_chat_outside_a_game_reaches_every_edge_s_players_once_in_order(
-    nodes: Nodes, pg_url: str
+    module_nodes: ModuleNodes,
 ) -> None:
     """ann (on hub) and bob (on edge2), at no game with the chat extension, hear every
     chat line outside a game, theirs included, each once and in each sender's order
     (spec 1.4, "Chat extension": ``chat <name> <message>``); cy, without the extension,
     hears none. (A store node answers whether a name is an account's.)"""
-    hub = await nodes.start("hub", "edge,lobby,store", pg_url)
-    edge2 = await nodes.start("edge2", "edge")
+    hub, edge2 = await _hub_and_edge2(module_nodes)
     ann = await SpectrangleClient.connect(
         "127.0.0.1", hub.listeners["spectrangle"], "ann", chat=True
     )
@@ -601,7 +607,7 @@ async def test_spectrangle_chat_outside_a_game_reaches_every_edge_s_players_once
             with pytest.raises(TimeoutError):
                 await asyncio.wait_for(client.receive(), 0.5)
     except BaseException:
-        print(nodes.logs())
+        print(module_nodes.logs())
         raise
     finally:
         for client in (ann, bob, cy):
@@ -609,16 +615,17 @@ async def test_spectrangle_chat_outside_a_game_reaches_every_edge_s_players_once
 
 
 async def test_a_clarkson_client_renames_right_after_winner_on_a_cluster(
-    nodes: Nodes, nats_env: NatsEnv, nats_ns: Namespace, pg_url: str
+    module_nodes: ModuleNodes,
 ) -> None:
     """cara plays alone (RFC §3.8: one player may) and passes twice: the game ends
     (SCORE, WINNER §3.17). Her USERSET sent the moment WINNER arrives is answered as by
     ``meeple serve``: USERCHANGE (§3.5–§3.6), not NOK (names change only during a
     game), though the rooms node has not said the room is over yet (its ``RoomOver``
     is held here until then, as on a loaded node); the old name is free on the other
-    edge, the new one taken there; and READY seats her again for a second game."""
-    hub = await nodes.start("hub", "edge,lobby,store", pg_url)
-    edge2 = await nodes.start("edge2", "edge")
+    edge, the new one taken there; and READY seats her again for a second game. (The
+    module's hub and edge2; the only rooms node is this one, in the test's process.)"""
+    hub, edge2 = await _hub_and_edge2(module_nodes)
+    nats_env = module_nodes.env
     rooms = Node(
         NodeConfig(
             name="rooms1",
@@ -626,7 +633,7 @@ async def test_a_clarkson_client_renames_right_after_winner_on_a_cluster(
             nats_url=nats_env.url,
             nats_user=nats_env.NODE_USER,
             nats_password=nats_env.node_password,
-            namespace=nats_ns.root,
+            namespace=module_nodes.ns.root,
         )
     )
     await rooms.start()
@@ -657,7 +664,7 @@ async def test_a_clarkson_client_renames_right_after_winner_on_a_cluster(
                 await TwenteClient.connect("127.0.0.1", edge2.listeners["twente"], new)
             told_over.clear()
     except BaseException:
-        print(nodes.logs())
+        print(module_nodes.logs())
         raise
     finally:
         told_over.set()

@@ -267,9 +267,15 @@ async def wait_for(
     return await page.wait_for_function(expression, arg=arg, timeout=timeout, polling=POLL_MS)
 
 
+def screenshots_wanted() -> bool:
+    """Whether this run saves docs/web/'s screenshots (MEEPLE_SCREENSHOTS=1): a test
+    loads a page only to shoot it only then (a page load is a browser test's CPU)."""
+    return os.environ.get("MEEPLE_SCREENSHOTS") == "1"
+
+
 async def screenshot(page: Page, name: str, widths: tuple[tuple[int, int], ...] = WIDTHS) -> None:
     """Save the page at a narrow and a wide window when MEEPLE_SCREENSHOTS=1."""
-    if os.environ.get("MEEPLE_SCREENSHOTS") != "1":
+    if not screenshots_wanted():
         return
     DOCS.mkdir(parents=True, exist_ok=True)
     size = page.viewport_size

@@ -1,17 +1,17 @@
-"""Dark pages (issue 34) in real Chromium: every page follows the system's scheme
-(``prefers-color-scheme``), the header's button picks one for this browser and the pick
-outlives a reload, and in both schemes axe-core finds no text below its contrast rule,
-on the pages around the games and on a Scrabble, Santorini and Spectrangle game being
-played and watched."""
+"""Dark pages (issue 34) in real Chromium: the header's button picks a scheme for this
+browser, the pick outlives a reload and holds on every page, and a stored value that is
+neither scheme is ignored. That every page follows the system's scheme
+(``prefers-color-scheme``) with no text below axe's contrast rule, on the pages around
+the games and on a game of each kind played and watched, is tested in
+tests/web/test_narrow_browser.py (one tour of the pages per scheme)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import pytest
 from playwright.async_api import Browser, Page, expect
-from tests.web.helpers import ServerFactory, axe, end_game, screenshot, wait_for
-from tests.web.test_play_issue24_browser import my_turn
+from tests.web.helpers import ServerFactory, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -38,7 +38,7 @@ def _luminance(rgb: list[float]) -> float:
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 
-async def _scheme(page: Page) -> Scheme:
+async def scheme_drawn(page: Page) -> Scheme:
     """The scheme the page is drawn in, read from its colours (not from a class)."""
     colours: dict[str, list[float]] = await page.evaluate(COLOURS)
     bg, fg = _luminance(colours["bg"]), _luminance(colours["fg"])
@@ -49,62 +49,8 @@ async def _scheme(page: Page) -> Scheme:
     return "light"
 
 
-async def _contrast(page: Page) -> list[str]:
-    """axe-core's colour-contrast findings on the page as it is now."""
-    options: dict[str, Any] = {
-        "runOnly": {"type": "rule", "values": ["color-contrast"]},
-        "resultTypes": ["violations"],
-    }
-    results = await axe().run(page, options=options)
-    return [
-        f"{node['target']}: {node.get('failureSummary', '')[:160]}"
-        for violation in results.response["violations"]
-        for node in violation["nodes"]
-    ]
-
-
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-async def test_every_page_follows_the_system_scheme_with_readable_text(
-    make_server: ServerFactory, browser: Browser, scheme: Scheme
-) -> None:
-    """With the system in ``scheme`` and no pick: the lobby, play form, games, ratings,
-    account, the kits' guide, the contest console, and a game of each kind seated and
-    watched are drawn in that scheme, and no text fails axe's contrast rule."""
-    server = await make_server(
-        "twente", "santorini", "spectrangle", "cmpn402", admin_token="t0ken", manual_start=True
-    )
-    base = f"http://127.0.0.1:{server.ports['web']}"
-    context = await browser.new_context(
-        color_scheme=scheme, viewport={"width": 1280, "height": 900}
-    )
-    page = await context.new_page()
-    found: dict[str, list[str]] = {}
-    schemes: dict[str, Scheme] = {}
-    for path in ("/", "/play", "/games", "/ratings", "/account", "/check", "/cmpn402"):
-        await page.goto(f"{base}{path}")
-        schemes[path] = await _scheme(page)
-        found[path] = await _contrast(page)
-        if scheme == "dark" and path == "/":
-            await screenshot(page, "dark-lobby")
-    for game in ("scrabble/twente", "santorini/standard", "spectrangle/standard"):
-        await page.goto(f"{base}/play?game={game}&bot=1")
-        await my_turn(page)
-        schemes[game] = await _scheme(page)
-        found[game] = await _contrast(page)
-        if scheme == "dark":
-            await screenshot(page, f"dark-play-{game.split('/')[0]}")
-        uid = await page.evaluate("() => window.meeple.uid")
-        watcher = await context.new_page()
-        await watcher.goto(f"{base}/games/{uid}")
-        await expect(watcher.locator("#board")).to_be_visible()
-        schemes[f"{game} watched"] = await _scheme(watcher)
-        found[f"{game} watched"] = await _contrast(watcher)
-        await watcher.close()
-        await end_game(page)
-        await wait_for(page, "() => !window.meeple.seated")
-    assert schemes == dict.fromkeys(schemes, scheme), schemes
-    assert found == {k: [] for k in found}, found
-    await context.close()
+# Every page in each system scheme, its colours and axe's contrast rule:
+# tests/web/test_narrow_browser.py (one tour of the pages per scheme, issue 33).
 
 
 async def test_the_header_button_picks_a_scheme_kept_per_browser(
@@ -121,40 +67,40 @@ async def test_the_header_button_picks_a_scheme_kept_per_browser(
     button = page.locator("#theme")
     await expect(button).to_be_visible()
     await expect(button).to_have_attribute("aria-pressed", "false")
-    assert await _scheme(page) == "light"
+    assert await scheme_drawn(page) == "light"
 
     await button.click()
     await expect(button).to_have_attribute("aria-pressed", "true")
-    assert await _scheme(page) == "dark"
+    assert await scheme_drawn(page) == "dark"
     await page.reload()
     await expect(page.locator("#theme")).to_have_attribute("aria-pressed", "true")
-    assert await _scheme(page) == "dark"
+    assert await scheme_drawn(page) == "dark"
     await page.goto(f"{base}/ratings")
-    assert await _scheme(page) == "dark"
+    assert await scheme_drawn(page) == "dark"
     # Another tab of the same browser follows a pick made here.
     other = await context.new_page()
     await other.goto(f"{base}/games")
-    assert await _scheme(other) == "dark"
+    assert await scheme_drawn(other) == "dark"
 
     await page.locator("#theme").click()
-    assert await _scheme(page) == "light"
+    assert await scheme_drawn(page) == "light"
     kept = await page.evaluate("() => localStorage.getItem('meeple-theme')")
     assert kept is None  # the system's own scheme: nothing kept
     await wait_for(other, "() => !document.documentElement.dataset.theme")
-    assert await _scheme(other) == "light"
+    assert await scheme_drawn(other) == "light"
     await context.close()
 
     dark = await browser.new_context(color_scheme="dark")
     page = await dark.new_page()
     await page.goto(f"{base}/")
-    assert await _scheme(page) == "dark"
+    assert await scheme_drawn(page) == "dark"
     await page.evaluate("() => localStorage.setItem('meeple-theme', 'light')")
     await page.reload()
-    assert await _scheme(page) == "light"
+    assert await scheme_drawn(page) == "light"
     await expect(page.locator("#theme")).to_have_attribute("aria-pressed", "false")
     # A stored value that is neither is ignored: the system's scheme.
     await page.evaluate("() => localStorage.setItem('meeple-theme', 'sepia<script>')")
     await page.reload()
-    assert await _scheme(page) == "dark"
+    assert await scheme_drawn(page) == "dark"
     assert await page.evaluate("() => document.documentElement.dataset.theme ?? null") is None
     await dark.close()

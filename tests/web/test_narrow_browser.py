@@ -1,13 +1,24 @@
-"""Every page at a phone's 390×844 in real Chromium (issue 34, "Narrow screens"): no page
-scrolls sideways, and nothing on it is cut at the window's edge (the header's links,
-the seated Scrabble page's score table with a 24-character name, the kits' guide's long
-words), in the light and the dark scheme. Only a code sample or a player's table of
-games may be wider than the window, and it scrolls in its own box (``pre``,
+"""Every page at a phone's 390×844 and a desktop's 1280×900 in real Chromium, in the
+light and the dark system scheme, in one tour of the pages per scheme (one server, one
+context, one seated game of each kind: issue 33, the page loads are the browser tests'
+CPU).
+
+At 390 (issue 34, "Narrow screens"): no page scrolls sideways, and nothing on it is cut
+at the window's edge (the header's links, the seated Scrabble page's score table with a
+24-character name, the kits' guide's long words). Only a code sample or a player's table
+of games may be wider than the window, and it scrolls in its own box (``pre``,
 ``.table-scroll``, which the keyboard reaches). The pages: the lobby, the play form, a
 game of each kind seated (your turn) and watched, a finished game's replay, the games,
 a player, the ratings, the account, the kits' guide and the contest console. On each,
 axe-core (with the rules of its current release: ``serious_violations``) finds nothing
-critical or serious."""
+critical or serious.
+
+At 1280 (issue 34, dark pages; issue 24, axe on the play pages): the lobby, play form,
+games, ratings, account, the kits' guide, the contest console, and a game of each kind
+seated and watched are drawn in the system's scheme (read from their colours), and no
+text fails axe's contrast rule; in the light scheme axe-core finds nothing critical or
+serious on the lobby, the play form, the kits' guide and the games seated and watched.
+The header's scheme button is tested in tests/web/test_dark_mode_browser.py."""
 
 from __future__ import annotations
 
@@ -15,12 +26,21 @@ from typing import Any, Literal
 
 import pytest
 from playwright.async_api import Browser, Page, expect
-from tests.web.helpers import ServerFactory, end_game, screenshot, wait_for
-from tests.web.test_play_issue24_browser import my_turn, serious_violations
+from tests.web.helpers import (
+    ServerFactory,
+    axe,
+    end_game,
+    screenshot,
+    screenshots_wanted,
+    wait_for,
+)
+from tests.web.test_dark_mode_browser import Scheme, scheme_drawn
+from tests.web.test_play_issue24_browser import AXE_OPTIONS, my_turn, serious_violations
 
 pytestmark = pytest.mark.slow
 
 PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 900}
 # A name as long as a name may be (24): the score table's widest cell.
 LONG_NAME = "Wolfgang_Amadeus_Mozart1"
 
@@ -51,52 +71,108 @@ async def _fits(page: Page, where: str) -> None:
     assert await serious_violations(page) == [], where
 
 
+class Desktop:
+    """What the pages showed at 1280 px, asserted at the end (every finding at once):
+    the scheme each was drawn in, axe's contrast findings, and (``serious``) its
+    critical and serious ones."""
+
+    def __init__(self, scheme: Scheme) -> None:
+        self.scheme = scheme
+        self.schemes: dict[str, Scheme] = {}
+        self.contrast: dict[str, list[str]] = {}
+        self.serious: dict[str, list[str]] = {}
+
+    async def look(self, page: Page, where: str, *, serious: bool) -> None:
+        """The page widened to 1280 px (as loaded there: its styles and its own fit
+        follow the window), read, and narrowed back to the phone's width."""
+        await page.set_viewport_size(DESKTOP)
+        try:
+            self.schemes[where] = await scheme_drawn(page)
+            results = await axe().run(page, options=AXE_OPTIONS)
+            violations = results.response["violations"]
+            self.contrast[where] = [
+                f"{node['target']}: {node.get('failureSummary', '')[:160]}"
+                for violation in violations
+                if violation["id"] == "color-contrast"
+                for node in violation["nodes"]
+            ]
+            if serious:
+                self.serious[where] = [
+                    f"{v['id']} ({v['impact']}): {len(v['nodes'])} × "
+                    f"{[n['target'] for n in v['nodes'][:4]]}"
+                    for v in violations
+                    if v["impact"] in ("critical", "serious")
+                ]
+        finally:
+            await page.set_viewport_size(PHONE)
+
+    def check(self) -> None:
+        assert self.schemes == dict.fromkeys(self.schemes, self.scheme), self.schemes
+        assert self.contrast == {k: [] for k in self.contrast}, self.contrast
+        assert self.serious == {k: [] for k in self.serious}, self.serious
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-async def test_no_page_scrolls_sideways_or_is_cut_on_a_phone(
+async def test_every_page_fits_a_phone_and_is_readable_in_the_system_scheme(
     make_server: ServerFactory, browser: Browser, scheme: Literal["light", "dark"]
 ) -> None:
-    """Each page at 390×844 (read the module doc): ``scrollWidth`` is at most the
-    window's width, and no element but a code sample's reaches past either edge."""
+    """Each page at 390×844 and at 1280×900 in ``scheme`` (read the module doc): at 390
+    ``scrollWidth`` is at most the window's width, no element but a code sample's reaches
+    past either edge, and axe finds nothing critical or serious; at 1280 the page is drawn
+    in the system's scheme with no text below axe's contrast rule (and, light, nothing
+    critical or serious)."""
     server = await make_server(
         "twente", "santorini", "spectrangle", "cmpn402", admin_token="t0ken", manual_start=True
     )
     base = f"http://127.0.0.1:{server.ports['web']}"
+    desktop = Desktop(scheme)
+    light = scheme == "light"
+    shoot = screenshots_wanted()
     context = await browser.new_context(color_scheme=scheme, viewport=PHONE)
     await context.add_init_script(f"localStorage.setItem('meeple.name', '{LONG_NAME}')")
     page = await context.new_page()
-    shoot = scheme == "light"
     for path in ("/", "/play", "/account", "/check", "/cmpn402"):
         await page.goto(f"{base}{path}")
         await _fits(page, path)
-    if shoot:
-        await page.goto(f"{base}/")
-        await screenshot(page, "narrow-lobby", widths=((390, 844),))
+        await desktop.look(page, path, serious=light and path in ("/", "/play", "/check"))
+        if shoot and path == "/":
+            if light:
+                await screenshot(page, "narrow-lobby", widths=((390, 844),))
+            else:
+                await screenshot(page, "dark-lobby")
     uids = []
+    watcher = await context.new_page()
     for game in ("scrabble/twente", "santorini/standard", "spectrangle/standard"):
         name = game.split("/")[0]
         await page.goto(f"{base}/play?game={game}&bot=1")
         await my_turn(page)
         await expect(page.locator("#panel")).to_contain_text(LONG_NAME)
         await _fits(page, f"{game} seated")
+        await desktop.look(page, game, serious=light)
         if shoot:
-            await screenshot(page, f"narrow-play-{name}", widths=((390, 844),))
+            if light:
+                await screenshot(page, f"narrow-play-{name}", widths=((390, 844),))
+            else:
+                await screenshot(page, f"dark-play-{name}")
         uid = await page.evaluate("() => window.meeple.uid")
         uids.append(uid)
-        watcher = await context.new_page()
         await watcher.goto(f"{base}/games/{uid}")
         await expect(watcher.locator("#board")).to_be_visible()
         await _fits(watcher, f"{game} watched")
-        await watcher.close()
+        await desktop.look(watcher, f"{game} watched", serious=light)
         await end_game(page)
         await wait_for(page, "() => !window.meeple.seated")
+    await watcher.close()
     for uid in uids:  # the finished games' replays
         await page.goto(f"{base}/games/{uid}")
         await expect(page.locator("#board")).to_be_visible()
         await _fits(page, f"replay {uid}")
+        if shoot and light and uid == uids[0]:
+            await screenshot(page, "narrow-replay", widths=((390, 844),))
     for path in ("/games", f"/players/{LONG_NAME}", "/ratings"):
         await page.goto(f"{base}{path}")
         await _fits(page, path)
-    if shoot:
-        await page.goto(f"{base}/games/{uids[0]}")
-        await screenshot(page, "narrow-replay", widths=((390, 844),))
+        if path in ("/games", "/ratings"):
+            await desktop.look(page, path, serious=False)
     await context.close()
+    desktop.check()

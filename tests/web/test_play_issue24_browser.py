@@ -28,7 +28,6 @@ from tests.web.helpers import (
     PHONE_WIDTHS,
     ServerFactory,
     axe,
-    end_game,
     screenshot,
     wait_for,
 )
@@ -339,34 +338,9 @@ async def serious_violations(page: Page) -> list[str]:
     ]
 
 
-async def test_axe_finds_nothing_critical_or_serious_on_the_play_pages(
-    make_server: ServerFactory, browser: Browser
-) -> None:
-    """axe-core, in Chromium, on the lobby, the play form, and a game of each kind being
-    played and being watched: 0 critical and 0 serious violations."""
-    server = await make_server("twente", "santorini", "spectrangle")
-    base = f"http://127.0.0.1:{server.ports['web']}"
-    page = await browser.new_page(viewport={"width": 1280, "height": 900})
-    found: dict[str, list[str]] = {}
-    await page.goto(f"{base}/")
-    found["lobby"] = await serious_violations(page)
-    await page.goto(f"{base}/play")
-    found["play form"] = await serious_violations(page)
-    await page.goto(f"{base}/check")
-    found["kits' guide"] = await serious_violations(page)
-    for game in ("scrabble/twente", "santorini/standard", "spectrangle/standard"):
-        await page.goto(f"{base}/play?game={game}&bot=1")
-        await my_turn(page)
-        found[game] = await serious_violations(page)
-        uid = await page.evaluate("() => window.meeple.uid")
-        watcher = await browser.new_page()
-        await watcher.goto(f"{base}/games/{uid}")
-        found[f"{game} watched"] = await serious_violations(watcher)
-        await watcher.close()
-        await end_game(page)
-        await wait_for(page, "() => !window.meeple.seated")
-    assert found == {k: [] for k in found}, found
-    await page.close()
+# axe-core on the lobby, the play form, the kits' guide and a game of each kind being
+# played and watched (0 critical, 0 serious): tests/web/test_narrow_browser.py, at 1280
+# px in the light scheme, in the same tour of the pages as the phone and dark checks.
 
 
 FOCUSED_CELL = "() => document.activeElement?.dataset?.cell ?? null"
