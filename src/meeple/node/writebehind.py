@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from meeple.bus.subjects import Namespace
-from meeple.server.store.journal import Health
+from meeple.server.store.journal import Health, trouble_words
 
 if TYPE_CHECKING:
     from meeple.cluster.local import LocalBackplane
@@ -207,25 +207,15 @@ class WriteBehind:
         }
 
     def trouble(self) -> str | None:
-        """What every page's banner says while writes are held; None: all is written.
-        (The journal's words: :meth:`meeple.server.store.journal.Journal.trouble`.)"""
-        if self._stopping is not None and self.held:
-            bound = f"up to {self._stopping:g} s" if self._stopping else "until it is back"
-            return (
-                "The server is stopping. The database is not taking writes: it waits "
-                f"{bound} for it to take {self.backlog} game updates before it stops."
-            )
-        if self.health is Health.RETRYING:
-            return (
-                "The database is not taking writes. Games go on; "
-                f"{self.backlog} game updates are kept in memory and written when it is back."
-            )
-        if self.health is Health.OVERFLOWING:
-            return (
-                "The database has not taken writes for too long: games whose moves could "
-                "not be stored were stopped. They are stored when it is back."
-            )
-        return None
+        """What every page's banner says while writes are held; None: all is written
+        (the journal's words)."""
+        return trouble_words(
+            self.health,
+            stopping=self._stopping,
+            waiting=bool(self.held),
+            backlog=self.backlog,
+            kept=self.backlog,
+        )
 
     def stopping(self, bound: float) -> None:
         """The node stops and waits up to ``bound`` seconds (0: no bound) for the file."""

@@ -47,6 +47,7 @@ __all__ = [
     "journal_samples",
     "server_journal",
     "server_store",
+    "trouble_words",
 ]
 
 logger = logging.getLogger(__name__)
@@ -66,6 +67,35 @@ class Health(enum.Enum):
     RETRYING = "retrying"  # writes fail and are kept in memory, in order, and retried
     OVERFLOWING = "overflowing"  # more are kept than ``max_backlog``: games are stopped
     CLOSED = "closed"
+
+
+def trouble_words(
+    health: Health, *, stopping: float | None, waiting: bool, backlog: int, kept: int
+) -> str | None:
+    """What every page's banner says of writes that fail; None: all is written.
+
+    ``stopping``: the seconds a stop waits for the database (0: until it is back), or
+    None while not stopping; ``waiting``: writes are still to be made; ``backlog``: the
+    game updates a stop waits for; ``kept``: those kept in memory now. Public text: what
+    went wrong in detail is in the log. Serve's journal and the one-process node's
+    write-behind (:mod:`meeple.node.writebehind`) say the same."""
+    if stopping is not None and waiting:
+        bound = f"up to {stopping:g} s" if stopping else "until it is back"
+        return (
+            "The server is stopping. The database is not taking writes: it waits "
+            f"{bound} for it to take {backlog} game updates before it stops."
+        )
+    if health is Health.RETRYING:
+        return (
+            "The database is not taking writes. Games go on; "
+            f"{kept} game updates are kept in memory and written when it is back."
+        )
+    if health is Health.OVERFLOWING:
+        return (
+            "The database has not taken writes for too long: games whose moves could "
+            "not be stored were stopped. They are stored when it is back."
+        )
+    return None
 
 
 class Written(enum.Enum):
@@ -193,24 +223,13 @@ class Journal:
 
     def trouble(self) -> str | None:
         """What the lobby's and the console's banner says while writes fail; None: OK."""
-        if self._stopping is not None and self.backlog:
-            bound = f"up to {self._stopping:g} s" if self._stopping else "until it is back"
-            return (
-                "The server is stopping. The database is not taking writes: it waits "
-                f"{bound} for it to take {self.backlog} game updates before it stops."
-            )
-        if self.health is Health.RETRYING:
-            # Public text (every page shows it): what went wrong in detail is in the log.
-            return (
-                "The database is not taking writes. Games go on; "
-                f"{self._pending} game updates are kept in memory and written when it is back."
-            )
-        if self.health is Health.OVERFLOWING:
-            return (
-                "The database has not taken writes for too long: games whose moves could "
-                "not be stored were stopped. They are stored when it is back."
-            )
-        return None
+        return trouble_words(
+            self.health,
+            stopping=self._stopping,
+            waiting=bool(self.backlog),
+            backlog=self.backlog,
+            kept=self._pending,
+        )
 
     @property
     def backlog(self) -> int:
