@@ -19,6 +19,7 @@ equity ranking asks for.
 
 from __future__ import annotations
 
+import functools
 import json
 import lzma
 import re
@@ -348,16 +349,11 @@ def zero_leaves() -> LeaveValues:
     return LeaveValues({})
 
 
-_default: LeaveValues | None = None
-
-
+@functools.cache
 def default_leaves() -> LeaveValues:
     """The values derived by ``scripts/derive_leaves.py`` (``data/leaves.json``)."""
-    global _default
-    if _default is None:
-        text = resources.files("meeple.ai").joinpath("data", "leaves.json").read_text("utf-8")
-        _default = LeaveValues.from_json(text)
-    return _default
+    text = resources.files("meeple.ai").joinpath("data", "leaves.json").read_text("utf-8")
+    return LeaveValues.from_json(text)
 
 
 _tables: dict[str, LeaveModel] = {}

@@ -16,6 +16,7 @@ simulation does), not the one with the best mean spread.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -152,13 +153,8 @@ def fit_curve(
     return a / scale, b
 
 
-_default: WinTable | None = None
-
-
+@functools.cache
 def default_win_table() -> WinTable:
     """The table ``scripts/fit_winprob.py`` fitted (``data/winprob.json``)."""
-    global _default
-    if _default is None:
-        text = resources.files("meeple.ai").joinpath("data", "winprob.json").read_text("utf-8")
-        _default = WinTable.from_json(text)
-    return _default
+    text = resources.files("meeple.ai").joinpath("data", "winprob.json").read_text("utf-8")
+    return WinTable.from_json(text)

@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from meeple.bus.subjects import Namespace
-from meeple.server.store.journal import Health, trouble_words
+from meeple.server.store.journal import Health, report_dropped, trouble_words
 
 if TYPE_CHECKING:
     from meeple.cluster.local import LocalBackplane
@@ -259,15 +259,7 @@ class WriteBehind:
             self._cancel()
         dropped = self.unwritten()
         if dropped:
-            from meeple.server.store.journal import _dropped_lines
-
-            logger.error(
-                "journal: the store did not take %d writes; stopped without them (%s)",
-                len(dropped),
-                self.last_error or "no answer",
-            )
-            for line in _dropped_lines(dropped):
-                logger.error("journal: dropped %s", line)
+            report_dropped(dropped, self.last_error)
         self._set_health(Health.CLOSED, "")
         self._messages, self._keys, self._counters = [], {}, {}
         self._memory.close()

@@ -45,6 +45,7 @@ __all__ = [
     "Journal",
     "Written",
     "journal_samples",
+    "report_dropped",
     "server_journal",
     "server_store",
     "trouble_words",
@@ -273,13 +274,7 @@ class Journal:
         dropped: list[str] = []
         if self._thread.is_alive():
             dropped = self.unwritten()
-            logger.error(
-                "journal: the store did not take %d writes; stopped without them (%s)",
-                len(dropped),
-                self.last_error or "no answer",
-            )
-            for line in _dropped_lines(dropped):
-                logger.error("journal: dropped %s", line)
+            report_dropped(dropped, self.last_error)
         self._set_health(Health.CLOSED, "")
         return dropped
 
@@ -484,6 +479,17 @@ class Journal:
                 callback(health)
             except Exception:
                 logger.exception("journal: a health callback failed")
+
+
+def report_dropped(names: list[str], error: str) -> None:
+    """Log the writes a stop dropped (``names``), one line per game, and why."""
+    logger.error(
+        "journal: the store did not take %d writes; stopped without them (%s)",
+        len(names),
+        error or "no answer",
+    )
+    for line in _dropped_lines(names):
+        logger.error("journal: dropped %s", line)
 
 
 def _dropped_lines(names: list[str]) -> list[str]:
