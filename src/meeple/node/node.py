@@ -227,7 +227,9 @@ class Node:
                 c.local, self.ns, clock=self.services.clock, timing=c.server.cluster
             )
             # A file that fails: the games go on from memory (meeple.node.writebehind).
-            self.behind = WriteBehind(local, self.ns, max_backlog=c.server.log_backlog)
+            self.behind = WriteBehind(
+                local, self.ns, max_backlog=c.server.log_backlog, timing=c.server.cluster
+            )
             self.behind.on_overflow.append(self._halt_unwritten)
             self.behind.on_health.append(lambda _health: self._health_changed())
             return local
@@ -567,7 +569,7 @@ class Node:
         if behind.health is Health.OK:
             deadline = clock.now() + self.config.server.shutdown_grace
             while self._storing() and clock.now() < deadline and not self._stop_now:
-                await clock.sleep(0.05)
+                await clock.sleep(self.config.server.cluster.stop_poll)
             if not self._storing():
                 return True  # a healthy store's last writes: no fuss
         bound = self.config.server.store_wait
@@ -582,7 +584,7 @@ class Node:
         )
         deadline = clock.now() + bound
         while self._storing() and not self._stop_now and (not bound or clock.now() < deadline):
-            await clock.sleep(0.05)
+            await clock.sleep(self.config.server.cluster.stop_poll)
         if not self._storing():
             logger.warning("stopping: the store took every game update; nothing is lost")
             return True

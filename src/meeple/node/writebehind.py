@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from meeple.bus.subjects import Namespace
+from meeple.server.config import ClusterConfig
 from meeple.server.store.journal import Health, report_dropped, trouble_words
 
 if TYPE_CHECKING:
@@ -41,8 +42,7 @@ __all__ = ["WriteBehind"]
 
 logger = logging.getLogger(__name__)
 
-_FIRST_RETRY = 0.05  # seconds; doubled after each failure up to _LAST_RETRY
-_LAST_RETRY = 2.0
+_TIMING = ClusterConfig()
 
 Statement = tuple[str, tuple[object, ...]]
 
@@ -58,7 +58,14 @@ class WriteBehind:
     """Holds ``plane``'s writes while its file fails; see the module doc. Made on a
     running event loop: it replaces ``plane.write``."""
 
-    def __init__(self, plane: LocalBackplane, ns: Namespace, *, max_backlog: int) -> None:
+    def __init__(
+        self,
+        plane: LocalBackplane,
+        ns: Namespace,
+        *,
+        max_backlog: int,
+        timing: ClusterConfig = _TIMING,
+    ) -> None:
         self._transaction = plane.transaction
         self._clock: Clock = plane.clock
         self.ns = ns
@@ -71,7 +78,9 @@ class WriteBehind:
         self._keys: dict[tuple[object, object], Statement] = {}  # each key's latest write
         self._counters: dict[str, int] = {}
         self._retry: Timer | None = None
-        self._pause = _FIRST_RETRY
+        self._first_retry = timing.file_retry
+        self._last_retry = timing.file_retry_max
+        self._pause = self._first_retry
         self._drained: list[asyncio.Future[None]] = []
         self._stopping: float | None = None  # a stop waits this long (0: no bound)
         self._closed = False
@@ -168,13 +177,13 @@ class WriteBehind:
             self._transaction([*messages, *keys], self._counters)
         except sqlite3.OperationalError as e:
             self.last_error = f"{type(e).__name__}: {e}"
-            self._pause = min(2 * self._pause, _LAST_RETRY)
+            self._pause = min(2 * self._pause, self._last_retry)
             self._schedule()
             return
         count = len(messages)
         self._messages, self._keys, self._counters = [], {}, {}
         self._memory.execute("DELETE FROM messages")
-        self._pause = _FIRST_RETRY
+        self._pause = self._first_retry
         logger.warning(
             "journal: the store takes writes again (%d held game updates written)", count
         )

@@ -495,6 +495,12 @@ class ClusterConfig:
     lapse_marker: float = 60.0
     # A node's stop: each role's close waits this long (NATS may be gone).
     stop_wait: float = 3.0
+    # The one-process node's backplane file (meeple serve --runtime node): a write it
+    # refuses is held and tried again after file_retry seconds, doubling up to
+    # file_retry_max; a stopping node looks this often whether the file took them.
+    file_retry: float = 0.05
+    file_retry_max: float = 2.0
+    stop_poll: float = 0.05
 
     def validate(self) -> None:
         for f in fields(self):
@@ -507,6 +513,8 @@ class ClusterConfig:
             raise ConfigError("cluster: admin_act_wait must be at least command_wait")
         if self.store_retry > self.store_retry_max:
             raise ConfigError("cluster: store_retry must not exceed store_retry_max")
+        if self.file_retry > self.file_retry_max:
+            raise ConfigError("cluster: file_retry must not exceed file_retry_max")
 
 
 def _cluster(raw: object, base: ClusterConfig) -> ClusterConfig:
