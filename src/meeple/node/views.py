@@ -219,10 +219,13 @@ class ViewRelay:
         return topic.removeprefix("game:") if topic.startswith("game:") else None
 
     async def exists(self, uid: str) -> bool:
-        """Whether a running room ``uid`` answers (its first snapshot is then in the
-        feed), or this edge already has a snapshot of it."""
-        if self.feed.last(game_topic(uid)) is not None:
-            return True
+        """Whether room ``uid`` runs: this edge relays it to its spectators and its last
+        snapshot is of a game not over, or its owner answers with such a snapshot (then
+        in the feed). A snapshot this edge only asked for once is not trusted later: the
+        room may have ended since, and nothing would tell this edge (a finished game's
+        page would stay "live" here for good instead of its replay)."""
+        if uid in self._rooms and self.feed.last(game_topic(uid)) is not None:
+            return not self._over(uid)
         try:
             answer = await self.bus.request(
                 self.ns.room_command(uid), wire.dumps(wire.Watch()), timeout=self.timing.watch_wait
@@ -230,7 +233,7 @@ class ViewRelay:
         except (BusError, ValueError):
             return False
         self._answer(uid, answer)
-        return self.feed.last(game_topic(uid)) is not None
+        return self.feed.last(game_topic(uid)) is not None and not self._over(uid)
 
     def watch(self, topic: str) -> None:
         """The edge's first spectator of ``topic``: subscribe to the room's views."""
