@@ -341,8 +341,10 @@ async def test_a_broken_web_server_fails_its_checks(
     async with Mangler(
         web.ports["web"], b"", cut=ws_units, to_client=to_client, to_server=to_server
     ) as broken:
-        # Half a second a wait: each of these fails, most by a wait that runs out.
-        results = await _run(broken.port, gcide, [f"web.server.{i}" for i in ids], wait=0.5)
+        # A second and a half a wait: each of these fails, most by a wait that runs out
+        # (half a second let a loaded machine's set-up steps run out too: could not
+        # test, not fail).
+        results = await _run(broken.port, gcide, [f"web.server.{i}" for i in ids], wait=1.5)
     assert_fail(results, "web.server.", ids)
 
 

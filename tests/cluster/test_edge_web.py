@@ -553,10 +553,12 @@ def _spectrangle_choice(view: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _browser_game(ws: ClientConnection, choose: Any) -> dict[str, Any]:
-    """Play the seat's turns with ``choose(view)`` until the game is over; the last view."""
+    """Play the seat's turns with ``choose(view)`` until the game is over; the last view.
+    An action on a view that another one followed before it arrived is refused with the
+    protocol's own ``illegal`` (as :func:`_play` allows); any other error fails."""
     while True:
         message = await _next(ws, 60)
-        assert message["type"] != "error", message
+        assert message["type"] != "error" or message["code"] == "illegal", message
         if message["type"] != "seat":
             continue
         view: dict[str, Any] = message["data"]
