@@ -37,11 +37,9 @@ class Plane:
     failing: list[bool]
 
 
-@pytest.fixture
-async def plane(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Plane]:
-    clock = VirtualClock(1000.0)
-    file = tmp_path / "plane.sqlite3"
-    local = await LocalBackplane.open(file, NS, clock=clock)
+def _failing(local: LocalBackplane, monkeypatch: pytest.MonkeyPatch, error: str) -> list[bool]:
+    """A switch: while its one item is True, the file refuses every transaction with
+    SQLite's ``error`` (as a full or failing disk does)."""
     failing = [False]
     real = local.transaction
 
@@ -49,10 +47,19 @@ async def plane(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterato
         statements: list[tuple[str, tuple[object, ...]]], counters: Mapping[str, int]
     ) -> None:
         if failing[0]:
-            raise sqlite3.OperationalError("database or disk is full")
+            raise sqlite3.OperationalError(error)
         real(statements, counters)
 
     monkeypatch.setattr(local, "transaction", transaction)
+    return failing
+
+
+@pytest.fixture
+async def plane(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Plane]:
+    clock = VirtualClock(1000.0)
+    file = tmp_path / "plane.sqlite3"
+    local = await LocalBackplane.open(file, NS, clock=clock)
+    failing = _failing(local, monkeypatch, "database or disk is full")
     behind = WriteBehind(local, NS, max_backlog=4)
     store = Store(tmp_path / "records.sqlite3")
     try:
@@ -153,17 +160,7 @@ async def test_any_failures_keep_every_entry_once_and_in_order(
     clock = VirtualClock(1000.0)
     file = tmp_path / f"plane-{len(list(tmp_path.iterdir()))}.sqlite3"
     local = await LocalBackplane.open(file, NS, clock=clock)
-    failing = [False]
-    real = local.transaction
-
-    def transaction(
-        statements: list[tuple[str, tuple[object, ...]]], counters: Mapping[str, int]
-    ) -> None:
-        if failing[0]:
-            raise sqlite3.OperationalError("disk I/O error")
-        real(statements, counters)
-
-    monkeypatch.setattr(local, "transaction", transaction)
+    failing = _failing(local, monkeypatch, "disk I/O error")
     behind = WriteBehind(local, NS, max_backlog=10_000)
     store = Store(":memory:")
     log = JetStreamLog(local, NS, store)
