@@ -82,7 +82,8 @@ def inline_journal() -> type[InlineJournal]:
 @pytest.fixture
 async def server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[MeepleServer]:
     """A server with every implemented listener on a free port and a seeded RNG."""
-    config = ServerConfig(database=str(tmp_path / "meeple.sqlite3"))
+    # Bots think 0.05 s a move at most: what a test shows does not need their best.
+    config = ServerConfig(database=str(tmp_path / "meeple.sqlite3"), bot_think_time=0.05)
     for name in config.listeners:
         config = config.with_port(name, 0)
     srv = MeepleServer(config, rng=random.Random(1234))

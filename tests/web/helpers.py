@@ -91,7 +91,10 @@ async def make_server(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[ServerFac
     ) -> MeepleServer:
         # Each server of a test its own file: one meeple serve per database (DatabaseClaim).
         name = f"meeple-{len(servers)}.sqlite3" if servers else "meeple.sqlite3"
-        config = ServerConfig(database=str(tmp_path / name)).only(*listeners, "web")
+        # Bots think 0.1 s a move at most: what a test shows does not need their best.
+        config = ServerConfig(database=str(tmp_path / name), bot_think_time=0.1).only(
+            *listeners, "web"
+        )
         if limits:
             config = config.with_overrides(limits=LimitsConfig(**limits))
         if cmpn402:

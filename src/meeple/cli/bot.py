@@ -22,7 +22,9 @@ def register(sub: Any) -> None:
         "bot", help="run a bot against a server", description="Run a bot that plays whole games."
     )
     games = p.add_subparsers(dest="game", required=True, metavar="GAME")
-    s = games.add_parser("scrabble", help="a Scrabble bot (best-scoring move)")
+    s = games.add_parser(
+        "scrabble", help="a Scrabble bot (the strong player unless --level greedy)"
+    )
     s.add_argument("--protocol", choices=PROTOCOLS, default="twente")
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, help="default: the protocol's default port")

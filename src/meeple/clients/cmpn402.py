@@ -123,8 +123,10 @@ def _take(rack: str, tiles: str) -> str:
 
 
 class BuiltinAgent:
-    """meeple's agent: the best-scoring play, else an exchange, else a pass; it challenges
-    plays that form a word its lexicon does not have."""
+    """meeple's agent: the move of the installed bot settings' player
+    (:func:`meeple.ai.scrabble.choose`: the strong player under ``meeple bot``, the
+    best-scoring play otherwise), within the referee's clock; it challenges plays that
+    form a word its lexicon does not have."""
 
     def __init__(self, lexicon: Lexicon) -> None:
         self.lexicon = lexicon
@@ -142,6 +144,9 @@ class BuiltinAgent:
                 bag_count=view.bag_count,
                 skip=skip,
                 time_left=time_left,
+                # Both scores (the referee's): the strong player plays for the win near
+                # the end of a close game, not for spread.
+                scores=(view.score, view.opponent_score),
             )
         except ScrabbleError as e:
             # What the referee told us adds up to no position (a rack of more than seven

@@ -13,6 +13,7 @@ A config file looks like this (every key optional)::
     log_backlog = 10000          # log writes kept in memory while the database fails
     store_wait = 60              # seconds a stop waits for a failing database (0: no bound)
     drain_timeout = 0            # seconds a stop waits for running games (docs/operations.md)
+    bot_think_time = 1.0         # seconds a server bot thinks a move at its hardest level
     metrics = true               # Prometheus metrics at /metrics (false: none counted)
     metrics_port = 9100          # /metrics, /healthz, /readyz on a port of their own
     health_port = 9101           # a TCP load balancer's check (open and "ok" while ready)
@@ -567,6 +568,10 @@ class ServerConfig:
     # many seconds for the games running to finish; 0: no wait (they are stopped, and
     # resumed from their logs by the next process).
     drain_timeout: float = 0.0
+    # The most seconds a server bot (the lobby's "add a bot", "Play X now") thinks a move:
+    # the hard level's time (Scrabble's simulation, Santorini's search); the lower
+    # levels think less (docs/server.md, Bots). Tests set it low.
+    bot_think_time: float = 1.0
     # Prometheus metrics (/metrics); false: none are counted (the benchmarks' baseline).
     metrics: bool = True
     # A port of its own for /metrics, /healthz, /readyz (None: only on the web port).
@@ -619,6 +624,8 @@ class ServerConfig:
             raise ConfigError("store_wait must be between 0 (no bound) and 604800 seconds")
         if not 0 <= self.drain_timeout <= 24 * 3600:
             raise ConfigError("drain_timeout must be between 0 and 86400 seconds")
+        if not 0 < self.bot_think_time <= 60:
+            raise ConfigError("bot_think_time must be more than 0 and at most 60 seconds")
         for key in ("metrics_port", "health_port"):
             port = getattr(self, key)
             if port is not None and not 0 <= port <= 65535:
@@ -645,6 +652,7 @@ _TYPES: Mapping[str, tuple[type, ...]] = {
     "log_backlog": (int,),
     "store_wait": (int, float),
     "drain_timeout": (int, float),
+    "bot_think_time": (int, float),
     "metrics": (bool,),
     "metrics_port": (int,),
     "health_port": (int,),

@@ -10,13 +10,20 @@ meanwhile.
 
     add_bot(services, table_id, level="hard") -> BotSeat
 
-Levels: ``hard`` plays the AI's best (Scrabble: the top-scoring play; Santorini: the
-alpha-beta search, 1 s a turn; Spectrangle: the greedy placement); ``medium`` plays a
-random one of the best three Scrabble plays, Santorini's search up to three turns
-deep in 0.5 s, Spectrangle's greedy placement; ``easy`` plays a random one of the best
-eight Scrabble plays, Santorini's search one turn deep in 0.1 s, or a random legal
-Spectrangle action (Santorini levels: :data:`meeple.ai.santorini_search.LEVELS`).
-Santorini's thinking time is read from the monotonic clock, in the thinking thread.
+Levels, with ``T`` the server's ``bot_think_time`` (1 s unless configured):
+
+- ``hard``: Scrabble's strong player (:class:`meeple.ai.scrabble.StrongPlayer`: the
+  candidates by equity with learned leaves, a simulation of ``T`` seconds that plays
+  for the win near the end of a close game, the pre-endgame and the endgame search; at
+  a table of three or four, where the simulation's one opponent does not hold, its
+  equity alone); Santorini's alpha-beta search for ``T``; Spectrangle's greedy placement.
+- ``medium``: the strong player's equity without simulation (score plus the leave's
+  value); Santorini's search up to three turns deep in ``T/2``; the greedy placement.
+- ``easy``: a random one of the eight top-scoring Scrabble plays; Santorini's search one
+  turn deep in ``T/10``; a random legal Spectrangle action.
+
+(Santorini levels: :data:`meeple.ai.santorini_search.LEVELS`.) Thinking time is read
+from the monotonic clock, in the thinking thread.
 At a Scrabble table with challenges both levels challenge an opponent's pending play
 that forms a word not in the lexicon, and accept a good one when on turn.
 Names are ``bot1``, ``bot2``, ... claimed in the server's name registry (case- and
@@ -36,6 +43,7 @@ from collections.abc import Callable, Container, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from meeple.ai import santorini as santorini_ai
+from meeple.ai import santorini_search
 from meeple.ai import scrabble as scrabble_ai
 from meeple.ai import spectrangle as spectrangle_ai
 from meeple.ai.santorini_search import AlphaBetaPlayer
@@ -44,6 +52,7 @@ from meeple.games import spectrangle as spectrangle_engine
 from meeple.games.scrabble import game as scrabble_engine
 from meeple.games.scrabble import rules as scrabble_rules
 from meeple.games.scrabble.lexicon import Lexicon
+from meeple.games.scrabble.moves import Move
 from meeple.server.lobby.tables import (
     Dismissed,
     Lobby,
@@ -81,7 +90,6 @@ LEVELS = ("easy", "medium", "hard")
 # skip, LOSE in Santorini) rather than loop on a disagreement with the engine.
 MAX_REFUSALS = 5
 EASY_SPREAD = 8
-MEDIUM_SPREAD = 3
 
 
 class BotHost(Protocol):
@@ -128,7 +136,14 @@ class BotSeat:
     GAME = ""
 
     def __init__(
-        self, name: str, lobby: BotHost, names: NameRegistry, *, level: str, rng: random.Random
+        self,
+        name: str,
+        lobby: BotHost,
+        names: NameRegistry,
+        *,
+        level: str,
+        rng: random.Random,
+        think_time: float = santorini_search.DEFAULT_THINK_TIME,
     ) -> None:
         if level not in LEVELS:
             raise ValueError(f"no bot level {level!r} (levels: {', '.join(LEVELS)})")
@@ -138,6 +153,7 @@ class BotSeat:
         self.names = names
         self.level = level
         self.rng = rng
+        self.think_time = think_time  # the hard level's seconds a move (ServerConfig)
         self.token: str | None = None
         self.room: Room | None = None
         self.you = -1
@@ -244,6 +260,10 @@ class ScrabbleBot(BotSeat):
     def __init__(self, *args: Any, lexicon: Lexicon, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.lexicon = lexicon
+        # How the last decision was made (the strong player's ``last_method``:
+        # "static", "simulation", "simulation-win", "endgame", ...; "top-score" for
+        # easy's pick among the top-scoring plays), for logs and tests.
+        self.last_method = ""
 
     def consider(self, game: Any) -> None:
         if not isinstance(game, scrabble_engine.Game) or game.is_over:
@@ -255,32 +275,52 @@ class ScrabbleBot(BotSeat):
         if self.refusals > MAX_REFUSALS:
             self.think(scrabble_room.PassTurn)
             return
-        variant = game.variant
-        board, rack, bag = game.board.copy(), game.rack(self.you), len(game.bag)
-        skip = self.refusals
-        if self.level == "easy":
-            skip += self.rng.randrange(EASY_SPREAD)
-        elif self.level == "medium":
-            skip += self.rng.randrange(MEDIUM_SPREAD)
-        lexicon = self.lexicon
+        variant, you = game.variant, self.you
+        board, rack, scores = game.board.copy(), game.rack(you), game.scores
+        position = scrabble_ai.Position(
+            board,
+            rack,
+            len(game.bag),
+            tile_set=variant.tile_set,
+            exchange_minimum=variant.exchange_minimum,
+            scores=(scores[you], max(s for i, s in enumerate(scores) if i != you)),
+            scoreless_turns=game.scoreless_turns,
+            scoreless_limit=variant.scoreless_turns,
+        )
+        skip, lexicon = self.refusals, self.lexicon
+        # The hard level simulates, and searches the endgame, only against one opponent:
+        # with two or three the unseen tiles are not one rack, and both would misread them.
+        seconds = self.think_time if self.level == "hard" and len(scores) == 2 else 0.0
+        rng = random.Random(self.rng.getrandbits(64))
+        easy_skip = skip + self.rng.randrange(EASY_SPREAD) if self.level == "easy" else 0
 
         def decide() -> object:
-            moves = scrabble_ai.ranked_moves(board, rack, lexicon, variant.tile_set)
-            if moves:
-                return scrabble_room.PlaceTiles(moves[min(skip, len(moves) - 1)].tiles)
-            choice = scrabble_ai.choose(
-                board,
-                rack,
-                lexicon,
-                tile_set=variant.tile_set,
-                bag_count=bag,
-                exchange_minimum=variant.exchange_minimum,
-            )
-            if isinstance(choice, scrabble_ai.ExchangeChoice):
-                return scrabble_room.ExchangeTiles(choice.tiles)
-            return scrabble_room.PassTurn()
+            if self.level == "easy":
+                moves = scrabble_ai.ranked_moves(board, rack, lexicon, variant.tile_set)
+                if moves:
+                    move = moves[min(easy_skip, len(moves) - 1)]
+                    self.last_method = "top-score"
+                    logger.debug("%s: %s by top-score", self.name, move)
+                    return scrabble_room.PlaceTiles(move.tiles)
+            # A player of its own each time: it keeps per-choice state, and a stale
+            # thought may still run beside a new one.
+            player = scrabble_ai.StrongPlayer(lexicon)
+            budget = scrabble_ai.Budget(seconds, time.monotonic if seconds > 0 else None)
+            choice = player.choose(position, budget, rng, skip=skip)
+            self.last_method = player.last_method
+            logger.debug("%s: %s by %s", self.name, choice, player.last_method)
+            return self._command(choice)
 
         self.think(decide)
+
+    @staticmethod
+    def _command(choice: object) -> object:
+        if isinstance(choice, scrabble_ai.ExchangeChoice):
+            return scrabble_room.ExchangeTiles(choice.tiles)
+        if isinstance(choice, scrabble_ai.PassChoice):
+            return scrabble_room.PassTurn()
+        assert isinstance(choice, Move)
+        return scrabble_room.PlaceTiles(choice.tiles)
 
     # --- the challenge window (variants with challenges, issue 13) --------------------
 
@@ -317,7 +357,11 @@ class SantoriniBot(BotSeat):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # One player for the bot's games: its table and plan go from turn to turn.
-        self.player = AlphaBetaPlayer.at_level(self.level, clock=time.monotonic)
+        # The level's share of the server's think time (hard 1, medium 1/2, easy 1/10).
+        share = santorini_search.LEVELS[self.level].think_time / santorini_search.DEFAULT_THINK_TIME
+        self.player = AlphaBetaPlayer.at_level(
+            self.level, clock=time.monotonic, think_time=share * self.think_time
+        )
 
     def consider(self, game: Any) -> None:
         if not isinstance(game, santorini_engine.Game) or game.is_over:
@@ -452,7 +496,8 @@ def make_bot(
         extra["lexicon"] = (
             lexicon if lexicon is not None else scrabble_room.lexicon_of(services, lexicon_name)
         )
-    return cls(name, host, services.names, level=level, rng=rng, **extra)
+    think_time = services.config.bot_think_time
+    return cls(name, host, services.names, level=level, rng=rng, think_time=think_time, **extra)
 
 
 def restore_bot(
