@@ -360,8 +360,19 @@ async def _move(client: ClarksonClient, lexicon: Lexicon, skip: int) -> None:
         await client.pass_turn()
         return
     # The server's TILES and BOARDPUSH may not add up to a position: then it passes.
+    # Against one opponent the SCOREs (§3.10) let the strong player play for the win.
+    others = [s for n, s in client.scores.items() if n != client.name]
+    mine = client.scores.get(client.name)
+    scores = (mine, others[0]) if mine is not None and len(others) == 1 else None
     choice = choose_or_pass(
-        client.name, client.board, client.rack, lexicon, client.bag_count, skip, tile_set=CLARKSON
+        client.name,
+        client.board,
+        client.rack,
+        lexicon,
+        client.bag_count,
+        skip,
+        tile_set=CLARKSON,
+        scores=scores,
     )
     if isinstance(choice, PassChoice):
         await client.pass_turn()

@@ -46,11 +46,13 @@ def choose_or_pass(
     skip: int,
     *,
     tile_set: TileSet = ENGLISH,
+    scores: tuple[int, int] | None = None,
 ) -> Choice:
     """A protocol bot's move (:func:`~meeple.ai.scrabble.choose`, skipping ``skip`` plays
     the server refused; one tile is enough to exchange), or a pass when what the server
     told us does not add up to a position (a rack of 14 tiles after a swap we could not
-    follow): said in the log under ``name``, never raised (issue 31)."""
+    follow): said in the log under ``name``, never raised (issue 31). ``scores`` (ours,
+    then the one opponent's) let the strong player play for the win near the end."""
     try:
         return choose(
             board,
@@ -60,6 +62,7 @@ def choose_or_pass(
             bag_count=bag_count,
             skip=skip,
             exchange_minimum=1,
+            scores=scores,
         )
     except ScrabbleError as e:
         logger.warning("%s: no move from rack %r: %s; passing", name, rack, e)
