@@ -256,12 +256,7 @@ class SpectrangleRoom(Room):
             self.log.info("game over: %s", scores)
         else:
             self.log.info("game abandoned")
-        if self._on_game_over is not None:
-            try:
-                self._on_game_over(self)
-            except Exception:
-                self.log.exception("recording the game failed")
-        self.finish()
+        self.report_over(() if self._on_game_over is None else (self._on_game_over,))
 
 
 # --- game records ----------------------------------------------------------------------
