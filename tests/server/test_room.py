@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from tests.patience import PATIENCE
 
 from meeple.server.feed import Feed, game_topic
@@ -218,3 +220,21 @@ async def test_a_room_clock_s_timers_run_as_the_room_s_commands() -> None:
     assert len([s for s in steps if s is not None]) == 2  # each due timer was a step
     room.submit(None, "stop")
     await asyncio.wait_for(room.wait_finished(), PATIENCE)
+
+
+def test_a_failing_game_over_watcher_neither_silences_the_others_nor_keeps_the_room(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Room.report_over: each watcher hears the end even when one before it raises; the
+    failure is logged and the room is finished (the rule the three game rooms share)."""
+    room = _CountingRoom()
+    heard: list[Room] = []
+
+    def broken(_: Room) -> None:
+        raise RuntimeError("store down")
+
+    with caplog.at_level(logging.ERROR):
+        room.report_over([broken, heard.append])
+    assert heard == [room]
+    assert room.finished
+    assert "recording the game failed" in caplog.text

@@ -66,6 +66,10 @@ async def test_pages_render_without_javascript(http: httpx.AsyncClient) -> None:
     assert missing.status_code == 404
     assert (await http.get("/games/0123456789ab.gcg")).status_code == 404
     assert (await http.get("/static/js/render.js")).status_code == 200
+    # wording.js imports it as a JSON module: a browser takes one only as JSON.
+    table = await http.get("/static/js/wording.json")
+    assert table.headers["content-type"] == "application/json"
+    assert table.json()["end_reasons"]["went-out"] == "went out"
 
 
 async def test_the_kits_guide_is_a_page_the_lobby_links_to(http: httpx.AsyncClient) -> None:

@@ -29,7 +29,7 @@ contests) asks for the in-process :class:`~meeple.server.lobby.tables.Lobby` its
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict, Unpack
 
 if TYPE_CHECKING:
     from meeple.server.feed import FeedItem, Subscription
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FeedPort",
+    "GameSearch",
     "LobbyPort",
     "NamesPort",
     "RecordsPort",
@@ -207,6 +208,22 @@ class FeedPort(Protocol):
     def forget(self, topic: str) -> None: ...
 
 
+class GameSearch(TypedDict):
+    """What a search of finished games asks (:meth:`RecordsPort.search_games`, as
+    :meth:`~meeple.server.store.database.Store.search_games` reads it): of ``game``, with
+    ``player``, numbered below ``before`` (the next page's cursor), at most ``limit``;
+    ``result`` one of :data:`~meeple.server.store.database.OUTCOMES`; ended in
+    [``ended_from``, ``ended_to``) (Unix times). None: any."""
+
+    game: str | None
+    player: str | None
+    before: int | None
+    limit: int
+    result: NotRequired[str | None]
+    ended_from: NotRequired[int | None]
+    ended_to: NotRequired[int | None]
+
+
 class RecordsPort(Protocol):
     """The store's reads the pages make (each as
     :class:`~meeple.server.store.database.Store`'s method of that name): finished games
@@ -218,17 +235,8 @@ class RecordsPort(Protocol):
 
     async def games(self, *, limit: int) -> list[GameRecord]: ...
 
-    async def search_games(
-        self,
-        *,
-        game: str | None,
-        player: str | None,
-        before: int | None,
-        limit: int,
-        result: str | None = None,
-        ended_from: int | None = None,
-        ended_to: int | None = None,
-    ) -> list[GameRecord]: ...
+    async def search_games(self, **search: Unpack[GameSearch]) -> list[GameRecord]:
+        """Finished games, newest first, that match ``search`` (a page of them)."""
 
     async def analysis(self, uid: str, version: int) -> dict[str, Any] | None:
         """The analysis kept with the game ``uid`` at analysis ``version``, if any."""

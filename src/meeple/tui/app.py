@@ -1,4 +1,8 @@
-"""What the Scrabble and Spectrangle terminal apps share: connect, pump events, send moves.
+"""What the playable terminal apps share: connect, pump events, send moves.
+
+:class:`PlayerApp` is what every game's playable app does with its connection (the
+Santorini one included): open it (a refusal is said), close it on unmount, send a move
+or say why it cannot go, and the message line.
 
 :class:`TableApp` is a Textual app over a :class:`~meeple.tui.connection.Connection` and a
 :class:`~meeple.tui.table.BaseTable`: on mount it connects (a refusal closes the table
@@ -25,13 +29,84 @@ from meeple.tui.connection import ConnectFailed, Connection, ConnectOptions, Mov
 from meeple.tui.notation import CommandError
 from meeple.tui.table import BaseTable, ChatReceived, Phase, Refused, Say
 
-__all__ = ["TableApp"]
+__all__ = ["PlayerApp", "TableApp"]
 
 E = TypeVar("E")
 M = TypeVar("M")
 
 
-class TableApp(App[None], Generic[E, M]):
+class PlayerApp(App[None], Generic[E, M]):
+    """One human player's app over a connection: call :meth:`_player` from ``__init__``
+    and :meth:`_connect` from the worker that pumps events; a game's app says when its
+    table is closed (:meth:`_table_closed`), what a refusal to let it in does
+    (:meth:`_refused`) and what follows a sent move (:meth:`_sent`). Its layout has
+    ``#message`` and ``#command``."""
+
+    connector: Any
+    options: ConnectOptions
+    connection: Connection[E, M] | None
+
+    def _player(self, connector: Any, options: ConnectOptions, protocol: str) -> None:
+        """Who plays where: the connection opens in :meth:`_connect`."""
+        self.connector = connector
+        self.options = options
+        self.connection = None
+        self.sub_title = f"{protocol} {options.host}:{options.port} · {options.name}"
+
+    async def on_unmount(self) -> None:
+        if self.connection is not None:
+            await self.connection.close()
+
+    async def _connect(self) -> Connection[E, M] | None:
+        """Open the connection; None when the server would not let us in (said)."""
+        try:
+            self.connection = await self.connector(self.options)
+        except ConnectFailed as e:
+            self._refused(str(e))
+            self._say(str(e), error=True)
+            self._redraw()
+            return None
+        return self.connection
+
+    def _refused(self, reason: str) -> None:
+        """The connection did not open: mark the table closed for ``reason``."""
+        raise NotImplementedError
+
+    def _table_closed(self) -> bool:
+        """Whether the table is closed (moves cannot go)."""
+        raise NotImplementedError
+
+    async def send_move(self, move: M) -> bool:
+        """Send a move; show why if it cannot go. True when it was sent."""
+        if self.connection is None or self._table_closed():
+            self._say("not connected", error=True)
+            return False
+        try:
+            await self.connection.send(move)
+        except MoveError as e:
+            self._say(str(e), error=True)
+            return False
+        self._sent(move)
+        return True
+
+    def _sent(self, move: M) -> None:
+        """``move`` went out."""
+        self._say("sent; waiting for the server")
+
+    def action_focus_command(self) -> None:
+        self.query_one("#command", Input).focus()
+
+    def _say(self, text: str, *, error: bool = False) -> None:
+        message = self.query_one("#message", Static)
+        message.update(Text(text))
+        message.set_class(error, "error")
+
+    def _redraw(self) -> None:
+        """Draw the table as it is now."""
+        raise NotImplementedError
+
+
+class TableApp(PlayerApp[E, M]):
     """One human player's client of a table game over any protocol's connection."""
 
     USAGE: ClassVar[str]  # said when the command line is submitted empty
@@ -40,11 +115,8 @@ class TableApp(App[None], Generic[E, M]):
         self, connector: Any, options: ConnectOptions, table: BaseTable[E], *, protocol: str = ""
     ) -> None:
         super().__init__()
-        self.connector = connector
-        self.options = options
+        self._player(connector, options, protocol)
         self.table = table
-        self.connection: Connection[E, M] | None = None
-        self.sub_title = f"{protocol} {options.host}:{options.port} · {options.name}"
 
     def on_mount(self) -> None:
         self.query_one("#moves", RichLog).border_title = "moves"
@@ -58,24 +130,15 @@ class TableApp(App[None], Generic[E, M]):
     def _mounted(self) -> None:
         """Mounted and drawn, before the connection starts (timers go here)."""
 
-    async def on_unmount(self) -> None:
-        if self.connection is not None:
-            await self.connection.close()
-
     # --- network --------------------------------------------------------------------------
 
     async def _pump(self) -> None:
         """Connect, then apply every event until the connection ends."""
-        try:
-            self.connection = await self.connector(self.options)
-        except ConnectFailed as e:
-            self.table.phase = Phase.CLOSED
-            self.table.closed_reason = str(e)
-            self._say(str(e), error=True)
-            self._redraw()
+        connection = await self._connect()
+        if connection is None:
             return
         shown_log = len(self.table.log)
-        async for event in self.connection.events():
+        async for event in connection.events():
             self._apply(event)
             moves = self.query_one("#moves", RichLog)
             for line in self.table.log[shown_log:]:
@@ -93,21 +156,18 @@ class TableApp(App[None], Generic[E, M]):
         """Take one event into the table (a game's app keeps more around it)."""
         self.table.apply(event)
 
-    async def send_move(self, move: M) -> bool:
-        """Send a move; show why if it cannot go. True when it was sent."""
-        if self.connection is None or self.table.phase is Phase.CLOSED:
-            self._say("not connected", error=True)
-            return False
-        try:
-            await self.connection.send(move)
-        except MoveError as e:
-            self._say(str(e), error=True)
-            return False
+    def _refused(self, reason: str) -> None:
+        self.table.phase = Phase.CLOSED
+        self.table.closed_reason = reason
+
+    def _table_closed(self) -> bool:
+        return self.table.phase is Phase.CLOSED
+
+    def _sent(self, move: M) -> None:
         # Our own chat line comes back as an event (Twente NOTIFYCHAT goes to "all
         # clients"), so it is not written here.
         if not isinstance(move, Say):
-            self._say("sent; waiting for the server")
-        return True
+            super()._sent(move)
 
     # --- input ----------------------------------------------------------------------------
 
@@ -133,17 +193,3 @@ class TableApp(App[None], Generic[E, M]):
 
     def _typed(self, move: M) -> None:
         """A typed move went out (the command line is cleared)."""
-
-    def action_focus_command(self) -> None:
-        self.query_one("#command", Input).focus()
-
-    # --- drawing --------------------------------------------------------------------------
-
-    def _say(self, text: str, *, error: bool = False) -> None:
-        message = self.query_one("#message", Static)
-        message.update(Text(text))
-        message.set_class(error, "error")
-
-    def _redraw(self) -> None:
-        """Draw the table as it is now."""
-        raise NotImplementedError

@@ -14,9 +14,9 @@ records and ratings, never a running game.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Unpack
 
-from meeple.server.ports import RecordsPort
+from meeple.server.ports import GameSearch, RecordsPort
 from meeple.server.store.database import (
     GameRecord,
     PlayerProfile,
@@ -60,29 +60,11 @@ class LocalRecords:
     async def games(self, *, limit: int) -> list[GameRecord]:
         return await stored(self._store().games, limit=limit)
 
-    async def search_games(
-        self,
-        *,
-        game: str | None,
-        player: str | None,
-        before: int | None,
-        limit: int,
-        result: str | None = None,
-        ended_from: int | None = None,
-        ended_to: int | None = None,
-    ) -> list[GameRecord]:
+    async def search_games(self, **search: Unpack[GameSearch]) -> list[GameRecord]:
+        player = search["player"]
         if player is not None and not findable(player):
             return []
-        return await stored(
-            self._store().search_games,
-            game=game,
-            player=player,
-            result=result,
-            ended_from=ended_from,
-            ended_to=ended_to,
-            before=before,
-            limit=limit,
-        )
+        return await stored(self._store().search_games, **search)
 
     async def analysis(self, uid: str, version: int) -> dict[str, Any] | None:
         if not findable(uid):

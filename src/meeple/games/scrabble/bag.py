@@ -9,6 +9,7 @@ instance that the caller passes in (house rule 1: no global RNG in ``games/``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Self
 
 from meeple.games.rng import Random
 from meeple.games.scrabble.errors import TilesNotOnRack
@@ -25,7 +26,37 @@ def sort_tiles(tiles: Iterable[str]) -> str:
     return "".join(sorted(tiles, key=lambda t: (t == BLANK, t)))
 
 
-class Bag:
+class _Tiles:
+    """Tiles in an order that matters (the bag's draw order, a rack's drawn order): a
+    mutable sequence of one-letter strings, equal to another of its kind with the same
+    tiles in the same order."""
+
+    __slots__ = ("_tiles",)
+
+    def __init__(self, tiles: Iterable[str] = ()) -> None:
+        self._tiles = list(tiles)
+
+    def __len__(self) -> int:
+        return len(self._tiles)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tiles)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, type(self)):
+            return NotImplemented
+        return self._tiles == other._tiles
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({''.join(self._tiles)!r})"
+
+    def copy(self) -> Self:
+        return type(self)(self._tiles)
+
+
+class Bag(_Tiles):
     """The undrawn tiles, in draw order (the last tile is drawn first).
 
     Make one with :meth:`from_tile_set` (shuffled with the game's RNG) or from an
@@ -33,10 +64,7 @@ class Bag:
     :meth:`put_back` returns exchanged tiles and reshuffles.
     """
 
-    __slots__ = ("_tiles",)
-
-    def __init__(self, tiles: Iterable[str] = ()) -> None:
-        self._tiles = list(tiles)
+    __slots__ = ()
 
     @classmethod
     def from_tile_set(cls, tile_set: TileSet, rng: Random) -> Bag:
@@ -55,25 +83,6 @@ class Bag:
         """The tiles in draw order: ``tiles[-1]`` is the next one drawn."""
         return tuple(self._tiles)
 
-    def __len__(self) -> int:
-        return len(self._tiles)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._tiles)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Bag):
-            return NotImplemented
-        return self._tiles == other._tiles
-
-    __hash__ = None  # type: ignore[assignment]  # mutable
-
-    def __repr__(self) -> str:
-        return f"Bag({''.join(self._tiles)!r})"
-
-    def copy(self) -> Bag:
-        return Bag(self._tiles)
-
     def draw(self, n: int) -> str:
         """Take up to ``n`` tiles (fewer when the bag runs out), in the order drawn."""
         n = max(0, min(n, len(self._tiles)))
@@ -91,43 +100,21 @@ class Bag:
         self._tiles.extend(reversed(tiles))
 
 
-class Rack:
+class Rack(_Tiles):
     """The tiles one player holds (``?`` for a blank), in the order they were drawn.
 
     :meth:`missing` says which tiles it cannot supply, :meth:`take` removes tiles,
     :meth:`add` puts drawn tiles on it.
     """
 
-    __slots__ = ("_tiles",)
-
-    def __init__(self, tiles: Iterable[str] = ()) -> None:
-        self._tiles = list(tiles)
+    __slots__ = ()
 
     @property
     def tiles(self) -> str:
         return "".join(self._tiles)
 
-    def __len__(self) -> int:
-        return len(self._tiles)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._tiles)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Rack):
-            return NotImplemented
-        return self._tiles == other._tiles
-
-    __hash__ = None  # type: ignore[assignment]  # mutable
-
-    def __repr__(self) -> str:
-        return f"Rack({self.tiles!r})"
-
     def __str__(self) -> str:
         return self.tiles
-
-    def copy(self) -> Rack:
-        return Rack(self._tiles)
 
     def sorted(self) -> str:
         """The rack in GCG order: letters alphabetically, blanks last."""

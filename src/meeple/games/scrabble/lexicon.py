@@ -20,6 +20,7 @@ reads files and the environment; nothing reads the clock.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import logging
 import lzma
@@ -160,13 +161,18 @@ def _web2_words() -> Iterable[str]:
 ENABLE_SHA256 = "3f16130220645692ed49c7134e24a18504c2ca55b3c012f7290e3e77c63b1a89"
 
 
-def _enable_file() -> Path:
-    return Path(str(resources.files("meeple.games.scrabble").joinpath("data", "enable.txt.xz")))
+def _shipped_file(name: str) -> Path:
+    """A word list shipped in ``data/``, xz-compressed ASCII, one word a line."""
+    return Path(str(resources.files("meeple.games.scrabble").joinpath("data", name)))
 
 
-def _enable_words() -> Iterable[str]:
-    with lzma.open(_enable_file(), "rt", encoding="ascii") as f:
+def _shipped_words(name: str) -> Iterable[str]:
+    with lzma.open(_shipped_file(name), "rt", encoding="ascii") as f:
         return f.read().split()
+
+
+_enable_file = functools.partial(_shipped_file, "enable.txt.xz")
+_enable_words = functools.partial(_shipped_words, "enable.txt.xz")
 
 
 # The Wordnik word list (wordlist-20210729.txt of github.com/wordnik/wordlist at commit
@@ -177,13 +183,8 @@ def _enable_words() -> Iterable[str]:
 WORDNIK_SHA256 = "a030b80c44c5a7172b2c44f34de0715452e5b8d8cba1e2f5573b0b47108a27b1"
 
 
-def _wordnik_file() -> Path:
-    return Path(str(resources.files("meeple.games.scrabble").joinpath("data", "wordnik.txt.xz")))
-
-
-def _wordnik_words() -> Iterable[str]:
-    with lzma.open(_wordnik_file(), "rt", encoding="ascii") as f:
-        return f.read().split()
+_wordnik_file = functools.partial(_shipped_file, "wordnik.txt.xz")
+_wordnik_words = functools.partial(_shipped_words, "wordnik.txt.xz")
 
 
 # Name -> word source (uvicorn-style registry). A source returns raw entries; they go

@@ -30,12 +30,12 @@ for a different letter is a different play.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from itertools import combinations
 
 from meeple.games.scrabble.board import Board, Direction
 from meeple.games.scrabble.errors import NotationError
-from meeple.games.scrabble.gaddag import FINAL_BIT, LETTER_BITS, SEP, SEP_BIT, Gaddag
+from meeple.games.scrabble.gaddag import FINAL_BIT, LETTER_BITS, SEP, SEP_BIT, Gaddag, walk
 from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.moves import Move, Placement
 from meeple.games.scrabble.tiles import BLANK, ENGLISH, TileSet
@@ -78,16 +78,6 @@ def exchanges(rack: str) -> list[str]:
     return sorted(found, key=lambda s: (len(s), s))
 
 
-def _walk(nodes: list[int], node: int, symbols: Iterable[int]) -> int:
-    for symbol in symbols:
-        bit = 1 << symbol
-        mask = nodes[node]
-        if not mask & bit:
-            return -1
-        node = nodes[node + 1 + (mask & (bit - 1)).bit_count()]
-    return node
-
-
 def _cross_check(g: Gaddag, before: list[int], after: list[int]) -> int:
     """Letters L (as a bit mask) such that ``before + L + after`` is a word.
 
@@ -97,10 +87,10 @@ def _cross_check(g: Gaddag, before: list[int], after: list[int]) -> int:
     """
     nodes = g.nodes
     if before:
-        node = _walk(nodes, g.root, reversed(before))
+        node = walk(nodes, g.root, reversed(before))
         if node < 0:
             return 0
-        node = _walk(nodes, node, (SEP,))
+        node = walk(nodes, node, (SEP,))
         if node < 0:
             return 0
         then_sep = False
@@ -112,10 +102,10 @@ def _cross_check(g: Gaddag, before: list[int], after: list[int]) -> int:
     for bit in _bits(m & LETTER_BITS):
         n = nodes[node + 1 + (m & (bit - 1)).bit_count()]
         if then_sep:
-            n = _walk(nodes, n, (SEP,))
+            n = walk(nodes, n, (SEP,))
             if n < 0:
                 continue
-        n = _walk(nodes, n, after)
+        n = walk(nodes, n, after)
         if n >= 0 and nodes[n] & FINAL_BIT:
             result |= bit
     return result

@@ -35,9 +35,9 @@ import logging
 import secrets
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from meeple.games.records import RecordError
 from meeple.server.clock import Clock, SystemClock, Timer
@@ -260,6 +260,8 @@ def token_hash(token: str) -> str:
 
 
 logger = logging.getLogger(__name__)
+
+_R = TypeVar("_R", bound="Room")
 
 _room_ids = itertools.count(1)
 
@@ -622,6 +624,18 @@ class Room:
     def finish(self) -> None:
         """Mark the game over; the room's task ends after the current command."""
         self.finished = True
+
+    def report_over(self: _R, watchers: Iterable[Callable[[_R], None]]) -> None:
+        """The game is over: tell each watcher (the store's recorder), then :meth:`finish`.
+
+        A watcher that raises is logged and the others still hear: a store that fails
+        must not keep a finished game's room alive."""
+        for watch in watchers:
+            try:
+                watch(self)
+            except Exception:
+                self.log.exception("recording the game failed")
+        self.finish()
 
     # --- the actor loop -------------------------------------------------------------
 

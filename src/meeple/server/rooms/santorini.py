@@ -362,12 +362,7 @@ class SantoriniRoom(Room):
         self._over()
 
     def _over(self) -> None:
-        for callback in self.on_game_over:
-            try:
-                callback(self)
-            except Exception:
-                self.log.exception("recording the game failed")
-        self.finish()
+        self.report_over(self.on_game_over)
 
 
 # --- lobby wiring ---------------------------------------------------------------------

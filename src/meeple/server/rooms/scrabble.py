@@ -363,12 +363,7 @@ class ScrabbleRoom(Room):
                 f"{n} {s}" for n, s in zip(self.game.players, result.scores, strict=True)
             )
             self.log.info("game over (%s): %s", result.reason.value, scores)
-        if self._on_game_over is not None:
-            try:
-                self._on_game_over(self)
-            except Exception:
-                self.log.exception("recording the game failed")
-        self.finish()
+        self.report_over(() if self._on_game_over is None else (self._on_game_over,))
 
 
 # --- wiring shared by every Scrabble listener ----------------------------------------

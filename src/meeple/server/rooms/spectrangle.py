@@ -201,21 +201,21 @@ class SpectrangleRoom(Room):
             self._publish(self.game.apply(engine.Abandon(player)))
 
     def on_seat_left(self, seat: Seat) -> None:
-        player = self.index(seat)
-        if self.game.is_over:
-            return
         # Spec, General information: a disconnect ends the game, no points are counted.
-        self.left.add(player)
-        self._publish(self.game.apply(engine.Abandon(player)))
+        self._gone(seat, engine.LEFT)
 
     def on_resign(self, seat: Seat) -> None:
         # Issue 34.9: the game ends "resigned", the others winning on the scores so far;
         # the protocol's players hear "player <name> left" (spec 1.4 has no resign).
+        self._gone(seat, engine.RESIGNED)
+
+    def _gone(self, seat: Seat, reason: str) -> None:
+        """``seat`` left the game for ``reason``: it ends (no-op when already over)."""
         player = self.index(seat)
         if self.game.is_over:
             return
         self.left.add(player)
-        self._publish(self.game.apply(engine.Abandon(player, engine.RESIGNED)))
+        self._publish(self.game.apply(engine.Abandon(player, reason)))
 
     def may_abort(self, player: int) -> bool:
         # Issue 34.4: until the player's own first place, exchange or skip.
@@ -256,12 +256,7 @@ class SpectrangleRoom(Room):
             self.log.info("game over: %s", scores)
         else:
             self.log.info("game abandoned")
-        if self._on_game_over is not None:
-            try:
-                self._on_game_over(self)
-            except Exception:
-                self.log.exception("recording the game failed")
-        self.finish()
+        self.report_over(() if self._on_game_over is None else (self._on_game_over,))
 
 
 # --- game records ----------------------------------------------------------------------

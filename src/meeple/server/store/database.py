@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, NotRequired, Protocol, TypedDict, TypeVar, Unpack
 
 from meeple import ratings
 from meeple.games import records
@@ -48,6 +48,7 @@ __all__ = [
     "Cursor",
     "DatabaseClaim",
     "DatabaseInUse",
+    "FinishedGame",
     "GameRecord",
     "LogConflict",
     "LogEntry",
@@ -209,6 +210,22 @@ SCHEMA_VERSION = len(_MIGRATIONS)
 _GAME_COLUMNS = (
     "id, game, variant, protocols, players, started_at, ended_at, end_reason, result, record, data"
 )
+
+
+class FinishedGame(TypedDict):
+    """A finished game as :meth:`Store.record_game` takes it (keyword arguments): one row
+    of ``games``, with a seat row per player. ``data`` is its JSON record (None or
+    missing: a game without one, as stored before records)."""
+
+    game: str
+    variant: str
+    protocols: Sequence[str]
+    players: Sequence[str]
+    started_at: float
+    end_reason: str
+    result: Mapping[str, Any]
+    record: str
+    data: NotRequired[Mapping[str, Any] | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -716,67 +733,33 @@ class Store:
         with self._db.transaction() as tx:
             tx.execute("SELECT 1")
 
-    def record_game(
-        self,
-        *,
-        game: str,
-        variant: str,
-        protocols: Sequence[str],
-        players: Sequence[str],
-        started_at: float,
-        end_reason: str,
-        result: Mapping[str, Any],
-        record: str,
-        data: Mapping[str, Any] | None = None,
-    ) -> int:
+    def record_game(self, **game: Unpack[FinishedGame]) -> int:
         """Store a finished game; returns its id. ``data`` is its JSON record.
 
         A finished game between named players (:func:`meeple.ratings.rated`) updates
         their ratings at ``game`` in the same transaction (see docs/server.md, Ratings).
         """
         with self._db.transaction() as tx:
-            return self._insert_game(
-                tx,
-                game=game,
-                variant=variant,
-                protocols=protocols,
-                players=players,
-                started_at=started_at,
-                end_reason=end_reason,
-                result=result,
-                record=record,
-                data=data,
-            )
+            return self._insert_game(tx, **game)
 
-    def _insert_game(
-        self,
-        tx: Transaction,
-        *,
-        game: str,
-        variant: str,
-        protocols: Sequence[str],
-        players: Sequence[str],
-        started_at: float,
-        end_reason: str,
-        result: Mapping[str, Any],
-        record: str,
-        data: Mapping[str, Any] | None = None,
-    ) -> int:
+    def _insert_game(self, tx: Transaction, **game: Unpack[FinishedGame]) -> int:
+        players, end_reason, result = game["players"], game["end_reason"], game["result"]
+        data = game.get("data")
         now = self._now()
         overall, seats = outcomes(players, end_reason, result, data)
         game_id = tx.insert(
             "INSERT INTO games (game, variant, protocols, players, started_at, ended_at,"
             " end_reason, result, record, data, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                game,
-                variant,
-                json.dumps(sorted(set(protocols))),
+                game["game"],
+                game["variant"],
+                json.dumps(sorted(set(game["protocols"]))),
                 json.dumps(list(players)),
-                started_at,
+                game["started_at"],
                 now,
                 end_reason,
                 json.dumps(result, sort_keys=True),
-                record,
+                game["record"],
                 None if data is None else json.dumps(data, separators=(",", ":")),
                 overall,
             ),
@@ -786,7 +769,7 @@ class Store:
             [(game_id, seat, name, seats[seat]) for seat, name in enumerate(players)],
         )
         if data is not None and list(data.get("players", ())) == list(players):
-            self._rate(tx, game, list(players), data, game_id, now)
+            self._rate(tx, game["game"], list(players), data, game_id, now)
         return game_id
 
     # --- action logs (docs/durability.md) -------------------------------------------

@@ -26,11 +26,10 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Input, RichLog, Static
 
+from meeple.tui.app import PlayerApp
 from meeple.tui.connection import (
-    ConnectFailed,
     Connection,
     ConnectOptions,
-    MoveError,
     ServerNotice,
 )
 from meeple.tui.santorini.events import (
@@ -198,7 +197,7 @@ def parse_command(line: str) -> SantoriniMove:
 SantoriniConnection = Connection[SantoriniEvent, SantoriniMove]
 
 
-class SantoriniGameApp(SantoriniApp):
+class SantoriniGameApp(SantoriniApp, PlayerApp[SantoriniEvent, SantoriniMove]):
     """One human player's Santorini client over a connector (see the module docstring)."""
 
     CSS = (
@@ -219,13 +218,10 @@ class SantoriniGameApp(SantoriniApp):
 
     def __init__(self, connector: Any, options: ConnectOptions, *, protocol: str = "") -> None:
         super().__init__(SantoriniView(me=options.name))
-        self.connector = connector
-        self.options = options
-        self.connection: SantoriniConnection | None = None
+        self._player(connector, options, protocol)
         self.over = False
         self.closed_reason: str | None = None
         self.prompt: str | None = None
-        self.sub_title = f"{protocol} {options.host}:{options.port} · {options.name}"
 
     def compose(self) -> ComposeResult:
         yield from super().compose()
@@ -236,21 +232,19 @@ class SantoriniGameApp(SantoriniApp):
         super().on_mount()
         self.run_worker(self._pump(), name="connection", exit_on_error=False)
 
-    async def on_unmount(self) -> None:
-        if self.connection is not None:
-            await self.connection.close()
-
     async def _pump(self) -> None:
-        try:
-            self.connection = await self.connector(self.options)
-        except ConnectFailed as e:
-            self.closed_reason = str(e)
-            self._say(str(e), error=True)
-            self._redraw()
+        connection = await self._connect()
+        if connection is None:
             return
         self.log_line(f"Registered as {self.options.name}; waiting for players")
-        async for event in self.connection.events():
+        async for event in connection.events():
             self.apply(event)
+
+    def _refused(self, reason: str) -> None:
+        self.closed_reason = reason
+
+    def _table_closed(self) -> bool:
+        return self.closed_reason is not None
 
     def apply(self, event: SantoriniEvent) -> None:
         """Show one event."""
@@ -278,22 +272,12 @@ class SantoriniGameApp(SantoriniApp):
             self._say(event.text, error=True)
         self._redraw()
 
-    async def send_move(self, move: SantoriniMove) -> bool:
-        """Send a move; show why if it cannot go. True when it was sent."""
-        if self.connection is None or self.closed_reason is not None:
-            self._say("not connected", error=True)
-            return False
-        try:
-            await self.connection.send(move)
-        except MoveError as e:
-            self._say(str(e), error=True)
-            return False
+    def _sent(self, move: SantoriniMove) -> None:
         if isinstance(move, MoveWorker):
             self.selected = move.destination  # the same worker builds next
         if isinstance(move, ChooseGod | ChooseStarter):
             self.prompt = None
-        self._say("sent; waiting for the server")
-        return True
+        super()._sent(move)
 
     @on(Input.Submitted, "#command")
     async def _command(self, event: Input.Submitted) -> None:
@@ -310,9 +294,6 @@ class SantoriniGameApp(SantoriniApp):
 
     def action_focus_board(self) -> None:
         self.query_one(SantoriniBoard).focus()
-
-    def action_focus_command(self) -> None:
-        self.query_one("#command", Input).focus()
 
     async def pick(self, square: Square) -> None:
         """Turn a picked cell into a placement, a move or a build (see the module docstring)."""
@@ -334,11 +315,6 @@ class SantoriniGameApp(SantoriniApp):
         else:
             self._say("that worker cannot move or build there now", error=True)
         self._redraw()
-
-    def _say(self, text: str, *, error: bool = False) -> None:
-        message = self.query_one("#message", Static)
-        message.update(Text(text))
-        message.set_class(error, "error")
 
     def _status(self) -> Text:
         if self.closed_reason is not None and not self.over:
