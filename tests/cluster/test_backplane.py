@@ -796,3 +796,71 @@ def test_a_log_entry_is_written_as_the_logs_before_wrote_it(entry: dict[str, obj
     canonical = json.dumps(entry, sort_keys=True, separators=(",", ":")).encode()
     assert _body(entry) == canonical
     assert _body([entry, entry]) == b"[" + canonical + b"," + canonical + b"]"
+
+
+async def test_a_kept_lease_is_renewed_within_each_period(tmp_path: Path) -> None:
+    """Leases taken at different moments, renewed on the ticks of the clock: none goes
+    longer than its period (a third of the TTL) without a renewal, the first one
+    included."""
+    ns = Namespace("meeple")
+    clock = VirtualClock()
+    plane = await LocalBackplane.open(tmp_path / "plane.sqlite3", ns, clock=clock)
+    leases = Leases(plane, ns, ttl=3, now=clock.now)  # renewed every second
+    lost: list[object] = []
+    keepers: list[asyncio.Task[None]] = []
+    kv = plane.bucket(ns.leases_bucket)
+    written: dict[str, list[tuple[float, int]]] = {}
+    try:
+        for i in range(10):
+            lease = await leases.acquire(room_key(f"r{i}"), "a")
+            assert lease is not None
+            written[lease.key] = [(clock.now(), lease.revision)]
+            keepers.append(leases.keep(lease, lost.append, sleep=clock.sleep))
+            await clock.advance(0.09)
+        step = 0.05
+        for _ in range(60):  # three seconds: three ticks
+            await clock.advance(step)
+            for key, seen in written.items():
+                entry = await kv.get(key)
+                assert entry is not None
+                if entry.revision != seen[-1][1]:
+                    seen.append((clock.now(), entry.revision))
+        assert lost == []
+        for key, seen in written.items():
+            assert len(seen) >= 4, key  # taken, then renewed at each of the three ticks
+            gaps = [b[0] - a[0] for a, b in itertools.pairwise(seen)]
+            assert max(gaps) <= 1.0 + step + 1e-9, (key, gaps)
+    finally:
+        for keeper in keepers:
+            await Leases.stop(keeper)
+        await plane.close()
+
+
+async def test_the_leases_a_node_keeps_renew_in_one_transaction_a_tick(tmp_path: Path) -> None:
+    """Leases taken at different moments wake for their renewals in the same turn of the
+    event loop (the virtual clock runs its timers one by one, so this one runs on the
+    loop's own clock): each tick's renewals are one transaction of the local backplane,
+    not one a lease."""
+    ns = Namespace("meeple")
+    plane = await LocalBackplane.open(tmp_path / "plane.sqlite3", ns)
+    loop = asyncio.get_running_loop()
+    leases = Leases(plane, ns, ttl=1, now=loop.time)
+    period = 1 / 3
+    lost: list[object] = []
+    keepers: list[asyncio.Task[None]] = []
+    try:
+        for i in range(10):
+            lease = await leases.acquire(room_key(f"r{i}"), "a")
+            assert lease is not None
+            keepers.append(leases.keep(lease, lost.append))
+            await asyncio.sleep(period / 12)  # taken at ten moments of one period
+        commits = _commits(plane)
+        began = loop.time()
+        await asyncio.sleep(3 * period)
+        ticks = int(loop.time() // period) - int(began // period)
+        assert lost == []
+        assert 1 <= len(commits) <= ticks + 1, (len(commits), ticks)
+    finally:
+        for keeper in keepers:
+            await Leases.stop(keeper)
+        await plane.close()
