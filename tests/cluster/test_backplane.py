@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import os
 import secrets
 import signal
+import sqlite3
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -708,4 +710,157 @@ async def test_a_crash_between_batched_writes_loses_nothing_anyone_was_told(
                 assert entry is not None, line
                 assert entry.revision >= revision, line
     finally:
+        await plane.close()
+
+
+# One statement of a turn's transaction: put key k with value v (None: remove it), or
+# append a message with that body.
+_Statement = tuple[str, int, bytes | None]
+_statements = st.lists(
+    st.tuples(st.sampled_from(["kv", "log"]), st.integers(0, 3), st.none() | st.binary(max_size=4)),
+    min_size=1,
+    max_size=25,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(statements=_statements, fail_at=st.none() | st.integers(0, 24))
+def test_a_transaction_runs_its_statements_in_order_all_or_none(
+    statements: list[_Statement], fail_at: int | None
+) -> None:
+    """The local backplane's transaction (a turn's writes, runs of one statement sent to
+    SQLite together): the file holds what running the statements one by one in their
+    order gives (a key removed then written again in one turn is there), and a
+    statement that fails leaves none of them."""
+    from meeple.cluster.local import _DROP_KEY, _PUT_KEY, _PUT_MESSAGE
+
+    async def run() -> None:
+        plane = await LocalBackplane.open(":memory:", Namespace("meeple"), clock=VirtualClock())
+        try:
+            sql: list[tuple[str, tuple[object, ...]]] = []
+            keys: dict[str, bytes] = {}
+            bodies: list[bytes] = []
+            for kind, n, value in statements:
+                if kind == "log":
+                    body = value or b""
+                    row = ("s", len(bodies) + 1, f"s.{n}", "{}", body, f"m{len(sql)}", 0.0)
+                    sql.append((_PUT_MESSAGE, row))
+                    bodies.append(body)
+                elif value is None:
+                    sql.append((_DROP_KEY, ("b", f"k{n}")))
+                    keys.pop(f"k{n}", None)
+                else:
+                    sql.append((_PUT_KEY, ("b", f"k{n}", len(sql) + 1, "put", value, None)))
+                    keys[f"k{n}"] = value
+            failing = fail_at is not None and fail_at < len(sql)
+            if failing:  # the same stream sequence again: the primary key refuses it
+                assert fail_at is not None
+                again = (_PUT_MESSAGE, ("s", 1, "s.0", "{}", b"", "again", 0.0))
+                sql.insert(fail_at, again)
+                sql.insert(fail_at, again)
+            try:
+                plane.transaction(sql, {"kv:b": len(sql)})
+            except sqlite3.IntegrityError:
+                assert failing
+                keys, bodies = {}, []
+            else:
+                assert not failing
+            db = plane._db
+            found = dict(db.execute("SELECT key, value FROM kv WHERE bucket = 'b'").fetchall())
+            assert found == keys
+            rows = db.execute("SELECT data FROM messages WHERE stream = 's' ORDER BY seq")
+            assert [bytes(r[0]) for r in rows.fetchall()] == bodies
+            counters = db.execute("SELECT name FROM counters WHERE name = 'kv:b'").fetchall()
+            assert bool(counters) is not failing
+        finally:
+            await plane.close()
+
+    asyncio.run(run())
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(entry=st.dictionaries(st.text(), _json, max_size=6))
+def test_a_log_entry_is_written_as_the_logs_before_wrote_it(entry: dict[str, object]) -> None:
+    """An entry's bytes (and so its message id's digest: a retry is known by it, also one
+    across an upgrade) are the canonical JSON every version wrote: keys sorted, no
+    spaces, ASCII."""
+    from meeple.cluster.log import _body
+
+    canonical = json.dumps(entry, sort_keys=True, separators=(",", ":")).encode()
+    assert _body(entry) == canonical
+    assert _body([entry, entry]) == b"[" + canonical + b"," + canonical + b"]"
+
+
+async def test_a_kept_lease_is_renewed_within_each_period(tmp_path: Path) -> None:
+    """Leases taken at different moments, renewed on the ticks of the clock: none goes
+    longer than its period (a third of the TTL) without a renewal, the first one
+    included."""
+    ns = Namespace("meeple")
+    clock = VirtualClock()
+    plane = await LocalBackplane.open(tmp_path / "plane.sqlite3", ns, clock=clock)
+    leases = Leases(plane, ns, ttl=3, now=clock.now)  # renewed every second
+    lost: list[object] = []
+    keepers: list[asyncio.Task[None]] = []
+    kv = plane.bucket(ns.leases_bucket)
+    written: dict[str, list[tuple[float, int]]] = {}
+    try:
+        for i in range(10):
+            lease = await leases.acquire(room_key(f"r{i}"), "a")
+            assert lease is not None
+            written[lease.key] = [(clock.now(), lease.revision)]
+            keepers.append(leases.keep(lease, lost.append, sleep=clock.sleep))
+            await clock.advance(0.09)
+        step = 0.05
+        for _ in range(60):  # three seconds: three ticks
+            await clock.advance(step)
+            for key, seen in written.items():
+                entry = await kv.get(key)
+                assert entry is not None
+                if entry.revision != seen[-1][1]:
+                    seen.append((clock.now(), entry.revision))
+        assert lost == []
+        for key, seen in written.items():
+            assert len(seen) >= 4, key  # taken, then renewed at each of the three ticks
+            gaps = [b[0] - a[0] for a, b in itertools.pairwise(seen)]
+            assert max(gaps) <= 1.0 + step + 1e-9, (key, gaps)
+    finally:
+        for keeper in keepers:
+            await Leases.stop(keeper)
+        await plane.close()
+
+
+async def test_the_leases_a_node_keeps_renew_in_one_transaction_a_tick(tmp_path: Path) -> None:
+    """Leases taken at different moments wake for their renewals in the same turn of the
+    event loop (the virtual clock runs its timers one by one, so this one runs on the
+    loop's own clock): each tick's renewals are one transaction of the local backplane,
+    not one a lease."""
+    ns = Namespace("meeple")
+    plane = await LocalBackplane.open(tmp_path / "plane.sqlite3", ns)
+    loop = asyncio.get_running_loop()
+    leases = Leases(plane, ns, ttl=1, now=loop.time)
+    period = 1 / 3
+    lost: list[object] = []
+    keepers: list[asyncio.Task[None]] = []
+    try:
+        for i in range(10):
+            lease = await leases.acquire(room_key(f"r{i}"), "a")
+            assert lease is not None
+            keepers.append(leases.keep(lease, lost.append))
+            await asyncio.sleep(period / 12)  # taken at ten moments of one period
+        commits = _commits(plane)
+        began = loop.time()
+        await asyncio.sleep(3 * period)
+        ticks = int(loop.time() // period) - int(began // period)
+        assert lost == []
+        assert 1 <= len(commits) <= ticks + 1, (len(commits), ticks)
+    finally:
+        for keeper in keepers:
+            await Leases.stop(keeper)
         await plane.close()

@@ -207,8 +207,9 @@ class Leases:
         every: float | None = None,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> asyncio.Task[None]:
-        """Renew ``lease`` every ``every`` seconds (a third of the TTL) until the task is
-        cancelled; ``on_lost(lease)`` once if a renewal finds it lost. A renewal that
+        """Renew ``lease`` every ``every`` seconds (a third of the TTL), on the ticks of
+        the clock (``now``'s multiples of it, shared by every lease kept), until the task
+        is cancelled; ``on_lost(lease)`` once if a renewal finds it lost. A renewal that
         fails for another reason (NATS unreachable for a moment) is tried again at the
         next tick: the lease may lapse meanwhile, and the next renewal then says so.
         ``sleep`` waits between renewals (injectable; the TTL itself is the server's)."""
@@ -220,7 +221,13 @@ class Leases:
             kept[lease.key] = (self._now(), None)
             try:
                 while True:
-                    await sleep(period)
+                    # On the ticks of the clock (multiples of the period), not a period
+                    # after each lease was taken: the renewals of a node's leases wake
+                    # in one turn of the loop, so the local backplane commits them in
+                    # one transaction (group commit) rather than one each. The first
+                    # renewal comes at most one period after the lease was taken, as
+                    # every later one.
+                    await sleep(period - self._now() % period)
                     try:
                         current = await self.renew(current)
                         kept[lease.key] = (self._now(), None)

@@ -42,6 +42,8 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 
 from meeple.bus.base import Bus, BusClosed
@@ -103,6 +105,8 @@ _PUT_KEY = (
     " VALUES (?, ?, ?, ?, ?, ?)"
 )
 _DROP_KEY = "DELETE FROM kv WHERE bucket = ? AND key = ?"
+# A message's headers as stored (one encoder: ``json.dumps`` with options builds one a call).
+_HEADERS = json.JSONEncoder(separators=(",", ":")).encode
 _PUT_COUNTER = "INSERT OR REPLACE INTO counters (name, last) VALUES (?, ?)"
 _PUT_MESSAGE = (
     "INSERT INTO messages (stream, seq, subject, headers, data, msg_id, at)"
@@ -335,7 +339,7 @@ class _Stream:
             self.name,
             stored.seq,
             subject,
-            json.dumps(dict(stored.headers), separators=(",", ":")),
+            _HEADERS(stored.headers),
             stored.data,
             msg_id,
             plane.wall(),
@@ -631,8 +635,10 @@ class LocalBackplane:
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
-            for sql, args in statements:
-                db.execute(sql, args)
+            # Runs of one statement (a turn's log entries, its lease renewals) go to
+            # SQLite as one executemany each, in their order.
+            for sql, rows in groupby(statements, key=itemgetter(0)):
+                db.executemany(sql, [args for _, args in rows])
             if counters:
                 db.executemany(_PUT_COUNTER, counters.items())
             db.execute("COMMIT")

@@ -128,8 +128,12 @@ class _Tail:
     refused: bool = False
 
 
-def _body(value: Mapping[str, Any]) -> bytes:
-    return json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
+# One encoder for every entry: ``json.dumps`` with options builds a new one per call.
+_ENCODE = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+
+
+def _body(value: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> bytes:
+    return _ENCODE(value).encode()
 
 
 def _digest(body: bytes) -> str:
@@ -252,7 +256,7 @@ class JetStreamLog:
                 await self.append_log(uid, seq, entry, at=at)
             return
         last = seq + len(entries) - 1
-        body = json.dumps(list(entries), sort_keys=True, separators=(",", ":")).encode()
+        body = _body(list(entries))
         msg_id = f"{check_token(uid, 'room')}.{seq}-{last}.{_digest(body)}"
         tail = self._tails.get(uid) or await self._read_tail(uid)
         if tail.refused:
