@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from meeple.node.store import StoreRole
     from meeple.node.views import ViewRelay
     from meeple.node.writebehind import WriteBehind
-    from meeple.server.store.database import DatabaseClaim
+    from meeple.server.store.database import DatabaseClaim, Store
     from meeple.web.listener import WebListener
 
 __all__ = [
@@ -277,20 +277,27 @@ class Node:
             # Before any log is read: one process per local backplane (a second one would
             # take the first one's rooms over while it plays them).
             self._claim = DatabaseClaim(c.local)
-        self.plane = plane = await self._connect()
-        self.bus: Bus = plane.bus
-        self.leases = Leases(plane, self.ns, ttl=c.lease_ttl, now=self.services.clock.now)
+        store = None
         if "store" in c.roles:
-            from meeple.node.store import StoreRole
             from meeple.server.store.database import open_store
 
             assert c.database is not None
-            self.store = StoreRole(
-                self.bus,
-                self.ns,
-                await asyncio.to_thread(open_store, c.database),
-                clock=self.services.clock,
-            )
+            store = await asyncio.to_thread(open_store, c.database)
+            if c.local is not None:
+                # Before the backplane opens: the earlier runtime's open games move in.
+                await self._upgrade(c.local, store)
+        try:
+            self.plane = plane = await self._connect()
+        except BaseException:
+            if store is not None:
+                await asyncio.to_thread(store.close)
+            raise
+        self.bus: Bus = plane.bus
+        self.leases = Leases(plane, self.ns, ttl=c.lease_ttl, now=self.services.clock.now)
+        if store is not None:
+            from meeple.node.store import StoreRole
+
+            self.store = StoreRole(self.bus, self.ns, store, clock=self.services.clock)
             await self.store.start()
             if c.local is not None:
                 await self._legacy_logs()
@@ -509,10 +516,41 @@ class Node:
         if busy():
             logger.warning("%s: draining: %d games still on; stopping", self.config.name, busy())
 
+    async def _upgrade(self, local: str, store: Store) -> None:
+        """The upgrade from ``meeple serve --runtime server`` (docs/server.md,
+        "Upgrading"): the games it left open on ``database`` go into the backplane file
+        ``local`` (opened on its own, no write-behind: each copy is on disk before the
+        store's goes), then the takeover resumes them as this node's own. Idempotent and
+        crash-safe (:func:`meeple.node.logfile.import_store_logs`)."""
+        from meeple.cluster.local import LocalBackplane
+        from meeple.node.logfile import import_store_logs
+
+        try:
+            if not await asyncio.to_thread(store.open_logs):
+                return  # nothing to move: the file is not even opened here
+        except Exception:  # the database's trouble is the store check's to report
+            return
+        plane = await LocalBackplane.open(
+            local, self.ns, clock=self.services.clock, timing=self.config.server.cluster
+        )
+        try:
+            moved = await import_store_logs(store, plane, self.ns, edge=self.config.name)
+        finally:
+            await plane.close()
+        if moved:
+            logger.warning(
+                "%s: %d games left open by `meeple serve --runtime server` moved into %s;"
+                " they resume here (%s)",
+                self.config.name,
+                len(moved),
+                local,
+                ", ".join(moved[:10]) + (", …" if len(moved) > 10 else ""),
+            )
+
     async def _legacy_logs(self) -> None:
-        """Games left open by ``meeple serve --runtime server`` on this database (their
-        logs in its ``room_logs`` table, which this runtime does not read): named, so
-        that the operator runs that runtime once more to finish them."""
+        """Games left open by ``meeple serve --runtime server`` on this database that
+        the upgrade did not move (a CMPN402 referee's, a log that does not fit): named,
+        so that the operator runs that runtime once more to finish them."""
         assert self.store is not None
         try:
             open_logs = await asyncio.to_thread(self.store.store.open_logs)
@@ -521,7 +559,7 @@ class Node:
         if open_logs:
             logger.warning(
                 "%s: %d games left open by `meeple serve --runtime server` on this database"
-                " (%s); this runtime does not resume them: run that one to finish them",
+                " not moved (%s); this runtime does not resume them: run that one to finish them",
                 self.config.name,
                 len(open_logs),
                 ", ".join(open_logs[:10]) + (", …" if len(open_logs) > 10 else ""),
