@@ -160,3 +160,34 @@ async def test_games_left_open_by_the_old_runtime_are_named_at_the_start(
     [line] = [r.getMessage() for r in caplog.records if "left open" in r.getMessage()]
     assert "old-1" in line
     assert "--runtime server" in line
+
+
+async def test_names_are_checked_against_the_accounts_at_once(
+    tmp_path: Path, gcide: Lexicon
+) -> None:
+    """On the one-process node a name at HELLO is checked against the reserved names in
+    memory, as ``meeple serve``'s (issue 32.2 item 2), not by an ask of the store role,
+    which a thousand players' HELLOs at once queued behind a loaded event loop until
+    each timed out and refused its name. With the store role's account answers gone,
+    an account's name is still refused and any other given."""
+    from meeple.clients.clarkson import NameRefused
+    from meeple.server.store.database import Store
+
+    config = _config(tmp_path)
+    store = Store(config.database)
+    try:
+        assert store.add_account("Carol", b"h" * 32, b"s" * 16, "scrypt")
+    finally:
+        store.close()
+    node = Node(serve_config(config))
+    try:
+        await node.start()
+        assert node.store is not None
+        await node.store.accounts.stop()  # no ask of the store would be answered now
+        port = node.listeners["clarkson"].port
+        ann = await ClarksonClient.connect("127.0.0.1", port, "ann")
+        await ann.close()
+        with pytest.raises(NameRefused):
+            await ClarksonClient.connect("127.0.0.1", port, "carol")
+    finally:
+        await node.stop()

@@ -117,11 +117,14 @@ def upgraded_genesis(genesis: Mapping[str, Any], edge: str) -> dict[str, Any]:
     takeover judges it a seat whose connection died with the last process (held for
     its rejoin token, or gone by its protocol's rule), as a restart of either runtime
     does. The same genesis gives the same result (the import's retries rely on it)."""
+    infos = genesis.get("seats")
+    if not isinstance(infos, list) or not all(isinstance(i, Mapping) for i in infos):
+        raise ValueError("the genesis has no seats")
     seats = [
         dict(info)
         if info.get("bot") or info.get("route")
         else {**info, "route": f"{edge}-upgrade_{index}"}
-        for index, info in enumerate(genesis["seats"])
+        for index, info in enumerate(infos)
     ]
     return {**genesis, "seats": seats}
 
@@ -143,7 +146,8 @@ async def import_store_logs(store: Store, plane: Streams, ns: Namespace, *, edge
         old = await asyncio.to_thread(store.action_log, uid)
         if old is None or old.finished:
             continue
-        if old.game not in _IMPORTED_GAMES or "referee" in (old.genesis.get("table") or {}):
+        table = old.genesis.get("table")
+        if old.game not in _IMPORTED_GAMES or (isinstance(table, Mapping) and "referee" in table):
             continue
         log = JetStreamLog(plane, ns, store, wall_clock=functools.partial(float, old.created_at))
         try:
@@ -152,7 +156,9 @@ async def import_store_logs(store: Store, plane: Streams, ns: Namespace, *, edge
             done = 0 if copied is None else len(copied.entries)
             for entry in old.entries[done:]:
                 await log.append_log(uid, entry.seq, entry.entry, at=entry.at)
-        except LogConflict as e:
+        except (LogConflict, ValueError) as e:
+            # Another log under its uid, or no room's genesis: for a look, or the
+            # earlier runtime (named at the start: meeple.node.node).
             logger.error("room %s: not taken from the store (%s); left there", uid, e)
             continue
         await asyncio.to_thread(store.hand_over_log, uid)

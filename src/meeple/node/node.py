@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from meeple.node.store import StoreRole
     from meeple.node.views import ViewRelay
     from meeple.node.writebehind import WriteBehind
+    from meeple.server.lobby.names import StoreReservations
     from meeple.server.store.database import DatabaseClaim, Store
     from meeple.web.listener import WebListener
 
@@ -212,6 +213,9 @@ class Node:
         # A local backplane's writes held while its file fails (meeple serve's journal).
         self.behind: WriteBehind | None = None
         self.dropped: list[str] = []  # the game updates a stop went without (named)
+        # One process with a store and an edge (meeple serve): the reserved names in
+        # memory, as MeepleServer's (its edge's names are checked against them at once).
+        self.reservations: StoreReservations | None = None
         self.log: JetStreamLog | None = None  # the rooms role's
         # This start's id in its edge's seat routes (meeple.node.edge.EdgeLobby.start_id).
         self._start_id = secrets.token_hex(3)
@@ -297,7 +301,17 @@ class Node:
         if store is not None:
             from meeple.node.store import StoreRole
 
-            self.store = StoreRole(self.bus, self.ns, store, clock=self.services.clock)
+            if c.local is not None and "edge" in c.roles:
+                from meeple.server.lobby.names import StoreReservations
+
+                self.reservations = await asyncio.to_thread(StoreReservations.load, store)
+            self.store = StoreRole(
+                self.bus,
+                self.ns,
+                store,
+                clock=self.services.clock,
+                reservations=self.reservations,
+            )
             await self.store.start()
             if c.local is not None:
                 await self._legacy_logs()
@@ -655,13 +669,18 @@ class Node:
         # Accounts from any store node (no database here): the web's pages and seats, and
         # the reserved names every protocol's names are checked against (fail closed).
         self.accounts = BusAccounts(self.bus, self.ns, timing.store_wait)
+        # One process (meeple serve): the store's reserved names in memory, checked at
+        # once, as MeepleServer's, so no name waits on an ask behind a loaded loop.
+        here = self.reservations
         self.services.names = ClusterNames(
             self.bus,
             self.ns,
             self.config.name,
             ttl=self.config.name_ttl,
             timing=timing,
-            reserved=self.accounts.reserved,
+            reserved=self.accounts.reserved if here is None else None,
+            reserved_now=None if here is None else here.reserved,
+            one_process=self.config.local is not None,
         )
         self.edge.names = self.services.names
         # An edge plays no word (the rooms nodes check them), but loads the word lists
