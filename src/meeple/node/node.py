@@ -136,12 +136,19 @@ def backplane_file(database: str) -> str:
 def serve_config(server: ServerConfig, *, name: str = "serve") -> NodeConfig:
     """``meeple serve``: one node with every role over the local backplane, every
     listener of ``server`` on its port, finished games in ``server.database``."""
+    # One process: its edge and its node cannot fall silent to its own roles while it
+    # runs (a loaded event loop only hears its own heartbeat late), so no silence is
+    # judged: under 1,000 games a late heartbeat made the rooms and the lobby drop every
+    # seat of the process's own edge (issue 32.2 item 2). A crash is a restart.
+    # (A week: the longest silence ClusterConfig takes, so one no process lives to see.)
+    never = 7 * 24 * 3600
+    one = replace(server.cluster, edge_silence=never, node_silence=never)
     return NodeConfig(
         name=name,
         roles=frozenset(ROLES),
         nats_url="",
         database=server.database,
-        server=server,
+        server=server.with_overrides(cluster=one),
         listeners=SERVE_LISTENERS,
         local=backplane_file(server.database),
     )
