@@ -65,6 +65,9 @@ LISTENERS = tuple(FULL_GAMES)
 TICKS = os.sysconf("SC_CLK_TCK")
 LOG = [True]  # rooms write their action log (--no-log: they do not)
 METRICS = [True]  # Prometheus metrics counted (--no-metrics: not; issue 35)
+# What serves (--runtime, else $MEEPLE_SERVE_RUNTIME, as meeple serve): "server",
+# MeepleServer; "node", the one-process node (meeple.node.node.serve_config).
+RUNTIME = [os.environ.get("MEEPLE_SERVE_RUNTIME") or "server"]
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -186,13 +189,45 @@ def server_process(
         asyncio.run(run())
 
 
+def serve_node_process(names: tuple[str, ...], db: str, out: Any, stop: Any) -> None:
+    """``meeple serve``'s default runtime, the one-process node (every role over the
+    local backplane beside ``db``), with only ``names`` listening and every game dealt
+    alike (``same_game_seed``)."""
+    from dataclasses import replace
+
+    from meeple.node.node import Node, serve_config
+
+    async def run() -> None:
+        config = replace(
+            serve_config(bench_config(names, db)), listeners=names, same_game_seed=SEED
+        )
+        node = Node(config)
+        await node.start()
+        out.put((os.getpid(), {n: node.listeners[n].port for n in names}))
+        await asyncio.get_running_loop().run_in_executor(None, stop.wait)
+        await node.stop()
+
+    profile = os.environ.get("MEEPLE_BENCH_PROFILE")
+    if profile:  # cProfile the whole node process, stats written to this path
+        import cProfile
+
+        cProfile.runctx("asyncio.run(run())", globals(), locals(), f"{profile}.{names[0]}")
+    else:
+        asyncio.run(run())
+
+
 class Server:
-    """The measured server in its own process."""
+    """The measured server in its own process (``RUNTIME``'s)."""
 
     def __init__(self, names: tuple[str, ...], db: Path) -> None:
         ctx = mp.get_context("spawn")
         self._out: Any = ctx.Queue()
         self._stop = ctx.Event()
+        if RUNTIME[0] == "node":
+            self._proc = ctx.Process(
+                target=serve_node_process, args=(names, str(db), self._out, self._stop)
+            )
+            return
         self._proc = ctx.Process(
             target=server_process, args=(names, str(db), self._out, self._stop, LOG[0], METRICS[0])
         )
@@ -877,12 +912,23 @@ def main() -> None:
         help="Twente only: CPU per turn at these numbers of concurrent games, e.g. 100,1000,4000",
     )
     parser.add_argument("--repeats", type=int, default=1, help="runs per size for --scaling")
+    parser.add_argument(
+        "--runtime",
+        choices=("server", "node"),
+        default=RUNTIME[0],
+        help="what serves, as meeple serve --runtime (default $MEEPLE_SERVE_RUNTIME, else"
+        " server); node: no --no-log nor --no-metrics",
+    )
     args = parser.parse_args()
+    RUNTIME[0] = args.runtime
     LOG[0] = not args.no_log
     METRICS[0] = not args.no_metrics
     if args.scaling:
         sizes = [int(n) for n in args.scaling.split(",")]
-        print(f"machine: {os.cpu_count()} CPUs; server and clients in separate processes")
+        print(
+            f"machine: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; server"
+            f" ({RUNTIME[0]} runtime) and clients in separate processes"
+        )
         run_scaling(sizes, args.repeats, load_lexicon(DEFAULT_LEXICON))
         return
     games = parse_games(args.games, args.quick)

@@ -6,6 +6,7 @@ the web port, the same wire greetings. Each test runs against both, selected by 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -15,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 import websockets
-from tests.patience import PATIENCE
+from tests.patience import PATIENCE, eventually
 
 from meeple.clients.clarkson import ClarksonClient
 from meeple.clients.spectrangle import SpectrangleClient
@@ -143,9 +144,10 @@ async def test_a_second_one_on_the_same_database_is_refused(
 async def test_games_left_open_by_the_old_runtime_are_named_at_the_start(
     tmp_path: Path, gcide: Lexicon, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """A database whose ``room_logs`` hold a game ``--runtime server`` left open (the
-    node keeps its logs elsewhere and does not resume it): the node's start names it and
-    the runtime that finishes it, rather than leaving it unsaid."""
+    """A database whose ``room_logs`` hold a log ``--runtime server`` left open that the
+    upgrade cannot move (its genesis is no room's: docs/server.md, "Upgrading"): the
+    node's start names it and the runtime that finishes it, rather than leaving it
+    unsaid."""
     from meeple.server.store.database import Store
 
     config = _config(tmp_path)
@@ -160,3 +162,72 @@ async def test_games_left_open_by_the_old_runtime_are_named_at_the_start(
     [line] = [r.getMessage() for r in caplog.records if "left open" in r.getMessage()]
     assert "old-1" in line
     assert "--runtime server" in line
+
+
+async def test_names_are_checked_against_the_accounts_at_once(
+    tmp_path: Path, gcide: Lexicon
+) -> None:
+    """On the one-process node a name at HELLO is checked against the reserved names in
+    memory, as ``meeple serve``'s (issue 32.2 item 2), not by an ask of the store role,
+    which a thousand players' HELLOs at once queued behind a loaded event loop until
+    each timed out and refused its name. With the store role's account answers gone,
+    an account's name is still refused and any other given."""
+    from meeple.clients.clarkson import NameRefused
+    from meeple.server.store.database import Store
+
+    config = _config(tmp_path)
+    store = Store(config.database)
+    try:
+        assert store.add_account("Carol", b"h" * 32, b"s" * 16, "scrypt")
+    finally:
+        store.close()
+    node = Node(serve_config(config))
+    try:
+        await node.start()
+        assert node.store is not None
+        await node.store.accounts.stop()  # no ask of the store would be answered now
+        port = node.listeners["clarkson"].port
+        ann = await ClarksonClient.connect("127.0.0.1", port, "ann")
+        await ann.close()
+        with pytest.raises(NameRefused):
+            await ClarksonClient.connect("127.0.0.1", port, "carol")
+    finally:
+        await node.stop()
+
+
+async def test_a_late_heartbeat_drops_no_seat_of_its_own_edge(
+    tmp_path: Path, gcide: Lexicon
+) -> None:
+    """In one process the edge cannot fall silent to its own rooms and lobby (issue 32.2
+    item 2): under 1,000 games the loaded event loop heard its own heartbeat late and
+    the rooms role made every seat leave ("edge serve is silent"). Here the heartbeat
+    stops outright for several edge silences (``edge_silence`` of the config: 0.3 s):
+    the seated players are still in their game and play on."""
+    from meeple.server.config import ClusterConfig
+
+    config = _config(tmp_path).with_overrides(
+        cluster=ClusterConfig(heartbeat=0.1, edge_silence=0.3, node_silence=0.3)
+    )
+    node = Node(serve_config(config))
+    try:
+        await node.start()
+        port = node.listeners["clarkson"].port
+        ann = await ClarksonClient.connect("127.0.0.1", port, "ann")
+        bob = await ClarksonClient.connect("127.0.0.1", port, "bob")
+        try:
+            await ann.ready()
+            await bob.ready()
+            assert node.rooms is not None
+            await eventually(lambda: len(node.rooms.rooms) == 1, "the game started")
+            beat = node._beat
+            assert beat is not None
+            beat.cancel()  # no heartbeat: as a loop too loaded to beat in time
+            await asyncio.sleep(2.0)  # several silences (and the watchers' ticks) pass
+            [owned] = node.rooms.rooms.values()
+            assert not owned.room.finished
+            assert not owned.room.departed()
+        finally:
+            await ann.close()
+            await bob.close()
+    finally:
+        await node.stop()

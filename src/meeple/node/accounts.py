@@ -72,6 +72,7 @@ if TYPE_CHECKING:
 
     from meeple.server.clock import Clock
     from meeple.server.edge.attempts import AttemptLimiter
+    from meeple.server.lobby.names import StoreReservations
     from meeple.server.store.database import Store
 
 __all__ = [
@@ -218,11 +219,17 @@ class AccountService:
         *,
         cost: Scrypt | None = None,
         wall_clock: Callable[[], float] = time.time,
+        reservations: StoreReservations | None = None,
     ) -> None:
+        """``reservations``: the reserved names in memory, kept current here as
+        ``meeple serve``'s (one process: its edge checks names against them at once)."""
         self.bus = bus
         self.ns = ns
         self.store = store
-        self.accounts = Accounts(lambda: store, clock, cost=cost)
+        held = reservations
+        self.accounts = Accounts(
+            lambda: store, clock, cost=cost, reservations=None if held is None else lambda: held
+        )
         self.wall_clock = wall_clock
         self._subs: list[Subscription] = []
 

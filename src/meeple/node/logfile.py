@@ -19,7 +19,9 @@ otherwise), then appends as the node would, fenced.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Coroutine, Mapping
@@ -28,12 +30,20 @@ from typing import Any, TypeVar
 
 from meeple.bus.subjects import Namespace
 from meeple.cluster.backplane import Stored
-from meeple.cluster.log import JetStreamLog
-from meeple.server.store.database import ActionLog, DatabaseClaim, Store, open_store
+from meeple.cluster.log import JetStreamLog, Streams
+from meeple.server.store.database import (
+    ActionLog,
+    DatabaseClaim,
+    LogConflict,
+    Store,
+    open_store,
+)
 
-__all__ = ["RoomLogs", "room_logs"]
+__all__ = ["RoomLogs", "import_store_logs", "room_logs", "upgraded_genesis"]
 
 _T = TypeVar("_T")
+
+logger = logging.getLogger(__name__)
 
 
 class _FileStream:
@@ -94,6 +104,66 @@ class _FilePlane:
 
     def stream(self, name: str) -> _FileStream:
         return self._stream
+
+
+# What the node resumes (meeple.node.rooms.ROOM_GAMES less the CMPN402 referee's logs,
+# which its own listener hosted in the earlier runtime: they stay in the store, named).
+_IMPORTED_GAMES = frozenset({"scrabble", "santorini", "spectrangle"})
+
+
+def upgraded_genesis(genesis: Mapping[str, Any], edge: str) -> dict[str, Any]:
+    """An earlier runtime's genesis as the node's: each seat that is no server bot gets
+    a route on an earlier start of edge ``edge`` (``<edge>-upgrade_<index>``), so the
+    takeover judges it a seat whose connection died with the last process (held for
+    its rejoin token, or gone by its protocol's rule), as a restart of either runtime
+    does. The same genesis gives the same result (the import's retries rely on it)."""
+    infos = genesis.get("seats")
+    if not isinstance(infos, list) or not all(isinstance(i, Mapping) for i in infos):
+        raise ValueError("the genesis has no seats")
+    seats = [
+        dict(info)
+        if info.get("bot") or info.get("route")
+        else {**info, "route": f"{edge}-upgrade_{index}"}
+        for index, info in enumerate(infos)
+    ]
+    return {**genesis, "seats": seats}
+
+
+async def import_store_logs(store: Store, plane: Streams, ns: Namespace, *, edge: str) -> list[str]:
+    """The upgrade from ``meeple serve --runtime server`` (docs/server.md, "Upgrading"):
+    copy each game it left open (the store's ``room_logs``) into the node's log stream on
+    ``plane``, then drop it from the store, one room at a time; the uids copied. The
+    node's takeover then resumes them as its own.
+
+    Crash-safe and idempotent: a room's copy is written before its store copy goes, each
+    write durable before the next (``plane`` is the backplane file itself, no
+    write-behind), and each write is the log's own fenced, retried append, so a start
+    after a crash halfway finds what was copied and writes only the rest; a room already
+    dropped from the store is not seen again. A log that does not fit (another log under
+    its uid) stays in the store, named."""
+    moved: list[str] = []
+    for uid in await asyncio.to_thread(store.open_logs):
+        old = await asyncio.to_thread(store.action_log, uid)
+        if old is None or old.finished:
+            continue
+        table = old.genesis.get("table")
+        if old.game not in _IMPORTED_GAMES or (isinstance(table, Mapping) and "referee" in table):
+            continue
+        log = JetStreamLog(plane, ns, store, wall_clock=functools.partial(float, old.created_at))
+        try:
+            await log.open_log(uid, old.game, upgraded_genesis(old.genesis, edge))
+            copied = await log.action_log(uid)
+            done = 0 if copied is None else len(copied.entries)
+            for entry in old.entries[done:]:
+                await log.append_log(uid, entry.seq, entry.entry, at=entry.at)
+        except (LogConflict, ValueError) as e:
+            # Another log under its uid, or no room's genesis: for a look, or the
+            # earlier runtime (named at the start: meeple.node.node).
+            logger.error("room %s: not taken from the store (%s); left there", uid, e)
+            continue
+        await asyncio.to_thread(store.hand_over_log, uid)
+        moved.append(uid)
+    return moved
 
 
 class RoomLogs:

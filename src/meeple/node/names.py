@@ -66,13 +66,24 @@ class ClusterNames(NameRegistry):
         ttl: float,
         timing: ClusterConfig | None = None,
         reserved: Callable[[str], Awaitable[bool]] | None = None,
+        reserved_now: Callable[[str], bool] | None = None,
+        one_process: bool = False,
     ) -> None:
         """``ttl``: seconds a name stays claimed without a renewal (``meeple node
         --name-ttl``): how long a dead edge's names stay taken. ``reserved``: whether a
         name is an account's (:meth:`meeple.node.accounts.BusAccounts.reserved`), asked
         beside the cluster's claim for a dialect's :meth:`claim_then`; a reserved name,
-        or one it cannot tell (it raises: no store node answers), is refused."""
-        super().__init__(reserved=reserved)
+        or one it cannot tell (it raises: no store node answers), is refused.
+        ``reserved_now``: the same, answered at once (the one-process node: the store's
+        reserved names in memory, :class:`~meeple.server.lobby.names.StoreReservations`,
+        as ``meeple serve``'s), asked before the claim instead of beside it.
+
+        ``one_process``: the names service is in this process (the local backplane), so
+        an ask that is not answered in ``ask_wait`` is only behind a busy event loop,
+        not lost: it is waited for, for the whole patience, and not sent again (each
+        copy sent again would be one more claim for the loaded loop to answer)."""
+        super().__init__(reserved=reserved, reserved_now=reserved_now)
+        self.one_process = one_process
         self.timing = timing or ClusterConfig()
         self.bus = bus
         self.ns = ns.for_node(node)  # its requests name it: NATS lets it send no other's
@@ -85,6 +96,10 @@ class ClusterNames(NameRegistry):
     def claim_then(self, name: str, owner: object, then: Callable[[bool], None]) -> None:
         if not super().claim(name, owner):
             then(False)  # a connection of this edge has it
+            return
+        if self.reserved_now is not None and not self._unreserved_now(name):
+            super().release(name, owner)
+            then(False)  # an account's name (or the reservations were never read)
             return
         if name.casefold() in self._held:
             then(True)  # this owner has it cluster-wide already
@@ -171,7 +186,12 @@ class ClusterNames(NameRegistry):
         patience = self.timing.names_patience if patience is None else patience
         try:
             return await ask(
-                self.bus, self.ns.lobby_request(OP), payload, self.timing, patience=patience
+                self.bus,
+                self.ns.lobby_request(OP),
+                payload,
+                self.timing,
+                patience=patience,
+                wait=patience if self.one_process else None,
             )
         except BusClosed:
             return None

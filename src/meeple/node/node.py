@@ -53,7 +53,8 @@ if TYPE_CHECKING:
     from meeple.node.store import StoreRole
     from meeple.node.views import ViewRelay
     from meeple.node.writebehind import WriteBehind
-    from meeple.server.store.database import DatabaseClaim
+    from meeple.server.lobby.names import StoreReservations
+    from meeple.server.store.database import DatabaseClaim, Store
     from meeple.web.listener import WebListener
 
 __all__ = [
@@ -135,12 +136,19 @@ def backplane_file(database: str) -> str:
 def serve_config(server: ServerConfig, *, name: str = "serve") -> NodeConfig:
     """``meeple serve``: one node with every role over the local backplane, every
     listener of ``server`` on its port, finished games in ``server.database``."""
+    # One process: its edge and its node cannot fall silent to its own roles while it
+    # runs (a loaded event loop only hears its own heartbeat late), so no silence is
+    # judged: under 1,000 games a late heartbeat made the rooms and the lobby drop every
+    # seat of the process's own edge (issue 32.2 item 2). A crash is a restart.
+    # (A week: the longest silence ClusterConfig takes, so one no process lives to see.)
+    never = 7 * 24 * 3600
+    one = replace(server.cluster, edge_silence=never, node_silence=never)
     return NodeConfig(
         name=name,
         roles=frozenset(ROLES),
         nats_url="",
         database=server.database,
-        server=server,
+        server=server.with_overrides(cluster=one),
         listeners=SERVE_LISTENERS,
         local=backplane_file(server.database),
     )
@@ -212,6 +220,9 @@ class Node:
         # A local backplane's writes held while its file fails (meeple serve's journal).
         self.behind: WriteBehind | None = None
         self.dropped: list[str] = []  # the game updates a stop went without (named)
+        # One process with a store and an edge (meeple serve): the reserved names in
+        # memory, as MeepleServer's (its edge's names are checked against them at once).
+        self.reservations: StoreReservations | None = None
         self.log: JetStreamLog | None = None  # the rooms role's
         # This start's id in its edge's seat routes (meeple.node.edge.EdgeLobby.start_id).
         self._start_id = secrets.token_hex(3)
@@ -277,19 +288,36 @@ class Node:
             # Before any log is read: one process per local backplane (a second one would
             # take the first one's rooms over while it plays them).
             self._claim = DatabaseClaim(c.local)
-        self.plane = plane = await self._connect()
-        self.bus: Bus = plane.bus
-        self.leases = Leases(plane, self.ns, ttl=c.lease_ttl, now=self.services.clock.now)
+        store = None
         if "store" in c.roles:
-            from meeple.node.store import StoreRole
             from meeple.server.store.database import open_store
 
             assert c.database is not None
+            store = await asyncio.to_thread(open_store, c.database)
+            if c.local is not None:
+                # Before the backplane opens: the earlier runtime's open games move in.
+                await self._upgrade(c.local, store)
+        try:
+            self.plane = plane = await self._connect()
+        except BaseException:
+            if store is not None:
+                await asyncio.to_thread(store.close)
+            raise
+        self.bus: Bus = plane.bus
+        self.leases = Leases(plane, self.ns, ttl=c.lease_ttl, now=self.services.clock.now)
+        if store is not None:
+            from meeple.node.store import StoreRole
+
+            if c.local is not None and "edge" in c.roles:
+                from meeple.server.lobby.names import StoreReservations
+
+                self.reservations = await asyncio.to_thread(StoreReservations.load, store)
             self.store = StoreRole(
                 self.bus,
                 self.ns,
-                await asyncio.to_thread(open_store, c.database),
+                store,
                 clock=self.services.clock,
+                reservations=self.reservations,
             )
             await self.store.start()
             if c.local is not None:
@@ -509,10 +537,41 @@ class Node:
         if busy():
             logger.warning("%s: draining: %d games still on; stopping", self.config.name, busy())
 
+    async def _upgrade(self, local: str, store: Store) -> None:
+        """The upgrade from ``meeple serve --runtime server`` (docs/server.md,
+        "Upgrading"): the games it left open on ``database`` go into the backplane file
+        ``local`` (opened on its own, no write-behind: each copy is on disk before the
+        store's goes), then the takeover resumes them as this node's own. Idempotent and
+        crash-safe (:func:`meeple.node.logfile.import_store_logs`)."""
+        from meeple.cluster.local import LocalBackplane
+        from meeple.node.logfile import import_store_logs
+
+        try:
+            if not await asyncio.to_thread(store.open_logs):
+                return  # nothing to move: the file is not even opened here
+        except Exception:  # the database's trouble is the store check's to report
+            return
+        plane = await LocalBackplane.open(
+            local, self.ns, clock=self.services.clock, timing=self.config.server.cluster
+        )
+        try:
+            moved = await import_store_logs(store, plane, self.ns, edge=self.config.name)
+        finally:
+            await plane.close()
+        if moved:
+            logger.warning(
+                "%s: %d games left open by `meeple serve --runtime server` moved into %s;"
+                " they resume here (%s)",
+                self.config.name,
+                len(moved),
+                local,
+                ", ".join(moved[:10]) + (", …" if len(moved) > 10 else ""),
+            )
+
     async def _legacy_logs(self) -> None:
-        """Games left open by ``meeple serve --runtime server`` on this database (their
-        logs in its ``room_logs`` table, which this runtime does not read): named, so
-        that the operator runs that runtime once more to finish them."""
+        """Games left open by ``meeple serve --runtime server`` on this database that
+        the upgrade did not move (a CMPN402 referee's, a log that does not fit): named,
+        so that the operator runs that runtime once more to finish them."""
         assert self.store is not None
         try:
             open_logs = await asyncio.to_thread(self.store.store.open_logs)
@@ -521,7 +580,7 @@ class Node:
         if open_logs:
             logger.warning(
                 "%s: %d games left open by `meeple serve --runtime server` on this database"
-                " (%s); this runtime does not resume them: run that one to finish them",
+                " not moved (%s); this runtime does not resume them: run that one to finish them",
                 self.config.name,
                 len(open_logs),
                 ", ".join(open_logs[:10]) + (", …" if len(open_logs) > 10 else ""),
@@ -617,13 +676,18 @@ class Node:
         # Accounts from any store node (no database here): the web's pages and seats, and
         # the reserved names every protocol's names are checked against (fail closed).
         self.accounts = BusAccounts(self.bus, self.ns, timing.store_wait)
+        # One process (meeple serve): the store's reserved names in memory, checked at
+        # once, as MeepleServer's, so no name waits on an ask behind a loaded loop.
+        here = self.reservations
         self.services.names = ClusterNames(
             self.bus,
             self.ns,
             self.config.name,
             ttl=self.config.name_ttl,
             timing=timing,
-            reserved=self.accounts.reserved,
+            reserved=self.accounts.reserved if here is None else None,
+            reserved_now=None if here is None else here.reserved,
+            one_process=self.config.local is not None,
         )
         self.edge.names = self.services.names
         # An edge plays no word (the rooms nodes check them), but loads the word lists

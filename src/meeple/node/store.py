@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from meeple.server.clock import Clock
+    from meeple.server.lobby.names import StoreReservations
     from meeple.server.ports import RecordsPort
 
 import asyncio
@@ -160,15 +161,25 @@ class StoreRole:
     edges' accounts (:class:`meeple.node.accounts.AccountService`, on ``clock``)."""
 
     def __init__(
-        self, bus: Bus, ns: Namespace, store: Store, *, clock: Clock | None = None
+        self,
+        bus: Bus,
+        ns: Namespace,
+        store: Store,
+        *,
+        clock: Clock | None = None,
+        reservations: StoreReservations | None = None,
     ) -> None:
+        """``reservations``: the reserved names in memory, kept current by the accounts
+        reserved here (the one-process node: its edge checks names against them)."""
         from meeple.node.accounts import AccountService
         from meeple.server.clock import SystemClock
 
         self.bus = bus
         self.ns = ns
         self.store = store
-        self.accounts = AccountService(bus, ns, store, clock or SystemClock())
+        self.accounts = AccountService(
+            bus, ns, store, clock or SystemClock(), reservations=reservations
+        )
         self._subs: list[Subscription] = []
         # One write at a time: "once per uid" is a read, then a write.
         self._lock = asyncio.Lock()

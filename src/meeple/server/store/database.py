@@ -901,6 +901,20 @@ class Store:
         uid, game, genesis, created_at, game_id, end_reason = row
         return ActionLog(uid, game, json.loads(genesis), created_at, entries, game_id, end_reason)
 
+    def hand_over_log(self, uid: str) -> bool:
+        """Drop room ``uid``'s open log, once its copy is safe elsewhere: the one-process
+        node's backplane file took it over (``meeple.node.logfile.import_store_logs``,
+        the upgrade from ``meeple serve --runtime server``). A finished log stays (its
+        game is stored here); whether an open one was dropped."""
+        with self._db.transaction() as tx:
+            if not tx.execute(
+                "SELECT uid FROM room_logs WHERE uid = ? AND game_id IS NULL", (uid,)
+            ).fetchone():
+                return False
+            tx.execute("DELETE FROM room_log_entries WHERE uid = ?", (uid,))
+            tx.execute("DELETE FROM room_logs WHERE uid = ? AND game_id IS NULL", (uid,))
+            return True
+
     def open_logs(self, game: str | None = None) -> list[str]:
         """The uids of the rooms whose games have not ended, oldest first."""
         sql = "SELECT uid FROM room_logs WHERE game_id IS NULL"
