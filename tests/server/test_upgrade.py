@@ -30,8 +30,8 @@ NS = Namespace("meeple")
 async def test_a_game_left_open_by_the_server_runtime_goes_on_under_the_node(
     tmp_path: Path, gcide: Lexicon
 ) -> None:
-    """A browser against a server bot on ``--runtime server``; SIGKILL; the default
-    runtime (the node) on the same files: the browser's token takes its seat back, board
+    """A browser against a server bot on ``--runtime server``; SIGKILL; the node
+    runtime on the same files: the browser's token takes its seat back, board
     and rack as they were, the game is played to its end, and its record, logged across
     both runtimes, is whole and replays. A second start moves nothing again."""
     database = tmp_path / "var" / "meeple.sqlite3"
