@@ -12,6 +12,8 @@ protocol: give it what the player can see (:class:`Position`), a time
      :mod:`meeple.ai.leaves`) and the best exchange by the same measure;
   2. with the bag not empty, a Monte Carlo simulation of the candidates two plies
      deep: the opponent's rack is drawn from the unseen tiles (bag + their rack),
+     or, when its last play is known, from the leaves that play makes likely
+     (:mod:`meeple.ai.scrabble_infer`) plus tiles from the rest,
      the opponent answers with its best-equity play, then we answer with ours; a
      candidate's value is its score minus the reply, plus our next score and the
      value of our leave then. Every candidate sees the same draws in a round (common random
