@@ -499,6 +499,7 @@ def play_game(
     rng = random.Random(seed + 1)
     out = GameOutcome(0, 0, 0)
     turns = 0
+    engine_play: Move | None = None  # the engine's last turn, when a play (inference)
     while not game.is_over and turns < MAX_TURNS:
         turns += 1
         lead = game.scores[1 - engine_seat] - game.scores[engine_seat]
@@ -530,6 +531,7 @@ def play_game(
                 unseen=unseen_tiles(game.board, game.rack(seat)),
                 scoreless_turns=game.scoreless_turns,
                 scoreless_limit=game.variant.scoreless_turns,
+                last_play=engine_play,
             )
             start = clock()
             budget = Budget(think_time, clock, max_rounds=max_rounds)
@@ -550,6 +552,9 @@ def play_game(
             return out
         if bag_before > 0 and len(game.bag) == 0:
             out.meeple_emptied_bag = seat != engine_seat
+        if seat == engine_seat:
+            played = [e.move for e in events if isinstance(e, PlayMade)]
+            engine_play = played[0] if played else None
         for event in events:
             if isinstance(event, PlayMade):
                 score = engine.play(event.move)

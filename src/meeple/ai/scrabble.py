@@ -12,6 +12,8 @@ protocol: give it what the player can see (:class:`Position`), a time
      :mod:`meeple.ai.leaves`) and the best exchange by the same measure;
   2. with the bag not empty, a Monte Carlo simulation of the candidates two plies
      deep: the opponent's rack is drawn from the unseen tiles (bag + their rack),
+     or, when its last play is known, from the leaves that play makes likely
+     (:mod:`meeple.ai.scrabble_infer`) plus tiles from the rest,
      the opponent answers with its best-equity play, then we answer with ours; a
      candidate's value is its score minus the reply, plus our next score and the
      value of our leave then. Every candidate sees the same draws in a round (common random
@@ -39,6 +41,7 @@ from typing import Literal
 
 from meeple.ai.leaves import LeaveModel, leaves_for
 from meeple.ai.scrabble_endgame import EndgameLeave, EndgameSolver, preendgame
+from meeple.ai.scrabble_infer import Inference, draw_rack, infer
 from meeple.ai.scrabble_winprob import WinTable, default_win_table
 from meeple.games.rng import Random
 from meeple.games.scrabble.board import Board
@@ -165,6 +168,10 @@ class Position:
     # False when the caller did not say the scores (``choose`` without ``scores``): the
     # lead is then unknown and the simulation does not choose by the chance to win.
     scores_known: bool = True
+    # The opponent's last turn when it was a play, as it lies on ``board`` (issue 37:
+    # the simulation infers from it the tiles the opponent kept); ``None``: unknown, or
+    # an exchange or a pass.
+    last_play: Move | None = None
 
     def pass_ends_game(self) -> bool:
         """Whether a pass now is the scoreless turn that ends the game."""
@@ -285,11 +292,13 @@ class StrongPlayer(Player):
         win_table: WinTable | None = None,
         by_wins: bool = True,
         prune: bool = True,
+        inference: bool = True,
     ) -> None:
         self.lexicon = lexicon
         self.win_table = win_table if win_table is not None else default_win_table()
         self.by_wins = by_wins  # choose by the chance to win near the end of close games
         self.prune = prune  # the stopping rule
+        self.inference = inference  # draw the opponent's racks from what it kept
         self.leaves = leaves if leaves is not None else leaves_for(lexicon.name)
         self.generator = generator or get_generator()
         self.candidates = candidates
@@ -303,6 +312,8 @@ class StrongPlayer(Player):
         self.last_dropped = 0
         # The candidates of the last simulation (for tests and logs).
         self.last_candidates: list[_Candidate] = []
+        # The inference of the last simulation (None: none made, or too little kept).
+        self.last_inference: Inference | None = None
         # After an endgame search: the value of the position for the side to move (final
         # spread from here when exact) and the best sequence found, both sides in turn.
         self.last_value = 0.0
@@ -376,6 +387,7 @@ class StrongPlayer(Player):
         self.last_rounds = 0
         self.last_dropped = 0
         self.last_candidates = []
+        self.last_inference = None
         unseen = position.unseen_tiles()
         endgame = position.bag_count == 0 and 0 < len(unseen) <= RACK_SIZE
         if endgame and skip == 0 and not budget.expired():
@@ -421,14 +433,18 @@ class StrongPlayer(Player):
         lead = position.scores[0] - position.scores[1]
         near_end = self.by_wins and position.scores_known and position.bag_count <= WIN_BAG
         self.last_candidates = candidates
+        inferred = self._infer(position, unseen, budget, rng)
         rounds = 0
         by_wins = False
         while not budget.expired():
             if budget.max_rounds is not None and rounds >= budget.max_rounds:
                 break
-            rng.shuffle(tiles)
-            opp_rack = "".join(tiles[:RACK_SIZE])
-            bag = tiles[RACK_SIZE:]
+            if inferred is not None:
+                opp_rack, bag = draw_rack(inferred, unseen, rng)
+            else:
+                rng.shuffle(tiles)
+                opp_rack = "".join(tiles[:RACK_SIZE])
+                bag = tiles[RACK_SIZE:]
             for c in candidates:
                 if c.dropped:
                     continue
@@ -447,6 +463,37 @@ class StrongPlayer(Player):
             for c in candidates:
                 c.offset = offset
         return near_end and _undecided(candidates)
+
+    def _infer(
+        self, position: Position, unseen: str, budget: Budget, rng: Random
+    ) -> Inference | None:
+        """The leaves the opponent may have kept (:mod:`meeple.ai.scrabble_infer`).
+
+        Spends at most a quarter of the budget (all :data:`~meeple.ai.scrabble_infer.
+        INFER_TRIES` without a clock); ``None`` when there is no last play to infer
+        from or too few leaves were kept to draw from.
+        """
+        play = position.last_play
+        if not self.inference or play is None:
+            return None
+        stop = budget.seconds * 0.75
+
+        def expired() -> bool:
+            return budget.expired() or budget.left() < stop
+
+        found = infer(
+            self.generator,
+            self.lexicon,
+            self.leaves,
+            position.board,
+            play,
+            unseen,
+            rng,
+            tile_set=position.tile_set,
+            expired=expired,
+        )
+        self.last_inference = found
+        return found if found.usable else None
 
     def _line_win(self, lead: float, unseen_by_opponent: int, final: bool) -> float:
         """Our chance to win when a line stops at ``lead`` with the opponent to move."""
@@ -728,11 +775,14 @@ def choose(
     rng: Random | None = None,
     time_left: float | None = None,
     scores: tuple[int, int] | None = None,
+    last_play: Move | None = None,
 ) -> Choice:
     """The move to make. ``skip`` passes over the best plays (after the server refused them).
 
     ``scores`` (the player's, then the opponent's) lets the strong player play for the
-    win near the end of a close game; without them it plays for spread.
+    win near the end of a close game; without them it plays for spread. ``last_play``,
+    the opponent's last turn when it was a play (as on ``board``), lets it infer the
+    tiles the opponent kept.
 
     Without ``player``, the installed :class:`BotSettings` decide (greedy unless the
     bot runner chose otherwise), with their budget cut to ``time_left`` seconds of
@@ -747,6 +797,7 @@ def choose(
         exchange_minimum=exchange_minimum,
         scores=scores if scores is not None else (0, 0),
         scores_known=scores is not None,
+        last_play=last_play,
     )
     if player is None:
         settings = _bot_settings
