@@ -15,7 +15,7 @@ NATIVE_STAMP := $(VENV)/.native-stamp
 # hash (scripts/fetch_axe.py); kept in .venv, never in the repository.
 AXE := $(VENV)/share/axe-core/axe.min.js
 
-.PHONY: serve cluster test test-fast test-deep lint typecheck pytest collect bench fuzz crash clean native
+.PHONY: serve cluster test test-fast test-deep lint typecheck pytest collect lexicons bench fuzz crash clean native
 
 # Python's bytecode cache stays on for every recipe, whatever the shell says: pytest
 # caches its assertion-rewritten test modules beside them, and without that cache every
@@ -59,21 +59,27 @@ test: $(STAMP) $(NATIVE_STAMP) $(AXE)
 # test_santorini_external plays over pipes with an engine process: make test runs it.
 FAST_TESTS := tests/games tests/protocols tests/ai tests/ratings tests/test_layering.py \
 	--ignore=tests/ai/test_santorini_external.py
-test-fast: $(STAMP) $(NATIVE_STAMP)
+test-fast: $(STAMP) $(NATIVE_STAMP) lexicons
 	HYPOTHESIS_PROFILE=fast $(BIN)/pytest -n 2 --dist worksteal -m "not slow" $(FAST_TESTS)
 
 # Every test with ten times the hypothesis examples and its health checks, and the whole
 # sets that make test only samples (positions, seeds: tests/depth.py); a nightly style
 # run, not in CI (tests/conftest.py). Examples it finds are kept as @example.
-test-deep: $(STAMP) $(NATIVE_STAMP) $(AXE)
+test-deep: $(STAMP) $(NATIVE_STAMP) $(AXE) lexicons
 	HYPOTHESIS_PROFILE=deep $(BIN)/pytest $(PYTEST_ARGS)
 
 # Collects every test once, in one process: writes the bytecode cache that the xdist
 # workers then read instead of each rewriting every test module. Then compiles the word
-# lists the servers and nodes of the tests load (a fresh clone compiles each once, about
-# 10 s of CPU; later loads map the cache file), while lint and the type check run.
-collect: $(STAMP) $(NATIVE_STAMP)
+# lists, while lint and the type check run.
+collect: $(STAMP) $(NATIVE_STAMP) lexicons
 	$(BIN)/pytest --collect-only -q -p no:xdist > /dev/null
+
+# The word lists the servers and nodes of the tests load, compiled before any test runs
+# (a fresh checkout compiles each once, about 10 s of CPU; later loads map the cache
+# file, 0.5 s for the three). Every test target asks for it: compiled inside a test, the
+# first worker's test paid the compile and another worker's waited on its lock (31 s of
+# 0.1 s of CPU in a directory run of a new worktree, issue 33).
+lexicons: $(STAMP) $(NATIVE_STAMP)
 	$(BIN)/python -c 'from meeple.games.scrabble.lexicon import load_lexicon; [load_lexicon(n) for n in ("wordnik", "gcide", "enable")]'
 
 lint: $(STAMP)
@@ -90,7 +96,7 @@ typecheck: $(STAMP)
 # (browsers, clusters, kills) do not make one worker finish minutes after the others.
 PYTEST_ARGS ?= -n 3 --dist worksteal
 
-pytest: $(STAMP) $(NATIVE_STAMP) $(AXE)
+pytest: $(STAMP) $(NATIVE_STAMP) $(AXE) lexicons
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 bench: $(STAMP) $(NATIVE_STAMP)

@@ -30,7 +30,7 @@ from tests.cluster.test_edge_web import (
     _web,
 )
 from tests.cluster.test_nodes import Nodes, _room_uid, nodes
-from tests.patience import GAME_PATIENCE
+from tests.patience import GAME_PATIENCE, PATIENCE_MS
 from tests.web.helpers import NEXT_VIEW, wait_for
 from tests.web.test_play_scrabble_browser import NO_CURSOR, square
 
@@ -291,8 +291,8 @@ async def test_chromium_plays_scrabble_now_on_an_edge_and_previews_its_play(
     page = await browser.new_page()
     await page.goto(f"{base}/")
     await page.click("#play-now a[data-game=scrabble]")
-    await expect(page.locator("#play")).to_be_visible(timeout=30_000)
-    handle = await wait_for(page, NEXT_VIEW, arg=-1, timeout=60_000)
+    await expect(page.locator("#play")).to_be_visible(timeout=PATIENCE_MS)
+    handle = await wait_for(page, NEXT_VIEW, arg=-1, timeout=PATIENCE_MS)
     view: dict[str, Any] = await handle.json_value()
     assert not view["over"]
     (bot,) = [p for i, p in enumerate(view["players"]) if i != view["you"]]
@@ -310,7 +310,7 @@ async def test_chromium_plays_scrabble_now_on_an_edge_and_previews_its_play(
     await expect(page.locator("#preview")).to_contain_text(f"{best.score} points: ")
     seen = len(view["moves"])
     await page.click("#controls .send")
-    handle = await wait_for(page, NEXT_VIEW, arg=seen + 1, timeout=60_000)
+    handle = await wait_for(page, NEXT_VIEW, arg=seen + 1, timeout=PATIENCE_MS)
     after: dict[str, Any] = await handle.json_value()
     mine, theirs = after["moves"][seen], after["moves"][seen + 1]
     assert mine["player"] == view["you"]

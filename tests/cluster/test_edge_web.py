@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from nats.aio.client import Client
 from playwright.async_api import Browser, expect
 from tests.cluster.test_nodes import Nodes, _room_uid, nodes
-from tests.patience import GAME_PATIENCE, PATIENCE, eventually
+from tests.patience import GAME_PATIENCE, PATIENCE, PATIENCE_MS, eventually
 from tests.web.helpers import NEXT_VIEW, _move, screenshot, type_move, wait_for
 from websockets.asyncio.client import ClientConnection
 
@@ -280,7 +280,7 @@ async def test_chromium_plays_on_an_edge_against_a_twente_bot_on_another(
     bot = _spawn(_twente_bot(hub.listeners["twente"], "tom", 2, enable))
     seen = -1
     for move_number in range(4):
-        handle = await wait_for(page, NEXT_VIEW, arg=seen, timeout=30_000)
+        handle = await wait_for(page, NEXT_VIEW, arg=seen, timeout=PATIENCE_MS)
         view: dict[str, Any] = await handle.json_value()
         assert not view["over"]
         if move_number == 1:
@@ -288,7 +288,7 @@ async def test_chromium_plays_on_an_edge_against_a_twente_bot_on_another(
         assert view["players"][view["you"]] == "pia"
         seen = len(view["moves"])
         await type_move(page, view, enable)
-    handle = await wait_for(page, NEXT_VIEW, arg=seen, timeout=30_000)
+    handle = await wait_for(page, NEXT_VIEW, arg=seen, timeout=PATIENCE_MS)
     view = await handle.json_value()
     assert len(view["moves"]) >= 8  # four of the page's and four of the bot's
     uid = await page.evaluate("() => window.meeple.uid")

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from playwright.async_api import Browser, Page, expect
-from tests.patience import GAME_PATIENCE
+from tests.patience import GAME_PATIENCE, PATIENCE_MS
 from tests.web.helpers import NEXT_VIEW, ServerFactory, open_table, screenshot, type_move, wait_for
 from tests.web.test_play_santorini_browser import click_step
 
@@ -54,7 +54,7 @@ async def test_a_person_plays_a_whole_scrabble_game_against_a_twente_bot(
     seen = -1
     shot = reloaded = False
     while True:
-        handle = await wait_for(page, NEXT_VIEW, arg=seen, timeout=30_000)
+        handle = await wait_for(page, NEXT_VIEW, arg=seen, timeout=PATIENCE_MS)
         view: dict[str, Any] = await handle.json_value()
         if view["over"]:
             break
@@ -144,7 +144,7 @@ async def test_a_person_plays_santorini_with_gods_against_the_am27_bot(
     seen = -1
     shot = False
     while True:
-        handle = await wait_for(page, NEXT_VIEW, arg=seen, timeout=30_000)
+        handle = await wait_for(page, NEXT_VIEW, arg=seen, timeout=PATIENCE_MS)
         view: dict[str, Any] = await handle.json_value()
         if view["over"]:
             break
@@ -185,7 +185,7 @@ async def test_a_person_plays_spectrangle_against_two_spectrangle_clients(
     seen = -1
     shot = chatted = False
     while True:
-        handle = await wait_for(page, NEXT_VIEW, arg=seen, timeout=30_000)
+        handle = await wait_for(page, NEXT_VIEW, arg=seen, timeout=PATIENCE_MS)
         view: dict[str, Any] = await handle.json_value()
         if view["over"]:
             break

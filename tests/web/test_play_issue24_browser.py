@@ -575,7 +575,7 @@ async def test_a_whole_scrabble_game_by_keyboard_alone(
     await page.goto(f"http://127.0.0.1:{server.ports['web']}/play?game=scrabble/twente&bot=1")
     seen = -1
     for _ in range(120):
-        handle = await wait_for(page, NEXT_VIEW, arg=seen, timeout=30_000)
+        handle = await wait_for(page, NEXT_VIEW, arg=seen, timeout=PATIENCE_MS)
         view: dict[str, Any] = await handle.json_value()
         if view["over"]:
             break
@@ -615,7 +615,7 @@ async def test_a_whole_spectrangle_game_by_keyboard_alone(
         await page.keyboard.press(key)
 
     for _ in range(80):
-        handle = await wait_for(page, NEXT_VIEW, arg=seen, timeout=30_000)
+        handle = await wait_for(page, NEXT_VIEW, arg=seen, timeout=PATIENCE_MS)
         view: dict[str, Any] = await handle.json_value()
         if view["over"]:
             break

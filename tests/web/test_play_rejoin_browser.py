@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, expect
-from tests.patience import eventually
+from tests.patience import PATIENCE_MS, eventually
 from tests.web.helpers import NEXT_VIEW, ServerFactory, open_table, screenshot, type_move, wait_for
 
 from meeple.games.scrabble.lexicon import Lexicon
@@ -32,7 +32,7 @@ async def _seated_against_a_bot(
     page = await context.new_page()
     await open_table(page, server, "pat", "scrabble/twente", 2)
     await page.click("#bot")
-    view: dict[str, Any] = await (await wait_for(page, MY_TURN, timeout=30_000)).json_value()
+    view: dict[str, Any] = await (await wait_for(page, MY_TURN, timeout=PATIENCE_MS)).json_value()
     return page, view
 
 
@@ -58,7 +58,7 @@ async def test_a_closed_tab_s_seat_comes_back_in_a_new_tab(
     assert lobby.held == 1
     again = await _new_tab(context, server)
     await expect(again.locator("#who")).to_have_text("You are pat")
-    view: dict[str, Any] = await (await wait_for(again, MY_TURN, timeout=30_000)).json_value()
+    view: dict[str, Any] = await (await wait_for(again, MY_TURN, timeout=PATIENCE_MS)).json_value()
     assert lobby.held == 0
     assert view["rack"] == before["rack"]
     assert view["moves"] == before["moves"]
@@ -70,7 +70,7 @@ async def test_a_closed_tab_s_seat_comes_back_in_a_new_tab(
     seen = len(view["moves"])
     await type_move(again, view, gcide)
     after: dict[str, Any] = await (
-        await wait_for(again, NEXT_VIEW, arg=seen, timeout=30_000)
+        await wait_for(again, NEXT_VIEW, arg=seen, timeout=PATIENCE_MS)
     ).json_value()
     assert after["moves"][seen]["player"] == view["you"]
     await context.close()
@@ -117,7 +117,7 @@ async def test_a_second_tab_takes_the_seat_and_the_first_steps_aside(
     first, before = await _seated_against_a_bot(context, server)
     second = await _new_tab(context, server)
     await expect(second.locator("#who")).to_have_text("You are pat")
-    view: dict[str, Any] = await (await wait_for(second, MY_TURN, timeout=30_000)).json_value()
+    view: dict[str, Any] = await (await wait_for(second, MY_TURN, timeout=PATIENCE_MS)).json_value()
     assert view["rack"] == before["rack"]
     await expect(first.locator("#elsewhere")).to_be_visible()
     await expect(first.locator("#play")).to_be_hidden()
@@ -134,8 +134,8 @@ async def test_a_second_tab_takes_the_seat_and_the_first_steps_aside(
     await expect(first.locator("#who")).to_have_text("You are pat")
     await expect(first.locator("#elsewhere")).to_be_hidden()
     await expect(second.locator("#elsewhere")).to_be_visible()
-    view = await (await wait_for(first, MY_TURN, timeout=30_000)).json_value()
+    view = await (await wait_for(first, MY_TURN, timeout=PATIENCE_MS)).json_value()
     seen = len(view["moves"])
     await type_move(first, view, gcide)
-    await wait_for(first, NEXT_VIEW, arg=seen, timeout=30_000)
+    await wait_for(first, NEXT_VIEW, arg=seen, timeout=PATIENCE_MS)
     await context.close()

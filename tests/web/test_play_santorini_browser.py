@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from playwright.async_api import Browser, Page, expect
-from tests.patience import PATIENCE
+from tests.patience import PATIENCE, PATIENCE_MS
 from tests.web.helpers import ServerFactory, screenshot, wait_for
 
 from meeple.games.santorini import DOME, Action, Build, Game, Move, Pass, Phase, Undo
@@ -35,7 +35,7 @@ VIEW_AFTER = """(n) => {
 
 
 async def view_after(page: Page, n: int) -> dict[str, Any]:
-    handle = await wait_for(page, VIEW_AFTER, arg=n, timeout=15_000)
+    handle = await wait_for(page, VIEW_AFTER, arg=n, timeout=PATIENCE_MS)
     view: dict[str, Any] = await handle.json_value()
     return view
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from playwright.async_api import Browser, Locator, Page, expect
-from tests.patience import GAME_PATIENCE
+from tests.patience import GAME_PATIENCE, PATIENCE_MS
 from tests.web.helpers import (
     NEXT_VIEW,
     ServerFactory,
@@ -77,7 +77,7 @@ async def test_tiles_are_dragged_blanks_ask_their_letter_and_plays_are_previewed
     page = await browser.new_page(viewport={"width": 1280, "height": 1100})
     await open_table(page, server, "pat", "scrabble/twente", 2)
     await page.click("#bot")
-    view: dict[str, Any] = await (await wait_for(page, MY_TURN, timeout=30_000)).json_value()
+    view: dict[str, Any] = await (await wait_for(page, MY_TURN, timeout=PATIENCE_MS)).json_value()
     assert sorted(view["rack"]) == sorted("SEILMM?")
     assert sorted(await rack(page)) == sorted(view["rack"])
 
@@ -227,7 +227,7 @@ async def test_a_person_drags_a_whole_game_against_a_clarkson_bot_at_a_clarkson_
     seen = -1
     scored: list[int] = []
     while True:
-        handle = await wait_for(page, NEXT_VIEW, arg=seen, timeout=30_000)
+        handle = await wait_for(page, NEXT_VIEW, arg=seen, timeout=PATIENCE_MS)
         view: dict[str, Any] = await handle.json_value()
         if view["over"]:
             break
@@ -265,7 +265,7 @@ async def test_tiles_are_dragged_by_touch_too(make_server: ServerFactory, browse
     page = await context.new_page()
     await open_table(page, server, "tia", "scrabble/twente", 2)
     await page.click("#bot")
-    await wait_for(page, MY_TURN, timeout=30_000)
+    await wait_for(page, MY_TURN, timeout=PATIENCE_MS)
     cdp = await context.new_cdp_session(page)
 
     async def swipe(source: Locator, target: Locator) -> None:
@@ -316,7 +316,7 @@ async def test_a_person_challenges_and_is_challenged_at_a_double_challenge_table
     seen = -1
     phony = challenged = False
     while True:
-        handle = await wait_for(page, NEXT_VIEW, arg=seen, timeout=30_000)
+        handle = await wait_for(page, NEXT_VIEW, arg=seen, timeout=PATIENCE_MS)
         view: dict[str, Any] = await handle.json_value()
         if view["over"]:
             break

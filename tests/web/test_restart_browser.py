@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from playwright.async_api import Browser, Page, expect
+from tests.patience import PATIENCE_MS
 from tests.serve import Serve
 from tests.web.helpers import NEXT_VIEW, type_move, wait_for
 
@@ -31,7 +32,7 @@ def _free_port() -> int:
 
 
 async def _my_turn(page: Page) -> dict[str, Any]:
-    view: dict[str, Any] = await (await wait_for(page, MY_TURN, timeout=60_000)).json_value()
+    view: dict[str, Any] = await (await wait_for(page, MY_TURN, timeout=PATIENCE_MS)).json_value()
     return view
 
 
@@ -50,7 +51,7 @@ async def _play_one(page: Page, view: dict[str, Any], lexicon: Lexicon) -> dict[
     seen = len(view["moves"])
     await type_move(page, view, lexicon)
     after: dict[str, Any] = await (
-        await wait_for(page, NEXT_VIEW, arg=seen, timeout=60_000)
+        await wait_for(page, NEXT_VIEW, arg=seen, timeout=PATIENCE_MS)
     ).json_value()
     return after
 
@@ -75,12 +76,12 @@ async def test_the_open_tab_is_back_in_its_seat_after_a_crash(
         first.kill()
     # The page sees its socket close; its last view is dropped so that only a view from
     # the new process counts below.
-    await wait_for(page, "() => !window.meeple.seated", timeout=30_000)
+    await wait_for(page, "() => !window.meeple.seated", timeout=PATIENCE_MS)
     await page.evaluate("() => { window.meeple.view = null; }")
     second = Serve(database, "--web-port", str(port), "--runtime", runtime)
     try:
-        await wait_for(page, "() => window.meeple.seated", timeout=30_000)
-        await expect(page.locator("#who")).to_have_text("You are pat", timeout=30_000)
+        await wait_for(page, "() => window.meeple.seated", timeout=PATIENCE_MS)
+        await expect(page.locator("#who")).to_have_text("You are pat", timeout=PATIENCE_MS)
         back = await _my_turn(page)
         for key in ("board", "rack", "moves", "scores"):
             assert back[key] == before[key], key
@@ -109,7 +110,7 @@ async def test_a_tab_closed_while_the_server_was_down_comes_back_in_a_new_tab(
     try:
         again = await context.new_page()
         await again.goto(f"http://127.0.0.1:{port}/play")
-        await expect(again.locator("#who")).to_have_text("You are pat", timeout=30_000)
+        await expect(again.locator("#who")).to_have_text("You are pat", timeout=PATIENCE_MS)
         await expect(again.locator("#join")).to_be_hidden()
         back = await _my_turn(again)
         assert back["rack"] == before["rack"]

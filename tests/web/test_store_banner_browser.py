@@ -8,6 +8,7 @@ import asyncio
 
 import pytest
 from playwright.async_api import Browser, expect
+from tests.patience import PATIENCE_MS
 from tests.web.helpers import ServerFactory, screenshot
 
 from meeple.clients.scrabble_bot import play_twente
@@ -39,6 +40,6 @@ async def test_the_lobby_shows_the_banner_while_the_database_refuses_writes(
     assert store.games() == []
     await screenshot(page, "lobby-store-trouble")
     store._db.read("PRAGMA query_only = OFF")
-    await expect(banner).to_be_hidden(timeout=15_000)
+    await expect(banner).to_be_hidden(timeout=PATIENCE_MS)
     assert len(store.games()) == 1
     await page.close()
