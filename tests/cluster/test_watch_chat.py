@@ -124,7 +124,9 @@ def _valid(payload: bytes) -> bool:
         obj = json.loads(payload)
     except ValueError:
         return False
-    if not isinstance(obj, dict) or set(obj) != {"t", "v", "origin", "uid", "sender", "text"}:
+    # A reader ignores a field it does not know (the schema's version rule), so only
+    # the schema's own fields must be there.
+    if not isinstance(obj, dict) or not {"t", "v", "origin", "uid", "sender", "text"} <= set(obj):
         return False
     if (obj["t"], obj["v"]) != ("watchchat", SCHEMA):
         return False  # another kind, or a version this node does not read
@@ -132,7 +134,8 @@ def _valid(payload: bytes) -> bool:
 
     return (
         len(payload) <= 4096
-        and all(isinstance(v, str) for v in obj.values())
+        and all(isinstance(obj[k], str) for k in ("t", "origin", "uid", "sender", "text"))
+        and isinstance(obj["v"], int)
         and obj["uid"] == UID
         and watch_chat_problem(obj["uid"], obj["sender"], obj["text"]) is None
     )

@@ -94,8 +94,10 @@ class Message(msgspec.Struct, frozen=True, kw_only=True, tag_field="t"):
 
 
 class _Head(msgspec.Struct):
-    """What :func:`decode` reads first: the payload's version (None: schema 1's)."""
+    """What :func:`decode` reads first: the payload's kind (``t``) and version (None:
+    schema 1's)."""
 
+    t: str | None = None
     v: int | None = None
 
 
@@ -107,6 +109,11 @@ def encode(message: Message) -> bytes:
 def version_of(data: bytes) -> int:
     """The schema version of a JSON payload (1 for one without ``v``: schema 1's);
     :class:`WireError` for bytes that are not a JSON object within :data:`LIMITS`."""
+    head = _head(data)
+    return 1 if head.v is None else head.v
+
+
+def _head(data: bytes) -> _Head:
     if len(data) > LIMITS.max_bytes:
         raise WireError("size", f"{len(data)} bytes, more than {LIMITS.max_bytes}")
     try:
@@ -115,19 +122,25 @@ def version_of(data: bytes) -> int:
         raise WireError("format", str(e)[:200]) from None
     except (msgspec.DecodeError, RecursionError, ValueError, TypeError) as e:
         raise WireError("format", str(e)[:200]) from None
-    return 1 if head.v is None else head.v
+    return head
 
 
 def decode(data: bytes, kind: type[_M]) -> _M:
     """The ``kind`` message ``data`` holds, by the version rule (module doc); a
     :class:`WireError` for anything else: too big, not JSON, another kind (``t``), a
     field of the wrong type, or a version this node does not read (kind ``version``)."""
-    version = version_of(data)
+    head = _head(data)
+    version = 1 if head.v is None else head.v
     if version != SCHEMA and not (kind.KEPT and 1 <= version < SCHEMA):
         raise WireError(
             "version",
             f"a {kind.__name__} of schema {version}; this node reads schema {SCHEMA}",
         )
+    # msgspec takes a payload without a tag as the one tagged kind it is asked for; from
+    # schema 2 on every message is written with its ``t``, so one without is refused.
+    tag = kind.__struct_config__.tag
+    if version >= 2 and head.t != tag:
+        raise WireError("tag", f"a payload of kind {head.t!r}, not {tag!r}")
     try:
         return msgspec.json.decode(data, type=kind)
     except msgspec.ValidationError as e:
