@@ -13,40 +13,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import time
 
 from meeple.ai.santorini_native import NativeSearch, core_module
+from meeple.ai.santorini_positions import random_position
 from meeple.ai.santorini_search import SearchBudget, play_net, search_turn
-from meeple.games.santorini import (
-    CELLS,
-    ChooseStarter,
-    GameState,
-    Phase,
-    PlaceWorker,
-    Rules,
-    advance,
-    new_game,
-)
-
-
-def _position(seed: int, plies: int) -> GameState:
-    """Random placements, then ``plies`` turns of the core at 2,000 nodes each."""
-    rng = random.Random(seed)
-    s = new_game(Rules(players=2, gods=False), challenger=1)
-    s = advance(s, ChooseStarter(1, 0))[0]
-    while s.phase is Phase.PLACE:
-        occ = s.occupancy()
-        s = advance(s, PlaceWorker(s.turn, rng.choice([c for c in CELLS if occ[c] is None])))[0]
-    for _ in range(plies):
-        route = search_turn(s, SearchBudget(max_nodes=2000)).route
-        after = s
-        for action in route:
-            after = advance(after, action)[0]
-        if after.phase is not Phase.PLAY:
-            break
-        s = after
-    return s
 
 
 def main() -> None:
@@ -61,10 +32,10 @@ def main() -> None:
     if mod is None or net is None:
         raise SystemExit("needs the compiled core and the shipped network")
     positions = [
-        ("opening", _position(1, 0)),
-        ("mid-game 1", _position(2, 8)),
-        ("mid-game 2", _position(3, 12)),
-        ("mid-game 3", _position(4, 16)),
+        ("opening", random_position(1, 0)),
+        ("mid-game 1", random_position(2, 8)),
+        ("mid-game 2", random_position(3, 12)),
+        ("mid-game 3", random_position(4, 16)),
     ]
     print(f"load {os.getloadavg()[0]:.1f}; {args.think_time:g} s CPU a search")
     print("| position | evaluation | depth | nodes | nodes a second |")

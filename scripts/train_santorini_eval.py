@@ -46,21 +46,15 @@ from meeple.ai.santorini_eval import (
     god_seat_features,
     seat_features,
 )
+from meeple.ai.santorini_positions import placed
 from meeple.ai.santorini_search import SearchBudget, search_turn
 from meeple.ai.santorini_twin import height_codes
 from meeple.games.santorini import (
-    CELLS,
     GODS,
     Action,
-    ChooseGod,
-    ChooseStarter,
     GameState,
-    OfferGod,
     Phase,
-    PlaceWorker,
-    Rules,
     advance,
-    new_game,
     turns,
 )
 
@@ -83,11 +77,7 @@ def self_play(
 ) -> tuple[list[tuple[list[int], int]], int | None]:
     """One game; returns (feature difference from the mover's view, mover) per turn and
     the winner."""
-    s = new_game(Rules(players=2, gods=False), challenger=1)
-    s = advance(s, ChooseStarter(1, 0))[0]
-    while s.phase is Phase.PLACE:
-        occ = s.occupancy()
-        s = advance(s, PlaceWorker(s.turn, rng.choice([c for c in CELLS if occ[c] is None])))[0]
+    s = placed(rng)
     rows: list[tuple[list[int], int]] = []
     table: dict[int, tuple[int, int, int, object]] = {}
     turn_no = 0
@@ -116,15 +106,7 @@ def self_play_gods(
     """One game between a random pair of gods; like :func:`self_play`, with the
     features of :data:`GOD_FEATURES`. Also returns the gods."""
     pair = rng.sample(sorted(GODS), 2)
-    s = new_game(Rules(players=2, gods=True), challenger=1)
-    for g in pair:
-        s = advance(s, OfferGod(1, g))[0]
-    s = advance(s, ChooseGod(0, pair[0]))[0]
-    s = advance(s, ChooseGod(1, pair[1]))[0]
-    s = advance(s, ChooseStarter(1, rng.randrange(2)))[0]
-    while s.phase is Phase.PLACE:
-        occ = s.occupancy()
-        s = advance(s, PlaceWorker(s.turn, rng.choice([c for c in CELLS if occ[c] is None])))[0]
+    s = placed(rng, (pair[0], pair[1]), starter=rng.randrange(2))
     rows: list[tuple[list[int], int]] = []
     table: dict[int, tuple[int, int, int, object]] = {}
     turn_no = 0
@@ -161,16 +143,7 @@ def duel_gods(
     for g in range(games):
         if g % 2 == 0:
             pair = rng.sample(sorted(GODS), 2)
-        s = new_game(Rules(players=2, gods=True), challenger=1)
-        for god in pair:
-            s = advance(s, OfferGod(1, god))[0]
-        s = advance(s, ChooseGod(0, pair[0]))[0]
-        s = advance(s, ChooseGod(1, pair[1]))[0]
-        s = advance(s, ChooseStarter(1, 0))[0]
-        while s.phase is Phase.PLACE:
-            occ = s.occupancy()
-            free = [c for c in CELLS if occ[c] is None]
-            s = advance(s, PlaceWorker(s.turn, rng.choice(free)))[0]
+        s = placed(rng, (pair[0], pair[1]))
         sides = (first, second) if g % 2 == 0 else (second, first)
         tables: list[dict[int, tuple[int, int, int, object]]] = [{}, {}]
         for _ in range(MAX_TURNS):

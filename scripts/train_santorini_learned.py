@@ -49,17 +49,13 @@ from meeple.ai.santorini_eval import (
     seat_features,
 )
 from meeple.ai.santorini_native import NativeSearch, core_module
+from meeple.ai.santorini_positions import placed
 from meeple.ai.santorini_search import SearchBudget, search_turn
 from meeple.games.santorini import (
-    CELLS,
     Action,
-    ChooseStarter,
     GameState,
     Phase,
-    PlaceWorker,
-    Rules,
     advance,
-    new_game,
     turns,
 )
 
@@ -70,15 +66,6 @@ MAX_TURNS = 200
 
 def _heights(s: GameState) -> list[int]:
     return [4 if d else lv for lv, d in zip(s.levels, s.domes, strict=True)]
-
-
-def _placed(rng: random.Random) -> GameState:
-    s = new_game(Rules(players=2, gods=False), challenger=1)
-    s = advance(s, ChooseStarter(1, 0))[0]
-    while s.phase is Phase.PLACE:
-        occ = s.occupancy()
-        s = advance(s, PlaceWorker(s.turn, rng.choice([c for c in CELLS if occ[c] is None])))[0]
-    return s
 
 
 def features(s: GameState) -> list[int]:
@@ -96,7 +83,7 @@ def self_play(
 ) -> tuple[list[tuple[list[int], int]], int | None]:
     """One game; returns (feature differences from the mover's view, mover) per turn
     and the winner (None: unfinished)."""
-    s = _placed(rng)
+    s = placed(rng)
     rows: list[tuple[list[int], int]] = []
     core = NativeSearch(mod) if (mod := core_module()) is not None else None
     for turn_no in range(MAX_TURNS):
@@ -195,10 +182,10 @@ def duel(
     if mod is None:
         raise SystemExit("the duel needs the compiled core (make native)")
     score = [0, 0, 0]
-    start = _placed(rng)
+    start = placed(rng)
     for g in range(games):
         if g % 2 == 0:
-            start = _placed(rng)
+            start = placed(rng)
         s = start
         sides = (first, second) if g % 2 == 0 else (second, first)
         cores = (NativeSearch(mod), NativeSearch(mod))

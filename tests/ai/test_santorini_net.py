@@ -38,6 +38,7 @@ from meeple.ai.santorini_net import (
     net_weights,
     parse_net,
 )
+from meeple.ai.santorini_positions import placed
 from meeple.ai.santorini_search import (
     EVALUATIONS,
     LEVELS,
@@ -48,14 +49,9 @@ from meeple.ai.santorini_search import (
 )
 from meeple.ai.santorini_twin import GodTwin
 from meeple.games.santorini import (
-    CELLS,
-    ChooseStarter,
     GameState,
     Phase,
-    PlaceWorker,
-    Rules,
     advance,
-    new_game,
 )
 
 mod = core_module()
@@ -346,11 +342,7 @@ def test_a_network_player_plays_a_whole_game() -> None:
         AlphaBetaPlayer(max_nodes=3000, evaluation="net"),
         AlphaBetaPlayer(max_nodes=3000, evaluation="table"),
     )
-    s = new_game(Rules(players=2, gods=False), challenger=1)
-    s = advance(s, ChooseStarter(1, 0))[0]
-    while s.phase is Phase.PLACE:
-        occ = s.occupancy()
-        s = advance(s, PlaceWorker(s.turn, rng.choice([c for c in CELLS if occ[c] is None])))[0]
+    s = placed(rng)
     for _ in range(400):
         if s.phase is Phase.OVER:
             break

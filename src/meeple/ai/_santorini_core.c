@@ -22,7 +22,10 @@
  * null move, threats resolved up to MAX_QEXT extensions, late move pruning at the
  * frontier. Moves are applied by make/unmake with an incremental key. The clock is
  * the caller's (an injected callable), read every CLOCK_EVERY nodes with the GIL taken
- * back; the search itself runs without the GIL.
+ * back; the search itself runs without the GIL. When the caller's clock is
+ * CLOCK_MONOTONIC (time.monotonic, as the server's bots pass), the core reads it
+ * itself and keeps the finished iterations in a C array: from the root's moves to the
+ * answer it never takes the GIL, so a thinking bot does not hold up the event loop.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -937,6 +940,12 @@ typedef struct {
     int partial_value;
 } Search;
 
+static double monotonic_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static void check_clock(Search *S) {
     if (S->nodes >= S->max_nodes) {
         S->stop = 1;
@@ -944,9 +953,7 @@ static void check_clock(Search *S) {
     }
     if (!S->timed) return;
     if (S->monotonic) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        if ((double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 >= S->deadline) S->stop = 1;
+        if (monotonic_now() >= S->deadline) S->stop = 1;
         return;
     }
     PyEval_RestoreThread(S->ts);
@@ -1900,7 +1907,10 @@ static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
     S->monotonic = monotonic;
     S->partial_index = -1;
     double start = 0.0;
-    if (S->timed) {
+    if (S->timed && S->monotonic) {
+        start = monotonic_now();
+        S->deadline = start + seconds;
+    } else if (S->timed) {
         PyObject *r = PyObject_CallNoArgs(clock);
         if (r == NULL) {
             free(S);
@@ -1947,6 +1957,9 @@ static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
     self->busy = 1;
     int best_j = 0, best_value = 0, done = 0;
     int prev = 0;
+    /* the finished iterations, turned into (depth, value) tuples once the GIL is back */
+    int iter_value[MAX_PLY];
+    int n_iters = 0;
     S->ts = PyEval_SaveThread();
     for (int depth = 1; depth <= max_depth; depth++) {
         int alpha = -WIN - 1, beta = WIN + 1;
@@ -1983,32 +1996,27 @@ static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
         best_value = v;
         done = depth;
         prev = v;
-        PyEval_RestoreThread(S->ts);
-        PyObject *it = Py_BuildValue("(ii)", depth, v);
-        if (it == NULL || PyList_Append(iters, it) < 0) {
-            Py_XDECREF(it);
-            S->error = 1;
-        } else {
-            Py_DECREF(it);
-        }
-        S->ts = PyEval_SaveThread();
-        if (S->error) break;
+        iter_value[n_iters++] = v; /* depth n_iters: one iteration a depth from 1 */
         if (v > MATE || v < -MATE) break; /* a proved result */
         if (S->nodes >= S->max_nodes) break;
         if (S->timed) {
             /* the next iteration costs about this one times its growth: start it only
              * when that fits in the time left */
-            PyEval_RestoreThread(S->ts);
-            PyObject *r = PyObject_CallNoArgs(clock);
             double now = 0.0;
-            if (r == NULL) {
-                S->error = 1;
+            if (S->monotonic) {
+                now = monotonic_now();
             } else {
-                now = PyFloat_AsDouble(r);
-                Py_DECREF(r);
-                if (now == -1.0 && PyErr_Occurred()) S->error = 1;
+                PyEval_RestoreThread(S->ts);
+                PyObject *r = PyObject_CallNoArgs(clock);
+                if (r == NULL) {
+                    S->error = 1;
+                } else {
+                    now = PyFloat_AsDouble(r);
+                    Py_DECREF(r);
+                    if (now == -1.0 && PyErr_Occurred()) S->error = 1;
+                }
+                S->ts = PyEval_SaveThread();
             }
-            S->ts = PyEval_SaveThread();
             if (S->error) break;
             double used = now - start, left = S->deadline - now;
             /* The next iteration starts unless most of the time is spent: one cut
@@ -2019,6 +2027,11 @@ static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
     }
     PyEval_RestoreThread(S->ts);
     self->busy = 0;
+    for (int j = 0; j < n_iters && !S->error; j++) {
+        PyObject *it = Py_BuildValue("(ii)", j + 1, iter_value[j]);
+        if (it == NULL || PyList_Append(iters, it) < 0) S->error = 1;
+        Py_XDECREF(it);
+    }
     if (S->error) {
         Py_DECREF(iters);
         free(S);

@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from meeple.ai.santorini import _setup_action
@@ -971,6 +971,17 @@ def _thread_core() -> NativeSearch | None:
     return core
 
 
+def _twin_covers(s: GameState) -> bool:
+    """Whether the god twin plays ``s``. The twin is written for rules that eliminate a
+    stuck player by themselves; with two players a game that asks for LOSE instead
+    (the server's rooms, ``auto_eliminate=False``, spec §4.2.6) has the same turns and
+    values: a side with no turn loses either way (the search answers LOSE), and a turn
+    the twin ends without a Pass (a win, Chronus' towers) ends the game in both."""
+    if not s.rules.auto_eliminate and s.players == 2:
+        s = replace(s, rules=replace(s.rules, auto_eliminate=True))
+    return GodTwin.covers(s)
+
+
 def _native_search(
     s: GameState,
     budget: SearchBudget,
@@ -990,7 +1001,7 @@ def _native_search(
     ):
         return None
     mortal = not s.rules.gods
-    if not mortal and not GodTwin.covers(s):
+    if not mortal and not _twin_covers(s):
         return None
     mod = core_module()
     if mod is None:
@@ -1111,7 +1122,7 @@ def search_turn(
     twin: GodTwin | None = None
     if not mortal:
         node = s
-        if not engine_only and s.rules.gods and GodTwin.covers(s):
+        if not engine_only and s.rules.gods and _twin_covers(s):
             twin = _twin_for(s.gods[0], s.gods[1])
             node = twin.node(s)
     gw = gweights if gweights is not None else god_weights()
