@@ -7,6 +7,7 @@ from random import Random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.ai.words import WORDS as SMALL_WORDS
 
 from meeple.ai.leaves import default_leaves
 from meeple.ai.scrabble import Budget, Position, StrongPlayer, ranked_moves
@@ -23,18 +24,10 @@ from meeple.games.scrabble.lexicon import Lexicon
 from meeple.games.scrabble.moves import Move
 from meeple.games.scrabble.tiles import ENGLISH
 
-WORDS = """
-AA AB AD AE AG AH AI AL AM AN AR AS AT AW AX AY BA BE BI BO BY DA DE DO ED EF EH EL EM
-EN ER ES EX FA FE GO HA HE HI HM HO ID IF IN IS IT JO KA KI LA LI LO MA ME MI MO MU MY
-NA NE NO NU OD OE OF OH OI OM ON OP OR OS OW OX OY PA PE PI QI RE SH SI SO TA TI TO UH
-UM UN UP US UT WE WO XI XU YA YE YO ZA
-ACE ACT ADO AGE AID AIL AIM AIR ALE ANT ANE ANY APE ARE ARM ART ATE BAD BAT BED BET BIT
-CAT COT DOE DOT EAR EAT EEL END ERA ETA HAT HEN HER HIT ICE ION IRE ITS LET LIE LIT MAT
-NET NIT NOR NOT OAR OAT ODE ONE ORE OUR OUT PAT PEN PET PIE PIN PIT RAN RAT RED RET RID
-ROE ROT SAT SEA SET SIN SIR SIT SON TAN TAR TEA TEN TIE TIN TOE TON TOR USE CATS RATS
-ARTS ATES EARN EAST EATS IONS IRES NEAR NEST NETS NOTE RAIN RANT RATE REST RIOT RISE
-"""
-LEXICON = Lexicon.from_words(WORDS.split(), name="small")
+# The small word list of tests/ai/words.py up to RISE: small enough for the brute force.
+_ALL = SMALL_WORDS.split()
+WORDS = _ALL[: _ALL.index("RISE") + 1]
+LEXICON = Lexicon.from_words(WORDS, name="small")
 LEAVES = default_leaves()
 GEN = get_generator()
 
