@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import time
 
 from meeple.ai.santorini_native import NativeSearch, core_module
@@ -32,10 +33,10 @@ def main() -> None:
     if mod is None or net is None:
         raise SystemExit("needs the compiled core and the shipped network")
     positions = [
-        ("opening", random_position(1, 0)),
-        ("mid-game 1", random_position(2, 8)),
-        ("mid-game 2", random_position(3, 12)),
-        ("mid-game 3", random_position(4, 16)),
+        ("opening", random_position(random.Random(1), 0)),
+        ("mid-game 1", random_position(random.Random(2), 8)),
+        ("mid-game 2", random_position(random.Random(3), 12)),
+        ("mid-game 3", random_position(random.Random(4), 16)),
     ]
     print(f"load {os.getloadavg()[0]:.1f}; {args.think_time:g} s CPU a search")
     print("| position | evaluation | depth | nodes | nodes a second |")

@@ -10,6 +10,7 @@ GIL, the other thread would only ever run before the search began or after it en
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -64,7 +65,7 @@ def _seen_searching(search: Callable[[NativeSearch], Any], until: Callable[[], N
 
 
 def _node() -> tuple[GodTwin, Any]:
-    s = random_position(7, plies=0)
+    s = random_position(random.Random(7), plies=0)
     assert s.phase is Phase.PLAY
     twin = GodTwin(s.gods)
     return twin, twin.node(s)

@@ -3,12 +3,12 @@
 One builder instead of the near-copies those had: :func:`started` (a two-player game
 at the placing of workers, gods chosen), :func:`placed` (its workers placed at random
 cells) and :func:`random_position` (then a number of turns of the players' search at a
-small node budget, reproducible from a seed).
+small node budget, reproducible from a seeded ``Random``).
 """
 
 from __future__ import annotations
 
-import random
+from typing import TYPE_CHECKING
 
 from meeple.games.santorini import (
     CELLS,
@@ -22,6 +22,9 @@ from meeple.games.santorini import (
     advance,
     new_game,
 )
+
+if TYPE_CHECKING:
+    from random import Random
 
 __all__ = ["placed", "random_position", "started"]
 
@@ -40,7 +43,7 @@ def started(gods: tuple[str, str] | None = None, starter: int = 0) -> GameState:
     return advance(s, ChooseStarter(1, starter))[0]
 
 
-def placed(rng: random.Random, gods: tuple[str, str] | None = None, starter: int = 0) -> GameState:
+def placed(rng: Random, gods: tuple[str, str] | None = None, starter: int = 0) -> GameState:
     """:func:`started`, then every worker on a random free cell (``rng``'s choices)."""
     s = started(gods, starter)
     while s.phase is Phase.PLACE:
@@ -50,14 +53,15 @@ def placed(rng: random.Random, gods: tuple[str, str] | None = None, starter: int
 
 
 def random_position(
-    seed: int, plies: int, gods: tuple[str, str] | None = None, nodes: int = 2000
+    rng: Random, plies: int, gods: tuple[str, str] | None = None, nodes: int = 2000
 ) -> GameState:
-    """Random placements from ``seed``, then ``plies`` turns of the players' search at
+    """Random placements by ``rng`` (a seeded ``Random``: the pure layer imports no
+    global random), then ``plies`` turns of the players' search at
     ``nodes`` nodes each (deterministic: no clock); stops early rather than play into a
     finished game, so the result is always a turn's start in :attr:`Phase.PLAY`."""
     from meeple.ai.santorini_search import SearchBudget, search_turn
 
-    s = placed(random.Random(seed), gods)
+    s = placed(rng, gods)
     for _ in range(plies):
         after = s
         for action in search_turn(s, SearchBudget(max_nodes=nodes)).route:
