@@ -71,23 +71,24 @@ def _node() -> tuple[GodTwin, Any]:
     return twin, twin.node(s)
 
 
+def _searcher(twin: GodTwin, node: Any, **limits: Any) -> Callable[[NativeSearch], Any]:
+    """A core search of ``node`` to depth 60 at play's selectivity, within ``limits``
+    (``max_nodes``, ``clock``, ``seconds``)."""
+
+    def search(context: NativeSearch) -> Any:
+        return context.search(
+            twin, node, _weights(), None, max_depth=60, selective=PLAY_SELECTIVE, **limits
+        )
+
+    return search
+
+
 def test_a_search_on_the_monotonic_clock_lets_other_threads_run() -> None:
     """The server's bots pass ``time.monotonic``: the core reads that clock itself and
     takes the GIL back only to answer."""
     twin, node = _node()
 
-    def search(context: NativeSearch) -> Any:
-        return context.search(
-            twin,
-            node,
-            _weights(),
-            None,
-            max_depth=60,
-            max_nodes=None,
-            clock=time.monotonic,
-            seconds=1.0,
-            selective=PLAY_SELECTIVE,
-        )
+    search = _searcher(twin, node, max_nodes=None, clock=time.monotonic, seconds=1.0)
 
     assert _seen_searching(search, lambda: None)
 
@@ -95,18 +96,7 @@ def test_a_search_on_the_monotonic_clock_lets_other_threads_run() -> None:
 def test_a_search_bounded_by_nodes_lets_other_threads_run() -> None:
     twin, node = _node()
 
-    def search(context: NativeSearch) -> Any:
-        return context.search(
-            twin,
-            node,
-            _weights(),
-            None,
-            max_depth=60,
-            max_nodes=1_500_000,
-            clock=None,
-            seconds=None,
-            selective=PLAY_SELECTIVE,
-        )
+    search = _searcher(twin, node, max_nodes=1_500_000, clock=None, seconds=None)
 
     assert _seen_searching(search, lambda: None)
 
@@ -155,18 +145,8 @@ def test_a_search_on_an_injected_clock_stops_when_it_says_so() -> None:
     twin, node = _node()
     now = [0.0]
 
-    def search(context: NativeSearch) -> Any:
-        return context.search(
-            twin,
-            node,
-            _weights(),
-            None,
-            max_depth=60,
-            max_nodes=50_000_000,  # a bound should the clock never move
-            clock=lambda: now[0],
-            seconds=1.0,
-            selective=PLAY_SELECTIVE,
-        )
+    # max_nodes: a bound should the clock never move.
+    search = _searcher(twin, node, max_nodes=50_000_000, clock=lambda: now[0], seconds=1.0)
 
     def stop() -> None:
         now[0] = 10.0

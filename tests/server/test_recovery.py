@@ -60,6 +60,23 @@ async def _move(ws: ClientConnection, view: dict[str, Any], lexicon: Lexicon) ->
     await ws.send(json.dumps({"type": "play", "action": action}))
 
 
+async def _begin_against_a_bot(
+    ws: ClientConnection, lexicon: Lexicon, moves: int = 2
+) -> dict[str, Any]:
+    """Over ``ws``: open a two-seat Twente Scrabble table as "wes", seat an easy server
+    bot, play ``moves`` turns; the ``seated`` message (its table and rejoin token)."""
+    await ws.send(
+        json.dumps(
+            {"type": "create", "game": "scrabble", "variant": "twente", "size": 2, "name": "wes"}
+        )
+    )
+    seated = await next_of(ws, "seated")
+    await ws.send(json.dumps({"type": "bot", "table": seated["table"], "level": "easy"}))
+    for _ in range(moves):
+        await _move(ws, await _my_turn(ws), lexicon)
+    return seated
+
+
 def _stored_games(database: Path, game: str) -> list[Any]:
     store = Store(database)
     try:
@@ -86,22 +103,7 @@ async def test_a_browser_game_against_a_bot_goes_on_after_a_crash(
     first = Serve(database, *runtime)
     try:
         ws = await web_client(first.ports["web"])
-        await ws.send(
-            json.dumps(
-                {
-                    "type": "create",
-                    "game": "scrabble",
-                    "variant": "twente",
-                    "size": 2,
-                    "name": "wes",
-                }
-            )
-        )
-        seated = await next_of(ws, "seated")
-        await ws.send(json.dumps({"type": "bot", "table": seated["table"], "level": "easy"}))
-        for _ in range(2):
-            view = await _my_turn(ws)
-            await _move(ws, view, gcide)
+        seated = await _begin_against_a_bot(ws, gcide)
         before = await _my_turn(ws)
         assert not before["over"]
     finally:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.serve import Serve, next_of, web_client
-from tests.server.test_recovery import _move, _my_turn, _stored_games
+from tests.server.test_recovery import _begin_against_a_bot, _move, _my_turn, _stored_games
 
 from meeple.bus.subjects import Namespace
 from meeple.cluster.local import LocalBackplane
@@ -39,21 +39,7 @@ async def test_a_game_left_open_by_the_server_runtime_goes_on_under_the_node(
     first = Serve(database, "--runtime", "server")
     try:
         ws = await web_client(first.ports["web"])
-        await ws.send(
-            json.dumps(
-                {
-                    "type": "create",
-                    "game": "scrabble",
-                    "variant": "twente",
-                    "size": 2,
-                    "name": "wes",
-                }
-            )
-        )
-        seated = await next_of(ws, "seated")
-        await ws.send(json.dumps({"type": "bot", "table": seated["table"], "level": "easy"}))
-        for _ in range(2):
-            await _move(ws, await _my_turn(ws), gcide)
+        seated = await _begin_against_a_bot(ws, gcide)
         before = await _my_turn(ws)
         assert not before["over"]
     finally:
