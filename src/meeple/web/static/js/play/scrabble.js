@@ -359,7 +359,13 @@ function nextFree(view, x, y) {
   return x >= view.size || y >= view.size ? [null, null] : [x, y];
 }
 
-function advance(x, y) { page.cursor = page.down ? [x, y + 1] : [x + 1, y]; }
+// The cursor stays on the board: past a tile typed on the last square it stays on that
+// square (typing more places nothing; an arrow moves it from there, not from off the
+// board, where it was not drawn and its first move went diagonally).
+function advance(x, y) {
+  const last = page.view.size - 1;
+  page.cursor = page.down ? [x, Math.min(last, y + 1)] : [Math.min(last, x + 1), y];
+}
 
 function typeLetter(letter) {
   const view = page.view;
