@@ -32,7 +32,10 @@ from meeple.server.rooms.scrabble import PassTurn, PlaceWord, Rejected, Update
 @pytest.fixture
 async def vserver(tmp_path: Path, gcide: Lexicon) -> AsyncIterator[MeepleServer]:
     """A Twente-only server on a free port, its timers on a virtual clock."""
-    config = ServerConfig(database=str(tmp_path / "meeple.sqlite3")).only("twente")
+    # Bots think 0.05 s a move: the hard level's default second a move made a whole
+    # game here 15 s of CPU (issue 33), and these tests are about the seat, not the play.
+    config = ServerConfig(database=str(tmp_path / "meeple.sqlite3"), bot_think_time=0.05)
+    config = config.only("twente")
     srv = MeepleServer(config, clock=VirtualClock(), rng=random.Random(99))
     srv.services.lexicon = gcide
     await srv.start()
@@ -78,6 +81,7 @@ def _bot(
         server_lobby(server.services),
         names,
         level="hard",
+        think_time=server.services.config.bot_think_time,
         rng=random.Random(3),
         lexicon=gcide,
         **kw,
