@@ -9,7 +9,9 @@ kind (:meth:`~ClientConnection._note`), iterate over the server's messages until
 client's own error ends the stream, and close. A client subclasses it with its session,
 what it tracks of the game, :attr:`~ClientConnection.expected` and
 :meth:`~ClientConnection.receive`; :class:`SessionClient` is the :meth:`receive` of a
-client whose session turns each read into events (Twente, Clarkson, AM27).
+client whose session turns each read into events (Twente, Clarkson, AM27), and
+:class:`WelcomedClient` the :meth:`~WelcomedClient.connect` of a client that names itself
+in its first message and waits for the welcome (Twente, Spectrangle).
 """
 
 from __future__ import annotations
@@ -18,11 +20,17 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import ClassVar, Generic, Protocol, TypeVar
+from typing import ClassVar, Generic, Protocol, Self, TypeVar
 
 from meeple.clients.watch import Expected, NoAnswer, Patience, Stopwatch, Unreadable, read_owed
 
-__all__ = ["READ_SIZE", "ClientConnection", "EventSource", "SessionClient"]
+__all__ = [
+    "READ_SIZE",
+    "ClientConnection",
+    "EventSource",
+    "SessionClient",
+    "WelcomedClient",
+]
 
 READ_SIZE = 65536  # bytes asked of the socket per read
 
@@ -140,6 +148,50 @@ class ClientConnection(Generic[M]):
         text = self.unreadable.note(kind, reason, data)
         if text is not None and self.say != self._log:
             self.say(text)
+
+
+class WelcomedClient(ClientConnection[M]):
+    """A client that names itself in its first message and waits for the welcome
+    (Twente's ANNOUNCE and WELCOME, Spectrangle's connect and welcome).
+
+    A subclass sends its hello in :meth:`_greet` and reads the answer in
+    :meth:`_welcomed`; :meth:`connect` does the rest.
+    """
+
+    @classmethod
+    async def connect(
+        cls,
+        host: str,
+        port: int,
+        name: str,
+        *,
+        chat: bool = False,
+        patience: Patience | None = None,
+        say: Callable[[str], None] | None = None,
+    ) -> Self:
+        """Connect and send the hello naming ``name`` (asking for chat when ``chat``);
+        returns once welcomed (:attr:`ERROR` if refused, or if no answer comes within
+        ``patience``)."""
+        reader, writer = await asyncio.open_connection(host, port)
+        client = cls(reader, writer, patience=patience, say=say)
+        client.unreadable.who = name
+        async with client._opening():
+            await client._greet(name, chat)
+            reply = await client.receive()
+        refusal = client._welcomed(name, reply)
+        if refusal is not None:
+            await client.close()
+            raise cls.ERROR(refusal)
+        return client
+
+    async def _greet(self, name: str, chat: bool) -> None:
+        """Send the hello that names ``name`` and asks for chat if ``chat``."""
+        raise NotImplementedError
+
+    def _welcomed(self, name: str, reply: M) -> str | None:
+        """Take the server's answer to the hello: None when it welcomes us (what it says
+        is noted), else why it did not, for :attr:`ERROR`."""
+        raise NotImplementedError
 
 
 class SessionClient(ClientConnection[M], Generic[E, M]):

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from meeple.ai.spectrangle import turn_options
-from meeple.clients.connection import ClientConnection
+from meeple.clients.connection import WelcomedClient
 from meeple.clients.watch import (
     Expected,
     Patience,
@@ -89,7 +89,7 @@ class SpectrangleClientError(Exception):
     """The server refused the name, or the connection ended."""
 
 
-class SpectrangleClient(ClientConnection[ServerMessage]):
+class SpectrangleClient(WelcomedClient[ServerMessage]):
     """One connection to a Spectrangle server. Create it with :meth:`connect`."""
 
     ERROR = SpectrangleClientError
@@ -116,31 +116,15 @@ class SpectrangleClient(ClientConnection[ServerMessage]):
         self.last_error: ErrorWord | None = None
         self.violations = 0
 
-    @classmethod
-    async def connect(
-        cls,
-        host: str,
-        port: int,
-        name: str,
-        *,
-        chat: bool = False,
-        patience: Patience | None = None,
-        say: Callable[[str], None] | None = None,
-    ) -> SpectrangleClient:
-        """Connect and register; returns once welcomed (SpectrangleClientError if not,
-        or if no answer comes within ``patience``)."""
-        reader, writer = await asyncio.open_connection(host, port)
-        client = cls(reader, writer, patience=patience, say=say)
-        client.unreadable.who = name
-        async with client._opening():
-            await client._send(Connect(name, ("chat",) if chat else ()))
-            reply = await client.receive()
+    async def _greet(self, name: str, chat: bool) -> None:
+        await self._send(Connect(name, ("chat",) if chat else ()))
+
+    def _welcomed(self, name: str, reply: ServerMessage) -> str | None:
         if not isinstance(reply, Welcome):
-            await client.close()
-            raise SpectrangleClientError(f"not welcomed as {name!r}: {reply.to_line()}")
-        client.name = name
-        client.extensions = client.session.extensions
-        return client
+            return f"not welcomed as {name!r}: {reply.to_line()}"
+        self.name = name
+        self.extensions = self.session.extensions
+        return None
 
     # --- what the player knows -----------------------------------------------------------
 

@@ -22,16 +22,13 @@ ANNOUNCE, the verdict on a move) the client says when it waits longer than its
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections import Counter
-from collections.abc import Callable
 
-from meeple.clients.connection import SessionClient
+from meeple.clients.connection import SessionClient, WelcomedClient
 from meeple.clients.watch import (
     Expected,
-    Patience,
 )
 from meeple.games.scrabble.board import Board, Direction
 from meeple.games.scrabble.errors import ScrabbleError
@@ -55,7 +52,7 @@ class TwenteClientError(Exception):
     """The server refused to let us in (name taken) or the connection ended early."""
 
 
-class TwenteClient(SessionClient[ClientEvent, Received]):
+class TwenteClient(SessionClient[ClientEvent, Received], WelcomedClient[Received]):
     """One connection to a Twente server. Create it with :meth:`connect`."""
 
     ERROR = TwenteClientError
@@ -77,32 +74,16 @@ class TwenteClient(SessionClient[ClientEvent, Received]):
         self._played: str | None = None  # rack tiles of our last move, until INFORMMOVE
         self._verdict_due = False  # a move sent, its INFORMMOVE or ERROR not handed out
 
-    @classmethod
-    async def connect(
-        cls,
-        host: str,
-        port: int,
-        name: str,
-        *,
-        chat: bool = False,
-        patience: Patience | None = None,
-        say: Callable[[str], None] | None = None,
-    ) -> TwenteClient:
-        """Connect and ANNOUNCE; returns once WELCOME arrives (TwenteClientError on ERROR,
-        or when none comes within ``patience``)."""
-        reader, writer = await asyncio.open_connection(host, port)
-        client = cls(reader, writer, patience=patience, say=say)
-        client.unreadable.who = name
+    async def _greet(self, name: str, chat: bool) -> None:
         flags = frozenset({messages.Flag.CHAT}) if chat else frozenset()
-        async with client._opening():
-            await client._send(messages.Announce(name, flags))
-            reply = await client.receive()
+        await self._send(messages.Announce(name, flags))
+
+    def _welcomed(self, name: str, reply: Received) -> str | None:
         if not isinstance(reply, messages.Welcome):
-            await client.close()
-            raise TwenteClientError(f"not welcomed: {reply}")
-        client.name = reply.name
-        client.server_flags = reply.flags
-        return client
+            return f"not welcomed: {reply}"
+        self.name = reply.name
+        self.server_flags = reply.flags
+        return None
 
     # --- actions ------------------------------------------------------------------------
 

@@ -15,7 +15,8 @@ move the protocol cannot even express (bad notation, a word off the board) raise
 What the client library says about the server while the app waits (a message it could
 not take, a wait on an answer that does not come: issue 31) reaches the app as
 :class:`ServerNotice` events, for its status line; :class:`StatusFeed` is how an
-adapter collects those sentences while a read is still under way.
+adapter collects those sentences while a read is still under way, and
+:class:`ClientAdapter` the base of an adapter over one of meeple's client libraries.
 """
 
 from __future__ import annotations
@@ -24,12 +25,14 @@ import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
+from meeple.clients.connection import ClientConnection
 from meeple.tui.table import ConnectionLost
 
 __all__ = [
     "HANDSHAKE_TIMEOUT",
+    "ClientAdapter",
     "ConnectFailed",
     "ConnectOptions",
     "Connection",
@@ -47,6 +50,7 @@ EventT_co = TypeVar("EventT_co", covariant=True)
 MoveT_contra = TypeVar("MoveT_contra", contravariant=True)
 T = TypeVar("T")
 E = TypeVar("E")
+C = TypeVar("C", bound=ClientConnection[Any])
 
 
 def _closed(error: Exception) -> str:
@@ -171,3 +175,18 @@ class StatusFeed:
                     yield event
                     if isinstance(event, ConnectionLost):
                         return
+
+
+class ClientAdapter(Generic[C]):
+    """The base of an adapter over a client library (Twente, Clarkson, Spectrangle): it
+    holds the client, sends what the client says about the server (a message it cannot
+    take, a wait on an answer) to the status line as :class:`ServerNotice` rather than
+    to a log (issue 31), and closes the client."""
+
+    def __init__(self, client: C) -> None:
+        self._client = client
+        self._status = StatusFeed()
+        client.say = self._status.say
+
+    async def close(self) -> None:
+        await self._client.close()

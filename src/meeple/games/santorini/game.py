@@ -378,28 +378,35 @@ def _candidate_workers(s: GameState, me: int) -> tuple[Worker, ...]:
     return (tw,) if tw is not None else s.workers_of(me)
 
 
-def _raw_moves(s: GameState, me: int, occ: Sequence[Worker | None]) -> Iterator[Move]:
-    """Moves the rules and every god allow now, without asking whether the turn can end."""
+def _acting(
+    s: GameState, me: int, step: int
+) -> tuple[Power, list[tuple[int, Power]], list[tuple[Worker, Cell]]]:
+    """What a move (``step`` 0) or a build (1) of ``me`` depends on: ``me``'s power, the
+    opponents whose gods can forbid it, and the workers that may take it, each with its
+    cell (none when the power does not offer that step now)."""
     power = _power(s, me)
-    if not power.options(s, me)[0]:
-        return
-    opponents = _opponents(s, me)
+    if not power.options(s, me)[step]:
+        return power, [], []
+    workers = []
     for w in _candidate_workers(s, me):
         src = s.workers[w]
         assert src is not None
+        workers.append((w, src))
+    return power, _opponents(s, me), workers
+
+
+def _raw_moves(s: GameState, me: int, occ: Sequence[Worker | None]) -> Iterator[Move]:
+    """Moves the rules and every god allow now, without asking whether the turn can end."""
+    power, opponents, workers = _acting(s, me, 0)
+    for w, src in workers:
         for dst, _forced in power.moves(s, me, w, occ):
             if not any(p.forbids_move(s, seat, me, w, src, dst) for seat, p in opponents):
                 yield Move(me, src, dst)
 
 
 def _raw_builds(s: GameState, me: int, occ: Sequence[Worker | None]) -> Iterator[Build]:
-    power = _power(s, me)
-    if not power.options(s, me)[1]:
-        return
-    opponents = _opponents(s, me)
-    for w in _candidate_workers(s, me):
-        src = s.workers[w]
-        assert src is not None
+    power, opponents, workers = _acting(s, me, 1)
+    for w, src in workers:
         for c, level in power.builds(s, me, w, occ):
             if not any(p.forbids_build(s, seat, me, w, c, level) for seat, p in opponents):
                 yield Build(me, src, c, level)

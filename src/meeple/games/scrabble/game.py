@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
@@ -804,22 +804,7 @@ class Game:
             raise ChallengeError(f"no play to {type(action).__name__.lower()}")
         if isinstance(action, Play | Exchange | Pass | Accept) and action.player != self._turn:
             raise NotYourTurn(f"it is {self.players[self._turn]}'s turn")
-        if isinstance(action, Play):
-            events = self._play(action)
-        elif isinstance(action, Exchange):
-            events = self._exchange(action)
-        elif isinstance(action, Pass):
-            events = self._pass(action)
-        elif isinstance(action, Challenge):
-            events = self._challenge(action)
-        elif isinstance(action, Accept):
-            events = self._accept()
-        elif isinstance(action, Leave):
-            events = self._leave(action)
-        elif isinstance(action, TimePenalty):
-            events = self._time_penalty(action)
-        else:
-            events = self._end_externally(action)
+        events = _CARRY_OUT[type(action)](self, action)
         self._log.append(action)
         self._events.extend(events)
         return events
@@ -950,7 +935,7 @@ class Game:
         events.append(TurnLost(c, self._scores[c], self._racks[c].tiles))
         return events + self._scoreless_turn()
 
-    def _accept(self) -> list[Event]:
+    def _accept(self, action: Accept) -> list[Event]:
         return self._settle_pending()
 
     def _end_externally(self, action: End) -> list[Event]:
@@ -1092,6 +1077,22 @@ class Game:
             winners,
         )
         return [GameEnded(self._result)]
+
+
+# What each action does, by its type: apply() has checked that it may be done now
+# (_ALLOWED holds the same types, matched exactly).
+_CARRY_OUT: Mapping[type, Callable[[Game, Any], list[Event]]] = MappingProxyType(
+    {
+        Play: Game._play,
+        Exchange: Game._exchange,
+        Pass: Game._pass,
+        Challenge: Game._challenge,
+        Accept: Game._accept,
+        End: Game._end_externally,
+        Leave: Game._leave,
+        TimePenalty: Game._time_penalty,
+    }
+)
 
 
 def variant_to_dict(v: Variant) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from meeple.games.scrabble.errors import ScrabbleError
 from meeple.games.scrabble.moves import tiles_from_word
 from meeple.protocols.clarkson import messages
 from meeple.protocols.clarkson.errors import LocalProtocolError
-from meeple.tui.connection import ConnectFailed, ConnectOptions, MoveError, StatusFeed
+from meeple.tui.connection import ClientAdapter, ConnectFailed, ConnectOptions, MoveError
 from meeple.tui.scrabble import events as ui
 
 __all__ = ["ClarksonScrabble", "connect", "word_from_boards"]
@@ -72,14 +72,11 @@ def word_from_boards(before: Board, after: Board) -> tuple[int, int, Direction, 
     return (*start, direction, "".join(letters))
 
 
-class ClarksonScrabble:
+class ClarksonScrabble(ClientAdapter[ClarksonClient]):
     """A :class:`~meeple.tui.connection.Connection` for Scrabble over Clarkson."""
 
     def __init__(self, client: ClarksonClient, players: int) -> None:
-        self._client = client
-        # What the client says about the server goes to the status line (issue 31).
-        self._status = StatusFeed()
-        client.say = self._status.say
+        super().__init__(client)
         self._players = players
         self._ready = False
         self._starting = False

@@ -28,7 +28,7 @@ from meeple.games.scrabble.tiles import BLANK, ENGLISH
 from meeple.protocols.twente import messages
 from meeple.protocols.twente.errors import ErrorCode, ProtocolError
 from meeple.protocols.twente.events import PeerError
-from meeple.tui.connection import ConnectFailed, ConnectOptions, MoveError, StatusFeed
+from meeple.tui.connection import ClientAdapter, ConnectFailed, ConnectOptions, MoveError
 from meeple.tui.scrabble import events as ui
 
 __all__ = ["REFUSALS", "TwenteScrabble", "connect", "refusal_text"]
@@ -59,15 +59,11 @@ def refusal_text(code: ErrorCode) -> str:
     return f"{code.value} {code.description}: {REFUSALS[code]}"
 
 
-class TwenteScrabble:
+class TwenteScrabble(ClientAdapter[TwenteClient]):
     """A :class:`~meeple.tui.connection.Connection` for Scrabble over Twente."""
 
     def __init__(self, client: TwenteClient) -> None:
-        self._client = client
-        # What the client says about the server (a message it cannot take, a wait on
-        # an answer) goes to the status line as ServerNotice, not to a log (issue 31).
-        self._status = StatusFeed()
-        client.say = self._status.say
+        super().__init__(client)
         self._board = Board()
         # Our own account of the rack, message by message: the client's ``rack`` runs
         # ahead when one read brings several messages (STARTGAME and NEWTILES at once).
@@ -169,9 +165,6 @@ class TwenteScrabble:
             raise MoveError(refusal_text(e.code)) from None
         except OSError as e:
             raise MoveError(f"could not send: {e}") from None
-
-    async def close(self) -> None:
-        await self._client.close()
 
 
 async def connect(options: ConnectOptions) -> TwenteScrabble:

@@ -43,10 +43,10 @@ from meeple.protocols.spectrangle.messages import (
 from meeple.protocols.spectrangle.states import State
 from meeple.tui.connection import (
     HANDSHAKE_TIMEOUT,
+    ClientAdapter,
     ConnectFailed,
     ConnectOptions,
     MoveError,
-    StatusFeed,
 )
 from meeple.tui.spectrangle import events as ui
 
@@ -67,14 +67,8 @@ def refusal_text(word: ErrorWord) -> str:
     return f"{word.value}: {REFUSALS[word]}"
 
 
-class SpectrangleConnection:
+class SpectrangleConnection(ClientAdapter[SpectrangleClient]):
     """A :class:`~meeple.tui.connection.Connection` for Spectrangle over the client library."""
-
-    def __init__(self, client: SpectrangleClient) -> None:
-        self._client = client
-        # What the client says about the server goes to the status line (issue 31).
-        self._status = StatusFeed()
-        client.say = self._status.say
 
     async def events(self) -> AsyncIterator[ui.SpectrangleEvent]:
         client = self._client
@@ -146,9 +140,6 @@ class SpectrangleConnection:
             raise MoveError(str(e)) from None
         except OSError as e:
             raise MoveError(f"could not send: {e}") from None
-
-    async def close(self) -> None:
-        await self._client.close()
 
 
 async def connect(options: ConnectOptions) -> SpectrangleConnection:
