@@ -295,6 +295,28 @@ def test_a_game_is_found_by_its_records_uid(store: Store) -> None:
     assert store.game_by_uid("room-8") is None
 
 
+def test_a_rooms_game_is_stored_once_by_its_uid(store: Store) -> None:
+    """record_game_once stores room r1's game the first time, and gives that game's id
+    back after (a takeover's second writer); another uid is another game."""
+    data = {**_rated_record(["a", "b"], [1, 0], [0]), "uid": "r1"}
+    game: dict[str, Any] = {
+        "game": "scrabble",
+        "variant": "twente",
+        "protocols": ["twente"],
+        "players": ["a", "b"],
+        "started_at": 0.0,
+        "end_reason": "x",
+        "result": {},
+        "record": "",
+        "data": data,
+    }
+    first = store.record_game_once("r1", **game)
+    assert store.record_game_once("r1", **game) == first
+    other = store.record_game_once("r2", **{**game, "data": {**data, "uid": "r2"}})
+    assert other != first
+    assert [g.id for g in store.games(limit=10)] == [other, first]
+
+
 def test_a_sqlite_look_up_by_uid_searches_an_index(tmp_path: Path) -> None:
     """game_by_uid on SQLite is an index search (schema 8), not a read of every game's
     JSON (119 ms a look-up at 20,000 games): the query as the store runs it."""

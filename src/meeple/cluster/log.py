@@ -146,8 +146,9 @@ class GameRecords(Protocol):
 
     def game_by_uid(self, uid: str) -> GameRecord | None: ...
 
-    def record_game(
+    def record_game_once(
         self,
+        uid: str,
         *,
         game: str,
         variant: str,
@@ -158,7 +159,9 @@ class GameRecords(Protocol):
         result: Mapping[str, Any],
         record: str,
         data: Mapping[str, Any] | None = None,
-    ) -> int: ...
+    ) -> int:
+        """Store room ``uid``'s finished game unless it is stored; its id either way."""
+        ...
 
 
 class Streams(Protocol):
@@ -398,10 +401,8 @@ class JetStreamLog:
                 pause = min(2 * pause, longest)
 
     def _store_once(self, uid: str, game: Mapping[str, Any]) -> int:
-        found = self.records.game_by_uid(uid)
-        if found is not None:
-            return found.id
-        return self.records.record_game(**game)
+        # One request: the look-up and the write are the store's one transaction.
+        return self.records.record_game_once(uid, **game)
 
     # --- reading ---------------------------------------------------------------------------
 

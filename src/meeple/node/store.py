@@ -2,11 +2,11 @@
 
 A rooms node ends a room's log itself (the ``end`` message, fenced, carries the game:
 :meth:`meeple.cluster.log.JetStreamLog.finish_log`) and then has the game stored once
-per room uid. It does so through :class:`RemoteRecords`, the two store calls
-``finish_log`` makes (``game_by_uid``, ``record_game``) as requests to the store role
-(``<ns>.store.req.<op>``, queue group ``store``), which runs them on its
-:class:`~meeple.server.store.database.Store` (``--database``: PostgreSQL in the cluster;
-``record_game`` updates the players' ratings in the same transaction). Rooms nodes
+per room uid. It does so through :class:`RemoteRecords`: ``finish_log``'s
+``record_game_once`` is one ``record_game`` request to the store role
+(``<ns>.store.req.<op>``, queue group ``store``), which runs it on its
+:class:`~meeple.server.store.database.Store` (``--database``: PostgreSQL in the cluster)
+as one transaction: the look-up by uid, the game and the players' ratings. Rooms nodes
 need no database connection; any number of store nodes may serve.
 
 The same role answers an edge's web pages, which have no database connection either:
@@ -36,7 +36,7 @@ import contextlib
 import dataclasses
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -269,11 +269,9 @@ class StoreRole:
         neither encoded nor checked item by item again)."""
         async with self._lock:
             uid = (game.data or {}).get("uid")
-            if isinstance(uid, str):
-                found = await self._run(self.store.game_by_uid, uid)
-                if found is not None:
-                    return wire.seal(found.id)
             args = {f.name: getattr(game, f.name) for f in dataclasses.fields(game)}
+            if isinstance(uid, str):  # the look-up and the write in one transaction
+                return wire.seal(await self._run(self.store.record_game_once, uid, **args))
             return wire.seal(await self._run(self.store.record_game, **args))
 
     async def stop(self) -> None:
@@ -322,6 +320,17 @@ class RemoteRecords:
         game["protocols"] = tuple(game["protocols"])
         game["players"] = tuple(game["players"])
         return int(self._ask("record_game", wire.RecordGame(**game), int))
+
+    def record_game_once(self, uid: str, **game: Any) -> int:
+        """One request when the game's record carries ``uid`` (every room's does): the
+        store role stores a game once per its record's uid, in one transaction. A record
+        without it is looked up first, then stored (two requests, as before)."""
+        data = game.get("data")
+        if not isinstance(data, Mapping) or data.get("uid") != uid:
+            found = self.game_by_uid(uid)
+            if found is not None:
+                return found.id
+        return self.record_game(**game)
 
 
 class BusRecords:

@@ -750,6 +750,21 @@ class Store:
         with self._db.transaction() as tx:
             return self._insert_game(tx, **game)
 
+    def record_game_once(self, uid: str, **game: Unpack[FinishedGame]) -> int:
+        """Store the finished game of room ``uid`` unless a game with that uid (in its
+        record) is stored already; the stored game's id either way. The look-up and the
+        insert are one transaction, so two writers of one room's end (a takeover) store
+        it once."""
+        with self._db.transaction() as tx:
+            tx.lock(f"game-uid:{uid}")
+            row = tx.execute(
+                f"SELECT id FROM games WHERE {self._db.uid_matches} ORDER BY id DESC LIMIT 1",
+                (uid,),
+            ).fetchone()
+            if row is not None:
+                return int(row[0])
+            return self._insert_game(tx, **game)
+
     def _insert_game(self, tx: Transaction, **game: Unpack[FinishedGame]) -> int:
         players, end_reason, result = game["players"], game["end_reason"], game["result"]
         data = game.get("data")
