@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from nats.aio.client import Client
 from playwright.async_api import Browser, expect
+from tests.cluster.conftest import ModuleNodes
 from tests.cluster.test_nodes import Nodes, _room_uid, nodes
 from tests.patience import GAME_PATIENCE, PATIENCE, PATIENCE_MS, eventually
 from tests.web.helpers import NEXT_VIEW, _move, screenshot, type_move, wait_for
@@ -182,6 +183,20 @@ async def cluster(nodes: Nodes, pg_url: str) -> tuple[Nodes, Any, Any, Any, Any]
     return await _cluster(nodes, pg_url)
 
 
+@pytest.fixture
+async def shared(module_nodes: ModuleNodes) -> tuple[Any, Any, Any, Any]:
+    """The module's cluster, as :func:`_cluster`'s with every node (issue 33.3): a hub
+    with the lobby, the store and a Twente edge, two edges with web ports, a rooms node,
+    for the tests that kill, pause or reconfigure none of them. Each plays at tables of
+    its own (opened by its browsers, or a queue only its own players join) and asserts
+    nothing of the others' (no "the one room", no count of games)."""
+    hub = await module_nodes.node("hub", "edge,lobby,store", store=True)
+    web1 = await module_nodes.node("web1", "edge", "--api-port", "0")
+    web2 = await module_nodes.node("web2", "edge", "--api-port", "0")
+    rooms1 = await module_nodes.node("rooms1", "rooms")
+    return hub, web1, web2, rooms1
+
+
 async def test_a_browser_and_twente_bots_on_three_edges_play_and_the_browser_comes_back_elsewhere(
     cluster: tuple[Nodes, Any, Any, Any, Any],
     node: Client,
@@ -258,14 +273,14 @@ async def test_a_browser_and_twente_bots_on_three_edges_play_and_the_browser_com
 
 
 async def test_chromium_plays_on_an_edge_against_a_twente_bot_on_another(
-    nodes: Nodes, pg_url: str, browser: Browser, enable: Lexicon
+    shared: tuple[Any, Any, Any, Any], browser: Browser, enable: Lexicon
 ) -> None:
     """Debian's chromium opens web1's lobby and play pages, opens a 2-seat Twente table
     and types its moves; a Twente bot on the hub's edge fills the table and they play
     (the edge serves the running game's live page meanwhile). After four moves of its
     own the page resigns: the bot hears GAMEOVER on its edge, with its score as the page
     showed it."""
-    _nodes, hub, web1, _web2, _rooms = await _cluster(nodes, pg_url, web2=False)
+    hub, web1, _web2, _rooms = shared
     base = f"http://127.0.0.1:{web1.listeners['api']}"
     page = await browser.new_page()
     await page.goto(f"{base}/")
@@ -368,11 +383,6 @@ async def test_a_clocked_web_table_goes_on_after_its_rooms_node_is_killed_and_th
 
 
 @pytest.fixture
-async def lobby_and_rooms(nodes: Nodes, pg_url: str) -> tuple[Nodes, Any, Any, Any, Any]:
-    return await _cluster(nodes, pg_url, web2=False)
-
-
-@pytest.fixture
 async def lobby_and_edge(nodes: Nodes) -> tuple[Nodes, Any, Any, Any, Any]:
     return await _cluster(nodes, None, web2=False, rooms=False)
 
@@ -424,12 +434,10 @@ async def test_hostile_messages_to_an_edge_never_close_its_socket(
     await ws.close()
 
 
-async def test_an_edge_answers_only_its_hosts(
-    lobby_and_edge: tuple[Nodes, Any, Any, Any, Any],
-) -> None:
+async def test_an_edge_answers_only_its_hosts(shared: tuple[Any, Any, Any, Any]) -> None:
     """Issue 30.7: an edge's web port builds its own app; it refuses a Host that is not
     on the allowlist (DNS rebinding) with 400, pages and /ws alike, and serves its own."""
-    _nodes, _hub, web1, _web2, _rooms = lobby_and_edge
+    _hub, web1, _web2, _rooms = shared
     port = web1.listeners["api"]
 
     async def status(request: bytes) -> int:
@@ -454,12 +462,12 @@ async def test_an_edge_answers_only_its_hosts(
 
 
 async def test_a_browser_whose_socket_closes_is_held_and_comes_back_through_another_edge(
-    cluster: tuple[Nodes, Any, Any, Any, Any], enable: Lexicon
+    shared: tuple[Any, Any, Any, Any], enable: Lexicon
 ) -> None:
     """A browser's socket to a live edge closes mid-game: the room's owner holds its seat
     (Scrabble's leave rule would end the game: it does not), and the browser's token
     takes the seat back through the other edge; the two browsers play to the end."""
-    _nodes, _hub, web1, web2, _rooms = cluster
+    _hub, web1, web2, _rooms = shared
     eva = await _web(web1.listeners["api"])
     create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 2}
     await eva.send(json.dumps({**create, "name": "eva"}))
@@ -493,8 +501,8 @@ async def test_a_held_browser_seat_is_held_by_a_new_owner_and_leaves_when_its_gr
     grace, the room applies its leave rule: the other browser sees the game end."""
     config = tmp_path / "meeple.toml"
     config.write_text("rejoin_grace = 2\n")
-    _n, _hub, web1, web2, rooms1 = await _cluster(nodes, pg_url)
-    rooms1.kill()  # one rooms node with the short grace, then a second one
+    _n, _hub, web1, web2, _none = await _cluster(nodes, pg_url, rooms=False)
+    # One rooms node with the short grace, then a second one.
     rooms1 = await nodes.start("rooms1b", "rooms", None, "--config", str(config))
     gus = await _web(web1.listeners["api"])
     create = {"type": "create", "game": "scrabble", "variant": "twente", "size": 2}
@@ -569,14 +577,14 @@ async def _browser_game(ws: ClientConnection, choose: Any) -> dict[str, Any]:
 
 
 async def test_browsers_play_santorini_and_spectrangle_on_an_edge_against_bots_on_another(
-    lobby_and_rooms: tuple[Nodes, Any, Any, Any, Any],
+    shared: tuple[Any, Any, Any, Any],
 ) -> None:
     """The same browser seat plays every game through an edge: a browser on ``web1``
     opens a Santorini table and an AM27 bot on the hub's edge sits at it; another opens a
     Spectrangle table and a Spectrangle bot on the hub's edge sits at that. Each browser
     plays from its seat views (the legal actions and fits the owner sends) to the end,
     with no move refused, and ends where its bot ends."""
-    _nodes, hub, web1, _web2, _rooms = lobby_and_rooms
+    hub, web1, _web2, _rooms = shared
     rng = random.Random(21)
     sam, sue = await _web(web1.listeners["api"]), await _web(web1.listeners["api"])
     for ws, game, name in ((sam, "santorini", "sam"), (sue, "spectrangle", "sue")):
@@ -627,7 +635,7 @@ async def _watch_chat_lines(ws: ClientConnection) -> list[dict[str, Any]]:
 
 
 async def test_the_spectators_chat_of_a_game_reaches_its_watchers_on_every_edge(
-    cluster: tuple[Nodes, Any, Any, Any, Any],
+    shared: tuple[Any, Any, Any, Any],
 ) -> None:
     """Issue 34.5 across a cluster: pia plays Santorini on edge web2 against a server bot;
     sam watches on web1, tia on web2. sam's line reaches tia once (over
@@ -637,7 +645,7 @@ async def test_the_spectators_chat_of_a_game_reaches_its_watchers_on_every_edge(
     text it was (the page sets it as text)."""
     # A store node beside the lobby: edges refuse names they cannot check against the
     # accounts (issue 32.6).
-    _nodes, _hub, web1, web2, _rooms = cluster
+    _hub, web1, web2, _rooms = shared
     opened: list[ClientConnection] = []
     try:
         await _chat_across_edges(web1, web2, opened)

@@ -53,7 +53,6 @@ from meeple.node import spawn, wire
 from meeple.node.views import ViewSource
 from meeple.server.clock import Timer
 from meeple.server.config import ClusterConfig
-from meeple.server.lobby.bots import make_bot, restore_bot
 from meeple.server.lobby.cmpn402_console import check_token as same_token
 from meeple.server.lobby.tables import QueueKey, Replaced
 from meeple.server.metrics import METRICS
@@ -918,6 +917,10 @@ class RoomsRole:
         play in the table's room here (:class:`RoomBots`)."""
         if self.services is None:
             raise ValueError("this rooms node seats no bots")
+        # The bots' players (meeple.ai) load with the first bot seated here: an edge and a
+        # rooms node without bots never pay for them (issue 33, the node's start).
+        from meeple.server.lobby.bots import make_bot
+
         level = info.get("level") or info.get("bot")
         bot = make_bot(
             self.services, game, str(info["name"]), str(level), self.bots, lexicon_name=lexicon
@@ -953,6 +956,8 @@ class RoomsRole:
                 # a restart of meeple serve (meeple.server.lobby.tables.Lobby.restore).
                 if self.services is None:
                     raise ValueError("this rooms node seats no bots")
+                from meeple.server.lobby.bots import restore_bot
+
                 bot = restore_bot(self.services, room, waiting, info, host=self.bots)
                 self.bots.add(bot, owned)
         for entry in log.entries:
