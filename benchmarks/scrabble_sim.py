@@ -68,11 +68,16 @@ def iterations(
 ) -> tuple[int, float, list[tuple[float, int, bool]]]:
     """Run every line of ``work``; (lines, CPU seconds, their results)."""
     native = player.generator
-    assert isinstance(native, NativeGenerator)
     results = []
     start = time.process_time()
     for position, candidates, rounds in work:
-        cells = [player._cells_after(position, c, native) if compiled else None for c in candidates]
+        if not compiled:  # the call as it was before the compiled line (issue 37)
+            for opp, bag in rounds:
+                for c in candidates:
+                    results.append(player._run_once(position, c, opp, bag))
+            continue
+        assert isinstance(native, NativeGenerator)
+        cells = [player._cells_after(position, c, native) for c in candidates]
         for opp, bag in rounds:
             for c, cell in zip(candidates, cells, strict=True):
                 results.append(player._run_once(position, c, opp, bag, cell))
@@ -87,6 +92,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=37)
     parser.add_argument("--think-time", type=float, default=0.2)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument(
+        "--python-only",
+        action="store_true",
+        help="time only the Python line (runs on code from before the compiled line)",
+    )
     args = parser.parse_args()
     lexicon = load_lexicon(args.lexicon)
     player = StrongPlayer(lexicon)
@@ -96,7 +106,8 @@ def main() -> None:
         candidates = player._candidates(position, 0)
         work.append((position, candidates, draws(position, args.rounds, rng)))
     print(f"{len(work)} positions, load {os.getloadavg()[0]:.1f}", flush=True)
-    iterations(player, work[:2], True)  # warm the caches of both paths
+    if not args.python_only:
+        iterations(player, work[:2], True)  # warm the caches of both paths
     iterations(player, work[:2], False)
     if args.profile:
         profile = cProfile.Profile()
@@ -107,14 +118,20 @@ def main() -> None:
         pstats.Stats(profile, stream=out).sort_stats("tottime").print_stats(18)
         print(out.getvalue())
     n_py, t_py, want = iterations(player, work, False)
-    n_c, t_c, got = iterations(player, work, True)
-    assert got == want, "the compiled line disagrees with the Python line"
-    print(
-        f"python line: {n_py} iterations in {t_py:.2f} s CPU, {n_py / t_py:.0f}/s; "
-        f"compiled line: {n_c} in {t_c:.2f} s, {n_c / t_c:.0f}/s; "
-        f"{t_py / t_c:.1f}x; load {os.getloadavg()[0]:.1f}",
-        flush=True,
-    )
+    if args.python_only:
+        print(
+            f"python line: {n_py} iterations in {t_py:.2f} s CPU, {n_py / t_py:.0f}/s; "
+            f"load {os.getloadavg()[0]:.1f}"
+        )
+    else:
+        n_c, t_c, got = iterations(player, work, True)
+        assert got == want, "the compiled line disagrees with the Python line"
+        print(
+            f"python line: {n_py} iterations in {t_py:.2f} s CPU, {n_py / t_py:.0f}/s; "
+            f"compiled line: {n_c} in {t_c:.2f} s, {n_c / t_c:.0f}/s; "
+            f"{t_py / t_c:.1f}x; load {os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
     rounds = []
     for position in work:
         budget = Budget(args.think_time, time.process_time)

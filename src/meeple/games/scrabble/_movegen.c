@@ -144,6 +144,13 @@ static void emit(Gen *G, int lo, int hi, int score, int n) {
     if (n == G->bingo_tiles) score += G->bingo_bonus;
     G->count++;
     if (G->mode == MODE_COUNT || G->failed) return;
+    if (G->mode != MODE_ALL && G->used == G->top && G->top > 0) {
+        /* Most plays rank below the worst kept one: say so before building a record
+         * (issue 37). An equal key goes on to the full comparison (the tie-breaks). */
+        double key = G->mode == MODE_TOP_EQUITY ? (double)score + G->leave[G->leave_idx]
+                                                : (double)score;
+        if (key < key_of(G, &G->out[0])) return;
+    }
     Record r;
     memset(&r, 0, sizeof r);
     r.score = score;
