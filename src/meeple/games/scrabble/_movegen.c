@@ -439,6 +439,34 @@ static int get_bytes(PyObject *o, Py_ssize_t want, const char *what, Py_buffer *
     return 0;
 }
 
+/* The buffers both generate() and sim_line() read: the graph, the board, the
+ * premiums and the letter values; `got` counts those held, for release_inputs(). */
+typedef struct {
+    Py_buffer flat, board, lm, wm, values;
+    int got;
+} Inputs;
+
+static int get_inputs(Inputs *in, PyObject *flat, PyObject *board, PyObject *lm, PyObject *wm,
+                      PyObject *values, Py_ssize_t cells) {
+    in->got = 0;
+    if (get_bytes(flat, -1, "flat", &in->flat) < 0) return -1;
+    in->got = 1;
+    if (get_bytes(board, cells, "board", &in->board) < 0) return -1;
+    in->got = 2;
+    if (get_bytes(lm, cells, "lm", &in->lm) < 0) return -1;
+    in->got = 3;
+    if (get_bytes(wm, cells, "wm", &in->wm) < 0) return -1;
+    in->got = 4;
+    if (get_bytes(values, 26, "values", &in->values) < 0) return -1;
+    in->got = 5;
+    return 0;
+}
+
+static void release_inputs(Inputs *in) {
+    Py_buffer *held[] = {&in->flat, &in->board, &in->lm, &in->wm, &in->values};
+    while (in->got > 0) PyBuffer_Release(held[--in->got]);
+}
+
 static PyObject *check_graph(PyObject *self, PyObject *args) {
     /* Every node's arcs lie inside the array and lead to node starts; the root is one.
      * Done once per graph so `generate` may index without bounds checks. */
@@ -488,22 +516,14 @@ static PyObject *generate(PyObject *self, PyObject *args) {
     if (size < 1 || size > MAX_SIZE) return PyErr_Format(PyExc_ValueError, "bad board size");
     if (mode < MODE_COUNT || mode > MODE_TOP_EQUITY || top < 0 || blanks < 0 || blanks > 64)
         return PyErr_Format(PyExc_ValueError, "bad mode, top or blanks");
-    Py_buffer fv, bv, lv, wv, vv, rv, sv, ev;
-    int got = 0, ok = 0;
+    Inputs in;
+    Py_buffer rv, sv, ev;
+    int got = 5, ok = 0;
     PyObject *result = NULL;
     Gen *G = calloc(1, sizeof(Gen));
     if (!G) return PyErr_NoMemory();
     Py_ssize_t cells = (Py_ssize_t)size * size;
-    if (get_bytes(flat_obj, -1, "flat", &fv) < 0) goto done;
-    got = 1;
-    if (get_bytes(board_obj, cells, "board", &bv) < 0) goto done;
-    got = 2;
-    if (get_bytes(lm_obj, cells, "lm", &lv) < 0) goto done;
-    got = 3;
-    if (get_bytes(wm_obj, cells, "wm", &wv) < 0) goto done;
-    got = 4;
-    if (get_bytes(values_obj, 26, "values", &vv) < 0) goto done;
-    got = 5;
+    if (get_inputs(&in, flat_obj, board_obj, lm_obj, wm_obj, values_obj, cells) < 0) goto done;
     if (get_bytes(rack_obj, 26, "rack", &rv) < 0) goto done;
     got = 6;
     if (get_bytes(strides_obj, 27, "strides", &sv) < 0) goto done;
@@ -522,18 +542,18 @@ static PyObject *generate(PyObject *self, PyObject *args) {
         }
         G->leave = ev.buf;
     }
-    if ((Py_ssize_t)root >= fv.len / 4) {
+    if ((Py_ssize_t)root >= in.flat.len / 4) {
         PyErr_SetString(PyExc_ValueError, "root out of range");
         goto done;
     }
-    G->g = fv.buf;
+    G->g = in.flat.buf;
     G->root = (uint32_t)root;
     G->size = size;
-    G->board = bv.buf;
+    G->board = in.board.buf;
     G->blanks = blanks;
     for (int l = 0; l < 26; l++) {
         G->rack[l] = ((const uint8_t *)rv.buf)[l];
-        G->values[l] = ((const uint8_t *)vv.buf)[l];
+        G->values[l] = ((const uint8_t *)in.values.buf)[l];
     }
     for (int l = 0; l < 27; l++) G->strides[l] = ((const uint8_t *)sv.buf)[l];
     G->leave_idx = leave_start;
@@ -550,7 +570,7 @@ static PyObject *generate(PyObject *self, PyObject *args) {
         G->cap = top;
     }
     Py_BEGIN_ALLOW_THREADS
-    run(G, lv.buf, wv.buf);
+    run(G, in.lm.buf, in.wm.buf);
     Py_END_ALLOW_THREADS
     if (G->failed) {
         PyErr_NoMemory();
@@ -572,11 +592,7 @@ done:
     if (got >= 8) PyBuffer_Release(&ev);
     if (got >= 7) PyBuffer_Release(&sv);
     if (got >= 6) PyBuffer_Release(&rv);
-    if (got >= 5) PyBuffer_Release(&vv);
-    if (got >= 4) PyBuffer_Release(&wv);
-    if (got >= 3) PyBuffer_Release(&lv);
-    if (got >= 2) PyBuffer_Release(&bv);
-    if (got >= 1) PyBuffer_Release(&fv);
+    release_inputs(&in);
     free(G->out);
     free(G);
     return result;
@@ -865,29 +881,19 @@ static PyObject *sim_line(PyObject *self, PyObject *args) {
     for (Py_ssize_t i = 0; i < left; i++)
         if (bag[i] != '?' && (bag[i] < 'A' || bag[i] > 'Z'))
             return PyErr_Format(PyExc_ValueError, "bag: not a tile");
-    Py_buffer fv, bv, lv, wv, vv;
-    int got = 0;
+    Inputs in;
     PyObject *result = NULL;
     Py_ssize_t cells = (Py_ssize_t)size * size;
-    if (get_bytes(flat_obj, -1, "flat", &fv) < 0) goto done;
-    got = 1;
-    if (get_bytes(board_obj, cells, "board", &bv) < 0) goto done;
-    got = 2;
-    if (get_bytes(lm_obj, cells, "lm", &lv) < 0) goto done;
-    got = 3;
-    if (get_bytes(wm_obj, cells, "wm", &wv) < 0) goto done;
-    got = 4;
-    if (get_bytes(values_obj, 26, "values", &vv) < 0) goto done;
-    got = 5;
-    if ((Py_ssize_t)root >= fv.len / 4) {
+    if (get_inputs(&in, flat_obj, board_obj, lm_obj, wm_obj, values_obj, cells) < 0) goto done;
+    if ((Py_ssize_t)root >= in.flat.len / 4) {
         PyErr_SetString(PyExc_ValueError, "root out of range");
         goto done;
     }
-    LineCtx L = {fv.buf, (uint32_t)root, size, lv.buf, wv.buf, {0}, blank_value,
+    LineCtx L = {in.flat.buf, (uint32_t)root, size, in.lm.buf, in.wm.buf, {0}, blank_value,
                  bingo_tiles, bingo_bonus, cache, get};
-    for (int k = 0; k < 26; k++) L.values[k] = ((const uint8_t *)vv.buf)[k];
+    for (int k = 0; k < 26; k++) L.values[k] = ((const uint8_t *)in.values.buf)[k];
     char board[MAX_SIZE * MAX_SIZE];
-    memcpy(board, bv.buf, (size_t)cells);
+    memcpy(board, in.board.buf, (size_t)cells);
     Record r;
     /* the opponent's reply */
     int end = endgame_plies && left == 0;
@@ -924,11 +930,7 @@ static PyObject *sim_line(PyObject *self, PyObject *args) {
     }
     result = Py_BuildValue("diO", value, unseen_after, Py_False);
 done:
-    if (got >= 5) PyBuffer_Release(&vv);
-    if (got >= 4) PyBuffer_Release(&wv);
-    if (got >= 3) PyBuffer_Release(&lv);
-    if (got >= 2) PyBuffer_Release(&bv);
-    if (got >= 1) PyBuffer_Release(&fv);
+    release_inputs(&in);
     return result;
 }
 

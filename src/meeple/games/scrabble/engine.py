@@ -284,10 +284,7 @@ class NativeGenerator:
         counts, blanks = parse_rack(rack)
         flat, root = self._graph(lexicon)
         lm, wm = self._premiums(board.layout)
-        try:
-            cells = "".join(board.rows()).encode("ascii")
-        except UnicodeEncodeError as exc:
-            raise NotationError("a board tile is not an ASCII letter") from exc
+        cells = self.cells(board)
         table: bytes | None = None
         strides, start = _NO_STRIDES, 0
         if leave is not None:
