@@ -24,7 +24,10 @@ meeple gained from its first turn with at most 7 tiles in the bag to the end; an
 phase split (:meth:`MatchTally.phase_table`): the mean gain in the mid-game (to the first
 turn with at most 7 tiles in the bag), from there to the empty bag, and in the endgame,
 with each loss (win) counted in the last phase that took meeple's lead below (above)
-zero. ``--record FILE`` appends each game's leads at those turns as a JSON line.
+zero; and the median of meeple's simulation rounds over the moves it simulated.
+``--record FILE`` appends each game's leads at those turns as a JSON line. ``--start N``
+plays the match's games from game N (even) on, so that one match can be split over
+processes (``--start 0 --games 50`` and ``--start 50 --games 50`` are the 100 games).
 ``--leaves wordnik`` plays the strong player with another lexicon's leave table
 (on ENABLE the bots get the GCIDE feature model: no ENABLE table ships).
 

@@ -10,6 +10,10 @@ what you need, and no more:
 - :meth:`MoveGenerator.plays` — every play, as a sequence whose :class:`Move` values
   are built when indexed.
 
+The compiled generator also plays a whole simulated line for the strong player
+(:meth:`NativeGenerator.line`: the opponent's best reply, then ours, their value) without
+building a :class:`Move` (issue 37).
+
 Ranking, for both engines: higher score (or equity) first, then across before down,
 then row, column and word (the order ``meeple scrabble moves`` prints).
 
