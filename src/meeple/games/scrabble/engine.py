@@ -286,21 +286,12 @@ class NativeGenerator:
         leave: LeaveTable | None,
     ) -> int | bytes:
         counts, blanks = parse_rack(rack)
-        flat, root = self._graph(lexicon)
-        lm, wm = self._premiums(board.layout)
-        cells = self.cells(board)
         table: bytes | None = None
         strides, start = _NO_STRIDES, 0
         if leave is not None:
             table, strides, start = self._leave_table(leave, rack)
         result: int | bytes = self._c.generate(
-            flat,
-            root,
-            cells,
-            board.size,
-            lm,
-            wm,
-            self._letter_values(tile_set),
+            *self._inputs(board, self.cells(board), lexicon, tile_set),
             bytes(counts),
             blanks,
             mode,
@@ -312,6 +303,15 @@ class NativeGenerator:
             BINGO_BONUS,
         )
         return result
+
+    def _inputs(
+        self, board: Board, cells: bytes, lexicon: Lexicon, tile_set: TileSet
+    ) -> tuple[object, int, bytes, int, bytes, bytes, bytes]:
+        """The arguments both C entry points start with: graph, root, board, size,
+        premiums and letter values."""
+        flat, root = self._graph(lexicon)
+        lm, wm = self._premiums(board.layout)
+        return flat, root, cells, board.size, lm, wm, self._letter_values(tile_set)
 
     # --- one simulated line (issue 37) ---
 
@@ -345,21 +345,13 @@ class NativeGenerator:
         its ``(value, unseen_after, final)``, the same numbers. Leave values are read
         through ``leave.get`` once per distinct leave and kept in C, per table.
         """
-        flat, root = self._graph(lexicon)
-        lm, wm = self._premiums(board.layout)
         hit = self._caches.get(id(leave))
         if hit is None or hit[0] is not leave:
             if len(self._caches) > 64:
                 self._caches.clear()
             hit = self._caches[id(leave)] = (leave, self._c.leave_cache())
         result: tuple[float, int, bool] = self._c.sim_line(
-            flat,
-            root,
-            cells,
-            board.size,
-            lm,
-            wm,
-            self._letter_values(tile_set),
+            *self._inputs(board, cells, lexicon, tile_set),
             BINGO_TILES,
             BINGO_BONUS,
             hit[1],
