@@ -24,7 +24,10 @@ meeple gained from its first turn with at most 7 tiles in the bag to the end; an
 phase split (:meth:`MatchTally.phase_table`): the mean gain in the mid-game (to the first
 turn with at most 7 tiles in the bag), from there to the empty bag, and in the endgame,
 with each loss (win) counted in the last phase that took meeple's lead below (above)
-zero. ``--record FILE`` appends each game's leads at those turns as a JSON line.
+zero; and the median of meeple's simulation rounds over the moves it simulated.
+``--record FILE`` appends each game's leads at those turns as a JSON line. ``--start N``
+plays the match's games from game N (even) on, so that one match can be split over
+processes (``--start 0 --games 50`` and ``--start 50 --games 50`` are the 100 games).
 ``--leaves wordnik`` plays the strong player with another lexicon's leave table
 (on ENABLE the bots get the GCIDE feature model: no ENABLE table ships).
 
@@ -74,6 +77,7 @@ import os
 import queue
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import threading
@@ -445,6 +449,8 @@ class GameOutcome:
     low_bag_spread: int | None = None
     # the tiles in the bag at that first turn (1-7; 0 when a play emptied a fuller bag)
     tiles_in_bag_at_low: int | None = None
+    # the simulation rounds of each of meeple's moves that chose by simulation (issue 37)
+    sim_rounds: list[int] = field(default_factory=list)
 
     def phases(self) -> dict[str, int | bool | None]:
         """The game's lead at each phase boundary, from meeple's side (a JSON line)."""
@@ -537,6 +543,8 @@ def play_game(
             budget = Budget(think_time, clock, max_rounds=max_rounds)
             choice = meeple.choose(position, budget, rng)
             out.meeple_cpu += clock() - start
+            if str(getattr(meeple, "last_method", "")).startswith("simulation"):
+                out.sim_rounds.append(int(getattr(meeple, "last_rounds", 0)))
             out.meeple_moves += 1
         action = _action(seat, choice)
         bag_before = len(game.bag)
@@ -592,6 +600,8 @@ class MatchTally:
     late_gains: list[int] = field(default_factory=list)
     # every game's lead at the phase boundaries (GameOutcome.phases), for phase_line
     phases: list[dict[str, int | bool | None]] = field(default_factory=list)
+    # the simulation rounds of every move meeple chose by simulation
+    sim_rounds: list[int] = field(default_factory=list)
 
     @property
     def games(self) -> int:
@@ -622,6 +632,7 @@ class MatchTally:
                     self.endgame_gains_meeple_emptied.append(gain)
                 else:
                     self.endgame_gains_engine_emptied.append(gain)
+        self.sim_rounds.extend(outcome.sim_rounds)
         self.meeple_moves += outcome.meeple_moves
         self.engine_moves += outcome.engine_moves
         self.meeple_cpu += outcome.meeple_cpu
@@ -636,8 +647,13 @@ class MatchTally:
             f"{name_a} v {name_b}: {self.wins}-{self.losses}-{self.draws}, "
             f"win rate {100 * self.win_rate:.1f} % (95 % CI {100 * lo:.1f}–{100 * hi:.1f}), "
             f"mean spread {mean:+.1f}, CPU s/move {a:.3f} / {b:.3f}, "
-            f"engine moves refused {len(self.refused)}"
+            f"engine moves refused {len(self.refused)}, simulation rounds a move: "
+            f"median {self.median_rounds():g} over {len(self.sim_rounds)} moves"
         )
+
+    def median_rounds(self) -> float:
+        """The median of meeple's simulation rounds over the moves it simulated (0: none)."""
+        return float(statistics.median(self.sim_rounds)) if self.sim_rounds else 0.0
 
     def endgame_line(self) -> str:
         """What meeple's spread gained from the bag's emptying to the end, on average,
@@ -743,11 +759,13 @@ def run_match(
     clock: Callable[[], float] = time.process_time,
     max_rounds: int | None = None,
     progress: Callable[[int, GameOutcome, MatchTally], None] | None = None,
+    start: int = 0,
 ) -> MatchTally:
     """``games`` games in pairs: game ``2k`` with meeple first, ``2k + 1`` with the
-    engine first, both with the bag and reshuffle seed of pair ``k``."""
+    engine first, both with the bag and reshuffle seed of pair ``k``; from game
+    ``start`` (even), so that one match can be split over processes."""
     tally = MatchTally()
-    for g in range(games):
+    for g in range(start, start + games):
         pair = seed * 100_000 + g // 2
         outcome = play_game(
             engine,
@@ -934,6 +952,9 @@ def main(argv: list[str] | None = None) -> MatchTally | None:
     )
     m.add_argument("--seed", type=int, default=0)
     m.add_argument(
+        "--start", type=int, default=0, help="the first game (even): split a match over processes"
+    )
+    m.add_argument(
         "--record", default=None, help="append each game's phase leads to this file (JSON lines)"
     )
     s = sub.add_parser("serve-meeple", help="speak the engine's protocol with a meeple player")
@@ -995,6 +1016,7 @@ def main(argv: list[str] | None = None) -> MatchTally | None:
             seed=args.seed,
             think_time=args.think_time,
             progress=progress,
+            start=args.start,
         )
     finally:
         engine.close()

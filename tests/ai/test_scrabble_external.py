@@ -94,6 +94,20 @@ def test_a_pair_of_mirror_games_cancels_out(lexicon: Lexicon) -> None:
     assert tally.engine_moves == engine.counts["go"]
 
 
+def test_a_match_split_at_a_pair_plays_the_same_games(lexicon: Lexicon) -> None:
+    """``start`` (``--start``) plays the games of the whole match from that one on: two
+    halves give the same games and spreads as one run, so a match can be split over
+    processes."""
+    engine = ext.MeepleEngine(GreedyPlayer(lexicon), lexicon)
+
+    def run(games: int, start: int) -> list[int]:
+        return ext.run_match(
+            engine, GreedyPlayer(lexicon), lexicon, games, seed=4, think_time=0.0, start=start
+        ).spreads
+
+    assert run(2, 0) + run(2, 2) == run(4, 0)
+
+
 def test_on_enable_the_endgame_is_measured_and_mirrored() -> None:
     """On ENABLE (the match's word list) the bag runs empty: meeple's lead then and
     what the endgame added mirror between the games of a pair."""
@@ -200,15 +214,17 @@ def test_a_refused_engine_move_is_its_loss(lexicon: Lexicon) -> None:
 
 
 def test_summary_line() -> None:
-    """W-L-D, the win rate with draws counted half, Wilson's interval, the mean spread
-    and each side's CPU a move."""
+    """W-L-D, the win rate with draws counted half, Wilson's interval, the mean spread,
+    each side's CPU a move and the median simulation rounds of meeple's moves."""
     tally = ext.MatchTally()
     for spread in (30, -10, 0, 20):
-        tally.add(ext.GameOutcome(spread, 0, 0, 10, 10, 2.0, 0.5))
+        rounds = [spread + 40, 50] if spread else []
+        tally.add(ext.GameOutcome(spread, 0, 0, 10, 10, 2.0, 0.5, sim_rounds=rounds))
     lo, hi = wilson_interval(2.5 / 4, 4)
     assert tally.summary("a", "b") == (
         f"a v b: 2-1-1, win rate 62.5 % (95 % CI {100 * lo:.1f}–{100 * hi:.1f}), "
-        "mean spread +10.0, CPU s/move 0.200 / 0.050, engine moves refused 0"
+        "mean spread +10.0, CPU s/move 0.200 / 0.050, engine moves refused 0, "
+        "simulation rounds a move: median 50 over 6 moves"
     )
 
 

@@ -47,6 +47,7 @@ from meeple.games.rng import Random
 from meeple.games.scrabble.board import Board
 from meeple.games.scrabble.engine import (
     MoveGenerator,
+    NativeGenerator,
     get_generator,
     leave_of,
     rank_key,
@@ -254,6 +255,9 @@ class _Candidate:
     wins: float = 0.0  # sum of the lines' chances to win
     win_squares: float = 0.0
     dropped: bool = False  # the stopping rule ruled it out
+    # The board with the candidate on it, as the compiled line takes it (None: the
+    # Python line is used; see StrongPlayer._run_once).
+    cells: bytes | None = None
 
     def add(self, value: float, win: float) -> None:
         self.total += value
@@ -434,6 +438,9 @@ class StrongPlayer(Player):
         near_end = self.by_wins and position.scores_known and position.bag_count <= WIN_BAG
         self.last_candidates = candidates
         inferred = self._infer(position, unseen, budget, rng)
+        if isinstance(self.generator, NativeGenerator):
+            for c in candidates:
+                c.cells = self._cells_after(position, c, self.generator)
         rounds = 0
         by_wins = False
         while not budget.expired():
@@ -450,7 +457,7 @@ class StrongPlayer(Player):
                     continue
                 if budget.expired():
                     break
-                value, unseen_after, final = self._run_once(position, c, opp_rack, bag)
+                value, unseen_after, final = self._run_once(position, c, opp_rack, bag, c.cells)
                 c.add(value, self._line_win(lead + value, unseen_after, final))
             rounds += 1
             by_wins = near_end and _undecided(candidates)
@@ -501,8 +508,23 @@ class StrongPlayer(Player):
             return 1.0 if lead > 0 else 0.5 if lead == 0 else 0.0
         return self.win_table.after_line(lead, unseen_by_opponent)
 
+    @staticmethod
+    def _cells_after(position: Position, c: _Candidate, native: NativeGenerator) -> bytes:
+        """The board with candidate ``c`` on it, as :meth:`NativeGenerator.line` takes it."""
+        if not isinstance(c.choice, Move):
+            return native.cells(position.board)
+        board = position.board.copy()
+        for t in c.choice.tiles:
+            board.place(t.x, t.y, t.tile)
+        return native.cells(board)
+
     def _run_once(
-        self, position: Position, c: _Candidate, opp_rack: str, bag: list[str]
+        self,
+        position: Position,
+        c: _Candidate,
+        opp_rack: str,
+        bag: list[str],
+        cells: bytes | None = None,
     ) -> tuple[float, int, bool]:
         """One simulated continuation of ``c``: the opponent's reply, then our answer.
 
@@ -519,14 +541,16 @@ class StrongPlayer(Player):
         not by the leave values of a game that goes on. Without this, a play that
         empties the bag was valued as if the game went on after it, though it hands the
         opponent the first move of the endgame and the chance to go out first.
+
+        With ``cells`` (the board with ``c`` on it, :meth:`_cells_after`) and the
+        compiled generator, the two replies are played in C
+        (:meth:`NativeGenerator.line`), which returns the same numbers without a board
+        copy or a :class:`Move`; this Python body is the reference it is tested against.
         """
         ts = position.tile_set
-        board = position.board.copy()
         draw = list(bag)  # drawn from the end, like SimGame
         value = 0.0
         if isinstance(c.choice, Move):
-            for t in c.choice.tiles:
-                board.place(t.x, t.y, t.tile)
             value += c.choice.score
             mine = c.leave + _take(draw, RACK_SIZE - len(c.leave))
             if not mine:  # went out
@@ -542,6 +566,23 @@ class StrongPlayer(Player):
         # points beside leave values favoured the plays that use more tiles (v Speedy,
         # 80 games: 22 points of spread a game lost before the last 7 tiles, ~2 SE).
         endgame_plies = position.bag_count <= RACK_SIZE
+        if cells is not None and isinstance(gen, NativeGenerator):
+            return gen.line(
+                position.board,
+                cells,
+                lex,
+                ts,
+                leaves,
+                value,
+                mine,
+                theirs,
+                "".join(draw),
+                endgame_plies,
+            )
+        board = position.board.copy()
+        if isinstance(c.choice, Move):
+            for t in c.choice.tiles:
+                board.place(t.x, t.y, t.tile)
         end = endgame_plies and not draw  # the opponent moves first in an endgame
         reply = gen.best(
             board,

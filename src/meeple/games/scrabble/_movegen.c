@@ -144,6 +144,13 @@ static void emit(Gen *G, int lo, int hi, int score, int n) {
     if (n == G->bingo_tiles) score += G->bingo_bonus;
     G->count++;
     if (G->mode == MODE_COUNT || G->failed) return;
+    if (G->mode != MODE_ALL && G->used == G->top && G->top > 0) {
+        /* Most plays rank below the worst kept one: say so before building a record
+         * (issue 37). An equal key goes on to the full comparison (the tie-breaks). */
+        double key = G->mode == MODE_TOP_EQUITY ? (double)score + G->leave[G->leave_idx]
+                                                : (double)score;
+        if (key < key_of(G, &G->out[0])) return;
+    }
     Record r;
     memset(&r, 0, sizeof r);
     r.score = score;
@@ -432,6 +439,34 @@ static int get_bytes(PyObject *o, Py_ssize_t want, const char *what, Py_buffer *
     return 0;
 }
 
+/* The buffers both generate() and sim_line() read: the graph, the board, the
+ * premiums and the letter values; `got` counts those held, for release_inputs(). */
+typedef struct {
+    Py_buffer flat, board, lm, wm, values;
+    int got;
+} Inputs;
+
+static int get_inputs(Inputs *in, PyObject *flat, PyObject *board, PyObject *lm, PyObject *wm,
+                      PyObject *values, Py_ssize_t cells) {
+    in->got = 0;
+    if (get_bytes(flat, -1, "flat", &in->flat) < 0) return -1;
+    in->got = 1;
+    if (get_bytes(board, cells, "board", &in->board) < 0) return -1;
+    in->got = 2;
+    if (get_bytes(lm, cells, "lm", &in->lm) < 0) return -1;
+    in->got = 3;
+    if (get_bytes(wm, cells, "wm", &in->wm) < 0) return -1;
+    in->got = 4;
+    if (get_bytes(values, 26, "values", &in->values) < 0) return -1;
+    in->got = 5;
+    return 0;
+}
+
+static void release_inputs(Inputs *in) {
+    Py_buffer *held[] = {&in->flat, &in->board, &in->lm, &in->wm, &in->values};
+    while (in->got > 0) PyBuffer_Release(held[--in->got]);
+}
+
 static PyObject *check_graph(PyObject *self, PyObject *args) {
     /* Every node's arcs lie inside the array and lead to node starts; the root is one.
      * Done once per graph so `generate` may index without bounds checks. */
@@ -481,22 +516,14 @@ static PyObject *generate(PyObject *self, PyObject *args) {
     if (size < 1 || size > MAX_SIZE) return PyErr_Format(PyExc_ValueError, "bad board size");
     if (mode < MODE_COUNT || mode > MODE_TOP_EQUITY || top < 0 || blanks < 0 || blanks > 64)
         return PyErr_Format(PyExc_ValueError, "bad mode, top or blanks");
-    Py_buffer fv, bv, lv, wv, vv, rv, sv, ev;
-    int got = 0, ok = 0;
+    Inputs in;
+    Py_buffer rv, sv, ev;
+    int got = 5, ok = 0;
     PyObject *result = NULL;
     Gen *G = calloc(1, sizeof(Gen));
     if (!G) return PyErr_NoMemory();
     Py_ssize_t cells = (Py_ssize_t)size * size;
-    if (get_bytes(flat_obj, -1, "flat", &fv) < 0) goto done;
-    got = 1;
-    if (get_bytes(board_obj, cells, "board", &bv) < 0) goto done;
-    got = 2;
-    if (get_bytes(lm_obj, cells, "lm", &lv) < 0) goto done;
-    got = 3;
-    if (get_bytes(wm_obj, cells, "wm", &wv) < 0) goto done;
-    got = 4;
-    if (get_bytes(values_obj, 26, "values", &vv) < 0) goto done;
-    got = 5;
+    if (get_inputs(&in, flat_obj, board_obj, lm_obj, wm_obj, values_obj, cells) < 0) goto done;
     if (get_bytes(rack_obj, 26, "rack", &rv) < 0) goto done;
     got = 6;
     if (get_bytes(strides_obj, 27, "strides", &sv) < 0) goto done;
@@ -515,18 +542,18 @@ static PyObject *generate(PyObject *self, PyObject *args) {
         }
         G->leave = ev.buf;
     }
-    if ((Py_ssize_t)root >= fv.len / 4) {
+    if ((Py_ssize_t)root >= in.flat.len / 4) {
         PyErr_SetString(PyExc_ValueError, "root out of range");
         goto done;
     }
-    G->g = fv.buf;
+    G->g = in.flat.buf;
     G->root = (uint32_t)root;
     G->size = size;
-    G->board = bv.buf;
+    G->board = in.board.buf;
     G->blanks = blanks;
     for (int l = 0; l < 26; l++) {
         G->rack[l] = ((const uint8_t *)rv.buf)[l];
-        G->values[l] = ((const uint8_t *)vv.buf)[l];
+        G->values[l] = ((const uint8_t *)in.values.buf)[l];
     }
     for (int l = 0; l < 27; l++) G->strides[l] = ((const uint8_t *)sv.buf)[l];
     G->leave_idx = leave_start;
@@ -543,7 +570,7 @@ static PyObject *generate(PyObject *self, PyObject *args) {
         G->cap = top;
     }
     Py_BEGIN_ALLOW_THREADS
-    run(G, lv.buf, wv.buf);
+    run(G, in.lm.buf, in.wm.buf);
     Py_END_ALLOW_THREADS
     if (G->failed) {
         PyErr_NoMemory();
@@ -565,13 +592,345 @@ done:
     if (got >= 8) PyBuffer_Release(&ev);
     if (got >= 7) PyBuffer_Release(&sv);
     if (got >= 6) PyBuffer_Release(&rv);
-    if (got >= 5) PyBuffer_Release(&vv);
-    if (got >= 4) PyBuffer_Release(&wv);
-    if (got >= 3) PyBuffer_Release(&lv);
-    if (got >= 2) PyBuffer_Release(&bv);
-    if (got >= 1) PyBuffer_Release(&fv);
+    release_inputs(&in);
     free(G->out);
     free(G);
+    return result;
+}
+
+
+/* ---- one simulated line (issue 37): the reply, then our answer, on one board ----
+ *
+ * sim_line(flat, root, board, size, lm, wm, values, bingo_tiles, bingo_bonus,
+ *          cache, get, value0, mine, theirs, bag, endgame_plies, blank_value)
+ *   -> (value, unseen_after, final)
+ * is StrongPlayer._run_once after its first ply (scrabble.py), in C: `board` is the
+ * board with the candidate on it, `mine` our rack after it (leave + tiles drawn),
+ * `theirs` the opponent's rack, `bag` what is left to draw (drawn from the end),
+ * `value0` the candidate's score (its value so far). Each side's play is the best by
+ * equity, found by run() with top = 1 on this function's own copy of the board, ranked
+ * exactly as `generate` ranks (same leave values, same ties); no play is built as a
+ * Python object. Leave values come from `cache` (a capsule from leave_cache()) over
+ * `get(leave, 0.0)`, the leave model's method, called only for a leave not seen before;
+ * with the bag empty and `endgame_plies` set, a ply ranks by EndgameLeave's values
+ * instead (going out: twice the other rack's points; tiles kept: minus their points).
+ * The arithmetic is done in the order the Python reference does it, so the value is
+ * the same double. */
+
+typedef struct {
+    size_t cap, used; /* cap: a power of two */
+    uint64_t *keys;   /* 0: empty; else the packed leave | 1 << 63 */
+    double *vals;
+} LeaveCache;
+
+#define CACHE_TAG (1ull << 63)
+#define CACHE_NAME "meeple.leave_cache"
+#define MAX_RACK 12 /* base-28 keys of up to 12 tiles fit in 63 bits */
+
+static void cache_free(PyObject *capsule) {
+    LeaveCache *c = PyCapsule_GetPointer(capsule, CACHE_NAME);
+    if (!c) return;
+    free(c->keys);
+    free(c->vals);
+    free(c);
+}
+
+static PyObject *leave_cache(PyObject *self, PyObject *noargs) {
+    LeaveCache *c = calloc(1, sizeof *c);
+    if (!c) return PyErr_NoMemory();
+    c->cap = 1024;
+    c->keys = calloc(c->cap, sizeof *c->keys);
+    c->vals = calloc(c->cap, sizeof *c->vals);
+    if (!c->keys || !c->vals) {
+        free(c->keys);
+        free(c->vals);
+        free(c);
+        return PyErr_NoMemory();
+    }
+    PyObject *cap = PyCapsule_New(c, CACHE_NAME, cache_free);
+    if (!cap) {
+        free(c->keys);
+        free(c->vals);
+        free(c);
+    }
+    return cap;
+}
+
+static inline size_t cache_slot(const LeaveCache *c, uint64_t key) {
+    uint64_t h = key * 0x9E3779B97F4A7C15ull;
+    size_t i = (size_t)(h >> 40) & (c->cap - 1);
+    while (c->keys[i] && c->keys[i] != key) i = (i + 1) & (c->cap - 1);
+    return i;
+}
+
+static int cache_grow(LeaveCache *c) {
+    LeaveCache n = {c->cap * 2, c->used, NULL, NULL};
+    n.keys = calloc(n.cap, sizeof *n.keys);
+    n.vals = calloc(n.cap, sizeof *n.vals);
+    if (!n.keys || !n.vals) {
+        free(n.keys);
+        free(n.vals);
+        return -1;
+    }
+    for (size_t i = 0; i < c->cap; i++)
+        if (c->keys[i]) {
+            size_t j = cache_slot(&n, c->keys[i]);
+            n.keys[j] = c->keys[i];
+            n.vals[j] = c->vals[i];
+        }
+    free(c->keys);
+    free(c->vals);
+    *c = n;
+    return 0;
+}
+
+/* The value of the leave with counts[27] (26 = blank), in leave-table order (A-Z, ?).
+ * Returns -1 with an exception set when `get` fails. */
+static int leave_value(LeaveCache *c, PyObject *get, const int *counts, double *out) {
+    char text[MAX_RACK + 1];
+    int n = 0;
+    uint64_t key = 0;
+    for (int k = 0; k < 27; k++)
+        for (int j = 0; j < counts[k]; j++) {
+            if (n == MAX_RACK) {
+                PyErr_SetString(PyExc_ValueError, "rack too long");
+                return -1;
+            }
+            text[n++] = k == 26 ? '?' : (char)('A' + k);
+            key = key * 28 + (uint64_t)(k + 1);
+        }
+    key |= CACHE_TAG;
+    size_t i = cache_slot(c, key);
+    if (c->keys[i]) {
+        *out = c->vals[i];
+        return 0;
+    }
+    PyObject *s = PyUnicode_FromStringAndSize(text, n);
+    if (!s) return -1;
+    PyObject *zero = PyFloat_FromDouble(0.0);
+    PyObject *r = zero ? PyObject_CallFunctionObjArgs(get, s, zero, NULL) : NULL;
+    Py_DECREF(s);
+    Py_XDECREF(zero);
+    if (!r) return -1;
+    double v = PyFloat_AsDouble(r);
+    Py_DECREF(r);
+    if (v == -1.0 && PyErr_Occurred()) return -1;
+    if ((c->used + 1) * 2 > c->cap) {
+        if (cache_grow(c) < 0) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        i = cache_slot(c, key);
+    }
+    c->keys[i] = key;
+    c->vals[i] = v;
+    c->used++;
+    *out = v;
+    return 0;
+}
+
+typedef struct {
+    const uint32_t *g;
+    uint32_t root;
+    int size;
+    const uint8_t *lm, *wm;
+    int values[26], blank_value;
+    int bingo_tiles, bingo_bonus;
+    LeaveCache *cache;
+    PyObject *get;
+} LineCtx;
+
+static int rack_points(const LineCtx *L, const int *counts) {
+    int t = 0;
+    for (int k = 0; k < 26; k++) t += counts[k] * L->values[k];
+    return t + counts[26] * L->blank_value;
+}
+
+static int rack_len(const int *counts) {
+    int t = 0;
+    for (int k = 0; k < 27; k++) t += counts[k];
+    return t;
+}
+
+/* The best play by equity for `counts` on `board` into *best; 0 when there is none,
+ * 1 when found, -1 on an error. `endgame_out` >= 0: EndgameLeave(endgame_out) values. */
+static int best_play(const LineCtx *L, const char *board, const int *counts, int endgame_out,
+                     Record *best) {
+    int kinds[27], kc[27], nk = 0;
+    for (int k = 0; k < 27; k++)
+        if (counts[k]) {
+            kinds[nk] = k;
+            kc[nk++] = counts[k];
+        }
+    double table[256];
+    int strides[27] = {0}, size = 1, sub[27];
+    for (int j = 0; j < nk; j++) {
+        strides[kinds[j]] = size;
+        size *= kc[j] + 1;
+    }
+    if (size > 256) {
+        PyErr_SetString(PyExc_ValueError, "rack too long for a line");
+        return -1;
+    }
+    for (int index = 0; index < size; index++) {
+        memset(sub, 0, sizeof sub);
+        int kept = 0;
+        for (int j = 0; j < nk; j++) {
+            sub[kinds[j]] = (index / strides[kinds[j]]) % (kc[j] + 1);
+            kept += sub[kinds[j]];
+        }
+        if (endgame_out >= 0)
+            table[index] = kept ? -(double)rack_points(L, sub) : 2.0 * endgame_out;
+        else if (leave_value(L->cache, L->get, sub, &table[index]) < 0)
+            return -1;
+    }
+    Gen gen;
+    memset(&gen, 0, sizeof gen);
+    Gen *G = &gen;
+    G->g = L->g;
+    G->root = L->root;
+    G->size = L->size;
+    G->board = board;
+    for (int k = 0; k < 26; k++) {
+        G->rack[k] = counts[k];
+        G->values[k] = L->values[k];
+        G->strides[k] = strides[k];
+    }
+    G->strides[26] = strides[26];
+    G->blanks = counts[26];
+    G->leave = table;
+    G->leave_idx = size - 1;
+    G->bingo_tiles = L->bingo_tiles;
+    G->bingo_bonus = L->bingo_bonus;
+    G->mode = MODE_TOP_EQUITY;
+    G->top = 1;
+    G->out = best;
+    G->cap = 1;
+    run(G, L->lm, L->wm);
+    return G->used > 0;
+}
+
+/* Put a play's new tiles on `board` and take them off `counts`; returns how many. */
+static int apply_play(const LineCtx *L, char *board, int *counts, const Record *r) {
+    int n = 0;
+    for (int i = 0; i < r->len; i++) {
+        if (!(r->newmask >> i & 1)) continue;
+        int x = r->down ? r->x : r->x + i, y = r->down ? r->y + i : r->y;
+        char c = r->word[i];
+        board[y * L->size + x] = c;
+        if (c >= 'a' && c <= 'z')
+            counts[26]--;
+        else
+            counts[c - 'A']--;
+        n++;
+    }
+    return n;
+}
+
+/* Move up to n tiles from the end of the bag (bag[0..*left)) onto counts. */
+static void draw_tiles(const char *bag, Py_ssize_t *left, int *counts, int n) {
+    while (n-- > 0 && *left > 0) {
+        char c = bag[--*left];
+        counts[c == '?' ? 26 : c - 'A']++;
+    }
+}
+
+static int parse_tiles(PyObject *o, int *counts, const char *what) {
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(o, &n);
+    if (!s) return -1;
+    memset(counts, 0, 27 * sizeof(int));
+    if (n > MAX_RACK) {
+        PyErr_Format(PyExc_ValueError, "%s: more than %d tiles", what, MAX_RACK);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '?')
+            counts[26]++;
+        else if (c >= 'A' && c <= 'Z')
+            counts[c - 'A']++;
+        else {
+            PyErr_Format(PyExc_ValueError, "%s: not a tile: %R", what, o);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *sim_line(PyObject *self, PyObject *args) {
+    PyObject *flat_obj, *board_obj, *lm_obj, *wm_obj, *values_obj, *cache_obj, *get, *mine_obj,
+        *theirs_obj, *bag_obj;
+    unsigned long root;
+    int size, bingo_tiles, bingo_bonus, endgame_plies, blank_value;
+    double value;
+    if (!PyArg_ParseTuple(args, "OkOiOOOiiOOdUUUpi", &flat_obj, &root, &board_obj, &size, &lm_obj,
+                          &wm_obj, &values_obj, &bingo_tiles, &bingo_bonus, &cache_obj, &get,
+                          &value, &mine_obj, &theirs_obj, &bag_obj, &endgame_plies,
+                          &blank_value))
+        return NULL;
+    if (size < 1 || size > MAX_SIZE) return PyErr_Format(PyExc_ValueError, "bad board size");
+    LeaveCache *cache = PyCapsule_GetPointer(cache_obj, CACHE_NAME);
+    if (!cache) return NULL;
+    int mine[27], theirs[27];
+    if (parse_tiles(mine_obj, mine, "mine") < 0 || parse_tiles(theirs_obj, theirs, "theirs") < 0)
+        return NULL;
+    Py_ssize_t left;
+    const char *bag = PyUnicode_AsUTF8AndSize(bag_obj, &left);
+    if (!bag) return NULL;
+    for (Py_ssize_t i = 0; i < left; i++)
+        if (bag[i] != '?' && (bag[i] < 'A' || bag[i] > 'Z'))
+            return PyErr_Format(PyExc_ValueError, "bag: not a tile");
+    Inputs in;
+    PyObject *result = NULL;
+    Py_ssize_t cells = (Py_ssize_t)size * size;
+    if (get_inputs(&in, flat_obj, board_obj, lm_obj, wm_obj, values_obj, cells) < 0) goto done;
+    if ((Py_ssize_t)root >= in.flat.len / 4) {
+        PyErr_SetString(PyExc_ValueError, "root out of range");
+        goto done;
+    }
+    LineCtx L = {in.flat.buf, (uint32_t)root, size, in.lm.buf, in.wm.buf, {0}, blank_value,
+                 bingo_tiles, bingo_bonus, cache, get};
+    for (int k = 0; k < 26; k++) L.values[k] = ((const uint8_t *)in.values.buf)[k];
+    char board[MAX_SIZE * MAX_SIZE];
+    memcpy(board, in.board.buf, (size_t)cells);
+    Record r;
+    /* the opponent's reply */
+    int end = endgame_plies && left == 0;
+    int found = best_play(&L, board, theirs, end ? rack_points(&L, mine) : -1, &r);
+    if (found < 0) goto done;
+    if (found) {
+        value -= r.score;
+        int n = apply_play(&L, board, theirs, &r);
+        if (end && rack_len(theirs) == 0) { /* they went out: our rack counts twice */
+            result = Py_BuildValue("diO", value - 2 * rack_points(&L, mine), 0, Py_True);
+            goto done;
+        }
+        draw_tiles(bag, &left, theirs, n);
+    }
+    /* our answer */
+    end = endgame_plies && left == 0;
+    found = best_play(&L, board, mine, end ? rack_points(&L, theirs) : -1, &r);
+    if (found < 0) goto done;
+    if (found) {
+        value += r.score;
+        apply_play(&L, board, mine, &r);
+        if (end && rack_len(mine) == 0) { /* we went out */
+            result = Py_BuildValue("diO", value + 2 * rack_points(&L, theirs), 0, Py_True);
+            goto done;
+        }
+    }
+    int unseen_after = (int)left + rack_len(mine);
+    if (end) {
+        value = value + rack_points(&L, theirs) - rack_points(&L, mine);
+    } else {
+        double leave;
+        if (leave_value(cache, get, mine, &leave) < 0) goto done;
+        value = value + leave;
+    }
+    result = Py_BuildValue("diO", value, unseen_after, Py_False);
+done:
+    release_inputs(&in);
     return result;
 }
 
@@ -580,6 +939,10 @@ static PyMethodDef methods[] = {
      "check_graph(flat, root) -> bool: the graph is safe for generate()."},
     {"generate", generate, METH_VARARGS,
      "generate(...): count or list plays; see the comment at the top of _movegen.c."},
+    {"leave_cache", leave_cache, METH_NOARGS,
+     "leave_cache() -> capsule: an empty cache of leave values for sim_line()."},
+    {"sim_line", sim_line, METH_VARARGS,
+     "sim_line(...) -> (value, unseen_after, final): one simulated line; see _movegen.c."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -10,6 +10,10 @@ what you need, and no more:
 - :meth:`MoveGenerator.plays` — every play, as a sequence whose :class:`Move` values
   are built when indexed.
 
+The compiled generator also plays a whole simulated line for the strong player
+(:meth:`NativeGenerator.line`: the opponent's best reply, then ours, their value) without
+building a :class:`Move` (issue 37).
+
 Ranking, for both engines: higher score (or equity) first, then across before down,
 then row, column and word (the order ``meeple scrabble moves`` prints).
 
@@ -213,6 +217,7 @@ class NativeGenerator:
         self._layouts: dict[int, tuple[Layout, bytes, bytes]] = {}
         self._values: dict[int, tuple[TileSet, bytes]] = {}
         self._leaves: dict[tuple[int, str], tuple[LeaveTable, bytes, bytes, int]] = {}
+        self._caches: dict[int, tuple[LeaveTable, object]] = {}
 
     # --- inputs, cached per lexicon, layout, tile set and (leave table, rack) ---
 
@@ -281,24 +286,12 @@ class NativeGenerator:
         leave: LeaveTable | None,
     ) -> int | bytes:
         counts, blanks = parse_rack(rack)
-        flat, root = self._graph(lexicon)
-        lm, wm = self._premiums(board.layout)
-        try:
-            cells = "".join(board.rows()).encode("ascii")
-        except UnicodeEncodeError as exc:
-            raise NotationError("a board tile is not an ASCII letter") from exc
         table: bytes | None = None
         strides, start = _NO_STRIDES, 0
         if leave is not None:
             table, strides, start = self._leave_table(leave, rack)
         result: int | bytes = self._c.generate(
-            flat,
-            root,
-            cells,
-            board.size,
-            lm,
-            wm,
-            self._letter_values(tile_set),
+            *self._inputs(board, self.cells(board), lexicon, tile_set),
             bytes(counts),
             blanks,
             mode,
@@ -308,6 +301,67 @@ class NativeGenerator:
             start,
             BINGO_TILES,
             BINGO_BONUS,
+        )
+        return result
+
+    def _inputs(
+        self, board: Board, cells: bytes, lexicon: Lexicon, tile_set: TileSet
+    ) -> tuple[object, int, bytes, int, bytes, bytes, bytes]:
+        """The arguments both C entry points start with: graph, root, board, size,
+        premiums and letter values."""
+        flat, root = self._graph(lexicon)
+        lm, wm = self._premiums(board.layout)
+        return flat, root, cells, board.size, lm, wm, self._letter_values(tile_set)
+
+    # --- one simulated line (issue 37) ---
+
+    def cells(self, board: Board) -> bytes:
+        """The board as :meth:`line` takes it: row-major, ``.`` empty, blanks lower case."""
+        try:
+            return "".join(board.rows()).encode("ascii")
+        except UnicodeEncodeError as exc:
+            raise NotationError("a board tile is not an ASCII letter") from exc
+
+    def line(
+        self,
+        board: Board,
+        cells: bytes,
+        lexicon: Lexicon,
+        tile_set: TileSet,
+        leave: LeaveTable,
+        value: float,
+        mine: str,
+        theirs: str,
+        bag: str,
+        endgame_plies: bool,
+    ) -> tuple[float, int, bool]:
+        """The rest of one simulated line after our candidate, played in C.
+
+        ``cells`` is :meth:`cells` of ``board`` with the candidate on it (``board`` gives
+        the layout), ``value`` the candidate's score, ``mine`` our rack after it and the
+        draw, ``theirs`` the opponent's rack, ``bag`` the tiles left to draw (from the
+        end). The opponent answers with its best play by equity, then we do, as
+        :meth:`meeple.ai.scrabble.StrongPlayer._run_once` does with :meth:`best`; returns
+        its ``(value, unseen_after, final)``, the same numbers. Leave values are read
+        through ``leave.get`` once per distinct leave and kept in C, per table.
+        """
+        hit = self._caches.get(id(leave))
+        if hit is None or hit[0] is not leave:
+            if len(self._caches) > 64:
+                self._caches.clear()
+            hit = self._caches[id(leave)] = (leave, self._c.leave_cache())
+        result: tuple[float, int, bool] = self._c.sim_line(
+            *self._inputs(board, cells, lexicon, tile_set),
+            BINGO_TILES,
+            BINGO_BONUS,
+            hit[1],
+            leave.get,
+            value,
+            mine,
+            theirs,
+            bag,
+            endgame_plies,
+            tile_set.value(BLANK),
         )
         return result
 
