@@ -61,8 +61,20 @@ def test_a_session_servers_cpu_is_apart(rows: dict[str, dict[str, Any]]) -> None
     assert last["wall"] >= BURN * 0.9, last
 
 
+def test_a_session_servers_child_reaped_by_it_counts_once(
+    rows: dict[str, dict[str, Any]],
+) -> None:
+    """A child of a session's server (a renderer of Chromium's zygote) that ends in the
+    test's teardown: its CPU is in its last reading and then in its reaper's, counted
+    once, under the reaper's kind (its name: python)."""
+    row = rows["test_a_session_servers_child_ends_in_the_teardown"]
+    assert BURN * 0.9 <= row["session"] <= BURN * 1.5, row
+    assert row["children"] < SMALL, row
+    assert sum(row["session_kinds"].values()) == pytest.approx(row["session"], abs=0.01)
+
+
 def test_collection_has_a_line_of_its_own(rows: dict[str, dict[str, Any]]) -> None:
-    assert rows["<collection>"]["items"] == 5
+    assert rows["<collection>"]["items"] == 6
 
 
 def test_the_report_lists_the_top_tests_and_the_folders() -> None:
