@@ -54,6 +54,19 @@ from meeple.server.store.database import GameRecord, Store
 # (docs/benchmarks.md, "The test suite", fourth pass) and not taken: it is the old
 # headless build, not the browser users run.
 CHROMIUM = Path("/usr/bin/chromium")
+# Browser features the tests' pages never use, each of which cost CPU per context
+# (docs/benchmarks.md, "The test suite", eighth pass, measured on meeple's pages):
+# - WebUIOmniboxPopup, WebUIOmniboxAimPopup: Chromium 156 preloads the address bar's
+#   popups as WebUI pages, in a renderer of their own, for every window, headless too: a
+#   context's first page paid 0.6-0.9 s of CPU for an address bar nobody sees (twice
+#   its page's own renderer for a meeple page);
+# - SpareRendererForSitePerProcess: a spare renderer started after each navigation for
+#   the next one, which a test's context (its own process) mostly never makes.
+CHROMIUM_DISABLED_FEATURES = (
+    "WebUIOmniboxPopup",
+    "WebUIOmniboxAimPopup",
+    "SpareRendererForSitePerProcess",
+)
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -62,6 +75,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
     "--no-first-run",
+    "--disable-features=" + ",".join(CHROMIUM_DISABLED_FEATURES),
 ]
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "web"
 WIDTHS = ((390, 844), (1280, 900))  # a phone (issue 24) and a desktop
