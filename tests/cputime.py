@@ -83,12 +83,12 @@ def pytest_configure(config: pytest.Config) -> None:
 @dataclass(frozen=True)
 class ServerCpu:
     """One live session server process's CPU seconds: its own, and its reaped
-    children's; its kind (:func:`kind_of`); whether this process reaps it when it ends."""
+    children's; its kind (:func:`kind_of`); its parent's pid (its reaper)."""
 
     own: float
     reaped: float
     kind: str
-    ours: bool
+    parent: int
 
     @property
     def cpu(self) -> float:
@@ -137,7 +137,6 @@ def kind_of(process: psutil.Process) -> str:
 
 def tree_cpu() -> TreeCpu:
     """This process's descendant tree's CPU now (zombies included, from /proc)."""
-    me = os.getpid()
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     others = 0.0
     session: dict[int, ServerCpu] = {}
@@ -150,7 +149,7 @@ def tree_cpu() -> TreeCpu:
                     own=times.user + times.system,
                     reaped=times.children_user + times.children_system,
                     kind=kind_of(process),
-                    ours=bool(parents) and parents[0].pid == me,
+                    parent=parents[0].pid if parents else 0,
                 )
             else:
                 others += _cpu(times)
@@ -165,12 +164,13 @@ def session_growth(
     """The session servers' CPU from ``start`` to ``end``, by kind, and the servers this
     process reaped meanwhile (their pids).
 
-    The servers' tree spends what its live members' CPU (own and reaped) grew by: a
-    member that ended in between was reaped by another (a renderer by its zygote) with
-    its whole CPU, which its reaper's count has now, or by this process (a server
-    stopped), whose CPU is then counted at its last reading (``readings``, in order)
-    and is not a test's child's. Counting an ended member at its last reading and in its
-    reaper too counted a closed page's renderer twice."""
+    The servers' tree spends what its live members' CPU (own and reaped) grew by, and
+    what its members that ended in between had spent. One whose parent lives on was
+    reaped by it (a renderer by its zygote) with its whole CPU, which the parent's count
+    has now; any other (a server this process stopped, or what a dead Chromium left to
+    init) counts at its last reading (``readings``, in order), and the pids of those
+    whose parent was this process are returned. Counting an ended member at its last
+    reading and in its reaper too counted a closed page's renderer twice."""
     kinds: dict[str, float] = defaultdict(float)
     for now in end.session.values():
         kinds[now.kind] += now.own
@@ -181,10 +181,12 @@ def session_growth(
     last: dict[int, ServerCpu] = {}
     for reading in (start, *readings):
         last.update(reading.session)
-    ended = sorted(pid for pid, server in last.items() if pid not in end.session and server.ours)
-    for pid in ended:  # reaped by this process: its CPU at its last reading (less the start's)
-        kinds[last[pid].kind] += last[pid].own
-        kinds[last[pid].reaped_kind] += last[pid].reaped
+    for pid, server in last.items():
+        if pid not in end.session and server.parent not in end.session:
+            kinds[server.kind] += server.own
+            kinds[server.reaped_kind] += server.reaped
+    me = os.getpid()
+    ended = sorted(pid for pid, s in last.items() if pid not in end.session and s.parent == me)
     return {kind: cpu for kind, cpu in kinds.items() if abs(cpu) >= 5e-4}, ended
 
 
