@@ -48,12 +48,12 @@ def burn() -> None:
         pass
 
 
-@pytest.fixture(scope="session")
-def server() -> Iterator[subprocess.Popen[str]]:
-    """A session's server (as NATS or Chromium are), stopped at the session's end."""
+def _session_server(script: str) -> Iterator[subprocess.Popen[str]]:
+    """A session's server running ``script`` (as NATS or Chromium are), stopped at the
+    session's end."""
     with session_processes():
         process = subprocess.Popen(
-            [sys.executable, "-c", BURNER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             text=True,
         )  # fmt: skip
     yield process
@@ -62,22 +62,18 @@ def server() -> Iterator[subprocess.Popen[str]]:
     process.stdin.close()
     process.wait(60)
     process.stdout.close()
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[subprocess.Popen[str]]:
+    """A session's server that burns on each line (:data:`BURNER`)."""
+    yield from _session_server(BURNER)
 
 
 @pytest.fixture(scope="session")
 def forker() -> Iterator[subprocess.Popen[str]]:
-    """A session's server that forks (:data:`FORKER`), stopped at the session's end."""
-    with session_processes():
-        process = subprocess.Popen(
-            [sys.executable, "-c", FORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            text=True,
-        )  # fmt: skip
-    yield process
-    assert process.stdin is not None
-    assert process.stdout is not None
-    process.stdin.close()
-    process.wait(60)
-    process.stdout.close()
+    """A session's server that forks (:data:`FORKER`)."""
+    yield from _session_server(FORKER)
 
 
 def _ask(process: subprocess.Popen[str], line: str) -> None:
