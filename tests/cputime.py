@@ -12,6 +12,11 @@ call and teardown together:
 - ``session``: the part of that growth spent by the session's servers (NATS,
   PostgreSQL, the worker's Chromium and what they fork: tests/guard.py's
   ``SESSION_PIDS``) while this test ran; reported apart, since they serve every test;
+- ``session_kinds``: ``session`` split by kind of process: a Chromium process by its
+  ``--type`` (``chromium:browser``, ``chromium:renderer``, ``chromium:gpu-process``,
+  ``chromium:utility:network``...), any other by its name (``nats-server``,
+  ``postgres``, ``node``: the Playwright driver); what a server reaped is its children's
+  kind (a Chromium zygote reaps renderers);
 - ``wall``: the test's wall time, for comparison.
 
 Collection is one more line (``"nodeid": "<collection>"``). A process that left this
@@ -37,7 +42,17 @@ import psutil
 import pytest
 from tests.guard import SESSION_PIDS
 
-__all__ = ["CpuRecorder", "TreeCpu", "pytest_addoption", "pytest_configure", "report", "tree_cpu"]
+__all__ = [
+    "CpuRecorder",
+    "ServerCpu",
+    "TreeCpu",
+    "kind_of",
+    "pytest_addoption",
+    "pytest_configure",
+    "report",
+    "session_growth",
+    "tree_cpu",
+]
 
 OPTION = "--cputime"
 ENVIRONMENT = "MEEPLE_TEST_CPUTIME"
@@ -66,37 +81,113 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @dataclass(frozen=True)
+class ServerCpu:
+    """One live session server process's CPU seconds: its own, and its reaped
+    children's; its kind (:func:`kind_of`); its parent's pid (its reaper)."""
+
+    own: float
+    reaped: float
+    kind: str
+    parent: int
+
+    @property
+    def cpu(self) -> float:
+        return self.own + self.reaped
+
+    @property
+    def reaped_kind(self) -> str:
+        """The kind of what this process reaps: a Chromium zygote forks the renderers."""
+        return "chromium:renderer" if self.kind == "chromium:zygote" else self.kind
+
+
+@dataclass(frozen=True)
 class TreeCpu:
     """CPU seconds of this process's descendants so far: those reaped (by this process,
     transitively), and each live one's (its own and its reaped children's), the
-    session's apart: ``{pid: (cpu, reaped by this process when it ends)}``."""
+    session's apart, by pid."""
 
     reaped: float
     others: float
-    session: dict[int, tuple[float, bool]]
+    session: dict[int, ServerCpu]
 
 
 def _cpu(times: Any) -> float:
     return float(times.user + times.system + times.children_user + times.children_system)
 
 
+_KINDS: dict[tuple[int, float], str] = {}
+
+
+def kind_of(process: psutil.Process) -> str:
+    """``chromium:<--type>`` (``browser`` without one; a utility's service after a
+    colon) for a Chromium process, else the process's name; kept per process."""
+    key = (process.pid, process.create_time())
+    kind = _KINDS.get(key)
+    if kind is None:
+        args = process.cmdline()
+        kind = process.name()
+        if args and Path(args[0]).name in ("chromium", "chrome"):
+            flags = dict(a[2:].split("=", 1) for a in args[1:] if a.startswith("--") and "=" in a)
+            kind = "chromium:" + flags.get("type", "browser")
+            if "utility-sub-type" in flags:  # network.mojom.NetworkService -> network
+                kind += ":" + flags["utility-sub-type"].split(".", 1)[0]
+        _KINDS[key] = kind
+    return kind
+
+
 def tree_cpu() -> TreeCpu:
     """This process's descendant tree's CPU now (zombies included, from /proc)."""
-    me = os.getpid()
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     others = 0.0
-    session: dict[int, tuple[float, bool]] = {}
+    session: dict[int, ServerCpu] = {}
     for process in psutil.Process().children(recursive=True):
         try:
-            cpu = _cpu(process.cpu_times())
+            times = process.cpu_times()
             parents = process.parents()
+            if process.pid in SESSION_PIDS or any(p.pid in SESSION_PIDS for p in parents):
+                session[process.pid] = ServerCpu(
+                    own=times.user + times.system,
+                    reaped=times.children_user + times.children_system,
+                    kind=kind_of(process),
+                    parent=parents[0].pid if parents else 0,
+                )
+            else:
+                others += _cpu(times)
         except psutil.Error:
             continue  # gone between the listing and the read: counted once reaped
-        if process.pid in SESSION_PIDS or any(p.pid in SESSION_PIDS for p in parents):
-            session[process.pid] = (cpu, bool(parents) and parents[0].pid == me)
-        else:
-            others += cpu
     return TreeCpu(usage.ru_utime + usage.ru_stime, others, session)
+
+
+def session_growth(
+    start: TreeCpu, end: TreeCpu, readings: Iterable[TreeCpu] = ()
+) -> tuple[dict[str, float], list[int]]:
+    """The session servers' CPU from ``start`` to ``end``, by kind, and the servers this
+    process reaped meanwhile (their pids).
+
+    The servers' tree spends what its live members' CPU (own and reaped) grew by, and
+    what its members that ended in between had spent. One whose parent lives on was
+    reaped by it (a renderer by its zygote) with its whole CPU, which the parent's count
+    has now; any other (a server this process stopped, or what a dead Chromium left to
+    init) counts at its last reading (``readings``, in order), and the pids of those
+    whose parent was this process are returned. Counting an ended member at its last
+    reading and in its reaper too counted a closed page's renderer twice."""
+    kinds: dict[str, float] = defaultdict(float)
+    for now in end.session.values():
+        kinds[now.kind] += now.own
+        kinds[now.reaped_kind] += now.reaped
+    for then in start.session.values():
+        kinds[then.kind] -= then.own
+        kinds[then.reaped_kind] -= then.reaped
+    last: dict[int, ServerCpu] = {}
+    for reading in (start, *readings):
+        last.update(reading.session)
+    for pid, server in last.items():
+        if pid not in end.session and server.parent not in end.session:
+            kinds[server.kind] += server.own
+            kinds[server.reaped_kind] += server.reaped
+    me = os.getpid()
+    ended = sorted(pid for pid, s in last.items() if pid not in end.session and s.parent == me)
+    return {kind: cpu for kind, cpu in kinds.items() if abs(cpu) >= 5e-4}, ended
 
 
 class CpuRecorder:
@@ -140,28 +231,24 @@ class CpuRecorder:
         self._readings = [tree0]
         yield
         own1, wall1, tree1 = time.process_time(), time.monotonic(), tree_cpu()
-        # A session server that ended in this test (the last one tears the session's
-        # fixtures down; a dead Chromium is replaced) was reaped with its whole CPU, which
-        # is not a test's: its last reading (before the teardown at the latest) counts as
-        # the session's. What it left behind went to init: not counted.
-        first: dict[int, float] = {}
-        last: dict[int, tuple[float, bool]] = {}
+        # A session server that this process reaped in this test (the last one tears the
+        # session's fixtures down; a dead Chromium is replaced) was reaped with its whole
+        # CPU, which is not a test's: its last reading (before the teardown at the
+        # latest) counts as the session's. What it left behind went to init: not counted.
+        kinds, ended = session_growth(tree0, tree1, self._readings[1:])
+        last: dict[int, ServerCpu] = {}
         for reading in self._readings:
-            for pid, (cpu, ours) in reading.session.items():
-                first.setdefault(pid, cpu if reading is tree0 else 0.0)
-                last[pid] = (cpu, ours)
-        last.update(tree1.session)
-        ended = last.keys() - tree1.session.keys()
-        self._session_reaped += sum(last[p][0] for p in ended if last[p][1])
-        session = sum(cpu - first.get(pid, 0.0) for pid, (cpu, _) in last.items())
+            last.update(reading.session)
+        self._session_reaped += sum(last[pid].cpu for pid in ended)
         self._write(
             {
                 "nodeid": item.nodeid,
                 "own": round(own1 - own0, 4),
                 "children": round(self._tests_children(tree1) - children0, 4),
-                "session": round(session, 4),
+                "session": round(sum(kinds.values()), 4),
                 "wall": round(wall1 - wall0, 4),
-                **({"session_ended": sorted(ended)} if ended else {}),
+                "session_kinds": {kind: round(cpu, 4) for kind, cpu in sorted(kinds.items())},
+                **({"session_ended": ended} if ended else {}),
             }
         )
 
@@ -194,7 +281,8 @@ def folder_of(nodeid: str, depth: int = 2) -> str:
 
 
 def report(rows: list[dict[str, Any]], top: int = 30, out: TextIO | None = None) -> None:
-    """Print the ``top`` tests by CPU (own + children) and the totals per folder."""
+    """Print the ``top`` tests by CPU (own + children), the totals per folder and the
+    session servers' CPU by kind of process."""
     import sys
 
     out = out or sys.stdout
@@ -222,6 +310,14 @@ def report(rows: list[dict[str, Any]], top: int = 30, out: TextIO | None = None)
             f"{int(n):6d} {own:8.1f} {children:8.1f} {session:8.1f} {wall:8.1f}  {folder}",
             file=out,
         )
+    kinds: dict[str, float] = defaultdict(float)
+    for r in rows:
+        for kind, cpu in r.get("session_kinds", {}).items():
+            kinds[kind] += cpu
+    if kinds:
+        print(f"\n{'session':>8}  kind of session process", file=out)
+        for kind, cpu in sorted(kinds.items(), key=lambda kv: kv[1], reverse=True):
+            print(f"{cpu:8.1f}  {kind}", file=out)
 
 
 def main() -> None:

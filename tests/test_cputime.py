@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.cputime import folder_of, report
+from tests.cputime import ServerCpu, TreeCpu, folder_of, report, session_growth
 
 ROOT = Path(__file__).resolve().parents[1]
 BURN = 0.3  # tests/guards/cpu.py's burners
@@ -61,8 +61,47 @@ def test_a_session_servers_cpu_is_apart(rows: dict[str, dict[str, Any]]) -> None
     assert last["wall"] >= BURN * 0.9, last
 
 
+def test_a_session_servers_child_reaped_by_it_counts_once(
+    rows: dict[str, dict[str, Any]],
+) -> None:
+    """A child of a session's server (a renderer of Chromium's zygote) that ends in the
+    test's teardown: its CPU is in its last reading and then in its reaper's, counted
+    once, under the reaper's kind (its name: python)."""
+    row = rows["test_a_session_servers_child_ends_in_the_teardown"]
+    assert BURN * 0.9 <= row["session"] <= BURN * 1.5, row
+    assert row["children"] < SMALL, row
+    assert sum(row["session_kinds"].values()) == pytest.approx(row["session"], abs=0.01)
+
+
+def _tree(**servers: ServerCpu) -> TreeCpu:
+    return TreeCpu(0.0, 0.0, {int(pid[1:]): server for pid, server in servers.items()})
+
+
+def test_a_dead_chromiums_processes_count_at_their_last_reading() -> None:
+    """A renderer that ended under its live zygote is in the zygote's reaped CPU; when
+    the whole browser died (reaped by this process, its children left to init) each
+    counts what it had spent by its last reading, and the browser is returned."""
+    me = os.getpid()
+    browser = ServerCpu(own=1.0, reaped=0.0, kind="chromium:browser", parent=me)
+    zygote = ServerCpu(own=0.1, reaped=0.0, kind="chromium:zygote", parent=10)
+    renderer = ServerCpu(own=0.5, reaped=0.0, kind="chromium:renderer", parent=11)
+    start = _tree(p10=browser, p11=zygote, p12=renderer)
+    closed = _tree(p10=browser, p11=ServerCpu(0.1, 2.0, "chromium:zygote", 10))
+    kinds, ended = session_growth(start, closed, [_tree(p10=browser, p11=zygote, p12=renderer)])
+    assert kinds == {"chromium:renderer": pytest.approx(1.5)}
+    assert ended == []
+    later = ServerCpu(own=1.5, reaped=0.0, kind="chromium:renderer", parent=11)
+    seen = _tree(p10=ServerCpu(1.4, 0.0, "chromium:browser", me), p11=zygote, p12=later)
+    kinds, ended = session_growth(start, _tree(), [seen])
+    assert kinds == {
+        "chromium:browser": pytest.approx(0.4),
+        "chromium:renderer": pytest.approx(1.0),
+    }
+    assert ended == [10]
+
+
 def test_collection_has_a_line_of_its_own(rows: dict[str, dict[str, Any]]) -> None:
-    assert rows["<collection>"]["items"] == 5
+    assert rows["<collection>"]["items"] == 6
 
 
 def test_the_report_lists_the_top_tests_and_the_folders() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import random
@@ -24,7 +25,8 @@ import psutil
 import pytest
 import pytest_asyncio
 import websockets
-from axe_playwright_python.async_playwright import Axe
+from axe_playwright_python.async_playwright import DEFAULT_OPTIONS, Axe
+from axe_playwright_python.base import AxeResults
 from playwright.async_api import (
     Browser,
     JSHandle,
@@ -54,6 +56,19 @@ from meeple.server.store.database import GameRecord, Store
 # (docs/benchmarks.md, "The test suite", fourth pass) and not taken: it is the old
 # headless build, not the browser users run.
 CHROMIUM = Path("/usr/bin/chromium")
+# Browser features the tests' pages never use, each of which cost CPU per context
+# (docs/benchmarks.md, "The test suite", eighth pass, measured on meeple's pages):
+# - WebUIOmniboxPopup, WebUIOmniboxAimPopup: Chromium 156 preloads the address bar's
+#   popups as WebUI pages, in a renderer of their own, for every window, headless too: a
+#   context's first page paid 0.6-0.9 s of CPU for an address bar nobody sees (twice
+#   its page's own renderer for a meeple page);
+# - SpareRendererForSitePerProcess: a spare renderer started after each navigation for
+#   the next one, which a test's context (its own process) mostly never makes.
+CHROMIUM_DISABLED_FEATURES = (
+    "WebUIOmniboxPopup",
+    "WebUIOmniboxAimPopup",
+    "SpareRendererForSitePerProcess",
+)
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -62,6 +77,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
     "--no-first-run",
+    "--disable-features=" + ",".join(CHROMIUM_DISABLED_FEATURES),
 ]
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "web"
 WIDTHS = ((390, 844), (1280, 900))  # a phone (issue 24) and a desktop
@@ -439,8 +455,40 @@ async def end_game(page: Page) -> None:
 AXE_SCRIPT = Path(sys.prefix) / "share" / "axe-core" / "axe.min.js"
 
 
-def axe() -> Axe:
+class PinnedAxe(Axe):
+    """axe-core of the pinned release, put into a document once.
+
+    The wrapper's ``run`` evaluates the whole script (650 KB, through the Playwright
+    driver and Chromium's browser process into the page, compiled there) before every
+    run; the page tours run axe twice on each page (at a phone's width and a desktop's),
+    so the second run in a document finds this release's ``axe`` there and reuses it: on
+    the lobby a run cost Chromium 0.18-0.30 s of CPU with the script, 0.10-0.12 s
+    without (issue 33). A new document (a navigation) gets it again."""
+
+    def __init__(self, axe_script: str, version: str) -> None:
+        super().__init__(axe_script=axe_script)
+        self.version = version
+
+    async def run(
+        self,
+        page: Page,
+        context: str | list[Any] | dict[str, Any] | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> AxeResults:
+        """axe-core's results on ``page`` as it is now (``options`` as axe.run's)."""
+        if not await page.evaluate("(v) => window.axe?.version === v", self.version):
+            await page.evaluate(self.axe_script)
+        arguments = self._format_script_args(context=context, options=options or DEFAULT_OPTIONS)
+        return AxeResults(await page.evaluate(f"axe.run({arguments})"))
+
+
+@functools.cache
+def axe() -> PinnedAxe:
     """An axe-core runner of the pinned release (never the wrapper's bundled one)."""
     if not AXE_SCRIPT.is_file():
         pytest.fail(f"{AXE_SCRIPT} is missing: `make test` fetches it (scripts/fetch_axe.py)")
-    return Axe(axe_script=AXE_SCRIPT.read_text(encoding="utf-8"))
+    script = AXE_SCRIPT.read_text(encoding="utf-8")
+    release = re.match(r"/\*! axe v(\S+)", script)
+    if release is None:
+        pytest.fail(f"{AXE_SCRIPT} does not start with axe-core's banner")
+    return PinnedAxe(script, release.group(1))

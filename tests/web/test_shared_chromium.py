@@ -54,3 +54,24 @@ async def test_what_a_test_leaves_in_the_shared_chromium_does_not_reach_the_next
         assert [page.url for page in default.pages] in ([], ["about:blank"])
     finally:
         await release(following)
+
+
+async def test_a_page_costs_its_own_renderer_and_no_more(
+    browser: Browser, shared_chromium: SharedChromium
+) -> None:
+    """No renderer for the address bar's popups (Chromium 156 preloaded them as WebUI in
+    every window, headless too) and no spare one (helpers.py ``CHROMIUM_ARGS``): with two
+    contexts of a page each open, Chromium runs a renderer per page and the default
+    context's blank one, no more (each was CPU a context paid, issue 33)."""
+    pages = [await (await browser.new_context()).new_page() for _ in range(2)]
+    for page in pages:
+        await page.set_content("<p>meeple</p>")
+    process = shared_chromium._process
+    assert process is not None
+    renderers = [
+        " ".join(p.cmdline())
+        for p in psutil.Process(process.pid).children(recursive=True)
+        if "--type=renderer" in " ".join(p.cmdline())
+    ]
+    assert not [r for r in renderers if "--top-chrome-webui" in r], renderers
+    assert len(renderers) <= len(pages) + 1, renderers
