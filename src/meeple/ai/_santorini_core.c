@@ -902,6 +902,21 @@ typedef struct {
     uint8_t flag;
 } TTEntry;
 
+/* What a search did, for measuring it (Core.stats(); benchmarks/santorini_gap.py):
+ * nodes by ply, nodes at the end of each iteration, the nodes that cut and whether the
+ * first move searched did, the table's probes, hits (key and generation match) and
+ * returns. Plain counters: their cost is lost in the noise of a node. */
+#define STAT_PLY 64
+typedef struct {
+    long long ply_nodes[STAT_PLY];
+    long long iter_nodes[MAX_PLY];
+    int iters;
+    long long cut_nodes, first_cuts, cut_index_sum; /* nodes that failed high */
+    long long all_nodes;                            /* nodes searched that did not */
+    long long tt_probes, tt_hits, tt_returns;
+    long long researches; /* reduced searches that beat alpha and were searched again */
+} Stats;
+
 typedef struct {
     PyObject_HEAD
     TTEntry *tt;
@@ -915,6 +930,7 @@ typedef struct {
     uint64_t dedup_key[MAX_GEN];
     uint32_t dedup_stamp[MAX_GEN];
     uint32_t stamp;
+    Stats stats; /* the last search's */
 } CoreObject;
 
 typedef struct {
@@ -938,6 +954,7 @@ typedef struct {
     /* the root move that beat the last iteration's best in an iteration cut short */
     int partial_index;
     int partial_value;
+    Stats st;
 } Search;
 
 static double monotonic_now(void) {
@@ -1114,6 +1131,7 @@ static void init_lmr(void) {
 static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply, int ext) {
     Pos *p = &S->pos;
     S->nodes++;
+    S->st.ply_nodes[ply < STAT_PLY ? ply : STAT_PLY - 1]++;
     if ((S->nodes & (CLOCK_EVERY - 1)) == 0 || S->nodes >= S->max_nodes) check_clock(S);
     if (S->stop) return 0;
     int me = p->turn;
@@ -1144,15 +1162,19 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
     TTEntry *e = NULL;
     if (S->use_tt) {
         e = &S->core->tt[p->key & S->core->tt_mask];
+        S->st.tt_probes++;
         if (e->key == p->key && e->gen == S->core->gen && e->flag != 0) {
             hash_move = e->move;
+            S->st.tt_hits++;
             if (e->depth >= depth) {
                 int v = e->value;
                 if (v > MATE) v -= ply;
                 else if (v < -MATE) v += ply;
-                if (e->flag == EXACT) return v;
-                if (e->flag == LOWER && v >= beta) return v;
-                if (e->flag == UPPER && v <= alpha) return v;
+                if (e->flag == EXACT || (e->flag == LOWER && v >= beta) ||
+                    (e->flag == UPPER && v <= alpha)) {
+                    S->st.tt_returns++;
+                    return v;
+                }
             }
         }
     }
@@ -1216,8 +1238,10 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
                     if (r > depth - 1) r = depth - 1;
                 }
                 v = child_value(S, sp + n, m, depth - r, alpha, alpha + 1, ply, ext);
-                if (!S->stop && r && v > alpha)
+                if (!S->stop && r && v > alpha) {
+                    S->st.researches++;
                     v = child_value(S, sp + n, m, depth, alpha, alpha + 1, ply, ext);
+                }
                 if (!S->stop && v > alpha && v < beta)
                     v = child_value(S, sp + n, m, depth, alpha, beta, ply, ext);
             } else {
@@ -1228,8 +1252,10 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
                 if (S->reduce && depth >= 3 && j >= LMR_AFTER && m->won < 0 && m->score < (1 << 23))
                     r = (j >= 4 * LMR_AFTER && depth >= 4) ? 2 : 1;
                 v = child_value(S, sp + n, m, depth - r, alpha, alpha + 1, ply, ext);
-                if (!S->stop && r && v > alpha)
+                if (!S->stop && r && v > alpha) {
+                    S->st.researches++;
                     v = child_value(S, sp + n, m, depth, alpha, alpha + 1, ply, ext);
+                }
                 if (!S->stop && v > alpha && v < beta)
                     v = child_value(S, sp + n, m, depth, alpha, beta, ply, ext);
             }
@@ -1240,6 +1266,9 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
                 if (v > alpha) {
                     alpha = v;
                     if (alpha >= beta) {
+                        S->st.cut_nodes++;
+                        S->st.first_cuts += j == 0;
+                        S->st.cut_index_sum += j;
                         if (m->won < 0 && ply < MAX_PLY) {
                             uint32_t *k = S->core->killers[ply];
                             if (k[0] != m->id) {
@@ -1260,6 +1289,7 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
             }
         }
     }
+    if (alpha < beta) S->st.all_nodes++;
     if (S->use_tt && e != NULL) {
         e->key = p->key;
         e->gen = S->core->gen;
@@ -1997,6 +2027,7 @@ static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
         done = depth;
         prev = v;
         iter_value[n_iters++] = v; /* depth n_iters: one iteration a depth from 1 */
+        S->st.iter_nodes[S->st.iters++] = S->nodes;
         if (v > MATE || v < -MATE) break; /* a proved result */
         if (S->nodes >= S->max_nodes) break;
         if (S->timed) {
@@ -2027,6 +2058,7 @@ static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
     }
     PyEval_RestoreThread(S->ts);
     self->busy = 0;
+    self->stats = S->st;
     for (int j = 0; j < n_iters && !S->error; j++) {
         PyObject *it = Py_BuildValue("(ii)", j + 1, iter_value[j]);
         if (it == NULL || PyList_Append(iters, it) < 0) S->error = 1;
@@ -2044,7 +2076,28 @@ static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
     return r;
 }
 
+/* stats() -> a dict of the last search's counters (see Stats). */
+static PyObject *Core_stats(CoreObject *self, PyObject *Py_UNUSED(ignored)) {
+    const Stats *t = &self->stats;
+    int top = STAT_PLY;
+    while (top > 0 && t->ply_nodes[top - 1] == 0) top--;
+    PyObject *ply = PyList_New(top), *iters = PyList_New(t->iters);
+    if (ply == NULL || iters == NULL) {
+        Py_XDECREF(ply);
+        Py_XDECREF(iters);
+        return NULL;
+    }
+    for (int k = 0; k < top; k++) PyList_SET_ITEM(ply, k, PyLong_FromLongLong(t->ply_nodes[k]));
+    for (int k = 0; k < t->iters; k++) PyList_SET_ITEM(iters, k, PyLong_FromLongLong(t->iter_nodes[k]));
+    return Py_BuildValue("{sNsNsLsLsLsLsLsLsLsL}", "ply_nodes", ply, "iteration_nodes", iters,
+                         "cut_nodes", t->cut_nodes, "first_cuts", t->first_cuts, "cut_index_sum",
+                         t->cut_index_sum, "all_nodes", t->all_nodes, "tt_probes", t->tt_probes,
+                         "tt_hits", t->tt_hits, "tt_returns", t->tt_returns, "researches",
+                         t->researches);
+}
+
 static PyMethodDef Core_methods[] = {
+    {"stats", (PyCFunction)Core_stats, METH_NOARGS, "The last search's counters."},
     {"search", (PyCFunction)(void (*)(void))Core_search, METH_VARARGS | METH_KEYWORDS,
      "Search a position (see the C source)."},
     {"clear", (PyCFunction)Core_clear, METH_NOARGS, "Forget the table, killers and history."},

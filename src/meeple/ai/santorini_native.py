@@ -218,6 +218,17 @@ class NativeSearch:
         steps, ended, value, depth, nodes, iterations = found
         return CoreResult(tuple(steps), bool(ended), value, depth, nodes, tuple(iterations))
 
+    def stats(self) -> dict[str, Any]:
+        """The last search's counters: ``ply_nodes`` (nodes by ply from the root),
+        ``iteration_nodes`` (nodes at the end of each finished iteration),
+        ``cut_nodes`` / ``first_cuts`` / ``cut_index_sum`` (nodes that failed high, those
+        whose first move did, the sum of the cutting moves' places), ``all_nodes``
+        (nodes searched that did not fail high), ``tt_probes`` / ``tt_hits`` /
+        ``tt_returns`` (table look-ups, those that found the position, those that
+        answered the node) and ``researches`` (reduced moves searched again)."""
+        out: dict[str, Any] = self._core.stats()
+        return out
+
     def clear(self) -> None:
         """Forget the table, killers and history (a new game)."""
         with self._lock:
