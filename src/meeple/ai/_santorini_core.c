@@ -53,7 +53,19 @@
 #define SEL_QS 8    /* threats resolved: up to MAX_QEXT extensions, and one per threat inside */
 #define SEL_LMP 16  /* late quiet moves at the frontier left out */
 #define SEL_IIR 32  /* internal iterative reduction: a node without a table move, a ply less */
-#define SEL_ALL (SEL_LMR | SEL_RFP | SEL_NMP | SEL_QS | SEL_LMP | SEL_IIR)
+#define SEL_HIST 64 /* history by (from, to, build) with a malus for the quiet moves that did not cut */
+#define SEL_HP 128  /* history pruning: quiet moves of a bad history near the horizon left out */
+#define SEL_RFPD 256 /* reverse futility up to RFPD_DEPTH plies from the horizon, less margin when improving */
+#define SEL_ALL (SEL_LMR | SEL_RFP | SEL_NMP | SEL_QS | SEL_LMP | SEL_IIR | SEL_HIST | SEL_HP | SEL_RFPD)
+#ifndef RFPD_DEPTH
+#define RFPD_DEPTH 8
+#endif
+#define NO_EVAL (-2 * WIN)
+#define HIST2 (26 * 26 * 26)
+#define HIST_MAX 16384 /* the history's bound: bonus and malus are pulled towards it */
+#ifndef HP_MARGIN
+#define HP_MARGIN 2000 /* SEL_HP: history below -HP_MARGIN * depth is pruned */
+#endif
 #define MAX_QEXT 16
 #ifndef RFP_MARGIN
 #define RFP_MARGIN 120
@@ -163,6 +175,7 @@ typedef struct {
     uint8_t bc[2], bold[2], bnew[2];
     int8_t won;
     uint8_t mu_new, mu_old;
+    uint8_t pruned; /* left out by late move or history pruning (searched after all if the rest lose) */
     uint16_t gen; /* its place in the generation order (the root's routes) */
     uint32_t id;
     int32_t score;
@@ -927,6 +940,7 @@ typedef struct {
     int busy;
     uint32_t killers[MAX_PLY][2];
     int32_t history[2][4 * 25 * 26];
+    int32_t hist2[2][HIST2]; /* SEL_HIST: by the mover's from, to and first build */
     uint64_t dedup_key[MAX_GEN];
     uint32_t dedup_stamp[MAX_GEN];
     uint32_t stamp;
@@ -942,6 +956,7 @@ typedef struct {
     int reduce; /* late move reductions (off: the value at a depth is exact) */
     int sel;    /* SEL_* bits (0: the exact full-width search) */
     uint8_t nulled[MAX_PLY + 1]; /* the move into this ply was a null move */
+    int evals[MAX_PLY + 1];      /* SEL_RFPD: the static evaluation at each ply (NO_EVAL: none) */
     int dedup;
     long long nodes, max_nodes;
     PyObject *clock;
@@ -997,6 +1012,26 @@ static inline int hist_index(const Move *m) {
     return (w * 25 + dst) * 26 + (b0 + 1);
 }
 
+/* SEL_HIST's index of a turn: the mover's worker's from and to cells (25: none moved)
+ * and its first build (25: none). */
+static inline int hist2_index(const Pos *p, const Move *m) {
+    int from = 25, to = 25, b0 = m->nb ? m->bc[0] : 25;
+    for (int w = 0; w < m->nw; w++)
+        if ((m->wi[w] >> 1) == p->turn) {
+            from = m->wfrom[w];
+            to = m->wto[w];
+            break;
+        }
+    return (from * 26 + to) * 26 + b0;
+}
+
+/* History with gravity: the entry moves by `bonus` and is pulled back towards 0 the
+ * nearer it is to HIST_MAX, so it stays within +-HIST_MAX and follows recent cuts. */
+static inline void hist2_update(int32_t *h, int bonus) {
+    int ab = bonus < 0 ? -bonus : bonus;
+    *h += bonus - (int32_t)((int64_t)*h * ab / HIST_MAX);
+}
+
 /* Threat cells of `seat`: free level-2/3 cells next to its level-2 workers. */
 static uint32_t danger_cells(const Pos *p, int seat) {
     uint32_t out = 0, cells = (p->lv[2] | p->lv[3]) & ~p->occ;
@@ -1012,16 +1047,23 @@ static void score_moves(Search *S, Move *ms, int n, int ply, uint32_t hash_move)
     uint32_t k0 = ply < MAX_PLY ? S->core->killers[ply][0] : 0;
     uint32_t k1 = ply < MAX_PLY ? S->core->killers[ply][1] : 0;
     const int32_t *hist = S->core->history[me];
+    const int32_t *hist2 = S->core->hist2[me];
+    int use2 = S->sel & SEL_HIST;
     for (int j = 0; j < n; j++) {
         Move *m = &ms[j];
+        m->pruned = 0;
         int32_t s;
         if (m->id == hash_move && hash_move) {
             s = 1 << 30;
         } else if (m->won >= 0) {
             s = m->won == me ? (1 << 29) : -(1 << 29);
         } else {
-            s = hist[hist_index(m)];
-            if (s > (1 << 22)) s = 1 << 22;
+            if (use2) {
+                s = hist2[hist2_index(p, m)] * 16;
+            } else {
+                s = hist[hist_index(m)];
+                if (s > (1 << 22)) s = 1 << 22;
+            }
             if (m->id == k0 || m->id == k1) s += 1 << 24;
             for (int b = 0; b < m->nb; b++) {
                 if (danger >> m->bc[b] & 1) {
@@ -1182,10 +1224,19 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
      * keeping before, search it a ply shallower (santorini-ai's rule) */
     if ((sel & SEL_IIR) && depth >= 4 && !hash_move) depth--;
     int pv = beta - alpha > 1;
+    S->evals[ply] = NO_EVAL;
     if (sel && !pv && !in_check && beta < MATE && beta > -MATE) {
         int ev = evaluate(p, S->gods, &S->W, me);
+        S->evals[ply] = ev;
         /* reverse futility: near the horizon, far above beta with nothing to answer */
         if ((sel & SEL_RFP) && depth <= 3 && ev - RFP_MARGIN * depth >= beta) return ev - RFP_MARGIN * depth;
+        if ((sel & SEL_RFPD) && depth <= RFPD_DEPTH) {
+            /* santorini-ai's wider rule: further from the horizon, and half the margin
+             * off when the side's evaluation rose since its last turn (improving) */
+            int improving = ply >= 2 && S->evals[ply - 2] != NO_EVAL && ev > S->evals[ply - 2];
+            int margin = RFP_MARGIN * depth - improving * (RFP_MARGIN / 2);
+            if (ev - margin >= beta) return ev - margin;
+        }
         /* null move: the opponent moving twice still cannot bring it below beta */
         if ((sel & SEL_NMP) && depth >= 3 && !S->nulled[ply] && ev >= beta) {
             int r = 2 + depth / 4;
@@ -1223,18 +1274,25 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
             if (pass == 0) pick(sp, j, n);
             Move *m = &sp[j];
             int quiet = sel && !in_check && quiet_move(p, m);
-            if (pass == 1 && !(quiet && j >= LMP_COUNT)) continue;
+            if (pass == 1 && !m->pruned) continue;
             int v;
             if (j == 0) {
                 v = child_value(S, sp + n, m, depth, alpha, beta, ply, ext);
             } else if (sel) {
-                if (pass == 0 && (sel & SEL_LMP) && !pv && depth == 1 && quiet && j >= LMP_COUNT) {
+                if (pass == 0 && !pv && quiet &&
+                    (((sel & SEL_LMP) && depth == 1 && j >= LMP_COUNT) ||
+                     ((sel & SEL_HP) && depth <= 3 && j >= 3 &&
+                      S->core->hist2[me][hist2_index(p, m)] < -HP_MARGIN * depth))) {
                     if (skipped_from < 0) skipped_from = j;
+                    m->pruned = 1;
                     continue;
                 }
                 int r = 0;
                 if ((sel & SEL_LMR) && depth >= 2 && j >= 2 && quiet) {
                     r = LMR_TABLE[depth < 31 ? depth : 31][j < 63 ? j : 63] + !pv;
+                    /* SEL_HIST: a good history reduces less, a bad one more */
+                    if (sel & SEL_HIST) r -= S->core->hist2[me][hist2_index(p, m)] / 8192;
+                    if (r < 0) r = 0;
                     if (r > depth - 1) r = depth - 1;
                 }
                 v = child_value(S, sp + n, m, depth - r, alpha, alpha + 1, ply, ext);
@@ -1274,6 +1332,16 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
                             if (k[0] != m->id) {
                                 k[1] = k[0];
                                 k[0] = m->id;
+                            }
+                            if (sel & SEL_HIST) {
+                                /* the cut move up, the quiet moves searched before it down */
+                                int bonus = depth * depth * 32;
+                                if (bonus > 2048) bonus = 2048;
+                                int32_t *h2 = S->core->hist2[me];
+                                hist2_update(&h2[hist2_index(p, m)], bonus);
+                                for (int q = 0; q < j; q++)
+                                    if (sp[q].won < 0 && !sp[q].pruned)
+                                        hist2_update(&h2[hist2_index(p, &sp[q])], -bonus);
                             }
                             int32_t *hh = &S->core->history[me][hist_index(m)];
                             *hh += depth * depth;
@@ -1837,6 +1905,7 @@ static int Core_init(CoreObject *self, PyObject *args, PyObject *kwds) {
     self->tt_mask = ((size_t)1 << bits) - 1;
     memset(self->killers, 0, sizeof self->killers);
     memset(self->history, 0, sizeof self->history);
+    memset(self->hist2, 0, sizeof self->hist2);
     memset(self->dedup_stamp, 0, sizeof self->dedup_stamp);
     self->stamp = 0;
     self->gen = 1;
@@ -1864,6 +1933,7 @@ static PyObject *Core_clear(CoreObject *self, PyObject *Py_UNUSED(ignored)) {
     }
     memset(self->killers, 0, sizeof self->killers);
     memset(self->history, 0, sizeof self->history);
+    memset(self->hist2, 0, sizeof self->hist2);
     Py_RETURN_NONE;
 }
 
@@ -2168,6 +2238,9 @@ PyMODINIT_FUNC PyInit__santorini_core(void) {
     PyModule_AddIntConstant(m, "SELECTIVE_QS", SEL_QS);
     PyModule_AddIntConstant(m, "SELECTIVE_LMP", SEL_LMP);
     PyModule_AddIntConstant(m, "SELECTIVE_IIR", SEL_IIR);
+    PyModule_AddIntConstant(m, "SELECTIVE_HIST", SEL_HIST);
+    PyModule_AddIntConstant(m, "SELECTIVE_HP", SEL_HP);
+    PyModule_AddIntConstant(m, "SELECTIVE_RFPD", SEL_RFPD);
     PyModule_AddIntConstant(m, "SELECTIVE_ALL", SEL_ALL);
     PyModule_AddIntConstant(m, "MAX_QEXT", MAX_QEXT);
     return m;

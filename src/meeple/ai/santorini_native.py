@@ -54,14 +54,30 @@ def _reads_clock_monotonic(clock: Callable[[], float]) -> bool:
     return False
 
 
-SELECTIVE: dict[str, int] = {"lmr": 1, "rfp": 2, "nmp": 4, "qs": 8, "lmp": 16, "iir": 32}
+SELECTIVE: dict[str, int] = {
+    "lmr": 1,
+    "rfp": 2,
+    "nmp": 4,
+    "qs": 8,
+    "lmp": 16,
+    "iir": 32,
+    "hist": 64,
+    "hp": 128,
+    "rfpd": 256,
+}
 """The compiled core's selective features by name (its ``SELECTIVE_*`` bits):
 ``lmr`` late move reductions with re-search, ``rfp`` reverse futility pruning, ``nmp``
 null move pruning, ``qs`` threats resolved to the end (a side facing a win to stop is
 searched on, up to the core's ``MAX_QEXT`` extensions a line, inside the tree and at
 its horizon), ``lmp`` late quiet moves left out at the frontier (searched after all
 when the rest lose), ``iir`` internal iterative reduction (a node four or more plies
-from the horizon without a table move searched a ply shallower)."""
+from the horizon without a table move searched a ply shallower), ``hist`` a history of
+the mover's (from, to, first build) with a malus for the quiet moves searched before a
+cut, ordering the quiet moves and shortening or lengthening their reductions, ``hp``
+history pruning (a quiet move with a bad history 1-3 plies from the horizon left out,
+searched after all when the rest lose), ``rfpd`` reverse futility up to 8 plies from
+the horizon, with half the margin off when the side's evaluation rose since its last
+turn (santorini-ai's wider rule)."""
 
 _lock = threading.Lock()
 _state: dict[str, Any] = {}

@@ -127,7 +127,7 @@ BEAM = 8  # engine nodes (gods, three players) at depth 2 or more search this ma
 ROOT_BEAM = 12  # and the root, from depth 2 on, this many of the last iteration's best
 EXPANDED_LIMIT = 3000  # engine nodes whose turns are kept (iterative deepening re-expands)
 DEFAULT_THINK_TIME = 1.0
-PLAY_SELECTIVE = sum(SELECTIVE.values())
+PLAY_SELECTIVE = sum(SELECTIVE[f] for f in ("lmr", "rfp", "nmp", "qs", "lmp", "iir"))
 """The compiled core's selective features the players search with (issue 36; each
 was kept after a self-match against the search without it, docs/santorini-engine.md)."""
 
