@@ -30,7 +30,7 @@ import time
 
 from meeple.ai.santorini_native import NativeSearch, core_children, core_module, god_indices
 from meeple.ai.santorini_positions import random_position
-from meeple.ai.santorini_search import SearchBudget, _twin_for, search_turn
+from meeple.ai.santorini_search import SearchBudget, _twin_for, search_turn, selective_mask
 from meeple.games.santorini import GameState
 
 __all__ = ["ideal_depth", "main"]
@@ -66,8 +66,6 @@ def _root_turns(s: GameState) -> int:
 
 
 def main() -> None:
-    from benchmarks.santorini_selfmatch import mask_of
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, default=1_000_000)
     parser.add_argument("--selective", default="play", help="comma list, none or play")
@@ -79,7 +77,10 @@ def main() -> None:
     mod = core_module()
     if mod is None:
         raise SystemExit("the compiled core is not built (make native)")
-    mask = mask_of(args.selective)
+    try:
+        mask = selective_mask(args.selective)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from exc
     print(
         f"load {os.getloadavg()[0]:.1f}; {args.nodes:,} nodes a search; selective "
         f"{args.selective}; table 2^{args.table_bits}"

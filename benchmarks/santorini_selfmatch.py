@@ -5,11 +5,13 @@
 Each side is an :class:`~meeple.ai.santorini_search.AlphaBetaPlayer` searching with the
 compiled core and a mask of its selective features
 (:data:`~meeple.ai.santorini_native.SELECTIVE`: ``lmr``, ``rfp``, ``nmp``, ``qs``,
-``lmp``; ``none`` is the exact full-width search, ``play`` what the players use,
+``lmp``, ``iir``, ``hist``, ``hp``, ``rfpd``, ``fp``, ``lmri``; ``none`` is the exact
+full-width search, ``play`` what the players use,
 :data:`~meeple.ai.santorini_search.PLAY_SELECTIVE`). Both play in one process, one
 after the other, each on the process's CPU clock (fair on a machine shared with other
-work), or with ``--nodes`` at a fixed node budget a turn and no clock. Games come in pairs: the same random worker placements (and, with ``--gods``,
-the same random god pair) with the seats swapped, A starting in the even games. It
+work), or with ``--nodes`` at a fixed node budget a turn and no clock. Games come in
+pairs: the same random worker placements (and, with ``--gods``, the same random god
+pair) with the seats swapped, A starting in the even games. It
 prints A's wins, losses and draws with a 95 % Wilson interval, and each side's median
 depth and nodes per turn. How each feature was kept is in ``docs/santorini-engine.md``.
 """
@@ -23,8 +25,8 @@ from random import Random
 
 from meeple.ai.match import wilson_interval
 from meeple.ai.santorini_match import SantoriniMatch, run_match
-from meeple.ai.santorini_native import SELECTIVE, core_module
-from meeple.ai.santorini_search import PLAY_SELECTIVE, AlphaBetaPlayer
+from meeple.ai.santorini_native import core_module
+from meeple.ai.santorini_search import AlphaBetaPlayer, selective_mask
 from meeple.games.santorini import Action, GameState
 
 __all__ = ["main", "mask_of"]
@@ -32,16 +34,10 @@ __all__ = ["main", "mask_of"]
 
 def mask_of(spec: str) -> int:
     """``lmr,qs`` → the mask of those features; ``none`` → 0; ``play`` → the players'."""
-    if spec == "none":
-        return 0
-    if spec == "play":
-        return PLAY_SELECTIVE
-    mask = 0
-    for name in spec.split(","):
-        if name not in SELECTIVE:
-            raise SystemExit(f"unknown feature {name!r}: {', '.join(SELECTIVE)}, none, play")
-        mask |= SELECTIVE[name]
-    return mask
+    try:
+        return selective_mask(spec)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from exc
 
 
 class _Logged(AlphaBetaPlayer):

@@ -41,6 +41,7 @@ from meeple.ai.santorini_native import (
     core_module,
     god_indices,
 )
+from meeple.ai.santorini_positions import random_position
 from meeple.ai.santorini_search import PLAY_SELECTIVE, SearchBudget, search_turn
 from meeple.ai.santorini_twin import GodTwin
 from meeple.games.santorini import GODS, GameState, Phase, Rules, turns
@@ -540,3 +541,55 @@ def test_the_self_match_names_features_and_plays(
     assert "lmr v none: " in out
     assert "A score" in out
     assert "median depth" in out
+
+
+@pytest.mark.parametrize("use_table", [True, False])
+def test_the_core_counts_what_its_search_did(use_table: bool) -> None:
+    """stats(): one node count per finished iteration, rising; nodes by ply from ply 1
+    summing to at most the search's nodes; cuts, first-move cuts and table hits nested."""
+    assert mod is not None
+    s = random_position(random.Random(3), 12)
+    twin = GodTwin((None, None))
+    core = NativeSearch(mod)
+    found = core.search(
+        twin,
+        twin.node(s),
+        play_weights().weights,
+        None,
+        max_depth=6,
+        max_nodes=None,
+        clock=None,
+        seconds=None,
+        use_table=use_table,
+        selective=PLAY_SELECTIVE,
+    )
+    assert found is not None
+    st_ = core.stats()
+    iters = st_["iteration_nodes"]
+    assert len(iters) == found.depth == 6
+    assert iters == sorted(iters)
+    assert iters[-1] <= found.nodes
+    assert st_["ply_nodes"][0] == 0  # the root is not a node of negamax
+    assert found.nodes // 2 <= sum(st_["ply_nodes"]) <= found.nodes
+    assert 0 < st_["first_cuts"] <= st_["cut_nodes"]
+    assert st_["cut_index_sum"] >= st_["cut_nodes"] - st_["first_cuts"]
+    assert 0 <= st_["tt_returns"] <= st_["tt_hits"] <= st_["tt_probes"]
+    assert (st_["tt_probes"] > 0) == use_table
+
+
+def test_the_gap_benchmark_reads_the_counters(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """benchmarks/santorini_gap.py: the minimal tree's depth, and a short run's report."""
+    from tests.scripts import load_script
+
+    gap = load_script("benchmarks/santorini_gap.py")
+    assert gap.ideal_depth(45, 2 * 45**4) == pytest.approx(8.0)
+    assert gap.ideal_depth(1, 10**6) == 0.0
+    monkeypatch.setattr("sys.argv", ["santorini_gap.py", "--nodes", "3000"])
+    gap.main()
+    out = capsys.readouterr().out
+    assert out.count("## ") == 8
+    assert "effective branching factor" in out
+    assert "first move cut" in out
+    assert "table:" in out

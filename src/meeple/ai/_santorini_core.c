@@ -56,7 +56,14 @@
 #define SEL_HIST 64 /* history by (from, to, build) with a malus for the quiet moves that did not cut */
 #define SEL_HP 128  /* history pruning: quiet moves of a bad history near the horizon left out */
 #define SEL_RFPD 256 /* reverse futility up to RFPD_DEPTH plies from the horizon, less margin when improving */
-#define SEL_ALL (SEL_LMR | SEL_RFP | SEL_NMP | SEL_QS | SEL_LMP | SEL_IIR | SEL_HIST | SEL_HP | SEL_RFPD)
+#define SEL_FP 512  /* futility: quiet moves 1-2 plies from the horizon far below alpha left out */
+#define SEL_LMRI 1024 /* late move reductions one ply more where the side is not improving */
+#define SEL_ALL                                                                              \
+    (SEL_LMR | SEL_RFP | SEL_NMP | SEL_QS | SEL_LMP | SEL_IIR | SEL_HIST | SEL_HP | SEL_RFPD | \
+     SEL_FP | SEL_LMRI)
+#ifndef FP_MARGIN
+#define FP_MARGIN 150
+#endif
 #ifndef RFPD_DEPTH
 #define RFPD_DEPTH 8
 #endif
@@ -1224,16 +1231,17 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
      * keeping before, search it a ply shallower (santorini-ai's rule) */
     if ((sel & SEL_IIR) && depth >= 4 && !hash_move) depth--;
     int pv = beta - alpha > 1;
+    int improving = 1; /* unknown (a PV node, a threat to answer): as if improving */
     S->evals[ply] = NO_EVAL;
     if (sel && !pv && !in_check && beta < MATE && beta > -MATE) {
         int ev = evaluate(p, S->gods, &S->W, me);
         S->evals[ply] = ev;
         /* reverse futility: near the horizon, far above beta with nothing to answer */
         if ((sel & SEL_RFP) && depth <= 3 && ev - RFP_MARGIN * depth >= beta) return ev - RFP_MARGIN * depth;
+        improving = ply >= 2 && S->evals[ply - 2] != NO_EVAL && ev > S->evals[ply - 2];
         if ((sel & SEL_RFPD) && depth <= RFPD_DEPTH) {
             /* santorini-ai's wider rule: further from the horizon, and half the margin
              * off when the side's evaluation rose since its last turn (improving) */
-            int improving = ply >= 2 && S->evals[ply - 2] != NO_EVAL && ev > S->evals[ply - 2];
             int margin = RFP_MARGIN * depth - improving * (RFP_MARGIN / 2);
             if (ev - margin >= beta) return ev - margin;
         }
@@ -1281,6 +1289,8 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
             } else if (sel) {
                 if (pass == 0 && !pv && quiet &&
                     (((sel & SEL_LMP) && depth == 1 && j >= LMP_COUNT) ||
+                     ((sel & SEL_FP) && depth <= 2 && S->evals[ply] != NO_EVAL &&
+                      S->evals[ply] + FP_MARGIN * depth <= alpha) ||
                      ((sel & SEL_HP) && depth <= 3 && j >= 3 &&
                       S->core->hist2[me][hist2_index(p, m)] < -HP_MARGIN * depth))) {
                     if (skipped_from < 0) skipped_from = j;
@@ -1292,6 +1302,7 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
                     r = LMR_TABLE[depth < 31 ? depth : 31][j < 63 ? j : 63] + !pv;
                     /* SEL_HIST: a good history reduces less, a bad one more */
                     if (sel & SEL_HIST) r -= S->core->hist2[me][hist2_index(p, m)] / 8192;
+                    if ((sel & SEL_LMRI) && !improving) r++;
                     if (r < 0) r = 0;
                     if (r > depth - 1) r = depth - 1;
                 }
@@ -2241,6 +2252,8 @@ PyMODINIT_FUNC PyInit__santorini_core(void) {
     PyModule_AddIntConstant(m, "SELECTIVE_HIST", SEL_HIST);
     PyModule_AddIntConstant(m, "SELECTIVE_HP", SEL_HP);
     PyModule_AddIntConstant(m, "SELECTIVE_RFPD", SEL_RFPD);
+    PyModule_AddIntConstant(m, "SELECTIVE_FP", SEL_FP);
+    PyModule_AddIntConstant(m, "SELECTIVE_LMRI", SEL_LMRI);
     PyModule_AddIntConstant(m, "SELECTIVE_ALL", SEL_ALL);
     PyModule_AddIntConstant(m, "MAX_QEXT", MAX_QEXT);
     return m;

@@ -64,6 +64,8 @@ SELECTIVE: dict[str, int] = {
     "hist": 64,
     "hp": 128,
     "rfpd": 256,
+    "fp": 512,
+    "lmri": 1024,
 }
 """The compiled core's selective features by name (its ``SELECTIVE_*`` bits):
 ``lmr`` late move reductions with re-search, ``rfp`` reverse futility pruning, ``nmp``
@@ -77,7 +79,10 @@ cut, ordering the quiet moves and shortening or lengthening their reductions, ``
 history pruning (a quiet move with a bad history 1-3 plies from the horizon left out,
 searched after all when the rest lose), ``rfpd`` reverse futility up to 8 plies from
 the horizon, with half the margin off when the side's evaluation rose since its last
-turn (santorini-ai's wider rule)."""
+turn (santorini-ai's wider rule), ``fp`` futility pruning (quiet moves 1-2 plies from
+the horizon whose evaluation is far below alpha left out, searched after all when the
+rest lose), ``lmri`` a ply more of late move reduction where the side's evaluation fell
+since its last turn."""
 
 _lock = threading.Lock()
 _state: dict[str, Any] = {}
