@@ -17,6 +17,7 @@ exact search), a fresh context each. From the core's counters
 - move ordering: the share of nodes that failed high on their first move, and the
   mean place of the cutting move;
 - the table: hits (the position found) and returns (the node answered by it) per probe;
+- the nodes facing a win to stop (santorini-ai generates only the blocking turns there);
 - the share of the nodes at each ply from the root.
 """
 
@@ -119,6 +120,12 @@ def main() -> None:
                 f"table: {100 * st['tt_hits'] / st['tt_probes']:.1f} % hits, "
                 f"{100 * st['tt_returns'] / st['tt_probes']:.1f} % answered; "
                 f"{st['researches']:,} reduced moves searched again"
+            )
+        if st["check_nodes"]:
+            print(
+                f"nodes facing a win to stop: {st['check_nodes']:,} "
+                f"({100 * st['check_nodes'] / max(cuts + alls, 1):.0f} % of the nodes with moves),"
+                f" {st['check_moves'] / st['check_nodes']:.1f} turns each"
             )
         total = sum(st["ply_nodes"])
         print(

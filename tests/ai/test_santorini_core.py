@@ -593,3 +593,35 @@ def test_the_gap_benchmark_reads_the_counters(
     assert "effective branching factor" in out
     assert "first move cut" in out
     assert "table:" in out
+
+
+@settings(max_examples=25 * SCALE, deadline=None)
+@given(st.integers(0, 10**6), st.integers(4, 18), st.integers(2, 4))
+def test_searching_only_the_blocks_of_a_win_keeps_the_value(
+    seed: int, plies: int, depth: int
+) -> None:
+    """blk (without gods, a side facing a win searches only the turns that stop it) finds
+    the exact search's value at a fixed depth without a table, with no more nodes."""
+    assert mod is not None
+    s = random_position(random.Random(seed), plies, nodes=300)
+    twin = GodTwin((None, None))
+    found = {}
+    for mask in (0, SELECTIVE["blk"]):
+        found[mask] = NativeSearch(mod).search(
+            twin,
+            twin.node(s),
+            play_weights().weights,
+            None,
+            max_depth=depth,
+            max_nodes=None,
+            clock=None,
+            seconds=None,
+            use_table=False,
+            selective=mask,
+        )
+    exact, blk = found[0], found[SELECTIVE["blk"]]
+    assert exact is not None
+    assert blk is not None
+    assert blk.value == exact.value
+    assert blk.depth == exact.depth
+    assert blk.nodes <= exact.nodes

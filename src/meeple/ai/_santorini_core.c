@@ -58,9 +58,10 @@
 #define SEL_RFPD 256 /* reverse futility up to RFPD_DEPTH plies from the horizon, less margin when improving */
 #define SEL_FP 512  /* futility: quiet moves 1-2 plies from the horizon far below alpha left out */
 #define SEL_LMRI 1024 /* late move reductions one ply more where the side is not improving */
+#define SEL_BLK 2048 /* facing a win without gods: only the turns that stop it are searched */
 #define SEL_ALL                                                                              \
     (SEL_LMR | SEL_RFP | SEL_NMP | SEL_QS | SEL_LMP | SEL_IIR | SEL_HIST | SEL_HP | SEL_RFPD | \
-     SEL_FP | SEL_LMRI)
+     SEL_FP | SEL_LMRI | SEL_BLK)
 #ifndef FP_MARGIN
 #define FP_MARGIN 150
 #endif
@@ -732,6 +733,24 @@ static int can_win(const Pos *p, const int gods[2], int seat) {
     return 0;
 }
 
+/* Without gods: whether the opponent of the side to move can still win at once after
+ * the side's turn `m` (a level-2 worker of theirs beside a free level-3 cell), from the
+ * turn's changes alone, without making it (their workers and the cells under them are
+ * as before: no god moves or builds under another's worker). */
+static int mortal_still_loses(const Pos *p, const Move *m) {
+    uint32_t occ = p->occ, l3 = p->lv[3];
+    for (int w = 0; w < m->nw; w++) occ = (occ & ~(1u << m->wfrom[w])) | 1u << m->wto[w];
+    for (int b = 0; b < m->nb; b++) {
+        uint32_t bit = 1u << m->bc[b];
+        l3 = m->bnew[b] == 3 ? (l3 | bit) : (l3 & ~bit);
+    }
+    uint32_t free3 = l3 & ~occ;
+    int opp = 1 - p->turn;
+    for (int i = 2 * opp; i < 2 * opp + 2; i++)
+        if (p->h[p->wk[i]] == 2 && (NBM[p->wk[i]] & free3)) return 1;
+    return 0;
+}
+
 /* ------------------------------------------------------------------- evaluation */
 
 #define N_LEARNED 6
@@ -935,6 +954,7 @@ typedef struct {
     long long all_nodes;                            /* nodes searched that did not */
     long long tt_probes, tt_hits, tt_returns;
     long long researches; /* reduced searches that beat alpha and were searched again */
+    long long check_nodes, check_moves; /* nodes facing a win to stop, and their turns */
 } Stats;
 
 typedef struct {
@@ -1264,6 +1284,23 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
     int full = 0;
     int n = generate(p, S->gods, sp, MAX_GEN, NULL, &full);
     if (n == 0) return -(WIN - ply); /* stuck: the side to move loses */
+    if (in_check) {
+        S->st.check_nodes++;
+        S->st.check_moves += n;
+        if ((sel & SEL_BLK) && !S->gods[0] && !S->gods[1]) {
+            /* santorini-ai's key squares: a turn that leaves the opponent's win standing
+             * loses at the next ply whatever follows, and every turn that stops it is
+             * worth more, so only those are searched (the same value) */
+            int kept = 0;
+            for (int j = 0; j < n; j++)
+                if (sp[j].won >= 0 || !mortal_still_loses(p, &sp[j])) {
+                    if (kept != j) sp[kept] = sp[j];
+                    kept++;
+                }
+            if (kept == 0) return -(WIN - ply - 2);
+            n = kept;
+        }
+    }
     if (S->dedup) n = dedup(S, sp, n);
     score_moves(S, sp, n, ply, hash_move);
     int a0 = alpha;
@@ -2170,11 +2207,12 @@ static PyObject *Core_stats(CoreObject *self, PyObject *Py_UNUSED(ignored)) {
     }
     for (int k = 0; k < top; k++) PyList_SET_ITEM(ply, k, PyLong_FromLongLong(t->ply_nodes[k]));
     for (int k = 0; k < t->iters; k++) PyList_SET_ITEM(iters, k, PyLong_FromLongLong(t->iter_nodes[k]));
-    return Py_BuildValue("{sNsNsLsLsLsLsLsLsLsL}", "ply_nodes", ply, "iteration_nodes", iters,
+    return Py_BuildValue("{sNsNsLsLsLsLsLsLsLsLsLsL}", "ply_nodes", ply, "iteration_nodes", iters,
                          "cut_nodes", t->cut_nodes, "first_cuts", t->first_cuts, "cut_index_sum",
                          t->cut_index_sum, "all_nodes", t->all_nodes, "tt_probes", t->tt_probes,
                          "tt_hits", t->tt_hits, "tt_returns", t->tt_returns, "researches",
-                         t->researches);
+                         t->researches, "check_nodes", t->check_nodes, "check_moves",
+                         t->check_moves);
 }
 
 static PyMethodDef Core_methods[] = {
@@ -2254,6 +2292,7 @@ PyMODINIT_FUNC PyInit__santorini_core(void) {
     PyModule_AddIntConstant(m, "SELECTIVE_RFPD", SEL_RFPD);
     PyModule_AddIntConstant(m, "SELECTIVE_FP", SEL_FP);
     PyModule_AddIntConstant(m, "SELECTIVE_LMRI", SEL_LMRI);
+    PyModule_AddIntConstant(m, "SELECTIVE_BLK", SEL_BLK);
     PyModule_AddIntConstant(m, "SELECTIVE_ALL", SEL_ALL);
     PyModule_AddIntConstant(m, "MAX_QEXT", MAX_QEXT);
     return m;

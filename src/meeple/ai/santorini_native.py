@@ -66,6 +66,7 @@ SELECTIVE: dict[str, int] = {
     "rfpd": 256,
     "fp": 512,
     "lmri": 1024,
+    "blk": 2048,
 }
 """The compiled core's selective features by name (its ``SELECTIVE_*`` bits):
 ``lmr`` late move reductions with re-search, ``rfp`` reverse futility pruning, ``nmp``
@@ -82,7 +83,8 @@ the horizon, with half the margin off when the side's evaluation rose since its 
 turn (santorini-ai's wider rule), ``fp`` futility pruning (quiet moves 1-2 plies from
 the horizon whose evaluation is far below alpha left out, searched after all when the
 rest lose), ``lmri`` a ply more of late move reduction where the side's evaluation fell
-since its last turn."""
+since its last turn, ``blk`` without gods, a side facing a win searches only the turns
+that stop it (the others lose at the next ply: the same value)."""
 
 _lock = threading.Lock()
 _state: dict[str, Any] = {}
@@ -246,7 +248,8 @@ class NativeSearch:
         whose first move did, the sum of the cutting moves' places), ``all_nodes``
         (nodes searched that did not fail high), ``tt_probes`` / ``tt_hits`` /
         ``tt_returns`` (table look-ups, those that found the position, those that
-        answered the node) and ``researches`` (reduced moves searched again)."""
+        answered the node), ``researches`` (reduced moves searched again) and
+        ``check_nodes`` / ``check_moves`` (nodes facing a win to stop, their turns)."""
         out: dict[str, Any] = self._core.stats()
         return out
 
