@@ -595,16 +595,20 @@ def test_the_gap_benchmark_reads_the_counters(
     assert "table:" in out
 
 
-@settings(max_examples=25 * SCALE, deadline=None)
-@given(st.integers(0, 10**6), st.integers(4, 18), st.integers(2, 4))
+@settings(max_examples=40 * SCALE, deadline=None)
+@given(st.integers(0, 10**6), st.integers(4, 18), st.integers(2, 4), PAIRS)
 def test_searching_only_the_blocks_of_a_win_keeps_the_value(
-    seed: int, plies: int, depth: int
+    seed: int, plies: int, depth: int, gods: tuple[str | None, str | None]
 ) -> None:
-    """blk (without gods, a side facing a win searches only the turns that stop it) finds
-    the exact search's value at a fixed depth without a table, with no more nodes."""
+    """blk (a side facing a win searches only the turns that stop it) finds the exact
+    search's value at a fixed depth without a table, with no more nodes; any god pair
+    or none."""
     assert mod is not None
-    s = random_position(random.Random(seed), plies, nodes=300)
-    twin = GodTwin((None, None))
+    pair = None if gods == (None, None) else (str(gods[0]), str(gods[1]))
+    if depth > 3 and pair is not None:
+        depth = 3  # a god pair's turns are many: depth 4 takes seconds
+    s = random_position(random.Random(seed), plies, pair, nodes=300)
+    twin = GodTwin(s.gods if pair is not None else (None, None))
     found = {}
     for mask in (0, SELECTIVE["blk"]):
         found[mask] = NativeSearch(mod).search(

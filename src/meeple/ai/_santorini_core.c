@@ -58,7 +58,7 @@
 #define SEL_RFPD 256 /* reverse futility up to RFPD_DEPTH plies from the horizon, less margin when improving */
 #define SEL_FP 512  /* futility: quiet moves 1-2 plies from the horizon far below alpha left out */
 #define SEL_LMRI 1024 /* late move reductions one ply more where the side is not improving */
-#define SEL_BLK 2048 /* facing a win without gods: only the turns that stop it are searched */
+#define SEL_BLK 2048 /* facing a win: only the turns that stop it are searched */
 #define SEL_ALL                                                                              \
     (SEL_LMR | SEL_RFP | SEL_NMP | SEL_QS | SEL_LMP | SEL_IIR | SEL_HIST | SEL_HP | SEL_RFPD | \
      SEL_FP | SEL_LMRI | SEL_BLK)
@@ -1287,16 +1287,29 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
     if (in_check) {
         S->st.check_nodes++;
         S->st.check_moves += n;
-        if ((sel & SEL_BLK) && !S->gods[0] && !S->gods[1]) {
+        if (sel & SEL_BLK) {
             /* santorini-ai's key squares: a turn that leaves the opponent's win standing
-             * loses at the next ply whatever follows, and every turn that stops it is
-             * worth more, so only those are searched (the same value) */
+             * loses at the next ply whatever follows (the child's first test), and every
+             * turn that stops it is worth more, so only those are searched (the same
+             * value); without gods from the turn's changes, with gods by making it */
+            int mortal = !S->gods[0] && !S->gods[1];
             int kept = 0;
-            for (int j = 0; j < n; j++)
-                if (sp[j].won >= 0 || !mortal_still_loses(p, &sp[j])) {
+            for (int j = 0; j < n; j++) {
+                int loses = 0;
+                if (sp[j].won < 0) {
+                    if (mortal) {
+                        loses = mortal_still_loses(p, &sp[j]);
+                    } else {
+                        make(p, &sp[j]);
+                        loses = can_win(p, S->gods, p->turn);
+                        unmake(p, &sp[j]);
+                    }
+                }
+                if (!loses) {
                     if (kept != j) sp[kept] = sp[j];
                     kept++;
                 }
+            }
             if (kept == 0) return -(WIN - ply - 2);
             n = kept;
         }

@@ -83,8 +83,8 @@ the horizon, with half the margin off when the side's evaluation rose since its 
 turn (santorini-ai's wider rule), ``fp`` futility pruning (quiet moves 1-2 plies from
 the horizon whose evaluation is far below alpha left out, searched after all when the
 rest lose), ``lmri`` a ply more of late move reduction where the side's evaluation fell
-since its last turn, ``blk`` without gods, a side facing a win searches only the turns
-that stop it (the others lose at the next ply: the same value)."""
+since its last turn, ``blk`` a side facing a win searches only the turns that stop it
+(the others lose at the next ply: the same value)."""
 
 _lock = threading.Lock()
 _state: dict[str, Any] = {}
