@@ -128,7 +128,7 @@ BEAM = 8  # engine nodes (gods, three players) at depth 2 or more search this ma
 ROOT_BEAM = 12  # and the root, from depth 2 on, this many of the last iteration's best
 EXPANDED_LIMIT = 3000  # engine nodes whose turns are kept (iterative deepening re-expands)
 DEFAULT_THINK_TIME = 1.0
-PLAY_SELECTIVE = sum(SELECTIVE[f] for f in ("lmr", "rfp", "nmp", "qs", "lmp", "iir"))
+PLAY_SELECTIVE = sum(SELECTIVE[f] for f in ("lmr", "rfp", "nmp", "qs", "lmp", "iir", "blk"))
 
 
 def selective_mask(spec: str) -> int:
