@@ -1,10 +1,11 @@
 """What meeple's search spends its nodes on: ``python benchmarks/santorini_gap.py
-[--nodes N] [--selective play] [--table-bits B] [--pin]``.
+[--nodes N] [--selective play] [--table-bits B]``.
 
 From fixed positions (an opening from random placements and three mid-game positions
 played by the core itself from fixed seeds, no gods; the same with Apollo v Athena),
 one search of the compiled core at a fixed node budget (no clock: the same nodes
-anywhere), with the players' evaluation and a mask of selective features
+anywhere, so no pinning is needed; nodes a second are on the process's CPU time),
+with the players' evaluation and a mask of selective features
 (:data:`~meeple.ai.santorini_native.SELECTIVE`; ``play`` the players', ``none`` the
 exact search), a fresh context each. From the core's counters
 (:meth:`~meeple.ai.santorini_native.NativeSearch.stats`) it prints per position:
@@ -71,10 +72,7 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=1_000_000)
     parser.add_argument("--selective", default="play", help="comma list, none or play")
     parser.add_argument("--table-bits", type=int, default=18)
-    parser.add_argument("--pin", action="store_true", help="run on core 0")
     args = parser.parse_args()
-    if args.pin:
-        os.sched_setaffinity(0, {0})
     mod = core_module()
     if mod is None:
         raise SystemExit("the compiled core is not built (make native)")

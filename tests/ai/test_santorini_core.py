@@ -67,6 +67,38 @@ def _with_gods(s: GameState, gods: tuple[str | None, str | None]) -> GameState:
     return replace(s, gods=gods)
 
 
+def _fixed_search(
+    s: GameState,
+    depth: int,
+    weights: Any = None,
+    god_wt: Any = None,
+    *,
+    core: NativeSearch | None = None,
+    use_table: bool = False,
+    selective: int = 0,
+    net: Any = None,
+) -> Any:
+    """The core's search of ``s`` to ``depth`` without a clock or node limit (the
+    players' weights unless given; no table unless asked): its result, checked."""
+    assert mod is not None
+    twin = GodTwin(s.gods)
+    found = (core or NativeSearch(mod)).search(
+        twin,
+        twin.node(s),
+        play_weights().weights if weights is None else weights,
+        god_wt,
+        max_depth=depth,
+        max_nodes=None,
+        clock=None,
+        seconds=None,
+        use_table=use_table,
+        selective=selective,
+        net=net,
+    )
+    assert found is not None
+    return found
+
+
 def _agree(s: GameState) -> None:
     assert mod is not None
     twin = GodTwin(s.gods)
@@ -222,22 +254,8 @@ def test_at_a_fixed_depth_the_core_finds_the_python_searchs_value(
     if gods != (None, None) and depth > 2:
         depth = 2  # the god games' branching makes depth 3 in Python slow
     py = search_turn(s, SearchBudget(max_depth=depth), table=_NoTable(), native=False)
-    twin = GodTwin(s.gods)
     gw = god_weights() if gods != (None, None) else None
-    core = NativeSearch(mod)
-    got = core.search(
-        twin,
-        twin.node(s),
-        play_weights().weights,
-        None if gw is None else gw.weights,
-        max_depth=depth,
-        max_nodes=None,
-        clock=None,
-        seconds=None,
-        use_table=False,
-        reductions=False,
-    )
-    assert got is not None
+    got = _fixed_search(s, depth, None, None if gw is None else gw.weights)
     assert got.value == py.value
     assert got.depth == py.depth
 
@@ -261,19 +279,7 @@ def test_with_learned_weights_the_core_finds_the_python_searchs_value(
     py = search_turn(
         s, SearchBudget(max_depth=depth), weights=weights, table=_NoTable(), native=False
     )
-    twin = GodTwin(s.gods)
-    got = NativeSearch(mod).search(
-        twin,
-        twin.node(s),
-        wt,
-        None,
-        max_depth=depth,
-        max_nodes=None,
-        clock=None,
-        seconds=None,
-        use_table=False,
-    )
-    assert got is not None
+    got = _fixed_search(s, depth, wt)
     assert (got.value, got.depth) == (py.value, py.depth)
 
 
@@ -312,24 +318,17 @@ def test_the_selective_search_proves_only_real_wins_and_losses(
         s = rng.choice(options)[1]
     if s.phase is not Phase.PLAY:
         return
-    twin = GodTwin(s.gods)
     gw = god_weights() if gods != (None, None) else None
 
     def search(depth: int, selective: int, use_table: bool) -> Any:
-        found = NativeSearch(mod).search(
-            twin,
-            twin.node(s),
-            play_weights().weights,
+        return _fixed_search(
+            s,
+            depth,
+            None,
             None if gw is None else gw.weights,
-            max_depth=depth,
-            max_nodes=None,
-            clock=None,
-            seconds=None,
             use_table=use_table,
             selective=selective,
         )
-        assert found is not None
-        return found
 
     got = search(depth, mask, True)
     assert got.steps or got.value < -MATE
@@ -549,21 +548,8 @@ def test_the_core_counts_what_its_search_did(use_table: bool) -> None:
     summing to at most the search's nodes; cuts, first-move cuts and table hits nested."""
     assert mod is not None
     s = random_position(random.Random(3), 12)
-    twin = GodTwin((None, None))
     core = NativeSearch(mod)
-    found = core.search(
-        twin,
-        twin.node(s),
-        play_weights().weights,
-        None,
-        max_depth=6,
-        max_nodes=None,
-        clock=None,
-        seconds=None,
-        use_table=use_table,
-        selective=PLAY_SELECTIVE,
-    )
-    assert found is not None
+    found = _fixed_search(s, 6, core=core, use_table=use_table, selective=PLAY_SELECTIVE)
     st_ = core.stats()
     iters = st_["iteration_nodes"]
     assert len(iters) == found.depth == 6
@@ -608,24 +594,8 @@ def test_searching_only_the_blocks_of_a_win_keeps_the_value(
     if depth > 3 and pair is not None:
         depth = 3  # a god pair's turns are many: depth 4 takes seconds
     s = random_position(random.Random(seed), plies, pair, nodes=300)
-    twin = GodTwin(s.gods if pair is not None else (None, None))
-    found = {}
-    for mask in (0, SELECTIVE["blk"]):
-        found[mask] = NativeSearch(mod).search(
-            twin,
-            twin.node(s),
-            play_weights().weights,
-            None,
-            max_depth=depth,
-            max_nodes=None,
-            clock=None,
-            seconds=None,
-            use_table=False,
-            selective=mask,
-        )
-    exact, blk = found[0], found[SELECTIVE["blk"]]
-    assert exact is not None
-    assert blk is not None
+    exact = _fixed_search(s, depth)
+    blk = _fixed_search(s, depth, selective=SELECTIVE["blk"])
     assert blk.value == exact.value
     assert blk.depth == exact.depth
     assert blk.nodes <= exact.nodes
