@@ -1,15 +1,17 @@
 """meeple's ``hard`` player against itself with other search features:
 ``python benchmarks/santorini_selfmatch.py --a lmr,qs --b none [--games N]
-[--think-time T] [--gods] [--seed S]``.
+[--think-time T | --nodes N] [--gods] [--seed S]``.
 
 Each side is an :class:`~meeple.ai.santorini_search.AlphaBetaPlayer` searching with the
 compiled core and a mask of its selective features
 (:data:`~meeple.ai.santorini_native.SELECTIVE`: ``lmr``, ``rfp``, ``nmp``, ``qs``,
-``lmp``; ``none`` is the exact full-width search, ``play`` what the players use,
+``lmp``, ``iir``, ``hist``, ``hp``, ``rfpd``, ``fp``, ``lmri``; ``none`` is the exact
+full-width search, ``play`` what the players use,
 :data:`~meeple.ai.santorini_search.PLAY_SELECTIVE`). Both play in one process, one
 after the other, each on the process's CPU clock (fair on a machine shared with other
-work). Games come in pairs: the same random worker placements (and, with ``--gods``,
-the same random god pair) with the seats swapped, A starting in the even games. It
+work), or with ``--nodes`` at a fixed node budget a turn and no clock. Games come in
+pairs: the same random worker placements (and, with ``--gods``, the same random god
+pair) with the seats swapped, A starting in the even games. It
 prints A's wins, losses and draws with a 95 % Wilson interval, and each side's median
 depth and nodes per turn. How each feature was kept is in ``docs/santorini-engine.md``.
 """
@@ -23,8 +25,8 @@ from random import Random
 
 from meeple.ai.match import wilson_interval
 from meeple.ai.santorini_match import SantoriniMatch, run_match
-from meeple.ai.santorini_native import SELECTIVE, core_module
-from meeple.ai.santorini_search import PLAY_SELECTIVE, AlphaBetaPlayer
+from meeple.ai.santorini_native import core_module
+from meeple.ai.santorini_search import AlphaBetaPlayer, selective_mask
 from meeple.games.santorini import Action, GameState
 
 __all__ = ["main", "mask_of"]
@@ -32,24 +34,25 @@ __all__ = ["main", "mask_of"]
 
 def mask_of(spec: str) -> int:
     """``lmr,qs`` → the mask of those features; ``none`` → 0; ``play`` → the players'."""
-    if spec == "none":
-        return 0
-    if spec == "play":
-        return PLAY_SELECTIVE
-    mask = 0
-    for name in spec.split(","):
-        if name not in SELECTIVE:
-            raise SystemExit(f"unknown feature {name!r}: {', '.join(SELECTIVE)}, none, play")
-        mask |= SELECTIVE[name]
-    return mask
+    try:
+        return selective_mask(spec)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from exc
 
 
 class _Logged(AlphaBetaPlayer):
     """A player that keeps each search's depth and nodes."""
 
-    def __init__(self, think_time: float, selective: int, name: str) -> None:
+    def __init__(
+        self, think_time: float, selective: int, name: str, nodes: int | None = None
+    ) -> None:
+        # --nodes: a fixed node budget a turn and no clock (the same games anywhere)
         super().__init__(
-            think_time=think_time, clock=time.process_time, selective=selective, name=name
+            think_time=think_time,
+            clock=None if nodes else time.process_time,
+            max_nodes=nodes,
+            selective=selective,
+            name=name,
         )
         self.depths: list[int] = []
         self.nodes: list[int] = []
@@ -69,13 +72,16 @@ def main() -> None:
     parser.add_argument("--b", default="none", help="B's features")
     parser.add_argument("--games", type=int, default=40)
     parser.add_argument("--think-time", type=float, default=0.1)
+    parser.add_argument(
+        "--nodes", type=int, default=None, help="a fixed node budget a turn instead of time"
+    )
     parser.add_argument("--gods", action="store_true")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     if core_module() is None:
         raise SystemExit("the compiled core is not built (make native)")
-    a = _Logged(args.think_time, mask_of(args.a), args.a)
-    b = _Logged(args.think_time, mask_of(args.b), args.b)
+    a = _Logged(args.think_time, mask_of(args.a), args.a, args.nodes)
+    b = _Logged(args.think_time, mask_of(args.b), args.b, args.nodes)
     players = (a, b)
 
     def fresh(g: int, so_far: SantoriniMatch) -> None:

@@ -41,6 +41,7 @@ from meeple.ai.santorini_native import (
     core_module,
     god_indices,
 )
+from meeple.ai.santorini_positions import random_position
 from meeple.ai.santorini_search import PLAY_SELECTIVE, SearchBudget, search_turn
 from meeple.ai.santorini_twin import GodTwin
 from meeple.games.santorini import GODS, GameState, Phase, Rules, turns
@@ -64,6 +65,38 @@ def _with_gods(s: GameState, gods: tuple[str | None, str | None]) -> GameState:
     if gods == (None, None):
         return replace(s, rules=Rules(players=2, gods=False), gods=(None, None))
     return replace(s, gods=gods)
+
+
+def _fixed_search(
+    s: GameState,
+    depth: int,
+    weights: Any = None,
+    god_wt: Any = None,
+    *,
+    core: NativeSearch | None = None,
+    use_table: bool = False,
+    selective: int = 0,
+    net: Any = None,
+) -> Any:
+    """The core's search of ``s`` to ``depth`` without a clock or node limit (the
+    players' weights unless given; no table unless asked): its result, checked."""
+    assert mod is not None
+    twin = GodTwin(s.gods)
+    found = (core or NativeSearch(mod)).search(
+        twin,
+        twin.node(s),
+        play_weights().weights if weights is None else weights,
+        god_wt,
+        max_depth=depth,
+        max_nodes=None,
+        clock=None,
+        seconds=None,
+        use_table=use_table,
+        selective=selective,
+        net=net,
+    )
+    assert found is not None
+    return found
 
 
 def _agree(s: GameState) -> None:
@@ -221,22 +254,8 @@ def test_at_a_fixed_depth_the_core_finds_the_python_searchs_value(
     if gods != (None, None) and depth > 2:
         depth = 2  # the god games' branching makes depth 3 in Python slow
     py = search_turn(s, SearchBudget(max_depth=depth), table=_NoTable(), native=False)
-    twin = GodTwin(s.gods)
     gw = god_weights() if gods != (None, None) else None
-    core = NativeSearch(mod)
-    got = core.search(
-        twin,
-        twin.node(s),
-        play_weights().weights,
-        None if gw is None else gw.weights,
-        max_depth=depth,
-        max_nodes=None,
-        clock=None,
-        seconds=None,
-        use_table=False,
-        reductions=False,
-    )
-    assert got is not None
+    got = _fixed_search(s, depth, None, None if gw is None else gw.weights)
     assert got.value == py.value
     assert got.depth == py.depth
 
@@ -260,19 +279,7 @@ def test_with_learned_weights_the_core_finds_the_python_searchs_value(
     py = search_turn(
         s, SearchBudget(max_depth=depth), weights=weights, table=_NoTable(), native=False
     )
-    twin = GodTwin(s.gods)
-    got = NativeSearch(mod).search(
-        twin,
-        twin.node(s),
-        wt,
-        None,
-        max_depth=depth,
-        max_nodes=None,
-        clock=None,
-        seconds=None,
-        use_table=False,
-    )
-    assert got is not None
+    got = _fixed_search(s, depth, wt)
     assert (got.value, got.depth) == (py.value, py.depth)
 
 
@@ -311,24 +318,17 @@ def test_the_selective_search_proves_only_real_wins_and_losses(
         s = rng.choice(options)[1]
     if s.phase is not Phase.PLAY:
         return
-    twin = GodTwin(s.gods)
     gw = god_weights() if gods != (None, None) else None
 
     def search(depth: int, selective: int, use_table: bool) -> Any:
-        found = NativeSearch(mod).search(
-            twin,
-            twin.node(s),
-            play_weights().weights,
+        return _fixed_search(
+            s,
+            depth,
+            None,
             None if gw is None else gw.weights,
-            max_depth=depth,
-            max_nodes=None,
-            clock=None,
-            seconds=None,
             use_table=use_table,
             selective=selective,
         )
-        assert found is not None
-        return found
 
     got = search(depth, mask, True)
     assert got.steps or got.value < -MATE
@@ -540,3 +540,62 @@ def test_the_self_match_names_features_and_plays(
     assert "lmr v none: " in out
     assert "A score" in out
     assert "median depth" in out
+
+
+@pytest.mark.parametrize("use_table", [True, False])
+def test_the_core_counts_what_its_search_did(use_table: bool) -> None:
+    """stats(): one node count per finished iteration, rising; nodes by ply from ply 1
+    summing to at most the search's nodes; cuts, first-move cuts and table hits nested."""
+    assert mod is not None
+    s = random_position(random.Random(3), 12)
+    core = NativeSearch(mod)
+    found = _fixed_search(s, 6, core=core, use_table=use_table, selective=PLAY_SELECTIVE)
+    st_ = core.stats()
+    iters = st_["iteration_nodes"]
+    assert len(iters) == found.depth == 6
+    assert iters == sorted(iters)
+    assert iters[-1] <= found.nodes
+    assert st_["ply_nodes"][0] == 0  # the root is not a node of negamax
+    assert found.nodes // 2 <= sum(st_["ply_nodes"]) <= found.nodes
+    assert 0 < st_["first_cuts"] <= st_["cut_nodes"]
+    assert st_["cut_index_sum"] >= st_["cut_nodes"] - st_["first_cuts"]
+    assert 0 <= st_["tt_returns"] <= st_["tt_hits"] <= st_["tt_probes"]
+    assert (st_["tt_probes"] > 0) == use_table
+
+
+def test_the_gap_benchmark_reads_the_counters(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """benchmarks/santorini_gap.py: the minimal tree's depth, and a short run's report."""
+    from tests.scripts import load_script
+
+    gap = load_script("benchmarks/santorini_gap.py")
+    assert gap.ideal_depth(45, 2 * 45**4) == pytest.approx(8.0)
+    assert gap.ideal_depth(1, 10**6) == 0.0
+    monkeypatch.setattr("sys.argv", ["santorini_gap.py", "--nodes", "3000"])
+    gap.main()
+    out = capsys.readouterr().out
+    assert out.count("## ") == 8
+    assert "effective branching factor" in out
+    assert "first move cut" in out
+    assert "table:" in out
+
+
+@settings(max_examples=40 * SCALE, deadline=None)
+@given(st.integers(0, 10**6), st.integers(4, 18), st.integers(2, 4), PAIRS)
+def test_searching_only_the_blocks_of_a_win_keeps_the_value(
+    seed: int, plies: int, depth: int, gods: tuple[str | None, str | None]
+) -> None:
+    """blk (a side facing a win searches only the turns that stop it) finds the exact
+    search's value at a fixed depth without a table, with no more nodes; any god pair
+    or none."""
+    assert mod is not None
+    pair = None if gods == (None, None) else (str(gods[0]), str(gods[1]))
+    if depth > 3 and pair is not None:
+        depth = 3  # a god pair's turns are many: depth 4 takes seconds
+    s = random_position(random.Random(seed), plies, pair, nodes=300)
+    exact = _fixed_search(s, depth)
+    blk = _fixed_search(s, depth, selective=SELECTIVE["blk"])
+    assert blk.value == exact.value
+    assert blk.depth == exact.depth
+    assert blk.nodes <= exact.nodes

@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.ai.test_santorini_core import PAIRS, _NoTable, _with_gods
+from tests.ai.test_santorini_core import PAIRS, _fixed_search, _NoTable, _with_gods
 from tests.ai.test_santorini_twin import _played, boards
 
 from meeple.ai.santorini_eval import play_weights
-from meeple.ai.santorini_native import NativeSearch, core_module, god_indices, native_net
+from meeple.ai.santorini_native import core_module, god_indices, native_net
 from meeple.ai.santorini_net import (
     HIDDEN,
     INPUTS,
@@ -175,20 +175,7 @@ def test_with_a_network_the_core_finds_the_python_searchs_value(
     if s.phase is not Phase.PLAY:
         return
     py = search_turn(s, SearchBudget(max_depth=depth), table=_NoTable(), native=False, net=net)
-    twin = GodTwin(s.gods)
-    got = NativeSearch(mod).search(
-        twin,
-        twin.node(s),
-        play_weights().weights,
-        None,
-        max_depth=depth,
-        max_nodes=None,
-        clock=None,
-        seconds=None,
-        use_table=False,
-        net=net,
-    )
-    assert got is not None
+    got = _fixed_search(s, depth, net=net)
     assert (got.value, got.depth) == (py.value, py.depth)
 
 

@@ -53,7 +53,27 @@
 #define SEL_QS 8    /* threats resolved: up to MAX_QEXT extensions, and one per threat inside */
 #define SEL_LMP 16  /* late quiet moves at the frontier left out */
 #define SEL_IIR 32  /* internal iterative reduction: a node without a table move, a ply less */
-#define SEL_ALL (SEL_LMR | SEL_RFP | SEL_NMP | SEL_QS | SEL_LMP | SEL_IIR)
+#define SEL_HIST 64 /* history by (from, to, build) with a malus for the quiet moves that did not cut */
+#define SEL_HP 128  /* history pruning: quiet moves of a bad history near the horizon left out */
+#define SEL_RFPD 256 /* reverse futility up to RFPD_DEPTH plies from the horizon, less margin when improving */
+#define SEL_FP 512  /* futility: quiet moves 1-2 plies from the horizon far below alpha left out */
+#define SEL_LMRI 1024 /* late move reductions one ply more where the side is not improving */
+#define SEL_BLK 2048 /* facing a win: only the turns that stop it are searched */
+#define SEL_ALL                                                                              \
+    (SEL_LMR | SEL_RFP | SEL_NMP | SEL_QS | SEL_LMP | SEL_IIR | SEL_HIST | SEL_HP | SEL_RFPD | \
+     SEL_FP | SEL_LMRI | SEL_BLK)
+#ifndef FP_MARGIN
+#define FP_MARGIN 150
+#endif
+#ifndef RFPD_DEPTH
+#define RFPD_DEPTH 8
+#endif
+#define NO_EVAL (-2 * WIN)
+#define HIST2 (26 * 26 * 26)
+#define HIST_MAX 16384 /* the history's bound: bonus and malus are pulled towards it */
+#ifndef HP_MARGIN
+#define HP_MARGIN 2000 /* SEL_HP: history below -HP_MARGIN * depth is pruned */
+#endif
 #define MAX_QEXT 16
 #ifndef RFP_MARGIN
 #define RFP_MARGIN 120
@@ -163,6 +183,7 @@ typedef struct {
     uint8_t bc[2], bold[2], bnew[2];
     int8_t won;
     uint8_t mu_new, mu_old;
+    uint8_t pruned; /* left out by late move or history pruning (searched after all if the rest lose) */
     uint16_t gen; /* its place in the generation order (the root's routes) */
     uint32_t id;
     int32_t score;
@@ -712,6 +733,24 @@ static int can_win(const Pos *p, const int gods[2], int seat) {
     return 0;
 }
 
+/* Without gods: whether the opponent of the side to move can still win at once after
+ * the side's turn `m` (a level-2 worker of theirs beside a free level-3 cell), from the
+ * turn's changes alone, without making it (their workers and the cells under them are
+ * as before: no god moves or builds under another's worker). */
+static int mortal_still_loses(const Pos *p, const Move *m) {
+    uint32_t occ = p->occ, l3 = p->lv[3];
+    for (int w = 0; w < m->nw; w++) occ = (occ & ~(1u << m->wfrom[w])) | 1u << m->wto[w];
+    for (int b = 0; b < m->nb; b++) {
+        uint32_t bit = 1u << m->bc[b];
+        l3 = m->bnew[b] == 3 ? (l3 | bit) : (l3 & ~bit);
+    }
+    uint32_t free3 = l3 & ~occ;
+    int opp = 1 - p->turn;
+    for (int i = 2 * opp; i < 2 * opp + 2; i++)
+        if (p->h[p->wk[i]] == 2 && (NBM[p->wk[i]] & free3)) return 1;
+    return 0;
+}
+
 /* ------------------------------------------------------------------- evaluation */
 
 #define N_LEARNED 6
@@ -902,6 +941,22 @@ typedef struct {
     uint8_t flag;
 } TTEntry;
 
+/* What a search did, for measuring it (Core.stats(); benchmarks/santorini_gap.py):
+ * nodes by ply, nodes at the end of each iteration, the nodes that cut and whether the
+ * first move searched did, the table's probes, hits (key and generation match) and
+ * returns. Plain counters: their cost is lost in the noise of a node. */
+#define STAT_PLY 64
+typedef struct {
+    long long ply_nodes[STAT_PLY];
+    long long iter_nodes[MAX_PLY];
+    int iters;
+    long long cut_nodes, first_cuts, cut_index_sum; /* nodes that failed high */
+    long long all_nodes;                            /* nodes searched that did not */
+    long long tt_probes, tt_hits, tt_returns;
+    long long researches; /* reduced searches that beat alpha and were searched again */
+    long long check_nodes, check_moves; /* nodes facing a win to stop, and their turns */
+} Stats;
+
 typedef struct {
     PyObject_HEAD
     TTEntry *tt;
@@ -912,9 +967,11 @@ typedef struct {
     int busy;
     uint32_t killers[MAX_PLY][2];
     int32_t history[2][4 * 25 * 26];
+    int32_t hist2[2][HIST2]; /* SEL_HIST: by the mover's from, to and first build */
     uint64_t dedup_key[MAX_GEN];
     uint32_t dedup_stamp[MAX_GEN];
     uint32_t stamp;
+    Stats stats; /* the last search's */
 } CoreObject;
 
 typedef struct {
@@ -926,6 +983,7 @@ typedef struct {
     int reduce; /* late move reductions (off: the value at a depth is exact) */
     int sel;    /* SEL_* bits (0: the exact full-width search) */
     uint8_t nulled[MAX_PLY + 1]; /* the move into this ply was a null move */
+    int evals[MAX_PLY + 1];      /* SEL_RFPD: the static evaluation at each ply (NO_EVAL: none) */
     int dedup;
     long long nodes, max_nodes;
     PyObject *clock;
@@ -938,6 +996,7 @@ typedef struct {
     /* the root move that beat the last iteration's best in an iteration cut short */
     int partial_index;
     int partial_value;
+    Stats st;
 } Search;
 
 static double monotonic_now(void) {
@@ -980,6 +1039,26 @@ static inline int hist_index(const Move *m) {
     return (w * 25 + dst) * 26 + (b0 + 1);
 }
 
+/* SEL_HIST's index of a turn: the mover's worker's from and to cells (25: none moved)
+ * and its first build (25: none). */
+static inline int hist2_index(const Pos *p, const Move *m) {
+    int from = 25, to = 25, b0 = m->nb ? m->bc[0] : 25;
+    for (int w = 0; w < m->nw; w++)
+        if ((m->wi[w] >> 1) == p->turn) {
+            from = m->wfrom[w];
+            to = m->wto[w];
+            break;
+        }
+    return (from * 26 + to) * 26 + b0;
+}
+
+/* History with gravity: the entry moves by `bonus` and is pulled back towards 0 the
+ * nearer it is to HIST_MAX, so it stays within +-HIST_MAX and follows recent cuts. */
+static inline void hist2_update(int32_t *h, int bonus) {
+    int ab = bonus < 0 ? -bonus : bonus;
+    *h += bonus - (int32_t)((int64_t)*h * ab / HIST_MAX);
+}
+
 /* Threat cells of `seat`: free level-2/3 cells next to its level-2 workers. */
 static uint32_t danger_cells(const Pos *p, int seat) {
     uint32_t out = 0, cells = (p->lv[2] | p->lv[3]) & ~p->occ;
@@ -995,16 +1074,23 @@ static void score_moves(Search *S, Move *ms, int n, int ply, uint32_t hash_move)
     uint32_t k0 = ply < MAX_PLY ? S->core->killers[ply][0] : 0;
     uint32_t k1 = ply < MAX_PLY ? S->core->killers[ply][1] : 0;
     const int32_t *hist = S->core->history[me];
+    const int32_t *hist2 = S->core->hist2[me];
+    int use2 = S->sel & SEL_HIST;
     for (int j = 0; j < n; j++) {
         Move *m = &ms[j];
+        m->pruned = 0;
         int32_t s;
         if (m->id == hash_move && hash_move) {
             s = 1 << 30;
         } else if (m->won >= 0) {
             s = m->won == me ? (1 << 29) : -(1 << 29);
         } else {
-            s = hist[hist_index(m)];
-            if (s > (1 << 22)) s = 1 << 22;
+            if (use2) {
+                s = hist2[hist2_index(p, m)] * 16;
+            } else {
+                s = hist[hist_index(m)];
+                if (s > (1 << 22)) s = 1 << 22;
+            }
             if (m->id == k0 || m->id == k1) s += 1 << 24;
             for (int b = 0; b < m->nb; b++) {
                 if (danger >> m->bc[b] & 1) {
@@ -1114,6 +1200,7 @@ static void init_lmr(void) {
 static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply, int ext) {
     Pos *p = &S->pos;
     S->nodes++;
+    S->st.ply_nodes[ply < STAT_PLY ? ply : STAT_PLY - 1]++;
     if ((S->nodes & (CLOCK_EVERY - 1)) == 0 || S->nodes >= S->max_nodes) check_clock(S);
     if (S->stop) return 0;
     int me = p->turn;
@@ -1144,15 +1231,19 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
     TTEntry *e = NULL;
     if (S->use_tt) {
         e = &S->core->tt[p->key & S->core->tt_mask];
+        S->st.tt_probes++;
         if (e->key == p->key && e->gen == S->core->gen && e->flag != 0) {
             hash_move = e->move;
+            S->st.tt_hits++;
             if (e->depth >= depth) {
                 int v = e->value;
                 if (v > MATE) v -= ply;
                 else if (v < -MATE) v += ply;
-                if (e->flag == EXACT) return v;
-                if (e->flag == LOWER && v >= beta) return v;
-                if (e->flag == UPPER && v <= alpha) return v;
+                if (e->flag == EXACT || (e->flag == LOWER && v >= beta) ||
+                    (e->flag == UPPER && v <= alpha)) {
+                    S->st.tt_returns++;
+                    return v;
+                }
             }
         }
     }
@@ -1160,10 +1251,20 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
      * keeping before, search it a ply shallower (santorini-ai's rule) */
     if ((sel & SEL_IIR) && depth >= 4 && !hash_move) depth--;
     int pv = beta - alpha > 1;
+    int improving = 1; /* unknown (a PV node, a threat to answer): as if improving */
+    S->evals[ply] = NO_EVAL;
     if (sel && !pv && !in_check && beta < MATE && beta > -MATE) {
         int ev = evaluate(p, S->gods, &S->W, me);
+        S->evals[ply] = ev;
         /* reverse futility: near the horizon, far above beta with nothing to answer */
         if ((sel & SEL_RFP) && depth <= 3 && ev - RFP_MARGIN * depth >= beta) return ev - RFP_MARGIN * depth;
+        improving = ply >= 2 && S->evals[ply - 2] != NO_EVAL && ev > S->evals[ply - 2];
+        if ((sel & SEL_RFPD) && depth <= RFPD_DEPTH) {
+            /* santorini-ai's wider rule: further from the horizon, and half the margin
+             * off when the side's evaluation rose since its last turn (improving) */
+            int margin = RFP_MARGIN * depth - improving * (RFP_MARGIN / 2);
+            if (ev - margin >= beta) return ev - margin;
+        }
         /* null move: the opponent moving twice still cannot bring it below beta */
         if ((sel & SEL_NMP) && depth >= 3 && !S->nulled[ply] && ev >= beta) {
             int r = 2 + depth / 4;
@@ -1183,6 +1284,36 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
     int full = 0;
     int n = generate(p, S->gods, sp, MAX_GEN, NULL, &full);
     if (n == 0) return -(WIN - ply); /* stuck: the side to move loses */
+    if (in_check) {
+        S->st.check_nodes++;
+        S->st.check_moves += n;
+        if (sel & SEL_BLK) {
+            /* santorini-ai's key squares: a turn that leaves the opponent's win standing
+             * loses at the next ply whatever follows (the child's first test), and every
+             * turn that stops it is worth more, so only those are searched (the same
+             * value); without gods from the turn's changes, with gods by making it */
+            int mortal = !S->gods[0] && !S->gods[1];
+            int kept = 0;
+            for (int j = 0; j < n; j++) {
+                int loses = 0;
+                if (sp[j].won < 0) {
+                    if (mortal) {
+                        loses = mortal_still_loses(p, &sp[j]);
+                    } else {
+                        make(p, &sp[j]);
+                        loses = can_win(p, S->gods, p->turn);
+                        unmake(p, &sp[j]);
+                    }
+                }
+                if (!loses) {
+                    if (kept != j) sp[kept] = sp[j];
+                    kept++;
+                }
+            }
+            if (kept == 0) return -(WIN - ply - 2);
+            n = kept;
+        }
+    }
     if (S->dedup) n = dedup(S, sp, n);
     score_moves(S, sp, n, ply, hash_move);
     int a0 = alpha;
@@ -1201,23 +1332,35 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
             if (pass == 0) pick(sp, j, n);
             Move *m = &sp[j];
             int quiet = sel && !in_check && quiet_move(p, m);
-            if (pass == 1 && !(quiet && j >= LMP_COUNT)) continue;
+            if (pass == 1 && !m->pruned) continue;
             int v;
             if (j == 0) {
                 v = child_value(S, sp + n, m, depth, alpha, beta, ply, ext);
             } else if (sel) {
-                if (pass == 0 && (sel & SEL_LMP) && !pv && depth == 1 && quiet && j >= LMP_COUNT) {
+                if (pass == 0 && !pv && quiet &&
+                    (((sel & SEL_LMP) && depth == 1 && j >= LMP_COUNT) ||
+                     ((sel & SEL_FP) && depth <= 2 && S->evals[ply] != NO_EVAL &&
+                      S->evals[ply] + FP_MARGIN * depth <= alpha) ||
+                     ((sel & SEL_HP) && depth <= 3 && j >= 3 &&
+                      S->core->hist2[me][hist2_index(p, m)] < -HP_MARGIN * depth))) {
                     if (skipped_from < 0) skipped_from = j;
+                    m->pruned = 1;
                     continue;
                 }
                 int r = 0;
                 if ((sel & SEL_LMR) && depth >= 2 && j >= 2 && quiet) {
                     r = LMR_TABLE[depth < 31 ? depth : 31][j < 63 ? j : 63] + !pv;
+                    /* SEL_HIST: a good history reduces less, a bad one more */
+                    if (sel & SEL_HIST) r -= S->core->hist2[me][hist2_index(p, m)] / 8192;
+                    if ((sel & SEL_LMRI) && !improving) r++;
+                    if (r < 0) r = 0;
                     if (r > depth - 1) r = depth - 1;
                 }
                 v = child_value(S, sp + n, m, depth - r, alpha, alpha + 1, ply, ext);
-                if (!S->stop && r && v > alpha)
+                if (!S->stop && r && v > alpha) {
+                    S->st.researches++;
                     v = child_value(S, sp + n, m, depth, alpha, alpha + 1, ply, ext);
+                }
                 if (!S->stop && v > alpha && v < beta)
                     v = child_value(S, sp + n, m, depth, alpha, beta, ply, ext);
             } else {
@@ -1228,8 +1371,10 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
                 if (S->reduce && depth >= 3 && j >= LMR_AFTER && m->won < 0 && m->score < (1 << 23))
                     r = (j >= 4 * LMR_AFTER && depth >= 4) ? 2 : 1;
                 v = child_value(S, sp + n, m, depth - r, alpha, alpha + 1, ply, ext);
-                if (!S->stop && r && v > alpha)
+                if (!S->stop && r && v > alpha) {
+                    S->st.researches++;
                     v = child_value(S, sp + n, m, depth, alpha, alpha + 1, ply, ext);
+                }
                 if (!S->stop && v > alpha && v < beta)
                     v = child_value(S, sp + n, m, depth, alpha, beta, ply, ext);
             }
@@ -1240,11 +1385,24 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
                 if (v > alpha) {
                     alpha = v;
                     if (alpha >= beta) {
+                        S->st.cut_nodes++;
+                        S->st.first_cuts += j == 0;
+                        S->st.cut_index_sum += j;
                         if (m->won < 0 && ply < MAX_PLY) {
                             uint32_t *k = S->core->killers[ply];
                             if (k[0] != m->id) {
                                 k[1] = k[0];
                                 k[0] = m->id;
+                            }
+                            if (sel & SEL_HIST) {
+                                /* the cut move up, the quiet moves searched before it down */
+                                int bonus = depth * depth * 32;
+                                if (bonus > 2048) bonus = 2048;
+                                int32_t *h2 = S->core->hist2[me];
+                                hist2_update(&h2[hist2_index(p, m)], bonus);
+                                for (int q = 0; q < j; q++)
+                                    if (sp[q].won < 0 && !sp[q].pruned)
+                                        hist2_update(&h2[hist2_index(p, &sp[q])], -bonus);
                             }
                             int32_t *hh = &S->core->history[me][hist_index(m)];
                             *hh += depth * depth;
@@ -1260,6 +1418,7 @@ static int negamax(Search *S, Move *sp, int depth, int alpha, int beta, int ply,
             }
         }
     }
+    if (alpha < beta) S->st.all_nodes++;
     if (S->use_tt && e != NULL) {
         e->key = p->key;
         e->gen = S->core->gen;
@@ -1807,6 +1966,7 @@ static int Core_init(CoreObject *self, PyObject *args, PyObject *kwds) {
     self->tt_mask = ((size_t)1 << bits) - 1;
     memset(self->killers, 0, sizeof self->killers);
     memset(self->history, 0, sizeof self->history);
+    memset(self->hist2, 0, sizeof self->hist2);
     memset(self->dedup_stamp, 0, sizeof self->dedup_stamp);
     self->stamp = 0;
     self->gen = 1;
@@ -1834,6 +1994,7 @@ static PyObject *Core_clear(CoreObject *self, PyObject *Py_UNUSED(ignored)) {
     }
     memset(self->killers, 0, sizeof self->killers);
     memset(self->history, 0, sizeof self->history);
+    memset(self->hist2, 0, sizeof self->hist2);
     Py_RETURN_NONE;
 }
 
@@ -1997,6 +2158,7 @@ static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
         done = depth;
         prev = v;
         iter_value[n_iters++] = v; /* depth n_iters: one iteration a depth from 1 */
+        S->st.iter_nodes[S->st.iters++] = S->nodes;
         if (v > MATE || v < -MATE) break; /* a proved result */
         if (S->nodes >= S->max_nodes) break;
         if (S->timed) {
@@ -2027,6 +2189,7 @@ static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
     }
     PyEval_RestoreThread(S->ts);
     self->busy = 0;
+    self->stats = S->st;
     for (int j = 0; j < n_iters && !S->error; j++) {
         PyObject *it = Py_BuildValue("(ii)", j + 1, iter_value[j]);
         if (it == NULL || PyList_Append(iters, it) < 0) S->error = 1;
@@ -2044,7 +2207,29 @@ static PyObject *Core_search(CoreObject *self, PyObject *args, PyObject *kwds) {
     return r;
 }
 
+/* stats() -> a dict of the last search's counters (see Stats). */
+static PyObject *Core_stats(CoreObject *self, PyObject *Py_UNUSED(ignored)) {
+    const Stats *t = &self->stats;
+    int top = STAT_PLY;
+    while (top > 0 && t->ply_nodes[top - 1] == 0) top--;
+    PyObject *ply = PyList_New(top), *iters = PyList_New(t->iters);
+    if (ply == NULL || iters == NULL) {
+        Py_XDECREF(ply);
+        Py_XDECREF(iters);
+        return NULL;
+    }
+    for (int k = 0; k < top; k++) PyList_SET_ITEM(ply, k, PyLong_FromLongLong(t->ply_nodes[k]));
+    for (int k = 0; k < t->iters; k++) PyList_SET_ITEM(iters, k, PyLong_FromLongLong(t->iter_nodes[k]));
+    return Py_BuildValue("{sNsNsLsLsLsLsLsLsLsLsLsL}", "ply_nodes", ply, "iteration_nodes", iters,
+                         "cut_nodes", t->cut_nodes, "first_cuts", t->first_cuts, "cut_index_sum",
+                         t->cut_index_sum, "all_nodes", t->all_nodes, "tt_probes", t->tt_probes,
+                         "tt_hits", t->tt_hits, "tt_returns", t->tt_returns, "researches",
+                         t->researches, "check_nodes", t->check_nodes, "check_moves",
+                         t->check_moves);
+}
+
 static PyMethodDef Core_methods[] = {
+    {"stats", (PyCFunction)Core_stats, METH_NOARGS, "The last search's counters."},
     {"search", (PyCFunction)(void (*)(void))Core_search, METH_VARARGS | METH_KEYWORDS,
      "Search a position (see the C source)."},
     {"clear", (PyCFunction)Core_clear, METH_NOARGS, "Forget the table, killers and history."},
@@ -2115,6 +2300,12 @@ PyMODINIT_FUNC PyInit__santorini_core(void) {
     PyModule_AddIntConstant(m, "SELECTIVE_QS", SEL_QS);
     PyModule_AddIntConstant(m, "SELECTIVE_LMP", SEL_LMP);
     PyModule_AddIntConstant(m, "SELECTIVE_IIR", SEL_IIR);
+    PyModule_AddIntConstant(m, "SELECTIVE_HIST", SEL_HIST);
+    PyModule_AddIntConstant(m, "SELECTIVE_HP", SEL_HP);
+    PyModule_AddIntConstant(m, "SELECTIVE_RFPD", SEL_RFPD);
+    PyModule_AddIntConstant(m, "SELECTIVE_FP", SEL_FP);
+    PyModule_AddIntConstant(m, "SELECTIVE_LMRI", SEL_LMRI);
+    PyModule_AddIntConstant(m, "SELECTIVE_BLK", SEL_BLK);
     PyModule_AddIntConstant(m, "SELECTIVE_ALL", SEL_ALL);
     PyModule_AddIntConstant(m, "MAX_QEXT", MAX_QEXT);
     return m;

@@ -54,14 +54,37 @@ def _reads_clock_monotonic(clock: Callable[[], float]) -> bool:
     return False
 
 
-SELECTIVE: dict[str, int] = {"lmr": 1, "rfp": 2, "nmp": 4, "qs": 8, "lmp": 16, "iir": 32}
+SELECTIVE: dict[str, int] = {
+    "lmr": 1,
+    "rfp": 2,
+    "nmp": 4,
+    "qs": 8,
+    "lmp": 16,
+    "iir": 32,
+    "hist": 64,
+    "hp": 128,
+    "rfpd": 256,
+    "fp": 512,
+    "lmri": 1024,
+    "blk": 2048,
+}
 """The compiled core's selective features by name (its ``SELECTIVE_*`` bits):
 ``lmr`` late move reductions with re-search, ``rfp`` reverse futility pruning, ``nmp``
 null move pruning, ``qs`` threats resolved to the end (a side facing a win to stop is
 searched on, up to the core's ``MAX_QEXT`` extensions a line, inside the tree and at
 its horizon), ``lmp`` late quiet moves left out at the frontier (searched after all
 when the rest lose), ``iir`` internal iterative reduction (a node four or more plies
-from the horizon without a table move searched a ply shallower)."""
+from the horizon without a table move searched a ply shallower), ``hist`` a history of
+the mover's (from, to, first build) with a malus for the quiet moves searched before a
+cut, ordering the quiet moves and shortening or lengthening their reductions, ``hp``
+history pruning (a quiet move with a bad history 1-3 plies from the horizon left out,
+searched after all when the rest lose), ``rfpd`` reverse futility up to 8 plies from
+the horizon, with half the margin off when the side's evaluation rose since its last
+turn (santorini-ai's wider rule), ``fp`` futility pruning (quiet moves 1-2 plies from
+the horizon whose evaluation is far below alpha left out, searched after all when the
+rest lose), ``lmri`` a ply more of late move reduction where the side's evaluation fell
+since its last turn, ``blk`` a side facing a win searches only the turns that stop it
+(the others lose at the next ply: the same value)."""
 
 _lock = threading.Lock()
 _state: dict[str, Any] = {}
@@ -217,6 +240,18 @@ class NativeSearch:
             self._lock.release()
         steps, ended, value, depth, nodes, iterations = found
         return CoreResult(tuple(steps), bool(ended), value, depth, nodes, tuple(iterations))
+
+    def stats(self) -> dict[str, Any]:
+        """The last search's counters: ``ply_nodes`` (nodes by ply from the root),
+        ``iteration_nodes`` (nodes at the end of each finished iteration),
+        ``cut_nodes`` / ``first_cuts`` / ``cut_index_sum`` (nodes that failed high, those
+        whose first move did, the sum of the cutting moves' places), ``all_nodes``
+        (nodes searched that did not fail high), ``tt_probes`` / ``tt_hits`` /
+        ``tt_returns`` (table look-ups, those that found the position, those that
+        answered the node), ``researches`` (reduced moves searched again) and
+        ``check_nodes`` / ``check_moves`` (nodes facing a win to stop, their turns)."""
+        out: dict[str, Any] = self._core.stats()
+        return out
 
     def clear(self) -> None:
         """Forget the table, killers and history (a new game)."""

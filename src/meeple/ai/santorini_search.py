@@ -115,6 +115,7 @@ __all__ = [
     "mortal_node",
     "play_net",
     "search_turn",
+    "selective_mask",
 ]
 
 WIN = 1_000_000
@@ -127,7 +128,25 @@ BEAM = 8  # engine nodes (gods, three players) at depth 2 or more search this ma
 ROOT_BEAM = 12  # and the root, from depth 2 on, this many of the last iteration's best
 EXPANDED_LIMIT = 3000  # engine nodes whose turns are kept (iterative deepening re-expands)
 DEFAULT_THINK_TIME = 1.0
-PLAY_SELECTIVE = sum(SELECTIVE.values())
+PLAY_SELECTIVE = sum(SELECTIVE[f] for f in ("lmr", "rfp", "nmp", "qs", "lmp", "iir", "blk"))
+
+
+def selective_mask(spec: str) -> int:
+    """A mask of the core's selective features by name: ``lmr,qs`` → those features
+    (:data:`~meeple.ai.santorini_native.SELECTIVE`), ``none`` → 0 (the exact search),
+    ``play`` → :data:`PLAY_SELECTIVE`. ValueError for an unknown name."""
+    if spec == "none":
+        return 0
+    if spec == "play":
+        return PLAY_SELECTIVE
+    mask = 0
+    for name in spec.split(","):
+        if name not in SELECTIVE:
+            raise ValueError(f"unknown feature {name!r}: {', '.join(SELECTIVE)}, none, play")
+        mask |= SELECTIVE[name]
+    return mask
+
+
 """The compiled core's selective features the players search with (issue 36; each
 was kept after a self-match against the search without it, docs/santorini-engine.md)."""
 
