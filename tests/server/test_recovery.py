@@ -60,6 +60,27 @@ async def _move(ws: ClientConnection, view: dict[str, Any], lexicon: Lexicon) ->
     await ws.send(json.dumps({"type": "play", "action": action}))
 
 
+async def _rejoin_and_finish(
+    server: Serve, seated: dict[str, Any], before: dict[str, Any], lexicon: Lexicon
+) -> None:
+    """A new browser connection to ``server`` presents the seat's token: it is seated
+    as wes with the board, rack, scores, turn and bag of ``before``, and plays the game
+    against the bot to its end."""
+    ws = await web_client(server.ports["web"])
+    await ws.send(json.dumps({"type": "rejoin", "token": seated["token"]}))
+    again = await next_of(ws, "seated")
+    assert again["name"] == "wes"
+    after = (await next_of(ws, "seat"))["data"]
+    for key in ("board", "rack", "scores", "turn", "bag", "players"):
+        assert after[key] == before[key], key
+    view = after
+    while not view["over"]:
+        await _move(ws, view, lexicon)
+        view = await _my_turn(ws)
+    assert view["result"] is not None
+    await ws.close()
+
+
 async def _begin_against_a_bot(
     ws: ClientConnection, lexicon: Lexicon, moves: int = 2
 ) -> dict[str, Any]:
@@ -110,19 +131,7 @@ async def test_a_browser_game_against_a_bot_goes_on_after_a_crash(
         first.kill()
     second = Serve(database, *runtime)
     try:
-        ws2 = await web_client(second.ports["web"])
-        await ws2.send(json.dumps({"type": "rejoin", "token": seated["token"]}))
-        again = await next_of(ws2, "seated")
-        assert again["name"] == "wes"
-        after = (await next_of(ws2, "seat"))["data"]
-        for key in ("board", "rack", "scores", "turn", "bag", "players"):
-            assert after[key] == before[key], key
-        view = after
-        while not view["over"]:
-            await _move(ws2, view, gcide)
-            view = await _my_turn(ws2)
-        assert view["result"] is not None
-        await ws2.close()
+        await _rejoin_and_finish(second, seated, before, gcide)
     finally:
         second.stop()
     [stored] = _stored_games(database, "scrabble")

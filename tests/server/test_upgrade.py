@@ -5,15 +5,19 @@ store go on under the node, each moved into the backplane file once."""
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.serve import Serve, next_of, web_client
-from tests.server.test_recovery import _begin_against_a_bot, _move, _my_turn, _stored_games
+from tests.serve import Serve, web_client
+from tests.server.test_recovery import (
+    _begin_against_a_bot,
+    _my_turn,
+    _rejoin_and_finish,
+    _stored_games,
+)
 
 from meeple.bus.subjects import Namespace
 from meeple.cluster.local import LocalBackplane
@@ -51,19 +55,7 @@ async def test_a_game_left_open_by_the_server_runtime_goes_on_under_the_node(
     assert len(old.entries) >= 3
     second = Serve(database, "--runtime", "node")
     try:
-        ws2 = await web_client(second.ports["web"])
-        await ws2.send(json.dumps({"type": "rejoin", "token": seated["token"]}))
-        again = await next_of(ws2, "seated")
-        assert again["name"] == "wes"
-        after = (await next_of(ws2, "seat"))["data"]
-        for key in ("board", "rack", "scores", "turn", "bag", "players"):
-            assert after[key] == before[key], key
-        view = after
-        while not view["over"]:
-            await _move(ws2, view, gcide)
-            view = await _my_turn(ws2)
-        assert view["result"] is not None
-        await ws2.close()
+        await _rejoin_and_finish(second, seated, before, gcide)
     finally:
         second.stop()
     assert "1 games left open by `meeple serve --runtime server` moved" in second.log
